@@ -1,0 +1,30 @@
+#!/usr/bin/env node
+// Builds strait: TypeScript (tsc, incremental) into dist/, then the C addon in native/
+// against the installed Node headers (nodedir from .npmrc), offline.
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const bin = (name) => join(root, 'node_modules', '.bin', name);
+
+function run(cmd, args, opts = {}) {
+  const r = spawnSync(cmd, args, { cwd: root, stdio: 'inherit', ...opts });
+  if (r.status !== 0) {
+    console.error(`strait build: '${cmd} ${args.join(' ')}' failed (exit ${r.status ?? r.signal})`);
+    process.exit(r.status ?? 1);
+  }
+}
+
+if (!existsSync(bin('tsc'))) {
+  console.error('strait build: node_modules is missing; run `npm ci` first');
+  process.exit(1);
+}
+run(bin('tsc'), ['-p', 'tsconfig.json']);
+if (existsSync(join(root, 'native', 'binding.gyp'))) {
+  const built = join(root, 'native', 'build', 'Release', 'strait_native.node');
+  if (!existsSync(built) || process.argv.includes('--native')) {
+    run(bin('node-gyp'), ['rebuild', '--nodedir=/usr', '--directory', 'native'], { stdio: ['ignore', 'ignore', 'inherit'] });
+  }
+}

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Installs the Debian packages strait needs (idempotent). Called by `npm start`
+# and `npm test` (through scripts/ensure-system.mjs) and usable by hand.
+#   scripts/setup-system.sh           install what is missing
+#   scripts/setup-system.sh --check   exit 1 and list what is missing, install nothing
+set -euo pipefail
+
+# command -> Debian package that provides it
+declare -A PKG=(
+  [ip]=iproute2
+  [nft]=nftables
+  [curl]=curl
+  [dig]=dnsutils
+  [git]=git
+  [gpg]=gnupg
+  [iperf3]=iperf3
+  [tshark]=tshark
+  [promtool]=prometheus
+  [cc]=build-essential
+  [make]=build-essential
+  [python3]=python3
+  [ethtool]=ethtool
+  [dnsperf]=dnsperf
+  [systemd-analyze]=systemd
+)
+
+missing=()
+for cmd in "${!PKG[@]}"; do
+  if ! command -v "$cmd" >/dev/null 2>&1; then
+    missing+=("${PKG[$cmd]}")
+  fi
+done
+# de-duplicate
+mapfile -t missing < <(printf '%s\n' "${missing[@]}" | sort -u | sed '/^$/d')
+
+if [ "${#missing[@]}" -eq 0 ]; then
+  exit 0
+fi
+if [ "${1:-}" = "--check" ]; then
+  echo "missing Debian packages: ${missing[*]} (run scripts/setup-system.sh as root)" >&2
+  exit 1
+fi
+if [ "$(id -u)" -ne 0 ]; then
+  echo "strait: these Debian packages are missing: ${missing[*]}" >&2
+  echo "strait: run 'sudo scripts/setup-system.sh' once, then try again" >&2
+  exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+echo "strait: installing Debian packages: ${missing[*]}" >&2
+# tshark asks whether non-root users may capture; answer no without a prompt
+echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections 2>/dev/null || true
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+echo "strait: Debian packages installed" >&2

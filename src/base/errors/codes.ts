@@ -1,0 +1,126 @@
+import { StraitError, type ErrorDetail } from './strait-error.js';
+
+// Exit codes the CLI uses (scripts can trust them):
+//   1 general failure, 2 usage / bad input, 3 not found, 4 conflict, 5 unavailable, 6 auth/permission
+const EXIT = { general: 1, usage: 2, notFound: 3, conflict: 4, unavailable: 5, denied: 6 } as const;
+
+/** Quote a user-supplied value for a message: JSON quoting, shortened if long. */
+export function q(value: unknown): string {
+  let s: string;
+  try {
+    s = typeof value === 'string' ? JSON.stringify(value) : JSON.stringify(value) ?? String(value);
+  } catch {
+    s = String(value);
+  }
+  return s.length > 200 ? `${s.slice(0, 197)}...` : s;
+}
+
+function def<A extends unknown[]>(code: string, exitCode: number, build: (...args: A) => { message: string; detail?: ErrorDetail }) {
+  const factory = (...args: A): StraitError => {
+    const { message, detail } = build(...args);
+    return new StraitError(code, message, { detail: detail ?? {}, exitCode });
+  };
+  return Object.assign(factory, { code, exitCode });
+}
+
+/**
+ * One factory per condition. Group by area; keep docs/errors.md in the same order.
+ * Usage: `throw E.configInvalid('world.clusters[0].cidr', '10.1/16', 'must be a CIDR')`.
+ */
+export const E = {
+  // --- base: configuration, input, lifecycle -------------------------------------
+  configInvalid: def('STRAIT_ERR_CONFIG_INVALID', EXIT.usage, (path: string, value: unknown, rule: string) => ({
+    message: `invalid configuration at ${path}: ${q(value)} ${rule}`,
+    detail: { path, value, rule },
+  })),
+  configUnknownKey: def('STRAIT_ERR_CONFIG_UNKNOWN_KEY', EXIT.usage, (path: string, key: string) => ({
+    message: `unknown configuration key ${q(key)} at ${path || '(top level)'}; remove it or check its spelling`,
+    detail: { path, key },
+  })),
+  configRenamedKey: def('STRAIT_ERR_CONFIG_RENAMED_KEY', EXIT.usage, (path: string, oldKey: string, newKey: string) => ({
+    message: `configuration key ${q(oldKey)} at ${path || '(top level)'} was renamed to ${q(newKey)}; use ${q(newKey)} instead`,
+    detail: { path, oldKey, newKey },
+  })),
+  usage: def('STRAIT_ERR_USAGE', EXIT.usage, (message: string, detail?: ErrorDetail) => ({ message, detail: detail ?? {} })),
+  fileUnreadable: def('STRAIT_ERR_FILE_UNREADABLE', EXIT.usage, (path: string, reason: string) => ({
+    message: `cannot read ${q(path)}: ${reason}`,
+    detail: { path, reason },
+  })),
+  notRoot: def('STRAIT_ERR_PRIVILEGE', EXIT.denied, (what: string) => ({
+    message: `${what} needs root or unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1); run as root or enable them`,
+    detail: { what },
+  })),
+  systemTool: def('STRAIT_ERR_SYSTEM_TOOL', EXIT.general, (command: string, exit: number | string, stderr: string) => ({
+    message: `${q(command)} failed (exit ${exit}): ${stderr.trim().slice(0, 500)}`,
+    detail: { command, exit, stderr },
+  })),
+  internal: def('STRAIT_ERR_INTERNAL', EXIT.general, (what: string) => ({ message: `internal error: ${what}`, detail: { what } })),
+
+  // --- resources and stores ------------------------------------------------------
+  manifestInvalid: def('STRAIT_ERR_MANIFEST_INVALID', EXIT.usage,
+    (source: string, docIndex: number, fieldPath: string, rule: string, value?: unknown) => ({
+      message: `${source} document ${docIndex}: ${fieldPath}: ${rule}${value === undefined ? '' : ` (got ${q(value)})`}`,
+      detail: { source, docIndex, fieldPath, rule, value },
+    })),
+  manifestParse: def('STRAIT_ERR_MANIFEST_PARSE', EXIT.usage, (source: string, docIndex: number, reason: string) => ({
+    message: `${source} document ${docIndex}: not valid YAML/JSON: ${reason}`,
+    detail: { source, docIndex, reason },
+  })),
+  kindUnknown: def('STRAIT_ERR_KIND_UNKNOWN', EXIT.usage, (kind: string) => ({
+    message: `unknown resource kind ${q(kind)}; 'strait api-resources' lists the kinds strait knows`,
+    detail: { kind },
+  })),
+  notFound: def('STRAIT_ERR_NOT_FOUND', EXIT.notFound, (kind: string, name: string, namespace?: string) => ({
+    message: `${kind} ${q(name)} not found${namespace ? ` in namespace ${q(namespace)}` : ''}`,
+    detail: { kind, name, namespace },
+  })),
+  alreadyExists: def('STRAIT_ERR_ALREADY_EXISTS', EXIT.conflict, (kind: string, name: string, namespace?: string) => ({
+    message: `${kind} ${q(name)} already exists${namespace ? ` in namespace ${q(namespace)}` : ''}`,
+    detail: { kind, name, namespace },
+  })),
+  conflict: def('STRAIT_ERR_CONFLICT', EXIT.conflict, (kind: string, name: string, expected: string, actual: string) => ({
+    message: `${kind} ${q(name)} was changed by someone else (resourceVersion ${q(expected)}, now ${q(actual)}); read it again and retry`,
+    detail: { kind, name, expected, actual },
+  })),
+  watchExpired: def('STRAIT_ERR_WATCH_EXPIRED', EXIT.general, (resourceVersion: string, oldest: string) => ({
+    message: `resourceVersion ${q(resourceVersion)} is too old (oldest kept: ${q(oldest)}); list again and watch from the list's resourceVersion`,
+    detail: { resourceVersion, oldest },
+  })),
+  storeUnavailable: def('STRAIT_ERR_STORE_UNAVAILABLE', EXIT.unavailable, (where: string, reason: string) => ({
+    message: `resource store at ${q(where)} is not reachable: ${reason}; is 'strait up' running?`,
+    detail: { where, reason },
+  })),
+  unauthorized: def('STRAIT_ERR_UNAUTHORIZED', EXIT.denied, (what: string) => ({
+    message: `not authorized: ${what}`,
+    detail: { what },
+  })),
+
+  // --- local world ---------------------------------------------------------------
+  worldInvalid: def('STRAIT_ERR_WORLD_INVALID', EXIT.usage, (path: string, value: unknown, rule: string) => ({
+    message: `invalid world at ${path}: ${q(value)} ${rule}`,
+    detail: { path, value, rule },
+  })),
+  worldNotRunning: def('STRAIT_ERR_WORLD_NOT_RUNNING', EXIT.unavailable, (stateDir: string) => ({
+    message: `no world is running with state dir ${q(stateDir)}; start one with 'strait up'`,
+    detail: { stateDir },
+  })),
+  worldRunning: def('STRAIT_ERR_WORLD_RUNNING', EXIT.conflict, (stateDir: string, pid: number) => ({
+    message: `a world is already running with state dir ${q(stateDir)} (pid ${pid}); stop it with 'strait down' or pick another --state-dir`,
+    detail: { stateDir, pid },
+  })),
+  podNotFound: def('STRAIT_ERR_POD_NOT_FOUND', EXIT.notFound, (ref: string) => ({
+    message: `pod ${q(ref)} not found; use CLUSTER/NAMESPACE/POD as 'strait get pods -A' shows`,
+    detail: { ref },
+  })),
+  clusterUnknown: def('STRAIT_ERR_CLUSTER_UNKNOWN', EXIT.notFound, (cluster: string, known: string[]) => ({
+    message: `unknown cluster ${q(cluster)}; known clusters: ${known.join(', ') || '(none)'}`,
+    detail: { cluster, known },
+  })),
+};
+
+export type ErrorCode = (typeof E)[keyof typeof E]['code'];
+
+/** Every code this module can raise, in declaration order. */
+export function listErrorCodes(): string[] {
+  return Object.values(E).map((f) => f.code);
+}

@@ -1,0 +1,7 @@
+// Every subcommand of `strait`, one file each. Keep this list sorted by area.
+import type { Command } from 'commander';
+import { registerVersionCommand } from './version.js';
+
+export function registerCommands(program: Command): void {
+  registerVersionCommand(program);
+}

@@ -1,0 +1,41 @@
+// The `strait` command.
+import { Command, CommanderError } from 'commander';
+import { isStraitError } from '../base/errors/index.js';
+import { registerCommands } from './commands/index.js';
+import { VERSION } from './version.js';
+
+export function buildProgram(): Command {
+  const program = new Command('strait')
+    .description('strait: multicluster service export over PSK tunnels, mesh mTLS and signed GitOps')
+    .version(VERSION, '-V, --version')
+    .showHelpAfterError('(add --help for usage)')
+    .exitOverride();
+  registerCommands(program);
+  return program;
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const program = buildProgram();
+  try {
+    await program.parseAsync(argv);
+    return typeof process.exitCode === 'number' ? process.exitCode : 0;
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      // help and version end here with exit 0; usage errors with 2
+      return err.exitCode === 0 ? 0 : 2;
+    }
+    if (isStraitError(err)) {
+      console.error(`error ${err.code}: ${err.message}`);
+      return err.exitCode;
+    }
+    console.error(`error STRAIT_ERR_INTERNAL: ${(err as Error)?.stack ?? String(err)}`);
+    return 1;
+  }
+}
+
+const isEntry = process.argv[1] !== undefined && /(bin\/strait(\.js)?|cli\/main\.js)$/.test(process.argv[1]);
+if (isEntry) {
+  main(process.argv).then((code) => {
+    process.exitCode = code;
+  });
+}
