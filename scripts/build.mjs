@@ -2,7 +2,7 @@
 // Builds strait: TypeScript (tsc, incremental) into dist/, then the C addon in native/
 // against the installed Node headers (nodedir from .npmrc), offline.
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -24,7 +24,10 @@ if (!existsSync(bin('tsc'))) {
 run(bin('tsc'), ['-p', 'tsconfig.json']);
 if (existsSync(join(root, 'native', 'binding.gyp'))) {
   const built = join(root, 'native', 'build', 'Release', 'strait_native.node');
-  if (!existsSync(built) || process.argv.includes('--native')) {
-    run(bin('node-gyp'), ['rebuild', '--nodedir=/usr', '--directory', 'native'], { stdio: ['ignore', 'ignore', 'inherit'] });
+  const srcDir = join(root, 'native', 'src');
+  const newest = Math.max(statSync(join(root, 'native', 'binding.gyp')).mtimeMs,
+    ...readdirSync(srcDir).map((f) => statSync(join(srcDir, f)).mtimeMs));
+  if (!existsSync(built) || statSync(built).mtimeMs < newest || process.argv.includes('--native')) {
+    run(bin('node-gyp'), ['rebuild', '--loglevel=error', '--nodedir=/usr', '--directory', 'native'], { stdio: ['ignore', 'ignore', 'inherit'] });
   }
 }

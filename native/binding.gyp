@@ -1,0 +1,9 @@
+{
+  "targets": [
+    {
+      "target_name": "strait_native",
+      "sources": ["src/main.c", "src/tun.c", "src/origdst.c", "src/netns.c"],
+      "cflags": ["-O2", "-Wall", "-Wextra", "-Wno-unused-parameter"]
+    }
+  ]
+}

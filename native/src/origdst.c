@@ -1,0 +1,5 @@
+#include "common.h"
+
+napi_status strait_init_origdst(napi_env env, napi_value exports) {
+  return napi_ok;
+}
