@@ -2,3 +2,5 @@ export type {
   ApplyOptions, CoreEvent, KindRef, KubeObject, ListOptions, ObjectList, ObjectMeta,
   ResourceStore, Watch, WatchEvent, WatchEventType, WatchOptions,
 } from './types.js';
+export { openEmbeddedStore, type EmbeddedStoreOptions } from './embedded/index.js';
+export { serveStores, connectStore, type StoreServerOptions, type StoreClientOptions } from './api/index.js';
