@@ -1,0 +1,28 @@
+// Output for humans and scripts: kubectl/subctl-style tables, JSON, YAML.
+import { stringify } from 'yaml';
+import { E } from '../../base/errors/index.js';
+
+export type OutputFormat = 'text' | 'json' | 'yaml' | 'wide';
+
+export function parseOutputFormat(value: string | undefined, allowed: OutputFormat[] = ['text', 'json', 'yaml', 'wide']): OutputFormat {
+  const v = (value ?? 'text') as OutputFormat;
+  if (!allowed.includes(v)) throw E.usage(`unknown output format "${value}"; use one of: ${allowed.join(', ')}`, { value });
+  return v;
+}
+
+/** Columns separated by at least three spaces, headers in upper case, as kubectl and subctl print them. */
+export function formatTable(headers: string[], rows: (string | number | undefined)[][]): string {
+  const cells = [headers, ...rows.map((r) => r.map((c) => (c === undefined || c === '' ? '<none>' : String(c))))];
+  const widths = headers.map((_, i) => Math.max(...cells.map((r) => (r[i] ?? '').length)));
+  return cells
+    .map((r) => r.map((c, i) => (i === r.length - 1 ? c : (c ?? '').padEnd((widths[i] ?? 0) + 3))).join('').trimEnd())
+    .join('\n') + '\n';
+}
+
+export function formatJson(value: unknown): string {
+  return JSON.stringify(value, null, 2) + '\n';
+}
+
+export function formatYaml(value: unknown): string {
+  return stringify(value, { lineWidth: 0 });
+}
