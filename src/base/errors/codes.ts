@@ -116,6 +116,44 @@ export const E = {
     message: `unknown cluster ${q(cluster)}; known clusters: ${known.join(', ') || '(none)'}`,
     detail: { cluster, known },
   })),
+
+  // --- signatures and GitOps -----------------------------------------------------
+  gitObjectInvalid: def('STRAIT_ERR_SIGNATURE_OBJECT_INVALID', EXIT.usage, (what: string, reason: string) => ({
+    message: `not a valid git ${what} object: ${reason}`,
+    detail: { what, reason },
+  })),
+  gpgKeyIdInvalid: def('STRAIT_ERR_GITOPS_KEY_ID_INVALID', EXIT.usage, (id: string) => ({
+    message: `${id} is not a valid GnuPG key ID`,
+    detail: { id },
+  })),
+  gpgKeyNotFound: def('STRAIT_ERR_GITOPS_KEY_NOT_FOUND', EXIT.notFound, (id: string) => ({
+    message: `no GnuPG public key with ID ${id} is configured; 'strait gpg list' shows the configured keys`,
+    detail: { id },
+  })),
+  gpgKeyDataInvalid: def('STRAIT_ERR_GITOPS_KEY_DATA_INVALID', EXIT.usage, (reason: string) => ({
+    message: `the input holds no usable ASCII-armored OpenPGP public key: ${reason}; export one with 'gpg --armor --export KEYID'`,
+    detail: { reason },
+  })),
+  loginFailed: def('STRAIT_ERR_GITOPS_LOGIN_FAILED', EXIT.denied, (username: string) => ({
+    message: `Invalid username or password (user ${q(username)}); the admin password is in the Secret's field admin.password (see docs/gitops.md)`,
+    detail: { username },
+  })),
+  notLoggedIn: def('STRAIT_ERR_GITOPS_NOT_LOGGED_IN', EXIT.denied, (reason: string) => ({
+    message: `${reason}; run 'strait login SERVER --username admin --password PASSWORD' first`,
+    detail: { reason },
+  })),
+  controlApi: def('STRAIT_ERR_GITOPS_API', EXIT.unavailable, (server: string, reason: string) => ({
+    message: `control module API at ${q(server)}: ${reason}`,
+    detail: { server, reason },
+  })),
+  revisionNotFound: def('STRAIT_ERR_GITOPS_REVISION_NOT_FOUND', EXIT.notFound, (repo: string, revision: string) => ({
+    message: `revision ${q(revision)} not found in ${q(repo)}; use a branch, tag, HEAD or a commit SHA that exists`,
+    detail: { repo, revision },
+  })),
+  gitFetch: def('STRAIT_ERR_GITOPS_FETCH', EXIT.unavailable, (repo: string, reason: string) => ({
+    message: `cannot fetch ${q(repo)}: ${reason.trim().slice(0, 500)}`,
+    detail: { repo, reason },
+  })),
 };
 
 export type ErrorCode = (typeof E)[keyof typeof E]['code'];

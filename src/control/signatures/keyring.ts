@@ -1,0 +1,119 @@
+// A set of imported OpenPGP public keys, indexed by the key ID of the primary key
+// and of every subkey, parsed once (verification never re-reads armored text).
+import * as openpgp from 'openpgp';
+import { E, isStraitError } from '../../base/errors/index.js';
+
+/** Argo CD's GnuPGPublicKey shape. */
+export interface KeyInfo {
+  keyID: string;
+  fingerprint: string;
+  owner: string;
+  trust: string;
+  subType: string;
+  keyData: string;
+}
+
+export interface KeyringEntry {
+  info: KeyInfo;
+  key: openpgp.PublicKey;
+  subkeyIDs: string[];
+}
+
+const hexID = (id: openpgp.KeyID): string => id.toHex().toUpperCase();
+
+function subTypeOf(key: openpgp.PublicKey): string {
+  const a = key.getAlgorithmInfo() as { algorithm: string; bits?: number; curve?: string };
+  if (a.algorithm.startsWith('rsa')) return `rsa${a.bits ?? ''}`;
+  if (a.algorithm === 'eddsaLegacy' || a.algorithm === 'ed25519') return 'ed25519';
+  if (a.algorithm === 'ed448') return 'ed448';
+  if (a.curve) return a.curve.replace(/Legacy$/, '').toLowerCase();
+  return a.algorithm.toLowerCase();
+}
+
+/** Parse every public key in an armored (or concatenated armored) input. */
+export async function readPublicKeys(armored: string): Promise<openpgp.PublicKey[]> {
+  if (!/-----BEGIN PGP PUBLIC KEY BLOCK-----/.test(armored)) {
+    if (/-----BEGIN PGP PRIVATE KEY BLOCK-----/.test(armored)) throw E.gpgKeyDataInvalid('it is a private key block; export the public key only');
+    throw E.gpgKeyDataInvalid('no "-----BEGIN PGP PUBLIC KEY BLOCK-----" found');
+  }
+  const blocks = armored.match(/-----BEGIN PGP PUBLIC KEY BLOCK-----[\s\S]*?-----END PGP PUBLIC KEY BLOCK-----/g) ?? [];
+  const out: openpgp.PublicKey[] = [];
+  for (const block of blocks) {
+    try {
+      const keys = await openpgp.readKeys({ armoredKeys: block });
+      for (const k of keys) if (!k.isPrivate()) out.push(k as openpgp.PublicKey);
+    } catch (err) {
+      if (isStraitError(err)) throw err;
+      throw E.gpgKeyDataInvalid((err as Error).message);
+    }
+  }
+  if (out.length === 0) throw E.gpgKeyDataInvalid('no public key could be read');
+  return out;
+}
+
+export async function describeKey(key: openpgp.PublicKey): Promise<KeyInfo> {
+  let owner = key.getUserIDs()[0] ?? '';
+  try {
+    const primary = await key.getPrimaryUser();
+    owner = primary.user.userID?.userID ?? owner;
+  } catch {
+    // expired or revoked keys have no valid primary user now; keep the first user ID
+  }
+  return {
+    keyID: hexID(key.getKeyID()),
+    fingerprint: key.getFingerprint().toUpperCase(),
+    owner,
+    trust: 'unknown',
+    subType: subTypeOf(key),
+    keyData: key.armor(),
+  };
+}
+
+export class Keyring {
+  private readonly byPrimary = new Map<string, KeyringEntry>();
+  private readonly byAny = new Map<string, KeyringEntry>();
+
+  /** Add a key (replacing one with the same primary key ID). */
+  async add(key: openpgp.PublicKey, keyData?: string): Promise<KeyringEntry> {
+    const info = await describeKey(key);
+    if (keyData) info.keyData = keyData;
+    const entry: KeyringEntry = { info, key, subkeyIDs: key.subkeys.map((s) => hexID(s.getKeyID())) };
+    this.remove(info.keyID);
+    this.byPrimary.set(info.keyID, entry);
+    this.byAny.set(info.keyID, entry);
+    for (const id of entry.subkeyIDs) this.byAny.set(id, entry);
+    return entry;
+  }
+
+  remove(keyID: string): boolean {
+    const e = this.byPrimary.get(keyID);
+    if (!e) return false;
+    this.byPrimary.delete(keyID);
+    for (const [id, v] of this.byAny) if (v === e) this.byAny.delete(id);
+    return true;
+  }
+
+  /** By primary key ID. */
+  get(keyID: string): KeyringEntry | undefined {
+    return this.byPrimary.get(keyID.toUpperCase());
+  }
+
+  /** By the ID of the primary key or of any subkey. */
+  find(keyID: string): KeyringEntry | undefined {
+    return this.byAny.get(keyID.toUpperCase());
+  }
+
+  list(): KeyringEntry[] {
+    return [...this.byPrimary.values()].sort((a, b) => a.info.keyID.localeCompare(b.info.keyID));
+  }
+
+  get size(): number {
+    return this.byPrimary.size;
+  }
+
+  static async fromKeys(keys: readonly openpgp.PublicKey[]): Promise<Keyring> {
+    const r = new Keyring();
+    for (const k of keys) await r.add(k);
+    return r;
+  }
+}
