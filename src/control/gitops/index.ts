@@ -12,3 +12,4 @@ export { startApiServer, type ApiServer, type ApiServerOptions } from './api-ser
 export { ensureServingCertificate, selfSignedCertificate } from './tls.js';
 export { createGitOpsMetrics, type GitOpsMetrics } from './metrics.js';
 export type { AppProject, AppProjectSpec, Application, ApplicationSpec, ApplicationStatus, SignatureStatus } from './types.js';
+export { startGitOpsService, type GitOpsService, type GitOpsServiceOptions } from './service.js';
