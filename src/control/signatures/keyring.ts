@@ -13,10 +13,54 @@ export interface KeyInfo {
   keyData: string;
 }
 
+/** What verification needs of one key (primary or subkey), computed once when the key is added. */
+export interface SigningKeyState {
+  packet: openpgp.AnyKeyPacket;
+  created: Date;
+  /** the key or its primary key is revoked */
+  revoked: boolean;
+  /** earliest of the key's and its primary key's expiration; null = never */
+  expires: Date | null;
+  /** valid binding with the sign capability (ignoring time) */
+  canSign: boolean;
+}
+
 export interface KeyringEntry {
   info: KeyInfo;
   key: openpgp.PublicKey;
   subkeyIDs: string[];
+  /** by 16-hex key ID: the primary key and every subkey */
+  signing: Map<string, SigningKeyState>;
+}
+
+const asDate = (d: Date | number | null): Date | null => (d instanceof Date ? d : null);
+
+async function signingStates(key: openpgp.PublicKey): Promise<Map<string, SigningKeyState>> {
+  const out = new Map<string, SigningKeyState>();
+  const primaryRevoked = await key.isRevoked().catch(() => false);
+  const primaryExpires = asDate(await key.getExpirationTime().catch(() => null));
+  const canSign = async (id: openpgp.KeyID): Promise<boolean> => {
+    try {
+      const k = await key.getSigningKey(id, null);
+      return k.getKeyID().equals(id);
+    } catch {
+      return false;
+    }
+  };
+  out.set(key.getKeyID().toHex().toUpperCase(), {
+    packet: key.keyPacket, created: key.keyPacket.created, revoked: primaryRevoked, expires: primaryExpires,
+    canSign: !primaryRevoked && await canSign(key.getKeyID()),
+  });
+  for (const sub of key.subkeys) {
+    const revoked = primaryRevoked || await sub.isRevoked(undefined as never, undefined as never).catch(() => false);
+    const subExp = asDate(await sub.getExpirationTime().catch(() => null));
+    const expires = [primaryExpires, subExp].filter((d): d is Date => d !== null).sort((a, b) => a.getTime() - b.getTime())[0] ?? null;
+    out.set(sub.getKeyID().toHex().toUpperCase(), {
+      packet: sub.keyPacket, created: sub.keyPacket.created, revoked, expires,
+      canSign: !revoked && await canSign(sub.getKeyID()),
+    });
+  }
+  return out;
 }
 
 const hexID = (id: openpgp.KeyID): string => id.toHex().toUpperCase();
@@ -77,7 +121,7 @@ export class Keyring {
   async add(key: openpgp.PublicKey, keyData?: string): Promise<KeyringEntry> {
     const info = await describeKey(key);
     if (keyData) info.keyData = keyData;
-    const entry: KeyringEntry = { info, key, subkeyIDs: key.subkeys.map((s) => hexID(s.getKeyID())) };
+    const entry: KeyringEntry = { info, key, subkeyIDs: key.subkeys.map((s) => hexID(s.getKeyID())), signing: await signingStates(key) };
     this.remove(info.keyID);
     this.byPrimary.set(info.keyID, entry);
     this.byAny.set(info.keyID, entry);

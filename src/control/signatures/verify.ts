@@ -11,6 +11,7 @@
 import * as openpgp from 'openpgp';
 import { parseCommitObject, parseTagObject } from './git-object.js';
 import { Keyring, type KeyringEntry } from './keyring.js';
+import { nativeCheck, type SigPacket } from './native-check.js';
 
 export type VerificationStatus = 'unsigned' | 'valid' | 'bad-signature' | 'unknown-key' | 'not-allowed' | 'expired' | 'revoked';
 
@@ -37,12 +38,47 @@ export interface VerifyOptions {
   allowedKeyIDs?: readonly string[];
   /** "now" for expiry checks (tests) */
   now?: Date;
+  /** 'native' (default): node:crypto for RSA and Ed25519, openpgp.js for the rest; 'openpgp': openpgp.js only */
+  engine?: 'native' | 'openpgp';
 }
 
 export const UNSIGNED_MESSAGE = 'Revision is not signed';
 
+interface SignaturePacketLike {
+  signatureType: number;
+  verify(key: unknown, signatureType: number, data: unknown, date: Date, detached: boolean): Promise<void>;
+}
+
 const result = (status: VerificationStatus, keyID: string, message: string, extra: Partial<VerificationResult> = {}): VerificationResult =>
   ({ status, keyID, primaryKeyID: '', signer: '', message, ...extra });
+
+/**
+ * Decode an ASCII-armored signature block without openpgp.js's stream machinery
+ * (3x faster). Returns undefined for anything unusual; the caller then lets
+ * openpgp.js read the armor (and report what is wrong). The CRC24 line is ignored,
+ * as RFC 9580 asks.
+ */
+function dearmorSignature(text: string): Uint8Array | undefined {
+  const lines = text.split(/\r?\n/);
+  if (lines[0]?.trim() !== '-----BEGIN PGP SIGNATURE-----') return undefined;
+  let i = 1;
+  while (i < lines.length && (lines[i] ?? '').trim() !== '') {
+    if (!/^[A-Za-z]+: /.test(lines[i] ?? '')) break; // no header block
+    i++;
+  }
+  if ((lines[i] ?? '').trim() === '') i++;
+  let body = '';
+  for (; i < lines.length; i++) {
+    const l = (lines[i] ?? '').trim();
+    if (l === '-----END PGP SIGNATURE-----') {
+      if (!/^[A-Za-z0-9+/]+={0,2}$/.test(body) || body.length % 4 !== 0) return undefined;
+      return Buffer.from(body, 'base64');
+    }
+    if (l.startsWith('=') && l.length === 5) continue;
+    body += l;
+  }
+  return undefined;
+}
 
 function issuerOf(sig: openpgp.Signature): { id: string; at: Date | null } | undefined {
   const pkt = sig.packets[0] as unknown as { issuerKeyID?: openpgp.KeyID; issuerFingerprint?: Uint8Array | null; created?: Date | null } | undefined;
@@ -71,7 +107,8 @@ export async function verifyDetached(payload: Uint8Array, armoredSignature: stri
   const keyring = keys instanceof Keyring ? keys : await Keyring.fromKeys(keys);
   let sig: openpgp.Signature;
   try {
-    sig = await openpgp.readSignature({ armoredSignature });
+    const binary = dearmorSignature(armoredSignature);
+    sig = binary ? await openpgp.readSignature({ binarySignature: binary }) : await openpgp.readSignature({ armoredSignature });
   } catch (err) {
     return result('bad-signature', '', `Revision has a malformed OpenPGP signature: ${(err as Error).message}`);
   }
@@ -84,27 +121,29 @@ export async function verifyDetached(payload: Uint8Array, armoredSignature: stri
     return result('unknown-key', keyID, `Revision is signed with key ${keyID}, which is not imported into the controller's key store`, signedAt ? { signedAt } : {});
   }
   const extra: Partial<VerificationResult> = { primaryKeyID: entry.info.keyID, signer: entry.info.owner, ...(signedAt ? { signedAt } : {}) };
-  const key = entry.key;
-  const signing = key.getKeys(sig.packets[0]?.issuerKeyID)[0] ?? key;
+  const state = entry.signing.get(keyID);
   const now = opts.now ?? new Date();
-  const revoked = await key.isRevoked(undefined, undefined, now).catch(() => false)
-    || (signing !== key && await (signing as openpgp.Subkey).isRevoked(undefined as never, undefined as never, now).catch(() => false));
-  if (revoked) return result('revoked', keyID, `Revision is signed with key ${keyID}, which has been revoked`, extra);
+  if (!state) return result('unknown-key', keyID, `Revision is signed with key ${keyID}, which is not imported into the controller's key store`, extra);
+  if (state.revoked) return result('revoked', keyID, `Revision is signed with key ${keyID}, which has been revoked`, extra);
+  if (!state.canSign) return result('bad-signature', keyID, `Revision has a bad signature from key ${keyID}: the key has no valid signing capability`, extra);
+  const pkt = sig.packets[0] as unknown as SignaturePacketLike;
+  if (pkt.signatureType !== openpgp.enums.signature.binary && pkt.signatureType !== openpgp.enums.signature.text) {
+    return result('bad-signature', keyID, `Revision has a bad signature from key ${keyID}: signature type ${pkt.signatureType} is not a document signature`, extra);
+  }
+  const sigDate = issuer.at ?? now;
+  if (sigDate.getTime() < state.created.getTime()) {
+    return result('bad-signature', keyID, `Revision has a bad signature from key ${keyID}: made before the key was created`, extra);
+  }
   try {
-    const message = await openpgp.createMessage({ binary: payload });
-    const out = await openpgp.verify({ message, signature: sig, verificationKeys: [key], date: issuer.at ?? now, format: 'binary' });
-    const first = out.signatures[0];
-    if (!first) throw new Error('no signature in result');
-    await first.verified;
+    const literal = new openpgp.LiteralDataPacket() as unknown as { setBytes(b: Uint8Array, format: number): void };
+    literal.setBytes(payload, openpgp.enums.literal.binary);
+    const fast = opts.engine === 'openpgp' ? 'unsupported' : await nativeCheck(pkt as unknown as SigPacket, state.packet as never, literal, sigDate);
+    if (fast === 'unsupported') await pkt.verify(state.packet, pkt.signatureType, literal, sigDate, true);
   } catch (err) {
     return result('bad-signature', keyID, `Revision has a bad signature from key ${keyID}: ${(err as Error).message}`, extra);
   }
-  const expiries = [await key.getExpirationTime().catch(() => null)];
-  if (signing !== key) expiries.push(await (signing as openpgp.Subkey).getExpirationTime(now).catch(() => null));
-  for (const exp of expiries) {
-    if (exp instanceof Date && exp.getTime() <= now.getTime()) {
-      return result('expired', keyID, `Revision is signed with key ${keyID}, which expired on ${exp.toISOString()}`, extra);
-    }
+  if (state.expires && state.expires.getTime() <= now.getTime()) {
+    return result('expired', keyID, `Revision is signed with key ${keyID}, which expired on ${state.expires.toISOString()}`, extra);
   }
   if (!isAllowed(entry, keyID, opts.allowedKeyIDs)) {
     const via = keyID === entry.info.keyID ? '' : ` (subkey of ${entry.info.keyID})`;

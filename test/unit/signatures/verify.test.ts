@@ -7,7 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import * as openpgp from 'openpgp';
 import { isStraitError } from '../../../src/base/errors/index.js';
 import {
-  Keyring, normalizeKeyID, parseCommitObject, parseTagObject, readPublicKeys, verifyCommitSignature, verifyTagSignature,
+  Keyring, normalizeKeyID, parseCommitObject, parseTagObject, readPublicKeys, verifyCommitSignature, verifyDetached, verifyTagSignature,
 } from '../../../src/control/signatures/index.js';
 import { createGpgWorld, createRepo, type GpgWorld, type TestRepo } from '../../helpers/signed-repo.js';
 
@@ -131,6 +131,40 @@ test('fuzz: parsers throw only StraitError on 20k mutated objects', () => {
     for (let m = rnd(4); m > 0 && buf.length > 0; m--) buf[rnd(buf.length)] = rnd(256);
     for (const parse of [parseCommitObject, parseTagObject]) {
       try { parse(buf); } catch (e) { assert.ok(isStraitError(e), `non-StraitError: ${String(e)}`); }
+    }
+  }
+});
+
+test('differential: node:crypto and openpgp.js engines give the same outcome', async () => {
+  const inputs = [...Object.values(sha).map((s) => raw(s))];
+  inputs.push(Buffer.from(raw(sha['bob']!).toString('latin1').replace('signed by bob', 'signed by bobby'), 'latin1'));
+  inputs.push(Buffer.from(raw(sha['alice']!).toString('latin1').replace('signed by alice', 'signed by alicia'), 'latin1'));
+  for (const input of inputs) {
+    for (const allowed of [undefined, [world.keys.bob.keyID]]) {
+      const a = await verifyCommitSignature(input, keyring, allowed ? { allowedKeyIDs: allowed } : {});
+      const b = await verifyCommitSignature(input, keyring, { engine: 'openpgp', ...(allowed ? { allowedKeyIDs: allowed } : {}) });
+      assert.equal(a.status, b.status, `${a.message} vs ${b.message}`);
+      assert.equal(a.keyID, b.keyID);
+    }
+  }
+});
+
+test('fuzz: mutated signatures never throw, and never verify as valid', async () => {
+  const c0 = parseCommitObject(raw(sha['bob']!));
+  const sigText = c0.signature!;
+  let seed = 777;
+  const rnd = (n: number): number => { seed = (seed * 1103515245 + 12345) & 0x7fffffff; return seed % n; };
+  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=\n-: ';
+  for (let i = 0; i < 3000; i++) {
+    const chars = sigText.split('');
+    for (let m = 1 + rnd(3); m > 0; m--) chars[28 + rnd(chars.length - 60)] = alphabet[rnd(alphabet.length)]!;
+    const mutated = chars.join('');
+    const r = await verifyDetached(c0.payload, mutated, keyring);
+    if (r.status === 'valid') {
+      // only a mutation that leaves the decoded signature bytes unchanged (armor whitespace, padding, CRC) may still verify
+      const orig = (await openpgp.readSignature({ armoredSignature: sigText })).write();
+      const got = (await openpgp.readSignature({ armoredSignature: mutated })).write();
+      assert.deepEqual(Buffer.from(got), Buffer.from(orig), `mutation ${i} verified with different bytes: ${JSON.stringify(mutated)}`);
     }
   }
 });

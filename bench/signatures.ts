@@ -1,0 +1,127 @@
+// Signed GitOps benchmarks (issue 7). Run: node dist/bench/signatures.js [--commits N] [--apps N]
+//   1. per-commit signature verification: in process (openpgp.js, what the controller
+//      does) vs `git verify-commit` (real gpg), same commits, same run; goal >= 20x.
+//   2. time to reconcile N (1,000) Applications of an enforcing project from a cold
+//      start until every one is Synced; goal < 5 s.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { GitOpsController, type Application } from '../src/control/gitops/index.js';
+import { GPG_KEYS_CM, GROUPS, Kinds } from '../src/control/resources/index.js';
+import { Keyring, readPublicKeys, verifyCommitSignature } from '../src/control/signatures/index.js';
+import type { ResourceStore } from '../src/control/store/index.js';
+import { MemoryStore } from '../test/helpers/memory-store.js';
+import { createGpgWorld, createRepo } from '../test/helpers/signed-repo.js';
+
+const arg = (name: string, dflt: number): number => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? Number(process.argv[i + 1]) : dflt;
+};
+const COMMITS = arg('commits', 20);
+const APPS = arg('apps', 1000);
+
+async function openStore(dir: string): Promise<{ store: ResourceStore; kind: string }> {
+  try {
+    const mod = await import('../src/control/store/index.js');
+    const store = mod.openEmbeddedStore({ dir });
+    await store.list(Kinds.Namespace);
+    return { store, kind: 'embedded store' };
+  } catch {
+    return { store: new MemoryStore(), kind: 'in-memory test store (embedded store not available)' };
+  }
+}
+
+const fmt = (ms: number): string => (ms >= 1 ? `${ms.toFixed(2)} ms` : `${(ms * 1000).toFixed(0)} µs`);
+
+async function main(): Promise<void> {
+  const world = createGpgWorld();
+  const stateDir = mkdtempSync(join(tmpdir(), 'strait-bench-gitops-'));
+  try {
+    const repo = createRepo(world);
+    const shas: { sha: string; key: string }[] = [];
+    for (let i = 0; i < COMMITS; i++) {
+      const key = i % 2 === 0 ? world.keys.alice : world.keys.bob;
+      shas.push({ sha: repo.commit({ 'app/cm.yaml': `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: demo}\ndata: {i: "${i}"}\n` }, `commit ${i}`, key), key: key.name });
+    }
+    const raws = shas.map((s) => execFileSync('git', ['cat-file', 'commit', s.sha], { cwd: repo.dir }));
+    const keyring = await Keyring.fromKeys(await readPublicKeys(world.keys.alice.armored + world.keys.bob.armored));
+
+    // --- 1. per-commit verification ------------------------------------------------
+    for (const r of raws) await verifyCommitSignature(r, keyring); // warm up
+    const rounds = 10;
+    let t0 = performance.now();
+    for (let k = 0; k < rounds; k++) {
+      for (const r of raws) {
+        const v = await verifyCommitSignature(r, keyring);
+        if (v.status !== 'valid') throw new Error(`unexpected ${v.status}`);
+      }
+    }
+    const inProc = (performance.now() - t0) / (rounds * raws.length);
+    const byKey = async (name: string): Promise<number> => {
+      const subset = raws.filter((_, i) => shas[i]!.key === name);
+      const s = performance.now();
+      for (let k = 0; k < rounds; k++) for (const r of subset) await verifyCommitSignature(r, keyring);
+      return (performance.now() - s) / (rounds * subset.length);
+    };
+    t0 = performance.now();
+    for (let k = 0; k < rounds; k++) for (const r of raws) await verifyCommitSignature(r, keyring, { engine: 'openpgp' });
+    const inProcOpenpgp = (performance.now() - t0) / (rounds * raws.length);
+    const inProcEd = await byKey('alice');
+    const inProcRsa = await byKey('bob');
+    t0 = performance.now();
+    for (const s of shas) {
+      const r = spawnSync('git', ['verify-commit', s.sha], { cwd: repo.dir, env: world.env });
+      if (r.status !== 0) throw new Error(`git verify-commit failed: ${r.stderr.toString()}`);
+    }
+    const gitGpg = (performance.now() - t0) / shas.length;
+    t0 = performance.now();
+    for (const s of shas) {
+      const raw = execFileSync('git', ['cat-file', 'commit', s.sha], { cwd: repo.dir });
+      await verifyCommitSignature(raw, keyring);
+    }
+    const inProcWithRead = (performance.now() - t0) / shas.length;
+
+    console.log(`signature verification, ${raws.length} commits (ed25519 subkey and rsa2048, alternating):`);
+    console.log(`  in process (default engine)      ${fmt(inProc)} per commit   (ed25519 ${fmt(inProcEd)}, rsa2048 ${fmt(inProcRsa)}; openpgp.js parses, node:crypto checks)`);
+    console.log(`  in process (openpgp.js only)     ${fmt(inProcOpenpgp)} per commit`);
+    console.log(`  git verify-commit (real gpg)     ${fmt(gitGpg)} per commit`);
+    console.log(`  ratio                            ${(gitGpg / inProc).toFixed(1)}x faster in process (goal >= 20x); openpgp.js only: ${(gitGpg / inProcOpenpgp).toFixed(1)}x`);
+    console.log(`  in process + one 'git cat-file'  ${fmt(inProcWithRead)} per commit (${(gitGpg / inProcWithRead).toFixed(1)}x; the controller reads each object once and caches it)`);
+
+    // --- 2. reconcile N Applications in an enforcing project -------------------------
+    const { store, kind } = await openStore(join(stateDir, 'store'));
+    const api = `${GROUPS.gitops}/v1alpha1`;
+    await store.apply({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: GPG_KEYS_CM, namespace: 'argocd' },
+      data: { [world.keys.alice.keyID]: world.keys.alice.armored, [world.keys.bob.keyID]: world.keys.bob.armored } });
+    await store.apply({ apiVersion: api, kind: 'AppProject', metadata: { name: 'secure', namespace: 'argocd' },
+      spec: { sourceRepos: ['*'], destinations: [{ server: '*', namespace: '*' }], clusterResourceWhitelist: [{ group: '', kind: 'Namespace' }],
+        signatureKeys: [{ keyID: world.keys.alice.keyID }, { keyID: world.keys.bob.keyID }] } });
+    for (let i = 0; i < APPS; i++) {
+      await store.apply({ apiVersion: api, kind: 'Application', metadata: { name: `app-${i}`, namespace: 'argocd' }, spec: {
+        project: 'secure',
+        source: { repoURL: repo.dir, path: 'app', targetRevision: 'main' },
+        destination: { server: 'https://kubernetes.default.svc', namespace: `team-${i}` },
+        syncPolicy: { automated: { prune: true, selfHeal: true }, syncOptions: ['CreateNamespace=true'] },
+      } });
+    }
+    const controller = new GitOpsController({ store, namespace: 'argocd', stateDir, pollIntervalMs: 3_600_000, concurrency: 16 });
+    t0 = performance.now();
+    await controller.start();
+    await new Promise((r) => setTimeout(r, 0));
+    await controller.idle();
+    const elapsed = performance.now() - t0;
+    const apps = (await store.list<Application>(Kinds.Application, { namespace: 'argocd' })).items;
+    const synced = apps.filter((a) => a.status?.sync?.status === 'Synced').length;
+    await controller.stop();
+    await store.close();
+    console.log(`reconcile ${APPS} Applications, enforcing project, one signed repository, ${kind}:`);
+    console.log(`  cold start to all Synced         ${(elapsed / 1000).toFixed(2)} s (${synced}/${APPS} Synced; ${(elapsed / APPS).toFixed(2)} ms per Application; goal < 5 s)`);
+    if (synced !== APPS) process.exitCode = 1;
+  } finally {
+    world.cleanup();
+    rmSync(stateDir, { recursive: true, force: true });
+  }
+}
+
+void main();
