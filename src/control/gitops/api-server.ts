@@ -169,6 +169,8 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer>
     handle(req, res).catch((err: unknown) => {
       const e = err instanceof HttpError ? err : isStraitError(err) ? fromStrait(err) : new HttpError(500, GRPC.internal, String((err as Error)?.message ?? err));
       if (e.status >= 500) log.warn({ err }, 'API request failed');
+      // a body we stopped reading leaves the connection unusable: close it after the answer
+      if (e.status === 413 && !res.headersSent) res.setHeader('connection', 'close');
       if (!res.headersSent) send(res, e.status, { error: e.message, code: e.grpc, message: e.message });
       else res.end();
     });

@@ -33,7 +33,11 @@ interface RepoState {
 }
 
 // read per call: PATH and friends may change while the process runs (tests put a fake gpg first)
-const gitEnv = (): NodeJS.ProcessEnv => ({ ...process.env, GIT_TERMINAL_PROMPT: '0', GIT_ASKPASS: '/bin/true', GIT_CONFIG_NOSYSTEM: '1', LC_ALL: 'C' });
+const gitEnv = (): NodeJS.ProcessEnv => ({
+  ...process.env, GIT_TERMINAL_PROMPT: '0', GIT_ASKPASS: '/bin/true', GIT_CONFIG_NOSYSTEM: '1', LC_ALL: 'C',
+  // no ext:: or fd:: transports from a repoURL
+  GIT_ALLOW_PROTOCOL: 'file:git:http:https:ssh',
+});
 
 function git(cwd: string | undefined, args: string[], opts: { input?: Buffer | string; maxBuffer?: number } = {}): Promise<Buffer> {
   return new Promise((resolve, reject) => {
