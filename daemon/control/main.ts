@@ -7,6 +7,8 @@
 // (https://kubernetes.default.svc) map to this cluster's store; in a local world,
 // https://<cluster> (or the bare cluster name) maps to that cluster's store.
 import { readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { Command } from 'commander';
 import { Registry, collectDefaultMetrics } from 'prom-client';
@@ -24,6 +26,7 @@ interface ControlConfig {
   listen: string;
   insecure: boolean;
   pollIntervalSeconds: number;
+  metricsListen: string;
   storeDir?: string;
   storeSocket?: string;
   storeTokenFile?: string;
@@ -33,13 +36,14 @@ interface ControlConfig {
 const schema: ConfigSchema<ControlConfig> = {
   type: 'object',
   additionalProperties: false,
-  required: ['stateDir', 'namespace', 'listen', 'insecure', 'pollIntervalSeconds'],
+  required: ['stateDir', 'namespace', 'listen', 'insecure', 'pollIntervalSeconds', 'metricsListen'],
   properties: {
     stateDir: { type: 'string', minLength: 1 },
     namespace: { type: 'string', pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$' },
     listen: { type: 'string', pattern: '^(\\[[0-9a-fA-F:]+\\]|[^:\\s]+):[0-9]{1,5}$' },
     insecure: { type: 'boolean' },
     pollIntervalSeconds: { type: 'number', minimum: 1, maximum: 86400 },
+    metricsListen: { type: 'string', pattern: '^(\\[[0-9a-fA-F:]+\\]|[^:\\s]+):[0-9]{1,5}$' },
     storeDir: { type: 'string', nullable: true },
     storeSocket: { type: 'string', nullable: true },
     storeTokenFile: { type: 'string', nullable: true },
@@ -56,6 +60,7 @@ function parseArgs(argv: string[]): Readonly<ControlConfig> {
     .option('--listen <host:port>', 'API listener')
     .option('--insecure', 'serve the API over plain HTTP (no TLS)')
     .option('--poll-interval <seconds>', 'polling interval of Git repositories')
+    .option('--metrics-listen <host:port>', 'Prometheus /metrics listener (default 127.0.0.1:8082)')
     .option('--store-dir <dir>', 'open an embedded store in this directory')
     .option('--store-socket <path>', 'connect to the local world store API')
     .option('--store-token-file <file>', 'bearer token file of the store API')
@@ -73,19 +78,25 @@ function parseArgs(argv: string[]): Readonly<ControlConfig> {
   }
   const stateDir = (o['stateDir'] as string | undefined) ?? (file['stateDir'] as string | undefined) ?? process.env['STATE_DIRECTORY'] ?? join(process.cwd(), '.strait-control');
   const merged: Record<string, unknown> = {
-    namespace: 'argocd', listen: '127.0.0.1:8080', insecure: false, pollIntervalSeconds: 180,
+    namespace: 'argocd', listen: '127.0.0.1:8080', insecure: false, pollIntervalSeconds: 180, metricsListen: '127.0.0.1:8082',
     ...file,
     stateDir,
     ...(o['namespace'] ? { namespace: o['namespace'] } : {}),
     ...(o['listen'] ? { listen: o['listen'] } : {}),
     ...(o['insecure'] ? { insecure: true } : {}),
     ...(o['pollInterval'] ? { pollIntervalSeconds: Number(o['pollInterval']) } : {}),
+    ...(o['metricsListen'] ? { metricsListen: o['metricsListen'] } : {}),
     ...(o['storeDir'] ? { storeDir: o['storeDir'] } : {}),
     ...(o['storeSocket'] ? { storeSocket: o['storeSocket'] } : {}),
     ...(o['storeTokenFile'] ? { storeTokenFile: o['storeTokenFile'] } : {}),
     ...(o['cluster'] ? { cluster: o['cluster'] } : {}),
   };
   return config.parse(merged, typeof o['config'] === 'string' ? o['config'] : '--flags');
+}
+
+function hostPort(listen: string): { host: string; port: number } {
+  const at = listen.lastIndexOf(':');
+  return { host: listen.slice(0, at).replace(/^\[|\]$/g, ''), port: Number(listen.slice(at + 1)) };
 }
 
 async function main(): Promise<void> {
@@ -119,16 +130,31 @@ async function main(): Promise<void> {
   life.onShutdown('store', () => store.close());
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
-  const at = cfg.listen.lastIndexOf(':');
-  const host = cfg.listen.slice(0, at).replace(/^\[|\]$/g, '');
-  const port = Number(cfg.listen.slice(at + 1));
+  const { host, port } = hostPort(cfg.listen);
+  const m = hostPort(cfg.metricsListen);
+  const metricsServer = createServer((req, res) => {
+    if (req.url !== '/metrics') {
+      res.writeHead(404).end();
+      return;
+    }
+    registry.metrics().then((text) => {
+      res.writeHead(200, { 'content-type': registry.contentType });
+      res.end(text);
+    }, () => res.writeHead(500).end());
+  });
+  await new Promise<void>((resolve, reject) => {
+    metricsServer.once('error', reject);
+    metricsServer.listen(m.port, m.host, () => resolve());
+  });
+  life.onShutdown('metrics', () => new Promise<void>((r) => metricsServer.close(() => r())));
   const svc = await startGitOpsService({
     store, namespace: cfg.namespace, stateDir: cfg.stateDir, host, port, tls: !cfg.insecure,
     pollIntervalMs: cfg.pollIntervalSeconds * 1000, registry, log, ...(destinations ? { destinations } : {}),
   });
   life.onShutdown('gitops', () => svc.close());
   // one line on stdout for supervisors and tests
-  console.log(JSON.stringify({ ready: true, api: svc.api.url, namespace: cfg.namespace }));
+  const mport = (metricsServer.address() as AddressInfo).port;
+  console.log(JSON.stringify({ ready: true, api: svc.api.url, metrics: `http://${m.host.includes(':') ? `[${m.host}]` : m.host}:${mport}/metrics`, namespace: cfg.namespace }));
 }
 
 main().catch((err: unknown) => {

@@ -7,7 +7,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { GitOpsController, type Application, type AppProject } from '../../../src/control/gitops/index.js';
+import { Registry } from 'prom-client';
+import { createGitOpsMetrics, GitOpsController, type Application, type AppProject } from '../../../src/control/gitops/index.js';
+import { run } from '../../helpers/run.js';
 import { GPG_KEYS_CM, GROUPS, Kinds } from '../../../src/control/resources/index.js';
 import type { KubeObject, ResourceStore } from '../../../src/control/store/index.js';
 import { installFakeGpg } from '../../helpers/fake-gpg.js';
@@ -23,6 +25,7 @@ let store: ResourceStore & { events: MemoryStore['events'] };
 let controller: GitOpsController;
 let stateDir: string;
 let fakeGpg: ReturnType<typeof installFakeGpg>;
+const registry = new Registry();
 const c: Record<string, string> = {};
 
 const cm = (name: string, value: string): string => `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\ndata:\n  value: ${value}\n`;
@@ -94,7 +97,7 @@ before(async () => {
 
   fakeGpg = installFakeGpg(world.dir);
   stateDir = mkdtempSync(join(tmpdir(), 'strait-gitops-state-'));
-  controller = new GitOpsController({ store, namespace: NS, stateDir, pollIntervalMs: 3_600_000, waitingRetryMs: 200 });
+  controller = new GitOpsController({ store, namespace: NS, stateDir, pollIntervalMs: 3_600_000, waitingRetryMs: 200, metrics: createGitOpsMetrics(registry) });
   await controller.start();
 });
 
@@ -271,6 +274,18 @@ test('without automated sync the Application is compared only, and syncNow appli
   await controller.syncNow(name);
   assert.equal((await getApp(name)).status?.sync?.status, 'Synced');
   assert.equal((await liveCM('ns-manual', 'demo'))?.data?.['value'], 'alice');
+});
+
+test('metrics: syncs by result, verifications by outcome, latency; promtool accepts them', async () => {
+  const text = await registry.metrics();
+  for (const outcome of ['unsigned', 'valid', 'unknown-key', 'not-allowed', 'bad-signature', 'expired', 'revoked']) {
+    assert.match(text, new RegExp(`strait_gitops_signature_verifications_total\\{outcome="${outcome}"\\} [1-9]`), outcome);
+  }
+  assert.match(text, /strait_gitops_syncs_total\{result="synced"\} [1-9]/);
+  assert.match(text, /strait_gitops_syncs_total\{result="refused"\} [1-9]/);
+  assert.match(text, /strait_gitops_signature_verification_seconds_count [1-9]/);
+  const r = await run('promtool', ['check', 'metrics'], { input: text });
+  assert.equal(r.status, 0, r.stdout + r.stderr);
 });
 
 test('the controller never ran gpg (and the trap does catch gpg)', () => {
