@@ -7,7 +7,7 @@
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { silentLogger } from '../../base/log/index.js';
-import { Kinds } from '../resources/index.js';
+import { GROUPS, Kinds } from '../resources/index.js';
 import type { VerificationResult } from '../signatures/index.js';
 import type { ResourceStore, WatchEvent } from '../store/index.js';
 import { RepoCache } from './git-cache.js';
@@ -37,6 +37,8 @@ export interface GitOpsControllerOptions {
   metrics?: GitOpsMetrics;
   now?: () => Date;
 }
+
+export const REFRESH_ANNOTATION = `${GROUPS.gitops.replace(/^argoproj\.io$/, 'argocd.argoproj.io')}/refresh`;
 
 export const IN_CLUSTER_SERVERS = ['https://kubernetes.default.svc', 'https://kubernetes.default.svc.cluster.local', 'in-cluster'];
 
@@ -154,7 +156,8 @@ export class GitOpsController {
       return;
     }
     this.apps.set(name, ev.object);
-    const spec = JSON.stringify(ev.object.spec ?? {});
+    // the spec, plus Argo CD's refresh annotation (set it to any new value to force a reconcile)
+    const spec = JSON.stringify(ev.object.spec ?? {}) + (ev.object.metadata.annotations?.[REFRESH_ANNOTATION] ?? '');
     if (this.seenSpec.get(name) === spec) return; // our own status write, or no spec change
     this.seenSpec.set(name, spec);
     this.enqueue(name);
