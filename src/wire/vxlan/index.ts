@@ -70,3 +70,7 @@ export function macFromString(s: string): Buffer {
   if (parts.length !== 6 || parts.some((p) => !/^[0-9a-fA-F]{2}$/.test(p))) throw malformed('MAC address', 0, `${JSON.stringify(s)} is not aa:bb:cc:dd:ee:ff`);
   return Buffer.from(parts.map((p) => parseInt(p, 16)));
 }
+
+/** Inner Ethernet addresses strait uses (locally administered); a kernel vxlan peer must use the same. */
+export const GATEWAY_MAC = Buffer.from([0x02, 0x53, 0x54, 0x00, 0x00, 0x01]);
+export const AGENT_MAC = Buffer.from([0x02, 0x53, 0x54, 0x00, 0x00, 0x02]);
