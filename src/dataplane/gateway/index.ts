@@ -118,6 +118,11 @@ export class Gateway {
     this.tunnel.start();
   }
 
+  /** HA: a remote cluster's active gateway changed address (from the broker's Endpoint records). */
+  setPeerEndpoint(clusterId: string, address: string, port?: number): void {
+    this.tunnel.setPeerEndpoint(clusterId, address, port);
+  }
+
   async stop(): Promise<void> {
     this.tunnel.close();
     this.tun?.close();

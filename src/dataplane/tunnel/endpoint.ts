@@ -97,8 +97,8 @@ export class TunnelCounters {
 export class Peer {
   readonly clusterId: string;
   readonly subnets: readonly Cidr[];
-  readonly configuredAddress: string;
-  readonly configuredPort: number;
+  configuredAddress: string;
+  configuredPort: number;
   address: string;
   port: number;
   status: PeerStatus = 'connecting';
@@ -207,6 +207,32 @@ export class TunnelEndpoint {
   close(): void {
     this.closed = true;
     this.timer?.cancel();
+  }
+
+  /**
+   * HA / reconfiguration: the remote cluster's active gateway moved. Sessions with the
+   * old gateway are dropped and a handshake starts at once with the new endpoint.
+   */
+  setPeerEndpoint(clusterId: string, address: string, port = TUNNEL_PORT): void {
+    const peer = this.byCluster.get(clusterId);
+    if (!peer) throw E.tunnelPeerUnknown(clusterId, `${address}:${port}`);
+    if (peer.configuredAddress === address && peer.configuredPort === port && peer.status === 'connected') return;
+    peer.configuredAddress = address;
+    peer.configuredPort = port;
+    peer.address = address;
+    peer.port = port;
+    for (const key of ['previous', 'current', 'next'] as const) {
+      const x = peer[key];
+      if (x) this.sessions.delete(x.localIndex);
+      peer[key] = undefined;
+    }
+    peer.status = 'connecting';
+    peer.lastError = undefined;
+    peer.connectedSince = -1;
+    peer.rtts.length = 0;
+    peer.lastReceivedAt = -1;
+    peer.handshake = undefined;
+    this.initiate(peer);
   }
 
   peer(clusterId: string): Peer | undefined {
