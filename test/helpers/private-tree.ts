@@ -4,6 +4,9 @@
 // network namespace is never touched.
 import { spawn } from 'node:child_process';
 
+/** A `skip` value for node:test: the tree needs root (CAP_SYS_ADMIN / CAP_NET_ADMIN). */
+export const treeSkip: string | false = process.getuid?.() === 0 ? false : 'needs root: network namespaces and TUN devices';
+
 export interface TreeResult {
   code: number | null;
   stdout: string;

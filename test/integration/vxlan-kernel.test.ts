@@ -2,11 +2,11 @@
 // kernel `vxlan` interface in a private namespace tree: HTTP (TCP both ways).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { probes, runInPrivateTree } from '../helpers/private-tree.js';
+import { probes, runInPrivateTree, treeSkip } from '../helpers/private-tree.js';
 
 const root = process.env['STRAIT_ROOT'] ?? process.cwd();
 
-test('node agent <-> kernel vxlan: HTTP through RFC 7348 frames on UDP 4800', async () => {
+test('node agent <-> kernel vxlan: HTTP through RFC 7348 frames on UDP 4800', { skip: treeSkip }, async () => {
   const script = `
 ROOT=${JSON.stringify(root)}
 ip netns add k; ip netns add s

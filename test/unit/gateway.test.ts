@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { createSocket } from 'node:dgram';
 import { test } from 'node:test';
 import { isStraitError } from '../../src/base/errors/index.js';
-import { formatRtt, parseGatewayConfig, startGateway, type Gateway } from '../../src/dataplane/gateway/index.js';
+import { connectionRow, CONNECTION_COLUMNS, formatRtt, parseGatewayConfig, startGateway, type Gateway } from '../../src/dataplane/gateway/index.js';
 import { parseNodeAgentConfig } from '../../src/dataplane/node-agent/index.js';
 import { vxlan, AGENT_MAC, GATEWAY_MAC } from '../../src/wire/vxlan/index.js';
 import { ipv4, udp } from '../../src/wire/ipv4/index.js';
@@ -69,6 +69,8 @@ test('two gateways on loopback: VXLAN in, tunnel across, records and anti-spoofi
     assert.equal(conn.gateway, 'gw-a');
     assert.equal(conn.cableDriver, 'strait-psk');
     assert.equal(conn.txPackets, 1);
+    assert.equal(CONNECTION_COLUMNS.length, connectionRow(conn).length);
+    assert.deepEqual(connectionRow(conn).slice(0, 7), ['gw-a', 'cluster-b', '127.0.0.1', 'no', 'strait-psk', '10.2.0.0/16', 'connected']);
     assert.equal(ga.gatewayRecord().summary, 'All connections (1) are established');
     assert.equal(ga.endpointRecord().type, 'local');
     // a packet whose source is not in the sending cluster's subnets is refused by the receiver
