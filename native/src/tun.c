@@ -1,6 +1,9 @@
 // TUN devices for the node agent and the gateway.
 //
-//   tunOpen(name)                      -> [fd, actualName]   (IFF_TUN | IFF_NO_PI, O_NONBLOCK)
+//   tunOpen(name, offload?)            -> [fd, actualName]   (IFF_TUN | IFF_NO_PI, O_NONBLOCK);
+//                                      offload: IFF_VNET_HDR + TSO/checksum offload, every
+//                                      packet read or written starts with a 10-byte virtio_net_hdr
+//   tunWritev(fd, hdr, buf, off, len)  -> like tunWrite, with `hdr` (10 bytes) written first
 //   tunStart(fd, buffer, onPacket)     read packets on Node's event loop (uv_poll); for each
 //                                      packet onPacket(length) is called with the packet in
 //                                      `buffer` (shared, zero-copy: consume it before returning)
@@ -16,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/uio.h>
 #include <unistd.h>
 #include <uv.h>
 #include "common.h"
@@ -38,8 +42,8 @@ typedef struct {
 static tun_reader *readers[MAX_TUNS];
 
 static napi_value tun_open(napi_env env, napi_callback_info info) {
-  size_t argc = 1;
-  napi_value argv[1];
+  size_t argc = 2;
+  napi_value argv[2];
   if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 1) {
     napi_throw_type_error(env, NULL, "tunOpen(name) needs a device name");
     return NULL;
@@ -50,16 +54,26 @@ static napi_value tun_open(napi_env env, napi_callback_info info) {
     napi_throw_type_error(env, NULL, "tunOpen: name must be a string");
     return NULL;
   }
+  bool offload = false;
+  if (argc >= 2) napi_get_value_bool(env, argv[1], &offload);
   int fd = open("/dev/net/tun", O_RDWR | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) return strait_throw_errno(env, "open /dev/net/tun", errno);
   struct ifreq ifr;
   memset(&ifr, 0, sizeof ifr);
-  ifr.ifr_flags = IFF_TUN | IFF_NO_PI;
+  ifr.ifr_flags = IFF_TUN | IFF_NO_PI | (offload ? IFF_VNET_HDR : 0);
   memcpy(ifr.ifr_name, name, len < IFNAMSIZ - 1 ? len : IFNAMSIZ - 1);
   if (ioctl(fd, TUNSETIFF, &ifr) < 0) {
     int err = errno;
     close(fd);
     return strait_throw_errno(env, "ioctl TUNSETIFF", err);
+  }
+  if (offload) {
+    int hdrsz = 10;
+    if (ioctl(fd, TUNSETVNETHDRSZ, &hdrsz) < 0 || ioctl(fd, TUNSETOFFLOAD, TUN_F_CSUM | TUN_F_TSO4 | TUN_F_TSO6) < 0) {
+      int err = errno;
+      close(fd);
+      return strait_throw_errno(env, "ioctl TUNSETOFFLOAD", err);
+    }
   }
   napi_value result, jfd, jname;
   napi_create_array_with_length(env, 2, &result);
@@ -188,7 +202,35 @@ bad:
   return NULL;
 }
 
+static napi_value tun_writev(napi_env env, napi_callback_info info) {
+  size_t argc = 5;
+  napi_value argv[5];
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  int32_t fd, off, len;
+  void *hdr, *data;
+  size_t hlen, blen;
+  bool b1 = false, b2 = false;
+  if (argc < 5) goto bad;
+  napi_is_buffer(env, argv[1], &b1);
+  napi_is_buffer(env, argv[2], &b2);
+  if (!b1 || !b2 || napi_get_value_int32(env, argv[0], &fd) != napi_ok || napi_get_value_int32(env, argv[3], &off) != napi_ok ||
+      napi_get_value_int32(env, argv[4], &len) != napi_ok)
+    goto bad;
+  napi_get_buffer_info(env, argv[1], &hdr, &hlen);
+  napi_get_buffer_info(env, argv[2], &data, &blen);
+  if (off < 0 || len < 0 || (size_t)off + (size_t)len > blen) goto bad;
+  struct iovec iov[2] = {{hdr, hlen}, {(char *)data + off, (size_t)len}};
+  ssize_t n = writev(fd, iov, 2);
+  napi_value out;
+  napi_create_int32(env, n < 0 ? -errno : (int32_t)n, &out);
+  return out;
+bad:
+  napi_throw_type_error(env, NULL, "tunWritev(fd, hdr, buffer, offset, length)");
+  return NULL;
+}
+
 napi_status strait_init_tun(napi_env env, napi_value exports) {
+  STRAIT_EXPORT(env, exports, "tunWritev", tun_writev);
   STRAIT_EXPORT(env, exports, "tunOpen", tun_open);
   STRAIT_EXPORT(env, exports, "tunStart", tun_start);
   STRAIT_EXPORT(env, exports, "tunWrite", tun_write);

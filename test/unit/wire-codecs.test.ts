@@ -57,9 +57,9 @@ test('tunnel messages round-trip', () => {
   assert.equal(cookieReply.decode(c, 0).receiverIndex, 3);
   const dp = dataPacket.encode({ next: 0, spi: 5, seq: 2 ** 40 + 3, ciphertext: Buffer.alloc(20) });
   assert.equal(dataPacket.decode(dp, 0).seq, 2 ** 40 + 3);
-  assert.deepEqual(initPayload.decode(initPayload.encode({ timestamp: 123456789012, maxVersion: 1, clusterId: 'cluster-a' }), 0), { timestamp: 123456789012, maxVersion: 1, clusterId: 'cluster-a' });
-  assert.deepEqual(responsePayload.decode(responsePayload.encode({ version: 1, clusterId: 'b' }), 0), { version: 1, clusterId: 'b' });
-  assert.throws(() => initPayload.encode({ timestamp: 1, maxVersion: 1, clusterId: 'Bad ID' }), (e) => isStraitError(e, 'STRAIT_ERR_TUNNEL_MALFORMED'));
+  assert.deepEqual(initPayload.decode(initPayload.encode({ timestamp: 123456789012, maxVersion: 1, features: 1, clusterId: 'cluster-a' }), 0), { timestamp: 123456789012, maxVersion: 1, features: 1, clusterId: 'cluster-a' });
+  assert.deepEqual(responsePayload.decode(responsePayload.encode({ version: 1, features: 0, clusterId: 'b' }), 0), { version: 1, features: 0, clusterId: 'b' });
+  assert.throws(() => initPayload.encode({ timestamp: 1, maxVersion: 1, features: 0, clusterId: 'Bad ID' }), (e) => isStraitError(e, 'STRAIT_ERR_TUNNEL_MALFORMED'));
 });
 
 test('test vectors: fixed keys give fixed bytes (test/vectors/tunnel-v1.json)', () => {

@@ -27,7 +27,8 @@ export interface GatewayConfig {
   localSubnets: string[];
   tunnel: { listen: string; port: number; publicIP?: string; privateIP?: string };
   vxlan: { listen: string; port: number; vni: number; agentPort: number };
-  tun: { name: string; mtu: number };
+  /** offload: TCP super-packets through TUN offloads (all gateways and agents of the set should enable it) */
+  tun: { name: string; mtu: number; offload: boolean };
   peers: GatewayPeerConfig[];
   nodes: GatewayNodeConfig[];
   metrics: { listen: string; port: number };
@@ -61,7 +62,10 @@ const schema: ConfigSchema<GatewayConfig> = {
     },
     tun: {
       type: 'object', additionalProperties: false, default: {} as never, required: [],
-      properties: { name: { type: 'string', maxLength: 15, default: 'strait-gw' }, mtu: { type: 'integer', minimum: 576, maximum: 9000, default: 1400 } },
+      properties: {
+        name: { type: 'string', maxLength: 15, default: 'strait-gw' }, mtu: { type: 'integer', minimum: 576, maximum: 9000, default: 1400 },
+        offload: { type: 'boolean', default: false },
+      },
     },
     peers: {
       type: 'array',

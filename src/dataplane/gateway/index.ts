@@ -8,9 +8,10 @@ import { systemClock, type Clock } from '../../base/clock/index.js';
 import { parseCidr, cidrContains, type Cidr } from '../../base/config/index.js';
 import { E } from '../../base/errors/index.js';
 import { peekDestination, peekSource } from '../../wire/ipv4/index.js';
-import { writeHeaders, VXLAN_OVERHEAD, ETHERTYPE_IPV4, AGENT_MAC, GATEWAY_MAC } from '../../wire/vxlan/index.js';
+import { writeHeaders, VXLAN_OVERHEAD, ETHERTYPE_IPV4, ETHERTYPE_VNET, AGENT_MAC, GATEWAY_MAC } from '../../wire/vxlan/index.js';
+import { FEATURE_VNET, NEXT_IPV4, NEXT_IPV4_VNET } from '../../wire/tunnel/index.js';
 import { TunnelEndpoint, type Peer, type PeerRecord, type TunnelEvent } from '../tunnel/index.js';
-import { TunDevice, routeInto } from '../tun/index.js';
+import { TunDevice, routeInto, vnetHdrIsPlain, VNET_HDR_LEN } from '../tun/index.js';
 import { UdpTransport } from '../udp/index.js';
 import { parseGatewayConfig, type GatewayConfig } from './config.js';
 
@@ -67,7 +68,8 @@ export interface GatewayOptions {
   clock?: Clock;
   /** skip the TUN device (tests without CAP_NET_ADMIN): decrypted packets go to onDeliver */
   noTun?: boolean;
-  onDeliver?: (packet: Buffer, peer: Peer) => void;
+  /** decrypted packets (with a virtio_net_hdr first when `next` is NEXT_IPV4_VNET) */
+  onDeliver?: (packet: Buffer, peer: Peer, next: number) => void;
   onEvent?: (ev: TunnelEvent) => void;
 }
 
@@ -94,7 +96,8 @@ export class Gateway {
       peers: config.peers.map((p) => ({ clusterId: p.clusterId, address: p.endpoint, port: p.port, subnets: p.subnets })),
       limits: config.timers,
       send: (chunks, port, address) => this.tunnelSock?.send(chunks, port, address),
-      deliver: (packet, peer) => this.deliver(packet, peer),
+      deliver: (packet, peer, next) => this.deliver(packet, peer, next),
+      features: config.tun.offload ? FEATURE_VNET : 0,
       ...(opts.onEvent ? { onEvent: opts.onEvent } : {}),
     });
   }
@@ -112,7 +115,7 @@ export class Gateway {
     this.tunnelSock = await UdpTransport.bind(c.tunnel.listen, c.tunnel.port, (m, a, p) => this.tunnel.receive(m, a, p));
     this.vxlanSock = await UdpTransport.bind(c.vxlan.listen, c.vxlan.port, (m, a, p) => this.fromVxlan(m, a, p));
     if (!this.opts.noTun) {
-      this.tun = TunDevice.open(c.tun.name, (buf, off, len) => this.fromTun(buf, off, len));
+      this.tun = TunDevice.open(c.tun.name, (buf, off, len) => this.fromTun(buf, off, len), { offload: c.tun.offload });
       routeInto(this.tun.name, c.peers.flatMap((p) => p.subnets), { mtu: c.tun.mtu });
     }
     this.tunnel.start();
@@ -133,19 +136,23 @@ export class Gateway {
   /** A VXLAN frame from a node agent: route its inner IPv4 packet into a tunnel. */
   private fromVxlan(msg: Buffer, _address: string, _port: number): void {
     const len = msg.length;
-    if (len < VXLAN_OVERHEAD + 20 || ((msg[0] as number) & 0x08) === 0 || msg.readUIntBE(4, 3) !== this.vni || msg.readUInt16BE(20) !== ETHERTYPE_IPV4) {
+    const etherType = len >= VXLAN_OVERHEAD ? msg.readUInt16BE(20) : 0;
+    if (len < VXLAN_OVERHEAD + 20 || ((msg[0] as number) & 0x08) === 0 || msg.readUIntBE(4, 3) !== this.vni || (etherType !== ETHERTYPE_IPV4 && etherType !== ETHERTYPE_VNET)) {
       this.vxlan.malformed++;
       this.tunnel.counters.drops.malformed++;
       return;
     }
     this.vxlan.rxPackets++;
     this.vxlan.rxBytes += len - VXLAN_OVERHEAD;
-    this.forward(msg, VXLAN_OVERHEAD, len - VXLAN_OVERHEAD);
+    if (etherType === ETHERTYPE_IPV4) this.forward(msg, VXLAN_OVERHEAD, len - VXLAN_OVERHEAD);
+    else this.forwardVnet(msg, VXLAN_OVERHEAD, len - VXLAN_OVERHEAD);
   }
 
   /** A packet the gateway node routed into the TUN device. */
   private fromTun(buf: Buffer, off: number, len: number): void {
-    this.forward(buf, off, len);
+    if (!this.config.tun.offload) this.forward(buf, off, len);
+    else if (len > VNET_HDR_LEN && vnetHdrIsPlain(buf, off)) this.forward(buf, off + VNET_HDR_LEN, len - VNET_HDR_LEN);
+    else this.forwardVnet(buf, off, len);
   }
 
   private forward(buf: Buffer, off: number, len: number): void {
@@ -156,19 +163,37 @@ export class Gateway {
       else this.tunnel.counters.drops.no_route++;
       return;
     }
-    this.tunnel.sendPacket(peer, buf.subarray(off, off + len));
+    this.tunnel.sendPacket(peer, buf.subarray(off, off + len), NEXT_IPV4);
+  }
+
+  /** A virtio_net_hdr + (super-)packet: only to peers that accept them. */
+  private forwardVnet(buf: Buffer, off: number, len: number): void {
+    const dst = len > VNET_HDR_LEN ? peekDestination(buf, off + VNET_HDR_LEN, len - VNET_HDR_LEN) : -1;
+    const peer = dst < 0 ? undefined : this.tunnel.route(dst);
+    if (peer === undefined || (peer.features & FEATURE_VNET) === 0) {
+      if (dst < 0) this.tunnel.counters.drops.malformed++;
+      else this.tunnel.counters.drops.no_route++;
+      return;
+    }
+    this.tunnel.sendPacket(peer, buf.subarray(off, off + len), NEXT_IPV4_VNET);
   }
 
   /** A decrypted packet from a remote gateway: into this cluster's network. */
-  private deliver(packet: Buffer, peer: Peer): void {
+  private deliver(packet: Buffer, peer: Peer, next: number): void {
     const len = packet.length;
-    const src = peekSource(packet, 0, len);
+    const ipOff = next === NEXT_IPV4_VNET ? VNET_HDR_LEN : 0;
+    const src = peekSource(packet, ipOff, len - ipOff);
     // anti-spoofing (WireGuard's allowed IPs): the source must be one of the peer's subnets
     if (src < 0 || !inAny(peer.subnets, src)) {
       this.tunnel.counters.drops.auth++;
       return;
     }
-    if (this.opts.onDeliver) this.opts.onDeliver(packet, peer);
+    if (this.opts.onDeliver) this.opts.onDeliver(packet, peer, next);
+    if (ipOff !== 0) {
+      // super-packets go to the node's routing (the kernel segments them on the way out)
+      if (this.tun) this.tun.write(packet, 0, len);
+      return;
+    }
     const dst = peekDestination(packet, 0, len);
     const nodes = this.nodes;
     for (let i = 0; i < nodes.length; i++) {
@@ -183,7 +208,7 @@ export class Gateway {
         return;
       }
     }
-    if (this.tun) this.tun.write(packet, 0, len);
+    if (this.tun) this.tun.writePacket(packet, 0, len);
   }
 
   // --- records ------------------------------------------------------------------------

@@ -7,7 +7,8 @@ export interface NodeAgentConfig {
   remoteSubnets: string[];
   gateway: { address: string; port: number };
   vxlan: { listen: string; port: number; vni: number };
-  tun: { name: string; mtu: number };
+  /** offload: TCP super-packets to the gateway (the gateway must enable tun.offload too) */
+  tun: { name: string; mtu: number; offload: boolean };
   metrics: { listen: string; port: number };
 }
 
@@ -28,7 +29,10 @@ const schema: ConfigSchema<NodeAgentConfig> = {
     },
     tun: {
       type: 'object', additionalProperties: false, default: {} as never, required: [],
-      properties: { name: { type: 'string', maxLength: 15, default: 'strait0' }, mtu: { type: 'integer', minimum: 576, maximum: 9000, default: 1400 } },
+      properties: {
+        name: { type: 'string', maxLength: 15, default: 'strait0' }, mtu: { type: 'integer', minimum: 576, maximum: 9000, default: 1400 },
+        offload: { type: 'boolean', default: false },
+      },
     },
     metrics: {
       type: 'object', additionalProperties: false, default: {} as never, required: [],

@@ -3,8 +3,8 @@
 // the cluster's active gateway on UDP 4800; VXLAN frames from the gateway are
 // unwrapped and written back into the node through the TUN device.
 import { peekDestination } from '../../wire/ipv4/index.js';
-import { writeHeaders, VXLAN_OVERHEAD, ETHERTYPE_IPV4, AGENT_MAC, GATEWAY_MAC } from '../../wire/vxlan/index.js';
-import { TunDevice, routeInto } from '../tun/index.js';
+import { writeHeaders, VXLAN_OVERHEAD, ETHERTYPE_IPV4, ETHERTYPE_VNET, AGENT_MAC, GATEWAY_MAC } from '../../wire/vxlan/index.js';
+import { TunDevice, routeInto, vnetHdrIsPlain, VNET_HDR_LEN } from '../tun/index.js';
 import { UdpTransport } from '../udp/index.js';
 import { parseNodeAgentConfig, type NodeAgentConfig } from './config.js';
 
@@ -44,7 +44,7 @@ export class NodeAgent {
   async start(): Promise<void> {
     const c = this.config;
     this.sock = await UdpTransport.bind(c.vxlan.listen, c.vxlan.port, (m, a, p) => this.fromGateway(m, a, p));
-    this.tun = TunDevice.open(c.tun.name, (buf, off, len) => this.fromNode(buf, off, len));
+    this.tun = TunDevice.open(c.tun.name, (buf, off, len) => this.fromNode(buf, off, len), { offload: c.tun.offload });
     routeInto(this.tun.name, c.remoteSubnets, { mtu: c.tun.mtu });
   }
 
@@ -61,14 +61,23 @@ export class NodeAgent {
 
   /** A packet the node routed into the TUN device (destination in a remote cluster). */
   private fromNode(buf: Buffer, off: number, len: number): void {
-    if (peekDestination(buf, off, len) < 0) {
+    let etherType = ETHERTYPE_IPV4;
+    if (this.config.tun.offload) {
+      if (len > VNET_HDR_LEN && vnetHdrIsPlain(buf, off)) {
+        off += VNET_HDR_LEN;
+        len -= VNET_HDR_LEN;
+      } else {
+        etherType = ETHERTYPE_VNET; // virtio_net_hdr + super-packet, for an offload gateway
+      }
+    }
+    if (peekDestination(buf, etherType === ETHERTYPE_VNET ? off + VNET_HDR_LEN : off, etherType === ETHERTYPE_VNET ? len - VNET_HDR_LEN : len) < 0) {
       this.counters.drops.malformed++;
       return;
     }
     // one copy into a pooled buffer: the read buffer is reused for the next packet
     // while the kernel may still hold this datagram
     const out = Buffer.allocUnsafe(VXLAN_OVERHEAD + len);
-    writeHeaders(out, 0, this.vni, GATEWAY_MAC, AGENT_MAC, ETHERTYPE_IPV4);
+    writeHeaders(out, 0, this.vni, GATEWAY_MAC, AGENT_MAC, etherType);
     buf.copy(out, VXLAN_OVERHEAD, off, off + len);
     this.counters.txPackets++;
     this.counters.txBytes += len;
@@ -93,7 +102,7 @@ export class NodeAgent {
     }
     this.counters.rxPackets++;
     this.counters.rxBytes += len - VXLAN_OVERHEAD;
-    if (this.tun && !this.tun.write(msg, VXLAN_OVERHEAD, len - VXLAN_OVERHEAD)) this.counters.drops.tun_full++;
+    if (this.tun && !this.tun.writePacket(msg, VXLAN_OVERHEAD, len - VXLAN_OVERHEAD)) this.counters.drops.tun_full++;
   }
 }
 

@@ -7,8 +7,8 @@ import type { Clock } from '../../base/clock/index.js';
 import { E } from '../../base/errors/index.js';
 import { parseCidr, cidrContains, type Cidr } from '../../base/config/index.js';
 import {
-  cookieReply, handshakeInit, handshakeResponse, writeDataHeader, PROTOCOL_VERSION, DATA_HEADER, TAG_LEN,
-  TYPE_COOKIE, TYPE_DATA, TYPE_INIT, TYPE_RESPONSE, NEXT_IPV4, NEXT_PROBE, NEXT_PROBE_REPLY, TUNNEL_PORT,
+  FEATURE_VNET, cookieReply, handshakeInit, handshakeResponse, writeDataHeader, PROTOCOL_VERSION, DATA_HEADER, TAG_LEN,
+  TYPE_COOKIE, TYPE_DATA, TYPE_INIT, TYPE_RESPONSE, NEXT_IPV4, NEXT_IPV4_VNET, NEXT_PROBE, NEXT_PROBE_REPLY, TUNNEL_PORT,
 } from '../../wire/tunnel/index.js';
 import { CookieChecker, cookieKey, mac, mac1Key, macEqual, openCookie } from './cookie.js';
 import { consumeInitiation, consumeResponse, createInitiation, createResponse, type InitiatorState } from './handshake.js';
@@ -70,8 +70,10 @@ export interface TunnelOptions {
   peers: PeerConfig[];
   /** put a datagram on the wire; the buffers must not be reused by the caller afterwards */
   send(chunks: Buffer | Buffer[], port: number, address: string): void;
-  /** a decrypted IPv4 packet from `peer` */
-  deliver(packet: Buffer, peer: Peer): void;
+  /** a decrypted IPv4 packet from `peer`; `next` is NEXT_IPV4 or NEXT_IPV4_VNET (virtio_net_hdr first) */
+  deliver(packet: Buffer, peer: Peer, next: number): void;
+  /** FEATURE_* bits this endpoint accepts (advertised in the handshake) */
+  features?: number;
   onEvent?(ev: TunnelEvent): void;
   limits?: Partial<TunnelLimits>;
   /** highest protocol version this endpoint speaks (tests use it to check downgrade handling) */
@@ -126,6 +128,8 @@ export class Peer {
   readonly rx: DirectionCounters = { bytes: 0, packets: 0 };
   handshakes = 0;
   rekeys = 0;
+  /** FEATURE_* bits the peer advertised in its last handshake */
+  features = 0;
 
   constructor(cfg: PeerConfig) {
     this.clusterId = cfg.clusterId;
@@ -179,6 +183,7 @@ export class TunnelEndpoint {
   private readonly limits: TunnelLimits;
   private readonly clock: Clock;
   private readonly maxVersion: number;
+  readonly features: number;
   private initsThisSecond = 0;
   private initsSecond = 0;
   private timer: { cancel(): void } | undefined;
@@ -194,6 +199,7 @@ export class TunnelEndpoint {
     this.cookies = new CookieChecker(this.cookieKey, opts.clock.monotonic());
     this.limits = { ...DEFAULT_LIMITS, ...opts.limits };
     this.maxVersion = opts.maxVersion ?? PROTOCOL_VERSION;
+    this.features = opts.features ?? 0;
     this.peers = opts.peers.map((p) => new Peer(p));
     for (const p of this.peers) this.byCluster.set(p.clusterId, p);
   }
@@ -270,15 +276,15 @@ export class TunnelEndpoint {
   // --- sending ------------------------------------------------------------------------
 
   /** Encrypt an IPv4 packet to `peer`. Returns false when it was queued or dropped. */
-  sendPacket(peer: Peer, packet: Buffer): boolean {
+  sendPacket(peer: Peer, packet: Buffer, next = NEXT_IPV4): boolean {
     const s = peer.current;
     const now = this.clock.monotonic();
     if (s === undefined || s.sendSeq >= this.limits.rejectAfterPackets || now - s.createdAt >= this.limits.rejectAfterMs) {
-      if (peer.queue.length < this.limits.queueLimit) peer.queue.push(Buffer.from(packet));
+      if (peer.queue.length < this.limits.queueLimit && next === NEXT_IPV4) peer.queue.push(Buffer.from(packet));
       if (peer.handshake === undefined) this.initiate(peer);
       return false;
     }
-    this.seal(peer, s, NEXT_IPV4, packet);
+    this.seal(peer, s, next, packet);
     if (s.sendSeq >= this.limits.rekeyAfterPackets && peer.handshake === undefined) this.initiate(peer);
     return true;
   }
@@ -288,7 +294,7 @@ export class TunnelEndpoint {
     const header = Buffer.allocUnsafe(DATA_HEADER);
     writeDataHeader(header, 0, next, s.remoteIndex, seq);
     const sealed = s.seal(header, seq, payload);
-    if (next === NEXT_IPV4) {
+    if (next === NEXT_IPV4 || next === NEXT_IPV4_VNET) {
       peer.tx.packets++;
       peer.tx.bytes += payload.length;
     }
@@ -324,7 +330,7 @@ export class TunnelEndpoint {
 
   private receiveData(msg: Buffer, address: string, port: number): void {
     // Inline header parse (same rules as wire/tunnel dataPacket.decode, no allocation).
-    if (msg.length < DATA_HEADER + TAG_LEN || msg[2] !== 0 || msg[3] !== 0 || (msg[1] as number) > NEXT_PROBE_REPLY) {
+    if (msg.length < DATA_HEADER + TAG_LEN || msg[2] !== 0 || msg[3] !== 0 || (msg[1] as number) > NEXT_IPV4_VNET) {
       this.counters.drops.malformed++;
       return;
     }
@@ -367,11 +373,15 @@ export class TunnelEndpoint {
       peer.port = port;
     }
     if (peer.status !== 'connected') this.markConnected(peer);
-    const next = msg[1];
-    if (next === NEXT_IPV4) {
+    const next = msg[1] as number;
+    if (next === NEXT_IPV4 || next === NEXT_IPV4_VNET) {
+      if (next === NEXT_IPV4_VNET && (this.features & FEATURE_VNET) === 0) {
+        this.counters.drops.malformed++;
+        return;
+      }
       peer.rx.packets++;
       peer.rx.bytes += plain.length;
-      this.opts.deliver(plain, peer);
+      this.opts.deliver(plain, peer, next);
     } else if (next === NEXT_PROBE) {
       if (plain.length === 16 && peer.current) this.sendProbe(peer, peer.current, NEXT_PROBE_REPLY, plain);
     } else if (plain.length === 16) {
@@ -484,13 +494,14 @@ export class TunnelEndpoint {
     const localIndex = this.newIndex();
     const r = createResponse({
       ss: got.ss, remoteEphemeral: m.ephemeral, mac1Key: this.mac1Key, version: chosen, localIndex,
-      remoteIndex: m.senderIndex, clusterId: this.clusterId, cookie: undefined,
+      remoteIndex: m.senderIndex, clusterId: this.clusterId, cookie: undefined, features: this.features,
     });
     if (!r) {
       this.counters.drops.auth++;
       return;
     }
     peer.greatestTimestamp = got.payload.timestamp;
+    peer.features = got.payload.features;
     if (peer.next) this.sessions.delete(peer.next.localIndex);
     const s = new Session(localIndex, m.senderIndex, false, now, r.keys);
     peer.next = s;
@@ -530,6 +541,7 @@ export class TunnelEndpoint {
     const now = this.clock.monotonic();
     peer.handshake = undefined;
     peer.handshakeAttempts = 0;
+    peer.features = got.payload.features;
     const s = new Session(st.localIndex, m.senderIndex, true, now, got.keys);
     this.sessions.set(st.localIndex, { session: s, peer });
     peer.address = address;
@@ -583,7 +595,7 @@ export class TunnelEndpoint {
     if (peer.cookie && now - peer.cookieAt >= 120_000) peer.cookie = undefined;
     const { msg, state } = createInitiation({
       psk: this.psk, mac1Key: this.mac1Key, version: this.maxVersion, maxVersion: this.maxVersion,
-      localIndex: this.newIndex(), clusterId: this.clusterId, timestamp: ts, cookie: peer.cookie,
+      localIndex: this.newIndex(), clusterId: this.clusterId, timestamp: ts, cookie: peer.cookie, features: this.features,
     });
     peer.handshake = state;
     peer.handshakeSentAt = now;

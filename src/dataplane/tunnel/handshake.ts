@@ -38,14 +38,14 @@ export function addMacs(msg: Buffer, mac1KeyBytes: Buffer, cookie: Buffer | unde
 
 export function createInitiation(o: {
   psk: Buffer; mac1Key: Buffer; version: number; maxVersion: number; localIndex: number;
-  clusterId: string; timestamp: number; cookie?: Buffer | undefined; ephemeral?: KeyPair | undefined;
+  clusterId: string; timestamp: number; features?: number; cookie?: Buffer | undefined; ephemeral?: KeyPair | undefined;
 }): { msg: Buffer; state: InitiatorState } {
   const ss = new SymmetricState(prologue(o.version));
   ss.mixKeyAndHash(o.psk);
   const e = o.ephemeral ?? generateKeyPair();
   ss.mixHash(e.publicRaw);
   ss.mixKey(e.publicRaw);
-  const payload = ss.encryptAndHash(initPayload.encode({ timestamp: o.timestamp, maxVersion: o.maxVersion, clusterId: o.clusterId }));
+  const payload = ss.encryptAndHash(initPayload.encode({ timestamp: o.timestamp, maxVersion: o.maxVersion, features: o.features ?? 0, clusterId: o.clusterId }));
   const msg = handshakeInit.encode({ version: o.version, senderIndex: o.localIndex, ephemeral: e.publicRaw, payload, mac1: ZERO_MAC, mac2: ZERO_MAC });
   const mac1 = Buffer.from(addMacs(msg, o.mac1Key, o.cookie));
   return { msg, state: { ss, e, version: o.version, localIndex: o.localIndex, mac1, maxVersion: o.maxVersion } };
@@ -64,7 +64,7 @@ export function consumeInitiation(psk: Buffer, m: HandshakeInit): { ss: Symmetri
 
 export function createResponse(o: {
   ss: SymmetricState; remoteEphemeral: Uint8Array; mac1Key: Buffer; version: number; localIndex: number; remoteIndex: number;
-  clusterId: string; cookie?: Buffer | undefined; ephemeral?: KeyPair | undefined;
+  clusterId: string; features?: number; cookie?: Buffer | undefined; ephemeral?: KeyPair | undefined;
 }): { msg: Buffer; keys: TransportKeys } | undefined {
   const { ss } = o;
   const e = o.ephemeral ?? generateKeyPair();
@@ -77,7 +77,7 @@ export function createResponse(o: {
     return undefined; // low-order point
   }
   ss.mixKey(shared);
-  const payload = ss.encryptAndHash(responsePayload.encode({ version: o.version, clusterId: o.clusterId }));
+  const payload = ss.encryptAndHash(responsePayload.encode({ version: o.version, features: o.features ?? 0, clusterId: o.clusterId }));
   const msg = handshakeResponse.encode({
     version: o.version, senderIndex: o.localIndex, receiverIndex: o.remoteIndex, ephemeral: e.publicRaw, payload, mac1: ZERO_MAC, mac2: ZERO_MAC,
   });

@@ -12,6 +12,10 @@ export const TYPE_DATA = 4;
 export const NEXT_IPV4 = 0;
 export const NEXT_PROBE = 1;
 export const NEXT_PROBE_REPLY = 2;
+/** IPv4 (super-)packet preceded by a 10-byte virtio_net_hdr (TUN offload); only to peers advertising FEATURE_VNET */
+export const NEXT_IPV4_VNET = 3;
+/** feature bits in the handshake payloads */
+export const FEATURE_VNET = 1;
 export const KEY_LEN = 32;
 export const TAG_LEN = 16;
 export const MAC_LEN = 16;
@@ -216,7 +220,7 @@ export const dataPacket = {
     if (buf[offset] !== TYPE_DATA) throw malformed('data packet', offset, `type ${buf[offset]} is not ${TYPE_DATA}`);
     checkReserved(buf, offset, 'data packet');
     const next = buf[offset + 1] as number;
-    if (next > NEXT_PROBE_REPLY) throw malformed('data packet', offset + 1, `next header ${next} is unknown`);
+    if (next > NEXT_IPV4_VNET) throw malformed('data packet', offset + 1, `next header ${next} is unknown`);
     return {
       next,
       spi: buf.readUInt32BE(offset + 4),
@@ -231,6 +235,8 @@ export const dataPacket = {
 export interface InitPayload {
   timestamp: number;
   maxVersion: number;
+  /** FEATURE_* bits the sender accepts */
+  features: number;
   clusterId: string;
 }
 
@@ -249,44 +255,50 @@ function readClusterId(buf: Buffer, offset: number, what: string): string {
 
 export const initPayload = {
   encodingLength(p: InitPayload): number {
-    return 10 + p.clusterId.length;
+    return 11 + p.clusterId.length;
   },
   encode(p: InitPayload, buf?: Buffer, offset = 0): Buffer {
-    checkClusterId(p.clusterId, 'handshake payload', offset + 10);
+    checkClusterId(p.clusterId, 'handshake payload', offset + 11);
     const out = outBuf(buf, offset, initPayload.encodingLength(p), 'handshake payload');
     writeU64(out, p.timestamp, offset);
     out[offset + 8] = p.maxVersion & 0xff;
-    out[offset + 9] = p.clusterId.length;
-    out.write(p.clusterId, offset + 10, 'latin1');
+    out[offset + 9] = p.features & 0xff;
+    out[offset + 10] = p.clusterId.length;
+    out.write(p.clusterId, offset + 11, 'latin1');
     return out;
   },
   decode(input: Uint8Array, offset = 0): InitPayload {
     const buf = toBuffer(input);
-    need(buf, offset, 10, 'handshake payload');
-    return { timestamp: readU64(buf, offset, 'handshake payload'), maxVersion: buf[offset + 8] as number, clusterId: readClusterId(buf, offset + 9, 'handshake payload') };
+    need(buf, offset, 11, 'handshake payload');
+    return {
+      timestamp: readU64(buf, offset, 'handshake payload'), maxVersion: buf[offset + 8] as number, features: buf[offset + 9] as number,
+      clusterId: readClusterId(buf, offset + 10, 'handshake payload'),
+    };
   },
 };
 
 export interface ResponsePayload {
   version: number;
+  features: number;
   clusterId: string;
 }
 
 export const responsePayload = {
   encodingLength(p: ResponsePayload): number {
-    return 2 + p.clusterId.length;
+    return 3 + p.clusterId.length;
   },
   encode(p: ResponsePayload, buf?: Buffer, offset = 0): Buffer {
-    checkClusterId(p.clusterId, 'handshake payload', offset + 2);
+    checkClusterId(p.clusterId, 'handshake payload', offset + 3);
     const out = outBuf(buf, offset, responsePayload.encodingLength(p), 'handshake payload');
     out[offset] = p.version & 0xff;
-    out[offset + 1] = p.clusterId.length;
-    out.write(p.clusterId, offset + 2, 'latin1');
+    out[offset + 1] = p.features & 0xff;
+    out[offset + 2] = p.clusterId.length;
+    out.write(p.clusterId, offset + 3, 'latin1');
     return out;
   },
   decode(input: Uint8Array, offset = 0): ResponsePayload {
     const buf = toBuffer(input);
-    need(buf, offset, 2, 'handshake payload');
-    return { version: buf[offset] as number, clusterId: readClusterId(buf, offset + 1, 'handshake payload') };
+    need(buf, offset, 3, 'handshake payload');
+    return { version: buf[offset] as number, features: buf[offset + 1] as number, clusterId: readClusterId(buf, offset + 2, 'handshake payload') };
   },
 };

@@ -9,6 +9,11 @@ export const ETH_HEADER = 14;
 export const VXLAN_OVERHEAD = VXLAN_HEADER + ETH_HEADER;
 export const ETHERTYPE_IPV4 = 0x0800;
 export const ETHERTYPE_ARP = 0x0806;
+/**
+ * IEEE 802 local experimental EtherType 1: strait's agent<->gateway frames that carry a
+ * 10-byte virtio_net_hdr and a TCP super-packet (TUN offload). Kernel vxlan peers ignore them.
+ */
+export const ETHERTYPE_VNET = 0x88b5;
 
 export interface VxlanFrame {
   vni: number;
