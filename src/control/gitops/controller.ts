@@ -79,6 +79,7 @@ export class GitOpsController {
       project: (name) => this.projects.get(name),
       destination: destinations,
       verifyCache: this.verifyCache,
+      renderCache: new Map(),
       ...(opts.metrics ? { metrics: opts.metrics } : {}),
       now: opts.now ?? (() => new Date()),
     };

@@ -23,6 +23,8 @@ export interface ReconcileDeps {
   project: (name: string) => AppProject | undefined;
   destination: (server: string) => ResourceStore | undefined;
   verifyCache: Map<string, VerificationResult>;
+  /** rendered manifests by repo, commit and path (immutable; callers clone) */
+  renderCache?: Map<string, KubeObject[]>;
   metrics?: GitOpsMetrics;
   now: () => Date;
 }
@@ -148,8 +150,17 @@ const stepRender: Step = async (ctx) => {
   const destNs = ctx.app.spec?.destination?.namespace ?? '';
   let objs: KubeObject[];
   try {
-    const files = await ctx.deps.repos.readFiles(src.repoURL as string, (ctx.resolved as ResolvedRevision).commit, src.path ?? '');
-    objs = structuredClone(renderManifests(files, src.path ?? ''));
+    const commit = (ctx.resolved as ResolvedRevision).commit;
+    const key = `${src.repoURL}\n${commit}\n${src.path ?? ''}`;
+    let rendered = ctx.deps.renderCache?.get(key);
+    if (!rendered) {
+      rendered = renderManifests(await ctx.deps.repos.readFiles(src.repoURL as string, commit, src.path ?? ''), src.path ?? '');
+      if (ctx.deps.renderCache) {
+        if (ctx.deps.renderCache.size > 5000) ctx.deps.renderCache.clear();
+        ctx.deps.renderCache.set(key, rendered);
+      }
+    }
+    objs = structuredClone(rendered);
   } catch (err) {
     if (isStraitError(err)) throw stalled('ComparisonError', 'ManifestInvalid', err.message);
     throw transient('ComparisonError', 'ReadFailed', String(err));
@@ -325,7 +336,7 @@ export async function reconcileApplication(app: Application, deps: ReconcileDeps
       };
       const history = prev.history ?? [];
       status.history = [...history, { revision, deployedAt: now, ...(signer ? { signer } : {}), id: (history.at(-1)?.id ?? -1) + 1 }].slice(-10);
-      events.push({ type: 'Normal', reason: 'OperationCompleted', message: `Sync operation to ${revision} succeeded${signer ? `, signed by ${signer}` : ''}` });
+      // no Event on success: status.history records deployments, and every durable store write counts at scale
       result = 'synced';
     }
   }
