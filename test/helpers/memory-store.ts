@@ -126,6 +126,12 @@ export class MemoryStore implements ResourceStore {
 
   async recordEvent(ev: CoreEvent): Promise<void> {
     this.events.push(structuredClone(ev));
+    const ns = ev.involvedObject.namespace || 'default';
+    const name = `${ev.involvedObject.name}.${ev.reason.toLowerCase()}`;
+    const old = this.objects.get(keyOf({ apiVersion: 'v1', kind: 'Event' }, name, ns));
+    const next: KubeObject = old ? { ...structuredClone(old), message: ev.message, type: ev.type, count: Number(old['count'] ?? 1) + 1 }
+      : { apiVersion: 'v1', kind: 'Event', metadata: { name, namespace: ns }, involvedObject: ev.involvedObject, reason: ev.reason, message: ev.message, type: ev.type, count: 1 };
+    this.put(next, old ? 'MODIFIED' : 'ADDED');
   }
 
   async close(): Promise<void> {

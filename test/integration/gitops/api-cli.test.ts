@@ -8,6 +8,7 @@ import { after, before, test } from 'node:test';
 import { ADMIN_SECRET, startGitOpsService, type GitOpsService } from '../../../src/control/gitops/index.js';
 import { GPG_KEYS_CM, GROUPS, Kinds } from '../../../src/control/resources/index.js';
 import type { KubeObject } from '../../../src/control/store/index.js';
+import { listEvents } from '../../helpers/events.js';
 import { MemoryStore } from '../../helpers/memory-store.js';
 import { createGpgWorld, createRepo, type GpgWorld } from '../../helpers/signed-repo.js';
 import { run, type RunResult } from '../../helpers/run.js';
@@ -154,7 +155,7 @@ test('strait app sync / get -o json show the refusal of an unsigned revision', a
   const app = JSON.parse(get.stdout);
   assert.equal(app.status.sync.status, 'Sync Error');
   assert.equal(app.status.operationState.message, 'Revision is not signed');
-  assert.equal(store.events.filter((e) => e.reason === 'ResourceComparison').length >= 1, true);
+  assert.equal((await listEvents(store)).filter((e) => e.reason === 'ResourceComparison').length >= 1, true);
   const missing = await strait('app', 'get', 'nope');
   assert.equal(missing.status, 3);
 });

@@ -13,6 +13,7 @@ import { run } from '../../helpers/run.js';
 import { GPG_KEYS_CM, GROUPS, Kinds } from '../../../src/control/resources/index.js';
 import type { KubeObject, ResourceStore } from '../../../src/control/store/index.js';
 import { installFakeGpg } from '../../helpers/fake-gpg.js';
+import { listEvents } from '../../helpers/events.js';
 import { MemoryStore } from '../../helpers/memory-store.js';
 import { createGpgWorld, createRepo, type GpgWorld, type TestRepo } from '../../helpers/signed-repo.js';
 import { waitFor } from '../../helpers/wait.js';
@@ -21,7 +22,7 @@ const NS = 'argocd';
 const API = `${GROUPS.gitops}/v1alpha1`;
 let world: GpgWorld;
 let repo: TestRepo;
-let store: ResourceStore & { events: MemoryStore['events'] };
+let store: ResourceStore;
 let controller: GitOpsController;
 let stateDir: string;
 let fakeGpg: ReturnType<typeof installFakeGpg>;
@@ -128,7 +129,7 @@ describe('refusals under enforcement (nothing applied)', () => {
       const cond = a.status?.conditions?.find((x) => x.type === 'ComparisonError');
       assert.ok(cond, 'a ComparisonError condition');
       assert.match(cond.message, tc.message(world));
-      const ev = store.events.find((e) => e.involvedObject.name === name && e.reason === 'ResourceComparison');
+      const ev = (await listEvents(store)).find((e) => e.name === name && e.reason === 'ResourceComparison');
       assert.ok(ev, 'an Event with reason ResourceComparison');
       assert.equal(ev.type, 'Warning');
       assert.equal(await liveCM(`ns-${name}`, 'demo'), undefined, 'nothing applied');
@@ -148,7 +149,7 @@ describe('valid signatures sync', () => {
   ];
   for (const tc of cases) {
     test(tc.name, async () => {
-      const name = `ok-${tc.name.replace(/[^a-z]+/g, '-')}`.slice(0, 50).replace(/-$/, '');
+      const name = `ok-${tc.name.toLowerCase().replace(/[^a-z]+/g, '-')}`.slice(0, 50).replace(/-$/, '');
       const ns = `ns-${name}`;
       await app(name, spec(tc.revision(), ns));
       const a = await waitStatus(name, (x) => x.status?.sync?.status === 'Synced' || x.status?.sync?.status === 'Sync Error', 'a sync result');
@@ -189,7 +190,7 @@ test('a Helm source in an enforcing project is refused: verification works for G
   await app('helm', { ...spec('1.0.0', 'ns-helm'), source: { repoURL: 'https://charts.example/', chart: 'nginx', targetRevision: '1.0.0' } });
   const a = await waitStatus('helm', (x) => x.status?.sync?.status === 'Sync Error', 'Sync Error');
   assert.match(a.status?.operationState?.message ?? '', /Signature verification works for Git repositories only/);
-  assert.ok(store.events.find((e) => e.involvedObject.name === 'helm' && e.reason === 'ResourceComparison'));
+  assert.ok((await listEvents(store)).find((e) => e.name === 'helm' && e.reason === 'ResourceComparison'));
 });
 
 describe('project rules', () => {
@@ -202,7 +203,7 @@ describe('project rules', () => {
   ];
   for (const tc of cases) {
     test(tc.name, async () => {
-      const name = `rules-${tc.name.replace(/[^a-z]+/g, '-')}`.slice(0, 50).replace(/-$/, '');
+      const name = `rules-${tc.name.toLowerCase().replace(/[^a-z]+/g, '-')}`.slice(0, 50).replace(/-$/, '');
       await app(name, tc.spec());
       const a = await waitStatus(name, (x) => (x.status?.conditions ?? []).some((k) => k.type === tc.type), tc.type);
       assert.match(a.status?.conditions?.find((k) => k.type === tc.type)?.message ?? '', tc.message);
@@ -242,7 +243,7 @@ test('key store entries with a wrong name, no key or several keys are reported a
   assert.match(reasons, /is not a 16-hex key ID/);
   assert.equal(controller.keys.keyring.find(world.keys.eve.keyID), undefined, 'eve stays unknown');
   assert.ok(controller.keys.keyring.get(world.keys.alice.keyID), 'valid entries still load');
-  assert.ok(store.events.some((e) => e.reason === 'InvalidKeyEntry' && e.involvedObject.name === GPG_KEYS_CM));
+  assert.ok((await listEvents(store)).some((e) => e.reason === 'InvalidKeyEntry' && e.name === GPG_KEYS_CM));
   await store.update({ ...current!, metadata: { ...current!.metadata, resourceVersion: undefined as unknown as string } });
 });
 

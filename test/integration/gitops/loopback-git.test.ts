@@ -11,6 +11,7 @@ import { after, before, test } from 'node:test';
 import { startGitOpsService, type Application, type GitOpsService } from '../../../src/control/gitops/index.js';
 import { GPG_KEYS_CM, GROUPS, Kinds } from '../../../src/control/resources/index.js';
 import type { KubeObject } from '../../../src/control/store/index.js';
+import { listEvents } from '../../helpers/events.js';
 import { MemoryStore } from '../../helpers/memory-store.js';
 import { run } from '../../helpers/run.js';
 import { createGpgWorld, createRepo, type GpgWorld, type TestRepo } from '../../helpers/signed-repo.js';
@@ -93,5 +94,5 @@ test('a signed push plus the webhook syncs at once; an unsigned push is refused 
   const a = await waitFor(async () => { const x = await app(); return x.status?.sync?.status === 'Sync Error' ? x : undefined; }, 10_000, 'Sync Error');
   assert.equal(a.status?.operationState?.message, 'Revision is not signed');
   assert.equal(await live(), '2', 'nothing applied from the unsigned revision');
-  assert.ok(store.events.some((e) => e.reason === 'ResourceComparison' && e.involvedObject.name === 'web'));
+  assert.ok((await listEvents(store)).some((e) => e.reason === 'ResourceComparison' && e.name === 'web'));
 });
