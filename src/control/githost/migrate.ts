@@ -36,13 +36,40 @@ export function isNonPublicAddress(addr: string): boolean {
     });
   }
   if (family === 6) {
-    const a = addr.toLowerCase();
-    const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(a);
-    if (mapped) return isNonPublicAddress(mapped[1] as string);
-    if (a === '::1' || a === '::') return true;
-    return /^(fc|fd|fe8|fe9|fea|feb|ff)/.test(a) || a.startsWith('64:ff9b:') || a.startsWith('2001:db8:');
+    const w = ipv6Words(addr);
+    if (!w) return true;
+    const [w0, w1, w2, w3, w4, w5, w6, w7] = w as [number, number, number, number, number, number, number, number];
+    const v4 = `${w6 >> 8}.${w6 & 255}.${w7 >> 8}.${w7 & 255}`;
+    // ::/96 (unspecified, loopback, IPv4-compatible) and ::ffff:0:0/96 (IPv4-mapped): judge the IPv4 part
+    if (w0 === 0 && w1 === 0 && w2 === 0 && w3 === 0 && w4 === 0 && (w5 === 0 || w5 === 0xffff)) return w5 === 0 || isNonPublicAddress(v4);
+    if (w0 === 0x64 && w1 === 0xff9b) return true; // NAT64
+    if ((w0 & 0xfe00) === 0xfc00) return true; // unique local fc00::/7
+    if ((w0 & 0xffc0) === 0xfe80) return true; // link-local fe80::/10
+    if ((w0 & 0xff00) === 0xff00) return true; // multicast
+    if (w0 === 0x2001 && w1 === 0xdb8) return true; // documentation
+    if (w0 === 0x2002) return isNonPublicAddress(`${w1 >> 8}.${w1 & 255}.${w2 >> 8}.${w2 & 255}`); // 6to4
+    return false;
   }
   return true;
+}
+
+/** The eight 16-bit words of an IPv6 address (accepts "::" and a dotted IPv4 tail). */
+function ipv6Words(addr: string): number[] | undefined {
+  let a = addr.toLowerCase().replace(/%.*$/, '');
+  const tail = /(\d+\.\d+\.\d+\.\d+)$/.exec(a);
+  if (tail) {
+    const n = ipv4ToInt(tail[1] as string);
+    if (n === undefined) return undefined;
+    a = `${a.slice(0, -(tail[1] as string).length)}${(n >>> 16).toString(16)}:${(n & 0xffff).toString(16)}`;
+  }
+  const halves = a.split('::');
+  if (halves.length > 2) return undefined;
+  const head = halves[0] ? halves[0].split(':') : [];
+  const rest = halves.length === 2 && halves[1] ? halves[1].split(':') : [];
+  const fill = halves.length === 2 ? 8 - head.length - rest.length : 0;
+  if (fill < 0) return undefined;
+  const words = [...head, ...Array<string>(fill).fill('0'), ...rest].map((x) => (/^[0-9a-f]{1,4}$/.test(x) ? parseInt(x, 16) : NaN));
+  return words.length === 8 && words.every((x) => Number.isFinite(x)) ? words : undefined;
 }
 
 const refusedHost = (addr: string) => E.githostImportRefused(addr, 'You can not import from disallowed hosts.');
