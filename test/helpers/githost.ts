@@ -44,7 +44,11 @@ export async function startGithost(settings: Record<string, unknown> = {}, state
   };
 }
 
-export async function api(url: string, method: string, path: string, opts: { token?: string; basic?: [string, string]; body?: unknown; raw?: string } = {}): Promise<{ status: number; body: any; headers: Headers }> {
+/** A parsed JSON response body: tests read fields of it freely. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type JsonBody = any;
+
+export async function api(url: string, method: string, path: string, opts: { token?: string; basic?: [string, string]; body?: unknown; raw?: string } = {}): Promise<{ status: number; body: JsonBody; headers: Headers }> {
   const headers: Record<string, string> = { accept: 'application/json' };
   if (opts.token) headers['Authorization'] = `token ${opts.token}`;
   if (opts.basic) headers['Authorization'] = `Basic ${Buffer.from(`${opts.basic[0]}:${opts.basic[1]}`).toString('base64')}`;
@@ -54,7 +58,7 @@ export async function api(url: string, method: string, path: string, opts: { tok
   if (body !== undefined) headers['Content-Type'] = 'application/json';
   const res = await fetch(`${url}${path}`, { method, headers, body });
   const text = await res.text();
-  let parsed: unknown = text;
+  let parsed: unknown;
   try {
     parsed = text ? JSON.parse(text) : undefined;
   } catch {

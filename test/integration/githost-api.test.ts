@@ -4,14 +4,14 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { after, before, test } from 'node:test';
-import { api, startGithost, type Started } from '../helpers/githost.js';
+import { api, startGithost, type JsonBody, type Started } from '../helpers/githost.js';
 
 let gh: Started;
 before(async () => { gh = await startGithost(); });
 after(async () => { await gh.close(); });
 
 // curl runs asynchronously: the server lives in this process's event loop
-async function curl(...args: string[]): Promise<{ status: number; body: any }> {
+async function curl(...args: string[]): Promise<{ status: number; body: JsonBody }> {
   const r = await promisify(execFile)('curl', ['-sS', '--max-time', '20', '-w', '\n%{http_code}', ...args], { encoding: 'utf8' });
   const nl = r.stdout.lastIndexOf('\n');
   const text = r.stdout.slice(0, nl);

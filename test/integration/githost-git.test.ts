@@ -8,14 +8,14 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import type { PushEvent } from '../../src/control/githost/index.js';
 import { verifyCommitSignature } from '../../src/control/signatures/index.js';
-import { Gpg, api, authURL, gitWorkTree, ok, run, runAsync, startGithost, tempDir, toolEnv, type Started } from '../helpers/githost.js';
+import { Gpg, api, authURL, gitWorkTree, ok, run, runAsync, startGithost, tempDir, toolEnv, type JsonBody, type Started } from '../helpers/githost.js';
 
 let gh: Started;
 let gpg: Gpg;
 let root: string;
 let aliceKey: string;
 const events: PushEvent[] = [];
-const hooks: any[] = [];
+const hooks: JsonBody[] = [];
 const receiver = createServer((req, res) => {
   let body = '';
   req.on('data', (d) => { body += d; });

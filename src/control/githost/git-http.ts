@@ -44,7 +44,8 @@ export class GitHttp {
 
   async handle(req: IncomingMessage, res: ServerResponse, path: string, query: string): Promise<void> {
     const parsed = parseGitPath(path);
-    if (!parsed) {
+    if (!parsed || !isValidUsername(parsed.owner) || !isValidRepoName(parsed.repo)) {
+      req.resume();
       plain(res, 404, 'Not found');
       return;
     }
@@ -61,8 +62,8 @@ export class GitHttp {
       plain(res, err instanceof ApiError ? err.status : 500, `strait githost: ${(err as Error).message}`);
       return;
     }
-    const owner = isValidUsername(parsed.owner) ? this.svc.db.userByName(parsed.owner) : undefined;
-    const repo = owner && isValidRepoName(parsed.repo) ? this.svc.db.repoByName(owner.id, parsed.repo) : undefined;
+    const owner = this.svc.db.userByName(parsed.owner);
+    const repo = owner ? this.svc.db.repoByName(owner.id, parsed.repo) : undefined;
     const perm = repo ? this.svc.permission(repo, doer?.user) : undefined;
     if (!owner || !repo || !perm?.pull) {
       req.resume();
