@@ -52,6 +52,14 @@ export class Authenticator {
   async byPassword(name: string, password: string): Promise<Doer> {
     const user = this.db.userByName(name) ?? (name.includes('@') ? this.db.userByEmail(name) : undefined);
     if (!user) throw new ApiError(401, `user does not exist [name: ${name}]`);
+    // a token may stand in for the password (git clients do this); try it first, it is cheap
+    if (TOKEN.test(password)) {
+      const row = this.db.tokenByHash(hashToken(password));
+      if (row && row.uid === user.id) {
+        this.checkActive(user);
+        return { user, via: 'token', scopes: row.scopes.split(',') };
+      }
+    }
     const key = createHash('sha256').update(`${user.id}\0${user.passwd_hash}\0${password}`).digest('hex');
     const hit = this.cache.get(key);
     const now = Date.now();
@@ -64,14 +72,6 @@ export class Authenticator {
       if (this.cache.size >= CACHE_MAX) this.cache.clear();
       this.cache.set(key, { uid: user.id, until: now + CACHE_MS });
       return { user, via: 'password', scopes: ['all'] };
-    }
-    // a token may stand in for the password (git clients do this)
-    if (TOKEN.test(password)) {
-      const row = this.db.tokenByHash(hashToken(password));
-      if (row && row.uid === user.id) {
-        this.checkActive(user);
-        return { user, via: 'token', scopes: row.scopes.split(',') };
-      }
     }
     throw new ApiError(401, `user's password is invalid [name: ${user.name}]`);
   }
