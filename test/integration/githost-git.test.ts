@@ -174,3 +174,19 @@ test('git over HTTP asks for credentials (401 + WWW-Authenticate) for pushes and
   const alice = await runAsync('git', ['ls-remote', authURL(gh.url, 'alice', 'alice-pass-1', '/alice/private.git')], { env: toolEnv(root) });
   assert.equal(alice.status, 0, alice.stderr);
 });
+
+test('the first push of another branch becomes the default branch, so HEAD resolves (as in Gitea)', async () => {
+  const made = await api(gh.url, 'POST', '/api/v1/user/repos', { basic: ['alice', 'alice-pass-1'], body: { name: 'legacy' } });
+  assert.equal(made.body.default_branch, 'main');
+  const wt = gitWorkTree(root, gpg.env, { name: 'Alice', email: 'alice@example.com' });
+  wt.git('checkout', '-q', '-b', 'master');
+  wt.git('commit', '-q', '--allow-empty', '-m', 'on master');
+  const p = await runAsync('git', ['push', authURL(gh.url, 'alice', 'alice-pass-1', '/alice/legacy.git'), 'master'], { cwd: wt.dir, env: gpg.env });
+  assert.equal(p.status, 0, p.stderr);
+  const repo = await api(gh.url, 'GET', '/api/v1/repos/alice/legacy', {});
+  assert.equal(repo.body.default_branch, 'master');
+  assert.equal(repo.body.empty, false);
+  const head = await api(gh.url, 'GET', '/api/v1/repos/alice/legacy/git/commits/HEAD', {});
+  assert.equal(head.status, 200);
+  assert.equal(head.body.sha, wt.git('rev-parse', 'HEAD').trim());
+});

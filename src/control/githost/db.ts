@@ -153,6 +153,7 @@ export class GithostDb {
         created_unix, updated_unix) VALUES (@owner_id, @name, @lower_name, @description, @private, @mirror, @original_url, @default_branch,
         @created_unix, @updated_unix)`),
       touchRepo: d.prepare<[number, number]>('UPDATE repository SET updated_unix = ? WHERE id = ?'),
+      setDefaultBranch: d.prepare<[string, number]>('UPDATE repository SET default_branch = ? WHERE id = ?'),
       collaboration: d.prepare<[number, number], { mode: string }>('SELECT mode FROM collaboration WHERE repo_id = ? AND user_id = ?'),
       upsertCollaboration: d.prepare(`INSERT INTO collaboration (repo_id, user_id, mode, created_unix) VALUES (?, ?, ?, ?)
         ON CONFLICT (repo_id, user_id) DO UPDATE SET mode = excluded.mode`),
@@ -203,6 +204,7 @@ export class GithostDb {
   repoById(id: number): RepoRow | undefined { return this.q.repoById.get(id); }
   allRepos(): (RepoRow & { owner_lower: string })[] { return this.q.allRepos.all(); }
   touchRepo(id: number): void { this.q.touchRepo.run(Math.floor(Date.now() / 1000), id); }
+  setDefaultBranch(id: number, branch: string): void { this.q.setDefaultBranch.run(branch, id); }
 
   /** Insert a repository row, running `commitFiles` (e.g. the rename into place) inside the transaction. */
   insertRepo(r: NewRepo, ownerName: string, commitFiles: () => void): RepoRow {

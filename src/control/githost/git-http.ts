@@ -173,28 +173,35 @@ export class GitHttp {
         res.writeHead(status, headers);
         if (body.length) res.write(body);
       });
-      child.on('close', (code) => {
+      child.on('close', async (code) => {
+        if (code !== 0 && stderr) this.log.debug({ code, stderr: stderr.trim().slice(0, 500) }, 'git http-backend stderr');
+        // refs first (HEAD, subscribers), then the end of the answer: when git reports
+        // the push done, a sync triggered by it already sees the new refs
+        if (pushLog) await this.afterPush(pushLog, r).catch((err: unknown) => this.log.warn({ err }, 'push bookkeeping failed'));
         if (headerBuf !== undefined && !res.headersSent) {
           this.log.warn({ code, stderr: stderr.trim().slice(0, 500) }, 'git http-backend ended without an answer');
           plain(res, 500, 'strait githost: git http-backend failed');
         } else res.end();
-        if (code !== 0 && stderr) this.log.debug({ code, stderr: stderr.trim().slice(0, 500) }, 'git http-backend stderr');
-        if (pushLog) {
-          let text: string;
-          try {
-            text = readFileSync(pushLog, 'utf8');
-          } catch {
-            text = '';
-          }
-          rmSync(pushLog, { force: true });
-          if (text) {
-            this.svc.db.touchRepo(r.repoId);
-            const events = this.events.publishLog(r.owner.name, r.repoName, r.doer?.user.name ?? '', text);
-            this.log.info({ repo: `${r.owner.name}/${r.repoName}`, pusher: r.doer?.user.name, refs: events.map((e) => e.ref) }, 'push received');
-          }
-        }
         resolve();
       });
     });
+  }
+
+  private async afterPush(pushLog: string, r: { owner: UserRow; repoName: string; doer: Doer | undefined; repoId: number }): Promise<void> {
+    let text: string;
+    try {
+      text = readFileSync(pushLog, 'utf8');
+    } catch {
+      text = '';
+    }
+    rmSync(pushLog, { force: true });
+    if (!text) return;
+    this.svc.db.touchRepo(r.repoId);
+    // HEAD first, so subscribers that resolve "HEAD" see the pushed branch
+    const created = [...text.matchAll(/^[0-9a-f]+ ([0-9a-f]+) (\S+)$/gm)].filter((m) => !/^0+$/.test(m[1] as string)).map((m) => m[2] as string);
+    const row = this.svc.db.repoById(r.repoId);
+    if (row) await this.svc.fixDefaultBranch(r.owner, row, created);
+    const events = this.events.publishLog(r.owner.name, r.repoName, r.doer?.user.name ?? '', text);
+    this.log.info({ repo: `${r.owner.name}/${r.repoName}`, pusher: r.doer?.user.name, refs: events.map((e) => e.ref) }, 'push received');
   }
 }

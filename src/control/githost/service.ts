@@ -57,6 +57,26 @@ export class GithostService {
     return { admin: mode === 'admin', push, pull: push || mode === 'read' || repo.private === 0 };
   }
 
+  /**
+   * After a push: when HEAD names a branch that does not exist (a new repository
+   * whose first push was another branch), point HEAD and default_branch at a pushed
+   * branch, as Gitea does, so clones and "HEAD" revisions resolve.
+   */
+  async fixDefaultBranch(owner: UserRow, repo: RepoRow, pushedRefs: string[]): Promise<void> {
+    const cwd = this.repoPath(owner, repo);
+    const env = this.files.env();
+    const head = await runGit(['rev-parse', '--verify', '--quiet', 'HEAD'], { cwd, env });
+    if (head.code === 0) return;
+    const branches = pushedRefs.filter((r) => r.startsWith('refs/heads/'));
+    const pick = branches.find((r) => r === `refs/heads/${repo.default_branch}`) ?? branches.find((r) => r === 'refs/heads/main')
+      ?? branches.find((r) => r === 'refs/heads/master') ?? branches[0];
+    if (!pick) return;
+    const exists = await runGit(['rev-parse', '--verify', '--quiet', pick], { cwd, env });
+    if (exists.code !== 0) return;
+    await runGit(['symbolic-ref', 'HEAD', pick], { cwd, env });
+    this.db.setDefaultBranch(repo.id, pick.slice('refs/heads/'.length));
+  }
+
   async isEmpty(owner: UserRow, repo: RepoRow): Promise<boolean> {
     const r = await runGit(['for-each-ref', '--count=1', '--format=%(refname)'], { cwd: this.repoPath(owner, repo), env: this.files.env() });
     return r.code !== 0 || r.stdout.length === 0;
