@@ -16,7 +16,7 @@ after(async () => { await gh.close(); });
 function raw(method: string, path: string, headers: Record<string, string>, body?: string | Buffer): Promise<{ status: number; text: string; headers: Record<string, unknown> }> {
   const u = new URL(gh.url);
   return new Promise((resolve, reject) => {
-    const req = request({ host: u.hostname, port: u.port, method, path, headers }, (res) => {
+    const req = request({ host: u.hostname, port: u.port, method, path, headers, agent: false }, (res) => {
       let text = '';
       res.on('data', (d) => { text += d; });
       res.on('end', () => resolve({ status: res.statusCode ?? 0, text, headers: res.headers }));
@@ -53,6 +53,8 @@ test('bad input table: Gitea status codes and messages, no half-written state, t
     { name: 'repo name absolute', method: 'POST', path: '/api/v1/user/repos', headers: tok, body: JSON.stringify({ name: '/etc/passwd' }), status: 422 },
     { name: 'repo name ending .git', method: 'POST', path: '/api/v1/user/repos', headers: tok, body: JSON.stringify({ name: 'x.git' }), status: 422, message: /pattern/ },
     { name: 'repo name with control char', method: 'POST', path: '/api/v1/user/repos', headers: tok, body: JSON.stringify({ name: 'a\tb' }), status: 422 },
+    { name: 'default branch with ..', method: 'POST', path: '/api/v1/user/repos', headers: tok, body: JSON.stringify({ name: 'ok', default_branch: 'a/../b' }), status: 422 },
+    { name: 'default branch option-like', method: 'POST', path: '/api/v1/user/repos', headers: tok, body: JSON.stringify({ name: 'ok', default_branch: '-x' }), status: 422 },
     { name: 'migrate repo_name traversal', method: 'POST', path: '/api/v1/repos/migrate', headers: tok, body: JSON.stringify({ clone_addr: 'https://example.invalid/x', repo_name: '../x', uid: 1 }), status: 422 },
     { name: 'migrate clone_addr with control chars', method: 'POST', path: '/api/v1/repos/migrate', headers: tok, body: JSON.stringify({ clone_addr: 'https://exa\nmple.com/x', repo_name: 'x', uid: 1 }), status: 422 },
     { name: 'migrate clone_addr option injection', method: 'POST', path: '/api/v1/repos/migrate', headers: tok, body: JSON.stringify({ clone_addr: '--upload-pack=touch /tmp/x', repo_name: 'x', uid: 1 }), status: 422 },
@@ -95,4 +97,28 @@ test('bad input table: Gitea status codes and messages, no half-written state, t
   const alive = await api(gh.url, 'GET', '/api/v1/version');
   assert.equal(alive.status, 200);
   assert.match(alive.body.version, /\+strait$/);
+});
+
+test('fuzz: 600 random paths, headers and bodies never get a 5xx and never stop the server', async () => {
+  let s = 0x5eed;
+  const rnd = () => {
+    s = (s * 1103515245 + 12345) >>> 0;
+    return s / 2 ** 32;
+  };
+  const pick = <T>(xs: T[]): T => xs[Math.floor(rnd() * xs.length)] as T;
+  const pieces = ['api', 'v1', 'users', 'user', 'admin', 'repos', 'migrate', 'tokens', 'gpg_keys', 'git', 'commits', 'collaborators',
+    'gitea_admin', '..', '.', '%2e%2e', '%00', '%ff', 'a'.repeat(300), 'info', 'refs', 'x.git', 'HEAD', '-', '~', '%', ''];
+  const bodies = ['', '{', '{}', '[]', 'null', '"x"', '{"name":null}', '{"username":{"$gt":""}}', '{"clone_addr":"file:///etc"}',
+    '{"armored_public_key":"-----BEGIN PGP PUBLIC KEY BLOCK-----\\n\\n=AAAA\\n-----END PGP PUBLIC KEY BLOCK-----"}', '\u0000\u0001', '{"a":1e999}'];
+  for (let i = 0; i < 600; i++) {
+    const path = `/${Array.from({ length: 1 + Math.floor(rnd() * 7) }, () => pick(pieces)).join('/')}${rnd() < 0.2 ? '?service=git-receive-pack' : ''}`;
+    const method = pick(['GET', 'POST', 'PUT', 'DELETE', 'PATCH']);
+    const headers: Record<string, string> = { 'Content-Type': 'application/json' };
+    const auth = pick(['', `token ${gh.adminToken}`, 'token x', 'Basic Og==', `Basic ${Buffer.from('gitea_admin:admin-pass-1').toString('base64')}`]);
+    if (auth) headers['Authorization'] = auth;
+    const body = method === 'GET' ? undefined : pick(bodies);
+    const r = await raw(method, path, headers, body).catch((e: Error) => { throw new Error(`${method} ${path} ${JSON.stringify(headers)} ${JSON.stringify(body)}: ${e.message}`); });
+    assert.ok(r.status >= 200 && r.status < 500, `${method} ${path} -> ${r.status} ${r.text.slice(0, 200)}`);
+  }
+  assert.equal((await api(gh.url, 'GET', '/api/v1/version')).status, 200);
 });
