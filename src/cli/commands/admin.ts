@@ -1,7 +1,6 @@
 import type { Command } from 'commander';
 import { mkdirSync } from 'node:fs';
 import { E } from '../../base/errors/index.js';
-import { GithostDb, createToken, createUser, githostPaths } from '../../control/githost/index.js';
 import { formatJson, parseOutputFormat } from '../output/index.js';
 import { resolveStateDir } from '../state-dir.js';
 
@@ -37,6 +36,8 @@ export function registerAdminCommand(program: Command): void {
       for (const flag of ['username', 'password', 'email'] as const) {
         if (!opts[flag]) throw E.usage(`--${flag} is required: strait admin user create --username U --password P --email E [--admin]`, { flag });
       }
+      // loaded on use: SQLite and the githost model are not needed by other commands
+      const { GithostDb, createToken, createUser, githostPaths } = await import('../../control/githost/index.js');
       const paths = githostPaths(resolveStateDir(opts.stateDir));
       mkdirSync(paths.root, { recursive: true, mode: 0o700 });
       const db = new GithostDb(paths.db);

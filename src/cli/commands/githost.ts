@@ -2,13 +2,15 @@ import type { Command } from 'commander';
 import { Lifecycle } from '../../base/lifecycle/index.js';
 import { createLogger } from '../../base/log/index.js';
 import { E } from '../../base/errors/index.js';
-import { GithostServer, loadGithostSettingsFile } from '../../control/githost/index.js';
+import type { GithostServer } from '../../control/githost/index.js';
 import { resolveStateDir } from '../state-dir.js';
 
 interface ServeOptions { port?: string; host?: string; stateDir?: string; config?: string }
 
 /** Build the githost settings from a config file and flags (flags win). */
-export function githostSettingsFrom(opts: ServeOptions): Record<string, unknown> {
+export async function githostSettingsFrom(opts: ServeOptions): Promise<Record<string, unknown>> {
+  // loaded on use: the server pulls in openpgp and SQLite, which other commands do not need
+  const { loadGithostSettingsFile } = await import('../../control/githost/index.js');
   const fromFile = opts.config ? loadGithostSettingsFile(opts.config) : {};
   if (fromFile === null || typeof fromFile !== 'object' || Array.isArray(fromFile)) {
     throw E.configInvalid(opts.config ?? 'config', fromFile, 'must be a mapping of githost settings');
@@ -26,7 +28,9 @@ export function githostSettingsFrom(opts: ServeOptions): Record<string, unknown>
 /** Start githost and keep it running until SIGTERM/SIGINT. */
 export async function serveGithost(opts: ServeOptions): Promise<GithostServer> {
   const log = createLogger('githost');
-  const server = new GithostServer({ stateDir: resolveStateDir(opts.stateDir), settings: githostSettingsFrom(opts), log });
+  const settings = await githostSettingsFrom(opts);
+  const { GithostServer } = await import('../../control/githost/index.js');
+  const server = new GithostServer({ stateDir: resolveStateDir(opts.stateDir), settings, log });
   const url = await server.listen();
   const life = new Lifecycle();
   life.onShutdown('githost', () => server.close());
