@@ -7,7 +7,8 @@ import { after, before, test } from 'node:test';
 import { api, startGithost, type JsonBody, type Started } from '../helpers/githost.js';
 
 let gh: Started;
-before(async () => { gh = await startGithost(); });
+// allowLocalNetworks: the migration source in these tests is this same server on loopback
+before(async () => { gh = await startGithost({ allowLocalNetworks: true }); });
 after(async () => { await gh.close(); });
 
 // curl runs asynchronously: the server lives in this process's event loop
@@ -43,14 +44,23 @@ test('SPEC.md calls with curl: token by basic auth, create user, read user, migr
   assert.ok(Number.isInteger(user.body.id));
   assert.equal(user.body.id, created.body.id);
 
-  // 4. POST /api/v1/repos/migrate (from a loopback source, which the default settings refuse)
+  // 4. POST /api/v1/repos/migrate (source: a repository of this server, on loopback)
+  const src = await api(gh.url, 'POST', '/api/v1/user/repos', { token, body: { name: 'upstream', auto_init: true } });
+  assert.equal(src.status, 201);
   const mig = await curl('-X', 'POST', `${gh.url}/api/v1/repos/migrate`, '-H', 'accept: application/json',
     '-H', `Authorization: token ${token}`, '-H', 'Content-Type: application/json',
-    '-d', JSON.stringify({ clone_addr: `${gh.url}/gitea_admin/nothing.git`, description: 'd', issues: false, milestones: false, mirror: false, private: false, repo_name: 'copy', uid: user.body.id }));
-  assert.equal(mig.status, 422);
-  assert.deepEqual(Object.keys(mig.body).sort(), ['message', 'url']);
-  assert.equal(mig.body.message, 'You can not import from disallowed hosts.');
-  assert.equal(mig.body.url, `${gh.url}/api/swagger`);
+    '-d', JSON.stringify({ clone_addr: `${gh.url}/gitea_admin/upstream.git`, description: 'migrated', issues: false, milestones: false, mirror: false, private: false, repo_name: 'copy', uid: user.body.id }));
+  assert.equal(mig.status, 201, JSON.stringify(mig.body));
+  assert.equal(mig.body.full_name, 'alice/copy');
+  assert.equal(mig.body.owner.id, user.body.id);
+  assert.equal(mig.body.description, 'migrated');
+  assert.equal(mig.body.empty, false);
+  assert.equal(mig.body.clone_url, `${gh.url}/alice/copy.git`);
+  const again = await curl('-X', 'POST', `${gh.url}/api/v1/repos/migrate`, '-H', `Authorization: token ${token}`, '-H', 'Content-Type: application/json',
+    '-d', JSON.stringify({ clone_addr: `${gh.url}/gitea_admin/upstream.git`, repo_name: 'copy', uid: user.body.id }));
+  assert.equal(again.status, 409);
+  assert.deepEqual(Object.keys(again.body).sort(), ['message', 'url']);
+  assert.equal(again.body.url, `${gh.url}/api/swagger`);
 });
 
 test('token creation takes basic auth only, for yourself unless admin; names are unique; unknown scopes 400', async () => {
@@ -134,6 +144,13 @@ test('repositories: create, read, 409 on duplicates, collaborators, private repo
   const seen = await api(gh.url, 'GET', '/api/v1/repos/gitea_admin/secret', { token: bobTok });
   assert.equal(seen.status, 200);
   assert.deepEqual(seen.body.permissions, { admin: false, push: false, pull: true });
+  const init = await api(gh.url, 'POST', '/api/v1/user/repos', { token: gh.adminToken, body: { name: 'inited', auto_init: true, default_branch: 'trunk', description: 'hello' } });
+  assert.equal(init.status, 201);
+  assert.equal(init.body.empty, false);
+  assert.equal(init.body.default_branch, 'trunk');
+  const head = await api(gh.url, 'GET', '/api/v1/repos/gitea_admin/inited/git/commits/HEAD', {});
+  assert.equal(head.body.commit.message, 'Initial commit\n');
+  assert.equal(head.body.commit.author.email, 'admin@example.com');
   const notAdmin = await api(gh.url, 'PUT', '/api/v1/repos/gitea_admin/secret/collaborators/carol', { token: bobTok, body: {} });
   assert.equal(notAdmin.status, 403);
 });

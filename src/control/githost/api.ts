@@ -265,9 +265,9 @@ export class GiteaApi {
     const description = f.string('description', 'Description', { max: 2048 });
     const priv = f.bool('private', 'Private');
     const defaultBranch = f.string('default_branch', 'DefaultBranch', { max: 255 });
-    f.bool('auto_init', 'AutoInit');
+    const autoInit = f.bool('auto_init', 'AutoInit');
     if (defaultBranch && (!/^\w[\w./-]*$/.test(defaultBranch) || /\.\.|\/\/|\/\.|\.lock$|[/.]$/.test(defaultBranch))) throw new ApiError(422, `[DefaultBranch]: ${JSON.stringify(defaultBranch)} is not a valid branch name`);
-    const repo = await this.svc.createRepo({ owner: doer.user, name, description, private: priv, defaultBranch });
+    const repo = await this.svc.createRepo({ owner: doer.user, name, description, private: priv, defaultBranch, autoInit });
     sendJson(c.res, 201, await this.repoJson(doer.user, repo, doer.user));
   }
 

@@ -65,7 +65,7 @@ export function runGit(args: string[], opts: { cwd?: string; env: NodeJS.Process
 }
 
 /** Run git and return stdout; a non-zero exit throws STRAIT_ERR_SYSTEM_TOOL with git's stderr. */
-export async function git(args: string[], opts: { cwd?: string; env: NodeJS.ProcessEnv; timeoutMs?: number }): Promise<Buffer> {
+export async function git(args: string[], opts: { cwd?: string; env: NodeJS.ProcessEnv; timeoutMs?: number; input?: Buffer }): Promise<Buffer> {
   const r = await runGit(args, opts);
   if (r.code !== 0) throw E.systemTool(`git ${args.join(' ')}`, r.code ?? 'killed', r.stderr);
   return r.stdout;

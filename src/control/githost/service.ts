@@ -6,7 +6,7 @@ import type { Logger } from '../../base/log/index.js';
 import { parseArmoredPublicKey, verifyCommitSignature } from '../signatures/index.js';
 import type { GithostSettings } from './config.js';
 import type { GithostDb, GpgKeyRow, NewGpgKey, RepoRow, UserRow } from './db.js';
-import { runGit } from './git-exec.js';
+import { git, runGit } from './git-exec.js';
 import { ApiError } from './http-io.js';
 import { checkCloneAddr, cloneInto } from './migrate.js';
 import { checkRepoName } from './names.js';
@@ -24,6 +24,8 @@ export interface CreateRepoInput {
   description: string;
   private: boolean;
   defaultBranch?: string;
+  /** make a first commit with a README.md, as Gitea's auto_init does */
+  autoInit?: boolean;
 }
 
 export interface MigrateInput extends CreateRepoInput {
@@ -108,6 +110,7 @@ export class GithostService {
     try {
       const branch = input.defaultBranch || 'main';
       tmp = await this.files.initTemp(branch);
+      if (input.autoInit) await this.initialCommit(tmp, input, branch);
       const row = this.finish(tmp, input, { mirror: false, originalURL: '', defaultBranch: branch });
       tmp = undefined;
       return row;
@@ -115,6 +118,18 @@ export class GithostService {
       if (tmp) this.files.discard(tmp);
       this.pending.delete(key);
     }
+  }
+
+  private async initialCommit(dir: string, input: CreateRepoInput, branch: string): Promise<void> {
+    const who = input.owner.full_name || input.owner.name;
+    const env = this.files.env({
+      GIT_AUTHOR_NAME: who, GIT_AUTHOR_EMAIL: input.owner.email, GIT_COMMITTER_NAME: who, GIT_COMMITTER_EMAIL: input.owner.email,
+    });
+    const readme = `# ${input.name}\n\n${input.description ? `${input.description}\n` : ''}`;
+    const blob = (await git(['hash-object', '-w', '--stdin'], { cwd: dir, env, input: Buffer.from(readme) })).toString().trim();
+    const tree = (await git(['mktree'], { cwd: dir, env, input: Buffer.from(`100644 blob ${blob}\tREADME.md\n`) })).toString().trim();
+    const commit = (await git(['commit-tree', tree, '-m', 'Initial commit'], { cwd: dir, env })).toString().trim();
+    await git(['update-ref', `refs/heads/${branch}`, commit], { cwd: dir, env });
   }
 
   async migrate(input: MigrateInput): Promise<RepoRow> {
