@@ -16,6 +16,7 @@ export interface KeyInfo {
 /** What verification needs of one key (primary or subkey), computed once when the key is added. */
 export interface SigningKeyState {
   packet: openpgp.AnyKeyPacket;
+  fingerprint: string;
   created: Date;
   /** the key or its primary key is revoked */
   revoked: boolean;
@@ -48,7 +49,7 @@ async function signingStates(key: openpgp.PublicKey): Promise<Map<string, Signin
     }
   };
   out.set(key.getKeyID().toHex().toUpperCase(), {
-    packet: key.keyPacket, created: key.keyPacket.created, revoked: primaryRevoked, expires: primaryExpires,
+    packet: key.keyPacket, fingerprint: key.getFingerprint().toUpperCase(), created: key.keyPacket.created, revoked: primaryRevoked, expires: primaryExpires,
     canSign: !primaryRevoked && await canSign(key.getKeyID()),
   });
   for (const sub of key.subkeys) {
@@ -56,7 +57,7 @@ async function signingStates(key: openpgp.PublicKey): Promise<Map<string, Signin
     const subExp = asDate(await sub.getExpirationTime().catch(() => null));
     const expires = [primaryExpires, subExp].filter((d): d is Date => d !== null).sort((a, b) => a.getTime() - b.getTime())[0] ?? null;
     out.set(sub.getKeyID().toHex().toUpperCase(), {
-      packet: sub.keyPacket, created: sub.keyPacket.created, revoked, expires,
+      packet: sub.keyPacket, fingerprint: sub.getFingerprint().toUpperCase(), created: sub.keyPacket.created, revoked, expires,
       canSign: !revoked && await canSign(sub.getKeyID()),
     });
   }
@@ -95,7 +96,8 @@ export async function readPublicKeys(armored: string): Promise<openpgp.PublicKey
   return out;
 }
 
-export async function describeKey(key: openpgp.PublicKey): Promise<KeyInfo> {
+/** The key as the GitOps key store and API show it (Argo CD's GnuPGPublicKey). */
+export async function keyStoreInfo(key: openpgp.PublicKey): Promise<KeyInfo> {
   let owner = key.getUserIDs()[0] ?? '';
   try {
     const primary = await key.getPrimaryUser();
@@ -119,7 +121,7 @@ export class Keyring {
 
   /** Add a key (replacing one with the same primary key ID). */
   async add(key: openpgp.PublicKey, keyData?: string): Promise<KeyringEntry> {
-    const info = await describeKey(key);
+    const info = await keyStoreInfo(key);
     if (keyData) info.keyData = keyData;
     const entry: KeyringEntry = { info, key, subkeyIDs: key.subkeys.map((s) => hexID(s.getKeyID())), signing: await signingStates(key) };
     this.remove(info.keyID);

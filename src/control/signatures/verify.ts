@@ -9,8 +9,9 @@
 //   allowed list given and neither the primary nor the signing subkey listed -> not-allowed
 //   otherwise                                     -> valid
 import * as openpgp from 'openpgp';
-import { parseCommitObject, parseTagObject } from './git-object.js';
-import { Keyring, type KeyringEntry } from './keyring.js';
+import { isStraitError } from '../../base/errors/index.js';
+import { parseCommitObject, parseTagObject, type CommitObject, type TagObject } from './git-object.js';
+import { Keyring, readPublicKeys, type KeyringEntry } from './keyring.js';
 import { nativeCheck, type SigPacket } from './native-check.js';
 
 export type VerificationStatus = 'unsigned' | 'valid' | 'bad-signature' | 'unknown-key' | 'not-allowed' | 'expired' | 'revoked';
@@ -25,9 +26,25 @@ export interface VerificationResult {
   signer: string;
   /** one line saying what was found; names the key ID and the reason */
   message: string;
+  /** the same text as `message` (the code-hosting server's name for it) */
+  reason: string;
   /** when the signature says it was made */
   signedAt?: string;
+  /** fingerprint of the signing key or subkey, when it is in the keyring */
+  fingerprint: string;
+  /** e-mail of the signer's user ID, when known */
+  signerEmail: string;
+  /** the armored signature ('' when unsigned) */
+  signature: string;
+  /** the signed payload as text */
+  payload: string;
+  /** the parsed object, unless it was malformed */
+  commit?: CommitObject;
+  tag?: TagObject;
 }
+
+/** Keys to verify with: a Keyring (fast, parsed once), parsed keys, or armored texts (unreadable ones are skipped). */
+export type VerificationKeys = Keyring | readonly openpgp.PublicKey[] | readonly string[];
 
 export interface VerifyOptions {
   /**
@@ -38,6 +55,8 @@ export interface VerifyOptions {
   allowedKeyIDs?: readonly string[];
   /** "now" for expiry checks (tests) */
   now?: Date;
+  /** "gpgsig" (SHA-1 repositories, default) or "gpgsig-sha256" */
+  signatureHeader?: string;
   /** 'native' (default): node:crypto for RSA and Ed25519, openpgp.js for the rest; 'openpgp': openpgp.js only */
   engine?: 'native' | 'openpgp';
 }
@@ -50,7 +69,24 @@ interface SignaturePacketLike {
 }
 
 const result = (status: VerificationStatus, keyID: string, message: string, extra: Partial<VerificationResult> = {}): VerificationResult =>
-  ({ status, keyID, primaryKeyID: '', signer: '', message, ...extra });
+  ({ status, keyID, primaryKeyID: '', signer: '', fingerprint: '', signerEmail: '', signature: '', payload: '', message, reason: message, ...extra });
+
+async function toKeyring(keys: VerificationKeys): Promise<Keyring> {
+  if (keys instanceof Keyring) return keys;
+  const ring = new Keyring();
+  for (const k of keys) {
+    if (typeof k !== 'string') {
+      await ring.add(k);
+      continue;
+    }
+    try {
+      for (const parsed of await readPublicKeys(k)) await ring.add(parsed);
+    } catch {
+      // an unreadable key cannot have made the signature; skip it
+    }
+  }
+  return ring;
+}
 
 /**
  * Decode an ASCII-armored signature block without openpgp.js's stream machinery
@@ -98,13 +134,20 @@ function isAllowed(entry: KeyringEntry, signingID: string, allowed: readonly str
 }
 
 /** Verify an armored detached signature over `payload`. */
-export async function verifyDetached(payload: Uint8Array, armoredSignature: string | undefined, keys: Keyring | readonly openpgp.PublicKey[], opts: VerifyOptions = {}): Promise<VerificationResult> {
+export async function verifyDetached(payload: Uint8Array, armoredSignature: string | undefined, keys: VerificationKeys, opts: VerifyOptions = {}): Promise<VerificationResult> {
+  const r = await check(payload, armoredSignature, keys, opts);
+  r.signature = armoredSignature ?? '';
+  r.payload = Buffer.from(payload.buffer, payload.byteOffset, payload.length).toString('utf8');
+  return r;
+}
+
+async function check(payload: Uint8Array, armoredSignature: string | undefined, keys: VerificationKeys, opts: VerifyOptions): Promise<VerificationResult> {
   if (armoredSignature === undefined || armoredSignature.trim() === '') return result('unsigned', '', UNSIGNED_MESSAGE);
   if (!armoredSignature.startsWith('-----BEGIN PGP SIGNATURE-----')) {
     const kind = armoredSignature.startsWith('-----BEGIN SSH SIGNATURE-----') ? 'an SSH signature' : 'not an OpenPGP signature';
     return result('bad-signature', '', `Revision has a signature that cannot be verified: ${kind}; only OpenPGP signatures are supported`);
   }
-  const keyring = keys instanceof Keyring ? keys : await Keyring.fromKeys(keys);
+  const keyring = await toKeyring(keys);
   let sig: openpgp.Signature;
   try {
     const binary = dearmorSignature(armoredSignature);
@@ -120,8 +163,11 @@ export async function verifyDetached(payload: Uint8Array, armoredSignature: stri
   if (!entry) {
     return result('unknown-key', keyID, `Revision is signed with key ${keyID}, which is not imported into the controller's key store`, signedAt ? { signedAt } : {});
   }
-  const extra: Partial<VerificationResult> = { primaryKeyID: entry.info.keyID, signer: entry.info.owner, ...(signedAt ? { signedAt } : {}) };
   const state = entry.signing.get(keyID);
+  const email = /<([^<>]*)>/.exec(entry.info.owner)?.[1] ?? '';
+  const extra: Partial<VerificationResult> = {
+    primaryKeyID: entry.info.keyID, signer: entry.info.owner, signerEmail: email, fingerprint: state?.fingerprint ?? '', ...(signedAt ? { signedAt } : {}),
+  };
   const now = opts.now ?? new Date();
   if (!state) return result('unknown-key', keyID, `Revision is signed with key ${keyID}, which is not imported into the controller's key store`, extra);
   if (state.revoked) return result('revoked', keyID, `Revision is signed with key ${keyID}, which has been revoked`, extra);
@@ -153,12 +199,29 @@ export async function verifyDetached(payload: Uint8Array, armoredSignature: stri
   return result('valid', keyID, `Revision is signed with key ${keyID}${via} by ${entry.info.owner}`, extra);
 }
 
-export async function verifyCommitSignature(raw: Buffer | Uint8Array, keys: Keyring | readonly openpgp.PublicKey[], opts: VerifyOptions = {}): Promise<VerificationResult> {
-  const c = parseCommitObject(raw);
-  return verifyDetached(c.payload, c.signature, keys, opts);
+/**
+ * Verify the signature of a raw commit object. Never throws for bad input: a
+ * malformed object is a 'bad-signature' outcome whose message says why.
+ */
+export async function verifyCommitSignature(raw: Buffer | Uint8Array | string, keys: VerificationKeys, opts: VerifyOptions = {}): Promise<VerificationResult> {
+  let c: CommitObject;
+  try {
+    c = parseCommitObject(raw, opts.signatureHeader);
+  } catch (err) {
+    if (isStraitError(err)) return result('bad-signature', '', `Revision cannot be verified: ${err.message}`);
+    throw err;
+  }
+  return { ...(await verifyDetached(c.payload, c.signature, keys, opts)), commit: c };
 }
 
-export async function verifyTagSignature(raw: Buffer | Uint8Array, keys: Keyring | readonly openpgp.PublicKey[], opts: VerifyOptions = {}): Promise<VerificationResult> {
-  const t = parseTagObject(raw);
-  return verifyDetached(t.payload, t.signature, keys, opts);
+/** Verify the signature of a raw annotated tag object (see verifyCommitSignature). */
+export async function verifyTagSignature(raw: Buffer | Uint8Array | string, keys: VerificationKeys, opts: VerifyOptions = {}): Promise<VerificationResult> {
+  let t: TagObject;
+  try {
+    t = parseTagObject(raw);
+  } catch (err) {
+    if (isStraitError(err)) return result('bad-signature', '', `Revision cannot be verified: ${err.message}`);
+    throw err;
+  }
+  return { ...(await verifyDetached(t.payload, t.signature, keys, opts)), tag: t };
 }
