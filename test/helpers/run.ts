@@ -12,6 +12,7 @@ export function run(cmd: string, args: string[], opts: { env?: NodeJS.ProcessEnv
     child.stderr.setEncoding('utf8').on('data', (d: string) => { stderr += d; });
     child.on('error', reject);
     child.on('close', (status) => resolve({ status, stdout, stderr }));
+    child.stdin.on('error', () => undefined); // the program may exit without reading its input
     child.stdin.end(opts.input ?? '');
   });
 }

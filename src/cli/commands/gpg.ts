@@ -2,9 +2,14 @@
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { E } from '../../base/errors/index.js';
-import { normalizeKeyID, type KeyInfo } from '../../control/signatures/index.js';
+import type { KeyInfo } from '../../control/signatures/index.js';
 import { call } from '../control-client.js';
 import { formatJson, formatTable, formatYaml, parseOutputFormat } from '../output/index.js';
+
+/** Key ID rules live with the signatures module; load it (and openpgp) only when a gpg command runs. */
+async function normalizeKeyID(id: string): Promise<string> {
+  return (await import('../../control/signatures/index.js')).normalizeKeyID(id);
+}
 
 function print(value: unknown, format: string): boolean {
   if (format === 'json') { process.stdout.write(formatJson(value)); return true; }
@@ -31,7 +36,7 @@ export function registerGpgCommand(program: Command): void {
     .option('--server <server>', 'control module (default: the current session)')
     .action(async (id: string, opts: { output: string; server?: string }) => {
       const format = parseOutputFormat(opts.output, ['wide', 'text', 'json', 'yaml']);
-      const key = await call<KeyInfo>('GET', `/api/v1/gpgkeys/${normalizeKeyID(id)}`, undefined, opts.server);
+      const key = await call<KeyInfo>('GET', `/api/v1/gpgkeys/${await normalizeKeyID(id)}`, undefined, opts.server);
       if (print(key, format)) return;
       console.log(`Key ID:          ${key.keyID}`);
       console.log(`Key fingerprint: ${key.fingerprint}`);
@@ -61,7 +66,7 @@ export function registerGpgCommand(program: Command): void {
     .argument('<keyid>', '16 hex digits, or a 40-hex fingerprint')
     .option('--server <server>', 'control module (default: the current session)')
     .action(async (id: string, opts: { server?: string }) => {
-      const keyID = normalizeKeyID(id);
+      const keyID = await normalizeKeyID(id);
       await call('DELETE', `/api/v1/gpgkeys?keyID=${keyID}`, undefined, opts.server);
       console.log(`Deleted key with key ID ${keyID}`);
     });

@@ -2,6 +2,7 @@
 import type { Command } from 'commander';
 import { registerAdminCommand } from './admin.js';
 import { registerAppCommand } from './app.js';
+import { registerDemoCommand } from './demo.js';
 import { registerGithostCommand } from './githost.js';
 import { registerGpgCommand } from './gpg.js';
 import { registerLoginCommand } from './login.js';
@@ -16,4 +17,5 @@ export function registerCommands(program: Command): void {
   registerLoginCommand(program);
   registerGpgCommand(program);
   registerAppCommand(program);
+  registerDemoCommand(program);
 }
