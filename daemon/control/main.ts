@@ -154,7 +154,10 @@ async function main(): Promise<void> {
   life.onShutdown('gitops', () => svc.close());
   // one line on stdout for supervisors and tests
   const mport = (metricsServer.address() as AddressInfo).port;
-  console.log(JSON.stringify({ ready: true, api: svc.api.url, metrics: `http://${m.host.includes(':') ? `[${m.host}]` : m.host}:${mport}/metrics`, namespace: cfg.namespace }));
+  const ready = { ready: true, api: svc.api.url, metrics: `http://${m.host.includes(':') ? `[${m.host}]` : m.host}:${mport}/metrics`, namespace: cfg.namespace };
+  console.log(JSON.stringify(ready));
+  // the local world's supervisor waits for this on the IPC channel
+  process.send?.({ type: 'ready', ...ready });
 }
 
 main().catch((err: unknown) => {
