@@ -42,6 +42,15 @@ export const REFRESH_ANNOTATION = `${GROUPS.gitops.replace(/^argoproj\.io$/, 'ar
 
 export const IN_CLUSTER_SERVERS = ['https://kubernetes.default.svc', 'https://kubernetes.default.svc.cluster.local', 'in-cluster'];
 
+/** Only reconciledAt moved, and not long ago: skip the write (one durable write per Application per poll adds up). */
+function unchangedStatus(before: Application['status'], after: Application['status']): boolean {
+  if (!before || !after) return false;
+  const { reconciledAt: a, ...restBefore } = before;
+  const { reconciledAt: _b, ...restAfter } = after;
+  if (!a || Date.now() - Date.parse(a) > 10 * 60_000) return false;
+  return JSON.stringify(restBefore) === JSON.stringify(restAfter);
+}
+
 interface Job {
   sync: boolean;
   waiters: ((o: ReconcileOutcome | undefined) => void)[];
@@ -234,9 +243,11 @@ export class GitOpsController {
 
   private async writeStatus(app: Application, outcome: ReconcileOutcome): Promise<void> {
     this.opts.metrics?.syncs.inc({ result: outcome.result });
-    const { resourceVersion: _rv, ...meta } = app.metadata;
-    const written = await this.store.updateStatus<Application>({ ...app, metadata: meta, status: outcome.status });
-    this.apps.set(app.metadata.name, written);
+    if (!unchangedStatus(app.status, outcome.status)) {
+      const { resourceVersion: _rv, ...meta } = app.metadata;
+      const written = await this.store.updateStatus<Application>({ ...app, metadata: meta, status: outcome.status });
+      this.apps.set(app.metadata.name, written);
+    }
     for (const ev of outcome.events) {
       await this.store.recordEvent({
         involvedObject: { apiVersion: app.apiVersion, kind: 'Application', name: app.metadata.name, namespace: this.namespace, ...(app.metadata.uid ? { uid: app.metadata.uid } : {}) },
