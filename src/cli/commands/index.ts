@@ -1,7 +1,18 @@
 // Every subcommand of `strait`, one file each. Keep this list sorted by area.
 import type { Command } from 'commander';
+import { registerApiResourcesCommand } from './api-resources.js';
+import { registerApplyCommand } from './apply.js';
+import { registerDeleteCommand } from './delete.js';
+import { registerDescribeCommand } from './describe.js';
+import { registerGetCommand } from './get.js';
 import { registerVersionCommand } from './version.js';
 
 export function registerCommands(program: Command): void {
   registerVersionCommand(program);
+  // resources
+  registerApplyCommand(program);
+  registerGetCommand(program);
+  registerDescribeCommand(program);
+  registerDeleteCommand(program);
+  registerApiResourcesCommand(program);
 }
