@@ -11,7 +11,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { Command } from 'commander';
-import { Registry, collectDefaultMetrics } from 'prom-client';
+import { Registry } from 'prom-client';
 import { parse as parseYaml } from 'yaml';
 import { defineConfig, type ConfigSchema } from '../../src/base/config/index.js';
 import { E, isStraitError } from '../../src/base/errors/index.js';
@@ -129,7 +129,6 @@ async function main(): Promise<void> {
   }
   life.onShutdown('store', () => store.close());
   const registry = new Registry();
-  collectDefaultMetrics({ register: registry });
   const { host, port } = hostPort(cfg.listen);
   const m = hostPort(cfg.metricsListen);
   const metricsServer = createServer((req, res) => {

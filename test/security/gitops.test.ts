@@ -10,7 +10,7 @@ import {
   checkToken, issueToken, RepoCache, renderManifests, startGitOpsService, type GitOpsService,
 } from '../../src/control/gitops/index.js';
 import { Keyring, readPublicKeys, verifyCommitSignature, verifyTagSignature } from '../../src/control/signatures/index.js';
-import { MemoryStore } from '../helpers/memory-store.js';
+import { tempEmbeddedStore } from '../helpers/embedded-store.js';
 import { createGpgWorld, createRepo, type GpgWorld, type TestRepo } from '../helpers/signed-repo.js';
 
 let world: GpgWorld;
@@ -89,7 +89,7 @@ test('session tokens: forged, re-signed, expired or alg=none tokens are refused'
 });
 
 test('the API refuses oversized bodies and unauthenticated key changes', async () => {
-  const store = new MemoryStore();
+  const store = tempEmbeddedStore();
   const svc: GitOpsService = await startGitOpsService({ store, namespace: 'argocd', stateDir: dir, port: 0, tls: false });
   try {
     const big = await fetch(`${svc.api.url}/api/v1/session`, { method: 'POST', body: 'x'.repeat(2 * 1024 * 1024) }).catch(() => undefined);
@@ -101,5 +101,6 @@ test('the API refuses oversized bodies and unauthenticated key changes', async (
     assert.equal(svc.controller.keys.keyring.size, 0);
   } finally {
     await svc.close();
+    await store.close();
   }
 });

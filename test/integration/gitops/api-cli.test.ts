@@ -7,16 +7,16 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { ADMIN_SECRET, startGitOpsService, type GitOpsService } from '../../../src/control/gitops/index.js';
 import { GPG_KEYS_CM, GROUPS, Kinds } from '../../../src/control/resources/index.js';
-import type { KubeObject } from '../../../src/control/store/index.js';
+import type { KubeObject, ResourceStore } from '../../../src/control/store/index.js';
 import { listEvents } from '../../helpers/events.js';
-import { MemoryStore } from '../../helpers/memory-store.js';
+import { tempEmbeddedStore } from '../../helpers/embedded-store.js';
 import { createGpgWorld, createRepo, type GpgWorld } from '../../helpers/signed-repo.js';
 import { run, type RunResult } from '../../helpers/run.js';
 import { waitFor } from '../../helpers/wait.js';
 
 const root = process.env['STRAIT_ROOT'] ?? process.cwd();
 let world: GpgWorld;
-let store: MemoryStore;
+let store: ResourceStore;
 let svc: GitOpsService;
 let dir: string;
 let server: string;
@@ -37,7 +37,7 @@ async function curl(...args: string[]): Promise<{ status: number; body: unknown 
 before(async () => {
   world = createGpgWorld();
   dir = mkdtempSync(join(tmpdir(), 'strait-gitops-api-'));
-  store = new MemoryStore();
+  store = tempEmbeddedStore();
   svc = await startGitOpsService({ store, namespace: 'argocd', stateDir: dir, port: 0, tls: true });
   server = `127.0.0.1:${svc.api.port}`;
   const secret = await store.get<KubeObject & { data: Record<string, string> }>(Kinds.Secret, ADMIN_SECRET, 'argocd');
@@ -49,6 +49,7 @@ before(async () => {
 
 after(async () => {
   await svc?.close();
+  await store?.close();
   world?.cleanup();
   if (dir) rmSync(dir, { recursive: true, force: true });
 });

@@ -14,7 +14,7 @@ import { GPG_KEYS_CM, GROUPS, Kinds } from '../../../src/control/resources/index
 import type { KubeObject, ResourceStore } from '../../../src/control/store/index.js';
 import { installFakeGpg } from '../../helpers/fake-gpg.js';
 import { listEvents } from '../../helpers/events.js';
-import { MemoryStore } from '../../helpers/memory-store.js';
+import { tempEmbeddedStore } from '../../helpers/embedded-store.js';
 import { createGpgWorld, createRepo, type GpgWorld, type TestRepo } from '../../helpers/signed-repo.js';
 import { waitFor } from '../../helpers/wait.js';
 
@@ -77,7 +77,7 @@ before(async () => {
   repo.git('checkout', '-q', 'main');
   world.revokeDave();
 
-  store = new MemoryStore();
+  store = tempEmbeddedStore();
   await store.apply({
     apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: GPG_KEYS_CM, namespace: NS },
     data: Object.fromEntries([world.keys.alice, world.keys.bob, world.keys.carol, world.keys.dave].map((k) => [k.keyID, k.armored])),
@@ -104,6 +104,7 @@ before(async () => {
 
 after(async () => {
   await controller?.stop();
+  await store?.close();
   fakeGpg?.restore();
   world?.cleanup();
   if (stateDir) rmSync(stateDir, { recursive: true, force: true });

@@ -5,6 +5,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { run } from '../../helpers/run.js';
 
 const root = process.env['STRAIT_ROOT'] ?? process.cwd();
@@ -31,3 +33,29 @@ for (const c of cases) {
     assert.match(r.stderr, c.message);
   });
 }
+
+test('the control module process starts on an embedded store, serves the API and /metrics, and stops on SIGTERM', async () => {
+  const child = spawn(process.execPath, [main, '--state-dir', join(dir, 'state'), '--insecure', '--listen', '127.0.0.1:0', '--metrics-listen', '127.0.0.1:0', '--poll-interval', '5'],
+    { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, STRAIT_LOG_LEVEL: 'warn' } });
+  let out = '';
+  child.stdout.setEncoding('utf8').on('data', (d: string) => { out += d; });
+  let err = '';
+  child.stderr.setEncoding('utf8').on('data', (d: string) => { err += d; });
+  try {
+    const deadline = Date.now() + 20_000;
+    while (!out.includes('\n') && Date.now() < deadline && child.exitCode === null) await new Promise((r) => setTimeout(r, 50));
+    const ready = JSON.parse(out.split('\n')[0] ?? '{}') as { ready?: boolean; api?: string; metrics?: string };
+    assert.equal(ready.ready, true, err);
+    const bad = await run('curl', ['-s', '-w', '\n%{http_code}', '-X', 'POST', `${ready.api}/api/v1/session`, '-d', '{"username":"admin","password":"wrong"}']);
+    assert.match(bad.stdout, /Invalid username or password[\s\S]*\n401$/);
+    const metrics = await run('curl', ['-sf', ready.metrics as string]);
+    assert.equal(metrics.status, 0);
+    assert.match(metrics.stdout, /# TYPE strait_gitops_syncs_total counter/);
+    const check = await run('promtool', ['check', 'metrics'], { input: metrics.stdout });
+    assert.equal(check.status, 0, check.stdout + check.stderr);
+  } finally {
+    child.kill('SIGTERM');
+    const [code] = await once(child, 'exit') as [number | null];
+    assert.equal(code, 0, err);
+  }
+});

@@ -9,10 +9,10 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { startGitOpsService, type Application, type GitOpsService } from '../../../src/control/gitops/index.js';
 import { GROUPS, Kinds } from '../../../src/control/resources/index.js';
-import type { KubeObject } from '../../../src/control/store/index.js';
+import type { KubeObject, ResourceStore } from '../../../src/control/store/index.js';
 import { listEvents } from '../../helpers/events.js';
 import { api, startGithost, type Started } from '../../helpers/githost.js';
-import { MemoryStore } from '../../helpers/memory-store.js';
+import { tempEmbeddedStore } from '../../helpers/embedded-store.js';
 import { run } from '../../helpers/run.js';
 import { createGpgWorld, createRepo, type GpgWorld, type TestRepo } from '../../helpers/signed-repo.js';
 import { waitFor } from '../../helpers/wait.js';
@@ -20,7 +20,7 @@ import { waitFor } from '../../helpers/wait.js';
 let world: GpgWorld;
 let gh: Started;
 let svc: GitOpsService;
-let store: MemoryStore;
+let store: ResourceStore;
 let dir: string;
 let work: TestRepo;
 let cloneURL: string;
@@ -53,7 +53,7 @@ before(async () => {
   cloneURL = `${gh.url}/alice/guestbook.git`;
   pushURL = cloneURL.replace('://', '://alice:alice-pass-1@');
 
-  store = new MemoryStore();
+  store = tempEmbeddedStore();
   svc = await startGitOpsService({ store, namespace: 'argocd', stateDir: dir, port: 0, tls: false, pollIntervalMs: 3_600_000 });
   gh.server.onPush((e) => {
     pushes.push(e.newSha);
@@ -72,6 +72,7 @@ before(async () => {
 
 after(async () => {
   await svc?.close();
+  await store?.close();
   await gh?.close();
   world?.cleanup();
   if (dir) rmSync(dir, { recursive: true, force: true });

@@ -10,9 +10,9 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { startGitOpsService, type Application, type GitOpsService } from '../../../src/control/gitops/index.js';
 import { GPG_KEYS_CM, GROUPS, Kinds } from '../../../src/control/resources/index.js';
-import type { KubeObject } from '../../../src/control/store/index.js';
+import type { KubeObject, ResourceStore } from '../../../src/control/store/index.js';
 import { listEvents } from '../../helpers/events.js';
-import { MemoryStore } from '../../helpers/memory-store.js';
+import { tempEmbeddedStore } from '../../helpers/embedded-store.js';
 import { run } from '../../helpers/run.js';
 import { createGpgWorld, createRepo, type GpgWorld, type TestRepo } from '../../helpers/signed-repo.js';
 import { waitFor } from '../../helpers/wait.js';
@@ -21,7 +21,7 @@ let world: GpgWorld;
 let work: TestRepo;
 let daemon: ChildProcess;
 let svc: GitOpsService;
-let store: MemoryStore;
+let store: ResourceStore;
 let dir: string;
 let url: string;
 
@@ -51,7 +51,7 @@ before(async () => {
   work.commit({ 'deploy/cm.yaml': cm('1') }, 'v1', world.keys.alice);
   await waitFor(async () => (await run('git', ['push', '-q', url, 'main'], { cwd: work.dir, env: world.env })).status === 0, 10_000, 'git daemon accepting pushes');
 
-  store = new MemoryStore();
+  store = tempEmbeddedStore();
   await store.apply({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: GPG_KEYS_CM, namespace: 'argocd' }, data: { [world.keys.alice.keyID]: world.keys.alice.armored } });
   const api = `${GROUPS.gitops}/v1alpha1`;
   await store.apply({ apiVersion: api, kind: 'AppProject', metadata: { name: 'web', namespace: 'argocd' },
@@ -67,6 +67,7 @@ before(async () => {
 
 after(async () => {
   await svc?.close();
+  await store?.close();
   daemon?.kill();
   world?.cleanup();
   if (dir) rmSync(dir, { recursive: true, force: true });

@@ -7,14 +7,14 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { GitOpsController, type Application } from '../../../src/control/gitops/index.js';
 import { GPG_KEYS_CM, GROUPS, Kinds } from '../../../src/control/resources/index.js';
-import type { KubeObject } from '../../../src/control/store/index.js';
-import { MemoryStore } from '../../helpers/memory-store.js';
+import type { KubeObject, ResourceStore } from '../../../src/control/store/index.js';
+import { tempEmbeddedStore } from '../../helpers/embedded-store.js';
 import { createGpgWorld, createRepo, type GpgWorld, type TestRepo } from '../../helpers/signed-repo.js';
 import { waitFor } from '../../helpers/wait.js';
 
 let world: GpgWorld;
 let repo: TestRepo;
-let store: MemoryStore;
+let store: ResourceStore;
 let controller: GitOpsController;
 let dir: string;
 const cm = (v: string): string => `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: polled}\ndata: {v: "${v}"}\n`;
@@ -24,7 +24,7 @@ before(async () => {
   repo = createRepo(world);
   repo.commit({ 'app/cm.yaml': cm('1') }, 'one', world.keys.bob);
   dir = mkdtempSync(join(tmpdir(), 'strait-poll-'));
-  store = new MemoryStore();
+  store = tempEmbeddedStore();
   const api = `${GROUPS.gitops}/v1alpha1`;
   await store.apply({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: GPG_KEYS_CM, namespace: 'argocd' }, data: { [world.keys.bob.keyID]: world.keys.bob.armored } });
   await store.apply({ apiVersion: api, kind: 'AppProject', metadata: { name: 'p', namespace: 'argocd' },
@@ -39,6 +39,7 @@ before(async () => {
 
 after(async () => {
   await controller?.stop();
+  await store?.close();
   world?.cleanup();
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
