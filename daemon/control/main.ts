@@ -6,7 +6,7 @@
 // Flags override the YAML config file. Destinations: the in-cluster addresses
 // (https://kubernetes.default.svc) map to this cluster's store; in a local world,
 // https://<cluster> (or the bare cluster name) maps to that cluster's store.
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -125,6 +125,7 @@ async function main(): Promise<void> {
       return s;
     };
   } else {
+    mkdirSync(cfg.stateDir, { recursive: true, mode: 0o700 });
     store = openEmbeddedStore({ dir: cfg.storeDir ?? join(cfg.stateDir, 'store') });
   }
   life.onShutdown('store', () => store.close());
@@ -149,6 +150,7 @@ async function main(): Promise<void> {
   const svc = await startGitOpsService({
     store, namespace: cfg.namespace, stateDir: cfg.stateDir, host, port, tls: !cfg.insecure,
     pollIntervalMs: cfg.pollIntervalSeconds * 1000, registry, log, ...(destinations ? { destinations } : {}),
+    initialPasswordFile: join(cfg.stateDir, 'initial-admin-password'),
   });
   life.onShutdown('gitops', () => svc.close());
   // one line on stdout for supervisors and tests

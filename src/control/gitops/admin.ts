@@ -2,6 +2,7 @@
 // controller's namespace, field admin.password = base64(password), generated at
 // first start; server.secretkey signs session tokens (HS256 JWTs, 24 h).
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
 import { GROUPS, Kinds } from '../resources/index.js';
 import type { KubeObject, ResourceStore } from '../store/index.js';
 
@@ -18,13 +19,16 @@ export interface AdminAccount {
 const b64 = (s: string | Buffer): string => Buffer.from(s).toString('base64');
 
 /** Read the admin Secret, creating it (random password and signing key) when missing. */
-export async function ensureAdminSecret(store: ResourceStore, namespace: string): Promise<AdminAccount> {
+export async function ensureAdminSecret(store: ResourceStore, namespace: string, opts: { initialPasswordFile?: string } = {}): Promise<AdminAccount> {
   const existing = await store.get<Secret>(Kinds.Secret, ADMIN_SECRET, namespace);
   const data = { ...(existing?.data ?? {}) };
   let changed = false;
   if (!data['admin.password']) {
-    data['admin.password'] = b64(randomBytes(12).toString('base64url'));
+    const generated = randomBytes(12).toString('base64url');
+    data['admin.password'] = b64(generated);
     changed = true;
+    // for a controller whose store only it can open: the first password, readable by its owner only
+    if (opts.initialPasswordFile) writeFileSync(opts.initialPasswordFile, `${generated}\n`, { mode: 0o600 });
   }
   if (!data['server.secretkey']) {
     data['server.secretkey'] = b64(randomBytes(32));

@@ -23,6 +23,8 @@ export interface GitOpsServiceOptions {
   tls?: boolean | { cert: string; key: string };
   registry?: Registry;
   log?: Logger;
+  /** where to write the generated admin password at first start (mode 0600); default: nowhere */
+  initialPasswordFile?: string;
 }
 
 export interface GitOpsService {
@@ -34,7 +36,7 @@ export interface GitOpsService {
 export async function startGitOpsService(opts: GitOpsServiceOptions): Promise<GitOpsService> {
   const namespace = opts.namespace ?? 'argocd';
   const log = opts.log ?? silentLogger();
-  const account = await ensureAdminSecret(opts.store, namespace);
+  const account = await ensureAdminSecret(opts.store, namespace, opts.initialPasswordFile ? { initialPasswordFile: opts.initialPasswordFile } : {});
   const controller = new GitOpsController({
     store: opts.store, namespace, stateDir: opts.stateDir, log,
     ...(opts.destinations ? { destinations: opts.destinations } : {}),

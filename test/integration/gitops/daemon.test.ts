@@ -1,7 +1,7 @@
 // The control module process: configuration is validated once at start (unknown and
 // renamed keys refused with a pointed message).
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
@@ -48,6 +48,12 @@ test('the control module process starts on an embedded store, serves the API and
     assert.equal(ready.ready, true, err);
     const bad = await run('curl', ['-s', '-w', '\n%{http_code}', '-X', 'POST', `${ready.api}/api/v1/session`, '-d', '{"username":"admin","password":"wrong"}']);
     assert.match(bad.stdout, /Invalid username or password[\s\S]*\n401$/);
+    // the generated password: in the Secret, and for this standalone process also in a 0600 file
+    const pwFile = join(dir, 'state', 'initial-admin-password');
+    assert.equal(statSync(pwFile).mode & 0o777, 0o600);
+    const password = readFileSync(pwFile, 'utf8').trim();
+    const good = await run('curl', ['-s', '-X', 'POST', `${ready.api}/api/v1/session`, '-d', JSON.stringify({ username: 'admin', password })]);
+    assert.match(good.stdout, /^\{"token":"[\w-]+\.[\w-]+\.[\w-]+"\}$/);
     const metrics = await run('curl', ['-sf', ready.metrics as string]);
     assert.equal(metrics.status, 0);
     assert.match(metrics.stdout, /# TYPE strait_gitops_syncs_total counter/);
