@@ -104,6 +104,7 @@ async function main(): Promise<void> {
   const log = createLogger('control');
   const life = new Lifecycle();
   life.handleSignals(log);
+  mkdirSync(cfg.stateDir, { recursive: true, mode: 0o700 });
   let store: ResourceStore;
   let destinations: ((server: string) => ResourceStore | undefined) | undefined;
   if (cfg.storeSocket) {
@@ -125,7 +126,6 @@ async function main(): Promise<void> {
       return s;
     };
   } else {
-    mkdirSync(cfg.stateDir, { recursive: true, mode: 0o700 });
     store = openEmbeddedStore({ dir: cfg.storeDir ?? join(cfg.stateDir, 'store') });
   }
   life.onShutdown('store', () => store.close());
