@@ -67,6 +67,22 @@ describe('embedded store', () => {
     }
   });
 
+  test('Events older than the TTL are deleted', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'strait-store-'));
+    try {
+      const s = openEmbeddedStore({ dir, eventTtlSeconds: 1 });
+      const involvedObject = { apiVersion: 'v1', kind: 'ConfigMap', name: 'c', namespace: 'default' };
+      await s.recordEvent({ involvedObject, type: 'Normal', reason: 'Old', message: 'old' });
+      await new Promise((r) => setTimeout(r, 2100));
+      await s.recordEvent({ involvedObject, type: 'Normal', reason: 'New', message: 'new' });
+      const evs = (await s.list({ apiVersion: 'v1', kind: 'Event' })).items.map((e) => e['reason']);
+      assert.deepEqual(evs, ['New']);
+      await s.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   test('a store dir is held by one store at a time', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'strait-store-'));
     try {

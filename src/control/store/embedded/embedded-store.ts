@@ -19,6 +19,8 @@ export interface EmbeddedStoreOptions {
   dir: string;
   /** how many changes the log keeps for watches (default 10000); older resourceVersions are "too old" */
   historyLimit?: number;
+  /** Events whose lastTimestamp is older than this are deleted (default 3600, as Kubernetes' event TTL) */
+  eventTtlSeconds?: number;
 }
 
 const SYSTEM_METADATA = ['uid', 'resourceVersion', 'generation', 'creationTimestamp', 'deletionTimestamp', 'managedFields', 'selfLink'] as const;
@@ -53,18 +55,21 @@ export class EmbeddedStore implements ResourceStore {
   private readonly db: Database.Database;
   private readonly where: string;
   private readonly historyLimit: number;
+  private readonly eventTtlMs: number;
+  private lastEventPrune = 0;
   private rv: number;
   private compacted: number;
   private closed = false;
   private readonly watchers = new Set<Watcher>();
   /** writes staged in the open transaction, acknowledged when it commits */
   private group: { change: Change | undefined; resolve: () => void; reject: (err: unknown) => void }[] | undefined;
-  private readonly s: Record<'get' | 'listKind' | 'listNs' | 'upsert' | 'del' | 'change' | 'setMeta' | 'since' | 'prune', Stmt>;
+  private readonly s: Record<'get' | 'listKind' | 'listNs' | 'upsert' | 'del' | 'change' | 'setMeta' | 'since' | 'prune' | 'oldEvents', Stmt>;
 
   constructor(opts: EmbeddedStoreOptions) {
     const dir = resolve(opts.dir);
     this.where = dir;
     this.historyLimit = Math.max(1, Math.floor(opts.historyLimit ?? 10000));
+    this.eventTtlMs = Math.max(1, opts.eventTtlSeconds ?? 3600) * 1000;
     try {
       mkdirSync(dir, { recursive: true, mode: 0o700 });
     } catch (err) {
@@ -98,6 +103,7 @@ export class EmbeddedStore implements ResourceStore {
       setMeta: p('UPDATE meta SET value = ? WHERE key = ?'),
       since: p('SELECT rv, namespace, type, old_labels AS oldLabels, body FROM changes WHERE kind = ? AND rv > ? ORDER BY rv'),
       prune: p('DELETE FROM changes WHERE rv <= ?'),
+      oldEvents: p("SELECT namespace, name, body FROM objects WHERE kind = ? AND json_extract(body, '$.lastTimestamp') < ?"),
     };
   }
 
@@ -376,7 +382,23 @@ export class EmbeddedStore implements ResourceStore {
         count: 1, firstTimestamp: t, lastTimestamp: t,
       };
     }
-    await this.commit(key, ns, name, old ? 'MODIFIED' : 'ADDED', next, old);
+    const written = this.commit(key, ns, name, old ? 'MODIFIED' : 'ADDED', next, old);
+    const expired = this.pruneEvents();
+    await written;
+    await expired;
+  }
+
+  /** Delete Events older than the TTL; runs at most every min(60 s, TTL/2), from recordEvent. */
+  private pruneEvents(): Promise<unknown> {
+    const nowMs = Date.now();
+    if (nowMs - this.lastEventPrune < Math.min(60_000, this.eventTtlMs / 2)) return Promise.resolve();
+    this.lastEventPrune = nowMs;
+    const cutoff = new Date(nowMs - this.eventTtlMs).toISOString().replace(/\.\d{3}Z$/, 'Z');
+    const rows = this.s.oldEvents.all(EVENT_KEY, cutoff) as { namespace: string; name: string; body: string }[];
+    return Promise.all(rows.map((r) => {
+      const old = JSON.parse(r.body) as KubeObject;
+      return this.commit(EVENT_KEY, r.namespace, r.name, 'DELETED', structuredClone(old), old);
+    }));
   }
 
   async close(): Promise<void> {
