@@ -192,3 +192,30 @@ describe('resource model', () => {
     }
   });
 });
+
+describe('schemas are OpenAPI v3 structural schemas (CRD-ready)', () => {
+  const ALLOWED = new Set(['type', 'properties', 'required', 'items', 'enum', 'pattern', 'minimum', 'maximum', 'minLength', 'maxLength',
+    'minItems', 'additionalProperties', 'anyOf', 'description', 'x-kubernetes-preserve-unknown-fields', 'x-kubernetes-int-or-string']);
+  function walk(node: unknown, path: string, out: string[]): void {
+    if (typeof node !== 'object' || node === null) return;
+    const n = node as Record<string, unknown>;
+    for (const [k, v] of Object.entries(n)) {
+      if (!ALLOWED.has(k)) out.push(`${path}: keyword ${k}`);
+      if (k === 'properties') for (const [pk, pv] of Object.entries(v as object)) walk(pv, `${path}.${pk}`, out);
+      else if (k === 'items' || k === 'additionalProperties') walk(v, `${path}[]`, out);
+      else if (k === 'anyOf') for (const a of v as unknown[]) walk(a, `${path}|`, out);
+    }
+    // structural: every node says its type, except int-or-string (anyOf) and preserve-unknown nodes
+    if (!('type' in n) && !('x-kubernetes-int-or-string' in n)) out.push(`${path}: no type`);
+    if (n['type'] === 'object' && !('properties' in n) && !('additionalProperties' in n) && !n['x-kubernetes-preserve-unknown-fields']) {
+      out.push(`${path}: object without properties`);
+    }
+  }
+  for (const [kind, schema] of Object.entries(SCHEMAS)) {
+    test(kind, () => {
+      const problems: string[] = [];
+      walk(schema, kind, problems);
+      assert.deepEqual(problems, []);
+    });
+  }
+});
