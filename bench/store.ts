@@ -94,6 +94,7 @@ async function watchDelivery(writer: ResourceStore, watcher: ResourceStore, pref
 async function main(): Promise<void> {
   console.log(`strait store benchmark: N=${N} writes per case, ~300-byte ConfigMaps, WAL + synchronous=FULL (an acknowledged write is on disk; concurrent writes share one commit)`);
   // rounds interleave the cases so that a busy neighbour on the machine hits them alike; medians are reported
+  const loadAtStart = loadavg()[0]!;
   const peers: number[] = [];
   const embSeqs: number[] = [];
   const embPars: number[] = [];
@@ -131,7 +132,7 @@ async function main(): Promise<void> {
   const mw = (ws: typeof embWatches) => ({ p50: median(ws.map((w) => w.p50)), p99: median(ws.map((w) => w.p99)), eventsPerSec: median(ws.map((w) => w.eventsPerSec)) });
   const embWatch = mw(embWatches);
   const apiWatch = mw(apiWatches);
-  console.log(`medians of ${ROUNDS} interleaved rounds (load average at start: ${loadavg()[0]!.toFixed(1)} on ${availableParallelism()} CPUs)`);
+  console.log(`medians of ${ROUNDS} interleaved rounds (load average at start: ${loadAtStart.toFixed(1)}, at end: ${loadavg()[0]!.toFixed(1)}, on ${availableParallelism()} CPUs)`);
 
   const rows: [string, string, string][] = [
     ['peer: better-sqlite3 INSERT loop (1 txn/row)', `${fmt(peer)} writes/s`, '1.00x'],
