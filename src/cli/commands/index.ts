@@ -1,7 +1,9 @@
 // Every subcommand of `strait`, one file each. Keep this list sorted by area.
 import type { Command } from 'commander';
 import { registerVersionCommand } from './version.js';
+import { registerWorldCommands } from './world.js';
 
 export function registerCommands(program: Command): void {
   registerVersionCommand(program);
+  registerWorldCommands(program);
 }

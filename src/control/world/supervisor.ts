@@ -1,0 +1,189 @@
+// The world supervisor: pid 1 of the world's private tree. Builds the network, fills
+// each cluster's store, programs every node's service proxy, serves cluster DNS, runs
+// the workloads and any other component in its process table, and reports readiness
+// and state to the `strait up` process that owns it.
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import { syncServiceProxy } from '../../dataplane/service-proxy/index.js';
+import { ClusterZone, startDnsServer, type RunningDnsServer } from '../dns/index.js';
+import { createRegistry, serveMetrics, Gauge, type MetricsServer } from '../metrics/index.js';
+import { openEmbeddedStore, serveStores, type KubeObject, type ResourceStore } from '../store/index.js';
+import type { WorldFile } from './config.js';
+import { clusterObjects } from './objects.js';
+import { buildPlan, type PlanCluster, type WorldPlan } from './plan.js';
+import { ProcessTable, type Component, type ComponentStatus } from './processes.js';
+import { buildTopology, mountPrivateNetnsDirs } from './topology.js';
+import { serviceViews } from './views.js';
+
+export interface WorldOptions {
+  world: WorldFile;
+  stateDir: string;
+  log: Logger;
+  /** program (node script) of each built-in image that runs a process */
+  images: { echo: string };
+  /** extra components to run once the network is up (gateway daemon, node agent, ...) */
+  components?: (plan: WorldPlan) => Component[];
+  /** called with {type:'ready'|'state', state} for the owner of the world */
+  notify: (msg: { type: 'ready' | 'state'; state: WorldState }) => void;
+}
+
+export interface WorldState {
+  status: 'ready' | 'starting';
+  bootMs?: number;
+  userNamespace: boolean;
+  internet: WorldPlan['internet'];
+  metrics: string;
+  store: { socket: string; token: string; available: boolean; reason?: string };
+  logs: string;
+  clusters: {
+    name: string;
+    clusterCIDR: string;
+    serviceCIDR: string;
+    nodeCIDR: string;
+    dnsIP: string;
+    dnsServer: string;
+    nodes: { name: string; role: string; netns: string; underlayIP: string; podCIDR: string; publicIP?: string }[];
+    pods: { namespace: string; name: string; node: string; netns: string; ip: string; image: string }[];
+    services: { namespace: string; name: string; clusterIP?: string; ports: { port: number; protocol: string }[] }[];
+  }[];
+  components: ComponentStatus[];
+}
+
+export interface RunningWorld {
+  plan: WorldPlan;
+  processes: ProcessTable;
+  state(): WorldState;
+  stop(): Promise<void>;
+}
+
+function clusterState(c: PlanCluster): WorldState['clusters'][number] {
+  return {
+    name: c.name, clusterCIDR: c.clusterCIDR, serviceCIDR: c.serviceCIDR, nodeCIDR: c.nodeCIDR, dnsIP: c.dnsIP, dnsServer: `${c.rootIP}:53`,
+    nodes: c.nodes.map((n) => ({ name: n.name, role: n.role, netns: n.netns, underlayIP: n.underlayIP, podCIDR: n.podCIDR, ...(n.publicIP ? { publicIP: n.publicIP } : {}) })),
+    pods: c.pods.map((p) => ({ namespace: p.namespace, name: p.name, node: p.node, netns: p.netns, ip: p.ip, image: p.image })),
+    services: c.services.map((s) => ({ namespace: s.namespace, name: s.name, ...(s.clusterIP ? { clusterIP: s.clusterIP } : {}), ports: s.ports.map((p) => ({ port: p.port, protocol: p.protocol })) })),
+  };
+}
+
+async function openStores(opts: WorldOptions, plan: WorldPlan, objects: Map<string, KubeObject[]>, log: Logger) {
+  const socket = join(opts.stateDir, 'store.sock');
+  const tokenFile = join(opts.stateDir, 'store.token');
+  const stores = new Map<string, ResourceStore>();
+  try {
+    const token = randomBytes(24).toString('hex');
+    writeFileSync(tokenFile, token + '\n', { mode: 0o600 });
+    for (const name of [...plan.clusters.map((c) => c.name), 'broker']) {
+      stores.set(name, openEmbeddedStore({ dir: join(opts.stateDir, 'store', name) }));
+    }
+    for (const [cluster, objs] of objects) {
+      const store = stores.get(cluster) as ResourceStore;
+      for (const obj of objs) {
+        const { status, ...rest } = obj;
+        const applied = await store.apply(rest as KubeObject, { fieldManager: 'strait-world' });
+        if (status !== undefined) await store.updateStatus({ ...applied, status });
+      }
+    }
+    const server = await serveStores({ socketPath: socket, token, stores });
+    return { socket, token: tokenFile, available: true as const, stores, server };
+  } catch (err) {
+    log.warn({ err }, 'resource store not available; the world runs without it');
+    for (const s of stores.values()) await s.close().catch(() => undefined);
+    return { socket, token: tokenFile, available: false as const, reason: (err as Error).message, stores: new Map<string, ResourceStore>(), server: undefined };
+  }
+}
+
+export async function runWorld(opts: WorldOptions): Promise<RunningWorld> {
+  const t0 = performance.now();
+  const { log } = opts;
+  const plan = buildPlan(opts.world);
+  const logDir = join(opts.stateDir, 'logs');
+  mkdirSync(logDir, { recursive: true });
+  const startedAt = new Date().toISOString();
+
+  await mountPrivateNetnsDirs();
+  await buildTopology(plan);
+  log.info({ ms: Math.round(performance.now() - t0) }, 'network built');
+
+  // service proxy (nftables in every node) and cluster DNS, from the clusters' objects
+  const objects = new Map(plan.clusters.map((c) => [c.name, clusterObjects(c, startedAt)]));
+  const dnsServers: RunningDnsServer[] = [];
+  const jobs: Promise<unknown>[] = [];
+  for (const c of plan.clusters) {
+    const objs = objects.get(c.name) as KubeObject[];
+    const views = serviceViews(objs.filter((o) => o.kind === 'Service'), objs.filter((o) => o.kind === 'EndpointSlice'));
+    for (const n of c.nodes) jobs.push(syncServiceProxy(n.netns, views.proxy));
+    const zone = new ClusterZone();
+    zone.setServices(views.dns);
+    jobs.push(startDnsServer({ address: c.rootIP, port: 53, resolvers: [zone] }).then((s) => { dnsServers.push(s); }));
+  }
+  const storeJob = openStores(opts, plan, objects, log);
+  await Promise.all(jobs);
+
+  const boot: { ready: boolean; ms?: number } = { ready: false };
+  const processes = new ProcessTable(logDir, log, () => { if (boot.ready) opts.notify({ type: 'state', state: state() }); });
+  for (const c of plan.clusters) {
+    for (const p of c.pods) {
+      if (p.image !== 'strait/echo') continue;
+      processes.add({
+        name: `${c.name}.${p.namespace}.${p.name}`,
+        netns: p.netns,
+        command: [process.execPath, '--max-semi-space-size=2', opts.images.echo],
+        env: {
+          STRAIT_CLUSTER: c.name, STRAIT_NAMESPACE: p.namespace, STRAIT_POD: p.name, STRAIT_NODE: p.node,
+          STRAIT_PORT: String(p.port), STRAIT_METRICS_PORT: String(plan.metricsPort),
+        },
+        ready: 'ipc',
+        metrics: `${p.ip}:${plan.metricsPort}`,
+      });
+    }
+  }
+  for (const comp of opts.components?.(plan) ?? []) processes.add(comp);
+
+  // the supervisor's own metrics, in the world root, on every address
+  const registry = createRegistry('world');
+  new Gauge({ name: 'strait_world_pods', help: 'pods in the world', labelNames: ['cluster'], registers: [registry],
+    collect() { for (const c of plan.clusters) this.set({ cluster: c.name }, c.pods.length); } });
+  new Gauge({ name: 'strait_world_component_restarts', help: 'restarts of each supervised component', labelNames: ['name'], registers: [registry],
+    collect() { for (const s of processes.status()) this.set({ name: s.name }, s.restarts); } });
+  new Gauge({ name: 'strait_world_dns_queries', help: 'DNS queries answered by the cluster DNS servers', labelNames: ['cluster'], registers: [registry],
+    collect() { plan.clusters.forEach((c, i) => this.set({ cluster: c.name }, dnsServers[i]?.stats.queries ?? 0)); } });
+  new Gauge({ name: 'strait_world_boot_seconds', help: 'time from start to ready', registers: [registry],
+    collect() { if (boot.ms !== undefined) this.set(boot.ms / 1000); } });
+  const metricsServer: MetricsServer = await serveMetrics(registry, plan.metricsPort, '0.0.0.0');
+
+  const store = await storeJob;
+  await processes.waitReady(20_000);
+  boot.ready = true;
+  boot.ms = Math.round(performance.now() - t0);
+
+  function state(): WorldState {
+    return {
+      status: boot.ready ? 'ready' : 'starting',
+      ...(boot.ms !== undefined ? { bootMs: boot.ms } : {}),
+      userNamespace: process.env['STRAIT_USERNS'] === '1',
+      internet: plan.internet,
+      metrics: `${plan.internet.rootIP}:${plan.metricsPort}`,
+      store: { socket: store.socket, token: store.token, available: store.available, ...(store.available ? {} : { reason: store.reason }) },
+      logs: logDir,
+      clusters: plan.clusters.map(clusterState),
+      components: processes.status(),
+    };
+  }
+  log.info({ bootMs: boot.ms }, 'world ready');
+  opts.notify({ type: 'ready', state: state() });
+
+  return {
+    plan,
+    processes,
+    state,
+    async stop() {
+      await processes.stop();
+      await Promise.all(dnsServers.map((d) => d.close()));
+      await metricsServer.close();
+      await store.server?.close();
+      for (const s of store.stores.values()) await s.close().catch(() => undefined);
+    },
+  };
+}
