@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
 import { E } from '../../base/errors/index.js';
 import { canUseUserNamespaces, privateTreeCommand } from '../../dataplane/netns/index.js';
-import { loadWorld, type WorldState } from '../../control/world/index.js';
+import type { WorldState } from '../../control/world/index.js';
 import { formatJson, formatTable, parseOutputFormat } from '../output/index.js';
 import { resolveStateDir, stateFiles } from '../state-dir.js';
 import { isAlive, readWorldRecord, removeWorldRecord, runningWorld, writeWorldRecord, type WorldRecord } from '../world-file.js';
@@ -149,6 +149,8 @@ export function registerWorldCommands(program: Command): void {
     .action(async (opts: UpOptions) => {
       const stateDir = resolveStateDir(opts.stateDir);
       const worldFile = opts.world ? resolve(opts.world) : undefined;
+      // loaded only here: status, exec and down stay light
+      const { loadWorld } = await import('../../control/world/index.js');
       loadWorld(worldFile); // refuse a bad world before building anything
       prepareStateDir(stateDir);
       process.exitCode = opts.detach ? await upDetached(stateDir, worldFile) : await upForeground(stateDir, worldFile);

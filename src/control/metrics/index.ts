@@ -12,6 +12,10 @@ export function createRegistry(component: string, labels: Record<string, string>
   const registry = new Registry();
   registry.setDefaultLabels({ component, ...labels });
   collectDefaultMetrics({ register: registry, prefix: 'strait_' });
+  // prom-client names these gauges *_total, which `promtool check metrics` rejects
+  for (const name of ['active_handles_total', 'active_requests_total', 'active_resources_total']) {
+    registry.removeSingleMetric(`strait_nodejs_${name}`);
+  }
   return registry;
 }
 

@@ -10,6 +10,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { ipBatch, run, setSysctls } from '../../dataplane/netns/index.js';
 import { parseCidr } from '../../base/config/index.js';
+import { E } from '../../base/errors/index.js';
 import { DNS_DOMAIN, type PlanCluster, type PlanNode, type PlanPod, type WorldPlan } from './plan.js';
 
 const prefixOf = (cidr: string): number => parseCidr(cidr).prefix;
@@ -17,7 +18,12 @@ const prefixOf = (cidr: string): number => parseCidr(cidr).prefix;
 /** tmpfs on /run/netns and /etc/netns, so `ip netns` names are private to this mount namespace */
 export async function mountPrivateNetnsDirs(): Promise<void> {
   for (const dir of ['/run/netns', '/etc/netns']) {
-    mkdirSync(dir, { recursive: true });
+    try {
+      mkdirSync(dir, { recursive: true });
+    } catch (err) {
+      // in a user namespace the host's /run and /etc are not ours to write
+      throw E.notRoot(`creating ${dir} (${(err as Error).message}); create it once as root: sudo mkdir -p /run/netns /etc/netns;`);
+    }
     await run('mount', ['-t', 'tmpfs', '-o', 'mode=0755,size=16m', 'tmpfs', dir]);
   }
 }
