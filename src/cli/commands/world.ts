@@ -150,7 +150,7 @@ export function registerWorldCommands(program: Command): void {
       const stateDir = resolveStateDir(opts.stateDir);
       const worldFile = opts.world ? resolve(opts.world) : undefined;
       // loaded only here: status, exec and down stay light
-      const { loadWorld } = await import('../../control/world/index.js');
+      const { loadWorld } = await import('../../control/world-file/index.js');
       loadWorld(worldFile); // refuse a bad world before building anything
       prepareStateDir(stateDir);
       process.exitCode = opts.detach ? await upDetached(stateDir, worldFile) : await upForeground(stateDir, worldFile);

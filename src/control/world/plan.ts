@@ -3,7 +3,7 @@
 // names and addresses), so tests and docs can name them.
 import { createHash } from 'node:crypto';
 import { intToIpv4, parseCidr } from '../../base/config/index.js';
-import { nodeCidrOf, type Image, type WorldFile, type WorldServicePort } from './config.js';
+import { nodeCidrOf, type Image, type WorldFile, type WorldServicePort } from '../world-file/index.js';
 
 export interface PlanNode {
   cluster: string;

@@ -10,7 +10,7 @@ import { syncServiceProxy } from '../../dataplane/service-proxy/index.js';
 import { ClusterZone, startDnsServer, type RunningDnsServer } from '../dns/index.js';
 import { createRegistry, serveMetrics, Gauge, type MetricsServer } from '../metrics/index.js';
 import { openEmbeddedStore, serveStores, type KubeObject, type ResourceStore } from '../store/index.js';
-import type { WorldFile } from './config.js';
+import type { WorldFile } from '../world-file/index.js';
 import { clusterObjects } from './objects.js';
 import { buildPlan, type PlanCluster, type WorldPlan } from './plan.js';
 import { ProcessTable, type Component, type ComponentStatus } from './processes.js';
@@ -106,21 +106,6 @@ export async function runWorld(opts: WorldOptions): Promise<RunningWorld> {
   await buildTopology(plan);
   log.info({ ms: Math.round(performance.now() - t0) }, 'network built');
 
-  // service proxy (nftables in every node) and cluster DNS, from the clusters' objects
-  const objects = new Map(plan.clusters.map((c) => [c.name, clusterObjects(c, startedAt)]));
-  const dnsServers: RunningDnsServer[] = [];
-  const jobs: Promise<unknown>[] = [];
-  for (const c of plan.clusters) {
-    const objs = objects.get(c.name) as KubeObject[];
-    const views = serviceViews(objs.filter((o) => o.kind === 'Service'), objs.filter((o) => o.kind === 'EndpointSlice'));
-    for (const n of c.nodes) jobs.push(syncServiceProxy(n.netns, views.proxy));
-    const zone = new ClusterZone();
-    zone.setServices(views.dns);
-    jobs.push(startDnsServer({ address: c.rootIP, port: 53, resolvers: [zone] }).then((s) => { dnsServers.push(s); }));
-  }
-  const storeJob = openStores(opts, plan, objects, log);
-  await Promise.all(jobs);
-
   const boot: { ready: boolean; ms?: number } = { ready: false };
   const processes = new ProcessTable(logDir, log, () => { if (boot.ready) opts.notify({ type: 'state', state: state() }); });
   for (const c of plan.clusters) {
@@ -141,6 +126,21 @@ export async function runWorld(opts: WorldOptions): Promise<RunningWorld> {
   }
   for (const comp of opts.components?.(plan) ?? []) processes.add(comp);
 
+  // service proxy (nftables in every node) and cluster DNS, from the clusters' objects
+  const objects = new Map(plan.clusters.map((c) => [c.name, clusterObjects(c, startedAt)]));
+  const dnsServers = new Map<string, RunningDnsServer>();
+  const jobs: Promise<unknown>[] = [];
+  for (const c of plan.clusters) {
+    const objs = objects.get(c.name) as KubeObject[];
+    const views = serviceViews(objs.filter((o) => o.kind === 'Service'), objs.filter((o) => o.kind === 'EndpointSlice'));
+    for (const n of c.nodes) jobs.push(syncServiceProxy(n.netns, views.proxy));
+    const zone = new ClusterZone();
+    zone.setServices(views.dns);
+    jobs.push(startDnsServer({ address: c.rootIP, port: 53, resolvers: [zone] }).then((s) => { dnsServers.set(c.name, s); }));
+  }
+  const storeJob = openStores(opts, plan, objects, log);
+  await Promise.all(jobs);
+
   // the supervisor's own metrics, in the world root, on every address
   const registry = createRegistry('world');
   new Gauge({ name: 'strait_world_pods', help: 'pods in the world', labelNames: ['cluster'], registers: [registry],
@@ -148,7 +148,7 @@ export async function runWorld(opts: WorldOptions): Promise<RunningWorld> {
   new Gauge({ name: 'strait_world_component_restarts', help: 'restarts of each supervised component', labelNames: ['name'], registers: [registry],
     collect() { for (const s of processes.status()) this.set({ name: s.name }, s.restarts); } });
   new Gauge({ name: 'strait_world_dns_queries', help: 'DNS queries answered by the cluster DNS servers', labelNames: ['cluster'], registers: [registry],
-    collect() { plan.clusters.forEach((c, i) => this.set({ cluster: c.name }, dnsServers[i]?.stats.queries ?? 0)); } });
+    collect() { for (const c of plan.clusters) this.set({ cluster: c.name }, dnsServers.get(c.name)?.stats.queries ?? 0); } });
   new Gauge({ name: 'strait_world_boot_seconds', help: 'time from start to ready', registers: [registry],
     collect() { if (boot.ms !== undefined) this.set(boot.ms / 1000); } });
   const metricsServer: MetricsServer = await serveMetrics(registry, plan.metricsPort, '0.0.0.0');
@@ -180,7 +180,7 @@ export async function runWorld(opts: WorldOptions): Promise<RunningWorld> {
     state,
     async stop() {
       await processes.stop();
-      await Promise.all(dnsServers.map((d) => d.close()));
+      await Promise.all([...dnsServers.values()].map((d) => d.close()));
       await metricsServer.close();
       await store.server?.close();
       for (const s of store.stores.values()) await s.close().catch(() => undefined);
