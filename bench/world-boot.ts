@@ -146,3 +146,4 @@ console.log(`  peak RSS, all processes      ${mb(rss).padStart(9)}   goal < 400 
 console.log(`  peak PSS, all processes      ${mb(pss).padStart(9)}   (shared pages split between processes)`);
 console.log(`  peer: bare ip netns+veth     ${s(bareMs).padStart(9)}   same topology, one ip command per step, no processes`);
 console.log(`  ratio: strait up / bare      ${(ready / bareMs).toFixed(1).padStart(7)}x`);
+console.log(`  machine: ${availableParallelism()} cores, load average ${loadavg().map((x) => x.toFixed(1)).join(' ')} (other work on the machine slows every figure)`);
