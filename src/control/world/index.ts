@@ -7,3 +7,4 @@ export { serviceViews, type ServiceViews } from './views.js';
 export { ProcessTable, type Component, type ComponentStatus } from './processes.js';
 export { resolvConf } from './topology.js';
 export { runWorld, type WorldOptions, type WorldState, type RunningWorld } from './supervisor.js';
+export { startClusterSync, allocateClusterIP, type ClusterSync } from './cluster-sync.js';

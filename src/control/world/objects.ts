@@ -16,14 +16,14 @@ export const MANAGED_BY = { 'app.kubernetes.io/managed-by': 'strait-world' };
 export function clusterObjects(c: PlanCluster, startedAt: string): KubeObject[] {
   const out: KubeObject[] = [];
   for (const ns of c.namespaces) {
-    out.push({ apiVersion: Kinds.Namespace.apiVersion, kind: 'Namespace', metadata: { name: ns, labels: { 'kubernetes.io/metadata.name': ns } }, spec: {}, status: { phase: 'Active' } });
+    out.push({ apiVersion: Kinds.Namespace.apiVersion, kind: 'Namespace', metadata: { name: ns, labels: { 'kubernetes.io/metadata.name': ns, ...MANAGED_BY } }, spec: {}, status: { phase: 'Active' } });
   }
   for (const n of c.nodes) {
     out.push({
       apiVersion: Kinds.Node.apiVersion, kind: 'Node',
       metadata: {
         name: n.name,
-        labels: { 'kubernetes.io/hostname': n.name, 'node-role.kubernetes.io/worker': '', ...(n.role === 'gateway' ? { 'submariner.io/gateway': 'true' } : {}) },
+        labels: { ...MANAGED_BY, 'kubernetes.io/hostname': n.name, 'node-role.kubernetes.io/worker': '', ...(n.role === 'gateway' ? { 'submariner.io/gateway': 'true' } : {}) },
         annotations: { 'strait.dev/netns': n.netns },
       },
       spec: { podCIDR: n.podCIDR, podCIDRs: [n.podCIDR] },
@@ -36,7 +36,7 @@ export function clusterObjects(c: PlanCluster, startedAt: string): KubeObject[] 
   for (const d of c.deployments) {
     out.push({
       apiVersion: Kinds.Deployment.apiVersion, kind: 'Deployment',
-      metadata: { name: d.name, namespace: d.namespace, uid: uid(c.name, 'deploy', d.namespace, d.name), labels: { ...d.labels } },
+      metadata: { name: d.name, namespace: d.namespace, labels: { ...d.labels, ...MANAGED_BY } },
       spec: {
         replicas: d.replicas,
         selector: { matchLabels: { ...d.labels } },
@@ -52,7 +52,7 @@ export function clusterObjects(c: PlanCluster, startedAt: string): KubeObject[] 
     out.push({
       apiVersion: Kinds.Pod.apiVersion, kind: 'Pod',
       metadata: {
-        name: p.name, namespace: p.namespace, uid: uid(c.name, 'pod', p.namespace, p.name), labels: { ...p.labels },
+        name: p.name, namespace: p.namespace, labels: { ...p.labels, ...MANAGED_BY },
         annotations: { ...p.annotations, 'strait.dev/netns': p.netns },
         ...(p.deployment ? { ownerReferences: [{ apiVersion: Kinds.Deployment.apiVersion, kind: 'Deployment', name: p.deployment, uid: uid(c.name, 'deploy', p.namespace, p.deployment), controller: true }] } : {}),
       },
@@ -76,7 +76,7 @@ export function clusterObjects(c: PlanCluster, startedAt: string): KubeObject[] 
 function serviceObject(s: PlanService): KubeObject {
   return {
     apiVersion: Kinds.Service.apiVersion, kind: 'Service',
-    metadata: { name: s.name, namespace: s.namespace, labels: s.name === 'kube-dns' ? { 'k8s-app': 'kube-dns' } : {} },
+    metadata: { name: s.name, namespace: s.namespace, labels: { ...(s.name === 'kube-dns' ? { 'k8s-app': 'kube-dns' } : {}), ...MANAGED_BY } },
     spec: {
       type: 'ClusterIP',
       clusterIP: s.clusterIP ?? 'None',
@@ -98,7 +98,7 @@ function endpointSliceObject(c: PlanCluster, s: PlanService): KubeObject {
     }));
   return {
     apiVersion: Kinds.EndpointSlice.apiVersion, kind: 'EndpointSlice',
-    metadata: { name: `${s.name}-world`, namespace: s.namespace, labels: { 'kubernetes.io/service-name': s.name, 'endpointslice.kubernetes.io/managed-by': 'strait-world' } },
+    metadata: { name: `${s.name}-world`, namespace: s.namespace, labels: { 'kubernetes.io/service-name': s.name, 'endpointslice.kubernetes.io/managed-by': 'strait-world', ...MANAGED_BY } },
     addressType: 'IPv4',
     endpoints,
     ports: s.ports.map((p) => ({ ...(p.name ? { name: p.name } : {}), port: p.targetPort, protocol: p.protocol })),

@@ -6,16 +6,18 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import { syncServiceProxy } from '../../dataplane/service-proxy/index.js';
+import { renderProxyRules, syncServiceProxy } from '../../dataplane/service-proxy/index.js';
 import { ClusterZone, startDnsServer, type RunningDnsServer } from '../dns/index.js';
 import { createRegistry, serveMetrics, Gauge, type MetricsServer } from '../metrics/index.js';
+import { Kinds } from '../resources/index.js';
 import { openEmbeddedStore, serveStores, type KubeObject, type ResourceStore } from '../store/index.js';
+import { startClusterSync, type ClusterSync } from './cluster-sync.js';
 import type { WorldFile } from '../world-file/index.js';
 import { clusterObjects } from './objects.js';
 import { buildPlan, type PlanCluster, type WorldPlan } from './plan.js';
 import { ProcessTable, type Component, type ComponentStatus } from './processes.js';
 import { buildTopology, mountPrivateNetnsDirs } from './topology.js';
-import { serviceViews } from './views.js';
+import { serviceViews, type ServiceViews } from './views.js';
 
 export interface WorldOptions {
   world: WorldFile;
@@ -67,6 +69,32 @@ function clusterState(c: PlanCluster): WorldState['clusters'][number] {
   };
 }
 
+const PRUNE_KINDS = [Kinds.EndpointSlice, Kinds.Service, Kinds.Pod, Kinds.Deployment, Kinds.Node, Kinds.Namespace];
+const keyOf = (o: { kind: string; metadata: { name: string; namespace?: string } }): string => `${o.kind}/${o.metadata.namespace ?? ''}/${o.metadata.name}`;
+
+/** Apply the world's objects to one cluster's store; drop world objects of an earlier, different world. */
+async function registerObjects(store: ResourceStore, objs: KubeObject[]): Promise<void> {
+  const uids = new Map<string, string>();
+  for (const obj of objs) {
+    const { status, ...rest } = structuredClone(obj);
+    const meta = rest.metadata;
+    for (const o of meta.ownerReferences ?? []) o.uid = uids.get(`${o.kind}/${meta.namespace ?? ''}/${o.name}`) ?? o.uid;
+    for (const e of (rest['endpoints'] ?? []) as { targetRef?: { kind: string; name: string; namespace?: string; uid?: string } }[]) {
+      if (e.targetRef) e.targetRef.uid = uids.get(`${e.targetRef.kind}/${e.targetRef.namespace ?? ''}/${e.targetRef.name}`) ?? e.targetRef.uid;
+    }
+    const applied = await store.apply(rest as KubeObject, { fieldManager: 'strait-world' });
+    if (applied.metadata.uid) uids.set(keyOf(applied), applied.metadata.uid);
+    if (status !== undefined) await store.updateStatus({ ...applied, status });
+  }
+  const wanted = new Set(objs.map(keyOf));
+  for (const k of PRUNE_KINDS) {
+    const list = await store.list({ apiVersion: k.apiVersion, kind: k.kind }, { labelSelector: 'app.kubernetes.io/managed-by=strait-world' });
+    for (const o of list.items) {
+      if (!wanted.has(keyOf(o))) await store.delete({ apiVersion: k.apiVersion, kind: k.kind }, o.metadata.name, o.metadata.namespace);
+    }
+  }
+}
+
 async function openStores(opts: WorldOptions, plan: WorldPlan, objects: Map<string, KubeObject[]>, log: Logger) {
   const socket = join(opts.stateDir, 'store.sock');
   const tokenFile = join(opts.stateDir, 'store.token');
@@ -77,14 +105,7 @@ async function openStores(opts: WorldOptions, plan: WorldPlan, objects: Map<stri
     for (const name of [...plan.clusters.map((c) => c.name), 'broker']) {
       stores.set(name, openEmbeddedStore({ dir: join(opts.stateDir, 'store', name) }));
     }
-    for (const [cluster, objs] of objects) {
-      const store = stores.get(cluster) as ResourceStore;
-      for (const obj of objs) {
-        const { status, ...rest } = obj;
-        const applied = await store.apply(rest as KubeObject, { fieldManager: 'strait-world' });
-        if (status !== undefined) await store.updateStatus({ ...applied, status });
-      }
-    }
+    await Promise.all([...objects].map(([cluster, objs]) => registerObjects(stores.get(cluster) as ResourceStore, objs)));
     const server = await serveStores({ socketPath: socket, token, stores });
     return { socket, token: tokenFile, available: true as const, stores, server };
   } catch (err) {
@@ -129,14 +150,21 @@ export async function runWorld(opts: WorldOptions): Promise<RunningWorld> {
   // service proxy (nftables in every node) and cluster DNS, from the clusters' objects
   const objects = new Map(plan.clusters.map((c) => [c.name, clusterObjects(c, startedAt)]));
   const dnsServers = new Map<string, RunningDnsServer>();
+  const zones = new Map(plan.clusters.map((c) => [c.name, new ClusterZone()]));
+  const lastRules = new Map<string, string>();
+  // one way to program a cluster's data plane, first from the plan, then from its store
+  const program = async (c: PlanCluster, views: ServiceViews): Promise<void> => {
+    zones.get(c.name)?.setServices(views.dns);
+    const rules = renderProxyRules(views.proxy);
+    if (lastRules.get(c.name) === rules) return;
+    await Promise.all(c.nodes.map((n) => syncServiceProxy(n.netns, views.proxy)));
+    lastRules.set(c.name, rules);
+  };
   const jobs: Promise<unknown>[] = [];
   for (const c of plan.clusters) {
     const objs = objects.get(c.name) as KubeObject[];
-    const views = serviceViews(objs.filter((o) => o.kind === 'Service'), objs.filter((o) => o.kind === 'EndpointSlice'));
-    for (const n of c.nodes) jobs.push(syncServiceProxy(n.netns, views.proxy));
-    const zone = new ClusterZone();
-    zone.setServices(views.dns);
-    jobs.push(startDnsServer({ address: c.rootIP, port: 53, resolvers: [zone] }).then((s) => { dnsServers.set(c.name, s); }));
+    jobs.push(program(c, serviceViews(objs.filter((o) => o.kind === 'Service'), objs.filter((o) => o.kind === 'EndpointSlice'))));
+    jobs.push(startDnsServer({ address: c.rootIP, port: 53, resolvers: [zones.get(c.name) as ClusterZone] }).then((s) => { dnsServers.set(c.name, s); }));
   }
   const storeJob = openStores(opts, plan, objects, log);
   await Promise.all(jobs);
@@ -154,6 +182,12 @@ export async function runWorld(opts: WorldOptions): Promise<RunningWorld> {
   const metricsServer: MetricsServer = await serveMetrics(registry, plan.metricsPort, '0.0.0.0');
 
   const store = await storeJob;
+  const syncs: ClusterSync[] = [];
+  if (store.available) {
+    for (const c of plan.clusters) {
+      syncs.push(startClusterSync(c, store.stores.get(c.name) as ResourceStore, log, (views) => program(c, views)));
+    }
+  }
   await processes.waitReady(20_000);
   boot.ready = true;
   boot.ms = Math.round(performance.now() - t0);
@@ -179,6 +213,7 @@ export async function runWorld(opts: WorldOptions): Promise<RunningWorld> {
     processes,
     state,
     async stop() {
+      for (const sync of syncs) sync.stop();
       await processes.stop();
       await Promise.all([...dnsServers.values()].map((d) => d.close()));
       await metricsServer.close();
