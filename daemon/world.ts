@@ -1,10 +1,10 @@
 // Entry of the world supervisor: pid 1 of the private namespace tree that `strait up`
 // creates (see src/dataplane/netns/private-tree.ts). Reports to its owner over IPC.
 //   node dist/daemon/world.js --state-dir DIR [--world FILE]
-import { fileURLToPath } from 'node:url';
 import { createLogger } from '../src/base/log/index.js';
 import { Lifecycle } from '../src/base/lifecycle/index.js';
 import { loadWorld, runWorld } from '../src/control/world/index.js';
+import { here, worldComponents } from './world-components.js';
 
 function arg(name: string): string | undefined {
   const i = process.argv.indexOf(name);
@@ -32,7 +32,8 @@ try {
     world: loadWorld(arg('--world')),
     stateDir,
     log,
-    images: { echo: fileURLToPath(new URL('./workload-echo.js', import.meta.url)) },
+    images: { echo: here('./workload-echo.js') },
+    components: worldComponents,
     notify: send,
   });
   life.onShutdown('world', () => world.stop());

@@ -133,7 +133,8 @@ function statusText(rec: WorldRecord): string {
     for (const p of c.pods) rows.push([c.name, 'pod', `${p.namespace}/${p.name}`, p.image, p.ip, '', p.node]);
     for (const s of c.services) rows.push([c.name, 'service', `${s.namespace}/${s.name}`, s.ports.map((p) => `${p.port}/${p.protocol}`).join(','), s.clusterIP ?? 'None', '', '']);
   }
-  const head = `world ${rec.status} (pid ${rec.pid}, boot ${rec.bootMs} ms, state dir ${rec.stateDir}${rec.userNamespace ? ', user namespace' : ''})\n`;
+  const head = `world ${rec.status} (pid ${rec.pid}, boot ${rec.bootMs} ms, state dir ${rec.stateDir}${rec.userNamespace ? ', user namespace' : ''})\n`
+    + `store ${rec.store.available ? rec.store.socket : `unavailable: ${rec.store.reason ?? ''}`}; metrics ${rec.metrics}; logs ${rec.logs}\n\n`;
   const comps = formatTable(['COMPONENT', 'PID', 'READY', 'RESTARTS', 'METRICS'],
     rec.components.map((c) => [c.name, c.pid ?? '', c.ready ? 'yes' : 'no', c.restarts, c.metrics ?? '']));
   return head + formatTable(['CLUSTER', 'KIND', 'NAME', 'ROLE/IMAGE/PORTS', 'ADDRESS', 'PUBLIC', 'NODE/CIDR'], rows) + '\n' + comps;

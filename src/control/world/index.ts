@@ -6,5 +6,5 @@ export { clusterObjects, MANAGED_BY } from './objects.js';
 export { serviceViews, type ServiceViews } from './views.js';
 export { ProcessTable, type Component, type ComponentStatus } from './processes.js';
 export { resolvConf } from './topology.js';
-export { runWorld, type WorldOptions, type WorldState, type RunningWorld } from './supervisor.js';
+export { runWorld, type WorldOptions, type WorldState, type RunningWorld, type ComponentContext } from './supervisor.js';
 export { startClusterSync, allocateClusterIP, type ClusterSync } from './cluster-sync.js';

@@ -25,10 +25,25 @@ export interface WorldOptions {
   log: Logger;
   /** program (node script) of each built-in image that runs a process */
   images: { echo: string };
-  /** extra components to run once the network is up (gateway daemon, node agent, ...) */
-  components?: (plan: WorldPlan) => Component[];
+  /**
+   * Extra components (gateway daemon, node agent, control module, code-hosting server),
+   * started once the network, the service proxies, DNS and the store API are up.
+   */
+  components?: (plan: WorldPlan, ctx: ComponentContext) => Component[];
   /** called with {type:'ready'|'state', state} for the owner of the world */
   notify: (msg: { type: 'ready' | 'state'; state: WorldState }) => void;
+}
+
+/** What a component needs to know about the world it runs in. */
+export interface ComponentContext {
+  stateDir: string;
+  /** the store API (unix socket, reachable from every namespace) and its token file */
+  storeSocket: string;
+  storeTokenFile: string;
+  storeAvailable: boolean;
+  metricsPort: number;
+  /** environment every strait process of this world gets (STRAIT_STATE_DIR, STRAIT_STORE_*) */
+  env: Record<string, string>;
 }
 
 export interface WorldState {
@@ -145,7 +160,6 @@ export async function runWorld(opts: WorldOptions): Promise<RunningWorld> {
       });
     }
   }
-  for (const comp of opts.components?.(plan) ?? []) processes.add(comp);
 
   // service proxy (nftables in every node) and cluster DNS, from the clusters' objects
   const objects = new Map(plan.clusters.map((c) => [c.name, clusterObjects(c, startedAt)]));
@@ -182,6 +196,11 @@ export async function runWorld(opts: WorldOptions): Promise<RunningWorld> {
   const metricsServer: MetricsServer = await serveMetrics(registry, plan.metricsPort, '0.0.0.0');
 
   const store = await storeJob;
+  const ctx: ComponentContext = {
+    stateDir: opts.stateDir, storeSocket: store.socket, storeTokenFile: store.token, storeAvailable: store.available, metricsPort: plan.metricsPort,
+    env: { STRAIT_STATE_DIR: opts.stateDir, STRAIT_STORE_SOCKET: store.socket, STRAIT_STORE_TOKEN_FILE: store.token, STRAIT_METRICS_PORT: String(plan.metricsPort) },
+  };
+  for (const comp of opts.components?.(plan, ctx) ?? []) processes.add({ ...comp, env: { ...ctx.env, ...comp.env } });
   const syncs: ClusterSync[] = [];
   if (store.available) {
     for (const c of plan.clusters) {
