@@ -8,3 +8,4 @@ export { ProcessTable, type Component, type ComponentStatus } from './processes.
 export { resolvConf } from './topology.js';
 export { runWorld, type WorldOptions, type WorldState, type RunningWorld, type ComponentContext } from './supervisor.js';
 export { startClusterSync, allocateClusterIP, type ClusterSync } from './cluster-sync.js';
+export { startPodRuntime, type PodRuntime, type PodHooks } from './pod-runtime.js';

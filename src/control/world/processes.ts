@@ -41,6 +41,7 @@ interface Entry {
   startedAt: number;
   timer?: NodeJS.Timeout;
   waiters: (() => void)[];
+  removed?: boolean;
 }
 
 const MIN_BACKOFF = 200;
@@ -99,6 +100,23 @@ export class ProcessTable {
     return join(this.logDir, `${name}.log`);
   }
 
+  /** Stop one component (SIGTERM, then SIGKILL after graceMs) and forget it. */
+  async remove(name: string, graceMs = 3000): Promise<void> {
+    const e = this.entries.get(name);
+    if (!e) return;
+    this.entries.delete(name);
+    clearTimeout(e.timer);
+    e.removed = true;
+    for (const w of e.waiters.splice(0)) w();
+    const child = e.child;
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
+    await new Promise<void>((resolve) => {
+      const kill = setTimeout(() => child.kill('SIGKILL'), graceMs);
+      child.once('exit', () => { clearTimeout(kill); resolve(); });
+      child.kill('SIGTERM');
+    });
+  }
+
   /** Stop everything (SIGTERM, then SIGKILL after graceMs). */
   async stop(graceMs = 3000): Promise<void> {
     this.stopping = true;
@@ -141,7 +159,7 @@ export class ProcessTable {
     }
     child.once('exit', (code, signal) => {
       entry.child = undefined;
-      if (this.stopping) return;
+      if (this.stopping || entry.removed) return;
       const upMs = Date.now() - entry.startedAt;
       if (upMs > MAX_BACKOFF) entry.backoffMs = MIN_BACKOFF;
       this.log.warn({ name: spec.name, code, signal, upMs, restartInMs: entry.backoffMs }, 'component exited; restarting');

@@ -11,10 +11,11 @@ import { ClusterZone, startDnsServer, type RunningDnsServer } from '../dns/index
 import { createRegistry, serveMetrics, Gauge, type MetricsServer } from '../metrics/index.js';
 import { Kinds } from '../resources/index.js';
 import { openEmbeddedStore, serveStores, type KubeObject, type ResourceStore } from '../store/index.js';
-import { startClusterSync, type ClusterSync } from './cluster-sync.js';
+import { startClusterSync } from './cluster-sync.js';
+import { startPodRuntime, type PodHooks } from './pod-runtime.js';
 import type { WorldFile } from '../world-file/index.js';
 import { clusterObjects } from './objects.js';
-import { buildPlan, type PlanCluster, type WorldPlan } from './plan.js';
+import { buildPlan, type PlanCluster, type PlanPod, type WorldPlan } from './plan.js';
 import { ProcessTable, type Component, type ComponentStatus } from './processes.js';
 import { buildTopology, mountPrivateNetnsDirs } from './topology.js';
 import { serviceViews, type ServiceViews } from './views.js';
@@ -144,21 +145,19 @@ export async function runWorld(opts: WorldOptions): Promise<RunningWorld> {
 
   const boot: { ready: boolean; ms?: number } = { ready: false };
   const processes = new ProcessTable(logDir, log, () => { if (boot.ready) opts.notify({ type: 'state', state: state() }); });
+  const echoComponent = (c: PlanCluster, p: PlanPod): Component => ({
+    name: `${c.name}.${p.namespace}.${p.name}`,
+    netns: p.netns,
+    command: [process.execPath, '--max-semi-space-size=2', opts.images.echo],
+    env: {
+      STRAIT_CLUSTER: c.name, STRAIT_NAMESPACE: p.namespace, STRAIT_POD: p.name, STRAIT_NODE: p.node,
+      STRAIT_PORT: String(p.port), STRAIT_METRICS_PORT: String(plan.metricsPort),
+    },
+    ready: 'ipc',
+    metrics: `${p.ip}:${plan.metricsPort}`,
+  });
   for (const c of plan.clusters) {
-    for (const p of c.pods) {
-      if (p.image !== 'strait/echo') continue;
-      processes.add({
-        name: `${c.name}.${p.namespace}.${p.name}`,
-        netns: p.netns,
-        command: [process.execPath, '--max-semi-space-size=2', opts.images.echo],
-        env: {
-          STRAIT_CLUSTER: c.name, STRAIT_NAMESPACE: p.namespace, STRAIT_POD: p.name, STRAIT_NODE: p.node,
-          STRAIT_PORT: String(p.port), STRAIT_METRICS_PORT: String(plan.metricsPort),
-        },
-        ready: 'ipc',
-        metrics: `${p.ip}:${plan.metricsPort}`,
-      });
-    }
+    for (const p of c.pods) if (p.image === 'strait/echo') processes.add(echoComponent(c, p));
   }
 
   // service proxy (nftables in every node) and cluster DNS, from the clusters' objects
@@ -201,10 +200,17 @@ export async function runWorld(opts: WorldOptions): Promise<RunningWorld> {
     env: { STRAIT_STATE_DIR: opts.stateDir, STRAIT_STORE_SOCKET: store.socket, STRAIT_STORE_TOKEN_FILE: store.token, STRAIT_METRICS_PORT: String(plan.metricsPort) },
   };
   for (const comp of opts.components?.(plan, ctx) ?? []) processes.add({ ...comp, env: { ...ctx.env, ...comp.env } });
-  const syncs: ClusterSync[] = [];
+  const syncs: { stop(): void }[] = [];
   if (store.available) {
+    const hooks: PodHooks = {
+      start: (c, p) => { if (p.image === 'strait/echo') processes.add(echoComponent(c, p)); },
+      stop: (c, p) => processes.remove(`${c.name}.${p.namespace}.${p.name}`),
+      changed: () => { if (boot.ready) opts.notify({ type: 'state', state: state() }); },
+    };
     for (const c of plan.clusters) {
-      syncs.push(startClusterSync(c, store.stores.get(c.name) as ResourceStore, log, (views) => program(c, views)));
+      const cs = store.stores.get(c.name) as ResourceStore;
+      syncs.push(startClusterSync(c, cs, log, (views) => program(c, views)));
+      syncs.push(startPodRuntime(c, cs, log, hooks));
     }
   }
   await processes.waitReady(20_000);

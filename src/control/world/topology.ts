@@ -7,7 +7,7 @@
 //
 // Hook for the tunnel engineer: routes for remote clusters' CIDRs are not installed
 // here; the node agent adds them in each node namespace (see docs/world.md).
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { ipBatch, run, setSysctls } from '../../dataplane/netns/index.js';
 import { parseCidr } from '../../base/config/index.js';
 import { E } from '../../base/errors/index.js';
@@ -114,4 +114,20 @@ export async function buildTopology(plan: WorldPlan): Promise<void> {
     routes.push(`route add ${c.serviceCIDR} via ${first.underlayIP} dev ${c.underlayBridge}`);
   }
   await ipBatch(routes);
+}
+
+/** Add one pod to a running world: its namespace, veth to the node's bridge, address, routes, resolv.conf. */
+export async function addPodNetwork(cluster: PlanCluster, pod: PlanPod): Promise<void> {
+  const node = cluster.nodes.find((n) => n.name === pod.node) as PlanNode;
+  await ipBatch([`netns add ${pod.netns}`, `link add eth0 netns ${pod.netns} type veth peer name ${pod.hostVeth} netns ${node.netns}`]);
+  const dir = `/etc/netns/${pod.netns}`;
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(`${dir}/resolv.conf`, resolvConf(cluster, pod.namespace));
+  await Promise.all([ipBatch([`link set ${pod.hostVeth} master cbr0 up`], node.netns), ipBatch(podLines(pod, node), pod.netns)]);
+}
+
+/** Remove a pod's namespace (its veth pair goes with it). */
+export async function removePodNetwork(pod: PlanPod): Promise<void> {
+  await ipBatch([`netns del ${pod.netns}`]).catch(() => undefined);
+  rmSync(`/etc/netns/${pod.netns}`, { recursive: true, force: true });
 }
