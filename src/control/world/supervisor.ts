@@ -165,13 +165,19 @@ export async function runWorld(opts: WorldOptions): Promise<RunningWorld> {
   const dnsServers = new Map<string, RunningDnsServer>();
   const zones = new Map(plan.clusters.map((c) => [c.name, new ClusterZone()]));
   const lastRules = new Map<string, string>();
-  // one way to program a cluster's data plane, first from the plan, then from its store
-  const program = async (c: PlanCluster, views: ServiceViews): Promise<void> => {
-    zones.get(c.name)?.setServices(views.dns);
-    const rules = renderProxyRules(views.proxy);
-    if (lastRules.get(c.name) === rules) return;
-    await Promise.all(c.nodes.map((n) => syncServiceProxy(n.netns, views.proxy)));
-    lastRules.set(c.name, rules);
+  const queues = new Map<string, Promise<void>>();
+  // one way to program a cluster's data plane, first from the plan, then from its store;
+  // one update at a time per cluster, so an older table never lands after a newer one
+  const program = (c: PlanCluster, views: ServiceViews): Promise<void> => {
+    const next = (queues.get(c.name) ?? Promise.resolve()).catch(() => undefined).then(async () => {
+      zones.get(c.name)?.setServices(views.dns);
+      const rules = renderProxyRules(views.proxy);
+      if (lastRules.get(c.name) === rules) return;
+      await Promise.all(c.nodes.map((n) => syncServiceProxy(n.netns, views.proxy)));
+      lastRules.set(c.name, rules);
+    });
+    queues.set(c.name, next);
+    return next;
   };
   const jobs: Promise<unknown>[] = [];
   for (const c of plan.clusters) {
