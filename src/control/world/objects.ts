@@ -12,6 +12,8 @@ const uid = (...parts: string[]): string => {
 };
 
 export const MANAGED_BY = { 'app.kubernetes.io/managed-by': 'strait-world' };
+/** annotation on Nodes and Pods: the ip netns name inside the world (for nsenter --net=/run/netns/<name>) */
+export const NETNS_ANNOTATION = 'strait.dev/netns';
 
 export function clusterObjects(c: PlanCluster, startedAt: string): KubeObject[] {
   const out: KubeObject[] = [];
@@ -24,7 +26,7 @@ export function clusterObjects(c: PlanCluster, startedAt: string): KubeObject[] 
       metadata: {
         name: n.name,
         labels: { ...MANAGED_BY, 'kubernetes.io/hostname': n.name, 'node-role.kubernetes.io/worker': '', ...(n.role === 'gateway' ? { 'submariner.io/gateway': 'true' } : {}) },
-        annotations: { 'strait.dev/netns': n.netns },
+        annotations: { [NETNS_ANNOTATION]: n.netns },
       },
       spec: { podCIDR: n.podCIDR, podCIDRs: [n.podCIDR] },
       status: {
@@ -53,7 +55,7 @@ export function clusterObjects(c: PlanCluster, startedAt: string): KubeObject[] 
       apiVersion: Kinds.Pod.apiVersion, kind: 'Pod',
       metadata: {
         name: p.name, namespace: p.namespace, labels: { ...p.labels, ...MANAGED_BY },
-        annotations: { ...p.annotations, 'strait.dev/netns': p.netns },
+        annotations: { ...p.annotations, [NETNS_ANNOTATION]: p.netns },
         ...(p.deployment ? { ownerReferences: [{ apiVersion: Kinds.Deployment.apiVersion, kind: 'Deployment', name: p.deployment, uid: uid(c.name, 'deploy', p.namespace, p.deployment), controller: true }] } : {}),
       },
       spec: {

@@ -11,7 +11,7 @@ import { intToIpv4, parseCidr } from '../../base/config/index.js';
 import { IMAGES, type Image } from '../world-file/index.js';
 import { Kinds } from '../resources/index.js';
 import type { KindRef, KubeObject, ResourceStore, Watch } from '../store/index.js';
-import { MANAGED_BY } from './objects.js';
+import { MANAGED_BY, NETNS_ANNOTATION } from './objects.js';
 import { nameSuffix, type PlanCluster, type PlanPod } from './plan.js';
 import { addPodNetwork, removePodNetwork } from './topology.js';
 
@@ -138,9 +138,14 @@ export function startPodRuntime(cluster: PlanCluster, store: ResourceStore, log:
         spec: { ...spec, nodeName },
         status: { phase: 'Running', podIP: pod.ip, podIPs: [{ ip: pod.ip }], hostIP: node?.underlayIP, startTime: new Date().toISOString(), conditions: [{ type: 'Ready', status: 'True' }] },
       });
-      if (spec?.nodeName !== nodeName) {
-        const fresh = await store.get(ref(Kinds.Pod), obj.metadata.name, ns);
-        if (fresh) await store.update({ ...fresh, spec: { ...(fresh.spec as object), nodeName } }).catch(() => undefined);
+      // where it runs, as the world's own pods say it: spec.nodeName and the netns annotation
+      const fresh = await store.get(ref(Kinds.Pod), obj.metadata.name, ns);
+      if (fresh) {
+        await store.update({
+          ...fresh,
+          metadata: { ...fresh.metadata, annotations: { ...(fresh.metadata.annotations ?? {}), [NETNS_ANNOTATION]: pod.netns } },
+          spec: { ...(fresh.spec as object), nodeName },
+        }).catch((err: unknown) => log.warn({ err, pod: key }, 'could not record the pod\'s node'));
       }
       log.info({ cluster: cluster.name, pod: key, node: nodeName, ip: pod.ip }, 'pod started');
       hooks.changed();
