@@ -69,3 +69,12 @@ export function worldPids(supervisorPid: number): number[] {
   const out = spawnSync('sh', ['-c', `ns=$(readlink /proc/${supervisorPid}/ns/pid) || exit 0; for p in /proc/[0-9]*; do [ "$(readlink $p/ns/pid 2>/dev/null)" = "$ns" ] && echo \${p#/proc/}; done`], { encoding: 'utf8' });
   return out.stdout.split('\n').filter(Boolean).map(Number);
 }
+
+/**
+ * Interface names a world makes (inet0, ul<c>, c<c>n<n>, c<c>g<n>, vp<k>, cbr0, eth0/1).
+ * Host checks look for these only, so another engineer's test on the same machine
+ * cannot make ours fail.
+ */
+export function isWorldLinkName(name: string): boolean {
+  return /^(inet0|ul\d+|c\d+[ng]\d+|vp\d+|cbr0|eth[01])$/.test(name);
+}

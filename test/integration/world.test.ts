@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { after, before, test } from 'node:test';
-import { alive, hostNetworkState, upWorld, waitGone, worldPids, strait, type TestWorld } from '../helpers/world.js';
+import { alive, hostNetworkState, isWorldLinkName, upWorld, waitGone, worldPids, strait, type TestWorld } from '../helpers/world.js';
 
 let world: TestWorld;
 let hostBefore: ReturnType<typeof hostNetworkState>;
@@ -84,7 +84,13 @@ test('the world is private: the host sees none of its namespaces or interfaces w
   const rec = world.record();
   const names = rec.clusters.flatMap((c) => [...c.nodes.map((n) => n.netns), ...c.pods.map((p) => p.netns)]);
   for (const n of names) assert.ok(!now.netns.includes(n), `host sees netns ${n}`);
-  for (const l of ['inet0', 'ul0', 'ul1', 'c0n0', 'cbr0']) assert.ok(!now.links.includes(l) || hostBefore.links.includes(l), `host sees link ${l}`);
+  // the same names exist inside the world: the check above is not vacuous
+  const inside = spawnSync('nsenter', ['-t', String(rec.supervisorPid), '-m', '-n', 'sh', '-c', 'ip netns list; ip -o link'], { encoding: 'utf8' }).stdout;
+  for (const n of names) assert.match(inside, new RegExp(`^${n.replace(/\./g, '\\.')}( |$)`, 'm'));
+  for (const l of ['inet0', 'ul0', 'ul1', 'c0n0', 'c1g0']) {
+    assert.match(inside, new RegExp(`^\\d+: ${l}[@:]`, 'm'), `world has link ${l}`);
+    assert.ok(!now.links.includes(l) || hostBefore.links.includes(l), `host sees link ${l}`);
+  }
 });
 
 test('status -o json describes the running world', () => {
@@ -125,7 +131,7 @@ test('strait down: every process is gone and the host network is as before', asy
   assert.deepEqual(await waitGone([rec.pid, ...pids]), []);
   const after = hostNetworkState();
   assert.deepEqual(after.netns.filter((n) => !hostBefore.netns.includes(n)).filter((n) => /^cluster-/.test(n)), []);
-  assert.deepEqual(after.links.filter((l) => !hostBefore.links.includes(l)), []);
+  assert.deepEqual(after.links.filter((l) => !hostBefore.links.includes(l)).filter(isWorldLinkName), []);
   const status = strait(['status', '--state-dir', world.stateDir]);
   assert.equal(status.status, 5);
   assert.match(status.stderr, /STRAIT_ERR_WORLD_NOT_RUNNING/);
