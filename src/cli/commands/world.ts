@@ -12,9 +12,8 @@ import { resolveStateDir, stateFiles } from '../state-dir.js';
 import { isAlive, readWorldRecord, removeWorldRecord, runningWorld, writeWorldRecord, type WorldRecord } from '../world-file.js';
 
 const here = (rel: string): string => fileURLToPath(new URL(rel, import.meta.url));
-// dist/src/cli/commands/world.js -> dist/daemon/world.js, bin/strait.js
+// dist/src/cli/commands/world.js -> dist/daemon/world.js
 const SUPERVISOR = here('../../../daemon/world.js');
-const BIN = here('../../../../bin/strait.js');
 
 interface UpOptions { world?: string; stateDir?: string; detach?: boolean }
 
@@ -74,6 +73,8 @@ async function upForeground(stateDir: string, worldFile: string | undefined): Pr
       const rec: WorldRecord = { version: 1, pid: process.pid, supervisorPid, stateDir, startedAt, ...msg.state };
       writeWorldRecord(stateDir, rec);
       if (msg.type === 'ready') console.log(summary(msg.state));
+    } else if (msg.type === 'stopping') {
+      stopping = true;
     } else if (msg.type === 'failed') {
       failed = msg.error?.message;
     }
@@ -101,11 +102,23 @@ async function upForeground(stateDir: string, worldFile: string | undefined): Pr
   return code === 0 ? 1 : code;
 }
 
+/**
+ * A detached world: the private tree is started in a session of its own, owned by its
+ * unshare process (kill that and the world is gone); the supervisor writes world.json.
+ */
 async function upDetached(stateDir: string, worldFile: string | undefined): Promise<number> {
-  const logFile = join(stateDir, 'logs', 'up.log');
+  const userNamespace = process.getuid?.() !== 0;
+  if (userNamespace) {
+    const can = canUseUserNamespaces();
+    if (!can.ok) throw E.notRoot(`strait up (${can.reason})`);
+  }
+  const argv = privateTreeCommand([process.execPath, SUPERVISOR, '--state-dir', stateDir, '--record', ...(worldFile ? ['--world', worldFile] : [])],
+    { userNamespace, dieWithParent: false });
+  const logFile = join(stateDir, 'logs', 'world.log');
   const fd = openSync(logFile, 'a');
-  const child = spawn(process.execPath, [BIN, 'up', '--state-dir', stateDir, ...(worldFile ? ['--world', worldFile] : [])], {
+  const child = spawn(argv[0] as string, argv.slice(1), {
     detached: true, stdio: ['ignore', fd, fd],
+    env: { ...process.env, STRAIT_USERNS: userNamespace ? '1' : '0', STRAIT_PROC: 'world' },
   });
   closeSync(fd);
   child.unref();
@@ -119,10 +132,10 @@ async function upDetached(stateDir: string, worldFile: string | undefined): Prom
       return 0;
     }
     if (exited !== null) break;
-    await new Promise((r) => setTimeout(r, 50));
+    await new Promise((r) => setTimeout(r, 25));
   }
-  if (exited === null && child.pid) process.kill(child.pid, 'SIGTERM');
-  console.error(`error STRAIT_ERR_WORLD_NOT_RUNNING: the world did not come up; log ${logFile}:\n${tail(logFile)}\n${tail(join(stateDir, 'logs', 'world.log'))}`);
+  if (exited === null && child.pid) process.kill(child.pid, 'SIGKILL');
+  console.error(`error STRAIT_ERR_WORLD_NOT_RUNNING: the world did not come up; log ${logFile}:\n${tail(logFile)}`);
   return exited && exited > 0 ? exited : 1;
 }
 
@@ -168,11 +181,13 @@ export function registerWorldCommands(program: Command): void {
         rmSync(stateFiles(stateDir).world, { force: true });
         throw E.worldNotRunning(stateDir);
       }
-      process.kill(rec.pid, 'SIGTERM');
+      // the supervisor shuts down in order; its owner (strait up or unshare) then exits
+      process.kill(isAlive(rec.supervisorPid) ? rec.supervisorPid : rec.pid, 'SIGTERM');
       const deadline = Date.now() + 15_000;
-      while (isAlive(rec.pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-      if (isAlive(rec.pid)) process.kill(rec.pid, 'SIGKILL');
-      while (rec.supervisorPid && isAlive(rec.supervisorPid) && Date.now() < deadline + 5000) await new Promise((r) => setTimeout(r, 50));
+      const gone = (): boolean => !isAlive(rec.pid) && !isAlive(rec.supervisorPid);
+      while (!gone() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
+      if (!gone()) process.kill(rec.pid, 'SIGKILL');
+      while (!gone() && Date.now() < deadline + 5000) await new Promise((r) => setTimeout(r, 25));
       rmSync(stateFiles(stateDir).world, { force: true });
       console.log('strait: world stopped');
     });

@@ -8,13 +8,18 @@ import { existsSync, readFileSync } from 'node:fs';
 export interface PrivateTreeOptions {
   /** add --user --map-root-user (needed when not root) */
   userNamespace: boolean;
+  /**
+   * true: the tree dies with the process that spawns it (setpriv --pdeathsig KILL);
+   * false: unshare itself is the owner (a detached world: kill it and the tree is gone)
+   */
+  dieWithParent?: boolean;
 }
 
 /** argv that runs `command` as pid 1 of a fresh private tree. */
 export function privateTreeCommand(command: string[], opts: PrivateTreeOptions): string[] {
   return [
     // if the starting process dies (even kill -9), unshare gets SIGKILL ...
-    'setpriv', '--pdeathsig', 'KILL',
+    ...(opts.dieWithParent === false ? [] : ['setpriv', '--pdeathsig', 'KILL']),
     // ... and --kill-child passes it on to pid 1 of the new pid namespace
     'unshare', '--pid', '--fork', '--kill-child', '--mount', '--net', '--propagation', 'private',
     ...(opts.userNamespace ? ['--user', '--map-root-user'] : []),
