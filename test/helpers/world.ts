@@ -14,7 +14,7 @@ export function strait(args: string[], input?: string): SpawnSyncReturns<string>
 
 export interface TestWorld {
   stateDir: string;
-  record(): { pid: number; supervisorPid: number; clusters: { name: string; pods: { namespace: string; name: string; ip: string; netns: string }[]; services: { name: string; clusterIP?: string }[]; nodes: { netns: string }[] }[]; components: { pid?: number }[] };
+  record(): { pid: number; supervisorPid: number; clusters: { name: string; pods: { namespace: string; name: string; ip: string; netns: string }[]; services: { name: string; clusterIP?: string }[]; nodes: { netns: string }[] }[]; components: { name: string; pid?: number; metrics?: string }[] };
   exec(pod: string, cmd: string[], input?: string): SpawnSyncReturns<string>;
   down(): SpawnSyncReturns<string>;
   cleanup(): void;

@@ -74,9 +74,22 @@ test('strait exec names a missing pod or cluster with its error code', () => {
   assert.match(cluster.stderr, /STRAIT_ERR_CLUSTER_UNKNOWN/);
 });
 
-test('clusters are isolated: no route from cluster-a pods to cluster-b pods before the tunnel exists', () => {
-  const r = world.exec('cluster-a/default/client', ['curl', '-s', '-m', '2', `http://${podIP('cluster-b', 'echo') === 'missing' ? world.record().clusters[1]?.pods.find((p) => p.name.startsWith('echo'))?.ip : ''}:8080/`]);
-  assert.notEqual(r.status, 0);
+test('across clusters through the tunnel: pod IP and remote ClusterIP, the remote echo sees the client pod IP', () => {
+  const remoteEcho = world.record().clusters[1]?.pods.find((p) => p.name.startsWith('echo'))?.ip;
+  const remoteSvc = world.record().clusters[1]?.services.find((s) => s.name === 'echo')?.clusterIP;
+  for (const target of [remoteEcho, remoteSvc]) {
+    const r = world.exec('cluster-a/default/client', ['curl', '-s', '-m', '5', `http://${target}:8080/`]);
+    assert.equal(r.status, 0, `${target}: ${r.stderr}`);
+    const body = JSON.parse(r.stdout);
+    assert.equal(body.cluster, 'cluster-b');
+    assert.equal(body.remoteAddress, podIP('cluster-a', 'client'), 'source address preserved end to end');
+  }
+  // and the gateways report the connection
+  const rec = world.record() as ReturnType<TestWorld['record']> & { components: { name: string; metrics?: string }[] };
+  const gw = rec.components.find((c) => c.name === 'cluster-a.gateway.gateway');
+  assert.ok(gw?.metrics);
+  const records = spawnSync('nsenter', ['-t', String(rec.supervisorPid), '-n', 'curl', '-sf', `http://${gw.metrics}/records`], { encoding: 'utf8' });
+  assert.match(records.stdout, /"status":"connected"/);
 });
 
 test('the world is private: the host sees none of its namespaces or interfaces while it runs', () => {

@@ -74,6 +74,8 @@ export interface WorldFile {
   internetCIDR: string;
   /** port each process's Prometheus /metrics listens on inside its namespace */
   metricsPort: number;
+  /** run the gateway daemons and node agents that join the clusters (PSK tunnels, VXLAN) */
+  tunnels: boolean;
 }
 
 const labels = { type: 'object', nullable: true, additionalProperties: { type: 'string' }, required: [] } as const;
@@ -86,6 +88,7 @@ const schema: ConfigSchema<WorldFile> = {
   properties: {
     internetCIDR: { type: 'string', default: '198.18.0.0/16' },
     metricsPort: { type: 'integer', minimum: 1, maximum: 65535, default: 9464 },
+    tunnels: { type: 'boolean', default: true },
     clusters: {
       type: 'array',
       minItems: 1,

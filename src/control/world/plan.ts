@@ -91,6 +91,8 @@ export interface WorldPlan {
   clusters: PlanCluster[];
   internet: { cidr: string; bridge: string; rootIP: string };
   metricsPort: number;
+  /** gateway daemons and node agents join the clusters */
+  tunnels: boolean;
 }
 
 export const DNS_DOMAIN = 'cluster.local';
@@ -122,6 +124,7 @@ export function buildPlan(world: WorldFile): WorldPlan {
     clusters: [],
     internet: { cidr: internetCIDR, bridge: 'inet0', rootIP: hostAt(internetCIDR, 1) },
     metricsPort: world.metricsPort,
+    tunnels: world.tunnels,
   };
   const internetPrefix = parseCidr(internetCIDR).prefix;
   world.clusters.forEach((wc, ci) => {

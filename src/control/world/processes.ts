@@ -3,6 +3,7 @@
 // JSON lines to <state>/logs/<name>.log. Later work (gateway daemon, node agent,
 // control module, code-hosting server) adds its entries with ProcessTable.add().
 import { spawn, type ChildProcess } from 'node:child_process';
+import { get } from 'node:http';
 import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
@@ -16,10 +17,16 @@ export interface Component {
   /** argv; the first element is the program */
   command: string[];
   env?: Record<string, string>;
-  /** 'ipc': ready when the process sends {type:'ready'} over its IPC channel (Node programs) */
-  ready?: 'ipc' | 'started';
+  /**
+   * 'ipc': ready when the process sends {type:'ready'} over its IPC channel (Node programs);
+   * 'started': once spawned; { http, match }: once GET http answers 200 (and its body
+   * contains match), polled from the world root
+   */
+  ready?: 'ipc' | 'started' | { http: string; match?: string };
   /** where its Prometheus /metrics is reachable from the world root (host:port), for status */
   metrics?: string;
+  /** for runWorld's extra components: start once the network is built, or (default) once the store API is up */
+  startAfter?: 'network' | 'store';
 }
 
 export interface ComponentStatus {
@@ -154,6 +161,23 @@ export class ProcessTable {
       child.on('message', (m: unknown) => {
         if (m && typeof m === 'object' && (m as { type?: string }).type === 'ready') this.markReady(entry);
       });
+    } else if (spec.ready && typeof spec.ready === 'object') {
+      const probe = spec.ready;
+      const poll = (): void => {
+        if (entry.child !== child || entry.ready || this.stopping) return;
+        const req = get(probe.http, { timeout: 1000 }, (res) => {
+          let body = '';
+          res.setEncoding('utf8');
+          res.on('data', (d: string) => { if (body.length < 1 << 20) body += d; });
+          res.on('end', () => {
+            if (res.statusCode === 200 && (!probe.match || body.includes(probe.match))) this.markReady(entry);
+            else setTimeout(poll, 100);
+          });
+        });
+        req.on('error', () => setTimeout(poll, 100));
+        req.on('timeout', () => req.destroy());
+      };
+      child.once('spawn', () => setTimeout(poll, 50));
     } else {
       child.once('spawn', () => this.markReady(entry));
     }

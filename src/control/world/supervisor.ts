@@ -28,7 +28,8 @@ export interface WorldOptions {
   images: { echo: string };
   /**
    * Extra components (gateway daemon, node agent, control module, code-hosting server),
-   * started once the network, the service proxies, DNS and the store API are up.
+   * started once the network, the service proxies, DNS and the store API are up (or, with
+   * startAfter: 'network', as soon as the network is built).
    */
   components?: (plan: WorldPlan, ctx: ComponentContext) => Component[];
   /** called with {type:'ready'|'state', state} for the owner of the world */
@@ -41,8 +42,8 @@ export interface ComponentContext {
   /** the store API (unix socket, reachable from every namespace) and its token file */
   storeSocket: string;
   storeTokenFile: string;
-  storeAvailable: boolean;
   metricsPort: number;
+  log: Logger;
   /** environment every strait process of this world gets (STRAIT_STATE_DIR, STRAIT_STORE_*) */
   env: Record<string, string>;
 }
@@ -159,6 +160,15 @@ export async function runWorld(opts: WorldOptions): Promise<RunningWorld> {
   for (const c of plan.clusters) {
     for (const p of c.pods) if (p.image === 'strait/echo') processes.add(echoComponent(c, p));
   }
+  const storeSocket = join(opts.stateDir, 'store.sock');
+  const storeTokenFile = join(opts.stateDir, 'store.token');
+  const ctx: ComponentContext = {
+    stateDir: opts.stateDir, storeSocket, storeTokenFile, metricsPort: plan.metricsPort, log,
+    env: { STRAIT_STATE_DIR: opts.stateDir, STRAIT_STORE_SOCKET: storeSocket, STRAIT_STORE_TOKEN_FILE: storeTokenFile, STRAIT_METRICS_PORT: String(plan.metricsPort) },
+  };
+  // components that need only the network start now; the rest once the store API is up
+  const extra = opts.components?.(plan, ctx) ?? [];
+  for (const comp of extra.filter((x) => x.startAfter === 'network')) processes.add({ ...comp, env: { ...ctx.env, ...comp.env } });
 
   // service proxy (nftables in every node) and cluster DNS, from the clusters' objects
   const objects = new Map(plan.clusters.map((c) => [c.name, clusterObjects(c, startedAt)]));
@@ -201,11 +211,7 @@ export async function runWorld(opts: WorldOptions): Promise<RunningWorld> {
   const metricsServer: MetricsServer = await serveMetrics(registry, plan.metricsPort, '0.0.0.0');
 
   const store = await storeJob;
-  const ctx: ComponentContext = {
-    stateDir: opts.stateDir, storeSocket: store.socket, storeTokenFile: store.token, storeAvailable: store.available, metricsPort: plan.metricsPort,
-    env: { STRAIT_STATE_DIR: opts.stateDir, STRAIT_STORE_SOCKET: store.socket, STRAIT_STORE_TOKEN_FILE: store.token, STRAIT_METRICS_PORT: String(plan.metricsPort) },
-  };
-  for (const comp of opts.components?.(plan, ctx) ?? []) processes.add({ ...comp, env: { ...ctx.env, ...comp.env } });
+  for (const comp of extra.filter((x) => x.startAfter !== 'network')) processes.add({ ...comp, env: { ...ctx.env, ...comp.env } });
   const syncs: { stop(): void }[] = [];
   if (store.available) {
     const hooks: PodHooks = {

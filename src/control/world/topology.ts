@@ -8,7 +8,7 @@
 // Hook for the tunnel engineer: routes for remote clusters' CIDRs are not installed
 // here; the node agent adds them in each node namespace (see docs/world.md).
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
-import { ipBatch, run, setSysctls } from '../../dataplane/netns/index.js';
+import { ipBatch, nftApply, run, setSysctls } from '../../dataplane/netns/index.js';
 import { parseCidr } from '../../base/config/index.js';
 import { E } from '../../base/errors/index.js';
 import { DNS_DOMAIN, type PlanCluster, type PlanNode, type PlanPod, type WorldPlan } from './plan.js';
@@ -80,6 +80,16 @@ function podLines(p: PlanPod, node: PlanNode): string[] {
     `route add ${node.bridgeIP} dev eth0 scope link`, `route add default via ${node.bridgeIP} dev eth0`];
 }
 
+// TCP SYNs forwarded by a node carry an MSS that fits the route they take, so pods
+// (MTU 1500) talk through the tunnel (TUN MTU 1400) without relying on ICMP
+const NODE_NFT = `table ip strait-node {
+  chain forward {
+    type filter hook forward priority mangle; policy accept;
+    tcp flags syn tcp option maxseg size set rt mtu
+  }
+}
+`;
+
 const NODE_SYSCTLS = {
   'net.ipv4.ip_forward': 1,
   'net.ipv4.conf.all.send_redirects': 0,
@@ -96,7 +106,8 @@ export async function buildTopology(plan: WorldPlan): Promise<void> {
     for (const n of c.nodes) {
       jobs.push(setSysctls(n.netns, NODE_SYSCTLS)
         .then(() => ipBatch(nodeLines(c, n, plan), n.netns))
-        .then(() => setSysctls(n.netns, { 'net.ipv4.conf.eth0.send_redirects': 0, 'net.ipv4.conf.cbr0.send_redirects': 0, 'net.ipv4.conf.eth0.rp_filter': 0 })));
+        .then(() => setSysctls(n.netns, { 'net.ipv4.conf.eth0.send_redirects': 0, 'net.ipv4.conf.cbr0.send_redirects': 0, 'net.ipv4.conf.eth0.rp_filter': 0 }))
+        .then(() => nftApply(n.netns, NODE_NFT)));
     }
     for (const p of c.pods) {
       const dir = `/etc/netns/${p.netns}`;
