@@ -13,6 +13,8 @@
 // internet segment, VXLAN endpoint for its cluster's agents); every other node runs a
 // node agent that routes the other clusters' cluster and service CIDRs into its TUN
 // device and over VXLAN to that gateway. One PSK per world, in <state>/tunnel/psk.
+// And the code-hosting server (docs/githost.md) in the world root, at
+// http://198.18.0.1:3000 for every pod and node.
 import { randomBytes } from 'node:crypto';
 import { accessSync, constants, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -102,8 +104,24 @@ function tunnelComponents(plan: WorldPlan, ctx: ComponentContext): Component[] {
   return out;
 }
 
+/** The code-hosting server, in the world root: http://198.18.0.1:3000 from every pod and node. */
+function githostComponent(plan: WorldPlan, ctx: ComponentContext): Component {
+  const port = 3000;
+  const file = join(ctx.stateDir, 'githost-world.json');
+  writeFileSync(file, JSON.stringify({
+    host: '0.0.0.0', port, baseURL: `http://${plan.internet.rootIP}:${port}`, allowLocalNetworks: true, allowImportLocal: true,
+  }, null, 2) + '\n');
+  return {
+    name: 'githost',
+    command: [process.execPath, here('./githost/main.js'), '--state-dir', ctx.stateDir, '--config', file],
+    ready: { http: `http://127.0.0.1:${port}/api/v1/version` },
+    startAfter: 'network',
+  };
+}
+
 export function worldComponents(plan: WorldPlan, ctx: ComponentContext): Component[] {
   return [
     ...(plan.tunnels ? tunnelComponents(plan, ctx) : []),
+    ...(plan.githost ? [githostComponent(plan, ctx)] : []),
   ];
 }

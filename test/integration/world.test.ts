@@ -92,6 +92,14 @@ test('across clusters through the tunnel: pod IP and remote ClusterIP, the remot
   assert.match(records.stdout, /"status":"connected"/);
 });
 
+test('the code-hosting server answers every pod at http://198.18.0.1:3000', () => {
+  for (const pod of ['cluster-a/default/client', 'cluster-b/default/client']) {
+    const r = world.exec(pod, ['curl', '-sf', '-m', '5', 'http://198.18.0.1:3000/api/v1/version']);
+    assert.equal(r.status, 0, `${pod}: ${r.stderr}`);
+    assert.match(JSON.parse(r.stdout).version, /\+strait$/);
+  }
+});
+
 test('the world is private: the host sees none of its namespaces or interfaces while it runs', () => {
   const now = hostNetworkState();
   const rec = world.record();

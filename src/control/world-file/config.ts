@@ -76,6 +76,8 @@ export interface WorldFile {
   metricsPort: number;
   /** run the gateway daemons and node agents that join the clusters (PSK tunnels, VXLAN) */
   tunnels: boolean;
+  /** run the code-hosting server at http://<internet root IP>:3000 */
+  githost: boolean;
 }
 
 const labels = { type: 'object', nullable: true, additionalProperties: { type: 'string' }, required: [] } as const;
@@ -89,6 +91,7 @@ const schema: ConfigSchema<WorldFile> = {
     internetCIDR: { type: 'string', default: '198.18.0.0/16' },
     metricsPort: { type: 'integer', minimum: 1, maximum: 65535, default: 9464 },
     tunnels: { type: 'boolean', default: true },
+    githost: { type: 'boolean', default: true },
     clusters: {
       type: 'array',
       minItems: 1,

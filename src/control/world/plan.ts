@@ -93,6 +93,8 @@ export interface WorldPlan {
   metricsPort: number;
   /** gateway daemons and node agents join the clusters */
   tunnels: boolean;
+  /** the code-hosting server runs in the world root */
+  githost: boolean;
 }
 
 export const DNS_DOMAIN = 'cluster.local';
@@ -125,6 +127,7 @@ export function buildPlan(world: WorldFile): WorldPlan {
     internet: { cidr: internetCIDR, bridge: 'inet0', rootIP: hostAt(internetCIDR, 1) },
     metricsPort: world.metricsPort,
     tunnels: world.tunnels,
+    githost: world.githost,
   };
   const internetPrefix = parseCidr(internetCIDR).prefix;
   world.clusters.forEach((wc, ci) => {

@@ -72,6 +72,8 @@ function nodeLines(c: PlanCluster, n: PlanNode, plan: WorldPlan): string[] {
   }
   // a route for the service CIDR so that locally sent packets reach the nat output hook
   lines.push(`route add ${c.serviceCIDR} via ${c.rootIP} dev eth0`);
+  // the world root's internet address (code-hosting server, broker) from every node
+  if (!n.publicIP) lines.push(`route add ${plan.internet.rootIP}/32 via ${c.rootIP} dev eth0`);
   return lines;
 }
 
