@@ -3,12 +3,15 @@
 // against the goal (< 3 s, < 400 MB). Peer in the same run: the bare network of the
 // same topology made with one `ip` command per step (netns add, veth, address, route),
 // in a private namespace tree, with no processes, store, DNS or service proxy.
+// Two worlds are measured (unless --world FILE names one): the full default world (with
+// the gateway daemons, node agents and code-hosting server) and its core (tunnels: false,
+// githost: false: supervisor, store, DNS, service proxies, echo pods).
 //   node dist/bench/world-boot.js [--runs N] [--world FILE]
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { buildPlan, loadWorld, type WorldPlan } from '../src/control/world/index.js';
+import { buildPlan, DEFAULT_WORLD, loadWorld, type WorldPlan } from '../src/control/world/index.js';
 
 const root = join(new URL('.', import.meta.url).pathname, '..', '..');
 const BIN = join(root, 'bin', 'strait.js');
@@ -44,11 +47,11 @@ function memoryOf(pid: number): { rss: number; pss: number } {
 
 interface Run { readyMs: number; bootMs: number; peakRss: number; peakPss: number; processes: number }
 
-async function oneRun(): Promise<Run> {
+async function oneRun(worldFile: string | undefined): Promise<Run> {
   const stateDir = mkdtempSync(join(tmpdir(), 'strait-bench-'));
   const t0 = performance.now();
   // a session of its own: every world process carries its session id
-  const child = spawn(process.execPath, [BIN, 'up', '--state-dir', stateDir, ...(WORLD ? ['--world', WORLD] : [])], { detached: true, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [BIN, 'up', '--state-dir', stateDir, ...(worldFile ? ['--world', worldFile] : [])], { detached: true, stdio: ['ignore', 'pipe', 'inherit'] });
   let readyMs = 0;
   let peakRss = 0;
   let peakPss = 0;
@@ -126,24 +129,34 @@ const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floo
 const mb = (b: number): string => `${(b / 1e6).toFixed(0)} MB`;
 const s = (ms: number): string => `${(ms / 1000).toFixed(2)} s`;
 
-const plan = buildPlan(loadWorld(WORLD));
-const pods = plan.clusters.reduce((n, c) => n + c.pods.length, 0);
-const nodes = plan.clusters.reduce((n, c) => n + c.nodes.length, 0);
-const runs: Run[] = [];
-const bare: number[] = [];
-for (let i = 0; i < RUNS; i++) {
-  runs.push(await oneRun());
-  bare.push(bareRun(bareScript(plan)));
+const tmp = mkdtempSync(join(tmpdir(), 'strait-bench-worlds-'));
+const coreFile = join(tmp, 'core.json');
+writeFileSync(coreFile, JSON.stringify({ ...DEFAULT_WORLD, tunnels: false, githost: false }));
+const variants: { label: string; file: string | undefined }[] = WORLD
+  ? [{ label: WORLD, file: WORLD }]
+  : [{ label: 'default world (gateways, agents, githost)', file: undefined }, { label: 'core world (tunnels: false, githost: false)', file: coreFile }];
+
+for (const v of variants) {
+  const plan = buildPlan(loadWorld(v.file));
+  const pods = plan.clusters.reduce((n, c) => n + c.pods.length, 0);
+  const nodes = plan.clusters.reduce((n, c) => n + c.nodes.length, 0);
+  const runs: Run[] = [];
+  const bare: number[] = [];
+  for (let i = 0; i < RUNS; i++) {
+    runs.push(await oneRun(v.file));
+    bare.push(bareRun(bareScript(plan)));
+  }
+  const ready = median(runs.map((r) => r.readyMs));
+  const rss = Math.max(...runs.map((r) => r.peakRss));
+  const pss = Math.max(...runs.map((r) => r.peakPss));
+  const bareMs = median(bare);
+  console.log(`world boot: ${v.label}: ${plan.clusters.length} clusters, ${nodes} nodes, ${pods} pods; ${RUNS} runs (median time, max memory)`);
+  console.log(`  strait up -> ready           ${s(ready).padStart(9)}   goal < 3 s     ${ready < 3000 ? 'MET' : 'MISSED'}   (runs: ${runs.map((r) => s(r.readyMs)).join(', ')})`);
+  console.log(`    of which supervisor boot   ${s(median(runs.map((r) => r.bootMs))).padStart(9)}   (network, nftables, DNS, store, components ready)`);
+  console.log(`  peak RSS, all processes      ${mb(rss).padStart(9)}   goal < 400 MB  ${rss < 400e6 ? 'MET' : 'MISSED'}   (${runs[0]?.processes} processes; shared pages counted in each)`);
+  console.log(`  peak PSS, all processes      ${mb(pss).padStart(9)}   (shared pages split between processes)`);
+  console.log(`  peer: bare ip netns+veth     ${s(bareMs).padStart(9)}   same topology, one ip command per step, no processes`);
+  console.log(`  ratio: strait up / bare      ${(ready / bareMs).toFixed(1).padStart(7)}x`);
 }
-const ready = median(runs.map((r) => r.readyMs));
-const rss = Math.max(...runs.map((r) => r.peakRss));
-const pss = Math.max(...runs.map((r) => r.peakPss));
-const bareMs = median(bare);
-console.log(`world boot: ${WORLD ?? 'default world'}: ${plan.clusters.length} clusters, ${nodes} nodes, ${pods} pods; ${RUNS} runs (median time, max memory)`);
-console.log(`  strait up -> ready           ${s(ready).padStart(9)}   goal < 3 s     ${ready < 3000 ? 'MET' : 'MISSED'}   (runs: ${runs.map((r) => s(r.readyMs)).join(', ')})`);
-console.log(`    of which supervisor boot   ${s(median(runs.map((r) => r.bootMs))).padStart(9)}   (network, nftables, DNS, store, workloads ready)`);
-console.log(`  peak RSS, all processes      ${mb(rss).padStart(9)}   goal < 400 MB  ${rss < 400e6 ? 'MET' : 'MISSED'}   (${runs[0]?.processes} processes; shared pages counted in each)`);
-console.log(`  peak PSS, all processes      ${mb(pss).padStart(9)}   (shared pages split between processes)`);
-console.log(`  peer: bare ip netns+veth     ${s(bareMs).padStart(9)}   same topology, one ip command per step, no processes`);
-console.log(`  ratio: strait up / bare      ${(ready / bareMs).toFixed(1).padStart(7)}x`);
-console.log(`  machine: ${availableParallelism()} cores, load average ${loadavg().map((x) => x.toFixed(1)).join(' ')} (other work on the machine slows every figure)`);
+rmSync(tmp, { recursive: true, force: true });
+console.log(`machine: ${availableParallelism()} cores, load average ${loadavg().map((x) => x.toFixed(1)).join(' ')} (other work on the machine slows every figure)`);
