@@ -149,6 +149,8 @@ export class ProcessTable {
     try {
       child = spawn(argv[0] as string, argv.slice(1), {
         stdio: ['ignore', fd, fd, ...(spec.ready === 'ipc' ? ['ipc' as const] : [])],
+        // a session of its own: Ctrl-C on the terminal reaches the supervisor, which stops components in order
+        detached: true,
         env: { ...process.env, STRAIT_PROC: spec.name, STRAIT_LOG_FD: '2', ...spec.env },
       });
     } finally {
