@@ -1,6 +1,7 @@
 // strait up | down | status | exec: the local world.
 import { spawn } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { constants as osConstants } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
@@ -226,7 +227,8 @@ export function registerWorldCommands(program: Command): void {
       process.on('SIGTERM', forward('SIGTERM'));
       process.exitCode = await new Promise<number>((done) => {
         child.on('error', (err) => { console.error(`error STRAIT_ERR_SYSTEM_TOOL: nsenter: ${err.message}`); done(1); });
-        child.on('exit', (code, signal) => done(code ?? 128 + (signal ? (({ SIGINT: 2, SIGKILL: 9, SIGTERM: 15 }) as Record<string, number>)[signal] ?? 1 : 1)));
+        // a program killed by a signal exits 128 + its number, as shells report it
+        child.on('exit', (code, signal) => done(code ?? 128 + (signal ? osConstants.signals[signal] : 0)));
       });
     });
 }
