@@ -56,6 +56,7 @@ test('dig: A record with TTL 5, NXDOMAIN for unknown names', () => {
 test('strait exec passes exit codes, stdin and stdout through', () => {
   assert.equal(world.exec('cluster-a/default/client', ['false']).status, 1);
   assert.equal(world.exec('cluster-a/default/client', ['sh', '-c', 'exit 7']).status, 7);
+  assert.equal(world.exec('cluster-a/default/client', ['sh', '-c', 'kill -TERM $$']).status, 143, 'killed by SIGTERM: 128 + 15');
   const cat = world.exec('cluster-a/default/client', ['cat'], 'through stdin\n');
   assert.equal(cat.stdout, 'through stdin\n');
   const err = world.exec('cluster-a/default/client', ['sh', '-c', 'echo oops >&2']);
