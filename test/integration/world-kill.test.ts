@@ -58,21 +58,3 @@ test('kill -9 of a detached world\'s owner; a new world then starts on the same 
     world.cleanup();
   }
 });
-
-test('a world without tunnels keeps its clusters apart', async () => {
-  const { writeFileSync } = await import('node:fs');
-  const { DEFAULT_WORLD } = await import('../../src/control/world-file/index.js');
-  const dir = mkdtempSync(join(tmpdir(), 'strait-notun-'));
-  const file = join(dir, 'world.json');
-  writeFileSync(file, JSON.stringify({ ...DEFAULT_WORLD, tunnels: false }));
-  const world = upWorld(['--world', file]);
-  try {
-    const echoB = world.record().clusters[1]?.pods.find((p) => p.name.startsWith('echo'))?.ip;
-    const r = world.exec('cluster-a/default/client', ['curl', '-s', '-m', '2', `http://${echoB}:8080/`]);
-    assert.notEqual(r.status, 0, 'no route between clusters without the tunnel');
-    assert.equal(world.exec('cluster-a/default/client', ['curl', '-s', '-m', '2', 'http://echo:8080/']).status, 0);
-  } finally {
-    world.cleanup();
-    rmSync(dir, { recursive: true, force: true });
-  }
-});
