@@ -8,7 +8,7 @@
 // githost: false: supervisor, store, DNS, service proxies, echo pods).
 //   node dist/bench/world-boot.js [--runs N] [--world FILE]
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildPlan, DEFAULT_WORLD, loadWorld, type WorldPlan } from '../src/control/world/index.js';
@@ -22,17 +22,24 @@ const arg = (name: string, d?: string): string | undefined => {
 const RUNS = Number(arg('--runs', '3'));
 const WORLD = arg('--world');
 
-function sessionPids(sid: number): number[] {
-  const out: number[] = [];
+/**
+ * Every process of a world: those in the owner's session (strait up, unshare, the
+ * supervisor) and every process of the world's pid namespace (components run in
+ * sessions of their own).
+ */
+function worldPids(sid: number): number[] {
+  const hostNs = readlinkSync('/proc/self/ns/pid');
+  const procs: { pid: number; sid: number; ns: string }[] = [];
   for (const name of readdirSync('/proc')) {
     if (!/^\d+$/.test(name)) continue;
     try {
       const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
       const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      if (Number(fields[3]) === sid) out.push(Number(name)); // field 6 of stat: session id
+      procs.push({ pid: Number(name), sid: Number(fields[3]), ns: readlinkSync(`/proc/${name}/ns/pid`) }); // field 6 of stat: session id
     } catch { /* gone */ }
   }
-  return out;
+  const worldNs = new Set(procs.filter((p) => p.sid === sid && p.ns !== hostNs).map((p) => p.ns));
+  return procs.filter((p) => p.sid === sid || worldNs.has(p.ns)).map((p) => p.pid);
 }
 
 function memoryOf(pid: number): { rss: number; pss: number } {
@@ -58,7 +65,7 @@ async function oneRun(worldFile: string | undefined): Promise<Run> {
   let processes = 0;
   let out = '';
   const sample = (): void => {
-    const pids = sessionPids(child.pid as number);
+    const pids = worldPids(child.pid as number);
     let rss = 0;
     let pss = 0;
     for (const p of pids) {
