@@ -113,8 +113,10 @@ function githostComponent(plan: WorldPlan, ctx: ComponentContext): Component {
   }, null, 2) + '\n');
   return {
     name: 'githost',
-    command: [process.execPath, here('./githost/main.js'), '--state-dir', ctx.stateDir, '--config', file],
-    ready: { http: `http://127.0.0.1:${port}/api/v1/version` },
+    command: [process.execPath, here('./world-githost.js'), '--state-dir', ctx.stateDir, '--config', file],
+    ready: 'ipc',
+    metrics: `${plan.internet.rootIP}:${ctx.metricsPort + 1}`,
+    env: { STRAIT_METRICS_PORT: String(ctx.metricsPort + 1) },
     startAfter: 'network',
   };
 }

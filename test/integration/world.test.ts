@@ -126,13 +126,15 @@ test('status -o json describes the running world', () => {
   assert.ok(s.components.every((c: { ready: boolean }) => c.ready));
 });
 
-test('promtool accepts the metrics of the supervisor and of an echo pod', () => {
-  const rec = world.record() as ReturnType<TestWorld['record']> & { metrics: string; components: { metrics?: string }[] };
-  for (const target of [rec.metrics, rec.components[0]?.metrics]) {
-    assert.ok(target);
+test('promtool accepts the metrics of every long-running process of the world', () => {
+  const rec = world.record() as ReturnType<TestWorld['record']> & { metrics: string };
+  const targets = [rec.metrics, ...rec.components.map((c) => c.metrics)];
+  assert.ok(rec.components.every((c) => c.metrics), `every component names its metrics: ${JSON.stringify(rec.components)}`);
+  assert.ok(targets.length >= 8, `supervisor, 2 echo pods, 2 gateways, 2 agents, githost: ${targets}`);
+  for (const target of targets) {
     const scrape = spawnSync('nsenter', ['-t', String(rec.supervisorPid), '-n', 'curl', '-sf', `http://${target}/metrics`], { encoding: 'utf8' });
-    assert.equal(scrape.status, 0, scrape.stderr);
-    assert.match(scrape.stdout, /strait_process_resident_memory_bytes/);
+    assert.equal(scrape.status, 0, `${target}: ${scrape.stderr}`);
+    assert.match(scrape.stdout, /^# TYPE strait_\w+ (counter|gauge|histogram|summary)$/m, `${target} serves strait metrics`);
     const check = spawnSync('promtool', ['check', 'metrics'], { input: scrape.stdout, encoding: 'utf8' });
     assert.equal(check.status, 0, `${target}: ${check.stdout}${check.stderr}`);
   }
