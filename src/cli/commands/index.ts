@@ -2,6 +2,11 @@
 import type { Command } from 'commander';
 import { registerAdminCommand } from './admin.js';
 import { registerGithostCommand } from './githost.js';
+import { registerApiResourcesCommand } from './api-resources.js';
+import { registerApplyCommand } from './apply.js';
+import { registerDeleteCommand } from './delete.js';
+import { registerDescribeCommand } from './describe.js';
+import { registerGetCommand } from './get.js';
 import { registerVersionCommand } from './version.js';
 import { registerWorldCommands } from './world.js';
 
@@ -10,4 +15,10 @@ export function registerCommands(program: Command): void {
   registerWorldCommands(program);
   registerGithostCommand(program);
   registerAdminCommand(program);
+  // resources
+  registerApplyCommand(program);
+  registerGetCommand(program);
+  registerDescribeCommand(program);
+  registerDeleteCommand(program);
+  registerApiResourcesCommand(program);
 }
