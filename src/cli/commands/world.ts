@@ -190,6 +190,7 @@ export function registerWorldCommands(program: Command): void {
       if (!gone()) process.kill(rec.pid, 'SIGKILL');
       while (!gone() && Date.now() < deadline + 5000) await new Promise((r) => setTimeout(r, 25));
       rmSync(stateFiles(stateDir).world, { force: true });
+      rmSync(stateFiles(stateDir).storeSocket, { force: true });
       console.log('strait: world stopped');
     });
 

@@ -25,7 +25,7 @@ export function clusterObjects(c: PlanCluster, startedAt: string): KubeObject[] 
       apiVersion: Kinds.Node.apiVersion, kind: 'Node',
       metadata: {
         name: n.name,
-        labels: { ...MANAGED_BY, 'kubernetes.io/hostname': n.name, 'node-role.kubernetes.io/worker': '', ...(n.role === 'gateway' ? { 'submariner.io/gateway': 'true' } : {}) },
+        labels: { ...MANAGED_BY, 'kubernetes.io/hostname': n.name, [`node-role.kubernetes.io/${n.role}`]: '', ...(n.role === 'gateway' ? { 'submariner.io/gateway': 'true' } : {}) },
         annotations: { [NETNS_ANNOTATION]: n.netns },
       },
       spec: { podCIDR: n.podCIDR, podCIDRs: [n.podCIDR] },
