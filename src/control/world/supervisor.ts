@@ -122,7 +122,9 @@ async function openStores(opts: WorldOptions, plan: WorldPlan, objects: Map<stri
     for (const name of [...plan.clusters.map((c) => c.name), 'broker']) {
       stores.set(name, openEmbeddedStore({ dir: join(opts.stateDir, 'store', name) }));
     }
+    const t0 = performance.now();
     await Promise.all([...objects].map(([cluster, objs]) => registerObjects(stores.get(cluster) as ResourceStore, objs)));
+    log.info({ ms: Math.round(performance.now() - t0), objects: [...objects.values()].reduce((n, o) => n + o.length, 0) }, 'objects registered in the stores');
     const server = await serveStores({ socketPath: socket, token, stores });
     return { socket, token: tokenFile, available: true as const, stores, server };
   } catch (err) {
