@@ -77,12 +77,21 @@ export interface RunningWorld {
   stop(): Promise<void>;
 }
 
-function clusterState(c: PlanCluster): WorldState['clusters'][number] {
+type ServiceState = WorldState['clusters'][number]['services'];
+
+/** the Services a cluster's data plane serves now (from the plan, then from its store) */
+function servicesOf(views: ServiceViews): ServiceState {
+  const ports = new Map(views.proxy.map((p) => [`${p.namespace}/${p.name}`, p.ports.map((x) => ({ port: x.port, protocol: x.protocol }))]));
+  return views.dns.map((d) => ({ namespace: d.namespace, name: d.name, ...(d.clusterIP ? { clusterIP: d.clusterIP } : {}), ports: ports.get(`${d.namespace}/${d.name}`) ?? [] }))
+    .sort((a, b) => `${a.namespace}/${a.name}`.localeCompare(`${b.namespace}/${b.name}`));
+}
+
+function clusterState(c: PlanCluster, services?: ServiceState): WorldState['clusters'][number] {
   return {
     name: c.name, clusterCIDR: c.clusterCIDR, serviceCIDR: c.serviceCIDR, nodeCIDR: c.nodeCIDR, dnsIP: c.dnsIP, dnsServer: `${c.rootIP}:53`,
     nodes: c.nodes.map((n) => ({ name: n.name, role: n.role, netns: n.netns, underlayIP: n.underlayIP, podCIDR: n.podCIDR, ...(n.publicIP ? { publicIP: n.publicIP } : {}) })),
     pods: c.pods.map((p) => ({ namespace: p.namespace, name: p.name, node: p.node, netns: p.netns, ip: p.ip, image: p.image })),
-    services: c.services.map((s) => ({ namespace: s.namespace, name: s.name, ...(s.clusterIP ? { clusterIP: s.clusterIP } : {}), ports: s.ports.map((p) => ({ port: p.port, protocol: p.protocol })) })),
+    services: services ?? c.services.map((s) => ({ namespace: s.namespace, name: s.name, ...(s.clusterIP ? { clusterIP: s.clusterIP } : {}), ports: s.ports.map((p) => ({ port: p.port, protocol: p.protocol })) })),
   };
 }
 
@@ -177,12 +186,17 @@ export async function runWorld(opts: WorldOptions): Promise<RunningWorld> {
   const dnsServers = new Map<string, RunningDnsServer>();
   const zones = new Map(plan.clusters.map((c) => [c.name, new ClusterZone()]));
   const lastRules = new Map<string, string>();
+  const serviceStates = new Map<string, ServiceState>();
   const queues = new Map<string, Promise<void>>();
   // one way to program a cluster's data plane, first from the plan, then from its store;
   // one update at a time per cluster, so an older table never lands after a newer one
   const program = (c: PlanCluster, views: ServiceViews): Promise<void> => {
     const next = (queues.get(c.name) ?? Promise.resolve()).catch(() => undefined).then(async () => {
       zones.get(c.name)?.setServices(views.dns);
+      const services = servicesOf(views);
+      const changed = JSON.stringify(services) !== JSON.stringify(serviceStates.get(c.name));
+      serviceStates.set(c.name, services);
+      if (changed && boot.ready) opts.notify({ type: 'state', state: state() });
       const rules = renderProxyRules(views.proxy);
       if (lastRules.get(c.name) === rules) return;
       await Promise.all(c.nodes.map((n) => syncServiceProxy(n.netns, views.proxy)));
@@ -240,7 +254,7 @@ export async function runWorld(opts: WorldOptions): Promise<RunningWorld> {
       metrics: `${plan.internet.rootIP}:${plan.metricsPort}`,
       store: { socket: store.socket, token: store.token, available: store.available, ...(store.available ? {} : { reason: store.reason }) },
       logs: logDir,
-      clusters: plan.clusters.map(clusterState),
+      clusters: plan.clusters.map((c) => clusterState(c, serviceStates.get(c.name))),
       components: processes.status(),
     };
   }
