@@ -19,6 +19,8 @@ import { randomBytes } from 'node:crypto';
 import { accessSync, constants, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { DnsResolver } from '../src/control/dns/index.js';
+import type { ResourceStore } from '../src/control/store/index.js';
 import type { Component, ComponentContext, PlanCluster, PlanNode, WorldPlan } from '../src/control/world/index.js';
 
 /** absolute path of a compiled entry next to this file (dist/daemon/...) */
@@ -119,6 +121,14 @@ function githostComponent(plan: WorldPlan, ctx: ComponentContext): Component {
     env: { STRAIT_METRICS_PORT: String(ctx.metricsPort + 1) },
     startAfter: 'network',
   };
+}
+
+/**
+ * Further DNS zones of each cluster's DNS server, asked after cluster.local
+ * (clusterset.local goes here). Each gets the cluster's store once it is open.
+ */
+export function worldDnsResolvers(_cluster: PlanCluster, _store: ResourceStore | undefined, _plan: WorldPlan): DnsResolver[] {
+  return [];
 }
 
 export function worldComponents(plan: WorldPlan, ctx: ComponentContext): Component[] {

@@ -7,7 +7,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { renderProxyRules, syncServiceProxy } from '../../dataplane/service-proxy/index.js';
-import { ClusterZone, startDnsServer, type RunningDnsServer } from '../dns/index.js';
+import { ClusterZone, startDnsServer, type DnsResolver, type RunningDnsServer } from '../dns/index.js';
 import { createRegistry, serveMetrics, Gauge, type MetricsServer } from '../metrics/index.js';
 import { Kinds } from '../resources/index.js';
 import { openEmbeddedStore, serveStores, type KubeObject, type ResourceStore } from '../store/index.js';
@@ -32,6 +32,11 @@ export interface WorldOptions {
    * startAfter: 'network', as soon as the network is built).
    */
   components?: (plan: WorldPlan, ctx: ComponentContext) => Component[];
+  /**
+   * More DNS zones for a cluster's DNS server (clusterset.local), asked after the
+   * cluster.local zone; called once the store is open (store undefined when it is not).
+   */
+  dnsResolvers?: (cluster: PlanCluster, store: ResourceStore | undefined, plan: WorldPlan) => DnsResolver[];
   /** called with {type:'ready'|'state', state} for the owner of the world */
   notify: (msg: { type: 'ready' | 'state'; state: WorldState }) => void;
 }
@@ -185,6 +190,8 @@ export async function runWorld(opts: WorldOptions): Promise<RunningWorld> {
   const objects = new Map(plan.clusters.map((c) => [c.name, clusterObjects(c, startedAt)]));
   const dnsServers = new Map<string, RunningDnsServer>();
   const zones = new Map(plan.clusters.map((c) => [c.name, new ClusterZone()]));
+  // each DNS server reads its list per query: zones added later (clusterset.local) join it
+  const resolvers = new Map<string, DnsResolver[]>(plan.clusters.map((c) => [c.name, [zones.get(c.name) as ClusterZone]]));
   const lastRules = new Map<string, string>();
   const serviceStates = new Map<string, ServiceState>();
   const queues = new Map<string, Promise<void>>();
@@ -209,7 +216,7 @@ export async function runWorld(opts: WorldOptions): Promise<RunningWorld> {
   for (const c of plan.clusters) {
     const objs = objects.get(c.name) as KubeObject[];
     jobs.push(program(c, serviceViews(objs.filter((o) => o.kind === 'Service'), objs.filter((o) => o.kind === 'EndpointSlice'))));
-    jobs.push(startDnsServer({ address: c.rootIP, port: 53, resolvers: [zones.get(c.name) as ClusterZone] }).then((s) => { dnsServers.set(c.name, s); }));
+    jobs.push(startDnsServer({ address: c.rootIP, port: 53, resolvers: resolvers.get(c.name) as DnsResolver[] }).then((s) => { dnsServers.set(c.name, s); }));
   }
   const storeJob = openStores(opts, plan, objects, log);
   await Promise.all(jobs);
@@ -228,6 +235,9 @@ export async function runWorld(opts: WorldOptions): Promise<RunningWorld> {
 
   const store = await storeJob;
   for (const comp of extra.filter((x) => x.startAfter !== 'network')) processes.add({ ...comp, env: { ...ctx.env, ...comp.env } });
+  for (const c of plan.clusters) {
+    resolvers.get(c.name)?.push(...(opts.dnsResolvers?.(c, store.available ? store.stores.get(c.name) : undefined, plan) ?? []));
+  }
   const syncs: { stop(): void }[] = [];
   if (store.available) {
     const hooks: PodHooks = {
