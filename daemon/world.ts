@@ -59,7 +59,9 @@ try {
   life.onShutdown('announce', () => send({ type: 'stopping' }));
 } catch (err) {
   log.error({ err }, 'world failed to start');
-  send({ type: 'failed', error: { message: (err as Error).message, code: (err as { code?: string }).code } });
-  process.exitCode = 1;
-  setTimeout(() => process.exit(1), 100);
+  const e = err as { message?: string; code?: string; exitCode?: number };
+  send({ type: 'failed', error: { message: e.message ?? String(err), code: e.code } });
+  const code = typeof e.exitCode === 'number' ? e.exitCode : 1;
+  process.exitCode = code;
+  setTimeout(() => process.exit(code), 100);
 }

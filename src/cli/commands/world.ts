@@ -68,7 +68,7 @@ async function upForeground(stateDir: string, worldFile: string | undefined): Pr
       return 0;
     }
   };
-  child.on('message', (msg: { type: string; state?: WorldState; error?: { message: string } }) => {
+  child.on('message', (msg: { type: string; state?: WorldState; error?: { message: string; code?: string } }) => {
     if ((msg.type === 'ready' || msg.type === 'state') && msg.state) {
       supervisorPid ||= findSupervisor();
       const rec: WorldRecord = { version: 1, pid: process.pid, supervisorPid, stateDir, startedAt, ...msg.state };
@@ -77,7 +77,7 @@ async function upForeground(stateDir: string, worldFile: string | undefined): Pr
     } else if (msg.type === 'stopping') {
       stopping = true;
     } else if (msg.type === 'failed') {
-      failed = msg.error?.message;
+      failed = msg.error ? `${msg.error.code ? `${msg.error.code}: ` : ''}${msg.error.message}` : undefined;
     }
   });
   const stop = (): void => {
@@ -99,7 +99,8 @@ async function upForeground(stateDir: string, worldFile: string | undefined): Pr
     console.log('strait: world stopped');
     return 0;
   }
-  console.error(`error STRAIT_ERR_WORLD_NOT_RUNNING: the world ended (exit ${code})${failed ? `: ${failed}` : ''}; log ${logFile}:\n${tail(logFile)}`);
+  if (failed) console.error(`error ${failed.includes('STRAIT_ERR_') ? failed : `STRAIT_ERR_WORLD_NOT_RUNNING: ${failed}`}\n(log ${logFile})`);
+  else console.error(`error STRAIT_ERR_WORLD_NOT_RUNNING: the world ended (exit ${code}); log ${logFile}:\n${tail(logFile)}`);
   return code === 0 ? 1 : code;
 }
 
