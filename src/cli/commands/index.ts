@@ -12,9 +12,11 @@ import { registerGithostCommand } from './githost.js';
 import { registerGpgCommand } from './gpg.js';
 import { registerLoginCommand } from './login.js';
 import { registerVersionCommand } from './version.js';
+import { registerWorldCommands } from './world.js';
 
 export function registerCommands(program: Command): void {
   registerVersionCommand(program);
+  registerWorldCommands(program);
   // resources
   registerApplyCommand(program);
   registerGetCommand(program);
