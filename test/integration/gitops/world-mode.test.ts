@@ -81,6 +81,8 @@ test('a signed revision lands in cluster-b; the unsigned one is refused; no gpg 
   assert.equal(await a.get(Kinds.ConfigMap, 'web', 'web'), undefined, 'nothing in cluster-a');
   const refused = await waitFor(async () => { const x = await a.get<Application>(Kinds.Application, 'web-unsigned', 'argocd'); return x?.status?.sync?.status === 'Sync Error' ? x : undefined; }, 20_000, 'Sync Error');
   assert.equal(refused.status?.operationState?.message, 'Revision is not signed');
-  assert.equal((await a.get<Application>(Kinds.Application, 'web', 'argocd'))?.status?.sync?.status, 'Synced');
+  // the objects land before the one status patch at the end of the reconcile: wait for it
+  const synced = await waitFor(async () => { const x = await a.get<Application>(Kinds.Application, 'web', 'argocd'); return x?.status?.sync?.status === 'Synced' ? x : undefined; }, 20_000, 'Synced');
+  assert.equal(synced.status?.sync?.status, 'Synced');
   assert.deepEqual(fake.calls(), [], 'the control module process never ran gpg');
 });
