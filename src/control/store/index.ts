@@ -4,3 +4,7 @@ export type {
 } from './types.js';
 export { openEmbeddedStore, type EmbeddedStoreOptions } from './embedded/index.js';
 export { serveStores, connectStore, type StoreServerOptions, type StoreClientOptions } from './api/index.js';
+export {
+  openKubernetesStore, loadKubeConfig, buildCrds, type SpecSchemas,
+  type KubernetesStoreOptions, type KubernetesResourceStore, type ServerSideApplyOptions,
+} from './kubernetes/index.js';
