@@ -32,6 +32,9 @@ export interface TestCluster {
   dir: string;
   /** run kubectl against this cluster; returns status/stdout/stderr */
   kubectl(args: string[], input?: string): { status: number; stdout: string; stderr: string };
+  /** stop kube-apiserver (etcd keeps the data); startApiserver() brings it back on the same port */
+  stopApiserver(): Promise<void>;
+  startApiserver(): Promise<void>;
   /** stop kube-apiserver and etcd, remove every file */
   stop(): Promise<void>;
 }
@@ -184,7 +187,7 @@ export async function startTestCluster(opts: StartOptions = {}): Promise<StartRe
     const token = randomBytes(24).toString('hex');
     writeFileSync(join(dir, 'tokens.csv'), `${token},strait-admin,strait-admin-uid,"system:masters"\n`, { mode: 0o600 });
 
-    const apiserver = start(bins.apiserver, [
+    const apiserverArgs = [
       `--etcd-servers=http://127.0.0.1:${clientPort}`,
       '--bind-address=127.0.0.1', '--advertise-address=127.0.0.1', `--secure-port=${securePort}`,
       `--tls-cert-file=${certPath}`, `--tls-private-key-file=${keyPath}`, `--cert-dir=${join(dir, 'certs')}`,
@@ -199,19 +202,24 @@ export async function startTestCluster(opts: StartOptions = {}): Promise<StartRe
       '--enable-priority-and-fairness=false', '--endpoint-reconciler-type=none', '--profiling=false',
       '--anonymous-auth=false', '--v=0',
       ...(opts.apiserverArgs ?? []),
-    ], join(dir, 'kube-apiserver.log'));
-    children.push(apiserver);
-
+    ];
     const server = `https://127.0.0.1:${securePort}`;
-    const deadline = Date.now() + 120_000;
-    for (;;) {
-      if (etcd.exitCode !== null) throw new Error(`etcd exited (${etcd.exitCode}):\n${tail(etcd)}`);
-      if (apiserver.exitCode !== null) throw new Error(`kube-apiserver exited (${apiserver.exitCode}):\n${tail(apiserver)}`);
-      const r = await httpsGet(`${server}/readyz`, caPem, token);
-      if (r.status === 200) break;
-      if (Date.now() > deadline) throw new Error(`kube-apiserver not ready after 120 s (last: ${r.status} ${r.body.slice(0, 400)}):\n${tail(apiserver)}`);
-      await sleep(300);
-    }
+    let apiserver: ChildProcess | undefined;
+    const startApiserver = async (): Promise<void> => {
+      const proc = start(bins.apiserver, apiserverArgs, join(dir, 'kube-apiserver.log'));
+      apiserver = proc;
+      children.push(proc);
+      const deadline = Date.now() + 180_000;
+      for (;;) {
+        if (etcd.exitCode !== null) throw new Error(`etcd exited (${etcd.exitCode}):\n${tail(etcd)}`);
+        if (proc.exitCode !== null) throw new Error(`kube-apiserver exited (${proc.exitCode}):\n${tail(proc)}`);
+        const r = await httpsGet(`${server}/readyz`, caPem, token);
+        if (r.status === 200) return;
+        if (Date.now() > deadline) throw new Error(`kube-apiserver not ready after 180 s (last: ${r.status} ${r.body.slice(0, 400)}):\n${tail(proc)}`);
+        await sleep(300);
+      }
+    };
+    await startApiserver();
 
     const kubeconfig = [
       'apiVersion: v1', 'kind: Config', 'current-context: strait-test', 'preferences: {}',
@@ -232,6 +240,10 @@ export async function startTestCluster(opts: StartOptions = {}): Promise<StartRe
         return { status: r.status ?? 1, stdout: r.stdout ?? '', stderr: (r.stderr ?? '') + (r.error ? String(r.error) : '') };
       },
       stop: cleanup,
+      startApiserver,
+      async stopApiserver() {
+        if (apiserver) await stopChild(apiserver);
+      },
     };
   } catch (e) {
     await cleanup();

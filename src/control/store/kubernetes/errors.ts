@@ -38,6 +38,8 @@ export function mapStatus(status: number, body: unknown, ctx: ErrorContext): Str
       return E.conflict(ctx.kind, ctx.name, ctx.resourceVersion ?? '', '(newer)');
     case 410:
       return E.watchExpired(ctx.resourceVersion ?? '', '(compacted)');
+    case 400:
+      return E.usage(`${what}: ${msg}`, { status, reason: s.reason });
     case 401:
     case 403:
       return E.kubeForbidden(what, msg);

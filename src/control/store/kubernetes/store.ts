@@ -39,14 +39,28 @@ function withKind<T extends KubeObject>(o: unknown, k: ResolvedKind): T {
   return obj;
 }
 
-/** The object without server-owned metadata, for patches. */
-function patchBody(obj: KubeObject): Record<string, unknown> {
+/** Object names are DNS-1123 subdomains (as the API server checks, but before any request). */
+const NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+function checkName(kind: string, name: unknown): asserts name is string {
+  if (typeof name !== 'string' || name.length > 253 || !NAME.test(name)) {
+    throw E.usage(`${kind} name ${JSON.stringify(name)} is not a DNS-1123 subdomain (lowercase letters, digits, '-' and '.', at most 253, starting and ending with a letter or digit); rename it`, { kind, name });
+  }
+}
+
+/**
+ * The object without server-owned metadata, for patches and creates. The namespace is
+ * the one the store resolved (dropped for cluster-scoped kinds); resourceVersion is kept
+ * only when asked (a merge patch with it is a precondition: stale -> 409 Conflict).
+ */
+function patchBody(obj: KubeObject, namespace: string | undefined, keepRv: boolean): Record<string, unknown> {
   const { status: _status, metadata, ...rest } = obj;
   const {
-    resourceVersion: _rv, uid: _uid, creationTimestamp: _ct, generation: _g, deletionTimestamp: _dt,
+    resourceVersion, uid: _uid, creationTimestamp: _ct, generation: _g, deletionTimestamp: _dt, namespace: _ns,
     ...meta
   } = metadata as unknown as Record<string, unknown>;
   delete meta['managedFields'];
+  if (namespace !== undefined) meta['namespace'] = namespace;
+  if (keepRv && resourceVersion) meta['resourceVersion'] = resourceVersion;
   return { ...rest, metadata: meta };
 }
 
@@ -122,17 +136,19 @@ export class KubernetesStore implements KubernetesResourceStore {
     this.check();
     const k = resolveKind(obj);
     const { name } = obj.metadata;
+    checkName(k.kind, name);
     const namespace = this.ns(k, obj.metadata.namespace);
     const query = { fieldManager: opts.fieldManager ?? DEFAULT_MANAGER, dryRun: opts.dryRun ? 'All' : undefined };
-    const body = patchBody(obj);
-    if (k.namespaced) (body['metadata'] as Record<string, unknown>)['namespace'] = namespace;
+    const body = patchBody(obj, namespace, true);
     for (let attempt = 0; ; attempt++) {
       const patched = await this.http.request({
         method: 'PATCH', path: objectPath(k, name, namespace), query, body, contentType: 'application/merge-patch+json',
       });
       if (ok(patched.status)) return withKind<T>(patched.body, k);
-      if (patched.status !== 404) this.fail(patched, 'apply', k, name, namespace);
-      const created = await this.http.request({ method: 'POST', path: collectionPath(k, namespace), query, body });
+      if (patched.status !== 404) this.fail(patched, 'apply', k, name, namespace, obj.metadata.resourceVersion);
+      const created = await this.http.request({
+        method: 'POST', path: collectionPath(k, namespace), query, body: patchBody(obj, namespace, false),
+      });
       if (ok(created.status)) return withKind<T>(created.body, k);
       // created by someone else between the two requests: merge into theirs
       if (created.status === 409 && attempt === 0) continue;
@@ -144,9 +160,9 @@ export class KubernetesStore implements KubernetesResourceStore {
     this.check();
     const k = resolveKind(obj);
     const { name } = obj.metadata;
+    checkName(k.kind, name);
     const namespace = this.ns(k, obj.metadata.namespace);
-    const body = patchBody(obj);
-    if (k.namespaced) (body['metadata'] as Record<string, unknown>)['namespace'] = namespace;
+    const body = patchBody(obj, namespace, false);
     const res = await this.http.request({
       method: 'PATCH', path: objectPath(k, name, namespace), body, contentType: 'application/apply-patch+yaml',
       query: { fieldManager: opts.fieldManager ?? DEFAULT_MANAGER, force: String(opts.force ?? true), dryRun: opts.dryRun ? 'All' : undefined },
@@ -159,8 +175,10 @@ export class KubernetesStore implements KubernetesResourceStore {
     this.check();
     const k = resolveKind(obj);
     const { name, resourceVersion } = obj.metadata;
+    checkName(k.kind, name);
     const namespace = this.ns(k, obj.metadata.namespace);
-    let body: KubeObject = { ...obj, apiVersion: k.apiVersion, kind: k.kind, metadata: { ...obj.metadata, namespace } };
+    const { namespace: _ns, ...meta } = obj.metadata;
+    let body: KubeObject = { ...obj, apiVersion: k.apiVersion, kind: k.kind, metadata: { ...meta, ...(namespace ? { namespace } : {}) } };
     if (!resourceVersion) {
       // the interface allows an unconditional update; the API server wants a resourceVersion
       // for some kinds, so send the current one
@@ -169,7 +187,15 @@ export class KubernetesStore implements KubernetesResourceStore {
       body = { ...body, metadata: { ...body.metadata, resourceVersion: cur.metadata.resourceVersion } };
       if (sub === undefined && cur.status !== undefined) body.status = cur.status;
     }
-    const res = await this.http.request({ method: 'PUT', path: objectPath(k, name, namespace, sub), body, query: { fieldManager: DEFAULT_MANAGER } });
+    let res = await this.http.request({ method: 'PUT', path: objectPath(k, name, namespace, sub), body, query: { fieldManager: DEFAULT_MANAGER } });
+    if (res.status === 404 && sub === 'status') {
+      // a CRD without the status subresource (e.g. upstream Argo CD's): status is part of the object
+      const cur = await this.get(obj, name, namespace);
+      if (cur) {
+        const whole = { ...cur, status: obj.status, metadata: { ...cur.metadata, resourceVersion: resourceVersion ?? cur.metadata.resourceVersion } };
+        res = await this.http.request({ method: 'PUT', path: objectPath(k, name, namespace), body: whole, query: { fieldManager: DEFAULT_MANAGER } });
+      }
+    }
     if (ok(res.status)) return withKind<T>(res.body, k);
     if (res.status === 409 && resourceVersion) {
       const cur = await this.get(obj, name, namespace).catch(() => undefined);

@@ -1,0 +1,137 @@
+// deploy/ against a real kube-apiserver: the kustomization passes server-side dry-run,
+// then really applies; each component's ServiceAccount can do what it needs and no more
+// (kubectl auth can-i through the RBAC authorizer); the DaemonSets carry only the
+// capabilities they need; deploy/crds.yaml is what `strait crds` prints.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { parseAllDocuments } from 'yaml';
+import { startTestCluster, type TestCluster } from '../k8s/cluster.js';
+
+const root = process.env['STRAIT_ROOT'] ?? process.cwd();
+const deployDir = join(root, 'deploy');
+let cluster: TestCluster | undefined;
+let skip: string | undefined;
+
+before(async () => {
+  const r = await startTestCluster();
+  if ('skip' in r) { skip = r.skip; return; }
+  cluster = r;
+}, { timeout: 600_000 });
+
+after(async () => { await cluster?.stop(); });
+
+interface Obj { apiVersion: string; kind: string; metadata: { name: string; namespace?: string }; spec?: Record<string, unknown>; [k: string]: unknown }
+
+function rendered(c: TestCluster): Obj[] {
+  const r = c.kubectl(['kustomize', deployDir]);
+  assert.equal(r.status, 0, r.stderr);
+  return parseAllDocuments(r.stdout).map((d) => d.toJSON() as Obj).filter(Boolean);
+}
+
+interface Container { name: string; securityContext?: { privileged?: boolean; capabilities?: { add?: string[]; drop?: string[] }; allowPrivilegeEscalation?: boolean } }
+interface PodSpec { containers: Container[]; volumes?: { name: string; hostPath?: { path: string; type?: string } }[]; nodeSelector?: Record<string, string>; hostNetwork?: boolean; automountServiceAccountToken?: boolean }
+const podSpec = (o: Obj): PodSpec => ((o.spec as { template: { spec: PodSpec } }).template.spec);
+
+describe('deploy/ against a real kube-apiserver', () => {
+  test('deploy/crds.yaml is what `strait crds` prints (regenerate: node bin/strait.js crds > deploy/crds.yaml)', () => {
+    const r = spawnSync(process.execPath, [join(root, 'bin', 'strait.js'), 'crds'], { encoding: 'utf8' });
+    assert.equal(r.status, 0, r.stderr);
+    assert.equal(readFileSync(join(deployDir, 'crds.yaml'), 'utf8'), r.stdout);
+  });
+
+  test('kubectl apply --dry-run=server -k deploy/ passes', (t) => {
+    if (!cluster) return t.skip(skip);
+    // server-side dry-run does not create the namespace the other objects go into
+    assert.equal(cluster.kubectl(['create', 'namespace', 'strait-system']).status, 0);
+    const r = cluster.kubectl(['apply', '--dry-run=server', '-k', deployDir]);
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stdout, /daemonset\.apps\/strait-node-agent (created|configured|unchanged) \(server dry run\)/);
+    assert.match(r.stdout, /daemonset\.apps\/strait-gateway (created|configured|unchanged) \(server dry run\)/);
+    assert.match(r.stdout, /customresourcedefinition\.apiextensions\.k8s\.io\/serviceexports\.multicluster\.x-k8s\.io .*\(server dry run\)/);
+    // nothing was stored
+    assert.notEqual(cluster.kubectl(['get', 'daemonset', '-n', 'strait-system', 'strait-gateway']).status, 0);
+  });
+
+  test('the dry run is a real check: a DaemonSet the API server rejects fails it', (t) => {
+    if (!cluster) return t.skip(skip);
+    const ds = rendered(cluster).find((o) => o.kind === 'DaemonSet' && o.metadata.name === 'strait-gateway')!;
+    podSpec(ds).containers[0]!.name = 'Not_A_DNS_Label';
+    const r = cluster.kubectl(['apply', '--dry-run=server', '-f', '-'], JSON.stringify(ds));
+    assert.notEqual(r.status, 0);
+    assert.match(r.stderr, /Invalid value: "Not_A_DNS_Label"/);
+  });
+
+  test('agent and gateway get only NET_ADMIN (+NET_BIND_SERVICE for the gateway) and the TUN device', (t) => {
+    if (!cluster) return t.skip(skip);
+    const objs = rendered(cluster);
+    const table: [string, string[], Record<string, string> | undefined][] = [
+      ['strait-node-agent', ['NET_ADMIN'], undefined],
+      ['strait-gateway', ['NET_ADMIN', 'NET_BIND_SERVICE'], { 'submariner.io/gateway': 'true' }],
+    ];
+    for (const [name, caps, selector] of table) {
+      const ds = objs.find((o) => o.kind === 'DaemonSet' && o.metadata.name === name);
+      assert.ok(ds, `${name} DaemonSet`);
+      const spec = podSpec(ds);
+      assert.deepEqual(spec.nodeSelector, selector, `${name} nodeSelector`);
+      for (const c of spec.containers) {
+        assert.deepEqual(c.securityContext?.capabilities, { drop: ['ALL'], add: caps }, `${name}/${c.name} capabilities`);
+        assert.notEqual(c.securityContext?.privileged, true);
+        assert.equal(c.securityContext?.allowPrivilegeEscalation, false);
+      }
+      assert.deepEqual(spec.volumes?.filter((v) => v.hostPath).map((v) => v.hostPath), [{ path: '/dev/net/tun', type: 'CharDevice' }], `${name} hostPaths`);
+    }
+    for (const name of ['strait-control', 'strait-githost']) {
+      const d = objs.find((o) => o.kind === 'Deployment' && o.metadata.name === name);
+      assert.ok(d, `${name} Deployment`);
+      const spec = podSpec(d);
+      assert.equal(spec.volumes?.some((v) => v.hostPath), false, `${name} has no hostPath`);
+      for (const c of spec.containers) assert.deepEqual(c.securityContext?.capabilities, { drop: ['ALL'] });
+    }
+  });
+
+  test('applied for real, each ServiceAccount can do what its component needs and no more', (t) => {
+    if (!cluster) return t.skip(skip);
+    cluster.kubectl(['create', 'namespace', 'strait-system']);
+    const r = cluster.kubectl(['apply', '-k', deployDir]);
+    assert.equal(r.status, 0, r.stderr);
+    const sa = (n: string): string => `system:serviceaccount:strait-system:strait-${n}`;
+    const table: [who: string, verb: string, resource: string, ns: string | undefined, want: 'yes' | 'no'][] = [
+      ['node-agent', 'watch', 'endpoints.submariner.io', undefined, 'yes'],
+      ['node-agent', 'list', 'pods', undefined, 'yes'],
+      ['node-agent', 'watch', 'peerauthentications.security.istio.io', undefined, 'yes'],
+      ['node-agent', 'create', 'endpoints.submariner.io', 'strait-system', 'no'],
+      ['node-agent', 'get', 'secrets', 'strait-system', 'no'],
+      ['node-agent', 'delete', 'pods', 'default', 'no'],
+      ['gateway', 'create', 'endpoints.submariner.io', 'strait-system', 'yes'],
+      ['gateway', 'update', 'gateways.submariner.io/status', 'strait-system', 'yes'],
+      ['gateway', 'create', 'endpoints.submariner.io', 'default', 'no'],
+      ['gateway', 'list', 'serviceimports.multicluster.x-k8s.io', undefined, 'yes'],
+      ['gateway', 'get', 'secrets/strait-psk', 'strait-system', 'yes'],
+      ['gateway', 'get', 'secrets/other', 'strait-system', 'no'],
+      ['gateway', 'list', 'secrets', 'strait-system', 'no'],
+      ['gateway', 'update', 'applications.argoproj.io', 'default', 'no'],
+      ['control', 'update', 'applications.argoproj.io/status', 'default', 'yes'],
+      ['control', 'update', 'applications.argoproj.io', 'default', 'no'],
+      ['control', 'update', 'serviceexports.multicluster.x-k8s.io/status', 'default', 'yes'],
+      ['control', 'create', 'serviceimports.multicluster.x-k8s.io', 'default', 'yes'],
+      ['control', 'create', 'configmaps', 'strait-system', 'yes'],
+      ['control', 'create', 'configmaps', 'default', 'no'],
+      ['control', 'get', 'secrets', 'kube-system', 'no'],
+      ['control', 'patch', 'mutatingwebhookconfigurations/strait-sidecar-injector', undefined, 'yes'],
+      ['control', 'patch', 'mutatingwebhookconfigurations/other', undefined, 'no'],
+      ['control', 'create', 'clusterrolebindings', undefined, 'no'],
+      ['githost', 'list', 'configmaps', 'strait-system', 'no'],
+      ['githost', 'get', 'pods', 'strait-system', 'no'],
+    ];
+    const wrong: string[] = [];
+    for (const [who, verb, resource, ns, want] of table) {
+      const args = ['auth', 'can-i', verb, resource, '--as', sa(who), ...(ns ? ['-n', ns] : [])];
+      const got = cluster.kubectl(args).stdout.trim();
+      if (got !== want) wrong.push(`${who} ${verb} ${resource}${ns ? ` -n ${ns}` : ''}: want ${want}, got ${JSON.stringify(got)}`);
+    }
+    assert.deepEqual(wrong, []);
+  });
+});
