@@ -8,7 +8,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { parseAllDocuments } from 'yaml';
-import { startTestCluster, type TestCluster } from '../k8s/cluster.js';
+import { serveSidecarInjector } from '../../src/control/sidecar-injector/index.js';
+import { makeServingCert, startTestCluster, type TestCluster } from '../k8s/cluster.js';
 
 const root = process.env['STRAIT_ROOT'] ?? process.cwd();
 const deployDir = join(root, 'deploy');
@@ -133,5 +134,56 @@ describe('deploy/ against a real kube-apiserver', () => {
       if (got !== want) wrong.push(`${who} ${verb} ${resource}${ns ? ` -n ${ns}` : ''}: want ${want}, got ${JSON.stringify(got)}`);
     }
     assert.deepEqual(wrong, []);
+  });
+
+  test('a pod created with sidecar.istio.io/inject: "true" is stored with the sidecar the webhook added', { timeout: 120_000 }, async (t) => {
+    if (!cluster) return t.skip(skip);
+    const tls = makeServingCert(cluster.dir, 'webhook', 'IP:127.0.0.1');
+    const seen: string[] = [];
+    const inj = await serveSidecarInjector({
+      cert: readFileSync(tls.certPath), key: readFileSync(tls.keyPath), image: 'strait:0.1.0', onReview: (o) => seen.push(o),
+    });
+    t.after(() => inj.close());
+    // deploy/sidecar-injector.yaml, pointed at this process instead of the strait-control Service
+    const hook = {
+      apiVersion: 'admissionregistration.k8s.io/v1', kind: 'MutatingWebhookConfiguration',
+      metadata: { name: 'strait-sidecar-injector-test' },
+      webhooks: [{
+        name: 'sidecar-injector.strait.io', admissionReviewVersions: ['v1'], sideEffects: 'None',
+        failurePolicy: 'Fail', timeoutSeconds: 10,
+        clientConfig: { url: `https://127.0.0.1:${inj.port}/inject`, caBundle: Buffer.from(tls.caPem).toString('base64') },
+        objectSelector: { matchLabels: { 'sidecar.istio.io/inject': 'true' } },
+        rules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['pods'], scope: 'Namespaced' }],
+      }],
+    };
+    const h = cluster.kubectl(['apply', '-f', '-'], JSON.stringify(hook));
+    assert.equal(h.status, 0, h.stderr);
+    const podYaml = (name: string, labels: Record<string, string>): string => JSON.stringify({
+      apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'default', labels },
+      spec: { containers: [{ name: 'web', image: 'nginx' }] },
+    });
+    // the webhook configuration takes effect within a second or two
+    let created = { status: 1, stdout: '', stderr: '' };
+    for (let i = 0; i < 40; i++) {
+      created = cluster.kubectl(['create', '-f', '-', '-o', 'json'], podYaml(`injected-${i}`, { app: 'web', 'sidecar.istio.io/inject': 'true' }));
+      assert.equal(created.status, 0, created.stderr);
+      const names = (JSON.parse(created.stdout) as { spec: { containers: { name: string }[] } }).spec.containers.map((c) => c.name);
+      if (names.includes('strait-proxy')) break;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    const name = (JSON.parse(created.stdout) as { metadata: { name: string } }).metadata.name;
+    // read back what the API server stored
+    const got = JSON.parse(cluster.kubectl(['get', 'pod', name, '-n', 'default', '-o', 'json']).stdout) as {
+      metadata: { annotations?: Record<string, string> }; spec: { containers: { name: string; image: string }[]; initContainers?: { name: string }[] };
+    };
+    assert.deepEqual(got.spec.containers.map((c) => c.name), ['web', 'strait-proxy']);
+    assert.deepEqual(got.spec.initContainers?.map((c) => c.name), ['strait-init']);
+    assert.equal(got.spec.containers[1]?.image, 'strait:0.1.0');
+    assert.ok(got.metadata.annotations?.['sidecar.istio.io/status']);
+    assert.ok(seen.includes('injected'));
+    // a pod that does not ask keeps its containers
+    const plain = cluster.kubectl(['create', '-f', '-', '-o', 'json'], podYaml('plain', { app: 'web' }));
+    assert.equal(plain.status, 0, plain.stderr);
+    assert.deepEqual((JSON.parse(plain.stdout) as { spec: { containers: { name: string }[] } }).spec.containers.map((c) => c.name), ['web']);
   });
 });

@@ -154,6 +154,8 @@ async function stopChild(c: ChildProcess): Promise<void> {
 export interface StartOptions {
   /** extra kube-apiserver flags */
   apiserverArgs?: string[];
+  /** admission plugins to turn off besides ServiceAccount (e.g. NamespaceLifecycle) */
+  disableAdmissionPlugins?: string[];
 }
 
 /** Start etcd + kube-apiserver; resolves when /readyz says ok (or { skip }). */
@@ -197,7 +199,7 @@ export async function startTestCluster(opts: StartOptions = {}): Promise<StartRe
       `--service-account-key-file=${join(dir, 'sa.pub')}`, `--service-account-signing-key-file=${join(dir, 'sa.key')}`,
       '--service-cluster-ip-range=10.96.0.0/16',
       // no controller-manager runs: nothing would create the "default" ServiceAccount
-      '--disable-admission-plugins=ServiceAccount',
+      `--disable-admission-plugins=${['ServiceAccount', ...(opts.disableAdmissionPlugins ?? [])].join(',')}`,
       '--allow-privileged=true',
       '--enable-priority-and-fairness=false', '--endpoint-reconciler-type=none', '--profiling=false',
       '--anonymous-auth=false', '--v=0',
