@@ -32,6 +32,10 @@ export interface TestCluster {
   dir: string;
   /** run kubectl against this cluster; returns status/stdout/stderr */
   kubectl(args: string[], input?: string): { status: number; stdout: string; stderr: string };
+  /** etcd's client URL (its v3 JSON gateway answers on it too) */
+  etcdUrl: string;
+  /** compact etcd's history up to now: older resourceVersions answer 410 Gone */
+  compactEtcd(): Promise<void>;
   /** stop kube-apiserver (etcd keeps the data); startApiserver() brings it back on the same port */
   stopApiserver(): Promise<void>;
   startApiserver(): Promise<void>;
@@ -242,6 +246,17 @@ export async function startTestCluster(opts: StartOptions = {}): Promise<StartRe
         return { status: r.status ?? 1, stdout: r.stdout ?? '', stderr: (r.stderr ?? '') + (r.error ? String(r.error) : '') };
       },
       stop: cleanup,
+      etcdUrl: `http://127.0.0.1:${clientPort}`,
+      async compactEtcd() {
+        const post = async (path: string, body: unknown): Promise<Record<string, unknown>> => {
+          const r = await fetch(`http://127.0.0.1:${clientPort}${path}`, { method: 'POST', body: JSON.stringify(body) });
+          if (!r.ok) throw new Error(`etcd ${path}: HTTP ${r.status} ${await r.text()}`);
+          return (await r.json()) as Record<string, unknown>;
+        };
+        const range = await post('/v3/kv/range', { key: Buffer.from('/').toString('base64'), limit: 1 });
+        const revision = (range['header'] as { revision: string }).revision;
+        await post('/v3/kv/compaction', { revision, physical: true });
+      },
       startApiserver,
       async stopApiserver() {
         if (apiserver) await stopChild(apiserver);

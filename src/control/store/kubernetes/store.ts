@@ -101,16 +101,20 @@ export class KubernetesStore implements KubernetesResourceStore {
     return this.listResolved<T>(k, opts);
   }
 
-  private async listResolved<T extends KubeObject>(k: ResolvedKind, opts: ListOptions): Promise<ObjectList<T>> {
+  /** `exact`: the collection as it was at that resourceVersion (410 -> STRAIT_ERR_WATCH_EXPIRED) */
+  private async listResolved<T extends KubeObject>(k: ResolvedKind, opts: ListOptions, exact?: string): Promise<ObjectList<T>> {
     const items: T[] = [];
     let cont: string | undefined;
     let resourceVersion = '';
     do {
       const res = await this.http.request({
         method: 'GET', path: collectionPath(k, opts.namespace),
-        query: { labelSelector: opts.labelSelector, limit: '500', continue: cont },
+        query: {
+          labelSelector: opts.labelSelector, limit: '500', continue: cont,
+          ...(exact !== undefined && cont === undefined ? { resourceVersion: exact, resourceVersionMatch: 'Exact' } : {}),
+        },
       });
-      if (!ok(res.status)) this.fail(res, 'list', k, '*', opts.namespace);
+      if (!ok(res.status)) this.fail(res, 'list', k, '*', opts.namespace, exact);
       const body = res.body as { items?: unknown[]; metadata?: { resourceVersion?: string; continue?: string } };
       for (const it of body.items ?? []) items.push(withKind<T>(it, k));
       resourceVersion = body.metadata?.resourceVersion ?? resourceVersion;
@@ -124,7 +128,7 @@ export class KubernetesStore implements KubernetesResourceStore {
     const k = resolveKind(kind);
     const w = new KubeWatch<T>({
       http: this.http, kind: k, timeoutSeconds: this.watchTimeoutSeconds,
-      list: () => this.listResolved(k, opts),
+      list: (exact) => this.listResolved(k, opts, exact),
     }, opts, onEvent);
     this.watches.add(w);
     const forget = (): void => { this.watches.delete(w); };

@@ -15,8 +15,8 @@ const key = (o: KubeObject): string => `${o.metadata.namespace ?? ''}/${o.metada
 export interface WatchDeps {
   http: KubeHttp;
   kind: ResolvedKind;
-  /** list the collection (objects carry apiVersion/kind) */
-  list(): Promise<{ items: KubeObject[]; resourceVersion: string }>;
+  /** list the collection (objects carry apiVersion/kind); `exact`: as it was at that resourceVersion */
+  list(exact?: string): Promise<{ items: KubeObject[]; resourceVersion: string }>;
   /** seconds the server keeps one watch request open (restarts after) */
   timeoutSeconds: number;
 }
@@ -33,6 +33,8 @@ export class KubeWatch<T extends KubeObject> implements Watch {
   private advanced = false;
   /** objects delivered so far: key -> resourceVersion (for the re-list diff) */
   private readonly known = new Map<string, KubeObject>();
+  /** a watch request was answered at least once (later failures are retried) */
+  private connected = false;
 
   constructor(private readonly deps: WatchDeps, private readonly opts: WatchOptions, private readonly onEvent: (ev: WatchEvent<T>) => void) {
     this.done = new Promise<void>((resolve, reject) => { this.resolveDone = resolve; this.rejectDone = reject; });
@@ -86,18 +88,23 @@ export class KubeWatch<T extends KubeObject> implements Watch {
 
   private async run(): Promise<void> {
     let backoff = 200;
-    let first = true;
     try {
-      // no resourceVersion: the current state first (as ADDED), then every change
-      if (this.rv === undefined) await this.relist();
+      if (this.rv === undefined || this.rv === '0') {
+        // no resourceVersion ("0": any): the current state first (as ADDED), then every change
+        await this.relist();
+      } else {
+        // the state at the caller's resourceVersion, without events: a later re-list
+        // compares against it (so objects deleted meanwhile come out as DELETED)
+        const at = await this.deps.list(this.rv);
+        for (const o of at.items) this.known.set(key(o), o);
+      }
     } catch (e) {
-      this.fail(e);
+      this.fail(isStraitError(e, E.watchExpired.code) ? E.watchExpired(this.opts.resourceVersion ?? '', '(compacted by the API server)') : e);
       return;
     }
     while (!this.stopped) {
       try {
         const outcome = await this.once();
-        first = false;
         backoff = 200;
         if (outcome === 'expired') {
           if (!this.advanced) {
@@ -109,7 +116,7 @@ export class KubeWatch<T extends KubeObject> implements Watch {
       } catch (e) {
         if (this.stopped) return;
         const transient = isStraitError(e, E.storeUnavailable.code) || (e as Error).name === 'AbortError';
-        if (!transient || first) {
+        if (!transient || !this.connected) {
           this.fail(e);
           return;
         }
@@ -137,8 +144,12 @@ export class KubeWatch<T extends KubeObject> implements Watch {
       let body: unknown;
       try { body = JSON.parse(Buffer.concat(chunks).toString('utf8')); } catch { body = {}; }
       if (res.statusCode === 410) return 'expired';
+      const status = res.statusCode ?? 0;
+      // shutting down, overloaded, restarting: try again
+      if (status === 429 || status >= 500) throw E.storeUnavailable(http.server, `watch answered HTTP ${status}`);
       throw mapStatus(res.statusCode ?? 0, body, { verb: 'watch', kind: kind.kind, name: '*', namespace: this.opts.namespace });
     }
+    this.connected = true;
     let buf = '';
     let result: 'ended' | 'expired' = 'ended';
     try {
