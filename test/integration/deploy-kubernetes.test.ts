@@ -129,7 +129,10 @@ describe('deploy/ against a real kube-apiserver', () => {
     ];
     const wrong: string[] = [];
     for (const [who, verb, resource, ns, want] of table) {
-      const args = ['auth', 'can-i', verb, resource, '--as', sa(who), ...(ns ? ['-n', ns] : [])];
+      // "x/status" is the status subresource; "x/name" a named object
+      const sub = resource.endsWith('/status') ? ['--subresource', 'status'] : [];
+      const res = sub.length > 0 ? resource.slice(0, -'/status'.length) : resource;
+      const args = ['auth', 'can-i', verb, res, ...sub, '--as', sa(who), ...(ns ? ['-n', ns] : [])];
       const got = cluster.kubectl(args).stdout.trim();
       if (got !== want) wrong.push(`${who} ${verb} ${resource}${ns ? ` -n ${ns}` : ''}: want ${want}, got ${JSON.stringify(got)}`);
     }
@@ -156,7 +159,7 @@ describe('deploy/ against a real kube-apiserver', () => {
         rules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['pods'], scope: 'Namespaced' }],
       }],
     };
-    const h = cluster.kubectl(['apply', '-f', '-'], JSON.stringify(hook));
+    const h = await cluster.kubectlAsync(['apply', '-f', '-'], JSON.stringify(hook));
     assert.equal(h.status, 0, h.stderr);
     const podYaml = (name: string, labels: Record<string, string>): string => JSON.stringify({
       apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'default', labels },
@@ -165,7 +168,7 @@ describe('deploy/ against a real kube-apiserver', () => {
     // the webhook configuration takes effect within a second or two
     let created = { status: 1, stdout: '', stderr: '' };
     for (let i = 0; i < 40; i++) {
-      created = cluster.kubectl(['create', '-f', '-', '-o', 'json'], podYaml(`injected-${i}`, { app: 'web', 'sidecar.istio.io/inject': 'true' }));
+      created = await cluster.kubectlAsync(['create', '-f', '-', '-o', 'json'], podYaml(`injected-${i}`, { app: 'web', 'sidecar.istio.io/inject': 'true' }));
       assert.equal(created.status, 0, created.stderr);
       const names = (JSON.parse(created.stdout) as { spec: { containers: { name: string }[] } }).spec.containers.map((c) => c.name);
       if (names.includes('strait-proxy')) break;
@@ -173,7 +176,7 @@ describe('deploy/ against a real kube-apiserver', () => {
     }
     const name = (JSON.parse(created.stdout) as { metadata: { name: string } }).metadata.name;
     // read back what the API server stored
-    const got = JSON.parse(cluster.kubectl(['get', 'pod', name, '-n', 'default', '-o', 'json']).stdout) as {
+    const got = JSON.parse((await cluster.kubectlAsync(['get', 'pod', name, '-n', 'default', '-o', 'json'])).stdout) as {
       metadata: { annotations?: Record<string, string> }; spec: { containers: { name: string; image: string }[]; initContainers?: { name: string }[] };
     };
     assert.deepEqual(got.spec.containers.map((c) => c.name), ['web', 'strait-proxy']);
@@ -182,7 +185,7 @@ describe('deploy/ against a real kube-apiserver', () => {
     assert.ok(got.metadata.annotations?.['sidecar.istio.io/status']);
     assert.ok(seen.includes('injected'));
     // a pod that does not ask keeps its containers
-    const plain = cluster.kubectl(['create', '-f', '-', '-o', 'json'], podYaml('plain', { app: 'web' }));
+    const plain = await cluster.kubectlAsync(['create', '-f', '-', '-o', 'json'], podYaml('plain', { app: 'web' }));
     assert.equal(plain.status, 0, plain.stderr);
     assert.deepEqual((JSON.parse(plain.stdout) as { spec: { containers: { name: string }[] } }).spec.containers.map((c) => c.name), ['web']);
   });

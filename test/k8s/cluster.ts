@@ -32,6 +32,8 @@ export interface TestCluster {
   dir: string;
   /** run kubectl against this cluster; returns status/stdout/stderr */
   kubectl(args: string[], input?: string): { status: number; stdout: string; stderr: string };
+  /** the same without blocking the event loop (for servers in the test process, e.g. webhooks) */
+  kubectlAsync(args: string[], input?: string): Promise<{ status: number; stdout: string; stderr: string }>;
   /** etcd's client URL (its v3 JSON gateway answers on it too) */
   etcdUrl: string;
   /** compact etcd's history up to now: older resourceVersions answer 410 Gone */
@@ -244,6 +246,21 @@ export async function startTestCluster(opts: StartOptions = {}): Promise<StartRe
           encoding: 'utf8', input, timeout: 60_000, env: { ...process.env, KUBECONFIG: kubeconfigPath, HOME: dir },
         });
         return { status: r.status ?? 1, stdout: r.stdout ?? '', stderr: (r.stderr ?? '') + (r.error ? String(r.error) : '') };
+      },
+      kubectlAsync(args: string[], input?: string) {
+        return new Promise((resolve) => {
+          const child = spawn(bins.kubectl, ['--kubeconfig', kubeconfigPath, ...args], {
+            env: { ...process.env, KUBECONFIG: kubeconfigPath, HOME: dir }, stdio: ['pipe', 'pipe', 'pipe'],
+          });
+          let stdout = '';
+          let stderr = '';
+          child.stdout.setEncoding('utf8').on('data', (d: string) => { stdout += d; });
+          child.stderr.setEncoding('utf8').on('data', (d: string) => { stderr += d; });
+          const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+          child.on('error', (e) => { stderr += String(e); });
+          child.on('close', (code) => { clearTimeout(timer); resolve({ status: code ?? 1, stdout, stderr }); });
+          child.stdin.end(input ?? '');
+        });
       },
       stop: cleanup,
       etcdUrl: `http://127.0.0.1:${clientPort}`,
