@@ -20,7 +20,7 @@ before(async () => {
   const r = await startTestCluster();
   if ('skip' in r) { skip = r.skip; return; }
   cluster = r;
-}, { timeout: 600_000 });
+}, { timeout: 3_600_000 }); // the first build of kube-apiserver takes minutes (cached after)
 
 after(async () => { await cluster?.stop(); });
 

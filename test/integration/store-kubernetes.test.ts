@@ -25,7 +25,7 @@ before(async () => {
   if ('skip' in r) { skip = r.skip; return; }
   cluster = r;
   installCrds(cluster);
-}, { timeout: 600_000 });
+}, { timeout: 3_600_000 }); // the first build of kube-apiserver takes minutes (cached after)
 
 after(async () => { await cluster?.stop(); });
 

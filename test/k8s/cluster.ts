@@ -56,8 +56,19 @@ export function cacheDir(): string {
 
 let ensured: { apiserver: string; kubectl: string } | { skip: string } | undefined;
 
-/** Build (or find in the cache) kube-apiserver and kubectl. */
-export function ensureBinaries(): { apiserver: string; kubectl: string } | { skip: string } {
+/** Run the build script without blocking the event loop; resolves with its exit status and stdout. */
+function runBuild(args: string[]): Promise<{ status: number; stdout: string }> {
+  return new Promise((resolve) => {
+    const child = spawn('bash', [buildScript, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let stdout = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => { stdout += d; });
+    child.on('error', () => resolve({ status: 1, stdout }));
+    child.on('close', (code) => resolve({ status: code ?? 1, stdout }));
+  });
+}
+
+/** Build (or find in the cache) kube-apiserver and kubectl. The first build takes minutes. */
+export async function ensureBinaries(): Promise<{ apiserver: string; kubectl: string } | { skip: string }> {
   if (ensured) return ensured;
   const ci = process.env['CI'] === 'true';
   const fail = (why: string): { skip: string } => {
@@ -72,13 +83,13 @@ export function ensureBinaries(): { apiserver: string; kubectl: string } | { ski
   if (!existsSync(apiserver)) {
     if (spawnSync('go', ['version']).status !== 0) return (ensured = fail("no Go toolchain ('go') to build it with"));
     // slow the first time (minutes); cached afterwards
-    const r = spawnSync('bash', [buildScript], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+    const r = await runBuild([]);
     if (r.status !== 0) return (ensured = fail(`test/k8s/build-apiserver.sh failed with status ${r.status}`));
     apiserver = join(r.stdout.trim().split('\n').pop() ?? cache, 'kube-apiserver');
   }
   const kubectl = existsSync(join(cache, 'kubectl')) ? join(cache, 'kubectl') : 'kubectl';
   if (spawnSync(kubectl, ['version', '--client'], { encoding: 'utf8' }).status !== 0) {
-    const r = spawnSync('bash', [buildScript, '--kubectl'], { stdio: ['ignore', 'ignore', 'inherit'] });
+    const r = await runBuild(['--kubectl']);
     if (r.status !== 0) return (ensured = fail('kubectl is missing and could not be built'));
     return (ensured = { apiserver, kubectl: join(cache, 'kubectl') });
   }
@@ -166,7 +177,7 @@ export interface StartOptions {
 
 /** Start etcd + kube-apiserver; resolves when /readyz says ok (or { skip }). */
 export async function startTestCluster(opts: StartOptions = {}): Promise<StartResult> {
-  const bins = ensureBinaries();
+  const bins = await ensureBinaries();
   if ('skip' in bins) return bins;
   const dir = mkdtempSync(join(tmpdir(), 'strait-k8s-'));
   // etcd fsyncs on every write; a tmpfs keeps it fast on a shared machine
