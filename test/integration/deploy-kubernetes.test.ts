@@ -7,8 +7,10 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { parseAllDocuments } from 'yaml';
+import { parse, parseAllDocuments } from 'yaml';
 import { serveSidecarInjector } from '../../src/control/sidecar-injector/index.js';
+import { parseGatewayConfig } from '../../src/dataplane/gateway/index.js';
+import { parseNodeAgentConfig } from '../../src/dataplane/node-agent/index.js';
 import { makeServingCert, startTestCluster, type TestCluster } from '../k8s/cluster.js';
 
 const root = process.env['STRAIT_ROOT'] ?? process.cwd();
@@ -41,6 +43,19 @@ describe('deploy/ against a real kube-apiserver', () => {
     const r = spawnSync(process.execPath, [join(root, 'bin', 'strait.js'), 'crds'], { encoding: 'utf8' });
     assert.equal(r.status, 0, r.stderr);
     assert.equal(readFileSync(join(deployDir, 'crds.yaml'), 'utf8'), r.stdout);
+  });
+
+  test('the daemons accept the configuration files of deploy/config.yaml, and the DaemonSets expose their metrics ports', () => {
+    const cm = parse(readFileSync(join(deployDir, 'config.yaml'), 'utf8')) as { data: Record<string, string> };
+    const gw = parseGatewayConfig(parse(cm.data['gateway.yaml']!), 'deploy/config.yaml gateway.yaml');
+    const agent = parseNodeAgentConfig(parse(cm.data['node-agent.yaml']!), 'deploy/config.yaml node-agent.yaml');
+    const table: [string, number, string][] = [['gateway.yaml', gw.metrics.port, 'strait-gateway'], ['node-agent.yaml', agent.metrics.port, 'strait-node-agent']];
+    for (const [file, port, ds] of table) {
+      const text = readFileSync(join(deployDir, `${ds.replace('strait-', '')}.yaml`), 'utf8');
+      assert.match(text, new RegExp(`containerPort: ${port}\\b`), `${ds} exposes ${file}'s metrics port ${port}`);
+      assert.match(text, new RegExp(`prometheus.io/port: "${port}"`), `${ds} is scraped on ${port}`);
+    }
+    assert.equal(gw.metrics.listen, '0.0.0.0', 'Prometheus scrapes from outside the pod');
   });
 
   test('kubectl apply --dry-run=server -k deploy/ passes', (t) => {
