@@ -3,6 +3,7 @@
 // watch across an API server restart (410 Gone -> re-list), STRAIT_ERR_WATCH_EXPIRED
 // for a too-old resourceVersion, server-side apply field ownership, connection refused.
 import assert from 'node:assert/strict';
+import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { isStraitError } from '../../src/base/errors/index.js';
 import { Kinds } from '../../src/control/resources/index.js';
@@ -165,7 +166,7 @@ describe('Kubernetes store against a real kube-apiserver', () => {
     }
   });
 
-  test('errors map to strait codes: 404, 409, 422, 400, 403, connection refused', async (t) => {
+  test('errors map to strait codes: 404, 409, 422, 400, 403, connection refused, silence', async (t) => {
     if (!cluster) return t.skip(skip);
     const store = openKubernetesStore({ kubeconfig: cluster.kubeconfig });
     const codeOf = async (p: Promise<unknown>): Promise<string> => p.then(() => 'ok', (e: unknown) => (isStraitError(e) ? e.code : String(e)));
@@ -194,6 +195,19 @@ describe('Kubernetes store against a real kube-apiserver', () => {
       assert.match(err.message, /ECONNREFUSED/);
       assert.equal(err.exitCode, 5);
       await dead.close();
+
+      // a server that accepts and never answers: the request gives up instead of hanging
+      const silentSockets = new Set<Socket>();
+      const silent = createServer((sock) => { silentSockets.add(sock); });
+      await new Promise<void>((r) => silent.listen(0, '127.0.0.1', () => r()));
+      const silentPort = (silent.address() as AddressInfo).port;
+      const hung = openKubernetesStore({ kubeconfig: cluster.kubeconfig.replace(/server: https:\/\/127\.0\.0\.1:\d+/, `server: https://127.0.0.1:${silentPort}`), requestTimeoutMs: 300 });
+      const hungErr = await hung.get(Kinds.ConfigMap, 'x').catch((e: unknown) => e);
+      assert.ok(isStraitError(hungErr, 'STRAIT_ERR_STORE_UNAVAILABLE'), String(hungErr));
+      assert.match(hungErr.message, /ETIMEDOUT/);
+      await hung.close();
+      for (const sock of silentSockets) sock.destroy();
+      silent.close();
 
       assert.throws(() => openKubernetesStore({ kubeConfigPath: '/nonexistent/kubeconfig' }), (e: unknown) => isStraitError(e, 'STRAIT_ERR_KUBE_CONFIG'));
       assert.throws(() => openKubernetesStore({ kubeconfig: cluster!.kubeconfig, context: 'nope' }), (e: unknown) => isStraitError(e, 'STRAIT_ERR_KUBE_CONFIG'));

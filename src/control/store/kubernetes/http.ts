@@ -26,7 +26,7 @@ export class KubeHttp {
   private readonly agent: HttpAgent | HttpsAgent;
   private tls: RequestOptions | undefined;
 
-  constructor(private readonly kc: KubeConfig, source: string) {
+  constructor(private readonly kc: KubeConfig, source: string, private readonly requestTimeoutMs = 30_000) {
     const cluster = kc.getCurrentCluster();
     if (!cluster) throw E.kubeconfigInvalid(source, `context ${JSON.stringify(kc.getCurrentContext())} names no cluster`);
     if (!kc.getCurrentUser()) throw E.kubeconfigInvalid(source, `context ${JSON.stringify(kc.getCurrentContext())} names no user`);
@@ -55,8 +55,12 @@ export class KubeHttp {
     return u;
   }
 
-  /** Open a request and resolve with the response stream (for watches). */
-  async open(spec: RequestSpec, signal?: AbortSignal): Promise<IncomingMessage> {
+  /**
+   * Open a request and resolve with the response stream (for watches). `idleMs`: a
+   * connection silent that long is dropped (STRAIT_ERR_STORE_UNAVAILABLE), so a hung
+   * server cannot hang the caller.
+   */
+  async open(spec: RequestSpec, signal?: AbortSignal, idleMs = this.requestTimeoutMs): Promise<IncomingMessage> {
     const opts = await this.options();
     const u = this.makeUrl(spec.path, spec.query);
     const payload = spec.body === undefined ? undefined : Buffer.from(JSON.stringify(spec.body));
@@ -70,6 +74,7 @@ export class KubeHttp {
     const req = (u.protocol === 'http:' ? httpRequest : httpsRequest)(u, {
       method: spec.method, headers, agent: this.agent, ...(u.protocol === 'https:' ? this.tls : {}), signal,
     });
+    req.setTimeout(idleMs, () => req.destroy(Object.assign(new Error(`no answer for ${idleMs} ms`), { code: 'ETIMEDOUT' })));
     return new Promise((resolve, reject) => {
       req.once('response', resolve);
       req.once('error', (err: NodeJS.ErrnoException) => {

@@ -20,6 +20,8 @@ export interface KubernetesStoreOptions {
   context?: string;
   /** seconds one watch request stays open before it is resumed (default 300) */
   watchTimeoutSeconds?: number;
+  /** a request whose connection stays silent this long fails with STRAIT_ERR_STORE_UNAVAILABLE (default 30 s) */
+  requestTimeoutMs?: number;
 }
 
 /** Load a KubeConfig the way kubectl does; STRAIT_ERR_KUBE_CONFIG when it cannot be used. */
@@ -58,5 +60,5 @@ export function loadKubeConfig(opts: KubernetesStoreOptions): { kc: KubeConfig; 
 /** Open a ResourceStore on a Kubernetes API server. */
 export function openKubernetesStore(opts: KubernetesStoreOptions = {}): KubernetesResourceStore {
   const { kc, source } = loadKubeConfig(opts);
-  return new KubernetesStore(new KubeHttp(kc, source), opts.watchTimeoutSeconds ?? 300);
+  return new KubernetesStore(new KubeHttp(kc, source, opts.requestTimeoutMs ?? 30_000), opts.watchTimeoutSeconds ?? 300);
 }

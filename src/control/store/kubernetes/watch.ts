@@ -137,7 +137,7 @@ export class KubeWatch<T extends KubeObject> implements Watch {
         watch: 'true', allowWatchBookmarks: 'true', resourceVersion: this.rv,
         timeoutSeconds: String(this.deps.timeoutSeconds), labelSelector: this.opts.labelSelector,
       },
-    }, this.abort.signal);
+    }, this.abort.signal, (this.deps.timeoutSeconds + 30) * 1000);
     if (res.statusCode !== 200) {
       const chunks: Buffer[] = [];
       for await (const c of res) chunks.push(c as Buffer);
