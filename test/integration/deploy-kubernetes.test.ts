@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { parse, parseAllDocuments } from 'yaml';
 import { serveSidecarInjector } from '../../src/control/sidecar-injector/index.js';
+import { parseGithostSettings } from '../../src/control/githost/index.js';
 import { parseGatewayConfig } from '../../src/dataplane/gateway/index.js';
 import { parseNodeAgentConfig } from '../../src/dataplane/node-agent/index.js';
 import { makeServingCert, startTestCluster, type TestCluster } from '../k8s/cluster.js';
@@ -56,6 +57,9 @@ describe('deploy/ against a real kube-apiserver', () => {
       assert.match(text, new RegExp(`prometheus.io/port: "${port}"`), `${ds} is scraped on ${port}`);
     }
     assert.equal(gw.metrics.listen, '0.0.0.0', 'Prometheus scrapes from outside the pod');
+    const githost = parseGithostSettings(parse(cm.data['githost.yaml']!), 'deploy/config.yaml githost.yaml');
+    assert.equal(githost.host, '0.0.0.0', 'the githost Service reaches it from outside the pod');
+    assert.match(readFileSync(join(deployDir, 'githost.yaml'), 'utf8'), new RegExp(`containerPort: ${githost.port}\\b`));
   });
 
   test('kubectl apply --dry-run=server -k deploy/ passes', (t) => {
