@@ -228,7 +228,10 @@ describe('Kubernetes store against a real kube-apiserver', () => {
     await sleep(1500);
     const store = openKubernetesStore({ kubeconfig: cluster.kubeconfig });
     try {
-      const a = await store.apply({ apiVersion: app.apiVersion, kind: 'Application', metadata: { name: 'guestbook', namespace: 'default' }, spec: { project: 'default' } });
+      const a = await store.apply({
+        apiVersion: app.apiVersion, kind: 'Application', metadata: { name: 'guestbook', namespace: 'default' },
+        spec: { project: 'default', source: { repoURL: 'https://example.com/r.git', path: '.' }, destination: { server: 'https://kubernetes.default.svc', namespace: 'default' } },
+      });
       const b = await store.updateStatus({ ...a, status: { sync: { status: 'Synced' } } });
       assert.deepEqual(b.status, { sync: { status: 'Synced' } });
       assert.deepEqual((await store.get(app, 'guestbook'))?.status, { sync: { status: 'Synced' } });

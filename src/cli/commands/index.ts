@@ -3,11 +3,23 @@ import type { Command } from 'commander';
 import { registerAdminCommand } from './admin.js';
 import { registerCrdsCommand } from './crds.js';
 import { registerGithostCommand } from './githost.js';
+import { registerApiResourcesCommand } from './api-resources.js';
+import { registerApplyCommand } from './apply.js';
+import { registerDeleteCommand } from './delete.js';
+import { registerDescribeCommand } from './describe.js';
+import { registerGetCommand } from './get.js';
 import { registerVersionCommand } from './version.js';
 
 export function registerCommands(program: Command): void {
   registerVersionCommand(program);
   registerGithostCommand(program);
   registerAdminCommand(program);
+  // resources
+  registerApplyCommand(program);
+  registerGetCommand(program);
+  registerDescribeCommand(program);
+  registerDeleteCommand(program);
+  registerApiResourcesCommand(program);
+  // Kubernetes mode
   registerCrdsCommand(program);
 }
