@@ -105,3 +105,38 @@ export class KubeHttp {
     this.agent.destroy();
   }
 }
+
+/** The subset of KubeHttp the store and its watches use. */
+export type HttpClient = Pick<KubeHttp, 'request' | 'open' | 'close' | 'server'>;
+
+/**
+ * A KubeHttp that exists once `ready` resolves. @kubernetes/client-node takes a second
+ * or more to load, so it is imported only when a Kubernetes store is opened (processes
+ * of the local world never pay for it), and a kubeconfig problem is reported by the
+ * first call (STRAIT_ERR_KUBE_CONFIG).
+ */
+export class LazyHttp implements HttpClient {
+  private real: KubeHttp | undefined;
+  private closed = false;
+
+  constructor(private readonly ready: Promise<KubeHttp>, private readonly source: string) {
+    ready.then((h) => { this.real = h; if (this.closed) h.close(); }, () => undefined);
+  }
+
+  get server(): string {
+    return this.real?.server ?? this.source;
+  }
+
+  async request(spec: RequestSpec): Promise<KubeResponse> {
+    return (await this.ready).request(spec);
+  }
+
+  async open(spec: RequestSpec, signal?: AbortSignal, idleMs?: number): Promise<IncomingMessage> {
+    return (await this.ready).open(spec, signal, idleMs);
+  }
+
+  close(): void {
+    this.closed = true;
+    this.real?.close();
+  }
+}

@@ -1,13 +1,14 @@
-// The Kubernetes ResourceStore (one door). Usage:
+// The Kubernetes ResourceStore (one door). @kubernetes/client-node is loaded only when a
+// store is opened. Usage:
 //   const store = openKubernetesStore({ kubeConfigPath: '~/.kube/config', context: 'prod' });
 //   const store = openKubernetesStore({ kubeconfig: yamlText });
 //   const store = openKubernetesStore({});   // $KUBECONFIG, ~/.kube/config, or in-cluster
 import { existsSync } from 'node:fs';
-import { KubeConfig } from '@kubernetes/client-node';
-import { E } from '../../../base/errors/index.js';
-import { KubeHttp } from './http.js';
-export { buildCrds, crdFor, type SpecSchemas } from './crds.js';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { E, isStraitError } from '../../../base/errors/index.js';
+import { KubeHttp, LazyHttp } from './http.js';
 import { KubernetesStore, type KubernetesResourceStore, type ServerSideApplyOptions } from './store.js';
+export { buildCrds, crdFor, type SpecSchemas } from './crds.js';
 
 export type { KubernetesResourceStore, ServerSideApplyOptions };
 
@@ -24,12 +25,16 @@ export interface KubernetesStoreOptions {
   requestTimeoutMs?: number;
 }
 
+const isKubeConfig = (v: unknown): v is KubeConfig =>
+  typeof v === 'object' && v !== null && typeof (v as KubeConfig).getCurrentCluster === 'function';
+
 /** Load a KubeConfig the way kubectl does; STRAIT_ERR_KUBE_CONFIG when it cannot be used. */
-export function loadKubeConfig(opts: KubernetesStoreOptions): { kc: KubeConfig; source: string } {
-  const kc = new KubeConfig();
+export async function loadKubeConfig(opts: KubernetesStoreOptions): Promise<{ kc: KubeConfig; source: string }> {
+  const { KubeConfig: KubeConfigClass } = await import('@kubernetes/client-node');
+  const kc = new KubeConfigClass();
   let source: string;
   try {
-    if (opts.kubeconfig instanceof KubeConfig) {
+    if (isKubeConfig(opts.kubeconfig)) {
       source = '(given KubeConfig)';
       kc.mergeConfig(opts.kubeconfig);
       kc.setCurrentContext(opts.kubeconfig.getCurrentContext());
@@ -45,7 +50,7 @@ export function loadKubeConfig(opts: KubernetesStoreOptions): { kc: KubeConfig; 
       kc.loadFromDefault();
     }
   } catch (e) {
-    if (e instanceof Error && 'code' in e && String((e as { code: unknown }).code).startsWith('STRAIT_ERR_')) throw e;
+    if (isStraitError(e)) throw e;
     throw E.kubeconfigInvalid(opts.kubeConfigPath ?? '(kubeconfig)', (e as Error).message);
   }
   if (opts.context !== undefined) {
@@ -57,8 +62,13 @@ export function loadKubeConfig(opts: KubernetesStoreOptions): { kc: KubeConfig; 
   return { kc, source };
 }
 
-/** Open a ResourceStore on a Kubernetes API server. */
+/**
+ * Open a ResourceStore on a Kubernetes API server. Returns at once; the kubeconfig is
+ * read in the background and a problem with it (STRAIT_ERR_KUBE_CONFIG) is what the
+ * first call rejects with.
+ */
 export function openKubernetesStore(opts: KubernetesStoreOptions = {}): KubernetesResourceStore {
-  const { kc, source } = loadKubeConfig(opts);
-  return new KubernetesStore(new KubeHttp(kc, source, opts.requestTimeoutMs ?? 30_000), opts.watchTimeoutSeconds ?? 300);
+  const source = opts.kubeConfigPath ?? (opts.kubeconfig === undefined ? process.env['KUBECONFIG'] ?? '(default kubeconfig)' : '(given kubeconfig)');
+  const ready = loadKubeConfig(opts).then(({ kc, source: s }) => new KubeHttp(kc, s, opts.requestTimeoutMs ?? 30_000));
+  return new KubernetesStore(new LazyHttp(ready, source), opts.watchTimeoutSeconds ?? 300);
 }

@@ -9,7 +9,7 @@ import type {
 } from '../types.js';
 import { mapStatus } from './errors.js';
 import { eventName, newEvent } from './events.js';
-import type { KubeHttp, KubeResponse } from './http.js';
+import type { HttpClient, KubeResponse } from './http.js';
 import { collectionPath, objectPath, resolveKind, type ResolvedKind } from './paths.js';
 import { KubeWatch } from './watch.js';
 
@@ -68,7 +68,7 @@ export class KubernetesStore implements KubernetesResourceStore {
   private readonly watches = new Set<Watch>();
   private closed = false;
 
-  constructor(private readonly http: KubeHttp, private readonly watchTimeoutSeconds = 300) {}
+  constructor(private readonly http: HttpClient, private readonly watchTimeoutSeconds = 300) {}
 
   get server(): string {
     return this.http.server;

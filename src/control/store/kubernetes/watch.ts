@@ -7,13 +7,13 @@
 import { E, isStraitError } from '../../../base/errors/index.js';
 import type { KubeObject, Watch, WatchEvent, WatchOptions } from '../types.js';
 import { asStatus, mapStatus } from './errors.js';
-import type { KubeHttp } from './http.js';
+import type { HttpClient } from './http.js';
 import { collectionPath, type ResolvedKind } from './paths.js';
 
 const key = (o: KubeObject): string => `${o.metadata.namespace ?? ''}/${o.metadata.name}`;
 
 export interface WatchDeps {
-  http: KubeHttp;
+  http: HttpClient;
   kind: ResolvedKind;
   /** list the collection (objects carry apiVersion/kind); `exact`: as it was at that resourceVersion */
   list(exact?: string): Promise<{ items: KubeObject[]; resourceVersion: string }>;
