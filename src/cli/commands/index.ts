@@ -9,9 +9,11 @@ import { registerDeleteCommand } from './delete.js';
 import { registerDescribeCommand } from './describe.js';
 import { registerGetCommand } from './get.js';
 import { registerVersionCommand } from './version.js';
+import { registerWorldCommands } from './world.js';
 
 export function registerCommands(program: Command): void {
   registerVersionCommand(program);
+  registerWorldCommands(program);
   registerGithostCommand(program);
   registerAdminCommand(program);
   // resources
