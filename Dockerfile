@@ -26,7 +26,8 @@ FROM node:20-bookworm-slim AS runtime
 RUN apt-get update -qq \
  && apt-get install -y -qq --no-install-recommends iproute2 nftables git ca-certificates \
  && rm -rf /var/lib/apt/lists/* \
- && groupadd --system strait && useradd --system --gid strait --home-dir /var/lib/strait --create-home strait
+ && groupadd --system --gid 10001 strait \
+ && useradd --system --uid 10001 --gid strait --home-dir /var/lib/strait --create-home strait
 WORKDIR /opt/strait
 COPY --from=build /src/package.json ./
 COPY --from=build /src/node_modules ./node_modules
@@ -37,7 +38,8 @@ COPY --from=build /src/native/build/Release/strait_native.node ./native/build/Re
 COPY --from=build /src/bin ./bin
 # the control module and the code-hosting server run as this user; the gateway and
 # the node agent need NET_ADMIN and /dev/net/tun, granted by their DaemonSets
-USER strait
+# numeric, so that Kubernetes' runAsNonRoot can verify it (deploy/ sets runAsUser: 10001)
+USER 10001:10001
 ENV NODE_ENV=production STRAIT_STATE_DIR=/var/lib/strait
 ENTRYPOINT ["node"]
 CMD ["dist/src/cli/main.js", "--help"]

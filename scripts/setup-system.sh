@@ -22,6 +22,7 @@ declare -A PKG=(
   [ethtool]=ethtool
   [dnsperf]=dnsperf
   [systemd-analyze]=systemd
+  [etcd]=etcd-server
 )
 
 # strait up without root (user namespaces) mounts its private tmpfs over these two

@@ -78,9 +78,10 @@ const cases: Case[] = [
       const o = await store.apply(cm('a', { ns: 'team' }));
       assert.match(o.metadata.uid ?? '', /^[0-9a-f-]{36}$/);
       assert.match(o.metadata.creationTimestamp ?? '', /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
-      assert.equal(o.metadata.generation, 1);
       assert.match(o.metadata.resourceVersion ?? '', /^\d+$/);
       assert.equal(o.metadata.namespace, 'team');
+      // generation counts spec changes: kinds with a spec (Kubernetes gives a ConfigMap none)
+      assert.equal((await store.apply(pa('a', 'STRICT', 'team'))).metadata.generation, 1);
       assert.deepEqual(o['data'], { k: 'a' });
       assert.deepEqual(await store.get(CM, 'a', 'team'), o);
     },
@@ -211,19 +212,22 @@ const cases: Case[] = [
   {
     name: 'update: optimistic concurrency with resourceVersion (STRAIT_ERR_CONFLICT), replaces, keeps status',
     async run({ store }) {
-      const a = await store.apply(cm('u', { labels: { keep: 'no' }, data: { x: '1', y: '2' } }));
+      // a kind with a status (Kubernetes gives a ConfigMap none)
+      const a: KubeObject = await store.apply({ ...PA_V1B1, metadata: { name: 'u', labels: { keep: 'no' } }, spec: { x: '1', y: '2' } });
       await store.updateStatus({ ...a, status: { phase: 'Ok' } });
-      await rejectsWith(store.update({ ...a, data: { x: 'stale' } }), 'STRAIT_ERR_CONFLICT');
-      const cur = (await store.get(CM, 'u'))!;
-      const b = await store.update({ ...cur, metadata: { ...cur.metadata, labels: {} }, data: { x: '3' } });
-      assert.deepEqual(b['data'], { x: '3' });
-      assert.deepEqual(b.metadata.labels, {});
+      await rejectsWith(store.update({ ...a, spec: { x: 'stale' } }), 'STRAIT_ERR_CONFLICT');
+      const cur = (await store.get(PA_V1B1, 'u'))!;
+      const b = await store.update({ ...cur, metadata: { ...cur.metadata, labels: {} }, spec: { x: '3' } });
+      assert.deepEqual(b.spec, { x: '3' });
+      // (Kubernetes omits an empty map)
+      assert.deepEqual(b.metadata.labels ?? {}, {});
       assert.deepEqual(b.status, { phase: 'Ok' });
       assert.equal(b.metadata.uid, a.metadata.uid);
-      const c = await store.update({ ...CM, metadata: { name: 'u' }, data: { x: '4' } });
-      assert.deepEqual(c['data'], { x: '4' });
+      const c = await store.update({ ...PA_V1B1, metadata: { name: 'u' }, spec: { x: '4' } });
+      assert.deepEqual(c.spec, { x: '4' });
+      await rejectsWith(store.update(pa('missing', 'STRICT')), 'STRAIT_ERR_NOT_FOUND');
       await rejectsWith(store.update(cm('missing')), 'STRAIT_ERR_NOT_FOUND');
-      const err = await store.update({ ...a, data: {} }).catch((e: unknown) => e);
+      const err = await store.update({ ...a, spec: {} }).catch((e: unknown) => e);
       assert.ok(isStraitError(err, 'STRAIT_ERR_CONFLICT'));
       assert.equal(err.exitCode, 4);
     },
@@ -278,8 +282,12 @@ const cases: Case[] = [
       assert.equal(await store.delete(CM, 'x', 'n'), true);
       assert.equal(await store.delete(CM, 'x', 'n'), false);
       assert.equal(await store.get(CM, 'x', 'n'), undefined);
-      const again = await store.apply(cm('x', { ns: 'n' }));
-      assert.equal(again.metadata.generation, 1);
+      assert.ok(await store.apply(cm('x', { ns: 'n' })));
+      // a re-created object starts over (generation: a kind with a spec; a ConfigMap has none in Kubernetes)
+      await store.apply(pa('x', 'STRICT', 'n'));
+      assert.equal((await store.apply(pa('x', 'PERMISSIVE', 'n'))).metadata.generation, 2);
+      assert.equal(await store.delete(PA_V1B1, 'x', 'n'), true);
+      assert.equal((await store.apply(pa('x', 'STRICT', 'n'))).metadata.generation, 1);
     },
   },
   {

@@ -95,6 +95,20 @@ export const E = {
     detail: { what },
   })),
 
+  // --- kubernetes: the Kubernetes resource store and test tooling -----------------
+  kubeconfigInvalid: def('STRAIT_ERR_KUBE_CONFIG', EXIT.usage, (source: string, reason: string) => ({
+    message: `kubeconfig ${q(source)} is not usable: ${reason}; check the file, --kubeconfig and --context`,
+    detail: { source, reason },
+  })),
+  kubeApi: def('STRAIT_ERR_KUBE_API', EXIT.general, (what: string, status: number, reason: string, message: string) => ({
+    message: `Kubernetes API server refused ${what}: HTTP ${status} ${reason}: ${message}`,
+    detail: { what, status, reason, apiMessage: message },
+  })),
+  kubeForbidden: def('STRAIT_ERR_KUBE_FORBIDDEN', EXIT.denied, (what: string, message: string) => ({
+    message: `Kubernetes API server forbids ${what}: ${message}; grant the RBAC rule (deploy/rbac) to this identity`,
+    detail: { what, apiMessage: message },
+  })),
+
   // --- local world ---------------------------------------------------------------
   worldInvalid: def('STRAIT_ERR_WORLD_INVALID', EXIT.usage, (path: string, value: unknown, rule: string) => ({
     message: `invalid world at ${path}: ${q(value)} ${rule}`,

@@ -1,6 +1,7 @@
 // Every subcommand of `strait`, one file each. Keep this list sorted by area.
 import type { Command } from 'commander';
 import { registerAdminCommand } from './admin.js';
+import { registerCrdsCommand } from './crds.js';
 import { registerApiResourcesCommand } from './api-resources.js';
 import { registerAppCommand } from './app.js';
 import { registerApplyCommand } from './apply.js';
@@ -31,4 +32,6 @@ export function registerCommands(program: Command): void {
   registerGpgCommand(program);
   registerAppCommand(program);
   registerDemoCommand(program);
+  // Kubernetes mode
+  registerCrdsCommand(program);
 }

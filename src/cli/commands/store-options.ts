@@ -1,20 +1,26 @@
 // What every resource command shares: --cluster and --state-dir, and a connection to
-// the running world's store (STRAIT_ERR_WORLD_NOT_RUNNING when there is none).
+// the running world's store (STRAIT_ERR_WORLD_NOT_RUNNING when there is none); with
+// --kubeconfig/--context, the Kubernetes store of that cluster instead.
 import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import { E, isStraitError } from '../../base/errors/index.js';
-import { connectStoreFromFiles, type ResourceStore } from '../../control/store/index.js';
+import { connectStoreFromFiles, openKubernetesStore, type ResourceStore } from '../../control/store/index.js';
 import { resolveStateDir, stateFiles } from '../state-dir.js';
 
 export interface StoreCliOptions {
   cluster: string;
   stateDir?: string;
+  /** Kubernetes mode: talk to this cluster's API server instead of the world's store */
+  kubeconfig?: string;
+  context?: string;
 }
 
 export function addStoreOptions(cmd: Command): Command {
   return cmd
     .option('--cluster <name>', 'which cluster of the world (or "broker")', 'cluster-a')
-    .option('--state-dir <dir>', 'state dir of the world (default $STRAIT_STATE_DIR or ~/.local/state/strait)');
+    .option('--state-dir <dir>', 'state dir of the world (default $STRAIT_STATE_DIR or ~/.local/state/strait)')
+    .option('--kubeconfig <file>', 'Kubernetes mode: use the API server of this kubeconfig instead of the world')
+    .option('--context <name>', 'Kubernetes mode: the kubeconfig context (default: its current-context)');
 }
 
 /**
@@ -22,6 +28,17 @@ export function addStoreOptions(cmd: Command): Command {
  * STRAIT_ERR_WORLD_NOT_RUNNING (exit 5), naming the state dir.
  */
 export async function withStore<R>(opts: StoreCliOptions, fn: (store: ResourceStore) => Promise<R>): Promise<R> {
+  if (opts.kubeconfig !== undefined || opts.context !== undefined) {
+    const kube = openKubernetesStore({
+      ...(opts.kubeconfig !== undefined ? { kubeConfigPath: opts.kubeconfig } : {}),
+      ...(opts.context !== undefined ? { context: opts.context } : {}),
+    });
+    try {
+      return await fn(kube);
+    } finally {
+      await kube.close();
+    }
+  }
   const stateDir = resolveStateDir(opts.stateDir);
   const files = stateFiles(stateDir);
   if (!existsSync(files.storeSocket) || !existsSync(files.storeToken)) throw E.worldNotRunning(stateDir);

@@ -9,3 +9,7 @@ export {
 } from './api/index.js';
 export { parseSelector, matchesSelector, type Requirement } from './selector.js';
 export { mergePatch } from './merge-patch.js';
+export {
+  openKubernetesStore, loadKubeConfig, buildCrds, type SpecSchemas,
+  type KubernetesStoreOptions, type KubernetesResourceStore, type ServerSideApplyOptions,
+} from './kubernetes/index.js';

@@ -1,0 +1,260 @@
+// The Kubernetes ResourceStore: the same interface as the embedded store, over a real
+// API server. get/list/watch on the dynamic paths of kinds.ts; apply = create or JSON
+// merge patch (the interface's semantics) with a fieldManager; serverSideApply for
+// callers that want SSA's field ownership; status through the status subresource;
+// core/v1 Events aggregated per object and reason.
+import { E } from '../../../base/errors/index.js';
+import type {
+  ApplyOptions, CoreEvent, KindRef, KubeObject, ListOptions, ObjectList, ResourceStore, Watch, WatchEvent, WatchOptions,
+} from '../types.js';
+import { mapStatus } from './errors.js';
+import { eventName, newEvent } from './events.js';
+import type { HttpClient, KubeResponse } from './http.js';
+import { collectionPath, objectPath, resolveKind, type ResolvedKind } from './paths.js';
+import { KubeWatch } from './watch.js';
+
+export interface ServerSideApplyOptions {
+  /** recorded in managedFields; default "strait" */
+  fieldManager?: string;
+  /** take fields another manager owns instead of failing with STRAIT_ERR_CONFLICT; default true */
+  force?: boolean;
+  dryRun?: boolean;
+}
+
+/** ResourceStore plus what only the Kubernetes store can do. */
+export interface KubernetesResourceStore extends ResourceStore {
+  /** Server-side apply (application/apply-patch): fields this manager stops sending are removed. */
+  serverSideApply<T extends KubeObject = KubeObject>(obj: T, opts?: ServerSideApplyOptions): Promise<T>;
+  /** The API server URL this store talks to. */
+  readonly server: string;
+}
+
+const DEFAULT_MANAGER = 'strait';
+const ok = (status: number): boolean => status >= 200 && status < 300;
+
+function withKind<T extends KubeObject>(o: unknown, k: ResolvedKind): T {
+  const obj = o as T;
+  obj.apiVersion ??= k.apiVersion;
+  obj.kind ??= k.kind;
+  return obj;
+}
+
+/** Object names are DNS-1123 subdomains (as the API server checks, but before any request). */
+const NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+function checkName(kind: string, name: unknown): asserts name is string {
+  if (typeof name !== 'string' || name.length > 253 || !NAME.test(name)) {
+    throw E.usage(`${kind} name ${JSON.stringify(name)} is not a DNS-1123 subdomain (lowercase letters, digits, '-' and '.', at most 253, starting and ending with a letter or digit); rename it`, { kind, name });
+  }
+}
+
+/**
+ * The object without server-owned metadata, for patches and creates. The namespace is
+ * the one the store resolved (dropped for cluster-scoped kinds); resourceVersion is kept
+ * only when asked (a merge patch with it is a precondition: stale -> 409 Conflict).
+ */
+function patchBody(obj: KubeObject, namespace: string | undefined, keepRv: boolean): Record<string, unknown> {
+  const { status: _status, metadata, ...rest } = obj;
+  const {
+    resourceVersion, uid: _uid, creationTimestamp: _ct, generation: _g, deletionTimestamp: _dt, namespace: _ns,
+    ...meta
+  } = metadata as unknown as Record<string, unknown>;
+  delete meta['managedFields'];
+  if (namespace !== undefined) meta['namespace'] = namespace;
+  if (keepRv && resourceVersion) meta['resourceVersion'] = resourceVersion;
+  return { ...rest, metadata: meta };
+}
+
+export class KubernetesStore implements KubernetesResourceStore {
+  private readonly watches = new Set<Watch>();
+  private closed = false;
+
+  constructor(private readonly http: HttpClient, private readonly watchTimeoutSeconds = 300) {}
+
+  get server(): string {
+    return this.http.server;
+  }
+
+  private check(): void {
+    if (this.closed) throw E.storeUnavailable(this.http.server, 'the store was closed');
+  }
+
+  private ns(k: ResolvedKind, namespace: string | undefined): string | undefined {
+    return k.namespaced ? namespace ?? 'default' : undefined;
+  }
+
+  private fail(res: KubeResponse, verb: string, k: ResolvedKind, name: string, namespace?: string, rv?: string): never {
+    throw mapStatus(res.status, res.body, { verb, kind: k.kind, name, namespace, resourceVersion: rv });
+  }
+
+  async get<T extends KubeObject = KubeObject>(kind: KindRef, name: string, namespace?: string): Promise<T | undefined> {
+    this.check();
+    const k = resolveKind(kind);
+    const res = await this.http.request({ method: 'GET', path: objectPath(k, name, namespace) });
+    if (res.status === 404) return undefined;
+    if (!ok(res.status)) this.fail(res, 'get', k, name, this.ns(k, namespace));
+    return withKind<T>(res.body, k);
+  }
+
+  async list<T extends KubeObject = KubeObject>(kind: KindRef, opts: ListOptions = {}): Promise<ObjectList<T>> {
+    this.check();
+    const k = resolveKind(kind);
+    return this.listResolved<T>(k, opts);
+  }
+
+  /** `exact`: the collection as it was at that resourceVersion (410 -> STRAIT_ERR_WATCH_EXPIRED) */
+  private async listResolved<T extends KubeObject>(k: ResolvedKind, opts: ListOptions, exact?: string): Promise<ObjectList<T>> {
+    const items: T[] = [];
+    let cont: string | undefined;
+    let resourceVersion = '';
+    do {
+      const res = await this.http.request({
+        method: 'GET', path: collectionPath(k, opts.namespace),
+        query: {
+          labelSelector: opts.labelSelector, limit: '500', continue: cont,
+          ...(exact !== undefined && cont === undefined ? { resourceVersion: exact, resourceVersionMatch: 'Exact' } : {}),
+        },
+      });
+      if (!ok(res.status)) this.fail(res, 'list', k, '*', opts.namespace, exact);
+      const body = res.body as { items?: unknown[]; metadata?: { resourceVersion?: string; continue?: string } };
+      for (const it of body.items ?? []) items.push(withKind<T>(it, k));
+      resourceVersion = body.metadata?.resourceVersion ?? resourceVersion;
+      cont = body.metadata?.continue || undefined;
+    } while (cont);
+    return { items, resourceVersion };
+  }
+
+  watch<T extends KubeObject = KubeObject>(kind: KindRef, opts: WatchOptions, onEvent: (ev: WatchEvent<T>) => void): Watch {
+    this.check();
+    const k = resolveKind(kind);
+    const w = new KubeWatch<T>({
+      http: this.http, kind: k, timeoutSeconds: this.watchTimeoutSeconds,
+      list: (exact) => this.listResolved(k, opts, exact),
+    }, opts, onEvent);
+    this.watches.add(w);
+    const forget = (): void => { this.watches.delete(w); };
+    w.done.then(forget, forget);
+    return w;
+  }
+
+  async apply<T extends KubeObject = KubeObject>(obj: T, opts: ApplyOptions = {}): Promise<T> {
+    this.check();
+    const k = resolveKind(obj);
+    const { name } = obj.metadata;
+    checkName(k.kind, name);
+    const namespace = this.ns(k, obj.metadata.namespace);
+    const query = { fieldManager: opts.fieldManager ?? DEFAULT_MANAGER, dryRun: opts.dryRun ? 'All' : undefined };
+    const body = patchBody(obj, namespace, true);
+    for (let attempt = 0; ; attempt++) {
+      const patched = await this.http.request({
+        method: 'PATCH', path: objectPath(k, name, namespace), query, body, contentType: 'application/merge-patch+json',
+      });
+      if (ok(patched.status)) return withKind<T>(patched.body, k);
+      if (patched.status !== 404) this.fail(patched, 'apply', k, name, namespace, obj.metadata.resourceVersion);
+      const created = await this.http.request({
+        method: 'POST', path: collectionPath(k, namespace), query, body: patchBody(obj, namespace, false),
+      });
+      if (ok(created.status)) return withKind<T>(created.body, k);
+      // created by someone else between the two requests: merge into theirs
+      if (created.status === 409 && attempt === 0) continue;
+      this.fail(created, 'create', k, name, namespace);
+    }
+  }
+
+  async serverSideApply<T extends KubeObject = KubeObject>(obj: T, opts: ServerSideApplyOptions = {}): Promise<T> {
+    this.check();
+    const k = resolveKind(obj);
+    const { name } = obj.metadata;
+    checkName(k.kind, name);
+    const namespace = this.ns(k, obj.metadata.namespace);
+    const body = patchBody(obj, namespace, false);
+    const res = await this.http.request({
+      method: 'PATCH', path: objectPath(k, name, namespace), body, contentType: 'application/apply-patch+yaml',
+      query: { fieldManager: opts.fieldManager ?? DEFAULT_MANAGER, force: String(opts.force ?? true), dryRun: opts.dryRun ? 'All' : undefined },
+    });
+    if (!ok(res.status)) this.fail(res, 'apply', k, name, namespace);
+    return withKind<T>(res.body, k);
+  }
+
+  private async replace<T extends KubeObject>(obj: T, sub: 'status' | undefined): Promise<T> {
+    this.check();
+    const k = resolveKind(obj);
+    const { name, resourceVersion } = obj.metadata;
+    checkName(k.kind, name);
+    const namespace = this.ns(k, obj.metadata.namespace);
+    const { namespace: _ns, ...meta } = obj.metadata;
+    let body: KubeObject = { ...obj, apiVersion: k.apiVersion, kind: k.kind, metadata: { ...meta, ...(namespace ? { namespace } : {}) } };
+    if (!resourceVersion) {
+      // the interface allows an unconditional update; the API server wants a resourceVersion
+      // for some kinds, so send the current one
+      const cur = await this.get(obj, name, namespace);
+      if (!cur) throw E.notFound(k.kind, name, namespace);
+      body = { ...body, metadata: { ...body.metadata, resourceVersion: cur.metadata.resourceVersion } };
+      if (sub === undefined && cur.status !== undefined) body.status = cur.status;
+    }
+    let res = await this.http.request({ method: 'PUT', path: objectPath(k, name, namespace, sub), body, query: { fieldManager: DEFAULT_MANAGER } });
+    if (res.status === 404 && sub === 'status') {
+      // a CRD without the status subresource (e.g. upstream Argo CD's): status is part of the object
+      const cur = await this.get(obj, name, namespace);
+      if (cur) {
+        const whole = { ...cur, status: obj.status, metadata: { ...cur.metadata, resourceVersion: resourceVersion ?? cur.metadata.resourceVersion } };
+        res = await this.http.request({ method: 'PUT', path: objectPath(k, name, namespace), body: whole, query: { fieldManager: DEFAULT_MANAGER } });
+      }
+    }
+    if (ok(res.status)) return withKind<T>(res.body, k);
+    if (res.status === 409 && resourceVersion) {
+      const cur = await this.get(obj, name, namespace).catch(() => undefined);
+      throw E.conflict(k.kind, name, resourceVersion, cur?.metadata.resourceVersion ?? '(deleted)');
+    }
+    if (res.status === 409 && !resourceVersion) return this.replace(obj, sub);
+    this.fail(res, sub ? 'update status of' : 'update', k, name, namespace, resourceVersion);
+  }
+
+  update<T extends KubeObject = KubeObject>(obj: T): Promise<T> {
+    return this.replace(obj, undefined);
+  }
+
+  updateStatus<T extends KubeObject = KubeObject>(obj: T): Promise<T> {
+    return this.replace(obj, 'status');
+  }
+
+  async delete(kind: KindRef, name: string, namespace?: string): Promise<boolean> {
+    this.check();
+    const k = resolveKind(kind);
+    const res = await this.http.request({ method: 'DELETE', path: objectPath(k, name, namespace), body: { propagationPolicy: 'Background' } });
+    if (res.status === 404) return false;
+    if (!ok(res.status)) this.fail(res, 'delete', k, name, this.ns(k, namespace));
+    return true;
+  }
+
+  async recordEvent(ev: CoreEvent): Promise<void> {
+    this.check();
+    const k = resolveKind({ apiVersion: 'v1', kind: 'Event' });
+    const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+    const namespace = ev.involvedObject.namespace ?? 'default';
+    const name = eventName(ev);
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const cur = await this.get<KubeObject & { count?: number }>(k, name, namespace);
+      if (!cur) {
+        const res = await this.http.request({ method: 'POST', path: collectionPath(k, namespace), body: newEvent(ev, now) });
+        if (ok(res.status)) return;
+        if (res.status === 409) continue;
+        this.fail(res, 'create', k, name, namespace);
+      }
+      const res = await this.http.request({
+        method: 'PATCH', path: objectPath(k, name, namespace), contentType: 'application/merge-patch+json',
+        body: { metadata: { resourceVersion: cur.metadata.resourceVersion }, count: (cur.count ?? 1) + 1, lastTimestamp: now, message: ev.message },
+      });
+      if (ok(res.status)) return;
+      if (res.status !== 409) this.fail(res, 'update', k, name, namespace);
+    }
+    throw E.conflict('Event', name, '', '(changing too fast)');
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    for (const w of [...this.watches]) w.stop();
+    this.http.close();
+  }
+}
+
