@@ -12,6 +12,7 @@ napi_value strait_throw_errno(napi_env env, const char *what, int err);
 napi_status strait_init_tun(napi_env env, napi_value exports);
 napi_status strait_init_origdst(napi_env env, napi_value exports);
 napi_status strait_init_netns(napi_env env, napi_value exports);
+napi_status strait_init_udp(napi_env env, napi_value exports);
 
 #define STRAIT_EXPORT(env, exports, name, fn)                                   \
   do {                                                                          \
