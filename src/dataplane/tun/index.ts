@@ -20,6 +20,9 @@ export function vnetHdrIsPlain(buf: Buffer, off: number): boolean {
   return buf[off] === 0 && buf[off + 1] === 0;
 }
 
+/** Packets the kernel may queue in the device for the reader (default txqueuelen is 500). */
+export const TX_QUEUE_LEN = 2000;
+
 export class TunDevice {
   private open = true;
   private constructor(readonly fd: number, readonly name: string, readonly readBuffer: Buffer, readonly offload: boolean) {}
@@ -30,7 +33,7 @@ export class TunDevice {
    * a 10-byte virtio_net_hdr in front, and accepts the same on write: one read, one
    * seal, one write per up to ~62 KB instead of per 1400 bytes.
    */
-  static open(name: string, onPacket: PacketHandler, opts: { headroom?: number; mtu?: number; offload?: boolean } = {}): TunDevice {
+  static open(name: string, onPacket: PacketHandler, opts: { headroom?: number; mtu?: number; offload?: boolean; txQueueLen?: number } = {}): TunDevice {
     let fd: number;
     let actual: string;
     try {
@@ -44,6 +47,9 @@ export class TunDevice {
     const dev = new TunDevice(fd, actual, whole, opts.offload === true);
     native()['tunStart']!(fd, view, (len: number) => onPacket(whole, headroom, len));
     if (opts.mtu) ip('link', 'set', 'dev', actual, 'mtu', String(opts.mtu));
+    // the kernel queues packets routed into the device until we read them; the default 500
+    // overflows while the single-threaded reader seals a burst, and every drop halves a TCP window
+    ip('link', 'set', 'dev', actual, 'txqueuelen', String(opts.txQueueLen ?? TX_QUEUE_LEN));
     if (opts.offload) ip('link', 'set', 'dev', actual, 'gso_max_size', String(GSO_MAX_SIZE));
     return dev;
   }
