@@ -103,9 +103,14 @@ static void on_readable(uv_poll_t *handle, int status, int events) {
   if (r->closing || status < 0) return;
   napi_handle_scope scope;
   napi_open_handle_scope(r->env, &scope);
-  napi_value cb, global;
+  napi_value cb, global, resource;
   napi_get_reference_value(r->env, r->callback, &cb);
   napi_get_global(r->env, &global);
+  napi_create_object(r->env, &resource);
+  // one callback scope per burst: the tick queue and microtasks run once at its end,
+  // not after every packet (napi_make_callback per packet did that)
+  napi_callback_scope cscope;
+  napi_open_callback_scope(r->env, resource, r->async_ctx, &cscope);
   for (int i = 0; i < BURST && !r->closing; i++) {
     struct sockaddr_in from;
     char control[CMSG_SPACE(sizeof(int))];
@@ -134,8 +139,10 @@ static void on_readable(uv_poll_t *handle, int status, int events) {
     napi_create_int32(r->env, seg, &args[1]);
     napi_create_uint32(r->env, ntohl(from.sin_addr.s_addr), &args[2]);
     napi_create_int32(r->env, ntohs(from.sin_port), &args[3]);
-    if (napi_make_callback(r->env, r->async_ctx, global, cb, 4, args, &ret) != napi_ok) break;
+    if (napi_call_function(r->env, global, cb, 4, args, &ret) != napi_ok) break;
   }
+  strait_rethrow_pending(r->env);
+  napi_close_callback_scope(r->env, cscope);
   napi_close_handle_scope(r->env, scope);
 }
 
