@@ -18,7 +18,11 @@ const BATCH_BYTES = 65000;
 /** Largest datagram batched with GSO: bigger ones (above a 1500-byte path) go alone. */
 const MAX_SEGMENT = 1472;
 
+const IPV4 = /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}$/;
+
+/** Dotted IPv4 text to an unsigned integer; -1 when it is not one. */
 function ipv4ToInt(a: string): number {
+  if (!IPV4.test(a)) return -1;
   const p = a.split('.');
   return ((Number(p[0]) << 24) | (Number(p[1]) << 16) | (Number(p[2]) << 8) | Number(p[3])) >>> 0;
 }
@@ -74,7 +78,7 @@ export class UdpTransport {
   /** Bind `address:port` (IPv4; port 0 = any) and call `onMessage` for every datagram. */
   static async bind(address: string, port: number, onMessage: DatagramHandler, opts: { bufferBytes?: number; dgram?: boolean } = {}): Promise<UdpTransport> {
     const bytes = opts.bufferBytes ?? 4 * 1024 * 1024;
-    const addon = opts.dgram === true || process.env['STRAIT_UDP'] === 'dgram' ? undefined : tryNative();
+    const addon = opts.dgram === true || process.env['STRAIT_UDP'] === 'dgram' || ipv4ToInt(address) < 0 ? undefined : tryNative();
     if (addon) {
       const [fd, bound] = addon['udpOpen']!(address, port, bytes) as [number, number];
       return new UdpTransport(fd, undefined, onMessage, address, bound);
@@ -138,6 +142,10 @@ export class UdpTransport {
     }
     const to = this.lastToInt;
     this.stats.datagrams++;
+    if (to < 0) {
+      this.stats.dropped++; // not an IPv4 address: nothing to send to
+      return;
+    }
     if (len > MAX_SEGMENT || len === 0) {
       // too big to batch (it will be IP-fragmented): keep the order, send it alone
       this.flush();
