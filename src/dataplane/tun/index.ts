@@ -12,8 +12,17 @@ export type PacketHandler = (buf: Buffer, offset: number, length: number) => voi
 /** Size of the virtio_net_hdr in front of every packet of an offload device. */
 export const VNET_HDR_LEN = 10;
 const ZERO_VNET_HDR = Buffer.alloc(VNET_HDR_LEN);
-/** Largest super-packet the kernel may hand us, so that it still fits one UDP datagram once sealed. */
-export const GSO_MAX_SIZE = 62000;
+/**
+ * The device's gso_max_size on offload: the kernel default. Forwarded super-packets (pod
+ * traffic on an agent's node) are up to the pod interface's gso_max_size, 65536 by
+ * default, and since Linux 6.x (gso_features_check) a GSO packet at least as long as the
+ * device's gso_max_size is segmented in software before the device: with 62000 here the
+ * agent saw 2.3 KB packets on average while 37 KB ones arrived from the pod, so offload
+ * did nothing pod->pod. TCP sizes its super-packets to gso_max_size minus ~320 bytes
+ * (MAX_TCP_HEADER), so they still fit one UDP datagram with the VXLAN or tunnel overhead
+ * (32 bytes); a rare bigger one (GRO on a forwarding path) fails to send and is counted.
+ */
+export const GSO_MAX_SIZE = 65536;
 
 /** True when the virtio_net_hdr at `off` asks for nothing (no GSO, no checksum to complete). */
 export function vnetHdrIsPlain(buf: Buffer, off: number): boolean {
@@ -42,7 +51,8 @@ export class TunDevice {
       throw E.tunnelDevice(name, err instanceof Error ? err.message : String(err));
     }
     const headroom = opts.headroom ?? 0;
-    const whole = Buffer.alloc(headroom + 65536);
+    // a super-packet of up to 65535 bytes and its virtio_net_hdr
+    const whole = Buffer.alloc(headroom + 65536 + VNET_HDR_LEN);
     const view = whole.subarray(headroom);
     const dev = new TunDevice(fd, actual, whole, opts.offload === true);
     native()['tunStart']!(fd, view, (len: number) => onPacket(whole, headroom, len));
