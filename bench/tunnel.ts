@@ -3,6 +3,7 @@
 //   pod A -> pod B     strait (agent VXLAN + gateway tunnel) | direct forwarding | wireguard-go between the gateways
 //   gw A -> gw B       strait tunnel | direct | wireguard-go
 //   node dist/bench/tunnel.js [seconds]     (1..5 s per iperf3 run, default 5; 6 runs in all)
+//   OFFLOAD=true node dist/bench/tunnel.js  strait with TUN offload (TCP super-packets; outer datagrams IP-fragmented)
 // wireguard-go comes from scripts/build-wireguard-go.sh (.state/bin/wireguard-go) or
 // $WIREGUARD_GO; without it that column is skipped. TUN_MTU/POD_MTU change the MTU.
 import { existsSync } from 'node:fs';
@@ -49,8 +50,11 @@ ip -n gwA route add 10.6.1.0/24 via 172.16.1.11; ip -n wkA route add 10.6.1.10/3
 const script = `
 ROOT=${JSON.stringify(root)}
 DIRECT=1 source "$ROOT/test/fixtures/two-clusters.sh"
+# the tunnel's user-space processes (jobs of the fixture: gateways A, B, agents A, B)
+STRAIT_PIDS="$(jobs -p | head -4 | tr '\n' ' ')"
 for _ in $(seq 60); do records gwA | grep -q '"status":"connected"' && break; sleep 0.1; done
 ${haveWg ? wgSetup : ''}
+WG_PIDS="$(jobs -p | sed -n 6,7p | tr '\n' ' ')"
 # gateway-to-gateway addresses behind the strait tunnel
 ip -n gwA addr add 10.1.255.1/32 dev strait-gw; ip -n gwB addr add 10.2.255.1/32 dev strait-gw
 ip netns exec podB iperf3 -s -D --logfile /run/iperf3-pod.log
@@ -61,8 +65,16 @@ sleep 0.5
 rtt() { # median TCP connect time (s) over 21 tries: NAME NS SRC DST
   echo "{\\"probe\\":\\"rtt-$1\\",\\"s\\":$(for _ in $(seq 21); do ip netns exec $2 curl -s -o /dev/null --interface "$3" -w '%{time_connect}\\n' "http://$4:8080/"; done | sort -n | sed -n 11p)}"
 }
-iperf() { # NAME NS SRC DST
-  echo "{\\"probe\\":\\"$1\\",\\"r\\":$(ip netns exec $2 timeout ${seconds + 10} iperf3 -c $4 -B $3 -t ${seconds} -J | tr -d '\\n')}"
+cpu() { # clock ticks (user + system) used so far by PIDS
+  local t=0 p f
+  for p in "$@"; do read -r -a f < /proc/$p/stat; t=$((t + f[13] + f[14])); done
+  echo $t
+}
+iperf() { # NAME NS SRC DST [PIDS of the tunnel's processes]
+  local name=$1 ns=$2 src=$3 dst=$4; shift 4
+  local c0; c0=$(cpu "$@")
+  local r; r=$(ip netns exec $ns timeout ${seconds + 10} iperf3 -c $dst -B $src -t ${seconds} -J | tr -d '\\n')
+  echo "{\\"probe\\":\\"$name\\",\\"cpuTicks\\":$(( $(cpu "$@") - c0 )),\\"hz\\":$(getconf CLK_TCK),\\"r\\":$r}"
 }
 rtt pod-strait podA 10.1.1.10 10.2.1.10
 rtt pod-direct podA 10.4.1.10 10.3.1.10
@@ -70,16 +82,16 @@ ${haveWg ? 'rtt pod-wg podA 10.6.1.10 10.5.1.10' : ''}
 rtt gw-strait gwA 10.1.255.1 10.2.255.1
 rtt gw-direct gwA 203.0.113.1 203.0.113.2
 ${haveWg ? 'rtt gw-wg gwA 10.200.0.1 10.200.0.2' : ''}
-iperf pod-strait podA 10.1.1.10 10.2.1.10
+iperf pod-strait podA 10.1.1.10 10.2.1.10 $STRAIT_PIDS
 iperf pod-direct podA 10.4.1.10 10.3.1.10
-${haveWg ? 'iperf pod-wg podA 10.6.1.10 10.5.1.10' : ''}
-iperf gw-strait gwA 10.1.255.1 10.2.255.1
+${haveWg ? 'iperf pod-wg podA 10.6.1.10 10.5.1.10 $WG_PIDS' : ''}
+iperf gw-strait gwA 10.1.255.1 10.2.255.1 $STRAIT_PIDS
 iperf gw-direct gwA 203.0.113.1 203.0.113.2
-${haveWg ? 'iperf gw-wg gwA 10.200.0.1 10.200.0.2' : ''}
+${haveWg ? 'iperf gw-wg gwA 10.200.0.1 10.200.0.2 $WG_PIDS' : ''}
 echo "{\\"probe\\":\\"records\\",\\"r\\":$(records gwA)}"
 `;
 
-interface IperfEnd { sum_received: { bits_per_second: number }; sum_sent: { retransmits?: number }; streams: { sender: { mean_rtt?: number } }[] }
+interface IperfEnd { sum_received: { bits_per_second: number; bytes: number }; sum_sent: { retransmits?: number }; streams: { sender: { mean_rtt?: number } }[] }
 
 function load(): string {
   return loadavg().map((x) => x.toFixed(2)).join(', ');
@@ -98,6 +110,13 @@ async function main(): Promise<void> {
   const gbit = (k: string): number => (end(k)?.sum_received.bits_per_second ?? NaN) / 1e9;
   const retr = (k: string): number => end(k)?.sum_sent.retransmits ?? NaN;
   const mrtt = (k: string): number => (end(k)?.streams[0]?.sender.mean_rtt ?? NaN) / 1000;
+  // CPU seconds the tunnel's user-space processes spent per GB carried: robust to the
+  // machine's load, unlike Gbit/s (direct forwarding has no process: n/a)
+  const cpuPerGB = (k: string): number => {
+    const pr = p.get(k);
+    const bytes = end(k)?.sum_received.bytes ?? NaN;
+    return Number(pr?.['cpuTicks']) / Number(pr?.['hz']) / (bytes / 1e9);
+  };
   const ms = (k: string): number => Number(p.get(`rtt-${k}`)?.['s']) * 1000;
   const rec = p.get('records')?.['r'] as { connections: { rttAvg: string }[] };
   const f = (x: number, d = 3): string => (Number.isFinite(x) ? x.toFixed(d) : 'n/a');
@@ -111,15 +130,16 @@ async function main(): Promise<void> {
     for (const [peer, name] of [['strait', 'strait'], ['direct', 'direct (no tunnel)'], ['wg', 'wireguard-go']] as const) {
       const k = `${where}-${peer}`;
       if (peer === 'wg' && !haveWg) {
-        rows.push([label, name, 'not run', '-', '-', '-', '-', '-']);
+        rows.push([label, name, 'not run', '-', '-', '-', '-', '-', '-']);
         continue;
       }
-      rows.push([label, name, f(gbit(k)), String(retr(k)), f(mrtt(k), 2), f(ms(k), 3),
+      rows.push([label, name, f(gbit(k)), String(retr(k)), f(mrtt(k), 2), f(ms(k), 3), peer === 'direct' ? '-' : f(cpuPerGB(k), 2),
         peer === 'strait' ? ratio(s, gbit(`${where}-wg`)) : '-', peer === 'strait' ? ratio(s, gbit(`${where}-direct`)) : '-']);
     }
   }
-  console.log(formatTable(['PATH', 'WITH', 'GBIT/S', 'RETRANSMITS', 'RTT LOADED MS', 'RTT IDLE MS', 'VS WG-GO', 'VS DIRECT'], rows));
-  console.log('RTT LOADED: iperf3 mean smoothed RTT during the run; RTT IDLE: median TCP connect time of 21 curls.');
+  console.log(formatTable(['PATH', 'WITH', 'GBIT/S', 'RETRANSMITS', 'RTT LOADED MS', 'RTT IDLE MS', 'CPU S/GB', 'VS WG-GO', 'VS DIRECT'], rows));
+  console.log('RTT LOADED: iperf3 mean smoothed RTT during the run; RTT IDLE: median TCP connect time of 21 curls;');
+  console.log('CPU S/GB: CPU seconds used by the tunnel processes (strait: 2 gateways + 2 agents; wireguard-go: its 2 processes) per GB carried.');
   console.log(`goals: >= 2 Gbit/s through the tunnel and >= 1.00x wireguard-go. gateway keepalive RTT avg: ${rec.connections[0]?.rttAvg}; wall time ${((Date.now() - t0) / 1000).toFixed(0)} s`);
   if (!haveWg) console.log('wireguard-go: not found; build it with scripts/build-wireguard-go.sh');
 }
