@@ -91,7 +91,7 @@ ${haveWg ? 'iperf gw-wg gwA 10.200.0.1 10.200.0.2 $WG_PIDS' : ''}
 echo "{\\"probe\\":\\"records\\",\\"r\\":$(records gwA)}"
 `;
 
-interface IperfEnd { sum_received: { bits_per_second: number; bytes: number }; sum_sent: { retransmits?: number }; streams: { sender: { mean_rtt?: number } }[] }
+interface IperfEnd { sum_received?: { bits_per_second: number; bytes: number }; sum_sent?: { retransmits?: number }; streams: { sender: { mean_rtt?: number } }[] }
 
 function load(): string {
   return loadavg().map((x) => x.toFixed(2)).join(', ');
@@ -107,14 +107,14 @@ async function main(): Promise<void> {
     process.exit(1);
   }
   const end = (k: string): IperfEnd | undefined => (p.get(k)?.['r'] as { end: IperfEnd } | undefined)?.end;
-  const gbit = (k: string): number => (end(k)?.sum_received.bits_per_second ?? NaN) / 1e9;
-  const retr = (k: string): number => end(k)?.sum_sent.retransmits ?? NaN;
+  const gbit = (k: string): number => (end(k)?.sum_received?.bits_per_second ?? NaN) / 1e9;
+  const retr = (k: string): number => end(k)?.sum_sent?.retransmits ?? NaN;
   const mrtt = (k: string): number => (end(k)?.streams[0]?.sender.mean_rtt ?? NaN) / 1000;
   // CPU seconds the tunnel's user-space processes spent per GB carried: robust to the
   // machine's load, unlike Gbit/s (direct forwarding has no process: n/a)
   const cpuPerGB = (k: string): number => {
     const pr = p.get(k);
-    const bytes = end(k)?.sum_received.bytes ?? NaN;
+    const bytes = end(k)?.sum_received?.bytes ?? NaN;
     return Number(pr?.['cpuTicks']) / Number(pr?.['hz']) / (bytes / 1e9);
   };
   const ms = (k: string): number => Number(p.get(`rtt-${k}`)?.['s']) * 1000;
@@ -141,6 +141,10 @@ async function main(): Promise<void> {
   console.log('RTT LOADED: iperf3 mean smoothed RTT during the run; RTT IDLE: median TCP connect time of 21 curls;');
   console.log('CPU S/GB: CPU seconds used by the tunnel processes (strait: 2 gateways + 2 agents; wireguard-go: its 2 processes) per GB carried.');
   console.log(`goals: >= 2 Gbit/s through the tunnel and >= 1.00x wireguard-go. gateway keepalive RTT avg: ${rec.connections[0]?.rttAvg}; wall time ${((Date.now() - t0) / 1000).toFixed(0)} s`);
+  for (const [k, v] of p) {
+    const err = (v['r'] as { error?: string } | undefined)?.error;
+    if (err !== undefined) console.log(`iperf3 ${k}: ${err}`);
+  }
   if (!haveWg) console.log('wireguard-go: not found; build it with scripts/build-wireguard-go.sh');
 }
 
