@@ -2,16 +2,20 @@
 // in the same private namespace topology (test/fixtures/two-clusters.sh), one TCP flow:
 //   pod A -> pod B     strait (agent VXLAN + gateway tunnel) | direct forwarding | wireguard-go between the gateways
 //   gw A -> gw B       strait tunnel | direct | wireguard-go
-//   node dist/bench/tunnel.js [seconds]
+//   node dist/bench/tunnel.js [seconds]     (1..5 s per iperf3 run, default 5; 6 runs in all)
+//   OFFLOAD=true node dist/bench/tunnel.js  strait with TUN offload (TCP super-packets; outer datagrams IP-fragmented)
 // wireguard-go comes from scripts/build-wireguard-go.sh (.state/bin/wireguard-go) or
 // $WIREGUARD_GO; without it that column is skipped. TUN_MTU/POD_MTU change the MTU.
 import { existsSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { generateKeyPairSync } from 'node:crypto';
 import { probes, runInPrivateTree } from '../test/helpers/private-tree.js';
+import { formatTable } from '../src/cli/output/index.js';
 
 const root = process.env['STRAIT_ROOT'] ?? process.cwd();
-const seconds = Number(process.argv[2] ?? 5);
+// each iperf3 run is bounded: the machine is shared
+const seconds = Math.min(5, Math.max(1, Math.round(Number(process.argv[2] ?? 5)) || 5));
 const wgBin = process.env['WIREGUARD_GO'] ?? join(root, '.state', 'bin', 'wireguard-go');
 const haveWg = existsSync(wgBin);
 
@@ -46,60 +50,102 @@ ip -n gwA route add 10.6.1.0/24 via 172.16.1.11; ip -n wkA route add 10.6.1.10/3
 const script = `
 ROOT=${JSON.stringify(root)}
 DIRECT=1 source "$ROOT/test/fixtures/two-clusters.sh"
+# the tunnel's user-space processes (jobs of the fixture: gateways A, B, agents A, B)
+STRAIT_PIDS="$(jobs -p | head -4 | tr '\n' ' ')"
 for _ in $(seq 60); do records gwA | grep -q '"status":"connected"' && break; sleep 0.1; done
 ${haveWg ? wgSetup : ''}
+WG_PIDS="$(jobs -p | sed -n 6,7p | tr '\n' ' ')"
 # gateway-to-gateway addresses behind the strait tunnel
 ip -n gwA addr add 10.1.255.1/32 dev strait-gw; ip -n gwB addr add 10.2.255.1/32 dev strait-gw
 ip netns exec podB iperf3 -s -D --logfile /run/iperf3-pod.log
 ip netns exec gwB iperf3 -s -D --logfile /run/iperf3-gw.log
+ip netns exec gwB node "$ROOT/test/fixtures/echo-server.mjs" 0.0.0.0 8080 > /run/echo-gw.log 2>&1 &
+wait_for /run/echo-gw.log listening
 sleep 0.5
-rtt() { # median TCP connect time (s) over 21 tries: SRC DST
-  for _ in $(seq 21); do ip netns exec podA curl -s -o /dev/null --interface "$1" -w '%{time_connect}\\n' "http://$2:8080/"; done | sort -n | sed -n 11p
+rtt() { # median TCP connect time (s) over 21 tries: NAME NS SRC DST
+  echo "{\\"probe\\":\\"rtt-$1\\",\\"s\\":$(for _ in $(seq 21); do ip netns exec $2 curl -s -o /dev/null --interface "$3" -w '%{time_connect}\\n' "http://$4:8080/"; done | sort -n | sed -n 11p)}"
 }
-iperf() { # NAME NS SRC DST
-  echo "{\\"probe\\":\\"$1\\",\\"r\\":$(ip netns exec $2 iperf3 -c $4 -B $3 -t ${seconds} -J | tr -d '\\n')}"
+cpu() { # clock ticks (user + system) used so far by PIDS
+  local t=0 p f
+  for p in "$@"; do read -r -a f < /proc/$p/stat; t=$((t + f[13] + f[14])); done
+  echo $t
 }
-echo "{\\"probe\\":\\"rtt-pod-strait\\",\\"s\\":$(rtt 10.1.1.10 10.2.1.10)}"
-echo "{\\"probe\\":\\"rtt-pod-direct\\",\\"s\\":$(rtt 10.4.1.10 10.3.1.10)}"
-${haveWg ? 'echo "{\\"probe\\":\\"rtt-pod-wg\\",\\"s\\":$(rtt 10.6.1.10 10.5.1.10)}"' : ''}
-iperf pod-strait podA 10.1.1.10 10.2.1.10
+iperf() { # NAME NS SRC DST [PIDS of the tunnel's processes]
+  local name=$1 ns=$2 src=$3 dst=$4; shift 4
+  local c0; c0=$(cpu "$@")
+  local r; r=$(ip netns exec $ns timeout ${seconds + 10} iperf3 -c $dst -B $src -t ${seconds} -J | tr -d '\\n')
+  echo "{\\"probe\\":\\"$name\\",\\"cpuTicks\\":$(( $(cpu "$@") - c0 )),\\"hz\\":$(getconf CLK_TCK),\\"r\\":$r}"
+}
+rtt pod-strait podA 10.1.1.10 10.2.1.10
+rtt pod-direct podA 10.4.1.10 10.3.1.10
+${haveWg ? 'rtt pod-wg podA 10.6.1.10 10.5.1.10' : ''}
+rtt gw-strait gwA 10.1.255.1 10.2.255.1
+rtt gw-direct gwA 203.0.113.1 203.0.113.2
+${haveWg ? 'rtt gw-wg gwA 10.200.0.1 10.200.0.2' : ''}
+iperf pod-strait podA 10.1.1.10 10.2.1.10 $STRAIT_PIDS
 iperf pod-direct podA 10.4.1.10 10.3.1.10
-${haveWg ? 'iperf pod-wg podA 10.6.1.10 10.5.1.10' : ''}
-iperf gw-strait gwA 10.1.255.1 10.2.255.1
+${haveWg ? 'iperf pod-wg podA 10.6.1.10 10.5.1.10 $WG_PIDS' : ''}
+iperf gw-strait gwA 10.1.255.1 10.2.255.1 $STRAIT_PIDS
 iperf gw-direct gwA 203.0.113.1 203.0.113.2
-${haveWg ? 'iperf gw-wg gwA 10.200.0.1 10.200.0.2' : ''}
+${haveWg ? 'iperf gw-wg gwA 10.200.0.1 10.200.0.2 $WG_PIDS' : ''}
 echo "{\\"probe\\":\\"records\\",\\"r\\":$(records gwA)}"
 `;
 
-interface IperfEnd { sum_received: { bits_per_second: number }; streams: { sender: { mean_rtt?: number } }[] }
+interface IperfEnd { sum_received?: { bits_per_second: number; bytes: number }; sum_sent?: { retransmits?: number }; streams: { sender: { mean_rtt?: number } }[] }
+
+function load(): string {
+  return loadavg().map((x) => x.toFixed(2)).join(', ');
+}
 
 async function main(): Promise<void> {
-  const r = await runInPrivateTree(script, { timeoutMs: 180_000 + seconds * 8000 });
+  const loadBefore = load();
+  const t0 = Date.now();
+  const r = await runInPrivateTree(script, { timeoutMs: 120_000 + seconds * 12_000 });
   const p = probes(r.stdout);
   if (r.code !== 0 || !p.get('pod-strait')) {
     console.error(r.stdout, r.stderr);
     process.exit(1);
   }
   const end = (k: string): IperfEnd | undefined => (p.get(k)?.['r'] as { end: IperfEnd } | undefined)?.end;
-  const gbit = (k: string): number => (end(k)?.sum_received.bits_per_second ?? NaN) / 1e9;
+  const gbit = (k: string): number => (end(k)?.sum_received?.bits_per_second ?? NaN) / 1e9;
+  const retr = (k: string): number => end(k)?.sum_sent?.retransmits ?? NaN;
   const mrtt = (k: string): number => (end(k)?.streams[0]?.sender.mean_rtt ?? NaN) / 1000;
-  const ms = (k: string): number => Number(p.get(k)?.['s']) * 1000;
+  // CPU seconds the tunnel's user-space processes spent per GB carried: robust to the
+  // machine's load, unlike Gbit/s (direct forwarding has no process: n/a)
+  const cpuPerGB = (k: string): number => {
+    const pr = p.get(k);
+    const bytes = end(k)?.sum_received?.bytes ?? NaN;
+    return Number(pr?.['cpuTicks']) / Number(pr?.['hz']) / (bytes / 1e9);
+  };
+  const ms = (k: string): number => Number(p.get(`rtt-${k}`)?.['s']) * 1000;
   const rec = p.get('records')?.['r'] as { connections: { rttAvg: string }[] };
   const f = (x: number, d = 3): string => (Number.isFinite(x) ? x.toFixed(d) : 'n/a');
-  console.log(`strait tunnel benchmark: ${seconds}s per iperf3 run, single TCP flow, inner MTU ${process.env['TUN_MTU'] ?? 1400}`);
+  const ratio = (a: number, b: number): string => (Number.isFinite(a / b) ? `${(a / b).toFixed(2)}x` : 'n/a');
+  console.log(`strait tunnel benchmark: one TCP flow per iperf3 run, ${seconds} s each; inner MTU ${process.env['TUN_MTU'] ?? 1400}, offload ${process.env['OFFLOAD'] ?? 'false'}`);
+  console.log(`load average (1, 5, 15 min): before ${loadBefore}   after ${load()}   (2 cores shared by other engineers: figures are noisy)`);
+  const rows: string[][] = [];
   for (const where of ['pod', 'gw'] as const) {
+    const label = where === 'pod' ? 'pod A -> pod B' : 'gw A -> gw B';
     const s = gbit(`${where}-strait`);
-    const d = gbit(`${where}-direct`);
-    const w = gbit(`${where}-wg`);
-    console.log(`  ${where === 'pod' ? 'pod A -> pod B' : 'gw A -> gw B  '}  strait ${f(s)} Gbit/s   direct ${f(d)} Gbit/s   wireguard-go ${haveWg ? `${f(w)} Gbit/s` : 'not run'}   strait/direct ${f(s / d)}x   strait/wireguard-go ${haveWg ? `${f(s / w)}x` : 'n/a'}`);
-    console.log(`                  iperf3 mean RTT under load: strait ${f(mrtt(`${where}-strait`))} ms   direct ${f(mrtt(`${where}-direct`))} ms   wireguard-go ${f(mrtt(`${where}-wg`))} ms`);
+    for (const [peer, name] of [['strait', 'strait'], ['direct', 'direct (no tunnel)'], ['wg', 'wireguard-go']] as const) {
+      const k = `${where}-${peer}`;
+      if (peer === 'wg' && !haveWg) {
+        rows.push([label, name, 'not run', '-', '-', '-', '-', '-', '-']);
+        continue;
+      }
+      rows.push([label, name, f(gbit(k)), String(retr(k)), f(mrtt(k), 2), f(ms(k), 3), peer === 'direct' ? '-' : f(cpuPerGB(k), 2),
+        peer === 'strait' ? ratio(s, gbit(`${where}-wg`)) : '-', peer === 'strait' ? ratio(s, gbit(`${where}-direct`)) : '-']);
+    }
   }
-  const rs = ms('rtt-pod-strait');
-  const rd = ms('rtt-pod-direct');
-  const rw = ms('rtt-pod-wg');
-  console.log(`  pod TCP connect (median of 21): strait ${f(rs)} ms   direct ${f(rd)} ms   wireguard-go ${f(rw)} ms   strait/direct ${f(rs / rd, 2)}x   strait/wireguard-go ${f(rs / rw, 2)}x`);
-  console.log(`  gateway keepalive RTT avg (gw-a -> gw-b, after the runs): ${rec.connections[0]?.rttAvg}`);
-  if (!haveWg) console.log('  wireguard-go: not found; build it with scripts/build-wireguard-go.sh');
+  console.log(formatTable(['PATH', 'WITH', 'GBIT/S', 'RETRANSMITS', 'RTT LOADED MS', 'RTT IDLE MS', 'CPU S/GB', 'VS WG-GO', 'VS DIRECT'], rows));
+  console.log('RTT LOADED: iperf3 mean smoothed RTT during the run; RTT IDLE: median TCP connect time of 21 curls;');
+  console.log('CPU S/GB: CPU seconds used by the tunnel processes (strait: 2 gateways + 2 agents; wireguard-go: its 2 processes) per GB carried.');
+  console.log(`goals: >= 2 Gbit/s through the tunnel and >= 1.00x wireguard-go. gateway keepalive RTT avg: ${rec.connections[0]?.rttAvg}; wall time ${((Date.now() - t0) / 1000).toFixed(0)} s`);
+  for (const [k, v] of p) {
+    const err = (v['r'] as { error?: string } | undefined)?.error;
+    if (err !== undefined) console.log(`iperf3 ${k}: ${err}`);
+  }
+  if (!haveWg) console.log('wireguard-go: not found; build it with scripts/build-wireguard-go.sh');
 }
 
 void main();

@@ -8,10 +8,14 @@
 // Throw a JS Error with code "STRAIT_ERR_SYSTEM_TOOL"-style errno details; returns NULL.
 napi_value strait_throw_errno(napi_env env, const char *what, int err);
 
+// An exception left by a JS callback called from a poll handler goes to 'uncaughtException'.
+napi_status strait_rethrow_pending(napi_env env);
+
 // Each part registers its functions on exports.
 napi_status strait_init_tun(napi_env env, napi_value exports);
 napi_status strait_init_origdst(napi_env env, napi_value exports);
 napi_status strait_init_netns(napi_env env, napi_value exports);
+napi_status strait_init_udp(napi_env env, napi_value exports);
 
 #define STRAIT_EXPORT(env, exports, name, fn)                                   \
   do {                                                                          \

@@ -89,17 +89,24 @@ static void on_readable(uv_poll_t *handle, int status, int events) {
   if (r->closing || status < 0) return;
   napi_handle_scope scope;
   napi_open_handle_scope(r->env, &scope);
-  napi_value cb, global;
+  napi_value cb, global, resource;
   napi_get_reference_value(r->env, r->callback, &cb);
   napi_get_global(r->env, &global);
+  napi_create_object(r->env, &resource);
+  // one callback scope per burst: the tick queue and microtasks run once at its end,
+  // not after every packet (napi_make_callback per packet did that)
+  napi_callback_scope cscope;
+  napi_open_callback_scope(r->env, resource, r->async_ctx, &cscope);
   for (int i = 0; i < BURST && !r->closing; i++) {
     ssize_t n = read(r->fd, r->buf, r->buf_len);
     if (n <= 0) break;
     napi_value arg, ret;
     napi_create_int32(r->env, (int32_t)n, &arg);
     // make_callback: microtasks run and an exception reaches 'uncaughtException'
-    if (napi_make_callback(r->env, r->async_ctx, global, cb, 1, &arg, &ret) != napi_ok) break;
+    if (napi_call_function(r->env, global, cb, 1, &arg, &ret) != napi_ok) break;
   }
+  strait_rethrow_pending(r->env);
+  napi_close_callback_scope(r->env, cscope);
   napi_close_handle_scope(r->env, scope);
 }
 

@@ -83,10 +83,15 @@ export class Gateway {
   private readonly nodes: { address: string; cidrs: Cidr[] }[];
   private readonly vni: number;
   haStatus: 'active' | 'passive' = 'active';
+  /** [VXLAN + Ethernet header to the agents, packet]: reused, the payload slot is replaced */
+  private readonly vxlanParts: Buffer[];
 
   constructor(config: Readonly<GatewayConfig>, private readonly opts: GatewayOptions = {}) {
     this.config = config;
     this.vni = config.vxlan.vni;
+    const hdr = Buffer.alloc(VXLAN_OVERHEAD);
+    writeHeaders(hdr, 0, config.vxlan.vni, AGENT_MAC, GATEWAY_MAC, ETHERTYPE_IPV4);
+    this.vxlanParts = [hdr, hdr];
     this.nodes = config.nodes.map((n) => ({ address: n.address, cidrs: n.podCIDRs.map((c) => parseCidr(c)) }));
     const psk = config.psk ?? readPsk(config.pskFile as string);
     this.tunnel = new TunnelEndpoint({
@@ -199,11 +204,18 @@ export class Gateway {
     for (let i = 0; i < nodes.length; i++) {
       const n = nodes[i] as { address: string; cidrs: Cidr[] };
       if (inAny(n.cidrs, dst)) {
+        this.vxlan.txPackets++;
+        this.vxlan.txBytes += len;
+        const sock = this.vxlanSock;
+        if (sock?.batched === true) {
+          // copied at once by the batched transport: constant header + the decrypted packet
+          this.vxlanParts[1] = packet;
+          sock.send(this.vxlanParts, this.config.vxlan.agentPort, n.address);
+          return;
+        }
         const out = Buffer.allocUnsafe(VXLAN_OVERHEAD + len);
         writeHeaders(out, 0, this.vni, AGENT_MAC, GATEWAY_MAC, ETHERTYPE_IPV4);
         packet.copy(out, VXLAN_OVERHEAD);
-        this.vxlan.txPackets++;
-        this.vxlan.txBytes += len;
         this.vxlanSock?.send(out, this.config.vxlan.agentPort, n.address);
         return;
       }

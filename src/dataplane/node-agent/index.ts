@@ -27,10 +27,20 @@ export class NodeAgent {
   private gatewayPort: number;
   private readonly vni: number;
 
+  /** [VXLAN + Ethernet header, payload] reused for every packet (the payload slot is replaced) */
+  private readonly partsIpv4: Buffer[];
+  private readonly partsVnet: Buffer[];
+
   constructor(readonly config: Readonly<NodeAgentConfig>) {
     this.gatewayAddress = config.gateway.address;
     this.gatewayPort = config.gateway.port;
     this.vni = config.vxlan.vni;
+    const h4 = Buffer.alloc(VXLAN_OVERHEAD);
+    writeHeaders(h4, 0, this.vni, GATEWAY_MAC, AGENT_MAC, ETHERTYPE_IPV4);
+    const hv = Buffer.alloc(VXLAN_OVERHEAD);
+    writeHeaders(hv, 0, this.vni, GATEWAY_MAC, AGENT_MAC, ETHERTYPE_VNET);
+    this.partsIpv4 = [h4, h4];
+    this.partsVnet = [hv, hv];
   }
 
   get vxlanPort(): number {
@@ -74,14 +84,22 @@ export class NodeAgent {
       this.counters.drops.malformed++;
       return;
     }
-    // one copy into a pooled buffer: the read buffer is reused for the next packet
-    // while the kernel may still hold this datagram
+    this.counters.txPackets++;
+    this.counters.txBytes += len;
+    const sock = this.sock;
+    if (sock === undefined) return;
+    if (sock.batched) {
+      // the batched transport copies at once: a constant header and a view of the read buffer
+      const parts = etherType === ETHERTYPE_IPV4 ? this.partsIpv4 : this.partsVnet;
+      parts[1] = buf.subarray(off, off + len);
+      sock.send(parts, this.gatewayPort, this.gatewayAddress);
+      return;
+    }
+    // node:dgram sends later: one copy, as the read buffer is reused for the next packet
     const out = Buffer.allocUnsafe(VXLAN_OVERHEAD + len);
     writeHeaders(out, 0, this.vni, GATEWAY_MAC, AGENT_MAC, etherType);
     buf.copy(out, VXLAN_OVERHEAD, off, off + len);
-    this.counters.txPackets++;
-    this.counters.txBytes += len;
-    this.sock?.send(out, this.gatewayPort, this.gatewayAddress);
+    sock.send(out, this.gatewayPort, this.gatewayAddress);
   }
 
   /** A VXLAN frame from the gateway: unwrap into the node. */

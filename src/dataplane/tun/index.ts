@@ -12,13 +12,25 @@ export type PacketHandler = (buf: Buffer, offset: number, length: number) => voi
 /** Size of the virtio_net_hdr in front of every packet of an offload device. */
 export const VNET_HDR_LEN = 10;
 const ZERO_VNET_HDR = Buffer.alloc(VNET_HDR_LEN);
-/** Largest super-packet the kernel may hand us, so that it still fits one UDP datagram once sealed. */
-export const GSO_MAX_SIZE = 62000;
+/**
+ * The device's gso_max_size on offload: the kernel default. Forwarded super-packets (pod
+ * traffic on an agent's node) are up to the pod interface's gso_max_size, 65536 by
+ * default, and since Linux 6.x (gso_features_check) a GSO packet at least as long as the
+ * device's gso_max_size is segmented in software before the device: with 62000 here the
+ * agent saw 2.3 KB packets on average while 37 KB ones arrived from the pod, so offload
+ * did nothing pod->pod. TCP sizes its super-packets to gso_max_size minus ~320 bytes
+ * (MAX_TCP_HEADER), so they still fit one UDP datagram with the VXLAN or tunnel overhead
+ * (32 bytes); a rare bigger one (GRO on a forwarding path) fails to send and is counted.
+ */
+export const GSO_MAX_SIZE = 65536;
 
 /** True when the virtio_net_hdr at `off` asks for nothing (no GSO, no checksum to complete). */
 export function vnetHdrIsPlain(buf: Buffer, off: number): boolean {
   return buf[off] === 0 && buf[off + 1] === 0;
 }
+
+/** Packets the kernel may queue in the device for the reader (default txqueuelen is 500). */
+export const TX_QUEUE_LEN = 2000;
 
 export class TunDevice {
   private open = true;
@@ -30,7 +42,7 @@ export class TunDevice {
    * a 10-byte virtio_net_hdr in front, and accepts the same on write: one read, one
    * seal, one write per up to ~62 KB instead of per 1400 bytes.
    */
-  static open(name: string, onPacket: PacketHandler, opts: { headroom?: number; mtu?: number; offload?: boolean } = {}): TunDevice {
+  static open(name: string, onPacket: PacketHandler, opts: { headroom?: number; mtu?: number; offload?: boolean; txQueueLen?: number } = {}): TunDevice {
     let fd: number;
     let actual: string;
     try {
@@ -39,11 +51,15 @@ export class TunDevice {
       throw E.tunnelDevice(name, err instanceof Error ? err.message : String(err));
     }
     const headroom = opts.headroom ?? 0;
-    const whole = Buffer.alloc(headroom + 65536);
+    // a super-packet of up to 65535 bytes and its virtio_net_hdr
+    const whole = Buffer.alloc(headroom + 65536 + VNET_HDR_LEN);
     const view = whole.subarray(headroom);
     const dev = new TunDevice(fd, actual, whole, opts.offload === true);
     native()['tunStart']!(fd, view, (len: number) => onPacket(whole, headroom, len));
     if (opts.mtu) ip('link', 'set', 'dev', actual, 'mtu', String(opts.mtu));
+    // the kernel queues packets routed into the device until we read them; the default 500
+    // overflows while the single-threaded reader seals a burst, and every drop halves a TCP window
+    ip('link', 'set', 'dev', actual, 'txqueuelen', String(opts.txQueueLen ?? TX_QUEUE_LEN));
     if (opts.offload) ip('link', 'set', 'dev', actual, 'gso_max_size', String(GSO_MAX_SIZE));
     return dev;
   }

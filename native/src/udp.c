@@ -1,0 +1,311 @@
+// Batched UDP for the tunnel (4500) and VXLAN (4800) sockets: UDP GSO on send
+// (UDP_SEGMENT: one sendmsg carries up to 64 equal-sized datagrams, the kernel splits
+// them as late as possible) and UDP GRO on receive (one recvmsg returns a run of
+// datagrams of one flow, all `segSize` bytes but the last). Every datagram on the wire
+// is an ordinary UDP datagram of its own size: nothing depends on the peer doing GSO/GRO.
+//
+//   udpOpen(address, port, bufBytes) -> [fd, boundPort]   IPv4, non-blocking, UDP_GRO on if the kernel has it
+//   udpStart(fd, buffer, onRecv)     read on Node's event loop (uv_poll); for every read
+//                                    onRecv(length, segSize, addr, port) with the bytes in
+//                                    `buffer` (shared: consume before returning); addr is the
+//                                    IPv4 source as an unsigned integer
+//   udpSend(fd, buffer, off, len, segSize, addr, port) -> bytes sent or -errno
+//                                    segSize < len: `len` bytes are datagrams of segSize bytes
+//                                    (the last may be shorter), sent with UDP_SEGMENT, or one
+//                                    by one (sendmmsg) where the kernel refuses GSO
+//   udpClose(fd)
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/udp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <uv.h>
+#include "common.h"
+
+#ifndef UDP_SEGMENT
+#define UDP_SEGMENT 103
+#endif
+#ifndef UDP_GRO
+#define UDP_GRO 104
+#endif
+#ifndef SOL_UDP
+#define SOL_UDP 17
+#endif
+
+#define MAX_SOCKS 64
+#define BURST 64
+#define MAX_SEGS 64
+
+typedef struct {
+  uv_poll_t poll;
+  napi_env env;
+  napi_ref callback;
+  napi_ref buffer_ref;
+  napi_async_context async_ctx;
+  char *buf;
+  size_t buf_len;
+  int fd;
+  int closing;
+} udp_reader;
+
+static udp_reader *readers[MAX_SOCKS];
+static int gso_broken = 0;
+
+static napi_value udp_open(napi_env env, napi_callback_info info) {
+  size_t argc = 3;
+  napi_value argv[3];
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  char addr[64];
+  size_t alen = 0;
+  int32_t port = 0, bytes = 0;
+  if (argc < 2 || napi_get_value_string_utf8(env, argv[0], addr, sizeof addr, &alen) != napi_ok ||
+      napi_get_value_int32(env, argv[1], &port) != napi_ok || port < 0 || port > 65535) {
+    napi_throw_type_error(env, NULL, "udpOpen(address, port, bufBytes?)");
+    return NULL;
+  }
+  if (argc >= 3) napi_get_value_int32(env, argv[2], &bytes);
+  struct sockaddr_in sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sin_family = AF_INET;
+  sa.sin_port = htons((uint16_t)port);
+  if (inet_pton(AF_INET, addr, &sa.sin_addr) != 1) return strait_throw_errno(env, "udpOpen: not an IPv4 address", EINVAL);
+  int fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) return strait_throw_errno(env, "socket", errno);
+  if (bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
+    int err = errno;
+    close(fd);
+    return strait_throw_errno(env, "bind", err);
+  }
+  if (bytes > 0) {
+    // the kernel caps these at net.core.[rw]mem_max; what we get is fine
+    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bytes, sizeof bytes);
+    setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &bytes, sizeof bytes);
+  }
+  int one = 1;
+  setsockopt(fd, SOL_UDP, UDP_GRO, &one, sizeof one);
+  socklen_t sl = sizeof sa;
+  getsockname(fd, (struct sockaddr *)&sa, &sl);
+  napi_value result, jfd, jport;
+  napi_create_array_with_length(env, 2, &result);
+  napi_create_int32(env, fd, &jfd);
+  napi_create_int32(env, ntohs(sa.sin_port), &jport);
+  napi_set_element(env, result, 0, jfd);
+  napi_set_element(env, result, 1, jport);
+  return result;
+}
+
+static void on_readable(uv_poll_t *handle, int status, int events) {
+  udp_reader *r = (udp_reader *)handle->data;
+  if (r->closing || status < 0) return;
+  napi_handle_scope scope;
+  napi_open_handle_scope(r->env, &scope);
+  napi_value cb, global, resource;
+  napi_get_reference_value(r->env, r->callback, &cb);
+  napi_get_global(r->env, &global);
+  napi_create_object(r->env, &resource);
+  // one callback scope per burst: the tick queue and microtasks run once at its end,
+  // not after every packet (napi_make_callback per packet did that)
+  napi_callback_scope cscope;
+  napi_open_callback_scope(r->env, resource, r->async_ctx, &cscope);
+  for (int i = 0; i < BURST && !r->closing; i++) {
+    struct sockaddr_in from;
+    char control[CMSG_SPACE(sizeof(int))];
+    struct iovec iov = {r->buf, r->buf_len};
+    struct msghdr msg;
+    memset(&msg, 0, sizeof msg);
+    msg.msg_name = &from;
+    msg.msg_namelen = sizeof from;
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof control;
+    ssize_t n = recvmsg(r->fd, &msg, 0);
+    if (n < 0) break;
+    int seg = (int)n;
+    for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
+      if (c->cmsg_level == SOL_UDP && c->cmsg_type == UDP_GRO) {
+        int g;
+        memcpy(&g, CMSG_DATA(c), sizeof g);
+        if (g > 0) seg = g;
+      }
+    }
+    if (msg.msg_namelen < sizeof from || from.sin_family != AF_INET) continue;
+    napi_value args[4], ret;
+    napi_create_int32(r->env, (int32_t)n, &args[0]);
+    napi_create_int32(r->env, seg, &args[1]);
+    napi_create_uint32(r->env, ntohl(from.sin_addr.s_addr), &args[2]);
+    napi_create_int32(r->env, ntohs(from.sin_port), &args[3]);
+    if (napi_call_function(r->env, global, cb, 4, args, &ret) != napi_ok) break;
+  }
+  strait_rethrow_pending(r->env);
+  napi_close_callback_scope(r->env, cscope);
+  napi_close_handle_scope(r->env, scope);
+}
+
+static napi_value udp_start(napi_env env, napi_callback_info info) {
+  size_t argc = 3;
+  napi_value argv[3];
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  int32_t fd;
+  bool is_buf = false;
+  if (argc >= 3) napi_is_buffer(env, argv[1], &is_buf);
+  if (argc < 3 || napi_get_value_int32(env, argv[0], &fd) != napi_ok || fd < 0 || !is_buf) {
+    napi_throw_type_error(env, NULL, "udpStart(fd, buffer, onRecv)");
+    return NULL;
+  }
+  int slot = -1;
+  for (int i = 0; i < MAX_SOCKS; i++) if (!readers[i]) { slot = i; break; }
+  if (slot < 0) return strait_throw_errno(env, "udpStart: too many UDP readers", EMFILE);
+  udp_reader *r = calloc(1, sizeof *r);
+  if (!r) return strait_throw_errno(env, "udpStart", ENOMEM);
+  r->env = env;
+  r->fd = fd;
+  void *data;
+  napi_get_buffer_info(env, argv[1], &data, &r->buf_len);
+  r->buf = data;
+  napi_create_reference(env, argv[1], 1, &r->buffer_ref);
+  napi_create_reference(env, argv[2], 1, &r->callback);
+  napi_value resource_name;
+  napi_create_string_utf8(env, "strait:udp", NAPI_AUTO_LENGTH, &resource_name);
+  napi_async_init(env, NULL, resource_name, &r->async_ctx);
+  uv_loop_t *loop;
+  napi_get_uv_event_loop(env, &loop);
+  int rc = uv_poll_init(loop, &r->poll, fd);
+  if (rc < 0) {
+    napi_async_destroy(env, r->async_ctx);
+    napi_delete_reference(env, r->buffer_ref);
+    napi_delete_reference(env, r->callback);
+    free(r);
+    return strait_throw_errno(env, "uv_poll_init", -rc);
+  }
+  r->poll.data = r;
+  uv_poll_start(&r->poll, UV_READABLE, on_readable);
+  readers[slot] = r;
+  return NULL;
+}
+
+static void on_poll_closed(uv_handle_t *h) {
+  free(h->data);
+}
+
+static napi_value udp_close(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1];
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  int32_t fd;
+  if (argc < 1 || napi_get_value_int32(env, argv[0], &fd) != napi_ok) {
+    napi_throw_type_error(env, NULL, "udpClose(fd)");
+    return NULL;
+  }
+  for (int i = 0; i < MAX_SOCKS; i++) {
+    udp_reader *r = readers[i];
+    if (r && r->fd == fd) {
+      r->closing = 1;
+      uv_poll_stop(&r->poll);
+      napi_delete_reference(env, r->callback);
+      napi_delete_reference(env, r->buffer_ref);
+      napi_async_destroy(env, r->async_ctx);
+      readers[i] = NULL;
+      uv_close((uv_handle_t *)&r->poll, on_poll_closed);
+    }
+  }
+  close(fd);
+  return NULL;
+}
+
+// One by one, in one sendmmsg.
+static ssize_t send_each(int fd, char *p, size_t len, size_t seg, struct sockaddr_in *to) {
+  struct mmsghdr mm[MAX_SEGS];
+  struct iovec iov[MAX_SEGS];
+  unsigned n = 0;
+  for (size_t o = 0; o < len && n < MAX_SEGS; o += seg, n++) {
+    size_t l = len - o < seg ? len - o : seg;
+    iov[n].iov_base = p + o;
+    iov[n].iov_len = l;
+    memset(&mm[n], 0, sizeof mm[n]);
+    mm[n].msg_hdr.msg_name = to;
+    mm[n].msg_hdr.msg_namelen = sizeof *to;
+    mm[n].msg_hdr.msg_iov = &iov[n];
+    mm[n].msg_hdr.msg_iovlen = 1;
+  }
+  int sent = sendmmsg(fd, mm, n, 0);
+  if (sent < 0) return -errno;
+  ssize_t bytes = 0;
+  for (int i = 0; i < sent; i++) bytes += (ssize_t)iov[i].iov_len;
+  return bytes;
+}
+
+static napi_value udp_send(napi_env env, napi_callback_info info) {
+  size_t argc = 7;
+  napi_value argv[7];
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  int32_t fd, off, len, seg, port;
+  uint32_t addr;
+  void *data;
+  size_t blen;
+  bool is_buf = false;
+  if (argc < 7) goto bad;
+  napi_is_buffer(env, argv[1], &is_buf);
+  if (!is_buf || napi_get_value_int32(env, argv[0], &fd) != napi_ok || napi_get_value_int32(env, argv[2], &off) != napi_ok ||
+      napi_get_value_int32(env, argv[3], &len) != napi_ok || napi_get_value_int32(env, argv[4], &seg) != napi_ok ||
+      napi_get_value_uint32(env, argv[5], &addr) != napi_ok || napi_get_value_int32(env, argv[6], &port) != napi_ok)
+    goto bad;
+  napi_get_buffer_info(env, argv[1], &data, &blen);
+  if (off < 0 || len < 0 || (size_t)off + (size_t)len > blen || port < 0 || port > 65535) goto bad;
+  struct sockaddr_in to;
+  memset(&to, 0, sizeof to);
+  to.sin_family = AF_INET;
+  to.sin_port = htons((uint16_t)port);
+  to.sin_addr.s_addr = htonl(addr);
+  char *p = (char *)data + off;
+  ssize_t n;
+  if (seg <= 0 || seg >= len) {
+    n = sendto(fd, p, (size_t)len, 0, (struct sockaddr *)&to, sizeof to);
+    if (n < 0) n = -errno;
+  } else if (gso_broken) {
+    n = send_each(fd, p, (size_t)len, (size_t)seg, &to);
+  } else {
+    char control[CMSG_SPACE(sizeof(uint16_t))];
+    memset(control, 0, sizeof control);
+    struct iovec iov = {p, (size_t)len};
+    struct msghdr msg;
+    memset(&msg, 0, sizeof msg);
+    msg.msg_name = &to;
+    msg.msg_namelen = sizeof to;
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof control;
+    struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+    c->cmsg_level = SOL_UDP;
+    c->cmsg_type = UDP_SEGMENT;
+    c->cmsg_len = CMSG_LEN(sizeof(uint16_t));
+    uint16_t gs = (uint16_t)seg;
+    memcpy(CMSG_DATA(c), &gs, sizeof gs);
+    n = sendmsg(fd, &msg, 0);
+    if (n < 0) {
+      int err = errno;
+      // EINVAL: segments larger than the path MTU; EIO/ENOPROTOOPT/EOPNOTSUPP: no UDP GSO here
+      if (err == EIO || err == ENOPROTOOPT || err == EOPNOTSUPP) gso_broken = 1;
+      n = (err == EAGAIN || err == ENOBUFS) ? -err : send_each(fd, p, (size_t)len, (size_t)seg, &to);
+    }
+  }
+  napi_value out;
+  napi_create_int32(env, (int32_t)n, &out);
+  return out;
+bad:
+  napi_throw_type_error(env, NULL, "udpSend(fd, buffer, offset, length, segSize, addr, port)");
+  return NULL;
+}
+
+napi_status strait_init_udp(napi_env env, napi_value exports) {
+  STRAIT_EXPORT(env, exports, "udpOpen", udp_open);
+  STRAIT_EXPORT(env, exports, "udpStart", udp_start);
+  STRAIT_EXPORT(env, exports, "udpSend", udp_send);
+  STRAIT_EXPORT(env, exports, "udpClose", udp_close);
+  return napi_ok;
+}
