@@ -60,6 +60,8 @@ export class MulticlusterAgent {
   /** when a change was first noticed, per key, for the sync latency */
   private noticed = new Map<string, number>();
   private resyncTimer: { cancel(): void } | undefined;
+  /** key@resourceVersion of our own status writes, whose watch events need no reconcile */
+  private ownWrites = new Set<string>();
   private stopped = false;
 
   constructor(private readonly opts: AgentOptions) {
@@ -84,7 +86,13 @@ export class MulticlusterAgent {
       i.start();
     };
     const key = (o: KubeObject) => `${o.metadata.namespace ?? ''}/${o.metadata.name}`;
-    inf(this.local, K.ServiceExport, undefined, undefined, (o) => { this.knownExports.add(key(o)); this.enqueueExport(key(o)); });
+    inf(this.local, K.ServiceExport, undefined, undefined, (o) => {
+      const k = key(o);
+      this.knownExports.add(k);
+      if (this.ownWrites.delete(`${k}@${o.metadata.resourceVersion ?? ''}`)) return;
+      if (this.ownWrites.size > 10_000) this.ownWrites.clear();
+      this.enqueueExport(k);
+    });
     inf(this.local, K.Service, undefined, undefined, (o) => { if (this.knownExports.has(key(o))) this.enqueueExport(key(o)); });
     inf(this.local, K.EndpointSlice, undefined, 'kubernetes.io/service-name', (o) => {
       const k = `${o.metadata.namespace ?? ''}/${o.metadata.labels?.['kubernetes.io/service-name'] ?? ''}`;
@@ -193,7 +201,8 @@ export class MulticlusterAgent {
       if (!dirty) return;
       const fresh = await this.local.get(K.ServiceExport, name, ns);
       if (!fresh) return;
-      await this.local.updateStatus({ ...fresh, status: { ...((fresh.status ?? {}) as object), conditions: conds } });
+      const written = await this.local.updateStatus({ ...fresh, status: { ...((fresh.status ?? {}) as object), conditions: conds } });
+      this.ownWrites.add(`${key}@${written.metadata.resourceVersion ?? ''}`);
       dirty = false;
     };
 
@@ -216,7 +225,7 @@ export class MulticlusterAgent {
 
     const slice = await this.buildSlice(se, svc);
     const valid = getCondition(conds, 'Valid');
-    if (valid?.status !== 'True') {
+    if (valid?.status !== 'True' && valid?.reason !== REASON.awaitingSync) {
       set({ type: 'Valid', status: 'False', reason: REASON.awaitingSync, message: MESSAGE.awaitingSync });
       if (!getCondition(conds, 'Ready')) set({ type: 'Ready', status: 'False', reason: REASON.awaitingSync, message: MESSAGE.awaitingSync });
       await writeStatus();

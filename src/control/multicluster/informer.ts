@@ -97,6 +97,9 @@ export class KeyQueue {
   private async drain(): Promise<void> {
     this.running = true;
     while (!this.stopped && this.pending.size > 0) {
+      // yield to the event loop between keys: an in-process store answers synchronously
+      await new Promise<void>((r) => setImmediate(r));
+      if (this.stopped || this.pending.size === 0) break;
       const key = this.pending.values().next().value as string;
       this.pending.delete(key);
       try {
