@@ -17,3 +17,4 @@ export { MulticlusterMetrics } from './metrics.js';
 export { REASON, MESSAGE, type Condition } from './conditions.js';
 export * from './names.js';
 export { K as MC_KINDS } from './store-util.js';
+export { Informer, KeyQueue, type InformerHandlers } from './informer.js';

@@ -1,0 +1,85 @@
+// Keeps a ClustersetZone in step with a cluster's store: the ServiceImports and imported
+// EndpointSlices the multicluster import controller writes, and the Gateway records whose
+// connection status says which clusters are reachable. When no Gateway record exists at all
+// (no gateway daemon yet), every cluster counts as connected.
+import { type Clock, systemClock } from '../../base/clock/index.js';
+import { Informer, LABEL_MANAGED_BY, LABEL_SERVICE_NAME, LABEL_SOURCE_CLUSTER, MANAGED_BY, MC_KINDS as K } from '../multicluster/index.js';
+import type { KubeObject, ResourceStore } from '../store/index.js';
+import { type ClustersetZone, type ZoneCluster, type ZonePort } from './zone.js';
+
+interface GatewayStatus {
+  haStatus?: string;
+  connections?: { status?: string; endpoint?: { cluster_id?: string } }[];
+}
+
+export class ZoneSource {
+  private imports = new Map<string, KubeObject>();
+  private slices = new Map<string, KubeObject>();
+  private gateways = new Map<string, KubeObject>();
+  private informers: Informer[] = [];
+
+  constructor(private readonly store: ResourceStore, private readonly zone: ClustersetZone, private readonly clock: Clock = systemClock) {}
+
+  start(): void {
+    const key = (o: KubeObject) => `${o.metadata.namespace ?? ''}/${o.metadata.name}`;
+    const track = (map: Map<string, KubeObject>, after: (o: KubeObject) => void, afterList: () => void) => ({
+      onList: (items: KubeObject[]) => {
+        map.clear();
+        for (const o of items) map.set(key(o), o);
+        afterList();
+      },
+      onEvent: (type: string, o: KubeObject) => {
+        if (type === 'DELETED') map.delete(key(o));
+        else map.set(key(o), o);
+        after(o);
+      },
+    });
+    const rebuildAll = () => { for (const k of new Set([...this.imports.keys(), ...this.zone.list().map((s) => `${s.namespace}/${s.name}`)])) this.rebuild(k); };
+    this.informers.push(new Informer(this.store, K.ServiceImport, {}, track(this.imports, (o) => this.rebuild(key(o)), rebuildAll), this.clock));
+    this.informers.push(new Informer(this.store, K.EndpointSlice, { labelSelector: `${LABEL_MANAGED_BY}=${MANAGED_BY}` },
+      track(this.slices, (o) => this.rebuild(`${o.metadata.namespace ?? ''}/${o.metadata.labels?.[LABEL_SERVICE_NAME] ?? ''}`), rebuildAll), this.clock));
+    this.informers.push(new Informer(this.store, K.Gateway, {}, track(this.gateways, () => this.updateHealth(), () => this.updateHealth()), this.clock));
+    for (const i of this.informers) i.start();
+  }
+
+  stop(): void {
+    for (const i of this.informers) i.stop();
+  }
+
+  private updateHealth(): void {
+    const gws = [...this.gateways.values()];
+    if (gws.length === 0) {
+      this.zone.setHealth({ isConnected: () => true });
+      return;
+    }
+    const connected = new Set<string>([this.zone.localCluster]);
+    for (const g of gws) {
+      const st = (g.status ?? {}) as GatewayStatus;
+      if (st.haStatus && st.haStatus !== 'active') continue;
+      for (const c of st.connections ?? []) if (c.status === 'connected' && c.endpoint?.cluster_id) connected.add(c.endpoint.cluster_id);
+    }
+    this.zone.setHealth({ isConnected: (cluster) => connected.has(cluster) });
+  }
+
+  private rebuild(svcKey: string): void {
+    const [ns, name] = svcKey.split('/') as [string, string];
+    const imp = this.imports.get(svcKey);
+    if (!imp) {
+      this.zone.remove(ns, name);
+      return;
+    }
+    const spec = (imp.spec ?? {}) as { type?: string; ports?: ZonePort[] };
+    const clusters = new Map<string, ZoneCluster>();
+    for (const s of this.slices.values()) {
+      if (s.metadata.namespace !== ns || s.metadata.labels?.[LABEL_SERVICE_NAME] !== name) continue;
+      const cluster = s.metadata.labels?.[LABEL_SOURCE_CLUSTER];
+      if (!cluster) continue;
+      const eps = (s['endpoints'] as { addresses?: string[]; hostname?: string; conditions?: { ready?: boolean } }[] | undefined) ?? [];
+      clusters.set(cluster, {
+        endpoints: eps.flatMap((e) => (e.addresses ?? []).map((ip) => ({ ip, ...(e.hostname ? { hostname: e.hostname } : {}), ready: e.conditions?.ready !== false }))),
+        ports: (s['ports'] as ZonePort[] | undefined) ?? [],
+      });
+    }
+    this.zone.upsert({ namespace: ns, name, headless: spec.type === 'Headless', ports: spec.ports ?? [], clusters });
+  }
+}
