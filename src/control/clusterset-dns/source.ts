@@ -3,14 +3,9 @@
 // connection status says which clusters are reachable. When no Gateway record exists at all
 // (no gateway daemon yet), every cluster counts as connected.
 import { type Clock, systemClock } from '../../base/clock/index.js';
-import { Informer, LABEL_MANAGED_BY, LABEL_SERVICE_NAME, LABEL_SOURCE_CLUSTER, MANAGED_BY, MC_KINDS as K } from '../multicluster/index.js';
+import { connectedClusters, Informer, LABEL_MANAGED_BY, LABEL_SERVICE_NAME, LABEL_SOURCE_CLUSTER, MANAGED_BY, MC_KINDS as K } from '../multicluster/index.js';
 import type { KubeObject, ResourceStore } from '../store/index.js';
 import { type ClustersetZone, type ZoneCluster, type ZonePort } from './zone.js';
-
-interface GatewayStatus {
-  haStatus?: string;
-  connections?: { status?: string; endpoint?: { cluster_id?: string } }[];
-}
 
 export class ZoneSource {
   private imports = new Map<string, KubeObject>();
@@ -47,18 +42,8 @@ export class ZoneSource {
   }
 
   private updateHealth(): void {
-    const gws = [...this.gateways.values()];
-    if (gws.length === 0) {
-      this.zone.setHealth({ isConnected: () => true });
-      return;
-    }
-    const connected = new Set<string>([this.zone.localCluster]);
-    for (const g of gws) {
-      const st = (g.status ?? {}) as GatewayStatus;
-      if (st.haStatus && st.haStatus !== 'active') continue;
-      for (const c of st.connections ?? []) if (c.status === 'connected' && c.endpoint?.cluster_id) connected.add(c.endpoint.cluster_id);
-    }
-    this.zone.setHealth({ isConnected: (cluster) => connected.has(cluster) });
+    const connected = connectedClusters([...this.gateways.values()], this.zone.localCluster);
+    this.zone.setHealth(connected ? { isConnected: (cluster) => connected.has(cluster) } : { isConnected: () => true });
   }
 
   private rebuild(svcKey: string): void {

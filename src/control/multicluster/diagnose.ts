@@ -1,12 +1,13 @@
 // `strait diagnose`: what blocks a join or breaks the cluster set, one check per line.
 import { isStraitError } from '../../base/errors/index.js';
-import type { KubeObject, ResourceStore } from '../store/index.js';
+import type { ResourceStore } from '../store/index.js';
 import { checkBrokerInfoCurrent, describeBroker } from './broker.js';
 import type { BrokerInfo } from './broker-info.js';
 import { type Condition } from './conditions.js';
 import { listJoinedClusters } from './join.js';
 import { BROKER_NAMESPACE, DNS_LABEL } from './names.js';
 import { type ClusterNetwork, findAllOverlaps, findOverlaps, validateNetwork } from './network.js';
+import { readEndpoint, readGateway } from './records.js';
 import { K } from './store-util.js';
 
 export type CheckStatus = 'ok' | 'warn' | 'fail';
@@ -67,19 +68,18 @@ export async function diagnose(opts: DiagnoseOptions): Promise<DiagnoseCheck[]> 
 
   const endpoints = (await opts.broker.list(K.Endpoint, { namespace: BROKER_NAMESPACE })).items;
   for (const c of joined) {
-    const has = endpoints.some((e) => specOf(e)['cluster_id'] === c.clusterId);
+    const has = endpoints.some((e) => readEndpoint(e, '').cluster === c.clusterId);
     add('endpoint', has ? 'ok' : 'warn', has ? `cluster ${c.clusterId} has published its gateway endpoint`
       : `cluster ${c.clusterId} has no Endpoint record on the broker; is its gateway daemon running?`);
   }
 
   if (opts.local) {
     const gws = (await opts.local.list(K.Gateway, {})).items;
+    if (gws.length === 0) add('gateway', 'warn', 'no Gateway record in this cluster; is the gateway daemon running?');
     for (const g of gws) {
-      const st = (g.status ?? {}) as { connections?: { status?: string; statusMessage?: string; endpoint?: { cluster_id?: string } }[] };
-      for (const conn of st.connections ?? []) {
-        if (conn.status !== 'connected') {
-          add('connection', 'fail', `gateway ${g.metadata.name}: connection to ${conn.endpoint?.cluster_id ?? '?'} is ${conn.status ?? 'unknown'}${conn.statusMessage ? `: ${conn.statusMessage}` : ''}`);
-        }
+      const { gateway, connections } = readGateway(g);
+      for (const conn of connections) {
+        if (conn.status !== 'connected') add('connection', 'fail', `gateway ${gateway.node}: connection to ${conn.cluster || '?'} is ${conn.status}`);
       }
     }
     const exports = (await opts.local.list(K.ServiceExport, {})).items;
@@ -94,8 +94,4 @@ export async function diagnose(opts: DiagnoseOptions): Promise<DiagnoseCheck[]> 
     }
   }
   return out;
-}
-
-function specOf(o: KubeObject): Record<string, unknown> {
-  return (o.spec ?? {}) as Record<string, unknown>;
 }

@@ -18,3 +18,4 @@ export { REASON, MESSAGE, type Condition } from './conditions.js';
 export * from './names.js';
 export { K as MC_KINDS } from './store-util.js';
 export { Informer, KeyQueue, type InformerHandlers } from './informer.js';
+export { readEndpoint, readGateway, connectedClusters, formatRttNs, type EndpointRow, type ConnectionRow, type GatewayRow } from './records.js';

@@ -9,7 +9,9 @@ const info = (over: Partial<BrokerInfo> = {}): BrokerInfo => ({
   brokerNamespace: 'submariner-k8s-broker', serviceDiscovery: true, components: ['service-discovery', 'connectivity'],
   customDomains: [], brokerCluster: 'cluster-a', ...over,
 });
-const toDoc = (text: string) => JSON.parse(Buffer.from(text, 'base64').toString('utf8')) as Record<string, any>;
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- free-form JSON edited by the tamper cases
+type Doc = Record<string, any>;
+const toDoc = (text: string) => JSON.parse(Buffer.from(text, 'base64').toString('utf8')) as Doc;
 const fromDoc = (doc: unknown) => Buffer.from(JSON.stringify(doc)).toString('base64');
 
 test('broker info round-trips with Submariner field names and URL-safe base64', () => {
@@ -28,7 +30,7 @@ test('each deploy has a new PSK', () => {
   assert.equal(generatePsk().length, 48);
 });
 
-const tamper = (edit: (d: Record<string, any>) => void, keepMac = true) => {
+const tamper = (edit: (d: Doc) => void, keepMac = true) => {
   const doc = toDoc(encodeBrokerInfo(info()).replace(/-/g, '+').replace(/_/g, '/'));
   const mac = doc.integrity;
   edit(doc);

@@ -1,0 +1,91 @@
+// Where the multicluster commands find their stores:
+//   - a running local world (state dir has world.json / store.sock + store.token): the world's
+//     store API, one store per cluster plus "broker";
+//   - otherwise a standalone embedded store per cluster under <state-dir>/stores/<name>
+//     (bare hosts, and tests of the commands without a world).
+// A broker named by broker-info.subm is reached by its URL: unix:///path/store.sock#broker
+// (the world's store API) or file:///dir (an embedded store directory).
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { E } from '../../base/errors/index.js';
+import { BROKER_CONNECTION_SECRET, MC_KINDS, OPERATOR_NAMESPACE, type BrokerInfo } from '../../control/multicluster/index.js';
+import { connectStore, openEmbeddedStore, type ResourceStore } from '../../control/store/index.js';
+import { stateFiles } from '../state-dir.js';
+
+export interface WorldCluster {
+  name: string;
+  clusterCIDR: string;
+  serviceCIDR: string;
+}
+
+interface WorldFile {
+  store?: { socket?: string; token?: string };
+  clusters?: WorldCluster[];
+}
+
+export function readWorld(stateDir: string): WorldFile | undefined {
+  const f = stateFiles(stateDir).world;
+  if (!existsSync(f)) return undefined;
+  try {
+    return JSON.parse(readFileSync(f, 'utf8')) as WorldFile;
+  } catch {
+    return undefined;
+  }
+}
+
+function worldStoreAccess(stateDir: string): { socketPath: string; token: string } | undefined {
+  const files = stateFiles(stateDir);
+  const w = readWorld(stateDir);
+  const socketPath = w?.store?.socket ?? files.storeSocket;
+  if (!existsSync(socketPath)) return undefined;
+  let token = w?.store?.token;
+  if (!token && existsSync(files.storeToken)) token = readFileSync(files.storeToken, 'utf8').trim();
+  if (!token) return undefined;
+  return { socketPath, token };
+}
+
+export interface StoreAccess {
+  store: ResourceStore;
+  /** the URL a broker-info file records for this store */
+  url: string;
+  /** the token that reaches it (the world's store token), if any */
+  token?: string;
+}
+
+export function openClusterStore(stateDir: string, cluster: string): StoreAccess {
+  const w = worldStoreAccess(stateDir);
+  if (w) return { store: connectStore({ ...w, cluster }), url: `unix://${w.socketPath}#${cluster}`, token: w.token };
+  const dir = join(stateDir, 'stores', cluster);
+  return { store: openEmbeddedStore({ dir }), url: `file://${dir}` };
+}
+
+export function openBrokerFromInfo(info: BrokerInfo): ResourceStore {
+  const url = info.brokerURL;
+  if (url.startsWith('unix://')) {
+    const hash = url.indexOf('#');
+    const socketPath = url.slice('unix://'.length, hash < 0 ? undefined : hash);
+    const cluster = hash < 0 ? 'broker' : url.slice(hash + 1);
+    if (!existsSync(socketPath)) throw E.mcBrokerUrl(url, `the socket ${socketPath} does not exist; is the world that runs the broker up?`);
+    return connectStore({ socketPath, token: info.clientToken, cluster });
+  }
+  if (url.startsWith('file://')) {
+    const dir = url.slice('file://'.length);
+    if (!existsSync(dir)) throw E.mcBrokerUrl(url, `the directory ${dir} does not exist`);
+    return openEmbeddedStore({ dir });
+  }
+  throw E.mcBrokerUrl(url, 'only unix:// (local world) and file:// (embedded store) brokers are reachable from this build; Kubernetes brokers come with Kubernetes mode');
+}
+
+/** The broker a joined cluster uses, from the connection secret written at join. */
+export async function openBrokerOfCluster(local: ResourceStore, stateDir: string): Promise<ResourceStore | undefined> {
+  const s = await local.get(MC_KINDS.Secret, BROKER_CONNECTION_SECRET, OPERATOR_NAMESPACE);
+  const data = (s?.['data'] ?? {}) as Record<string, string>;
+  const dec = (k: string) => (data[k] ? Buffer.from(data[k], 'base64').toString('utf8') : '');
+  const url = dec('brokerURL');
+  if (!url) {
+    // not joined: the world's broker, when a world runs
+    const w = worldStoreAccess(stateDir);
+    return w ? connectStore({ ...w, cluster: 'broker' }) : undefined;
+  }
+  return openBrokerFromInfo({ brokerURL: url, clientToken: dec('token') } as BrokerInfo);
+}
