@@ -76,20 +76,20 @@ export class MulticlusterAgent {
 
   start(): void {
     const inf = (store: ResourceStore, kind: typeof K.ServiceExport, ns: string | undefined, sel: string | undefined,
-      onKey: (o: KubeObject) => void, onList?: (items: KubeObject[]) => void) => {
+      onKey: (o: KubeObject, type: string) => void, onList?: (items: KubeObject[]) => void) => {
       const i = new Informer(store, kind, { ...(ns ? { namespace: ns } : {}), ...(sel ? { labelSelector: sel } : {}) }, {
-        onList: (items) => { items.forEach(onKey); onList?.(items); },
-        onEvent: (_t, o) => onKey(o),
+        onList: (items) => { for (const o of items) onKey(o, 'LIST'); onList?.(items); },
+        onEvent: (t, o) => onKey(o, t),
         onError: (err) => this.log.debug({ err }, 'informer error'),
       }, this.clock);
       this.informers.push(i);
       i.start();
     };
     const key = (o: KubeObject) => `${o.metadata.namespace ?? ''}/${o.metadata.name}`;
-    inf(this.local, K.ServiceExport, undefined, undefined, (o) => {
+    inf(this.local, K.ServiceExport, undefined, undefined, (o, type) => {
       const k = key(o);
       this.knownExports.add(k);
-      if (this.ownWrites.delete(`${k}@${o.metadata.resourceVersion ?? ''}`)) return;
+      if (type === 'MODIFIED' && this.ownWrites.delete(`${k}@${o.metadata.resourceVersion ?? ''}`)) return;
       if (this.ownWrites.size > 10_000) this.ownWrites.clear();
       this.enqueueExport(k);
     });
