@@ -8,6 +8,7 @@ import { Packet } from 'dns2';
 import type { Registry } from 'prom-client';
 import { type Logger, silentLogger } from '../../base/log/index.js';
 import { DnsCounters, registerDnsMetrics } from './metrics.js';
+import { readQuery } from './query.js';
 import { RateLimiter } from './rate-limit.js';
 import { type Answer, ClustersetZone, type Rr } from './zone.js';
 
@@ -68,6 +69,14 @@ function errorReply(req: Buffer, rcode: number): Buffer | undefined {
   return out;
 }
 
+function cacheKey(qname: string, qtype: number, qclass: number, edns: boolean, limit: number, a: Answer): string {
+  let k = `${qname}|${qtype}|${qclass}|${edns ? 1 : 0}|${limit}|${a.rcode}|`;
+  for (let i = 0; i < a.answers.length; i++) { const r = a.answers[i]!; k += `${r.address ?? ''}/${r.port ?? ''}/${r.target ?? ''},`; }
+  k += '|';
+  for (let i = 0; i < a.additionals.length; i++) k += `${a.additionals[i]!.name}/${a.additionals[i]!.address ?? ''},`;
+  return k;
+}
+
 function toResource(r: Rr): Record<string, unknown> {
   const base = { name: r.name, type: TYPE_NUM[r.type], class: 1, ttl: r.ttl };
   if (r.type === 'A') return { ...base, address: r.address };
@@ -87,6 +96,8 @@ export class ClustersetDnsServer implements ClustersetDns {
   private readonly limiter: RateLimiter;
   private readonly log: Logger;
   private tcpConns = new Set<TcpSocket>();
+  private cache = new Map<string, Buffer>();
+  private cacheGeneration = -1;
 
   constructor(private readonly opts: ClustersetDnsOptions) {
     this.limiter = new RateLimiter(opts.rateLimit?.qps ?? 10_000, opts.rateLimit?.burst ?? 20_000);
@@ -195,70 +206,100 @@ export class ClustersetDnsServer implements ClustersetDns {
       if (r) reply(r);
       return;
     }
-    let req: Packet;
-    try {
-      req = Packet.parse(msg);
-    } catch {
-      this.counters.malformed++;
-      const r = errorReply(msg, RCODE.FORMERR);
-      if (r) reply(r);
-      return;
+    let qname: string;
+    let qtype: number;
+    let qclass: number;
+    let edns: number;
+    const fast = readQuery(msg);
+    if (fast) {
+      qname = fast.qname;
+      qtype = fast.qtype;
+      qclass = fast.qclass;
+      edns = fast.edns;
+    } else {
+      let req: Packet;
+      try {
+        req = Packet.parse(msg);
+      } catch {
+        this.counters.malformed++;
+        const r = errorReply(msg, RCODE.FORMERR);
+        if (r) reply(r);
+        return;
+      }
+      const q = req.questions[0] as { name?: unknown; type?: unknown; class?: unknown } | undefined;
+      if (req.questions.length !== 1 || !q || typeof q.name !== 'string' || typeof q.type !== 'number' || q.name.length > 253) {
+        this.counters.malformed++;
+        this.counters.count(0, RCODE.FORMERR);
+        const r = errorReply(msg, RCODE.FORMERR);
+        if (r) reply(r);
+        return;
+      }
+      qname = q.name.replace(/\.$/, '');
+      qtype = q.type;
+      qclass = typeof q.class === 'number' ? q.class : 1;
+      const opt = req.additionals.find((r) => r && (r as { type?: number }).type === 41) as { class?: number } | undefined;
+      edns = opt ? Math.max(512, opt.class ?? 512) : 0;
     }
-    const q = req.questions[0] as { name?: unknown; type?: unknown; class?: unknown } | undefined;
-    if (req.questions.length !== 1 || !q || typeof q.name !== 'string' || typeof q.type !== 'number' || q.name.length > 253) {
-      this.counters.malformed++;
-      this.counters.count(0, RCODE.FORMERR);
-      const r = errorReply(msg, RCODE.FORMERR);
-      if (r) reply(r);
-      return;
-    }
-    const qname = q.name;
-    const lower = qname.toLowerCase().replace(/\.$/, '');
-    if (!ClustersetZone.inZone(lower)) {
-      this.forward(msg, q.type, reply);
+    if (!ClustersetZone.inZone(qname.toLowerCase())) {
+      this.forward(msg, qtype, reply);
       return;
     }
     let answer: Answer;
     try {
-      answer = this.opts.zone.resolve(qname, q.type);
+      answer = this.opts.zone.resolve(qname, qtype);
     } catch (err) {
       this.log.error({ err, qname }, 'zone lookup failed');
-      this.counters.count(q.type, RCODE.SERVFAIL);
+      this.counters.count(qtype, RCODE.SERVFAIL);
       const r = errorReply(msg, RCODE.SERVFAIL);
       if (r) reply(r);
       return;
     }
-    const res = Packet.createResponseFromRequest(req);
-    res.header.aa = 1;
-    res.header.ra = this.opts.upstream ? 1 : 0;
-    res.header.rcode = answer.rcode;
+    const limit = edns > 0 ? Math.max(udpLimit, Math.min(edns, 1232)) : udpLimit;
+    // answers are encoded once per distinct content and kept until the zone changes
+    if (this.cacheGeneration !== this.opts.zone.generation) {
+      this.cache.clear();
+      this.cacheGeneration = this.opts.zone.generation;
+    }
+    const key = cacheKey(qname, qtype, qclass, edns > 0, limit, answer);
+    let encoded = this.cache.get(key);
+    if (!encoded) {
+      try {
+        encoded = this.encode(qname, qtype, qclass, edns > 0, limit, answer);
+      } catch (err) {
+        this.log.error({ err, qname }, 'encoding the answer failed');
+        this.counters.count(qtype, RCODE.SERVFAIL);
+        const r = errorReply(msg, RCODE.SERVFAIL);
+        if (r) reply(r);
+        return;
+      }
+      if (this.cache.size >= 16_384) this.cache.clear();
+      this.cache.set(key, encoded);
+    }
+    const out = Buffer.allocUnsafe(encoded.length);
+    encoded.copy(out);
+    out[0] = msg[0]!;
+    out[1] = msg[1]!;
+    out[2] = out[2]! | (msg[2]! & 0x01);
+    this.counters.count(qtype, answer.rcode);
+    reply(out);
+  }
+
+  /** The response for a question (id 0, RD clear: the caller patches both in). */
+  private encode(qname: string, qtype: number, qclass: number, edns: boolean, limit: number, answer: Answer): Buffer {
+    const res = new Packet();
+    res.header = new Packet.Header({ id: 0, qr: 1, opcode: 0, aa: 1, rd: 0, ra: this.opts.upstream ? 1 : 0, rcode: answer.rcode });
+    res.questions = [{ name: qname, type: qtype, class: qclass }] as unknown as typeof res.questions;
     res.answers = answer.answers.map(toResource) as unknown as typeof res.answers;
     res.authorities = answer.authority.map(toResource) as unknown as typeof res.authorities;
     res.additionals = answer.additionals.map(toResource) as unknown as typeof res.additionals;
-    const opt = req.additionals.find((r) => r && (r as { type?: number }).type === 41) as { class?: number } | undefined;
-    let limit = udpLimit;
-    if (opt) {
-      res.additionals.push((Packet.Resource.EDNS as unknown as (r: object[], o: object) => object)([], { udpPayloadSize: 1232 }) as unknown as (typeof res.additionals)[number]);
-      limit = Math.max(limit, Math.min(opt.class ?? 512, 1232));
-    }
-    let out: Buffer;
-    try {
-      out = res.toBuffer();
-    } catch (err) {
-      this.log.error({ err, qname }, 'encoding the answer failed');
-      this.counters.count(q.type, RCODE.SERVFAIL);
-      const r = errorReply(msg, RCODE.SERVFAIL);
-      if (r) reply(r);
-      return;
-    }
-    if (out.length > limit) {
-      // too big for UDP: set TC and keep the question, the client retries over TCP
-      const t = errorReply(msg, answer.rcode)!;
-      t[2]! |= 0x06; // TC + AA
-      out = t;
-    }
-    this.counters.count(q.type, answer.rcode);
-    reply(out);
+    if (edns) res.additionals.push((Packet.Resource.EDNS as unknown as (r: object[], o: object) => object)([], { udpPayloadSize: 1232 }) as unknown as (typeof res.additionals)[number]);
+    const out = res.toBuffer();
+    if (out.length <= limit) return out;
+    // too big for UDP: TC set, question only; the client retries over TCP
+    const t = new Packet();
+    t.header = new Packet.Header({ id: 0, qr: 1, opcode: 0, aa: 1, tc: 1, rd: 0, ra: this.opts.upstream ? 1 : 0, rcode: answer.rcode });
+    t.questions = res.questions;
+    return t.toBuffer();
   }
 
   private forward(msg: Buffer, qtype: number, reply: Reply): void {
