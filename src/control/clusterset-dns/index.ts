@@ -4,3 +4,4 @@ export { ClustersetZone, ZONE, TTL, type ZoneService, type ZoneCluster, type Zon
 export { ZoneSource } from './source.js';
 export { startClustersetDns, ClustersetDnsServer, type ClustersetDns, type ClustersetDnsOptions } from './server.js';
 export { DnsCounters } from './metrics.js';
+export { readQuery, type Query } from './query.js';

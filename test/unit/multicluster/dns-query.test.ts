@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Packet } from 'dns2';
-import { readQuery } from '../../../src/control/clusterset-dns/query.js';
+import { readQuery } from '../../../src/control/clusterset-dns/index.js';
 
 function query(name: string, type: number, edns: boolean): Buffer {
   const p = new Packet();
