@@ -7,8 +7,7 @@
 // (the world's store API) or file:///dir (an embedded store directory).
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { E } from '../../base/errors/index.js';
-import { BROKER_CONNECTION_SECRET, MC_KINDS, OPERATOR_NAMESPACE, type BrokerInfo } from '../../control/multicluster/index.js';
+import { openBrokerByUrl, openBrokerOfCluster as openJoinedBroker, type BrokerInfo } from '../../control/multicluster/index.js';
 import { connectStore, openEmbeddedStore, type ResourceStore } from '../../control/store/index.js';
 import { stateFiles } from '../state-dir.js';
 
@@ -60,32 +59,13 @@ export function openClusterStore(stateDir: string, cluster: string): StoreAccess
 }
 
 export function openBrokerFromInfo(info: BrokerInfo): ResourceStore {
-  const url = info.brokerURL;
-  if (url.startsWith('unix://')) {
-    const hash = url.indexOf('#');
-    const socketPath = url.slice('unix://'.length, hash < 0 ? undefined : hash);
-    const cluster = hash < 0 ? 'broker' : url.slice(hash + 1);
-    if (!existsSync(socketPath)) throw E.mcBrokerUrl(url, `the socket ${socketPath} does not exist; is the world that runs the broker up?`);
-    return connectStore({ socketPath, token: info.clientToken, cluster });
-  }
-  if (url.startsWith('file://')) {
-    const dir = url.slice('file://'.length);
-    if (!existsSync(dir)) throw E.mcBrokerUrl(url, `the directory ${dir} does not exist`);
-    return openEmbeddedStore({ dir });
-  }
-  throw E.mcBrokerUrl(url, 'only unix:// (local world) and file:// (embedded store) brokers are reachable from this build; Kubernetes brokers come with Kubernetes mode');
+  return openBrokerByUrl(info.brokerURL, info.clientToken);
 }
 
-/** The broker a joined cluster uses, from the connection secret written at join. */
+/** The broker a joined cluster uses; when it has not joined, the running world's broker. */
 export async function openBrokerOfCluster(local: ResourceStore, stateDir: string): Promise<ResourceStore | undefined> {
-  const s = await local.get(MC_KINDS.Secret, BROKER_CONNECTION_SECRET, OPERATOR_NAMESPACE);
-  const data = (s?.['data'] ?? {}) as Record<string, string>;
-  const dec = (k: string) => (data[k] ? Buffer.from(data[k], 'base64').toString('utf8') : '');
-  const url = dec('brokerURL');
-  if (!url) {
-    // not joined: the world's broker, when a world runs
-    const w = worldStoreAccess(stateDir);
-    return w ? connectStore({ ...w, cluster: 'broker' }) : undefined;
-  }
-  return openBrokerFromInfo({ brokerURL: url, clientToken: dec('token') } as BrokerInfo);
+  const b = await openJoinedBroker(local);
+  if (b) return b;
+  const w = worldStoreAccess(stateDir);
+  return w ? connectStore({ ...w, cluster: 'broker' }) : undefined;
 }

@@ -20,3 +20,4 @@ export { K as MC_KINDS } from './store-util.js';
 export { Informer, KeyQueue, type InformerHandlers } from './informer.js';
 export { readEndpoint, readGateway, connectedClusters, formatRttNs, type EndpointRow, type ConnectionRow, type GatewayRow } from './records.js';
 export { publishGatewayRecords, startRecordsPublisher, type GatewayRecords } from './records-sync.js';
+export { openBrokerByUrl, openBrokerOfCluster } from './broker-connect.js';
