@@ -1,14 +1,18 @@
 // Every subcommand of `strait`, one file each. Keep this list sorted by area.
 import type { Command } from 'commander';
+import { registerAdminCommand } from './admin.js';
 import { registerBrokerCommands } from './broker.js';
 import { registerDiagnoseCommand } from './diagnose.js';
 import { registerExportCommands } from './export.js';
+import { registerGithostCommand } from './githost.js';
 import { registerJoinCommand } from './join.js';
 import { registerShowCommands } from './show.js';
 import { registerVersionCommand } from './version.js';
 
 export function registerCommands(program: Command): void {
   registerVersionCommand(program);
+  registerGithostCommand(program);
+  registerAdminCommand(program);
   // multicluster
   registerBrokerCommands(program);
   registerJoinCommand(program);
