@@ -7,14 +7,14 @@ import { isStraitError } from '../../../src/base/errors/index.js';
 import { silentLogger } from '../../../src/base/log/index.js';
 import { MC_KINDS as K, MulticlusterAgent } from '../../../src/control/multicluster/index.js';
 import { runMulticlusterDaemon } from '../../../daemon/multicluster/index.js';
-import { MemoryStore } from '../../support/memory-store.js';
+import { newTestStore } from '../../support/stores.js';
 
 const run = promisify(execFile);
 
 test('the daemon answers clusterset names for exports of other clusters and serves metrics promtool accepts', async () => {
-  const broker = new MemoryStore();
-  const a = new MemoryStore();
-  const b = new MemoryStore();
+  const broker = newTestStore();
+  const a = newTestStore();
+  const b = newTestStore();
   const d = await runMulticlusterDaemon({
     clusterId: 'cluster-a', store: { socket: '/nonexistent', tokenFile: '/nonexistent' },
     dns: { port: 0 }, metrics: { port: 0 },

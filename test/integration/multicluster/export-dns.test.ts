@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import { promisify } from 'node:util';
 import { ClustersetZone, startClustersetDns, ZoneSource } from '../../../src/control/clusterset-dns/index.js';
 import { MC_KINDS as K, MulticlusterAgent } from '../../../src/control/multicluster/index.js';
-import { MemoryStore } from '../../support/memory-store.js';
+import { newTestStore } from '../../support/stores.js';
 
 const run = promisify(execFile);
 
@@ -21,9 +21,9 @@ async function until(what: string, fn: () => Promise<boolean>, ms: number): Prom
 }
 
 test('export echo in cluster-b -> dig in cluster-a answers its ClusterIP within 1 s; unexport -> NXDOMAIN', async () => {
-  const broker = new MemoryStore();
-  const a = new MemoryStore();
-  const b = new MemoryStore();
+  const broker = newTestStore();
+  const a = newTestStore();
+  const b = newTestStore();
   const agents = [new MulticlusterAgent({ clusterId: 'cluster-a', local: a, broker }), new MulticlusterAgent({ clusterId: 'cluster-b', local: b, broker })];
   agents.forEach((x) => x.start());
   const zone = new ClustersetZone('cluster-a');

@@ -5,7 +5,8 @@ import {
   LABEL_SERVICE_NAME, LABEL_SOURCE_CLUSTER, MC_KINDS as K, MulticlusterAgent, MulticlusterMetrics, BROKER_NAMESPACE, type Condition,
 } from '../../../src/control/multicluster/index.js';
 import type { KubeObject } from '../../../src/control/store/index.js';
-import { MemoryStore } from '../../support/memory-store.js';
+import { FlakyStore, newTestStore } from '../../support/stores.js';
+import type { ResourceStore } from '../../../src/control/store/index.js';
 
 async function waitFor<T>(what: string, fn: () => Promise<T | undefined | false>, ms = 3000): Promise<T> {
   const end = Date.now() + ms;
@@ -25,20 +26,20 @@ const service = (ns: string, name: string, ip: string, port = 8080, extra: Recor
   spec: { type: 'ClusterIP', clusterIP: ip, selector: { app: name }, ports: [{ name: 'http', protocol: 'TCP', port, targetPort: port }], ...extra },
 });
 const exportOf = (ns: string, name: string): KubeObject => ({ apiVersion: K.ServiceExport.apiVersion, kind: 'ServiceExport', metadata: { name, namespace: ns } });
-const conds = async (s: MemoryStore, ns: string, name: string) => ((await s.get(K.ServiceExport, name, ns))?.status as { conditions?: Condition[] } | undefined)?.conditions ?? [];
-const cond = async (s: MemoryStore, ns: string, name: string, type: string) => (await conds(s, ns, name)).find((c) => c.type === type);
+const conds = async (s: ResourceStore, ns: string, name: string) => ((await s.get(K.ServiceExport, name, ns))?.status as { conditions?: Condition[] } | undefined)?.conditions ?? [];
+const cond = async (s: ResourceStore, ns: string, name: string, type: string) => (await conds(s, ns, name)).find((c) => c.type === type);
 
 function world() {
-  const broker = new MemoryStore();
-  const a = new MemoryStore();
-  const b = new MemoryStore();
+  const broker = new FlakyStore(newTestStore());
+  const a = newTestStore();
+  const b = newTestStore();
   const registry = new Registry();
   const metrics = new MulticlusterMetrics(registry);
   const agentA = new MulticlusterAgent({ clusterId: 'cluster-a', local: a, broker, metrics, resyncMs: 300 });
   const agentB = new MulticlusterAgent({ clusterId: 'cluster-b', local: b, broker, metrics, resyncMs: 300 });
   agentA.start();
   agentB.start();
-  return { broker, a, b, agentA, agentB, registry, stop: async () => { await agentA.stop(); await agentB.stop(); } };
+  return { broker, a, b, agentA, agentB, registry, stop: async () => { await agentA.stop(); await agentB.stop(); await Promise.all([broker.close(), a.close(), b.close()]); } };
 }
 
 test('export in cluster-b: Valid goes AwaitingSync -> True, and both clusters import it with MCS labels', async () => {

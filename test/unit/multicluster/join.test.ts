@@ -5,13 +5,13 @@ import {
   BROKER_NAMESPACE, deployBroker, diagnose, encodeBrokerInfo, joinCluster, listJoinedClusters, parseBrokerInfo, readJoin,
   MC_KINDS as K, OPERATOR_NAMESPACE, PSK_SECRET, type ClusterNetwork,
 } from '../../../src/control/multicluster/index.js';
-import { MemoryStore } from '../../support/memory-store.js';
+import { newTestStore } from '../../support/stores.js';
 
 const net = (clusterId: string, cluster: string, service: string): ClusterNetwork =>
   ({ clusterId, networkPlugin: 'strait', clusterCIDRs: [cluster], serviceCIDRs: [service] });
 
 async function setup() {
-  const broker = new MemoryStore();
+  const broker = newTestStore();
   const info = await deployBroker(broker, { brokerURL: 'unix:///tmp/s/store.sock#broker', cluster: 'cluster-a' });
   return { broker, info };
 }
@@ -20,7 +20,7 @@ test('deploy-broker then join records the Cluster on the broker and the PSK in t
   const { broker, info } = await setup();
   assert.equal(info.ipsecPSK.length, 48);
   const parsed = parseBrokerInfo(encodeBrokerInfo(info));
-  const local = new MemoryStore();
+  const local = newTestStore();
   const r = await joinCluster({ broker, local, info: parsed, source: 'b.subm', network: net('cluster-a', '10.1.0.0/16', '100.1.0.0/16'), cableDriver: 'libreswan', natt: false });
   assert.deepEqual(r, { clusterId: 'cluster-a', rejoined: false });
   const joined = await listJoinedClusters(broker);
@@ -36,9 +36,9 @@ test('deploy-broker then join records the Cluster on the broker and the PSK in t
 
 test('a join whose CIDR overlaps a joined cluster is refused naming both clusters and both CIDRs', async () => {
   const { broker, info } = await setup();
-  await joinCluster({ broker, local: new MemoryStore(), info, source: 'b.subm', network: net('cluster-a', '10.1.0.0/16', '100.1.0.0/16') });
+  await joinCluster({ broker, local: newTestStore(), info, source: 'b.subm', network: net('cluster-a', '10.1.0.0/16', '100.1.0.0/16') });
   await assert.rejects(
-    joinCluster({ broker, local: new MemoryStore(), info, source: 'b.subm', network: net('cluster-c', '10.1.128.0/17', '100.3.0.0/16') }),
+    joinCluster({ broker, local: newTestStore(), info, source: 'b.subm', network: net('cluster-c', '10.1.128.0/17', '100.3.0.0/16') }),
     (err: unknown) => {
       assert.ok(isStraitError(err, 'STRAIT_ERR_MC_CIDR_OVERLAP'));
       assert.match((err as Error).message, /"cluster-c".*"10\.1\.128\.0\/17".*"10\.1\.0\.0\/16".*"cluster-a"/);
@@ -46,7 +46,7 @@ test('a join whose CIDR overlaps a joined cluster is refused naming both cluster
       return true;
     });
   // the service CIDR of one against the cluster CIDR of the other counts too
-  await assert.rejects(joinCluster({ broker, local: new MemoryStore(), info, source: 'b.subm', network: net('cluster-d', '10.4.0.0/16', '10.1.2.0/24') }),
+  await assert.rejects(joinCluster({ broker, local: newTestStore(), info, source: 'b.subm', network: net('cluster-d', '10.4.0.0/16', '10.1.2.0/24') }),
     (err: unknown) => isStraitError(err, 'STRAIT_ERR_MC_CIDR_OVERLAP'));
   assert.deepEqual((await listJoinedClusters(broker)).map((c) => c.clusterId), ['cluster-a']);
 });
@@ -54,19 +54,19 @@ test('a join whose CIDR overlaps a joined cluster is refused naming both cluster
 test('join refuses a stale broker-info file after a redeploy, a bad cluster ID, and missing CIDRs', async () => {
   const { broker, info: old } = await setup();
   await deployBroker(broker, { brokerURL: old.brokerURL, cluster: 'cluster-a', token: old.clientToken });
-  await assert.rejects(joinCluster({ broker, local: new MemoryStore(), info: old, source: 'old.subm', network: net('cluster-b', '10.2.0.0/16', '100.2.0.0/16') }),
+  await assert.rejects(joinCluster({ broker, local: newTestStore(), info: old, source: 'old.subm', network: net('cluster-b', '10.2.0.0/16', '100.2.0.0/16') }),
     (err: unknown) => isStraitError(err, 'STRAIT_ERR_MC_BROKER_INFO_STALE') && /PSK/.test((err as Error).message));
-  await assert.rejects(joinCluster({ broker, local: new MemoryStore(), info: old, source: 'x', network: net('Cluster_B', '10.2.0.0/16', '100.2.0.0/16') }),
+  await assert.rejects(joinCluster({ broker, local: newTestStore(), info: old, source: 'x', network: net('Cluster_B', '10.2.0.0/16', '100.2.0.0/16') }),
     (err: unknown) => isStraitError(err, 'STRAIT_ERR_MC_CLUSTER_ID_INVALID'));
-  await assert.rejects(joinCluster({ broker, local: new MemoryStore(), info: old, source: 'x', network: { ...net('cluster-b', '10.2.0.0/16', '100.2.0.0/16'), serviceCIDRs: [] } }),
+  await assert.rejects(joinCluster({ broker, local: newTestStore(), info: old, source: 'x', network: { ...net('cluster-b', '10.2.0.0/16', '100.2.0.0/16'), serviceCIDRs: [] } }),
     (err: unknown) => isStraitError(err, 'STRAIT_ERR_MC_NETWORK_UNKNOWN'));
-  await assert.rejects(joinCluster({ broker: new MemoryStore(), local: new MemoryStore(), info: old, source: 'x', network: net('cluster-b', '10.2.0.0/16', '100.2.0.0/16') }),
+  await assert.rejects(joinCluster({ broker: newTestStore(), local: newTestStore(), info: old, source: 'x', network: net('cluster-b', '10.2.0.0/16', '100.2.0.0/16') }),
     (err: unknown) => isStraitError(err, 'STRAIT_ERR_MC_BROKER_NOT_DEPLOYED'));
 });
 
 test('diagnose reports overlaps among joined clusters and what blocks a candidate', async () => {
   const { broker, info } = await setup();
-  await joinCluster({ broker, local: new MemoryStore(), info, source: 'b', network: net('cluster-a', '10.1.0.0/16', '100.1.0.0/16') });
+  await joinCluster({ broker, local: newTestStore(), info, source: 'b', network: net('cluster-a', '10.1.0.0/16', '100.1.0.0/16') });
   // a record that got onto the broker with an overlap (e.g. written by hand)
   await broker.apply({ apiVersion: K.Cluster.apiVersion, kind: 'Cluster', metadata: { name: 'rogue', namespace: BROKER_NAMESPACE },
     spec: { cluster_id: 'rogue', cluster_cidr: ['10.1.0.0/24'], service_cidr: ['100.9.0.0/16'] } });
@@ -75,7 +75,7 @@ test('diagnose reports overlaps among joined clusters and what blocks a candidat
   assert.ok(fails.some((m) => /10\.1\.0\.0\/16 of cluster cluster-a overlaps CIDR 10\.1\.0\.0\/24 of cluster rogue/.test(m)), fails.join('\n'));
   assert.ok(fails.some((m) => /cluster-z cannot join: its CIDR 100\.1\.5\.0\/24 overlaps CIDR 100\.1\.0\.0\/16 of cluster cluster-a/.test(m)), fails.join('\n'));
   assert.ok(checks.some((c) => c.check === 'broker-info' && c.status === 'ok'));
-  const none = await diagnose({ broker: new MemoryStore() });
+  const none = await diagnose({ broker: newTestStore() });
   assert.equal(none[0]?.status, 'fail');
   assert.match(none[0]!.message, /deploy-broker/);
 });

@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import {
   connectedClusters, MC_KINDS as K, publishGatewayRecords, readEndpoint, readGateway, type GatewayRecords,
 } from '../../../src/control/multicluster/index.js';
-import { MemoryStore } from '../../support/memory-store.js';
+import { newTestStore } from '../../support/stores.js';
 
 const recs = (cluster: string, n: number, status: string): GatewayRecords => ({
   endpoint: { clusterId: cluster, hostname: `${cluster}-gw`, endpointIP: `172.16.${n}.1`, publicIP: `198.51.100.${n}`, cableDriver: 'strait-psk', subnets: [`10.${n}.0.0/16`] },
@@ -12,9 +12,9 @@ const recs = (cluster: string, n: number, status: string): GatewayRecords => ({
 });
 
 test('gateway records land as Endpoint and Gateway objects; remote endpoints are copied from the broker', async () => {
-  const broker = new MemoryStore();
-  const a = new MemoryStore();
-  const b = new MemoryStore();
+  const broker = newTestStore();
+  const a = newTestStore();
+  const b = newTestStore();
   await publishGatewayRecords(b, broker, recs('cluster-b', 2, 'connected'), '0.1.0');
   await publishGatewayRecords(a, broker, recs('cluster-a', 1, 'connecting'), '0.1.0');
   const eps = (await a.list(K.Endpoint, {})).items.map((e) => readEndpoint(e, 'cluster-a'));

@@ -7,13 +7,13 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { collectShow, renderShow, SHOW_ALL, showJson, type ShowWhat } from '../../../src/cli/multicluster/index.js';
 import { deployBroker, joinCluster, MC_KINDS as K, OPERATOR_NAMESPACE } from '../../../src/control/multicluster/index.js';
-import { MemoryStore } from '../../support/memory-store.js';
+import { newTestStore } from '../../support/stores.js';
 
 const root = process.env['STRAIT_ROOT'] ?? process.cwd();
 
 async function fixture() {
-  const broker = new MemoryStore();
-  const local = new MemoryStore();
+  const broker = newTestStore();
+  const local = newTestStore();
   const info = await deployBroker(broker, { brokerURL: 'unix:///run/strait/store.sock#broker', cluster: 'cluster-a', now: new Date('2026-01-02T03:04:05Z') });
   await joinCluster({ broker, local, info, source: 'b', network: { clusterId: 'cluster-a', networkPlugin: 'strait', clusterCIDRs: ['10.1.0.0/16'], serviceCIDRs: ['100.1.0.0/16'] } });
   // strait's flat record shape (the gateway daemon's endpointRecord / gatewayRecord / connectionRecords)
@@ -61,7 +61,7 @@ test('show versions: three components at the same version; -o json carries every
 });
 
 test('show on a cluster without records says so instead of printing empty tables', async () => {
-  const data = await collectShow(new MemoryStore(), undefined, 'cluster-x');
+  const data = await collectShow(newTestStore(), undefined, 'cluster-x');
   const text = renderShow(['connections', 'networks'], data);
   assert.match(text, /No connections found/);
   assert.match(text, /has not joined/);
