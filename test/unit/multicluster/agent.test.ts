@@ -118,7 +118,8 @@ test('conflicting ports across clusters: oldest export wins, Conflict on every c
     await w.b.apply(service('default', 'echo', '100.2.0.10', 8080));
     await w.b.apply(exportOf('default', 'echo'));
     await waitFor('b valid', async () => (await cond(w.b, 'default', 'echo', 'Valid'))?.status === 'True');
-    await new Promise((r) => setTimeout(r, 5));
+    // creation timestamps have one-second resolution (as in Kubernetes): be clearly younger
+    await new Promise((r) => setTimeout(r, 1100));
     await w.a.apply(service('default', 'echo', '100.1.0.10', 9090));
     await w.a.apply(exportOf('default', 'echo'));
     for (const s of [w.a, w.b]) {
