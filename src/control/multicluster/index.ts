@@ -21,3 +21,4 @@ export { Informer, KeyQueue, type InformerHandlers } from './informer.js';
 export { readEndpoint, readGateway, connectedClusters, formatRttNs, type EndpointRow, type ConnectionRow, type GatewayRow } from './records.js';
 export { publishGatewayRecords, startRecordsPublisher, type GatewayRecords } from './records-sync.js';
 export { openBrokerByUrl, openBrokerOfCluster } from './broker-connect.js';
+export { bootstrapClusterSet, type BootstrapOptions } from './bootstrap.js';

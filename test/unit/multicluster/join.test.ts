@@ -79,3 +79,14 @@ test('diagnose reports overlaps among joined clusters and what blocks a candidat
   assert.equal(none[0]?.status, 'fail');
   assert.match(none[0]!.message, /deploy-broker/);
 });
+
+test('bootstrapClusterSet deploys the broker and joins every cluster (what strait up does)', async () => {
+  const { bootstrapClusterSet, parseBrokerInfo: parse } = await import('../../../src/control/multicluster/index.js');
+  const broker = newTestStore();
+  const r = await bootstrapClusterSet({
+    broker, brokerURL: 'unix:///tmp/s.sock#broker', brokerCluster: 'cluster-a',
+    clusters: [{ store: newTestStore(), network: net('cluster-a', '10.1.0.0/16', '100.1.0.0/16') }, { store: newTestStore(), network: net('cluster-b', '10.2.0.0/16', '100.2.0.0/16') }],
+  });
+  assert.equal(parse(r.brokerInfoText).ipsecPSK.length, 48);
+  assert.deepEqual((await listJoinedClusters(broker)).map((c) => c.clusterId), ['cluster-a', 'cluster-b']);
+});
