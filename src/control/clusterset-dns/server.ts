@@ -97,6 +97,7 @@ export class ClustersetDnsServer implements ClustersetDns {
   private readonly log: Logger;
   private tcpConns = new Set<TcpSocket>();
   private cache = new Map<string, Buffer>();
+  private stable = new Map<string, { buf: Buffer; rcode: number }>();
   private cacheGeneration = -1;
 
   constructor(private readonly opts: ClustersetDnsOptions) {
@@ -244,6 +245,19 @@ export class ClustersetDnsServer implements ClustersetDns {
       this.forward(msg, qtype, reply);
       return;
     }
+    const limit = edns > 0 ? Math.max(udpLimit, Math.min(edns, 1232)) : udpLimit;
+    if (this.cacheGeneration !== this.opts.zone.generation) {
+      this.cache.clear();
+      this.stable.clear();
+      this.cacheGeneration = this.opts.zone.generation;
+    }
+    // answers that do not rotate are reused without asking the zone again
+    const skey = `${qname}|${qtype}|${qclass}|${edns > 0 ? 1 : 0}|${limit}`;
+    const hit = this.stable.get(skey);
+    if (hit) {
+      this.send(hit.buf, msg, qtype, hit.rcode, reply);
+      return;
+    }
     let answer: Answer;
     try {
       answer = this.opts.zone.resolve(qname, qtype);
@@ -254,12 +268,7 @@ export class ClustersetDnsServer implements ClustersetDns {
       if (r) reply(r);
       return;
     }
-    const limit = edns > 0 ? Math.max(udpLimit, Math.min(edns, 1232)) : udpLimit;
     // answers are encoded once per distinct content and kept until the zone changes
-    if (this.cacheGeneration !== this.opts.zone.generation) {
-      this.cache.clear();
-      this.cacheGeneration = this.opts.zone.generation;
-    }
     const key = cacheKey(qname, qtype, qclass, edns > 0, limit, answer);
     let encoded = this.cache.get(key);
     if (!encoded) {
@@ -275,12 +284,21 @@ export class ClustersetDnsServer implements ClustersetDns {
       if (this.cache.size >= 16_384) this.cache.clear();
       this.cache.set(key, encoded);
     }
+    if (answer.stable) {
+      if (this.stable.size >= 16_384) this.stable.clear();
+      this.stable.set(skey, { buf: encoded, rcode: answer.rcode });
+    }
+    this.send(encoded, msg, qtype, answer.rcode, reply);
+  }
+
+  /** A copy of an encoded answer with the query's ID and RD bit. */
+  private send(encoded: Buffer, msg: Buffer, qtype: number, rcode: number, reply: Reply): void {
     const out = Buffer.allocUnsafe(encoded.length);
     encoded.copy(out);
     out[0] = msg[0]!;
     out[1] = msg[1]!;
     out[2] = out[2]! | (msg[2]! & 0x01);
-    this.counters.count(qtype, answer.rcode);
+    this.counters.count(qtype, rcode);
     reply(out);
   }
 

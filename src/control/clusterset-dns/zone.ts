@@ -29,6 +29,8 @@ export interface Rr {
 
 export interface Answer {
   rcode: 0 | 3; // NOERROR, NXDOMAIN
+  /** false when the answer rotates (round-robin): it must not be reused for the next query */
+  stable: boolean;
   answers: Rr[];
   additionals: Rr[];
   authority: Rr[];
@@ -123,9 +125,18 @@ export class ClustersetZone {
 
   /** Answer a question. `qname` as asked (any case, with or without the final dot). */
   resolve(qname: string, qtype: number): Answer {
+    this.rotated = false;
+    const a = this.lookup(qname, qtype);
+    a.stable = !this.rotated;
+    return a;
+  }
+
+  private rotated = false;
+
+  private lookup(qname: string, qtype: number): Answer {
     const name = qname.replace(/\.$/, '');
     const lower = name.toLowerCase();
-    const out: Answer = { rcode: 0, answers: [], additionals: [], authority: [] };
+    const out: Answer = { rcode: 0, stable: true, answers: [], additionals: [], authority: [] };
     const nodata = () => { out.authority.push(this.soa()); return out; };
     const nx = () => { out.rcode = 3; out.authority.push(this.soa()); return out; };
     if (lower === ZONE) {
@@ -224,6 +235,7 @@ export class ClustersetZone {
       const key = `${svc.namespace}/${svc.name}`;
       const n = this.rr.get(key) ?? 0;
       this.rr.set(key, n + 1);
+      if (usable.length > 1) this.rotated = true;
       cluster = usable[n % usable.length]!;
     }
     const e = svc.clusters.get(cluster)!.endpoints.find((x) => x.ready);
