@@ -38,12 +38,17 @@ const RCODE = { NOERROR: 0, FORMERR: 1, SERVFAIL: 2, NXDOMAIN: 3, NOTIMP: 4, REF
 const TYPE_NUM: Record<Rr['type'], number> = { A: 1, SRV: 33, SOA: 6 };
 const MAX_PENDING = 4096;
 
-type Reply = (buf: Buffer) => void;
+/** Where an answer goes: a UDP peer, or a TCP connection (length-prefixed). */
+type Target = RemoteInfo | TcpTarget;
+
+interface TcpTarget {
+  socket: TcpSocket;
+}
 
 interface Pending {
   id: number;
   qtype: number;
-  reply: Reply;
+  target: Target;
   request: Buffer;
   timer: NodeJS.Timeout;
 }
@@ -146,8 +151,7 @@ export class ClustersetDnsServer implements ClustersetDns {
       this.counters.rateLimited++;
       return;
     }
-    const udp = this.udp!;
-    this.handle(msg, 512, (buf) => udp.send(buf, rinfo.port, rinfo.address));
+    this.handle(msg, 512, rinfo);
   }
 
   private onTcpConnection(s: TcpSocket): void {
@@ -156,13 +160,7 @@ export class ClustersetDnsServer implements ClustersetDns {
     s.on('close', () => this.tcpConns.delete(s));
     s.on('error', () => s.destroy());
     let buf: Buffer = Buffer.alloc(0);
-    const reply: Reply = (out) => {
-      if (s.destroyed) return;
-      const len = Buffer.allocUnsafe(2);
-      len.writeUInt16BE(out.length, 0);
-      s.write(len);
-      s.write(out);
-    };
+    const target: TcpTarget = { socket: s };
     s.on('data', (chunk: Buffer) => {
       buf = buf.length === 0 ? chunk : Buffer.concat([buf, chunk]);
       while (buf.length >= 2) {
@@ -174,14 +172,14 @@ export class ClustersetDnsServer implements ClustersetDns {
           this.counters.rateLimited++;
           continue;
         }
-        this.handle(msg, 65535, reply);
+        this.handle(msg, 65535, target);
       }
       if (buf.length > 70_000) s.destroy();
     });
   }
 
   /** One query in, at most one answer out. Never throws. */
-  private handle(msg: Buffer, udpLimit: number, reply: Reply): void {
+  private handle(msg: Buffer, udpLimit: number, target: Target): void {
     if (msg.length < 12 || msg.length > 65535) {
       this.counters.malformed++;
       return;
@@ -194,7 +192,7 @@ export class ClustersetDnsServer implements ClustersetDns {
     if (opcode !== 0) {
       this.counters.count(0, RCODE.NOTIMP);
       const r = errorReply(msg, RCODE.NOTIMP);
-      if (r) reply(r);
+      if (r) this.reply(target, r);
       return;
     }
     // a query holds one question and at most one additional record (EDNS OPT); anything
@@ -204,7 +202,7 @@ export class ClustersetDnsServer implements ClustersetDns {
       this.counters.malformed++;
       this.counters.count(0, RCODE.FORMERR);
       const r = errorReply(msg, RCODE.FORMERR);
-      if (r) reply(r);
+      if (r) this.reply(target, r);
       return;
     }
     let qname: string;
@@ -224,7 +222,7 @@ export class ClustersetDnsServer implements ClustersetDns {
       } catch {
         this.counters.malformed++;
         const r = errorReply(msg, RCODE.FORMERR);
-        if (r) reply(r);
+        if (r) this.reply(target, r);
         return;
       }
       const q = req.questions[0] as { name?: unknown; type?: unknown; class?: unknown } | undefined;
@@ -232,7 +230,7 @@ export class ClustersetDnsServer implements ClustersetDns {
         this.counters.malformed++;
         this.counters.count(0, RCODE.FORMERR);
         const r = errorReply(msg, RCODE.FORMERR);
-        if (r) reply(r);
+        if (r) this.reply(target, r);
         return;
       }
       qname = q.name.replace(/\.$/, '');
@@ -242,7 +240,7 @@ export class ClustersetDnsServer implements ClustersetDns {
       edns = opt ? Math.max(512, opt.class ?? 512) : 0;
     }
     if (!ClustersetZone.inZone(qname.toLowerCase())) {
-      this.forward(msg, qtype, reply);
+      this.forward(msg, qtype, target);
       return;
     }
     const limit = edns > 0 ? Math.max(udpLimit, Math.min(edns, 1232)) : udpLimit;
@@ -255,7 +253,7 @@ export class ClustersetDnsServer implements ClustersetDns {
     const skey = `${qname}|${qtype}|${qclass}|${edns > 0 ? 1 : 0}|${limit}`;
     const hit = this.stable.get(skey);
     if (hit) {
-      this.send(hit.buf, msg, qtype, hit.rcode, reply);
+      this.send(hit.buf, msg, qtype, hit.rcode, target);
       return;
     }
     let answer: Answer;
@@ -265,7 +263,7 @@ export class ClustersetDnsServer implements ClustersetDns {
       this.log.error({ err, qname }, 'zone lookup failed');
       this.counters.count(qtype, RCODE.SERVFAIL);
       const r = errorReply(msg, RCODE.SERVFAIL);
-      if (r) reply(r);
+      if (r) this.reply(target, r);
       return;
     }
     // answers are encoded once per distinct content and kept until the zone changes
@@ -278,7 +276,7 @@ export class ClustersetDnsServer implements ClustersetDns {
         this.log.error({ err, qname }, 'encoding the answer failed');
         this.counters.count(qtype, RCODE.SERVFAIL);
         const r = errorReply(msg, RCODE.SERVFAIL);
-        if (r) reply(r);
+        if (r) this.reply(target, r);
         return;
       }
       if (this.cache.size >= 16_384) this.cache.clear();
@@ -288,18 +286,31 @@ export class ClustersetDnsServer implements ClustersetDns {
       if (this.stable.size >= 16_384) this.stable.clear();
       this.stable.set(skey, { buf: encoded, rcode: answer.rcode });
     }
-    this.send(encoded, msg, qtype, answer.rcode, reply);
+    this.send(encoded, msg, qtype, answer.rcode, target);
   }
 
   /** A copy of an encoded answer with the query's ID and RD bit. */
-  private send(encoded: Buffer, msg: Buffer, qtype: number, rcode: number, reply: Reply): void {
+  private send(encoded: Buffer, msg: Buffer, qtype: number, rcode: number, target: Target): void {
     const out = Buffer.allocUnsafe(encoded.length);
     encoded.copy(out);
     out[0] = msg[0]!;
     out[1] = msg[1]!;
     out[2] = out[2]! | (msg[2]! & 0x01);
     this.counters.count(qtype, rcode);
-    reply(out);
+    this.reply(target, out);
+  }
+
+  private reply(target: Target, buf: Buffer): void {
+    if ('socket' in target) {
+      const s = target.socket;
+      if (s.destroyed) return;
+      const len = Buffer.allocUnsafe(2);
+      len.writeUInt16BE(buf.length, 0);
+      s.write(len);
+      s.write(buf);
+      return;
+    }
+    this.udp?.send(buf, target.port, target.address);
   }
 
   /** The response for a question (id 0, RD clear: the caller patches both in). */
@@ -320,7 +331,7 @@ export class ClustersetDnsServer implements ClustersetDns {
     return t.toBuffer();
   }
 
-  private forward(msg: Buffer, qtype: number, reply: Reply): void {
+  private forward(msg: Buffer, qtype: number, target: Target): void {
     const up = this.opts.upstream;
     const sock = this.upstreamSock;
     if (!up || !sock || this.pending.size >= MAX_PENDING) {
@@ -328,7 +339,7 @@ export class ClustersetDnsServer implements ClustersetDns {
       this.counters.count(qtype, rcode);
       if (up) this.counters.forwardFailures++;
       const r = errorReply(msg, rcode);
-      if (r) reply(r);
+      if (r) this.reply(target, r);
       return;
     }
     let id = this.nextId;
@@ -339,7 +350,7 @@ export class ClustersetDnsServer implements ClustersetDns {
     copy.writeUInt16BE(id, 0);
     const timer = setTimeout(() => this.forwardTimeout(id), up.timeoutMs ?? 2000);
     timer.unref();
-    this.pending.set(id, { id: origId, qtype, reply, request: msg, timer });
+    this.pending.set(id, { id: origId, qtype, target, request: msg, timer });
     this.counters.forwarded++;
     sock.send(copy, up.port, up.address);
   }
@@ -351,7 +362,7 @@ export class ClustersetDnsServer implements ClustersetDns {
     this.counters.forwardFailures++;
     this.counters.count(p.qtype, RCODE.SERVFAIL);
     const r = errorReply(p.request, RCODE.SERVFAIL);
-    if (r) p.reply(r);
+    if (r) this.reply(p.target, r);
   }
 
   private onUpstreamMessage(msg: Buffer, rinfo: RemoteInfo): void {
@@ -365,7 +376,7 @@ export class ClustersetDnsServer implements ClustersetDns {
     const out = Buffer.from(msg);
     out.writeUInt16BE(p.id, 0);
     this.counters.count(p.qtype, out[3]! & 0x0f);
-    p.reply(out);
+    this.reply(p.target, out);
   }
 
   async close(): Promise<void> {
