@@ -3,7 +3,7 @@
 // connection status says which clusters are reachable. When no Gateway record exists at all
 // (no gateway daemon yet), every cluster counts as connected.
 import { type Clock, systemClock } from '../../base/clock/index.js';
-import { connectedClusters, Informer, LABEL_MANAGED_BY, LABEL_SERVICE_NAME, LABEL_SOURCE_CLUSTER, MANAGED_BY, MC_KINDS as K } from '../multicluster/index.js';
+import { ANN_SERVICE_TYPE, connectedClusters, Informer, LABEL_MANAGED_BY, LABEL_SERVICE_NAME, LABEL_SOURCE_CLUSTER, MANAGED_BY, MC_KINDS as K } from '../multicluster/index.js';
 import type { KubeObject, ResourceStore } from '../store/index.js';
 import { type ClustersetZone, type ZoneCluster, type ZonePort } from './zone.js';
 
@@ -49,22 +49,30 @@ export class ZoneSource {
   private rebuild(svcKey: string): void {
     const [ns, name] = svcKey.split('/') as [string, string];
     const imp = this.imports.get(svcKey);
-    if (!imp) {
-      this.zone.remove(ns, name);
-      return;
-    }
-    const spec = (imp.spec ?? {}) as { type?: string; ports?: ZonePort[] };
     const clusters = new Map<string, ZoneCluster>();
+    let headlessSlices = false;
+    const slicePorts: ZonePort[] = [];
     for (const s of this.slices.values()) {
       if (s.metadata.namespace !== ns || s.metadata.labels?.[LABEL_SERVICE_NAME] !== name) continue;
       const cluster = s.metadata.labels?.[LABEL_SOURCE_CLUSTER];
       if (!cluster) continue;
       const eps = (s['endpoints'] as { addresses?: string[]; hostname?: string; conditions?: { ready?: boolean } }[] | undefined) ?? [];
+      const ports = (s['ports'] as ZonePort[] | undefined) ?? [];
       clusters.set(cluster, {
         endpoints: eps.flatMap((e) => (e.addresses ?? []).map((ip) => ({ ip, ...(e.hostname ? { hostname: e.hostname } : {}), ready: e.conditions?.ready !== false }))),
-        ports: (s['ports'] as ZonePort[] | undefined) ?? [],
+        ports,
       });
+      if (s.metadata.annotations?.[ANN_SERVICE_TYPE] === 'Headless') headlessSlices = true;
+      for (const p of ports) if (!slicePorts.some((q) => q.name === p.name && q.port === p.port && q.protocol === p.protocol)) slicePorts.push(p);
     }
-    this.zone.upsert({ namespace: ns, name, headless: spec.type === 'Headless', ports: spec.ports ?? [], clusters });
+    // the imported slices alone make a name answerable (they are written first); the
+    // ServiceImport, when present, has the last word on type and ports
+    if (!imp && clusters.size === 0) {
+      this.zone.remove(ns, name);
+      return;
+    }
+    const spec = (imp?.spec ?? {}) as { type?: string; ports?: ZonePort[] };
+    const headless = spec.type ? spec.type === 'Headless' : headlessSlices;
+    this.zone.upsert({ namespace: ns, name, headless, ports: spec.ports ?? slicePorts, clusters });
   }
 }

@@ -196,14 +196,21 @@ export class MulticlusterAgent {
       conds = r.list;
       dirty ||= r.changed;
     };
+    // the AwaitingSync write runs beside the broker sync (it is not on the path to the
+    // other clusters); every later status write waits for it, so the order is kept
+    let pendingWrite: Promise<void> = Promise.resolve();
     const writeStatus = async () => {
-      this.conditions.set(key, conds);
-      if (!dirty) return;
+      // the conditions as they are now, whatever happens while this write waits
+      const snapshot = conds;
+      const changed = dirty;
+      dirty = false;
+      await pendingWrite;
+      this.conditions.set(key, snapshot);
+      if (!changed) return;
       const fresh = await this.local.get(K.ServiceExport, name, ns);
       if (!fresh) return;
-      const written = await this.local.updateStatus({ ...fresh, status: { ...((fresh.status ?? {}) as object), conditions: conds } });
+      const written = await this.local.updateStatus({ ...fresh, status: { ...((fresh.status ?? {}) as object), conditions: snapshot } });
       this.ownWrites.add(`${key}@${written.metadata.resourceVersion ?? ''}`);
-      dirty = false;
     };
 
     const svc = await this.local.get<ServiceLike>(K.Service, name, ns);
@@ -228,7 +235,8 @@ export class MulticlusterAgent {
     if (valid?.status !== 'True' && valid?.reason !== REASON.awaitingSync) {
       set({ type: 'Valid', status: 'False', reason: REASON.awaitingSync, message: MESSAGE.awaitingSync });
       if (!getCondition(conds, 'Ready')) set({ type: 'Ready', status: 'False', reason: REASON.awaitingSync, message: MESSAGE.awaitingSync });
-      await writeStatus();
+      pendingWrite = writeStatus();
+      pendingWrite.catch(() => undefined);
     }
 
     let agg: Aggregate | undefined;
@@ -238,6 +246,9 @@ export class MulticlusterAgent {
         await ensureNamespace(this.broker, BROKER_NAMESPACE);
         if (existing) await this.broker.update({ ...slice, metadata: { ...slice.metadata, resourceVersion: undefined } });
         else await this.broker.apply(slice);
+        // let the import controllers that the slice woke up go first: they are on the path
+        // to the other clusters' DNS answers, the aggregate and this status are not
+        await new Promise<void>((r) => setImmediate(r));
       }
       agg = await this.reaggregate(ns, name);
     } catch (err) {
@@ -371,17 +382,6 @@ export class MulticlusterAgent {
       return;
     }
     await ensureNamespace(this.local, ns);
-    const spec = { type: agg.type, ports: agg.ports };
-    const status = { clusters: agg.clusters.map((cluster) => ({ cluster })) };
-    const existing = await this.local.get(K.ServiceImport, name, ns);
-    if (JSON.stringify(existing?.spec) !== JSON.stringify(spec) || JSON.stringify(existing?.status) !== JSON.stringify(status)) {
-      const applied = await this.local.apply({
-        apiVersion: K.ServiceImport.apiVersion, kind: 'ServiceImport',
-        metadata: { name, namespace: ns, labels: { [LABEL_MANAGED_BY]: MANAGED_BY } },
-        spec,
-      });
-      await this.local.updateStatus({ ...applied, spec, status, metadata: { ...applied.metadata, resourceVersion: undefined } });
-    }
     const existingByName = new Map(localSlices.items.map((s) => [s.metadata.name, s]));
     for (const cluster of agg.clusters) {
       const e = byCluster.get(cluster)!;
@@ -402,6 +402,18 @@ export class MulticlusterAgent {
       };
       if (prev) await this.local.update(obj);
       else await this.local.apply(obj);
+    }
+    // the ServiceImport after the slices: the slices alone already make the name answerable
+    const spec = { type: agg.type, ports: agg.ports };
+    const status = { clusters: agg.clusters.map((cluster) => ({ cluster })) };
+    const existing = await this.local.get(K.ServiceImport, name, ns);
+    if (JSON.stringify(existing?.spec) !== JSON.stringify(spec) || JSON.stringify(existing?.status) !== JSON.stringify(status)) {
+      const applied = await this.local.apply({
+        apiVersion: K.ServiceImport.apiVersion, kind: 'ServiceImport',
+        metadata: { name, namespace: ns, labels: { [LABEL_MANAGED_BY]: MANAGED_BY } },
+        spec,
+      });
+      await this.local.updateStatus({ ...applied, spec, status, metadata: { ...applied.metadata, resourceVersion: undefined } });
     }
     this.observe('i', key);
   }

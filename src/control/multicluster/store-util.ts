@@ -17,9 +17,16 @@ export const K = {
   Gateway: ref(Kinds.Gateway),
 } as const;
 
+/** Namespaces known to exist, per store: a namespace is made once, not checked on every write. */
+const ensured = new WeakMap<ResourceStore, Set<string>>();
+
 export async function ensureNamespace(store: ResourceStore, name: string): Promise<void> {
+  let known = ensured.get(store);
+  if (!known) ensured.set(store, (known = new Set()));
+  if (known.has(name)) return;
   const existing = await store.get(K.Namespace, name);
   if (!existing) await store.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
+  known.add(name);
 }
 
 export const b64 = (s: string | Buffer): string => (typeof s === 'string' ? Buffer.from(s, 'utf8') : s).toString('base64');
