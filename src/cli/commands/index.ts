@@ -1,9 +1,14 @@
 // Every subcommand of `strait`, one file each. Keep this list sorted by area.
 import type { Command } from 'commander';
 import { registerAdminCommand } from './admin.js';
+import { registerApiResourcesCommand } from './api-resources.js';
+import { registerApplyCommand } from './apply.js';
 import { registerBrokerCommands } from './broker.js';
+import { registerDeleteCommand } from './delete.js';
+import { registerDescribeCommand } from './describe.js';
 import { registerDiagnoseCommand } from './diagnose.js';
 import { registerExportCommands } from './export.js';
+import { registerGetCommand } from './get.js';
 import { registerGithostCommand } from './githost.js';
 import { registerJoinCommand } from './join.js';
 import { registerShowCommands } from './show.js';
@@ -13,6 +18,12 @@ export function registerCommands(program: Command): void {
   registerVersionCommand(program);
   registerGithostCommand(program);
   registerAdminCommand(program);
+  // resources
+  registerApplyCommand(program);
+  registerGetCommand(program);
+  registerDescribeCommand(program);
+  registerDeleteCommand(program);
+  registerApiResourcesCommand(program);
   // multicluster
   registerBrokerCommands(program);
   registerJoinCommand(program);
