@@ -12,6 +12,7 @@ import { registerGetCommand } from './get.js';
 import { registerGithostCommand } from './githost.js';
 import { registerJoinCommand } from './join.js';
 import { registerShowCommands } from './show.js';
+import { registerVerifyCommand } from './verify.js';
 import { registerVersionCommand } from './version.js';
 
 export function registerCommands(program: Command): void {
@@ -30,4 +31,5 @@ export function registerCommands(program: Command): void {
   registerExportCommands(program);
   registerShowCommands(program);
   registerDiagnoseCommand(program);
+  registerVerifyCommand(program);
 }

@@ -2,3 +2,4 @@
 export { openClusterStore, openBrokerFromInfo, openBrokerOfCluster, readWorld, type StoreAccess, type WorldCluster } from './stores.js';
 export { renderShow, renderSection, showJson, SHOW_ALL, COLUMNS, type ShowData, type ShowWhat, type VersionRow } from './show-tables.js';
 export { collectShow, COMPONENTS } from './collect.js';
+export { udpResolver } from './udp-resolver.js';

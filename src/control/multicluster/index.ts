@@ -22,3 +22,4 @@ export { readEndpoint, readGateway, connectedClusters, formatRttNs, type Endpoin
 export { publishGatewayRecords, startRecordsPublisher, type GatewayRecords } from './records-sync.js';
 export { openBrokerByUrl, openBrokerOfCluster } from './broker-connect.js';
 export { bootstrapClusterSet, type BootstrapOptions } from './bootstrap.js';
+export { verifyCluster, type VerifyCheck, type ResolveA } from './verify.js';

@@ -6,7 +6,8 @@ import { execFile } from 'node:child_process';
 import { test } from 'node:test';
 import { promisify } from 'node:util';
 import { ClustersetZone, startClustersetDns, ZoneSource } from '../../../src/control/clusterset-dns/index.js';
-import { MC_KINDS as K, MulticlusterAgent } from '../../../src/control/multicluster/index.js';
+import { MC_KINDS as K, MulticlusterAgent, verifyCluster } from '../../../src/control/multicluster/index.js';
+import { udpResolver } from '../../../src/cli/multicluster/index.js';
 import { newTestStore } from '../../support/stores.js';
 
 const run = promisify(execFile);
@@ -44,6 +45,14 @@ test('export echo in cluster-b -> dig in cluster-a answers its ClusterIP within 
     assert.deepEqual((await dig('cluster-b.echo.default.svc.clusterset.local')).answer, ['100.2.0.10']);
     const valid = ((await b.get(K.ServiceExport, 'echo', 'default'))?.status as { conditions: { type: string; status: string }[] }).conditions.find((c) => c.type === 'Valid');
     assert.equal(valid?.status, 'True');
+    // strait verify's service-discovery checks pass against this DNS server
+    const checks = await verifyCluster(a, 'cluster-a', udpResolver('127.0.0.1', dns.port));
+    assert.deepEqual(checks.map((c) => [c.target, c.result]), [
+      ['cluster-b.echo.default.svc.clusterset.local', 'pass'], ['echo.default.svc.clusterset.local', 'pass'],
+    ]);
+    // ... and fail against a server that does not know the name
+    const wrong = await verifyCluster(a, 'cluster-a', async () => ({ rcode: 3, addresses: [] }));
+    assert.ok(wrong.every((c) => c.result === 'fail'));
     await b.delete(K.ServiceExport, 'echo', 'default');
     await until('NXDOMAIN', async () => (await dig('echo.default.svc.clusterset.local')).status === 'NXDOMAIN', 1000);
   } finally {
