@@ -61,7 +61,7 @@ test('export in cluster-b: Valid goes AwaitingSync -> True, and both clusters im
     assert.equal((await cond(w.b, 'default', 'echo', 'Conflict'))?.status, 'False');
 
     for (const s of [w.a, w.b]) {
-      const imp = await waitFor('ServiceImport', () => s.get(K.ServiceImport, 'echo', 'default'));
+      const imp = await waitFor('ServiceImport with status', async () => { const i = await s.get(K.ServiceImport, 'echo', 'default'); return i?.status !== undefined && i; });
       assert.deepEqual(imp.spec, { type: 'ClusterSetIP', ports: [{ name: 'http', protocol: 'TCP', port: 8080 }] });
       assert.deepEqual(imp.status, { clusters: [{ cluster: 'cluster-b' }] });
       const slices = await waitFor('slice', async () => { const l = await s.list(K.EndpointSlice, { namespace: 'default', labelSelector: `${LABEL_SERVICE_NAME}=echo` }); return l.items.length > 0 && l.items; });
