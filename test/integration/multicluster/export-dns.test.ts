@@ -45,7 +45,9 @@ test('export echo in cluster-b -> dig in cluster-a answers its ClusterIP within 
     assert.deepEqual((await dig('cluster-b.echo.default.svc.clusterset.local')).answer, ['100.2.0.10']);
     const valid = ((await b.get(K.ServiceExport, 'echo', 'default'))?.status as { conditions: { type: string; status: string }[] }).conditions.find((c) => c.type === 'Valid');
     assert.equal(valid?.status, 'True');
-    // strait verify's service-discovery checks pass against this DNS server
+    // strait verify's service-discovery checks pass against this DNS server (it walks the
+    // ServiceImports, which are written just after the slices that make the name answer)
+    await until('the ServiceImport', async () => (await a.get(K.ServiceImport, 'echo', 'default'))?.status !== undefined, 1000);
     const checks = await verifyCluster(a, 'cluster-a', udpResolver('127.0.0.1', dns.port));
     assert.deepEqual(checks.map((c) => [c.target, c.result]), [
       ['cluster-b.echo.default.svc.clusterset.local', 'pass'], ['echo.default.svc.clusterset.local', 'pass'],

@@ -143,7 +143,7 @@ test('a broker that is down leaves imports in place; everything re-converges whe
     await w.b.apply(service('default', 'echo', '100.2.0.10'));
     await w.b.apply(exportOf('default', 'echo'));
     await waitFor('imported in a', () => w.a.get(K.ServiceImport, 'echo', 'default'));
-    const before = await cond(w.b, 'default', 'echo', 'Valid');
+    const before = await waitFor('b valid', async () => { const c = await cond(w.b, 'default', 'echo', 'Valid'); return c?.status === 'True' && c; });
 
     w.broker.setDown(true);
     await new Promise((r) => setTimeout(r, 800)); // resyncs run against a dead broker
