@@ -14,9 +14,11 @@ import { registerJoinCommand } from './join.js';
 import { registerShowCommands } from './show.js';
 import { registerVerifyCommand } from './verify.js';
 import { registerVersionCommand } from './version.js';
+import { registerWorldCommands } from './world.js';
 
 export function registerCommands(program: Command): void {
   registerVersionCommand(program);
+  registerWorldCommands(program);
   registerGithostCommand(program);
   registerAdminCommand(program);
   // resources
