@@ -1,14 +1,14 @@
 // The multicluster part of the control module, as a daemon: per joined cluster it runs the
 // export/import controllers, the clusterset.local DNS server, and publishes the gateway's
 // records (Endpoint, Gateway) to the cluster and the broker. /metrics beside it.
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { Registry } from 'prom-client';
 import { defineConfig, type ConfigSchema } from '../../src/base/config/index.js';
 import { E } from '../../src/base/errors/index.js';
 import { createLogger, type Logger } from '../../src/base/log/index.js';
 import { ClustersetZone, startClustersetDns, ZoneSource, type ClustersetDns } from '../../src/control/clusterset-dns/index.js';
 import {
-  MulticlusterAgent, MulticlusterMetrics, openBrokerOfCluster, startRecordsPublisher, type GatewayRecords,
+  bootstrapClusterSet, MulticlusterAgent, MulticlusterMetrics, openBrokerOfCluster, readJoin, startRecordsPublisher, type GatewayRecords,
 } from '../../src/control/multicluster/index.js';
 import { connectStore, type ResourceStore } from '../../src/control/store/index.js';
 import { serveStatus } from '../http-server.js';
@@ -22,6 +22,8 @@ export interface MulticlusterDaemonConfig {
   records?: { url: string; intervalMs: number };
   metrics: { listen: string; port: number };
   resyncMs: number;
+  /** deploy the broker and join every listed cluster when this cluster has not joined (what `strait up` does, on one cluster) */
+  bootstrap?: { brokerCluster: string; brokerInfoFile: string; clusters: { clusterId: string; clusterCIDR: string; serviceCIDR: string }[] };
 }
 
 const schema: ConfigSchema<MulticlusterDaemonConfig> = {
@@ -54,6 +56,20 @@ const schema: ConfigSchema<MulticlusterDaemonConfig> = {
       properties: { listen: { type: 'string', default: '127.0.0.1' }, port: { type: 'integer', minimum: 0, maximum: 65535, default: 9470 } },
     },
     resyncMs: { type: 'integer', minimum: 100, default: 10000 },
+    bootstrap: {
+      type: 'object', additionalProperties: false, required: ['brokerCluster', 'brokerInfoFile', 'clusters'], nullable: true,
+      properties: {
+        brokerCluster: { type: 'string' },
+        brokerInfoFile: { type: 'string' },
+        clusters: {
+          type: 'array',
+          items: {
+            type: 'object', additionalProperties: false, required: ['clusterId', 'clusterCIDR', 'serviceCIDR'],
+            properties: { clusterId: { type: 'string' }, clusterCIDR: { type: 'string' }, serviceCIDR: { type: 'string' } },
+          },
+        },
+      },
+    },
   },
 } as unknown as ConfigSchema<MulticlusterDaemonConfig>;
 
@@ -79,6 +95,22 @@ export async function runMulticlusterDaemon(raw: unknown, inject: { local?: Reso
     }
   }
   const local = inject.local ?? connectStore({ socketPath: cfg.store.socket, token, cluster: cfg.clusterId });
+  if (cfg.bootstrap && !inject.broker && !(await readJoin(local))) {
+    const b = cfg.bootstrap;
+    const brokerStore = connectStore({ socketPath: cfg.store.socket, token, cluster: 'broker' });
+    const others = b.clusters.map((c) => ({ c, store: c.clusterId === cfg.clusterId ? local : connectStore({ socketPath: cfg.store.socket, token, cluster: c.clusterId }) }));
+    try {
+      const r = await bootstrapClusterSet({
+        broker: brokerStore, brokerURL: `unix://${cfg.store.socket}#broker`, brokerCluster: b.brokerCluster, token,
+        clusters: others.map(({ c, store }) => ({ store, network: { clusterId: c.clusterId, networkPlugin: 'strait', clusterCIDRs: [c.clusterCIDR], serviceCIDRs: [c.serviceCIDR] } })),
+      });
+      writeFileSync(b.brokerInfoFile, r.brokerInfoText, { mode: 0o600 });
+      log.info({ file: b.brokerInfoFile, clusters: b.clusters.map((c) => c.clusterId) }, 'broker deployed and clusters joined');
+    } finally {
+      await brokerStore.close();
+      for (const o of others) if (o.store !== local) await o.store.close();
+    }
+  }
   // wait for the join: the broker connection is written by `strait join`
   let broker = inject.broker;
   for (let i = 0; !broker; i++) {
@@ -112,6 +144,7 @@ export async function runMulticlusterDaemon(raw: unknown, inject: { local?: Reso
   }) : undefined;
   const status = await serveStatus(cfg.metrics.listen, cfg.metrics.port, registry, () => ({ cluster: cfg.clusterId, exports: Object.fromEntries([...agent.exportConditions()].map(([k, v]) => [k, Object.fromEntries(v)])) }));
   log.info({ dnsPort: dns?.port, metricsPort: status.port }, 'multicluster control running');
+  if (process.connected) process.send?.({ type: 'ready' });
   return {
     agent, ...(dns ? { dns } : {}), metricsPort: status.port,
     async stop() {

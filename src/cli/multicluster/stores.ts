@@ -37,8 +37,9 @@ function worldStoreAccess(stateDir: string): { socketPath: string; token: string
   const w = readWorld(stateDir);
   const socketPath = w?.store?.socket ?? files.storeSocket;
   if (!existsSync(socketPath)) return undefined;
-  let token = w?.store?.token;
-  if (!token && existsSync(files.storeToken)) token = readFileSync(files.storeToken, 'utf8').trim();
+  // world.json names the token file (store.token); read the token from it
+  const tokenFile = w?.store?.token && existsSync(w.store.token) ? w.store.token : files.storeToken;
+  const token = existsSync(tokenFile) ? readFileSync(tokenFile, 'utf8').trim() : undefined;
   if (!token) return undefined;
   return { socketPath, token };
 }

@@ -58,7 +58,8 @@ export function readEndpoint(o: KubeObject, localCluster: string): EndpointRow {
     publicIP: str(s['publicIP'], s['public_ip']),
     cableDriver: str(s['cableDriver'], s['backend']),
     subnets: strs(s['subnets']),
-    type: declared === 'local' || declared === 'remote' ? declared : cluster === localCluster ? 'local' : 'remote',
+    // seen from the cluster that reads it: a record copied from another cluster says 'local' there
+    type: localCluster ? (cluster === localCluster ? 'local' : 'remote') : declared === 'remote' ? 'remote' : 'local',
   };
 }
 
