@@ -20,6 +20,7 @@ import { randomBytes } from 'node:crypto';
 import { accessSync, constants, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ClustersetZone, simpleResolver, ZoneSource } from '../src/control/clusterset-dns/index.js';
 import type { DnsResolver } from '../src/control/dns/index.js';
 import type { ResourceStore } from '../src/control/store/index.js';
 import type { Component, ComponentContext, PlanCluster, PlanNode, WorldPlan } from '../src/control/world/index.js';
@@ -151,17 +152,56 @@ function controlComponent(plan: WorldPlan, ctx: ComponentContext): Component | u
 }
 
 /**
- * Further DNS zones of each cluster's DNS server, asked after cluster.local
- * (clusterset.local goes here). Each gets the cluster's store once it is open.
+ * Further DNS zones of each cluster's DNS server, asked after cluster.local: the
+ * clusterset.local zone (docs/multicluster.md), fed from the cluster's store.
  */
-export function worldDnsResolvers(_cluster: PlanCluster, _store: ResourceStore | undefined, _plan: WorldPlan): DnsResolver[] {
-  return [];
+export function worldDnsResolvers(cluster: PlanCluster, store: ResourceStore | undefined, _plan: WorldPlan): DnsResolver[] {
+  if (!store) return [];
+  const zone = new ClustersetZone(cluster.name);
+  new ZoneSource(store, zone).start();
+  return [simpleResolver(zone)];
+}
+
+/**
+ * Multicluster control (docs/multicluster.md), one per cluster in its gateway node: the
+ * export/import controllers, and publishing the gateway's records. The first cluster's
+ * deploys the broker and joins every cluster (<state>/broker-info.subm).
+ */
+function multiclusterComponents(plan: WorldPlan, ctx: ComponentContext): Component[] {
+  const out: Component[] = [];
+  const first = plan.clusters[0];
+  for (const c of plan.clusters) {
+    const gw = activeGateway(c);
+    const cfg = {
+      clusterId: c.name,
+      store: { socket: ctx.storeSocket, tokenFile: ctx.storeTokenFile },
+      dns: { enabled: false },
+      ...(gw && plan.tunnels ? { records: { url: `http://${gw.underlayIP}:${ctx.metricsPort}/records` } } : {}),
+      metrics: { listen: gw ? gw.underlayIP : '127.0.0.1', port: ctx.metricsPort + 2 },
+      ...(c === first ? { bootstrap: {
+        brokerCluster: c.name, brokerInfoFile: join(ctx.stateDir, 'broker-info.subm'),
+        clusters: plan.clusters.map((x) => ({ clusterId: x.name, clusterCIDR: x.clusterCIDR, serviceCIDR: x.serviceCIDR })),
+      } } : {}),
+    };
+    const file = join(ctx.stateDir, `${c.name}.multicluster.json`);
+    writeFileSync(file, JSON.stringify(cfg, null, 2) + '\n', { mode: 0o600 });
+    out.push({
+      name: `${c.name}.multicluster`,
+      ...(gw ? { netns: gw.netns } : {}),
+      command: [process.execPath, here('./multicluster/main.js'), '--config', file],
+      env: { STRAIT_CLUSTER: c.name },
+      ready: 'ipc',
+      ...(gw ? { metrics: `${gw.underlayIP}:${ctx.metricsPort + 2}` } : {}),
+    });
+  }
+  return out;
 }
 
 export function worldComponents(plan: WorldPlan, ctx: ComponentContext): Component[] {
   return [
     ...(plan.tunnels ? tunnelComponents(plan, ctx) : []),
     ...(plan.githost ? [githostComponent(plan, ctx)] : []),
+    ...multiclusterComponents(plan, ctx),
     ...[controlComponent(plan, ctx)].filter((c): c is Component => c !== undefined),
   ];
 }

@@ -131,6 +131,65 @@ export const E = {
     detail: { cluster, known },
   })),
 
+  // --- multicluster: broker, join, export, clusterset DNS --------------------------
+  mcBrokerInfoEncoding: def('STRAIT_ERR_MC_BROKER_INFO_ENCODING', EXIT.usage, (source: string, reason: string) => ({
+    message: `broker info ${q(source)} is not base64 text: ${reason}; pass the broker-info.subm file that 'strait deploy-broker' wrote, unchanged`,
+    detail: { source, reason },
+  })),
+  mcBrokerInfoJson: def('STRAIT_ERR_MC_BROKER_INFO_JSON', EXIT.usage, (source: string, reason: string) => ({
+    message: `broker info ${q(source)} does not hold a JSON object: ${reason}; deploy the broker again to get a new file`,
+    detail: { source, reason },
+  })),
+  mcBrokerInfoField: def('STRAIT_ERR_MC_BROKER_INFO_FIELD', EXIT.usage, (source: string, field: string, rule: string, value?: unknown) => ({
+    message: `broker info ${q(source)}: field ${field} ${rule}${value === undefined ? '' : ` (got ${q(value)})`}`,
+    detail: { source, field, rule, value },
+  })),
+  mcBrokerInfoPsk: def('STRAIT_ERR_MC_BROKER_INFO_PSK', EXIT.usage, (source: string, bytes: number, min: number) => ({
+    message: `broker info ${q(source)}: the IPsec PSK has ${bytes} bytes, at least ${min} are required; deploy the broker again to generate a new PSK`,
+    detail: { source, bytes, min },
+  })),
+  mcBrokerInfoTampered: def('STRAIT_ERR_MC_BROKER_INFO_TAMPERED', EXIT.denied, (source: string) => ({
+    message: `broker info ${q(source)} failed its integrity check (the content was changed after 'strait deploy-broker' wrote it); use the original file`,
+    detail: { source },
+  })),
+  mcBrokerInfoStale: def('STRAIT_ERR_MC_BROKER_INFO_STALE', EXIT.denied, (source: string, what: string) => ({
+    message: `broker info ${q(source)} does not match the deployed broker (${what}); the broker was redeployed, use the broker-info.subm of the latest 'strait deploy-broker'`,
+    detail: { source, what },
+  })),
+  mcBrokerNotDeployed: def('STRAIT_ERR_MC_BROKER_NOT_DEPLOYED', EXIT.notFound, (where: string) => ({
+    message: `no broker is deployed at ${q(where)}; run 'strait deploy-broker' first`,
+    detail: { where },
+  })),
+  mcBrokerUrl: def('STRAIT_ERR_MC_BROKER_URL', EXIT.usage, (url: string, reason: string) => ({
+    message: `broker URL ${q(url)} cannot be used: ${reason}`,
+    detail: { url, reason },
+  })),
+  mcClusterIdInvalid: def('STRAIT_ERR_MC_CLUSTER_ID_INVALID', EXIT.usage, (clusterId: string) => ({
+    message: `cluster ID ${q(clusterId)} is not a DNS label (lower case letters, digits and '-', at most 63, starting and ending with a letter or digit); pick another --clusterid`,
+    detail: { clusterId },
+  })),
+  mcCidrOverlap: def('STRAIT_ERR_MC_CIDR_OVERLAP', EXIT.conflict,
+    (cluster: string, cidr: string, otherCluster: string, otherCidr: string) => ({
+      message: `cluster ${q(cluster)} cannot join: its CIDR ${q(cidr)} overlaps CIDR ${q(otherCidr)} of joined cluster ${q(otherCluster)}; change one of the CIDRs (or enable a global-IP scheme) and join again`,
+      detail: { cluster, cidr, otherCluster, otherCidr },
+    })),
+  mcNetworkUnknown: def('STRAIT_ERR_MC_NETWORK_UNKNOWN', EXIT.usage, (cluster: string, what: string) => ({
+    message: `cannot discover the ${what} of cluster ${q(cluster)}; pass it with the matching join flag (--clustercidr, --servicecidr)`,
+    detail: { cluster, what },
+  })),
+  mcNotJoined: def('STRAIT_ERR_MC_NOT_JOINED', EXIT.notFound, (cluster: string) => ({
+    message: `cluster ${q(cluster)} has not joined a broker; run 'strait join broker-info.subm --clusterid ${cluster}' first`,
+    detail: { cluster },
+  })),
+  mcExportUnsupported: def('STRAIT_ERR_MC_EXPORT_UNSUPPORTED', EXIT.usage, (namespace: string, name: string, type: string) => ({
+    message: `service ${q(`${namespace}/${name}`)} has type ${q(type)}, which cannot be exported; export a ClusterIP or headless service`,
+    detail: { namespace, name, type },
+  })),
+  mcDiagnoseFailed: def('STRAIT_ERR_MC_DIAGNOSE_FAILED', EXIT.general, (failed: string[]) => ({
+    message: `diagnose found ${failed.length} problem(s): ${failed.join('; ')}`,
+    detail: { failed },
+  })),
+
   // --- signatures and GitOps -----------------------------------------------------
   gpgKeyIdInvalid: def('STRAIT_ERR_GITOPS_KEY_ID_INVALID', EXIT.usage, (id: string) => ({
     message: `${id} is not a valid GnuPG key ID`,

@@ -5,13 +5,19 @@ import { registerCrdsCommand } from './crds.js';
 import { registerApiResourcesCommand } from './api-resources.js';
 import { registerAppCommand } from './app.js';
 import { registerApplyCommand } from './apply.js';
+import { registerBrokerCommands } from './broker.js';
 import { registerDeleteCommand } from './delete.js';
 import { registerDemoCommand } from './demo.js';
 import { registerDescribeCommand } from './describe.js';
+import { registerDiagnoseCommand } from './diagnose.js';
+import { registerExportCommands } from './export.js';
 import { registerGetCommand } from './get.js';
 import { registerGithostCommand } from './githost.js';
 import { registerGpgCommand } from './gpg.js';
+import { registerJoinCommand } from './join.js';
 import { registerLoginCommand } from './login.js';
+import { registerShowCommands } from './show.js';
+import { registerVerifyCommand } from './verify.js';
 import { registerVersionCommand } from './version.js';
 import { registerWorldCommands } from './world.js';
 
@@ -24,6 +30,13 @@ export function registerCommands(program: Command): void {
   registerDescribeCommand(program);
   registerDeleteCommand(program);
   registerApiResourcesCommand(program);
+  // multicluster
+  registerBrokerCommands(program);
+  registerJoinCommand(program);
+  registerExportCommands(program);
+  registerShowCommands(program);
+  registerDiagnoseCommand(program);
+  registerVerifyCommand(program);
   // (A) code-hosting server
   registerGithostCommand(program);
   registerAdminCommand(program);

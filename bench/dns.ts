@@ -1,0 +1,173 @@
+// clusterset.local DNS benchmark (issue 4):
+//   1. A-query throughput with dnsperf against strait's clusterset DNS and against CoreDNS
+//      (built from the Go module proxy by scripts/build-coredns.sh into a cache dir outside
+//      the repo), both serving the same records (CoreDNS from a zone file), same run.
+//   2. export -> answer latency: a ServiceExport created in cluster-b until cluster-a's DNS
+//      answers the name (controllers + broker + zone feed + server; in-process test stores).
+// Run: node dist/bench/dns.js [--seconds 10] [--services 200]
+import { execFile, spawn, spawnSync } from 'node:child_process';
+import { createSocket } from 'node:dgram';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { Packet } from 'dns2';
+import { ClustersetZone, startClustersetDns, ZoneSource, type ZoneService } from '../src/control/clusterset-dns/index.js';
+import { MC_KINDS as K, MulticlusterAgent } from '../src/control/multicluster/index.js';
+import { MemoryStore } from '../test/support/memory-store.js';
+import { newTestStore } from '../test/support/stores.js';
+
+const run = promisify(execFile);
+const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const arg = (name: string, dflt: number) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? Number(process.argv[i + 1]) : dflt;
+};
+const SECONDS = arg('seconds', 10);
+const SERVICES = arg('services', 200);
+const LAT_RUNS = arg('latency-runs', 100);
+
+function ipOf(i: number): string {
+  return `100.2.${Math.floor(i / 250)}.${(i % 250) + 1}`;
+}
+
+async function dnsperf(port: number, queryFile: string): Promise<{ qps: number; lost: number; avgLatencyMs: number }> {
+  const { stdout } = await run('dnsperf', ['-s', '127.0.0.1', '-p', String(port), '-d', queryFile, '-l', String(SECONDS), '-c', '8', '-q', '200'], { maxBuffer: 1 << 24 });
+  const qps = Number(/Queries per second:\s+([\d.]+)/.exec(stdout)?.[1] ?? NaN);
+  const lost = Number(/Queries lost:\s+(\d+)/.exec(stdout)?.[1] ?? NaN);
+  const avg = Number(/Average Latency \(s\):\s+([\d.]+)/.exec(stdout)?.[1] ?? NaN) * 1000;
+  return { qps, lost, avgLatencyMs: avg };
+}
+
+async function freePort(): Promise<number> {
+  const s = createSocket('udp4');
+  await new Promise<void>((r) => s.bind(0, '127.0.0.1', r));
+  const p = s.address().port;
+  s.close();
+  return p;
+}
+
+async function waitForDns(port: number, name: string): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    try {
+      const { stdout } = await run('dig', ['@127.0.0.1', '-p', String(port), '+short', '+time=1', '+tries=1', name]);
+      if (stdout.trim()) return;
+    } catch { /* not yet */ }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`DNS on port ${port} never answered ${name}`);
+}
+
+async function throughput(): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'strait-bench-dns-'));
+  try {
+    const zone = new ClustersetZone('cluster-a');
+    const lines: string[] = [];
+    const zoneFile = ['$ORIGIN clusterset.local.', '$TTL 5',
+      '@ IN SOA ns.dns.clusterset.local. hostmaster.clusterset.local. 1 7200 1800 86400 5', '@ IN NS ns.dns.clusterset.local.', 'ns.dns IN A 127.0.0.1'];
+    for (let i = 0; i < SERVICES; i++) {
+      const svc: ZoneService = { namespace: 'default', name: `svc-${i}`, headless: false, ports: [{ name: 'http', protocol: 'TCP', port: 8080 }],
+        clusters: new Map([['cluster-b', { ports: [], endpoints: [{ ip: ipOf(i), ready: true }] }]]) };
+      zone.upsert(svc);
+      zoneFile.push(`svc-${i}.default.svc IN A ${ipOf(i)}`, `cluster-b.svc-${i}.default.svc IN A ${ipOf(i)}`);
+      lines.push(`svc-${i}.default.svc.clusterset.local A`);
+    }
+    writeFileSync(join(dir, 'queries.txt'), lines.join('\n') + '\n');
+    writeFileSync(join(dir, 'clusterset.local.db'), zoneFile.join('\n') + '\n');
+
+    const dns = await startClustersetDns({ zone, port: 0, rateLimit: { qps: 1e9, burst: 1e9 } });
+    const ours = await dnsperf(dns.port, join(dir, 'queries.txt'));
+    await dns.close();
+    const f = (n: number) => n.toFixed(0);
+    console.log(`clusterset.local A queries, dnsperf ${SECONDS} s, 8 clients, ${SERVICES} names (qps = answered queries per second):`);
+    console.log(`  strait (dns2, 1 thread)   ${f(ours.qps)} qps   lost ${ours.lost}   avg latency ${ours.avgLatencyMs.toFixed(3)} ms`);
+
+    let theirs: { qps: number; lost: number; avgLatencyMs: number } | undefined;
+    const built = process.argv.includes('--no-coredns') ? { status: 1, stdout: '', stderr: 'skipped (--no-coredns)' } : spawnSync(join(root, 'scripts', 'build-coredns.sh'), { encoding: 'utf8' });
+    const corednsBin = built.status === 0 ? built.stdout.trim() : undefined;
+    if (corednsBin) {
+      const port = await freePort();
+      writeFileSync(join(dir, 'Corefile'), `clusterset.local:${port} {\n  bind 127.0.0.1\n  file ${join(dir, 'clusterset.local.db')}\n}\n`);
+      const child = spawn(corednsBin, ['-conf', join(dir, 'Corefile')], { stdio: 'ignore' });
+      try {
+        await waitForDns(port, 'svc-0.default.svc.clusterset.local');
+        theirs = await dnsperf(port, join(dir, 'queries.txt'));
+      } finally {
+        child.kill('SIGTERM');
+      }
+    } else {
+      console.log(`CoreDNS could not be built (scripts/build-coredns.sh): ${built.stderr.trim().split('\n').pop()}`);
+    }
+    if (theirs) {
+      console.log(`  CoreDNS (file plugin)     ${f(theirs.qps)} qps   lost ${theirs.lost}   avg latency ${theirs.avgLatencyMs.toFixed(3)} ms`);
+      console.log(`  strait/CoreDNS            ${(ours.qps / theirs.qps).toFixed(2)}x`);
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function queryOnce(sock: ReturnType<typeof createSocket>, port: number, name: string, id: number): Promise<string | undefined> {
+  const p = new Packet();
+  p.header.id = id;
+  p.questions.push({ name, type: 1, class: 1 } as never);
+  return new Promise((resolve) => {
+    const t = setTimeout(() => { sock.off('message', on); resolve(undefined); }, 200);
+    const on = (msg: Buffer) => {
+      if (msg.readUInt16BE(0) !== id) return;
+      clearTimeout(t);
+      sock.off('message', on);
+      const r = Packet.parse(msg);
+      resolve((r.answers[0] as { address?: string } | undefined)?.address);
+    };
+    sock.on('message', on);
+    sock.send(p.toBuffer(), port, '127.0.0.1');
+  });
+}
+
+async function exportLatency(): Promise<void> {
+  const broker = newTestStore();
+  const a = newTestStore();
+  const b = newTestStore();
+  const storeKind = broker instanceof MemoryStore ? 'test-only in-memory stores (embedded store not built yet)' : 'embedded stores';
+  const agents = [new MulticlusterAgent({ clusterId: 'cluster-a', local: a, broker }), new MulticlusterAgent({ clusterId: 'cluster-b', local: b, broker })];
+  agents.forEach((x) => x.start());
+  const zone = new ClustersetZone('cluster-a');
+  const source = new ZoneSource(a, zone);
+  source.start();
+  const dns = await startClustersetDns({ zone, port: 0, rateLimit: { qps: 1e9, burst: 1e9 } });
+  const sock = createSocket('udp4');
+  await new Promise<void>((r) => sock.bind(0, '127.0.0.1', r));
+  const samples: number[] = [];
+  let id = 1;
+  try {
+    for (let i = 0; i < LAT_RUNS; i++) {
+      const name = `lat-${i}`;
+      await b.apply({ apiVersion: 'v1', kind: 'Service', metadata: { name, namespace: 'default' }, spec: { type: 'ClusterIP', clusterIP: ipOf(i), ports: [{ name: 'http', protocol: 'TCP', port: 8080 }] } });
+      const t0 = performance.now();
+      await b.apply({ apiVersion: K.ServiceExport.apiVersion, kind: 'ServiceExport', metadata: { name, namespace: 'default' } });
+      for (;;) {
+        const ans = await queryOnce(sock, dns.port, `${name}.default.svc.clusterset.local`, id = (id + 1) & 0xffff);
+        if (ans === ipOf(i)) break;
+        if (performance.now() - t0 > 5000) throw new Error(`no answer for ${name} after 5 s`);
+        await new Promise((r) => setTimeout(r, 1));
+      }
+      samples.push(performance.now() - t0);
+    }
+  } finally {
+    sock.close();
+    await dns.close();
+    source.stop();
+    for (const x of agents) await x.stop();
+    await Promise.all([broker.close(), a.close(), b.close()]);
+  }
+  samples.sort((x, y) => x - y);
+  const pct = (p: number) => samples[Math.min(samples.length - 1, Math.floor((p / 100) * samples.length))]!;
+  console.log(`export -> answer in the other cluster (${LAT_RUNS} exports; controllers, broker, zone feed and DNS in one process, ${storeKind}):`);
+  console.log(`  p50 ${pct(50).toFixed(2)} ms   p99 ${pct(99).toFixed(2)} ms   max ${samples[samples.length - 1]!.toFixed(2)} ms   (goal p99 < 100 ms)`);
+}
+
+if (!process.argv.includes('--no-throughput')) await throughput();
+await exportLatency();
+process.exit(0);

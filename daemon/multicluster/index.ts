@@ -1,0 +1,160 @@
+// The multicluster part of the control module, as a daemon: per joined cluster it runs the
+// export/import controllers, the clusterset.local DNS server, and publishes the gateway's
+// records (Endpoint, Gateway) to the cluster and the broker. /metrics beside it.
+import { readFileSync, writeFileSync } from 'node:fs';
+import { Registry } from 'prom-client';
+import { defineConfig, type ConfigSchema } from '../../src/base/config/index.js';
+import { E } from '../../src/base/errors/index.js';
+import { createLogger, type Logger } from '../../src/base/log/index.js';
+import { ClustersetZone, startClustersetDns, ZoneSource, type ClustersetDns } from '../../src/control/clusterset-dns/index.js';
+import {
+  bootstrapClusterSet, MulticlusterAgent, MulticlusterMetrics, openBrokerOfCluster, readJoin, startRecordsPublisher, type GatewayRecords,
+} from '../../src/control/multicluster/index.js';
+import { connectStore, type ResourceStore } from '../../src/control/store/index.js';
+import { serveStatus } from '../http-server.js';
+
+export interface MulticlusterDaemonConfig {
+  clusterId: string;
+  /** the local world's store API; the cluster's store is `clusterId`, the broker comes from the join */
+  store: { socket: string; tokenFile: string };
+  dns: { enabled: boolean; listen: string; port: number; upstream?: string; rateLimitQps: number; rateLimitBurst: number };
+  /** the gateway daemon's /records URL, polled and published */
+  records?: { url: string; intervalMs: number };
+  metrics: { listen: string; port: number };
+  resyncMs: number;
+  /** deploy the broker and join every listed cluster when this cluster has not joined (what `strait up` does, on one cluster) */
+  bootstrap?: { brokerCluster: string; brokerInfoFile: string; clusters: { clusterId: string; clusterCIDR: string; serviceCIDR: string }[] };
+}
+
+const schema: ConfigSchema<MulticlusterDaemonConfig> = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['clusterId', 'store'],
+  properties: {
+    clusterId: { type: 'string', pattern: '^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$' },
+    store: {
+      type: 'object', additionalProperties: false, required: ['socket', 'tokenFile'],
+      properties: { socket: { type: 'string', minLength: 1 }, tokenFile: { type: 'string', minLength: 1 } },
+    },
+    dns: {
+      type: 'object', additionalProperties: false, required: [], default: {},
+      properties: {
+        enabled: { type: 'boolean', default: true },
+        listen: { type: 'string', default: '127.0.0.1' },
+        port: { type: 'integer', minimum: 0, maximum: 65535, default: 53 },
+        upstream: { type: 'string', nullable: true, pattern: '^[0-9.]+:[0-9]+$' },
+        rateLimitQps: { type: 'number', minimum: 1, default: 10000 },
+        rateLimitBurst: { type: 'number', minimum: 1, default: 20000 },
+      },
+    },
+    records: {
+      type: 'object', additionalProperties: false, required: ['url'], nullable: true,
+      properties: { url: { type: 'string', pattern: '^http://' }, intervalMs: { type: 'integer', minimum: 100, default: 1000 } },
+    },
+    metrics: {
+      type: 'object', additionalProperties: false, required: [], default: {},
+      properties: { listen: { type: 'string', default: '127.0.0.1' }, port: { type: 'integer', minimum: 0, maximum: 65535, default: 9470 } },
+    },
+    resyncMs: { type: 'integer', minimum: 100, default: 10000 },
+    bootstrap: {
+      type: 'object', additionalProperties: false, required: ['brokerCluster', 'brokerInfoFile', 'clusters'], nullable: true,
+      properties: {
+        brokerCluster: { type: 'string' },
+        brokerInfoFile: { type: 'string' },
+        clusters: {
+          type: 'array',
+          items: {
+            type: 'object', additionalProperties: false, required: ['clusterId', 'clusterCIDR', 'serviceCIDR'],
+            properties: { clusterId: { type: 'string' }, clusterCIDR: { type: 'string' }, serviceCIDR: { type: 'string' } },
+          },
+        },
+      },
+    },
+  },
+} as unknown as ConfigSchema<MulticlusterDaemonConfig>;
+
+export const multiclusterDaemonConfig = defineConfig(schema);
+
+export interface RunningMulticluster {
+  agent: MulticlusterAgent;
+  dns?: ClustersetDns;
+  metricsPort: number;
+  stop(): Promise<void>;
+}
+
+/** Stores may be injected (tests); otherwise they come from the configured store API. */
+export async function runMulticlusterDaemon(raw: unknown, inject: { local?: ResourceStore; broker?: ResourceStore; log?: Logger } = {}): Promise<RunningMulticluster> {
+  const cfg = multiclusterDaemonConfig.parse(raw, 'multicluster config');
+  const log = inject.log ?? createLogger('multicluster', { cluster: cfg.clusterId });
+  let token = '';
+  if (!inject.local) {
+    try {
+      token = readFileSync(cfg.store.tokenFile, 'utf8').trim();
+    } catch (err) {
+      throw E.fileUnreadable(cfg.store.tokenFile, (err as Error).message);
+    }
+  }
+  const local = inject.local ?? connectStore({ socketPath: cfg.store.socket, token, cluster: cfg.clusterId });
+  if (cfg.bootstrap && !inject.broker && !(await readJoin(local))) {
+    const b = cfg.bootstrap;
+    const brokerStore = connectStore({ socketPath: cfg.store.socket, token, cluster: 'broker' });
+    const others = b.clusters.map((c) => ({ c, store: c.clusterId === cfg.clusterId ? local : connectStore({ socketPath: cfg.store.socket, token, cluster: c.clusterId }) }));
+    try {
+      const r = await bootstrapClusterSet({
+        broker: brokerStore, brokerURL: `unix://${cfg.store.socket}#broker`, brokerCluster: b.brokerCluster, token,
+        clusters: others.map(({ c, store }) => ({ store, network: { clusterId: c.clusterId, networkPlugin: 'strait', clusterCIDRs: [c.clusterCIDR], serviceCIDRs: [c.serviceCIDR] } })),
+      });
+      writeFileSync(b.brokerInfoFile, r.brokerInfoText, { mode: 0o600 });
+      log.info({ file: b.brokerInfoFile, clusters: b.clusters.map((c) => c.clusterId) }, 'broker deployed and clusters joined');
+    } finally {
+      await brokerStore.close();
+      for (const o of others) if (o.store !== local) await o.store.close();
+    }
+  }
+  // wait for the join: the broker connection is written by `strait join`
+  let broker = inject.broker;
+  for (let i = 0; !broker; i++) {
+    broker = await openBrokerOfCluster(local).catch(() => undefined);
+    if (!broker) {
+      if (i === 0) log.info('waiting for this cluster to join a broker');
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+  }
+  const registry = new Registry();
+  const metrics = new MulticlusterMetrics(registry);
+  const agent = new MulticlusterAgent({ clusterId: cfg.clusterId, local, broker, metrics, log, resyncMs: cfg.resyncMs });
+  agent.start();
+  let dns: ClustersetDns | undefined;
+  let source: ZoneSource | undefined;
+  if (cfg.dns.enabled) {
+    const zone = new ClustersetZone(cfg.clusterId);
+    source = new ZoneSource(local, zone);
+    source.start();
+    const [ua, up] = cfg.dns.upstream ? cfg.dns.upstream.split(':') : [];
+    dns = await startClustersetDns({
+      zone, address: cfg.dns.listen, port: cfg.dns.port, registry, log,
+      rateLimit: { qps: cfg.dns.rateLimitQps, burst: cfg.dns.rateLimitBurst },
+      ...(ua && up ? { upstream: { address: ua, port: Number(up) } } : {}),
+    });
+  }
+  const publisher = cfg.records ? startRecordsPublisher({
+    local, broker, intervalMs: cfg.records.intervalMs,
+    fetchRecords: async () => (await (await fetch(cfg.records!.url)).json()) as GatewayRecords,
+    onError: (err) => log.debug({ err }, 'publishing gateway records failed'),
+  }) : undefined;
+  const status = await serveStatus(cfg.metrics.listen, cfg.metrics.port, registry, () => ({ cluster: cfg.clusterId, exports: Object.fromEntries([...agent.exportConditions()].map(([k, v]) => [k, Object.fromEntries(v)])) }));
+  log.info({ dnsPort: dns?.port, metricsPort: status.port }, 'multicluster control running');
+  if (process.connected) process.send?.({ type: 'ready' });
+  return {
+    agent, ...(dns ? { dns } : {}), metricsPort: status.port,
+    async stop() {
+      publisher?.stop();
+      source?.stop();
+      await dns?.close();
+      await agent.stop();
+      await new Promise<void>((r) => status.server.close(() => r()));
+      if (!inject.broker) await broker.close();
+      if (!inject.local) await local.close();
+    },
+  };
+}

@@ -1,0 +1,284 @@
+// The clusterset.local zone: what each imported service resolves to. Fed from the
+// cluster's ServiceImports and imported EndpointSlices (see source.ts); answers per
+// Submariner Lighthouse's rules:
+//   <svc>.<ns>.svc.clusterset.local            A: the local cluster's ClusterIP when it exports
+//                                              and is healthy, else round-robin over connected,
+//                                              healthy clusters; headless: all pod IPs
+//   <cluster>.<svc>.<ns>.svc.clusterset.local  A: that cluster's
+//   <pod>.<cluster>.<svc>.<ns>.svc...          A: one pod of a headless service
+//   _<port>._<proto>.[<cluster>.]<svc>.<ns>.svc.clusterset.local  SRV for named ports
+// TTL 5; NXDOMAIN for names not exported; NODATA (with SOA) for other types of known names.
+
+export const ZONE = 'clusterset.local';
+export const TTL = 5;
+
+export type RType = 'A' | 'SRV' | 'SOA';
+
+export interface Rr {
+  name: string;
+  type: RType;
+  ttl: number;
+  /** A */
+  address?: string;
+  /** SRV */
+  priority?: number;
+  weight?: number;
+  port?: number;
+  target?: string;
+}
+
+export interface Answer {
+  rcode: 0 | 3; // NOERROR, NXDOMAIN
+  /** false when the answer rotates (round-robin): it must not be reused for the next query */
+  stable: boolean;
+  answers: Rr[];
+  additionals: Rr[];
+  authority: Rr[];
+}
+
+export interface ZonePort {
+  name?: string;
+  protocol: string;
+  port: number;
+}
+
+export interface ZoneEndpoint {
+  ip: string;
+  hostname?: string;
+  ready: boolean;
+}
+
+export interface ZoneCluster {
+  endpoints: ZoneEndpoint[];
+  ports: ZonePort[];
+}
+
+export interface ZoneService {
+  namespace: string;
+  name: string;
+  headless: boolean;
+  ports: ZonePort[];
+  /** cluster id -> what that cluster exports */
+  clusters: Map<string, ZoneCluster>;
+}
+
+export interface ClusterHealth {
+  /** whether traffic can reach this cluster now (the local cluster always can) */
+  isConnected(cluster: string): boolean;
+}
+
+const SOA_TAIL = { primary: `ns.dns.${ZONE}`, admin: `hostmaster.${ZONE}` };
+
+export class ClustersetZone {
+  private services = new Map<string, ZoneService>();
+  private namespaces = new Map<string, number>();
+  private rr = new Map<string, number>();
+  /** bumped on every change; the server drops its answer cache when it moves */
+  generation = 0;
+  serial: number;
+
+  constructor(readonly localCluster: string, private health: ClusterHealth = { isConnected: () => true }, serial = 1) {
+    this.serial = serial;
+  }
+
+  setHealth(h: ClusterHealth): void {
+    this.health = h;
+    this.generation++;
+  }
+
+  touch(): void {
+    this.generation++;
+  }
+
+  upsert(svc: ZoneService): void {
+    const key = `${svc.namespace}/${svc.name}`;
+    if (!this.services.has(key)) this.namespaces.set(svc.namespace, (this.namespaces.get(svc.namespace) ?? 0) + 1);
+    this.services.set(key, svc);
+    this.generation++;
+  }
+
+  remove(namespace: string, name: string): void {
+    const key = `${namespace}/${name}`;
+    if (!this.services.delete(key)) return;
+    const n = (this.namespaces.get(namespace) ?? 1) - 1;
+    if (n <= 0) this.namespaces.delete(namespace);
+    else this.namespaces.set(namespace, n);
+    this.generation++;
+  }
+
+  get(namespace: string, name: string): ZoneService | undefined {
+    return this.services.get(`${namespace}/${name}`);
+  }
+
+  list(): ZoneService[] {
+    return [...this.services.values()];
+  }
+
+  soa(): Rr & { primary: string; admin: string; serial: number; refresh: number; retry: number; expiration: number; minimum: number } {
+    return { name: ZONE, type: 'SOA', ttl: TTL, ...SOA_TAIL, serial: this.serial, refresh: 7200, retry: 1800, expiration: 86400, minimum: TTL };
+  }
+
+  /** Whether a name is inside the zone (then this zone answers it, else it is forwarded). */
+  static inZone(qnameLower: string): boolean {
+    return qnameLower === ZONE || qnameLower.endsWith(`.${ZONE}`);
+  }
+
+  /** Answer a question. `qname` as asked (any case, with or without the final dot). */
+  resolve(qname: string, qtype: number): Answer {
+    this.rotated = false;
+    const a = this.lookup(qname, qtype);
+    a.stable = !this.rotated;
+    return a;
+  }
+
+  private rotated = false;
+
+  private lookup(qname: string, qtype: number): Answer {
+    const name = qname.replace(/\.$/, '');
+    const lower = name.toLowerCase();
+    const out: Answer = { rcode: 0, stable: true, answers: [], additionals: [], authority: [] };
+    const nodata = () => { out.authority.push(this.soa()); return out; };
+    const nx = () => { out.rcode = 3; out.authority.push(this.soa()); return out; };
+    if (lower === ZONE) {
+      if (qtype === 6 || qtype === 255) out.answers.push({ ...this.soa(), name });
+      else out.authority.push(this.soa());
+      return out;
+    }
+    const suffix = `.svc.${ZONE}`;
+    if (lower === `svc.${ZONE}`) return nodata();
+    if (!lower.endsWith(suffix)) return nx();
+    const labels = lower.slice(0, -suffix.length).split('.');
+    const origLabels = name.slice(0, -suffix.length).split('.');
+    const wantA = qtype === 1 || qtype === 255;
+    const wantSrv = qtype === 33 || qtype === 255;
+
+    if (labels.length === 1) return this.namespaces.has(labels[0]!) ? nodata() : nx();
+
+    const ns = labels[labels.length - 1]!;
+    const svcName = labels[labels.length - 2]!;
+    const svc = this.get(ns, svcName);
+    if (!svc) return nx();
+    const base = `${origLabels[origLabels.length - 2]}.${origLabels[origLabels.length - 1]}${name.slice(name.length - suffix.length)}`;
+    const rest = labels.slice(0, -2);
+
+    // SRV names: _port._proto[.cluster]
+    if (rest.length >= 2 && rest[0]!.startsWith('_') && rest[1]!.startsWith('_')) {
+      if (rest.length > 3) return nx();
+      const portName = rest[0]!.slice(1);
+      const proto = rest[1]!.slice(1);
+      const cluster = rest[2];
+      const port = svc.ports.find((p) => (p.name ?? '').toLowerCase() === portName && p.protocol.toLowerCase() === proto);
+      if (!port) return nx();
+      if (cluster !== undefined && !svc.clusters.has(cluster)) return nx();
+      if (!wantSrv) return nodata();
+      this.srv(svc, name, port, cluster, base, out);
+      return out.answers.length > 0 ? out : nodata();
+    }
+
+    if (rest.length === 0) {
+      if (qtype === 33) {
+        for (const p of svc.ports) if (p.name) this.srv(svc, name, p, undefined, base, out);
+        return out.answers.length > 0 ? out : nodata();
+      }
+      if (!wantA) return nodata();
+      for (const ip of this.serviceIps(svc)) out.answers.push({ name, type: 'A', ttl: TTL, address: ip });
+      return out.answers.length > 0 ? out : nodata();
+    }
+
+    if (rest.length === 1) {
+      const cluster = rest[0]!;
+      const c = svc.clusters.get(cluster);
+      if (!c) return nx();
+      if (qtype === 33) {
+        for (const p of svc.ports) if (p.name) this.srv(svc, name, p, cluster, base, out);
+        return out.answers.length > 0 ? out : nodata();
+      }
+      if (!wantA || !this.health.isConnected(cluster)) return nodata();
+      for (const e of c.endpoints) if (e.ready) out.answers.push({ name, type: 'A', ttl: TTL, address: e.ip });
+      return out.answers.length > 0 ? out : nodata();
+    }
+
+    if (rest.length === 2 && svc.headless) {
+      const [host, cluster] = rest as [string, string];
+      const c = svc.clusters.get(cluster);
+      const e = c?.endpoints.find((x) => (x.hostname ?? '').toLowerCase() === host);
+      if (!c || !e) return nx();
+      if (!wantA || !e.ready || !this.health.isConnected(cluster)) return nodata();
+      out.answers.push({ name, type: 'A', ttl: TTL, address: e.ip });
+      return out;
+    }
+    return nx();
+  }
+
+  /** Clusters of a service that can be used now, sorted. */
+  private usable(svc: ZoneService): string[] {
+    const out: string[] = [];
+    for (const [cluster, c] of svc.clusters) {
+      if (!this.health.isConnected(cluster)) continue;
+      if (!c.endpoints.some((e) => e.ready)) continue;
+      out.push(cluster);
+    }
+    return out.sort();
+  }
+
+  private serviceIps(svc: ZoneService): string[] {
+    const usable = this.usable(svc);
+    if (svc.headless) {
+      const ips: string[] = [];
+      for (const cluster of usable) for (const e of svc.clusters.get(cluster)!.endpoints) if (e.ready) ips.push(e.ip);
+      return ips;
+    }
+    if (usable.length === 0) return [];
+    let cluster: string;
+    if (usable.includes(this.localCluster)) cluster = this.localCluster;
+    else {
+      const key = `${svc.namespace}/${svc.name}`;
+      const n = this.rr.get(key) ?? 0;
+      this.rr.set(key, n + 1);
+      if (usable.length > 1) this.rotated = true;
+      cluster = usable[n % usable.length]!;
+    }
+    const e = svc.clusters.get(cluster)!.endpoints.find((x) => x.ready);
+    return e ? [e.ip] : [];
+  }
+
+  private srv(svc: ZoneService, name: string, port: ZonePort, cluster: string | undefined, base: string, out: Answer): void {
+    const clusters = cluster === undefined ? this.usable(svc) : this.health.isConnected(cluster) ? [cluster] : [];
+    if (!svc.headless) {
+      if (cluster === undefined) {
+        if (clusters.length === 0) return;
+        out.answers.push({ name, type: 'SRV', ttl: TTL, priority: 0, weight: 50, port: port.port, target: base });
+        for (const ip of this.serviceIps(svc)) out.additionals.push({ name: base, type: 'A', ttl: TTL, address: ip });
+        return;
+      }
+      const target = `${cluster}.${base}`;
+      const e = svc.clusters.get(cluster)?.endpoints.find((x) => x.ready);
+      if (!e || clusters.length === 0) return;
+      out.answers.push({ name, type: 'SRV', ttl: TTL, priority: 0, weight: 50, port: port.port, target });
+      out.additionals.push({ name: target, type: 'A', ttl: TTL, address: e.ip });
+      return;
+    }
+    for (const c of clusters) {
+      for (const e of svc.clusters.get(c)?.endpoints ?? []) {
+        if (!e.ready || !e.hostname) continue;
+        const target = `${e.hostname}.${c}.${base}`;
+        out.answers.push({ name, type: 'SRV', ttl: TTL, priority: 0, weight: 50, port: port.port, target });
+        out.additionals.push({ name: target, type: 'A', ttl: TTL, address: e.ip });
+      }
+    }
+  }
+}
+
+/**
+ * The zone as a plain resolver for another DNS server that embeds it (the world's cluster
+ * DNS plugs further zones in this shape): A answers only; undefined outside the zone.
+ */
+export function simpleResolver(zone: ClustersetZone): { resolve(name: string, qtype: number): { rcode: 0 | 3; addresses: string[] } | undefined } {
+  return {
+    resolve(name: string, qtype: number) {
+      if (!ClustersetZone.inZone(name.toLowerCase().replace(/\.$/, ''))) return undefined;
+      const a = zone.resolve(name, qtype);
+      return { rcode: a.rcode, addresses: a.answers.filter((r) => r.type === 'A' && r.address).map((r) => r.address!) };
+    },
+  };
+}

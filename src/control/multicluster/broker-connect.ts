@@ -1,0 +1,31 @@
+// Reaching a broker by the URL in its broker info: unix:///path/store.sock#broker (a local
+// world's store API) or file:///dir (an embedded store directory).
+import { existsSync } from 'node:fs';
+import { E } from '../../base/errors/index.js';
+import { connectStore, openEmbeddedStore, type ResourceStore } from '../store/index.js';
+import { BROKER_CONNECTION_SECRET, OPERATOR_NAMESPACE } from './names.js';
+import { K, unb64 } from './store-util.js';
+
+export function openBrokerByUrl(url: string, token: string): ResourceStore {
+  if (url.startsWith('unix://')) {
+    const hash = url.indexOf('#');
+    const socketPath = url.slice('unix://'.length, hash < 0 ? undefined : hash);
+    const cluster = hash < 0 ? 'broker' : url.slice(hash + 1);
+    if (!existsSync(socketPath)) throw E.mcBrokerUrl(url, `the socket ${socketPath} does not exist; is the world that runs the broker up?`);
+    return connectStore({ socketPath, token, cluster });
+  }
+  if (url.startsWith('file://')) {
+    const dir = url.slice('file://'.length);
+    if (!existsSync(dir)) throw E.mcBrokerUrl(url, `the directory ${dir} does not exist`);
+    return openEmbeddedStore({ dir });
+  }
+  throw E.mcBrokerUrl(url, 'only unix:// (local world) and file:// (embedded store) brokers are reachable from this build; Kubernetes brokers come with Kubernetes mode');
+}
+
+/** The broker a joined cluster uses (from the connection secret written at join); undefined when not joined. */
+export async function openBrokerOfCluster(local: ResourceStore): Promise<ResourceStore | undefined> {
+  const s = await local.get(K.Secret, BROKER_CONNECTION_SECRET, OPERATOR_NAMESPACE);
+  const data = (s?.['data'] ?? {}) as Record<string, string>;
+  const url = unb64(data['brokerURL']);
+  return url ? openBrokerByUrl(url, unb64(data['token'])) : undefined;
+}

@@ -1,0 +1,25 @@
+// Multicluster service export: broker, join, ServiceExport -> broker -> ServiceImport sync,
+// diagnose, and the records `strait show` prints.
+export {
+  encodeBrokerInfo, parseBrokerInfo, generatePsk, fingerprint, PSK_BYTES, KNOWN_COMPONENTS,
+  type BrokerInfo, type Component,
+} from './broker-info.js';
+export { deployBroker, describeBroker, checkBrokerInfoCurrent, type DeployBrokerOptions, type BrokerDescription } from './broker.js';
+export {
+  joinCluster, readJoin, listJoinedClusters, clusterRecord, networkOf, CABLE_DRIVERS,
+  type JoinOptions, type JoinResult, type JoinSettings, type CableDriver,
+} from './join.js';
+export { findOverlaps, findAllOverlaps, validateNetwork, type ClusterNetwork, type CidrOverlap } from './network.js';
+export { diagnose, type DiagnoseCheck, type DiagnoseOptions, type CheckStatus } from './diagnose.js';
+export { MulticlusterAgent, type AgentOptions } from './agent.js';
+export { aggregate, exportFromSlice, type Aggregate, type ClusterExport, type ServicePort, type SliceEndpoint, type ImportType } from './aggregate.js';
+export { MulticlusterMetrics } from './metrics.js';
+export { REASON, MESSAGE, type Condition } from './conditions.js';
+export * from './names.js';
+export { K as MC_KINDS } from './store-util.js';
+export { Informer, KeyQueue, type InformerHandlers } from './informer.js';
+export { readEndpoint, readGateway, connectedClusters, formatRttNs, type EndpointRow, type ConnectionRow, type GatewayRow } from './records.js';
+export { publishGatewayRecords, startRecordsPublisher, type GatewayRecords } from './records-sync.js';
+export { openBrokerByUrl, openBrokerOfCluster } from './broker-connect.js';
+export { bootstrapClusterSet, type BootstrapOptions } from './bootstrap.js';
+export { verifyCluster, type VerifyCheck, type ResolveA } from './verify.js';

@@ -1,0 +1,39 @@
+// Small helpers over the ResourceStore for this component.
+import { Kinds } from '../resources/index.js';
+import type { KindRef, KubeObject, ResourceStore } from '../store/index.js';
+
+export const ref = (k: { apiVersion: string; kind: string }): KindRef => ({ apiVersion: k.apiVersion, kind: k.kind });
+export const K = {
+  Namespace: ref(Kinds.Namespace),
+  ConfigMap: ref(Kinds.ConfigMap),
+  Secret: ref(Kinds.Secret),
+  Service: ref(Kinds.Service),
+  Pod: ref(Kinds.Pod),
+  EndpointSlice: ref(Kinds.EndpointSlice),
+  ServiceExport: ref(Kinds.ServiceExport),
+  ServiceImport: ref(Kinds.ServiceImport),
+  Cluster: ref(Kinds.Cluster),
+  Endpoint: ref(Kinds.Endpoint),
+  Gateway: ref(Kinds.Gateway),
+} as const;
+
+/** Namespaces known to exist, per store: a namespace is made once, not checked on every write. */
+const ensured = new WeakMap<ResourceStore, Set<string>>();
+
+export async function ensureNamespace(store: ResourceStore, name: string): Promise<void> {
+  let known = ensured.get(store);
+  if (!known) ensured.set(store, (known = new Set()));
+  if (known.has(name)) return;
+  const existing = await store.get(K.Namespace, name);
+  if (!existing) await store.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
+  known.add(name);
+}
+
+export const b64 = (s: string | Buffer): string => (typeof s === 'string' ? Buffer.from(s, 'utf8') : s).toString('base64');
+export const unb64 = (s: unknown): string => (typeof s === 'string' ? Buffer.from(s, 'base64').toString('utf8') : '');
+
+/** The string map of a ConfigMap (data) */
+export function cmData(obj: KubeObject | undefined): Record<string, string> {
+  const d = obj?.['data'];
+  return d && typeof d === 'object' ? (d as Record<string, string>) : {};
+}

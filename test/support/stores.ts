@@ -1,0 +1,65 @@
+// Stores for the multicluster tests: the embedded store (openEmbeddedStore in a temp dir)
+// once it is built, else the TEST-ONLY MemoryStore; and FlakyStore, a wrapper that can
+// take any ResourceStore "down" to simulate a broker outage.
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { E, isStraitError } from '../../src/base/errors/index.js';
+import {
+  openEmbeddedStore, type CoreEvent, type KindRef, type KubeObject, type ListOptions, type ObjectList, type ResourceStore,
+  type Watch, type WatchEvent, type WatchOptions,
+} from '../../src/control/store/index.js';
+import { MemoryStore } from './memory-store.js';
+
+export function newTestStore(): ResourceStore {
+  try {
+    return openEmbeddedStore({ dir: mkdtempSync(join(tmpdir(), 'strait-mc-store-')) });
+  } catch (err) {
+    if (isStraitError(err, 'STRAIT_ERR_INTERNAL')) return new MemoryStore(); // embedded store not built yet
+    throw err;
+  }
+}
+
+export class FlakyStore implements ResourceStore {
+  private down = false;
+  private watches = new Set<{ w: Watch; fail: (e: Error) => void }>();
+
+  constructor(readonly inner: ResourceStore) {}
+
+  setDown(down: boolean): void {
+    this.down = down;
+    if (down) {
+      for (const x of [...this.watches]) x.fail(E.storeUnavailable('flaky', 'store is down'));
+      this.watches.clear();
+    }
+  }
+
+  private check(): void {
+    if (this.down) throw E.storeUnavailable('flaky', 'store is down');
+  }
+
+  async get<T extends KubeObject = KubeObject>(kind: KindRef, name: string, namespace?: string): Promise<T | undefined> { this.check(); return this.inner.get<T>(kind, name, namespace); }
+  async list<T extends KubeObject = KubeObject>(kind: KindRef, opts?: ListOptions): Promise<ObjectList<T>> { this.check(); return this.inner.list<T>(kind, opts); }
+  async apply<T extends KubeObject = KubeObject>(obj: T): Promise<T> { this.check(); return this.inner.apply(obj); }
+  async update<T extends KubeObject = KubeObject>(obj: T): Promise<T> { this.check(); return this.inner.update(obj); }
+  async updateStatus<T extends KubeObject = KubeObject>(obj: T): Promise<T> { this.check(); return this.inner.updateStatus(obj); }
+  async delete(kind: KindRef, name: string, namespace?: string): Promise<boolean> { this.check(); return this.inner.delete(kind, name, namespace); }
+  async recordEvent(ev: CoreEvent): Promise<void> { this.check(); return this.inner.recordEvent(ev); }
+  async close(): Promise<void> { return this.inner.close(); }
+
+  watch<T extends KubeObject = KubeObject>(kind: KindRef, opts: WatchOptions, onEvent: (ev: WatchEvent<T>) => void): Watch {
+    let fail!: (e: Error) => void;
+    const failed = new Promise<void>((_res, rej) => { fail = rej; });
+    failed.catch(() => undefined);
+    if (this.down) {
+      fail(E.storeUnavailable('flaky', 'store is down'));
+      return { stop: () => undefined, done: failed };
+    }
+    const w = this.inner.watch<T>(kind, opts, (ev) => { if (!this.down) onEvent(ev); });
+    const entry = { w, fail: (e: Error) => { w.stop(); fail(e); } };
+    this.watches.add(entry);
+    const done = Promise.race([w.done, failed]);
+    done.catch(() => undefined);
+    return { stop: () => { this.watches.delete(entry); w.stop(); }, done };
+  }
+}

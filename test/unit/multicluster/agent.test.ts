@@ -1,0 +1,189 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { Registry } from 'prom-client';
+import {
+  LABEL_SERVICE_NAME, LABEL_SOURCE_CLUSTER, MC_KINDS as K, MulticlusterAgent, MulticlusterMetrics, BROKER_NAMESPACE, type Condition,
+} from '../../../src/control/multicluster/index.js';
+import type { KubeObject } from '../../../src/control/store/index.js';
+import { FlakyStore, newTestStore } from '../../support/stores.js';
+import type { ResourceStore } from '../../../src/control/store/index.js';
+
+async function waitFor<T>(what: string, fn: () => Promise<T | undefined | false>, ms = 3000): Promise<T> {
+  const end = Date.now() + ms;
+  let last: unknown;
+  while (Date.now() < end) {
+    try {
+      const v = await fn();
+      if (v) return v;
+    } catch (err) { last = err; }
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+}
+
+const service = (ns: string, name: string, ip: string, port = 8080, extra: Record<string, unknown> = {}): KubeObject => ({
+  apiVersion: 'v1', kind: 'Service', metadata: { name, namespace: ns },
+  spec: { type: 'ClusterIP', clusterIP: ip, selector: { app: name }, ports: [{ name: 'http', protocol: 'TCP', port, targetPort: port }], ...extra },
+});
+const exportOf = (ns: string, name: string): KubeObject => ({ apiVersion: K.ServiceExport.apiVersion, kind: 'ServiceExport', metadata: { name, namespace: ns } });
+const conds = async (s: ResourceStore, ns: string, name: string) => ((await s.get(K.ServiceExport, name, ns))?.status as { conditions?: Condition[] } | undefined)?.conditions ?? [];
+const cond = async (s: ResourceStore, ns: string, name: string, type: string) => (await conds(s, ns, name)).find((c) => c.type === type);
+
+function world() {
+  const broker = new FlakyStore(newTestStore());
+  const a = newTestStore();
+  const b = newTestStore();
+  const registry = new Registry();
+  const metrics = new MulticlusterMetrics(registry);
+  const agentA = new MulticlusterAgent({ clusterId: 'cluster-a', local: a, broker, metrics, resyncMs: 300 });
+  const agentB = new MulticlusterAgent({ clusterId: 'cluster-b', local: b, broker, metrics, resyncMs: 300 });
+  agentA.start();
+  agentB.start();
+  return { broker, a, b, agentA, agentB, registry, stop: async () => { await agentA.stop(); await agentB.stop(); await Promise.all([broker.close(), a.close(), b.close()]); } };
+}
+
+test('export in cluster-b: Valid goes AwaitingSync -> True, and both clusters import it with MCS labels', async () => {
+  const w = world();
+  try {
+    // record every status the export passes through
+    const seen: Condition[][] = [];
+    w.b.watch(K.ServiceExport, {}, (ev) => seen.push(((ev.object.status as { conditions?: Condition[] })?.conditions ?? [])));
+    await w.b.apply(service('default', 'echo', '100.2.0.10'));
+    await w.b.apply(exportOf('default', 'echo'));
+    const valid = await waitFor('Valid True', async () => { const c = await cond(w.b, 'default', 'echo', 'Valid'); return c?.status === 'True' && c; });
+    assert.equal(valid.reason, 'ServiceExported');
+    assert.match(valid.message, /synced to the broker/);
+    assert.match(valid.lastTransitionTime, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    const awaiting = seen.flat().find((c) => c.type === 'Valid' && c.status === 'False');
+    assert.equal(awaiting?.reason, 'AwaitingSync');
+    assert.match(awaiting!.message, /[Aa]waiting sync/);
+    assert.equal((await cond(w.b, 'default', 'echo', 'Ready'))?.status, 'True');
+    assert.equal((await cond(w.b, 'default', 'echo', 'Conflict'))?.status, 'False');
+
+    for (const s of [w.a, w.b]) {
+      const imp = await waitFor('ServiceImport with status', async () => { const i = await s.get(K.ServiceImport, 'echo', 'default'); return i?.status !== undefined && i; });
+      assert.deepEqual(imp.spec, { type: 'ClusterSetIP', ports: [{ name: 'http', protocol: 'TCP', port: 8080 }] });
+      assert.deepEqual(imp.status, { clusters: [{ cluster: 'cluster-b' }] });
+      const slices = await waitFor('slice', async () => { const l = await s.list(K.EndpointSlice, { namespace: 'default', labelSelector: `${LABEL_SERVICE_NAME}=echo` }); return l.items.length > 0 && l.items; });
+      assert.equal(slices[0]!.metadata.labels?.[LABEL_SOURCE_CLUSTER], 'cluster-b');
+      assert.deepEqual((slices[0]!['endpoints'] as { addresses: string[] }[])[0]!.addresses, ['100.2.0.10']);
+    }
+    // the aggregate lives on the broker
+    const agg = await w.broker.get(K.ServiceImport, 'echo.default', BROKER_NAMESPACE);
+    assert.equal((agg?.spec as { type: string }).type, 'ClusterSetIP');
+
+    // lastTransitionTime does not move when nothing changes status
+    await new Promise((r) => setTimeout(r, 700)); // two resyncs
+    assert.equal((await cond(w.b, 'default', 'echo', 'Valid'))?.lastTransitionTime, valid.lastTransitionTime);
+
+    const text = await w.registry.metrics();
+    assert.match(text, /strait_mc_service_exports\{condition="Valid",status="True"\} 1/);
+    assert.match(text, /strait_mc_broker_sync_duration_seconds_count\{direction="export"\} [1-9]/);
+
+    // unexport removes the import everywhere
+    await w.b.delete(K.ServiceExport, 'echo', 'default');
+    for (const s of [w.a, w.b]) {
+      await waitFor('import gone', async () => !(await s.get(K.ServiceImport, 'echo', 'default')));
+      assert.equal((await s.list(K.EndpointSlice, { namespace: 'default', labelSelector: `${LABEL_SERVICE_NAME}=echo` })).items.length, 0);
+    }
+    assert.equal(await w.broker.get(K.ServiceImport, 'echo.default', BROKER_NAMESPACE), undefined);
+  } finally {
+    await w.stop();
+  }
+});
+
+test('an export without its Service, and of an ExternalName service, is invalid with a clear reason', async () => {
+  const w = world();
+  try {
+    await w.a.apply(exportOf('default', 'ghost'));
+    const v = await waitFor('ServiceNotFound', async () => { const c = await cond(w.a, 'default', 'ghost', 'Valid'); return c?.reason === 'ServiceNotFound' && c; });
+    assert.equal(v.status, 'False');
+    assert.match(v.message, /default\/ghost.*does not exist/);
+    await w.a.apply(service('default', 'ext', '', 80, { type: 'ExternalName', externalName: 'example.org', clusterIP: undefined }));
+    await w.a.apply(exportOf('default', 'ext'));
+    const u = await waitFor('Unsupported', async () => { const c = await cond(w.a, 'default', 'ext', 'Valid'); return c?.reason === 'UnsupportedServiceType' && c; });
+    assert.match(u.message, /ExternalName/);
+    // creating the missing service makes the export valid
+    await w.a.apply(service('default', 'ghost', '100.1.0.20'));
+    await waitFor('ghost valid', async () => (await cond(w.a, 'default', 'ghost', 'Valid'))?.status === 'True');
+    assert.equal(await w.broker.get(K.EndpointSlice, 'ext.default.cluster-a', BROKER_NAMESPACE), undefined);
+  } finally {
+    await w.stop();
+  }
+});
+
+test('conflicting ports across clusters: oldest export wins, Conflict on every constituent export', async () => {
+  const w = world();
+  try {
+    await w.b.apply(service('default', 'echo', '100.2.0.10', 8080));
+    await w.b.apply(exportOf('default', 'echo'));
+    await waitFor('b valid', async () => (await cond(w.b, 'default', 'echo', 'Valid'))?.status === 'True');
+    // creation timestamps have one-second resolution (as in Kubernetes): be clearly younger
+    await new Promise((r) => setTimeout(r, 1100));
+    await w.a.apply(service('default', 'echo', '100.1.0.10', 9090));
+    await w.a.apply(exportOf('default', 'echo'));
+    for (const s of [w.a, w.b]) {
+      const c = await waitFor('conflict', async () => { const x = await cond(s, 'default', 'echo', 'Conflict'); return x?.status === 'True' && x; });
+      assert.equal(c.reason, 'ConflictingPorts');
+      assert.match(c.message, /cluster-b \(oldest export\)/);
+    }
+    const imp = await waitFor('import of both', async () => { const i = await w.a.get(K.ServiceImport, 'echo', 'default'); return (i?.status as { clusters: unknown[] })?.clusters.length === 2 && i; });
+    assert.deepEqual((imp.spec as { ports: unknown }).ports, [{ name: 'http', protocol: 'TCP', port: 8080 }]);
+    // resolving the conflict clears it on both
+    await w.a.apply(service('default', 'echo', '100.1.0.10', 8080));
+    for (const s of [w.a, w.b]) await waitFor('no conflict', async () => (await cond(s, 'default', 'echo', 'Conflict'))?.status === 'False');
+  } finally {
+    await w.stop();
+  }
+});
+
+test('a broker that is down leaves imports in place; everything re-converges when it returns', async () => {
+  const w = world();
+  try {
+    await w.b.apply(service('default', 'echo', '100.2.0.10'));
+    await w.b.apply(exportOf('default', 'echo'));
+    await waitFor('imported in a', () => w.a.get(K.ServiceImport, 'echo', 'default'));
+    const before = await waitFor('b valid', async () => { const c = await cond(w.b, 'default', 'echo', 'Valid'); return c?.status === 'True' && c; });
+
+    w.broker.setDown(true);
+    await new Promise((r) => setTimeout(r, 800)); // resyncs run against a dead broker
+    assert.ok(await w.a.get(K.ServiceImport, 'echo', 'default'), 'import kept while the broker is down');
+    assert.equal((await w.a.list(K.EndpointSlice, { namespace: 'default', labelSelector: `${LABEL_SERVICE_NAME}=echo` })).items.length, 1);
+    assert.deepEqual(await cond(w.b, 'default', 'echo', 'Valid'), before, 'established export status untouched');
+
+    // changes made while the broker is away
+    await w.a.apply(service('default', 'web', '100.1.0.30', 80));
+    await w.a.apply(exportOf('default', 'web'));
+    await waitFor('web awaiting', async () => (await cond(w.a, 'default', 'web', 'Valid'))?.reason === 'AwaitingSync');
+    await w.b.delete(K.ServiceExport, 'echo', 'default');
+
+    w.broker.setDown(false);
+    await waitFor('web valid', async () => (await cond(w.a, 'default', 'web', 'Valid'))?.status === 'True', 6000);
+    await waitFor('web imported in b', () => w.b.get(K.ServiceImport, 'web', 'default'), 6000);
+    await waitFor('echo gone from a', async () => !(await w.a.get(K.ServiceImport, 'echo', 'default')), 6000);
+  } finally {
+    await w.stop();
+  }
+});
+
+test('headless export carries pod IPs and hostnames', async () => {
+  const w = world();
+  try {
+    await w.b.apply(service('default', 'db', 'None', 5432, { clusterIP: 'None' }));
+    for (const [n, ip] of [['db-0', '10.2.1.5'], ['db-1', '10.2.1.6']] as const) {
+      await w.b.apply({ apiVersion: 'v1', kind: 'Pod', metadata: { name: n, namespace: 'default', labels: { app: 'db' } }, spec: {} });
+      const p = await w.b.get(K.Pod, n, 'default');
+      await w.b.updateStatus({ ...p!, status: { phase: 'Running', podIP: ip } });
+    }
+    await w.b.apply(exportOf('default', 'db'));
+    const imp = await waitFor('headless import', () => w.a.get(K.ServiceImport, 'db', 'default'));
+    assert.equal((imp.spec as { type: string }).type, 'Headless');
+    const s = await waitFor('slice', async () => (await w.a.list(K.EndpointSlice, { namespace: 'default', labelSelector: `${LABEL_SERVICE_NAME}=db` })).items[0]);
+    assert.deepEqual(s['endpoints'], [
+      { addresses: ['10.2.1.5'], hostname: 'db-0', conditions: { ready: true } },
+      { addresses: ['10.2.1.6'], hostname: 'db-1', conditions: { ready: true } },
+    ]);
+  } finally {
+    await w.stop();
+  }
+});

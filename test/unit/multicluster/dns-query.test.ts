@@ -1,0 +1,44 @@
+// The DNS query fast path agrees with dns2 on well-formed queries and never throws on junk.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { Packet } from 'dns2';
+import { readQuery } from '../../../src/control/clusterset-dns/index.js';
+
+function query(name: string, type: number, edns: boolean): Buffer {
+  const p = new Packet();
+  p.header.id = 4242;
+  p.header.rd = 1;
+  p.questions.push({ name, type, class: 1 } as never);
+  if (edns) p.additionals.push((Packet.Resource.EDNS as unknown as (r: object[]) => object)([]) as never);
+  return p.toBuffer();
+}
+
+test('readQuery reads what dns2 wrote', () => {
+  for (const [name, type, edns] of [['echo.default.svc.clusterset.local', 1, false], ['_http._tcp.Echo.default.svc.clusterset.local', 33, true]] as const) {
+    const q = readQuery(query(name, type, edns));
+    assert.deepEqual(q, { id: 4242, rd: true, qname: name, qtype: type, qclass: 1, edns: edns ? 4096 : 0 });
+  }
+});
+
+test('fuzz: 50k random and mutated queries never throw', () => {
+  const seeds = [query('echo.default.svc.clusterset.local', 1, true), query('a.b', 33, false)];
+  let seed = 99;
+  const rnd = (n: number) => { seed = (seed * 1103515245 + 12345) & 0x7fffffff; return seed % n; };
+  for (let i = 0; i < 50_000; i++) {
+    const s = seeds[rnd(2)]!;
+    const b = i % 3 === 0 ? Buffer.from(Array.from({ length: rnd(64) }, () => rnd(256))) : Buffer.from(s.subarray(0, rnd(s.length + 1)));
+    for (let j = 0, n = rnd(4); j < n && b.length > 0; j++) b[rnd(b.length)] = rnd(256);
+    const q = readQuery(b);
+    if (q) assert.ok(q.qname.length <= 254);
+  }
+});
+
+test('simpleResolver gives the zone to a DNS server that embeds it (A answers, undefined outside)', async () => {
+  const { ClustersetZone, simpleResolver } = await import('../../../src/control/clusterset-dns/index.js');
+  const z = new ClustersetZone('cluster-a');
+  z.upsert({ namespace: 'default', name: 'echo', headless: false, ports: [], clusters: new Map([['cluster-b', { ports: [], endpoints: [{ ip: '100.2.0.10', ready: true }] }]]) });
+  const r = simpleResolver(z);
+  assert.deepEqual(r.resolve('echo.default.svc.clusterset.local.', 1), { rcode: 0, addresses: ['100.2.0.10'] });
+  assert.deepEqual(r.resolve('nope.default.svc.clusterset.local', 1), { rcode: 3, addresses: [] });
+  assert.equal(r.resolve('echo.default.svc.cluster.local', 1), undefined);
+});

@@ -1,0 +1,68 @@
+// `strait show` tables against golden files (test/golden/multicluster/show-*.txt), from
+// records in both shapes the reader accepts (strait's gateway records and Submariner's).
+// STRAIT_UPDATE_GOLDEN=1 rewrites the files.
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { collectShow, renderShow, SHOW_ALL, showJson, type ShowWhat } from '../../../src/cli/multicluster/index.js';
+import { deployBroker, joinCluster, MC_KINDS as K, OPERATOR_NAMESPACE } from '../../../src/control/multicluster/index.js';
+import { newTestStore } from '../../support/stores.js';
+
+const root = process.env['STRAIT_ROOT'] ?? process.cwd();
+
+async function fixture() {
+  const broker = newTestStore();
+  const local = newTestStore();
+  const info = await deployBroker(broker, { brokerURL: 'unix:///run/strait/store.sock#broker', cluster: 'cluster-a', now: new Date('2026-01-02T03:04:05Z') });
+  await joinCluster({ broker, local, info, source: 'b', network: { clusterId: 'cluster-a', networkPlugin: 'strait', clusterCIDRs: ['10.1.0.0/16'], serviceCIDRs: ['100.1.0.0/16'] } });
+  // strait's flat record shape (the gateway daemon's endpointRecord / gatewayRecord / connectionRecords)
+  await local.apply({ apiVersion: K.Endpoint.apiVersion, kind: 'Endpoint', metadata: { name: 'cluster-a-gw', namespace: OPERATOR_NAMESPACE },
+    spec: { clusterId: 'cluster-a', hostname: 'cluster-a-gw', endpointIP: '172.16.1.1', publicIP: '198.51.100.1', cableDriver: 'strait-psk', subnets: ['10.1.0.0/16', '100.1.0.0/16'], type: 'local' } });
+  // Submariner's shape
+  await local.apply({ apiVersion: K.Endpoint.apiVersion, kind: 'Endpoint', metadata: { name: 'cluster-b-gw', namespace: OPERATOR_NAMESPACE },
+    spec: { cluster_id: 'cluster-b', hostname: 'cluster-b-gw', private_ip: '172.16.2.1', public_ip: '198.51.100.2', backend: 'libreswan', subnets: ['10.2.0.0/16', '100.2.0.0/16'] } });
+  const gw = await local.apply({ apiVersion: K.Gateway.apiVersion, kind: 'Gateway', metadata: { name: 'cluster-a-gw', namespace: OPERATOR_NAMESPACE } });
+  await local.updateStatus({ ...gw, status: {
+    haStatus: 'active', version: '0.1.0',
+    connections: [
+      { gateway: 'cluster-a-gw', cluster: 'cluster-b', remoteIP: '172.16.2.1', nat: 'no', cableDriver: 'strait-psk', subnets: ['10.2.0.0/16', '100.2.0.0/16'], status: 'connected', rttAvg: '412µs' },
+      { status: 'connecting', usingIP: '172.16.3.1', usingNAT: true, endpoint: { cluster_id: 'cluster-c', backend: 'libreswan', subnets: ['10.3.0.0/16'] }, latencyRTT: { average: 1234567 } },
+    ],
+  } });
+  const gw2 = await local.apply({ apiVersion: K.Gateway.apiVersion, kind: 'Gateway', metadata: { name: 'cluster-a-gw2', namespace: OPERATOR_NAMESPACE } });
+  await local.updateStatus({ ...gw2, status: { haStatus: 'passive', connections: [] } });
+  return { broker, local };
+}
+
+
+for (const what of [...SHOW_ALL, 'all'] as (ShowWhat | 'all')[]) {
+  test(`show ${what} matches its golden table`, async () => {
+    const { broker, local } = await fixture();
+    const data = await collectShow(local, broker, 'cluster-a');
+    // the version and the machine's architecture are not part of the golden text
+    data.versions = data.versions.map((v) => ({ ...v, configured: 'v9.9.9', running: 'v9.9.9', arch: 'amd64' }));
+    const text = (renderShow(what === 'all' ? SHOW_ALL : [what], data));
+    const file = join(root, 'test', 'golden', 'multicluster', `show-${what}.txt`);
+    if (process.env['STRAIT_UPDATE_GOLDEN'] === '1' || !existsSync(file)) writeFileSync(file, text);
+    assert.equal(text, readFileSync(file, 'utf8'));
+  });
+}
+
+test('show versions: three components at the same version; -o json carries every section', async () => {
+  const { broker, local } = await fixture();
+  const data = await collectShow(local, broker, 'cluster-a');
+  assert.equal(data.versions.length, 3);
+  assert.equal(new Set(data.versions.map((v) => v.configured)).size, 1);
+  const json = showJson(SHOW_ALL, data) as Record<string, unknown>;
+  for (const k of SHOW_ALL) assert.ok(k in json, k);
+  assert.deepEqual((json['networks'] as { serviceCIDRs: string[] }).serviceCIDRs, ['100.1.0.0/16']);
+  assert.equal((json['connections'] as { rttAvg: string }[])[1]!.rttAvg, '1.234567ms');
+});
+
+test('show on a cluster without records says so instead of printing empty tables', async () => {
+  const data = await collectShow(newTestStore(), undefined, 'cluster-x');
+  const text = renderShow(['connections', 'networks'], data);
+  assert.match(text, /No connections found/);
+  assert.match(text, /has not joined/);
+});
