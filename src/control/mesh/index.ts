@@ -1,0 +1,3 @@
+// Mesh control plane: the CA (workload identities) and policy resolution (what each
+// sidecar enforces), as pure functions over resources.
+export * from './ca/index.js';

@@ -1,0 +1,8 @@
+// The mesh data plane: sidecar proxy (inbound enforcement, outbound mTLS origination)
+// and the ingress gateway. Node built-ins only; configuration arrives as plain objects.
+export { SidecarProxy, type Address, type InboundListenOptions, type OutboundListenOptions, type OriginalDst, type ProxyEvent, type SidecarOptions } from './sidecar.js';
+export { validateSidecarConfig, INBOUND_MODES, OUTBOUND_MODES, type InboundMode, type OutboundPolicy, type OutboundTlsMode, type ProxyIdentity, type SidecarConfig } from './config.js';
+export { ProxyMetrics, classifyTlsError, type AcceptReason, type HandshakeFailure, type ResetReason } from './metrics.js';
+export { sniffTls } from './sniff.js';
+export { peerUris, spiffeChecker, MESH_ALPN } from './identity.js';
+export { resetSocket } from './splice.js';
