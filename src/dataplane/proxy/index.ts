@@ -6,3 +6,4 @@ export { ProxyMetrics, classifyTlsError, type AcceptReason, type HandshakeFailur
 export { sniffTls } from './sniff.js';
 export { peerUris, spiffeChecker, MESH_ALPN } from './identity.js';
 export { resetSocket } from './splice.js';
+export { originalDst, sidecarRedirectRules, type RedirectRules } from './original-dst.js';
