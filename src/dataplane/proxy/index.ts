@@ -7,3 +7,4 @@ export { sniffTls } from './sniff.js';
 export { peerUris, spiffeChecker, MESH_ALPN } from './identity.js';
 export { resetSocket } from './splice.js';
 export { originalDst, sidecarRedirectRules, type RedirectRules } from './original-dst.js';
+export { IngressGateway, IngressMetrics, type IngressConfig, type IngressRoute } from './ingress.js';
