@@ -22,6 +22,7 @@ declare -A PKG=(
   [ethtool]=ethtool
   [dnsperf]=dnsperf
   [systemd-analyze]=systemd
+  [haproxy]=haproxy
 )
 
 missing=()
