@@ -1,13 +1,14 @@
 // The sidecar proxy process: one per injected pod, inside the pod's network namespace.
 //   node dist/agents/sidecar/main.js --config FILE [--inbound-port 15006] [--outbound-port 15001]
 //     [--admin 127.0.0.1:15000 | --admin-socket PATH] [--bind 0.0.0.0]
-//     [--app HOST:PORT] [--outbound-destination HOST:PORT]
+//     [--app HOST:PORT] [--outbound-destination HOST:PORT] [--uid 1337]
 // Without --app / --outbound-destination the proxy serves connections redirected by the
 // pod's nftables rules (sidecarRedirectRules) and reads SO_ORIGINAL_DST.
 // Configuration: the JSON file given with --config (re-read when it changes) and
 // PUT /config on the admin listener; GET /config, GET /metrics, GET /ready.
 // On start it prints one JSON line to stdout: {"ready":true,"inbound":P,"outbound":P,"admin":...}.
 import { readFileSync, watch } from 'node:fs';
+import { basename, dirname } from 'node:path';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
@@ -46,6 +47,7 @@ async function main(): Promise<void> {
       bind: { type: 'string', default: '0.0.0.0' },
       app: { type: 'string' },
       'outbound-destination': { type: 'string' },
+      uid: { type: 'string' },
     },
   });
   const log = createLogger('sidecar');
@@ -62,18 +64,26 @@ async function main(): Promise<void> {
   life.onShutdown('proxy', () => proxy.close());
 
   if (values.config) {
+    // Watch the directory, not the file: writers replace the file atomically (rename), which
+    // would leave a watch on the old inode.
     const file = values.config;
+    const name = basename(file);
     let timer: NodeJS.Timeout | undefined;
-    const watcher = watch(file, () => {
+    let last = readFileSync(file, 'utf8');
+    const watcher = watch(dirname(file), (_event, changed) => {
+      if (changed !== null && changed !== name) return;
       clearTimeout(timer);
       timer = setTimeout(() => {
         try {
-          proxy.update(load());
+          const text = readFileSync(file, 'utf8');
+          if (text === last) return;
+          proxy.update(JSON.parse(text));
+          last = text;
           log.info({ file }, 'configuration reloaded from file');
         } catch (err) {
           log.warn({ err: String(err), file }, 'configuration file rejected; keeping the previous one');
         }
-      }, 20);
+      }, 10);
     });
     life.onShutdown('watch', () => watcher.close());
   }
@@ -110,8 +120,16 @@ async function main(): Promise<void> {
   });
   life.onShutdown('admin', () => new Promise<void>((r) => admin.close(() => r())));
   life.handleSignals(log);
+  if (values.uid !== undefined) {
+    // listeners are bound; from here on run as the proxy uid that the pod's nftables rules exempt
+    const uid = Number(values.uid);
+    process.setgid?.(uid);
+    process.setuid?.(uid);
+  }
   const a = admin.address();
   process.stdout.write(JSON.stringify({ ready: true, inbound: inbound.port, outbound: outbound.port, admin: typeof a === 'string' ? a : (a as AddressInfo).port }) + '\n');
+  // the world's process table waits for this when it started us with an IPC channel
+  process.send?.({ type: 'ready', inbound: inbound.port, outbound: outbound.port });
   log.info({ inbound: inbound.port, outbound: outbound.port }, 'sidecar ready');
 }
 

@@ -6,14 +6,11 @@ import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { parseAllDocuments } from 'yaml';
 import { E } from '../../base/errors/index.js';
-import { buildMeshView, checkMesh, describeWorkload, findWorkload, type Finding, type PolicySource, type WorkloadDescription } from '../../control/mesh/index.js';
-import { Kinds } from '../../control/resources/index.js';
+import { buildMeshView, checkMesh, describeWorkload, findWorkload, listMeshObjects, type Finding, type PolicySource, type WorkloadDescription } from '../../control/mesh/index.js';
 import { connectStore, type KubeObject } from '../../control/store/index.js';
 import { formatJson, formatTable, formatYaml, parseOutputFormat } from '../output/index.js';
 import { resolveStateDir, stateFiles } from '../state-dir.js';
 
-const MESH_KINDS = [Kinds.Namespace, Kinds.Pod, Kinds.Deployment, Kinds.Service, Kinds.ServiceMeshControlPlane,
-  Kinds.ServiceMeshMemberRoll, Kinds.PeerAuthentication, Kinds.DestinationRule];
 
 /** Parse YAML/JSON manifests (several documents, or kind: List). */
 export function loadManifests(path: string): KubeObject[] {
@@ -48,9 +45,7 @@ async function loadFromStore(stateDir: string, cluster: string): Promise<KubeObj
   }
   const store = connectStore({ socketPath: files.storeSocket, token, cluster });
   try {
-    const out: KubeObject[] = [];
-    for (const k of MESH_KINDS) out.push(...(await store.list({ apiVersion: k.apiVersion, kind: k.kind })).items);
-    return out;
+    return (await listMeshObjects(store)).objects;
   } finally {
     await store.close();
   }

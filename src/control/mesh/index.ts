@@ -2,3 +2,4 @@
 // sidecar enforces), as pure functions over resources.
 export * from './ca/index.js';
 export * from './policy/index.js';
+export * from './controller/index.js';
