@@ -69,16 +69,13 @@ async function main(): Promise<void> {
     const file = values.config;
     const name = basename(file);
     let timer: NodeJS.Timeout | undefined;
-    let last = readFileSync(file, 'utf8');
     const watcher = watch(dirname(file), (_event, changed) => {
       if (changed !== null && changed !== name) return;
       clearTimeout(timer);
       timer = setTimeout(() => {
         try {
-          const text = readFileSync(file, 'utf8');
-          if (text === last) return;
-          proxy.update(JSON.parse(text));
-          last = text;
+          // applied even when equal to the file's last content: PUT /config may have changed the proxy since
+          proxy.update(JSON.parse(readFileSync(file, 'utf8')));
           log.info({ file }, 'configuration reloaded from file');
         } catch (err) {
           log.warn({ err: String(err), file }, 'configuration file rejected; keeping the previous one');
