@@ -2,6 +2,9 @@
 // app ← server sidecar (mode under test) ← client sidecar (ISTIO_MUTUAL) ← curl.
 import assert from 'node:assert/strict';
 import { Agent, request } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { SidecarProxy } from '../../src/dataplane/proxy/index.js';
 import { after, before, describe, test } from 'node:test';
 import type { InboundMode } from '../../src/dataplane/proxy/index.js';
 import { curl, serverConfig, startLoopbackMesh, testCa, writeClientCert, type LoopbackMesh } from './helpers.js';
@@ -124,4 +127,32 @@ describe('mode change at runtime, without a restart', () => {
     const r = await curl([`http://127.0.0.1:${m.clientPort}/`]);
     assert.equal(r.code, '200', r.stderr);
   });
+});
+
+describe('PERMISSIVE passes the application\'s own TLS through (no istio ALPN), STRICT does not', () => {
+  for (const mode of ['PERMISSIVE', 'STRICT'] as const) {
+    test(`${mode}: curl https straight to a TLS application behind the sidecar`, async () => {
+      const cert = testCa().issue('mesh', 'tls-app', { dnsNames: ['localhost'] });
+      let served = 0;
+      const app = createHttpsServer({ cert: cert.certPem, key: cert.keyPem }, (_req, res) => { served++; res.end('tls app\n'); });
+      await new Promise<void>((r) => app.listen(0, '127.0.0.1', r));
+      const p = new SidecarProxy(serverConfig(testCa().issue('mesh', 'echo'), mode));
+      const port = (await p.listenInbound({ host: '127.0.0.1', port: 0, app: { host: '127.0.0.1', port: (app.address() as AddressInfo).port } })).port;
+      try {
+        const r = await curl(['-k', `https://localhost:${port}/`]);
+        if (mode === 'PERMISSIVE') {
+          assert.equal(r.code, '200', r.stderr);
+          assert.equal(p.metrics.accepted.PERMISSIVE['tls-passthrough'], 1);
+          assert.equal(served, 1);
+        } else {
+          assert.notEqual(r.exit, 0);
+          assert.equal(served, 0);
+        }
+      } finally {
+        await p.close();
+        app.closeAllConnections();
+        await new Promise<void>((r) => app.close(() => r()));
+      }
+    });
+  }
 });

@@ -56,7 +56,7 @@ describe('outbound refuses the wrong server', () => {
   before(async () => { app = await startEchoApp(); });
   after(() => app.close());
 
-  const attempt = async (serverCert: ReturnType<MeshCa['issue']>): Promise<{ exit: number; client: SidecarProxy }> => {
+  const attempt = async (serverCert: ReturnType<MeshCa["issue"]>): Promise<{ exit: number; stderr: string; client: SidecarProxy }> => {
     const server = new SidecarProxy(serverConfig(serverCert, 'PERMISSIVE'));
     const sp = (await server.listenInbound({ host: '127.0.0.1', port: 0, app: { host: '127.0.0.1', port: app.port } })).port;
     const client = new SidecarProxy({
@@ -67,21 +67,21 @@ describe('outbound refuses the wrong server', () => {
     const r = await curl([`http://127.0.0.1:${cp}/`]);
     await client.close();
     await server.close();
-    return { exit: r.exit, client };
+    return { exit: r.exit, stderr: r.stderr, client };
   };
 
   test('a mesh certificate of another service account (impersonation) is refused', async () => {
     const before = app.requests;
-    const { exit, client } = await attempt(testCa().issue('mesh', 'evil'));
-    assert.equal(exit, 56);
+    const { exit, stderr, client } = await attempt(testCa().issue('mesh', 'evil'));
+    assert.equal(exit, 56, stderr);
     assert.equal(client.metrics.handshakeFailures.client['bad-peer-identity'], 1);
     assert.equal(app.requests, before);
   });
 
   test('a server certificate from a foreign CA is refused', async () => {
     const before = app.requests;
-    const { exit, client } = await attempt(MeshCa.create().issue('mesh', 'echo'));
-    assert.equal(exit, 56);
+    const { exit, stderr, client } = await attempt(MeshCa.create().issue('mesh', 'echo'));
+    assert.equal(exit, 56, stderr);
     assert.equal(client.metrics.handshakeFailures.client.untrusted, 1);
     assert.equal(app.requests, before);
   });

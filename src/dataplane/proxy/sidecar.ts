@@ -9,6 +9,7 @@ import { TLSSocket, connect as tlsConnect, type ConnectionOptions, type SecureCo
 import { validateSidecarConfig, type InboundMode, type OutboundPolicy, type SidecarConfig } from './config.js';
 import { MESH_ALPN, peerUris, secureContextFor, spiffeChecker } from './identity.js';
 import { classifyTlsError, ProxyMetrics } from './metrics.js';
+import { decode as decodeHello, MAX_RECORD } from '../../wire/tls-hello/index.js';
 import { sniffTls } from './sniff.js';
 import { resetSocket, splice } from './splice.js';
 
@@ -61,6 +62,8 @@ interface InboundConn {
   target: Address | undefined;
   timer: NodeJS.Timeout | undefined;
   head: Buffer | undefined;
+  /** the ClientHello offered an istio ALPN protocol (a mesh client) */
+  meshAlpn: boolean;
 }
 
 const kConn = Symbol('strait.inboundConn');
@@ -169,7 +172,7 @@ export class SidecarProxy {
     } else {
       target = o.app;
     }
-    const conn: InboundConn = { proxy: this, sock, app: o.app, port: target.port, target, timer: undefined, head: undefined };
+    const conn: InboundConn = { proxy: this, sock, app: o.app, port: target.port, target, timer: undefined, head: undefined, meshAlpn: false };
     (sock as SockWithConn)[kConn] = conn;
     conn.timer = setTimeout(onSniffTimeout, o.sniffTimeoutMs ?? 5000, conn);
     sock.on('data', onFirstData);
@@ -182,9 +185,10 @@ export class SidecarProxy {
     const mode = this.inboundMode(port);
     const ev = this.opts.onEvent;
     if (kind === 1) {
-      if (mode === 'DISABLE') {
-        // As Envoy with only a plaintext filter chain: the bytes go to the application untouched.
-        this.metrics.accepted.DISABLE['tls-passthrough']++;
+      if (mode === 'DISABLE' || (mode === 'PERMISSIVE' && !conn.meshAlpn)) {
+        // As Envoy: DISABLE has only a plaintext chain, and PERMISSIVE sends TLS that does not
+        // offer an istio ALPN protocol (the application's own TLS) to the app untouched.
+        this.metrics.accepted[mode]['tls-passthrough']++;
         ev?.({ type: 'inbound-accepted', port, mode, how: 'tls-passthrough' });
         this.toApp(conn, sock, undefined);
         return;
@@ -342,13 +346,25 @@ function ignoreError(): void {}
 function onFirstData(this: SockWithConn, chunk: Buffer): void {
   const conn = this[kConn];
   if (!conn) return;
-  const head = conn.head ? Buffer.concat([conn.head, chunk]) : chunk; // at most a few bytes, once
+  const head = conn.head ? Buffer.concat([conn.head, chunk]) : chunk; // only until the first record is complete
   const kind = sniffTls(head);
-  if (kind === -1 && head.length < 6) {
+  if (kind === -1) {
     conn.head = head;
     return;
   }
-  finishSniff(this, conn, head, kind === 1 ? 1 : 0);
+  if (kind === 1) {
+    const hello = decodeHello(head);
+    if (hello.status === 'need-more' && head.length < MAX_RECORD) {
+      conn.head = head;
+      return;
+    }
+    conn.meshAlpn = hello.alpn.some(isMeshAlpn);
+  }
+  finishSniff(this, conn, head, kind);
+}
+
+function isMeshAlpn(p: string): boolean {
+  return p.startsWith('istio');
 }
 
 function onSniffTimeout(conn: InboundConn): void {
