@@ -1,11 +1,12 @@
 // The sidecar proxy process: one per injected pod, inside the pod's network namespace.
 //   node dist/agents/sidecar/main.js --config FILE [--inbound-port 15006] [--outbound-port 15001]
 //     [--admin 127.0.0.1:15000 | --admin-socket PATH] [--bind 0.0.0.0]
-//     [--app HOST:PORT] [--outbound-destination HOST:PORT] [--uid 1337]
+//     [--app HOST:PORT] [--outbound-destination HOST:PORT] [--uid 1337] [--config-ipc]
 // Without --app / --outbound-destination the proxy serves connections redirected by the
 // pod's nftables rules (sidecarRedirectRules) and reads SO_ORIGINAL_DST.
-// Configuration: the JSON file given with --config (re-read when it changes) and
-// PUT /config on the admin listener; GET /config, GET /metrics, GET /ready.
+// Configuration: the JSON file given with --config (re-read when it changes; with
+// --config-ipc read once, then pushed as {type:'config', config} over the IPC channel by the
+// mesh agent) and PUT /config on the admin listener; GET /config, GET /metrics, GET /ready.
 // On start it prints one JSON line to stdout: {"ready":true,"inbound":P,"outbound":P,"admin":...}.
 import { readFileSync, watch } from 'node:fs';
 import { basename, dirname } from 'node:path';
@@ -48,6 +49,7 @@ async function main(): Promise<void> {
       app: { type: 'string' },
       'outbound-destination': { type: 'string' },
       uid: { type: 'string' },
+      'config-ipc': { type: 'boolean', default: false },
     },
   });
   const log = createLogger('sidecar');
@@ -63,7 +65,19 @@ async function main(): Promise<void> {
   const outbound = await proxy.listenOutbound({ host: values.bind as string, port: Number(values['outbound-port']), destination: dest ?? 'original-dst' });
   life.onShutdown('proxy', () => proxy.close());
 
-  if (values.config) {
+  if (values['config-ipc']) {
+    // the supervisor (mesh agent) pushes each new configuration over the IPC channel
+    process.on('message', (m: { type?: string; config?: unknown }) => {
+      if (m?.type !== 'config') return;
+      try {
+        proxy.update(m.config);
+        process.send?.({ type: 'config-applied', updates: proxy.metrics.configUpdates });
+      } catch (err) {
+        log.warn({ err: String(err) }, 'pushed configuration rejected; keeping the previous one');
+        process.send?.({ type: 'config-rejected', error: String((err as Error).message) });
+      }
+    });
+  } else if (values.config) {
     // Watch the directory, not the file: writers replace the file atomically (rename), which
     // would leave a watch on the old inode.
     const file = values.config;

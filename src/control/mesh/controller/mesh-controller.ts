@@ -9,6 +9,7 @@ import type { Logger } from 'pino';
 import { Kinds, type KindInfo } from '../../resources/index.js';
 import type { KubeObject, ResourceStore, Watch } from '../../store/index.js';
 import { CertRotator, publishRootCert, type MeshCa, type WorkloadCert } from '../ca/index.js';
+import type { SidecarConfig } from '../../../dataplane/proxy/index.js';
 import { buildMeshView, sidecarConfigFor, type MeshView } from '../policy/index.js';
 
 /** Every kind mesh policy depends on. */
@@ -43,6 +44,8 @@ export interface MeshControllerOptions {
 export interface ReconcileResult {
   written: string[];
   removed: string[];
+  /** the configurations that changed in this pass (what `written` holds) */
+  changed: { namespace: string; pod: string; config: SidecarConfig }[];
   view: MeshView;
 }
 
@@ -126,6 +129,7 @@ export class MeshController {
     await publishRootCert(this.o.store, [...view.members], this.o.ca.rootPem);
     const want = new Set<string>();
     const written: string[] = [];
+    const changed: ReconcileResult['changed'] = [];
     for (const w of view.workloads) {
       if (!w.sidecar) continue;
       const cert = this.certFor(w.namespace, w.serviceAccount);
@@ -137,6 +141,7 @@ export class MeshController {
       this.writeAtomic(rel, text);
       this.written.set(rel, text);
       written.push(rel);
+      changed.push({ namespace: w.namespace, pod: w.name, config: cfg });
     }
     const removed: string[] = [];
     for (const rel of [...this.written.keys()]) {
@@ -146,7 +151,7 @@ export class MeshController {
       removed.push(rel);
     }
     this.reconciles++;
-    const result = { written, removed, view };
+    const result = { written, removed, changed, view };
     this.o.onReconciled?.(result);
     return result;
   }

@@ -22,7 +22,11 @@ export interface Workload {
   injection: string;
   /** true for a Deployment standing in for its pods */
   fromDeployment?: boolean;
+  /** the pod's network namespace in the local world (annotation strait.dev/netns) */
+  netns?: string;
 }
+
+export const NETNS_ANNOTATION = 'strait.dev/netns';
 
 export interface ServicePort {
   port: number;
@@ -112,11 +116,12 @@ export function buildMeshView(objects: readonly KubeObject[]): MeshView {
     const labels = rec(p.metadata.labels);
     const inj = injectionOf(labels, rec(p.metadata.annotations), members.has(ns));
     const ip = str(p.status?.['podIP']);
+    const netns = p.metadata.annotations?.[NETNS_ANNOTATION];
     podLabelsSeen.push({ ns, labels });
     workloads.push({
       namespace: ns, name: p.metadata.name, labels,
       serviceAccount: str(p.spec?.['serviceAccountName']) ?? 'default',
-      ports: containerPorts(p.spec), sidecar: inj.sidecar, injection: inj.why, ...(ip ? { ip } : {}),
+      ports: containerPorts(p.spec), sidecar: inj.sidecar, injection: inj.why, ...(ip ? { ip } : {}), ...(netns ? { netns } : {}),
     });
   }
   for (const d of of('Deployment')) {

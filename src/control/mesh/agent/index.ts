@@ -1,0 +1,2 @@
+export { SidecarSupervisor, podRedirectScript, PROXY_UID, INBOUND_PORT, OUTBOUND_PORT, ADMIN_PORT, type SidecarSupervisorOptions } from './sidecar-supervisor.js';
+export { startMeshAgent, type MeshAgent, type MeshAgentOptions } from './mesh-agent.js';
