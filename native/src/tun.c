@@ -1,5 +1,239 @@
+// TUN devices for the node agent and the gateway.
+//
+//   tunOpen(name, offload?)            -> [fd, actualName]   (IFF_TUN | IFF_NO_PI, O_NONBLOCK);
+//                                      offload: IFF_VNET_HDR + TSO/checksum offload, every
+//                                      packet read or written starts with a 10-byte virtio_net_hdr
+//   tunWritev(fd, hdr, buf, off, len)  -> like tunWrite, with `hdr` (10 bytes) written first
+//   tunStart(fd, buffer, onPacket)     read packets on Node's event loop (uv_poll); for each
+//                                      packet onPacket(length) is called with the packet in
+//                                      `buffer` (shared, zero-copy: consume it before returning)
+//   tunWrite(fd, buffer, offset, len)  -> bytes written, or -errno (EAGAIN: queue full, drop)
+//   tunClose(fd)                       stop reading and close
+//
+// Reading runs on the main loop without threads: the fd is non-blocking, uv_poll tells
+// when it is readable and up to 64 packets are read per wake-up.
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/if.h>
+#include <linux/if_tun.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/uio.h>
+#include <unistd.h>
+#include <uv.h>
 #include "common.h"
 
+#define MAX_TUNS 64
+#define BURST 64
+
+typedef struct {
+  uv_poll_t poll;
+  napi_env env;
+  napi_ref callback;
+  napi_ref buffer_ref;
+  napi_async_context async_ctx;
+  char *buf;
+  size_t buf_len;
+  int fd;
+  int closing;
+} tun_reader;
+
+static tun_reader *readers[MAX_TUNS];
+
+static napi_value tun_open(napi_env env, napi_callback_info info) {
+  size_t argc = 2;
+  napi_value argv[2];
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 1) {
+    napi_throw_type_error(env, NULL, "tunOpen(name) needs a device name");
+    return NULL;
+  }
+  char name[IFNAMSIZ];
+  size_t len = 0;
+  if (napi_get_value_string_utf8(env, argv[0], name, sizeof name, &len) != napi_ok) {
+    napi_throw_type_error(env, NULL, "tunOpen: name must be a string");
+    return NULL;
+  }
+  bool offload = false;
+  if (argc >= 2) napi_get_value_bool(env, argv[1], &offload);
+  int fd = open("/dev/net/tun", O_RDWR | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return strait_throw_errno(env, "open /dev/net/tun", errno);
+  struct ifreq ifr;
+  memset(&ifr, 0, sizeof ifr);
+  ifr.ifr_flags = IFF_TUN | IFF_NO_PI | (offload ? IFF_VNET_HDR : 0);
+  memcpy(ifr.ifr_name, name, len < IFNAMSIZ - 1 ? len : IFNAMSIZ - 1);
+  if (ioctl(fd, TUNSETIFF, &ifr) < 0) {
+    int err = errno;
+    close(fd);
+    return strait_throw_errno(env, "ioctl TUNSETIFF", err);
+  }
+  if (offload) {
+    int hdrsz = 10;
+    if (ioctl(fd, TUNSETVNETHDRSZ, &hdrsz) < 0 || ioctl(fd, TUNSETOFFLOAD, TUN_F_CSUM | TUN_F_TSO4 | TUN_F_TSO6) < 0) {
+      int err = errno;
+      close(fd);
+      return strait_throw_errno(env, "ioctl TUNSETOFFLOAD", err);
+    }
+  }
+  napi_value result, jfd, jname;
+  napi_create_array_with_length(env, 2, &result);
+  napi_create_int32(env, fd, &jfd);
+  napi_create_string_utf8(env, ifr.ifr_name, NAPI_AUTO_LENGTH, &jname);
+  napi_set_element(env, result, 0, jfd);
+  napi_set_element(env, result, 1, jname);
+  return result;
+}
+
+static void on_readable(uv_poll_t *handle, int status, int events) {
+  tun_reader *r = (tun_reader *)handle->data;
+  if (r->closing || status < 0) return;
+  napi_handle_scope scope;
+  napi_open_handle_scope(r->env, &scope);
+  napi_value cb, global;
+  napi_get_reference_value(r->env, r->callback, &cb);
+  napi_get_global(r->env, &global);
+  for (int i = 0; i < BURST && !r->closing; i++) {
+    ssize_t n = read(r->fd, r->buf, r->buf_len);
+    if (n <= 0) break;
+    napi_value arg, ret;
+    napi_create_int32(r->env, (int32_t)n, &arg);
+    // make_callback: microtasks run and an exception reaches 'uncaughtException'
+    if (napi_make_callback(r->env, r->async_ctx, global, cb, 1, &arg, &ret) != napi_ok) break;
+  }
+  napi_close_handle_scope(r->env, scope);
+}
+
+static napi_value tun_start(napi_env env, napi_callback_info info) {
+  size_t argc = 3;
+  napi_value argv[3];
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  int32_t fd;
+  if (argc < 3 || napi_get_value_int32(env, argv[0], &fd) != napi_ok || fd < 0) {
+    napi_throw_type_error(env, NULL, "tunStart(fd, buffer, onPacket)");
+    return NULL;
+  }
+  bool is_buf = false;
+  napi_is_buffer(env, argv[1], &is_buf);
+  if (!is_buf) {
+    napi_throw_type_error(env, NULL, "tunStart: buffer must be a Buffer");
+    return NULL;
+  }
+  int slot = -1;
+  for (int i = 0; i < MAX_TUNS; i++) if (!readers[i]) { slot = i; break; }
+  if (slot < 0) return strait_throw_errno(env, "tunStart: too many TUN readers", EMFILE);
+  tun_reader *r = calloc(1, sizeof *r);
+  if (!r) return strait_throw_errno(env, "tunStart", ENOMEM);
+  r->env = env;
+  r->fd = fd;
+  void *data;
+  napi_get_buffer_info(env, argv[1], &data, &r->buf_len);
+  r->buf = data;
+  napi_create_reference(env, argv[1], 1, &r->buffer_ref);
+  napi_create_reference(env, argv[2], 1, &r->callback);
+  napi_value resource_name;
+  napi_create_string_utf8(env, "strait:tun", NAPI_AUTO_LENGTH, &resource_name);
+  napi_async_init(env, NULL, resource_name, &r->async_ctx);
+  uv_loop_t *loop;
+  napi_get_uv_event_loop(env, &loop);
+  int rc = uv_poll_init(loop, &r->poll, fd);
+  if (rc < 0) {
+    napi_async_destroy(env, r->async_ctx);
+    napi_delete_reference(env, r->buffer_ref);
+    napi_delete_reference(env, r->callback);
+    free(r);
+    return strait_throw_errno(env, "uv_poll_init", -rc);
+  }
+  r->poll.data = r;
+  uv_poll_start(&r->poll, UV_READABLE, on_readable);
+  readers[slot] = r;
+  return NULL;
+}
+
+static void on_poll_closed(uv_handle_t *h) {
+  free(h->data);
+}
+
+static napi_value tun_close(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1];
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  int32_t fd;
+  if (argc < 1 || napi_get_value_int32(env, argv[0], &fd) != napi_ok) {
+    napi_throw_type_error(env, NULL, "tunClose(fd)");
+    return NULL;
+  }
+  for (int i = 0; i < MAX_TUNS; i++) {
+    tun_reader *r = readers[i];
+    if (r && r->fd == fd) {
+      r->closing = 1;
+      uv_poll_stop(&r->poll);
+      napi_delete_reference(env, r->callback);
+      napi_delete_reference(env, r->buffer_ref);
+      napi_async_destroy(env, r->async_ctx);
+      readers[i] = NULL;
+      uv_close((uv_handle_t *)&r->poll, on_poll_closed);
+    }
+  }
+  close(fd);
+  return NULL;
+}
+
+static napi_value tun_write(napi_env env, napi_callback_info info) {
+  size_t argc = 4;
+  napi_value argv[4];
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  int32_t fd, off, len;
+  void *data;
+  size_t blen;
+  bool is_buf = false;
+  if (argc < 4) goto bad;
+  napi_is_buffer(env, argv[1], &is_buf);
+  if (!is_buf || napi_get_value_int32(env, argv[0], &fd) != napi_ok || napi_get_value_int32(env, argv[2], &off) != napi_ok ||
+      napi_get_value_int32(env, argv[3], &len) != napi_ok)
+    goto bad;
+  napi_get_buffer_info(env, argv[1], &data, &blen);
+  if (off < 0 || len < 0 || (size_t)off + (size_t)len > blen) goto bad;
+  ssize_t n = write(fd, (char *)data + off, (size_t)len);
+  napi_value out;
+  napi_create_int32(env, n < 0 ? -errno : (int32_t)n, &out);
+  return out;
+bad:
+  napi_throw_type_error(env, NULL, "tunWrite(fd, buffer, offset, length) with offset+length inside buffer");
+  return NULL;
+}
+
+static napi_value tun_writev(napi_env env, napi_callback_info info) {
+  size_t argc = 5;
+  napi_value argv[5];
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  int32_t fd, off, len;
+  void *hdr, *data;
+  size_t hlen, blen;
+  bool b1 = false, b2 = false;
+  if (argc < 5) goto bad;
+  napi_is_buffer(env, argv[1], &b1);
+  napi_is_buffer(env, argv[2], &b2);
+  if (!b1 || !b2 || napi_get_value_int32(env, argv[0], &fd) != napi_ok || napi_get_value_int32(env, argv[3], &off) != napi_ok ||
+      napi_get_value_int32(env, argv[4], &len) != napi_ok)
+    goto bad;
+  napi_get_buffer_info(env, argv[1], &hdr, &hlen);
+  napi_get_buffer_info(env, argv[2], &data, &blen);
+  if (off < 0 || len < 0 || (size_t)off + (size_t)len > blen) goto bad;
+  struct iovec iov[2] = {{hdr, hlen}, {(char *)data + off, (size_t)len}};
+  ssize_t n = writev(fd, iov, 2);
+  napi_value out;
+  napi_create_int32(env, n < 0 ? -errno : (int32_t)n, &out);
+  return out;
+bad:
+  napi_throw_type_error(env, NULL, "tunWritev(fd, hdr, buffer, offset, length)");
+  return NULL;
+}
+
 napi_status strait_init_tun(napi_env env, napi_value exports) {
+  STRAIT_EXPORT(env, exports, "tunWritev", tun_writev);
+  STRAIT_EXPORT(env, exports, "tunOpen", tun_open);
+  STRAIT_EXPORT(env, exports, "tunStart", tun_start);
+  STRAIT_EXPORT(env, exports, "tunWrite", tun_write);
+  STRAIT_EXPORT(env, exports, "tunClose", tun_close);
   return napi_ok;
 }

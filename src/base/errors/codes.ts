@@ -116,6 +116,27 @@ export const E = {
     message: `unknown cluster ${q(cluster)}; known clusters: ${known.join(', ') || '(none)'}`,
     detail: { cluster, known },
   })),
+  // --- tunnel, VXLAN and the gateway/agent data plane ------------------------------
+  tunnelMalformed: def('STRAIT_ERR_TUNNEL_MALFORMED', EXIT.usage, (what: string, offset: number, rule: string) => ({
+    message: `malformed ${what} at byte ${offset}: ${rule}; the packet is dropped`,
+    detail: { what, offset, rule },
+  })),
+  tunnelAuth: def('STRAIT_ERR_TUNNEL_AUTH', EXIT.denied, (peer: string, reason: string) => ({
+    message: `tunnel authentication with ${q(peer)} failed: ${reason}; check that both gateways use the PSK from the same broker-info file`,
+    detail: { peer, reason },
+  })),
+  tunnelHandshakeTimeout: def('STRAIT_ERR_TUNNEL_HANDSHAKE_TIMEOUT', EXIT.unavailable, (peer: string, attempts: number) => ({
+    message: `no valid handshake response from ${q(peer)} after ${attempts} attempts: the peer is down, unreachable on UDP, or uses a different PSK; check the broker-info file and the endpoint`,
+    detail: { peer, attempts },
+  })),
+  tunnelPeerUnknown: def('STRAIT_ERR_TUNNEL_PEER_UNKNOWN', EXIT.notFound, (clusterId: string, from: string) => ({
+    message: `handshake from ${q(from)} claims cluster ${q(clusterId)}, which is not a configured peer; add it to the gateway's peers`,
+    detail: { clusterId, from },
+  })),
+  tunnelDevice: def('STRAIT_ERR_TUNNEL_DEVICE', EXIT.general, (name: string, reason: string) => ({
+    message: `cannot open TUN device ${q(name)}: ${reason}; it needs CAP_NET_ADMIN and /dev/net/tun`,
+    detail: { name, reason },
+  })),
   // --- mesh: CA, policy, sidecar proxy ---------------------------------------------
   meshCaInvalid: def('STRAIT_ERR_MESH_CA_INVALID', EXIT.usage, (reason: string) => ({
     message: `mesh CA material is not usable: ${reason}; give a PEM root certificate with its own private key, or let strait create a new root`,

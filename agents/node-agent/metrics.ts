@@ -1,0 +1,32 @@
+// Prometheus metrics of the node agent, read from plain counters at scrape time.
+import { Counter, Registry } from 'prom-client';
+import type { NodeAgent } from '../../src/dataplane/node-agent/index.js';
+
+export function agentRegistry(a: NodeAgent): Registry {
+  const registry = new Registry();
+  const c = a.counters;
+  new Counter({
+    name: 'strait_agent_vxlan_packets_total', help: 'VXLAN frames to (tx) and from (rx) the gateway', labelNames: ['direction'], registers: [registry],
+    collect() {
+      this.reset();
+      this.inc({ direction: 'tx' }, c.txPackets);
+      this.inc({ direction: 'rx' }, c.rxPackets);
+    },
+  });
+  new Counter({
+    name: 'strait_agent_vxlan_bytes_total', help: 'Inner bytes to (tx) and from (rx) the gateway', labelNames: ['direction'], registers: [registry],
+    collect() {
+      this.reset();
+      this.inc({ direction: 'tx' }, c.txBytes);
+      this.inc({ direction: 'rx' }, c.rxBytes);
+    },
+  });
+  new Counter({
+    name: 'strait_agent_drops_total', help: 'Packets dropped by reason', labelNames: ['reason'], registers: [registry],
+    collect() {
+      this.reset();
+      for (const reason of Object.keys(c.drops) as (keyof typeof c.drops)[]) this.inc({ reason }, c.drops[reason]);
+    },
+  });
+  return registry;
+}

@@ -1,0 +1,37 @@
+// strait gateway daemon entry: node dist/daemon/gateway/main.js --config gateway.yaml
+import { isStraitError } from '../../src/base/errors/index.js';
+import { configPathFromArgv, readConfigFile } from '../config-file.js';
+import { parseGatewayConfig } from '../../src/dataplane/gateway/index.js';
+import { runGatewayDaemon } from './index.js';
+
+async function main(): Promise<void> {
+  const path = configPathFromArgv(process.argv, 'strait-gateway');
+  const cfg = readConfigFile(path);
+  const d = await runGatewayDaemon(cfg, {
+    onEvent: (ev) => console.error(JSON.stringify({ time: new Date().toISOString(), component: 'gateway', ...ev })),
+  });
+  console.log(JSON.stringify({ msg: 'gateway started', cluster: d.gateway.config.clusterId, tunnelPort: d.gateway.tunnelPort, vxlanPort: d.gateway.vxlanPort, metricsPort: d.metricsPort }));
+  const stop = (): void => {
+    d.stop().then(() => process.exit(0), () => process.exit(1));
+  };
+  // SIGHUP: re-read the file; moved peer endpoints (HA) take effect at once
+  process.on('SIGHUP', () => {
+    try {
+      const next = parseGatewayConfig(readConfigFile(path), path);
+      for (const p of next.peers) {
+        const cur = d.gateway.tunnel.peer(p.clusterId);
+        if (cur && (cur.configuredAddress !== p.endpoint || cur.configuredPort !== p.port)) d.gateway.setPeerEndpoint(p.clusterId, p.endpoint, p.port);
+      }
+      console.error(JSON.stringify({ time: new Date().toISOString(), component: 'gateway', level: 'info', msg: `reloaded ${path}` }));
+    } catch (err) {
+      console.error(JSON.stringify({ time: new Date().toISOString(), component: 'gateway', level: 'error', msg: `reload of ${path} failed, keeping the running configuration: ${String(err)}` }));
+    }
+  });
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+}
+
+main().catch((err: unknown) => {
+  console.error(isStraitError(err) ? `error ${err.code}: ${err.message}` : err);
+  process.exit(isStraitError(err) ? err.exitCode : 1);
+});

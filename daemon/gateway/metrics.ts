@@ -1,0 +1,95 @@
+// Prometheus metrics of the gateway: plain integer counters of the data plane, read
+// by prom-client at scrape time (collect()), never updated per packet here.
+import { Counter, Gauge, Registry } from 'prom-client';
+import type { Gateway } from '../../src/dataplane/gateway/index.js';
+
+export function gatewayRegistry(gw: Gateway): Registry {
+  const registry = new Registry();
+  const t = gw.tunnel;
+  new Counter({
+    name: 'strait_tunnel_bytes_total', help: 'Inner IPv4 bytes carried per tunnel (remote cluster) and direction', labelNames: ['cluster', 'direction'], registers: [registry],
+    collect() {
+      this.reset();
+      for (const p of t.peers) {
+        this.inc({ cluster: p.clusterId, direction: 'tx' }, p.tx.bytes);
+        this.inc({ cluster: p.clusterId, direction: 'rx' }, p.rx.bytes);
+      }
+    },
+  });
+  new Counter({
+    name: 'strait_tunnel_packets_total', help: 'Inner IPv4 packets carried per tunnel (remote cluster) and direction', labelNames: ['cluster', 'direction'], registers: [registry],
+    collect() {
+      this.reset();
+      for (const p of t.peers) {
+        this.inc({ cluster: p.clusterId, direction: 'tx' }, p.tx.packets);
+        this.inc({ cluster: p.clusterId, direction: 'rx' }, p.rx.packets);
+      }
+    },
+  });
+  new Counter({
+    name: 'strait_tunnel_handshakes_total', help: 'Tunnel handshakes by event', labelNames: ['event'], registers: [registry],
+    collect() {
+      this.reset();
+      const c = t.counters;
+      this.inc({ event: 'initiated' }, c.handshakesInitiated);
+      this.inc({ event: 'completed' }, c.handshakesCompleted);
+      this.inc({ event: 'responded' }, c.handshakesResponded);
+      this.inc({ event: 'timeout' }, c.handshakeTimeouts);
+    },
+  });
+  new Counter({
+    name: 'strait_tunnel_rekeys_total', help: 'Sessions replaced by a newer one (rekey by time or volume)', registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(t.counters.rekeys);
+    },
+  });
+  new Counter({
+    name: 'strait_tunnel_cookie_replies_total', help: 'Cookie replies sent while under handshake load', registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(t.counters.cookiesSent);
+    },
+  });
+  new Counter({
+    name: 'strait_tunnel_drops_total', help: 'Packets dropped by reason (replay, auth, no_route, malformed, stale)', labelNames: ['reason'], registers: [registry],
+    collect() {
+      this.reset();
+      const d = t.counters.drops;
+      for (const reason of Object.keys(d) as (keyof typeof d)[]) this.inc({ reason }, d[reason]);
+    },
+  });
+  new Gauge({
+    name: 'strait_tunnel_connected', help: '1 when the tunnel to the remote cluster is connected', labelNames: ['cluster'], registers: [registry],
+    collect() {
+      for (const p of t.peers) this.set({ cluster: p.clusterId }, p.status === 'connected' ? 1 : 0);
+    },
+  });
+  new Gauge({
+    name: 'strait_tunnel_rtt_seconds', help: 'Average round-trip time of tunnel keepalives (last 10)', labelNames: ['cluster'], registers: [registry],
+    collect() {
+      this.reset();
+      for (const p of t.peers) {
+        const r = p.rttAvgMs;
+        if (r !== undefined) this.set({ cluster: p.clusterId }, r / 1000);
+      }
+    },
+  });
+  new Counter({
+    name: 'strait_vxlan_packets_total', help: 'VXLAN frames exchanged with node agents', labelNames: ['direction'], registers: [registry],
+    collect() {
+      this.reset();
+      this.inc({ direction: 'rx' }, gw.vxlan.rxPackets);
+      this.inc({ direction: 'tx' }, gw.vxlan.txPackets);
+    },
+  });
+  new Counter({
+    name: 'strait_vxlan_bytes_total', help: 'Inner bytes of VXLAN frames exchanged with node agents', labelNames: ['direction'], registers: [registry],
+    collect() {
+      this.reset();
+      this.inc({ direction: 'rx' }, gw.vxlan.rxBytes);
+      this.inc({ direction: 'tx' }, gw.vxlan.txBytes);
+    },
+  });
+  return registry;
+}

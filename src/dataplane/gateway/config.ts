@@ -1,0 +1,110 @@
+// Gateway daemon configuration (JSON or YAML file, or an object from the world).
+import { defineConfig, parseCidr, type ConfigSchema } from '../../base/config/index.js';
+import { E } from '../../base/errors/index.js';
+
+export interface GatewayPeerConfig {
+  clusterId: string;
+  /** public IPv4 address of the remote cluster's active gateway */
+  endpoint: string;
+  port: number;
+  subnets: string[];
+}
+
+export interface GatewayNodeConfig {
+  /** node (agent) address for VXLAN */
+  address: string;
+  /** pod CIDR(s) on that node: decrypted packets for them go back over VXLAN to its agent */
+  podCIDRs: string[];
+}
+
+export interface GatewayConfig {
+  clusterId: string;
+  /** gateway (node) name shown in records */
+  name: string;
+  /** the PSK text from the broker-info file; or pskFile */
+  psk?: string;
+  pskFile?: string;
+  localSubnets: string[];
+  tunnel: { listen: string; port: number; publicIP?: string; privateIP?: string };
+  vxlan: { listen: string; port: number; vni: number; agentPort: number };
+  /** offload: TCP super-packets through TUN offloads (all gateways and agents of the set should enable it) */
+  tun: { name: string; mtu: number; offload: boolean };
+  peers: GatewayPeerConfig[];
+  nodes: GatewayNodeConfig[];
+  metrics: { listen: string; port: number };
+  timers: { keepaliveMs: number; deadAfterMs: number; rekeyAfterMs: number; rekeyTimeoutMs: number; handshakeAttempts: number };
+}
+
+const ip = { type: 'string', pattern: '^\\d{1,3}\\.\\d{1,3}\\.\\d{1,3}\\.\\d{1,3}$' } as const;
+const port = { type: 'integer', minimum: 0, maximum: 65535 } as const;
+const cidrs = { type: 'array', items: { type: 'string' } } as const;
+
+const schema: ConfigSchema<GatewayConfig> = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['clusterId', 'localSubnets', 'peers'],
+  properties: {
+    clusterId: { type: 'string', pattern: '^[a-z0-9][a-z0-9.-]{0,62}$' },
+    name: { type: 'string', default: 'gateway' },
+    psk: { type: 'string', minLength: 16, nullable: true },
+    pskFile: { type: 'string', nullable: true },
+    localSubnets: cidrs,
+    tunnel: {
+      type: 'object', additionalProperties: false, default: {} as never, required: [],
+      properties: { listen: { ...ip, default: '0.0.0.0' }, port: { ...port, default: 4500 }, publicIP: { ...ip, nullable: true }, privateIP: { ...ip, nullable: true } },
+    },
+    vxlan: {
+      type: 'object', additionalProperties: false, default: {} as never, required: [],
+      properties: {
+        listen: { ...ip, default: '0.0.0.0' }, port: { ...port, default: 4800 },
+        vni: { type: 'integer', minimum: 0, maximum: 16777215, default: 100 }, agentPort: { ...port, default: 4800 },
+      },
+    },
+    tun: {
+      type: 'object', additionalProperties: false, default: {} as never, required: [],
+      properties: {
+        name: { type: 'string', maxLength: 15, default: 'strait-gw' }, mtu: { type: 'integer', minimum: 576, maximum: 9000, default: 1400 },
+        offload: { type: 'boolean', default: false },
+      },
+    },
+    peers: {
+      type: 'array',
+      items: {
+        type: 'object', additionalProperties: false, required: ['clusterId', 'endpoint', 'subnets'],
+        properties: { clusterId: { type: 'string', pattern: '^[a-z0-9][a-z0-9.-]{0,62}$' }, endpoint: ip, port: { ...port, default: 4500 }, subnets: cidrs },
+      },
+    },
+    nodes: {
+      type: 'array', default: [],
+      items: { type: 'object', additionalProperties: false, required: ['address', 'podCIDRs'], properties: { address: ip, podCIDRs: cidrs } },
+    },
+    metrics: {
+      type: 'object', additionalProperties: false, default: {} as never, required: [],
+      properties: { listen: { type: 'string', default: '127.0.0.1' }, port: { ...port, default: 9464 } },
+    },
+    timers: {
+      type: 'object', additionalProperties: false, default: {} as never, required: [],
+      properties: {
+        keepaliveMs: { type: 'integer', minimum: 100, default: 1000 },
+        deadAfterMs: { type: 'integer', minimum: 300, default: 5000 },
+        rekeyAfterMs: { type: 'integer', minimum: 1000, default: 120000 },
+        rekeyTimeoutMs: { type: 'integer', minimum: 100, default: 5000 },
+        handshakeAttempts: { type: 'integer', minimum: 1, default: 3 },
+      },
+    },
+  },
+};
+
+const definition = defineConfig<GatewayConfig>(schema, { renamed: { remotes: 'peers', cidrs: 'localSubnets' } });
+
+/** Validate a gateway configuration: schema, CIDRs, and a PSK from exactly one source. */
+export function parseGatewayConfig(input: unknown, where = 'gateway config'): Readonly<GatewayConfig> {
+  const c = definition.parse(input, where);
+  c.localSubnets.forEach((s, i) => parseCidr(s, `${where}: localSubnets[${i}]`));
+  c.peers.forEach((p, i) => p.subnets.forEach((s, j) => parseCidr(s, `${where}: peers[${i}].subnets[${j}]`)));
+  c.nodes.forEach((n, i) => n.podCIDRs.forEach((s, j) => parseCidr(s, `${where}: nodes[${i}].podCIDRs[${j}]`)));
+  if ((c.psk === undefined || c.psk === null) === (c.pskFile === undefined || c.pskFile === null)) {
+    throw E.configInvalid(`${where}: psk`, c.psk ?? c.pskFile ?? null, 'set exactly one of psk (the broker-info PSK text) or pskFile');
+  }
+  return c;
+}

@@ -1,0 +1,280 @@
+// Gateway data plane: VXLAN endpoint for the cluster's node agents (UDP 4800), PSK
+// tunnels to remote gateways (UDP 4500), and a TUN device that injects decrypted
+// traffic into the cluster network (or VXLAN back to the node agent that hosts the
+// destination). Routing is by destination CIDR; the source address is never touched.
+import { readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { systemClock, type Clock } from '../../base/clock/index.js';
+import { parseCidr, cidrContains, type Cidr } from '../../base/config/index.js';
+import { E } from '../../base/errors/index.js';
+import { peekDestination, peekSource } from '../../wire/ipv4/index.js';
+import { writeHeaders, VXLAN_OVERHEAD, ETHERTYPE_IPV4, ETHERTYPE_VNET, AGENT_MAC, GATEWAY_MAC } from '../../wire/vxlan/index.js';
+import { FEATURE_VNET, NEXT_IPV4, NEXT_IPV4_VNET } from '../../wire/tunnel/index.js';
+import { TunnelEndpoint, type Peer, type PeerRecord, type TunnelEvent } from '../tunnel/index.js';
+import { TunDevice, routeInto, vnetHdrIsPlain, VNET_HDR_LEN } from '../tun/index.js';
+import { UdpTransport } from '../udp/index.js';
+import { parseGatewayConfig, type GatewayConfig } from './config.js';
+
+export { parseGatewayConfig, type GatewayConfig, type GatewayPeerConfig, type GatewayNodeConfig } from './config.js';
+
+export class VxlanCounters {
+  rxPackets = 0;
+  rxBytes = 0;
+  txPackets = 0;
+  txBytes = 0;
+  malformed = 0;
+}
+
+/** SPEC "Cluster join artefacts": Endpoint record of this gateway. */
+export interface EndpointRecord {
+  clusterId: string;
+  hostname: string;
+  endpointIP: string;
+  publicIP: string;
+  cableDriver: string;
+  subnets: string[];
+  type: 'local' | 'remote';
+}
+
+/** Connection record (subctl show connections). */
+export interface ConnectionRecord {
+  gateway: string;
+  cluster: string;
+  remoteIP: string;
+  nat: 'yes' | 'no';
+  cableDriver: string;
+  subnets: string[];
+  status: 'connected' | 'connecting' | 'error';
+  statusMessage: string;
+  rttAvg: string;
+  rttAvgMs: number | null;
+  txBytes: number;
+  txPackets: number;
+  rxBytes: number;
+  rxPackets: number;
+  handshakes: number;
+  rekeys: number;
+}
+
+export interface GatewayRecord {
+  node: string;
+  haStatus: 'active' | 'passive';
+  summary: string;
+}
+
+export const CABLE_DRIVER = 'strait-psk';
+
+export interface GatewayOptions {
+  clock?: Clock;
+  /** skip the TUN device (tests without CAP_NET_ADMIN): decrypted packets go to onDeliver */
+  noTun?: boolean;
+  /** decrypted packets (with a virtio_net_hdr first when `next` is NEXT_IPV4_VNET) */
+  onDeliver?: (packet: Buffer, peer: Peer, next: number) => void;
+  onEvent?: (ev: TunnelEvent) => void;
+}
+
+export class Gateway {
+  readonly config: Readonly<GatewayConfig>;
+  readonly tunnel: TunnelEndpoint;
+  readonly vxlan = new VxlanCounters();
+  private tunnelSock: UdpTransport | undefined;
+  private vxlanSock: UdpTransport | undefined;
+  private tun: TunDevice | undefined;
+  private readonly nodes: { address: string; cidrs: Cidr[] }[];
+  private readonly vni: number;
+  haStatus: 'active' | 'passive' = 'active';
+
+  constructor(config: Readonly<GatewayConfig>, private readonly opts: GatewayOptions = {}) {
+    this.config = config;
+    this.vni = config.vxlan.vni;
+    this.nodes = config.nodes.map((n) => ({ address: n.address, cidrs: n.podCIDRs.map((c) => parseCidr(c)) }));
+    const psk = config.psk ?? readPsk(config.pskFile as string);
+    this.tunnel = new TunnelEndpoint({
+      clusterId: config.clusterId,
+      psk,
+      clock: opts.clock ?? systemClock,
+      peers: config.peers.map((p) => ({ clusterId: p.clusterId, address: p.endpoint, port: p.port, subnets: p.subnets })),
+      limits: config.timers,
+      send: (chunks, port, address) => this.tunnelSock?.send(chunks, port, address),
+      deliver: (packet, peer, next) => this.deliver(packet, peer, next),
+      features: config.tun.offload ? FEATURE_VNET : 0,
+      ...(opts.onEvent ? { onEvent: opts.onEvent } : {}),
+    });
+  }
+
+  get tunnelPort(): number {
+    return this.tunnelSock?.port ?? 0;
+  }
+
+  get vxlanPort(): number {
+    return this.vxlanSock?.port ?? 0;
+  }
+
+  async start(): Promise<void> {
+    const c = this.config;
+    this.tunnelSock = await UdpTransport.bind(c.tunnel.listen, c.tunnel.port, (m, a, p) => this.tunnel.receive(m, a, p));
+    this.vxlanSock = await UdpTransport.bind(c.vxlan.listen, c.vxlan.port, (m, a, p) => this.fromVxlan(m, a, p));
+    if (!this.opts.noTun) {
+      this.tun = TunDevice.open(c.tun.name, (buf, off, len) => this.fromTun(buf, off, len), { offload: c.tun.offload });
+      routeInto(this.tun.name, c.peers.flatMap((p) => p.subnets), { mtu: c.tun.mtu });
+    }
+    this.tunnel.start();
+  }
+
+  /** HA: a remote cluster's active gateway changed address (from the broker's Endpoint records). */
+  setPeerEndpoint(clusterId: string, address: string, port?: number): void {
+    this.tunnel.setPeerEndpoint(clusterId, address, port);
+  }
+
+  async stop(): Promise<void> {
+    this.tunnel.close();
+    this.tun?.close();
+    await this.tunnelSock?.close();
+    await this.vxlanSock?.close();
+  }
+
+  /** A VXLAN frame from a node agent: route its inner IPv4 packet into a tunnel. */
+  private fromVxlan(msg: Buffer, _address: string, _port: number): void {
+    const len = msg.length;
+    const etherType = len >= VXLAN_OVERHEAD ? msg.readUInt16BE(20) : 0;
+    if (len < VXLAN_OVERHEAD + 20 || ((msg[0] as number) & 0x08) === 0 || msg.readUIntBE(4, 3) !== this.vni || (etherType !== ETHERTYPE_IPV4 && etherType !== ETHERTYPE_VNET)) {
+      this.vxlan.malformed++;
+      this.tunnel.counters.drops.malformed++;
+      return;
+    }
+    this.vxlan.rxPackets++;
+    this.vxlan.rxBytes += len - VXLAN_OVERHEAD;
+    if (etherType === ETHERTYPE_IPV4) this.forward(msg, VXLAN_OVERHEAD, len - VXLAN_OVERHEAD);
+    else this.forwardVnet(msg, VXLAN_OVERHEAD, len - VXLAN_OVERHEAD);
+  }
+
+  /** A packet the gateway node routed into the TUN device. */
+  private fromTun(buf: Buffer, off: number, len: number): void {
+    if (!this.config.tun.offload) this.forward(buf, off, len);
+    else if (len > VNET_HDR_LEN && vnetHdrIsPlain(buf, off)) this.forward(buf, off + VNET_HDR_LEN, len - VNET_HDR_LEN);
+    else this.forwardVnet(buf, off, len);
+  }
+
+  private forward(buf: Buffer, off: number, len: number): void {
+    const dst = peekDestination(buf, off, len);
+    const peer = dst < 0 ? undefined : this.tunnel.route(dst);
+    if (peer === undefined) {
+      if (dst < 0) this.tunnel.counters.drops.malformed++;
+      else this.tunnel.counters.drops.no_route++;
+      return;
+    }
+    this.tunnel.sendPacket(peer, buf.subarray(off, off + len), NEXT_IPV4);
+  }
+
+  /** A virtio_net_hdr + (super-)packet: only to peers that accept them. */
+  private forwardVnet(buf: Buffer, off: number, len: number): void {
+    const dst = len > VNET_HDR_LEN ? peekDestination(buf, off + VNET_HDR_LEN, len - VNET_HDR_LEN) : -1;
+    const peer = dst < 0 ? undefined : this.tunnel.route(dst);
+    if (peer === undefined || (peer.features & FEATURE_VNET) === 0) {
+      if (dst < 0) this.tunnel.counters.drops.malformed++;
+      else this.tunnel.counters.drops.no_route++;
+      return;
+    }
+    this.tunnel.sendPacket(peer, buf.subarray(off, off + len), NEXT_IPV4_VNET);
+  }
+
+  /** A decrypted packet from a remote gateway: into this cluster's network. */
+  private deliver(packet: Buffer, peer: Peer, next: number): void {
+    const len = packet.length;
+    const ipOff = next === NEXT_IPV4_VNET ? VNET_HDR_LEN : 0;
+    const src = peekSource(packet, ipOff, len - ipOff);
+    // anti-spoofing (WireGuard's allowed IPs): the source must be one of the peer's subnets
+    if (src < 0 || !inAny(peer.subnets, src)) {
+      this.tunnel.counters.drops.auth++;
+      return;
+    }
+    if (this.opts.onDeliver) this.opts.onDeliver(packet, peer, next);
+    if (ipOff !== 0) {
+      // super-packets go to the node's routing (the kernel segments them on the way out)
+      if (this.tun) this.tun.write(packet, 0, len);
+      return;
+    }
+    const dst = peekDestination(packet, 0, len);
+    const nodes = this.nodes;
+    for (let i = 0; i < nodes.length; i++) {
+      const n = nodes[i] as { address: string; cidrs: Cidr[] };
+      if (inAny(n.cidrs, dst)) {
+        const out = Buffer.allocUnsafe(VXLAN_OVERHEAD + len);
+        writeHeaders(out, 0, this.vni, AGENT_MAC, GATEWAY_MAC, ETHERTYPE_IPV4);
+        packet.copy(out, VXLAN_OVERHEAD);
+        this.vxlan.txPackets++;
+        this.vxlan.txBytes += len;
+        this.vxlanSock?.send(out, this.config.vxlan.agentPort, n.address);
+        return;
+      }
+    }
+    if (this.tun) this.tun.writePacket(packet, 0, len);
+  }
+
+  // --- records ------------------------------------------------------------------------
+
+  endpointRecord(): EndpointRecord {
+    const c = this.config;
+    const ip = c.tunnel.privateIP ?? c.tunnel.listen;
+    return { clusterId: c.clusterId, hostname: c.name || hostname(), endpointIP: ip, publicIP: c.tunnel.publicIP ?? ip, cableDriver: CABLE_DRIVER, subnets: [...c.localSubnets], type: 'local' };
+  }
+
+  connectionRecords(): ConnectionRecord[] {
+    return this.tunnel.records().map((r: PeerRecord) => ({
+      gateway: this.config.name,
+      cluster: r.cluster,
+      remoteIP: r.remoteIP,
+      nat: r.nat ? 'yes' : 'no',
+      cableDriver: CABLE_DRIVER,
+      subnets: r.subnets,
+      status: r.status,
+      statusMessage: r.statusMessage,
+      rttAvg: r.rttAvgMs === null ? '' : formatRtt(r.rttAvgMs),
+      rttAvgMs: r.rttAvgMs,
+      txBytes: r.txBytes, txPackets: r.txPackets, rxBytes: r.rxBytes, rxPackets: r.rxPackets,
+      handshakes: r.handshakes, rekeys: r.rekeys,
+    }));
+  }
+
+  gatewayRecord(): GatewayRecord {
+    const conns = this.tunnel.records();
+    const up = conns.filter((r) => r.status === 'connected').length;
+    const summary = up === conns.length
+      ? `All connections (${conns.length}) are established`
+      : `${conns.length - up} connection(s) of ${conns.length} are not established`;
+    return { node: this.config.name, haStatus: this.haStatus, summary };
+  }
+}
+
+function inAny(cidrs: readonly Cidr[], ip: number): boolean {
+  for (let i = 0; i < cidrs.length; i++) if (cidrContains(cidrs[i] as Cidr, ip)) return true;
+  return false;
+}
+
+/** Submariner prints RTT like Go's time.Duration: "1.234567ms". */
+export function formatRtt(ms: number): string {
+  if (ms < 1) return `${Math.round(ms * 1000)}µs`;
+  return `${ms.toFixed(6).replace(/0+$/, '').replace(/\.$/, '')}ms`;
+}
+
+function readPsk(path: string): string {
+  try {
+    return readFileSync(path, 'utf8').trim();
+  } catch (err) {
+    throw E.fileUnreadable(path, err instanceof Error ? err.message : String(err));
+  }
+}
+
+/** Validate `config` and start a gateway data plane. */
+export async function startGateway(config: unknown, opts: GatewayOptions = {}): Promise<Gateway> {
+  const g = new Gateway(parseGatewayConfig(config), opts);
+  await g.start();
+  return g;
+}
+
+/** `strait show connections` columns, as Submariner's `subctl show connections` prints them. */
+export const CONNECTION_COLUMNS = ['GATEWAY', 'CLUSTER', 'REMOTE IP', 'NAT', 'CABLE DRIVER', 'SUBNETS', 'STATUS', 'RTT avg.'] as const;
+
+export function connectionRow(r: ConnectionRecord): string[] {
+  return [r.gateway, r.cluster, r.remoteIP, r.nat, r.cableDriver, r.subnets.join(', '), r.status, r.rttAvg];
+}

@@ -1,0 +1,304 @@
+// Tunnel messages (docs/tunnel-protocol.md): handshake initiation (1), response (2),
+// cookie reply (3) and data (4), plus the handshake payloads. All integers big-endian.
+// decode() returns views into the input; malformed input is a StraitError.
+import { need, outBuf, malformed, toBuffer, readU64, writeU64 } from '../bounds/index.js';
+
+export const TUNNEL_PORT = 4500;
+export const PROTOCOL_VERSION = 1;
+export const TYPE_INIT = 1;
+export const TYPE_RESPONSE = 2;
+export const TYPE_COOKIE = 3;
+export const TYPE_DATA = 4;
+export const NEXT_IPV4 = 0;
+export const NEXT_PROBE = 1;
+export const NEXT_PROBE_REPLY = 2;
+/** IPv4 (super-)packet preceded by a 10-byte virtio_net_hdr (TUN offload); only to peers advertising FEATURE_VNET */
+export const NEXT_IPV4_VNET = 3;
+/** feature bits in the handshake payloads */
+export const FEATURE_VNET = 1;
+export const KEY_LEN = 32;
+export const TAG_LEN = 16;
+export const MAC_LEN = 16;
+export const DATA_HEADER = 16;
+export const INIT_FIXED = 8 + KEY_LEN + 2 * MAC_LEN;
+export const RESPONSE_FIXED = 12 + KEY_LEN + 2 * MAC_LEN;
+export const COOKIE_LEN = 8 + 12 + 16 + TAG_LEN;
+const CLUSTER_ID = /^[a-z0-9][a-z0-9.-]{0,62}$/;
+
+function checkReserved(buf: Buffer, offset: number, what: string): void {
+  if (buf[offset + 2] !== 0 || buf[offset + 3] !== 0) throw malformed(what, offset + 2, 'reserved bytes must be zero');
+}
+
+function checkKey(k: Uint8Array, len: number, what: string, offset: number): void {
+  if (k.length !== len) throw malformed(what, offset, `field must be ${len} bytes, got ${k.length}`);
+}
+
+/** Message type of a datagram, or -1 when empty. */
+export function peekType(buf: Uint8Array): number {
+  return buf.length === 0 ? -1 : (buf[0] as number);
+}
+
+// --- initiation -------------------------------------------------------------------
+
+export interface HandshakeInit {
+  version: number;
+  senderIndex: number;
+  ephemeral: Uint8Array;
+  /** encrypted payload1 including its tag */
+  payload: Uint8Array;
+  mac1: Uint8Array;
+  mac2: Uint8Array;
+}
+
+export const handshakeInit = {
+  encodingLength(m: HandshakeInit): number {
+    return INIT_FIXED + m.payload.length;
+  },
+  encode(m: HandshakeInit, buf?: Buffer, offset = 0): Buffer {
+    checkKey(m.ephemeral, KEY_LEN, 'handshake initiation', offset + 8);
+    checkKey(m.mac1, MAC_LEN, 'handshake initiation mac1', offset);
+    checkKey(m.mac2, MAC_LEN, 'handshake initiation mac2', offset);
+    const out = outBuf(buf, offset, handshakeInit.encodingLength(m), 'handshake initiation');
+    out[offset] = TYPE_INIT;
+    out[offset + 1] = m.version & 0xff;
+    out[offset + 2] = 0;
+    out[offset + 3] = 0;
+    out.writeUInt32BE(m.senderIndex >>> 0, offset + 4);
+    out.set(m.ephemeral, offset + 8);
+    out.set(m.payload, offset + 40);
+    const p = offset + 40 + m.payload.length;
+    out.set(m.mac1, p);
+    out.set(m.mac2, p + MAC_LEN);
+    return out;
+  },
+  /** The whole rest of the datagram is the message. */
+  decode(input: Uint8Array, offset = 0): HandshakeInit {
+    const buf = toBuffer(input);
+    need(buf, offset, INIT_FIXED + TAG_LEN, 'handshake initiation');
+    if (buf[offset] !== TYPE_INIT) throw malformed('handshake initiation', offset, `type ${buf[offset]} is not ${TYPE_INIT}`);
+    checkReserved(buf, offset, 'handshake initiation');
+    const end = buf.length;
+    return {
+      version: buf[offset + 1] as number,
+      senderIndex: buf.readUInt32BE(offset + 4),
+      ephemeral: buf.subarray(offset + 8, offset + 40),
+      payload: buf.subarray(offset + 40, end - 2 * MAC_LEN),
+      mac1: buf.subarray(end - 2 * MAC_LEN, end - MAC_LEN),
+      mac2: buf.subarray(end - MAC_LEN, end),
+    };
+  },
+};
+
+// --- response ---------------------------------------------------------------------
+
+export interface HandshakeResponse {
+  version: number;
+  senderIndex: number;
+  receiverIndex: number;
+  ephemeral: Uint8Array;
+  payload: Uint8Array;
+  mac1: Uint8Array;
+  mac2: Uint8Array;
+}
+
+export const handshakeResponse = {
+  encodingLength(m: HandshakeResponse): number {
+    return RESPONSE_FIXED + m.payload.length;
+  },
+  encode(m: HandshakeResponse, buf?: Buffer, offset = 0): Buffer {
+    checkKey(m.ephemeral, KEY_LEN, 'handshake response', offset + 12);
+    checkKey(m.mac1, MAC_LEN, 'handshake response mac1', offset);
+    checkKey(m.mac2, MAC_LEN, 'handshake response mac2', offset);
+    const out = outBuf(buf, offset, handshakeResponse.encodingLength(m), 'handshake response');
+    out[offset] = TYPE_RESPONSE;
+    out[offset + 1] = m.version & 0xff;
+    out[offset + 2] = 0;
+    out[offset + 3] = 0;
+    out.writeUInt32BE(m.senderIndex >>> 0, offset + 4);
+    out.writeUInt32BE(m.receiverIndex >>> 0, offset + 8);
+    out.set(m.ephemeral, offset + 12);
+    out.set(m.payload, offset + 44);
+    const p = offset + 44 + m.payload.length;
+    out.set(m.mac1, p);
+    out.set(m.mac2, p + MAC_LEN);
+    return out;
+  },
+  decode(input: Uint8Array, offset = 0): HandshakeResponse {
+    const buf = toBuffer(input);
+    need(buf, offset, RESPONSE_FIXED + TAG_LEN, 'handshake response');
+    if (buf[offset] !== TYPE_RESPONSE) throw malformed('handshake response', offset, `type ${buf[offset]} is not ${TYPE_RESPONSE}`);
+    checkReserved(buf, offset, 'handshake response');
+    const end = buf.length;
+    return {
+      version: buf[offset + 1] as number,
+      senderIndex: buf.readUInt32BE(offset + 4),
+      receiverIndex: buf.readUInt32BE(offset + 8),
+      ephemeral: buf.subarray(offset + 12, offset + 44),
+      payload: buf.subarray(offset + 44, end - 2 * MAC_LEN),
+      mac1: buf.subarray(end - 2 * MAC_LEN, end - MAC_LEN),
+      mac2: buf.subarray(end - MAC_LEN, end),
+    };
+  },
+};
+
+// --- cookie reply -------------------------------------------------------------------
+
+export interface CookieReply {
+  version: number;
+  receiverIndex: number;
+  nonce: Uint8Array;
+  /** encrypted cookie (16) + tag (16) */
+  cookie: Uint8Array;
+}
+
+export const cookieReply = {
+  encodingLength(_m?: CookieReply): number {
+    return COOKIE_LEN;
+  },
+  encode(m: CookieReply, buf?: Buffer, offset = 0): Buffer {
+    checkKey(m.nonce, 12, 'cookie reply nonce', offset + 8);
+    checkKey(m.cookie, 32, 'cookie reply cookie', offset + 20);
+    const out = outBuf(buf, offset, COOKIE_LEN, 'cookie reply');
+    out[offset] = TYPE_COOKIE;
+    out[offset + 1] = m.version & 0xff;
+    out[offset + 2] = 0;
+    out[offset + 3] = 0;
+    out.writeUInt32BE(m.receiverIndex >>> 0, offset + 4);
+    out.set(m.nonce, offset + 8);
+    out.set(m.cookie, offset + 20);
+    return out;
+  },
+  decode(input: Uint8Array, offset = 0): CookieReply {
+    const buf = toBuffer(input);
+    need(buf, offset, COOKIE_LEN, 'cookie reply');
+    if (buf[offset] !== TYPE_COOKIE) throw malformed('cookie reply', offset, `type ${buf[offset]} is not ${TYPE_COOKIE}`);
+    checkReserved(buf, offset, 'cookie reply');
+    if (buf.length - offset !== COOKIE_LEN) throw malformed('cookie reply', offset, `length ${buf.length - offset} is not ${COOKIE_LEN}`);
+    return {
+      version: buf[offset + 1] as number,
+      receiverIndex: buf.readUInt32BE(offset + 4),
+      nonce: buf.subarray(offset + 8, offset + 20),
+      cookie: buf.subarray(offset + 20, offset + 52),
+    };
+  },
+};
+
+// --- data ---------------------------------------------------------------------------
+
+export interface DataPacket {
+  next: number;
+  spi: number;
+  seq: number;
+  /** ciphertext including the 16-byte tag */
+  ciphertext: Uint8Array;
+}
+
+/** Write the 16-byte data header (hot path; the ciphertext follows at offset + 16). */
+export function writeDataHeader(buf: Buffer, offset: number, next: number, spi: number, seq: number): void {
+  buf[offset] = TYPE_DATA;
+  buf[offset + 1] = next;
+  buf[offset + 2] = 0;
+  buf[offset + 3] = 0;
+  buf.writeUInt32BE(spi >>> 0, offset + 4);
+  writeU64(buf, seq, offset + 8);
+}
+
+export const dataPacket = {
+  encodingLength(m: DataPacket): number {
+    return DATA_HEADER + m.ciphertext.length;
+  },
+  encode(m: DataPacket, buf?: Buffer, offset = 0): Buffer {
+    if (!Number.isSafeInteger(m.seq) || m.seq < 0) throw malformed('data packet', offset + 8, `sequence ${m.seq} is not an integer in 0..2^53`);
+    const out = outBuf(buf, offset, dataPacket.encodingLength(m), 'data packet');
+    writeDataHeader(out, offset, m.next & 0xff, m.spi, m.seq);
+    out.set(m.ciphertext, offset + DATA_HEADER);
+    return out;
+  },
+  decode(input: Uint8Array, offset = 0): DataPacket {
+    const buf = toBuffer(input);
+    need(buf, offset, DATA_HEADER + TAG_LEN, 'data packet');
+    if (buf[offset] !== TYPE_DATA) throw malformed('data packet', offset, `type ${buf[offset]} is not ${TYPE_DATA}`);
+    checkReserved(buf, offset, 'data packet');
+    const next = buf[offset + 1] as number;
+    if (next > NEXT_IPV4_VNET) throw malformed('data packet', offset + 1, `next header ${next} is unknown`);
+    return {
+      next,
+      spi: buf.readUInt32BE(offset + 4),
+      seq: readU64(buf, offset + 8, 'data packet'),
+      ciphertext: buf.subarray(offset + DATA_HEADER),
+    };
+  },
+};
+
+// --- handshake payloads (plaintext, before AEAD) -------------------------------------
+
+export interface InitPayload {
+  timestamp: number;
+  maxVersion: number;
+  /** FEATURE_* bits the sender accepts */
+  features: number;
+  clusterId: string;
+}
+
+function checkClusterId(id: string, what: string, offset: number): void {
+  if (!CLUSTER_ID.test(id)) throw malformed(what, offset, `cluster ID ${JSON.stringify(id)} must match ${CLUSTER_ID.source}`);
+}
+
+function readClusterId(buf: Buffer, offset: number, what: string): string {
+  need(buf, offset, 1, what);
+  const n = buf[offset] as number;
+  if (buf.length - offset - 1 !== n) throw malformed(what, offset, `cluster ID length ${n} does not match the ${buf.length - offset - 1} bytes left`);
+  const id = buf.toString('latin1', offset + 1, offset + 1 + n);
+  checkClusterId(id, what, offset + 1);
+  return id;
+}
+
+export const initPayload = {
+  encodingLength(p: InitPayload): number {
+    return 11 + p.clusterId.length;
+  },
+  encode(p: InitPayload, buf?: Buffer, offset = 0): Buffer {
+    checkClusterId(p.clusterId, 'handshake payload', offset + 11);
+    const out = outBuf(buf, offset, initPayload.encodingLength(p), 'handshake payload');
+    writeU64(out, p.timestamp, offset);
+    out[offset + 8] = p.maxVersion & 0xff;
+    out[offset + 9] = p.features & 0xff;
+    out[offset + 10] = p.clusterId.length;
+    out.write(p.clusterId, offset + 11, 'latin1');
+    return out;
+  },
+  decode(input: Uint8Array, offset = 0): InitPayload {
+    const buf = toBuffer(input);
+    need(buf, offset, 11, 'handshake payload');
+    return {
+      timestamp: readU64(buf, offset, 'handshake payload'), maxVersion: buf[offset + 8] as number, features: buf[offset + 9] as number,
+      clusterId: readClusterId(buf, offset + 10, 'handshake payload'),
+    };
+  },
+};
+
+export interface ResponsePayload {
+  version: number;
+  features: number;
+  clusterId: string;
+}
+
+export const responsePayload = {
+  encodingLength(p: ResponsePayload): number {
+    return 3 + p.clusterId.length;
+  },
+  encode(p: ResponsePayload, buf?: Buffer, offset = 0): Buffer {
+    checkClusterId(p.clusterId, 'handshake payload', offset + 3);
+    const out = outBuf(buf, offset, responsePayload.encodingLength(p), 'handshake payload');
+    out[offset] = p.version & 0xff;
+    out[offset + 1] = p.features & 0xff;
+    out[offset + 2] = p.clusterId.length;
+    out.write(p.clusterId, offset + 3, 'latin1');
+    return out;
+  },
+  decode(input: Uint8Array, offset = 0): ResponsePayload {
+    const buf = toBuffer(input);
+    need(buf, offset, 3, 'handshake payload');
+    return { version: buf[offset] as number, features: buf[offset + 1] as number, clusterId: readClusterId(buf, offset + 2, 'handshake payload') };
+  },
+};

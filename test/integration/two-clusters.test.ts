@@ -1,0 +1,107 @@
+// Issue 3 acceptance in a private namespace tree: pod A (cluster-a, behind a worker
+// node) reaches pod B (cluster-b) through agent → VXLAN → gateway → PSK tunnel →
+// gateway → VXLAN → agent; the server sees pod A's address; a capture on the
+// gateway↔gateway link shows only UDP 4500 and never the request's marker; replaying the
+// captured packets raises the replay-drop counter and delivers nothing.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { probes, runInPrivateTree, treeSkip } from '../helpers/private-tree.js';
+
+const root = process.env['STRAIT_ROOT'] ?? process.cwd();
+const MARKER = 'STRAIT-MARKER-c0ffee-4f1d';
+
+const script = `
+ROOT=${JSON.stringify(root)}
+source "$ROOT/test/fixtures/two-clusters.sh"
+for _ in $(seq 60); do records gwA | grep -q '"status":"connected"' && break; sleep 0.1; done
+# captures: the wan link (gateway<->gateway) and, as a control, the node link of cluster-a
+ip netns exec gwA tshark -q -i wan -w /run/wan.pcap > /run/tshark-wan.log 2>&1 &
+TSHARK_WAN=$!
+ip netns exec gwA tshark -q -i eth0 -w /run/node.pcap > /run/tshark-node.log 2>&1 &
+TSHARK_NODE=$!
+for _ in $(seq 100); do [ -s /run/wan.pcap ] && [ -s /run/node.pcap ] && break; sleep 0.1; done
+sleep 1
+BODY=$(ip netns exec podA curl -s -m 10 -w '\\n%{http_code}' --data "${MARKER}" http://10.2.1.10:8080/ || true)
+CODE=$(echo "$BODY" | tail -n1); JSONB=$(echo "$BODY" | head -n1)
+echo "{\\"probe\\":\\"http\\",\\"code\\":\\"$CODE\\",\\"body\\":$JSONB}"
+sleep 1.5
+kill -INT $TSHARK_WAN $TSHARK_NODE; wait $TSHARK_WAN $TSHARK_NODE || true
+echo "{\\"probe\\":\\"wan-ports\\",\\"lines\\":\\"$(tshark -r /run/wan.pcap -T fields -e frame.protocols -e ip.proto -e udp.srcport -e udp.dstport 2>/dev/null | sort | uniq -c | tr -s ' ' | tr '\\n\\t' ';,')\\"}"
+echo "{\\"probe\\":\\"wan-marker\\",\\"count\\":$(grep -c -a "${MARKER}" /run/wan.pcap || true),\\"packets\\":$(tshark -r /run/wan.pcap 2>/dev/null | wc -l)}"
+echo "{\\"probe\\":\\"node-marker\\",\\"count\\":$(grep -c -a "${MARKER}" /run/node.pcap || true)}"
+echo "{\\"probe\\":\\"records-a\\",\\"records\\":$(records gwA)}"
+BEFORE=$(records gwB)
+REQS_BEFORE=$(grep -c remote /run/echo.log || true)
+tshark -r /run/wan.pcap -Y 'ip.src==203.0.113.1 && udp.dstport==4500' -T fields -e udp.payload 2>/dev/null > /run/replay.hex
+ip netns exec gwA node -e '
+const d = require("node:dgram").createSocket("udp4");
+const lines = require("node:fs").readFileSync("/run/replay.hex", "utf8").split("\\n").filter(Boolean);
+let i = 0;
+function next() { if (i >= lines.length) { d.close(); console.log(JSON.stringify({probe: "replayed", count: lines.length})); return; }
+  d.send(Buffer.from(lines[i++].replace(/:/g, ""), "hex"), 4500, "203.0.113.2", next); }
+next();'
+sleep 0.5
+echo "{\\"probe\\":\\"replay\\",\\"before\\":$BEFORE,\\"after\\":$(records gwB)}"
+echo "{\\"probe\\":\\"echo-requests\\",\\"before\\":$REQS_BEFORE,\\"after\\":$(grep -c remote /run/echo.log || true)}"
+ip netns exec gwB curl -s http://127.0.0.1:9464/metrics > /run/metrics.txt
+echo "{\\"probe\\":\\"promtool\\",\\"out\\":$(promtool check metrics < /run/metrics.txt 2>&1 | head -c 500 | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.stringify(s)))')}"
+grep -E '^strait_tunnel_drops_total' /run/metrics.txt | sed 's/.*reason="\\([a-z_]*\\)"} \\([0-9]*\\)/{"probe":"metric-drop-\\1","value":\\2}/'
+`;
+
+test('pod A -> pod B across clusters: 200, source preserved, wan carries only UDP 4500 ciphertext, replays dropped', { skip: treeSkip }, async () => {
+  const r = await runInPrivateTree(script, { timeoutMs: 60_000 });
+  const p = probes(r.stdout);
+  const dbg = `\nstdout:\n${r.stdout}\nstderr:\n${r.stderr}`;
+  assert.equal(r.code, 0, dbg);
+  const http = p.get('http') as { code: string; body: { remoteAddress: string; bodyBytes: number } } | undefined;
+  assert.equal(http?.code, '200', dbg);
+  assert.equal(http?.body.remoteAddress, '10.1.1.10', 'the server sees the originating pod IP');
+  assert.equal(http?.body.bodyBytes, MARKER.length);
+  // every packet on the wan link is UDP (17) between ports 4500
+  const lines = String(p.get('wan-ports')?.['lines']).split(';').map((l) => l.trim()).filter(Boolean);
+  assert.ok(lines.length > 0, dbg);
+  for (const l of lines) assert.match(l, /^\d+ eth:ethertype:ip:udp(:[a-z]+)*,17,4500,4500$/, `unexpected traffic on the wan link: ${l}`);
+  assert.equal(p.get('wan-marker')?.['count'], 0, 'the marker never appears on the wan link');
+  assert.ok(Number(p.get('wan-marker')?.['packets']) >= 10);
+  assert.ok(Number(p.get('node-marker')?.['count']) >= 1, 'control: the marker is visible in clear on the node link (VXLAN), so the capture works');
+  const recA = p.get('records-a')?.['records'] as { connections: { cluster: string; status: string; rttAvg: string; cableDriver: string }[]; gateway: { summary: string } };
+  assert.equal(recA.connections[0]?.cluster, 'cluster-b');
+  assert.equal(recA.connections[0]?.status, 'connected');
+  assert.match(recA.connections[0]?.rttAvg ?? '', /^\d+(\.\d+)?(ms|µs)$/);
+  assert.equal(recA.gateway.summary, 'All connections (1) are established');
+  // replay
+  const rep = p.get('replay') as { before: Rec; after: Rec };
+  type Rec = { drops: Record<string, number>; connections: { rxPackets: number }[] };
+  const replayed = Number(p.get('replayed')?.['count']);
+  assert.ok(replayed >= 5, dbg);
+  assert.ok(rep.after.drops['replay']! - rep.before.drops['replay']! >= replayed - 2, `replay drops ${JSON.stringify(rep)}`);
+  assert.equal(rep.after.connections[0]!.rxPackets, rep.before.connections[0]!.rxPackets, 'replays deliver nothing');
+  const echo = p.get('echo-requests') as { before: number; after: number };
+  assert.equal(echo.after, echo.before);
+  assert.equal(p.get('promtool')?.['out'], '', 'promtool check metrics is clean');
+  assert.ok(Number(p.get('metric-drop-replay')?.['value']) >= replayed - 2);
+});
+
+test('TUN offload mode: a 4 MB upload from pod A reaches pod B intact through super-packets', { skip: treeSkip }, async (t) => {
+  const r = await runInPrivateTree(`
+ROOT=${JSON.stringify(root)}
+OFFLOAD=true source "$ROOT/test/fixtures/two-clusters.sh"
+for _ in $(seq 60); do records gwA | grep -q '"status":"connected"' && break; sleep 0.1; done
+head -c 4194304 /dev/zero | tr '\\0' 'x' > /run/body
+BODY=$(ip netns exec podA curl -s -m 20 -w '\\n%{http_code}' --data-binary @/run/body http://10.2.1.10:8080/ || true)
+echo "{\\"probe\\":\\"http\\",\\"code\\":\\"$(echo "$BODY" | tail -n1)\\",\\"body\\":$(echo "$BODY" | head -n1)}"
+echo "{\\"probe\\":\\"records-a\\",\\"records\\":$(records gwA)}"
+`, { timeoutMs: 60_000 });
+  const p = probes(r.stdout);
+  const dbg = `\nstdout:\n${r.stdout}\nstderr:\n${r.stderr}`;
+  assert.equal(r.code, 0, dbg);
+  const http = p.get('http') as { code: string; body: { remoteAddress: string; bodyBytes: number } } | undefined;
+  assert.equal(http?.code, '200', dbg);
+  assert.equal(http?.body.remoteAddress, '10.1.1.10');
+  assert.equal(http?.body.bodyBytes, 4194304);
+  const rec = p.get('records-a')?.['records'] as { connections: { txBytes: number; txPackets: number }[] };
+  const c = rec.connections[0]!;
+  assert.ok(c.txBytes >= 4194304, dbg);
+  t.diagnostic(`offload: ${c.txPackets} tunnel packets for ${c.txBytes} bytes`);
+  assert.ok(c.txBytes / c.txPackets > 1400, 'some tunnel packets are larger than the 1400-byte inner MTU: super-packets were used');
+});

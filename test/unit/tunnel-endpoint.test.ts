@@ -1,0 +1,108 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { TYPE_COOKIE, TYPE_DATA, TYPE_INIT } from '../../src/wire/tunnel/index.js';
+import { fakePacket, tunnelPair } from '../helpers/tunnel-pair.js';
+
+test('handshake connects both sides and carries packets both ways', () => {
+  const p = tunnelPair();
+  p.a.start();
+  p.b.start();
+  p.clock.advance(300);
+  assert.equal(p.a.peer('cluster-b')?.status, 'connected');
+  assert.equal(p.b.peer('cluster-a')?.status, 'connected');
+  const peerB = p.a.peer('cluster-b')!;
+  assert.ok(p.a.sendPacket(peerB, fakePacket('hello-b')));
+  assert.equal(p.deliveredB.length, 1);
+  assert.match(p.deliveredB[0]!.toString(), /hello-b/);
+  assert.ok(p.b.sendPacket(p.b.peer('cluster-a')!, fakePacket('hello-a', '10.1.0.7')));
+  assert.match(p.deliveredA[0]!.toString(), /hello-a/);
+  const rec = p.a.records()[0]!;
+  assert.equal(rec.status, 'connected');
+  assert.equal(rec.txPackets, 1);
+  assert.deepEqual(rec.subnets, ['10.2.0.0/16', '100.2.0.0/16']);
+  assert.equal(rec.nat, false);
+  assert.ok(p.a.counters.handshakesCompleted >= 1);
+  assert.ok(p.b.counters.handshakesResponded >= 1);
+});
+
+test('packets sent before the handshake completes are queued, then delivered', () => {
+  const p = tunnelPair();
+  p.link.up = false;
+  p.a.start();
+  const peer = p.a.peer('cluster-b')!;
+  assert.equal(p.a.sendPacket(peer, fakePacket('early')), false);
+  p.link.up = true;
+  p.clock.advance(7000); // retry after rekeyTimeout
+  assert.equal(peer.status, 'connected');
+  assert.ok(p.deliveredB.some((x) => x.toString().includes('early')));
+});
+
+test('route() finds the peer by destination CIDR', () => {
+  const p = tunnelPair();
+  assert.equal(p.a.route(0x0a020305)?.clusterId, 'cluster-b');
+  assert.equal(p.a.route(0x64020001)?.clusterId, 'cluster-b');
+  assert.equal(p.a.route(0x0a030001), undefined);
+});
+
+test('keepalives measure RTT and dead-peer detection re-handshakes', () => {
+  const p = tunnelPair();
+  p.a.start();
+  p.b.start();
+  p.clock.advance(3000);
+  const peer = p.a.peer('cluster-b')!;
+  assert.notEqual(peer.rttAvgMs, undefined);
+  assert.equal(p.a.records()[0]!.rttAvgMs, 0); // the manual clock does not move while packets fly
+  p.link.up = false;
+  p.clock.advance(6000);
+  assert.equal(peer.status, 'connecting');
+  p.link.up = true;
+  p.clock.advance(8000);
+  assert.equal(peer.status, 'connected');
+});
+
+test('rekey by time: a new session replaces the old one without loss', () => {
+  const p = tunnelPair({ limits: { rekeyAfterMs: 10_000, rejectAfterMs: 15_000 } });
+  p.a.start();
+  p.b.start();
+  p.clock.advance(500);
+  const peer = p.a.peer('cluster-b')!;
+  const first = peer.current;
+  p.clock.advance(11_000);
+  assert.notEqual(peer.current, first);
+  assert.ok(p.a.counters.rekeys + p.b.counters.rekeys >= 1);
+  for (let i = 0; i < 50; i++) {
+    p.clock.advance(1000);
+    assert.ok(p.a.sendPacket(peer, fakePacket(`t${i}`)), `packet ${i} sent`);
+  }
+  assert.equal(p.deliveredB.length, 50);
+  assert.equal(p.b.counters.drops.auth, 0);
+});
+
+test('rekey by volume: after rekeyAfterPackets a new handshake runs', () => {
+  const p = tunnelPair({ limits: { rekeyAfterPackets: 100, rejectAfterPackets: 200 } });
+  p.a.start();
+  p.b.start();
+  p.clock.advance(300);
+  const peer = p.a.peer('cluster-b')!;
+  const first = peer.current!;
+  for (let i = 0; i < 150; i++) p.a.sendPacket(peer, fakePacket(`v${i}`));
+  assert.notEqual(peer.current, first);
+  assert.ok(first.sendSeq <= 200);
+  assert.equal(p.deliveredB.length, 150);
+});
+
+test('under load the responder answers with a cookie and accepts the retry with mac2', () => {
+  const p = tunnelPair({ limits: { handshakeRateLimit: 0 } });
+  p.a.start();
+  assert.ok(p.wire.some((d) => d.from === 'b' && d.bytes[0] === TYPE_COOKIE), 'cookie reply sent');
+  assert.equal(p.a.peer('cluster-b')!.status, 'connecting');
+  assert.ok(p.a.peer('cluster-b')!.cookie, 'initiator stored the cookie');
+  p.clock.advance(7000);
+  assert.equal(p.a.peer('cluster-b')!.status, 'connected');
+  assert.ok(p.b.counters.cookiesSent >= 1);
+  // the cookie reply is not larger than the initiation it answers (no amplification)
+  const init = p.wire.find((d) => d.bytes[0] === TYPE_INIT)!;
+  const cookie = p.wire.find((d) => d.bytes[0] === TYPE_COOKIE)!;
+  assert.ok(cookie.bytes.length <= init.bytes.length);
+  assert.ok(p.wire.some((d) => d.bytes[0] === TYPE_DATA));
+});
