@@ -26,12 +26,22 @@ function curlIn(ns: string, url: string): Promise<{ exit: number; code: string }
   });
 }
 
+function curlHost(args: string[]): Promise<{ exit: number; code: string }> {
+  return new Promise((resolve) => {
+    const c = spawn('curl', ['-sS', '--max-time', '5', '-o', '/dev/null', '-w', '%{http_code}', ...args], { stdio: ['ignore', 'pipe', 'ignore'] });
+    let out = '';
+    c.stdout.on('data', (d) => { out += d; });
+    c.on('exit', (code) => resolve({ exit: code ?? -1, code: out.trim() }));
+  });
+}
+
 const annotated = (o: KubeObject, netns: string): KubeObject => ({ ...o, metadata: { ...o.metadata, annotations: { ...(o.metadata.annotations ?? {}), [NETNS_ANNOTATION]: netns } } });
 
 async function main(): Promise<void> {
   sh('mount', '-t', 'tmpfs', 'strait-netns', '/run/netns');
   sh('ip', 'link', 'set', 'lo', 'up');
   sh('ip', 'link', 'add', 'br0', 'type', 'bridge');
+  sh('ip', 'addr', 'add', '10.78.0.1/24', 'dev', 'br0'); // the tree's root (the "host" of the ingress) reaches the pods
   sh('ip', 'link', 'set', 'br0', 'up');
   Object.entries(PODS).forEach(([name, ip], i) => {
     sh('ip', 'netns', 'add', name);
@@ -56,7 +66,13 @@ async function main(): Promise<void> {
   const agent = await startMeshAgent({
     store, ca: MeshCa.create(), dir, sidecarScript: join(ROOT, 'dist', 'agents', 'sidecar', 'main.js'),
     bootstrap: [smcp('istio-system', { mtls: false, automtls: false, cp: false }), smmr('istio-system', ['mesh'])],
+    ingress: { namespace: 'istio-system', serviceAccount: 'istio-ingressgateway-service-account',
+      routes: [{ pathPrefix: '/', namespace: 'mesh', service: 'echo', port: 8080, backend: { host: PODS.server, port: 8080 } }] },
   });
+  const ingress = spawn(process.execPath, [join(ROOT, 'dist', 'daemon', 'mesh-ingress', 'main.js'), '--config', join(dir, 'ingress.json'),
+    '--listen', '127.0.0.1:0', '--listen-unix', join(dir, 'ingress.sock')], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, STRAIT_LOG_LEVEL: 'warn' } });
+  children.push(ingress);
+  const ingressPort = JSON.parse(await new Promise<string>((r) => createInterface({ input: ingress.stdout! }).once('line', r)))['port'] as number;
   const url = `http://${PODS.server}:8080/`;
   // wait until both sidecars serve
   for (let i = 0; i < 200 && !agent.supervisor.status().every((s) => s.ready); i++) await new Promise((r) => setTimeout(r, 50));
@@ -80,7 +96,11 @@ async function main(): Promise<void> {
     } else {
       await new Promise((r) => setTimeout(r, 300));
     }
-    table[mode] = { inMesh: await curlIn('client', url), outsider: await curlIn('outsider', url) };
+    table[mode] = {
+      inMesh: await curlIn('client', url), outsider: await curlIn('outsider', url),
+      ingress: await curlHost([`http://127.0.0.1:${ingressPort}/`]),
+      ingressUnix: await curlHost(['--unix-socket', join(dir, 'ingress.sock'), 'http://echo.mesh/']),
+    };
   }
   await agent.stop();
   process.stdout.write(JSON.stringify({ status, table, strictMs }));

@@ -63,7 +63,7 @@ function validateIngressConfig(raw: unknown): IngressConfig {
 export class IngressGateway {
   readonly metrics = new IngressMetrics();
   private routes: LiveRoute[] = [];
-  private server: Server | undefined;
+  private servers: Server[] = [];
   private cfg: IngressConfig;
 
   constructor(config: unknown) {
@@ -131,22 +131,31 @@ export class IngressGateway {
   }
 
   listen(host: string, port: number): Promise<AddressInfo> {
+    return this.serve((server, done) => server.listen(port, host, done)).then((s) => s.address() as AddressInfo);
+  }
+
+  /** Also serve on a unix socket (reachable from every network namespace of a world). */
+  async listenPath(path: string): Promise<void> {
+    await this.serve((server, done) => server.listen(path, done));
+  }
+
+  private serve(start: (server: Server, done: () => void) => void): Promise<Server> {
     const server = createServer({ keepAlive: true }, (req, res) => this.handle(req, res));
-    this.server = server;
+    this.servers.push(server);
     return new Promise((resolve, reject) => {
       server.once('error', reject);
-      server.listen(port, host, () => {
+      start(server, () => {
         server.off('error', reject);
-        resolve(server.address() as AddressInfo);
+        resolve(server);
       });
     });
   }
 
   async close(): Promise<void> {
     for (const r of this.routes) r.agent.destroy();
-    const s = this.server;
-    if (!s) return;
-    s.closeAllConnections();
-    await new Promise<void>((r) => s.close(() => r()));
+    await Promise.all(this.servers.splice(0).map((s) => {
+      s.closeAllConnections();
+      return new Promise<void>((r) => s.close(() => r()));
+    }));
   }
 }

@@ -5,7 +5,7 @@
 import type { Logger } from 'pino';
 import type { KubeObject, ResourceStore } from '../../store/index.js';
 import type { MeshCa } from '../ca/index.js';
-import { MeshController, type ReconcileResult } from '../controller/index.js';
+import { MeshController, type MeshControllerOptions, type ReconcileResult } from '../controller/index.js';
 import { SidecarSupervisor } from './sidecar-supervisor.js';
 
 export interface MeshAgentOptions {
@@ -19,6 +19,8 @@ export interface MeshAgentOptions {
   bootstrap?: KubeObject[];
   log?: Logger;
   onReconciled?: (r: ReconcileResult) => void;
+  /** write <dir>/ingress.json for the ingress gateway */
+  ingress?: MeshControllerOptions['ingress'];
 }
 
 export interface MeshAgent {
@@ -37,7 +39,7 @@ export async function startMeshAgent(o: MeshAgentOptions): Promise<MeshAgent> {
     ...(o.nodeBinary ? { nodeBinary: o.nodeBinary } : {}), ...(o.proxyUid !== undefined ? { proxyUid: o.proxyUid } : {}), ...(o.log ? { log: o.log } : {}),
   });
   const controller = new MeshController({
-    store: o.store, ca: o.ca, dir: o.dir, ...(o.log ? { log: o.log } : {}),
+    store: o.store, ca: o.ca, dir: o.dir, ...(o.log ? { log: o.log } : {}), ...(o.ingress ? { ingress: o.ingress } : {}),
     ...(o.proxyUid !== undefined ? { proxyUid: o.proxyUid } : {}),
     onReconciled: (r) => {
       supervisor.sync(r.view);

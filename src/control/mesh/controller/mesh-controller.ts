@@ -11,6 +11,9 @@ import type { KubeObject, ResourceStore, Watch } from '../../store/index.js';
 import { CertRotator, publishRootCert, type MeshCa, type WorkloadCert } from '../ca/index.js';
 import type { SidecarConfig } from '../../../dataplane/proxy/index.js';
 import { buildMeshView, sidecarConfigFor, type MeshView } from '../policy/index.js';
+import { ingressConfigFor, type IngressRouteSpec } from './ingress-config.js';
+
+export const INGRESS_FILE = 'ingress.json';
 
 /** Every kind mesh policy depends on. */
 export const MESH_KINDS: readonly KindInfo[] = [Kinds.Namespace, Kinds.Pod, Kinds.Deployment, Kinds.Service, Kinds.ServiceMeshControlPlane,
@@ -39,6 +42,8 @@ export interface MeshControllerOptions {
   log?: Logger;
   /** called after every reconcile (tests, status) */
   onReconciled?: (r: ReconcileResult) => void;
+  /** also write <dir>/ingress.json for the ingress gateway (its own identity, routes to mesh services) */
+  ingress?: { namespace: string; serviceAccount: string; routes: IngressRouteSpec[] };
 }
 
 export interface ReconcileResult {
@@ -142,6 +147,18 @@ export class MeshController {
       this.written.set(rel, text);
       written.push(rel);
       changed.push({ namespace: w.namespace, pod: w.name, config: cfg });
+    }
+    if (this.o.ingress) {
+      const g = this.o.ingress;
+      const cert = this.certFor(g.namespace, g.serviceAccount);
+      const cfg = ingressConfigFor(view, g.routes, g, { certPem: cert.certPem, keyPem: cert.keyPem, rootPem: cert.rootPem });
+      const text = JSON.stringify(cfg);
+      want.add(INGRESS_FILE);
+      if (this.written.get(INGRESS_FILE) !== text) {
+        this.writeAtomic(INGRESS_FILE, text);
+        this.written.set(INGRESS_FILE, text);
+        written.push(INGRESS_FILE);
+      }
     }
     const removed: string[] = [];
     for (const rel of [...this.written.keys()]) {

@@ -1,0 +1,53 @@
+// The mesh agent of one cluster of the local world (runs in the world's root namespace):
+// certificates, root ConfigMap, the sidecar of every injected pod (started in the pod's
+// namespace, configuration pushed over IPC) and the ingress gateway's configuration file.
+//   node dist/agents/mesh/main.js
+// Environment (the world sets the STRAIT_STORE_* and STRAIT_STATE_DIR for every component):
+//   STRAIT_CLUSTER            cluster name (required)
+//   STRAIT_STATE_DIR          mesh files go to <state>/mesh/<cluster>/, the root CA to <state>/mesh/ca.json
+//   STRAIT_STORE_SOCKET, STRAIT_STORE_TOKEN_FILE   the world's store API
+//   STRAIT_MESH_BOOTSTRAP     comma-separated member namespaces: apply the default SMCP (flags false) and member roll when absent
+//   STRAIT_MESH_INGRESS       JSON list of routes [{pathPrefix, namespace, service, port}] for <dir>/ingress.json
+import { mkdirSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { isStraitError } from '../../src/base/errors/index.js';
+import { Lifecycle } from '../../src/base/lifecycle/index.js';
+import { createLogger } from '../../src/base/log/index.js';
+import { defaultMeshObjects, loadOrCreateCa, startMeshAgent, type IngressRouteSpec } from '../../src/control/mesh/index.js';
+import { connectStore } from '../../src/control/store/index.js';
+
+const env = (k: string): string | undefined => process.env[k];
+
+async function main(): Promise<void> {
+  const cluster = env('STRAIT_CLUSTER');
+  const stateDir = env('STRAIT_STATE_DIR');
+  const socketPath = env('STRAIT_STORE_SOCKET');
+  const tokenFile = env('STRAIT_STORE_TOKEN_FILE');
+  if (!cluster || !stateDir || !socketPath || !tokenFile) throw new Error('STRAIT_CLUSTER, STRAIT_STATE_DIR, STRAIT_STORE_SOCKET and STRAIT_STORE_TOKEN_FILE are required');
+  const log = createLogger('mesh-agent', { cluster });
+  const life = new Lifecycle();
+  const meshDir = join(stateDir, 'mesh');
+  const dir = join(meshDir, cluster);
+  mkdirSync(dir, { recursive: true, mode: 0o755 });
+  const ca = loadOrCreateCa(join(meshDir, 'ca.json'));
+  const store = connectStore({ socketPath, token: readFileSync(tokenFile, 'utf8').trim(), cluster });
+  const members = env('STRAIT_MESH_BOOTSTRAP');
+  const routes = env('STRAIT_MESH_INGRESS');
+  const agent = await startMeshAgent({
+    store, ca, dir, log,
+    sidecarScript: join(dirname(fileURLToPath(import.meta.url)), '..', 'sidecar', 'main.js'),
+    ...(members ? { bootstrap: defaultMeshObjects(members.split(',').filter(Boolean)) } : {}),
+    ...(routes ? { ingress: { namespace: 'istio-system', serviceAccount: 'istio-ingressgateway-service-account', routes: JSON.parse(routes) as IngressRouteSpec[] } } : {}),
+  });
+  life.onShutdown('agent', () => agent.stop());
+  life.onShutdown('store', () => store.close());
+  life.handleSignals(log);
+  process.send?.({ type: 'ready' });
+  log.info({ dir }, 'mesh agent ready');
+}
+
+main().catch((err) => {
+  console.error(`error ${isStraitError(err) ? err.code : 'STRAIT_ERR_INTERNAL'}: ${(err as Error).message}`);
+  process.exit(isStraitError(err) ? err.exitCode : 1);
+});
