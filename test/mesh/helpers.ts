@@ -43,6 +43,7 @@ export async function startEchoApp(): Promise<EchoApp> {
     res.writeHead(200, { 'content-type': 'text/plain' });
     res.end(`hello from echo; peer ${req.socket.remoteAddress}:${req.socket.remotePort}\n`);
   });
+  app.server.keepAliveTimeout = 60_000; // idle connections stay while a loaded machine catches up
   await new Promise<void>((r) => app.server.listen(0, '127.0.0.1', r));
   app.port = (app.server.address() as AddressInfo).port;
   app.close = () => new Promise<void>((r) => { app.server.closeAllConnections(); app.server.close(() => r()); });
