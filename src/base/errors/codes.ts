@@ -137,6 +137,55 @@ export const E = {
     message: `cannot open TUN device ${q(name)}: ${reason}; it needs CAP_NET_ADMIN and /dev/net/tun`,
     detail: { name, reason },
   })),
+
+  // --- signatures: commit objects and OpenPGP keys -----------------------------------
+  signatureObjectInvalid: def('STRAIT_ERR_SIGNATURE_OBJECT_INVALID', EXIT.usage, (why: string) => ({
+    message: `not a valid git commit object: ${why}`,
+    detail: { why },
+  })),
+  signatureKeyInvalid: def('STRAIT_ERR_SIGNATURE_KEY_INVALID', EXIT.usage, (why: string) => ({
+    message: `failed to parse gpg key: ${why}; give an ASCII armored public key (gpg --armor --export KEYID)`,
+    detail: { why, httpStatus: 422 },
+  })),
+
+  // --- githost: the code-hosting server -----------------------------------------------
+  // detail.httpStatus is the status the Gitea-compatible API answers with.
+  githostNameInvalid: def('STRAIT_ERR_GITHOST_NAME_INVALID', EXIT.usage, (what: string, name: string, rule: string) => ({
+    message: `${what} name is invalid [name: ${q(name)}]: ${rule}`,
+    detail: { what, name, rule, httpStatus: 422 },
+  })),
+  githostUserExists: def('STRAIT_ERR_GITHOST_USER_EXISTS', EXIT.conflict, (name: string) => ({
+    message: `user already exists [name: ${name}]; pick another username`,
+    detail: { name, httpStatus: 422 },
+  })),
+  githostEmailUsed: def('STRAIT_ERR_GITHOST_EMAIL_USED', EXIT.conflict, (email: string) => ({
+    message: `e-mail already in use [email: ${email}]; every user needs their own e-mail`,
+    detail: { email, httpStatus: 422 },
+  })),
+  githostEmailInvalid: def('STRAIT_ERR_GITHOST_EMAIL_INVALID', EXIT.usage, (email: string) => ({
+    message: `e-mail invalid [email: ${q(email)}]; give an address like name@example.com`,
+    detail: { email, httpStatus: 422 },
+  })),
+  githostPasswordTooShort: def('STRAIT_ERR_GITHOST_PASSWORD_TOO_SHORT', EXIT.usage, (min: number) => ({
+    message: `password is too short: it must have at least ${min} characters`,
+    detail: { min, httpStatus: 400 },
+  })),
+  githostRepoExists: def('STRAIT_ERR_GITHOST_REPO_EXISTS', EXIT.conflict, (owner: string, name: string) => ({
+    message: `The repository with the same name already exists. [${owner}/${name}]`,
+    detail: { owner, name, httpStatus: 409 },
+  })),
+  githostImportRefused: def('STRAIT_ERR_GITHOST_IMPORT_REFUSED', EXIT.denied, (addr: string, message: string) => ({
+    message,
+    detail: { addr, httpStatus: 422 },
+  })),
+  githostMigrateFailed: def('STRAIT_ERR_GITHOST_MIGRATE_FAILED', EXIT.general, (addr: string, stderr: string) => ({
+    message: `Migration failed: git clone of ${q(addr)}: ${stderr.trim().slice(0, 400)}`,
+    detail: { addr, stderr, httpStatus: 422 },
+  })),
+  githostDatabase: def('STRAIT_ERR_GITHOST_DATABASE', EXIT.unavailable, (path: string, reason: string) => ({
+    message: `cannot open the githost database ${q(path)}: ${reason}; check the state dir and its permissions`,
+    detail: { path, reason },
+  })),
   // --- mesh: CA, policy, sidecar proxy ---------------------------------------------
   meshCaInvalid: def('STRAIT_ERR_MESH_CA_INVALID', EXIT.usage, (reason: string) => ({
     message: `mesh CA material is not usable: ${reason}; give a PEM root certificate with its own private key, or let strait create a new root`,

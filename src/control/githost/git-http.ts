@@ -1,0 +1,207 @@
+// Git smart HTTP through the real `git http-backend` (CGI): authorization first,
+// then the request is streamed to the backend and its answer streamed back.
+// Pushes get STRAIT_GITHOST_PUSH=authorized (checked by the pre-receive hook) and a
+// log file the post-receive hook fills with the updated refs.
+import { spawn } from 'node:child_process';
+import { readFileSync, rmSync } from 'node:fs';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { join } from 'node:path';
+import type { Logger } from '../../base/log/index.js';
+import type { Authenticator, Doer } from './auth.js';
+import type { UserRow } from './db.js';
+import { ApiError } from './http-io.js';
+import { isValidRepoName, isValidUsername } from './names.js';
+import type { PushEvents } from './push-events.js';
+import type { GithostService } from './service.js';
+
+const GIT_PATH = /^\/([^/]+)\/([^/]+?)(?:\.git)?(\/(?:info\/refs|git-upload-pack|git-receive-pack|HEAD|objects\/[0-9a-f]{2}\/[0-9a-f]{38,62}|objects\/pack\/pack-[0-9a-f]{40,64}\.(?:pack|idx)|objects\/info\/(?:packs|alternates|http-alternates)))$/;
+
+/** Owner, repo and the git sub-path of a URL path, when it is a git HTTP path. */
+export function parseGitPath(path: string): { owner: string; repo: string; rest: string } | undefined {
+  const m = GIT_PATH.exec(path);
+  if (!m) return undefined;
+  return { owner: m[1] as string, repo: m[2] as string, rest: m[3] as string };
+}
+
+function plain(res: ServerResponse, status: number, text: string, headers: Record<string, string> = {}): void {
+  res.writeHead(status, { 'Content-Type': 'text/plain; charset=utf-8', ...headers });
+  res.end(text.endsWith('\n') ? text : `${text}\n`);
+}
+
+export class GitHttp {
+  private seq = 0;
+
+  constructor(
+    private readonly svc: GithostService,
+    private readonly auth: Authenticator,
+    private readonly events: PushEvents,
+    private readonly log: Logger,
+  ) {}
+
+  private challenge(res: ServerResponse, text: string): void {
+    plain(res, 401, text, { 'WWW-Authenticate': `Basic realm="${this.svc.settings.realm}"` });
+  }
+
+  async handle(req: IncomingMessage, res: ServerResponse, path: string, query: string): Promise<void> {
+    const parsed = parseGitPath(path);
+    if (!parsed || !isValidUsername(parsed.owner) || !isValidRepoName(parsed.repo)) {
+      req.resume();
+      plain(res, 404, 'Not found');
+      return;
+    }
+    const isPush = parsed.rest === '/git-receive-pack' || (parsed.rest === '/info/refs' && /(^|&)service=git-receive-pack(&|$)/.test(query));
+    let doer: Doer | undefined;
+    try {
+      doer = await this.auth.identify(req.headers);
+    } catch (err) {
+      req.resume();
+      if (err instanceof ApiError && err.status === 401) {
+        this.challenge(res, `strait githost: authentication failed: ${err.message}`);
+        return;
+      }
+      plain(res, err instanceof ApiError ? err.status : 500, `strait githost: ${(err as Error).message}`);
+      return;
+    }
+    const owner = this.svc.db.userByName(parsed.owner);
+    const repo = owner ? this.svc.db.repoByName(owner.id, parsed.repo) : undefined;
+    const perm = repo ? this.svc.permission(repo, doer?.user) : undefined;
+    if (!owner || !repo || !perm?.pull) {
+      req.resume();
+      if (!doer) this.challenge(res, 'strait githost: authentication required');
+      else plain(res, 404, `strait githost: repository ${parsed.owner}/${parsed.repo} does not exist or you have no access to it`);
+      return;
+    }
+    if (isPush) {
+      if (!doer) {
+        req.resume();
+        this.challenge(res, 'strait githost: authentication required to push');
+        return;
+      }
+      if (doer.via === 'token' && !doer.scopes.includes('all') && !doer.scopes.includes('write:repository')) {
+        req.resume();
+        plain(res, 403, `strait githost: the token has no write:repository scope; push refused`);
+        return;
+      }
+      if (!perm.push) {
+        req.resume();
+        this.log.info({ user: doer.user.name, repo: `${owner.name}/${repo.name}` }, 'push refused: no write access');
+        plain(res, 403, `User permission denied for writing: ${doer.user.name} may not push to ${owner.name}/${repo.name}; ask its owner to add you as a collaborator with write access.`);
+        return;
+      }
+    }
+    await this.runBackend(req, res, { owner, repoName: repo.name, repoDir: `${owner.lower_name}/${repo.lower_name}.git`, rest: parsed.rest, query, doer, isPush, repoId: repo.id });
+  }
+
+  private runBackend(req: IncomingMessage, res: ServerResponse, r: {
+    owner: UserRow; repoName: string; repoDir: string; rest: string; query: string; doer: Doer | undefined; isPush: boolean; repoId: number;
+  }): Promise<void> {
+    const files = this.svc.files;
+    const pushLog = r.isPush && r.rest === '/git-receive-pack' ? join(files.tmpDir, `push-${process.pid}-${++this.seq}.log`) : undefined;
+    const env = files.env({
+      GIT_PROJECT_ROOT: files.reposDir,
+      GIT_HTTP_EXPORT_ALL: '1',
+      PATH_INFO: `/${r.repoDir}${r.rest}`,
+      REQUEST_METHOD: req.method ?? 'GET',
+      QUERY_STRING: r.query,
+      CONTENT_TYPE: req.headers['content-type'] ?? '',
+      REMOTE_ADDR: req.socket.remoteAddress ?? '',
+      REMOTE_USER: r.doer?.user.name ?? '',
+      GIT_PROTOCOL: String(req.headers['git-protocol'] ?? ''),
+      HTTP_CONTENT_ENCODING: String(req.headers['content-encoding'] ?? ''),
+      GIT_HTTP_MAX_REQUEST_BUFFER: '100M',
+      STRAIT_GITHOST_PUSH: r.isPush ? 'authorized' : '',
+      STRAIT_GITHOST_PUSH_LOG: pushLog ?? '',
+    });
+    if (req.headers['content-length'] !== undefined) env['CONTENT_LENGTH'] = String(req.headers['content-length']);
+    const maxPush = this.svc.settings.maxPushBytes;
+
+    return new Promise((resolve) => {
+      const child = spawn('git', ['http-backend'], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+      let stderr = '';
+      let headerBuf: Buffer | undefined = Buffer.alloc(0);
+      let received = 0;
+      child.stderr.on('data', (d: Buffer) => { if (stderr.length < 8192) stderr += d.toString('utf8'); });
+      child.on('error', (err) => {
+        this.log.error({ err }, 'git http-backend could not start');
+        if (!res.headersSent) plain(res, 500, 'strait githost: git http-backend could not start');
+        else res.destroy();
+      });
+      req.on('data', (d: Buffer) => {
+        received += d.length;
+        if (maxPush > 0 && received > maxPush) {
+          child.kill('SIGKILL');
+          req.destroy();
+        }
+      });
+      req.pipe(child.stdin);
+      child.stdin.on('error', () => undefined);
+      req.on('aborted', () => child.kill('SIGKILL'));
+      res.on('close', () => { if (child.exitCode === null) child.kill('SIGKILL'); });
+
+      child.stdout.on('data', (d: Buffer) => {
+        if (headerBuf === undefined) {
+          if (!res.write(d)) {
+            child.stdout.pause();
+            res.once('drain', () => child.stdout.resume());
+          }
+          return;
+        }
+        headerBuf = Buffer.concat([headerBuf, d]);
+        let end = headerBuf.indexOf('\r\n\r\n');
+        let sepLen = 4;
+        if (end === -1) {
+          end = headerBuf.indexOf('\n\n');
+          sepLen = 2;
+        }
+        if (end === -1) {
+          if (headerBuf.length > 65536) child.kill('SIGKILL');
+          return;
+        }
+        const head = headerBuf.subarray(0, end).toString('latin1');
+        const body = headerBuf.subarray(end + sepLen);
+        headerBuf = undefined;
+        let status = 200;
+        const headers: Record<string, string> = {};
+        for (const line of head.split(/\r?\n/)) {
+          const colon = line.indexOf(':');
+          if (colon <= 0) continue;
+          const k = line.slice(0, colon).trim();
+          const v = line.slice(colon + 1).trim();
+          if (k.toLowerCase() === 'status') status = Number.parseInt(v, 10) || 500;
+          else headers[k] = v;
+        }
+        res.writeHead(status, headers);
+        if (body.length) res.write(body);
+      });
+      child.on('close', async (code) => {
+        if (code !== 0 && stderr) this.log.debug({ code, stderr: stderr.trim().slice(0, 500) }, 'git http-backend stderr');
+        // refs first (HEAD, subscribers), then the end of the answer: when git reports
+        // the push done, a sync triggered by it already sees the new refs
+        if (pushLog) await this.afterPush(pushLog, r).catch((err: unknown) => this.log.warn({ err }, 'push bookkeeping failed'));
+        if (headerBuf !== undefined && !res.headersSent) {
+          this.log.warn({ code, stderr: stderr.trim().slice(0, 500) }, 'git http-backend ended without an answer');
+          plain(res, 500, 'strait githost: git http-backend failed');
+        } else res.end();
+        resolve();
+      });
+    });
+  }
+
+  private async afterPush(pushLog: string, r: { owner: UserRow; repoName: string; doer: Doer | undefined; repoId: number }): Promise<void> {
+    let text: string;
+    try {
+      text = readFileSync(pushLog, 'utf8');
+    } catch {
+      text = '';
+    }
+    rmSync(pushLog, { force: true });
+    if (!text) return;
+    this.svc.db.touchRepo(r.repoId);
+    // HEAD first, so subscribers that resolve "HEAD" see the pushed branch
+    const created = [...text.matchAll(/^[0-9a-f]+ ([0-9a-f]+) (\S+)$/gm)].filter((m) => !/^0+$/.test(m[1] as string)).map((m) => m[2] as string);
+    const row = this.svc.db.repoById(r.repoId);
+    if (row) await this.svc.fixDefaultBranch(r.owner, row, created);
+    const events = this.events.publishLog(r.owner.name, r.repoName, r.doer?.user.name ?? '', text);
+    this.log.info({ repo: `${r.owner.name}/${r.repoName}`, pusher: r.doer?.user.name, refs: events.map((e) => e.ref) }, 'push received');
+  }
+}

@@ -1,0 +1,160 @@
+// Repository migration: check the source address (no local paths, file: URLs or
+// hosts on loopback/private networks unless the settings allow them), pin the
+// resolved addresses for git so a second DNS answer cannot point elsewhere, refuse
+// redirects, and clone with the real git into a temp dir.
+import { lookup } from 'node:dns/promises';
+import { statSync } from 'node:fs';
+import { isIP } from 'node:net';
+import { E } from '../../base/errors/index.js';
+import { ipv4ToInt } from '../../base/config/index.js';
+import { runGit } from './git-exec.js';
+
+export interface CloneSource {
+  /** the URL or path handed to git (credentials removed) */
+  target: string;
+  local: boolean;
+  /** libcurl resolve pins: "host:port:addr" */
+  pins: string[];
+  username: string;
+  password: string;
+}
+
+const V4_BLOCKED: [string, number][] = [
+  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
+  ['192.0.0.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['224.0.0.0', 4], ['240.0.0.0', 4],
+];
+
+/** True for loopback, private, link-local, CGNAT, unspecified, multicast and reserved addresses. */
+export function isNonPublicAddress(addr: string): boolean {
+  const family = isIP(addr);
+  if (family === 4) {
+    const n = ipv4ToInt(addr);
+    if (n === undefined) return true;
+    return V4_BLOCKED.some(([net, len]) => {
+      const mask = len === 0 ? 0 : (0xffffffff << (32 - len)) >>> 0;
+      return ((n & mask) >>> 0) === ((ipv4ToInt(net) as number) & mask) >>> 0;
+    });
+  }
+  if (family === 6) {
+    const w = ipv6Words(addr);
+    if (!w) return true;
+    const [w0, w1, w2, w3, w4, w5, w6, w7] = w as [number, number, number, number, number, number, number, number];
+    const v4 = `${w6 >> 8}.${w6 & 255}.${w7 >> 8}.${w7 & 255}`;
+    // ::/96 (unspecified, loopback, IPv4-compatible) and ::ffff:0:0/96 (IPv4-mapped): judge the IPv4 part
+    if (w0 === 0 && w1 === 0 && w2 === 0 && w3 === 0 && w4 === 0 && (w5 === 0 || w5 === 0xffff)) return w5 === 0 || isNonPublicAddress(v4);
+    if (w0 === 0x64 && w1 === 0xff9b) return true; // NAT64
+    if ((w0 & 0xfe00) === 0xfc00) return true; // unique local fc00::/7
+    if ((w0 & 0xffc0) === 0xfe80) return true; // link-local fe80::/10
+    if ((w0 & 0xff00) === 0xff00) return true; // multicast
+    if (w0 === 0x2001 && w1 === 0xdb8) return true; // documentation
+    if (w0 === 0x2002) return isNonPublicAddress(`${w1 >> 8}.${w1 & 255}.${w2 >> 8}.${w2 & 255}`); // 6to4
+    return false;
+  }
+  return true;
+}
+
+/** The eight 16-bit words of an IPv6 address (accepts "::" and a dotted IPv4 tail). */
+function ipv6Words(addr: string): number[] | undefined {
+  let a = addr.toLowerCase().replace(/%.*$/, '');
+  const tail = /(\d+\.\d+\.\d+\.\d+)$/.exec(a);
+  if (tail) {
+    const n = ipv4ToInt(tail[1] as string);
+    if (n === undefined) return undefined;
+    a = `${a.slice(0, -(tail[1] as string).length)}${(n >>> 16).toString(16)}:${(n & 0xffff).toString(16)}`;
+  }
+  const halves = a.split('::');
+  if (halves.length > 2) return undefined;
+  const head = halves[0] ? halves[0].split(':') : [];
+  const rest = halves.length === 2 && halves[1] ? halves[1].split(':') : [];
+  const fill = halves.length === 2 ? 8 - head.length - rest.length : 0;
+  if (fill < 0) return undefined;
+  const words = [...head, ...Array<string>(fill).fill('0'), ...rest].map((x) => (/^[0-9a-f]{1,4}$/.test(x) ? parseInt(x, 16) : NaN));
+  return words.length === 8 && words.every((x) => Number.isFinite(x)) ? words : undefined;
+}
+
+const refusedHost = (addr: string) => E.githostImportRefused(addr, 'You can not import from disallowed hosts.');
+const refusedLocal = (addr: string) => E.githostImportRefused(addr, 'You are not allowed to import local repositories.');
+
+export async function checkCloneAddr(
+  addr: string,
+  auth: { username: string; password: string },
+  settings: { allowLocalNetworks: boolean; allowImportLocal: boolean },
+): Promise<CloneSource> {
+  // eslint-disable-next-line no-control-regex
+  if (/[\x00-\x1f\x7f]/.test(addr)) throw E.githostImportRefused(addr, 'Invalid url: the clone address has control characters');
+  const hasScheme = /^[a-zA-Z][a-zA-Z0-9+.-]*:/.test(addr) && !/^[a-zA-Z]:[\\/]/.test(addr);
+  if (!hasScheme || addr.toLowerCase().startsWith('file:')) {
+    if (!settings.allowImportLocal) throw refusedLocal(addr);
+    const path = hasScheme ? decodeURIComponent(new URL(addr).pathname) : addr;
+    let isDir: boolean;
+    try {
+      isDir = path.startsWith('/') && statSync(path).isDirectory();
+    } catch {
+      isDir = false;
+    }
+    if (!isDir) throw E.githostImportRefused(addr, 'Invalid local path, it does not exist or not a directory.');
+    return { target: path, local: true, pins: [], username: '', password: '' };
+  }
+  let url: URL;
+  try {
+    url = new URL(addr);
+  } catch {
+    throw E.githostImportRefused(addr, `Invalid url: ${JSON.stringify(addr.slice(0, 200))} is not a URL`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw E.githostImportRefused(addr, `Invalid url: protocol ${JSON.stringify(url.protocol)} is not allowed; use http or https`);
+  }
+  const username = auth.username || decodeURIComponent(url.username);
+  const password = auth.password || decodeURIComponent(url.password);
+  url.username = '';
+  url.password = '';
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  let addresses: string[];
+  if (isIP(host)) addresses = [host];
+  else {
+    try {
+      addresses = (await lookup(host, { all: true, verbatim: true })).map((a) => a.address);
+    } catch (err) {
+      throw E.githostImportRefused(addr, `Invalid url: host ${JSON.stringify(host)} cannot be resolved (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+    }
+  }
+  if (addresses.length === 0) throw E.githostImportRefused(addr, `Invalid url: host ${JSON.stringify(host)} has no address`);
+  if (!settings.allowLocalNetworks && addresses.some(isNonPublicAddress)) throw refusedHost(addr);
+  const port = url.port || (url.protocol === 'https:' ? '443' : '80');
+  const pins = isIP(host) ? [] : [`${host}:${port}:${addresses.map((a) => (isIP(a) === 6 ? `[${a}]` : a)).join(',')}`];
+  return { target: url.toString(), local: false, pins, username, password };
+}
+
+/** Clone `src` into `dest` (bare or mirror). Throws STRAIT_ERR_GITHOST_MIGRATE_FAILED. */
+export async function cloneInto(src: CloneSource, dest: string, mirror: boolean, env: NodeJS.ProcessEnv, timeoutMs: number): Promise<void> {
+  const config: [string, string][] = [
+    ['http.followRedirects', 'false'],
+    ['credential.helper', ''],
+    ['core.askPass', '/bin/false'],
+    ['protocol.allow', 'never'],
+    ['protocol.http.allow', 'always'],
+    ['protocol.https.allow', 'always'],
+  ];
+  if (src.local) config.push(['protocol.file.allow', 'always']);
+  for (const pin of src.pins) config.push(['http.curloptResolve', pin]);
+  if (src.username || src.password) {
+    const basic = Buffer.from(`${src.username || 'oauth2'}:${src.password}`).toString('base64');
+    config.push(['http.extraHeader', `Authorization: Basic ${basic}`]);
+  }
+  // configuration through the environment, so credentials never show in the process list
+  const cfgEnv: Record<string, string> = { GIT_CONFIG_COUNT: String(config.length) };
+  config.forEach(([k, v], i) => {
+    cfgEnv[`GIT_CONFIG_KEY_${i}`] = k;
+    cfgEnv[`GIT_CONFIG_VALUE_${i}`] = v;
+  });
+  const args = ['clone', mirror ? '--mirror' : '--bare', '--quiet'];
+  if (src.local) args.push('--no-local', '--no-hardlinks');
+  args.push('--', src.target, dest);
+  const r = await runGit(args, { env: { ...env, ...cfgEnv }, timeoutMs });
+  if (r.code !== 0) {
+    const stderr = r.stderr.replace(/Authorization: Basic \S+/g, 'Authorization: Basic ***');
+    if (/Authentication failed|401/.test(stderr)) throw E.githostMigrateFailed(src.target, `Authentication failed: ${stderr}`);
+    if (/\b30[1278]\b|redirect/i.test(stderr)) throw E.githostMigrateFailed(src.target, `the source answered with a redirect, which is not followed: ${stderr}`);
+    throw E.githostMigrateFailed(src.target, stderr);
+  }
+}

@@ -1,0 +1,141 @@
+// The code-hosting server: one node:http server for /api/v1 and git smart HTTP,
+// state under <state-dir>/githost/ (githost.db, repos/, tmp/).
+import { readFileSync } from 'node:fs';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { parse as parseYaml } from 'yaml';
+import { E } from '../../base/errors/index.js';
+import { silentLogger, type Logger } from '../../base/log/index.js';
+import { GiteaApi } from './api.js';
+import { Authenticator } from './auth.js';
+import { parseGithostSettings, type GithostSettings } from './config.js';
+import type { Links } from './convert.js';
+import { GithostDb } from './db.js';
+import { GitHttp } from './git-http.js';
+import { sendError } from './http-io.js';
+import { PushEvents, type PushListener } from './push-events.js';
+import { RepoFiles } from './repo-files.js';
+import { GithostService } from './service.js';
+
+export interface GithostOptions {
+  stateDir: string;
+  /** settings object (validated here) */
+  settings?: unknown;
+  log?: Logger;
+}
+
+/** Where githost keeps its state inside a strait state dir. */
+export function githostPaths(stateDir: string): { root: string; db: string } {
+  const root = join(stateDir, 'githost');
+  return { root, db: join(root, 'githost.db') };
+}
+
+/** Read a githost settings file (YAML or JSON); a `githost:` top-level key is unwrapped. */
+export function loadGithostSettingsFile(path: string): unknown {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    throw E.fileUnreadable(path, (err as Error).message);
+  }
+  let doc: unknown;
+  try {
+    doc = parseYaml(text);
+  } catch (err) {
+    throw E.configInvalid(path, text.slice(0, 40), `is not YAML/JSON: ${(err as Error).message}`);
+  }
+  if (doc && typeof doc === 'object' && 'githost' in doc) return (doc as { githost: unknown }).githost;
+  return doc ?? {};
+}
+
+export class GithostServer {
+  readonly settings: Readonly<GithostSettings>;
+  readonly db: GithostDb;
+  readonly service: GithostService;
+  private readonly server: Server;
+  private readonly events: PushEvents;
+  private readonly api: GiteaApi;
+  private readonly gitHttp: GitHttp;
+  private readonly log: Logger;
+  private boundURL = '';
+
+  constructor(opts: GithostOptions) {
+    this.log = opts.log ?? silentLogger();
+    this.settings = parseGithostSettings(opts.settings ?? {}, 'githost settings');
+    const paths = githostPaths(opts.stateDir);
+    const files = new RepoFiles(paths.root);
+    this.db = new GithostDb(paths.db);
+    const known = new Set(this.db.allRepos().map((r) => `${r.owner_lower}/${r.lower_name}.git`));
+    const removed = files.recover(known);
+    if (removed.length) this.log.warn({ removed }, 'removed leftovers of an interrupted run');
+    this.service = new GithostService(this.db, files, this.settings, this.log);
+    const auth = new Authenticator(this.db);
+    this.events = new PushEvents(this.settings.pushWebhooks, this.log, () => this.url);
+    this.api = new GiteaApi(this.service, auth, () => this.links(), this.log);
+    this.gitHttp = new GitHttp(this.service, auth, this.events, this.log);
+    this.server = createServer((req, res) => { void this.route(req, res); });
+    this.server.requestTimeout = 0;
+    this.server.headersTimeout = 30_000;
+  }
+
+  /** Base URL (no trailing slash) once listening, or the configured baseURL. */
+  get url(): string {
+    return (this.settings.baseURL || this.boundURL).replace(/\/+$/, '');
+  }
+
+  private links(): Links {
+    const base = this.url;
+    let domain: string;
+    try {
+      domain = new URL(base).hostname;
+    } catch {
+      domain = 'localhost';
+    }
+    return { base, domain };
+  }
+
+  /** Subscribe to pushes; returns the unsubscribe function. */
+  onPush(cb: PushListener): () => void {
+    return this.events.onPush(cb);
+  }
+
+  listen(port = this.settings.port, host = this.settings.host): Promise<string> {
+    return new Promise((resolve, reject) => {
+      this.server.once('error', reject);
+      this.server.listen(port, host, () => {
+        this.server.off('error', reject);
+        const a = this.server.address() as AddressInfo;
+        const h = a.family === 'IPv6' ? `[${a.address}]` : a.address;
+        this.boundURL = `http://${h}:${a.port}`;
+        this.log.info({ url: this.url }, 'githost listening');
+        resolve(this.url);
+      });
+    });
+  }
+
+  async close(): Promise<void> {
+    await new Promise<void>((resolve) => {
+      this.server.close(() => resolve());
+      this.server.closeAllConnections();
+    });
+    this.db.close();
+  }
+
+  private async route(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const raw = req.url ?? '/';
+    const q = raw.indexOf('?');
+    const path = q === -1 ? raw : raw.slice(0, q);
+    const query = q === -1 ? '' : raw.slice(q + 1);
+    try {
+      if (path === '/api/v1' || path.startsWith('/api/v1/')) await this.api.handle(req, res, path);
+      else if (path === '/api/swagger') {
+        res.writeHead(200, { 'Content-Type': 'text/plain; charset=utf-8' });
+        res.end('strait githost implements part of the Gitea API v1; see docs/githost.md\n');
+      } else await this.gitHttp.handle(req, res, path, query);
+    } catch (err) {
+      this.log.error({ err }, 'githost request failed');
+      sendError(res, 500, 'internal server error; see the githost log', `${this.url}/api/swagger`);
+    }
+  }
+}

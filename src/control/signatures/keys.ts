@@ -1,0 +1,128 @@
+// OpenPGP public keys (ASCII armored): parse in-process with openpgp.js and describe
+// them the way key stores (Gitea's GPG keys, the GitOps key store) need.
+import { readKeys, enums, type Key, type Subkey } from 'openpgp';
+import { E } from '../../base/errors/index.js';
+
+export interface KeyUsage {
+  canSign: boolean;
+  canEncryptComms: boolean;
+  canEncryptStorage: boolean;
+  canCertify: boolean;
+}
+
+export interface SubkeyInfo extends KeyUsage {
+  /** 16 upper-case hex digits */
+  keyID: string;
+  fingerprint: string;
+  created: Date;
+  /** undefined: never expires */
+  expires: Date | undefined;
+  revoked: boolean;
+}
+
+export interface PublicKeyInfo extends SubkeyInfo {
+  /** every user ID as written, e.g. "Alice <alice@example.com>" */
+  userIDs: string[];
+  /** e-mail addresses of the user IDs, lower-cased, without duplicates */
+  emails: string[];
+  subkeys: SubkeyInfo[];
+  /** the key re-armored as public key only */
+  armored: string;
+}
+
+const MAX_ARMORED = 256 * 1024;
+
+function hexID(k: { getKeyID(): { toHex(): string } }): string {
+  return k.getKeyID().toHex().toUpperCase();
+}
+
+function usageFromFlags(flags: number | undefined, algo: string, primary: boolean): KeyUsage {
+  if (flags === undefined) {
+    // no key flags: derive from the algorithm as gpg does
+    const sign = /rsa|dsa|ecdsa|eddsa|ed25519|ed448/i.test(algo);
+    const enc = /rsa|elgamal|ecdh|x25519|x448/i.test(algo);
+    return { canSign: sign, canEncryptComms: enc, canEncryptStorage: enc, canCertify: primary && sign };
+  }
+  return {
+    canSign: (flags & enums.keyFlags.signData) !== 0,
+    canEncryptComms: (flags & enums.keyFlags.encryptCommunication) !== 0,
+    canEncryptStorage: (flags & enums.keyFlags.encryptStorage) !== 0,
+    canCertify: (flags & enums.keyFlags.certifyKeys) !== 0,
+  };
+}
+
+function expiry(value: Date | number | null): Date | undefined {
+  return value instanceof Date ? value : undefined;
+}
+
+async function describeSubkey(sub: Subkey): Promise<SubkeyInfo> {
+  const binding = sub.bindingSignatures[sub.bindingSignatures.length - 1];
+  const flags = binding?.keyFlags?.[0];
+  let expires: Date | undefined;
+  try {
+    expires = expiry(await sub.getExpirationTime());
+  } catch {
+    expires = undefined;
+  }
+  return {
+    keyID: hexID(sub),
+    fingerprint: sub.getFingerprint().toUpperCase(),
+    created: sub.getCreationTime(),
+    expires,
+    revoked: sub.revocationSignatures.length > 0,
+    ...usageFromFlags(flags, sub.getAlgorithmInfo().algorithm, false),
+  };
+}
+
+export async function describeKey(key: Key): Promise<PublicKeyInfo> {
+  const userIDs = key.getUserIDs();
+  const emails = [...new Set(key.users.map((u) => u.userID?.email?.toLowerCase()).filter((e): e is string => !!e))];
+  let flags: number | undefined;
+  let expires: Date | undefined;
+  try {
+    const primary = await key.getPrimaryUser();
+    flags = primary.selfCertification.keyFlags?.[0];
+    expires = expiry(await key.getExpirationTime());
+  } catch {
+    flags = key.users[0]?.selfCertifications[0]?.keyFlags?.[0];
+  }
+  let revoked: boolean;
+  try {
+    revoked = await key.isRevoked();
+  } catch {
+    revoked = false;
+  }
+  const pub = key.isPrivate() ? key.toPublic() : key;
+  return {
+    keyID: hexID(key),
+    fingerprint: key.getFingerprint().toUpperCase(),
+    created: key.getCreationTime(),
+    expires,
+    revoked,
+    userIDs,
+    emails,
+    subkeys: await Promise.all(key.subkeys.map((s) => describeSubkey(s))),
+    armored: pub.armor(),
+    ...usageFromFlags(flags, key.getAlgorithmInfo().algorithm, true),
+  };
+}
+
+/** Read every key of an armored block. Throws STRAIT_ERR_SIGNATURE_KEY_INVALID. */
+export async function readArmoredKeys(armored: string): Promise<Key[]> {
+  if (typeof armored !== 'string' || armored.length === 0) throw E.signatureKeyInvalid('empty key text');
+  if (armored.length > MAX_ARMORED) throw E.signatureKeyInvalid(`key text is ${armored.length} characters, more than ${MAX_ARMORED}`);
+  try {
+    return await readKeys({ armoredKeys: armored });
+  } catch (err) {
+    throw E.signatureKeyInvalid((err as Error).message);
+  }
+}
+
+/** Parse an armored public key block (first key) and describe it. */
+export async function parseArmoredPublicKey(armored: string): Promise<PublicKeyInfo> {
+  const keys = await readArmoredKeys(armored);
+  const first = keys[0];
+  if (!first) throw E.signatureKeyInvalid('no key in the armored text');
+  if (first.isPrivate()) throw E.signatureKeyInvalid('this is a private key; export the public key with gpg --armor --export KEYID');
+  return describeKey(first);
+}
