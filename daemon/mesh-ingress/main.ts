@@ -3,7 +3,7 @@
 // (<mesh dir>/ingress.json) and re-read when it changes.
 //   node dist/daemon/mesh-ingress/main.js --config FILE [--listen 0.0.0.0:15080] [--listen-unix PATH] [--metrics HOST:PORT]
 // Prints {"ready":true,...} on stdout, and sends {type:'ready'} over IPC when it has a channel.
-import { readFileSync, watch } from 'node:fs';
+import { existsSync, readFileSync, watch } from 'node:fs';
 import { createServer } from 'node:http';
 import { basename, dirname } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -27,6 +27,8 @@ async function main(): Promise<void> {
   const log = createLogger('mesh-ingress');
   const life = new Lifecycle();
   const file = values.config;
+  // the mesh agent writes the file; in a world both start together
+  for (let i = 0; i < 600 && !existsSync(file); i++) await new Promise((r) => setTimeout(r, 100));
   const gw = new IngressGateway(JSON.parse(readFileSync(file, 'utf8')));
   const l = hostPort(values.listen as string);
   const addr = await gw.listen(l.host, l.port);

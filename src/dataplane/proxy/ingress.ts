@@ -4,6 +4,7 @@
 // (ISTIO_MUTUAL), or plaintext (DISABLE). Routes: longest path prefix, optional Host.
 import { Agent as HttpAgent, createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { E } from '../../base/errors/index.js';
 import { validateSidecarConfig, type OutboundPolicy, type ProxyIdentity } from './config.js';
@@ -136,6 +137,7 @@ export class IngressGateway {
 
   /** Also serve on a unix socket (reachable from every network namespace of a world). */
   async listenPath(path: string): Promise<void> {
+    rmSync(path, { force: true }); // a socket left by an earlier run
     await this.serve((server, done) => server.listen(path, done));
   }
 
