@@ -66,6 +66,7 @@ export function formatDescription(d: WorkloadDescription, cluster: string): stri
     `Pod:             ${cluster ? `${cluster}/` : ''}${d.namespace}/${d.name}`,
     `Identity:        ${d.spiffeId}`,
     `Sidecar:         ${d.sidecar ? 'yes' : 'no'} (${d.injection})`,
+    `Control plane:   ${d.controlPlane ? `ServiceMeshControlPlane ${d.controlPlane.namespace}/${d.controlPlane.name} (dataPlane.mtls ${d.controlPlane.dataPlaneMtls}, controlPlane.mtls ${d.controlPlane.controlPlaneMtls})` : 'none (Istio defaults)'}`,
     `Root namespace:  ${d.rootNamespace}`,
     `Auto mTLS:       ${d.autoMtls ? 'on' : 'off'}`,
     '',

@@ -26,6 +26,8 @@ export interface WorkloadDescription {
   injection: string;
   rootNamespace: string;
   autoMtls: boolean;
+  /** the SMCP's spec.security flags (dataPlane.mtls, controlPlane.mtls); undefined without an SMCP */
+  controlPlane?: { name: string; namespace: string; dataPlaneMtls: boolean; controlPlaneMtls: boolean };
   inbound: InboundResolution | undefined;
   outbound: OutboundRow[];
 }
@@ -62,6 +64,7 @@ export function describeWorkload(view: MeshView, w: Workload): WorkloadDescripti
     namespace: w.namespace, name: w.name, serviceAccount: w.serviceAccount,
     spiffeId: spiffeId({ trustDomain: view.settings.trustDomain, namespace: w.namespace, serviceAccount: w.serviceAccount }),
     sidecar: w.sidecar, injection: w.injection, rootNamespace: view.settings.rootNamespace, autoMtls: view.settings.autoMtls,
+    ...(view.settings.smcp ? { controlPlane: { ...view.settings.smcp, dataPlaneMtls: view.settings.dataPlaneMtls, controlPlaneMtls: view.settings.controlPlaneMtls } } : {}),
     inbound: w.sidecar ? inboundOf(view, w) : undefined,
     outbound,
   };
