@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { after, before, test } from 'node:test';
-import { ingressConfigFor, MeshController, ROOT_CERT_CONFIGMAP, buildMeshView } from '../../src/control/mesh/index.js';
+import { ingressConfigFor, MeshController, ROOT_CERT_CONFIGMAP, buildMeshView, type DestinationRule, type PeerAuthentication } from '../../src/control/mesh/index.js';
 import { curl, startEchoApp, testCa, type EchoApp } from './helpers.js';
 import { MemoryStore } from './memory-store.js';
 import { pa, pod, smcp, smmr, svc } from './fixtures.js';
@@ -95,4 +95,20 @@ test('ingress config: TLS toward echo follows the rules for the gateway namespac
   assert.deepEqual(cfg.routes, [{ pathPrefix: '/', service: 'echo.mesh', backend: { host: '10.96.0.20', port: 8080 }, tls: { mode: 'ISTIO_MUTUAL', sans: ['spiffe://cluster.local/ns/mesh/sa/echo'] } }]);
   const off = ingressConfigFor(buildMeshView([objs[0] = smcp('istio-system', { mtls: false, automtls: false }), ...objs.slice(1)]), [{ pathPrefix: '/', namespace: 'mesh', service: 'echo', port: 8080 }], { namespace: 'istio-system', serviceAccount: 'gw' });
   assert.equal(off.routes[0]?.tls.mode, 'DISABLE');
+});
+
+test('the operator\'s generated objects are kept in the store and follow the SMCP flags', async () => {
+  const PA = { apiVersion: 'security.istio.io/v1beta1', kind: 'PeerAuthentication' };
+  const DR = { apiVersion: 'networking.istio.io/v1beta1', kind: 'DestinationRule' };
+  const settle = async (pred: () => Promise<boolean>) => { for (let i = 0; i < 200 && !(await pred()); i++) await new Promise((r) => setTimeout(r, 20)); };
+  assert.equal((await store.get<PeerAuthentication>(PA, 'default', 'istio-system'))?.spec?.mtls?.mode, 'PERMISSIVE');
+  assert.equal(await store.get(DR, 'default', 'istio-system'), undefined);
+  await store.apply(smcp('istio-system', { mtls: true, automtls: false, cp: false }));
+  await settle(async () => (await store.get(DR, 'default', 'istio-system')) !== undefined);
+  assert.equal((await store.get<PeerAuthentication>(PA, 'default', 'istio-system'))?.spec?.mtls?.mode, 'STRICT');
+  assert.equal((await store.get<DestinationRule>(DR, 'default', 'istio-system'))?.spec?.trafficPolicy?.tls?.mode, 'ISTIO_MUTUAL');
+  await store.apply(smcp('istio-system', { mtls: false, automtls: false, cp: false }));
+  await settle(async () => (await store.get(DR, 'default', 'istio-system')) === undefined);
+  assert.equal(await store.get(DR, 'default', 'istio-system'), undefined);
+  assert.equal((await store.get<PeerAuthentication>(PA, 'default', 'istio-system'))?.spec?.mtls?.mode, 'PERMISSIVE');
 });

@@ -10,7 +10,7 @@ import { Kinds, type KindInfo } from '../../resources/index.js';
 import type { KubeObject, ResourceStore, Watch } from '../../store/index.js';
 import { CertRotator, publishRootCert, type MeshCa, type WorkloadCert } from '../ca/index.js';
 import type { SidecarConfig } from '../../../dataplane/proxy/index.js';
-import { buildMeshView, sidecarConfigFor, type MeshView } from '../policy/index.js';
+import { buildMeshView, generatedPolicies, GENERATED_ANNOTATION, sidecarConfigFor, type MeshView } from '../policy/index.js';
 import { ingressConfigFor, type IngressRouteSpec } from './ingress-config.js';
 
 export const INGRESS_FILE = 'ingress.json';
@@ -131,6 +131,7 @@ export class MeshController {
   async reconcile(): Promise<ReconcileResult> {
     const { objects } = await listMeshObjects(this.o.store);
     const view = buildMeshView(objects);
+    await this.syncGenerated(view, objects);
     await publishRootCert(this.o.store, [...view.members], this.o.ca.rootPem);
     const want = new Set<string>();
     const written: string[] = [];
@@ -171,6 +172,31 @@ export class MeshController {
     const result = { written, removed, changed, view };
     this.o.onReconciled?.(result);
     return result;
+  }
+
+  /**
+   * Keep the objects the operator generates from the SMCP in the store, as OSSM does (so
+   * `strait get peerauthentications -n istio-system` shows them): applied when missing or
+   * different, deleted when the SMCP no longer asks for them.
+   */
+  private async syncGenerated(view: MeshView, objects: KubeObject[]): Promise<void> {
+    const gen = generatedPolicies(view.settings);
+    const want = [...gen.peerAuthentications, ...gen.destinationRules];
+    const key = (o: KubeObject) => `${o.kind}/${o.metadata.namespace}/${o.metadata.name}`;
+    const stored = new Map(objects.filter((o) => o.metadata.annotations?.[GENERATED_ANNOTATION] !== undefined).map((o) => [key(o), o]));
+    for (const g of want) {
+      const have = objects.find((o) => key(o) === key(g));
+      if (have && JSON.stringify(have.spec) === JSON.stringify(g.spec) && have.metadata.annotations?.[GENERATED_ANNOTATION] !== undefined) {
+        stored.delete(key(g));
+        continue;
+      }
+      const { creationTimestamp: _drop, ...metadata } = g.metadata;
+      await this.o.store.apply({ ...g, metadata }, { fieldManager: 'strait-mesh-operator' });
+      stored.delete(key(g));
+    }
+    for (const o of stored.values()) {
+      await this.o.store.delete({ apiVersion: o.apiVersion, kind: o.kind }, o.metadata.name, o.metadata.namespace);
+    }
   }
 
   private writeAtomic(rel: string, text: string): void {
