@@ -2,7 +2,8 @@
 // plaintext per the route) → server sidecar in each mode → app. SPEC.md's third column.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { IngressGateway, type InboundMode, type OutboundTlsMode } from '../../src/dataplane/proxy/index.js';
+import { join } from 'node:path';
+import { IngressGateway, startRelay, type InboundMode, type OutboundTlsMode } from '../../src/dataplane/proxy/index.js';
 import { curl, identityOf, startLoopbackMesh, testCa, type LoopbackMesh } from './helpers.js';
 
 // the TLS the gateway uses follows the DestinationRules of SPEC.md's setups:
@@ -57,6 +58,31 @@ describe('ingress gateway checks the service identity and routes by prefix', () 
       assert.equal((await curl([`http://127.0.0.1:${port}/echo/x`])).code, '200');
       assert.equal((await curl([`http://127.0.0.1:${port}/other`])).code, '404');
     } finally {
+      await gw.close();
+    }
+  });
+});
+
+describe('the host reaches an ingress on a unix socket through a loopback relay', () => {
+  let m: LoopbackMesh;
+  before(async () => { m = await startLoopbackMesh('STRICT'); });
+  after(() => m.close());
+
+  test('curl 127.0.0.1:<relay> → unix socket → ingress → mTLS → STRICT service: HTTP 200', async () => {
+    const gw = new IngressGateway({
+      identity: identityOf(testCa().issue('istio-system', 'gw')),
+      routes: [{ pathPrefix: '/', backend: { host: '127.0.0.1', port: m.serverPort }, tls: { mode: 'ISTIO_MUTUAL', sans: [m.serverCert.spiffeId] } }],
+    });
+    const sock = join(m.dir, 'ingress.sock');
+    await gw.listenPath(sock);
+    const relay = await startRelay({ host: '127.0.0.1', port: 0 }, sock);
+    try {
+      const r = await curl([`http://127.0.0.1:${relay.address?.port}/`]);
+      assert.equal(r.code, '200', r.stderr);
+      assert.equal(relay.connections, 1);
+      assert.equal(gw.metrics.mtlsRequests, 1);
+    } finally {
+      await relay.close();
       await gw.close();
     }
   });

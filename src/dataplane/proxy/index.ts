@@ -8,3 +8,4 @@ export { peerUris, spiffeChecker, MESH_ALPN } from './identity.js';
 export { resetSocket } from './splice.js';
 export { originalDst, sidecarRedirectRules, type RedirectRules } from './original-dst.js';
 export { IngressGateway, IngressMetrics, type IngressConfig, type IngressRoute } from './ingress.js';
+export { startRelay, type Relay, type RelayListen } from './relay.js';
