@@ -104,7 +104,11 @@ async function main(): Promise<void> {
   const admin = createServer((req: IncomingMessage, res: ServerResponse) => {
     void (async () => {
       try {
-        if (req.method === 'PUT' && req.url === '/config') {
+        if (req.method === 'PUT' && req.url === '/config' && values['config-ipc']) {
+          // under the mesh agent only the agent configures the proxy: the workload shares this
+          // namespace and must not be able to switch its own STRICT off
+          res.writeHead(403, { 'content-type': 'application/json' }).end(JSON.stringify({ code: 'STRAIT_ERR_UNAUTHORIZED', message: 'not authorized: this sidecar is configured by the mesh agent' }));
+        } else if (req.method === 'PUT' && req.url === '/config') {
           proxy.update(JSON.parse(await body(req)));
           res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ applied: true, updates: proxy.metrics.configUpdates }));
         } else if (req.method === 'GET' && req.url === '/config') {
