@@ -1,7 +1,7 @@
 // The sidecar proxy process: one per injected pod, inside the pod's network namespace.
 //   node dist/agents/sidecar/main.js --config FILE [--inbound-port 15006] [--outbound-port 15001]
 //     [--admin 127.0.0.1:15000 | --admin-socket PATH] [--bind 0.0.0.0]
-//     [--app HOST:PORT] [--outbound-destination HOST:PORT] [--uid 1337] [--config-ipc]
+//     [--app HOST:PORT] [--outbound-destination HOST:PORT] [--uid 1337] [--config-ipc] [--metrics HOST:PORT]
 // Without --app / --outbound-destination the proxy serves connections redirected by the
 // pod's nftables rules (sidecarRedirectRules) and reads SO_ORIGINAL_DST.
 // Configuration: the JSON file given with --config (re-read when it changes; with
@@ -50,6 +50,7 @@ async function main(): Promise<void> {
       'outbound-destination': { type: 'string' },
       uid: { type: 'string' },
       'config-ipc': { type: 'boolean', default: false },
+      metrics: { type: 'string' },
     },
   });
   const log = createLogger('sidecar');
@@ -134,6 +135,16 @@ async function main(): Promise<void> {
     else admin.listen((adminAddr as Address).port, (adminAddr as Address).host, r);
   });
   life.onShutdown('admin', () => new Promise<void>((r) => admin.close(() => r())));
+  if (values.metrics) {
+    // Prometheus only, reachable from outside the pod (Istio's 15020); excluded from the redirect
+    const m = hostPort(values.metrics, '--metrics') as Address;
+    const ms = createServer((req, res) => {
+      if (req.method !== 'GET' || req.url !== '/metrics') { res.writeHead(404).end(); return; }
+      void reg.metrics().then((t) => res.writeHead(200, { 'content-type': reg.contentType }).end(t));
+    });
+    await new Promise<void>((r) => ms.listen(m.port, m.host, r));
+    life.onShutdown('metrics', () => new Promise<void>((r) => ms.close(() => r())));
+  }
   life.handleSignals(log);
   if (values.uid !== undefined) {
     // listeners are bound; from here on run as the proxy uid that the pod's nftables rules exempt

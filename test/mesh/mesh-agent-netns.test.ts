@@ -25,5 +25,10 @@ test('mesh agent: sidecars started for injected pods, policy changes pushed with
     STRICT: ['HTTP 200', 'exit 56', 'HTTP 200', 'HTTP 200'],
   });
   assert.ok(out.strictMs > 0);
+  // the server pod's sidecar metrics, scraped from outside the pod on 15020 (not redirected)
+  assert.match(out.metrics, /strait_mesh_inbound_reset_total\{mode="STRICT",reason="plaintext"\} [1-9]/);
+  assert.match(out.metrics, /strait_mesh_inbound_accepted_total\{mode="STRICT",how="mtls"\} [1-9]/);
+  const pt = spawnSync('promtool', ['check', 'metrics'], { input: out.metrics, encoding: 'utf8' });
+  assert.equal(pt.status, 0, pt.stdout + pt.stderr);
   console.log(`# STRICT enforced ${out.strictMs.toFixed(0)} ms after apply (agent: store watch → config → IPC push; includes curl runs)`);
 });

@@ -102,8 +102,9 @@ async function main(): Promise<void> {
       ingressUnix: await curlHost(['--unix-socket', join(dir, 'ingress.sock'), 'http://echo.mesh/']),
     };
   }
+  const metrics = execFileSync('curl', ['-sS', '--max-time', '5', `http://${PODS.server}:15020/metrics`], { encoding: 'utf8' });
   await agent.stop();
-  process.stdout.write(JSON.stringify({ status, table, strictMs }));
+  process.stdout.write(JSON.stringify({ status, table, strictMs, metrics }));
 }
 
 main().catch((err) => {

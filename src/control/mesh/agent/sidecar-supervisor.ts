@@ -15,6 +15,8 @@ export const PROXY_UID = 1337;
 export const INBOUND_PORT = 15006;
 export const OUTBOUND_PORT = 15001;
 export const ADMIN_PORT = 15000;
+/** Prometheus metrics of the sidecar, on the pod's address (Istio's merged-metrics port) */
+export const METRICS_PORT = 15020;
 
 export interface SidecarSupervisorOptions {
   /** the MeshController's directory: <dir>/<ns>/<pod>.json; logs go beside: <ns>/<pod>.log */
@@ -39,7 +41,7 @@ interface Running {
 
 /** The nft script for a pod: replaces strait's table if it exists. */
 export function podRedirectScript(proxyUid = PROXY_UID): string {
-  return `table ip strait_sidecar {}\ndelete table ip strait_sidecar\n${sidecarRedirectRules({ inboundPort: INBOUND_PORT, outboundPort: OUTBOUND_PORT, proxyUid, excludeInboundPorts: [ADMIN_PORT] })}`;
+  return `table ip strait_sidecar {}\ndelete table ip strait_sidecar\n${sidecarRedirectRules({ inboundPort: INBOUND_PORT, outboundPort: OUTBOUND_PORT, proxyUid, excludeInboundPorts: [ADMIN_PORT, METRICS_PORT] })}`;
 }
 
 export class SidecarSupervisor {
@@ -83,7 +85,7 @@ export class SidecarSupervisor {
     const logFd = openSync(join(this.o.dir, ns, `${pod}.log`), 'a');
     const child = spawn('ip', ['netns', 'exec', r.netns, this.o.nodeBinary ?? process.execPath, this.o.sidecarScript,
       '--config', join(this.o.dir, ns, `${pod}.json`), '--uid', String(this.o.proxyUid ?? PROXY_UID),
-      '--inbound-port', String(INBOUND_PORT), '--outbound-port', String(OUTBOUND_PORT), '--admin', `127.0.0.1:${ADMIN_PORT}`, '--config-ipc'],
+      '--inbound-port', String(INBOUND_PORT), '--outbound-port', String(OUTBOUND_PORT), '--admin', `127.0.0.1:${ADMIN_PORT}`, '--config-ipc', '--metrics', `0.0.0.0:${METRICS_PORT}`],
     { stdio: ['ignore', 'ignore', logFd, 'ipc'], env: { ...process.env, STRAIT_PROC: `sidecar ${r.key}` } });
     child.on('message', (m: { type?: string }) => {
       if (m?.type === 'ready') r.ready = true;
