@@ -112,3 +112,24 @@ test('the operator\'s generated objects are kept in the store and follow the SMC
   assert.equal(await store.get(DR, 'default', 'istio-system'), undefined);
   assert.equal((await store.get<PeerAuthentication>(PA, 'default', 'istio-system'))?.spec?.mtls?.mode, 'PERMISSIVE');
 });
+
+test('certificates rotate at half their lifetime and the new one goes out in the config', async () => {
+  const s2 = new MemoryStore();
+  for (const o of [pod('mesh', 'r', { inject: 'label', sa: 'r' })]) await s2.apply(o);
+  const d2 = mkdtempSync(join(tmpdir(), 'strait-rotate-'));
+  const c2 = new MeshController({ store: s2, ca: testCa(), dir: d2, workloadLifetimeMs: 8000 });
+  try {
+    await c2.start();
+    const read = () => JSON.parse(readFileSync(join(d2, 'mesh', 'r.json'), 'utf8')).identity.certPem as string;
+    const first = read();
+    for (let i = 0; i < 300 && read() === first; i++) await new Promise((r) => setTimeout(r, 50));
+    const seenAt = Date.now();
+    const second = read();
+    assert.notEqual(second, first, 'a new certificate was written');
+    const { X509Certificate } = await import('node:crypto');
+    assert.ok(Date.parse(new X509Certificate(second).validTo) > Date.parse(new X509Certificate(first).validTo));
+    assert.ok(Date.parse(new X509Certificate(first).validTo) + 1000 > seenAt, 'rotated before the old one expired');
+  } finally {
+    c2.stop();
+  }
+});

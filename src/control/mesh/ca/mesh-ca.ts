@@ -122,8 +122,10 @@ export class MeshCa {
     const id = spiffeId(identity);
     const lifetime = opts.lifetimeMs ?? DEFAULT_WORKLOAD_LIFETIME_MS;
     if (!(lifetime > 0)) throw E.configInvalid('mesh.ca.workloadLifetime', lifetime, 'must be a positive number of milliseconds');
-    const notBefore = opts.notBefore ?? new Date(Date.now() - CLOCK_SKEW_MS);
-    const notAfter = new Date(notBefore.getTime() + lifetime + (opts.notBefore ? 0 : CLOCK_SKEW_MS));
+    // backdated for clock skew, but never by more than a tenth of a (short) lifetime
+    const skew = opts.notBefore ? 0 : Math.min(CLOCK_SKEW_MS, Math.floor(lifetime / 10));
+    const notBefore = opts.notBefore ?? new Date(Date.now() - skew);
+    const notAfter = new Date(notBefore.getTime() + lifetime + skew);
     const { forgePub, keyPem } = newKeyPair();
     const cert = forge.pki.createCertificate();
     cert.publicKey = forgePub;

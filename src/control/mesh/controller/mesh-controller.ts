@@ -39,6 +39,8 @@ export interface MeshControllerOptions {
   proxyUid?: number;
   /** debounce of change bursts, default 20 ms */
   debounceMs?: number;
+  /** lifetime of workload certificates, default 24 h; each is re-issued at half its lifetime */
+  workloadLifetimeMs?: number;
   log?: Logger;
   /** called after every reconcile (tests, status) */
   onReconciled?: (r: ReconcileResult) => void;
@@ -116,6 +118,7 @@ export class MeshController {
     if (!cert) {
       const rotator = new CertRotator({
         ca: this.o.ca, namespace: ns, serviceAccount: sa,
+        ...(this.o.workloadLifetimeMs ? { issue: { lifetimeMs: this.o.workloadLifetimeMs } } : {}),
         onRotate: (c) => {
           const had = this.certs.has(key);
           this.certs.set(key, c);
