@@ -3,4 +3,9 @@ export type {
   ResourceStore, Watch, WatchEvent, WatchEventType, WatchOptions,
 } from './types.js';
 export { openEmbeddedStore, type EmbeddedStoreOptions } from './embedded/index.js';
-export { serveStores, connectStore, type StoreServerOptions, type StoreClientOptions } from './api/index.js';
+export {
+  serveStores, connectStore, connectStoreFromFiles,
+  type StoreServerOptions, type StoreClientOptions, type StoreClientFileOptions,
+} from './api/index.js';
+export { parseSelector, matchesSelector, type Requirement } from './selector.js';
+export { mergePatch } from './merge-patch.js';

@@ -1,12 +1,11 @@
-// PLACEHOLDER: the embedded store lands with the store work of issue 2.
-import { E } from '../../../base/errors/index.js';
+// The embedded store: durable SQLite-backed ResourceStore held by one process of the
+// local world and served to the others by ../api.
 import type { ResourceStore } from '../types.js';
+import { EmbeddedStore, type EmbeddedStoreOptions } from './embedded-store.js';
 
-export interface EmbeddedStoreOptions {
-  /** directory holding the store's database */
-  dir: string;
-}
+export type { EmbeddedStoreOptions };
 
-export function openEmbeddedStore(_opts: EmbeddedStoreOptions): ResourceStore {
-  throw E.internal('embedded store not built yet');
+/** Open (or create) the store kept in `dir`. Only one process may hold a store dir at a time. */
+export function openEmbeddedStore(opts: EmbeddedStoreOptions): ResourceStore {
+  return new EmbeddedStore(opts);
 }

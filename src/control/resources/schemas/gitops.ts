@@ -1,0 +1,47 @@
+// AppProject and Application (SPEC.md area A; upstream argoproj.io/v1alpha1 field names).
+import { anyObject, arr, bool, kindSchema, obj, str, type Schema } from './builders.js';
+
+const groupKind = obj({ group: str(), kind: str() }, ['group', 'kind']);
+const destination = obj({ server: str(), namespace: str(), name: str() });
+const source = obj({
+  repoURL: str({ minLength: 1, description: 'a non-empty repository URL' }),
+  path: str(), targetRevision: str(), chart: str(), ref: str(),
+  helm: anyObject, kustomize: anyObject, directory: anyObject, plugin: anyObject,
+}, ['repoURL']);
+
+export const gitopsSchemas: Record<string, Schema> = {
+  AppProject: kindSchema({
+    spec: obj({
+      description: str(),
+      sourceRepos: arr(str()),
+      sourceNamespaces: arr(str()),
+      destinations: arr(destination),
+      clusterResourceWhitelist: arr(groupKind),
+      namespaceResourceWhitelist: arr(groupKind),
+      clusterResourceBlacklist: arr(groupKind),
+      namespaceResourceBlacklist: arr(groupKind),
+      signatureKeys: arr(obj({
+        keyID: str({ pattern: '^([0-9A-Fa-f]{16}|[0-9A-Fa-f]{40})$', description: 'an OpenPGP key ID of 16 hex digits (or a 40-hex fingerprint)' }),
+      }, ['keyID'])),
+      roles: arr(anyObject), syncWindows: arr(anyObject), orphanedResources: anyObject,
+    }),
+    status: anyObject,
+  }),
+  Application: kindSchema({
+    spec: obj({
+      project: str({ minLength: 1, description: 'the name of an AppProject' }),
+      source,
+      sources: arr(source),
+      destination,
+      syncPolicy: obj({
+        automated: obj({ prune: bool, selfHeal: bool, allowEmpty: bool }),
+        syncOptions: arr(str()),
+        retry: anyObject,
+      }),
+      ignoreDifferences: arr(anyObject),
+      revisionHistoryLimit: { type: 'integer', minimum: 0 },
+    }, ['project', 'destination']),
+    status: anyObject,
+    operation: anyObject,
+  }, { required: ['spec'] }),
+};

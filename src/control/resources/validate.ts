@@ -1,0 +1,108 @@
+// validateObject: check one object against its kind's schema (ajv, compiled once per kind)
+// and return a normalized copy (apiVersion = the kind's preferred version; Secret
+// stringData folded into base64 data). Errors name the source, the document (1-based),
+// the field path ("spec.mtls.mode", "spec.ports[0].port") and the rule broken.
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import { E } from '../../base/errors/index.js';
+import type { KubeObject } from '../store/index.js';
+import type { KindName } from './kinds.js';
+import { kindOf } from './lookup.js';
+import { SCHEMAS } from './schemas/index.js';
+
+export interface ManifestOrigin {
+  /** file path, "<stdin>" or another name for messages */
+  source: string;
+  /** 1-based position of the document in its source */
+  docIndex: number;
+}
+
+const ajv = new Ajv({ allErrors: false, strict: true, verbose: true });
+ajv.addKeyword({ keyword: 'x-kubernetes-preserve-unknown-fields' });
+ajv.addKeyword({ keyword: 'x-kubernetes-int-or-string' });
+
+const compiled = new Map<string, ValidateFunction>();
+function validatorFor(kind: KindName): ValidateFunction {
+  let v = compiled.get(kind);
+  if (!v) {
+    v = ajv.compile(SCHEMAS[kind]);
+    compiled.set(kind, v);
+  }
+  return v;
+}
+
+/** "/spec/ports/0/port" -> "spec.ports[0].port" */
+function fieldPath(instancePath: string, extra?: string): string {
+  const parts = instancePath.split('/').slice(1).map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+  if (extra !== undefined) parts.push(extra);
+  let out = '';
+  for (const p of parts) {
+    if (/^\d+$/.test(p)) out += `[${p}]`;
+    else if (/^[A-Za-z_$][\w$-]*$/.test(p)) out += out ? `.${p}` : p;
+    else out += `[${JSON.stringify(p)}]`;
+  }
+  return out || '(object)';
+}
+
+const TYPE_WORDS: Record<string, string> = {
+  string: 'a string', integer: 'an integer', number: 'a number', boolean: 'true or false', object: 'an object (a map of fields)', array: 'a list',
+};
+
+function describe(err: ErrorObject): { path: string; rule: string; value: unknown } {
+  const p = err.params as Record<string, unknown>;
+  const parent = (err.parentSchema ?? {}) as Record<string, unknown>;
+  const desc = typeof parent['description'] === 'string' ? parent['description'] as string : undefined;
+  switch (err.keyword) {
+    case 'required':
+      return { path: fieldPath(err.instancePath, String(p['missingProperty'])), rule: 'is required', value: undefined };
+    case 'enum':
+      return { path: fieldPath(err.instancePath), rule: `must be one of ${(p['allowedValues'] as unknown[]).join(', ')}`, value: err.data };
+    case 'type':
+      return { path: fieldPath(err.instancePath), rule: `must be ${TYPE_WORDS[String(p['type'])] ?? String(p['type'])}`, value: err.data };
+    case 'pattern':
+    case 'minLength':
+    case 'maxLength':
+      return { path: fieldPath(err.instancePath), rule: desc ? `must be ${desc}` : `must match ${String(p['pattern'] ?? err.message)}`, value: err.data };
+    case 'minimum':
+    case 'maximum':
+      return { path: fieldPath(err.instancePath), rule: desc ? `must be ${desc}` : `must be ${p['comparison']} ${p['limit']}`, value: err.data };
+    case 'minItems':
+      return { path: fieldPath(err.instancePath), rule: `must have at least ${p['limit']} item(s)`, value: undefined };
+    case 'anyOf':
+      return { path: fieldPath(err.instancePath), rule: 'must be an integer or a string', value: err.data };
+    default:
+      return { path: fieldPath(err.instancePath), rule: err.message ?? err.keyword, value: err.data };
+  }
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** Validate and normalize one object. Throws STRAIT_ERR_MANIFEST_INVALID or STRAIT_ERR_KIND_UNKNOWN. */
+export function validateObject(input: unknown, origin: ManifestOrigin = { source: '<object>', docIndex: 1 }): KubeObject {
+  const { source, docIndex } = origin;
+  if (!isObject(input)) throw E.manifestInvalid(source, docIndex, '(document)', 'must be an object with apiVersion, kind and metadata', input);
+  for (const f of ['apiVersion', 'kind'] as const) {
+    if (typeof input[f] !== 'string' || input[f] === '') throw E.manifestInvalid(source, docIndex, f, 'is required and must be a non-empty string', input[f]);
+  }
+  const info = kindOf(input['apiVersion'] as string, input['kind'] as string);
+  if (!info) {
+    const err = E.kindUnknown(`${input['apiVersion']}/${input['kind']}`);
+    err.detail['source'] = source;
+    err.detail['docIndex'] = docIndex;
+    throw err;
+  }
+  const v = validatorFor(info.kind as KindName);
+  if (!v(input)) {
+    const d = describe(v.errors![0]!);
+    throw E.manifestInvalid(source, docIndex, d.path, d.rule, d.value);
+  }
+  const out = structuredClone(input) as unknown as KubeObject;
+  out.apiVersion = info.apiVersion;
+  if (!info.namespaced) delete out.metadata.namespace;
+  if (info.kind === 'Secret' && isObject(out['stringData'])) {
+    const data: Record<string, string> = isObject(out['data']) ? { ...(out['data'] as Record<string, string>) } : {};
+    for (const [k, val] of Object.entries(out['stringData'] as Record<string, string>)) data[k] = Buffer.from(val, 'utf8').toString('base64');
+    out['data'] = data;
+    delete out['stringData'];
+  }
+  return out;
+}

@@ -1,0 +1,54 @@
+// The store API's wire shape, shared by server and client. HTTP/1.1 over a unix socket;
+// every request carries "Authorization: Bearer <token>". Paths (cluster = store name):
+//   GET    /v1/clusters                                   -> { clusters: string[] }
+//   GET    /v1/clusters/:c/object?apiVersion&kind&name&namespace  -> { object: obj | null }
+//   GET    /v1/clusters/:c/list?apiVersion&kind&namespace&labelSelector -> { items, resourceVersion }
+//   GET    /v1/clusters/:c/watch?apiVersion&kind&namespace&labelSelector&resourceVersion
+//            -> 200, newline-delimited JSON: {"type":"ADDED|MODIFIED|DELETED","object":…}
+//               or {"type":"ERROR","error":{code,message,detail}} as the last line
+//   POST   /v1/clusters/:c/apply?dryRun=1&fieldManager=…  body: object -> object
+//   PUT    /v1/clusters/:c/update                          body: object -> object
+//   PUT    /v1/clusters/:c/status                          body: object -> object
+//   DELETE /v1/clusters/:c/object?apiVersion&kind&name&namespace -> { deleted: boolean }
+//   POST   /v1/clusters/:c/events                          body: CoreEvent -> {}
+// Errors: HTTP status below and body {code, message, detail}; the client rethrows the same StraitError.
+import { E, StraitError, isStraitError } from '../../../base/errors/index.js';
+
+export const API_PREFIX = '/v1/clusters';
+/** largest request body the server reads */
+export const MAX_BODY = 16 * 1024 * 1024;
+/** a watch whose client lags this far behind is ended with STRAIT_ERR_WATCH_EXPIRED */
+export const MAX_WATCH_BACKLOG = 32 * 1024 * 1024;
+
+const STATUS: Record<string, number> = {
+  STRAIT_ERR_NOT_FOUND: 404,
+  STRAIT_ERR_CLUSTER_UNKNOWN: 404,
+  STRAIT_ERR_CONFLICT: 409,
+  STRAIT_ERR_ALREADY_EXISTS: 409,
+  STRAIT_ERR_WATCH_EXPIRED: 410,
+  STRAIT_ERR_UNAUTHORIZED: 401,
+  STRAIT_ERR_STORE_UNAVAILABLE: 503,
+};
+
+export function httpStatusOf(err: StraitError): number {
+  const s = STATUS[err.code];
+  if (s !== undefined) return s;
+  return err.exitCode === 2 ? 400 : 500;
+}
+
+export interface WireError { code: string; message: string; detail: Record<string, unknown> }
+
+export function toWireError(err: unknown): WireError {
+  if (isStraitError(err)) return err.toJSON();
+  return E.internal((err as Error)?.message ?? String(err)).toJSON();
+}
+
+const EXIT_BY_CODE = new Map(Object.values(E).map((f) => [f.code, f.exitCode]));
+
+export function fromWireError(w: WireError): StraitError {
+  return new StraitError(w.code, w.message, { detail: w.detail ?? {}, exitCode: EXIT_BY_CODE.get(w.code) ?? 1 });
+}
+
+export function isWireError(v: unknown): v is WireError {
+  return typeof v === 'object' && v !== null && typeof (v as WireError).code === 'string' && typeof (v as WireError).message === 'string';
+}

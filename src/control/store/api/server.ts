@@ -1,0 +1,181 @@
+// The store API server: one HTTP server on a unix socket (mode 0600), bearer token
+// checked in constant time, one ResourceStore per cluster name.
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { chmodSync, lstatSync, unlinkSync } from 'node:fs';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import { E, isStraitError } from '../../../base/errors/index.js';
+import type { KindRef, KubeObject, ResourceStore, Watch } from '../types.js';
+import { API_PREFIX, MAX_BODY, MAX_WATCH_BACKLOG, httpStatusOf, toWireError } from './protocol.js';
+
+export interface StoreServerOptions {
+  /** unix socket path the API listens on (reachable from every network namespace) */
+  socketPath: string;
+  /** bearer token clients must present */
+  token: string;
+  /** one store per cluster name, plus "broker" */
+  stores: Map<string, ResourceStore>;
+}
+
+const digest = (s: string): Buffer => createHash('sha256').update(s).digest();
+
+function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+  res.end(text);
+}
+
+function sendError(res: ServerResponse, err: unknown): void {
+  const w = toWireError(err);
+  const status = isStraitError(err) ? httpStatusOf(err) : 500;
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  sendJson(res, status, w);
+}
+
+async function readBody(req: IncomingMessage): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_BODY) throw E.usage(`request body larger than ${MAX_BODY} bytes`);
+    chunks.push(chunk as Buffer);
+  }
+  try {
+    return JSON.parse(Buffer.concat(chunks).toString('utf8'));
+  } catch (err) {
+    throw E.usage(`request body is not JSON: ${(err as Error).message}`);
+  }
+}
+
+function kindFrom(q: URLSearchParams): KindRef {
+  return { apiVersion: q.get('apiVersion') ?? '', kind: q.get('kind') ?? '' };
+}
+const opt = (q: URLSearchParams, k: string): string | undefined => q.get(k) ?? undefined;
+
+export async function serveStores(opts: StoreServerOptions): Promise<{ close(): Promise<void> }> {
+  const want = digest(`Bearer ${opts.token}`);
+  const watches = new Set<Watch>();
+  const sockets = new Set<Socket>();
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const given = digest(req.headers.authorization ?? '');
+    if (!timingSafeEqual(given, want)) {
+      sendJson(res, 401, E.unauthorized('the store API needs "Authorization: Bearer <token>" with the token of the running world').toJSON());
+      return;
+    }
+    const url = new URL(req.url ?? '/', 'http://store');
+    const path = url.pathname;
+    const q = url.searchParams;
+    if (path === API_PREFIX && req.method === 'GET') {
+      sendJson(res, 200, { clusters: [...opts.stores.keys()] });
+      return;
+    }
+    const m = /^\/v1\/clusters\/([^/]+)\/([a-z]+)$/.exec(path);
+    if (!m) throw E.notFound('path', path);
+    const cluster = decodeURIComponent(m[1]!);
+    const store = opts.stores.get(cluster);
+    if (!store) throw E.clusterUnknown(cluster, [...opts.stores.keys()]);
+    const op = `${req.method} ${m[2]}`;
+    switch (op) {
+      case 'GET object': {
+        const o = await store.get(kindFrom(q), q.get('name') ?? '', opt(q, 'namespace'));
+        sendJson(res, 200, { object: o ?? null });
+        return;
+      }
+      case 'GET list':
+        sendJson(res, 200, await store.list(kindFrom(q), { namespace: opt(q, 'namespace'), labelSelector: opt(q, 'labelSelector') }));
+        return;
+      case 'GET watch':
+        startWatch(store, q, res);
+        return;
+      case 'POST apply': {
+        const body = (await readBody(req)) as KubeObject;
+        sendJson(res, 200, await store.apply(body, { dryRun: q.get('dryRun') === '1', fieldManager: opt(q, 'fieldManager') }));
+        return;
+      }
+      case 'PUT update':
+        sendJson(res, 200, await store.update((await readBody(req)) as KubeObject));
+        return;
+      case 'PUT status':
+        sendJson(res, 200, await store.updateStatus((await readBody(req)) as KubeObject));
+        return;
+      case 'DELETE object':
+        sendJson(res, 200, { deleted: await store.delete(kindFrom(q), q.get('name') ?? '', opt(q, 'namespace')) });
+        return;
+      case 'POST events':
+        await store.recordEvent((await readBody(req)) as Parameters<ResourceStore['recordEvent']>[0]);
+        sendJson(res, 200, {});
+        return;
+      default:
+        throw E.notFound('operation', op);
+    }
+  }
+
+  function startWatch(store: ResourceStore, q: URLSearchParams, res: ServerResponse): void {
+    res.writeHead(200, { 'content-type': 'application/x-ndjson', 'cache-control': 'no-store' });
+    res.flushHeaders();
+    let ended = false;
+    const end = (line?: string): void => {
+      if (ended) return;
+      ended = true;
+      watches.delete(w);
+      w.stop();
+      if (line) res.end(line);
+      else res.end();
+    };
+    const w = store.watch(kindFrom(q), {
+      namespace: opt(q, 'namespace'), labelSelector: opt(q, 'labelSelector'), resourceVersion: opt(q, 'resourceVersion'),
+    }, (ev) => {
+      if (ended) return;
+      res.write(`${JSON.stringify(ev)}\n`);
+      if (res.writableLength > MAX_WATCH_BACKLOG) {
+        const rv = ev.object.metadata.resourceVersion ?? '';
+        end(`${JSON.stringify({ type: 'ERROR', error: E.watchExpired(rv, rv).toJSON() })}\n`);
+      }
+    });
+    watches.add(w);
+    w.done.then(() => end(), (err: unknown) => end(`${JSON.stringify({ type: 'ERROR', error: toWireError(err) })}\n`));
+    res.on('close', () => end());
+  }
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch((err: unknown) => sendError(res, err));
+  });
+  server.keepAliveTimeout = 60_000;
+  server.on('connection', (s: Socket) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
+
+  // a socket file left by a world that died is replaced; anything else there is an error
+  try {
+    const st = lstatSync(opts.socketPath);
+    if (!st.isSocket()) throw E.storeUnavailable(opts.socketPath, 'the path exists and is not a socket; remove it or pick another state dir');
+    unlinkSync(opts.socketPath);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  }
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', (err) => reject(E.storeUnavailable(opts.socketPath, `cannot listen: ${err.message}`)));
+    server.listen(opts.socketPath, () => resolve());
+  });
+  chmodSync(opts.socketPath, 0o600);
+
+  return {
+    async close(): Promise<void> {
+      for (const w of [...watches]) w.stop();
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        for (const s of sockets) s.destroy();
+      });
+      try {
+        unlinkSync(opts.socketPath);
+      } catch {
+        // already gone
+      }
+    },
+  };
+}

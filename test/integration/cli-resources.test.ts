@@ -1,0 +1,185 @@
+// The resource commands end to end: serveStores in this process with a temp state dir,
+// the real bin/strait.js as a child process (async, so this process keeps serving).
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { openEmbeddedStore, serveStores, type KubeObject, type ResourceStore } from '../../src/control/store/index.js';
+import { stateFiles } from '../../src/cli/state-dir.js';
+
+const root = process.env['STRAIT_ROOT'] ?? process.cwd();
+
+interface Run { code: number; stdout: string; stderr: string }
+function strait(args: string[], input?: string): Promise<Run> {
+  return new Promise((resolve) => {
+    const child = execFile(process.execPath, [join(root, 'bin', 'strait.js'), ...args], { encoding: 'utf8' }, (err, stdout, stderr) => {
+      resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr });
+    });
+    child.stdin?.end(input ?? '');
+  });
+}
+
+const PODS = `apiVersion: v1
+kind: Pod
+metadata: {name: client, labels: {app: client}}
+spec: {nodeName: cluster-b-worker, containers: [{name: c, image: strait/client}]}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: echo-0, namespace: web, labels: {app: echo}}
+spec: {nodeName: cluster-b-gateway, containers: [{name: echo, image: strait/echo}]}
+`;
+
+describe('strait apply/get/describe/delete/api-resources', () => {
+  let dir: string;
+  let stateDir: string;
+  const stores = new Map<string, ResourceStore>();
+  let server: { close(): Promise<void> };
+  const S = () => ['--state-dir', stateDir];
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'strait-cli-'));
+    stateDir = join(dir, 'state');
+    for (const c of ['cluster-a', 'cluster-b']) stores.set(c, openEmbeddedStore({ dir: join(dir, 'stores', c) }));
+    const files = stateFiles(stateDir);
+    const { mkdirSync } = await import('node:fs');
+    mkdirSync(stateDir, { recursive: true });
+    writeFileSync(files.storeToken, 'cli-test-token\n', { mode: 0o600 });
+    server = await serveStores({ socketPath: files.storeSocket, token: 'cli-test-token', stores });
+  });
+  after(async () => {
+    await server.close();
+    for (const s of stores.values()) await s.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('apply -f a multi-document file, then get pods -A -o json lists them with their IPs', async () => {
+    const file = join(dir, 'pods.yaml');
+    writeFileSync(file, PODS);
+    const r = await strait(['apply', '-f', file, '--cluster', 'cluster-b', ...S()]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout, 'pod/client created\npod/echo-0 created\n');
+    const b = stores.get('cluster-b')!;
+    for (const [name, ns, ip] of [['client', 'default', '10.2.1.5'], ['echo-0', 'web', '10.2.0.7']] as const) {
+      const p = (await b.get({ apiVersion: 'v1', kind: 'Pod' }, name, ns))!;
+      await b.updateStatus({ ...p, status: { phase: 'Running', podIP: ip } });
+    }
+    const again = await strait(['apply', '-f', file, '--cluster', 'cluster-b', ...S()]);
+    assert.equal(again.stdout, 'pod/client unchanged\npod/echo-0 unchanged\n');
+    const j = await strait(['get', 'pods', '-A', '--cluster', 'cluster-b', '-o', 'json', ...S()]);
+    assert.equal(j.code, 0, j.stderr);
+    const list = JSON.parse(j.stdout) as { items: { metadata: { name: string }; status: { podIP: string } }[] };
+    assert.deepEqual(list.items.map((i) => [i.metadata.name, i.status.podIP]).sort(), [['client', '10.2.1.5'], ['echo-0', '10.2.0.7']]);
+    const a = await strait(['get', 'pods', '-A', '-o', 'json', ...S()]);
+    assert.deepEqual(JSON.parse(a.stdout).items, [], 'cluster-a is another store');
+  });
+
+  test('get pods -o wide shows IP and NODE like kubectl; -A adds NAMESPACE', async () => {
+    const r = await strait(['get', 'po', '-A', '-o', 'wide', '--cluster', 'cluster-b', ...S()]);
+    assert.equal(r.code, 0, r.stderr);
+    const lines = r.stdout.trimEnd().split('\n');
+    assert.match(lines[0]!, /^NAMESPACE\s+NAME\s+READY\s+STATUS\s+RESTARTS\s+AGE\s+IP\s+NODE$/);
+    assert.match(lines[1]!, /^default\s+client\s+1\/1\s+Running\s+0\s+\d+s\s+10\.2\.1\.5\s+cluster-b-worker$/);
+    assert.match(lines[2]!, /^web\s+echo-0\s+1\/1\s+Running\s+0\s+\d+s\s+10\.2\.0\.7\s+cluster-b-gateway$/);
+    const one = await strait(['get', 'pod', 'echo-0', '-n', 'web', '--cluster', 'cluster-b', ...S()]);
+    assert.match(one.stdout, /^NAME\s+READY\s+STATUS\s+RESTARTS\s+AGE\n echo-0|^NAME\s+READY\s+STATUS\s+RESTARTS\s+AGE\necho-0\s+1\/1\s+Running/);
+    const y = await strait(['get', 'Pod', 'client', '-o', 'yaml', '--cluster', 'cluster-b', ...S()]);
+    assert.match(y.stdout, /^apiVersion: v1\nkind: Pod\n/);
+    const sel = await strait(['get', 'pods', '-A', '-l', 'app=echo', '--cluster', 'cluster-b', ...S()]);
+    assert.doesNotMatch(sel.stdout, /client/);
+    assert.match(sel.stdout, /echo-0/);
+  });
+
+  test('apply from standard input, describe shows fields, conditions and Events', async () => {
+    const r = await strait(['apply', '-f', '-', ...S()], 'apiVersion: multicluster.x-k8s.io/v1alpha1\nkind: ServiceExport\nmetadata: {name: echo}\n');
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout, 'serviceexport/echo created\n');
+    const a = stores.get('cluster-a')!;
+    const se = (await a.get({ apiVersion: 'multicluster.x-k8s.io/v1alpha1', kind: 'ServiceExport' }, 'echo'))!;
+    await a.updateStatus({ ...se, status: { conditions: [{ type: 'Valid', status: 'False', reason: 'AwaitingSync', message: 'Service was exported and awaits sync', lastTransitionTime: '2024-05-01T10:00:00Z' }] } });
+    await a.recordEvent({ involvedObject: { apiVersion: se.apiVersion, kind: se.kind, name: 'echo', namespace: 'default', uid: se.metadata.uid },
+      type: 'Normal', reason: 'AwaitingSync', message: 'awaiting sync to the broker', source: 'strait-control' });
+    const d = await strait(['describe', 'svcex', 'echo', ...S()]);
+    assert.equal(d.code, 0, d.stderr);
+    assert.match(d.stdout, /^Name:\s+echo\nNamespace:\s+default\n/);
+    assert.match(d.stdout, /Kind:\s+ServiceExport/);
+    assert.match(d.stdout, /Conditions:\n\s+TYPE\s+STATUS\s+REASON\s+LAST TRANSITION\s+MESSAGE\n\s+Valid\s+False\s+AwaitingSync\s+2024-05-01T10:00:00Z\s+Service was exported and awaits sync/);
+    assert.match(d.stdout, /Events:\n\s+TYPE\s+REASON\s+AGE\s+FROM\s+MESSAGE\n\s+Normal\s+AwaitingSync\s+\d+s\s+strait-control\s+awaiting sync to the broker/);
+    const g = await strait(['get', 'serviceexports', ...S()]);
+    assert.match(g.stdout, /^NAME\s+VALID\s+AGE\necho\s+False\s+\d+s\n$/);
+  });
+
+  test('a bad manifest names file, document, field and rule, exits 2 and stores nothing', async () => {
+    const file = join(dir, 'bad.yaml');
+    writeFileSync(file, 'apiVersion: v1\nkind: Namespace\nmetadata: {name: first}\n---\napiVersion: security.istio.io/v1beta1\nkind: PeerAuthentication\nmetadata: {name: default}\nspec: {mtls: {mode: STRICTER}}\n');
+    const r = await strait(['apply', '-f', file, ...S()]);
+    assert.equal(r.code, 2);
+    assert.equal(r.stderr, `error STRAIT_ERR_MANIFEST_INVALID: ${file} document 2: spec.mtls.mode: must be one of UNSET, DISABLE, PERMISSIVE, STRICT (got "STRICTER")\n`);
+    assert.equal(await stores.get('cluster-a')!.get({ apiVersion: 'v1', kind: 'Namespace' }, 'first'), undefined);
+  });
+
+  test('a store-level failure in the dry run stores nothing either (conflict)', async () => {
+    const a = stores.get('cluster-a')!;
+    const cm = await a.apply<KubeObject>({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c1' }, data: { a: '1' } });
+    await a.apply({ ...cm, data: { a: '2' } });
+    const file = join(dir, 'conflict.yaml');
+    writeFileSync(file, `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: fresh}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: c1, resourceVersion: "${cm.metadata.resourceVersion}"}\ndata: {a: "3"}\n`);
+    const r = await strait(['apply', '-f', file, ...S()]);
+    assert.equal(r.code, 4, r.stderr);
+    assert.match(r.stderr, /STRAIT_ERR_CONFLICT/);
+    assert.equal(await a.get({ apiVersion: 'v1', kind: 'ConfigMap' }, 'fresh'), undefined);
+  });
+
+  test('delete by name and by file; a missing object exits 3', async () => {
+    const r = await strait(['delete', 'pod', 'client', '--cluster', 'cluster-b', ...S()]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout, 'pod "client" deleted\n');
+    const again = await strait(['delete', 'pod', 'client', '--cluster', 'cluster-b', ...S()]);
+    assert.equal(again.code, 3);
+    assert.match(again.stderr, /STRAIT_ERR_NOT_FOUND: Pod "client" not found in namespace "default"/);
+    const ignore = await strait(['delete', 'pod', 'client', '--ignore-not-found', '--cluster', 'cluster-b', ...S()]);
+    assert.equal(ignore.code, 0);
+    const file = join(dir, 'pods.yaml');
+    const byFile = await strait(['delete', '-f', file, '--ignore-not-found', '--cluster', 'cluster-b', ...S()]);
+    assert.equal(byFile.stdout, 'pod "echo-0" deleted\n');
+    const none = await strait(['get', 'pods', '--cluster', 'cluster-b', ...S()]);
+    assert.equal(none.stderr, 'No resources found in default namespace.\n');
+  });
+
+  test('api-resources lists every kind', async () => {
+    const r = await strait(['api-resources']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /^NAME\s+SHORTNAMES\s+APIVERSION\s+NAMESPACED\s+KIND\n/);
+    assert.match(r.stdout, /\npeerauthentications\s+pa\s+security\.istio\.io\/v1beta1\s+true\s+PeerAuthentication\n/);
+    assert.match(r.stdout, /\nnamespaces\s+ns\s+v1\s+false\s+Namespace\n/);
+    const j = JSON.parse((await strait(['api-resources', '-o', 'json'])).stdout) as unknown[];
+    assert.equal(j.length, 21);
+  });
+
+  const errors: { name: string; args: () => string[]; code: number; match: RegExp }[] = [
+    { name: 'unknown kind', args: () => ['get', 'widgets', ...S()], code: 2, match: /STRAIT_ERR_KIND_UNKNOWN: unknown resource kind "widgets"/ },
+    { name: 'missing object', args: () => ['get', 'svc', 'nope', ...S()], code: 3, match: /STRAIT_ERR_NOT_FOUND/ },
+    { name: 'unknown cluster', args: () => ['get', 'pods', '--cluster', 'cluster-z', ...S()], code: 3, match: /STRAIT_ERR_CLUSTER_UNKNOWN: unknown cluster "cluster-z"; known clusters: cluster-a, cluster-b/ },
+    { name: 'no world running', args: () => ['get', 'pods', '--state-dir', join(dir, 'nothing-here')], code: 5, match: /STRAIT_ERR_WORLD_NOT_RUNNING: no world is running with state dir/ },
+    { name: 'missing file', args: () => ['apply', '-f', join(dir, 'missing.yaml'), ...S()], code: 2, match: /STRAIT_ERR_FILE_UNREADABLE/ },
+    { name: 'bad output format', args: () => ['get', 'pods', '-o', 'xml', ...S()], code: 2, match: /unknown output format "xml"/ },
+    { name: 'bad selector', args: () => ['get', 'pods', '-l', 'a in (b', ...S()], code: 2, match: /invalid label selector/ },
+  ];
+  for (const c of errors) {
+    test(`exit ${c.code}: ${c.name}`, async () => {
+      const r = await strait(c.args());
+      assert.equal(r.code, c.code, r.stderr);
+      assert.match(r.stderr, c.match);
+    });
+  }
+
+  test('--help on every resource command', async () => {
+    for (const cmd of ['apply', 'get', 'describe', 'delete', 'api-resources']) {
+      const r = await strait([cmd, '--help']);
+      assert.equal(r.code, 0, `${cmd}: ${r.stderr}`);
+      assert.match(r.stdout, new RegExp(`Usage: strait ${cmd}`));
+    }
+  });
+});
