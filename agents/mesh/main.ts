@@ -8,14 +8,14 @@
 //   STRAIT_STORE_SOCKET, STRAIT_STORE_TOKEN_FILE   the world's store API
 //   STRAIT_MESH_BOOTSTRAP     comma-separated member namespaces: apply the default SMCP (flags false) and member roll when absent
 //   STRAIT_MESH_INGRESS       JSON list of routes [{pathPrefix, namespace, service, port}] for <dir>/ingress.json
-import { mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isStraitError } from '../../src/base/errors/index.js';
 import { Lifecycle } from '../../src/base/lifecycle/index.js';
 import { createLogger } from '../../src/base/log/index.js';
 import { defaultMeshObjects, loadOrCreateCa, startMeshAgent, type IngressRouteSpec } from '../../src/control/mesh/index.js';
-import { connectStore } from '../../src/control/store/index.js';
+import { connectStoreFromFiles } from '../../src/control/store/index.js';
 
 const env = (k: string): string | undefined => process.env[k];
 
@@ -31,7 +31,7 @@ async function main(): Promise<void> {
   const dir = join(meshDir, cluster);
   mkdirSync(dir, { recursive: true, mode: 0o755 });
   const ca = loadOrCreateCa(join(meshDir, 'ca.json'));
-  const store = connectStore({ socketPath, token: readFileSync(tokenFile, 'utf8').trim(), cluster });
+  const store = connectStoreFromFiles({ socketPath, tokenFile, cluster });
   const members = env('STRAIT_MESH_BOOTSTRAP');
   const routes = env('STRAIT_MESH_INGRESS');
   const agent = await startMeshAgent({

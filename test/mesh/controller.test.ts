@@ -11,11 +11,11 @@ import { createInterface } from 'node:readline';
 import { after, before, test } from 'node:test';
 import { ingressConfigFor, MeshController, ROOT_CERT_CONFIGMAP, buildMeshView, type DestinationRule, type PeerAuthentication } from '../../src/control/mesh/index.js';
 import { curl, startEchoApp, testCa, type EchoApp } from './helpers.js';
-import { MemoryStore } from './memory-store.js';
+import { openEmbeddedStore, type ResourceStore } from '../../src/control/store/index.js';
 import { pa, pod, smcp, smmr, svc } from './fixtures.js';
 
 const root = process.env['STRAIT_ROOT'] ?? process.cwd();
-let store: MemoryStore;
+let store: ResourceStore;
 let ctl: MeshController;
 let dir: string;
 let app: EchoApp;
@@ -23,7 +23,7 @@ let sidecar: ChildProcess;
 let inbound: number;
 
 before(async () => {
-  store = new MemoryStore();
+  store = openEmbeddedStore({ dir: mkdtempSync(join(tmpdir(), 'strait-meshctl-store-')) });
   for (const o of [smcp('istio-system', { mtls: false, automtls: false, cp: false }), smmr('istio-system', ['mesh']),
     pod('mesh', 'echo-1', { labels: { app: 'echo' }, inject: 'annotation', ip: '127.0.0.1', sa: 'echo', port: 8080 }),
     pod('mesh', 'outsider', {}), svc('mesh', 'echo', 8080, { clusterIP: '10.96.0.20' })]) await store.apply(o);
@@ -38,6 +38,7 @@ before(async () => {
 });
 after(async () => {
   ctl.stop();
+  await store.close();
   sidecar.kill('SIGTERM');
   await new Promise((r) => sidecar.once('exit', r));
   await app.close();
@@ -84,7 +85,7 @@ test('a pod that loses injection loses its config file', async () => {
   await store.apply(pod('mesh', 'extra', { inject: 'label' }));
   await new Promise((r) => setTimeout(r, 100));
   assert.ok(existsSync(join(dir, 'mesh', 'extra.json')));
-  await store.apply(pod('mesh', 'extra', {}));
+  await store.update(pod('mesh', 'extra', {})); // replace: the inject label is gone
   await new Promise((r) => setTimeout(r, 100));
   assert.ok(!existsSync(join(dir, 'mesh', 'extra.json')));
 });
@@ -114,7 +115,7 @@ test('the operator\'s generated objects are kept in the store and follow the SMC
 });
 
 test('certificates rotate at half their lifetime and the new one goes out in the config', async () => {
-  const s2 = new MemoryStore();
+  const s2 = openEmbeddedStore({ dir: mkdtempSync(join(tmpdir(), 'strait-rotate-store-')) });
   for (const o of [pod('mesh', 'r', { inject: 'label', sa: 'r' })]) await s2.apply(o);
   const d2 = mkdtempSync(join(tmpdir(), 'strait-rotate-'));
   const c2 = new MeshController({ store: s2, ca: testCa(), dir: d2, workloadLifetimeMs: 8000 });
@@ -131,5 +132,6 @@ test('certificates rotate at half their lifetime and the new one goes out in the
     assert.ok(Date.parse(new X509Certificate(first).validTo) + 1000 > seenAt, 'rotated before the old one expired');
   } finally {
     c2.stop();
+    await s2.close();
   }
 });

@@ -10,7 +10,7 @@ import { createInterface } from 'node:readline';
 import { MeshCa, NETNS_ANNOTATION, startMeshAgent } from '../../src/control/mesh/index.js';
 import type { KubeObject } from '../../src/control/store/index.js';
 import { dr, pa, pod, smcp, smmr, svc } from './fixtures.js';
-import { MemoryStore } from './memory-store.js';
+import { openEmbeddedStore } from '../../src/control/store/index.js';
 
 const ROOT = process.env['STRAIT_ROOT'] ?? process.cwd();
 const sh = (cmd: string, ...args: string[]) => execFileSync(cmd, args, { encoding: 'utf8', stdio: ['pipe', 'pipe', 'pipe'] });
@@ -55,13 +55,17 @@ async function main(): Promise<void> {
   children.push(app);
   await new Promise((r) => createInterface({ input: app.stdout! }).once('line', r));
 
-  const store = new MemoryStore();
+  const store = openEmbeddedStore({ dir: mkdtempSync(join(tmpdir(), 'strait-agent-store-')) });
   for (const o of [
     annotated(pod('mesh', 'echo-0', { labels: { app: 'echo' }, inject: 'annotation', ip: PODS.server, sa: 'echo', port: 8080 }), 'server'),
     annotated(pod('mesh', 'client', { inject: 'annotation', ip: PODS.client, sa: 'client' }), 'client'),
     annotated(pod('mesh', 'outsider', { ip: PODS.outsider }), 'outsider'),
     svc('mesh', 'echo', 8080),
-  ]) await store.apply(o);
+  ]) {
+    const applied = await store.apply(o);
+    // status is not part of apply: set the pod's IP as the world's pod runtime does
+    if (o.status) await store.updateStatus({ ...applied, status: o.status });
+  }
   const dir = mkdtempSync(join(tmpdir(), 'strait-agent-'));
   const agent = await startMeshAgent({
     store, ca: MeshCa.create(), dir, sidecarScript: join(ROOT, 'dist', 'agents', 'sidecar', 'main.js'),
@@ -90,9 +94,11 @@ async function main(): Promise<void> {
     const t0 = performance.now();
     for (const o of objs) await store.apply(o);
     if (mode === 'STRICT') {
+      // enforced when the outsider is reset; complete when the in-mesh client also originates mTLS (the rule came in)
       for (let i = 0; i < 400; i++) {
         if ((await curlIn('outsider', url)).exit === 56) { strictMs = performance.now() - t0; break; }
       }
+      for (let i = 0; i < 400 && (await curlIn('client', url)).exit !== 0; i++) await new Promise((r) => setTimeout(r, 10));
     } else {
       await new Promise((r) => setTimeout(r, 300));
     }
@@ -104,6 +110,7 @@ async function main(): Promise<void> {
   }
   const metrics = execFileSync('curl', ['-sS', '--max-time', '5', `http://${PODS.server}:15020/metrics`], { encoding: 'utf8' });
   await agent.stop();
+  await store.close();
   process.stdout.write(JSON.stringify({ status, table, strictMs, metrics }));
 }
 

@@ -1,62 +1,23 @@
 // strait mesh describe CLUSTER/NS/POD   effective inbound mode per port (and the policies
 //                                       behind it), outbound TLS per destination
 // strait mesh check [--cluster C]       configurations that will break traffic
-// Resources come from the running world's store, or from manifests with --from-file.
-import { readFileSync } from 'node:fs';
+// Resources come from the running world's store, or from manifests with --from-file
+// (validated like `strait apply`).
 import type { Command } from 'commander';
-import { parseAllDocuments } from 'yaml';
 import { E } from '../../base/errors/index.js';
 import { buildMeshView, checkMesh, describeWorkload, findWorkload, listMeshObjects, type Finding, type PolicySource, type WorkloadDescription } from '../../control/mesh/index.js';
-import { connectStore, type KubeObject } from '../../control/store/index.js';
+import { loadManifests } from '../../control/resources/index.js';
+import type { KubeObject } from '../../control/store/index.js';
 import { formatJson, formatTable, formatYaml, parseOutputFormat } from '../output/index.js';
-import { resolveStateDir, stateFiles } from '../state-dir.js';
+import { withStore } from './store-options.js';
 
 
-/** Parse YAML/JSON manifests (several documents, or kind: List). */
-export function loadManifests(path: string): KubeObject[] {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (err) {
-    throw E.fileUnreadable(path, (err as NodeJS.ErrnoException).code ?? String(err));
-  }
-  const out: KubeObject[] = [];
-  parseAllDocuments(text).forEach((doc, i) => {
-    if (doc.errors.length > 0) throw E.manifestParse(path, i, doc.errors[0]?.message ?? 'parse error');
-    const v = doc.toJS() as unknown;
-    if (v === null || v === undefined) return;
-    const items = (v as { kind?: string }).kind === 'List' ? ((v as { items?: unknown[] }).items ?? []) : [v];
-    for (const item of items) {
-      const o = item as KubeObject;
-      if (typeof o?.kind !== 'string' || typeof o?.metadata?.name !== 'string') throw E.manifestInvalid(path, i, 'kind/metadata.name', 'every object needs kind and metadata.name', o?.kind);
-      out.push(o);
-    }
-  });
-  return out;
-}
-
-async function loadFromStore(stateDir: string, cluster: string): Promise<KubeObject[]> {
-  const files = stateFiles(stateDir);
-  let token: string;
-  try {
-    token = readFileSync(files.storeToken, 'utf8').trim();
-  } catch {
-    throw E.worldNotRunning(stateDir);
-  }
-  const store = connectStore({ socketPath: files.storeSocket, token, cluster });
-  try {
-    return (await listMeshObjects(store)).objects;
-  } finally {
-    await store.close();
-  }
+async function resources(opts: SourceOpts, cluster: string): Promise<KubeObject[]> {
+  if (opts.fromFile && opts.fromFile.length > 0) return opts.fromFile.flatMap((f) => loadManifests(f).map((m) => m.object));
+  return withStore({ cluster, ...(opts.stateDir ? { stateDir: opts.stateDir } : {}) }, async (store) => (await listMeshObjects(store)).objects);
 }
 
 interface SourceOpts { fromFile?: string[]; stateDir?: string; output?: string }
-
-async function resources(opts: SourceOpts, cluster: string): Promise<KubeObject[]> {
-  if (opts.fromFile && opts.fromFile.length > 0) return opts.fromFile.flatMap((f) => loadManifests(f));
-  return loadFromStore(resolveStateDir(opts.stateDir), cluster);
-}
 
 const srcText = (s: PolicySource): string =>
   `${s.kind === 'PeerAuthentication' ? 'PA' : 'DR'} ${s.namespace}/${s.name}${s.port !== undefined ? `:${s.port}` : ''} (${s.scope}${s.generated ? ', generated' : ''})`;
