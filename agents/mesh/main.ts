@@ -7,6 +7,7 @@
 //   STRAIT_STATE_DIR          mesh files go to <state>/mesh/<cluster>/, the root CA to <state>/mesh/ca.json
 //   STRAIT_STORE_SOCKET, STRAIT_STORE_TOKEN_FILE   the world's store API
 //   STRAIT_MESH_BOOTSTRAP     comma-separated member namespaces: apply the default SMCP (flags false) and member roll when absent
+//   STRAIT_METRICS_PORT       the world's metrics port, excluded from the pods' inbound redirect
 //   STRAIT_MESH_INGRESS       JSON list of routes [{pathPrefix, namespace, service, port}] for <dir>/ingress.json
 import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -36,6 +37,8 @@ async function main(): Promise<void> {
   const routes = env('STRAIT_MESH_INGRESS');
   const agent = await startMeshAgent({
     store, ca, dir, log,
+    // the world scrapes every pod's metrics port in plaintext: it bypasses the sidecar
+    ...(env('STRAIT_METRICS_PORT') ? { excludeInboundPorts: [Number(env('STRAIT_METRICS_PORT'))] } : {}),
     sidecarScript: join(dirname(fileURLToPath(import.meta.url)), '..', 'sidecar', 'main.js'),
     ...(members ? { bootstrap: defaultMeshObjects(members.split(',').filter(Boolean)) } : {}),
     ...(routes ? { ingress: { namespace: 'istio-system', serviceAccount: 'istio-ingressgateway-service-account', routes: JSON.parse(routes) as IngressRouteSpec[] } } : {}),

@@ -15,6 +15,8 @@ export interface MeshAgentOptions {
   sidecarScript: string;
   nodeBinary?: string;
   proxyUid?: number;
+  /** inbound ports that bypass the sidecars */
+  excludeInboundPorts?: number[];
   /** objects applied when absent (the default world's SMCP and member roll) */
   bootstrap?: KubeObject[];
   log?: Logger;
@@ -36,7 +38,7 @@ export async function startMeshAgent(o: MeshAgentOptions): Promise<MeshAgent> {
   }
   const supervisor = new SidecarSupervisor({
     dir: o.dir, sidecarScript: o.sidecarScript,
-    ...(o.nodeBinary ? { nodeBinary: o.nodeBinary } : {}), ...(o.proxyUid !== undefined ? { proxyUid: o.proxyUid } : {}), ...(o.log ? { log: o.log } : {}),
+    ...(o.nodeBinary ? { nodeBinary: o.nodeBinary } : {}), ...(o.excludeInboundPorts ? { excludeInboundPorts: o.excludeInboundPorts } : {}), ...(o.proxyUid !== undefined ? { proxyUid: o.proxyUid } : {}), ...(o.log ? { log: o.log } : {}),
   });
   const controller = new MeshController({
     store: o.store, ca: o.ca, dir: o.dir, ...(o.log ? { log: o.log } : {}), ...(o.ingress ? { ingress: o.ingress } : {}),

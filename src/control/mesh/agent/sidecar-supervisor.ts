@@ -25,6 +25,8 @@ export interface SidecarSupervisorOptions {
   sidecarScript: string;
   nodeBinary?: string;
   proxyUid?: number;
+  /** inbound ports that bypass the sidecar (the world's metrics port: scrapes are plaintext) */
+  excludeInboundPorts?: number[];
   log?: Logger;
 }
 
@@ -40,8 +42,9 @@ interface Running {
 }
 
 /** The nft script for a pod: replaces strait's table if it exists. */
-export function podRedirectScript(proxyUid = PROXY_UID): string {
-  return `table ip strait_sidecar {}\ndelete table ip strait_sidecar\n${sidecarRedirectRules({ inboundPort: INBOUND_PORT, outboundPort: OUTBOUND_PORT, proxyUid, excludeInboundPorts: [ADMIN_PORT, METRICS_PORT] })}`;
+export function podRedirectScript(proxyUid = PROXY_UID, excludeInboundPorts: number[] = []): string {
+  const exclude = [...new Set([ADMIN_PORT, METRICS_PORT, ...excludeInboundPorts])];
+  return `table ip strait_sidecar {}\ndelete table ip strait_sidecar\n${sidecarRedirectRules({ inboundPort: INBOUND_PORT, outboundPort: OUTBOUND_PORT, proxyUid, excludeInboundPorts: exclude })}`;
 }
 
 export class SidecarSupervisor {
@@ -75,7 +78,7 @@ export class SidecarSupervisor {
     if (r.stopped) return;
     const [ns, pod] = r.key.split('/') as [string, string];
     try {
-      execFileSync('ip', ['netns', 'exec', r.netns, 'nft', '-f', '-'], { input: podRedirectScript(this.o.proxyUid ?? PROXY_UID), stdio: ['pipe', 'ignore', 'pipe'] });
+      execFileSync('ip', ['netns', 'exec', r.netns, 'nft', '-f', '-'], { input: podRedirectScript(this.o.proxyUid ?? PROXY_UID, this.o.excludeInboundPorts), stdio: ['pipe', 'ignore', 'pipe'] });
     } catch (err) {
       this.o.log?.warn({ pod: r.key, netns: r.netns, err: String((err as { stderr?: Buffer }).stderr ?? err) }, 'cannot install the sidecar redirect; retrying');
       this.retry(r);
