@@ -67,6 +67,9 @@ async function main(): Promise<void> {
   life.onShutdown('proxy', () => proxy.close());
 
   if (values['config-ipc']) {
+    // our configuration comes from the mesh agent only: when it dies, we go too (its
+    // successor starts a fresh sidecar, which needs the ports)
+    process.on('disconnect', () => { void life.shutdown(log).then(() => process.exit(0)); });
     // the supervisor (mesh agent) pushes each new configuration over the IPC channel
     process.on('message', (m: { type?: string; config?: unknown }) => {
       if (m?.type !== 'config') return;
