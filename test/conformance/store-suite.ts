@@ -237,6 +237,26 @@ const cases: Case[] = [
     },
   },
   {
+    name: 'concurrent updates from the same resourceVersion: exactly one wins, the others conflict',
+    async run({ store }) {
+      const base = await store.apply(cm('race', { data: { v: 'base' } }));
+      const results = await Promise.allSettled(Array.from({ length: 5 }, (_, i) => store.update({ ...base, data: { v: String(i) } })));
+      const won = results.filter((r) => r.status === 'fulfilled');
+      assert.equal(won.length, 1, JSON.stringify(results.map((r) => r.status)));
+      for (const r of results) if (r.status === 'rejected') assert.ok(isStraitError(r.reason, 'STRAIT_ERR_CONFLICT'), String(r.reason));
+      const final = (await store.get(CM, 'race'))!;
+      assert.deepEqual(final['data'], (won[0] as PromiseFulfilledResult<KubeObject>).value['data']);
+    },
+  },
+  {
+    name: 'concurrent applies of different objects all land, each with its own resourceVersion',
+    async run({ store }) {
+      const done = await Promise.all(Array.from({ length: 25 }, (_, i) => store.apply(cm(`many-${i}`))));
+      assert.equal(new Set(done.map((o) => o.metadata.resourceVersion)).size, 25);
+      assert.equal((await store.list(CM, { namespace: 'default' })).items.length, 25);
+    },
+  },
+  {
     name: 'updateStatus replaces only status; stale resourceVersion conflicts; missing object is not found',
     async run({ store }) {
       const a = await store.apply(pa('s', 'STRICT'));

@@ -148,6 +148,33 @@ describe('strait apply/get/describe/delete/api-resources', () => {
     assert.equal(none.stderr, 'No resources found in default namespace.\n');
   });
 
+  test('get -w -o json prints the list, then each change, and ends cleanly on SIGTERM', async () => {
+    const { spawn } = await import('node:child_process');
+    const a = stores.get('cluster-a')!;
+    await a.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'watched-before' } });
+    const child = spawn(process.execPath, [join(root, 'bin', 'strait.js'), 'get', 'ns', '-w', '-o', 'json', ...S()], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let poke = () => undefined as void;
+    child.stdout.setEncoding('utf8');
+    child.stdout.on('data', (c: string) => { out += c; poke(); });
+    const seen = (re: RegExp) => new Promise<void>((resolve, reject) => {
+      const t = setTimeout(() => reject(new Error(`timed out waiting for ${re}; got ${out}`)), 15_000);
+      poke = () => { if (re.test(out)) { clearTimeout(t); resolve(); } };
+      poke();
+    });
+    await seen(/"ADDED".*watched-before/);
+    await a.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'watched-after' } });
+    await seen(/"ADDED".*watched-after/);
+    await a.delete({ apiVersion: 'v1', kind: 'Namespace' }, 'watched-after');
+    await seen(/"DELETED".*watched-after/);
+    const code = new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
+    child.kill('SIGTERM');
+    assert.equal(await code, 0);
+    const types = out.trim().split('\n').map((l) => JSON.parse(l) as { type: string; object: { metadata: { name: string } } })
+      .filter((e) => e.object.metadata.name.startsWith('watched-')).map((e) => `${e.type} ${e.object.metadata.name}`);
+    assert.deepEqual(types, ['ADDED watched-before', 'ADDED watched-after', 'DELETED watched-after']);
+  });
+
   test('api-resources lists every kind', async () => {
     const r = await strait(['api-resources']);
     assert.equal(r.code, 0, r.stderr);

@@ -63,7 +63,7 @@ describe('resource model', () => {
   const invalid: { name: string; text: string; path: string; rule: RegExp }[] = [
     { name: 'PeerAuthentication mtls mode outside the enum', text: 'apiVersion: security.istio.io/v1beta1\nkind: PeerAuthentication\nmetadata: {name: default}\nspec: {mtls: {mode: STRICTEST}}',
       path: 'spec.mtls.mode', rule: /^must be one of UNSET, DISABLE, PERMISSIVE, STRICT$/ },
-    { name: 'portLevelMtls mode', text: 'apiVersion: security.istio.io/v1\nkind: PeerAuthentication\nmetadata: {name: default}\nspec: {portLevelMtls: {"8080": {mode: strict}}}',
+    { name: 'portLevelMtls mode', text: 'apiVersion: security.istio.io/v1\nkind: PeerAuthentication\nmetadata: {name: default}\nspec: {selector: {matchLabels: {app: echo}}, portLevelMtls: {"8080": {mode: strict}}}',
       path: 'spec.portLevelMtls[8080].mode', rule: /must be one of/ },
     { name: 'DestinationRule tls mode', text: 'apiVersion: networking.istio.io/v1\nkind: DestinationRule\nmetadata: {name: d}\nspec: {host: x, trafficPolicy: {tls: {mode: MTLS}}}',
       path: 'spec.trafficPolicy.tls.mode', rule: /^must be one of DISABLE, SIMPLE, MUTUAL, ISTIO_MUTUAL$/ },
@@ -85,6 +85,14 @@ describe('resource model', () => {
     { name: 'Cluster CIDR', text: 'apiVersion: submariner.io/v1\nkind: Cluster\nmetadata: {name: c}\nspec: {cluster_id: c, cluster_cidr: [10.1/16]}', path: 'spec.cluster_cidr[0]', rule: /IPv4 CIDR/ },
     { name: 'Secret data not base64', text: 'apiVersion: v1\nkind: Secret\nmetadata: {name: s}\ndata: {a: "not base64!"}', path: 'data.a', rule: /base64/ },
     { name: 'Pod without containers', text: 'apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: []}', path: 'spec.containers', rule: /at least 1/ },
+    { name: 'portLevelMtls key not a port', text: 'apiVersion: security.istio.io/v1beta1\nkind: PeerAuthentication\nmetadata: {name: p}\nspec: {selector: {matchLabels: {app: echo}}, portLevelMtls: {http: {mode: STRICT}}}',
+      path: 'spec.portLevelMtls["http"]', rule: /port numbers/ },
+    { name: 'portLevelMtls without a selector (Istio rule)', text: 'apiVersion: security.istio.io/v1beta1\nkind: PeerAuthentication\nmetadata: {name: default}\nspec: {portLevelMtls: {"8080": {mode: STRICT}}}',
+      path: 'spec.portLevelMtls', rule: /^portLevelMtls requires selector/ },
+    { name: 'ExternalName without externalName', text: 'apiVersion: v1\nkind: Service\nmetadata: {name: s}\nspec: {type: ExternalName}', path: 'spec.externalName', rule: /required/ },
+    { name: 'several unnamed ports', text: 'apiVersion: v1\nkind: Service\nmetadata: {name: s}\nspec: {ports: [{port: 1}, {port: 2}]}', path: 'spec.ports[0].name', rule: /required/ },
+    { name: 'Deployment selector not matching the template', text: 'apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec: {selector: {matchLabels: {app: a}}, template: {metadata: {labels: {app: b}}, spec: {containers: [{name: c}]}}}',
+      path: 'spec.template.metadata.labels', rule: /must match spec.selector/ },
     { name: 'labels must be strings', text: 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, labels: {a: {b: c}}}', path: 'metadata.labels.a', rule: /a string/ },
   ];
   for (const c of invalid) {
@@ -191,4 +199,31 @@ describe('resource model', () => {
       }
     }
   });
+});
+
+describe('schemas are OpenAPI v3 structural schemas (CRD-ready)', () => {
+  const ALLOWED = new Set(['type', 'properties', 'required', 'items', 'enum', 'pattern', 'minimum', 'maximum', 'minLength', 'maxLength',
+    'minItems', 'additionalProperties', 'anyOf', 'description', 'x-kubernetes-preserve-unknown-fields', 'x-kubernetes-int-or-string']);
+  function walk(node: unknown, path: string, out: string[]): void {
+    if (typeof node !== 'object' || node === null) return;
+    const n = node as Record<string, unknown>;
+    for (const [k, v] of Object.entries(n)) {
+      if (!ALLOWED.has(k)) out.push(`${path}: keyword ${k}`);
+      if (k === 'properties') for (const [pk, pv] of Object.entries(v as object)) walk(pv, `${path}.${pk}`, out);
+      else if (k === 'items' || k === 'additionalProperties') walk(v, `${path}[]`, out);
+      else if (k === 'anyOf') for (const a of v as unknown[]) walk(a, `${path}|`, out);
+    }
+    // structural: every node says its type, except int-or-string (anyOf) and preserve-unknown nodes
+    if (!('type' in n) && !('x-kubernetes-int-or-string' in n)) out.push(`${path}: no type`);
+    if (n['type'] === 'object' && !('properties' in n) && !('additionalProperties' in n) && !n['x-kubernetes-preserve-unknown-fields']) {
+      out.push(`${path}: object without properties`);
+    }
+  }
+  for (const [kind, schema] of Object.entries(SCHEMAS)) {
+    test(kind, () => {
+      const problems: string[] = [];
+      walk(schema, kind, problems);
+      assert.deepEqual(problems, []);
+    });
+  }
 });

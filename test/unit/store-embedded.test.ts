@@ -39,6 +39,50 @@ describe('embedded store', () => {
     }
   });
 
+  test('group commit: writes of one turn share a commit, keep their order, and reads see only committed state', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'strait-store-'));
+    try {
+      const s = openEmbeddedStore({ dir });
+      const { resourceVersion } = await s.list(CM);
+      const seen: string[] = [];
+      const w = s.watch(CM, { resourceVersion }, (ev) => seen.push(`${ev.type} ${ev.object.metadata.name} ${ev.object.metadata.resourceVersion}`));
+      const writes = Array.from({ length: 20 }, (_, i) => s.apply(cm(`g${i}`)));
+      const upd = s.apply(cm('g0', { data: { k: 'second' } }));
+      const got = await s.get(CM, 'g0');
+      assert.deepEqual(got?.['data'], { k: 'second' }, 'a read after staged writes sees them (they were committed first)');
+      const done = await Promise.all([...writes, upd]);
+      const rvs = done.map((o) => Number(o.metadata.resourceVersion));
+      for (let i = 1; i < rvs.length; i++) assert.equal(rvs[i], rvs[i - 1]! + 1);
+      for (let i = 0; i < 100 && seen.length < 21; i++) await new Promise((r) => setTimeout(r, 10));
+      assert.equal(seen.length, 21);
+      assert.equal(seen[0], `ADDED g0 ${rvs[0]}`);
+      assert.equal(seen[20], `MODIFIED g0 ${rvs[20]}`);
+      w.stop();
+      await s.close();
+      const again = openEmbeddedStore({ dir });
+      assert.equal((await again.list(CM)).items.length, 20);
+      await again.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('Events older than the TTL are deleted', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'strait-store-'));
+    try {
+      const s = openEmbeddedStore({ dir, eventTtlSeconds: 1 });
+      const involvedObject = { apiVersion: 'v1', kind: 'ConfigMap', name: 'c', namespace: 'default' };
+      await s.recordEvent({ involvedObject, type: 'Normal', reason: 'Old', message: 'old' });
+      await new Promise((r) => setTimeout(r, 2100));
+      await s.recordEvent({ involvedObject, type: 'Normal', reason: 'New', message: 'new' });
+      const evs = (await s.list({ apiVersion: 'v1', kind: 'Event' })).items.map((e) => e['reason']);
+      assert.deepEqual(evs, ['New']);
+      await s.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   test('a store dir is held by one store at a time', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'strait-store-'));
     try {

@@ -2,6 +2,7 @@
 import type { Command } from 'commander';
 import { E } from '../../base/errors/index.js';
 import { findKind } from '../../control/resources/index.js';
+import type { KindRef, ObjectList, ResourceStore } from '../../control/store/index.js';
 import { formatJson, formatTable, formatYaml, parseOutputFormat } from '../output/index.js';
 import { tableFor } from './resource-columns.js';
 import { addStoreOptions, withStore, type StoreCliOptions } from './store-options.js';
@@ -11,6 +12,7 @@ interface GetOptions extends StoreCliOptions {
   allNamespaces?: boolean;
   selector?: string;
   output?: string;
+  watch?: boolean;
 }
 
 export function registerGetCommand(program: Command): void {
@@ -22,7 +24,8 @@ export function registerGetCommand(program: Command): void {
     .option('-n, --namespace <ns>', 'namespace (default "default")')
     .option('-A, --all-namespaces', 'list across all namespaces')
     .option('-l, --selector <selector>', 'label selector, e.g. app=echo,tier!=db')
-    .option('-o, --output <format>', 'text, wide, json or yaml', 'text'))
+    .option('-o, --output <format>', 'text, wide, json or yaml', 'text')
+    .option('-w, --watch', 'after listing, print every change until interrupted (-o json: one event per line)'))
     .action(async (kindArg: string, name: string | undefined, opts: GetOptions) => {
       const format = parseOutputFormat(opts.output);
       const info = findKind(kindArg);
@@ -41,6 +44,10 @@ export function registerGetCommand(program: Command): void {
           return;
         }
         const list = await store.list(ref, { namespace: ns, labelSelector: opts.selector });
+        if (opts.watch) {
+          await watchAndPrint(store, info.kind, ref, list, { namespace: ns, labelSelector: opts.selector, format, allNamespaces: info.namespaced && ns === undefined });
+          return;
+        }
         if (format === 'json' || format === 'yaml') {
           const out = { apiVersion: 'v1', kind: 'List', metadata: { resourceVersion: list.resourceVersion }, items: list.items };
           process.stdout.write(format === 'json' ? formatJson(out) : formatYaml(out));
@@ -54,4 +61,34 @@ export function registerGetCommand(program: Command): void {
         process.stdout.write(formatTable(t.headers, t.rows));
       });
     });
+}
+
+/** kubectl get -w: the list, then one line per change (rows without a header, or JSON events), until SIGINT/SIGTERM. */
+async function watchAndPrint(store: ResourceStore, kind: string, ref: KindRef, list: ObjectList,
+  opts: { namespace?: string; labelSelector?: string; format: string; allNamespaces: boolean }): Promise<void> {
+  const json = opts.format === 'json' || opts.format === 'yaml';
+  const wide = opts.format === 'wide';
+  if (json) for (const o of list.items) process.stdout.write(`${JSON.stringify({ type: 'ADDED', object: o })}\n`);
+  else if (list.items.length) {
+    const t = tableFor(kind, list.items, { wide, allNamespaces: opts.allNamespaces });
+    process.stdout.write(formatTable(t.headers, t.rows));
+  }
+  const w = store.watch(ref, { namespace: opts.namespace, labelSelector: opts.labelSelector, resourceVersion: list.resourceVersion }, (ev) => {
+    if (json) {
+      process.stdout.write(`${JSON.stringify(ev)}\n`);
+      return;
+    }
+    const t = tableFor(kind, [ev.object], { wide, allNamespaces: opts.allNamespaces });
+    const row = formatTable(t.headers, t.rows).split('\n')[1] ?? '';
+    process.stdout.write(`${row}${ev.type === 'DELETED' ? '   (deleted)' : ''}\n`);
+  });
+  const stop = () => w.stop();
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  try {
+    await w.done;
+  } finally {
+    process.off('SIGINT', stop);
+    process.off('SIGTERM', stop);
+  }
 }

@@ -7,6 +7,7 @@ import { E } from '../../base/errors/index.js';
 import type { KubeObject } from '../store/index.js';
 import type { KindName } from './kinds.js';
 import { kindOf } from './lookup.js';
+import { checkRules } from './rules.js';
 import { SCHEMAS } from './schemas/index.js';
 
 export interface ManifestOrigin {
@@ -95,6 +96,8 @@ export function validateObject(input: unknown, origin: ManifestOrigin = { source
     const d = describe(v.errors![0]!);
     throw E.manifestInvalid(source, docIndex, d.path, d.rule, d.value);
   }
+  const broken = checkRules(input as unknown as KubeObject);
+  if (broken) throw E.manifestInvalid(source, docIndex, broken.path, broken.rule, broken.value);
   const out = structuredClone(input) as unknown as KubeObject;
   out.apiVersion = info.apiVersion;
   if (!info.namespaced) delete out.metadata.namespace;

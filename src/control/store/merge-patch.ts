@@ -9,7 +9,8 @@ export function mergePatch(target: Json, patch: Json): Json {
   const out: Record<string, Json> = isObj(target) ? { ...target } : {};
   for (const [k, v] of Object.entries(patch)) {
     if (v === null) delete out[k];
-    else out[k] = mergePatch(out[k], v);
+    // defineProperty, not assignment: a key named "__proto__" stays an ordinary data key
+    else Object.defineProperty(out, k, { value: mergePatch(Object.hasOwn(out, k) ? out[k] : undefined, v), writable: true, enumerable: true, configurable: true });
   }
   return out;
 }

@@ -23,6 +23,8 @@ export interface StoreClientFileOptions {
 
 type Query = Record<string, string | undefined>;
 
+const REQUEST_TIMEOUT_MS = 30_000;
+
 function qs(q: Query): string {
   const p = new URLSearchParams();
   for (const [k, v] of Object.entries(q)) if (v !== undefined) p.set(k, v);
@@ -75,6 +77,8 @@ class StoreClient implements ResourceStore {
         });
       });
       req.on('error', (err) => reject(this.unavailable(err.message)));
+      // a server that accepts but never answers (stopped, wedged) must not hang callers forever
+      req.setTimeout(REQUEST_TIMEOUT_MS, () => req.destroy(new Error(`no answer within ${REQUEST_TIMEOUT_MS / 1000} s`)));
       req.end(payload);
     });
   }

@@ -19,6 +19,8 @@ export interface EmbeddedStoreOptions {
   dir: string;
   /** how many changes the log keeps for watches (default 10000); older resourceVersions are "too old" */
   historyLimit?: number;
+  /** Events whose lastTimestamp is older than this are deleted (default 3600, as Kubernetes' event TTL) */
+  eventTtlSeconds?: number;
 }
 
 const SYSTEM_METADATA = ['uid', 'resourceVersion', 'generation', 'creationTimestamp', 'deletionTimestamp', 'managedFields', 'selfLink'] as const;
@@ -53,16 +55,21 @@ export class EmbeddedStore implements ResourceStore {
   private readonly db: Database.Database;
   private readonly where: string;
   private readonly historyLimit: number;
+  private readonly eventTtlMs: number;
+  private lastEventPrune = 0;
   private rv: number;
   private compacted: number;
   private closed = false;
   private readonly watchers = new Set<Watcher>();
-  private readonly s: Record<'get' | 'listKind' | 'listNs' | 'upsert' | 'del' | 'change' | 'setMeta' | 'since' | 'prune', Stmt>;
+  /** writes staged in the open transaction, acknowledged when it commits */
+  private group: { change: Change | undefined; resolve: () => void; reject: (err: unknown) => void }[] | undefined;
+  private readonly s: Record<'get' | 'listKind' | 'listNs' | 'upsert' | 'del' | 'change' | 'setMeta' | 'since' | 'prune' | 'oldEvents', Stmt>;
 
   constructor(opts: EmbeddedStoreOptions) {
     const dir = resolve(opts.dir);
     this.where = dir;
     this.historyLimit = Math.max(1, Math.floor(opts.historyLimit ?? 10000));
+    this.eventTtlMs = Math.max(1, opts.eventTtlSeconds ?? 3600) * 1000;
     try {
       mkdirSync(dir, { recursive: true, mode: 0o700 });
     } catch (err) {
@@ -96,11 +103,18 @@ export class EmbeddedStore implements ResourceStore {
       setMeta: p('UPDATE meta SET value = ? WHERE key = ?'),
       since: p('SELECT rv, namespace, type, old_labels AS oldLabels, body FROM changes WHERE kind = ? AND rv > ? ORDER BY rv'),
       prune: p('DELETE FROM changes WHERE rv <= ?'),
+      oldEvents: p("SELECT namespace, name, body FROM objects WHERE kind = ? AND json_extract(body, '$.lastTimestamp') < ?"),
     };
   }
 
   private open(): void {
     if (this.closed) throw E.storeUnavailable(this.where, 'the store was closed');
+  }
+
+  /** Before a read: commit what is staged, so reads only ever see durable state. */
+  private readable(): void {
+    this.open();
+    if (this.group) this.flush();
   }
 
   private read(key: string, ns: string, name: string): KubeObject | undefined {
@@ -109,17 +123,27 @@ export class EmbeddedStore implements ResourceStore {
   }
 
   /**
-   * Commit one change in its own transaction (the write is durable when this returns),
-   * then hand it to the watchers. Returns the stored object (a fresh copy).
+   * Stage one change inside the open group transaction (opening one if needed) and
+   * return a promise that resolves with the stored object once the transaction has
+   * committed, i.e. once the write is durable. Writes issued in the same turn of the
+   * event loop share one commit (one fsync): group commit. Later operations see staged
+   * changes, so order is kept; reads commit the open group first, so nothing that is
+   * not durable is ever visible.
    */
-  private commit(key: string, ns: string, name: string, type: Change['type'], obj: KubeObject, old: KubeObject | undefined): KubeObject {
+  private commit(key: string, ns: string, name: string, type: Change['type'], obj: KubeObject, old: KubeObject | undefined): Promise<KubeObject> {
     const rv = this.rv + 1;
     obj.metadata.resourceVersion = String(rv);
     const body = JSON.stringify(obj);
     const oldLabels = old?.metadata.labels ? JSON.stringify(old.metadata.labels) : null;
     let compactTo = 0;
     if (rv - this.compacted > this.historyLimit + Math.max(1, Math.floor(this.historyLimit / 10))) compactTo = rv - this.historyLimit;
-    this.db.transaction(() => {
+    if (!this.group) {
+      this.db.exec('BEGIN IMMEDIATE');
+      this.group = [];
+      setImmediate(() => this.flush());
+    }
+    this.db.exec('SAVEPOINT w');
+    try {
       if (type === 'DELETED') this.s.del.run(key, ns, name);
       else this.s.upsert.run(key, ns, name, rv, body);
       this.s.change.run(rv, key, ns, type, oldLabels, body);
@@ -128,24 +152,60 @@ export class EmbeddedStore implements ResourceStore {
         this.s.prune.run(compactTo);
         this.s.setMeta.run(compactTo, 'compacted');
       }
-    })();
+      this.db.exec('RELEASE w');
+    } catch (err) {
+      this.db.exec('ROLLBACK TO w');
+      this.db.exec('RELEASE w');
+      return Promise.reject(E.storeUnavailable(this.where, `write failed: ${(err as Error).message}`));
+    }
     this.rv = rv;
     if (compactTo > 0) this.compacted = compactTo;
-    if (this.watchers.size > 0) {
-      const ch: Change = { rv, kind: key, namespace: ns, type, oldLabels: old?.metadata.labels, body };
-      for (const w of this.watchers) w.offer(ch);
+    const change: Change = { rv, kind: key, namespace: ns, type, oldLabels: old?.metadata.labels, body };
+    return new Promise<KubeObject>((resolve, reject) => {
+      this.group!.push({ change, resolve: () => resolve(JSON.parse(body) as KubeObject), reject });
+    });
+  }
+
+  /** Commit the open group (if any), then tell watchers and writers. */
+  private flush(): void {
+    const group = this.group;
+    if (!group) return;
+    this.group = undefined;
+    try {
+      this.db.exec('COMMIT');
+    } catch (err) {
+      try {
+        this.db.exec('ROLLBACK');
+      } catch {
+        // the transaction is already gone
+      }
+      const meta = new Map((this.db.prepare('SELECT key, value FROM meta').all() as { key: string; value: number }[]).map((r) => [r.key, r.value]));
+      this.rv = meta.get('rv') ?? this.rv;
+      this.compacted = meta.get('compacted') ?? this.compacted;
+      const e = E.storeUnavailable(this.where, `commit failed: ${(err as Error).message}`);
+      for (const g of group) g.reject(e);
+      return;
     }
-    return JSON.parse(body) as KubeObject;
+    for (const g of group) {
+      if (g.change) for (const w of this.watchers) w.offer(g.change);
+      g.resolve();
+    }
+  }
+
+  /** A value to hand back after the open group (if any) has committed: no-op writes must not acknowledge staged state. */
+  private settle<T>(value: T): Promise<T> {
+    if (!this.group) return Promise.resolve(value);
+    return new Promise<T>((resolve, reject) => this.group!.push({ change: undefined, resolve: () => resolve(value), reject }));
   }
 
   async get<T extends KubeObject = KubeObject>(kind: KindRef, name: string, namespace?: string): Promise<T | undefined> {
-    this.open();
+    this.readable();
     const key = kindKey(kind);
     return this.read(key, effectiveNamespace(key, namespace), name) as T | undefined;
   }
 
   async list<T extends KubeObject = KubeObject>(kind: KindRef, opts: ListOptions = {}): Promise<ObjectList<T>> {
-    this.open();
+    this.readable();
     const key = kindKey(kind);
     const reqs = parseSelector(opts.labelSelector);
     const ns = namespaceFilter(key, opts.namespace);
@@ -164,7 +224,7 @@ export class EmbeddedStore implements ResourceStore {
     let from: number | undefined;
     let reqs;
     try {
-      this.open();
+      this.readable();
       key = kindKey(kind);
       reqs = parseSelector(opts.labelSelector);
       from = parseRv(opts.resourceVersion);
@@ -220,7 +280,7 @@ export class EmbeddedStore implements ResourceStore {
       else delete next.status;
       next.metadata = { ...next.metadata, namespace: ns || undefined, name };
       if (!ns) delete next.metadata.namespace;
-      if (jsonEqual(next, old)) return old as T;
+      if (jsonEqual(next, old)) return this.settle(old as T);
       if (!jsonEqual(specPart(next), specPart(old))) next.metadata.generation = (old.metadata.generation ?? 1) + 1;
     } else {
       next = mergePatch({}, patch) as KubeObject;
@@ -232,7 +292,7 @@ export class EmbeddedStore implements ResourceStore {
       next.metadata.resourceVersion = old?.metadata.resourceVersion;
       return next as T;
     }
-    return this.commit(key, ns, name, old ? 'MODIFIED' : 'ADDED', next, old) as T;
+    return (await this.commit(key, ns, name, old ? 'MODIFIED' : 'ADDED', next, old)) as T;
   }
 
   async update<T extends KubeObject = KubeObject>(obj: T): Promise<T> {
@@ -255,9 +315,9 @@ export class EmbeddedStore implements ResourceStore {
       generation: old.metadata.generation, resourceVersion: old.metadata.resourceVersion };
     if (ns) next.metadata.namespace = ns;
     else delete next.metadata.namespace;
-    if (jsonEqual(next, old)) return old as T;
+    if (jsonEqual(next, old)) return this.settle(old as T);
     if (!jsonEqual(specPart(next), specPart(old))) next.metadata.generation = (old.metadata.generation ?? 1) + 1;
-    return this.commit(key, ns, name, 'MODIFIED', next, old) as T;
+    return (await this.commit(key, ns, name, 'MODIFIED', next, old)) as T;
   }
 
   async updateStatus<T extends KubeObject = KubeObject>(obj: T): Promise<T> {
@@ -275,8 +335,8 @@ export class EmbeddedStore implements ResourceStore {
     const next = structuredClone(old);
     if (obj.status === undefined) delete next.status;
     else next.status = structuredClone(obj.status);
-    if (jsonEqual(next, old)) return old as T;
-    return this.commit(key, ns, name, 'MODIFIED', next, old) as T;
+    if (jsonEqual(next, old)) return this.settle(old as T);
+    return (await this.commit(key, ns, name, 'MODIFIED', next, old)) as T;
   }
 
   async delete(kind: KindRef, name: string, namespace?: string): Promise<boolean> {
@@ -284,8 +344,8 @@ export class EmbeddedStore implements ResourceStore {
     const key = kindKey(kind);
     const ns = effectiveNamespace(key, namespace);
     const old = this.read(key, ns, name);
-    if (!old) return false;
-    this.commit(key, ns, name, 'DELETED', structuredClone(old), old);
+    if (!old) return this.settle(false);
+    await this.commit(key, ns, name, 'DELETED', structuredClone(old), old);
     return true;
   }
 
@@ -322,11 +382,28 @@ export class EmbeddedStore implements ResourceStore {
         count: 1, firstTimestamp: t, lastTimestamp: t,
       };
     }
-    this.commit(key, ns, name, old ? 'MODIFIED' : 'ADDED', next, old);
+    const written = this.commit(key, ns, name, old ? 'MODIFIED' : 'ADDED', next, old);
+    const expired = this.pruneEvents();
+    await written;
+    await expired;
+  }
+
+  /** Delete Events older than the TTL; runs at most every min(60 s, TTL/2), from recordEvent. */
+  private pruneEvents(): Promise<unknown> {
+    const nowMs = Date.now();
+    if (nowMs - this.lastEventPrune < Math.min(60_000, this.eventTtlMs / 2)) return Promise.resolve();
+    this.lastEventPrune = nowMs;
+    const cutoff = new Date(nowMs - this.eventTtlMs).toISOString().replace(/\.\d{3}Z$/, 'Z');
+    const rows = this.s.oldEvents.all(EVENT_KEY, cutoff) as { namespace: string; name: string; body: string }[];
+    return Promise.all(rows.map((r) => {
+      const old = JSON.parse(r.body) as KubeObject;
+      return this.commit(EVENT_KEY, r.namespace, r.name, 'DELETED', structuredClone(old), old);
+    }));
   }
 
   async close(): Promise<void> {
     if (this.closed) return;
+    this.flush();
     this.closed = true;
     for (const w of [...this.watchers]) w.stop();
     try {

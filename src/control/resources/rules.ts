@@ -1,0 +1,65 @@
+// Rules a schema cannot say, checked after the schema as the upstream validators do
+// (Kubernetes apiserver validation, Istio's validation webhook). Each returns the first
+// broken rule as { path, rule, value } or undefined.
+import type { KubeObject } from '../store/index.js';
+
+export interface RuleViolation { path: string; rule: string; value?: unknown }
+type Rule = (o: KubeObject) => RuleViolation | undefined;
+
+const rec = (v: unknown): Record<string, unknown> => (typeof v === 'object' && v !== null && !Array.isArray(v) ? v as Record<string, unknown> : {});
+
+const RULES: Record<string, Rule[]> = {
+  PeerAuthentication: [
+    (o) => {
+      const spec = rec(o.spec);
+      const ports = rec(spec['portLevelMtls']);
+      for (const key of Object.keys(ports)) {
+        const n = Number(key);
+        if (!/^\d+$/.test(key) || n < 1 || n > 65535) return { path: `spec.portLevelMtls[${JSON.stringify(key)}]`, rule: 'keys must be port numbers from 1 to 65535', value: key };
+      }
+      const labels = rec(rec(spec['selector'])['matchLabels']);
+      if (Object.keys(ports).length > 0 && Object.keys(labels).length === 0) {
+        return { path: 'spec.portLevelMtls', rule: 'portLevelMtls requires selector (spec.selector.matchLabels), as Istio\'s CRD rule says; a mesh- or namespace-wide policy cannot set ports' };
+      }
+      return undefined;
+    },
+  ],
+  Service: [
+    (o) => {
+      const spec = rec(o.spec);
+      if (spec['type'] === 'ExternalName' && typeof spec['externalName'] !== 'string') return { path: 'spec.externalName', rule: 'is required when spec.type is ExternalName' };
+      if (spec['clusterIP'] === 'None' && spec['type'] !== undefined && spec['type'] !== 'ClusterIP') {
+        return { path: 'spec.clusterIP', rule: 'may be "None" (headless) only when spec.type is ClusterIP', value: spec['clusterIP'] };
+      }
+      const ports = Array.isArray(spec['ports']) ? spec['ports'] as Record<string, unknown>[] : [];
+      if (ports.length > 1) {
+        const seen = new Set<string>();
+        for (const [i, p] of ports.entries()) {
+          if (typeof p['name'] !== 'string' || p['name'] === '') return { path: `spec.ports[${i}].name`, rule: 'is required when a Service has several ports' };
+          if (seen.has(p['name'])) return { path: `spec.ports[${i}].name`, rule: 'must be unique among the Service\'s ports', value: p['name'] };
+          seen.add(p['name']);
+        }
+      }
+      return undefined;
+    },
+  ],
+  Deployment: [
+    (o) => {
+      const spec = rec(o.spec);
+      const want = rec(rec(spec['selector'])['matchLabels']);
+      const have = rec(rec(rec(spec['template'])['metadata'])['labels']);
+      for (const [k, v] of Object.entries(want)) {
+        if (have[k] !== v) return { path: 'spec.template.metadata.labels', rule: `must match spec.selector (missing ${k}=${String(v)})` };
+      }
+      return undefined;
+    },
+  ],
+};
+
+export function checkRules(o: KubeObject): RuleViolation | undefined {
+  for (const r of RULES[o.kind] ?? []) {
+    const v = r(o);
+    if (v) return v;
+  }
+  return undefined;
+}
