@@ -25,6 +25,12 @@ declare -A PKG=(
   [haproxy]=haproxy
 )
 
+# strait up without root (user namespaces) mounts its private tmpfs over these two
+# directories, which only root can create; make them once here (harmless when present)
+if [ "$(id -u)" -eq 0 ] && [ "${1:-}" != "--check" ]; then
+  mkdir -p /run/netns /etc/netns 2>/dev/null || true
+fi
+
 missing=()
 for cmd in "${!PKG[@]}"; do
   if ! command -v "$cmd" >/dev/null 2>&1; then

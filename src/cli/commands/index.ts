@@ -9,9 +9,11 @@ import { registerGetCommand } from './get.js';
 import { registerGithostCommand } from './githost.js';
 import { registerMeshCommand } from './mesh.js';
 import { registerVersionCommand } from './version.js';
+import { registerWorldCommands } from './world.js';
 
 export function registerCommands(program: Command): void {
   registerVersionCommand(program);
+  registerWorldCommands(program);
   registerGithostCommand(program);
   registerAdminCommand(program);
   // resources

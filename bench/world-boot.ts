@@ -1,0 +1,169 @@
+// World boot: time from `strait up` to ready, and peak memory summed over every
+// process of the world (the owning `strait up`, unshare, the supervisor, workloads),
+// against the goal (< 3 s, < 400 MB). Peer in the same run: the bare network of the
+// same topology made with one `ip` command per step (netns add, veth, address, route),
+// in a private namespace tree, with no processes, store, DNS or service proxy.
+// Two worlds are measured (unless --world FILE names one): the full default world (with
+// the gateway daemons, node agents and code-hosting server) and its core (tunnels: false,
+// githost: false: supervisor, store, DNS, service proxies, echo pods).
+//   node dist/bench/world-boot.js [--runs N] [--world FILE]
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { buildPlan, DEFAULT_WORLD, loadWorld, type WorldPlan } from '../src/control/world/index.js';
+
+const root = join(new URL('.', import.meta.url).pathname, '..', '..');
+const BIN = join(root, 'bin', 'strait.js');
+const arg = (name: string, d?: string): string | undefined => {
+  const i = process.argv.indexOf(name);
+  return i >= 0 ? process.argv[i + 1] : d;
+};
+const RUNS = Number(arg('--runs', '3'));
+const WORLD = arg('--world');
+
+/**
+ * Every process of a world: those in the owner's session (strait up, unshare, the
+ * supervisor) and every process of the world's pid namespace (components run in
+ * sessions of their own).
+ */
+function worldPids(sid: number): number[] {
+  const hostNs = readlinkSync('/proc/self/ns/pid');
+  const procs: { pid: number; sid: number; ns: string }[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      procs.push({ pid: Number(name), sid: Number(fields[3]), ns: readlinkSync(`/proc/${name}/ns/pid`) }); // field 6 of stat: session id
+    } catch { /* gone */ }
+  }
+  const worldNs = new Set(procs.filter((p) => p.sid === sid && p.ns !== hostNs).map((p) => p.ns));
+  return procs.filter((p) => p.sid === sid || worldNs.has(p.ns)).map((p) => p.pid);
+}
+
+function memoryOf(pid: number): { rss: number; pss: number } {
+  try {
+    const text = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
+    const kb = (k: string): number => Number(new RegExp(`^${k}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? 0);
+    return { rss: kb('Rss') * 1024, pss: kb('Pss') * 1024 };
+  } catch {
+    return { rss: 0, pss: 0 };
+  }
+}
+
+interface Run { readyMs: number; bootMs: number; peakRss: number; peakPss: number; processes: number }
+
+async function oneRun(worldFile: string | undefined): Promise<Run> {
+  const stateDir = mkdtempSync(join(tmpdir(), 'strait-bench-'));
+  const t0 = performance.now();
+  // a session of its own: every world process carries its session id
+  const child = spawn(process.execPath, [BIN, 'up', '--state-dir', stateDir, ...(worldFile ? ['--world', worldFile] : [])], { detached: true, stdio: ['ignore', 'pipe', 'inherit'] });
+  let readyMs = 0;
+  let peakRss = 0;
+  let peakPss = 0;
+  let processes = 0;
+  let out = '';
+  const sample = (): void => {
+    const pids = worldPids(child.pid as number);
+    let rss = 0;
+    let pss = 0;
+    for (const p of pids) {
+      const m = memoryOf(p);
+      rss += m.rss;
+      pss += m.pss;
+    }
+    if (rss > peakRss) { peakRss = rss; processes = pids.length; }
+    peakPss = Math.max(peakPss, pss);
+  };
+  const sampler = setInterval(sample, 25);
+  await new Promise<void>((resolve, reject) => {
+    child.stdout?.on('data', (b: Buffer) => {
+      out += b.toString();
+      if (/world ready/.test(out) && !readyMs) {
+        readyMs = performance.now() - t0;
+        resolve();
+      }
+    });
+    child.on('exit', (c) => reject(new Error(`strait up exited ${c}: ${out}`)));
+  });
+  // keep sampling a little after ready: workloads settle
+  await new Promise((r) => setTimeout(r, 1000));
+  sample();
+  clearInterval(sampler);
+  const bootMs = Number(/ready in (\d+) ms/.exec(out)?.[1] ?? 0);
+  child.removeAllListeners('exit');
+  const exited = new Promise((r) => child.on('exit', r));
+  child.kill('SIGTERM');
+  await exited;
+  rmSync(stateDir, { recursive: true, force: true });
+  return { readyMs, bootMs, peakRss, peakPss, processes };
+}
+
+/** the same namespaces, veths, bridges, addresses and routes, one `ip` command each */
+function bareScript(plan: WorldPlan): string {
+  const cmds: string[] = ['mount -t tmpfs tmpfs /run/netns', 'ip link set lo up', `ip link add ${plan.internet.bridge} type bridge`, `ip link set ${plan.internet.bridge} up`];
+  for (const c of plan.clusters) {
+    cmds.push(`ip link add ${c.underlayBridge} type bridge`, `ip link set ${c.underlayBridge} up`, `ip addr add ${c.rootIP}/24 dev ${c.underlayBridge}`);
+    for (const n of c.nodes) {
+      cmds.push(`ip netns add ${n.netns}`, `ip link add ${n.rootVeth} type veth peer name eth0 netns ${n.netns}`, `ip link set ${n.rootVeth} master ${c.underlayBridge} up`,
+        `ip -n ${n.netns} link set lo up`, `ip -n ${n.netns} link set eth0 up`, `ip -n ${n.netns} addr add ${n.underlayIP}/24 dev eth0`,
+        `ip -n ${n.netns} link add cbr0 type bridge`, `ip -n ${n.netns} link set cbr0 up`, `ip -n ${n.netns} addr add ${n.bridgeIP}/24 dev cbr0`);
+      if (n.internetVeth) {
+        cmds.push(`ip link add ${n.internetVeth} type veth peer name eth1 netns ${n.netns}`, `ip link set ${n.internetVeth} master ${plan.internet.bridge} up`,
+          `ip -n ${n.netns} link set eth1 up`, `ip -n ${n.netns} addr add ${n.publicIP}/16 dev eth1`);
+      }
+    }
+    for (const p of c.pods) {
+      const node = c.nodes.find((n) => n.name === p.node);
+      cmds.push(`ip netns add ${p.netns}`, `ip -n ${node?.netns} link add ${p.hostVeth} type veth peer name eth0 netns ${p.netns}`,
+        `ip -n ${node?.netns} link set ${p.hostVeth} master cbr0 up`, `ip -n ${p.netns} link set lo up`, `ip -n ${p.netns} link set eth0 up`,
+        `ip -n ${p.netns} addr add ${p.ip}/32 dev eth0`, `ip -n ${p.netns} route add ${node?.bridgeIP} dev eth0 scope link`,
+        `ip -n ${p.netns} route add default via ${node?.bridgeIP} dev eth0`);
+    }
+  }
+  return cmds.join(' && \\\n');
+}
+
+function bareRun(script: string): number {
+  const t0 = performance.now();
+  const r = spawnSync('unshare', ['--net', '--mount', '--propagation', 'private', 'sh', '-c', script], { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`bare topology failed: ${r.stderr}`);
+  return performance.now() - t0;
+}
+
+const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
+const mb = (b: number): string => `${(b / 1e6).toFixed(0)} MB`;
+const s = (ms: number): string => `${(ms / 1000).toFixed(2)} s`;
+
+const tmp = mkdtempSync(join(tmpdir(), 'strait-bench-worlds-'));
+const coreFile = join(tmp, 'core.json');
+writeFileSync(coreFile, JSON.stringify({ ...DEFAULT_WORLD, tunnels: false, githost: false }));
+const variants: { label: string; file: string | undefined }[] = WORLD
+  ? [{ label: WORLD, file: WORLD }]
+  : [{ label: 'default world (gateways, agents, githost)', file: undefined }, { label: 'core world (tunnels: false, githost: false)', file: coreFile }];
+
+for (const v of variants) {
+  const plan = buildPlan(loadWorld(v.file));
+  const pods = plan.clusters.reduce((n, c) => n + c.pods.length, 0);
+  const nodes = plan.clusters.reduce((n, c) => n + c.nodes.length, 0);
+  const runs: Run[] = [];
+  const bare: number[] = [];
+  for (let i = 0; i < RUNS; i++) {
+    runs.push(await oneRun(v.file));
+    bare.push(bareRun(bareScript(plan)));
+  }
+  const ready = median(runs.map((r) => r.readyMs));
+  const rss = Math.max(...runs.map((r) => r.peakRss));
+  const pss = Math.max(...runs.map((r) => r.peakPss));
+  const bareMs = median(bare);
+  console.log(`world boot: ${v.label}: ${plan.clusters.length} clusters, ${nodes} nodes, ${pods} pods; ${RUNS} runs (median time, max memory)`);
+  console.log(`  strait up -> ready           ${s(ready).padStart(9)}   goal < 3 s     ${ready < 3000 ? 'MET' : 'MISSED'}   (runs: ${runs.map((r) => s(r.readyMs)).join(', ')})`);
+  console.log(`    of which supervisor boot   ${s(median(runs.map((r) => r.bootMs))).padStart(9)}   (network, nftables, DNS, store, components ready)`);
+  console.log(`  peak RSS, all processes      ${mb(rss).padStart(9)}   goal < 400 MB  ${rss < 400e6 ? 'MET' : 'MISSED'}   (${runs[0]?.processes} processes; shared pages counted in each)`);
+  console.log(`  peak PSS, all processes      ${mb(pss).padStart(9)}   (shared pages split between processes)`);
+  console.log(`  peer: bare ip netns+veth     ${s(bareMs).padStart(9)}   same topology, one ip command per step, no processes`);
+  console.log(`  ratio: strait up / bare      ${(ready / bareMs).toFixed(1).padStart(7)}x`);
+}
+rmSync(tmp, { recursive: true, force: true });
+console.log(`machine: ${availableParallelism()} cores, load average ${loadavg().map((x) => x.toFixed(1)).join(' ')} (other work on the machine slows every figure)`);

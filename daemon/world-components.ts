@@ -1,0 +1,139 @@
+// The processes the world runs besides its workloads. Add an entry here for each
+// daemon that belongs in the local world; the world's process table starts it in the
+// given network namespace once the network, service proxies, DNS and the store API
+// are up, restarts it with backoff, and writes its output to <state>/logs/<name>.log.
+//
+// Every component gets in its environment: STRAIT_STATE_DIR, STRAIT_STORE_SOCKET,
+// STRAIT_STORE_TOKEN_FILE (connectStoreFromFiles), STRAIT_METRICS_PORT, plus its own
+// `env`. A Node component should send `process.send({ type: 'ready' })` when it serves
+// and set `ready: 'ipc'`; others use `ready: 'started'` or an HTTP probe.
+//
+// Today: the tunnel (docs/gateway-and-agent.md). The first gateway node of each cluster
+// runs the gateway daemon (PSK tunnels to the other clusters' gateways over the
+// internet segment, VXLAN endpoint for its cluster's agents); every other node runs a
+// node agent that routes the other clusters' cluster and service CIDRs into its TUN
+// device and over VXLAN to that gateway. One PSK per world, in <state>/tunnel/psk.
+// And the code-hosting server (docs/githost.md) in the world root, at
+// http://198.18.0.1:3000 for every pod and node.
+import { randomBytes } from 'node:crypto';
+import { accessSync, constants, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { DnsResolver } from '../src/control/dns/index.js';
+import type { ResourceStore } from '../src/control/store/index.js';
+import type { Component, ComponentContext, PlanCluster, PlanNode, WorldPlan } from '../src/control/world/index.js';
+
+/** absolute path of a compiled entry next to this file (dist/daemon/...) */
+export const here = (rel: string): string => fileURLToPath(new URL(rel, import.meta.url));
+
+const activeGateway = (c: PlanCluster): PlanNode | undefined => c.nodes.find((n) => n.role === 'gateway');
+const subnetsOf = (c: PlanCluster): string[] => [c.clusterCIDR, c.serviceCIDR];
+
+/** TUN devices need /dev/net/tun; in a user namespace only when its mode lets everyone open it */
+function tunReason(): string | undefined {
+  try {
+    accessSync('/dev/net/tun', constants.R_OK | constants.W_OK);
+    return undefined;
+  } catch (err) {
+    return `/dev/net/tun: ${(err as Error).message}`;
+  }
+}
+
+function tunnelComponents(plan: WorldPlan, ctx: ComponentContext): Component[] {
+  const noTun = tunReason();
+  if (noTun) {
+    ctx.log.warn({ reason: noTun }, 'no tunnels between the clusters: TUN devices cannot be opened (run as root, or chmod 0666 /dev/net/tun)');
+    return [];
+  }
+  const dir = join(ctx.stateDir, 'tunnel');
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const pskFile = join(dir, 'psk');
+  // one PSK per state dir, kept across restarts (like a broker-info file)
+  if (!existsSync(pskFile) || readFileSync(pskFile, 'utf8').trim().length < 32) writeFileSync(pskFile, randomBytes(32).toString('base64') + '\n', { mode: 0o600 });
+  const out: Component[] = [];
+  for (const c of plan.clusters) {
+    const gw = activeGateway(c);
+    if (!gw?.publicIP) continue;
+    const others = plan.clusters.filter((o) => o !== c && activeGateway(o)?.publicIP);
+    const gwConfig = {
+      clusterId: c.name,
+      name: gw.name,
+      pskFile,
+      localSubnets: subnetsOf(c),
+      tunnel: { listen: gw.publicIP, publicIP: gw.publicIP, privateIP: gw.underlayIP },
+      vxlan: { listen: gw.underlayIP },
+      peers: others.map((o) => ({ clusterId: o.name, endpoint: activeGateway(o)?.publicIP as string, subnets: subnetsOf(o) })),
+      nodes: c.nodes.filter((n) => n !== gw).map((n) => ({ address: n.underlayIP, podCIDRs: [n.podCIDR] })),
+      metrics: { listen: '0.0.0.0', port: ctx.metricsPort },
+      // the peer gateway starts at the same moment: retry a lost first initiation quickly
+      timers: { rekeyTimeoutMs: 500, handshakeAttempts: 20 },
+    };
+    const gwFile = join(dir, `${c.name}.gateway.json`);
+    writeFileSync(gwFile, JSON.stringify(gwConfig, null, 2) + '\n', { mode: 0o600 });
+    out.push({
+      name: `${c.name}.${gw.name}.gateway`,
+      netns: gw.netns,
+      command: [process.execPath, here('./gateway/main.js'), '--config', gwFile],
+      startAfter: 'network',
+      env: { STRAIT_CLUSTER: c.name, STRAIT_NODE: gw.name },
+      // ready when every peer tunnel is up (or at once when there is no peer)
+      ready: { http: `http://${gw.underlayIP}:${ctx.metricsPort}/records`, ...(others.length ? { match: '"status":"connected"' } : {}) },
+      metrics: `${gw.underlayIP}:${ctx.metricsPort}`,
+    });
+    const remote = others.flatMap(subnetsOf);
+    if (remote.length === 0) continue;
+    for (const n of c.nodes.filter((x) => x !== gw)) {
+      const agentConfig = {
+        nodeName: n.name,
+        remoteSubnets: remote,
+        gateway: { address: gw.underlayIP },
+        vxlan: { listen: n.underlayIP },
+        metrics: { listen: '0.0.0.0', port: ctx.metricsPort },
+      };
+      const file = join(dir, `${c.name}.${n.name}.agent.json`);
+      writeFileSync(file, JSON.stringify(agentConfig, null, 2) + '\n');
+      out.push({
+        name: `${c.name}.${n.name}.node-agent`,
+        netns: n.netns,
+        command: [process.execPath, here('../agents/node-agent/main.js'), '--config', file],
+        startAfter: 'network',
+        env: { STRAIT_CLUSTER: c.name, STRAIT_NODE: n.name },
+        ready: { http: `http://${n.underlayIP}:${ctx.metricsPort}/metrics` },
+        metrics: `${n.underlayIP}:${ctx.metricsPort}`,
+      });
+    }
+  }
+  return out;
+}
+
+/** The code-hosting server, in the world root: http://198.18.0.1:3000 from every pod and node. */
+function githostComponent(plan: WorldPlan, ctx: ComponentContext): Component {
+  const port = 3000;
+  const file = join(ctx.stateDir, 'githost-world.json');
+  writeFileSync(file, JSON.stringify({
+    host: '0.0.0.0', port, baseURL: `http://${plan.internet.rootIP}:${port}`, allowLocalNetworks: true, allowImportLocal: true,
+  }, null, 2) + '\n');
+  return {
+    name: 'githost',
+    command: [process.execPath, here('./world-githost.js'), '--state-dir', ctx.stateDir, '--config', file],
+    ready: 'ipc',
+    metrics: `${plan.internet.rootIP}:${ctx.metricsPort + 1}`,
+    env: { STRAIT_METRICS_PORT: String(ctx.metricsPort + 1) },
+    startAfter: 'network',
+  };
+}
+
+/**
+ * Further DNS zones of each cluster's DNS server, asked after cluster.local
+ * (clusterset.local goes here). Each gets the cluster's store once it is open.
+ */
+export function worldDnsResolvers(_cluster: PlanCluster, _store: ResourceStore | undefined, _plan: WorldPlan): DnsResolver[] {
+  return [];
+}
+
+export function worldComponents(plan: WorldPlan, ctx: ComponentContext): Component[] {
+  return [
+    ...(plan.tunnels ? tunnelComponents(plan, ctx) : []),
+    ...(plan.githost ? [githostComponent(plan, ctx)] : []),
+  ];
+}

@@ -1,0 +1,236 @@
+// strait up | down | status | exec: the local world.
+import { spawn } from 'node:child_process';
+import { closeSync, mkdirSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { constants as osConstants } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Command } from 'commander';
+import { E } from '../../base/errors/index.js';
+import { canUseUserNamespaces, privateTreeCommand } from '../../dataplane/netns/index.js';
+import type { WorldState } from '../../control/world/index.js';
+import { formatJson, formatTable, parseOutputFormat } from '../output/index.js';
+import { resolveStateDir, stateFiles } from '../state-dir.js';
+import { isAlive, readWorldRecord, removeWorldRecord, runningWorld, writeWorldRecord, type WorldRecord } from '../world-file.js';
+
+const here = (rel: string): string => fileURLToPath(new URL(rel, import.meta.url));
+// dist/src/cli/commands/world.js -> dist/daemon/world.js
+const SUPERVISOR = here('../../../daemon/world.js');
+
+interface UpOptions { world?: string; stateDir?: string; detach?: boolean }
+
+function tail(file: string, lines = 15): string {
+  try {
+    return readFileSync(file, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
+  } catch {
+    return '';
+  }
+}
+
+function summary(rec: WorldState): string {
+  const pods = rec.clusters.reduce((n, c) => n + c.pods.length, 0);
+  const nodes = rec.clusters.reduce((n, c) => n + c.nodes.length, 0);
+  return `strait: world ready in ${rec.bootMs} ms: ${rec.clusters.length} clusters (${rec.clusters.map((c) => c.name).join(', ')}), ${nodes} nodes, ${pods} pods`;
+}
+
+function prepareStateDir(stateDir: string): void {
+  mkdirSync(join(stateDir, 'logs'), { recursive: true });
+  const rec = readWorldRecord(stateDir);
+  if (rec && isAlive(rec.pid)) throw E.worldRunning(stateDir, rec.pid);
+  // leftovers of a world that was killed
+  rmSync(stateFiles(stateDir).world, { force: true });
+  rmSync(stateFiles(stateDir).storeSocket, { force: true });
+}
+
+/** Run the world in the foreground; resolves with the exit code when it ends. */
+async function upForeground(stateDir: string, worldFile: string | undefined): Promise<number> {
+  const userNamespace = process.getuid?.() !== 0;
+  if (userNamespace) {
+    const can = canUseUserNamespaces();
+    if (!can.ok) throw E.notRoot(`strait up (${can.reason})`);
+  }
+  const argv = privateTreeCommand([process.execPath, SUPERVISOR, '--state-dir', stateDir, ...(worldFile ? ['--world', worldFile] : [])], { userNamespace });
+  const logFile = join(stateDir, 'logs', 'world.log');
+  const logFd = openSync(logFile, 'a');
+  const child = spawn(argv[0] as string, argv.slice(1), {
+    stdio: ['ignore', 'inherit', logFd, 'ipc'],
+    env: { ...process.env, STRAIT_USERNS: userNamespace ? '1' : '0', STRAIT_PROC: 'world' },
+  });
+  closeSync(logFd);
+  const startedAt = new Date().toISOString();
+  let supervisorPid = 0;
+  let stopping = false;
+  let failed: string | undefined;
+  const findSupervisor = (): number => {
+    try {
+      const kids = readFileSync(`/proc/${child.pid}/task/${child.pid}/children`, 'utf8').trim().split(/\s+/).map(Number);
+      return kids[0] ?? 0;
+    } catch {
+      return 0;
+    }
+  };
+  child.on('message', (msg: { type: string; state?: WorldState; error?: { message: string; code?: string } }) => {
+    if ((msg.type === 'ready' || msg.type === 'state') && msg.state) {
+      supervisorPid ||= findSupervisor();
+      const rec: WorldRecord = { version: 1, pid: process.pid, supervisorPid, stateDir, startedAt, ...msg.state };
+      writeWorldRecord(stateDir, rec);
+      if (msg.type === 'ready') console.log(summary(msg.state));
+    } else if (msg.type === 'stopping') {
+      stopping = true;
+    } else if (msg.type === 'failed') {
+      failed = msg.error ? `${msg.error.code ? `${msg.error.code}: ` : ''}${msg.error.message}` : undefined;
+    }
+  });
+  const stop = (): void => {
+    if (stopping) return;
+    stopping = true;
+    supervisorPid ||= findSupervisor();
+    // the supervisor shuts down in order; the kernel cleans up whatever remains
+    if (supervisorPid) process.kill(supervisorPid, 'SIGTERM');
+    else child.kill('SIGKILL');
+    setTimeout(() => child.kill('SIGKILL'), 10_000).unref();
+  };
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
+  process.on('SIGHUP', stop);
+  const code = await new Promise<number>((done) => child.on('exit', (c, s) => done(c ?? (s ? 128 : 1))));
+  removeWorldRecord(stateDir, process.pid);
+  rmSync(stateFiles(stateDir).storeSocket, { force: true });
+  if (stopping) {
+    console.log('strait: world stopped');
+    return 0;
+  }
+  if (failed) console.error(`error ${failed.includes('STRAIT_ERR_') ? failed : `STRAIT_ERR_WORLD_NOT_RUNNING: ${failed}`}\n(log ${logFile})`);
+  else console.error(`error STRAIT_ERR_WORLD_NOT_RUNNING: the world ended (exit ${code}); log ${logFile}:\n${tail(logFile)}`);
+  return code === 0 ? 1 : code;
+}
+
+/**
+ * A detached world: the private tree is started in a session of its own, owned by its
+ * unshare process (kill that and the world is gone); the supervisor writes world.json.
+ */
+async function upDetached(stateDir: string, worldFile: string | undefined): Promise<number> {
+  const userNamespace = process.getuid?.() !== 0;
+  if (userNamespace) {
+    const can = canUseUserNamespaces();
+    if (!can.ok) throw E.notRoot(`strait up (${can.reason})`);
+  }
+  const argv = privateTreeCommand([process.execPath, SUPERVISOR, '--state-dir', stateDir, '--record', ...(worldFile ? ['--world', worldFile] : [])],
+    { userNamespace, dieWithParent: false });
+  const logFile = join(stateDir, 'logs', 'world.log');
+  const fd = openSync(logFile, 'a');
+  const child = spawn(argv[0] as string, argv.slice(1), {
+    detached: true, stdio: ['ignore', fd, fd],
+    env: { ...process.env, STRAIT_USERNS: userNamespace ? '1' : '0', STRAIT_PROC: 'world' },
+  });
+  closeSync(fd);
+  child.unref();
+  let exited: number | null = null;
+  child.on('exit', (c) => { exited = c ?? 1; });
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    const rec = readWorldRecord(stateDir);
+    if (rec && rec.pid === child.pid && rec.status === 'ready') {
+      console.log(`${summary(rec)}; running in the background (pid ${rec.pid}); 'strait down' stops it`);
+      return 0;
+    }
+    if (exited !== null) break;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  if (exited === null && child.pid) process.kill(child.pid, 'SIGKILL');
+  console.error(`error STRAIT_ERR_WORLD_NOT_RUNNING: the world did not come up; log ${logFile}:\n${tail(logFile)}`);
+  return exited && exited > 0 ? exited : 1;
+}
+
+function statusText(rec: WorldRecord): string {
+  const rows: (string | number | undefined)[][] = [];
+  for (const c of rec.clusters) {
+    for (const n of c.nodes) rows.push([c.name, 'node', n.name, n.role, n.underlayIP, n.publicIP ?? '', n.podCIDR]);
+    for (const p of c.pods) rows.push([c.name, 'pod', `${p.namespace}/${p.name}`, p.image, p.ip, '', p.node]);
+    for (const s of c.services) rows.push([c.name, 'service', `${s.namespace}/${s.name}`, s.ports.map((p) => `${p.port}/${p.protocol}`).join(','), s.clusterIP ?? 'None', '', '']);
+  }
+  const head = `world ${rec.status} (pid ${rec.pid}, boot ${rec.bootMs} ms, state dir ${rec.stateDir}${rec.userNamespace ? ', user namespace' : ''})\n`
+    + `store ${rec.store.available ? rec.store.socket : `unavailable: ${rec.store.reason ?? ''}`}; metrics ${rec.metrics}; logs ${rec.logs}\n\n`;
+  const comps = formatTable(['COMPONENT', 'PID', 'READY', 'RESTARTS', 'METRICS'],
+    rec.components.map((c) => [c.name, c.pid ?? '', c.ready ? 'yes' : 'no', c.restarts, c.metrics ?? '']));
+  return head + formatTable(['CLUSTER', 'KIND', 'NAME', 'ROLE/IMAGE/PORTS', 'ADDRESS', 'PUBLIC', 'NODE/CIDR'], rows) + '\n' + comps;
+}
+
+export function registerWorldCommands(program: Command): void {
+  program
+    .command('up')
+    .description('build the local world (clusters, nodes, pods in private network namespaces) and run it until Ctrl-C or `strait down`')
+    .option('--world <file>', 'world file (YAML or JSON); default: the built-in two-cluster world')
+    .option('--state-dir <dir>', 'state directory (default $STRAIT_STATE_DIR or ~/.local/state/strait)')
+    .option('--detach', 'run in the background; return once the world is ready')
+    .action(async (opts: UpOptions) => {
+      const stateDir = resolveStateDir(opts.stateDir);
+      const worldFile = opts.world ? resolve(opts.world) : undefined;
+      // loaded only here: status, exec and down stay light
+      const { loadWorld } = await import('../../control/world-file/index.js');
+      loadWorld(worldFile); // refuse a bad world before building anything
+      prepareStateDir(stateDir);
+      process.exitCode = opts.detach ? await upDetached(stateDir, worldFile) : await upForeground(stateDir, worldFile);
+    });
+
+  program
+    .command('down')
+    .description('stop the world of a state dir; every namespace and interface it made is gone')
+    .option('--state-dir <dir>', 'state directory')
+    .action(async (opts: { stateDir?: string }) => {
+      const stateDir = resolveStateDir(opts.stateDir);
+      const rec = readWorldRecord(stateDir);
+      if (!rec || !isAlive(rec.pid)) {
+        rmSync(stateFiles(stateDir).world, { force: true });
+        throw E.worldNotRunning(stateDir);
+      }
+      // the supervisor shuts down in order; its owner (strait up or unshare) then exits
+      process.kill(isAlive(rec.supervisorPid) ? rec.supervisorPid : rec.pid, 'SIGTERM');
+      const deadline = Date.now() + 15_000;
+      const gone = (): boolean => !isAlive(rec.pid) && !isAlive(rec.supervisorPid);
+      while (!gone() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
+      if (!gone()) process.kill(rec.pid, 'SIGKILL');
+      while (!gone() && Date.now() < deadline + 5000) await new Promise((r) => setTimeout(r, 25));
+      rmSync(stateFiles(stateDir).world, { force: true });
+      rmSync(stateFiles(stateDir).storeSocket, { force: true });
+      console.log('strait: world stopped');
+    });
+
+  program
+    .command('status')
+    .description('show the running world: clusters, nodes, pods, services, components')
+    .option('--state-dir <dir>', 'state directory')
+    .option('-o, --output <format>', 'text or json', 'text')
+    .action((opts: { stateDir?: string; output?: string }) => {
+      const format = parseOutputFormat(opts.output, ['text', 'json']);
+      const rec = runningWorld(resolveStateDir(opts.stateDir));
+      process.stdout.write(format === 'json' ? formatJson(rec) : statusText(rec));
+    });
+
+  program
+    .command('exec')
+    .description('run a host program inside a pod\'s network namespace, with the pod\'s resolv.conf; exits with its exit code')
+    .argument('<pod>', 'CLUSTER/NAMESPACE/POD')
+    .argument('<command...>', 'program and arguments (put them after --)')
+    .option('--state-dir <dir>', 'state directory')
+    .usage('[--state-dir DIR] CLUSTER/NAMESPACE/POD -- CMD [ARGS...]')
+    .action(async (ref: string, command: string[], opts: { stateDir?: string }) => {
+      const rec = runningWorld(resolveStateDir(opts.stateDir));
+      const [clusterName, namespace, podName, extra] = ref.split('/');
+      if (!clusterName || !namespace || !podName || extra !== undefined) throw E.podNotFound(ref);
+      const cluster = rec.clusters.find((c) => c.name === clusterName);
+      if (!cluster) throw E.clusterUnknown(clusterName, rec.clusters.map((c) => c.name));
+      const pod = cluster.pods.find((p) => p.namespace === namespace && p.name === podName);
+      if (!pod) throw E.podNotFound(ref);
+      const argv = ['-t', String(rec.supervisorPid), '-m', '-p', ...(rec.userNamespace ? ['-U', '--preserve-credentials'] : []),
+        '--', 'ip', 'netns', 'exec', pod.netns, ...command];
+      const child = spawn('nsenter', argv, { stdio: 'inherit' });
+      const forward = (sig: NodeJS.Signals) => () => { child.kill(sig); };
+      process.on('SIGINT', forward('SIGINT'));
+      process.on('SIGTERM', forward('SIGTERM'));
+      process.exitCode = await new Promise<number>((done) => {
+        child.on('error', (err) => { console.error(`error STRAIT_ERR_SYSTEM_TOOL: nsenter: ${err.message}`); done(1); });
+        // a program killed by a signal exits 128 + its number, as shells report it
+        child.on('exit', (code, signal) => done(code ?? 128 + (signal ? osConstants.signals[signal] : 0)));
+      });
+    });
+}

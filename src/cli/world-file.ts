@@ -1,0 +1,62 @@
+// world.json in the state dir: written by the `strait up` process that owns a world,
+// read by status, exec, down and the store clients.
+import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { E } from '../base/errors/index.js';
+import type { WorldState } from '../control/world/index.js';
+import { stateFiles } from './state-dir.js';
+
+export interface WorldRecord extends WorldState {
+  version: 1;
+  /** pid of the `strait up` process that owns the world (kill it and the world is gone) */
+  pid: number;
+  /** host pid of the world supervisor (pid 1 of the private tree): nsenter -t */
+  supervisorPid: number;
+  stateDir: string;
+  startedAt: string;
+}
+
+/** true while the process exists and is not a zombie */
+export function isAlive(pid: number): boolean {
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EPERM') return false;
+  }
+  try {
+    // "pid (comm) S ..." — comm may contain spaces and parentheses
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+    return state !== 'Z' && state !== 'X';
+  } catch {
+    return false;
+  }
+}
+
+export function readWorldRecord(stateDir: string): WorldRecord | undefined {
+  const file = stateFiles(stateDir).world;
+  if (!existsSync(file)) return undefined;
+  try {
+    return JSON.parse(readFileSync(file, 'utf8')) as WorldRecord;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The running world of a state dir, or STRAIT_ERR_WORLD_NOT_RUNNING. */
+export function runningWorld(stateDir: string): WorldRecord {
+  const rec = readWorldRecord(stateDir);
+  if (!rec || !isAlive(rec.pid) || !isAlive(rec.supervisorPid)) throw E.worldNotRunning(stateDir);
+  return rec;
+}
+
+export function writeWorldRecord(stateDir: string, rec: WorldRecord): void {
+  const file = stateFiles(stateDir).world;
+  writeFileSync(`${file}.tmp`, JSON.stringify(rec, null, 2) + '\n');
+  renameSync(`${file}.tmp`, file);
+}
+
+export function removeWorldRecord(stateDir: string, pid: number): void {
+  const rec = readWorldRecord(stateDir);
+  if (rec && rec.pid === pid) rmSync(stateFiles(stateDir).world, { force: true });
+}

@@ -1,0 +1,58 @@
+// The built-in image strait/echo: any HTTP request gets 200 and a JSON body saying
+// who asked (the peer address and port this server saw) and who answered.
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { once } from 'node:events';
+
+export interface EchoIdentity {
+  cluster: string;
+  namespace: string;
+  pod: string;
+  node: string;
+}
+
+export interface EchoReply extends EchoIdentity {
+  remoteAddress: string;
+  remotePort: number;
+  method: string;
+  path: string;
+  host: string;
+}
+
+export interface EchoServer {
+  readonly port: number;
+  /** requests answered (read by the metrics collector) */
+  readonly counters: { requests: number };
+  close(): Promise<void>;
+}
+
+export async function startEcho(id: EchoIdentity, port: number, host = '0.0.0.0'): Promise<EchoServer> {
+  const counters = { requests: 0 };
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    counters.requests++;
+    const remote = req.socket.remoteAddress ?? '';
+    const reply: EchoReply = {
+      remoteAddress: remote.startsWith('::ffff:') ? remote.slice(7) : remote,
+      remotePort: req.socket.remotePort ?? 0,
+      ...id,
+      method: req.method ?? '',
+      path: req.url ?? '',
+      host: req.headers.host ?? '',
+    };
+    const body = JSON.stringify(reply) + '\n';
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+    res.end(body);
+    req.resume();
+  });
+  server.keepAliveTimeout = 5000;
+  server.listen(port, host);
+  await once(server, 'listening');
+  const addr = server.address();
+  return {
+    port: typeof addr === 'object' && addr ? addr.port : port,
+    counters,
+    close: () => new Promise<void>((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    }),
+  };
+}

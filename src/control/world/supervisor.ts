@@ -1,0 +1,287 @@
+// The world supervisor: pid 1 of the world's private tree. Builds the network, fills
+// each cluster's store, programs every node's service proxy, serves cluster DNS, runs
+// the workloads and any other component in its process table, and reports readiness
+// and state to the `strait up` process that owns it.
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import { renderProxyRules, syncServiceProxy } from '../../dataplane/service-proxy/index.js';
+import { ClusterZone, startDnsServer, type DnsResolver, type RunningDnsServer } from '../dns/index.js';
+import { createRegistry, serveMetrics, Gauge, type MetricsServer } from '../metrics/index.js';
+import { Kinds } from '../resources/index.js';
+import { openEmbeddedStore, serveStores, type KubeObject, type ResourceStore } from '../store/index.js';
+import { startClusterSync } from './cluster-sync.js';
+import { startPodRuntime, type PodHooks } from './pod-runtime.js';
+import type { WorldFile } from '../world-file/index.js';
+import { clusterObjects } from './objects.js';
+import { buildPlan, type PlanCluster, type PlanPod, type WorldPlan } from './plan.js';
+import { ProcessTable, type Component, type ComponentStatus } from './processes.js';
+import { buildTopology, mountPrivateNetnsDirs } from './topology.js';
+import { serviceViews, type ServiceViews } from './views.js';
+
+export interface WorldOptions {
+  world: WorldFile;
+  stateDir: string;
+  log: Logger;
+  /** program (node script) of each built-in image that runs a process */
+  images: { echo: string };
+  /**
+   * Extra components (gateway daemon, node agent, control module, code-hosting server),
+   * started once the network, the service proxies, DNS and the store API are up (or, with
+   * startAfter: 'network', as soon as the network is built).
+   */
+  components?: (plan: WorldPlan, ctx: ComponentContext) => Component[];
+  /**
+   * More DNS zones for a cluster's DNS server (clusterset.local), asked after the
+   * cluster.local zone; called once the store is open (store undefined when it is not).
+   */
+  dnsResolvers?: (cluster: PlanCluster, store: ResourceStore | undefined, plan: WorldPlan) => DnsResolver[];
+  /** called with {type:'ready'|'state', state} for the owner of the world */
+  notify: (msg: { type: 'ready' | 'state'; state: WorldState }) => void;
+}
+
+/** What a component needs to know about the world it runs in. */
+export interface ComponentContext {
+  stateDir: string;
+  /** the store API (unix socket, reachable from every namespace) and its token file */
+  storeSocket: string;
+  storeTokenFile: string;
+  metricsPort: number;
+  log: Logger;
+  /** environment every strait process of this world gets (STRAIT_STATE_DIR, STRAIT_STORE_*) */
+  env: Record<string, string>;
+}
+
+export interface WorldState {
+  status: 'ready' | 'starting';
+  bootMs?: number;
+  userNamespace: boolean;
+  internet: WorldPlan['internet'];
+  metrics: string;
+  store: { socket: string; token: string; available: boolean; reason?: string };
+  logs: string;
+  clusters: {
+    name: string;
+    clusterCIDR: string;
+    serviceCIDR: string;
+    nodeCIDR: string;
+    dnsIP: string;
+    dnsServer: string;
+    nodes: { name: string; role: string; netns: string; underlayIP: string; podCIDR: string; publicIP?: string }[];
+    pods: { namespace: string; name: string; node: string; netns: string; ip: string; image: string }[];
+    services: { namespace: string; name: string; clusterIP?: string; ports: { port: number; protocol: string }[] }[];
+  }[];
+  components: ComponentStatus[];
+}
+
+export interface RunningWorld {
+  plan: WorldPlan;
+  processes: ProcessTable;
+  state(): WorldState;
+  stop(): Promise<void>;
+}
+
+type ServiceState = WorldState['clusters'][number]['services'];
+
+/** the Services a cluster's data plane serves now (from the plan, then from its store) */
+function servicesOf(views: ServiceViews): ServiceState {
+  const ports = new Map(views.proxy.map((p) => [`${p.namespace}/${p.name}`, p.ports.map((x) => ({ port: x.port, protocol: x.protocol }))]));
+  return views.dns.map((d) => ({ namespace: d.namespace, name: d.name, ...(d.clusterIP ? { clusterIP: d.clusterIP } : {}), ports: ports.get(`${d.namespace}/${d.name}`) ?? [] }))
+    .sort((a, b) => `${a.namespace}/${a.name}`.localeCompare(`${b.namespace}/${b.name}`));
+}
+
+function clusterState(c: PlanCluster, services?: ServiceState): WorldState['clusters'][number] {
+  return {
+    name: c.name, clusterCIDR: c.clusterCIDR, serviceCIDR: c.serviceCIDR, nodeCIDR: c.nodeCIDR, dnsIP: c.dnsIP, dnsServer: `${c.rootIP}:53`,
+    nodes: c.nodes.map((n) => ({ name: n.name, role: n.role, netns: n.netns, underlayIP: n.underlayIP, podCIDR: n.podCIDR, ...(n.publicIP ? { publicIP: n.publicIP } : {}) })),
+    pods: c.pods.map((p) => ({ namespace: p.namespace, name: p.name, node: p.node, netns: p.netns, ip: p.ip, image: p.image })),
+    services: services ?? c.services.map((s) => ({ namespace: s.namespace, name: s.name, ...(s.clusterIP ? { clusterIP: s.clusterIP } : {}), ports: s.ports.map((p) => ({ port: p.port, protocol: p.protocol })) })),
+  };
+}
+
+const PRUNE_KINDS = [Kinds.EndpointSlice, Kinds.Service, Kinds.Pod, Kinds.Deployment, Kinds.Node, Kinds.Namespace];
+const keyOf = (o: { kind: string; metadata: { name: string; namespace?: string } }): string => `${o.kind}/${o.metadata.namespace ?? ''}/${o.metadata.name}`;
+
+/** Apply the world's objects to one cluster's store; drop world objects of an earlier, different world. */
+async function registerObjects(store: ResourceStore, objs: KubeObject[]): Promise<void> {
+  const uids = new Map<string, string>();
+  for (const obj of objs) {
+    const { status, ...rest } = structuredClone(obj);
+    const meta = rest.metadata;
+    for (const o of meta.ownerReferences ?? []) o.uid = uids.get(`${o.kind}/${meta.namespace ?? ''}/${o.name}`) ?? o.uid;
+    for (const e of (rest['endpoints'] ?? []) as { targetRef?: { kind: string; name: string; namespace?: string; uid?: string } }[]) {
+      if (e.targetRef) e.targetRef.uid = uids.get(`${e.targetRef.kind}/${e.targetRef.namespace ?? ''}/${e.targetRef.name}`) ?? e.targetRef.uid;
+    }
+    const applied = await store.apply(rest as KubeObject, { fieldManager: 'strait-world' });
+    if (applied.metadata.uid) uids.set(keyOf(applied), applied.metadata.uid);
+    if (status !== undefined) await store.updateStatus({ ...applied, status });
+  }
+  const wanted = new Set(objs.map(keyOf));
+  for (const k of PRUNE_KINDS) {
+    const list = await store.list({ apiVersion: k.apiVersion, kind: k.kind }, { labelSelector: 'app.kubernetes.io/managed-by=strait-world' });
+    for (const o of list.items) {
+      if (!wanted.has(keyOf(o))) await store.delete({ apiVersion: k.apiVersion, kind: k.kind }, o.metadata.name, o.metadata.namespace);
+    }
+  }
+}
+
+async function openStores(opts: WorldOptions, plan: WorldPlan, objects: Map<string, KubeObject[]>, log: Logger) {
+  const socket = join(opts.stateDir, 'store.sock');
+  const tokenFile = join(opts.stateDir, 'store.token');
+  const stores = new Map<string, ResourceStore>();
+  try {
+    const token = randomBytes(24).toString('hex');
+    writeFileSync(tokenFile, token + '\n', { mode: 0o600 });
+    for (const name of [...plan.clusters.map((c) => c.name), 'broker']) {
+      stores.set(name, openEmbeddedStore({ dir: join(opts.stateDir, 'store', name) }));
+    }
+    const t0 = performance.now();
+    await Promise.all([...objects].map(([cluster, objs]) => registerObjects(stores.get(cluster) as ResourceStore, objs)));
+    log.info({ ms: Math.round(performance.now() - t0), objects: [...objects.values()].reduce((n, o) => n + o.length, 0) }, 'objects registered in the stores');
+    const server = await serveStores({ socketPath: socket, token, stores });
+    return { socket, token: tokenFile, available: true as const, stores, server };
+  } catch (err) {
+    log.warn({ err }, 'resource store not available; the world runs without it');
+    for (const s of stores.values()) await s.close().catch(() => undefined);
+    return { socket, token: tokenFile, available: false as const, reason: (err as Error).message, stores: new Map<string, ResourceStore>(), server: undefined };
+  }
+}
+
+export async function runWorld(opts: WorldOptions): Promise<RunningWorld> {
+  const t0 = performance.now();
+  const { log } = opts;
+  const plan = buildPlan(opts.world);
+  const logDir = join(opts.stateDir, 'logs');
+  mkdirSync(logDir, { recursive: true });
+  const startedAt = new Date().toISOString();
+
+  await mountPrivateNetnsDirs();
+  await buildTopology(plan);
+  log.info({ ms: Math.round(performance.now() - t0) }, 'network built');
+
+  const boot: { ready: boolean; ms?: number } = { ready: false };
+  const processes = new ProcessTable(logDir, log, () => { if (boot.ready) opts.notify({ type: 'state', state: state() }); });
+  const echoComponent = (c: PlanCluster, p: PlanPod): Component => ({
+    name: `${c.name}.${p.namespace}.${p.name}`,
+    netns: p.netns,
+    command: [process.execPath, '--max-semi-space-size=2', opts.images.echo],
+    env: {
+      STRAIT_CLUSTER: c.name, STRAIT_NAMESPACE: p.namespace, STRAIT_POD: p.name, STRAIT_NODE: p.node,
+      STRAIT_PORT: String(p.port), STRAIT_METRICS_PORT: String(plan.metricsPort),
+    },
+    ready: 'ipc',
+    metrics: `${p.ip}:${plan.metricsPort}`,
+  });
+  for (const c of plan.clusters) {
+    for (const p of c.pods) if (p.image === 'strait/echo') processes.add(echoComponent(c, p));
+  }
+  const storeSocket = join(opts.stateDir, 'store.sock');
+  const storeTokenFile = join(opts.stateDir, 'store.token');
+  const ctx: ComponentContext = {
+    stateDir: opts.stateDir, storeSocket, storeTokenFile, metricsPort: plan.metricsPort, log,
+    env: { STRAIT_STATE_DIR: opts.stateDir, STRAIT_STORE_SOCKET: storeSocket, STRAIT_STORE_TOKEN_FILE: storeTokenFile, STRAIT_METRICS_PORT: String(plan.metricsPort) },
+  };
+  // components that need only the network start now; the rest once the store API is up
+  const extra = opts.components?.(plan, ctx) ?? [];
+  for (const comp of extra.filter((x) => x.startAfter === 'network')) processes.add({ ...comp, env: { ...ctx.env, ...comp.env } });
+
+  // service proxy (nftables in every node) and cluster DNS, from the clusters' objects
+  const objects = new Map(plan.clusters.map((c) => [c.name, clusterObjects(c, startedAt)]));
+  const dnsServers = new Map<string, RunningDnsServer>();
+  const zones = new Map(plan.clusters.map((c) => [c.name, new ClusterZone()]));
+  // each DNS server reads its list per query: zones added later (clusterset.local) join it
+  const resolvers = new Map<string, DnsResolver[]>(plan.clusters.map((c) => [c.name, [zones.get(c.name) as ClusterZone]]));
+  const lastRules = new Map<string, string>();
+  const serviceStates = new Map<string, ServiceState>();
+  const queues = new Map<string, Promise<void>>();
+  // one way to program a cluster's data plane, first from the plan, then from its store;
+  // one update at a time per cluster, so an older table never lands after a newer one
+  const program = (c: PlanCluster, views: ServiceViews): Promise<void> => {
+    const next = (queues.get(c.name) ?? Promise.resolve()).catch(() => undefined).then(async () => {
+      zones.get(c.name)?.setServices(views.dns);
+      const services = servicesOf(views);
+      const changed = JSON.stringify(services) !== JSON.stringify(serviceStates.get(c.name));
+      serviceStates.set(c.name, services);
+      if (changed && boot.ready) opts.notify({ type: 'state', state: state() });
+      const rules = renderProxyRules(views.proxy);
+      if (lastRules.get(c.name) === rules) return;
+      await Promise.all(c.nodes.map((n) => syncServiceProxy(n.netns, views.proxy)));
+      lastRules.set(c.name, rules);
+    });
+    queues.set(c.name, next);
+    return next;
+  };
+  const jobs: Promise<unknown>[] = [];
+  for (const c of plan.clusters) {
+    const objs = objects.get(c.name) as KubeObject[];
+    jobs.push(program(c, serviceViews(objs.filter((o) => o.kind === 'Service'), objs.filter((o) => o.kind === 'EndpointSlice'))));
+    jobs.push(startDnsServer({ address: c.rootIP, port: 53, resolvers: resolvers.get(c.name) as DnsResolver[] }).then((s) => { dnsServers.set(c.name, s); }));
+  }
+  const storeJob = openStores(opts, plan, objects, log);
+  await Promise.all(jobs);
+
+  // the supervisor's own metrics, in the world root, on every address
+  const registry = createRegistry('world');
+  new Gauge({ name: 'strait_world_pods', help: 'pods in the world', labelNames: ['cluster'], registers: [registry],
+    collect() { for (const c of plan.clusters) this.set({ cluster: c.name }, c.pods.length); } });
+  new Gauge({ name: 'strait_world_component_restarts', help: 'restarts of each supervised component', labelNames: ['name'], registers: [registry],
+    collect() { for (const s of processes.status()) this.set({ name: s.name }, s.restarts); } });
+  new Gauge({ name: 'strait_world_dns_queries', help: 'DNS queries answered by the cluster DNS servers', labelNames: ['cluster'], registers: [registry],
+    collect() { for (const c of plan.clusters) this.set({ cluster: c.name }, dnsServers.get(c.name)?.stats.queries ?? 0); } });
+  new Gauge({ name: 'strait_world_boot_seconds', help: 'time from start to ready', registers: [registry],
+    collect() { if (boot.ms !== undefined) this.set(boot.ms / 1000); } });
+  const metricsServer: MetricsServer = await serveMetrics(registry, plan.metricsPort, '0.0.0.0');
+
+  const store = await storeJob;
+  for (const comp of extra.filter((x) => x.startAfter !== 'network')) processes.add({ ...comp, env: { ...ctx.env, ...comp.env } });
+  for (const c of plan.clusters) {
+    resolvers.get(c.name)?.push(...(opts.dnsResolvers?.(c, store.available ? store.stores.get(c.name) : undefined, plan) ?? []));
+  }
+  const syncs: { stop(): void }[] = [];
+  if (store.available) {
+    const hooks: PodHooks = {
+      start: (c, p) => { if (p.image === 'strait/echo') processes.add(echoComponent(c, p)); },
+      stop: (c, p) => processes.remove(`${c.name}.${p.namespace}.${p.name}`),
+      changed: () => { if (boot.ready) opts.notify({ type: 'state', state: state() }); },
+    };
+    for (const c of plan.clusters) {
+      const cs = store.stores.get(c.name) as ResourceStore;
+      syncs.push(startClusterSync(c, cs, log, (views) => program(c, views)));
+      syncs.push(startPodRuntime(c, cs, log, hooks));
+    }
+  }
+  await processes.waitReady(20_000);
+  boot.ready = true;
+  boot.ms = Math.round(performance.now() - t0);
+
+  function state(): WorldState {
+    return {
+      status: boot.ready ? 'ready' : 'starting',
+      ...(boot.ms !== undefined ? { bootMs: boot.ms } : {}),
+      userNamespace: process.env['STRAIT_USERNS'] === '1',
+      internet: plan.internet,
+      metrics: `${plan.internet.rootIP}:${plan.metricsPort}`,
+      store: { socket: store.socket, token: store.token, available: store.available, ...(store.available ? {} : { reason: store.reason }) },
+      logs: logDir,
+      clusters: plan.clusters.map((c) => clusterState(c, serviceStates.get(c.name))),
+      components: processes.status(),
+    };
+  }
+  log.info({ bootMs: boot.ms }, 'world ready');
+  opts.notify({ type: 'ready', state: state() });
+
+  return {
+    plan,
+    processes,
+    state,
+    async stop() {
+      for (const sync of syncs) sync.stop();
+      await processes.stop();
+      await Promise.all([...dnsServers.values()].map((d) => d.close()));
+      await metricsServer.close();
+      await store.server?.close();
+      for (const s of store.stores.values()) await s.close().catch(() => undefined);
+    },
+  };
+}

@@ -1,0 +1,80 @@
+// Starting and stopping private test worlds (each with its own temp state dir, so
+// test files can run in parallel).
+import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+export const root = process.env['STRAIT_ROOT'] ?? process.cwd();
+export const BIN = join(root, 'bin', 'strait.js');
+
+export function strait(args: string[], input?: string): SpawnSyncReturns<string> {
+  return spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', input, timeout: 60_000 });
+}
+
+export interface TestWorld {
+  stateDir: string;
+  record(): { pid: number; supervisorPid: number; clusters: { name: string; pods: { namespace: string; name: string; ip: string; netns: string }[]; services: { name: string; clusterIP?: string }[]; nodes: { netns: string }[] }[]; components: { name: string; pid?: number; metrics?: string }[] };
+  exec(pod: string, cmd: string[], input?: string): SpawnSyncReturns<string>;
+  down(): SpawnSyncReturns<string>;
+  cleanup(): void;
+}
+
+export function upWorld(extra: string[] = []): TestWorld {
+  const stateDir = mkdtempSync(join(tmpdir(), 'strait-world-'));
+  const r = strait(['up', '--detach', '--state-dir', stateDir, ...extra]);
+  if (r.status !== 0) throw new Error(`strait up failed (${r.status}): ${r.stderr}${r.stdout}`);
+  return {
+    stateDir,
+    record: () => JSON.parse(readFileSync(join(stateDir, 'world.json'), 'utf8')),
+    exec: (pod, cmd, input) => strait(['exec', '--state-dir', stateDir, pod, '--', ...cmd], input),
+    down: () => strait(['down', '--state-dir', stateDir]),
+    cleanup: () => {
+      strait(['down', '--state-dir', stateDir]);
+      rmSync(stateDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** host view: netns names and interface names of the host's own namespaces */
+export function hostNetworkState(): { netns: string[]; links: string[] } {
+  const netns = spawnSync('ip', ['netns', 'list'], { encoding: 'utf8' }).stdout.split('\n').map((l) => l.split(' ')[0] ?? '').filter(Boolean).sort();
+  const links = spawnSync('ip', ['-o', 'link'], { encoding: 'utf8' }).stdout.split('\n')
+    .map((l) => /^\d+: ([^:@]+)/.exec(l)?.[1] ?? '').filter(Boolean).sort();
+  return { netns, links };
+}
+
+export function alive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+    return state !== 'Z' && state !== 'X';
+  } catch {
+    return false;
+  }
+}
+
+export async function waitGone(pids: number[], ms = 10_000): Promise<number[]> {
+  const deadline = Date.now() + ms;
+  let left = pids.filter(alive);
+  while (left.length && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 50));
+    left = left.filter(alive);
+  }
+  return left;
+}
+
+/** host pids of every process in the world's pid namespace */
+export function worldPids(supervisorPid: number): number[] {
+  const out = spawnSync('sh', ['-c', `ns=$(readlink /proc/${supervisorPid}/ns/pid) || exit 0; for p in /proc/[0-9]*; do [ "$(readlink $p/ns/pid 2>/dev/null)" = "$ns" ] && echo \${p#/proc/}; done`], { encoding: 'utf8' });
+  return out.stdout.split('\n').filter(Boolean).map(Number);
+}
+
+/**
+ * Interface names a world makes (inet0, ul<c>, c<c>n<n>, c<c>g<n>, vp<k>, cbr0, eth0/1).
+ * Host checks look for these only, so another engineer's test on the same machine
+ * cannot make ours fail.
+ */
+export function isWorldLinkName(name: string): boolean {
+  return /^(inet0|ul\d+|c\d+[ng]\d+|vp\d+|cbr0|eth[01])$/.test(name);
+}
