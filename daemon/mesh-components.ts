@@ -9,6 +9,7 @@
 import { join } from 'node:path';
 
 export interface MeshPlanView {
+  internet: { rootIP: string };
   clusters: { name: string; nodes: { name: string; role: string; netns: string; underlayIP: string }[] }[];
 }
 
@@ -40,11 +41,14 @@ export function meshComponents(plan: MeshPlanView, ctx: MeshComponentContext, he
   const routes = opts.routes ?? [{ pathPrefix: '/', namespace: 'mesh', service: 'echo', port: 8080 }];
   const out: MeshComponent[] = [];
   plan.clusters.forEach((c, i) => {
+    // the agent's own metrics: world root, one port per cluster after the githost's
+    const agentMetrics = `${plan.internet.rootIP}:${ctx.metricsPort + 10 + i}`;
     out.push({
-      name: `${c.name}.mesh-agent`, ready: 'ipc',
+      name: `${c.name}.mesh-agent`, ready: 'ipc', metrics: agentMetrics,
       command: [process.execPath, here('../agents/mesh/main.js')],
       env: {
         STRAIT_CLUSTER: c.name,
+        STRAIT_MESH_METRICS: `0.0.0.0:${ctx.metricsPort + 10 + i}`,
         STRAIT_MESH_INGRESS: JSON.stringify(routes),
         ...(i === 0 ? { STRAIT_MESH_BOOTSTRAP: members.join(',') } : {}),
       },

@@ -7,15 +7,18 @@
 //   STRAIT_STATE_DIR          mesh files go to <state>/mesh/<cluster>/, the root CA to <state>/mesh/ca.json
 //   STRAIT_STORE_SOCKET, STRAIT_STORE_TOKEN_FILE   the world's store API
 //   STRAIT_MESH_BOOTSTRAP     comma-separated member namespaces: apply the default SMCP (flags false) and member roll when absent
+//   STRAIT_MESH_METRICS       HOST:PORT for the agent's own /metrics
 //   STRAIT_METRICS_PORT       the world's metrics port, excluded from the pods' inbound redirect
 //   STRAIT_MESH_INGRESS       JSON list of routes [{pathPrefix, namespace, service, port}] for <dir>/ingress.json
 import { mkdirSync } from 'node:fs';
+import { createServer } from 'node:http';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isStraitError } from '../../src/base/errors/index.js';
 import { Lifecycle } from '../../src/base/lifecycle/index.js';
 import { createLogger } from '../../src/base/log/index.js';
 import { defaultMeshObjects, loadOrCreateCa, startMeshAgent, type IngressRouteSpec } from '../../src/control/mesh/index.js';
+import { Counter, Gauge, Registry } from 'prom-client';
 import { connectStoreFromFiles } from '../../src/control/store/index.js';
 
 const env = (k: string): string | undefined => process.env[k];
@@ -35,7 +38,12 @@ async function main(): Promise<void> {
   const store = connectStoreFromFiles({ socketPath, tokenFile, cluster });
   const members = env('STRAIT_MESH_BOOTSTRAP');
   const routes = env('STRAIT_MESH_INGRESS');
+  // sidecars drop to uid 1337 so that the pod's redirect spares their own connections; a
+  // world in a user namespace maps only root, so there the mesh runs without sidecars
+  const sidecars = env('STRAIT_USERNS') !== '1';
+  if (!sidecars) log.warn('user-namespace world: uid 1337 is not mapped, injected pods run without sidecars');
   const agent = await startMeshAgent({
+    sidecars,
     store, ca, dir, log,
     // the world scrapes every pod's metrics port in plaintext: it bypasses the sidecar
     ...(env('STRAIT_METRICS_PORT') ? { excludeInboundPorts: [Number(env('STRAIT_METRICS_PORT'))] } : {}),
@@ -44,6 +52,27 @@ async function main(): Promise<void> {
     ...(routes ? { ingress: { namespace: 'istio-system', serviceAccount: 'istio-ingressgateway-service-account', routes: JSON.parse(routes) as IngressRouteSpec[] } } : {}),
   });
   life.onShutdown('agent', () => agent.stop());
+  const metricsAt = env('STRAIT_MESH_METRICS');
+  if (metricsAt) {
+    const reg = new Registry();
+    new Counter({ name: 'strait_mesh_agent_reconciles_total', help: 'reconcile passes of the mesh controller', registers: [reg],
+      collect(this: Counter<string>) { this.reset(); this.inc(agent.controller.reconciles); } });
+    new Gauge({ name: 'strait_mesh_agent_sidecars', help: 'sidecars the agent supervises, by state', labelNames: ['state'], registers: [reg],
+      collect(this: Gauge<string>) {
+        const st = agent.supervisor.status();
+        this.set({ state: 'running' }, st.filter((x) => x.running).length);
+        this.set({ state: 'ready' }, st.filter((x) => x.ready).length);
+      } });
+    new Counter({ name: 'strait_mesh_agent_sidecar_restarts_total', help: 'sidecar restarts', registers: [reg],
+      collect(this: Counter<string>) { this.reset(); this.inc(agent.supervisor.status().reduce((n, x) => n + x.restarts, 0)); } });
+    const m = /^(.+):(\d+)$/.exec(metricsAt);
+    const srv = createServer((req, res) => {
+      if (req.url !== '/metrics') { res.writeHead(404).end(); return; }
+      void reg.metrics().then((t) => res.writeHead(200, { 'content-type': reg.contentType }).end(t));
+    });
+    await new Promise<void>((r) => srv.listen(Number(m?.[2]), m?.[1], r));
+    life.onShutdown('metrics', () => new Promise<void>((r) => srv.close(() => r())));
+  }
   life.onShutdown('store', () => store.close());
   life.handleSignals(log);
   process.send?.({ type: 'ready' });

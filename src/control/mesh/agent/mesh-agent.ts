@@ -21,6 +21,8 @@ export interface MeshAgentOptions {
   bootstrap?: KubeObject[];
   log?: Logger;
   onReconciled?: (r: ReconcileResult) => void;
+  /** start sidecar processes (default true); false: only certificates and configurations */
+  sidecars?: boolean;
   /** write <dir>/ingress.json for the ingress gateway */
   ingress?: MeshControllerOptions['ingress'];
 }
@@ -44,8 +46,10 @@ export async function startMeshAgent(o: MeshAgentOptions): Promise<MeshAgent> {
     store: o.store, ca: o.ca, dir: o.dir, ...(o.log ? { log: o.log } : {}), ...(o.ingress ? { ingress: o.ingress } : {}),
     ...(o.proxyUid !== undefined ? { proxyUid: o.proxyUid } : {}),
     onReconciled: (r) => {
-      supervisor.sync(r.view);
-      for (const c of r.changed) supervisor.push(c.namespace, c.pod, c.config);
+      if (o.sidecars !== false) {
+        supervisor.sync(r.view);
+        for (const c of r.changed) supervisor.push(c.namespace, c.pod, c.config);
+      }
       o.onReconciled?.(r);
     },
   });
