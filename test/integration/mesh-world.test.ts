@@ -16,7 +16,18 @@ const curlFrom = (pod: string) => {
   const r = world.exec(`cluster-a/mesh/${pod}`, ['curl', '-sS', '-m', '5', '-o', '/dev/null', '-w', '%{http_code}', URL_]);
   return r.status === 0 ? `HTTP ${r.stdout.trim()}` : `exit ${r.status}`;
 };
+const ingressURL = (): string => {
+  const url = (world.record().clusters.find((c) => c.name === 'cluster-a') as { ingress?: string } | undefined)?.ingress;
+  assert.match(url ?? '', /^http:\/\/127\.0\.0\.1:\d+$/, 'strait status reports the ingress host URL of cluster-a');
+  return url as string;
+};
+// the host (this test's namespace) through the loopback port `strait up` bound for the ingress gateway
 const viaIngress = () => {
+  const r = spawnSync('curl', ['-sS', '-m', '5', '-o', '/dev/null', '-w', '%{http_code}', `${ingressURL()}/`], { encoding: 'utf8' });
+  return r.status === 0 ? `HTTP ${r.stdout.trim()}` : `exit ${r.status}`;
+};
+// and through the unix socket in the state dir
+const viaSocket = () => {
   const r = spawnSync('curl', ['-sS', '-m', '5', '-o', '/dev/null', '-w', '%{http_code}', '--unix-socket', join(world.stateDir, 'mesh', 'cluster-a', 'ingress.sock'), 'http://echo.mesh/'], { encoding: 'utf8' });
   return r.status === 0 ? `HTTP ${r.stdout.trim()}` : `exit ${r.status}`;
 };
@@ -44,6 +55,7 @@ for (const mode of ['PERMISSIVE', 'DISABLE', 'STRICT']) {
     const want = EXPECT[mode] as string[];
     until(() => curlFrom('outsider') === want[1] && curlFrom('client') === want[0]);
     assert.deepEqual([curlFrom('client'), curlFrom('outsider'), viaIngress()], want);
+    assert.equal(viaSocket(), 'HTTP 200');
   });
 }
 
