@@ -51,6 +51,15 @@ describe('STRICT inbound', () => {
   });
 });
 
+/**
+ * The client sidecar resets the application's connection when its mTLS handshake fails. curl
+ * reports 56 (reset while receiving) or, when the reset arrives before it has finished
+ * connecting on a fast loopback, 7; both are a refusal.
+ */
+function assertRefused(exit: number, stderr: string): void {
+  assert.ok(exit === 56 || exit === 7, `curl exit ${exit}: ${stderr}`);
+}
+
 describe('outbound refuses the wrong server', () => {
   let app: EchoApp;
   before(async () => { app = await startEchoApp(); });
@@ -73,7 +82,7 @@ describe('outbound refuses the wrong server', () => {
   test('a mesh certificate of another service account (impersonation) is refused', async () => {
     const before = app.requests;
     const { exit, stderr, client } = await attempt(testCa().issue('mesh', 'evil'));
-    assert.equal(exit, 56, stderr);
+    assertRefused(exit, stderr);
     assert.equal(client.metrics.handshakeFailures.client['bad-peer-identity'], 1);
     assert.equal(app.requests, before);
   });
@@ -81,7 +90,7 @@ describe('outbound refuses the wrong server', () => {
   test('a server certificate from a foreign CA is refused', async () => {
     const before = app.requests;
     const { exit, stderr, client } = await attempt(MeshCa.create().issue('mesh', 'echo'));
-    assert.equal(exit, 56, stderr);
+    assertRefused(exit, stderr);
     assert.equal(client.metrics.handshakeFailures.client.untrusted, 1);
     assert.equal(app.requests, before);
   });
