@@ -14,7 +14,8 @@
 // node agent that routes the other clusters' cluster and service CIDRs into its TUN
 // device and over VXLAN to that gateway. One PSK per world, in <state>/tunnel/psk.
 // And the code-hosting server (docs/githost.md) in the world root, at
-// http://198.18.0.1:3000 for every pod and node. And the mesh (docs/mesh.md): per cluster
+// http://198.18.0.1:3000 for every pod and node, and the control module of the first
+// cluster (docs/gitops.md) at http://198.18.0.1:8080. And the mesh (docs/mesh.md): per cluster
 // the mesh agent in the world root and the ingress gateway on the gateway node.
 import { randomBytes } from 'node:crypto';
 import { accessSync, constants, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -114,6 +115,8 @@ function githostComponent(plan: WorldPlan, ctx: ComponentContext): Component {
   const file = join(ctx.stateDir, 'githost-world.json');
   writeFileSync(file, JSON.stringify({
     host: '0.0.0.0', port, baseURL: `http://${plan.internet.rootIP}:${port}`, allowLocalNetworks: true, allowImportLocal: true,
+    // pushes reach the control module at once (docs/gitops.md)
+    pushWebhooks: [`http://127.0.0.1:${CONTROL_PORT}/api/webhook`],
   }, null, 2) + '\n');
   return {
     name: 'githost',
@@ -122,6 +125,30 @@ function githostComponent(plan: WorldPlan, ctx: ComponentContext): Component {
     metrics: `${plan.internet.rootIP}:${ctx.metricsPort + 1}`,
     env: { STRAIT_METRICS_PORT: String(ctx.metricsPort + 1) },
     startAfter: 'network',
+  };
+}
+
+const CONTROL_PORT = 8080;
+
+/**
+ * The control module of the first cluster (cluster-a): GitOps sync with signature
+ * enforcement, key store and the login/gpg API on http://198.18.0.1:8080 in the world
+ * root (plain HTTP inside the world's private namespaces). Destinations
+ * https://kubernetes.default.svc (its own cluster) and https://<cluster> for the others.
+ */
+function controlComponent(plan: WorldPlan, ctx: ComponentContext): Component | undefined {
+  const own = plan.clusters[0];
+  if (!own) return undefined;
+  const dir = join(ctx.stateDir, 'control');
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  return {
+    name: `${own.name}.control`,
+    command: [process.execPath, here('./control/main.js'), '--state-dir', dir, '--store-socket', ctx.storeSocket,
+      '--store-token-file', ctx.storeTokenFile, '--cluster', own.name, '--insecure',
+      '--listen', `0.0.0.0:${CONTROL_PORT}`, '--metrics-listen', `0.0.0.0:${ctx.metricsPort + 2}`],
+    ready: 'ipc',
+    metrics: `${plan.internet.rootIP}:${ctx.metricsPort + 2}`,
+    env: { STRAIT_CLUSTER: own.name },
   };
 }
 
@@ -137,6 +164,7 @@ export function worldComponents(plan: WorldPlan, ctx: ComponentContext): Compone
   return [
     ...(plan.tunnels ? tunnelComponents(plan, ctx) : []),
     ...(plan.githost ? [githostComponent(plan, ctx)] : []),
+    ...[controlComponent(plan, ctx)].filter((c): c is Component => c !== undefined),
     ...(plan.mesh ? meshComponents(plan, ctx, here).map((c) => ({ ...c, startAfter: 'store' as const })) : []),
   ];
 }

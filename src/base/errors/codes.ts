@@ -116,6 +116,41 @@ export const E = {
     message: `unknown cluster ${q(cluster)}; known clusters: ${known.join(', ') || '(none)'}`,
     detail: { cluster, known },
   })),
+
+  // --- signatures and GitOps -----------------------------------------------------
+  gpgKeyIdInvalid: def('STRAIT_ERR_GITOPS_KEY_ID_INVALID', EXIT.usage, (id: string) => ({
+    message: `${id} is not a valid GnuPG key ID`,
+    detail: { id },
+  })),
+  gpgKeyNotFound: def('STRAIT_ERR_GITOPS_KEY_NOT_FOUND', EXIT.notFound, (id: string) => ({
+    message: `no GnuPG public key with ID ${id} is configured; 'strait gpg list' shows the configured keys`,
+    detail: { id },
+  })),
+  gpgKeyDataInvalid: def('STRAIT_ERR_GITOPS_KEY_DATA_INVALID', EXIT.usage, (reason: string) => ({
+    message: `the input holds no usable ASCII-armored OpenPGP public key: ${reason}; export one with 'gpg --armor --export KEYID'`,
+    detail: { reason },
+  })),
+  loginFailed: def('STRAIT_ERR_GITOPS_LOGIN_FAILED', EXIT.denied, (username: string) => ({
+    message: `Invalid username or password (user ${q(username)}); the admin password is in the Secret's field admin.password (see docs/gitops.md)`,
+    detail: { username },
+  })),
+  notLoggedIn: def('STRAIT_ERR_GITOPS_NOT_LOGGED_IN', EXIT.denied, (reason: string) => ({
+    message: `${reason}; run 'strait login SERVER --username admin --password PASSWORD' first`,
+    detail: { reason },
+  })),
+  controlApi: def('STRAIT_ERR_GITOPS_API', EXIT.unavailable, (server: string, reason: string) => ({
+    message: `control module API at ${q(server)}: ${reason}`,
+    detail: { server, reason },
+  })),
+  revisionNotFound: def('STRAIT_ERR_GITOPS_REVISION_NOT_FOUND', EXIT.notFound, (repo: string, revision: string) => ({
+    message: `revision ${q(revision)} not found in ${q(repo)}; use a branch, tag, HEAD or a commit SHA that exists`,
+    detail: { repo, revision },
+  })),
+  gitFetch: def('STRAIT_ERR_GITOPS_FETCH', EXIT.unavailable, (repo: string, reason: string) => ({
+    message: `cannot fetch ${q(repo)}: ${reason.trim().slice(0, 500)}`,
+    detail: { repo, reason },
+  })),
+
   // --- tunnel, VXLAN and the gateway/agent data plane ------------------------------
   tunnelMalformed: def('STRAIT_ERR_TUNNEL_MALFORMED', EXIT.usage, (what: string, offset: number, rule: string) => ({
     message: `malformed ${what} at byte ${offset}: ${rule}; the packet is dropped`,
@@ -139,9 +174,9 @@ export const E = {
   })),
 
   // --- signatures: commit objects and OpenPGP keys -----------------------------------
-  signatureObjectInvalid: def('STRAIT_ERR_SIGNATURE_OBJECT_INVALID', EXIT.usage, (why: string) => ({
-    message: `not a valid git commit object: ${why}`,
-    detail: { why },
+  signatureObjectInvalid: def('STRAIT_ERR_SIGNATURE_OBJECT_INVALID', EXIT.usage, (why: string, what: 'commit' | 'tag' = 'commit') => ({
+    message: `not a valid git ${what} object: ${why}`,
+    detail: { why, what },
   })),
   signatureKeyInvalid: def('STRAIT_ERR_SIGNATURE_KEY_INVALID', EXIT.usage, (why: string) => ({
     message: `failed to parse gpg key: ${why}; give an ASCII armored public key (gpg --armor --export KEYID)`,

@@ -226,7 +226,7 @@ export class GithostService {
       verified = true;
       reason = `${committer.name} / ${check.keyID}`;
       signer = { name: committer.full_name || committer.name, email: committerEmail, username: committer.name };
-    } else reason = `gpg.error.${check.status === 'bad' ? 'probable_bad_signature' : `${check.status}_key`}: ${check.reason}`;
+    } else reason = `gpg.error.${check.status === 'bad-signature' ? 'probable_bad_signature' : `${check.status.replace('-', '_')}_key`}: ${check.reason}`;
 
     const full = `${owner.name}/${repo.name}`;
     const ident = (i: { name: string; email: string; date: string } | undefined) => (i ? { name: i.name, email: i.email, date: i.date } : null);

@@ -1,0 +1,171 @@
+// The control module process: GitOps sync with OpenPGP signature enforcement, the
+// key store and the login/gpg HTTP API (port 8080).
+//   node dist/daemon/control/main.js [--config FILE] [--state-dir DIR] [--namespace argocd]
+//     [--listen 127.0.0.1:8080] [--insecure] [--poll-interval 180] [--store-dir DIR |
+//      --store-socket SOCK --store-token-file FILE --cluster NAME]
+// Flags override the YAML config file. Destinations: the in-cluster addresses
+// (https://kubernetes.default.svc) map to this cluster's store; in a local world,
+// https://<cluster> (or the bare cluster name) maps to that cluster's store.
+import { mkdirSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { Command } from 'commander';
+import { Registry } from 'prom-client';
+import { parse as parseYaml } from 'yaml';
+import { defineConfig, type ConfigSchema } from '../../src/base/config/index.js';
+import { E, isStraitError } from '../../src/base/errors/index.js';
+import { Lifecycle } from '../../src/base/lifecycle/index.js';
+import { createLogger } from '../../src/base/log/index.js';
+import { IN_CLUSTER_SERVERS, startGitOpsService } from '../../src/control/gitops/index.js';
+import { connectStore, openEmbeddedStore, type ResourceStore } from '../../src/control/store/index.js';
+
+interface ControlConfig {
+  stateDir: string;
+  namespace: string;
+  listen: string;
+  insecure: boolean;
+  pollIntervalSeconds: number;
+  metricsListen: string;
+  storeDir?: string;
+  storeSocket?: string;
+  storeTokenFile?: string;
+  cluster?: string;
+}
+
+const schema: ConfigSchema<ControlConfig> = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['stateDir', 'namespace', 'listen', 'insecure', 'pollIntervalSeconds', 'metricsListen'],
+  properties: {
+    stateDir: { type: 'string', minLength: 1 },
+    namespace: { type: 'string', pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$' },
+    listen: { type: 'string', pattern: '^(\\[[0-9a-fA-F:]+\\]|[^:\\s]+):[0-9]{1,5}$' },
+    insecure: { type: 'boolean' },
+    pollIntervalSeconds: { type: 'number', minimum: 1, maximum: 86400 },
+    metricsListen: { type: 'string', pattern: '^(\\[[0-9a-fA-F:]+\\]|[^:\\s]+):[0-9]{1,5}$' },
+    storeDir: { type: 'string', nullable: true },
+    storeSocket: { type: 'string', nullable: true },
+    storeTokenFile: { type: 'string', nullable: true },
+    cluster: { type: 'string', nullable: true },
+  },
+};
+const config = defineConfig(schema, { prefix: 'control', renamed: { port: 'listen', 'poll-interval': 'pollIntervalSeconds' } });
+
+function parseArgs(argv: string[]): Readonly<ControlConfig> {
+  const cmd = new Command('strait-control')
+    .option('--config <file>', 'YAML configuration file')
+    .option('--state-dir <dir>', 'state directory (repository mirrors, embedded store)')
+    .option('--namespace <ns>', "the controller's namespace")
+    .option('--listen <host:port>', 'API listener')
+    .option('--insecure', 'serve the API over plain HTTP (no TLS)')
+    .option('--poll-interval <seconds>', 'polling interval of Git repositories')
+    .option('--metrics-listen <host:port>', 'Prometheus /metrics listener (default 127.0.0.1:8082)')
+    .option('--store-dir <dir>', 'open an embedded store in this directory')
+    .option('--store-socket <path>', 'connect to the local world store API')
+    .option('--store-token-file <file>', 'bearer token file of the store API')
+    .option('--cluster <name>', 'this cluster in the local world')
+    .exitOverride();
+  cmd.parse(argv);
+  const o = cmd.opts<Record<string, string | boolean | undefined>>();
+  let file: Record<string, unknown> = {};
+  if (typeof o['config'] === 'string') {
+    try {
+      file = (parseYaml(readFileSync(o['config'], 'utf8')) ?? {}) as Record<string, unknown>;
+    } catch (err) {
+      throw E.fileUnreadable(o['config'], (err as Error).message);
+    }
+  }
+  const stateDir = (o['stateDir'] as string | undefined) ?? (file['stateDir'] as string | undefined) ?? process.env['STATE_DIRECTORY'] ?? join(process.cwd(), '.strait-control');
+  const merged: Record<string, unknown> = {
+    namespace: 'argocd', listen: '127.0.0.1:8080', insecure: false, pollIntervalSeconds: 180, metricsListen: '127.0.0.1:8082',
+    ...file,
+    stateDir,
+    ...(o['namespace'] ? { namespace: o['namespace'] } : {}),
+    ...(o['listen'] ? { listen: o['listen'] } : {}),
+    ...(o['insecure'] ? { insecure: true } : {}),
+    ...(o['pollInterval'] ? { pollIntervalSeconds: Number(o['pollInterval']) } : {}),
+    ...(o['metricsListen'] ? { metricsListen: o['metricsListen'] } : {}),
+    ...(o['storeDir'] ? { storeDir: o['storeDir'] } : {}),
+    ...(o['storeSocket'] ? { storeSocket: o['storeSocket'] } : {}),
+    ...(o['storeTokenFile'] ? { storeTokenFile: o['storeTokenFile'] } : {}),
+    ...(o['cluster'] ? { cluster: o['cluster'] } : {}),
+  };
+  return config.parse(merged, typeof o['config'] === 'string' ? o['config'] : '--flags');
+}
+
+function hostPort(listen: string): { host: string; port: number } {
+  const at = listen.lastIndexOf(':');
+  return { host: listen.slice(0, at).replace(/^\[|\]$/g, ''), port: Number(listen.slice(at + 1)) };
+}
+
+async function main(): Promise<void> {
+  const cfg = parseArgs(process.argv);
+  const log = createLogger('control');
+  const life = new Lifecycle();
+  life.handleSignals(log);
+  mkdirSync(cfg.stateDir, { recursive: true, mode: 0o700 });
+  let store: ResourceStore;
+  let destinations: ((server: string) => ResourceStore | undefined) | undefined;
+  if (cfg.storeSocket) {
+    const token = readFileSync(cfg.storeTokenFile ?? join(cfg.stateDir, 'store.token'), 'utf8').trim();
+    const own = cfg.cluster ?? 'cluster-a';
+    const socketPath = cfg.storeSocket;
+    store = connectStore({ socketPath, token, cluster: own });
+    const others = new Map<string, ResourceStore>();
+    destinations = (server: string) => {
+      if (IN_CLUSTER_SERVERS.includes(server)) return store;
+      const name = server.replace(/^https?:\/\//, '').replace(/[:/].*$/, '');
+      if (!/^[a-z0-9][-a-z0-9]*$/.test(name) || name === 'broker') return undefined;
+      if (name === own) return store;
+      let s = others.get(name);
+      if (!s) {
+        s = connectStore({ socketPath, token, cluster: name });
+        others.set(name, s);
+      }
+      return s;
+    };
+  } else {
+    store = openEmbeddedStore({ dir: cfg.storeDir ?? join(cfg.stateDir, 'store') });
+  }
+  life.onShutdown('store', () => store.close());
+  const registry = new Registry();
+  const { host, port } = hostPort(cfg.listen);
+  const m = hostPort(cfg.metricsListen);
+  const metricsServer = createServer((req, res) => {
+    if (req.url !== '/metrics') {
+      res.writeHead(404).end();
+      return;
+    }
+    registry.metrics().then((text) => {
+      res.writeHead(200, { 'content-type': registry.contentType });
+      res.end(text);
+    }, () => res.writeHead(500).end());
+  });
+  await new Promise<void>((resolve, reject) => {
+    metricsServer.once('error', reject);
+    metricsServer.listen(m.port, m.host, () => resolve());
+  });
+  life.onShutdown('metrics', () => new Promise<void>((r) => metricsServer.close(() => r())));
+  const svc = await startGitOpsService({
+    store, namespace: cfg.namespace, stateDir: cfg.stateDir, host, port, tls: !cfg.insecure,
+    pollIntervalMs: cfg.pollIntervalSeconds * 1000, registry, log, ...(destinations ? { destinations } : {}),
+    initialPasswordFile: join(cfg.stateDir, 'initial-admin-password'),
+  });
+  life.onShutdown('gitops', () => svc.close());
+  // one line on stdout for supervisors and tests
+  const mport = (metricsServer.address() as AddressInfo).port;
+  const ready = { ready: true, api: svc.api.url, metrics: `http://${m.host.includes(':') ? `[${m.host}]` : m.host}:${mport}/metrics`, namespace: cfg.namespace };
+  console.log(JSON.stringify(ready));
+  // the local world's supervisor waits for this on the IPC channel
+  process.send?.({ type: 'ready', ...ready });
+}
+
+main().catch((err: unknown) => {
+  if (isStraitError(err)) {
+    console.error(`error ${err.code}: ${err.message}`);
+    process.exit(err.exitCode);
+  }
+  console.error(`error STRAIT_ERR_INTERNAL: ${(err as Error)?.stack ?? String(err)}`);
+  process.exit(1);
+});

@@ -1,0 +1,200 @@
+// `strait demo`: SPEC.md area A walked end to end on this machine, with the real
+// tools: gpg makes a key, git commits and pushes over HTTP to the code-hosting server
+// (users and token through its API), the `strait` CLI logs in and imports the key,
+// a project enforces it, and the control module shows both outcomes: the unsigned
+// revision refused, the signed one synced. Everything listens on 127.0.0.1 and lives
+// in a temporary directory that is removed at the end (unless --keep).
+import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { E } from '../base/errors/index.js';
+
+export interface DemoOptions {
+  keep: boolean;
+  out: (line: string) => void;
+}
+
+interface Proc { code: number | null; stdout: string; stderr: string }
+
+function runTool(cmd: string, args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv; input?: string } = {}): Promise<Proc> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, args, { cwd: opts.cwd, env: opts.env ?? process.env, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => { stdout += d; });
+    child.stderr.setEncoding('utf8').on('data', (d: string) => { stderr += d; });
+    child.on('error', (err) => reject(E.systemTool(cmd, 'not started', err.message)));
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+    child.stdin.on('error', () => undefined); // the program may exit without reading its input
+    child.stdin.end(opts.input ?? '');
+  });
+}
+
+async function must(cmd: string, args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv; input?: string } = {}): Promise<string> {
+  const r = await runTool(cmd, args, opts);
+  if (r.code !== 0) throw E.systemTool(`${cmd} ${args.join(' ')}`, r.code ?? 'signal', r.stderr || r.stdout);
+  return r.stdout;
+}
+
+async function http(method: string, url: string, opts: { basic?: [string, string]; token?: string; body?: unknown } = {}): Promise<{ status: number; body: Record<string, unknown> }> {
+  const headers: Record<string, string> = { accept: 'application/json' };
+  if (opts.basic) headers['authorization'] = `Basic ${Buffer.from(opts.basic.join(':')).toString('base64')}`;
+  if (opts.token) headers['authorization'] = `token ${opts.token}`;
+  if (opts.body !== undefined) headers['content-type'] = 'application/json';
+  const res = await fetch(url, { method, headers, ...(opts.body !== undefined ? { body: JSON.stringify(opts.body) } : {}) });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) as Record<string, unknown> : {} };
+}
+
+async function until<T>(what: string, fn: () => Promise<T | undefined>, ms = 20_000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await fn();
+    if (v !== undefined) return v;
+    if (Date.now() > end) throw E.internal(`demo: timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+export async function runGitopsDemo(opts: DemoOptions): Promise<boolean> {
+  const say = opts.out;
+  const dir = mkdtempSync(join(tmpdir(), 'strait-demo-'));
+  const home = join(dir, 'home');
+  const gnupg = join(dir, 'gnupg');
+  mkdirSync(home);
+  mkdirSync(gnupg, { mode: 0o700 });
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env['PATH'], HOME: home, GNUPGHOME: gnupg, LANG: 'C', GIT_CONFIG_NOSYSTEM: '1',
+    GIT_TERMINAL_PROMPT: '0', XDG_CONFIG_HOME: join(home, '.config'),
+  };
+  const cleanups: (() => Promise<void> | void)[] = [];
+  say(`strait demo: signed GitOps (SPEC.md area A) in ${dir}`);
+  try {
+    const { GithostDb, GithostServer, createUser, githostPaths } = await import('../control/githost/index.js');
+    const { startGitOpsService, ADMIN_SECRET } = await import('../control/gitops/index.js');
+    const { openEmbeddedStore } = await import('../control/store/index.js');
+    const { GROUPS, Kinds } = await import('../control/resources/index.js');
+
+    // 1. the code-hosting server, its first admin made locally (SPEC: not through the API)
+    const ghDir = join(dir, 'githost-state');
+    const paths = githostPaths(ghDir);
+    mkdirSync(paths.root, { recursive: true });
+    const db = new GithostDb(paths.db);
+    await createUser(db, { username: 'gitea_admin', password: 'demo-admin-pass', email: 'admin@example.com', admin: true });
+    db.close();
+    const gh = new GithostServer({ stateDir: ghDir, settings: { port: 0 } });
+    const ghURL = await gh.listen();
+    cleanups.push(() => gh.close());
+    say(`[1] code-hosting server on ${ghURL} (first admin gitea_admin created with the local admin tool)`);
+
+    // 2. token, user, user id, repository through the API
+    const tok = await http('POST', `${ghURL}/api/v1/users/gitea_admin/tokens`, { basic: ['gitea_admin', 'demo-admin-pass'], body: { name: 'demo', scopes: ['all'] } });
+    const adminToken = String(tok.body['sha1'] ?? '');
+    if (!adminToken) throw E.internal(`demo: token creation answered ${tok.status}`);
+    say(`[2] POST /api/v1/users/gitea_admin/tokens -> token ${adminToken.slice(0, 8)}...`);
+    const email = 'developer@example.com';
+    const created = await http('POST', `${ghURL}/api/v1/admin/users`, { token: adminToken, body: {
+      email, login_name: 'developer', must_change_password: false, password: 'developer-pass', send_notify: false, username: 'developer',
+    } });
+    const user = await http('GET', `${ghURL}/api/v1/users/developer`, { token: adminToken });
+    say(`[3] POST /api/v1/admin/users -> ${created.status}; GET /api/v1/users/developer -> id ${String(user.body['id'])}`);
+    const repo = await http('POST', `${ghURL}/api/v1/user/repos`, { basic: ['developer', 'developer-pass'], body: { name: 'guestbook' } });
+    if (repo.status !== 201) throw E.internal(`demo: repository creation answered ${repo.status}`);
+    const cloneURL = `${ghURL}/developer/guestbook.git`;
+    const pushURL = cloneURL.replace('://', '://developer:developer-pass@');
+
+    // 3. an OpenPGP key made by gpg, added to the code-hosting server
+    await must('gpg', ['--batch', '--pinentry-mode', 'loopback', '--passphrase', '', '--quick-gen-key', `Developer <${email}>`, 'ed25519', 'sign', '1y'], { env });
+    const colons = await must('gpg', ['--batch', '--with-colons', '--fingerprint', '--list-keys', email], { env });
+    const fpr = /^fpr:+([0-9A-F]{40}):/m.exec(colons)?.[1] ?? '';
+    const keyID = fpr.slice(24);
+    const armored = await must('gpg', ['--batch', '--armor', '--export', fpr], { env });
+    writeFileSync(join(dir, 'developer.asc'), armored);
+    const gk = await http('POST', `${ghURL}/api/v1/user/gpg_keys`, { basic: ['developer', 'developer-pass'], body: { armored_public_key: armored } });
+    say(`[4] gpg made key ${keyID} for ${email}; added to the code-hosting server (${gk.status})`);
+
+    // 4. the control module with its own store, TLS with a self-signed certificate
+    const store = openEmbeddedStore({ dir: join(dir, 'store') });
+    cleanups.push(() => store.close());
+    const svc = await startGitOpsService({ store, namespace: 'argocd', stateDir: join(dir, 'control'), port: 0, tls: true, pollIntervalMs: 3_600_000 });
+    cleanups.push(() => svc.close());
+    gh.onPush((e) => svc.controller.notifyPush(`${ghURL}/${e.owner}/${e.repo}.git`));
+    const secret = await store.get<{ data: Record<string, string> } & { apiVersion: string; kind: string; metadata: { name: string } }>(Kinds.Secret, ADMIN_SECRET, 'argocd');
+    const password = Buffer.from(secret?.data['admin.password'] ?? '', 'base64').toString();
+    const server = `127.0.0.1:${svc.api.port}`;
+    say(`[5] control module API on ${svc.api.url}; admin password read from Secret argocd/${ADMIN_SECRET} field admin.password`);
+
+    // 5. key import through the CLI
+    const strait = fileURLToPath(new URL('../../../bin/strait.js', import.meta.url));
+    const cli = async (...args: string[]): Promise<string> => {
+      const r = await runTool(process.execPath, [strait, ...args], { env });
+      if (r.code !== 0) throw E.systemTool(`strait ${args.join(' ')}`, r.code ?? 'signal', r.stderr);
+      return r.stdout.trim();
+    };
+    say(`[6] $ strait login ${server} --username admin --password ****** --insecure --grpc-web`);
+    say(`    ${(await cli('login', server, '--username', 'admin', '--password', password, '--insecure', '--grpc-web')).split('\n').join('\n    ')}`);
+    say(`    $ strait gpg add --from developer.asc`);
+    say(`    ${await cli('gpg', 'add', '--from', join(dir, 'developer.asc'))}`);
+    say(`    $ strait gpg list`);
+    say(`    ${(await cli('gpg', 'list')).split('\n').join('\n    ')}`);
+
+    // 6. the project enforces the key; the Application follows main
+    const api = `${GROUPS.gitops}/v1alpha1`;
+    await store.apply({ apiVersion: api, kind: 'AppProject', metadata: { name: 'signed', namespace: 'argocd' }, spec: {
+      description: 'only revisions signed by the developer key', sourceRepos: ['*'],
+      destinations: [{ server: 'https://kubernetes.default.svc', namespace: 'guestbook' }],
+      clusterResourceWhitelist: [{ group: '', kind: 'Namespace' }], signatureKeys: [{ keyID }],
+    } });
+    say(`[7] AppProject signed: signatureKeys [${keyID}]`);
+
+    // 7. an unsigned commit, pushed
+    const work = join(dir, 'work');
+    mkdirSync(join(work, 'guestbook'), { recursive: true });
+    const git = (...args: string[]): Promise<string> => must('git', args, { cwd: work, env });
+    await git('init', '-q', '-b', 'main');
+    await git('config', 'user.name', 'Developer');
+    await git('config', 'user.email', email);
+    const cm = (release: string): string => `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: guestbook-ui\ndata:\n  release: "${release}"\n`;
+    writeFileSync(join(work, 'guestbook', 'ui.yaml'), cm('1-unsigned'));
+    await git('add', '-A');
+    await git('commit', '-q', '-m', 'unsigned release');
+    const unsigned = (await git('rev-parse', 'HEAD')).trim();
+    await git('push', '-q', pushURL, 'main');
+    await store.apply({ apiVersion: api, kind: 'Application', metadata: { name: 'guestbook', namespace: 'argocd' }, spec: {
+      project: 'signed', source: { repoURL: cloneURL, path: 'guestbook', targetRevision: 'main' },
+      destination: { server: 'https://kubernetes.default.svc', namespace: 'guestbook' },
+      syncPolicy: { automated: { prune: true, selfHeal: true }, syncOptions: ['CreateNamespace=true'] },
+    } });
+    type App = { status?: { sync?: { status?: string; revision?: string }; operationState?: { message?: string; syncResult?: { signer?: string } }; conditions?: { type: string; message: string }[] } };
+    const getApp = async (): Promise<App | undefined> => store.get(Kinds.Application, 'guestbook', 'argocd') as Promise<App | undefined>;
+    const refused = await until('Sync Error', async () => { const a = await getApp(); return a?.status?.sync?.status === 'Sync Error' ? a : undefined; });
+    const liveAfterRefusal = await store.get(Kinds.ConfigMap, 'guestbook-ui', 'guestbook');
+    const cond = refused.status?.conditions?.find((c) => c.type === 'ComparisonError');
+    const events = (await store.list(Kinds.Event)).items.filter((e) => (e as unknown as { reason: string }).reason === 'ResourceComparison');
+    say(`[8] unsigned commit ${unsigned.slice(0, 12)} pushed -> Application guestbook: ${refused.status?.sync?.status}; `
+      + `last sync: "${refused.status?.operationState?.message}"; condition ${cond?.type ?? '(none)'}; Event ResourceComparison x${events.length}; `
+      + `applied: ${liveAfterRefusal ? 'yes (WRONG)' : 'nothing'}`);
+
+    // 8. a signed commit, pushed: the push notification syncs at once
+    writeFileSync(join(work, 'guestbook', 'ui.yaml'), cm('2-signed'));
+    await git('add', '-A');
+    await git('-c', `user.signingkey=${fpr}`, 'commit', '-q', '-S', '-m', 'signed release');
+    const signed = (await git('rev-parse', 'HEAD')).trim();
+    await git('push', '-q', pushURL, 'main');
+    const synced = await until('Synced', async () => { const a = await getApp(); return a?.status?.sync?.status === 'Synced' ? a : undefined; });
+    const live = await store.get<{ data?: Record<string, string> } & { apiVersion: string; kind: string; metadata: { name: string } }>(Kinds.ConfigMap, 'guestbook-ui', 'guestbook');
+    say(`[9] signed commit ${signed.slice(0, 12)} pushed -> Application guestbook: ${synced.status?.sync?.status} to ${synced.status?.sync?.revision?.slice(0, 12)}, `
+      + `signed by ${synced.status?.operationState?.syncResult?.signer}; ConfigMap guestbook/guestbook-ui release=${live?.data?.['release']}`);
+    const ok = refused.status?.operationState?.message === 'Revision is not signed' && !liveAfterRefusal
+      && synced.status?.sync?.revision === signed && live?.data?.['release'] === '2-signed';
+    say(ok ? 'demo: both outcomes as SPEC.md describes' : 'demo: an outcome differs from SPEC.md (see above)');
+    return ok;
+  } finally {
+    for (const c of cleanups.reverse()) await Promise.resolve(c()).catch(() => undefined);
+    await runTool('gpgconf', ['--kill', 'all'], { env }).catch(() => undefined);
+    if (!opts.keep) rmSync(dir, { recursive: true, force: true });
+    else say(`kept ${dir}`);
+  }
+}

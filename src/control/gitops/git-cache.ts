@@ -1,0 +1,210 @@
+// Local mirrors of the repositories Applications point at, kept with the real `git`
+// (clone --mirror, then fetch --prune) under the controller's state dir. Objects are
+// read raw with `git cat-file` so that signatures are checked in process on exactly
+// the bytes git signed. Fetches of one repository are coalesced; a fetch is skipped
+// when the mirror is younger than `minFetchIntervalMs` unless forced (push hook).
+import { execFile, spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { E } from '../../base/errors/index.js';
+
+export interface ResolvedRevision {
+  /** the commit the revision points to */
+  commit: string;
+  /** the object whose signature is verified: the commit, or the annotated tag object */
+  verifyType: 'commit' | 'tag';
+  verifySha: string;
+  /** the ref the revision matched, e.g. refs/heads/main; '' for a SHA */
+  ref: string;
+}
+
+export interface ManifestFile {
+  path: string;
+  content: string;
+}
+
+interface RepoState {
+  dir: string;
+  fetchedAt: number;
+  fetching: Promise<void> | undefined;
+  refs: Map<string, { sha: string; type: string }>;
+  head: string;
+}
+
+// read per call: PATH and friends may change while the process runs (tests put a fake gpg first)
+const gitEnv = (): NodeJS.ProcessEnv => ({
+  ...process.env, GIT_TERMINAL_PROMPT: '0', GIT_ASKPASS: '/bin/true', GIT_CONFIG_NOSYSTEM: '1', LC_ALL: 'C',
+  // no ext:: or fd:: transports from a repoURL
+  GIT_ALLOW_PROTOCOL: 'file:git:http:https:ssh',
+});
+
+function git(cwd: string | undefined, args: string[], opts: { input?: Buffer | string; maxBuffer?: number } = {}): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const child = execFile('git', args, { cwd, env: gitEnv(), encoding: 'buffer', maxBuffer: opts.maxBuffer ?? 256 * 1024 * 1024 }, (err, stdout, stderr) => {
+      if (err) {
+        const e = err as Error & { code?: number | string; stderr?: Buffer };
+        e.stderr = stderr;
+        reject(Object.assign(new Error(`git ${args[0]}: ${stderr.toString().trim() || e.message}`), { exit: e.code, stderr: stderr.toString() }));
+      } else {
+        resolve(stdout);
+      }
+    });
+    if (opts.input !== undefined) child.stdin?.end(opts.input);
+  });
+}
+
+const FULL_SHA = /^[0-9a-f]{40}$/;
+const SHORT_SHA = /^[0-9a-f]{4,39}$/;
+
+export class RepoCache {
+  private readonly repos = new Map<string, RepoState>();
+  private readonly objects = new Map<string, Buffer>();
+  private readonly manifests = new Map<string, ManifestFile[]>();
+
+  constructor(private readonly dir: string, private readonly minFetchIntervalMs = 1000) {
+    mkdirSync(dir, { recursive: true });
+  }
+
+  private stateOf(url: string): RepoState {
+    let s = this.repos.get(url);
+    if (!s) {
+      const name = createHash('sha256').update(url).digest('hex').slice(0, 24);
+      s = { dir: join(this.dir, `${name}.git`), fetchedAt: 0, fetching: undefined, refs: new Map(), head: '' };
+      this.repos.set(url, s);
+    }
+    return s;
+  }
+
+  /** Fetch the repository (clone on first use). */
+  async sync(url: string, opts: { force?: boolean; now?: number } = {}): Promise<void> {
+    const s = this.stateOf(url);
+    if (s.fetching) return s.fetching;
+    const now = opts.now ?? Date.now();
+    if (!opts.force && s.fetchedAt > 0 && now - s.fetchedAt < this.minFetchIntervalMs) return;
+    s.fetching = this.fetch(url, s).finally(() => { s.fetching = undefined; });
+    return s.fetching;
+  }
+
+  private async fetch(url: string, s: RepoState): Promise<void> {
+    try {
+      if (!existsSync(join(s.dir, 'HEAD'))) {
+        const tmp = `${s.dir}.tmp-${process.pid}-${Date.now()}`;
+        rmSync(tmp, { recursive: true, force: true });
+        await git(undefined, ['clone', '--mirror', '--quiet', '--', url, tmp]);
+        rmSync(s.dir, { recursive: true, force: true });
+        renameSync(tmp, s.dir);
+      } else {
+        await git(s.dir, ['fetch', '--quiet', '--prune', '--force', '--tags', 'origin', '+refs/*:refs/*']);
+        // the remote's HEAD may move to another branch
+        const ls = (await git(s.dir, ['ls-remote', '--symref', 'origin', 'HEAD'])).toString();
+        const m = /^ref: (refs\/\S+)\s+HEAD/m.exec(ls);
+        if (m && m[1]) await git(s.dir, ['symbolic-ref', 'HEAD', m[1]]);
+      }
+    } catch (err) {
+      throw E.gitFetch(url, (err as { stderr?: string }).stderr || (err as Error).message);
+    }
+    const refs = new Map<string, { sha: string; type: string }>();
+    const out = (await git(s.dir, ['for-each-ref', '--format=%(objectname) %(objecttype) %(refname)'])).toString();
+    for (const line of out.split('\n')) {
+      const [sha, type, ref] = line.split(' ');
+      if (sha && type && ref) refs.set(ref, { sha, type });
+    }
+    s.refs = refs;
+    s.head = (await git(s.dir, ['rev-parse', '--verify', '--quiet', 'HEAD^{commit}']).catch(() => Buffer.from(''))).toString().trim();
+    s.fetchedAt = Date.now();
+  }
+
+  /**
+   * Resolve a target revision: HEAD (or empty), a full ref name, a branch, a tag
+   * (lightweight: the commit is verified; annotated: the tag object is verified),
+   * a full commit SHA or an unambiguous short SHA.
+   */
+  async resolve(url: string, revision: string): Promise<ResolvedRevision> {
+    const s = this.stateOf(url);
+    if (s.fetchedAt === 0) await this.sync(url);
+    const rev = revision.trim();
+    if (rev === '' || rev === 'HEAD') {
+      if (!s.head) throw E.revisionNotFound(url, revision || 'HEAD');
+      return { commit: s.head, verifyType: 'commit', verifySha: s.head, ref: 'HEAD' };
+    }
+    const candidates = rev.startsWith('refs/') ? [rev] : [`refs/heads/${rev}`, `refs/tags/${rev}`];
+    for (const ref of candidates) {
+      const r = s.refs.get(ref);
+      if (!r) continue;
+      if (r.type === 'tag') {
+        const commit = (await git(s.dir, ['rev-parse', '--verify', `${r.sha}^{commit}`])).toString().trim();
+        return { commit, verifyType: 'tag', verifySha: r.sha, ref };
+      }
+      if (r.type === 'commit') return { commit: r.sha, verifyType: 'commit', verifySha: r.sha, ref };
+    }
+    const lower = rev.toLowerCase();
+    if (FULL_SHA.test(lower) || SHORT_SHA.test(lower)) {
+      const out = await git(s.dir, ['rev-parse', '--verify', '--quiet', `${lower}^{commit}`]).catch(() => undefined);
+      const commit = out?.toString().trim();
+      if (commit && FULL_SHA.test(commit)) return { commit, verifyType: 'commit', verifySha: commit, ref: '' };
+    }
+    throw E.revisionNotFound(url, revision);
+  }
+
+  /** Raw bytes of a commit or tag object (cached; objects are immutable). */
+  async readObject(url: string, type: 'commit' | 'tag', sha: string): Promise<Buffer> {
+    const key = `${type}:${sha}`;
+    const hit = this.objects.get(key);
+    if (hit) return hit;
+    const raw = await git(this.stateOf(url).dir, ['cat-file', type, sha]);
+    if (this.objects.size > 10_000) this.objects.clear();
+    this.objects.set(key, raw);
+    return raw;
+  }
+
+  /**
+   * The manifest files (.yaml, .yml, .json) directly inside `path` at `commit`, and,
+   * when the directory holds a kustomization.yaml, the files its `resources` name.
+   */
+  async readFiles(url: string, commit: string, path: string): Promise<ManifestFile[]> {
+    const clean = path.replace(/^\.?\/+/, '').replace(/\/+$/, '').replace(/^\.$/, '');
+    const key = `${url}\n${commit}\n${clean}`;
+    const hit = this.manifests.get(key);
+    if (hit) return hit;
+    const dir = this.stateOf(url).dir;
+    const ls = (await git(dir, ['ls-tree', '-r', '-z', '--full-tree', commit, ...(clean ? ['--', `${clean}/`] : [])])).toString();
+    const entries: { path: string; sha: string }[] = [];
+    for (const rec of ls.split('\0')) {
+      const m = /^(\d+) (\w+) ([0-9a-f]+)\t(.*)$/s.exec(rec);
+      if (!m || m[2] !== 'blob' || !m[4] || !m[3]) continue;
+      if (!/\.(ya?ml|json)$/i.test(m[4])) continue;
+      entries.push({ path: m[4], sha: m[3] });
+    }
+    const files = await this.readBlobs(dir, entries);
+    if (this.manifests.size > 10_000) this.manifests.clear();
+    this.manifests.set(key, files);
+    return files;
+  }
+
+  private readBlobs(dir: string, entries: { path: string; sha: string }[]): Promise<ManifestFile[]> {
+    if (entries.length === 0) return Promise.resolve([]);
+    return new Promise((resolve, reject) => {
+      const child = spawn('git', ['cat-file', '--batch'], { cwd: dir, env: gitEnv(), stdio: ['pipe', 'pipe', 'pipe'] });
+      const chunks: Buffer[] = [];
+      child.stdout.on('data', (c: Buffer) => chunks.push(c));
+      child.on('error', reject);
+      child.on('close', (code) => {
+        if (code !== 0) return reject(E.systemTool('git cat-file --batch', code ?? 'signal', ''));
+        const buf = Buffer.concat(chunks);
+        const out: ManifestFile[] = [];
+        let off = 0;
+        for (const e of entries) {
+          const nl = buf.indexOf(10, off);
+          const header = buf.subarray(off, nl).toString();
+          const size = Number(header.split(' ')[2]);
+          if (!Number.isFinite(size)) return reject(E.internal(`git cat-file --batch answered ${JSON.stringify(header)}`));
+          out.push({ path: e.path, content: buf.subarray(nl + 1, nl + 1 + size).toString('utf8') });
+          off = nl + 1 + size + 1;
+        }
+        resolve(out);
+      });
+      child.stdin.end(entries.map((e) => e.sha).join('\n') + '\n');
+    });
+  }
+}

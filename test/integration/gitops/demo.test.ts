@@ -1,0 +1,19 @@
+// Issue 7: `strait demo` walks SPEC.md's scenario with the real gpg, git, the
+// code-hosting API and the strait CLI, and shows both outcomes.
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { run } from '../../helpers/run.js';
+
+const root = process.env['STRAIT_ROOT'] ?? process.cwd();
+
+test('strait demo shows the refused unsigned push and the synced signed push', async () => {
+  const r = await run(process.execPath, [join(root, 'bin', 'strait.js'), 'demo'], { env: { ...process.env, STRAIT_LOG_LEVEL: 'warn' } });
+  assert.equal(r.status, 0, r.stdout + r.stderr);
+  assert.match(r.stdout, /POST \/api\/v1\/users\/gitea_admin\/tokens -> token/);
+  assert.match(r.stdout, /Created 1 key\(s\) from input file\./);
+  assert.match(r.stdout, /KEYID\s+TYPE\s+IDENTITY\n\s+[0-9A-F]{16}\s+ED25519\s+Developer <developer@example.com>/);
+  assert.match(r.stdout, /unsigned commit [0-9a-f]{12} pushed -> Application guestbook: Sync Error; last sync: "Revision is not signed"; condition ComparisonError; Event ResourceComparison x1; applied: nothing/);
+  assert.match(r.stdout, /signed commit [0-9a-f]{12} pushed -> Application guestbook: Synced to [0-9a-f]{12}, signed by Developer <developer@example.com> \([0-9A-F]{16}\); ConfigMap guestbook\/guestbook-ui release=2-signed/);
+  assert.match(r.stdout, /demo: both outcomes as SPEC.md describes/);
+});
