@@ -15,7 +15,8 @@
 // device and over VXLAN to that gateway. One PSK per world, in <state>/tunnel/psk.
 // And the code-hosting server (docs/githost.md) in the world root, at
 // http://198.18.0.1:3000 for every pod and node, and the control module of the first
-// cluster (docs/gitops.md) at http://198.18.0.1:8080.
+// cluster (docs/gitops.md) at http://198.18.0.1:8080. And the mesh (docs/mesh.md): per cluster
+// the mesh agent in the world root and the ingress gateway on the gateway node.
 import { randomBytes } from 'node:crypto';
 import { accessSync, constants, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -24,6 +25,7 @@ import { ClustersetZone, simpleResolver, ZoneSource } from '../src/control/clust
 import type { DnsResolver } from '../src/control/dns/index.js';
 import type { ResourceStore } from '../src/control/store/index.js';
 import type { Component, ComponentContext, PlanCluster, PlanNode, WorldPlan } from '../src/control/world/index.js';
+import { meshComponents } from './mesh-components.js';
 
 /** absolute path of a compiled entry next to this file (dist/daemon/...) */
 export const here = (rel: string): string => fileURLToPath(new URL(rel, import.meta.url));
@@ -203,5 +205,6 @@ export function worldComponents(plan: WorldPlan, ctx: ComponentContext): Compone
     ...(plan.githost ? [githostComponent(plan, ctx)] : []),
     ...multiclusterComponents(plan, ctx),
     ...[controlComponent(plan, ctx)].filter((c): c is Component => c !== undefined),
+    ...(plan.mesh ? meshComponents(plan, ctx, here).map((c) => ({ ...c, startAfter: 'store' as const })) : []),
   ];
 }

@@ -23,6 +23,7 @@ declare -A PKG=(
   [dnsperf]=dnsperf
   [systemd-analyze]=systemd
   [etcd]=etcd-server
+  [haproxy]=haproxy
 )
 
 # strait up without root (user namespaces) mounts its private tmpfs over these two

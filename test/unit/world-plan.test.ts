@@ -15,7 +15,7 @@ test('plan: default world addresses (golden)', () => {
   ]);
   assert.equal(a.dnsIP, '100.1.0.10');
   assert.equal(a.rootIP, '172.18.0.1');
-  assert.deepEqual(a.services.map((s) => [s.namespace, s.name, s.clusterIP]), [['kube-system', 'kube-dns', '100.1.0.10'], ['default', 'echo', '100.1.0.11']]);
+  assert.deepEqual(a.services.map((s) => [s.namespace, s.name, s.clusterIP]), [['kube-system', 'kube-dns', '100.1.0.10'], ['default', 'echo', '100.1.0.11'], ['mesh', 'echo', '100.1.0.12']]);
   const client = a.pods.find((p) => p.name === 'client');
   assert.deepEqual([client?.node, client?.ip, client?.netns], ['worker', '10.1.1.2', 'cluster-a.default.client']);
   const echo = a.pods.find((p) => p.deployment === 'echo');

@@ -294,6 +294,31 @@ export const E = {
     message: `cannot open the githost database ${q(path)}: ${reason}; check the state dir and its permissions`,
     detail: { path, reason },
   })),
+  // --- mesh: CA, policy, sidecar proxy ---------------------------------------------
+  meshCaInvalid: def('STRAIT_ERR_MESH_CA_INVALID', EXIT.usage, (reason: string) => ({
+    message: `mesh CA material is not usable: ${reason}; give a PEM root certificate with its own private key, or let strait create a new root`,
+    detail: { reason },
+  })),
+  meshIdentityInvalid: def('STRAIT_ERR_MESH_IDENTITY_INVALID', EXIT.usage, (what: string, value: string) => ({
+    message: `${what} ${q(value)} cannot be part of a SPIFFE ID; use lower-case letters, digits and '-' (DNS label rules)`,
+    detail: { what, value },
+  })),
+  meshConfigInvalid: def('STRAIT_ERR_MESH_CONFIG_INVALID', EXIT.usage, (path: string, value: unknown, rule: string) => ({
+    message: `invalid sidecar configuration at ${path}: ${q(value)} ${rule}`,
+    detail: { path, value, rule },
+  })),
+  meshWorkloadNotFound: def('STRAIT_ERR_MESH_WORKLOAD_NOT_FOUND', EXIT.notFound, (ref: string, known: string[]) => ({
+    message: `pod ${q(ref)} not found among the mesh resources; known pods: ${known.slice(0, 20).join(', ') || '(none)'}`,
+    detail: { ref, known },
+  })),
+  meshCheckFailed: def('STRAIT_ERR_MESH_CHECK_FAILED', EXIT.general, (errors: number) => ({
+    message: `mesh check found ${errors} configuration error(s) that will break traffic; fix the resources listed above`,
+    detail: { errors },
+  })),
+  meshOrigDst: def('STRAIT_ERR_MESH_ORIGINAL_DST', EXIT.general, (reason: string) => ({
+    message: `cannot read the original destination of a redirected connection: ${reason}; is the nftables redirect in place?`,
+    detail: { reason },
+  })),
 };
 
 export type ErrorCode = (typeof E)[keyof typeof E]['code'];

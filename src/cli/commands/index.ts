@@ -18,6 +18,7 @@ import { registerJoinCommand } from './join.js';
 import { registerLoginCommand } from './login.js';
 import { registerShowCommands } from './show.js';
 import { registerVerifyCommand } from './verify.js';
+import { registerMeshCommand } from './mesh.js';
 import { registerVersionCommand } from './version.js';
 import { registerWorldCommands } from './world.js';
 
@@ -47,4 +48,6 @@ export function registerCommands(program: Command): void {
   registerDemoCommand(program);
   // Kubernetes mode
   registerCrdsCommand(program);
+  // mesh
+  registerMeshCommand(program);
 }

@@ -1,5 +1,6 @@
 // strait up | down | status | exec: the local world.
 import { spawn } from 'node:child_process';
+import { createServer, type AddressInfo, type Server } from 'node:net';
 import { closeSync, mkdirSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { constants as osConstants } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -41,6 +42,29 @@ function prepareStateDir(stateDir: string): void {
   rmSync(stateFiles(stateDir).storeSocket, { force: true });
 }
 
+/**
+ * A loopback port in the host's namespace for the mesh ingress gateway, bound here before the
+ * world enters its private namespaces; its descriptor is handed in (the socket stays in the
+ * host's namespace) and the world relays it to the ingress gateway.
+ */
+async function bindIngressPort(): Promise<{ fd: number; port: number; server: Server } | undefined> {
+  const server = createServer();
+  try {
+    await new Promise<void>((resolveListen, reject) => {
+      server.once('error', reject);
+      server.listen(Number(process.env['STRAIT_INGRESS_HOST_PORT'] ?? 0), '127.0.0.1', resolveListen);
+    });
+  } catch {
+    return undefined;
+  }
+  const fd = (server as unknown as { _handle?: { fd?: number } })._handle?.fd;
+  if (typeof fd !== 'number' || fd < 0) {
+    server.close();
+    return undefined;
+  }
+  return { fd, port: (server.address() as AddressInfo).port, server };
+}
+
 /** Run the world in the foreground; resolves with the exit code when it ends. */
 async function upForeground(stateDir: string, worldFile: string | undefined): Promise<number> {
   const userNamespace = process.getuid?.() !== 0;
@@ -51,11 +75,14 @@ async function upForeground(stateDir: string, worldFile: string | undefined): Pr
   const argv = privateTreeCommand([process.execPath, SUPERVISOR, '--state-dir', stateDir, ...(worldFile ? ['--world', worldFile] : [])], { userNamespace });
   const logFile = join(stateDir, 'logs', 'world.log');
   const logFd = openSync(logFile, 'a');
+  const ingress = await bindIngressPort();
   const child = spawn(argv[0] as string, argv.slice(1), {
-    stdio: ['ignore', 'inherit', logFd, 'ipc'],
-    env: { ...process.env, STRAIT_USERNS: userNamespace ? '1' : '0', STRAIT_PROC: 'world' },
+    stdio: ['ignore', 'inherit', logFd, 'ipc', ...(ingress ? [ingress.fd] : [])],
+    env: { ...process.env, STRAIT_USERNS: userNamespace ? '1' : '0', STRAIT_PROC: 'world',
+      ...(ingress ? { STRAIT_INGRESS_FD: '4', STRAIT_INGRESS_PORT: String(ingress.port) } : {}) },
   });
   closeSync(logFd);
+  ingress?.server.close(); // the world holds its own copy
   const startedAt = new Date().toISOString();
   let supervisorPid = 0;
   let stopping = false;
@@ -118,11 +145,14 @@ async function upDetached(stateDir: string, worldFile: string | undefined): Prom
     { userNamespace, dieWithParent: false });
   const logFile = join(stateDir, 'logs', 'world.log');
   const fd = openSync(logFile, 'a');
+  const ingress = await bindIngressPort();
   const child = spawn(argv[0] as string, argv.slice(1), {
-    detached: true, stdio: ['ignore', fd, fd],
-    env: { ...process.env, STRAIT_USERNS: userNamespace ? '1' : '0', STRAIT_PROC: 'world' },
+    detached: true, stdio: ['ignore', fd, fd, ...(ingress ? [ingress.fd] : [])],
+    env: { ...process.env, STRAIT_USERNS: userNamespace ? '1' : '0', STRAIT_PROC: 'world',
+      ...(ingress ? { STRAIT_INGRESS_FD: '3', STRAIT_INGRESS_PORT: String(ingress.port) } : {}) },
   });
   closeSync(fd);
+  ingress?.server.close(); // the world holds its own copy
   child.unref();
   let exited: number | null = null;
   child.on('exit', (c) => { exited = c ?? 1; });

@@ -78,6 +78,8 @@ export interface WorldFile {
   tunnels: boolean;
   /** run the code-hosting server at http://<internet root IP>:3000 */
   githost: boolean;
+  /** run the mesh (agent: CA, sidecars of injected pods; ingress gateway) in every cluster */
+  mesh: boolean;
 }
 
 const labels = { type: 'object', nullable: true, additionalProperties: { type: 'string' }, required: [] } as const;
@@ -92,6 +94,7 @@ const schema: ConfigSchema<WorldFile> = {
     metricsPort: { type: 'integer', minimum: 1, maximum: 65535, default: 9464 },
     tunnels: { type: 'boolean', default: true },
     githost: { type: 'boolean', default: true },
+    mesh: { type: 'boolean', default: true },
     clusters: {
       type: 'array',
       minItems: 1,
@@ -202,6 +205,9 @@ const schema: ConfigSchema<WorldFile> = {
 const definition = defineConfig(schema, { prefix: 'world' });
 
 /** The built-in default world: two clusters, each a gateway and a worker, echo + client. */
+/** sidecar.istio.io/inject (the world file module stays free of the resources module) */
+const MESH_INJECT = `sidecar.${process.env['STRAIT_GROUP_MESH'] ?? 'istio.io'}/inject`;
+
 export const DEFAULT_WORLD = {
   clusters: ['a', 'b'].map((x, i) => ({
     name: `cluster-${x}`,
@@ -213,7 +219,17 @@ export const DEFAULT_WORLD = {
       deployments: [{ name: 'echo', image: 'strait/echo', replicas: 1, port: 8080 }],
       services: [{ name: 'echo', ports: [{ name: 'http', port: 8080 }] }],
       pods: [{ name: 'client', image: 'strait/idle', node: 'worker' }],
-    }],
+    },
+    // SPEC.md area B: the mesh member namespace of cluster-a (docs/mesh.md)
+    ...(x === 'a' ? [{
+      namespace: 'mesh',
+      deployments: [{ name: 'echo', image: 'strait/echo', replicas: 1, port: 8080, annotations: { [MESH_INJECT]: 'true' } }],
+      services: [{ name: 'echo', ports: [{ name: 'http', port: 8080 }] }],
+      pods: [
+        { name: 'client', image: 'strait/idle', node: 'worker', annotations: { [MESH_INJECT]: 'true' } },
+        { name: 'outsider', image: 'strait/idle', node: 'worker' },
+      ],
+    }] : [])],
   })),
 };
 

@@ -95,6 +95,8 @@ export interface WorldPlan {
   tunnels: boolean;
   /** the code-hosting server runs in the world root */
   githost: boolean;
+  /** the mesh agent and ingress gateway run in every cluster */
+  mesh: boolean;
 }
 
 export const DNS_DOMAIN = 'cluster.local';
@@ -128,6 +130,7 @@ export function buildPlan(world: WorldFile): WorldPlan {
     metricsPort: world.metricsPort,
     tunnels: world.tunnels,
     githost: world.githost,
+    mesh: world.mesh,
   };
   const internetPrefix = parseCidr(internetCIDR).prefix;
   world.clusters.forEach((wc, ci) => {

@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
+import { startRelay } from '../../dataplane/proxy/index.js';
 import { renderProxyRules, syncServiceProxy } from '../../dataplane/service-proxy/index.js';
 import { ClusterZone, startDnsServer, type DnsResolver, type RunningDnsServer } from '../dns/index.js';
 import { createRegistry, serveMetrics, Gauge, type MetricsServer } from '../metrics/index.js';
@@ -71,6 +72,8 @@ export interface WorldState {
     nodes: { name: string; role: string; netns: string; underlayIP: string; podCIDR: string; publicIP?: string }[];
     pods: { namespace: string; name: string; node: string; netns: string; ip: string; image: string }[];
     services: { namespace: string; name: string; clusterIP?: string; ports: { port: number; protocol: string }[] }[];
+    /** the mesh ingress gateway as the host reaches it (http://127.0.0.1:PORT), when `strait up` bound a port for it */
+    ingress?: string;
   }[];
   components: ComponentStatus[];
 }
@@ -251,6 +254,17 @@ export async function runWorld(opts: WorldOptions): Promise<RunningWorld> {
       syncs.push(startPodRuntime(c, cs, log, hooks));
     }
   }
+  // the host's way into the mesh: `strait up` bound 127.0.0.1:PORT in the host's namespace
+  // and handed the socket in; connections go to the first cluster's ingress gateway
+  const ingressFd = Number(process.env['STRAIT_INGRESS_FD'] ?? NaN);
+  const ingressPort = process.env['STRAIT_INGRESS_PORT'];
+  const ingressCluster = plan.mesh ? plan.clusters[0]?.name : undefined;
+  const relay = Number.isInteger(ingressFd) && ingressCluster
+    ? await startRelay({ fd: ingressFd }, join(opts.stateDir, 'mesh', ingressCluster, 'ingress.sock')).catch((err: unknown) => {
+      log.warn({ err: String(err) }, 'no host port for the ingress gateway');
+      return undefined;
+    })
+    : undefined;
   await processes.waitReady(20_000);
   boot.ready = true;
   boot.ms = Math.round(performance.now() - t0);
@@ -264,7 +278,10 @@ export async function runWorld(opts: WorldOptions): Promise<RunningWorld> {
       metrics: `${plan.internet.rootIP}:${plan.metricsPort}`,
       store: { socket: store.socket, token: store.token, available: store.available, ...(store.available ? {} : { reason: store.reason }) },
       logs: logDir,
-      clusters: plan.clusters.map((c) => clusterState(c, serviceStates.get(c.name))),
+      clusters: plan.clusters.map((c) => ({
+        ...clusterState(c, serviceStates.get(c.name)),
+        ...(relay && ingressPort && c.name === ingressCluster ? { ingress: `http://127.0.0.1:${ingressPort}` } : {}),
+      })),
       components: processes.status(),
     };
   }
@@ -276,6 +293,7 @@ export async function runWorld(opts: WorldOptions): Promise<RunningWorld> {
     processes,
     state,
     async stop() {
+      await relay?.close();
       for (const sync of syncs) sync.stop();
       await processes.stop();
       await Promise.all([...dnsServers.values()].map((d) => d.close()));

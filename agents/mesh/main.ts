@@ -1,0 +1,85 @@
+// The mesh agent of one cluster of the local world (runs in the world's root namespace):
+// certificates, root ConfigMap, the sidecar of every injected pod (started in the pod's
+// namespace, configuration pushed over IPC) and the ingress gateway's configuration file.
+//   node dist/agents/mesh/main.js
+// Environment (the world sets the STRAIT_STORE_* and STRAIT_STATE_DIR for every component):
+//   STRAIT_CLUSTER            cluster name (required)
+//   STRAIT_STATE_DIR          mesh files go to <state>/mesh/<cluster>/, the root CA to <state>/mesh/ca.json
+//   STRAIT_STORE_SOCKET, STRAIT_STORE_TOKEN_FILE   the world's store API
+//   STRAIT_MESH_BOOTSTRAP     comma-separated member namespaces: apply the default SMCP (flags false) and member roll when absent
+//   STRAIT_MESH_METRICS       HOST:PORT for the agent's own /metrics
+//   STRAIT_METRICS_PORT       the world's metrics port, excluded from the pods' inbound redirect
+//   STRAIT_MESH_INGRESS       JSON list of routes [{pathPrefix, namespace, service, port}] for <dir>/ingress.json
+import { mkdirSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { isStraitError } from '../../src/base/errors/index.js';
+import { Lifecycle } from '../../src/base/lifecycle/index.js';
+import { createLogger } from '../../src/base/log/index.js';
+import { defaultMeshObjects, loadOrCreateCa, startMeshAgent, type IngressRouteSpec } from '../../src/control/mesh/index.js';
+import { Counter, Gauge, Registry } from 'prom-client';
+import { connectStoreFromFiles } from '../../src/control/store/index.js';
+
+const env = (k: string): string | undefined => process.env[k];
+
+async function main(): Promise<void> {
+  const cluster = env('STRAIT_CLUSTER');
+  const stateDir = env('STRAIT_STATE_DIR');
+  const socketPath = env('STRAIT_STORE_SOCKET');
+  const tokenFile = env('STRAIT_STORE_TOKEN_FILE');
+  if (!cluster || !stateDir || !socketPath || !tokenFile) throw new Error('STRAIT_CLUSTER, STRAIT_STATE_DIR, STRAIT_STORE_SOCKET and STRAIT_STORE_TOKEN_FILE are required');
+  const log = createLogger('mesh-agent', { cluster });
+  const life = new Lifecycle();
+  const meshDir = join(stateDir, 'mesh');
+  const dir = join(meshDir, cluster);
+  mkdirSync(dir, { recursive: true, mode: 0o755 });
+  const ca = loadOrCreateCa(join(meshDir, 'ca.json'));
+  const store = connectStoreFromFiles({ socketPath, tokenFile, cluster });
+  const members = env('STRAIT_MESH_BOOTSTRAP');
+  const routes = env('STRAIT_MESH_INGRESS');
+  // sidecars drop to uid 1337 so that the pod's redirect spares their own connections; a
+  // world in a user namespace maps only root, so there the mesh runs without sidecars
+  const sidecars = env('STRAIT_USERNS') !== '1';
+  if (!sidecars) log.warn('user-namespace world: uid 1337 is not mapped, injected pods run without sidecars');
+  const agent = await startMeshAgent({
+    sidecars,
+    store, ca, dir, log,
+    // the world scrapes every pod's metrics port in plaintext: it bypasses the sidecar
+    ...(env('STRAIT_METRICS_PORT') ? { excludeInboundPorts: [Number(env('STRAIT_METRICS_PORT'))] } : {}),
+    sidecarScript: join(dirname(fileURLToPath(import.meta.url)), '..', 'sidecar', 'main.js'),
+    ...(members ? { bootstrap: defaultMeshObjects(members.split(',').filter(Boolean)) } : {}),
+    ...(routes ? { ingress: { namespace: 'istio-system', serviceAccount: 'istio-ingressgateway-service-account', routes: JSON.parse(routes) as IngressRouteSpec[] } } : {}),
+  });
+  life.onShutdown('agent', () => agent.stop());
+  const metricsAt = env('STRAIT_MESH_METRICS');
+  if (metricsAt) {
+    const reg = new Registry();
+    new Counter({ name: 'strait_mesh_agent_reconciles_total', help: 'reconcile passes of the mesh controller', registers: [reg],
+      collect(this: Counter<string>) { this.reset(); this.inc(agent.controller.reconciles); } });
+    new Gauge({ name: 'strait_mesh_agent_sidecars', help: 'sidecars the agent supervises, by state', labelNames: ['state'], registers: [reg],
+      collect(this: Gauge<string>) {
+        const st = agent.supervisor.status();
+        this.set({ state: 'running' }, st.filter((x) => x.running).length);
+        this.set({ state: 'ready' }, st.filter((x) => x.ready).length);
+      } });
+    new Counter({ name: 'strait_mesh_agent_sidecar_restarts_total', help: 'sidecar restarts', registers: [reg],
+      collect(this: Counter<string>) { this.reset(); this.inc(agent.supervisor.status().reduce((n, x) => n + x.restarts, 0)); } });
+    const m = /^(.+):(\d+)$/.exec(metricsAt);
+    const srv = createServer((req, res) => {
+      if (req.url !== '/metrics') { res.writeHead(404).end(); return; }
+      void reg.metrics().then((t) => res.writeHead(200, { 'content-type': reg.contentType }).end(t));
+    });
+    await new Promise<void>((r) => srv.listen(Number(m?.[2]), m?.[1], r));
+    life.onShutdown('metrics', () => new Promise<void>((r) => srv.close(() => r())));
+  }
+  life.onShutdown('store', () => store.close());
+  life.handleSignals(log);
+  process.send?.({ type: 'ready' });
+  log.info({ dir }, 'mesh agent ready');
+}
+
+main().catch((err) => {
+  console.error(`error ${isStraitError(err) ? err.code : 'STRAIT_ERR_INTERNAL'}: ${(err as Error).message}`);
+  process.exit(isStraitError(err) ? err.exitCode : 1);
+});

@@ -1,0 +1,168 @@
+// The sidecar proxy process: one per injected pod, inside the pod's network namespace.
+//   node dist/agents/sidecar/main.js --config FILE [--inbound-port 15006] [--outbound-port 15001]
+//     [--admin 127.0.0.1:15000 | --admin-socket PATH] [--bind 0.0.0.0]
+//     [--app HOST:PORT] [--outbound-destination HOST:PORT] [--uid 1337] [--config-ipc] [--metrics HOST:PORT]
+// Without --app / --outbound-destination the proxy serves connections redirected by the
+// pod's nftables rules (sidecarRedirectRules) and reads SO_ORIGINAL_DST.
+// Configuration: the JSON file given with --config (re-read when it changes; with
+// --config-ipc read once, then pushed as {type:'config', config} over the IPC channel by the
+// mesh agent) and PUT /config on the admin listener; GET /config, GET /metrics, GET /ready.
+// On start it prints one JSON line to stdout: {"ready":true,"inbound":P,"outbound":P,"admin":...}.
+import { readFileSync, watch } from 'node:fs';
+import { basename, dirname } from 'node:path';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { parseArgs } from 'node:util';
+import { isStraitError } from '../../src/base/errors/index.js';
+import { createLogger } from '../../src/base/log/index.js';
+import { Lifecycle } from '../../src/base/lifecycle/index.js';
+import { Registry, registerProxyMetrics } from '../../src/control/mesh-metrics/index.js';
+import { originalDst, SidecarProxy, type Address } from '../../src/dataplane/proxy/index.js';
+
+function hostPort(v: string | undefined, what: string): Address | undefined {
+  if (v === undefined) return undefined;
+  const m = /^(.+):(\d{1,5})$/.exec(v);
+  if (!m) throw new Error(`${what} must be HOST:PORT, got ${JSON.stringify(v)}`);
+  return { host: (m[1] as string).replace(/^\[|\]$/g, ''), port: Number(m[2]) };
+}
+
+async function body(req: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const c of req) {
+    size += (c as Buffer).length;
+    if (size > 4 << 20) throw new Error('configuration larger than 4 MiB');
+    chunks.push(c as Buffer);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      config: { type: 'string' },
+      'inbound-port': { type: 'string', default: '15006' },
+      'outbound-port': { type: 'string', default: '15001' },
+      admin: { type: 'string', default: '127.0.0.1:15000' },
+      'admin-socket': { type: 'string' },
+      bind: { type: 'string', default: '0.0.0.0' },
+      app: { type: 'string' },
+      'outbound-destination': { type: 'string' },
+      uid: { type: 'string' },
+      'config-ipc': { type: 'boolean', default: false },
+      metrics: { type: 'string' },
+    },
+  });
+  const log = createLogger('sidecar');
+  const life = new Lifecycle();
+  const load = (): unknown => {
+    if (!values.config) return { inbound: { defaultMode: 'PERMISSIVE' }, outbound: { default: { mode: 'DISABLE' } } };
+    return JSON.parse(readFileSync(values.config, 'utf8'));
+  };
+  const proxy = new SidecarProxy(load(), { originalDst, onEvent: (ev) => log.debug(ev, 'connection') });
+  const app = hostPort(values.app, '--app');
+  const dest = hostPort(values['outbound-destination'], '--outbound-destination');
+  const inbound = await proxy.listenInbound({ host: values.bind as string, port: Number(values['inbound-port']), app: app ?? 'original-dst' });
+  const outbound = await proxy.listenOutbound({ host: values.bind as string, port: Number(values['outbound-port']), destination: dest ?? 'original-dst' });
+  life.onShutdown('proxy', () => proxy.close());
+
+  if (values['config-ipc']) {
+    // our configuration comes from the mesh agent only: when it dies, we go too (its
+    // successor starts a fresh sidecar, which needs the ports)
+    process.on('disconnect', () => { void life.shutdown(log).then(() => process.exit(0)); });
+    // the supervisor (mesh agent) pushes each new configuration over the IPC channel
+    process.on('message', (m: { type?: string; config?: unknown }) => {
+      if (m?.type !== 'config') return;
+      try {
+        proxy.update(m.config);
+        process.send?.({ type: 'config-applied', updates: proxy.metrics.configUpdates });
+      } catch (err) {
+        log.warn({ err: String(err) }, 'pushed configuration rejected; keeping the previous one');
+        process.send?.({ type: 'config-rejected', error: String((err as Error).message) });
+      }
+    });
+  } else if (values.config) {
+    // Watch the directory, not the file: writers replace the file atomically (rename), which
+    // would leave a watch on the old inode.
+    const file = values.config;
+    const name = basename(file);
+    let timer: NodeJS.Timeout | undefined;
+    const watcher = watch(dirname(file), (_event, changed) => {
+      if (changed !== null && changed !== name) return;
+      clearTimeout(timer);
+      timer = setTimeout(() => {
+        try {
+          // applied even when equal to the file's last content: PUT /config may have changed the proxy since
+          proxy.update(JSON.parse(readFileSync(file, 'utf8')));
+          log.info({ file }, 'configuration reloaded from file');
+        } catch (err) {
+          log.warn({ err: String(err), file }, 'configuration file rejected; keeping the previous one');
+        }
+      }, 10);
+    });
+    life.onShutdown('watch', () => watcher.close());
+  }
+
+  const reg = new Registry();
+  registerProxyMetrics(reg, proxy.metrics);
+  const admin = createServer((req: IncomingMessage, res: ServerResponse) => {
+    void (async () => {
+      try {
+        if (req.method === 'PUT' && req.url === '/config' && values['config-ipc']) {
+          // under the mesh agent only the agent configures the proxy: the workload shares this
+          // namespace and must not be able to switch its own STRICT off
+          res.writeHead(403, { 'content-type': 'application/json' }).end(JSON.stringify({ code: 'STRAIT_ERR_UNAUTHORIZED', message: 'not authorized: this sidecar is configured by the mesh agent' }));
+        } else if (req.method === 'PUT' && req.url === '/config') {
+          proxy.update(JSON.parse(await body(req)));
+          res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ applied: true, updates: proxy.metrics.configUpdates }));
+        } else if (req.method === 'GET' && req.url === '/config') {
+          const { identity, ...rest } = proxy.config;
+          res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ ...rest, identity: identity ? { certPem: identity.certPem } : undefined }));
+        } else if (req.method === 'GET' && req.url === '/metrics') {
+          res.writeHead(200, { 'content-type': reg.contentType }).end(await reg.metrics());
+        } else if (req.method === 'GET' && req.url === '/ready') {
+          res.writeHead(200).end('ok\n');
+        } else {
+          res.writeHead(404).end();
+        }
+      } catch (err) {
+        const status = isStraitError(err) || err instanceof SyntaxError ? 400 : 500;
+        const payload = isStraitError(err) ? err.toJSON() : { code: 'STRAIT_ERR_MESH_CONFIG_INVALID', message: String((err as Error).message) };
+        res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(payload));
+      }
+    })();
+  });
+  const adminAddr = values['admin-socket'] ?? hostPort(values.admin, '--admin');
+  await new Promise<void>((r) => {
+    if (typeof adminAddr === 'string') admin.listen(adminAddr, r);
+    else admin.listen((adminAddr as Address).port, (adminAddr as Address).host, r);
+  });
+  life.onShutdown('admin', () => new Promise<void>((r) => admin.close(() => r())));
+  if (values.metrics) {
+    // Prometheus only, reachable from outside the pod (Istio's 15020); excluded from the redirect
+    const m = hostPort(values.metrics, '--metrics') as Address;
+    const ms = createServer((req, res) => {
+      if (req.method !== 'GET' || req.url !== '/metrics') { res.writeHead(404).end(); return; }
+      void reg.metrics().then((t) => res.writeHead(200, { 'content-type': reg.contentType }).end(t));
+    });
+    await new Promise<void>((r) => ms.listen(m.port, m.host, r));
+    life.onShutdown('metrics', () => new Promise<void>((r) => ms.close(() => r())));
+  }
+  life.handleSignals(log);
+  if (values.uid !== undefined) {
+    // listeners are bound; from here on run as the proxy uid that the pod's nftables rules exempt
+    const uid = Number(values.uid);
+    process.setgid?.(uid);
+    process.setuid?.(uid);
+  }
+  const a = admin.address();
+  process.stdout.write(JSON.stringify({ ready: true, inbound: inbound.port, outbound: outbound.port, admin: typeof a === 'string' ? a : (a as AddressInfo).port }) + '\n');
+  // the world's process table waits for this when it started us with an IPC channel
+  process.send?.({ type: 'ready', inbound: inbound.port, outbound: outbound.port });
+  log.info({ inbound: inbound.port, outbound: outbound.port }, 'sidecar ready');
+}
+
+main().catch((err) => {
+  console.error(`error ${isStraitError(err) ? err.code : 'STRAIT_ERR_INTERNAL'}: ${(err as Error).message}`);
+  process.exit(isStraitError(err) ? err.exitCode : 1);
+});

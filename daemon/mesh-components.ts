@@ -1,0 +1,66 @@
+// The mesh's processes in the local world, for daemon/world-components.ts:
+//   out.push(...meshComponents(plan, ctx, here));
+// - per cluster, the mesh agent in the world's root namespace (certificates, sidecars of
+//   injected pods, configurations), bootstrapping the default SMCP and member roll in the
+//   first cluster;
+// - per cluster, the ingress gateway in its gateway node's namespace, on 0.0.0.0:15080 and
+//   on the unix socket <state>/mesh/<cluster>/ingress.sock (the host's way in).
+// Types are structural so that this file does not depend on the world's internals.
+import { join } from 'node:path';
+
+export interface MeshPlanView {
+  internet: { rootIP: string };
+  clusters: { name: string; nodes: { name: string; role: string; netns: string; underlayIP: string }[] }[];
+}
+
+export interface MeshComponentContext {
+  stateDir: string;
+  metricsPort: number;
+}
+
+export interface MeshComponent {
+  name: string;
+  netns?: string;
+  command: string[];
+  env?: Record<string, string>;
+  ready?: 'ipc' | 'started';
+  metrics?: string;
+}
+
+export const INGRESS_PORT = 15080;
+export const INGRESS_METRICS_PORT = 15090;
+
+/** Where the host reaches a cluster's ingress gateway. */
+export function ingressSocket(stateDir: string, cluster: string): string {
+  return join(stateDir, 'mesh', cluster, 'ingress.sock');
+}
+
+export function meshComponents(plan: MeshPlanView, ctx: MeshComponentContext, here: (rel: string) => string,
+  opts: { members?: string[]; routes?: { pathPrefix: string; namespace: string; service: string; port: number }[] } = {}): MeshComponent[] {
+  const members = opts.members ?? ['mesh'];
+  const routes = opts.routes ?? [{ pathPrefix: '/', namespace: 'mesh', service: 'echo', port: 8080 }];
+  const out: MeshComponent[] = [];
+  plan.clusters.forEach((c, i) => {
+    // the agent's own metrics: world root, one port per cluster after the githost's
+    const agentMetrics = `${plan.internet.rootIP}:${ctx.metricsPort + 10 + i}`;
+    out.push({
+      name: `${c.name}.mesh-agent`, ready: 'ipc', metrics: agentMetrics,
+      command: [process.execPath, here('../agents/mesh/main.js')],
+      env: {
+        STRAIT_CLUSTER: c.name,
+        STRAIT_MESH_METRICS: `0.0.0.0:${ctx.metricsPort + 10 + i}`,
+        STRAIT_MESH_INGRESS: JSON.stringify(routes),
+        ...(i === 0 ? { STRAIT_MESH_BOOTSTRAP: members.join(',') } : {}),
+      },
+    });
+    const gw = c.nodes.find((n) => n.role === 'gateway');
+    if (!gw) return;
+    out.push({
+      name: `${c.name}.${gw.name}.mesh-ingress`, netns: gw.netns, ready: 'ipc',
+      command: [process.execPath, here('./mesh-ingress/main.js'), '--config', join(ctx.stateDir, 'mesh', c.name, 'ingress.json'),
+        '--listen', `0.0.0.0:${INGRESS_PORT}`, '--listen-unix', ingressSocket(ctx.stateDir, c.name), '--metrics', `0.0.0.0:${INGRESS_METRICS_PORT}`],
+      metrics: `${gw.underlayIP}:${INGRESS_METRICS_PORT}`,
+    });
+  });
+  return out;
+}

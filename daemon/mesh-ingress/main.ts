@@ -1,0 +1,70 @@
+// The ingress gateway process: external plaintext HTTP in, mTLS (or plaintext, per the
+// DestinationRules) into the mesh. Its configuration file is written by the mesh agent
+// (<mesh dir>/ingress.json) and re-read when it changes.
+//   node dist/daemon/mesh-ingress/main.js --config FILE [--listen 0.0.0.0:15080] [--listen-unix PATH] [--metrics HOST:PORT]
+// Prints {"ready":true,...} on stdout, and sends {type:'ready'} over IPC when it has a channel.
+import { existsSync, readFileSync, watch } from 'node:fs';
+import { createServer } from 'node:http';
+import { basename, dirname } from 'node:path';
+import { parseArgs } from 'node:util';
+import { isStraitError } from '../../src/base/errors/index.js';
+import { Lifecycle } from '../../src/base/lifecycle/index.js';
+import { createLogger } from '../../src/base/log/index.js';
+import { Registry, registerIngressMetrics } from '../../src/control/mesh-metrics/index.js';
+import { IngressGateway } from '../../src/dataplane/proxy/index.js';
+
+function hostPort(v: string): { host: string; port: number } {
+  const m = /^(.+):(\d{1,5})$/.exec(v);
+  if (!m) throw new Error(`expected HOST:PORT, got ${JSON.stringify(v)}`);
+  return { host: m[1] as string, port: Number(m[2]) };
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({ options: {
+    config: { type: 'string' }, listen: { type: 'string', default: '0.0.0.0:15080' }, 'listen-unix': { type: 'string' }, metrics: { type: 'string' },
+  } });
+  if (!values.config) throw new Error('--config FILE is required');
+  const log = createLogger('mesh-ingress');
+  const life = new Lifecycle();
+  const file = values.config;
+  // the mesh agent writes the file; in a world both start together
+  for (let i = 0; i < 600 && !existsSync(file); i++) await new Promise((r) => setTimeout(r, 100));
+  const gw = new IngressGateway(JSON.parse(readFileSync(file, 'utf8')));
+  const l = hostPort(values.listen as string);
+  const addr = await gw.listen(l.host, l.port);
+  if (values['listen-unix']) await gw.listenPath(values['listen-unix']);
+  life.onShutdown('ingress', () => gw.close());
+  let timer: NodeJS.Timeout | undefined;
+  const watcher = watch(dirname(file), (_e, name) => {
+    if (name !== null && name !== basename(file)) return;
+    clearTimeout(timer);
+    timer = setTimeout(() => {
+      try {
+        gw.update(JSON.parse(readFileSync(file, 'utf8')));
+        log.info({ file }, 'ingress configuration reloaded');
+      } catch (err) {
+        log.warn({ err: String(err) }, 'ingress configuration rejected; keeping the previous one');
+      }
+    }, 10);
+  });
+  life.onShutdown('watch', () => watcher.close());
+  if (values.metrics) {
+    const reg = new Registry();
+    registerIngressMetrics(reg, gw.metrics);
+    const m = hostPort(values.metrics);
+    const srv = createServer((req, res) => {
+      if (req.url !== '/metrics') { res.writeHead(404).end(); return; }
+      void reg.metrics().then((t) => res.writeHead(200, { 'content-type': reg.contentType }).end(t));
+    });
+    await new Promise<void>((r) => srv.listen(m.port, m.host, r));
+    life.onShutdown('metrics', () => new Promise<void>((r) => srv.close(() => r())));
+  }
+  life.handleSignals(log);
+  process.stdout.write(JSON.stringify({ ready: true, port: addr.port, unix: values['listen-unix'] ?? null }) + '\n');
+  process.send?.({ type: 'ready', port: addr.port });
+}
+
+main().catch((err) => {
+  console.error(`error ${isStraitError(err) ? err.code : 'STRAIT_ERR_INTERNAL'}: ${(err as Error).message}`);
+  process.exit(isStraitError(err) ? err.exitCode : 1);
+});

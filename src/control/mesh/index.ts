@@ -1,0 +1,6 @@
+// Mesh control plane: the CA (workload identities) and policy resolution (what each
+// sidecar enforces), as pure functions over resources.
+export * from './ca/index.js';
+export * from './policy/index.js';
+export * from './controller/index.js';
+export * from './agent/index.js';

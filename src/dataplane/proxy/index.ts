@@ -1,0 +1,11 @@
+// The mesh data plane: sidecar proxy (inbound enforcement, outbound mTLS origination)
+// and the ingress gateway. Node built-ins only; configuration arrives as plain objects.
+export { SidecarProxy, type Address, type InboundListenOptions, type OutboundListenOptions, type OriginalDst, type ProxyEvent, type SidecarOptions } from './sidecar.js';
+export { validateSidecarConfig, INBOUND_MODES, OUTBOUND_MODES, type InboundMode, type OutboundPolicy, type OutboundTlsMode, type ProxyIdentity, type SidecarConfig } from './config.js';
+export { ProxyMetrics, classifyTlsError, type AcceptReason, type HandshakeFailure, type ResetReason } from './metrics.js';
+export { sniffTls } from './sniff.js';
+export { peerUris, spiffeChecker, MESH_ALPN } from './identity.js';
+export { resetSocket } from './splice.js';
+export { originalDst, sidecarRedirectRules, type RedirectRules } from './original-dst.js';
+export { IngressGateway, IngressMetrics, type IngressConfig, type IngressRoute } from './ingress.js';
+export { startRelay, type Relay, type RelayListen } from './relay.js';

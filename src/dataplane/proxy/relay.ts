@@ -1,0 +1,34 @@
+// A TCP → unix-socket relay: how the host's loopback reaches a listener inside the local
+// world. `strait up` can bind the host port before it enters its private namespaces and
+// hand the descriptor in (listen {fd}); the socket stays in the host's namespace.
+import { connect, createServer, type AddressInfo, type Server } from 'node:net';
+import { splice } from './splice.js';
+
+export type RelayListen = { host: string; port: number } | { fd: number };
+
+export interface Relay {
+  address: AddressInfo | undefined;
+  connections: number;
+  close(): Promise<void>;
+}
+
+export function startRelay(listen: RelayListen, unixPath: string): Promise<Relay> {
+  const relay: Relay = { address: undefined, connections: 0, close: async () => {} };
+  const server: Server = createServer({ allowHalfOpen: true }, (down) => {
+    relay.connections++;
+    const up = connect({ path: unixPath, allowHalfOpen: true });
+    splice(down, up);
+  });
+  relay.close = () => new Promise<void>((r) => server.close(() => r()));
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    const done = (): void => {
+      server.off('error', reject);
+      const a = server.address();
+      relay.address = a && typeof a === 'object' ? a : undefined;
+      resolve(relay);
+    };
+    if ('fd' in listen) server.listen({ fd: listen.fd }, done);
+    else server.listen(listen.port, listen.host, done);
+  });
+}

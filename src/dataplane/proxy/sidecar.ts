@@ -1,0 +1,392 @@
+// The sidecar proxy. Inbound: sniff the first bytes of each connection and enforce the
+// effective PeerAuthentication mode of the application port (STRICT resets plaintext
+// with RST before a byte reaches the application; TLS must carry a client certificate
+// of the mesh CA). Outbound: originate mTLS with the workload certificate and check the
+// server's SPIFFE ID (ISTIO_MUTUAL) or pass plaintext (DISABLE). The configuration is a
+// plain object swapped at runtime by update(); open connections keep going.
+import { connect as netConnect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
+import { TLSSocket, connect as tlsConnect, type ConnectionOptions, type SecureContext } from 'node:tls';
+import { validateSidecarConfig, type InboundMode, type OutboundPolicy, type SidecarConfig } from './config.js';
+import { MESH_ALPN, peerUris, secureContextFor, spiffeChecker } from './identity.js';
+import { classifyTlsError, ProxyMetrics } from './metrics.js';
+import { decode as decodeHello, MAX_RECORD } from '../../wire/tls-hello/index.js';
+import { sniffTls } from './sniff.js';
+import { resetSocket, splice } from './splice.js';
+
+export interface Address {
+  host: string;
+  port: number;
+}
+
+/** Where a connection was headed before it was redirected to the proxy. */
+export type OriginalDst = (sock: Socket) => Address;
+
+export interface InboundListenOptions {
+  host: string;
+  port: number;
+  /** the application: a fixed address, or the original destination of each redirected connection */
+  app: Address | 'original-dst';
+  /** how long to wait for the first bytes before deciding (default 5000 ms) */
+  sniffTimeoutMs?: number;
+}
+
+export interface OutboundListenOptions {
+  host: string;
+  port: number;
+  /** where the client meant to go: a fixed address (loopback tests) or the original destination */
+  destination: Address | 'original-dst';
+}
+
+export interface SidecarOptions {
+  originalDst?: OriginalDst;
+  /** called for every connection decision (logging, tests) */
+  onEvent?: (ev: ProxyEvent) => void;
+}
+
+export type ProxyEvent =
+  | { type: 'inbound-accepted'; port: number; mode: InboundMode; how: 'plaintext' | 'mtls' | 'tls-passthrough'; peer?: string }
+  | { type: 'inbound-reset'; port: number; mode: InboundMode; reason: string }
+  | { type: 'handshake-failed'; side: 'server' | 'client'; reason: string; error: string }
+  | { type: 'outbound'; destination: string; mode: string };
+
+interface Listener {
+  server: Server;
+  kind: 'inbound' | 'outbound';
+}
+
+interface InboundConn {
+  proxy: SidecarProxy;
+  sock: Socket;
+  app: Address | 'original-dst';
+  port: number;
+  target: Address | undefined;
+  timer: NodeJS.Timeout | undefined;
+  head: Buffer | undefined;
+  /** the ClientHello offered an istio ALPN protocol (a mesh client) */
+  meshAlpn: boolean;
+}
+
+const kConn = Symbol('strait.inboundConn');
+type SockWithConn = Socket & { [kConn]?: InboundConn };
+
+export class SidecarProxy {
+  readonly metrics = new ProxyMetrics();
+  private cfg: Readonly<SidecarConfig>;
+  private ctx: SecureContext | undefined;
+  private readonly checkers = new Map<string, ReturnType<typeof spiffeChecker>>();
+  private readonly listeners: Listener[] = [];
+  private readonly open = new Set<Socket>();
+  /** set when the configuration last changed (performance.now()) */
+  lastUpdate = 0;
+
+  constructor(config: unknown, private readonly opts: SidecarOptions = {}) {
+    this.cfg = validateSidecarConfig(config);
+    this.applyIdentity(undefined);
+  }
+
+  get config(): Readonly<SidecarConfig> {
+    return this.cfg;
+  }
+
+  /** Swap the configuration; the next connection sees it. Invalid input throws and keeps the old one. */
+  update(raw: unknown): void {
+    const next = validateSidecarConfig(raw);
+    const prev = this.cfg;
+    this.cfg = next;
+    this.applyIdentity(prev);
+    this.checkers.clear();
+    this.metrics.configUpdates++;
+    this.lastUpdate = performance.now();
+  }
+
+  private applyIdentity(prev: Readonly<SidecarConfig> | undefined): void {
+    const id = this.cfg.identity;
+    if (prev && prev.identity?.certPem === id?.certPem && prev.identity?.keyPem === id?.keyPem && prev.identity?.rootPem === id?.rootPem) return;
+    // New connections use the new context; established TLS sessions keep theirs.
+    this.ctx = id ? secureContextFor(id) : undefined;
+    this.metrics.setCertificate(id?.certPem);
+  }
+
+  inboundMode(port: number): InboundMode {
+    return this.cfg.inbound.ports?.[String(port)] ?? this.cfg.inbound.defaultMode;
+  }
+
+  outboundPolicy(host: string, port: number): OutboundPolicy {
+    return this.cfg.outbound.destinations?.[`${host}:${port}`] ?? this.cfg.outbound.default;
+  }
+
+  private checkerFor(policy: OutboundPolicy): ReturnType<typeof spiffeChecker> {
+    const key = (policy.sans ?? []).join('\n');
+    let c = this.checkers.get(key);
+    if (!c) {
+      c = spiffeChecker(policy.sans);
+      this.checkers.set(key, c);
+    }
+    return c;
+  }
+
+  private originalDst(sock: Socket): Address {
+    if (!this.opts.originalDst) throw new Error('no original-destination lookup configured for this proxy');
+    return this.opts.originalDst(sock);
+  }
+
+  async listenInbound(o: InboundListenOptions): Promise<AddressInfo> {
+    const server = createServer({ allowHalfOpen: true, pauseOnConnect: false }, (sock) => this.onInbound(sock, o));
+    return this.listen(server, 'inbound', o.host, o.port);
+  }
+
+  async listenOutbound(o: OutboundListenOptions): Promise<AddressInfo> {
+    const server = createServer({ allowHalfOpen: true }, (sock) => this.onOutbound(sock, o.destination));
+    return this.listen(server, 'outbound', o.host, o.port);
+  }
+
+  private listen(server: Server, kind: 'inbound' | 'outbound', host: string, port: number): Promise<AddressInfo> {
+    return new Promise((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, host, () => {
+        server.off('error', reject);
+        this.listeners.push({ server, kind });
+        resolve(server.address() as AddressInfo);
+      });
+    });
+  }
+
+  private track(sock: Socket): void {
+    this.open.add(sock);
+    sock.once('close', () => this.open.delete(sock));
+  }
+
+  // --- inbound -------------------------------------------------------------------
+
+  private onInbound(sock: Socket, o: InboundListenOptions): void {
+    this.track(sock);
+    sock.on('error', ignoreError);
+    let target: Address | undefined;
+    if (o.app === 'original-dst') {
+      try {
+        target = this.originalDst(sock);
+      } catch {
+        resetSocket(sock);
+        return;
+      }
+    } else {
+      target = o.app;
+    }
+    const conn: InboundConn = { proxy: this, sock, app: o.app, port: target.port, target, timer: undefined, head: undefined, meshAlpn: false };
+    (sock as SockWithConn)[kConn] = conn;
+    conn.timer = setTimeout(onSniffTimeout, o.sniffTimeoutMs ?? 5000, conn);
+    sock.on('data', onFirstData);
+    sock.on('error', onEarlyError);
+  }
+
+  /** Decide what to do with an inbound connection once its first bytes are known. */
+  decideInbound(conn: InboundConn, kind: number): void {
+    const { sock, port } = conn;
+    const mode = this.inboundMode(port);
+    const ev = this.opts.onEvent;
+    if (kind === 1) {
+      if (mode === 'DISABLE' || (mode === 'PERMISSIVE' && !conn.meshAlpn)) {
+        // As Envoy: DISABLE has only a plaintext chain, and PERMISSIVE sends TLS that does not
+        // offer an istio ALPN protocol (the application's own TLS) to the app untouched.
+        this.metrics.accepted[mode]['tls-passthrough']++;
+        ev?.({ type: 'inbound-accepted', port, mode, how: 'tls-passthrough' });
+        this.toApp(conn, sock, undefined);
+        return;
+      }
+      if (!this.ctx) {
+        this.metrics.reset[mode]['no-identity']++;
+        ev?.({ type: 'inbound-reset', port, mode, reason: 'no-identity' });
+        resetSocket(sock);
+        return;
+      }
+      this.terminateTls(conn, mode);
+      return;
+    }
+    // plaintext (or silence until the sniff timeout)
+    if (mode === 'STRICT') {
+      const reason = kind === 0 ? 'plaintext' : 'sniff-timeout';
+      this.metrics.reset.STRICT[reason]++;
+      ev?.({ type: 'inbound-reset', port, mode, reason });
+      resetSocket(sock);
+      return;
+    }
+    this.metrics.accepted[mode].plaintext++;
+    ev?.({ type: 'inbound-accepted', port, mode, how: 'plaintext' });
+    this.toApp(conn, sock, undefined);
+  }
+
+  private terminateTls(conn: InboundConn, mode: InboundMode): void {
+    const raw = conn.sock;
+    const tlsSock = new TLSSocket(raw, {
+      isServer: true,
+      secureContext: this.ctx as SecureContext,
+      requestCert: true,
+      rejectUnauthorized: true,
+      // no ALPNProtocols here: a server list would refuse clients that offer only h2/http/1.1
+    });
+    const onErr = (err: Error): void => {
+      const reason = classifyTlsError(err);
+      this.metrics.handshakeFailures.server[reason]++;
+      this.opts.onEvent?.({ type: 'handshake-failed', side: 'server', reason, error: err.message });
+      resetSocket(raw);
+    };
+    tlsSock.once('error', onErr);
+    tlsSock.once('secure', () => {
+      tlsSock.off('error', onErr);
+      const verifyError = clientVerifyError(tlsSock);
+      if (verifyError) {
+        onErr(verifyError);
+        return;
+      }
+      this.metrics.handshakes.serverOk++;
+      this.metrics.accepted[mode].mtls++;
+      const peer = peerUris(tlsSock.getPeerCertificate())[0];
+      this.opts.onEvent?.({ type: 'inbound-accepted', port: conn.port, mode, how: 'mtls', ...(peer ? { peer } : {}) });
+      this.toApp(conn, tlsSock, raw);
+    });
+  }
+
+  private toApp(conn: InboundConn, down: Socket, downRaw: Socket | undefined): void {
+    const target = conn.target as Address;
+    const up = netConnect({ host: target.host, port: target.port, allowHalfOpen: true });
+    this.track(up);
+    up.once('error', () => {
+      this.metrics.upstreamErrors.inbound++;
+    });
+    splice(down, up, downRaw, undefined);
+    down.resume();
+  }
+
+  // --- outbound ------------------------------------------------------------------
+
+  private onOutbound(down: Socket, destination: Address | 'original-dst'): void {
+    this.track(down);
+    down.on('error', ignoreError);
+    let dst: Address;
+    try {
+      dst = destination === 'original-dst' ? this.originalDst(down) : destination;
+    } catch {
+      resetSocket(down);
+      return;
+    }
+    const policy = this.outboundPolicy(dst.host, dst.port);
+    this.metrics.outbound[policy.mode]++;
+    this.opts.onEvent?.({ type: 'outbound', destination: `${dst.host}:${dst.port}`, mode: policy.mode });
+    const raw = netConnect({ host: dst.host, port: dst.port, allowHalfOpen: true });
+    this.track(raw);
+    raw.on('error', ignoreError);
+    if (policy.mode === 'DISABLE' || !this.ctx) {
+      if (policy.mode !== 'DISABLE') {
+        // ISTIO_MUTUAL without an identity cannot work; fail the connection visibly.
+        this.metrics.handshakeFailures.client.other++;
+        resetSocket(raw);
+        resetSocket(down);
+        return;
+      }
+      raw.once('error', () => { this.metrics.upstreamErrors.outbound++; });
+      splice(down, raw);
+      return;
+    }
+    const up = tlsConnect({
+      socket: raw,
+      secureContext: this.ctx,
+      ALPNProtocols: MESH_ALPN,
+      rejectUnauthorized: true,
+      checkServerIdentity: this.checkerFor(policy),
+    } as ConnectionOptions);
+    down.pause();
+    const onErr = (err: Error): void => {
+      const reason = classifyTlsError(err);
+      this.metrics.handshakeFailures.client[reason]++;
+      this.opts.onEvent?.({ type: 'handshake-failed', side: 'client', reason, error: err.message });
+      resetSocket(raw);
+      resetSocket(down);
+    };
+    up.once('error', onErr);
+    up.once('secureConnect', () => {
+      up.off('error', onErr);
+      this.metrics.handshakes.clientOk++;
+      splice(down, up, undefined, raw);
+      down.resume();
+    });
+  }
+
+  /** Stop listening; with `destroyOpen`, also cut open connections. */
+  async close(destroyOpen = true): Promise<void> {
+    const closing = this.listeners.splice(0).map((l) => new Promise<void>((r) => l.server.close(() => r())));
+    if (destroyOpen) for (const s of this.open) s.destroy();
+    await Promise.all(closing);
+  }
+
+  /** Number of open sockets (both directions, both sides). */
+  openSockets(): number {
+    return this.open.size;
+  }
+}
+
+/**
+ * The verdict of OpenSSL's chain check of the client certificate. A TLSSocket made with
+ * isServer outside a tls.Server does not set `authorized`; read the same verdict that
+ * tls.Server reads (the TLSWrap's verifyError), and refuse when it cannot be read.
+ */
+function clientVerifyError(sock: TLSSocket): Error | undefined {
+  const handle = (sock as unknown as { _handle?: { verifyError?: () => Error | null } })._handle;
+  if (typeof handle?.verifyError !== 'function') return new Error('cannot read the verification result of the client certificate');
+  const err = handle.verifyError();
+  if (err) return err;
+  if (!sock.getPeerCertificate()?.raw) return Object.assign(new Error('peer did not return a certificate'), { code: 'ERR_SSL_PEER_DID_NOT_RETURN_A_CERTIFICATE' });
+  return undefined;
+}
+
+/** Errors are handled where the connection is joined; this keeps a stray one from crashing the proxy. */
+function ignoreError(): void {}
+
+// Module-level handlers of the sniffing phase: state is found through the socket's kConn field.
+
+function onFirstData(this: SockWithConn, chunk: Buffer): void {
+  const conn = this[kConn];
+  if (!conn) return;
+  const head = conn.head ? Buffer.concat([conn.head, chunk]) : chunk; // only until the first record is complete
+  const kind = sniffTls(head);
+  if (kind === -1) {
+    conn.head = head;
+    return;
+  }
+  if (kind === 1) {
+    const hello = decodeHello(head);
+    if (hello.status === 'need-more' && head.length < MAX_RECORD) {
+      conn.head = head;
+      return;
+    }
+    conn.meshAlpn = hello.alpn.some(isMeshAlpn);
+  }
+  finishSniff(this, conn, head, kind);
+}
+
+function isMeshAlpn(p: string): boolean {
+  return p.startsWith('istio');
+}
+
+function onSniffTimeout(conn: InboundConn): void {
+  conn.timer = undefined;
+  finishSniff(conn.sock as SockWithConn, conn, conn.head, 2);
+}
+
+function onEarlyError(this: SockWithConn): void {
+  const conn = this[kConn];
+  if (conn?.timer) clearTimeout(conn.timer);
+  this.destroy();
+}
+
+function finishSniff(sock: SockWithConn, conn: InboundConn, head: Buffer | undefined, kind: number): void {
+  if (conn.timer) clearTimeout(conn.timer);
+  conn.timer = undefined;
+  sock.off('data', onFirstData);
+  sock.off('error', onEarlyError);
+  sock.pause();
+  if (head && head.length > 0) sock.unshift(head);
+  sock[kConn] = undefined;
+  conn.head = undefined;
+  if (sock.destroyed) return;
+  conn.proxy.decideInbound(conn, kind);
+}

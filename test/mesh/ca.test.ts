@@ -1,0 +1,89 @@
+// The mesh CA: SPIFFE URI SANs, 24 h default lifetime, verification with node:crypto,
+// rotation before expiry (ManualClock), the root ConfigMap published in member namespaces.
+import assert from 'node:assert/strict';
+import { createPrivateKey, X509Certificate } from 'node:crypto';
+import { test } from 'node:test';
+import { ManualClock } from '../../src/base/clock/index.js';
+import { isStraitError } from '../../src/base/errors/index.js';
+import { certificateUris, CertRotator, MeshCa, parseSpiffeId, publishRootCert, ROOT_CERT_CONFIGMAP, spiffeId, type WorkloadCert } from '../../src/control/mesh/index.js';
+import type { KubeObject, ResourceStore } from '../../src/control/store/index.js';
+import { testCa } from './helpers.js';
+
+test('workload certificate: SPIFFE ID as URI SAN, signed by the root, 24 h by default', () => {
+  const ca = testCa();
+  const c = ca.issue('mesh', 'echo');
+  assert.equal(c.spiffeId, 'spiffe://cluster.local/ns/mesh/sa/echo');
+  assert.deepEqual(certificateUris(c.certPem), ['spiffe://cluster.local/ns/mesh/sa/echo']);
+  const x = new X509Certificate(c.certPem);
+  const root = new X509Certificate(ca.rootPem);
+  assert.ok(x.checkIssued(root));
+  assert.ok(x.verify(root.publicKey));
+  assert.equal(x.ca, false);
+  assert.equal(root.ca, true);
+  // valid from a minute ago (clock skew) until 24 h from now
+  const lifetime = Date.parse(x.validTo) - Date.parse(x.validFrom);
+  assert.ok(Math.abs(lifetime - (24 * 3600_000 + 60_000)) <= 1000, `lifetime ${lifetime}`);
+  assert.ok(x.checkPrivateKey(createPrivateKey(c.keyPem)));
+});
+
+test('a foreign CA\'s certificate does not verify against our root', () => {
+  const other = MeshCa.create({ trustDomain: 'cluster.local' });
+  const c = other.issue('mesh', 'echo');
+  assert.equal(new X509Certificate(c.certPem).checkIssued(new X509Certificate(testCa().rootPem)), false);
+});
+
+test('the root can be saved and loaded; a mismatched key is refused', () => {
+  const ca = testCa();
+  const again = MeshCa.load('cluster.local', ca.material());
+  assert.equal(again.rootPem, ca.rootPem);
+  const other = MeshCa.create();
+  assert.throws(() => MeshCa.load('cluster.local', { certPem: ca.rootPem, keyPem: other.material().keyPem }), (e) => isStraitError(e, 'STRAIT_ERR_MESH_CA_INVALID'));
+  assert.throws(() => MeshCa.load('cluster.local', { certPem: 'nope', keyPem: 'nope' }), (e) => isStraitError(e, 'STRAIT_ERR_MESH_CA_INVALID'));
+});
+
+const identityCases: { name: string; ns: string; sa: string; td?: string; ok: boolean }[] = [
+  { name: 'plain names', ns: 'mesh', sa: 'echo', ok: true },
+  { name: 'upper case namespace', ns: 'Mesh', sa: 'echo', ok: false },
+  { name: 'slash in service account', ns: 'mesh', sa: 'a/b', ok: false },
+  { name: 'empty service account', ns: 'mesh', sa: '', ok: false },
+  { name: 'trust domain with path', ns: 'mesh', sa: 'echo', td: 'a/b', ok: false },
+];
+for (const c of identityCases) {
+  test(`SPIFFE ID: ${c.name}`, () => {
+    const f = () => spiffeId({ trustDomain: c.td ?? 'cluster.local', namespace: c.ns, serviceAccount: c.sa });
+    if (c.ok) assert.deepEqual(parseSpiffeId(f()), { trustDomain: c.td ?? 'cluster.local', namespace: c.ns, serviceAccount: c.sa });
+    else assert.throws(f, (e) => isStraitError(e, 'STRAIT_ERR_MESH_IDENTITY_INVALID'));
+  });
+}
+
+test('rotation: a new certificate at half the lifetime, before expiry, handed to the proxy', () => {
+  const clock = new ManualClock(Date.UTC(2026, 0, 1));
+  const got: WorkloadCert[] = [];
+  const r = new CertRotator({ ca: testCa(), namespace: 'mesh', serviceAccount: 'echo', clock, issue: { lifetimeMs: 3600_000 }, onRotate: (c) => got.push(c) });
+  r.start();
+  assert.equal(got.length, 1);
+  clock.advance(29 * 60_000);
+  assert.equal(got.length, 1);
+  clock.advance(2 * 60_000);
+  assert.equal(got.length, 2, 'rotated at half the lifetime');
+  assert.ok((got[1] as WorkloadCert).notAfter > (got[0] as WorkloadCert).notAfter);
+  assert.ok((got[1] as WorkloadCert).notBefore.getTime() < (got[0] as WorkloadCert).notAfter.getTime(), 'before the old one expired');
+  r.stop();
+  clock.advance(10 * 3600_000);
+  assert.equal(got.length, 2, 'stop() ends rotation');
+});
+
+test('root ConfigMap istio-ca-root-cert/root-cert.pem is published in member namespaces, once', async () => {
+  const applied: KubeObject[] = [];
+  const objects = new Map<string, KubeObject>();
+  const store = {
+    async get(_k: unknown, name: string, ns?: string) { return objects.get(`${ns}/${name}`); },
+    async apply(o: KubeObject) { applied.push(o); objects.set(`${o.metadata.namespace}/${o.metadata.name}`, o); return o; },
+  } as unknown as ResourceStore;
+  const changed = await publishRootCert(store, ['mesh', 'other'], testCa().rootPem);
+  assert.deepEqual(changed, ['mesh', 'other']);
+  assert.equal(applied[0]?.metadata.name, ROOT_CERT_CONFIGMAP);
+  assert.equal(ROOT_CERT_CONFIGMAP, 'istio-ca-root-cert');
+  assert.equal((applied[0]?.['data'] as Record<string, string>)['root-cert.pem'], testCa().rootPem);
+  assert.deepEqual(await publishRootCert(store, ['mesh'], testCa().rootPem), [], 'unchanged root: nothing applied');
+});

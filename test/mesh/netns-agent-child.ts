@@ -1,0 +1,122 @@
+// Runs inside a private namespace tree (unshare --net --mount), started by
+// mesh-agent-netns.test.ts. Pods are network namespaces; their objects are in a store
+// (with the strait.dev/netns annotation the local world sets); the mesh agent starts the
+// sidecars itself and pushes each policy change to them. Prints the outcomes as JSON.
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { MeshCa, NETNS_ANNOTATION, startMeshAgent } from '../../src/control/mesh/index.js';
+import type { KubeObject } from '../../src/control/store/index.js';
+import { dr, pa, pod, smcp, smmr, svc } from './fixtures.js';
+import { openEmbeddedStore } from '../../src/control/store/index.js';
+
+const ROOT = process.env['STRAIT_ROOT'] ?? process.cwd();
+const sh = (cmd: string, ...args: string[]) => execFileSync(cmd, args, { encoding: 'utf8', stdio: ['pipe', 'pipe', 'pipe'] });
+const PODS = { server: '10.78.0.2', client: '10.78.0.3', outsider: '10.78.0.4' } as const;
+const children: ChildProcess[] = [];
+
+function curlIn(ns: string, url: string): Promise<{ exit: number; code: string }> {
+  return new Promise((resolve) => {
+    const c = spawn('ip', ['netns', 'exec', ns, 'curl', '-sS', '--max-time', '5', '-o', '/dev/null', '-w', '%{http_code}', url], { stdio: ['ignore', 'pipe', 'ignore'] });
+    let out = '';
+    c.stdout.on('data', (d) => { out += d; });
+    c.on('exit', (code) => resolve({ exit: code ?? -1, code: out.trim() }));
+  });
+}
+
+function curlHost(args: string[]): Promise<{ exit: number; code: string }> {
+  return new Promise((resolve) => {
+    const c = spawn('curl', ['-sS', '--max-time', '5', '-o', '/dev/null', '-w', '%{http_code}', ...args], { stdio: ['ignore', 'pipe', 'ignore'] });
+    let out = '';
+    c.stdout.on('data', (d) => { out += d; });
+    c.on('exit', (code) => resolve({ exit: code ?? -1, code: out.trim() }));
+  });
+}
+
+const annotated = (o: KubeObject, netns: string): KubeObject => ({ ...o, metadata: { ...o.metadata, annotations: { ...(o.metadata.annotations ?? {}), [NETNS_ANNOTATION]: netns } } });
+
+async function main(): Promise<void> {
+  sh('mount', '-t', 'tmpfs', 'strait-netns', '/run/netns');
+  sh('ip', 'link', 'set', 'lo', 'up');
+  sh('ip', 'link', 'add', 'br0', 'type', 'bridge');
+  sh('ip', 'addr', 'add', '10.78.0.1/24', 'dev', 'br0'); // the tree's root (the "host" of the ingress) reaches the pods
+  sh('ip', 'link', 'set', 'br0', 'up');
+  Object.entries(PODS).forEach(([name, ip], i) => {
+    sh('ip', 'netns', 'add', name);
+    sh('ip', 'link', 'add', `h${i}`, 'type', 'veth', 'peer', 'name', 'eth0', 'netns', name);
+    sh('ip', 'link', 'set', `h${i}`, 'master', 'br0', 'up');
+    sh('ip', '-n', name, 'link', 'set', 'lo', 'up');
+    sh('ip', '-n', name, 'addr', 'add', `${ip}/24`, 'dev', 'eth0');
+    sh('ip', '-n', name, 'link', 'set', 'eth0', 'up');
+  });
+  const app = spawn('ip', ['netns', 'exec', 'server', process.execPath, join(ROOT, 'dist', 'test', 'mesh', 'echo-app.js'), '8080'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  children.push(app);
+  await new Promise((r) => createInterface({ input: app.stdout! }).once('line', r));
+
+  const store = openEmbeddedStore({ dir: mkdtempSync(join(tmpdir(), 'strait-agent-store-')) });
+  for (const o of [
+    annotated(pod('mesh', 'echo-0', { labels: { app: 'echo' }, inject: 'annotation', ip: PODS.server, sa: 'echo', port: 8080 }), 'server'),
+    annotated(pod('mesh', 'client', { inject: 'annotation', ip: PODS.client, sa: 'client' }), 'client'),
+    annotated(pod('mesh', 'outsider', { ip: PODS.outsider }), 'outsider'),
+    svc('mesh', 'echo', 8080),
+  ]) {
+    const applied = await store.apply(o);
+    // status is not part of apply: set the pod's IP as the world's pod runtime does
+    if (o.status) await store.updateStatus({ ...applied, status: o.status });
+  }
+  const dir = mkdtempSync(join(tmpdir(), 'strait-agent-'));
+  const agent = await startMeshAgent({
+    store, ca: MeshCa.create(), dir, sidecarScript: join(ROOT, 'dist', 'agents', 'sidecar', 'main.js'),
+    bootstrap: [smcp('istio-system', { mtls: false, automtls: false, cp: false }), smmr('istio-system', ['mesh'])],
+    ingress: { namespace: 'istio-system', serviceAccount: 'istio-ingressgateway-service-account',
+      routes: [{ pathPrefix: '/', namespace: 'mesh', service: 'echo', port: 8080, backend: { host: PODS.server, port: 8080 } }] },
+  });
+  const ingress = spawn(process.execPath, [join(ROOT, 'dist', 'daemon', 'mesh-ingress', 'main.js'), '--config', join(dir, 'ingress.json'),
+    '--listen', '127.0.0.1:0', '--listen-unix', join(dir, 'ingress.sock')], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, STRAIT_LOG_LEVEL: 'warn' } });
+  children.push(ingress);
+  const ingressPort = JSON.parse(await new Promise<string>((r) => createInterface({ input: ingress.stdout! }).once('line', r)))['port'] as number;
+  const url = `http://${PODS.server}:8080/`;
+  // wait until both sidecars serve
+  for (let i = 0; i < 200 && !agent.supervisor.status().every((s) => s.ready); i++) await new Promise((r) => setTimeout(r, 50));
+  const status = agent.supervisor.status();
+
+  const setups: Record<string, KubeObject[]> = {
+    PERMISSIVE: [pa('mesh', 'default', 'PERMISSIVE')],
+    DISABLE: [pa('mesh', 'default', 'DISABLE'), dr('mesh', 'default', '*', 'DISABLE')],
+    STRICT: [pa('mesh', 'default', 'STRICT'), dr('mesh', 'default', 'echo', 'ISTIO_MUTUAL')],
+  };
+  const table: Record<string, unknown> = {};
+  let strictMs = -1;
+  for (const [mode, objs] of Object.entries(setups)) {
+    await store.delete({ apiVersion: 'networking.istio.io/v1beta1', kind: 'DestinationRule' }, 'default', 'mesh');
+    const t0 = performance.now();
+    for (const o of objs) await store.apply(o);
+    if (mode === 'STRICT') {
+      // enforced when the outsider is reset; complete when the in-mesh client also originates mTLS (the rule came in)
+      for (let i = 0; i < 400; i++) {
+        if ((await curlIn('outsider', url)).exit === 56) { strictMs = performance.now() - t0; break; }
+      }
+      for (let i = 0; i < 400 && (await curlIn('client', url)).exit !== 0; i++) await new Promise((r) => setTimeout(r, 10));
+    } else {
+      await new Promise((r) => setTimeout(r, 300));
+    }
+    table[mode] = {
+      inMesh: await curlIn('client', url), outsider: await curlIn('outsider', url),
+      ingress: await curlHost([`http://127.0.0.1:${ingressPort}/`]),
+      ingressUnix: await curlHost(['--unix-socket', join(dir, 'ingress.sock'), 'http://echo.mesh/']),
+    };
+  }
+  const metrics = execFileSync('curl', ['-sS', '--max-time', '5', `http://${PODS.server}:15020/metrics`], { encoding: 'utf8' });
+  await agent.stop();
+  await store.close();
+  process.stdout.write(JSON.stringify({ status, table, strictMs, metrics }));
+}
+
+main().catch((err) => {
+  process.stdout.write(JSON.stringify({ error: String(err?.stack ?? err) }));
+  process.exitCode = 1;
+}).finally(() => {
+  for (const c of children) c.kill('SIGTERM');
+});
