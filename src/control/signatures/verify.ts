@@ -1,7 +1,8 @@
 // Verify a git commit's OpenPGP signature in-process (no gpg subprocess) against a
 // set of armored public keys. The outcome is a status, never an exception, so a
 // controller can turn it into a condition.
-import { createMessage, readSignature, verify, type Key } from 'openpgp';
+import type { Key } from 'openpgp';
+import { openpgp } from './openpgp.js';
 import { isStraitError } from '../../base/errors/index.js';
 import { parseCommitObject, type CommitObject } from './commit-object.js';
 import { describeKey, readArmoredKeys } from './keys.js';
@@ -72,7 +73,7 @@ export async function verifyCommitSignature(raw: Buffer | string, armoredKeys: r
   }
   let sig;
   try {
-    sig = await readSignature({ armoredSignature: commit.signature });
+    sig = await (await openpgp()).readSignature({ armoredSignature: commit.signature });
   } catch (err) {
     return result({ ...base, status: 'bad', reason: `unreadable signature: ${(err as Error).message}` });
   }
@@ -93,8 +94,9 @@ export async function verifyCommitSignature(raw: Buffer | string, armoredKeys: r
   const withKey = { ...base, keyID, signedAt, fingerprint, signer, primaryKeyID: info.keyID };
 
   try {
-    const message = await createMessage({ binary: new Uint8Array(commit.payload) });
-    const out = await verify({ message, signature: sig, verificationKeys: [key], expectSigned: false });
+    const pgp = await openpgp();
+    const message = await pgp.createMessage({ binary: new Uint8Array(commit.payload) });
+    const out = await pgp.verify({ message, signature: sig, verificationKeys: [key], expectSigned: false });
     const first = out.signatures[0];
     if (!first) return result({ ...withKey, status: 'bad', reason: 'the signature has no signature packet' });
     await first.verified;
