@@ -53,3 +53,9 @@ test('the walker sees a heavy module where there is one (the CLI loads the store
   assert.ok(packages.includes('commander'));
   assert.ok(files.some((f) => f.startsWith('src/control/store/')));
 });
+
+test('the code-hosting server loads openpgp only when it first checks a signature', () => {
+  const { packages } = loads('daemon/world-githost.js');
+  assert.ok(!packages.includes('openpgp'), 'openpgp is imported on first use (src/control/signatures/openpgp.ts)');
+  assert.ok(packages.includes('better-sqlite3'), 'the walker follows the server');
+});

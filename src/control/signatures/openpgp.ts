@@ -1,7 +1,9 @@
 // openpgp.js, loaded on first use: a process that never checks a signature (the code-hosting
 // server until someone pushes signed commits or adds a key) does not pay its ~1 s of load
 // time and ~10 MB of memory at start.
-type OpenPgp = typeof import('openpgp');
+import type * as OpenPgpModule from 'openpgp';
+
+type OpenPgp = typeof OpenPgpModule;
 
 let loading: Promise<OpenPgp> | undefined;
 
