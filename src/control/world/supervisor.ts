@@ -103,27 +103,48 @@ function clusterState(c: PlanCluster, services?: ServiceState): WorldState['clus
 const PRUNE_KINDS = [Kinds.EndpointSlice, Kinds.Service, Kinds.Pod, Kinds.Deployment, Kinds.Node, Kinds.Namespace];
 const keyOf = (o: { kind: string; metadata: { name: string; namespace?: string } }): string => `${o.kind}/${o.metadata.namespace ?? ''}/${o.metadata.name}`;
 
-/** Apply the world's objects to one cluster's store; drop world objects of an earlier, different world. */
+/** keys of the objects an object refers to by uid (owner references, EndpointSlice targets) */
+function refsOf(o: KubeObject): string[] {
+  const ns = o.metadata.namespace ?? '';
+  return [
+    ...(o.metadata.ownerReferences ?? []).map((r) => `${r.kind}/${ns}/${r.name}`),
+    ...((o['endpoints'] ?? []) as { targetRef?: { kind: string; name: string; namespace?: string } }[])
+      .filter((e) => e.targetRef).map((e) => `${e.targetRef?.kind}/${e.targetRef?.namespace ?? ''}/${e.targetRef?.name}`),
+  ];
+}
+
+/**
+ * Apply the world's objects to one cluster's store; drop world objects of an earlier,
+ * different world. Objects go in waves: each wave is every object whose referents
+ * (owners, endpoint targets) already have their uids, written at once so the store's
+ * group commit makes it one transaction (one fsync) for the wave and one for its statuses.
+ */
 async function registerObjects(store: ResourceStore, objs: KubeObject[]): Promise<void> {
   const uids = new Map<string, string>();
-  for (const obj of objs) {
-    const { status, ...rest } = structuredClone(obj);
-    const meta = rest.metadata;
-    for (const o of meta.ownerReferences ?? []) o.uid = uids.get(`${o.kind}/${meta.namespace ?? ''}/${o.name}`) ?? o.uid;
-    for (const e of (rest['endpoints'] ?? []) as { targetRef?: { kind: string; name: string; namespace?: string; uid?: string } }[]) {
-      if (e.targetRef) e.targetRef.uid = uids.get(`${e.targetRef.kind}/${e.targetRef.namespace ?? ''}/${e.targetRef.name}`) ?? e.targetRef.uid;
-    }
-    const applied = await store.apply(rest as KubeObject, { fieldManager: 'strait-world' });
-    if (applied.metadata.uid) uids.set(keyOf(applied), applied.metadata.uid);
-    if (status !== undefined) await store.updateStatus({ ...applied, status });
+  const keys = new Set(objs.map(keyOf));
+  let pending = objs.map((o) => structuredClone(o));
+  while (pending.length > 0) {
+    let wave = pending.filter((o) => refsOf(o).every((k) => uids.has(k) || !keys.has(k)));
+    if (wave.length === 0) wave = pending; // a reference cycle: no uid to wait for
+    pending = pending.filter((o) => !wave.includes(o));
+    await Promise.all(wave.map(async (obj) => {
+      const { status, ...rest } = obj;
+      const meta = rest.metadata;
+      for (const o of meta.ownerReferences ?? []) o.uid = uids.get(`${o.kind}/${meta.namespace ?? ''}/${o.name}`) ?? o.uid;
+      for (const e of (rest['endpoints'] ?? []) as { targetRef?: { kind: string; name: string; namespace?: string; uid?: string } }[]) {
+        if (e.targetRef) e.targetRef.uid = uids.get(`${e.targetRef.kind}/${e.targetRef.namespace ?? ''}/${e.targetRef.name}`) ?? e.targetRef.uid;
+      }
+      const applied = await store.apply(rest as KubeObject, { fieldManager: 'strait-world' });
+      if (applied.metadata.uid) uids.set(keyOf(applied), applied.metadata.uid);
+      if (status !== undefined) await store.updateStatus({ ...applied, status });
+    }));
   }
   const wanted = new Set(objs.map(keyOf));
-  for (const k of PRUNE_KINDS) {
+  await Promise.all(PRUNE_KINDS.map(async (k) => {
     const list = await store.list({ apiVersion: k.apiVersion, kind: k.kind }, { labelSelector: 'app.kubernetes.io/managed-by=strait-world' });
-    for (const o of list.items) {
-      if (!wanted.has(keyOf(o))) await store.delete({ apiVersion: k.apiVersion, kind: k.kind }, o.metadata.name, o.metadata.namespace);
-    }
-  }
+    return list.items.filter((o) => !wanted.has(keyOf(o)));
+  })).then((stale) => Promise.all(PRUNE_KINDS.flatMap((k, i) => (stale[i] ?? []).map((o) =>
+    store.delete({ apiVersion: k.apiVersion, kind: k.kind }, o.metadata.name, o.metadata.namespace)))));
 }
 
 async function openStores(opts: WorldOptions, plan: WorldPlan, objects: Map<string, KubeObject[]>, log: Logger) {
