@@ -8,6 +8,12 @@
 //       which Node adopts with net.Server.listen({ fd }). IPv4 addresses only
 //       ("0.0.0.0" for every address of the namespace).
 //
+//   netnsCall(netnsPath, fn) -> fn()'s result
+//       run fn synchronously with the calling thread inside the namespace, then setns
+//       back (also when fn throws; its exception goes on). Whatever fn creates
+//       synchronously on this thread (a TUN device with tunOpen, a native socket)
+//       belongs to that namespace; asynchronous work started by fn does not.
+//
 // The socket belongs to the namespace it was created in for its whole life: accept()
 // returns connections of that namespace and the peer addresses seen there.
 #define _GNU_SOURCE
@@ -86,7 +92,47 @@ static napi_value netns_listen(napi_env env, napi_callback_info info) {
   return out;
 }
 
+static napi_value netns_call(napi_env env, napi_callback_info info) {
+  size_t argc = 2;
+  napi_value argv[2];
+  char path[512];
+  size_t len = 0;
+  napi_valuetype t = napi_undefined;
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 2 ||
+      napi_get_value_string_utf8(env, argv[0], path, sizeof path, &len) != napi_ok || len == 0 || len >= sizeof path - 1 ||
+      napi_typeof(env, argv[1], &t) != napi_ok || t != napi_function) {
+    napi_throw_type_error(env, "STRAIT_ERR_SYSTEM_TOOL", "netnsCall(netnsPath, fn): bad arguments");
+    return NULL;
+  }
+  int self = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+  if (self < 0) return strait_throw_errno(env, "open /proc/thread-self/ns/net", errno);
+  int target = open(path, O_RDONLY | O_CLOEXEC);
+  if (target < 0) {
+    int e = errno;
+    close(self);
+    return strait_throw_errno(env, path, e);
+  }
+  if (setns(target, CLONE_NEWNET) != 0) {
+    int e = errno;
+    close(target);
+    close(self);
+    return strait_throw_errno(env, "setns into the network namespace", e);
+  }
+  close(target);
+  napi_value global, result = NULL;
+  napi_get_global(env, &global);
+  napi_status st = napi_call_function(env, global, argv[1], 0, NULL, &result);
+  if (setns(self, CLONE_NEWNET) != 0) {
+    // cannot happen short of a kernel bug; a thread left in a pod's namespace must not go on
+    close(self);
+    napi_fatal_error("netnsCall", NAPI_AUTO_LENGTH, "setns back to the process's network namespace failed", NAPI_AUTO_LENGTH);
+  }
+  close(self);
+  return st == napi_ok ? result : NULL; // on a JS exception, it stays pending and goes on
+}
+
 napi_status strait_init_netns(napi_env env, napi_value exports) {
   STRAIT_EXPORT(env, exports, "netnsListen", netns_listen);
+  STRAIT_EXPORT(env, exports, "netnsCall", netns_call);
   return napi_ok;
 }

@@ -1,4 +1,4 @@
-// issue 2: listenInNetns (native/src/netns.c) makes a listening socket inside another
+// issue 2: listenInNetns and inNetnsSync (native/src/netns.c). listenInNetns makes a listening socket inside another
 // network namespace and leaves the calling thread in its own; a server adopting the fd
 // accepts that namespace's connections and sees that namespace's peer addresses.
 import assert from 'node:assert/strict';
@@ -6,7 +6,7 @@ import { spawn, spawnSync, type ChildProcess, type SpawnSyncReturns } from 'node
 import { readFileSync, readlinkSync } from 'node:fs';
 import { after, before, test } from 'node:test';
 import { startEcho } from '../../src/control/workloads/index.js';
-import { listenInNetns } from '../../src/dataplane/netns/index.js';
+import { inNetnsSync, listenInNetns } from '../../src/dataplane/netns/index.js';
 import { treeSkip } from '../helpers/private-tree.js';
 
 let holder: ChildProcess | undefined;
@@ -70,4 +70,15 @@ test('errors name what failed and leave the thread at home', { skip: treeSkip },
     assert.throws(fn, (err: Error & { code?: string }) => re.test(err.message) && err.code === 'STRAIT_ERR_SYSTEM_TOOL', name);
     assert.equal(readlinkSync('/proc/thread-self/ns/net'), mine, `${name}: back home`);
   }
+});
+
+test('inNetnsSync runs a function inside the namespace and always comes back', { skip: treeSkip }, () => {
+  const mine = readlinkSync('/proc/thread-self/ns/net');
+  const theirs = readlinkSync(nsPath);
+  assert.notEqual(theirs, mine);
+  assert.equal(inNetnsSync(nsPath, () => readlinkSync('/proc/thread-self/ns/net')), theirs);
+  assert.equal(readlinkSync('/proc/thread-self/ns/net'), mine);
+  assert.throws(() => inNetnsSync(nsPath, () => { throw new Error('boom inside'); }), /boom inside/);
+  assert.equal(readlinkSync('/proc/thread-self/ns/net'), mine, 'back home after a throw');
+  assert.throws(() => inNetnsSync('/run/netns/strait-test-does-not-exist', () => 1), (e: Error & { code?: string }) => e.code === 'STRAIT_ERR_SYSTEM_TOOL');
 });
