@@ -49,7 +49,7 @@ try {
     world: loadWorld(arg('--world')),
     stateDir,
     log,
-    images: { echo: here('./workload-echo.js') },
+    images: { echo: here('./pod-runtime.js') },
     components: worldComponents,
     dnsResolvers: worldDnsResolvers,
     notify: send,

@@ -4,18 +4,19 @@ import { isStraitError } from '../base/errors/index.js';
 import { registerCommands } from './commands/index.js';
 import { VERSION } from './version.js';
 
-export function buildProgram(): Command {
+/** The program; with argv, the world's commands load alone (src/cli/commands/index.ts). */
+export async function buildProgram(argv: string[] = []): Promise<Command> {
   const program = new Command('strait')
     .description('strait: multicluster service export over PSK tunnels, mesh mTLS and signed GitOps')
     .version(VERSION, '-V, --version')
     .showHelpAfterError('(add --help for usage)')
     .exitOverride();
-  registerCommands(program);
+  await registerCommands(program, argv[2]);
   return program;
 }
 
 export async function main(argv: string[]): Promise<number> {
-  const program = buildProgram();
+  const program = await buildProgram(argv);
   try {
     await program.parseAsync(argv);
     return typeof process.exitCode === 'number' ? process.exitCode : 0;

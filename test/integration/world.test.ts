@@ -30,6 +30,38 @@ test('curl from the client pod reaches echo by its cluster DNS name; echo sees t
   assert.equal(body.host, 'echo.default.svc.cluster.local:8080');
 });
 
+test('issue 2: one pod runtime serves every echo pod, each from a socket inside that pod\'s own network namespace', () => {
+  const rec = world.record() as ReturnType<TestWorld['record']> & { components: { name: string; pid?: number }[] };
+  const sup = String(rec.supervisorPid);
+  const echos = rec.clusters.flatMap((c) => c.pods.filter((p) => p.name.startsWith('echo')));
+  // default/echo in each cluster, plus mesh/echo (with its sidecar) in cluster-a
+  assert.equal(echos.length, rec.clusters.length + 1);
+  assert.deepEqual(rec.components.filter((c) => /echo/.test(c.name)), [], 'no process per echo pod');
+  assert.ok(rec.components.some((c) => c.name === 'pod-runtime' && c.pid));
+  const listening = (netns: string | undefined): string => {
+    const args = netns ? ['-t', sup, '-m', '-n', 'ip', 'netns', 'exec', netns, 'ss', '-Hltn'] : ['-t', sup, '-n', 'ss', '-Hltn'];
+    const r = spawnSync('nsenter', args, { encoding: 'utf8' });
+    assert.equal(r.status, 0, r.stderr);
+    return r.stdout;
+  };
+  for (const p of echos) assert.match(listening(p.netns), /0\.0\.0\.0:8080\s/, `${p.netns} listens on 8080`);
+  // not in the world root, where the runtime process itself runs (the control module's API
+  // listens on 8080 there, so look at the owner), nor on the client's node
+  const runtimePid = rec.components.find((c) => c.name === 'pod-runtime')?.pid;
+  const rootOwners = spawnSync('nsenter', ['-t', sup, '-n', 'ss', '-Hltnp', 'sport = :8080'], { encoding: 'utf8' }).stdout;
+  assert.doesNotMatch(rootOwners, new RegExp(`pid=${runtimePid},`), 'the pod runtime has no 8080 listener in the world root');
+  const client = rec.clusters[0]?.pods.find((p) => p.name === 'client');
+  assert.doesNotMatch(listening(client?.netns), /:8080\s/);
+  // a pod's server answers only in its own namespace: the client pod's own 8080 refuses
+  const self = world.exec('cluster-a/default/client', ['curl', '-s', '-m', '3', 'http://127.0.0.1:8080/']);
+  assert.equal(self.status, 7, 'connection refused');
+  // and the echo pod answers on its own loopback, seeing 127.0.0.1 (the peer in that namespace)
+  const echoA = rec.clusters[0]?.pods.find((p) => p.name.startsWith('echo'));
+  const lo = spawnSync('nsenter', ['-t', sup, '-m', '-n', 'ip', 'netns', 'exec', echoA?.netns ?? '', 'curl', '-s', '-m', '3', 'http://127.0.0.1:8080/'], { encoding: 'utf8' });
+  assert.equal(JSON.parse(lo.stdout).remoteAddress, '127.0.0.1');
+  assert.equal(JSON.parse(lo.stdout).pod, echoA?.name);
+});
+
 test('the ClusterIP works directly (nftables DNAT), and the short name through the search path', () => {
   const svc = world.record().clusters.find((c) => c.name === 'cluster-b')?.services.find((s) => s.name === 'echo');
   assert.ok(svc?.clusterIP);
@@ -128,7 +160,9 @@ test('status -o json describes the running world', () => {
 
 test('promtool accepts the metrics of every long-running process of the world', () => {
   const rec = world.record() as ReturnType<TestWorld['record']> & { metrics: string };
-  const targets = [rec.metrics, ...rec.components.map((c) => c.metrics)];
+  // every echo pod serves its own /metrics on its pod IP (from the one pod runtime process)
+  const echoPods = rec.clusters.flatMap((c) => c.pods.filter((p) => p.name.startsWith('echo')).map((p) => `${p.ip}:9464`));
+  const targets = [...new Set([rec.metrics, ...rec.components.map((c) => c.metrics), ...echoPods])];
   assert.ok(rec.components.every((c) => c.metrics), `every component names its metrics: ${JSON.stringify(rec.components)}`);
   assert.ok(targets.length >= 8, `supervisor, 2 echo pods, 2 gateways, 2 agents, githost: ${targets}`);
   for (const target of targets) {

@@ -40,3 +40,30 @@ test('process table: waitReady names the components that never became ready', as
   await assert.rejects(table.waitReady(300), /not ready after 300 ms: mute/);
   await table.stop();
 });
+
+test('process table: hello reaches the process at every start (its work again after a restart); send and onMessage talk to it', async () => {
+  const table = new ProcessTable(mkdtempSync(join(tmpdir(), 'strait-pt-')), silentLogger());
+  let hellos = 0;
+  const got: unknown[] = [];
+  // echoes every message back; ready after the first; exits on {exit:true} (restarted by the table)
+  const child = 'let r=false; process.on("message",(m)=>{ if(m.exit) process.exit(1); if(!r){r=true; process.send({type:"ready"});} process.send({type:"echo",m}); });';
+  table.add({ name: 'talker', ready: 'ipc', command: [process.execPath, '-e', child], hello: () => ({ n: ++hellos }), onMessage: (m) => got.push(m) });
+  await table.waitReady(5000);
+  const until = async (pred: () => boolean): Promise<void> => {
+    const t0 = Date.now();
+    while (!pred()) {
+      assert.ok(Date.now() - t0 < 5000, `timed out; got ${JSON.stringify(got)}`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  };
+  await until(() => got.length >= 1);
+  assert.deepEqual(got[0], { type: 'echo', m: { n: 1 } });
+  assert.equal(table.send('talker', { ping: 1 }), true);
+  await until(() => got.length >= 2);
+  assert.deepEqual(got[1], { type: 'echo', m: { ping: 1 } });
+  table.send('talker', { exit: true });
+  await until(() => got.length >= 3); // restarted after 200 ms: hello again, with the next message
+  assert.deepEqual(got[2], { type: 'echo', m: { n: 2 } });
+  assert.equal(table.send('nobody', {}), false);
+  await table.stop();
+});

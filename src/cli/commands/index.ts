@@ -1,53 +1,43 @@
-// Every subcommand of `strait`, one file each. Keep this list sorted by area.
+// Every subcommand of `strait`, one file each, one line each here (sorted by area).
+// Modules load when needed: a subcommand listed in `commands` loads its group alone
+// (`strait up` stays resident as the world's owner, `strait exec` starts sooner);
+// anything else (help, resources, ...) loads every group.
 import type { Command } from 'commander';
-import { registerAdminCommand } from './admin.js';
-import { registerCrdsCommand } from './crds.js';
-import { registerApiResourcesCommand } from './api-resources.js';
-import { registerAppCommand } from './app.js';
-import { registerApplyCommand } from './apply.js';
-import { registerBrokerCommands } from './broker.js';
-import { registerDeleteCommand } from './delete.js';
-import { registerDemoCommand } from './demo.js';
-import { registerDescribeCommand } from './describe.js';
-import { registerDiagnoseCommand } from './diagnose.js';
-import { registerExportCommands } from './export.js';
-import { registerGetCommand } from './get.js';
-import { registerGithostCommand } from './githost.js';
-import { registerGpgCommand } from './gpg.js';
-import { registerJoinCommand } from './join.js';
-import { registerLoginCommand } from './login.js';
-import { registerShowCommands } from './show.js';
-import { registerVerifyCommand } from './verify.js';
-import { registerMeshCommand } from './mesh.js';
-import { registerVersionCommand } from './version.js';
-import { registerWorldCommands } from './world.js';
 
-export function registerCommands(program: Command): void {
-  registerVersionCommand(program);
-  registerWorldCommands(program);
+type Register = (program: Command) => void;
+
+const GROUPS: { commands?: string[]; load: () => Promise<Register> }[] = [
+  { load: async () => (await import('./version.js')).registerVersionCommand },
+  { commands: ['up', 'down', 'status', 'exec'], load: async () => (await import('./world.js')).registerWorldCommands },
   // resources
-  registerApplyCommand(program);
-  registerGetCommand(program);
-  registerDescribeCommand(program);
-  registerDeleteCommand(program);
-  registerApiResourcesCommand(program);
-  // multicluster
-  registerBrokerCommands(program);
-  registerJoinCommand(program);
-  registerExportCommands(program);
-  registerShowCommands(program);
-  registerDiagnoseCommand(program);
-  registerVerifyCommand(program);
+  { load: async () => (await import('./apply.js')).registerApplyCommand },
+  { load: async () => (await import('./get.js')).registerGetCommand },
+  { load: async () => (await import('./describe.js')).registerDescribeCommand },
+  { load: async () => (await import('./delete.js')).registerDeleteCommand },
+  { load: async () => (await import('./api-resources.js')).registerApiResourcesCommand },
+  // (C) multicluster
+  { load: async () => (await import('./broker.js')).registerBrokerCommands },
+  { load: async () => (await import('./join.js')).registerJoinCommand },
+  { load: async () => (await import('./export.js')).registerExportCommands },
+  { load: async () => (await import('./show.js')).registerShowCommands },
+  { load: async () => (await import('./diagnose.js')).registerDiagnoseCommand },
+  { load: async () => (await import('./verify.js')).registerVerifyCommand },
   // (A) code-hosting server
-  registerGithostCommand(program);
-  registerAdminCommand(program);
+  { load: async () => (await import('./githost.js')).registerGithostCommand },
+  { load: async () => (await import('./admin.js')).registerAdminCommand },
   // (A) GitOps: control module API
-  registerLoginCommand(program);
-  registerGpgCommand(program);
-  registerAppCommand(program);
-  registerDemoCommand(program);
+  { load: async () => (await import('./login.js')).registerLoginCommand },
+  { load: async () => (await import('./gpg.js')).registerGpgCommand },
+  { load: async () => (await import('./app.js')).registerAppCommand },
+  { load: async () => (await import('./demo.js')).registerDemoCommand },
+  // (B) mesh
+  { load: async () => (await import('./mesh.js')).registerMeshCommand },
   // Kubernetes mode
-  registerCrdsCommand(program);
-  // mesh
-  registerMeshCommand(program);
+  { load: async () => (await import('./crds.js')).registerCrdsCommand },
+];
+
+/** Register the commands; with `sub` (argv[2]), only its group when a group names it. */
+export async function registerCommands(program: Command, sub?: string): Promise<void> {
+  const own = sub === undefined ? [] : GROUPS.filter((g) => g.commands?.includes(sub));
+  for (const register of await Promise.all((own.length ? own : GROUPS).map((g) => g.load()))) register(program);
 }

@@ -1,5 +1,6 @@
 // Output for humans and scripts: kubectl/subctl-style tables, JSON, YAML.
-import { stringify } from 'yaml';
+import { createRequire } from 'node:module';
+import type * as Yaml from 'yaml';
 import { E } from '../../base/errors/index.js';
 
 export type OutputFormat = 'text' | 'json' | 'yaml' | 'wide';
@@ -24,5 +25,12 @@ export function formatJson(value: unknown): string {
 }
 
 export function formatYaml(value: unknown): string {
-  return stringify(value, { lineWidth: 0 });
+  return yamlModule().stringify(value, { lineWidth: 0 });
+}
+
+let yaml: typeof Yaml | undefined;
+/** yaml, loaded on first use: the world's commands (`strait up` stays resident) print none */
+function yamlModule(): typeof Yaml {
+  yaml ??= createRequire(import.meta.url)('yaml') as typeof Yaml;
+  return yaml;
 }

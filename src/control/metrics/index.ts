@@ -24,8 +24,8 @@ export interface MetricsServer {
   close(): Promise<void>;
 }
 
-/** Serve GET /metrics (anything else: 404). */
-export async function serveMetrics(registry: Registry, port: number, host = '0.0.0.0'): Promise<MetricsServer> {
+/** Serve GET /metrics (anything else: 404), on host:port or on a listening socket `fd` made elsewhere. */
+export async function serveMetrics(registry: Registry, port: number, host = '0.0.0.0', fd?: number): Promise<MetricsServer> {
   const server: Server = createServer((req, res) => {
     if (req.method === 'GET' && (req.url === '/metrics' || req.url?.startsWith('/metrics?'))) {
       registry.metrics().then((text) => {
@@ -40,7 +40,8 @@ export async function serveMetrics(registry: Registry, port: number, host = '0.0
     res.writeHead(404, { 'content-type': 'text/plain' });
     res.end('not found; try /metrics\n');
   });
-  server.listen(port, host);
+  if (fd === undefined) server.listen(port, host);
+  else server.listen({ fd });
   await once(server, 'listening');
   const addr = server.address();
   return {

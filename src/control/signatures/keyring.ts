@@ -1,6 +1,7 @@
 // A set of imported OpenPGP public keys, indexed by the key ID of the primary key
 // and of every subkey, parsed once (verification never re-reads armored text).
-import * as openpgp from 'openpgp';
+import type * as openpgp from 'openpgp';
+import { openpgp as loadOpenpgp } from './openpgp.js';
 import { E, isStraitError } from '../../base/errors/index.js';
 
 /** Argo CD's GnuPGPublicKey shape. */
@@ -85,7 +86,7 @@ export async function readPublicKeys(armored: string): Promise<openpgp.PublicKey
   const out: openpgp.PublicKey[] = [];
   for (const block of blocks) {
     try {
-      const keys = await openpgp.readKeys({ armoredKeys: block });
+      const keys = await (await loadOpenpgp()).readKeys({ armoredKeys: block });
       for (const k of keys) if (!k.isPrivate()) out.push(k as openpgp.PublicKey);
     } catch (err) {
       if (isStraitError(err)) throw err;

@@ -1,6 +1,7 @@
 // OpenPGP public keys (ASCII armored): parse in-process with openpgp.js and describe
 // them the way key stores (Gitea's GPG keys, the GitOps key store) need.
-import { readKeys, enums, type Key, type Subkey } from 'openpgp';
+import type { Key, Subkey } from 'openpgp';
+import { openpgp } from './openpgp.js';
 import { E } from '../../base/errors/index.js';
 
 export interface KeyUsage {
@@ -36,6 +37,9 @@ function hexID(k: { getKeyID(): { toHex(): string } }): string {
   return k.getKeyID().toHex().toUpperCase();
 }
 
+// key flags (RFC 4880 5.2.3.21), as openpgp's enums.keyFlags
+const KEY_FLAGS = { certifyKeys: 1, signData: 2, encryptCommunication: 4, encryptStorage: 8 } as const;
+
 function usageFromFlags(flags: number | undefined, algo: string, primary: boolean): KeyUsage {
   if (flags === undefined) {
     // no key flags: derive from the algorithm as gpg does
@@ -44,10 +48,10 @@ function usageFromFlags(flags: number | undefined, algo: string, primary: boolea
     return { canSign: sign, canEncryptComms: enc, canEncryptStorage: enc, canCertify: primary && sign };
   }
   return {
-    canSign: (flags & enums.keyFlags.signData) !== 0,
-    canEncryptComms: (flags & enums.keyFlags.encryptCommunication) !== 0,
-    canEncryptStorage: (flags & enums.keyFlags.encryptStorage) !== 0,
-    canCertify: (flags & enums.keyFlags.certifyKeys) !== 0,
+    canSign: (flags & KEY_FLAGS.signData) !== 0,
+    canEncryptComms: (flags & KEY_FLAGS.encryptCommunication) !== 0,
+    canEncryptStorage: (flags & KEY_FLAGS.encryptStorage) !== 0,
+    canCertify: (flags & KEY_FLAGS.certifyKeys) !== 0,
   };
 }
 
@@ -112,7 +116,7 @@ export async function readArmoredKeys(armored: string): Promise<Key[]> {
   if (typeof armored !== 'string' || armored.length === 0) throw E.signatureKeyInvalid('empty key text');
   if (armored.length > MAX_ARMORED) throw E.signatureKeyInvalid(`key text is ${armored.length} characters, more than ${MAX_ARMORED}`);
   try {
-    return await readKeys({ armoredKeys: armored });
+    return await (await openpgp()).readKeys({ armoredKeys: armored });
   } catch (err) {
     throw E.signatureKeyInvalid((err as Error).message);
   }

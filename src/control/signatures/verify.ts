@@ -8,7 +8,8 @@
 //   the signing key or its primary expired now    -> expired
 //   allowed list given and neither the primary nor the signing subkey listed -> not-allowed
 //   otherwise                                     -> valid
-import * as openpgp from 'openpgp';
+import type * as openpgp from 'openpgp';
+import { openpgp as loadOpenpgp } from './openpgp.js';
 import { isStraitError } from '../../base/errors/index.js';
 import { parseCommitObject, parseTagObject, type CommitObject, type TagObject } from './git-object.js';
 import { Keyring, readPublicKeys, type KeyringEntry } from './keyring.js';
@@ -148,10 +149,11 @@ async function check(payload: Uint8Array, armoredSignature: string | undefined, 
     return result('bad-signature', '', `Revision has a signature that cannot be verified: ${kind}; only OpenPGP signatures are supported`);
   }
   const keyring = await toKeyring(keys);
+  const pgp = await loadOpenpgp();
   let sig: openpgp.Signature;
   try {
     const binary = dearmorSignature(armoredSignature);
-    sig = binary ? await openpgp.readSignature({ binarySignature: binary }) : await openpgp.readSignature({ armoredSignature });
+    sig = binary ? await pgp.readSignature({ binarySignature: binary }) : await pgp.readSignature({ armoredSignature });
   } catch (err) {
     return result('bad-signature', '', `Revision has a malformed OpenPGP signature: ${(err as Error).message}`);
   }
@@ -173,7 +175,7 @@ async function check(payload: Uint8Array, armoredSignature: string | undefined, 
   if (state.revoked) return result('revoked', keyID, `Revision is signed with key ${keyID}, which has been revoked`, extra);
   if (!state.canSign) return result('bad-signature', keyID, `Revision has a bad signature from key ${keyID}: the key has no valid signing capability`, extra);
   const pkt = sig.packets[0] as unknown as SignaturePacketLike;
-  if (pkt.signatureType !== openpgp.enums.signature.binary && pkt.signatureType !== openpgp.enums.signature.text) {
+  if (pkt.signatureType !== pgp.enums.signature.binary && pkt.signatureType !== pgp.enums.signature.text) {
     return result('bad-signature', keyID, `Revision has a bad signature from key ${keyID}: signature type ${pkt.signatureType} is not a document signature`, extra);
   }
   const sigDate = issuer.at ?? now;
@@ -181,8 +183,8 @@ async function check(payload: Uint8Array, armoredSignature: string | undefined, 
     return result('bad-signature', keyID, `Revision has a bad signature from key ${keyID}: made before the key was created`, extra);
   }
   try {
-    const literal = new openpgp.LiteralDataPacket() as unknown as { setBytes(b: Uint8Array, format: number): void };
-    literal.setBytes(payload, openpgp.enums.literal.binary);
+    const literal = new pgp.LiteralDataPacket() as unknown as { setBytes(b: Uint8Array, format: number): void };
+    literal.setBytes(payload, pgp.enums.literal.binary);
     const fast = opts.engine === 'openpgp' ? 'unsupported' : await nativeCheck(pkt as unknown as SigPacket, state.packet as never, literal, sigDate);
     if (fast === 'unsupported') await pkt.verify(state.packet, pkt.signatureType, literal, sigDate, true);
   } catch (err) {

@@ -25,7 +25,11 @@ export interface EchoServer {
   close(): Promise<void>;
 }
 
-export async function startEcho(id: EchoIdentity, port: number, host = '0.0.0.0'): Promise<EchoServer> {
+/**
+ * Serve on host:port, or on `fd`: a listening socket made elsewhere (the pod runtime
+ * makes it inside the pod's network namespace; the peer addresses are that namespace's).
+ */
+export async function startEcho(id: EchoIdentity, port: number, host = '0.0.0.0', fd?: number): Promise<EchoServer> {
   const counters = { requests: 0 };
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     counters.requests++;
@@ -44,7 +48,8 @@ export async function startEcho(id: EchoIdentity, port: number, host = '0.0.0.0'
     req.resume();
   });
   server.keepAliveTimeout = 5000;
-  server.listen(port, host);
+  if (fd === undefined) server.listen(port, host);
+  else server.listen({ fd });
   await once(server, 'listening');
   const addr = server.address();
   return {

@@ -27,6 +27,10 @@ export interface Component {
   metrics?: string;
   /** for runWorld's extra components: start once the network is built, or (default) once the store API is up */
   startAfter?: 'network' | 'store';
+  /** with ready 'ipc': a message sent to the process each time it starts (its initial work, again after a restart) */
+  hello?: () => unknown;
+  /** with ready 'ipc': every other message the process sends */
+  onMessage?: (msg: unknown) => void;
 }
 
 export interface ComponentStatus {
@@ -103,6 +107,18 @@ export class ProcessTable {
     return [...this.entries.values()].map((e) => e.child?.pid).filter((p): p is number => typeof p === 'number');
   }
 
+  /** Send a message over a component's IPC channel; false when it is not running. */
+  send(name: string, msg: unknown): boolean {
+    const child = this.entries.get(name)?.child;
+    if (!child?.connected) return false;
+    child.send(msg as object);
+    return true;
+  }
+
+  has(name: string): boolean {
+    return this.entries.has(name);
+  }
+
   logPath(name: string): string {
     return join(this.logDir, `${name}.log`);
   }
@@ -162,7 +178,9 @@ export class ProcessTable {
     if (spec.ready === 'ipc') {
       child.on('message', (m: unknown) => {
         if (m && typeof m === 'object' && (m as { type?: string }).type === 'ready') this.markReady(entry);
+        else spec.onMessage?.(m);
       });
+      if (spec.hello) child.once('spawn', () => { if (child.connected) child.send(spec.hello?.() as object); });
     } else if (spec.ready && typeof spec.ready === 'object') {
       const probe = spec.ready;
       const poll = (): void => {

@@ -25,7 +25,7 @@ export interface WorldOptions {
   world: WorldFile;
   stateDir: string;
   log: Logger;
-  /** program (node script) of each built-in image that runs a process */
+  /** program (node script) that runs the built-in workloads: the pod runtime (strait/echo of every pod) */
   images: { echo: string };
   /**
    * Extra components (gateway daemon, node agent, control module, code-hosting server),
@@ -106,27 +106,48 @@ function clusterState(c: PlanCluster, services?: ServiceState): WorldState['clus
 const PRUNE_KINDS = [Kinds.EndpointSlice, Kinds.Service, Kinds.Pod, Kinds.Deployment, Kinds.Node, Kinds.Namespace];
 const keyOf = (o: { kind: string; metadata: { name: string; namespace?: string } }): string => `${o.kind}/${o.metadata.namespace ?? ''}/${o.metadata.name}`;
 
-/** Apply the world's objects to one cluster's store; drop world objects of an earlier, different world. */
+/** keys of the objects an object refers to by uid (owner references, EndpointSlice targets) */
+function refsOf(o: KubeObject): string[] {
+  const ns = o.metadata.namespace ?? '';
+  return [
+    ...(o.metadata.ownerReferences ?? []).map((r) => `${r.kind}/${ns}/${r.name}`),
+    ...((o['endpoints'] ?? []) as { targetRef?: { kind: string; name: string; namespace?: string } }[])
+      .filter((e) => e.targetRef).map((e) => `${e.targetRef?.kind}/${e.targetRef?.namespace ?? ''}/${e.targetRef?.name}`),
+  ];
+}
+
+/**
+ * Apply the world's objects to one cluster's store; drop world objects of an earlier,
+ * different world. Objects go in waves: each wave is every object whose referents
+ * (owners, endpoint targets) already have their uids, written at once so the store's
+ * group commit makes it one transaction (one fsync) for the wave and one for its statuses.
+ */
 async function registerObjects(store: ResourceStore, objs: KubeObject[]): Promise<void> {
   const uids = new Map<string, string>();
-  for (const obj of objs) {
-    const { status, ...rest } = structuredClone(obj);
-    const meta = rest.metadata;
-    for (const o of meta.ownerReferences ?? []) o.uid = uids.get(`${o.kind}/${meta.namespace ?? ''}/${o.name}`) ?? o.uid;
-    for (const e of (rest['endpoints'] ?? []) as { targetRef?: { kind: string; name: string; namespace?: string; uid?: string } }[]) {
-      if (e.targetRef) e.targetRef.uid = uids.get(`${e.targetRef.kind}/${e.targetRef.namespace ?? ''}/${e.targetRef.name}`) ?? e.targetRef.uid;
-    }
-    const applied = await store.apply(rest as KubeObject, { fieldManager: 'strait-world' });
-    if (applied.metadata.uid) uids.set(keyOf(applied), applied.metadata.uid);
-    if (status !== undefined) await store.updateStatus({ ...applied, status });
+  const keys = new Set(objs.map(keyOf));
+  let pending = objs.map((o) => structuredClone(o));
+  while (pending.length > 0) {
+    let wave = pending.filter((o) => refsOf(o).every((k) => uids.has(k) || !keys.has(k)));
+    if (wave.length === 0) wave = pending; // a reference cycle: no uid to wait for
+    pending = pending.filter((o) => !wave.includes(o));
+    await Promise.all(wave.map(async (obj) => {
+      const { status, ...rest } = obj;
+      const meta = rest.metadata;
+      for (const o of meta.ownerReferences ?? []) o.uid = uids.get(`${o.kind}/${meta.namespace ?? ''}/${o.name}`) ?? o.uid;
+      for (const e of (rest['endpoints'] ?? []) as { targetRef?: { kind: string; name: string; namespace?: string; uid?: string } }[]) {
+        if (e.targetRef) e.targetRef.uid = uids.get(`${e.targetRef.kind}/${e.targetRef.namespace ?? ''}/${e.targetRef.name}`) ?? e.targetRef.uid;
+      }
+      const applied = await store.apply(rest as KubeObject, { fieldManager: 'strait-world' });
+      if (applied.metadata.uid) uids.set(keyOf(applied), applied.metadata.uid);
+      if (status !== undefined) await store.updateStatus({ ...applied, status });
+    }));
   }
   const wanted = new Set(objs.map(keyOf));
-  for (const k of PRUNE_KINDS) {
+  await Promise.all(PRUNE_KINDS.map(async (k) => {
     const list = await store.list({ apiVersion: k.apiVersion, kind: k.kind }, { labelSelector: 'app.kubernetes.io/managed-by=strait-world' });
-    for (const o of list.items) {
-      if (!wanted.has(keyOf(o))) await store.delete({ apiVersion: k.apiVersion, kind: k.kind }, o.metadata.name, o.metadata.namespace);
-    }
-  }
+    return list.items.filter((o) => !wanted.has(keyOf(o)));
+  })).then((stale) => Promise.all(PRUNE_KINDS.flatMap((k, i) => (stale[i] ?? []).map((o) =>
+    store.delete({ apiVersion: k.apiVersion, kind: k.kind }, o.metadata.name, o.metadata.namespace)))));
 }
 
 async function openStores(opts: WorldOptions, plan: WorldPlan, objects: Map<string, KubeObject[]>, log: Logger) {
@@ -151,6 +172,54 @@ async function openStores(opts: WorldOptions, plan: WorldPlan, objects: Map<stri
   }
 }
 
+/** the echo pods of the world, as the pod runtime takes them */
+function echoPods(plan: WorldPlan): { cluster: string; namespace: string; pod: string; node: string; netns: string; port: number; metricsPort: number; ip: string }[] {
+  return plan.clusters.flatMap((c) => c.pods.filter((p) => p.image === 'strait/echo').map((p: PlanPod) => ({
+    cluster: c.name, namespace: p.namespace, pod: p.name, node: p.node, netns: p.netns, port: p.port, metricsPort: plan.metricsPort, ip: p.ip,
+  })));
+}
+
+export const POD_RUNTIME = 'pod-runtime';
+
+/**
+ * The pod runtime component: started with the first echo pod, told the whole list of
+ * echo pods at every start and change; sync() resolves once it applied the list (or
+ * after 3 s, or at once when it is not running).
+ */
+function podRuntime(processes: ProcessTable, plan: WorldPlan, program: string): { sync(): Promise<void> } {
+  let seq = 0;
+  const acks = new Map<number, () => void>();
+  const message = (): unknown => ({ type: 'pods', seq: ++seq, pods: echoPods(plan) });
+  return {
+    sync() {
+      const pods = echoPods(plan);
+      if (!processes.has(POD_RUNTIME)) {
+        if (pods.length === 0) return Promise.resolve();
+        processes.add({
+          name: POD_RUNTIME,
+          // small heaps: it holds a few sockets per pod
+          command: [process.execPath, '--max-semi-space-size=1', '--max-old-space-size=64', program],
+          ready: 'ipc',
+          metrics: `${pods[0]?.ip}:${plan.metricsPort}`,
+          hello: message,
+          onMessage: (m) => {
+            const ack = m as { type?: string; seq?: number };
+            if (ack?.type !== 'applied') return;
+            for (const [s, resolve] of acks) if (s <= (ack.seq ?? 0)) { acks.delete(s); resolve(); }
+          },
+        });
+        return Promise.resolve();
+      }
+      const msg = message() as { seq: number };
+      if (!processes.send(POD_RUNTIME, msg)) return Promise.resolve();
+      return new Promise<void>((resolve) => {
+        const timer = setTimeout(() => { acks.delete(msg.seq); resolve(); }, 3000);
+        acks.set(msg.seq, () => { clearTimeout(timer); resolve(); });
+      });
+    },
+  };
+}
+
 export async function runWorld(opts: WorldOptions): Promise<RunningWorld> {
   const t0 = performance.now();
   const { log } = opts;
@@ -165,20 +234,10 @@ export async function runWorld(opts: WorldOptions): Promise<RunningWorld> {
 
   const boot: { ready: boolean; ms?: number } = { ready: false };
   const processes = new ProcessTable(logDir, log, () => { if (boot.ready) opts.notify({ type: 'state', state: state() }); });
-  const echoComponent = (c: PlanCluster, p: PlanPod): Component => ({
-    name: `${c.name}.${p.namespace}.${p.name}`,
-    netns: p.netns,
-    command: [process.execPath, '--max-semi-space-size=2', opts.images.echo],
-    env: {
-      STRAIT_CLUSTER: c.name, STRAIT_NAMESPACE: p.namespace, STRAIT_POD: p.name, STRAIT_NODE: p.node,
-      STRAIT_PORT: String(p.port), STRAIT_METRICS_PORT: String(plan.metricsPort),
-    },
-    ready: 'ipc',
-    metrics: `${p.ip}:${plan.metricsPort}`,
-  });
-  for (const c of plan.clusters) {
-    for (const p of c.pods) if (p.image === 'strait/echo') processes.add(echoComponent(c, p));
-  }
+  // one process, the pod runtime, serves the built-in workload of every echo pod: it
+  // makes each pod's sockets inside that pod's namespace (daemon/pod-runtime.ts)
+  const runtime = podRuntime(processes, plan, opts.images.echo);
+  runtime.sync();
   const storeSocket = join(opts.stateDir, 'store.sock');
   const storeTokenFile = join(opts.stateDir, 'store.token');
   const ctx: ComponentContext = {
@@ -244,8 +303,8 @@ export async function runWorld(opts: WorldOptions): Promise<RunningWorld> {
   const syncs: { stop(): void }[] = [];
   if (store.available) {
     const hooks: PodHooks = {
-      start: (c, p) => { if (p.image === 'strait/echo') processes.add(echoComponent(c, p)); },
-      stop: (c, p) => processes.remove(`${c.name}.${p.namespace}.${p.name}`),
+      start: (_c, p) => { if (p.image === 'strait/echo') runtime.sync(); },
+      stop: (_c, p) => (p.image === 'strait/echo' ? runtime.sync() : Promise.resolve()),
       changed: () => { if (boot.ready) opts.notify({ type: 'state', state: state() }); },
     };
     for (const c of plan.clusters) {

@@ -2,3 +2,4 @@
 // namespaces, and the private namespace tree the world lives in.
 export { run, ipBatch, inNetns, setSysctls, nftApply, netnsPath, NETNS_DIR, type RunOptions } from './run.js';
 export { privateTreeCommand, canUseUserNamespaces, type PrivateTreeOptions } from './private-tree.js';
+export { inNetnsSync, listenInNetns } from './listen.js';

@@ -1,0 +1,61 @@
+// issue 2 (boot memory): the modules each small process loads at start. Data-plane
+// processes (gateway daemon, node agent, mesh sidecar when present) and the pod runtime
+// must never load the heavy control-plane parts: openpgp, @kubernetes/client-node, the
+// code-hosting server, the store (server and sqlite). Walks the static import graph of
+// the compiled entry points (what Node loads before the first line runs; dynamic
+// import() is lazy by design and not followed).
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { test } from 'node:test';
+
+const dist = join(process.env['STRAIT_ROOT'] ?? process.cwd(), 'dist');
+
+/** every compiled file and npm package an entry loads statically */
+function loads(entry: string): { files: string[]; packages: string[] } {
+  const files = new Set<string>();
+  const packages = new Set<string>();
+  const walk = (file: string): void => {
+    if (files.has(file)) return;
+    files.add(file);
+    const text = readFileSync(file, 'utf8');
+    for (const m of text.matchAll(/^\s*(?:import|export)\s[^'";]*?from\s*['"]([^'"]+)['"]|^\s*import\s*['"]([^'"]+)['"]/gm)) {
+      const spec = (m[1] ?? m[2]) as string;
+      if (spec.startsWith('.')) walk(resolve(dirname(file), spec));
+      else if (!spec.startsWith('node:')) packages.add(spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : (spec.split('/')[0] as string));
+    }
+  };
+  walk(join(dist, entry));
+  return { files: [...files].map((f) => relative(dist, f)).sort(), packages: [...packages].sort() };
+}
+
+const NEVER_PACKAGES = ['openpgp', '@kubernetes/client-node', 'better-sqlite3', 'node-forge'];
+const NEVER_FILES = [/^src\/control\/githost\//, /^src\/control\/store\//, /^src\/control\/gitops\//, /^src\/cli\//];
+
+const cases: { name: string; entry: string; allowed: string[] }[] = [
+  { name: 'gateway daemon', entry: 'daemon/gateway/main.js', allowed: ['ajv', 'prom-client', 'yaml'] },
+  { name: 'node agent', entry: 'agents/node-agent/main.js', allowed: ['ajv', 'prom-client', 'yaml'] },
+  { name: 'mesh sidecar', entry: 'agents/sidecar/main.js', allowed: ['ajv', 'pino', 'prom-client', 'yaml'] },
+  { name: 'pod runtime', entry: 'daemon/pod-runtime.js', allowed: ['pino', 'prom-client'] },
+];
+
+for (const c of cases) {
+  test(`${c.name} loads no heavy control-plane module`, { skip: existsSync(join(dist, c.entry)) ? false : `${c.entry} not built here` }, () => {
+    const { files, packages } = loads(c.entry);
+    for (const p of NEVER_PACKAGES) assert.ok(!packages.includes(p), `${c.entry} loads ${p}`);
+    for (const re of NEVER_FILES) assert.deepEqual(files.filter((f) => re.test(f)), [], `${c.entry} loads ${re}`);
+    assert.deepEqual(packages.filter((p) => !c.allowed.includes(p)), [], `${c.entry}: npm packages beyond ${c.allowed.join(', ')}`);
+  });
+}
+
+test('the walker sees a heavy module where there is one (the supervisor loads the store)', () => {
+  const { files, packages } = loads('daemon/world.js');
+  assert.ok(packages.includes('better-sqlite3'));
+  assert.ok(files.some((f) => f.startsWith('src/control/store/')));
+});
+
+test('the code-hosting server loads openpgp only when it first checks a signature', () => {
+  const { packages } = loads('daemon/world-githost.js');
+  assert.ok(!packages.includes('openpgp'), 'openpgp is imported on first use (src/control/signatures/openpgp.ts)');
+  assert.ok(packages.includes('better-sqlite3'), 'the walker follows the server');
+});
