@@ -24,7 +24,7 @@ import { fileURLToPath } from 'node:url';
 import { ClustersetZone, simpleResolver, ZoneSource } from '../src/control/clusterset-dns/index.js';
 import type { DnsResolver } from '../src/control/dns/index.js';
 import type { ResourceStore } from '../src/control/store/index.js';
-import type { Component, ComponentContext, PlanCluster, PlanNode, WorldPlan } from '../src/control/world/index.js';
+import { WORLD_GITHOST_PORT, type Component, type ComponentContext, type PlanCluster, type PlanNode, type WorldPlan } from '../src/control/world/index.js';
 import { meshComponents } from './mesh-components.js';
 
 /** absolute path of a compiled entry next to this file (dist/daemon/...) */
@@ -112,7 +112,7 @@ function tunnelComponents(plan: WorldPlan, ctx: ComponentContext): Component[] {
 
 /** The code-hosting server, in the world root: http://198.18.0.1:3000 from every pod and node. */
 function githostComponent(plan: WorldPlan, ctx: ComponentContext): Component {
-  const port = 3000;
+  const port = WORLD_GITHOST_PORT;
   const file = join(ctx.stateDir, 'githost-world.json');
   writeFileSync(file, JSON.stringify({
     host: '0.0.0.0', port, baseURL: `http://${plan.internet.rootIP}:${port}`, allowLocalNetworks: true, allowImportLocal: true,

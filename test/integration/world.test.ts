@@ -174,6 +174,16 @@ test('promtool accepts the metrics of every long-running process of the world', 
   }
 });
 
+test('issue 6: the world\'s code-hosting server is reachable from the host on loopback', async () => {
+  const rec = world.record() as ReturnType<TestWorld['record']> & { githost?: string };
+  assert.match(rec.githost ?? '', /^http:\/\/127\.0\.0\.1:\d+$/, 'status -o json reports githost');
+  const res = await fetch(`${rec.githost}/api/v1/version`);
+  assert.equal(res.status, 200);
+  assert.match(String(((await res.json()) as { version?: string }).version), /\d/);
+  // a missing user answers Gitea's 404 through the relay too
+  assert.equal((await fetch(`${rec.githost}/api/v1/users/nobody-here`)).status, 404);
+});
+
 test('a second `strait up` on the same state dir is refused', () => {
   const r = strait(['up', '--detach', '--state-dir', world.stateDir]);
   assert.equal(r.status, 4);

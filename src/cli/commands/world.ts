@@ -48,21 +48,55 @@ function prepareStateDir(stateDir: string): void {
  * host's namespace) and the world relays it to the ingress gateway.
  */
 async function bindIngressPort(): Promise<{ fd: number; port: number; server: Server } | undefined> {
-  const server = createServer();
-  try {
-    await new Promise<void>((resolveListen, reject) => {
-      server.once('error', reject);
-      server.listen(Number(process.env['STRAIT_INGRESS_HOST_PORT'] ?? 0), '127.0.0.1', resolveListen);
-    });
-  } catch {
-    return undefined;
+  return bindHostPort([Number(process.env['STRAIT_INGRESS_HOST_PORT'] ?? 0)]);
+}
+
+/**
+ * The same for the code-hosting server: 127.0.0.1:3000 when free (Gitea's port), else any
+ * free port; STRAIT_GITHOST_HOST_PORT picks one. `strait status -o json` reports it (`githost`).
+ */
+async function bindGithostPort(): Promise<{ fd: number; port: number; server: Server } | undefined> {
+  const fixed = process.env['STRAIT_GITHOST_HOST_PORT'];
+  return bindHostPort(fixed !== undefined ? [Number(fixed)] : [3000, 0]);
+}
+
+async function bindHostPort(candidates: number[]): Promise<{ fd: number; port: number; server: Server } | undefined> {
+  let server: Server | undefined;
+  for (const port of candidates) {
+    const s = createServer();
+    try {
+      await new Promise<void>((resolveListen, reject) => {
+        s.once('error', reject);
+        s.listen(port, '127.0.0.1', resolveListen);
+      });
+      server = s;
+      break;
+    } catch {
+      s.close();
+    }
   }
+  if (!server) return undefined;
   const fd = (server as unknown as { _handle?: { fd?: number } })._handle?.fd;
   if (typeof fd !== 'number' || fd < 0) {
     server.close();
     return undefined;
   }
   return { fd, port: (server.address() as AddressInfo).port, server };
+}
+
+/** Append the host ports' descriptors to `stdio`; the env tells the world which fd is which. */
+function hostPortEnv(stdio: (number | 'ignore' | 'inherit' | 'ipc')[],
+  ingress: { fd: number; port: number } | undefined, githost: { fd: number; port: number } | undefined): Record<string, string> {
+  const env: Record<string, string> = {};
+  if (ingress) {
+    env['STRAIT_INGRESS_FD'] = String(stdio.push(ingress.fd) - 1);
+    env['STRAIT_INGRESS_PORT'] = String(ingress.port);
+  }
+  if (githost) {
+    env['STRAIT_GITHOST_FD'] = String(stdio.push(githost.fd) - 1);
+    env['STRAIT_GITHOST_PORT'] = String(githost.port);
+  }
+  return env;
 }
 
 /** Run the world in the foreground; resolves with the exit code when it ends. */
@@ -76,13 +110,15 @@ async function upForeground(stateDir: string, worldFile: string | undefined): Pr
   const logFile = join(stateDir, 'logs', 'world.log');
   const logFd = openSync(logFile, 'a');
   const ingress = await bindIngressPort();
+  const githost = await bindGithostPort();
+  const stdio: (number | 'ignore' | 'inherit' | 'ipc')[] = ['ignore', 'inherit', logFd, 'ipc'];
   const child = spawn(argv[0] as string, argv.slice(1), {
-    stdio: ['ignore', 'inherit', logFd, 'ipc', ...(ingress ? [ingress.fd] : [])],
-    env: { ...process.env, STRAIT_USERNS: userNamespace ? '1' : '0', STRAIT_PROC: 'world',
-      ...(ingress ? { STRAIT_INGRESS_FD: '4', STRAIT_INGRESS_PORT: String(ingress.port) } : {}) },
+    stdio,
+    env: { ...process.env, STRAIT_USERNS: userNamespace ? '1' : '0', STRAIT_PROC: 'world', ...hostPortEnv(stdio, ingress, githost) },
   });
   closeSync(logFd);
   ingress?.server.close(); // the world holds its own copy
+  githost?.server.close();
   const startedAt = new Date().toISOString();
   let supervisorPid = 0;
   let stopping = false;
@@ -146,13 +182,15 @@ async function upDetached(stateDir: string, worldFile: string | undefined): Prom
   const logFile = join(stateDir, 'logs', 'world.log');
   const fd = openSync(logFile, 'a');
   const ingress = await bindIngressPort();
+  const githost = await bindGithostPort();
+  const stdio: (number | 'ignore' | 'inherit' | 'ipc')[] = ['ignore', fd, fd];
   const child = spawn(argv[0] as string, argv.slice(1), {
-    detached: true, stdio: ['ignore', fd, fd, ...(ingress ? [ingress.fd] : [])],
-    env: { ...process.env, STRAIT_USERNS: userNamespace ? '1' : '0', STRAIT_PROC: 'world',
-      ...(ingress ? { STRAIT_INGRESS_FD: '3', STRAIT_INGRESS_PORT: String(ingress.port) } : {}) },
+    detached: true, stdio,
+    env: { ...process.env, STRAIT_USERNS: userNamespace ? '1' : '0', STRAIT_PROC: 'world', ...hostPortEnv(stdio, ingress, githost) },
   });
   closeSync(fd);
   ingress?.server.close(); // the world holds its own copy
+  githost?.server.close();
   child.unref();
   let exited: number | null = null;
   child.on('exit', (c) => { exited = c ?? 1; });

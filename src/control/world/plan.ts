@@ -256,3 +256,6 @@ export function selectPods(cluster: PlanCluster, svc: PlanService): PlanPod[] {
   if (keys.length === 0) return [];
   return cluster.pods.filter((p) => p.namespace === svc.namespace && keys.every(([k, v]) => p.labels[k] === v));
 }
+
+/** The code-hosting server's port in the world root (Gitea's default). */
+export const WORLD_GITHOST_PORT = 3000;

@@ -16,7 +16,7 @@ import { startClusterSync } from './cluster-sync.js';
 import { startPodRuntime, type PodHooks } from './pod-runtime.js';
 import type { WorldFile } from '../world-file/index.js';
 import { clusterObjects } from './objects.js';
-import { buildPlan, type PlanCluster, type PlanPod, type WorldPlan } from './plan.js';
+import { buildPlan, WORLD_GITHOST_PORT, type PlanCluster, type PlanPod, type WorldPlan } from './plan.js';
 import { ProcessTable, type Component, type ComponentStatus } from './processes.js';
 import { buildTopology, mountPrivateNetnsDirs } from './topology.js';
 import { serviceViews, type ServiceViews } from './views.js';
@@ -62,6 +62,8 @@ export interface WorldState {
   metrics: string;
   store: { socket: string; token: string; available: boolean; reason?: string };
   logs: string;
+  /** the code-hosting server as the host reaches it (http://127.0.0.1:PORT), when `strait up` bound a port for it */
+  githost?: string;
   clusters: {
     name: string;
     clusterCIDR: string;
@@ -324,6 +326,15 @@ export async function runWorld(opts: WorldOptions): Promise<RunningWorld> {
       return undefined;
     })
     : undefined;
+  // the same for the code-hosting server in the world root (http://<rootIP>:3000)
+  const githostFd = Number(process.env['STRAIT_GITHOST_FD'] ?? NaN);
+  const githostPort = process.env['STRAIT_GITHOST_PORT'];
+  const githostRelay = Number.isInteger(githostFd) && plan.githost
+    ? await startRelay({ fd: githostFd }, { host: plan.internet.rootIP, port: WORLD_GITHOST_PORT }).catch((err: unknown) => {
+      log.warn({ err: String(err) }, 'no host port for the code-hosting server');
+      return undefined;
+    })
+    : undefined;
   await processes.waitReady(20_000);
   boot.ready = true;
   boot.ms = Math.round(performance.now() - t0);
@@ -337,6 +348,7 @@ export async function runWorld(opts: WorldOptions): Promise<RunningWorld> {
       metrics: `${plan.internet.rootIP}:${plan.metricsPort}`,
       store: { socket: store.socket, token: store.token, available: store.available, ...(store.available ? {} : { reason: store.reason }) },
       logs: logDir,
+      ...(githostRelay && githostPort ? { githost: `http://127.0.0.1:${githostPort}` } : {}),
       clusters: plan.clusters.map((c) => ({
         ...clusterState(c, serviceStates.get(c.name)),
         ...(relay && ingressPort && c.name === ingressCluster ? { ingress: `http://127.0.0.1:${ingressPort}` } : {}),
@@ -353,6 +365,7 @@ export async function runWorld(opts: WorldOptions): Promise<RunningWorld> {
     state,
     async stop() {
       await relay?.close();
+      await githostRelay?.close();
       for (const sync of syncs) sync.stop();
       await processes.stop();
       await Promise.all([...dnsServers.values()].map((d) => d.close()));

@@ -1,4 +1,4 @@
-// A TCP → unix-socket relay: how the host's loopback reaches a listener inside the local
+// A TCP → unix-socket (or TCP) relay: how the host's loopback reaches a listener inside the local
 // world. `strait up` can bind the host port before it enters its private namespaces and
 // hand the descriptor in (listen {fd}); the socket stays in the host's namespace.
 import { connect, createServer, type AddressInfo, type Server } from 'node:net';
@@ -12,11 +12,14 @@ export interface Relay {
   close(): Promise<void>;
 }
 
-export function startRelay(listen: RelayListen, unixPath: string): Promise<Relay> {
+/** `target`: a unix socket path, or a TCP address reachable from where the relay runs. */
+export function startRelay(listen: RelayListen, target: string | { host: string; port: number }): Promise<Relay> {
   const relay: Relay = { address: undefined, connections: 0, close: async () => {} };
   const server: Server = createServer({ allowHalfOpen: true }, (down) => {
     relay.connections++;
-    const up = connect({ path: unixPath, allowHalfOpen: true });
+    const up = typeof target === 'string'
+      ? connect({ path: target, allowHalfOpen: true })
+      : connect({ host: target.host, port: target.port, allowHalfOpen: true });
     splice(down, up);
   });
   relay.close = () => new Promise<void>((r) => server.close(() => r()));
