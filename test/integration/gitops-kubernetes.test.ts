@@ -83,10 +83,16 @@ test('unsigned revision under an enforcing AppProject: Sync Error, "Revision is 
   await app('unsigned', commits['unsigned']!, 'ns-unsigned');
   const a = await status('unsigned', 'Sync Error');
   assert.equal(a.status?.operationState?.message, 'Revision is not signed');
-  const ev = cluster.kubectl(['get', 'events', '-n', NS, '--field-selector', 'reason=ResourceComparison,involvedObject.name=unsigned', '-o', 'json']);
-  assert.equal(ev.status, 0, ev.stderr);
-  const items = (JSON.parse(ev.stdout) as { items: { type: string; involvedObject: { kind: string } }[] }).items;
-  assert.equal(items.length, 1, ev.stdout);
+  // the Event is recorded beside the status patch, not before it: wait for it to show
+  type EventList = { items: { type: string; involvedObject: { kind: string } }[] };
+  const c = cluster;
+  const items = await waitFor(() => {
+    const ev = c.kubectl(['get', 'events', '-n', NS, '--field-selector', 'reason=ResourceComparison,involvedObject.name=unsigned', '-o', 'json']);
+    assert.equal(ev.status, 0, ev.stderr);
+    const list = (JSON.parse(ev.stdout) as EventList).items;
+    return list.length > 0 ? list : undefined;
+  }, 15_000, 'ResourceComparison Event');
+  assert.equal(items.length, 1, JSON.stringify(items));
   assert.equal(items[0]?.type, 'Warning');
   assert.equal(items[0]?.involvedObject.kind, 'Application');
   assert.notEqual(cluster.kubectl(['get', 'configmap', 'demo', '-n', 'ns-unsigned']).status, 0, 'nothing applied');
