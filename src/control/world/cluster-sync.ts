@@ -9,7 +9,8 @@
 import type { Logger } from 'pino';
 import { intToIpv4, parseCidr } from '../../base/config/index.js';
 import { Kinds } from '../resources/index.js';
-import type { KindRef, KubeObject, ResourceStore, Watch } from '../store/index.js';
+import type { KindRef, KubeObject, ResourceStore } from '../store/index.js';
+import { startReconcileLoop } from './reconcile-loop.js';
 import { MANAGED_BY } from './objects.js';
 import type { PlanCluster } from './plan.js';
 import { serviceViews, type ServiceViews } from './views.js';
@@ -42,12 +43,6 @@ function sameEndpoints(a: unknown, b: unknown): boolean {
 }
 
 export function startClusterSync(cluster: PlanCluster, store: ResourceStore, log: Logger, program: (views: ServiceViews) => Promise<void>): ClusterSync {
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<void> | undefined;
-  let again = false;
-  let stopped = false;
-  const waiters: (() => void)[] = [];
-  const watches: Watch[] = [];
 
   async function reconcile(): Promise<void> {
     const [svcs, slices, pods] = await Promise.all([
@@ -107,49 +102,5 @@ export function startClusterSync(cluster: PlanCluster, store: ResourceStore, log
     await program(serviceViews(svcs.items, slices.items.filter((s) => s.metadata.labels?.['kubernetes.io/service-name'])));
   }
 
-  function schedule(): void {
-    if (stopped) return;
-    if (running) {
-      again = true;
-      return;
-    }
-    clearTimeout(timer);
-    timer = setTimeout(() => {
-      running = reconcile().catch((err: unknown) => {
-        log.warn({ err, cluster: cluster.name }, 'cluster sync failed; retrying');
-        again = true;
-      }).finally(() => {
-        running = undefined;
-        if (again) {
-          again = false;
-          setTimeout(schedule, 200);
-        } else {
-          for (const w of waiters.splice(0)) w();
-        }
-      });
-    }, 30);
-  }
-
-  function watchKind(kind: KindRef): void {
-    if (stopped) return;
-    void store.list(kind).then((list) => {
-      if (stopped) return;
-      const w = store.watch(kind, { resourceVersion: list.resourceVersion }, () => schedule());
-      watches.push(w);
-      w.done.then(() => undefined, () => undefined).finally(() => {
-        if (!stopped) setTimeout(() => { watchKind(kind); schedule(); }, 500);
-      });
-    }, () => { if (!stopped) setTimeout(() => watchKind(kind), 1000); });
-  }
-
-  for (const k of [Kinds.Service, Kinds.EndpointSlice, Kinds.Pod]) watchKind(ref(k));
-  schedule();
-  return {
-    settled: () => new Promise<void>((resolve) => { waiters.push(resolve); schedule(); }),
-    stop() {
-      stopped = true;
-      clearTimeout(timer);
-      for (const w of watches) w.stop();
-    },
-  };
+  return startReconcileLoop(store, [Kinds.Service, Kinds.EndpointSlice, Kinds.Pod].map(ref), reconcile, (err: unknown) => log.warn({ err, cluster: cluster.name }, 'cluster sync failed; retrying'));
 }

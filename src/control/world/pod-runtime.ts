@@ -10,7 +10,8 @@ import type { Logger } from 'pino';
 import { intToIpv4, parseCidr } from '../../base/config/index.js';
 import { IMAGES, type Image } from '../world-file/index.js';
 import { Kinds } from '../resources/index.js';
-import type { KindRef, KubeObject, ResourceStore, Watch } from '../store/index.js';
+import type { KindRef, KubeObject, ResourceStore } from '../store/index.js';
+import { startReconcileLoop } from './reconcile-loop.js';
 import { MANAGED_BY, NETNS_ANNOTATION } from './objects.js';
 import { nameSuffix, type PlanCluster, type PlanPod } from './plan.js';
 import { addPodNetwork, removePodNetwork } from './topology.js';
@@ -40,12 +41,6 @@ export function startPodRuntime(cluster: PlanCluster, store: ResourceStore, log:
   const planned = new Set(cluster.pods.map((p) => keyOf(p.namespace, p.name)));
   const mine = new Map<string, PlanPod>();
   const vethNext = new Map(cluster.nodes.map((n) => [n.name, cluster.pods.filter((p) => p.node === n.name).length]));
-  let running: Promise<void> | undefined;
-  let again = false;
-  let stopped = false;
-  let timer: NodeJS.Timeout | undefined;
-  const waiters: (() => void)[] = [];
-  const watches: Watch[] = [];
 
   function allocate(nodeName: string): { ip: string; veth: string } | undefined {
     const node = cluster.nodes.find((n) => n.name === nodeName);
@@ -161,50 +156,5 @@ export function startPodRuntime(cluster: PlanCluster, store: ResourceStore, log:
     }
   }
 
-  function schedule(): void {
-    if (stopped) return;
-    if (running) {
-      again = true;
-      return;
-    }
-    clearTimeout(timer);
-    timer = setTimeout(() => {
-      timer = undefined;
-      running = deployments().then(pods).catch((err: unknown) => {
-        log.warn({ err, cluster: cluster.name }, 'pod runtime reconcile failed; retrying');
-        again = true;
-      }).finally(() => {
-        running = undefined;
-        if (again) {
-          again = false;
-          setTimeout(schedule, 200);
-        } else {
-          for (const w of waiters.splice(0)) w();
-        }
-      });
-    }, 30);
-  }
-
-  function watchKind(kind: KindRef): void {
-    if (stopped) return;
-    void store.list(kind).then((list) => {
-      if (stopped) return;
-      const w = store.watch(kind, { resourceVersion: list.resourceVersion }, () => schedule());
-      watches.push(w);
-      w.done.then(() => undefined, () => undefined).finally(() => {
-        if (!stopped) setTimeout(() => { watchKind(kind); schedule(); }, 500);
-      });
-    }, () => { if (!stopped) setTimeout(() => watchKind(kind), 1000); });
-  }
-
-  for (const k of [Kinds.Deployment, Kinds.Pod]) watchKind(ref(k));
-  schedule();
-  return {
-    settled: () => new Promise<void>((resolve) => { waiters.push(resolve); schedule(); }),
-    stop() {
-      stopped = true;
-      clearTimeout(timer);
-      for (const w of watches) w.stop();
-    },
-  };
+  return startReconcileLoop(store, [Kinds.Deployment, Kinds.Pod].map(ref), () => deployments().then(pods), (err: unknown) => log.warn({ err, cluster: cluster.name }, 'pod runtime reconcile failed; retrying'));
 }
