@@ -15,7 +15,6 @@ import { promisify } from 'node:util';
 import { Packet } from 'dns2';
 import { ClustersetZone, startClustersetDns, ZoneSource, type ZoneService } from '../src/control/clusterset-dns/index.js';
 import { MC_KINDS as K, MulticlusterAgent } from '../src/control/multicluster/index.js';
-import { MemoryStore } from '../test/support/memory-store.js';
 import { newTestStore } from '../test/support/stores.js';
 
 const run = promisify(execFile);
@@ -130,7 +129,7 @@ async function exportLatency(): Promise<void> {
   const broker = newTestStore();
   const a = newTestStore();
   const b = newTestStore();
-  const storeKind = broker instanceof MemoryStore ? 'test-only in-memory stores (embedded store not built yet)' : 'embedded stores';
+  const storeKind = 'embedded stores';
   const agents = [new MulticlusterAgent({ clusterId: 'cluster-a', local: a, broker }), new MulticlusterAgent({ clusterId: 'cluster-b', local: b, broker })];
   agents.forEach((x) => x.start());
   const zone = new ClustersetZone('cluster-a');

@@ -27,6 +27,32 @@
 #include <unistd.h>
 #include "common.h"
 
+// Moves the calling thread into the network namespace at path. Returns an fd of the
+// thread's own namespace, for setns back, or -1 with a JS exception pending.
+static int netns_enter(napi_env env, const char *path) {
+  int self = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+  if (self < 0) {
+    strait_throw_errno(env, "open /proc/thread-self/ns/net", errno);
+    return -1;
+  }
+  int target = open(path, O_RDONLY | O_CLOEXEC);
+  if (target < 0) {
+    int e = errno;
+    close(self);
+    strait_throw_errno(env, path, e);
+    return -1;
+  }
+  if (setns(target, CLONE_NEWNET) != 0) {
+    int e = errno;
+    close(target);
+    close(self);
+    strait_throw_errno(env, "setns into the network namespace", e);
+    return -1;
+  }
+  close(target);
+  return self;
+}
+
 static napi_value netns_listen(napi_env env, napi_callback_info info) {
   size_t argc = 4;
   napi_value argv[4];
@@ -51,21 +77,8 @@ static napi_value netns_listen(napi_env env, napi_callback_info info) {
     napi_throw_type_error(env, "STRAIT_ERR_SYSTEM_TOOL", "netnsListen: address is not an IPv4 address");
     return NULL;
   }
-  int self = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
-  if (self < 0) return strait_throw_errno(env, "open /proc/thread-self/ns/net", errno);
-  int target = open(path, O_RDONLY | O_CLOEXEC);
-  if (target < 0) {
-    int e = errno;
-    close(self);
-    return strait_throw_errno(env, path, e);
-  }
-  if (setns(target, CLONE_NEWNET) != 0) {
-    int e = errno;
-    close(target);
-    close(self);
-    return strait_throw_errno(env, "setns into the pod's network namespace", e);
-  }
-  close(target);
+  int self = netns_enter(env, path);
+  if (self < 0) return NULL;
   int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   int err = fd < 0 ? errno : 0;
   const char *what = "socket";
@@ -104,21 +117,8 @@ static napi_value netns_call(napi_env env, napi_callback_info info) {
     napi_throw_type_error(env, "STRAIT_ERR_SYSTEM_TOOL", "netnsCall(netnsPath, fn): bad arguments");
     return NULL;
   }
-  int self = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
-  if (self < 0) return strait_throw_errno(env, "open /proc/thread-self/ns/net", errno);
-  int target = open(path, O_RDONLY | O_CLOEXEC);
-  if (target < 0) {
-    int e = errno;
-    close(self);
-    return strait_throw_errno(env, path, e);
-  }
-  if (setns(target, CLONE_NEWNET) != 0) {
-    int e = errno;
-    close(target);
-    close(self);
-    return strait_throw_errno(env, "setns into the network namespace", e);
-  }
-  close(target);
+  int self = netns_enter(env, path);
+  if (self < 0) return NULL;
   napi_value global, result = NULL;
   napi_get_global(env, &global);
   napi_status st = napi_call_function(env, global, argv[1], 0, NULL, &result);

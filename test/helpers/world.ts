@@ -4,6 +4,7 @@ import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { isAlive } from '../../src/cli/world-file.js';
 
 export const root = process.env['STRAIT_ROOT'] ?? process.cwd();
 export const BIN = join(root, 'bin', 'strait.js');
@@ -44,15 +45,8 @@ export function hostNetworkState(): { netns: string[]; links: string[] } {
   return { netns, links };
 }
 
-export function alive(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
-    return state !== 'Z' && state !== 'X';
-  } catch {
-    return false;
-  }
-}
+/** true while the process exists and is not a zombie (the CLI's own check) */
+export const alive = isAlive;
 
 export async function waitGone(pids: number[], ms = 10_000): Promise<number[]> {
   const deadline = Date.now() + ms;

@@ -1,23 +1,17 @@
-// Stores for the multicluster tests: the embedded store (openEmbeddedStore in a temp dir)
-// once it is built, else the TEST-ONLY MemoryStore; and FlakyStore, a wrapper that can
-// take any ResourceStore "down" to simulate a broker outage.
+// Stores for the multicluster tests: the embedded store (openEmbeddedStore in a temp dir),
+// and FlakyStore, a wrapper that can take any ResourceStore "down" to simulate a broker
+// outage.
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { E, isStraitError } from '../../src/base/errors/index.js';
+import { E } from '../../src/base/errors/index.js';
 import {
   openEmbeddedStore, type CoreEvent, type KindRef, type KubeObject, type ListOptions, type ObjectList, type ResourceStore,
   type Watch, type WatchEvent, type WatchOptions,
 } from '../../src/control/store/index.js';
-import { MemoryStore } from './memory-store.js';
 
 export function newTestStore(): ResourceStore {
-  try {
-    return openEmbeddedStore({ dir: mkdtempSync(join(tmpdir(), 'strait-mc-store-')) });
-  } catch (err) {
-    if (isStraitError(err, 'STRAIT_ERR_INTERNAL')) return new MemoryStore(); // embedded store not built yet
-    throw err;
-  }
+  return openEmbeddedStore({ dir: mkdtempSync(join(tmpdir(), 'strait-mc-store-')) });
 }
 
 export class FlakyStore implements ResourceStore {

@@ -2,7 +2,7 @@
 // configurable address and port. Hot-path counters stay plain integers that a
 // collect() callback reads at scrape time.
 import { createServer, type Server } from 'node:http';
-import { once } from 'node:events';
+import { listenServer, type ListeningServer } from '../../base/net/index.js';
 import { Registry, collectDefaultMetrics, Gauge, Counter } from 'prom-client';
 
 export { Registry, Gauge, Counter };
@@ -19,10 +19,7 @@ export function createRegistry(component: string, labels: Record<string, string>
   return registry;
 }
 
-export interface MetricsServer {
-  readonly port: number;
-  close(): Promise<void>;
-}
+export type MetricsServer = ListeningServer;
 
 /** Serve GET /metrics (anything else: 404), on host:port or on a listening socket `fd` made elsewhere. */
 export async function serveMetrics(registry: Registry, port: number, host = '0.0.0.0', fd?: number): Promise<MetricsServer> {
@@ -40,15 +37,5 @@ export async function serveMetrics(registry: Registry, port: number, host = '0.0
     res.writeHead(404, { 'content-type': 'text/plain' });
     res.end('not found; try /metrics\n');
   });
-  if (fd === undefined) server.listen(port, host);
-  else server.listen({ fd });
-  await once(server, 'listening');
-  const addr = server.address();
-  return {
-    port: typeof addr === 'object' && addr ? addr.port : port,
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
-  };
+  return listenServer(server, port, host, fd);
 }
