@@ -1,8 +1,8 @@
 // Small helpers over the ResourceStore for this component.
 import { Kinds } from '../resources/index.js';
-import type { KindRef, KubeObject, ResourceStore } from '../store/index.js';
+import { kindRef as ref, type KubeObject, type ResourceStore } from '../store/index.js';
 
-export const ref = (k: { apiVersion: string; kind: string }): KindRef => ({ apiVersion: k.apiVersion, kind: k.kind });
+export { ref };
 export const K = {
   Namespace: ref(Kinds.Namespace),
   ConfigMap: ref(Kinds.ConfigMap),

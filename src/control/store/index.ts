@@ -2,6 +2,7 @@ export type {
   ApplyOptions, CoreEvent, KindRef, KubeObject, ListOptions, ObjectList, ObjectMeta,
   ResourceStore, Watch, WatchEvent, WatchEventType, WatchOptions,
 } from './types.js';
+export { kindRef } from './types.js';
 export { openEmbeddedStore, type EmbeddedStoreOptions } from './embedded/index.js';
 export {
   serveStores, connectStore, connectStoreFromFiles,

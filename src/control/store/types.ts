@@ -33,6 +33,9 @@ export interface KindRef {
   kind: string;
 }
 
+/** Just the kind of something that names one (a kind table entry, an object). */
+export const kindRef = (k: { apiVersion: string; kind: string }): KindRef => ({ apiVersion: k.apiVersion, kind: k.kind });
+
 export interface ListOptions {
   /** undefined = all namespaces (for namespaced kinds) */
   namespace?: string;

@@ -9,14 +9,13 @@
 import type { Logger } from 'pino';
 import { intToIpv4, parseCidr } from '../../base/config/index.js';
 import { Kinds } from '../resources/index.js';
-import type { KindRef, KubeObject, ResourceStore } from '../store/index.js';
+import { kindRef, type KubeObject, type ResourceStore } from '../store/index.js';
 import { startReconcileLoop } from './reconcile-loop.js';
 import { MANAGED_BY } from './objects.js';
 import type { PlanCluster } from './plan.js';
 import { serviceViews, type ServiceViews } from './views.js';
 
 const MANAGER = 'strait-world';
-const ref = (k: { apiVersion: string; kind: string }): KindRef => ({ apiVersion: k.apiVersion, kind: k.kind });
 
 interface ServiceSpec { clusterIP?: string; clusterIPs?: string[]; selector?: Record<string, string>; ports?: { name?: string; port: number; targetPort?: number | string; protocol?: string }[] }
 interface PodLike { metadata: { name: string; namespace?: string; labels?: Record<string, string>; uid?: string }; spec?: { nodeName?: string }; status?: { podIP?: string; phase?: string } }
@@ -46,7 +45,7 @@ export function startClusterSync(cluster: PlanCluster, store: ResourceStore, log
 
   async function reconcile(): Promise<void> {
     const [svcs, slices, pods] = await Promise.all([
-      store.list(ref(Kinds.Service)), store.list(ref(Kinds.EndpointSlice)), store.list(ref(Kinds.Pod)),
+      store.list(kindRef(Kinds.Service)), store.list(kindRef(Kinds.EndpointSlice)), store.list(kindRef(Kinds.Pod)),
     ]);
     const used = new Set(svcs.items.map((s) => (s.spec as ServiceSpec | undefined)?.clusterIP).filter((ip): ip is string => !!ip && ip !== 'None'));
     used.add(cluster.dnsIP);
@@ -95,12 +94,12 @@ export function startClusterSync(cluster: PlanCluster, store: ResourceStore, log
       const owner = s.metadata.labels?.['kubernetes.io/service-name'];
       if (s.metadata.labels?.['endpointslice.kubernetes.io/managed-by'] !== MANAGER) continue;
       if (!svcs.items.some((v) => v.metadata.name === owner && (v.metadata.namespace ?? 'default') === (s.metadata.namespace ?? 'default'))) {
-        await store.delete(ref(Kinds.EndpointSlice), s.metadata.name, s.metadata.namespace);
+        await store.delete(kindRef(Kinds.EndpointSlice), s.metadata.name, s.metadata.namespace);
         s.metadata.labels = {};
       }
     }
     await program(serviceViews(svcs.items, slices.items.filter((s) => s.metadata.labels?.['kubernetes.io/service-name'])));
   }
 
-  return startReconcileLoop(store, [Kinds.Service, Kinds.EndpointSlice, Kinds.Pod].map(ref), reconcile, (err: unknown) => log.warn({ err, cluster: cluster.name }, 'cluster sync failed; retrying'));
+  return startReconcileLoop(store, [Kinds.Service, Kinds.EndpointSlice, Kinds.Pod].map(kindRef), reconcile, (err: unknown) => log.warn({ err, cluster: cluster.name }, 'cluster sync failed; retrying'));
 }

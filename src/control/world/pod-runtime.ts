@@ -10,13 +10,12 @@ import type { Logger } from 'pino';
 import { intToIpv4, parseCidr } from '../../base/config/index.js';
 import { IMAGES, type Image } from '../world-file/index.js';
 import { Kinds } from '../resources/index.js';
-import type { KindRef, KubeObject, ResourceStore } from '../store/index.js';
+import { kindRef, type KubeObject, type ResourceStore } from '../store/index.js';
 import { startReconcileLoop } from './reconcile-loop.js';
 import { MANAGED_BY, NETNS_ANNOTATION } from './objects.js';
 import { nameSuffix, type PlanCluster, type PlanPod } from './plan.js';
 import { addPodNetwork, removePodNetwork } from './topology.js';
 
-const ref = (k: { apiVersion: string; kind: string }): KindRef => ({ apiVersion: k.apiVersion, kind: k.kind });
 
 interface PodTemplate { metadata?: { labels?: Record<string, string>; annotations?: Record<string, string> }; spec?: { nodeName?: string; containers?: { image?: string; ports?: { containerPort?: number }[] }[] } }
 interface DeploymentSpec { replicas?: number; selector?: { matchLabels?: Record<string, string> }; template?: PodTemplate }
@@ -64,7 +63,7 @@ export function startPodRuntime(cluster: PlanCluster, store: ResourceStore, log:
   }
 
   async function deployments(): Promise<void> {
-    const [deps, pods] = await Promise.all([store.list(ref(Kinds.Deployment)), store.list(ref(Kinds.Pod))]);
+    const [deps, pods] = await Promise.all([store.list(kindRef(Kinds.Deployment)), store.list(kindRef(Kinds.Pod))]);
     for (const d of deps.items) {
       const spec = (d.spec ?? {}) as DeploymentSpec;
       const ns = d.metadata.namespace ?? 'default';
@@ -87,7 +86,7 @@ export function startPodRuntime(cluster: PlanCluster, store: ResourceStore, log:
         };
         owned.push(await store.apply(pod, { fieldManager: 'strait-world' }));
       }
-      for (const extra of owned.slice(want)) await store.delete(ref(Kinds.Pod), extra.metadata.name, ns);
+      for (const extra of owned.slice(want)) await store.delete(kindRef(Kinds.Pod), extra.metadata.name, ns);
       const readyCount = Math.min(want, owned.length);
       const status = d.status as { replicas?: number; readyReplicas?: number } | undefined;
       if (status?.replicas !== want || status.readyReplicas !== readyCount) {
@@ -97,7 +96,7 @@ export function startPodRuntime(cluster: PlanCluster, store: ResourceStore, log:
   }
 
   async function pods(): Promise<void> {
-    const list = await store.list(ref(Kinds.Pod));
+    const list = await store.list(kindRef(Kinds.Pod));
     const seen = new Set<string>();
     for (const obj of list.items) {
       const key = keyOf(obj.metadata.namespace, obj.metadata.name);
@@ -134,7 +133,7 @@ export function startPodRuntime(cluster: PlanCluster, store: ResourceStore, log:
         status: { phase: 'Running', podIP: pod.ip, podIPs: [{ ip: pod.ip }], hostIP: node?.underlayIP, startTime: new Date().toISOString(), conditions: [{ type: 'Ready', status: 'True' }] },
       });
       // where it runs, as the world's own pods say it: spec.nodeName and the netns annotation
-      const fresh = await store.get(ref(Kinds.Pod), obj.metadata.name, ns);
+      const fresh = await store.get(kindRef(Kinds.Pod), obj.metadata.name, ns);
       if (fresh) {
         await store.update({
           ...fresh,
@@ -156,5 +155,5 @@ export function startPodRuntime(cluster: PlanCluster, store: ResourceStore, log:
     }
   }
 
-  return startReconcileLoop(store, [Kinds.Deployment, Kinds.Pod].map(ref), () => deployments().then(pods), (err: unknown) => log.warn({ err, cluster: cluster.name }, 'pod runtime reconcile failed; retrying'));
+  return startReconcileLoop(store, [Kinds.Deployment, Kinds.Pod].map(kindRef), () => deployments().then(pods), (err: unknown) => log.warn({ err, cluster: cluster.name }, 'pod runtime reconcile failed; retrying'));
 }
