@@ -85,6 +85,24 @@ export interface WorldFile {
 const labels = { type: 'object', nullable: true, additionalProperties: { type: 'string' }, required: [] } as const;
 const dnsName = { type: 'string', pattern: '^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$' } as const;
 
+/** A pod of the world file, alone or as a Deployment's template (which adds `replicas`). */
+function workloadSchema<Extra extends object>(extra: Extra) {
+  return {
+    type: 'object',
+    additionalProperties: false,
+    required: ['name', 'image'],
+    properties: {
+      name: dnsName,
+      image: { type: 'string', enum: [...IMAGES] },
+      port: { type: 'integer', minimum: 1, maximum: 65535, default: 8080 },
+      node: { ...dnsName, nullable: true },
+      labels,
+      annotations: labels,
+      ...extra,
+    },
+  } as const;
+}
+
 const schema: ConfigSchema<WorldFile> = {
   type: 'object',
   additionalProperties: false,
@@ -132,37 +150,12 @@ const schema: ConfigSchema<WorldFile> = {
                 deployments: {
                   type: 'array',
                   default: [],
-                  items: {
-                    type: 'object',
-                    additionalProperties: false,
-                    required: ['name', 'image'],
-                    properties: {
-                      name: dnsName,
-                      image: { type: 'string', enum: [...IMAGES] },
-                      replicas: { type: 'integer', minimum: 0, maximum: 50, default: 1 },
-                      port: { type: 'integer', minimum: 1, maximum: 65535, default: 8080 },
-                      labels,
-                      annotations: labels,
-                      node: { ...dnsName, nullable: true },
-                    },
-                  },
+                  items: workloadSchema({ replicas: { type: 'integer', minimum: 0, maximum: 50, default: 1 } }),
                 },
                 pods: {
                   type: 'array',
                   default: [],
-                  items: {
-                    type: 'object',
-                    additionalProperties: false,
-                    required: ['name', 'image'],
-                    properties: {
-                      name: dnsName,
-                      image: { type: 'string', enum: [...IMAGES] },
-                      port: { type: 'integer', minimum: 1, maximum: 65535, default: 8080 },
-                      node: { ...dnsName, nullable: true },
-                      labels,
-                      annotations: labels,
-                    },
-                  },
+                  items: workloadSchema({}),
                 },
                 services: {
                   type: 'array',
