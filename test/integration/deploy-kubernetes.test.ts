@@ -138,7 +138,12 @@ describe('deploy/ against a real kube-apiserver', () => {
       ['control', 'update', 'serviceexports.multicluster.x-k8s.io/status', 'default', 'yes'],
       ['control', 'create', 'serviceimports.multicluster.x-k8s.io', 'default', 'yes'],
       ['control', 'create', 'configmaps', 'strait-system', 'yes'],
-      ['control', 'create', 'configmaps', 'default', 'no'],
+      // the mesh root goes to every member namespace (as istiod's); only that ConfigMap may change
+      ['control', 'create', 'configmaps', 'default', 'yes'],
+      ['control', 'patch', 'configmaps/istio-ca-root-cert', 'default', 'yes'],
+      ['control', 'patch', 'configmaps/other', 'default', 'no'],
+      ['control', 'get', 'configmaps/other', 'default', 'no'],
+      ['control', 'delete', 'configmaps/istio-ca-root-cert', 'default', 'no'],
       ['control', 'get', 'secrets', 'kube-system', 'no'],
       ['control', 'patch', 'mutatingwebhookconfigurations/strait-sidecar-injector', undefined, 'yes'],
       ['control', 'patch', 'mutatingwebhookconfigurations/other', undefined, 'no'],
