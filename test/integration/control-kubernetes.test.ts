@@ -259,6 +259,28 @@ describe('the control daemon process on a real kube-apiserver (STRAIT_STORE=kube
     assert.match(overlap.stderr, /STRAIT_ERR_MC_CIDR_OVERLAP/);
     assert.match(overlap.stderr, /cluster-b/);
     assert.match(overlap.stderr, /cluster-a/);
+    // a second cluster (its own API server) joins the broker on the first: registered there, its PSK Secret written
+    const second = await startTestCluster();
+    assert.ok(!('skip' in second), 'second API server');
+    try {
+      const crds = await second.kubectlAsync(['apply', '-f', join(root, 'deploy', 'crds.yaml')]);
+      assert.equal(crds.status, 0, crds.stderr);
+      await second.kubectlAsync(['wait', '--for', 'condition=Established', '--timeout', '60s', 'crd', '-l', 'app.kubernetes.io/part-of=strait']);
+      const jb = await strait(['join', file, '--kubeconfig', second.kubeconfigPath, '--clusterid', 'cluster-b', '--clustercidr', '10.2.0.0/16', '--servicecidr', '100.2.0.0/16']);
+      assert.equal(jb.status, 0, jb.stderr);
+      const both = await kubectlJson<{ items: { metadata: { name: string } }[] }>(c, ['get', 'clusters.submariner.io', '-n', 'submariner-k8s-broker']);
+      assert.deepEqual(both?.items.map((x) => x.metadata.name).sort(), ['cluster-a', 'cluster-b']);
+      const pskB = await kubectlJson<{ data: { psk: string } }>(second, ['get', 'secret', 'strait-psk', '-n', NS]);
+      assert.equal(Buffer.from(pskB?.data.psk ?? '', 'base64').toString('utf8'), info.ipsecPSK.toString('base64'));
+      const conn = await kubectlJson<{ data: Record<string, string> }>(second, ['get', 'secret', 'strait-broker-connection', '-n', 'submariner-operator']);
+      assert.equal(Buffer.from(conn?.data['brokerURL'] ?? '', 'base64').toString('utf8'), c.server, 'cluster-b reaches the broker on the first API server');
+      // a third cluster overlapping cluster-b's pods is refused, naming both
+      const o2 = await strait(['join', file, '--kubeconfig', second.kubeconfigPath, '--clusterid', 'cluster-c', '--clustercidr', '10.2.5.0/24', '--servicecidr', '100.3.0.0/16']);
+      assert.notEqual(o2.status, 0);
+      assert.match(o2.stderr, /STRAIT_ERR_MC_CIDR_OVERLAP.*cluster-c.*cluster-b|STRAIT_ERR_MC_CIDR_OVERLAP.*cluster-b.*cluster-c/s);
+    } finally {
+      await second.stop();
+    }
     // --kubeconfig without the CIDRs is a usage error
     const usage = await strait(['join', file, '--kubeconfig', c.kubeconfigPath, '--clusterid', 'cluster-c']);
     assert.equal(usage.status, 2, usage.stderr);
