@@ -148,6 +148,9 @@ describe('deploy/ against a real kube-apiserver', () => {
       ['control', 'patch', 'mutatingwebhookconfigurations/strait-sidecar-injector', undefined, 'yes'],
       ['control', 'patch', 'mutatingwebhookconfigurations/other', undefined, 'no'],
       ['control', 'create', 'clusterrolebindings', undefined, 'no'],
+      ['control', 'watch', 'deployments.apps', undefined, 'yes'],
+      ['control', 'create', 'deployments.apps', 'default', 'no'],
+      ['control', 'get', 'secrets/strait-broker-connection', 'submariner-operator', 'no'],
       ['githost', 'list', 'configmaps', 'strait-system', 'no'],
       ['githost', 'get', 'pods', 'strait-system', 'no'],
     ];
