@@ -2,15 +2,26 @@
 # server (the command picks the component). Multi-stage: build with the toolchain,
 # run on a slim base with only the system programs strait calls.
 #   docker build -t strait .
-#   docker run --rm strait node dist/src/cli/main.js --help
+#   docker run --rm strait dist/src/cli/main.js --version
+# The base images are arguments so that a build without docker.io can use local ones
+# (test/image/build-image.sh: buildah, vfs storage, chroot isolation, debootstrap's
+# bookworm plus Node laid out as in the official image). NPM_FLAGS=--offline builds from
+# a bind-mounted npm cache.
 
-FROM node:20-bookworm AS build
+ARG BUILD_IMAGE=node:20-bookworm
+ARG RUNTIME_IMAGE=node:20-bookworm-slim
+
+FROM ${BUILD_IMAGE} AS build
+ARG NPM_FLAGS=""
 WORKDIR /src
+# .npmrc points node-gyp at the Node headers of a Debian install (/usr); the node image
+# keeps them under /usr/local (the environment overrides the project's .npmrc)
+ENV npm_config_nodedir=/usr/local
 RUN apt-get update -qq && apt-get install -y -qq --no-install-recommends build-essential python3 && rm -rf /var/lib/apt/lists/*
 COPY package.json package-lock.json .npmrc ./
 COPY scripts ./scripts
 # install without the prepare step (sources are not copied yet); native modules build here
-RUN npm ci --ignore-scripts && npm rebuild better-sqlite3
+RUN npm ci --ignore-scripts ${NPM_FLAGS} && npm rebuild better-sqlite3 ${NPM_FLAGS}
 COPY tsconfig.json eslint.config.mjs ./
 COPY src ./src
 COPY daemon ./daemon
@@ -22,7 +33,7 @@ RUN node_modules/.bin/tsc -p tsconfig.json \
  && node_modules/.bin/node-gyp rebuild --loglevel=error --nodedir=/usr/local --directory native \
  && npm prune --omit=dev
 
-FROM node:20-bookworm-slim AS runtime
+FROM ${RUNTIME_IMAGE} AS runtime
 RUN apt-get update -qq \
  && apt-get install -y -qq --no-install-recommends iproute2 nftables git ca-certificates \
  && rm -rf /var/lib/apt/lists/* \

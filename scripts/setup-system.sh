@@ -24,6 +24,8 @@ declare -A PKG=(
   [systemd-analyze]=systemd
   [etcd]=etcd-server
   [haproxy]=haproxy
+  [buildah]=buildah
+  [debootstrap]=debootstrap
 )
 
 # strait up without root (user namespaces) mounts its private tmpfs over these two

@@ -2,7 +2,12 @@
 // key store and the login/gpg HTTP API (port 8080).
 //   node dist/daemon/control/main.js [--config FILE] [--state-dir DIR] [--namespace argocd]
 //     [--listen 127.0.0.1:8080] [--insecure] [--poll-interval 180] [--store-dir DIR |
-//      --store-socket SOCK --store-token-file FILE --cluster NAME]
+//      --store-socket SOCK --store-token-file FILE --cluster NAME | --kubeconfig FILE]
+// Kubernetes mode (STRAIT_STORE=kubernetes, or --kubeconfig): the store is the API server
+// (in-cluster ServiceAccount, $KUBECONFIG or --kubeconfig), and besides GitOps the process
+// runs the mesh controller, the export/import sync once joined, and the sidecar-injection
+// webhook (daemon/control/kubernetes.ts; STRAIT_WEBHOOK_PORT, _LISTEN, _CONFIG, _SERVICE,
+// _HOSTS, STRAIT_SIDECAR_IMAGE).
 // Flags override the YAML config file. Destinations: the in-cluster addresses
 // (https://kubernetes.default.svc) map to this cluster's store; in a local world,
 // https://<cluster> (or the bare cluster name) maps to that cluster's store.
@@ -18,7 +23,8 @@ import { E, isStraitError } from '../../src/base/errors/index.js';
 import { Lifecycle } from '../../src/base/lifecycle/index.js';
 import { createLogger } from '../../src/base/log/index.js';
 import { IN_CLUSTER_SERVERS, startGitOpsService } from '../../src/control/gitops/index.js';
-import { connectStore, openEmbeddedStore, type ResourceStore } from '../../src/control/store/index.js';
+import { connectStore, openEmbeddedStore, openKubernetesStore, type ResourceStore } from '../../src/control/store/index.js';
+import { startKubernetesControl, webhookSettingsFromEnv } from './kubernetes.js';
 
 interface ControlConfig {
   stateDir: string;
@@ -31,6 +37,7 @@ interface ControlConfig {
   storeSocket?: string;
   storeTokenFile?: string;
   cluster?: string;
+  kubeconfig?: string;
 }
 
 const schema: ConfigSchema<ControlConfig> = {
@@ -48,6 +55,7 @@ const schema: ConfigSchema<ControlConfig> = {
     storeSocket: { type: 'string', nullable: true },
     storeTokenFile: { type: 'string', nullable: true },
     cluster: { type: 'string', nullable: true },
+    kubeconfig: { type: 'string', nullable: true },
   },
 };
 const config = defineConfig(schema, { prefix: 'control', renamed: { port: 'listen', 'poll-interval': 'pollIntervalSeconds' } });
@@ -65,6 +73,7 @@ function parseArgs(argv: string[]): Readonly<ControlConfig> {
     .option('--store-socket <path>', 'connect to the local world store API')
     .option('--store-token-file <file>', 'bearer token file of the store API')
     .option('--cluster <name>', 'this cluster in the local world')
+    .option('--kubeconfig <file>', 'Kubernetes mode with this kubeconfig (else STRAIT_STORE=kubernetes: $KUBECONFIG or in-cluster)')
     .exitOverride();
   cmd.parse(argv);
   const o = cmd.opts<Record<string, string | boolean | undefined>>();
@@ -90,6 +99,7 @@ function parseArgs(argv: string[]): Readonly<ControlConfig> {
     ...(o['storeSocket'] ? { storeSocket: o['storeSocket'] } : {}),
     ...(o['storeTokenFile'] ? { storeTokenFile: o['storeTokenFile'] } : {}),
     ...(o['cluster'] ? { cluster: o['cluster'] } : {}),
+    ...(o['kubeconfig'] ? { kubeconfig: o['kubeconfig'] } : {}),
   };
   return config.parse(merged, typeof o['config'] === 'string' ? o['config'] : '--flags');
 }
@@ -107,7 +117,11 @@ async function main(): Promise<void> {
   mkdirSync(cfg.stateDir, { recursive: true, mode: 0o700 });
   let store: ResourceStore;
   let destinations: ((server: string) => ResourceStore | undefined) | undefined;
-  if (cfg.storeSocket) {
+  const kubernetes = cfg.kubeconfig !== undefined || process.env['STRAIT_STORE'] === 'kubernetes';
+  const kube = kubernetes ? openKubernetesStore(cfg.kubeconfig ? { kubeConfigPath: cfg.kubeconfig } : {}) : undefined;
+  if (kube) {
+    store = kube;
+  } else if (cfg.storeSocket) {
     const token = readFileSync(cfg.storeTokenFile ?? join(cfg.stateDir, 'store.token'), 'utf8').trim();
     const own = cfg.cluster ?? 'cluster-a';
     const socketPath = cfg.storeSocket;
@@ -153,9 +167,20 @@ async function main(): Promise<void> {
     initialPasswordFile: join(cfg.stateDir, 'initial-admin-password'),
   });
   life.onShutdown('gitops', () => svc.close());
+  let webhookPort: number | undefined;
+  if (kube) {
+    const k = await startKubernetesControl({
+      store: kube, namespace: cfg.namespace, stateDir: cfg.stateDir, registry, log, webhook: webhookSettingsFromEnv(process.env),
+    });
+    life.onShutdown('kubernetes', () => k.close());
+    webhookPort = k.webhook.port;
+  }
   // one line on stdout for supervisors and tests
   const mport = (metricsServer.address() as AddressInfo).port;
-  const ready = { ready: true, api: svc.api.url, metrics: `http://${m.host.includes(':') ? `[${m.host}]` : m.host}:${mport}/metrics`, namespace: cfg.namespace };
+  const ready = {
+    ready: true, api: svc.api.url, metrics: `http://${m.host.includes(':') ? `[${m.host}]` : m.host}:${mport}/metrics`, namespace: cfg.namespace,
+    store: kube ? 'kubernetes' : cfg.storeSocket ? 'world' : 'embedded', ...(webhookPort !== undefined ? { webhookPort } : {}),
+  };
   console.log(JSON.stringify(ready));
   // the local world's supervisor waits for this on the IPC channel
   process.send?.({ type: 'ready', ...ready });

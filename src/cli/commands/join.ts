@@ -2,7 +2,8 @@
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { E } from '../../base/errors/index.js';
-import { CABLE_DRIVERS, joinCluster, parseBrokerInfo, type CableDriver, type ClusterNetwork } from '../../control/multicluster/index.js';
+import { CABLE_DRIVERS, joinCluster, parseBrokerInfo, setupKubernetesClusterSide, type CableDriver, type ClusterNetwork } from '../../control/multicluster/index.js';
+import { openKubernetesStore, type KubernetesResourceStore } from '../../control/store/index.js';
 import { openBrokerFromInfo, openClusterStore, readWorld } from '../multicluster/index.js';
 import { formatJson, parseOutputFormat } from '../output/index.js';
 import { resolveStateDir } from '../state-dir.js';
@@ -45,6 +46,9 @@ interface JoinFlags {
   servicecidr?: string;
   networkPlugin?: string;
   stateDir?: string;
+  kubeconfig?: string;
+  context?: string;
+  namespace: string;
   output: string;
 }
 
@@ -60,6 +64,9 @@ export function registerJoinCommand(program: Command): void {
     .option('--servicecidr <cidrs>', 'service CIDRs, comma separated (default: discovered)')
     .option('--network-plugin <name>', 'network plugin name (default: discovered)')
     .option('--state-dir <dir>', 'state directory of the local world')
+    .option('--kubeconfig <file>', "join this Kubernetes cluster (its API server); needs --clustercidr and --servicecidr")
+    .option('--context <name>', 'kubeconfig context (with --kubeconfig)')
+    .option('--namespace <ns>', "strait's namespace in the cluster (with --kubeconfig): gets Secret strait-psk", 'strait-system')
     .option('-o, --output <format>', 'output format: text or json', 'text')
     .action(async (file: string, opts: JoinFlags) => {
       const format = parseOutputFormat(opts.output, ['text', 'json']);
@@ -68,13 +75,27 @@ export function registerJoinCommand(program: Command): void {
         throw E.usage(`--cable-driver ${JSON.stringify(opts.cableDriver)} is not one of ${CABLE_DRIVERS.join(', ')}`, { value: opts.cableDriver });
       }
       const natt = parseBool('natt', opts.natt, true);
+      if (opts.context && !opts.kubeconfig) throw E.usage('--context needs --kubeconfig', { flag: 'context' });
+      if (opts.kubeconfig && (!opts.clustercidr || !opts.servicecidr)) {
+        throw E.usage('join --kubeconfig needs --clustercidr and --servicecidr (the cluster\'s pod and service CIDRs)', { flag: 'kubeconfig' });
+      }
       const info = readBrokerInfoFile(file);
-      const stateDir = resolveStateDir(opts.stateDir);
-      const network = discoverNetwork(stateDir, opts.clusterid, opts);
+      let kube: KubernetesResourceStore | undefined;
+      let network: ClusterNetwork;
+      let local: { store: ReturnType<typeof openClusterStore>['store'] };
+      if (opts.kubeconfig) {
+        kube = openKubernetesStore({ kubeConfigPath: opts.kubeconfig, ...(opts.context ? { context: opts.context } : {}) });
+        local = { store: kube };
+        network = { clusterId: opts.clusterid, networkPlugin: opts.networkPlugin ?? 'strait', clusterCIDRs: list(opts.clustercidr), serviceCIDRs: list(opts.servicecidr) };
+      } else {
+        const stateDir = resolveStateDir(opts.stateDir);
+        network = discoverNetwork(stateDir, opts.clusterid, opts);
+        local = openClusterStore(stateDir, opts.clusterid);
+      }
       const broker = openBrokerFromInfo(info);
-      const local = openClusterStore(stateDir, opts.clusterid);
       try {
         const r = await joinCluster({ broker, local: local.store, info, source: file, network, cableDriver: opts.cableDriver as CableDriver, natt });
+        if (kube) await setupKubernetesClusterSide(kube, info, { namespace: opts.namespace });
         if (format === 'json') {
           process.stdout.write(formatJson({ ...r, brokerURL: info.brokerURL, cableDriver: opts.cableDriver, natEnabled: natt, network }));
         } else {

@@ -60,7 +60,7 @@ export function openClusterStore(stateDir: string, cluster: string): StoreAccess
 }
 
 export function openBrokerFromInfo(info: BrokerInfo): ResourceStore {
-  return openBrokerByUrl(info.brokerURL, info.clientToken);
+  return openBrokerByUrl(info.brokerURL, info.clientToken, info.brokerCA);
 }
 
 /** The broker a joined cluster uses; when it has not joined, the running world's broker. */

@@ -1,12 +1,14 @@
 // Reaching a broker by the URL in its broker info: unix:///path/store.sock#broker (a local
-// world's store API) or file:///dir (an embedded store directory).
+// world's store API), file:///dir (an embedded store directory) or https://host:port (a
+// Kubernetes API server; the token is the broker ServiceAccount's, the CA the server's).
 import { existsSync } from 'node:fs';
 import { E } from '../../base/errors/index.js';
-import { connectStore, openEmbeddedStore, type ResourceStore } from '../store/index.js';
+import { connectStore, openEmbeddedStore, openKubernetesStore, type ResourceStore } from '../store/index.js';
+import { brokerKubeconfig } from './broker-kube.js';
 import { BROKER_CONNECTION_SECRET, OPERATOR_NAMESPACE } from './names.js';
 import { K, unb64 } from './store-util.js';
 
-export function openBrokerByUrl(url: string, token: string): ResourceStore {
+export function openBrokerByUrl(url: string, token: string, caPem?: string): ResourceStore {
   if (url.startsWith('unix://')) {
     const hash = url.indexOf('#');
     const socketPath = url.slice('unix://'.length, hash < 0 ? undefined : hash);
@@ -19,7 +21,11 @@ export function openBrokerByUrl(url: string, token: string): ResourceStore {
     if (!existsSync(dir)) throw E.mcBrokerUrl(url, `the directory ${dir} does not exist`);
     return openEmbeddedStore({ dir });
   }
-  throw E.mcBrokerUrl(url, 'only unix:// (local world) and file:// (embedded store) brokers are reachable from this build; Kubernetes brokers come with Kubernetes mode');
+  if (url.startsWith('https://')) {
+    if (!caPem?.includes('-----BEGIN CERTIFICATE-----')) throw E.mcBrokerUrl(url, 'a Kubernetes broker needs the API server CA (brokerCA) to be verified');
+    return openKubernetesStore({ kubeconfig: brokerKubeconfig(url, caPem, token) });
+  }
+  throw E.mcBrokerUrl(url, 'the broker URL must be unix:// (local world), file:// (embedded store) or https:// (a Kubernetes API server)');
 }
 
 /** The broker a joined cluster uses (from the connection secret written at join); undefined when not joined. */
@@ -27,5 +33,5 @@ export async function openBrokerOfCluster(local: ResourceStore): Promise<Resourc
   const s = await local.get(K.Secret, BROKER_CONNECTION_SECRET, OPERATOR_NAMESPACE);
   const data = (s?.['data'] ?? {}) as Record<string, string>;
   const url = unb64(data['brokerURL']);
-  return url ? openBrokerByUrl(url, unb64(data['token'])) : undefined;
+  return url ? openBrokerByUrl(url, unb64(data['token']), unb64(data['ca.crt'])) : undefined;
 }

@@ -18,6 +18,11 @@ export interface DeployBrokerOptions {
   components?: Component[];
   customDomains?: string[];
   now?: Date;
+  /**
+   * PEM of the CA that joining clusters verify the broker with, when the broker is a
+   * Kubernetes API server (its own CA); default: a broker CA made once and kept in the store.
+   */
+  ca?: string;
 }
 
 const CA_SECRET = 'strait-broker-ca';
@@ -28,7 +33,7 @@ export async function deployBroker(broker: ResourceStore, opts: DeployBrokerOpti
   await ensureNamespace(broker, BROKER_NAMESPACE);
   // the CA survives redeploys; the PSK does not
   const caSecret = await broker.get(K.Secret, CA_SECRET, BROKER_NAMESPACE);
-  let caPem = unb64((caSecret?.['data'] as Record<string, string> | undefined)?.['ca.crt']);
+  let caPem = opts.ca ?? unb64((caSecret?.['data'] as Record<string, string> | undefined)?.['ca.crt']);
   if (!caPem) {
     const ca = createBrokerCa(`strait-broker-${opts.cluster}`, now);
     caPem = ca.certPem;

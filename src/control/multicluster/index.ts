@@ -21,5 +21,9 @@ export { Informer, KeyQueue, type InformerHandlers } from './informer.js';
 export { readEndpoint, readGateway, connectedClusters, formatRttNs, type EndpointRow, type ConnectionRow, type GatewayRow } from './records.js';
 export { publishGatewayRecords, startRecordsPublisher, type GatewayRecords } from './records-sync.js';
 export { openBrokerByUrl, openBrokerOfCluster } from './broker-connect.js';
+export {
+  deployKubernetesBroker, setupKubernetesClusterSide, brokerKubeconfig, brokerClientRules, BROKER_CLIENT, BROKER_TOKEN_SECONDS,
+  type DeployKubernetesBrokerOptions, type KubernetesBrokerInfo, type KubernetesClusterSideOptions,
+} from './broker-kube.js';
 export { bootstrapClusterSet, type BootstrapOptions } from './bootstrap.js';
 export { verifyCluster, type VerifyCheck, type ResolveA } from './verify.js';

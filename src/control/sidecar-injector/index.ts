@@ -7,3 +7,4 @@ export {
   sidecarPatch, sidecarContainers, wantsSidecar, PROXY_CONTAINER, INIT_CONTAINER, STATUS_ANNOTATION,
   type SidecarOptions, type JsonPatchOp,
 } from './patch.js';
+export { createWebhookTls, patchWebhookCaBundle, serviceHosts, type WebhookTls } from './webhook-tls.js';

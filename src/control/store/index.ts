@@ -12,5 +12,5 @@ export { parseSelector, matchesSelector, type Requirement } from './selector.js'
 export { mergePatch } from './merge-patch.js';
 export {
   openKubernetesStore, loadKubeConfig, buildCrds, type SpecSchemas,
-  type KubernetesStoreOptions, type KubernetesResourceStore, type ServerSideApplyOptions,
+  type KubernetesStoreOptions, type KubernetesResourceStore, type RawRequest, type ServerSideApplyOptions,
 } from './kubernetes/index.js';

@@ -3,3 +3,4 @@ export { CertRotator, type RotatorOptions } from './rotation.js';
 export { loadOrCreateCa } from './ca-file.js';
 export { publishRootCert, rootCertConfigMap, ROOT_CERT_CONFIGMAP, ROOT_CERT_KEY } from './root-configmap.js';
 export { spiffeId, parseSpiffeId, type WorkloadIdentity } from './spiffe.js';
+export { loadOrCreateCaInStore, MESH_CA_NAME } from './ca-secret.js';

@@ -1,6 +1,7 @@
 // One HTTP(S) client for the API server: auth and TLS from @kubernetes/client-node's
 // KubeConfig (tokens, client certificates, exec plugins, in-cluster), a keep-alive agent,
 // JSON in and out, transport failures mapped to STRAIT_ERR_STORE_UNAVAILABLE.
+import { readFileSync } from 'node:fs';
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest, type RequestOptions } from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
@@ -47,6 +48,17 @@ export class KubeHttp {
       this.tls = { ca: opts.ca, cert: opts.cert, key: opts.key, rejectUnauthorized: opts.rejectUnauthorized, servername: opts.servername };
     }
     return opts;
+  }
+
+  /** The API server's URL and the CA (PEM) the kubeconfig trusts for it, if any. */
+  connection(): { server: string; caPem?: string } {
+    const c = this.kc.getCurrentCluster();
+    let caPem: string | undefined;
+    if (c?.caData) caPem = Buffer.from(c.caData, 'base64').toString('utf8');
+    else if (c?.caFile) {
+      try { caPem = readFileSync(c.caFile, 'utf8'); } catch { caPem = undefined; }
+    }
+    return { server: this.server, ...(caPem ? { caPem } : {}) };
   }
 
   makeUrl(path: string, query?: Record<string, string | undefined>): URL {
@@ -107,7 +119,7 @@ export class KubeHttp {
 }
 
 /** The subset of KubeHttp the store and its watches use. */
-export type HttpClient = Pick<KubeHttp, 'request' | 'open' | 'close' | 'server'>;
+export type HttpClient = Pick<KubeHttp, 'request' | 'open' | 'close' | 'server'> & { connection?(): Promise<{ server: string; caPem?: string }> };
 
 /**
  * A KubeHttp that exists once `ready` resolves. @kubernetes/client-node takes a second
@@ -133,6 +145,10 @@ export class LazyHttp implements HttpClient {
 
   async open(spec: RequestSpec, signal?: AbortSignal, idleMs?: number): Promise<IncomingMessage> {
     return (await this.ready).open(spec, signal, idleMs);
+  }
+
+  async connection(): Promise<{ server: string; caPem?: string }> {
+    return (await this.ready).connection();
   }
 
   close(): void {

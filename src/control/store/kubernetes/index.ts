@@ -7,10 +7,10 @@ import { existsSync } from 'node:fs';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { E, isStraitError } from '../../../base/errors/index.js';
 import { KubeHttp, LazyHttp } from './http.js';
-import { KubernetesStore, type KubernetesResourceStore, type ServerSideApplyOptions } from './store.js';
+import { KubernetesStore, type KubernetesResourceStore, type RawRequest, type ServerSideApplyOptions } from './store.js';
 export { buildCrds, crdFor, type SpecSchemas } from './crds.js';
 
-export type { KubernetesResourceStore, ServerSideApplyOptions };
+export type { KubernetesResourceStore, RawRequest, ServerSideApplyOptions };
 
 export interface KubernetesStoreOptions {
   /** kubeconfig YAML text, or a loaded KubeConfig */

@@ -27,6 +27,22 @@ export interface KubernetesResourceStore extends ResourceStore {
   serverSideApply<T extends KubeObject = KubeObject>(obj: T, opts?: ServerSideApplyOptions): Promise<T>;
   /** The API server URL this store talks to. */
   readonly server: string;
+  /** The API server's URL and the CA (PEM) the kubeconfig trusts for it (for handing on, e.g. in broker-info). */
+  connection(): Promise<{ server: string; caPem?: string }>;
+  /**
+   * One request on a path outside kinds.ts (RBAC objects, webhook configurations, the
+   * TokenRequest subresource). Non-2xx answers reject with the mapped StraitError;
+   * `allow` lists statuses returned instead (e.g. [404, 409]).
+   */
+  raw(spec: RawRequest, allow?: number[]): Promise<{ status: number; body: unknown }>;
+}
+
+export interface RawRequest {
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  path: string;
+  query?: Record<string, string | undefined>;
+  body?: unknown;
+  contentType?: string;
 }
 
 const DEFAULT_MANAGER = 'strait';
@@ -248,6 +264,19 @@ export class KubernetesStore implements KubernetesResourceStore {
       if (res.status !== 409) this.fail(res, 'update', k, name, namespace);
     }
     throw E.conflict('Event', name, '', '(changing too fast)');
+  }
+
+  async connection(): Promise<{ server: string; caPem?: string }> {
+    this.check();
+    return this.http.connection ? this.http.connection() : { server: this.http.server };
+  }
+
+  async raw(spec: RawRequest, allow: number[] = []): Promise<{ status: number; body: unknown }> {
+    this.check();
+    const res = await this.http.request(spec);
+    if (ok(res.status) || allow.includes(res.status)) return res;
+    const m = /\/([a-z0-9.-]+)(?:\/([a-z0-9.-]+))?(?:\/(status|token))?$/.exec(spec.path.replace(/\?.*$/, ''));
+    throw mapStatus(res.status, res.body, { verb: spec.method.toLowerCase(), kind: m?.[1] ?? spec.path, name: m?.[2] ?? '' });
   }
 
   async close(): Promise<void> {

@@ -1,0 +1,146 @@
+// The control module in Kubernetes mode (STRAIT_STORE=kubernetes, deploy/control.yaml):
+// besides GitOps sync (started by main.ts on the same store), the mesh controller (the
+// root CA kept in Secret strait-mesh-ca, workload certificates, istio-ca-root-cert in
+// member namespaces, generated policy), the export/import sync with the broker once this
+// cluster has joined (strait join --kubeconfig), and the sidecar-injection webhook on 9443
+// with a serving certificate it makes itself and writes into the caBundle of its
+// MutatingWebhookConfiguration.
+import { mkdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import { Counter, type Registry } from 'prom-client';
+import { isStraitError } from '../../src/base/errors/index.js';
+import { loadOrCreateCaInStore, MeshController } from '../../src/control/mesh/index.js';
+import { MulticlusterAgent, MulticlusterMetrics, openBrokerOfCluster, readJoin } from '../../src/control/multicluster/index.js';
+import { createWebhookTls, patchWebhookCaBundle, serveSidecarInjector, serviceHosts, type SidecarInjector } from '../../src/control/sidecar-injector/index.js';
+import type { KubernetesResourceStore, ResourceStore } from '../../src/control/store/index.js';
+
+export interface KubernetesControlOptions {
+  store: KubernetesResourceStore;
+  /** the control module's namespace (mesh CA Secret, webhook Service) */
+  namespace: string;
+  stateDir: string;
+  registry: Registry;
+  log: Logger;
+  webhook: {
+    host: string;
+    port: number;
+    /** MutatingWebhookConfiguration whose caBundle this process writes */
+    configName: string;
+    /** the Service the API server calls (its DNS names go into the certificate) */
+    service: string;
+    /** more names or addresses for the certificate */
+    extraHosts: string[];
+    /** image of the injected containers */
+    image: string;
+  };
+  /** how often to look for the join and retry the caBundle patch, ms */
+  retryMs?: number;
+}
+
+export interface KubernetesControl {
+  webhook: SidecarInjector;
+  mesh: MeshController;
+  close(): Promise<void>;
+}
+
+const sleep = (ms: number, signal: AbortSignal): Promise<void> => new Promise((r) => {
+  const t = setTimeout(r, ms);
+  signal.addEventListener('abort', () => { clearTimeout(t); r(); }, { once: true });
+});
+
+/** Retry `step` until it returns true or the signal aborts; errors are logged once per kind. */
+async function until(what: string, step: () => Promise<boolean>, ms: number, signal: AbortSignal, log: Logger): Promise<void> {
+  let last = '';
+  while (!signal.aborted) {
+    try {
+      if (await step()) return;
+    } catch (err) {
+      const text = isStraitError(err) ? err.code : String(err);
+      if (text !== last) log.warn({ err: isStraitError(err) ? err.message : String(err) }, `${what}: retrying`);
+      last = text;
+    }
+    await sleep(ms, signal);
+  }
+}
+
+export async function startKubernetesControl(o: KubernetesControlOptions): Promise<KubernetesControl> {
+  const { store, log, registry } = o;
+  const retryMs = o.retryMs ?? 2000;
+  const abort = new AbortController();
+  const tasks: Promise<void>[] = [];
+
+  // mesh CA and policy
+  const ca = await loadOrCreateCaInStore(store, o.namespace);
+  const meshDir = join(o.stateDir, 'mesh');
+  mkdirSync(meshDir, { recursive: true, mode: 0o755 });
+  const mesh = new MeshController({ store, ca, dir: meshDir, log: log.child({ part: 'mesh' }) });
+  await mesh.start();
+  new Counter({
+    name: 'strait_control_mesh_reconciles_total', help: 'reconcile passes of the mesh controller (certificates, root ConfigMaps, policy)', registers: [registry],
+    collect(this: Counter<string>) { this.reset(); this.inc(mesh.reconciles); },
+  });
+
+  // sidecar-injection webhook
+  const reviews = new Counter({ name: 'strait_control_webhook_reviews_total', help: 'AdmissionReviews answered by the sidecar injector, by outcome', labelNames: ['outcome'], registers: [registry] });
+  const tls = createWebhookTls([...serviceHosts(o.webhook.service, o.namespace), ...o.webhook.extraHosts]);
+  const webhook = await serveSidecarInjector({
+    cert: tls.certPem, key: tls.keyPem, image: o.webhook.image, host: o.webhook.host, port: o.webhook.port,
+    onReview: (outcome) => reviews.inc({ outcome }),
+  });
+  tasks.push(until('patching the webhook caBundle', async () => {
+    const n = await patchWebhookCaBundle(store, o.webhook.configName, tls.caPem);
+    log.info({ config: o.webhook.configName, webhooks: n }, 'webhook caBundle written');
+    return true;
+  }, retryMs, abort.signal, log));
+
+  // export/import sync, once this cluster has joined a broker
+  const mcMetrics = new MulticlusterMetrics(registry);
+  let agent: MulticlusterAgent | undefined;
+  let broker: ResourceStore | undefined;
+  tasks.push(until('waiting for the join', async () => {
+    const joined = await readJoin(store);
+    if (!joined) return false;
+    broker = await openBrokerOfCluster(store);
+    if (!broker) return false;
+    agent = new MulticlusterAgent({ clusterId: joined.clusterId, local: store, broker, metrics: mcMetrics, log: log.child({ part: 'multicluster' }), resyncMs: 10_000 });
+    agent.start();
+    log.info({ cluster: joined.clusterId, broker: joined.brokerURL }, 'joined: export/import sync with the broker running');
+    return true;
+  }, retryMs, abort.signal, log));
+
+  return {
+    webhook, mesh,
+    async close() {
+      abort.abort();
+      await Promise.all(tasks);
+      await agent?.stop();
+      await broker?.close();
+      mesh.stop();
+      await webhook.close();
+    },
+  };
+}
+
+/** The Kubernetes-mode settings from the environment deploy/control.yaml sets. */
+export function webhookSettingsFromEnv(env: NodeJS.ProcessEnv): KubernetesControlOptions['webhook'] {
+  const listen = env['STRAIT_WEBHOOK_LISTEN'] ?? '0.0.0.0';
+  return {
+    host: listen,
+    port: Number(env['STRAIT_WEBHOOK_PORT'] ?? 9443),
+    configName: env['STRAIT_WEBHOOK_CONFIG'] ?? 'strait-sidecar-injector',
+    service: env['STRAIT_WEBHOOK_SERVICE'] ?? 'strait-control',
+    extraHosts: (env['STRAIT_WEBHOOK_HOSTS'] ?? '').split(',').map((h) => h.trim()).filter(Boolean),
+    image: env['STRAIT_SIDECAR_IMAGE'] ?? imageOfThisPod(),
+  };
+}
+
+/** The image the control module runs from (the sidecar uses the same one): strait:<version>. */
+function imageOfThisPod(): string {
+  try {
+    const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version?: string };
+    return `strait:${pkg.version ?? 'latest'}`;
+  } catch {
+    return 'strait:latest';
+  }
+}

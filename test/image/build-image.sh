@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# Test tooling (never product code): build ./Dockerfile without a Docker engine or a
+# registry, and print the image name.
+#
+#   test/image/build-image.sh            # build (or reuse) localhost/strait:test
+#   test/image/build-image.sh --run ARGS # then run `node ARGS` in it (chroot), e.g. --run bin/strait.js --version
+#   test/image/build-image.sh --sh CMD   # then run `sh -c CMD` in it (one container for several commands)
+#   test/image/build-image.sh --print    # print the cache dir
+#
+# How: buildah (Debian's package) with vfs storage and chroot isolation, in a private
+# storage under ${XDG_CACHE_HOME:-~/.cache}/strait/image. docker.io's node images are not
+# reachable here, so the base images are made locally and passed as BUILD_IMAGE and
+# RUNTIME_IMAGE: Debian bookworm from debootstrap (deb.debian.org) plus this machine's
+# Node (node, npm, headers) laid out under /usr/local as in the official node image.
+# npm ci runs --offline from this machine's npm cache (bind-mounted). The rootfs and base
+# images are built once; the image is rebuilt when the sources it copies change.
+# Needs root (chroot, mounts); scripts/setup-system.sh installs buildah and debootstrap.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+cache=${XDG_CACHE_HOME:-$HOME/.cache}/strait/image
+if [ "${1:-}" = "--print" ]; then echo "$cache"; exit 0; fi
+for t in buildah debootstrap flock; do
+  command -v "$t" >/dev/null || { echo "build-image.sh: '$t' is missing (scripts/setup-system.sh installs it)" >&2; exit 3; }
+done
+[ "$(id -u)" = 0 ] || { echo "build-image.sh: needs root (chroot isolation, mounts)" >&2; exit 3; }
+mkdir -p "$cache"
+exec 9>"$cache/lock"
+flock 9
+bh() { buildah --root "$cache/storage" --runroot "$cache/run" --storage-driver vfs "$@"; }
+log() { echo "build-image.sh: $*" >&2; }
+
+# 1. Debian bookworm, minimal
+if [ ! -x "$cache/rootfs/bin/sh" ]; then
+  rm -rf "$cache/rootfs-tmp"
+  log "debootstrap bookworm (minbase) from deb.debian.org"
+  nice debootstrap --variant=minbase bookworm "$cache/rootfs-tmp" http://deb.debian.org/debian >"$cache/debootstrap.log" 2>&1 \
+    || { tail -20 "$cache/debootstrap.log" >&2; exit 1; }
+  rm -rf "$cache/rootfs-tmp/var/cache/apt/archives/"*.deb "$cache/rootfs-tmp/var/lib/apt/lists/"*
+  mv "$cache/rootfs-tmp" "$cache/rootfs"
+fi
+
+# 2. the base image: rootfs + Node under /usr/local (as node:20-bookworm has it)
+node_version=$(node --version)
+base=localhost/strait-base:node-${node_version}-bookworm
+if ! bh inspect --type image "$base" >/dev/null 2>&1; then
+  log "base image $base"
+  node_prefix=$(dirname "$(dirname "$(readlink -f "$(command -v node)")")")
+  ctr=$(bh from scratch)
+  mnt=$(bh mount "$ctr")
+  cp -a "$cache/rootfs/." "$mnt/"
+  install -D -m 0755 "$node_prefix/bin/node" "$mnt/usr/local/bin/node"
+  mkdir -p "$mnt/usr/local/lib/node_modules" "$mnt/usr/local/include"
+  cp -a "$node_prefix/lib/node_modules/npm" "$mnt/usr/local/lib/node_modules/"
+  cp -a "$node_prefix/include/node" "$mnt/usr/local/include/"
+  ln -sf ../lib/node_modules/npm/bin/npm-cli.js "$mnt/usr/local/bin/npm"
+  ln -sf ../lib/node_modules/npm/bin/npx-cli.js "$mnt/usr/local/bin/npx"
+  bh umount "$ctr" >/dev/null
+  bh config --env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin --env NODE_VERSION="${node_version#v}" --cmd node "$ctr"
+  bh commit --quiet "$ctr" "$base" >/dev/null
+  bh rm "$ctr" >/dev/null
+fi
+
+# 3. the image, rebuilt when the Dockerfile or what it copies changes
+#    (STRAIT_IMAGE_REBUILD=dockerfile: only when the Dockerfile, .dockerignore or the
+#    dependency set changes; what the test uses, so that a source edit does not cost a build)
+key=$( (cd "$root" && cat Dockerfile .dockerignore package.json package-lock.json .npmrc tsconfig.json eslint.config.mjs \
+  && if [ "${STRAIT_IMAGE_REBUILD:-sources}" != dockerfile ]; then
+       find src daemon agents native bin scripts -type f ! -path 'native/build/*' -print0 | sort -z | xargs -0 sha256sum
+     fi) | sha256sum | cut -c1-16)
+image=localhost/strait:test
+if [ "$(cat "$cache/image.key" 2>/dev/null)" != "$key" ] || ! bh inspect --type image "$image" >/dev/null 2>&1; then
+  log "buildah build $image (key $key)"
+  start=$(date +%s)
+  nice buildah --root "$cache/storage" --runroot "$cache/run" --storage-driver vfs build --isolation chroot --layers=false --pull=never \
+    --build-arg BUILD_IMAGE="$base" --build-arg RUNTIME_IMAGE="$base" --build-arg NPM_FLAGS=--offline \
+    --volume "$HOME/.npm:/root/.npm:rw" \
+    -f "$root/Dockerfile" -t "$image" "$root" >"$cache/build.log" 2>&1 \
+    || { tail -40 "$cache/build.log" >&2; exit 1; }
+  echo "$key" >"$cache/image.key"
+  log "built in $(( $(date +%s) - start )) s"
+  # keep the storage small: drop dangling stages
+  bh rmi --prune >/dev/null 2>&1 || true
+fi
+
+if [ "${1:-}" = "--run" ] || [ "${1:-}" = "--sh" ]; then
+  mode=$1
+  shift
+  ctr=$(bh from --pull=never "$image")
+  trap 'bh rm "$ctr" >/dev/null 2>&1 || true' EXIT
+  if [ "$mode" = --run ]; then bh run --isolation chroot "$ctr" -- node "$@"
+  else bh run --isolation chroot "$ctr" -- sh -c "$1"; fi
+else
+  echo "$image"
+fi

@@ -1,0 +1,321 @@
+// Issue 8 acceptance through the control daemon PROCESS in Kubernetes mode, against a real
+// kube-apiserver: deploy/ applied, the daemon started from its entry point
+// (dist/daemon/control/main.js, STRAIT_STORE=kubernetes) with a kubeconfig holding the
+// strait-control ServiceAccount's token (so deploy/rbac/control.yaml is what it may do).
+// It serves the sidecar-injection webhook with a certificate it made and patched into the
+// caBundle; runs GitOps signed sync, the mesh CA (istio-ca-root-cert) and, once
+// `strait join --kubeconfig` has joined the cluster to a broker deployed with
+// `strait deploy-broker --kubeconfig` in the same API server, the ServiceExport sync.
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { defaultMeshObjects } from '../../src/control/mesh/index.js';
+import { brokerKubeconfig, parseBrokerInfo, PSK_BYTES } from '../../src/control/multicluster/index.js';
+import { GPG_KEYS_CM, GROUPS } from '../../src/control/resources/index.js';
+import { createGpgWorld, createRepo, type GpgWorld, type TestRepo } from '../helpers/signed-repo.js';
+import { waitFor } from '../helpers/wait.js';
+import { startTestCluster, type TestCluster } from '../k8s/cluster.js';
+
+const root = process.env['STRAIT_ROOT'] ?? process.cwd();
+const NS = 'strait-system';
+const API = `${GROUPS.gitops}/v1alpha1`;
+let cluster: TestCluster | undefined;
+let skip: string | undefined;
+let daemon: ChildProcess | undefined;
+let ready: { api: string; metrics: string; webhookPort: number; store: string } | undefined;
+let daemonLog = '';
+let world: GpgWorld | undefined;
+let repo: TestRepo;
+let tmp = '';
+const commits: Record<string, string> = {};
+let startMs = 0;
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const a = s.address();
+      s.close(() => resolve(typeof a === 'object' && a ? a.port : 0));
+    });
+  });
+}
+
+function run(cmd: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ status: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const c = spawn(cmd, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    c.stdout.setEncoding('utf8').on('data', (d: string) => { stdout += d; });
+    c.stderr.setEncoding('utf8').on('data', (d: string) => { stderr += d; });
+    c.on('close', (code) => resolve({ status: code ?? 1, stdout, stderr }));
+  });
+}
+const strait = (args: string[]): Promise<{ status: number; stdout: string; stderr: string }> => run(process.execPath, [join(root, 'bin', 'strait.js'), ...args]);
+
+const kubectlJson = async <T>(c: TestCluster, args: string[]): Promise<T | undefined> => {
+  const r = await c.kubectlAsync([...args, '-o', 'json']);
+  return r.status === 0 ? (JSON.parse(r.stdout) as T) : undefined;
+};
+const ok = async (c: TestCluster, args: string[], input?: string): Promise<string> => {
+  const r = await c.kubectlAsync(args, input);
+  assert.equal(r.status, 0, `kubectl ${args.join(' ')}: ${r.stderr}`);
+  return r.stdout;
+};
+
+before(async () => {
+  const r = await startTestCluster();
+  if ('skip' in r) { skip = r.skip; return; }
+  cluster = r;
+  const c = r;
+  tmp = mkdtempSync(join(tmpdir(), 'strait-control-k8s-'));
+  // deploy/ as a user applies it; the webhook pointed at this machine's loopback (no Service routing here)
+  await ok(c, ['create', 'namespace', NS]);
+  await ok(c, ['apply', '-k', join(root, 'deploy')]);
+  await ok(c, ['wait', '--for', 'condition=Established', '--timeout', '60s', 'crd', '-l', 'app.kubernetes.io/part-of=strait']);
+  const webhookPort = await freePort();
+  await ok(c, ['patch', 'mutatingwebhookconfiguration', 'strait-sidecar-injector', '--type=json', '-p',
+    JSON.stringify([{ op: 'replace', path: '/webhooks/0/clientConfig', value: { url: `https://127.0.0.1:${webhookPort}/inject` } },
+      { op: 'replace', path: '/webhooks/0/failurePolicy', value: 'Fail' }])]);
+  // the control module's identity: a token of its ServiceAccount (TokenRequest)
+  const token = (await ok(c, ['create', 'token', 'strait-control', '-n', NS, '--duration', '2h'])).trim();
+  const kubeconfig = join(tmp, 'control.kubeconfig');
+  writeFileSync(kubeconfig, brokerKubeconfig(c.server, c.caPem, token), { mode: 0o600 });
+  // GitOps material: keys, a repo with an unsigned and a signed commit, the project
+  world = createGpgWorld();
+  repo = createRepo(world);
+  const cm = (value: string): string => `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: demo\ndata:\n  value: ${value}\n`;
+  commits['unsigned'] = repo.commit({ 'app/cm.yaml': cm('unsigned') }, 'unsigned');
+  commits['alice'] = repo.commit({ 'app/cm.yaml': cm('alice') }, 'alice', world.keys.alice);
+  const objs = [
+    { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: GPG_KEYS_CM, namespace: NS }, data: { [world.keys.alice.keyID]: world.keys.alice.armored } },
+    {
+      apiVersion: API, kind: 'AppProject', metadata: { name: 'secure', namespace: NS },
+      spec: { sourceRepos: ['*'], destinations: [{ server: '*', namespace: '*' }], signatureKeys: [{ keyID: world.keys.alice.keyID }] },
+    },
+  ];
+  await ok(c, ['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objs }));
+  // destinations of sync: the namespaces exist and strait-control-sync is bound there (docs/kubernetes.md)
+  for (const ns of ['ns-signed', 'ns-unsigned']) {
+    await ok(c, ['create', 'namespace', ns]);
+    await ok(c, ['create', 'rolebinding', 'strait-control-sync', '-n', ns, '--clusterrole', 'strait-control-sync', `--serviceaccount=${NS}:strait-control`]);
+  }
+  // the mesh: a control plane whose member roll names "bookinfo"
+  await ok(c, ['create', 'namespace', 'bookinfo']);
+  await ok(c, ['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'List', items: defaultMeshObjects(['bookinfo']) }));
+
+  startMs = Date.now();
+  daemon = spawn(process.execPath, [join(root, 'dist', 'daemon', 'control', 'main.js'),
+    '--state-dir', join(tmp, 'state'), '--namespace', NS, '--listen', '127.0.0.1:0', '--insecure',
+    '--metrics-listen', '127.0.0.1:0', '--poll-interval', '3600'], {
+    env: {
+      ...process.env, STRAIT_STORE: 'kubernetes', KUBECONFIG: kubeconfig, STRAIT_WEBHOOK_LISTEN: '127.0.0.1',
+      STRAIT_WEBHOOK_PORT: String(webhookPort), STRAIT_WEBHOOK_HOSTS: '127.0.0.1', STRAIT_SIDECAR_IMAGE: 'strait:0.1.0', LOG_LEVEL: 'warn',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const d = daemon;
+  d.stderr?.setEncoding('utf8').on('data', (t: string) => { daemonLog = (daemonLog + t).slice(-20_000); });
+  ready = await new Promise((resolve, reject) => {
+    let out = '';
+    d.stdout?.setEncoding('utf8').on('data', (t: string) => {
+      out += t;
+      const line = out.split('\n').find((l) => l.startsWith('{"ready"'));
+      if (line) resolve(JSON.parse(line) as typeof ready);
+    });
+    d.once('exit', (code) => reject(new Error(`control daemon exited with ${code}:\n${daemonLog}\n${out}`)));
+  });
+  console.log(`# control daemon ready in ${Date.now() - startMs} ms (Kubernetes store, webhook on ${ready?.webhookPort})`);
+}, { timeout: 3_600_000 });
+
+after(async () => {
+  if (daemon && daemon.exitCode === null) {
+    const exited = new Promise((r) => daemon!.once('exit', r));
+    daemon.kill('SIGTERM');
+    await exited;
+  }
+  world?.cleanup();
+  if (tmp) rmSync(tmp, { recursive: true, force: true });
+  await cluster?.stop();
+});
+
+describe('the control daemon process on a real kube-apiserver (STRAIT_STORE=kubernetes, strait-control ServiceAccount)', () => {
+  test('a pod created with sidecar.istio.io/inject: "true" is stored with the sidecar the daemon\'s webhook added (caBundle patched by the daemon)', { timeout: 60_000 }, async (t) => {
+    if (!cluster) return t.skip(skip);
+    const c = cluster;
+    const bundle = await waitFor(async () => {
+      const cfg = await kubectlJson<{ webhooks: { clientConfig: { caBundle?: string } }[] }>(c, ['get', 'mutatingwebhookconfiguration', 'strait-sidecar-injector']);
+      return cfg?.webhooks[0]?.clientConfig.caBundle;
+    }, 20_000, 'caBundle written by the daemon');
+    assert.match(Buffer.from(bundle, 'base64').toString('utf8'), /BEGIN CERTIFICATE/);
+    const t0 = Date.now();
+    const pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'web', namespace: 'bookinfo', labels: { app: 'web', 'sidecar.istio.io/inject': 'true' } }, spec: { containers: [{ name: 'web', image: 'nginx' }] } };
+    // failurePolicy Fail: the create fails unless the API server reached the daemon over TLS it trusts
+    await ok(c, ['create', '-f', '-'], JSON.stringify(pod));
+    const createMs = Date.now() - t0;
+    const got = await kubectlJson<{ metadata: { annotations?: Record<string, string> }; spec: { containers: { name: string; image: string }[]; initContainers?: { name: string }[] } }>(c, ['get', 'pod', 'web', '-n', 'bookinfo']);
+    assert.deepEqual(got?.spec.containers.map((x) => x.name), ['web', 'strait-proxy']);
+    assert.deepEqual(got?.spec.initContainers?.map((x) => x.name), ['strait-init']);
+    assert.equal(got?.spec.containers[1]?.image, 'strait:0.1.0');
+    assert.ok(got?.metadata.annotations?.['sidecar.istio.io/status'], 'status annotation');
+    // a pod without the label is left alone (objectSelector) and still admitted
+    await ok(c, ['create', '-f', '-'], JSON.stringify({ ...pod, metadata: { name: 'plain', namespace: 'bookinfo' } }));
+    const plain = await kubectlJson<{ spec: { containers: { name: string }[] } }>(c, ['get', 'pod', 'plain', '-n', 'bookinfo']);
+    assert.deepEqual(plain?.spec.containers.map((x) => x.name), ['web']);
+    console.log(`# pod create through the daemon's webhook: ${createMs} ms (kubectl included)`);
+  });
+
+  test('mesh CA: istio-ca-root-cert appears in the member namespace, with the root kept in Secret strait-mesh-ca', { timeout: 60_000 }, async (t) => {
+    if (!cluster) return t.skip(skip);
+    const c = cluster;
+    const cm = await waitFor(() => kubectlJson<{ data: Record<string, string> }>(c, ['get', 'configmap', 'istio-ca-root-cert', '-n', 'bookinfo']), 20_000, 'istio-ca-root-cert');
+    const secret = await kubectlJson<{ data: Record<string, string> }>(c, ['get', 'secret', 'strait-mesh-ca', '-n', NS]);
+    assert.equal(cm.data['root-cert.pem'], Buffer.from(secret?.data['ca.crt'] ?? '', 'base64').toString('utf8'));
+    assert.match(cm.data['root-cert.pem'] ?? '', /BEGIN CERTIFICATE/);
+    // not in a namespace outside the mesh
+    assert.equal(await kubectlJson(c, ['get', 'configmap', 'istio-ca-root-cert', '-n', 'ns-signed']), undefined);
+  });
+
+  test('GitOps: unsigned revision -> Sync Error / "Revision is not signed" + ResourceComparison Event; signed -> objects created', { timeout: 90_000 }, async (t) => {
+    if (!cluster) return t.skip(skip);
+    const c = cluster;
+    const app = (name: string, rev: string, ns: string) => ({
+      apiVersion: API, kind: 'Application', metadata: { name, namespace: NS },
+      spec: {
+        project: 'secure', source: { repoURL: repo.dir, path: 'app', targetRevision: rev },
+        destination: { server: 'https://kubernetes.default.svc', namespace: ns }, syncPolicy: { automated: { prune: true, selfHeal: true } },
+      },
+    });
+    await ok(c, ['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'List', items: [app('unsigned', commits['unsigned']!, 'ns-unsigned'), app('signed', commits['alice']!, 'ns-signed')] }));
+    type App = { status?: { sync?: { status?: string }; operationState?: { message?: string } } };
+    const status = (name: string, want: string) => waitFor(async () => {
+      const a = await kubectlJson<App>(c, ['get', 'applications.argoproj.io', name, '-n', NS]);
+      return a?.status?.sync?.status === want ? a : undefined;
+    }, 45_000, `${name}: ${want}\n${daemonLog.slice(-3000)}`);
+    const bad = await status('unsigned', 'Sync Error');
+    assert.equal(bad.status?.operationState?.message, 'Revision is not signed');
+    const events = await waitFor(async () => {
+      const l = await kubectlJson<{ items: { type: string }[] }>(c, ['get', 'events', '-n', NS, '--field-selector', 'reason=ResourceComparison,involvedObject.name=unsigned']);
+      return l && l.items.length > 0 ? l.items : undefined;
+    }, 15_000, 'ResourceComparison Event');
+    assert.equal(events[0]?.type, 'Warning');
+    assert.equal(await kubectlJson(c, ['get', 'configmap', 'demo', '-n', 'ns-unsigned']), undefined, 'nothing applied');
+    await status('signed', 'Synced');
+    const demo = await kubectlJson<{ data: Record<string, string> }>(c, ['get', 'configmap', 'demo', '-n', 'ns-signed']);
+    assert.equal(demo?.data['value'], 'alice');
+  });
+
+  test('deploy-broker/join --kubeconfig: broker namespace with its ServiceAccount; overlap refused naming both clusters; the daemon syncs a ServiceExport (Valid=True)', { timeout: 120_000 }, async (t) => {
+    if (!cluster) return t.skip(skip);
+    const c = cluster;
+    const file = join(tmp, 'broker-info.subm');
+    let t0 = Date.now();
+    const dep = await strait(['deploy-broker', '--kubeconfig', c.kubeconfigPath, '--cluster', 'cluster-a', '--file', file, '-o', 'json']);
+    assert.equal(dep.status, 0, dep.stderr);
+    console.log(`# strait deploy-broker --kubeconfig: ${Date.now() - t0} ms`);
+    assert.equal(statSync(file).mode & 0o777, 0o600);
+    const info = parseBrokerInfo(readFileSync(file, 'utf8'), file);
+    assert.equal(info.brokerURL, c.server);
+    assert.equal(info.brokerCA, c.caPem);
+    assert.equal(info.ipsecPSK.length, PSK_BYTES);
+    assert.equal(info.brokerNamespace, 'submariner-k8s-broker');
+    // the token is the broker ServiceAccount's, and it may do only broker work
+    const brokerKc = join(tmp, 'broker.kubeconfig');
+    writeFileSync(brokerKc, brokerKubeconfig(info.brokerURL, info.brokerCA, info.clientToken), { mode: 0o600 });
+    const who = (await ok(c, ['--kubeconfig', brokerKc, 'auth', 'whoami', '-o', 'jsonpath={.status.userInfo.username}'])).trim();
+    assert.equal(who, 'system:serviceaccount:submariner-k8s-broker:strait-broker-client');
+    const sa = 'system:serviceaccount:submariner-k8s-broker:strait-broker-client';
+    const can: [string, string, string, 'yes' | 'no'][] = [
+      ['create', 'clusters.submariner.io', 'submariner-k8s-broker', 'yes'],
+      ['create', 'endpointslices.discovery.k8s.io', 'submariner-k8s-broker', 'yes'],
+      ['create', 'serviceimports.multicluster.x-k8s.io', 'submariner-k8s-broker', 'yes'],
+      ['get', 'secrets/strait-broker-fingerprints', 'submariner-k8s-broker', 'yes'],
+      ['list', 'secrets', 'submariner-k8s-broker', 'no'],
+      ['get', 'secrets/strait-broker-ca', 'submariner-k8s-broker', 'no'],
+      ['create', 'clusters.submariner.io', 'default', 'no'],
+      ['list', 'pods', 'submariner-k8s-broker', 'no'],
+    ];
+    const wrong: string[] = [];
+    for (const [verb, res, ns, want] of can) {
+      const got = (await c.kubectlAsync(['auth', 'can-i', verb, res, '-n', ns, '--as', sa])).stdout.trim();
+      if (got !== want) wrong.push(`${verb} ${res} -n ${ns}: want ${want}, got ${got}`);
+    }
+    assert.deepEqual(wrong, []);
+
+    t0 = Date.now();
+    const j = await strait(['join', file, '--kubeconfig', c.kubeconfigPath, '--clusterid', 'cluster-a', '--clustercidr', '10.1.0.0/16', '--servicecidr', '100.1.0.0/16', '-o', 'json']);
+    assert.equal(j.status, 0, j.stderr);
+    console.log(`# strait join --kubeconfig: ${Date.now() - t0} ms`);
+    const clusters = await kubectlJson<{ items: { metadata: { name: string } }[] }>(c, ['get', 'clusters.submariner.io', '-n', 'submariner-k8s-broker']);
+    assert.deepEqual(clusters?.items.map((x) => x.metadata.name), ['cluster-a']);
+    const psk = await kubectlJson<{ data: { psk: string } }>(c, ['get', 'secret', 'strait-psk', '-n', NS]);
+    assert.equal(Buffer.from(psk?.data.psk ?? '', 'base64').toString('utf8'), info.ipsecPSK.toString('base64'), 'the gateway PSK file text');
+    const overlap = await strait(['join', file, '--kubeconfig', c.kubeconfigPath, '--clusterid', 'cluster-b', '--clustercidr', '10.1.128.0/17', '--servicecidr', '100.2.0.0/16']);
+    assert.notEqual(overlap.status, 0);
+    assert.match(overlap.stderr, /STRAIT_ERR_MC_CIDR_OVERLAP/);
+    assert.match(overlap.stderr, /cluster-b/);
+    assert.match(overlap.stderr, /cluster-a/);
+    // a second cluster (its own API server) joins the broker on the first: registered there, its PSK Secret written
+    const second = await startTestCluster();
+    assert.ok(!('skip' in second), 'second API server');
+    try {
+      const crds = await second.kubectlAsync(['apply', '-f', join(root, 'deploy', 'crds.yaml')]);
+      assert.equal(crds.status, 0, crds.stderr);
+      await second.kubectlAsync(['wait', '--for', 'condition=Established', '--timeout', '60s', 'crd', '-l', 'app.kubernetes.io/part-of=strait']);
+      const jb = await strait(['join', file, '--kubeconfig', second.kubeconfigPath, '--clusterid', 'cluster-b', '--clustercidr', '10.2.0.0/16', '--servicecidr', '100.2.0.0/16']);
+      assert.equal(jb.status, 0, jb.stderr);
+      const both = await kubectlJson<{ items: { metadata: { name: string } }[] }>(c, ['get', 'clusters.submariner.io', '-n', 'submariner-k8s-broker']);
+      assert.deepEqual(both?.items.map((x) => x.metadata.name).sort(), ['cluster-a', 'cluster-b']);
+      const pskB = await kubectlJson<{ data: { psk: string } }>(second, ['get', 'secret', 'strait-psk', '-n', NS]);
+      assert.equal(Buffer.from(pskB?.data.psk ?? '', 'base64').toString('utf8'), info.ipsecPSK.toString('base64'));
+      const conn = await kubectlJson<{ data: Record<string, string> }>(second, ['get', 'secret', 'strait-broker-connection', '-n', 'submariner-operator']);
+      assert.equal(Buffer.from(conn?.data['brokerURL'] ?? '', 'base64').toString('utf8'), c.server, 'cluster-b reaches the broker on the first API server');
+      // a third cluster overlapping cluster-b's pods is refused, naming both
+      const o2 = await strait(['join', file, '--kubeconfig', second.kubeconfigPath, '--clusterid', 'cluster-c', '--clustercidr', '10.2.5.0/24', '--servicecidr', '100.3.0.0/16']);
+      assert.notEqual(o2.status, 0);
+      assert.match(o2.stderr, /STRAIT_ERR_MC_CIDR_OVERLAP.*cluster-c.*cluster-b|STRAIT_ERR_MC_CIDR_OVERLAP.*cluster-b.*cluster-c/s);
+    } finally {
+      await second.stop();
+    }
+    // --kubeconfig without the CIDRs is a usage error
+    const usage = await strait(['join', file, '--kubeconfig', c.kubeconfigPath, '--clusterid', 'cluster-c']);
+    assert.equal(usage.status, 2, usage.stderr);
+
+    // the daemon (as strait-control) notices the join and syncs exports through the broker (as strait-broker-client)
+    await ok(c, ['create', 'namespace', 'demo']);
+    await ok(c, ['create', 'service', 'clusterip', 'nginx', '--tcp=8080:8080', '-n', 'demo']);
+    t0 = Date.now();
+    await ok(c, ['apply', '-f', '-'], JSON.stringify({ apiVersion: 'multicluster.x-k8s.io/v1alpha1', kind: 'ServiceExport', metadata: { name: 'nginx', namespace: 'demo' } }));
+    type Cond = { type: string; status: string; message?: string };
+    const valid = await waitFor(async () => {
+      const se = await kubectlJson<{ status?: { conditions?: Cond[] } }>(c, ['get', 'serviceexports.multicluster.x-k8s.io', 'nginx', '-n', 'demo']);
+      const v = se?.status?.conditions?.find((x) => x.type === 'Valid');
+      return v?.status === 'True' ? v : undefined;
+    }, 60_000, `Valid=True\n${daemonLog.slice(-3000)}`);
+    console.log(`# ServiceExport Valid=True through the daemon and the Kubernetes broker: ${Date.now() - t0} ms after the export (join polled every 2 s)`);
+    assert.match(valid.message ?? '', /synced to the broker/);
+    const imports = await waitFor(async () => {
+      const l = await kubectlJson<{ items: unknown[] }>(c, ['get', 'serviceimports.multicluster.x-k8s.io', '-n', 'submariner-k8s-broker']);
+      return l && l.items.length > 0 ? l.items : undefined;
+    }, 20_000, 'ServiceImport on the broker');
+    assert.ok(imports.length >= 1);
+  });
+
+  test('promtool check metrics is clean on the daemon\'s /metrics (Kubernetes mode)', { timeout: 30_000 }, async (t) => {
+    if (!cluster || !ready) return t.skip(skip);
+    const text = await (await fetch(ready.metrics)).text();
+    assert.match(text, /strait_control_webhook_reviews_total\{outcome="injected"\} [1-9]/);
+    assert.match(text, /strait_control_mesh_reconciles_total [1-9]/);
+    const p = spawn('promtool', ['check', 'metrics'], { stdio: ['pipe', 'pipe', 'pipe'] });
+    let out = '';
+    p.stdout.setEncoding('utf8').on('data', (d: string) => { out += d; });
+    p.stderr.setEncoding('utf8').on('data', (d: string) => { out += d; });
+    const code = await new Promise<number>((r) => { p.on('close', (x) => r(x ?? 1)); p.stdin.end(text); });
+    assert.equal(code, 0, out);
+    assert.equal(out.trim(), '', out);
+  });
+});
