@@ -10,7 +10,7 @@
 # How: buildah (Debian's package) with vfs storage and chroot isolation, in a private
 # storage under ${XDG_CACHE_HOME:-~/.cache}/strait/image. docker.io's node images are not
 # reachable here, so the base images are made locally and passed as BUILD_IMAGE and
-# RUNTIME_IMAGE: Debian bookworm from debootstrap (deb.debian.org) plus this machine's
+# RUNTIME_IMAGE: Debian bookworm from debootstrap (the machine's own apt mirror) plus this machine's
 # Node (node, npm, headers) laid out under /usr/local as in the official node image.
 # npm ci runs --offline from this machine's npm cache (bind-mounted). The rootfs and base
 # images are built once; the image is rebuilt when the sources it copies change.
@@ -32,8 +32,12 @@ log() { echo "build-image.sh: $*" >&2; }
 # 1. Debian bookworm, minimal
 if [ ! -x "$cache/rootfs/bin/sh" ]; then
   rm -rf "$cache/rootfs-tmp"
-  log "debootstrap bookworm (minbase) from deb.debian.org"
-  nice debootstrap --variant=minbase bookworm "$cache/rootfs-tmp" http://deb.debian.org/debian >"$cache/debootstrap.log" 2>&1 \
+  # the Debian mirror this machine's apt uses (deb822 .sources or a one-line sources.list)
+  mirror=$(sed -n 's/^URIs:[[:space:]]*\([^[:space:]]*\/debian\)[[:space:]]*$/\1/p' /etc/apt/sources.list.d/*.sources 2>/dev/null | head -1)
+  [ -n "$mirror" ] || mirror=$(awk '$1 == "deb" && $2 ~ /\/debian\/?$/ { print $2; exit }' /etc/apt/sources.list 2>/dev/null)
+  [ -n "$mirror" ] || { echo "build-image.sh: no Debian mirror found in the apt sources of this machine" >&2; exit 3; }
+  log "debootstrap bookworm (minbase) from $mirror"
+  nice debootstrap --variant=minbase bookworm "$cache/rootfs-tmp" "$mirror" >"$cache/debootstrap.log" 2>&1 \
     || { tail -20 "$cache/debootstrap.log" >&2; exit 1; }
   rm -rf "$cache/rootfs-tmp/var/cache/apt/archives/"*.deb "$cache/rootfs-tmp/var/lib/apt/lists/"*
   mv "$cache/rootfs-tmp" "$cache/rootfs"
