@@ -47,20 +47,24 @@ async function settled(w: TestWorld): Promise<string> {
   }
 }
 
-async function run(w: TestWorld, echo: string, fault: 'kill' | 'stop' | 'none'): Promise<{ gap: number; load: string }> {
-  const holder = await settled(w);
-  const pid = gatewayPid(w.stateDir, 'cluster-a', holder);
-  if (!pid) throw new Error(`no pid for ${holder}`);
+async function run(w: TestWorld, echo: string, fault: 'kill' | 'stop' | 'none'): Promise<{ gap: number; load: string; transitions: number }> {
+  await settled(w);
   const p = probeFromPod(w.stateDir, 'cluster-a/default/client', `http://${echo}:8080/`, 10, 4000);
   await p.started;
   await sleep(500);
+  // the holder right before the fault (a spurious failover meanwhile shows in the transitions)
+  const lease = leaseHolder(w.stateDir, 'cluster-a');
+  const holder = lease?.holder ?? '';
+  const pid = gatewayPid(w.stateDir, 'cluster-a', holder);
+  if (!pid) throw new Error(`no pid for ${holder}`);
   const l = load();
   if (fault === 'kill') process.kill(pid, 'SIGKILL');
   if (fault === 'stop') process.kill(pid, 'SIGSTOP');
   const r = await p.done;
   if (fault === 'stop') process.kill(pid, 'SIGCONT'); // it finds the lease taken and exits; restarted passive
   if (r.ok === 0) throw new Error(`no successful probe: ${JSON.stringify(r)}`);
-  return { gap: r.maxGapMs, load: l };
+  const transitions = (leaseHolder(w.stateDir, 'cluster-a')?.transitions ?? 0) - (lease?.transitions ?? 0);
+  return { gap: r.maxGapMs, load: l, transitions };
 }
 
 async function main(): Promise<void> {
@@ -74,7 +78,7 @@ async function main(): Promise<void> {
       for (const fault of ['none', 'kill', 'stop'] as const) {
         const r = await run(w, echo, fault);
         results[fault]!.push(r.gap);
-        console.log(`  run ${i + 1} ${fault.padEnd(4)}  loss window ${String(r.gap).padStart(5)} ms   (load ${r.load})`);
+        console.log(`  run ${i + 1} ${fault.padEnd(4)}  loss window ${String(r.gap).padStart(5)} ms   lease transitions +${r.transitions}   (load ${r.load})`);
       }
     }
     const ref = median(results['none']!);

@@ -83,6 +83,8 @@ function tunnelComponents(plan: WorldPlan, ctx: ComponentContext): Component[] {
         ...(gws.length > 1 ? {
           ha: {
             members: gws.map((g) => ({ name: g.name, address: g.underlayIP })),
+            // failover within 1 s also when the active one freezes (a dead one is seen at once)
+            leaseDurationMs: 700, renewMs: 150,
             store: { socket: ctx.storeSocket, tokenFile: ctx.storeTokenFile, cluster: c.name },
           },
         } : {}),

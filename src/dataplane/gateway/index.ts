@@ -107,7 +107,7 @@ export class Gateway {
     this.vxlanParts = [hdr, hdr];
     this.nodes = config.nodes.map((n) => ({ address: n.address, cidrs: n.podCIDRs.map((c) => parseCidr(c)) }));
     this.haStatus = config.ha ? 'passive' : 'active';
-    this.standbyEndpoints = new Map(config.peers.map((p) => [p.clusterId, new Set([p.endpoint, ...p.standby])]));
+    this.standbyEndpoints = new Map(config.peers.map((p) => [p.clusterId, new Set(p.standby.map((a) => `${a}:${p.port}`))]));
     const psk = config.psk ?? readPsk(config.pskFile as string);
     this.tunnel = new TunnelEndpoint({
       clusterId: config.clusterId,
@@ -343,7 +343,7 @@ export class Gateway {
       cluster: r.cluster,
       remoteIP: r.remoteIP,
       // a remote cluster's standby gateway that took over is not NAT
-      nat: r.nat && this.standbyEndpoints.get(r.cluster)?.has(r.remoteIP) !== true ? 'yes' : 'no',
+      nat: r.nat && this.standbyEndpoints.get(r.cluster)?.has(`${r.remoteIP}:${r.remotePort}`) !== true ? 'yes' : 'no',
       cableDriver: CABLE_DRIVER,
       subnets: r.subnets,
       status: r.status,
