@@ -11,7 +11,7 @@
 // Also: the tunnels run on the join's PSK (broker-info), not a world constant.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
@@ -169,3 +169,41 @@ test('faults: killing the control module and the multicluster daemons (broker sy
   assert.equal(afterR.status, 'connected');
   assert.equal(afterR.handshakes, before.handshakes, 'the tunnel was not re-established: it never went down');
 });
+
+test('wrong PSK in the world: no tunnel and a clear error on both gateways; the join\'s PSK brings it back', async () => {
+  const rec = world.record();
+  const gwA = gwOf(cluster('cluster-a'));
+  const echo = cluster('cluster-b').pods.find((p) => p.name.startsWith('echo'))!;
+  const pskFile = join(world.stateDir, 'tunnel', 'cluster-b.psk');
+  const good = readFileSync(pskFile, 'utf8');
+  const logA = join(world.stateDir, 'logs', 'cluster-a.gateway.gateway.log');
+  const logB = join(world.stateDir, 'logs', 'cluster-b.gateway.gateway.log');
+  const sizeA = statSync(logA).size;
+  const sizeB = statSync(logB).size;
+  const tail = (f: string, from: number) => readFileSync(f).subarray(from).toString('utf8');
+  const records = () => (JSON.parse(curlInWorld(rec.supervisorPid, `http://${gwA.underlayIP}:9464/records`) || '{"connections":[{}]}') as { connections: { status?: string; statusMessage?: string }[] }).connections[0]!;
+  const restart = (c: string) => {
+    for (const pid of pidsByCommandLine(`--config ${join(world.stateDir, 'tunnel', `${c}.gateway.json`)}`)) process.kill(pid, 'SIGKILL');
+  };
+  try {
+    writeFileSync(pskFile, Buffer.from(randomFill48()).toString('base64') + '\n', { mode: 0o600 }); // not the broker-info PSK
+    restart('cluster-b');
+    restart('cluster-a');
+    await eventually('a PSK error on both sides', () => /different PSK/.test(tail(logA, sizeA)) && /different PSK/.test(tail(logB, sizeB)), 20_000);
+    assert.notEqual(records().status, 'connected');
+    const curl = world.exec('cluster-a/default/client', ['curl', '-s', '-m', '2', `http://${echo.ip}:8080/`]);
+    assert.notEqual(curl.status, 0, 'no traffic without a tunnel');
+  } finally {
+    writeFileSync(pskFile, good, { mode: 0o600 });
+    restart('cluster-b');
+  }
+  await eventually('connected again with the join\'s PSK', () => records().status === 'connected', 20_000);
+  const ok = world.exec('cluster-a/default/client', ['curl', '-s', '-m', '5', `http://${echo.ip}:8080/`]);
+  assert.equal(ok.status, 0, ok.stderr);
+});
+
+function randomFill48(): Uint8Array {
+  const b = new Uint8Array(48);
+  for (let i = 0; i < b.length; i++) b[i] = (i * 37 + 11) & 0xff;
+  return b;
+}
