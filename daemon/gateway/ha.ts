@@ -66,6 +66,8 @@ export async function startGatewayHa(gw: Gateway, log: Log, onLost: () => void):
   const elector: LeaseElector = new LeaseElector({
     store, namespace: ha.leaseNamespace, name: ha.leaseName, identity: me,
     leaseDurationMs: ha.leaseDurationMs, renewMs: ha.renewMs,
+    // the first member creates the lease; the other only when it stays missing
+    createDelayMs: ha.members[0]?.name === me ? 0 : ha.leaseDurationMs,
     onActive: (epoch) => {
       link?.destroy();
       gw.becomeActive(epoch);
@@ -80,6 +82,7 @@ export async function startGatewayHa(gw: Gateway, log: Log, onLost: () => void):
       log('error', `lost the lease to ${holder ?? 'nobody'} while active: exiting to restart as passive`, { holder });
       onLost();
     },
+    onRenewed: (at) => gw.leaseHeld(at + ha.leaseDurationMs),
     onError: (err) => log('warn', `lease: ${String(err)}`),
   });
   elector.start();

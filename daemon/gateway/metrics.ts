@@ -104,5 +104,12 @@ export function gatewayRegistry(gw: Gateway): Registry {
       this.inc(gw.vxlan.passiveDrops);
     },
   });
+  new Counter({
+    name: 'strait_gateway_fenced_drops_total', help: 'HA: tunnel datagrams not sent because the lease was not confirmed in time (a resumed former active gateway)', registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(gw.vxlan.fencedDrops);
+    },
+  });
   return registry;
 }

@@ -23,9 +23,9 @@ async function until(what: string, cond: () => boolean, ms = 5000): Promise<void
   }
 }
 
-function elector(store: MemoryStore, identity: string, log: string[], durationMs = 300) {
+function elector(store: MemoryStore, identity: string, log: string[], durationMs = 300, createDelayMs = 0) {
   return new LeaseElector({
-    store, namespace: 'submariner-operator', name: 'strait-gateway', identity, leaseDurationMs: durationMs, renewMs: 60,
+    store, namespace: 'submariner-operator', name: 'strait-gateway', identity, leaseDurationMs: durationMs, renewMs: 60, createDelayMs,
     onActive: (e) => log.push(`${identity}:active@${e}`),
     onPassive: (h, e) => log.push(`${identity}:passive(${h ?? ''})@${e}`),
     onLost: (h) => log.push(`${identity}:lost(${h ?? ''})`),
@@ -90,19 +90,50 @@ test('lease: a graceful release hands over at once; a restarted holder takes its
   b.stop();
 });
 
-test('lease: a store that fails leaves the active candidate active', async () => {
+test('lease: a store that fails leaves the active candidate active (and its renewals confirmed)', async () => {
   const store = new MemoryStore();
   const log: string[] = [];
-  const a = elector(store, 'gw-1', log, 300);
+  const renewed: number[] = [];
+  const a = new LeaseElector({
+    store, namespace: 'submariner-operator', name: 'strait-gateway', identity: 'gw-1', leaseDurationMs: 300, renewMs: 60,
+    onActive: () => undefined, onPassive: () => undefined, onLost: (h) => log.push(`lost(${h ?? ''})`), onRenewed: (at) => renewed.push(at),
+  });
   a.start();
   await until('gw-1 active', () => a.isActive);
+  await until('renewed', () => renewed.length >= 2);
   const orig = store.update.bind(store);
   store.update = () => Promise.reject(new Error('store down'));
+  const n = renewed.length;
   await sleep(400);
   assert.equal(a.isActive, true);
   assert.ok(!log.some((x) => x.includes('lost')));
+  assert.ok(renewed.length > n, 'the data plane is not fenced while only the store is down');
   store.update = orig;
   a.stop();
+});
+
+test('lease: only the first member creates a missing lease; the other waits (no double win at boot), then creates it if it stays missing', async () => {
+  const store = new MemoryStore();
+  const log: string[] = [];
+  const second = elector(store, 'gw-2', log, 300, 300);
+  second.start();
+  await sleep(100);
+  assert.equal(second.isActive, false);
+  assert.equal(await store.get(LEASE_KIND, 'strait-gateway', 'submariner-operator'), undefined);
+  const first = elector(store, 'gw-1', log, 300, 0);
+  first.start();
+  await until('gw-1 active', () => first.isActive);
+  await sleep(400);
+  assert.equal(second.isActive, false, 'gw-2 found the lease held');
+  assert.ok(!log.some((x) => x.includes('lost')), log.join(' '));
+  first.stop();
+  second.stop();
+  // alone, the second member creates it after the delay
+  const store2 = new MemoryStore();
+  const alone = elector(store2, 'gw-2', log, 300, 300);
+  alone.start();
+  await until('gw-2 active alone', () => alone.isActive);
+  alone.stop();
 });
 
 test('microTime has microseconds', () => {
@@ -198,6 +229,15 @@ test('passive gateway: ignores the tunnel protocol, reports passive; once active
     await until('announcement at the agent', () => frames.length > 0);
     assert.equal(announceEpoch(frames[0]!), 5);
     assert.equal(gw.gatewayRecord().haStatus, 'active');
+    // fencing: once the lease is not confirmed in time, nothing goes out on the tunnel
+    const before = gw.tunnel.counters.handshakesInitiated;
+    gw.leaseHeld(performance.now() - 1);
+    gw.tunnel.initiate(gw.tunnel.peer('cluster-b')!);
+    assert.equal(gw.tunnel.counters.handshakesInitiated, before + 1);
+    assert.equal(gw.vxlan.fencedDrops, 1, 'the initiation was not sent');
+    gw.leaseHeld(performance.now() + 60_000);
+    gw.tunnel.initiate(gw.tunnel.peer('cluster-b')!);
+    assert.equal(gw.vxlan.fencedDrops, 1);
     probe.close();
   } finally {
     remote.close();

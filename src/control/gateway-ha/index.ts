@@ -43,6 +43,18 @@ export interface ElectorOptions {
   /** this candidate held it and another one wrote it since: stop being active (the daemon exits) */
   onLost: (holder: string | undefined) => void;
   onError?: (err: unknown) => void;
+  /**
+   * While active: the lease is confirmed as of `at` (this.now() when the renewal was sent:
+   * it succeeded, or the store could not be reached, which changes nothing). The daemon
+   * fences the data plane at `at + leaseDurationMs`.
+   */
+  onRenewed?: (at: number) => void;
+  /**
+   * How long the lease must be missing before this candidate creates it (the store has no
+   * create-only write, so two creators could both believe they won once): 0 for the
+   * cluster's first gateway, the lease duration for the other.
+   */
+  createDelayMs?: number;
   /** monotonic ms (tests) */
   now?: () => number;
 }
@@ -62,6 +74,7 @@ export class LeaseElector {
   private observed: KubeObject<LeaseSpec> | undefined;
   private observedAt = 0;
   private active = false;
+  private missingSince: number | undefined;
   private lastRole: string | undefined;
 
   constructor(opts: ElectorOptions) {
@@ -142,6 +155,8 @@ export class LeaseElector {
   /** Compare-and-swap the lease to this candidate; true when it is ours now. */
   private async acquire(l: KubeObject<LeaseSpec> | undefined): Promise<boolean> {
     const store = this.o.store;
+    const startedAt = this.now();
+    const taken = !this.active;
     try {
       let written: KubeObject<LeaseSpec>;
       if (!l) {
@@ -164,6 +179,7 @@ export class LeaseElector {
       this.observed = written;
       this.observedAt = this.now();
       this.becomeActive();
+      if (taken) this.o.onRenewed?.(startedAt);
       return true;
     } catch (err) {
       if (isStraitError(err) && (err.code === 'STRAIT_ERR_CONFLICT' || err.code === 'STRAIT_ERR_NOT_FOUND')) return false;
@@ -196,10 +212,12 @@ export class LeaseElector {
       if (this.active) {
         // renew: a conflict means someone else wrote the lease
         const l = this.observed;
+        const at = this.now();
         const ok = await this.acquire(l).catch((err: unknown) => {
           this.o.onError?.(err);
           return true; // store unreachable: keep the role
         });
+        if (ok) this.o.onRenewed?.(at);
         if (!ok) {
           const now = await this.read().catch(() => undefined);
           if (now?.spec?.holderIdentity !== this.o.identity || !(await this.acquire(now).catch(() => true))) {
@@ -213,8 +231,11 @@ export class LeaseElector {
         const l = await this.read();
         const holder = l?.spec?.holderIdentity ?? '';
         const expired = l !== undefined && this.now() - this.observedAt >= this.o.leaseDurationMs;
-        // ours from a previous life of this process, free, or not renewed in time: take it
-        if (!l || holder === '' || holder === this.o.identity || expired) {
+        if (l) this.missingSince = undefined;
+        else this.missingSince ??= this.now();
+        const mayCreate = !l && this.now() - (this.missingSince ?? 0) >= (this.o.createDelayMs ?? 0);
+        // missing (and ours to create), ours from a previous life of this process, free, or not renewed in time: take it
+        if (mayCreate || (l && (holder === '' || holder === this.o.identity || expired))) {
           if (!(await this.acquire(l))) this.becomePassive();
         } else {
           this.becomePassive();

@@ -27,6 +27,8 @@ export class VxlanCounters {
   passiveDrops = 0;
   /** HA: announcements sent to the node agents */
   announcements = 0;
+  /** HA: tunnel datagrams not sent because the lease was not confirmed in time (fenced) */
+  fencedDrops = 0;
 }
 
 /** SPEC "Cluster join artefacts": Endpoint record of this gateway. */
@@ -94,6 +96,8 @@ export class Gateway {
   /** HA: when this gateway became active (ms since the epoch), for records */
   activeSince: number | undefined;
   private announceTimer: NodeJS.Timeout | undefined;
+  /** HA: performance.now() after which this gateway may no longer hold the lease; 0 = no fence */
+  private fenceAt = 0;
   private tunnelStarted = false;
   private readonly standbyEndpoints: Map<string, Set<string>>;
   /** [VXLAN + Ethernet header to the agents, packet]: reused, the payload slot is replaced */
@@ -115,7 +119,7 @@ export class Gateway {
       clock: opts.clock ?? systemClock,
       peers: config.peers.map((p) => ({ clusterId: p.clusterId, address: p.endpoint, port: p.port, subnets: p.subnets })),
       limits: config.timers,
-      send: (chunks, port, address) => this.tunnelSock?.send(chunks, port, address),
+      send: (chunks, port, address) => this.sendTunnel(chunks, port, address),
       deliver: (packet, peer, next) => this.deliver(packet, peer, next),
       features: config.tun.offload ? FEATURE_VNET : 0,
       ...(opts.onEvent ? { onEvent: opts.onEvent } : {}),
@@ -165,6 +169,23 @@ export class Gateway {
     setTimeout(() => this.announce(), 100).unref();
     this.announceTimer = setInterval(() => this.announce(), this.config.ha?.announceMs ?? 1000);
     this.announceTimer.unref();
+  }
+
+  /**
+   * HA fencing: the lease is ours until `until` (performance.now() ms). Past it (the process
+   * was frozen, or the store has not confirmed the renewal), nothing is sent on the tunnel,
+   * so a resumed former active gateway cannot pull the remote gateways back to itself.
+   */
+  leaseHeld(until: number): void {
+    this.fenceAt = until;
+  }
+
+  private sendTunnel(chunks: Buffer | Buffer[], port: number, address: string): void {
+    if (this.fenceAt !== 0 && performance.now() > this.fenceAt) {
+      this.vxlan.fencedDrops++;
+      return;
+    }
+    this.tunnelSock?.send(chunks, port, address);
   }
 
   /** HA: another gateway (underlay `address`) holds the lease; this node's traffic goes to it over VXLAN. */
