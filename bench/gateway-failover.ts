@@ -49,14 +49,15 @@ async function settled(w: TestWorld): Promise<string> {
 
 async function run(w: TestWorld, echo: string, fault: 'kill' | 'stop' | 'none'): Promise<{ gap: number; load: string; transitions: number }> {
   await settled(w);
-  const p = probeFromPod(w.stateDir, 'cluster-a/default/client', `http://${echo}:8080/`, 10, 4000);
-  await p.started;
-  await sleep(500);
-  // the holder right before the fault (a spurious failover meanwhile shows in the transitions)
+  // the holder before the probes start (reading it takes a CLI run: not inside the window);
+  // a spurious failover meanwhile shows in the transitions column
   const lease = leaseHolder(w.stateDir, 'cluster-a');
   const holder = lease?.holder ?? '';
   const pid = gatewayPid(w.stateDir, 'cluster-a', holder);
   if (!pid) throw new Error(`no pid for ${holder}`);
+  const p = probeFromPod(w.stateDir, 'cluster-a/default/client', `http://${echo}:8080/`, 10, 4000);
+  await p.started;
+  await sleep(500);
   const l = load();
   if (fault === 'kill') process.kill(pid, 'SIGKILL');
   if (fault === 'stop') process.kill(pid, 'SIGSTOP');

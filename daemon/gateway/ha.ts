@@ -68,10 +68,10 @@ export async function startGatewayHa(gw: Gateway, log: Log, onLost: () => void):
     leaseDurationMs: ha.leaseDurationMs, renewMs: ha.renewMs,
     // the first member creates the lease; the other only when it stays missing
     createDelayMs: ha.members[0]?.name === me ? 0 : ha.leaseDurationMs,
-    onActive: (epoch) => {
+    onActive: (epoch, why) => {
       link?.destroy();
       gw.becomeActive(epoch);
-      log('info', `holding the lease ${ha.leaseNamespace}/${ha.leaseName}: active (epoch ${epoch})`, { haStatus: 'active', epoch });
+      log('info', `holding the lease ${ha.leaseNamespace}/${ha.leaseName}: active (epoch ${epoch}; ${why})`, { haStatus: 'active', epoch, why });
     },
     onPassive: (holder, epoch) => {
       gw.becomePassive(ha.members.find((m) => m.name === holder)?.address);

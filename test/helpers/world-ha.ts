@@ -84,15 +84,17 @@ export function probeFromPod(stateDir: string, pod: string, url: string, interva
       }
     });
   });
-  // the prober's first probe goes out once `strait exec` and node have started: wait until
-  // the process exists inside the pod, plus a margin
+  // the prober prints "probing" once it runs inside the pod (starting `strait exec` and
+  // node takes a while on a busy machine)
   const started = new Promise<void>((resolve) => {
-    const t0 = Date.now();
-    const poll = (): void => {
-      if (pidsByCommandLine('http-prober.mjs').length > 0 || Date.now() - t0 > 10_000) setTimeout(resolve, 600);
-      else setTimeout(poll, 50);
+    const onData = (): void => {
+      if (out.includes('probing')) {
+        child.stdout.off('data', onData);
+        resolve();
+      }
     };
-    poll();
+    child.stdout.on('data', onData);
+    child.on('close', () => resolve());
   });
   return { started, done };
 }

@@ -193,6 +193,7 @@ test('faults: killing the control module and the multicluster daemons (broker sy
   assert.equal(before.status, 'connected');
   const probes = probeFromPod(world.stateDir, 'cluster-a/default/client', `http://${echo.ip}:8080/`, 20, 3000);
   await probes.started;
+  await sleep(300);
   const victims = [
     ...pidsByCommandLine(`--config ${join(world.stateDir, 'cluster-a.multicluster.json')}`),
     ...pidsByCommandLine(`--config ${join(world.stateDir, 'cluster-b.multicluster.json')}`),

@@ -36,8 +36,8 @@ export interface ElectorOptions {
   identity: string;
   leaseDurationMs: number;
   renewMs: number;
-  /** this candidate holds the lease; `epoch` = leaseTransitions */
-  onActive: (epoch: number) => void;
+  /** this candidate holds the lease; `epoch` = leaseTransitions; `why` says how it got it */
+  onActive: (epoch: number, why: string) => void;
   /** another candidate holds it (or nobody yet) */
   onPassive: (holder: string | undefined, epoch: number) => void;
   /** this candidate held it and another one wrote it since: stop being active (the daemon exits) */
@@ -121,6 +121,7 @@ export class LeaseElector {
     for (let i = 0; i < 3 && !this.stopped && !this.active; i++) {
       const l = await this.read().catch(() => undefined);
       if (!l || (l.spec?.holderIdentity ?? '') !== who) return false;
+      this.why = `the holder ${who} is gone (liveness link closed)`;
       if (await this.acquire(l)) return true;
     }
     return false;
@@ -192,9 +193,12 @@ export class LeaseElector {
     const role = `active@${this.epoch}`;
     if (this.lastRole !== role) {
       this.lastRole = role;
-      this.o.onActive(this.epoch);
+      this.o.onActive(this.epoch, this.why);
     }
   }
+
+  /** why the last acquisition happened (logged with onActive) */
+  private why = 'created';
 
   private becomePassive(): void {
     const role = `passive:${this.holder ?? ''}@${this.epoch}`;
@@ -236,6 +240,8 @@ export class LeaseElector {
         const mayCreate = !l && this.now() - (this.missingSince ?? 0) >= (this.o.createDelayMs ?? 0);
         // missing (and ours to create), ours from a previous life of this process, free, or not renewed in time: take it
         if (mayCreate || (l && (holder === '' || holder === this.o.identity || expired))) {
+          this.why = !l ? 'created' : holder === '' ? 'released' : holder === this.o.identity ? 'held by this node before a restart'
+            : `expired: not renewed by ${holder} for ${Math.round(this.now() - this.observedAt)} ms`;
           if (!(await this.acquire(l))) this.becomePassive();
         } else {
           this.becomePassive();
