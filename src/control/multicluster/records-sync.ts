@@ -43,6 +43,13 @@ export async function publishGatewayRecords(local: ResourceStore, broker: Resour
   if (recs.gateway.haStatus === 'active' && !same(await broker.get(K.Endpoint, epName, BROKER_NAMESPACE), onBroker, 'spec')) {
     await ensureNamespace(broker, BROKER_NAMESPACE);
     await broker.apply(onBroker);
+    // HA: one Endpoint per cluster, the active gateway's; a former active one that is gone for good is dropped too
+    for (const e of (await broker.list(K.Endpoint, { namespace: BROKER_NAMESPACE })).items) {
+      if (e.metadata.name !== epName && readEndpoint(e, ep.clusterId).cluster === ep.clusterId) await broker.delete(K.Endpoint, e.metadata.name, BROKER_NAMESPACE);
+    }
+    for (const e of (await local.list(K.Endpoint, { namespace: OPERATOR_NAMESPACE })).items) {
+      if (e.metadata.name !== epName && readEndpoint(e, ep.clusterId).cluster === ep.clusterId) await local.delete(K.Endpoint, e.metadata.name, OPERATOR_NAMESPACE);
+    }
   }
   // remote clusters' endpoints into this cluster
   const remote = (await broker.list(K.Endpoint, { namespace: BROKER_NAMESPACE })).items.filter((e) => readEndpoint(e, ep.clusterId).cluster !== ep.clusterId);
