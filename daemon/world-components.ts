@@ -8,17 +8,18 @@
 // `env`. A Node component should send `process.send({ type: 'ready' })` when it serves
 // and set `ready: 'ipc'`; others use `ready: 'started'` or an HTTP probe.
 //
-// Today: the tunnel (docs/gateway-and-agent.md). The first gateway node of each cluster
+// Today: the tunnel (docs/gateway-and-agent.md). The gateway node of each cluster
 // runs the gateway daemon (PSK tunnels to the other clusters' gateways over the
 // internet segment, VXLAN endpoint for its cluster's agents); every other node runs a
 // node agent that routes the other clusters' cluster and service CIDRs into its TUN
-// device and over VXLAN to that gateway. One PSK per world, in <state>/tunnel/psk.
+// device and over VXLAN to that gateway. A cluster with two gateway nodes runs the
+// gateway daemon on both (HA: a Lease in the cluster's store picks the active one).
+// The tunnel PSK is the join's (broker-info), in <state>/tunnel/<cluster>.psk.
 // And the code-hosting server (docs/githost.md) in the world root, at
 // http://198.18.0.1:3000 for every pod and node, and the control module of the first
 // cluster (docs/gitops.md) at http://198.18.0.1:8080. And the mesh (docs/mesh.md): per cluster
 // the mesh agent in the world root and the ingress gateway on the gateway node.
-import { randomBytes } from 'node:crypto';
-import { accessSync, constants, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ClustersetZone, simpleResolver, ZoneSource } from '../src/control/clusterset-dns/index.js';
@@ -31,6 +32,10 @@ import { meshComponents } from './mesh-components.js';
 export const here = (rel: string): string => fileURLToPath(new URL(rel, import.meta.url));
 
 const activeGateway = (c: PlanCluster): PlanNode | undefined => c.nodes.find((n) => n.role === 'gateway');
+/** the gateway nodes of a cluster with a public IP: one, or two (HA, the first is where the lease usually starts) */
+const gatewaysOf = (c: PlanCluster): PlanNode[] => c.nodes.filter((n) => n.role === 'gateway' && n.publicIP);
+/** the tunnel PSK of a cluster: the join's, copied from its Secret by the cluster's multicluster daemon */
+const pskFileOf = (ctx: ComponentContext, c: PlanCluster): string => join(ctx.stateDir, 'tunnel', `${c.name}.psk`);
 const subnetsOf = (c: PlanCluster): string[] => [c.clusterCIDR, c.serviceCIDR];
 
 /** TUN devices need /dev/net/tun; in a user namespace only when its mode lets everyone open it */
@@ -44,53 +49,67 @@ function tunReason(): string | undefined {
 }
 
 function tunnelComponents(plan: WorldPlan, ctx: ComponentContext): Component[] {
+  const dir = join(ctx.stateDir, 'tunnel');
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
   const noTun = tunReason();
   if (noTun) {
     ctx.log.warn({ reason: noTun }, 'no tunnels between the clusters: TUN devices cannot be opened (run as root, or chmod 0666 /dev/net/tun)');
     return [];
   }
-  const dir = join(ctx.stateDir, 'tunnel');
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const pskFile = join(dir, 'psk');
-  // one PSK per state dir, kept across restarts (like a broker-info file)
-  if (!existsSync(pskFile) || readFileSync(pskFile, 'utf8').trim().length < 32) writeFileSync(pskFile, randomBytes(32).toString('base64') + '\n', { mode: 0o600 });
   const out: Component[] = [];
   for (const c of plan.clusters) {
-    const gw = activeGateway(c);
-    if (!gw?.publicIP) continue;
-    const others = plan.clusters.filter((o) => o !== c && activeGateway(o)?.publicIP);
-    const gwConfig = {
-      clusterId: c.name,
-      name: gw.name,
-      pskFile,
-      localSubnets: subnetsOf(c),
-      tunnel: { listen: gw.publicIP, publicIP: gw.publicIP, privateIP: gw.underlayIP },
-      vxlan: { listen: gw.underlayIP },
-      peers: others.map((o) => ({ clusterId: o.name, endpoint: activeGateway(o)?.publicIP as string, subnets: subnetsOf(o) })),
-      nodes: c.nodes.filter((n) => n !== gw).map((n) => ({ address: n.underlayIP, podCIDRs: [n.podCIDR] })),
-      metrics: { listen: '0.0.0.0', port: ctx.metricsPort },
-      // the peer gateway starts at the same moment: retry a lost first initiation quickly
-      timers: { rekeyTimeoutMs: 500, handshakeAttempts: 20 },
-    };
-    const gwFile = join(dir, `${c.name}.gateway.json`);
-    writeFileSync(gwFile, JSON.stringify(gwConfig, null, 2) + '\n', { mode: 0o600 });
-    out.push({
-      name: `${c.name}.${gw.name}.gateway`,
-      netns: gw.netns,
-      command: [process.execPath, here('./gateway/main.js'), '--config', gwFile],
-      startAfter: 'network',
-      env: { STRAIT_CLUSTER: c.name, STRAIT_NODE: gw.name },
-      // ready when every peer tunnel is up (or at once when there is no peer)
-      ready: { http: `http://${gw.underlayIP}:${ctx.metricsPort}/records`, ...(others.length ? { match: '"status":"connected"' } : {}) },
-      metrics: `${gw.underlayIP}:${ctx.metricsPort}`,
-    });
+    const gws = gatewaysOf(c);
+    const first = gws[0];
+    if (!first) continue;
+    const others = plan.clusters.filter((o) => o !== c && gatewaysOf(o).length > 0);
+    for (const gw of gws) {
+      const gwConfig = {
+        clusterId: c.name,
+        name: gw.name,
+        // the join's PSK (broker-info), written by this cluster's multicluster daemon once joined
+        pskFile: pskFileOf(ctx, c),
+        localSubnets: subnetsOf(c),
+        tunnel: { listen: gw.publicIP, publicIP: gw.publicIP, privateIP: gw.underlayIP },
+        vxlan: { listen: gw.underlayIP },
+        peers: others.map((o) => {
+          const [a, ...standby] = gatewaysOf(o);
+          return { clusterId: o.name, endpoint: a?.publicIP as string, standby: standby.map((x) => x.publicIP as string), subnets: subnetsOf(o) };
+        }),
+        nodes: c.nodes.filter((n) => n !== gw).map((n) => ({ address: n.underlayIP, podCIDRs: [n.podCIDR] })),
+        metrics: { listen: '0.0.0.0', port: ctx.metricsPort },
+        // the peer gateway starts at the same moment: retry a lost first initiation quickly
+        timers: { rekeyTimeoutMs: 500, handshakeAttempts: 20 },
+        // two gateway nodes: the lease in the cluster's store says which one is active
+        ...(gws.length > 1 ? {
+          ha: {
+            members: gws.map((g) => ({ name: g.name, address: g.underlayIP })),
+            // failover within 1 s also when the active one freezes (a dead one is seen at once)
+            leaseDurationMs: 700, renewMs: 150,
+            store: { socket: ctx.storeSocket, tokenFile: ctx.storeTokenFile, cluster: c.name },
+          },
+        } : {}),
+      };
+      const gwFile = join(dir, gw === first ? `${c.name}.gateway.json` : `${c.name}.${gw.name}.gateway.json`);
+      writeFileSync(gwFile, JSON.stringify(gwConfig, null, 2) + '\n', { mode: 0o600 });
+      out.push({
+        name: `${c.name}.${gw.name}.gateway`,
+        netns: gw.netns,
+        command: [process.execPath, here('./gateway/main.js'), '--config', gwFile],
+        startAfter: 'network',
+        env: { STRAIT_CLUSTER: c.name, STRAIT_NODE: gw.name },
+        // ready when every peer tunnel is up (a passive gateway: when it knows the active one)
+        ready: { http: `http://${gw.underlayIP}:${ctx.metricsPort}/records`, match: '"ready":true' },
+        metrics: `${gw.underlayIP}:${ctx.metricsPort}`,
+      });
+    }
     const remote = others.flatMap(subnetsOf);
     if (remote.length === 0) continue;
-    for (const n of c.nodes.filter((x) => x !== gw)) {
+    for (const n of c.nodes.filter((x) => x.role !== 'gateway')) {
       const agentConfig = {
         nodeName: n.name,
         remoteSubnets: remote,
-        gateway: { address: gw.underlayIP },
+        // HA: the other gateway node's announcement (when it takes the lease) moves the agent there
+        gateway: { address: first.underlayIP, standby: gws.slice(1).map((g) => g.underlayIP) },
         vxlan: { listen: n.underlayIP },
         metrics: { listen: '0.0.0.0', port: ctx.metricsPort },
       };
@@ -178,7 +197,13 @@ function multiclusterComponents(plan: WorldPlan, ctx: ComponentContext): Compone
       clusterId: c.name,
       store: { socket: ctx.storeSocket, tokenFile: ctx.storeTokenFile },
       dns: { enabled: false },
-      ...(gw && plan.tunnels ? { records: { url: `http://${gw.underlayIP}:${ctx.metricsPort}/records` } } : {}),
+      ...(gw && plan.tunnels ? {
+        records: {
+          url: `http://${gw.underlayIP}:${ctx.metricsPort}/records`,
+          standbyUrls: gatewaysOf(c).filter((g) => g !== gw).map((g) => `http://${g.underlayIP}:${ctx.metricsPort}/records`),
+        },
+        pskFile: pskFileOf(ctx, c),
+      } : {}),
       metrics: { listen: gw ? gw.underlayIP : '127.0.0.1', port: ctx.metricsPort + 2 },
       ...(c === first ? { bootstrap: {
         brokerCluster: c.name, brokerInfoFile: join(ctx.stateDir, 'broker-info.subm'),

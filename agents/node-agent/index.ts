@@ -12,7 +12,7 @@ export interface NodeAgentDaemon {
 export async function runNodeAgentDaemon(config: unknown): Promise<NodeAgentDaemon> {
   const agent = await startNodeAgent(config);
   const m = agent.config.metrics;
-  const { server, port } = await serveStatus(m.listen, m.port, agentRegistry(agent), () => ({ node: agent.config.nodeName, counters: agent.counters }));
+  const { server, port } = await serveStatus(m.listen, m.port, agentRegistry(agent), () => ({ node: agent.config.nodeName, gateway: agent.gateway, gatewayEpoch: agent.gatewayEpoch, counters: agent.counters }));
   return {
     agent,
     metricsPort: port,

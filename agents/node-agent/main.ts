@@ -8,6 +8,9 @@ async function main(): Promise<void> {
   const path = configPathFromArgv(process.argv, 'strait-node-agent');
   const d = await runNodeAgentDaemon(readConfigFile(path));
   console.log(JSON.stringify({ msg: 'node agent started', node: d.agent.config.nodeName, tun: d.agent.tunName, vxlanPort: d.agent.vxlanPort, metricsPort: d.metricsPort }));
+  d.agent.onGatewayChange = (address, epoch) => {
+    console.error(JSON.stringify({ time: new Date().toISOString(), component: 'node-agent', level: 'info', msg: `active gateway is now ${address} (lease epoch ${epoch})` }));
+  };
   const stop = (): void => {
     d.stop().then(() => process.exit(0), () => process.exit(1));
   };

@@ -28,5 +28,12 @@ export function agentRegistry(a: NodeAgent): Registry {
       for (const reason of Object.keys(c.drops) as (keyof typeof c.drops)[]) this.inc({ reason }, c.drops[reason]);
     },
   });
+  new Counter({
+    name: 'strait_agent_gateway_switches_total', help: 'HA: times an announcement moved this agent to another active gateway', registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(c.gatewaySwitches);
+    },
+  });
   return registry;
 }

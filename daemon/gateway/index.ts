@@ -5,23 +5,48 @@ import { gatewayRegistry } from './metrics.js';
 
 export interface GatewayDaemon {
   gateway: Gateway;
+  /** HA (two gateway nodes): the lease elector, when `ha` is configured */
+  ha?: { elector: { isActive: boolean; holder: string | undefined; epoch: number } };
   metricsPort: number;
   stop(): Promise<void>;
 }
 
 /** Everything the store/CLI publishes about this gateway, as plain objects. */
-export function gatewayRecords(g: Gateway): { endpoint: ReturnType<Gateway['endpointRecord']>; connections: ReturnType<Gateway['connectionRecords']>; gateway: ReturnType<Gateway['gatewayRecord']>; drops: Record<string, number> } {
-  return { endpoint: g.endpointRecord(), connections: g.connectionRecords(), gateway: g.gatewayRecord(), drops: { ...g.tunnel.counters.drops } };
+export function gatewayRecords(g: Gateway): {
+  endpoint: ReturnType<Gateway['endpointRecord']>; connections: ReturnType<Gateway['connectionRecords']>; gateway: ReturnType<Gateway['gatewayRecord']>; drops: Record<string, number>;
+  ha?: { epoch: number; activeAddress: string | null; activeSince: string | null };
+  /** every tunnel of the active gateway connected, or a passive one that knows the active one */
+  ready: boolean;
+} {
+  const conns = g.connectionRecords();
+  return {
+    ready: g.haStatus === 'passive' ? g.activeAddress !== undefined : conns.every((c) => c.status === 'connected'),
+    endpoint: g.endpointRecord(), connections: conns, gateway: g.gatewayRecord(), drops: { ...g.tunnel.counters.drops },
+    ...(g.config.ha ? { ha: { epoch: g.haEpoch, activeAddress: g.haStatus === 'active' ? g.config.ha.members.find((m) => m.name === g.config.name)?.address ?? null : g.activeAddress ?? null, activeSince: g.activeSince ? new Date(g.activeSince).toISOString() : null } } : {}),
+  };
 }
 
-export async function runGatewayDaemon(config: unknown, opts: GatewayOptions = {}): Promise<GatewayDaemon> {
+export interface GatewayDaemonOptions extends GatewayOptions {
+  /** HA: this gateway lost the lease while active (default: exit 75, the supervisor restarts it passive) */
+  onHaLost?: () => void;
+  log?: (level: 'info' | 'warn' | 'error', msg: string, extra?: Record<string, unknown>) => void;
+}
+
+export async function runGatewayDaemon(config: unknown, opts: GatewayDaemonOptions = {}): Promise<GatewayDaemon> {
   const gateway = await startGateway(config, opts);
   const m = gateway.config.metrics;
   const { server, port } = await serveStatus(m.listen, m.port, gatewayRegistry(gateway), () => gatewayRecords(gateway));
+  const log = opts.log ?? ((level, msg, extra) => console.error(JSON.stringify({ time: new Date().toISOString(), component: 'gateway', level, msg, ...extra })));
+  // HA: the store client is loaded only here (a single gateway never needs it)
+  const ha = gateway.config.ha
+    ? await (await import('./ha.js')).startGatewayHa(gateway, log, opts.onHaLost ?? (() => process.exit(75)))
+    : undefined;
   return {
     gateway,
     metricsPort: port,
+    ...(ha ? { ha } : {}),
     async stop() {
+      await ha?.stop();
       server.close();
       await gateway.stop();
     },

@@ -1,4 +1,5 @@
 // strait gateway daemon entry: node dist/daemon/gateway/main.js --config gateway.yaml
+import { existsSync } from 'node:fs';
 import { isStraitError } from '../../src/base/errors/index.js';
 import { configPathFromArgv, readConfigFile } from '../config-file.js';
 import { parseGatewayConfig } from '../../src/dataplane/gateway/index.js';
@@ -7,6 +8,12 @@ import { runGatewayDaemon } from './index.js';
 async function main(): Promise<void> {
   const path = configPathFromArgv(process.argv, 'strait-gateway');
   const cfg = readConfigFile(path);
+  // the PSK comes from the cluster's join (broker-info): wait until it has been written
+  const pskFile = (cfg as { pskFile?: unknown }).pskFile;
+  for (let i = 0; typeof pskFile === 'string' && !existsSync(pskFile); i++) {
+    if (i === 0) console.error(JSON.stringify({ time: new Date().toISOString(), component: 'gateway', level: 'info', msg: `waiting for the tunnel PSK in ${pskFile} (written when the cluster joins the broker)` }));
+    await new Promise((r) => setTimeout(r, 50));
+  }
   const d = await runGatewayDaemon(cfg, {
     onEvent: (ev) => console.error(JSON.stringify({ time: new Date().toISOString(), component: 'gateway', ...ev })),
   });

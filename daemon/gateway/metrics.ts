@@ -91,5 +91,25 @@ export function gatewayRegistry(gw: Gateway): Registry {
       this.inc({ direction: 'tx' }, gw.vxlan.txBytes);
     },
   });
+  new Gauge({
+    name: 'strait_gateway_active', help: 'HA: 1 while this gateway holds the lease (always 1 for a single gateway)', registers: [registry],
+    collect() {
+      this.set(gw.haStatus === 'active' ? 1 : 0);
+    },
+  });
+  new Counter({
+    name: 'strait_gateway_passive_drops_total', help: 'HA: tunnel packets that reached this gateway while it was passive', registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(gw.vxlan.passiveDrops);
+    },
+  });
+  new Counter({
+    name: 'strait_gateway_fenced_drops_total', help: 'HA: tunnel datagrams not sent because the lease was not confirmed in time (a resumed former active gateway)', registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(gw.vxlan.fencedDrops);
+    },
+  });
   return registry;
 }

@@ -1,14 +1,14 @@
 // The multicluster part of the control module, as a daemon: per joined cluster it runs the
 // export/import controllers, the clusterset.local DNS server, and publishes the gateway's
 // records (Endpoint, Gateway) to the cluster and the broker. /metrics beside it.
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { Registry } from 'prom-client';
 import { defineConfig, type ConfigSchema } from '../../src/base/config/index.js';
 import { E } from '../../src/base/errors/index.js';
 import { createLogger, type Logger } from '../../src/base/log/index.js';
 import { ClustersetZone, startClustersetDns, ZoneSource, type ClustersetDns } from '../../src/control/clusterset-dns/index.js';
 import {
-  bootstrapClusterSet, MulticlusterAgent, MulticlusterMetrics, openBrokerOfCluster, readJoin, startRecordsPublisher, type GatewayRecords,
+  bootstrapClusterSet, MC_KINDS, MulticlusterAgent, OPERATOR_NAMESPACE, PSK_SECRET, MulticlusterMetrics, openBrokerOfCluster, readJoin, startRecordsPublisher, type GatewayRecords,
 } from '../../src/control/multicluster/index.js';
 import { connectStore, type ResourceStore } from '../../src/control/store/index.js';
 import { serveStatus } from '../http-server.js';
@@ -19,9 +19,11 @@ export interface MulticlusterDaemonConfig {
   store: { socket: string; tokenFile: string };
   dns: { enabled: boolean; listen: string; port: number; upstream?: string; rateLimitQps: number; rateLimitBurst: number };
   /** the gateway daemon's /records URL, polled and published */
-  records?: { url: string; intervalMs: number };
+  records?: { url: string; intervalMs: number; standbyUrls: string[] };
   metrics: { listen: string; port: number };
   resyncMs: number;
+  /** after the join: write the join's PSK (Secret submariner-ipsec-psk, base64 text) here, mode 0600, for the gateway daemons */
+  pskFile?: string;
   /** deploy the broker and join every listed cluster when this cluster has not joined (what `strait up` does, on one cluster) */
   bootstrap?: { brokerCluster: string; brokerInfoFile: string; clusters: { clusterId: string; clusterCIDR: string; serviceCIDR: string }[] };
 }
@@ -49,13 +51,18 @@ const schema: ConfigSchema<MulticlusterDaemonConfig> = {
     },
     records: {
       type: 'object', additionalProperties: false, required: ['url'], nullable: true,
-      properties: { url: { type: 'string', pattern: '^http://' }, intervalMs: { type: 'integer', minimum: 100, default: 1000 } },
+      properties: {
+        url: { type: 'string', pattern: '^http://' }, intervalMs: { type: 'integer', minimum: 100, default: 1000 },
+        // HA: the cluster's second gateway node (both publish a Gateway record; only the active one an Endpoint)
+        standbyUrls: { type: 'array', items: { type: 'string', pattern: '^http://' }, default: [] },
+      },
     },
     metrics: {
       type: 'object', additionalProperties: false, required: [], default: {},
       properties: { listen: { type: 'string', default: '127.0.0.1' }, port: { type: 'integer', minimum: 0, maximum: 65535, default: 9470 } },
     },
     resyncMs: { type: 'integer', minimum: 100, default: 10000 },
+    pskFile: { type: 'string', nullable: true, minLength: 1 },
     bootstrap: {
       type: 'object', additionalProperties: false, required: ['brokerCluster', 'brokerInfoFile', 'clusters'], nullable: true,
       properties: {
@@ -74,6 +81,26 @@ const schema: ConfigSchema<MulticlusterDaemonConfig> = {
 } as unknown as ConfigSchema<MulticlusterDaemonConfig>;
 
 export const multiclusterDaemonConfig = defineConfig(schema);
+
+/**
+ * The gateway daemons take the tunnel PSK from the join: the Secret the join wrote in this
+ * cluster (the broker-info file's newly generated PSK), copied to a file only they read.
+ */
+async function writeJoinPsk(local: ResourceStore, file: string, log: Logger): Promise<void> {
+  const s = await local.get(MC_KINDS.Secret, PSK_SECRET, OPERATOR_NAMESPACE);
+  const psk = (s?.['data'] as Record<string, string> | undefined)?.['psk'];
+  if (!psk) {
+    log.error({ secret: `${OPERATOR_NAMESPACE}/${PSK_SECRET}` }, 'the join left no PSK Secret: the gateway daemons cannot start their tunnels');
+    return;
+  }
+  const text = psk + '\n';
+  let old = '';
+  try { old = readFileSync(file, 'utf8'); } catch { /* first time */ }
+  if (old === text) return;
+  writeFileSync(`${file}.tmp`, text, { mode: 0o600 });
+  renameSync(`${file}.tmp`, file);
+  log.info({ file }, 'wrote the join\'s tunnel PSK for the gateway daemons');
+}
 
 export interface RunningMulticluster {
   agent: MulticlusterAgent;
@@ -117,9 +144,10 @@ export async function runMulticlusterDaemon(raw: unknown, inject: { local?: Reso
     broker = await openBrokerOfCluster(local).catch(() => undefined);
     if (!broker) {
       if (i === 0) log.info('waiting for this cluster to join a broker');
-      await new Promise((r) => setTimeout(r, 1000));
+      await new Promise((r) => setTimeout(r, i < 50 ? 200 : 1000));
     }
   }
+  if (cfg.pskFile) await writeJoinPsk(local, cfg.pskFile, log).catch((err: unknown) => log.error({ err, file: cfg.pskFile }, 'writing the tunnel PSK failed'));
   const registry = new Registry();
   const metrics = new MulticlusterMetrics(registry);
   const agent = new MulticlusterAgent({ clusterId: cfg.clusterId, local, broker, metrics, log, resyncMs: cfg.resyncMs });
@@ -137,18 +165,18 @@ export async function runMulticlusterDaemon(raw: unknown, inject: { local?: Reso
       ...(ua && up ? { upstream: { address: ua, port: Number(up) } } : {}),
     });
   }
-  const publisher = cfg.records ? startRecordsPublisher({
-    local, broker, intervalMs: cfg.records.intervalMs,
-    fetchRecords: async () => (await (await fetch(cfg.records!.url)).json()) as GatewayRecords,
-    onError: (err) => log.debug({ err }, 'publishing gateway records failed'),
-  }) : undefined;
+  const publishers = cfg.records ? [cfg.records.url, ...cfg.records.standbyUrls].map((url) => startRecordsPublisher({
+    local, broker, intervalMs: cfg.records!.intervalMs,
+    fetchRecords: async () => (await (await fetch(url)).json()) as GatewayRecords,
+    onError: (err) => log.debug({ err, url }, 'publishing gateway records failed'),
+  })) : [];
   const status = await serveStatus(cfg.metrics.listen, cfg.metrics.port, registry, () => ({ cluster: cfg.clusterId, exports: Object.fromEntries([...agent.exportConditions()].map(([k, v]) => [k, Object.fromEntries(v)])) }));
   log.info({ dnsPort: dns?.port, metricsPort: status.port }, 'multicluster control running');
   if (process.connected) process.send?.({ type: 'ready' });
   return {
     agent, ...(dns ? { dns } : {}), metricsPort: status.port,
     async stop() {
-      publisher?.stop();
+      for (const p of publishers) p.stop();
       source?.stop();
       await dns?.close();
       await agent.stop();

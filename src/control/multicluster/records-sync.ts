@@ -25,7 +25,11 @@ export async function publishGatewayRecords(local: ResourceStore, broker: Resour
     spec: { ...ep, subnets: [...ep.subnets] },
   };
   await ensureNamespace(local, OPERATOR_NAMESPACE);
-  if (!same(await local.get(K.Endpoint, epName, OPERATOR_NAMESPACE), endpoint, 'spec')) await local.apply(endpoint);
+  // HA: only the active gateway of a cluster has an Endpoint (a passive one removes its own)
+  const passive = recs.gateway.haStatus === 'passive';
+  if (passive) {
+    if (await local.get(K.Endpoint, epName, OPERATOR_NAMESPACE)) await local.delete(K.Endpoint, epName, OPERATOR_NAMESPACE);
+  } else if (!same(await local.get(K.Endpoint, epName, OPERATOR_NAMESPACE), endpoint, 'spec')) await local.apply(endpoint);
   const gwName = safe(recs.gateway.node);
   const status = { ...recs.gateway, connections: recs.connections, ...(version ? { version } : {}) };
   const existing = await local.get(K.Gateway, gwName, OPERATOR_NAMESPACE);
@@ -35,13 +39,21 @@ export async function publishGatewayRecords(local: ResourceStore, broker: Resour
   }
   if (!broker) return;
   const onBroker = { ...endpoint, metadata: { name: epName, namespace: BROKER_NAMESPACE } };
+  if (passive && await broker.get(K.Endpoint, epName, BROKER_NAMESPACE)) await broker.delete(K.Endpoint, epName, BROKER_NAMESPACE);
   if (recs.gateway.haStatus === 'active' && !same(await broker.get(K.Endpoint, epName, BROKER_NAMESPACE), onBroker, 'spec')) {
     await ensureNamespace(broker, BROKER_NAMESPACE);
     await broker.apply(onBroker);
+    // HA: one Endpoint per cluster, the active gateway's; a former active one that is gone for good is dropped too
+    for (const e of (await broker.list(K.Endpoint, { namespace: BROKER_NAMESPACE })).items) {
+      if (e.metadata.name !== epName && readEndpoint(e, ep.clusterId).cluster === ep.clusterId) await broker.delete(K.Endpoint, e.metadata.name, BROKER_NAMESPACE);
+    }
+    for (const e of (await local.list(K.Endpoint, { namespace: OPERATOR_NAMESPACE })).items) {
+      if (e.metadata.name !== epName && readEndpoint(e, ep.clusterId).cluster === ep.clusterId) await local.delete(K.Endpoint, e.metadata.name, OPERATOR_NAMESPACE);
+    }
   }
   // remote clusters' endpoints into this cluster
   const remote = (await broker.list(K.Endpoint, { namespace: BROKER_NAMESPACE })).items.filter((e) => readEndpoint(e, ep.clusterId).cluster !== ep.clusterId);
-  const keep = new Set<string>([epName]);
+  const keep = new Set<string>(passive ? [] : [epName]);
   for (const r of remote) {
     const copy: KubeObject = { apiVersion: K.Endpoint.apiVersion, kind: 'Endpoint', metadata: { name: r.metadata.name, namespace: OPERATOR_NAMESPACE }, spec: r.spec };
     keep.add(r.metadata.name);

@@ -8,6 +8,25 @@ export interface GatewayPeerConfig {
   endpoint: string;
   port: number;
   subnets: string[];
+  /** the remote cluster's other gateway nodes (HA): their address is no NAT */
+  standby: string[];
+}
+
+/** HA: this cluster has two gateway nodes; the lease in the cluster's store says which one is active. */
+export interface GatewayHaConfig {
+  /** every gateway node of the cluster (this one included): node name = lease holder identity */
+  members: { name: string; address: string }[];
+  /** the Lease object (namespace/name) in the cluster's store */
+  leaseNamespace: string;
+  leaseName: string;
+  leaseDurationMs: number;
+  renewMs: number;
+  /** TCP port of the liveness link between the gateways (the passive one holds a connection to the active one) */
+  port: number;
+  /** announcements to the node agents while active */
+  announceMs: number;
+  /** the store API (the world's), with the bearer token file */
+  store: { socket: string; tokenFile: string; cluster: string };
 }
 
 export interface GatewayNodeConfig {
@@ -33,6 +52,7 @@ export interface GatewayConfig {
   nodes: GatewayNodeConfig[];
   metrics: { listen: string; port: number };
   timers: { keepaliveMs: number; deadAfterMs: number; rekeyAfterMs: number; rekeyTimeoutMs: number; handshakeAttempts: number };
+  ha?: GatewayHaConfig;
 }
 
 const ip = { type: 'string', pattern: '^\\d{1,3}\\.\\d{1,3}\\.\\d{1,3}\\.\\d{1,3}$' } as const;
@@ -71,7 +91,10 @@ const schema: ConfigSchema<GatewayConfig> = {
       type: 'array',
       items: {
         type: 'object', additionalProperties: false, required: ['clusterId', 'endpoint', 'subnets'],
-        properties: { clusterId: { type: 'string', pattern: '^[a-z0-9][a-z0-9.-]{0,62}$' }, endpoint: ip, port: { ...port, default: 4500 }, subnets: cidrs },
+        properties: {
+          clusterId: { type: 'string', pattern: '^[a-z0-9][a-z0-9.-]{0,62}$' }, endpoint: ip, port: { ...port, default: 4500 }, subnets: cidrs,
+          standby: { type: 'array', items: ip, default: [] },
+        },
       },
     },
     nodes: {
@@ -81,6 +104,25 @@ const schema: ConfigSchema<GatewayConfig> = {
     metrics: {
       type: 'object', additionalProperties: false, default: {} as never, required: [],
       properties: { listen: { type: 'string', default: '127.0.0.1' }, port: { ...port, default: 9464 } },
+    },
+    ha: {
+      type: 'object', additionalProperties: false, nullable: true, required: ['members', 'store'],
+      properties: {
+        members: {
+          type: 'array', minItems: 2, maxItems: 2,
+          items: { type: 'object', additionalProperties: false, required: ['name', 'address'], properties: { name: { type: 'string', minLength: 1 }, address: ip } },
+        },
+        leaseNamespace: { type: 'string', default: 'submariner-operator' },
+        leaseName: { type: 'string', default: 'strait-gateway' },
+        leaseDurationMs: { type: 'integer', minimum: 200, maximum: 60000, default: 1000 },
+        renewMs: { type: 'integer', minimum: 50, maximum: 20000, default: 200 },
+        port: { ...port, default: 4801 },
+        announceMs: { type: 'integer', minimum: 100, default: 1000 },
+        store: {
+          type: 'object', additionalProperties: false, required: ['socket', 'tokenFile', 'cluster'],
+          properties: { socket: { type: 'string', minLength: 1 }, tokenFile: { type: 'string', minLength: 1 }, cluster: { type: 'string', minLength: 1 } },
+        },
+      },
     },
     timers: {
       type: 'object', additionalProperties: false, default: {} as never, required: [],
@@ -103,6 +145,10 @@ export function parseGatewayConfig(input: unknown, where = 'gateway config'): Re
   c.localSubnets.forEach((s, i) => parseCidr(s, `${where}: localSubnets[${i}]`));
   c.peers.forEach((p, i) => p.subnets.forEach((s, j) => parseCidr(s, `${where}: peers[${i}].subnets[${j}]`)));
   c.nodes.forEach((n, i) => n.podCIDRs.forEach((s, j) => parseCidr(s, `${where}: nodes[${i}].podCIDRs[${j}]`)));
+  if (c.ha) {
+    if (!c.ha.members.some((m) => m.name === c.name)) throw E.configInvalid(`${where}: ha.members`, c.ha.members.map((m) => m.name).join(','), `must list this gateway's own name "${c.name}"`);
+    if (c.ha.renewMs * 2 > c.ha.leaseDurationMs) throw E.configInvalid(`${where}: ha.renewMs`, c.ha.renewMs, `must be at most half of ha.leaseDurationMs (${c.ha.leaseDurationMs})`);
+  }
   if ((c.psk === undefined || c.psk === null) === (c.pskFile === undefined || c.pskFile === null)) {
     throw E.configInvalid(`${where}: psk`, c.psk ?? c.pskFile ?? null, 'set exactly one of psk (the broker-info PSK text) or pskFile');
   }

@@ -8,14 +8,14 @@ import { systemClock, type Clock } from '../../base/clock/index.js';
 import { parseCidr, cidrContains, type Cidr } from '../../base/config/index.js';
 import { E } from '../../base/errors/index.js';
 import { peekDestination, peekSource } from '../../wire/ipv4/index.js';
-import { writeHeaders, VXLAN_OVERHEAD, ETHERTYPE_IPV4, ETHERTYPE_VNET, AGENT_MAC, GATEWAY_MAC } from '../../wire/vxlan/index.js';
+import { writeHeaders, encodeAnnounce, announceEpoch, VXLAN_OVERHEAD, ETHERTYPE_ANNOUNCE, ETHERTYPE_IPV4, ETHERTYPE_VNET, AGENT_MAC, GATEWAY_MAC } from '../../wire/vxlan/index.js';
 import { FEATURE_VNET, NEXT_IPV4, NEXT_IPV4_VNET } from '../../wire/tunnel/index.js';
 import { TunnelEndpoint, type Peer, type PeerRecord, type TunnelEvent } from '../tunnel/index.js';
 import { TunDevice, routeInto, vnetHdrIsPlain, VNET_HDR_LEN } from '../tun/index.js';
 import { UdpTransport } from '../udp/index.js';
 import { parseGatewayConfig, type GatewayConfig } from './config.js';
 
-export { parseGatewayConfig, type GatewayConfig, type GatewayPeerConfig, type GatewayNodeConfig } from './config.js';
+export { parseGatewayConfig, type GatewayConfig, type GatewayPeerConfig, type GatewayNodeConfig, type GatewayHaConfig } from './config.js';
 
 export class VxlanCounters {
   rxPackets = 0;
@@ -23,6 +23,12 @@ export class VxlanCounters {
   txPackets = 0;
   txBytes = 0;
   malformed = 0;
+  /** HA: tunnel packets that reached this gateway while it was passive (dropped) */
+  passiveDrops = 0;
+  /** HA: announcements sent to the node agents */
+  announcements = 0;
+  /** HA: tunnel datagrams not sent because the lease was not confirmed in time (fenced) */
+  fencedDrops = 0;
 }
 
 /** SPEC "Cluster join artefacts": Endpoint record of this gateway. */
@@ -82,7 +88,18 @@ export class Gateway {
   private tun: TunDevice | undefined;
   private readonly nodes: { address: string; cidrs: Cidr[] }[];
   private readonly vni: number;
-  haStatus: 'active' | 'passive' = 'active';
+  haStatus: 'active' | 'passive';
+  /** HA: the lease epoch (transitions) this gateway became active with */
+  haEpoch = 0;
+  /** HA: underlay address of the active gateway while this one is passive */
+  activeAddress: string | undefined;
+  /** HA: when this gateway became active (ms since the epoch), for records */
+  activeSince: number | undefined;
+  private announceTimer: NodeJS.Timeout | undefined;
+  /** HA: performance.now() after which this gateway may no longer hold the lease; 0 = no fence */
+  private fenceAt = 0;
+  private tunnelStarted = false;
+  private readonly standbyEndpoints: Map<string, Set<string>>;
   /** [VXLAN + Ethernet header to the agents, packet]: reused, the payload slot is replaced */
   private readonly vxlanParts: Buffer[];
 
@@ -93,6 +110,8 @@ export class Gateway {
     writeHeaders(hdr, 0, config.vxlan.vni, AGENT_MAC, GATEWAY_MAC, ETHERTYPE_IPV4);
     this.vxlanParts = [hdr, hdr];
     this.nodes = config.nodes.map((n) => ({ address: n.address, cidrs: n.podCIDRs.map((c) => parseCidr(c)) }));
+    this.haStatus = config.ha ? 'passive' : 'active';
+    this.standbyEndpoints = new Map(config.peers.map((p) => [p.clusterId, new Set(p.standby.map((a) => `${a}:${p.port}`))]));
     const psk = config.psk ?? readPsk(config.pskFile as string);
     this.tunnel = new TunnelEndpoint({
       clusterId: config.clusterId,
@@ -100,7 +119,7 @@ export class Gateway {
       clock: opts.clock ?? systemClock,
       peers: config.peers.map((p) => ({ clusterId: p.clusterId, address: p.endpoint, port: p.port, subnets: p.subnets })),
       limits: config.timers,
-      send: (chunks, port, address) => this.tunnelSock?.send(chunks, port, address),
+      send: (chunks, port, address) => this.sendTunnel(chunks, port, address),
       deliver: (packet, peer, next) => this.deliver(packet, peer, next),
       features: config.tun.offload ? FEATURE_VNET : 0,
       ...(opts.onEvent ? { onEvent: opts.onEvent } : {}),
@@ -117,13 +136,78 @@ export class Gateway {
 
   async start(): Promise<void> {
     const c = this.config;
-    this.tunnelSock = await UdpTransport.bind(c.tunnel.listen, c.tunnel.port, (m, a, p) => this.tunnel.receive(m, a, p));
+    this.tunnelSock = await UdpTransport.bind(c.tunnel.listen, c.tunnel.port, (m, a, p) => this.fromTunnel(m, a, p));
     this.vxlanSock = await UdpTransport.bind(c.vxlan.listen, c.vxlan.port, (m, a, p) => this.fromVxlan(m, a, p));
     if (!this.opts.noTun) {
       this.tun = TunDevice.open(c.tun.name, (buf, off, len) => this.fromTun(buf, off, len), { offload: c.tun.offload });
       routeInto(this.tun.name, c.peers.flatMap((p) => p.subnets), { mtu: c.tun.mtu });
     }
+    if (this.haStatus === 'active') this.startTunnel();
+  }
+
+  private startTunnel(): void {
+    if (this.tunnelStarted) return;
+    this.tunnelStarted = true;
     this.tunnel.start();
+  }
+
+  /**
+   * HA: this gateway now holds the lease. Start the tunnels (the first handshake to every
+   * remote gateway moves its peer address here: roaming on an authenticated initiation)
+   * and announce to the cluster's node agents, now and every `ha.announceMs`.
+   */
+  becomeActive(epoch: number): void {
+    this.haEpoch = epoch;
+    this.activeAddress = undefined;
+    if (this.haStatus === 'active' && this.tunnelStarted) return;
+    this.haStatus = 'active';
+    this.activeSince = Date.now();
+    this.startTunnel();
+    this.announce();
+    // a lost datagram must not leave an agent behind: repeat soon, then periodically
+    setTimeout(() => this.announce(), 20).unref();
+    setTimeout(() => this.announce(), 100).unref();
+    this.announceTimer = setInterval(() => this.announce(), this.config.ha?.announceMs ?? 1000);
+    this.announceTimer.unref();
+  }
+
+  /**
+   * HA fencing: the lease is ours until `until` (performance.now() ms). Past it (the process
+   * was frozen, or the store has not confirmed the renewal), nothing is sent on the tunnel,
+   * so a resumed former active gateway cannot pull the remote gateways back to itself.
+   */
+  leaseHeld(until: number): void {
+    this.fenceAt = until;
+  }
+
+  private sendTunnel(chunks: Buffer | Buffer[], port: number, address: string): void {
+    if (this.fenceAt !== 0 && performance.now() > this.fenceAt) {
+      this.vxlan.fencedDrops++;
+      return;
+    }
+    this.tunnelSock?.send(chunks, port, address);
+  }
+
+  /** HA: another gateway (underlay `address`) holds the lease; this node's traffic goes to it over VXLAN. */
+  becomePassive(address: string | undefined): void {
+    if (this.haStatus === 'active' && this.tunnelStarted) return; // demotion: the daemon exits and restarts passive
+    this.haStatus = 'passive';
+    if (address !== undefined) this.activeAddress = address;
+  }
+
+  private announce(): void {
+    if (this.haStatus !== 'active' || !this.vxlanSock) return;
+    const frame = encodeAnnounce(this.vni, this.haEpoch);
+    for (const n of this.nodes) {
+      this.vxlan.announcements++;
+      this.vxlanSock.send(frame, this.config.vxlan.agentPort, n.address);
+    }
+  }
+
+  /** UDP 4500: only the active gateway speaks the tunnel protocol. */
+  private fromTunnel(msg: Buffer, address: string, port: number): void {
+    if (this.haStatus === 'active') this.tunnel.receive(msg, address, port);
+    else this.vxlan.passiveDrops++;
   }
 
   /** HA: a remote cluster's active gateway changed address (from the broker's Endpoint records). */
@@ -132,6 +216,7 @@ export class Gateway {
   }
 
   async stop(): Promise<void> {
+    if (this.announceTimer) clearInterval(this.announceTimer);
     this.tunnel.close();
     this.tun?.close();
     await this.tunnelSock?.close();
@@ -139,23 +224,64 @@ export class Gateway {
   }
 
   /** A VXLAN frame from a node agent: route its inner IPv4 packet into a tunnel. */
-  private fromVxlan(msg: Buffer, _address: string, _port: number): void {
+  private fromVxlan(msg: Buffer, address: string, _port: number): void {
     const len = msg.length;
     const etherType = len >= VXLAN_OVERHEAD ? msg.readUInt16BE(20) : 0;
     if (len < VXLAN_OVERHEAD + 20 || ((msg[0] as number) & 0x08) === 0 || msg.readUIntBE(4, 3) !== this.vni || (etherType !== ETHERTYPE_IPV4 && etherType !== ETHERTYPE_VNET)) {
+      if (etherType === ETHERTYPE_ANNOUNCE && this.fromPeerGateway(msg, address)) return;
       this.vxlan.malformed++;
       this.tunnel.counters.drops.malformed++;
       return;
     }
     this.vxlan.rxPackets++;
     this.vxlan.rxBytes += len - VXLAN_OVERHEAD;
+    if (this.haStatus === 'passive') {
+      // HA: decrypted traffic for this node's pods, from the active gateway
+      if (address === this.activeAddress && etherType === ETHERTYPE_IPV4 && this.tun) this.tun.writePacket(msg, VXLAN_OVERHEAD, len - VXLAN_OVERHEAD);
+      else this.tunnel.counters.drops.no_route++;
+      return;
+    }
     if (etherType === ETHERTYPE_IPV4) this.forward(msg, VXLAN_OVERHEAD, len - VXLAN_OVERHEAD);
     else this.forwardVnet(msg, VXLAN_OVERHEAD, len - VXLAN_OVERHEAD);
   }
 
+  /** HA: an announcement from the other gateway node of this cluster (the passive one follows it). */
+  private fromPeerGateway(msg: Buffer, address: string): boolean {
+    const epoch = announceEpoch(msg);
+    if (epoch < 0 || !this.config.ha?.members.some((m) => m.address === address)) return false;
+    if (this.haStatus === 'passive' && epoch >= this.haEpoch) {
+      this.haEpoch = epoch;
+      this.activeAddress = address;
+    }
+    return true;
+  }
+
+  /** HA, passive: this node's pods' packets go to the active gateway over VXLAN, as an agent's would. */
+  private toActive(buf: Buffer, off: number, len: number): void {
+    const to = this.activeAddress;
+    if (to === undefined || !this.vxlanSock) {
+      this.tunnel.counters.drops.no_route++;
+      return;
+    }
+    let etherType = ETHERTYPE_IPV4;
+    if (this.config.tun.offload) {
+      if (len > VNET_HDR_LEN && vnetHdrIsPlain(buf, off)) {
+        off += VNET_HDR_LEN;
+        len -= VNET_HDR_LEN;
+      } else etherType = ETHERTYPE_VNET;
+    }
+    const out = Buffer.allocUnsafe(VXLAN_OVERHEAD + len);
+    writeHeaders(out, 0, this.vni, GATEWAY_MAC, AGENT_MAC, etherType);
+    buf.copy(out, VXLAN_OVERHEAD, off, off + len);
+    this.vxlan.txPackets++;
+    this.vxlan.txBytes += len;
+    this.vxlanSock.send(out, this.config.vxlan.port, to);
+  }
+
   /** A packet the gateway node routed into the TUN device. */
   private fromTun(buf: Buffer, off: number, len: number): void {
-    if (!this.config.tun.offload) this.forward(buf, off, len);
+    if (this.haStatus === 'passive') this.toActive(buf, off, len);
+    else if (!this.config.tun.offload) this.forward(buf, off, len);
     else if (len > VNET_HDR_LEN && vnetHdrIsPlain(buf, off)) this.forward(buf, off + VNET_HDR_LEN, len - VNET_HDR_LEN);
     else this.forwardVnet(buf, off, len);
   }
@@ -232,11 +358,13 @@ export class Gateway {
   }
 
   connectionRecords(): ConnectionRecord[] {
+    if (this.haStatus === 'passive') return [];
     return this.tunnel.records().map((r: PeerRecord) => ({
       gateway: this.config.name,
       cluster: r.cluster,
       remoteIP: r.remoteIP,
-      nat: r.nat ? 'yes' : 'no',
+      // a remote cluster's standby gateway that took over is not NAT
+      nat: r.nat && this.standbyEndpoints.get(r.cluster)?.has(`${r.remoteIP}:${r.remotePort}`) !== true ? 'yes' : 'no',
       cableDriver: CABLE_DRIVER,
       subnets: r.subnets,
       status: r.status,
@@ -249,6 +377,7 @@ export class Gateway {
   }
 
   gatewayRecord(): GatewayRecord {
+    if (this.haStatus === 'passive') return { node: this.config.name, haStatus: 'passive', summary: 'There are no connections' };
     const conns = this.tunnel.records();
     const up = conns.filter((r) => r.status === 'connected').length;
     const summary = up === conns.length

@@ -5,7 +5,8 @@ export interface NodeAgentConfig {
   nodeName: string;
   /** remote clusters' CIDRs: routed into the TUN device, sent over VXLAN to the gateway */
   remoteSubnets: string[];
-  gateway: { address: string; port: number };
+  /** standby: the cluster's other gateway nodes (HA); their announcement moves the agent to them */
+  gateway: { address: string; port: number; standby: string[] };
   vxlan: { listen: string; port: number; vni: number };
   /** offload: TCP super-packets to the gateway (the gateway must enable tun.offload too) */
   tun: { name: string; mtu: number; offload: boolean };
@@ -22,7 +23,7 @@ const schema: ConfigSchema<NodeAgentConfig> = {
   properties: {
     nodeName: { type: 'string', default: 'node' },
     remoteSubnets: { type: 'array', items: { type: 'string' } },
-    gateway: { type: 'object', additionalProperties: false, required: ['address'], properties: { address: ip, port: { ...port, default: 4800 } } },
+    gateway: { type: 'object', additionalProperties: false, required: ['address'], properties: { address: ip, port: { ...port, default: 4800 }, standby: { type: 'array', items: ip, default: [] } } },
     vxlan: {
       type: 'object', additionalProperties: false, default: {} as never, required: [],
       properties: { listen: { ...ip, default: '0.0.0.0' }, port: { ...port, default: 4800 }, vni: { type: 'integer', minimum: 0, maximum: 16777215, default: 100 } },

@@ -3,7 +3,7 @@
 // the cluster's active gateway on UDP 4800; VXLAN frames from the gateway are
 // unwrapped and written back into the node through the TUN device.
 import { peekDestination } from '../../wire/ipv4/index.js';
-import { writeHeaders, VXLAN_OVERHEAD, ETHERTYPE_IPV4, ETHERTYPE_VNET, AGENT_MAC, GATEWAY_MAC } from '../../wire/vxlan/index.js';
+import { writeHeaders, announceEpoch, VXLAN_OVERHEAD, ETHERTYPE_ANNOUNCE, ETHERTYPE_IPV4, ETHERTYPE_VNET, AGENT_MAC, GATEWAY_MAC } from '../../wire/vxlan/index.js';
 import { TunDevice, routeInto, vnetHdrIsPlain, VNET_HDR_LEN } from '../tun/index.js';
 import { UdpTransport } from '../udp/index.js';
 import { parseNodeAgentConfig, type NodeAgentConfig } from './config.js';
@@ -17,6 +17,8 @@ export class NodeAgentCounters {
   rxBytes = 0;
   /** not_ipv4: frames with another EtherType (a kernel vxlan peer sends IPv6 ND, ARP) */
   readonly drops = { malformed: 0, auth: 0, not_ipv4: 0, tun_full: 0 };
+  /** HA: announcements followed (the active gateway moved) */
+  gatewaySwitches = 0;
 }
 
 export class NodeAgent {
@@ -26,6 +28,12 @@ export class NodeAgent {
   private gatewayAddress: string;
   private gatewayPort: number;
   private readonly vni: number;
+  /** HA: every gateway node of the cluster (the configured one and its standbys) */
+  private readonly gateways: Set<string>;
+  /** HA: epoch (lease transitions) of the last announcement followed */
+  gatewayEpoch = -1;
+  /** called when an announcement moved the agent to another gateway */
+  onGatewayChange: ((address: string, epoch: number) => void) | undefined;
 
   /** [VXLAN + Ethernet header, payload] reused for every packet (the payload slot is replaced) */
   private readonly partsIpv4: Buffer[];
@@ -35,6 +43,7 @@ export class NodeAgent {
     this.gatewayAddress = config.gateway.address;
     this.gatewayPort = config.gateway.port;
     this.vni = config.vxlan.vni;
+    this.gateways = new Set([config.gateway.address, ...config.gateway.standby]);
     const h4 = Buffer.alloc(VXLAN_OVERHEAD);
     writeHeaders(h4, 0, this.vni, GATEWAY_MAC, AGENT_MAC, ETHERTYPE_IPV4);
     const hv = Buffer.alloc(VXLAN_OVERHEAD);
@@ -102,9 +111,17 @@ export class NodeAgent {
     sock.send(out, this.gatewayPort, this.gatewayAddress);
   }
 
+  get gateway(): string {
+    return this.gatewayAddress;
+  }
+
   /** A VXLAN frame from the gateway: unwrap into the node. */
   private fromGateway(msg: Buffer, address: string, _port: number): void {
     if (address !== this.gatewayAddress) {
+      if (this.gateways.has(address) && msg.length >= VXLAN_OVERHEAD && msg.readUInt16BE(20) === ETHERTYPE_ANNOUNCE) {
+        this.announced(msg, address);
+        return;
+      }
       // only the active gateway may inject packets into this node
       this.counters.drops.auth++;
       return;
@@ -114,13 +131,33 @@ export class NodeAgent {
       this.counters.drops.malformed++;
       return;
     }
-    if (msg.readUInt16BE(20) !== ETHERTYPE_IPV4 || len < VXLAN_OVERHEAD + 20) {
+    const etherType = msg.readUInt16BE(20);
+    if (etherType === ETHERTYPE_ANNOUNCE) {
+      this.announced(msg, address);
+      return;
+    }
+    if (etherType !== ETHERTYPE_IPV4 || len < VXLAN_OVERHEAD + 20) {
       this.counters.drops.not_ipv4++;
       return;
     }
     this.counters.rxPackets++;
     this.counters.rxBytes += len - VXLAN_OVERHEAD;
     if (this.tun && !this.tun.writePacket(msg, VXLAN_OVERHEAD, len - VXLAN_OVERHEAD)) this.counters.drops.tun_full++;
+  }
+
+  /** HA: a gateway of this cluster says it holds the lease; follow it unless the epoch is older. */
+  private announced(msg: Buffer, address: string): void {
+    const epoch = announceEpoch(msg);
+    if (epoch < 0 || ((msg[0] as number) & 0x08) === 0 || msg.readUIntBE(4, 3) !== this.vni) {
+      this.counters.drops.malformed++;
+      return;
+    }
+    if (epoch < this.gatewayEpoch) return;
+    this.gatewayEpoch = epoch;
+    if (address === this.gatewayAddress) return;
+    this.gatewayAddress = address;
+    this.counters.gatewaySwitches++;
+    this.onGatewayChange?.(address, epoch);
   }
 }
 

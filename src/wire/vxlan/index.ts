@@ -79,3 +79,31 @@ export function macFromString(s: string): Buffer {
 /** Inner Ethernet addresses strait uses (locally administered); a kernel vxlan peer must use the same. */
 export const GATEWAY_MAC = Buffer.from([0x02, 0x53, 0x54, 0x00, 0x00, 0x01]);
 export const AGENT_MAC = Buffer.from([0x02, 0x53, 0x54, 0x00, 0x00, 0x02]);
+
+/**
+ * IEEE 802 local experimental EtherType 2: "I am the cluster's active gateway" (HA). A
+ * gateway that takes the lease sends it to every node agent of its cluster; an agent
+ * accepts it only from one of its configured gateway addresses and only with an epoch
+ * (the lease's transition count) not older than the last one it followed.
+ * Payload: magic "SGWA" (4 bytes), epoch (uint32 BE).
+ */
+export const ETHERTYPE_ANNOUNCE = 0x88b6;
+export const ANNOUNCE_MAGIC = 0x53475741;
+export const ANNOUNCE_PAYLOAD = 8;
+
+/** A whole VXLAN frame carrying a gateway announcement. */
+export function encodeAnnounce(vni: number, epoch: number): Buffer {
+  const out = Buffer.alloc(VXLAN_OVERHEAD + ANNOUNCE_PAYLOAD);
+  writeHeaders(out, 0, vni, AGENT_MAC, GATEWAY_MAC, ETHERTYPE_ANNOUNCE);
+  out.writeUInt32BE(ANNOUNCE_MAGIC, VXLAN_OVERHEAD);
+  out.writeUInt32BE(epoch >>> 0, VXLAN_OVERHEAD + 4);
+  return out;
+}
+
+/** The epoch of an announcement frame (VXLAN header checked by the caller), or -1 when it is not one. */
+export function announceEpoch(msg: Uint8Array, len = msg.length): number {
+  if (len < VXLAN_OVERHEAD + ANNOUNCE_PAYLOAD) return -1;
+  const b = toBuffer(msg);
+  if (b.readUInt16BE(20) !== ETHERTYPE_ANNOUNCE || b.readUInt32BE(VXLAN_OVERHEAD) !== ANNOUNCE_MAGIC) return -1;
+  return b.readUInt32BE(VXLAN_OVERHEAD + 4);
+}

@@ -27,3 +27,30 @@ test('gateway records land as Endpoint and Gateway objects; remote endpoints are
   assert.deepEqual([...connectedClusters((await a.list(K.Gateway, {})).items, 'cluster-a')!].sort(), ['cluster-a', 'cluster-b']);
   assert.equal(connectedClusters([], 'cluster-a'), undefined);
 });
+
+test('HA (issue 3): only the active gateway of a cluster has an Endpoint, here and on the broker; both have a Gateway record', async () => {
+  const broker = newTestStore();
+  const a = newTestStore();
+  const b = newTestStore();
+  const gw = (node: string, ip: string, haStatus: string): GatewayRecords => ({
+    endpoint: { clusterId: 'cluster-a', hostname: node, endpointIP: ip, publicIP: `198.51.100.${ip.split('.')[3]}`, cableDriver: 'strait-psk', subnets: ['10.1.0.0/16'] },
+    gateway: { node, haStatus, summary: haStatus === 'active' ? 'All connections (1) are established' : 'There are no connections' },
+    connections: [],
+  });
+  const endpointIPs = async (s: typeof a, ns: string) => (await s.list(K.Endpoint, { namespace: ns })).items.map((e) => readEndpoint(e, 'cluster-a')).filter((e) => e.cluster === 'cluster-a').map((e) => e.endpointIP).sort();
+  await publishGatewayRecords(a, broker, gw('gw-1', '172.16.1.1', 'active'));
+  await publishGatewayRecords(a, broker, gw('gw-2', '172.16.1.2', 'passive'));
+  assert.deepEqual(await endpointIPs(broker, 'submariner-k8s-broker'), ['172.16.1.1']);
+  assert.deepEqual(await endpointIPs(a, 'submariner-operator'), ['172.16.1.1']);
+  // gw-1 dies for good; gw-2 takes over: the Endpoint moves, on the broker and in the other cluster
+  await publishGatewayRecords(a, broker, gw('gw-2', '172.16.1.2', 'active'));
+  assert.deepEqual(await endpointIPs(broker, 'submariner-k8s-broker'), ['172.16.1.2']);
+  assert.deepEqual(await endpointIPs(a, 'submariner-operator'), ['172.16.1.2']);
+  await publishGatewayRecords(b, broker, recs('cluster-b', 2, 'connected'));
+  const seenByB = (await b.list(K.Endpoint, {})).items.map((e) => readEndpoint(e, 'cluster-b')).filter((e) => e.cluster === 'cluster-a');
+  assert.deepEqual(seenByB.map((e) => [e.endpointIP, e.type]), [['172.16.1.2', 'remote']]);
+  await publishGatewayRecords(a, broker, gw('gw-1', '172.16.1.1', 'passive'));
+  const gws = (await a.list(K.Gateway, {})).items.map((g) => readGateway(g).gateway).map((g) => `${g.node}:${g.haStatus}`).sort();
+  assert.deepEqual(gws, ['gw-1:passive', 'gw-2:active'], 'gw-1 restarted passive');
+  assert.deepEqual(await endpointIPs(broker, 'submariner-k8s-broker'), ['172.16.1.2']);
+});

@@ -1,0 +1,247 @@
+// Gateway HA (issue 3): the lease elector over a store, the passive gateway's behaviour,
+// the announcement frame and the node agent following it.
+import assert from 'node:assert/strict';
+import { createSocket } from 'node:dgram';
+import { randomBytes } from 'node:crypto';
+import { test } from 'node:test';
+import { isStraitError } from '../../src/base/errors/index.js';
+import { LEASE_KIND, LeaseElector, microTime } from '../../src/control/gateway-ha/index.js';
+import type { KubeObject } from '../../src/control/store/index.js';
+import { parseGatewayConfig, startGateway } from '../../src/dataplane/gateway/index.js';
+import { NodeAgent, parseNodeAgentConfig } from '../../src/dataplane/node-agent/index.js';
+import { TunnelEndpoint } from '../../src/dataplane/tunnel/index.js';
+import { systemClock } from '../../src/base/clock/index.js';
+import { announceEpoch, encodeAnnounce, writeHeaders, VXLAN_OVERHEAD, ETHERTYPE_IPV4, AGENT_MAC, GATEWAY_MAC } from '../../src/wire/vxlan/index.js';
+import { MemoryStore } from '../helpers/memory-store.js';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+async function until(what: string, cond: () => boolean, ms = 5000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error(`timed out: ${what}`);
+    await sleep(10);
+  }
+}
+
+function elector(store: MemoryStore, identity: string, log: string[], durationMs = 300, createDelayMs = 0) {
+  return new LeaseElector({
+    store, namespace: 'submariner-operator', name: 'strait-gateway', identity, leaseDurationMs: durationMs, renewMs: 60, createDelayMs,
+    onActive: (e) => log.push(`${identity}:active@${e}`),
+    onPassive: (h, e) => log.push(`${identity}:passive(${h ?? ''})@${e}`),
+    onLost: (h) => log.push(`${identity}:lost(${h ?? ''})`),
+  });
+}
+
+test('lease: one of two candidates is active; the other takes over when the lease is not renewed, with one more transition', async () => {
+  const store = new MemoryStore();
+  const log: string[] = [];
+  const a = elector(store, 'gw-1', log);
+  const b = elector(store, 'gw-2', log);
+  a.start();
+  await until('gw-1 active', () => a.isActive);
+  b.start();
+  await until('gw-2 passive', () => log.includes('gw-2:passive(gw-1)@0'));
+  assert.equal(b.isActive, false);
+  const l = await store.get<KubeObject<{ holderIdentity: string; leaseDurationSeconds: number; renewTime: string }>>(LEASE_KIND, 'strait-gateway', 'submariner-operator');
+  assert.equal(l?.spec?.holderIdentity, 'gw-1');
+  assert.equal(l?.spec?.leaseDurationSeconds, 1, 'whole seconds for Kubernetes tools, rounded up');
+  assert.equal(l?.metadata.annotations?.['strait.dev/lease-duration-ms'], '300');
+  assert.match(l?.spec?.renewTime ?? '', /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/, 'MicroTime');
+  // gw-1 freezes (stops renewing without releasing): gw-2 takes the lease after it expires
+  a.stop();
+  await until('gw-2 active', () => b.isActive);
+  assert.ok(log.includes('gw-2:active@1'), log.join(' '));
+  b.stop();
+});
+
+test('lease: takeOver after the liveness link closed does not wait for expiry; the demoted holder is told it lost', async () => {
+  const store = new MemoryStore();
+  const log: string[] = [];
+  const a = elector(store, 'gw-1', log, 60_000);
+  const b = elector(store, 'gw-2', log, 60_000);
+  a.start();
+  await until('gw-1 active', () => a.isActive);
+  b.start();
+  await until('gw-2 passive', () => log.some((x) => x.startsWith('gw-2:passive')));
+  assert.equal(await b.takeOver('gw-3'), false, 'only the holder named by the lease is taken over');
+  assert.equal(await b.takeOver('gw-1'), true);
+  assert.equal(b.isActive, true);
+  // gw-1 is still running: its next renewal finds another holder and it steps down
+  await until('gw-1 lost', () => log.includes('gw-1:lost(gw-2)'));
+  assert.equal(a.isActive, false);
+  b.stop();
+});
+
+test('lease: a graceful release hands over at once; a restarted holder takes its own lease back', async () => {
+  const store = new MemoryStore();
+  const log: string[] = [];
+  const a = elector(store, 'gw-1', log, 60_000);
+  a.start();
+  await until('gw-1 active', () => a.isActive);
+  a.stop();
+  const again = elector(store, 'gw-1', log, 60_000);
+  again.start();
+  await until('restarted gw-1 active', () => again.isActive);
+  const b = elector(store, 'gw-2', log, 60_000);
+  b.start();
+  await until('gw-2 passive', () => log.some((x) => x.startsWith('gw-2:passive')));
+  await again.release();
+  await until('gw-2 active after release', () => b.isActive);
+  b.stop();
+});
+
+test('lease: a store that fails leaves the active candidate active (and its renewals confirmed)', async () => {
+  const store = new MemoryStore();
+  const log: string[] = [];
+  const renewed: number[] = [];
+  const a = new LeaseElector({
+    store, namespace: 'submariner-operator', name: 'strait-gateway', identity: 'gw-1', leaseDurationMs: 300, renewMs: 60,
+    onActive: () => undefined, onPassive: () => undefined, onLost: (h) => log.push(`lost(${h ?? ''})`), onRenewed: (at) => renewed.push(at),
+  });
+  a.start();
+  await until('gw-1 active', () => a.isActive);
+  await until('renewed', () => renewed.length >= 2);
+  const orig = store.update.bind(store);
+  store.update = () => Promise.reject(new Error('store down'));
+  const n = renewed.length;
+  await sleep(400);
+  assert.equal(a.isActive, true);
+  assert.ok(!log.some((x) => x.includes('lost')));
+  assert.ok(renewed.length > n, 'the data plane is not fenced while only the store is down');
+  store.update = orig;
+  a.stop();
+});
+
+test('lease: only the first member creates a missing lease; the other waits (no double win at boot), then creates it if it stays missing', async () => {
+  const store = new MemoryStore();
+  const log: string[] = [];
+  const second = elector(store, 'gw-2', log, 300, 300);
+  second.start();
+  await sleep(100);
+  assert.equal(second.isActive, false);
+  assert.equal(await store.get(LEASE_KIND, 'strait-gateway', 'submariner-operator'), undefined);
+  const first = elector(store, 'gw-1', log, 300, 0);
+  first.start();
+  await until('gw-1 active', () => first.isActive);
+  await sleep(400);
+  assert.equal(second.isActive, false, 'gw-2 found the lease held');
+  assert.ok(!log.some((x) => x.includes('lost')), log.join(' '));
+  first.stop();
+  second.stop();
+  // alone, the second member creates it after the delay
+  const store2 = new MemoryStore();
+  const alone = elector(store2, 'gw-2', log, 300, 300);
+  alone.start();
+  await until('gw-2 active alone', () => alone.isActive);
+  alone.stop();
+});
+
+test('microTime has microseconds', () => {
+  assert.equal(microTime(new Date('2026-01-02T03:04:05.678Z')), '2026-01-02T03:04:05.678000Z');
+});
+
+test('announcement frame: round trip, and the decoder never throws on random or mutated input', () => {
+  const f = encodeAnnounce(100, 7);
+  assert.equal(announceEpoch(f), 7);
+  assert.equal(f.readUInt16BE(20), 0x88b6);
+  const data = Buffer.alloc(VXLAN_OVERHEAD + 20);
+  writeHeaders(data, 0, 100, GATEWAY_MAC, AGENT_MAC, ETHERTYPE_IPV4);
+  assert.equal(announceEpoch(data), -1, 'an IPv4 frame is not an announcement');
+  for (let i = 0; i < 20_000; i++) {
+    const b = i % 2 ? randomBytes(i % 64) : Buffer.from(f);
+    if (i % 2 === 0) b[i % b.length] = (b[i % b.length] as number) ^ (1 + (i % 255));
+    const e = announceEpoch(b);
+    assert.ok(Number.isInteger(e) && e >= -1);
+  }
+});
+
+test('node agent: follows an announcement from a configured gateway with a newer epoch only', () => {
+  const agent = new NodeAgent(parseNodeAgentConfig({ remoteSubnets: ['10.2.0.0/16'], gateway: { address: '172.18.0.2', standby: ['172.18.0.3'] } }));
+  const from = (msg: Buffer, addr: string) => (agent as unknown as { fromGateway(m: Buffer, a: string, p: number): void }).fromGateway(msg, addr, 4800);
+  from(encodeAnnounce(100, 3), '172.18.0.9');
+  assert.equal(agent.gateway, '172.18.0.2', 'an unknown address cannot redirect the agent');
+  assert.equal(agent.counters.drops.auth, 1);
+  from(encodeAnnounce(100, 3), '172.18.0.3');
+  assert.equal(agent.gateway, '172.18.0.3');
+  assert.equal(agent.counters.gatewaySwitches, 1);
+  from(encodeAnnounce(100, 2), '172.18.0.2');
+  assert.equal(agent.gateway, '172.18.0.3', 'an older epoch (a stale active) is ignored');
+  from(encodeAnnounce(101, 9), '172.18.0.2');
+  assert.equal(agent.gateway, '172.18.0.3', 'another VNI is ignored');
+  assert.equal(agent.counters.drops.malformed, 1);
+  from(encodeAnnounce(100, 4), '172.18.0.2');
+  assert.equal(agent.gateway, '172.18.0.2');
+  assert.equal(agent.gatewayEpoch, 4);
+});
+
+test('gateway config: ha must list the gateway itself and renew well within the lease', () => {
+  const base = {
+    clusterId: 'cluster-a', name: 'gw-1', psk: 'x'.repeat(32), localSubnets: ['10.1.0.0/16'], peers: [],
+    ha: { members: [{ name: 'gw-1', address: '172.18.0.2' }, { name: 'gw-2', address: '172.18.0.3' }], store: { socket: '/s', tokenFile: '/t', cluster: 'cluster-a' } },
+  };
+  const ok = parseGatewayConfig(base);
+  assert.equal(ok.ha?.leaseDurationMs, 1000);
+  assert.equal(ok.ha?.renewMs, 200);
+  assert.equal(ok.ha?.port, 4801);
+  const bad = (cfg: unknown, re: RegExp) => assert.throws(() => parseGatewayConfig(cfg), (e: unknown) => isStraitError(e) && re.test(e.message));
+  bad({ ...base, name: 'gw-9' }, /ha\.members.*gw-9/);
+  bad({ ...base, ha: { ...base.ha, renewMs: 600 } }, /renewMs/);
+  bad({ ...base, ha: { ...base.ha, members: [base.ha.members[0]] } }, /members/);
+});
+
+test('passive gateway: ignores the tunnel protocol, reports passive; once active it handshakes and announces to the agents', async () => {
+  const agentSock = createSocket('udp4');
+  await new Promise<void>((r) => agentSock.bind(0, '127.0.0.1', () => r()));
+  const frames: Buffer[] = [];
+  agentSock.on('message', (m) => frames.push(m));
+  const psk = 'ha-unit-psk-0123456789abcdef';
+  const sent: { msg: Buffer; port: number }[] = [];
+  const remote = new TunnelEndpoint({
+    clusterId: 'cluster-b', psk, clock: systemClock, peers: [{ clusterId: 'cluster-a', address: '127.0.0.1', port: 9, subnets: ['10.1.0.0/16'] }],
+    send: (chunks, port) => sent.push({ msg: Buffer.concat(Array.isArray(chunks) ? chunks : [chunks]), port }),
+    deliver: () => undefined,
+  });
+  const gw = await startGateway({
+    clusterId: 'cluster-a', name: 'gw-1', psk, localSubnets: ['10.1.0.0/16'],
+    tunnel: { listen: '127.0.0.1', port: 0 }, vxlan: { listen: '127.0.0.1', port: 0, agentPort: (agentSock.address()).port },
+    peers: [{ clusterId: 'cluster-b', endpoint: '127.0.0.1', port: 9, subnets: ['10.2.0.0/16'] }],
+    nodes: [{ address: '127.0.0.1', podCIDRs: ['10.1.1.0/24'] }],
+    ha: { members: [{ name: 'gw-1', address: '127.0.0.1' }, { name: 'gw-2', address: '127.0.0.2' }], store: { socket: '/s', tokenFile: '/t', cluster: 'cluster-a' } },
+  }, { noTun: true });
+  try {
+    assert.equal(gw.haStatus, 'passive');
+    assert.deepEqual(gw.gatewayRecord(), { node: 'gw-1', haStatus: 'passive', summary: 'There are no connections' });
+    assert.deepEqual(gw.connectionRecords(), []);
+    // a handshake initiation reaches the passive gateway: dropped, unanswered
+    remote.initiate(remote.peer('cluster-a')!);
+    const init = sent.pop()!;
+    const probe = createSocket('udp4');
+    const answers: Buffer[] = [];
+    probe.on('message', (m) => answers.push(m));
+    await new Promise<void>((r) => probe.bind(0, '127.0.0.1', () => r()));
+    probe.send(init.msg, gw.tunnelPort, '127.0.0.1');
+    await until('counted', () => gw.vxlan.passiveDrops === 1);
+    assert.equal(gw.tunnel.counters.handshakesResponded, 0);
+    assert.equal(frames.length, 0, 'a passive gateway announces nothing');
+    gw.becomeActive(5);
+    assert.equal(gw.haStatus, 'active');
+    assert.equal(gw.tunnel.counters.handshakesInitiated > 0, true, 'the new active gateway handshakes at once');
+    await until('announcement at the agent', () => frames.length > 0);
+    assert.equal(announceEpoch(frames[0]!), 5);
+    assert.equal(gw.gatewayRecord().haStatus, 'active');
+    // fencing: once the lease is not confirmed in time, nothing goes out on the tunnel
+    const before = gw.tunnel.counters.handshakesInitiated;
+    gw.leaseHeld(performance.now() - 1);
+    gw.tunnel.initiate(gw.tunnel.peer('cluster-b')!);
+    assert.equal(gw.tunnel.counters.handshakesInitiated, before + 1);
+    assert.equal(gw.vxlan.fencedDrops, 1, 'the initiation was not sent');
+    gw.leaseHeld(performance.now() + 60_000);
+    gw.tunnel.initiate(gw.tunnel.peer('cluster-b')!);
+    assert.equal(gw.vxlan.fencedDrops, 1);
+    probe.close();
+  } finally {
+    remote.close();
+    await gw.stop();
+    agentSock.close();
+  }
+});
