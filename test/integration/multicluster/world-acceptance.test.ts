@@ -60,3 +60,56 @@ test('export echo in cluster-b and reach it from cluster-a by its clusterset.loc
   assert.equal(un.status, 0, un.stderr);
   await eventually('NXDOMAIN after unexport', () => /status: NXDOMAIN/.test(world.exec('cluster-a/default/client', ['dig', '+time=1', 'echo.default.svc.clusterset.local']).stdout));
 });
+
+// Issue 4: the world's pod resolver is the clusterset.local server itself (SRV, headless,
+// per-pod names, TTL 5, NXDOMAIN), and it forwards every other name to the cluster's DNS.
+test('the world resolver answers SRV, headless and per-pod clusterset names and forwards the rest', async () => {
+  const manifest = [
+    'apiVersion: v1\nkind: Service\nmetadata: { name: echo-hl, namespace: default }\nspec:\n  clusterIP: None\n  selector: { app: echo }\n  ports: [{ name: http, port: 8080, protocol: TCP }]\n',
+    'apiVersion: v1\nkind: Service\nmetadata: { name: echo-srv, namespace: default }\nspec:\n  selector: { app: echo }\n  ports: [{ name: web, port: 8081, targetPort: 8080, protocol: TCP }]\n',
+  ].join('---\n');
+  const ap = strait(['apply', '--cluster', 'cluster-b', '-f', '-', '--state-dir', world.stateDir], manifest);
+  assert.equal(ap.status, 0, ap.stderr);
+  for (const name of ['echo-hl', 'echo-srv']) {
+    const ex = s('export', 'service', '--namespace', 'default', name, '--cluster', 'cluster-b');
+    assert.equal(ex.status, 0, ex.stderr);
+  }
+  const rec = world.record();
+  const echoPod = rec.clusters.find((c) => c.name === 'cluster-b')!.pods.find((p) => p.name.startsWith('echo'))!;
+  let srvIP = '';
+  await eventually('echo-srv ClusterIP', () => {
+    const out = s('get', 'service', 'echo-srv', '-n', 'default', '--cluster', 'cluster-b', '-o', 'json');
+    srvIP = out.status === 0 ? (JSON.parse(out.stdout) as { spec: { clusterIP?: string } }).spec.clusterIP ?? '' : '';
+    return srvIP !== '';
+  });
+  // dig through the pod's own resolv.conf: the answer section, whitespace collapsed
+  const dig = (...args: string[]) => {
+    const out = world.exec('cluster-a/default/client', ['dig', '+time=1', '+tries=2', '+noall', '+comments', '+answer', '+additional', ...args]).stdout;
+    const status = /status: ([A-Z]+)/.exec(out)?.[1] ?? '?';
+    const rrs = out.split('\n').filter((l) => l.trim() && !l.startsWith(';')).map((l) => l.trim().split(/\s+/).join(' '));
+    return [status, ...rrs].join('\n');
+  };
+  const hl = 'echo-hl.default.svc.clusterset.local';
+  const pod = `${echoPod.name}.cluster-b.${hl}`;
+  await eventually('the headless import', () => dig(hl, 'A') === `NOERROR\n${hl}. 5 IN A ${echoPod.ip}`);
+  const table: { name: string; args: string[]; want: string }[] = [
+    { name: 'per-pod name of a headless service', args: [pod, 'A'], want: `NOERROR\n${pod}. 5 IN A ${echoPod.ip}` },
+    { name: 'SRV of a headless service names each pod', args: [`_http._tcp.${hl}`, 'SRV'],
+      want: `NOERROR\n_http._tcp.${hl}. 5 IN SRV 0 50 8080 ${pod}.\n${pod}. 5 IN A ${echoPod.ip}` },
+    { name: 'SRV for a named port of a ClusterIP service', args: ['_web._tcp.echo-srv.default.svc.clusterset.local', 'SRV'],
+      want: `NOERROR\n_web._tcp.echo-srv.default.svc.clusterset.local. 5 IN SRV 0 50 8081 echo-srv.default.svc.clusterset.local.\necho-srv.default.svc.clusterset.local. 5 IN A ${srvIP}` },
+    { name: 'SRV for one cluster', args: ['_web._tcp.cluster-b.echo-srv.default.svc.clusterset.local', 'SRV'],
+      want: `NOERROR\n_web._tcp.cluster-b.echo-srv.default.svc.clusterset.local. 5 IN SRV 0 50 8081 cluster-b.echo-srv.default.svc.clusterset.local.\ncluster-b.echo-srv.default.svc.clusterset.local. 5 IN A ${srvIP}` },
+    { name: 'a name that is not exported', args: ['nothere.default.svc.clusterset.local', 'A'], want: 'NXDOMAIN' },
+    { name: 'a pod that does not exist', args: [`nopod.cluster-b.${hl}`, 'A'], want: 'NXDOMAIN' },
+    { name: 'cluster.local goes to the cluster DNS', args: ['kube-dns.kube-system.svc.cluster.local', 'A'],
+      want: `NOERROR\nkube-dns.kube-system.svc.cluster.local. 5 IN A ${rec.clusters.find((c) => c.name === 'cluster-a')!.services.find((x) => x.name === 'kube-dns')!.clusterIP}` },
+    { name: 'an unknown cluster.local name is NXDOMAIN from the cluster DNS', args: ['nothere.default.svc.cluster.local', 'A'], want: 'NXDOMAIN' },
+  ];
+  for (const t of table) assert.equal(dig(...t.args), t.want, t.name);
+  // the curl path through the SRV target's name works too (the ClusterIP, port 8081 -> 8080)
+  const curl = world.exec('cluster-a/default/client', ['curl', '-s', '-m', '5', '-o', '/dev/null', '-w', '%{http_code}', 'http://echo-srv.default.svc.clusterset.local:8081/']);
+  assert.equal(curl.stdout, '200', curl.stderr);
+  for (const name of ['echo-hl', 'echo-srv']) assert.equal(s('unexport', 'service', '--namespace', 'default', name, '--cluster', 'cluster-b').status, 0);
+  await eventually('NXDOMAIN after unexport', () => dig(hl, 'A') === 'NXDOMAIN');
+});
