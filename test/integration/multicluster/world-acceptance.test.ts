@@ -113,3 +113,36 @@ test('the world resolver answers SRV, headless and per-pod clusterset names and 
   for (const name of ['echo-hl', 'echo-srv']) assert.equal(s('unexport', 'service', '--namespace', 'default', name, '--cluster', 'cluster-b').status, 0);
   await eventually('NXDOMAIN after unexport', () => dig(hl, 'A') === 'NXDOMAIN');
 });
+
+// Issue 4: strait verify sends real pod traffic, as subctl verify does.
+test('strait verify: connectivity and service discovery with pod traffic in the default world', () => {
+  const r = s('verify', '--cluster', 'cluster-a', '--tocluster', 'cluster-b', '-o', 'json');
+  assert.equal(r.status, 0, r.stderr + r.stdout);
+  const out = JSON.parse(r.stdout) as { passed: boolean; checks: { check: string; name: string; from: string; to: string; result: string; detail: string }[] };
+  assert.equal(out.passed, true);
+  const names = out.checks.map((c) => `${c.check}: ${c.name.replace(/strait-verify-[0-9a-f]+/, 'SVC').replace(/ [0-9.]+:\d+$/, '')} ${c.from.split('/')[0]}->${c.to.split('/')[0]}`);
+  assert.deepEqual(names, [
+    'connectivity: gateway connection cluster-a->cluster-b',
+    'connectivity: pod to pod cluster-a->cluster-b',
+    'connectivity: pod to service cluster-a->cluster-b',
+    'connectivity: gateway connection cluster-b->cluster-a',
+    'connectivity: pod to pod cluster-b->cluster-a',
+    'connectivity: pod to service cluster-b->cluster-a',
+    'service-discovery: service default/SVC gets a ClusterIP cluster-b->cluster-b',
+    'service-discovery: ServiceExport Valid=True cluster-b->cluster-b',
+    'service-discovery: dig SVC.default.svc.clusterset.local cluster-a->cluster-b',
+    'service-discovery: dig cluster-b.SVC.default.svc.clusterset.local cluster-a->cluster-b',
+    'service-discovery: curl SVC.default.svc.clusterset.local:8080 cluster-a->cluster-b',
+    'service-discovery: unexport: dig SVC.default.svc.clusterset.local cluster-a->cluster-b',
+  ]);
+  const clientA = world.record().clusters.find((c) => c.name === 'cluster-a')!.pods.find((p) => p.name === 'client')!.ip;
+  assert.match(out.checks[1]!.detail, new RegExp(`source seen ${clientA.replace(/\./g, '\\.')} \\(the client pod\\)`));
+  // the throw-away service is gone again
+  assert.doesNotMatch(s('get', 'services', '-n', 'default', '--cluster', 'cluster-b').stdout, /strait-verify-/);
+  const text = s('verify', '--only', 'connectivity');
+  assert.equal(text.status, 0, text.stderr);
+  assert.match(text.stdout, /^CHECK +NAME +FROM +TO +RESULT +TIME +DETAIL\n/);
+  assert.match(text.stdout, /6 of 6 checks passed/);
+  const bad = s('verify', '--tocluster', 'cluster-a');
+  assert.equal(bad.status, 2, bad.stderr);
+});
