@@ -80,7 +80,7 @@ async function curlCheck(o: TrafficOptions, client: WorldPod, url: string): Prom
   const lines = r.stdout.trim().split('\n');
   const code = lines.pop() ?? '';
   if (r.code !== 0 || code !== '200') return { ok: false, detail: `curl ${url}: exit ${r.code}, HTTP ${code || '-'} ${r.stderr.trim()}`.trim(), ms };
-  let seen = '';
+  let seen: string;
   try {
     seen = String((JSON.parse(lines.join('\n')) as { remoteAddress?: string }).remoteAddress ?? '');
   } catch {
