@@ -4,6 +4,7 @@
 // returns 200 with the client pod's address seen; a join with an overlapping CIDR is refused
 // naming both clusters; after unexport the name is NXDOMAIN.
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
@@ -112,6 +113,16 @@ test('the world resolver answers SRV, headless and per-pod clusterset names and 
   assert.equal(curl.stdout, '200', curl.stderr);
   for (const name of ['echo-hl', 'echo-srv']) assert.equal(s('unexport', 'service', '--namespace', 'default', name, '--cluster', 'cluster-b').status, 0);
   await eventually('NXDOMAIN after unexport', () => dig(hl, 'A') === 'NXDOMAIN');
+  // the world's /metrics counts these queries by type and rcode, per cluster, and promtool accepts it
+  const metrics = spawnSync('nsenter', ['-t', String(rec.supervisorPid), '-n', '--', 'curl', '-sf', `http://${(rec as unknown as { metrics: string }).metrics}/metrics`], { encoding: 'utf8' }).stdout;
+  const sample = (name: string, labels: string[]) => metrics.split('\n').find((l) => l.startsWith(`${name}{`) && labels.every((x) => l.includes(x)));
+  for (const [name, labels] of [
+    ['strait_dns_queries_total', ['qtype="SRV"', 'rcode="NOERROR"', 'cluster="cluster-a"']],
+    ['strait_dns_queries_total', ['qtype="A"', 'rcode="NXDOMAIN"', 'cluster="cluster-a"']],
+    ['strait_dns_forwarded_total', ['cluster="cluster-a"']],
+  ] as [string, string[]][]) assert.match(sample(name, labels) ?? '(none)', / [1-9]\d*$/, `${name} ${labels.join(',')}`);
+  const promtool = spawnSync('promtool', ['check', 'metrics'], { input: metrics, encoding: 'utf8' });
+  assert.equal(promtool.status, 0, promtool.stdout + promtool.stderr);
 });
 
 // Issue 4: strait verify sends real pod traffic, as subctl verify does.
