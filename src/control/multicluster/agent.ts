@@ -396,12 +396,11 @@ export class MulticlusterAgent {
     const status = { clusters: agg.clusters.map((cluster) => ({ cluster })) };
     const existing = await this.broker.get(K.ServiceImport, importName, BROKER_NAMESPACE);
     if (JSON.stringify(existing?.spec) === JSON.stringify(spec) && JSON.stringify(existing?.status) === JSON.stringify(status)) return agg;
-    const applied = await this.broker.apply({
+    await applyWithStatus(this.broker, {
       apiVersion: K.ServiceImport.apiVersion, kind: 'ServiceImport',
       metadata: { name: importName, namespace: BROKER_NAMESPACE, labels: { [LABEL_SERVICE_NAME]: name, [LABEL_SERVICE_NAMESPACE]: ns, [LABEL_MANAGED_BY]: MANAGED_BY } },
       spec,
-    });
-    await this.broker.updateStatus({ ...applied, spec, status, metadata: { ...applied.metadata, resourceVersion: undefined } });
+    }, status);
     return agg;
   }
 
@@ -456,20 +455,37 @@ export class MulticlusterAgent {
       };
       writes.push(prev ? this.local.update(obj) : this.local.apply(obj));
     }
-    // the ServiceImport beside the slices (the slices alone already make the name answerable),
-    // its status once it exists
+    // the ServiceImport beside the slices (the slices alone already make the name answerable)
     const spec = { type: agg.type, ports: agg.ports };
     const status = { clusters: agg.clusters.map((cluster) => ({ cluster })) };
     if (JSON.stringify(existing?.spec) !== JSON.stringify(spec) || JSON.stringify(existing?.status) !== JSON.stringify(status)) {
-      writes.push(this.local.apply({
+      writes.push(applyWithStatus(this.local, {
         apiVersion: K.ServiceImport.apiVersion, kind: 'ServiceImport',
         metadata: { name, namespace: ns, labels: { [LABEL_MANAGED_BY]: MANAGED_BY } },
         spec,
-      }).then((applied) => this.local.updateStatus({ ...applied, spec, status, metadata: { ...applied.metadata, resourceVersion: undefined } })));
+      }, status));
     }
     await Promise.all(writes);
     this.observe('i', key);
   }
+}
+
+/**
+ * Apply an object and set its status, issued together: the embedded store commits both in
+ * one transaction (one fsync, not two). A store that runs the status write first (requests
+ * in flight together may be reordered) answers NotFound for a new object: then it is
+ * written again once the apply is done.
+ */
+async function applyWithStatus(store: ResourceStore, obj: KubeObject, status: unknown): Promise<void> {
+  const applying = store.apply(obj);
+  const withStatus = { ...obj, status } as KubeObject;
+  const statusWrite = store.updateStatus(withStatus).catch(async (err: unknown) => {
+    if (!isStraitError(err, 'STRAIT_ERR_NOT_FOUND')) throw err;
+    await applying;
+    return store.updateStatus(withStatus);
+  });
+  applying.catch(() => undefined);
+  await Promise.all([applying, statusWrite]);
 }
 
 function sortEndpoints(list: SliceEndpoint[]): SliceEndpoint[] {
