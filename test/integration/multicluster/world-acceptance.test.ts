@@ -55,7 +55,7 @@ test('export echo in cluster-b and reach it from cluster-a by its clusterset.loc
 
   const overlap = s('join', join(world.stateDir, 'broker-info.subm'), '--clusterid', 'cluster-c', '--clustercidr', '10.2.128.0/17', '--servicecidr', '100.3.0.0/16');
   assert.equal(overlap.status, 4, overlap.stderr);
-  assert.match(overlap.stderr, /"cluster-c".*"cluster-b"/);
+  assert.match(overlap.stderr, /cluster "cluster-c" cannot join: its CIDR "10\.2\.128\.0\/17" overlaps CIDR "10\.2\.0\.0\/16" of joined cluster "cluster-b"/);
 
   const un = s('unexport', 'service', '--namespace', 'default', 'echo', '--cluster', 'cluster-b');
   assert.equal(un.status, 0, un.stderr);
