@@ -109,7 +109,7 @@ export class MulticlusterAgent {
       this.knownImports.add(k);
       // this cluster's own export comes back to it one turn later: the other clusters'
       // imports of it (their DNS answers wait on them) get their writes in first
-      if (l[LABEL_SOURCE_CLUSTER] === this.clusterId && type !== 'LIST') setImmediate(() => this.enqueueImport(k));
+      if (l[LABEL_SOURCE_CLUSTER] === this.clusterId && type !== 'LIST') void yieldTurns(OTHERS_FIRST_TURNS).then(() => this.enqueueImport(k));
       else this.enqueueImport(k);
       if (this.knownExports.has(k)) this.enqueueExport(k);
     }, (items) => {
@@ -295,7 +295,7 @@ export class MulticlusterAgent {
         if (this.brokerSlicesSynced()) this.brokerSlices.set(written.metadata.name, written);
         // let the import controllers that the slice woke up go first: they are on the path
         // to the other clusters' DNS answers, the aggregate and this status are not
-        await new Promise<void>((r) => setImmediate(r));
+        await yieldTurns(OTHERS_FIRST_TURNS);
       }
       // the aggregated ServiceImport is not synced yet: AwaitingSync (SPEC), then True below
       awaiting();
@@ -468,6 +468,22 @@ export class MulticlusterAgent {
     await Promise.all(writes);
     this.observe('i', key);
   }
+}
+
+/**
+ * Turns of the event loop this controller waits, after writing its slice to the broker,
+ * before its own follow-up writes (status, aggregate, its own import). With the stores in
+ * one process (the world's supervisor, the bench) a commit blocks the loop: the other
+ * clusters' imports need one turn to run and one to commit, and the DNS server one poll
+ * phase after that to answer; follow-up commits queued earlier would delay that answer.
+ */
+const OTHERS_FIRST_TURNS = 3;
+
+function yieldTurns(n: number): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const step = (left: number): void => { if (left <= 0) resolve(); else setImmediate(step, left - 1); };
+    step(n);
+  });
 }
 
 /**
