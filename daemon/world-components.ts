@@ -22,9 +22,6 @@
 import { accessSync, constants, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ClustersetZone, simpleResolver, ZoneSource } from '../src/control/clusterset-dns/index.js';
-import type { DnsResolver } from '../src/control/dns/index.js';
-import type { ResourceStore } from '../src/control/store/index.js';
 import { WORLD_GITHOST_PORT, type Component, type ComponentContext, type PlanCluster, type PlanNode, type WorldPlan } from '../src/control/world/index.js';
 import { meshComponents } from './mesh-components.js';
 
@@ -170,17 +167,6 @@ function controlComponent(plan: WorldPlan, ctx: ComponentContext): Component | u
     metrics: `${plan.internet.rootIP}:${ctx.metricsPort + 2}`,
     env: { STRAIT_CLUSTER: own.name },
   };
-}
-
-/**
- * Further DNS zones of each cluster's DNS server, asked after cluster.local: the
- * clusterset.local zone (docs/multicluster.md), fed from the cluster's store.
- */
-export function worldDnsResolvers(cluster: PlanCluster, store: ResourceStore | undefined, _plan: WorldPlan): DnsResolver[] {
-  if (!store) return [];
-  const zone = new ClustersetZone(cluster.name);
-  new ZoneSource(store, zone).start();
-  return [simpleResolver(zone)];
 }
 
 /**

@@ -8,7 +8,7 @@ import { Lifecycle } from '../src/base/lifecycle/index.js';
 import { loadWorld, runWorld } from '../src/control/world/index.js';
 import { removeWorldRecord, writeWorldRecord } from '../src/cli/world-file.js';
 import type { WorldState } from '../src/control/world/index.js';
-import { here, worldComponents, worldDnsResolvers } from './world-components.js';
+import { here, worldComponents } from './world-components.js';
 
 function arg(name: string): string | undefined {
   const i = process.argv.indexOf(name);
@@ -51,7 +51,6 @@ try {
     log,
     images: { echo: here('./pod-runtime.js') },
     components: worldComponents,
-    dnsResolvers: worldDnsResolvers,
     notify: send,
   });
   life.onShutdown('world', () => world.stop());

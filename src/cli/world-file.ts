@@ -1,6 +1,8 @@
 // world.json in the state dir: written by the `strait up` process that owns a world,
 // read by status, exec, down and the store clients.
+import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { constants as osConstants } from 'node:os';
 import { E } from '../base/errors/index.js';
 import type { WorldState } from '../control/world/index.js';
 import { stateFiles } from './state-dir.js';
@@ -59,4 +61,37 @@ export function writeWorldRecord(stateDir: string, rec: WorldRecord): void {
 export function removeWorldRecord(stateDir: string, pid: number): void {
   const rec = readWorldRecord(stateDir);
   if (rec && rec.pid === pid) rmSync(stateFiles(stateDir).world, { force: true });
+}
+
+/** A pod of the running world by CLUSTER/NAMESPACE/POD, or the error exec reports. */
+export function findPod(rec: WorldRecord, ref: string): WorldState['clusters'][number]['pods'][number] {
+  const [clusterName, namespace, podName, extra] = ref.split('/');
+  if (!clusterName || !namespace || !podName || extra !== undefined) throw E.podNotFound(ref);
+  const cluster = rec.clusters.find((c) => c.name === clusterName);
+  if (!cluster) throw E.clusterUnknown(clusterName, rec.clusters.map((c) => c.name));
+  const pod = cluster.pods.find((p) => p.namespace === namespace && p.name === podName);
+  if (!pod) throw E.podNotFound(ref);
+  return pod;
+}
+
+/** nsenter arguments that run `command` inside a pod's network namespace (with its resolv.conf). */
+export function podExecArgv(rec: WorldRecord, netns: string, command: string[]): string[] {
+  return ['-t', String(rec.supervisorPid), '-m', '-p', ...(rec.userNamespace ? ['-U', '--preserve-credentials'] : []),
+    '--', 'ip', 'netns', 'exec', netns, ...command];
+}
+
+export interface PodExecResult { code: number; stdout: string; stderr: string }
+
+/** Run a program inside a pod and collect its output (asynchronously; killed after timeoutMs). */
+export function execInPod(rec: WorldRecord, netns: string, command: string[], timeoutMs = 15_000): Promise<PodExecResult> {
+  return new Promise((done) => {
+    const child = spawn('nsenter', podExecArgv(rec, netns, command), { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => { stdout += d; });
+    child.stderr.setEncoding('utf8').on('data', (d: string) => { stderr += d; });
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.on('error', (err) => { clearTimeout(timer); done({ code: 127, stdout, stderr: stderr + err.message }); });
+    child.on('close', (code, signal) => { clearTimeout(timer); done({ code: code ?? 128 + (signal ? osConstants.signals[signal] : 0), stdout, stderr }); });
+  });
 }

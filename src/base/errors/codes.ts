@@ -189,6 +189,10 @@ export const E = {
     message: `diagnose found ${failed.length} problem(s): ${failed.join('; ')}`,
     detail: { failed },
   })),
+  mcVerifyFailed: def('STRAIT_ERR_MC_VERIFY_FAILED', EXIT.general, (failed: string[]) => ({
+    message: `verify: ${failed.length} check(s) failed: ${failed.join('; ')}; run 'strait diagnose' and 'strait show all' for the cause`,
+    detail: { failed },
+  })),
 
   // --- signatures and GitOps -----------------------------------------------------
   gpgKeyIdInvalid: def('STRAIT_ERR_GITOPS_KEY_ID_INVALID', EXIT.usage, (id: string) => ({

@@ -11,7 +11,7 @@ import { canUseUserNamespaces, privateTreeCommand } from '../../dataplane/netns/
 import type { WorldState } from '../../control/world/index.js';
 import { formatJson, formatTable, parseOutputFormat } from '../output/index.js';
 import { resolveStateDir, stateFiles } from '../state-dir.js';
-import { isAlive, readWorldRecord, removeWorldRecord, runningWorld, writeWorldRecord, type WorldRecord } from '../world-file.js';
+import { findPod, isAlive, podExecArgv, readWorldRecord, removeWorldRecord, runningWorld, writeWorldRecord, type WorldRecord } from '../world-file.js';
 
 const here = (rel: string): string => fileURLToPath(new URL(rel, import.meta.url));
 // dist/src/cli/commands/world.js -> dist/daemon/world.js
@@ -283,14 +283,8 @@ export function registerWorldCommands(program: Command): void {
     .usage('[--state-dir DIR] CLUSTER/NAMESPACE/POD -- CMD [ARGS...]')
     .action(async (ref: string, command: string[], opts: { stateDir?: string }) => {
       const rec = runningWorld(resolveStateDir(opts.stateDir));
-      const [clusterName, namespace, podName, extra] = ref.split('/');
-      if (!clusterName || !namespace || !podName || extra !== undefined) throw E.podNotFound(ref);
-      const cluster = rec.clusters.find((c) => c.name === clusterName);
-      if (!cluster) throw E.clusterUnknown(clusterName, rec.clusters.map((c) => c.name));
-      const pod = cluster.pods.find((p) => p.namespace === namespace && p.name === podName);
-      if (!pod) throw E.podNotFound(ref);
-      const argv = ['-t', String(rec.supervisorPid), '-m', '-p', ...(rec.userNamespace ? ['-U', '--preserve-credentials'] : []),
-        '--', 'ip', 'netns', 'exec', pod.netns, ...command];
+      const pod = findPod(rec, ref);
+      const argv = podExecArgv(rec, pod.netns, command);
       const child = spawn('nsenter', argv, { stdio: 'inherit' });
       const forward = (sig: NodeJS.Signals) => () => { child.kill(sig); };
       process.on('SIGINT', forward('SIGINT'));

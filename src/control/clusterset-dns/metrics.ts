@@ -19,23 +19,40 @@ export class DnsCounters {
   }
 }
 
-export function registerDnsMetrics(registry: Registry, counters: DnsCounters): void {
+/** Counters of one server, with the labels that tell it apart (e.g. `cluster` in the world). */
+export interface LabelledCounters {
+  labels: Record<string, string>;
+  counters: DnsCounters;
+}
+
+/**
+ * The DNS metrics of one server (the daemon), or of several read at scrape time (the
+ * world: one server per cluster, labelled `cluster`).
+ */
+export function registerDnsMetrics(registry: Registry, source: DnsCounters | (() => LabelledCounters[])): void {
+  const read = typeof source === 'function' ? source : () => [{ labels: {}, counters: source }];
+  const extra = typeof source === 'function' ? ['cluster'] : [];
   new Counter({
     name: 'strait_dns_queries_total',
     help: 'clusterset.local DNS queries answered, by query type and response code',
-    labelNames: ['qtype', 'rcode'],
+    labelNames: ['qtype', 'rcode', ...extra],
     registers: [registry],
     collect() {
       this.reset();
-      counters.queries.forEach((row, i) => row.forEach((n, r) => { if (n > 0) this.inc({ qtype: QTYPES[i]!, rcode: RCODES[r]! }, n); }));
+      for (const { labels, counters } of read()) {
+        counters.queries.forEach((row, i) => row.forEach((n, r) => { if (n > 0) this.inc({ ...labels, qtype: QTYPES[i]!, rcode: RCODES[r]! }, n); }));
+      }
     },
   });
-  const simple = (name: string, help: string, read: () => number) => new Counter({
-    name, help, registers: [registry],
-    collect() { this.reset(); const n = read(); if (n > 0) this.inc(n); },
+  const simple = (name: string, help: string, pick: (c: DnsCounters) => number) => new Counter({
+    name, help, labelNames: extra, registers: [registry],
+    collect() {
+      this.reset();
+      for (const { labels, counters } of read()) { const n = pick(counters); if (n > 0) this.inc(labels, n); }
+    },
   });
-  simple('strait_dns_malformed_total', 'DNS packets dropped or answered FORMERR because they did not parse', () => counters.malformed);
-  simple('strait_dns_rate_limited_total', 'DNS queries dropped by the per-source rate bound', () => counters.rateLimited);
-  simple('strait_dns_forwarded_total', 'DNS queries outside clusterset.local forwarded to the upstream', () => counters.forwarded);
-  simple('strait_dns_forward_failures_total', 'forwarded DNS queries answered SERVFAIL (upstream timeout or error)', () => counters.forwardFailures);
+  simple('strait_dns_malformed_total', 'DNS packets dropped or answered FORMERR because they did not parse', (c) => c.malformed);
+  simple('strait_dns_rate_limited_total', 'DNS queries dropped by the per-source rate bound', (c) => c.rateLimited);
+  simple('strait_dns_forwarded_total', 'DNS queries outside clusterset.local forwarded to the upstream', (c) => c.forwarded);
+  simple('strait_dns_forward_failures_total', 'forwarded DNS queries answered SERVFAIL (upstream timeout or error)', (c) => c.forwardFailures);
 }

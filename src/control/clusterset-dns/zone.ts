@@ -268,17 +268,3 @@ export class ClustersetZone {
     }
   }
 }
-
-/**
- * The zone as a plain resolver for another DNS server that embeds it (the world's cluster
- * DNS plugs further zones in this shape): A answers only; undefined outside the zone.
- */
-export function simpleResolver(zone: ClustersetZone): { resolve(name: string, qtype: number): { rcode: 0 | 3; addresses: string[] } | undefined } {
-  return {
-    resolve(name: string, qtype: number) {
-      if (!ClustersetZone.inZone(name.toLowerCase().replace(/\.$/, ''))) return undefined;
-      const a = zone.resolve(name, qtype);
-      return { rcode: a.rcode, addresses: a.answers.filter((r) => r.type === 'A' && r.address).map((r) => r.address!) };
-    },
-  };
-}

@@ -60,6 +60,9 @@ export class MulticlusterAgent {
   /** when a change was first noticed, per key, for the sync latency */
   private noticed = new Map<string, number>();
   private resyncTimer: { cancel(): void } | undefined;
+  /** the broker's exported EndpointSlices by name, as its informer last saw them (no re-list per reconcile) */
+  private readonly brokerSlices = new Map<string, KubeObject>();
+  private brokerSliceInformer: Informer | undefined;
   /** key@resourceVersion of our own status writes, whose watch events need no reconcile */
   private ownWrites = new Set<string>();
   private stopped = false;
@@ -78,7 +81,7 @@ export class MulticlusterAgent {
     const inf = (store: ResourceStore, kind: typeof K.ServiceExport, ns: string | undefined, sel: string | undefined,
       onKey: (o: KubeObject, type: string) => void, onList?: (items: KubeObject[]) => void) => {
       const i = new Informer(store, kind, { ...(ns ? { namespace: ns } : {}), ...(sel ? { labelSelector: sel } : {}) }, {
-        onList: (items) => { for (const o of items) onKey(o, 'LIST'); onList?.(items); },
+        onList: (items) => { onList?.(items); for (const o of items) onKey(o, 'LIST'); },
         onEvent: (t, o) => onKey(o, t),
         onError: (err) => this.log.debug({ err }, 'informer error'),
       }, this.clock);
@@ -98,16 +101,24 @@ export class MulticlusterAgent {
       const k = `${o.metadata.namespace ?? ''}/${o.metadata.labels?.['kubernetes.io/service-name'] ?? ''}`;
       if (this.knownExports.has(k)) this.enqueueExport(k);
     });
-    inf(this.broker, K.EndpointSlice, BROKER_NAMESPACE, LABEL_SOURCE_CLUSTER, (o) => {
+    inf(this.broker, K.EndpointSlice, BROKER_NAMESPACE, LABEL_SOURCE_CLUSTER, (o, type) => {
+      if (type === 'DELETED') this.brokerSlices.delete(o.metadata.name);
+      else this.brokerSlices.set(o.metadata.name, o);
       const l = o.metadata.labels ?? {};
       const k = `${l[LABEL_SERVICE_NAMESPACE] ?? ''}/${l[LABEL_SERVICE_NAME] ?? ''}`;
       this.knownImports.add(k);
-      this.enqueueImport(k);
+      // this cluster's own export comes back to it one turn later: the other clusters'
+      // imports of it (their DNS answers wait on them) get their writes in first
+      if (l[LABEL_SOURCE_CLUSTER] === this.clusterId && type !== 'LIST') void yieldTurns(OTHERS_FIRST_TURNS).then(() => this.enqueueImport(k));
+      else this.enqueueImport(k);
       if (this.knownExports.has(k)) this.enqueueExport(k);
-    }, () => {
+    }, (items) => {
+      this.brokerSlices.clear();
+      for (const o of items) this.brokerSlices.set(o.metadata.name, o);
       // after a (re)list: also look at every service imported here, to drop what the broker no longer has
       for (const k of this.knownImports) this.enqueueImport(k);
     });
+    this.brokerSliceInformer = this.informers[this.informers.length - 1];
     // services imported here before a restart
     void this.local.list(K.ServiceImport, {}).then((l) => {
       for (const o of l.items) { this.knownImports.add(key(o)); this.enqueueImport(key(o)); }
@@ -123,6 +134,30 @@ export class MulticlusterAgent {
       for (const k of this.knownImports) this.imports.add(k);
       this.scheduleResync();
     }, ms);
+  }
+
+  private brokerSlicesSynced(): boolean {
+    return this.brokerSliceInformer?.synced === true;
+  }
+
+  /** A broker slice from the informer's cache; undefined when not cached or the cache is not current. */
+  private brokerSlice(name: string): KubeObject | undefined {
+    return this.brokerSlicesSynced() ? this.brokerSlices.get(name) : undefined;
+  }
+
+  /** The broker slices of one service: from the informer's cache while it is current, else listed (throws when the broker is down). */
+  private async brokerSlicesOf(ns: string, name: string): Promise<KubeObject[]> {
+    if (this.brokerSlicesSynced()) {
+      const out: KubeObject[] = [];
+      for (const s of this.brokerSlices.values()) {
+        const l = s.metadata.labels ?? {};
+        if (l[LABEL_SERVICE_NAME] === name && l[LABEL_SERVICE_NAMESPACE] === ns) out.push(s);
+      }
+      return out;
+    }
+    return (await this.broker.list(K.EndpointSlice, {
+      namespace: BROKER_NAMESPACE, labelSelector: `${LABEL_SERVICE_NAME}=${name},${LABEL_SERVICE_NAMESPACE}=${ns}`,
+    })).items;
   }
 
   private enqueueExport(k: string): void {
@@ -207,9 +242,15 @@ export class MulticlusterAgent {
       await pendingWrite;
       this.conditions.set(key, snapshot);
       if (!changed) return;
-      const fresh = await this.local.get(K.ServiceExport, name, ns);
-      if (!fresh) return;
-      const written = await this.local.updateStatus({ ...fresh, status: { ...((fresh.status ?? {}) as object), conditions: snapshot } });
+      // no read first: a read commits what the store has staged (an fsync) on the spot, ahead
+      // of the other clusters' import writes; the status is this controller's alone
+      let written: KubeObject;
+      try {
+        written = await this.local.updateStatus({ ...se, metadata: { ...se.metadata, resourceVersion: undefined }, status: { ...((se.status ?? {}) as object), conditions: snapshot } });
+      } catch (err) {
+        if (isStraitError(err, 'STRAIT_ERR_NOT_FOUND')) return; // deleted meanwhile: the next reconcile withdraws it
+        throw err;
+      }
       this.ownWrites.add(`${key}@${written.metadata.resourceVersion ?? ''}`);
     };
 
@@ -232,29 +273,38 @@ export class MulticlusterAgent {
 
     const slice = await this.buildSlice(se, svc);
     const valid = getCondition(conds, 'Valid');
-    if (valid?.status !== 'True' && valid?.reason !== REASON.awaitingSync) {
+    const awaiting = () => {
+      if (valid?.status === 'True' || valid?.reason === REASON.awaitingSync) return;
       set({ type: 'Valid', status: 'False', reason: REASON.awaitingSync, message: MESSAGE.awaitingSync });
       if (!getCondition(conds, 'Ready')) set({ type: 'Ready', status: 'False', reason: REASON.awaitingSync, message: MESSAGE.awaitingSync });
       pendingWrite = writeStatus();
       pendingWrite.catch(() => undefined);
-    }
+    };
 
     let agg: Aggregate | undefined;
     try {
-      const existing = await this.broker.get(K.EndpointSlice, slice.metadata.name, BROKER_NAMESPACE);
+      // this cluster's slice on the broker first: it is what the other clusters import and
+      // answer from; nothing else is written before it (each durable write is an fsync, and
+      // an earlier one would sit on the path to the other clusters' DNS answers)
+      const existing = this.brokerSlice(slice.metadata.name) ?? await this.broker.get(K.EndpointSlice, slice.metadata.name, BROKER_NAMESPACE);
       if (existing?.metadata.annotations?.[ANN_CONTENT_HASH] !== slice.metadata.annotations?.[ANN_CONTENT_HASH]) {
         await ensureNamespace(this.broker, BROKER_NAMESPACE);
-        if (existing) await this.broker.update({ ...slice, metadata: { ...slice.metadata, resourceVersion: undefined } });
-        else await this.broker.apply(slice);
+        const written = existing
+          ? await this.broker.update({ ...slice, metadata: { ...slice.metadata, resourceVersion: undefined } })
+          : await this.broker.apply(slice);
+        if (this.brokerSlicesSynced()) this.brokerSlices.set(written.metadata.name, written);
         // let the import controllers that the slice woke up go first: they are on the path
         // to the other clusters' DNS answers, the aggregate and this status are not
-        await new Promise<void>((r) => setImmediate(r));
+        await yieldTurns(OTHERS_FIRST_TURNS);
       }
+      // the aggregated ServiceImport is not synced yet: AwaitingSync (SPEC), then True below
+      awaiting();
       agg = await this.reaggregate(ns, name);
     } catch (err) {
       // a broker outage leaves an established export alone; a new or changed export waits
       if (valid?.status !== 'True' || !isStraitError(err, 'STRAIT_ERR_STORE_UNAVAILABLE')) {
         set({ type: 'Valid', status: 'False', reason: REASON.awaitingSync, message: `${MESSAGE.awaitingSync}: ${(err as Error).message}` });
+        if (!getCondition(conds, 'Ready')) set({ type: 'Ready', status: 'False', reason: REASON.awaitingSync, message: MESSAGE.awaitingSync });
         await writeStatus().catch(() => undefined);
       }
       throw err;
@@ -346,12 +396,11 @@ export class MulticlusterAgent {
     const status = { clusters: agg.clusters.map((cluster) => ({ cluster })) };
     const existing = await this.broker.get(K.ServiceImport, importName, BROKER_NAMESPACE);
     if (JSON.stringify(existing?.spec) === JSON.stringify(spec) && JSON.stringify(existing?.status) === JSON.stringify(status)) return agg;
-    const applied = await this.broker.apply({
+    await applyWithStatus(this.broker, {
       apiVersion: K.ServiceImport.apiVersion, kind: 'ServiceImport',
       metadata: { name: importName, namespace: BROKER_NAMESPACE, labels: { [LABEL_SERVICE_NAME]: name, [LABEL_SERVICE_NAMESPACE]: ns, [LABEL_MANAGED_BY]: MANAGED_BY } },
       spec,
-    });
-    await this.broker.updateStatus({ ...applied, spec, status, metadata: { ...applied.metadata, resourceVersion: undefined } });
+    }, status);
     return agg;
   }
 
@@ -359,24 +408,28 @@ export class MulticlusterAgent {
 
   private async reconcileImport(key: string): Promise<void> {
     const [ns, name] = splitKey(key);
-    // an unreachable broker throws here, before anything local is touched
-    const slices = await this.broker.list(K.EndpointSlice, {
-      namespace: BROKER_NAMESPACE, labelSelector: `${LABEL_SERVICE_NAME}=${name},${LABEL_SERVICE_NAMESPACE}=${ns}`,
-    });
+    // from the broker informer's cache while its watch runs; otherwise a list, which throws
+    // when the broker is unreachable, before anything local is touched
+    const slices = await this.brokerSlicesOf(ns, name);
     const byCluster = new Map<string, ClusterExport>();
-    for (const s of slices.items) {
+    for (const s of slices) {
       const e = exportFromSlice(s);
       if (e) byCluster.set(e.cluster, e);
     }
     const agg = aggregate([...byCluster.values()]);
+    // every read first, then the writes together: a read after a write would commit it on the
+    // spot, and writes issued together share one commit (one fsync) in the embedded store
     const localSlices = await this.local.list(K.EndpointSlice, { namespace: ns, labelSelector: `${LABEL_SERVICE_NAME}=${name},${LABEL_MANAGED_BY}=${MANAGED_BY}` });
+    const existing = await this.local.get(K.ServiceImport, name, ns);
     const keep = new Set(agg?.clusters ?? []);
+    const writes: Promise<unknown>[] = [];
     for (const s of localSlices.items) {
       const c = s.metadata.labels?.[LABEL_SOURCE_CLUSTER] ?? '';
-      if (!keep.has(c)) await this.local.delete(K.EndpointSlice, s.metadata.name, ns);
+      if (!keep.has(c)) writes.push(this.local.delete(K.EndpointSlice, s.metadata.name, ns));
     }
     if (!agg) {
-      await this.local.delete(K.ServiceImport, name, ns);
+      if (existing) writes.push(this.local.delete(K.ServiceImport, name, ns));
+      await Promise.all(writes);
       this.knownImports.delete(key);
       this.observe('i', key);
       return;
@@ -400,23 +453,55 @@ export class MulticlusterAgent {
         endpoints: e.endpoints,
         ports: e.ports,
       };
-      if (prev) await this.local.update(obj);
-      else await this.local.apply(obj);
+      writes.push(prev ? this.local.update(obj) : this.local.apply(obj));
     }
-    // the ServiceImport after the slices: the slices alone already make the name answerable
+    // the ServiceImport beside the slices (the slices alone already make the name answerable)
     const spec = { type: agg.type, ports: agg.ports };
     const status = { clusters: agg.clusters.map((cluster) => ({ cluster })) };
-    const existing = await this.local.get(K.ServiceImport, name, ns);
     if (JSON.stringify(existing?.spec) !== JSON.stringify(spec) || JSON.stringify(existing?.status) !== JSON.stringify(status)) {
-      const applied = await this.local.apply({
+      writes.push(applyWithStatus(this.local, {
         apiVersion: K.ServiceImport.apiVersion, kind: 'ServiceImport',
         metadata: { name, namespace: ns, labels: { [LABEL_MANAGED_BY]: MANAGED_BY } },
         spec,
-      });
-      await this.local.updateStatus({ ...applied, spec, status, metadata: { ...applied.metadata, resourceVersion: undefined } });
+      }, status));
     }
+    await Promise.all(writes);
     this.observe('i', key);
   }
+}
+
+/**
+ * Turns of the event loop this controller waits, after writing its slice to the broker,
+ * before its own follow-up writes (status, aggregate, its own import). With the stores in
+ * one process (the world's supervisor, the bench) a commit blocks the loop: the other
+ * clusters' imports need one turn to run and one to commit, and the DNS server one poll
+ * phase after that to answer; follow-up commits queued earlier would delay that answer.
+ */
+const OTHERS_FIRST_TURNS = 3;
+
+function yieldTurns(n: number): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const step = (left: number): void => { if (left <= 0) resolve(); else setImmediate(step, left - 1); };
+    step(n);
+  });
+}
+
+/**
+ * Apply an object and set its status, issued together: the embedded store commits both in
+ * one transaction (one fsync, not two). A store that runs the status write first (requests
+ * in flight together may be reordered) answers NotFound for a new object: then it is
+ * written again once the apply is done.
+ */
+async function applyWithStatus(store: ResourceStore, obj: KubeObject, status: unknown): Promise<void> {
+  const applying = store.apply(obj);
+  const withStatus = { ...obj, status } as KubeObject;
+  const statusWrite = store.updateStatus(withStatus).catch(async (err: unknown) => {
+    if (!isStraitError(err, 'STRAIT_ERR_NOT_FOUND')) throw err;
+    await applying;
+    return store.updateStatus(withStatus);
+  });
+  applying.catch(() => undefined);
+  await Promise.all([applying, statusWrite]);
 }
 
 function sortEndpoints(list: SliceEndpoint[]): SliceEndpoint[] {

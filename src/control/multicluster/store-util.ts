@@ -25,8 +25,13 @@ export async function ensureNamespace(store: ResourceStore, name: string): Promi
   if (!known) ensured.set(store, (known = new Set()));
   if (known.has(name)) return;
   const existing = await store.get(K.Namespace, name);
-  if (!existing) await store.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
-  known.add(name);
+  if (existing) {
+    known.add(name);
+    return;
+  }
+  // not awaited: the caller's next write joins the same commit (one fsync, not two); the
+  // namespace is remembered once it is stored, and asked for again if that failed
+  store.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } }).then(() => known.add(name), () => undefined);
 }
 
 export const b64 = (s: string | Buffer): string => (typeof s === 'string' ? Buffer.from(s, 'utf8') : s).toString('base64');

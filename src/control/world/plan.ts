@@ -259,3 +259,5 @@ export function selectPods(cluster: PlanCluster, svc: PlanService): PlanPod[] {
 
 /** The code-hosting server's port in the world root (Gitea's default). */
 export const WORLD_GITHOST_PORT = 3000;
+/** the cluster's own DNS (cluster.local) on <rootIP>; pods ask the clusterset DNS on :53, which forwards here */
+export const CLUSTER_DNS_PORT = 10053;

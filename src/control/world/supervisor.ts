@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { startRelay } from '../../dataplane/proxy/index.js';
 import { renderProxyRules, syncServiceProxy } from '../../dataplane/service-proxy/index.js';
+import { ClustersetZone, registerDnsMetrics, startClustersetDns, ZoneSource, type ClustersetDns } from '../clusterset-dns/index.js';
 import { ClusterZone, startDnsServer, type DnsResolver, type RunningDnsServer } from '../dns/index.js';
 import { createRegistry, serveMetrics, Gauge, type MetricsServer } from '../metrics/index.js';
 import { Kinds } from '../resources/index.js';
@@ -16,7 +17,7 @@ import { startClusterSync } from './cluster-sync.js';
 import { startPodRuntime, type PodHooks } from './pod-runtime.js';
 import type { WorldFile } from '../world-file/index.js';
 import { clusterObjects } from './objects.js';
-import { buildPlan, WORLD_GITHOST_PORT, type PlanCluster, type PlanPod, type WorldPlan } from './plan.js';
+import { buildPlan, CLUSTER_DNS_PORT, WORLD_GITHOST_PORT, type PlanCluster, type PlanPod, type WorldPlan } from './plan.js';
 import { ProcessTable, type Component, type ComponentStatus } from './processes.js';
 import { buildTopology, mountPrivateNetnsDirs } from './topology.js';
 import { serviceViews, type ServiceViews } from './views.js';
@@ -34,8 +35,9 @@ export interface WorldOptions {
    */
   components?: (plan: WorldPlan, ctx: ComponentContext) => Component[];
   /**
-   * More DNS zones for a cluster's DNS server (clusterset.local), asked after the
-   * cluster.local zone; called once the store is open (store undefined when it is not).
+   * More DNS zones for a cluster's own DNS server, asked after the cluster.local zone;
+   * called once the store is open (store undefined when it is not). clusterset.local is
+   * not one of them: the supervisor serves it in front of the cluster's DNS.
    */
   dnsResolvers?: (cluster: PlanCluster, store: ResourceStore | undefined, plan: WorldPlan) => DnsResolver[];
   /** called with {type:'ready'|'state', state} for the owner of the world */
@@ -254,7 +256,12 @@ export async function runWorld(opts: WorldOptions): Promise<RunningWorld> {
   const objects = new Map(plan.clusters.map((c) => [c.name, clusterObjects(c, startedAt)]));
   const dnsServers = new Map<string, RunningDnsServer>();
   const zones = new Map(plan.clusters.map((c) => [c.name, new ClusterZone()]));
-  // each DNS server reads its list per query: zones added later (clusterset.local) join it
+  // pods ask <rootIP>:53, the clusterset.local server (the same one the multicluster daemon
+  // runs on bare hosts: A, SRV, headless and per-pod names); it forwards every other name to
+  // the cluster's own DNS (cluster.local) on <rootIP>:CLUSTER_DNS_PORT
+  const clustersetZones = new Map(plan.clusters.map((c) => [c.name, new ClustersetZone(c.name)]));
+  const clustersetServers = new Map<string, ClustersetDns>();
+  // each DNS server reads its list per query: zones added later join it
   const resolvers = new Map<string, DnsResolver[]>(plan.clusters.map((c) => [c.name, [zones.get(c.name) as ClusterZone]]));
   const lastRules = new Map<string, string>();
   const serviceStates = new Map<string, ServiceState>();
@@ -280,7 +287,11 @@ export async function runWorld(opts: WorldOptions): Promise<RunningWorld> {
   for (const c of plan.clusters) {
     const objs = objects.get(c.name) as KubeObject[];
     jobs.push(program(c, serviceViews(objs.filter((o) => o.kind === 'Service'), objs.filter((o) => o.kind === 'EndpointSlice'))));
-    jobs.push(startDnsServer({ address: c.rootIP, port: 53, resolvers: resolvers.get(c.name) as DnsResolver[] }).then((s) => { dnsServers.set(c.name, s); }));
+    jobs.push(startDnsServer({ address: c.rootIP, port: CLUSTER_DNS_PORT, resolvers: resolvers.get(c.name) as DnsResolver[] }).then((s) => { dnsServers.set(c.name, s); }));
+    jobs.push(startClustersetDns({
+      zone: clustersetZones.get(c.name) as ClustersetZone, address: c.rootIP, port: 53, log,
+      upstream: { address: c.rootIP, port: CLUSTER_DNS_PORT },
+    }).then((s) => { clustersetServers.set(c.name, s); }));
   }
   const storeJob = openStores(opts, plan, objects, log);
   await Promise.all(jobs);
@@ -295,6 +306,7 @@ export async function runWorld(opts: WorldOptions): Promise<RunningWorld> {
     collect() { for (const c of plan.clusters) this.set({ cluster: c.name }, dnsServers.get(c.name)?.stats.queries ?? 0); } });
   new Gauge({ name: 'strait_world_boot_seconds', help: 'time from start to ready', registers: [registry],
     collect() { if (boot.ms !== undefined) this.set(boot.ms / 1000); } });
+  registerDnsMetrics(registry, () => [...clustersetServers].map(([cluster, s]) => ({ labels: { cluster }, counters: s.counters })));
   const metricsServer: MetricsServer = await serveMetrics(registry, plan.metricsPort, '0.0.0.0');
 
   const store = await storeJob;
@@ -304,6 +316,11 @@ export async function runWorld(opts: WorldOptions): Promise<RunningWorld> {
   }
   const syncs: { stop(): void }[] = [];
   if (store.available) {
+    for (const c of plan.clusters) {
+      const source = new ZoneSource(store.stores.get(c.name) as ResourceStore, clustersetZones.get(c.name) as ClustersetZone);
+      source.start();
+      syncs.push(source);
+    }
     const hooks: PodHooks = {
       start: (_c, p) => { if (p.image === 'strait/echo') runtime.sync(); },
       stop: (_c, p) => (p.image === 'strait/echo' ? runtime.sync() : Promise.resolve()),
@@ -368,7 +385,7 @@ export async function runWorld(opts: WorldOptions): Promise<RunningWorld> {
       await githostRelay?.close();
       for (const sync of syncs) sync.stop();
       await processes.stop();
-      await Promise.all([...dnsServers.values()].map((d) => d.close()));
+      await Promise.all([...dnsServers.values(), ...clustersetServers.values()].map((d) => d.close()));
       await metricsServer.close();
       await store.server?.close();
       for (const s of store.stores.values()) await s.close().catch(() => undefined);

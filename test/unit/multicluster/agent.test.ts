@@ -4,6 +4,7 @@ import { Registry } from 'prom-client';
 import {
   LABEL_SERVICE_NAME, LABEL_SOURCE_CLUSTER, MC_KINDS as K, MulticlusterAgent, MulticlusterMetrics, BROKER_NAMESPACE, type Condition,
 } from '../../../src/control/multicluster/index.js';
+import { ClustersetZone, ZoneSource } from '../../../src/control/clusterset-dns/index.js';
 import type { KubeObject } from '../../../src/control/store/index.js';
 import { FlakyStore, newTestStore } from '../../support/stores.js';
 import type { ResourceStore } from '../../../src/control/store/index.js';
@@ -145,9 +146,16 @@ test('a broker that is down leaves imports in place; everything re-converges whe
     await waitFor('imported in a', () => w.a.get(K.ServiceImport, 'echo', 'default'));
     const before = await waitFor('b valid', async () => { const c = await cond(w.b, 'default', 'echo', 'Valid'); return c?.status === 'True' && c; });
 
+    // cluster-a's clusterset zone, fed from its own store
+    const zone = new ClustersetZone('cluster-a');
+    const source = new ZoneSource(w.a, zone);
+    source.start();
+    await waitFor('zone answers', async () => zone.resolve('echo.default.svc.clusterset.local', 1).answers[0]?.address === '100.2.0.10');
+
     w.broker.setDown(true);
     await new Promise((r) => setTimeout(r, 800)); // resyncs run against a dead broker
     assert.ok(await w.a.get(K.ServiceImport, 'echo', 'default'), 'import kept while the broker is down');
+    assert.equal(zone.resolve('echo.default.svc.clusterset.local', 1).answers[0]?.address, '100.2.0.10', 'DNS answer kept while the broker is down');
     assert.equal((await w.a.list(K.EndpointSlice, { namespace: 'default', labelSelector: `${LABEL_SERVICE_NAME}=echo` })).items.length, 1);
     assert.deepEqual(await cond(w.b, 'default', 'echo', 'Valid'), before, 'established export status untouched');
 
@@ -161,6 +169,9 @@ test('a broker that is down leaves imports in place; everything re-converges whe
     await waitFor('web valid', async () => (await cond(w.a, 'default', 'web', 'Valid'))?.status === 'True', 6000);
     await waitFor('web imported in b', () => w.b.get(K.ServiceImport, 'web', 'default'), 6000);
     await waitFor('echo gone from a', async () => !(await w.a.get(K.ServiceImport, 'echo', 'default')), 6000);
+    // ... and the DNS answer follows: the export deleted during the outage is NXDOMAIN now
+    await waitFor('echo NXDOMAIN in a', async () => zone.resolve('echo.default.svc.clusterset.local', 1).rcode === 3, 6000);
+    source.stop();
   } finally {
     await w.stop();
   }

@@ -32,13 +32,3 @@ test('fuzz: 50k random and mutated queries never throw', () => {
     if (q) assert.ok(q.qname.length <= 254);
   }
 });
-
-test('simpleResolver gives the zone to a DNS server that embeds it (A answers, undefined outside)', async () => {
-  const { ClustersetZone, simpleResolver } = await import('../../../src/control/clusterset-dns/index.js');
-  const z = new ClustersetZone('cluster-a');
-  z.upsert({ namespace: 'default', name: 'echo', headless: false, ports: [], clusters: new Map([['cluster-b', { ports: [], endpoints: [{ ip: '100.2.0.10', ready: true }] }]]) });
-  const r = simpleResolver(z);
-  assert.deepEqual(r.resolve('echo.default.svc.clusterset.local.', 1), { rcode: 0, addresses: ['100.2.0.10'] });
-  assert.deepEqual(r.resolve('nope.default.svc.clusterset.local', 1), { rcode: 3, addresses: [] });
-  assert.equal(r.resolve('echo.default.svc.cluster.local', 1), undefined);
-});
