@@ -199,9 +199,11 @@ async function main(): Promise<void> {
     // strait pair
     const sidecar = join(root, 'dist', 'agents', 'sidecar', 'main.js');
     writeFileSync(join(dir, 'server.json'), JSON.stringify({ identity: { certPem: srv.certPem, keyPem: srv.keyPem, rootPem: srv.rootPem }, inbound: { defaultMode: 'STRICT' }, outbound: { default: { mode: 'DISABLE' } } }));
-    const s = await readyLine(start(process.execPath, [sidecar, '--config', join(dir, 'server.json'), '--bind', '127.0.0.1', '--inbound-port', '0', '--outbound-port', '0', '--admin', '127.0.0.1:0', '--app', `127.0.0.1:${appPort}`]));
+    // STRAIT_BENCH_PROF=DIR: CPU profiles of the two sidecars (node --cpu-prof), written when they stop
+    const prof = process.env['STRAIT_BENCH_PROF'] ? ['--cpu-prof', '--cpu-prof-dir', process.env['STRAIT_BENCH_PROF']] : [];
+    const s = await readyLine(start(process.execPath, [...prof, sidecar, '--config', join(dir, 'server.json'), '--bind', '127.0.0.1', '--inbound-port', '0', '--outbound-port', '0', '--admin', '127.0.0.1:0', '--app', `127.0.0.1:${appPort}`]));
     writeFileSync(join(dir, 'client.json'), JSON.stringify({ identity: { certPem: cli.certPem, keyPem: cli.keyPem, rootPem: cli.rootPem }, inbound: { defaultMode: 'PERMISSIVE' }, outbound: { default: { mode: 'ISTIO_MUTUAL', sans: [srv.spiffeId] } } }));
-    const c = await readyLine(start(process.execPath, [sidecar, '--config', join(dir, 'client.json'), '--bind', '127.0.0.1', '--inbound-port', '0', '--outbound-port', '0', '--admin', '127.0.0.1:0', '--outbound-destination', `127.0.0.1:${s['inbound']}`]));
+    const c = await readyLine(start(process.execPath, [...prof, sidecar, '--config', join(dir, 'client.json'), '--bind', '127.0.0.1', '--inbound-port', '0', '--outbound-port', '0', '--admin', '127.0.0.1:0', '--outbound-destination', `127.0.0.1:${s['inbound']}`]));
     const straitPort = c['outbound'] as number;
 
     // haproxy pair (the peer), if installed
