@@ -10,7 +10,7 @@
 // Usage: node dist/bench/mesh.js [--requests 20000] [--conc 16] [--rate 1000] [--latency-requests 3000] [--rounds 5] [--only strait,haproxy]
 // The app and the proxies run as separate processes; the load generator is this process.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, request } from 'node:http';
 import { connect as netConnect, type AddressInfo, type Socket } from 'node:net';
 import { loadavg, tmpdir } from 'node:os';
@@ -34,6 +34,19 @@ if (process.argv[2] === '--serve-app') {
   server.listen(0, '127.0.0.1', () => process.stdout.write(JSON.stringify({ port: (server.address() as AddressInfo).port }) + '\n'));
 } else {
   await main();
+}
+
+/** user + system CPU time of processes so far, ms (from /proc/PID/stat, clock ticks of 10 ms) */
+function cpuMs(pids: number[]): number {
+  let ticks = 0;
+  for (const pid of pids) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      ticks += Number(f[11]) + Number(f[12]); // utime, stime
+    } catch { /* gone */ }
+  }
+  return ticks * 10;
 }
 
 function readyLine(child: ChildProcess): Promise<Record<string, number>> {
@@ -201,9 +214,12 @@ async function main(): Promise<void> {
     writeFileSync(join(dir, 'server.json'), JSON.stringify({ identity: { certPem: srv.certPem, keyPem: srv.keyPem, rootPem: srv.rootPem }, inbound: { defaultMode: 'STRICT' }, outbound: { default: { mode: 'DISABLE' } } }));
     // STRAIT_BENCH_PROF=DIR: CPU profiles of the two sidecars (node --cpu-prof), written when they stop
     const prof = process.env['STRAIT_BENCH_PROF'] ? ['--cpu-prof', '--cpu-prof-dir', process.env['STRAIT_BENCH_PROF']] : [];
-    const s = await readyLine(start(process.execPath, [...prof, sidecar, '--config', join(dir, 'server.json'), '--bind', '127.0.0.1', '--inbound-port', '0', '--outbound-port', '0', '--admin', '127.0.0.1:0', '--app', `127.0.0.1:${appPort}`]));
+    const straitServer = start(process.execPath, [...prof, sidecar, '--config', join(dir, 'server.json'), '--bind', '127.0.0.1', '--inbound-port', '0', '--outbound-port', '0', '--admin', '127.0.0.1:0', '--app', `127.0.0.1:${appPort}`]);
+    const s = await readyLine(straitServer);
     writeFileSync(join(dir, 'client.json'), JSON.stringify({ identity: { certPem: cli.certPem, keyPem: cli.keyPem, rootPem: cli.rootPem }, inbound: { defaultMode: 'PERMISSIVE' }, outbound: { default: { mode: 'ISTIO_MUTUAL', sans: [srv.spiffeId] } } }));
-    const c = await readyLine(start(process.execPath, [...prof, sidecar, '--config', join(dir, 'client.json'), '--bind', '127.0.0.1', '--inbound-port', '0', '--outbound-port', '0', '--admin', '127.0.0.1:0', '--outbound-destination', `127.0.0.1:${s['inbound']}`]));
+    const straitClient = start(process.execPath, [...prof, sidecar, '--config', join(dir, 'client.json'), '--bind', '127.0.0.1', '--inbound-port', '0', '--outbound-port', '0', '--admin', '127.0.0.1:0', '--outbound-destination', `127.0.0.1:${s['inbound']}`]);
+    const c = await readyLine(straitClient);
+    const pids: Record<string, number[]> = { direct: [], strait: [straitServer.pid as number, straitClient.pid as number] };
     const straitPort = c['outbound'] as number;
 
     // haproxy pair (the peer), if installed
@@ -228,8 +244,8 @@ backend app
 backend mesh
   server s 127.0.0.1:${hs} ssl crt ${join(dir, 'cli.pem')} ca-file ${join(dir, 'root.pem')} verify required
 `);
-      start('haproxy', ['-f', join(dir, 'haproxy-server.cfg'), '-db']);
-      start('haproxy', ['-f', join(dir, 'haproxy-client.cfg'), '-db']);
+      pids['haproxy'] = [start('haproxy', ['-f', join(dir, 'haproxy-server.cfg'), '-db']).pid as number,
+        start('haproxy', ['-f', join(dir, 'haproxy-client.cfg'), '-db']).pid as number];
       haproxyPort = hc;
     }
     await waitListening(appPort);
@@ -243,15 +259,18 @@ backend mesh
     console.log(`mesh bench: ${total} requests of ${respLen} bytes (1 KiB body) per throughput run over ${conc} keep-alive connections; ` +
       `${latTotal} requests at ${rate} req/s per latency run; ${rounds} rounds interleaved (${paths.map(([n]) => n).join(', ')}, ...); load average ${load()}`);
     // rounds interleave the paths so that load from elsewhere on the machine hits all of them alike; medians are reported
-    const runs: Record<string, { rps: number[]; p50: number[]; p99: number[]; late: number[] }> = {};
+    const runs: Record<string, { rps: number[]; p50: number[]; p99: number[]; late: number[]; cpu: number[] }> = {};
     for (let round = 0; round < rounds; round++) {
       const line: string[] = [];
       for (const [name, port] of paths) {
+        const cpu0 = cpuMs(pids[name] ?? []);
         const rps = await throughput(port, respLen, conc, total);
+        // CPU the two proxies spent per request: what the machine's load does not change much
+        const cpuUs = ((cpuMs(pids[name] ?? []) - cpu0) * 1000) / total;
         const l = await latency(port, respLen, rate, latTotal);
-        const r = (runs[name] ??= { rps: [], p50: [], p99: [], late: [] });
-        r.rps.push(rps); r.p50.push(l.p50); r.p99.push(l.p99); r.late.push(l.late);
-        line.push(`${name} ${rps.toFixed(0)} req/s p50 ${l.p50.toFixed(3)} p99 ${l.p99.toFixed(3)}`);
+        const r = (runs[name] ??= { rps: [], p50: [], p99: [], late: [], cpu: [] });
+        r.rps.push(rps); r.p50.push(l.p50); r.p99.push(l.p99); r.late.push(l.late); r.cpu.push(cpuUs);
+        line.push(`${name} ${rps.toFixed(0)} req/s${name === 'direct' ? '' : ` ${cpuUs.toFixed(1)} µs cpu/req`} p50 ${l.p50.toFixed(3)} p99 ${l.p99.toFixed(3)}`);
       }
       console.log(`round ${round + 1}: ${line.join(' | ')}   (load ${load()})`);
     }
@@ -260,12 +279,12 @@ backend mesh
       const m = Math.floor(s.length / 2);
       return s.length % 2 ? s[m] as number : ((s[m - 1] as number) + (s[m] as number)) / 2;
     };
-    const results: Record<string, { rps: number; p50: number; p99: number }> = {};
+    const results: Record<string, { rps: number; p50: number; p99: number; cpu: number }> = {};
     console.log('');
     for (const [name] of paths) {
       const r = runs[name]!;
-      results[name] = { rps: med(r.rps), p50: med(r.p50), p99: med(r.p99) };
-      console.log(`${name.padEnd(8)} ${results[name].rps.toFixed(0).padStart(7)} req/s (conc ${conc})   at ${rate} req/s: p50 ${results[name].p50.toFixed(3)} ms  p99 ${results[name].p99.toFixed(3)} ms   (median of ${rounds} rounds)`);
+      results[name] = { rps: med(r.rps), p50: med(r.p50), p99: med(r.p99), cpu: med(r.cpu) };
+      console.log(`${name.padEnd(8)} ${results[name].rps.toFixed(0).padStart(7)} req/s (conc ${conc})${name === 'direct' ? '' : `, proxies' CPU ${results[name].cpu.toFixed(1)} µs/req`}   at ${rate} req/s: p50 ${results[name].p50.toFixed(3)} ms  p99 ${results[name].p99.toFixed(3)} ms   (median of ${rounds} rounds)`);
     }
     const d = results['direct']!;
     console.log('');
@@ -278,10 +297,11 @@ backend mesh
     const r = results['strait'];
     const h = results['haproxy'];
     if (r && h) {
+      console.log(`strait/haproxy: proxy CPU per request ${(r.cpu / h.cpu).toFixed(2)}x (per round: ${runs['strait']!.cpu.map((x, i) => (x / runs['haproxy']!.cpu[i]!).toFixed(2)).join(' ')})`);
       console.log(`strait/haproxy: requests/s ${(r.rps / h.rps).toFixed(2)}x (per round: ${runs['strait']!.rps.map((x, i) => (x / runs['haproxy']!.rps[i]!).toFixed(2)).join(' ')}); ` +
         `p50 ${(r.p50 / h.p50).toFixed(2)}x; p99 ${(r.p99 / h.p99).toFixed(2)}x`);
       console.log(`goals: requests/s >= haproxy's: ${r.rps >= h.rps ? 'met' : 'NOT met'}; added p99 < 1 ms at ${rate} req/s: ${r.p99 - d.p99 < 1 ? 'met' : 'NOT met'}   (load average ${load()})`);
-    } else if (!h) {
+    } else if (!h && !values.only) {
       console.log('haproxy is not installed (scripts/setup-system.sh installs it); no peer figures');
     }
   } finally {
