@@ -15,7 +15,10 @@ export function registerDemoCommand(program: Command): void {
     .command('demo')
     .description('walk SPEC.md\'s scenarios: signed GitOps (default, or `demo gitops`) and the mesh traffic table in the running world (`demo mesh`)')
     .option('--keep', 'keep the temporary directory (keys, repositories, stores) afterwards', false)
-    .action(gitops);
+    .action(async (opts: { keep: boolean }) => {
+      await gitops(opts);
+      console.log('mesh: `strait up --detach` then `strait demo mesh` measures SPEC.md\'s traffic table in the world');
+    });
 
   demo.command('gitops')
     .description('the signed GitOps scenario: code-hosting API, signed and unsigned pushes, key import, both outcomes (no world needed)')
