@@ -71,6 +71,12 @@ test('the echo pod\'s sidecar counted the mTLS connections and the reset (metric
   assert.equal(pt.status, 0, pt.stdout + pt.stderr);
 });
 
+test('the mesh root certificate is published as ConfigMap istio-ca-root-cert (root-cert.pem) in the member namespace', () => {
+  const r = strait(['get', 'configmap', 'istio-ca-root-cert', '-n', 'mesh', '-o', 'json', '--state-dir', world.stateDir]);
+  assert.equal(r.status, 0, r.stderr);
+  assert.match((JSON.parse(r.stdout) as { data: Record<string, string> }).data['root-cert.pem'] ?? '', /^-----BEGIN CERTIFICATE-----/);
+});
+
 test('strait mesh describe over the world', () => {
   const r = strait(['mesh', 'describe', 'cluster-a/mesh/client', '--state-dir', world.stateDir]);
   assert.equal(r.status, 0, r.stderr);
