@@ -2,7 +2,7 @@
 // curl through `strait exec`, for each mode applied as the default PeerAuthentication of
 // the server's namespace: in-mesh client, out-of-mesh client, host through the ingress.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { run } from '../helpers/run.js';
@@ -98,6 +98,27 @@ test('every cluster has its ingress host URL in `strait status -o json`; cluster
   const st = strait(['status', '--state-dir', world.stateDir]);
   assert.match(st.stdout, /ingress cluster-a: http:\/\/127\.0\.0\.1:\d+ → \/ → echo\.mesh \((ISTIO_MUTUAL|DISABLE)\)/);
   assert.match(st.stdout, /ingress cluster-b: http:\/\/127\.0\.0\.1:\d+ → \/ → echo\.default \(DISABLE\)/);
+});
+
+test('strait demo mesh stopped with Ctrl-C still puts the original policy back', async () => {
+  const child = spawn(process.execPath, [BIN, 'demo', 'mesh', '--state-dir', world.stateDir], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  let stdout = '';
+  let sent = false;
+  child.stdout.setEncoding('utf8').on('data', (d: string) => { stdout += d; });
+  const status = new Promise<number | null>((resolve) => child.on('close', resolve));
+  await new Promise<void>((resolve) => {
+    child.stderr.setEncoding('utf8').on('data', (d: string) => {
+      stderr += d;
+      if (!sent && /PERMISSIVE: applied/.test(stderr)) { sent = true; child.kill('SIGINT'); resolve(); } // once: a second Ctrl-C ends at once
+    });
+    child.on('close', () => resolve());
+  });
+  assert.equal(await status, 1, stdout + stderr);
+  assert.match(stderr, /restoring the original policy/);
+  assert.match(stdout, /Restored: PeerAuthentication mesh\/default STRICT; DestinationRule mesh\/default host "\*\.mesh\.svc\.cluster\.local" ISTIO_MUTUAL/);
+  const pa = strait(['get', 'peerauthentication', 'default', '-n', 'mesh', '-o', 'json', '--state-dir', world.stateDir]);
+  assert.equal((JSON.parse(pa.stdout) as { spec: { mtls: { mode: string } } }).spec.mtls.mode, 'STRICT');
 });
 
 test('strait demo mesh -o json: SPEC\'s table measured with the real clients, the original policy restored', async () => {

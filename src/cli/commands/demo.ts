@@ -42,7 +42,12 @@ export function registerDemoCommand(program: Command): void {
       const stateDir = resolveStateDir(opts.stateDir);
       const record = runningWorld(stateDir);
       const files = stateFiles(stateDir);
+      // Ctrl-C ends the demo after the current step and still restores the original policy
+      const stop = new AbortController();
+      const onInt = (): void => { process.stderr.write('demo: stopping; restoring the original policy\n'); stop.abort(); };
+      process.once('SIGINT', onInt);
       const result = await runMeshDemo({
+        signal: stop.signal,
         record,
         timeoutMs: Math.max(1, Number(opts.timeout)) * 1000,
         store: async (cluster) => {
@@ -50,7 +55,7 @@ export function registerDemoCommand(program: Command): void {
           return { store, close: () => store.close() };
         },
         progress: format === 'text' ? (line) => process.stderr.write(`${line}\n`) : undefined,
-      });
+      }).finally(() => process.off('SIGINT', onInt));
       process.stdout.write(format === 'json' ? formatJson(result) : formatMeshDemo(result));
       if (!result.ok) process.exitCode = 1;
     });
