@@ -10,7 +10,7 @@ import { curl, identityOf, startEchoApp, startLoopbackMesh, testCa, type EchoApp
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-describe('certificate rotation with a 4 s lifetime', () => {
+describe('certificate rotation with a lifetime of seconds', () => {
   let app: EchoApp;
   let server: SidecarProxy;
   let client: SidecarProxy;
@@ -20,6 +20,7 @@ describe('certificate rotation with a 4 s lifetime', () => {
   let clientPort = 0;
   const serverCfg = (c: WorkloadCert): SidecarConfig => ({ identity: identityOf(c), inbound: { defaultMode: 'STRICT' }, outbound: { default: { mode: 'DISABLE' } } });
   let serverPort = 0;
+  let lifetimeMs = 6000;
   const clientCfg = (c: WorkloadCert): SidecarConfig => ({
     identity: identityOf(c), inbound: { defaultMode: 'PERMISSIVE' },
     outbound: { default: { mode: 'ISTIO_MUTUAL', sans: ['spiffe://cluster.local/ns/mesh/sa/echo'] } },
@@ -27,9 +28,16 @@ describe('certificate rotation with a 4 s lifetime', () => {
 
   before(async () => {
     app = await startEchoApp();
-    const lifetimeMs = 4000;
-    rotators.push(new CertRotator({ ca: testCa(), namespace: 'mesh', serviceAccount: 'echo', issue: { lifetimeMs }, onRotate: (c) => { serverCerts.push(c); server?.update(serverCfg(c)); } }));
-    rotators.push(new CertRotator({ ca: testCa(), namespace: 'mesh', serviceAccount: 'client', issue: { lifetimeMs }, onRotate: (c) => { clientCerts.push(c); client?.update(clientCfg(c)); } }));
+    // Issuing (an RSA key, a forge signature) blocks for a while and, on a loaded machine, for
+    // seconds: scale the lifetime to what one issue costs here (at least 6 s), and rotate when
+    // 3/4 of it remain, so that the test is about rotating before expiry, not about the load.
+    const t0 = performance.now();
+    testCa().issue('mesh', 'probe');
+    const issueMs = performance.now() - t0;
+    lifetimeMs = Math.round(Math.min(30_000, Math.max(6000, 12 * issueMs)));
+    const graceRatio = 0.75;
+    rotators.push(new CertRotator({ ca: testCa(), namespace: 'mesh', serviceAccount: 'echo', issue: { lifetimeMs }, graceRatio, onRotate: (c) => { serverCerts.push(c); server?.update(serverCfg(c)); } }));
+    rotators.push(new CertRotator({ ca: testCa(), namespace: 'mesh', serviceAccount: 'client', issue: { lifetimeMs }, graceRatio, onRotate: (c) => { clientCerts.push(c); client?.update(clientCfg(c)); } }));
     server = new SidecarProxy(serverCfg((rotators[0] as CertRotator).start()));
     serverPort = (await server.listenInbound({ host: '127.0.0.1', port: 0, app: { host: '127.0.0.1', port: app.port } })).port;
     client = new SidecarProxy(clientCfg((rotators[1] as CertRotator).start()));
@@ -63,7 +71,8 @@ describe('certificate rotation with a 4 s lifetime', () => {
       assert.equal(r.status, 200);
       assert.equal(r.reused, true, `request ${requests + 1} went over the connection opened first`);
       requests++;
-      const c = await curl([`http://127.0.0.1:${clientPort}/`]);
+      // a longer limit than curl's usual 5 s: issuing blocks this process for seconds on a loaded machine
+      const c = await curl(['--max-time', '20', `http://127.0.0.1:${clientPort}/`], 25_000);
       assert.equal(c.code, '200', `a new connection at ${new Date().toISOString()}: ${c.stderr}`);
       fresh++;
     }
@@ -74,7 +83,7 @@ describe('certificate rotation with a 4 s lifetime', () => {
     assert.equal(server.metrics.handshakeFailures.server.expired + server.metrics.handshakeFailures.server.other, 0, 'no handshake failed');
     assert.equal(server.metrics.upstreamErrors.inbound + client.metrics.upstreamErrors.outbound, 0);
     assert.equal(server.metrics.handshakes.serverOk, fresh + 1, 'one handshake per connection: the kept one was never re-made');
-    console.log(`# ${requests} requests over one connection across ${serverCerts.length - 1} server and ${clientCerts.length - 1} client rotations (4 s certificates), ${fresh} new connections, none failed`);
+    console.log(`# ${requests} requests over one connection across ${serverCerts.length - 1} server and ${clientCerts.length - 1} client rotations (${(lifetimeMs / 1000).toFixed(1)} s certificates), ${fresh} new connections, none failed`);
   });
 });
 
