@@ -3,16 +3,17 @@
 //   strait          client → strait client sidecar → mTLS → strait server sidecar (STRICT) → app
 //   haproxy         client → haproxy (tcp, ssl client cert) → mTLS → haproxy (tcp, ssl verify required) → app
 //                   (two haproxy processes, one per side; Debian's haproxy, installed by scripts/setup-system.sh)
-// measured in the same run. Two phases per path, both bounded:
-//   throughput: closed loop, CONC connections, DURATION seconds → requests/s
-//   latency:    open loop at RATE requests/s for DURATION seconds → p50/p99, and what the proxies add over direct
-// Usage: node dist/bench/mesh.js [--duration 2] [--conc 16] [--rate 1000] [--rounds 3]
+// measured in the same run, rounds interleaved (direct, strait, haproxy, direct, ...), medians of the rounds.
+// Two phases per path and round, both a fixed number of requests:
+//   throughput: closed loop, REQUESTS requests over CONC keep-alive connections → requests/s
+//   latency:    open loop at RATE requests/s, LATENCY-REQUESTS requests → p50/p99, and what the proxies add over direct
+// Usage: node dist/bench/mesh.js [--requests 20000] [--conc 16] [--rate 1000] [--latency-requests 3000] [--rounds 5] [--only strait,haproxy]
 // The app and the proxies run as separate processes; the load generator is this process.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { Agent, createServer, request } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, request } from 'node:http';
+import { connect as netConnect, type AddressInfo, type Socket } from 'node:net';
+import { loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -22,6 +23,7 @@ import { MeshCa } from '../src/control/mesh/index.js';
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..', '..');
 const BODY = Buffer.alloc(1024, 0x61);
+const REQ = Buffer.from('GET / HTTP/1.1\r\nHost: bench\r\n\r\n');
 
 // --- child mode: the application ------------------------------------------------
 if (process.argv[2] === '--serve-app') {
@@ -32,6 +34,19 @@ if (process.argv[2] === '--serve-app') {
   server.listen(0, '127.0.0.1', () => process.stdout.write(JSON.stringify({ port: (server.address() as AddressInfo).port }) + '\n'));
 } else {
   await main();
+}
+
+/** user + system CPU time of processes so far, ms (from /proc/PID/stat, clock ticks of 10 ms) */
+function cpuMs(pids: number[]): number {
+  let ticks = 0;
+  for (const pid of pids) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      ticks += Number(f[11]) + Number(f[12]); // utime, stime
+    } catch { /* gone */ }
+  }
+  return ticks * 10;
 }
 
 function readyLine(child: ChildProcess): Promise<Record<string, number>> {
@@ -62,61 +77,125 @@ async function waitListening(port: number): Promise<void> {
   throw new Error(`nothing answers on ${port}`);
 }
 
-function get(agent: Agent, port: number): Promise<void> {
+// --- the load generator: raw keep-alive sockets, no HTTP client in the way -----------
+// Every response of the app has the same length (fixed headers, 1 KiB body), learnt from
+// the first one; a connection then only counts bytes, so the generator costs little next
+// to what it measures.
+
+interface Conn { sock: Socket; got: number; t0: number; done: (() => void) | undefined }
+
+async function responseLength(port: number): Promise<number> {
+  const sock = netConnect({ host: '127.0.0.1', port });
+  let buf = Buffer.alloc(0);
   return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, path: '/', agent }, (res) => {
-      res.on('data', () => {});
-      res.on('end', () => (res.statusCode === 200 ? resolve() : reject(new Error(`HTTP ${res.statusCode}`))));
+    sock.on('error', reject);
+    sock.on('data', (d: Buffer) => {
+      buf = Buffer.concat([buf, d]);
+      const end = buf.indexOf('\r\n\r\n');
+      if (end < 0) return;
+      const m = /content-length: *(\d+)/i.exec(buf.subarray(0, end).toString('latin1'));
+      if (!m || !buf.subarray(0, 12).toString().includes(' 200')) { reject(new Error(`bad response: ${buf.subarray(0, end).toString()}`)); return; }
+      const total = end + 4 + Number(m[1]);
+      if (buf.length >= total) { sock.destroy(); resolve(total); }
     });
-    req.on('error', reject);
-    req.end();
+    sock.write(REQ);
   });
 }
 
-async function throughput(port: number, conc: number, seconds: number): Promise<number> {
-  const agent = new Agent({ keepAlive: true, maxSockets: conc });
-  for (let i = 0; i < conc; i++) await get(agent, port); // warm connections (handshakes outside the window)
-  let done = 0;
-  const end = performance.now() + seconds * 1000;
-  await Promise.all(Array.from({ length: conc }, async () => {
-    while (performance.now() < end) {
-      await get(agent, port);
-      done++;
-    }
-  }));
-  agent.destroy();
-  return done / seconds;
+async function openConns(port: number, n: number, respLen: number): Promise<Conn[]> {
+  const conns: Conn[] = [];
+  for (let i = 0; i < n; i++) {
+    const sock = netConnect({ host: '127.0.0.1', port });
+    sock.setNoDelay(true);
+    const c: Conn = { sock, got: 0, t0: 0, done: undefined };
+    sock.on('data', (d: Buffer) => {
+      c.got += d.length;
+      if (c.got >= respLen) {
+        if (c.got > respLen) throw new Error(`response longer than ${respLen} bytes`);
+        c.got = 0;
+        const f = c.done;
+        c.done = undefined;
+        f?.();
+      }
+    });
+    sock.on('error', (err) => { throw err; });
+    conns.push(c);
+    await send(c); // the handshakes happen here, outside the measured window
+  }
+  return conns;
 }
 
-async function latency(port: number, rate: number, seconds: number): Promise<{ p50: number; p99: number; n: number }> {
-  const agent = new Agent({ keepAlive: true, maxSockets: 64 });
-  // open the whole pool first: handshakes are not part of the request latency
-  await Promise.all(Array.from({ length: 64 }, () => get(agent, port)));
-  const lat: number[] = [];
-  const total = Math.floor(rate * seconds);
-  const start = performance.now();
-  const pending: Promise<void>[] = [];
-  for (let i = 0; i < total; i++) {
-    const due = start + (i * 1000) / rate;
-    const wait = due - performance.now();
-    if (wait > 1) await new Promise((r) => setTimeout(r, wait));
-    const t0 = performance.now();
-    pending.push(get(agent, port).then(() => { lat.push(performance.now() - t0); }));
-  }
-  await Promise.all(pending);
-  agent.destroy();
-  lat.sort((a, b) => a - b);
-  const q = (p: number) => lat[Math.min(lat.length - 1, Math.floor(p * lat.length))] as number;
-  return { p50: q(0.5), p99: q(0.99), n: lat.length };
+function send(c: Conn): Promise<void> {
+  return new Promise((resolve) => {
+    c.done = resolve;
+    c.sock.write(REQ);
+  });
+}
+
+/** Closed loop: `total` requests over `conc` connections, as fast as they come back. */
+async function throughput(port: number, respLen: number, conc: number, total: number): Promise<number> {
+  const conns = await openConns(port, conc, respLen);
+  let left = total;
+  const t0 = performance.now();
+  await Promise.all(conns.map(async (c) => {
+    while (left > 0) {
+      left--;
+      await send(c);
+    }
+  }));
+  const secs = (performance.now() - t0) / 1000;
+  for (const c of conns) c.sock.destroy();
+  return total / secs;
+}
+
+/** Open loop: `total` requests at `rate` per second over a pool of connections; latency of each. */
+async function latency(port: number, respLen: number, rate: number, total: number): Promise<{ p50: number; p99: number; late: number }> {
+  const pool = await openConns(port, 32, respLen);
+  const idle = [...pool];
+  const lat = new Float64Array(total);
+  let sent = 0;
+  let finished = 0;
+  let late = 0; // requests that found no idle connection (the path fell behind the rate)
+  const start = performance.now() + 5;
+  await new Promise<void>((resolve) => {
+    const tick = (): void => {
+      const now = performance.now();
+      while (sent < total && start + (sent * 1000) / rate <= now) {
+        const i = sent++;
+        const c = idle.pop() ?? (late++, undefined);
+        const go = (conn: Conn): void => {
+          const t0 = performance.now();
+          conn.done = () => {
+            lat[i] = performance.now() - t0;
+            finished++;
+            const next = waiting.shift();
+            if (next) next(conn); else idle.push(conn);
+            if (finished === total) resolve();
+          };
+          conn.sock.write(REQ);
+        };
+        if (c) go(c); else waiting.push(go);
+      }
+      if (sent < total) setTimeout(tick, Math.max(0, start + (sent * 1000) / rate - performance.now()));
+    };
+    const waiting: ((c: Conn) => void)[] = [];
+    tick();
+  });
+  for (const c of pool) c.sock.destroy();
+  const sorted = Array.from(lat).sort((a, b) => a - b);
+  const q = (p: number) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] as number;
+  return { p50: q(0.5), p99: q(0.99), late };
 }
 
 async function main(): Promise<void> {
   const { values } = parseArgs({ args: process.argv.slice(2), options: {
-    duration: { type: 'string', default: '2' }, conc: { type: 'string', default: '16' }, rate: { type: 'string', default: '1000' }, rounds: { type: 'string', default: '3' } } });
-  const rounds = Math.max(1, Math.min(9, Number(values.rounds)));
-  const seconds = Math.min(30, Number(values.duration));
-  const conc = Math.min(256, Number(values.conc));
-  const rate = Math.min(20_000, Number(values.rate));
+    requests: { type: 'string', default: '20000' }, conc: { type: 'string', default: '16' }, rate: { type: 'string', default: '1000' },
+    'latency-requests': { type: 'string', default: '3000' }, rounds: { type: 'string', default: '5' }, only: { type: 'string' } } });
+  const rounds = Math.max(1, Math.min(15, Number(values.rounds)));
+  const total = Math.max(1000, Math.min(500_000, Number(values.requests)));
+  const latTotal = Math.max(100, Math.min(100_000, Number(values['latency-requests'])));
+  const conc = Math.max(1, Math.min(256, Number(values.conc)));
+  const rate = Math.max(10, Math.min(20_000, Number(values.rate)));
   const dir = mkdtempSync(join(tmpdir(), 'strait-bench-mesh-'));
   const children: ChildProcess[] = [];
   const start = (cmd: string, args: string[]): ChildProcess => {
@@ -133,9 +212,14 @@ async function main(): Promise<void> {
     // strait pair
     const sidecar = join(root, 'dist', 'agents', 'sidecar', 'main.js');
     writeFileSync(join(dir, 'server.json'), JSON.stringify({ identity: { certPem: srv.certPem, keyPem: srv.keyPem, rootPem: srv.rootPem }, inbound: { defaultMode: 'STRICT' }, outbound: { default: { mode: 'DISABLE' } } }));
-    const s = await readyLine(start(process.execPath, [sidecar, '--config', join(dir, 'server.json'), '--bind', '127.0.0.1', '--inbound-port', '0', '--outbound-port', '0', '--admin', '127.0.0.1:0', '--app', `127.0.0.1:${appPort}`]));
+    // STRAIT_BENCH_PROF=DIR: CPU profiles of the two sidecars (node --cpu-prof), written when they stop
+    const prof = process.env['STRAIT_BENCH_PROF'] ? ['--cpu-prof', '--cpu-prof-dir', process.env['STRAIT_BENCH_PROF']] : [];
+    const straitServer = start(process.execPath, [...prof, sidecar, '--config', join(dir, 'server.json'), '--bind', '127.0.0.1', '--inbound-port', '0', '--outbound-port', '0', '--admin', '127.0.0.1:0', '--app', `127.0.0.1:${appPort}`]);
+    const s = await readyLine(straitServer);
     writeFileSync(join(dir, 'client.json'), JSON.stringify({ identity: { certPem: cli.certPem, keyPem: cli.keyPem, rootPem: cli.rootPem }, inbound: { defaultMode: 'PERMISSIVE' }, outbound: { default: { mode: 'ISTIO_MUTUAL', sans: [srv.spiffeId] } } }));
-    const c = await readyLine(start(process.execPath, [sidecar, '--config', join(dir, 'client.json'), '--bind', '127.0.0.1', '--inbound-port', '0', '--outbound-port', '0', '--admin', '127.0.0.1:0', '--outbound-destination', `127.0.0.1:${s['inbound']}`]));
+    const straitClient = start(process.execPath, [...prof, sidecar, '--config', join(dir, 'client.json'), '--bind', '127.0.0.1', '--inbound-port', '0', '--outbound-port', '0', '--admin', '127.0.0.1:0', '--outbound-destination', `127.0.0.1:${s['inbound']}`]);
+    const c = await readyLine(straitClient);
+    const pids: Record<string, number[]> = { direct: [], strait: [straitServer.pid as number, straitClient.pid as number] };
     const straitPort = c['outbound'] as number;
 
     // haproxy pair (the peer), if installed
@@ -160,31 +244,47 @@ backend app
 backend mesh
   server s 127.0.0.1:${hs} ssl crt ${join(dir, 'cli.pem')} ca-file ${join(dir, 'root.pem')} verify required
 `);
-      start('haproxy', ['-f', join(dir, 'haproxy-server.cfg'), '-db']);
-      start('haproxy', ['-f', join(dir, 'haproxy-client.cfg'), '-db']);
+      pids['haproxy'] = [start('haproxy', ['-f', join(dir, 'haproxy-server.cfg'), '-db']).pid as number,
+        start('haproxy', ['-f', join(dir, 'haproxy-client.cfg'), '-db']).pid as number];
       haproxyPort = hc;
     }
     await waitListening(appPort);
     await waitListening(straitPort);
     if (haproxyPort) await waitListening(haproxyPort);
 
-    const paths: [string, number][] = [['direct', appPort], ['strait', straitPort], ...(haproxyPort ? [['haproxy', haproxyPort] as [string, number]] : [])];
+    const all: [string, number][] = [['direct', appPort], ['strait', straitPort], ...(haproxyPort ? [['haproxy', haproxyPort] as [string, number]] : [])];
+    const paths = all.filter(([name]) => !values.only || name === 'direct' || values.only.split(',').includes(name));
+    const respLen = await responseLength(appPort);
+    const load = () => loadavg().map((x) => x.toFixed(2)).join(' ');
+    console.log(`mesh bench: ${total} requests of ${respLen} bytes (1 KiB body) per throughput run over ${conc} keep-alive connections; ` +
+      `${latTotal} requests at ${rate} req/s per latency run; ${rounds} rounds interleaved (${paths.map(([n]) => n).join(', ')}, ...); load average ${load()}`);
     // rounds interleave the paths so that load from elsewhere on the machine hits all of them alike; medians are reported
-    const runs: Record<string, { rps: number[]; p50: number[]; p99: number[] }> = {};
+    const runs: Record<string, { rps: number[]; p50: number[]; p99: number[]; late: number[]; cpu: number[] }> = {};
     for (let round = 0; round < rounds; round++) {
+      const line: string[] = [];
       for (const [name, port] of paths) {
-        const rps = await throughput(port, conc, seconds);
-        const l = await latency(port, rate, seconds);
-        const r = (runs[name] ??= { rps: [], p50: [], p99: [] });
-        r.rps.push(rps); r.p50.push(l.p50); r.p99.push(l.p99);
+        const cpu0 = cpuMs(pids[name] ?? []);
+        const rps = await throughput(port, respLen, conc, total);
+        // CPU the two proxies spent per request: what the machine's load does not change much
+        const cpuUs = ((cpuMs(pids[name] ?? []) - cpu0) * 1000) / total;
+        const l = await latency(port, respLen, rate, latTotal);
+        const r = (runs[name] ??= { rps: [], p50: [], p99: [], late: [], cpu: [] });
+        r.rps.push(rps); r.p50.push(l.p50); r.p99.push(l.p99); r.late.push(l.late); r.cpu.push(cpuUs);
+        line.push(`${name} ${rps.toFixed(0)} req/s${name === 'direct' ? '' : ` ${cpuUs.toFixed(1)} µs cpu/req`} p50 ${l.p50.toFixed(3)} p99 ${l.p99.toFixed(3)}`);
       }
+      console.log(`round ${round + 1}: ${line.join(' | ')}   (load ${load()})`);
     }
-    const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
-    const results: Record<string, { rps: number; p50: number; p99: number }> = {};
+    const med = (xs: number[]) => {
+      const s = [...xs].sort((a, b) => a - b);
+      const m = Math.floor(s.length / 2);
+      return s.length % 2 ? s[m] as number : ((s[m - 1] as number) + (s[m] as number)) / 2;
+    };
+    const results: Record<string, { rps: number; p50: number; p99: number; cpu: number }> = {};
+    console.log('');
     for (const [name] of paths) {
       const r = runs[name]!;
-      results[name] = { rps: med(r.rps), p50: med(r.p50), p99: med(r.p99) };
-      console.log(`${name.padEnd(8)} ${results[name].rps.toFixed(0).padStart(7)} req/s (conc ${conc})   at ${rate} req/s: p50 ${results[name].p50.toFixed(3)} ms  p99 ${results[name].p99.toFixed(3)} ms   (median of ${rounds} rounds)`);
+      results[name] = { rps: med(r.rps), p50: med(r.p50), p99: med(r.p99), cpu: med(r.cpu) };
+      console.log(`${name.padEnd(8)} ${results[name].rps.toFixed(0).padStart(7)} req/s (conc ${conc})${name === 'direct' ? '' : `, proxies' CPU ${results[name].cpu.toFixed(1)} µs/req`}   at ${rate} req/s: p50 ${results[name].p50.toFixed(3)} ms  p99 ${results[name].p99.toFixed(3)} ms   (median of ${rounds} rounds)`);
     }
     const d = results['direct']!;
     console.log('');
@@ -194,11 +294,14 @@ backend mesh
       if (!r) continue;
       console.log(`${name.padEnd(8)} added latency over direct: p50 ${added(r.p50 - d.p50)} ms, p99 ${added(r.p99 - d.p99)} ms; throughput ${(r.rps / d.rps * 100).toFixed(1)}% of direct`);
     }
-    if (results['haproxy']) {
-      const r = results['strait']!;
-      const h = results['haproxy'];
-      console.log(`strait/haproxy: requests/s ${(r.rps / h.rps).toFixed(2)}x; p50 ${(r.p50 / h.p50).toFixed(2)}x; p99 ${(r.p99 / h.p99).toFixed(2)}x`);
-    } else {
+    const r = results['strait'];
+    const h = results['haproxy'];
+    if (r && h) {
+      console.log(`strait/haproxy: proxy CPU per request ${(r.cpu / h.cpu).toFixed(2)}x (per round: ${runs['strait']!.cpu.map((x, i) => (x / runs['haproxy']!.cpu[i]!).toFixed(2)).join(' ')})`);
+      console.log(`strait/haproxy: requests/s ${(r.rps / h.rps).toFixed(2)}x (per round: ${runs['strait']!.rps.map((x, i) => (x / runs['haproxy']!.rps[i]!).toFixed(2)).join(' ')}); ` +
+        `p50 ${(r.p50 / h.p50).toFixed(2)}x; p99 ${(r.p99 / h.p99).toFixed(2)}x`);
+      console.log(`goals: requests/s >= haproxy's: ${r.rps >= h.rps ? 'met' : 'NOT met'}; added p99 < 1 ms at ${rate} req/s: ${r.p99 - d.p99 < 1 ? 'met' : 'NOT met'}   (load average ${load()})`);
+    } else if (!h && !values.only) {
       console.log('haproxy is not installed (scripts/setup-system.sh installs it); no peer figures');
     }
   } finally {

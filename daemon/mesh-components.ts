@@ -4,13 +4,19 @@
 //   injected pods, configurations), bootstrapping the default SMCP and member roll in the
 //   first cluster;
 // - per cluster, the ingress gateway in its gateway node's namespace, on 0.0.0.0:15080 and
-//   on the unix socket <state>/mesh/<cluster>/ingress.sock (the host's way in).
+//   on the unix socket <state>/mesh/<cluster>/ingress.sock (the host's way in), routing `/`
+//   to the cluster's `echo` service: `echo.mesh` where the cluster has the mesh namespace
+//   (mTLS into the mesh), else `echo.default` (plaintext: no sidecar there).
 // Types are structural so that this file does not depend on the world's internals.
 import { join } from 'node:path';
 
 export interface MeshPlanView {
   internet: { rootIP: string };
-  clusters: { name: string; nodes: { name: string; role: string; netns: string; underlayIP: string }[] }[];
+  clusters: {
+    name: string;
+    nodes: { name: string; role: string; netns: string; underlayIP: string }[];
+    services?: { namespace: string; name: string; ports: { port: number }[] }[];
+  }[];
 }
 
 export interface MeshComponentContext {
@@ -35,12 +41,23 @@ export function ingressSocket(stateDir: string, cluster: string): string {
   return join(stateDir, 'mesh', cluster, 'ingress.sock');
 }
 
+export interface IngressRoute { pathPrefix: string; namespace: string; service: string; port: number }
+
+/** What a cluster's ingress gateway routes `/` to: echo.mesh, else echo.default, else nothing. */
+export function defaultIngressRoutes(c: MeshPlanView['clusters'][number]): IngressRoute[] {
+  for (const namespace of ['mesh', 'default']) {
+    const svc = c.services?.find((s) => s.namespace === namespace && s.name === 'echo');
+    if (svc) return [{ pathPrefix: '/', namespace, service: 'echo', port: svc.ports[0]?.port ?? 8080 }];
+  }
+  return c.services ? [] : [{ pathPrefix: '/', namespace: 'mesh', service: 'echo', port: 8080 }];
+}
+
 export function meshComponents(plan: MeshPlanView, ctx: MeshComponentContext, here: (rel: string) => string,
-  opts: { members?: string[]; routes?: { pathPrefix: string; namespace: string; service: string; port: number }[] } = {}): MeshComponent[] {
+  opts: { members?: string[]; routes?: IngressRoute[] } = {}): MeshComponent[] {
   const members = opts.members ?? ['mesh'];
-  const routes = opts.routes ?? [{ pathPrefix: '/', namespace: 'mesh', service: 'echo', port: 8080 }];
   const out: MeshComponent[] = [];
   plan.clusters.forEach((c, i) => {
+    const routes = opts.routes ?? defaultIngressRoutes(c);
     // the agent's own metrics: world root, one port per cluster after the githost's
     const agentMetrics = `${plan.internet.rootIP}:${ctx.metricsPort + 10 + i}`;
     out.push({

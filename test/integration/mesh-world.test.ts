@@ -2,10 +2,11 @@
 // curl through `strait exec`, for each mode applied as the default PeerAuthentication of
 // the server's namespace: in-mesh client, out-of-mesh client, host through the ingress.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { strait, upWorld, type TestWorld } from '../helpers/world.js';
+import { run } from '../helpers/run.js';
+import { BIN, strait, upWorld, type TestWorld } from '../helpers/world.js';
 
 let world: TestWorld;
 before(() => { world = upWorld(); });
@@ -70,8 +71,71 @@ test('the echo pod\'s sidecar counted the mTLS connections and the reset (metric
   assert.equal(pt.status, 0, pt.stdout + pt.stderr);
 });
 
+test('the mesh root certificate is published as ConfigMap istio-ca-root-cert (root-cert.pem) in the member namespace', () => {
+  const r = strait(['get', 'configmap', 'istio-ca-root-cert', '-n', 'mesh', '-o', 'json', '--state-dir', world.stateDir]);
+  assert.equal(r.status, 0, r.stderr);
+  assert.match((JSON.parse(r.stdout) as { data: Record<string, string> }).data['root-cert.pem'] ?? '', /^-----BEGIN CERTIFICATE-----/);
+});
+
 test('strait mesh describe over the world', () => {
   const r = strait(['mesh', 'describe', 'cluster-a/mesh/client', '--state-dir', world.stateDir]);
   assert.equal(r.status, 0, r.stderr);
   assert.match(r.stdout, /Sidecar:\s+yes/);
+});
+
+test('every cluster has its ingress host URL in `strait status -o json`; cluster-b\'s routes to its echo (no mesh there: plaintext)', () => {
+  const rec = world.record() as unknown as { clusters: { name: string; ingress?: string }[] };
+  for (const c of rec.clusters) assert.match(c.ingress ?? '', /^http:\/\/127\.0\.0\.1:\d+$/, `ingress of ${c.name}`);
+  const b = rec.clusters.find((c) => c.name === 'cluster-b')?.ingress as string;
+  const a = rec.clusters.find((c) => c.name === 'cluster-a')?.ingress as string;
+  assert.notEqual(a, b);
+  let r = spawnSync('curl', ['-sS', '-m', '5', '-o', '/dev/null', '-w', '%{http_code}', `${b}/`], { encoding: 'utf8' });
+  for (let i = 0; i < 50 && r.stdout !== '200'; i++) {
+    spawnSync('sleep', ['0.2']);
+    r = spawnSync('curl', ['-sS', '-m', '5', '-o', '/dev/null', '-w', '%{http_code}', `${b}/`], { encoding: 'utf8' });
+  }
+  assert.equal(r.stdout, '200', r.stderr);
+  const st = strait(['status', '--state-dir', world.stateDir]);
+  assert.match(st.stdout, /ingress cluster-a: http:\/\/127\.0\.0\.1:\d+ → \/ → echo\.mesh \((ISTIO_MUTUAL|DISABLE)\)/);
+  assert.match(st.stdout, /ingress cluster-b: http:\/\/127\.0\.0\.1:\d+ → \/ → echo\.default \(DISABLE\)/);
+});
+
+test('strait demo mesh stopped with Ctrl-C still puts the original policy back', async () => {
+  const child = spawn(process.execPath, [BIN, 'demo', 'mesh', '--state-dir', world.stateDir], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  let stdout = '';
+  let sent = false;
+  child.stdout.setEncoding('utf8').on('data', (d: string) => { stdout += d; });
+  const status = new Promise<number | null>((resolve) => child.on('close', resolve));
+  await new Promise<void>((resolve) => {
+    child.stderr.setEncoding('utf8').on('data', (d: string) => {
+      stderr += d;
+      if (!sent && /PERMISSIVE: applied/.test(stderr)) { sent = true; child.kill('SIGINT'); resolve(); } // once: a second Ctrl-C ends at once
+    });
+    child.on('close', () => resolve());
+  });
+  assert.equal(await status, 1, stdout + stderr);
+  assert.match(stderr, /restoring the original policy/);
+  assert.match(stdout, /Restored: PeerAuthentication mesh\/default STRICT; DestinationRule mesh\/default host "\*\.mesh\.svc\.cluster\.local" ISTIO_MUTUAL/);
+  const pa = strait(['get', 'peerauthentication', 'default', '-n', 'mesh', '-o', 'json', '--state-dir', world.stateDir]);
+  assert.equal((JSON.parse(pa.stdout) as { spec: { mtls: { mode: string } } }).spec.mtls.mode, 'STRICT');
+});
+
+test('strait demo mesh -o json: SPEC\'s table measured with the real clients, the original policy restored', async () => {
+  // the tests above left STRICT + the ISTIO_MUTUAL rule; the demo must put them back
+  const r = await run(process.execPath, [BIN, 'demo', 'mesh', '-o', 'json', '--state-dir', world.stateDir]);
+  assert.equal(r.status, 0, r.stdout + r.stderr);
+  const out = JSON.parse(r.stdout) as { ok: boolean; cluster: string; rows: { mode: string; observedAfterMs?: number; cells: Record<string, { measured: string; expected: string; ok: boolean }> }[]; restored: string[] };
+  assert.equal(out.cluster, 'cluster-a');
+  assert.deepEqual(out.rows.map((row) => [row.mode, row.cells['inMesh']?.measured, row.cells['outsider']?.measured, row.cells['ingress']?.measured]), [
+    ['PERMISSIVE', 'HTTP 200', 'HTTP 200', 'HTTP 200'],
+    ['DISABLE', 'HTTP 200', 'HTTP 200', 'HTTP 200'],
+    ['STRICT', 'HTTP 200', 'exit 56', 'HTTP 200'],
+  ]);
+  assert.equal(out.ok, true);
+  for (const row of out.rows) assert.equal(typeof row.observedAfterMs, 'number');
+  console.log(`# demo mesh: modes seen after ${out.rows.map((row) => `${row.mode} ${row.observedAfterMs} ms`).join(', ')}`);
+  assert.deepEqual(out.restored, ['PeerAuthentication mesh/default STRICT', 'DestinationRule mesh/default host "*.mesh.svc.cluster.local" ISTIO_MUTUAL']);
+  const pa = strait(['get', 'peerauthentication', 'default', '-n', 'mesh', '-o', 'json', '--state-dir', world.stateDir]);
+  assert.equal((JSON.parse(pa.stdout) as { spec: { mtls: { mode: string } } }).spec.mtls.mode, 'STRICT');
 });

@@ -56,3 +56,9 @@ test('mesh check: a manifest that is not YAML exits 2', () => {
   const r = strait('mesh', 'check', '-f', join(root, 'package.json'));
   assert.equal(r.status, 2, r.stderr);
 });
+
+test('mesh describe: PeerAuthentication security.istio.io/v1 and DestinationRule v1alpha3 count like v1beta1', () => {
+  const r = strait('mesh', 'describe', 'cluster-a/mesh/echo', '-f', m('world-mesh.yaml'), m('strict-v1.yaml'));
+  assert.equal(r.status, 0, r.stderr);
+  assert.equal(r.stdout, golden('describe-echo-strict.txt'));
+});

@@ -1,14 +1,62 @@
-// strait demo: SPEC.md's signed-GitOps scenario, end to end, on this machine.
+// strait demo [gitops]: SPEC.md's signed-GitOps scenario, end to end, on this machine.
+// strait demo mesh:     SPEC.md's mesh traffic outcomes table, measured in the running world.
 import type { Command } from 'commander';
+import { formatJson, parseOutputFormat } from '../output/index.js';
+import { resolveStateDir } from '../state-dir.js';
+
+async function gitops(opts: { keep: boolean }): Promise<void> {
+  const { runGitopsDemo } = await import('../gitops-demo.js');
+  const ok = await runGitopsDemo({ keep: opts.keep, out: (line) => console.log(line) });
+  if (!ok) process.exitCode = 1;
+}
 
 export function registerDemoCommand(program: Command): void {
-  program
+  const demo: Command = program
     .command('demo')
-    .description('walk the signed GitOps scenario: code-hosting API, signed and unsigned pushes, key import, both outcomes')
+    .description('walk SPEC.md\'s scenarios: signed GitOps (default, or `demo gitops`) and the mesh traffic table in the running world (`demo mesh`)')
     .option('--keep', 'keep the temporary directory (keys, repositories, stores) afterwards', false)
     .action(async (opts: { keep: boolean }) => {
-      const { runGitopsDemo } = await import('../gitops-demo.js');
-      const ok = await runGitopsDemo({ keep: opts.keep, out: (line) => console.log(line) });
-      if (!ok) process.exitCode = 1;
+      await gitops(opts);
+      console.log('mesh: `strait up --detach` then `strait demo mesh` measures SPEC.md\'s traffic table in the world');
+    });
+
+  demo.command('gitops')
+    .description('the signed GitOps scenario: code-hosting API, signed and unsigned pushes, key import, both outcomes (no world needed)')
+    .option('--keep', 'keep the temporary directory (keys, repositories, stores) afterwards', false)
+    // `demo gitops --keep` may land on the parent's --keep
+    .action((opts: { keep: boolean }) => gitops({ keep: opts.keep || (demo.opts() as { keep?: boolean }).keep === true }));
+
+  demo.command('mesh')
+    .description('in the running world: apply PERMISSIVE, DISABLE and STRICT as the default PeerAuthentication of namespace mesh, ' +
+      'curl echo from the in-mesh pod client, the out-of-mesh pod outsider and the host through the ingress gateway, ' +
+      'print SPEC.md\'s traffic table with each measured outcome next to the expected one, then restore the original policy; exit 1 when a cell differs')
+    .option('--state-dir <dir>', 'state directory of the running world')
+    .option('--timeout <seconds>', 'how long to wait for each mode to take effect', '30')
+    .option('-o, --output <format>', 'text or json', 'text')
+    .action(async (opts: { stateDir?: string; timeout: string; output?: string }) => {
+      const format = parseOutputFormat(opts.output, ['text', 'json']);
+      const { runningWorld } = await import('../world-file.js');
+      const { runMeshDemo, formatMeshDemo } = await import('../mesh-demo.js');
+      const { connectStoreFromFiles } = await import('../../control/store/index.js');
+      const { stateFiles } = await import('../state-dir.js');
+      const stateDir = resolveStateDir(opts.stateDir);
+      const record = runningWorld(stateDir);
+      const files = stateFiles(stateDir);
+      // Ctrl-C ends the demo after the current step and still restores the original policy
+      const stop = new AbortController();
+      const onInt = (): void => { process.stderr.write('demo: stopping; restoring the original policy\n'); stop.abort(); };
+      process.once('SIGINT', onInt);
+      const result = await runMeshDemo({
+        signal: stop.signal,
+        record,
+        timeoutMs: Math.max(1, Number(opts.timeout)) * 1000,
+        store: async (cluster) => {
+          const store = connectStoreFromFiles({ socketPath: files.storeSocket, tokenFile: files.storeToken, cluster });
+          return { store, close: () => store.close() };
+        },
+        progress: format === 'text' ? (line) => process.stderr.write(`${line}\n`) : undefined,
+      }).finally(() => process.off('SIGINT', onInt));
+      process.stdout.write(format === 'json' ? formatJson(result) : formatMeshDemo(result));
+      if (!result.ok) process.exitCode = 1;
     });
 }

@@ -43,12 +43,19 @@ function prepareStateDir(stateDir: string): void {
 }
 
 /**
- * A loopback port in the host's namespace for the mesh ingress gateway, bound here before the
- * world enters its private namespaces; its descriptor is handed in (the socket stays in the
- * host's namespace) and the world relays it to the ingress gateway.
+ * Loopback ports in the host's namespace for the mesh ingress gateways, one per cluster,
+ * bound here before the world enters its private namespaces; their descriptors are handed
+ * in (the sockets stay in the host's namespace) and the world relays each to its cluster's
+ * ingress gateway. STRAIT_INGRESS_HOST_PORT fixes the first cluster's port.
  */
-async function bindIngressPort(): Promise<{ fd: number; port: number; server: Server } | undefined> {
-  return bindHostPort([Number(process.env['STRAIT_INGRESS_HOST_PORT'] ?? 0)]);
+async function bindIngressPorts(count: number): Promise<{ fd: number; port: number; server: Server }[]> {
+  const out: { fd: number; port: number; server: Server }[] = [];
+  for (let i = 0; i < count; i++) {
+    const b = await bindHostPort([i === 0 ? Number(process.env['STRAIT_INGRESS_HOST_PORT'] ?? 0) : 0]);
+    if (!b) break;
+    out.push(b);
+  }
+  return out;
 }
 
 /**
@@ -86,11 +93,12 @@ async function bindHostPort(candidates: number[]): Promise<{ fd: number; port: n
 
 /** Append the host ports' descriptors to `stdio`; the env tells the world which fd is which. */
 function hostPortEnv(stdio: (number | 'ignore' | 'inherit' | 'ipc')[],
-  ingress: { fd: number; port: number } | undefined, githost: { fd: number; port: number } | undefined): Record<string, string> {
+  ingress: { fd: number; port: number }[], githost: { fd: number; port: number } | undefined): Record<string, string> {
   const env: Record<string, string> = {};
-  if (ingress) {
-    env['STRAIT_INGRESS_FD'] = String(stdio.push(ingress.fd) - 1);
-    env['STRAIT_INGRESS_PORT'] = String(ingress.port);
+  if (ingress.length > 0) {
+    // one per cluster, in the world's order: "fd,fd" and "port,port"
+    env['STRAIT_INGRESS_FD'] = ingress.map((b) => String(stdio.push(b.fd) - 1)).join(',');
+    env['STRAIT_INGRESS_PORT'] = ingress.map((b) => String(b.port)).join(',');
   }
   if (githost) {
     env['STRAIT_GITHOST_FD'] = String(stdio.push(githost.fd) - 1);
@@ -100,7 +108,7 @@ function hostPortEnv(stdio: (number | 'ignore' | 'inherit' | 'ipc')[],
 }
 
 /** Run the world in the foreground; resolves with the exit code when it ends. */
-async function upForeground(stateDir: string, worldFile: string | undefined): Promise<number> {
+async function upForeground(stateDir: string, worldFile: string | undefined, ingressCount: number): Promise<number> {
   const userNamespace = process.getuid?.() !== 0;
   if (userNamespace) {
     const can = canUseUserNamespaces();
@@ -109,7 +117,7 @@ async function upForeground(stateDir: string, worldFile: string | undefined): Pr
   const argv = privateTreeCommand([process.execPath, SUPERVISOR, '--state-dir', stateDir, ...(worldFile ? ['--world', worldFile] : [])], { userNamespace });
   const logFile = join(stateDir, 'logs', 'world.log');
   const logFd = openSync(logFile, 'a');
-  const ingress = await bindIngressPort();
+  const ingress = await bindIngressPorts(ingressCount);
   const githost = await bindGithostPort();
   const stdio: (number | 'ignore' | 'inherit' | 'ipc')[] = ['ignore', 'inherit', logFd, 'ipc'];
   const child = spawn(argv[0] as string, argv.slice(1), {
@@ -117,7 +125,7 @@ async function upForeground(stateDir: string, worldFile: string | undefined): Pr
     env: { ...process.env, STRAIT_USERNS: userNamespace ? '1' : '0', STRAIT_PROC: 'world', ...hostPortEnv(stdio, ingress, githost) },
   });
   closeSync(logFd);
-  ingress?.server.close(); // the world holds its own copy
+  for (const b of ingress) b.server.close(); // the world holds its own copies
   githost?.server.close();
   const startedAt = new Date().toISOString();
   let supervisorPid = 0;
@@ -171,7 +179,7 @@ async function upForeground(stateDir: string, worldFile: string | undefined): Pr
  * A detached world: the private tree is started in a session of its own, owned by its
  * unshare process (kill that and the world is gone); the supervisor writes world.json.
  */
-async function upDetached(stateDir: string, worldFile: string | undefined): Promise<number> {
+async function upDetached(stateDir: string, worldFile: string | undefined, ingressCount: number): Promise<number> {
   const userNamespace = process.getuid?.() !== 0;
   if (userNamespace) {
     const can = canUseUserNamespaces();
@@ -181,7 +189,7 @@ async function upDetached(stateDir: string, worldFile: string | undefined): Prom
     { userNamespace, dieWithParent: false });
   const logFile = join(stateDir, 'logs', 'world.log');
   const fd = openSync(logFile, 'a');
-  const ingress = await bindIngressPort();
+  const ingress = await bindIngressPorts(ingressCount);
   const githost = await bindGithostPort();
   const stdio: (number | 'ignore' | 'inherit' | 'ipc')[] = ['ignore', fd, fd];
   const child = spawn(argv[0] as string, argv.slice(1), {
@@ -189,7 +197,7 @@ async function upDetached(stateDir: string, worldFile: string | undefined): Prom
     env: { ...process.env, STRAIT_USERNS: userNamespace ? '1' : '0', STRAIT_PROC: 'world', ...hostPortEnv(stdio, ingress, githost) },
   });
   closeSync(fd);
-  ingress?.server.close(); // the world holds its own copy
+  for (const b of ingress) b.server.close(); // the world holds its own copies
   githost?.server.close();
   child.unref();
   let exited: number | null = null;
@@ -209,6 +217,17 @@ async function upDetached(stateDir: string, worldFile: string | undefined): Prom
   return exited && exited > 0 ? exited : 1;
 }
 
+/** "/ → echo.mesh (ISTIO_MUTUAL)" from the ingress gateway's configuration file */
+function ingressRoutes(stateDir: string, cluster: string): string {
+  try {
+    const cfg = JSON.parse(readFileSync(join(stateDir, 'mesh', cluster, 'ingress.json'), 'utf8')) as { routes?: { pathPrefix: string; service: string; tls?: { mode?: string } }[] };
+    const routes = (cfg.routes ?? []).map((r) => `${r.pathPrefix} → ${r.service} (${r.tls?.mode ?? 'DISABLE'})`);
+    return routes.length ? routes.join(', ') : 'no routes';
+  } catch {
+    return 'routes not written yet';
+  }
+}
+
 function statusText(rec: WorldRecord): string {
   const rows: (string | number | undefined)[][] = [];
   for (const c of rec.clusters) {
@@ -218,9 +237,10 @@ function statusText(rec: WorldRecord): string {
   }
   const head = `world ${rec.status} (pid ${rec.pid}, boot ${rec.bootMs} ms, state dir ${rec.stateDir}${rec.userNamespace ? ', user namespace' : ''})\n`
     + `store ${rec.store.available ? rec.store.socket : `unavailable: ${rec.store.reason ?? ''}`}; metrics ${rec.metrics}; logs ${rec.logs}\n\n`;
+  const ingress = rec.clusters.map((c) => `ingress ${c.name}: ${c.ingress ? `${c.ingress} → ${ingressRoutes(rec.stateDir, c.name)}` : 'none (no mesh in this world, or no host port)'}\n`).join('');
   const comps = formatTable(['COMPONENT', 'PID', 'READY', 'RESTARTS', 'METRICS'],
     rec.components.map((c) => [c.name, c.pid ?? '', c.ready ? 'yes' : 'no', c.restarts, c.metrics ?? '']));
-  return head + formatTable(['CLUSTER', 'KIND', 'NAME', 'ROLE/IMAGE/PORTS', 'ADDRESS', 'PUBLIC', 'NODE/CIDR'], rows) + '\n' + comps;
+  return head + ingress + '\n' + formatTable(['CLUSTER', 'KIND', 'NAME', 'ROLE/IMAGE/PORTS', 'ADDRESS', 'PUBLIC', 'NODE/CIDR'], rows) + '\n' + comps;
 }
 
 export function registerWorldCommands(program: Command): void {
@@ -235,9 +255,10 @@ export function registerWorldCommands(program: Command): void {
       const worldFile = opts.world ? resolve(opts.world) : undefined;
       // loaded only here: status, exec and down stay light
       const { loadWorld } = await import('../../control/world-file/index.js');
-      loadWorld(worldFile); // refuse a bad world before building anything
+      const world = loadWorld(worldFile); // refuse a bad world before building anything
+      const ingressCount = world.mesh ? world.clusters.length : 0;
       prepareStateDir(stateDir);
-      process.exitCode = opts.detach ? await upDetached(stateDir, worldFile) : await upForeground(stateDir, worldFile);
+      process.exitCode = opts.detach ? await upDetached(stateDir, worldFile, ingressCount) : await upForeground(stateDir, worldFile, ingressCount);
     });
 
   program

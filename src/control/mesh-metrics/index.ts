@@ -21,9 +21,11 @@ export function registerProxyMetrics(reg: Registry, m: ProxyMetrics): void {
   counter(reg, 'strait_mesh_inbound_reset_total', 'Inbound connections reset (RST) before reaching the application, by effective mode and reason', ['mode', 'reason'], (c) => {
     for (const [mode, by] of Object.entries(m.reset)) for (const [reason, v] of Object.entries(by)) c.inc({ mode, reason }, v);
   });
-  counter(reg, 'strait_mesh_tls_handshakes_total', 'mTLS handshakes, by side (server = inbound, client = outbound) and result', ['side', 'result'], (c) => {
+  counter(reg, 'strait_mesh_tls_handshakes_total', 'mTLS handshakes, by side (server = inbound, client = outbound) and result (ok counts every good one; resumed counts those of them that resumed a session)', ['side', 'result'], (c) => {
     c.inc({ side: 'server', result: 'ok' }, m.handshakes.serverOk);
     c.inc({ side: 'client', result: 'ok' }, m.handshakes.clientOk);
+    c.inc({ side: 'server', result: 'resumed' }, m.handshakes.serverResumed);
+    c.inc({ side: 'client', result: 'resumed' }, m.handshakes.clientResumed);
     for (const [side, by] of Object.entries(m.handshakeFailures)) for (const [result, v] of Object.entries(by)) c.inc({ side, result }, v);
   });
   counter(reg, 'strait_mesh_outbound_connections_total', 'Outbound connections, by the TLS mode used', ['tls_mode'], (c) => {

@@ -76,7 +76,7 @@ export interface WorldState {
     nodes: { name: string; role: string; netns: string; underlayIP: string; podCIDR: string; publicIP?: string }[];
     pods: { namespace: string; name: string; node: string; netns: string; ip: string; image: string }[];
     services: { namespace: string; name: string; clusterIP?: string; ports: { port: number; protocol: string }[] }[];
-    /** the mesh ingress gateway as the host reaches it (http://127.0.0.1:PORT), when `strait up` bound a port for it */
+    /** the cluster's mesh ingress gateway as the host reaches it (http://127.0.0.1:PORT), when `strait up` bound a port for it */
     ingress?: string;
   }[];
   components: ComponentStatus[];
@@ -333,16 +333,23 @@ export async function runWorld(opts: WorldOptions): Promise<RunningWorld> {
     }
   }
   // the host's way into the mesh: `strait up` bound 127.0.0.1:PORT in the host's namespace
-  // and handed the socket in; connections go to the first cluster's ingress gateway
-  const ingressFd = Number(process.env['STRAIT_INGRESS_FD'] ?? NaN);
-  const ingressPort = process.env['STRAIT_INGRESS_PORT'];
-  const ingressCluster = plan.mesh ? plan.clusters[0]?.name : undefined;
-  const relay = Number.isInteger(ingressFd) && ingressCluster
-    ? await startRelay({ fd: ingressFd }, join(opts.stateDir, 'mesh', ingressCluster, 'ingress.sock')).catch((err: unknown) => {
-      log.warn({ err: String(err) }, 'no host port for the ingress gateway');
-      return undefined;
-    })
-    : undefined;
+  // for each cluster and handed the sockets in ("fd,fd", "port,port" in the plan's order);
+  // connections go to that cluster's ingress gateway (its unix socket)
+  const ingressFds = (process.env['STRAIT_INGRESS_FD'] ?? '').split(',').filter(Boolean).map(Number);
+  const ingressPorts = (process.env['STRAIT_INGRESS_PORT'] ?? '').split(',').filter(Boolean);
+  const ingress = new Map<string, { relay: { close(): Promise<void> }; url: string }>();
+  if (plan.mesh) {
+    await Promise.all(plan.clusters.map(async (c, i) => {
+      const fd = ingressFds[i];
+      const port = ingressPorts[i];
+      if (fd === undefined || !Number.isInteger(fd) || port === undefined) return;
+      const relay = await startRelay({ fd }, join(opts.stateDir, 'mesh', c.name, 'ingress.sock')).catch((err: unknown) => {
+        log.warn({ err: String(err), cluster: c.name }, 'no host port for the ingress gateway');
+        return undefined;
+      });
+      if (relay) ingress.set(c.name, { relay, url: `http://127.0.0.1:${port}` });
+    }));
+  }
   // the same for the code-hosting server in the world root (http://<rootIP>:3000)
   const githostFd = Number(process.env['STRAIT_GITHOST_FD'] ?? NaN);
   const githostPort = process.env['STRAIT_GITHOST_PORT'];
@@ -368,7 +375,7 @@ export async function runWorld(opts: WorldOptions): Promise<RunningWorld> {
       ...(githostRelay && githostPort ? { githost: `http://127.0.0.1:${githostPort}` } : {}),
       clusters: plan.clusters.map((c) => ({
         ...clusterState(c, serviceStates.get(c.name)),
-        ...(relay && ingressPort && c.name === ingressCluster ? { ingress: `http://127.0.0.1:${ingressPort}` } : {}),
+        ...(ingress.has(c.name) ? { ingress: ingress.get(c.name)?.url as string } : {}),
       })),
       components: processes.status(),
     };
@@ -381,7 +388,7 @@ export async function runWorld(opts: WorldOptions): Promise<RunningWorld> {
     processes,
     state,
     async stop() {
-      await relay?.close();
+      for (const i of ingress.values()) await i.relay.close();
       await githostRelay?.close();
       for (const sync of syncs) sync.stop();
       await processes.stop();

@@ -5,8 +5,14 @@ import type { ProxyIdentity } from './config.js';
 
 export const MESH_ALPN = ['istio-peer-exchange', 'istio'];
 
+/**
+ * The TLS context of a workload identity, for both sides. A server that verifies client
+ * certificates must name a session id context before it can resume sessions (OpenSSL
+ * refuses with "session id context uninitialized" otherwise); sessions then carry the
+ * verified client certificate, and a new identity (new context, new ticket keys) ends them.
+ */
 export function secureContextFor(id: ProxyIdentity): SecureContext {
-  return createSecureContext({ cert: id.certPem, key: id.keyPem, ca: id.rootPem, minVersion: 'TLSv1.2' });
+  return createSecureContext({ cert: id.certPem, key: id.keyPem, ca: id.rootPem, minVersion: 'TLSv1.2', sessionIdContext: 'strait-mesh' });
 }
 
 /** URI SANs of a peer certificate as node:tls reports it ("URI:spiffe://..., DNS:..."). */

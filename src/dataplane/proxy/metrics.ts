@@ -22,8 +22,8 @@ export class ProxyMetrics {
     PERMISSIVE: { plaintext: 0, tls: 0, 'sniff-timeout': 0, 'no-identity': 0 },
     DISABLE: { plaintext: 0, tls: 0, 'sniff-timeout': 0, 'no-identity': 0 },
   };
-  /** TLS handshakes as server (inbound) and client (outbound) */
-  readonly handshakes = { serverOk: 0, clientOk: 0 };
+  /** TLS handshakes as server (inbound) and client (outbound); `*Resumed` of them resumed a session */
+  readonly handshakes = { serverOk: 0, clientOk: 0, serverResumed: 0, clientResumed: 0 };
   readonly handshakeFailures: Record<'server' | 'client', Record<HandshakeFailure, number>> = {
     server: { 'no-client-cert': 0, expired: 0, untrusted: 0, 'bad-peer-identity': 0, other: 0 },
     client: { 'no-client-cert': 0, expired: 0, untrusted: 0, 'bad-peer-identity': 0, other: 0 },

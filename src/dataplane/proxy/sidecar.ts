@@ -67,6 +67,8 @@ interface InboundConn {
 }
 
 const kConn = Symbol('strait.inboundConn');
+/** destinations whose last TLS session is kept for resumption */
+const MAX_SESSIONS = 1024;
 type SockWithConn = Socket & { [kConn]?: InboundConn };
 
 export class SidecarProxy {
@@ -74,6 +76,8 @@ export class SidecarProxy {
   private cfg: Readonly<SidecarConfig>;
   private ctx: SecureContext | undefined;
   private readonly checkers = new Map<string, ReturnType<typeof spiffeChecker>>();
+  /** TLS sessions toward each destination ("ip:port"), resumed by the next connection there */
+  private readonly sessions = new Map<string, Buffer>();
   private readonly listeners: Listener[] = [];
   private readonly open = new Set<Socket>();
   /** set when the configuration last changed (performance.now()) */
@@ -95,6 +99,8 @@ export class SidecarProxy {
     this.cfg = next;
     this.applyIdentity(prev);
     this.checkers.clear();
+    // a session proves only what was checked when it was made: new policy, new handshakes
+    this.sessions.clear();
     this.metrics.configUpdates++;
     this.lastUpdate = performance.now();
   }
@@ -239,6 +245,7 @@ export class SidecarProxy {
         return;
       }
       this.metrics.handshakes.serverOk++;
+      if (tlsSock.isSessionReused()) this.metrics.handshakes.serverResumed++;
       this.metrics.accepted[mode].mtls++;
       const peer = peerUris(tlsSock.getPeerCertificate())[0];
       this.opts.onEvent?.({ type: 'inbound-accepted', port: conn.port, mode, how: 'mtls', ...(peer ? { peer } : {}) });
@@ -287,9 +294,12 @@ export class SidecarProxy {
       splice(down, raw);
       return;
     }
+    const key = `${dst.host}:${dst.port}`;
+    const session = this.sessions.get(key);
     const up = tlsConnect({
       socket: raw,
       secureContext: this.ctx,
+      ...(session ? { session } : {}),
       ALPNProtocols: MESH_ALPN,
       rejectUnauthorized: true,
       checkServerIdentity: this.checkerFor(policy),
@@ -303,9 +313,17 @@ export class SidecarProxy {
       resetSocket(down);
     };
     up.once('error', onErr);
+    const ctx = this.ctx;
+    up.on('session', (s: Buffer) => {
+      // only a session made under the identity still in use (the context may have rotated)
+      if (this.ctx !== ctx) return;
+      if (this.sessions.size >= MAX_SESSIONS && !this.sessions.has(key)) this.sessions.delete(this.sessions.keys().next().value as string);
+      this.sessions.set(key, s);
+    });
     up.once('secureConnect', () => {
       up.off('error', onErr);
       this.metrics.handshakes.clientOk++;
+      if (up.isSessionReused()) this.metrics.handshakes.clientResumed++;
       splice(down, up, undefined, raw);
       down.resume();
     });
