@@ -3,7 +3,9 @@
 //   pod A -> pod B     strait (agent VXLAN + gateway tunnel) | direct forwarding | wireguard-go between the gateways
 //   gw A -> gw B       strait tunnel | direct | wireguard-go
 //   node dist/bench/tunnel.js [seconds]     (1..5 s per iperf3 run, default 5; 6 runs in all)
-//   OFFLOAD=true node dist/bench/tunnel.js  strait with TUN offload (TCP super-packets; outer datagrams IP-fragmented)
+//   strait runs in its default mode: TUN offload, one AEAD per TCP super-packet, tunnel
+//   fragments that fit the 1500-byte links (no IP fragmentation), UDP GSO/GRO
+//   OFFLOAD=false node dist/bench/tunnel.js  strait's per-packet mode (one AEAD per 1400-byte packet)
 // wireguard-go comes from scripts/build-wireguard-go.sh (.state/bin/wireguard-go) or
 // $WIREGUARD_GO; without it that column is skipped. TUN_MTU/POD_MTU change the MTU.
 import { existsSync } from 'node:fs';
@@ -121,7 +123,7 @@ async function main(): Promise<void> {
   const rec = p.get('records')?.['r'] as { connections: { rttAvg: string }[] };
   const f = (x: number, d = 3): string => (Number.isFinite(x) ? x.toFixed(d) : 'n/a');
   const ratio = (a: number, b: number): string => (Number.isFinite(a / b) ? `${(a / b).toFixed(2)}x` : 'n/a');
-  console.log(`strait tunnel benchmark: one TCP flow per iperf3 run, ${seconds} s each; inner MTU ${process.env['TUN_MTU'] ?? 1400}, offload ${process.env['OFFLOAD'] ?? 'false'}`);
+  console.log(`strait tunnel benchmark: one TCP flow per iperf3 run, ${seconds} s each; inner MTU ${process.env['TUN_MTU'] ?? 1400}, offload ${process.env['OFFLOAD'] ?? 'true'}${(process.env['OFFLOAD'] ?? 'true') === 'true' ? ' (super-packets sealed once, tunnel fragments of <= 1472 bytes)' : ' (per-packet)'}`);
   console.log(`load average (1, 5, 15 min): before ${loadBefore}   after ${load()}   (2 cores shared by other engineers: figures are noisy)`);
   const rows: string[][] = [];
   for (const where of ['pod', 'gw'] as const) {

@@ -81,9 +81,12 @@ static napi_value udp_open(napi_env env, napi_callback_info info) {
     return strait_throw_errno(env, "bind", err);
   }
   if (bytes > 0) {
-    // the kernel caps these at net.core.[rw]mem_max; what we get is fine
-    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bytes, sizeof bytes);
-    setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &bytes, sizeof bytes);
+    // with CAP_NET_ADMIN the *FORCE options go past net.core.[rw]mem_max (often 208 KB:
+    // three 64 KB messages, overflowed as soon as the reader is descheduled on a busy
+    // machine, and a lost fragment loses its whole message); otherwise the kernel caps
+    // SO_RCVBUF/SO_SNDBUF at the maximum and what we get is fine
+    if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &bytes, sizeof bytes) < 0) setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bytes, sizeof bytes);
+    if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &bytes, sizeof bytes) < 0) setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &bytes, sizeof bytes);
   }
   int one = 1;
   setsockopt(fd, SOL_UDP, UDP_GRO, &one, sizeof one);
