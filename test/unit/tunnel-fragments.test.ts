@@ -62,6 +62,20 @@ test('a 64 KB super-packet leaves as fragments that fit a 1500-byte path and arr
   assert.equal(small[0]![0], TYPE_DATA);
 });
 
+test('every split of the tag across fragments (issue 3 regression: a tag straddling two fragments)', () => {
+  const p = connected();
+  // sealed body = payload + 16; fragments carry 1452 bytes: sweep the tag across a boundary
+  for (let n = 2 * 1452 - 20; n <= 2 * 1452 + 4; n++) {
+    const payload = superPacket(n, n & 0xff);
+    const before = p.wire.length;
+    p.a.sendPacket(p.a.peer('cluster-b')!, payload, NEXT_IPV4_VNET);
+    for (const d of p.wire.slice(before)) if (d.from === 'a') assert.ok(d.bytes.length <= 1472, `payload ${n}: datagram of ${d.bytes.length} bytes`);
+    assert.ok(p.deliveredB[p.deliveredB.length - 1]!.equals(payload), `payload ${n}`);
+  }
+  assert.equal(p.deliveredB.length, 25);
+  assert.equal(p.b.counters.drops.malformed, 0);
+});
+
 test('fragments in any order (reversed, shuffled, interleaved across messages) reassemble', () => {
   const p = connected();
   const m1 = capture(p, superPacket(40_000, 1));

@@ -348,7 +348,7 @@ export class TunnelEndpoint {
       let parts: Buffer[];
       if (end <= ctLen) parts = [h, ct.subarray(start, end)];
       else if (start >= ctLen) parts = [h, tag.subarray(start - ctLen, end - ctLen)];
-      else parts = [h, ct.subarray(start), tag];
+      else parts = [h, ct.subarray(start), end - ctLen === TAG_LEN ? tag : tag.subarray(0, end - ctLen)];
       send(parts, peer.port, peer.address);
     }
     this.counters.fragmentsSent += count;
@@ -419,8 +419,10 @@ export class TunnelEndpoint {
    */
   private receiveFragment(msg: Buffer, address: string, port: number): void {
     const len = msg.length;
-    if ((this.features & FEATURE_FRAG) === 0 || fragmentRule(msg, 0, len) !== '') {
+    const rule = (this.features & FEATURE_FRAG) === 0 ? 'fragments were not negotiated' : fragmentRule(msg, 0, len);
+    if (rule !== '') {
       this.counters.drops.malformed++;
+      this.authEvent(`malformed fragment of ${len} bytes from ${address}:${port}: ${rule}`, undefined, 'STRAIT_ERR_TUNNEL_MALFORMED');
       return;
     }
     const spi = msg.readUInt32BE(4);
