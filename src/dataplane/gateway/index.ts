@@ -120,7 +120,14 @@ export class Gateway implements SegmentSink {
       clock: opts.clock ?? systemClock,
       peers: config.peers.map((p) => ({ clusterId: p.clusterId, address: p.endpoint, port: p.port, subnets: p.subnets })),
       limits: config.timers,
-      send: (chunks, port, address) => this.tunnelSock?.send(chunks, port, address),
+      // the batched transport copies at once; node:dgram (fallback) sends later: copy for it
+      send: (chunks, port, address) => {
+        const sock = this.tunnelSock;
+        if (sock === undefined) return;
+        if (sock.batched || !Array.isArray(chunks)) sock.send(chunks, port, address);
+        else sock.send(Buffer.concat(chunks), port, address);
+      },
+      sendCopies: true,
       deliver: (packet, peer, next) => this.deliver(packet, peer, next),
       features: config.tun.offload ? FEATURE_VNET | FEATURE_FRAG : 0,
       maxDatagram: config.tunnel.mtu - 28,

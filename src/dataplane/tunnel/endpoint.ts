@@ -79,8 +79,13 @@ export interface TunnelOptions {
   psk: string;
   clock: Clock;
   peers: PeerConfig[];
-  /** put a datagram on the wire; the buffers must not be reused by the caller afterwards */
+  /**
+   * put a datagram on the wire; the buffers must not be reused by the caller afterwards,
+   * unless `sendCopies` says that send() copies them before it returns
+   */
   send(chunks: Buffer | Buffer[], port: number, address: string): void;
+  /** send() copies the chunks at once: the endpoint then reuses its header buffers and part arrays (no per-packet allocation) */
+  sendCopies?: boolean;
   /** a decrypted IPv4 packet from `peer`; `next` is NEXT_IPV4 or NEXT_IPV4_VNET (virtio_net_hdr first) */
   deliver(packet: Buffer, peer: Peer, next: number): void;
   /** FEATURE_* bits this endpoint accepts (advertised in the handshake) */
@@ -211,6 +216,12 @@ export class TunnelEndpoint {
   private timer: { cancel(): void } | undefined;
   private closed = false;
   private readonly maxDatagram: number;
+  private readonly sendCopies: boolean;
+  /** reused when sendCopies: data header, fragment header, and the part arrays around them */
+  private readonly dataHeader = Buffer.alloc(DATA_HEADER);
+  private readonly fragHeader = Buffer.alloc(FRAG_HEADER);
+  private readonly parts2: Buffer[];
+  private readonly parts3: Buffer[];
 
   constructor(private readonly opts: TunnelOptions) {
     this.clusterId = opts.clusterId;
@@ -223,6 +234,9 @@ export class TunnelEndpoint {
     this.maxVersion = opts.maxVersion ?? PROTOCOL_VERSION;
     this.features = opts.features ?? 0;
     this.maxDatagram = opts.maxDatagram ?? DEFAULT_MAX_DATAGRAM;
+    this.sendCopies = opts.sendCopies === true;
+    this.parts2 = [this.fragHeader, this.fragHeader];
+    this.parts3 = [this.fragHeader, this.fragHeader, this.fragHeader];
     this.peers = opts.peers.map((p) => new Peer(p));
     for (const p of this.peers) this.byCluster.set(p.clusterId, p);
   }
@@ -314,7 +328,7 @@ export class TunnelEndpoint {
 
   private seal(peer: Peer, s: Session, next: number, payload: Buffer): void {
     const seq = s.sendSeq++;
-    const header = Buffer.allocUnsafe(DATA_HEADER);
+    const header = this.sendCopies ? this.dataHeader : Buffer.allocUnsafe(DATA_HEADER);
     writeDataHeader(header, 0, next, s.remoteIndex, seq);
     const sealed = s.seal(header, seq, payload);
     if (next === NEXT_IPV4 || next === NEXT_IPV4_VNET) {
@@ -324,6 +338,14 @@ export class TunnelEndpoint {
     const ct = sealed[0];
     if (DATA_HEADER + ct.length + TAG_LEN > this.maxDatagram && (peer.features & FEATURE_FRAG) !== 0 && ct.length + TAG_LEN <= MAX_FRAGMENTED_BODY) {
       this.sendFragments(peer, next, s.remoteIndex, seq, ct, sealed[1]);
+      return;
+    }
+    if (this.sendCopies) {
+      const parts = this.parts3;
+      parts[0] = header;
+      parts[1] = ct;
+      parts[2] = sealed[1];
+      this.opts.send(parts, peer.port, peer.address);
       return;
     }
     this.opts.send([header, ct, sealed[1]], peer.port, peer.address);
@@ -340,15 +362,25 @@ export class TunnelEndpoint {
     const size = this.maxDatagram - FRAG_HEADER;
     const count = Math.ceil(body / size);
     const send = this.opts.send;
+    const reuse = this.sendCopies;
     for (let i = 0; i < count; i++) {
       const start = i * size;
       const end = start + size < body ? start + size : body;
-      const h = Buffer.allocUnsafe(FRAG_HEADER);
+      const h = reuse ? this.fragHeader : Buffer.allocUnsafe(FRAG_HEADER);
       writeFragmentHeader(h, 0, next, i, count, spi, seq, size);
       let parts: Buffer[];
-      if (end <= ctLen) parts = [h, ct.subarray(start, end)];
-      else if (start >= ctLen) parts = [h, tag.subarray(start - ctLen, end - ctLen)];
-      else parts = [h, ct.subarray(start), end - ctLen === TAG_LEN ? tag : tag.subarray(0, end - ctLen)];
+      if (end <= ctLen) {
+        parts = reuse ? this.parts2 : [h, h];
+        parts[1] = ct.subarray(start, end);
+      } else if (start >= ctLen) {
+        parts = reuse ? this.parts2 : [h, h];
+        parts[1] = tag.subarray(start - ctLen, end - ctLen);
+      } else {
+        parts = reuse ? this.parts3 : [h, h, h];
+        parts[1] = ct.subarray(start);
+        parts[2] = end - ctLen === TAG_LEN ? tag : tag.subarray(0, end - ctLen);
+      }
+      parts[0] = h;
       send(parts, peer.port, peer.address);
     }
     this.counters.fragmentsSent += count;
