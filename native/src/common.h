@@ -4,6 +4,21 @@
 #define STRAIT_NATIVE_COMMON_H
 #define NAPI_VERSION 8
 #include <node_api.h>
+#include <netinet/in.h>
+#include <sys/types.h>
+
+// Writer threads (writer.c): large writes on a descriptor leave from a pthread.
+typedef ssize_t (*strait_write_fn)(int fd, char *data, size_t len, size_t seg, size_t split, const struct sockaddr_in *to);
+typedef struct strait_writer strait_writer;
+// writes of at least this many bytes go through the writer thread
+#define STRAIT_THREAD_MIN 8192
+int strait_io_threads(void);
+strait_writer *strait_writer_new(int fd, strait_write_fn fn);
+int strait_writer_idle(strait_writer *w);
+// copy a ‖ b into the ring (-EAGAIN when full); returns the bytes queued
+int strait_writer_push(strait_writer *w, const char *a, size_t alen, const char *b, size_t blen, size_t seg, const struct sockaddr_in *to);
+long strait_writer_errors(strait_writer *w);
+void strait_writer_free(strait_writer *w);
 
 // Throw a JS Error with code "STRAIT_ERR_SYSTEM_TOOL"-style errno details; returns NULL.
 napi_value strait_throw_errno(napi_env env, const char *what, int err);

@@ -40,6 +40,38 @@ typedef struct {
 } tun_reader;
 
 static tun_reader *readers[MAX_TUNS];
+static strait_writer *writers[MAX_TUNS];
+static int writer_fds[MAX_TUNS];
+
+static ssize_t tun_xmit(int fd, char *p, size_t len, size_t seg, size_t split, const struct sockaddr_in *to) {
+  ssize_t n = write(fd, p, len);
+  return n < 0 ? -errno : n;
+}
+
+static strait_writer **writer_slot(int fd, int create) {
+  int free_slot = -1;
+  for (int i = 0; i < MAX_TUNS; i++) {
+    if (writers[i] && writer_fds[i] == fd) return &writers[i];
+    if (!writers[i] && free_slot < 0) free_slot = i;
+  }
+  if (!create || free_slot < 0) return NULL;
+  writer_fds[free_slot] = fd;
+  return &writers[free_slot];
+}
+
+// Large writes (super-packets: the kernel forwards or delivers them inside the write) go
+// through the device's writer thread; small ones inline unless writes are queued. -2 = not taken.
+static ssize_t threaded_write(int fd, const char *hdr, size_t hlen, const char *p, size_t len) {
+  if (!strait_io_threads()) return -2;
+  strait_writer **ws = writer_slot(fd, 0);
+  if (hlen + len < STRAIT_THREAD_MIN && !(ws && !strait_writer_idle(*ws))) return -2;
+  if (!ws) {
+    ws = writer_slot(fd, 1);
+    if (ws) *ws = strait_writer_new(fd, tun_xmit);
+  }
+  if (!ws || !*ws) return -2;
+  return strait_writer_push(*ws, hdr, hlen, p, len, 0, NULL);
+}
 
 static napi_value tun_open(napi_env env, napi_callback_info info) {
   size_t argc = 2;
@@ -169,6 +201,11 @@ static napi_value tun_close(napi_env env, napi_callback_info info) {
     napi_throw_type_error(env, NULL, "tunClose(fd)");
     return NULL;
   }
+  strait_writer **ws = writer_slot(fd, 0);
+  if (ws) {
+    strait_writer_free(*ws);
+    *ws = NULL;
+  }
   for (int i = 0; i < MAX_TUNS; i++) {
     tun_reader *r = readers[i];
     if (r && r->fd == fd) {
@@ -200,9 +237,13 @@ static napi_value tun_write(napi_env env, napi_callback_info info) {
     goto bad;
   napi_get_buffer_info(env, argv[1], &data, &blen);
   if (off < 0 || len < 0 || (size_t)off + (size_t)len > blen) goto bad;
-  ssize_t n = write(fd, (char *)data + off, (size_t)len);
+  ssize_t n = threaded_write(fd, NULL, 0, (char *)data + off, (size_t)len);
+  if (n == -2) {
+    n = write(fd, (char *)data + off, (size_t)len);
+    if (n < 0) n = -errno;
+  }
   napi_value out;
-  napi_create_int32(env, n < 0 ? -errno : (int32_t)n, &out);
+  napi_create_int32(env, (int32_t)n, &out);
   return out;
 bad:
   napi_throw_type_error(env, NULL, "tunWrite(fd, buffer, offset, length) with offset+length inside buffer");
@@ -226,10 +267,14 @@ static napi_value tun_writev(napi_env env, napi_callback_info info) {
   napi_get_buffer_info(env, argv[1], &hdr, &hlen);
   napi_get_buffer_info(env, argv[2], &data, &blen);
   if (off < 0 || len < 0 || (size_t)off + (size_t)len > blen) goto bad;
-  struct iovec iov[2] = {{hdr, hlen}, {(char *)data + off, (size_t)len}};
-  ssize_t n = writev(fd, iov, 2);
+  ssize_t n = threaded_write(fd, hdr, hlen, (char *)data + off, (size_t)len);
+  if (n == -2) {
+    struct iovec iov[2] = {{hdr, hlen}, {(char *)data + off, (size_t)len}};
+    n = writev(fd, iov, 2);
+    if (n < 0) n = -errno;
+  }
   napi_value out;
-  napi_create_int32(env, n < 0 ? -errno : (int32_t)n, &out);
+  napi_create_int32(env, (int32_t)n, &out);
   return out;
 bad:
   napi_throw_type_error(env, NULL, "tunWritev(fd, hdr, buffer, offset, length)");

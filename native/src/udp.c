@@ -54,6 +54,19 @@ typedef struct {
 
 static udp_reader *readers[MAX_SOCKS];
 static int gso_broken = 0;
+static strait_writer *writers[MAX_SOCKS];
+static int writer_fds[MAX_SOCKS];
+
+static strait_writer **writer_slot(int fd, int create) {
+  int free_slot = -1;
+  for (int i = 0; i < MAX_SOCKS; i++) {
+    if (writers[i] && writer_fds[i] == fd) return &writers[i];
+    if (!writers[i] && free_slot < 0) free_slot = i;
+  }
+  if (!create || free_slot < 0) return NULL;
+  writer_fds[free_slot] = fd;
+  return &writers[free_slot];
+}
 
 static napi_value udp_open(napi_env env, napi_callback_info info) {
   size_t argc = 3;
@@ -81,9 +94,12 @@ static napi_value udp_open(napi_env env, napi_callback_info info) {
     return strait_throw_errno(env, "bind", err);
   }
   if (bytes > 0) {
-    // the kernel caps these at net.core.[rw]mem_max; what we get is fine
-    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bytes, sizeof bytes);
-    setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &bytes, sizeof bytes);
+    // with CAP_NET_ADMIN the *FORCE options go past net.core.[rw]mem_max (often 208 KB:
+    // three 64 KB messages, overflowed as soon as the reader is descheduled on a busy
+    // machine, and a lost fragment loses its whole message); otherwise the kernel caps
+    // SO_RCVBUF/SO_SNDBUF at the maximum and what we get is fine
+    if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &bytes, sizeof bytes) < 0) setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bytes, sizeof bytes);
+    if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &bytes, sizeof bytes) < 0) setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &bytes, sizeof bytes);
   }
   int one = 1;
   setsockopt(fd, SOL_UDP, UDP_GRO, &one, sizeof one);
@@ -201,6 +217,11 @@ static napi_value udp_close(napi_env env, napi_callback_info info) {
     napi_throw_type_error(env, NULL, "udpClose(fd)");
     return NULL;
   }
+  strait_writer **ws = writer_slot(fd, 0);
+  if (ws) {
+    strait_writer_free(*ws);
+    *ws = NULL;
+  }
   for (int i = 0; i < MAX_SOCKS; i++) {
     udp_reader *r = readers[i];
     if (r && r->fd == fd) {
@@ -239,6 +260,45 @@ static ssize_t send_each(int fd, char *p, size_t len, size_t seg, struct sockadd
   return bytes;
 }
 
+// One send: a single datagram, or a GSO run of `seg`-byte datagrams (one by one where the
+// kernel refuses GSO). Runs on Node's thread or on the socket's writer thread.
+static ssize_t udp_xmit(int fd, char *p, size_t len, size_t seg, size_t split, const struct sockaddr_in *cto) {
+  struct sockaddr_in to = *cto;
+  ssize_t n;
+  if (seg == 0 || seg >= len) {
+    n = sendto(fd, p, len, 0, (struct sockaddr *)&to, sizeof to);
+    if (n < 0) n = -errno;
+  } else if (gso_broken) {
+    n = send_each(fd, p, len, seg, &to);
+  } else {
+    char control[CMSG_SPACE(sizeof(uint16_t))];
+    memset(control, 0, sizeof control);
+    struct iovec iov = {p, len};
+    struct msghdr msg;
+    memset(&msg, 0, sizeof msg);
+    msg.msg_name = &to;
+    msg.msg_namelen = sizeof to;
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof control;
+    struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+    c->cmsg_level = SOL_UDP;
+    c->cmsg_type = UDP_SEGMENT;
+    c->cmsg_len = CMSG_LEN(sizeof(uint16_t));
+    uint16_t gs = (uint16_t)seg;
+    memcpy(CMSG_DATA(c), &gs, sizeof gs);
+    n = sendmsg(fd, &msg, 0);
+    if (n < 0) {
+      int err = errno;
+      // EINVAL: segments larger than the path MTU; EIO/ENOPROTOOPT/EOPNOTSUPP: no UDP GSO here
+      if (err == EIO || err == ENOPROTOOPT || err == EOPNOTSUPP) gso_broken = 1;
+      n = (err == EAGAIN || err == ENOBUFS) ? -err : send_each(fd, p, len, seg, &to);
+    }
+  }
+  return n;
+}
+
 static napi_value udp_send(napi_env env, napi_callback_info info) {
   size_t argc = 7;
   napi_value argv[7];
@@ -262,38 +322,21 @@ static napi_value udp_send(napi_env env, napi_callback_info info) {
   to.sin_port = htons((uint16_t)port);
   to.sin_addr.s_addr = htonl(addr);
   char *p = (char *)data + off;
+  size_t sg = seg > 0 ? (size_t)seg : 0;
   ssize_t n;
-  if (seg <= 0 || seg >= len) {
-    n = sendto(fd, p, (size_t)len, 0, (struct sockaddr *)&to, sizeof to);
-    if (n < 0) n = -errno;
-  } else if (gso_broken) {
-    n = send_each(fd, p, (size_t)len, (size_t)seg, &to);
-  } else {
-    char control[CMSG_SPACE(sizeof(uint16_t))];
-    memset(control, 0, sizeof control);
-    struct iovec iov = {p, (size_t)len};
-    struct msghdr msg;
-    memset(&msg, 0, sizeof msg);
-    msg.msg_name = &to;
-    msg.msg_namelen = sizeof to;
-    msg.msg_iov = &iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = control;
-    msg.msg_controllen = sizeof control;
-    struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
-    c->cmsg_level = SOL_UDP;
-    c->cmsg_type = UDP_SEGMENT;
-    c->cmsg_len = CMSG_LEN(sizeof(uint16_t));
-    uint16_t gs = (uint16_t)seg;
-    memcpy(CMSG_DATA(c), &gs, sizeof gs);
-    n = sendmsg(fd, &msg, 0);
-    if (n < 0) {
-      int err = errno;
-      // EINVAL: segments larger than the path MTU; EIO/ENOPROTOOPT/EOPNOTSUPP: no UDP GSO here
-      if (err == EIO || err == ENOPROTOOPT || err == EOPNOTSUPP) gso_broken = 1;
-      n = (err == EAGAIN || err == ENOBUFS) ? -err : send_each(fd, p, (size_t)len, (size_t)seg, &to);
+  strait_writer **ws = writer_slot(fd, 0);
+  if (strait_io_threads() && (len >= STRAIT_THREAD_MIN || (ws && !strait_writer_idle(*ws)))) {
+    if (!ws) {
+      ws = writer_slot(fd, 1);
+      if (ws) *ws = strait_writer_new(fd, udp_xmit);
+    }
+    if (ws && *ws) {
+      n = strait_writer_push(*ws, p, (size_t)len, NULL, 0, sg, &to);
+      goto out;
     }
   }
+  n = udp_xmit(fd, p, (size_t)len, sg, 0, &to);
+out:;
   napi_value out;
   napi_create_int32(env, (int32_t)n, &out);
   return out;

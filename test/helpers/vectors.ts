@@ -1,6 +1,6 @@
 // Fixed inputs for the tunnel test vectors (test/vectors/tunnel-v1.json).
 import { Session, createInitiation, consumeInitiation, createResponse, consumeResponse, keyPairFromPrivate, pskFromText, mac1Key } from '../../src/dataplane/tunnel/index.js';
-import { handshakeInit, handshakeResponse, writeDataHeader, NEXT_IPV4 } from '../../src/wire/tunnel/index.js';
+import { handshakeInit, handshakeResponse, writeDataHeader, writeFragmentHeader, fragmentPlan, NEXT_IPV4, NEXT_IPV4_VNET, FRAG_HEADER } from '../../src/wire/tunnel/index.js';
 
 export const VECTOR_INPUT = {
   psk: 'strait-test-vector-psk',
@@ -13,6 +13,10 @@ export const VECTOR_INPUT = {
   responderCluster: 'cluster-b',
   dataPayload: '4500001c000000004011000a0a0100070a020005deadbeef00080000',
   dataSeq: 7,
+  /** a 3000-byte virtio_net_hdr + super-packet (bytes i & 0xff), sequence 8, fragments for a 1472-byte datagram limit */
+  fragmentedLength: 3000,
+  fragmentedSeq: 8,
+  maxDatagram: 1472,
 };
 
 export function computeVectors(): Record<string, string> {
@@ -39,5 +43,25 @@ export function computeVectors(): Record<string, string> {
     saltInitiatorToResponder: fin.keys.sendSalt.toString('hex'),
     saltResponderToInitiator: fin.keys.recvSalt.toString('hex'),
     dataPacket: Buffer.concat([header, ct, tag]).toString('hex'),
+    ...fragmentVectors(s),
   };
+}
+
+/** The fragments of one sealed super-packet: AEAD once with the type-4 header as associated data, then split. */
+function fragmentVectors(s: Session): Record<string, string> {
+  const v = VECTOR_INPUT;
+  const payload = Buffer.alloc(v.fragmentedLength);
+  for (let i = 0; i < payload.length; i++) payload[i] = i & 0xff;
+  const header = Buffer.alloc(16);
+  writeDataHeader(header, 0, NEXT_IPV4_VNET, v.responderIndex, v.fragmentedSeq);
+  const [ct, tag] = s.seal(header, v.fragmentedSeq, payload);
+  const body = Buffer.concat([ct, tag]);
+  const [count, size] = fragmentPlan(body.length, v.maxDatagram);
+  const out: Record<string, string> = {};
+  for (let i = 0; i < count; i++) {
+    const h = Buffer.alloc(FRAG_HEADER);
+    writeFragmentHeader(h, 0, NEXT_IPV4_VNET, i, count, v.responderIndex, v.fragmentedSeq, size);
+    out[`fragment${i}`] = Buffer.concat([h, body.subarray(i * size, Math.min(body.length, (i + 1) * size))]).toString('hex');
+  }
+  return out;
 }

@@ -1,7 +1,7 @@
 // Attack regressions for the tunnel (issue 3): every bad packet is dropped and counted.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { TYPE_DATA, TYPE_INIT, TYPE_RESPONSE } from '../../src/wire/tunnel/index.js';
+import { TYPE_DATA, TYPE_INIT, TYPE_RESPONSE, TYPE_FRAGMENT, FEATURE_FRAG, FEATURE_VNET, FRAG_HEADER, NEXT_IPV4_VNET, writeFragmentHeader } from '../../src/wire/tunnel/index.js';
 import { fakePacket, tunnelPair, type Pair } from '../helpers/tunnel-pair.js';
 
 function connected(): Pair {
@@ -154,4 +154,69 @@ test('wrong PSK: no tunnel, and a clear error on both sides', () => {
   assert.equal(p.b.peer('cluster-a')!.current, undefined);
   assert.equal(p.a.sendPacket(p.a.peer('cluster-b')!, fakePacket('secret')), false);
   assert.equal(p.deliveredB.length, 0);
+});
+
+// --- fragments (feature bit 1, issue 3 throughput work) -------------------------------
+
+function fragPair(): Pair {
+  const p = tunnelPair({ featuresA: FEATURE_VNET | FEATURE_FRAG, featuresB: FEATURE_VNET | FEATURE_FRAG, maxDatagram: 1472 });
+  p.a.start();
+  p.b.start();
+  p.clock.advance(300);
+  return p;
+}
+
+function sendSuper(p: Pair, n: number, fill: number): Buffer[] {
+  const before = p.wire.length;
+  p.a.sendPacket(p.a.peer('cluster-b')!, Buffer.alloc(n, fill), NEXT_IPV4_VNET);
+  return p.wire.slice(before).filter((d) => d.from === 'a' && d.bytes[0] === TYPE_FRAGMENT).map((d) => d.bytes);
+}
+
+test('fragments: a replayed set of a delivered message is dropped as replay and delivers nothing', () => {
+  const p = fragPair();
+  const frags = sendSuper(p, 30_000, 1);
+  assert.ok(frags.length > 10);
+  assert.equal(p.deliveredB.length, 1);
+  for (const f of frags) p.inject('b', f);
+  assert.equal(p.deliveredB.length, 1);
+  assert.equal(p.b.counters.drops.replay, frags.length);
+});
+
+test('fragments: a flood with unknown SPIs costs no reassembly memory', () => {
+  const p = fragPair();
+  const f = Buffer.alloc(FRAG_HEADER + 1000, 0x33);
+  for (let i = 0; i < 2000; i++) {
+    writeFragmentHeader(f, 0, NEXT_IPV4_VNET, i % 30, 30, (0x12345678 + i) >>> 0, i, 1000);
+    p.inject('b', f);
+  }
+  assert.equal(p.b.counters.drops.stale, 2000);
+  assert.equal(p.b.peer('cluster-a')!.reassembly, undefined);
+});
+
+test('fragments: a piece spliced into another message (sequence rewritten) spoils that message only, never delivers', () => {
+  const p = fragPair();
+  const m1 = sendSuper(p, 10_000, 1);
+  p.link.filter = (d) => d.from !== 'a';
+  const m2 = sendSuper(p, 10_000, 2);
+  p.link.filter = undefined;
+  const spliced = Buffer.from(m1[1]!);
+  spliced.set(m2[0]!.subarray(8, 16), 8); // m2's sequence number on m1's piece
+  const auth = p.b.counters.drops.auth;
+  for (const [i, f] of m2.entries()) p.inject('b', i === 1 ? spliced : f);
+  assert.equal(p.deliveredB.length, 1, 'only m1 (delivered before)');
+  assert.equal(p.b.counters.drops.auth, auth + 1);
+});
+
+test('feature-bit downgrade: rewriting the encrypted handshake payload (where the feature bits are) breaks the handshake', () => {
+  const p = fragPair();
+  const q = tunnelPair({ featuresA: FEATURE_VNET | FEATURE_FRAG, featuresB: FEATURE_VNET | FEATURE_FRAG });
+  q.link.up = false;
+  q.a.start();
+  const init = Buffer.from(q.wire.find((d) => d.bytes[0] === TYPE_INIT)!.bytes);
+  init[49] = (init[49] as number) ^ 0x02; // the features byte of payload1 (ciphertext): clear FEATURE_FRAG
+  const auth = q.b.counters.drops.auth;
+  q.inject('b', init);
+  assert.equal(q.b.counters.drops.auth, auth + 1);
+  assert.equal(q.b.peer('cluster-a')!.status, 'connecting');
+  assert.equal(p.a.peer('cluster-b')!.features, FEATURE_VNET | FEATURE_FRAG, 'an untouched handshake negotiates both bits');
 });

@@ -5,7 +5,8 @@ import { test } from 'node:test';
 import { isStraitError } from '../../src/base/errors/index.js';
 import { vxlan, macFromString, ETHERTYPE_IPV4 } from '../../src/wire/vxlan/index.js';
 import { ipv4, udp, PROTO_UDP } from '../../src/wire/ipv4/index.js';
-import { handshakeInit, handshakeResponse, cookieReply, dataPacket, initPayload, responsePayload } from '../../src/wire/tunnel/index.js';
+import { handshakeInit, handshakeResponse, cookieReply, dataPacket, initPayload, responsePayload, fragment, writeDataHeader } from '../../src/wire/tunnel/index.js';
+import { Session } from '../../src/dataplane/tunnel/index.js';
 import { computeVectors } from '../helpers/vectors.js';
 
 const root = process.env['STRAIT_ROOT'] ?? process.cwd();
@@ -68,4 +69,20 @@ test('test vectors: fixed keys give fixed bytes (test/vectors/tunnel-v1.json)', 
   assert.equal(file.expected['initiatorEphemeralPublic'], '8520f0098930a754748b7ddcb43ef75a0dbf3a0d26381af4eba4a98eaa9b4e6a');
   assert.equal(file.expected['responderEphemeralPublic'], 'de9edb7d7b7dc1b4d35b61c2ece435373f8343c85b78674dadfc7e146f882b4f');
   assert.deepEqual(computeVectors(), file.expected);
+});
+
+test('test vectors: the fragments of tunnel-v1.json reassemble and open under the responder key (any order)', () => {
+  const file = JSON.parse(readFileSync(join(root, 'test', 'vectors', 'tunnel-v1.json'), 'utf8')) as { input: Record<string, number>; expected: Record<string, string> };
+  const e = file.expected;
+  const frags = Object.keys(e).filter((k) => k.startsWith('fragment')).map((k) => fragment.decode(Buffer.from(e[k]!, 'hex')));
+  assert.equal(frags.length, 3);
+  for (const k of Object.keys(e).filter((x) => x.startsWith('fragment'))) assert.ok(e[k]!.length / 2 <= file.input['maxDatagram']!);
+  const body = Buffer.alloc(16 + (frags.length - 1) * frags[0]!.size + frags[frags.length - 1]!.data.length);
+  for (const f of [...frags].reverse()) Buffer.from(f.data).copy(body, 16 + f.index * f.size);
+  writeDataHeader(body, 0, frags[0]!.next, frags[0]!.spi, frags[0]!.seq);
+  const keys = { send: Buffer.from(e['keyResponderToInitiator']!, 'hex'), recv: Buffer.from(e['keyInitiatorToResponder']!, 'hex'), sendSalt: Buffer.from(e['saltResponderToInitiator']!, 'hex'), recvSalt: Buffer.from(e['saltInitiatorToResponder']!, 'hex') };
+  const plain = new Session(1, 2, false, 0, keys).open(body, frags[0]!.seq);
+  assert.ok(plain);
+  assert.equal(plain.length, file.input['fragmentedLength']);
+  for (let i = 0; i < plain.length; i++) if (plain[i] !== (i & 0xff)) assert.fail(`byte ${i}`);
 });

@@ -44,9 +44,13 @@ export interface GatewayConfig {
   psk?: string;
   pskFile?: string;
   localSubnets: string[];
-  tunnel: { listen: string; port: number; publicIP?: string; privateIP?: string };
+  /** mtu: of the path between the gateways (outer datagrams, fragments included, fit it) */
+  tunnel: { listen: string; port: number; publicIP?: string; privateIP?: string; mtu: number };
   vxlan: { listen: string; port: number; vni: number; agentPort: number };
-  /** offload: TCP super-packets through TUN offloads (all gateways and agents of the set should enable it) */
+  /**
+   * offload (default): the TUN device hands over TCP super-packets (IFF_VNET_HDR + TSO), sealed
+   * once and sent in path-sized fragments to peers that negotiated it, segmented in software for others
+   */
   tun: { name: string; mtu: number; offload: boolean };
   peers: GatewayPeerConfig[];
   nodes: GatewayNodeConfig[];
@@ -71,7 +75,10 @@ const schema: ConfigSchema<GatewayConfig> = {
     localSubnets: cidrs,
     tunnel: {
       type: 'object', additionalProperties: false, default: {} as never, required: [],
-      properties: { listen: { ...ip, default: '0.0.0.0' }, port: { ...port, default: 4500 }, publicIP: { ...ip, nullable: true }, privateIP: { ...ip, nullable: true } },
+      properties: {
+        listen: { ...ip, default: '0.0.0.0' }, port: { ...port, default: 4500 }, publicIP: { ...ip, nullable: true }, privateIP: { ...ip, nullable: true },
+        mtu: { type: 'integer', minimum: 576, maximum: 9000, default: 1500 },
+      },
     },
     vxlan: {
       type: 'object', additionalProperties: false, default: {} as never, required: [],
@@ -84,7 +91,7 @@ const schema: ConfigSchema<GatewayConfig> = {
       type: 'object', additionalProperties: false, default: {} as never, required: [],
       properties: {
         name: { type: 'string', maxLength: 15, default: 'strait-gw' }, mtu: { type: 'integer', minimum: 576, maximum: 9000, default: 1400 },
-        offload: { type: 'boolean', default: false },
+        offload: { type: 'boolean', default: true },
       },
     },
     peers: {

@@ -8,9 +8,12 @@ import { systemClock, type Clock } from '../../base/clock/index.js';
 import { parseCidr, cidrContains, type Cidr } from '../../base/config/index.js';
 import { E } from '../../base/errors/index.js';
 import { peekDestination, peekSource } from '../../wire/ipv4/index.js';
-import { writeHeaders, encodeAnnounce, announceEpoch, VXLAN_OVERHEAD, ETHERTYPE_ANNOUNCE, ETHERTYPE_IPV4, ETHERTYPE_VNET, AGENT_MAC, GATEWAY_MAC } from '../../wire/vxlan/index.js';
-import { FEATURE_VNET, NEXT_IPV4, NEXT_IPV4_VNET } from '../../wire/tunnel/index.js';
-import { TunnelEndpoint, type Peer, type PeerRecord, type TunnelEvent } from '../tunnel/index.js';
+import {
+  writeHeaders, writeExtHeader, extRule, encodeAnnounce, announceEpoch, VXLAN_OVERHEAD, ETHERTYPE_ANNOUNCE, ETHERTYPE_IPV4, ETHERTYPE_VNET,
+  ETHERTYPE_STRAIT, AGENT_MAC, GATEWAY_MAC, EXT_HEADER, EXT_HELLO, EXT_HELLO_ACK, EXT_FEATURE_FRAGMENTS, EXT_MAX_BODY,
+} from '../../wire/vxlan/index.js';
+import { FEATURE_VNET, FEATURE_FRAG, NEXT_IPV4, NEXT_IPV4_VNET, segmentVnet, type SegmentSink } from '../../wire/tunnel/index.js';
+import { TunnelEndpoint, Reassembler, type Peer, type PeerRecord, type TunnelEvent } from '../tunnel/index.js';
 import { TunDevice, routeInto, vnetHdrIsPlain, VNET_HDR_LEN } from '../tun/index.js';
 import { UdpTransport } from '../udp/index.js';
 import { parseGatewayConfig, type GatewayConfig } from './config.js';
@@ -29,7 +32,15 @@ export class VxlanCounters {
   announcements = 0;
   /** HA: tunnel datagrams not sent because the lease was not confirmed in time (fenced) */
   fencedDrops = 0;
+  /** extension fragments received from agents, super-packets reassembled from them */
+  fragments = 0;
+  reassembled = 0;
+  hellos = 0;
 }
+
+/** VXLAN super-packets reassembled at once (all agents together; memory: slots x 64 KiB) */
+const VXLAN_REASSEMBLY_SLOTS = 16;
+const VXLAN_REASSEMBLY_TIMEOUT_MS = 1000;
 
 /** SPEC "Cluster join artefacts": Endpoint record of this gateway. */
 export interface EndpointRecord {
@@ -79,7 +90,7 @@ export interface GatewayOptions {
   onEvent?: (ev: TunnelEvent) => void;
 }
 
-export class Gateway {
+export class Gateway implements SegmentSink {
   readonly config: Readonly<GatewayConfig>;
   readonly tunnel: TunnelEndpoint;
   readonly vxlan = new VxlanCounters();
@@ -102,6 +113,14 @@ export class Gateway {
   private readonly standbyEndpoints: Map<string, Set<string>>;
   /** [VXLAN + Ethernet header to the agents, packet]: reused, the payload slot is replaced */
   private readonly vxlanParts: Buffer[];
+  /** super-packets cut from agents' VXLAN extension fragments */
+  private readonly vxlanReassembly = new Reassembler(VXLAN_REASSEMBLY_SLOTS, EXT_MAX_BODY, 0, VXLAN_REASSEMBLY_TIMEOUT_MS);
+  private readonly clock: Clock;
+  private lastAgent = '';
+  private lastAgentInt = 0;
+  /** software segmentation (peers without FEATURE_VNET): scratch and the peer being served */
+  private segScratch: Buffer | undefined;
+  private segPeer: Peer | undefined;
 
   constructor(config: Readonly<GatewayConfig>, private readonly opts: GatewayOptions = {}) {
     this.config = config;
@@ -109,6 +128,7 @@ export class Gateway {
     const hdr = Buffer.alloc(VXLAN_OVERHEAD);
     writeHeaders(hdr, 0, config.vxlan.vni, AGENT_MAC, GATEWAY_MAC, ETHERTYPE_IPV4);
     this.vxlanParts = [hdr, hdr];
+    this.clock = opts.clock ?? systemClock;
     this.nodes = config.nodes.map((n) => ({ address: n.address, cidrs: n.podCIDRs.map((c) => parseCidr(c)) }));
     this.haStatus = config.ha ? 'passive' : 'active';
     this.standbyEndpoints = new Map(config.peers.map((p) => [p.clusterId, new Set(p.standby.map((a) => `${a}:${p.port}`))]));
@@ -120,8 +140,10 @@ export class Gateway {
       peers: config.peers.map((p) => ({ clusterId: p.clusterId, address: p.endpoint, port: p.port, subnets: p.subnets })),
       limits: config.timers,
       send: (chunks, port, address) => this.sendTunnel(chunks, port, address),
+      sendCopies: true,
       deliver: (packet, peer, next) => this.deliver(packet, peer, next),
-      features: config.tun.offload ? FEATURE_VNET : 0,
+      features: config.tun.offload ? FEATURE_VNET | FEATURE_FRAG : 0,
+      maxDatagram: config.tunnel.mtu - 28,
       ...(opts.onEvent ? { onEvent: opts.onEvent } : {}),
     });
   }
@@ -185,7 +207,11 @@ export class Gateway {
       this.vxlan.fencedDrops++;
       return;
     }
-    this.tunnelSock?.send(chunks, port, address);
+    const sock = this.tunnelSock;
+    if (sock === undefined) return;
+    // the batched transport copies at once; node:dgram (fallback) sends later: copy for it
+    if (sock.batched || !Array.isArray(chunks)) sock.send(chunks, port, address);
+    else sock.send(Buffer.concat(chunks), port, address);
   }
 
   /** HA: another gateway (underlay `address`) holds the lease; this node's traffic goes to it over VXLAN. */
@@ -227,6 +253,10 @@ export class Gateway {
   private fromVxlan(msg: Buffer, address: string, _port: number): void {
     const len = msg.length;
     const etherType = len >= VXLAN_OVERHEAD ? msg.readUInt16BE(20) : 0;
+    if (etherType === ETHERTYPE_STRAIT && len >= VXLAN_OVERHEAD && ((msg[0] as number) & 0x08) !== 0 && msg.readUIntBE(4, 3) === this.vni) {
+      this.fromAgentExt(msg, address, _port);
+      return;
+    }
     if (len < VXLAN_OVERHEAD + 20 || ((msg[0] as number) & 0x08) === 0 || msg.readUIntBE(4, 3) !== this.vni || (etherType !== ETHERTYPE_IPV4 && etherType !== ETHERTYPE_VNET)) {
       if (etherType === ETHERTYPE_ANNOUNCE && this.fromPeerGateway(msg, address)) return;
       this.vxlan.malformed++;
@@ -278,6 +308,47 @@ export class Gateway {
     this.vxlanSock.send(out, this.config.vxlan.port, to);
   }
 
+  /** A strait extension frame from an agent: a hello (answered) or a super-packet fragment. */
+  private fromAgentExt(msg: Buffer, address: string, port: number): void {
+    const len = msg.length;
+    if (extRule(msg, VXLAN_OVERHEAD, len - VXLAN_OVERHEAD) !== '') {
+      this.vxlan.malformed++;
+      this.tunnel.counters.drops.malformed++;
+      return;
+    }
+    const kind = msg[VXLAN_OVERHEAD] as number;
+    if (kind === EXT_HELLO) {
+      this.vxlan.hellos++;
+      const out = Buffer.allocUnsafe(VXLAN_OVERHEAD + EXT_HEADER);
+      writeHeaders(out, 0, this.vni, AGENT_MAC, GATEWAY_MAC, ETHERTYPE_STRAIT);
+      writeExtHeader(out, VXLAN_OVERHEAD, EXT_HELLO_ACK, 0, 0, EXT_FEATURE_FRAGMENTS, msg.readUInt32BE(VXLAN_OVERHEAD + 4), 0);
+      this.vxlanSock?.send(out, port, address);
+      return;
+    }
+    if (kind !== 3) return; // a hello-ack is for agents
+    if (this.haStatus === 'passive') {
+      // HA: only the active gateway sends into the tunnels; the agent follows the next announcement
+      this.tunnel.counters.drops.no_route++;
+      return;
+    }
+    this.vxlan.fragments++;
+    if (address !== this.lastAgent) {
+      this.lastAgent = address;
+      this.lastAgentInt = ipv4Int(address);
+    }
+    const h = VXLAN_OVERHEAD;
+    const r = this.vxlanReassembly;
+    const slot = r.add(this.lastAgentInt, msg.readUInt32BE(h + 4), msg[h + 1] as number, msg[h + 2] as number, msg.readUInt16BE(h + 8), msg, h + EXT_HEADER, len - h - EXT_HEADER, this.clock.monotonic());
+    if (slot < 0) return;
+    const total = r.length(slot);
+    this.vxlan.reassembled++;
+    this.vxlan.rxPackets++;
+    this.vxlan.rxBytes += total;
+    // sealed (copied) before this returns: the slot can be reused at once
+    this.forwardVnet(r.buffer(slot), 0, total);
+    r.release(slot);
+  }
+
   /** A packet the gateway node routed into the TUN device. */
   private fromTun(buf: Buffer, off: number, len: number): void {
     if (this.haStatus === 'passive') this.toActive(buf, off, len);
@@ -301,12 +372,31 @@ export class Gateway {
   private forwardVnet(buf: Buffer, off: number, len: number): void {
     const dst = len > VNET_HDR_LEN ? peekDestination(buf, off + VNET_HDR_LEN, len - VNET_HDR_LEN) : -1;
     const peer = dst < 0 ? undefined : this.tunnel.route(dst);
-    if (peer === undefined || (peer.features & FEATURE_VNET) === 0) {
+    if (peer === undefined) {
       if (dst < 0) this.tunnel.counters.drops.malformed++;
       else this.tunnel.counters.drops.no_route++;
       return;
     }
-    this.tunnel.sendPacket(peer, buf.subarray(off, off + len), NEXT_IPV4_VNET);
+    if ((peer.features & FEATURE_VNET) !== 0) {
+      this.tunnel.sendPacket(peer, buf.subarray(off, off + len), NEXT_IPV4_VNET);
+      return;
+    }
+    // the peer takes plain packets only (an older gateway, or offload off there): cut the
+    // super-packet into segments here, as the NIC would have
+    this.segScratch ??= Buffer.allocUnsafe(65536);
+    this.segPeer = peer;
+    try {
+      segmentVnet(buf, off, len, this.segScratch, this);
+    } catch {
+      this.tunnel.counters.drops.malformed++;
+    }
+    this.segPeer = undefined;
+  }
+
+  /** SegmentSink: one plain IPv4 packet of a super-packet cut by segmentVnet(). */
+  segment(buf: Buffer, off: number, len: number): void {
+    const peer = this.segPeer;
+    if (peer !== undefined) this.tunnel.sendPacket(peer, buf.subarray(off, off + len), NEXT_IPV4);
   }
 
   /** A decrypted packet from a remote gateway: into this cluster's network. */
@@ -385,6 +475,11 @@ export class Gateway {
       : `${conns.length - up} connection(s) of ${conns.length} are not established`;
     return { node: this.config.name, haStatus: this.haStatus, summary };
   }
+}
+
+function ipv4Int(a: string): number {
+  const p = a.split('.');
+  return p.length === 4 ? ((Number(p[0]) << 24) | (Number(p[1]) << 16) | (Number(p[2]) << 8) | Number(p[3])) >>> 0 : 0;
 }
 
 function inAny(cidrs: readonly Cidr[], ip: number): boolean {

@@ -7,8 +7,12 @@ export interface NodeAgentConfig {
   remoteSubnets: string[];
   /** standby: the cluster's other gateway nodes (HA); their announcement moves the agent to them */
   gateway: { address: string; port: number; standby: string[] };
-  vxlan: { listen: string; port: number; vni: number };
-  /** offload: TCP super-packets to the gateway (the gateway must enable tun.offload too) */
+  /** mtu: of the node network (VXLAN datagrams to the gateway fit it) */
+  vxlan: { listen: string; port: number; vni: number; mtu: number };
+  /**
+   * offload (default): the TUN device hands over TCP super-packets; they reach a strait gateway
+   * in VXLAN extension fragments (after its hello-ack) and are segmented in software otherwise
+   */
   tun: { name: string; mtu: number; offload: boolean };
   metrics: { listen: string; port: number };
 }
@@ -26,13 +30,16 @@ const schema: ConfigSchema<NodeAgentConfig> = {
     gateway: { type: 'object', additionalProperties: false, required: ['address'], properties: { address: ip, port: { ...port, default: 4800 }, standby: { type: 'array', items: ip, default: [] } } },
     vxlan: {
       type: 'object', additionalProperties: false, default: {} as never, required: [],
-      properties: { listen: { ...ip, default: '0.0.0.0' }, port: { ...port, default: 4800 }, vni: { type: 'integer', minimum: 0, maximum: 16777215, default: 100 } },
+      properties: {
+        listen: { ...ip, default: '0.0.0.0' }, port: { ...port, default: 4800 }, vni: { type: 'integer', minimum: 0, maximum: 16777215, default: 100 },
+        mtu: { type: 'integer', minimum: 576, maximum: 9000, default: 1500 },
+      },
     },
     tun: {
       type: 'object', additionalProperties: false, default: {} as never, required: [],
       properties: {
         name: { type: 'string', maxLength: 15, default: 'strait0' }, mtu: { type: 'integer', minimum: 576, maximum: 9000, default: 1400 },
-        offload: { type: 'boolean', default: false },
+        offload: { type: 'boolean', default: true },
       },
     },
     metrics: {

@@ -3,7 +3,11 @@
 // the cluster's active gateway on UDP 4800; VXLAN frames from the gateway are
 // unwrapped and written back into the node through the TUN device.
 import { peekDestination } from '../../wire/ipv4/index.js';
-import { writeHeaders, announceEpoch, VXLAN_OVERHEAD, ETHERTYPE_ANNOUNCE, ETHERTYPE_IPV4, ETHERTYPE_VNET, AGENT_MAC, GATEWAY_MAC } from '../../wire/vxlan/index.js';
+import {
+  writeHeaders, writeExtHeader, extRule, announceEpoch, VXLAN_OVERHEAD, ETHERTYPE_ANNOUNCE, ETHERTYPE_IPV4, ETHERTYPE_VNET, ETHERTYPE_STRAIT,
+  AGENT_MAC, GATEWAY_MAC, EXT_HEADER, EXT_HELLO, EXT_HELLO_ACK, EXT_FRAGMENT, EXT_FEATURE_FRAGMENTS, EXT_MAX_FRAGMENTS,
+} from '../../wire/vxlan/index.js';
+import { segmentVnet, type SegmentSink } from '../../wire/tunnel/index.js';
 import { TunDevice, routeInto, vnetHdrIsPlain, VNET_HDR_LEN } from '../tun/index.js';
 import { UdpTransport } from '../udp/index.js';
 import { parseNodeAgentConfig, type NodeAgentConfig } from './config.js';
@@ -15,13 +19,23 @@ export class NodeAgentCounters {
   txBytes = 0;
   rxPackets = 0;
   rxBytes = 0;
+  /** super-packets sent in extension fragments / cut into plain packets here (gateway without fragments) */
+  superPackets = 0;
+  fragments = 0;
+  segmented = 0;
   /** not_ipv4: frames with another EtherType (a kernel vxlan peer sends IPv6 ND, ARP) */
   readonly drops = { malformed: 0, auth: 0, not_ipv4: 0, tun_full: 0 };
   /** HA: announcements followed (the active gateway moved) */
   gatewaySwitches = 0;
 }
 
-export class NodeAgent {
+/** hello to the gateway every second until it answers, then every 10 s */
+const HELLO_MS = 1000;
+const HELLO_ACKED_MS = 10_000;
+/** ... or sooner while super-packets are being cut in software */
+const HELLO_RETRY_MS = 100;
+
+export class NodeAgent implements SegmentSink {
   readonly counters = new NodeAgentCounters();
   private sock: UdpTransport | undefined;
   private tun: TunDevice | undefined;
@@ -38,6 +52,18 @@ export class NodeAgent {
   /** [VXLAN + Ethernet header, payload] reused for every packet (the payload slot is replaced) */
   private readonly partsIpv4: Buffer[];
   private readonly partsVnet: Buffer[];
+  private readonly partsFrag: Buffer[];
+  private readonly extHeader = Buffer.alloc(EXT_HEADER);
+  private readonly hdrStrait: Buffer;
+  /** the active gateway answered our hello: it takes super-packet fragments */
+  private gatewayFragments = false;
+  private helloAt = 0;
+  private helloId = 0;
+  private msgId = 0;
+  private helloTimer: NodeJS.Timeout | undefined;
+  private segScratch: Buffer | undefined;
+  /** bytes of super-packet per fragment frame */
+  private readonly fragSize: number;
 
   constructor(readonly config: Readonly<NodeAgentConfig>) {
     this.gatewayAddress = config.gateway.address;
@@ -50,6 +76,15 @@ export class NodeAgent {
     writeHeaders(hv, 0, this.vni, GATEWAY_MAC, AGENT_MAC, ETHERTYPE_VNET);
     this.partsIpv4 = [h4, h4];
     this.partsVnet = [hv, hv];
+    this.hdrStrait = Buffer.alloc(VXLAN_OVERHEAD);
+    writeHeaders(this.hdrStrait, 0, this.vni, GATEWAY_MAC, AGENT_MAC, ETHERTYPE_STRAIT);
+    this.partsFrag = [this.hdrStrait, this.extHeader, this.extHeader];
+    this.fragSize = config.vxlan.mtu - 28 - VXLAN_OVERHEAD - EXT_HEADER;
+  }
+
+  /** True once the active gateway announced that it reassembles super-packet fragments. */
+  get gatewayTakesFragments(): boolean {
+    return this.gatewayFragments;
   }
 
   get vxlanPort(): number {
@@ -65,28 +100,67 @@ export class NodeAgent {
     this.sock = await UdpTransport.bind(c.vxlan.listen, c.vxlan.port, (m, a, p) => this.fromGateway(m, a, p));
     this.tun = TunDevice.open(c.tun.name, (buf, off, len) => this.fromNode(buf, off, len), { offload: c.tun.offload });
     routeInto(this.tun.name, c.remoteSubnets, { mtu: c.tun.mtu });
+    if (c.tun.offload) {
+      this.hello();
+      this.helloTimer = setInterval(() => this.helloTick(), HELLO_MS);
+      this.helloTimer.unref();
+    }
   }
 
   /** HA: the cluster's active gateway changed. */
   setGateway(address: string, port = 4800): void {
+    if (address !== this.gatewayAddress || port !== this.gatewayPort) this.gatewayFragments = false;
     this.gatewayAddress = address;
     this.gatewayPort = port;
+    if (this.config.tun.offload && !this.gatewayFragments) this.hello();
+  }
+
+  private helloTick(): void {
+    if (Date.now() - this.helloAt >= (this.gatewayFragments ? HELLO_ACKED_MS : HELLO_MS) - 50) this.hello();
+  }
+
+  /** Ask the gateway whether it reassembles super-packet fragments (a kernel vxlan device drops this frame). */
+  private hello(): void {
+    const sock = this.sock;
+    if (sock === undefined) return;
+    this.helloAt = Date.now();
+    const out = Buffer.allocUnsafe(VXLAN_OVERHEAD + EXT_HEADER);
+    this.hdrStrait.copy(out, 0);
+    writeExtHeader(out, VXLAN_OVERHEAD, EXT_HELLO, 0, 0, 0, ++this.helloId >>> 0, 0);
+    sock.send(out, this.gatewayPort, this.gatewayAddress);
   }
 
   async stop(): Promise<void> {
+    if (this.helloTimer) clearInterval(this.helloTimer);
     this.tun?.close();
     await this.sock?.close();
   }
 
   /** A packet the node routed into the TUN device (destination in a remote cluster). */
-  private fromNode(buf: Buffer, off: number, len: number): void {
+  private fromNode(buf: Buffer, off: number, len: number, plain = false): void {
     let etherType = ETHERTYPE_IPV4;
-    if (this.config.tun.offload) {
+    if (this.config.tun.offload && !plain) {
       if (len > VNET_HDR_LEN && vnetHdrIsPlain(buf, off)) {
         off += VNET_HDR_LEN;
         len -= VNET_HDR_LEN;
+      } else if (this.gatewayFragments) {
+        etherType = ETHERTYPE_VNET; // virtio_net_hdr + super-packet, for a strait gateway
+        if (VXLAN_OVERHEAD + len > this.config.vxlan.mtu - 28) {
+          this.sendFragments(buf, off, len);
+          return;
+        }
       } else {
-        etherType = ETHERTYPE_VNET; // virtio_net_hdr + super-packet, for an offload gateway
+        // a gateway that takes plain frames only (kernel vxlan, or not answered yet):
+        // ask again soon (a hello lost at start-up must not keep us here for a second)
+        if (Date.now() - this.helloAt >= HELLO_RETRY_MS) this.hello();
+        this.segScratch ??= Buffer.allocUnsafe(65536);
+        try {
+          this.counters.segmented++;
+          segmentVnet(buf, off, len, this.segScratch, this);
+        } catch {
+          this.counters.drops.malformed++;
+        }
+        return;
       }
     }
     if (peekDestination(buf, etherType === ETHERTYPE_VNET ? off + VNET_HDR_LEN : off, etherType === ETHERTYPE_VNET ? len - VNET_HDR_LEN : len) < 0) {
@@ -115,6 +189,44 @@ export class NodeAgent {
     return this.gatewayAddress;
   }
 
+  /** SegmentSink: one plain IPv4 packet cut from a super-packet. */
+  segment(buf: Buffer, off: number, len: number): void {
+    this.fromNode(buf, off, len, true);
+  }
+
+  /** A virtio_net_hdr + super-packet in fragments of fragSize bytes (one VXLAN datagram each). */
+  private sendFragments(buf: Buffer, off: number, len: number): void {
+    const sock = this.sock;
+    if (sock === undefined) return;
+    const size = this.fragSize;
+    const count = Math.ceil(len / size);
+    if (count > EXT_MAX_FRAGMENTS) {
+      this.counters.drops.malformed++;
+      return;
+    }
+    const id = (this.msgId = (this.msgId + 1) >>> 0);
+    this.counters.txPackets++;
+    this.counters.txBytes += len;
+    this.counters.superPackets++;
+    this.counters.fragments += count;
+    for (let i = 0; i < count; i++) {
+      const start = off + i * size;
+      const end = start + size < off + len ? start + size : off + len;
+      if (sock.batched) {
+        // copied at once by the batched transport: the header and parts can be reused
+        writeExtHeader(this.extHeader, 0, EXT_FRAGMENT, i, count, 0, id, size);
+        this.partsFrag[2] = buf.subarray(start, end);
+        sock.send(this.partsFrag, this.gatewayPort, this.gatewayAddress);
+      } else {
+        const out = Buffer.allocUnsafe(VXLAN_OVERHEAD + EXT_HEADER + end - start);
+        this.hdrStrait.copy(out, 0);
+        writeExtHeader(out, VXLAN_OVERHEAD, EXT_FRAGMENT, i, count, 0, id, size);
+        buf.copy(out, VXLAN_OVERHEAD + EXT_HEADER, start, end);
+        sock.send(out, this.gatewayPort, this.gatewayAddress);
+      }
+    }
+  }
+
   /** A VXLAN frame from the gateway: unwrap into the node. */
   private fromGateway(msg: Buffer, address: string, _port: number): void {
     if (address !== this.gatewayAddress) {
@@ -136,6 +248,14 @@ export class NodeAgent {
       this.announced(msg, address);
       return;
     }
+    if (etherType === ETHERTYPE_STRAIT) {
+      if (extRule(msg, VXLAN_OVERHEAD, len - VXLAN_OVERHEAD) === '' && msg[VXLAN_OVERHEAD] === EXT_HELLO_ACK) {
+        this.gatewayFragments = ((msg[VXLAN_OVERHEAD + 3] as number) & EXT_FEATURE_FRAGMENTS) !== 0;
+      } else {
+        this.counters.drops.malformed++;
+      }
+      return;
+    }
     if (etherType !== ETHERTYPE_IPV4 || len < VXLAN_OVERHEAD + 20) {
       this.counters.drops.not_ipv4++;
       return;
@@ -155,7 +275,7 @@ export class NodeAgent {
     if (epoch < this.gatewayEpoch) return;
     this.gatewayEpoch = epoch;
     if (address === this.gatewayAddress) return;
-    this.gatewayAddress = address;
+    this.setGateway(address, this.gatewayPort); // a new gateway: ask it again for fragments
     this.counters.gatewaySwitches++;
     this.onGatewayChange?.(address, epoch);
   }

@@ -7,13 +7,14 @@ import type { Clock } from '../../base/clock/index.js';
 import { E } from '../../base/errors/index.js';
 import { parseCidr, cidrContains, type Cidr } from '../../base/config/index.js';
 import {
-  FEATURE_VNET, cookieReply, handshakeInit, handshakeResponse, writeDataHeader, PROTOCOL_VERSION, DATA_HEADER, TAG_LEN,
+  FEATURE_VNET, FEATURE_FRAG, FRAG_HEADER, TYPE_FRAGMENT, MAX_FRAGMENTED_BODY, fragmentRule, writeFragmentHeader, cookieReply, handshakeInit, handshakeResponse, writeDataHeader, PROTOCOL_VERSION, DATA_HEADER, TAG_LEN,
   TYPE_COOKIE, TYPE_DATA, TYPE_INIT, TYPE_RESPONSE, NEXT_IPV4, NEXT_IPV4_VNET, NEXT_PROBE, NEXT_PROBE_REPLY, TUNNEL_PORT,
 } from '../../wire/tunnel/index.js';
 import { CookieChecker, cookieKey, mac, mac1Key, macEqual, openCookie } from './cookie.js';
 import { consumeInitiation, consumeResponse, createInitiation, createResponse, type InitiatorState } from './handshake.js';
 import { pskFromText } from './noise.js';
 import { Session } from './session.js';
+import { Reassembler } from './reassembly.js';
 
 export interface TunnelLimits {
   rekeyAfterMs: number;
@@ -28,6 +29,10 @@ export interface TunnelLimits {
   handshakeRateLimit: number;
   /** packets held while a handshake is under way */
   queueLimit: number;
+  /** fragmented messages reassembled at once per peer (memory: slots x 64 KiB) */
+  reassemblySlots: number;
+  /** an incomplete fragmented message is given up after this long */
+  reassemblyTimeoutMs: number;
 }
 
 export const DEFAULT_LIMITS: Readonly<TunnelLimits> = Object.freeze({
@@ -41,6 +46,8 @@ export const DEFAULT_LIMITS: Readonly<TunnelLimits> = Object.freeze({
   deadAfterMs: 5_000,
   handshakeRateLimit: 100,
   queueLimit: 64,
+  reassemblySlots: 8,
+  reassemblyTimeoutMs: 1_000,
 });
 
 export interface PeerConfig {
@@ -52,7 +59,11 @@ export interface PeerConfig {
   subnets: string[];
 }
 
-export type DropReason = 'replay' | 'auth' | 'no_route' | 'malformed' | 'stale';
+/** fragment: duplicate or inconsistent fragments; reassembly: fragmented messages given up (lost fragment) */
+export type DropReason = 'replay' | 'auth' | 'no_route' | 'malformed' | 'stale' | 'fragment' | 'reassembly';
+
+/** Largest UDP payload on a 1500-byte path (IPv4 20 + UDP 8): datagrams above it would be IP-fragmented. */
+export const DEFAULT_MAX_DATAGRAM = 1472;
 export type PeerStatus = 'connecting' | 'connected' | 'error';
 
 export interface TunnelEvent {
@@ -68,8 +79,13 @@ export interface TunnelOptions {
   psk: string;
   clock: Clock;
   peers: PeerConfig[];
-  /** put a datagram on the wire; the buffers must not be reused by the caller afterwards */
+  /**
+   * put a datagram on the wire; the buffers must not be reused by the caller afterwards,
+   * unless `sendCopies` says that send() copies them before it returns
+   */
   send(chunks: Buffer | Buffer[], port: number, address: string): void;
+  /** send() copies the chunks at once: the endpoint then reuses its header buffers and part arrays (no per-packet allocation) */
+  sendCopies?: boolean;
   /** a decrypted IPv4 packet from `peer`; `next` is NEXT_IPV4 or NEXT_IPV4_VNET (virtio_net_hdr first) */
   deliver(packet: Buffer, peer: Peer, next: number): void;
   /** FEATURE_* bits this endpoint accepts (advertised in the handshake) */
@@ -78,6 +94,11 @@ export interface TunnelOptions {
   limits?: Partial<TunnelLimits>;
   /** highest protocol version this endpoint speaks (tests use it to check downgrade handling) */
   maxVersion?: number;
+  /**
+   * Largest datagram to send (path MTU - 28). A sealed message above it goes out in
+   * fragments to peers advertising FEATURE_FRAG; default DEFAULT_MAX_DATAGRAM.
+   */
+  maxDatagram?: number;
 }
 
 export interface DirectionCounters {
@@ -92,7 +113,11 @@ export class TunnelCounters {
   handshakeTimeouts = 0;
   cookiesSent = 0;
   rekeys = 0;
-  readonly drops: Record<DropReason, number> = { replay: 0, auth: 0, no_route: 0, malformed: 0, stale: 0 };
+  /** fragments sent / received, fragmented messages reassembled */
+  fragmentsSent = 0;
+  fragmentsReceived = 0;
+  reassembled = 0;
+  readonly drops: Record<DropReason, number> = { replay: 0, auth: 0, no_route: 0, malformed: 0, stale: 0, fragment: 0, reassembly: 0 };
 }
 
 /** The remote gateway of one cluster, and everything we know about it. */
@@ -130,6 +155,8 @@ export class Peer {
   rekeys = 0;
   /** FEATURE_* bits the peer advertised in its last handshake */
   features = 0;
+  /** fragmented messages from this peer being reassembled (created on the first fragment) */
+  reassembly: Reassembler | undefined;
 
   constructor(cfg: PeerConfig) {
     this.clusterId = cfg.clusterId;
@@ -188,7 +215,13 @@ export class TunnelEndpoint {
   private initsSecond = 0;
   private timer: { cancel(): void } | undefined;
   private closed = false;
-  private readonly probeBuf = Buffer.alloc(16);
+  private readonly maxDatagram: number;
+  private readonly sendCopies: boolean;
+  /** reused when sendCopies: data header, fragment header, and the part arrays around them */
+  private readonly dataHeader = Buffer.alloc(DATA_HEADER);
+  private readonly fragHeader = Buffer.alloc(FRAG_HEADER);
+  private readonly parts2: Buffer[];
+  private readonly parts3: Buffer[];
 
   constructor(private readonly opts: TunnelOptions) {
     this.clusterId = opts.clusterId;
@@ -200,6 +233,10 @@ export class TunnelEndpoint {
     this.limits = { ...DEFAULT_LIMITS, ...opts.limits };
     this.maxVersion = opts.maxVersion ?? PROTOCOL_VERSION;
     this.features = opts.features ?? 0;
+    this.maxDatagram = opts.maxDatagram ?? DEFAULT_MAX_DATAGRAM;
+    this.sendCopies = opts.sendCopies === true;
+    this.parts2 = [this.fragHeader, this.fragHeader];
+    this.parts3 = [this.fragHeader, this.fragHeader, this.fragHeader];
     this.peers = opts.peers.map((p) => new Peer(p));
     for (const p of this.peers) this.byCluster.set(p.clusterId, p);
   }
@@ -291,14 +328,62 @@ export class TunnelEndpoint {
 
   private seal(peer: Peer, s: Session, next: number, payload: Buffer): void {
     const seq = s.sendSeq++;
-    const header = Buffer.allocUnsafe(DATA_HEADER);
+    const header = this.sendCopies ? this.dataHeader : Buffer.allocUnsafe(DATA_HEADER);
     writeDataHeader(header, 0, next, s.remoteIndex, seq);
     const sealed = s.seal(header, seq, payload);
     if (next === NEXT_IPV4 || next === NEXT_IPV4_VNET) {
       peer.tx.packets++;
       peer.tx.bytes += payload.length;
     }
-    this.opts.send([header, sealed[0], sealed[1]], peer.port, peer.address);
+    const ct = sealed[0];
+    if (DATA_HEADER + ct.length + TAG_LEN > this.maxDatagram && (peer.features & FEATURE_FRAG) !== 0 && ct.length + TAG_LEN <= MAX_FRAGMENTED_BODY) {
+      this.sendFragments(peer, next, s.remoteIndex, seq, ct, sealed[1]);
+      return;
+    }
+    if (this.sendCopies) {
+      const parts = this.parts3;
+      parts[0] = header;
+      parts[1] = ct;
+      parts[2] = sealed[1];
+      this.opts.send(parts, peer.port, peer.address);
+      return;
+    }
+    this.opts.send([header, ct, sealed[1]], peer.port, peer.address);
+  }
+
+  /**
+   * One sealed message (the AEAD ran once over the whole payload, associated data = the
+   * type-4 header) as fragments of `maxDatagram` bytes: every fragment carries `size`
+   * bytes of ciphertext ‖ tag but the last, which carries the rest (equal sizes suit UDP GSO).
+   */
+  private sendFragments(peer: Peer, next: number, spi: number, seq: number, ct: Buffer, tag: Buffer): void {
+    const ctLen = ct.length;
+    const body = ctLen + TAG_LEN;
+    const size = this.maxDatagram - FRAG_HEADER;
+    const count = Math.ceil(body / size);
+    const send = this.opts.send;
+    const reuse = this.sendCopies;
+    for (let i = 0; i < count; i++) {
+      const start = i * size;
+      const end = start + size < body ? start + size : body;
+      const h = reuse ? this.fragHeader : Buffer.allocUnsafe(FRAG_HEADER);
+      writeFragmentHeader(h, 0, next, i, count, spi, seq, size);
+      let parts: Buffer[];
+      if (end <= ctLen) {
+        parts = reuse ? this.parts2 : [h, h];
+        parts[1] = ct.subarray(start, end);
+      } else if (start >= ctLen) {
+        parts = reuse ? this.parts2 : [h, h];
+        parts[1] = tag.subarray(start - ctLen, end - ctLen);
+      } else {
+        parts = reuse ? this.parts3 : [h, h, h];
+        parts[1] = ct.subarray(start);
+        parts[2] = end - ctLen === TAG_LEN ? tag : tag.subarray(0, end - ctLen);
+      }
+      parts[0] = h;
+      send(parts, peer.port, peer.address);
+    }
+    this.counters.fragmentsSent += count;
   }
 
   private sendProbe(peer: Peer, s: Session, next: number, body: Buffer): void {
@@ -317,6 +402,7 @@ export class TunnelEndpoint {
     const type = msg[0];
     try {
       if (type === TYPE_DATA) this.receiveData(msg, address, port);
+      else if (type === TYPE_FRAGMENT) this.receiveFragment(msg, address, port);
       else if (type === TYPE_INIT) this.receiveInit(msg, address, port);
       else if (type === TYPE_RESPONSE) this.receiveResponse(msg, address, port);
       else if (type === TYPE_COOKIE) this.receiveCookie(msg);
@@ -346,7 +432,6 @@ export class TunnelEndpoint {
       return;
     }
     const s = entry.session;
-    const peer = entry.peer;
     const now = this.clock.monotonic();
     if (now - s.createdAt >= this.limits.rejectAfterMs || seq >= this.limits.rejectAfterPackets) {
       this.counters.drops.stale++;
@@ -356,6 +441,69 @@ export class TunnelEndpoint {
       this.counters.drops.replay++;
       return;
     }
+    this.accept(msg, s, entry.peer, seq, now, address, port);
+  }
+
+  /**
+   * A fragment (type 5): checked, then stored for reassembly. Nothing of it is trusted
+   * until the whole message passes the AEAD check, exactly as a type-4 packet whose
+   * header is rebuilt from the fragment's next header, SPI and sequence number.
+   */
+  private receiveFragment(msg: Buffer, address: string, port: number): void {
+    const len = msg.length;
+    const rule = (this.features & FEATURE_FRAG) === 0 ? 'fragments were not negotiated' : fragmentRule(msg, 0, len);
+    if (rule !== '') {
+      this.counters.drops.malformed++;
+      this.authEvent(`malformed fragment of ${len} bytes from ${address}:${port}: ${rule}`, undefined, 'STRAIT_ERR_TUNNEL_MALFORMED');
+      return;
+    }
+    const spi = msg.readUInt32BE(4);
+    const seq = msg.readUInt32BE(8) * 0x100000000 + msg.readUInt32BE(12);
+    const entry = this.sessions.get(spi);
+    if (entry === undefined) {
+      this.counters.drops.stale++;
+      return;
+    }
+    const s = entry.session;
+    const peer = entry.peer;
+    const now = this.clock.monotonic();
+    if (now - s.createdAt >= this.limits.rejectAfterMs || seq >= this.limits.rejectAfterPackets) {
+      this.counters.drops.stale++;
+      return;
+    }
+    // cheap filter before any copy: a message already accepted (or too old) is a replay
+    if (!s.replay.check(seq)) {
+      this.counters.drops.replay++;
+      return;
+    }
+    this.counters.fragmentsReceived++;
+    let r = peer.reassembly;
+    if (r === undefined) {
+      r = new Reassembler(this.limits.reassemblySlots, MAX_FRAGMENTED_BODY, DATA_HEADER, this.limits.reassemblyTimeoutMs);
+      peer.reassembly = r;
+    }
+    const given = r.counters.evicted + r.counters.expired;
+    const slot = r.add(spi, seq, msg[2] as number, msg[3] as number, msg.readUInt16BE(16), msg, FRAG_HEADER, len - FRAG_HEADER, now);
+    this.counters.drops.reassembly += r.counters.evicted + r.counters.expired - given;
+    if (slot < 0) {
+      if (slot !== -1) this.counters.drops.fragment++;
+      return;
+    }
+    const buf = r.buffer(slot);
+    const body = r.length(slot);
+    r.release(slot);
+    if (body < TAG_LEN) {
+      this.counters.drops.malformed++;
+      return;
+    }
+    // the associated data is the type-4 header this message would have had unfragmented
+    writeDataHeader(buf, 0, msg[1] as number, spi, seq);
+    this.counters.reassembled++;
+    this.accept(buf.subarray(0, DATA_HEADER + body), s, peer, seq, now, address, port);
+  }
+
+  /** Authenticate and deliver a whole data message (header + ciphertext + tag) whose sequence passed the window check. */
+  private accept(msg: Buffer, s: Session, peer: Peer, seq: number, now: number, address: string, port: number): void {
     const plain = s.open(msg, seq);
     if (plain === undefined) {
       this.counters.drops.auth++;
@@ -626,6 +774,8 @@ export class TunnelEndpoint {
     const now = this.clock.monotonic();
     const L = this.limits;
     for (const peer of this.peers) {
+      const r = peer.reassembly;
+      if (r !== undefined) this.counters.drops.reassembly += r.expire(now);
       // expire old sessions
       for (const key of ['previous', 'current', 'next'] as const) {
         const s = peer[key];

@@ -16,6 +16,9 @@ export const NEXT_PROBE_REPLY = 2;
 export const NEXT_IPV4_VNET = 3;
 /** feature bits in the handshake payloads */
 export const FEATURE_VNET = 1;
+/** accepts fragment messages (type 5): one AEAD over a super-packet, split into path-sized datagrams */
+export const FEATURE_FRAG = 2;
+export const TYPE_FRAGMENT = 5;
 export const KEY_LEN = 32;
 export const TAG_LEN = 16;
 export const MAC_LEN = 16;
@@ -23,6 +26,14 @@ export const DATA_HEADER = 16;
 export const INIT_FIXED = 8 + KEY_LEN + 2 * MAC_LEN;
 export const RESPONSE_FIXED = 12 + KEY_LEN + 2 * MAC_LEN;
 export const COOKIE_LEN = 8 + 12 + 16 + TAG_LEN;
+/** fragment header: type, next, index, count, SPI, sequence, fragment size, reserved */
+export const FRAG_HEADER = 20;
+/** most fragments of one message */
+export const MAX_FRAGMENTS = 64;
+/** smallest fragment size (bytes of ciphertext per fragment but the last) */
+export const MIN_FRAGMENT = 64;
+/** largest sealed body (ciphertext + tag) of a fragmented message: virtio_net_hdr + 64 KiB packet + tag, rounded up */
+export const MAX_FRAGMENTED_BODY = 65536 + 64;
 const CLUSTER_ID = /^[a-z0-9][a-z0-9.-]{0,62}$/;
 
 function checkReserved(buf: Buffer, offset: number, what: string): void {
@@ -230,6 +241,93 @@ export const dataPacket = {
   },
 };
 
+// --- fragments ----------------------------------------------------------------------
+
+export interface Fragment {
+  next: number;
+  index: number;
+  count: number;
+  spi: number;
+  seq: number;
+  /** bytes of body in every fragment but the last (the last has 1..size) */
+  size: number;
+  /** this fragment's piece of the sealed body (ciphertext ‖ tag) */
+  data: Uint8Array;
+}
+
+/** Write the 20-byte fragment header (hot path: the data follows at offset + 20). */
+export function writeFragmentHeader(buf: Buffer, offset: number, next: number, index: number, count: number, spi: number, seq: number, size: number): void {
+  buf[offset] = TYPE_FRAGMENT;
+  buf[offset + 1] = next;
+  buf[offset + 2] = index;
+  buf[offset + 3] = count;
+  buf.writeUInt32BE(spi >>> 0, offset + 4);
+  writeU64(buf, seq, offset + 8);
+  buf.writeUInt16BE(size, offset + 16);
+  buf[offset + 18] = 0;
+  buf[offset + 19] = 0;
+}
+
+/**
+ * Check a fragment header of a datagram of `len` bytes at `offset` (the hot path's rules,
+ * no allocation): returns '' when valid, else the broken rule.
+ */
+export function fragmentRule(buf: Buffer, offset: number, len: number): string {
+  if (len < FRAG_HEADER + 1) return `needs at least ${FRAG_HEADER + 1} bytes, got ${len}`;
+  if (buf[offset] !== TYPE_FRAGMENT) return `type ${buf[offset]} is not ${TYPE_FRAGMENT}`;
+  const next = buf[offset + 1] as number;
+  if (next !== NEXT_IPV4 && next !== NEXT_IPV4_VNET) return `next header ${next} cannot be fragmented`;
+  const index = buf[offset + 2] as number;
+  const count = buf[offset + 3] as number;
+  if (count < 2 || count > MAX_FRAGMENTS) return `fragment count ${count} is not in 2..${MAX_FRAGMENTS}`;
+  if (index >= count) return `fragment index ${index} is not below the count ${count}`;
+  if (buf.readUInt32BE(offset + 8) >= 0x200000) return 'sequence above 2^53';
+  const size = buf.readUInt16BE(offset + 16);
+  if (size < MIN_FRAGMENT) return `fragment size ${size} is below ${MIN_FRAGMENT}`;
+  if ((count - 1) * size >= MAX_FRAGMENTED_BODY) return `${count} fragments of ${size} bytes exceed ${MAX_FRAGMENTED_BODY} bytes`;
+  if (buf[offset + 18] !== 0 || buf[offset + 19] !== 0) return 'reserved bytes must be zero';
+  const data = len - FRAG_HEADER;
+  if (index < count - 1 ? data !== size : data > size) return `fragment ${index} of ${count} carries ${data} bytes, expected ${index < count - 1 ? size : `1..${size}`}`;
+  return '';
+}
+
+export const fragment = {
+  encodingLength(m: Fragment): number {
+    return FRAG_HEADER + m.data.length;
+  },
+  encode(m: Fragment, buf?: Buffer, offset = 0): Buffer {
+    if (!Number.isSafeInteger(m.seq) || m.seq < 0) throw malformed('fragment', offset + 8, `sequence ${m.seq} is not an integer in 0..2^53`);
+    const out = outBuf(buf, offset, fragment.encodingLength(m), 'fragment');
+    writeFragmentHeader(out, offset, m.next & 0xff, m.index & 0xff, m.count & 0xff, m.spi, m.seq, m.size & 0xffff);
+    out.set(m.data, offset + FRAG_HEADER);
+    const rule = fragmentRule(out, offset, fragment.encodingLength(m));
+    if (rule !== '') throw malformed('fragment', offset, rule);
+    return out;
+  },
+  /** The whole rest of the datagram is the fragment. */
+  decode(input: Uint8Array, offset = 0): Fragment {
+    const buf = toBuffer(input);
+    need(buf, offset, FRAG_HEADER + 1, 'fragment');
+    const rule = fragmentRule(buf, offset, buf.length - offset);
+    if (rule !== '') throw malformed('fragment', offset, rule);
+    return {
+      next: buf[offset + 1] as number, index: buf[offset + 2] as number, count: buf[offset + 3] as number,
+      spi: buf.readUInt32BE(offset + 4), seq: readU64(buf, offset + 8, 'fragment'), size: buf.readUInt16BE(offset + 16),
+      data: buf.subarray(offset + FRAG_HEADER),
+    };
+  },
+};
+
+/**
+ * Fragments needed for a sealed body of `body` bytes with datagrams of at most
+ * `maxDatagram` bytes: [count, size]; count 1 when the plain data packet fits.
+ */
+export function fragmentPlan(body: number, maxDatagram: number): [number, number] {
+  if (DATA_HEADER + body <= maxDatagram) return [1, body];
+  const size = maxDatagram - FRAG_HEADER;
+  return [Math.ceil(body / size), size];
+}
+
 // --- handshake payloads (plaintext, before AEAD) -------------------------------------
 
 export interface InitPayload {
@@ -302,3 +400,5 @@ export const responsePayload = {
     return { version: buf[offset] as number, features: buf[offset + 1] as number, clusterId: readClusterId(buf, offset + 2, 'handshake payload') };
   },
 };
+
+export * from './vnet.js';

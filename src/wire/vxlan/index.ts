@@ -81,13 +81,13 @@ export const GATEWAY_MAC = Buffer.from([0x02, 0x53, 0x54, 0x00, 0x00, 0x01]);
 export const AGENT_MAC = Buffer.from([0x02, 0x53, 0x54, 0x00, 0x00, 0x02]);
 
 /**
- * IEEE 802 local experimental EtherType 2: "I am the cluster's active gateway" (HA). A
+ * IEEE 802 local experimental EtherType 1: "I am the cluster's active gateway" (HA). A
  * gateway that takes the lease sends it to every node agent of its cluster; an agent
  * accepts it only from one of its configured gateway addresses and only with an epoch
  * (the lease's transition count) not older than the last one it followed.
  * Payload: magic "SGWA" (4 bytes), epoch (uint32 BE).
  */
-export const ETHERTYPE_ANNOUNCE = 0x88b6;
+export const ETHERTYPE_ANNOUNCE = 0x88b5;
 export const ANNOUNCE_MAGIC = 0x53475741;
 export const ANNOUNCE_PAYLOAD = 8;
 
@@ -107,3 +107,96 @@ export function announceEpoch(msg: Uint8Array, len = msg.length): number {
   if (b.readUInt16BE(20) !== ETHERTYPE_ANNOUNCE || b.readUInt32BE(VXLAN_OVERHEAD) !== ANNOUNCE_MAGIC) return -1;
   return b.readUInt32BE(VXLAN_OVERHEAD + 4);
 }
+
+// --- strait extension frames (agent <-> strait gateway only) --------------------------
+
+/**
+ * IEEE 802 local experimental EtherType 2: strait extension frames between a node agent
+ * and a strait gateway, after a 12-byte extension header:
+ *   0 kind (1 hello, 2 hello-ack, 3 fragment) | 1 index | 2 count | 3 features (hello) or 0
+ *   4 message id (u32) | 8 fragment size (u16) | 10 reserved (u16, zero)
+ * A fragment carries part of a virtio_net_hdr + IPv4 super-packet (the payload of an
+ * ETHERTYPE_VNET frame); every fragment but the last carries `size` bytes. An agent sends
+ * fragments only after its gateway answered a hello with FEATURE_FRAGMENTS, so a kernel
+ * vxlan gateway (which drops unknown EtherTypes) keeps receiving plain IPv4 frames.
+ */
+export const ETHERTYPE_STRAIT = 0x88b6;
+export const EXT_HEADER = 12;
+export const EXT_HELLO = 1;
+export const EXT_HELLO_ACK = 2;
+export const EXT_FRAGMENT = 3;
+/** hello feature bit: accepts EXT_FRAGMENT frames */
+export const EXT_FEATURE_FRAGMENTS = 1;
+export const EXT_MAX_FRAGMENTS = 64;
+export const EXT_MIN_FRAGMENT = 64;
+/** largest reassembled payload: virtio_net_hdr + 64 KiB packet, rounded up */
+export const EXT_MAX_BODY = 65536 + 64;
+
+export interface ExtFrame {
+  kind: number;
+  index: number;
+  count: number;
+  features: number;
+  id: number;
+  size: number;
+  data: Uint8Array;
+}
+
+export function writeExtHeader(buf: Buffer, offset: number, kind: number, index: number, count: number, features: number, id: number, size: number): void {
+  buf[offset] = kind;
+  buf[offset + 1] = index;
+  buf[offset + 2] = count;
+  buf[offset + 3] = features;
+  buf.writeUInt32BE(id >>> 0, offset + 4);
+  buf.writeUInt16BE(size, offset + 8);
+  buf[offset + 10] = 0;
+  buf[offset + 11] = 0;
+}
+
+/** Check the extension header of `len` bytes at `offset` (hot path, no allocation): '' when valid, else the broken rule. */
+export function extRule(buf: Buffer, offset: number, len: number): string {
+  if (len < EXT_HEADER) return `needs at least ${EXT_HEADER} bytes, got ${len}`;
+  if (buf[offset + 10] !== 0 || buf[offset + 11] !== 0) return 'reserved bytes must be zero';
+  const kind = buf[offset] as number;
+  const index = buf[offset + 1] as number;
+  const count = buf[offset + 2] as number;
+  const size = buf.readUInt16BE(offset + 8);
+  if (kind === EXT_HELLO || kind === EXT_HELLO_ACK) {
+    if (index !== 0 || count !== 0 || size !== 0 || len !== EXT_HEADER) return 'a hello carries no index, count, size or data';
+    return '';
+  }
+  if (kind !== EXT_FRAGMENT) return `kind ${kind} is unknown`;
+  if (buf[offset + 3] !== 0) return 'features must be zero in a fragment';
+  if (count < 2 || count > EXT_MAX_FRAGMENTS) return `fragment count ${count} is not in 2..${EXT_MAX_FRAGMENTS}`;
+  if (index >= count) return `fragment index ${index} is not below the count ${count}`;
+  if (size < EXT_MIN_FRAGMENT) return `fragment size ${size} is below ${EXT_MIN_FRAGMENT}`;
+  if ((count - 1) * size >= EXT_MAX_BODY) return `${count} fragments of ${size} bytes exceed ${EXT_MAX_BODY} bytes`;
+  const data = len - EXT_HEADER;
+  if (index < count - 1 ? data !== size : data < 1 || data > size) return `fragment ${index} of ${count} carries ${data} bytes, expected ${index < count - 1 ? size : `1..${size}`}`;
+  return '';
+}
+
+export const ext = {
+  encodingLength(f: ExtFrame): number {
+    return EXT_HEADER + f.data.length;
+  },
+  encode(f: ExtFrame, buf?: Buffer, offset = 0): Buffer {
+    const out = outBuf(buf, offset, ext.encodingLength(f), 'VXLAN extension frame');
+    writeExtHeader(out, offset, f.kind & 0xff, f.index & 0xff, f.count & 0xff, f.features & 0xff, f.id, f.size & 0xffff);
+    out.set(f.data, offset + EXT_HEADER);
+    const rule = extRule(out, offset, ext.encodingLength(f));
+    if (rule !== '') throw malformed('VXLAN extension frame', offset, rule);
+    return out;
+  },
+  /** The whole rest of the input is the extension frame. */
+  decode(input: Uint8Array, offset = 0): ExtFrame {
+    const buf = toBuffer(input);
+    need(buf, offset, EXT_HEADER, 'VXLAN extension frame');
+    const rule = extRule(buf, offset, buf.length - offset);
+    if (rule !== '') throw malformed('VXLAN extension frame', offset, rule);
+    return {
+      kind: buf[offset] as number, index: buf[offset + 1] as number, count: buf[offset + 2] as number, features: buf[offset + 3] as number,
+      id: buf.readUInt32BE(offset + 4), size: buf.readUInt16BE(offset + 8), data: buf.subarray(offset + EXT_HEADER),
+    };
+  },
+};
