@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { curlInWorld, gatewayPid, leaseHolder, probeFromPod, writeHaWorld } from '../helpers/world-ha.js';
 import { strait, upWorld, type TestWorld } from '../helpers/world.js';
+import { waitFor } from '../helpers/wait.js';
 
 let world: TestWorld;
 let tmp: string;
@@ -25,15 +26,8 @@ after(() => {
 
 const s = (...args: string[]) => strait([...args, '--state-dir', world.stateDir]);
 
-async function eventually<T>(what: string, fn: () => T | undefined | false, ms = 15_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = fn();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+/** Poll a check of the running world (CLI calls, logs) every 100 ms. */
+const eventually = async <T>(what: string, fn: () => T | undefined | false, ms = 15_000): Promise<T> => (await waitFor(fn, ms, what, 100)) as T;
 
 interface GwRow { node: string; haStatus: string; summary: string }
 const gateways = (): GwRow[] => {

@@ -19,6 +19,7 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { curlInWorld, pidsByCommandLine, probeFromPod } from '../helpers/world-ha.js';
 import { strait, upWorld, type TestWorld } from '../helpers/world.js';
+import { waitFor } from '../helpers/wait.js';
 
 const MARKER = 'STRAIT-MARKER-7e11-world-a9c3';
 
@@ -36,15 +37,8 @@ after(() => {
 const s = (...args: string[]) => strait([...args, '--state-dir', world.stateDir]);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function eventually<T>(what: string, fn: () => T | undefined | false, ms = 15_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = fn();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(100);
-  }
-}
+/** Poll a check of the running world (CLI calls, logs) every 100 ms. */
+const eventually = async <T>(what: string, fn: () => T | undefined | false, ms = 15_000): Promise<T> => (await waitFor(fn, ms, what, 100)) as T;
 
 interface Node { name: string; role: string; underlayIP: string; publicIP?: string }
 interface Cluster { name: string; nodes: Node[]; pods: { name: string; ip: string; node?: string }[] }
