@@ -426,22 +426,32 @@ export class TunnelEndpoint {
       return;
     }
     const seq = hi * 0x100000000 + msg.readUInt32BE(12);
-    const entry = this.sessions.get(msg.readUInt32BE(4));
+    const now = this.clock.monotonic();
+    const entry = this.admit(msg.readUInt32BE(4), seq, now);
+    if (entry !== undefined) this.accept(msg, entry.session, entry.peer, seq, now, address, port);
+  }
+
+  /**
+   * The session of `spi` if it may still take message `seq`: known, not past its limits, and
+   * not a replay by the window's cheap check (before any decryption or copy). Otherwise
+   * undefined, with the drop counted.
+   */
+  private admit(spi: number, seq: number, now: number): { session: Session; peer: Peer } | undefined {
+    const entry = this.sessions.get(spi);
     if (entry === undefined) {
       this.counters.drops.stale++;
-      return;
+      return undefined;
     }
     const s = entry.session;
-    const now = this.clock.monotonic();
     if (now - s.createdAt >= this.limits.rejectAfterMs || seq >= this.limits.rejectAfterPackets) {
       this.counters.drops.stale++;
-      return;
+      return undefined;
     }
     if (!s.replay.check(seq)) {
       this.counters.drops.replay++;
-      return;
+      return undefined;
     }
-    this.accept(msg, s, entry.peer, seq, now, address, port);
+    return entry;
   }
 
   /**
@@ -459,23 +469,12 @@ export class TunnelEndpoint {
     }
     const spi = msg.readUInt32BE(4);
     const seq = msg.readUInt32BE(8) * 0x100000000 + msg.readUInt32BE(12);
-    const entry = this.sessions.get(spi);
-    if (entry === undefined) {
-      this.counters.drops.stale++;
-      return;
-    }
+    const now = this.clock.monotonic();
+    // cheap filter before any copy: a message already accepted (or too old) is a replay
+    const entry = this.admit(spi, seq, now);
+    if (entry === undefined) return;
     const s = entry.session;
     const peer = entry.peer;
-    const now = this.clock.monotonic();
-    if (now - s.createdAt >= this.limits.rejectAfterMs || seq >= this.limits.rejectAfterPackets) {
-      this.counters.drops.stale++;
-      return;
-    }
-    // cheap filter before any copy: a message already accepted (or too old) is a replay
-    if (!s.replay.check(seq)) {
-      this.counters.drops.replay++;
-      return;
-    }
     this.counters.fragmentsReceived++;
     let r = peer.reassembly;
     if (r === undefined) {
