@@ -61,44 +61,58 @@ export interface HandshakeInit {
   mac2: Uint8Array;
 }
 
-export const handshakeInit = {
-  encodingLength(m: HandshakeInit): number {
-    return INIT_FIXED + m.payload.length;
-  },
-  encode(m: HandshakeInit, buf?: Buffer, offset = 0): Buffer {
-    checkKey(m.ephemeral, KEY_LEN, 'handshake initiation', offset + 8);
-    checkKey(m.mac1, MAC_LEN, 'handshake initiation mac1', offset);
-    checkKey(m.mac2, MAC_LEN, 'handshake initiation mac2', offset);
-    const out = outBuf(buf, offset, handshakeInit.encodingLength(m), 'handshake initiation');
-    out[offset] = TYPE_INIT;
-    out[offset + 1] = m.version & 0xff;
-    out[offset + 2] = 0;
-    out[offset + 3] = 0;
-    out.writeUInt32BE(m.senderIndex >>> 0, offset + 4);
-    out.set(m.ephemeral, offset + 8);
-    out.set(m.payload, offset + 40);
-    const p = offset + 40 + m.payload.length;
-    out.set(m.mac1, p);
-    out.set(m.mac2, p + MAC_LEN);
-    return out;
-  },
-  /** The whole rest of the datagram is the message. */
-  decode(input: Uint8Array, offset = 0): HandshakeInit {
-    const buf = toBuffer(input);
-    need(buf, offset, INIT_FIXED + TAG_LEN, 'handshake initiation');
-    if (buf[offset] !== TYPE_INIT) throw malformed('handshake initiation', offset, `type ${buf[offset]} is not ${TYPE_INIT}`);
-    checkReserved(buf, offset, 'handshake initiation');
-    const end = buf.length;
-    return {
-      version: buf[offset + 1] as number,
-      senderIndex: buf.readUInt32BE(offset + 4),
-      ephemeral: buf.subarray(offset + 8, offset + 40),
-      payload: buf.subarray(offset + 40, end - 2 * MAC_LEN),
-      mac1: buf.subarray(end - 2 * MAC_LEN, end - MAC_LEN),
-      mac2: buf.subarray(end - MAC_LEN, end),
-    };
-  },
-};
+/**
+ * Initiation and response share one layout: type, version, reserved, the sender's index,
+ * (response only) the receiver's index, the ephemeral key, the encrypted payload, mac1, mac2.
+ */
+function handshakeCodec<M extends HandshakeInit & { receiverIndex?: number }>(type: number, what: string, withReceiver: boolean) {
+  const eph = withReceiver ? 12 : 8;
+  const body = eph + KEY_LEN;
+  const fixed = withReceiver ? RESPONSE_FIXED : INIT_FIXED;
+  return {
+    encodingLength(m: M): number {
+      return fixed + m.payload.length;
+    },
+    encode(m: M, buf?: Buffer, offset = 0): Buffer {
+      checkKey(m.ephemeral, KEY_LEN, what, offset + eph);
+      checkKey(m.mac1, MAC_LEN, `${what} mac1`, offset);
+      checkKey(m.mac2, MAC_LEN, `${what} mac2`, offset);
+      const out = outBuf(buf, offset, fixed + m.payload.length, what);
+      out[offset] = type;
+      out[offset + 1] = m.version & 0xff;
+      out[offset + 2] = 0;
+      out[offset + 3] = 0;
+      out.writeUInt32BE(m.senderIndex >>> 0, offset + 4);
+      if (withReceiver) out.writeUInt32BE((m.receiverIndex ?? 0) >>> 0, offset + 8);
+      out.set(m.ephemeral, offset + eph);
+      out.set(m.payload, offset + body);
+      const p = offset + body + m.payload.length;
+      out.set(m.mac1, p);
+      out.set(m.mac2, p + MAC_LEN);
+      return out;
+    },
+    /** The whole rest of the datagram is the message. */
+    decode(input: Uint8Array, offset = 0): M {
+      const buf = toBuffer(input);
+      need(buf, offset, fixed + TAG_LEN, what);
+      if (buf[offset] !== type) throw malformed(what, offset, `type ${buf[offset]} is not ${type}`);
+      checkReserved(buf, offset, what);
+      const end = buf.length;
+      const m: HandshakeInit & { receiverIndex?: number } = {
+        version: buf[offset + 1] as number,
+        senderIndex: buf.readUInt32BE(offset + 4),
+        ephemeral: buf.subarray(offset + eph, offset + body),
+        payload: buf.subarray(offset + body, end - 2 * MAC_LEN),
+        mac1: buf.subarray(end - 2 * MAC_LEN, end - MAC_LEN),
+        mac2: buf.subarray(end - MAC_LEN, end),
+      };
+      if (withReceiver) m.receiverIndex = buf.readUInt32BE(offset + 8);
+      return m as M;
+    },
+  };
+}
+
+export const handshakeInit = handshakeCodec<HandshakeInit>(TYPE_INIT, 'handshake initiation', false);
 
 // --- response ---------------------------------------------------------------------
 
@@ -112,45 +126,7 @@ export interface HandshakeResponse {
   mac2: Uint8Array;
 }
 
-export const handshakeResponse = {
-  encodingLength(m: HandshakeResponse): number {
-    return RESPONSE_FIXED + m.payload.length;
-  },
-  encode(m: HandshakeResponse, buf?: Buffer, offset = 0): Buffer {
-    checkKey(m.ephemeral, KEY_LEN, 'handshake response', offset + 12);
-    checkKey(m.mac1, MAC_LEN, 'handshake response mac1', offset);
-    checkKey(m.mac2, MAC_LEN, 'handshake response mac2', offset);
-    const out = outBuf(buf, offset, handshakeResponse.encodingLength(m), 'handshake response');
-    out[offset] = TYPE_RESPONSE;
-    out[offset + 1] = m.version & 0xff;
-    out[offset + 2] = 0;
-    out[offset + 3] = 0;
-    out.writeUInt32BE(m.senderIndex >>> 0, offset + 4);
-    out.writeUInt32BE(m.receiverIndex >>> 0, offset + 8);
-    out.set(m.ephemeral, offset + 12);
-    out.set(m.payload, offset + 44);
-    const p = offset + 44 + m.payload.length;
-    out.set(m.mac1, p);
-    out.set(m.mac2, p + MAC_LEN);
-    return out;
-  },
-  decode(input: Uint8Array, offset = 0): HandshakeResponse {
-    const buf = toBuffer(input);
-    need(buf, offset, RESPONSE_FIXED + TAG_LEN, 'handshake response');
-    if (buf[offset] !== TYPE_RESPONSE) throw malformed('handshake response', offset, `type ${buf[offset]} is not ${TYPE_RESPONSE}`);
-    checkReserved(buf, offset, 'handshake response');
-    const end = buf.length;
-    return {
-      version: buf[offset + 1] as number,
-      senderIndex: buf.readUInt32BE(offset + 4),
-      receiverIndex: buf.readUInt32BE(offset + 8),
-      ephemeral: buf.subarray(offset + 12, offset + 44),
-      payload: buf.subarray(offset + 44, end - 2 * MAC_LEN),
-      mac1: buf.subarray(end - 2 * MAC_LEN, end - MAC_LEN),
-      mac2: buf.subarray(end - MAC_LEN, end),
-    };
-  },
-};
+export const handshakeResponse = handshakeCodec<HandshakeResponse>(TYPE_RESPONSE, 'handshake response', true);
 
 // --- cookie reply -------------------------------------------------------------------
 
