@@ -245,3 +245,43 @@ test('passive gateway: ignores the tunnel protocol, reports passive; once active
     agentSock.close();
   }
 });
+
+test('fencing per send: the clock is read once per callback and every 64 sends; nothing is sent past the deadline beyond that bound', async () => {
+  const gw = await startGateway({
+    clusterId: 'cluster-a', name: 'gw-1', psk: 'ha-unit-psk-0123456789abcdef', localSubnets: ['10.1.0.0/16'],
+    tunnel: { listen: '127.0.0.1', port: 0 }, vxlan: { listen: '127.0.0.1', port: 0 },
+    peers: [{ clusterId: 'cluster-b', endpoint: '127.0.0.1', port: 9, subnets: ['10.2.0.0/16'] }],
+  }, { noTun: true });
+  const send = (gw as unknown as { sendTunnel(b: Buffer, port: number, address: string): void }).sendTunnel.bind(gw);
+  const dgram = Buffer.alloc(64);
+  try {
+    // one synchronous run that crosses the deadline: every send after the first clock read past it is dropped
+    const deadline = performance.now() + 3;
+    gw.leaseHeld(deadline);
+    let sentLate = 0;
+    let droppedEarly = 0;
+    for (let i = 0; performance.now() < deadline + 5; i++) {
+      const t = performance.now();
+      const before = gw.vxlan.fencedDrops;
+      send(dgram, 9, '127.0.0.1');
+      const dropped = gw.vxlan.fencedDrops !== before;
+      if (!dropped && t > deadline) sentLate++;
+      if (dropped && t <= deadline) droppedEarly++;
+    }
+    assert.equal(droppedEarly, 0, 'nothing dropped before the deadline');
+    assert.ok(sentLate < 64, `at most 63 sends past the deadline in one synchronous run (got ${sentLate})`);
+    assert.ok(gw.vxlan.fencedDrops > 0);
+    // a new callback (e.g. a process resumed after SIGSTOP): its first send reads the clock
+    gw.leaseHeld(performance.now() + 60_000);
+    send(dgram, 9, '127.0.0.1');
+    const drops = gw.vxlan.fencedDrops;
+    (gw as unknown as { fenceAt: number }).fenceAt = performance.now() - 1; // the deadline passed while "frozen"
+    await sleep(1);
+    send(dgram, 9, '127.0.0.1');
+    assert.equal(gw.vxlan.fencedDrops, drops + 1, 'the first send of the next callback is fenced');
+    assert.equal(gw.gatewayRecord().haStatus, 'passive', 'a fenced gateway does not report itself active');
+    assert.match(gw.gatewayRecord().summary, /fenced/);
+  } finally {
+    await gw.stop();
+  }
+});

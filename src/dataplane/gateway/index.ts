@@ -38,6 +38,12 @@ export class VxlanCounters {
   hellos = 0;
 }
 
+/**
+ * HA fencing: a send reads the clock only when it is the first one of an event-loop
+ * callback or the FENCE_CHECK_EVERY-th in a row within one; the others use the last answer.
+ */
+const FENCE_CHECK_EVERY = 64;
+
 /** VXLAN super-packets reassembled at once (all agents together; memory: slots x 64 KiB) */
 const VXLAN_REASSEMBLY_SLOTS = 16;
 const VXLAN_REASSEMBLY_TIMEOUT_MS = 1000;
@@ -109,6 +115,13 @@ export class Gateway implements SegmentSink {
   private announceTimer: NodeJS.Timeout | undefined;
   /** HA: performance.now() after which this gateway may no longer hold the lease; 0 = no fence */
   private fenceAt = 0;
+  /** HA: the lease deadline had passed at the last clock read */
+  private fenced = false;
+  /** HA: the clock was read in the current synchronous run (cleared by a microtask) */
+  private fenceFresh = false;
+  /** HA: sends since the last clock read */
+  private fenceSends = 0;
+  private readonly fenceClear = (): void => { this.fenceFresh = false; };
   private tunnelStarted = false;
   private readonly standbyEndpoints: Map<string, Set<string>>;
   /** [VXLAN + Ethernet header to the agents, packet]: reused, the payload slot is replaced */
@@ -197,15 +210,37 @@ export class Gateway implements SegmentSink {
    * HA fencing: the lease is ours until `until` (performance.now() ms). Past it (the process
    * was frozen, or the store has not confirmed the renewal), nothing is sent on the tunnel,
    * so a resumed former active gateway cannot pull the remote gateways back to itself.
+   * The clock is read by the first send of each event-loop callback (a resumed process
+   * checks before its first datagram) and then every FENCE_CHECK_EVERY sends, so a send
+   * past the deadline can only happen within the same synchronous run, at most
+   * FENCE_CHECK_EVERY - 1 datagrams after a clock read (docs/gateway-and-agent.md).
    */
   leaseHeld(until: number): void {
     this.fenceAt = until;
+    this.fenced = until !== 0 && performance.now() > until;
+  }
+
+  /** HA: the lease deadline has passed (read from the clock now) */
+  get isFenced(): boolean {
+    return this.fenceAt !== 0 && performance.now() > this.fenceAt;
+  }
+
+  private checkFence(): void {
+    this.fenceSends = 0;
+    if (!this.fenceFresh) {
+      this.fenceFresh = true;
+      queueMicrotask(this.fenceClear);
+    }
+    this.fenced = performance.now() > this.fenceAt;
   }
 
   private sendTunnel(chunks: Buffer | Buffer[], port: number, address: string): void {
-    if (this.fenceAt !== 0 && performance.now() > this.fenceAt) {
-      this.vxlan.fencedDrops++;
-      return;
+    if (this.fenceAt !== 0) {
+      if (!this.fenceFresh || ++this.fenceSends >= FENCE_CHECK_EVERY) this.checkFence();
+      if (this.fenced) {
+        this.vxlan.fencedDrops++;
+        return;
+      }
     }
     const sock = this.tunnelSock;
     if (sock === undefined) return;
@@ -468,6 +503,10 @@ export class Gateway implements SegmentSink {
 
   gatewayRecord(): GatewayRecord {
     if (this.haStatus === 'passive') return { node: this.config.name, haStatus: 'passive', summary: 'There are no connections' };
+    // HA: the lease was not confirmed in time (frozen, cut off from the store): fenced, not active
+    if (this.isFenced) {
+      return { node: this.config.name, haStatus: 'passive', summary: `Lease not confirmed for ${Math.round(performance.now() - this.fenceAt)} ms past its deadline: fenced, sending nothing into the tunnel` };
+    }
     const conns = this.tunnel.records();
     const up = conns.filter((r) => r.status === 'connected').length;
     const summary = up === conns.length
