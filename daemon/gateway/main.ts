@@ -8,6 +8,9 @@ import { runGatewayDaemon } from './index.js';
 async function main(): Promise<void> {
   const path = configPathFromArgv(process.argv, 'strait-gateway');
   const cfg = readConfigFile(path);
+  // Kubernetes (deploy/gateway.yaml): the node name from the downward API names this gateway
+  const nodeName = process.env['STRAIT_NODE_NAME'];
+  if (nodeName && cfg && typeof cfg === 'object' && (cfg as { name?: unknown }).name === undefined) (cfg as { name?: string }).name = nodeName;
   // the PSK comes from the cluster's join (broker-info): wait until it has been written
   const pskFile = (cfg as { pskFile?: unknown }).pskFile;
   for (let i = 0; typeof pskFile === 'string' && !existsSync(pskFile); i++) {

@@ -167,7 +167,8 @@ export async function runMulticlusterDaemon(raw: unknown, inject: { local?: Reso
   }
   const publishers = cfg.records ? [cfg.records.url, ...cfg.records.standbyUrls].map((url) => startRecordsPublisher({
     local, broker, intervalMs: cfg.records!.intervalMs,
-    fetchRecords: async () => (await (await fetch(url)).json()) as GatewayRecords,
+    // bounded: a frozen gateway (SIGSTOP) must not stall its publisher
+    fetchRecords: async () => (await (await fetch(url, { signal: AbortSignal.timeout(Math.max(1000, cfg.records!.intervalMs * 2)) })).json()) as GatewayRecords,
     onError: (err) => log.debug({ err, url }, 'publishing gateway records failed'),
   })) : [];
   const status = await serveStatus(cfg.metrics.listen, cfg.metrics.port, registry, () => ({ cluster: cfg.clusterId, exports: Object.fromEntries([...agent.exportConditions()].map(([k, v]) => [k, Object.fromEntries(v)])) }));

@@ -75,6 +75,12 @@ test('kill -9 of the active gateway: the passive one takes the lease, traffic re
     const g = gateways();
     return g.find((x) => x.node === standby)?.haStatus === 'active' && g.find((x) => x.node === active.node)?.haStatus === 'passive';
   });
+  // exactly one active from here on (the new active one marked the dead one's record at the takeover)
+  for (let i = 0; i < 5; i++) {
+    const g = gateways();
+    assert.equal(g.filter((x) => x.haStatus === 'active').length, 1, `exactly one active gateway: ${JSON.stringify(g)}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
   // the other cluster's Endpoint for cluster-a points to the new active gateway
   const standbyIP = a.nodes.find((n) => n.name === standby)!.underlayIP;
   await eventually('cluster-b sees the Endpoint of the new active gateway', () => {
@@ -89,4 +95,54 @@ test('kill -9 of the active gateway: the passive one takes the lease, traffic re
   const curl = world.exec('cluster-a/default/client', ['curl', '-s', '-m', '5', `http://${echo}:8080/`]);
   assert.equal(curl.status, 0, curl.stderr);
   assert.equal(JSON.parse(curl.stdout).remoteAddress, clientIP);
+});
+
+test('SIGSTOP of the active gateway: the other one takes the lease and marks the frozen one passive; after SIGCONT it stays fenced and publishes passive (exactly one active throughout)', async () => {
+  const rec = world.record();
+  const echo = rec.clusters.find((c) => c.name === 'cluster-b')!.pods.find((p) => p.name.startsWith('echo'))!.ip;
+  const rows = await eventually('one active and one passive gateway', () => {
+    const g = gateways();
+    return g.length === 2 && g.filter((x) => x.haStatus === 'active').length === 1 && g.some((x) => x.haStatus === 'passive') ? g : undefined;
+  });
+  const frozen = rows.find((g) => g.haStatus === 'active')!.node;
+  const other = rows.find((g) => g.haStatus === 'passive')!.node;
+  const before = leaseHolder(world.stateDir, 'cluster-a');
+  assert.equal(before?.holder, frozen);
+  const pid = gatewayPid(world.stateDir, 'cluster-a', frozen);
+  assert.ok(pid, `the active gateway ${frozen} runs`);
+  process.kill(pid, 'SIGSTOP');
+  let resumed = false;
+  try {
+    // the lease expires (700 ms in the world): the other one takes it and marks the frozen one's record
+    const g = await eventually('show gateways: the other one active, the frozen one passive (lost the lease)', () => {
+      const r = gateways();
+      const f = r.find((x) => x.node === frozen);
+      return r.find((x) => x.node === other)?.haStatus === 'active' && f?.haStatus === 'passive' ? r : undefined;
+    });
+    assert.equal(g.filter((x) => x.haStatus === 'active').length, 1, JSON.stringify(g));
+    assert.match(g.find((x) => x.node === frozen)!.summary, new RegExp(`^Lost the lease to ${other} .*not reachable$`));
+    const taken = leaseHolder(world.stateDir, 'cluster-a');
+    assert.equal(taken?.holder, other);
+    assert.ok((taken?.transitions ?? 0) > (before?.transitions ?? 0));
+    // the frozen one's Endpoint is gone: cluster-a lists only the new active gateway's
+    const frozenIP = (rec.clusters.find((c) => c.name === 'cluster-a') as unknown as { nodes: { name: string; underlayIP: string }[] }).nodes.find((n) => n.name === frozen)!.underlayIP;
+    await eventually('the frozen gateway has no Endpoint', () => {
+      const r = s('show', 'endpoints', '--cluster', 'cluster-a', '-o', 'json');
+      return r.status === 0 && !r.stdout.includes(`"${frozenIP}"`);
+    });
+    process.kill(pid, 'SIGCONT');
+    resumed = true;
+    // resumed: it finds the lease taken, stays fenced and says passive; never two active gateways
+    for (let i = 0; i < 15; i++) {
+      const r = gateways();
+      assert.equal(r.filter((x) => x.haStatus === 'active').length, 1, `exactly one active gateway after SIGCONT: ${JSON.stringify(r)}`);
+      assert.equal(r.find((x) => x.node === other)?.haStatus, 'active');
+      await new Promise((res) => setTimeout(res, 200));
+    }
+    assert.equal(leaseHolder(world.stateDir, 'cluster-a')?.holder, other, 'the resumed gateway did not take the lease back');
+    const curl = world.exec('cluster-a/default/client', ['curl', '-s', '-m', '5', `http://${echo}:8080/`]);
+    assert.equal(curl.status, 0, curl.stderr);
+  } finally {
+    if (!resumed) process.kill(pid, 'SIGCONT');
+  }
 });

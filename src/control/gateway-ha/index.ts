@@ -13,7 +13,15 @@
 //
 // A store that cannot be reached changes nothing: the active gateway stays active (its
 // tunnels do not depend on the store) and the passive one cannot take over; only a lease
-// that another holder wrote demotes the active one (`onLost`).
+// that another holder wrote demotes the active one (`onLost`). With `renewDeadlineMs`
+// (Kubernetes mode, as client-go's RenewDeadline) that is different: an active candidate
+// that has not renewed successfully for that long gives the role up (`onLost`), and only
+// successful renewals are confirmed (`onRenewed`), so the data plane fences itself before
+// the other candidate may take the lease (renewDeadline < leaseDuration).
+//
+// With `create` (Kubernetes: POST, 409 AlreadyExists = another candidate created it
+// first) a missing lease is created atomically; without it (the world's store has no
+// create-only write) it is applied and read back, and `createDelayMs` avoids double wins.
 import { isStraitError } from '../../base/errors/index.js';
 import type { KindRef, KubeObject, ResourceStore } from '../store/index.js';
 
@@ -36,12 +44,15 @@ export interface ElectorOptions {
   identity: string;
   leaseDurationMs: number;
   renewMs: number;
-  /** this candidate holds the lease; `epoch` = leaseTransitions; `why` says how it got it */
-  onActive: (epoch: number, why: string) => void;
+  /**
+   * this candidate holds the lease; `epoch` = leaseTransitions; `why` says how it got it;
+   * `former`: the other candidate it took the lease from (not after a release or creation)
+   */
+  onActive: (epoch: number, why: string, former?: string) => void;
   /** another candidate holds it (or nobody yet) */
   onPassive: (holder: string | undefined, epoch: number) => void;
   /** this candidate held it and another one wrote it since: stop being active (the daemon exits) */
-  onLost: (holder: string | undefined) => void;
+  onLost: (holder: string | undefined, why?: string) => void;
   onError?: (err: unknown) => void;
   /**
    * While active: the lease is confirmed as of `at` (this.now() when the renewal was sent:
@@ -55,6 +66,12 @@ export interface ElectorOptions {
    * cluster's first gateway, the lease duration for the other.
    */
   createDelayMs?: number;
+  /** create-only write of a missing lease: true when this call created it, false when it existed */
+  create?: (lease: KubeObject<LeaseSpec>) => Promise<boolean>;
+  /** create the lease's Namespace first (the world's store; not on Kubernetes, where RBAC forbids it) */
+  ensureNamespace?: boolean;
+  /** give the role up when no renewal succeeded for this long (client-go RenewDeadline); default: never */
+  renewDeadlineMs?: number;
   /** monotonic ms (tests) */
   now?: () => number;
 }
@@ -76,6 +93,10 @@ export class LeaseElector {
   private active = false;
   private missingSince: number | undefined;
   private lastRole: string | undefined;
+  /** when (monotonic) the last successful renewal was sent */
+  private confirmedAt = 0;
+  /** the other candidate this one took the lease from (for onActive) */
+  private former: string | undefined;
 
   constructor(opts: ElectorOptions) {
     this.o = opts;
@@ -160,18 +181,26 @@ export class LeaseElector {
     const taken = !this.active;
     try {
       let written: KubeObject<LeaseSpec>;
+      this.former = undefined;
       if (!l) {
-        await store.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: this.o.namespace } }).catch(() => undefined);
-        await store.apply({
+        if (this.o.ensureNamespace !== false) await store.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: this.o.namespace } }).catch(() => undefined);
+        const lease: KubeObject<LeaseSpec> = {
           ...LEASE_KIND, metadata: { name: this.o.name, namespace: this.o.namespace, annotations: { [ANN_LEASE_MS]: String(this.o.leaseDurationMs) } },
           spec: { ...this.spec(undefined, true), leaseTransitions: 0 },
-        });
+        };
+        if (this.o.create) {
+          if (!(await this.o.create(lease))) {
+            await this.read();
+            return false;
+          }
+        } else await store.apply(lease);
         // apply merges: whoever wrote last holds it; read back to know
         const back = await this.read();
         if (back?.spec?.holderIdentity !== this.o.identity) return false;
         written = back;
       } else {
         const taking = l.spec?.holderIdentity !== this.o.identity;
+        if (taking && l.spec?.holderIdentity) this.former = l.spec.holderIdentity;
         written = await store.update<KubeObject<LeaseSpec>>({
           ...l, metadata: { ...l.metadata, annotations: { ...l.metadata.annotations, [ANN_LEASE_MS]: String(this.o.leaseDurationMs) } },
           spec: this.spec(l.spec, taking),
@@ -179,6 +208,7 @@ export class LeaseElector {
       }
       this.observed = written;
       this.observedAt = this.now();
+      this.confirmedAt = startedAt;
       this.becomeActive();
       if (taken) this.o.onRenewed?.(startedAt);
       return true;
@@ -193,7 +223,7 @@ export class LeaseElector {
     const role = `active@${this.epoch}`;
     if (this.lastRole !== role) {
       this.lastRole = role;
-      this.o.onActive(this.epoch, this.why);
+      this.o.onActive(this.epoch, this.why, this.former);
     }
   }
 
@@ -217,11 +247,21 @@ export class LeaseElector {
         // renew: a conflict means someone else wrote the lease
         const l = this.observed;
         const at = this.now();
+        let failed = false;
         const ok = await this.acquire(l).catch((err: unknown) => {
           this.o.onError?.(err);
-          return true; // store unreachable: keep the role
+          failed = true;
+          return true; // store unreachable: keep the role (until renewDeadlineMs, when set)
         });
-        if (ok) this.o.onRenewed?.(at);
+        const deadline = this.o.renewDeadlineMs;
+        if (failed && deadline !== undefined) {
+          if (this.now() - this.confirmedAt > deadline) {
+            this.active = false;
+            this.stop();
+            this.o.onLost(undefined, `no renewal succeeded within the renew deadline (${deadline} ms)`);
+            return;
+          }
+        } else if (ok) this.o.onRenewed?.(at);
         if (!ok) {
           const now = await this.read().catch(() => undefined);
           if (now?.spec?.holderIdentity !== this.o.identity || !(await this.acquire(now).catch(() => true))) {

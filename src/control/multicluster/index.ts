@@ -19,7 +19,7 @@ export * from './names.js';
 export { K as MC_KINDS } from './store-util.js';
 export { Informer, KeyQueue, type InformerHandlers } from './informer.js';
 export { readEndpoint, readGateway, connectedClusters, formatRttNs, type EndpointRow, type ConnectionRow, type GatewayRow } from './records.js';
-export { publishGatewayRecords, startRecordsPublisher, type GatewayRecords } from './records-sync.js';
+export { markGatewayPassive, publishGatewayRecords, startRecordsPublisher, type GatewayRecords } from './records-sync.js';
 export { openBrokerByUrl, openBrokerOfCluster } from './broker-connect.js';
 export {
   deployKubernetesBroker, setupKubernetesClusterSide, brokerKubeconfig, brokerClientRules, BROKER_CLIENT, BROKER_TOKEN_SECONDS,

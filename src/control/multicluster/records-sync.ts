@@ -3,6 +3,7 @@
 // broker; remote clusters' Endpoints are copied from the broker into the cluster, so that
 // `strait show endpoints` lists local and remote ones, as Submariner does.
 import { type Clock, systemClock } from '../../base/clock/index.js';
+import { isStraitError } from '../../base/errors/index.js';
 import type { KubeObject, ResourceStore } from '../store/index.js';
 import { BROKER_NAMESPACE, OPERATOR_NAMESPACE } from './names.js';
 import { readEndpoint } from './records.js';
@@ -17,24 +18,29 @@ export interface GatewayRecords {
 const safe = (s: string) => s.toLowerCase().replace(/[^a-z0-9.-]/g, '-').replace(/^[^a-z0-9]+|[^a-z0-9]+$/g, '') || 'x';
 const same = (a: KubeObject | undefined, b: KubeObject, part: 'spec' | 'status') => JSON.stringify(a?.[part]) === JSON.stringify(b[part]);
 
-export async function publishGatewayRecords(local: ResourceStore, broker: ResourceStore | undefined, recs: GatewayRecords, version?: string): Promise<void> {
+/**
+ * `ns`: where the cluster's records live (the world: submariner-operator; Kubernetes
+ * mode: the gateway pod's namespace).
+ */
+export async function publishGatewayRecords(local: ResourceStore, broker: ResourceStore | undefined, recs: GatewayRecords, version?: string, ns = OPERATOR_NAMESPACE): Promise<void> {
   const ep = recs.endpoint;
   const epName = safe(`${ep.clusterId}.${ep.hostname}`);
   const endpoint: KubeObject = {
-    apiVersion: K.Endpoint.apiVersion, kind: 'Endpoint', metadata: { name: epName, namespace: OPERATOR_NAMESPACE },
+    apiVersion: K.Endpoint.apiVersion, kind: 'Endpoint', metadata: { name: epName, namespace: ns },
     spec: { ...ep, subnets: [...ep.subnets] },
   };
-  await ensureNamespace(local, OPERATOR_NAMESPACE);
+  // the world's store makes the namespace; on Kubernetes it exists (and the gateway may not read Namespaces)
+  if (ns === OPERATOR_NAMESPACE) await ensureNamespace(local, ns).catch(() => undefined);
   // HA: only the active gateway of a cluster has an Endpoint (a passive one removes its own)
   const passive = recs.gateway.haStatus === 'passive';
   if (passive) {
-    if (await local.get(K.Endpoint, epName, OPERATOR_NAMESPACE)) await local.delete(K.Endpoint, epName, OPERATOR_NAMESPACE);
-  } else if (!same(await local.get(K.Endpoint, epName, OPERATOR_NAMESPACE), endpoint, 'spec')) await local.apply(endpoint);
+    if (await local.get(K.Endpoint, epName, ns)) await local.delete(K.Endpoint, epName, ns);
+  } else if (!same(await local.get(K.Endpoint, epName, ns), endpoint, 'spec')) await local.apply(endpoint);
   const gwName = safe(recs.gateway.node);
   const status = { ...recs.gateway, connections: recs.connections, ...(version ? { version } : {}) };
-  const existing = await local.get(K.Gateway, gwName, OPERATOR_NAMESPACE);
+  const existing = await local.get(K.Gateway, gwName, ns);
   if (JSON.stringify(existing?.status) !== JSON.stringify(status)) {
-    const gw = existing ?? await local.apply({ apiVersion: K.Gateway.apiVersion, kind: 'Gateway', metadata: { name: gwName, namespace: OPERATOR_NAMESPACE } });
+    const gw = existing ?? await local.apply({ apiVersion: K.Gateway.apiVersion, kind: 'Gateway', metadata: { name: gwName, namespace: ns } });
     await local.updateStatus({ ...gw, status, metadata: { ...gw.metadata, resourceVersion: undefined } });
   }
   if (!broker) return;
@@ -47,26 +53,54 @@ export async function publishGatewayRecords(local: ResourceStore, broker: Resour
     for (const e of (await broker.list(K.Endpoint, { namespace: BROKER_NAMESPACE })).items) {
       if (e.metadata.name !== epName && readEndpoint(e, ep.clusterId).cluster === ep.clusterId) await broker.delete(K.Endpoint, e.metadata.name, BROKER_NAMESPACE);
     }
-    for (const e of (await local.list(K.Endpoint, { namespace: OPERATOR_NAMESPACE })).items) {
-      if (e.metadata.name !== epName && readEndpoint(e, ep.clusterId).cluster === ep.clusterId) await local.delete(K.Endpoint, e.metadata.name, OPERATOR_NAMESPACE);
+    for (const e of (await local.list(K.Endpoint, { namespace: ns })).items) {
+      if (e.metadata.name !== epName && readEndpoint(e, ep.clusterId).cluster === ep.clusterId) await local.delete(K.Endpoint, e.metadata.name, ns);
     }
   }
   // remote clusters' endpoints into this cluster
   const remote = (await broker.list(K.Endpoint, { namespace: BROKER_NAMESPACE })).items.filter((e) => readEndpoint(e, ep.clusterId).cluster !== ep.clusterId);
   const keep = new Set<string>(passive ? [] : [epName]);
   for (const r of remote) {
-    const copy: KubeObject = { apiVersion: K.Endpoint.apiVersion, kind: 'Endpoint', metadata: { name: r.metadata.name, namespace: OPERATOR_NAMESPACE }, spec: r.spec };
+    const copy: KubeObject = { apiVersion: K.Endpoint.apiVersion, kind: 'Endpoint', metadata: { name: r.metadata.name, namespace: ns }, spec: r.spec };
     keep.add(r.metadata.name);
-    if (!same(await local.get(K.Endpoint, r.metadata.name, OPERATOR_NAMESPACE), copy, 'spec')) await local.apply(copy);
+    if (!same(await local.get(K.Endpoint, r.metadata.name, ns), copy, 'spec')) await local.apply(copy);
   }
-  for (const e of (await local.list(K.Endpoint, { namespace: OPERATOR_NAMESPACE })).items) {
-    if (!keep.has(e.metadata.name) && readEndpoint(e, ep.clusterId).cluster !== ep.clusterId) await local.delete(K.Endpoint, e.metadata.name, OPERATOR_NAMESPACE);
+  for (const e of (await local.list(K.Endpoint, { namespace: ns })).items) {
+    if (!keep.has(e.metadata.name) && readEndpoint(e, ep.clusterId).cluster !== ep.clusterId) await local.delete(K.Endpoint, e.metadata.name, ns);
+  }
+}
+
+/**
+ * HA: the gateway `node` of cluster `clusterId` no longer holds the lease (the candidate
+ * that took it over says so, or the gateway itself when it finds it lost it): its Gateway
+ * record becomes `passive` with `summary` and no connections, and its Endpoint is removed
+ * (the new active gateway's publisher replaces it, on the broker too). False when there
+ * is no record of it (nothing published yet).
+ */
+export async function markGatewayPassive(local: ResourceStore, o: { node: string; clusterId: string; summary: string; namespace?: string }): Promise<boolean> {
+  const ns = o.namespace ?? OPERATOR_NAMESPACE;
+  const epName = safe(`${o.clusterId}.${o.node}`);
+  if (await local.get(K.Endpoint, epName, ns)) await local.delete(K.Endpoint, epName, ns);
+  // compare-and-swap: a publisher writing at the same time wins, then this one looks again
+  for (let attempt = 0; ; attempt++) {
+    const gw = await local.get(K.Gateway, safe(o.node), ns);
+    if (!gw) return false;
+    const cur = (gw.status ?? {}) as Record<string, unknown>;
+    if (cur['haStatus'] === 'passive') return true;
+    try {
+      await local.updateStatus({ ...gw, status: { ...cur, node: o.node, haStatus: 'passive', summary: o.summary, connections: [] } });
+      return true;
+    } catch (err) {
+      if (attempt >= 2 || !isStraitError(err) || err.code !== 'STRAIT_ERR_CONFLICT') throw err;
+    }
   }
 }
 
 /** Poll a gateway's records and publish them every `intervalMs` (default 1 s); errors are retried on the next tick. */
 export function startRecordsPublisher(opts: {
   local: ResourceStore; broker?: ResourceStore; fetchRecords: () => Promise<GatewayRecords>; intervalMs?: number; version?: string; clock?: Clock;
+  /** where the records live (default submariner-operator) */
+  namespace?: string;
   onError?: (err: unknown) => void;
 }): { stop(): void } {
   const clock = opts.clock ?? systemClock;
@@ -74,7 +108,7 @@ export function startRecordsPublisher(opts: {
   let timer: { cancel(): void } | undefined;
   const tick = async () => {
     try {
-      await publishGatewayRecords(opts.local, opts.broker, await opts.fetchRecords(), opts.version);
+      await publishGatewayRecords(opts.local, opts.broker, await opts.fetchRecords(), opts.version, opts.namespace);
     } catch (err) {
       opts.onError?.(err);
     }

@@ -25,8 +25,13 @@ export interface GatewayHaConfig {
   port: number;
   /** announcements to the node agents while active */
   announceMs: number;
-  /** the store API (the world's), with the bearer token file */
-  store: { socket: string; tokenFile: string; cluster: string };
+  /** the store API (the world's), with the bearer token file; absent in Kubernetes mode */
+  store?: { socket: string; tokenFile: string; cluster: string };
+  /**
+   * Kubernetes mode (STRAIT_STORE=kubernetes, or `kubeconfig` set): a real Lease in the pod's
+   * namespace with client-go's leader-election timings (seconds)
+   */
+  kubernetes: { kubeconfig?: string; leaseDurationSeconds: number; renewDeadlineSeconds: number; retryPeriodSeconds: number };
 }
 
 export interface GatewayNodeConfig {
@@ -113,10 +118,10 @@ const schema: ConfigSchema<GatewayConfig> = {
       properties: { listen: { type: 'string', default: '127.0.0.1' }, port: { ...port, default: 9464 } },
     },
     ha: {
-      type: 'object', additionalProperties: false, nullable: true, required: ['members', 'store'],
+      type: 'object', additionalProperties: false, nullable: true, required: [],
       properties: {
         members: {
-          type: 'array', minItems: 2, maxItems: 2,
+          type: 'array', minItems: 0, maxItems: 2, default: [],
           items: { type: 'object', additionalProperties: false, required: ['name', 'address'], properties: { name: { type: 'string', minLength: 1 }, address: ip } },
         },
         leaseNamespace: { type: 'string', default: 'submariner-operator' },
@@ -126,8 +131,17 @@ const schema: ConfigSchema<GatewayConfig> = {
         port: { ...port, default: 4801 },
         announceMs: { type: 'integer', minimum: 100, default: 1000 },
         store: {
-          type: 'object', additionalProperties: false, required: ['socket', 'tokenFile', 'cluster'],
+          type: 'object', additionalProperties: false, nullable: true, required: ['socket', 'tokenFile', 'cluster'],
           properties: { socket: { type: 'string', minLength: 1 }, tokenFile: { type: 'string', minLength: 1 }, cluster: { type: 'string', minLength: 1 } },
+        },
+        kubernetes: {
+          type: 'object', additionalProperties: false, default: {} as never, required: [],
+          properties: {
+            kubeconfig: { type: 'string', minLength: 1, nullable: true },
+            leaseDurationSeconds: { type: 'integer', minimum: 2, maximum: 3600, default: 15 },
+            renewDeadlineSeconds: { type: 'integer', minimum: 1, maximum: 3600, default: 10 },
+            retryPeriodSeconds: { type: 'integer', minimum: 1, maximum: 600, default: 2 },
+          },
         },
       },
     },
@@ -153,8 +167,16 @@ export function parseGatewayConfig(input: unknown, where = 'gateway config'): Re
   c.peers.forEach((p, i) => p.subnets.forEach((s, j) => parseCidr(s, `${where}: peers[${i}].subnets[${j}]`)));
   c.nodes.forEach((n, i) => n.podCIDRs.forEach((s, j) => parseCidr(s, `${where}: nodes[${i}].podCIDRs[${j}]`)));
   if (c.ha) {
-    if (!c.ha.members.some((m) => m.name === c.name)) throw E.configInvalid(`${where}: ha.members`, c.ha.members.map((m) => m.name).join(','), `must list this gateway's own name "${c.name}"`);
+    const k = c.ha.kubernetes;
+    if (!c.ha.store && c.ha.members.length === 0) {
+      // Kubernetes mode without the liveness link: the lease expiry alone decides
+    } else if (c.ha.members.length !== 2) {
+      throw E.configInvalid(`${where}: ha.members`, c.ha.members.map((m) => m.name).join(','), 'must list both gateway nodes of the cluster (name and underlay address)');
+    } else if (!c.ha.members.some((m) => m.name === c.name)) throw E.configInvalid(`${where}: ha.members`, c.ha.members.map((m) => m.name).join(','), `must list this gateway's own name "${c.name}"`);
     if (c.ha.renewMs * 2 > c.ha.leaseDurationMs) throw E.configInvalid(`${where}: ha.renewMs`, c.ha.renewMs, `must be at most half of ha.leaseDurationMs (${c.ha.leaseDurationMs})`);
+    // client-go: leaseDuration > renewDeadline > retryPeriod x 1.2
+    if (k.renewDeadlineSeconds >= k.leaseDurationSeconds) throw E.configInvalid(`${where}: ha.kubernetes.renewDeadlineSeconds`, k.renewDeadlineSeconds, `must be less than ha.kubernetes.leaseDurationSeconds (${k.leaseDurationSeconds})`);
+    if (k.retryPeriodSeconds * 1.2 >= k.renewDeadlineSeconds) throw E.configInvalid(`${where}: ha.kubernetes.retryPeriodSeconds`, k.retryPeriodSeconds, `must be less than ha.kubernetes.renewDeadlineSeconds / 1.2 (${k.renewDeadlineSeconds / 1.2})`);
   }
   if ((c.psk === undefined || c.psk === null) === (c.pskFile === undefined || c.pskFile === null)) {
     throw E.configInvalid(`${where}: psk`, c.psk ?? c.pskFile ?? null, 'set exactly one of psk (the broker-info PSK text) or pskFile');
