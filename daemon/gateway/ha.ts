@@ -173,7 +173,7 @@ export async function startGatewayHa(gw: Gateway, log: Log, onLost: () => void, 
   // Kubernetes mode: this gateway publishes its own records (Endpoint, Gateway) in its namespace
   const publisher = kubernetes
     ? startRecordsPublisher({
-      local: store, namespace: recordsNamespace, intervalMs: timing.renewMs,
+      local: store, namespace: recordsNamespace, intervalMs: timing.renewMs, shape: 'submariner',
       fetchRecords: () => Promise.resolve({ endpoint: gw.endpointRecord(), gateway: gw.gatewayRecord(), connections: gw.connectionRecords() as unknown as Record<string, unknown>[] }),
       onError: (err) => log('warn', `publishing the gateway records failed: ${String(err)}`),
     })

@@ -270,6 +270,8 @@ export async function startTestCluster(opts: StartOptions = {}): Promise<StartRe
           const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
           child.on('error', (e) => { stderr += String(e); });
           child.on('close', (code) => { clearTimeout(timer); resolve({ status: code ?? 1, stdout, stderr }); });
+          // kubectl may exit before reading stdin (EPIPE): its status and stderr say what happened
+          child.stdin.on('error', () => undefined);
           child.stdin.end(input ?? '');
         });
       },

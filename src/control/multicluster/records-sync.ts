@@ -15,6 +15,38 @@ export interface GatewayRecords {
   connections: Record<string, unknown>[];
 }
 
+/**
+ * The same records in Submariner's JSON shape (cluster_id, private_ip, backend, usingIP,
+ * latencyRTT, ...), which the submariner.io CRDs on a real API server validate and prune
+ * to; strait's flat fields stay beside them for the world's store. readEndpoint and
+ * readGateway read either shape.
+ */
+export function submarinerShape(recs: GatewayRecords): { endpoint: Record<string, unknown>; connections: Record<string, unknown>[]; localEndpoint: Record<string, unknown> } {
+  const ep = recs.endpoint;
+  const cable = (cluster: string, ip: string) => `strait-cable-${cluster}-${ip.replace(/[^0-9a-z]/gi, '-')}`;
+  const localEndpoint = {
+    cluster_id: ep.clusterId, cable_name: cable(ep.clusterId, ep.endpointIP), hostname: ep.hostname, subnets: [...ep.subnets],
+    private_ip: ep.endpointIP, public_ip: ep.publicIP, nat_enabled: false, backend: ep.cableDriver,
+  };
+  const str = (v: unknown): string => (typeof v === 'string' ? v : '');
+  const connections = recs.connections.map((c) => {
+    const remote = str(c['remoteIP']);
+    const cluster = str(c['cluster']);
+    return {
+      status: str(c['status']) || 'connecting', statusMessage: str(c['statusMessage']),
+      endpoint: {
+        cluster_id: cluster, cable_name: cable(cluster, remote), hostname: cluster, subnets: Array.isArray(c['subnets']) ? c['subnets'] : [],
+        private_ip: remote, public_ip: remote, backend: str(c['cableDriver']),
+      },
+      usingIP: remote, usingNAT: c['nat'] === 'yes',
+      ...(str(c['rttAvg']) ? { latencyRTT: { average: str(c['rttAvg']) } } : {}),
+      ...(typeof c['rxBytes'] === 'number' ? { bytesIn: c['rxBytes'] } : {}),
+      ...(typeof c['txBytes'] === 'number' ? { bytesOut: c['txBytes'] } : {}),
+    };
+  });
+  return { endpoint: localEndpoint, connections, localEndpoint };
+}
+
 const safe = (s: string) => s.toLowerCase().replace(/[^a-z0-9.-]/g, '-').replace(/^[^a-z0-9]+|[^a-z0-9]+$/g, '') || 'x';
 const same = (a: KubeObject | undefined, b: KubeObject, part: 'spec' | 'status') => JSON.stringify(a?.[part]) === JSON.stringify(b[part]);
 
@@ -22,12 +54,13 @@ const same = (a: KubeObject | undefined, b: KubeObject, part: 'spec' | 'status')
  * `ns`: where the cluster's records live (the world: submariner-operator; Kubernetes
  * mode: the gateway pod's namespace).
  */
-export async function publishGatewayRecords(local: ResourceStore, broker: ResourceStore | undefined, recs: GatewayRecords, version?: string, ns = OPERATOR_NAMESPACE): Promise<void> {
+export async function publishGatewayRecords(local: ResourceStore, broker: ResourceStore | undefined, recs: GatewayRecords, version?: string, ns = OPERATOR_NAMESPACE, shape: 'strait' | 'submariner' = 'strait'): Promise<void> {
   const ep = recs.endpoint;
   const epName = safe(`${ep.clusterId}.${ep.hostname}`);
+  const sub = shape === 'submariner' ? submarinerShape(recs) : undefined;
   const endpoint: KubeObject = {
     apiVersion: K.Endpoint.apiVersion, kind: 'Endpoint', metadata: { name: epName, namespace: ns },
-    spec: { ...ep, subnets: [...ep.subnets] },
+    spec: sub ? sub.endpoint : { ...ep, subnets: [...ep.subnets] },
   };
   // the world's store makes the namespace; on Kubernetes it exists (and the gateway may not read Namespaces)
   if (ns === OPERATOR_NAMESPACE) await ensureNamespace(local, ns).catch(() => undefined);
@@ -37,7 +70,9 @@ export async function publishGatewayRecords(local: ResourceStore, broker: Resour
     if (await local.get(K.Endpoint, epName, ns)) await local.delete(K.Endpoint, epName, ns);
   } else if (!same(await local.get(K.Endpoint, epName, ns), endpoint, 'spec')) await local.apply(endpoint);
   const gwName = safe(recs.gateway.node);
-  const status = { ...recs.gateway, connections: recs.connections, ...(version ? { version } : {}) };
+  const status = sub
+    ? { haStatus: recs.gateway.haStatus, summary: recs.gateway.summary, localEndpoint: sub.localEndpoint, connections: sub.connections, ...(version ? { version } : {}) }
+    : { ...recs.gateway, connections: recs.connections, ...(version ? { version } : {}) };
   const existing = await local.get(K.Gateway, gwName, ns);
   if (JSON.stringify(existing?.status) !== JSON.stringify(status)) {
     const gw = existing ?? await local.apply({ apiVersion: K.Gateway.apiVersion, kind: 'Gateway', metadata: { name: gwName, namespace: ns } });
@@ -88,7 +123,7 @@ export async function markGatewayPassive(local: ResourceStore, o: { node: string
     const cur = (gw.status ?? {}) as Record<string, unknown>;
     if (cur['haStatus'] === 'passive') return true;
     try {
-      await local.updateStatus({ ...gw, status: { ...cur, node: o.node, haStatus: 'passive', summary: o.summary, connections: [] } });
+      await local.updateStatus({ ...gw, status: { ...cur, haStatus: 'passive', summary: o.summary, connections: [] } });
       return true;
     } catch (err) {
       if (attempt >= 2 || !isStraitError(err) || err.code !== 'STRAIT_ERR_CONFLICT') throw err;
@@ -101,6 +136,8 @@ export function startRecordsPublisher(opts: {
   local: ResourceStore; broker?: ResourceStore; fetchRecords: () => Promise<GatewayRecords>; intervalMs?: number; version?: string; clock?: Clock;
   /** where the records live (default submariner-operator) */
   namespace?: string;
+  /** 'submariner': Submariner's field names only (a real API server with the submariner.io CRDs) */
+  shape?: 'strait' | 'submariner';
   onError?: (err: unknown) => void;
 }): { stop(): void } {
   const clock = opts.clock ?? systemClock;
@@ -108,7 +145,7 @@ export function startRecordsPublisher(opts: {
   let timer: { cancel(): void } | undefined;
   const tick = async () => {
     try {
-      await publishGatewayRecords(opts.local, opts.broker, await opts.fetchRecords(), opts.version, opts.namespace);
+      await publishGatewayRecords(opts.local, opts.broker, await opts.fetchRecords(), opts.version, opts.namespace, opts.shape);
     } catch (err) {
       opts.onError?.(err);
     }
