@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import {
-  connectedClusters, MC_KINDS as K, publishGatewayRecords, readEndpoint, readGateway, type GatewayRecords,
+  connectedClusters, markGatewayPassive, MC_KINDS as K, publishGatewayRecords, readEndpoint, readGateway, type GatewayRecords,
 } from '../../../src/control/multicluster/index.js';
 import { newTestStore } from '../../support/stores.js';
 
@@ -53,4 +53,37 @@ test('HA (issue 3): only the active gateway of a cluster has an Endpoint, here a
   const gws = (await a.list(K.Gateway, {})).items.map((g) => readGateway(g).gateway).map((g) => `${g.node}:${g.haStatus}`).sort();
   assert.deepEqual(gws, ['gw-1:passive', 'gw-2:active'], 'gw-1 restarted passive');
   assert.deepEqual(await endpointIPs(broker, 'submariner-k8s-broker'), ['172.16.1.2']);
+});
+
+test('HA (issue 3): markGatewayPassive turns the former holder\'s record passive with a summary and drops its Endpoint; unknown gateways are left alone', async () => {
+  const a = newTestStore();
+  const rec = (node: string, ip: string, haStatus: string): GatewayRecords => ({
+    endpoint: { clusterId: 'cluster-a', hostname: node, endpointIP: ip, publicIP: ip, cableDriver: 'strait-psk', subnets: ['10.1.0.0/16'] },
+    gateway: { node, haStatus, summary: 'All connections (1) are established' },
+    connections: [{ gateway: node, cluster: 'cluster-b', remoteIP: '172.16.9.1', nat: 'no', cableDriver: 'strait-psk', subnets: [], status: 'connected', rttAvg: '1ms' }],
+  });
+  await publishGatewayRecords(a, undefined, rec('gw-1', '172.16.1.1', 'active'));
+  assert.equal(await markGatewayPassive(a, { node: 'gw-1', clusterId: 'cluster-a', summary: 'Lost the lease to gw-2 (expired): not reachable' }), true);
+  const g = readGateway((await a.get(K.Gateway, 'gw-1', 'submariner-operator'))!);
+  assert.deepEqual(g.gateway, { node: 'gw-1', haStatus: 'passive', summary: 'Lost the lease to gw-2 (expired): not reachable' });
+  assert.deepEqual(g.connections, []);
+  assert.equal(await a.get(K.Endpoint, 'cluster-a.gw-1', 'submariner-operator'), undefined, 'its Endpoint is gone');
+  // already passive: kept as it is (a restarted gateway's own words win)
+  assert.equal(await markGatewayPassive(a, { node: 'gw-1', clusterId: 'cluster-a', summary: 'other' }), true);
+  assert.equal(readGateway((await a.get(K.Gateway, 'gw-1', 'submariner-operator'))!).gateway.summary, 'Lost the lease to gw-2 (expired): not reachable');
+  assert.equal(await markGatewayPassive(a, { node: 'gw-9', clusterId: 'cluster-a', summary: 'x' }), false);
+});
+
+test('records in Submariner\'s shape (Kubernetes mode, pruned by the CRDs) read back the same rows, in the given namespace', async () => {
+  const a = newTestStore();
+  const r = recs('cluster-a', 1, 'connected');
+  await publishGatewayRecords(a, undefined, r, '0.1.0', 'strait-system', 'submariner');
+  const ep = (await a.list(K.Endpoint, { namespace: 'strait-system' })).items[0]!;
+  assert.deepEqual(Object.keys(ep.spec as object).sort(), ['backend', 'cable_name', 'cluster_id', 'hostname', 'nat_enabled', 'private_ip', 'public_ip', 'subnets']);
+  assert.deepEqual(readEndpoint(ep, 'cluster-a'), { cluster: 'cluster-a', hostname: 'cluster-a-gw', endpointIP: '172.16.1.1', publicIP: '198.51.100.1', cableDriver: 'strait-psk', subnets: ['10.1.0.0/16'], type: 'local' });
+  const gw = (await a.list(K.Gateway, { namespace: 'strait-system' })).items[0]!;
+  const read = readGateway(gw);
+  assert.deepEqual(read.gateway, { node: 'cluster-a-gw', haStatus: 'active', summary: 'x' });
+  assert.deepEqual(read.connections, [{ gateway: 'cluster-a-gw', cluster: 'cluster-b', remoteIP: '172.16.9.1', nat: 'no', cableDriver: 'strait-psk', subnets: [], status: 'connected', rttAvg: '1ms' }]);
+  assert.equal((await a.list(K.Gateway, { namespace: 'submariner-operator' })).items.length, 0);
 });
