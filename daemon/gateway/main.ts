@@ -5,7 +5,27 @@ import { configPathFromArgv, readConfigFile } from '../config-file.js';
 import { parseGatewayConfig } from '../../src/dataplane/gateway/index.js';
 import { runGatewayDaemon } from './index.js';
 
+const HELP = `usage: strait-gateway --config FILE (YAML or JSON; docs/gateway-and-agent.md)
+
+The gateway daemon: PSK tunnels to remote gateways (UDP 4500), the VXLAN endpoint of the
+cluster's node agents (UDP 4800), /metrics and /records. SIGHUP re-reads peer endpoints,
+SIGTERM stops (and releases the HA lease).
+
+HA (an \`ha\` section): active/passive through a coordination.k8s.io/v1 Lease.
+  world mode       ha.store (the world's store socket); ha.leaseDurationMs / ha.renewMs
+                   (defaults 1000 / 200 ms; \`strait up\` uses 700 / 150 ms)
+  Kubernetes mode  STRAIT_STORE=kubernetes (in-cluster or $KUBECONFIG) or ha.kubernetes.kubeconfig:
+                   Lease strait-gateway in $STRAIT_POD_NAMESPACE (default submariner-operator),
+                   holder $STRAIT_NODE_NAME (also the gateway's name when the file sets none),
+                   lease 15 s / renew deadline 10 s / retry 2 s (ha.kubernetes.*Seconds);
+                   the gateway publishes its Endpoint and Gateway records in that namespace.
+`;
+
 async function main(): Promise<void> {
+  if (process.argv.includes('--help') || process.argv.includes('-h')) {
+    process.stdout.write(HELP);
+    return;
+  }
   const path = configPathFromArgv(process.argv, 'strait-gateway');
   const cfg = readConfigFile(path);
   // Kubernetes (deploy/gateway.yaml): the node name from the downward API names this gateway

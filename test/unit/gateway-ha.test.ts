@@ -231,6 +231,13 @@ test('gateway config: ha must list the gateway itself and renew well within the 
   bad({ ...base, name: 'gw-9' }, /ha\.members.*gw-9/);
   bad({ ...base, ha: { ...base.ha, renewMs: 600 } }, /renewMs/);
   bad({ ...base, ha: { ...base.ha, members: [base.ha.members[0]] } }, /members/);
+  // Kubernetes mode: no store, no members needed; client-go's timings by default, in their order
+  const kube = parseGatewayConfig({ ...base, ha: { kubernetes: {} } });
+  assert.deepEqual(kube.ha?.kubernetes, { leaseDurationSeconds: 15, renewDeadlineSeconds: 10, retryPeriodSeconds: 2 });
+  assert.deepEqual(kube.ha?.members, []);
+  assert.equal(kube.ha?.store, undefined);
+  bad({ ...base, ha: { kubernetes: { leaseDurationSeconds: 10, renewDeadlineSeconds: 10 } } }, /renewDeadlineSeconds/);
+  bad({ ...base, ha: { kubernetes: { renewDeadlineSeconds: 3, retryPeriodSeconds: 3 } } }, /retryPeriodSeconds/);
 });
 
 test('passive gateway: ignores the tunnel protocol, reports passive; once active it handshakes and announces to the agents', async () => {
