@@ -20,7 +20,7 @@ export function gatewayRecords(g: Gateway): {
 } {
   const conns = g.connectionRecords();
   return {
-    ready: g.haStatus === 'passive' ? g.activeAddress !== undefined : conns.every((c) => c.status === 'connected'),
+    ready: g.haStatus === 'passive' ? g.activeAddress !== undefined : !g.isFenced && conns.every((c) => c.status === 'connected'),
     endpoint: g.endpointRecord(), connections: conns, gateway: g.gatewayRecord(), drops: { ...g.tunnel.counters.drops },
     ...(g.config.ha ? { ha: { epoch: g.haEpoch, activeAddress: g.haStatus === 'active' ? g.config.ha.members.find((m) => m.name === g.config.name)?.address ?? null : g.activeAddress ?? null, activeSince: g.activeSince ? new Date(g.activeSince).toISOString() : null } } : {}),
   };

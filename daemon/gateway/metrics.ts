@@ -92,9 +92,9 @@ export function gatewayRegistry(gw: Gateway): Registry {
     },
   });
   new Gauge({
-    name: 'strait_gateway_active', help: 'HA: 1 while this gateway holds the lease (always 1 for a single gateway)', registers: [registry],
+    name: 'strait_gateway_active', help: 'HA: 1 while this gateway holds the lease and is not fenced (always 1 for a single gateway)', registers: [registry],
     collect() {
-      this.set(gw.haStatus === 'active' ? 1 : 0);
+      this.set(gw.haStatus === 'active' && !gw.isFenced ? 1 : 0);
     },
   });
   new Counter({
