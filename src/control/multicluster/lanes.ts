@@ -8,6 +8,14 @@
 // that went first would sit on the path to the other clusters' answers. Agents in separate
 // processes each have their own lanes and do not wait on each other.
 
+/**
+ * Loop turns with no foreground work before follow-up work starts: in the first poll phase
+ * the DNS server reads a query for the name just imported and answers it; in the second a
+ * client in the same process (the bench, a test) reads the answer. A follow-up commit blocks
+ * the loop for an fsync, so it comes after both.
+ */
+const QUIET_TURNS = 2;
+
 export class WorkLanes {
   private busy = 0;
   private waiters: (() => void)[] = [];
@@ -34,10 +42,9 @@ export class WorkLanes {
   }
 
   /**
-   * Resolves once no foreground work is under way and one more turn of the event loop has
-   * passed (its poll phase serves the I/O that waited for the foreground work, such as a DNS
-   * query for the name just imported, before a follow-up commit blocks the loop), or after
-   * maxWaitMs at the latest.
+   * Resolves once no foreground work is under way and QUIET_TURNS turns of the event loop
+   * have passed without any (their poll phases serve the I/O that waited for the foreground
+   * work), or after maxWaitMs at the latest.
    */
   afterForeground(): Promise<void> {
     return new Promise<void>((resolve) => {
@@ -57,10 +64,15 @@ export class WorkLanes {
   private check(): void {
     if (this.checking) return;
     this.checking = true;
-    setImmediate(() => {
+    let quiet = 0;
+    const step = (): void => {
+      // foreground work came back: its end() checks again
+      if (this.busy > 0) { this.checking = false; return; }
+      if (++quiet < QUIET_TURNS) { setImmediate(step); return; }
       this.checking = false;
-      if (this.busy === 0) for (const w of this.waiters.splice(0)) w();
-    });
+      for (const w of this.waiters.splice(0)) w();
+    };
+    setImmediate(step);
   }
 }
 

@@ -9,7 +9,7 @@ import { newTestStore } from '../../support/stores.js';
 
 const turn = () => new Promise<void>((r) => setImmediate(r));
 
-test('afterForeground waits for every begin() to end, then one more loop turn', async () => {
+test('afterForeground waits for every begin() to end, then QUIET_TURNS (2) loop turns', async () => {
   const lanes = new WorkLanes(10_000);
   const order: string[] = [];
   lanes.begin();
@@ -23,6 +23,8 @@ test('afterForeground waits for every begin() to end, then one more loop turn', 
   lanes.end();
   for (let i = 0; i < 10; i++) await Promise.resolve();
   assert.equal(order.join(), '', 'not in the same turn: the I/O that waited for the foreground work is served first');
+  await turn();
+  assert.equal(order.join(), '', 'nor in the next: a second poll phase for an in-process client');
   await follow;
   assert.deepEqual(order, ['follow-up']);
   assert.equal(lanes.foreground, 0);
