@@ -18,6 +18,8 @@ import { ClustersetZone, startClustersetDns, ZoneSource, type ZoneService } from
 import { MC_KINDS as K, MulticlusterAgent } from '../src/control/multicluster/index.js';
 import { MemoryStore } from '../test/helpers/memory-store.js';
 import { newTestStore } from '../test/support/stores.js';
+import { freeUdpPort } from '../test/helpers/free-port.js';
+import { dnsQuery } from '../test/helpers/dns-query.js';
 
 const run = promisify(execFile);
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -39,14 +41,6 @@ async function dnsperf(port: number, queryFile: string): Promise<{ qps: number; 
   const lost = Number(/Queries lost:\s+(\d+)/.exec(stdout)?.[1] ?? NaN);
   const avg = Number(/Average Latency \(s\):\s+([\d.]+)/.exec(stdout)?.[1] ?? NaN) * 1000;
   return { qps, lost, avgLatencyMs: avg };
-}
-
-async function freePort(): Promise<number> {
-  const s = createSocket('udp4');
-  await new Promise<void>((r) => s.bind(0, '127.0.0.1', r));
-  const p = s.address().port;
-  s.close();
-  return p;
 }
 
 async function waitForDns(port: number, name: string): Promise<void> {
@@ -88,7 +82,7 @@ async function throughput(): Promise<void> {
     const built = process.argv.includes('--no-coredns') ? { status: 1, stdout: '', stderr: 'skipped (--no-coredns)' } : spawnSync(join(root, 'scripts', 'build-coredns.sh'), { encoding: 'utf8' });
     const corednsBin = built.status === 0 ? built.stdout.trim() : undefined;
     if (corednsBin) {
-      const port = await freePort();
+      const port = await freeUdpPort();
       writeFileSync(join(dir, 'Corefile'), `clusterset.local:${port} {\n  bind 127.0.0.1\n  file ${join(dir, 'clusterset.local.db')}\n}\n`);
       const child = spawn(corednsBin, ['-conf', join(dir, 'Corefile')], { stdio: 'ignore' });
       try {
@@ -110,9 +104,7 @@ async function throughput(): Promise<void> {
 }
 
 function queryOnce(sock: ReturnType<typeof createSocket>, port: number, name: string, id: number): Promise<string | undefined> {
-  const p = new Packet();
-  p.header.id = id;
-  p.questions.push({ name, type: 1, class: 1 } as never);
+  const q = dnsQuery(name, 1, { id, rd: false });
   return new Promise((resolve) => {
     const t = setTimeout(() => { sock.off('message', on); resolve(undefined); }, 200);
     const on = (msg: Buffer) => {
@@ -123,7 +115,7 @@ function queryOnce(sock: ReturnType<typeof createSocket>, port: number, name: st
       resolve((r.answers[0] as { address?: string } | undefined)?.address);
     };
     sock.on('message', on);
-    sock.send(p.toBuffer(), port, '127.0.0.1');
+    sock.send(q, port, '127.0.0.1');
   });
 }
 

@@ -19,6 +19,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { MeshCa } from '../src/control/mesh/index.js';
+import { freeTcpPort } from '../test/helpers/free-port.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..', '..');
@@ -54,14 +55,6 @@ function readyLine(child: ChildProcess): Promise<Record<string, number>> {
     createInterface({ input: child.stdout! }).once('line', (l) => resolve(JSON.parse(l)));
     child.once('exit', (c) => reject(new Error(`child exited ${c} before it was ready`)));
   });
-}
-
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const p = (s.address() as AddressInfo).port;
-  await new Promise<void>((r) => s.close(() => r()));
-  return p;
 }
 
 async function waitListening(port: number): Promise<void> {
@@ -228,8 +221,8 @@ async function main(): Promise<void> {
       writeFileSync(join(dir, 'srv.pem'), srv.certPem + srv.keyPem);
       writeFileSync(join(dir, 'cli.pem'), cli.certPem + cli.keyPem);
       writeFileSync(join(dir, 'root.pem'), ca.rootPem);
-      const hs = await freePort();
-      const hc = await freePort();
+      const hs = await freeTcpPort();
+      const hc = await freeTcpPort();
       // two processes, one per side, as two pods would run them
       const head = 'global\n  maxconn 4096\n  nbthread 1\ndefaults\n  mode tcp\n  timeout connect 5s\n  timeout client 60s\n  timeout server 60s\n';
       writeFileSync(join(dir, 'haproxy-server.cfg'), `${head}frontend server_side

@@ -90,13 +90,18 @@ export class MemoryStore implements ResourceStore {
     return this.put(next, 'MODIFIED') as T;
   }
 
-  async update<T extends KubeObject = KubeObject>(obj: T): Promise<T> {
-    const k = keyOf(obj, obj.metadata.name, obj.metadata.namespace);
-    const old = this.objects.get(k);
+  /** The stored object `obj` replaces: NotFound when there is none, Conflict when obj names another resourceVersion. */
+  private replaced(obj: KubeObject): KubeObject {
+    const old = this.objects.get(keyOf(obj, obj.metadata.name, obj.metadata.namespace));
     if (!old) throw E.notFound(obj.kind, obj.metadata.name, obj.metadata.namespace);
     if (obj.metadata.resourceVersion && obj.metadata.resourceVersion !== old.metadata.resourceVersion) {
       throw E.conflict(obj.kind, obj.metadata.name, obj.metadata.resourceVersion, old.metadata.resourceVersion ?? '');
     }
+    return old;
+  }
+
+  async update<T extends KubeObject = KubeObject>(obj: T): Promise<T> {
+    const old = this.replaced(obj);
     const next = structuredClone(obj) as KubeObject;
     next.status = old.status;
     next.metadata = { ...next.metadata, uid: old.metadata.uid as string };
@@ -104,12 +109,7 @@ export class MemoryStore implements ResourceStore {
   }
 
   async updateStatus<T extends KubeObject = KubeObject>(obj: T): Promise<T> {
-    const k = keyOf(obj, obj.metadata.name, obj.metadata.namespace);
-    const old = this.objects.get(k);
-    if (!old) throw E.notFound(obj.kind, obj.metadata.name, obj.metadata.namespace);
-    if (obj.metadata.resourceVersion && obj.metadata.resourceVersion !== old.metadata.resourceVersion) {
-      throw E.conflict(obj.kind, obj.metadata.name, obj.metadata.resourceVersion, old.metadata.resourceVersion ?? '');
-    }
+    const old = this.replaced(obj);
     return this.put({ ...structuredClone(old), status: structuredClone(obj.status) }, 'MODIFIED') as T;
   }
 

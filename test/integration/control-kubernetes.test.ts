@@ -9,7 +9,6 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -19,6 +18,7 @@ import { GPG_KEYS_CM, GROUPS } from '../../src/control/resources/index.js';
 import { createGpgWorld, createRepo, type GpgWorld, type TestRepo } from '../helpers/signed-repo.js';
 import { waitFor } from '../helpers/wait.js';
 import { startTestCluster, type TestCluster } from '../k8s/cluster.js';
+import { freeTcpPort } from '../helpers/free-port.js';
 
 const root = process.env['STRAIT_ROOT'] ?? process.cwd();
 const NS = 'strait-system';
@@ -33,17 +33,6 @@ let repo: TestRepo;
 let tmp = '';
 const commits: Record<string, string> = {};
 let startMs = 0;
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const a = s.address();
-      s.close(() => resolve(typeof a === 'object' && a ? a.port : 0));
-    });
-  });
-}
 
 function run(cmd: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ status: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
@@ -77,7 +66,7 @@ before(async () => {
   await ok(c, ['create', 'namespace', NS]);
   await ok(c, ['apply', '-k', join(root, 'deploy')]);
   await ok(c, ['wait', '--for', 'condition=Established', '--timeout', '60s', 'crd', '-l', 'app.kubernetes.io/part-of=strait']);
-  const webhookPort = await freePort();
+  const webhookPort = await freeTcpPort();
   await ok(c, ['patch', 'mutatingwebhookconfiguration', 'strait-sidecar-injector', '--type=json', '-p',
     JSON.stringify([{ op: 'replace', path: '/webhooks/0/clientConfig', value: { url: `https://127.0.0.1:${webhookPort}/inject` } },
       { op: 'replace', path: '/webhooks/0/failurePolicy', value: 'Fail' }])]);

@@ -13,9 +13,9 @@ import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_pr
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
-import { createServer } from 'node:net';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freeTcpPort } from '../helpers/free-port.js';
 
 const root = process.env['STRAIT_ROOT'] ?? process.cwd();
 const buildScript = join(root, 'test', 'k8s', 'build-apiserver.sh');
@@ -94,18 +94,6 @@ export async function ensureBinaries(): Promise<{ apiserver: string; kubectl: st
     return (ensured = { apiserver, kubectl: join(cache, 'kubectl') });
   }
   return (ensured = { apiserver, kubectl });
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const a = s.address();
-      const port = typeof a === 'object' && a ? a.port : 0;
-      s.close(() => resolve(port));
-    });
-  });
 }
 
 function sleep(ms: number): Promise<void> {
@@ -189,7 +177,7 @@ export async function startTestCluster(opts: StartOptions = {}): Promise<StartRe
     rmSync(etcdDir, { recursive: true, force: true });
   };
   try {
-    const [clientPort, peerPort, securePort] = [await freePort(), await freePort(), await freePort()];
+    const [clientPort, peerPort, securePort] = [await freeTcpPort(), await freeTcpPort(), await freeTcpPort()];
     const etcd = start('etcd', [
       '--name', 'strait-test', '--data-dir', etcdDir,
       '--listen-client-urls', `http://127.0.0.1:${clientPort}`, '--advertise-client-urls', `http://127.0.0.1:${clientPort}`,

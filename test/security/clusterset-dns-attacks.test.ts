@@ -2,12 +2,12 @@
 // crash it, a flood from one source is bounded, responses are never answered (no reflection).
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { createSocket } from 'node:dgram';
+import { createSocket, type Socket } from 'node:dgram';
 import { connect } from 'node:net';
 import { test } from 'node:test';
 import { promisify } from 'node:util';
-import { Packet } from 'dns2';
-import { ClustersetZone, startClustersetDns } from '../../src/control/clusterset-dns/index.js';
+import { type ClustersetDns, ClustersetZone, startClustersetDns } from '../../src/control/clusterset-dns/index.js';
+import { dnsQuery } from '../helpers/dns-query.js';
 
 const run = promisify(execFile);
 
@@ -18,21 +18,26 @@ function zone() {
   return z;
 }
 
-function query(name: string, type: number): Buffer {
-  const p = new Packet();
-  p.header.id = 1234;
-  p.header.rd = 1;
-  p.questions.push({ name, type, class: 1 } as never);
-  return p.toBuffer();
-}
+const query = (name: string, type: number): Buffer => dnsQuery(name, type);
 
-test('20k malformed and mutated UDP packets do not crash the server, which still answers dig', async () => {
-  const dns = await startClustersetDns({ zone: zone(), port: 0, rateLimit: { qps: 1e9, burst: 1e9 } });
+/** A server on the zone and a UDP client on loopback that counts the replies it gets; both closed after `fn`. */
+async function withClient(rateLimit: { qps: number; burst: number } | undefined,
+  fn: (dns: ClustersetDns, sock: Socket, replies: () => number) => Promise<void>): Promise<void> {
+  const dns = await startClustersetDns({ zone: zone(), port: 0, ...(rateLimit ? { rateLimit } : {}) });
   const sock = createSocket('udp4');
   let replies = 0;
   sock.on('message', () => { replies++; });
   await new Promise<void>((r) => sock.bind(0, '127.0.0.1', r));
   try {
+    await fn(dns, sock, () => replies);
+  } finally {
+    sock.close();
+    await dns.close();
+  }
+}
+
+test('20k malformed and mutated UDP packets do not crash the server, which still answers dig', async () => {
+  await withClient({ qps: 1e9, burst: 1e9 }, async (dns, sock, replies) => {
     const seeds = [query('echo.default.svc.clusterset.local', 1), query('_http._tcp.echo.default.svc.clusterset.local', 33), query('x.y', 255)];
     let seed = 7;
     const rnd = (n: number) => { seed = (seed * 1103515245 + 12345) & 0x7fffffff; return seed % n; };
@@ -55,11 +60,8 @@ test('20k malformed and mutated UDP packets do not crash the server, which still
     const { stdout } = await run('dig', ['@127.0.0.1', '-p', String(dns.port), '+short', '+time=2', '+tries=1', 'echo.default.svc.clusterset.local']);
     assert.equal(stdout.trim(), '100.2.0.10');
     assert.ok(dns.counters.malformed > 0);
-    assert.ok(replies > 0);
-  } finally {
-    sock.close();
-    await dns.close();
-  }
+    assert.ok(replies() > 0);
+  });
 });
 
 test('malformed TCP frames (short, oversized length, garbage) do not crash the server', async () => {
@@ -82,12 +84,7 @@ test('malformed TCP frames (short, oversized length, garbage) do not crash the s
 });
 
 test('a query flood from one source is bounded by the per-source rate', async () => {
-  const dns = await startClustersetDns({ zone: zone(), port: 0, rateLimit: { qps: 50, burst: 50 } });
-  const sock = createSocket('udp4');
-  let replies = 0;
-  sock.on('message', () => { replies++; });
-  await new Promise<void>((r) => sock.bind(0, '127.0.0.1', r));
-  try {
+  await withClient({ qps: 50, burst: 50 }, async (dns, sock, replies) => {
     const q = query('echo.default.svc.clusterset.local', 1);
     for (let i = 0; i < 2000; i++) {
       sock.send(q, dns.port, '127.0.0.1');
@@ -95,29 +92,18 @@ test('a query flood from one source is bounded by the per-source rate', async ()
     }
     await new Promise((r) => setTimeout(r, 400));
     // the burst of 50 plus what refills during the flood (< 1 s at 50/s)
-    assert.ok(replies <= 50 + 50, `replies ${replies}`);
-    assert.ok(replies >= 40, `replies ${replies}`);
+    assert.ok(replies() <= 50 + 50, `replies ${replies()}`);
+    assert.ok(replies() >= 40, `replies ${replies()}`);
     assert.ok(dns.counters.rateLimited >= 500, `limited ${dns.counters.rateLimited}`);
-  } finally {
-    sock.close();
-    await dns.close();
-  }
+  });
 });
 
 test('DNS responses sent to the server are never answered (no reflection loop)', async () => {
-  const dns = await startClustersetDns({ zone: zone(), port: 0 });
-  const sock = createSocket('udp4');
-  let replies = 0;
-  sock.on('message', () => { replies++; });
-  await new Promise<void>((r) => sock.bind(0, '127.0.0.1', r));
-  try {
+  await withClient(undefined, async (dns, sock, replies) => {
     const q = query('echo.default.svc.clusterset.local', 1);
     q[2] = q[2]! | 0x80; // QR = response
     for (let i = 0; i < 10; i++) sock.send(q, dns.port, '127.0.0.1');
     await new Promise((r) => setTimeout(r, 200));
-    assert.equal(replies, 0);
-  } finally {
-    sock.close();
-    await dns.close();
-  }
+    assert.equal(replies(), 0);
+  });
 });

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 
@@ -23,4 +25,40 @@ test('strait version -o json prints the package version', () => {
   const r = strait('version', '-o', 'json');
   assert.equal(r.status, 0, r.stderr);
   assert.match(JSON.parse(r.stdout).version, /^\d+\.\d+\.\d+/);
+});
+
+// --cluster and --state-dir are the program's: before or after the command, in any order
+const positions: { name: string; args: (dir: string) => string[] }[] = [
+  { name: 'after the command', args: (d) => ['show', 'connections', '-o', 'json', '--cluster', 'cluster-b', '--state-dir', d] },
+  { name: 'before the command', args: (d) => ['--cluster', 'cluster-b', '--state-dir', d, 'show', 'connections', '-o', 'json'] },
+  { name: 'one before, one after', args: (d) => ['--state-dir', d, 'show', 'connections', '--cluster=cluster-b', '-o', 'json'] },
+  { name: 'between the group and its command', args: (d) => ['show', '--cluster', 'cluster-b', 'connections', '-o', 'json', '--state-dir', d] },
+];
+for (const p of positions) {
+  test(`global --cluster and --state-dir ${p.name}`, () => {
+    const dir = mkdtempSync(join(tmpdir(), 'strait-cli-globals-'));
+    try {
+      const r = strait(...p.args(dir));
+      assert.equal(r.status, 0, r.stderr);
+      assert.equal(JSON.parse(r.stdout).cluster, 'cluster-b');
+      assert.ok(existsSync(join(dir, 'stores')), 'the state dir given is the one used');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+}
+
+test('a command shows the global options it takes in --help and refuses the others (exit 2)', () => {
+  const show = strait('show', 'connections', '--help');
+  assert.equal(show.status, 0, show.stderr);
+  assert.match(show.stdout, /Global Options:[\s\S]*--cluster <name>[\s\S]*--state-dir <dir>/);
+  const up = strait('up', '--help');
+  assert.match(up.stdout, /--state-dir <dir>/);
+  assert.doesNotMatch(up.stdout, /--cluster/);
+  assert.doesNotMatch(strait('version', '--help').stdout, /Global Options/);
+  for (const args of [['up', '--cluster', 'x'], ['--cluster', 'x', 'version'], ['version', '--state-dir', '/nonexistent']]) {
+    const r = strait(...args);
+    assert.equal(r.status, 2, args.join(' '));
+    assert.match(r.stderr, /unknown option '--(cluster|state-dir)'/);
+  }
 });

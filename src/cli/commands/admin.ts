@@ -3,6 +3,7 @@ import { mkdirSync } from 'node:fs';
 import { E } from '../../base/errors/index.js';
 import { formatJson, parseOutputFormat } from '../output/index.js';
 import { resolveStateDir } from '../state-dir.js';
+import { takesGlobals } from './global-options.js';
 
 interface UserCreateOptions {
   username?: string;
@@ -19,8 +20,8 @@ interface UserCreateOptions {
 export function registerAdminCommand(program: Command): void {
   const admin = program.command('admin').description('local administration of the code-hosting server (works on its state dir)');
   const user = admin.command('user').description('manage githost users');
-  user
-    .command('create')
+  takesGlobals(user
+    .command('create'), 'stateDir')
     .description('create a user; the first administrator can only be created this way')
     .option('--username <name>', 'user name')
     .option('--password <password>', 'password (at least 8 characters)')
@@ -29,9 +30,9 @@ export function registerAdminCommand(program: Command): void {
     .option('--must-change-password', 'require a password change before API use with the password', false)
     .option('--access-token', 'also create an access token (scope all) and print it', false)
     .option('--access-token-name <name>', 'name of that token', 'gitea-admin')
-    .option('--state-dir <dir>', 'state directory (data in <dir>/githost)')
     .option('-o, --output <format>', 'output format: text or json', 'text')
-    .action(async (opts: UserCreateOptions) => {
+    .action(async (_opts: unknown, cmd: Command) => {
+      const opts = cmd.optsWithGlobals<UserCreateOptions>();
       const format = parseOutputFormat(opts.output, ['text', 'json']);
       for (const flag of ['username', 'password', 'email'] as const) {
         if (!opts[flag]) throw E.usage(`--${flag} is required: strait admin user create --username U --password P --email E [--admin]`, { flag });

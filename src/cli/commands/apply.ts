@@ -40,7 +40,8 @@ export function registerApplyCommand(program: Command): void {
     .option('-n, --namespace <ns>', 'namespace for objects that name none')
     .option('--dry-run', 'validate against the store without writing')
     .option('-o, --output <format>', 'text, json or yaml', 'text'))
-    .action(async (opts: ApplyOptions) => {
+    .action(async (_opts: unknown, cmd: Command) => {
+      const opts = cmd.optsWithGlobals<ApplyOptions>();
       const format = parseOutputFormat(opts.output, ['text', 'json', 'yaml']);
       const manifests = loadForWrite(opts.filename, opts.namespace);
       const results = await withStore(opts, async (store) => {

@@ -8,20 +8,20 @@ import { E } from '../../base/errors/index.js';
 import { openClusterStore } from '../multicluster/index.js';
 import { formatJson, parseOutputFormat } from '../output/index.js';
 import { resolveStateDir } from '../state-dir.js';
+import { takesGlobals } from './global-options.js';
 
 export function registerBrokerCommands(program: Command): void {
-  program
-    .command('deploy-broker')
+  takesGlobals(program
+    .command('deploy-broker'), 'cluster', 'stateDir')
     .description('deploy the multicluster broker and write broker-info.subm (with a newly generated IPsec PSK)')
-    .option('--cluster <name>', 'cluster the broker is deployed on', 'cluster-a')
-    .option('--state-dir <dir>', 'state directory of the local world')
     .option('--file <path>', 'where to write the broker info', 'broker-info.subm')
     .option('--components <list>', 'enabled components, comma separated', 'service-discovery,connectivity')
     .option('--kubeconfig <file>', 'deploy the broker into the namespace submariner-k8s-broker of this API server (Kubernetes mode)')
     .option('--context <name>', 'kubeconfig context (with --kubeconfig)')
     .option('--token-ttl <seconds>', 'lifetime of the broker token joined clusters use (with --kubeconfig)', String(365 * 24 * 3600))
     .option('-o, --output <format>', 'output format: text or json', 'text')
-    .action(async (opts: { cluster: string; stateDir?: string; file: string; components: string; output: string; kubeconfig?: string; context?: string; tokenTtl: string }) => {
+    .action(async (_opts: unknown, cmd: Command) => {
+      const opts = cmd.optsWithGlobals<{ cluster: string; stateDir?: string; file: string; components: string; output: string; kubeconfig?: string; context?: string; tokenTtl: string }>();
       const format = parseOutputFormat(opts.output, ['text', 'json']);
       const components = opts.components.split(',').map((c) => c.trim()).filter(Boolean);
       const ttl = Number(opts.tokenTtl);

@@ -20,7 +20,8 @@ export function registerDeleteCommand(program: Command): void {
     .option('-f, --filename <path...>', 'file, directory or - for standard input')
     .option('-n, --namespace <ns>', 'namespace (default "default")')
     .option('--ignore-not-found', 'exit 0 when an object does not exist'))
-    .action(async (kindArg: string | undefined, names: string[], opts: DeleteOptions) => {
+    .action(async (kindArg: string | undefined, names: string[], _opts: unknown, cmd: Command) => {
+      const opts = cmd.optsWithGlobals<DeleteOptions>();
       let targets: { apiVersion: string; kind: string; name: string; namespace?: string }[];
       if (opts.filename) {
         if (kindArg) throw E.usage('give either -f FILE or KIND NAME, not both');

@@ -3,6 +3,7 @@
 import type { Command } from 'commander';
 import { formatJson, parseOutputFormat } from '../output/index.js';
 import { resolveStateDir } from '../state-dir.js';
+import { takesGlobals } from './global-options.js';
 
 async function gitops(opts: { keep: boolean }): Promise<void> {
   const { runGitopsDemo } = await import('../gitops-demo.js');
@@ -26,14 +27,14 @@ export function registerDemoCommand(program: Command): void {
     // `demo gitops --keep` may land on the parent's --keep
     .action((opts: { keep: boolean }) => gitops({ keep: opts.keep || (demo.opts() as { keep?: boolean }).keep === true }));
 
-  demo.command('mesh')
+  takesGlobals(demo.command('mesh'), 'stateDir')
     .description('in the running world: apply PERMISSIVE, DISABLE and STRICT as the default PeerAuthentication of namespace mesh, ' +
       'curl echo from the in-mesh pod client, the out-of-mesh pod outsider and the host through the ingress gateway, ' +
       'print SPEC.md\'s traffic table with each measured outcome next to the expected one, then restore the original policy; exit 1 when a cell differs')
-    .option('--state-dir <dir>', 'state directory of the running world')
     .option('--timeout <seconds>', 'how long to wait for each mode to take effect', '30')
     .option('-o, --output <format>', 'text or json', 'text')
-    .action(async (opts: { stateDir?: string; timeout: string; output?: string }) => {
+    .action(async (_opts: unknown, cmd: Command) => {
+      const opts = cmd.optsWithGlobals<{ stateDir?: string; timeout: string; output?: string }>();
       const format = parseOutputFormat(opts.output, ['text', 'json']);
       const { runningWorld } = await import('../world-file.js');
       const { runMeshDemo, formatMeshDemo } = await import('../mesh-demo.js');

@@ -63,7 +63,8 @@ export function registerDescribeCommand(program: Command): void {
     .argument('<kind>', 'kind, e.g. pod, serviceexport, application')
     .argument('<name>', 'name of the object')
     .option('-n, --namespace <ns>', 'namespace (default "default")'))
-    .action(async (kindArg: string, name: string, opts: DescribeOptions) => {
+    .action(async (kindArg: string, name: string, _opts: unknown, cmd: Command) => {
+      const opts = cmd.optsWithGlobals<DescribeOptions>();
       const info = findKind(kindArg);
       const ns = info.namespaced ? (opts.namespace ?? 'default') : undefined;
       await withStore(opts, async (store) => {

@@ -7,6 +7,7 @@ import { openBrokerFromInfo, openBrokerOfCluster, openClusterStore } from '../mu
 import { formatJson, formatTable, parseOutputFormat } from '../output/index.js';
 import { resolveStateDir } from '../state-dir.js';
 import { discoverNetwork, readBrokerInfoFile } from './join.js';
+import { takesGlobals } from './global-options.js';
 
 interface Flags {
   cluster: string;
@@ -19,17 +20,16 @@ interface Flags {
 }
 
 export function registerDiagnoseCommand(program: Command): void {
-  program
-    .command('diagnose')
+  takesGlobals(program
+    .command('diagnose'), 'cluster', 'stateDir')
     .description('check the cluster set: CIDR overlaps, broker info, endpoints, connections, exports; with --clusterid, what blocks that join')
-    .option('--cluster <name>', 'cluster to look at', 'cluster-a')
     .option('--broker-info <file>', 'broker-info.subm to check (default: the broker the cluster joined)')
     .option('--clusterid <id>', 'check a join of this cluster ID')
     .option('--clustercidr <cidrs>', 'cluster CIDRs of the candidate')
     .option('--servicecidr <cidrs>', 'service CIDRs of the candidate')
-    .option('--state-dir <dir>', 'state directory of the local world')
     .option('-o, --output <format>', 'output format: text or json', 'text')
-    .action(async (opts: Flags) => {
+    .action(async (_opts: unknown, cmd: Command) => {
+      const opts = cmd.optsWithGlobals<Flags>();
       const format = parseOutputFormat(opts.output, ['text', 'json']);
       const stateDir = resolveStateDir(opts.stateDir);
       const { store: local } = openClusterStore(stateDir, opts.cluster);

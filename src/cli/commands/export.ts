@@ -5,19 +5,19 @@ import { MC_KINDS as K, readJoin } from '../../control/multicluster/index.js';
 import { openClusterStore } from '../multicluster/index.js';
 import { formatJson, parseOutputFormat } from '../output/index.js';
 import { resolveStateDir } from '../state-dir.js';
+import { takesGlobals } from './global-options.js';
 
 interface Flags { namespace: string; cluster: string; stateDir?: string; output: string }
 
-const common = (c: Command) => c
+const common = (c: Command) => takesGlobals(c, 'cluster', 'stateDir')
   .option('-n, --namespace <ns>', 'namespace of the service', 'default')
-  .option('--cluster <name>', 'cluster whose service this is', 'cluster-a')
-  .option('--state-dir <dir>', 'state directory of the local world')
   .option('-o, --output <format>', 'output format: text or json', 'text');
 
 export function registerExportCommands(program: Command): void {
   const ex = program.command('export').description('export a resource to the cluster set');
   common(ex.command('service').description('export a Service: create its ServiceExport').argument('<name>', 'service name'))
-    .action(async (name: string, opts: Flags) => {
+    .action(async (name: string, _opts: unknown, cmd: Command) => {
+      const opts = cmd.optsWithGlobals<Flags>();
       const format = parseOutputFormat(opts.output, ['text', 'json']);
       const { store } = openClusterStore(resolveStateDir(opts.stateDir), opts.cluster);
       try {
@@ -35,7 +35,8 @@ export function registerExportCommands(program: Command): void {
     });
   const un = program.command('unexport').description('stop exporting a resource to the cluster set');
   common(un.command('service').description('unexport a Service: delete its ServiceExport').argument('<name>', 'service name'))
-    .action(async (name: string, opts: Flags) => {
+    .action(async (name: string, _opts: unknown, cmd: Command) => {
+      const opts = cmd.optsWithGlobals<Flags>();
       const format = parseOutputFormat(opts.output, ['text', 'json']);
       const { store } = openClusterStore(resolveStateDir(opts.stateDir), opts.cluster);
       try {

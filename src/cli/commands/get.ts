@@ -26,7 +26,8 @@ export function registerGetCommand(program: Command): void {
     .option('-l, --selector <selector>', 'label selector, e.g. app=echo,tier!=db')
     .option('-o, --output <format>', 'text, wide, json or yaml', 'text')
     .option('-w, --watch', 'after listing, print every change until interrupted (-o json: one event per line)'))
-    .action(async (kindArg: string, name: string | undefined, opts: GetOptions) => {
+    .action(async (kindArg: string, name: string | undefined, _opts: unknown, cmd: Command) => {
+      const opts = cmd.optsWithGlobals<GetOptions>();
       const format = parseOutputFormat(opts.output);
       const info = findKind(kindArg);
       const ref = { apiVersion: info.apiVersion, kind: info.kind };

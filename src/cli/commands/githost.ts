@@ -4,6 +4,7 @@ import { createLogger } from '../../base/log/index.js';
 import { E } from '../../base/errors/index.js';
 import type { GithostServer } from '../../control/githost/index.js';
 import { resolveStateDir } from '../state-dir.js';
+import { takesGlobals } from './global-options.js';
 
 interface ServeOptions { port?: string; host?: string; stateDir?: string; config?: string }
 
@@ -41,14 +42,14 @@ export async function serveGithost(opts: ServeOptions): Promise<GithostServer> {
 
 export function registerGithostCommand(program: Command): void {
   const githost = program.command('githost').description('the Gitea-compatible code-hosting server');
-  githost
-    .command('serve')
+  takesGlobals(githost
+    .command('serve'), 'stateDir')
     .description('run the code-hosting server (API /api/v1 and git over HTTP)')
     .option('--port <port>', 'TCP port (default 3000; 0 picks a free one)')
     .option('--host <address>', 'address to listen on (default 127.0.0.1)')
-    .option('--state-dir <dir>', 'state directory (data in <dir>/githost)')
     .option('--config <file>', 'githost settings file (YAML or JSON)')
-    .action(async (opts: ServeOptions) => {
+    .action(async (_opts: unknown, cmd: Command) => {
+      const opts = cmd.optsWithGlobals<ServeOptions>();
       await serveGithost(opts);
       await new Promise<never>(() => undefined);
     });

@@ -3,6 +3,7 @@
 // (`strait up` stays resident as the world's owner, `strait exec` starts sooner);
 // anything else (help, resources, ...) loads every group.
 import type { Command } from 'commander';
+import { addGlobalOptions } from './global-options.js';
 
 type Register = (program: Command) => void;
 
@@ -38,6 +39,7 @@ const GROUPS: { commands?: string[]; load: () => Promise<Register> }[] = [
 
 /** Register the commands; with `sub` (argv[2]), only its group when a group names it. */
 export async function registerCommands(program: Command, sub?: string): Promise<void> {
+  addGlobalOptions(program);
   const own = sub === undefined ? [] : GROUPS.filter((g) => g.commands?.includes(sub));
   for (const register of await Promise.all((own.length ? own : GROUPS).map((g) => g.load()))) register(program);
 }

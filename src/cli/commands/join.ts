@@ -7,6 +7,7 @@ import { openKubernetesStore, type KubernetesResourceStore } from '../../control
 import { openBrokerFromInfo, openClusterStore, readWorld } from '../multicluster/index.js';
 import { formatJson, parseOutputFormat } from '../output/index.js';
 import { resolveStateDir } from '../state-dir.js';
+import { takesGlobals } from './global-options.js';
 
 export function readBrokerInfoFile(path: string) {
   let text: string;
@@ -53,8 +54,8 @@ interface JoinFlags {
 }
 
 export function registerJoinCommand(program: Command): void {
-  program
-    .command('join')
+  takesGlobals(program
+    .command('join'), 'stateDir')
     .description('join a cluster to the broker described by a broker-info file')
     .argument('<broker-info>', 'the broker-info.subm file written by deploy-broker')
     .option('--clusterid <id>', 'ID of the joining cluster (a DNS label)')
@@ -63,12 +64,12 @@ export function registerJoinCommand(program: Command): void {
     .option('--clustercidr <cidrs>', 'cluster (pod) CIDRs, comma separated (default: discovered)')
     .option('--servicecidr <cidrs>', 'service CIDRs, comma separated (default: discovered)')
     .option('--network-plugin <name>', 'network plugin name (default: discovered)')
-    .option('--state-dir <dir>', 'state directory of the local world')
     .option('--kubeconfig <file>', "join this Kubernetes cluster (its API server); needs --clustercidr and --servicecidr")
     .option('--context <name>', 'kubeconfig context (with --kubeconfig)')
     .option('--namespace <ns>', "strait's namespace in the cluster (with --kubeconfig): gets Secret strait-psk", 'strait-system')
     .option('-o, --output <format>', 'output format: text or json', 'text')
-    .action(async (file: string, opts: JoinFlags) => {
+    .action(async (file: string, _opts: unknown, cmd: Command) => {
+      const opts = cmd.optsWithGlobals<JoinFlags>();
       const format = parseOutputFormat(opts.output, ['text', 'json']);
       if (!opts.clusterid) throw E.usage('join needs --clusterid ID, the ID of the joining cluster', {});
       if (!(CABLE_DRIVERS as string[]).includes(opts.cableDriver)) {

@@ -10,6 +10,7 @@ import { loadManifests } from '../../control/resources/index.js';
 import type { KubeObject } from '../../control/store/index.js';
 import { formatJson, formatTable, formatYaml, parseOutputFormat } from '../output/index.js';
 import { withStore } from './store-options.js';
+import { takesGlobals } from './global-options.js';
 
 
 async function resources(opts: SourceOpts, cluster: string): Promise<KubeObject[]> {
@@ -59,15 +60,15 @@ export function formatFindings(findings: Finding[]): string {
 
 export function registerMeshCommand(program: Command): void {
   const mesh = program.command('mesh').description('mesh transport security: explain and check mTLS policy');
-  const common = (c: Command): Command => c
+  const common = (c: Command, ...globals: ('cluster' | 'stateDir')[]): Command => takesGlobals(c, 'stateDir', ...globals)
     .option('-f, --from-file <file...>', 'read resources from these YAML/JSON manifests instead of the running world')
-    .option('--state-dir <dir>', 'state directory of the running world')
     .option('-o, --output <format>', 'text, json or yaml', 'text');
 
   common(mesh.command('describe')
     .argument('<pod>', 'CLUSTER/NAMESPACE/POD (with --from-file the cluster part may be omitted: NAMESPACE/POD)')
     .description('effective inbound mode per port, the policies that produced it, and the outbound TLS mode per destination'))
-    .action(async (ref: string, opts: SourceOpts) => {
+    .action(async (ref: string, _opts: unknown, cmd: Command) => {
+      const opts = cmd.optsWithGlobals<SourceOpts>();
       const format = parseOutputFormat(opts.output, ['text', 'json', 'yaml']);
       const parts = ref.split('/');
       if (parts.length !== 3 && !(parts.length === 2 && opts.fromFile)) throw E.usage(`pod ${JSON.stringify(ref)} must be CLUSTER/NAMESPACE/POD`, { ref });
@@ -80,9 +81,9 @@ export function registerMeshCommand(program: Command): void {
     });
 
   common(mesh.command('check')
-    .option('--cluster <name>', 'cluster of the running world to check', 'cluster-a')
-    .description('flag configurations that will break traffic (exit 1 when an error is found)'))
-    .action(async (opts: SourceOpts & { cluster: string }) => {
+    .description('flag configurations that will break traffic (exit 1 when an error is found)'), 'cluster')
+    .action(async (_opts: unknown, cmd: Command) => {
+      const opts = cmd.optsWithGlobals<SourceOpts & { cluster: string }>();
       const format = parseOutputFormat(opts.output, ['text', 'json', 'yaml']);
       const findings = checkMesh(buildMeshView(await resources(opts, opts.cluster)));
       process.stdout.write(format === 'json' ? formatJson(findings) : format === 'yaml' ? formatYaml(findings) : formatFindings(findings));

@@ -4,17 +4,17 @@ import type { ResourceStore } from '../../control/store/index.js';
 import { collectShow, openBrokerOfCluster, openClusterStore, renderShow, SHOW_ALL, showJson, type ShowWhat } from '../multicluster/index.js';
 import { formatJson, parseOutputFormat } from '../output/index.js';
 import { resolveStateDir } from '../state-dir.js';
+import { takesGlobals } from './global-options.js';
 
 export function registerShowCommands(program: Command): void {
   const show = program.command('show').description('show the cluster-link records of a cluster (like subctl show)');
   const whats: (ShowWhat | 'all')[] = ['connections', 'endpoints', 'gateways', 'networks', 'versions', 'brokers', 'all'];
   for (const what of whats) {
-    show.command(what)
+    takesGlobals(show.command(what), 'cluster', 'stateDir')
       .description(what === 'all' ? 'show every section' : `show ${what}`)
-      .option('--cluster <name>', 'cluster to show', 'cluster-a')
-      .option('--state-dir <dir>', 'state directory of the local world')
       .option('-o, --output <format>', 'output format: text or json', 'text')
-      .action(async (opts: { cluster: string; stateDir?: string; output: string }) => {
+      .action(async (_opts: unknown, cmd: Command) => {
+        const opts = cmd.optsWithGlobals<{ cluster: string; stateDir?: string; output: string }>();
         const format = parseOutputFormat(opts.output, ['text', 'json']);
         const stateDir = resolveStateDir(opts.stateDir);
         const { store } = openClusterStore(stateDir, opts.cluster);

@@ -1,4 +1,4 @@
-// What every resource command shares: --cluster and --state-dir, and a connection to
+// What every resource command shares: --cluster and --state-dir (the program's), and a connection to
 // the running world's store (STRAIT_ERR_WORLD_NOT_RUNNING when there is none); with
 // --kubeconfig/--context, the Kubernetes store of that cluster instead.
 import { existsSync } from 'node:fs';
@@ -6,6 +6,7 @@ import type { Command } from 'commander';
 import { E, isStraitError } from '../../base/errors/index.js';
 import { connectStoreFromFiles, openKubernetesStore, type ResourceStore } from '../../control/store/index.js';
 import { resolveStateDir, stateFiles } from '../state-dir.js';
+import { takesGlobals } from './global-options.js';
 
 export interface StoreCliOptions {
   cluster: string;
@@ -15,10 +16,9 @@ export interface StoreCliOptions {
   context?: string;
 }
 
+/** --kubeconfig and --context; --cluster and --state-dir are the program's (read with cmd.optsWithGlobals()). */
 export function addStoreOptions(cmd: Command): Command {
-  return cmd
-    .option('--cluster <name>', 'which cluster of the world (or "broker")', 'cluster-a')
-    .option('--state-dir <dir>', 'state dir of the world (default $STRAIT_STATE_DIR or ~/.local/state/strait)')
+  return takesGlobals(cmd, 'cluster', 'stateDir')
     .option('--kubeconfig <file>', 'Kubernetes mode: use the API server of this kubeconfig instead of the world')
     .option('--context <name>', 'Kubernetes mode: the kubeconfig context (default: its current-context)');
 }

@@ -12,21 +12,21 @@ import { openClusterStore, udpResolver, VERIFY_KINDS, verifyTraffic, type Traffi
 import { formatJson, formatTable, parseOutputFormat } from '../output/index.js';
 import { resolveStateDir } from '../state-dir.js';
 import { execInPod, readWorldRecord, runningWorld } from '../world-file.js';
+import { takesGlobals } from './global-options.js';
 
 interface Flags { cluster: string; tocluster?: string; only: string; dns?: string; stateDir?: string; output: string }
 
 export function registerVerifyCommand(program: Command): void {
-  program
-    .command('verify')
+  takesGlobals(program
+    .command('verify'), 'cluster', 'stateDir')
     .description('verify the cluster set with real pod traffic (like subctl verify): connectivity and service discovery between two clusters')
-    .option('--cluster <name>', 'cluster the client pods run in', 'cluster-a')
     .option('--tocluster <name>', 'the other cluster (default: the first other cluster of the world)')
     .option('--only <checks>', `comma-separated: ${VERIFY_KINDS.join(',')}`, VERIFY_KINDS.join(','))
     .option('--dns <host:port>', 'also compare this clusterset DNS server\'s answers with the cluster\'s imported EndpointSlices')
-    .option('--state-dir <dir>', 'state directory of the local world')
     .option('-o, --output <format>', 'output format: text or json', 'text')
     .addHelpText('after', '\nExit status 0 when every check passes, 1 (STRAIT_ERR_MC_VERIFY_FAILED) when any fails.\n')
-    .action(async (opts: Flags) => {
+    .action(async (_opts: unknown, cmd: Command) => {
+      const opts = cmd.optsWithGlobals<Flags>();
       const format = parseOutputFormat(opts.output, ['text', 'json']);
       const only = opts.only.split(',').map((s) => s.trim()).filter(Boolean);
       for (const k of only) if (!VERIFY_KINDS.includes(k as VerifyKind)) throw E.usage(`--only ${JSON.stringify(k)} is not one of ${VERIFY_KINDS.join(', ')}`, { value: k });

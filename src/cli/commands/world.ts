@@ -12,6 +12,7 @@ import type { WorldState } from '../../control/world/index.js';
 import { formatJson, formatTable, parseOutputFormat } from '../output/index.js';
 import { resolveStateDir, stateFiles } from '../state-dir.js';
 import { findPod, isAlive, podExecArgv, readWorldRecord, removeWorldRecord, runningWorld, writeWorldRecord, type WorldRecord } from '../world-file.js';
+import { takesGlobals } from './global-options.js';
 
 const here = (rel: string): string => fileURLToPath(new URL(rel, import.meta.url));
 // dist/src/cli/commands/world.js -> dist/daemon/world.js
@@ -244,13 +245,13 @@ function statusText(rec: WorldRecord): string {
 }
 
 export function registerWorldCommands(program: Command): void {
-  program
-    .command('up')
+  takesGlobals(program
+    .command('up'), 'stateDir')
     .description('build the local world (clusters, nodes, pods in private network namespaces) and run it until Ctrl-C or `strait down`')
     .option('--world <file>', 'world file (YAML or JSON); default: the built-in two-cluster world')
-    .option('--state-dir <dir>', 'state directory (default $STRAIT_STATE_DIR or ~/.local/state/strait)')
     .option('--detach', 'run in the background; return once the world is ready')
-    .action(async (opts: UpOptions) => {
+    .action(async (_opts: unknown, cmd: Command) => {
+      const opts = cmd.optsWithGlobals<UpOptions>();
       const stateDir = resolveStateDir(opts.stateDir);
       const worldFile = opts.world ? resolve(opts.world) : undefined;
       // loaded only here: status, exec and down stay light
@@ -261,11 +262,11 @@ export function registerWorldCommands(program: Command): void {
       process.exitCode = opts.detach ? await upDetached(stateDir, worldFile, ingressCount) : await upForeground(stateDir, worldFile, ingressCount);
     });
 
-  program
-    .command('down')
+  takesGlobals(program
+    .command('down'), 'stateDir')
     .description('stop the world of a state dir; every namespace and interface it made is gone')
-    .option('--state-dir <dir>', 'state directory')
-    .action(async (opts: { stateDir?: string }) => {
+    .action(async (_opts: unknown, cmd: Command) => {
+      const opts = cmd.optsWithGlobals<{ stateDir?: string }>();
       const stateDir = resolveStateDir(opts.stateDir);
       const rec = readWorldRecord(stateDir);
       if (!rec || !isAlive(rec.pid)) {
@@ -284,25 +285,25 @@ export function registerWorldCommands(program: Command): void {
       console.log('strait: world stopped');
     });
 
-  program
-    .command('status')
+  takesGlobals(program
+    .command('status'), 'stateDir')
     .description('show the running world: clusters, nodes, pods, services, components')
-    .option('--state-dir <dir>', 'state directory')
     .option('-o, --output <format>', 'text or json', 'text')
-    .action((opts: { stateDir?: string; output?: string }) => {
+    .action((_opts: unknown, cmd: Command) => {
+      const opts = cmd.optsWithGlobals<{ stateDir?: string; output?: string }>();
       const format = parseOutputFormat(opts.output, ['text', 'json']);
       const rec = runningWorld(resolveStateDir(opts.stateDir));
       process.stdout.write(format === 'json' ? formatJson(rec) : statusText(rec));
     });
 
-  program
-    .command('exec')
+  takesGlobals(program
+    .command('exec'), 'stateDir')
     .description('run a host program inside a pod\'s network namespace, with the pod\'s resolv.conf; exits with its exit code')
     .argument('<pod>', 'CLUSTER/NAMESPACE/POD')
     .argument('<command...>', 'program and arguments (put them after --)')
-    .option('--state-dir <dir>', 'state directory')
     .usage('[--state-dir DIR] CLUSTER/NAMESPACE/POD -- CMD [ARGS...]')
-    .action(async (ref: string, command: string[], opts: { stateDir?: string }) => {
+    .action(async (ref: string, command: string[], _opts: unknown, cmd: Command) => {
+      const opts = cmd.optsWithGlobals<{ stateDir?: string }>();
       const rec = runningWorld(resolveStateDir(opts.stateDir));
       const pod = findPod(rec, ref);
       const argv = podExecArgv(rec, pod.netns, command);

@@ -12,6 +12,7 @@ import type { KubeObject, ResourceStore } from '../store/index.js';
 import { aggregate, type Aggregate, type ClusterExport, exportFromSlice, type ServicePort, type SliceEndpoint } from './aggregate.js';
 import { type Condition, getCondition, MESSAGE, REASON, setCondition } from './conditions.js';
 import { Informer, KeyQueue } from './informer.js';
+import { processLanes, type WorkLanes } from './lanes.js';
 import type { MulticlusterMetrics } from './metrics.js';
 import {
   ANN_EXPORT_CREATED, ANN_SERVICE_TYPE, ANN_SYNCED_AT, BROKER_NAMESPACE, brokerImportName, brokerSliceName,
@@ -28,6 +29,8 @@ export interface AgentOptions {
   metrics?: MulticlusterMetrics;
   /** full resync period (ms); catches what watches cannot tell (pods behind headless services) */
   resyncMs?: number;
+  /** foreground/follow-up lanes shared with the other agents of this process (default: processLanes) */
+  lanes?: WorkLanes;
 }
 
 const ANN_CONTENT_HASH = 'strait.io/content-hash';
@@ -49,7 +52,12 @@ export class MulticlusterAgent {
   private readonly log: Logger;
   private readonly metrics: MulticlusterMetrics | undefined;
   private readonly exports = new KeyQueue((k) => this.reconcileExport(k), systemClock, (k, e) => this.onError('export', k, e));
-  private readonly imports = new KeyQueue((k) => this.reconcileImport(k), systemClock, (k, e) => this.onError('import', k, e));
+  private readonly imports = new KeyQueue((k) => this.runImport(k), systemClock, (k, e) => this.onError('import', k, e));
+  private readonly lanes: WorkLanes;
+  /** queued imports woken by another cluster's slice: foreground work until they have run */
+  private readonly foregroundImports = new Set<string>();
+  /** imports of this cluster's own slices, waiting for the foreground work to finish */
+  private readonly deferredImports = new Set<Promise<void>>();
   private informers: Informer[] = [];
   /** ns/name of every ServiceExport seen in this cluster */
   private knownExports = new Set<string>();
@@ -74,6 +82,7 @@ export class MulticlusterAgent {
     this.clock = opts.clock ?? systemClock;
     this.log = opts.log ?? silentLogger();
     this.metrics = opts.metrics;
+    this.lanes = opts.lanes ?? processLanes;
     this.metrics?.addSource(this);
   }
 
@@ -107,10 +116,11 @@ export class MulticlusterAgent {
       const l = o.metadata.labels ?? {};
       const k = `${l[LABEL_SERVICE_NAMESPACE] ?? ''}/${l[LABEL_SERVICE_NAME] ?? ''}`;
       this.knownImports.add(k);
-      // this cluster's own export comes back to it one turn later: the other clusters'
-      // imports of it (their DNS answers wait on them) get their writes in first
-      if (l[LABEL_SOURCE_CLUSTER] === this.clusterId && type !== 'LIST') void yieldTurns(OTHERS_FIRST_TURNS).then(() => this.enqueueImport(k));
-      else this.enqueueImport(k);
+      // another cluster's slice: foreground (this cluster's DNS answer waits on the import);
+      // this cluster's own export coming back: follow-up work, after the other clusters' imports
+      if (l[LABEL_SOURCE_CLUSTER] !== this.clusterId) this.enqueueForegroundImport(k);
+      else if (type === 'LIST') this.enqueueImport(k);
+      else this.enqueueImportAfterForeground(k);
       if (this.knownExports.has(k)) this.enqueueExport(k);
     }, (items) => {
       this.brokerSlices.clear();
@@ -170,6 +180,33 @@ export class MulticlusterAgent {
     this.imports.add(k);
   }
 
+  private enqueueForegroundImport(k: string): void {
+    if (this.stopped) return;
+    if (!this.foregroundImports.has(k)) {
+      this.foregroundImports.add(k);
+      this.lanes.begin();
+    }
+    this.enqueueImport(k);
+  }
+
+  private enqueueImportAfterForeground(k: string): void {
+    const p = this.lanes.afterForeground().then(() => {
+      this.deferredImports.delete(p);
+      if (!this.stopped) this.enqueueImport(k);
+    });
+    this.deferredImports.add(p);
+  }
+
+  /** One import; foreground work (if it was queued as such) ends when its writes have committed or failed. */
+  private async runImport(k: string): Promise<void> {
+    const foreground = this.foregroundImports.delete(k);
+    try {
+      await this.reconcileImport(k);
+    } finally {
+      if (foreground) this.lanes.end();
+    }
+  }
+
   private observe(kind: 'e' | 'i', k: string): void {
     const t0 = this.noticed.get(`${kind}:${k}`);
     this.noticed.delete(`${kind}:${k}`);
@@ -183,6 +220,7 @@ export class MulticlusterAgent {
 
   /** Resolves when both queues are idle (tests and benchmarks). */
   async idle(): Promise<void> {
+    await Promise.all(this.deferredImports);
     await Promise.all([this.exports.idle(), this.imports.idle()]);
   }
 
@@ -204,6 +242,8 @@ export class MulticlusterAgent {
     for (const i of this.informers) i.stop();
     this.exports.stop();
     this.imports.stop();
+    for (let n = this.foregroundImports.size; n > 0; n--) this.lanes.end();
+    this.foregroundImports.clear();
     this.metrics?.removeSource(this);
   }
 
@@ -288,14 +328,21 @@ export class MulticlusterAgent {
       // an earlier one would sit on the path to the other clusters' DNS answers)
       const existing = this.brokerSlice(slice.metadata.name) ?? await this.broker.get(K.EndpointSlice, slice.metadata.name, BROKER_NAMESPACE);
       if (existing?.metadata.annotations?.[ANN_CONTENT_HASH] !== slice.metadata.annotations?.[ANN_CONTENT_HASH]) {
-        await ensureNamespace(this.broker, BROKER_NAMESPACE);
-        const written = existing
-          ? await this.broker.update({ ...slice, metadata: { ...slice.metadata, resourceVersion: undefined } })
-          : await this.broker.apply(slice);
+        // foreground work: the write is on the path to the other clusters' DNS answers
+        this.lanes.begin();
+        let written: KubeObject;
+        try {
+          await ensureNamespace(this.broker, BROKER_NAMESPACE);
+          written = existing
+            ? await this.broker.update({ ...slice, metadata: { ...slice.metadata, resourceVersion: undefined } })
+            : await this.broker.apply(slice);
+        } finally {
+          this.lanes.end();
+        }
         if (this.brokerSlicesSynced()) this.brokerSlices.set(written.metadata.name, written);
-        // let the import controllers that the slice woke up go first: they are on the path
-        // to the other clusters' DNS answers, the aggregate and this status are not
-        await yieldTurns(OTHERS_FIRST_TURNS);
+        // the imports the slice woke up (this process's other clusters) go first; the
+        // aggregate and this status are follow-up work
+        await this.lanes.afterForeground();
       }
       // the aggregated ServiceImport is not synced yet: AwaitingSync (SPEC), then True below
       awaiting();
@@ -468,22 +515,6 @@ export class MulticlusterAgent {
     await Promise.all(writes);
     this.observe('i', key);
   }
-}
-
-/**
- * Turns of the event loop this controller waits, after writing its slice to the broker,
- * before its own follow-up writes (status, aggregate, its own import). With the stores in
- * one process (the world's supervisor, the bench) a commit blocks the loop: the other
- * clusters' imports need one turn to run and one to commit, and the DNS server one poll
- * phase after that to answer; follow-up commits queued earlier would delay that answer.
- */
-const OTHERS_FIRST_TURNS = 3;
-
-function yieldTurns(n: number): Promise<void> {
-  return new Promise<void>((resolve) => {
-    const step = (left: number): void => { if (left <= 0) resolve(); else setImmediate(step, left - 1); };
-    step(n);
-  });
 }
 
 /**

@@ -1,6 +1,14 @@
 // List, then watch from the list's resourceVersion; when the watch ends with an error
 // (store down, "too old"), list again after a backoff. Every (re)list reports the full
 // set so the owner can notice deletions it missed.
+//
+// Not the world's reconcile loop (src/control/world/reconcile-loop.ts), on purpose: that
+// loop turns every event of its kinds into one debounced (30 ms) run of a whole-cluster
+// reconcile, which suits the world's few objects. The multicluster agents and the zone
+// source need what it throws away: the object of each event (the key to reconcile, the
+// slice for the informer cache), `synced` (whether that cache may answer), namespace and
+// label filters, and no debounce (each hop on the export -> DNS answer path would gain
+// 30 ms). The loop's own list-and-watch is a few lines with fixed retry delays.
 import type { Clock } from '../../base/clock/index.js';
 import type { KindRef, KubeObject, ListOptions, ResourceStore, Watch } from '../store/index.js';
 

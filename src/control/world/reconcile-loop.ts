@@ -2,6 +2,8 @@
 // pod runtime: every watch event schedules a run (debounced 30 ms); a run that is already
 // going is followed by one more; a failed run retries after 200 ms; a watch that ends is
 // re-listed and restarted. `settled()` resolves after the next run that ends cleanly.
+// The multicluster Informer (src/control/multicluster/informer.ts) is the per-object kind:
+// it hands each event's object to a keyed queue; this loop only needs "something changed".
 import type { KindRef, ResourceStore, Watch } from '../store/index.js';
 
 export interface ReconcileLoop {

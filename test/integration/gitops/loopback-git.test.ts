@@ -4,7 +4,6 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
@@ -16,6 +15,7 @@ import { tempEmbeddedStore } from '../../helpers/embedded-store.js';
 import { run } from '../../helpers/run.js';
 import { createGpgWorld, createRepo, type GpgWorld, type TestRepo } from '../../helpers/signed-repo.js';
 import { waitFor } from '../../helpers/wait.js';
+import { freeTcpPort } from '../../helpers/free-port.js';
 
 let world: GpgWorld;
 let work: TestRepo;
@@ -24,15 +24,6 @@ let svc: GitOpsService;
 let store: ResourceStore;
 let dir: string;
 let url: string;
-
-const freePort = (): Promise<number> => new Promise((resolve, reject) => {
-  const s = createServer();
-  s.once('error', reject);
-  s.listen(0, '127.0.0.1', () => {
-    const port = (s.address() as { port: number }).port;
-    s.close(() => resolve(port));
-  });
-});
 
 const cm = (v: string): string => `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: web-config}\ndata: {version: "${v}"}\n`;
 const app = async (): Promise<Application> => (await store.get<Application>(Kinds.Application, 'web', 'argocd'))!;
@@ -44,7 +35,7 @@ before(async () => {
   const base = join(dir, 'srv');
   mkdirSync(base);
   await run('git', ['init', '-q', '--bare', '-b', 'main', join(base, 'web.git')]);
-  const port = await freePort();
+  const port = await freeTcpPort();
   daemon = spawn('git', ['daemon', '--reuseaddr', '--listen=127.0.0.1', `--port=${port}`, `--base-path=${base}`, '--export-all', '--enable=receive-pack', base], { stdio: 'ignore' });
   url = `git://127.0.0.1:${port}/web.git`;
   work = createRepo(world, 'work');

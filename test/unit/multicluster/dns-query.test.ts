@@ -1,17 +1,10 @@
 // The DNS query fast path agrees with dns2 on well-formed queries and never throws on junk.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { Packet } from 'dns2';
 import { readQuery } from '../../../src/control/clusterset-dns/index.js';
+import { dnsQuery } from '../../helpers/dns-query.js';
 
-function query(name: string, type: number, edns: boolean): Buffer {
-  const p = new Packet();
-  p.header.id = 4242;
-  p.header.rd = 1;
-  p.questions.push({ name, type, class: 1 } as never);
-  if (edns) p.additionals.push((Packet.Resource.EDNS as unknown as (r: object[]) => object)([]) as never);
-  return p.toBuffer();
-}
+const query = (name: string, type: number, edns: boolean): Buffer => dnsQuery(name, type, { id: 4242, edns });
 
 test('readQuery reads what dns2 wrote', () => {
   for (const [name, type, edns] of [['echo.default.svc.clusterset.local', 1, false], ['_http._tcp.Echo.default.svc.clusterset.local', 33, true]] as const) {
