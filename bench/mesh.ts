@@ -205,8 +205,8 @@ async function main(): Promise<void> {
   };
   try {
     const ca = MeshCa.create();
-    const srv = ca.issue('mesh', 'echo');
-    const cli = ca.issue('mesh', 'client');
+    const srv = ca.issueSync('mesh', 'echo');
+    const cli = ca.issueSync('mesh', 'client');
     const appPort = (await readyLine(start(process.execPath, [fileURLToPath(import.meta.url), '--serve-app'])))['port'] as number;
 
     // strait pair
