@@ -9,3 +9,4 @@ export { resetSocket } from './splice.js';
 export { originalDst, sidecarRedirectRules, type RedirectRules } from './original-dst.js';
 export { IngressGateway, IngressMetrics, type IngressConfig, type IngressRoute } from './ingress.js';
 export { startRelay, type Relay, type RelayListen } from './relay.js';
+export { SIDECAR_NODE_FLAGS } from './node-flags.js';
