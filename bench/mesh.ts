@@ -52,6 +52,17 @@ function cpuMs(pids: number[]): number {
   return ticks * 10;
 }
 
+/** resident memory of processes, MiB (VmRSS) */
+function rssMiB(pids: number[]): number {
+  let kb = 0;
+  for (const pid of pids) {
+    try {
+      kb += Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
+    } catch { /* gone */ }
+  }
+  return kb / 1024;
+}
+
 /** The child's first JSON line; its other lines (--trace-gc, say) go to our stderr. */
 function readyLine(child: ChildProcess, name = 'child'): Promise<Record<string, number>> {
   return new Promise((resolve, reject) => {
@@ -315,7 +326,7 @@ backend mesh
     for (const [name] of paths) {
       const r = runs[name]!;
       results[name] = { rps: med(r.rps), p50: med(r.p50), p99: med(r.p99), cpu: med(r.cpu) };
-      console.log(`${name.padEnd(8)} ${results[name].rps.toFixed(0).padStart(7)} req/s (conc ${conc})${name === 'direct' ? '' : `, proxies' CPU ${results[name].cpu.toFixed(1)} µs/req`}   at ${rate} req/s: p50 ${results[name].p50.toFixed(3)} ms  p99 ${results[name].p99.toFixed(3)} ms   (median of ${rounds} rounds)`);
+      console.log(`${name.padEnd(8)} ${results[name].rps.toFixed(0).padStart(7)} req/s (conc ${conc})${name === 'direct' ? '' : `, proxies' CPU ${results[name].cpu.toFixed(1)} µs/req`}   at ${rate} req/s: p50 ${results[name].p50.toFixed(3)} ms  p99 ${results[name].p99.toFixed(3)} ms   (median of ${rounds} rounds)${name === 'direct' ? '' : `; RSS of the two ${rssMiB(pids[name] ?? []).toFixed(0)} MiB`}`);
     }
     const d = results['direct']!;
     console.log('');

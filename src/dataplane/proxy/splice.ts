@@ -58,15 +58,21 @@ function onSideData(this: Joined, chunk: Buffer): void {
 }
 
 /**
- * onread callback of a connectSpliced socket: the chunk sits in the socket's reused buffer.
- * When the peer could not send it at once (it is queued in the peer's writable state, or
- * half written by the kernel), the peer keeps a reference to that memory: the next read
- * then goes into a fresh buffer. Returning false stops reading until the peer drains.
+ * onread callback of a connectSpliced socket: the chunk sits in the socket's reused buffer,
+ * which may be overwritten by the next read only once nothing refers to it any more:
+ * - a TLS peer with nothing queued encrypts the chunk inside write() (SSL_write consumes it,
+ *   or node copies what it could not write), so the buffer is free when write() returns,
+ *   although the write completes later;
+ * - any other peer is done with it when its writable state is empty after write() (the
+ *   kernel took it all at once).
+ * Otherwise (queued behind earlier writes, half taken by the kernel) the next read goes
+ * into a fresh buffer. Returning false stops reading until the peer drains.
  */
 function onSpliceRead(this: Joined, nread: number, buf: Buffer): boolean {
   const peer = this[kPeer] as Joined;
+  const consumed = (peer as Joined & { encrypted?: boolean }).encrypted === true && peer.writableLength === 0;
   const ok = peer.write(buf.subarray(0, nread));
-  if (peer.writableLength > 0) (this[kReads] as ReadState).buf = Buffer.allocUnsafeSlow(READ_BUFFER);
+  if (!consumed && peer.writableLength > 0) (this[kReads] as ReadState).buf = Buffer.allocUnsafeSlow(READ_BUFFER);
   return ok;
 }
 
