@@ -78,7 +78,8 @@ function onSpliceRead(this: Joined, nread: number, buf: Buffer): boolean {
 
 /**
  * Connect a socket that will be one side of splice(): it reads through node's public
- * `onread` option (a reused buffer and a callback) rather than 'data' events.
+ * `onread` option (a reused buffer and a callback) rather than 'data' events. Splice it in
+ * the same tick (before it can connect and read): its reads go straight to the peer.
  */
 export function connectSpliced(opts: NetConnectOpts): Socket {
   const st: ReadState = { buf: Buffer.allocUnsafeSlow(READ_BUFFER) };
