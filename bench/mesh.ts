@@ -8,6 +8,8 @@
 //   throughput: closed loop, REQUESTS requests over CONC keep-alive connections → requests/s
 //   latency:    open loop at RATE requests/s, LATENCY-REQUESTS requests → p50/p99, and what the proxies add over direct
 // Usage: node dist/bench/mesh.js [--requests 20000] [--conc 16] [--rate 1000] [--latency-requests 3000] [--rounds 5] [--only strait,haproxy]
+// Experiments: STRAIT_BENCH_PROF=DIR (CPU profiles), STRAIT_BENCH_NODE_ARGS (more node flags for the sidecars),
+// STRAIT_BENCH_B_SCRIPT / STRAIT_BENCH_B_ARGS (a second strait pair "strait-b", another build or other flags).
 // The app and the proxies run as separate processes; the load generator is this process.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -19,6 +21,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { MeshCa } from '../src/control/mesh/index.js';
+import { SIDECAR_NODE_FLAGS } from '../src/dataplane/proxy/index.js';
 import { freeTcpPort } from '../test/helpers/free-port.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -50,9 +53,29 @@ function cpuMs(pids: number[]): number {
   return ticks * 10;
 }
 
-function readyLine(child: ChildProcess): Promise<Record<string, number>> {
+/** resident memory of processes, MiB (VmRSS) */
+function rssMiB(pids: number[]): number {
+  let kb = 0;
+  for (const pid of pids) {
+    try {
+      kb += Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
+    } catch { /* gone */ }
+  }
+  return kb / 1024;
+}
+
+/** The child's first JSON line; its other lines (--trace-gc, say) go to our stderr. */
+function readyLine(child: ChildProcess, name = 'child'): Promise<Record<string, number>> {
   return new Promise((resolve, reject) => {
-    createInterface({ input: child.stdout! }).once('line', (l) => resolve(JSON.parse(l)));
+    let ready = false;
+    createInterface({ input: child.stdout! }).on('line', (l) => {
+      if (!ready && l.startsWith('{')) {
+        ready = true;
+        resolve(JSON.parse(l));
+      } else {
+        process.stderr.write(`[${name}] ${l}\n`);
+      }
+    });
     child.once('exit', (c) => reject(new Error(`child exited ${c} before it was ready`)));
   });
 }
@@ -198,8 +221,8 @@ async function main(): Promise<void> {
   };
   try {
     const ca = MeshCa.create();
-    const srv = ca.issue('mesh', 'echo');
-    const cli = ca.issue('mesh', 'client');
+    const srv = ca.issueSync('mesh', 'echo');
+    const cli = ca.issueSync('mesh', 'client');
     const appPort = (await readyLine(start(process.execPath, [fileURLToPath(import.meta.url), '--serve-app'])))['port'] as number;
 
     // strait pair
@@ -207,13 +230,27 @@ async function main(): Promise<void> {
     writeFileSync(join(dir, 'server.json'), JSON.stringify({ identity: { certPem: srv.certPem, keyPem: srv.keyPem, rootPem: srv.rootPem }, inbound: { defaultMode: 'STRICT' }, outbound: { default: { mode: 'DISABLE' } } }));
     // STRAIT_BENCH_PROF=DIR: CPU profiles of the two sidecars (node --cpu-prof), written when they stop
     const prof = process.env['STRAIT_BENCH_PROF'] ? ['--cpu-prof', '--cpu-prof-dir', process.env['STRAIT_BENCH_PROF']] : [];
-    const straitServer = start(process.execPath, [...prof, sidecar, '--config', join(dir, 'server.json'), '--bind', '127.0.0.1', '--inbound-port', '0', '--outbound-port', '0', '--admin', '127.0.0.1:0', '--app', `127.0.0.1:${appPort}`]);
-    const s = await readyLine(straitServer);
+    // STRAIT_BENCH_NODE_ARGS="--trace-gc ...": more node flags for the two sidecars (experiments)
+    prof.push(...(process.env['STRAIT_BENCH_NODE_ARGS'] ?? '').split(' ').filter(Boolean));
     writeFileSync(join(dir, 'client.json'), JSON.stringify({ identity: { certPem: cli.certPem, keyPem: cli.keyPem, rootPem: cli.rootPem }, inbound: { defaultMode: 'PERMISSIVE' }, outbound: { default: { mode: 'ISTIO_MUTUAL', sans: [srv.spiffeId] } } }));
-    const straitClient = start(process.execPath, [...prof, sidecar, '--config', join(dir, 'client.json'), '--bind', '127.0.0.1', '--inbound-port', '0', '--outbound-port', '0', '--admin', '127.0.0.1:0', '--outbound-destination', `127.0.0.1:${s['inbound']}`]);
-    const c = await readyLine(straitClient);
-    const pids: Record<string, number[]> = { direct: [], strait: [straitServer.pid as number, straitClient.pid as number] };
-    const straitPort = c['outbound'] as number;
+    const straitPair = async (label: string, script: string, nodeArgs: string[]): Promise<{ port: number; pids: number[] }> => {
+      const server = start(process.execPath, [...nodeArgs, script, '--config', join(dir, 'server.json'), '--bind', '127.0.0.1', '--inbound-port', '0', '--outbound-port', '0', '--admin', '127.0.0.1:0', '--app', `127.0.0.1:${appPort}`]);
+      const s = await readyLine(server, `${label} server sidecar`);
+      const client = start(process.execPath, [...nodeArgs, script, '--config', join(dir, 'client.json'), '--bind', '127.0.0.1', '--inbound-port', '0', '--outbound-port', '0', '--admin', '127.0.0.1:0', '--outbound-destination', `127.0.0.1:${s['inbound']}`]);
+      const c = await readyLine(client, `${label} client sidecar`);
+      return { port: c['outbound'] as number, pids: [server.pid as number, client.pid as number] };
+    };
+    const a = await straitPair('strait', sidecar, [...SIDECAR_NODE_FLAGS, ...prof]);
+    const pids: Record<string, number[]> = { direct: [], strait: a.pids };
+    const straitPort = a.port;
+    // A/B experiments in one run: STRAIT_BENCH_B_SCRIPT (another build's dist/agents/sidecar/main.js)
+    // and/or STRAIT_BENCH_B_ARGS (node flags instead of the default ones) make a second pair, "strait-b"
+    let bPort: number | undefined;
+    if (process.env['STRAIT_BENCH_B_SCRIPT'] || process.env['STRAIT_BENCH_B_ARGS'] !== undefined) {
+      const b = await straitPair('strait-b', process.env['STRAIT_BENCH_B_SCRIPT'] ?? sidecar, [...(process.env['STRAIT_BENCH_B_ARGS'] ?? SIDECAR_NODE_FLAGS.join(' ')).split(' ').filter(Boolean), ...prof]);
+      pids['strait-b'] = b.pids;
+      bPort = b.port;
+    }
 
     // haproxy pair (the peer), if installed
     let haproxyPort: number | undefined;
@@ -243,10 +280,11 @@ backend mesh
     }
     await waitListening(appPort);
     await waitListening(straitPort);
+    if (bPort) await waitListening(bPort);
     if (haproxyPort) await waitListening(haproxyPort);
 
-    const all: [string, number][] = [['direct', appPort], ['strait', straitPort], ...(haproxyPort ? [['haproxy', haproxyPort] as [string, number]] : [])];
-    const paths = all.filter(([name]) => !values.only || name === 'direct' || values.only.split(',').includes(name));
+    const all: [string, number][] = [['direct', appPort], ['strait', straitPort], ...(bPort ? [['strait-b', bPort] as [string, number]] : []), ...(haproxyPort ? [['haproxy', haproxyPort] as [string, number]] : [])];
+    const paths = all.filter(([name]) => !values.only || name === 'direct' || values.only.split(',').includes(name.replace(/-b$/, '')));
     const respLen = await responseLength(appPort);
     const load = () => loadavg().map((x) => x.toFixed(2)).join(' ');
     console.log(`mesh bench: ${total} requests of ${respLen} bytes (1 KiB body) per throughput run over ${conc} keep-alive connections; ` +
@@ -257,10 +295,14 @@ backend mesh
       const line: string[] = [];
       for (const [name, port] of paths) {
         const cpu0 = cpuMs(pids[name] ?? []);
+        if (process.env['STRAIT_BENCH_NODE_ARGS']) process.stderr.write(`[bench] ${name} throughput phase begins\n`);
         const rps = await throughput(port, respLen, conc, total);
+        if (process.env['STRAIT_BENCH_NODE_ARGS']) process.stderr.write(`[bench] ${name} throughput phase ends\n`);
         // CPU the two proxies spent per request: what the machine's load does not change much
         const cpuUs = ((cpuMs(pids[name] ?? []) - cpu0) * 1000) / total;
+        if (process.env['STRAIT_BENCH_NODE_ARGS']) process.stderr.write(`[bench] ${name} latency phase begins\n`);
         const l = await latency(port, respLen, rate, latTotal);
+        if (process.env['STRAIT_BENCH_NODE_ARGS']) process.stderr.write(`[bench] ${name} latency phase ends\n`);
         const r = (runs[name] ??= { rps: [], p50: [], p99: [], late: [], cpu: [] });
         r.rps.push(rps); r.p50.push(l.p50); r.p99.push(l.p99); r.late.push(l.late); r.cpu.push(cpuUs);
         line.push(`${name} ${rps.toFixed(0)} req/s${name === 'direct' ? '' : ` ${cpuUs.toFixed(1)} µs cpu/req`} p50 ${l.p50.toFixed(3)} p99 ${l.p99.toFixed(3)}`);
@@ -277,18 +319,22 @@ backend mesh
     for (const [name] of paths) {
       const r = runs[name]!;
       results[name] = { rps: med(r.rps), p50: med(r.p50), p99: med(r.p99), cpu: med(r.cpu) };
-      console.log(`${name.padEnd(8)} ${results[name].rps.toFixed(0).padStart(7)} req/s (conc ${conc})${name === 'direct' ? '' : `, proxies' CPU ${results[name].cpu.toFixed(1)} µs/req`}   at ${rate} req/s: p50 ${results[name].p50.toFixed(3)} ms  p99 ${results[name].p99.toFixed(3)} ms   (median of ${rounds} rounds)`);
+      console.log(`${name.padEnd(8)} ${results[name].rps.toFixed(0).padStart(7)} req/s (conc ${conc})${name === 'direct' ? '' : `, proxies' CPU ${results[name].cpu.toFixed(1)} µs/req`}   at ${rate} req/s: p50 ${results[name].p50.toFixed(3)} ms  p99 ${results[name].p99.toFixed(3)} ms   (median of ${rounds} rounds)${name === 'direct' ? '' : `; RSS of the two ${rssMiB(pids[name] ?? []).toFixed(0)} MiB`}`);
     }
     const d = results['direct']!;
     console.log('');
     const added = (x: number) => (x >= 0 ? `+${x.toFixed(3)}` : `${x.toFixed(3)} (noise: below direct)`);
-    for (const name of ['strait', 'haproxy']) {
+    // the noise floor: what the machine alone (load generator, app, scheduler) does to the tail
+    console.log(`direct   alone: p50 ${d.p50.toFixed(3)} ms, p99 ${d.p99.toFixed(3)} ms at ${rate} req/s (per round p99: ${runs['direct']!.p99.map((x) => x.toFixed(2)).join(' ')}) — the noise floor under the figures below`);
+    for (const name of ['strait', 'strait-b', 'haproxy']) {
       const r = results[name];
       if (!r) continue;
-      console.log(`${name.padEnd(8)} added latency over direct: p50 ${added(r.p50 - d.p50)} ms, p99 ${added(r.p99 - d.p99)} ms; throughput ${(r.rps / d.rps * 100).toFixed(1)}% of direct`);
+      console.log(`${name.padEnd(8)} added latency over direct: p50 ${added(r.p50 - d.p50)} ms, p99 ${added(r.p99 - d.p99)} ms (p99 ${r.p99.toFixed(3)} vs direct's ${d.p99.toFixed(3)}); throughput ${(r.rps / d.rps * 100).toFixed(1)}% of direct`);
     }
     const r = results['strait'];
     const h = results['haproxy'];
+    const rb = results['strait-b'];
+    if (r && rb) console.log(`strait-b/strait: proxy CPU per request ${(rb.cpu / r.cpu).toFixed(2)}x (per round: ${runs['strait-b']!.cpu.map((x, i) => (x / runs['strait']!.cpu[i]!).toFixed(2)).join(' ')}); requests/s ${(rb.rps / r.rps).toFixed(2)}x`);
     if (r && h) {
       console.log(`strait/haproxy: proxy CPU per request ${(r.cpu / h.cpu).toFixed(2)}x (per round: ${runs['strait']!.cpu.map((x, i) => (x / runs['haproxy']!.cpu[i]!).toFixed(2)).join(' ')})`);
       console.log(`strait/haproxy: requests/s ${(r.rps / h.rps).toFixed(2)}x (per round: ${runs['strait']!.rps.map((x, i) => (x / runs['haproxy']!.rps[i]!).toFixed(2)).join(' ')}); ` +

@@ -7,11 +7,12 @@ import { ManualClock } from '../../src/base/clock/index.js';
 import { isStraitError } from '../../src/base/errors/index.js';
 import { certificateUris, CertRotator, MeshCa, parseSpiffeId, publishRootCert, ROOT_CERT_CONFIGMAP, spiffeId, type WorkloadCert } from '../../src/control/mesh/index.js';
 import type { KubeObject, ResourceStore } from '../../src/control/store/index.js';
+import { waitFor } from '../helpers/wait.js';
 import { testCa } from './helpers.js';
 
 test('workload certificate: SPIFFE ID as URI SAN, signed by the root, 24 h by default', () => {
   const ca = testCa();
-  const c = ca.issue('mesh', 'echo');
+  const c = ca.issueSync('mesh', 'echo');
   assert.equal(c.spiffeId, 'spiffe://cluster.local/ns/mesh/sa/echo');
   assert.deepEqual(certificateUris(c.certPem), ['spiffe://cluster.local/ns/mesh/sa/echo']);
   const x = new X509Certificate(c.certPem);
@@ -28,7 +29,7 @@ test('workload certificate: SPIFFE ID as URI SAN, signed by the root, 24 h by de
 
 test('a foreign CA\'s certificate does not verify against our root', () => {
   const other = MeshCa.create({ trustDomain: 'cluster.local' });
-  const c = other.issue('mesh', 'echo');
+  const c = other.issueSync('mesh', 'echo');
   assert.equal(new X509Certificate(c.certPem).checkIssued(new X509Certificate(testCa().rootPem)), false);
 });
 
@@ -56,15 +57,17 @@ for (const c of identityCases) {
   });
 }
 
-test('rotation: a new certificate at half the lifetime, before expiry, handed to the proxy', () => {
+test('rotation: a new certificate at half the lifetime, before expiry, handed to the proxy', async () => {
   const clock = new ManualClock(Date.UTC(2026, 0, 1));
   const got: WorkloadCert[] = [];
   const r = new CertRotator({ ca: testCa(), namespace: 'mesh', serviceAccount: 'echo', clock, issue: { lifetimeMs: 3600_000 }, onRotate: (c) => got.push(c) });
-  r.start();
+  await r.start();
   assert.equal(got.length, 1);
   clock.advance(29 * 60_000);
+  await new Promise((resolve) => setTimeout(resolve, 50));
   assert.equal(got.length, 1);
   clock.advance(2 * 60_000);
+  await waitFor(() => got.length === 2, 5000, 'the rotated certificate');
   assert.equal(got.length, 2, 'rotated at half the lifetime');
   assert.ok((got[1] as WorkloadCert).notAfter > (got[0] as WorkloadCert).notAfter);
   assert.ok((got[1] as WorkloadCert).notBefore.getTime() < (got[0] as WorkloadCert).notAfter.getTime(), 'before the old one expired');
@@ -86,4 +89,44 @@ test('root ConfigMap istio-ca-root-cert/root-cert.pem is published in member nam
   assert.equal(ROOT_CERT_CONFIGMAP, 'istio-ca-root-cert');
   assert.equal((applied[0]?.['data'] as Record<string, string>)['root-cert.pem'], testCa().rootPem);
   assert.deepEqual(await publishRootCert(store, ['mesh'], testCa().rootPem), [], 'unchanged root: nothing applied');
+});
+
+test('issue(): an ECDSA P-256 workload key by default, RSA 2048 on request, both signed by the RSA root', async () => {
+  const ca = testCa();
+  const root = new X509Certificate(ca.rootPem);
+  for (const [keyType, want] of [[undefined, 'ec'], ['ec-p256', 'ec'], ['rsa-2048', 'rsa']] as const) {
+    const c = await ca.issue('mesh', 'echo', keyType ? { keyType } : {});
+    const x = new X509Certificate(c.certPem);
+    assert.equal(x.publicKey.asymmetricKeyType, want, `${keyType}`);
+    if (want === 'ec') assert.equal(x.publicKey.asymmetricKeyDetails?.namedCurve, 'prime256v1');
+    assert.ok(x.checkIssued(root) && x.verify(root.publicKey), `${keyType} verifies against the root`);
+    assert.ok(x.checkPrivateKey(createPrivateKey(c.keyPem)));
+    assert.deepEqual(certificateUris(c.certPem), ['spiffe://cluster.local/ns/mesh/sa/echo']);
+  }
+  await assert.rejects(ca.issue('Mesh', 'echo'), (e) => isStraitError(e, 'STRAIT_ERR_MESH_IDENTITY_INVALID'));
+});
+
+test('issue() keeps the event loop responsive: a 5 ms timer keeps firing while 20 RSA certificates are issued (issue #5)', async () => {
+  // Before, each issue made its RSA key synchronously and signed in forge's JavaScript RSA:
+  // 20 certificates held the loop for their whole duration (0.4-0.7 s each on a loaded
+  // machine), so the timer could not fire at all until the last one was done. Judged
+  // relative to how long the issuing took, so that a busy machine does not fail it.
+  const ca = testCa();
+  let ticks = 0;
+  let gap = 0;
+  let last = performance.now();
+  const iv = setInterval(() => {
+    const now = performance.now();
+    gap = Math.max(gap, now - last);
+    last = now;
+    ticks++;
+  }, 5);
+  const t0 = performance.now();
+  const issuing = Promise.all(Array.from({ length: 20 }, (_, i) => ca.issue('mesh', `w${i}`, { keyType: 'rsa-2048' })));
+  const certs = await issuing.finally(() => clearInterval(iv));
+  const took = performance.now() - t0;
+  assert.equal(new Set(certs.map((c) => c.keyPem)).size, 20);
+  // the loop's share of an issue is one native signature and forge's layout: milliseconds
+  assert.ok(ticks >= 20, `the timer fired ${ticks} times in ${took.toFixed(0)} ms of issuing`);
+  assert.ok(gap < took / 4, `the timer was held up ${gap.toFixed(0)} ms of the ${took.toFixed(0)} ms of issuing`);
 });

@@ -81,8 +81,8 @@ export function testCa(): MeshCa {
 export async function startLoopbackMesh(mode: InboundMode): Promise<LoopbackMesh> {
   const ca = testCa();
   const app = await startEchoApp();
-  const serverCert = ca.issue('mesh', 'echo');
-  const clientCert = ca.issue('mesh', 'client');
+  const serverCert = ca.issueSync('mesh', 'echo');
+  const clientCert = ca.issueSync('mesh', 'client');
   const server = new SidecarProxy(serverConfig(serverCert, mode));
   const serverPort = (await server.listenInbound({ host: '127.0.0.1', port: 0, app: { host: '127.0.0.1', port: app.port } })).port;
   const client = new SidecarProxy({

@@ -23,7 +23,7 @@ for (const row of table) {
     let port: number;
     before(async () => {
       m = await startLoopbackMesh(row.mode);
-      const gwCert = testCa().issue('istio-system', 'istio-ingressgateway-service-account');
+      const gwCert = testCa().issueSync('istio-system', 'istio-ingressgateway-service-account');
       gw = new IngressGateway({
         identity: identityOf(gwCert),
         routes: [{ pathPrefix: '/', service: 'echo.mesh', backend: { host: '127.0.0.1', port: m.serverPort }, tls: { mode: row.tls, sans: [m.serverCert.spiffeId] } }],
@@ -48,7 +48,7 @@ describe('ingress gateway checks the service identity and routes by prefix', () 
 
   test('a wrong expected SPIFFE ID gives 503; updating the route at runtime fixes it', async () => {
     const gw = new IngressGateway({
-      identity: identityOf(testCa().issue('istio-system', 'gw')),
+      identity: identityOf(testCa().issueSync('istio-system', 'gw')),
       routes: [{ pathPrefix: '/', backend: { host: '127.0.0.1', port: m.serverPort }, tls: { mode: 'ISTIO_MUTUAL', sans: ['spiffe://cluster.local/ns/mesh/sa/someone-else'] } }],
     });
     const port = (await gw.listen('127.0.0.1', 0)).port;
@@ -70,7 +70,7 @@ describe('the host reaches an ingress on a unix socket through a loopback relay'
 
   test('curl 127.0.0.1:<relay> → unix socket → ingress → mTLS → STRICT service: HTTP 200', async () => {
     const gw = new IngressGateway({
-      identity: identityOf(testCa().issue('istio-system', 'gw')),
+      identity: identityOf(testCa().issueSync('istio-system', 'gw')),
       routes: [{ pathPrefix: '/', backend: { host: '127.0.0.1', port: m.serverPort }, tls: { mode: 'ISTIO_MUTUAL', sans: [m.serverCert.spiffeId] } }],
     });
     const sock = join(m.dir, 'ingress.sock');

@@ -74,8 +74,8 @@ async function main(): Promise<void> {
     pod('mesh', 'client', { inject: 'annotation', ip: PODS.client, sa: 'client' }),
     pod('mesh', 'outsider', { ip: PODS.outsider }),
     svc('mesh', 'echo', 8080)];
-  const certs = { echo: ca.issue('mesh', 'echo'), client: ca.issue('mesh', 'client') };
-  const gwCert = ca.issue('istio-system', 'istio-ingressgateway-service-account');
+  const certs = { echo: ca.issueSync('mesh', 'echo'), client: ca.issueSync('mesh', 'client') };
+  const gwCert = ca.issueSync('istio-system', 'istio-ingressgateway-service-account');
   const write = (name: string, cfg: unknown) => {
     const f = join(dir, `${name}.json`);
     writeFileSync(`${f}.tmp`, JSON.stringify(cfg), { mode: 0o600 });

@@ -28,19 +28,19 @@ describe('certificate rotation with a lifetime of seconds', () => {
 
   before(async () => {
     app = await startEchoApp();
-    // Issuing (an RSA key, a forge signature) blocks for a while and, on a loaded machine, for
-    // seconds: scale the lifetime to what one issue costs here (at least 6 s), and rotate when
-    // 3/4 of it remain, so that the test is about rotating before expiry, not about the load.
+    // Issuing takes a while on a loaded machine: scale the lifetime to what one issue costs
+    // here (at least 6 s), and rotate when 3/4 of it remain, so that the test is about
+    // rotating before expiry, not about the load.
     const t0 = performance.now();
-    testCa().issue('mesh', 'probe');
+    await testCa().issue('mesh', 'probe');
     const issueMs = performance.now() - t0;
     lifetimeMs = Math.round(Math.min(30_000, Math.max(6000, 12 * issueMs)));
     const graceRatio = 0.75;
     rotators.push(new CertRotator({ ca: testCa(), namespace: 'mesh', serviceAccount: 'echo', issue: { lifetimeMs }, graceRatio, onRotate: (c) => { serverCerts.push(c); server?.update(serverCfg(c)); } }));
     rotators.push(new CertRotator({ ca: testCa(), namespace: 'mesh', serviceAccount: 'client', issue: { lifetimeMs }, graceRatio, onRotate: (c) => { clientCerts.push(c); client?.update(clientCfg(c)); } }));
-    server = new SidecarProxy(serverCfg((rotators[0] as CertRotator).start()));
+    server = new SidecarProxy(serverCfg(await (rotators[0] as CertRotator).start()));
     serverPort = (await server.listenInbound({ host: '127.0.0.1', port: 0, app: { host: '127.0.0.1', port: app.port } })).port;
-    client = new SidecarProxy(clientCfg((rotators[1] as CertRotator).start()));
+    client = new SidecarProxy(clientCfg(await (rotators[1] as CertRotator).start()));
     clientPort = (await client.listenOutbound({ host: '127.0.0.1', port: 0, destination: { host: '127.0.0.1', port: serverPort } })).port;
   });
   after(async () => {

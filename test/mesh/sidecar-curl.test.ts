@@ -62,13 +62,13 @@ describe('STRICT refuses client certificates that are not the mesh CA\'s', () =>
 
   test('a certificate from a foreign CA', async () => {
     const foreign = (await import('../../src/control/mesh/index.js')).MeshCa.create({ trustDomain: 'cluster.local' });
-    const files = writeClientCert(m.dir, 'foreign', foreign.issue('mesh', 'client'));
+    const files = writeClientCert(m.dir, 'foreign', foreign.issueSync('mesh', 'client'));
     await refused(['--cert', files.cert, '--key', files.key]);
     assert.ok(m.server.metrics.handshakeFailures.server.untrusted >= 1);
   });
 
   test('an expired certificate of the mesh CA', async () => {
-    const expired = testCa().issue('mesh', 'client', { notBefore: new Date(Date.now() - 2 * 86400_000), lifetimeMs: 86400_000 });
+    const expired = testCa().issueSync('mesh', 'client', { notBefore: new Date(Date.now() - 2 * 86400_000), lifetimeMs: 86400_000 });
     const files = writeClientCert(m.dir, 'expired', expired);
     await refused(['--cert', files.cert, '--key', files.key]);
     assert.ok(m.server.metrics.handshakeFailures.server.expired >= 1);
@@ -80,7 +80,7 @@ describe('STRICT refuses client certificates that are not the mesh CA\'s', () =>
   });
 
   test('a valid mesh certificate through curl is accepted (control)', async () => {
-    const files = writeClientCert(m.dir, 'good', testCa().issue('mesh', 'curl'));
+    const files = writeClientCert(m.dir, 'good', testCa().issueSync('mesh', 'curl'));
     const r = await curl(['-k', '--cert', files.cert, '--key', files.key, `https://127.0.0.1:${m.serverPort}/`]);
     assert.equal(r.exit, 0, r.stderr);
     assert.equal(r.code, '200');
@@ -115,7 +115,7 @@ describe('mode change at runtime, without a restart', () => {
       req.end();
     });
     // issued before the first request: on a loaded machine issuing can take longer than an idle keep-alive lives
-    const rotated = testCa().issue('mesh', 'echo');
+    const rotated = testCa().issueSync('mesh', 'echo');
     const handshakes = m.client.metrics.handshakes.clientOk;
     assert.equal((await get()).status, 200);
     // rotate the server's certificate and make it STRICT while the connection is open
@@ -134,11 +134,11 @@ describe('mode change at runtime, without a restart', () => {
 describe('PERMISSIVE passes the application\'s own TLS through (no istio ALPN), STRICT does not', () => {
   for (const mode of ['PERMISSIVE', 'STRICT'] as const) {
     test(`${mode}: curl https straight to a TLS application behind the sidecar`, async () => {
-      const cert = testCa().issue('mesh', 'tls-app', { dnsNames: ['localhost'] });
+      const cert = testCa().issueSync('mesh', 'tls-app', { dnsNames: ['localhost'] });
       let served = 0;
       const app = createHttpsServer({ cert: cert.certPem, key: cert.keyPem }, (_req, res) => { served++; res.end('tls app\n'); });
       await new Promise<void>((r) => app.listen(0, '127.0.0.1', r));
-      const p = new SidecarProxy(serverConfig(testCa().issue('mesh', 'echo'), mode));
+      const p = new SidecarProxy(serverConfig(testCa().issueSync('mesh', 'echo'), mode));
       const port = (await p.listenInbound({ host: '127.0.0.1', port: 0, app: { host: '127.0.0.1', port: (app.address() as AddressInfo).port } })).port;
       try {
         const r = await curl(['-k', `https://localhost:${port}/`]);

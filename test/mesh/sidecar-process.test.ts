@@ -18,7 +18,7 @@ let app: EchoApp;
 let child: ChildProcess;
 let ports: { inbound: number; outbound: number; admin: number };
 let dir: string;
-const cert = testCa().issue('mesh', 'echo');
+const cert = testCa().issueSync('mesh', 'echo');
 const cfgFile = () => join(dir, 'sidecar.json');
 
 before(async () => {

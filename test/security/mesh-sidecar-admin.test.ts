@@ -14,7 +14,7 @@ const root = process.env['STRAIT_ROOT'] ?? process.cwd();
 test('PUT /config is refused with --config-ipc; the agent\'s IPC push applies', async () => {
   const app = await startEchoApp();
   const dir = mkdtempSync(join(tmpdir(), 'strait-admin-'));
-  const cert = testCa().issue('mesh', 'echo');
+  const cert = testCa().issueSync('mesh', 'echo');
   writeFileSync(join(dir, 'c.json'), JSON.stringify(serverConfig(cert, 'STRICT')));
   const child = fork(join(root, 'dist', 'agents', 'sidecar', 'main.js'), ['--config', join(dir, 'c.json'), '--config-ipc', '--bind', '127.0.0.1',
     '--inbound-port', '0', '--outbound-port', '0', '--admin', '127.0.0.1:0', '--app', `127.0.0.1:${app.port}`], { stdio: ['ignore', 'pipe', 'inherit', 'ipc'], env: { ...process.env, STRAIT_LOG_LEVEL: 'warn' } });

@@ -65,11 +65,11 @@ describe('outbound refuses the wrong server', () => {
   before(async () => { app = await startEchoApp(); });
   after(() => app.close());
 
-  const attempt = async (serverCert: ReturnType<MeshCa["issue"]>): Promise<{ exit: number; stderr: string; client: SidecarProxy }> => {
+  const attempt = async (serverCert: ReturnType<MeshCa["issueSync"]>): Promise<{ exit: number; stderr: string; client: SidecarProxy }> => {
     const server = new SidecarProxy(serverConfig(serverCert, 'PERMISSIVE'));
     const sp = (await server.listenInbound({ host: '127.0.0.1', port: 0, app: { host: '127.0.0.1', port: app.port } })).port;
     const client = new SidecarProxy({
-      identity: identityOf(testCa().issue('mesh', 'client')), inbound: { defaultMode: 'PERMISSIVE' },
+      identity: identityOf(testCa().issueSync('mesh', 'client')), inbound: { defaultMode: 'PERMISSIVE' },
       outbound: { default: { mode: 'ISTIO_MUTUAL', sans: ['spiffe://cluster.local/ns/mesh/sa/echo'] } },
     });
     const cp = (await client.listenOutbound({ host: '127.0.0.1', port: 0, destination: { host: '127.0.0.1', port: sp } })).port;
@@ -81,7 +81,7 @@ describe('outbound refuses the wrong server', () => {
 
   test('a mesh certificate of another service account (impersonation) is refused', async () => {
     const before = app.requests;
-    const { exit, stderr, client } = await attempt(testCa().issue('mesh', 'evil'));
+    const { exit, stderr, client } = await attempt(testCa().issueSync('mesh', 'evil'));
     assertRefused(exit, stderr);
     assert.equal(client.metrics.handshakeFailures.client['bad-peer-identity'], 1);
     assert.equal(app.requests, before);
@@ -89,7 +89,7 @@ describe('outbound refuses the wrong server', () => {
 
   test('a server certificate from a foreign CA is refused', async () => {
     const before = app.requests;
-    const { exit, stderr, client } = await attempt(MeshCa.create().issue('mesh', 'echo'));
+    const { exit, stderr, client } = await attempt(MeshCa.create().issueSync('mesh', 'echo'));
     assertRefused(exit, stderr);
     assert.equal(client.metrics.handshakeFailures.client.untrusted, 1);
     assert.equal(app.requests, before);

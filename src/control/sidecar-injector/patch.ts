@@ -3,6 +3,7 @@
 // container and the init container that redirects their traffic to it, as JSON Patch
 // operations (RFC 6902) for an AdmissionReview response. Idempotent: a pod that already
 // has the proxy gets no patch.
+import { SIDECAR_NODE_FLAGS } from '../../dataplane/proxy/index.js';
 import { INJECT_KEY } from '../resources/index.js';
 
 export interface SidecarOptions {
@@ -59,7 +60,7 @@ export function sidecarContainers(opts: SidecarOptions): { proxy: Record<string,
     proxy: {
       name: PROXY_CONTAINER,
       image: opts.image,
-      command: ['node', 'dist/agents/sidecar/main.js'],
+      command: ['node', ...SIDECAR_NODE_FLAGS, 'dist/agents/sidecar/main.js'],
       args: ['--inbound-port', String(inbound), '--outbound-port', String(outbound)],
       env,
       ports: [{ name: 'strait-metrics', containerPort: 15090, protocol: 'TCP' }],

@@ -5,7 +5,8 @@ export { validateSidecarConfig, INBOUND_MODES, OUTBOUND_MODES, type InboundMode,
 export { ProxyMetrics, classifyTlsError, type AcceptReason, type HandshakeFailure, type ResetReason } from './metrics.js';
 export { sniffTls } from './sniff.js';
 export { peerUris, spiffeChecker, MESH_ALPN } from './identity.js';
-export { resetSocket } from './splice.js';
+export { connectSpliced, resetSocket, splice } from './splice.js';
 export { originalDst, sidecarRedirectRules, type RedirectRules } from './original-dst.js';
 export { IngressGateway, IngressMetrics, type IngressConfig, type IngressRoute } from './ingress.js';
 export { startRelay, type Relay, type RelayListen } from './relay.js';
+export { SIDECAR_NODE_FLAGS } from './node-flags.js';

@@ -11,7 +11,7 @@ import { MESH_ALPN, peerUris, secureContextFor, spiffeChecker } from './identity
 import { classifyTlsError, ProxyMetrics } from './metrics.js';
 import { decode as decodeHello, MAX_RECORD } from '../../wire/tls-hello/index.js';
 import { sniffTls } from './sniff.js';
-import { resetSocket, splice } from './splice.js';
+import { connectSpliced, resetSocket, splice } from './splice.js';
 
 export interface Address {
   host: string;
@@ -255,7 +255,7 @@ export class SidecarProxy {
 
   private toApp(conn: InboundConn, down: Socket, downRaw: Socket | undefined): void {
     const target = conn.target as Address;
-    const up = netConnect({ host: target.host, port: target.port, allowHalfOpen: true });
+    const up = connectSpliced({ host: target.host, port: target.port, allowHalfOpen: true });
     this.track(up);
     up.once('error', () => {
       this.metrics.upstreamErrors.inbound++;
@@ -279,10 +279,12 @@ export class SidecarProxy {
     const policy = this.outboundPolicy(dst.host, dst.port);
     this.metrics.outbound[policy.mode]++;
     this.opts.onEvent?.({ type: 'outbound', destination: `${dst.host}:${dst.port}`, mode: policy.mode });
-    const raw = netConnect({ host: dst.host, port: dst.port, allowHalfOpen: true });
+    const plain = policy.mode === 'DISABLE' || !this.ctx;
+    // a plaintext upstream reads through onread (connectSpliced); under TLS the TLS layer reads it
+    const raw = plain ? connectSpliced({ host: dst.host, port: dst.port, allowHalfOpen: true }) : netConnect({ host: dst.host, port: dst.port, allowHalfOpen: true });
     this.track(raw);
     raw.on('error', ignoreError);
-    if (policy.mode === 'DISABLE' || !this.ctx) {
+    if (plain) {
       if (policy.mode !== 'DISABLE') {
         // ISTIO_MUTUAL without an identity cannot work; fail the connection visibly.
         this.metrics.handshakeFailures.client.other++;

@@ -3,15 +3,28 @@
 // one side resets (RST) the other, as Envoy's TCP proxy does; a clean end is passed on.
 // The data path is a 'data' handler writing straight into the peer (no pipe() machinery):
 // a chunk costs one write call; the reader pauses only when the peer's buffer is full.
-import type { Socket } from 'node:net';
+// Sockets we connect ourselves (connectSpliced) read with node's `onread` option instead:
+// into one reused buffer, straight to a callback, past the Readable stream machinery and
+// without a fresh buffer per read.
+import { connect, type NetConnectOpts, type Socket } from 'node:net';
 
 const kPeer = Symbol('strait.peer');
 const kRaw = Symbol('strait.raw');
+const kReads = Symbol('strait.reads');
+
+/** the read buffer of a connectSpliced socket (64 KiB, what libuv offers a stream read) */
+const READ_BUFFER = 64 * 1024;
+
+interface ReadState {
+  buf: Buffer;
+}
 
 interface Joined extends Socket {
   [kPeer]?: Joined;
   /** the TCP socket under a TLS socket (the one that can be reset) */
   [kRaw]?: Socket;
+  /** set on sockets made by connectSpliced: they read through onread, not 'data' */
+  [kReads]?: ReadState;
 }
 
 /** Abort a TCP connection with RST (SO_LINGER 0), falling back to destroy(). */
@@ -44,6 +57,37 @@ function onSideData(this: Joined, chunk: Buffer): void {
   if (!peer.write(chunk)) this.pause();
 }
 
+/**
+ * onread callback of a connectSpliced socket: the chunk sits in the socket's reused buffer,
+ * which may be overwritten by the next read only once nothing refers to it any more:
+ * - a TLS peer with nothing queued encrypts the chunk inside write() (SSL_write consumes it,
+ *   or node copies what it could not write), so the buffer is free when write() returns,
+ *   although the write completes later;
+ * - any other peer is done with it when its writable state is empty after write() (the
+ *   kernel took it all at once).
+ * Otherwise (queued behind earlier writes, half taken by the kernel) the next read goes
+ * into a fresh buffer. Returning false stops reading until the peer drains.
+ */
+function onSpliceRead(this: Joined, nread: number, buf: Buffer): boolean {
+  const peer = this[kPeer] as Joined;
+  const consumed = (peer as Joined & { encrypted?: boolean }).encrypted === true && peer.writableLength === 0;
+  const ok = peer.write(buf.subarray(0, nread));
+  if (!consumed && peer.writableLength > 0) (this[kReads] as ReadState).buf = Buffer.allocUnsafeSlow(READ_BUFFER);
+  return ok;
+}
+
+/**
+ * Connect a socket that will be one side of splice(): it reads through node's public
+ * `onread` option (a reused buffer and a callback) rather than 'data' events. Splice it in
+ * the same tick (before it can connect and read): its reads go straight to the peer.
+ */
+export function connectSpliced(opts: NetConnectOpts): Socket {
+  const st: ReadState = { buf: Buffer.allocUnsafeSlow(READ_BUFFER) };
+  const sock = connect({ ...opts, onread: { buffer: () => st.buf, callback: onSpliceRead } }) as Joined;
+  sock[kReads] = st;
+  return sock;
+}
+
 function onSideDrain(this: Joined): void {
   const peer = this[kPeer] as Joined;
   if (!peer.destroyed) peer.resume();
@@ -72,6 +116,8 @@ export function splice(a: Socket, b: Socket, aRaw?: Socket, bRaw?: Socket): void
   b.on('drain', onSideDrain);
   a.setNoDelay(true);
   b.setNoDelay(true);
-  a.on('data', onSideData);
-  b.on('data', onSideData);
+  if (ja[kReads]) a.resume();
+  else a.on('data', onSideData);
+  if (jb[kReads]) b.resume();
+  else b.on('data', onSideData);
 }

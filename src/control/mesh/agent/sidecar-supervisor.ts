@@ -8,7 +8,7 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import { sidecarRedirectRules } from '../../../dataplane/proxy/index.js';
+import { SIDECAR_NODE_FLAGS, sidecarRedirectRules } from '../../../dataplane/proxy/index.js';
 import type { MeshView } from '../policy/index.js';
 
 export const PROXY_UID = 1337;
@@ -86,7 +86,7 @@ export class SidecarSupervisor {
     }
     mkdirSync(join(this.o.dir, ns), { recursive: true });
     const logFd = openSync(join(this.o.dir, ns, `${pod}.log`), 'a');
-    const child = spawn('ip', ['netns', 'exec', r.netns, this.o.nodeBinary ?? process.execPath, this.o.sidecarScript,
+    const child = spawn('ip', ['netns', 'exec', r.netns, this.o.nodeBinary ?? process.execPath, ...SIDECAR_NODE_FLAGS, this.o.sidecarScript,
       '--config', join(this.o.dir, ns, `${pod}.json`), '--uid', String(this.o.proxyUid ?? PROXY_UID),
       '--inbound-port', String(INBOUND_PORT), '--outbound-port', String(OUTBOUND_PORT), '--admin', `127.0.0.1:${ADMIN_PORT}`, '--config-ipc', '--metrics', `0.0.0.0:${METRICS_PORT}`],
     { stdio: ['ignore', 'ignore', logFd, 'ipc'], env: { ...process.env, STRAIT_PROC: `sidecar ${r.key}` } });

@@ -1,7 +1,10 @@
 // The mesh CA: a self-signed root (node-forge) that issues short-lived workload
 // certificates carrying the workload's SPIFFE ID as URI SAN, as istiod's CA does.
-// Keys come from node:crypto (fast, native); certificates are built and signed by forge.
-import { generateKeyPairSync, randomBytes, X509Certificate } from 'node:crypto';
+// Keys and signatures come from node:crypto (native; key generation runs on the libuv
+// thread pool, so issuing never blocks the event loop); forge only lays out the
+// certificate structure (the TBSCertificate), with the key's SPKI spliced in as DER.
+import { createPrivateKey, generateKeyPair, generateKeyPairSync, randomBytes, sign, X509Certificate, type KeyObject } from 'node:crypto';
+import { promisify } from 'node:util';
 import forge from 'node-forge';
 import { E } from '../../../base/errors/index.js';
 import { spiffeId, type WorkloadIdentity } from './spiffe.js';
@@ -35,7 +38,11 @@ export interface IssueOptions {
   notBefore?: Date;
   /** extra DNS SANs (the ingress gateway's host names, for example) */
   dnsNames?: string[];
+  /** the workload key: ECDSA P-256 (default, as Istio) or RSA 2048 */
+  keyType?: WorkloadKeyType;
 }
+
+export type WorkloadKeyType = 'ec-p256' | 'rsa-2048';
 
 export interface RootOptions {
   trustDomain?: string;
@@ -45,15 +52,43 @@ export interface RootOptions {
   now?: Date;
 }
 
-function newKeyPair(): { forgeKey: forge.pki.rsa.PrivateKey; forgePub: forge.pki.rsa.PublicKey; keyPem: string } {
-  const { privateKey } = generateKeyPairSync('rsa', {
-    modulusLength: 2048,
-    privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
-    publicKeyEncoding: { type: 'spki', format: 'pem' },
-  });
-  const forgeKey = forge.pki.privateKeyFromPem(privateKey) as forge.pki.rsa.PrivateKey;
-  const forgePub = forge.pki.setRsaPublicKey(forgeKey.n, forgeKey.e);
-  return { forgeKey, forgePub, keyPem: privateKey };
+interface NewKey {
+  /** SubjectPublicKeyInfo, DER */
+  spkiDer: Buffer;
+  /** PKCS#8 PEM */
+  keyPem: string;
+  rsa: boolean;
+}
+
+const generateKeyPairAsync = promisify(generateKeyPair);
+
+function keyParams(type: WorkloadKeyType): { kind: 'ec' | 'rsa'; opts: { namedCurve: string } | { modulusLength: number } } {
+  return type === 'rsa-2048' ? { kind: 'rsa', opts: { modulusLength: 2048 } } : { kind: 'ec', opts: { namedCurve: 'prime256v1' } };
+}
+
+function exportKey(privateKey: KeyObject, publicKey: KeyObject): NewKey {
+  return {
+    spkiDer: publicKey.export({ type: 'spki', format: 'der' }),
+    keyPem: privateKey.export({ type: 'pkcs8', format: 'pem' }) as string,
+    rsa: privateKey.asymmetricKeyType === 'rsa',
+  };
+}
+
+function newKeySync(type: WorkloadKeyType): NewKey {
+  const p = keyParams(type);
+  const { privateKey, publicKey } = p.kind === 'rsa'
+    ? generateKeyPairSync('rsa', p.opts as { modulusLength: number })
+    : generateKeyPairSync('ec', p.opts as { namedCurve: string });
+  return exportKey(privateKey, publicKey);
+}
+
+/** Key generation on the libuv thread pool: the event loop keeps running meanwhile. */
+async function newKey(type: WorkloadKeyType): Promise<NewKey> {
+  const p = keyParams(type);
+  const { privateKey, publicKey } = p.kind === 'rsa'
+    ? await generateKeyPairAsync('rsa', p.opts as { modulusLength: number })
+    : await generateKeyPairAsync('ec', p.opts as { namedCurve: string });
+  return exportKey(privateKey, publicKey);
 }
 
 function serial(): string {
@@ -62,33 +97,61 @@ function serial(): string {
   return b.toString('hex');
 }
 
+/**
+ * Sign `cert` (laid out by forge) with `signer` through node:crypto (RSA PKCS#1 v1.5,
+ * SHA-256), after replacing its SubjectPublicKeyInfo with `spkiDer` (forge knows only
+ * RSA keys; the placeholder public key never reaches the output). Returns the PEM.
+ */
+function signWithNode(cert: forge.pki.Certificate, spkiDer: Buffer, signer: KeyObject): string {
+  const oid = forge.pki.oids['sha256WithRSAEncryption'] as string;
+  cert.signatureOid = oid;
+  cert.siginfo.algorithmOid = oid;
+  // getTBSCertificate is public in forge but missing from its type declarations
+  const tbs = (forge.pki as unknown as { getTBSCertificate(c: forge.pki.Certificate): forge.asn1.Asn1 }).getTBSCertificate(cert);
+  const fields = tbs.value as forge.asn1.Asn1[];
+  // TBSCertificate: [0] version, serialNumber, signature, issuer, validity, subject, subjectPublicKeyInfo, ...
+  fields[6] = forge.asn1.fromDer(forge.util.createBuffer(spkiDer.toString('binary')));
+  (cert as unknown as { tbsCertificate: forge.asn1.Asn1 }).tbsCertificate = tbs;
+  const tbsDer = Buffer.from(forge.asn1.toDer(tbs).getBytes(), 'binary');
+  cert.signature = sign('sha256', tbsDer, signer).toString('binary');
+  return forge.pki.certificateToPem(cert);
+}
+
 export class MeshCa {
   readonly trustDomain: string;
   readonly rootPem: string;
   private readonly rootCert: forge.pki.Certificate;
-  private readonly rootKey: forge.pki.rsa.PrivateKey;
+  private readonly rootKeyPem: string;
+  private readonly rootKey: KeyObject;
+  private readonly rootKeyId: string;
 
   private constructor(trustDomain: string, material: CaMaterial) {
     this.trustDomain = trustDomain;
+    let x: X509Certificate;
     try {
       this.rootCert = forge.pki.certificateFromPem(material.certPem);
-      this.rootKey = forge.pki.privateKeyFromPem(material.keyPem) as forge.pki.rsa.PrivateKey;
+      this.rootKey = createPrivateKey(material.keyPem);
+      x = new X509Certificate(material.certPem);
     } catch (err) {
       throw E.meshCaInvalid((err as Error).message);
     }
-    const pub = this.rootCert.publicKey as forge.pki.rsa.PublicKey;
-    if (pub.n.compareTo(this.rootKey.n) !== 0) throw E.meshCaInvalid('the root key does not belong to the root certificate');
+    if (this.rootKey.asymmetricKeyType !== 'rsa') throw E.meshCaInvalid(`the root key is ${this.rootKey.asymmetricKeyType ?? 'unknown'}; the mesh root must be RSA`);
+    if (!x.checkPrivateKey(this.rootKey)) throw E.meshCaInvalid('the root key does not belong to the root certificate');
+    this.rootKeyPem = material.keyPem;
     this.rootPem = forge.pki.certificateToPem(this.rootCert);
+    this.rootKeyId = this.rootCert.generateSubjectKeyIdentifier().getBytes();
   }
 
-  /** Make a new self-signed root CA. */
+  /** Make a new self-signed root CA (RSA 2048; synchronous, done once per world). */
   static create(opts: RootOptions = {}): MeshCa {
     const trustDomain = opts.trustDomain ?? 'cluster.local';
     spiffeId({ trustDomain, namespace: 'x', serviceAccount: 'x' }); // validates the trust domain
     const now = opts.now ?? new Date();
-    const { forgeKey, forgePub, keyPem } = newKeyPair();
+    const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+    const keyPem = privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
     const cert = forge.pki.createCertificate();
-    cert.publicKey = forgePub;
+    // forge computes the subject key identifier from cert.publicKey: give it the real one
+    cert.publicKey = forge.pki.publicKeyFromPem(publicKey.export({ type: 'spki', format: 'pem' }) as string);
     cert.serialNumber = serial();
     cert.validity.notBefore = new Date(now.getTime() - CLOCK_SKEW_MS);
     cert.validity.notAfter = new Date(now.getTime() + (opts.lifetimeMs ?? DEFAULT_ROOT_LIFETIME_MS));
@@ -100,8 +163,8 @@ export class MeshCa {
       { name: 'keyUsage', keyCertSign: true, cRLSign: true, digitalSignature: true, critical: true },
       { name: 'subjectKeyIdentifier' },
     ]);
-    cert.sign(forgeKey, forge.md.sha256.create());
-    return new MeshCa(trustDomain, { certPem: forge.pki.certificateToPem(cert), keyPem });
+    const certPem = signWithNode(cert, publicKey.export({ type: 'spki', format: 'der' }), privateKey);
+    return new MeshCa(trustDomain, { certPem, keyPem });
   }
 
   /** Load a root kept from an earlier run (a Secret, a file). */
@@ -110,15 +173,31 @@ export class MeshCa {
   }
 
   material(): CaMaterial {
-    return { certPem: this.rootPem, keyPem: forge.pki.privateKeyToPem(this.rootKey) };
+    return { certPem: this.rootPem, keyPem: this.rootKeyPem };
   }
 
-  /** Issue a workload certificate for ns/sa in this CA's trust domain. */
-  issue(namespace: string, serviceAccount: string, opts: IssueOptions = {}): WorkloadCert {
+  /**
+   * Issue a workload certificate for ns/sa in this CA's trust domain. The key is made on
+   * the libuv thread pool and the signature is one native RSA operation, so the event
+   * loop stays responsive while certificates are issued.
+   */
+  async issue(namespace: string, serviceAccount: string, opts: IssueOptions = {}): Promise<WorkloadCert> {
     return this.issueFor({ trustDomain: this.trustDomain, namespace, serviceAccount }, opts);
   }
 
-  issueFor(identity: WorkloadIdentity, opts: IssueOptions = {}): WorkloadCert {
+  async issueFor(identity: WorkloadIdentity, opts: IssueOptions = {}): Promise<WorkloadCert> {
+    spiffeId(identity); // refuse a bad identity before making a key
+    return this.build(identity, opts, await newKey(opts.keyType ?? 'ec-p256'));
+  }
+
+  /** The synchronous form of issue() (blocks while the key is made): tests and tools. */
+  issueSync(namespace: string, serviceAccount: string, opts: IssueOptions = {}): WorkloadCert {
+    const identity = { trustDomain: this.trustDomain, namespace, serviceAccount };
+    spiffeId(identity);
+    return this.build(identity, opts, newKeySync(opts.keyType ?? 'ec-p256'));
+  }
+
+  private build(identity: WorkloadIdentity, opts: IssueOptions, key: NewKey): WorkloadCert {
     const id = spiffeId(identity);
     const lifetime = opts.lifetimeMs ?? DEFAULT_WORKLOAD_LIFETIME_MS;
     if (!(lifetime > 0)) throw E.configInvalid('mesh.ca.workloadLifetime', lifetime, 'must be a positive number of milliseconds');
@@ -126,9 +205,8 @@ export class MeshCa {
     const skew = opts.notBefore ? 0 : Math.min(CLOCK_SKEW_MS, Math.floor(lifetime / 10));
     const notBefore = opts.notBefore ?? new Date(Date.now() - skew);
     const notAfter = new Date(notBefore.getTime() + lifetime + skew);
-    const { forgePub, keyPem } = newKeyPair();
     const cert = forge.pki.createCertificate();
-    cert.publicKey = forgePub;
+    cert.publicKey = this.rootCert.publicKey; // placeholder for forge; replaced by key.spkiDer when signing
     cert.serialNumber = serial();
     cert.validity.notBefore = notBefore;
     cert.validity.notAfter = notAfter;
@@ -139,14 +217,14 @@ export class MeshCa {
     for (const dns of opts.dnsNames ?? []) altNames.push({ type: 2, value: dns });
     cert.setExtensions([
       { name: 'basicConstraints', cA: false, critical: true },
-      { name: 'keyUsage', digitalSignature: true, keyEncipherment: true, critical: true },
+      // key encipherment is an RSA use (TLS 1.2 RSA key exchange); an EC key only signs
+      { name: 'keyUsage', digitalSignature: true, keyEncipherment: key.rsa, critical: true },
       { name: 'extKeyUsage', serverAuth: true, clientAuth: true },
       { name: 'subjectAltName', altNames, critical: true },
-      { name: 'authorityKeyIdentifier', keyIdentifier: this.rootCert.generateSubjectKeyIdentifier().getBytes() },
+      { name: 'authorityKeyIdentifier', keyIdentifier: this.rootKeyId },
     ]);
-    cert.sign(this.rootKey, forge.md.sha256.create());
-    const certPem = forge.pki.certificateToPem(cert);
-    return { spiffeId: id, certPem, keyPem, chainPem: certPem + this.rootPem, rootPem: this.rootPem, notBefore, notAfter };
+    const certPem = signWithNode(cert, key.spkiDer, this.rootKey);
+    return { spiffeId: id, certPem, keyPem: key.keyPem, chainPem: certPem + this.rootPem, rootPem: this.rootPem, notBefore, notAfter };
   }
 }
 

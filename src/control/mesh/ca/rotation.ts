@@ -14,6 +14,8 @@ export interface RotatorOptions {
   graceRatio?: number;
   clock?: Clock;
   onRotate: (cert: WorkloadCert) => void;
+  /** told when a scheduled rotation failed (it is retried a minute later) */
+  onError?: (err: unknown) => void;
 }
 
 export class CertRotator {
@@ -25,7 +27,7 @@ export class CertRotator {
   constructor(private readonly opts: RotatorOptions) {}
 
   /** Issue the first certificate, hand it over and schedule its rotation. */
-  start(): WorkloadCert {
+  start(): Promise<WorkloadCert> {
     return this.rotateNow();
   }
 
@@ -40,11 +42,13 @@ export class CertRotator {
     return Math.max(0, at - now);
   }
 
-  rotateNow(): WorkloadCert {
+  /** Issue now (the key is made off the event loop), hand the certificate over, schedule the next. */
+  async rotateNow(): Promise<WorkloadCert> {
     const clock = this.opts.clock ?? systemClock;
     const issue = this.opts.issue ?? {};
-    const cert = this.opts.ca.issue(this.opts.namespace, this.opts.serviceAccount,
+    const cert = await this.opts.ca.issue(this.opts.namespace, this.opts.serviceAccount,
       this.opts.clock ? { ...issue, notBefore: new Date(clock.now()) } : issue);
+    if (this.stopped && this.cert) return this.cert; // stopped while issuing: keep what was handed over
     this.cert = cert;
     this.rotations++;
     this.opts.onRotate(cert);
@@ -61,8 +65,16 @@ export class CertRotator {
     const capped = Math.min(wait, 0x7fffffff);
     this.timer = clock.setTimeout(() => {
       if (capped < wait) this.schedule(cert);
-      else this.rotateNow();
+      else this.rotateNow().catch((err: unknown) => this.retry(err));
     }, capped);
+  }
+
+  /** An issue that failed (it should not: the CA is local) is tried again in a minute. */
+  private retry(err: unknown): void {
+    this.opts.onError?.(err);
+    if (this.stopped) return;
+    const clock = this.opts.clock ?? systemClock;
+    this.timer = clock.setTimeout(() => { this.rotateNow().catch((e: unknown) => this.retry(e)); }, 60_000);
   }
 
   stop(): void {

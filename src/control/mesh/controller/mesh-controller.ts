@@ -112,13 +112,14 @@ export class MeshController {
     this.running = undefined;
   }
 
-  private certFor(ns: string, sa: string): WorkloadCert {
+  private async certFor(ns: string, sa: string): Promise<WorkloadCert> {
     const key = `${ns}/${sa}`;
     let cert = this.certs.get(key);
     if (!cert) {
       const rotator = new CertRotator({
         ca: this.o.ca, namespace: ns, serviceAccount: sa,
         ...(this.o.workloadLifetimeMs ? { issue: { lifetimeMs: this.o.workloadLifetimeMs } } : {}),
+        onError: (err) => this.o.log?.warn({ err: String(err), workload: key }, 'certificate rotation failed; retrying in a minute'),
         onRotate: (c) => {
           const had = this.certs.has(key);
           this.certs.set(key, c);
@@ -126,7 +127,7 @@ export class MeshController {
         },
       });
       this.rotators.set(key, rotator);
-      cert = rotator.start();
+      cert = await rotator.start();
     }
     return cert;
   }
@@ -141,7 +142,7 @@ export class MeshController {
     const changed: ReconcileResult['changed'] = [];
     for (const w of view.workloads) {
       if (!w.sidecar) continue;
-      const cert = this.certFor(w.namespace, w.serviceAccount);
+      const cert = await this.certFor(w.namespace, w.serviceAccount);
       const cfg = sidecarConfigFor(view, w, { certPem: cert.certPem, keyPem: cert.keyPem, rootPem: cert.rootPem });
       const rel = join(w.namespace, `${w.name}.json`);
       want.add(rel);
@@ -154,7 +155,7 @@ export class MeshController {
     }
     if (this.o.ingress) {
       const g = this.o.ingress;
-      const cert = this.certFor(g.namespace, g.serviceAccount);
+      const cert = await this.certFor(g.namespace, g.serviceAccount);
       const cfg = ingressConfigFor(view, g.routes, g, { certPem: cert.certPem, keyPem: cert.keyPem, rootPem: cert.rootPem });
       const text = JSON.stringify(cfg);
       want.add(INGRESS_FILE);
