@@ -36,6 +36,11 @@ export async function main(argv: string[]): Promise<number> {
 
 const isEntry = process.argv[1] !== undefined && /(bin\/strait(\.js)?|cli\/main\.js)$/.test(process.argv[1]);
 if (isEntry) {
+  // `strait ... | head`: a reader that stops early is not an error (as for coreutils, exit 0 quietly)
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code === 'EPIPE') process.exit(0);
+    throw err;
+  });
   main(process.argv).then((code) => {
     process.exitCode = code;
   });

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { test } from 'node:test';
 
 const root = process.env['STRAIT_ROOT'] ?? process.cwd();
@@ -38,10 +38,11 @@ for (const p of positions) {
   test(`global --cluster and --state-dir ${p.name}`, () => {
     const dir = mkdtempSync(join(tmpdir(), 'strait-cli-globals-'));
     try {
+      mkdirSync(join(dir, 'stores', 'cluster-b'), { recursive: true });
       const r = strait(...p.args(dir));
       assert.equal(r.status, 0, r.stderr);
       assert.equal(JSON.parse(r.stdout).cluster, 'cluster-b');
-      assert.ok(existsSync(join(dir, 'stores')), 'the state dir given is the one used');
+      assert.ok(readdirSync(join(dir, 'stores', 'cluster-b')).length > 0, 'the state dir given is the one used');
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -61,4 +62,29 @@ test('a command shows the global options it takes in --help and refuses the othe
     assert.equal(r.status, 2, args.join(' '));
     assert.match(r.stderr, /unknown option '--(cluster|state-dir)'/);
   }
+});
+
+test('show, diagnose and verify with no world and no store of the cluster exit 5 and create nothing', () => {
+  const dir = join(mkdtempSync(join(tmpdir(), 'strait-cli-noworld-')), 'state');
+  try {
+    for (const args of [['show', 'connections'], ['diagnose'], ['verify', '--tocluster', 'cluster-b']]) {
+      const r = strait(...args, '--state-dir', dir);
+      assert.equal(r.status, 5, `${args.join(' ')}: ${r.stderr}`);
+      assert.match(r.stderr, /STRAIT_ERR_WORLD_NOT_RUNNING: no world is running with state dir ".*state"/);
+      assert.equal(existsSync(dir), false, `${args.join(' ')} created ${dir}`);
+    }
+  } finally {
+    rmSync(dirname(dir), { recursive: true, force: true });
+  }
+});
+
+test('strait --help into a reader that closes early (| head -1) exits without a stack', async () => {
+  const { spawn } = await import('node:child_process');
+  const child = spawn(process.execPath, [join(root, 'bin', 'strait.js'), 'verify', '--help'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  child.stdout.destroy(); // the reader is gone before the help is written
+  let stderr = '';
+  child.stderr.on('data', (d: Buffer) => { stderr += d.toString(); });
+  const code = await new Promise<number | null>((r) => child.on('close', (c) => r(c)));
+  assert.equal(code, 0, stderr);
+  assert.doesNotMatch(stderr, /EPIPE|Unhandled/);
 });

@@ -32,7 +32,7 @@ export function registerDiagnoseCommand(program: Command): void {
       const opts = cmd.optsWithGlobals<Flags>();
       const format = parseOutputFormat(opts.output, ['text', 'json']);
       const stateDir = resolveStateDir(opts.stateDir);
-      const { store: local } = openClusterStore(stateDir, opts.cluster);
+      const { store: local } = openClusterStore(stateDir, opts.cluster, { existing: true });
       let broker: ResourceStore | undefined;
       let info: BrokerInfo | undefined;
       try {

@@ -17,7 +17,7 @@ export function registerShowCommands(program: Command): void {
         const opts = cmd.optsWithGlobals<{ cluster: string; stateDir?: string; output: string }>();
         const format = parseOutputFormat(opts.output, ['text', 'json']);
         const stateDir = resolveStateDir(opts.stateDir);
-        const { store } = openClusterStore(stateDir, opts.cluster);
+        const { store } = openClusterStore(stateDir, opts.cluster, { existing: true });
         const sections = what === 'all' ? SHOW_ALL : [what];
         let broker: ResourceStore | undefined;
         try {

@@ -42,7 +42,7 @@ export function registerVerifyCommand(program: Command): void {
       const stores = new Map<string, ResourceStore>();
       const store = (cluster: string): ResourceStore => {
         let s = stores.get(cluster);
-        if (!s) stores.set(cluster, (s = openClusterStore(stateDir, cluster).store));
+        if (!s) stores.set(cluster, (s = openClusterStore(stateDir, cluster, { existing: true }).store));
         return s;
       };
       const checks: TrafficCheck[] = [];

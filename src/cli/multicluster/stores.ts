@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { openBrokerByUrl, openBrokerOfCluster as openJoinedBroker, type BrokerInfo } from '../../control/multicluster/index.js';
 import { connectStore, openEmbeddedStore, type ResourceStore } from '../../control/store/index.js';
 import { stateFiles } from '../state-dir.js';
+import { E } from '../../base/errors/index.js';
 
 export interface WorldCluster {
   name: string;
@@ -52,10 +53,15 @@ export interface StoreAccess {
   token?: string;
 }
 
-export function openClusterStore(stateDir: string, cluster: string): StoreAccess {
+/**
+ * `existing`: a command that only reads (show, diagnose, verify) must not create a store:
+ * with no world and no store of that cluster it fails with STRAIT_ERR_WORLD_NOT_RUNNING.
+ */
+export function openClusterStore(stateDir: string, cluster: string, opts: { existing?: boolean } = {}): StoreAccess {
   const w = worldStoreAccess(stateDir);
   if (w) return { store: connectStore({ ...w, cluster }), url: `unix://${w.socketPath}#${cluster}`, token: w.token };
   const dir = join(stateDir, 'stores', cluster);
+  if (opts.existing && !existsSync(dir)) throw E.worldNotRunning(stateDir);
   return { store: openEmbeddedStore({ dir }), url: `file://${dir}` };
 }
 
