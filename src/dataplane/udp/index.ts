@@ -21,7 +21,7 @@ const MAX_SEGMENT = 1472;
 const IPV4 = /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}$/;
 
 /** Dotted IPv4 text to an unsigned integer; -1 when it is not one. */
-function ipv4ToInt(a: string): number {
+export function ipv4ToInt(a: string): number {
   if (!IPV4.test(a)) return -1;
   const p = a.split('.');
   return ((Number(p[0]) << 24) | (Number(p[1]) << 16) | (Number(p[2]) << 8) | Number(p[3])) >>> 0;
@@ -107,6 +107,11 @@ export class UdpTransport {
   /** True when the addon's batched (GSO/GRO) path is in use. */
   get batched(): boolean {
     return this.fd >= 0;
+  }
+
+  /** The socket's descriptor on the batched path (for the node agent's native pump); -1 otherwise. */
+  get nativeFd(): number {
+    return this.closed ? -1 : this.fd;
   }
 
   /** One read from the addon: `len` bytes of datagrams of `seg` bytes (the last may be shorter). */
