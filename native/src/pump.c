@@ -210,9 +210,18 @@ static void *run(void *arg) {
   for (;;) {
     if (poll(fds, 2, -1) < 0 && errno != EINTR) break;
     if (fds[1].revents) break;
-    if (fds[0].revents & (POLLERR | POLLHUP | POLLNVAL)) break;
+    if (fds[0].revents & (POLLERR | POLLHUP | POLLNVAL)) {
+      // the device is down or gone: only JS decides to stop (pumpStop, or tunClose stops
+      // the pump first); until then look again every 10 ms rather than spin
+      if (poll(&fds[1], 1, 10) > 0) break;
+      continue;
+    }
     for (int i = 0; i < BURST; i++) {
       ssize_t n = read(p->tun_fd, p->buf, sizeof p->buf);
+      if (n < 0 && errno != EAGAIN && errno != EINTR) {
+        poll(&fds[1], 1, 10); // an error other than "nothing to read": do not spin on it
+        break;
+      }
       if (n <= 0) break;
       p->counters[C_READS] += 1;
       handle(p, (size_t)n);
@@ -225,7 +234,7 @@ static void *run(void *arg) {
 static uint32_t stop_slot(napi_env env, int i) {
   pump *p = pumps[i];
   uint64_t one = 1;
-  if (write(p->stop_fd, &one, sizeof one) < 0) { /* the thread also stops on POLLNVAL */ }
+  if (write(p->stop_fd, &one, sizeof one) < 0) { /* cannot fail: the counter is far from its limit */ }
   pthread_join(p->thread, NULL);
   close(p->stop_fd);
   pumps[i] = NULL;
