@@ -2,9 +2,47 @@
 // (uv_poll; each wake-up drains a burst and calls back into JS inside one callback
 // scope) and the table of writer threads by descriptor (writer.c).
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
 #include <uv.h>
 #include "common.h"
+
+#ifndef UDP_SEGMENT
+#define UDP_SEGMENT 103
+#endif
+#ifndef SOL_UDP
+#define SOL_UDP 17
+#endif
+
+int strait_gso_broken = 0;
+
+ssize_t strait_send_gso(int fd, struct iovec *iov, size_t iovlen, size_t seg, const struct sockaddr_in *to) {
+  char control[CMSG_SPACE(sizeof(uint16_t))];
+  memset(control, 0, sizeof control);
+  struct sockaddr_in dst = *to;
+  struct msghdr msg;
+  memset(&msg, 0, sizeof msg);
+  msg.msg_name = &dst;
+  msg.msg_namelen = sizeof dst;
+  msg.msg_iov = iov;
+  msg.msg_iovlen = iovlen;
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof control;
+  struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+  c->cmsg_level = SOL_UDP;
+  c->cmsg_type = UDP_SEGMENT;
+  c->cmsg_len = CMSG_LEN(sizeof(uint16_t));
+  uint16_t gs = (uint16_t)seg;
+  memcpy(CMSG_DATA(c), &gs, sizeof gs);
+  ssize_t n = sendmsg(fd, &msg, 0);
+  if (n >= 0) return n;
+  int err = errno;
+  // EINVAL: segments larger than the path MTU; EIO/ENOPROTOOPT/EOPNOTSUPP: no UDP GSO here
+  if (err == EIO || err == ENOPROTOOPT || err == EOPNOTSUPP) strait_gso_broken = 1;
+  return -err;
+}
 
 #define MAX_READERS 128
 #define MAX_WRITERS 128

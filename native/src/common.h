@@ -26,6 +26,13 @@ void strait_writer_free(strait_writer *w);
 strait_writer **strait_writer_slot(int fd, int create);
 strait_writer *strait_writer_for(int fd, strait_write_fn fn);
 
+// UDP GSO (common.c): one sendmsg of iov (iovlen entries) cut by the kernel into datagrams
+// of seg bytes (the last may be shorter), to `to`; bytes sent or -errno. A kernel without
+// UDP GSO sets strait_gso_broken (callers then send one datagram at a time).
+struct iovec;
+extern int strait_gso_broken;
+ssize_t strait_send_gso(int fd, struct iovec *iov, size_t iovlen, size_t seg, const struct sockaddr_in *to);
+
 // Readers on Node's event loop (common.c): uv_poll on a non-blocking fd; on every wake-up
 // drain(r, global, cb) reads a burst into buf and calls cb for each read, all inside one
 // callback scope.

@@ -31,13 +31,6 @@
 #include <unistd.h>
 #include "common.h"
 
-#ifndef UDP_SEGMENT
-#define UDP_SEGMENT 103
-#endif
-#ifndef SOL_UDP
-#define SOL_UDP 17
-#endif
-
 #define MAX_PUMPS 8
 #define HDR 22          // VXLAN header + inner Ethernet header
 #define EXT 12          // strait extension header
@@ -65,35 +58,23 @@ typedef struct {
 
 static pump *pumps[MAX_PUMPS];
 static napi_ref counter_refs[MAX_PUMPS]; // keeps each pump's Float64Array alive
-static int gso_broken = 0;
 
 // Send `n` datagrams described by iov (two entries each: header, payload); `seg` is the
 // size of each but the last (GSO when n > 1). EAGAIN/ENOBUFS are waited out here, on the
 // pump's own thread. Returns 0 or -errno.
 static int send_run(pump *p, struct iovec *iov, unsigned n, size_t seg) {
-  char control[CMSG_SPACE(sizeof(uint16_t))];
-  struct msghdr msg;
+  int one_by_one = 0;
   for (int tries = 0; tries < 20; tries++) {
     ssize_t r;
-    if (n > 1 && !gso_broken) {
-      memset(&msg, 0, sizeof msg);
-      memset(control, 0, sizeof control);
-      msg.msg_name = &p->to;
-      msg.msg_namelen = sizeof p->to;
-      msg.msg_iov = iov;
-      msg.msg_iovlen = 2 * n;
-      msg.msg_control = control;
-      msg.msg_controllen = sizeof control;
-      struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
-      c->cmsg_level = SOL_UDP;
-      c->cmsg_type = UDP_SEGMENT;
-      c->cmsg_len = CMSG_LEN(sizeof(uint16_t));
-      uint16_t gs = (uint16_t)seg;
-      memcpy(CMSG_DATA(c), &gs, sizeof gs);
-      r = sendmsg(p->udp_fd, &msg, 0);
-      if (r < 0 && (errno == EIO || errno == ENOPROTOOPT || errno == EOPNOTSUPP)) {
-        gso_broken = 1; // no UDP GSO here: one by one from now on
+    if (n > 1 && !strait_gso_broken && !one_by_one) {
+      r = strait_send_gso(p->udp_fd, iov, 2 * n, seg, &p->to);
+      if (r < 0 && r != -EAGAIN && r != -ENOBUFS) {
+        one_by_one = 1; // no UDP GSO here, or refused (EINVAL): as the JS transport does, one by one
         continue;
+      }
+      if (r < 0) {
+        errno = (int)-r;
+        r = -1;
       }
     } else {
       // one by one in one sendmmsg

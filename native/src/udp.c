@@ -26,9 +26,6 @@
 #include <uv.h>
 #include "common.h"
 
-#ifndef UDP_SEGMENT
-#define UDP_SEGMENT 103
-#endif
 #ifndef UDP_GRO
 #define UDP_GRO 104
 #endif
@@ -39,7 +36,6 @@
 #define BURST 64
 #define MAX_SEGS 64
 
-static int gso_broken = 0;
 static napi_value udp_open(napi_env env, napi_callback_info info) {
   size_t argc = 3;
   napi_value argv[3];
@@ -178,33 +174,13 @@ static ssize_t udp_xmit(int fd, char *p, size_t len, size_t seg, size_t split, c
   if (seg == 0 || seg >= len) {
     n = sendto(fd, p, len, 0, (struct sockaddr *)&to, sizeof to);
     if (n < 0) n = -errno;
-  } else if (gso_broken) {
+  } else if (strait_gso_broken) {
     n = send_each(fd, p, len, seg, &to);
   } else {
-    char control[CMSG_SPACE(sizeof(uint16_t))];
-    memset(control, 0, sizeof control);
     struct iovec iov = {p, len};
-    struct msghdr msg;
-    memset(&msg, 0, sizeof msg);
-    msg.msg_name = &to;
-    msg.msg_namelen = sizeof to;
-    msg.msg_iov = &iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = control;
-    msg.msg_controllen = sizeof control;
-    struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
-    c->cmsg_level = SOL_UDP;
-    c->cmsg_type = UDP_SEGMENT;
-    c->cmsg_len = CMSG_LEN(sizeof(uint16_t));
-    uint16_t gs = (uint16_t)seg;
-    memcpy(CMSG_DATA(c), &gs, sizeof gs);
-    n = sendmsg(fd, &msg, 0);
-    if (n < 0) {
-      int err = errno;
-      // EINVAL: segments larger than the path MTU; EIO/ENOPROTOOPT/EOPNOTSUPP: no UDP GSO here
-      if (err == EIO || err == ENOPROTOOPT || err == EOPNOTSUPP) gso_broken = 1;
-      n = (err == EAGAIN || err == ENOBUFS) ? -err : send_each(fd, p, len, seg, &to);
-    }
+    n = strait_send_gso(fd, &iov, 1, seg, &to);
+    // EAGAIN/ENOBUFS: the caller waits; anything else (no GSO, EINVAL): one by one
+    if (n < 0 && n != -EAGAIN && n != -ENOBUFS) n = send_each(fd, p, len, seg, &to);
   }
   return n;
 }
