@@ -7,6 +7,9 @@
 //   strait runs in its default mode: TUN offload, one AEAD per TCP super-packet, tunnel
 //   fragments that fit the 1500-byte links (no IP fragmentation), UDP GSO/GRO
 //   OFFLOAD=false node dist/bench/tunnel.js  strait's per-packet mode (one AEAD per 1400-byte packet)
+//   STRAIT_AGENT_PUMP=0 node dist/bench/tunnel.js  the agents' send path in JS instead of the native
+//   pump (native/src/pump.c: TUN read -> VXLAN fragments -> UDP GSO on one thread)
+// CPU s/GB is printed for all strait processes together and per process (gateways A, B, agents A, B).
 // wireguard-go comes from scripts/build-wireguard-go.sh (.state/bin/wireguard-go) or
 // $WIREGUARD_GO; without it that column is skipped. TUN_MTU/POD_MTU change the MTU.
 import { existsSync } from 'node:fs';
