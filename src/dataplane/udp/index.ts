@@ -10,6 +10,12 @@ import { createSocket, type RemoteInfo, type Socket } from 'node:dgram';
 import { native } from '../native/index.js';
 
 export type DatagramHandler = (msg: Buffer, address: string, port: number) => void;
+/**
+ * A whole receive run at once: `len` bytes in `buf` of datagrams of `seg` bytes (the last may
+ * be shorter), from one sender. True when it took them all; false leaves every datagram to
+ * the DatagramHandler (it must then not have acted on any of them).
+ */
+export type RunHandler = (buf: Buffer, len: number, seg: number, address: string, port: number) => boolean;
 
 /** Datagrams per GSO send (kernel UDP_MAX_SEGMENTS is at least 64). */
 const MAX_SEGMENTS = 64;
@@ -47,6 +53,7 @@ export class UdpTransport {
   private readonly fd: number;
   private readonly socket: Socket | undefined;
   private readonly onMessage: DatagramHandler;
+  private readonly onRun: RunHandler | undefined;
   // receive side
   private readonly rbuf: Buffer | undefined;
   private lastFromInt = -1;
@@ -64,10 +71,11 @@ export class UdpTransport {
   private isDirty = false;
   private closed = false;
 
-  private constructor(fd: number, socket: Socket | undefined, onMessage: DatagramHandler, readonly address: string, readonly port: number) {
+  private constructor(fd: number, socket: Socket | undefined, onMessage: DatagramHandler, readonly address: string, readonly port: number, onRun?: RunHandler) {
     this.fd = fd;
     this.socket = socket;
     this.onMessage = onMessage;
+    this.onRun = onRun;
     if (fd >= 0) {
       this.rbuf = Buffer.alloc(65536 + 1024);
       this.sbuf = Buffer.alloc(65536 + 2048);
@@ -76,12 +84,12 @@ export class UdpTransport {
   }
 
   /** Bind `address:port` (IPv4; port 0 = any) and call `onMessage` for every datagram. */
-  static async bind(address: string, port: number, onMessage: DatagramHandler, opts: { bufferBytes?: number; dgram?: boolean } = {}): Promise<UdpTransport> {
+  static async bind(address: string, port: number, onMessage: DatagramHandler, opts: { bufferBytes?: number; dgram?: boolean; onRun?: RunHandler } = {}): Promise<UdpTransport> {
     const bytes = opts.bufferBytes ?? 4 * 1024 * 1024;
     const addon = opts.dgram === true || process.env['STRAIT_UDP'] === 'dgram' || ipv4ToInt(address) < 0 ? undefined : tryNative();
     if (addon) {
       const [fd, bound] = addon['udpOpen']!(address, port, bytes) as [number, number];
-      return new UdpTransport(fd, undefined, onMessage, address, bound);
+      return new UdpTransport(fd, undefined, onMessage, address, bound, opts.onRun);
     }
     const socket = createSocket({ type: 'udp4', reuseAddr: false });
     socket.on('message', (msg: Buffer, rinfo: RemoteInfo) => onMessage(msg, rinfo.address, rinfo.port));
@@ -122,6 +130,7 @@ export class UdpTransport {
     }
     const buf = this.rbuf as Buffer;
     const addr = this.lastFrom;
+    if (seg < len && this.onRun !== undefined && this.onRun(buf, len, seg, addr, port)) return;
     for (let o = 0; o < len && !this.closed; o += seg) {
       const end = o + seg < len ? o + seg : len;
       this.onMessage(buf.subarray(o, end), addr, port);
