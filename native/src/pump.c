@@ -42,7 +42,7 @@
 #define READ_BYTES (65536 + VNET)
 #define BURST 64
 
-enum { C_TX_PACKETS, C_TX_BYTES, C_SUPER, C_FRAGMENTS, C_MALFORMED, C_SEND_ERRORS, C_READS, PUMP_COUNTERS };
+enum { C_TX_PACKETS, C_TX_BYTES, C_SUPER, C_FRAGMENTS, C_MALFORMED, C_SEND_ERRORS, C_READS, C_READ_BYTES, PUMP_COUNTERS };
 
 typedef struct {
   int tun_fd, udp_fd, stop_fd;
@@ -205,6 +205,7 @@ static void *run(void *arg) {
       }
       if (n <= 0) break;
       p->counters[C_READS] += 1;
+      p->counters[C_READ_BYTES] += (double)n;
       handle(p, (size_t)n);
     }
   }
@@ -305,7 +306,7 @@ static napi_value pump_start(napi_env env, napi_callback_info info) {
   pumps[slot] = p;
   return NULL;
 bad:
-  napi_throw_type_error(env, NULL, "pumpStart(tunFd, udpFd, hdrIpv4, hdrVnet, hdrStrait (22-byte Buffers), fragSize >= 64, maxDatagram, addr, port, msgId, Float64Array(7))");
+  napi_throw_type_error(env, NULL, "pumpStart(tunFd, udpFd, hdrIpv4, hdrVnet, hdrStrait (22-byte Buffers), fragSize >= 64, maxDatagram, addr, port, msgId, Float64Array(8))");
   return NULL;
 }
 

@@ -23,7 +23,8 @@ const P_FRAGMENTS = 3;
 const P_MALFORMED = 4;
 const P_SEND_ERRORS = 5;
 const P_READS = 6;
-const PUMP_COUNTERS = 7;
+/** bytes read from the device (slot 7) */
+const PUMP_COUNTERS = 8;
 
 /** A counter counted by JS plus the native pump's slot: an own enumerable property (JSON, metrics). */
 function sumCounter(obj: object, name: string, pump: Float64Array, slot: number): void {
