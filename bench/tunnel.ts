@@ -7,6 +7,12 @@
 //   strait runs in its default mode: TUN offload, one AEAD per TCP super-packet, tunnel
 //   fragments that fit the 1500-byte links (no IP fragmentation), UDP GSO/GRO
 //   OFFLOAD=false node dist/bench/tunnel.js  strait's per-packet mode (one AEAD per 1400-byte packet)
+//   STRAIT_AGENT_PUMP=0 node dist/bench/tunnel.js  the agents' send path in JS instead of the native
+//   pump (native/src/pump.c: TUN read -> VXLAN fragments -> UDP GSO on one thread)
+// CPU s/GB is printed for all strait processes together and per process (gateways A, B, agents A, B).
+// Measured (ROUNDS=5, 3 s, load 1.7-2.7, two runs): pod -> pod 2.29 / 2.10 Gbit/s vs wireguard-go
+// 2.17 / 1.83 (1.06x / 1.14x); gw -> gw 2.48 / 2.26 vs 2.21 / 1.94 (1.12x / 1.16x); sending agent
+// 0.43-0.45 CPU s/GB (1.27 with STRAIT_AGENT_PUMP=0). Design and figures: docs/gateway-and-agent.md.
 // wireguard-go comes from scripts/build-wireguard-go.sh (.state/bin/wireguard-go) or
 // $WIREGUARD_GO; without it that column is skipped. TUN_MTU/POD_MTU change the MTU.
 import { existsSync } from 'node:fs';
@@ -75,11 +81,16 @@ cpu() { # clock ticks (user + system) used so far by PIDS
   for p in "$@"; do read -r -a f < /proc/$p/stat; t=$((t + f[13] + f[14])); done
   echo $t
 }
+cpuEach() { # clock ticks used so far by each of PIDS, comma-separated
+  local p out=""
+  for p in "$@"; do out="$out\${out:+,}$(cpu $p)"; done
+  echo "$out"
+}
 iperf() { # NAME NS SRC DST [PIDS of the tunnel's processes]
   local name=$1 ns=$2 src=$3 dst=$4; shift 4
-  local c0; c0=$(cpu "$@")
+  local c0 e0; c0=$(cpu "$@"); e0=$(cpuEach "$@")
   local r; r=$(ip netns exec $ns timeout ${seconds + 10} iperf3 -c $dst -B $src -t ${seconds} -J | tr -d '\\n')
-  echo "{\\"probe\\":\\"$name\\",\\"cpuTicks\\":$(( $(cpu "$@") - c0 )),\\"hz\\":$(getconf CLK_TCK),\\"r\\":$r}"
+  echo "{\\"probe\\":\\"$name\\",\\"cpuTicks\\":$(( $(cpu "$@") - c0 )),\\"cpuBefore\\":[$e0],\\"cpuAfter\\":[$(cpuEach "$@")],\\"hz\\":$(getconf CLK_TCK),\\"r\\":$r}"
 }
 rtt pod-strait podA 10.1.1.10 10.2.1.10
 rtt pod-direct podA 10.4.1.10 10.3.1.10
@@ -142,6 +153,15 @@ async function main(): Promise<void> {
     const bytes = end(k)?.sum_received?.bytes ?? NaN;
     return Number(pr?.['cpuTicks']) / Number(pr?.['hz']) / (bytes / 1e9);
   };
+  // per strait process (gateway A, gateway B, agent A, agent B), CPU s per GB carried
+  const perProcess = (k: string): string => {
+    const pr = p.get(k);
+    const before = pr?.['cpuBefore'] as number[] | undefined;
+    const after = pr?.['cpuAfter'] as number[] | undefined;
+    const gb = (end(k)?.sum_received?.bytes ?? NaN) / 1e9;
+    if (!before || !after) return 'n/a';
+    return ['gwA', 'gwB', 'agentA', 'agentB'].map((n, i) => `${n} ${(((after[i] ?? NaN) - (before[i] ?? NaN)) / Number(pr?.['hz']) / gb).toFixed(2)}`).join(', ');
+  };
   const ms = (k: string): number => Number(p.get(`rtt-${k}`)?.['s']) * 1000;
   const rec = p.get('records')?.['r'] as { connections: { rttAvg: string }[]; drops?: Record<string, number> };
   const f = (x: number, d = 3): string => (Number.isFinite(x) ? x.toFixed(d) : 'n/a');
@@ -165,6 +185,7 @@ async function main(): Promise<void> {
   console.log(formatTable(['PATH', 'WITH', 'GBIT/S', 'RETRANSMITS', 'RTT LOADED MS', 'RTT IDLE MS', 'CPU S/GB', 'VS WG-GO', 'VS DIRECT'], rows));
   console.log('RTT LOADED: iperf3 mean smoothed RTT during the run; RTT IDLE: median TCP connect time of 21 curls;');
   console.log('CPU S/GB: CPU seconds used by the tunnel processes (strait: 2 gateways + 2 agents; wireguard-go: its 2 processes) per GB carried.');
+  console.log(`strait CPU s/GB per process (median run): pod path: ${perProcess('pod-strait')}; gw path: ${perProcess('gw-strait')}`);
   console.log(`goals: >= 2 Gbit/s through the tunnel and >= 1.00x wireguard-go. gateway keepalive RTT avg: ${rec.connections[0]?.rttAvg}; wall time ${((Date.now() - t0) / 1000).toFixed(0)} s`);
   for (const [k, v] of p) {
     const err = (v['r'] as { error?: string } | undefined)?.error;

@@ -35,5 +35,12 @@ export function agentRegistry(a: NodeAgent): Registry {
       this.inc(c.gatewaySwitches);
     },
   });
+  new Counter({
+    name: 'strait_agent_pump_send_failures_total', help: 'Native pump: VXLAN sends that failed after waiting out a full socket buffer', registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(c.pumpSendErrors);
+    },
+  });
   return registry;
 }

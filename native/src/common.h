@@ -6,6 +6,7 @@
 #include <node_api.h>
 #include <netinet/in.h>
 #include <sys/types.h>
+#include <uv.h>
 
 // Writer threads (writer.c): large writes on a descriptor leave from a pthread.
 typedef ssize_t (*strait_write_fn)(int fd, char *data, size_t len, size_t seg, size_t split, const struct sockaddr_in *to);
@@ -20,6 +21,46 @@ int strait_writer_push(strait_writer *w, const char *a, size_t alen, const char 
 long strait_writer_errors(strait_writer *w);
 void strait_writer_free(strait_writer *w);
 
+// Writer threads by descriptor (common.c): the slot of fd's writer (NULL when none and
+// !create); the writer of fd, started with fn when there is none yet (NULL on failure).
+strait_writer **strait_writer_slot(int fd, int create);
+strait_writer *strait_writer_for(int fd, strait_write_fn fn);
+
+// UDP GSO (common.c): one sendmsg of iov (iovlen entries) cut by the kernel into datagrams
+// of seg bytes (the last may be shorter), to `to`; bytes sent or -errno. A kernel without
+// UDP GSO sets strait_gso_broken (callers then send one datagram at a time).
+struct iovec;
+extern int strait_gso_broken;
+ssize_t strait_send_gso(int fd, struct iovec *iov, size_t iovlen, size_t seg, const struct sockaddr_in *to);
+
+// Readers on Node's event loop (common.c): uv_poll on a non-blocking fd; on every wake-up
+// drain(r, global, cb) reads a burst into buf and calls cb for each read, all inside one
+// callback scope.
+typedef struct strait_reader strait_reader;
+typedef void (*strait_drain_fn)(strait_reader *r, napi_value global, napi_value cb);
+struct strait_reader {
+  uv_poll_t poll;
+  napi_env env;
+  napi_ref callback;
+  napi_ref buffer_ref;
+  napi_async_context async_ctx;
+  char *buf;
+  size_t buf_len;
+  int fd;
+  int closing;
+  strait_drain_fn drain;
+};
+// start reading fd into `buffer` (a Buffer, kept referenced); throws and returns NULL on failure
+napi_value strait_reader_start(napi_env env, int fd, napi_value buffer, napi_value callback, const char *name, strait_drain_fn drain);
+strait_reader *strait_reader_find(int fd);
+// stop (paused != 0) or resume the reader of fd, if any (the TUN pump reads in its place)
+void strait_reader_pause(int fd, int paused);
+// stop fd's reader and writer thread (before close(fd))
+void strait_fd_release(napi_env env, int fd);
+
+// The node agent's TUN -> VXLAN pump (pump.c): stop the pump reading tun_fd, if any.
+void strait_pump_stop_fd(napi_env env, int tun_fd);
+
 // Throw a JS Error with code "STRAIT_ERR_SYSTEM_TOOL"-style errno details; returns NULL.
 napi_value strait_throw_errno(napi_env env, const char *what, int err);
 
@@ -31,6 +72,7 @@ napi_status strait_init_tun(napi_env env, napi_value exports);
 napi_status strait_init_origdst(napi_env env, napi_value exports);
 napi_status strait_init_netns(napi_env env, napi_value exports);
 napi_status strait_init_udp(napi_env env, napi_value exports);
+napi_status strait_init_pump(napi_env env, napi_value exports);
 
 #define STRAIT_EXPORT(env, exports, name, fn)                                   \
   do {                                                                          \

@@ -24,53 +24,22 @@
 #include <uv.h>
 #include "common.h"
 
-#define MAX_TUNS 64
 #define BURST 64
-
-typedef struct {
-  uv_poll_t poll;
-  napi_env env;
-  napi_ref callback;
-  napi_ref buffer_ref;
-  napi_async_context async_ctx;
-  char *buf;
-  size_t buf_len;
-  int fd;
-  int closing;
-} tun_reader;
-
-static tun_reader *readers[MAX_TUNS];
-static strait_writer *writers[MAX_TUNS];
-static int writer_fds[MAX_TUNS];
 
 static ssize_t tun_xmit(int fd, char *p, size_t len, size_t seg, size_t split, const struct sockaddr_in *to) {
   ssize_t n = write(fd, p, len);
   return n < 0 ? -errno : n;
 }
 
-static strait_writer **writer_slot(int fd, int create) {
-  int free_slot = -1;
-  for (int i = 0; i < MAX_TUNS; i++) {
-    if (writers[i] && writer_fds[i] == fd) return &writers[i];
-    if (!writers[i] && free_slot < 0) free_slot = i;
-  }
-  if (!create || free_slot < 0) return NULL;
-  writer_fds[free_slot] = fd;
-  return &writers[free_slot];
-}
-
 // Large writes (super-packets: the kernel forwards or delivers them inside the write) go
 // through the device's writer thread; small ones inline unless writes are queued. -2 = not taken.
 static ssize_t threaded_write(int fd, const char *hdr, size_t hlen, const char *p, size_t len) {
   if (!strait_io_threads()) return -2;
-  strait_writer **ws = writer_slot(fd, 0);
-  if (hlen + len < STRAIT_THREAD_MIN && !(ws && !strait_writer_idle(*ws))) return -2;
-  if (!ws) {
-    ws = writer_slot(fd, 1);
-    if (ws) *ws = strait_writer_new(fd, tun_xmit);
-  }
-  if (!ws || !*ws) return -2;
-  return strait_writer_push(*ws, hdr, hlen, p, len, 0, NULL);
+  strait_writer **ws = strait_writer_slot(fd, 0);
+  if (hlen + len < STRAIT_THREAD_MIN && !(ws && *ws && !strait_writer_idle(*ws))) return -2;
+  strait_writer *w = strait_writer_for(fd, tun_xmit);
+  if (!w) return -2;
+  return strait_writer_push(w, hdr, hlen, p, len, 0, NULL);
 }
 
 static napi_value tun_open(napi_env env, napi_callback_info info) {
@@ -116,30 +85,15 @@ static napi_value tun_open(napi_env env, napi_callback_info info) {
   return result;
 }
 
-static void on_readable(uv_poll_t *handle, int status, int events) {
-  tun_reader *r = (tun_reader *)handle->data;
-  if (r->closing || status < 0) return;
-  napi_handle_scope scope;
-  napi_open_handle_scope(r->env, &scope);
-  napi_value cb, global, resource;
-  napi_get_reference_value(r->env, r->callback, &cb);
-  napi_get_global(r->env, &global);
-  napi_create_object(r->env, &resource);
-  // one callback scope per burst: the tick queue and microtasks run once at its end,
-  // not after every packet (napi_make_callback per packet did that)
-  napi_callback_scope cscope;
-  napi_open_callback_scope(r->env, resource, r->async_ctx, &cscope);
+// up to BURST packets per wake-up, each handed to cb(length) in the shared buffer
+static void drain(strait_reader *r, napi_value global, napi_value cb) {
   for (int i = 0; i < BURST && !r->closing; i++) {
     ssize_t n = read(r->fd, r->buf, r->buf_len);
     if (n <= 0) break;
     napi_value arg, ret;
     napi_create_int32(r->env, (int32_t)n, &arg);
-    // make_callback: microtasks run and an exception reaches 'uncaughtException'
     if (napi_call_function(r->env, global, cb, 1, &arg, &ret) != napi_ok) break;
   }
-  strait_rethrow_pending(r->env);
-  napi_close_callback_scope(r->env, cscope);
-  napi_close_handle_scope(r->env, scope);
 }
 
 static napi_value tun_start(napi_env env, napi_callback_info info) {
@@ -157,39 +111,7 @@ static napi_value tun_start(napi_env env, napi_callback_info info) {
     napi_throw_type_error(env, NULL, "tunStart: buffer must be a Buffer");
     return NULL;
   }
-  int slot = -1;
-  for (int i = 0; i < MAX_TUNS; i++) if (!readers[i]) { slot = i; break; }
-  if (slot < 0) return strait_throw_errno(env, "tunStart: too many TUN readers", EMFILE);
-  tun_reader *r = calloc(1, sizeof *r);
-  if (!r) return strait_throw_errno(env, "tunStart", ENOMEM);
-  r->env = env;
-  r->fd = fd;
-  void *data;
-  napi_get_buffer_info(env, argv[1], &data, &r->buf_len);
-  r->buf = data;
-  napi_create_reference(env, argv[1], 1, &r->buffer_ref);
-  napi_create_reference(env, argv[2], 1, &r->callback);
-  napi_value resource_name;
-  napi_create_string_utf8(env, "strait:tun", NAPI_AUTO_LENGTH, &resource_name);
-  napi_async_init(env, NULL, resource_name, &r->async_ctx);
-  uv_loop_t *loop;
-  napi_get_uv_event_loop(env, &loop);
-  int rc = uv_poll_init(loop, &r->poll, fd);
-  if (rc < 0) {
-    napi_async_destroy(env, r->async_ctx);
-    napi_delete_reference(env, r->buffer_ref);
-    napi_delete_reference(env, r->callback);
-    free(r);
-    return strait_throw_errno(env, "uv_poll_init", -rc);
-  }
-  r->poll.data = r;
-  uv_poll_start(&r->poll, UV_READABLE, on_readable);
-  readers[slot] = r;
-  return NULL;
-}
-
-static void on_poll_closed(uv_handle_t *h) {
-  free(h->data);
+  return strait_reader_start(env, fd, argv[1], argv[2], "strait:tun", drain);
 }
 
 static napi_value tun_close(napi_env env, napi_callback_info info) {
@@ -201,23 +123,8 @@ static napi_value tun_close(napi_env env, napi_callback_info info) {
     napi_throw_type_error(env, NULL, "tunClose(fd)");
     return NULL;
   }
-  strait_writer **ws = writer_slot(fd, 0);
-  if (ws) {
-    strait_writer_free(*ws);
-    *ws = NULL;
-  }
-  for (int i = 0; i < MAX_TUNS; i++) {
-    tun_reader *r = readers[i];
-    if (r && r->fd == fd) {
-      r->closing = 1;
-      uv_poll_stop(&r->poll);
-      napi_delete_reference(env, r->callback);
-      napi_delete_reference(env, r->buffer_ref);
-      napi_async_destroy(env, r->async_ctx);
-      readers[i] = NULL;
-      uv_close((uv_handle_t *)&r->poll, on_poll_closed);
-    }
-  }
+  strait_pump_stop_fd(env, fd);
+  strait_fd_release(env, fd);
   close(fd);
   return NULL;
 }

@@ -26,9 +26,6 @@
 #include <uv.h>
 #include "common.h"
 
-#ifndef UDP_SEGMENT
-#define UDP_SEGMENT 103
-#endif
 #ifndef UDP_GRO
 #define UDP_GRO 104
 #endif
@@ -36,37 +33,8 @@
 #define SOL_UDP 17
 #endif
 
-#define MAX_SOCKS 64
 #define BURST 64
 #define MAX_SEGS 64
-
-typedef struct {
-  uv_poll_t poll;
-  napi_env env;
-  napi_ref callback;
-  napi_ref buffer_ref;
-  napi_async_context async_ctx;
-  char *buf;
-  size_t buf_len;
-  int fd;
-  int closing;
-} udp_reader;
-
-static udp_reader *readers[MAX_SOCKS];
-static int gso_broken = 0;
-static strait_writer *writers[MAX_SOCKS];
-static int writer_fds[MAX_SOCKS];
-
-static strait_writer **writer_slot(int fd, int create) {
-  int free_slot = -1;
-  for (int i = 0; i < MAX_SOCKS; i++) {
-    if (writers[i] && writer_fds[i] == fd) return &writers[i];
-    if (!writers[i] && free_slot < 0) free_slot = i;
-  }
-  if (!create || free_slot < 0) return NULL;
-  writer_fds[free_slot] = fd;
-  return &writers[free_slot];
-}
 
 static napi_value udp_open(napi_env env, napi_callback_info info) {
   size_t argc = 3;
@@ -114,19 +82,8 @@ static napi_value udp_open(napi_env env, napi_callback_info info) {
   return result;
 }
 
-static void on_readable(uv_poll_t *handle, int status, int events) {
-  udp_reader *r = (udp_reader *)handle->data;
-  if (r->closing || status < 0) return;
-  napi_handle_scope scope;
-  napi_open_handle_scope(r->env, &scope);
-  napi_value cb, global, resource;
-  napi_get_reference_value(r->env, r->callback, &cb);
-  napi_get_global(r->env, &global);
-  napi_create_object(r->env, &resource);
-  // one callback scope per burst: the tick queue and microtasks run once at its end,
-  // not after every packet (napi_make_callback per packet did that)
-  napi_callback_scope cscope;
-  napi_open_callback_scope(r->env, resource, r->async_ctx, &cscope);
+// up to BURST reads per wake-up, each handed to cb(length, segSize, addr, port)
+static void drain(strait_reader *r, napi_value global, napi_value cb) {
   for (int i = 0; i < BURST && !r->closing; i++) {
     struct sockaddr_in from;
     char control[CMSG_SPACE(sizeof(int))];
@@ -157,9 +114,6 @@ static void on_readable(uv_poll_t *handle, int status, int events) {
     napi_create_int32(r->env, ntohs(from.sin_port), &args[3]);
     if (napi_call_function(r->env, global, cb, 4, args, &ret) != napi_ok) break;
   }
-  strait_rethrow_pending(r->env);
-  napi_close_callback_scope(r->env, cscope);
-  napi_close_handle_scope(r->env, scope);
 }
 
 static napi_value udp_start(napi_env env, napi_callback_info info) {
@@ -173,39 +127,7 @@ static napi_value udp_start(napi_env env, napi_callback_info info) {
     napi_throw_type_error(env, NULL, "udpStart(fd, buffer, onRecv)");
     return NULL;
   }
-  int slot = -1;
-  for (int i = 0; i < MAX_SOCKS; i++) if (!readers[i]) { slot = i; break; }
-  if (slot < 0) return strait_throw_errno(env, "udpStart: too many UDP readers", EMFILE);
-  udp_reader *r = calloc(1, sizeof *r);
-  if (!r) return strait_throw_errno(env, "udpStart", ENOMEM);
-  r->env = env;
-  r->fd = fd;
-  void *data;
-  napi_get_buffer_info(env, argv[1], &data, &r->buf_len);
-  r->buf = data;
-  napi_create_reference(env, argv[1], 1, &r->buffer_ref);
-  napi_create_reference(env, argv[2], 1, &r->callback);
-  napi_value resource_name;
-  napi_create_string_utf8(env, "strait:udp", NAPI_AUTO_LENGTH, &resource_name);
-  napi_async_init(env, NULL, resource_name, &r->async_ctx);
-  uv_loop_t *loop;
-  napi_get_uv_event_loop(env, &loop);
-  int rc = uv_poll_init(loop, &r->poll, fd);
-  if (rc < 0) {
-    napi_async_destroy(env, r->async_ctx);
-    napi_delete_reference(env, r->buffer_ref);
-    napi_delete_reference(env, r->callback);
-    free(r);
-    return strait_throw_errno(env, "uv_poll_init", -rc);
-  }
-  r->poll.data = r;
-  uv_poll_start(&r->poll, UV_READABLE, on_readable);
-  readers[slot] = r;
-  return NULL;
-}
-
-static void on_poll_closed(uv_handle_t *h) {
-  free(h->data);
+  return strait_reader_start(env, fd, argv[1], argv[2], "strait:udp", drain);
 }
 
 static napi_value udp_close(napi_env env, napi_callback_info info) {
@@ -217,23 +139,7 @@ static napi_value udp_close(napi_env env, napi_callback_info info) {
     napi_throw_type_error(env, NULL, "udpClose(fd)");
     return NULL;
   }
-  strait_writer **ws = writer_slot(fd, 0);
-  if (ws) {
-    strait_writer_free(*ws);
-    *ws = NULL;
-  }
-  for (int i = 0; i < MAX_SOCKS; i++) {
-    udp_reader *r = readers[i];
-    if (r && r->fd == fd) {
-      r->closing = 1;
-      uv_poll_stop(&r->poll);
-      napi_delete_reference(env, r->callback);
-      napi_delete_reference(env, r->buffer_ref);
-      napi_async_destroy(env, r->async_ctx);
-      readers[i] = NULL;
-      uv_close((uv_handle_t *)&r->poll, on_poll_closed);
-    }
-  }
+  strait_fd_release(env, fd);
   close(fd);
   return NULL;
 }
@@ -268,33 +174,13 @@ static ssize_t udp_xmit(int fd, char *p, size_t len, size_t seg, size_t split, c
   if (seg == 0 || seg >= len) {
     n = sendto(fd, p, len, 0, (struct sockaddr *)&to, sizeof to);
     if (n < 0) n = -errno;
-  } else if (gso_broken) {
+  } else if (strait_gso_broken) {
     n = send_each(fd, p, len, seg, &to);
   } else {
-    char control[CMSG_SPACE(sizeof(uint16_t))];
-    memset(control, 0, sizeof control);
     struct iovec iov = {p, len};
-    struct msghdr msg;
-    memset(&msg, 0, sizeof msg);
-    msg.msg_name = &to;
-    msg.msg_namelen = sizeof to;
-    msg.msg_iov = &iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = control;
-    msg.msg_controllen = sizeof control;
-    struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
-    c->cmsg_level = SOL_UDP;
-    c->cmsg_type = UDP_SEGMENT;
-    c->cmsg_len = CMSG_LEN(sizeof(uint16_t));
-    uint16_t gs = (uint16_t)seg;
-    memcpy(CMSG_DATA(c), &gs, sizeof gs);
-    n = sendmsg(fd, &msg, 0);
-    if (n < 0) {
-      int err = errno;
-      // EINVAL: segments larger than the path MTU; EIO/ENOPROTOOPT/EOPNOTSUPP: no UDP GSO here
-      if (err == EIO || err == ENOPROTOOPT || err == EOPNOTSUPP) gso_broken = 1;
-      n = (err == EAGAIN || err == ENOBUFS) ? -err : send_each(fd, p, len, seg, &to);
-    }
+    n = strait_send_gso(fd, &iov, 1, seg, &to);
+    // EAGAIN/ENOBUFS: the caller waits; anything else (no GSO, EINVAL): one by one
+    if (n < 0 && n != -EAGAIN && n != -ENOBUFS) n = send_each(fd, p, len, seg, &to);
   }
   return n;
 }
@@ -324,14 +210,11 @@ static napi_value udp_send(napi_env env, napi_callback_info info) {
   char *p = (char *)data + off;
   size_t sg = seg > 0 ? (size_t)seg : 0;
   ssize_t n;
-  strait_writer **ws = writer_slot(fd, 0);
-  if (strait_io_threads() && (len >= STRAIT_THREAD_MIN || (ws && !strait_writer_idle(*ws)))) {
-    if (!ws) {
-      ws = writer_slot(fd, 1);
-      if (ws) *ws = strait_writer_new(fd, udp_xmit);
-    }
-    if (ws && *ws) {
-      n = strait_writer_push(*ws, p, (size_t)len, NULL, 0, sg, &to);
+  strait_writer **ws = strait_writer_slot(fd, 0);
+  if (strait_io_threads() && (len >= STRAIT_THREAD_MIN || (ws && *ws && !strait_writer_idle(*ws)))) {
+    strait_writer *w = strait_writer_for(fd, udp_xmit);
+    if (w) {
+      n = strait_writer_push(w, p, (size_t)len, NULL, 0, sg, &to);
       goto out;
     }
   }

@@ -87,7 +87,8 @@ test('(a)(b)(c) client -> echo of cluster-b by pod IP through VXLAN and the tunn
   const gwA = gwOf(a);
   const gwB = gwOf(b);
   const sup = String(rec.supervisorPid);
-  const agentTx = () => (JSON.parse(curlInWorld(rec.supervisorPid, `http://${worker.underlayIP}:9464/records`)) as { counters: { txPackets: number } }).counters.txPackets;
+  const agentCounters = () => (JSON.parse(curlInWorld(rec.supervisorPid, `http://${worker.underlayIP}:9464/records`)) as { counters: { txPackets: number; pumpReads: number } }).counters;
+  const agentTx = () => agentCounters().txPackets;
 
   // capture on cluster-a's gateway WAN link (the root end of its eth1), between the two gateways only
   const pcap = join(tmp, 'wan.pcap');
@@ -96,6 +97,7 @@ test('(a)(b)(c) client -> echo of cluster-b by pod IP through VXLAN and the tunn
   await sleep(1000);
 
   const txBefore = agentTx();
+  const pumpBefore = agentCounters().pumpReads;
   const r = world.exec('cluster-a/default/client', ['curl', '-s', '-m', '5', '-w', '\\n%{http_code}', '--data', MARKER, `http://${echo.ip}:8080/`]);
   const lines = r.stdout.trim().split('\n');
   const code = lines.pop();
@@ -105,6 +107,7 @@ test('(a)(b)(c) client -> echo of cluster-b by pod IP through VXLAN and the tunn
   assert.equal(body.method, 'POST');
   assert.equal(body.remoteAddress, client.ip, 'the echo in cluster-b sees the client pod\'s own address');
   assert.ok(agentTx() > txBefore, 'the worker\'s node agent wrapped the request in VXLAN to its gateway');
+  assert.ok(agentCounters().pumpReads > pumpBefore, 'the agent\'s native pump carried it (the strait gateway answered the hello)');
 
   await sleep(1500); // keepalives too
   tshark.kill('SIGINT');

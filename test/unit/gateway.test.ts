@@ -2,9 +2,11 @@ import assert from 'node:assert/strict';
 import { createSocket } from 'node:dgram';
 import { test } from 'node:test';
 import { isStraitError } from '../../src/base/errors/index.js';
+import { UdpTransport } from '../../src/dataplane/udp/index.js';
+import { waitFor } from '../helpers/wait.js';
 import { connectionRow, CONNECTION_COLUMNS, formatRtt, parseGatewayConfig, startGateway, type Gateway } from '../../src/dataplane/gateway/index.js';
 import { parseNodeAgentConfig } from '../../src/dataplane/node-agent/index.js';
-import { vxlan, AGENT_MAC, GATEWAY_MAC } from '../../src/wire/vxlan/index.js';
+import { vxlan, writeHeaders, writeExtHeader, AGENT_MAC, GATEWAY_MAC, VXLAN_OVERHEAD, EXT_HEADER, EXT_FRAGMENT, ETHERTYPE_STRAIT } from '../../src/wire/vxlan/index.js';
 import { ipv4, udp } from '../../src/wire/ipv4/index.js';
 
 const base = { clusterId: 'cluster-a', psk: 'a-psk-of-sixteen-chars', localSubnets: ['10.1.0.0/16'], peers: [{ clusterId: 'cluster-b', endpoint: '127.0.0.1', subnets: ['10.2.0.0/16'] }] };
@@ -81,6 +83,57 @@ test('two gateways on loopback: VXLAN in, tunnel across, records and anti-spoofi
     assert.equal(got.length, 1);
   } finally {
     agent.close();
+    await ga.stop();
+    await gb.stop();
+  }
+});
+
+test('gateway: an agent\'s GSO run of extension fragments is taken whole; a broken run takes the per-datagram path', async () => {
+  const got: Buffer[] = [];
+  const gb: Gateway = await startGateway({
+    ...base, clusterId: 'cluster-b', name: 'gw-b', localSubnets: ['10.2.0.0/16'],
+    tunnel: { listen: '127.0.0.1', port: 0 }, vxlan: { listen: '127.0.0.1', port: 0 },
+    peers: [{ clusterId: 'cluster-a', endpoint: '127.0.0.1', port: 9, subnets: ['10.1.0.0/16'] }],
+  }, { noTun: true, onDeliver: (p) => got.push(Buffer.from(p)) });
+  const ga: Gateway = await startGateway({
+    ...base, name: 'gw-a', tunnel: { listen: '127.0.0.1', port: 0 }, vxlan: { listen: '127.0.0.1', port: 0 },
+    peers: [{ clusterId: 'cluster-b', endpoint: '127.0.0.1', port: gb.tunnelPort, subnets: ['10.2.0.0/16'] }],
+  }, { noTun: true });
+  gb.setPeerEndpoint('cluster-a', '127.0.0.1', ga.tunnelPort);
+  const agent = await UdpTransport.bind('127.0.0.1', 0, () => undefined);
+  try {
+    for (let i = 0; i < 50 && ga.connectionRecords()[0]?.status !== 'connected'; i++) await new Promise((r) => setTimeout(r, 20));
+    assert.equal(ga.connectionRecords()[0]?.status, 'connected');
+    // a plain virtio_net_hdr + IPv4 packet of 20000 bytes in fragments of 1000 bytes, as an agent sends them
+    const body = Buffer.concat([Buffer.alloc(10), udpPacket(0x0a010007, 0x0a020005, 'x'.repeat(20000 - 28))]);
+    const size = 1000;
+    const count = Math.ceil(body.length / size);
+    const send = (id: number, broken: number): void => {
+      for (let i = 0; i < count; i++) {
+        const data = body.subarray(i * size, Math.min(body.length, (i + 1) * size));
+        const f = Buffer.alloc(VXLAN_OVERHEAD + EXT_HEADER + data.length);
+        writeHeaders(f, 0, 100, GATEWAY_MAC, AGENT_MAC, ETHERTYPE_STRAIT);
+        writeExtHeader(f, VXLAN_OVERHEAD, EXT_FRAGMENT, i, count, 0, i === broken ? id + 1 : id, size);
+        data.copy(f, VXLAN_OVERHEAD + EXT_HEADER);
+        agent.send(f, ga.vxlanPort, '127.0.0.1'); // one GSO send at the end of the turn
+      }
+    };
+    send(1, -1);
+    await waitFor(() => got.length === 1, 5000, 'the reassembled packet at gateway B');
+    assert.ok(ga.vxlan.fragmentRuns >= 1, `runs ${ga.vxlan.fragmentRuns}`);
+    assert.equal(ga.vxlan.fragments, count);
+    assert.equal(ga.vxlan.reassembled, 1);
+    assert.match(got[0]!.toString('latin1'), /xxxxxxxx/);
+    // fragment 3 carries another message id: the run is left to the per-datagram path, which
+    // reassembles nothing (the message misses a fragment) and keeps the stray one pending
+    const runs = ga.vxlan.fragmentRuns;
+    send(5, 3);
+    await waitFor(() => ga.vxlan.fragments === 2 * count, 5000, 'the broken run counted');
+    assert.equal(ga.vxlan.fragmentRuns, runs);
+    assert.equal(ga.vxlan.reassembled, 1);
+    assert.equal(got.length, 1);
+  } finally {
+    await agent.close();
     await ga.stop();
     await gb.stop();
   }

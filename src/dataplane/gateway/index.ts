@@ -35,6 +35,8 @@ export class VxlanCounters {
   /** extension fragments received from agents, super-packets reassembled from them */
   fragments = 0;
   reassembled = 0;
+  /** receive runs (an agent's GSO send) of fragments taken whole, without a call per datagram */
+  fragmentRuns = 0;
   hellos = 0;
 }
 
@@ -46,6 +48,8 @@ const FENCE_CHECK_EVERY = 64;
 
 /** VXLAN super-packets reassembled at once (all agents together; memory: slots x 64 KiB) */
 const VXLAN_REASSEMBLY_SLOTS = 16;
+/** extension frame kind of a super-packet fragment (EXT_FRAGMENT) */
+const EXT_FRAGMENT_KIND = 3;
 const VXLAN_REASSEMBLY_TIMEOUT_MS = 1000;
 
 /** SPEC "Cluster join artefacts": Endpoint record of this gateway. */
@@ -172,7 +176,7 @@ export class Gateway implements SegmentSink {
   async start(): Promise<void> {
     const c = this.config;
     this.tunnelSock = await UdpTransport.bind(c.tunnel.listen, c.tunnel.port, (m, a, p) => this.fromTunnel(m, a, p));
-    this.vxlanSock = await UdpTransport.bind(c.vxlan.listen, c.vxlan.port, (m, a, p) => this.fromVxlan(m, a, p));
+    this.vxlanSock = await UdpTransport.bind(c.vxlan.listen, c.vxlan.port, (m, a, p) => this.fromVxlan(m, a, p), { onRun: this.fromAgentRun });
     if (!this.opts.noTun) {
       this.tun = TunDevice.open(c.tun.name, (buf, off, len) => this.fromTun(buf, off, len), { offload: c.tun.offload });
       routeInto(this.tun.name, c.peers.flatMap((p) => p.subnets), { mtu: c.tun.mtu });
@@ -343,6 +347,56 @@ export class Gateway implements SegmentSink {
     this.vxlanSock.send(out, this.config.vxlan.port, to);
   }
 
+  /**
+   * A receive run of an agent's extension fragments (the agent's GSO send arrives whole):
+   * when every datagram is a valid fragment of one message, with the same VXLAN and
+   * Ethernet header, indexes in order, they go into the reassembly slot here without a
+   * call per datagram. Anything else (false) takes the per-datagram path (fromVxlan), which
+   * counts and drops what is wrong; the outcome is the same either way.
+   */
+  private readonly fromAgentRun = (buf: Buffer, len: number, seg: number, address: string, _port: number): boolean => {
+    const h = VXLAN_OVERHEAD;
+    if (this.haStatus === 'passive' || seg < h + EXT_HEADER || seg >= len || buf.readUInt16BE(20) !== ETHERTYPE_STRAIT ||
+        ((buf[0] as number) & 0x08) === 0 || buf.readUIntBE(4, 3) !== this.vni || buf[h] !== EXT_FRAGMENT_KIND) return false;
+    const first = buf[h + 1] as number;
+    const id = buf.readUInt32BE(h + 4);
+    const n = Math.ceil(len / seg);
+    for (let i = 0, o = 0; i < n; i++, o += seg) {
+      const l = o + seg < len ? seg : len - o;
+      if (l < h + EXT_HEADER || extRule(buf, o + h, l - h) !== '' || buf[o + h] !== EXT_FRAGMENT_KIND || buf[o + h + 1] !== first + i ||
+          buf.readUInt32BE(o + h + 4) !== id || (i > 0 && (buf.compare(buf, 0, h + 1, o, o + h + 1) !== 0 || buf[o + h + 2] !== buf[h + 2] ||
+          buf.readUInt16BE(o + h + 8) !== buf.readUInt16BE(h + 8)))) return false;
+    }
+    if (address !== this.lastAgent) {
+      this.lastAgent = address;
+      this.lastAgentInt = ipv4Int(address);
+    }
+    const r = this.vxlanReassembly;
+    const count = buf[h + 2] as number;
+    const size = buf.readUInt16BE(h + 8);
+    const now = this.clock.monotonic();
+    this.vxlan.fragmentRuns++;
+    for (let i = 0, o = 0; i < n; i++, o += seg) {
+      const l = o + seg < len ? seg : len - o;
+      this.vxlan.fragments++;
+      const slot = r.add(this.lastAgentInt, id, first + i, count, size, buf, o + h + EXT_HEADER, l - h - EXT_HEADER, now);
+      if (slot < 0) continue;
+      this.reassembledFromAgent(slot);
+    }
+    return true;
+  };
+
+  private reassembledFromAgent(slot: number): void {
+    const r = this.vxlanReassembly;
+    const total = r.length(slot);
+    this.vxlan.reassembled++;
+    this.vxlan.rxPackets++;
+    this.vxlan.rxBytes += total;
+    // sealed (copied) before this returns: the slot can be reused at once
+    this.forwardVnet(r.buffer(slot), 0, total);
+    r.release(slot);
+  }
+
   /** A strait extension frame from an agent: a hello (answered) or a super-packet fragment. */
   private fromAgentExt(msg: Buffer, address: string, port: number): void {
     const len = msg.length;
@@ -375,13 +429,7 @@ export class Gateway implements SegmentSink {
     const r = this.vxlanReassembly;
     const slot = r.add(this.lastAgentInt, msg.readUInt32BE(h + 4), msg[h + 1] as number, msg[h + 2] as number, msg.readUInt16BE(h + 8), msg, h + EXT_HEADER, len - h - EXT_HEADER, this.clock.monotonic());
     if (slot < 0) return;
-    const total = r.length(slot);
-    this.vxlan.reassembled++;
-    this.vxlan.rxPackets++;
-    this.vxlan.rxBytes += total;
-    // sealed (copied) before this returns: the slot can be reused at once
-    this.forwardVnet(r.buffer(slot), 0, total);
-    r.release(slot);
+    this.reassembledFromAgent(slot);
   }
 
   /** A packet the gateway node routed into the TUN device. */

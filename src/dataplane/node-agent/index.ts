@@ -9,24 +9,65 @@ import {
 } from '../../wire/vxlan/index.js';
 import { segmentVnet, type SegmentSink } from '../../wire/tunnel/index.js';
 import { TunDevice, routeInto, vnetHdrIsPlain, VNET_HDR_LEN } from '../tun/index.js';
-import { UdpTransport } from '../udp/index.js';
+import { UdpTransport, ipv4ToInt } from '../udp/index.js';
+import { native } from '../native/index.js';
 import { parseNodeAgentConfig, type NodeAgentConfig } from './config.js';
 
 export { parseNodeAgentConfig, type NodeAgentConfig } from './config.js';
 
+/** Slots of the native pump's counters (native/src/pump.c, written by its thread). */
+const P_TX_PACKETS = 0;
+const P_TX_BYTES = 1;
+const P_SUPER = 2;
+const P_FRAGMENTS = 3;
+const P_MALFORMED = 4;
+const P_SEND_ERRORS = 5;
+const P_READS = 6;
+/** bytes read from the device (slot 7) */
+const PUMP_COUNTERS = 8;
+
+/** A counter counted by JS plus the native pump's slot: an own enumerable property (JSON, metrics). */
+function sumCounter(obj: object, name: string, pump: Float64Array, slot: number): void {
+  let js = 0;
+  Object.defineProperty(obj, name, {
+    enumerable: true,
+    get: () => js + (pump[slot] as number),
+    // JS counts only while the pump does not run (its reader is paused meanwhile)
+    set: (v: number) => { js = v - (pump[slot] as number); },
+  });
+}
+
 export class NodeAgentCounters {
-  txPackets = 0;
-  txBytes = 0;
+  declare txPackets: number;
+  declare txBytes: number;
   rxPackets = 0;
   rxBytes = 0;
   /** super-packets sent in extension fragments / cut into plain packets here (gateway without fragments) */
-  superPackets = 0;
-  fragments = 0;
+  declare superPackets: number;
+  declare fragments: number;
   segmented = 0;
   /** not_ipv4: frames with another EtherType (a kernel vxlan peer sends IPv6 ND, ARP) */
-  readonly drops = { malformed: 0, auth: 0, not_ipv4: 0, tun_full: 0 };
+  readonly drops: { malformed: number; auth: number; not_ipv4: number; tun_full: number };
   /** HA: announcements followed (the active gateway moved) */
   gatewaySwitches = 0;
+  /** native pump: TUN reads, and sends that failed (after waiting out a full socket buffer) */
+  declare readonly pumpReads: number;
+  declare readonly pumpSendErrors: number;
+  /** the native pump's counters (PUMP_COUNTERS doubles), added to by its thread */
+  declare readonly pump: Float64Array;
+
+  constructor() {
+    const pump = new Float64Array(PUMP_COUNTERS);
+    Object.defineProperty(this, 'pump', { value: pump, enumerable: false });
+    sumCounter(this, 'txPackets', pump, P_TX_PACKETS);
+    sumCounter(this, 'txBytes', pump, P_TX_BYTES);
+    sumCounter(this, 'superPackets', pump, P_SUPER);
+    sumCounter(this, 'fragments', pump, P_FRAGMENTS);
+    Object.defineProperty(this, 'pumpReads', { enumerable: true, get: () => pump[P_READS] });
+    Object.defineProperty(this, 'pumpSendErrors', { enumerable: true, get: () => pump[P_SEND_ERRORS] });
+    this.drops = { malformed: 0, auth: 0, not_ipv4: 0, tun_full: 0 };
+    sumCounter(this.drops, 'malformed', pump, P_MALFORMED);
+  }
 }
 
 /** hello to the gateway every second until it answers, then every 10 s */
@@ -64,6 +105,14 @@ export class NodeAgent implements SegmentSink {
   private segScratch: Buffer | undefined;
   /** bytes of super-packet per fragment frame */
   private readonly fragSize: number;
+  /**
+   * The native pump (native/src/pump.c) sends TUN -> VXLAN on its own thread while the
+   * active gateway takes fragments: `pumpTarget` is where it sends ('' when it does not run).
+   * STRAIT_AGENT_PUMP=0 keeps every packet on the JS path.
+   */
+  private pumpTarget = '';
+  private pumpEnabled = process.env['STRAIT_AGENT_PUMP'] !== '0';
+  private stopped = false;
 
   constructor(readonly config: Readonly<NodeAgentConfig>) {
     this.gatewayAddress = config.gateway.address;
@@ -112,7 +161,41 @@ export class NodeAgent implements SegmentSink {
     if (address !== this.gatewayAddress || port !== this.gatewayPort) this.gatewayFragments = false;
     this.gatewayAddress = address;
     this.gatewayPort = port;
+    this.syncPump(); // a new gateway gets plain frames (JS path) until it answers the hello
     if (this.config.tun.offload && !this.gatewayFragments) this.hello();
+  }
+
+  /** True while the native pump carries TUN -> VXLAN (read by tests and the status page). */
+  get pumping(): boolean {
+    return this.pumpTarget !== '';
+  }
+
+  /**
+   * Run the native pump exactly when every send it would make is what fromNode() would
+   * send: offload on, the active gateway takes fragments, the batched UDP transport.
+   * Stop it (the JS reader resumes) otherwise, and restart it when the gateway moved.
+   */
+  private syncPump(): void {
+    const sock = this.sock;
+    const tun = this.tun;
+    const target = `${this.gatewayAddress}:${this.gatewayPort}`;
+    const want = this.pumpEnabled && !this.stopped && this.config.tun.offload && this.gatewayFragments && sock !== undefined &&
+      sock.nativeFd >= 0 && tun !== undefined && ipv4ToInt(this.gatewayAddress) >= 0;
+    if (this.pumpTarget !== '' && (!want || this.pumpTarget !== target)) {
+      const id = native()['pumpStop']!(tun?.fd ?? -1) as number;
+      if (id >= 0) this.msgId = id >>> 0;
+      this.pumpTarget = '';
+    }
+    if (!want || this.pumpTarget !== '') return;
+    // JS's pending datagrams leave first, so nothing is overtaken by the pump
+    sock.flush();
+    try {
+      native()['pumpStart']!(tun.fd, sock.nativeFd, this.partsIpv4[0], this.partsVnet[0], this.hdrStrait, this.fragSize,
+        this.config.vxlan.mtu - 28, ipv4ToInt(this.gatewayAddress), this.gatewayPort, this.msgId, this.counters.pump);
+      this.pumpTarget = target;
+    } catch {
+      this.pumpEnabled = false; // an addon without the pump: the JS path carries everything
+    }
   }
 
   private helloTick(): void {
@@ -132,6 +215,8 @@ export class NodeAgent implements SegmentSink {
 
   async stop(): Promise<void> {
     if (this.helloTimer) clearInterval(this.helloTimer);
+    this.stopped = true;
+    this.syncPump();
     this.tun?.close();
     await this.sock?.close();
   }
@@ -251,6 +336,7 @@ export class NodeAgent implements SegmentSink {
     if (etherType === ETHERTYPE_STRAIT) {
       if (extRule(msg, VXLAN_OVERHEAD, len - VXLAN_OVERHEAD) === '' && msg[VXLAN_OVERHEAD] === EXT_HELLO_ACK) {
         this.gatewayFragments = ((msg[VXLAN_OVERHEAD + 3] as number) & EXT_FEATURE_FRAGMENTS) !== 0;
+        this.syncPump();
       } else {
         this.counters.drops.malformed++;
       }

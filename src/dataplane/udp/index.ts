@@ -10,6 +10,12 @@ import { createSocket, type RemoteInfo, type Socket } from 'node:dgram';
 import { native } from '../native/index.js';
 
 export type DatagramHandler = (msg: Buffer, address: string, port: number) => void;
+/**
+ * A whole receive run at once: `len` bytes in `buf` of datagrams of `seg` bytes (the last may
+ * be shorter), from one sender. True when it took them all; false leaves every datagram to
+ * the DatagramHandler (it must then not have acted on any of them).
+ */
+export type RunHandler = (buf: Buffer, len: number, seg: number, address: string, port: number) => boolean;
 
 /** Datagrams per GSO send (kernel UDP_MAX_SEGMENTS is at least 64). */
 const MAX_SEGMENTS = 64;
@@ -21,7 +27,7 @@ const MAX_SEGMENT = 1472;
 const IPV4 = /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}$/;
 
 /** Dotted IPv4 text to an unsigned integer; -1 when it is not one. */
-function ipv4ToInt(a: string): number {
+export function ipv4ToInt(a: string): number {
   if (!IPV4.test(a)) return -1;
   const p = a.split('.');
   return ((Number(p[0]) << 24) | (Number(p[1]) << 16) | (Number(p[2]) << 8) | Number(p[3])) >>> 0;
@@ -47,6 +53,7 @@ export class UdpTransport {
   private readonly fd: number;
   private readonly socket: Socket | undefined;
   private readonly onMessage: DatagramHandler;
+  private readonly onRun: RunHandler | undefined;
   // receive side
   private readonly rbuf: Buffer | undefined;
   private lastFromInt = -1;
@@ -64,10 +71,11 @@ export class UdpTransport {
   private isDirty = false;
   private closed = false;
 
-  private constructor(fd: number, socket: Socket | undefined, onMessage: DatagramHandler, readonly address: string, readonly port: number) {
+  private constructor(fd: number, socket: Socket | undefined, onMessage: DatagramHandler, readonly address: string, readonly port: number, onRun?: RunHandler) {
     this.fd = fd;
     this.socket = socket;
     this.onMessage = onMessage;
+    this.onRun = onRun;
     if (fd >= 0) {
       this.rbuf = Buffer.alloc(65536 + 1024);
       this.sbuf = Buffer.alloc(65536 + 2048);
@@ -76,12 +84,12 @@ export class UdpTransport {
   }
 
   /** Bind `address:port` (IPv4; port 0 = any) and call `onMessage` for every datagram. */
-  static async bind(address: string, port: number, onMessage: DatagramHandler, opts: { bufferBytes?: number; dgram?: boolean } = {}): Promise<UdpTransport> {
+  static async bind(address: string, port: number, onMessage: DatagramHandler, opts: { bufferBytes?: number; dgram?: boolean; onRun?: RunHandler } = {}): Promise<UdpTransport> {
     const bytes = opts.bufferBytes ?? 4 * 1024 * 1024;
     const addon = opts.dgram === true || process.env['STRAIT_UDP'] === 'dgram' || ipv4ToInt(address) < 0 ? undefined : tryNative();
     if (addon) {
       const [fd, bound] = addon['udpOpen']!(address, port, bytes) as [number, number];
-      return new UdpTransport(fd, undefined, onMessage, address, bound);
+      return new UdpTransport(fd, undefined, onMessage, address, bound, opts.onRun);
     }
     const socket = createSocket({ type: 'udp4', reuseAddr: false });
     socket.on('message', (msg: Buffer, rinfo: RemoteInfo) => onMessage(msg, rinfo.address, rinfo.port));
@@ -109,6 +117,11 @@ export class UdpTransport {
     return this.fd >= 0;
   }
 
+  /** The socket's descriptor on the batched path (for the node agent's native pump); -1 otherwise. */
+  get nativeFd(): number {
+    return this.closed ? -1 : this.fd;
+  }
+
   /** One read from the addon: `len` bytes of datagrams of `seg` bytes (the last may be shorter). */
   private readonly onRecv = (len: number, seg: number, from: number, port: number): void => {
     if (from !== this.lastFromInt) {
@@ -117,6 +130,7 @@ export class UdpTransport {
     }
     const buf = this.rbuf as Buffer;
     const addr = this.lastFrom;
+    if (seg < len && this.onRun !== undefined && this.onRun(buf, len, seg, addr, port)) return;
     for (let o = 0; o < len && !this.closed; o += seg) {
       const end = o + seg < len ? o + seg : len;
       this.onMessage(buf.subarray(o, end), addr, port);

@@ -1,0 +1,162 @@
+// Plumbing shared by tun.c and udp.c: a reader per descriptor on Node's event loop
+// (uv_poll; each wake-up drains a burst and calls back into JS inside one callback
+// scope) and the table of writer threads by descriptor (writer.c).
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <uv.h>
+#include "common.h"
+
+#ifndef UDP_SEGMENT
+#define UDP_SEGMENT 103
+#endif
+#ifndef SOL_UDP
+#define SOL_UDP 17
+#endif
+
+int strait_gso_broken = 0;
+
+ssize_t strait_send_gso(int fd, struct iovec *iov, size_t iovlen, size_t seg, const struct sockaddr_in *to) {
+  char control[CMSG_SPACE(sizeof(uint16_t))];
+  memset(control, 0, sizeof control);
+  struct sockaddr_in dst = *to;
+  struct msghdr msg;
+  memset(&msg, 0, sizeof msg);
+  msg.msg_name = &dst;
+  msg.msg_namelen = sizeof dst;
+  msg.msg_iov = iov;
+  msg.msg_iovlen = iovlen;
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof control;
+  struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+  c->cmsg_level = SOL_UDP;
+  c->cmsg_type = UDP_SEGMENT;
+  c->cmsg_len = CMSG_LEN(sizeof(uint16_t));
+  uint16_t gs = (uint16_t)seg;
+  memcpy(CMSG_DATA(c), &gs, sizeof gs);
+  ssize_t n = sendmsg(fd, &msg, 0);
+  if (n >= 0) return n;
+  int err = errno;
+  // EINVAL: segments larger than the path MTU; EIO/ENOPROTOOPT/EOPNOTSUPP: no UDP GSO here
+  if (err == EIO || err == ENOPROTOOPT || err == EOPNOTSUPP) strait_gso_broken = 1;
+  return -err;
+}
+
+#define MAX_READERS 128
+#define MAX_WRITERS 128
+
+static strait_reader *readers[MAX_READERS];
+static strait_writer *writers[MAX_WRITERS];
+static int writer_fds[MAX_WRITERS];
+
+strait_writer **strait_writer_slot(int fd, int create) {
+  int free_slot = -1;
+  for (int i = 0; i < MAX_WRITERS; i++) {
+    if (writers[i] && writer_fds[i] == fd) return &writers[i];
+    if (!writers[i] && free_slot < 0) free_slot = i;
+  }
+  if (!create || free_slot < 0) return NULL;
+  writer_fds[free_slot] = fd;
+  return &writers[free_slot];
+}
+
+strait_writer *strait_writer_for(int fd, strait_write_fn fn) {
+  strait_writer **ws = strait_writer_slot(fd, 0);
+  if (ws) return *ws;
+  ws = strait_writer_slot(fd, 1);
+  if (!ws) return NULL;
+  *ws = strait_writer_new(fd, fn);
+  return *ws;
+}
+
+static void on_readable(uv_poll_t *handle, int status, int events) {
+  strait_reader *r = (strait_reader *)handle->data;
+  if (r->closing || status < 0) return;
+  napi_handle_scope scope;
+  napi_open_handle_scope(r->env, &scope);
+  napi_value cb, global, resource;
+  napi_get_reference_value(r->env, r->callback, &cb);
+  napi_get_global(r->env, &global);
+  napi_create_object(r->env, &resource);
+  // one callback scope per burst: the tick queue and microtasks run once at its end,
+  // not after every packet (napi_make_callback per packet did that)
+  napi_callback_scope cscope;
+  napi_open_callback_scope(r->env, resource, r->async_ctx, &cscope);
+  r->drain(r, global, cb);
+  // an exception thrown by the callback reaches 'uncaughtException'
+  strait_rethrow_pending(r->env);
+  napi_close_callback_scope(r->env, cscope);
+  napi_close_handle_scope(r->env, scope);
+}
+
+strait_reader *strait_reader_find(int fd) {
+  for (int i = 0; i < MAX_READERS; i++)
+    if (readers[i] && readers[i]->fd == fd) return readers[i];
+  return NULL;
+}
+
+napi_value strait_reader_start(napi_env env, int fd, napi_value buffer, napi_value callback, const char *name, strait_drain_fn drain) {
+  int slot = -1;
+  for (int i = 0; i < MAX_READERS; i++) if (!readers[i]) { slot = i; break; }
+  if (slot < 0) return strait_throw_errno(env, "too many readers", EMFILE);
+  strait_reader *r = calloc(1, sizeof *r);
+  if (!r) return strait_throw_errno(env, name, ENOMEM);
+  r->env = env;
+  r->fd = fd;
+  r->drain = drain;
+  void *data;
+  napi_get_buffer_info(env, buffer, &data, &r->buf_len);
+  r->buf = data;
+  napi_create_reference(env, buffer, 1, &r->buffer_ref);
+  napi_create_reference(env, callback, 1, &r->callback);
+  napi_value resource_name;
+  napi_create_string_utf8(env, name, NAPI_AUTO_LENGTH, &resource_name);
+  napi_async_init(env, NULL, resource_name, &r->async_ctx);
+  uv_loop_t *loop;
+  napi_get_uv_event_loop(env, &loop);
+  int rc = uv_poll_init(loop, &r->poll, fd);
+  if (rc < 0) {
+    napi_async_destroy(env, r->async_ctx);
+    napi_delete_reference(env, r->buffer_ref);
+    napi_delete_reference(env, r->callback);
+    free(r);
+    return strait_throw_errno(env, "uv_poll_init", -rc);
+  }
+  r->poll.data = r;
+  uv_poll_start(&r->poll, UV_READABLE, on_readable);
+  readers[slot] = r;
+  return NULL;
+}
+
+void strait_reader_pause(int fd, int paused) {
+  strait_reader *r = strait_reader_find(fd);
+  if (!r || r->closing) return;
+  if (paused) uv_poll_stop(&r->poll);
+  else uv_poll_start(&r->poll, UV_READABLE, on_readable);
+}
+
+static void on_poll_closed(uv_handle_t *h) {
+  free(h->data);
+}
+
+void strait_fd_release(napi_env env, int fd) {
+  strait_writer **ws = strait_writer_slot(fd, 0);
+  if (ws) {
+    strait_writer_free(*ws);
+    *ws = NULL;
+  }
+  for (int i = 0; i < MAX_READERS; i++) {
+    strait_reader *r = readers[i];
+    if (r && r->fd == fd) {
+      r->closing = 1;
+      uv_poll_stop(&r->poll);
+      napi_delete_reference(env, r->callback);
+      napi_delete_reference(env, r->buffer_ref);
+      napi_async_destroy(env, r->async_ctx);
+      readers[i] = NULL;
+      uv_close((uv_handle_t *)&r->poll, on_poll_closed);
+    }
+  }
+}

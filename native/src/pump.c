@@ -1,0 +1,337 @@
+// The node agent's send path on one thread: TUN read (virtio_net_hdr + TCP super-packet)
+// -> VXLAN frames to the active gateway -> UDP send with GSO (UDP_SEGMENT), with no
+// hand-off to JS or to another thread and no copy of the payload (the frame headers and
+// the payload leave through one iovec). JS keeps every decision: it builds the header
+// templates, starts the pump only once a strait gateway answered the hello with the
+// fragments feature, stops it when the active gateway changes (HA) or the agent stops,
+// and reads the counters at scrape time. While the pump runs, the TUN device's reader on
+// Node's event loop is paused; when it stops, that reader resumes.
+// Frames are byte-identical to the JS path of src/dataplane/node-agent (fromNode with a
+// gateway that takes fragments):
+//   plain virtio_net_hdr (no GSO, no checksum) + IPv4 packet -> hdrIpv4 (22) | packet
+//   other virtio_net_hdr + packet that fits one datagram      -> hdrVnet (22) | hdr | packet
+//   bigger                                                    -> count = ceil(len / fragSize) datagrams
+//       hdrStrait (22) | extension header (12: 3, index, count, 0, id, fragSize, 0) | fragSize bytes
+//   anything else (shorter than an IPv4 header, not IPv4, > 64 fragments) -> counted malformed, dropped
+//
+//   pumpStart(tunFd, udpFd, hdrIpv4, hdrVnet, hdrStrait, fragSize, maxDatagram, addr, port, msgId, counters)
+//       counters: Float64Array(PUMP_COUNTERS), added to by the pump thread (see enum below)
+//   pumpStop(tunFd) -> the last message id used (JS continues from it), or -1 when none ran
+#define _GNU_SOURCE
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+#include "common.h"
+
+#define MAX_PUMPS 8
+#define HDR 22          // VXLAN header + inner Ethernet header
+#define EXT 12          // strait extension header
+#define VNET 10         // virtio_net_hdr
+#define MAX_FRAGS 64    // EXT_MAX_FRAGMENTS
+#define GSO_BYTES 65000 // bytes per GSO send (as the JS transport batches)
+#define GSO_SEGS 64
+#define MAX_SEG 1472    // bigger datagrams leave one by one (as the JS transport sends them)
+#define READ_BYTES (65536 + VNET)
+#define BURST 64
+
+enum { C_TX_PACKETS, C_TX_BYTES, C_SUPER, C_FRAGMENTS, C_MALFORMED, C_SEND_ERRORS, C_READS, C_READ_BYTES, PUMP_COUNTERS };
+
+typedef struct {
+  int tun_fd, udp_fd, stop_fd;
+  pthread_t thread;
+  unsigned char h4[HDR], hv[HDR], hs[HDR];
+  size_t frag_size, max_dgram;
+  struct sockaddr_in to;
+  uint32_t msg_id;
+  double *counters; // PUMP_COUNTERS doubles in a JS Float64Array (referenced below)
+  unsigned char frag_hdr[MAX_FRAGS][HDR + EXT];
+  unsigned char buf[READ_BYTES];
+} pump;
+
+static pump *pumps[MAX_PUMPS];
+static napi_ref counter_refs[MAX_PUMPS]; // keeps each pump's Float64Array alive
+
+// Send `n` datagrams described by iov (two entries each: header, payload); `seg` is the
+// size of each but the last (GSO when n > 1). EAGAIN/ENOBUFS are waited out here, on the
+// pump's own thread. Returns 0 or -errno.
+static int send_run(pump *p, struct iovec *iov, unsigned n, size_t seg) {
+  int one_by_one = 0;
+  for (int tries = 0; tries < 20; tries++) {
+    ssize_t r;
+    if (n > 1 && !strait_gso_broken && !one_by_one) {
+      r = strait_send_gso(p->udp_fd, iov, 2 * n, seg, &p->to);
+      if (r < 0 && r != -EAGAIN && r != -ENOBUFS) {
+        one_by_one = 1; // no UDP GSO here, or refused (EINVAL): as the JS transport does, one by one
+        continue;
+      }
+      if (r < 0) {
+        errno = (int)-r;
+        r = -1;
+      }
+    } else {
+      // one by one in one sendmmsg
+      struct mmsghdr mm[GSO_SEGS];
+      memset(mm, 0, sizeof(struct mmsghdr) * n);
+      for (unsigned i = 0; i < n; i++) {
+        mm[i].msg_hdr.msg_name = &p->to;
+        mm[i].msg_hdr.msg_namelen = sizeof p->to;
+        mm[i].msg_hdr.msg_iov = &iov[2 * i];
+        mm[i].msg_hdr.msg_iovlen = 2;
+      }
+      r = sendmmsg(p->udp_fd, mm, n, 0);
+      if (r >= 0 && (unsigned)r < n) {
+        iov += 2 * r;
+        n -= (unsigned)r;
+        continue;
+      }
+    }
+    if (r >= 0) return 0;
+    int err = errno;
+    if (err != EAGAIN && err != ENOBUFS) return -err;
+    struct pollfd pfd = {p->udp_fd, POLLOUT, 0};
+    poll(&pfd, 1, 10);
+  }
+  return -EAGAIN;
+}
+
+static void count_send(pump *p, int rc) {
+  if (rc < 0) p->counters[C_SEND_ERRORS] += 1;
+}
+
+// A virtio_net_hdr + super-packet of len bytes in extension fragments.
+static void send_fragments(pump *p, unsigned char *data, size_t len) {
+  size_t size = p->frag_size;
+  size_t count = (len + size - 1) / size;
+  if (count > MAX_FRAGS) {
+    p->counters[C_MALFORMED] += 1;
+    return;
+  }
+  uint32_t id = ++p->msg_id;
+  p->counters[C_TX_PACKETS] += 1;
+  p->counters[C_TX_BYTES] += (double)len;
+  p->counters[C_SUPER] += 1;
+  p->counters[C_FRAGMENTS] += (double)count;
+  struct iovec iov[2 * MAX_FRAGS];
+  for (size_t i = 0; i < count; i++) {
+    unsigned char *h = p->frag_hdr[i];
+    memcpy(h, p->hs, HDR);
+    unsigned char *e = h + HDR;
+    e[0] = 3; // EXT_FRAGMENT
+    e[1] = (unsigned char)i;
+    e[2] = (unsigned char)count;
+    e[3] = 0;
+    e[4] = (unsigned char)(id >> 24);
+    e[5] = (unsigned char)(id >> 16);
+    e[6] = (unsigned char)(id >> 8);
+    e[7] = (unsigned char)id;
+    e[8] = (unsigned char)(size >> 8);
+    e[9] = (unsigned char)size;
+    e[10] = 0;
+    e[11] = 0;
+    size_t start = i * size;
+    size_t end = start + size < len ? start + size : len;
+    iov[2 * i].iov_base = h;
+    iov[2 * i].iov_len = HDR + EXT;
+    iov[2 * i + 1].iov_base = data + start;
+    iov[2 * i + 1].iov_len = end - start;
+  }
+  size_t seg = HDR + EXT + size;
+  size_t per = seg > MAX_SEG ? 1 : GSO_BYTES / seg;
+  if (per > GSO_SEGS) per = GSO_SEGS;
+  if (per < 1) per = 1;
+  for (size_t i = 0; i < count; i += per) {
+    size_t n = count - i < per ? count - i : per;
+    count_send(p, send_run(p, &iov[2 * i], (unsigned)n, seg));
+  }
+}
+
+// One read from the TUN device (see the table at the top).
+static void handle(pump *p, size_t n) {
+  unsigned char *b = p->buf;
+  const unsigned char *hdr;
+  unsigned char *pkt;
+  size_t len;
+  if (n > VNET && b[0] == 0 && b[1] == 0) {
+    hdr = p->h4; // plain packet: the virtio_net_hdr stays behind
+    pkt = b + VNET;
+    len = n - VNET;
+  } else {
+    hdr = p->hv;
+    if (HDR + n > p->max_dgram) {
+      send_fragments(p, b, n);
+      return;
+    }
+    pkt = b;
+    len = n;
+  }
+  // the IPv4 packet after the virtio_net_hdr (if it is sent along) must at least look like one
+  const unsigned char *ip = hdr == p->hv ? b + VNET : pkt;
+  size_t iplen = hdr == p->hv ? (n > VNET ? n - VNET : 0) : len;
+  if (iplen < 20 || (ip[0] >> 4) != 4) {
+    p->counters[C_MALFORMED] += 1;
+    return;
+  }
+  p->counters[C_TX_PACKETS] += 1;
+  p->counters[C_TX_BYTES] += (double)len;
+  struct iovec iov[2] = {{(void *)hdr, HDR}, {pkt, len}};
+  count_send(p, send_run(p, iov, 1, 0));
+}
+
+static void *run(void *arg) {
+  pump *p = arg;
+  struct pollfd fds[2] = {{p->tun_fd, POLLIN, 0}, {p->stop_fd, POLLIN, 0}};
+  for (;;) {
+    if (poll(fds, 2, -1) < 0 && errno != EINTR) break;
+    if (fds[1].revents) break;
+    if (fds[0].revents & (POLLERR | POLLHUP | POLLNVAL)) {
+      // the device is down or gone: only JS decides to stop (pumpStop, or tunClose stops
+      // the pump first); until then look again every 10 ms rather than spin
+      if (poll(&fds[1], 1, 10) > 0) break;
+      continue;
+    }
+    for (int i = 0; i < BURST; i++) {
+      ssize_t n = read(p->tun_fd, p->buf, sizeof p->buf);
+      if (n < 0 && errno != EAGAIN && errno != EINTR) {
+        poll(&fds[1], 1, 10); // an error other than "nothing to read": do not spin on it
+        break;
+      }
+      if (n <= 0) break;
+      p->counters[C_READS] += 1;
+      p->counters[C_READ_BYTES] += (double)n;
+      handle(p, (size_t)n);
+    }
+  }
+  return NULL;
+}
+
+// Stop and free pump slot i (on Node's thread); the TUN reader on the event loop resumes.
+static uint32_t stop_slot(napi_env env, int i) {
+  pump *p = pumps[i];
+  uint64_t one = 1;
+  if (write(p->stop_fd, &one, sizeof one) < 0) { /* cannot fail: the counter is far from its limit */ }
+  pthread_join(p->thread, NULL);
+  close(p->stop_fd);
+  pumps[i] = NULL;
+  uint32_t id = p->msg_id;
+  int tun_fd = p->tun_fd;
+  free(p);
+  napi_delete_reference(env, counter_refs[i]);
+  counter_refs[i] = NULL;
+  strait_reader_pause(tun_fd, 0);
+  return id;
+}
+
+void strait_pump_stop_fd(napi_env env, int tun_fd) {
+  for (int i = 0; i < MAX_PUMPS; i++)
+    if (pumps[i] && pumps[i]->tun_fd == tun_fd) stop_slot(env, i);
+}
+
+static int get_header(napi_env env, napi_value v, unsigned char *out) {
+  bool is_buf = false;
+  void *data;
+  size_t len;
+  if (napi_is_buffer(env, v, &is_buf) != napi_ok || !is_buf) return 0;
+  napi_get_buffer_info(env, v, &data, &len);
+  if (len != HDR) return 0;
+  memcpy(out, data, HDR);
+  return 1;
+}
+
+static napi_value pump_start(napi_env env, napi_callback_info info) {
+  size_t argc = 11;
+  napi_value argv[11];
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  int32_t tun_fd, udp_fd, frag, maxd, port;
+  uint32_t addr, msg_id;
+  unsigned char h4[HDR], hv[HDR], hs[HDR];
+  bool is_typed = false;
+  napi_typedarray_type ttype;
+  size_t tlen;
+  void *tdata;
+  if (argc < 11 || napi_get_value_int32(env, argv[0], &tun_fd) != napi_ok || napi_get_value_int32(env, argv[1], &udp_fd) != napi_ok ||
+      !get_header(env, argv[2], h4) || !get_header(env, argv[3], hv) || !get_header(env, argv[4], hs) ||
+      napi_get_value_int32(env, argv[5], &frag) != napi_ok || napi_get_value_int32(env, argv[6], &maxd) != napi_ok ||
+      napi_get_value_uint32(env, argv[7], &addr) != napi_ok || napi_get_value_int32(env, argv[8], &port) != napi_ok ||
+      napi_get_value_uint32(env, argv[9], &msg_id) != napi_ok || napi_is_typedarray(env, argv[10], &is_typed) != napi_ok || !is_typed)
+    goto bad;
+  napi_get_typedarray_info(env, argv[10], &ttype, &tlen, &tdata, NULL, NULL);
+  // fragments: at least 64 bytes (EXT_MIN_FRAGMENT), a datagram of at most 65507 bytes
+  if (ttype != napi_float64_array || tlen < PUMP_COUNTERS || tun_fd < 0 || udp_fd < 0 || frag < 64 || frag > 65000 ||
+      maxd < HDR + EXT + frag || maxd > 65507 || port < 1 || port > 65535)
+    goto bad;
+  int slot = -1;
+  for (int i = 0; i < MAX_PUMPS; i++) {
+    if (pumps[i] && pumps[i]->tun_fd == tun_fd) return strait_throw_errno(env, "pumpStart: this TUN device is pumped already", EBUSY);
+    if (!pumps[i] && slot < 0) slot = i;
+  }
+  if (slot < 0) return strait_throw_errno(env, "pumpStart: too many pumps", EMFILE);
+  pump *p = calloc(1, sizeof *p);
+  if (!p) return strait_throw_errno(env, "pumpStart", ENOMEM);
+  p->tun_fd = tun_fd;
+  p->udp_fd = udp_fd;
+  memcpy(p->h4, h4, HDR);
+  memcpy(p->hv, hv, HDR);
+  memcpy(p->hs, hs, HDR);
+  p->frag_size = (size_t)frag;
+  p->max_dgram = (size_t)maxd;
+  p->to.sin_family = AF_INET;
+  p->to.sin_port = htons((uint16_t)port);
+  p->to.sin_addr.s_addr = htonl(addr);
+  p->msg_id = msg_id;
+  p->counters = tdata;
+  p->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (p->stop_fd < 0) {
+    int err = errno;
+    free(p);
+    return strait_throw_errno(env, "pumpStart: eventfd", err);
+  }
+  // the pump reads the device from now on; the event-loop reader waits
+  strait_reader_pause(tun_fd, 1);
+  int rc = pthread_create(&p->thread, NULL, run, p);
+  if (rc != 0) {
+    strait_reader_pause(tun_fd, 0);
+    close(p->stop_fd);
+    free(p);
+    return strait_throw_errno(env, "pumpStart: pthread_create", rc);
+  }
+  napi_create_reference(env, argv[10], 1, &counter_refs[slot]);
+  pumps[slot] = p;
+  return NULL;
+bad:
+  napi_throw_type_error(env, NULL, "pumpStart(tunFd, udpFd, hdrIpv4, hdrVnet, hdrStrait (22-byte Buffers), fragSize >= 64, maxDatagram, addr, port, msgId, Float64Array(8))");
+  return NULL;
+}
+
+static napi_value pump_stop(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1];
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  int32_t fd;
+  if (argc < 1 || napi_get_value_int32(env, argv[0], &fd) != napi_ok) {
+    napi_throw_type_error(env, NULL, "pumpStop(tunFd)");
+    return NULL;
+  }
+  double id = -1;
+  for (int i = 0; i < MAX_PUMPS; i++) {
+    if (pumps[i] && pumps[i]->tun_fd == fd) {
+      id = stop_slot(env, i);
+    }
+  }
+  napi_value out;
+  napi_create_double(env, id, &out);
+  return out;
+}
+
+napi_status strait_init_pump(napi_env env, napi_value exports) {
+  STRAIT_EXPORT(env, exports, "pumpStart", pump_start);
+  STRAIT_EXPORT(env, exports, "pumpStop", pump_stop);
+  return napi_ok;
+}
