@@ -41,7 +41,8 @@ function udpPacket(src: number, dst: number, text: string): Buffer {
   return ipv4.encode({ tos: 0, id: 1, flags: 2, fragmentOffset: 0, ttl: 64, protocol: 17, src, dst, payload: u });
 }
 
-test('two gateways on loopback: VXLAN in, tunnel across, records and anti-spoofing', async () => {
+/** gateway A (cluster-a, VXLAN from agents) and gateway B (cluster-b, delivers into `got`) tunnelled over loopback */
+async function gatewayPair(): Promise<{ ga: Gateway; gb: Gateway; got: Buffer[] }> {
   const got: Buffer[] = [];
   const gb: Gateway = await startGateway({
     ...base, clusterId: 'cluster-b', name: 'gw-b', localSubnets: ['10.2.0.0/16'],
@@ -53,6 +54,11 @@ test('two gateways on loopback: VXLAN in, tunnel across, records and anti-spoofi
     peers: [{ clusterId: 'cluster-b', endpoint: '127.0.0.1', port: gb.tunnelPort, subnets: ['10.2.0.0/16'] }],
   }, { noTun: true });
   gb.setPeerEndpoint('cluster-a', '127.0.0.1', ga.tunnelPort);
+  return { ga, gb, got };
+}
+
+test('two gateways on loopback: VXLAN in, tunnel across, records and anti-spoofing', async () => {
+  const { ga, gb, got } = await gatewayPair();
   const agent = createSocket('udp4');
   try {
     for (let i = 0; i < 50 && ga.connectionRecords()[0]?.status !== 'connected'; i++) await new Promise((r) => setTimeout(r, 20));
@@ -89,17 +95,7 @@ test('two gateways on loopback: VXLAN in, tunnel across, records and anti-spoofi
 });
 
 test('gateway: an agent\'s GSO run of extension fragments is taken whole; a broken run takes the per-datagram path', async () => {
-  const got: Buffer[] = [];
-  const gb: Gateway = await startGateway({
-    ...base, clusterId: 'cluster-b', name: 'gw-b', localSubnets: ['10.2.0.0/16'],
-    tunnel: { listen: '127.0.0.1', port: 0 }, vxlan: { listen: '127.0.0.1', port: 0 },
-    peers: [{ clusterId: 'cluster-a', endpoint: '127.0.0.1', port: 9, subnets: ['10.1.0.0/16'] }],
-  }, { noTun: true, onDeliver: (p) => got.push(Buffer.from(p)) });
-  const ga: Gateway = await startGateway({
-    ...base, name: 'gw-a', tunnel: { listen: '127.0.0.1', port: 0 }, vxlan: { listen: '127.0.0.1', port: 0 },
-    peers: [{ clusterId: 'cluster-b', endpoint: '127.0.0.1', port: gb.tunnelPort, subnets: ['10.2.0.0/16'] }],
-  }, { noTun: true });
-  gb.setPeerEndpoint('cluster-a', '127.0.0.1', ga.tunnelPort);
+  const { ga, gb, got } = await gatewayPair();
   const agent = await UdpTransport.bind('127.0.0.1', 0, () => undefined);
   try {
     for (let i = 0; i < 50 && ga.connectionRecords()[0]?.status !== 'connected'; i++) await new Promise((r) => setTimeout(r, 20));
