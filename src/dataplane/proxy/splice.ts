@@ -65,12 +65,16 @@ function onSideData(this: Joined, chunk: Buffer): void {
  *   although the write completes later;
  * - any other peer is done with it when its writable state is empty after write() (the
  *   kernel took it all at once).
- * Otherwise (queued behind earlier writes, half taken by the kernel) the next read goes
- * into a fresh buffer. Returning false stops reading until the peer drains.
+ * A chunk that would queue behind earlier writes is written as a copy of its own size; one
+ * the kernel took only in part keeps the buffer, and the next read goes into a fresh one.
+ * Returning false stops reading until the peer drains.
  */
 function onSpliceRead(this: Joined, nread: number, buf: Buffer): boolean {
   const peer = this[kPeer] as Joined;
-  const consumed = (peer as Joined & { encrypted?: boolean }).encrypted === true && peer.writableLength === 0;
+  // the peer already has writes queued: the chunk will wait behind them, so it goes as a
+  // copy of its own size and the reused buffer stays (no 64 KiB slab held per queued chunk)
+  if (peer.writableLength > 0) return peer.write(Buffer.from(buf.subarray(0, nread)));
+  const consumed = (peer as Joined & { encrypted?: boolean }).encrypted === true;
   const ok = peer.write(buf.subarray(0, nread));
   if (!consumed && peer.writableLength > 0) (this[kReads] as ReadState).buf = Buffer.allocUnsafeSlow(READ_BUFFER);
   return ok;

@@ -186,19 +186,17 @@ export class MeshCa {
   }
 
   async issueFor(identity: WorkloadIdentity, opts: IssueOptions = {}): Promise<WorkloadCert> {
-    spiffeId(identity); // refuse a bad identity before making a key
-    return this.build(identity, opts, await newKey(opts.keyType ?? 'ec-p256'));
+    const id = spiffeId(identity); // refuse a bad identity before making a key
+    return this.build(id, opts, await newKey(opts.keyType ?? 'ec-p256'));
   }
 
   /** The synchronous form of issue() (blocks while the key is made): tests and tools. */
   issueSync(namespace: string, serviceAccount: string, opts: IssueOptions = {}): WorkloadCert {
     const identity = { trustDomain: this.trustDomain, namespace, serviceAccount };
-    spiffeId(identity);
-    return this.build(identity, opts, newKeySync(opts.keyType ?? 'ec-p256'));
+    return this.build(spiffeId(identity), opts, newKeySync(opts.keyType ?? 'ec-p256'));
   }
 
-  private build(identity: WorkloadIdentity, opts: IssueOptions, key: NewKey): WorkloadCert {
-    const id = spiffeId(identity);
+  private build(id: string, opts: IssueOptions, key: NewKey): WorkloadCert {
     const lifetime = opts.lifetimeMs ?? DEFAULT_WORKLOAD_LIFETIME_MS;
     if (!(lifetime > 0)) throw E.configInvalid('mesh.ca.workloadLifetime', lifetime, 'must be a positive number of milliseconds');
     // backdated for clock skew, but never by more than a tenth of a (short) lifetime
