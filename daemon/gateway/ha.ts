@@ -153,7 +153,7 @@ export async function startGatewayHa(gw: Gateway, log: Log, onLost: () => void, 
       if (former && former !== me) markFormer(former, why, 2);
     },
     onPassive: (holder, epoch) => {
-      gw.becomePassive(ha.members.find((m) => m.name === holder)?.address);
+      gw.becomePassive(ha.members.find((m) => m.name === holder)?.address, epoch);
       log('info', `lease held by ${holder ?? 'nobody'}: passive (epoch ${epoch})`, { haStatus: 'passive', holder, epoch });
       follow(holder);
     },
