@@ -153,7 +153,7 @@ export async function startGatewayHa(gw: Gateway, log: Log, onLost: () => void, 
       if (former && former !== me) markFormer(former, why, 2);
     },
     onPassive: (holder, epoch) => {
-      gw.becomePassive(ha.members.find((m) => m.name === holder)?.address);
+      gw.becomePassive(ha.members.find((m) => m.name === holder)?.address, epoch);
       log('info', `lease held by ${holder ?? 'nobody'}: passive (epoch ${epoch})`, { haStatus: 'passive', holder, epoch });
       follow(holder);
     },
@@ -185,11 +185,13 @@ export async function startGatewayHa(gw: Gateway, log: Log, onLost: () => void, 
     async stop() {
       stopped = true;
       for (const t of recheck) clearTimeout(t);
-      publisher?.stop();
+      // a tick in flight may have read the record `active`: it lands before the mark below
+      const publishing = publisher?.stop();
       link?.destroy();
       // a planned stop: the record says so (nobody else would: the other one takes a released lease)
       const wasActive = elector.isActive;
       await elector.release();
+      if (publishing) await withTimeout(publishing, 2000);
       if (wasActive) await withTimeout(mark(me, 'Released the lease (stopped)').catch(() => false), 1000);
       for (const c of clients) c.destroy();
       server?.close();

@@ -13,6 +13,7 @@ import { TunnelEndpoint } from '../../src/dataplane/tunnel/index.js';
 import { systemClock } from '../../src/base/clock/index.js';
 import { announceEpoch, encodeAnnounce, writeHeaders, VXLAN_OVERHEAD, ETHERTYPE_IPV4, AGENT_MAC, GATEWAY_MAC } from '../../src/wire/vxlan/index.js';
 import { MemoryStore } from '../helpers/memory-store.js';
+import { gatewayRecords } from '../../daemon/gateway/index.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 async function until(what: string, cond: () => boolean, ms = 5000): Promise<void> {
@@ -294,6 +295,40 @@ test('passive gateway: ignores the tunnel protocol, reports passive; once active
     remote.close();
     await gw.stop();
     agentSock.close();
+  }
+});
+
+test('Kubernetes mode (ha without members): the passive gateway learns the active one from its announcement of the lease epoch, and is ready then', async () => {
+  const gw = await startGateway({
+    clusterId: 'cluster-a', name: 'gw-2', psk: 'ha-unit-psk-0123456789abcdef', localSubnets: ['10.1.0.0/16'],
+    tunnel: { listen: '127.0.0.1', port: 0 }, vxlan: { listen: '127.0.0.1', port: 0 },
+    peers: [{ clusterId: 'cluster-b', endpoint: '127.0.0.1', port: 9, subnets: ['10.2.0.0/16'] }],
+    ha: { kubernetes: {} },
+  }, { noTun: true });
+  const active = createSocket('udp4');
+  await new Promise<void>((r) => active.bind(0, '127.0.0.3', () => r()));
+  const announce = (epoch: number) => active.send(encodeAnnounce(100, epoch), gw.vxlanPort, '127.0.0.1');
+  try {
+    // the Lease says: held by gw-1 with 3 transitions; its address comes with its announcement
+    gw.becomePassive(undefined, 3);
+    assert.equal(gatewayRecords(gw).ready, false);
+    announce(2); // a former holder's: older than the lease, ignored
+    announce(3);
+    await until('followed the holder', () => gw.activeAddress !== undefined);
+    assert.equal(gw.activeAddress, '127.0.0.3');
+    assert.equal(gw.haEpoch, 3);
+    assert.equal(gw.vxlan.malformed, 0, 'both announcements were taken as such');
+    assert.equal(gatewayRecords(gw).ready, true);
+    assert.equal(gatewayRecords(gw).ha?.activeAddress, '127.0.0.3');
+    // the lease changed hands (epoch 4): the old address is forgotten until the new holder announces
+    gw.becomePassive(undefined, 4);
+    assert.equal(gw.activeAddress, undefined);
+    announce(3);
+    await sleep(50);
+    assert.equal(gw.activeAddress, undefined, 'an announcement of an older epoch is not followed');
+  } finally {
+    active.close();
+    await gw.stop();
   }
 });
 

@@ -21,10 +21,10 @@ export interface GatewayRecords {
  * to; strait's flat fields stay beside them for the world's store. readEndpoint and
  * readGateway read either shape.
  */
-export function submarinerShape(recs: GatewayRecords): { endpoint: Record<string, unknown>; connections: Record<string, unknown>[]; localEndpoint: Record<string, unknown> } {
+export function submarinerShape(recs: GatewayRecords): { endpoint: Record<string, unknown>; connections: Record<string, unknown>[] } {
   const ep = recs.endpoint;
   const cable = (cluster: string, ip: string) => `strait-cable-${cluster}-${ip.replace(/[^0-9a-z]/gi, '-')}`;
-  const localEndpoint = {
+  const endpoint = {
     cluster_id: ep.clusterId, cable_name: cable(ep.clusterId, ep.endpointIP), hostname: ep.hostname, subnets: [...ep.subnets],
     private_ip: ep.endpointIP, public_ip: ep.publicIP, nat_enabled: false, backend: ep.cableDriver,
   };
@@ -44,7 +44,7 @@ export function submarinerShape(recs: GatewayRecords): { endpoint: Record<string
       ...(typeof c['txBytes'] === 'number' ? { bytesOut: c['txBytes'] } : {}),
     };
   });
-  return { endpoint: localEndpoint, connections, localEndpoint };
+  return { endpoint, connections };
 }
 
 const safe = (s: string) => s.toLowerCase().replace(/[^a-z0-9.-]/g, '-').replace(/^[^a-z0-9]+|[^a-z0-9]+$/g, '') || 'x';
@@ -71,7 +71,7 @@ export async function publishGatewayRecords(local: ResourceStore, broker: Resour
   } else if (!same(await local.get(K.Endpoint, epName, ns), endpoint, 'spec')) await local.apply(endpoint);
   const gwName = safe(recs.gateway.node);
   const status = sub
-    ? { haStatus: recs.gateway.haStatus, summary: recs.gateway.summary, localEndpoint: sub.localEndpoint, connections: sub.connections, ...(version ? { version } : {}) }
+    ? { haStatus: recs.gateway.haStatus, summary: recs.gateway.summary, localEndpoint: sub.endpoint, connections: sub.connections, ...(version ? { version } : {}) }
     : { ...recs.gateway, connections: recs.connections, ...(version ? { version } : {}) };
   const existing = await local.get(K.Gateway, gwName, ns);
   if (JSON.stringify(existing?.status) !== JSON.stringify(status)) {
@@ -139,18 +139,20 @@ export function startRecordsPublisher(opts: {
   /** 'submariner': Submariner's field names only (a real API server with the submariner.io CRDs) */
   shape?: 'strait' | 'submariner';
   onError?: (err: unknown) => void;
-}): { stop(): void } {
+}): { stop(): Promise<void> } {
   const clock = opts.clock ?? systemClock;
   let stopped = false;
   let timer: { cancel(): void } | undefined;
+  let inFlight: Promise<void> = Promise.resolve();
   const tick = async () => {
     try {
       await publishGatewayRecords(opts.local, opts.broker, await opts.fetchRecords(), opts.version, opts.namespace, opts.shape);
     } catch (err) {
       opts.onError?.(err);
     }
-    if (!stopped) timer = clock.setTimeout(() => void tick(), opts.intervalMs ?? 1000);
+    if (!stopped) timer = clock.setTimeout(() => { inFlight = tick(); }, opts.intervalMs ?? 1000);
   };
-  void tick();
-  return { stop: () => { stopped = true; timer?.cancel(); } };
+  inFlight = tick();
+  // stop(): no tick starts any more; the promise settles when the one in flight (if any) has written
+  return { stop: () => { stopped = true; timer?.cancel(); return inFlight; } };
 }

@@ -10,7 +10,7 @@ import { E } from '../../base/errors/index.js';
 import { peekDestination, peekSource } from '../../wire/ipv4/index.js';
 import {
   writeHeaders, writeExtHeader, extRule, encodeAnnounce, announceEpoch, VXLAN_OVERHEAD, ETHERTYPE_ANNOUNCE, ETHERTYPE_IPV4, ETHERTYPE_VNET,
-  ETHERTYPE_STRAIT, AGENT_MAC, GATEWAY_MAC, EXT_HEADER, EXT_HELLO, EXT_HELLO_ACK, EXT_FEATURE_FRAGMENTS, EXT_MAX_BODY,
+  ETHERTYPE_STRAIT, AGENT_MAC, GATEWAY_MAC, EXT_HEADER, EXT_HELLO, EXT_HELLO_ACK, EXT_FRAGMENT, EXT_FEATURE_FRAGMENTS, EXT_MAX_BODY,
 } from '../../wire/vxlan/index.js';
 import { FEATURE_VNET, FEATURE_FRAG, NEXT_IPV4, NEXT_IPV4_VNET, segmentVnet, type SegmentSink } from '../../wire/tunnel/index.js';
 import { TunnelEndpoint, Reassembler, type Peer, type PeerRecord, type TunnelEvent } from '../tunnel/index.js';
@@ -48,8 +48,6 @@ const FENCE_CHECK_EVERY = 64;
 
 /** VXLAN super-packets reassembled at once (all agents together; memory: slots x 64 KiB) */
 const VXLAN_REASSEMBLY_SLOTS = 16;
-/** extension frame kind of a super-packet fragment (EXT_FRAGMENT) */
-const EXT_FRAGMENT_KIND = 3;
 const VXLAN_REASSEMBLY_TIMEOUT_MS = 1000;
 
 /** SPEC "Cluster join artefacts": Endpoint record of this gateway. */
@@ -253,10 +251,19 @@ export class Gateway implements SegmentSink {
     else sock.send(Buffer.concat(chunks), port, address);
   }
 
-  /** HA: another gateway (underlay `address`) holds the lease; this node's traffic goes to it over VXLAN. */
-  becomePassive(address: string | undefined): void {
+  /**
+   * HA: another gateway (underlay `address`) holds the lease with `epoch` (leaseTransitions);
+   * this node's traffic goes to it over VXLAN. Without ha.members (Kubernetes mode) the
+   * address is not known here: it is learnt from the holder's announcement of that epoch
+   * (fromPeerGateway), and an address learnt for an older epoch is forgotten.
+   */
+  becomePassive(address: string | undefined, epoch?: number): void {
     if (this.haStatus === 'active' && this.tunnelStarted) return; // demotion: the daemon exits and restarts passive
     this.haStatus = 'passive';
+    if (epoch !== undefined && epoch > this.haEpoch) {
+      this.haEpoch = epoch;
+      if (address === undefined) this.activeAddress = undefined;
+    }
     if (address !== undefined) this.activeAddress = address;
   }
 
@@ -314,10 +321,15 @@ export class Gateway implements SegmentSink {
     else this.forwardVnet(msg, VXLAN_OVERHEAD, len - VXLAN_OVERHEAD);
   }
 
-  /** HA: an announcement from the other gateway node of this cluster (the passive one follows it). */
+  /**
+   * HA: an announcement from the other gateway node of this cluster (the passive one follows it).
+   * With ha.members, only from a member; without (Kubernetes mode), from the gateway that
+   * announces the lease's current epoch or a newer one, as the node agents follow it.
+   */
   private fromPeerGateway(msg: Buffer, address: string): boolean {
     const epoch = announceEpoch(msg);
-    if (epoch < 0 || !this.config.ha?.members.some((m) => m.address === address)) return false;
+    const members = this.config.ha?.members;
+    if (epoch < 0 || members === undefined || (members.length > 0 && !members.some((m) => m.address === address))) return false;
     if (this.haStatus === 'passive' && epoch >= this.haEpoch) {
       this.haEpoch = epoch;
       this.activeAddress = address;
@@ -357,13 +369,13 @@ export class Gateway implements SegmentSink {
   private readonly fromAgentRun = (buf: Buffer, len: number, seg: number, address: string, _port: number): boolean => {
     const h = VXLAN_OVERHEAD;
     if (this.haStatus === 'passive' || seg < h + EXT_HEADER || seg >= len || buf.readUInt16BE(20) !== ETHERTYPE_STRAIT ||
-        ((buf[0] as number) & 0x08) === 0 || buf.readUIntBE(4, 3) !== this.vni || buf[h] !== EXT_FRAGMENT_KIND) return false;
+        ((buf[0] as number) & 0x08) === 0 || buf.readUIntBE(4, 3) !== this.vni || buf[h] !== EXT_FRAGMENT) return false;
     const first = buf[h + 1] as number;
     const id = buf.readUInt32BE(h + 4);
     const n = Math.ceil(len / seg);
     for (let i = 0, o = 0; i < n; i++, o += seg) {
       const l = o + seg < len ? seg : len - o;
-      if (l < h + EXT_HEADER || extRule(buf, o + h, l - h) !== '' || buf[o + h] !== EXT_FRAGMENT_KIND || buf[o + h + 1] !== first + i ||
+      if (l < h + EXT_HEADER || extRule(buf, o + h, l - h) !== '' || buf[o + h] !== EXT_FRAGMENT || buf[o + h + 1] !== first + i ||
           buf.readUInt32BE(o + h + 4) !== id || (i > 0 && (buf.compare(buf, 0, h + 1, o, o + h + 1) !== 0 || buf[o + h + 2] !== buf[h + 2] ||
           buf.readUInt16BE(o + h + 8) !== buf.readUInt16BE(h + 8)))) return false;
     }
@@ -414,7 +426,7 @@ export class Gateway implements SegmentSink {
       this.vxlanSock?.send(out, port, address);
       return;
     }
-    if (kind !== 3) return; // a hello-ack is for agents
+    if (kind !== EXT_FRAGMENT) return; // a hello-ack is for agents
     if (this.haStatus === 'passive') {
       // HA: only the active gateway sends into the tunnels; the agent follows the next announcement
       this.tunnel.counters.drops.no_route++;

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import {
-  connectedClusters, markGatewayPassive, MC_KINDS as K, publishGatewayRecords, readEndpoint, readGateway, type GatewayRecords,
+  connectedClusters, markGatewayPassive, MC_KINDS as K, publishGatewayRecords, readEndpoint, readGateway, startRecordsPublisher, type GatewayRecords,
 } from '../../../src/control/multicluster/index.js';
 import { newTestStore } from '../../support/stores.js';
 
@@ -86,4 +86,28 @@ test('records in Submariner\'s shape (Kubernetes mode, pruned by the CRDs) read 
   assert.deepEqual(read.gateway, { node: 'cluster-a-gw', haStatus: 'active', summary: 'x' });
   assert.deepEqual(read.connections, [{ gateway: 'cluster-a-gw', cluster: 'cluster-b', remoteIP: '172.16.9.1', nat: 'no', cableDriver: 'strait-psk', subnets: [], status: 'connected', rttAvg: '1ms' }]);
   assert.equal((await a.list(K.Gateway, { namespace: 'submariner-operator' })).items.length, 0);
+});
+
+test('HA: the publisher\'s stop() settles only after the tick in flight has written, so a later "released" mark is the last word', async () => {
+  const a = newTestStore();
+  let release!: () => void;
+  const gate = new Promise<void>((r) => { release = r; });
+  let fetched = false;
+  // the tick reads the record while active, then is slow to write it
+  const p = startRecordsPublisher({
+    local: a, intervalMs: 60_000,
+    fetchRecords: async () => { fetched = true; await gate; return recs('cluster-a', 1, 'connected'); },
+  });
+  while (!fetched) await new Promise((r) => setTimeout(r, 1));
+  let settled = false;
+  const stopping = p.stop().then(() => { settled = true; });
+  await new Promise((r) => setTimeout(r, 20));
+  assert.equal(settled, false, 'stop() waits for the tick in flight');
+  release();
+  await stopping;
+  assert.equal(readGateway((await a.get(K.Gateway, 'cluster-a-gw', 'submariner-operator'))!).gateway.haStatus, 'active');
+  // the mark after stop() is not overwritten by that tick
+  assert.equal(await markGatewayPassive(a, { node: 'cluster-a-gw', clusterId: 'cluster-a', summary: 'Released the lease (stopped)' }), true);
+  await new Promise((r) => setTimeout(r, 20));
+  assert.equal(readGateway((await a.get(K.Gateway, 'cluster-a-gw', 'submariner-operator'))!).gateway.summary, 'Released the lease (stopped)');
 });
