@@ -11,6 +11,9 @@ async function main(): Promise<void> {
   d.agent.onGatewayChange = (address, epoch) => {
     console.error(JSON.stringify({ time: new Date().toISOString(), component: 'node-agent', level: 'info', msg: `active gateway is now ${address} (lease epoch ${epoch})` }));
   };
+  d.agent.onPumpError = (err) => {
+    console.error(JSON.stringify({ time: new Date().toISOString(), component: 'node-agent', level: 'warn', msg: `native pump did not start, the JS path carries on (retried at the next hello-ack): ${String(err)}` }));
+  };
   const stop = (): void => {
     d.stop().then(() => process.exit(0), () => process.exit(1));
   };

@@ -1,6 +1,8 @@
-// Plumbing shared by tun.c and udp.c: a reader per descriptor on Node's event loop
-// (uv_poll; each wake-up drains a burst and calls back into JS inside one callback
-// scope) and the table of writer threads by descriptor (writer.c).
+// Plumbing shared by tun.c, udp.c and pump.c: a reader per descriptor on Node's event
+// loop (uv_poll; each wake-up drains a burst and calls back into JS inside one callback
+// scope; the TUN pump pauses its device's reader), the table of writer threads by
+// descriptor (writer.c), the UDP GSO send (sendmsg with UDP_SEGMENT, used by udp.c and
+// the pump thread), and strait_fd_release, which every close goes through.
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -142,6 +144,8 @@ static void on_poll_closed(uv_handle_t *h) {
 }
 
 void strait_fd_release(napi_env env, int fd) {
+  // a pump reading this TUN device or sending on this socket stops first (its reader resumes)
+  strait_pump_stop_fd(env, fd);
   strait_writer **ws = strait_writer_slot(fd, 0);
   if (ws) {
     strait_writer_free(*ws);

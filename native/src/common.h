@@ -55,11 +55,11 @@ napi_value strait_reader_start(napi_env env, int fd, napi_value buffer, napi_val
 strait_reader *strait_reader_find(int fd);
 // stop (paused != 0) or resume the reader of fd, if any (the TUN pump reads in its place)
 void strait_reader_pause(int fd, int paused);
-// stop fd's reader and writer thread (before close(fd))
+// stop fd's pump (reading or sending on fd), reader and writer thread (before close(fd))
 void strait_fd_release(napi_env env, int fd);
 
-// The node agent's TUN -> VXLAN pump (pump.c): stop the pump reading tun_fd, if any.
-void strait_pump_stop_fd(napi_env env, int tun_fd);
+// The node agent's TUN -> VXLAN pump (pump.c): stop every pump reading or sending on fd.
+void strait_pump_stop_fd(napi_env env, int fd);
 
 // Throw a JS Error with code "STRAIT_ERR_SYSTEM_TOOL"-style errno details; returns NULL.
 napi_value strait_throw_errno(napi_env env, const char *what, int err);

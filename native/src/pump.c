@@ -12,7 +12,9 @@
 //   other virtio_net_hdr + packet that fits one datagram      -> hdrVnet (22) | hdr | packet
 //   bigger                                                    -> count = ceil(len / fragSize) datagrams
 //       hdrStrait (22) | extension header (12: 3, index, count, 0, id, fragSize, 0) | fragSize bytes
-//   anything else (shorter than an IPv4 header, not IPv4, > 64 fragments) -> counted malformed, dropped
+//   a read that fits one datagram but is shorter than an IPv4 header or not IPv4,
+//   or a bigger one of more than 64 fragments                         -> counted malformed, dropped
+//   (a bigger read is sent in fragments as it is: the gateway checks what it reassembles)
 //
 //   pumpStart(tunFd, udpFd, hdrIpv4, hdrVnet, hdrStrait, fragSize, maxDatagram, addr, port, msgId, counters)
 //       counters: Float64Array(PUMP_COUNTERS), added to by the pump thread (see enum below)
@@ -46,6 +48,8 @@ enum { C_TX_PACKETS, C_TX_BYTES, C_SUPER, C_FRAGMENTS, C_MALFORMED, C_SEND_ERROR
 
 typedef struct {
   int tun_fd, udp_fd, stop_fd;
+  int stop; // set (atomically) by stop_slot before it signals stop_fd: the thread returns soon
+  napi_env env;
   pthread_t thread;
   unsigned char h4[HDR], hv[HDR], hs[HDR];
   size_t frag_size, max_dgram;
@@ -61,10 +65,16 @@ static napi_ref counter_refs[MAX_PUMPS]; // keeps each pump's Float64Array alive
 
 // Send `n` datagrams described by iov (two entries each: header, payload); `seg` is the
 // size of each but the last (GSO when n > 1). EAGAIN/ENOBUFS are waited out here, on the
-// pump's own thread. Returns 0 or -errno.
+// pump's own thread, but never past a stop (pumpStop joins this thread on Node's thread).
+// Returns 0 or -errno (-ECANCELED when stopped).
+static int stopping(pump *p) {
+  return __atomic_load_n(&p->stop, __ATOMIC_ACQUIRE);
+}
+
 static int send_run(pump *p, struct iovec *iov, unsigned n, size_t seg) {
   int one_by_one = 0;
   for (int tries = 0; tries < 20; tries++) {
+    if (stopping(p)) return -ECANCELED;
     ssize_t r;
     if (n > 1 && !strait_gso_broken && !one_by_one) {
       r = strait_send_gso(p->udp_fd, iov, 2 * n, seg, &p->to);
@@ -96,14 +106,15 @@ static int send_run(pump *p, struct iovec *iov, unsigned n, size_t seg) {
     if (r >= 0) return 0;
     int err = errno;
     if (err != EAGAIN && err != ENOBUFS) return -err;
-    struct pollfd pfd = {p->udp_fd, POLLOUT, 0};
-    poll(&pfd, 1, 10);
+    struct pollfd pfd[2] = {{p->udp_fd, POLLOUT, 0}, {p->stop_fd, POLLIN, 0}};
+    poll(pfd, 2, 10);
+    if (pfd[1].revents) return -ECANCELED;
   }
   return -EAGAIN;
 }
 
 static void count_send(pump *p, int rc) {
-  if (rc < 0) p->counters[C_SEND_ERRORS] += 1;
+  if (rc < 0 && rc != -ECANCELED) p->counters[C_SEND_ERRORS] += 1;
 }
 
 // A virtio_net_hdr + super-packet of len bytes in extension fragments.
@@ -147,7 +158,7 @@ static void send_fragments(pump *p, unsigned char *data, size_t len) {
   size_t per = seg > MAX_SEG ? 1 : GSO_BYTES / seg;
   if (per > GSO_SEGS) per = GSO_SEGS;
   if (per < 1) per = 1;
-  for (size_t i = 0; i < count; i += per) {
+  for (size_t i = 0; i < count && !stopping(p); i += per) {
     size_t n = count - i < per ? count - i : per;
     count_send(p, send_run(p, &iov[2 * i], (unsigned)n, seg));
   }
@@ -197,7 +208,7 @@ static void *run(void *arg) {
       if (poll(&fds[1], 1, 10) > 0) break;
       continue;
     }
-    for (int i = 0; i < BURST; i++) {
+    for (int i = 0; i < BURST && !stopping(p); i++) {
       ssize_t n = read(p->tun_fd, p->buf, sizeof p->buf);
       if (n < 0 && errno != EAGAIN && errno != EINTR) {
         poll(&fds[1], 1, 10); // an error other than "nothing to read": do not spin on it
@@ -212,14 +223,22 @@ static void *run(void *arg) {
   return NULL;
 }
 
-// Stop and free pump slot i (on Node's thread); the TUN reader on the event loop resumes.
-static uint32_t stop_slot(napi_env env, int i) {
+// Stop the thread of pump slot i and take the slot (on Node's thread): the thread returns
+// within one send or poll (at most ~10 ms), as every wait also watches stop_fd.
+static pump *join_slot(int i) {
   pump *p = pumps[i];
   uint64_t one = 1;
+  __atomic_store_n(&p->stop, 1, __ATOMIC_RELEASE);
   if (write(p->stop_fd, &one, sizeof one) < 0) { /* cannot fail: the counter is far from its limit */ }
   pthread_join(p->thread, NULL);
   close(p->stop_fd);
   pumps[i] = NULL;
+  return p;
+}
+
+// Stop and free pump slot i (on Node's thread); the TUN reader on the event loop resumes.
+static uint32_t stop_slot(napi_env env, int i) {
+  pump *p = join_slot(i);
   uint32_t id = p->msg_id;
   int tun_fd = p->tun_fd;
   free(p);
@@ -229,9 +248,22 @@ static uint32_t stop_slot(napi_env env, int i) {
   return id;
 }
 
-void strait_pump_stop_fd(napi_env env, int tun_fd) {
+void strait_pump_stop_fd(napi_env env, int fd) {
   for (int i = 0; i < MAX_PUMPS; i++)
-    if (pumps[i] && pumps[i]->tun_fd == tun_fd) stop_slot(env, i);
+    if (pumps[i] && (pumps[i]->tun_fd == fd || pumps[i]->udp_fd == fd)) stop_slot(env, i);
+}
+
+// Env teardown (process exit, a worker ending): stop this env's pumps before their
+// Float64Array's backing store is freed. Only the threads: the references and readers
+// go with the env.
+static void cleanup_env(void *arg) {
+  napi_env env = arg;
+  for (int i = 0; i < MAX_PUMPS; i++) {
+    if (pumps[i] && pumps[i]->env == env) {
+      free(join_slot(i));
+      counter_refs[i] = NULL;
+    }
+  }
 }
 
 static int get_header(napi_env env, napi_value v, unsigned char *out) {
@@ -277,6 +309,7 @@ static napi_value pump_start(napi_env env, napi_callback_info info) {
   if (!p) return strait_throw_errno(env, "pumpStart", ENOMEM);
   p->tun_fd = tun_fd;
   p->udp_fd = udp_fd;
+  p->env = env;
   memcpy(p->h4, h4, HDR);
   memcpy(p->hv, hv, HDR);
   memcpy(p->hs, hs, HDR);
@@ -333,5 +366,5 @@ static napi_value pump_stop(napi_env env, napi_callback_info info) {
 napi_status strait_init_pump(napi_env env, napi_value exports) {
   STRAIT_EXPORT(env, exports, "pumpStart", pump_start);
   STRAIT_EXPORT(env, exports, "pumpStop", pump_stop);
-  return napi_ok;
+  return napi_add_env_cleanup_hook(env, cleanup_env, env);
 }

@@ -123,7 +123,6 @@ static napi_value tun_close(napi_env env, napi_callback_info info) {
     napi_throw_type_error(env, NULL, "tunClose(fd)");
     return NULL;
   }
-  strait_pump_stop_fd(env, fd);
   strait_fd_release(env, fd);
   close(fd);
   return NULL;

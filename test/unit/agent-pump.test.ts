@@ -3,11 +3,12 @@
 // no namespace: fake gateways on loopback answer the hello and capture every datagram.
 //   - frames are byte-identical to the JS path (fromNode) for the same reads;
 //   - garbage from the device side is counted and survived;
-//   - an HA announcement stops the pump, and the new gateway's hello-ack restarts it there.
+//   - an HA announcement stops the pump, and the new gateway's hello-ack restarts it there;
+//   - closing the UDP transport stops a pump sending on it; a failing start is retried.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { createSocket, type Socket } from 'node:dgram';
-import { closeSync, constants, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, constants, mkdtempSync, openSync, readSync, rmSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -127,7 +128,7 @@ function reads(): Buffer[] {
   return out;
 }
 
-const snapshot = (a: NodeAgent): string => JSON.stringify({ ...a.counters, drops: a.counters.drops, pumpReads: 0 });
+const snapshot = (a: NodeAgent): string => JSON.stringify({ ...a.counters.totals(), pumpReads: 0 });
 
 test('agent pump: frames are byte-identical to the JS path for the same reads, counters agree', { skip }, async () => {
   const input = reads();
@@ -152,15 +153,17 @@ test('agent pump: frames are byte-identical to the JS path for the same reads, c
     for (let i = 0; i < input.length; i++) {
       writeSync(f.wfd, input[i] as Buffer);
       // one read per write (a FIFO does not keep message boundaries on its own)
-      await waitFor(() => pumped.counters.pumpReads === i + 1, 5000, `pump read ${i}`, 1);
+      await waitFor(() => pumped.counters.totals().pumpReads === i + 1, 5000, `pump read ${i}`, 1);
     }
     await waitFor(() => gp.got.length >= gj.got.length, 5000, 'pumped frames');
     assert.equal(gp.got.length, gj.got.length);
     assert.ok(gj.got.length > 100, `${gj.got.length} datagrams`);
     for (let i = 0; i < gj.got.length; i++) assert.ok((gj.got[i] as Buffer).equals(gp.got[i] as Buffer), `datagram ${i} differs`);
     assert.equal(snapshot(pumped), snapshot(js));
-    assert.equal(pumped.counters.drops.malformed, 5);
-    assert.equal(pumped.counters.pumpSendErrors, 0);
+    assert.equal(pumped.counters.totals().drops.malformed, 5);
+    assert.equal(pumped.counters.totals().pumpSendErrors, 0);
+    // the status page's JSON shows the same sums
+    assert.equal(JSON.stringify(pumped.counters), JSON.stringify(pumped.counters.totals()));
   } finally {
     await pumped.stop();
     await js.stop();
@@ -251,12 +254,77 @@ test('agent pump: an HA announcement stops it; the new gateway\'s hello-ack rest
     assert.equal(g1.got.length, count);
     // message ids continue across the restart (the gateway reassembles by id)
     assert.equal((g2.got[0] as Buffer).readUInt32BE(VXLAN_OVERHEAD + 4), (g1.got[0] as Buffer).readUInt32BE(VXLAN_OVERHEAD + 4) + 1);
-    assert.equal(a.counters.superPackets, 2);
+    assert.equal(a.counters.totals().superPackets, 2);
   } finally {
     await a.stop();
     assert.equal(a.pumping, false);
     f.close();
     g1.close();
     g2.close();
+  }
+});
+
+test('agent pump: closing the UDP transport under it stops the pump; the agent still stops cleanly', { skip }, async () => {
+  const gw = await FakeGateway.bind('127.0.0.2', 0);
+  const f = fifo();
+  const a = await agentFor(gw, f.fd);
+  try {
+    hello(a);
+    await waitFor(() => a.pumping, 5000, 'the pump to start');
+    const pkt = Buffer.alloc(10 + 30000);
+    pkt[0] = 1;
+    pkt[1] = 1;
+    pkt[10] = 0x45;
+    for (let i = 0; i < 10; i++) writeSync(f.wfd, pkt); // the pump is busy sending when the socket closes
+    await ((a as unknown as Record<string, unknown>)['sock'] as UdpTransport).close();
+    // the pump no longer reads the device (it would send on a closed, possibly reused
+    // descriptor): empty the FIFO here, write one more packet, and it stays unread
+    const sink = Buffer.alloc(65536);
+    for (;;) {
+      try {
+        if (readSync(f.fd, sink) <= 0) break;
+      } catch {
+        break; // EAGAIN: empty
+      }
+    }
+    const reads = a.counters.pump[6] as number;
+    writeSync(f.wfd, pkt.subarray(0, 110));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    assert.equal(a.counters.pump[6], reads);
+    assert.equal(readSync(f.fd, sink), 110);
+    await a.stop();
+    assert.equal(a.pumping, false);
+  } finally {
+    await a.stop();
+    f.close();
+    gw.close();
+  }
+});
+
+test('agent pump: a start that fails (EBUSY) is reported and retried at the next hello-ack', { skip }, async () => {
+  const gw = await FakeGateway.bind('127.0.0.2', 0);
+  const f = fifo();
+  const a = await agentFor(gw, f.fd);
+  const other = await UdpTransport.bind('127.0.0.1', 0, () => undefined);
+  const errors: unknown[] = [];
+  a.onPumpError = (err) => errors.push(err);
+  const hdr = Buffer.alloc(VXLAN_OVERHEAD);
+  try {
+    // someone else pumps this device: the agent's start fails with EBUSY
+    native()['pumpStart']!(f.fd, other.nativeFd, hdr, hdr, hdr, 1000, 1200, 0x7f000001, 9, 0, new Float64Array(8));
+    hello(a);
+    await waitFor(() => errors.length === 1, 5000, 'the failed start to be reported');
+    assert.match(String(errors[0]), /pumped already/);
+    assert.equal(a.pumping, false);
+    native()['pumpStop']!(f.fd);
+    hello(a);
+    await waitFor(() => a.pumping, 5000, 'the pump to start at the next hello-ack');
+    assert.equal(errors.length, 1);
+  } finally {
+    native()['pumpStop']!(f.fd);
+    await a.stop();
+    await other.close();
+    f.close();
+    gw.close();
   }
 });

@@ -26,47 +26,74 @@ const P_READS = 6;
 /** bytes read from the device (slot 7) */
 const PUMP_COUNTERS = 8;
 
-/** A counter counted by JS plus the native pump's slot: an own enumerable property (JSON, metrics). */
-function sumCounter(obj: object, name: string, pump: Float64Array, slot: number): void {
-  let js = 0;
-  Object.defineProperty(obj, name, {
-    enumerable: true,
-    get: () => js + (pump[slot] as number),
-    // JS counts only while the pump does not run (its reader is paused meanwhile)
-    set: (v: number) => { js = v - (pump[slot] as number); },
-  });
+export interface NodeAgentDrops {
+  malformed: number;
+  auth: number;
+  not_ipv4: number;
+  tun_full: number;
 }
 
+/** The agent's counters as shown (metrics, status JSON): JS's counts plus the native pump's. */
+export interface NodeAgentTotals {
+  txPackets: number;
+  txBytes: number;
+  rxPackets: number;
+  rxBytes: number;
+  superPackets: number;
+  fragments: number;
+  segmented: number;
+  drops: NodeAgentDrops;
+  gatewaySwitches: number;
+  /** native pump: TUN reads, and sends that failed (after waiting out a full socket buffer) */
+  pumpReads: number;
+  pumpSendErrors: number;
+}
+
+/**
+ * JS's own counts (plain numbers, added to per packet) and the native pump's
+ * (a Float64Array its thread adds to). They are summed only where they are read:
+ * `totals()` (metrics at scrape time) and `toJSON()` (the status page).
+ */
 export class NodeAgentCounters {
-  declare txPackets: number;
-  declare txBytes: number;
+  txPackets = 0;
+  txBytes = 0;
   rxPackets = 0;
   rxBytes = 0;
   /** super-packets sent in extension fragments / cut into plain packets here (gateway without fragments) */
-  declare superPackets: number;
-  declare fragments: number;
+  superPackets = 0;
+  fragments = 0;
   segmented = 0;
   /** not_ipv4: frames with another EtherType (a kernel vxlan peer sends IPv6 ND, ARP) */
-  readonly drops: { malformed: number; auth: number; not_ipv4: number; tun_full: number };
+  readonly drops: NodeAgentDrops = { malformed: 0, auth: 0, not_ipv4: 0, tun_full: 0 };
   /** HA: announcements followed (the active gateway moved) */
   gatewaySwitches = 0;
-  /** native pump: TUN reads, and sends that failed (after waiting out a full socket buffer) */
-  declare readonly pumpReads: number;
-  declare readonly pumpSendErrors: number;
   /** the native pump's counters (PUMP_COUNTERS doubles), added to by its thread */
   declare readonly pump: Float64Array;
 
   constructor() {
-    const pump = new Float64Array(PUMP_COUNTERS);
-    Object.defineProperty(this, 'pump', { value: pump, enumerable: false });
-    sumCounter(this, 'txPackets', pump, P_TX_PACKETS);
-    sumCounter(this, 'txBytes', pump, P_TX_BYTES);
-    sumCounter(this, 'superPackets', pump, P_SUPER);
-    sumCounter(this, 'fragments', pump, P_FRAGMENTS);
-    Object.defineProperty(this, 'pumpReads', { enumerable: true, get: () => pump[P_READS] });
-    Object.defineProperty(this, 'pumpSendErrors', { enumerable: true, get: () => pump[P_SEND_ERRORS] });
-    this.drops = { malformed: 0, auth: 0, not_ipv4: 0, tun_full: 0 };
-    sumCounter(this.drops, 'malformed', pump, P_MALFORMED);
+    Object.defineProperty(this, 'pump', { value: new Float64Array(PUMP_COUNTERS), enumerable: false });
+  }
+
+  /** JS's counts plus the pump's. */
+  totals(): NodeAgentTotals {
+    const p = this.pump;
+    return {
+      txPackets: this.txPackets + (p[P_TX_PACKETS] as number),
+      txBytes: this.txBytes + (p[P_TX_BYTES] as number),
+      rxPackets: this.rxPackets,
+      rxBytes: this.rxBytes,
+      superPackets: this.superPackets + (p[P_SUPER] as number),
+      fragments: this.fragments + (p[P_FRAGMENTS] as number),
+      segmented: this.segmented,
+      drops: { ...this.drops, malformed: this.drops.malformed + (p[P_MALFORMED] as number) },
+      gatewaySwitches: this.gatewaySwitches,
+      pumpReads: p[P_READS] as number,
+      pumpSendErrors: p[P_SEND_ERRORS] as number,
+    };
+  }
+
+  toJSON(): NodeAgentTotals {
+    return this.totals();
   }
 }
 
@@ -89,6 +116,8 @@ export class NodeAgent implements SegmentSink {
   gatewayEpoch = -1;
   /** called when an announcement moved the agent to another gateway */
   onGatewayChange: ((address: string, epoch: number) => void) | undefined;
+  /** called when the native pump failed to start (the JS path carries on; retried at the next hello-ack) */
+  onPumpError: ((err: unknown) => void) | undefined;
 
   /** [VXLAN + Ethernet header, payload] reused for every packet (the payload slot is replaced) */
   private readonly partsIpv4: Buffer[];
@@ -187,14 +216,22 @@ export class NodeAgent implements SegmentSink {
       this.pumpTarget = '';
     }
     if (!want || this.pumpTarget !== '') return;
-    // JS's pending datagrams leave first, so nothing is overtaken by the pump
+    // JS's pending datagrams are handed to the socket first; a large one the transport's
+    // writer thread still holds may leave after the pump's first datagrams (a reordering
+    // between messages, never within one: each message is sent whole by one side)
     sock.flush();
+    const pumpStart = native()['pumpStart'];
+    if (typeof pumpStart !== 'function') {
+      this.pumpEnabled = false; // an addon without the pump: the JS path carries everything
+      return;
+    }
     try {
-      native()['pumpStart']!(tun.fd, sock.nativeFd, this.partsIpv4[0], this.partsVnet[0], this.hdrStrait, this.fragSize,
+      pumpStart(tun.fd, sock.nativeFd, this.partsIpv4[0], this.partsVnet[0], this.hdrStrait, this.fragSize,
         this.config.vxlan.mtu - 28, ipv4ToInt(this.gatewayAddress), this.gatewayPort, this.msgId, this.counters.pump);
       this.pumpTarget = target;
-    } catch {
-      this.pumpEnabled = false; // an addon without the pump: the JS path carries everything
+    } catch (err) {
+      // EBUSY, EMFILE, ENOMEM...: the JS path carries on; the next syncPump (hello-ack, HA) retries
+      this.onPumpError?.(err);
     }
   }
 
