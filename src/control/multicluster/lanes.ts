@@ -50,7 +50,6 @@ export class WorkLanes {
     return new Promise<void>((resolve) => {
       let done = false;
       const timer = setTimeout(() => go(), this.maxWaitMs);
-      timer.unref(); // a stopped process does not wait for it
       const go = (): void => {
         if (done) return;
         done = true;
