@@ -130,6 +130,20 @@ function reads(): Buffer[] {
 
 const snapshot = (a: NodeAgent): string => JSON.stringify({ ...a.counters.totals(), pumpReads: 0 });
 
+/** A fake gateway, a FIFO standing in for the TUN device and an agent on both; all stopped after `fn`. */
+async function withPumpAgent(fn: (gw: FakeGateway, f: ReturnType<typeof fifo>, a: NodeAgent) => Promise<void>): Promise<void> {
+  const gw = await FakeGateway.bind('127.0.0.2', 0);
+  const f = fifo();
+  const a = await agentFor(gw, f.fd);
+  try {
+    await fn(gw, f, a);
+  } finally {
+    await a.stop();
+    f.close();
+    gw.close();
+  }
+}
+
 test('agent pump: frames are byte-identical to the JS path for the same reads, counters agree', { skip }, async () => {
   const input = reads();
   // JS path
@@ -185,44 +199,35 @@ async function settled(n: () => number): Promise<void> {
   }, 10_000, 'datagrams to settle', 50);
 }
 
-test('agent pump: garbage from the device side is counted and survived; a valid packet still leaves', { skip }, async () => {
-  const gw = await FakeGateway.bind('127.0.0.2', 0);
-  const f = fifo();
-  const a = await agentFor(gw, f.fd);
-  try {
-    hello(a);
-    await waitFor(() => a.pumping, 5000, 'the pump to start');
-    const r = rng(7);
-    // 20k random and mutated chunks, written without waiting (reads merge and split them)
-    let written = 0;
-    const valid = Buffer.alloc(10 + 1400);
-    valid[10] = 0x45;
-    for (let i = 0; i < 20_000; i++) {
-      const len = 1 + ((r() * (r() < 0.02 ? 65000 : 200)) | 0);
-      const b = r() < 0.5 ? Buffer.alloc(len) : Buffer.from(valid.subarray(0, Math.min(len, valid.length)));
-      for (let j = 0; j < 4; j++) b[(r() * b.length) | 0] = (r() * 256) | 0;
-      if (len > 2000) b[0] = 1; // mostly a GSO header: fragments of garbage
-      let off = 0;
-      while (off < b.length) off += writeSync(f.wfd, b, off);
-      written += b.length;
-      if (i % 500 === 0) await new Promise((resolve) => setImmediate(resolve));
-    }
-    // every byte written has been read (slot 7 of the pump's counters: bytes read)
-    await waitFor(() => a.counters.pump[7] === written, 10_000, 'the pump to drain the garbage');
-    await settled(() => gw.got.length + 1); // and what it sent has arrived
-    assert.ok(a.pumping);
-    const before = gw.got.length;
-    writeSync(f.wfd, valid);
-    await waitFor(() => gw.got.length === before + 1, 5000, 'the valid packet after the garbage');
-    const frame = gw.got[before] as Buffer;
-    assert.equal(frame.length, VXLAN_OVERHEAD + 1400);
-    assert.ok(frame.subarray(VXLAN_OVERHEAD).equals(valid.subarray(10)));
-  } finally {
-    await a.stop();
-    f.close();
-    gw.close();
+test('agent pump: garbage from the device side is counted and survived; a valid packet still leaves', { skip }, () => withPumpAgent(async (gw, f, a) => {
+  hello(a);
+  await waitFor(() => a.pumping, 5000, 'the pump to start');
+  const r = rng(7);
+  // 20k random and mutated chunks, written without waiting (reads merge and split them)
+  let written = 0;
+  const valid = Buffer.alloc(10 + 1400);
+  valid[10] = 0x45;
+  for (let i = 0; i < 20_000; i++) {
+    const len = 1 + ((r() * (r() < 0.02 ? 65000 : 200)) | 0);
+    const b = r() < 0.5 ? Buffer.alloc(len) : Buffer.from(valid.subarray(0, Math.min(len, valid.length)));
+    for (let j = 0; j < 4; j++) b[(r() * b.length) | 0] = (r() * 256) | 0;
+    if (len > 2000) b[0] = 1; // mostly a GSO header: fragments of garbage
+    let off = 0;
+    while (off < b.length) off += writeSync(f.wfd, b, off);
+    written += b.length;
+    if (i % 500 === 0) await new Promise((resolve) => setImmediate(resolve));
   }
-});
+  // every byte written has been read (slot 7 of the pump's counters: bytes read)
+  await waitFor(() => a.counters.pump[7] === written, 10_000, 'the pump to drain the garbage');
+  await settled(() => gw.got.length + 1); // and what it sent has arrived
+  assert.ok(a.pumping);
+  const before = gw.got.length;
+  writeSync(f.wfd, valid);
+  await waitFor(() => gw.got.length === before + 1, 5000, 'the valid packet after the garbage');
+  const frame = gw.got[before] as Buffer;
+  assert.equal(frame.length, VXLAN_OVERHEAD + 1400);
+  assert.ok(frame.subarray(VXLAN_OVERHEAD).equals(valid.subarray(10)));
+}));
 
 test('agent pump: an HA announcement stops it; the new gateway\'s hello-ack restarts it towards that gateway', { skip }, async () => {
   const g1 = await FakeGateway.bind('127.0.0.2', 0);
@@ -264,67 +269,52 @@ test('agent pump: an HA announcement stops it; the new gateway\'s hello-ack rest
   }
 });
 
-test('agent pump: closing the UDP transport under it stops the pump; the agent still stops cleanly', { skip }, async () => {
-  const gw = await FakeGateway.bind('127.0.0.2', 0);
-  const f = fifo();
-  const a = await agentFor(gw, f.fd);
-  try {
-    hello(a);
-    await waitFor(() => a.pumping, 5000, 'the pump to start');
-    const pkt = Buffer.alloc(10 + 30000);
-    pkt[0] = 1;
-    pkt[1] = 1;
-    pkt[10] = 0x45;
-    for (let i = 0; i < 10; i++) writeSync(f.wfd, pkt); // the pump is busy sending when the socket closes
-    await ((a as unknown as Record<string, unknown>)['sock'] as UdpTransport).close();
-    // the pump no longer reads the device (it would send on a closed, possibly reused
-    // descriptor): empty the FIFO here, write one more packet, and it stays unread
-    const sink = Buffer.alloc(65536);
-    for (;;) {
-      try {
-        if (readSync(f.fd, sink) <= 0) break;
-      } catch {
-        break; // EAGAIN: empty
-      }
+test('agent pump: closing the UDP transport under it stops the pump; the agent still stops cleanly', { skip }, () => withPumpAgent(async (_gw, f, a) => {
+  hello(a);
+  await waitFor(() => a.pumping, 5000, 'the pump to start');
+  const pkt = Buffer.alloc(10 + 30000);
+  pkt[0] = 1;
+  pkt[1] = 1;
+  pkt[10] = 0x45;
+  for (let i = 0; i < 10; i++) writeSync(f.wfd, pkt); // the pump is busy sending when the socket closes
+  await ((a as unknown as Record<string, unknown>)['sock'] as UdpTransport).close();
+  // the pump no longer reads the device (it would send on a closed, possibly reused
+  // descriptor): empty the FIFO here, write one more packet, and it stays unread
+  const sink = Buffer.alloc(65536);
+  for (;;) {
+    try {
+      if (readSync(f.fd, sink) <= 0) break;
+    } catch {
+      break; // EAGAIN: empty
     }
-    const reads = a.counters.pump[6] as number;
-    writeSync(f.wfd, pkt.subarray(0, 110));
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    assert.equal(a.counters.pump[6], reads);
-    assert.equal(readSync(f.fd, sink), 110);
-    await a.stop();
-    assert.equal(a.pumping, false);
-  } finally {
-    await a.stop();
-    f.close();
-    gw.close();
   }
-});
+  const reads = a.counters.pump[6] as number;
+  writeSync(f.wfd, pkt.subarray(0, 110));
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  assert.equal(a.counters.pump[6], reads);
+  assert.equal(readSync(f.fd, sink), 110);
+  await a.stop();
+  assert.equal(a.pumping, false);
+}));
 
-test('agent pump: a start that fails (EBUSY) is reported and retried at the next hello-ack', { skip }, async () => {
-  const gw = await FakeGateway.bind('127.0.0.2', 0);
-  const f = fifo();
-  const a = await agentFor(gw, f.fd);
+test('agent pump: a start that fails (EBUSY) is reported and retried at the next hello-ack', { skip }, () => withPumpAgent(async (_gw, f, a) => {
   const other = await UdpTransport.bind('127.0.0.1', 0, () => undefined);
   const errors: unknown[] = [];
   a.onPumpError = (err) => errors.push(err);
   const hdr = Buffer.alloc(VXLAN_OVERHEAD);
   try {
-    // someone else pumps this device: the agent's start fails with EBUSY
-    native()['pumpStart']!(f.fd, other.nativeFd, hdr, hdr, hdr, 1000, 1200, 0x7f000001, 9, 0, new Float64Array(8));
-    hello(a);
-    await waitFor(() => errors.length === 1, 5000, 'the failed start to be reported');
-    assert.match(String(errors[0]), /pumped already/);
-    assert.equal(a.pumping, false);
-    native()['pumpStop']!(f.fd);
-    hello(a);
-    await waitFor(() => a.pumping, 5000, 'the pump to start at the next hello-ack');
-    assert.equal(errors.length, 1);
+  // someone else pumps this device: the agent's start fails with EBUSY
+  native()['pumpStart']!(f.fd, other.nativeFd, hdr, hdr, hdr, 1000, 1200, 0x7f000001, 9, 0, new Float64Array(8));
+  hello(a);
+  await waitFor(() => errors.length === 1, 5000, 'the failed start to be reported');
+  assert.match(String(errors[0]), /pumped already/);
+  assert.equal(a.pumping, false);
+  native()['pumpStop']!(f.fd);
+  hello(a);
+  await waitFor(() => a.pumping, 5000, 'the pump to start at the next hello-ack');
+  assert.equal(errors.length, 1);
   } finally {
-    native()['pumpStop']!(f.fd);
-    await a.stop();
-    await other.close();
-    f.close();
-    gw.close();
+  native()['pumpStop']!(f.fd);
+  await other.close();
   }
-});
+}));
