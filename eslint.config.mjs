@@ -18,7 +18,7 @@ export default tseslint.config(
   },
   {
     // the CLI, tests and benchmarks print to the terminal
-    files: ['src/cli/**/*.ts', 'test/**/*.ts', 'bench/**/*.ts', 'daemon/**/*.ts', 'agents/**/*.ts'],
+    files: ['src/cli/**/*.ts', 'src/*/cli/**/*.ts', 'src/platform/cli-kit/**/*.ts', 'test/**/*.ts', 'bench/**/*.ts', 'daemon/**/*.ts', 'agents/**/*.ts'],
     rules: { 'no-console': 'off' },
   },
   {

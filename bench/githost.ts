@@ -10,7 +10,7 @@ import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { GithostDb, createToken, createUser, githostPaths } from '../src/control/githost/index.js';
+import { GithostDb, createToken, createUser, githostPaths } from '../src/githost/server/index.js';
 
 const root = join(fileURLToPath(import.meta.url), '..', '..', '..');
 const arg = (name: string, dflt: number) => {

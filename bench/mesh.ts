@@ -20,8 +20,8 @@ import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { MeshCa } from '../src/control/mesh/index.js';
-import { SIDECAR_NODE_FLAGS } from '../src/dataplane/proxy/index.js';
+import { MeshCa } from '../src/mesh/control/index.js';
+import { SIDECAR_NODE_FLAGS } from '../src/mesh/dataplane/proxy/index.js';
 import { freeTcpPort } from '../test/helpers/free-port.js';
 
 const here = dirname(fileURLToPath(import.meta.url));

@@ -7,10 +7,10 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { GitOpsController, type Application } from '../src/control/gitops/index.js';
-import { GPG_KEYS_CM, GROUPS, Kinds } from '../src/control/resources/index.js';
-import { Keyring, readPublicKeys, verifyCommitSignature } from '../src/control/signatures/index.js';
-import type { ResourceStore } from '../src/control/store/index.js';
+import { GitOpsController, type Application } from '../src/gitops/control/index.js';
+import { GPG_KEYS_CM, GROUPS, Kinds } from '../src/platform/resources/index.js';
+import { Keyring, readPublicKeys, verifyCommitSignature } from '../src/platform/signatures/index.js';
+import type { ResourceStore } from '../src/platform/store/index.js';
 import { MemoryStore } from '../test/helpers/memory-store.js';
 import { createGpgWorld, createRepo } from '../test/helpers/signed-repo.js';
 
@@ -23,7 +23,7 @@ const APPS = arg('apps', 1000);
 
 async function openStore(dir: string): Promise<{ store: ResourceStore; kind: string }> {
   try {
-    const mod = await import('../src/control/store/index.js');
+    const mod = await import('../src/platform/store/index.js');
     const store = mod.openEmbeddedStore({ dir });
     await store.list(Kinds.Namespace);
     return { store, kind: 'embedded store' };

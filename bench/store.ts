@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { connectStore, openEmbeddedStore, type KubeObject, type ResourceStore } from '../src/control/store/index.js';
+import { connectStore, openEmbeddedStore, type KubeObject, type ResourceStore } from '../src/platform/store/index.js';
 
 const N = Number(process.argv[2] ?? 1000);
 const ROUNDS = Number(process.argv[3] ?? 3);

@@ -20,7 +20,7 @@ import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { generateKeyPairSync } from 'node:crypto';
 import { probes, runInPrivateTree } from '../test/helpers/private-tree.js';
-import { formatTable } from '../src/cli/output/index.js';
+import { formatTable } from '../src/platform/cli-kit/index.js';
 
 const root = process.env['STRAIT_ROOT'] ?? process.cwd();
 // each iperf3 run is bounded: the machine is shared

@@ -11,7 +11,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { buildPlan, DEFAULT_WORLD, loadWorld, type WorldPlan } from '../src/control/world/index.js';
+import { buildPlan, DEFAULT_WORLD, loadWorld, type WorldPlan } from '../src/world/supervisor/index.js';
 
 const root = join(new URL('.', import.meta.url).pathname, '..', '..');
 const BIN = join(root, 'bin', 'strait.js');

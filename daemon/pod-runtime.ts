@@ -12,9 +12,9 @@
 //   node dist/daemon/pod-runtime.js
 import { createLogger } from '../src/base/log/index.js';
 import { Lifecycle } from '../src/base/lifecycle/index.js';
-import { Counter, createRegistry, serveMetrics, type MetricsServer } from '../src/control/metrics/index.js';
-import { startEcho, type EchoServer } from '../src/control/workloads/index.js';
-import { listenInNetns } from '../src/dataplane/netns/index.js';
+import { Counter, createRegistry, serveMetrics, type MetricsServer } from '../src/platform/metrics/index.js';
+import { startEcho, type EchoServer } from '../src/world/workloads/index.js';
+import { listenInNetns } from '../src/platform/netns/index.js';
 
 export interface RuntimePod {
   cluster: string;

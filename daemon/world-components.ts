@@ -22,7 +22,7 @@
 import { accessSync, constants, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { WORLD_GITHOST_PORT, type Component, type ComponentContext, type PlanCluster, type PlanNode, type WorldPlan } from '../src/control/world/index.js';
+import { WORLD_GITHOST_PORT, type Component, type ComponentContext, type PlanCluster, type PlanNode, type WorldPlan } from '../src/world/supervisor/index.js';
 import { meshComponents } from './mesh-components.js';
 
 /** absolute path of a compiled entry next to this file (dist/daemon/...) */

@@ -6,8 +6,8 @@ import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
 import { Lifecycle } from '../src/base/lifecycle/index.js';
 import { createLogger } from '../src/base/log/index.js';
-import { GithostServer } from '../src/control/githost/index.js';
-import { Counter, createRegistry, serveMetrics } from '../src/control/metrics/index.js';
+import { GithostServer } from '../src/githost/server/index.js';
+import { Counter, createRegistry, serveMetrics } from '../src/platform/metrics/index.js';
 
 function arg(name: string): string | undefined {
   const i = process.argv.indexOf(name);

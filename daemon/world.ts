@@ -1,13 +1,13 @@
 // Entry of the world supervisor: pid 1 of the private namespace tree that `strait up`
-// creates (see src/dataplane/netns/private-tree.ts). Reports to its owner over IPC, or,
+// creates (see src/platform/netns/private-tree.ts). Reports to its owner over IPC, or,
 // with --record (a detached world, owned by its unshare process), writes world.json itself.
 //   node dist/daemon/world.js --state-dir DIR [--world FILE] [--record]
 import { readFileSync, readlinkSync } from 'node:fs';
 import { createLogger } from '../src/base/log/index.js';
 import { Lifecycle } from '../src/base/lifecycle/index.js';
-import { loadWorld, runWorld } from '../src/control/world/index.js';
+import { loadWorld, runWorld } from '../src/world/supervisor/index.js';
 import { removeWorldRecord, writeWorldRecord } from '../src/cli/world-file.js';
-import type { WorldState } from '../src/control/world/index.js';
+import type { WorldState } from '../src/world/supervisor/index.js';
 import { here, worldComponents } from './world-components.js';
 
 function arg(name: string): string | undefined {

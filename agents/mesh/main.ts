@@ -17,9 +17,9 @@ import { fileURLToPath } from 'node:url';
 import { isStraitError } from '../../src/base/errors/index.js';
 import { Lifecycle } from '../../src/base/lifecycle/index.js';
 import { createLogger } from '../../src/base/log/index.js';
-import { defaultMeshObjects, loadOrCreateCa, startMeshAgent, type IngressRouteSpec } from '../../src/control/mesh/index.js';
+import { defaultMeshObjects, loadOrCreateCa, startMeshAgent, type IngressRouteSpec } from '../../src/mesh/control/index.js';
 import { Counter, Gauge, Registry } from 'prom-client';
-import { connectStoreFromFiles } from '../../src/control/store/index.js';
+import { connectStoreFromFiles } from '../../src/platform/store/index.js';
 
 const env = (k: string): string | undefined => process.env[k];
 

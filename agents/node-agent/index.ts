@@ -1,5 +1,5 @@
-// The node agent daemon: the data plane from src/dataplane/node-agent plus /metrics.
-import { startNodeAgent, type NodeAgent } from '../../src/dataplane/node-agent/index.js';
+// The node agent daemon: the data plane from src/multicluster/dataplane/node-agent plus /metrics.
+import { startNodeAgent, type NodeAgent } from '../../src/multicluster/dataplane/node-agent/index.js';
 import { serveStatus } from '../../daemon/http-server.js';
 import { agentRegistry } from './metrics.js';
 

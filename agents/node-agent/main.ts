@@ -1,7 +1,7 @@
 // strait node agent entry: node dist/agents/node-agent/main.js --config agent.yaml
 import { isStraitError } from '../../src/base/errors/index.js';
 import { configPathFromArgv, readConfigFile } from '../../daemon/config-file.js';
-import { parseNodeAgentConfig } from '../../src/dataplane/node-agent/index.js';
+import { parseNodeAgentConfig } from '../../src/multicluster/dataplane/node-agent/index.js';
 import { runNodeAgentDaemon } from './index.js';
 
 async function main(): Promise<void> {

@@ -16,8 +16,8 @@ import { parseArgs } from 'node:util';
 import { isStraitError } from '../../src/base/errors/index.js';
 import { createLogger } from '../../src/base/log/index.js';
 import { Lifecycle } from '../../src/base/lifecycle/index.js';
-import { Registry, registerProxyMetrics } from '../../src/control/mesh-metrics/index.js';
-import { originalDst, SidecarProxy, type Address } from '../../src/dataplane/proxy/index.js';
+import { Registry, registerProxyMetrics } from '../../src/mesh/control/metrics/index.js';
+import { originalDst, SidecarProxy, type Address } from '../../src/mesh/dataplane/proxy/index.js';
 
 function hostPort(v: string | undefined, what: string): Address | undefined {
   if (v === undefined) return undefined;

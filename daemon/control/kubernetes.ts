@@ -10,10 +10,10 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { Counter, type Registry } from 'prom-client';
 import { isStraitError } from '../../src/base/errors/index.js';
-import { loadOrCreateCaInStore, MeshController } from '../../src/control/mesh/index.js';
-import { MulticlusterAgent, MulticlusterMetrics, openBrokerOfCluster, readJoin } from '../../src/control/multicluster/index.js';
-import { createWebhookTls, patchWebhookCaBundle, serveSidecarInjector, serviceHosts, type SidecarInjector } from '../../src/control/sidecar-injector/index.js';
-import type { KubernetesResourceStore, ResourceStore } from '../../src/control/store/index.js';
+import { loadOrCreateCaInStore, MeshController } from '../../src/mesh/control/index.js';
+import { MulticlusterAgent, MulticlusterMetrics, openBrokerOfCluster, readJoin } from '../../src/multicluster/control/clusterset/index.js';
+import { createWebhookTls, patchWebhookCaBundle, serveSidecarInjector, serviceHosts, type SidecarInjector } from '../../src/mesh/control/sidecar-injector/index.js';
+import type { KubernetesResourceStore, ResourceStore } from '../../src/platform/store/index.js';
 
 export interface KubernetesControlOptions {
   store: KubernetesResourceStore;

@@ -22,8 +22,8 @@ import { defineConfig, type ConfigSchema } from '../../src/base/config/index.js'
 import { E, isStraitError } from '../../src/base/errors/index.js';
 import { Lifecycle } from '../../src/base/lifecycle/index.js';
 import { createLogger } from '../../src/base/log/index.js';
-import { IN_CLUSTER_SERVERS, startGitOpsService } from '../../src/control/gitops/index.js';
-import { connectStore, openEmbeddedStore, openKubernetesStore, type ResourceStore } from '../../src/control/store/index.js';
+import { IN_CLUSTER_SERVERS, startGitOpsService } from '../../src/gitops/control/index.js';
+import { connectStore, openEmbeddedStore, openKubernetesStore, type ResourceStore } from '../../src/platform/store/index.js';
 import { startKubernetesControl, webhookSettingsFromEnv } from './kubernetes.js';
 
 interface ControlConfig {

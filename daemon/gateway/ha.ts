@@ -1,4 +1,4 @@
-// Gateway HA in the daemon: the lease (src/control/gateway-ha) and the liveness link.
+// Gateway HA in the daemon: the lease (src/multicluster/control/gateway-ha) and the liveness link.
 //
 // Two stores: the world's store API (`ha.store`: socket + token), or, in Kubernetes mode
 // (STRAIT_STORE=kubernetes or `ha.kubernetes.kubeconfig`), the API server itself: a real
@@ -27,10 +27,10 @@
 import { readFileSync } from 'node:fs';
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import { E } from '../../src/base/errors/index.js';
-import type { Gateway } from '../../src/dataplane/gateway/index.js';
-import { LEASE_KIND, LeaseElector, type LeaseSpec } from '../../src/control/gateway-ha/index.js';
-import { markGatewayPassive, OPERATOR_NAMESPACE, startRecordsPublisher } from '../../src/control/multicluster/index.js';
-import { connectStore, openKubernetesStore, type KubeObject, type ResourceStore } from '../../src/control/store/index.js';
+import type { Gateway } from '../../src/multicluster/dataplane/gateway/index.js';
+import { LEASE_KIND, LeaseElector, type LeaseSpec } from '../../src/multicluster/control/gateway-ha/index.js';
+import { markGatewayPassive, OPERATOR_NAMESPACE, startRecordsPublisher } from '../../src/multicluster/control/clusterset/index.js';
+import { connectStore, openKubernetesStore, type KubeObject, type ResourceStore } from '../../src/platform/store/index.js';
 
 export interface GatewayHa {
   elector: LeaseElector;

@@ -1,5 +1,5 @@
-// The gateway daemon: the data plane from src/dataplane/gateway plus /metrics and /records.
-import { startGateway, type Gateway, type GatewayOptions } from '../../src/dataplane/gateway/index.js';
+// The gateway daemon: the data plane from src/multicluster/dataplane/gateway plus /metrics and /records.
+import { startGateway, type Gateway, type GatewayOptions } from '../../src/multicluster/dataplane/gateway/index.js';
 import { serveStatus } from '../http-server.js';
 import { gatewayRegistry } from './metrics.js';
 

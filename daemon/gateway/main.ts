@@ -2,7 +2,7 @@
 import { existsSync } from 'node:fs';
 import { isStraitError } from '../../src/base/errors/index.js';
 import { configPathFromArgv, readConfigFile } from '../config-file.js';
-import { parseGatewayConfig } from '../../src/dataplane/gateway/index.js';
+import { parseGatewayConfig } from '../../src/multicluster/dataplane/gateway/index.js';
 import { runGatewayDaemon } from './index.js';
 
 const HELP = `usage: strait-gateway --config FILE (YAML or JSON; docs/gateway-and-agent.md)

@@ -10,8 +10,8 @@ import { parseArgs } from 'node:util';
 import { isStraitError } from '../../src/base/errors/index.js';
 import { Lifecycle } from '../../src/base/lifecycle/index.js';
 import { createLogger } from '../../src/base/log/index.js';
-import { Registry, registerIngressMetrics } from '../../src/control/mesh-metrics/index.js';
-import { IngressGateway } from '../../src/dataplane/proxy/index.js';
+import { Registry, registerIngressMetrics } from '../../src/mesh/control/metrics/index.js';
+import { IngressGateway } from '../../src/mesh/dataplane/proxy/index.js';
 
 function hostPort(v: string): { host: string; port: number } {
   const m = /^(.+):(\d{1,5})$/.exec(v);

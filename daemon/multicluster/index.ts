@@ -6,11 +6,11 @@ import { Registry } from 'prom-client';
 import { defineConfig, type ConfigSchema } from '../../src/base/config/index.js';
 import { E } from '../../src/base/errors/index.js';
 import { createLogger, type Logger } from '../../src/base/log/index.js';
-import { ClustersetZone, startClustersetDns, ZoneSource, type ClustersetDns } from '../../src/control/clusterset-dns/index.js';
+import { ClustersetZone, startClustersetDns, ZoneSource, type ClustersetDns } from '../../src/multicluster/control/clusterset-dns/index.js';
 import {
   bootstrapClusterSet, MC_KINDS, MulticlusterAgent, OPERATOR_NAMESPACE, PSK_SECRET, MulticlusterMetrics, openBrokerOfCluster, readJoin, startRecordsPublisher, type GatewayRecords,
-} from '../../src/control/multicluster/index.js';
-import { connectStore, type ResourceStore } from '../../src/control/store/index.js';
+} from '../../src/multicluster/control/clusterset/index.js';
+import { connectStore, type ResourceStore } from '../../src/platform/store/index.js';
 import { serveStatus } from '../http-server.js';
 
 export interface MulticlusterDaemonConfig {

@@ -72,10 +72,10 @@ export async function runGitopsDemo(opts: DemoOptions): Promise<boolean> {
   const cleanups: (() => Promise<void> | void)[] = [];
   say(`strait demo: signed GitOps (SPEC.md area A) in ${dir}`);
   try {
-    const { GithostDb, GithostServer, createUser, githostPaths } = await import('../control/githost/index.js');
-    const { startGitOpsService, ADMIN_SECRET } = await import('../control/gitops/index.js');
-    const { openEmbeddedStore } = await import('../control/store/index.js');
-    const { GROUPS, Kinds } = await import('../control/resources/index.js');
+    const { GithostDb, GithostServer, createUser, githostPaths } = await import('../githost/server/index.js');
+    const { startGitOpsService, ADMIN_SECRET } = await import('../gitops/control/index.js');
+    const { openEmbeddedStore } = await import('../platform/store/index.js');
+    const { GROUPS, Kinds } = await import('../platform/resources/index.js');
 
     // 1. the code-hosting server, its first admin made locally (SPEC: not through the API)
     const ghDir = join(dir, 'githost-state');

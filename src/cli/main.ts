@@ -2,7 +2,7 @@
 import { Command, CommanderError } from 'commander';
 import { isStraitError } from '../base/errors/index.js';
 import { registerCommands } from './commands/index.js';
-import { VERSION } from './version.js';
+import { VERSION } from '../platform/cli-kit/index.js';
 
 /** The program; with argv, the world's commands load alone (src/cli/commands/index.ts). */
 export async function buildProgram(argv: string[] = []): Promise<Command> {

@@ -9,9 +9,9 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { E } from '../base/errors/index.js';
-import { GROUPS } from '../control/resources/index.js';
-import type { KubeObject, ResourceStore } from '../control/store/index.js';
-import { formatTable } from './output/index.js';
+import { GROUPS } from '../platform/resources/index.js';
+import type { KubeObject, ResourceStore } from '../platform/store/index.js';
+import { formatTable } from '../platform/cli-kit/index.js';
 import type { WorldRecord } from './world-file.js';
 
 export const DEMO_MODES = ['PERMISSIVE', 'DISABLE', 'STRICT'] as const;

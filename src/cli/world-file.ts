@@ -4,8 +4,8 @@ import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { constants as osConstants } from 'node:os';
 import { E } from '../base/errors/index.js';
-import type { WorldState } from '../control/world/index.js';
-import { stateFiles } from './state-dir.js';
+import type { WorldState } from '../world/supervisor/index.js';
+import { stateFiles } from '../platform/cli-kit/index.js';
 
 export interface WorldRecord extends WorldState {
   version: 1;

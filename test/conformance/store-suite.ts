@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { isStraitError } from '../../src/base/errors/index.js';
-import type { KindRef, KubeObject, ResourceStore, WatchEvent } from '../../src/control/store/index.js';
+import type { KindRef, KubeObject, ResourceStore, WatchEvent } from '../../src/platform/store/index.js';
 
 export interface StoreHarness {
   store: ResourceStore;

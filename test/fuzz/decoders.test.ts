@@ -3,13 +3,13 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { isStraitError } from '../../src/base/errors/index.js';
-import { vxlan, ext, writeHeaders, writeExtHeader, ETHERTYPE_STRAIT, EXT_FRAGMENT, VXLAN_OVERHEAD, EXT_HEADER } from '../../src/wire/vxlan/index.js';
-import { ipv4, udp } from '../../src/wire/ipv4/index.js';
+import { vxlan, ext, writeHeaders, writeExtHeader, ETHERTYPE_STRAIT, EXT_FRAGMENT, VXLAN_OVERHEAD, EXT_HEADER } from '../../src/multicluster/wire/vxlan/index.js';
+import { ipv4, udp } from '../../src/multicluster/wire/ipv4/index.js';
 import {
   handshakeInit, handshakeResponse, cookieReply, dataPacket, initPayload, responsePayload, fragment, vnetHeader, segmentVnet,
   FEATURE_FRAG, FEATURE_VNET, NEXT_IPV4_VNET, VNET_F_NEEDS_CSUM, VNET_GSO_TCPV4,
-} from '../../src/wire/tunnel/index.js';
-import { Reassembler } from '../../src/dataplane/tunnel/index.js';
+} from '../../src/multicluster/wire/tunnel/index.js';
+import { Reassembler } from '../../src/multicluster/dataplane/tunnel/index.js';
 import { computeVectors } from '../helpers/vectors.js';
 import { tunnelPair } from '../helpers/tunnel-pair.js';
 

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openEmbeddedStore, type ResourceStore } from '../../src/control/store/index.js';
+import { openEmbeddedStore, type ResourceStore } from '../../src/platform/store/index.js';
 
 /** A fresh embedded store in a temp dir; close() also removes the dir. */
 export function tempEmbeddedStore(): ResourceStore {

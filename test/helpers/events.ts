@@ -1,5 +1,5 @@
-import { Kinds } from '../../src/control/resources/index.js';
-import type { ResourceStore } from '../../src/control/store/index.js';
+import { Kinds } from '../../src/platform/resources/index.js';
+import type { ResourceStore } from '../../src/platform/store/index.js';
 
 export interface SeenEvent { name: string; namespace?: string; kind: string; reason: string; type: string; message: string }
 

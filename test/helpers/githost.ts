@@ -4,7 +4,7 @@ import { execFileSync, spawn, spawnSync, type SpawnSyncReturns } from 'node:chil
 import { mkdtempSync, mkdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { GithostDb, GithostServer, createToken, createUser, githostPaths } from '../../src/control/githost/index.js';
+import { GithostDb, GithostServer, createToken, createUser, githostPaths } from '../../src/githost/server/index.js';
 
 export interface Started {
   server: GithostServer;

@@ -5,7 +5,7 @@
 import { E } from '../../src/base/errors/index.js';
 import type {
   ApplyOptions, CoreEvent, KindRef, KubeObject, ListOptions, ObjectList, ResourceStore, Watch, WatchEvent, WatchOptions,
-} from '../../src/control/store/index.js';
+} from '../../src/platform/store/index.js';
 
 const keyOf = (k: KindRef, name: string, ns?: string): string => `${k.apiVersion}|${k.kind}|${ns ?? ''}|${name}`;
 

@@ -1,7 +1,7 @@
 // Two TunnelEndpoints joined by an in-memory "wire" with a ManualClock, for protocol
 // tests without sockets. Every datagram is recorded so tests can replay or tamper.
 import { ManualClock } from '../../src/base/clock/index.js';
-import { TunnelEndpoint, type Peer, type TunnelEvent, type TunnelLimits } from '../../src/dataplane/tunnel/index.js';
+import { TunnelEndpoint, type Peer, type TunnelEvent, type TunnelLimits } from '../../src/multicluster/dataplane/tunnel/index.js';
 
 export interface Datagram {
   from: 'a' | 'b';

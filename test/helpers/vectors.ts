@@ -1,6 +1,6 @@
 // Fixed inputs for the tunnel test vectors (test/vectors/tunnel-v1.json).
-import { Session, createInitiation, consumeInitiation, createResponse, consumeResponse, keyPairFromPrivate, pskFromText, mac1Key } from '../../src/dataplane/tunnel/index.js';
-import { handshakeInit, handshakeResponse, writeDataHeader, writeFragmentHeader, fragmentPlan, NEXT_IPV4, NEXT_IPV4_VNET, FRAG_HEADER } from '../../src/wire/tunnel/index.js';
+import { Session, createInitiation, consumeInitiation, createResponse, consumeResponse, keyPairFromPrivate, pskFromText, mac1Key } from '../../src/multicluster/dataplane/tunnel/index.js';
+import { handshakeInit, handshakeResponse, writeDataHeader, writeFragmentHeader, fragmentPlan, NEXT_IPV4, NEXT_IPV4_VNET, FRAG_HEADER } from '../../src/multicluster/wire/tunnel/index.js';
 
 export const VECTOR_INPUT = {
   psk: 'strait-test-vector-psk',

@@ -6,8 +6,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { openEmbeddedStore, serveStores, type KubeObject, type ResourceStore } from '../../src/control/store/index.js';
-import { stateFiles } from '../../src/cli/state-dir.js';
+import { openEmbeddedStore, serveStores, type KubeObject, type ResourceStore } from '../../src/platform/store/index.js';
+import { stateFiles } from '../../src/platform/cli-kit/index.js';
 
 const root = process.env['STRAIT_ROOT'] ?? process.cwd();
 

@@ -12,9 +12,9 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { defaultMeshObjects } from '../../src/control/mesh/index.js';
-import { brokerKubeconfig, parseBrokerInfo, PSK_BYTES } from '../../src/control/multicluster/index.js';
-import { GPG_KEYS_CM, GROUPS } from '../../src/control/resources/index.js';
+import { defaultMeshObjects } from '../../src/mesh/control/index.js';
+import { brokerKubeconfig, parseBrokerInfo, PSK_BYTES } from '../../src/multicluster/control/clusterset/index.js';
+import { GPG_KEYS_CM, GROUPS } from '../../src/platform/resources/index.js';
 import { createGpgWorld, createRepo, type GpgWorld, type TestRepo } from '../helpers/signed-repo.js';
 import { waitFor } from '../helpers/wait.js';
 import { startTestCluster, type TestCluster } from '../k8s/cluster.js';

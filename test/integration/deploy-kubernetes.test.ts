@@ -8,10 +8,10 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { parse, parseAllDocuments } from 'yaml';
-import { serveSidecarInjector } from '../../src/control/sidecar-injector/index.js';
-import { parseGithostSettings } from '../../src/control/githost/index.js';
-import { parseGatewayConfig } from '../../src/dataplane/gateway/index.js';
-import { parseNodeAgentConfig } from '../../src/dataplane/node-agent/index.js';
+import { serveSidecarInjector } from '../../src/mesh/control/sidecar-injector/index.js';
+import { parseGithostSettings } from '../../src/githost/server/index.js';
+import { parseGatewayConfig } from '../../src/multicluster/dataplane/gateway/index.js';
+import { parseNodeAgentConfig } from '../../src/multicluster/dataplane/node-agent/index.js';
 import { makeServingCert, startTestCluster, type TestCluster } from '../k8s/cluster.js';
 
 const root = process.env['STRAIT_ROOT'] ?? process.cwd();

@@ -6,8 +6,8 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import type { PushEvent } from '../../src/control/githost/index.js';
-import { verifyCommitSignature } from '../../src/control/signatures/index.js';
+import type { PushEvent } from '../../src/githost/server/index.js';
+import { verifyCommitSignature } from '../../src/platform/signatures/index.js';
 import { Gpg, api, authURL, gitWorkTree, ok, run, runAsync, startGithost, tempDir, toolEnv, type JsonBody, type Started } from '../helpers/githost.js';
 
 let gh: Started;

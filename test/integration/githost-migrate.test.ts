@@ -8,7 +8,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { isNonPublicAddress } from '../../src/control/githost/index.js';
+import { isNonPublicAddress } from '../../src/githost/server/index.js';
 import { api, authURL, gitWorkTree, ok, runAsync, startGithost, tempDir, toolEnv, type Started } from '../helpers/githost.js';
 
 let source: Started;

@@ -90,7 +90,7 @@ describe('Dockerfile (built with buildah)', () => {
     const version = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string }).version;
     const t0 = Date.now();
     // one container: the CLI, then the daemons' addon, the user and the working directory
-    const probe = "import('/opt/strait/dist/src/dataplane/native/index.js').then((m) => { m.native(); console.log(process.getuid() + ' ' + process.cwd()); })";
+    const probe = "import('/opt/strait/dist/src/platform/native/index.js').then((m) => { m.native(); console.log(process.getuid() + ' ' + process.cwd()); })";
     const r = await script(['--sh', `node bin/strait.js --version && node --input-type=module -e "${probe}"`]);
     assert.equal(r.status, 0, r.stderr);
     console.log(`# image build (or cache) + run: ${Date.now() - t0} ms ${r.stderr.trim().replace(/\n/g, ' | ')}`);

@@ -7,8 +7,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { MC_KINDS as K, MulticlusterAgent, type Condition } from '../../src/control/multicluster/index.js';
-import { openEmbeddedStore, openKubernetesStore, type KubernetesResourceStore, type ResourceStore } from '../../src/control/store/index.js';
+import { MC_KINDS as K, MulticlusterAgent, type Condition } from '../../src/multicluster/control/clusterset/index.js';
+import { openEmbeddedStore, openKubernetesStore, type KubernetesResourceStore, type ResourceStore } from '../../src/platform/store/index.js';
 import { startTestCluster, type TestCluster } from '../k8s/cluster.js';
 import { installCrds } from '../k8s/store-harness.js';
 

@@ -5,8 +5,8 @@ import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess, type SpawnSyncReturns } from 'node:child_process';
 import { readFileSync, readlinkSync } from 'node:fs';
 import { after, before, test } from 'node:test';
-import { startEcho } from '../../src/control/workloads/index.js';
-import { inNetnsSync, listenInNetns } from '../../src/dataplane/netns/index.js';
+import { startEcho } from '../../src/world/workloads/index.js';
+import { inNetnsSync, listenInNetns } from '../../src/platform/netns/index.js';
 import { treeSkip } from '../helpers/private-tree.js';
 
 let holder: ChildProcess | undefined;

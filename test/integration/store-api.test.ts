@@ -8,7 +8,7 @@ import { describe, test } from 'node:test';
 import { isStraitError } from '../../src/base/errors/index.js';
 import {
   connectStore, connectStoreFromFiles, openEmbeddedStore, serveStores, type ResourceStore,
-} from '../../src/control/store/index.js';
+} from '../../src/platform/store/index.js';
 import { CM, cm, runStoreConformance } from '../conformance/store-suite.js';
 
 const HISTORY = 20;

@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { openEmbeddedStore, type KubeObject } from '../../src/control/store/index.js';
+import { openEmbeddedStore, type KubeObject } from '../../src/platform/store/index.js';
 
 const fixtures = join(process.env['STRAIT_ROOT'] ?? process.cwd(), 'dist', 'test', 'fixtures');
 const WRITERS = 4;

@@ -1,7 +1,7 @@
 // The ResourceStore conformance suite (test/conformance/store-suite.ts), the same one the
 // embedded store passes, against a real kube-apiserver + etcd (test/k8s/cluster.ts).
 import { after, test } from 'node:test';
-import { openKubernetesStore } from '../../src/control/store/index.js';
+import { openKubernetesStore } from '../../src/platform/store/index.js';
 import { runStoreConformance } from '../conformance/store-suite.js';
 import { startTestCluster } from '../k8s/cluster.js';
 import { deleteEverything, hideSystemObjects, installCrds } from '../k8s/store-harness.js';

@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { DEFAULT_WORLD } from '../../src/control/world-file/index.js';
+import { DEFAULT_WORLD } from '../../src/world/world-file/index.js';
 import { upWorld } from '../helpers/world.js';
 
 test('a world without tunnels keeps its clusters apart', () => {

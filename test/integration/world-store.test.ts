@@ -12,7 +12,7 @@ type StoreClient = {
   get(k: { apiVersion: string; kind: string }, name: string, ns?: string): Promise<{ status?: Record<string, unknown> } | undefined>;
   close(): Promise<void>;
 };
-const storeModule = (await import('../../src/control/store/index.js')) as Record<string, unknown>;
+const storeModule = (await import('../../src/platform/store/index.js')) as Record<string, unknown>;
 const connect = storeModule['connectStoreFromFiles'] as ((o: { socketPath: string; tokenFile: string; cluster: string }) => StoreClient) | undefined;
 const skip = typeof connect !== 'function' ? 'the store API is not built yet' : false;
 // `strait get` arrives with the store's CLI work

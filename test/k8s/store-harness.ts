@@ -10,8 +10,8 @@ import { join } from 'node:path';
 import {
   openKubernetesStore, type KindRef, type KubeObject, type KubernetesResourceStore, type ListOptions, type ResourceStore,
   type WatchEvent, type WatchOptions,
-} from '../../src/control/store/index.js';
-import { Kinds, type KindInfo } from '../../src/control/resources/index.js';
+} from '../../src/platform/store/index.js';
+import { Kinds, type KindInfo } from '../../src/platform/resources/index.js';
 import type { TestCluster } from './cluster.js';
 
 const root = process.env['STRAIT_ROOT'] ?? process.cwd();

@@ -5,8 +5,8 @@ import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { test } from 'node:test';
 import { ManualClock } from '../../src/base/clock/index.js';
 import { isStraitError } from '../../src/base/errors/index.js';
-import { certificateUris, CertRotator, MeshCa, parseSpiffeId, publishRootCert, ROOT_CERT_CONFIGMAP, spiffeId, type WorkloadCert } from '../../src/control/mesh/index.js';
-import type { KubeObject, ResourceStore } from '../../src/control/store/index.js';
+import { certificateUris, CertRotator, MeshCa, parseSpiffeId, publishRootCert, ROOT_CERT_CONFIGMAP, spiffeId, type WorkloadCert } from '../../src/mesh/control/index.js';
+import type { KubeObject, ResourceStore } from '../../src/platform/store/index.js';
 import { waitFor } from '../helpers/wait.js';
 import { testCa } from './helpers.js';
 

@@ -1,8 +1,8 @@
 // SMCP flags, members, injection and the whole view: what `strait up`'s mesh resolves to.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { buildMeshView, checkMesh, describeWorkload, findWorkload, sidecarConfigFor, type MeshView } from '../../src/control/mesh/index.js';
-import type { KubeObject } from '../../src/control/store/index.js';
+import { buildMeshView, checkMesh, describeWorkload, findWorkload, sidecarConfigFor, type MeshView } from '../../src/mesh/control/index.js';
+import type { KubeObject } from '../../src/platform/store/index.js';
 import { dr, pa, pod, smcp, smmr, svc } from './fixtures.js';
 
 const CP = 'istio-system';

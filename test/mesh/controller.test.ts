@@ -9,9 +9,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { after, before, test } from 'node:test';
-import { ingressConfigFor, MeshController, ROOT_CERT_CONFIGMAP, buildMeshView, type DestinationRule, type PeerAuthentication } from '../../src/control/mesh/index.js';
+import { ingressConfigFor, MeshController, ROOT_CERT_CONFIGMAP, buildMeshView, type DestinationRule, type PeerAuthentication } from '../../src/mesh/control/index.js';
 import { curl, startEchoApp, testCa, type EchoApp } from './helpers.js';
-import { openEmbeddedStore, type ResourceStore } from '../../src/control/store/index.js';
+import { openEmbeddedStore, type ResourceStore } from '../../src/platform/store/index.js';
 import { pa, pod, smcp, smmr, svc } from './fixtures.js';
 
 const root = process.env['STRAIT_ROOT'] ?? process.cwd();

@@ -1,7 +1,7 @@
 // Outbound TLS resolution: DestinationRule selection as Istio does it, then auto mTLS.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { hostMatches, resolveOutbound, resolveShortname, type DestinationRule, type EndpointFacts } from '../../src/control/mesh/index.js';
+import { hostMatches, resolveOutbound, resolveShortname, type DestinationRule, type EndpointFacts } from '../../src/mesh/control/index.js';
 import { dr } from './fixtures.js';
 
 const ROOT = 'istio-system';

@@ -1,6 +1,6 @@
 // Small builders of mesh resources for the policy tests.
-import type { KubeObject } from '../../src/control/store/index.js';
-import type { DestinationRule, MtlsMode, PeerAuthentication, TlsMode } from '../../src/control/mesh/index.js';
+import type { KubeObject } from '../../src/platform/store/index.js';
+import type { DestinationRule, MtlsMode, PeerAuthentication, TlsMode } from '../../src/mesh/control/index.js';
 
 let tick = 0;
 /** creation timestamps in the order the builders are called, unless given */

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { test } from 'node:test';
 import { isStraitError } from '../../src/base/errors/index.js';
-import { sniffTls, validateSidecarConfig } from '../../src/dataplane/proxy/index.js';
+import { sniffTls, validateSidecarConfig } from '../../src/mesh/dataplane/proxy/index.js';
 
 test('sniffTls: 20k random and mutated inputs give -1, 0 or 1 and never throw', () => {
   const hello = Buffer.from([0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00, 0x01, 0xfc, 0x03, 0x03]);

@@ -6,8 +6,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { MeshCa, type WorkloadCert } from '../../src/control/mesh/index.js';
-import { SidecarProxy, type InboundMode, type SidecarConfig } from '../../src/dataplane/proxy/index.js';
+import { MeshCa, type WorkloadCert } from '../../src/mesh/control/index.js';
+import { SidecarProxy, type InboundMode, type SidecarConfig } from '../../src/mesh/dataplane/proxy/index.js';
 
 export interface CurlResult {
   exit: number;

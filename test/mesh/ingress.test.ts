@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { join } from 'node:path';
-import { IngressGateway, startRelay, type InboundMode, type OutboundTlsMode } from '../../src/dataplane/proxy/index.js';
+import { IngressGateway, startRelay, type InboundMode, type OutboundTlsMode } from '../../src/mesh/dataplane/proxy/index.js';
 import { curl, identityOf, startLoopbackMesh, testCa, type LoopbackMesh } from './helpers.js';
 
 // the TLS the gateway uses follows the DestinationRules of SPEC.md's setups:

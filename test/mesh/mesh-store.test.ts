@@ -7,9 +7,9 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { stateFiles } from '../../src/cli/state-dir.js';
-import { MeshController, ROOT_CERT_CONFIGMAP, type PeerAuthentication } from '../../src/control/mesh/index.js';
-import { openEmbeddedStore, serveStores, type ResourceStore } from '../../src/control/store/index.js';
+import { stateFiles } from '../../src/platform/cli-kit/index.js';
+import { MeshController, ROOT_CERT_CONFIGMAP, type PeerAuthentication } from '../../src/mesh/control/index.js';
+import { openEmbeddedStore, serveStores, type ResourceStore } from '../../src/platform/store/index.js';
 import { testCa } from './helpers.js';
 
 const root = process.env['STRAIT_ROOT'] ?? process.cwd();

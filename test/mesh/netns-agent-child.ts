@@ -7,10 +7,10 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { MeshCa, NETNS_ANNOTATION, startMeshAgent } from '../../src/control/mesh/index.js';
-import type { KubeObject } from '../../src/control/store/index.js';
+import { MeshCa, NETNS_ANNOTATION, startMeshAgent } from '../../src/mesh/control/index.js';
+import type { KubeObject } from '../../src/platform/store/index.js';
 import { dr, pa, pod, smcp, smmr, svc } from './fixtures.js';
-import { openEmbeddedStore } from '../../src/control/store/index.js';
+import { openEmbeddedStore } from '../../src/platform/store/index.js';
 
 const ROOT = process.env['STRAIT_ROOT'] ?? process.cwd();
 const sh = (cmd: string, ...args: string[]) => execFileSync(cmd, args, { encoding: 'utf8', stdio: ['pipe', 'pipe', 'pipe'] });

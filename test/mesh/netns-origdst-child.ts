@@ -3,7 +3,7 @@
 // what a redirected connection's SO_ORIGINAL_DST says and which traffic bypasses it.
 import { execFile, execFileSync } from 'node:child_process';
 import { createServer, type AddressInfo } from 'node:net';
-import { originalDst, sidecarRedirectRules } from '../../src/dataplane/proxy/index.js';
+import { originalDst, sidecarRedirectRules } from '../../src/mesh/dataplane/proxy/index.js';
 
 const sh = (cmd: string, ...args: string[]) => execFileSync(cmd, args, { encoding: 'utf8' });
 const run = (cmd: string, args: string[]) => new Promise<{ exit: number; out: string }>((resolve) => {

@@ -9,9 +9,9 @@ import { chownSync, mkdtempSync, renameSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { buildMeshView, findWorkload, ingressConfigFor, MeshCa, sidecarConfigFor } from '../../src/control/mesh/index.js';
-import type { KubeObject } from '../../src/control/store/index.js';
-import { IngressGateway, sidecarRedirectRules, type InboundMode } from '../../src/dataplane/proxy/index.js';
+import { buildMeshView, findWorkload, ingressConfigFor, MeshCa, sidecarConfigFor } from '../../src/mesh/control/index.js';
+import type { KubeObject } from '../../src/platform/store/index.js';
+import { IngressGateway, sidecarRedirectRules, type InboundMode } from '../../src/mesh/dataplane/proxy/index.js';
 import { curl } from './helpers.js';
 import { dr, pa, pod, smcp, smmr, svc } from './fixtures.js';
 

@@ -1,7 +1,7 @@
 // Inbound mode resolution, one named case per rule of Istio's ComposePeerAuthentication.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { resolveInbound, type PeerAuthentication } from '../../src/control/mesh/index.js';
+import { resolveInbound, type PeerAuthentication } from '../../src/mesh/control/index.js';
 import { pa } from './fixtures.js';
 
 const ROOT = 'istio-system';

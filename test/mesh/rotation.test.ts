@@ -4,8 +4,8 @@
 import assert from 'node:assert/strict';
 import { Agent, request } from 'node:http';
 import { after, before, describe, test } from 'node:test';
-import { CertRotator, type WorkloadCert } from '../../src/control/mesh/index.js';
-import { SidecarProxy, type SidecarConfig } from '../../src/dataplane/proxy/index.js';
+import { CertRotator, type WorkloadCert } from '../../src/mesh/control/index.js';
+import { SidecarProxy, type SidecarConfig } from '../../src/mesh/dataplane/proxy/index.js';
 import { curl, identityOf, startEchoApp, startLoopbackMesh, testCa, type EchoApp, type LoopbackMesh } from './helpers.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -4,9 +4,9 @@ import assert from 'node:assert/strict';
 import { Agent, request } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { SidecarProxy } from '../../src/dataplane/proxy/index.js';
+import { SidecarProxy } from '../../src/mesh/dataplane/proxy/index.js';
 import { after, before, describe, test } from 'node:test';
-import type { InboundMode } from '../../src/dataplane/proxy/index.js';
+import type { InboundMode } from '../../src/mesh/dataplane/proxy/index.js';
 import { curl, serverConfig, startLoopbackMesh, testCa, writeClientCert, type LoopbackMesh } from './helpers.js';
 
 const table: { mode: InboundMode; inMesh: string; plaintext: { exit: number; code: string } }[] = [
@@ -61,7 +61,7 @@ describe('STRICT refuses client certificates that are not the mesh CA\'s', () =>
   };
 
   test('a certificate from a foreign CA', async () => {
-    const foreign = (await import('../../src/control/mesh/index.js')).MeshCa.create({ trustDomain: 'cluster.local' });
+    const foreign = (await import('../../src/mesh/control/index.js')).MeshCa.create({ trustDomain: 'cluster.local' });
     const files = writeClientCert(m.dir, 'foreign', foreign.issueSync('mesh', 'client'));
     await refused(['--cert', files.cert, '--key', files.key]);
     assert.ok(m.server.metrics.handshakeFailures.server.untrusted >= 1);

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { connect } from 'node:net';
 import { createInterface } from 'node:readline';
 import { after, before, test } from 'node:test';
-import type { InboundMode } from '../../src/dataplane/proxy/index.js';
+import type { InboundMode } from '../../src/mesh/dataplane/proxy/index.js';
 import { curl, serverConfig, startEchoApp, testCa, type EchoApp } from './helpers.js';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';

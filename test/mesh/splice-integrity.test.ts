@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
 import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { after, before, describe, test } from 'node:test';
-import { SidecarProxy, type InboundMode, type OutboundTlsMode } from '../../src/dataplane/proxy/index.js';
+import { SidecarProxy, type InboundMode, type OutboundTlsMode } from '../../src/mesh/dataplane/proxy/index.js';
 import { identityOf, testCa } from './helpers.js';
 
 const DOWN = randomBytes(6 << 20);

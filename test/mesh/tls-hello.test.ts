@@ -1,4 +1,4 @@
-// The ClientHello inspector (src/wire/tls-hello): real hellos from node:tls and curl,
+// The ClientHello inspector (src/mesh/wire/tls-hello): real hellos from node:tls and curl,
 // then 20k random and mutated inputs that must never throw.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type AddressInfo } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
 import { test } from 'node:test';
-import { decode, MAX_RECORD } from '../../src/wire/tls-hello/index.js';
+import { decode, MAX_RECORD } from '../../src/mesh/wire/tls-hello/index.js';
 
 /** Capture the first bytes a client sends to a listener that never answers. */
 async function capture(start: (port: number) => void): Promise<Buffer> {

@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import { isStraitError } from '../../src/base/errors/index.js';
 import {
   deployBroker, encodeBrokerInfo, generatePsk, joinCluster, listJoinedClusters, parseBrokerInfo, type ClusterNetwork,
-} from '../../src/control/multicluster/index.js';
+} from '../../src/multicluster/control/clusterset/index.js';
 import { newTestStore } from '../support/stores.js';
 
 const net: ClusterNetwork = { clusterId: 'evil', networkPlugin: 'strait', clusterCIDRs: ['10.66.0.0/16'], serviceCIDRs: ['100.66.0.0/16'] };

@@ -6,7 +6,7 @@ import { createSocket, type Socket } from 'node:dgram';
 import { connect } from 'node:net';
 import { test } from 'node:test';
 import { promisify } from 'node:util';
-import { type ClustersetDns, ClustersetZone, startClustersetDns } from '../../src/control/clusterset-dns/index.js';
+import { type ClustersetDns, ClustersetZone, startClustersetDns } from '../../src/multicluster/control/clusterset-dns/index.js';
 import { dnsQuery } from '../helpers/dns-query.js';
 
 const run = promisify(execFile);

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { createSocket } from 'node:dgram';
 import { test } from 'node:test';
-import { ClusterZone, plausibleQuery, startDnsServer } from '../../src/control/dns/index.js';
+import { ClusterZone, plausibleQuery, startDnsServer } from '../../src/world/cluster-dns/index.js';
 
 const crafted = [
   '00004080c0000000000000400000400040000000000000000000000000000000',

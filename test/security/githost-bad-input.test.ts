@@ -5,7 +5,7 @@ import { readdirSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { GithostDb } from '../../src/control/githost/index.js';
+import { GithostDb } from '../../src/githost/server/index.js';
 import { api, startGithost, type Started } from '../helpers/githost.js';
 
 let gh: Started;

@@ -8,8 +8,8 @@ import { after, before, test } from 'node:test';
 import { isStraitError } from '../../src/base/errors/index.js';
 import {
   checkToken, issueToken, RepoCache, renderManifests, startGitOpsService, type GitOpsService,
-} from '../../src/control/gitops/index.js';
-import { Keyring, readPublicKeys, verifyCommitSignature, verifyTagSignature } from '../../src/control/signatures/index.js';
+} from '../../src/gitops/control/index.js';
+import { Keyring, readPublicKeys, verifyCommitSignature, verifyTagSignature } from '../../src/platform/signatures/index.js';
 import { tempEmbeddedStore } from '../helpers/embedded-store.js';
 import { createGpgWorld, createRepo, type GpgWorld, type TestRepo } from '../helpers/signed-repo.js';
 

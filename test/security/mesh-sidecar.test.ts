@@ -3,8 +3,8 @@
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { after, before, describe, test } from 'node:test';
-import { MeshCa } from '../../src/control/mesh/index.js';
-import { SidecarProxy } from '../../src/dataplane/proxy/index.js';
+import { MeshCa } from '../../src/mesh/control/index.js';
+import { SidecarProxy } from '../../src/mesh/dataplane/proxy/index.js';
 import { curl, identityOf, serverConfig, startEchoApp, startLoopbackMesh, testCa, type EchoApp, type LoopbackMesh } from '../mesh/helpers.js';
 
 /** Send raw bytes, resolve with what came back and how the connection ended. */

@@ -7,7 +7,7 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { connectStore, openEmbeddedStore, serveStores, type ResourceStore } from '../../src/control/store/index.js';
+import { connectStore, openEmbeddedStore, serveStores, type ResourceStore } from '../../src/platform/store/index.js';
 
 const TOKEN = 'security-token-0123456789';
 

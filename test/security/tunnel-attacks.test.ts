@@ -1,7 +1,7 @@
 // Attack regressions for the tunnel (issue 3): every bad packet is dropped and counted.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { TYPE_DATA, TYPE_INIT, TYPE_RESPONSE, TYPE_FRAGMENT, FEATURE_FRAG, FEATURE_VNET, FRAG_HEADER, NEXT_IPV4_VNET, writeFragmentHeader } from '../../src/wire/tunnel/index.js';
+import { TYPE_DATA, TYPE_INIT, TYPE_RESPONSE, TYPE_FRAGMENT, FEATURE_FRAG, FEATURE_VNET, FRAG_HEADER, NEXT_IPV4_VNET, writeFragmentHeader } from '../../src/multicluster/wire/tunnel/index.js';
 import { fakePacket, tunnelPair, type Pair } from '../helpers/tunnel-pair.js';
 
 function connected(): Pair {

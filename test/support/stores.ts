@@ -8,7 +8,7 @@ import { E } from '../../src/base/errors/index.js';
 import {
   openEmbeddedStore, type CoreEvent, type KindRef, type KubeObject, type ListOptions, type ObjectList, type ResourceStore,
   type Watch, type WatchEvent, type WatchOptions,
-} from '../../src/control/store/index.js';
+} from '../../src/platform/store/index.js';
 
 export function newTestStore(): ResourceStore {
   return openEmbeddedStore({ dir: mkdtempSync(join(tmpdir(), 'strait-mc-store-')) });

@@ -12,12 +12,12 @@ import { closeSync, constants, mkdtempSync, openSync, readSync, rmSync, writeSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { NodeAgent, parseNodeAgentConfig } from '../../src/dataplane/node-agent/index.js';
-import { UdpTransport } from '../../src/dataplane/udp/index.js';
-import { native } from '../../src/dataplane/native/index.js';
+import { NodeAgent, parseNodeAgentConfig } from '../../src/multicluster/dataplane/node-agent/index.js';
+import { UdpTransport } from '../../src/multicluster/dataplane/udp/index.js';
+import { native } from '../../src/platform/native/index.js';
 import {
   encodeAnnounce, writeHeaders, writeExtHeader, VXLAN_OVERHEAD, ETHERTYPE_STRAIT, AGENT_MAC, GATEWAY_MAC, EXT_HEADER, EXT_HELLO, EXT_HELLO_ACK, EXT_FEATURE_FRAGMENTS,
-} from '../../src/wire/vxlan/index.js';
+} from '../../src/multicluster/wire/vxlan/index.js';
 import { waitFor } from '../helpers/wait.js';
 
 const skip = (() => {

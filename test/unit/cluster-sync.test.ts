@@ -7,8 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { silentLogger } from '../../src/base/log/index.js';
-import { openEmbeddedStore } from '../../src/control/store/index.js';
-import { allocateClusterIP, buildPlan, DEFAULT_WORLD, parseWorld, startClusterSync, type ServiceViews } from '../../src/control/world/index.js';
+import { openEmbeddedStore } from '../../src/platform/store/index.js';
+import { allocateClusterIP, buildPlan, DEFAULT_WORLD, parseWorld, startClusterSync, type ServiceViews } from '../../src/world/supervisor/index.js';
 
 const Pod = { apiVersion: 'v1', kind: 'Pod' };
 const Service = { apiVersion: 'v1', kind: 'Service' };

@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import { createSocket } from 'node:dgram';
 import { connect } from 'node:net';
 import { after, before, test } from 'node:test';
-import { ClusterZone, plausibleQuery, startDnsServer, type RunningDnsServer } from '../../src/control/dns/index.js';
+import { ClusterZone, plausibleQuery, startDnsServer, type RunningDnsServer } from '../../src/world/cluster-dns/index.js';
 
 const zone = new ClusterZone();
 zone.setServices([

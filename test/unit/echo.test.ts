@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { test } from 'node:test';
 import { promisify } from 'node:util';
-import { startEcho } from '../../src/control/workloads/index.js';
+import { startEcho } from '../../src/world/workloads/index.js';
 
 test('echo: any method and path gets 200 and JSON naming the peer address and port it saw', async () => {
   const echo = await startEcho({ cluster: 'c', namespace: 'ns', pod: 'p', node: 'n' }, 0, '127.0.0.1');

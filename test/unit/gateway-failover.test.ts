@@ -4,8 +4,8 @@
 // asserted: no timed assertions in tests).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { startGateway, type Gateway } from '../../src/dataplane/gateway/index.js';
-import { ipv4, udp } from '../../src/wire/ipv4/index.js';
+import { startGateway, type Gateway } from '../../src/multicluster/dataplane/gateway/index.js';
+import { ipv4, udp } from '../../src/multicluster/wire/ipv4/index.js';
 
 const PSK = 'failover-test-psk-0123456789';
 

@@ -5,7 +5,7 @@ import { spawnSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { GithostDb } from '../../src/control/githost/index.js';
+import { GithostDb } from '../../src/githost/server/index.js';
 import { tempDir } from '../helpers/githost.js';
 
 const root = process.env['STRAIT_ROOT'] ?? process.cwd();

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { silentLogger } from '../../src/base/log/index.js';
-import { ProcessTable } from '../../src/control/world/index.js';
+import { ProcessTable } from '../../src/world/supervisor/index.js';
 
 test('process table: a crashing component is restarted with growing delays; logs go to its file', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'strait-pt-'));

@@ -51,11 +51,11 @@ for (const c of cases) {
 test('the walker sees a heavy module where there is one (the supervisor loads the store)', () => {
   const { files, packages } = loads('daemon/world.js');
   assert.ok(packages.includes('better-sqlite3'));
-  assert.ok(files.some((f) => f.startsWith('src/control/store/')));
+  assert.ok(files.some((f) => f.startsWith('src/platform/store/')));
 });
 
 test('the code-hosting server loads openpgp only when it first checks a signature', () => {
   const { packages } = loads('daemon/world-githost.js');
-  assert.ok(!packages.includes('openpgp'), 'openpgp is imported on first use (src/control/signatures/openpgp.ts)');
+  assert.ok(!packages.includes('openpgp'), 'openpgp is imported on first use (src/platform/signatures/openpgp.ts)');
   assert.ok(packages.includes('better-sqlite3'), 'the walker follows the server');
 });

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { test } from 'node:test';
-import { renderProxyRules, type ProxyService } from '../../src/dataplane/service-proxy/index.js';
+import { renderProxyRules, type ProxyService } from '../../src/world/service-proxy/index.js';
 
 const services: ProxyService[] = [
   { namespace: 'default', name: 'echo', clusterIP: '100.1.0.11', ports: [{ protocol: 'TCP', port: 8080, endpoints: [{ ip: '10.1.0.2', port: 8080 }, { ip: '10.1.1.3', port: 8080 }] }] },

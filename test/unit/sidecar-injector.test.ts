@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import { isStraitError } from '../../src/base/errors/index.js';
 import {
   INIT_CONTAINER, PROXY_CONTAINER, STATUS_ANNOTATION, reviewAdmission, sidecarPatch, type JsonPatchOp,
-} from '../../src/control/sidecar-injector/index.js';
+} from '../../src/mesh/control/sidecar-injector/index.js';
 
 const opts = { image: 'strait:test' };
 type Pod = { metadata: { name: string; labels?: Record<string, string>; annotations?: Record<string, string> }; spec: { containers: { name: string }[]; initContainers?: { name: string }[] } };

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { createMessage, generateKey, readPrivateKey, revokeKey, sign, type PrivateKey } from 'openpgp';
 import { isStraitError } from '../../src/base/errors/index.js';
-import { parseArmoredPublicKey, parseCommitObject, verifyCommitSignature } from '../../src/control/signatures/index.js';
+import { parseArmoredPublicKey, parseCommitObject, verifyCommitSignature } from '../../src/platform/signatures/index.js';
 
 const TREE = '4b825dc642cb6eb9a060e54bf8d69288fbee4904';
 const PARENT = '1111111111111111111111111111111111111111';

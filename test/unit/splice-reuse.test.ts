@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
 import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { test } from 'node:test';
-import { connectSpliced, splice } from '../../src/dataplane/proxy/index.js';
+import { connectSpliced, splice } from '../../src/mesh/dataplane/proxy/index.js';
 
 const listen = (s: Server): Promise<number> => new Promise((r) => s.listen(0, '127.0.0.1', () => r((s.address() as AddressInfo).port)));
 

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { isStraitError } from '../../src/base/errors/index.js';
-import { matchesSelector, mergePatch, openEmbeddedStore, parseSelector } from '../../src/control/store/index.js';
+import { matchesSelector, mergePatch, openEmbeddedStore, parseSelector } from '../../src/platform/store/index.js';
 import { CM, cm, runStoreConformance } from '../conformance/store-suite.js';
 
 const HISTORY = 20;

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { TYPE_COOKIE, TYPE_DATA, TYPE_INIT } from '../../src/wire/tunnel/index.js';
+import { TYPE_COOKIE, TYPE_DATA, TYPE_INIT } from '../../src/multicluster/wire/tunnel/index.js';
 import { fakePacket, tunnelPair } from '../helpers/tunnel-pair.js';
 
 test('handshake connects both sides and carries packets both ways', () => {

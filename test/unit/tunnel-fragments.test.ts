@@ -6,8 +6,8 @@ import { test } from 'node:test';
 import { randomBytes } from 'node:crypto';
 import {
   FEATURE_FRAG, FEATURE_VNET, FRAG_HEADER, MAX_FRAGMENTED_BODY, NEXT_IPV4_VNET, TYPE_DATA, TYPE_FRAGMENT, fragment, fragmentPlan, writeFragmentHeader,
-} from '../../src/wire/tunnel/index.js';
-import { Reassembler, FRAG_DUPLICATE, FRAG_INCONSISTENT, FRAG_PENDING } from '../../src/dataplane/tunnel/index.js';
+} from '../../src/multicluster/wire/tunnel/index.js';
+import { Reassembler, FRAG_DUPLICATE, FRAG_INCONSISTENT, FRAG_PENDING } from '../../src/multicluster/dataplane/tunnel/index.js';
 import { tunnelPair, type Pair } from '../helpers/tunnel-pair.js';
 
 const BOTH = FEATURE_VNET | FEATURE_FRAG;

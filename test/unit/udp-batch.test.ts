@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { createSocket } from 'node:dgram';
 import { test } from 'node:test';
-import { UdpTransport } from '../../src/dataplane/udp/index.js';
+import { UdpTransport } from '../../src/multicluster/dataplane/udp/index.js';
 
 function datagram(i: number, len: number): Buffer {
   const b = Buffer.alloc(len, i & 255);

@@ -3,8 +3,8 @@
 // valid IPv4/TCP packet a receiver accepts: checksums, lengths, IDs, sequence numbers, flags.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { onesSum } from '../../src/wire/ipv4/index.js';
-import { segmentVnet, vnetHeader, VNET_F_NEEDS_CSUM, VNET_GSO_TCPV4, VNET_GSO_NONE, VNET_HDR_LEN, type SegmentSink } from '../../src/wire/tunnel/index.js';
+import { onesSum } from '../../src/multicluster/wire/ipv4/index.js';
+import { segmentVnet, vnetHeader, VNET_F_NEEDS_CSUM, VNET_GSO_TCPV4, VNET_GSO_NONE, VNET_HDR_LEN, type SegmentSink } from '../../src/multicluster/wire/tunnel/index.js';
 import { isStraitError } from '../../src/base/errors/index.js';
 
 function collect(): SegmentSink & { out: Buffer[] } {

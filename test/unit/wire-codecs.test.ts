@@ -3,10 +3,10 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { isStraitError } from '../../src/base/errors/index.js';
-import { vxlan, macFromString, ETHERTYPE_IPV4 } from '../../src/wire/vxlan/index.js';
-import { ipv4, udp, PROTO_UDP } from '../../src/wire/ipv4/index.js';
-import { handshakeInit, handshakeResponse, cookieReply, dataPacket, initPayload, responsePayload, fragment, writeDataHeader } from '../../src/wire/tunnel/index.js';
-import { Session } from '../../src/dataplane/tunnel/index.js';
+import { vxlan, macFromString, ETHERTYPE_IPV4 } from '../../src/multicluster/wire/vxlan/index.js';
+import { ipv4, udp, PROTO_UDP } from '../../src/multicluster/wire/ipv4/index.js';
+import { handshakeInit, handshakeResponse, cookieReply, dataPacket, initPayload, responsePayload, fragment, writeDataHeader } from '../../src/multicluster/wire/tunnel/index.js';
+import { Session } from '../../src/multicluster/dataplane/tunnel/index.js';
 import { computeVectors } from '../helpers/vectors.js';
 
 const root = process.env['STRAIT_ROOT'] ?? process.cwd();

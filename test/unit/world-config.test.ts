@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { isStraitError } from '../../src/base/errors/index.js';
-import { DEFAULT_WORLD, loadWorld, parseWorld } from '../../src/control/world/index.js';
+import { DEFAULT_WORLD, loadWorld, parseWorld } from '../../src/world/supervisor/index.js';
 
 const clone = (): { clusters: Record<string, unknown>[] } & Record<string, unknown> => structuredClone(DEFAULT_WORLD) as never;
 

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { cidrContains, ipv4ToInt, parseCidr } from '../../src/base/config/index.js';
-import { buildPlan, clusterObjects, DEFAULT_WORLD, parseWorld, serviceViews } from '../../src/control/world/index.js';
+import { buildPlan, clusterObjects, DEFAULT_WORLD, parseWorld, serviceViews } from '../../src/world/supervisor/index.js';
 
 const plan = buildPlan(parseWorld(DEFAULT_WORLD));
 

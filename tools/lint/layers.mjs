@@ -1,104 +1,147 @@
-// ESLint rule: strait's layering, checked on every import.
-//   base <- wire <- dataplane <- control <- cli <- daemon/agents
-// A file may import only from its own layer or a lower one. A TypeScript file that
-// matches no layer is an error. Within src/, another component's folder is entered
-// only through its index.ts (the component's one door).
+// ESLint rule: strait's layout, checked on every import. Two dimensions:
+//
+//   areas     base <- platform <- products <- world <- cli <- daemon/agents
+//             products: multicluster, mesh, gitops, githost. A product imports only
+//             platform/ and base/ (and itself); only world/, cli/, daemon/ and agents/
+//             may import products.
+//   layers    inside a product: wire <- dataplane <- control <- cli (githost's server/
+//             is its control layer).
+//
+// wire/ and base/ do no I/O (no value import of an I/O built-in); dataplane/ uses Node
+// built-ins only and, of platform/, only native/ and netns/ (a data-plane process never
+// loads openpgp or @kubernetes/client-node). A TypeScript file that is in no area is an
+// error. Inside src/, another component's folder is entered only through its index.ts
+// (the component's one door).
 import { dirname, relative, resolve, sep } from 'node:path';
 
-export const LAYERS = [
-  { name: 'base', rank: 0, match: /^src\/base\// },
-  { name: 'wire', rank: 1, match: /^src\/wire\// },
-  { name: 'dataplane', rank: 2, match: /^src\/dataplane\// },
-  { name: 'control', rank: 3, match: /^src\/control\// },
-  { name: 'cli', rank: 4, match: /^src\/cli\// },
-  { name: 'daemon', rank: 5, match: /^daemon\// },
-  { name: 'agents', rank: 5, match: /^agents\// },
-  // tests and benchmarks may reach every layer; nothing may import them
-  { name: 'test', rank: 9, match: /^(test|bench)\// },
-];
-
-// npm packages each layer may use (node: built-ins are allowed everywhere but wire).
+export const PRODUCTS = ['multicluster', 'mesh', 'gitops', 'githost'];
+export const PRODUCT_LAYERS = { wire: 1, dataplane: 2, control: 3, server: 3, cli: 4 };
+// area ranks: an area imports its own or lower ranks (products never each other)
+const AREA_RANK = { base: 0, platform: 1, product: 2, world: 3, cli: 4, entry: 5, test: 9 };
+// npm packages by area or product layer (node: built-ins are allowed everywhere, I/O ones not in wire/base)
 const PACKAGES = {
   base: ['ajv', 'pino', 'yaml'],
   wire: [],
   dataplane: [],
-  control: ['*'],
-  cli: ['*'],
-  daemon: ['*'],
-  agents: ['*'],
-  test: ['*'],
 };
-// wire is codecs only: no I/O modules.
-const WIRE_FORBIDDEN_BUILTINS = /^node:(fs|net|dgram|child_process|http|https|tls|dns|worker_threads|cluster)/;
+// what dataplane may take from platform/
+const DATAPLANE_PLATFORM = ['native', 'netns'];
+const IO_BUILTINS = /^node:(fs|fs\/promises|net|dgram|child_process|http|https|http2|tls|dns|worker_threads|cluster)$/;
 
-export function layerOf(rel) {
-  const posix = rel.split(sep).join('/');
-  return LAYERS.find((l) => l.match.test(posix));
+const posix = (p) => p.split(sep).join('/');
+
+/** The area of a repository-relative path: { area, product?, layer?, rank } or undefined. */
+export function areaOf(rel) {
+  const p = posix(rel);
+  if (/^(test|bench)\//.test(p)) return { area: 'test', name: 'test' };
+  if (/^(daemon|agents)\//.test(p)) return { area: 'entry', name: p.split('/')[0] };
+  let m = /^src\/(base|platform|world|cli)\//.exec(p);
+  if (m) return { area: m[1], name: m[1] };
+  m = /^src\/([^/]+)\/([^/]+)\//.exec(p);
+  if (m && PRODUCTS.includes(m[1]) && m[2] in PRODUCT_LAYERS) {
+    return { area: 'product', product: m[1], layer: m[2], name: `${m[1]}/${m[2]}` };
+  }
+  return undefined;
 }
 
-function componentOf(rel) {
-  const m = /^src\/([^/]+)\/([^/]+)\//.exec(rel);
-  return m ? `src/${m[1]}/${m[2]}` : undefined;
+/** The component a path belongs to: src/<area>/<c> or src/<product>/<layer>/<c>; a file
+ *  directly in a product layer belongs to that layer's folder; one directly in src/cli/ to none. */
+export function componentOf(rel) {
+  const parts = posix(rel).split('/');
+  if (parts[0] !== 'src') return undefined;
+  const dirs = parts.slice(0, -1);
+  const depth = PRODUCTS.includes(parts[1]) ? 4 : 3;
+  if (dirs.length >= depth) return dirs.slice(0, depth).join('/');
+  if (PRODUCTS.includes(parts[1]) && dirs.length === 3) return dirs.join('/');
+  return undefined;
+}
+
+/** Why `from` must not import `to` (both areaOf results, `toRel` the target path), or undefined. */
+export function refuse(from, to, toRel) {
+  if (to.area === 'test') return from.area === 'test' ? undefined : `${from.name} must not import test or bench code`;
+  if (from.area === 'test') return undefined;
+  if (AREA_RANK[to.area] > AREA_RANK[from.area]) {
+    return `'${from.name}' must not import from '${to.name}': areas go base <- platform <- products <- world <- cli <- daemon/agents`;
+  }
+  if (from.area === 'product' && to.area === 'product') {
+    if (from.product !== to.product) {
+      return `product '${from.product}' must not import product '${to.product}': a product imports only platform/ and base/`;
+    }
+    if (PRODUCT_LAYERS[to.layer] > PRODUCT_LAYERS[from.layer]) {
+      return `layer '${from.layer}' of '${from.product}' must not import from higher layer '${to.layer}'; inside a product: wire <- dataplane <- control <- cli`;
+    }
+  }
+  if (from.area === 'product' && (from.layer === 'wire' || from.layer === 'dataplane') && to.area === 'platform') {
+    const comp = posix(toRel).split('/')[2];
+    if (from.layer === 'wire') return `layer 'wire' is codecs only and must not import platform/${comp}`;
+    if (!DATAPLANE_PLATFORM.includes(comp)) {
+      return `layer 'dataplane' may use only platform/{${DATAPLANE_PLATFORM.join(',')}}, not platform/${comp}`;
+    }
+  }
+  return undefined;
+}
+
+function packagesOf(a) {
+  if (a.area === 'base') return PACKAGES.base;
+  if (a.area === 'product' && (a.layer === 'wire' || a.layer === 'dataplane')) return PACKAGES[a.layer];
+  return ['*'];
 }
 
 export default {
   meta: {
     type: 'problem',
-    docs: { description: 'enforce strait layering: base <- wire <- dataplane <- control <- cli <- daemon/agents' },
+    docs: { description: 'enforce strait layout: areas base <- platform <- products <- world <- cli <- daemon/agents; inside a product wire <- dataplane <- control <- cli' },
     schema: [],
   },
   create(context) {
     const root = context.cwd;
-    const file = relative(root, context.filename).split(sep).join('/');
+    const file = posix(relative(root, context.filename));
     if (!file.endsWith('.ts')) return {};
-    const layer = layerOf(file);
-    function check(node, spec) {
-      if (typeof spec !== 'string') return;
-      if (!layer) return;
+    const from = areaOf(file);
+    function check(node, spec, typeOnly) {
+      if (typeof spec !== 'string' || !from) return;
       if (spec.startsWith('.')) {
-        const target = relative(root, resolve(dirname(context.filename), spec)).split(sep).join('/');
-        const tl = layerOf(target.replace(/\.js$/, '.ts'));
-        if (!tl) {
-          context.report({ node, message: `import of '${spec}' leaves every strait layer` });
+        const target = posix(relative(root, resolve(dirname(context.filename), spec))).replace(/\.js$/, '.ts');
+        const to = areaOf(target);
+        if (!to) {
+          context.report({ node, message: `import of '${spec}' leaves every strait area` });
           return;
         }
-        if (tl.name === 'test' && layer.name !== 'test') {
-          context.report({ node, message: `${layer.name} must not import test or bench code ('${spec}')` });
+        const why = refuse(from, to, target);
+        if (why) {
+          context.report({ node, message: `${why} ('${spec}')` });
           return;
         }
-        if (tl.rank > layer.rank) {
-          context.report({ node, message: `layer '${layer.name}' must not import from higher layer '${tl.name}' ('${spec}'); order is base <- wire <- dataplane <- control <- cli <- daemon/agents` });
-          return;
-        }
-        const from = componentOf(file);
-        const to = componentOf(target);
-        if (to && from !== to && !/\/index\.js$/.test(target) && !/\/index$/.test(target)) {
-          context.report({ node, message: `enter component '${to}' through its index.ts, not '${spec}'` });
+        const fc = componentOf(file);
+        const tc = componentOf(target);
+        if (tc && fc !== tc && !/\/index\.ts$/.test(target)) {
+          context.report({ node, message: `enter component '${tc}' through its index.ts, not '${spec}'` });
         }
         return;
       }
       if (spec.startsWith('node:')) {
-        if (layer.name === 'wire' && WIRE_FORBIDDEN_BUILTINS.test(spec)) {
-          context.report({ node, message: `layer 'wire' is codecs only and must not import '${spec}'` });
+        const noIo = from.area === 'base' || (from.area === 'product' && from.layer === 'wire');
+        if (noIo && !typeOnly && IO_BUILTINS.test(spec)) {
+          context.report({ node, message: `'${from.name}' does no I/O and must not import '${spec}'` });
         }
         return;
       }
       const pkg = spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : spec.split('/')[0];
-      const allowed = PACKAGES[layer.name];
+      const allowed = packagesOf(from);
       if (!allowed.includes('*') && !allowed.includes(pkg)) {
-        context.report({ node, message: `layer '${layer.name}' must not use package '${pkg}' (allowed: ${allowed.join(', ') || 'node built-ins only'})` });
+        context.report({ node, message: `'${from.name}' must not use package '${pkg}' (allowed: ${allowed.join(', ') || 'node built-ins only'})` });
       }
     }
     return {
       Program(node) {
-        if (!layer) {
-          context.report({ node, message: `'${file}' is in no strait layer (src/{base,wire,dataplane,control,cli}/, daemon/, agents/, test/, bench/)` });
+        if (!from) {
+          context.report({ node, message: `'${file}' is in no strait area (src/{base,platform,world,cli}/, src/{${PRODUCTS.join(',')}}/{wire,dataplane,control,cli}/, daemon/, agents/, test/, bench/)` });
         }
       },
-      ImportDeclaration(node) { check(node.source, node.source.value); },
-      ExportNamedDeclaration(node) { if (node.source) check(node.source, node.source.value); },
-      ExportAllDeclaration(node) { check(node.source, node.source.value); },
-      ImportExpression(node) { if (node.source.type === 'Literal') check(node.source, node.source.value); },
+      ImportDeclaration(node) { check(node.source, node.source.value, node.importKind === 'type'); },
+      ExportNamedDeclaration(node) { if (node.source) check(node.source, node.source.value, node.exportKind === 'type'); },
+      ExportAllDeclaration(node) { check(node.source, node.source.value, node.exportKind === 'type'); },
+      ImportExpression(node) { if (node.source.type === 'Literal') check(node.source, node.source.value, false); },
     };
   },
 };

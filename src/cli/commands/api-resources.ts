@@ -1,7 +1,7 @@
 // strait api-resources: the kinds strait knows, as kubectl api-resources prints them.
 import type { Command } from 'commander';
-import { allKinds } from '../../control/resources/index.js';
-import { formatJson, formatTable, parseOutputFormat } from '../output/index.js';
+import { allKinds } from '../../platform/resources/index.js';
+import { formatJson, formatTable, parseOutputFormat } from '../../platform/cli-kit/index.js';
 
 export function registerApiResourcesCommand(program: Command): void {
   program

@@ -2,10 +2,9 @@
 // store, then write them; a failure before the writes stores nothing.
 import type { Command } from 'commander';
 import { E } from '../../base/errors/index.js';
-import { kindOf, loadManifests, type LoadedManifest } from '../../control/resources/index.js';
-import type { KubeObject } from '../../control/store/index.js';
-import { formatJson, formatYaml, parseOutputFormat } from '../output/index.js';
-import { addStoreOptions, withStore, type StoreCliOptions } from './store-options.js';
+import { kindOf, loadManifests, type LoadedManifest } from '../../platform/resources/index.js';
+import type { KubeObject } from '../../platform/store/index.js';
+import { addStoreOptions, formatJson, formatYaml, parseOutputFormat, type StoreCliOptions, withStore } from '../../platform/cli-kit/index.js';
 
 interface ApplyOptions extends StoreCliOptions {
   filename: string[];

@@ -1,8 +1,8 @@
 // `strait crds`: print the CustomResourceDefinitions Kubernetes mode needs
 // (deploy/crds.yaml is this output; a test keeps them equal).
 import type { Command } from 'commander';
-import { buildCrds } from '../../control/store/index.js';
-import { formatJson, formatYaml, parseOutputFormat } from '../output/index.js';
+import { buildCrds } from '../../platform/store/index.js';
+import { formatJson, formatYaml, parseOutputFormat } from '../../platform/cli-kit/index.js';
 
 export function renderCrds(format: 'yaml' | 'json'): string {
   const crds = buildCrds();

@@ -1,9 +1,9 @@
 // strait delete KIND NAME [-n NS] | strait delete -f FILE|DIR|-
 import type { Command } from 'commander';
 import { E } from '../../base/errors/index.js';
-import { findKind } from '../../control/resources/index.js';
+import { findKind } from '../../platform/resources/index.js';
 import { loadForWrite } from './apply.js';
-import { addStoreOptions, withStore, type StoreCliOptions } from './store-options.js';
+import { addStoreOptions, withStore, type StoreCliOptions } from '../../platform/cli-kit/index.js';
 
 interface DeleteOptions extends StoreCliOptions {
   filename?: string[];

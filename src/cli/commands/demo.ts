@@ -1,9 +1,7 @@
 // strait demo [gitops]: SPEC.md's signed-GitOps scenario, end to end, on this machine.
 // strait demo mesh:     SPEC.md's mesh traffic outcomes table, measured in the running world.
 import type { Command } from 'commander';
-import { formatJson, parseOutputFormat } from '../output/index.js';
-import { resolveStateDir } from '../state-dir.js';
-import { takesGlobals } from './global-options.js';
+import { formatJson, parseOutputFormat, resolveStateDir, takesGlobals } from '../../platform/cli-kit/index.js';
 
 async function gitops(opts: { keep: boolean }): Promise<void> {
   const { runGitopsDemo } = await import('../gitops-demo.js');
@@ -38,8 +36,8 @@ export function registerDemoCommand(program: Command): void {
       const format = parseOutputFormat(opts.output, ['text', 'json']);
       const { runningWorld } = await import('../world-file.js');
       const { runMeshDemo, formatMeshDemo } = await import('../mesh-demo.js');
-      const { connectStoreFromFiles } = await import('../../control/store/index.js');
-      const { stateFiles } = await import('../state-dir.js');
+      const { connectStoreFromFiles } = await import('../../platform/store/index.js');
+      const { stateFiles } = await import('../../platform/cli-kit/index.js');
       const stateDir = resolveStateDir(opts.stateDir);
       const record = runningWorld(stateDir);
       const files = stateFiles(stateDir);

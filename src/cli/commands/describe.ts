@@ -2,10 +2,9 @@
 import type { Command } from 'commander';
 import { stringify } from 'yaml';
 import { E } from '../../base/errors/index.js';
-import { findKind } from '../../control/resources/index.js';
-import type { KubeObject } from '../../control/store/index.js';
-import { formatTable } from '../output/index.js';
-import { addStoreOptions, formatAge, withStore, type StoreCliOptions } from './store-options.js';
+import { findKind } from '../../platform/resources/index.js';
+import type { KubeObject } from '../../platform/store/index.js';
+import { addStoreOptions, formatAge, formatTable, type StoreCliOptions, withStore } from '../../platform/cli-kit/index.js';
 
 const indent = (text: string, n: number): string => text.trimEnd().split('\n').map((l) => ' '.repeat(n) + l).join('\n');
 const mapLines = (m: Record<string, string> | undefined): string =>

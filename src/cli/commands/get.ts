@@ -1,11 +1,10 @@
 // strait get KIND [NAME] [-n NS] [-A] [-l SELECTOR] [-o json|yaml|wide]
 import type { Command } from 'commander';
 import { E } from '../../base/errors/index.js';
-import { findKind } from '../../control/resources/index.js';
-import type { KindRef, ObjectList, ResourceStore } from '../../control/store/index.js';
-import { formatJson, formatTable, formatYaml, parseOutputFormat } from '../output/index.js';
+import { findKind } from '../../platform/resources/index.js';
+import type { KindRef, ObjectList, ResourceStore } from '../../platform/store/index.js';
+import { addStoreOptions, formatJson, formatTable, formatYaml, parseOutputFormat, type StoreCliOptions, withStore } from '../../platform/cli-kit/index.js';
 import { tableFor } from './resource-columns.js';
-import { addStoreOptions, withStore, type StoreCliOptions } from './store-options.js';
 
 interface GetOptions extends StoreCliOptions {
   namespace?: string;

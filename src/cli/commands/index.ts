@@ -3,7 +3,7 @@
 // (`strait up` stays resident as the world's owner, `strait exec` starts sooner);
 // anything else (help, resources, ...) loads every group.
 import type { Command } from 'commander';
-import { addGlobalOptions } from './global-options.js';
+import { addGlobalOptions } from '../../platform/cli-kit/index.js';
 
 type Register = (program: Command) => void;
 
@@ -17,22 +17,22 @@ const GROUPS: { commands?: string[]; load: () => Promise<Register> }[] = [
   { load: async () => (await import('./delete.js')).registerDeleteCommand },
   { load: async () => (await import('./api-resources.js')).registerApiResourcesCommand },
   // (C) multicluster
-  { load: async () => (await import('./broker.js')).registerBrokerCommands },
-  { load: async () => (await import('./join.js')).registerJoinCommand },
-  { load: async () => (await import('./export.js')).registerExportCommands },
-  { load: async () => (await import('./show.js')).registerShowCommands },
-  { load: async () => (await import('./diagnose.js')).registerDiagnoseCommand },
+  { load: async () => (await import('../../multicluster/cli/index.js')).registerBrokerCommands },
+  { load: async () => (await import('../../multicluster/cli/index.js')).registerJoinCommand },
+  { load: async () => (await import('../../multicluster/cli/index.js')).registerExportCommands },
+  { load: async () => (await import('../../multicluster/cli/index.js')).registerShowCommands },
+  { load: async () => (await import('../../multicluster/cli/index.js')).registerDiagnoseCommand },
   { load: async () => (await import('./verify.js')).registerVerifyCommand },
   // (A) code-hosting server
-  { load: async () => (await import('./githost.js')).registerGithostCommand },
-  { load: async () => (await import('./admin.js')).registerAdminCommand },
+  { load: async () => (await import('../../githost/cli/index.js')).registerGithostCommand },
+  { load: async () => (await import('../../githost/cli/index.js')).registerAdminCommand },
   // (A) GitOps: control module API
-  { load: async () => (await import('./login.js')).registerLoginCommand },
-  { load: async () => (await import('./gpg.js')).registerGpgCommand },
-  { load: async () => (await import('./app.js')).registerAppCommand },
+  { load: async () => (await import('../../gitops/cli/index.js')).registerLoginCommand },
+  { load: async () => (await import('../../gitops/cli/index.js')).registerGpgCommand },
+  { load: async () => (await import('../../gitops/cli/index.js')).registerAppCommand },
   { load: async () => (await import('./demo.js')).registerDemoCommand },
   // (B) mesh
-  { load: async () => (await import('./mesh.js')).registerMeshCommand },
+  { load: async () => (await import('../../mesh/cli/index.js')).registerMeshCommand },
   // Kubernetes mode
   { load: async () => (await import('./crds.js')).registerCrdsCommand },
 ];

@@ -1,7 +1,7 @@
 // Table columns per kind for `strait get`, following kubectl's printers (and Argo CD,
 // Istio, MCS, Submariner for their kinds). -o wide adds the wide columns.
-import type { KubeObject } from '../../control/store/index.js';
-import { formatAge } from './store-options.js';
+import type { KubeObject } from '../../platform/store/index.js';
+import { formatAge } from '../../platform/cli-kit/index.js';
 
 type Cell = string | number | undefined;
 interface Column { header: string; value(o: KubeObject): Cell; wide?: boolean }

@@ -6,13 +6,12 @@
 // its imported EndpointSlices say (bare hosts, where there are no pods to exec into).
 import type { Command } from 'commander';
 import { E } from '../../base/errors/index.js';
-import { readJoin, verifyCluster } from '../../control/multicluster/index.js';
-import type { ResourceStore } from '../../control/store/index.js';
-import { openClusterStore, udpResolver, VERIFY_KINDS, verifyTraffic, type TrafficCheck, type VerifyKind } from '../multicluster/index.js';
-import { formatJson, formatTable, parseOutputFormat } from '../output/index.js';
-import { resolveStateDir } from '../state-dir.js';
+import { readJoin, verifyCluster } from '../../multicluster/control/clusterset/index.js';
+import type { ResourceStore } from '../../platform/store/index.js';
+import { openClusterStore, udpResolver } from '../../multicluster/cli/index.js';
+import { VERIFY_KINDS, verifyTraffic, type TrafficCheck, type VerifyKind } from '../verify-traffic.js';
+import { formatJson, formatTable, parseOutputFormat, resolveStateDir, takesGlobals } from '../../platform/cli-kit/index.js';
 import { execInPod, readWorldRecord, runningWorld } from '../world-file.js';
-import { takesGlobals } from './global-options.js';
 
 interface Flags { cluster: string; tocluster?: string; only: string; dns?: string; stateDir?: string; output: string }
 

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { VERSION } from '../version.js';
+import { VERSION } from '../../platform/cli-kit/index.js';
 
 export function registerVersionCommand(program: Command): void {
   program

@@ -7,12 +7,10 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
 import { E } from '../../base/errors/index.js';
-import { canUseUserNamespaces, privateTreeCommand } from '../../dataplane/netns/index.js';
-import type { WorldState } from '../../control/world/index.js';
-import { formatJson, formatTable, parseOutputFormat } from '../output/index.js';
-import { resolveStateDir, stateFiles } from '../state-dir.js';
+import { canUseUserNamespaces, privateTreeCommand } from '../../platform/netns/index.js';
+import type { WorldState } from '../../world/supervisor/index.js';
+import { formatJson, formatTable, parseOutputFormat, resolveStateDir, stateFiles, takesGlobals } from '../../platform/cli-kit/index.js';
 import { findPod, isAlive, podExecArgv, readWorldRecord, removeWorldRecord, runningWorld, writeWorldRecord, type WorldRecord } from '../world-file.js';
-import { takesGlobals } from './global-options.js';
 
 const here = (rel: string): string => fileURLToPath(new URL(rel, import.meta.url));
 // dist/src/cli/commands/world.js -> dist/daemon/world.js
@@ -255,7 +253,7 @@ export function registerWorldCommands(program: Command): void {
       const stateDir = resolveStateDir(opts.stateDir);
       const worldFile = opts.world ? resolve(opts.world) : undefined;
       // loaded only here: status, exec and down stay light
-      const { loadWorld } = await import('../../control/world-file/index.js');
+      const { loadWorld } = await import('../../world/world-file/index.js');
       const world = loadWorld(worldFile); // refuse a bad world before building anything
       const ingressCount = world.mesh ? world.clusters.length : 0;
       prepareStateDir(stateDir);

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { isStraitError } from '../../../src/base/errors/index.js';
-import { openEmbeddedStore } from '../../../src/control/store/index.js';
+import { openEmbeddedStore } from '../../../src/platform/store/index.js';
 
 const root = process.env['STRAIT_ROOT'] ?? process.cwd();
 const state = mkdtempSync(join(tmpdir(), 'strait-mc-cli-'));

@@ -7,7 +7,7 @@ import { after, before, test } from 'node:test';
 import { promisify } from 'node:util';
 import { Packet } from 'dns2';
 import { Registry } from 'prom-client';
-import { ClustersetZone, startClustersetDns, type ClustersetDns, type ZoneService } from '../../../src/control/clusterset-dns/index.js';
+import { ClustersetZone, startClustersetDns, type ClustersetDns, type ZoneService } from '../../../src/multicluster/control/clusterset-dns/index.js';
 
 const run = promisify(execFile);
 

@@ -5,9 +5,9 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { test } from 'node:test';
 import { promisify } from 'node:util';
-import { ClustersetZone, startClustersetDns, ZoneSource } from '../../../src/control/clusterset-dns/index.js';
-import { MC_KINDS as K, MulticlusterAgent, verifyCluster } from '../../../src/control/multicluster/index.js';
-import { udpResolver } from '../../../src/cli/multicluster/index.js';
+import { ClustersetZone, startClustersetDns, ZoneSource } from '../../../src/multicluster/control/clusterset-dns/index.js';
+import { MC_KINDS as K, MulticlusterAgent, verifyCluster } from '../../../src/multicluster/control/clusterset/index.js';
+import { udpResolver } from '../../../src/multicluster/cli/index.js';
 import { newTestStore } from '../../support/stores.js';
 
 const run = promisify(execFile);

@@ -3,11 +3,11 @@ import { test } from 'node:test';
 import { Registry } from 'prom-client';
 import {
   LABEL_SERVICE_NAME, LABEL_SOURCE_CLUSTER, MC_KINDS as K, MulticlusterAgent, MulticlusterMetrics, BROKER_NAMESPACE, type Condition,
-} from '../../../src/control/multicluster/index.js';
-import { ClustersetZone, ZoneSource } from '../../../src/control/clusterset-dns/index.js';
-import type { KubeObject } from '../../../src/control/store/index.js';
+} from '../../../src/multicluster/control/clusterset/index.js';
+import { ClustersetZone, ZoneSource } from '../../../src/multicluster/control/clusterset-dns/index.js';
+import type { KubeObject } from '../../../src/platform/store/index.js';
 import { FlakyStore, newTestStore } from '../../support/stores.js';
-import type { ResourceStore } from '../../../src/control/store/index.js';
+import type { ResourceStore } from '../../../src/platform/store/index.js';
 
 async function waitFor<T>(what: string, fn: () => Promise<T | undefined | false>, ms = 3000): Promise<T> {
   const end = Date.now() + ms;

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { isStraitError } from '../../../src/base/errors/index.js';
-import { encodeBrokerInfo, parseBrokerInfo, generatePsk, type BrokerInfo } from '../../../src/control/multicluster/index.js';
+import { encodeBrokerInfo, parseBrokerInfo, generatePsk, type BrokerInfo } from '../../../src/multicluster/control/clusterset/index.js';
 
 const CA = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n';
 const info = (over: Partial<BrokerInfo> = {}): BrokerInfo => ({

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { parse } from 'yaml';
 import { isStraitError } from '../../../src/base/errors/index.js';
-import { brokerClientRules, brokerKubeconfig, BROKER_CLIENT, openBrokerByUrl } from '../../../src/control/multicluster/index.js';
+import { brokerClientRules, brokerKubeconfig, BROKER_CLIENT, openBrokerByUrl } from '../../../src/multicluster/control/clusterset/index.js';
 
 const CA = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n';
 

@@ -4,7 +4,7 @@ import { isStraitError } from '../../../src/base/errors/index.js';
 import {
   BROKER_NAMESPACE, deployBroker, diagnose, encodeBrokerInfo, joinCluster, listJoinedClusters, parseBrokerInfo, readJoin,
   MC_KINDS as K, OPERATOR_NAMESPACE, PSK_SECRET, type ClusterNetwork,
-} from '../../../src/control/multicluster/index.js';
+} from '../../../src/multicluster/control/clusterset/index.js';
 import { newTestStore } from '../../support/stores.js';
 
 const net = (clusterId: string, cluster: string, service: string): ClusterNetwork =>
@@ -81,7 +81,7 @@ test('diagnose reports overlaps among joined clusters and what blocks a candidat
 });
 
 test('bootstrapClusterSet deploys the broker and joins every cluster (what strait up does)', async () => {
-  const { bootstrapClusterSet, parseBrokerInfo: parse } = await import('../../../src/control/multicluster/index.js');
+  const { bootstrapClusterSet, parseBrokerInfo: parse } = await import('../../../src/multicluster/control/clusterset/index.js');
   const broker = newTestStore();
   const r = await bootstrapClusterSet({
     broker, brokerURL: 'unix:///tmp/s.sock#broker', brokerCluster: 'cluster-a',

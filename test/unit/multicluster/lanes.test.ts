@@ -3,8 +3,8 @@
 // answers have committed, by an explicit count rather than a number of loop turns.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { MC_KINDS as K, MulticlusterAgent, WorkLanes } from '../../../src/control/multicluster/index.js';
-import type { KubeObject } from '../../../src/control/store/index.js';
+import { MC_KINDS as K, MulticlusterAgent, WorkLanes } from '../../../src/multicluster/control/clusterset/index.js';
+import type { KubeObject } from '../../../src/platform/store/index.js';
 import { newTestStore } from '../../support/stores.js';
 
 const turn = () => new Promise<void>((r) => setImmediate(r));

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import {
   connectedClusters, markGatewayPassive, MC_KINDS as K, publishGatewayRecords, readEndpoint, readGateway, startRecordsPublisher, type GatewayRecords,
-} from '../../../src/control/multicluster/index.js';
+} from '../../../src/multicluster/control/clusterset/index.js';
 import { newTestStore } from '../../support/stores.js';
 
 const recs = (cluster: string, n: number, status: string): GatewayRecords => ({

@@ -5,8 +5,8 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { collectShow, renderShow, SHOW_ALL, showJson, type ShowWhat } from '../../../src/cli/multicluster/index.js';
-import { deployBroker, joinCluster, MC_KINDS as K, OPERATOR_NAMESPACE } from '../../../src/control/multicluster/index.js';
+import { collectShow, renderShow, SHOW_ALL, showJson, type ShowWhat } from '../../../src/multicluster/cli/index.js';
+import { deployBroker, joinCluster, MC_KINDS as K, OPERATOR_NAMESPACE } from '../../../src/multicluster/control/clusterset/index.js';
 import { newTestStore } from '../../support/stores.js';
 
 const root = process.env['STRAIT_ROOT'] ?? process.cwd();

@@ -4,9 +4,9 @@
 // path runs in the default world (test/integration/multicluster/world-acceptance.test.ts).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { verifyTraffic, type TrafficOptions } from '../../../src/cli/multicluster/index.js';
+import { verifyTraffic, type TrafficOptions } from '../../../src/cli/verify-traffic.js';
 import type { WorldRecord } from '../../../src/cli/world-file.js';
-import { MC_KINDS as K } from '../../../src/control/multicluster/index.js';
+import { MC_KINDS as K } from '../../../src/multicluster/control/clusterset/index.js';
 import { newTestStore } from '../../support/stores.js';
 
 const pod = (cluster: string, name: string, image: string, ip: string) => ({ namespace: 'default', name, node: 'worker', netns: `${cluster}.default.${name}`, ip, image });

@@ -8,7 +8,7 @@ import * as openpgp from 'openpgp';
 import { isStraitError } from '../../../src/base/errors/index.js';
 import {
   Keyring, normalizeKeyID, parseCommitObject, parseTagObject, readPublicKeys, verifyCommitSignature, verifyDetached, verifyTagSignature,
-} from '../../../src/control/signatures/index.js';
+} from '../../../src/platform/signatures/index.js';
 import { createGpgWorld, createRepo, type GpgWorld, type TestRepo } from '../../helpers/signed-repo.js';
 
 let world: GpgWorld;

@@ -1,0 +1,75 @@
+// strait app get|sync|list: Applications of the control module (GitOps).
+import type { Command } from 'commander';
+import type { Application } from '../control/index.js';
+import { call } from './control-client.js';
+import { formatJson, formatTable, formatYaml, parseOutputFormat } from '../../platform/cli-kit/index.js';
+
+function describe(a: Application): string {
+  const s = a.status ?? {};
+  const lines = [
+    ['Name:', a.metadata.name],
+    ['Project:', a.spec?.project ?? 'default'],
+    ['Server:', a.spec?.destination?.server ?? ''],
+    ['Namespace:', a.spec?.destination?.namespace ?? ''],
+    ['Repo:', a.spec?.source?.repoURL ?? ''],
+    ['Target:', a.spec?.source?.targetRevision ?? 'HEAD'],
+    ['Path:', a.spec?.source?.path ?? ''],
+    ['Sync Policy:', a.spec?.syncPolicy?.automated ? 'Automated' + (a.spec.syncPolicy.automated.prune ? ' (Prune)' : '') : '<none>'],
+    ['Sync Status:', `${s.sync?.status ?? 'Unknown'}${s.sync?.revision ? ` to ${s.sync.revision}` : ''}`],
+    ['Health Status:', s.health?.status ?? 'Unknown'],
+    ['Signature:', s.signature ? `${s.signature.status}${s.signature.keyID ? ` (key ${s.signature.keyID}${s.signature.signer ? `, ${s.signature.signer}` : ''})` : ''}${s.signature.enforced ? ', enforced' : ''}` : '<none>'],
+    ['Last Sync:', s.operationState ? `${s.operationState.phase}: ${s.operationState.message}` : '<none>'],
+  ];
+  let out = lines.map(([k, v]) => `${(k ?? '').padEnd(18)}${v}`).join('\n') + '\n';
+  if ((s.conditions ?? []).length > 0) {
+    out += '\n' + formatTable(['CONDITION', 'MESSAGE', 'LAST TRANSITION'], (s.conditions ?? []).map((c) => [c.type, c.message, c.lastTransitionTime]));
+  }
+  if ((s.resources ?? []).length > 0) {
+    out += '\n' + formatTable(['GROUP', 'KIND', 'NAMESPACE', 'NAME', 'STATUS'], (s.resources ?? []).map((r) => [r.group, r.kind, r.namespace, r.name, r.status]));
+  }
+  return out;
+}
+
+function print(a: Application, output: string): void {
+  const format = parseOutputFormat(output, ['text', 'wide', 'json', 'yaml']);
+  if (format === 'json') process.stdout.write(formatJson(a));
+  else if (format === 'yaml') process.stdout.write(formatYaml(a));
+  else process.stdout.write(describe(a));
+}
+
+export function registerAppCommand(program: Command): void {
+  const app = program.command('app').description('inspect and sync GitOps Applications');
+  app.command('get')
+    .description('show an Application and its sync, signature and resource status')
+    .argument('<name>')
+    .option('-o, --output <format>', 'text, json or yaml', 'text')
+    .option('--refresh', 'compare with Git now before showing', false)
+    .option('--server <server>', 'control module (default: the current session)')
+    .action(async (name: string, opts: { output: string; refresh: boolean; server?: string }) => {
+      print(await call<Application>('GET', `/api/v1/applications/${encodeURIComponent(name)}${opts.refresh ? '?refresh=normal' : ''}`, undefined, opts.server), opts.output);
+    });
+  app.command('sync')
+    .description('sync an Application now (refused when its revision is not signed as its project requires)')
+    .argument('<name>')
+    .option('-o, --output <format>', 'text, json or yaml', 'text')
+    .option('--server <server>', 'control module (default: the current session)')
+    .action(async (name: string, opts: { output: string; server?: string }) => {
+      const a = await call<Application>('POST', `/api/v1/applications/${encodeURIComponent(name)}/sync`, {}, opts.server);
+      print(a, opts.output);
+      if (a.status?.operationState?.phase !== 'Succeeded') process.exitCode = 1;
+    });
+  app.command('list')
+    .description('list Applications')
+    .option('-o, --output <format>', 'text, json or yaml', 'text')
+    .option('--server <server>', 'control module (default: the current session)')
+    .action(async (opts: { output: string; server?: string }) => {
+      const format = parseOutputFormat(opts.output, ['text', 'wide', 'json', 'yaml']);
+      const list = await call<{ items: Application[] }>('GET', '/api/v1/applications', undefined, opts.server);
+      if (format === 'json') return void process.stdout.write(formatJson(list.items));
+      if (format === 'yaml') return void process.stdout.write(formatYaml(list.items));
+      process.stdout.write(formatTable(['NAME', 'PROJECT', 'SYNC STATUS', 'REVISION', 'SIGNATURE', 'MESSAGE'], list.items.map((a) => [
+        a.metadata.name, a.spec?.project ?? 'default', a.status?.sync?.status ?? 'Unknown', a.status?.sync?.revision?.slice(0, 12),
+        a.status?.signature?.status, a.status?.operationState?.message,
+      ])));
+    });
+}

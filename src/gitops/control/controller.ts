@@ -1,0 +1,285 @@
+// The GitOps controller: watches Applications and AppProjects in its namespace and the
+// key store ConfigMap, and reconciles Applications through a deduplicating work queue.
+// Triggers: an Application's spec changed, its project changed, the keys changed, the
+// polling interval, a push reported by the code-hosting server (notifyPush), or a sync
+// asked for through the API (syncNow). Transient failures are retried with backoff,
+// waiting ones after a delay, stalled ones only when something changes.
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import { silentLogger } from '../../base/log/index.js';
+import { GROUPS, Kinds } from '../../platform/resources/index.js';
+import type { VerificationResult } from '../../platform/signatures/index.js';
+import type { ResourceStore, WatchEvent } from '../../platform/store/index.js';
+import { RepoCache } from './git-cache.js';
+import { watchKind, type Informer } from './informer.js';
+import { KeyStore } from './key-store.js';
+import type { GitOpsMetrics } from './metrics.js';
+import { enforcesSignatures } from './project.js';
+import { reconcileApplication, type ReconcileDeps, type ReconcileOutcome } from './reconcile.js';
+import type { AppProject, Application } from './types.js';
+
+export interface GitOpsControllerOptions {
+  /** the store of the controller's own cluster: Applications, AppProjects, the key store, Secrets */
+  store: ResourceStore;
+  /** the controller's namespace (default argocd) */
+  namespace?: string;
+  /** destination.server -> the store of that cluster; default: in-cluster addresses -> `store` */
+  destinations?: (server: string) => ResourceStore | undefined;
+  /** state dir; repository mirrors go to <stateDir>/gitops/repos */
+  stateDir: string;
+  /** polling interval (default 180 s, as Argo CD's timeout.reconciliation) */
+  pollIntervalMs?: number;
+  /** parallel reconciles (default 8) */
+  concurrency?: number;
+  /** delay before retrying a waiting failure (default 5 s) */
+  waitingRetryMs?: number;
+  log?: Logger;
+  metrics?: GitOpsMetrics;
+  now?: () => Date;
+}
+
+export const REFRESH_ANNOTATION = `${GROUPS.gitops.replace(/^argoproj\.io$/, 'argocd.argoproj.io')}/refresh`;
+
+export const IN_CLUSTER_SERVERS = ['https://kubernetes.default.svc', 'https://kubernetes.default.svc.cluster.local', 'in-cluster'];
+
+/** Only reconciledAt moved, and not long ago: skip the write (one durable write per Application per poll adds up). */
+function unchangedStatus(before: Application['status'], after: Application['status']): boolean {
+  if (!before || !after) return false;
+  const { reconciledAt: a, ...restBefore } = before;
+  const { reconciledAt: _b, ...restAfter } = after;
+  if (!a || Date.now() - Date.parse(a) > 10 * 60_000) return false;
+  return JSON.stringify(restBefore) === JSON.stringify(restAfter);
+}
+
+interface Job {
+  sync: boolean;
+  waiters: ((o: ReconcileOutcome | undefined) => void)[];
+}
+
+export class GitOpsController {
+  readonly namespace: string;
+  readonly keys: KeyStore;
+  readonly repos: RepoCache;
+  private readonly store: ResourceStore;
+  private readonly log: Logger;
+  private readonly apps = new Map<string, Application>();
+  private readonly projects = new Map<string, AppProject>();
+  private readonly seenSpec = new Map<string, string>();
+  private readonly queue = new Map<string, Job>();
+  private readonly running = new Map<string, Job | undefined>();
+  private readonly retries = new Map<string, { attempt: number; timer: NodeJS.Timeout }>();
+  private readonly verifyCache = new Map<string, VerificationResult>();
+  private readonly informers: Informer[] = [];
+  private readonly idleWaiters: (() => void)[] = [];
+  private pollTimer: NodeJS.Timeout | undefined;
+  private stopped = false;
+  private readonly deps: ReconcileDeps;
+
+  constructor(private readonly opts: GitOpsControllerOptions) {
+    this.store = opts.store;
+    this.namespace = opts.namespace ?? 'argocd';
+    this.log = opts.log ?? silentLogger();
+    this.keys = new KeyStore(this.store, this.namespace, undefined, this.log);
+    this.repos = new RepoCache(join(opts.stateDir, 'gitops', 'repos'), 1000);
+    const destinations = opts.destinations ?? ((server: string) => (IN_CLUSTER_SERVERS.includes(server) ? this.store : undefined));
+    this.deps = {
+      repos: this.repos,
+      keyring: () => ({ ring: this.keys.keyring, version: this.keys.version }),
+      project: (name) => this.projects.get(name),
+      destination: destinations,
+      verifyCache: this.verifyCache,
+      renderCache: new Map(),
+      ...(opts.metrics ? { metrics: opts.metrics } : {}),
+      now: opts.now ?? (() => new Date()),
+    };
+  }
+
+  async start(): Promise<void> {
+    await this.keys.start(() => this.requeueEnforcing());
+    const projInf = watchKind<AppProject>(this.store, Kinds.AppProject, { namespace: this.namespace }, (ev) => this.onProject(ev), this.log);
+    await projInf.synced;
+    const appInf = watchKind<Application>(this.store, Kinds.Application, { namespace: this.namespace }, (ev) => this.onApp(ev), this.log);
+    await appInf.synced;
+    this.informers.push(projInf, appInf);
+    const every = this.opts.pollIntervalMs ?? 180_000;
+    this.pollTimer = setInterval(() => this.poll(), every);
+    this.pollTimer.unref();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.pollTimer) clearInterval(this.pollTimer);
+    for (const i of this.informers) i.stop();
+    this.keys.stop();
+    for (const r of this.retries.values()) clearTimeout(r.timer);
+    this.retries.clear();
+  }
+
+  /** The code-hosting server calls this on a push: fetch now, then reconcile the Applications of that repository. */
+  notifyPush(repoURL: string): void {
+    const norm = (u: string): string => u.replace(/\/+$/, '').replace(/\.git$/, '').toLowerCase();
+    const target = norm(repoURL);
+    const names = [...this.apps.values()].filter((a) => norm(a.spec?.source?.repoURL ?? '') === target).map((a) => a.metadata.name);
+    if (names.length === 0) return;
+    const url = this.apps.get(names[0]!)?.spec?.source?.repoURL ?? repoURL;
+    void this.repos.sync(url, { force: true }).catch(() => undefined).then(() => {
+      for (const n of names) this.enqueue(n);
+    });
+  }
+
+  /** Reconcile one Application now and sync it (strait app sync); resolves with the status written. */
+  async syncNow(name: string): Promise<ReconcileOutcome | undefined> {
+    const app = this.apps.get(name) ?? await this.store.get<Application>(Kinds.Application, name, this.namespace);
+    if (!app) return undefined;
+    if (!this.apps.has(name)) this.apps.set(name, app);
+    return new Promise((resolve) => this.enqueue(name, { sync: true, waiter: resolve }));
+  }
+
+  /** Refresh: compare (and auto-sync) one Application now. */
+  refresh(name: string): Promise<ReconcileOutcome | undefined> {
+    return new Promise((resolve) => this.enqueue(name, { waiter: resolve }));
+  }
+
+  /** Resolves when the queue is empty and nothing runs (tests, benchmarks). */
+  idle(): Promise<void> {
+    if (this.queue.size === 0 && this.running.size === 0) return Promise.resolve();
+    return new Promise((r) => this.idleWaiters.push(r));
+  }
+
+  async getApplication(name: string): Promise<Application | undefined> {
+    return this.store.get<Application>(Kinds.Application, name, this.namespace);
+  }
+
+  async listApplications(): Promise<Application[]> {
+    return (await this.store.list<Application>(Kinds.Application, { namespace: this.namespace })).items;
+  }
+
+  get applicationCount(): number {
+    return this.apps.size;
+  }
+
+  private onApp(ev: WatchEvent<Application>): void {
+    const name = ev.object.metadata.name;
+    if (ev.type === 'DELETED') {
+      this.apps.delete(name);
+      this.seenSpec.delete(name);
+      return;
+    }
+    this.apps.set(name, ev.object);
+    // the spec, plus Argo CD's refresh annotation (set it to any new value to force a reconcile)
+    const spec = JSON.stringify(ev.object.spec ?? {}) + (ev.object.metadata.annotations?.[REFRESH_ANNOTATION] ?? '');
+    if (this.seenSpec.get(name) === spec) return; // our own status write, or no spec change
+    this.seenSpec.set(name, spec);
+    this.enqueue(name);
+  }
+
+  private onProject(ev: WatchEvent<AppProject>): void {
+    const name = ev.object.metadata.name;
+    const before = JSON.stringify(this.projects.get(name)?.spec ?? null);
+    if (ev.type === 'DELETED') this.projects.delete(name);
+    else this.projects.set(name, ev.object);
+    if (ev.type !== 'DELETED' && before === JSON.stringify(ev.object.spec ?? null)) return;
+    for (const a of this.apps.values()) if ((a.spec?.project || 'default') === name) this.enqueue(a.metadata.name);
+  }
+
+  private requeueEnforcing(): void {
+    for (const a of this.apps.values()) {
+      const p = this.projects.get(a.spec?.project || 'default');
+      if (p && enforcesSignatures(p)) this.enqueue(a.metadata.name);
+    }
+  }
+
+  private poll(): void {
+    for (const a of this.apps.values()) {
+      const url = a.spec?.source?.repoURL;
+      if (url) void this.repos.sync(url).catch(() => undefined);
+    }
+    for (const name of this.apps.keys()) this.enqueue(name);
+  }
+
+  private enqueue(name: string, o: { sync?: boolean; waiter?: (x: ReconcileOutcome | undefined) => void } = {}): void {
+    if (this.stopped) {
+      o.waiter?.(undefined);
+      return;
+    }
+    const job = this.queue.get(name) ?? { sync: false, waiters: [] };
+    job.sync ||= o.sync === true;
+    if (o.waiter) job.waiters.push(o.waiter);
+    this.queue.set(name, job);
+    this.pump();
+  }
+
+  private pump(): void {
+    const limit = this.opts.concurrency ?? 8;
+    for (const [name, job] of this.queue) {
+      if (this.running.size >= limit) break;
+      if (this.running.has(name)) continue;
+      this.queue.delete(name);
+      this.running.set(name, job);
+      void this.work(name, job).finally(() => {
+        this.running.delete(name);
+        this.pump();
+        if (this.queue.size === 0 && this.running.size === 0) for (const w of this.idleWaiters.splice(0)) w();
+      });
+    }
+  }
+
+  private async work(name: string, job: Job): Promise<void> {
+    const app = this.apps.get(name);
+    let outcome: ReconcileOutcome | undefined;
+    try {
+      if (app) {
+        outcome = await reconcileApplication(app, this.deps, job.sync);
+        await this.writeStatus(app, outcome);
+        this.schedule(name, outcome);
+      }
+    } catch (err) {
+      this.log.warn({ err, app: name }, 'reconcile failed');
+      this.backoff(name);
+    } finally {
+      for (const w of job.waiters) w(outcome);
+    }
+  }
+
+  private async writeStatus(app: Application, outcome: ReconcileOutcome): Promise<void> {
+    this.opts.metrics?.syncs.inc({ result: outcome.result });
+    if (!unchangedStatus(app.status, outcome.status)) {
+      const { resourceVersion: _rv, ...meta } = app.metadata;
+      const written = await this.store.updateStatus<Application>({ ...app, metadata: meta, status: outcome.status });
+      this.apps.set(app.metadata.name, written);
+    }
+    for (const ev of outcome.events) {
+      await this.store.recordEvent({
+        involvedObject: { apiVersion: app.apiVersion, kind: 'Application', name: app.metadata.name, namespace: this.namespace, ...(app.metadata.uid ? { uid: app.metadata.uid } : {}) },
+        type: ev.type, reason: ev.reason, message: ev.message, source: 'strait-gitops',
+      });
+    }
+    if (outcome.failure) this.log.info({ app: app.metadata.name, kind: outcome.failure.kind, reason: outcome.failure.reason }, outcome.failure.message);
+    else if (outcome.result === 'synced') this.log.info({ app: app.metadata.name, revision: outcome.status.sync?.revision }, 'synced');
+  }
+
+  private schedule(name: string, outcome: ReconcileOutcome): void {
+    const f = outcome.failure;
+    const old = this.retries.get(name);
+    if (old) clearTimeout(old.timer);
+    if (!f || f.kind === 'stalled') {
+      this.retries.delete(name);
+      return;
+    }
+    if (f.kind === 'waiting') {
+      const timer = setTimeout(() => { this.retries.delete(name); this.enqueue(name); }, this.opts.waitingRetryMs ?? 5000);
+      timer.unref();
+      this.retries.set(name, { attempt: 0, timer });
+      return;
+    }
+    this.backoff(name);
+  }
+
+  private backoff(name: string): void {
+    const attempt = (this.retries.get(name)?.attempt ?? 0) + 1;
+    const delay = Math.min(1000 * 2 ** (attempt - 1), 300_000);
+    const timer = setTimeout(() => this.enqueue(name), delay);
+    timer.unref();
+    this.retries.set(name, { attempt, timer });
+  }
+}

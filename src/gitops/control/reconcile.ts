@@ -1,0 +1,344 @@
+// One Application reconcile as a list of steps with one signature, run in order. Each
+// step sets what it owns in the context or throws a ReconcileFailure where the failure
+// happens; the status is written once, at the end, by the caller (controller.ts).
+//   project -> spec -> fetch -> resolve -> verify -> render -> compare -> sync
+import { isStraitError } from '../../base/errors/index.js';
+import { Kinds, type KindInfo } from '../../platform/resources/index.js';
+import type { VerificationResult } from '../../platform/signatures/index.js';
+import { verifyCommitSignature, verifyTagSignature, type Keyring } from '../../platform/signatures/index.js';
+import type { KubeObject, ResourceStore } from '../../platform/store/index.js';
+import { stalled, transient, waiting, ReconcileFailure } from './failure.js';
+import type { RepoCache, ResolvedRevision } from './git-cache.js';
+import { renderManifests } from './manifests.js';
+import type { GitOpsMetrics } from './metrics.js';
+import { destinationAllowed, enforcesSignatures, resourceAllowed, signatureKeyIDs, sourceRepoAllowed } from './project.js';
+import type { AppProject, Application, ApplicationStatus, ResourceStatus, SignatureStatus } from './types.js';
+
+export const TRACKING_LABEL = 'app.kubernetes.io/instance';
+export const FIELD_MANAGER = 'argocd-controller';
+
+export interface ReconcileDeps {
+  repos: RepoCache;
+  keyring: () => { ring: Keyring; version: number };
+  project: (name: string) => AppProject | undefined;
+  destination: (server: string) => ResourceStore | undefined;
+  verifyCache: Map<string, VerificationResult>;
+  /** rendered manifests by repo, commit and path (immutable; callers clone) */
+  renderCache?: Map<string, KubeObject[]>;
+  metrics?: GitOpsMetrics;
+  now: () => Date;
+}
+
+export interface ReconcileContext {
+  app: Application;
+  deps: ReconcileDeps;
+  /** a sync was asked for (CLI/API), not only a refresh */
+  manualSync: boolean;
+  project?: AppProject;
+  dest?: ResourceStore;
+  resolved?: ResolvedRevision;
+  signature?: SignatureStatus;
+  desired?: KubeObject[];
+  resources?: ResourceStatus[];
+  outOfSync?: boolean;
+  toPrune?: ResourceStatus[];
+  synced?: boolean;
+}
+
+type Step = (ctx: ReconcileContext) => Promise<void>;
+
+const groupOf = (apiVersion: string): string => (apiVersion.includes('/') ? apiVersion.split('/')[0] ?? '' : '');
+const versionOf = (apiVersion: string): string => (apiVersion.includes('/') ? apiVersion.split('/')[1] ?? '' : apiVersion);
+
+function kindInfo(apiVersion: string, kind: string): KindInfo | undefined {
+  return Object.values(Kinds).find((k: KindInfo) => k.kind === kind && (k.apiVersion === apiVersion || (k.alsoServed ?? []).includes(apiVersion)));
+}
+
+const stepProject: Step = async (ctx) => {
+  const name = ctx.app.spec?.project || 'default';
+  const p = ctx.deps.project(name);
+  if (!p) throw waiting('InvalidSpecError', 'ProjectNotFound', `Application referencing project ${name} which does not exist`);
+  ctx.project = p;
+};
+
+const stepSpec: Step = async (ctx) => {
+  const p = ctx.project as AppProject;
+  const src = ctx.app.spec?.source ?? {};
+  const pname = p.metadata.name;
+  if (src.chart || src.helm) {
+    if (enforcesSignatures(p)) {
+      throw stalled('ComparisonError', 'VerificationUnsupported',
+        `Signature verification works for Git repositories only: chart ${JSON.stringify(src.chart ?? '')} from ${JSON.stringify(src.repoURL ?? '')} cannot be verified, and project ${pname} enforces signatures; use a Git source`,
+        { syncError: true, eventReason: 'ResourceComparison' });
+    }
+    throw stalled('InvalidSpecError', 'HelmUnsupported', `Helm chart sources are not supported; use a Git source with manifests in source.path`);
+  }
+  if (!src.repoURL) throw stalled('InvalidSpecError', 'InvalidSpec', 'spec.source.repoURL is required');
+  if (!sourceRepoAllowed(p, src.repoURL)) {
+    throw stalled('InvalidSpecError', 'SourceNotPermitted', `application repo ${src.repoURL} is not permitted in project '${pname}'`);
+  }
+  const server = ctx.app.spec?.destination?.server ?? '';
+  const ns = ctx.app.spec?.destination?.namespace ?? '';
+  if (!server) throw stalled('InvalidSpecError', 'InvalidSpec', 'spec.destination.server is required');
+  if (!destinationAllowed(p, server, ns)) {
+    throw stalled('InvalidSpecError', 'DestinationNotPermitted',
+      `application destination {${server} ${ns}} is not permitted in project '${pname}'`);
+  }
+  const { invalid } = signatureKeyIDs(p);
+  if (invalid.length > 0) {
+    throw stalled('InvalidSpecError', 'InvalidSignatureKey', `project '${pname}' lists ${invalid.map((i) => `${i} is not a valid GnuPG key ID`).join('; ')}`);
+  }
+  const dest = ctx.deps.destination(server);
+  if (!dest) throw waiting('InvalidSpecError', 'UnknownDestination', `destination server ${server} is not a known cluster`);
+  ctx.dest = dest;
+};
+
+const stepFetch: Step = async (ctx) => {
+  const url = ctx.app.spec?.source?.repoURL as string;
+  try {
+    await ctx.deps.repos.sync(url);
+  } catch (err) {
+    throw transient('ComparisonError', 'FetchFailed', isStraitError(err) ? err.message : String(err));
+  }
+};
+
+const stepResolve: Step = async (ctx) => {
+  const src = ctx.app.spec?.source ?? {};
+  try {
+    ctx.resolved = await ctx.deps.repos.resolve(src.repoURL as string, src.targetRevision ?? 'HEAD');
+  } catch (err) {
+    if (isStraitError(err, 'STRAIT_ERR_GITOPS_REVISION_NOT_FOUND')) throw waiting('ComparisonError', 'RevisionNotFound', err.message);
+    throw transient('ComparisonError', 'ResolveFailed', isStraitError(err) ? err.message : String(err));
+  }
+};
+
+const stepVerify: Step = async (ctx) => {
+  const p = ctx.project as AppProject;
+  const r = ctx.resolved as ResolvedRevision;
+  const enforced = enforcesSignatures(p);
+  const allowed = enforced ? signatureKeyIDs(p).ids : undefined;
+  const { ring, version } = ctx.deps.keyring();
+  const cacheKey = `${r.verifyType}:${r.verifySha}|${version}|${allowed?.join(',') ?? '*'}`;
+  let result = ctx.deps.verifyCache.get(cacheKey);
+  if (!result) {
+    const raw = await ctx.deps.repos.readObject(ctx.app.spec?.source?.repoURL as string, r.verifyType, r.verifySha);
+    const t0 = performance.now();
+    result = r.verifyType === 'tag'
+      ? await verifyTagSignature(raw, ring, allowed ? { allowedKeyIDs: allowed, now: ctx.deps.now() } : { now: ctx.deps.now() })
+      : await verifyCommitSignature(raw, ring, allowed ? { allowedKeyIDs: allowed, now: ctx.deps.now() } : { now: ctx.deps.now() });
+    ctx.deps.metrics?.verifySeconds.observe((performance.now() - t0) / 1000);
+    ctx.deps.metrics?.verifications.inc({ outcome: result.status });
+    if (ctx.deps.verifyCache.size > 50_000) ctx.deps.verifyCache.clear();
+    ctx.deps.verifyCache.set(cacheKey, result);
+  }
+  ctx.signature = {
+    status: result.status, keyID: result.keyID, primaryKeyID: result.primaryKeyID, signer: result.signer, message: result.message,
+    verifiedObject: r.verifyType, objectSHA: r.verifySha, enforced,
+  };
+  if (enforced && result.status !== 'valid') {
+    const what = r.verifyType === 'tag' ? `annotated tag ${r.ref.replace(/^refs\/tags\//, '')} (${r.verifySha})` : `revision ${r.commit}`;
+    const message = result.status === 'unsigned' && r.verifyType === 'commit' ? result.message : result.status === 'unsigned' ? `Revision is not signed: ${what} carries no signature` : `${result.message} (${what})`;
+    throw stalled('ComparisonError', `Signature${result.status.replace(/(^|-)(\w)/g, (_m, _d, c: string) => c.toUpperCase())}`, message,
+      { syncError: true, eventReason: 'ResourceComparison' });
+  }
+};
+
+const stepRender: Step = async (ctx) => {
+  const src = ctx.app.spec?.source ?? {};
+  const p = ctx.project as AppProject;
+  const server = ctx.app.spec?.destination?.server as string;
+  const destNs = ctx.app.spec?.destination?.namespace ?? '';
+  let objs: KubeObject[];
+  try {
+    const commit = (ctx.resolved as ResolvedRevision).commit;
+    const key = `${src.repoURL}\n${commit}\n${src.path ?? ''}`;
+    let rendered = ctx.deps.renderCache?.get(key);
+    if (!rendered) {
+      rendered = renderManifests(await ctx.deps.repos.readFiles(src.repoURL as string, commit, src.path ?? ''), src.path ?? '');
+      if (ctx.deps.renderCache) {
+        if (ctx.deps.renderCache.size > 5000) ctx.deps.renderCache.clear();
+        ctx.deps.renderCache.set(key, rendered);
+      }
+    }
+    objs = structuredClone(rendered);
+  } catch (err) {
+    if (isStraitError(err)) throw stalled('ComparisonError', 'ManifestInvalid', err.message);
+    throw transient('ComparisonError', 'ReadFailed', String(err));
+  }
+  for (const o of objs) {
+    const info = kindInfo(o.apiVersion, o.kind);
+    const namespaced = info ? info.namespaced : true;
+    const group = groupOf(o.apiVersion);
+    if (namespaced) {
+      o.metadata.namespace ||= destNs || 'default';
+      if (!destinationAllowed(p, server, o.metadata.namespace)) {
+        throw stalled('SyncError', 'DestinationNotPermitted',
+          `namespace ${o.metadata.namespace} of ${o.kind}/${o.metadata.name} is not permitted in project '${p.metadata.name}'`, { syncError: true });
+      }
+    } else {
+      delete o.metadata.namespace;
+    }
+    if (!resourceAllowed(p, group, o.kind, namespaced)) {
+      throw stalled('SyncError', 'ResourceNotPermitted',
+        `resource ${group}:${o.kind} "${o.metadata.name}" is not permitted in project ${p.metadata.name}`, { syncError: true });
+    }
+    o.metadata.labels = { ...(o.metadata.labels ?? {}), [TRACKING_LABEL]: ctx.app.metadata.name };
+  }
+  ctx.desired = objs;
+};
+
+/** true when every field of `want` is present and equal in `have` */
+function contains(have: unknown, want: unknown): boolean {
+  if (want === null || typeof want !== 'object') return have === want;
+  if (Array.isArray(want)) return Array.isArray(have) && have.length === want.length && want.every((w, i) => contains(have[i], w));
+  if (have === null || typeof have !== 'object') return false;
+  return Object.entries(want as Record<string, unknown>).every(([k, v]) => contains((have as Record<string, unknown>)[k], v));
+}
+
+const resKey = (r: { kind: string; namespace?: string; name: string; group?: string }): string => `${r.group ?? ''}/${r.kind}/${r.namespace ?? ''}/${r.name}`;
+
+const stepCompare: Step = async (ctx) => {
+  const dest = ctx.dest as ResourceStore;
+  const desired = ctx.desired as KubeObject[];
+  const resources: ResourceStatus[] = [];
+  let outOfSync = false;
+  for (const o of desired) {
+    let live: KubeObject | undefined;
+    try {
+      live = await dest.get({ apiVersion: o.apiVersion, kind: o.kind }, o.metadata.name, o.metadata.namespace);
+    } catch (err) {
+      throw transient('ComparisonError', 'LiveStateUnavailable', isStraitError(err) ? err.message : String(err));
+    }
+    const { metadata, status: _s, ...body } = o;
+    const same = live !== undefined && contains(live, body) && contains(live.metadata.labels ?? {}, metadata.labels ?? {});
+    if (!same) outOfSync = true;
+    resources.push({ group: groupOf(o.apiVersion), version: versionOf(o.apiVersion), kind: o.kind, namespace: o.metadata.namespace ?? '', name: o.metadata.name, status: same ? 'Synced' : 'OutOfSync' });
+  }
+  const want = new Set(resources.map(resKey));
+  const previous = ctx.app.status?.resources ?? [];
+  ctx.toPrune = previous.filter((r) => !want.has(resKey(r)));
+  if (ctx.toPrune.length > 0) outOfSync = true;
+  ctx.resources = resources;
+  ctx.outOfSync = outOfSync;
+};
+
+const stepSync: Step = async (ctx) => {
+  const policy = ctx.app.spec?.syncPolicy;
+  const automated = policy?.automated ?? undefined;
+  const lastSynced = ctx.app.status?.operationState?.phase === 'Succeeded' ? ctx.app.status.operationState.syncResult?.revision : undefined;
+  const revision = (ctx.resolved as ResolvedRevision).commit;
+  const should = ctx.manualSync || (automated !== undefined && automated !== null && ctx.outOfSync === true
+    && (revision !== lastSynced || automated.selfHeal === true || lastSynced === undefined));
+  if (!should) return;
+  const dest = ctx.dest as ResourceStore;
+  const ns = ctx.app.spec?.destination?.namespace ?? '';
+  const createNs = (policy?.syncOptions ?? []).some((o) => o.replace(/\s/g, '') === 'CreateNamespace=true');
+  try {
+    if (ns) {
+      const exists = await dest.get(Kinds.Namespace, ns);
+      if (!exists) {
+        if (createNs) {
+          await dest.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } }, { fieldManager: FIELD_MANAGER });
+        } else if (ns !== 'default' && !(ctx.desired ?? []).some((o) => o.kind === 'Namespace' && o.metadata.name === ns)) {
+          throw stalled('SyncError', 'NamespaceNotFound', `namespaces "${ns}" not found; create it or add the sync option CreateNamespace=true`, { syncError: true });
+        }
+      }
+    }
+    const ordered = [...(ctx.desired ?? [])].sort((a, b) => Number(b.kind === 'Namespace') - Number(a.kind === 'Namespace'));
+    for (const o of ordered) await dest.apply(o, { fieldManager: FIELD_MANAGER });
+    if (automated?.prune === true) {
+      for (const r of ctx.toPrune ?? []) {
+        await dest.delete({ apiVersion: r.group ? `${r.group}/${r.version}` : r.version, kind: r.kind }, r.name, r.namespace || undefined);
+      }
+      ctx.toPrune = [];
+    }
+  } catch (err) {
+    if (err instanceof ReconcileFailure) throw err;
+    // a manifest the destination refuses (unknown kind, schema) will not apply on retry either
+    if (isStraitError(err) && err.exitCode === 2) throw stalled('SyncError', 'ApplyRefused', err.message, { syncError: true });
+    throw transient('SyncError', 'ApplyFailed', isStraitError(err) ? err.message : String(err));
+  }
+  for (const r of ctx.resources ?? []) r.status = 'Synced';
+  ctx.outOfSync = (ctx.toPrune ?? []).length > 0;
+  ctx.synced = true;
+};
+
+export const STEPS: { name: string; run: Step }[] = [
+  { name: 'project', run: stepProject },
+  { name: 'spec', run: stepSpec },
+  { name: 'fetch', run: stepFetch },
+  { name: 'resolve', run: stepResolve },
+  { name: 'verify', run: stepVerify },
+  { name: 'render', run: stepRender },
+  { name: 'compare', run: stepCompare },
+  { name: 'sync', run: stepSync },
+];
+
+export interface ReconcileOutcome {
+  status: ApplicationStatus;
+  failure?: ReconcileFailure;
+  /** events to record (reason, message) */
+  events: { type: 'Normal' | 'Warning'; reason: string; message: string }[];
+  result: 'synced' | 'refused' | 'failed' | 'compared';
+}
+
+const ERROR_CONDITIONS = new Set(['ComparisonError', 'InvalidSpecError', 'SyncError']);
+
+/** Run the steps and build the one status this reconcile writes. */
+export async function reconcileApplication(app: Application, deps: ReconcileDeps, manualSync = false): Promise<ReconcileOutcome> {
+  const ctx: ReconcileContext = { app: structuredClone(app), deps, manualSync };
+  const started = deps.now().toISOString();
+  let failure: ReconcileFailure | undefined;
+  for (const step of STEPS) {
+    try {
+      await step.run(ctx);
+    } catch (err) {
+      failure = err instanceof ReconcileFailure ? err : transient('ComparisonError', 'InternalError', `step ${step.name}: ${String((err as Error)?.message ?? err)}`);
+      break;
+    }
+  }
+  const now = deps.now().toISOString();
+  const prev = ctx.app.status ?? {};
+  const status: ApplicationStatus = structuredClone(prev);
+  const events: ReconcileOutcome['events'] = [];
+  const src = ctx.app.spec?.source;
+  const destination = ctx.app.spec?.destination;
+  status.reconciledAt = now;
+  if (ctx.app.metadata.generation !== undefined) status.observedGeneration = ctx.app.metadata.generation;
+  if (ctx.signature) status.signature = ctx.signature;
+  const keep = (prev.conditions ?? []).filter((c) => !ERROR_CONDITIONS.has(c.type));
+  let result: ReconcileOutcome['result'] = 'compared';
+  if (failure) {
+    const old = (prev.conditions ?? []).find((c) => c.type === failure!.conditionType && c.message === failure!.message);
+    status.conditions = [...keep, { type: failure.conditionType, status: 'True', reason: failure.reason, message: failure.message, lastTransitionTime: old?.lastTransitionTime ?? now }];
+    if (failure.opts.syncError) {
+      // the sync attempt is refused: nothing applied, the last synced state is kept
+      status.sync = { ...(prev.sync ?? {}), status: 'Sync Error', comparedTo: { ...(src ? { source: src } : {}), ...(destination ? { destination } : {}) } };
+      const lastResult = prev.operationState?.syncResult;
+      status.operationState = { phase: 'Error', message: failure.message, startedAt: started, finishedAt: now, ...(lastResult ? { syncResult: lastResult } : {}) };
+      result = 'refused';
+    } else {
+      status.sync = { ...(prev.sync ?? {}), status: prev.sync?.status === 'Synced' ? 'Synced' : 'Unknown' };
+      result = 'failed';
+    }
+    if (failure.opts.eventReason) events.push({ type: 'Warning', reason: failure.opts.eventReason, message: failure.message });
+  } else {
+    status.conditions = keep;
+    const revision = (ctx.resolved as ResolvedRevision).commit;
+    status.sync = { status: ctx.outOfSync ? 'OutOfSync' : 'Synced', revision, comparedTo: { ...(src ? { source: src } : {}), ...(destination ? { destination } : {}) } };
+    status.resources = ctx.resources ?? [];
+    status.health = { status: (ctx.resources ?? []).every((r) => r.status === 'Synced') ? 'Healthy' : 'Missing' };
+    if (ctx.synced) {
+      const signer = ctx.signature?.status === 'valid' ? `${ctx.signature.signer} (${ctx.signature.keyID})` : undefined;
+      status.operationState = {
+        phase: 'Succeeded', message: 'successfully synced (all tasks run)', startedAt: started, finishedAt: now,
+        syncResult: { revision, ...(signer ? { signer } : {}), resources: ctx.resources ?? [] },
+      };
+      const history = prev.history ?? [];
+      status.history = [...history, { revision, deployedAt: now, ...(signer ? { signer } : {}), id: (history.at(-1)?.id ?? -1) + 1 }].slice(-10);
+      // no Event on success: status.history records deployments, and every durable store write counts at scale
+      result = 'synced';
+    }
+  }
+  return { status, ...(failure ? { failure } : {}), events, result };
+}

@@ -1,0 +1,58 @@
+// The GitOps part of the control module as one unit: admin Secret, key store,
+// controller and HTTP API. daemon/control/main.ts and `strait up` start it.
+import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
+import { silentLogger } from '../../base/log/index.js';
+import type { ResourceStore } from '../../platform/store/index.js';
+import { ensureAdminSecret } from './admin.js';
+import { startApiServer, type ApiServer } from './api-server.js';
+import { GitOpsController } from './controller.js';
+import { createGitOpsMetrics } from './metrics.js';
+import { ensureServingCertificate } from './tls.js';
+
+export interface GitOpsServiceOptions {
+  store: ResourceStore;
+  namespace?: string;
+  stateDir: string;
+  destinations?: (server: string) => ResourceStore | undefined;
+  pollIntervalMs?: number;
+  /** API listener; port 0 picks one (tests) */
+  host?: string;
+  port?: number;
+  /** false: plain HTTP; true: a self-signed certificate kept in the admin Secret; or PEMs */
+  tls?: boolean | { cert: string; key: string };
+  registry?: Registry;
+  log?: Logger;
+  /** where to write the generated admin password at first start (mode 0600); default: nowhere */
+  initialPasswordFile?: string;
+}
+
+export interface GitOpsService {
+  controller: GitOpsController;
+  api: ApiServer;
+  close(): Promise<void>;
+}
+
+export async function startGitOpsService(opts: GitOpsServiceOptions): Promise<GitOpsService> {
+  const namespace = opts.namespace ?? 'argocd';
+  const log = opts.log ?? silentLogger();
+  const account = await ensureAdminSecret(opts.store, namespace, opts.initialPasswordFile ? { initialPasswordFile: opts.initialPasswordFile } : {});
+  const controller = new GitOpsController({
+    store: opts.store, namespace, stateDir: opts.stateDir, log,
+    ...(opts.destinations ? { destinations: opts.destinations } : {}),
+    ...(opts.pollIntervalMs ? { pollIntervalMs: opts.pollIntervalMs } : {}),
+    metrics: createGitOpsMetrics(opts.registry),
+  });
+  await controller.start();
+  const host = opts.host ?? '127.0.0.1';
+  const tls = opts.tls === true ? await ensureServingCertificate(opts.store, namespace, [host, '127.0.0.1', 'localhost']) : opts.tls || undefined;
+  const api = await startApiServer({ controller, account, host, port: opts.port ?? 8080, log, ...(tls ? { tls } : {}) });
+  log.info({ url: api.url, namespace }, 'GitOps API listening');
+  return {
+    controller, api,
+    async close() {
+      await api.close();
+      await controller.stop();
+    },
+  };
+}

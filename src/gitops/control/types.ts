@@ -1,0 +1,80 @@
+// AppProject and Application as argoproj.io/v1alpha1 defines them (the fields strait uses).
+import type { KubeObject } from '../../platform/store/index.js';
+
+export interface GroupKind { group: string; kind: string }
+
+export interface AppProjectSpec {
+  description?: string;
+  sourceRepos?: string[];
+  destinations?: { server?: string; namespace?: string; name?: string }[];
+  clusterResourceWhitelist?: GroupKind[];
+  namespaceResourceWhitelist?: GroupKind[];
+  signatureKeys?: { keyID: string }[];
+}
+export type AppProject = KubeObject<AppProjectSpec>;
+
+export interface ApplicationSource {
+  repoURL?: string;
+  path?: string;
+  targetRevision?: string;
+  chart?: string;
+  helm?: unknown;
+}
+
+export interface ApplicationSpec {
+  project?: string;
+  source?: ApplicationSource;
+  destination?: { server?: string; namespace?: string; name?: string };
+  syncPolicy?: {
+    automated?: { prune?: boolean; selfHeal?: boolean } | null;
+    syncOptions?: string[];
+  };
+}
+
+export interface AppCondition {
+  type: string;
+  status: 'True' | 'False';
+  reason: string;
+  message: string;
+  lastTransitionTime: string;
+}
+
+export interface ResourceStatus {
+  group: string;
+  version: string;
+  kind: string;
+  namespace: string;
+  name: string;
+  status: 'Synced' | 'OutOfSync';
+}
+
+export interface SignatureStatus {
+  status: string;
+  keyID: string;
+  primaryKeyID: string;
+  signer: string;
+  message: string;
+  /** which object carried the checked signature: the commit, or an annotated tag */
+  verifiedObject: 'commit' | 'tag';
+  objectSHA: string;
+  enforced: boolean;
+}
+
+export interface ApplicationStatus {
+  sync?: { status: 'Synced' | 'OutOfSync' | 'Sync Error' | 'Unknown'; revision?: string; comparedTo?: { source?: ApplicationSource; destination?: ApplicationSpec['destination'] } };
+  health?: { status: 'Healthy' | 'Missing' | 'Degraded' | 'Unknown' };
+  operationState?: {
+    phase: 'Succeeded' | 'Error' | 'Failed';
+    message: string;
+    startedAt: string;
+    finishedAt: string;
+    syncResult?: { revision: string; signer?: string; resources: ResourceStatus[] };
+  };
+  conditions?: AppCondition[];
+  signature?: SignatureStatus;
+  resources?: ResourceStatus[];
+  history?: { revision: string; deployedAt: string; signer?: string; id: number }[];
+  reconciledAt?: string;
+  observedGeneration?: number;
+}
+export type Application = KubeObject<ApplicationSpec, ApplicationStatus>;

@@ -1,0 +1,2 @@
+// The mesh CLI: `strait mesh describe|check|...`.
+export { registerMeshCommand } from './mesh.js';

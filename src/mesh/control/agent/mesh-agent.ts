@@ -1,0 +1,64 @@
+// The mesh agent of one cluster in the local world: the MeshController (certificates,
+// root ConfigMap, sidecar configurations) and the SidecarSupervisor (a sidecar process in
+// every injected pod's namespace), joined: each configuration the controller computes is
+// written to its file and pushed to the running sidecar over IPC.
+import type { Logger } from 'pino';
+import type { KubeObject, ResourceStore } from '../../../platform/store/index.js';
+import type { MeshCa } from '../ca/index.js';
+import { MeshController, type MeshControllerOptions, type ReconcileResult } from '../controller/index.js';
+import { SidecarSupervisor } from './sidecar-supervisor.js';
+
+export interface MeshAgentOptions {
+  store: ResourceStore;
+  ca: MeshCa;
+  dir: string;
+  sidecarScript: string;
+  nodeBinary?: string;
+  proxyUid?: number;
+  /** inbound ports that bypass the sidecars */
+  excludeInboundPorts?: number[];
+  /** objects applied when absent (the default world's SMCP and member roll) */
+  bootstrap?: KubeObject[];
+  log?: Logger;
+  onReconciled?: (r: ReconcileResult) => void;
+  /** start sidecar processes (default true); false: only certificates and configurations */
+  sidecars?: boolean;
+  /** write <dir>/ingress.json for the ingress gateway */
+  ingress?: MeshControllerOptions['ingress'];
+}
+
+export interface MeshAgent {
+  controller: MeshController;
+  supervisor: SidecarSupervisor;
+  stop(): Promise<void>;
+}
+
+export async function startMeshAgent(o: MeshAgentOptions): Promise<MeshAgent> {
+  for (const obj of o.bootstrap ?? []) {
+    const have = await o.store.get({ apiVersion: obj.apiVersion, kind: obj.kind }, obj.metadata.name, obj.metadata.namespace);
+    if (!have) await o.store.apply(obj, { fieldManager: 'strait-mesh' });
+  }
+  const supervisor = new SidecarSupervisor({
+    dir: o.dir, sidecarScript: o.sidecarScript,
+    ...(o.nodeBinary ? { nodeBinary: o.nodeBinary } : {}), ...(o.excludeInboundPorts ? { excludeInboundPorts: o.excludeInboundPorts } : {}), ...(o.proxyUid !== undefined ? { proxyUid: o.proxyUid } : {}), ...(o.log ? { log: o.log } : {}),
+  });
+  const controller = new MeshController({
+    store: o.store, ca: o.ca, dir: o.dir, ...(o.log ? { log: o.log } : {}), ...(o.ingress ? { ingress: o.ingress } : {}),
+    ...(o.proxyUid !== undefined ? { proxyUid: o.proxyUid } : {}),
+    onReconciled: (r) => {
+      if (o.sidecars !== false) {
+        supervisor.sync(r.view);
+        for (const c of r.changed) supervisor.push(c.namespace, c.pod, c.config);
+      }
+      o.onReconciled?.(r);
+    },
+  });
+  await controller.start();
+  return {
+    controller, supervisor,
+    stop: async () => {
+      controller.stop();
+      await supervisor.stop();
+    },
+  };
+}

@@ -1,0 +1,167 @@
+// A snapshot of everything mesh policy depends on, built from plain resources (a store
+// list, or manifests loaded from files): the control-plane settings, the members, the
+// workloads (pods; a Deployment without pods counts as one pod named after it), the
+// services and the PeerAuthentications / DestinationRules in force (with the generated ones).
+import { INJECT_KEY } from '../../../platform/resources/index.js';
+import type { KubeObject } from '../../../platform/store/index.js';
+import { controlPlaneSettings, generatedPolicies, type ControlPlaneSettings } from './control-plane.js';
+import { serviceFqdn } from './host.js';
+import type { DestinationRule, PeerAuthentication, ServiceMeshControlPlane } from './types.js';
+
+export interface Workload {
+  namespace: string;
+  name: string;
+  labels: Record<string, string>;
+  serviceAccount: string;
+  ip?: string;
+  /** container ports and the target ports of services that select it */
+  ports: number[];
+  /** runs a sidecar: injection asked for (label over annotation) in a member namespace */
+  sidecar: boolean;
+  /** why it has or lacks a sidecar */
+  injection: string;
+  /** true for a Deployment standing in for its pods */
+  fromDeployment?: boolean;
+  /** the pod's network namespace in the local world (annotation strait.dev/netns) */
+  netns?: string;
+}
+
+export const NETNS_ANNOTATION = 'strait.dev/netns';
+
+export interface ServicePort {
+  port: number;
+  targetPort: number;
+  name?: string;
+}
+
+export interface MeshService {
+  namespace: string;
+  name: string;
+  host: string;
+  clusterIP?: string;
+  selector: Record<string, string>;
+  ports: ServicePort[];
+}
+
+export interface MeshView {
+  settings: ControlPlaneSettings;
+  members: Set<string>;
+  namespaces: Set<string>;
+  workloads: Workload[];
+  services: MeshService[];
+  peerAuthentications: PeerAuthentication[];
+  destinationRules: DestinationRule[];
+}
+
+type Obj = KubeObject & { spec?: Record<string, unknown>; status?: Record<string, unknown> };
+
+const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+const rec = (v: unknown): Record<string, string> => (v && typeof v === 'object' ? { ...(v as Record<string, string>) } : {});
+
+function injectionOf(labels: Record<string, string>, annotations: Record<string, string>, member: boolean): { sidecar: boolean; why: string } {
+  const label = labels[INJECT_KEY];
+  const ann = annotations[INJECT_KEY];
+  const value = label ?? ann;
+  const where = label !== undefined ? `label ${INJECT_KEY}=${JSON.stringify(label)}` : ann !== undefined ? `annotation ${INJECT_KEY}=${JSON.stringify(ann)}` : `no ${INJECT_KEY}`;
+  if (value !== 'true') return { sidecar: false, why: where };
+  if (!member) return { sidecar: false, why: `${where}, but the namespace is not a mesh member` };
+  return { sidecar: true, why: where };
+}
+
+function containerPorts(podSpec: Record<string, unknown> | undefined): number[] {
+  const out: number[] = [];
+  for (const c of (podSpec?.['containers'] as Record<string, unknown>[] | undefined) ?? []) {
+    for (const p of (c['ports'] as Record<string, unknown>[] | undefined) ?? []) {
+      if (typeof p['containerPort'] === 'number') out.push(p['containerPort']);
+    }
+  }
+  return out;
+}
+
+export function buildMeshView(objects: readonly KubeObject[]): MeshView {
+  const of = (kind: string) => objects.filter((o) => o.kind === kind) as Obj[];
+  const settings = controlPlaneSettings(of('ServiceMeshControlPlane') as ServiceMeshControlPlane[]);
+  const namespaces = new Set<string>();
+  for (const o of objects) {
+    if (o.kind === 'Namespace') namespaces.add(o.metadata.name);
+    else if (o.metadata.namespace) namespaces.add(o.metadata.namespace);
+  }
+  const members = new Set<string>();
+  if (settings.implicit) {
+    for (const ns of namespaces) members.add(ns);
+  } else {
+    for (const roll of of('ServiceMeshMemberRoll')) {
+      if (roll.metadata.namespace !== settings.rootNamespace) continue;
+      for (const m of (roll.spec?.['members'] as unknown[] | undefined) ?? []) if (typeof m === 'string') members.add(m);
+    }
+    members.add(settings.rootNamespace);
+  }
+
+  const services: MeshService[] = of('Service').map((s) => {
+    const ports: ServicePort[] = ((s.spec?.['ports'] as Record<string, unknown>[] | undefined) ?? []).flatMap((p) => {
+      const port = p['port'];
+      if (typeof port !== 'number') return [];
+      const tp = p['targetPort'];
+      return [{ port, targetPort: typeof tp === 'number' ? tp : port, ...(str(p['name']) ? { name: str(p['name']) as string } : {}) }];
+    });
+    const ns = s.metadata.namespace ?? 'default';
+    const ip = str(s.spec?.['clusterIP']);
+    return { namespace: ns, name: s.metadata.name, host: serviceFqdn(s.metadata.name, ns), selector: rec(s.spec?.['selector']), ports, ...(ip ? { clusterIP: ip } : {}) };
+  });
+
+  const workloads: Workload[] = [];
+  const podLabelsSeen: { ns: string; labels: Record<string, string> }[] = [];
+  for (const p of of('Pod')) {
+    const ns = p.metadata.namespace ?? 'default';
+    const labels = rec(p.metadata.labels);
+    const inj = injectionOf(labels, rec(p.metadata.annotations), members.has(ns));
+    const ip = str(p.status?.['podIP']);
+    const netns = p.metadata.annotations?.[NETNS_ANNOTATION];
+    podLabelsSeen.push({ ns, labels });
+    workloads.push({
+      namespace: ns, name: p.metadata.name, labels,
+      serviceAccount: str(p.spec?.['serviceAccountName']) ?? 'default',
+      ports: containerPorts(p.spec), sidecar: inj.sidecar, injection: inj.why, ...(ip ? { ip } : {}), ...(netns ? { netns } : {}),
+    });
+  }
+  for (const d of of('Deployment')) {
+    const ns = d.metadata.namespace ?? 'default';
+    const tpl = (d.spec?.['template'] ?? {}) as { metadata?: { labels?: Record<string, string>; annotations?: Record<string, string> }; spec?: Record<string, unknown> };
+    const labels = rec(tpl.metadata?.labels);
+    const hasPods = podLabelsSeen.some((p) => p.ns === ns && Object.keys(labels).length > 0 && Object.entries(labels).every(([k, v]) => p.labels[k] === v));
+    if (hasPods) continue;
+    const inj = injectionOf(labels, rec(tpl.metadata?.annotations), members.has(ns));
+    workloads.push({
+      namespace: ns, name: d.metadata.name, labels, serviceAccount: str(tpl.spec?.['serviceAccountName']) ?? 'default',
+      ports: containerPorts(tpl.spec), sidecar: inj.sidecar, injection: inj.why, fromDeployment: true,
+    });
+  }
+  // service target ports are workload ports too
+  for (const w of workloads) {
+    for (const s of servicesSelecting(services, w)) for (const p of s.ports) if (!w.ports.includes(p.targetPort)) w.ports.push(p.targetPort);
+    w.ports.sort((a, b) => a - b);
+  }
+
+  const generated = generatedPolicies(settings);
+  const key = (o: KubeObject) => `${o.metadata.namespace}/${o.metadata.name}`;
+  const genPa = new Set(generated.peerAuthentications.map(key));
+  const genDr = new Set(generated.destinationRules.map(key));
+  // objects of the operator replace user objects of the same name (the operator reconciles them)
+  const peerAuthentications = [...generated.peerAuthentications, ...(of('PeerAuthentication') as PeerAuthentication[]).filter((p) => !genPa.has(key(p)))];
+  const destinationRules = [...generated.destinationRules, ...(of('DestinationRule') as DestinationRule[]).filter((p) => !genDr.has(key(p)))];
+  return { settings, members, namespaces, workloads, services, peerAuthentications, destinationRules };
+}
+
+export function servicesSelecting(services: readonly MeshService[], w: Workload): MeshService[] {
+  return services.filter((s) => s.namespace === w.namespace && Object.keys(s.selector).length > 0
+    && Object.entries(s.selector).every(([k, v]) => w.labels[k] === v));
+}
+
+export function endpointsOf(view: MeshView, s: MeshService): Workload[] {
+  return view.workloads.filter((w) => w.namespace === s.namespace && Object.keys(s.selector).length > 0
+    && Object.entries(s.selector).every(([k, v]) => w.labels[k] === v));
+}
+
+export function findWorkload(view: MeshView, namespace: string, name: string): Workload | undefined {
+  return view.workloads.find((w) => w.namespace === namespace && w.name === name);
+}

@@ -1,0 +1,93 @@
+// The mutation: pods that ask for a sidecar (label or annotation sidecar.istio.io/inject
+// = "true", the key is configurable in resources/groups.ts) get the strait proxy
+// container and the init container that redirects their traffic to it, as JSON Patch
+// operations (RFC 6902) for an AdmissionReview response. Idempotent: a pod that already
+// has the proxy gets no patch.
+import { SIDECAR_NODE_FLAGS } from '../../dataplane/proxy/index.js';
+import { INJECT_KEY } from '../../../platform/resources/index.js';
+
+export interface SidecarOptions {
+  /** image of the proxy and init containers */
+  image: string;
+  /** inbound / outbound redirect ports (Istio's numbers by default) */
+  inboundPort?: number;
+  outboundPort?: number;
+  /** UID the proxy runs as; its own traffic is not redirected */
+  proxyUid?: number;
+}
+
+export const PROXY_CONTAINER = 'strait-proxy';
+export const INIT_CONTAINER = 'strait-init';
+export const STATUS_ANNOTATION = INJECT_KEY.replace(/\/inject$/, '/status');
+
+export interface JsonPatchOp { op: 'add'; path: string; value: unknown }
+
+interface PodLike {
+  metadata?: { name?: string; generateName?: string; namespace?: string; labels?: Record<string, unknown>; annotations?: Record<string, unknown> };
+  spec?: { containers?: { name?: string }[]; initContainers?: { name?: string }[] };
+}
+
+const escape = (key: string): string => key.replace(/~/g, '~0').replace(/\//g, '~1');
+
+/** Does the pod ask for a sidecar? The label wins over the annotation, as in Istio. */
+export function wantsSidecar(pod: PodLike): boolean {
+  const label = pod.metadata?.labels?.[INJECT_KEY];
+  if (label !== undefined) return label === 'true';
+  return pod.metadata?.annotations?.[INJECT_KEY] === 'true';
+}
+
+export function sidecarContainers(opts: SidecarOptions): { proxy: Record<string, unknown>; init: Record<string, unknown> } {
+  const inbound = opts.inboundPort ?? 15006;
+  const outbound = opts.outboundPort ?? 15001;
+  const uid = opts.proxyUid ?? 1337;
+  const env = [
+    { name: 'STRAIT_PROC', value: 'sidecar' },
+    { name: 'STRAIT_POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+    { name: 'STRAIT_POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
+    { name: 'STRAIT_SERVICE_ACCOUNT', valueFrom: { fieldRef: { fieldPath: 'spec.serviceAccountName' } } },
+  ];
+  return {
+    init: {
+      name: INIT_CONTAINER,
+      image: opts.image,
+      command: ['node', 'dist/agents/sidecar/init.js'],
+      args: ['--inbound-port', String(inbound), '--outbound-port', String(outbound), '--proxy-uid', String(uid)],
+      securityContext: {
+        runAsUser: 0, runAsNonRoot: false, allowPrivilegeEscalation: false, readOnlyRootFilesystem: true,
+        capabilities: { drop: ['ALL'], add: ['NET_ADMIN', 'NET_RAW'] },
+      },
+    },
+    proxy: {
+      name: PROXY_CONTAINER,
+      image: opts.image,
+      command: ['node', ...SIDECAR_NODE_FLAGS, 'dist/agents/sidecar/main.js'],
+      args: ['--inbound-port', String(inbound), '--outbound-port', String(outbound)],
+      env,
+      ports: [{ name: 'strait-metrics', containerPort: 15090, protocol: 'TCP' }],
+      securityContext: {
+        runAsUser: uid, runAsGroup: uid, runAsNonRoot: true, allowPrivilegeEscalation: false, readOnlyRootFilesystem: true,
+        capabilities: { drop: ['ALL'] },
+      },
+      resources: { requests: { cpu: '10m', memory: '40Mi' }, limits: { memory: '256Mi' } },
+    },
+  };
+}
+
+/** The JSON Patch that injects the sidecar, or [] when the pod does not ask or already has it. */
+export function sidecarPatch(pod: PodLike, opts: SidecarOptions): JsonPatchOp[] {
+  if (!wantsSidecar(pod)) return [];
+  const containers = Array.isArray(pod.spec?.containers) ? pod.spec.containers : [];
+  if (containers.some((c) => c?.name === PROXY_CONTAINER)) return [];
+  const { proxy, init } = sidecarContainers(opts);
+  const ops: JsonPatchOp[] = [];
+  if (Array.isArray(pod.spec?.initContainers) && pod.spec.initContainers.length > 0) ops.push({ op: 'add', path: '/spec/initContainers/-', value: init });
+  else ops.push({ op: 'add', path: '/spec/initContainers', value: [init] });
+  ops.push({ op: 'add', path: '/spec/containers/-', value: proxy });
+  const status = JSON.stringify({ initContainers: [INIT_CONTAINER], containers: [PROXY_CONTAINER] });
+  if (pod.metadata?.annotations && typeof pod.metadata.annotations === 'object') {
+    ops.push({ op: 'add', path: `/metadata/annotations/${escape(STATUS_ANNOTATION)}`, value: status });
+  } else {
+    ops.push({ op: 'add', path: '/metadata/annotations', value: { [STATUS_ANNOTATION]: status } });
+  }
+  return ops;
+}

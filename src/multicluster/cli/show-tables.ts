@@ -1,0 +1,74 @@
+// The `strait show` tables, with Submariner's column headers, from plain rows.
+import type { ConnectionRow, EndpointRow, GatewayRow, ClusterNetwork, BrokerDescription } from '../control/clusterset/index.js';
+import { formatTable } from '../../platform/cli-kit/index.js';
+
+export const COLUMNS = {
+  connections: ['GATEWAY', 'CLUSTER', 'REMOTE IP', 'NAT', 'CABLE DRIVER', 'SUBNETS', 'STATUS', 'RTT avg.'],
+  endpoints: ['CLUSTER', 'ENDPOINT IP', 'PUBLIC IP', 'CABLE DRIVER', 'TYPE'],
+  gateways: ['NODE', 'HA STATUS', 'SUMMARY'],
+  versions: ['COMPONENT', 'REPOSITORY', 'CONFIGURED', 'RUNNING', 'ARCH'],
+  brokers: ['NAMESPACE', 'NAME', 'COMPONENTS', 'GLOBALNET', 'GLOBALNET CIDR', 'DEFAULT GLOBALNET SIZE', 'DEFAULT DOMAINS'],
+} as const;
+
+export interface VersionRow {
+  component: string;
+  repository: string;
+  configured: string;
+  running: string;
+  arch: string;
+}
+
+export interface ShowData {
+  cluster: string;
+  connections: ConnectionRow[];
+  endpoints: EndpointRow[];
+  gateways: GatewayRow[];
+  network?: ClusterNetwork;
+  versions: VersionRow[];
+  brokers: BrokerDescription[];
+}
+
+export type ShowWhat = 'connections' | 'endpoints' | 'gateways' | 'networks' | 'versions' | 'brokers';
+export const SHOW_ALL: ShowWhat[] = ['brokers', 'networks', 'endpoints', 'connections', 'gateways', 'versions'];
+const TITLES: Record<ShowWhat, string> = {
+  connections: 'Connections', endpoints: 'Endpoints', gateways: 'Gateways', networks: 'Network details', versions: 'Versions', brokers: 'Brokers',
+};
+
+export function renderSection(what: ShowWhat, d: ShowData): string {
+  const head = ` ✓ Showing ${TITLES[what]}\n`;
+  const none = (thing: string) => `${head} ⚠ No ${thing} found\n`;
+  switch (what) {
+    case 'connections':
+      if (d.connections.length === 0) return none('connections');
+      return head + formatTable([...COLUMNS.connections], d.connections.map((r) =>
+        [r.gateway, r.cluster, r.remoteIP, r.nat, r.cableDriver, r.subnets.join(', '), r.status, r.rttAvg]));
+    case 'endpoints':
+      if (d.endpoints.length === 0) return none('endpoints');
+      return head + formatTable([...COLUMNS.endpoints], d.endpoints.map((r) => [r.cluster, r.endpointIP, r.publicIP, r.cableDriver, r.type]));
+    case 'gateways':
+      if (d.gateways.length === 0) return none('gateways');
+      return head + formatTable([...COLUMNS.gateways], d.gateways.map((r) => [r.node, r.haStatus, r.summary]));
+    case 'versions':
+      return head + formatTable([...COLUMNS.versions], d.versions.map((r) => [r.component, r.repository, r.configured, r.running, r.arch]));
+    case 'brokers':
+      if (d.brokers.length === 0) return none('brokers');
+      return head + formatTable([...COLUMNS.brokers], d.brokers.map((b) =>
+        [b.namespace, b.name, b.components.join(', '), b.globalnetEnabled ? 'yes' : 'no', '', '', b.customDomains.join(', ')]));
+    case 'networks': {
+      if (!d.network) return none('network details (the cluster has not joined)');
+      const n = d.network;
+      return `${head}    Discovered network details via strait:\n        Network plugin:  ${n.networkPlugin}\n        Service CIDRs:   [${n.serviceCIDRs.join(' ')}]\n        Cluster CIDRs:   [${n.clusterCIDRs.join(' ')}]\n`;
+    }
+  }
+}
+
+export function renderShow(whats: ShowWhat[], d: ShowData): string {
+  return `Cluster "${d.cluster}"\n` + whats.map((w) => renderSection(w, d)).join('\n');
+}
+
+/** The JSON shape of `-o json`: one key per section. */
+export function showJson(whats: ShowWhat[], d: ShowData): Record<string, unknown> {
+  const out: Record<string, unknown> = { cluster: d.cluster };
+  for (const w of whats) out[w] = w === 'networks' ? (d.network ?? null) : d[w];
+  return out;
+}

@@ -1,0 +1,398 @@
+// The clusterset.local DNS server: UDP and TCP on one port, dns2 for the message codec.
+// Names in clusterset.local are answered from the zone; other names are forwarded to the
+// cluster's own DNS (the upstream). Malformed packets are counted and dropped (or answered
+// FORMERR when the header is readable); each source address has a query rate bound.
+import { createSocket, type RemoteInfo, type Socket } from 'node:dgram';
+import { createServer as createTcpServer, type Server as TcpServer, type Socket as TcpSocket } from 'node:net';
+import { Packet } from 'dns2';
+import type { Registry } from 'prom-client';
+import { type Logger, silentLogger } from '../../../base/log/index.js';
+import { DnsCounters, registerDnsMetrics } from './metrics.js';
+import { readQuery } from './query.js';
+import { RateLimiter } from './rate-limit.js';
+import { type Answer, ClustersetZone, type Rr } from './zone.js';
+
+export interface ClustersetDnsOptions {
+  zone: ClustersetZone;
+  /** listen address (default 127.0.0.1) */
+  address?: string;
+  /** listen port for UDP and TCP (default 53; 0 picks a free one) */
+  port?: number;
+  tcp?: boolean;
+  /** the cluster's own DNS, for names outside clusterset.local; without it they get REFUSED */
+  upstream?: { address: string; port: number; timeoutMs?: number };
+  /** per-source bound (default 10000 queries/s, burst 20000) */
+  rateLimit?: { qps: number; burst: number };
+  registry?: Registry;
+  log?: Logger;
+}
+
+export interface ClustersetDns {
+  readonly address: string;
+  readonly port: number;
+  readonly counters: DnsCounters;
+  close(): Promise<void>;
+}
+
+const RCODE = { NOERROR: 0, FORMERR: 1, SERVFAIL: 2, NXDOMAIN: 3, NOTIMP: 4, REFUSED: 5 } as const;
+const TYPE_NUM: Record<Rr['type'], number> = { A: 1, SRV: 33, SOA: 6 };
+const MAX_PENDING = 4096;
+
+/** Where an answer goes: a UDP peer, or a TCP connection (length-prefixed). */
+type Target = RemoteInfo | TcpTarget;
+
+interface TcpTarget {
+  socket: TcpSocket;
+}
+
+interface Pending {
+  id: number;
+  qtype: number;
+  target: Target;
+  request: Buffer;
+  timer: NodeJS.Timeout;
+}
+
+/** A FORMERR/NOTIMP/SERVFAIL/REFUSED answer built from the raw header (and question when present). */
+function errorReply(req: Buffer, rcode: number): Buffer | undefined {
+  if (req.length < 12) return undefined;
+  const qd = req.readUInt16BE(4);
+  // keep the question only when it is one well-formed question
+  let qEnd = 12;
+  if (qd === 1) {
+    let o = 12;
+    while (o < req.length && req[o] !== 0 && o - 12 < 255) o += 1 + req[o]!;
+    qEnd = o + 5 <= req.length && req[o] === 0 ? o + 5 : 12;
+  }
+  const out = Buffer.alloc(qEnd);
+  req.copy(out, 0, 0, qEnd);
+  out[2] = 0x80 | (req[2]! & 0x79); // QR, opcode, RD
+  out[3] = 0x80 | (rcode & 0x0f); // RA
+  out.writeUInt16BE(qEnd > 12 ? 1 : 0, 4);
+  out.writeUInt32BE(0, 6);
+  out.writeUInt16BE(0, 10);
+  return out;
+}
+
+function cacheKey(qname: string, qtype: number, qclass: number, edns: boolean, limit: number, a: Answer): string {
+  let k = `${qname}|${qtype}|${qclass}|${edns ? 1 : 0}|${limit}|${a.rcode}|`;
+  for (let i = 0; i < a.answers.length; i++) { const r = a.answers[i]!; k += `${r.address ?? ''}/${r.port ?? ''}/${r.target ?? ''},`; }
+  k += '|';
+  for (let i = 0; i < a.additionals.length; i++) k += `${a.additionals[i]!.name}/${a.additionals[i]!.address ?? ''},`;
+  return k;
+}
+
+function toResource(r: Rr): Record<string, unknown> {
+  const base = { name: r.name, type: TYPE_NUM[r.type], class: 1, ttl: r.ttl };
+  if (r.type === 'A') return { ...base, address: r.address };
+  if (r.type === 'SRV') return { ...base, priority: r.priority, weight: r.weight, port: r.port, target: r.target };
+  return { ...r, ...base };
+}
+
+export class ClustersetDnsServer implements ClustersetDns {
+  readonly counters = new DnsCounters();
+  address = '127.0.0.1';
+  port = 0;
+  private udp: Socket | undefined;
+  private tcp: TcpServer | undefined;
+  private upstreamSock: Socket | undefined;
+  private pending = new Map<number, Pending>();
+  private nextId = 1;
+  private readonly limiter: RateLimiter;
+  private readonly log: Logger;
+  private tcpConns = new Set<TcpSocket>();
+  private cache = new Map<string, Buffer>();
+  private stable = new Map<string, { buf: Buffer; rcode: number }>();
+  private cacheGeneration = -1;
+
+  constructor(private readonly opts: ClustersetDnsOptions) {
+    this.limiter = new RateLimiter(opts.rateLimit?.qps ?? 10_000, opts.rateLimit?.burst ?? 20_000);
+    this.log = opts.log ?? silentLogger();
+    if (opts.registry) registerDnsMetrics(opts.registry, this.counters);
+    this.onUdpMessage = this.onUdpMessage.bind(this);
+    this.onUpstreamMessage = this.onUpstreamMessage.bind(this);
+  }
+
+  async listen(): Promise<void> {
+    const address = this.opts.address ?? '127.0.0.1';
+    const wantTcp = this.opts.tcp ?? true;
+    for (let attempt = 0; ; attempt++) {
+      const udp = createSocket({ type: address.includes(':') ? 'udp6' : 'udp4' });
+      await new Promise<void>((res, rej) => { udp.once('error', rej); udp.bind(this.opts.port ?? 53, address, () => { udp.off('error', rej); res(); }); });
+      const port = udp.address().port;
+      if (!wantTcp) { this.udp = udp; this.port = port; break; }
+      try {
+        const tcp = createTcpServer({ pauseOnConnect: false }, (s) => this.onTcpConnection(s));
+        await new Promise<void>((res, rej) => { tcp.once('error', rej); tcp.listen(port, address, () => { tcp.off('error', rej); res(); }); });
+        tcp.maxConnections = 256;
+        this.udp = udp;
+        this.tcp = tcp;
+        this.port = port;
+        break;
+      } catch (err) {
+        udp.close();
+        if ((this.opts.port ?? 53) !== 0 || attempt > 10) throw err;
+      }
+    }
+    this.address = address;
+    this.udp.on('message', this.onUdpMessage);
+    this.udp.on('error', (err) => this.log.warn({ err }, 'dns udp socket error'));
+    if (this.opts.upstream) {
+      const up = createSocket({ type: this.opts.upstream.address.includes(':') ? 'udp6' : 'udp4' });
+      up.on('message', this.onUpstreamMessage);
+      up.on('error', (err) => this.log.warn({ err }, 'dns upstream socket error'));
+      await new Promise<void>((res) => up.bind(0, res));
+      this.upstreamSock = up;
+    }
+  }
+
+  private onUdpMessage(msg: Buffer, rinfo: RemoteInfo): void {
+    if (!this.limiter.allow(rinfo.address, performance.now())) {
+      this.counters.rateLimited++;
+      return;
+    }
+    this.handle(msg, 512, rinfo);
+  }
+
+  private onTcpConnection(s: TcpSocket): void {
+    this.tcpConns.add(s);
+    s.setTimeout(10_000, () => s.destroy());
+    s.on('close', () => this.tcpConns.delete(s));
+    s.on('error', () => s.destroy());
+    let buf: Buffer = Buffer.alloc(0);
+    const target: TcpTarget = { socket: s };
+    s.on('data', (chunk: Buffer) => {
+      buf = buf.length === 0 ? chunk : Buffer.concat([buf, chunk]);
+      while (buf.length >= 2) {
+        const n = buf.readUInt16BE(0);
+        if (buf.length < 2 + n) break;
+        const msg = buf.subarray(2, 2 + n);
+        buf = buf.subarray(2 + n);
+        if (!this.limiter.allow(s.remoteAddress ?? '?', performance.now())) {
+          this.counters.rateLimited++;
+          continue;
+        }
+        this.handle(msg, 65535, target);
+      }
+      if (buf.length > 70_000) s.destroy();
+    });
+  }
+
+  /** One query in, at most one answer out. Never throws. */
+  private handle(msg: Buffer, udpLimit: number, target: Target): void {
+    if (msg.length < 12 || msg.length > 65535) {
+      this.counters.malformed++;
+      return;
+    }
+    if (msg[2]! & 0x80) { // a response: never answer it (no reflection loops)
+      this.counters.malformed++;
+      return;
+    }
+    const opcode = (msg[2]! >> 3) & 0x0f;
+    if (opcode !== 0) {
+      this.counters.count(0, RCODE.NOTIMP);
+      const r = errorReply(msg, RCODE.NOTIMP);
+      if (r) this.reply(target, r);
+      return;
+    }
+    // a query holds one question and at most one additional record (EDNS OPT); anything
+    // else is refused before the codec sees it, so a header that lies about its counts
+    // cannot make the parser loop over thousands of phantom records
+    if (msg.readUInt16BE(4) !== 1 || msg.readUInt16BE(6) !== 0 || msg.readUInt16BE(8) !== 0 || msg.readUInt16BE(10) > 1) {
+      this.counters.malformed++;
+      this.counters.count(0, RCODE.FORMERR);
+      const r = errorReply(msg, RCODE.FORMERR);
+      if (r) this.reply(target, r);
+      return;
+    }
+    let qname: string;
+    let qtype: number;
+    let qclass: number;
+    let edns: number;
+    const fast = readQuery(msg);
+    if (fast) {
+      qname = fast.qname;
+      qtype = fast.qtype;
+      qclass = fast.qclass;
+      edns = fast.edns;
+    } else {
+      let req: Packet;
+      try {
+        req = Packet.parse(msg);
+      } catch {
+        this.counters.malformed++;
+        const r = errorReply(msg, RCODE.FORMERR);
+        if (r) this.reply(target, r);
+        return;
+      }
+      const q = req.questions[0] as { name?: unknown; type?: unknown; class?: unknown } | undefined;
+      if (req.questions.length !== 1 || !q || typeof q.name !== 'string' || typeof q.type !== 'number' || q.name.length > 253) {
+        this.counters.malformed++;
+        this.counters.count(0, RCODE.FORMERR);
+        const r = errorReply(msg, RCODE.FORMERR);
+        if (r) this.reply(target, r);
+        return;
+      }
+      qname = q.name.replace(/\.$/, '');
+      qtype = q.type;
+      qclass = typeof q.class === 'number' ? q.class : 1;
+      const opt = req.additionals.find((r) => r && (r as { type?: number }).type === 41) as { class?: number } | undefined;
+      edns = opt ? Math.max(512, opt.class ?? 512) : 0;
+    }
+    if (!ClustersetZone.inZone(qname.toLowerCase())) {
+      this.forward(msg, qtype, target);
+      return;
+    }
+    const limit = edns > 0 ? Math.max(udpLimit, Math.min(edns, 1232)) : udpLimit;
+    if (this.cacheGeneration !== this.opts.zone.generation) {
+      this.cache.clear();
+      this.stable.clear();
+      this.cacheGeneration = this.opts.zone.generation;
+    }
+    // answers that do not rotate are reused without asking the zone again
+    const skey = `${qname}|${qtype}|${qclass}|${edns > 0 ? 1 : 0}|${limit}`;
+    const hit = this.stable.get(skey);
+    if (hit) {
+      this.send(hit.buf, msg, qtype, hit.rcode, target);
+      return;
+    }
+    let answer: Answer;
+    try {
+      answer = this.opts.zone.resolve(qname, qtype);
+    } catch (err) {
+      this.log.error({ err, qname }, 'zone lookup failed');
+      this.counters.count(qtype, RCODE.SERVFAIL);
+      const r = errorReply(msg, RCODE.SERVFAIL);
+      if (r) this.reply(target, r);
+      return;
+    }
+    // answers are encoded once per distinct content and kept until the zone changes
+    const key = cacheKey(qname, qtype, qclass, edns > 0, limit, answer);
+    let encoded = this.cache.get(key);
+    if (!encoded) {
+      try {
+        encoded = this.encode(qname, qtype, qclass, edns > 0, limit, answer);
+      } catch (err) {
+        this.log.error({ err, qname }, 'encoding the answer failed');
+        this.counters.count(qtype, RCODE.SERVFAIL);
+        const r = errorReply(msg, RCODE.SERVFAIL);
+        if (r) this.reply(target, r);
+        return;
+      }
+      if (this.cache.size >= 16_384) this.cache.clear();
+      this.cache.set(key, encoded);
+    }
+    if (answer.stable) {
+      if (this.stable.size >= 16_384) this.stable.clear();
+      this.stable.set(skey, { buf: encoded, rcode: answer.rcode });
+    }
+    this.send(encoded, msg, qtype, answer.rcode, target);
+  }
+
+  /** A copy of an encoded answer with the query's ID and RD bit. */
+  private send(encoded: Buffer, msg: Buffer, qtype: number, rcode: number, target: Target): void {
+    const out = Buffer.allocUnsafe(encoded.length);
+    encoded.copy(out);
+    out[0] = msg[0]!;
+    out[1] = msg[1]!;
+    out[2] = out[2]! | (msg[2]! & 0x01);
+    this.counters.count(qtype, rcode);
+    this.reply(target, out);
+  }
+
+  private reply(target: Target, buf: Buffer): void {
+    if ('socket' in target) {
+      const s = target.socket;
+      if (s.destroyed) return;
+      const len = Buffer.allocUnsafe(2);
+      len.writeUInt16BE(buf.length, 0);
+      s.write(len);
+      s.write(buf);
+      return;
+    }
+    this.udp?.send(buf, target.port, target.address);
+  }
+
+  /** The response for a question (id 0, RD clear: the caller patches both in). */
+  private encode(qname: string, qtype: number, qclass: number, edns: boolean, limit: number, answer: Answer): Buffer {
+    const res = new Packet();
+    res.header = new Packet.Header({ id: 0, qr: 1, opcode: 0, aa: 1, rd: 0, ra: this.opts.upstream ? 1 : 0, rcode: answer.rcode });
+    res.questions = [{ name: qname, type: qtype, class: qclass }] as unknown as typeof res.questions;
+    res.answers = answer.answers.map(toResource) as unknown as typeof res.answers;
+    res.authorities = answer.authority.map(toResource) as unknown as typeof res.authorities;
+    res.additionals = answer.additionals.map(toResource) as unknown as typeof res.additionals;
+    if (edns) res.additionals.push((Packet.Resource.EDNS as unknown as (r: object[], o: object) => object)([], { udpPayloadSize: 1232 }) as unknown as (typeof res.additionals)[number]);
+    const out = res.toBuffer();
+    if (out.length <= limit) return out;
+    // too big for UDP: TC set, question only; the client retries over TCP
+    const t = new Packet();
+    t.header = new Packet.Header({ id: 0, qr: 1, opcode: 0, aa: 1, tc: 1, rd: 0, ra: this.opts.upstream ? 1 : 0, rcode: answer.rcode });
+    t.questions = res.questions;
+    return t.toBuffer();
+  }
+
+  private forward(msg: Buffer, qtype: number, target: Target): void {
+    const up = this.opts.upstream;
+    const sock = this.upstreamSock;
+    if (!up || !sock || this.pending.size >= MAX_PENDING) {
+      const rcode = up ? RCODE.SERVFAIL : RCODE.REFUSED;
+      this.counters.count(qtype, rcode);
+      if (up) this.counters.forwardFailures++;
+      const r = errorReply(msg, rcode);
+      if (r) this.reply(target, r);
+      return;
+    }
+    let id = this.nextId;
+    while (this.pending.has(id)) id = (id + 1) & 0xffff;
+    this.nextId = (id + 1) & 0xffff;
+    const copy = Buffer.from(msg);
+    const origId = copy.readUInt16BE(0);
+    copy.writeUInt16BE(id, 0);
+    const timer = setTimeout(() => this.forwardTimeout(id), up.timeoutMs ?? 2000);
+    timer.unref();
+    this.pending.set(id, { id: origId, qtype, target, request: msg, timer });
+    this.counters.forwarded++;
+    sock.send(copy, up.port, up.address);
+  }
+
+  private forwardTimeout(id: number): void {
+    const p = this.pending.get(id);
+    if (!p) return;
+    this.pending.delete(id);
+    this.counters.forwardFailures++;
+    this.counters.count(p.qtype, RCODE.SERVFAIL);
+    const r = errorReply(p.request, RCODE.SERVFAIL);
+    if (r) this.reply(p.target, r);
+  }
+
+  private onUpstreamMessage(msg: Buffer, rinfo: RemoteInfo): void {
+    const up = this.opts.upstream;
+    if (!up || msg.length < 12 || rinfo.port !== up.port) return;
+    const id = msg.readUInt16BE(0);
+    const p = this.pending.get(id);
+    if (!p) return;
+    this.pending.delete(id);
+    clearTimeout(p.timer);
+    const out = Buffer.from(msg);
+    out.writeUInt16BE(p.id, 0);
+    this.counters.count(p.qtype, out[3]! & 0x0f);
+    this.reply(p.target, out);
+  }
+
+  async close(): Promise<void> {
+    for (const p of this.pending.values()) clearTimeout(p.timer);
+    this.pending.clear();
+    for (const s of this.tcpConns) s.destroy();
+    await Promise.all([
+      new Promise<void>((r) => (this.udp ? this.udp.close(() => r()) : r())),
+      new Promise<void>((r) => (this.tcp ? this.tcp.close(() => r()) : r())),
+      new Promise<void>((r) => (this.upstreamSock ? this.upstreamSock.close(() => r()) : r())),
+    ]);
+  }
+}
+
+export async function startClustersetDns(opts: ClustersetDnsOptions): Promise<ClustersetDns> {
+  const s = new ClustersetDnsServer(opts);
+  await s.listen();
+  return s;
+}

@@ -1,0 +1,540 @@
+// The per-cluster multicluster controllers, run by the control module of each joined cluster:
+//   export: ServiceExport + Service (local) -> this cluster's EndpointSlice and the
+//           aggregated ServiceImport on the broker; ServiceExport conditions.
+//   import: broker EndpointSlices -> ServiceImport + EndpointSlices (MCS labels) locally.
+// A broker that is down leaves local imports and statuses as they are; the informers
+// re-list and the queue retries with backoff, so everything converges when it returns.
+import { createHash } from 'node:crypto';
+import { type Clock, systemClock } from '../../../base/clock/index.js';
+import { isStraitError } from '../../../base/errors/index.js';
+import { type Logger, silentLogger } from '../../../base/log/index.js';
+import type { KubeObject, ResourceStore } from '../../../platform/store/index.js';
+import { aggregate, type Aggregate, type ClusterExport, exportFromSlice, type ServicePort, type SliceEndpoint } from './aggregate.js';
+import { type Condition, getCondition, MESSAGE, REASON, setCondition } from './conditions.js';
+import { Informer, KeyQueue } from './informer.js';
+import { processLanes, type WorkLanes } from './lanes.js';
+import type { MulticlusterMetrics } from './metrics.js';
+import {
+  ANN_EXPORT_CREATED, ANN_SERVICE_TYPE, ANN_SYNCED_AT, BROKER_NAMESPACE, brokerImportName, brokerSliceName,
+  LABEL_MANAGED_BY, LABEL_SERVICE_NAME, LABEL_SERVICE_NAMESPACE, LABEL_SOURCE_CLUSTER, localSliceName, MANAGED_BY,
+} from './names.js';
+import { ensureNamespace, K } from './store-util.js';
+
+export interface AgentOptions {
+  clusterId: string;
+  local: ResourceStore;
+  broker: ResourceStore;
+  clock?: Clock;
+  log?: Logger;
+  metrics?: MulticlusterMetrics;
+  /** full resync period (ms); catches what watches cannot tell (pods behind headless services) */
+  resyncMs?: number;
+  /** foreground/follow-up lanes shared with the other agents of this process (default: processLanes) */
+  lanes?: WorkLanes;
+}
+
+const ANN_CONTENT_HASH = 'strait.io/content-hash';
+
+interface ServiceLike extends KubeObject {
+  spec?: { type?: string; clusterIP?: string; selector?: Record<string, string>; ports?: { name?: string; protocol?: string; port: number; targetPort?: number | string }[] };
+}
+
+const splitKey = (key: string): [string, string] => {
+  const i = key.indexOf('/');
+  return [key.slice(0, i), key.slice(i + 1)];
+};
+
+export class MulticlusterAgent {
+  readonly clusterId: string;
+  private readonly local: ResourceStore;
+  private readonly broker: ResourceStore;
+  private readonly clock: Clock;
+  private readonly log: Logger;
+  private readonly metrics: MulticlusterMetrics | undefined;
+  private readonly exports = new KeyQueue((k) => this.reconcileExport(k), systemClock, (k, e) => this.onError('export', k, e));
+  private readonly imports = new KeyQueue((k) => this.runImport(k), systemClock, (k, e) => this.onError('import', k, e));
+  private readonly lanes: WorkLanes;
+  /** queued imports woken by another cluster's slice: foreground work until they have run */
+  private readonly foregroundImports = new Set<string>();
+  /** imports of this cluster's own slices, waiting for the foreground work to finish */
+  private readonly deferredImports = new Set<Promise<void>>();
+  private informers: Informer[] = [];
+  /** ns/name of every ServiceExport seen in this cluster */
+  private knownExports = new Set<string>();
+  /** ns/name of every service seen on the broker or imported here */
+  private knownImports = new Set<string>();
+  /** conditions of this cluster's exports, for metrics */
+  private conditions = new Map<string, Condition[]>();
+  /** when a change was first noticed, per key, for the sync latency */
+  private noticed = new Map<string, number>();
+  private resyncTimer: { cancel(): void } | undefined;
+  /** the broker's exported EndpointSlices by name, as its informer last saw them (no re-list per reconcile) */
+  private readonly brokerSlices = new Map<string, KubeObject>();
+  private brokerSliceInformer: Informer | undefined;
+  /** key@resourceVersion of our own status writes, whose watch events need no reconcile */
+  private ownWrites = new Set<string>();
+  private stopped = false;
+
+  constructor(private readonly opts: AgentOptions) {
+    this.clusterId = opts.clusterId;
+    this.local = opts.local;
+    this.broker = opts.broker;
+    this.clock = opts.clock ?? systemClock;
+    this.log = opts.log ?? silentLogger();
+    this.metrics = opts.metrics;
+    this.lanes = opts.lanes ?? processLanes;
+    this.metrics?.addSource(this);
+  }
+
+  start(): void {
+    const inf = (store: ResourceStore, kind: typeof K.ServiceExport, ns: string | undefined, sel: string | undefined,
+      onKey: (o: KubeObject, type: string) => void, onList?: (items: KubeObject[]) => void) => {
+      const i = new Informer(store, kind, { ...(ns ? { namespace: ns } : {}), ...(sel ? { labelSelector: sel } : {}) }, {
+        onList: (items) => { onList?.(items); for (const o of items) onKey(o, 'LIST'); },
+        onEvent: (t, o) => onKey(o, t),
+        onError: (err) => this.log.debug({ err }, 'informer error'),
+      }, this.clock);
+      this.informers.push(i);
+      i.start();
+    };
+    const key = (o: KubeObject) => `${o.metadata.namespace ?? ''}/${o.metadata.name}`;
+    inf(this.local, K.ServiceExport, undefined, undefined, (o, type) => {
+      const k = key(o);
+      this.knownExports.add(k);
+      if (type === 'MODIFIED' && this.ownWrites.delete(`${k}@${o.metadata.resourceVersion ?? ''}`)) return;
+      if (this.ownWrites.size > 10_000) this.ownWrites.clear();
+      this.enqueueExport(k);
+    });
+    inf(this.local, K.Service, undefined, undefined, (o) => { if (this.knownExports.has(key(o))) this.enqueueExport(key(o)); });
+    inf(this.local, K.EndpointSlice, undefined, 'kubernetes.io/service-name', (o) => {
+      const k = `${o.metadata.namespace ?? ''}/${o.metadata.labels?.['kubernetes.io/service-name'] ?? ''}`;
+      if (this.knownExports.has(k)) this.enqueueExport(k);
+    });
+    inf(this.broker, K.EndpointSlice, BROKER_NAMESPACE, LABEL_SOURCE_CLUSTER, (o, type) => {
+      if (type === 'DELETED') this.brokerSlices.delete(o.metadata.name);
+      else this.brokerSlices.set(o.metadata.name, o);
+      const l = o.metadata.labels ?? {};
+      const k = `${l[LABEL_SERVICE_NAMESPACE] ?? ''}/${l[LABEL_SERVICE_NAME] ?? ''}`;
+      this.knownImports.add(k);
+      // another cluster's slice: foreground (this cluster's DNS answer waits on the import);
+      // this cluster's own export coming back: follow-up work, after the other clusters' imports
+      if (l[LABEL_SOURCE_CLUSTER] !== this.clusterId) this.enqueueForegroundImport(k);
+      else if (type === 'LIST') this.enqueueImport(k);
+      else this.enqueueImportAfterForeground(k);
+      if (this.knownExports.has(k)) this.enqueueExport(k);
+    }, (items) => {
+      this.brokerSlices.clear();
+      for (const o of items) this.brokerSlices.set(o.metadata.name, o);
+      // after a (re)list: also look at every service imported here, to drop what the broker no longer has
+      for (const k of this.knownImports) this.enqueueImport(k);
+    });
+    this.brokerSliceInformer = this.informers[this.informers.length - 1];
+    // services imported here before a restart
+    void this.local.list(K.ServiceImport, {}).then((l) => {
+      for (const o of l.items) { this.knownImports.add(key(o)); this.enqueueImport(key(o)); }
+    }).catch(() => undefined);
+    this.scheduleResync();
+  }
+
+  private scheduleResync(): void {
+    const ms = this.opts.resyncMs ?? 10_000;
+    this.resyncTimer = this.clock.setTimeout(() => {
+      if (this.stopped) return;
+      for (const k of this.knownExports) this.exports.add(k);
+      for (const k of this.knownImports) this.imports.add(k);
+      this.scheduleResync();
+    }, ms);
+  }
+
+  private brokerSlicesSynced(): boolean {
+    return this.brokerSliceInformer?.synced === true;
+  }
+
+  /** A broker slice from the informer's cache; undefined when not cached or the cache is not current. */
+  private brokerSlice(name: string): KubeObject | undefined {
+    return this.brokerSlicesSynced() ? this.brokerSlices.get(name) : undefined;
+  }
+
+  /** The broker slices of one service: from the informer's cache while it is current, else listed (throws when the broker is down). */
+  private async brokerSlicesOf(ns: string, name: string): Promise<KubeObject[]> {
+    if (this.brokerSlicesSynced()) {
+      const out: KubeObject[] = [];
+      for (const s of this.brokerSlices.values()) {
+        const l = s.metadata.labels ?? {};
+        if (l[LABEL_SERVICE_NAME] === name && l[LABEL_SERVICE_NAMESPACE] === ns) out.push(s);
+      }
+      return out;
+    }
+    return (await this.broker.list(K.EndpointSlice, {
+      namespace: BROKER_NAMESPACE, labelSelector: `${LABEL_SERVICE_NAME}=${name},${LABEL_SERVICE_NAMESPACE}=${ns}`,
+    })).items;
+  }
+
+  private enqueueExport(k: string): void {
+    if (!this.noticed.has(`e:${k}`)) this.noticed.set(`e:${k}`, performance.now());
+    this.exports.add(k);
+  }
+
+  private enqueueImport(k: string): void {
+    if (!this.noticed.has(`i:${k}`)) this.noticed.set(`i:${k}`, performance.now());
+    this.imports.add(k);
+  }
+
+  private enqueueForegroundImport(k: string): void {
+    if (this.stopped) return;
+    if (!this.foregroundImports.has(k)) {
+      this.foregroundImports.add(k);
+      this.lanes.begin();
+    }
+    this.enqueueImport(k);
+  }
+
+  private enqueueImportAfterForeground(k: string): void {
+    const p = this.lanes.afterForeground().then(() => {
+      this.deferredImports.delete(p);
+      if (!this.stopped) this.enqueueImport(k);
+    });
+    this.deferredImports.add(p);
+  }
+
+  /** One import; foreground work (if it was queued as such) ends when its writes have committed or failed. */
+  private async runImport(k: string): Promise<void> {
+    const foreground = this.foregroundImports.delete(k);
+    try {
+      await this.reconcileImport(k);
+    } finally {
+      if (foreground) this.lanes.end();
+    }
+  }
+
+  private observe(kind: 'e' | 'i', k: string): void {
+    const t0 = this.noticed.get(`${kind}:${k}`);
+    this.noticed.delete(`${kind}:${k}`);
+    if (t0 !== undefined) this.metrics?.syncLatency.observe({ direction: kind === 'e' ? 'export' : 'import' }, (performance.now() - t0) / 1000);
+  }
+
+  private onError(what: string, key: string, err: unknown): void {
+    const level = isStraitError(err, 'STRAIT_ERR_STORE_UNAVAILABLE') ? 'debug' : 'warn';
+    this.log[level]({ err, key, what }, `${what} sync failed; will retry`);
+  }
+
+  /** Resolves when both queues are idle (tests and benchmarks). */
+  async idle(): Promise<void> {
+    await Promise.all(this.deferredImports);
+    await Promise.all([this.exports.idle(), this.imports.idle()]);
+  }
+
+  exportConditions(): Map<string, Map<string, number>> {
+    const out = new Map<string, Map<string, number>>();
+    for (const list of this.conditions.values()) {
+      for (const c of list) {
+        const m = out.get(c.type) ?? new Map<string, number>();
+        m.set(c.status, (m.get(c.status) ?? 0) + 1);
+        out.set(c.type, m);
+      }
+    }
+    return out;
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.resyncTimer?.cancel();
+    for (const i of this.informers) i.stop();
+    this.exports.stop();
+    this.imports.stop();
+    for (let n = this.foregroundImports.size; n > 0; n--) this.lanes.end();
+    this.foregroundImports.clear();
+    this.metrics?.removeSource(this);
+  }
+
+  // --- export ------------------------------------------------------------------------
+
+  private now(): string {
+    return new Date(this.clock.now()).toISOString();
+  }
+
+  private async reconcileExport(key: string): Promise<void> {
+    const [ns, name] = splitKey(key);
+    const se = await this.local.get(K.ServiceExport, name, ns);
+    if (!se) {
+      this.knownExports.delete(key);
+      this.conditions.delete(key);
+      await this.withdraw(ns, name);
+      this.observe('e', key);
+      return;
+    }
+    const status = (se.status ?? {}) as { conditions?: Condition[] };
+    let conds = status.conditions ?? [];
+    let dirty = false;
+    const set = (c: Omit<Condition, 'lastTransitionTime'>) => {
+      const r = setCondition(conds, c, this.now());
+      conds = r.list;
+      dirty ||= r.changed;
+    };
+    // the AwaitingSync write runs beside the broker sync (it is not on the path to the
+    // other clusters); every later status write waits for it, so the order is kept
+    let pendingWrite: Promise<void> = Promise.resolve();
+    const writeStatus = async () => {
+      // the conditions as they are now, whatever happens while this write waits
+      const snapshot = conds;
+      const changed = dirty;
+      dirty = false;
+      await pendingWrite;
+      this.conditions.set(key, snapshot);
+      if (!changed) return;
+      // no read first: a read commits what the store has staged (an fsync) on the spot, ahead
+      // of the other clusters' import writes; the status is this controller's alone
+      let written: KubeObject;
+      try {
+        written = await this.local.updateStatus({ ...se, metadata: { ...se.metadata, resourceVersion: undefined }, status: { ...((se.status ?? {}) as object), conditions: snapshot } });
+      } catch (err) {
+        if (isStraitError(err, 'STRAIT_ERR_NOT_FOUND')) return; // deleted meanwhile: the next reconcile withdraws it
+        throw err;
+      }
+      this.ownWrites.add(`${key}@${written.metadata.resourceVersion ?? ''}`);
+    };
+
+    const svc = await this.local.get<ServiceLike>(K.Service, name, ns);
+    if (!svc || svc.spec?.type === 'ExternalName') {
+      const notFound = !svc;
+      set({
+        type: 'Valid', status: 'False',
+        reason: notFound ? REASON.serviceNotFound : REASON.unsupportedType,
+        message: notFound
+          ? `Service ${ns}/${name} to be exported does not exist; create it or delete the ServiceExport`
+          : `Service ${ns}/${name} has type ExternalName, which cannot be exported`,
+      });
+      set({ type: 'Ready', status: 'False', reason: notFound ? REASON.serviceNotFound : REASON.unsupportedType, message: 'The service is not exported' });
+      await writeStatus();
+      await this.withdraw(ns, name);
+      this.observe('e', key);
+      return;
+    }
+
+    const slice = await this.buildSlice(se, svc);
+    const valid = getCondition(conds, 'Valid');
+    const awaiting = () => {
+      if (valid?.status === 'True' || valid?.reason === REASON.awaitingSync) return;
+      set({ type: 'Valid', status: 'False', reason: REASON.awaitingSync, message: MESSAGE.awaitingSync });
+      if (!getCondition(conds, 'Ready')) set({ type: 'Ready', status: 'False', reason: REASON.awaitingSync, message: MESSAGE.awaitingSync });
+      pendingWrite = writeStatus();
+      pendingWrite.catch(() => undefined);
+    };
+
+    let agg: Aggregate | undefined;
+    try {
+      // this cluster's slice on the broker first: it is what the other clusters import and
+      // answer from; nothing else is written before it (each durable write is an fsync, and
+      // an earlier one would sit on the path to the other clusters' DNS answers)
+      const existing = this.brokerSlice(slice.metadata.name) ?? await this.broker.get(K.EndpointSlice, slice.metadata.name, BROKER_NAMESPACE);
+      if (existing?.metadata.annotations?.[ANN_CONTENT_HASH] !== slice.metadata.annotations?.[ANN_CONTENT_HASH]) {
+        // foreground work: the write is on the path to the other clusters' DNS answers
+        this.lanes.begin();
+        let written: KubeObject;
+        try {
+          await ensureNamespace(this.broker, BROKER_NAMESPACE);
+          written = existing
+            ? await this.broker.update({ ...slice, metadata: { ...slice.metadata, resourceVersion: undefined } })
+            : await this.broker.apply(slice);
+        } finally {
+          this.lanes.end();
+        }
+        if (this.brokerSlicesSynced()) this.brokerSlices.set(written.metadata.name, written);
+        // the imports the slice woke up (this process's other clusters) go first; the
+        // aggregate and this status are follow-up work
+        await this.lanes.afterForeground();
+      }
+      // the aggregated ServiceImport is not synced yet: AwaitingSync (SPEC), then True below
+      awaiting();
+      agg = await this.reaggregate(ns, name);
+    } catch (err) {
+      // a broker outage leaves an established export alone; a new or changed export waits
+      if (valid?.status !== 'True' || !isStraitError(err, 'STRAIT_ERR_STORE_UNAVAILABLE')) {
+        set({ type: 'Valid', status: 'False', reason: REASON.awaitingSync, message: `${MESSAGE.awaitingSync}: ${(err as Error).message}` });
+        if (!getCondition(conds, 'Ready')) set({ type: 'Ready', status: 'False', reason: REASON.awaitingSync, message: MESSAGE.awaitingSync });
+        await writeStatus().catch(() => undefined);
+      }
+      throw err;
+    }
+    set({ type: 'Valid', status: 'True', reason: REASON.exported, message: MESSAGE.synced });
+    set({ type: 'Ready', status: 'True', reason: REASON.exported, message: 'Service is exported and discoverable in the cluster set' });
+    if (agg?.conflict) set({ type: 'Conflict', status: 'True', reason: agg.conflict.reason, message: agg.conflict.message });
+    else set({ type: 'Conflict', status: 'False', reason: REASON.noConflict, message: 'No conflicts with exports of other clusters' });
+    await writeStatus();
+    this.observe('e', key);
+  }
+
+  /** Remove this cluster's slice for a service from the broker and fold the rest again. */
+  private async withdraw(ns: string, name: string): Promise<void> {
+    const removed = await this.broker.delete(K.EndpointSlice, brokerSliceName(ns, name, this.clusterId), BROKER_NAMESPACE);
+    if (removed) await this.reaggregate(ns, name);
+  }
+
+  private async buildSlice(se: KubeObject, svc: ServiceLike): Promise<KubeObject> {
+    const ns = svc.metadata.namespace ?? 'default';
+    const name = svc.metadata.name;
+    const headless = svc.spec?.clusterIP === 'None';
+    let endpoints: SliceEndpoint[];
+    let ports: ServicePort[];
+    const svcPorts = svc.spec?.ports ?? [];
+    if (headless) {
+      endpoints = await this.podEndpoints(ns, name, svc.spec?.selector);
+      ports = svcPorts.map((p) => ({
+        ...(p.name ? { name: p.name } : {}), protocol: p.protocol ?? 'TCP',
+        port: typeof p.targetPort === 'number' ? p.targetPort : p.port,
+      }));
+    } else {
+      endpoints = svc.spec?.clusterIP ? [{ addresses: [svc.spec.clusterIP], conditions: { ready: true } }] : [];
+      ports = svcPorts.map((p) => ({ ...(p.name ? { name: p.name } : {}), protocol: p.protocol ?? 'TCP', port: p.port }));
+    }
+    const created = se.metadata.creationTimestamp ?? getCondition((se.status as { conditions?: Condition[] } | undefined)?.conditions, 'Valid')?.lastTransitionTime ?? this.now();
+    const type = headless ? 'Headless' : 'ClusterSetIP';
+    const hash = createHash('sha256').update(JSON.stringify({ endpoints, ports, type, created })).digest('hex').slice(0, 16);
+    return {
+      apiVersion: K.EndpointSlice.apiVersion, kind: 'EndpointSlice',
+      metadata: {
+        name: brokerSliceName(ns, name, this.clusterId), namespace: BROKER_NAMESPACE,
+        labels: {
+          [LABEL_SERVICE_NAME]: name, [LABEL_SERVICE_NAMESPACE]: ns, [LABEL_SOURCE_CLUSTER]: this.clusterId, [LABEL_MANAGED_BY]: MANAGED_BY,
+        },
+        annotations: { [ANN_EXPORT_CREATED]: created, [ANN_SERVICE_TYPE]: type, [ANN_CONTENT_HASH]: hash, [ANN_SYNCED_AT]: this.now() },
+      },
+      addressType: 'IPv4',
+      endpoints,
+      ports,
+    };
+  }
+
+  /** Endpoints of a headless service: the cluster's own EndpointSlices, else its pods by selector. */
+  private async podEndpoints(ns: string, name: string, selector: Record<string, string> | undefined): Promise<SliceEndpoint[]> {
+    const slices = await this.local.list(K.EndpointSlice, { namespace: ns, labelSelector: `kubernetes.io/service-name=${name}` });
+    const out: SliceEndpoint[] = [];
+    for (const s of slices.items) {
+      if (s.metadata.labels?.[LABEL_MANAGED_BY] === MANAGED_BY) continue;
+      for (const e of (s['endpoints'] as { addresses?: string[]; hostname?: string; targetRef?: { name?: string }; conditions?: { ready?: boolean } }[] | undefined) ?? []) {
+        const hostname = e.hostname ?? e.targetRef?.name;
+        out.push({ addresses: [...(e.addresses ?? [])], ...(hostname ? { hostname } : {}), conditions: { ready: e.conditions?.ready !== false } });
+      }
+    }
+    if (out.length > 0 || !selector || Object.keys(selector).length === 0) return sortEndpoints(out);
+    const sel = Object.entries(selector).map(([k, v]) => `${k}=${v}`).join(',');
+    const pods = await this.local.list(K.Pod, { namespace: ns, labelSelector: sel });
+    for (const p of pods.items) {
+      const st = (p.status ?? {}) as { podIP?: string; phase?: string };
+      if (!st.podIP || (st.phase && st.phase !== 'Running')) continue;
+      out.push({ addresses: [st.podIP], hostname: p.metadata.name, conditions: { ready: true } });
+    }
+    return sortEndpoints(out);
+  }
+
+  /** Fold all clusters' slices of a service into the aggregated ServiceImport on the broker. */
+  private async reaggregate(ns: string, name: string): Promise<Aggregate | undefined> {
+    const slices = await this.broker.list(K.EndpointSlice, {
+      namespace: BROKER_NAMESPACE, labelSelector: `${LABEL_SERVICE_NAME}=${name},${LABEL_SERVICE_NAMESPACE}=${ns}`,
+    });
+    const exports = slices.items.map(exportFromSlice).filter((e): e is ClusterExport => e !== undefined);
+    const agg = aggregate(exports);
+    const importName = brokerImportName(ns, name);
+    if (!agg) {
+      await this.broker.delete(K.ServiceImport, importName, BROKER_NAMESPACE);
+      return undefined;
+    }
+    const spec = { type: agg.type, ports: agg.ports };
+    const status = { clusters: agg.clusters.map((cluster) => ({ cluster })) };
+    const existing = await this.broker.get(K.ServiceImport, importName, BROKER_NAMESPACE);
+    if (JSON.stringify(existing?.spec) === JSON.stringify(spec) && JSON.stringify(existing?.status) === JSON.stringify(status)) return agg;
+    await applyWithStatus(this.broker, {
+      apiVersion: K.ServiceImport.apiVersion, kind: 'ServiceImport',
+      metadata: { name: importName, namespace: BROKER_NAMESPACE, labels: { [LABEL_SERVICE_NAME]: name, [LABEL_SERVICE_NAMESPACE]: ns, [LABEL_MANAGED_BY]: MANAGED_BY } },
+      spec,
+    }, status);
+    return agg;
+  }
+
+  // --- import ------------------------------------------------------------------------
+
+  private async reconcileImport(key: string): Promise<void> {
+    const [ns, name] = splitKey(key);
+    // from the broker informer's cache while its watch runs; otherwise a list, which throws
+    // when the broker is unreachable, before anything local is touched
+    const slices = await this.brokerSlicesOf(ns, name);
+    const byCluster = new Map<string, ClusterExport>();
+    for (const s of slices) {
+      const e = exportFromSlice(s);
+      if (e) byCluster.set(e.cluster, e);
+    }
+    const agg = aggregate([...byCluster.values()]);
+    // every read first, then the writes together: a read after a write would commit it on the
+    // spot, and writes issued together share one commit (one fsync) in the embedded store
+    const localSlices = await this.local.list(K.EndpointSlice, { namespace: ns, labelSelector: `${LABEL_SERVICE_NAME}=${name},${LABEL_MANAGED_BY}=${MANAGED_BY}` });
+    const existing = await this.local.get(K.ServiceImport, name, ns);
+    const keep = new Set(agg?.clusters ?? []);
+    const writes: Promise<unknown>[] = [];
+    for (const s of localSlices.items) {
+      const c = s.metadata.labels?.[LABEL_SOURCE_CLUSTER] ?? '';
+      if (!keep.has(c)) writes.push(this.local.delete(K.EndpointSlice, s.metadata.name, ns));
+    }
+    if (!agg) {
+      if (existing) writes.push(this.local.delete(K.ServiceImport, name, ns));
+      await Promise.all(writes);
+      this.knownImports.delete(key);
+      this.observe('i', key);
+      return;
+    }
+    await ensureNamespace(this.local, ns);
+    const existingByName = new Map(localSlices.items.map((s) => [s.metadata.name, s]));
+    for (const cluster of agg.clusters) {
+      const e = byCluster.get(cluster)!;
+      const sliceName = localSliceName(name, cluster);
+      const hash = createHash('sha256').update(JSON.stringify({ e: e.endpoints, p: e.ports, t: e.type })).digest('hex').slice(0, 16);
+      const prev = existingByName.get(sliceName);
+      if (prev?.metadata.annotations?.[ANN_CONTENT_HASH] === hash) continue;
+      const obj: KubeObject = {
+        apiVersion: K.EndpointSlice.apiVersion, kind: 'EndpointSlice',
+        metadata: {
+          name: sliceName, namespace: ns,
+          labels: { [LABEL_SERVICE_NAME]: name, [LABEL_SOURCE_CLUSTER]: cluster, [LABEL_MANAGED_BY]: MANAGED_BY },
+          annotations: { [ANN_CONTENT_HASH]: hash, [ANN_SERVICE_TYPE]: e.type },
+        },
+        addressType: 'IPv4',
+        endpoints: e.endpoints,
+        ports: e.ports,
+      };
+      writes.push(prev ? this.local.update(obj) : this.local.apply(obj));
+    }
+    // the ServiceImport beside the slices (the slices alone already make the name answerable)
+    const spec = { type: agg.type, ports: agg.ports };
+    const status = { clusters: agg.clusters.map((cluster) => ({ cluster })) };
+    if (JSON.stringify(existing?.spec) !== JSON.stringify(spec) || JSON.stringify(existing?.status) !== JSON.stringify(status)) {
+      writes.push(applyWithStatus(this.local, {
+        apiVersion: K.ServiceImport.apiVersion, kind: 'ServiceImport',
+        metadata: { name, namespace: ns, labels: { [LABEL_MANAGED_BY]: MANAGED_BY } },
+        spec,
+      }, status));
+    }
+    await Promise.all(writes);
+    this.observe('i', key);
+  }
+}
+
+/**
+ * Apply an object and set its status, issued together: the embedded store commits both in
+ * one transaction (one fsync, not two). A store that runs the status write first (requests
+ * in flight together may be reordered) answers NotFound for a new object: then it is
+ * written again once the apply is done.
+ */
+async function applyWithStatus(store: ResourceStore, obj: KubeObject, status: unknown): Promise<void> {
+  const applying = store.apply(obj);
+  const withStatus = { ...obj, status } as KubeObject;
+  const statusWrite = store.updateStatus(withStatus).catch(async (err: unknown) => {
+    if (!isStraitError(err, 'STRAIT_ERR_NOT_FOUND')) throw err;
+    await applying;
+    return store.updateStatus(withStatus);
+  });
+  applying.catch(() => undefined);
+  await Promise.all([applying, statusWrite]);
+}
+
+function sortEndpoints(list: SliceEndpoint[]): SliceEndpoint[] {
+  return list.sort((a, b) => (a.hostname ?? a.addresses[0] ?? '').localeCompare(b.hostname ?? b.addresses[0] ?? ''));
+}

@@ -1,0 +1,99 @@
+// Deploying the broker: its namespace, description, CA and the fingerprints of the current
+// token and PSK, in the broker's store. Every deploy generates a new PSK; a join presenting
+// an older broker-info file is refused (STRAIT_ERR_MC_BROKER_INFO_STALE).
+import { E } from '../../../base/errors/index.js';
+import type { ResourceStore } from '../../../platform/store/index.js';
+import { createBrokerCa } from './broker-ca.js';
+import { type BrokerInfo, type Component, fingerprint, generatePsk, generateToken, KNOWN_COMPONENTS } from './broker-info.js';
+import { BROKER_CONFIGMAP, BROKER_NAMESPACE, BROKER_SECRET } from './names.js';
+import { b64, cmData, ensureNamespace, K, unb64 } from './store-util.js';
+
+export interface DeployBrokerOptions {
+  /** URL that joining clusters use to reach this broker store */
+  brokerURL: string;
+  /** the cluster the broker runs on (informational) */
+  cluster: string;
+  /** access token; default: a new random one. The local world passes its store API token. */
+  token?: string;
+  components?: Component[];
+  customDomains?: string[];
+  now?: Date;
+  /**
+   * PEM of the CA that joining clusters verify the broker with, when the broker is a
+   * Kubernetes API server (its own CA); default: a broker CA made once and kept in the store.
+   */
+  ca?: string;
+}
+
+const CA_SECRET = 'strait-broker-ca';
+
+export async function deployBroker(broker: ResourceStore, opts: DeployBrokerOptions): Promise<BrokerInfo> {
+  const now = opts.now ?? new Date();
+  const components = opts.components ?? [...KNOWN_COMPONENTS];
+  await ensureNamespace(broker, BROKER_NAMESPACE);
+  // the CA survives redeploys; the PSK does not
+  const caSecret = await broker.get(K.Secret, CA_SECRET, BROKER_NAMESPACE);
+  let caPem = opts.ca ?? unb64((caSecret?.['data'] as Record<string, string> | undefined)?.['ca.crt']);
+  if (!caPem) {
+    const ca = createBrokerCa(`strait-broker-${opts.cluster}`, now);
+    caPem = ca.certPem;
+    await broker.apply({
+      apiVersion: 'v1', kind: 'Secret', metadata: { name: CA_SECRET, namespace: BROKER_NAMESPACE },
+      type: 'kubernetes.io/tls', data: { 'ca.crt': b64(ca.certPem), 'tls.key': b64(ca.keyPem) },
+    });
+  }
+  const token = opts.token ?? generateToken();
+  const psk = generatePsk();
+  await broker.apply({
+    apiVersion: 'v1', kind: 'Secret', metadata: { name: BROKER_SECRET, namespace: BROKER_NAMESPACE },
+    type: 'Opaque',
+    data: { tokenFingerprint: b64(fingerprint(token)), pskFingerprint: b64(fingerprint(psk)), deployedAt: b64(now.toISOString()) },
+  });
+  await broker.apply({
+    apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: BROKER_CONFIGMAP, namespace: BROKER_NAMESPACE },
+    data: {
+      components: components.join(','),
+      customDomains: (opts.customDomains ?? []).join(','),
+      globalnetEnabled: 'false',
+      cluster: opts.cluster,
+      brokerURL: opts.brokerURL,
+      deployedAt: now.toISOString(),
+    },
+  });
+  return {
+    brokerURL: opts.brokerURL, brokerCA: caPem, clientToken: token, ipsecPSK: psk,
+    brokerNamespace: BROKER_NAMESPACE, serviceDiscovery: components.includes('service-discovery'),
+    components, customDomains: opts.customDomains ?? [], brokerCluster: opts.cluster,
+  };
+}
+
+export interface BrokerDescription {
+  namespace: string;
+  name: string;
+  components: string[];
+  customDomains: string[];
+  globalnetEnabled: boolean;
+  cluster: string;
+  deployedAt: string;
+}
+
+export async function describeBroker(broker: ResourceStore, where = 'broker'): Promise<BrokerDescription> {
+  const cm = await broker.get(K.ConfigMap, BROKER_CONFIGMAP, BROKER_NAMESPACE);
+  if (!cm) throw E.mcBrokerNotDeployed(where);
+  const d = cmData(cm);
+  const list = (s: string | undefined) => (s ? s.split(',').filter(Boolean) : []);
+  return {
+    namespace: BROKER_NAMESPACE, name: 'submariner-broker', components: list(d['components']),
+    customDomains: list(d['customDomains']), globalnetEnabled: d['globalnetEnabled'] === 'true',
+    cluster: d['cluster'] ?? '', deployedAt: d['deployedAt'] ?? '',
+  };
+}
+
+/** Refuse broker info whose token or PSK is not the broker's current one. */
+export async function checkBrokerInfoCurrent(broker: ResourceStore, info: BrokerInfo, source: string): Promise<void> {
+  const secret = await broker.get(K.Secret, BROKER_SECRET, info.brokerNamespace);
+  if (!secret) throw E.mcBrokerNotDeployed(info.brokerURL);
+  const data = (secret['data'] ?? {}) as Record<string, string>;
+  if (unb64(data['tokenFingerprint']) !== fingerprint(info.clientToken)) throw E.mcBrokerInfoStale(source, 'the access token differs');
+  if (unb64(data['pskFingerprint']) !== fingerprint(info.ipsecPSK)) throw E.mcBrokerInfoStale(source, 'the IPsec PSK differs');
+}

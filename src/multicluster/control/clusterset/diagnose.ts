@@ -1,0 +1,97 @@
+// `strait diagnose`: what blocks a join or breaks the cluster set, one check per line.
+import { isStraitError } from '../../../base/errors/index.js';
+import type { ResourceStore } from '../../../platform/store/index.js';
+import { checkBrokerInfoCurrent, describeBroker } from './broker.js';
+import type { BrokerInfo } from './broker-info.js';
+import { type Condition } from './conditions.js';
+import { listJoinedClusters } from './join.js';
+import { BROKER_NAMESPACE, DNS_LABEL } from './names.js';
+import { type ClusterNetwork, findAllOverlaps, findOverlaps, validateNetwork } from './network.js';
+import { readEndpoint, readGateway } from './records.js';
+import { K } from './store-util.js';
+
+export type CheckStatus = 'ok' | 'warn' | 'fail';
+
+export interface DiagnoseCheck {
+  check: string;
+  status: CheckStatus;
+  message: string;
+}
+
+export interface DiagnoseOptions {
+  broker: ResourceStore;
+  /** the cluster to look at (its exports and gateway) */
+  local?: ResourceStore;
+  localClusterId?: string;
+  /** a cluster that wants to join: its broker info and network */
+  candidate?: { info?: BrokerInfo; source?: string; network: ClusterNetwork };
+}
+
+export async function diagnose(opts: DiagnoseOptions): Promise<DiagnoseCheck[]> {
+  const out: DiagnoseCheck[] = [];
+  const add = (check: string, status: CheckStatus, message: string) => out.push({ check, status, message });
+  try {
+    const b = await describeBroker(opts.broker);
+    add('broker', 'ok', `broker deployed on ${b.cluster} with components ${b.components.join(', ')}`);
+  } catch (err) {
+    add('broker', 'fail', isStraitError(err) ? err.message : String(err));
+    return out;
+  }
+  const joined = await listJoinedClusters(opts.broker);
+  add('clusters', 'ok', `${joined.length} cluster(s) joined: ${joined.map((c) => c.clusterId).join(', ') || '(none)'}`);
+  const overlaps = findAllOverlaps(joined);
+  if (overlaps.length === 0) add('cidr-overlap', 'ok', 'no CIDRs overlap between joined clusters');
+  for (const o of overlaps) {
+    add('cidr-overlap', 'fail', `CIDR ${o.cidr} of cluster ${o.cluster} overlaps CIDR ${o.otherCidr} of cluster ${o.otherCluster}`);
+  }
+
+  if (opts.candidate) {
+    const c = opts.candidate;
+    if (!DNS_LABEL.test(c.network.clusterId)) add('join', 'fail', `cluster ID ${JSON.stringify(c.network.clusterId)} is not a DNS label`);
+    try {
+      validateNetwork(c.network);
+      const o = findOverlaps(c.network, joined);
+      if (o.length === 0) add('join-cidrs', 'ok', `the CIDRs of ${c.network.clusterId} overlap no joined cluster`);
+      for (const x of o) add('join-cidrs', 'fail', `cluster ${x.cluster} cannot join: its CIDR ${x.cidr} overlaps CIDR ${x.otherCidr} of cluster ${x.otherCluster}`);
+    } catch (err) {
+      add('join-cidrs', 'fail', isStraitError(err) ? err.message : String(err));
+    }
+    if (c.info) {
+      try {
+        await checkBrokerInfoCurrent(opts.broker, c.info, c.source ?? 'broker-info.subm');
+        add('broker-info', 'ok', 'broker info matches the deployed broker');
+      } catch (err) {
+        add('broker-info', 'fail', isStraitError(err) ? err.message : String(err));
+      }
+    }
+  }
+
+  const endpoints = (await opts.broker.list(K.Endpoint, { namespace: BROKER_NAMESPACE })).items;
+  for (const c of joined) {
+    const has = endpoints.some((e) => readEndpoint(e, '').cluster === c.clusterId);
+    add('endpoint', has ? 'ok' : 'warn', has ? `cluster ${c.clusterId} has published its gateway endpoint`
+      : `cluster ${c.clusterId} has no Endpoint record on the broker; is its gateway daemon running?`);
+  }
+
+  if (opts.local) {
+    const gws = (await opts.local.list(K.Gateway, {})).items;
+    if (gws.length === 0) add('gateway', 'warn', 'no Gateway record in this cluster; is the gateway daemon running?');
+    for (const g of gws) {
+      const { gateway, connections } = readGateway(g);
+      for (const conn of connections) {
+        if (conn.status !== 'connected') add('connection', 'fail', `gateway ${gateway.node}: connection to ${conn.cluster || '?'} is ${conn.status}`);
+      }
+    }
+    const exports = (await opts.local.list(K.ServiceExport, {})).items;
+    for (const se of exports) {
+      const conds = ((se.status ?? {}) as { conditions?: Condition[] }).conditions ?? [];
+      const who = `${se.metadata.namespace}/${se.metadata.name}`;
+      for (const c of conds) {
+        if ((c.type === 'Valid' && c.status !== 'True') || (c.type === 'Conflict' && c.status === 'True')) {
+          add('service-export', 'warn', `ServiceExport ${who}: ${c.type}=${c.status} (${c.reason}): ${c.message}`);
+        }
+      }
+    }
+  }
+  return out;
+}

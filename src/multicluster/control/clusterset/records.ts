@@ -1,0 +1,104 @@
+// Reading the cluster-link records (Endpoint, Gateway with its connections, Cluster) for
+// `strait show` and for DNS health. The gateway daemon publishes them; this reader accepts
+// both strait's flat shape (clusterId, endpointIP, ... as the gateway's records have them)
+// and Submariner's (cluster_id, private_ip, backend, latencyRTT, ...), so either source works.
+import type { KubeObject } from '../../../platform/store/index.js';
+
+export interface EndpointRow {
+  cluster: string;
+  hostname: string;
+  endpointIP: string;
+  publicIP: string;
+  cableDriver: string;
+  subnets: string[];
+  type: 'local' | 'remote';
+}
+
+export interface ConnectionRow {
+  gateway: string;
+  cluster: string;
+  remoteIP: string;
+  nat: 'yes' | 'no';
+  cableDriver: string;
+  subnets: string[];
+  status: string;
+  rttAvg: string;
+}
+
+export interface GatewayRow {
+  node: string;
+  haStatus: string;
+  summary: string;
+}
+
+type Obj = Record<string, unknown>;
+const obj = (v: unknown): Obj => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Obj) : {});
+const str = (...vals: unknown[]): string => {
+  for (const v of vals) if (typeof v === 'string' && v !== '') return v;
+  for (const v of vals) if (typeof v === 'number') return String(v);
+  return '';
+};
+const strs = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
+
+/** Go's time.Duration text, as subctl prints RTT: "1.234567ms". Input in nanoseconds or ms text. */
+export function formatRttNs(ns: number): string {
+  const ms = ns / 1e6;
+  if (ms < 1) return `${Math.round(ns / 1000)}µs`;
+  return `${ms.toFixed(6).replace(/0+$/, '').replace(/\.$/, '')}ms`;
+}
+
+export function readEndpoint(o: KubeObject, localCluster: string): EndpointRow {
+  const s = { ...obj(o.status), ...obj(o.spec) };
+  const cluster = str(s['clusterId'], s['cluster_id'], s['clusterID']);
+  const declared = str(s['type']);
+  return {
+    cluster,
+    hostname: str(s['hostname']),
+    endpointIP: str(s['endpointIP'], s['private_ip'], s['privateIP']),
+    publicIP: str(s['publicIP'], s['public_ip']),
+    cableDriver: str(s['cableDriver'], s['backend']),
+    subnets: strs(s['subnets']),
+    // seen from the cluster that reads it: a record copied from another cluster says 'local' there
+    type: localCluster ? (cluster === localCluster ? 'local' : 'remote') : declared === 'remote' ? 'remote' : 'local',
+  };
+}
+
+function readConnection(c: Obj, gateway: string): ConnectionRow {
+  const ep = obj(c['endpoint']);
+  const rtt = obj(c['latencyRTT']);
+  const natRaw = c['nat'] ?? c['usingNAT'];
+  const avg = rtt['average'];
+  return {
+    gateway: str(c['gateway'], gateway),
+    cluster: str(c['cluster'], ep['cluster_id'], ep['clusterId']),
+    remoteIP: str(c['remoteIP'], c['usingIP'], ep['private_ip'], ep['endpointIP']),
+    nat: natRaw === true || natRaw === 'yes' ? 'yes' : 'no',
+    cableDriver: str(c['cableDriver'], ep['backend'], ep['cableDriver']),
+    subnets: strs(c['subnets']).length > 0 ? strs(c['subnets']) : strs(ep['subnets']),
+    status: str(c['status'], 'unknown'),
+    rttAvg: str(c['rttAvg'], typeof avg === 'string' ? avg : undefined) || (typeof avg === 'number' ? formatRttNs(avg) : ''),
+  };
+}
+
+export function readGateway(o: KubeObject): { gateway: GatewayRow; connections: ConnectionRow[] } {
+  const s = { ...obj(o.spec), ...obj(o.status) };
+  const local = obj(s['localEndpoint']);
+  const node = str(s['node'], local['hostname'], o.metadata.name);
+  const conns = (Array.isArray(s['connections']) ? s['connections'] : []).map((c) => readConnection(obj(c), node));
+  const up = conns.filter((c) => c.status === 'connected').length;
+  const summary = str(s['summary'], s['statusFailure'])
+    || (up === conns.length ? `All connections (${conns.length}) are established` : `${conns.length - up} connection(s) of ${conns.length} are not established`);
+  return { gateway: { node, haStatus: str(s['haStatus'], 'unknown'), summary }, connections: conns };
+}
+
+/** Clusters reachable now according to active gateways (undefined when no gateway record exists). */
+export function connectedClusters(gateways: KubeObject[], localCluster: string): Set<string> | undefined {
+  if (gateways.length === 0) return undefined;
+  const out = new Set<string>([localCluster]);
+  for (const g of gateways) {
+    const { gateway, connections } = readGateway(g);
+    if (gateway.haStatus !== 'active' && gateway.haStatus !== 'unknown') continue;
+    for (const c of connections) if (c.status === 'connected' && c.cluster) out.add(c.cluster);
+  }
+  return out;
+}

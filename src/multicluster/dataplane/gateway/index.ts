@@ -1,0 +1,615 @@
+// Gateway data plane: VXLAN endpoint for the cluster's node agents (UDP 4800), PSK
+// tunnels to remote gateways (UDP 4500), and a TUN device that injects decrypted
+// traffic into the cluster network (or VXLAN back to the node agent that hosts the
+// destination). Routing is by destination CIDR; the source address is never touched.
+import { readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { systemClock, type Clock } from '../../../base/clock/index.js';
+import { parseCidr, cidrContains, type Cidr } from '../../../base/config/index.js';
+import { E } from '../../../base/errors/index.js';
+import { peekDestination, peekSource } from '../../wire/ipv4/index.js';
+import {
+  writeHeaders, writeExtHeader, extRule, encodeAnnounce, announceEpoch, VXLAN_OVERHEAD, ETHERTYPE_ANNOUNCE, ETHERTYPE_IPV4, ETHERTYPE_VNET,
+  ETHERTYPE_STRAIT, AGENT_MAC, GATEWAY_MAC, EXT_HEADER, EXT_HELLO, EXT_HELLO_ACK, EXT_FRAGMENT, EXT_FEATURE_FRAGMENTS, EXT_MAX_BODY,
+} from '../../wire/vxlan/index.js';
+import { FEATURE_VNET, FEATURE_FRAG, NEXT_IPV4, NEXT_IPV4_VNET, segmentVnet, type SegmentSink } from '../../wire/tunnel/index.js';
+import { TunnelEndpoint, Reassembler, type Peer, type PeerRecord, type TunnelEvent } from '../tunnel/index.js';
+import { TunDevice, routeInto, vnetHdrIsPlain, VNET_HDR_LEN } from '../tun/index.js';
+import { UdpTransport } from '../udp/index.js';
+import { parseGatewayConfig, type GatewayConfig } from './config.js';
+
+export { parseGatewayConfig, type GatewayConfig, type GatewayPeerConfig, type GatewayNodeConfig, type GatewayHaConfig } from './config.js';
+
+export class VxlanCounters {
+  rxPackets = 0;
+  rxBytes = 0;
+  txPackets = 0;
+  txBytes = 0;
+  malformed = 0;
+  /** HA: tunnel packets that reached this gateway while it was passive (dropped) */
+  passiveDrops = 0;
+  /** HA: announcements sent to the node agents */
+  announcements = 0;
+  /** HA: tunnel datagrams not sent because the lease was not confirmed in time (fenced) */
+  fencedDrops = 0;
+  /** extension fragments received from agents, super-packets reassembled from them */
+  fragments = 0;
+  reassembled = 0;
+  /** receive runs (an agent's GSO send) of fragments taken whole, without a call per datagram */
+  fragmentRuns = 0;
+  hellos = 0;
+}
+
+/**
+ * HA fencing: a send reads the clock only when it is the first one of an event-loop
+ * callback or the FENCE_CHECK_EVERY-th in a row within one; the others use the last answer.
+ */
+const FENCE_CHECK_EVERY = 64;
+
+/** VXLAN super-packets reassembled at once (all agents together; memory: slots x 64 KiB) */
+const VXLAN_REASSEMBLY_SLOTS = 16;
+const VXLAN_REASSEMBLY_TIMEOUT_MS = 1000;
+
+/** SPEC "Cluster join artefacts": Endpoint record of this gateway. */
+export interface EndpointRecord {
+  clusterId: string;
+  hostname: string;
+  endpointIP: string;
+  publicIP: string;
+  cableDriver: string;
+  subnets: string[];
+  type: 'local' | 'remote';
+}
+
+/** Connection record (subctl show connections). */
+export interface ConnectionRecord {
+  gateway: string;
+  cluster: string;
+  remoteIP: string;
+  nat: 'yes' | 'no';
+  cableDriver: string;
+  subnets: string[];
+  status: 'connected' | 'connecting' | 'error';
+  statusMessage: string;
+  rttAvg: string;
+  rttAvgMs: number | null;
+  txBytes: number;
+  txPackets: number;
+  rxBytes: number;
+  rxPackets: number;
+  handshakes: number;
+  rekeys: number;
+}
+
+export interface GatewayRecord {
+  node: string;
+  haStatus: 'active' | 'passive';
+  summary: string;
+}
+
+export const CABLE_DRIVER = 'strait-psk';
+
+export interface GatewayOptions {
+  clock?: Clock;
+  /** skip the TUN device (tests without CAP_NET_ADMIN): decrypted packets go to onDeliver */
+  noTun?: boolean;
+  /** decrypted packets (with a virtio_net_hdr first when `next` is NEXT_IPV4_VNET) */
+  onDeliver?: (packet: Buffer, peer: Peer, next: number) => void;
+  onEvent?: (ev: TunnelEvent) => void;
+}
+
+export class Gateway implements SegmentSink {
+  readonly config: Readonly<GatewayConfig>;
+  readonly tunnel: TunnelEndpoint;
+  readonly vxlan = new VxlanCounters();
+  private tunnelSock: UdpTransport | undefined;
+  private vxlanSock: UdpTransport | undefined;
+  private tun: TunDevice | undefined;
+  private readonly nodes: { address: string; cidrs: Cidr[] }[];
+  private readonly vni: number;
+  haStatus: 'active' | 'passive';
+  /** HA: the lease epoch (transitions) this gateway became active with */
+  haEpoch = 0;
+  /** HA: underlay address of the active gateway while this one is passive */
+  activeAddress: string | undefined;
+  /** HA: when this gateway became active (ms since the epoch), for records */
+  activeSince: number | undefined;
+  private announceTimer: NodeJS.Timeout | undefined;
+  /** HA: performance.now() after which this gateway may no longer hold the lease; 0 = no fence */
+  private fenceAt = 0;
+  /** HA: the lease deadline had passed at the last clock read */
+  private fenced = false;
+  /** HA: the clock was read in the current synchronous run (cleared by a microtask) */
+  private fenceFresh = false;
+  /** HA: sends since the last clock read */
+  private fenceSends = 0;
+  private readonly fenceClear = (): void => { this.fenceFresh = false; };
+  private tunnelStarted = false;
+  private readonly standbyEndpoints: Map<string, Set<string>>;
+  /** [VXLAN + Ethernet header to the agents, packet]: reused, the payload slot is replaced */
+  private readonly vxlanParts: Buffer[];
+  /** super-packets cut from agents' VXLAN extension fragments */
+  private readonly vxlanReassembly = new Reassembler(VXLAN_REASSEMBLY_SLOTS, EXT_MAX_BODY, 0, VXLAN_REASSEMBLY_TIMEOUT_MS);
+  private readonly clock: Clock;
+  private lastAgent = '';
+  private lastAgentInt = 0;
+  /** software segmentation (peers without FEATURE_VNET): scratch and the peer being served */
+  private segScratch: Buffer | undefined;
+  private segPeer: Peer | undefined;
+
+  constructor(config: Readonly<GatewayConfig>, private readonly opts: GatewayOptions = {}) {
+    this.config = config;
+    this.vni = config.vxlan.vni;
+    const hdr = Buffer.alloc(VXLAN_OVERHEAD);
+    writeHeaders(hdr, 0, config.vxlan.vni, AGENT_MAC, GATEWAY_MAC, ETHERTYPE_IPV4);
+    this.vxlanParts = [hdr, hdr];
+    this.clock = opts.clock ?? systemClock;
+    this.nodes = config.nodes.map((n) => ({ address: n.address, cidrs: n.podCIDRs.map((c) => parseCidr(c)) }));
+    this.haStatus = config.ha ? 'passive' : 'active';
+    this.standbyEndpoints = new Map(config.peers.map((p) => [p.clusterId, new Set(p.standby.map((a) => `${a}:${p.port}`))]));
+    const psk = config.psk ?? readPsk(config.pskFile as string);
+    this.tunnel = new TunnelEndpoint({
+      clusterId: config.clusterId,
+      psk,
+      clock: opts.clock ?? systemClock,
+      peers: config.peers.map((p) => ({ clusterId: p.clusterId, address: p.endpoint, port: p.port, subnets: p.subnets })),
+      limits: config.timers,
+      send: (chunks, port, address) => this.sendTunnel(chunks, port, address),
+      sendCopies: true,
+      deliver: (packet, peer, next) => this.deliver(packet, peer, next),
+      features: config.tun.offload ? FEATURE_VNET | FEATURE_FRAG : 0,
+      maxDatagram: config.tunnel.mtu - 28,
+      ...(opts.onEvent ? { onEvent: opts.onEvent } : {}),
+    });
+  }
+
+  get tunnelPort(): number {
+    return this.tunnelSock?.port ?? 0;
+  }
+
+  get vxlanPort(): number {
+    return this.vxlanSock?.port ?? 0;
+  }
+
+  async start(): Promise<void> {
+    const c = this.config;
+    this.tunnelSock = await UdpTransport.bind(c.tunnel.listen, c.tunnel.port, (m, a, p) => this.fromTunnel(m, a, p));
+    this.vxlanSock = await UdpTransport.bind(c.vxlan.listen, c.vxlan.port, (m, a, p) => this.fromVxlan(m, a, p), { onRun: this.fromAgentRun });
+    if (!this.opts.noTun) {
+      this.tun = TunDevice.open(c.tun.name, (buf, off, len) => this.fromTun(buf, off, len), { offload: c.tun.offload });
+      routeInto(this.tun.name, c.peers.flatMap((p) => p.subnets), { mtu: c.tun.mtu });
+    }
+    if (this.haStatus === 'active') this.startTunnel();
+  }
+
+  private startTunnel(): void {
+    if (this.tunnelStarted) return;
+    this.tunnelStarted = true;
+    this.tunnel.start();
+  }
+
+  /**
+   * HA: this gateway now holds the lease. Start the tunnels (the first handshake to every
+   * remote gateway moves its peer address here: roaming on an authenticated initiation)
+   * and announce to the cluster's node agents, now and every `ha.announceMs`.
+   */
+  becomeActive(epoch: number): void {
+    this.haEpoch = epoch;
+    this.activeAddress = undefined;
+    if (this.haStatus === 'active' && this.tunnelStarted) return;
+    this.haStatus = 'active';
+    this.activeSince = Date.now();
+    this.startTunnel();
+    this.announce();
+    // a lost datagram must not leave an agent behind: repeat soon, then periodically
+    setTimeout(() => this.announce(), 20).unref();
+    setTimeout(() => this.announce(), 100).unref();
+    this.announceTimer = setInterval(() => this.announce(), this.config.ha?.announceMs ?? 1000);
+    this.announceTimer.unref();
+  }
+
+  /**
+   * HA fencing: the lease is ours until `until` (performance.now() ms). Past it (the process
+   * was frozen, or the store has not confirmed the renewal), nothing is sent on the tunnel,
+   * so a resumed former active gateway cannot pull the remote gateways back to itself.
+   * The clock is read by the first send of each event-loop callback (a resumed process
+   * checks before its first datagram) and then every FENCE_CHECK_EVERY sends, so a send
+   * past the deadline can only happen within the same synchronous run, at most
+   * FENCE_CHECK_EVERY - 1 datagrams after a clock read (docs/gateway-and-agent.md).
+   */
+  leaseHeld(until: number): void {
+    this.fenceAt = until;
+    this.fenced = until !== 0 && performance.now() > until;
+  }
+
+  /** HA: the lease deadline has passed (read from the clock now) */
+  get isFenced(): boolean {
+    return this.fenceAt !== 0 && performance.now() > this.fenceAt;
+  }
+
+  private checkFence(): void {
+    this.fenceSends = 0;
+    if (!this.fenceFresh) {
+      this.fenceFresh = true;
+      queueMicrotask(this.fenceClear);
+    }
+    this.fenced = performance.now() > this.fenceAt;
+  }
+
+  private sendTunnel(chunks: Buffer | Buffer[], port: number, address: string): void {
+    if (this.fenceAt !== 0) {
+      if (!this.fenceFresh || ++this.fenceSends >= FENCE_CHECK_EVERY) this.checkFence();
+      if (this.fenced) {
+        this.vxlan.fencedDrops++;
+        return;
+      }
+    }
+    const sock = this.tunnelSock;
+    if (sock === undefined) return;
+    // the batched transport copies at once; node:dgram (fallback) sends later: copy for it
+    if (sock.batched || !Array.isArray(chunks)) sock.send(chunks, port, address);
+    else sock.send(Buffer.concat(chunks), port, address);
+  }
+
+  /**
+   * HA: another gateway (underlay `address`) holds the lease with `epoch` (leaseTransitions);
+   * this node's traffic goes to it over VXLAN. Without ha.members (Kubernetes mode) the
+   * address is not known here: it is learnt from the holder's announcement of that epoch
+   * (fromPeerGateway), and an address learnt for an older epoch is forgotten.
+   */
+  becomePassive(address: string | undefined, epoch?: number): void {
+    if (this.haStatus === 'active' && this.tunnelStarted) return; // demotion: the daemon exits and restarts passive
+    this.haStatus = 'passive';
+    if (epoch !== undefined && epoch > this.haEpoch) {
+      this.haEpoch = epoch;
+      if (address === undefined) this.activeAddress = undefined;
+    }
+    if (address !== undefined) this.activeAddress = address;
+  }
+
+  private announce(): void {
+    if (this.haStatus !== 'active' || !this.vxlanSock) return;
+    const frame = encodeAnnounce(this.vni, this.haEpoch);
+    for (const n of this.nodes) {
+      this.vxlan.announcements++;
+      this.vxlanSock.send(frame, this.config.vxlan.agentPort, n.address);
+    }
+  }
+
+  /** UDP 4500: only the active gateway speaks the tunnel protocol. */
+  private fromTunnel(msg: Buffer, address: string, port: number): void {
+    if (this.haStatus === 'active') this.tunnel.receive(msg, address, port);
+    else this.vxlan.passiveDrops++;
+  }
+
+  /** HA: a remote cluster's active gateway changed address (from the broker's Endpoint records). */
+  setPeerEndpoint(clusterId: string, address: string, port?: number): void {
+    this.tunnel.setPeerEndpoint(clusterId, address, port);
+  }
+
+  async stop(): Promise<void> {
+    if (this.announceTimer) clearInterval(this.announceTimer);
+    this.tunnel.close();
+    this.tun?.close();
+    await this.tunnelSock?.close();
+    await this.vxlanSock?.close();
+  }
+
+  /** A VXLAN frame from a node agent: route its inner IPv4 packet into a tunnel. */
+  private fromVxlan(msg: Buffer, address: string, _port: number): void {
+    const len = msg.length;
+    const etherType = len >= VXLAN_OVERHEAD ? msg.readUInt16BE(20) : 0;
+    if (etherType === ETHERTYPE_STRAIT && len >= VXLAN_OVERHEAD && ((msg[0] as number) & 0x08) !== 0 && msg.readUIntBE(4, 3) === this.vni) {
+      this.fromAgentExt(msg, address, _port);
+      return;
+    }
+    if (len < VXLAN_OVERHEAD + 20 || ((msg[0] as number) & 0x08) === 0 || msg.readUIntBE(4, 3) !== this.vni || (etherType !== ETHERTYPE_IPV4 && etherType !== ETHERTYPE_VNET)) {
+      if (etherType === ETHERTYPE_ANNOUNCE && this.fromPeerGateway(msg, address)) return;
+      this.vxlan.malformed++;
+      this.tunnel.counters.drops.malformed++;
+      return;
+    }
+    this.vxlan.rxPackets++;
+    this.vxlan.rxBytes += len - VXLAN_OVERHEAD;
+    if (this.haStatus === 'passive') {
+      // HA: decrypted traffic for this node's pods, from the active gateway
+      if (address === this.activeAddress && etherType === ETHERTYPE_IPV4 && this.tun) this.tun.writePacket(msg, VXLAN_OVERHEAD, len - VXLAN_OVERHEAD);
+      else this.tunnel.counters.drops.no_route++;
+      return;
+    }
+    if (etherType === ETHERTYPE_IPV4) this.forward(msg, VXLAN_OVERHEAD, len - VXLAN_OVERHEAD);
+    else this.forwardVnet(msg, VXLAN_OVERHEAD, len - VXLAN_OVERHEAD);
+  }
+
+  /**
+   * HA: an announcement from the other gateway node of this cluster (the passive one follows it).
+   * With ha.members, only from a member; without (Kubernetes mode), from the gateway that
+   * announces the lease's current epoch or a newer one, as the node agents follow it.
+   */
+  private fromPeerGateway(msg: Buffer, address: string): boolean {
+    const epoch = announceEpoch(msg);
+    const members = this.config.ha?.members;
+    if (epoch < 0 || members === undefined || (members.length > 0 && !members.some((m) => m.address === address))) return false;
+    if (this.haStatus === 'passive' && epoch >= this.haEpoch) {
+      this.haEpoch = epoch;
+      this.activeAddress = address;
+    }
+    return true;
+  }
+
+  /** HA, passive: this node's pods' packets go to the active gateway over VXLAN, as an agent's would. */
+  private toActive(buf: Buffer, off: number, len: number): void {
+    const to = this.activeAddress;
+    if (to === undefined || !this.vxlanSock) {
+      this.tunnel.counters.drops.no_route++;
+      return;
+    }
+    let etherType = ETHERTYPE_IPV4;
+    if (this.config.tun.offload) {
+      if (len > VNET_HDR_LEN && vnetHdrIsPlain(buf, off)) {
+        off += VNET_HDR_LEN;
+        len -= VNET_HDR_LEN;
+      } else etherType = ETHERTYPE_VNET;
+    }
+    const out = Buffer.allocUnsafe(VXLAN_OVERHEAD + len);
+    writeHeaders(out, 0, this.vni, GATEWAY_MAC, AGENT_MAC, etherType);
+    buf.copy(out, VXLAN_OVERHEAD, off, off + len);
+    this.vxlan.txPackets++;
+    this.vxlan.txBytes += len;
+    this.vxlanSock.send(out, this.config.vxlan.port, to);
+  }
+
+  /**
+   * A receive run of an agent's extension fragments (the agent's GSO send arrives whole):
+   * when every datagram is a valid fragment of one message, with the same VXLAN and
+   * Ethernet header, indexes in order, they go into the reassembly slot here without a
+   * call per datagram. Anything else (false) takes the per-datagram path (fromVxlan), which
+   * counts and drops what is wrong; the outcome is the same either way.
+   */
+  private readonly fromAgentRun = (buf: Buffer, len: number, seg: number, address: string, _port: number): boolean => {
+    const h = VXLAN_OVERHEAD;
+    if (this.haStatus === 'passive' || seg < h + EXT_HEADER || seg >= len || buf.readUInt16BE(20) !== ETHERTYPE_STRAIT ||
+        ((buf[0] as number) & 0x08) === 0 || buf.readUIntBE(4, 3) !== this.vni || buf[h] !== EXT_FRAGMENT) return false;
+    const first = buf[h + 1] as number;
+    const id = buf.readUInt32BE(h + 4);
+    const n = Math.ceil(len / seg);
+    for (let i = 0, o = 0; i < n; i++, o += seg) {
+      const l = o + seg < len ? seg : len - o;
+      if (l < h + EXT_HEADER || extRule(buf, o + h, l - h) !== '' || buf[o + h] !== EXT_FRAGMENT || buf[o + h + 1] !== first + i ||
+          buf.readUInt32BE(o + h + 4) !== id || (i > 0 && (buf.compare(buf, 0, h + 1, o, o + h + 1) !== 0 || buf[o + h + 2] !== buf[h + 2] ||
+          buf.readUInt16BE(o + h + 8) !== buf.readUInt16BE(h + 8)))) return false;
+    }
+    if (address !== this.lastAgent) {
+      this.lastAgent = address;
+      this.lastAgentInt = ipv4Int(address);
+    }
+    const r = this.vxlanReassembly;
+    const count = buf[h + 2] as number;
+    const size = buf.readUInt16BE(h + 8);
+    const now = this.clock.monotonic();
+    this.vxlan.fragmentRuns++;
+    for (let i = 0, o = 0; i < n; i++, o += seg) {
+      const l = o + seg < len ? seg : len - o;
+      this.vxlan.fragments++;
+      const slot = r.add(this.lastAgentInt, id, first + i, count, size, buf, o + h + EXT_HEADER, l - h - EXT_HEADER, now);
+      if (slot < 0) continue;
+      this.reassembledFromAgent(slot);
+    }
+    return true;
+  };
+
+  private reassembledFromAgent(slot: number): void {
+    const r = this.vxlanReassembly;
+    const total = r.length(slot);
+    this.vxlan.reassembled++;
+    this.vxlan.rxPackets++;
+    this.vxlan.rxBytes += total;
+    // sealed (copied) before this returns: the slot can be reused at once
+    this.forwardVnet(r.buffer(slot), 0, total);
+    r.release(slot);
+  }
+
+  /** A strait extension frame from an agent: a hello (answered) or a super-packet fragment. */
+  private fromAgentExt(msg: Buffer, address: string, port: number): void {
+    const len = msg.length;
+    if (extRule(msg, VXLAN_OVERHEAD, len - VXLAN_OVERHEAD) !== '') {
+      this.vxlan.malformed++;
+      this.tunnel.counters.drops.malformed++;
+      return;
+    }
+    const kind = msg[VXLAN_OVERHEAD] as number;
+    if (kind === EXT_HELLO) {
+      this.vxlan.hellos++;
+      const out = Buffer.allocUnsafe(VXLAN_OVERHEAD + EXT_HEADER);
+      writeHeaders(out, 0, this.vni, AGENT_MAC, GATEWAY_MAC, ETHERTYPE_STRAIT);
+      writeExtHeader(out, VXLAN_OVERHEAD, EXT_HELLO_ACK, 0, 0, EXT_FEATURE_FRAGMENTS, msg.readUInt32BE(VXLAN_OVERHEAD + 4), 0);
+      this.vxlanSock?.send(out, port, address);
+      return;
+    }
+    if (kind !== EXT_FRAGMENT) return; // a hello-ack is for agents
+    if (this.haStatus === 'passive') {
+      // HA: only the active gateway sends into the tunnels; the agent follows the next announcement
+      this.tunnel.counters.drops.no_route++;
+      return;
+    }
+    this.vxlan.fragments++;
+    if (address !== this.lastAgent) {
+      this.lastAgent = address;
+      this.lastAgentInt = ipv4Int(address);
+    }
+    const h = VXLAN_OVERHEAD;
+    const r = this.vxlanReassembly;
+    const slot = r.add(this.lastAgentInt, msg.readUInt32BE(h + 4), msg[h + 1] as number, msg[h + 2] as number, msg.readUInt16BE(h + 8), msg, h + EXT_HEADER, len - h - EXT_HEADER, this.clock.monotonic());
+    if (slot < 0) return;
+    this.reassembledFromAgent(slot);
+  }
+
+  /** A packet the gateway node routed into the TUN device. */
+  private fromTun(buf: Buffer, off: number, len: number): void {
+    if (this.haStatus === 'passive') this.toActive(buf, off, len);
+    else if (!this.config.tun.offload) this.forward(buf, off, len);
+    else if (len > VNET_HDR_LEN && vnetHdrIsPlain(buf, off)) this.forward(buf, off + VNET_HDR_LEN, len - VNET_HDR_LEN);
+    else this.forwardVnet(buf, off, len);
+  }
+
+  private forward(buf: Buffer, off: number, len: number): void {
+    const dst = peekDestination(buf, off, len);
+    const peer = dst < 0 ? undefined : this.tunnel.route(dst);
+    if (peer === undefined) {
+      if (dst < 0) this.tunnel.counters.drops.malformed++;
+      else this.tunnel.counters.drops.no_route++;
+      return;
+    }
+    this.tunnel.sendPacket(peer, buf.subarray(off, off + len), NEXT_IPV4);
+  }
+
+  /** A virtio_net_hdr + (super-)packet: only to peers that accept them. */
+  private forwardVnet(buf: Buffer, off: number, len: number): void {
+    const dst = len > VNET_HDR_LEN ? peekDestination(buf, off + VNET_HDR_LEN, len - VNET_HDR_LEN) : -1;
+    const peer = dst < 0 ? undefined : this.tunnel.route(dst);
+    if (peer === undefined) {
+      if (dst < 0) this.tunnel.counters.drops.malformed++;
+      else this.tunnel.counters.drops.no_route++;
+      return;
+    }
+    if ((peer.features & FEATURE_VNET) !== 0) {
+      this.tunnel.sendPacket(peer, buf.subarray(off, off + len), NEXT_IPV4_VNET);
+      return;
+    }
+    // the peer takes plain packets only (an older gateway, or offload off there): cut the
+    // super-packet into segments here, as the NIC would have
+    this.segScratch ??= Buffer.allocUnsafe(65536);
+    this.segPeer = peer;
+    try {
+      segmentVnet(buf, off, len, this.segScratch, this);
+    } catch {
+      this.tunnel.counters.drops.malformed++;
+    }
+    this.segPeer = undefined;
+  }
+
+  /** SegmentSink: one plain IPv4 packet of a super-packet cut by segmentVnet(). */
+  segment(buf: Buffer, off: number, len: number): void {
+    const peer = this.segPeer;
+    if (peer !== undefined) this.tunnel.sendPacket(peer, buf.subarray(off, off + len), NEXT_IPV4);
+  }
+
+  /** A decrypted packet from a remote gateway: into this cluster's network. */
+  private deliver(packet: Buffer, peer: Peer, next: number): void {
+    const len = packet.length;
+    const ipOff = next === NEXT_IPV4_VNET ? VNET_HDR_LEN : 0;
+    const src = peekSource(packet, ipOff, len - ipOff);
+    // anti-spoofing (WireGuard's allowed IPs): the source must be one of the peer's subnets
+    if (src < 0 || !inAny(peer.subnets, src)) {
+      this.tunnel.counters.drops.auth++;
+      return;
+    }
+    if (this.opts.onDeliver) this.opts.onDeliver(packet, peer, next);
+    if (ipOff !== 0) {
+      // super-packets go to the node's routing (the kernel segments them on the way out)
+      if (this.tun) this.tun.write(packet, 0, len);
+      return;
+    }
+    const dst = peekDestination(packet, 0, len);
+    const nodes = this.nodes;
+    for (let i = 0; i < nodes.length; i++) {
+      const n = nodes[i] as { address: string; cidrs: Cidr[] };
+      if (inAny(n.cidrs, dst)) {
+        this.vxlan.txPackets++;
+        this.vxlan.txBytes += len;
+        const sock = this.vxlanSock;
+        if (sock?.batched === true) {
+          // copied at once by the batched transport: constant header + the decrypted packet
+          this.vxlanParts[1] = packet;
+          sock.send(this.vxlanParts, this.config.vxlan.agentPort, n.address);
+          return;
+        }
+        const out = Buffer.allocUnsafe(VXLAN_OVERHEAD + len);
+        writeHeaders(out, 0, this.vni, AGENT_MAC, GATEWAY_MAC, ETHERTYPE_IPV4);
+        packet.copy(out, VXLAN_OVERHEAD);
+        this.vxlanSock?.send(out, this.config.vxlan.agentPort, n.address);
+        return;
+      }
+    }
+    if (this.tun) this.tun.writePacket(packet, 0, len);
+  }
+
+  // --- records ------------------------------------------------------------------------
+
+  endpointRecord(): EndpointRecord {
+    const c = this.config;
+    const ip = c.tunnel.privateIP ?? c.tunnel.listen;
+    return { clusterId: c.clusterId, hostname: c.name || hostname(), endpointIP: ip, publicIP: c.tunnel.publicIP ?? ip, cableDriver: CABLE_DRIVER, subnets: [...c.localSubnets], type: 'local' };
+  }
+
+  connectionRecords(): ConnectionRecord[] {
+    if (this.haStatus === 'passive') return [];
+    return this.tunnel.records().map((r: PeerRecord) => ({
+      gateway: this.config.name,
+      cluster: r.cluster,
+      remoteIP: r.remoteIP,
+      // a remote cluster's standby gateway that took over is not NAT
+      nat: r.nat && this.standbyEndpoints.get(r.cluster)?.has(`${r.remoteIP}:${r.remotePort}`) !== true ? 'yes' : 'no',
+      cableDriver: CABLE_DRIVER,
+      subnets: r.subnets,
+      status: r.status,
+      statusMessage: r.statusMessage,
+      rttAvg: r.rttAvgMs === null ? '' : formatRtt(r.rttAvgMs),
+      rttAvgMs: r.rttAvgMs,
+      txBytes: r.txBytes, txPackets: r.txPackets, rxBytes: r.rxBytes, rxPackets: r.rxPackets,
+      handshakes: r.handshakes, rekeys: r.rekeys,
+    }));
+  }
+
+  gatewayRecord(): GatewayRecord {
+    if (this.haStatus === 'passive') return { node: this.config.name, haStatus: 'passive', summary: 'There are no connections' };
+    // HA: the lease was not confirmed in time (frozen, cut off from the store): fenced, not active
+    if (this.isFenced) {
+      return { node: this.config.name, haStatus: 'passive', summary: `Lease not confirmed for ${Math.round(performance.now() - this.fenceAt)} ms past its deadline: fenced, sending nothing into the tunnel` };
+    }
+    const conns = this.tunnel.records();
+    const up = conns.filter((r) => r.status === 'connected').length;
+    const summary = up === conns.length
+      ? `All connections (${conns.length}) are established`
+      : `${conns.length - up} connection(s) of ${conns.length} are not established`;
+    return { node: this.config.name, haStatus: this.haStatus, summary };
+  }
+}
+
+function ipv4Int(a: string): number {
+  const p = a.split('.');
+  return p.length === 4 ? ((Number(p[0]) << 24) | (Number(p[1]) << 16) | (Number(p[2]) << 8) | Number(p[3])) >>> 0 : 0;
+}
+
+function inAny(cidrs: readonly Cidr[], ip: number): boolean {
+  for (let i = 0; i < cidrs.length; i++) if (cidrContains(cidrs[i] as Cidr, ip)) return true;
+  return false;
+}
+
+/** Submariner prints RTT like Go's time.Duration: "1.234567ms". */
+export function formatRtt(ms: number): string {
+  if (ms < 1) return `${Math.round(ms * 1000)}µs`;
+  return `${ms.toFixed(6).replace(/0+$/, '').replace(/\.$/, '')}ms`;
+}
+
+function readPsk(path: string): string {
+  try {
+    return readFileSync(path, 'utf8').trim();
+  } catch (err) {
+    throw E.fileUnreadable(path, err instanceof Error ? err.message : String(err));
+  }
+}
+
+/** Validate `config` and start a gateway data plane. */
+export async function startGateway(config: unknown, opts: GatewayOptions = {}): Promise<Gateway> {
+  const g = new Gateway(parseGatewayConfig(config), opts);
+  await g.start();
+  return g;
+}
+
+/** `strait show connections` columns, as Submariner's `subctl show connections` prints them. */
+export const CONNECTION_COLUMNS = ['GATEWAY', 'CLUSTER', 'REMOTE IP', 'NAT', 'CABLE DRIVER', 'SUBNETS', 'STATUS', 'RTT avg.'] as const;
+
+export function connectionRow(r: ConnectionRecord): string[] {
+  return [r.gateway, r.cluster, r.remoteIP, r.nat, r.cableDriver, r.subnets.join(', '), r.status, r.rttAvg];
+}

@@ -1,0 +1,412 @@
+// Node agent data plane: remote clusters' CIDRs are routed into a TUN device; every
+// packet read there is wrapped VXLAN-style (RFC 7348 header, inner Ethernet frame) to
+// the cluster's active gateway on UDP 4800; VXLAN frames from the gateway are
+// unwrapped and written back into the node through the TUN device.
+import { peekDestination } from '../../wire/ipv4/index.js';
+import {
+  writeHeaders, writeExtHeader, extRule, announceEpoch, VXLAN_OVERHEAD, ETHERTYPE_ANNOUNCE, ETHERTYPE_IPV4, ETHERTYPE_VNET, ETHERTYPE_STRAIT,
+  AGENT_MAC, GATEWAY_MAC, EXT_HEADER, EXT_HELLO, EXT_HELLO_ACK, EXT_FRAGMENT, EXT_FEATURE_FRAGMENTS, EXT_MAX_FRAGMENTS,
+} from '../../wire/vxlan/index.js';
+import { segmentVnet, type SegmentSink } from '../../wire/tunnel/index.js';
+import { TunDevice, routeInto, vnetHdrIsPlain, VNET_HDR_LEN } from '../tun/index.js';
+import { UdpTransport, ipv4ToInt } from '../udp/index.js';
+import { native } from '../../../platform/native/index.js';
+import { parseNodeAgentConfig, type NodeAgentConfig } from './config.js';
+
+export { parseNodeAgentConfig, type NodeAgentConfig } from './config.js';
+
+/** Slots of the native pump's counters (native/src/pump.c, written by its thread). */
+const P_TX_PACKETS = 0;
+const P_TX_BYTES = 1;
+const P_SUPER = 2;
+const P_FRAGMENTS = 3;
+const P_MALFORMED = 4;
+const P_SEND_ERRORS = 5;
+const P_READS = 6;
+/** bytes read from the device (slot 7) */
+const PUMP_COUNTERS = 8;
+
+export interface NodeAgentDrops {
+  malformed: number;
+  auth: number;
+  not_ipv4: number;
+  tun_full: number;
+}
+
+/** The agent's counters as shown (metrics, status JSON): JS's counts plus the native pump's. */
+export interface NodeAgentTotals {
+  txPackets: number;
+  txBytes: number;
+  rxPackets: number;
+  rxBytes: number;
+  superPackets: number;
+  fragments: number;
+  segmented: number;
+  drops: NodeAgentDrops;
+  gatewaySwitches: number;
+  /** native pump: TUN reads, and sends that failed (after waiting out a full socket buffer) */
+  pumpReads: number;
+  pumpSendErrors: number;
+}
+
+/**
+ * JS's own counts (plain numbers, added to per packet) and the native pump's
+ * (a Float64Array its thread adds to). They are summed only where they are read:
+ * `totals()` (metrics at scrape time) and `toJSON()` (the status page).
+ */
+export class NodeAgentCounters {
+  txPackets = 0;
+  txBytes = 0;
+  rxPackets = 0;
+  rxBytes = 0;
+  /** super-packets sent in extension fragments / cut into plain packets here (gateway without fragments) */
+  superPackets = 0;
+  fragments = 0;
+  segmented = 0;
+  /** not_ipv4: frames with another EtherType (a kernel vxlan peer sends IPv6 ND, ARP) */
+  readonly drops: NodeAgentDrops = { malformed: 0, auth: 0, not_ipv4: 0, tun_full: 0 };
+  /** HA: announcements followed (the active gateway moved) */
+  gatewaySwitches = 0;
+  /** the native pump's counters (PUMP_COUNTERS doubles), added to by its thread */
+  declare readonly pump: Float64Array;
+
+  constructor() {
+    Object.defineProperty(this, 'pump', { value: new Float64Array(PUMP_COUNTERS), enumerable: false });
+  }
+
+  /** JS's counts plus the pump's. */
+  totals(): NodeAgentTotals {
+    const p = this.pump;
+    return {
+      txPackets: this.txPackets + (p[P_TX_PACKETS] as number),
+      txBytes: this.txBytes + (p[P_TX_BYTES] as number),
+      rxPackets: this.rxPackets,
+      rxBytes: this.rxBytes,
+      superPackets: this.superPackets + (p[P_SUPER] as number),
+      fragments: this.fragments + (p[P_FRAGMENTS] as number),
+      segmented: this.segmented,
+      drops: { ...this.drops, malformed: this.drops.malformed + (p[P_MALFORMED] as number) },
+      gatewaySwitches: this.gatewaySwitches,
+      pumpReads: p[P_READS] as number,
+      pumpSendErrors: p[P_SEND_ERRORS] as number,
+    };
+  }
+
+  toJSON(): NodeAgentTotals {
+    return this.totals();
+  }
+}
+
+/** hello to the gateway every second until it answers, then every 10 s */
+const HELLO_MS = 1000;
+const HELLO_ACKED_MS = 10_000;
+/** ... or sooner while super-packets are being cut in software */
+const HELLO_RETRY_MS = 100;
+
+export class NodeAgent implements SegmentSink {
+  readonly counters = new NodeAgentCounters();
+  private sock: UdpTransport | undefined;
+  private tun: TunDevice | undefined;
+  private gatewayAddress: string;
+  private gatewayPort: number;
+  private readonly vni: number;
+  /** HA: every gateway node of the cluster (the configured one and its standbys) */
+  private readonly gateways: Set<string>;
+  /** HA: epoch (lease transitions) of the last announcement followed */
+  gatewayEpoch = -1;
+  /** called when an announcement moved the agent to another gateway */
+  onGatewayChange: ((address: string, epoch: number) => void) | undefined;
+  /** called when the native pump failed to start (the JS path carries on; retried at the next hello-ack) */
+  onPumpError: ((err: unknown) => void) | undefined;
+
+  /** [VXLAN + Ethernet header, payload] reused for every packet (the payload slot is replaced) */
+  private readonly partsIpv4: Buffer[];
+  private readonly partsVnet: Buffer[];
+  private readonly partsFrag: Buffer[];
+  private readonly extHeader = Buffer.alloc(EXT_HEADER);
+  private readonly hdrStrait: Buffer;
+  /** the active gateway answered our hello: it takes super-packet fragments */
+  private gatewayFragments = false;
+  private helloAt = 0;
+  private helloId = 0;
+  private msgId = 0;
+  private helloTimer: NodeJS.Timeout | undefined;
+  private segScratch: Buffer | undefined;
+  /** bytes of super-packet per fragment frame */
+  private readonly fragSize: number;
+  /**
+   * The native pump (native/src/pump.c) sends TUN -> VXLAN on its own thread while the
+   * active gateway takes fragments: `pumpTarget` is where it sends ('' when it does not run).
+   * STRAIT_AGENT_PUMP=0 keeps every packet on the JS path.
+   */
+  private pumpTarget = '';
+  private pumpEnabled = process.env['STRAIT_AGENT_PUMP'] !== '0';
+  private stopped = false;
+
+  constructor(readonly config: Readonly<NodeAgentConfig>) {
+    this.gatewayAddress = config.gateway.address;
+    this.gatewayPort = config.gateway.port;
+    this.vni = config.vxlan.vni;
+    this.gateways = new Set([config.gateway.address, ...config.gateway.standby]);
+    const h4 = Buffer.alloc(VXLAN_OVERHEAD);
+    writeHeaders(h4, 0, this.vni, GATEWAY_MAC, AGENT_MAC, ETHERTYPE_IPV4);
+    const hv = Buffer.alloc(VXLAN_OVERHEAD);
+    writeHeaders(hv, 0, this.vni, GATEWAY_MAC, AGENT_MAC, ETHERTYPE_VNET);
+    this.partsIpv4 = [h4, h4];
+    this.partsVnet = [hv, hv];
+    this.hdrStrait = Buffer.alloc(VXLAN_OVERHEAD);
+    writeHeaders(this.hdrStrait, 0, this.vni, GATEWAY_MAC, AGENT_MAC, ETHERTYPE_STRAIT);
+    this.partsFrag = [this.hdrStrait, this.extHeader, this.extHeader];
+    this.fragSize = config.vxlan.mtu - 28 - VXLAN_OVERHEAD - EXT_HEADER;
+  }
+
+  /** True once the active gateway announced that it reassembles super-packet fragments. */
+  get gatewayTakesFragments(): boolean {
+    return this.gatewayFragments;
+  }
+
+  get vxlanPort(): number {
+    return this.sock?.port ?? 0;
+  }
+
+  get tunName(): string | undefined {
+    return this.tun?.name;
+  }
+
+  async start(): Promise<void> {
+    const c = this.config;
+    this.sock = await UdpTransport.bind(c.vxlan.listen, c.vxlan.port, (m, a, p) => this.fromGateway(m, a, p));
+    this.tun = TunDevice.open(c.tun.name, (buf, off, len) => this.fromNode(buf, off, len), { offload: c.tun.offload });
+    routeInto(this.tun.name, c.remoteSubnets, { mtu: c.tun.mtu });
+    if (c.tun.offload) {
+      this.hello();
+      this.helloTimer = setInterval(() => this.helloTick(), HELLO_MS);
+      this.helloTimer.unref();
+    }
+  }
+
+  /** HA: the cluster's active gateway changed. */
+  setGateway(address: string, port = 4800): void {
+    if (address !== this.gatewayAddress || port !== this.gatewayPort) this.gatewayFragments = false;
+    this.gatewayAddress = address;
+    this.gatewayPort = port;
+    this.syncPump(); // a new gateway gets plain frames (JS path) until it answers the hello
+    if (this.config.tun.offload && !this.gatewayFragments) this.hello();
+  }
+
+  /** True while the native pump carries TUN -> VXLAN (read by tests and the status page). */
+  get pumping(): boolean {
+    return this.pumpTarget !== '';
+  }
+
+  /**
+   * Run the native pump exactly when every send it would make is what fromNode() would
+   * send: offload on, the active gateway takes fragments, the batched UDP transport.
+   * Stop it (the JS reader resumes) otherwise, and restart it when the gateway moved.
+   */
+  private syncPump(): void {
+    const sock = this.sock;
+    const tun = this.tun;
+    const target = `${this.gatewayAddress}:${this.gatewayPort}`;
+    const want = this.pumpEnabled && !this.stopped && this.config.tun.offload && this.gatewayFragments && sock !== undefined &&
+      sock.nativeFd >= 0 && tun !== undefined && ipv4ToInt(this.gatewayAddress) >= 0;
+    if (this.pumpTarget !== '' && (!want || this.pumpTarget !== target)) {
+      const id = native()['pumpStop']!(tun?.fd ?? -1) as number;
+      if (id >= 0) this.msgId = id >>> 0;
+      this.pumpTarget = '';
+    }
+    if (!want || this.pumpTarget !== '') return;
+    // JS's pending datagrams are handed to the socket first; a large one the transport's
+    // writer thread still holds may leave after the pump's first datagrams (a reordering
+    // between messages, never within one: each message is sent whole by one side)
+    sock.flush();
+    const pumpStart = native()['pumpStart'];
+    if (typeof pumpStart !== 'function') {
+      this.pumpEnabled = false; // an addon without the pump: the JS path carries everything
+      return;
+    }
+    try {
+      pumpStart(tun.fd, sock.nativeFd, this.partsIpv4[0], this.partsVnet[0], this.hdrStrait, this.fragSize,
+        this.config.vxlan.mtu - 28, ipv4ToInt(this.gatewayAddress), this.gatewayPort, this.msgId, this.counters.pump);
+      this.pumpTarget = target;
+    } catch (err) {
+      // EBUSY, EMFILE, ENOMEM...: the JS path carries on; the next syncPump (hello-ack, HA) retries
+      this.onPumpError?.(err);
+    }
+  }
+
+  private helloTick(): void {
+    if (Date.now() - this.helloAt >= (this.gatewayFragments ? HELLO_ACKED_MS : HELLO_MS) - 50) this.hello();
+  }
+
+  /** Ask the gateway whether it reassembles super-packet fragments (a kernel vxlan device drops this frame). */
+  private hello(): void {
+    const sock = this.sock;
+    if (sock === undefined) return;
+    this.helloAt = Date.now();
+    const out = Buffer.allocUnsafe(VXLAN_OVERHEAD + EXT_HEADER);
+    this.hdrStrait.copy(out, 0);
+    writeExtHeader(out, VXLAN_OVERHEAD, EXT_HELLO, 0, 0, 0, ++this.helloId >>> 0, 0);
+    sock.send(out, this.gatewayPort, this.gatewayAddress);
+  }
+
+  async stop(): Promise<void> {
+    if (this.helloTimer) clearInterval(this.helloTimer);
+    this.stopped = true;
+    this.syncPump();
+    this.tun?.close();
+    await this.sock?.close();
+  }
+
+  /** A packet the node routed into the TUN device (destination in a remote cluster). */
+  private fromNode(buf: Buffer, off: number, len: number, plain = false): void {
+    let etherType = ETHERTYPE_IPV4;
+    if (this.config.tun.offload && !plain) {
+      if (len > VNET_HDR_LEN && vnetHdrIsPlain(buf, off)) {
+        off += VNET_HDR_LEN;
+        len -= VNET_HDR_LEN;
+      } else if (this.gatewayFragments) {
+        etherType = ETHERTYPE_VNET; // virtio_net_hdr + super-packet, for a strait gateway
+        if (VXLAN_OVERHEAD + len > this.config.vxlan.mtu - 28) {
+          this.sendFragments(buf, off, len);
+          return;
+        }
+      } else {
+        // a gateway that takes plain frames only (kernel vxlan, or not answered yet):
+        // ask again soon (a hello lost at start-up must not keep us here for a second)
+        if (Date.now() - this.helloAt >= HELLO_RETRY_MS) this.hello();
+        this.segScratch ??= Buffer.allocUnsafe(65536);
+        try {
+          this.counters.segmented++;
+          segmentVnet(buf, off, len, this.segScratch, this);
+        } catch {
+          this.counters.drops.malformed++;
+        }
+        return;
+      }
+    }
+    if (peekDestination(buf, etherType === ETHERTYPE_VNET ? off + VNET_HDR_LEN : off, etherType === ETHERTYPE_VNET ? len - VNET_HDR_LEN : len) < 0) {
+      this.counters.drops.malformed++;
+      return;
+    }
+    this.counters.txPackets++;
+    this.counters.txBytes += len;
+    const sock = this.sock;
+    if (sock === undefined) return;
+    if (sock.batched) {
+      // the batched transport copies at once: a constant header and a view of the read buffer
+      const parts = etherType === ETHERTYPE_IPV4 ? this.partsIpv4 : this.partsVnet;
+      parts[1] = buf.subarray(off, off + len);
+      sock.send(parts, this.gatewayPort, this.gatewayAddress);
+      return;
+    }
+    // node:dgram sends later: one copy, as the read buffer is reused for the next packet
+    const out = Buffer.allocUnsafe(VXLAN_OVERHEAD + len);
+    writeHeaders(out, 0, this.vni, GATEWAY_MAC, AGENT_MAC, etherType);
+    buf.copy(out, VXLAN_OVERHEAD, off, off + len);
+    sock.send(out, this.gatewayPort, this.gatewayAddress);
+  }
+
+  get gateway(): string {
+    return this.gatewayAddress;
+  }
+
+  /** SegmentSink: one plain IPv4 packet cut from a super-packet. */
+  segment(buf: Buffer, off: number, len: number): void {
+    this.fromNode(buf, off, len, true);
+  }
+
+  /** A virtio_net_hdr + super-packet in fragments of fragSize bytes (one VXLAN datagram each). */
+  private sendFragments(buf: Buffer, off: number, len: number): void {
+    const sock = this.sock;
+    if (sock === undefined) return;
+    const size = this.fragSize;
+    const count = Math.ceil(len / size);
+    if (count > EXT_MAX_FRAGMENTS) {
+      this.counters.drops.malformed++;
+      return;
+    }
+    const id = (this.msgId = (this.msgId + 1) >>> 0);
+    this.counters.txPackets++;
+    this.counters.txBytes += len;
+    this.counters.superPackets++;
+    this.counters.fragments += count;
+    for (let i = 0; i < count; i++) {
+      const start = off + i * size;
+      const end = start + size < off + len ? start + size : off + len;
+      if (sock.batched) {
+        // copied at once by the batched transport: the header and parts can be reused
+        writeExtHeader(this.extHeader, 0, EXT_FRAGMENT, i, count, 0, id, size);
+        this.partsFrag[2] = buf.subarray(start, end);
+        sock.send(this.partsFrag, this.gatewayPort, this.gatewayAddress);
+      } else {
+        const out = Buffer.allocUnsafe(VXLAN_OVERHEAD + EXT_HEADER + end - start);
+        this.hdrStrait.copy(out, 0);
+        writeExtHeader(out, VXLAN_OVERHEAD, EXT_FRAGMENT, i, count, 0, id, size);
+        buf.copy(out, VXLAN_OVERHEAD + EXT_HEADER, start, end);
+        sock.send(out, this.gatewayPort, this.gatewayAddress);
+      }
+    }
+  }
+
+  /** A VXLAN frame from the gateway: unwrap into the node. */
+  private fromGateway(msg: Buffer, address: string, _port: number): void {
+    if (address !== this.gatewayAddress) {
+      if (this.gateways.has(address) && msg.length >= VXLAN_OVERHEAD && msg.readUInt16BE(20) === ETHERTYPE_ANNOUNCE) {
+        this.announced(msg, address);
+        return;
+      }
+      // only the active gateway may inject packets into this node
+      this.counters.drops.auth++;
+      return;
+    }
+    const len = msg.length;
+    if (len < VXLAN_OVERHEAD || ((msg[0] as number) & 0x08) === 0 || msg.readUIntBE(4, 3) !== this.vni) {
+      this.counters.drops.malformed++;
+      return;
+    }
+    const etherType = msg.readUInt16BE(20);
+    if (etherType === ETHERTYPE_ANNOUNCE) {
+      this.announced(msg, address);
+      return;
+    }
+    if (etherType === ETHERTYPE_STRAIT) {
+      if (extRule(msg, VXLAN_OVERHEAD, len - VXLAN_OVERHEAD) === '' && msg[VXLAN_OVERHEAD] === EXT_HELLO_ACK) {
+        this.gatewayFragments = ((msg[VXLAN_OVERHEAD + 3] as number) & EXT_FEATURE_FRAGMENTS) !== 0;
+        this.syncPump();
+      } else {
+        this.counters.drops.malformed++;
+      }
+      return;
+    }
+    if (etherType !== ETHERTYPE_IPV4 || len < VXLAN_OVERHEAD + 20) {
+      this.counters.drops.not_ipv4++;
+      return;
+    }
+    this.counters.rxPackets++;
+    this.counters.rxBytes += len - VXLAN_OVERHEAD;
+    if (this.tun && !this.tun.writePacket(msg, VXLAN_OVERHEAD, len - VXLAN_OVERHEAD)) this.counters.drops.tun_full++;
+  }
+
+  /** HA: a gateway of this cluster says it holds the lease; follow it unless the epoch is older. */
+  private announced(msg: Buffer, address: string): void {
+    const epoch = announceEpoch(msg);
+    if (epoch < 0 || ((msg[0] as number) & 0x08) === 0 || msg.readUIntBE(4, 3) !== this.vni) {
+      this.counters.drops.malformed++;
+      return;
+    }
+    if (epoch < this.gatewayEpoch) return;
+    this.gatewayEpoch = epoch;
+    if (address === this.gatewayAddress) return;
+    this.setGateway(address, this.gatewayPort); // a new gateway: ask it again for fragments
+    this.counters.gatewaySwitches++;
+    this.onGatewayChange?.(address, epoch);
+  }
+}
+
+/** Validate `config` and start a node agent data plane. */
+export async function startNodeAgent(config: unknown): Promise<NodeAgent> {
+  const a = new NodeAgent(parseNodeAgentConfig(config));
+  await a.start();
+  return a;
+}

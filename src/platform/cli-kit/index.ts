@@ -1,0 +1,7 @@
+// What every strait command shares: output formats, the state dir, the program-wide
+// options, opening a cluster's store, the version.
+export * from './output.js';
+export * from './state-dir.js';
+export * from './global-options.js';
+export * from './store-options.js';
+export * from './version.js';
