@@ -1,4 +1,4 @@
-// `strait demo`: SPEC.md area A walked end to end on this machine, with the real
+// `strait demo`: signed GitOps (docs/gitops.md, Demo) walked end to end on this machine, with the real
 // tools: gpg makes a key, git commits and pushes over HTTP to the code-hosting server
 // (users and token through its API), the `strait` CLI logs in and imports the key,
 // a project enforces it, and the control module shows both outcomes: the unsigned
@@ -77,7 +77,7 @@ export async function runGitopsDemo(opts: DemoOptions): Promise<boolean> {
     const { openEmbeddedStore } = await import('../platform/store/index.js');
     const { GROUPS, Kinds } = await import('../platform/resources/index.js');
 
-    // 1. the code-hosting server, its first admin made locally (SPEC: not through the API)
+    // 1. the code-hosting server, its first admin made locally (never through the API: docs/githost.md)
     const ghDir = join(dir, 'githost-state');
     const paths = githostPaths(ghDir);
     mkdirSync(paths.root, { recursive: true });

@@ -1,9 +1,9 @@
-// `strait demo mesh`: SPEC.md area B's traffic outcomes table, measured in the running world.
+// `strait demo mesh`: the mesh traffic outcomes table (docs/mesh.md), measured in the running world.
 // For PERMISSIVE, DISABLE and STRICT applied as the default PeerAuthentication of the `mesh`
-// namespace (with SPEC's DestinationRule: DISABLE for "*", ISTIO_MUTUAL for the service hosts
+// namespace (with the table's DestinationRule: DISABLE for "*", ISTIO_MUTUAL for the service hosts
 // under STRICT), it runs the real curl from the in-mesh pod `client` and from the out-of-mesh
 // pod `outsider` (as `strait exec` does: nsenter into the world, ip netns exec into the pod)
-// and from the host through the ingress gateway, and prints each outcome next to SPEC's.
+// and from the host through the ingress gateway, and prints each outcome next to the expected one.
 // The PeerAuthentication and DestinationRule `default` of the namespace are put back as they
 // were at the end (deleted when there were none).
 import { spawn } from 'node:child_process';
@@ -18,7 +18,7 @@ export const DEMO_MODES = ['PERMISSIVE', 'DISABLE', 'STRICT'] as const;
 export type DemoMode = (typeof DEMO_MODES)[number];
 export type DemoClient = 'inMesh' | 'outsider' | 'ingress';
 
-/** SPEC.md's table: the outcome each client must see, as curl reports it. */
+/** The traffic outcomes table (docs/mesh.md): the outcome each client must see, as curl reports it. */
 export const SPEC_TABLE: Record<DemoMode, Record<DemoClient, { outcome: string; spec: string }>> = {
   PERMISSIVE: {
     inMesh: { outcome: 'HTTP 200', spec: 'accepted, HTTP 200' },
@@ -203,7 +203,7 @@ export async function runMeshDemo(opts: MeshDemoOptions): Promise<MeshDemoResult
   };
 }
 
-/** SPEC's table with the measured outcome per cell next to the expected one. */
+/** The traffic outcomes table with the measured outcome per cell next to the expected one. */
 export function formatMeshDemo(r: MeshDemoResult): string {
   const cellText = (c: DemoCell): string => `${c.measured}${c.measured === 'exit 56' ? ' (reset by peer)' : ''} ${c.ok ? '= SPEC' : `≠ SPEC ${c.expected}`}`;
   const lines = [

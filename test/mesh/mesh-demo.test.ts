@@ -29,7 +29,7 @@ function result(override?: { mode: string; client: DemoClient; measured: string;
   };
 }
 
-test('demo mesh: SPEC\'s table with the measured outcome next to the expected one (golden)', () => {
+test('demo mesh: the traffic table with the measured outcome next to the expected one (golden)', () => {
   assert.equal(formatMeshDemo(result()), golden('demo-mesh.txt'));
 });
 

@@ -1,4 +1,4 @@
-// Issue 2, item 9: the world file's rules.
+// The world file's rules (docs/world.md, World files).
 import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -1,5 +1,5 @@
-// strait demo [gitops]: SPEC.md's signed-GitOps scenario, end to end, on this machine.
-// strait demo mesh:     SPEC.md's mesh traffic outcomes table, measured in the running world.
+// strait demo [gitops]: the signed-GitOps scenario (docs/gitops.md), end to end, on this machine.
+// strait demo mesh:     the mesh traffic outcomes table (docs/mesh.md), measured in the running world.
 import type { Command } from 'commander';
 import { formatJson, parseOutputFormat, resolveStateDir, takesGlobals } from '../../platform/cli-kit/index.js';
 

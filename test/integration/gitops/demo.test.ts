@@ -1,4 +1,4 @@
-// Issue 7: `strait demo` walks SPEC.md's scenario with the real gpg, git, the
+// `strait demo` walks the signed-GitOps scenario (docs/gitops.md) with the real gpg, git, the
 // code-hosting API and the strait CLI, and shows both outcomes.
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
