@@ -70,7 +70,7 @@ export async function runGitopsDemo(opts: DemoOptions): Promise<boolean> {
     GIT_TERMINAL_PROMPT: '0', XDG_CONFIG_HOME: join(home, '.config'),
   };
   const cleanups: (() => Promise<void> | void)[] = [];
-  say(`strait demo: signed GitOps (SPEC.md area A) in ${dir}`);
+  say(`strait demo: signed GitOps (docs/gitops.md) in ${dir}`);
   try {
     const { GithostDb, GithostServer, createUser, githostPaths } = await import('../githost/server/index.js');
     const { startGitOpsService, ADMIN_SECRET } = await import('../gitops/control/index.js');
@@ -189,7 +189,7 @@ export async function runGitopsDemo(opts: DemoOptions): Promise<boolean> {
       + `signed by ${synced.status?.operationState?.syncResult?.signer}; ConfigMap guestbook/guestbook-ui release=${live?.data?.['release']}`);
     const ok = refused.status?.operationState?.message === 'Revision is not signed' && !liveAfterRefusal
       && synced.status?.sync?.revision === signed && live?.data?.['release'] === '2-signed';
-    say(ok ? 'demo: both outcomes as SPEC.md describes' : 'demo: an outcome differs from SPEC.md (see above)');
+    say(ok ? 'demo: both outcomes as docs/gitops.md describes' : 'demo: an outcome differs from docs/gitops.md (see above)');
     return ok;
   } finally {
     for (const c of cleanups.reverse()) await Promise.resolve(c()).catch(() => undefined);
