@@ -13,7 +13,7 @@ import { basename, dirname } from 'node:path';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
-import { isStraitError } from '../../src/base/errors/index.js';
+import { E, isStraitError } from '../../src/base/errors/index.js';
 import { createLogger } from '../../src/base/log/index.js';
 import { Lifecycle } from '../../src/base/lifecycle/index.js';
 import { Registry, registerProxyMetrics } from '../../src/mesh/control/metrics/index.js';
@@ -111,7 +111,7 @@ async function main(): Promise<void> {
         if (req.method === 'PUT' && req.url === '/config' && values['config-ipc']) {
           // under the mesh agent only the agent configures the proxy: the workload shares this
           // namespace and must not be able to switch its own STRICT off
-          res.writeHead(403, { 'content-type': 'application/json' }).end(JSON.stringify({ code: 'STRAIT_ERR_UNAUTHORIZED', message: 'not authorized: this sidecar is configured by the mesh agent' }));
+          throw E.meshConfigManaged();
         } else if (req.method === 'PUT' && req.url === '/config') {
           proxy.update(JSON.parse(await body(req)));
           res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ applied: true, updates: proxy.metrics.configUpdates }));
@@ -126,7 +126,7 @@ async function main(): Promise<void> {
           res.writeHead(404).end();
         }
       } catch (err) {
-        const status = isStraitError(err) || err instanceof SyntaxError ? 400 : 500;
+        const status = isStraitError(err) ? err.httpStatus : err instanceof SyntaxError ? 400 : 500;
         const payload = isStraitError(err) ? err.toJSON() : { code: 'STRAIT_ERR_MESH_CONFIG_INVALID', message: String((err as Error).message) };
         res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(payload));
       }

@@ -133,7 +133,7 @@ describe('deploy/ against a real kube-apiserver', () => {
       ['gateway', 'get', 'secrets/other', 'strait-system', 'no'],
       ['gateway', 'list', 'secrets', 'strait-system', 'no'],
       ['gateway', 'update', 'applications.argoproj.io', 'default', 'no'],
-      // HA (issue 3): its Lease only, in its namespace: create, get, update (resourceVersion-guarded PUT)
+      // gateway HA (docs/gateway-and-agent.md): its Lease only, in its namespace: create, get, update (resourceVersion-guarded PUT)
       ['gateway', 'create', 'leases.coordination.k8s.io', 'strait-system', 'yes'],
       ['gateway', 'get', 'leases.coordination.k8s.io/strait-gateway', 'strait-system', 'yes'],
       ['gateway', 'update', 'leases.coordination.k8s.io/strait-gateway', 'strait-system', 'yes'],

@@ -1,4 +1,4 @@
-// Issue 3, HA in Kubernetes mode: two gateway HA instances (the daemon's startGatewayHa,
+// Gateway HA in Kubernetes mode (docs/gateway-and-agent.md): two gateway HA instances (the daemon's startGatewayHa,
 // data plane without TUN) against a real kube-apiserver, as the strait-gateway
 // ServiceAccount after `kubectl apply -k deploy/` (so deploy/rbac/gateway.yaml is what they
 // may do). One holds the coordination.k8s.io/v1 Lease `strait-gateway` in the pod

@@ -1,4 +1,4 @@
-// Issue 2 (cluster DNS): dns2's parser spends ~1 s of CPU on one packet whose section
+// The world's cluster DNS (docs/world.md): dns2's parser spends ~1 s of CPU on one packet whose section
 // counts are huge (found by the fuzz loop in test/unit/dns.test.ts). The server must
 // drop such packets before parsing them, so a trickle of them cannot stall DNS.
 import assert from 'node:assert/strict';

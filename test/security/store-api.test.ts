@@ -1,4 +1,4 @@
-// Attack regressions for the local store API (issue 2, item 7): it is reachable from every
+// Attack regressions for the local store API (docs/store.md): it is reachable from every
 // network namespace of the world through its socket, so it must hold against hostile input.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';

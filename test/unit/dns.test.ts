@@ -1,4 +1,4 @@
-// Issue 2, item 9: cluster DNS. Answers checked with the real `dig`; malformed packets
+// The world's cluster DNS (docs/world.md). Answers checked with the real `dig`; malformed packets
 // (20k random and mutated) never stop the server.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';

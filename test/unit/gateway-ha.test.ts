@@ -1,4 +1,4 @@
-// Gateway HA (issue 3): the lease elector over a store, the passive gateway's behaviour,
+// Gateway HA (docs/gateway-and-agent.md): the lease elector over a store, the passive gateway's behaviour,
 // the announcement frame and the node agent following it.
 import assert from 'node:assert/strict';
 import { createSocket } from 'node:dgram';

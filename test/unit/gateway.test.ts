@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { createSocket } from 'node:dgram';
 import { test } from 'node:test';
-import { isStraitError } from '../../src/base/errors/index.js';
+import { isStraitError, type ErrorCode } from '../../src/base/errors/index.js';
 import { UdpTransport } from '../../src/multicluster/dataplane/udp/index.js';
 import { waitFor } from '../helpers/wait.js';
 import { connectionRow, CONNECTION_COLUMNS, formatRtt, parseGatewayConfig, startGateway, type Gateway } from '../../src/multicluster/dataplane/gateway/index.js';
@@ -17,7 +17,7 @@ test('gateway config: defaults, unknown keys, renamed keys, bad CIDRs, PSK sourc
   assert.equal(c.vxlan.port, 4800);
   assert.equal(c.peers[0]!.port, 4500);
   assert.ok(Object.isFrozen(c));
-  const cases: [string, unknown, string][] = [
+  const cases: [string, unknown, ErrorCode][] = [
     ['unknown key', { ...base, tunel: {} }, 'STRAIT_ERR_CONFIG_UNKNOWN_KEY'],
     ['renamed key', { ...base, remotes: [] }, 'STRAIT_ERR_CONFIG_RENAMED_KEY'],
     ['bad CIDR', { ...base, localSubnets: ['10.1.0.1/16'] }, 'STRAIT_ERR_CONFIG_INVALID'],

@@ -1,7 +1,7 @@
 // The Gitea-compatible /api/v1: routes, authentication and authorization per route,
 // Gitea's status codes and error body {"message", "url"}.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { isStraitError } from '../../base/errors/index.js';
+import { definitionOf, isStraitError } from '../../base/errors/index.js';
 import type { Logger } from '../../base/log/index.js';
 import type { Authenticator, Doer } from './auth.js';
 import { toGpgKey, toRepo, toUser, type Links } from './convert.js';
@@ -95,7 +95,8 @@ export class GiteaApi {
         if (err.status === 401 && !res.headersSent) res.setHeader('WWW-Authenticate', 'Basic realm="strait githost"');
         sendError(res, err.status, err.message, this.swaggerURL);
       } else if (isStraitError(err)) {
-        const status = typeof err.detail['httpStatus'] === 'number' ? err.detail['httpStatus'] : 500;
+        // Gitea's status where it differs from the kind's (422 for most refused input)
+        const status = definitionOf(err.code)?.giteaStatus ?? err.httpStatus;
         sendError(res, status, err.message, this.swaggerURL);
       } else {
         this.log.error({ err }, 'githost API handler failed');

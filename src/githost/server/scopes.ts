@@ -1,5 +1,5 @@
 // Gitea's access token scopes. "all" (or write:X) covers read:X. A token created
-// without scopes gets "all", as tokens did before Gitea 1.19 (SPEC's flow creates
+// without scopes gets "all", as tokens did before Gitea 1.19 (the GitOps setup flow creates
 // one with only a name and then uses it to create users).
 export const SCOPE_CATEGORIES = ['activitypub', 'admin', 'issue', 'misc', 'notification', 'organization', 'package', 'repository', 'user'] as const;
 export type ScopeCategory = (typeof SCOPE_CATEGORIES)[number];

@@ -1,7 +1,7 @@
 // The githost model: users, repositories, permissions, GPG keys and commits, on top
 // of the database and the bare repositories. HTTP lives in api.ts and git-http.ts.
 import { existsSync } from 'node:fs';
-import { E, isStraitError } from '../../base/errors/index.js';
+import { E } from '../../base/errors/index.js';
 import type { Logger } from '../../base/log/index.js';
 import { parseArmoredPublicKey, verifyCommitSignature } from '../../platform/signatures/index.js';
 import type { GithostSettings } from './config.js';
@@ -157,13 +157,8 @@ export class GithostService {
 
   /** Add an armored key (and its subkeys) for `user`, following Gitea's rules. */
   async addGpgKey(user: UserRow, armored: string): Promise<GpgKeyRow[]> {
-    let info;
-    try {
-      info = await parseArmoredPublicKey(armored);
-    } catch (err) {
-      if (isStraitError(err)) throw new ApiError(422, err.message);
-      throw err;
-    }
+    // STRAIT_ERR_SIGNATURE_KEY_INVALID answers 422, as Gitea does (its giteaStatus)
+    const info = await parseArmoredPublicKey(armored);
     const all = [info.keyID, ...info.subkeys.map((s) => s.keyID)];
     if (all.some((id) => this.db.gpgKeyByKeyId(id))) throw new ApiError(422, 'A key with the same id already exists');
     const userEmail = user.lower_email;

@@ -109,7 +109,7 @@ export async function call<T>(method: string, path: string, body?: unknown, serv
   if (r.status >= 200 && r.status < 300) return r.body as T;
   const msg = typeof r.body === 'object' && r.body !== null && 'message' in r.body ? String((r.body as { message: unknown }).message) : String(r.body);
   if (r.status === 401) throw E.notLoggedIn(`the session for ${ctx.server} is not valid (${msg})`);
-  if (r.status === 404) throw Object.assign(E.controlApi(ctx.server, msg), { exitCode: 3 });
+  if (r.status === 404) throw E.controlApiNotFound(ctx.server, msg);
   if (r.status === 400) throw E.usage(msg);
   throw E.controlApi(ctx.server, `HTTP ${r.status}: ${msg}`);
 }

@@ -8,12 +8,13 @@
 //   GET    /api/v1/applications[/{name}]   -> Application(List)
 //   POST   /api/v1/applications/{name}/sync -> Application (after the sync attempt)
 //   POST   /api/webhook                    a Gitea/GitHub push payload -> immediate refresh
-// Errors: {error, code, message} as grpc-gateway writes them (code: gRPC status).
+// Errors: {error, code, message} as grpc-gateway writes them; HTTP and gRPC status (code)
+// come from the error's kind (docs/errors.md).
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
-import { isStraitError, type StraitError } from '../../base/errors/index.js';
+import { grpcStatusOf, httpStatusOf, isStraitError, type ErrorKind } from '../../base/errors/index.js';
 import { silentLogger } from '../../base/log/index.js';
 import { normalizeKeyID } from '../../platform/signatures/index.js';
 import { checkToken, issueToken, passwordMatches, type AdminAccount } from './admin.js';
@@ -37,20 +38,13 @@ export interface ApiServer {
   close(): Promise<void>;
 }
 
+/** An answer of this API: HTTP and gRPC status come from the kind (docs/errors.md); `status`
+ *  overrides the HTTP one where HTTP has a more precise status (405, 413). */
 class HttpError extends Error {
-  constructor(readonly status: number, readonly grpc: number, message: string) { super(message); }
-}
-
-const GRPC = { invalidArgument: 3, notFound: 5, alreadyExists: 6, permissionDenied: 7, unauthenticated: 16, internal: 13, unavailable: 14 };
-
-function fromStrait(err: StraitError): HttpError {
-  switch (err.exitCode) {
-    case 2: return new HttpError(400, GRPC.invalidArgument, err.message);
-    case 3: return new HttpError(404, GRPC.notFound, err.message);
-    case 4: return new HttpError(409, GRPC.alreadyExists, err.message);
-    case 6: return new HttpError(401, GRPC.unauthenticated, err.message);
-    case 5: return new HttpError(503, GRPC.unavailable, err.message);
-    default: return new HttpError(500, GRPC.internal, err.message);
+  readonly grpc: number;
+  constructor(kind: ErrorKind, message: string, readonly status = httpStatusOf(kind)) {
+    super(message);
+    this.grpc = grpcStatusOf(kind).code;
   }
 }
 
@@ -59,14 +53,14 @@ async function readBody(req: IncomingMessage, limit = 1024 * 1024): Promise<unkn
   let size = 0;
   for await (const c of req) {
     size += (c as Buffer).length;
-    if (size > limit) throw new HttpError(413, GRPC.invalidArgument, `request body larger than ${limit} bytes`);
+    if (size > limit) throw new HttpError('usage', `request body larger than ${limit} bytes`, 413);
     chunks.push(c as Buffer);
   }
   if (size === 0) return {};
   try {
     return JSON.parse(Buffer.concat(chunks).toString('utf8'));
   } catch {
-    throw new HttpError(400, GRPC.invalidArgument, 'request body is not valid JSON');
+    throw new HttpError('usage', 'request body is not valid JSON');
   }
 }
 
@@ -92,13 +86,13 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer>
   const authed = (req: IncomingMessage): string => {
     const t = tokenOf(req);
     const user = t ? checkToken(account, t) : undefined;
-    if (!user) throw new HttpError(401, GRPC.unauthenticated, 'no session information');
+    if (!user) throw new HttpError('unauthenticated', 'no session information');
     return user;
   };
 
   const getApp = async (name: string): Promise<Application> => {
     const app = await controller.getApplication(name);
-    if (!app) throw new HttpError(404, GRPC.notFound, `applications.argoproj.io "${name}" not found`);
+    if (!app) throw new HttpError('notFound', `applications.argoproj.io "${name}" not found`);
     return app;
   };
 
@@ -110,7 +104,7 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer>
       const body = await readBody(req) as { username?: unknown; password?: unknown };
       const username = typeof body.username === 'string' ? body.username : '';
       const password = typeof body.password === 'string' ? body.password : '';
-      if (!passwordMatches(account, username, password)) throw new HttpError(401, GRPC.unauthenticated, 'Invalid username or password');
+      if (!passwordMatches(account, username, password)) throw new HttpError('unauthenticated', 'Invalid username or password');
       const token = issueToken(account, username);
       res.setHeader('set-cookie', `argocd.token=${token}; Path=/; HttpOnly; SameSite=Strict`);
       return send(res, 200, { token });
@@ -142,7 +136,7 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer>
         await keys.remove(normalizeKeyID(id));
         return send(res, 200, {});
       }
-      throw new HttpError(405, GRPC.invalidArgument, `${method} is not allowed on ${path}`);
+      throw new HttpError('usage', `${method} is not allowed on ${path}`, 405);
     }
     if (path === '/api/v1/applications' && method === 'GET') {
       authed(req);
@@ -162,12 +156,12 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer>
         return send(res, 200, await getApp(name));
       }
     }
-    throw new HttpError(404, GRPC.notFound, `no route for ${method} ${path}`);
+    throw new HttpError('notFound', `no route for ${method} ${path}`);
   };
 
   const listener = (req: IncomingMessage, res: ServerResponse): void => {
     handle(req, res).catch((err: unknown) => {
-      const e = err instanceof HttpError ? err : isStraitError(err) ? fromStrait(err) : new HttpError(500, GRPC.internal, String((err as Error)?.message ?? err));
+      const e = err instanceof HttpError ? err : isStraitError(err) ? new HttpError(err.kind, err.message) : new HttpError('internal', String((err as Error)?.message ?? err));
       if (e.status >= 500) log.warn({ err }, 'API request failed');
       // a body we stopped reading leaves the connection unusable: close it after the answer
       if (e.status === 413 && !res.headersSent) res.setHeader('connection', 'close');

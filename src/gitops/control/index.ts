@@ -1,5 +1,5 @@
 // GitOps: Applications synced from Git only at revisions signed by a key the
-// Application's project lists and the controller imported (SPEC area A).
+// Application's project lists and the controller imported (docs/gitops.md).
 export { GitOpsController, IN_CLUSTER_SERVERS, type GitOpsControllerOptions } from './controller.js';
 export { KeyStore, type KeyProblem } from './key-store.js';
 export { RepoCache, type ResolvedRevision, type ManifestFile } from './git-cache.js';

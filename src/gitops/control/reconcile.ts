@@ -255,7 +255,7 @@ const stepSync: Step = async (ctx) => {
   } catch (err) {
     if (err instanceof ReconcileFailure) throw err;
     // a manifest the destination refuses (unknown kind, schema) will not apply on retry either
-    if (isStraitError(err) && err.exitCode === 2) throw stalled('SyncError', 'ApplyRefused', err.message, { syncError: true });
+    if (isStraitError(err) && err.kind === 'usage') throw stalled('SyncError', 'ApplyRefused', err.message, { syncError: true });
     throw transient('SyncError', 'ApplyFailed', isStraitError(err) ? err.message : String(err));
   }
   for (const r of ctx.resources ?? []) r.status = 'Synced';

@@ -28,7 +28,7 @@ test('gateway records land as Endpoint and Gateway objects; remote endpoints are
   assert.equal(connectedClusters([], 'cluster-a'), undefined);
 });
 
-test('HA (issue 3): only the active gateway of a cluster has an Endpoint, here and on the broker; both have a Gateway record', async () => {
+test('gateway HA: only the active gateway of a cluster has an Endpoint, here and on the broker; both have a Gateway record', async () => {
   const broker = newTestStore();
   const a = newTestStore();
   const b = newTestStore();
@@ -55,7 +55,7 @@ test('HA (issue 3): only the active gateway of a cluster has an Endpoint, here a
   assert.deepEqual(await endpointIPs(broker, 'submariner-k8s-broker'), ['172.16.1.2']);
 });
 
-test('HA (issue 3): markGatewayPassive turns the former holder\'s record passive with a summary and drops its Endpoint; unknown gateways are left alone', async () => {
+test('gateway HA: markGatewayPassive turns the former holder\'s record passive with a summary and drops its Endpoint; unknown gateways are left alone', async () => {
   const a = newTestStore();
   const rec = (node: string, ip: string, haStatus: string): GatewayRecords => ({
     endpoint: { clusterId: 'cluster-a', hostname: node, endpointIP: ip, publicIP: ip, cableDriver: 'strait-psk', subnets: ['10.1.0.0/16'] },

@@ -344,7 +344,7 @@ export class MulticlusterAgent {
         // aggregate and this status are follow-up work
         await this.lanes.afterForeground();
       }
-      // the aggregated ServiceImport is not synced yet: AwaitingSync (SPEC), then True below
+      // the aggregated ServiceImport is not synced yet: AwaitingSync (docs/multicluster.md), then True below
       awaiting();
       agg = await this.reaggregate(ns, name);
     } catch (err) {

@@ -1,4 +1,4 @@
-// Status conditions of a ServiceExport: Valid (SPEC.md), Ready and Conflict (MCS API).
+// Status conditions of a ServiceExport: Valid (docs/multicluster.md), Ready and Conflict (MCS API).
 // lastTransitionTime changes only when the status of a condition changes.
 export interface Condition {
   type: string;

@@ -50,7 +50,7 @@ const FENCE_CHECK_EVERY = 64;
 const VXLAN_REASSEMBLY_SLOTS = 16;
 const VXLAN_REASSEMBLY_TIMEOUT_MS = 1000;
 
-/** SPEC "Cluster join artefacts": Endpoint record of this gateway. */
+/** Endpoint record of this gateway, published to the broker (docs/gateway-and-agent.md). */
 export interface EndpointRecord {
   clusterId: string;
   hostname: string;

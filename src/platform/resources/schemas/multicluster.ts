@@ -1,4 +1,4 @@
-// Multicluster resources (SPEC.md area C): the MCS API ServiceExport/ServiceImport and the
+// Multicluster resources (docs/multicluster.md): the MCS API ServiceExport/ServiceImport and the
 // cluster-link records with Submariner's JSON field names (cluster_id, cable_name, ...).
 import { anyObject, arr, bool, condition, enumOf, int, ipv4Cidr, kindSchema, map, obj, port, protocol, str, timestamp, type Schema } from './builders.js';
 

@@ -6,7 +6,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { Socket } from 'node:net';
 import { E, isStraitError } from '../../../base/errors/index.js';
 import type { KindRef, KubeObject, ResourceStore, Watch } from '../types.js';
-import { API_PREFIX, MAX_BODY, MAX_WATCH_BACKLOG, httpStatusOf, toWireError } from './protocol.js';
+import { API_PREFIX, MAX_BODY, MAX_WATCH_BACKLOG, toWireError } from './protocol.js';
 
 export interface StoreServerOptions {
   /** unix socket path the API listens on (reachable from every network namespace) */
@@ -27,7 +27,7 @@ function sendJson(res: ServerResponse, status: number, body: unknown): void {
 
 function sendError(res: ServerResponse, err: unknown): void {
   const w = toWireError(err);
-  const status = isStraitError(err) ? httpStatusOf(err) : 500;
+  const status = isStraitError(err) ? err.httpStatus : 500;
   if (res.headersSent) {
     res.destroy();
     return;
@@ -63,7 +63,7 @@ export async function serveStores(opts: StoreServerOptions): Promise<{ close(): 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const given = digest(req.headers.authorization ?? '');
     if (!timingSafeEqual(given, want)) {
-      sendJson(res, 401, E.unauthorized('the store API needs "Authorization: Bearer <token>" with the token of the running world').toJSON());
+      sendError(res, E.unauthorized('the store API needs "Authorization: Bearer <token>" with the token of the running world'));
       return;
     }
     const url = new URL(req.url ?? '/', 'http://store');
