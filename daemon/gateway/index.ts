@@ -1,5 +1,6 @@
 // The gateway daemon: the data plane from src/multicluster/dataplane/gateway plus /metrics and /records.
 import { startGateway, type Gateway, type GatewayOptions } from '../../src/multicluster/dataplane/gateway/index.js';
+import type { ResourceStore } from '../../src/platform/store/index.js';
 import { serveStatus } from '../http-server.js';
 import { gatewayRegistry } from './metrics.js';
 
@@ -30,6 +31,8 @@ export interface GatewayDaemonOptions extends GatewayOptions {
   /** HA: this gateway lost the lease while active (default: exit 75, the supervisor restarts it passive) */
   onHaLost?: () => void;
   log?: (level: 'info' | 'warn' | 'error', msg: string, extra?: Record<string, unknown>) => void;
+  /** nodesFrom: kubernetes: the store the Node objects are read from (default: the API server) */
+  nodeStore?: ResourceStore;
 }
 
 export async function runGatewayDaemon(config: unknown, opts: GatewayDaemonOptions = {}): Promise<GatewayDaemon> {
@@ -41,11 +44,16 @@ export async function runGatewayDaemon(config: unknown, opts: GatewayDaemonOptio
   const ha = gateway.config.ha
     ? await (await import('./ha.js')).startGatewayHa(gateway, log, opts.onHaLost ?? (() => process.exit(75)))
     : undefined;
+  // Kubernetes mode: the node agents that may send VXLAN, from the Node objects
+  const nodes = gateway.config.nodesFrom === 'kubernetes'
+    ? (await import('./nodes.js')).startNodeSync(gateway, log, opts.nodeStore)
+    : undefined;
   return {
     gateway,
     metricsPort: port,
     ...(ha ? { ha } : {}),
     async stop() {
+      nodes?.stop();
       await ha?.stop();
       server.close();
       await gateway.stop();

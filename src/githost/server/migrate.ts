@@ -6,7 +6,7 @@ import { lookup } from 'node:dns/promises';
 import { statSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { E } from '../../base/errors/index.js';
-import { ipv4ToInt } from '../../base/config/index.js';
+import { isPublicAddress } from '../../base/special-addresses/index.js';
 import { runGit } from './git-exec.js';
 
 export interface CloneSource {
@@ -19,57 +19,13 @@ export interface CloneSource {
   password: string;
 }
 
-const V4_BLOCKED: [string, number][] = [
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
-  ['192.0.0.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['224.0.0.0', 4], ['240.0.0.0', 4],
-];
-
-/** True for loopback, private, link-local, CGNAT, unspecified, multicast and reserved addresses. */
+/**
+ * True for every address a migration must not reach: loopback, private, link-local,
+ * CGNAT, multicast, documentation, reserved and the other special-purpose ranges, IPv4
+ * carried in IPv6 judged by its IPv4 (src/base/special-addresses holds the registry).
+ */
 export function isNonPublicAddress(addr: string): boolean {
-  const family = isIP(addr);
-  if (family === 4) {
-    const n = ipv4ToInt(addr);
-    if (n === undefined) return true;
-    return V4_BLOCKED.some(([net, len]) => {
-      const mask = len === 0 ? 0 : (0xffffffff << (32 - len)) >>> 0;
-      return ((n & mask) >>> 0) === ((ipv4ToInt(net) as number) & mask) >>> 0;
-    });
-  }
-  if (family === 6) {
-    const w = ipv6Words(addr);
-    if (!w) return true;
-    const [w0, w1, w2, w3, w4, w5, w6, w7] = w as [number, number, number, number, number, number, number, number];
-    const v4 = `${w6 >> 8}.${w6 & 255}.${w7 >> 8}.${w7 & 255}`;
-    // ::/96 (unspecified, loopback, IPv4-compatible) and ::ffff:0:0/96 (IPv4-mapped): judge the IPv4 part
-    if (w0 === 0 && w1 === 0 && w2 === 0 && w3 === 0 && w4 === 0 && (w5 === 0 || w5 === 0xffff)) return w5 === 0 || isNonPublicAddress(v4);
-    if (w0 === 0x64 && w1 === 0xff9b) return true; // NAT64
-    if ((w0 & 0xfe00) === 0xfc00) return true; // unique local fc00::/7
-    if ((w0 & 0xffc0) === 0xfe80) return true; // link-local fe80::/10
-    if ((w0 & 0xff00) === 0xff00) return true; // multicast
-    if (w0 === 0x2001 && w1 === 0xdb8) return true; // documentation
-    if (w0 === 0x2002) return isNonPublicAddress(`${w1 >> 8}.${w1 & 255}.${w2 >> 8}.${w2 & 255}`); // 6to4
-    return false;
-  }
-  return true;
-}
-
-/** The eight 16-bit words of an IPv6 address (accepts "::" and a dotted IPv4 tail). */
-function ipv6Words(addr: string): number[] | undefined {
-  let a = addr.toLowerCase().replace(/%.*$/, '');
-  const tail = /(\d+\.\d+\.\d+\.\d+)$/.exec(a);
-  if (tail) {
-    const n = ipv4ToInt(tail[1] as string);
-    if (n === undefined) return undefined;
-    a = `${a.slice(0, -(tail[1] as string).length)}${(n >>> 16).toString(16)}:${(n & 0xffff).toString(16)}`;
-  }
-  const halves = a.split('::');
-  if (halves.length > 2) return undefined;
-  const head = halves[0] ? halves[0].split(':') : [];
-  const rest = halves.length === 2 && halves[1] ? halves[1].split(':') : [];
-  const fill = halves.length === 2 ? 8 - head.length - rest.length : 0;
-  if (fill < 0) return undefined;
-  const words = [...head, ...Array<string>(fill).fill('0'), ...rest].map((x) => (/^[0-9a-f]{1,4}$/.test(x) ? parseInt(x, 16) : NaN));
-  return words.length === 8 && words.every((x) => Number.isFinite(x)) ? words : undefined;
+  return !isPublicAddress(addr);
 }
 
 const refusedHost = (addr: string) => E.githostImportRefused(addr, 'You can not import from disallowed hosts.');

@@ -2,13 +2,17 @@
 // Names in clusterset.local are answered from the zone; other names are forwarded to the
 // cluster's own DNS (the upstream). Malformed packets are counted and dropped (or answered
 // FORMERR when the header is readable); each source address has a query rate bound.
+// Forwarded queries carry a random ID (crypto), go out on a socket connected to the
+// upstream, and a reply is taken only from the upstream's address and port, with the ID
+// of a pending query and that query's question; anything else is counted and ignored.
+import { randomFillSync } from 'node:crypto';
 import { createSocket, type RemoteInfo, type Socket } from 'node:dgram';
 import { createServer as createTcpServer, type Server as TcpServer, type Socket as TcpSocket } from 'node:net';
 import { Packet } from 'dns2';
 import type { Registry } from 'prom-client';
 import { type Logger, silentLogger } from '../../../base/log/index.js';
 import { DnsCounters, registerDnsMetrics } from './metrics.js';
-import { readQuery } from './query.js';
+import { readQuery, sameQuestion } from './query.js';
 import { RateLimiter } from './rate-limit.js';
 import { type Answer, ClustersetZone, type Rr } from './zone.js';
 
@@ -96,8 +100,12 @@ export class ClustersetDnsServer implements ClustersetDns {
   private udp: Socket | undefined;
   private tcp: TcpServer | undefined;
   private upstreamSock: Socket | undefined;
+  /** the upstream's address as the socket reports a sender's (normalised) */
+  private upstreamAddress = '';
   private pending = new Map<number, Pending>();
-  private nextId = 1;
+  /** random query IDs, drawn from the CSPRNG in batches */
+  private readonly ids = new Uint16Array(256);
+  private idsLeft = 0;
   private readonly limiter: RateLimiter;
   private readonly log: Logger;
   private tcpConns = new Set<TcpSocket>();
@@ -142,6 +150,10 @@ export class ClustersetDnsServer implements ClustersetDns {
       up.on('message', this.onUpstreamMessage);
       up.on('error', (err) => this.log.warn({ err }, 'dns upstream socket error'));
       await new Promise<void>((res) => up.bind(0, res));
+      // connected: the kernel already drops datagrams from any other address or port
+      const { address: ua, port: upPort } = this.opts.upstream;
+      await new Promise<void>((res, rej) => { up.once('error', rej); up.connect(upPort, ua, () => { up.off('error', rej); res(); }); });
+      this.upstreamAddress = up.remoteAddress().address;
       this.upstreamSock = up;
     }
   }
@@ -342,9 +354,8 @@ export class ClustersetDnsServer implements ClustersetDns {
       if (r) this.reply(target, r);
       return;
     }
-    let id = this.nextId;
-    while (this.pending.has(id)) id = (id + 1) & 0xffff;
-    this.nextId = (id + 1) & 0xffff;
+    let id = this.randomId();
+    while (this.pending.has(id)) id = this.randomId();
     const copy = Buffer.from(msg);
     const origId = copy.readUInt16BE(0);
     copy.writeUInt16BE(id, 0);
@@ -352,7 +363,16 @@ export class ClustersetDnsServer implements ClustersetDns {
     timer.unref();
     this.pending.set(id, { id: origId, qtype, target, request: msg, timer });
     this.counters.forwarded++;
-    sock.send(copy, up.port, up.address);
+    sock.send(copy);
+  }
+
+  /** A query ID an off-path sender cannot predict (the pending map is at most MAX_PENDING of 65536). */
+  private randomId(): number {
+    if (this.idsLeft === 0) {
+      randomFillSync(this.ids);
+      this.idsLeft = this.ids.length;
+    }
+    return this.ids[--this.idsLeft]!;
   }
 
   private forwardTimeout(id: number): void {
@@ -367,10 +387,18 @@ export class ClustersetDnsServer implements ClustersetDns {
 
   private onUpstreamMessage(msg: Buffer, rinfo: RemoteInfo): void {
     const up = this.opts.upstream;
-    if (!up || msg.length < 12 || rinfo.port !== up.port) return;
+    if (!up) return;
+    // the socket is connected; checked here too, so a reply is never taken on the port alone
+    if (rinfo.port !== up.port || rinfo.address !== this.upstreamAddress || msg.length < 12 || (msg[2]! & 0x80) === 0) {
+      this.counters.upstreamRejected++;
+      return;
+    }
     const id = msg.readUInt16BE(0);
     const p = this.pending.get(id);
-    if (!p) return;
+    if (!p || !sameQuestion(p.request, msg)) {
+      this.counters.upstreamRejected++;
+      return;
+    }
     this.pending.delete(id);
     clearTimeout(p.timer);
     const out = Buffer.from(msg);
