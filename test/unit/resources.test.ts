@@ -173,6 +173,15 @@ describe('resource model', () => {
     assert.throws(() => findKind('widgets'), (e: unknown) => isStraitError(e, 'STRAIT_ERR_KIND_UNKNOWN'));
   });
 
+  test('an alias without its anchor is STRAIT_ERR_MANIFEST_PARSE with the document index, not a crash', () => {
+    assert.throws(() => parseManifests('apiVersion: v1\nkind: Namespace\nmetadata: {name: ok}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: *x}', 'alias.yaml'), (err: unknown) => {
+      assert.ok(isStraitError(err, 'STRAIT_ERR_MANIFEST_PARSE'), String(err));
+      assert.equal(err.detail['docIndex'], 2);
+      assert.match(err.message, /Unresolved alias/);
+      return true;
+    });
+  });
+
   test('fuzz: mutated manifests parse or fail with a StraitError', () => {
     const seeds = Object.values(valid);
     let seed = 12345;
