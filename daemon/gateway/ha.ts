@@ -6,8 +6,11 @@
 // submariner-operator) with client-go's leader-election timings (15 s / 10 s / 2 s by
 // default), created with POST (409 = another candidate created it) and renewed with
 // resourceVersion-guarded PUTs (409 = lost the race). In Kubernetes mode the gateway also
-// publishes its own Endpoint and Gateway records in that namespace (in the world the
-// multicluster daemon does, from /records).
+// publishes its own Endpoint and Gateway records, in Submariner's shape, in the operator
+// namespace (submariner-operator, where Submariner's tools read them; STRAIT_OPERATOR_NAMESPACE
+// changes it), keeps the Submariner resource's status.gateways current, and, once the
+// cluster has joined, puts its Endpoint on the broker and copies the other clusters' from
+// there (in the world the multicluster daemon does all this, from /records).
 //
 // The liveness link (when `ha.members` lists both gateways): the active gateway listens on
 // TCP `ha.port` of its underlay address; the passive one holds a connection to it. When
@@ -29,15 +32,18 @@ import { createServer, connect, type Server, type Socket } from 'node:net';
 import { E } from '../../src/base/errors/index.js';
 import type { Gateway } from '../../src/multicluster/dataplane/gateway/index.js';
 import { LEASE_KIND, LeaseElector, type LeaseSpec } from '../../src/multicluster/control/gateway-ha/index.js';
-import { markGatewayPassive, OPERATOR_NAMESPACE, startRecordsPublisher } from '../../src/multicluster/control/clusterset/index.js';
+import { markGatewayPassive, openBrokerOfCluster, OPERATOR_NAMESPACE, startRecordsPublisher } from '../../src/multicluster/control/clusterset/index.js';
+import { VERSION } from '../../src/platform/cli-kit/index.js';
 import { connectStore, openKubernetesStore, type KubeObject, type ResourceStore } from '../../src/platform/store/index.js';
 
 export interface GatewayHa {
   elector: LeaseElector;
   /** 'world' (the store API) or 'kubernetes' (the API server) */
   mode: 'world' | 'kubernetes';
-  /** where the Lease and (Kubernetes mode) the records are */
+  /** where the Lease is */
   namespace: string;
+  /** where the Gateway (and, when active, Endpoint) records are */
+  recordsNamespace: string;
   stop(): Promise<void>;
 }
 
@@ -62,7 +68,7 @@ export async function startGatewayHa(gw: Gateway, log: Log, onLost: () => void, 
     const kube = openKubernetesStore(typeof k.kubeconfig === 'string' ? { kubeConfigPath: k.kubeconfig } : {});
     store = kube;
     namespace = env['STRAIT_POD_NAMESPACE'] || OPERATOR_NAMESPACE;
-    recordsNamespace = namespace;
+    recordsNamespace = OPERATOR_NAMESPACE;
     timing = { leaseDurationMs: k.leaseDurationSeconds * 1000, renewMs: k.retryPeriodSeconds * 1000, renewDeadlineMs: k.renewDeadlineSeconds * 1000 };
     create = async (lease) => {
       const r = await kube.raw({ method: 'POST', path: `/apis/${LEASE_KIND.apiVersion}/namespaces/${encodeURIComponent(namespace)}/leases`, body: lease }, [409]);
@@ -170,10 +176,18 @@ export async function startGatewayHa(gw: Gateway, log: Log, onLost: () => void, 
   });
   elector.start();
 
-  // Kubernetes mode: this gateway publishes its own records (Endpoint, Gateway) in its namespace
+  // Kubernetes mode: this gateway publishes its own records (Endpoint, Gateway) in the operator
+  // namespace, and with the broker of the cluster's join (none before the join) its Endpoint there
+  let broker: ResourceStore | undefined;
+  if (kubernetes) {
+    broker = await openBrokerOfCluster(store).catch((err: unknown) => {
+      log('warn', `the broker of the cluster's join is not reachable: publishing the records in this cluster only (${String(err)})`);
+      return undefined;
+    });
+  }
   const publisher = kubernetes
     ? startRecordsPublisher({
-      local: store, namespace: recordsNamespace, intervalMs: timing.renewMs, shape: 'submariner',
+      local: store, ...(broker ? { broker } : {}), namespace: recordsNamespace, intervalMs: timing.renewMs, shape: 'submariner', version: VERSION,
       fetchRecords: () => Promise.resolve({ endpoint: gw.endpointRecord(), gateway: gw.gatewayRecord(), connections: gw.connectionRecords() as unknown as Record<string, unknown>[] }),
       onError: (err) => log('warn', `publishing the gateway records failed: ${String(err)}`),
     })
@@ -182,6 +196,7 @@ export async function startGatewayHa(gw: Gateway, log: Log, onLost: () => void, 
     elector,
     mode: kubernetes ? 'kubernetes' : 'world',
     namespace,
+    recordsNamespace,
     async stop() {
       stopped = true;
       for (const t of recheck) clearTimeout(t);
@@ -195,6 +210,7 @@ export async function startGatewayHa(gw: Gateway, log: Log, onLost: () => void, 
       if (wasActive) await withTimeout(mark(me, 'Released the lease (stopped)').catch(() => false), 1000);
       for (const c of clients) c.destroy();
       server?.close();
+      await broker?.close();
       await store.close();
     },
   };

@@ -15,6 +15,7 @@ export interface EndpointRow {
 }
 
 export interface ConnectionRow {
+  /** the remote gateway's host name (its Endpoint's), as subctl's GATEWAY column; '' when not known */
   gateway: string;
   cluster: string;
   remoteIP: string;
@@ -63,13 +64,15 @@ export function readEndpoint(o: KubeObject, localCluster: string): EndpointRow {
   };
 }
 
-function readConnection(c: Obj, gateway: string): ConnectionRow {
+function readConnection(c: Obj): ConnectionRow {
   const ep = obj(c['endpoint']);
   const rtt = obj(c['latencyRTT']);
   const natRaw = c['nat'] ?? c['usingNAT'];
   const avg = rtt['average'];
   return {
-    gateway: str(c['gateway'], gateway),
+    // Submariner's shape: the remote endpoint's host name; strait's flat shape has none (its
+    // `gateway` is the local gateway): the reader finds it from the remote cluster's Endpoint
+    gateway: str(ep['hostname'], c['remoteHostname']),
     cluster: str(c['cluster'], ep['cluster_id'], ep['clusterId']),
     remoteIP: str(c['remoteIP'], c['usingIP'], ep['private_ip'], ep['endpointIP']),
     nat: natRaw === true || natRaw === 'yes' ? 'yes' : 'no',
@@ -84,11 +87,19 @@ export function readGateway(o: KubeObject): { gateway: GatewayRow; connections: 
   const s = { ...obj(o.spec), ...obj(o.status) };
   const local = obj(s['localEndpoint']);
   const node = str(s['node'], local['hostname'], o.metadata.name);
-  const conns = (Array.isArray(s['connections']) ? s['connections'] : []).map((c) => readConnection(obj(c), node));
+  const conns = (Array.isArray(s['connections']) ? s['connections'] : []).map((c) => readConnection(obj(c)));
   const up = conns.filter((c) => c.status === 'connected').length;
+  // strait's records carry a summary; Submariner's a statusFailure, else the summary is subctl's
   const summary = str(s['summary'], s['statusFailure'])
-    || (up === conns.length ? `All connections (${conns.length}) are established` : `${conns.length - up} connection(s) of ${conns.length} are not established`);
+    || (conns.length === 0 ? 'There are no connections'
+      : up === conns.length ? `All connections (${conns.length}) are established` : `${up} connections out of ${conns.length} are established`);
   return { gateway: { node, haStatus: str(s['haStatus'], 'unknown'), summary }, connections: conns };
+}
+
+/** The connections' GATEWAY: the remote cluster's gateway host name from its Endpoint where the record has none. */
+export function withRemoteGateways(connections: ConnectionRow[], endpoints: EndpointRow[]): ConnectionRow[] {
+  const host = new Map(endpoints.filter((e) => e.type === 'remote' && e.hostname).map((e) => [e.cluster, e.hostname]));
+  return connections.map((c) => (c.gateway ? c : { ...c, gateway: host.get(c.cluster) ?? '' }));
 }
 
 /** Clusters reachable now according to active gateways (undefined when no gateway record exists). */
