@@ -19,7 +19,7 @@
 // http://198.18.0.1:3000 for every pod and node, and the control module of the first
 // cluster (docs/gitops.md) at http://198.18.0.1:8080. And the mesh (docs/mesh.md): per cluster
 // the mesh agent in the world root and the ingress gateway on the gateway node.
-import { accessSync, constants, mkdirSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { WORLD_GITHOST_PORT, type Component, type ComponentContext, type PlanCluster, type PlanNode, type WorldPlan } from '../src/world/supervisor/index.js';
@@ -48,6 +48,9 @@ function tunReason(): string | undefined {
 function tunnelComponents(plan: WorldPlan, ctx: ComponentContext): Component[] {
   const dir = join(ctx.stateDir, 'tunnel');
   mkdirSync(dir, { recursive: true, mode: 0o700 });
+  // a PSK left by an earlier run is not this run's: the world joins again with its new store
+  // token (a new PSK), and the gateways wait for the multicluster daemon to write that one
+  for (const c of plan.clusters) rmSync(pskFileOf(ctx, c), { force: true });
   const noTun = tunReason();
   if (noTun) {
     ctx.log.warn({ reason: noTun }, 'no tunnels between the clusters: TUN devices cannot be opened (run as root, or chmod 0666 /dev/net/tun)');

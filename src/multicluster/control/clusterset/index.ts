@@ -21,7 +21,7 @@ export { Informer, KeyQueue, type InformerHandlers } from './informer.js';
 export { WorkLanes, processLanes } from './lanes.js';
 export { readEndpoint, readGateway, connectedClusters, formatRttNs, type EndpointRow, type ConnectionRow, type GatewayRow } from './records.js';
 export { markGatewayPassive, publishGatewayRecords, startRecordsPublisher, type GatewayRecords } from './records-sync.js';
-export { openBrokerByUrl, openBrokerOfCluster } from './broker-connect.js';
+export { openBrokerByUrl, openBrokerOfCluster, openCurrentBroker, readJoinConnection, type JoinConnection } from './broker-connect.js';
 export {
   deployKubernetesBroker, setupKubernetesClusterSide, brokerKubeconfig, brokerClientRules, BROKER_CLIENT, BROKER_TOKEN_SECONDS,
   type DeployKubernetesBrokerOptions, type KubernetesBrokerInfo, type KubernetesClusterSideOptions,
