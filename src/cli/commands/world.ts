@@ -162,7 +162,15 @@ async function upForeground(stateDir: string, worldFile: string | undefined, ing
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
   process.on('SIGHUP', stop);
+  // the world stops when its parent asks, whoever the parent is: a supervisor that signals
+  // only the process it started (npm, a shell running `a && strait up`) leaves this process
+  // orphaned; its parent changes, and the world stops as if signalled
+  const parent = process.ppid;
+  const orphanWatch = parent > 1 ? setInterval(() => {
+    if (process.ppid !== parent) stop();
+  }, 250) : undefined;
   const code = await new Promise<number>((done) => child.on('exit', (c, s) => done(c ?? (s ? 128 : 1))));
+  clearInterval(orphanWatch);
   removeWorldRecord(stateDir, process.pid);
   rmSync(stateFiles(stateDir).storeSocket, { force: true });
   if (stopping) {
