@@ -10,13 +10,13 @@ import { E } from '../../base/errors/index.js';
 import { canUseUserNamespaces, privateTreeCommand } from '../../platform/netns/index.js';
 import type { WorldState } from '../../world/supervisor/index.js';
 import { formatJson, formatTable, parseOutputFormat, resolveStateDir, stateFiles, takesGlobals } from '../../platform/cli-kit/index.js';
-import { findPod, isAlive, podExecArgv, readWorldRecord, removeWorldRecord, runningWorld, writeWorldRecord, type WorldRecord } from '../world-file.js';
+import { findPod, isAlive, podExecArgv, readWorldRecord, removeWorldRecord, removeWorldState, runningWorld, worldStateIn, writeWorldRecord, type WorldRecord } from '../world-file.js';
 
 const here = (rel: string): string => fileURLToPath(new URL(rel, import.meta.url));
 // dist/src/cli/commands/world.js -> dist/daemon/world.js
 const SUPERVISOR = here('../../../daemon/world.js');
 
-interface UpOptions { world?: string; stateDir?: string; detach?: boolean }
+interface UpOptions { world?: string; stateDir?: string; detach?: boolean; fresh?: boolean }
 
 function tail(file: string, lines = 15): string {
   try {
@@ -32,10 +32,18 @@ function summary(rec: WorldState): string {
   return `strait: world ready in ${rec.bootMs} ms: ${rec.clusters.length} clusters (${rec.clusters.map((c) => c.name).join(', ')}), ${nodes} nodes, ${pods} pods`;
 }
 
-function prepareStateDir(stateDir: string): void {
-  mkdirSync(join(stateDir, 'logs'), { recursive: true });
+function prepareStateDir(stateDir: string, fresh: boolean): void {
   const rec = readWorldRecord(stateDir);
   if (rec && isAlive(rec.pid)) throw E.worldRunning(stateDir, rec.pid);
+  // an earlier run's Applications, policies, Deployments, repositories and keys come back:
+  // say so, and how to start clean
+  if (fresh) {
+    const gone = removeWorldState(stateDir);
+    if (gone.length > 0) console.log(`strait: starting a fresh world in ${stateDir} (removed the earlier run's ${gone.join(', ')})`);
+  } else if (worldStateIn(stateDir).some((n) => n !== 'world.json')) {
+    console.log(`strait: resuming the world in ${stateDir} (its stores, repositories and keys from an earlier run); \`strait up --fresh\` starts clean`);
+  }
+  mkdirSync(join(stateDir, 'logs'), { recursive: true });
   // leftovers of a world that was killed
   rmSync(stateFiles(stateDir).world, { force: true });
   rmSync(stateFiles(stateDir).storeSocket, { force: true });
@@ -256,6 +264,7 @@ export function registerWorldCommands(program: Command): void {
     .description('build the local world (clusters, nodes, pods in private network namespaces) and run it until Ctrl-C or `strait down`')
     .option('--world <file>', 'world file (YAML or JSON); default: the built-in two-cluster world')
     .option('--detach', 'run in the background; return once the world is ready')
+    .option('--fresh', "start clean: remove the world state an earlier run left in the state dir (stores, repositories, keys, logs; nothing else in it)")
     .action(async (_opts: unknown, cmd: Command) => {
       const opts = cmd.optsWithGlobals<UpOptions>();
       const stateDir = resolveStateDir(opts.stateDir);
@@ -264,7 +273,7 @@ export function registerWorldCommands(program: Command): void {
       const { loadWorld } = await import('../../world/world-file/index.js');
       const world = loadWorld(worldFile); // refuse a bad world before building anything
       const ingressCount = world.mesh ? world.clusters.length : 0;
-      prepareStateDir(stateDir);
+      prepareStateDir(stateDir, opts.fresh === true);
       process.exitCode = opts.detach ? await upDetached(stateDir, worldFile, ingressCount) : await upForeground(stateDir, worldFile, ingressCount);
     });
 
