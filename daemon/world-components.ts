@@ -22,7 +22,7 @@
 import { accessSync, constants, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { WORLD_GITHOST_PORT, type Component, type ComponentContext, type PlanCluster, type PlanNode, type WorldPlan } from '../src/world/supervisor/index.js';
+import { WORLD_CONTROL_PORT, WORLD_GITHOST_PORT, type Component, type ComponentContext, type PlanCluster, type PlanNode, type WorldPlan } from '../src/world/supervisor/index.js';
 import { meshComponents } from './mesh-components.js';
 
 /** absolute path of a compiled entry next to this file (dist/daemon/...) */
@@ -134,7 +134,10 @@ function githostComponent(plan: WorldPlan, ctx: ComponentContext): Component {
   const port = WORLD_GITHOST_PORT;
   const file = join(ctx.stateDir, 'githost-world.json');
   writeFileSync(file, JSON.stringify({
-    host: '0.0.0.0', port, baseURL: `http://${plan.internet.rootIP}:${port}`, allowLocalNetworks: true, allowImportLocal: true,
+    // its public address (Gitea's ROOT_URL): the links it hands out (clone_url, html_url,
+    // the API's error links) name the host's loopback port when `strait up` published one,
+    // since people use them from the host; inside the world it is http://198.18.0.1:3000
+    host: '0.0.0.0', port, baseURL: ctx.hostURLs.githost ?? `http://${plan.internet.rootIP}:${port}`, allowLocalNetworks: true, allowImportLocal: true,
     // pushes reach the control module at once (docs/gitops.md)
     pushWebhooks: [`http://127.0.0.1:${CONTROL_PORT}/api/webhook`],
   }, null, 2) + '\n');
@@ -148,7 +151,7 @@ function githostComponent(plan: WorldPlan, ctx: ComponentContext): Component {
   };
 }
 
-const CONTROL_PORT = 8080;
+const CONTROL_PORT = WORLD_CONTROL_PORT;
 
 /**
  * The control module of the first cluster (cluster-a): GitOps sync with signature
@@ -168,7 +171,16 @@ function controlComponent(plan: WorldPlan, ctx: ComponentContext): Component | u
       '--listen', `0.0.0.0:${CONTROL_PORT}`, '--metrics-listen', `0.0.0.0:${ctx.metricsPort + 2}`],
     ready: 'ipc',
     metrics: `${plan.internet.rootIP}:${ctx.metricsPort + 2}`,
-    env: { STRAIT_CLUSTER: own.name },
+    env: {
+      STRAIT_CLUSTER: own.name,
+      // repoURLs copied from the code-hosting server's links name its host URL: git fetches
+      // them from inside the world (url.<inWorld>.insteadOf <host URL>, git-config(1))
+      ...(ctx.hostURLs.githost && plan.githost ? {
+        GIT_CONFIG_COUNT: '1',
+        GIT_CONFIG_KEY_0: `url.http://${plan.internet.rootIP}:${WORLD_GITHOST_PORT}/.insteadOf`,
+        GIT_CONFIG_VALUE_0: `${ctx.hostURLs.githost}/`,
+      } : {}),
+    },
   };
 }
 
