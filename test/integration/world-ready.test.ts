@@ -6,14 +6,20 @@
 // URL), and githost's links name its host URL.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { freeTcpPort } from '../helpers/free-port.js';
 import { BIN, strait, upWorld } from '../helpers/world.js';
 
-test('the README commands work the moment strait up --detach returns', () => {
+test('the README commands work the moment strait up --detach returns', async () => {
+  // githost's host port is not 3000 here, so that 127.0.0.1:PORT does not also exist in the
+  // world root: the control module must fetch the host-URL repoURL through the world's address
+  const githostPort = await freeTcpPort();
+  process.env['STRAIT_GITHOST_HOST_PORT'] = String(githostPort);
   const world = upWorld();
+  delete process.env['STRAIT_GITHOST_HOST_PORT'];
   const config = mkdtempSync(join(tmpdir(), 'strait-cfg-'));
   try {
     const { stateDir } = world;
@@ -26,7 +32,7 @@ test('the README commands work the moment strait up --detach returns', () => {
     }
     const rec = JSON.parse(s('status', '-o', 'json').stdout) as { control?: string; githost?: string; inWorld: { control?: string; githost?: string }; clusters: { name: string; services: { name: string; clusterIP?: string }[] }[] };
     assert.match(rec.control ?? '', /^http:\/\/127\.0\.0\.1:\d+$/);
-    assert.match(rec.githost ?? '', /^http:\/\/127\.0\.0\.1:\d+$/);
+    assert.equal(rec.githost, `http://127.0.0.1:${githostPort}`);
     assert.equal(rec.inWorld.control, 'http://198.18.0.1:8080');
     assert.equal(rec.inWorld.githost, 'http://198.18.0.1:3000');
     const text = s('status');
@@ -71,6 +77,27 @@ test('the README commands work the moment strait up --detach returns', () => {
     const dir = join(config, 'clone');
     const clone = spawnSync('git', ['clone', '-q', repo.clone_url, dir], { encoding: 'utf8', env: { ...process.env, GIT_TERMINAL_PROMPT: '0' } });
     assert.equal(clone.status, 0, clone.stderr);
+    // ... and an Application whose repoURL is that link syncs: the control module fetches it inside the world
+    const git = (...args: string[]) => {
+      const r = spawnSync('git', ['-C', dir, '-c', 'user.name=t', '-c', 'user.email=t@example.com', ...args], { encoding: 'utf8', env: { ...process.env, GIT_TERMINAL_PROMPT: '0' } });
+      assert.equal(r.status, 0, `git ${args.join(' ')}: ${r.stderr}`);
+    };
+    mkdirSync(join(dir, 'app'));
+    writeFileSync(join(dir, 'app', 'cm.yaml'), 'apiVersion: v1\nkind: ConfigMap\nmetadata: { name: from-git }\ndata: { via: host-url }\n');
+    git('add', '.');
+    git('commit', '-q', '-m', 'a ConfigMap');
+    git('push', '-q', repo.clone_url.replace('http://', 'http://gitea_admin:secret-pass@'), 'HEAD:main');
+    const app = [
+      'apiVersion: argoproj.io/v1alpha1\nkind: AppProject\nmetadata: { name: ready, namespace: argocd }\nspec:\n  sourceRepos: ["*"]\n  destinations: [{ server: "https://kubernetes.default.svc", namespace: default }]\n',
+      `apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: { name: from-host-url, namespace: argocd }\nspec:\n  project: ready\n  source: { repoURL: "${repo.clone_url}", path: app, targetRevision: main }\n  destination: { server: "https://kubernetes.default.svc", namespace: default }\n  syncPolicy: { automated: { prune: true } }\n`,
+    ].join('---\n');
+    const applied = strait(['apply', '--cluster', 'cluster-a', '-f', '-', '--state-dir', stateDir], app);
+    assert.equal(applied.status, 0, applied.stderr);
+    const synced = (): boolean => s('get', 'configmap', 'from-git', '-n', 'default', '--cluster', 'cluster-a').status === 0;
+    const deadline = Date.now() + 30_000;
+    while (!synced() && Date.now() < deadline) spawnSync('sleep', ['0.5']);
+    const status = s('get', 'application', 'from-host-url', '-n', 'argocd', '--cluster', 'cluster-a', '-o', 'json').stdout;
+    assert.ok(synced(), `the Application synced from ${repo.clone_url}: ${status}`);
   } finally {
     world.cleanup();
     rmSync(config, { recursive: true, force: true });
