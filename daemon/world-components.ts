@@ -189,7 +189,7 @@ function controlComponent(plan: WorldPlan, ctx: ComponentContext): Component | u
  * export/import controllers, and publishing the gateway's records. The first cluster's
  * deploys the broker and joins every cluster (<state>/broker-info.subm).
  */
-function multiclusterComponents(plan: WorldPlan, ctx: ComponentContext): Component[] {
+function multiclusterComponents(plan: WorldPlan, ctx: ComponentContext, gatewaysRun: boolean): Component[] {
   const out: Component[] = [];
   const first = plan.clusters[0];
   for (const c of plan.clusters) {
@@ -198,7 +198,8 @@ function multiclusterComponents(plan: WorldPlan, ctx: ComponentContext): Compone
       clusterId: c.name,
       store: { socket: ctx.storeSocket, tokenFile: ctx.storeTokenFile },
       dns: { enabled: false },
-      ...(gw && plan.tunnels ? {
+      // the gateways' records, when gateways run (no TUN device: none, and nothing to wait for)
+      ...(gw && gatewaysRun ? {
         records: {
           url: `http://${gw.underlayIP}:${ctx.metricsPort}/records`,
           standbyUrls: gatewaysOf(c).filter((g) => g !== gw).map((g) => `http://${g.underlayIP}:${ctx.metricsPort}/records`),
@@ -226,10 +227,11 @@ function multiclusterComponents(plan: WorldPlan, ctx: ComponentContext): Compone
 }
 
 export function worldComponents(plan: WorldPlan, ctx: ComponentContext): Component[] {
+  const tunnels = plan.tunnels ? tunnelComponents(plan, ctx) : [];
   return [
-    ...(plan.tunnels ? tunnelComponents(plan, ctx) : []),
+    ...tunnels,
     ...(plan.githost ? [githostComponent(plan, ctx)] : []),
-    ...multiclusterComponents(plan, ctx),
+    ...multiclusterComponents(plan, ctx, tunnels.length > 0),
     ...[controlComponent(plan, ctx)].filter((c): c is Component => c !== undefined),
     ...(plan.mesh ? meshComponents(plan, ctx, here).map((c) => ({ ...c, startAfter: 'store' as const })) : []),
   ];
