@@ -9,6 +9,7 @@ import { request as httpsRequest } from 'node:https';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { E } from '../../base/errors/index.js';
+import { refuseWorldAddressFromHost } from '../../platform/cli-kit/index.js';
 
 export interface SessionContext {
   server: string;
@@ -70,6 +71,13 @@ export interface ApiResponse {
 }
 
 export function apiRequest(ctx: { server: string; insecure: boolean; plaintext: boolean; token?: string }, method: string, path: string, body?: unknown): Promise<ApiResponse> {
+  // a world-internal address (a session made inside a pod, or copied from the docs) is not
+  // reachable from the host: say which host URL serves it instead of sending it off-host
+  try {
+    refuseWorldAddressFromHost(ctx.server);
+  } catch (err) {
+    return Promise.reject(err);
+  }
   const url = new URL(baseURL(ctx.server, ctx.plaintext) + path);
   const payload = body === undefined ? undefined : JSON.stringify(body);
   const headers: Record<string, string> = { accept: 'application/json' };

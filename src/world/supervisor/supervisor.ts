@@ -17,7 +17,7 @@ import { startClusterSync } from './cluster-sync.js';
 import { startPodRuntime, type PodHooks } from './pod-runtime.js';
 import type { WorldFile } from '../world-file/index.js';
 import { clusterObjects } from './objects.js';
-import { buildPlan, CLUSTER_DNS_PORT, WORLD_GITHOST_PORT, type PlanCluster, type PlanPod, type WorldPlan } from './plan.js';
+import { buildPlan, CLUSTER_DNS_PORT, WORLD_CONTROL_PORT, WORLD_GITHOST_PORT, type PlanCluster, type PlanPod, type WorldPlan } from './plan.js';
 import { ProcessTable, type Component, type ComponentStatus } from './processes.js';
 import { buildTopology, mountPrivateNetnsDirs } from './topology.js';
 import { serviceViews, type ServiceViews } from './views.js';
@@ -54,6 +54,12 @@ export interface ComponentContext {
   log: Logger;
   /** environment every strait process of this world gets (STRAIT_STATE_DIR, STRAIT_STORE_*) */
   env: Record<string, string>;
+  /**
+   * The servers `strait up` publishes on the host's loopback, as the host reaches them
+   * (http://127.0.0.1:PORT); absent when no host port was bound. A server builds the links
+   * it hands out from these (the code-hosting server's baseURL).
+   */
+  hostURLs: { githost?: string; control?: string };
 }
 
 export interface WorldState {
@@ -66,6 +72,10 @@ export interface WorldState {
   logs: string;
   /** the code-hosting server as the host reaches it (http://127.0.0.1:PORT), when `strait up` bound a port for it */
   githost?: string;
+  /** the control module's API (GitOps: strait login, gpg, app) as the host reaches it, when `strait up` bound a port for it */
+  control?: string;
+  /** the same servers as pods, nodes and the world's own processes reach them */
+  inWorld: { githost?: string; control?: string };
   clusters: {
     name: string;
     clusterCIDR: string;
@@ -244,7 +254,19 @@ export async function runWorld(opts: WorldOptions): Promise<RunningWorld> {
   runtime.sync();
   const storeSocket = join(opts.stateDir, 'store.sock');
   const storeTokenFile = join(opts.stateDir, 'store.token');
+  // the host ports `strait up` bound in the host's namespace and handed in (fd and port)
+  const hostPort = (name: string): { fd: number; port: number } | undefined => {
+    const fd = Number(process.env[`STRAIT_${name}_FD`] ?? NaN);
+    const port = Number(process.env[`STRAIT_${name}_PORT`] ?? NaN);
+    return Number.isInteger(fd) && Number.isInteger(port) && port > 0 ? { fd, port } : undefined;
+  };
+  const githostHost = plan.githost ? hostPort('GITHOST') : undefined;
+  const controlHost = plan.clusters.length > 0 ? hostPort('CONTROL') : undefined;
   const ctx: ComponentContext = {
+    hostURLs: {
+      ...(githostHost ? { githost: `http://127.0.0.1:${githostHost.port}` } : {}),
+      ...(controlHost ? { control: `http://127.0.0.1:${controlHost.port}` } : {}),
+    },
     stateDir: opts.stateDir, storeSocket, storeTokenFile, metricsPort: plan.metricsPort, log,
     env: { STRAIT_STATE_DIR: opts.stateDir, STRAIT_STORE_SOCKET: storeSocket, STRAIT_STORE_TOKEN_FILE: storeTokenFile, STRAIT_METRICS_PORT: String(plan.metricsPort) },
   };
@@ -350,15 +372,16 @@ export async function runWorld(opts: WorldOptions): Promise<RunningWorld> {
       if (relay) ingress.set(c.name, { relay, url: `http://127.0.0.1:${port}` });
     }));
   }
-  // the same for the code-hosting server in the world root (http://<rootIP>:3000)
-  const githostFd = Number(process.env['STRAIT_GITHOST_FD'] ?? NaN);
-  const githostPort = process.env['STRAIT_GITHOST_PORT'];
-  const githostRelay = Number.isInteger(githostFd) && plan.githost
-    ? await startRelay({ fd: githostFd }, { host: plan.internet.rootIP, port: WORLD_GITHOST_PORT }).catch((err: unknown) => {
-      log.warn({ err: String(err) }, 'no host port for the code-hosting server');
+  // the same for the code-hosting server (http://<rootIP>:3000) and the control module's API
+  // (http://<rootIP>:8080) in the world root
+  const relayHostPort = (what: string, bound: { fd: number } | undefined, port: number) => (bound
+    ? startRelay({ fd: bound.fd }, { host: plan.internet.rootIP, port }).catch((err: unknown) => {
+      log.warn({ err: String(err) }, `no host port for the ${what}`);
       return undefined;
     })
-    : undefined;
+    : Promise.resolve(undefined));
+  const githostRelay = await relayHostPort('code-hosting server', githostHost, WORLD_GITHOST_PORT);
+  const controlRelay = await relayHostPort('control module', controlHost, WORLD_CONTROL_PORT);
   await processes.waitReady(20_000);
   boot.ready = true;
   boot.ms = Math.round(performance.now() - t0);
@@ -372,7 +395,12 @@ export async function runWorld(opts: WorldOptions): Promise<RunningWorld> {
       metrics: `${plan.internet.rootIP}:${plan.metricsPort}`,
       store: { socket: store.socket, token: store.token, available: store.available, ...(store.available ? {} : { reason: store.reason }) },
       logs: logDir,
-      ...(githostRelay && githostPort ? { githost: `http://127.0.0.1:${githostPort}` } : {}),
+      ...(githostRelay && ctx.hostURLs.githost ? { githost: ctx.hostURLs.githost } : {}),
+      ...(controlRelay && ctx.hostURLs.control ? { control: ctx.hostURLs.control } : {}),
+      inWorld: {
+        ...(plan.githost ? { githost: `http://${plan.internet.rootIP}:${WORLD_GITHOST_PORT}` } : {}),
+        ...(plan.clusters.length > 0 ? { control: `http://${plan.internet.rootIP}:${WORLD_CONTROL_PORT}` } : {}),
+      },
       clusters: plan.clusters.map((c) => ({
         ...clusterState(c, serviceStates.get(c.name)),
         ...(ingress.has(c.name) ? { ingress: ingress.get(c.name)?.url as string } : {}),
@@ -390,6 +418,7 @@ export async function runWorld(opts: WorldOptions): Promise<RunningWorld> {
     async stop() {
       for (const i of ingress.values()) await i.relay.close();
       await githostRelay?.close();
+      await controlRelay?.close();
       for (const sync of syncs) sync.stop();
       await processes.stop();
       await Promise.all([...dnsServers.values(), ...clustersetServers.values()].map((d) => d.close()));

@@ -167,12 +167,17 @@ export async function markGatewayPassive(local: ResourceStore, o: { node: string
 
 /** Poll a gateway's records and publish them every `intervalMs` (default 1 s); errors are retried on the next tick. */
 export function startRecordsPublisher(opts: {
-  local: ResourceStore; broker?: ResourceStore; fetchRecords: () => Promise<GatewayRecords>; intervalMs?: number; version?: string; clock?: Clock;
+  local: ResourceStore; broker?: ResourceStore; fetchRecords: () => Promise<GatewayRecords>;
+  /** between polls (default 1 s); a function is asked before every wait (e.g. faster until the first connected records) */
+  intervalMs?: number | (() => number);
+  version?: string; clock?: Clock;
   /** where the records live (default: the operator namespace, submariner-operator) */
   namespace?: string;
   /** 'submariner': Submariner's field names only (a real API server with the submariner.io CRDs) */
   shape?: 'strait' | 'submariner';
   onError?: (err: unknown) => void;
+  /** after each poll whose records were all written (local store and broker) */
+  onPublished?: (recs: GatewayRecords) => void;
 }): { stop(): Promise<void> } {
   const clock = opts.clock ?? systemClock;
   let stopped = false;
@@ -180,11 +185,14 @@ export function startRecordsPublisher(opts: {
   let inFlight: Promise<void> = Promise.resolve();
   const tick = async () => {
     try {
-      await publishGatewayRecords(opts.local, opts.broker, await opts.fetchRecords(), opts.version, opts.namespace, opts.shape);
+      const recs = await opts.fetchRecords();
+      await publishGatewayRecords(opts.local, opts.broker, recs, opts.version, opts.namespace, opts.shape);
+      opts.onPublished?.(recs);
     } catch (err) {
       opts.onError?.(err);
     }
-    if (!stopped) timer = clock.setTimeout(() => { inFlight = tick(); }, opts.intervalMs ?? 1000);
+    const wait = typeof opts.intervalMs === 'function' ? opts.intervalMs() : opts.intervalMs ?? 1000;
+    if (!stopped) timer = clock.setTimeout(() => { inFlight = tick(); }, wait);
   };
   inFlight = tick();
   // stop(): no tick starts any more; the promise settles when the one in flight (if any) has written
