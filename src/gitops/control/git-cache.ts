@@ -28,6 +28,8 @@ interface RepoState {
   dir: string;
   fetchedAt: number;
   fetching: Promise<void> | undefined;
+  /** a forced fetch asked for while one was running: it runs after, so a push made meanwhile is seen */
+  refetch: Promise<void> | undefined;
   refs: Map<string, { sha: string; type: string }>;
   head: string;
 }
@@ -70,7 +72,7 @@ export class RepoCache {
     let s = this.repos.get(url);
     if (!s) {
       const name = createHash('sha256').update(url).digest('hex').slice(0, 24);
-      s = { dir: join(this.dir, `${name}.git`), fetchedAt: 0, fetching: undefined, refs: new Map(), head: '' };
+      s = { dir: join(this.dir, `${name}.git`), fetchedAt: 0, fetching: undefined, refetch: undefined, refs: new Map(), head: '' };
       this.repos.set(url, s);
     }
     return s;
@@ -79,7 +81,14 @@ export class RepoCache {
   /** Fetch the repository (clone on first use). */
   async sync(url: string, opts: { force?: boolean; now?: number } = {}): Promise<void> {
     const s = this.stateOf(url);
-    if (s.fetching) return s.fetching;
+    if (s.fetching) {
+      if (!opts.force) return s.fetching;
+      s.refetch ??= s.fetching.catch(() => undefined).then(() => {
+        s.refetch = undefined;
+        return this.sync(url, { force: true });
+      });
+      return s.refetch;
+    }
     const now = opts.now ?? Date.now();
     if (!opts.force && s.fetchedAt > 0 && now - s.fetchedAt < this.minFetchIntervalMs) return;
     s.fetching = this.fetch(url, s).finally(() => { s.fetching = undefined; });
