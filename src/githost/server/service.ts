@@ -3,7 +3,7 @@
 import { existsSync } from 'node:fs';
 import { E, isStraitError } from '../../base/errors/index.js';
 import type { Logger } from '../../base/log/index.js';
-import { parseArmoredPublicKey, verifyCommitSignature } from '../../platform/signatures/index.js';
+import { gitObjectMatches, parseArmoredPublicKey, verifyCommitSignature } from '../../platform/signatures/index.js';
 import type { GithostSettings } from './config.js';
 import type { GithostDb, GpgKeyRow, NewGpgKey, RepoRow, UserRow } from './db.js';
 import { git, runGit } from './git-exec.js';
@@ -208,6 +208,8 @@ export class GithostService {
     const sha = resolved.stdout.toString('utf8').trim();
     const raw = await runGit(['cat-file', 'commit', sha], { cwd, env });
     if (raw.code !== 0) return undefined;
+    // the bytes verified below must be the commit named sha (git-exec.ts turns replace refs off; this proves it)
+    if (!gitObjectMatches('commit', raw.stdout, sha)) throw E.internal(`git returned content that is not the commit ${sha}`);
 
     const committerEmail = /^committer .*<([^<>]*)> /m.exec(raw.stdout.toString('utf8'))?.[1] ?? '';
     const authorEmail = /^author .*<([^<>]*)> /m.exec(raw.stdout.toString('utf8'))?.[1] ?? '';
