@@ -29,6 +29,8 @@ export interface CreateRepoInput {
 }
 
 export interface MigrateInput extends CreateRepoInput {
+  /** who asks (local paths are for site admins only) */
+  doer: UserRow;
   cloneAddr: string;
   mirror: boolean;
   authUsername: string;
@@ -134,7 +136,8 @@ export class GithostService {
 
   async migrate(input: MigrateInput): Promise<RepoRow> {
     checkRepoName(input.name);
-    const src = await checkCloneAddr(input.cloneAddr, { username: input.authUsername, password: input.authPassword }, this.settings);
+    const src = await checkCloneAddr(input.cloneAddr, { username: input.authUsername, password: input.authPassword }, this.settings,
+      { isAdmin: input.doer.is_admin === 1, dataDir: this.files.root });
     const key = this.reserve(input.owner, input.name);
     const tmp = this.files.tempPath();
     let done = false;
