@@ -4,6 +4,7 @@ export { GitOpsController, IN_CLUSTER_SERVERS, type GitOpsControllerOptions } fr
 export { KeyStore, type KeyProblem } from './key-store.js';
 export { RepoCache, type ResolvedRevision, type ManifestFile } from './git-cache.js';
 export { renderManifests } from './manifests.js';
+export { normalizeRepoURL, sameRepoURL, type NormalizedRepoURL } from './repo-url.js';
 export { globMatch, sourceRepoAllowed, destinationAllowed, resourceAllowed, enforcesSignatures, signatureKeyIDs } from './project.js';
 export { reconcileApplication, STEPS, TRACKING_LABEL, type ReconcileDeps, type ReconcileOutcome } from './reconcile.js';
 export { ReconcileFailure, type FailureKind } from './failure.js';
