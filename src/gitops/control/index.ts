@@ -10,6 +10,8 @@ export { reconcileApplication, STEPS, TRACKING_LABEL, type ReconcileDeps, type R
 export { ReconcileFailure, type FailureKind } from './failure.js';
 export { ADMIN_SECRET, ADMIN_USER, ensureAdminSecret, issueToken, checkToken, passwordMatches, type AdminAccount } from './admin.js';
 export { startApiServer, type ApiServer, type ApiServerOptions } from './api-server.js';
+export { LoginLimiter, loginLimitsFromEnv, DEFAULT_LOGIN_LIMITS, type LoginLimits } from './login-limiter.js';
+export { readWebhookSecrets, webhookRefusal, type WebhookSecrets } from './webhook-auth.js';
 export { ensureServingCertificate, selfSignedCertificate } from './tls.js';
 export { createGitOpsMetrics, type GitOpsMetrics } from './metrics.js';
 export type { AppProject, AppProjectSpec, Application, ApplicationSpec, ApplicationStatus, SignatureStatus } from './types.js';
