@@ -297,7 +297,7 @@ export class GiteaApi {
       throw new ApiError(403, `Given user is not an organization, and only a site admin may migrate into another user's account [owner: ${owner.name}]`);
     }
     const repo = await this.svc.migrate({
-      owner, name: repoName, description, private: priv, mirror, cloneAddr,
+      owner, doer: doer.user, name: repoName, description, private: priv, mirror, cloneAddr,
       authUsername, authPassword: authToken || authPassword,
     });
     sendJson(c.res, 201, await this.repoJson(owner, repo, doer.user));

@@ -20,6 +20,8 @@ export interface GithostSettings {
   migrateTimeoutMs: number;
   /** loopback http URLs that get a POST for every pushed ref */
   pushWebhooks: string[];
+  /** shared secret: push webhooks are signed (X-Gitea-Signature, X-Hub-Signature-256) when set */
+  pushWebhookSecret: string;
   /** WWW-Authenticate realm for git over HTTP */
   realm: string;
 }
@@ -37,6 +39,7 @@ const schema: ConfigSchema<GithostSettings> = {
     maxPushBytes: { type: 'integer', minimum: 0, default: 0 },
     migrateTimeoutMs: { type: 'integer', minimum: 1000, default: 10 * 60 * 1000 },
     pushWebhooks: { type: 'array', items: { type: 'string' }, default: [] },
+    pushWebhookSecret: { type: 'string', default: '' },
     realm: { type: 'string', minLength: 1, default: 'strait githost' },
   },
   required: [],

@@ -11,6 +11,7 @@ import type { Authenticator, Doer } from './auth.js';
 import type { UserRow } from './db.js';
 import { ApiError } from './http-io.js';
 import { isValidRepoName, isValidUsername } from './names.js';
+import { gitScopeRefusal } from './scopes.js';
 import type { PushEvents } from './push-events.js';
 import type { GithostService } from './service.js';
 
@@ -62,10 +63,20 @@ export class GitHttp {
       plain(res, err instanceof ApiError ? err.status : 500, `strait githost: ${(err as Error).message}`);
       return;
     }
+    // a token's scopes bound what it may do before anything about the repository is looked at
+    if (doer?.via === 'token') {
+      const refusal = gitScopeRefusal(doer.scopes, false, false);
+      if (refusal) {
+        req.resume();
+        plain(res, 403, `strait githost: Token scope does not allow action: ${refusal}; git over HTTP needs read:repository (and write:repository to push)`);
+        return;
+      }
+    }
     const owner = this.svc.db.userByName(parsed.owner);
     const repo = owner ? this.svc.db.repoByName(owner.id, parsed.repo) : undefined;
     const perm = repo ? this.svc.permission(repo, doer?.user) : undefined;
-    if (!owner || !repo || !perm?.pull) {
+    const hidden = repo !== undefined && doer?.via === 'token' && gitScopeRefusal(doer.scopes, false, repo.private === 1) !== undefined;
+    if (!owner || !repo || !perm?.pull || hidden) {
       req.resume();
       if (!doer) this.challenge(res, 'strait githost: authentication required');
       else plain(res, 404, `strait githost: repository ${parsed.owner}/${parsed.repo} does not exist or you have no access to it`);
@@ -77,9 +88,10 @@ export class GitHttp {
         this.challenge(res, 'strait githost: authentication required to push');
         return;
       }
-      if (doer.via === 'token' && !doer.scopes.includes('all') && !doer.scopes.includes('write:repository')) {
+      const refusal = doer.via === 'token' ? gitScopeRefusal(doer.scopes, true, repo.private === 1) : undefined;
+      if (refusal) {
         req.resume();
-        plain(res, 403, `strait githost: the token has no write:repository scope; push refused`);
+        plain(res, 403, `strait githost: Token scope does not allow action: ${refusal}; push refused`);
         return;
       }
       if (!perm.push) {

@@ -71,7 +71,7 @@ export class GithostServer {
     if (removed.length) this.log.warn({ removed }, 'removed leftovers of an interrupted run');
     this.service = new GithostService(this.db, files, this.settings, this.log);
     const auth = new Authenticator(this.db);
-    this.events = new PushEvents(this.settings.pushWebhooks, this.log, () => this.url);
+    this.events = new PushEvents(this.settings.pushWebhooks, this.log, () => this.url, this.settings.pushWebhookSecret);
     this.api = new GiteaApi(this.service, auth, () => this.links(), this.log);
     this.gitHttp = new GitHttp(this.service, auth, this.events, this.log);
     this.server = createServer((req, res) => { void this.route(req, res); });

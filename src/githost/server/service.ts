@@ -3,7 +3,7 @@
 import { existsSync } from 'node:fs';
 import { E } from '../../base/errors/index.js';
 import type { Logger } from '../../base/log/index.js';
-import { parseArmoredPublicKey, verifyCommitSignature } from '../../platform/signatures/index.js';
+import { gitObjectMatches, parseArmoredPublicKey, verifyCommitSignature } from '../../platform/signatures/index.js';
 import type { GithostSettings } from './config.js';
 import type { GithostDb, GpgKeyRow, NewGpgKey, RepoRow, UserRow } from './db.js';
 import { git, runGit } from './git-exec.js';
@@ -29,6 +29,8 @@ export interface CreateRepoInput {
 }
 
 export interface MigrateInput extends CreateRepoInput {
+  /** who asks (local paths are for site admins only) */
+  doer: UserRow;
   cloneAddr: string;
   mirror: boolean;
   authUsername: string;
@@ -134,7 +136,8 @@ export class GithostService {
 
   async migrate(input: MigrateInput): Promise<RepoRow> {
     checkRepoName(input.name);
-    const src = await checkCloneAddr(input.cloneAddr, { username: input.authUsername, password: input.authPassword }, this.settings);
+    const src = await checkCloneAddr(input.cloneAddr, { username: input.authUsername, password: input.authPassword }, this.settings,
+      { isAdmin: input.doer.is_admin === 1, dataDir: this.files.root });
     const key = this.reserve(input.owner, input.name);
     const tmp = this.files.tempPath();
     let done = false;
@@ -203,6 +206,8 @@ export class GithostService {
     const sha = resolved.stdout.toString('utf8').trim();
     const raw = await runGit(['cat-file', 'commit', sha], { cwd, env });
     if (raw.code !== 0) return undefined;
+    // the bytes verified below must be the commit named sha (git-exec.ts turns replace refs off; this proves it)
+    if (!gitObjectMatches('commit', raw.stdout, sha)) throw E.internal(`git returned content that is not the commit ${sha}`);
 
     const committerEmail = /^committer .*<([^<>]*)> /m.exec(raw.stdout.toString('utf8'))?.[1] ?? '';
     const authorEmail = /^author .*<([^<>]*)> /m.exec(raw.stdout.toString('utf8'))?.[1] ?? '';

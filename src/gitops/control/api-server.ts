@@ -8,6 +8,8 @@
 //   GET    /api/v1/applications[/{name}]   -> Application(List)
 //   POST   /api/v1/applications/{name}/sync -> Application (after the sync attempt)
 //   POST   /api/webhook                    a Gitea/GitHub push payload -> immediate refresh
+//                                          (signed when argocd-secret has webhook.gitea/github.secret)
+// Failed logins are limited per user and client address (login-limiter.ts).
 // Errors: {error, code, message} as grpc-gateway writes them; HTTP and gRPC status (code)
 // come from the error's kind (docs/errors.md).
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -19,7 +21,9 @@ import { silentLogger } from '../../base/log/index.js';
 import { normalizeKeyID } from '../../platform/signatures/index.js';
 import { checkToken, issueToken, passwordMatches, type AdminAccount } from './admin.js';
 import type { GitOpsController } from './controller.js';
+import { DEFAULT_LOGIN_LIMITS, LoginLimiter, type LoginLimits } from './login-limiter.js';
 import type { Application } from './types.js';
+import { webhookRefusal, type WebhookSecrets } from './webhook-auth.js';
 
 export interface ApiServerOptions {
   controller: GitOpsController;
@@ -29,7 +33,14 @@ export interface ApiServerOptions {
   /** PEM certificate and key; without them the API speaks plain HTTP */
   tls?: { cert: string; key: string };
   log?: Logger;
+  /** the webhook shared secrets, read per webhook (none: webhooks are unauthenticated refresh triggers) */
+  webhookSecrets?: () => Promise<WebhookSecrets>;
+  /** failed-login limits (Argo CD's defaults: 5 failures in 300 s) */
+  loginLimits?: LoginLimits;
 }
+
+/** Argo CD's bound on local user names (it keeps the failed-login table small). */
+const MAX_USERNAME = 32;
 
 export interface ApiServer {
   server: Server;
@@ -48,7 +59,7 @@ class HttpError extends Error {
   }
 }
 
-async function readBody(req: IncomingMessage, limit = 1024 * 1024): Promise<unknown> {
+async function readRawBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const c of req) {
@@ -56,12 +67,20 @@ async function readBody(req: IncomingMessage, limit = 1024 * 1024): Promise<unkn
     if (size > limit) throw new HttpError('usage', `request body larger than ${limit} bytes`, 413);
     chunks.push(c as Buffer);
   }
-  if (size === 0) return {};
+  return Buffer.concat(chunks);
+}
+
+function parseJson(raw: Buffer): unknown {
+  if (raw.length === 0) return {};
   try {
-    return JSON.parse(Buffer.concat(chunks).toString('utf8'));
+    return JSON.parse(raw.toString('utf8'));
   } catch {
     throw new HttpError('usage', 'request body is not valid JSON');
   }
+}
+
+async function readBody(req: IncomingMessage, limit = 1024 * 1024): Promise<unknown> {
+  return parseJson(await readRawBody(req, limit));
 }
 
 function send(res: ServerResponse, status: number, body: unknown): void {
@@ -82,6 +101,7 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer>
   const log = opts.log ?? silentLogger();
   const { controller, account } = opts;
   const keys = controller.keys;
+  const logins = new LoginLimiter(opts.loginLimits ?? DEFAULT_LOGIN_LIMITS);
 
   const authed = (req: IncomingMessage): string => {
     const t = tokenOf(req);
@@ -104,7 +124,18 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer>
       const body = await readBody(req) as { username?: unknown; password?: unknown };
       const username = typeof body.username === 'string' ? body.username : '';
       const password = typeof body.password === 'string' ? body.password : '';
-      if (!passwordMatches(account, username, password)) throw new HttpError('unauthenticated', 'Invalid username or password');
+      if (Buffer.byteLength(username) > MAX_USERNAME) throw new HttpError('usage', `Username is too long (${MAX_USERNAME} bytes max)`);
+      const addr = req.socket.remoteAddress ?? '';
+      if (logins.blocked(username, addr)) {
+        // as Argo CD: the same answer as a wrong password, and the password is not even checked
+        log.warn({ username, addr }, 'login refused: too many failed logins');
+        throw new HttpError('unauthenticated', 'Invalid username or password');
+      }
+      if (!passwordMatches(account, username, password)) {
+        logins.fail(username, addr);
+        throw new HttpError('unauthenticated', 'Invalid username or password');
+      }
+      logins.succeed(username, addr);
       const token = issueToken(account, username);
       res.setHeader('set-cookie', `argocd.token=${token}; Path=/; HttpOnly; SameSite=Strict`);
       return send(res, 200, { token });
@@ -115,7 +146,13 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer>
       return send(res, 200, user ? { loggedIn: true, username: user, iss: 'strait' } : { loggedIn: false });
     }
     if (path === '/api/webhook' && method === 'POST') {
-      const body = await readBody(req, 8 * 1024 * 1024) as { repository?: { clone_url?: string; html_url?: string; ssh_url?: string } };
+      const raw = await readRawBody(req, 8 * 1024 * 1024);
+      const refusal = webhookRefusal(req.headers, raw, opts.webhookSecrets ? await opts.webhookSecrets() : {});
+      if (refusal) {
+        log.info({ addr: req.socket.remoteAddress, refusal }, 'webhook refused');
+        throw new HttpError('usage', `Webhook processing failed: ${refusal}`);
+      }
+      const body = parseJson(raw) as { repository?: { clone_url?: string; html_url?: string; ssh_url?: string } };
       for (const u of [body.repository?.clone_url, body.repository?.html_url]) if (typeof u === 'string' && u) controller.notifyPush(u);
       return send(res, 200, {});
     }

@@ -15,6 +15,7 @@ import { watchKind, type Informer } from './informer.js';
 import { KeyStore } from './key-store.js';
 import type { GitOpsMetrics } from './metrics.js';
 import { enforcesSignatures } from './project.js';
+import { sameRepoURL } from './repo-url.js';
 import { reconcileApplication, type ReconcileDeps, type ReconcileOutcome } from './reconcile.js';
 import type { AppProject, Application } from './types.js';
 
@@ -117,9 +118,7 @@ export class GitOpsController {
 
   /** The code-hosting server calls this on a push: fetch now, then reconcile the Applications of that repository. */
   notifyPush(repoURL: string): void {
-    const norm = (u: string): string => u.replace(/\/+$/, '').replace(/\.git$/, '').toLowerCase();
-    const target = norm(repoURL);
-    const names = [...this.apps.values()].filter((a) => norm(a.spec?.source?.repoURL ?? '') === target).map((a) => a.metadata.name);
+    const names = [...this.apps.values()].filter((a) => sameRepoURL(a.spec?.source?.repoURL ?? '', repoURL)).map((a) => a.metadata.name);
     if (names.length === 0) return;
     const url = this.apps.get(names[0]!)?.spec?.source?.repoURL ?? repoURL;
     void this.repos.sync(url, { force: true }).catch(() => undefined).then(() => {

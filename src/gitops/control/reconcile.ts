@@ -10,6 +10,7 @@ import type { KubeObject, ResourceStore } from '../../platform/store/index.js';
 import { stalled, transient, waiting, ReconcileFailure } from './failure.js';
 import type { RepoCache, ResolvedRevision } from './git-cache.js';
 import { renderManifests } from './manifests.js';
+import { normalizeRepoURL } from './repo-url.js';
 import type { GitOpsMetrics } from './metrics.js';
 import { destinationAllowed, enforcesSignatures, resourceAllowed, signatureKeyIDs, sourceRepoAllowed } from './project.js';
 import type { AppProject, Application, ApplicationStatus, ResourceStatus, SignatureStatus } from './types.js';
@@ -74,6 +75,10 @@ const stepSpec: Step = async (ctx) => {
     throw stalled('InvalidSpecError', 'HelmUnsupported', `Helm chart sources are not supported; use a Git source with manifests in source.path`);
   }
   if (!src.repoURL) throw stalled('InvalidSpecError', 'InvalidSpec', 'spec.source.repoURL is required');
+  const repo = normalizeRepoURL(src.repoURL);
+  if (repo.error !== undefined) {
+    throw stalled('InvalidSpecError', 'InvalidSpec', `spec.source.repoURL ${JSON.stringify(src.repoURL)} is refused: ${repo.error}; write the repository's URL without them`);
+  }
   if (!sourceRepoAllowed(p, src.repoURL)) {
     throw stalled('InvalidSpecError', 'SourceNotPermitted', `application repo ${src.repoURL} is not permitted in project '${pname}'`);
   }
