@@ -11,7 +11,7 @@ import {
   bootstrapClusterSet, MC_KINDS, MulticlusterAgent, OPERATOR_NAMESPACE, PSK_SECRET, MulticlusterMetrics, openBrokerOfCluster, readJoin, startRecordsPublisher, type GatewayRecords,
 } from '../../src/multicluster/control/clusterset/index.js';
 import { connectStore, type ResourceStore } from '../../src/platform/store/index.js';
-import { serveStatus } from '../http-server.js';
+import { serveMetrics } from '../../src/platform/metrics/index.js';
 
 export interface MulticlusterDaemonConfig {
   clusterId: string;
@@ -171,7 +171,9 @@ export async function runMulticlusterDaemon(raw: unknown, inject: { local?: Reso
     fetchRecords: async () => (await (await fetch(url, { signal: AbortSignal.timeout(Math.max(1000, cfg.records!.intervalMs * 2)) })).json()) as GatewayRecords,
     onError: (err) => log.debug({ err, url }, 'publishing gateway records failed'),
   })) : [];
-  const status = await serveStatus(cfg.metrics.listen, cfg.metrics.port, registry, () => ({ cluster: cfg.clusterId, exports: Object.fromEntries([...agent.exportConditions()].map(([k, v]) => [k, Object.fromEntries(v)])) }));
+  const status = await serveMetrics(registry, { port: cfg.metrics.port, host: cfg.metrics.listen }, {
+    records: () => ({ cluster: cfg.clusterId, exports: Object.fromEntries([...agent.exportConditions()].map(([k, v]) => [k, Object.fromEntries(v)])) }),
+  });
   log.info({ dnsPort: dns?.port, metricsPort: status.port }, 'multicluster control running');
   if (process.connected) process.send?.({ type: 'ready' });
   return {
@@ -181,7 +183,7 @@ export async function runMulticlusterDaemon(raw: unknown, inject: { local?: Reso
       source?.stop();
       await dns?.close();
       await agent.stop();
-      await new Promise<void>((r) => status.server.close(() => r()));
+      await status.close();
       if (!inject.broker) await broker.close();
       if (!inject.local) await local.close();
     },

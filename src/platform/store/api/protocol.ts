@@ -11,7 +11,8 @@
 //   PUT    /v1/clusters/:c/status                          body: object -> object
 //   DELETE /v1/clusters/:c/object?apiVersion&kind&name&namespace -> { deleted: boolean }
 //   POST   /v1/clusters/:c/events                          body: CoreEvent -> {}
-// Errors: HTTP status below and body {code, message, detail}; the client rethrows the same StraitError.
+// Errors: HTTP status from the one table in platform/http (httpStatusOf) and body
+// {code, message, detail}; the client rethrows the same StraitError.
 import { E, StraitError, isStraitError } from '../../../base/errors/index.js';
 
 export const API_PREFIX = '/v1/clusters';
@@ -19,22 +20,6 @@ export const API_PREFIX = '/v1/clusters';
 export const MAX_BODY = 16 * 1024 * 1024;
 /** a watch whose client lags this far behind is ended with STRAIT_ERR_WATCH_EXPIRED */
 export const MAX_WATCH_BACKLOG = 32 * 1024 * 1024;
-
-const STATUS: Record<string, number> = {
-  STRAIT_ERR_NOT_FOUND: 404,
-  STRAIT_ERR_CLUSTER_UNKNOWN: 404,
-  STRAIT_ERR_CONFLICT: 409,
-  STRAIT_ERR_ALREADY_EXISTS: 409,
-  STRAIT_ERR_WATCH_EXPIRED: 410,
-  STRAIT_ERR_UNAUTHORIZED: 401,
-  STRAIT_ERR_STORE_UNAVAILABLE: 503,
-};
-
-export function httpStatusOf(err: StraitError): number {
-  const s = STATUS[err.code];
-  if (s !== undefined) return s;
-  return err.exitCode === 2 ? 400 : 500;
-}
 
 export interface WireError { code: string; message: string; detail: Record<string, unknown> }
 
