@@ -30,6 +30,7 @@
 import { readFileSync } from 'node:fs';
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import { E } from '../../src/base/errors/index.js';
+import { listenServer } from '../../src/base/net/index.js';
 import type { Gateway } from '../../src/multicluster/dataplane/gateway/index.js';
 import { LEASE_KIND, LeaseElector, type LeaseSpec } from '../../src/multicluster/control/gateway-ha/index.js';
 import { markGatewayPassive, openBrokerOfCluster, OPERATOR_NAMESPACE, startRecordsPublisher } from '../../src/multicluster/control/clusterset/index.js';
@@ -94,10 +95,7 @@ export async function startGatewayHa(gw: Gateway, log: Log, onLost: () => void, 
       s.on('error', () => undefined).on('close', () => clients.delete(s));
     });
     server = srv;
-    await new Promise<void>((resolve, reject) => {
-      srv.once('error', reject);
-      srv.listen(ha.port, self.address, () => resolve());
-    });
+    await listenServer(srv, { port: ha.port, host: self.address });
   }
   let link: Socket | undefined;
   let linkTo: string | undefined;

@@ -329,7 +329,7 @@ export async function runWorld(opts: WorldOptions): Promise<RunningWorld> {
   new Gauge({ name: 'strait_world_boot_seconds', help: 'time from start to ready', registers: [registry],
     collect() { if (boot.ms !== undefined) this.set(boot.ms / 1000); } });
   registerDnsMetrics(registry, () => [...clustersetServers].map(([cluster, s]) => ({ labels: { cluster }, counters: s.counters })));
-  const metricsServer: MetricsServer = await serveMetrics(registry, plan.metricsPort, '0.0.0.0');
+  const metricsServer: MetricsServer = await serveMetrics(registry, { port: plan.metricsPort, host: '0.0.0.0' });
 
   const store = await storeJob;
   for (const comp of extra.filter((x) => x.startAfter !== 'network')) processes.add({ ...comp, env: { ...ctx.env, ...comp.env } });

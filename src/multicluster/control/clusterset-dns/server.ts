@@ -11,6 +11,7 @@ import { createServer as createTcpServer, type Server as TcpServer, type Socket 
 import { Packet } from 'dns2';
 import type { Registry } from 'prom-client';
 import { type Logger, silentLogger } from '../../../base/log/index.js';
+import { listenServer } from '../../../base/net/index.js';
 import { DnsCounters, registerDnsMetrics } from './metrics.js';
 import { readQuery, sameQuestion } from './query.js';
 import { RateLimiter } from './rate-limit.js';
@@ -131,7 +132,7 @@ export class ClustersetDnsServer implements ClustersetDns {
       if (!wantTcp) { this.udp = udp; this.port = port; break; }
       try {
         const tcp = createTcpServer({ pauseOnConnect: false }, (s) => this.onTcpConnection(s));
-        await new Promise<void>((res, rej) => { tcp.once('error', rej); tcp.listen(port, address, () => { tcp.off('error', rej); res(); }); });
+        await listenServer(tcp, { port, host: address });
         tcp.maxConnections = 256;
         this.udp = udp;
         this.tcp = tcp;

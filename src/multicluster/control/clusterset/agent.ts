@@ -8,10 +8,10 @@ import { createHash } from 'node:crypto';
 import { type Clock, systemClock } from '../../../base/clock/index.js';
 import { isStraitError } from '../../../base/errors/index.js';
 import { type Logger, silentLogger } from '../../../base/log/index.js';
+import { Informer, KeyQueue } from '../../../platform/controller/index.js';
 import type { KubeObject, ResourceStore } from '../../../platform/store/index.js';
 import { aggregate, type Aggregate, type ClusterExport, exportFromSlice, type ServicePort, type SliceEndpoint } from './aggregate.js';
 import { type Condition, getCondition, MESSAGE, REASON, setCondition } from './conditions.js';
-import { Informer, KeyQueue } from './informer.js';
 import { processLanes, type WorkLanes } from './lanes.js';
 import type { MulticlusterMetrics } from './metrics.js';
 import {
@@ -51,8 +51,8 @@ export class MulticlusterAgent {
   private readonly clock: Clock;
   private readonly log: Logger;
   private readonly metrics: MulticlusterMetrics | undefined;
-  private readonly exports = new KeyQueue((k) => this.reconcileExport(k), systemClock, (k, e) => this.onError('export', k, e));
-  private readonly imports = new KeyQueue((k) => this.runImport(k), systemClock, (k, e) => this.onError('import', k, e));
+  private readonly exports = new KeyQueue((k) => this.reconcileExport(k), { onError: (k, e) => this.onError('export', k, e) });
+  private readonly imports = new KeyQueue((k) => this.runImport(k), { onError: (k, e) => this.onError('import', k, e) });
   private readonly lanes: WorkLanes;
   /** queued imports woken by another cluster's slice: foreground work until they have run */
   private readonly foregroundImports = new Set<string>();
@@ -93,7 +93,7 @@ export class MulticlusterAgent {
         onList: (items) => { onList?.(items); for (const o of items) onKey(o, 'LIST'); },
         onEvent: (t, o) => onKey(o, t),
         onError: (err) => this.log.debug({ err }, 'informer error'),
-      }, this.clock);
+      }, { clock: this.clock });
       this.informers.push(i);
       i.start();
     };
