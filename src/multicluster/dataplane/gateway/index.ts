@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { systemClock, type Clock } from '../../../base/clock/index.js';
-import { cidrContains, type Cidr } from '../../../base/config/index.js';
+import { cidrContains, ipv4ToInt, type Cidr } from '../../../base/config/index.js';
 import { E } from '../../../base/errors/index.js';
 import { peekDestination, peekSource } from '../../wire/ipv4/index.js';
 import {
@@ -413,7 +413,7 @@ export class Gateway implements SegmentSink {
     }
     if (address !== this.lastAgent) {
       this.lastAgent = address;
-      this.lastAgentInt = ipv4Int(address);
+      this.lastAgentInt = ipv4ToInt(address) ?? 0;
     }
     const r = this.vxlanReassembly;
     const count = buf[h + 2] as number;
@@ -471,7 +471,7 @@ export class Gateway implements SegmentSink {
     this.vxlan.fragments++;
     if (address !== this.lastAgent) {
       this.lastAgent = address;
-      this.lastAgentInt = ipv4Int(address);
+      this.lastAgentInt = ipv4ToInt(address) ?? 0;
     }
     const h = VXLAN_OVERHEAD;
     const r = this.vxlanReassembly;
@@ -610,11 +610,6 @@ export class Gateway implements SegmentSink {
       : `${conns.length - up} connection(s) of ${conns.length} are not established`;
     return { node: this.config.name, haStatus: this.haStatus, summary };
   }
-}
-
-function ipv4Int(a: string): number {
-  const p = a.split('.');
-  return p.length === 4 ? ((Number(p[0]) << 24) | (Number(p[1]) << 16) | (Number(p[2]) << 8) | Number(p[3])) >>> 0 : 0;
 }
 
 function inAny(cidrs: readonly Cidr[], ip: number): boolean {
