@@ -6,7 +6,7 @@ import { once } from 'node:events';
 import { createServer, type Server, type Socket } from 'node:net';
 import dns2 from 'dns2';
 import { listenServer } from '../../base/net/index.js';
-import { plausibleQuery } from './precheck.js';
+import { plausibleQuery } from '../../multicluster/wire/dns-query/index.js';
 import { TTL_SECONDS, type DnsResolver } from './zone.js';
 
 const { Packet } = dns2;

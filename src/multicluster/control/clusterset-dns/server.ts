@@ -13,7 +13,7 @@ import type { Registry } from 'prom-client';
 import { type Logger, silentLogger } from '../../../base/log/index.js';
 import { listenServer } from '../../../base/net/index.js';
 import { DnsCounters, registerDnsMetrics } from './metrics.js';
-import { readQuery, sameQuestion } from './query.js';
+import { readQuery, sameQuestion } from '../../wire/dns-query/index.js';
 import { RateLimiter } from './rate-limit.js';
 import { type Answer, ClustersetZone, type Rr } from './zone.js';
 
