@@ -186,7 +186,7 @@ export async function startGatewayHa(gw: Gateway, log: Log, onLost: () => void, 
   const publisher = kubernetes
     ? startRecordsPublisher({
       local: store, ...(broker ? { broker } : {}), namespace: recordsNamespace, intervalMs: timing.renewMs, shape: 'submariner', version: VERSION,
-      fetchRecords: () => Promise.resolve({ endpoint: gw.endpointRecord(), gateway: gw.gatewayRecord(), connections: gw.connectionRecords() as unknown as Record<string, unknown>[] }),
+      fetchRecords: () => Promise.resolve({ endpoint: gw.endpointRecord(), gateway: gw.gatewayRecord(), connections: gw.connectionRecords() }),
       onError: (err) => log('warn', `publishing the gateway records failed: ${String(err)}`),
     })
     : undefined;
