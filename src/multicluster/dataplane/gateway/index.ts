@@ -637,10 +637,3 @@ export async function startGateway(config: unknown, opts: GatewayOptions = {}): 
   await g.start();
   return g;
 }
-
-/** `strait show connections` columns, as Submariner's `subctl show connections` prints them. */
-export const CONNECTION_COLUMNS = ['GATEWAY', 'CLUSTER', 'REMOTE IP', 'NAT', 'CABLE DRIVER', 'SUBNETS', 'STATUS', 'RTT avg.'] as const;
-
-export function connectionRow(r: ConnectionRecord): string[] {
-  return [r.gateway, r.cluster, r.remoteIP, r.nat, r.cableDriver, r.subnets.join(', '), r.status, r.rttAvg];
-}
