@@ -65,25 +65,14 @@ export interface EndpointRecord {
   type: 'local' | 'remote';
 }
 
-/** Connection record (subctl show connections). */
-export interface ConnectionRecord {
+/** Connection record (subctl show connections): a tunnel peer's record, as Submariner names and prints it. */
+export type ConnectionRecord = Pick<PeerRecord, 'cluster' | 'remoteIP' | 'subnets' | 'status' | 'statusMessage' | 'rttAvgMs'
+  | 'txBytes' | 'txPackets' | 'rxBytes' | 'rxPackets' | 'handshakes' | 'rekeys'> & {
   gateway: string;
-  cluster: string;
-  remoteIP: string;
   nat: 'yes' | 'no';
   cableDriver: string;
-  subnets: string[];
-  status: 'connected' | 'connecting' | 'error';
-  statusMessage: string;
   rttAvg: string;
-  rttAvgMs: number | null;
-  txBytes: number;
-  txPackets: number;
-  rxBytes: number;
-  rxPackets: number;
-  handshakes: number;
-  rekeys: number;
-}
+};
 
 export interface GatewayRecord {
   node: string;
