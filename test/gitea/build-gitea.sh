@@ -3,7 +3,7 @@
 # oracle for githost) and the Gitea Go SDK test driver from the Go module
 # proxy, pinned by test/gitea/server/go.mod and test/gitea/sdk/go.mod, into
 #   ${XDG_CACHE_HOME:-~/.cache}/strait/gitea/<version>/{gitea,gitea-sdk-test}
-# Idempotent: a second run with the same go.mod/go.sum builds nothing.
+# Idempotent: a second run with the same go.mod/go.sum (and .go files) builds nothing.
 #   test/gitea/build-gitea.sh          build what is missing, print the cache dir
 #   test/gitea/build-gitea.sh --sdk    build only the SDK driver (fast)
 #   test/gitea/build-gitea.sh --print  print the cache dir, build nothing
@@ -29,15 +29,18 @@ if ! command -v go >/dev/null 2>&1; then
 fi
 
 mkdir -p "$cache"
-exec 9>"$cache/.lock"
-flock 9
 
-stamp_of() { { cat "$1/go.mod"; cat "$1/go.sum" 2>/dev/null || true; } | sha256sum | cut -c1-16; }
+# what a binary is built from: the module's go.mod, go.sum and its own .go files
+stamp_of() { { cat "$1/go.mod"; cat "$1/go.sum" "$1"/*.go 2>/dev/null || true; } | sha256sum | cut -c1-16; }
 
 build() { # build <name> <module dir> <package> <cgo> <tags> <ldflags>
   local name="$1" mod="$2" pkg="$3" cgo="$4" tags="$5" ldflags="$6"
   local stamp; stamp="$(stamp_of "$mod")"
+  # one build per binary at a time (several test files may ask at once)
+  exec 9>"$cache/.$name.lock"
+  flock 9
   if [ -x "$cache/$name" ] && [ "$(cat "$cache/$name.stamp" 2>/dev/null)" = "$stamp" ]; then
+    exec 9>&-
     return 0
   fi
   echo "strait: building $name ($pkg) into $cache (slow the first time)" >&2
@@ -51,6 +54,7 @@ build() { # build <name> <module dir> <package> <cgo> <tags> <ldflags>
   mv -f "$cache/$name.tmp" "$cache/$name"
   echo "$stamp" >"$cache/$name.stamp"
   echo "strait: built $name in $((SECONDS - start))s" >&2
+  exec 9>&-
 }
 
 if [ "${1:-}" != "--sdk" ]; then
