@@ -52,7 +52,8 @@ build() { # build <name> <module dir> <package> <cgo> <tags> <ldflags>
       -o "$cache/$name.tmp" "$pkg"
   )
   mv -f "$cache/$name.tmp" "$cache/$name"
-  echo "$stamp" >"$cache/$name.stamp"
+  # -mod=mod may have completed go.sum: stamp what the binary was built from
+  stamp_of "$mod" >"$cache/$name.stamp"
   echo "strait: built $name in $((SECONDS - start))s" >&2
   exec 9>&-
 }

@@ -146,6 +146,11 @@ export async function startGitea(bin: Binaries): Promise<RunningGitea> {
     '',
   ].join('\n'));
   const env = { ...process.env, HOME: dir, GITEA_WORK_DIR: dir, USER: userInfo().username };
+  const migrate = spawnSync(bin.gitea, ['migrate', '-c', ini], { env, encoding: 'utf8', cwd: dir });
+  if (migrate.status !== 0) {
+    rmSync(dir, { recursive: true, force: true });
+    throw new Error(`gitea migrate failed (${migrate.status}): ${migrate.stderr}${migrate.stdout}`);
+  }
   const admin = spawnSync(bin.gitea, ['admin', 'user', 'create', '-c', ini, '--admin', '--username', GITEA_ADMIN.user,
     '--password', GITEA_ADMIN.password, '--email', GITEA_ADMIN.email, '--must-change-password=false'], { env, encoding: 'utf8', cwd: dir });
   if (admin.status !== 0) {
