@@ -30,7 +30,19 @@ const b64 = (s: string) => Buffer.from(s).toString('base64');
  * docs/githost.md. Shape differences read "keys only in gitea: a, b" / "keys only in
  * githost: …"; status differences "status gitea N, githost M".
  */
-const INTENDED: Record<string, string> = {};
+const INTENDED: Record<string, string> = {
+  // anonymous token requests get 401 with WWW-Authenticate, so clients retry with basic auth (Gitea: 403)
+  'GET /api/v1/users/bob/tokens [none]': 'status gitea 403, githost 401',
+};
+
+/** Differences that may appear in any case (each must appear at least once). */
+const INTENDED_ANYWHERE = [
+  // githost has no issue tracker: has_issues is false, and Gitea leaves internal_tracker out then too
+  'keys only in gitea: internal_tracker',
+  // githost's error body is always {message, url}; Gitea adds "errors": null to the 404s of
+  // its APIErrorNotFound (tokens, GPG keys, repositories, commits), not to others
+  '.: keys only in gitea: errors',
+];
 
 function shapeDiff(path: string, a: Json, b: Json, out: string[]): void {
   const kind = (v: Json) => (v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v);
@@ -220,6 +232,7 @@ const linkOf = (h: Headers, base: string) => (h.get('link') ?? '').split(base).j
 test('the same API requests to Gitea 1.26 and githost: equal status codes and JSON shapes, except the intended differences', async (t) => {
   if (skip) return t.skip(skip);
   const found: Record<string, string> = {};
+  const seenAnywhere = new Set<string>();
   for (const k of cases()) {
     const [a, b] = await Promise.all(sides.map((s) => send(s, k.method, typeof k.path === 'string' ? k.path : k.path(s), authOf(s, k.who),
       typeof k.body === 'function' ? (k.body as (s: Side) => unknown)(s) : k.body)));
@@ -233,13 +246,36 @@ test('the same API requests to Gitea 1.26 and githost: equal status codes and JS
       const vb = h === 'link' ? linkOf(b.headers, gb.url) : b.headers.get(h);
       if (va !== vb) diffs.push(`header ${h}: gitea ${JSON.stringify(va)}, githost ${JSON.stringify(vb)}`);
     }
-    if (diffs.length) found[describe(k)] = diffs.join('; ');
+    const kept = diffs.filter((d) => {
+      const general = INTENDED_ANYWHERE.find((x) => d.endsWith(x));
+      if (general) seenAnywhere.add(general);
+      return !general;
+    });
+    if (kept.length) found[describe(k)] = kept.join('; ');
+    // STRAIT_DIFF_VERBOSE=1 prints both answers of every differing case
+    if (diffs.length && process.env['STRAIT_DIFF_VERBOSE'] === '1') console.log(`${describe(k)}\n  gitea   ${a.status} ${a.text.slice(0, 400)}\n  githost ${b.status} ${b.text.slice(0, 400)}`);
   }
   const report = Object.entries(found).map(([k, v]) => `${k} => ${v}`).join('\n');
   const unexpected = Object.keys(found).filter((k) => INTENDED[k] !== found[k]);
-  const gone = Object.keys(INTENDED).filter((k) => !(k in found));
+  const gone = [...Object.keys(INTENDED).filter((k) => !(k in found)), ...INTENDED_ANYWHERE.filter((x) => !seenAnywhere.has(x))];
   assert.deepEqual({ unexpected: unexpected.map((k) => `${k} => ${found[k] as string}`), gone }, { unexpected: [], gone: [] }, `all differences:\n${report}`);
 });
+
+/**
+ * Where githost's git over HTTP is stricter than Gitea 1.26 on purpose (docs/githost.md):
+ * a token's scopes bound git whatever form the token comes in and before the repository
+ * is looked up: reads need read:repository (Gitea lets a read:user token in the
+ * "token" header read private repositories, and any token read public ones), the push
+ * advertisement needs write:repository (Gitea refuses only the push itself).
+ */
+const INTENDED_GIT = [
+  'GET /bob/priv.git/info/refs?service=git-upload-pack [bob-read-user] => status gitea 200, githost 403',
+  'GET /bob/pub.git/info/refs?service=git-upload-pack [bob-read-user] => status gitea 200, githost 403',
+  'GET /bob/pub.git/info/refs?service=git-upload-pack [bob-read-user-basic] => status gitea 200, githost 403',
+  'GET /bob/pub.git/info/refs?service=git-receive-pack [bob-read-user] => status gitea 200, githost 403',
+  'GET /bob/pub.git/info/refs?service=git-receive-pack [bob-read-repo] => status gitea 200, githost 403',
+  'GET /bob/missing.git/info/refs?service=git-upload-pack [bob-read-user] => status gitea 404, githost 403',
+];
 
 test('git over HTTP: the same status codes from Gitea and githost for every way of presenting a token', async (t) => {
   if (skip) return t.skip(skip);
@@ -254,5 +290,5 @@ test('git over HTTP: the same status codes from Gitea and githost for every way 
       if (a?.status !== b?.status) found.push(`GET ${p} [${w}] => status gitea ${a?.status}, githost ${b?.status}`);
     }
   }
-  assert.deepEqual(found, []);
+  assert.deepEqual({ unexpected: found.filter((f) => !INTENDED_GIT.includes(f)), gone: INTENDED_GIT.filter((f) => !found.includes(f)) }, { unexpected: [], gone: [] });
 });

@@ -268,7 +268,8 @@ export class GiteaApi {
   }
 
   private async listUserGpgKeys(c: Ctx): Promise<void> {
-    if (c.doer) this.requireScope(c.doer, 'read', 'user');
+    // Gitea 1.26 lists a user's keys to signed-in callers only
+    this.requireScope(this.requireDoer(c), 'read', 'user');
     sendJson(c.res, 200, this.gpgList(this.userParam(c.params[0], c.doer)));
   }
 
@@ -475,7 +476,7 @@ export class GiteaApi {
     const sha = c.params[2] ?? '';
     const links = this.links();
     const out = await this.svc.commit(owner, repo, sha, links.base, (u) => toUser(u, c.doer?.user, links));
-    if (!out) throw notFound(`object does not exist [id: ${sha}, rel_path: ]`);
+    if (!out) throw new ApiError(404, `commit doesn't exist: ${sha}`);
     sendJson(c.res, 200, out);
   }
 }
