@@ -476,7 +476,7 @@ export class GiteaApi {
     const sha = c.params[2] ?? '';
     const links = this.links();
     const out = await this.svc.commit(owner, repo, sha, links.base, (u) => toUser(u, c.doer?.user, links));
-    if (!out) throw new ApiError(404, `commit doesn't exist: ${sha}`);
+    if (!out) throw new HttpError(404, `commit doesn't exist: ${sha}`);
     sendJson(c.res, 200, out);
   }
 }
