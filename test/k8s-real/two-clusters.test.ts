@@ -75,9 +75,23 @@ test('two real clusters: strait deployed, a pod on A\'s worker reaches a pod on 
   }
   // deploy/ with the locally built image
   const rendered = kubectl('a', 'kustomize', join(root, 'deploy')).replace(/image: strait(:[^\s]*)?$/gm, 'image: localhost/strait:test');
-  const file = join(work, 'deploy.yaml');
-  writeFileSync(file, rendered);
+  for (const [L, i, R, j] of [['a', 1, 'b', 2], ['b', 2, 'a', 1]] as const) {
+    // the cluster-specific values of deploy/config.yaml (what a kustomize patch would set)
+    const subnets = (k: number): string => `[10.${10 * k}.0.0/16, 10.${10 * k + 1}.0.0/16]`;
+    const file = join(work, `deploy-${L}.yaml`);
+    const text = rendered
+      .replace('clusterId: cluster-a', `clusterId: cluster-${L}`)
+      .replace('localSubnets: [10.1.0.0/16, 100.1.0.0/16]', `localSubnets: ${subnets(i)}`)
+      .replace('- { clusterId: cluster-b, endpoint: 192.0.2.2, port: 4500, subnets: [10.2.0.0/16, 100.2.0.0/16] }',
+        `- { clusterId: cluster-${R}, endpoint: 172.30.${j}.2, port: 4500, subnets: ${subnets(j)} }`)
+      .replace('remoteSubnets: [10.2.0.0/16, 100.2.0.0/16]', `remoteSubnets: ${subnets(j)}`)
+      .replace('gateway: { address: 192.0.2.1, port: 4800 }', `gateway: { address: 172.30.${i}.2, port: 4800 }`);
+    assert.notEqual(text, rendered);
+    assert.doesNotMatch(text, /192\.0\.2\./, 'every placeholder address replaced');
+    writeFileSync(file, text);
+  }
   for (const L of ['a', 'b']) {
+    const file = join(work, `deploy-${L}.yaml`);
     // a second apply once the CRDs of the first are established
     const r = spawnSync(clusters, ['kubectl', L, 'apply', '--server-side', '-f', file], { encoding: 'utf8', timeout: 120_000 });
     if (r.status !== 0) {
