@@ -226,7 +226,7 @@ EOF
   cat >"$d/cni/template.json" <<EOF
 {
   "cniVersion": "0.4.0",
-  "name": "strait-$node",
+  "name": "strait-k8s-$node",
   "plugins": [
     { "type": "bridge", "bridge": "cni0", "isGateway": true, "ipMasq": false, "hairpinMode": true,
       "ipam": { "type": "host-local", "dataDir": "$d/cni/ipam",
@@ -408,6 +408,12 @@ down() {
   # mounts under our directories (pod volumes, rootfs overlays, netns of pods), deepest first
   findmnt -rn -o TARGET | awk -v a="$DATA/" -v b="$STATE/" 'index($0, a) == 1 || index($0, b) == 1' | sort -r |
     while read -r m; do umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || log "could not unmount $m"; done
+  # what kubelet and libcni leave outside our directories: the symlinks of the pod logs,
+  # the CNI result cache of our networks
+  find /var/log/containers -maxdepth 1 -lname "$DATA/*" -delete 2>/dev/null || true
+  for f in "$STATE"/*-gw "$STATE"/*-wk; do
+    [ -d "$f" ] && rm -f /var/lib/cni/results/"strait-k8s-$(basename "$f")"-*
+  done
   if [ -f "$STATE/netns" ]; then
     while read -r ns; do ip netns del "$ns" 2>/dev/null || true; done < <(sort -u "$STATE/netns")
   fi
