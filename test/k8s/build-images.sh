@@ -14,7 +14,8 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 cache="$("$here/build-apiserver.sh" --print)/images"
 mkdir -p "$cache"
-exec 8>"$cache/.lock"
+# one build per image at a time (the small images are not held up by the strait image)
+exec 8>"$cache/.lock-small"
 flock 8
 log() { echo "build-images.sh: $*" >&2; }
 
@@ -84,7 +85,10 @@ if [ "$(cat "$cache/test.key" 2>/dev/null)" != "$key" ] || [ ! -f "$cache/test.t
 fi
 
 # 3. strait (the Dockerfile's image)
+flock -u 8
 if [ "${1:-}" = "--strait" ]; then
+  exec 7>"$cache/.lock-strait"
+  flock 7
   img=$("$here/../image/build-image.sh")
   icache=$("$here/../image/build-image.sh" --print)
   key="$(cat "$icache/image.key")"
