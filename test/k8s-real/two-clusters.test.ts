@@ -112,12 +112,16 @@ test('two real clusters: strait deployed, a pod on A\'s worker reaches a pod on 
   const serverIp = kubectl('b', 'get', 'pod', 'echo', '-o', 'jsonpath={.status.podIP}');
   const clientIp = kubectl('a', 'get', 'pod', 'client', '-o', 'jsonpath={.status.podIP}');
   const t0 = Date.now();
-  let body = '';
-  for (let i = 0; i < 30 && body === ''; i++) {
-    const r = spawnSync(clusters, ['kubectl', 'a', 'exec', 'client', '--', 'wget', '-q', '-T', '3', '-O', '-', `http://${serverIp}:8080/cgi-bin/ip`], { encoding: 'utf8', timeout: 20_000 });
-    if (r.status === 0) body = r.stdout.trim();
+  let response = '';
+  for (let i = 0; i < 30 && !/^HTTP\/1\.[01] 200 /.test(response); i++) {
+    // the test image's `get`: an HTTP/1.0 GET with nc, the whole response
+    const r = spawnSync(clusters, ['kubectl', 'a', 'exec', 'client', '--', 'get', serverIp, '8080', '/cgi-bin/ip'], { encoding: 'utf8', timeout: 20_000 });
+    response = r.stdout ?? '';
   }
-  assert.equal(body, clientIp, `the server saw ${body || 'nothing'} (client ${clientIp}) after ${Date.now() - t0} ms`);
+  assert.match(response, /^HTTP\/1\.[01] 200 /, `no HTTP 200 after ${Date.now() - t0} ms: ${response}`);
+  const body = response.split('\r\n\r\n')[1]?.trim();
+  assert.equal(body, clientIp, `the server saw ${body ?? 'nothing'} (client ${clientIp})`);
+  console.log(`pod on a-wk -> pod on b-wk: HTTP 200 after ${Date.now() - t0} ms`);
   // B connected, from A: `strait show connections --kubeconfig` where the CLI has it (issue 16
   // item 4), else the Gateway record it reads (Submariner's shape, in submariner-operator)
   const show = spawnSync(clusters, ['exec', process.execPath, join(root, 'bin', 'strait.js'), 'show', 'connections', '--kubeconfig', kubeconfig('a'), '-o', 'json'], { encoding: 'utf8', timeout: 60_000 });

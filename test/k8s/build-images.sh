@@ -4,7 +4,7 @@
 #   pause.tar   registry.k8s.io/pause:3.10.1  Kubernetes' own build/pause/linux/pause.c from
 #               the pinned k8s.io/kubernetes module, compiled static with the system cc (OCI layout)
 #   test.tar    localhost/strait-test:1       busybox-static: httpd on :8080 whose /cgi-bin/ip
-#               answers the client's address (REMOTE_ADDR), wget, nc, sh (OCI layout)
+#               answers the client's address (REMOTE_ADDR); get HOST PORT PATH (nc), sh (OCI layout)
 #   strait.tar  localhost/strait:test         test/image/build-image.sh, saved with buildah
 #               (docker-archive); only with --strait
 # into ${XDG_CACHE_HOME:-~/.cache}/strait/k8s/<version>/images/ and prints that directory.
@@ -67,15 +67,26 @@ if [ "$(cat "$cache/pause.key" 2>/dev/null)" != "$key" ] || [ ! -f "$cache/pause
 fi
 
 # 2. test image
-key="$(sha /usr/bin/busybox)-v1"
+key="$(sha /usr/bin/busybox)-v2"
 if [ "$(cat "$cache/test.key" 2>/dev/null)" != "$key" ] || [ ! -f "$cache/test.tar" ]; then
   log "test image from busybox-static"
   root=$(mktemp -d)
   mkdir -p "$root/bin" "$root/www/cgi-bin" "$root/tmp" "$root/etc"
   cp /usr/bin/busybox "$root/bin/busybox"
   for a in sh httpd wget nc sleep cat echo ip ifconfig hostname env ls ps kill nslookup; do ln -s busybox "$root/bin/$a"; done
-  printf '#!/bin/sh\nprintf "Content-Type: text/plain\\r\\n\\r\\n%%s\\n" "$REMOTE_ADDR"\n' >"$root/www/cgi-bin/ip"
-  chmod 0755 "$root/www/cgi-bin/ip"
+  # the client's address as the server saw it (httpd listens dual-stack: [::ffff:a.b.c.d])
+  cat >"$root/www/cgi-bin/ip" <<'EOF'
+#!/bin/sh
+a=${REMOTE_ADDR#[}; a=${a%]}; a=${a#::ffff:}
+printf 'Content-Type: text/plain\r\n\r\n%s\n' "$a"
+EOF
+  # get HOST PORT PATH: an HTTP/1.0 GET printing the whole response (this busybox's static
+  # wget crashes in glibc's NSS; nc resolves no names)
+  cat >"$root/bin/get" <<'EOF'
+#!/bin/sh
+printf 'GET %s HTTP/1.0\r\nHost: %s\r\n\r\n' "${3:-/}" "$1" | nc -w "${GET_TIMEOUT:-3}" "$1" "$2"
+EOF
+  chmod 0755 "$root/www/cgi-bin/ip" "$root/bin/get"
   echo 'ok' >"$root/www/index.html"
   echo 'root:x:0:0:root:/:/bin/sh' >"$root/etc/passwd"
   echo 'root:x:0:' >"$root/etc/group"

@@ -392,17 +392,20 @@ down() {
   for f in "$STATE"/pids/kubelet-* "$STATE"/pids/kube-proxy-*; do [ -e "$f" ] && stop_id "$(basename "$f")"; done
   # the containers: every process in our cgroups
   cg_kill_and_remove
-  # containerd's shims (their -address is our socket), then containerd
+  # the pods' sandboxes and containers (their CNI cache entries are removed below)
+  local ids=""
   for f in "$STATE"/pids/containerd-*; do
     [ -e "$f" ] || continue
     id=$(basename "$f"); id=${id#containerd-}
-    for m in /proc/[0-9]*; do
-      if tr '\0' ' ' <"$m/cmdline" 2>/dev/null | grep -q -- "-address $STATE/$id/containerd.sock "; then
-        stop_pid "${m#/proc/}" containerd-shim
-      fi
-    done
-    stop_id "containerd-$id"
+    ids="$ids $(ctr -a "$STATE/$id/containerd.sock" -n k8s.io containers ls -q 2>/dev/null | tr '\n' ' ')"
   done
+  # containerd's shims (their command line names our state directory), then containerd
+  for m in $(grep -lsaF -- "$STATE/" /proc/[0-9]*/cmdline 2>/dev/null); do
+    m=${m#/proc/}
+    stop_pid "${m%/cmdline}" containerd-shim
+  done
+  for f in "$STATE"/pids/containerd-*; do [ -e "$f" ] && stop_id "$(basename "$f")"; done
+  for id in $ids; do rm -f "/var/lib/cni/results/cni-loopback-$id-lo"; done
   for f in "$STATE"/pids/*; do [ -e "$f" ] && stop_id "$(basename "$f")"; done
   cg_kill_and_remove
   # mounts under our directories (pod volumes, rootfs overlays, netns of pods), deepest first
