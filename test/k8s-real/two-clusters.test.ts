@@ -61,12 +61,18 @@ before(() => {
 });
 
 after(() => {
-  if (up) sh(clusters, ['down'], 300_000);
+  if (up) sh(clusters, ['down'], 900_000);
   const panicOnOops = readFileSync('/proc/sys/kernel/panic_on_oops', 'utf8').trim();
   if (!skip) assert.equal(panicOnOops, '0', 'kernel.panic_on_oops restored');
 });
 
 test('two real clusters: strait deployed, a pod on A\'s worker reaches a pod on B\'s worker with its own IP', { skip: skip ?? false, timeout: 900_000 }, () => {
+  // the CRDs first: deploy-broker and join write Submariner's kinds (without them join fails
+  // with 'Cluster "*" not found in namespace "submariner-k8s-broker"': the list gets a 404)
+  for (const L of ['a', 'b']) {
+    kubectl(L, 'apply', '--server-side', '-f', join(root, 'deploy', 'crds.yaml'));
+    kubectl(L, 'wait', '--for=condition=Established', 'crd', '--all', '--timeout=60s');
+  }
   // broker on A, both clusters join with their kubeconfigs
   strait('deploy-broker', '--kubeconfig', kubeconfig('a'), '--file', join(work, 'broker-info.subm'));
   for (const [L, i] of [['a', 1], ['b', 2]] as const) {

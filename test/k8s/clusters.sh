@@ -75,12 +75,13 @@ start() {
   setsid nsenter --net="/run/netns/$ns" "$@" >>"$out" 2>&1 </dev/null &
   echo "$! $1" >"$STATE/pids/$id"
 }
-# stop_pid <pid> <exe>: TERM, then KILL after 10 s; only if /proc/<pid>/exe is still <exe>
+# stop_pid <pid> <exe> [signal]: TERM (or signal), then KILL after 10 s; only if
+# /proc/<pid>/exe is still <exe>
 stop_pid() {
-  local pid=$1 exe=$2 i
+  local pid=$1 exe=$2 sig=${3:-TERM} i
   [ -e "/proc/$pid" ] || return 0
   case "$(readlink "/proc/$pid/exe" 2>/dev/null)" in *"$(basename "$exe")"*) ;; *) return 0 ;; esac
-  kill -TERM "$pid" 2>/dev/null || return 0
+  kill -"$sig" "$pid" 2>/dev/null || return 0
   for i in $(seq 1 100); do [ -e "/proc/$pid" ] || return 0; sleep 0.1; done
   kill -KILL "$pid" 2>/dev/null || true
   for i in $(seq 1 50); do [ -e "/proc/$pid" ] || return 0; sleep 0.1; done
@@ -402,7 +403,8 @@ down() {
   # containerd's shims (their command line names our state directory), then containerd
   for m in $(grep -lsaF -- "$STATE/" /proc/[0-9]*/cmdline 2>/dev/null); do
     m=${m#/proc/}
-    stop_pid "${m%/cmdline}" containerd-shim
+    # KILL: a shim ignores TERM until containerd tells it to go (its containers are dead by now)
+    stop_pid "${m%/cmdline}" containerd-shim KILL
   done
   for f in "$STATE"/pids/containerd-*; do [ -e "$f" ] && stop_id "$(basename "$f")"; done
   for id in $ids; do rm -f "/var/lib/cni/results/cni-loopback-$id-lo"; done
