@@ -26,6 +26,21 @@ declare -A PKG=(
   [haproxy]=haproxy
   [buildah]=buildah
   [debootstrap]=debootstrap
+  # real Kubernetes clusters for tests (test/k8s/clusters.sh): container runtime,
+  # OCI runtime, nsenter; etcd is above; the CNI plugins are checked by path below
+  [containerd]=containerd
+  [ctr]=containerd
+  [runc]=runc
+  [nsenter]=util-linux
+  # the small test image of test/k8s/build-images.sh (httpd, wget, nc in one static binary)
+  [busybox]=busybox-static
+)
+# file -> Debian package, for what is not a command on PATH
+declare -A PKG_FILE=(
+  [/usr/lib/cni/bridge]=containernetworking-plugins
+  [/usr/lib/cni/host-local]=containernetworking-plugins
+  [/usr/lib/cni/loopback]=containernetworking-plugins
+  [/usr/lib/cni/portmap]=containernetworking-plugins
 )
 
 # strait up without root (user namespaces) mounts its private tmpfs over these two
@@ -39,6 +54,9 @@ for cmd in "${!PKG[@]}"; do
   if ! command -v "$cmd" >/dev/null 2>&1; then
     missing+=("${PKG[$cmd]}")
   fi
+done
+for f in "${!PKG_FILE[@]}"; do
+  [ -e "$f" ] || missing+=("${PKG_FILE[$f]}")
 done
 # de-duplicate
 mapfile -t missing < <(printf '%s\n' "${missing[@]}" | sort -u | sed '/^$/d')

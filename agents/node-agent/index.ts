@@ -9,6 +9,16 @@ export interface NodeAgentDaemon {
   stop(): Promise<void>;
 }
 
+/**
+ * The node's name: the file's nodeName, else $STRAIT_NODE_NAME (deploy/node-agent.yaml sets it
+ * from the Downward API's spec.nodeName), else the schema's default 'node'. As the gateway does.
+ */
+export function withNodeName(config: unknown, nodeName: string | undefined): unknown {
+  if (!nodeName || config === null || typeof config !== 'object' || Array.isArray(config)) return config;
+  if ((config as { nodeName?: unknown }).nodeName !== undefined) return config;
+  return { ...(config as Record<string, unknown>), nodeName };
+}
+
 export async function runNodeAgentDaemon(config: unknown): Promise<NodeAgentDaemon> {
   const agent = await startNodeAgent(config);
   const m = agent.config.metrics;

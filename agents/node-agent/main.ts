@@ -2,11 +2,11 @@
 import { isStraitError } from '../../src/base/errors/index.js';
 import { configPathFromArgv, readConfigFile } from '../../daemon/config-file.js';
 import { parseNodeAgentConfig } from '../../src/multicluster/dataplane/node-agent/index.js';
-import { runNodeAgentDaemon } from './index.js';
+import { runNodeAgentDaemon, withNodeName } from './index.js';
 
 async function main(): Promise<void> {
   const path = configPathFromArgv(process.argv, 'strait-node-agent');
-  const d = await runNodeAgentDaemon(readConfigFile(path));
+  const d = await runNodeAgentDaemon(withNodeName(readConfigFile(path), process.env['STRAIT_NODE_NAME']));
   console.log(JSON.stringify({ msg: 'node agent started', node: d.agent.config.nodeName, tun: d.agent.tunName, vxlanPort: d.agent.vxlanPort, metricsPort: d.metricsPort }));
   d.agent.onGatewayChange = (address, epoch) => {
     console.error(JSON.stringify({ time: new Date().toISOString(), component: 'node-agent', level: 'info', msg: `active gateway is now ${address} (lease epoch ${epoch})` }));

@@ -17,6 +17,7 @@ HA (an \`ha\` section): active/passive through a coordination.k8s.io/v1 Lease.
   Kubernetes mode  STRAIT_STORE=kubernetes (in-cluster or $KUBECONFIG) or ha.kubernetes.kubeconfig:
                    Lease strait-gateway in $STRAIT_POD_NAMESPACE (default submariner-operator),
                    holder $STRAIT_NODE_NAME (also the gateway's name when the file sets none),
+                   $STRAIT_NODE_IP: the VXLAN socket's address when the file sets no vxlan.listen,
                    lease 15 s / renew deadline 10 s / retry 2 s (ha.kubernetes.*Seconds);
                    the gateway publishes its Endpoint and Gateway records in Submariner's shape
                    in submariner-operator ($STRAIT_OPERATOR_NAMESPACE), and its Endpoint on the
@@ -33,6 +34,15 @@ async function main(): Promise<void> {
   // Kubernetes (deploy/gateway.yaml): the node name from the downward API names this gateway
   const nodeName = process.env['STRAIT_NODE_NAME'];
   if (nodeName && cfg && typeof cfg === 'object' && (cfg as { name?: unknown }).name === undefined) (cfg as { name?: string }).name = nodeName;
+  // ... and its InternalIP (status.hostIP) is the VXLAN socket's address when the file sets none:
+  // node agents take frames only from the gateway address they send to, and a node with
+  // several addresses would otherwise answer a worker from the address of the interface
+  // towards it (real clusters: the agent's drops{reason="auth"}, no packet delivered)
+  const nodeIp = process.env['STRAIT_NODE_IP'];
+  if (nodeIp && cfg && typeof cfg === 'object') {
+    const c = cfg as { vxlan?: Record<string, unknown> };
+    if (c.vxlan === undefined || (typeof c.vxlan === 'object' && c.vxlan !== null && c.vxlan['listen'] === undefined)) c.vxlan = { ...(c.vxlan ?? {}), listen: nodeIp };
+  }
   // the PSK comes from the cluster's join (broker-info): wait until it has been written
   const pskFile = (cfg as { pskFile?: unknown }).pskFile;
   for (let i = 0; typeof pskFile === 'string' && !existsSync(pskFile); i++) {

@@ -6,14 +6,21 @@
 # Idempotent: a second run with the same go.sum does nothing.
 #   test/k8s/build-apiserver.sh            build what is missing, print the cache dir
 #   test/k8s/build-apiserver.sh --kubectl  also build kubectl even if one is on PATH
+#   test/k8s/build-apiserver.sh --nodes    also build kubectl, kubelet, kube-controller-manager,
+#                                          kube-scheduler and kube-proxy (test/k8s/clusters.sh)
 #   test/k8s/build-apiserver.sh --print    print the cache dir, build nothing
+# Every binary is stamped with the module's version (k8s.io/component-base/version),
+# so kubelet and kubectl report the same version as the API server.
 set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
 mod="$here/apiserver"
 version="$(awk '$1=="require" && $2=="k8s.io/kubernetes" {print $3}' "$mod/go.mod")"
 cache="${XDG_CACHE_HOME:-$HOME/.cache}/strait/k8s/$version"
-stamp="$(sha256sum "$mod/go.mod" "$mod/go.sum" | sha256sum | cut -c1-16)"
+# the stamp also covers how the binaries are linked (v2: version stamped)
+stamp="$( (sha256sum "$mod/go.mod" "$mod/go.sum"; echo ldflags-v2) | sha256sum | cut -c1-16)"
+major="$(echo "$version" | sed -E 's/^v([0-9]+)\..*/\1/')"
+minor="$(echo "$version" | sed -E 's/^v[0-9]+\.([0-9]+)\..*/\1/')"
 
 if [ "${1:-}" = "--print" ]; then
   echo "$cache"
@@ -21,6 +28,11 @@ if [ "${1:-}" = "--print" ]; then
 fi
 
 want_kubectl=0
+want_nodes=0
+if [ "${1:-}" = "--nodes" ]; then
+  want_nodes=1
+  want_kubectl=1
+fi
 if [ "${1:-}" = "--kubectl" ] || ! command -v kubectl >/dev/null 2>&1; then
   want_kubectl=1
 fi
@@ -46,7 +58,8 @@ build() { # build <cmd>
     cd "$mod"
     # 2 shared cores: stay polite. -trimpath/-s -w keep the link small.
     CGO_ENABLED=0 GOFLAGS=-mod=mod nice -n 19 \
-      go build -p "${STRAIT_GO_BUILD_P:-2}" -trimpath -ldflags='-s -w' \
+      go build -p "${STRAIT_GO_BUILD_P:-2}" -trimpath \
+      -ldflags="-s -w -X k8s.io/component-base/version.gitVersion=$version -X k8s.io/component-base/version.gitMajor=$major -X k8s.io/component-base/version.gitMinor=$minor -X k8s.io/component-base/version.gitTreeState=clean" \
       -o "$cache/$name.tmp" "k8s.io/kubernetes/cmd/$name"
   )
   mv -f "$cache/$name.tmp" "$cache/$name"
@@ -57,5 +70,10 @@ build() { # build <cmd>
 build kube-apiserver
 if [ "$want_kubectl" = 1 ]; then
   build kubectl
+fi
+if [ "$want_nodes" = 1 ]; then
+  for name in kubelet kube-controller-manager kube-scheduler kube-proxy; do
+    build "$name"
+  done
 fi
 echo "$cache"

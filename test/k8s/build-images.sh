@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# Test tooling (never product code): the container images of test/k8s/clusters.sh, as
+# image tarballs for `ctr -n k8s.io images import`, built locally (no registry here):
+#   pause.tar   registry.k8s.io/pause:3.10.1  Kubernetes' own build/pause/linux/pause.c from
+#               the pinned k8s.io/kubernetes module, compiled static with the system cc (OCI layout)
+#   test.tar    localhost/strait-test:1       busybox-static: httpd on :8080 whose /cgi-bin/ip
+#               answers the client's address (REMOTE_ADDR); get HOST PORT PATH (nc), sh (OCI layout)
+#   strait.tar  localhost/strait:test         test/image/build-image.sh, saved with buildah
+#               (docker-archive); only with --strait
+# into ${XDG_CACHE_HOME:-~/.cache}/strait/k8s/<version>/images/ and prints that directory.
+# Idempotent: what is up to date is not rebuilt.
+#   test/k8s/build-images.sh [--strait]
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+cache="$("$here/build-apiserver.sh" --print)/images"
+mkdir -p "$cache"
+# one build per image at a time (the small images are not held up by the strait image)
+exec 8>"$cache/.lock-small"
+flock 8
+log() { echo "build-images.sh: $*" >&2; }
+
+version="$(awk '$1=="require" && $2=="k8s.io/kubernetes" {print $3}' "$here/apiserver/go.mod")"
+modcache="$(go env GOMODCACHE 2>/dev/null || echo "$HOME/go/pkg/mod")"
+pause_c="$modcache/k8s.io/kubernetes@$version/build/pause/linux/pause.c"
+if [ ! -f "$pause_c" ]; then
+  (cd "$here/apiserver" && GOFLAGS=-mod=mod go mod download k8s.io/kubernetes) >&2
+fi
+
+sha() { sha256sum "$1" | cut -d' ' -f1; }
+size() { stat -c %s "$1"; }
+
+# oci_tar <rootfs dir> <image name> <entrypoint json> <out.tar>: one uncompressed layer
+oci_tar() {
+  local rootfs=$1 name=$2 entry=$3 out=$4 work
+  work=$(mktemp -d)
+  mkdir -p "$work/blobs/sha256"
+  tar --numeric-owner --owner=0 --group=0 --sort=name --mtime=@0 -C "$rootfs" -cf "$work/layer.tar" .
+  local ld ls cd cs md ms
+  ld=$(sha "$work/layer.tar"); ls=$(size "$work/layer.tar")
+  mv "$work/layer.tar" "$work/blobs/sha256/$ld"
+  printf '{"architecture":"amd64","os":"linux","config":{"Entrypoint":%s,"Env":["PATH=/bin"]},"rootfs":{"type":"layers","diff_ids":["sha256:%s"]}}' \
+    "$entry" "$ld" >"$work/config.json"
+  cd=$(sha "$work/config.json"); cs=$(size "$work/config.json")
+  mv "$work/config.json" "$work/blobs/sha256/$cd"
+  printf '{"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json","config":{"mediaType":"application/vnd.oci.image.config.v1+json","digest":"sha256:%s","size":%s},"layers":[{"mediaType":"application/vnd.oci.image.layer.v1.tar","digest":"sha256:%s","size":%s}]}' \
+    "$cd" "$cs" "$ld" "$ls" >"$work/manifest.json"
+  md=$(sha "$work/manifest.json"); ms=$(size "$work/manifest.json")
+  mv "$work/manifest.json" "$work/blobs/sha256/$md"
+  printf '{"schemaVersion":2,"manifests":[{"mediaType":"application/vnd.oci.image.manifest.v1+json","digest":"sha256:%s","size":%s,"annotations":{"io.containerd.image.name":"%s","org.opencontainers.image.ref.name":"%s"}}]}' \
+    "$md" "$ms" "$name" "${name##*:}" >"$work/index.json"
+  echo '{"imageLayoutVersion":"1.0.0"}' >"$work/oci-layout"
+  tar --numeric-owner --owner=0 --group=0 -C "$work" -cf "$out.tmp" oci-layout index.json blobs
+  mv -f "$out.tmp" "$out"
+  rm -rf "$work"
+}
+
+# 1. pause
+key="$(sha "$pause_c")-$(cc --version | head -1 | sha256sum | cut -c1-8)"
+if [ "$(cat "$cache/pause.key" 2>/dev/null)" != "$key" ] || [ ! -f "$cache/pause.tar" ]; then
+  log "pause image from $pause_c"
+  root=$(mktemp -d)
+  cc -Os -static -DVERSION="$version" -o "$root/pause" "$pause_c"
+  strip "$root/pause"
+  oci_tar "$root" registry.k8s.io/pause:3.10.1 '["/pause"]' "$cache/pause.tar"
+  rm -rf "$root"
+  echo "$key" >"$cache/pause.key"
+fi
+
+# 2. test image
+key="$(sha /usr/bin/busybox)-v2"
+if [ "$(cat "$cache/test.key" 2>/dev/null)" != "$key" ] || [ ! -f "$cache/test.tar" ]; then
+  log "test image from busybox-static"
+  root=$(mktemp -d)
+  mkdir -p "$root/bin" "$root/www/cgi-bin" "$root/tmp" "$root/etc"
+  cp /usr/bin/busybox "$root/bin/busybox"
+  for a in sh httpd wget nc sleep cat echo ip ifconfig hostname env ls ps kill nslookup; do ln -s busybox "$root/bin/$a"; done
+  # the client's address as the server saw it (httpd listens dual-stack: [::ffff:a.b.c.d])
+  cat >"$root/www/cgi-bin/ip" <<'EOF'
+#!/bin/sh
+a=${REMOTE_ADDR#[}; a=${a%]}; a=${a#::ffff:}
+printf 'Content-Type: text/plain\r\n\r\n%s\n' "$a"
+EOF
+  # get HOST PORT PATH: an HTTP/1.0 GET printing the whole response (this busybox's static
+  # wget crashes in glibc's NSS; nc resolves no names)
+  cat >"$root/bin/get" <<'EOF'
+#!/bin/sh
+printf 'GET %s HTTP/1.0\r\nHost: %s\r\n\r\n' "${3:-/}" "$1" | nc -w "${GET_TIMEOUT:-3}" "$1" "$2"
+EOF
+  chmod 0755 "$root/www/cgi-bin/ip" "$root/bin/get"
+  echo 'ok' >"$root/www/index.html"
+  echo 'root:x:0:0:root:/:/bin/sh' >"$root/etc/passwd"
+  echo 'root:x:0:' >"$root/etc/group"
+  oci_tar "$root" localhost/strait-test:1 '["/bin/busybox","httpd","-f","-v","-p","8080","-h","/www"]' "$cache/test.tar"
+  rm -rf "$root"
+  echo "$key" >"$cache/test.key"
+fi
+
+# 3. strait (the Dockerfile's image)
+flock -u 8
+if [ "${1:-}" = "--strait" ]; then
+  exec 7>"$cache/.lock-strait"
+  flock 7
+  img=$("$here/../image/build-image.sh")
+  icache=$("$here/../image/build-image.sh" --print)
+  key="$(cat "$icache/image.key")"
+  if [ "$(cat "$cache/strait.key" 2>/dev/null)" != "$key" ] || [ ! -f "$cache/strait.tar" ]; then
+    log "saving $img"
+    rm -f "$cache/strait.tar.tmp"
+    (exec 9>"$icache/lock"; flock 9
+     buildah --root "$icache/storage" --runroot "$icache/run" --storage-driver vfs \
+       push --quiet "$img" "docker-archive:$cache/strait.tar.tmp:$img") >&2
+    mv -f "$cache/strait.tar.tmp" "$cache/strait.tar"
+    echo "$key" >"$cache/strait.key"
+  fi
+fi
+echo "$cache"
