@@ -46,6 +46,10 @@ export const E = {
     message: `cannot read ${q(path)}: ${reason}`,
     detail: { path, reason },
   })),
+  inputTooLarge: def('STRAIT_ERR_INPUT_TOO_LARGE', EXIT.usage, (path: string, limitBytes: number) => ({
+    message: `${q(path)} is larger than ${limitBytes} bytes (${Math.round(limitBytes / 1024 / 1024 * 10) / 10} MiB), the most strait reads from one input; split it or check that it is the file you meant`,
+    detail: { path, limitBytes },
+  })),
   notRoot: def('STRAIT_ERR_PRIVILEGE', EXIT.denied, (what: string) => ({
     message: `${what} needs root or unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1); run as root or enable them`,
     detail: { what },
@@ -61,6 +65,11 @@ export const E = {
     (source: string, docIndex: number, fieldPath: string, rule: string, value?: unknown) => ({
       message: `${source} document ${docIndex}: ${fieldPath}: ${rule}${value === undefined ? '' : ` (got ${q(value)})`}`,
       detail: { source, docIndex, fieldPath, rule, value },
+    })),
+  objectInvalid: def('STRAIT_ERR_OBJECT_INVALID', EXIT.usage,
+    (kind: string, name: string, fieldPath: string, rule: string, value?: unknown) => ({
+      message: `${kind} ${q(name)}: ${fieldPath}: ${rule}${value === undefined ? '' : ` (got ${q(value)})`}`,
+      detail: { kind, name, fieldPath, rule, value },
     })),
   manifestParse: def('STRAIT_ERR_MANIFEST_PARSE', EXIT.usage, (source: string, docIndex: number, reason: string) => ({
     message: `${source} document ${docIndex}: not valid YAML/JSON: ${reason}`,

@@ -6,6 +6,7 @@ import type { KubeObject } from '../store/index.js';
 export interface RuleViolation { path: string; rule: string; value?: unknown }
 type Rule = (o: KubeObject) => RuleViolation | undefined;
 
+const IPV4 = /^(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])(\.(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])){3}$/;
 const rec = (v: unknown): Record<string, unknown> => (typeof v === 'object' && v !== null && !Array.isArray(v) ? v as Record<string, unknown> : {});
 
 const RULES: Record<string, Rule[]> = {
@@ -31,6 +32,10 @@ const RULES: Record<string, Rule[]> = {
       if (spec['clusterIP'] === 'None' && spec['type'] !== undefined && spec['type'] !== 'ClusterIP') {
         return { path: 'spec.clusterIP', rule: 'may be "None" (headless) only when spec.type is ClusterIP', value: spec['clusterIP'] };
       }
+      const ips = Array.isArray(spec['clusterIPs']) ? spec['clusterIPs'] as unknown[] : [];
+      for (const [i, ip] of ips.entries()) {
+        if (typeof ip !== 'string' || !(IPV4.test(ip) || ip === 'None')) return { path: `spec.clusterIPs[${i}]`, rule: 'must be an IPv4 address or "None"', value: ip };
+      }
       const ports = Array.isArray(spec['ports']) ? spec['ports'] as Record<string, unknown>[] : [];
       if (ports.length > 1) {
         const seen = new Set<string>();
@@ -39,6 +44,28 @@ const RULES: Record<string, Rule[]> = {
           if (seen.has(p['name'])) return { path: `spec.ports[${i}].name`, rule: 'must be unique among the Service\'s ports', value: p['name'] };
           seen.add(p['name']);
         }
+      }
+      return undefined;
+    },
+  ],
+  EndpointSlice: [
+    (o) => {
+      if (o['addressType'] !== 'IPv4') return undefined;
+      const eps = Array.isArray(o['endpoints']) ? o['endpoints'] as unknown[] : [];
+      for (const [i, e] of eps.entries()) {
+        const addrs = Array.isArray(rec(e)['addresses']) ? rec(e)['addresses'] as unknown[] : [];
+        for (const [j, a] of addrs.entries()) {
+          if (typeof a !== 'string' || !IPV4.test(a)) return { path: `endpoints[${i}].addresses[${j}]`, rule: 'must be an IPv4 address (addressType is IPv4)', value: a };
+        }
+      }
+      return undefined;
+    },
+  ],
+  ServiceImport: [
+    (o) => {
+      const ips = Array.isArray(rec(o.spec)['ips']) ? rec(o.spec)['ips'] as unknown[] : [];
+      for (const [i, ip] of ips.entries()) {
+        if (typeof ip !== 'string' || !IPV4.test(ip)) return { path: `spec.ips[${i}]`, rule: 'must be an IPv4 address', value: ip };
       }
       return undefined;
     },

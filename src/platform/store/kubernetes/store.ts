@@ -3,7 +3,8 @@
 // merge patch (the interface's semantics) with a fieldManager; serverSideApply for
 // callers that want SSA's field ownership; status through the status subresource;
 // core/v1 Events aggregated per object and reason.
-import { E } from '../../../base/errors/index.js';
+import { E, isStraitError } from '../../../base/errors/index.js';
+import { checkStoredObject } from '../../resources/index.js';
 import type {
   ApplyOptions, CoreEvent, KindRef, KubeObject, ListOptions, ObjectList, ResourceStore, Watch, WatchEvent, WatchOptions,
 } from '../types.js';
@@ -80,9 +81,14 @@ function patchBody(obj: KubeObject, namespace: string | undefined, keepRv: boole
   return { ...rest, metadata: meta };
 }
 
+/** Events are reports (the API server writes them with null timestamps); nothing renders them. */
+const UNCHECKED_KINDS = new Set(['Event']);
+
 export class KubernetesStore implements KubernetesResourceStore {
   private readonly watches = new Set<Watch>();
   private closed = false;
+  /** uid@resourceVersion of invalid objects already reported (one Event each) */
+  private readonly reported = new Set<string>();
 
   constructor(private readonly http: HttpClient, private readonly watchTimeoutSeconds = 300) {}
 
@@ -96,6 +102,40 @@ export class KubernetesStore implements KubernetesResourceStore {
 
   private ns(k: ResolvedKind, namespace: string | undefined): string | undefined {
     return k.namespaced ? namespace ?? 'default' : undefined;
+  }
+
+  /**
+   * Objects read from a list or watch: anything can be in the API server (kubectl,
+   * another controller), so each one is checked as the write path checks it. An invalid
+   * one is skipped (to the caller it does not exist) and reported once with a Warning
+   * Event on it, as `strait apply` would have refused it.
+   */
+  private readable(o: KubeObject): boolean {
+    if (UNCHECKED_KINDS.has(o.kind)) return true;
+    try {
+      checkStoredObject(o);
+      return true;
+    } catch (err) {
+      const id = `${o.metadata?.uid ?? `${o.metadata?.namespace}/${o.metadata?.name}`}@${o.metadata?.resourceVersion ?? ''}`;
+      if (!this.reported.has(id) && !this.closed) {
+        if (this.reported.size > 10_000) this.reported.clear();
+        this.reported.add(id);
+        const name = typeof o.metadata?.name === 'string' ? o.metadata.name : '';
+        if (name) {
+          this.recordEvent({
+            involvedObject: { apiVersion: o.apiVersion, kind: o.kind, name, ...(typeof o.metadata.namespace === 'string' ? { namespace: o.metadata.namespace } : {}), ...(o.metadata.uid ? { uid: o.metadata.uid } : {}) },
+            type: 'Warning', reason: 'InvalidObject', source: 'strait',
+            message: `ignored by strait: ${isStraitError(err) ? err.message : String(err)}`,
+          }).catch(() => { /* reporting is best effort; the object stays ignored */ });
+        }
+      }
+      return false;
+    }
+  }
+
+  /** Before a write: the same check every store makes (STRAIT_ERR_OBJECT_INVALID). */
+  private writable(o: KubeObject): void {
+    if (!UNCHECKED_KINDS.has(o.kind)) checkStoredObject(o);
   }
 
   private fail(res: KubeResponse, verb: string, k: ResolvedKind, name: string, namespace?: string, rv?: string): never {
@@ -132,7 +172,10 @@ export class KubernetesStore implements KubernetesResourceStore {
       });
       if (!ok(res.status)) this.fail(res, 'list', k, '*', opts.namespace, exact);
       const body = res.body as { items?: unknown[]; metadata?: { resourceVersion?: string; continue?: string } };
-      for (const it of body.items ?? []) items.push(withKind<T>(it, k));
+      for (const it of body.items ?? []) {
+        const o = withKind<T>(it, k);
+        if (this.readable(o)) items.push(o);
+      }
       resourceVersion = body.metadata?.resourceVersion ?? resourceVersion;
       cont = body.metadata?.continue || undefined;
     } while (cont);
@@ -145,6 +188,7 @@ export class KubernetesStore implements KubernetesResourceStore {
     const w = new KubeWatch<T>({
       http: this.http, kind: k, timeoutSeconds: this.watchTimeoutSeconds,
       list: (exact) => this.listResolved(k, opts, exact),
+      readable: (o) => this.readable(o),
     }, opts, onEvent);
     this.watches.add(w);
     const forget = (): void => { this.watches.delete(w); };
@@ -157,6 +201,7 @@ export class KubernetesStore implements KubernetesResourceStore {
     const k = resolveKind(obj);
     const { name } = obj.metadata;
     checkName(k.kind, name);
+    this.writable(obj);
     const namespace = this.ns(k, obj.metadata.namespace);
     const query = { fieldManager: opts.fieldManager ?? DEFAULT_MANAGER, dryRun: opts.dryRun ? 'All' : undefined };
     const body = patchBody(obj, namespace, true);
@@ -181,6 +226,7 @@ export class KubernetesStore implements KubernetesResourceStore {
     const k = resolveKind(obj);
     const { name } = obj.metadata;
     checkName(k.kind, name);
+    this.writable(obj);
     const namespace = this.ns(k, obj.metadata.namespace);
     const body = patchBody(obj, namespace, false);
     const res = await this.http.request({
@@ -196,6 +242,7 @@ export class KubernetesStore implements KubernetesResourceStore {
     const k = resolveKind(obj);
     const { name, resourceVersion } = obj.metadata;
     checkName(k.kind, name);
+    if (sub === undefined) this.writable(obj);
     const namespace = this.ns(k, obj.metadata.namespace);
     const { namespace: _ns, ...meta } = obj.metadata;
     let body: KubeObject = { ...obj, apiVersion: k.apiVersion, kind: k.kind, metadata: { ...meta, ...(namespace ? { namespace } : {}) } };

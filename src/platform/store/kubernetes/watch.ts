@@ -19,6 +19,8 @@ export interface WatchDeps {
   list(exact?: string): Promise<{ items: KubeObject[]; resourceVersion: string }>;
   /** seconds the server keeps one watch request open (restarts after) */
   timeoutSeconds: number;
+  /** false for an object that fails the store's read check (skipped; reported by the store) */
+  readable?(o: KubeObject): boolean;
 }
 
 export class KubeWatch<T extends KubeObject> implements Watch {
@@ -175,6 +177,12 @@ export class KubeWatch<T extends KubeObject> implements Watch {
             const obj = ev.object;
             obj.apiVersion ??= kind.apiVersion;
             obj.kind ??= kind.kind;
+            if (ev.type !== 'DELETED' && this.deps.readable && !this.deps.readable(obj)) {
+              // an object that became invalid is gone for the caller, as a re-list would show
+              const before = this.known.get(key(obj));
+              if (before) this.emit('DELETED', before);
+              continue;
+            }
             this.emit(ev.type, obj);
           }
         }
