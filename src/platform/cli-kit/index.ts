@@ -5,3 +5,5 @@ export * from './state-dir.js';
 export * from './global-options.js';
 export * from './store-options.js';
 export * from './version.js';
+export * from './read-input.js';
+export * from './manifests.js';
