@@ -24,7 +24,13 @@ function parseDocs(f: ManifestFile): { docIndex: number; value: unknown }[] {
   const list = Array.isArray(docs) ? docs : [docs];
   list.forEach((doc, i) => {
     if (doc.errors.length > 0) throw E.manifestParse(f.path, i + 1, doc.errors[0]?.message.split('\n')[0] ?? 'invalid');
-    const v: unknown = doc.toJS({ maxAliasCount: 100 });
+    let v: unknown;
+    try {
+      v = doc.toJS({ maxAliasCount: 100 });
+    } catch (err) {
+      // an alias without its anchor, too many aliases: the YAML library throws plain errors
+      throw E.manifestParse(f.path, i + 1, (err as Error).message.split('\n')[0] ?? 'invalid');
+    }
     if (v !== null && v !== undefined) out.push({ docIndex: i + 1, value: v });
   });
   return out;

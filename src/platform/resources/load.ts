@@ -18,7 +18,13 @@ export function parseManifests(text: string, source: string): LoadedManifest[] {
   list.forEach((doc, i) => {
     const docIndex = i + 1;
     if (doc.errors.length > 0) throw E.manifestParse(source, docIndex, doc.errors[0]!.message.split('\n')[0]!);
-    const value = doc.toJS({ maxAliasCount: 100 }) as unknown;
+    let value: unknown;
+    try {
+      value = doc.toJS({ maxAliasCount: 100 });
+    } catch (err) {
+      // an alias without its anchor, too many aliases: the YAML library throws plain errors
+      throw E.manifestParse(source, docIndex, (err as Error).message.split('\n')[0] ?? 'invalid');
+    }
     if (value === null || value === undefined) return;
     const v = value as Record<string, unknown>;
     if (typeof v === 'object' && v['kind'] === 'List' && Array.isArray(v['items'])) {
