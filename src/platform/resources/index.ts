@@ -1,6 +1,6 @@
 export { Kinds, type KindInfo, type KindName } from './kinds.js';
 export { GROUPS, GPG_KEYS_CM, INJECT_KEY } from './groups.js';
 export { allKinds, findKind, kindOf } from './lookup.js';
-export { checkStoredObject, validateObject, type ManifestOrigin } from './validate.js';
+export { checkStoredObject, failClosedStandIn, validateObject, type ManifestOrigin } from './validate.js';
 export { parseManifests, type LoadedManifest } from './load.js';
 export { SCHEMAS, type Schema } from './schemas/index.js';

@@ -90,3 +90,32 @@ export function checkRules(o: KubeObject): RuleViolation | undefined {
   }
   return undefined;
 }
+
+/**
+ * What an invalid object of a kind stands for where ignoring it would weaken security:
+ * a PeerAuthentication that cannot be read is STRICT for its scope (its selector when
+ * that is a string map, else its whole namespace). Used where invalid objects cannot be
+ * refused at write time (a Kubernetes list/watch); undefined for kinds that are skipped.
+ */
+const STAND_INS: Record<string, (o: KubeObject, reason: string) => KubeObject> = {
+  PeerAuthentication: (o, reason) => {
+    const labels = rec(rec(rec(o.spec)['selector'])['matchLabels']);
+    const selector = Object.keys(labels).length > 0 && Object.values(labels).every((v) => typeof v === 'string') ? { selector: { matchLabels: labels } } : {};
+    const md = rec(o.metadata);
+    return {
+      apiVersion: o.apiVersion, kind: o.kind,
+      metadata: {
+        name: String(md['name']), ...(typeof md['namespace'] === 'string' ? { namespace: md['namespace'] } : {}),
+        ...(typeof md['uid'] === 'string' ? { uid: md['uid'] } : {}), ...(typeof md['resourceVersion'] === 'string' ? { resourceVersion: md['resourceVersion'] } : {}),
+        ...(typeof md['creationTimestamp'] === 'string' ? { creationTimestamp: md['creationTimestamp'] } : {}),
+        annotations: { 'strait.dev/invalid': reason.slice(0, 1000) },
+      },
+      spec: { ...selector, mtls: { mode: 'STRICT' } },
+    };
+  },
+};
+
+export function failClosedStandIn(o: KubeObject, reason: string): KubeObject | undefined {
+  const f = STAND_INS[o.kind];
+  return f ? f(o, reason) : undefined;
+}

@@ -7,7 +7,9 @@ import { E, isStraitError } from '../../base/errors/index.js';
 import type { KubeObject } from '../store/index.js';
 import type { KindInfo, KindName } from './kinds.js';
 import { kindOf } from './lookup.js';
-import { checkRules } from './rules.js';
+import { checkRules, failClosedStandIn } from './rules.js';
+
+export { failClosedStandIn };
 import { SCHEMAS } from './schemas/index.js';
 
 export interface ManifestOrigin {

@@ -4,7 +4,7 @@
 // callers that want SSA's field ownership; status through the status subresource;
 // core/v1 Events aggregated per object and reason.
 import { E, isStraitError } from '../../../base/errors/index.js';
-import { checkStoredObject } from '../../resources/index.js';
+import { checkStoredObject, failClosedStandIn } from '../../resources/index.js';
 import type {
   ApplyOptions, CoreEvent, KindRef, KubeObject, ListOptions, ObjectList, ResourceStore, Watch, WatchEvent, WatchOptions,
 } from '../types.js';
@@ -107,15 +107,17 @@ export class KubernetesStore implements KubernetesResourceStore {
   /**
    * Objects read from a list or watch: anything can be in the API server (kubectl,
    * another controller), so each one is checked as the write path checks it. An invalid
-   * one is skipped (to the caller it does not exist) and reported once with a Warning
-   * Event on it, as `strait apply` would have refused it.
+   * one is skipped (to the caller it does not exist), or replaced by its kind's fail-closed
+   * stand-in where skipping would weaken security (a PeerAuthentication reads as STRICT),
+   * and reported once with a Warning Event on it, as `strait apply` would have refused it.
    */
-  private readable(o: KubeObject): boolean {
-    if (UNCHECKED_KINDS.has(o.kind)) return true;
+  private readable<T extends KubeObject>(o: T): T | undefined {
+    if (UNCHECKED_KINDS.has(o.kind)) return o;
     try {
       checkStoredObject(o);
-      return true;
+      return o;
     } catch (err) {
+      const reason = isStraitError(err) ? err.message : String(err);
       const id = `${o.metadata?.uid ?? `${o.metadata?.namespace}/${o.metadata?.name}`}@${o.metadata?.resourceVersion ?? ''}`;
       if (!this.reported.has(id) && !this.closed) {
         if (this.reported.size > 10_000) this.reported.clear();
@@ -125,11 +127,11 @@ export class KubernetesStore implements KubernetesResourceStore {
           this.recordEvent({
             involvedObject: { apiVersion: o.apiVersion, kind: o.kind, name, ...(typeof o.metadata.namespace === 'string' ? { namespace: o.metadata.namespace } : {}), ...(o.metadata.uid ? { uid: o.metadata.uid } : {}) },
             type: 'Warning', reason: 'InvalidObject', source: 'strait',
-            message: `ignored by strait: ${isStraitError(err) ? err.message : String(err)}`,
+            message: `${failClosedStandIn(o, reason) ? 'enforced as its strictest setting' : 'ignored'} by strait: ${reason}`,
           }).catch(() => { /* reporting is best effort; the object stays ignored */ });
         }
       }
-      return false;
+      return typeof o.metadata?.name === 'string' ? failClosedStandIn(o, reason) as T | undefined : undefined;
     }
   }
 
@@ -173,8 +175,8 @@ export class KubernetesStore implements KubernetesResourceStore {
       if (!ok(res.status)) this.fail(res, 'list', k, '*', opts.namespace, exact);
       const body = res.body as { items?: unknown[]; metadata?: { resourceVersion?: string; continue?: string } };
       for (const it of body.items ?? []) {
-        const o = withKind<T>(it, k);
-        if (this.readable(o)) items.push(o);
+        const o = this.readable(withKind<T>(it, k));
+        if (o) items.push(o);
       }
       resourceVersion = body.metadata?.resourceVersion ?? resourceVersion;
       cont = body.metadata?.continue || undefined;
@@ -188,7 +190,7 @@ export class KubernetesStore implements KubernetesResourceStore {
     const w = new KubeWatch<T>({
       http: this.http, kind: k, timeoutSeconds: this.watchTimeoutSeconds,
       list: (exact) => this.listResolved(k, opts, exact),
-      readable: (o) => this.readable(o),
+      readable: <O extends KubeObject>(o: O) => this.readable(o),
     }, opts, onEvent);
     this.watches.add(w);
     const forget = (): void => { this.watches.delete(w); };
