@@ -61,6 +61,13 @@ const RULES: Record<string, Rule[]> = {
       return undefined;
     },
   ],
+  Endpoint: [
+    (o) => {
+      const spec = rec(o.spec);
+      if (typeof spec['cluster_id'] !== 'string' && typeof spec['clusterId'] !== 'string') return { path: 'spec.cluster_id', rule: 'is required (or spec.clusterId)' };
+      return undefined;
+    },
+  ],
   ServiceImport: [
     (o) => {
       const ips = Array.isArray(rec(o.spec)['ips']) ? rec(o.spec)['ips'] as unknown[] : [];

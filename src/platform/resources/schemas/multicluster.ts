@@ -1,9 +1,13 @@
 // Multicluster resources (SPEC.md area C): the MCS API ServiceExport/ServiceImport and the
 // cluster-link records with Submariner's JSON field names (cluster_id, cable_name, ...).
-import { anyObject, arr, bool, condition, enumOf, int, ipv4Cidr, kindSchema, map, obj, port, protocol, str, timestamp, type Schema } from './builders.js';
+import { anyObject, arr, bool, condition, enumOf, int, intOrString, ipv4Cidr, kindSchema, map, obj, port, protocol, str, timestamp, type Schema } from './builders.js';
 
+// Submariner's field names, or strait's flat ones (clusterId, endpointIP, ...) that the
+// world's store keeps; a rule (rules.ts) asks for a cluster ID in either name.
 const endpointSpec = obj({
   cluster_id: str({ minLength: 1, description: 'a non-empty cluster ID' }),
+  clusterId: str({ minLength: 1, description: 'a non-empty cluster ID' }),
+  endpointIP: str(), publicIP: str(), cableDriver: str(),
   cable_name: str(),
   healthCheckIP: str(),
   hostname: str(),
@@ -13,9 +17,10 @@ const endpointSpec = obj({
   nat_enabled: bool,
   backend: str(),
   backend_config: map(),
-}, ['cluster_id', 'cable_name', 'hostname']);
+});
 
-const latency = obj({ last: str(), min: str(), average: str(), max: str(), stdDev: str() });
+// strings as Submariner writes them ("1.2ms"), or nanoseconds, which records.ts also reads
+const latency = obj({ last: intOrString, min: intOrString, average: intOrString, max: intOrString, stdDev: intOrString });
 
 export const multiclusterSchemas: Record<string, Schema> = {
   ServiceExport: kindSchema({

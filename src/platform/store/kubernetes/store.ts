@@ -8,6 +8,7 @@ import { checkStoredObject, failClosedStandIn } from '../../resources/index.js';
 import type {
   ApplyOptions, CoreEvent, KindRef, KubeObject, ListOptions, ObjectList, ResourceStore, Watch, WatchEvent, WatchOptions,
 } from '../types.js';
+import { mergePatch } from '../merge-patch.js';
 import { mapStatus } from './errors.js';
 import { eventName, newEvent } from './events.js';
 import type { HttpClient, KubeResponse } from './http.js';
@@ -81,6 +82,14 @@ function patchBody(obj: KubeObject, namespace: string | undefined, keepRv: boole
   return { ...rest, metadata: meta };
 }
 
+function withoutNulls(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(withoutNulls);
+  if (typeof v !== 'object' || v === null) return v;
+  const out: Record<string, unknown> = {};
+  for (const [k, x] of Object.entries(v)) if (x !== null) out[k] = withoutNulls(x);
+  return out;
+}
+
 /** Events are reports (the API server writes them with null timestamps); nothing renders them. */
 const UNCHECKED_KINDS = new Set(['Event']);
 
@@ -135,9 +144,9 @@ export class KubernetesStore implements KubernetesResourceStore {
     }
   }
 
-  /** Before a write: the same check every store makes (STRAIT_ERR_OBJECT_INVALID). */
+  /** Before a write: the same check every store makes (STRAIT_ERR_OBJECT_INVALID); a merge patch's nulls mean "remove". */
   private writable(o: KubeObject): void {
-    if (!UNCHECKED_KINDS.has(o.kind)) checkStoredObject(o);
+    if (!UNCHECKED_KINDS.has(o.kind)) checkStoredObject(withoutNulls(o));
   }
 
   private fail(res: KubeResponse, verb: string, k: ResolvedKind, name: string, namespace?: string, rv?: string): never {
@@ -203,10 +212,12 @@ export class KubernetesStore implements KubernetesResourceStore {
     const k = resolveKind(obj);
     const { name } = obj.metadata;
     checkName(k.kind, name);
-    this.writable(obj);
     const namespace = this.ns(k, obj.metadata.namespace);
     const query = { fieldManager: opts.fieldManager ?? DEFAULT_MANAGER, dryRun: opts.dryRun ? 'All' : undefined };
     const body = patchBody(obj, namespace, true);
+    // what the object will be: the merge of this patch into the current one (the embedded store checks the same)
+    const current = await this.get(k, name, namespace);
+    this.writable(current ? { ...(mergePatch(current, patchBody(obj, namespace, false)) as KubeObject), status: undefined } : obj);
     for (let attempt = 0; ; attempt++) {
       const patched = await this.http.request({
         method: 'PATCH', path: objectPath(k, name, namespace), query, body, contentType: 'application/merge-patch+json',
