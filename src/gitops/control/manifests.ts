@@ -7,9 +7,8 @@
 // schema and rules, src/platform/resources): one invalid object refuses the whole
 // revision, naming the file, the document, the field and the rule; nothing is applied.
 import { posix } from 'node:path';
-import { parseAllDocuments } from 'yaml';
 import { E } from '../../base/errors/index.js';
-import { validateObject } from '../../platform/resources/index.js';
+import { validateObject, yamlDocuments } from '../../platform/resources/index.js';
 import type { KubeObject } from '../../platform/store/index.js';
 import type { ManifestFile } from './git-cache.js';
 
@@ -18,22 +17,9 @@ const KUSTOMIZATION = ['kustomization.yaml', 'kustomization.yml', 'Kustomization
 /** A document of a file, not yet validated, and where it came from. */
 interface Rendered { source: string; docIndex: number; value: unknown }
 
+/** The non-empty documents of a file (yamlDocuments: syntax, alias bombs and depth are STRAIT_ERR_MANIFEST_PARSE). */
 function parseDocs(f: ManifestFile): { docIndex: number; value: unknown }[] {
-  const out: { docIndex: number; value: unknown }[] = [];
-  const docs = parseAllDocuments(f.content);
-  const list = Array.isArray(docs) ? docs : [docs];
-  list.forEach((doc, i) => {
-    if (doc.errors.length > 0) throw E.manifestParse(f.path, i + 1, doc.errors[0]?.message.split('\n')[0] ?? 'invalid');
-    let v: unknown;
-    try {
-      v = doc.toJS({ maxAliasCount: 100 });
-    } catch (err) {
-      // an alias without its anchor, too many aliases: the YAML library throws plain errors
-      throw E.manifestParse(f.path, i + 1, (err as Error).message.split('\n')[0] ?? 'invalid');
-    }
-    if (v !== null && v !== undefined) out.push({ docIndex: i + 1, value: v });
-  });
-  return out;
+  return yamlDocuments(f.content, f.path).map((value, i) => ({ docIndex: i + 1, value })).filter((d) => d.value !== null);
 }
 
 function parseFile(f: ManifestFile): Rendered[] {

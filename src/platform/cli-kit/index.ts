@@ -5,5 +5,6 @@ export * from './state-dir.js';
 export * from './global-options.js';
 export * from './store-options.js';
 export * from './version.js';
+export * from './world-address.js';
 export * from './read-input.js';
 export * from './manifests.js';

@@ -11,9 +11,10 @@
 // and the rest are programmed.
 import type { Logger } from 'pino';
 import { intToIpv4, parseCidr } from '../../base/config/index.js';
+import { reconcileOnChange } from '../../platform/controller/index.js';
 import { Kinds } from '../../platform/resources/index.js';
 import { kindRef, type KubeObject, type ResourceStore } from '../../platform/store/index.js';
-import { startReconcileLoop } from './reconcile-loop.js';
+
 import { MANAGED_BY } from './objects.js';
 import type { PlanCluster } from './plan.js';
 import { serviceViews, type RefusedService, type ServiceViews } from './views.js';
@@ -148,5 +149,7 @@ export function startClusterSync(cluster: PlanCluster, store: ResourceStore, log
     else slices.push(saved);
   }
 
-  return startReconcileLoop(store, [Kinds.Service, Kinds.EndpointSlice, Kinds.Pod].map(kindRef), reconcile, (err: unknown) => log.warn({ err, cluster: cluster.name }, 'cluster sync failed; retrying'));
+  return reconcileOnChange(store, [Kinds.Service, Kinds.EndpointSlice, Kinds.Pod].map(kindRef), reconcile, {
+    onError: (err) => log.warn({ err, cluster: cluster.name }, 'cluster sync failed; retrying'),
+  });
 }
