@@ -62,8 +62,8 @@ async function throughput(): Promise<void> {
     const zoneFile = ['$ORIGIN clusterset.local.', '$TTL 5',
       '@ IN SOA ns.dns.clusterset.local. hostmaster.clusterset.local. 1 7200 1800 86400 5', '@ IN NS ns.dns.clusterset.local.', 'ns.dns IN A 127.0.0.1'];
     for (let i = 0; i < SERVICES; i++) {
-      const svc: ZoneService = { namespace: 'default', name: `svc-${i}`, headless: false, ports: [{ name: 'http', protocol: 'TCP', port: 8080 }],
-        clusters: new Map([['cluster-b', { ports: [], endpoints: [{ ip: ipOf(i), ready: true }] }]]) };
+      const svc = { namespace: 'default', name: `svc-${i}`, headless: false, ports: [{ name: 'http', protocol: 'TCP', port: 8080 }],
+        clusters: new Map([['cluster-b', { ports: [], endpoints: [{ ip: ipOf(i), ready: true }] }]]) } as unknown as ZoneService;
       zone.upsert(svc);
       zoneFile.push(`svc-${i}.default.svc IN A ${ipOf(i)}`, `cluster-b.svc-${i}.default.svc IN A ${ipOf(i)}`);
       lines.push(`svc-${i}.default.svc.clusterset.local A`);

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { constants as osConstants } from 'node:os';
 import { E } from '../base/errors/index.js';
 import type { WorldState } from '../world/supervisor/index.js';
-import { stateFiles } from '../platform/cli-kit/index.js';
+import { readInput, stateFiles } from '../platform/cli-kit/index.js';
 
 export interface WorldRecord extends WorldState {
   version: 1;
@@ -40,7 +40,7 @@ export function readWorldRecord(stateDir: string): WorldRecord | undefined {
   const file = stateFiles(stateDir).world;
   if (!existsSync(file)) return undefined;
   try {
-    return JSON.parse(readFileSync(file, 'utf8')) as WorldRecord;
+    return JSON.parse(readInput(file)) as WorldRecord;
   } catch {
     return undefined;
   }

@@ -164,12 +164,12 @@ const cases: Case[] = [
     name: 'apply merges (JSON merge patch): labels merged, null removes, arrays replaced, status kept',
     async run({ store }) {
       await store.apply({ ...PA_V1B1, metadata: { name: 'm', labels: { a: '1', b: '2' } },
-        spec: { mtls: { mode: 'STRICT' }, portLevelMtls: { 8080: { mode: 'DISABLE' } }, list: [1, 2] } });
+        spec: { selector: { matchLabels: { app: 'm' } }, mtls: { mode: 'STRICT' }, portLevelMtls: { 8080: { mode: 'DISABLE' } }, list: [1, 2] } });
       await store.updateStatus({ ...PA_V1B1, metadata: { name: 'm' }, status: { ok: true } });
       const o = await store.apply({ ...PA_V1B1, metadata: { name: 'm', labels: { b: null as unknown as string, c: '3' } },
         spec: { portLevelMtls: { 9090: { mode: 'STRICT' } }, list: [3] }, status: { ignored: true } });
       assert.deepEqual(o.metadata.labels, { a: '1', c: '3' });
-      assert.deepEqual(o.spec, { mtls: { mode: 'STRICT' }, portLevelMtls: { 8080: { mode: 'DISABLE' }, 9090: { mode: 'STRICT' } }, list: [3] });
+      assert.deepEqual(o.spec, { selector: { matchLabels: { app: 'm' } }, mtls: { mode: 'STRICT' }, portLevelMtls: { 8080: { mode: 'DISABLE' }, 9090: { mode: 'STRICT' } }, list: [3] });
       assert.deepEqual(o.status, { ok: true });
     },
   },

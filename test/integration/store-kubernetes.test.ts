@@ -212,7 +212,7 @@ describe('Kubernetes store against a real kube-apiserver', () => {
           await store.apply(cm('c1', { k: 'v2' }));
           return store.update({ ...a, data: { k: 'old' } });
         }, 'STRAIT_ERR_CONFLICT'],
-        ['an invalid object (422)', () => store.apply({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'bad', namespace: 'default' }, spec: { ports: [{ port: 99999 }] } }), 'STRAIT_ERR_MANIFEST_INVALID'],
+        ['an invalid object (422)', () => store.apply({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'bad', namespace: 'default' }, spec: { ports: [{ port: 99999 }] } }), 'STRAIT_ERR_OBJECT_INVALID'],
         ['a bad label selector (400)', () => store.list(Kinds.ConfigMap, { labelSelector: 'a in (b' }), 'STRAIT_ERR_USAGE'],
         ['a name that is not DNS-1123', () => store.apply(cm('Not_Valid')), 'STRAIT_ERR_USAGE'],
         ['an unknown kind', () => store.get({ apiVersion: 'example.com/v1', kind: 'Nope' }, 'x'), 'STRAIT_ERR_KIND_UNKNOWN'],

@@ -6,7 +6,7 @@ import { createSocket, type Socket } from 'node:dgram';
 import { connect } from 'node:net';
 import { test } from 'node:test';
 import { promisify } from 'node:util';
-import { type ClustersetDns, ClustersetZone, startClustersetDns } from '../../src/multicluster/control/clusterset-dns/index.js';
+import { type ClustersetDns, ClustersetZone, startClustersetDns, type ZoneService } from '../../src/multicluster/control/clusterset-dns/index.js';
 import { dnsQuery } from '../helpers/dns-query.js';
 
 const run = promisify(execFile);
@@ -14,7 +14,7 @@ const run = promisify(execFile);
 function zone() {
   const z = new ClustersetZone('cluster-a');
   z.upsert({ namespace: 'default', name: 'echo', headless: false, ports: [{ name: 'http', protocol: 'TCP', port: 8080 }],
-    clusters: new Map([['cluster-b', { ports: [], endpoints: [{ ip: '100.2.0.10', ready: true }] }]]) });
+    clusters: new Map([['cluster-b', { ports: [], endpoints: [{ ip: '100.2.0.10', ready: true }] }]]) } as unknown as ZoneService);
   return z;
 }
 

@@ -7,13 +7,13 @@ import { createSocket } from 'node:dgram';
 import { connect } from 'node:net';
 import { after, before, test } from 'node:test';
 import { plausibleQuery } from '../../src/multicluster/wire/dns-query/index.js';
-import { ClusterZone, startDnsServer, type RunningDnsServer } from '../../src/world/cluster-dns/index.js';
+import { ClusterZone, startDnsServer, type RunningDnsServer, type ServiceRecord } from '../../src/world/cluster-dns/index.js';
 
 const zone = new ClusterZone();
 zone.setServices([
   { namespace: 'default', name: 'echo', clusterIP: '100.1.0.11', endpointIPs: ['10.1.0.2'] },
   { namespace: 'shop', name: 'db', endpointIPs: ['10.1.1.7', '10.1.0.5'] },
-]);
+] as unknown as ServiceRecord[]);
 let server: RunningDnsServer;
 before(async () => { server = await startDnsServer({ address: '127.0.0.1', port: 0, resolvers: [zone] }); });
 after(() => server.close());

@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { isStraitError } from '../../src/base/errors/index.js';
-import { allKinds, findKind, loadManifests, parseManifests, SCHEMAS, validateObject } from '../../src/platform/resources/index.js';
+import { loadManifests } from '../../src/platform/cli-kit/index.js';
+import { allKinds, findKind, parseManifests, SCHEMAS, validateObject } from '../../src/platform/resources/index.js';
 
 const valid: Record<string, string> = {
   Namespace: 'apiVersion: v1\nkind: Namespace\nmetadata: {name: mesh}',

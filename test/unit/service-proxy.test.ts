@@ -5,11 +5,11 @@ import { spawnSync } from 'node:child_process';
 import { test } from 'node:test';
 import { renderProxyRules, type ProxyService } from '../../src/world/service-proxy/index.js';
 
-const services: ProxyService[] = [
+const services = [
   { namespace: 'default', name: 'echo', clusterIP: '100.1.0.11', ports: [{ protocol: 'TCP', port: 8080, endpoints: [{ ip: '10.1.0.2', port: 8080 }, { ip: '10.1.1.3', port: 8080 }] }] },
   { namespace: 'kube-system', name: 'kube-dns', clusterIP: '100.1.0.10', ports: [{ protocol: 'UDP', port: 53, endpoints: [{ ip: '172.18.0.1', port: 53 }] }] },
   { namespace: 'default', name: 'empty', clusterIP: '100.1.0.12', ports: [{ protocol: 'TCP', port: 80, endpoints: [] }] },
-];
+] as unknown as ProxyService[];
 
 test('service proxy: verdict map, random endpoint choice, hairpin masquerade, reject without endpoints', () => {
   const text = renderProxyRules(services);

@@ -2,3 +2,4 @@
 // pointed message, defaults applied, then the result is deeply frozen.
 export { defineConfig, deepFreeze, type ConfigSchema, type ConfigDefinition } from './define-config.js';
 export { isIPv4Cidr, parseCidr, cidrsOverlap, cidrContains, ipv4ToInt, intToIpv4, type Cidr } from './cidr.js';
+export { parseIpv4, parsePort, type Ipv4, type Port } from './address.js';

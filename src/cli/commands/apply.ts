@@ -2,9 +2,9 @@
 // store, then write them; a failure before the writes stores nothing.
 import type { Command } from 'commander';
 import { E } from '../../base/errors/index.js';
-import { kindOf, loadManifests, type LoadedManifest } from '../../platform/resources/index.js';
+import { kindOf, type LoadedManifest } from '../../platform/resources/index.js';
 import type { KubeObject } from '../../platform/store/index.js';
-import { addStoreOptions, formatJson, formatYaml, parseOutputFormat, type StoreCliOptions, withStore } from '../../platform/cli-kit/index.js';
+import { addStoreOptions, formatJson, formatYaml, loadManifests, parseOutputFormat, type StoreCliOptions, withStore } from '../../platform/cli-kit/index.js';
 
 interface ApplyOptions extends StoreCliOptions {
   filename: string[];

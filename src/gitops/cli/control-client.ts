@@ -3,13 +3,13 @@
 //   $STRAIT_CONFIG_DIR, else $XDG_CONFIG_HOME/strait, else ~/.config/strait
 //   file: session.json (mode 0600) {current, contexts: {SERVER: {server, user, token, insecure, plaintext, grpcWeb}}}
 // --grpc-web is accepted for compatibility with argocd's CLI; strait always speaks JSON over HTTP/1.1.
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { E } from '../../base/errors/index.js';
-import { refuseWorldAddressFromHost } from '../../platform/cli-kit/index.js';
+import { readInput, refuseWorldAddressFromHost } from '../../platform/cli-kit/index.js';
 
 export interface SessionContext {
   server: string;
@@ -37,7 +37,7 @@ function readSessions(): SessionFile {
   const p = sessionPath();
   if (!existsSync(p)) return { current: '', contexts: {} };
   try {
-    return JSON.parse(readFileSync(p, 'utf8')) as SessionFile;
+    return JSON.parse(readInput(p)) as SessionFile;
   } catch {
     return { current: '', contexts: {} };
   }

@@ -1,10 +1,8 @@
 // strait gpg list|get|add|rm: the control module's key store (argocd gpg's shapes and texts).
-import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
-import { E } from '../../base/errors/index.js';
 import type { KeyInfo } from '../../platform/signatures/index.js';
 import { call } from './control-client.js';
-import { formatJson, formatTable, formatYaml, parseOutputFormat } from '../../platform/cli-kit/index.js';
+import { formatJson, formatTable, formatYaml, parseOutputFormat, readInput } from '../../platform/cli-kit/index.js';
 
 /** Key ID rules live with the signatures module; load it (and openpgp) only when a gpg command runs. */
 async function normalizeKeyID(id: string): Promise<string> {
@@ -50,12 +48,7 @@ export function registerGpgCommand(program: Command): void {
     .option('--upsert', 'replace keys that exist already', false)
     .option('--server <server>', 'control module (default: the current session)')
     .action(async (opts: { from: string; upsert: boolean; server?: string }) => {
-      let keyData: string;
-      try {
-        keyData = readFileSync(opts.from, 'utf8');
-      } catch (err) {
-        throw E.fileUnreadable(opts.from, (err as Error).message);
-      }
+      const keyData = readInput(opts.from);
       const r = await call<{ created: { items: KeyInfo[] }; skipped?: string[] }>('POST', `/api/v1/gpgkeys${opts.upsert ? '?upsert=true' : ''}`, { keyData }, opts.server);
       let line = `Created ${r.created.items.length} key(s) from input file`;
       if ((r.skipped ?? []).length > 0) line += `, and ${r.skipped!.length} key(s) were skipped because they exist already`;

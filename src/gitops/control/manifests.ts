@@ -3,40 +3,48 @@
 // kustomization.yaml (or .yml, or Kustomization), its `resources` list is followed
 // instead (files and sub-directories, recursively), and its `namespace` and
 // `commonLabels` are applied. Other kustomize features are not supported.
+// Every object is then validated exactly as `strait apply` validates a file (the kind's
+// schema and rules, src/platform/resources): one invalid object refuses the whole
+// revision, naming the file, the document, the field and the rule; nothing is applied.
 import { posix } from 'node:path';
 import { E } from '../../base/errors/index.js';
-import { yamlDocuments } from '../../platform/resources/index.js';
+import { validateObject, yamlDocuments } from '../../platform/resources/index.js';
 import type { KubeObject } from '../../platform/store/index.js';
 import type { ManifestFile } from './git-cache.js';
 
 const KUSTOMIZATION = ['kustomization.yaml', 'kustomization.yml', 'Kustomization'];
 
-function parseFile(f: ManifestFile): KubeObject[] {
-  const out: KubeObject[] = [];
-  yamlDocuments(f.content, f.path).forEach((v, i) => {
-    if (v === null) return;
-    const items = (v as { kind?: string; items?: unknown[] }).kind?.endsWith('List') && Array.isArray((v as { items?: unknown[] }).items)
-      ? (v as { items: unknown[] }).items : [v];
+/** A document of a file, not yet validated, and where it came from. */
+interface Rendered { source: string; docIndex: number; value: unknown }
+
+/** The non-empty documents of a file (yamlDocuments: syntax, alias bombs and depth are STRAIT_ERR_MANIFEST_PARSE). */
+function parseDocs(f: ManifestFile): { docIndex: number; value: unknown }[] {
+  return yamlDocuments(f.content, f.path).map((value, i) => ({ docIndex: i + 1, value })).filter((d) => d.value !== null);
+}
+
+function parseFile(f: ManifestFile): Rendered[] {
+  const out: Rendered[] = [];
+  for (const { docIndex, value } of parseDocs(f)) {
+    const v = value as { kind?: unknown; items?: unknown };
+    const items = typeof v === 'object' && typeof v.kind === 'string' && v.kind.endsWith('List') && Array.isArray(v.items) ? v.items as unknown[] : [value];
     for (const o of items) {
-      if (typeof o !== 'object' || o === null || Array.isArray(o)) throw E.manifestInvalid(f.path, i + 1, '(document)', 'must be an object');
-      const obj = o as KubeObject;
-      if (typeof obj.apiVersion !== 'string' || !obj.apiVersion) throw E.manifestInvalid(f.path, i + 1, 'apiVersion', 'is required');
-      if (typeof obj.kind !== 'string' || !obj.kind) throw E.manifestInvalid(f.path, i + 1, 'kind', 'is required');
-      if (typeof obj.metadata?.name !== 'string' || !obj.metadata.name) throw E.manifestInvalid(f.path, i + 1, 'metadata.name', 'is required');
-      out.push(obj);
+      if (typeof o !== 'object' || o === null || Array.isArray(o)) throw E.manifestInvalid(f.path, docIndex, '(document)', 'must be an object with apiVersion, kind and metadata', o);
+      const md = (o as { metadata?: unknown }).metadata;
+      if (typeof md !== 'object' || md === null || Array.isArray(md)) throw E.manifestInvalid(f.path, docIndex, 'metadata', 'is required and must be an object', md);
+      out.push({ source: f.path, docIndex, value: o });
     }
-  });
+  }
   return out;
 }
 
-/** Render the objects of `dir` (repository-relative, '' = root) from all files below it. */
+/** Render the objects of `dir` (repository-relative, '' = root) from all files below it, validated. */
 export function renderManifests(files: readonly ManifestFile[], dir: string): KubeObject[] {
   const byPath = new Map(files.map((f) => [f.path, f]));
   const root = dir.replace(/^\.?\/+/, '').replace(/\/+$/, '').replace(/^\.$/, '');
-  return renderDir(byPath, root, 0);
+  return renderDir(byPath, root, 0).map((r) => validateObject(r.value, { source: r.source, docIndex: r.docIndex }));
 }
 
-function renderDir(byPath: Map<string, ManifestFile>, dir: string, depth: number): KubeObject[] {
+function renderDir(byPath: Map<string, ManifestFile>, dir: string, depth: number): Rendered[] {
   if (depth > 8) throw E.manifestInvalid(dir, 0, 'resources', 'kustomization nesting deeper than 8 levels');
   const join = (p: string): string => (dir ? `${dir}/${p}` : p);
   const kust = KUSTOMIZATION.map((k) => byPath.get(join(k))).find((f) => f !== undefined);
@@ -46,11 +54,12 @@ function renderDir(byPath: Map<string, ManifestFile>, dir: string, depth: number
       .sort((a, b) => a.path.localeCompare(b.path));
     return direct.flatMap(parseFile);
   }
-  const k = (parseFile({ path: kust.path, content: kust.content.includes('apiVersion') ? kust.content : `apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nmetadata: {name: kustomization}\n${kust.content}` })[0] ?? {}) as {
+  const first = parseDocs(kust)[0]?.value;
+  const k = (typeof first === 'object' && first !== null && !Array.isArray(first) ? first : {}) as {
     resources?: unknown; namespace?: unknown; commonLabels?: unknown;
   };
   const resources = Array.isArray(k.resources) ? k.resources : [];
-  const out: KubeObject[] = [];
+  const out: Rendered[] = [];
   for (const r of resources) {
     if (typeof r !== 'string') throw E.manifestInvalid(kust.path, 0, 'resources', 'entries must be strings', r);
     const target = posix.normalize(join(r)).replace(/\/+$/, '');
@@ -61,10 +70,15 @@ function renderDir(byPath: Map<string, ManifestFile>, dir: string, depth: number
     else throw E.manifestInvalid(kust.path, 0, 'resources', 'names a file or directory that does not exist', r);
   }
   const ns = typeof k.namespace === 'string' ? k.namespace : undefined;
-  const labels = k.commonLabels && typeof k.commonLabels === 'object' ? k.commonLabels as Record<string, string> : undefined;
-  for (const o of out) {
-    if (ns && o.kind !== 'Namespace') o.metadata.namespace = ns;
-    if (labels) o.metadata.labels = { ...(o.metadata.labels ?? {}), ...labels };
+  const labels = k.commonLabels && typeof k.commonLabels === 'object' && !Array.isArray(k.commonLabels) ? k.commonLabels as Record<string, unknown> : undefined;
+  for (const r of out) {
+    // the result is validated as a whole afterwards: a non-string label fails there
+    const o = r.value as { kind?: unknown; metadata: Record<string, unknown> };
+    if (ns && o.kind !== 'Namespace') o.metadata['namespace'] = ns;
+    if (labels) {
+      const have = o.metadata['labels'];
+      o.metadata['labels'] = { ...(typeof have === 'object' && have !== null && !Array.isArray(have) ? have : {}), ...labels };
+    }
   }
   return out;
 }

@@ -173,7 +173,9 @@ async function stepRender(ctx: ReconcileContext, p: AppProject, target: Target, 
     }
     objs = structuredClone(rendered);
   } catch (err) {
-    if (isStraitError(err)) throw stalled('ComparisonError', 'ManifestInvalid', err.message);
+    // an invalid manifest refuses the revision before anything is applied, named in the
+    // condition and in a Warning Event, as `strait apply` names it
+    if (isStraitError(err)) throw stalled('ComparisonError', 'ManifestInvalid', err.message, { eventReason: 'ManifestInvalid' });
     throw transient('ComparisonError', 'ReadFailed', String(err));
   }
   for (const o of objs) {

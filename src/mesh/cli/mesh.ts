@@ -6,9 +6,8 @@
 import type { Command } from 'commander';
 import { E } from '../../base/errors/index.js';
 import { buildMeshView, checkMesh, describeWorkload, findWorkload, listMeshObjects, type Finding, type PolicySource, type WorkloadDescription } from '../control/index.js';
-import { loadManifests } from '../../platform/resources/index.js';
 import type { KubeObject } from '../../platform/store/index.js';
-import { formatJson, formatTable, formatYaml, parseOutputFormat, takesGlobals, withStore } from '../../platform/cli-kit/index.js';
+import { formatJson, formatTable, formatYaml, loadManifests, parseOutputFormat, takesGlobals, withStore } from '../../platform/cli-kit/index.js';
 
 
 async function resources(opts: SourceOpts, cluster: string): Promise<KubeObject[]> {

@@ -1,20 +1,13 @@
 // strait join broker-info.subm --clusterid ID: join a cluster to the broker.
-import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { E } from '../../base/errors/index.js';
 import { CABLE_DRIVERS, joinCluster, parseBrokerInfo, setupKubernetesClusterSide, type CableDriver, type ClusterNetwork } from '../control/clusterset/index.js';
 import { openKubernetesStore, type KubernetesResourceStore } from '../../platform/store/index.js';
 import { openBrokerFromInfo, openClusterStore, readWorld } from './index.js';
-import { formatJson, parseOutputFormat, resolveStateDir, takesGlobals } from '../../platform/cli-kit/index.js';
+import { formatJson, parseOutputFormat, readInput, resolveStateDir, takesGlobals } from '../../platform/cli-kit/index.js';
 
 export function readBrokerInfoFile(path: string) {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (err) {
-    throw E.fileUnreadable(path, (err as Error).message);
-  }
-  return parseBrokerInfo(text, path);
+  return parseBrokerInfo(readInput(path), path);
 }
 
 export function parseBool(flag: string, value: string | boolean | undefined, dflt: boolean): boolean {

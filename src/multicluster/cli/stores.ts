@@ -5,11 +5,11 @@
 //     (bare hosts, and tests of the commands without a world).
 // A broker named by broker-info.subm is reached by its URL: unix:///path/store.sock#broker
 // (the world's store API) or file:///dir (an embedded store directory).
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { openBrokerByUrl, openBrokerOfCluster as openJoinedBroker, type BrokerInfo } from '../control/clusterset/index.js';
 import { connectStore, openEmbeddedStore, type ResourceStore } from '../../platform/store/index.js';
-import { stateFiles } from '../../platform/cli-kit/index.js';
+import { readInput, stateFiles } from '../../platform/cli-kit/index.js';
 import { E } from '../../base/errors/index.js';
 
 export interface WorldCluster {
@@ -27,7 +27,7 @@ export function readWorld(stateDir: string): WorldFile | undefined {
   const f = stateFiles(stateDir).world;
   if (!existsSync(f)) return undefined;
   try {
-    return JSON.parse(readFileSync(f, 'utf8')) as WorldFile;
+    return JSON.parse(readInput(f)) as WorldFile;
   } catch {
     return undefined;
   }
@@ -40,7 +40,7 @@ function worldStoreAccess(stateDir: string): { socketPath: string; token: string
   if (!existsSync(socketPath)) return undefined;
   // world.json names the token file (store.token); read the token from it
   const tokenFile = w?.store?.token && existsSync(w.store.token) ? w.store.token : files.storeToken;
-  const token = existsSync(tokenFile) ? readFileSync(tokenFile, 'utf8').trim() : undefined;
+  const token = existsSync(tokenFile) ? readInput(tokenFile, { limit: 4096 }).trim() : undefined;
   if (!token) return undefined;
   return { socketPath, token };
 }

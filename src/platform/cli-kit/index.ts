@@ -6,3 +6,5 @@ export * from './global-options.js';
 export * from './store-options.js';
 export * from './version.js';
 export * from './world-address.js';
+export * from './read-input.js';
+export * from './manifests.js';

@@ -1,9 +1,6 @@
-// loadManifests: read a file, a directory of .yaml/.yml/.json files (sorted, not recursive),
-// or standard input ("-"); split multi-document YAML; expand "kind: List"; validate every
-// document before returning any, so a failed apply stores nothing.
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join } from 'node:path';
-import { E } from '../../base/errors/index.js';
+// parseManifests: split multi-document YAML; expand "kind: List"; validate every document
+// before returning any, so a failed apply stores nothing. Reading files (bounded) is the
+// CLI's job: loadManifests in src/platform/cli-kit.
 import type { KubeObject } from '../store/index.js';
 import { validateObject, type ManifestOrigin } from './validate.js';
 import { yamlDocuments } from './yaml.js';
@@ -11,8 +8,6 @@ import { yamlDocuments } from './yaml.js';
 export interface LoadedManifest extends ManifestOrigin {
   object: KubeObject;
 }
-
-const MANIFEST_FILE = /\.(ya?ml|json)$/i;
 
 /** Parse and validate the documents of one text. Documents are numbered from 1; empty ones are skipped. */
 export function parseManifests(text: string, source: string): LoadedManifest[] {
@@ -28,40 +23,4 @@ export function parseManifests(text: string, source: string): LoadedManifest[] {
     out.push({ source, docIndex, object: validateObject(value, { source, docIndex }) });
   });
   return out;
-}
-
-function readText(path: string): string {
-  try {
-    return readFileSync(path, 'utf8');
-  } catch (err) {
-    throw E.fileUnreadable(path, (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file or directory' : (err as Error).message);
-  }
-}
-
-/**
- * Load every manifest of `source`: a file, a directory, or "-" for standard input
- * (`stdin` gives the text instead of reading fd 0, for tests and callers that have it).
- */
-export function loadManifests(source: string, opts: { stdin?: string } = {}): LoadedManifest[] {
-  if (source === '-') return parseManifests(opts.stdin ?? readStdin(), '<stdin>');
-  let st;
-  try {
-    st = statSync(source);
-  } catch {
-    throw E.fileUnreadable(source, 'no such file or directory');
-  }
-  if (!st.isDirectory()) return parseManifests(readText(source), source);
-  const files = readdirSync(source).filter((f) => MANIFEST_FILE.test(f)).sort();
-  return files.flatMap((f) => {
-    const p = join(source, f);
-    return statSync(p).isFile() ? parseManifests(readText(p), p) : [];
-  });
-}
-
-function readStdin(): string {
-  try {
-    return readFileSync(0, 'utf8');
-  } catch (err) {
-    throw E.fileUnreadable('<stdin>', (err as Error).message);
-  }
 }

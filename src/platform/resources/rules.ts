@@ -6,6 +6,7 @@ import type { KubeObject } from '../store/index.js';
 export interface RuleViolation { path: string; rule: string; value?: unknown }
 type Rule = (o: KubeObject) => RuleViolation | undefined;
 
+const IPV4 = /^(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])(\.(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])){3}$/;
 const rec = (v: unknown): Record<string, unknown> => (typeof v === 'object' && v !== null && !Array.isArray(v) ? v as Record<string, unknown> : {});
 
 const RULES: Record<string, Rule[]> = {
@@ -31,6 +32,10 @@ const RULES: Record<string, Rule[]> = {
       if (spec['clusterIP'] === 'None' && spec['type'] !== undefined && spec['type'] !== 'ClusterIP') {
         return { path: 'spec.clusterIP', rule: 'may be "None" (headless) only when spec.type is ClusterIP', value: spec['clusterIP'] };
       }
+      const ips = Array.isArray(spec['clusterIPs']) ? spec['clusterIPs'] as unknown[] : [];
+      for (const [i, ip] of ips.entries()) {
+        if (typeof ip !== 'string' || !(IPV4.test(ip) || ip === 'None')) return { path: `spec.clusterIPs[${i}]`, rule: 'must be an IPv4 address or "None"', value: ip };
+      }
       const ports = Array.isArray(spec['ports']) ? spec['ports'] as Record<string, unknown>[] : [];
       if (ports.length > 1) {
         const seen = new Set<string>();
@@ -39,6 +44,35 @@ const RULES: Record<string, Rule[]> = {
           if (seen.has(p['name'])) return { path: `spec.ports[${i}].name`, rule: 'must be unique among the Service\'s ports', value: p['name'] };
           seen.add(p['name']);
         }
+      }
+      return undefined;
+    },
+  ],
+  EndpointSlice: [
+    (o) => {
+      if (o['addressType'] !== 'IPv4') return undefined;
+      const eps = Array.isArray(o['endpoints']) ? o['endpoints'] as unknown[] : [];
+      for (const [i, e] of eps.entries()) {
+        const addrs = Array.isArray(rec(e)['addresses']) ? rec(e)['addresses'] as unknown[] : [];
+        for (const [j, a] of addrs.entries()) {
+          if (typeof a !== 'string' || !IPV4.test(a)) return { path: `endpoints[${i}].addresses[${j}]`, rule: 'must be an IPv4 address (addressType is IPv4)', value: a };
+        }
+      }
+      return undefined;
+    },
+  ],
+  Endpoint: [
+    (o) => {
+      const spec = rec(o.spec);
+      if (typeof spec['cluster_id'] !== 'string' && typeof spec['clusterId'] !== 'string') return { path: 'spec.cluster_id', rule: 'is required (or spec.clusterId)' };
+      return undefined;
+    },
+  ],
+  ServiceImport: [
+    (o) => {
+      const ips = Array.isArray(rec(o.spec)['ips']) ? rec(o.spec)['ips'] as unknown[] : [];
+      for (const [i, ip] of ips.entries()) {
+        if (typeof ip !== 'string' || !IPV4.test(ip)) return { path: `spec.ips[${i}]`, rule: 'must be an IPv4 address', value: ip };
       }
       return undefined;
     },
@@ -62,4 +96,33 @@ export function checkRules(o: KubeObject): RuleViolation | undefined {
     if (v) return v;
   }
   return undefined;
+}
+
+/**
+ * What an invalid object of a kind stands for where ignoring it would weaken security:
+ * a PeerAuthentication that cannot be read is STRICT for its scope (its selector when
+ * that is a string map, else its whole namespace). Used where invalid objects cannot be
+ * refused at write time (a Kubernetes list/watch); undefined for kinds that are skipped.
+ */
+const STAND_INS: Record<string, (o: KubeObject, reason: string) => KubeObject> = {
+  PeerAuthentication: (o, reason) => {
+    const labels = rec(rec(rec(o.spec)['selector'])['matchLabels']);
+    const selector = Object.keys(labels).length > 0 && Object.values(labels).every((v) => typeof v === 'string') ? { selector: { matchLabels: labels } } : {};
+    const md = rec(o.metadata);
+    return {
+      apiVersion: o.apiVersion, kind: o.kind,
+      metadata: {
+        name: String(md['name']), ...(typeof md['namespace'] === 'string' ? { namespace: md['namespace'] } : {}),
+        ...(typeof md['uid'] === 'string' ? { uid: md['uid'] } : {}), ...(typeof md['resourceVersion'] === 'string' ? { resourceVersion: md['resourceVersion'] } : {}),
+        ...(typeof md['creationTimestamp'] === 'string' ? { creationTimestamp: md['creationTimestamp'] } : {}),
+        annotations: { 'strait.dev/invalid': reason.slice(0, 1000) },
+      },
+      spec: { ...selector, mtls: { mode: 'STRICT' } },
+    };
+  },
+};
+
+export function failClosedStandIn(o: KubeObject, reason: string): KubeObject | undefined {
+  const f = STAND_INS[o.kind];
+  return f ? f(o, reason) : undefined;
 }

@@ -3,11 +3,13 @@
 // stringData folded into base64 data). Errors name the source, the document (1-based),
 // the field path ("spec.mtls.mode", "spec.ports[0].port") and the rule broken.
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
-import { E } from '../../base/errors/index.js';
+import { E, isStraitError } from '../../base/errors/index.js';
 import type { KubeObject } from '../store/index.js';
-import type { KindName } from './kinds.js';
+import type { KindInfo, KindName } from './kinds.js';
 import { kindOf } from './lookup.js';
-import { checkRules } from './rules.js';
+import { checkRules, failClosedStandIn } from './rules.js';
+
+export { failClosedStandIn };
 import { SCHEMAS } from './schemas/index.js';
 
 export interface ManifestOrigin {
@@ -77,27 +79,59 @@ function describe(err: ErrorObject): { path: string; rule: string; value: unknow
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
+interface Violation { path: string; rule: string; value?: unknown }
+
+/** The kind of `input` and the first rule it breaks (undefined when valid); throws STRAIT_ERR_KIND_UNKNOWN. */
+function check(input: unknown): { info?: KindInfo; broken?: Violation } {
+  if (!isObject(input)) return { broken: { path: '(document)', rule: 'must be an object with apiVersion, kind and metadata', value: input } };
+  for (const f of ['apiVersion', 'kind'] as const) {
+    if (typeof input[f] !== 'string' || input[f] === '') return { broken: { path: f, rule: 'is required and must be a non-empty string', value: input[f] } };
+  }
+  const info = kindOf(input['apiVersion'] as string, input['kind'] as string);
+  if (!info) throw E.kindUnknown(`${input['apiVersion']}/${input['kind']}`);
+  const v = validatorFor(info.kind as KindName);
+  if (!v(input)) return { info, broken: describe(v.errors![0]!) };
+  return { info, broken: checkRules(input as unknown as KubeObject) };
+}
+
+/** "namespace/name" (or "name") of something that may be an object, for messages. */
+function objectName(input: unknown): string {
+  const md = isObject(input) && isObject(input['metadata']) ? input['metadata'] : {};
+  const name = typeof md['name'] === 'string' ? md['name'] : '(no name)';
+  return typeof md['namespace'] === 'string' && md['namespace'] !== '' ? `${md['namespace']}/${name}` : name;
+}
+
+/**
+ * Check an object as a store holds it (every write path and every object read from a
+ * Kubernetes list/watch): its kind's schema and rules, without normalizing anything.
+ * Throws STRAIT_ERR_OBJECT_INVALID naming the kind, namespace/name, field and rule, or
+ * STRAIT_ERR_KIND_UNKNOWN.
+ */
+export function checkStoredObject(input: unknown): void {
+  const { broken } = check(input);
+  if (!broken) return;
+  const kind = isObject(input) && typeof input['kind'] === 'string' ? input['kind'] : 'object';
+  throw E.objectInvalid(kind, objectName(input), broken.path, broken.rule, broken.value);
+}
+
 /** Validate and normalize one object. Throws STRAIT_ERR_MANIFEST_INVALID or STRAIT_ERR_KIND_UNKNOWN. */
 export function validateObject(input: unknown, origin: ManifestOrigin = { source: '<object>', docIndex: 1 }): KubeObject {
   const { source, docIndex } = origin;
-  if (!isObject(input)) throw E.manifestInvalid(source, docIndex, '(document)', 'must be an object with apiVersion, kind and metadata', input);
-  for (const f of ['apiVersion', 'kind'] as const) {
-    if (typeof input[f] !== 'string' || input[f] === '') throw E.manifestInvalid(source, docIndex, f, 'is required and must be a non-empty string', input[f]);
-  }
-  const info = kindOf(input['apiVersion'] as string, input['kind'] as string);
-  if (!info) {
-    const err = E.kindUnknown(`${input['apiVersion']}/${input['kind']}`);
-    err.detail['source'] = source;
-    err.detail['docIndex'] = docIndex;
+  let found;
+  try {
+    found = check(input);
+  } catch (err) {
+    if (isStraitError(err, E.kindUnknown.code)) {
+      err.detail['source'] = source;
+      err.detail['docIndex'] = docIndex;
+    }
     throw err;
   }
-  const v = validatorFor(info.kind as KindName);
-  if (!v(input)) {
-    const d = describe(v.errors![0]!);
-    throw E.manifestInvalid(source, docIndex, d.path, d.rule, d.value);
+  const { info, broken } = found;
+  if (broken || !info || !isObject(input)) {
+    const b = broken ?? { path: '(document)', rule: 'must be an object with apiVersion, kind and metadata', value: input };
+    throw E.manifestInvalid(source, docIndex, b.path, b.rule, b.value);
   }
-  const broken = checkRules(input as unknown as KubeObject);
-  if (broken) throw E.manifestInvalid(source, docIndex, broken.path, broken.rule, broken.value);
   const out = structuredClone(input) as unknown as KubeObject;
   out.apiVersion = info.apiVersion;
   if (!info.namespaced) delete out.metadata.namespace;

@@ -3,7 +3,7 @@ export type {
   ResourceStore, Watch, WatchEvent, WatchEventType, WatchOptions,
 } from './types.js';
 export { kindRef } from './types.js';
-export { openEmbeddedStore, type EmbeddedStoreOptions } from './embedded/index.js';
+export { openEmbeddedStore, type Admission, type EmbeddedStoreOptions } from './embedded/index.js';
 export {
   serveStores, connectStore, connectStoreFromFiles,
   type StoreServerOptions, type StoreClientOptions, type StoreClientFileOptions,

@@ -1,7 +1,8 @@
 // Cluster DNS records: <svc>.<ns>.svc.cluster.local -> ClusterIP (headless: the pod
 // IPs). Answers are computed from a snapshot of the cluster's Services and endpoints,
 // replaced whole when they change. Other zones (clusterset.local) plug in as further
-// resolvers in front of or behind this one.
+// resolvers in front of or behind this one. Records hold typed addresses (Ipv4) only.
+import type { Ipv4 } from '../../base/config/index.js';
 
 export const TTL_SECONDS = 5;
 
@@ -21,9 +22,9 @@ export interface ServiceRecord {
   namespace: string;
   name: string;
   /** undefined: headless */
-  clusterIP?: string;
+  clusterIP?: Ipv4;
   /** ready endpoint addresses (used for headless Services) */
-  endpointIPs: string[];
+  endpointIPs: Ipv4[];
 }
 
 const TYPE_A = 1;

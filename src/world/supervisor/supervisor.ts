@@ -14,6 +14,7 @@ import { createRegistry, serveMetrics, Gauge, type MetricsServer } from '../../p
 import { Kinds } from '../../platform/resources/index.js';
 import { openEmbeddedStore, serveStores, type KubeObject, type ResourceStore } from '../../platform/store/index.js';
 import { startClusterSync } from './cluster-sync.js';
+import { clusterIpAdmission } from './cluster-ip.js';
 import { startPodRuntime, type PodHooks } from './pod-runtime.js';
 import type { WorldFile } from '../world-file/index.js';
 import { clusterObjects } from './objects.js';
@@ -171,9 +172,10 @@ async function openStores(opts: WorldOptions, plan: WorldPlan, objects: Map<stri
   try {
     const token = randomBytes(24).toString('hex');
     writeFileSync(tokenFile, token + '\n', { mode: 0o600 });
-    for (const name of [...plan.clusters.map((c) => c.name), 'broker']) {
-      stores.set(name, openEmbeddedStore({ dir: join(opts.stateDir, 'store', name) }));
+    for (const c of plan.clusters) {
+      stores.set(c.name, openEmbeddedStore({ dir: join(opts.stateDir, 'store', c.name), admit: clusterIpAdmission(c.serviceCIDR) }));
     }
+    stores.set('broker', openEmbeddedStore({ dir: join(opts.stateDir, 'store', 'broker') }));
     const t0 = performance.now();
     await Promise.all([...objects].map(([cluster, objs]) => registerObjects(stores.get(cluster) as ResourceStore, objs)));
     log.info({ ms: Math.round(performance.now() - t0), objects: [...objects.values()].reduce((n, o) => n + o.length, 0) }, 'objects registered in the stores');

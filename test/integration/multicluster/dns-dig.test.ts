@@ -11,11 +11,12 @@ import { ClustersetZone, startClustersetDns, type ClustersetDns, type ZoneServic
 
 const run = promisify(execFile);
 
-const svc = (name: string, clusters: Record<string, { ip: string; hostname?: string }[]>, opts: { headless?: boolean; ports?: ZoneService['ports'] } = {}): ZoneService => ({
+// plain strings and numbers here; the zone's typed values (Ipv4, Port) come from source.ts in the product
+const svc = (name: string, clusters: Record<string, { ip: string; hostname?: string }[]>, opts: { headless?: boolean; ports?: { name?: string; protocol: string; port: number }[] } = {}): ZoneService => ({
   namespace: 'default', name, headless: opts.headless ?? false,
   ports: opts.ports ?? [{ name: 'http', protocol: 'TCP', port: 8080 }],
   clusters: new Map(Object.entries(clusters).map(([c, eps]) => [c, { ports: [], endpoints: eps.map((e) => ({ ...e, ready: true })) }])),
-});
+} as unknown as ZoneService);
 
 let zone: ClustersetZone;
 let dns: ClustersetDns;

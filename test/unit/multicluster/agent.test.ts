@@ -182,7 +182,7 @@ test('headless export carries pod IPs and hostnames', async () => {
   try {
     await w.b.apply(service('default', 'db', 'None', 5432, { clusterIP: 'None' }));
     for (const [n, ip] of [['db-0', '10.2.1.5'], ['db-1', '10.2.1.6']] as const) {
-      await w.b.apply({ apiVersion: 'v1', kind: 'Pod', metadata: { name: n, namespace: 'default', labels: { app: 'db' } }, spec: {} });
+      await w.b.apply({ apiVersion: 'v1', kind: 'Pod', metadata: { name: n, namespace: 'default', labels: { app: 'db' } }, spec: { containers: [{ name: 'db', image: 'strait/echo' }] } });
       const p = await w.b.get(K.Pod, n, 'default');
       await w.b.updateStatus({ ...p!, status: { phase: 'Running', podIP: ip } });
     }

@@ -20,6 +20,10 @@ export const base = {
     message: `cannot read ${q(path)}: ${reason}`,
     detail: { path, reason },
   })),
+  inputTooLarge: def('STRAIT_ERR_INPUT_TOO_LARGE', 'usage', (path: string, limitBytes: number) => ({
+    message: `${q(path)} is larger than ${limitBytes} bytes (${Math.round(limitBytes / 1024 / 1024 * 10) / 10} MiB), the most strait reads from one input; split it or check that it is the file you meant`,
+    detail: { path, limitBytes },
+  })),
   notRoot: def('STRAIT_ERR_PRIVILEGE', 'denied', (what: string) => ({
     message: `${what} needs root or unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1); run as root or enable them`,
     detail: { what },

@@ -8,6 +8,11 @@ export const platform = {
       message: `${source} document ${docIndex}: ${fieldPath}: ${rule}${value === undefined ? '' : ` (got ${q(value)})`}`,
       detail: { source, docIndex, fieldPath, rule, value },
     })),
+  objectInvalid: def('STRAIT_ERR_OBJECT_INVALID', 'usage',
+    (kind: string, name: string, fieldPath: string, rule: string, value?: unknown) => ({
+      message: `${kind} ${q(name)}: ${fieldPath}: ${rule}${value === undefined ? '' : ` (got ${q(value)})`}`,
+      detail: { kind, name, fieldPath, rule, value },
+    })),
   manifestParse: def('STRAIT_ERR_MANIFEST_PARSE', 'usage', (source: string, docIndex: number, reason: string) => ({
     message: `${source} document ${docIndex}: not valid YAML/JSON: ${reason}`,
     detail: { source, docIndex, reason },

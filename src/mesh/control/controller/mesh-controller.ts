@@ -61,6 +61,8 @@ export class MeshController {
   private readonly rotators = new Map<string, CertRotator>();
   private readonly certs = new Map<string, WorkloadCert>();
   private readonly written = new Map<string, string>();
+  /** kind/namespace/name -> reason of an invalid policy already reported */
+  private readonly reportedInvalid = new Map<string, string>();
   private loop: ReconcileLoop | undefined;
   private stopped = false;
   reconciles = 0;
@@ -110,6 +112,7 @@ export class MeshController {
   async reconcile(): Promise<ReconcileResult> {
     const { objects } = await listMeshObjects(this.o.store);
     const view = buildMeshView(objects);
+    this.reportInvalid(view);
     await this.syncGenerated(view, objects);
     await publishRootCert(this.o.store, [...view.members], this.o.ca.rootPem);
     const want = new Set<string>();
@@ -118,7 +121,15 @@ export class MeshController {
     for (const w of view.workloads) {
       if (!w.sidecar) continue;
       const cert = await this.certFor(w.namespace, w.serviceAccount);
-      const cfg = sidecarConfigFor(view, w, { certPem: cert.certPem, keyPem: cert.keyPem, rootPem: cert.rootPem });
+      const identity = { certPem: cert.certPem, keyPem: cert.keyPem, rootPem: cert.rootPem };
+      let cfg: SidecarConfig;
+      try {
+        cfg = sidecarConfigFor(view, w, identity);
+      } catch (err) {
+        // fail closed: a workload whose policy cannot be computed requires mTLS inbound
+        this.o.log?.warn({ err: String(err), workload: `${w.namespace}/${w.name}` }, 'sidecar configuration cannot be computed; enforcing STRICT');
+        cfg = { identity, inbound: { defaultMode: 'STRICT', ports: {} }, outbound: { default: { mode: 'DISABLE' }, destinations: {} } };
+      }
       const rel = join(w.namespace, `${w.name}.json`);
       want.add(rel);
       const text = JSON.stringify(cfg);
@@ -151,6 +162,24 @@ export class MeshController {
     const result = { written, removed, changed, view };
     this.o.onReconciled?.(result);
     return result;
+  }
+
+  /** One Warning Event (and a log line) per invalid policy and reason; the rest of the mesh goes on. */
+  private reportInvalid(view: MeshView): void {
+    const now = new Set<string>();
+    for (const p of view.invalid) {
+      const k = `${p.kind}/${p.namespace}/${p.name}`;
+      now.add(k);
+      if (this.reportedInvalid.get(k) === p.reason) continue;
+      this.reportedInvalid.set(k, p.reason);
+      this.o.log?.warn({ policy: k, reason: p.reason, action: p.action }, 'mesh policy does not parse');
+      const info = p.kind === 'PeerAuthentication' ? Kinds.PeerAuthentication : Kinds.DestinationRule;
+      this.o.store.recordEvent({
+        involvedObject: { apiVersion: info.apiVersion, kind: p.kind, name: p.name, ...(p.namespace ? { namespace: p.namespace } : {}) },
+        type: 'Warning', reason: 'InvalidPolicy', message: `${p.reason}; ${p.action}`, source: 'strait-mesh',
+      }).catch((err: unknown) => this.o.log?.warn({ err: String(err), policy: k }, 'cannot record the Event'));
+    }
+    for (const k of [...this.reportedInvalid.keys()]) if (!now.has(k)) this.reportedInvalid.delete(k);
   }
 
   /**

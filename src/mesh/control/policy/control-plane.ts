@@ -27,12 +27,15 @@ export function controlPlaneSettings(smcps: readonly ServiceMeshControlPlane[]):
   if (!smcp) {
     return { rootNamespace: DEFAULT_ROOT_NAMESPACE, trustDomain: 'cluster.local', dataPlaneMtls: false, autoMtls: true, controlPlaneMtls: false, implicit: true };
   }
-  const sec = smcp.spec?.security ?? {};
+  // read field by field: a value of the wrong type counts as unset
+  const sec = (smcp.spec?.security && typeof smcp.spec.security === 'object' ? smcp.spec.security : {}) as NonNullable<NonNullable<ServiceMeshControlPlane['spec']>['security']>;
+  const domain = sec.trust?.domain;
+  const automtls = sec.dataPlane?.automtls;
   return {
     rootNamespace: smcp.metadata.namespace ?? DEFAULT_ROOT_NAMESPACE,
-    trustDomain: sec.trust?.domain ?? 'cluster.local',
+    trustDomain: typeof domain === 'string' && /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/.test(domain) ? domain : 'cluster.local',
     dataPlaneMtls: sec.dataPlane?.mtls === true,
-    autoMtls: sec.dataPlane?.automtls ?? true,
+    autoMtls: typeof automtls === 'boolean' ? automtls : true,
     controlPlaneMtls: sec.controlPlane?.mtls === true,
     implicit: false,
     smcp: { namespace: smcp.metadata.namespace ?? DEFAULT_ROOT_NAMESPACE, name: smcp.metadata.name },

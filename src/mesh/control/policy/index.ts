@@ -7,3 +7,4 @@ export { buildMeshView, NETNS_ANNOTATION, endpointsOf, findWorkload, servicesSel
 export { describeWorkload, inboundOf, outboundTo, type OutboundRow, type WorkloadDescription } from './describe.js';
 export { checkMesh, type Finding, type Severity } from './check.js';
 export { sidecarConfigFor } from './sidecar-config.js';
+export { readDestinationRule, readPeerAuthentication, type InvalidPolicy } from './parse.js';

@@ -2,10 +2,12 @@
 // list, or manifests loaded from files): the control-plane settings, the members, the
 // workloads (pods; a Deployment without pods counts as one pod named after it), the
 // services and the PeerAuthentications / DestinationRules in force (with the generated ones).
+import { parseIpv4 } from '../../../base/config/index.js';
 import { INJECT_KEY } from '../../../platform/resources/index.js';
 import type { KubeObject } from '../../../platform/store/index.js';
 import { controlPlaneSettings, generatedPolicies, type ControlPlaneSettings } from './control-plane.js';
 import { serviceFqdn } from './host.js';
+import { readDestinationRule, readPeerAuthentication, type InvalidPolicy } from './parse.js';
 import type { DestinationRule, PeerAuthentication, ServiceMeshControlPlane } from './types.js';
 
 export interface Workload {
@@ -51,12 +53,21 @@ export interface MeshView {
   services: MeshService[];
   peerAuthentications: PeerAuthentication[];
   destinationRules: DestinationRule[];
+  /** policies that did not parse and what the mesh does instead (fail closed) */
+  invalid: InvalidPolicy[];
 }
 
 type Obj = KubeObject & { spec?: Record<string, unknown>; status?: Record<string, unknown> };
 
 const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
-const rec = (v: unknown): Record<string, string> => (v && typeof v === 'object' ? { ...(v as Record<string, string>) } : {});
+/** a string map (labels, selectors): entries whose value is not a string are dropped */
+const rec = (v: unknown): Record<string, string> => {
+  if (!v || typeof v !== 'object' || Array.isArray(v)) return {};
+  const out: Record<string, string> = {};
+  for (const [k, x] of Object.entries(v)) if (typeof x === 'string') out[k] = x;
+  return out;
+};
+const obj = (v: unknown): Record<string, unknown> => (v && typeof v === 'object' && !Array.isArray(v) ? v as Record<string, unknown> : {});
 
 function injectionOf(labels: Record<string, string>, annotations: Record<string, string>, member: boolean): { sidecar: boolean; why: string } {
   const label = labels[INJECT_KEY];
@@ -68,11 +79,14 @@ function injectionOf(labels: Record<string, string>, annotations: Record<string,
   return { sidecar: true, why: where };
 }
 
+const list = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
+
 function containerPorts(podSpec: Record<string, unknown> | undefined): number[] {
   const out: number[] = [];
-  for (const c of (podSpec?.['containers'] as Record<string, unknown>[] | undefined) ?? []) {
-    for (const p of (c['ports'] as Record<string, unknown>[] | undefined) ?? []) {
-      if (typeof p['containerPort'] === 'number') out.push(p['containerPort']);
+  for (const c of list(podSpec?.['containers'])) {
+    for (const p of list(obj(c)['ports'])) {
+      const n = obj(p)['containerPort'];
+      if (typeof n === 'number' && Number.isInteger(n) && n >= 1 && n <= 65535) out.push(n);
     }
   }
   return out;
@@ -92,20 +106,20 @@ export function buildMeshView(objects: readonly KubeObject[]): MeshView {
   } else {
     for (const roll of of('ServiceMeshMemberRoll')) {
       if (roll.metadata.namespace !== settings.rootNamespace) continue;
-      for (const m of (roll.spec?.['members'] as unknown[] | undefined) ?? []) if (typeof m === 'string') members.add(m);
+      for (const m of list(roll.spec?.['members'])) if (typeof m === 'string') members.add(m);
     }
     members.add(settings.rootNamespace);
   }
 
   const services: MeshService[] = of('Service').map((s) => {
-    const ports: ServicePort[] = ((s.spec?.['ports'] as Record<string, unknown>[] | undefined) ?? []).flatMap((p) => {
+    const ports: ServicePort[] = list(s.spec?.['ports']).map(obj).flatMap((p) => {
       const port = p['port'];
-      if (typeof port !== 'number') return [];
+      if (typeof port !== 'number' || !Number.isInteger(port) || port < 1 || port > 65535) return [];
       const tp = p['targetPort'];
       return [{ port, targetPort: typeof tp === 'number' ? tp : port, ...(str(p['name']) ? { name: str(p['name']) as string } : {}) }];
     });
     const ns = s.metadata.namespace ?? 'default';
-    const ip = str(s.spec?.['clusterIP']);
+    const ip = parseIpv4(s.spec?.['clusterIP']);
     return { namespace: ns, name: s.metadata.name, host: serviceFqdn(s.metadata.name, ns), selector: rec(s.spec?.['selector']), ports, ...(ip ? { clusterIP: ip } : {}) };
   });
 
@@ -115,7 +129,7 @@ export function buildMeshView(objects: readonly KubeObject[]): MeshView {
     const ns = p.metadata.namespace ?? 'default';
     const labels = rec(p.metadata.labels);
     const inj = injectionOf(labels, rec(p.metadata.annotations), members.has(ns));
-    const ip = str(p.status?.['podIP']);
+    const ip = parseIpv4(p.status?.['podIP']);
     const netns = p.metadata.annotations?.[NETNS_ANNOTATION];
     podLabelsSeen.push({ ns, labels });
     workloads.push({
@@ -126,7 +140,7 @@ export function buildMeshView(objects: readonly KubeObject[]): MeshView {
   }
   for (const d of of('Deployment')) {
     const ns = d.metadata.namespace ?? 'default';
-    const tpl = (d.spec?.['template'] ?? {}) as { metadata?: { labels?: Record<string, string>; annotations?: Record<string, string> }; spec?: Record<string, unknown> };
+    const tpl = obj(d.spec?.['template']) as { metadata?: { labels?: Record<string, string>; annotations?: Record<string, string> }; spec?: Record<string, unknown> };
     const labels = rec(tpl.metadata?.labels);
     const hasPods = podLabelsSeen.some((p) => p.ns === ns && Object.keys(labels).length > 0 && Object.entries(labels).every(([k, v]) => p.labels[k] === v));
     if (hasPods) continue;
@@ -147,9 +161,22 @@ export function buildMeshView(objects: readonly KubeObject[]): MeshView {
   const genPa = new Set(generated.peerAuthentications.map(key));
   const genDr = new Set(generated.destinationRules.map(key));
   // objects of the operator replace user objects of the same name (the operator reconciles them)
-  const peerAuthentications = [...generated.peerAuthentications, ...(of('PeerAuthentication') as PeerAuthentication[]).filter((p) => !genPa.has(key(p)))];
-  const destinationRules = [...generated.destinationRules, ...(of('DestinationRule') as DestinationRule[]).filter((p) => !genDr.has(key(p)))];
-  return { settings, members, namespaces, workloads, services, peerAuthentications, destinationRules };
+  const invalid: InvalidPolicy[] = [];
+  const peerAuthentications = [...generated.peerAuthentications];
+  for (const p of of('PeerAuthentication') as PeerAuthentication[]) {
+    if (genPa.has(key(p))) continue;
+    const r = readPeerAuthentication(p);
+    peerAuthentications.push(r.pa);
+    if (r.invalid) invalid.push(r.invalid);
+  }
+  const destinationRules = [...generated.destinationRules];
+  for (const d of of('DestinationRule') as DestinationRule[]) {
+    if (genDr.has(key(d))) continue;
+    const r = readDestinationRule(d);
+    if (r.dr) destinationRules.push(r.dr);
+    if (r.invalid) invalid.push(r.invalid);
+  }
+  return { settings, members, namespaces, workloads, services, peerAuthentications, destinationRules, invalid };
 }
 
 export function servicesSelecting(services: readonly MeshService[], w: Workload): MeshService[] {

@@ -6,7 +6,42 @@ import { type Clock, systemClock } from '../../../base/clock/index.js';
 import { Informer } from '../../../platform/controller/index.js';
 import { ANN_SERVICE_TYPE, connectedClusters, LABEL_MANAGED_BY, LABEL_SERVICE_NAME, LABEL_SOURCE_CLUSTER, MANAGED_BY, MC_KINDS as K } from '../clusterset/index.js';
 import type { KubeObject, ResourceStore } from '../../../platform/store/index.js';
-import { type ClustersetZone, type ZoneCluster, type ZonePort } from './zone.js';
+import { parseIpv4, parsePort } from '../../../base/config/index.js';
+import { type ClustersetZone, type ZoneCluster, type ZoneEndpoint, type ZonePort } from './zone.js';
+
+const LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+const rec = (v: unknown): Record<string, unknown> | undefined => (typeof v === 'object' && v !== null && !Array.isArray(v) ? v as Record<string, unknown> : undefined);
+const list = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
+
+/** Ports as the zone takes them; entries that do not parse are left out. */
+function zonePorts(v: unknown): ZonePort[] {
+  const out: ZonePort[] = [];
+  for (const x of list(v)) {
+    const p = rec(x);
+    const port = parsePort(p?.['port']);
+    const protocol = p?.['protocol'] ?? 'TCP';
+    if (!p || !port || (protocol !== 'TCP' && protocol !== 'UDP' && protocol !== 'SCTP')) continue;
+    const name = p['name'];
+    out.push({ ...(typeof name === 'string' && LABEL.test(name) ? { name } : {}), protocol, port });
+  }
+  return out;
+}
+
+/** Endpoints as the zone takes them: IPv4 addresses only, hostnames that are DNS labels. */
+function zoneEndpoints(v: unknown): ZoneEndpoint[] {
+  const out: ZoneEndpoint[] = [];
+  for (const x of list(v)) {
+    const e = rec(x);
+    if (!e) continue;
+    const hostname = typeof e['hostname'] === 'string' && LABEL.test(e['hostname']) ? e['hostname'] : undefined;
+    const ready = rec(e['conditions'])?.['ready'] !== false;
+    for (const a of list(e['addresses'])) {
+      const ip = parseIpv4(a);
+      if (ip) out.push({ ip, ...(hostname ? { hostname } : {}), ready });
+    }
+  }
+  return out;
+}
 
 export class ZoneSource {
   private imports = new Map<string, KubeObject>();
@@ -57,12 +92,8 @@ export class ZoneSource {
       if (s.metadata.namespace !== ns || s.metadata.labels?.[LABEL_SERVICE_NAME] !== name) continue;
       const cluster = s.metadata.labels?.[LABEL_SOURCE_CLUSTER];
       if (!cluster) continue;
-      const eps = (s['endpoints'] as { addresses?: string[]; hostname?: string; conditions?: { ready?: boolean } }[] | undefined) ?? [];
-      const ports = (s['ports'] as ZonePort[] | undefined) ?? [];
-      clusters.set(cluster, {
-        endpoints: eps.flatMap((e) => (e.addresses ?? []).map((ip) => ({ ip, ...(e.hostname ? { hostname: e.hostname } : {}), ready: e.conditions?.ready !== false }))),
-        ports,
-      });
+      const ports = zonePorts(s['ports']);
+      clusters.set(cluster, { endpoints: zoneEndpoints(s['endpoints']), ports });
       if (s.metadata.annotations?.[ANN_SERVICE_TYPE] === 'Headless') headlessSlices = true;
       for (const p of ports) if (!slicePorts.some((q) => q.name === p.name && q.port === p.port && q.protocol === p.protocol)) slicePorts.push(p);
     }
@@ -72,8 +103,8 @@ export class ZoneSource {
       this.zone.remove(ns, name);
       return;
     }
-    const spec = (imp?.spec ?? {}) as { type?: string; ports?: ZonePort[] };
-    const headless = spec.type ? spec.type === 'Headless' : headlessSlices;
-    this.zone.upsert({ namespace: ns, name, headless, ports: spec.ports ?? slicePorts, clusters });
+    const spec = rec(imp?.spec) ?? {};
+    const headless = typeof spec['type'] === 'string' ? spec['type'] === 'Headless' : headlessSlices;
+    this.zone.upsert({ namespace: ns, name, headless, ports: spec['ports'] !== undefined ? zonePorts(spec['ports']) : slicePorts, clusters });
   }
 }

@@ -8,6 +8,9 @@
 //   <pod>.<cluster>.<svc>.<ns>.svc...          A: one pod of a headless service
 //   _<port>._<proto>.[<cluster>.]<svc>.<ns>.svc.clusterset.local  SRV for named ports
 // TTL 5; NXDOMAIN for names not exported; NODATA (with SOA) for other types of known names.
+// The zone holds typed values only (Ipv4 addresses, Port numbers, DNS-label hostnames and
+// port names): source.ts parses what the store holds and leaves out what does not parse.
+import type { Ipv4, Port } from '../../../base/config/index.js';
 
 export const ZONE = 'clusterset.local';
 export const TTL = 5;
@@ -37,13 +40,15 @@ export interface Answer {
 }
 
 export interface ZonePort {
+  /** a DNS-1123 label */
   name?: string;
-  protocol: string;
-  port: number;
+  protocol: 'TCP' | 'UDP' | 'SCTP';
+  port: Port;
 }
 
 export interface ZoneEndpoint {
-  ip: string;
+  ip: Ipv4;
+  /** a DNS-1123 label */
   hostname?: string;
   ready: boolean;
 }

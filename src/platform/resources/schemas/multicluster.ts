@@ -4,7 +4,7 @@
 // fields and types; test/fixtures/submariner-crds holds those schemas and
 // test/integration/submariner-crds-kubernetes.test.ts checks both against the API server):
 // strait's CRDs can stand in for Submariner's and the other way round.
-import { anyObject, arr, bool, condition, enumOf, int, ipv4Cidr, kindSchema, map, obj, port, protocol, str, timestamp, type Schema } from './builders.js';
+import { anyObject, arr, bool, condition, enumOf, int, intOrString, ipv4Cidr, kindSchema, map, obj, port, protocol, str, timestamp, type Schema } from './builders.js';
 
 /** Submariner's subnets and CIDR lists: IPv4 or IPv6 (it runs dual-stack) */
 const v4 = String(ipv4Cidr['pattern']).slice(1, -1);
@@ -13,8 +13,13 @@ const clusterId: Schema = str({ minLength: 1, maxLength: 63, description: 'a non
 /** Submariner's dual-stack lists (an IPv4 and an IPv6 address) */
 const twoIPs: Schema = arr(str());
 
+// Submariner's field names, or strait's flat ones (clusterId, endpointIP, ...) that the
+// world's store keeps: nothing is required here, a rule (rules.ts) asks for a cluster ID
+// in either name.
 const endpointSpec = obj({
   cluster_id: clusterId,
+  clusterId,
+  endpointIP: str(), publicIP: str(), cableDriver: str(),
   cable_name: str(),
   healthCheckIP: str(),
   healthCheckIPs: twoIPs,
@@ -27,9 +32,10 @@ const endpointSpec = obj({
   nat_enabled: bool,
   backend: str(),
   backend_config: map(),
-}, ['cluster_id', 'cable_name', 'hostname']);
+});
 
-const latency = obj({ last: str(), min: str(), average: str(), max: str(), stdDev: str() });
+// strings as Submariner writes them ("1.2ms"), or nanoseconds, which records.ts also reads
+const latency = obj({ last: intOrString, min: intOrString, average: intOrString, max: intOrString, stdDev: intOrString });
 
 /** submariner.io/v1 GatewayStatus (strait's world records add summary, lastUpdated and counters) */
 const gatewayStatus = obj({

@@ -5,6 +5,7 @@ import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { E, isStraitError } from '../../../base/errors/index.js';
+import { checkStoredObject } from '../../resources/index.js';
 import { jsonEqual, mergePatch } from '../merge-patch.js';
 import { checkObjectShape, effectiveNamespace, kindKey, namespaceFilter } from '../object-key.js';
 import { matchesSelector, parseSelector } from '../selector.js';
@@ -21,7 +22,17 @@ export interface EmbeddedStoreOptions {
   historyLimit?: number;
   /** Events whose lastTimestamp is older than this are deleted (default 3600, as Kubernetes' event TTL) */
   eventTtlSeconds?: number;
+  /**
+   * Checks that need the rest of the store (e.g. a ClusterIP must be free), run on every
+   * create or spec change after the schema check, in the same synchronous step as the
+   * write: nothing can slip in between. An admission may fill in fields of `next`
+   * (allocate a ClusterIP) or throw a StraitError to refuse the write.
+   */
+  admit?: Admission;
 }
+
+/** See EmbeddedStoreOptions.admit. `peers` lists the stored objects of a kind (staged writes included). */
+export type Admission = (next: KubeObject, old: KubeObject | undefined, peers: (kind: KindRef) => KubeObject[]) => void;
 
 const SYSTEM_METADATA = ['uid', 'resourceVersion', 'generation', 'creationTimestamp', 'deletionTimestamp', 'managedFields', 'selfLink'] as const;
 
@@ -56,6 +67,7 @@ export class EmbeddedStore implements ResourceStore {
   private readonly where: string;
   private readonly historyLimit: number;
   private readonly eventTtlMs: number;
+  private readonly admission: Admission | undefined;
   private lastEventPrune = 0;
   private rv: number;
   private compacted: number;
@@ -70,6 +82,7 @@ export class EmbeddedStore implements ResourceStore {
     this.where = dir;
     this.historyLimit = Math.max(1, Math.floor(opts.historyLimit ?? 10000));
     this.eventTtlMs = Math.max(1, opts.eventTtlSeconds ?? 3600) * 1000;
+    this.admission = opts.admit;
     try {
       mkdirSync(dir, { recursive: true, mode: 0o700 });
     } catch (err) {
@@ -109,6 +122,19 @@ export class EmbeddedStore implements ResourceStore {
 
   private open(): void {
     if (this.closed) throw E.storeUnavailable(this.where, 'the store was closed');
+  }
+
+  /**
+   * Every object is checked against its kind's schema and rules before it is stored,
+   * whichever path wrote it (CLI, store API, GitOps, broker sync, a controller), then
+   * admitted. Synchronous, so that the check and the write it guards are one step.
+   */
+  private admit(next: KubeObject, old: KubeObject | undefined, spec: boolean): void {
+    checkStoredObject(next);
+    if (spec && this.admission) {
+      this.admission(next, old, (kind) => (this.s.listKind.all(kindKey(kind)) as Row[]).map((r) => JSON.parse(r.body) as KubeObject));
+      checkStoredObject(next);
+    }
   }
 
   /** Before a read: commit what is staged, so reads only ever see durable state. */
@@ -288,6 +314,7 @@ export class EmbeddedStore implements ResourceStore {
       if (ns) next.metadata.namespace = ns;
       else delete next.metadata.namespace;
     }
+    this.admit(next, old, true);
     if (opts.dryRun) {
       next.metadata.resourceVersion = old?.metadata.resourceVersion;
       return next as T;
@@ -315,6 +342,7 @@ export class EmbeddedStore implements ResourceStore {
       generation: old.metadata.generation, resourceVersion: old.metadata.resourceVersion };
     if (ns) next.metadata.namespace = ns;
     else delete next.metadata.namespace;
+    this.admit(next, old, true);
     if (jsonEqual(next, old)) return this.settle(old as T);
     if (!jsonEqual(specPart(next), specPart(old))) next.metadata.generation = (old.metadata.generation ?? 1) + 1;
     return (await this.commit(key, ns, name, 'MODIFIED', next, old)) as T;
@@ -335,6 +363,7 @@ export class EmbeddedStore implements ResourceStore {
     const next = structuredClone(old);
     if (obj.status === undefined) delete next.status;
     else next.status = structuredClone(obj.status);
+    this.admit(next, old, false);
     if (jsonEqual(next, old)) return this.settle(old as T);
     return (await this.commit(key, ns, name, 'MODIFIED', next, old)) as T;
   }

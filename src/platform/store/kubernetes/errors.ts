@@ -45,7 +45,7 @@ export function mapStatus(status: number, body: unknown, ctx: ErrorContext): Str
       return E.kubeForbidden(what, msg);
     case 422: {
       const cause = s.details?.causes?.[0];
-      return E.manifestInvalid(`${ctx.kind}/${ctx.name}`, 1, cause?.field ?? '(object)', cause?.message ?? msg);
+      return E.objectInvalid(ctx.kind, ctx.namespace ? `${ctx.namespace}/${ctx.name}` : ctx.name, cause?.field ?? '(object)', cause?.message ?? msg);
     }
     case 503:
     case 504:

@@ -4,10 +4,12 @@
 // interface's semantics) with a fieldManager; serverSideApply for
 // callers that want SSA's field ownership; status through the status subresource;
 // core/v1 Events aggregated per object and reason.
-import { E } from '../../../base/errors/index.js';
+import { E, isStraitError } from '../../../base/errors/index.js';
+import { checkStoredObject, failClosedStandIn } from '../../resources/index.js';
 import type {
   ApplyOptions, CoreEvent, KindRef, KubeObject, ListOptions, ObjectList, ResourceStore, Watch, WatchEvent, WatchOptions,
 } from '../types.js';
+import { mergePatch } from '../merge-patch.js';
 import { mapStatus } from './errors.js';
 import { eventName, newEvent } from './events.js';
 import type { HttpClient, KubeResponse } from './http.js';
@@ -81,9 +83,22 @@ function patchBody(obj: KubeObject, namespace: string | undefined, keepRv: boole
   return { ...rest, metadata: meta };
 }
 
+function withoutNulls(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(withoutNulls);
+  if (typeof v !== 'object' || v === null) return v;
+  const out: Record<string, unknown> = {};
+  for (const [k, x] of Object.entries(v)) if (x !== null) out[k] = withoutNulls(x);
+  return out;
+}
+
+/** Events are reports (the API server writes them with null timestamps); nothing renders them. */
+const UNCHECKED_KINDS = new Set(['Event']);
+
 export class KubernetesStore implements KubernetesResourceStore {
   private readonly watches = new Set<Watch>();
   private closed = false;
+  /** uid@resourceVersion of invalid objects already reported (one Event each) */
+  private readonly reported = new Set<string>();
 
   constructor(private readonly http: HttpClient, private readonly watchTimeoutSeconds = 300) {}
 
@@ -97,6 +112,42 @@ export class KubernetesStore implements KubernetesResourceStore {
 
   private ns(k: ResolvedKind, namespace: string | undefined): string | undefined {
     return k.namespaced ? namespace ?? 'default' : undefined;
+  }
+
+  /**
+   * Objects read from a list or watch: anything can be in the API server (kubectl,
+   * another controller), so each one is checked as the write path checks it. An invalid
+   * one is skipped (to the caller it does not exist), or replaced by its kind's fail-closed
+   * stand-in where skipping would weaken security (a PeerAuthentication reads as STRICT),
+   * and reported once with a Warning Event on it, as `strait apply` would have refused it.
+   */
+  private readable<T extends KubeObject>(o: T): T | undefined {
+    if (UNCHECKED_KINDS.has(o.kind)) return o;
+    try {
+      checkStoredObject(o);
+      return o;
+    } catch (err) {
+      const reason = isStraitError(err) ? err.message : String(err);
+      const id = `${o.metadata?.uid ?? `${o.metadata?.namespace}/${o.metadata?.name}`}@${o.metadata?.resourceVersion ?? ''}`;
+      if (!this.reported.has(id) && !this.closed) {
+        if (this.reported.size > 10_000) this.reported.clear();
+        this.reported.add(id);
+        const name = typeof o.metadata?.name === 'string' ? o.metadata.name : '';
+        if (name) {
+          this.recordEvent({
+            involvedObject: { apiVersion: o.apiVersion, kind: o.kind, name, ...(typeof o.metadata.namespace === 'string' ? { namespace: o.metadata.namespace } : {}), ...(o.metadata.uid ? { uid: o.metadata.uid } : {}) },
+            type: 'Warning', reason: 'InvalidObject', source: 'strait',
+            message: `${failClosedStandIn(o, reason) ? 'enforced as its strictest setting' : 'ignored'} by strait: ${reason}`,
+          }).catch(() => { /* reporting is best effort; the object stays ignored */ });
+        }
+      }
+      return typeof o.metadata?.name === 'string' ? failClosedStandIn(o, reason) as T | undefined : undefined;
+    }
+  }
+
+  /** Before a write: the same check every store makes (STRAIT_ERR_OBJECT_INVALID); a merge patch's nulls mean "remove". */
+  private writable(o: KubeObject): void {
+    if (!UNCHECKED_KINDS.has(o.kind)) checkStoredObject(withoutNulls(o));
   }
 
   private fail(res: KubeResponse, verb: string, k: ResolvedKind, name: string, namespace?: string, rv?: string): never {
@@ -133,7 +184,10 @@ export class KubernetesStore implements KubernetesResourceStore {
       });
       if (!ok(res.status)) this.fail(res, 'list', k, '*', opts.namespace, exact);
       const body = res.body as { items?: unknown[]; metadata?: { resourceVersion?: string; continue?: string } };
-      for (const it of body.items ?? []) items.push(withKind<T>(it, k));
+      for (const it of body.items ?? []) {
+        const o = this.readable(withKind<T>(it, k));
+        if (o) items.push(o);
+      }
       resourceVersion = body.metadata?.resourceVersion ?? resourceVersion;
       cont = body.metadata?.continue || undefined;
     } while (cont);
@@ -146,6 +200,7 @@ export class KubernetesStore implements KubernetesResourceStore {
     const w = new KubeWatch<T>({
       http: this.http, kind: k, timeoutSeconds: this.watchTimeoutSeconds,
       list: (exact) => this.listResolved(k, opts, exact),
+      readable: <O extends KubeObject>(o: O) => this.readable(o),
     }, opts, onEvent);
     this.watches.add(w);
     const forget = (): void => { this.watches.delete(w); };
@@ -161,6 +216,9 @@ export class KubernetesStore implements KubernetesResourceStore {
     const namespace = this.ns(k, obj.metadata.namespace);
     const query = { fieldManager: opts.fieldManager ?? DEFAULT_MANAGER, dryRun: opts.dryRun ? 'All' : undefined };
     const body = patchBody(obj, namespace, true);
+    // what the object will be: the merge of this patch into the current one (the embedded store checks the same)
+    const current = await this.get(k, name, namespace);
+    this.writable(current ? { ...(mergePatch(current, patchBody(obj, namespace, false)) as KubeObject), status: undefined } : obj);
     for (let attempt = 0; ; attempt++) {
       const patched = await this.http.request({
         method: 'PATCH', path: objectPath(k, name, namespace), query, body, contentType: 'application/merge-patch+json',
@@ -185,6 +243,7 @@ export class KubernetesStore implements KubernetesResourceStore {
     const k = resolveKind(obj);
     const { name } = obj.metadata;
     checkName(k.kind, name);
+    this.writable(obj);
     const namespace = this.ns(k, obj.metadata.namespace);
     const body = patchBody(obj, namespace, false);
     const res = await this.http.request({
@@ -200,6 +259,7 @@ export class KubernetesStore implements KubernetesResourceStore {
     const k = resolveKind(obj);
     const { name, resourceVersion } = obj.metadata;
     checkName(k.kind, name);
+    if (sub === undefined) this.writable(obj);
     const namespace = this.ns(k, obj.metadata.namespace);
     const { namespace: _ns, ...meta } = obj.metadata;
     let body: KubeObject = { ...obj, apiVersion: k.apiVersion, kind: k.kind, metadata: { ...meta, ...(namespace ? { namespace } : {}) } };

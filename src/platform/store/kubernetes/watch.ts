@@ -19,6 +19,8 @@ export interface WatchDeps {
   list(exact?: string): Promise<{ items: KubeObject[]; resourceVersion: string }>;
   /** seconds the server keeps one watch request open (restarts after) */
   timeoutSeconds: number;
+  /** the object as callers see it: itself, a fail-closed stand-in, or undefined (skipped; reported by the store) */
+  readable?<O extends KubeObject>(o: O): O | undefined;
 }
 
 export class KubeWatch<T extends KubeObject> implements Watch {
@@ -175,7 +177,14 @@ export class KubeWatch<T extends KubeObject> implements Watch {
             const obj = ev.object;
             obj.apiVersion ??= kind.apiVersion;
             obj.kind ??= kind.kind;
-            this.emit(ev.type, obj);
+            const seen = ev.type === 'DELETED' || !this.deps.readable ? obj : this.deps.readable(obj);
+            if (!seen) {
+              // an object that became invalid is gone for the caller, as a re-list would show
+              const before = this.known.get(key(obj));
+              if (before) this.emit('DELETED', before);
+              continue;
+            }
+            this.emit(ev.type, seen);
           }
         }
       }
