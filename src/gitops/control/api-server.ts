@@ -8,18 +8,19 @@
 //   GET    /api/v1/applications[/{name}]   -> Application(List)
 //   POST   /api/v1/applications/{name}/sync -> Application (after the sync attempt)
 //   POST   /api/webhook                    a Gitea/GitHub push payload -> immediate refresh
+// The same port serves Argo CD's gRPC and gRPC-web services (argocd-rpc.ts) over the same
+// handlers (api-handlers.ts); api-listener.ts picks HTTP/1.1 or HTTP/2 per connection.
 // Errors: {error, code, message} as grpc-gateway writes them; HTTP and gRPC status (code)
 // come from the error's kind (docs/errors.md).
-import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { createServer as createHttpsServer } from 'node:https';
-import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:net';
 import type { Logger } from 'pino';
-import { grpcStatusOf, httpStatusOf, isStraitError, type ErrorKind } from '../../base/errors/index.js';
+import { grpcStatusOf, httpStatusOf, type ErrorKind } from '../../base/errors/index.js';
 import { silentLogger } from '../../base/log/index.js';
-import { normalizeKeyID } from '../../platform/signatures/index.js';
-import { checkToken, issueToken, passwordMatches, type AdminAccount } from './admin.js';
+import type { AdminAccount } from './admin.js';
+import { createApiHandlers, errorKindOf, type Json } from './api-handlers.js';
+import { listenApi, type AnyRequest as IncomingMessage, type AnyResponse as ServerResponse } from './api-listener.js';
+import { createArgoRpcHandler } from './argocd-rpc.js';
 import type { GitOpsController } from './controller.js';
-import type { Application } from './types.js';
 
 export interface ApiServerOptions {
   controller: GitOpsController;
@@ -80,20 +81,14 @@ function tokenOf(req: IncomingMessage): string | undefined {
 
 export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer> {
   const log = opts.log ?? silentLogger();
-  const { controller, account } = opts;
-  const keys = controller.keys;
-
-  const authed = (req: IncomingMessage): string => {
-    const t = tokenOf(req);
-    const user = t ? checkToken(account, t) : undefined;
-    if (!user) throw new HttpError('unauthenticated', 'no session information');
-    return user;
-  };
-
-  const getApp = async (name: string): Promise<Application> => {
-    const app = await controller.getApplication(name);
-    if (!app) throw new HttpError('notFound', `applications.argoproj.io "${name}" not found`);
-    return app;
+  const { controller } = opts;
+  const api = createApiHandlers(controller, opts.account);
+  /** run an Argo CD RPC's handler for a REST request (same code as the gRPC transport) */
+  const rpc = async (name: string, req: IncomingMessage, body: Json): Promise<Json> => {
+    const h = api.unary[name]!;
+    const caller = { token: tokenOf(req) };
+    if (h.auth) api.user(caller);
+    return h.call(body, caller);
   };
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
@@ -101,85 +96,58 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer>
     const path = url.pathname.replace(/\/+$/, '');
     const method = req.method ?? 'GET';
     if (path === '/api/v1/session' && method === 'POST') {
-      const body = await readBody(req) as { username?: unknown; password?: unknown };
-      const username = typeof body.username === 'string' ? body.username : '';
-      const password = typeof body.password === 'string' ? body.password : '';
-      if (!passwordMatches(account, username, password)) throw new HttpError('unauthenticated', 'Invalid username or password');
-      const token = issueToken(account, username);
-      res.setHeader('set-cookie', `argocd.token=${token}; Path=/; HttpOnly; SameSite=Strict`);
-      return send(res, 200, { token });
+      const r = await rpc('session.SessionService/Create', req, await readBody(req) as Json);
+      res.setHeader('set-cookie', `argocd.token=${String(r['token'])}; Path=/; HttpOnly; SameSite=Strict`);
+      return send(res, 200, r);
     }
-    if (path === '/api/v1/session/userinfo' && method === 'GET') {
-      const t = tokenOf(req);
-      const user = t ? checkToken(account, t) : undefined;
-      return send(res, 200, user ? { loggedIn: true, username: user, iss: 'strait' } : { loggedIn: false });
-    }
+    if (path === '/api/v1/session/userinfo' && method === 'GET') return send(res, 200, await rpc('session.SessionService/GetUserInfo', req, {}));
     if (path === '/api/webhook' && method === 'POST') {
       const body = await readBody(req, 8 * 1024 * 1024) as { repository?: { clone_url?: string; html_url?: string; ssh_url?: string } };
       for (const u of [body.repository?.clone_url, body.repository?.html_url]) if (typeof u === 'string' && u) controller.notifyPush(u);
       return send(res, 200, {});
     }
     if (path === '/api/v1/gpgkeys' || path.startsWith('/api/v1/gpgkeys/')) {
-      authed(req);
+      api.user({ token: tokenOf(req) });
       const idInPath = path.length > '/api/v1/gpgkeys/'.length ? decodeURIComponent(path.slice('/api/v1/gpgkeys/'.length)) : undefined;
-      if (method === 'GET' && idInPath === undefined) return send(res, 200, { metadata: {}, items: keys.list() });
-      if (method === 'GET') return send(res, 200, keys.get(idInPath as string));
+      if (method === 'GET' && idInPath === undefined) return send(res, 200, await rpc('gpgkey.GPGKeyService/List', req, {}));
+      if (method === 'GET') return send(res, 200, await rpc('gpgkey.GPGKeyService/Get', req, { keyID: idInPath }));
       if (method === 'POST' && idInPath === undefined) {
-        const body = await readBody(req) as { keyData?: unknown; publickey?: { keyData?: unknown } };
-        const data = typeof body.keyData === 'string' ? body.keyData : typeof body.publickey?.keyData === 'string' ? body.publickey.keyData : '';
-        const upsert = url.searchParams.get('upsert') === 'true';
-        const r = await keys.add(data, upsert);
-        return send(res, 200, { created: { metadata: {}, items: r.created }, skipped: r.skipped });
+        const body = await readBody(req) as Json;
+        return send(res, 200, await rpc('gpgkey.GPGKeyService/Create', req, { publickey: body['publickey'] ?? body, upsert: url.searchParams.get('upsert') === 'true' }));
       }
-      if (method === 'DELETE') {
-        const id = idInPath ?? url.searchParams.get('keyID') ?? '';
-        await keys.remove(normalizeKeyID(id));
-        return send(res, 200, {});
-      }
+      if (method === 'DELETE') return send(res, 200, await rpc('gpgkey.GPGKeyService/Delete', req, { keyID: idInPath ?? url.searchParams.get('keyID') ?? '' }));
       throw new HttpError('usage', `${method} is not allowed on ${path}`, 405);
     }
-    if (path === '/api/v1/applications' && method === 'GET') {
-      authed(req);
-      return send(res, 200, { metadata: {}, items: await controller.listApplications() });
-    }
+    if (path === '/api/v1/applications' && method === 'GET') return send(res, 200, await rpc('application.ApplicationService/List', req, {}));
     const appMatch = /^\/api\/v1\/applications\/([^/]+)(\/sync)?$/.exec(path);
     if (appMatch) {
-      authed(req);
       const name = decodeURIComponent(appMatch[1] ?? '');
-      if (appMatch[2] && method === 'POST') {
-        await getApp(name);
-        await controller.syncNow(name);
-        return send(res, 200, await getApp(name));
-      }
-      if (!appMatch[2] && method === 'GET') {
-        if (url.searchParams.get('refresh')) await controller.refresh(name);
-        return send(res, 200, await getApp(name));
-      }
+      if (appMatch[2] && method === 'POST') return send(res, 200, await rpc('application.ApplicationService/Sync', req, { name }));
+      if (!appMatch[2] && method === 'GET') return send(res, 200, await rpc('application.ApplicationService/Get', req, { name, refresh: url.searchParams.get('refresh') ?? '' }));
     }
+    if (path === '/api/v1/projects' && method === 'GET') return send(res, 200, await rpc('project.ProjectService/List', req, {}));
+    const projMatch = /^\/api\/v1\/projects\/([^/]+)$/.exec(path);
+    if (projMatch && method === 'GET') return send(res, 200, await rpc('project.ProjectService/Get', req, { name: decodeURIComponent(projMatch[1] ?? '') }));
+    if (path === '/api/version' && method === 'GET') return send(res, 200, await rpc('version.VersionService/Version', req, {}));
+    if (path === '/api/v1/settings' && method === 'GET') return send(res, 200, await rpc('cluster.SettingsService/Get', req, {}));
     throw new HttpError('notFound', `no route for ${method} ${path}`);
   };
 
   const listener = (req: IncomingMessage, res: ServerResponse): void => {
     handle(req, res).catch((err: unknown) => {
-      const e = err instanceof HttpError ? err : isStraitError(err) ? new HttpError(err.kind, err.message) : new HttpError('internal', String((err as Error)?.message ?? err));
+      const e = err instanceof HttpError ? err : new HttpError(errorKindOf(err).kind, errorKindOf(err).message);
       if (e.status >= 500) log.warn({ err }, 'API request failed');
-      // a body we stopped reading leaves the connection unusable: close it after the answer
-      if (e.status === 413 && !res.headersSent) res.setHeader('connection', 'close');
+      // a body we stopped reading leaves an HTTP/1.1 connection unusable: close it after the answer
+      if (e.status === 413 && !res.headersSent && req.httpVersionMajor === 1) res.setHeader('connection', 'close');
       if (!res.headersSent) send(res, e.status, { error: e.message, code: e.grpc, message: e.message });
       else res.end();
     });
   };
-  const server = opts.tls ? createHttpsServer({ cert: opts.tls.cert, key: opts.tls.key }, listener) : createHttpServer(listener);
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(opts.port ?? 8080, opts.host ?? '127.0.0.1', () => resolve());
-  });
-  const port = (server.address() as AddressInfo).port;
   const host = opts.host ?? '127.0.0.1';
+  const l = await listenApi(createArgoRpcHandler(api, listener), { host, port: opts.port ?? 8080, tls: opts.tls });
   return {
-    server, port,
-    url: `${opts.tls ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${port}`,
-    close: () => new Promise((r) => { server.closeAllConnections?.(); server.close(() => r()); }),
+    server: l.server, port: l.port,
+    url: `${opts.tls ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${l.port}`,
+    close: () => l.close(),
   };
 }
-
