@@ -11,7 +11,7 @@ import { universalRequestFromNodeRequest, universalResponseToNodeResponse } from
 import { grpcStatusOf } from '../../base/errors/index.js';
 import { errorKindOf, type ApiHandlers, type Caller, type Json } from './api-handlers.js';
 import type { AnyRequest, AnyResponse } from './api-listener.js';
-import { ARGOCD_SERVICES, argocdService, K8S_TIME } from './argocd-proto.js';
+import { ARGOCD_SERVICES, argocdService, K8S_TIME } from '../wire/index.js';
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
