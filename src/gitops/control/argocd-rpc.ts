@@ -107,6 +107,7 @@ export function argocdRoutes(api: ApiHandlers): (router: ConnectRouter) => void 
 }
 
 const GRPC_WEB = /^application\/grpc-web(\+proto)?$/;
+const GRPC_UNIMPLEMENTED = 12;
 
 /**
  * gRPC-web errors as a "trailers-only" answer: grpc-status and grpc-message in the HTTP headers,
@@ -153,9 +154,16 @@ export function createArgoRpcHandler(api: ApiHandlers, fallback: (req: AnyReques
   return (req, res) => {
     const path = rpcPathOf(req.url ?? '/', known);
     const h = path ? handlers.get(path) : undefined;
+    const contentType = String(req.headers['content-type'] ?? '').split(';')[0]!.trim();
+    if ((!h || !path) && contentType.startsWith('application/grpc')) {
+      // an RPC strait does not serve (docs/gitops.md): Unimplemented, trailers-only, as gRPC servers answer
+      res.writeHead(200, { 'content-type': contentType, 'grpc-status': String(GRPC_UNIMPLEMENTED), 'grpc-message': encodeURIComponent(`unknown method ${req.url ?? ''}: strait does not serve it`) });
+      res.end();
+      return;
+    }
     if (!h || !path) return fallback(req, res);
     const uReq = universalRequestFromNodeRequest(req, res, undefined, undefined);
-    const web = GRPC_WEB.test(String(req.headers['content-type'] ?? '').split(';')[0]!.trim());
+    const web = GRPC_WEB.test(contentType);
     void (async () => {
       const uRes = await h({ ...uReq, url: new URL(path, uReq.url).toString() });
       await universalResponseToNodeResponse(web ? await trailersOnly(uRes) : uRes, res);
