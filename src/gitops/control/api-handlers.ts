@@ -124,6 +124,8 @@ export function createApiHandlers(controller: GitOpsController, account: AdminAc
       return await getApp(name) as unknown as Json;
     }),
     'project.ProjectService/Get': u(async (req) => await getProject(str(req['name'])) as unknown as Json),
+    // what `argocd proj get` calls: no global projects, repositories or clusters in strait
+    'project.ProjectService/GetDetailedProject': u(async (req) => ({ project: await getProject(str(req['name'])) })),
     'project.ProjectService/List': u(async () => ({ metadata: {}, items: await controller.listProjects() })),
     'project.ProjectService/Create': u(async (req) => {
       const p = projectFrom(req);

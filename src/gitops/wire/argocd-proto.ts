@@ -159,10 +159,13 @@ const files: FileDescriptorProtoJson[] = [
     ProjectCreateRequest: [['project', 1, v1a1('AppProject')], ['upsert', 2, 'bool']],
     ProjectQuery: [['name', 1, 'string']],
     ProjectUpdateRequest: [['project', 1, v1a1('AppProject')]],
+    // repositories (3) and clusters (4) are Repository / Cluster messages strait has none of
+    DetailedProjectsResponse: [['globalProjects', 1, v1a1('AppProject'), 'repeated'], ['project', 2, v1a1('AppProject')]],
   }, {
     ProjectService: {
       Create: ['ProjectCreateRequest', v1a1('AppProject')], List: ['ProjectQuery', v1a1('AppProjectList')],
       Get: ['ProjectQuery', v1a1('AppProject')], Update: ['ProjectUpdateRequest', v1a1('AppProject')],
+      GetDetailedProject: ['ProjectQuery', 'DetailedProjectsResponse'],
     },
   }),
 ];
