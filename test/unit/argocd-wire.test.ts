@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { fromBinary, toBinary } from '@bufbuild/protobuf';
-import { jsonToMessage, messageToJson } from '../../src/gitops/control/argocd-rpc.js';
+import { jsonToMessage, messageToJson } from '../../src/gitops/control/index.js';
 import { argocdMessage, argocdService } from '../../src/gitops/wire/index.js';
 
 const V1A1 = 'github.com.argoproj.argo_cd.v3.pkg.apis.application.v1alpha1';
