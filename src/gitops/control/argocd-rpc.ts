@@ -157,8 +157,10 @@ export function createArgoRpcHandler(api: ApiHandlers, fallback: (req: AnyReques
     const contentType = String(req.headers['content-type'] ?? '').split(';')[0]!.trim();
     if ((!h || !path) && contentType.startsWith('application/grpc')) {
       // an RPC strait does not serve (docs/gitops.md): Unimplemented, trailers-only, as gRPC servers answer
-      res.writeHead(200, { 'content-type': contentType, 'grpc-status': String(GRPC_UNIMPLEMENTED), 'grpc-message': encodeURIComponent(`unknown method ${req.url ?? ''}: strait does not serve it`) });
-      res.end();
+      const headers = { 'content-type': contentType, 'grpc-status': String(GRPC_UNIMPLEMENTED), 'grpc-message': encodeURIComponent(`unknown method ${req.url ?? ''}: strait does not serve it`) };
+      // HTTP/2: one HEADERS frame that ends the stream (a gRPC client takes a later one for trailers)
+      if ('stream' in res) res.stream.respond({ ':status': 200, ...headers }, { endStream: true });
+      else { res.writeHead(200, headers); res.end(); }
       return;
     }
     if (!h || !path) return fallback(req, res);
