@@ -109,6 +109,22 @@ export function argocdRoutes(api: ApiHandlers): (router: ConnectRouter) => void 
 const GRPC_WEB = /^application\/grpc-web(\+proto)?$/;
 const GRPC_UNIMPLEMENTED = 12;
 
+const safeDecode = (v: string): string => {
+  try {
+    return decodeURIComponent(v);
+  } catch {
+    return v;
+  }
+};
+
+/** grpc-message as grpc-go writes it: only '%' and bytes outside printable ASCII percent-encoded
+ *  (argocd's gRPC-web proxy shows the header as it comes). */
+export function grpcMessage(text: string): string {
+  let out = '';
+  for (const b of Buffer.from(text, 'utf8')) out += b >= 0x20 && b <= 0x7e && b !== 0x25 ? String.fromCharCode(b) : `%${b.toString(16).toUpperCase().padStart(2, '0')}`;
+  return out;
+}
+
 /**
  * gRPC-web errors as a "trailers-only" answer: grpc-status and grpc-message in the HTTP headers,
  * no body. Connect writes them as a trailer frame; argocd's gRPC-web proxy reads the status only
@@ -125,7 +141,10 @@ async function trailersOnly(res: UniversalServerResponse): Promise<UniversalServ
     const header = new Headers(res.header);
     for (const line of Buffer.from(chunk.subarray(5)).toString('utf8').split('\r\n')) {
       const i = line.indexOf(':');
-      if (i > 0) header.set(line.slice(0, i).trim(), line.slice(i + 1).trim());
+      if (i <= 0) continue;
+      const name = line.slice(0, i).trim();
+      const value = line.slice(i + 1).trim();
+      header.set(name, name.toLowerCase() === 'grpc-message' ? grpcMessage(safeDecode(value)) : value);
     }
     return { ...res, header, body: (async function* () { /* trailers-only: no frames */ })() };
   }
@@ -157,7 +176,7 @@ export function createArgoRpcHandler(api: ApiHandlers, fallback: (req: AnyReques
     const contentType = String(req.headers['content-type'] ?? '').split(';')[0]!.trim();
     if ((!h || !path) && contentType.startsWith('application/grpc')) {
       // an RPC strait does not serve (docs/gitops.md): Unimplemented, trailers-only, as gRPC servers answer
-      const headers = { 'content-type': contentType, 'grpc-status': String(GRPC_UNIMPLEMENTED), 'grpc-message': encodeURIComponent(`unknown method ${req.url ?? ''}: strait does not serve it`) };
+      const headers = { 'content-type': contentType, 'grpc-status': String(GRPC_UNIMPLEMENTED), 'grpc-message': grpcMessage(`unknown method ${req.url ?? ''}: strait does not serve it`) };
       // HTTP/2: one HEADERS frame that ends the stream (a gRPC client takes a later one for trailers)
       if ('stream' in res) res.stream.respond({ ':status': 200, ...headers }, { endStream: true });
       else { res.writeHead(200, headers); res.end(); }

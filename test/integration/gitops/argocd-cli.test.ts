@@ -118,7 +118,11 @@ test('argocd gpg add --from, list -o json, get, rm; errors carry NotFound, Inval
   assert.notEqual(gone.status, 0);
   assert.match(gone.stderr, /code = NotFound desc = no GnuPG public key with ID/);
   const goneWeb = await argocd('web.yaml', 'gpg', 'get', world.keys.bob.keyID);
-  assert.match(goneWeb.stderr, /code = NotFound/);
+  assert.match(goneWeb.stderr, /code = NotFound desc = no GnuPG public key with ID [0-9A-F]{16} is configured; 'strait gpg list'/, 'status and readable message in the gRPC-web headers');
+  const unserved = await argocd('grpc.yaml', 'cluster', 'list');
+  assert.match(unserved.stderr, /code = Unimplemented desc = unknown method \/cluster\.ClusterService\/List/);
+  const unservedWeb = await argocd('web.yaml', 'cluster', 'list');
+  assert.match(unservedWeb.stderr, /code = Unimplemented desc = unknown method \/cluster\.ClusterService\/List/);
   const bad = await argocd('grpc.yaml', 'gpg', 'get', 'XYZ');
   assert.match(bad.stderr, /code = InvalidArgument desc = XYZ is not a valid GnuPG key ID/);
   const anonymous = await argocd('nobody.yaml', 'gpg', 'list', '--server', server, '--insecure');
