@@ -82,6 +82,24 @@ test('argocd login over gRPC (TLS, --insecure) and over gRPC-web; a wrong passwo
   assert.equal(existsSync(join(dir, 'home', '.config', 'argocd')), false, 'nothing written outside --config');
 });
 
+test('argocd --plaintext against a control module without TLS: h2c gRPC and gRPC-web', { skip }, async () => {
+  const plain = await startGitOpsService({ store, namespace: 'argocd', stateDir: dir, port: 0, tls: false });
+  try {
+    const at = `127.0.0.1:${plain.api.port}`;
+    for (const [cfg, extra] of [['plain.yaml', []], ['plain-web.yaml', ['--grpc-web']]] as const) {
+      const login = await argocd(cfg, 'login', at, '--username', 'admin', '--password', password, '--plaintext', ...extra);
+      assert.equal(login.status, 0, login.stderr);
+      const who = await argocd(cfg, 'account', 'get-user-info');
+      assert.match(who.stdout, /^Logged In: true\nUsername: admin\n/, who.stderr);
+    }
+    // a TLS client against the plain port fails instead of sending the password in clear
+    const tls = await argocd('plain-tls.yaml', 'login', at, '--username', 'admin', '--password', password, '--insecure', '--skip-test-tls');
+    assert.notEqual(tls.status, 0);
+  } finally {
+    await plain.close();
+  }
+});
+
 test('argocd account get-user-info over gRPC and gRPC-web', { skip }, async () => {
   for (const cfg of ['grpc.yaml', 'web.yaml']) {
     const r = await argocd(cfg, 'account', 'get-user-info');
@@ -159,6 +177,9 @@ test('argocd app sync: a signed revision ends Synced; an unsigned one shows "Rev
   assert.match(ok.stdout, /Sync Status:\s+Synced to main \(/);
   assert.match(ok.stdout, /Phase:\s+Succeeded\n/);
   assert.ok(await store.get(Kinds.ConfigMap, 'signed-demo', 'default'), 'the signed manifest was applied');
+  const wait = await argocd('web.yaml', 'app', 'wait', 'guestbook', '--sync', '--timeout', '30');
+  assert.equal(wait.status, 0, wait.stdout + wait.stderr);
+  assert.match(wait.stdout, /Sync Status:\s+Synced to main/);
 
   const refused = await argocd('web.yaml', 'app', 'sync', 'unsigned', '--timeout', '60');
   assert.notEqual(refused.status, 0);
