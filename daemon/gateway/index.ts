@@ -1,7 +1,7 @@
 // The gateway daemon: the data plane from src/multicluster/dataplane/gateway plus /metrics and /records.
 import { startGateway, type Gateway, type GatewayOptions } from '../../src/multicluster/dataplane/gateway/index.js';
 import type { ResourceStore } from '../../src/platform/store/index.js';
-import { serveStatus } from '../http-server.js';
+import { serveMetrics } from '../../src/platform/metrics/index.js';
 import { gatewayRegistry } from './metrics.js';
 
 export interface GatewayDaemon {
@@ -38,7 +38,7 @@ export interface GatewayDaemonOptions extends GatewayOptions {
 export async function runGatewayDaemon(config: unknown, opts: GatewayDaemonOptions = {}): Promise<GatewayDaemon> {
   const gateway = await startGateway(config, opts);
   const m = gateway.config.metrics;
-  const { server, port } = await serveStatus(m.listen, m.port, gatewayRegistry(gateway), () => gatewayRecords(gateway));
+  const status = await serveMetrics(gatewayRegistry(gateway), { port: m.port, host: m.listen }, { records: () => gatewayRecords(gateway) });
   const log = opts.log ?? ((level, msg, extra) => console.error(JSON.stringify({ time: new Date().toISOString(), component: 'gateway', level, msg, ...extra })));
   // HA: the store client is loaded only here (a single gateway never needs it)
   const ha = gateway.config.ha
@@ -50,12 +50,12 @@ export async function runGatewayDaemon(config: unknown, opts: GatewayDaemonOptio
     : undefined;
   return {
     gateway,
-    metricsPort: port,
+    metricsPort: status.port,
     ...(ha ? { ha } : {}),
     async stop() {
       nodes?.stop();
       await ha?.stop();
-      server.close();
+      await status.close();
       await gateway.stop();
     },
   };

@@ -11,7 +11,7 @@ import {
   bootstrapClusterSet, MC_KINDS, MulticlusterAgent, OPERATOR_NAMESPACE, PSK_SECRET, MulticlusterMetrics, openCurrentBroker, readJoinConnection, startRecordsPublisher, type GatewayRecords,
 } from '../../src/multicluster/control/clusterset/index.js';
 import { connectStore, type ResourceStore } from '../../src/platform/store/index.js';
-import { serveStatus } from '../http-server.js';
+import { serveMetrics } from '../../src/platform/metrics/index.js';
 
 export interface MulticlusterDaemonConfig {
   clusterId: string;
@@ -260,7 +260,9 @@ export async function runMulticlusterDaemon(raw: unknown, inject: { local?: Reso
       ...(ua && up ? { upstream: { address: ua, port: Number(up) } } : {}),
     });
   }
-  const status = await serveStatus(cfg.metrics.listen, cfg.metrics.port, registry, () => ({ cluster: cfg.clusterId, exports: Object.fromEntries([...running.agent.exportConditions()].map(([k, v]) => [k, Object.fromEntries(v)])) }));
+  const status = await serveMetrics(registry, { port: cfg.metrics.port, host: cfg.metrics.listen }, {
+    records: () => ({ cluster: cfg.clusterId, exports: Object.fromEntries([...running.agent.exportConditions()].map(([k, v]) => [k, Object.fromEntries(v)])) }),
+  });
   log.info({ dnsPort: dns?.port, metricsPort: status.port }, 'multicluster control running');
   if (published) announce();
   return {
@@ -273,7 +275,7 @@ export async function runMulticlusterDaemon(raw: unknown, inject: { local?: Reso
       source?.stop();
       await dns?.close();
       await running.stop();
-      await new Promise<void>((r) => status.server.close(() => r()));
+      await status.close();
       if (!inject.broker) await conn.broker.close();
       if (!inject.local) await local.close();
     },

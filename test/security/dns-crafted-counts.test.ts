@@ -4,7 +4,8 @@
 import assert from 'node:assert/strict';
 import { createSocket } from 'node:dgram';
 import { test } from 'node:test';
-import { ClusterZone, plausibleQuery, startDnsServer } from '../../src/world/cluster-dns/index.js';
+import { plausibleQuery } from '../../src/multicluster/wire/dns-query/index.js';
+import { ClusterZone, startDnsServer } from '../../src/world/cluster-dns/index.js';
 
 const crafted = [
   '00004080c0000000000000400000400040000000000000000000000000000000',

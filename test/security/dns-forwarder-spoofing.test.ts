@@ -8,7 +8,8 @@ import { createSocket } from 'node:dgram';
 import { test } from 'node:test';
 import { promisify } from 'node:util';
 import { Packet } from 'dns2';
-import { ClustersetZone, sameQuestion, startClustersetDns, type ClustersetDns } from '../../src/multicluster/control/clusterset-dns/index.js';
+import { ClustersetZone, startClustersetDns, type ClustersetDns } from '../../src/multicluster/control/clusterset-dns/index.js';
+import { sameQuestion } from '../../src/multicluster/wire/dns-query/index.js';
 import { dnsQuery } from '../helpers/dns-query.js';
 
 const run = promisify(execFile);

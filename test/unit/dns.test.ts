@@ -6,7 +6,8 @@ import { promisify } from 'node:util';
 import { createSocket } from 'node:dgram';
 import { connect } from 'node:net';
 import { after, before, test } from 'node:test';
-import { ClusterZone, plausibleQuery, startDnsServer, type RunningDnsServer } from '../../src/world/cluster-dns/index.js';
+import { plausibleQuery } from '../../src/multicluster/wire/dns-query/index.js';
+import { ClusterZone, startDnsServer, type RunningDnsServer } from '../../src/world/cluster-dns/index.js';
 
 const zone = new ClusterZone();
 zone.setServices([

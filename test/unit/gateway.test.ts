@@ -4,10 +4,13 @@ import { test } from 'node:test';
 import { isStraitError, type ErrorCode } from '../../src/base/errors/index.js';
 import { UdpTransport } from '../../src/multicluster/dataplane/udp/index.js';
 import { waitFor } from '../helpers/wait.js';
-import { connectionRow, CONNECTION_COLUMNS, formatRtt, inPodCidrs, NodeTable, parseGatewayConfig, startGateway, type Gateway } from '../../src/multicluster/dataplane/gateway/index.js';
+import { COLUMNS, connectionRow } from '../../src/multicluster/cli/index.js';
+import { formatRtt, inPodCidrs, NodeTable, parseGatewayConfig, startGateway, type Gateway } from '../../src/multicluster/dataplane/gateway/index.js';
 import { parseNodeAgentConfig } from '../../src/multicluster/dataplane/node-agent/index.js';
 import { vxlan, writeHeaders, writeExtHeader, AGENT_MAC, GATEWAY_MAC, VXLAN_OVERHEAD, EXT_HEADER, EXT_FRAGMENT, ETHERTYPE_STRAIT } from '../../src/multicluster/wire/vxlan/index.js';
 import { ipv4, udp } from '../../src/multicluster/wire/ipv4/index.js';
+
+const CONNECTION_COLUMNS = COLUMNS.connections;
 
 const base = { clusterId: 'cluster-a', psk: 'a-psk-of-sixteen-chars', localSubnets: ['10.1.0.0/16'], peers: [{ clusterId: 'cluster-b', endpoint: '127.0.0.1', subnets: ['10.2.0.0/16'] }] };
 

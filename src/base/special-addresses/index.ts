@@ -4,6 +4,7 @@
 // IPv6 address space registry set apart? One table per family, longest prefix wins;
 // addresses that carry an IPv4 address (IPv4-mapped, NAT64, 6to4) are judged by it.
 // Pure logic: addresses are parsed here, never looked up.
+import { ipv4ToInt } from '../config/index.js';
 
 export interface SpecialRange {
   /** the prefix as the registry writes it */
@@ -113,14 +114,8 @@ function compile(table: readonly SpecialRange[], width: number, parse: (a: strin
 
 /** The 32 bits of a dotted-quad IPv4 address (four decimal octets, no leading zeros). */
 export function parseIpv4(text: string): bigint | undefined {
-  const parts = text.split('.');
-  if (parts.length !== 4) return undefined;
-  let n = 0n;
-  for (const p of parts) {
-    if (!/^(0|[1-9]\d{0,2})$/.test(p) || Number(p) > 255) return undefined;
-    n = (n << 8n) | BigInt(p);
-  }
-  return n;
+  const n = ipv4ToInt(text);
+  return n === undefined ? undefined : BigInt(n);
 }
 
 /** The 128 bits of an IPv6 address ("::", a dotted IPv4 tail and a %zone are accepted). */

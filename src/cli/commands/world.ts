@@ -7,6 +7,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
 import { E } from '../../base/errors/index.js';
+import { listenServer } from '../../base/net/index.js';
 import { canUseUserNamespaces, privateTreeCommand } from '../../platform/netns/index.js';
 import type { WorldState } from '../../world/supervisor/index.js';
 import { formatJson, formatTable, parseOutputFormat, resolveStateDir, stateFiles, takesGlobals } from '../../platform/cli-kit/index.js';
@@ -105,10 +106,7 @@ async function bindHostPort(candidates: number[]): Promise<{ fd: number; port: n
   for (const port of candidates) {
     const s = createServer();
     try {
-      await new Promise<void>((resolveListen, reject) => {
-        s.once('error', reject);
-        s.listen(port, '127.0.0.1', resolveListen);
-      });
+      await listenServer(s, { port, host: '127.0.0.1' });
       server = s;
       break;
     } catch {

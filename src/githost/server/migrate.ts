@@ -1,10 +1,12 @@
 // Repository migration: check the source address (no local paths, file: URLs or
-// hosts on loopback/private networks unless the settings allow them), pin the
+// hosts on loopback/private networks unless the settings allow them; local paths for
+// site admins only and never inside githost's own data directory), pin the
 // resolved addresses for git so a second DNS answer cannot point elsewhere, refuse
 // redirects, and clone with the real git into a temp dir.
 import { lookup } from 'node:dns/promises';
-import { statSync } from 'node:fs';
+import { realpathSync, statSync } from 'node:fs';
 import { isIP } from 'node:net';
+import { isAbsolute, relative, resolve } from 'node:path';
 import { E } from '../../base/errors/index.js';
 import { isPublicAddress } from '../../base/special-addresses/index.js';
 import { runGit } from './git-exec.js';
@@ -31,25 +33,59 @@ export function isNonPublicAddress(addr: string): boolean {
 const refusedHost = (addr: string) => E.githostImportRefused(addr, 'You can not import from disallowed hosts.');
 const refusedLocal = (addr: string) => E.githostImportRefused(addr, 'You are not allowed to import local repositories.');
 
+/** Who asks for a migration, and what a local path must stay out of. */
+export interface CloneRequester {
+  /** local paths are for site admins only (Gitea: ImportLocalPaths and the doer can import local) */
+  isAdmin: boolean;
+  /** githost's own data directory: never a source, whatever the path spelling (symlinks, "..") */
+  dataDir: string;
+}
+
+/** The path with every symlink and ".." resolved, or undefined when it does not exist. */
+function realPath(path: string): string | undefined {
+  try {
+    return realpathSync(path);
+  } catch {
+    return undefined;
+  }
+}
+
+function localSource(addr: string, hasScheme: boolean, requester: CloneRequester): CloneSource {
+  let path: string;
+  try {
+    path = hasScheme ? decodeURIComponent(new URL(addr).pathname) : addr;
+  } catch {
+    throw E.githostImportRefused(addr, 'Invalid local path, it does not exist or not a directory.');
+  }
+  const real = isAbsolute(path) ? realPath(path) : undefined;
+  let isDir: boolean;
+  try {
+    isDir = real !== undefined && statSync(real).isDirectory();
+  } catch {
+    isDir = false;
+  }
+  if (!real || !isDir) throw E.githostImportRefused(addr, 'Invalid local path, it does not exist or not a directory.');
+  const data = realPath(requester.dataDir) ?? resolve(requester.dataDir);
+  const rel = relative(data, real);
+  if (rel === '' || (!rel.startsWith('..') && !isAbsolute(rel))) {
+    throw E.githostImportRefused(addr, 'You can not import from the server\'s own data directory: its repositories are served with their own permissions.');
+  }
+  // git gets the resolved path: a symlink swapped after this check does not move the clone
+  return { target: real, local: true, pins: [], username: '', password: '' };
+}
+
 export async function checkCloneAddr(
   addr: string,
   auth: { username: string; password: string },
   settings: { allowLocalNetworks: boolean; allowImportLocal: boolean },
+  requester: CloneRequester,
 ): Promise<CloneSource> {
   // eslint-disable-next-line no-control-regex
   if (/[\x00-\x1f\x7f]/.test(addr)) throw E.githostImportRefused(addr, 'Invalid url: the clone address has control characters');
   const hasScheme = /^[a-zA-Z][a-zA-Z0-9+.-]*:/.test(addr) && !/^[a-zA-Z]:[\\/]/.test(addr);
   if (!hasScheme || addr.toLowerCase().startsWith('file:')) {
-    if (!settings.allowImportLocal) throw refusedLocal(addr);
-    const path = hasScheme ? decodeURIComponent(new URL(addr).pathname) : addr;
-    let isDir: boolean;
-    try {
-      isDir = path.startsWith('/') && statSync(path).isDirectory();
-    } catch {
-      isDir = false;
-    }
-    if (!isDir) throw E.githostImportRefused(addr, 'Invalid local path, it does not exist or not a directory.');
-    return { target: path, local: true, pins: [], username: '', password: '' };
+    if (!settings.allowImportLocal || !requester.isAdmin) throw refusedLocal(addr);
+    return localSource(addr, hasScheme, requester);
   }
   let url: URL;
   try {

@@ -3,10 +3,13 @@
 // handler takes and returns the JSON shape of its Argo CD message (which is also the REST
 // body), so both transports call the same code. Errors carry a kind; the HTTP and gRPC
 // status come from it (src/base/errors/kinds.ts).
+import type { Logger } from 'pino';
 import { isStraitError, type ErrorKind } from '../../base/errors/index.js';
+import { silentLogger } from '../../base/log/index.js';
 import { normalizeKeyID } from '../../platform/signatures/index.js';
 import { ADMIN_USER, checkToken, issueToken, passwordMatches, type AdminAccount } from './admin.js';
 import type { GitOpsController } from './controller.js';
+import { DEFAULT_LOGIN_LIMITS, LoginLimiter, type LoginLimits } from './login-limiter.js';
 import type { AppProject, Application } from './types.js';
 
 /** An answer of the API other than success: the kind gives the HTTP and gRPC status. */
@@ -21,7 +24,12 @@ export type Json = Record<string, unknown>;
 /** Who calls: the session token from `authorization: Bearer`, gRPC metadata `token`, or the argocd.token cookie. */
 export interface Caller {
   token: string | undefined;
+  /** the client's address (failed-login limits count per user and per address) */
+  addr: string;
 }
+
+/** Argo CD's bound on local user names (it keeps the failed-login table small). */
+const MAX_USERNAME = 32;
 
 export interface ApiHandler {
   /** false: no session needed (login, user info, version, settings) */
@@ -46,8 +54,11 @@ export interface ApiHandlers {
 }
 
 /** Handlers keyed `package.Service/Method` as Argo CD names its RPCs. */
-export function createApiHandlers(controller: GitOpsController, account: AdminAccount): ApiHandlers {
+export function createApiHandlers(controller: GitOpsController, account: AdminAccount, opts: { loginLimits?: LoginLimits; log?: Logger } = {}): ApiHandlers {
   const keys = controller.keys;
+  const log = opts.log ?? silentLogger();
+  // one limiter for every transport: gRPC is no way around the failed-login limit
+  const logins = new LoginLimiter(opts.loginLimits ?? DEFAULT_LOGIN_LIMITS);
   const userOf = (caller: Caller): string | undefined => (caller.token ? checkToken(account, caller.token) : undefined);
   const user = (caller: Caller): string => {
     const u = userOf(caller);
@@ -72,9 +83,19 @@ export function createApiHandlers(controller: GitOpsController, account: AdminAc
   const u = (fn: (req: Json, caller: Caller) => Promise<Json> | Json, auth = true): ApiHandler => ({ auth, call: async (req, caller) => fn(req, caller) });
 
   const unary: Record<string, ApiHandler> = {
-    'session.SessionService/Create': u((req) => {
+    'session.SessionService/Create': u((req, caller) => {
       const username = str(req['username']);
-      if (!passwordMatches(account, username, str(req['password']))) throw new ApiError('unauthenticated', 'Invalid username or password');
+      if (Buffer.byteLength(username) > MAX_USERNAME) throw new ApiError('usage', `Username is too long (${MAX_USERNAME} bytes max)`);
+      if (logins.blocked(username, caller.addr)) {
+        // as Argo CD: the same answer as a wrong password, and the password is not even checked
+        log.warn({ username, addr: caller.addr }, 'login refused: too many failed logins');
+        throw new ApiError('unauthenticated', 'Invalid username or password');
+      }
+      if (!passwordMatches(account, username, str(req['password']))) {
+        logins.fail(username, caller.addr);
+        throw new ApiError('unauthenticated', 'Invalid username or password');
+      }
+      logins.succeed(username, caller.addr);
       return { token: issueToken(account, username) };
     }, false),
     // tokens are stateless JWTs: delete ends nothing on the server; the client forgets its token

@@ -5,7 +5,7 @@
 // status.signature) stays REST-only. metav1.Time is a message on the wire and an RFC 3339
 // string in JSON; toWire/fromWire convert it.
 import { fromJson, toJson, type DescMessage, type DescMethodServerStreaming, type DescMethodUnary, type JsonValue, type Message } from '@bufbuild/protobuf';
-import { ConnectError, createConnectRouter, type Code, type ConnectRouter, type HandlerContext } from '@connectrpc/connect';
+import { ConnectError, createConnectRouter, createContextKey, createContextValues, type Code, type ConnectRouter, type HandlerContext } from '@connectrpc/connect';
 import type { UniversalServerResponse } from '@connectrpc/connect/protocol';
 import { universalRequestFromNodeRequest, universalResponseToNodeResponse } from '@connectrpc/connect-node';
 import { grpcStatusOf } from '../../base/errors/index.js';
@@ -56,11 +56,14 @@ export function messageToJson(desc: DescMessage, msg: Message): Json {
   return (walk(desc, toJson(desc, msg), timeFromWire) ?? {}) as Json;
 }
 
+/** The client's address, handed from the Node request to the handlers. */
+const CLIENT_ADDR = createContextKey('', { description: 'client address' });
+
 function callerOf(ctx: HandlerContext): Caller {
   const h = ctx.requestHeader;
   const auth = h.get('authorization') ?? '';
   const cookie = /(?:^|;\s*)argocd\.token=([^;]+)/.exec(h.get('cookie') ?? '')?.[1];
-  return { token: h.get('token') ?? (auth.startsWith('Bearer ') ? auth.slice(7).trim() : undefined) ?? cookie };
+  return { token: h.get('token') ?? (auth.startsWith('Bearer ') ? auth.slice(7).trim() : undefined) ?? cookie, addr: ctx.values.get(CLIENT_ADDR) };
 }
 
 /** A StraitError/ApiError as the gRPC status its kind names (Unauthenticated, NotFound, ...). */
@@ -183,7 +186,7 @@ export function createArgoRpcHandler(api: ApiHandlers, fallback: (req: AnyReques
       return;
     }
     if (!h || !path) return fallback(req, res);
-    const uReq = universalRequestFromNodeRequest(req, res, undefined, undefined);
+    const uReq = universalRequestFromNodeRequest(req, res, undefined, createContextValues().set(CLIENT_ADDR, req.socket.remoteAddress ?? ''));
     const web = GRPC_WEB.test(contentType);
     void (async () => {
       const uRes = await h({ ...uReq, url: new URL(path, uReq.url).toString() });

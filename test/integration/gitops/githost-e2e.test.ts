@@ -62,7 +62,7 @@ before(async () => {
   await svc.controller.keys.add(world.keys.alice.armored);
   const v = `${GROUPS.gitops}/v1alpha1`;
   await store.apply({ apiVersion: v, kind: 'AppProject', metadata: { name: 'signed', namespace: 'argocd' }, spec: {
-    sourceRepos: [`${gh.url}/*`], destinations: [{ server: 'https://kubernetes.default.svc', namespace: 'guestbook' }],
+    sourceRepos: [`${gh.url}/alice/*`], destinations: [{ server: 'https://kubernetes.default.svc', namespace: 'guestbook' }],
     clusterResourceWhitelist: [{ group: '', kind: 'Namespace' }], signatureKeys: [{ keyID: world.keys.alice.keyID }],
   } });
   work = createRepo(world, 'work');

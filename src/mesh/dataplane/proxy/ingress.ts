@@ -7,6 +7,7 @@ import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { E } from '../../../base/errors/index.js';
+import { listenServer, type ListenAt, type ListeningServer } from '../../../base/net/index.js';
 import { validateSidecarConfig, type OutboundPolicy, type ProxyIdentity } from './config.js';
 import { MESH_ALPN, spiffeChecker, trustDomainOf } from './identity.js';
 import type { Address } from './sidecar.js';
@@ -132,26 +133,20 @@ export class IngressGateway {
     req.pipe(up);
   }
 
-  listen(host: string, port: number): Promise<AddressInfo> {
-    return this.serve((server, done) => server.listen(port, host, done)).then((s) => s.address() as AddressInfo);
+  async listen(host: string, port: number): Promise<AddressInfo> {
+    return (await this.serve({ port, host })).address as AddressInfo;
   }
 
   /** Also serve on a unix socket (reachable from every network namespace of a world). */
   async listenPath(path: string): Promise<void> {
     rmSync(path, { force: true }); // a socket left by an earlier run
-    await this.serve((server, done) => server.listen(path, done));
+    await this.serve({ path });
   }
 
-  private serve(start: (server: Server, done: () => void) => void): Promise<Server> {
+  private serve(at: ListenAt): Promise<ListeningServer> {
     const server = createServer({ keepAlive: true }, (req, res) => this.handle(req, res));
     this.servers.push(server);
-    return new Promise((resolve, reject) => {
-      server.once('error', reject);
-      start(server, () => {
-        server.off('error', reject);
-        resolve(server);
-      });
-    });
+    return listenServer(server, at);
   }
 
   async close(): Promise<void> {

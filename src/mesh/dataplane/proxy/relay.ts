@@ -2,6 +2,7 @@
 // world. `strait up` can bind the host port before it enters its private namespaces and
 // hand the descriptor in (listen {fd}); the socket stays in the host's namespace.
 import { connect, createServer, type AddressInfo, type Server } from 'node:net';
+import { listenServer } from '../../../base/net/index.js';
 import { splice } from './splice.js';
 
 export type RelayListen = { host: string; port: number } | { fd: number };
@@ -23,15 +24,8 @@ export function startRelay(listen: RelayListen, target: string | { host: string;
     splice(down, up);
   });
   relay.close = () => new Promise<void>((r) => server.close(() => r()));
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    const done = (): void => {
-      server.off('error', reject);
-      const a = server.address();
-      relay.address = a && typeof a === 'object' ? a : undefined;
-      resolve(relay);
-    };
-    if ('fd' in listen) server.listen({ fd: listen.fd }, done);
-    else server.listen(listen.port, listen.host, done);
+  return listenServer(server, listen).then((bound) => {
+    relay.address = typeof bound.address === 'object' ? bound.address : undefined;
+    return relay;
   });
 }

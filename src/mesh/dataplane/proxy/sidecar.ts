@@ -7,6 +7,7 @@
 // plain object swapped at runtime by update(); open connections keep going.
 import { connect as netConnect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { TLSSocket, connect as tlsConnect, type ConnectionOptions, type SecureContext } from 'node:tls';
+import { listenServer } from '../../../base/net/index.js';
 import { validateSidecarConfig, type InboundMode, type OutboundPolicy, type SidecarConfig } from './config.js';
 import { MESH_ALPN, meshPeerIdentity, secureContextFor, spiffeChecker, trustDomainOf } from './identity.js';
 import { classifyTlsError, ProxyMetrics } from './metrics.js';
@@ -152,15 +153,10 @@ export class SidecarProxy {
     return this.listen(server, 'outbound', o.host, o.port);
   }
 
-  private listen(server: Server, kind: 'inbound' | 'outbound', host: string, port: number): Promise<AddressInfo> {
-    return new Promise((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(port, host, () => {
-        server.off('error', reject);
-        this.listeners.push({ server, kind });
-        resolve(server.address() as AddressInfo);
-      });
-    });
+  private async listen(server: Server, kind: 'inbound' | 'outbound', host: string, port: number): Promise<AddressInfo> {
+    const bound = await listenServer(server, { port, host });
+    this.listeners.push({ server, kind });
+    return bound.address as AddressInfo;
   }
 
   private track(sock: Socket): void {

@@ -8,7 +8,7 @@ import { type Clock, systemClock } from '../../../base/clock/index.js';
 import { isIPv4Cidr, ipv4ToInt } from '../../../base/config/index.js';
 import { Kinds } from '../../../platform/resources/index.js';
 import { kindRef, type KubeObject, type ResourceStore } from '../../../platform/store/index.js';
-import { Informer } from '../clusterset/index.js';
+import { Informer } from '../../../platform/controller/index.js';
 
 export interface ClusterNode {
   name: string;
@@ -71,7 +71,7 @@ export function watchClusterNodes(store: ResourceStore, opts: NodeWatchOptions):
       publish();
     },
     ...(opts.onError ? { onError: opts.onError } : {}),
-  }, opts.clock ?? systemClock);
+  }, { clock: opts.clock ?? systemClock });
   informer.start();
   return {
     get synced() { return informer.synced; },

@@ -11,8 +11,9 @@ import { createServer as createTcpServer, type Server as TcpServer, type Socket 
 import { Packet } from 'dns2';
 import type { Registry } from 'prom-client';
 import { type Logger, silentLogger } from '../../../base/log/index.js';
+import { listenServer } from '../../../base/net/index.js';
 import { DnsCounters, registerDnsMetrics } from './metrics.js';
-import { readQuery, sameQuestion } from './query.js';
+import { readQuery, sameQuestion, type Query } from '../../wire/dns-query/index.js';
 import { RateLimiter } from './rate-limit.js';
 import { type Answer, ClustersetZone, type Rr } from './zone.js';
 
@@ -48,6 +49,9 @@ type Target = RemoteInfo | TcpTarget;
 interface TcpTarget {
   socket: TcpSocket;
 }
+
+/** What an answer depends on: the question, and the EDNS payload size (0 without OPT). */
+type Question = Pick<Query, 'qname' | 'qtype' | 'qclass' | 'edns'>;
 
 interface Pending {
   id: number;
@@ -131,7 +135,7 @@ export class ClustersetDnsServer implements ClustersetDns {
       if (!wantTcp) { this.udp = udp; this.port = port; break; }
       try {
         const tcp = createTcpServer({ pauseOnConnect: false }, (s) => this.onTcpConnection(s));
-        await new Promise<void>((res, rej) => { tcp.once('error', rej); tcp.listen(port, address, () => { tcp.off('error', rej); res(); }); });
+        await listenServer(tcp, { port, host: address });
         tcp.maxConnections = 256;
         this.udp = udp;
         this.tcp = tcp;
@@ -192,20 +196,31 @@ export class ClustersetDnsServer implements ClustersetDns {
 
   /** One query in, at most one answer out. Never throws. */
   private handle(msg: Buffer, udpLimit: number, target: Target): void {
+    if (!this.acceptHeader(msg, target)) return;
+    const q = readQuery(msg) ?? this.parseQuestion(msg, target);
+    if (!q) return;
+    if (!ClustersetZone.inZone(q.qname.toLowerCase())) {
+      this.forward(msg, q.qtype, target);
+      return;
+    }
+    this.answer(msg, q, udpLimit, target);
+  }
+
+  /** Whether the header is a standard query the codec may see; anything else is counted (and answered when it can be). */
+  private acceptHeader(msg: Buffer, target: Target): boolean {
     if (msg.length < 12 || msg.length > 65535) {
       this.counters.malformed++;
-      return;
+      return false;
     }
     if (msg[2]! & 0x80) { // a response: never answer it (no reflection loops)
       this.counters.malformed++;
-      return;
+      return false;
     }
     const opcode = (msg[2]! >> 3) & 0x0f;
     if (opcode !== 0) {
       this.counters.count(0, RCODE.NOTIMP);
-      const r = errorReply(msg, RCODE.NOTIMP);
-      if (r) this.reply(target, r);
-      return;
+      this.replyError(msg, RCODE.NOTIMP, target);
+      return false;
     }
     // a query holds one question and at most one additional record (EDNS OPT); anything
     // else is refused before the codec sees it, so a header that lies about its counts
@@ -213,48 +228,41 @@ export class ClustersetDnsServer implements ClustersetDns {
     if (msg.readUInt16BE(4) !== 1 || msg.readUInt16BE(6) !== 0 || msg.readUInt16BE(8) !== 0 || msg.readUInt16BE(10) > 1) {
       this.counters.malformed++;
       this.counters.count(0, RCODE.FORMERR);
-      const r = errorReply(msg, RCODE.FORMERR);
-      if (r) this.reply(target, r);
-      return;
+      this.replyError(msg, RCODE.FORMERR, target);
+      return false;
     }
-    let qname: string;
-    let qtype: number;
-    let qclass: number;
-    let edns: number;
-    const fast = readQuery(msg);
-    if (fast) {
-      qname = fast.qname;
-      qtype = fast.qtype;
-      qclass = fast.qclass;
-      edns = fast.edns;
-    } else {
-      let req: Packet;
-      try {
-        req = Packet.parse(msg);
-      } catch {
-        this.counters.malformed++;
-        const r = errorReply(msg, RCODE.FORMERR);
-        if (r) this.reply(target, r);
-        return;
-      }
-      const q = req.questions[0] as { name?: unknown; type?: unknown; class?: unknown } | undefined;
-      if (req.questions.length !== 1 || !q || typeof q.name !== 'string' || typeof q.type !== 'number' || q.name.length > 253) {
-        this.counters.malformed++;
-        this.counters.count(0, RCODE.FORMERR);
-        const r = errorReply(msg, RCODE.FORMERR);
-        if (r) this.reply(target, r);
-        return;
-      }
-      qname = q.name.replace(/\.$/, '');
-      qtype = q.type;
-      qclass = typeof q.class === 'number' ? q.class : 1;
-      const opt = req.additionals.find((r) => r && (r as { type?: number }).type === 41) as { class?: number } | undefined;
-      edns = opt ? Math.max(512, opt.class ?? 512) : 0;
+    return true;
+  }
+
+  /** The question as dns2's parser reads it (what the fast reader does not take); undefined once answered FORMERR. */
+  private parseQuestion(msg: Buffer, target: Target): Question | undefined {
+    let req: Packet;
+    try {
+      req = Packet.parse(msg);
+    } catch {
+      this.counters.malformed++;
+      this.replyError(msg, RCODE.FORMERR, target);
+      return undefined;
     }
-    if (!ClustersetZone.inZone(qname.toLowerCase())) {
-      this.forward(msg, qtype, target);
-      return;
+    const q = req.questions[0] as { name?: unknown; type?: unknown; class?: unknown } | undefined;
+    if (req.questions.length !== 1 || !q || typeof q.name !== 'string' || typeof q.type !== 'number' || q.name.length > 253) {
+      this.counters.malformed++;
+      this.counters.count(0, RCODE.FORMERR);
+      this.replyError(msg, RCODE.FORMERR, target);
+      return undefined;
     }
+    const opt = req.additionals.find((r) => r && (r as { type?: number }).type === 41) as { class?: number } | undefined;
+    return {
+      qname: q.name.replace(/\.$/, ''),
+      qtype: q.type,
+      qclass: typeof q.class === 'number' ? q.class : 1,
+      edns: opt ? Math.max(512, opt.class ?? 512) : 0,
+    };
+  }
+
+  /** A clusterset.local question: the zone's answer, encoded once per distinct content and kept until the zone changes. */
+  private answer(msg: Buffer, q: Question, udpLimit: number, target: Target): void {
+    const { qname, qtype, qclass, edns } = q;
     const limit = edns > 0 ? Math.max(udpLimit, Math.min(edns, 1232)) : udpLimit;
     if (this.cacheGeneration !== this.opts.zone.generation) {
       this.cache.clear();
@@ -274,11 +282,9 @@ export class ClustersetDnsServer implements ClustersetDns {
     } catch (err) {
       this.log.error({ err, qname }, 'zone lookup failed');
       this.counters.count(qtype, RCODE.SERVFAIL);
-      const r = errorReply(msg, RCODE.SERVFAIL);
-      if (r) this.reply(target, r);
+      this.replyError(msg, RCODE.SERVFAIL, target);
       return;
     }
-    // answers are encoded once per distinct content and kept until the zone changes
     const key = cacheKey(qname, qtype, qclass, edns > 0, limit, answer);
     let encoded = this.cache.get(key);
     if (!encoded) {
@@ -287,8 +293,7 @@ export class ClustersetDnsServer implements ClustersetDns {
       } catch (err) {
         this.log.error({ err, qname }, 'encoding the answer failed');
         this.counters.count(qtype, RCODE.SERVFAIL);
-        const r = errorReply(msg, RCODE.SERVFAIL);
-        if (r) this.reply(target, r);
+        this.replyError(msg, RCODE.SERVFAIL, target);
         return;
       }
       if (this.cache.size >= 16_384) this.cache.clear();
@@ -299,6 +304,12 @@ export class ClustersetDnsServer implements ClustersetDns {
       this.stable.set(skey, { buf: encoded, rcode: answer.rcode });
     }
     this.send(encoded, msg, qtype, answer.rcode, target);
+  }
+
+  /** A FORMERR/NOTIMP/SERVFAIL/REFUSED answer to `req`, when its header is readable. */
+  private replyError(req: Buffer, rcode: number, target: Target): void {
+    const r = errorReply(req, rcode);
+    if (r) this.reply(target, r);
   }
 
   /** A copy of an encoded answer with the query's ID and RD bit. */
@@ -350,8 +361,7 @@ export class ClustersetDnsServer implements ClustersetDns {
       const rcode = up ? RCODE.SERVFAIL : RCODE.REFUSED;
       this.counters.count(qtype, rcode);
       if (up) this.counters.forwardFailures++;
-      const r = errorReply(msg, rcode);
-      if (r) this.reply(target, r);
+      this.replyError(msg, rcode, target);
       return;
     }
     let id = this.randomId();
@@ -381,8 +391,7 @@ export class ClustersetDnsServer implements ClustersetDns {
     this.pending.delete(id);
     this.counters.forwardFailures++;
     this.counters.count(p.qtype, RCODE.SERVFAIL);
-    const r = errorReply(p.request, RCODE.SERVFAIL);
-    if (r) this.reply(p.target, r);
+    this.replyError(p.request, RCODE.SERVFAIL, p.target);
   }
 
   private onUpstreamMessage(msg: Buffer, rinfo: RemoteInfo): void {

@@ -17,7 +17,6 @@ export { MulticlusterMetrics } from './metrics.js';
 export { REASON, MESSAGE, type Condition } from './conditions.js';
 export * from './names.js';
 export { K as MC_KINDS } from './store-util.js';
-export { Informer, KeyQueue, type InformerHandlers } from './informer.js';
 export { WorkLanes, processLanes } from './lanes.js';
 export { readEndpoint, readGateway, withRemoteGateways, connectedClusters, formatRttNs, type EndpointRow, type ConnectionRow, type GatewayRow } from './records.js';
 export { markGatewayPassive, publishGatewayRecords, startRecordsPublisher, submarinerShape, type GatewayRecords } from './records-sync.js';

@@ -6,14 +6,16 @@ import { type Clock, systemClock } from '../../../base/clock/index.js';
 import { isStraitError } from '../../../base/errors/index.js';
 import type { KubeObject, ResourceStore } from '../../../platform/store/index.js';
 import { BROKER_NAMESPACE, OPERATOR_NAMESPACE } from './names.js';
-import { readEndpoint } from './records.js';
+import type { EndpointRecord } from '../../dataplane/gateway/index.js';
+import { readEndpoint, type GatewayRow, type PublishedConnection } from './records.js';
 import { ensureNamespace, K } from './store-util.js';
 import { publishSubmarinerGateways } from './submariner.js';
 
+/** A gateway's records (its /records JSON, or the gateway object itself in Kubernetes mode). */
 export interface GatewayRecords {
-  endpoint: { clusterId: string; hostname: string; endpointIP: string; publicIP: string; cableDriver: string; subnets: string[] };
-  gateway: { node: string; haStatus: string; summary: string };
-  connections: Record<string, unknown>[];
+  endpoint: Omit<EndpointRecord, 'type'>;
+  gateway: GatewayRow;
+  connections: PublishedConnection[];
 }
 
 /** The passive gateway's own summary: nothing failed (subctl says the same for no connections). */

@@ -3,34 +3,26 @@
 // both strait's flat shape (clusterId, endpointIP, ... as the gateway's records have them)
 // and Submariner's (cluster_id, private_ip, backend, latencyRTT, ...), so either source works.
 import type { KubeObject } from '../../../platform/store/index.js';
+import type { ConnectionRecord, EndpointRecord, GatewayRecord } from '../../dataplane/gateway/index.js';
 
-export interface EndpointRow {
-  cluster: string;
-  hostname: string;
-  endpointIP: string;
-  publicIP: string;
-  cableDriver: string;
-  subnets: string[];
-  type: 'local' | 'remote';
-}
+/** An Endpoint read back: the gateway's Endpoint record, its cluster ID as `cluster`. */
+export type EndpointRow = Omit<EndpointRecord, 'clusterId'> & { cluster: string };
 
-export interface ConnectionRow {
+/** The columns of a gateway's connection record that both shapes carry. */
+type ConnectionColumns = 'cluster' | 'remoteIP' | 'nat' | 'cableDriver' | 'subnets' | 'rttAvg';
+
+/** A connection read back: the gateway's connection record's columns, any status text. */
+export type ConnectionRow = Pick<ConnectionRecord, ConnectionColumns> & {
   /** the remote gateway's host name (its Endpoint's), as subctl's GATEWAY column; '' when not known */
   gateway: string;
-  cluster: string;
-  remoteIP: string;
-  nat: 'yes' | 'no';
-  cableDriver: string;
-  subnets: string[];
   status: string;
-  rttAvg: string;
-}
+};
 
-export interface GatewayRow {
-  node: string;
-  haStatus: string;
-  summary: string;
-}
+/** A connection as a gateway publishes it (its /records JSON): the row, the record's other fields optional. */
+export type PublishedConnection = ConnectionRow & Partial<Omit<ConnectionRecord, ConnectionColumns | 'gateway' | 'status'>>;
+
+/** A Gateway read back: the gateway's record, any HA status text. */
+export type GatewayRow = Omit<GatewayRecord, 'haStatus'> & { haStatus: string };
 
 type Obj = Record<string, unknown>;
 const obj = (v: unknown): Obj => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Obj) : {});

@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { systemClock, type Clock } from '../../../base/clock/index.js';
-import { cidrContains, type Cidr } from '../../../base/config/index.js';
+import { cidrContains, ipv4ToInt, type Cidr } from '../../../base/config/index.js';
 import { E } from '../../../base/errors/index.js';
 import { peekDestination, peekSource } from '../../wire/ipv4/index.js';
 import {
@@ -65,25 +65,14 @@ export interface EndpointRecord {
   type: 'local' | 'remote';
 }
 
-/** Connection record (subctl show connections). */
-export interface ConnectionRecord {
+/** Connection record (subctl show connections): a tunnel peer's record, as Submariner names and prints it. */
+export type ConnectionRecord = Pick<PeerRecord, 'cluster' | 'remoteIP' | 'subnets' | 'status' | 'statusMessage' | 'rttAvgMs'
+  | 'txBytes' | 'txPackets' | 'rxBytes' | 'rxPackets' | 'handshakes' | 'rekeys'> & {
   gateway: string;
-  cluster: string;
-  remoteIP: string;
   nat: 'yes' | 'no';
   cableDriver: string;
-  subnets: string[];
-  status: 'connected' | 'connecting' | 'error';
-  statusMessage: string;
   rttAvg: string;
-  rttAvgMs: number | null;
-  txBytes: number;
-  txPackets: number;
-  rxBytes: number;
-  rxPackets: number;
-  handshakes: number;
-  rekeys: number;
-}
+};
 
 export interface GatewayRecord {
   node: string;
@@ -413,7 +402,7 @@ export class Gateway implements SegmentSink {
     }
     if (address !== this.lastAgent) {
       this.lastAgent = address;
-      this.lastAgentInt = ipv4Int(address);
+      this.lastAgentInt = ipv4ToInt(address) ?? 0;
     }
     const r = this.vxlanReassembly;
     const count = buf[h + 2] as number;
@@ -471,7 +460,7 @@ export class Gateway implements SegmentSink {
     this.vxlan.fragments++;
     if (address !== this.lastAgent) {
       this.lastAgent = address;
-      this.lastAgentInt = ipv4Int(address);
+      this.lastAgentInt = ipv4ToInt(address) ?? 0;
     }
     const h = VXLAN_OVERHEAD;
     const r = this.vxlanReassembly;
@@ -612,11 +601,6 @@ export class Gateway implements SegmentSink {
   }
 }
 
-function ipv4Int(a: string): number {
-  const p = a.split('.');
-  return p.length === 4 ? ((Number(p[0]) << 24) | (Number(p[1]) << 16) | (Number(p[2]) << 8) | Number(p[3])) >>> 0 : 0;
-}
-
 function inAny(cidrs: readonly Cidr[], ip: number): boolean {
   for (let i = 0; i < cidrs.length; i++) if (cidrContains(cidrs[i] as Cidr, ip)) return true;
   return false;
@@ -641,11 +625,4 @@ export async function startGateway(config: unknown, opts: GatewayOptions = {}): 
   const g = new Gateway(parseGatewayConfig(config), opts);
   await g.start();
   return g;
-}
-
-/** `strait show connections` columns, as Submariner's `subctl show connections` prints them. */
-export const CONNECTION_COLUMNS = ['GATEWAY', 'CLUSTER', 'REMOTE IP', 'NAT', 'CABLE DRIVER', 'SUBNETS', 'STATUS', 'RTT avg.'] as const;
-
-export function connectionRow(r: ConnectionRecord): string[] {
-  return [r.gateway, r.cluster, r.remoteIP, r.nat, r.cableDriver, r.subnets.join(', '), r.status, r.rttAvg];
 }

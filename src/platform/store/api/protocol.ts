@@ -11,8 +11,8 @@
 //   PUT    /v1/clusters/:c/status                          body: object -> object
 //   DELETE /v1/clusters/:c/object?apiVersion&kind&name&namespace -> { deleted: boolean }
 //   POST   /v1/clusters/:c/events                          body: CoreEvent -> {}
-// Errors: the HTTP status of the error's kind (docs/errors.md) and body {code, message, detail};
-// the client rethrows the same StraitError.
+// Errors: the HTTP status of the error's kind (docs/errors.md, via platform/http's httpStatusOf)
+// and body {code, message, detail}; the client rethrows the same StraitError.
 import { E, StraitError, definitionOf, isStraitError } from '../../../base/errors/index.js';
 
 export const API_PREFIX = '/v1/clusters';
