@@ -4,7 +4,8 @@
 //    webhook.github.secret, as Argo CD) only signed webhooks are accepted;
 //  - password guessing on POST /api/v1/session: failed logins are limited per user
 //    name and per client address (Argo CD's 5 failures in 300 s), and a limited login
-//    is refused even with the right password.
+//    is refused even with the right password; guessing over gRPC (what argocd speaks)
+//    counts against the same limit.
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -145,4 +146,23 @@ test('the limit follows Argo CD\'s environment variables; it lifts after the win
   await new Promise((r) => setTimeout(r, 1100));
   const ok = await waitFor(async () => { const r = await login('admin', password); return r.status === 200 ? r : undefined; }, 3000, 'login after the window');
   assert.ok(((await ok.json()) as { token?: string }).token);
+});
+
+test('password guessing over gRPC counts against the same limit as REST', async () => {
+  const { createClient, ConnectError } = await import('@connectrpc/connect');
+  const { createGrpcTransport } = await import('@connectrpc/connect-node');
+  const { argocdService } = await import('../../src/gitops/wire/index.js');
+  const own = await startGitOpsService({ store, namespace: 'argocd', stateDir: dir, port: 0, tls: false, pollIntervalMs: 3_600_000 });
+  try {
+    const session = createClient(argocdService('session.SessionService'), createGrpcTransport({ baseUrl: own.api.url })) as unknown as
+      { create(req: { username: string; password: string }): Promise<{ token: string }> };
+    const code = (p: Promise<unknown>): Promise<number> => p.then(() => 0, (e: unknown) => (e instanceof ConnectError ? e.code : -1));
+    for (let i = 0; i < 5; i++) assert.equal(await code(session.create({ username: 'admin', password: `guess-${i}` })), 16, 'Unauthenticated');
+    assert.equal(await code(session.create({ username: 'admin', password })), 16, 'the right password over gRPC after 5 failures');
+    const rest = await fetch(`${own.api.url}/api/v1/session`, { method: 'POST', body: JSON.stringify({ username: 'admin', password }) });
+    assert.equal(rest.status, 401, 'REST is limited by the gRPC failures too');
+    assert.equal(await code(session.create({ username: 'a'.repeat(33), password: 'x' })), 3, 'InvalidArgument for a too long user name');
+  } finally {
+    await own.close();
+  }
 });

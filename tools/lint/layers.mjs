@@ -21,7 +21,8 @@ const AREA_RANK = { base: 0, platform: 1, product: 2, world: 3, cli: 4, entry: 5
 // npm packages by area or product layer (node: built-ins are allowed everywhere, I/O ones not in wire/base)
 const PACKAGES = {
   base: ['ajv', 'pino', 'yaml'],
-  wire: [],
+  // protobuf descriptors and codecs (Argo CD's gRPC messages are a wire format)
+  wire: ['@bufbuild/protobuf'],
   dataplane: [],
 };
 // what dataplane may take from platform/

@@ -2,14 +2,19 @@
 // `strait app`. Sessions are kept in the user's config dir:
 //   $STRAIT_CONFIG_DIR, else $XDG_CONFIG_HOME/strait, else ~/.config/strait
 //   file: session.json (mode 0600) {current, contexts: {SERVER: {server, user, token, insecure, plaintext, grpcWeb}}}
-// --grpc-web is accepted for compatibility with argocd's CLI; strait always speaks JSON over HTTP/1.1.
+// `strait login` speaks Argo CD's gRPC (HTTP/2; h2c with --plaintext), or gRPC-web with
+// --grpc-web, as argocd does (sessionCreate below); the other commands use the REST shapes.
 import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { fromJson, toJson, type Message } from '@bufbuild/protobuf';
+import { ConnectError, createClient, type Transport } from '@connectrpc/connect';
+import { createGrpcTransport, createGrpcWebTransport } from '@connectrpc/connect-node';
 import { E } from '../../base/errors/index.js';
 import { readInput, refuseWorldAddressFromHost } from '../../platform/cli-kit/index.js';
+import { argocdService } from '../wire/index.js';
 
 export interface SessionContext {
   server: string;
@@ -120,4 +125,45 @@ export async function call<T>(method: string, path: string, body?: unknown, serv
   if (r.status === 404) throw E.controlApiNotFound(ctx.server, msg);
   if (r.status === 400) throw E.usage(msg);
   throw E.controlApi(ctx.server, `HTTP ${r.status}: ${msg}`);
+}
+
+/** A connection failure as argocd users know them, with what to do. */
+function transportHint(server: string, err: unknown): Error {
+  const message = err instanceof ConnectError ? err.rawMessage : String((err as Error)?.message ?? err);
+  const cause = err instanceof ConnectError ? String((err.cause as Error | undefined)?.message ?? '') : '';
+  const text = `${message} ${cause}`;
+  const hint = /ECONNREFUSED/.test(text) ? 'connection refused; is the control module running?'
+    : /certificate|self.signed|SSL|wrong version|EPROTO/i.test(text) ? `${message}; use --insecure for a self-signed certificate, or --plaintext for a server without TLS`
+    : message;
+  return E.controlApi(server, hint);
+}
+
+/** The transport argocd would use: gRPC over HTTP/2 (TLS, or h2c with --plaintext), or gRPC-web over HTTP/1.1. */
+export function rpcTransport(ctx: { server: string; insecure: boolean; plaintext: boolean; grpcWeb: boolean; grpcWebRootPath?: string }): Transport {
+  refuseWorldAddressFromHost(ctx.server);
+  const root = (ctx.grpcWebRootPath ?? '').replace(/^\/+|\/+$/g, '');
+  const baseUrl = baseURL(ctx.server, ctx.plaintext) + (root ? `/${root}` : '');
+  const nodeOptions = { rejectUnauthorized: !ctx.insecure };
+  return ctx.grpcWeb || root
+    ? createGrpcWebTransport({ baseUrl, httpVersion: '1.1', nodeOptions })
+    : createGrpcTransport({ baseUrl, nodeOptions });
+}
+
+/** session.SessionService/Create over gRPC or gRPC-web: the session token, or loginFailed. */
+export async function sessionCreate(ctx: { server: string; insecure: boolean; plaintext: boolean; grpcWeb: boolean; grpcWebRootPath?: string }, username: string, password: string): Promise<string> {
+  const svc = argocdService('session.SessionService');
+  // an untyped service descriptor gives an untyped client: methods take and return Messages
+  const client = createClient(svc, rpcTransport(ctx)) as unknown as Record<string, (req: Message, o: { timeoutMs: number }) => Promise<Message>>;
+  const create = svc.method['create'];
+  if (!create) throw E.internal('session.SessionService has no Create');
+  try {
+    const r = await client['create']!(fromJson(create.input, { username, password }), { timeoutMs: 60_000 });
+    const token = (toJson(create.output, r) as { token?: unknown }).token;
+    if (typeof token !== 'string' || !token) throw E.controlApi(ctx.server, 'login answered without a token');
+    return token;
+  } catch (err) {
+    if (err instanceof ConnectError && err.code === 16) throw E.loginFailed(username);
+    if (err instanceof ConnectError) throw transportHint(ctx.server, err);
+    throw err;
+  }
 }

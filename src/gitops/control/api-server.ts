@@ -10,22 +10,24 @@
 //   POST   /api/webhook                    a Gitea/GitHub push payload -> immediate refresh
 //                                          (signed when argocd-secret has webhook.gitea/github.secret)
 // Failed logins are limited per user and client address (login-limiter.ts).
+// The same port serves Argo CD's gRPC and gRPC-web services (argocd-rpc.ts) over the same
+// handlers (api-handlers.ts); api-listener.ts picks HTTP/1.1 or HTTP/2 per connection.
 // Errors: {error, code, message} as grpc-gateway writes them; HTTP and gRPC status (code)
 // come from the error's kind (docs/errors.md).
-import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { createServer as createHttpsServer } from 'node:https';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Server } from 'node:net';
 import type { Logger } from 'pino';
-import { grpcStatusOf, isStraitError } from '../../base/errors/index.js';
+import { KINDS, grpcStatusOf, isStraitError } from '../../base/errors/index.js';
 import { silentLogger } from '../../base/log/index.js';
-import { listenServer } from '../../base/net/index.js';
 import {
   HttpError, MAX_JSON_DEPTH, decodeComponent, handleWith, parseJsonObject, readBody as readRequestBody, readJsonBody, requestTarget, sendJson, toHttpError, type ErrorAnswer, type HttpStatus,
 } from '../../platform/http/index.js';
-import { normalizeKeyID } from '../../platform/signatures/index.js';
-import { checkToken, issueToken, passwordMatches, type AdminAccount } from './admin.js';
+import type { AdminAccount } from './admin.js';
+import { ApiError, createApiHandlers, type Json } from './api-handlers.js';
+import { listenApi, type AnyRequest, type AnyResponse } from './api-listener.js';
+import { createArgoRpcHandler } from './argocd-rpc.js';
 import type { GitOpsController } from './controller.js';
-import { DEFAULT_LOGIN_LIMITS, LoginLimiter, type LoginLimits } from './login-limiter.js';
-import type { Application } from './types.js';
+import type { LoginLimits } from './login-limiter.js';
 import { webhookRefusal, type WebhookSecrets } from './webhook-auth.js';
 
 export interface ApiServerOptions {
@@ -42,9 +44,6 @@ export interface ApiServerOptions {
   loginLimits?: LoginLimits;
 }
 
-/** Argo CD's bound on local user names (it keeps the failed-login table small). */
-const MAX_USERNAME = 32;
-
 export interface ApiServer {
   server: Server;
   port: number;
@@ -59,7 +58,7 @@ const INTERNAL = 13;
 /** Argo CD's error body: {error, code, message}, code the gRPC status. */
 function argoError(e: HttpError, cause?: unknown): ErrorAnswer {
   // a StraitError's gRPC status comes from its kind (docs/errors.md); others from the HTTP status
-  const code = isStraitError(cause) ? grpcStatusOf(cause.kind).code : GRPC[e.status] ?? INTERNAL;
+  const code = isStraitError(cause) || cause instanceof ApiError ? grpcStatusOf(cause.kind).code : GRPC[e.status] ?? INTERNAL;
   return { status: e.status, body: { error: e.message, code, message: e.message } };
 }
 
@@ -77,21 +76,14 @@ function tokenOf(req: IncomingMessage): string | undefined {
 
 export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer> {
   const log = opts.log ?? silentLogger();
-  const { controller, account } = opts;
-  const keys = controller.keys;
-  const logins = new LoginLimiter(opts.loginLimits ?? DEFAULT_LOGIN_LIMITS);
-
-  const authed = (req: IncomingMessage): string => {
-    const t = tokenOf(req);
-    const user = t ? checkToken(account, t) : undefined;
-    if (!user) throw new HttpError(401, 'no session information');
-    return user;
-  };
-
-  const getApp = async (name: string): Promise<Application> => {
-    const app = await controller.getApplication(name);
-    if (!app) throw new HttpError(404, `applications.argoproj.io "${name}" not found`);
-    return app;
+  const { controller } = opts;
+  const api = createApiHandlers(controller, opts.account, { log, ...(opts.loginLimits ? { loginLimits: opts.loginLimits } : {}) });
+  /** run an Argo CD RPC's handler for a REST request (the same code as the gRPC transport) */
+  const rpc = async (name: string, req: IncomingMessage, body: Json): Promise<Json> => {
+    const h = api.unary[name]!;
+    const caller = { token: tokenOf(req), addr: req.socket.remoteAddress ?? '' };
+    if (h.auth) api.user(caller);
+    return h.call(body, caller);
   };
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
@@ -99,30 +91,11 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer>
     const path = url.path.replace(/\/+$/, '');
     const method = req.method ?? 'GET';
     if (path === '/api/v1/session' && method === 'POST') {
-      const body = await readBody(req) as { username?: unknown; password?: unknown };
-      const username = typeof body.username === 'string' ? body.username : '';
-      const password = typeof body.password === 'string' ? body.password : '';
-      if (Buffer.byteLength(username) > MAX_USERNAME) throw new HttpError(400, `Username is too long (${MAX_USERNAME} bytes max)`);
-      const addr = req.socket.remoteAddress ?? '';
-      if (logins.blocked(username, addr)) {
-        // as Argo CD: the same answer as a wrong password, and the password is not even checked
-        log.warn({ username, addr }, 'login refused: too many failed logins');
-        throw new HttpError(401, 'Invalid username or password');
-      }
-      if (!passwordMatches(account, username, password)) {
-        logins.fail(username, addr);
-        throw new HttpError(401, 'Invalid username or password');
-      }
-      logins.succeed(username, addr);
-      const token = issueToken(account, username);
-      res.setHeader('set-cookie', `argocd.token=${token}; Path=/; HttpOnly; SameSite=Strict`);
-      return send(res, 200, { token });
+      const r = await rpc('session.SessionService/Create', req, await readBody(req));
+      res.setHeader('set-cookie', `argocd.token=${String(r['token'])}; Path=/; HttpOnly; SameSite=Strict`);
+      return send(res, 200, r);
     }
-    if (path === '/api/v1/session/userinfo' && method === 'GET') {
-      const t = tokenOf(req);
-      const user = t ? checkToken(account, t) : undefined;
-      return send(res, 200, user ? { loggedIn: true, username: user, iss: 'strait' } : { loggedIn: false });
-    }
+    if (path === '/api/v1/session/userinfo' && method === 'GET') return send(res, 200, await rpc('session.SessionService/GetUserInfo', req, {}));
     if (path === '/api/webhook' && method === 'POST') {
       const raw = await readRequestBody(req, 8 * 1024 * 1024);
       const refusal = webhookRefusal(req.headers, raw, opts.webhookSecrets ? await opts.webhookSecrets() : {});
@@ -135,57 +108,44 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer>
       return send(res, 200, {});
     }
     if (path === '/api/v1/gpgkeys' || path.startsWith('/api/v1/gpgkeys/')) {
-      authed(req);
+      api.user({ token: tokenOf(req), addr: '' });
       const idInPath = path.length > '/api/v1/gpgkeys/'.length ? decodeComponent(path.slice('/api/v1/gpgkeys/'.length)) : undefined;
-      if (method === 'GET' && idInPath === undefined) return send(res, 200, { metadata: {}, items: keys.list() });
-      if (method === 'GET') return send(res, 200, keys.get(idInPath as string));
+      if (method === 'GET' && idInPath === undefined) return send(res, 200, await rpc('gpgkey.GPGKeyService/List', req, {}));
+      if (method === 'GET') return send(res, 200, await rpc('gpgkey.GPGKeyService/Get', req, { keyID: idInPath }));
       if (method === 'POST' && idInPath === undefined) {
-        const body = await readBody(req) as { keyData?: unknown; publickey?: { keyData?: unknown } };
-        const data = typeof body.keyData === 'string' ? body.keyData : typeof body.publickey?.keyData === 'string' ? body.publickey.keyData : '';
-        const upsert = url.query.get('upsert') === 'true';
-        const r = await keys.add(data, upsert);
-        return send(res, 200, { created: { metadata: {}, items: r.created }, skipped: r.skipped });
+        const body = await readBody(req);
+        return send(res, 200, await rpc('gpgkey.GPGKeyService/Create', req, { publickey: body['publickey'] ?? body, upsert: url.query.get('upsert') === 'true' }));
       }
-      if (method === 'DELETE') {
-        const id = idInPath ?? url.query.get('keyID') ?? '';
-        await keys.remove(normalizeKeyID(id));
-        return send(res, 200, {});
-      }
+      if (method === 'DELETE') return send(res, 200, await rpc('gpgkey.GPGKeyService/Delete', req, { keyID: idInPath ?? url.query.get('keyID') ?? '' }));
       throw new HttpError(405, `${method} is not allowed on ${path}`);
     }
-    if (path === '/api/v1/applications' && method === 'GET') {
-      authed(req);
-      return send(res, 200, { metadata: {}, items: await controller.listApplications() });
-    }
+    if (path === '/api/v1/applications' && method === 'GET') return send(res, 200, await rpc('application.ApplicationService/List', req, {}));
     const appMatch = /^\/api\/v1\/applications\/([^/]+)(\/sync)?$/.exec(path);
     if (appMatch) {
-      authed(req);
       const name = decodeComponent(appMatch[1] ?? '');
-      if (appMatch[2] && method === 'POST') {
-        await getApp(name);
-        await controller.syncNow(name);
-        return send(res, 200, await getApp(name));
-      }
-      if (!appMatch[2] && method === 'GET') {
-        if (url.query.get('refresh')) await controller.refresh(name);
-        return send(res, 200, await getApp(name));
-      }
+      if (appMatch[2] && method === 'POST') return send(res, 200, await rpc('application.ApplicationService/Sync', req, { name }));
+      if (!appMatch[2] && method === 'GET') return send(res, 200, await rpc('application.ApplicationService/Get', req, { name, refresh: url.query.get('refresh') ?? '' }));
     }
+    if (path === '/api/v1/projects' && method === 'GET') return send(res, 200, await rpc('project.ProjectService/List', req, {}));
+    const projMatch = /^\/api\/v1\/projects\/([^/]+)$/.exec(path);
+    if (projMatch && method === 'GET') return send(res, 200, await rpc('project.ProjectService/Get', req, { name: decodeComponent(projMatch[1] ?? '') }));
+    if (path === '/api/version' && method === 'GET') return send(res, 200, await rpc('version.VersionService/Version', req, {}));
+    if (path === '/api/v1/settings' && method === 'GET') return send(res, 200, await rpc('cluster.SettingsService/Get', req, {}));
     throw new HttpError(404, `no route for ${method} ${path}`);
   };
 
   const listener = handleWith(handle, (err) => {
-    const e = toHttpError(err);
+    const e = err instanceof ApiError ? new HttpError(KINDS[err.kind].http as HttpStatus, err.message) : toHttpError(err);
     if (e.status >= 500) log.warn({ err }, 'API request failed');
     return argoError(e, err);
   });
-  const server = opts.tls ? createHttpsServer({ cert: opts.tls.cert, key: opts.tls.key }, listener) : createHttpServer(listener);
   const host = opts.host ?? '127.0.0.1';
-  const bound = await listenServer(server, { port: opts.port ?? 8080, host });
+  // REST requests come over HTTP/1.1 or HTTP/2 (compat API: the same calls)
+  const rest = listener as unknown as (req: AnyRequest, res: AnyResponse) => void;
+  const bound = await listenApi(createArgoRpcHandler(api, rest), { host, port: opts.port ?? 8080, tls: opts.tls });
   return {
-    server, port: bound.port,
+    server: bound.server, port: bound.port,
     url: `${opts.tls ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${bound.port}`,
     close: () => bound.close(),
   };
 }
-

@@ -158,6 +158,54 @@ export class GitOpsController {
     return (await this.store.list<Application>(Kinds.Application, { namespace: this.namespace })).items;
   }
 
+  async getProject(name: string): Promise<AppProject | undefined> {
+    return this.store.get<AppProject>(Kinds.AppProject, name, this.namespace);
+  }
+
+  async listProjects(): Promise<AppProject[]> {
+    return (await this.store.list<AppProject>(Kinds.AppProject, { namespace: this.namespace })).items;
+  }
+
+  /** Create or replace an AppProject's spec, labels and annotations (the API's project create/update). */
+  async saveProject(p: AppProject): Promise<AppProject> {
+    return this.store.apply<AppProject>({
+      apiVersion: `${GROUPS.gitops}/v1alpha1`, kind: 'AppProject',
+      metadata: { name: p.metadata.name, namespace: this.namespace, ...(p.metadata.labels ? { labels: p.metadata.labels } : {}), ...(p.metadata.annotations ? { annotations: p.metadata.annotations } : {}) },
+      spec: p.spec ?? {},
+    }, { fieldManager: 'strait-gitops' });
+  }
+
+  /** The Application(s) now (as ADDED), then every change, until the signal aborts (the API's Watch). */
+  async *watchApplications(name: string | undefined, signal: AbortSignal): AsyncGenerator<{ type: string; application: Application }> {
+    const queue: { type: string; application: Application }[] = [];
+    let wake: (() => void) | undefined;
+    const push = (ev: { type: string; application: Application }): void => {
+      queue.push(ev);
+      wake?.();
+    };
+    const list = await this.store.list<Application>(Kinds.Application, { namespace: this.namespace });
+    for (const a of list.items) if (!name || a.metadata.name === name) queue.push({ type: 'ADDED', application: a });
+    const w = this.store.watch<Application>(Kinds.Application, { namespace: this.namespace, resourceVersion: list.resourceVersion }, (ev) => {
+      if (!name || ev.object.metadata.name === name) push({ type: ev.type, application: ev.object });
+    });
+    const ended = (): void => wake?.();
+    signal.addEventListener('abort', ended);
+    let done = false;
+    w.done.then(() => { done = true; ended(); }, () => { done = true; ended(); });
+    try {
+      while (!signal.aborted) {
+        const next = queue.shift();
+        if (next) { yield next; continue; }
+        if (done) return;
+        await new Promise<void>((r) => { wake = r; });
+        wake = undefined;
+      }
+    } finally {
+      signal.removeEventListener('abort', ended);
+      w.stop();
+    }
+  }
+
   get applicationCount(): number {
     return this.apps.size;
   }

@@ -16,3 +16,5 @@ export { ensureServingCertificate, selfSignedCertificate } from './tls.js';
 export { createGitOpsMetrics, type GitOpsMetrics } from './metrics.js';
 export type { AppProject, AppProjectSpec, Application, ApplicationSpec, ApplicationStatus, SignatureStatus } from './types.js';
 export { startGitOpsService, type GitOpsService, type GitOpsServiceOptions } from './service.js';
+export { createApiHandlers, ApiError, type ApiHandlers } from './api-handlers.js';
+export { createArgoRpcHandler, jsonToMessage, messageToJson } from './argocd-rpc.js';

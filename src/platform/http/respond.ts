@@ -25,7 +25,8 @@ export function sendError(req: IncomingMessage, res: ServerResponse, answer: Err
     res.destroy();
     return;
   }
-  if (!req.complete) res.setHeader('connection', 'close');
+  // HTTP/1.1 only: HTTP/2 forbids connection headers, and a stream ends without its connection
+  if (!req.complete && req.httpVersionMajor === 1) res.setHeader('connection', 'close');
   for (const [k, v] of Object.entries(answer.headers ?? {})) res.setHeader(k, v);
   sendJson(res, answer.status, answer.body, answer.contentType);
 }

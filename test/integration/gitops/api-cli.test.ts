@@ -2,6 +2,7 @@
 // with curl as a real client and the real CLI binary.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createConnection, createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
@@ -91,6 +92,50 @@ test('strait login: wrong password, untrusted certificate, then success with --i
   assert.equal(ok.status, 0, ok.stderr);
   assert.equal(ok.stdout, `'admin:login' logged in successfully\nContext '${server}' updated\n`);
   assert.equal(statSync(join(dir, 'config', 'strait', 'session.json')).mode & 0o777, 0o600);
+});
+
+/** A loopback TCP relay to `port` that keeps the first bytes a client sent on each connection. */
+async function recordingRelay(port: number): Promise<{ port: number; firsts: string[]; close(): void }> {
+  const firsts: string[] = [];
+  const server = createServer((c) => {
+    const up = createConnection({ host: '127.0.0.1', port });
+    c.once('data', (d: Buffer) => firsts.push(d.subarray(0, 60).toString('latin1')));
+    c.pipe(up).pipe(c);
+    const drop = (): void => { c.destroy(); up.destroy(); };
+    c.on('error', drop); up.on('error', drop); c.on('close', drop); up.on('close', drop);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  return { port: (server.address() as AddressInfo).port, firsts, close: () => { server.close(); } };
+}
+
+test('strait login speaks gRPC over HTTP/2 (h2c with --plaintext), gRPC-web over HTTP/1.1 with --grpc-web', async () => {
+  const plain = await startGitOpsService({ store, namespace: 'argocd', stateDir: dir, port: 0, tls: false });
+  const relay = await recordingRelay(plain.api.port);
+  try {
+    const at = `127.0.0.1:${relay.port}`;
+    const grpc = await strait('login', at, '--username', 'admin', '--password', password, '--plaintext');
+    assert.equal(grpc.status, 0, grpc.stderr);
+    assert.match(relay.firsts.at(-1)!, /^PRI \* HTTP\/2\.0\r\n/, 'the HTTP/2 connection preface');
+    const web = await strait('login', at, '--username', 'admin', '--password', password, '--plaintext', '--grpc-web');
+    assert.equal(web.status, 0, web.stderr);
+    assert.match(relay.firsts.at(-1)!, /^POST \/session\.SessionService\/Create HTTP\/1\.1\r\n/);
+    const rooted = await strait('login', at, '--username', 'admin', '--password', password, '--plaintext', '--grpc-web-root-path', '/argo-cd/');
+    assert.equal(rooted.status, 0, rooted.stderr);
+    assert.match(relay.firsts.at(-1)!, /^POST \/argo-cd\/session\.SessionService\/Create HTTP\/1\.1\r\n/);
+    const wrong = await strait('login', at, '--username', 'admin', '--password', 'nope', '--plaintext');
+    assert.equal(wrong.status, 6, wrong.stderr);
+    assert.match(wrong.stderr, /STRAIT_ERR_GITOPS_LOGIN_FAILED/);
+    // TLS client against a plain server: argocd's advice
+    const tlsToPlain = await strait('login', at, '--username', 'admin', '--password', password, '--insecure');
+    assert.equal(tlsToPlain.status, 5, tlsToPlain.stderr);
+    assert.match(tlsToPlain.stderr, /--plaintext/);
+  } finally {
+    relay.close();
+    await plain.close();
+  }
+  // gRPC over TLS (ALPN h2) with the self-signed certificate
+  const tls = await strait('login', server, '--username', 'admin', '--password', password, '--insecure');
+  assert.equal(tls.status, 0, tls.stderr);
 });
 
 test('strait gpg add|list|get|rm with argocd texts, and the ConfigMap entries', async () => {

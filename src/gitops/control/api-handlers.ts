@@ -1,0 +1,181 @@
+// The control module's API as one implementation with two transports: Argo CD's REST
+// shapes (api-server.ts) and Argo CD's gRPC / gRPC-web services (argocd-rpc.ts). Each
+// handler takes and returns the JSON shape of its Argo CD message (which is also the REST
+// body), so both transports call the same code. Errors carry a kind; the HTTP and gRPC
+// status come from it (src/base/errors/kinds.ts).
+import type { Logger } from 'pino';
+import { isStraitError, type ErrorKind } from '../../base/errors/index.js';
+import { silentLogger } from '../../base/log/index.js';
+import { normalizeKeyID } from '../../platform/signatures/index.js';
+import { ADMIN_USER, checkToken, issueToken, passwordMatches, type AdminAccount } from './admin.js';
+import type { GitOpsController } from './controller.js';
+import { DEFAULT_LOGIN_LIMITS, LoginLimiter, type LoginLimits } from './login-limiter.js';
+import type { AppProject, Application } from './types.js';
+
+/** An answer of the API other than success: the kind gives the HTTP and gRPC status. */
+export class ApiError extends Error {
+  constructor(readonly kind: ErrorKind, message: string) {
+    super(message);
+  }
+}
+
+export type Json = Record<string, unknown>;
+
+/** Who calls: the session token from `authorization: Bearer`, gRPC metadata `token`, or the argocd.token cookie. */
+export interface Caller {
+  token: string | undefined;
+  /** the client's address (failed-login limits count per user and per address) */
+  addr: string;
+}
+
+/** Argo CD's bound on local user names (it keeps the failed-login table small). */
+const MAX_USERNAME = 32;
+
+export interface ApiHandler {
+  /** false: no session needed (login, user info, version, settings) */
+  auth: boolean;
+  call(req: Json, caller: Caller): Promise<Json>;
+}
+
+export interface ApiStreamHandler {
+  auth: boolean;
+  stream(req: Json, caller: Caller, signal: AbortSignal): AsyncIterable<Json>;
+}
+
+export const STRAIT_VERSION = '0.1.0';
+
+const str = (v: unknown): string => (typeof v === 'string' ? v : '');
+
+export interface ApiHandlers {
+  unary: Record<string, ApiHandler>;
+  streams: Record<string, ApiStreamHandler>;
+  /** the user a caller's token names, or throws Unauthenticated */
+  user(caller: Caller): string;
+}
+
+/** Handlers keyed `package.Service/Method` as Argo CD names its RPCs. */
+export function createApiHandlers(controller: GitOpsController, account: AdminAccount, opts: { loginLimits?: LoginLimits; log?: Logger } = {}): ApiHandlers {
+  const keys = controller.keys;
+  const log = opts.log ?? silentLogger();
+  // one limiter for every transport: gRPC is no way around the failed-login limit
+  const logins = new LoginLimiter(opts.loginLimits ?? DEFAULT_LOGIN_LIMITS);
+  const userOf = (caller: Caller): string | undefined => (caller.token ? checkToken(account, caller.token) : undefined);
+  const user = (caller: Caller): string => {
+    const u = userOf(caller);
+    if (!u) throw new ApiError('unauthenticated', 'no session information');
+    return u;
+  };
+  const getApp = async (name: string): Promise<Application> => {
+    const app = await controller.getApplication(name);
+    if (!app) throw new ApiError('notFound', `applications.argoproj.io "${name}" not found`);
+    return app;
+  };
+  const getProject = async (name: string): Promise<AppProject> => {
+    const p = await controller.getProject(name);
+    if (!p) throw new ApiError('notFound', `appprojects.argoproj.io "${name}" not found`);
+    return p;
+  };
+  const projectFrom = (req: Json): AppProject => {
+    const p = req['project'] as AppProject | undefined;
+    if (!p || typeof p !== 'object' || !p.metadata?.name) throw new ApiError('usage', 'project.metadata.name is required');
+    return p;
+  };
+  const u = (fn: (req: Json, caller: Caller) => Promise<Json> | Json, auth = true): ApiHandler => ({ auth, call: async (req, caller) => fn(req, caller) });
+
+  const unary: Record<string, ApiHandler> = {
+    'session.SessionService/Create': u((req, caller) => {
+      const username = str(req['username']);
+      if (Buffer.byteLength(username) > MAX_USERNAME) throw new ApiError('usage', `Username is too long (${MAX_USERNAME} bytes max)`);
+      if (logins.blocked(username, caller.addr)) {
+        // as Argo CD: the same answer as a wrong password, and the password is not even checked
+        log.warn({ username, addr: caller.addr }, 'login refused: too many failed logins');
+        throw new ApiError('unauthenticated', 'Invalid username or password');
+      }
+      if (!passwordMatches(account, username, str(req['password']))) {
+        logins.fail(username, caller.addr);
+        throw new ApiError('unauthenticated', 'Invalid username or password');
+      }
+      logins.succeed(username, caller.addr);
+      return { token: issueToken(account, username) };
+    }, false),
+    // tokens are stateless JWTs: delete ends nothing on the server; the client forgets its token
+    'session.SessionService/Delete': u(() => ({ token: '' }), false),
+    'session.SessionService/GetUserInfo': u((_req, caller) => {
+      const name = userOf(caller);
+      return name ? { loggedIn: true, username: name, iss: 'strait' } : { loggedIn: false };
+    }, false),
+    'version.VersionService/Version': u(() => ({
+      Version: `v${STRAIT_VERSION}+strait`, Platform: `${process.platform}/${process.arch}`, Compiler: 'node', GoVersion: process.version,
+    }), false),
+    'cluster.SettingsService/Get': u(() => ({
+      appLabelKey: 'app.kubernetes.io/instance', userLoginsDisabled: false, trackingMethod: 'label', controllerNamespace: controller.namespace,
+    }), false),
+    'account.AccountService/CanI': u(() => ({ value: 'yes' })),
+    'account.AccountService/ListAccounts': u(() => ({ items: [{ name: ADMIN_USER, enabled: true, capabilities: ['login'] }] })),
+    'account.AccountService/GetAccount': u((req) => {
+      const name = str(req['name']);
+      if (name !== ADMIN_USER) throw new ApiError('notFound', `account '${name}' does not exist`);
+      return { name, enabled: true, capabilities: ['login'] };
+    }),
+    'gpgkey.GPGKeyService/List': u(() => ({ metadata: {}, items: keys.list() })),
+    'gpgkey.GPGKeyService/Get': u((req) => keys.get(normalizeKeyID(str(req['keyID']))) as unknown as Json),
+    'gpgkey.GPGKeyService/Create': u(async (req) => {
+      const pk = req['publickey'] as { keyData?: unknown } | undefined;
+      const r = await keys.add(str(pk?.keyData ?? req['keyData']), req['upsert'] === true);
+      return { created: { metadata: {}, items: r.created }, skipped: r.skipped };
+    }),
+    'gpgkey.GPGKeyService/Delete': u(async (req) => {
+      await keys.remove(normalizeKeyID(str(req['keyID'])));
+      return {};
+    }),
+    'application.ApplicationService/List': u(async (req) => {
+      const projects = [...(req['projects'] as string[] | undefined ?? []), ...(req['project'] as string[] | undefined ?? [])];
+      const items = (await controller.listApplications()).filter((a) => projects.length === 0 || projects.includes(a.spec?.project || 'default'));
+      return { metadata: {}, items };
+    }),
+    'application.ApplicationService/Get': u(async (req) => {
+      const name = str(req['name']);
+      if (str(req['refresh'])) await controller.refresh(name);
+      return await getApp(name) as unknown as Json;
+    }),
+    'application.ApplicationService/Sync': u(async (req) => {
+      const name = str(req['name']);
+      await getApp(name);
+      await controller.syncNow(name);
+      return await getApp(name) as unknown as Json;
+    }),
+    'project.ProjectService/Get': u(async (req) => await getProject(str(req['name'])) as unknown as Json),
+    // what `argocd proj get` calls: no global projects, repositories or clusters in strait
+    'project.ProjectService/GetDetailedProject': u(async (req) => ({ project: await getProject(str(req['name'])) })),
+    'project.ProjectService/List': u(async () => ({ metadata: {}, items: await controller.listProjects() })),
+    'project.ProjectService/Create': u(async (req) => {
+      const p = projectFrom(req);
+      const existing = await controller.getProject(p.metadata.name);
+      if (existing && req['upsert'] !== true) {
+        if (JSON.stringify(existing.spec ?? {}) === JSON.stringify(p.spec ?? {})) return existing as unknown as Json;
+        throw new ApiError('usage', `existing project spec is different, use upsert flag to force update`);
+      }
+      return await controller.saveProject(p) as unknown as Json;
+    }),
+    'project.ProjectService/Update': u(async (req) => {
+      const p = projectFrom(req);
+      await getProject(p.metadata.name);
+      return await controller.saveProject(p) as unknown as Json;
+    }),
+  };
+
+  const streams: Record<string, ApiStreamHandler> = {
+    'application.ApplicationService/Watch': {
+      auth: true,
+      stream: (req, _caller, signal) => controller.watchApplications(str(req['name']) || undefined, signal) as AsyncIterable<Json>,
+    },
+  };
+  return { unary, streams, user };
+}
+
+/** A StraitError or ApiError as kind + message; anything else is internal. */
+export function errorKindOf(err: unknown): { kind: ErrorKind; message: string } {
+  if (err instanceof ApiError) return { kind: err.kind, message: err.message };
+  if (isStraitError(err)) return { kind: err.kind, message: err.message };
+  return { kind: 'internal', message: String((err as Error)?.message ?? err) };
+}

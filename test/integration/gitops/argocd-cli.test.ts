@@ -1,0 +1,196 @@
+// The real Argo CD CLI (argocd v3.2.6, built from the Go module proxy by
+// test/argocd/build-argocd.sh) against the control module's API: gRPC over TLS with the
+// self-signed certificate, gRPC-web, and Argo CD's status codes on errors.
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { ADMIN_SECRET, startGitOpsService, type GitOpsService } from '../../../src/gitops/control/index.js';
+import { GROUPS, Kinds } from '../../../src/platform/resources/index.js';
+import type { KubeObject, ResourceStore } from '../../../src/platform/store/index.js';
+import { tempEmbeddedStore } from '../../helpers/embedded-store.js';
+import { createGpgWorld, createRepo, type GpgWorld, type TestRepo } from '../../helpers/signed-repo.js';
+import { run, type RunResult } from '../../helpers/run.js';
+import { waitFor } from '../../helpers/wait.js';
+
+const root = process.env['STRAIT_ROOT'] ?? process.cwd();
+const cache = execFileSync('bash', [join(root, 'test', 'argocd', 'build-argocd.sh'), '--print'], { encoding: 'utf8' }).trim();
+const argocdBin = join(cache, 'argocd');
+const skip = existsSync(argocdBin) ? false : `the argocd CLI is not built (${argocdBin}); run test/argocd/build-argocd.sh (slow the first time)`;
+
+let world: GpgWorld;
+let store: ResourceStore;
+let svc: GitOpsService;
+let dir: string;
+let server: string;
+let password: string;
+let signedRepo: TestRepo;
+let unsignedRepo: TestRepo;
+
+/** argocd with its own config file and HOME in the test's temp dir: nothing lands in ~/.config. */
+function argocd(config: string, ...args: string[]): Promise<RunResult> {
+  return run(argocdBin, [...args, '--config', join(dir, config)], { env: { ...process.env, HOME: join(dir, 'home'), XDG_CONFIG_HOME: join(dir, 'home', '.config'), ARGOCD_SERVER: '', ARGOCD_AUTH_TOKEN: '' } });
+}
+
+before(async () => {
+  if (skip) return;
+  world = createGpgWorld();
+  dir = mkdtempSync(join(tmpdir(), 'strait-argocd-cli-'));
+  mkdirSync(join(dir, 'home'));
+  store = tempEmbeddedStore();
+  svc = await startGitOpsService({ store, namespace: 'argocd', stateDir: dir, port: 0, tls: true });
+  server = `127.0.0.1:${svc.api.port}`;
+  const secret = await store.get<KubeObject & { data: Record<string, string> }>(Kinds.Secret, ADMIN_SECRET, 'argocd');
+  password = Buffer.from(secret!.data['admin.password']!, 'base64').toString();
+  writeFileSync(join(dir, 'alice.asc'), world.keys.alice.armored);
+  writeFileSync(join(dir, 'bob.asc'), world.keys.bob.armored);
+
+  const api = `${GROUPS.gitops}/v1alpha1`;
+  signedRepo = createRepo(world, 'signed-repo');
+  signedRepo.commit({ 'app/cm.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: signed-demo}\ndata: {v: "1"}\n' }, 'signed by alice', world.keys.alice);
+  unsignedRepo = createRepo(world, 'unsigned-repo');
+  unsignedRepo.commit({ 'app/cm.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: unsigned-demo}\ndata: {v: "1"}\n' }, 'unsigned');
+  await store.apply({ apiVersion: api, kind: 'AppProject', metadata: { name: 'signed', namespace: 'argocd' },
+    spec: { description: 'only alice', sourceRepos: ['*'], destinations: [{ server: '*', namespace: '*' }], signatureKeys: [{ keyID: world.keys.alice.keyID }] } });
+  for (const [name, repo] of [['guestbook', signedRepo], ['unsigned', unsignedRepo]] as const) {
+    await store.apply({ apiVersion: api, kind: 'Application', metadata: { name, namespace: 'argocd' },
+      spec: { project: 'signed', source: { repoURL: repo.dir, path: 'app', targetRevision: 'main' }, destination: { server: 'https://kubernetes.default.svc', namespace: 'default' } } });
+  }
+});
+
+after(async () => {
+  await svc?.close();
+  await store?.close();
+  world?.cleanup();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+test('argocd login over gRPC (TLS, --insecure) and over gRPC-web; a wrong password is Unauthenticated', { skip }, async () => {
+  const wrong = await argocd('grpc.yaml', 'login', server, '--username', 'admin', '--password', 'nope', '--insecure');
+  assert.notEqual(wrong.status, 0);
+  assert.match(wrong.stderr, /code = Unauthenticated desc = Invalid username or password/);
+  const ok = await argocd('grpc.yaml', 'login', server, '--username', 'admin', '--password', password, '--insecure');
+  assert.equal(ok.status, 0, ok.stderr);
+  assert.equal(ok.stdout, `'admin' logged in successfully\nContext '${server}' updated\n`);
+  const web = await argocd('web.yaml', 'login', server, '--username', 'admin', '--password', password, '--insecure', '--grpc-web');
+  assert.equal(web.status, 0, web.stderr);
+  assert.match(web.stdout, /'admin' logged in successfully/);
+  const rooted = await argocd('root.yaml', 'login', server, '--username', 'admin', '--password', password, '--insecure', '--grpc-web-root-path', '/argo-cd');
+  assert.equal(rooted.status, 0, rooted.stderr);
+  assert.equal(existsSync(join(dir, 'home', '.config', 'argocd')), false, 'nothing written outside --config');
+});
+
+test('argocd --plaintext against a control module without TLS: h2c gRPC and gRPC-web', { skip }, async () => {
+  const plain = await startGitOpsService({ store, namespace: 'argocd', stateDir: dir, port: 0, tls: false });
+  try {
+    const at = `127.0.0.1:${plain.api.port}`;
+    for (const [cfg, extra] of [['plain.yaml', []], ['plain-web.yaml', ['--grpc-web']]] as const) {
+      const login = await argocd(cfg, 'login', at, '--username', 'admin', '--password', password, '--plaintext', ...extra);
+      assert.equal(login.status, 0, login.stderr);
+      const who = await argocd(cfg, 'account', 'get-user-info');
+      assert.match(who.stdout, /^Logged In: true\nUsername: admin\n/, who.stderr);
+    }
+    // a TLS client against the plain port fails instead of sending the password in clear
+    const tls = await argocd('plain-tls.yaml', 'login', at, '--username', 'admin', '--password', password, '--insecure', '--skip-test-tls');
+    assert.notEqual(tls.status, 0);
+  } finally {
+    await plain.close();
+  }
+});
+
+test('argocd account get-user-info over gRPC and gRPC-web', { skip }, async () => {
+  for (const cfg of ['grpc.yaml', 'web.yaml']) {
+    const r = await argocd(cfg, 'account', 'get-user-info');
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stdout, /^Logged In: true\nUsername: admin\nIssuer: strait\n/);
+  }
+  const anonymous = await argocd('nobody.yaml', 'account', 'get-user-info', '--server', server, '--insecure');
+  assert.equal(anonymous.status, 0, anonymous.stderr);
+  assert.match(anonymous.stdout, /^Logged In: false\n/);
+});
+
+test('argocd gpg add --from, list -o json, get, rm; errors carry NotFound, InvalidArgument, Unauthenticated', { skip }, async () => {
+  const add = await argocd('grpc.yaml', 'gpg', 'add', '--from', join(dir, 'alice.asc'));
+  assert.equal(add.status, 0, add.stderr);
+  assert.match(add.stdout, /Created 1 key\(s\) from input file/);
+  const viaWeb = await argocd('web.yaml', 'gpg', 'add', '--from', join(dir, 'bob.asc'));
+  assert.equal(viaWeb.status, 0, viaWeb.stderr);
+
+  const list = await argocd('grpc.yaml', 'gpg', 'list', '-o', 'json');
+  assert.equal(list.status, 0, list.stderr);
+  const keys = JSON.parse(list.stdout) as { keyID: string; owner: string; subType: string }[];
+  assert.deepEqual(keys.map((k) => k.keyID).sort(), [world.keys.alice.keyID, world.keys.bob.keyID].sort());
+  assert.equal(keys.find((k) => k.keyID === world.keys.alice.keyID)?.owner, 'Alice Tester <alice@example.com>');
+
+  const get = await argocd('web.yaml', 'gpg', 'get', world.keys.alice.keyID);
+  assert.equal(get.status, 0, get.stderr);
+  assert.match(get.stdout, new RegExp(`Key ID:\\s+${world.keys.alice.keyID}\\n`));
+  assert.match(get.stdout, /-----BEGIN PGP PUBLIC KEY BLOCK-----/);
+
+  const rm = await argocd('grpc.yaml', 'gpg', 'rm', world.keys.bob.keyID);
+  assert.equal(rm.status, 0, rm.stderr);
+  assert.match(rm.stdout, new RegExp(`Deleted key with key ID ${world.keys.bob.keyID}`));
+  const gone = await argocd('grpc.yaml', 'gpg', 'get', world.keys.bob.keyID);
+  assert.notEqual(gone.status, 0);
+  assert.match(gone.stderr, /code = NotFound desc = no GnuPG public key with ID/);
+  const goneWeb = await argocd('web.yaml', 'gpg', 'get', world.keys.bob.keyID);
+  assert.match(goneWeb.stderr, /code = NotFound desc = no GnuPG public key with ID [0-9A-F]{16} is configured; 'strait gpg list'/, 'status and readable message in the gRPC-web headers');
+  const unserved = await argocd('grpc.yaml', 'cluster', 'list');
+  assert.match(unserved.stderr, /code = Unimplemented desc = unknown method \/cluster\.ClusterService\/List/);
+  const unservedWeb = await argocd('web.yaml', 'cluster', 'list');
+  assert.match(unservedWeb.stderr, /code = Unimplemented desc = unknown method \/cluster\.ClusterService\/List/);
+  const bad = await argocd('grpc.yaml', 'gpg', 'get', 'XYZ');
+  assert.match(bad.stderr, /code = InvalidArgument desc = XYZ is not a valid GnuPG key ID/);
+  const anonymous = await argocd('nobody.yaml', 'gpg', 'list', '--server', server, '--insecure');
+  assert.notEqual(anonymous.status, 0);
+  assert.match(anonymous.stderr, /code = Unauthenticated/);
+});
+
+test('argocd proj get, app list, app get', { skip }, async () => {
+  await waitFor(async () => (await store.get<KubeObject & { status?: { sync?: { status: string } } }>(Kinds.Application, 'unsigned', 'argocd'))?.status?.sync?.status, 20_000, 'first reconcile');
+  const proj = await argocd('grpc.yaml', 'proj', 'get', 'signed');
+  assert.equal(proj.status, 0, proj.stderr);
+  assert.match(proj.stdout, /Name:\s+signed\n/);
+  assert.match(proj.stdout, /Description:\s+only alice\n/);
+  assert.match(proj.stdout, new RegExp(`Signature keys:\\s+${world.keys.alice.keyID}`));
+  const missing = await argocd('grpc.yaml', 'proj', 'get', 'nope');
+  assert.match(missing.stderr, /code = NotFound/);
+
+  const list = await argocd('web.yaml', 'app', 'list');
+  assert.equal(list.status, 0, list.stderr);
+  assert.match(list.stdout, /^NAME\s+CLUSTER\s+NAMESPACE\s+PROJECT\s+STATUS/);
+  assert.match(list.stdout, /\bguestbook\b.*\bsigned\b/);
+  assert.match(list.stdout, /\bunsigned\b.*\bsigned\b/);
+
+  const get = await argocd('grpc.yaml', 'app', 'get', 'guestbook');
+  assert.equal(get.status, 0, get.stderr);
+  assert.match(get.stdout, /Name:\s+argocd\/guestbook\n/);
+  assert.match(get.stdout, /Project:\s+signed\n/);
+  assert.match(get.stdout, new RegExp(`Repo:\\s+${signedRepo.dir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\n`));
+});
+
+test('argocd app sync: a signed revision ends Synced; an unsigned one shows "Revision is not signed"', { skip }, async () => {
+  const ok = await argocd('grpc.yaml', 'app', 'sync', 'guestbook', '--timeout', '60');
+  assert.equal(ok.status, 0, ok.stdout + ok.stderr);
+  assert.match(ok.stdout, /Sync Status:\s+Synced to main \(/);
+  assert.match(ok.stdout, /Phase:\s+Succeeded\n/);
+  assert.ok(await store.get(Kinds.ConfigMap, 'signed-demo', 'default'), 'the signed manifest was applied');
+  const wait = await argocd('web.yaml', 'app', 'wait', 'guestbook', '--sync', '--timeout', '30');
+  assert.equal(wait.status, 0, wait.stdout + wait.stderr);
+  assert.match(wait.stdout, /Sync Status:\s+Synced to main/);
+
+  const refused = await argocd('web.yaml', 'app', 'sync', 'unsigned', '--timeout', '60');
+  assert.notEqual(refused.status, 0);
+  assert.match(refused.stdout + refused.stderr, /Revision is not signed/);
+  assert.match(refused.stderr, /Operation has completed with phase: Error/);
+  assert.equal(await store.get(Kinds.ConfigMap, 'unsigned-demo', 'default'), undefined, 'nothing applied');
+});
+
+test('argocd version shows the client and strait as the server', { skip }, async () => {
+  const r = await argocd('grpc.yaml', 'version');
+  assert.equal(r.status, 0, r.stderr);
+  assert.match(r.stdout, /^argocd: v3\.2\.6/m);
+  assert.match(r.stdout, /^argocd-server: v\d+\.\d+\.\d+\+strait$/m);
+});
