@@ -1,6 +1,7 @@
 // The daemons' small HTTP surface: GET /metrics (Prometheus text) and GET /records (JSON).
 import { createServer, type Server } from 'node:http';
 import type { Registry } from 'prom-client';
+import { startListening } from '../src/base/net/index.js';
 
 export async function serveStatus(listen: string, port: number, registry: Registry, records: () => unknown): Promise<{ server: Server; port: number }> {
   const server = createServer((req, res) => {
@@ -22,10 +23,6 @@ export async function serveStatus(listen: string, port: number, registry: Regist
     res.writeHead(404);
     res.end('not found: try /metrics or /records\n');
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, listen, () => resolve());
-  });
-  const addr = server.address();
-  return { server, port: typeof addr === 'object' && addr ? addr.port : port };
+  const addr = await startListening(server, { port, host: listen });
+  return { server, port: typeof addr === 'object' ? addr.port : port };
 }

@@ -13,16 +13,18 @@ import { basename, dirname } from 'node:path';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
-import { isStraitError } from '../../src/base/errors/index.js';
+import { E, isStraitError } from '../../src/base/errors/index.js';
 import { createLogger } from '../../src/base/log/index.js';
 import { Lifecycle } from '../../src/base/lifecycle/index.js';
 import { Registry, registerProxyMetrics } from '../../src/mesh/control/metrics/index.js';
 import { originalDst, SidecarProxy, type Address } from '../../src/mesh/dataplane/proxy/index.js';
+import { startListening } from '../../src/base/net/index.js';
+import { printedInfo, runEntry } from '../../daemon/entry.js';
 
 function hostPort(v: string | undefined, what: string): Address | undefined {
   if (v === undefined) return undefined;
   const m = /^(.+):(\d{1,5})$/.exec(v);
-  if (!m) throw new Error(`${what} must be HOST:PORT, got ${JSON.stringify(v)}`);
+  if (!m) throw E.usage(`${what} must be HOST:PORT, got ${JSON.stringify(v)}`, { value: v });
   return { host: (m[1] as string).replace(/^\[|\]$/g, ''), port: Number(m[2]) };
 }
 
@@ -37,7 +39,29 @@ async function body(req: IncomingMessage): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
+const HELP = `usage: strait-sidecar --config FILE [options]
+
+The sidecar proxy of one injected pod, inside the pod's network namespace (docs/mesh.md).
+Without --app / --outbound-destination it serves the connections redirected by the pod's
+nftables rules and reads SO_ORIGINAL_DST.
+
+  --config FILE                  configuration (JSON; re-read when it changes)
+  --inbound-port N               inbound listener (default 15006)
+  --outbound-port N              outbound listener (default 15001)
+  --admin HOST:PORT              admin API: GET/PUT /config, /metrics, /ready (default 127.0.0.1:15000)
+  --admin-socket PATH            the admin API on a unix socket instead
+  --bind ADDR                    address of the listeners (default 0.0.0.0)
+  --app HOST:PORT                forward inbound connections here (no redirect)
+  --outbound-destination HOST:PORT   forward outbound connections here (no redirect)
+  --uid N                        run as this uid once the listeners are bound
+  --config-ipc                   read the file once, then take configurations over IPC
+  --metrics HOST:PORT            Prometheus /metrics
+  -h, --help                     this help
+  -V, --version                  the version
+`;
+
 async function main(): Promise<void> {
+  if (printedInfo(process.argv, 'strait-sidecar', HELP)) return;
   const { values } = parseArgs({
     options: {
       config: { type: 'string' },
@@ -133,10 +157,7 @@ async function main(): Promise<void> {
     })();
   });
   const adminAddr = values['admin-socket'] ?? hostPort(values.admin, '--admin');
-  await new Promise<void>((r) => {
-    if (typeof adminAddr === 'string') admin.listen(adminAddr, r);
-    else admin.listen((adminAddr as Address).port, (adminAddr as Address).host, r);
-  });
+  await startListening(admin, typeof adminAddr === 'string' ? { path: adminAddr } : { port: (adminAddr as Address).port, host: (adminAddr as Address).host });
   life.onShutdown('admin', () => new Promise<void>((r) => admin.close(() => r())));
   if (values.metrics) {
     // Prometheus only, reachable from outside the pod (Istio's 15020); excluded from the redirect
@@ -145,7 +166,7 @@ async function main(): Promise<void> {
       if (req.method !== 'GET' || req.url !== '/metrics') { res.writeHead(404).end(); return; }
       void reg.metrics().then((t) => res.writeHead(200, { 'content-type': reg.contentType }).end(t));
     });
-    await new Promise<void>((r) => ms.listen(m.port, m.host, r));
+    await startListening(ms, { port: m.port, host: m.host });
     life.onShutdown('metrics', () => new Promise<void>((r) => ms.close(() => r())));
   }
   life.handleSignals(log);
@@ -162,7 +183,4 @@ async function main(): Promise<void> {
   log.info({ inbound: inbound.port, outbound: outbound.port }, 'sidecar ready');
 }
 
-main().catch((err) => {
-  console.error(`error ${isStraitError(err) ? err.code : 'STRAIT_ERR_INTERNAL'}: ${(err as Error).message}`);
-  process.exit(isStraitError(err) ? err.exitCode : 1);
-});
+runEntry(main);

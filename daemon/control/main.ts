@@ -19,12 +19,15 @@ import { Command } from 'commander';
 import { Registry } from 'prom-client';
 import { parse as parseYaml } from 'yaml';
 import { defineConfig, type ConfigSchema } from '../../src/base/config/index.js';
-import { E, isStraitError } from '../../src/base/errors/index.js';
+import { E } from '../../src/base/errors/index.js';
 import { Lifecycle } from '../../src/base/lifecycle/index.js';
 import { createLogger } from '../../src/base/log/index.js';
 import { IN_CLUSTER_SERVERS, startGitOpsService } from '../../src/gitops/control/index.js';
 import { connectStore, openEmbeddedStore, openKubernetesStore, type ResourceStore } from '../../src/platform/store/index.js';
 import { startKubernetesControl, webhookSettingsFromEnv } from './kubernetes.js';
+import { startListening } from '../../src/base/net/index.js';
+import { VERSION } from '../../src/platform/cli-kit/index.js';
+import { runEntry } from '../entry.js';
 
 interface ControlConfig {
   stateDir: string;
@@ -62,6 +65,8 @@ const config = defineConfig(schema, { prefix: 'control', renamed: { port: 'liste
 
 function parseArgs(argv: string[]): Readonly<ControlConfig> {
   const cmd = new Command('strait-control')
+    .description('the control module: GitOps (Argo CD API), mesh CA and policy, export/import sync, sidecar-injection webhook')
+    .version(`strait-control ${VERSION}`, '-V, --version')
     .option('--config <file>', 'YAML configuration file')
     .option('--state-dir <dir>', 'state directory (repository mirrors, embedded store)')
     .option('--namespace <ns>', "the controller's namespace")
@@ -156,10 +161,7 @@ async function main(): Promise<void> {
       res.end(text);
     }, () => res.writeHead(500).end());
   });
-  await new Promise<void>((resolve, reject) => {
-    metricsServer.once('error', reject);
-    metricsServer.listen(m.port, m.host, () => resolve());
-  });
+  await startListening(metricsServer, { port: m.port, host: m.host });
   life.onShutdown('metrics', () => new Promise<void>((r) => metricsServer.close(() => r())));
   const svc = await startGitOpsService({
     store, namespace: cfg.namespace, stateDir: cfg.stateDir, host, port, tls: !cfg.insecure,
@@ -186,11 +188,4 @@ async function main(): Promise<void> {
   process.send?.({ type: 'ready', ...ready });
 }
 
-main().catch((err: unknown) => {
-  if (isStraitError(err)) {
-    console.error(`error ${err.code}: ${err.message}`);
-    process.exit(err.exitCode);
-  }
-  console.error(`error STRAIT_ERR_INTERNAL: ${(err as Error)?.stack ?? String(err)}`);
-  process.exit(1);
-});
+runEntry(main);

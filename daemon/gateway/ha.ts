@@ -31,6 +31,7 @@ import type { Gateway } from '../../src/multicluster/dataplane/gateway/index.js'
 import { LEASE_KIND, LeaseElector, type LeaseSpec } from '../../src/multicluster/control/gateway-ha/index.js';
 import { markGatewayPassive, OPERATOR_NAMESPACE, startRecordsPublisher } from '../../src/multicluster/control/clusterset/index.js';
 import { connectStore, openKubernetesStore, type KubeObject, type ResourceStore } from '../../src/platform/store/index.js';
+import { startListening } from '../../src/base/net/index.js';
 
 export interface GatewayHa {
   elector: LeaseElector;
@@ -88,10 +89,7 @@ export async function startGatewayHa(gw: Gateway, log: Log, onLost: () => void, 
       s.on('error', () => undefined).on('close', () => clients.delete(s));
     });
     server = srv;
-    await new Promise<void>((resolve, reject) => {
-      srv.once('error', reject);
-      srv.listen(ha.port, self.address, () => resolve());
-    });
+    await startListening(srv, { port: ha.port, host: self.address });
   }
   let link: Socket | undefined;
   let linkTo: string | undefined;

@@ -54,6 +54,14 @@ export const E = {
     message: `${q(command)} failed (exit ${exit}): ${stderr.trim().slice(0, 500)}`,
     detail: { command, exit, stderr },
   })),
+  portInUse: def('STRAIT_ERR_PORT_IN_USE', EXIT.conflict, (address: string) => ({
+    message: `cannot listen on ${address}: the address is in use by another program; stop that program or choose another port`,
+    detail: { address },
+  })),
+  listenFailed: def('STRAIT_ERR_LISTEN_FAILED', EXIT.general, (address: string, reason: string) => ({
+    message: `cannot listen on ${address}: ${reason}`,
+    detail: { address, reason },
+  })),
   internal: def('STRAIT_ERR_INTERNAL', EXIT.general, (what: string) => ({ message: `internal error: ${what}`, detail: { what } })),
 
   // --- resources and stores ------------------------------------------------------

@@ -17,6 +17,7 @@ import { sendError } from './http-io.js';
 import { PushEvents, type PushListener } from './push-events.js';
 import { RepoFiles } from './repo-files.js';
 import { GithostService } from './service.js';
+import { startListening } from '../../base/net/index.js';
 
 export interface GithostOptions {
   stateDir: string;
@@ -100,18 +101,12 @@ export class GithostServer {
     return this.events.onPush(cb);
   }
 
-  listen(port = this.settings.port, host = this.settings.host): Promise<string> {
-    return new Promise((resolve, reject) => {
-      this.server.once('error', reject);
-      this.server.listen(port, host, () => {
-        this.server.off('error', reject);
-        const a = this.server.address() as AddressInfo;
-        const h = a.family === 'IPv6' ? `[${a.address}]` : a.address;
-        this.boundURL = `http://${h}:${a.port}`;
-        this.log.info({ url: this.url }, 'githost listening');
-        resolve(this.url);
-      });
-    });
+  async listen(port = this.settings.port, host = this.settings.host): Promise<string> {
+    const a = await startListening(this.server, { port, host }) as AddressInfo;
+    const h = a.family === 'IPv6' ? `[${a.address}]` : a.address;
+    this.boundURL = `http://${h}:${a.port}`;
+    this.log.info({ url: this.url }, 'githost listening');
+    return this.url;
   }
 
   async close(): Promise<void> {

@@ -19,6 +19,7 @@ import { normalizeKeyID } from '../../platform/signatures/index.js';
 import { checkToken, issueToken, passwordMatches, type AdminAccount } from './admin.js';
 import type { GitOpsController } from './controller.js';
 import type { Application } from './types.js';
+import { startListening } from '../../base/net/index.js';
 
 export interface ApiServerOptions {
   controller: GitOpsController;
@@ -176,11 +177,7 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer>
     });
   };
   const server = opts.tls ? createHttpsServer({ cert: opts.tls.cert, key: opts.tls.key }, listener) : createHttpServer(listener);
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(opts.port ?? 8080, opts.host ?? '127.0.0.1', () => resolve());
-  });
-  const port = (server.address() as AddressInfo).port;
+  const port = (await startListening(server, { port: opts.port ?? 8080, host: opts.host ?? '127.0.0.1' }) as AddressInfo).port;
   const host = opts.host ?? '127.0.0.1';
   return {
     server, port,

@@ -7,6 +7,7 @@ import { createServer, type Server, type Socket } from 'node:net';
 import dns2 from 'dns2';
 import { plausibleQuery } from './precheck.js';
 import { TTL_SECONDS, type DnsResolver } from './zone.js';
+import { startListening } from '../../base/net/index.js';
 
 const { Packet } = dns2;
 
@@ -128,8 +129,7 @@ export async function startDnsServer(opts: DnsServerOptions): Promise<RunningDns
   udp.bind(opts.port, opts.address);
   await once(udp, 'listening');
   const port = udp.address().port;
-  tcp.listen(port, opts.address);
-  await once(tcp, 'listening');
+  await startListening(tcp, { port, host: opts.address });
   return {
     stats,
     port,

@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { isStraitError } from '../../../base/errors/index.js';
 import type { SidecarOptions } from './patch.js';
 import { reviewAdmission } from './review.js';
+import { startListening } from '../../../base/net/index.js';
 
 export interface SidecarInjectorOptions extends SidecarOptions {
   /** PEM serving certificate (chain) and key */
@@ -55,12 +56,9 @@ export async function serveSidecarInjector(opts: SidecarInjectorOptions): Promis
       }
     });
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(opts.port ?? 0, opts.host ?? '127.0.0.1', () => resolve());
-  });
+  const addr = await startListening(server, { port: opts.port ?? 0, host: opts.host ?? '127.0.0.1' }) as AddressInfo;
   return {
-    port: (server.address() as AddressInfo).port,
+    port: addr.port,
     server,
     close: () => new Promise((r) => { server.closeAllConnections(); server.close(() => r()); }),
   };

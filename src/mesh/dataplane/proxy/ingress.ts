@@ -10,6 +10,7 @@ import { E } from '../../../base/errors/index.js';
 import { validateSidecarConfig, type OutboundPolicy, type ProxyIdentity } from './config.js';
 import { MESH_ALPN, spiffeChecker } from './identity.js';
 import type { Address } from './sidecar.js';
+import { startListening, type ListenTarget } from '../../../base/net/index.js';
 
 export interface IngressRoute {
   /** path prefix, "/" for everything */
@@ -132,25 +133,20 @@ export class IngressGateway {
   }
 
   listen(host: string, port: number): Promise<AddressInfo> {
-    return this.serve((server, done) => server.listen(port, host, done)).then((s) => s.address() as AddressInfo);
+    return this.serve({ port, host }).then((s) => s.address() as AddressInfo);
   }
 
   /** Also serve on a unix socket (reachable from every network namespace of a world). */
   async listenPath(path: string): Promise<void> {
     rmSync(path, { force: true }); // a socket left by an earlier run
-    await this.serve((server, done) => server.listen(path, done));
+    await this.serve({ path });
   }
 
-  private serve(start: (server: Server, done: () => void) => void): Promise<Server> {
+  private async serve(target: ListenTarget): Promise<Server> {
     const server = createServer({ keepAlive: true }, (req, res) => this.handle(req, res));
     this.servers.push(server);
-    return new Promise((resolve, reject) => {
-      server.once('error', reject);
-      start(server, () => {
-        server.off('error', reject);
-        resolve(server);
-      });
-    });
+    await startListening(server, target);
+    return server;
   }
 
   async close(): Promise<void> {

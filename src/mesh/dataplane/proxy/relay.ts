@@ -3,6 +3,7 @@
 // hand the descriptor in (listen {fd}); the socket stays in the host's namespace.
 import { connect, createServer, type AddressInfo, type Server } from 'node:net';
 import { splice } from './splice.js';
+import { startListening } from '../../../base/net/index.js';
 
 export type RelayListen = { host: string; port: number } | { fd: number };
 
@@ -13,7 +14,7 @@ export interface Relay {
 }
 
 /** `target`: a unix socket path, or a TCP address reachable from where the relay runs. */
-export function startRelay(listen: RelayListen, target: string | { host: string; port: number }): Promise<Relay> {
+export async function startRelay(listen: RelayListen, target: string | { host: string; port: number }): Promise<Relay> {
   const relay: Relay = { address: undefined, connections: 0, close: async () => {} };
   const server: Server = createServer({ allowHalfOpen: true }, (down) => {
     relay.connections++;
@@ -23,15 +24,7 @@ export function startRelay(listen: RelayListen, target: string | { host: string;
     splice(down, up);
   });
   relay.close = () => new Promise<void>((r) => server.close(() => r()));
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    const done = (): void => {
-      server.off('error', reject);
-      const a = server.address();
-      relay.address = a && typeof a === 'object' ? a : undefined;
-      resolve(relay);
-    };
-    if ('fd' in listen) server.listen({ fd: listen.fd }, done);
-    else server.listen(listen.port, listen.host, done);
-  });
+  const a = await startListening(server, listen);
+  relay.address = typeof a === 'object' ? a : undefined;
+  return relay;
 }

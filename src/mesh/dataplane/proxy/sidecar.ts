@@ -12,6 +12,7 @@ import { classifyTlsError, ProxyMetrics } from './metrics.js';
 import { decode as decodeHello, MAX_RECORD } from '../../wire/tls-hello/index.js';
 import { sniffTls } from './sniff.js';
 import { connectSpliced, resetSocket, splice } from './splice.js';
+import { startListening } from '../../../base/net/index.js';
 
 export interface Address {
   host: string;
@@ -146,15 +147,10 @@ export class SidecarProxy {
     return this.listen(server, 'outbound', o.host, o.port);
   }
 
-  private listen(server: Server, kind: 'inbound' | 'outbound', host: string, port: number): Promise<AddressInfo> {
-    return new Promise((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(port, host, () => {
-        server.off('error', reject);
-        this.listeners.push({ server, kind });
-        resolve(server.address() as AddressInfo);
-      });
-    });
+  private async listen(server: Server, kind: 'inbound' | 'outbound', host: string, port: number): Promise<AddressInfo> {
+    const addr = await startListening(server, { port, host }) as AddressInfo;
+    this.listeners.push({ server, kind });
+    return addr;
   }
 
   private track(sock: Socket): void {
