@@ -3,7 +3,31 @@
 # and `npm test` (through scripts/ensure-system.mjs) and usable by hand.
 #   scripts/setup-system.sh           install what is missing
 #   scripts/setup-system.sh --check   exit 1 and list what is missing, install nothing
+# It also checks the Go toolchain that `npm test` uses to build its Kubernetes peers
+# (kube-apiserver, kubectl: test/k8s/build-apiserver.sh) and says how to get it; Go is not
+# a Debian package here (Debian 12's golang-go is 1.19, older than test/k8s/apiserver/go.mod
+# needs), so the script never installs it and a missing Go does not fail it.
 set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+
+# The Go version test/k8s/apiserver/go.mod asks for (its `go` line, e.g. 1.24.0 -> 1.24).
+go_wanted="$(awk '$1=="go" {print $2}' "$here/../test/k8s/apiserver/go.mod" 2>/dev/null | cut -d. -f1,2)"
+go_wanted="${go_wanted:-1.24}"
+# Prints one line about Go; returns 1 when it is missing or too old.
+check_go() {
+  local have
+  if ! command -v go >/dev/null 2>&1; then
+    echo "strait: Go >= $go_wanted is not installed: 'npm test' skips its Kubernetes tests without it (it builds kube-apiserver with Go; Debian 12's golang-go is 1.19, too old): install Go $go_wanted or newer from https://go.dev/dl/ and put its bin/ on PATH" >&2
+    return 1
+  fi
+  have="$(go env GOVERSION 2>/dev/null | sed -n 's/^go\([0-9]*\.[0-9]*\).*/\1/p')"
+  if [ -z "$have" ] || [ "$(printf '%s\n%s\n' "$go_wanted" "$have" | sort -V | head -n1)" != "$go_wanted" ]; then
+    echo "strait: Go ${have:-(unknown version)} at $(command -v go) is older than $go_wanted, which 'npm test' needs to build kube-apiserver (test/k8s/apiserver/go.mod): install Go $go_wanted or newer from https://go.dev/dl/ and put it first on PATH" >&2
+    return 1
+  fi
+  echo "strait: Go $have found ($(command -v go)); 'npm test' builds kube-apiserver with it" >&2
+  return 0
+}
 
 # command -> Debian package that provides it
 declare -A PKG=(
@@ -43,12 +67,19 @@ done
 # de-duplicate
 mapfile -t missing < <(printf '%s\n' "${missing[@]}" | sort -u | sed '/^$/d')
 
-if [ "${#missing[@]}" -eq 0 ]; then
-  exit 0
-fi
 if [ "${1:-}" = "--check" ]; then
-  echo "missing Debian packages: ${missing[*]} (run scripts/setup-system.sh as root)" >&2
+  check_go || true
+  if [ "${#missing[@]}" -eq 0 ]; then
+    echo "strait: all ${#PKG[@]} system commands strait needs are installed" >&2
+    exit 0
+  fi
+  echo "strait: missing Debian packages: ${missing[*]} (run scripts/setup-system.sh as root)" >&2
   exit 1
+fi
+if [ "${#missing[@]}" -eq 0 ]; then
+  # quiet on the everyday path (npm start, npm test): only a Go problem is worth a line
+  check_go >/dev/null 2>&1 || check_go || true
+  exit 0
 fi
 if [ "$(id -u)" -ne 0 ]; then
   echo "strait: these Debian packages are missing: ${missing[*]}" >&2
@@ -62,3 +93,4 @@ echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 echo "strait: Debian packages installed" >&2
+check_go || true

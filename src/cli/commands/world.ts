@@ -10,7 +10,7 @@ import { E } from '../../base/errors/index.js';
 import { canUseUserNamespaces, privateTreeCommand } from '../../platform/netns/index.js';
 import type { WorldState } from '../../world/supervisor/index.js';
 import { formatJson, formatTable, parseOutputFormat, resolveStateDir, stateFiles, takesGlobals } from '../../platform/cli-kit/index.js';
-import { findPod, isAlive, podExecArgv, readWorldRecord, removeWorldRecord, runningWorld, writeWorldRecord, type WorldRecord } from '../world-file.js';
+import { downCommand, findPod, isAlive, podExecArgv, readWorldRecord, removeWorldRecord, runningWorld, writeWorldRecord, type WorldRecord } from '../world-file.js';
 
 const here = (rel: string): string => fileURLToPath(new URL(rel, import.meta.url));
 // dist/src/cli/commands/world.js -> dist/daemon/world.js
@@ -205,7 +205,7 @@ async function upDetached(stateDir: string, worldFile: string | undefined, ingre
   while (Date.now() < deadline) {
     const rec = readWorldRecord(stateDir);
     if (rec && rec.pid === child.pid && rec.status === 'ready') {
-      console.log(`${summary(rec)}; running in the background (pid ${rec.pid}); 'strait down' stops it`);
+      console.log(`${summary(rec)}; running in the background (pid ${rec.pid}); '${downCommand(stateDir)}' stops it`);
       return 0;
     }
     if (exited !== null) break;

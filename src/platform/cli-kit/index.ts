@@ -5,3 +5,4 @@ export * from './state-dir.js';
 export * from './global-options.js';
 export * from './store-options.js';
 export * from './version.js';
+export * from './process-alive.js';
