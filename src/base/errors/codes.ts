@@ -33,9 +33,9 @@ export const E = {
     message: `invalid configuration at ${path}: ${q(value)} ${rule}`,
     detail: { path, value, rule },
   })),
-  configUnknownKey: def('STRAIT_ERR_CONFIG_UNKNOWN_KEY', EXIT.usage, (path: string, key: string) => ({
-    message: `unknown configuration key ${q(key)} at ${path || '(top level)'}; remove it or check its spelling`,
-    detail: { path, key },
+  configUnknownKey: def('STRAIT_ERR_CONFIG_UNKNOWN_KEY', EXIT.usage, (path: string, key: string, suggestion?: string) => ({
+    message: `unknown configuration key ${q(key)} at ${path || '(top level)'}; ${suggestion ? `did you mean ${q(suggestion)}?` : 'remove it or check its spelling'}`,
+    detail: { path, key, ...(suggestion ? { suggestion } : {}) },
   })),
   configRenamedKey: def('STRAIT_ERR_CONFIG_RENAMED_KEY', EXIT.usage, (path: string, oldKey: string, newKey: string) => ({
     message: `configuration key ${q(oldKey)} at ${path || '(top level)'} was renamed to ${q(newKey)}; use ${q(newKey)} instead`,
@@ -121,6 +121,10 @@ export const E = {
   worldInvalid: def('STRAIT_ERR_WORLD_INVALID', EXIT.usage, (path: string, value: unknown, rule: string) => ({
     message: `invalid world at ${path}: ${q(value)} ${rule}`,
     detail: { path, value, rule },
+  })),
+  worldParse: def('STRAIT_ERR_WORLD_PARSE', EXIT.usage, (path: string, reason: string) => ({
+    message: `world file ${q(path)} is not valid YAML/JSON: ${reason}`,
+    detail: { path, reason },
   })),
   worldNotRunning: def('STRAIT_ERR_WORLD_NOT_RUNNING', EXIT.unavailable, (stateDir: string) => ({
     message: `no world is running with state dir ${q(stateDir)}; start one with 'strait up'`,

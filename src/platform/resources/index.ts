@@ -4,3 +4,4 @@ export { allKinds, findKind, kindOf } from './lookup.js';
 export { validateObject, type ManifestOrigin } from './validate.js';
 export { loadManifests, parseManifests, type LoadedManifest } from './load.js';
 export { SCHEMAS, type Schema } from './schemas/index.js';
+export { describeYamlError, placeYamlError, type YamlErrorPlace } from './yaml-error.js';

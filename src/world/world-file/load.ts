@@ -1,6 +1,7 @@
 // Reading a world file (YAML or JSON) or the built-in default.
 import { readFileSync } from 'node:fs';
-import { parse } from 'yaml';
+import { parseDocument } from 'yaml';
+import { describeYamlError } from '../../platform/resources/index.js';
 import { E } from '../../base/errors/index.js';
 import { DEFAULT_WORLD, parseWorld, type WorldFile } from './config.js';
 
@@ -12,11 +13,9 @@ export function loadWorld(path?: string): Readonly<WorldFile> {
   } catch (err) {
     throw E.fileUnreadable(path, (err as Error).message);
   }
-  let data: unknown;
-  try {
-    data = parse(text);
-  } catch (err) {
-    throw E.worldInvalid(path, text.slice(0, 40), `is not valid YAML: ${(err as Error).message}`);
-  }
+  const doc = parseDocument(text, { prettyErrors: true });
+  const bad = doc.errors[0];
+  if (bad) throw E.worldParse(path, describeYamlError(bad, text));
+  const data: unknown = doc.toJS({ maxAliasCount: 100 });
   return parseWorld(data, path);
 }
