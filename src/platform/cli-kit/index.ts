@@ -6,3 +6,4 @@ export * from './global-options.js';
 export * from './store-options.js';
 export * from './version.js';
 export * from './process-alive.js';
+export * from './jsonpath-template.js';
