@@ -324,7 +324,7 @@ export const E = {
     detail: { path, value, rule },
   })),
   meshWorkloadNotFound: def('STRAIT_ERR_MESH_WORKLOAD_NOT_FOUND', EXIT.notFound, (ref: string, known: string[]) => ({
-    message: `pod ${q(ref)} not found among the mesh resources; known pods: ${known.slice(0, 20).join(', ') || '(none)'}`,
+    message: `no pod or Deployment ${q(ref)} among the mesh resources; known pods: ${known.slice(0, 20).join(', ') || '(none)'}`,
     detail: { ref, known },
   })),
   meshCheckFailed: def('STRAIT_ERR_MESH_CHECK_FAILED', EXIT.general, (errors: number) => ({
