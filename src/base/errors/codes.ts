@@ -239,6 +239,10 @@ export const E = {
     message: `cannot fetch ${q(repo)}: ${reason.trim().slice(0, 500)}`,
     detail: { repo, reason },
   })),
+  syncFailed: def('STRAIT_ERR_GITOPS_SYNC_FAILED', EXIT.general, (app: string, revision: string | undefined, reason: string) => ({
+    message: `sync of Application ${q(app)}${revision ? ` to ${revision.slice(0, 12)}` : ''} did not succeed: ${reason}`,
+    detail: { app, revision, reason },
+  })),
 
   // --- tunnel, VXLAN and the gateway/agent data plane ------------------------------
   tunnelMalformed: def('STRAIT_ERR_TUNNEL_MALFORMED', EXIT.usage, (what: string, offset: number, rule: string) => ({

@@ -225,9 +225,15 @@ const stepCompare: Step = async (ctx) => {
 const stepSync: Step = async (ctx) => {
   const policy = ctx.app.spec?.syncPolicy;
   const automated = policy?.automated ?? undefined;
-  const lastSynced = ctx.app.status?.operationState?.phase === 'Succeeded' ? ctx.app.status.operationState.syncResult?.revision : undefined;
+  const lastOp = ctx.app.status?.operationState;
+  const lastSynced = lastOp?.phase === 'Succeeded' ? lastOp.syncResult?.revision : undefined;
   const revision = (ctx.resolved as ResolvedRevision).commit;
-  const should = ctx.manualSync || (automated !== undefined && automated !== null && ctx.outOfSync === true
+  const auto = automated !== undefined && automated !== null;
+  // a new target after a failed or refused attempt is synced even when the live state already
+  // matches it: the last operation then speaks of this revision, not of the one it refused
+  const retargetAfterFailure = auto && lastOp !== undefined && lastOp.phase !== 'Succeeded'
+    && (lastOp.operation?.sync.revision ?? '') !== revision && lastSynced !== revision;
+  const should = ctx.manualSync || retargetAfterFailure || (auto && ctx.outOfSync === true
     && (revision !== lastSynced || automated.selfHeal === true || lastSynced === undefined));
   if (!should) return;
   const dest = ctx.dest as ResourceStore;
@@ -311,14 +317,19 @@ export async function reconcileApplication(app: Application, deps: ReconcileDeps
   if (failure) {
     const old = (prev.conditions ?? []).find((c) => c.type === failure!.conditionType && c.message === failure!.message);
     status.conditions = [...keep, { type: failure.conditionType, status: 'True', reason: failure.reason, message: failure.message, lastTransitionTime: old?.lastTransitionTime ?? now }];
+    const lastResult = prev.operationState?.syncResult;
+    const attempted = ctx.resolved?.commit;
+    const errorOp = { phase: 'Error' as const, message: failure.message, startedAt: started, finishedAt: now,
+      operation: { sync: attempted ? { revision: attempted } : {} }, ...(lastResult ? { syncResult: lastResult } : {}) };
     if (failure.opts.syncError) {
       // the sync attempt is refused: nothing applied, the last synced state is kept
       status.sync = { ...(prev.sync ?? {}), status: 'Sync Error', comparedTo: { ...(src ? { source: src } : {}), ...(destination ? { destination } : {}) } };
-      const lastResult = prev.operationState?.syncResult;
-      status.operationState = { phase: 'Error', message: failure.message, startedAt: started, finishedAt: now, ...(lastResult ? { syncResult: lastResult } : {}) };
+      status.operationState = errorOp;
       result = 'refused';
     } else {
       status.sync = { ...(prev.sync ?? {}), status: prev.sync?.status === 'Synced' ? 'Synced' : 'Unknown' };
+      // a sync that was asked for and could not run is an operation that failed, not the last one's result
+      if (ctx.manualSync) status.operationState = errorOp;
       result = 'failed';
     }
     if (failure.opts.eventReason) events.push({ type: 'Warning', reason: failure.opts.eventReason, message: failure.message });
@@ -332,6 +343,7 @@ export async function reconcileApplication(app: Application, deps: ReconcileDeps
       const signer = ctx.signature?.status === 'valid' ? `${ctx.signature.signer} (${ctx.signature.keyID})` : undefined;
       status.operationState = {
         phase: 'Succeeded', message: 'successfully synced (all tasks run)', startedAt: started, finishedAt: now,
+        operation: { sync: { revision } },
         syncResult: { revision, ...(signer ? { signer } : {}), resources: ctx.resources ?? [] },
       };
       const history = prev.history ?? [];
