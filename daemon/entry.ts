@@ -2,18 +2,20 @@
 // `--version`/`-V` print and exit 0 before anything starts, and a failure ends the process
 // with one line `error STRAIT_ERR_…: message` and the code's exit status. Only a bug (an
 // error that is no StraitError) prints a stack, as STRAIT_ERR_INTERNAL.
-import { CommanderError } from 'commander';
 import { isStraitError } from '../src/base/errors/index.js';
-import { VERSION } from '../src/platform/cli-kit/index.js';
 
-/** `name --help` / `name --version`: print and return true (the caller returns at once). */
-export function printedInfo(argv: readonly string[], name: string, help: string): boolean {
+/**
+ * `name --help` / `name --version`: print and resolve true (the caller returns at once). The
+ * version is loaded only when asked: the data-plane processes stay light (process-weight test).
+ */
+export async function printedInfo(argv: readonly string[], name: string, help: string): Promise<boolean> {
   const args = argv.slice(2);
   if (args.includes('--help') || args.includes('-h')) {
     process.stdout.write(help.endsWith('\n') ? help : `${help}\n`);
     return true;
   }
   if (args.includes('--version') || args.includes('-V')) {
+    const { VERSION } = await import('../src/platform/cli-kit/index.js');
     process.stdout.write(`${name} ${VERSION}\n`);
     return true;
   }
@@ -22,9 +24,11 @@ export function printedInfo(argv: readonly string[], name: string, help: string)
 
 /** The exit status and the line on stderr for an error that ended an entry's main. */
 export function entryFailure(err: unknown): { exitCode: number; message?: string } {
-  if (err instanceof CommanderError) {
-    // commander has printed its own message (help, version, or a usage error)
-    return { exitCode: err.exitCode === 0 ? 0 : 2 };
+  // a CommanderError (its code starts with "commander."; not imported: the data-plane
+  // entries load no commander): commander has printed its message (help, version, usage)
+  const c = err as { code?: unknown; exitCode?: unknown } | undefined;
+  if (typeof c?.code === 'string' && c.code.startsWith('commander.') && typeof c.exitCode === 'number') {
+    return { exitCode: c.exitCode === 0 ? 0 : 2 };
   }
   if (isStraitError(err)) return { exitCode: err.exitCode, message: `error ${err.code}: ${err.message}` };
   const code = (err as NodeJS.ErrnoException | undefined)?.code;

@@ -44,7 +44,7 @@ Environment:
 `;
 
 async function main(): Promise<void> {
-  if (printedInfo(process.argv, 'strait-mesh-agent', HELP)) return;
+  if (await printedInfo(process.argv, 'strait-mesh-agent', HELP)) return;
   const cluster = env('STRAIT_CLUSTER');
   const stateDir = env('STRAIT_STATE_DIR');
   const socketPath = env('STRAIT_STORE_SOCKET');

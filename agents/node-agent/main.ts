@@ -16,7 +16,7 @@ effect at once), SIGTERM stops.
 `;
 
 async function main(): Promise<void> {
-  if (printedInfo(process.argv, 'strait-node-agent', HELP)) return;
+  if (await printedInfo(process.argv, 'strait-node-agent', HELP)) return;
   const path = configPathFromArgv(process.argv, 'strait-node-agent');
   const d = await runNodeAgentDaemon(readConfigFile(path));
   console.log(JSON.stringify({ msg: 'node agent started', node: d.agent.config.nodeName, tun: d.agent.tunName, vxlanPort: d.agent.vxlanPort, metricsPort: d.metricsPort }));

@@ -61,7 +61,7 @@ nftables rules and reads SO_ORIGINAL_DST.
 `;
 
 async function main(): Promise<void> {
-  if (printedInfo(process.argv, 'strait-sidecar', HELP)) return;
+  if (await printedInfo(process.argv, 'strait-sidecar', HELP)) return;
   const { values } = parseArgs({
     options: {
       config: { type: 'string' },

@@ -26,7 +26,7 @@ HA (an \`ha\` section): active/passive through a coordination.k8s.io/v1 Lease.
 `;
 
 async function main(): Promise<void> {
-  if (printedInfo(process.argv, 'strait-gateway', HELP)) return;
+  if (await printedInfo(process.argv, 'strait-gateway', HELP)) return;
   const path = configPathFromArgv(process.argv, 'strait-gateway');
   const cfg = readConfigFile(path);
   // Kubernetes (deploy/gateway.yaml): the node name from the downward API names this gateway

@@ -36,7 +36,7 @@ re-read when it changes.
 `;
 
 async function main(): Promise<void> {
-  if (printedInfo(process.argv, 'strait-mesh-ingress', HELP)) return;
+  if (await printedInfo(process.argv, 'strait-mesh-ingress', HELP)) return;
   const { values } = parseArgs({ options: {
     config: { type: 'string' }, listen: { type: 'string', default: '0.0.0.0:15080' }, 'listen-unix': { type: 'string' }, metrics: { type: 'string' },
   } });

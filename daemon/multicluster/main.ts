@@ -14,7 +14,7 @@ clusterset.local DNS server, /metrics. SIGTERM stops.
 `;
 
 async function main(): Promise<void> {
-  if (printedInfo(process.argv, 'strait-multicluster', HELP)) return;
+  if (await printedInfo(process.argv, 'strait-multicluster', HELP)) return;
   const path = configPathFromArgv(process.argv, 'strait-multicluster');
   const d = await runMulticlusterDaemon(readConfigFile(path));
   console.log(JSON.stringify({ msg: 'multicluster control started', cluster: d.agent.clusterId, dnsPort: d.dns?.port, metricsPort: d.metricsPort }));
