@@ -30,6 +30,6 @@ test('no compiled product module imports @kubernetes/client-node statically', ()
   }
   assert.deepEqual(offenders, []);
   // and the Kubernetes store does load it, dynamically
-  const idx = readFileSync(join(root, 'dist', 'src', 'control', 'store', 'kubernetes', 'index.js'), 'utf8');
+  const idx = readFileSync(join(root, 'dist', 'src', 'platform', 'store', 'kubernetes', 'index.js'), 'utf8');
   assert.match(idx, /import\(['"]@kubernetes\/client-node['"]\)/);
 });
