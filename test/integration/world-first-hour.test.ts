@@ -74,6 +74,12 @@ describe('a fresh world, as a new user meets it', () => {
     assert.equal(out.split('\n').filter((l) => l.includes('a line written while following')).length, 1, 'printed once');
   });
 
+  test('a second strait up on the same state dir names the down command with that state dir', () => {
+    const r = strait(['up', '--detach', ...S()]);
+    assert.equal(r.status, 4, r.stderr);
+    assert.match(r.stderr, new RegExp(`stop it with 'strait down --state-dir ${world.stateDir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}'`));
+  });
+
   test('strait get -o jsonpath reads the world\'s objects', () => {
     const r = strait(['get', 'svc', 'echo', '-o', 'jsonpath={.spec.clusterIP}', ...S()]);
     assert.equal(r.status, 0, r.stderr);

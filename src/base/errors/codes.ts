@@ -130,8 +130,8 @@ export const E = {
     message: `no world is running with state dir ${q(stateDir)}; start one with 'strait up'`,
     detail: { stateDir },
   })),
-  worldRunning: def('STRAIT_ERR_WORLD_RUNNING', EXIT.conflict, (stateDir: string, pid: number) => ({
-    message: `a world is already running with state dir ${q(stateDir)} (pid ${pid}); stop it with 'strait down' or pick another --state-dir`,
+  worldRunning: def('STRAIT_ERR_WORLD_RUNNING', EXIT.conflict, (stateDir: string, pid: number, stop = 'strait down') => ({
+    message: `a world is already running with state dir ${q(stateDir)} (pid ${pid}); stop it with '${stop}' or pick another --state-dir`,
     detail: { stateDir, pid },
   })),
   podNotFound: def('STRAIT_ERR_POD_NOT_FOUND', EXIT.notFound, (ref: string) => ({

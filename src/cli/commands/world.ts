@@ -35,7 +35,7 @@ function summary(rec: WorldState): string {
 function prepareStateDir(stateDir: string): void {
   mkdirSync(join(stateDir, 'logs'), { recursive: true });
   const rec = readWorldRecord(stateDir);
-  if (rec && isAlive(rec.pid)) throw E.worldRunning(stateDir, rec.pid);
+  if (rec && isAlive(rec.pid)) throw E.worldRunning(stateDir, rec.pid, downCommand(stateDir));
   // leftovers of a world that was killed
   rmSync(stateFiles(stateDir).world, { force: true });
   rmSync(stateFiles(stateDir).storeSocket, { force: true });
