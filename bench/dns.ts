@@ -1,4 +1,4 @@
-// clusterset.local DNS benchmark (issue 4):
+// clusterset.local DNS benchmark (docs/multicluster.md, Benchmark):
 //   1. A-query throughput with dnsperf against strait's clusterset DNS and against CoreDNS
 //      (built from the Go module proxy by scripts/build-coredns.sh into a cache dir outside
 //      the repo), both serving the same records (CoreDNS from a zone file), same run.

@@ -1,4 +1,4 @@
-// Gateway HA failover (issue 3: "on loss of the active one traffic resumes within 1 s").
+// Gateway HA failover: on loss of the active gateway traffic resumes within 1 s (docs/gateway-and-agent.md).
 // A world with two gateway nodes in cluster-a (test/helpers/world-ha.ts); cluster-a's
 // client sends an HTTP request over a fresh TCP connection every 10 ms to cluster-b's echo
 // (agent -> VXLAN -> active gateway -> PSK tunnel -> ...). The failover time is the

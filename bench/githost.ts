@@ -1,4 +1,4 @@
-// Benchmark of the code-hosting server (issue 6), all on loopback, bounded:
+// Benchmark of the code-hosting server (docs/githost.md, Benchmark), all on loopback, bounded:
 //   1. token-authenticated GET /api/v1/users/{u}: requests/s and p50/p99 latency,
 //      against a peer: a bare node:http server answering a static JSON of the same size;
 //   2. push and clone of a 1,000-commit repository over HTTP (git http-backend),

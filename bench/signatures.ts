@@ -1,4 +1,4 @@
-// Signed GitOps benchmarks (issue 7). Run: node dist/bench/signatures.js [--commits N] [--apps N]
+// Signed GitOps benchmarks (docs/gitops.md, Benchmark). Run: node dist/bench/signatures.js [--commits N] [--apps N]
 //   1. per-commit signature verification: in process (openpgp.js, what the controller
 //      does) vs `git verify-commit` (real gpg), same commits, same run; goal >= 20x.
 //   2. time to reconcile N (1,000) Applications of an enforcing project from a cold

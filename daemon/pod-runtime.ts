@@ -46,7 +46,7 @@ async function startPod(p: RuntimePod): Promise<Serving> {
       registers: [registry],
       collect() { this.reset(); this.inc(echo.counters.requests); },
     });
-    const metrics = await serveMetrics(registry, p.metricsPort, '0.0.0.0', listenInNetns(p.netns, '0.0.0.0', p.metricsPort));
+    const metrics = await serveMetrics(registry, { fd: listenInNetns(p.netns, '0.0.0.0', p.metricsPort) });
     return { key: keyOf(p), echo, metrics };
   } catch (err) {
     await echo.close();

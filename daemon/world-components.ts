@@ -19,10 +19,10 @@
 // http://198.18.0.1:3000 for every pod and node, and the control module of the first
 // cluster (docs/gitops.md) at http://198.18.0.1:8080. And the mesh (docs/mesh.md): per cluster
 // the mesh agent in the world root and the ingress gateway on the gateway node.
-import { accessSync, constants, mkdirSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { WORLD_GITHOST_PORT, type Component, type ComponentContext, type PlanCluster, type PlanNode, type WorldPlan } from '../src/world/supervisor/index.js';
+import { WORLD_CONTROL_PORT, WORLD_GITHOST_PORT, type Component, type ComponentContext, type PlanCluster, type PlanNode, type WorldPlan } from '../src/world/supervisor/index.js';
 import { meshComponents } from './mesh-components.js';
 
 /** absolute path of a compiled entry next to this file (dist/daemon/...) */
@@ -48,6 +48,9 @@ function tunReason(): string | undefined {
 function tunnelComponents(plan: WorldPlan, ctx: ComponentContext): Component[] {
   const dir = join(ctx.stateDir, 'tunnel');
   mkdirSync(dir, { recursive: true, mode: 0o700 });
+  // a PSK left by an earlier run is not this run's: the world joins again with its new store
+  // token (a new PSK), and the gateways wait for the multicluster daemon to write that one
+  for (const c of plan.clusters) rmSync(pskFileOf(ctx, c), { force: true });
   const noTun = tunReason();
   if (noTun) {
     ctx.log.warn({ reason: noTun }, 'no tunnels between the clusters: TUN devices cannot be opened (run as root, or chmod 0666 /dev/net/tun)');
@@ -131,7 +134,10 @@ function githostComponent(plan: WorldPlan, ctx: ComponentContext): Component {
   const port = WORLD_GITHOST_PORT;
   const file = join(ctx.stateDir, 'githost-world.json');
   writeFileSync(file, JSON.stringify({
-    host: '0.0.0.0', port, baseURL: `http://${plan.internet.rootIP}:${port}`, allowLocalNetworks: true, allowImportLocal: true,
+    // its public address (Gitea's ROOT_URL): the links it hands out (clone_url, html_url,
+    // the API's error links) name the host's loopback port when `strait up` published one,
+    // since people use them from the host; inside the world it is http://198.18.0.1:3000
+    host: '0.0.0.0', port, baseURL: ctx.hostURLs.githost ?? `http://${plan.internet.rootIP}:${port}`, allowLocalNetworks: true, allowImportLocal: true,
     // pushes reach the control module at once (docs/gitops.md)
     pushWebhooks: [`http://127.0.0.1:${CONTROL_PORT}/api/webhook`],
   }, null, 2) + '\n');
@@ -145,7 +151,7 @@ function githostComponent(plan: WorldPlan, ctx: ComponentContext): Component {
   };
 }
 
-const CONTROL_PORT = 8080;
+const CONTROL_PORT = WORLD_CONTROL_PORT;
 
 /**
  * The control module of the first cluster (cluster-a): GitOps sync with signature
@@ -165,7 +171,16 @@ function controlComponent(plan: WorldPlan, ctx: ComponentContext): Component | u
       '--listen', `0.0.0.0:${CONTROL_PORT}`, '--metrics-listen', `0.0.0.0:${ctx.metricsPort + 2}`],
     ready: 'ipc',
     metrics: `${plan.internet.rootIP}:${ctx.metricsPort + 2}`,
-    env: { STRAIT_CLUSTER: own.name },
+    env: {
+      STRAIT_CLUSTER: own.name,
+      // repoURLs copied from the code-hosting server's links name its host URL: git fetches
+      // them from inside the world (url.<inWorld>.insteadOf <host URL>, git-config(1))
+      ...(ctx.hostURLs.githost && plan.githost ? {
+        GIT_CONFIG_COUNT: '1',
+        GIT_CONFIG_KEY_0: `url.http://${plan.internet.rootIP}:${WORLD_GITHOST_PORT}/.insteadOf`,
+        GIT_CONFIG_VALUE_0: `${ctx.hostURLs.githost}/`,
+      } : {}),
+    },
   };
 }
 
@@ -174,7 +189,7 @@ function controlComponent(plan: WorldPlan, ctx: ComponentContext): Component | u
  * export/import controllers, and publishing the gateway's records. The first cluster's
  * deploys the broker and joins every cluster (<state>/broker-info.subm).
  */
-function multiclusterComponents(plan: WorldPlan, ctx: ComponentContext): Component[] {
+function multiclusterComponents(plan: WorldPlan, ctx: ComponentContext, gatewaysRun: boolean): Component[] {
   const out: Component[] = [];
   const first = plan.clusters[0];
   for (const c of plan.clusters) {
@@ -183,7 +198,8 @@ function multiclusterComponents(plan: WorldPlan, ctx: ComponentContext): Compone
       clusterId: c.name,
       store: { socket: ctx.storeSocket, tokenFile: ctx.storeTokenFile },
       dns: { enabled: false },
-      ...(gw && plan.tunnels ? {
+      // the gateways' records, when gateways run (no TUN device: none, and nothing to wait for)
+      ...(gw && gatewaysRun ? {
         records: {
           url: `http://${gw.underlayIP}:${ctx.metricsPort}/records`,
           standbyUrls: gatewaysOf(c).filter((g) => g !== gw).map((g) => `http://${g.underlayIP}:${ctx.metricsPort}/records`),
@@ -211,10 +227,11 @@ function multiclusterComponents(plan: WorldPlan, ctx: ComponentContext): Compone
 }
 
 export function worldComponents(plan: WorldPlan, ctx: ComponentContext): Component[] {
+  const tunnels = plan.tunnels ? tunnelComponents(plan, ctx) : [];
   return [
-    ...(plan.tunnels ? tunnelComponents(plan, ctx) : []),
+    ...tunnels,
     ...(plan.githost ? [githostComponent(plan, ctx)] : []),
-    ...multiclusterComponents(plan, ctx),
+    ...multiclusterComponents(plan, ctx, tunnels.length > 0),
     ...[controlComponent(plan, ctx)].filter((c): c is Component => c !== undefined),
     ...(plan.mesh ? meshComponents(plan, ctx, here).map((c) => ({ ...c, startAfter: 'store' as const })) : []),
   ];

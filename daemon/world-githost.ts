@@ -27,7 +27,7 @@ life.onShutdown('githost', () => server.close());
 const registry = createRegistry('githost');
 const up = new Counter({ name: 'strait_githost_starts_total', help: 'times this code-hosting server started listening', registers: [registry] });
 up.inc();
-const metrics = await serveMetrics(registry, Number(process.env['STRAIT_METRICS_PORT'] ?? '9464'), String(settings['host'] ?? '127.0.0.1'));
+const metrics = await serveMetrics(registry, { port: Number(process.env['STRAIT_METRICS_PORT'] ?? '9464'), host: String(settings['host'] ?? '127.0.0.1') });
 life.onShutdown('metrics', () => metrics.close());
 log.info({ url, metricsPort: metrics.port }, 'githost ready');
 process.send?.({ type: 'ready' });

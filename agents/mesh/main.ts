@@ -11,7 +11,6 @@
 //   STRAIT_METRICS_PORT       the world's metrics port, excluded from the pods' inbound redirect
 //   STRAIT_MESH_INGRESS       JSON list of routes [{pathPrefix, namespace, service, port}] for <dir>/ingress.json
 import { mkdirSync } from 'node:fs';
-import { createServer } from 'node:http';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { E } from '../../src/base/errors/index.js';
@@ -19,8 +18,8 @@ import { Lifecycle } from '../../src/base/lifecycle/index.js';
 import { createLogger } from '../../src/base/log/index.js';
 import { defaultMeshObjects, loadOrCreateCa, startMeshAgent, type IngressRouteSpec } from '../../src/mesh/control/index.js';
 import { Counter, Gauge, Registry } from 'prom-client';
+import { serveMetrics } from '../../src/platform/metrics/index.js';
 import { connectStoreFromFiles } from '../../src/platform/store/index.js';
-import { startListening } from '../../src/base/net/index.js';
 import { printedInfo, runEntry } from '../../daemon/entry.js';
 
 const env = (k: string): string | undefined => process.env[k];
@@ -87,12 +86,9 @@ async function main(): Promise<void> {
     new Counter({ name: 'strait_mesh_agent_sidecar_restarts_total', help: 'sidecar restarts', registers: [reg],
       collect(this: Counter<string>) { this.reset(); this.inc(agent.supervisor.status().reduce((n, x) => n + x.restarts, 0)); } });
     const m = /^(.+):(\d+)$/.exec(metricsAt);
-    const srv = createServer((req, res) => {
-      if (req.url !== '/metrics') { res.writeHead(404).end(); return; }
-      void reg.metrics().then((t) => res.writeHead(200, { 'content-type': reg.contentType }).end(t));
-    });
-    await startListening(srv, { port: Number(m?.[2]), host: m?.[1] ?? '127.0.0.1' });
-    life.onShutdown('metrics', () => new Promise<void>((r) => srv.close(() => r())));
+    if (!m) throw E.configInvalid('STRAIT_MESH_METRICS', metricsAt, 'must be HOST:PORT');
+    const srv = await serveMetrics(reg, { port: Number(m[2]), host: (m[1] as string).replace(/^\[|\]$/g, '') });
+    life.onShutdown('metrics', () => srv.close());
   }
   life.onShutdown('store', () => store.close());
   life.handleSignals(log);

@@ -1,6 +1,6 @@
 // The node agent daemon: the data plane from src/multicluster/dataplane/node-agent plus /metrics.
 import { startNodeAgent, type NodeAgent } from '../../src/multicluster/dataplane/node-agent/index.js';
-import { serveStatus } from '../../daemon/http-server.js';
+import { serveMetrics } from '../../src/platform/metrics/index.js';
 import { agentRegistry } from './metrics.js';
 
 export interface NodeAgentDaemon {
@@ -12,12 +12,14 @@ export interface NodeAgentDaemon {
 export async function runNodeAgentDaemon(config: unknown): Promise<NodeAgentDaemon> {
   const agent = await startNodeAgent(config);
   const m = agent.config.metrics;
-  const { server, port } = await serveStatus(m.listen, m.port, agentRegistry(agent), () => ({ node: agent.config.nodeName, gateway: agent.gateway, gatewayEpoch: agent.gatewayEpoch, counters: agent.counters }));
+  const status = await serveMetrics(agentRegistry(agent), { port: m.port, host: m.listen }, {
+    records: () => ({ node: agent.config.nodeName, gateway: agent.gateway, gatewayEpoch: agent.gatewayEpoch, counters: agent.counters }),
+  });
   return {
     agent,
-    metricsPort: port,
+    metricsPort: status.port,
     async stop() {
-      server.close();
+      await status.close();
       await agent.stop();
     },
   };

@@ -11,14 +11,15 @@
 import { readFileSync, watch } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
 import { E, isStraitError } from '../../src/base/errors/index.js';
+import { listenServer } from '../../src/base/net/index.js';
 import { createLogger } from '../../src/base/log/index.js';
 import { Lifecycle } from '../../src/base/lifecycle/index.js';
 import { Registry, registerProxyMetrics } from '../../src/mesh/control/metrics/index.js';
 import { originalDst, SidecarProxy, type Address } from '../../src/mesh/dataplane/proxy/index.js';
-import { startListening } from '../../src/base/net/index.js';
+import { HttpError, readJsonBody, sendError } from '../../src/platform/http/index.js';
+import { answerMetrics, serveMetrics } from '../../src/platform/metrics/index.js';
 import { printedInfo, runEntry } from '../../daemon/entry.js';
 
 function hostPort(v: string | undefined, what: string): Address | undefined {
@@ -26,17 +27,6 @@ function hostPort(v: string | undefined, what: string): Address | undefined {
   const m = /^(.+):(\d{1,5})$/.exec(v);
   if (!m) throw E.usage(`${what} must be HOST:PORT, got ${JSON.stringify(v)}`, { value: v });
   return { host: (m[1] as string).replace(/^\[|\]$/g, ''), port: Number(m[2]) };
-}
-
-async function body(req: IncomingMessage): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const c of req) {
-    size += (c as Buffer).length;
-    if (size > 4 << 20) throw new Error('configuration larger than 4 MiB');
-    chunks.push(c as Buffer);
-  }
-  return Buffer.concat(chunks).toString('utf8');
 }
 
 const HELP = `usage: strait-sidecar --config FILE [options]
@@ -135,39 +125,35 @@ async function main(): Promise<void> {
         if (req.method === 'PUT' && req.url === '/config' && values['config-ipc']) {
           // under the mesh agent only the agent configures the proxy: the workload shares this
           // namespace and must not be able to switch its own STRICT off
-          res.writeHead(403, { 'content-type': 'application/json' }).end(JSON.stringify({ code: 'STRAIT_ERR_UNAUTHORIZED', message: 'not authorized: this sidecar is configured by the mesh agent' }));
+          throw E.meshConfigManaged();
         } else if (req.method === 'PUT' && req.url === '/config') {
-          proxy.update(JSON.parse(await body(req)));
+          proxy.update(await readJsonBody(req, { limit: 4 << 20 }));
           res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ applied: true, updates: proxy.metrics.configUpdates }));
         } else if (req.method === 'GET' && req.url === '/config') {
           const { identity, ...rest } = proxy.config;
           res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ ...rest, identity: identity ? { certPem: identity.certPem } : undefined }));
         } else if (req.method === 'GET' && req.url === '/metrics') {
-          res.writeHead(200, { 'content-type': reg.contentType }).end(await reg.metrics());
+          answerMetrics(reg, res);
         } else if (req.method === 'GET' && req.url === '/ready') {
           res.writeHead(200).end('ok\n');
         } else {
           res.writeHead(404).end();
         }
       } catch (err) {
-        const status = isStraitError(err) || err instanceof SyntaxError ? 400 : 500;
-        const payload = isStraitError(err) ? err.toJSON() : { code: 'STRAIT_ERR_MESH_CONFIG_INVALID', message: String((err as Error).message) };
-        res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(payload));
+        const status = err instanceof HttpError ? err.status : isStraitError(err) ? err.httpStatus : err instanceof SyntaxError ? 400 : 500;
+        const body = isStraitError(err) ? err.toJSON() : { code: 'STRAIT_ERR_MESH_CONFIG_INVALID', message: String((err as Error).message) };
+        sendError(req, res, { status, body });
       }
     })();
   });
   const adminAddr = values['admin-socket'] ?? hostPort(values.admin, '--admin');
-  await startListening(admin, typeof adminAddr === 'string' ? { path: adminAddr } : { port: (adminAddr as Address).port, host: (adminAddr as Address).host });
-  life.onShutdown('admin', () => new Promise<void>((r) => admin.close(() => r())));
+  const adminServer = await listenServer(admin, typeof adminAddr === 'string' ? { path: adminAddr } : adminAddr as Address);
+  life.onShutdown('admin', () => adminServer.close());
   if (values.metrics) {
     // Prometheus only, reachable from outside the pod (Istio's 15020); excluded from the redirect
     const m = hostPort(values.metrics, '--metrics') as Address;
-    const ms = createServer((req, res) => {
-      if (req.method !== 'GET' || req.url !== '/metrics') { res.writeHead(404).end(); return; }
-      void reg.metrics().then((t) => res.writeHead(200, { 'content-type': reg.contentType }).end(t));
-    });
-    await startListening(ms, { port: m.port, host: m.host });
-    life.onShutdown('metrics', () => new Promise<void>((r) => ms.close(() => r())));
+    const ms = await serveMetrics(reg, m);
+    life.onShutdown('metrics', () => ms.close());
   }
   life.handleSignals(log);
   if (values.uid !== undefined) {
@@ -176,8 +162,8 @@ async function main(): Promise<void> {
     process.setgid?.(uid);
     process.setuid?.(uid);
   }
-  const a = admin.address();
-  process.stdout.write(JSON.stringify({ ready: true, inbound: inbound.port, outbound: outbound.port, admin: typeof a === 'string' ? a : (a as AddressInfo).port }) + '\n');
+  const a = adminServer.address;
+  process.stdout.write(JSON.stringify({ ready: true, inbound: inbound.port, outbound: outbound.port, admin: typeof a === 'string' ? a : a.port }) + '\n');
   // the world's process table waits for this when it started us with an IPC channel
   process.send?.({ type: 'ready', inbound: inbound.port, outbound: outbound.port });
   log.info({ inbound: inbound.port, outbound: outbound.port }, 'sidecar ready');

@@ -12,8 +12,6 @@
 // (https://kubernetes.default.svc) map to this cluster's store; in a local world,
 // https://<cluster> (or the bare cluster name) maps to that cluster's store.
 import { mkdirSync, readFileSync } from 'node:fs';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { Command } from 'commander';
 import { Registry } from 'prom-client';
@@ -23,9 +21,9 @@ import { E } from '../../src/base/errors/index.js';
 import { Lifecycle } from '../../src/base/lifecycle/index.js';
 import { createLogger } from '../../src/base/log/index.js';
 import { IN_CLUSTER_SERVERS, startGitOpsService } from '../../src/gitops/control/index.js';
+import { serveMetrics } from '../../src/platform/metrics/index.js';
 import { connectStore, openEmbeddedStore, openKubernetesStore, type ResourceStore } from '../../src/platform/store/index.js';
 import { startKubernetesControl, webhookSettingsFromEnv } from './kubernetes.js';
-import { startListening } from '../../src/base/net/index.js';
 import { VERSION } from '../../src/platform/cli-kit/index.js';
 import { runEntry } from '../entry.js';
 
@@ -151,18 +149,8 @@ async function main(): Promise<void> {
   const registry = new Registry();
   const { host, port } = hostPort(cfg.listen);
   const m = hostPort(cfg.metricsListen);
-  const metricsServer = createServer((req, res) => {
-    if (req.url !== '/metrics') {
-      res.writeHead(404).end();
-      return;
-    }
-    registry.metrics().then((text) => {
-      res.writeHead(200, { 'content-type': registry.contentType });
-      res.end(text);
-    }, () => res.writeHead(500).end());
-  });
-  await startListening(metricsServer, { port: m.port, host: m.host });
-  life.onShutdown('metrics', () => new Promise<void>((r) => metricsServer.close(() => r())));
+  const metricsServer = await serveMetrics(registry, m);
+  life.onShutdown('metrics', () => metricsServer.close());
   const svc = await startGitOpsService({
     store, namespace: cfg.namespace, stateDir: cfg.stateDir, host, port, tls: !cfg.insecure,
     pollIntervalMs: cfg.pollIntervalSeconds * 1000, registry, log, ...(destinations ? { destinations } : {}),
@@ -178,7 +166,7 @@ async function main(): Promise<void> {
     webhookPort = k.webhook.port;
   }
   // one line on stdout for supervisors and tests
-  const mport = (metricsServer.address() as AddressInfo).port;
+  const mport = metricsServer.port;
   const ready = {
     ready: true, api: svc.api.url, metrics: `http://${m.host.includes(':') ? `[${m.host}]` : m.host}:${mport}/metrics`, namespace: cfg.namespace,
     store: kube ? 'kubernetes' : cfg.storeSocket ? 'world' : 'embedded', ...(webhookPort !== undefined ? { webhookPort } : {}),

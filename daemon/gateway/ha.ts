@@ -6,8 +6,11 @@
 // submariner-operator) with client-go's leader-election timings (15 s / 10 s / 2 s by
 // default), created with POST (409 = another candidate created it) and renewed with
 // resourceVersion-guarded PUTs (409 = lost the race). In Kubernetes mode the gateway also
-// publishes its own Endpoint and Gateway records in that namespace (in the world the
-// multicluster daemon does, from /records).
+// publishes its own Endpoint and Gateway records, in Submariner's shape, in the operator
+// namespace (submariner-operator, where Submariner's tools read them; STRAIT_OPERATOR_NAMESPACE
+// changes it), keeps the Submariner resource's status.gateways current, and, once the
+// cluster has joined, puts its Endpoint on the broker and copies the other clusters' from
+// there (in the world the multicluster daemon does all this, from /records).
 //
 // The liveness link (when `ha.members` lists both gateways): the active gateway listens on
 // TCP `ha.port` of its underlay address; the passive one holds a connection to it. When
@@ -27,18 +30,21 @@
 import { readFileSync } from 'node:fs';
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import { E } from '../../src/base/errors/index.js';
-import type { Gateway } from '../../src/multicluster/dataplane/gateway/index.js';
+import { listenServer } from '../../src/base/net/index.js';
+import type { Gateway, GatewayHaConfig } from '../../src/multicluster/dataplane/gateway/index.js';
 import { LEASE_KIND, LeaseElector, type LeaseSpec } from '../../src/multicluster/control/gateway-ha/index.js';
-import { markGatewayPassive, OPERATOR_NAMESPACE, startRecordsPublisher } from '../../src/multicluster/control/clusterset/index.js';
+import { markGatewayPassive, openBrokerOfCluster, OPERATOR_NAMESPACE, startRecordsPublisher } from '../../src/multicluster/control/clusterset/index.js';
+import { VERSION } from '../../src/platform/cli-kit/index.js';
 import { connectStore, openKubernetesStore, type KubeObject, type ResourceStore } from '../../src/platform/store/index.js';
-import { startListening } from '../../src/base/net/index.js';
 
 export interface GatewayHa {
   elector: LeaseElector;
   /** 'world' (the store API) or 'kubernetes' (the API server) */
   mode: 'world' | 'kubernetes';
-  /** where the Lease and (Kubernetes mode) the records are */
+  /** where the Lease is */
   namespace: string;
+  /** where the Gateway (and, when active, Endpoint) records are */
+  recordsNamespace: string;
   stop(): Promise<void>;
 }
 
@@ -47,153 +53,228 @@ type Log = (level: 'info' | 'warn' | 'error', msg: string, extra?: Record<string
 const withTimeout = <T>(p: Promise<T>, ms: number): Promise<T | undefined> =>
   Promise.race([p, new Promise<undefined>((r) => setTimeout(() => r(undefined), ms).unref())]);
 
-export async function startGatewayHa(gw: Gateway, log: Log, onLost: () => void, env: NodeJS.ProcessEnv = process.env): Promise<GatewayHa> {
-  const ha = gw.config.ha;
-  if (!ha) throw new Error('startGatewayHa without ha config');
-  const me = gw.config.name;
-  const self = ha.members.find((m) => m.name === me);
+/** Lease timings: client-go's in Kubernetes mode, the config's in the world. */
+interface LeaseTiming {
+  leaseDurationMs: number;
+  renewMs: number;
+  renewDeadlineMs?: number;
+}
+
+/** Where the lease and the records are, and how the lease is created there. */
+interface LeaseStore {
+  store: ResourceStore;
+  kubernetes: boolean;
+  namespace: string;
+  recordsNamespace: string;
+  timing: LeaseTiming;
+  /** an atomic create (POST; 409 = another candidate created it), in Kubernetes mode */
+  create?: (lease: KubeObject<LeaseSpec>) => Promise<boolean>;
+}
+
+function openLeaseStore(ha: GatewayHaConfig, env: NodeJS.ProcessEnv): LeaseStore {
   const kubernetes = env['STRAIT_STORE'] === 'kubernetes' || typeof ha.kubernetes.kubeconfig === 'string';
-  let store: ResourceStore;
-  let namespace: string;
-  let recordsNamespace: string;
-  let timing: { leaseDurationMs: number; renewMs: number; renewDeadlineMs?: number };
-  let create: ((lease: KubeObject<LeaseSpec>) => Promise<boolean>) | undefined;
   if (kubernetes) {
     const k = ha.kubernetes;
     const kube = openKubernetesStore(typeof k.kubeconfig === 'string' ? { kubeConfigPath: k.kubeconfig } : {});
-    store = kube;
-    namespace = env['STRAIT_POD_NAMESPACE'] || OPERATOR_NAMESPACE;
-    recordsNamespace = namespace;
-    timing = { leaseDurationMs: k.leaseDurationSeconds * 1000, renewMs: k.retryPeriodSeconds * 1000, renewDeadlineMs: k.renewDeadlineSeconds * 1000 };
-    create = async (lease) => {
-      const r = await kube.raw({ method: 'POST', path: `/apis/${LEASE_KIND.apiVersion}/namespaces/${encodeURIComponent(namespace)}/leases`, body: lease }, [409]);
-      return r.status !== 409;
+    const namespace = env['STRAIT_POD_NAMESPACE'] || OPERATOR_NAMESPACE;
+    return {
+      store: kube, kubernetes, namespace, recordsNamespace: OPERATOR_NAMESPACE,
+      timing: { leaseDurationMs: k.leaseDurationSeconds * 1000, renewMs: k.retryPeriodSeconds * 1000, renewDeadlineMs: k.renewDeadlineSeconds * 1000 },
+      create: async (lease) => {
+        const r = await kube.raw({ method: 'POST', path: `/apis/${LEASE_KIND.apiVersion}/namespaces/${encodeURIComponent(namespace)}/leases`, body: lease }, [409]);
+        return r.status !== 409;
+      },
     };
-  } else {
-    if (!ha.store) throw E.configInvalid('gateway config: ha.store', null, 'set ha.store (the world\'s store socket, token file and cluster), or run in Kubernetes mode (STRAIT_STORE=kubernetes or ha.kubernetes.kubeconfig)');
-    const token = readFileSync(ha.store.tokenFile, 'utf8').trim();
-    store = connectStore({ socketPath: ha.store.socket, token, cluster: ha.store.cluster });
-    namespace = ha.leaseNamespace;
-    recordsNamespace = OPERATOR_NAMESPACE;
-    timing = { leaseDurationMs: ha.leaseDurationMs, renewMs: ha.renewMs };
   }
-  const clusterId = gw.config.clusterId;
-  const mark = (node: string, summary: string): Promise<boolean> => markGatewayPassive(store, { node, clusterId, summary, namespace: recordsNamespace });
+  if (!ha.store) throw E.configInvalid('gateway config: ha.store', null, 'set ha.store (the world\'s store socket, token file and cluster), or run in Kubernetes mode (STRAIT_STORE=kubernetes or ha.kubernetes.kubeconfig)');
+  const token = readFileSync(ha.store.tokenFile, 'utf8').trim();
+  return {
+    store: connectStore({ socketPath: ha.store.socket, token, cluster: ha.store.cluster }), kubernetes,
+    namespace: ha.leaseNamespace, recordsNamespace: OPERATOR_NAMESPACE,
+    timing: { leaseDurationMs: ha.leaseDurationMs, renewMs: ha.renewMs },
+  };
+}
 
-  // the liveness link: listen before taking part in the election (only with both members known)
+/** The liveness link's listening side: listen before taking part in the election (only with both members known). */
+async function listenLiveness(port: number, address: string): Promise<{ server: Server; clients: Set<Socket> }> {
   const clients = new Set<Socket>();
-  let server: Server | undefined;
-  if (self) {
-    const srv = createServer((s) => {
-      clients.add(s);
-      s.on('error', () => undefined).on('close', () => clients.delete(s));
+  const server = createServer((s) => {
+    clients.add(s);
+    s.on('error', () => undefined).on('close', () => clients.delete(s));
+  });
+  await listenServer(server, { port, host: address });
+  return { server, clients };
+}
+
+/**
+ * One gateway's part in the election: the lease elector, the liveness link to the holder
+ * while passive, and the Gateway records it marks when the holder changes.
+ */
+class HaMember {
+  readonly elector: LeaseElector;
+  private readonly me: string;
+  private link: Socket | undefined;
+  private linkTo: string | undefined;
+  private stopped = false;
+  private readonly recheck = new Set<NodeJS.Timeout>();
+
+  constructor(
+    private readonly gw: Gateway,
+    private readonly ha: GatewayHaConfig,
+    private readonly lease: LeaseStore,
+    private readonly liveness: { server: Server; clients: Set<Socket> } | undefined,
+    private readonly log: Log,
+    onLost: () => void,
+  ) {
+    const me = gw.config.name;
+    const { timing, create } = lease;
+    this.me = me;
+    this.elector = new LeaseElector({
+      store: lease.store, namespace: lease.namespace, name: ha.leaseName, identity: me,
+      leaseDurationMs: timing.leaseDurationMs, renewMs: timing.renewMs,
+      ...(timing.renewDeadlineMs !== undefined ? { renewDeadlineMs: timing.renewDeadlineMs } : {}),
+      ...(create ? { create, ensureNamespace: false } : {}),
+      // the first member creates the lease; the other only when it stays missing (an atomic create needs no delay)
+      createDelayMs: create || ha.members.length === 0 || ha.members[0]?.name === me ? 0 : timing.leaseDurationMs,
+      onActive: (epoch, why, former) => this.onActive(epoch, why, former),
+      onPassive: (holder, epoch) => this.onPassive(holder, epoch),
+      onLost: (holder, why) => this.onLost(holder, why, onLost),
+      onRenewed: (at) => gw.leaseHeld(at + (timing.renewDeadlineMs ?? timing.leaseDurationMs)),
+      onError: (err) => log('warn', `lease: ${String(err)}`),
     });
-    server = srv;
-    await startListening(srv, { port: ha.port, host: self.address });
   }
-  let link: Socket | undefined;
-  let linkTo: string | undefined;
-  let stopped = false;
-  const follow = (holder: string | undefined): void => {
-    if (stopped || !server || elector.isActive || !holder || holder === me) return;
-    if (link && linkTo === holder) return;
-    link?.destroy();
-    const m = ha.members.find((x) => x.name === holder);
+
+  /** Mark a gateway's record passive, with why. */
+  mark(node: string, summary: string): Promise<boolean> {
+    return markGatewayPassive(this.lease.store, { node, clusterId: this.gw.config.clusterId, summary, namespace: this.lease.recordsNamespace });
+  }
+
+  private onActive(epoch: number, why: string, former: string | undefined): void {
+    this.link?.destroy();
+    this.gw.becomeActive(epoch);
+    this.log('info', `holding the lease ${this.lease.namespace}/${this.ha.leaseName}: active (epoch ${epoch}; ${why})`, { haStatus: 'active', epoch, why, ...(former ? { former } : {}) });
+    if (former && former !== this.me) this.markFormer(former, why, 2);
+  }
+
+  private onPassive(holder: string | undefined, epoch: number): void {
+    this.gw.becomePassive(this.ha.members.find((m) => m.name === holder)?.address, epoch);
+    this.log('info', `lease held by ${holder ?? 'nobody'}: passive (epoch ${epoch})`, { haStatus: 'passive', holder, epoch });
+    this.follow(holder);
+  }
+
+  private onLost(holder: string | undefined, why: string | undefined, exit: () => void): void {
+    // fenced already (the deadline passed) or fenced now: nothing more goes into the tunnel
+    this.gw.leaseHeld(performance.now() - 1);
+    const reason = why ?? `lost the lease to ${holder ?? 'nobody'} while active`;
+    this.log('error', `${reason}: fenced, exiting to restart as passive`, { holder });
+    const summary = holder ? `Lost the lease to ${holder}: fenced, sending nothing into the tunnel` : `Could not renew the lease (${reason}): fenced, sending nothing into the tunnel`;
+    void withTimeout(this.mark(this.me, summary).catch(() => false), 1000).then(() => exit());
+  }
+
+  /** While passive: hold a connection to the holder's liveness port; its close means the holder died. */
+  private follow(holder: string | undefined): void {
+    const elector = this.elector;
+    if (this.stopped || !this.liveness || elector.isActive || !holder || holder === this.me) return;
+    if (this.link && this.linkTo === holder) return;
+    this.link?.destroy();
+    const m = this.ha.members.find((x) => x.name === holder);
     if (!m) return;
-    linkTo = holder;
-    const s = connect({ host: m.address, port: ha.port });
-    link = s;
+    this.linkTo = holder;
+    const s = connect({ host: m.address, port: this.ha.port });
+    this.link = s;
     let established = false;
     s.setNoDelay(true);
     s.on('connect', () => { established = true; });
     s.on('error', () => undefined);
     s.on('close', () => {
-      if (link === s) { link = undefined; linkTo = undefined; }
-      if (stopped || elector.isActive) return;
+      if (this.link === s) { this.link = undefined; this.linkTo = undefined; }
+      if (this.stopped || elector.isActive) return;
       if (established) {
-        log('warn', `liveness link to the active gateway ${holder} closed: taking the lease over`, { holder });
-        void elector.takeOver(holder).then((won) => { if (!won) follow(elector.holder); });
+        this.log('warn', `liveness link to the active gateway ${holder} closed: taking the lease over`, { holder });
+        void elector.takeOver(holder).then((won) => { if (!won) this.follow(elector.holder); });
       } else {
         // not listening (yet): try again soon; the lease expiry decides meanwhile
-        setTimeout(() => follow(elector.holder), 200).unref();
+        setTimeout(() => this.follow(elector.holder), 200).unref();
       }
     });
-  };
+  }
 
-  // the former holder's record: marked at the takeover, and looked at again a little later
-  // (a publisher that fetched its records just before it died may have written them since)
-  const recheck = new Set<NodeJS.Timeout>();
-  const markFormer = (former: string, why: string, again: number): void => {
-    if (stopped || !elector.isActive) return;
-    const summary = `Lost the lease to ${me} (${why}): not reachable`;
-    mark(former, summary).then(
-      (found) => { if (found) log('info', `marked the former active gateway ${former} passive`, { former }); },
-      (err: unknown) => log('warn', `marking the former active gateway ${former} passive failed: ${String(err)}`, { former }),
+  /**
+   * The former holder's record: marked at the takeover, and looked at again a little later
+   * (a publisher that fetched its records just before it died may have written them since).
+   */
+  private markFormer(former: string, why: string, again: number): void {
+    if (this.stopped || !this.elector.isActive) return;
+    const summary = `Lost the lease to ${this.me} (${why}): not reachable`;
+    this.mark(former, summary).then(
+      (found) => { if (found) this.log('info', `marked the former active gateway ${former} passive`, { former }); },
+      (err: unknown) => this.log('warn', `marking the former active gateway ${former} passive failed: ${String(err)}`, { former }),
     );
     if (again > 0) {
-      const t = setTimeout(() => { recheck.delete(t); markFormer(former, why, again - 1); }, Math.max(1000, timing.renewMs * 5));
+      const t = setTimeout(() => { this.recheck.delete(t); this.markFormer(former, why, again - 1); }, Math.max(1000, this.lease.timing.renewMs * 5));
       t.unref();
-      recheck.add(t);
+      this.recheck.add(t);
     }
-  };
+  }
 
-  const elector: LeaseElector = new LeaseElector({
-    store, namespace, name: ha.leaseName, identity: me,
-    leaseDurationMs: timing.leaseDurationMs, renewMs: timing.renewMs,
-    ...(timing.renewDeadlineMs !== undefined ? { renewDeadlineMs: timing.renewDeadlineMs } : {}),
-    ...(create ? { create, ensureNamespace: false } : {}),
-    // the first member creates the lease; the other only when it stays missing (an atomic create needs no delay)
-    createDelayMs: create || ha.members.length === 0 || ha.members[0]?.name === me ? 0 : timing.leaseDurationMs,
-    onActive: (epoch, why, former) => {
-      link?.destroy();
-      gw.becomeActive(epoch);
-      log('info', `holding the lease ${namespace}/${ha.leaseName}: active (epoch ${epoch}; ${why})`, { haStatus: 'active', epoch, why, ...(former ? { former } : {}) });
-      if (former && former !== me) markFormer(former, why, 2);
-    },
-    onPassive: (holder, epoch) => {
-      gw.becomePassive(ha.members.find((m) => m.name === holder)?.address, epoch);
-      log('info', `lease held by ${holder ?? 'nobody'}: passive (epoch ${epoch})`, { haStatus: 'passive', holder, epoch });
-      follow(holder);
-    },
-    onLost: (holder, why) => {
-      // fenced already (the deadline passed) or fenced now: nothing more goes into the tunnel
-      gw.leaseHeld(performance.now() - 1);
-      const reason = why ?? `lost the lease to ${holder ?? 'nobody'} while active`;
-      log('error', `${reason}: fenced, exiting to restart as passive`, { holder });
-      const summary = holder ? `Lost the lease to ${holder}: fenced, sending nothing into the tunnel` : `Could not renew the lease (${reason}): fenced, sending nothing into the tunnel`;
-      void withTimeout(mark(me, summary).catch(() => false), 1000).then(() => onLost());
-    },
-    onRenewed: (at) => gw.leaseHeld(at + (timing.renewDeadlineMs ?? timing.leaseDurationMs)),
-    onError: (err) => log('warn', `lease: ${String(err)}`),
+  /** No more following or marking; the liveness link closed. */
+  stop(): void {
+    this.stopped = true;
+    for (const t of this.recheck) clearTimeout(t);
+    this.link?.destroy();
+  }
+
+  closeLiveness(): void {
+    if (!this.liveness) return;
+    for (const c of this.liveness.clients) c.destroy();
+    this.liveness.server.close();
+  }
+}
+
+/**
+ * Kubernetes mode: this gateway publishes its own records (Endpoint, Gateway) in the operator
+ * namespace, and with the broker of the cluster's join (none before the join) its Endpoint there.
+ */
+async function publishOwnRecords(gw: Gateway, lease: LeaseStore, log: Log): Promise<{ broker: ResourceStore | undefined; publisher: { stop(): Promise<void> } }> {
+  const broker = await openBrokerOfCluster(lease.store).catch((err: unknown) => {
+    log('warn', `the broker of the cluster's join is not reachable: publishing the records in this cluster only (${String(err)})`);
+    return undefined;
   });
-  elector.start();
+  const publisher = startRecordsPublisher({
+    local: lease.store, ...(broker ? { broker } : {}), namespace: lease.recordsNamespace, intervalMs: lease.timing.renewMs, shape: 'submariner', version: VERSION,
+    fetchRecords: () => Promise.resolve({ endpoint: gw.endpointRecord(), gateway: gw.gatewayRecord(), connections: gw.connectionRecords() }),
+    onError: (err) => log('warn', `publishing the gateway records failed: ${String(err)}`),
+  });
+  return { broker, publisher };
+}
 
-  // Kubernetes mode: this gateway publishes its own records (Endpoint, Gateway) in its namespace
-  const publisher = kubernetes
-    ? startRecordsPublisher({
-      local: store, namespace: recordsNamespace, intervalMs: timing.renewMs, shape: 'submariner',
-      fetchRecords: () => Promise.resolve({ endpoint: gw.endpointRecord(), gateway: gw.gatewayRecord(), connections: gw.connectionRecords() as unknown as Record<string, unknown>[] }),
-      onError: (err) => log('warn', `publishing the gateway records failed: ${String(err)}`),
-    })
-    : undefined;
+export async function startGatewayHa(gw: Gateway, log: Log, onLost: () => void, env: NodeJS.ProcessEnv = process.env): Promise<GatewayHa> {
+  const ha = gw.config.ha;
+  if (!ha) throw new Error('startGatewayHa without ha config');
+  const self = ha.members.find((m) => m.name === gw.config.name);
+  const lease = openLeaseStore(ha, env);
+  const liveness = self ? await listenLiveness(ha.port, self.address) : undefined;
+  const member = new HaMember(gw, ha, lease, liveness, log, onLost);
+  const { elector } = member;
+  elector.start();
+  const records = lease.kubernetes ? await publishOwnRecords(gw, lease, log) : undefined;
   return {
     elector,
-    mode: kubernetes ? 'kubernetes' : 'world',
-    namespace,
+    mode: lease.kubernetes ? 'kubernetes' : 'world',
+    namespace: lease.namespace,
+    recordsNamespace: lease.recordsNamespace,
     async stop() {
-      stopped = true;
-      for (const t of recheck) clearTimeout(t);
+      member.stop();
       // a tick in flight may have read the record `active`: it lands before the mark below
-      const publishing = publisher?.stop();
-      link?.destroy();
+      const publishing = records?.publisher.stop();
       // a planned stop: the record says so (nobody else would: the other one takes a released lease)
       const wasActive = elector.isActive;
       await elector.release();
       if (publishing) await withTimeout(publishing, 2000);
-      if (wasActive) await withTimeout(mark(me, 'Released the lease (stopped)').catch(() => false), 1000);
-      for (const c of clients) c.destroy();
-      server?.close();
-      await store.close();
+      if (wasActive) await withTimeout(member.mark(gw.config.name, 'Released the lease (stopped)').catch(() => false), 1000);
+      member.closeLiveness();
+      await records?.broker?.close();
+      await lease.store.close();
     },
   };
 }

@@ -1,6 +1,7 @@
 // The gateway daemon: the data plane from src/multicluster/dataplane/gateway plus /metrics and /records.
 import { startGateway, type Gateway, type GatewayOptions } from '../../src/multicluster/dataplane/gateway/index.js';
-import { serveStatus } from '../http-server.js';
+import type { ResourceStore } from '../../src/platform/store/index.js';
+import { serveMetrics } from '../../src/platform/metrics/index.js';
 import { gatewayRegistry } from './metrics.js';
 
 export interface GatewayDaemon {
@@ -30,24 +31,31 @@ export interface GatewayDaemonOptions extends GatewayOptions {
   /** HA: this gateway lost the lease while active (default: exit 75, the supervisor restarts it passive) */
   onHaLost?: () => void;
   log?: (level: 'info' | 'warn' | 'error', msg: string, extra?: Record<string, unknown>) => void;
+  /** nodesFrom: kubernetes: the store the Node objects are read from (default: the API server) */
+  nodeStore?: ResourceStore;
 }
 
 export async function runGatewayDaemon(config: unknown, opts: GatewayDaemonOptions = {}): Promise<GatewayDaemon> {
   const gateway = await startGateway(config, opts);
   const m = gateway.config.metrics;
-  const { server, port } = await serveStatus(m.listen, m.port, gatewayRegistry(gateway), () => gatewayRecords(gateway));
+  const status = await serveMetrics(gatewayRegistry(gateway), { port: m.port, host: m.listen }, { records: () => gatewayRecords(gateway) });
   const log = opts.log ?? ((level, msg, extra) => console.error(JSON.stringify({ time: new Date().toISOString(), component: 'gateway', level, msg, ...extra })));
   // HA: the store client is loaded only here (a single gateway never needs it)
   const ha = gateway.config.ha
     ? await (await import('./ha.js')).startGatewayHa(gateway, log, opts.onHaLost ?? (() => process.exit(75)))
     : undefined;
+  // Kubernetes mode: the node agents that may send VXLAN, from the Node objects
+  const nodes = gateway.config.nodesFrom === 'kubernetes'
+    ? (await import('./nodes.js')).startNodeSync(gateway, log, opts.nodeStore)
+    : undefined;
   return {
     gateway,
-    metricsPort: port,
+    metricsPort: status.port,
     ...(ha ? { ha } : {}),
     async stop() {
+      nodes?.stop();
       await ha?.stop();
-      server.close();
+      await status.close();
       await gateway.stop();
     },
   };

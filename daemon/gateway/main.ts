@@ -18,7 +18,9 @@ HA (an \`ha\` section): active/passive through a coordination.k8s.io/v1 Lease.
                    Lease strait-gateway in $STRAIT_POD_NAMESPACE (default submariner-operator),
                    holder $STRAIT_NODE_NAME (also the gateway's name when the file sets none),
                    lease 15 s / renew deadline 10 s / retry 2 s (ha.kubernetes.*Seconds);
-                   the gateway publishes its Endpoint and Gateway records in that namespace.
+                   the gateway publishes its Endpoint and Gateway records in Submariner's shape
+                   in submariner-operator ($STRAIT_OPERATOR_NAMESPACE), and its Endpoint on the
+                   broker of the cluster's join.
 
   --config FILE   the daemon's configuration
   -h, --help      this help

@@ -4,7 +4,6 @@
 //   node dist/daemon/mesh-ingress/main.js --config FILE [--listen 0.0.0.0:15080] [--listen-unix PATH] [--metrics HOST:PORT]
 // Prints {"ready":true,...} on stdout, and sends {type:'ready'} over IPC when it has a channel.
 import { existsSync, readFileSync, watch } from 'node:fs';
-import { createServer } from 'node:http';
 import { basename, dirname } from 'node:path';
 import { parseArgs } from 'node:util';
 import { E } from '../../src/base/errors/index.js';
@@ -12,7 +11,7 @@ import { Lifecycle } from '../../src/base/lifecycle/index.js';
 import { createLogger } from '../../src/base/log/index.js';
 import { Registry, registerIngressMetrics } from '../../src/mesh/control/metrics/index.js';
 import { IngressGateway } from '../../src/mesh/dataplane/proxy/index.js';
-import { startListening } from '../../src/base/net/index.js';
+import { serveMetrics } from '../../src/platform/metrics/index.js';
 import { printedInfo, runEntry } from '../entry.js';
 
 function hostPort(v: string): { host: string; port: number } {
@@ -69,12 +68,8 @@ async function main(): Promise<void> {
     const reg = new Registry();
     registerIngressMetrics(reg, gw.metrics);
     const m = hostPort(values.metrics);
-    const srv = createServer((req, res) => {
-      if (req.url !== '/metrics') { res.writeHead(404).end(); return; }
-      void reg.metrics().then((t) => res.writeHead(200, { 'content-type': reg.contentType }).end(t));
-    });
-    await startListening(srv, { port: m.port, host: m.host });
-    life.onShutdown('metrics', () => new Promise<void>((r) => srv.close(() => r())));
+    const srv = await serveMetrics(reg, m);
+    life.onShutdown('metrics', () => srv.close());
   }
   life.handleSignals(log);
   process.stdout.write(JSON.stringify({ ready: true, port: addr.port, unix: values['listen-unix'] ?? null }) + '\n');

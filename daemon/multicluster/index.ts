@@ -8,10 +8,10 @@ import { E } from '../../src/base/errors/index.js';
 import { createLogger, type Logger } from '../../src/base/log/index.js';
 import { ClustersetZone, startClustersetDns, ZoneSource, type ClustersetDns } from '../../src/multicluster/control/clusterset-dns/index.js';
 import {
-  bootstrapClusterSet, MC_KINDS, MulticlusterAgent, OPERATOR_NAMESPACE, PSK_SECRET, MulticlusterMetrics, openBrokerOfCluster, readJoin, startRecordsPublisher, type GatewayRecords,
+  bootstrapClusterSet, MC_KINDS, MulticlusterAgent, OPERATOR_NAMESPACE, PSK_SECRET, MulticlusterMetrics, openCurrentBroker, readJoinConnection, startRecordsPublisher, type GatewayRecords,
 } from '../../src/multicluster/control/clusterset/index.js';
 import { connectStore, type ResourceStore } from '../../src/platform/store/index.js';
-import { serveStatus } from '../http-server.js';
+import { serveMetrics } from '../../src/platform/metrics/index.js';
 
 export interface MulticlusterDaemonConfig {
   clusterId: string;
@@ -103,10 +103,29 @@ async function writeJoinPsk(local: ResourceStore, file: string, log: Logger): Pr
 }
 
 export interface RunningMulticluster {
-  agent: MulticlusterAgent;
+  /** the export/import controllers on the current broker connection */
+  readonly agent: MulticlusterAgent;
   dns?: ClustersetDns;
   metricsPort: number;
   stop(): Promise<void>;
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Whether every cluster of the bootstrap list has a current join (its broker connection
+ * accepted by the broker, the broker's fingerprints of its token and PSK). A world that
+ * restarts writes a new store token, so the joins of its previous run are stale.
+ */
+async function bootstrapCurrent(stores: ResourceStore[]): Promise<string | undefined> {
+  for (const store of stores) {
+    const conn = await readJoinConnection(store);
+    if (!conn) return 'not joined yet';
+    const r = await openCurrentBroker(conn);
+    if ('stale' in r) return r.stale;
+    await r.broker.close();
+  }
+  return undefined;
 }
 
 /** Stores may be injected (tests); otherwise they come from the configured store API. */
@@ -122,36 +141,112 @@ export async function runMulticlusterDaemon(raw: unknown, inject: { local?: Reso
     }
   }
   const local = inject.local ?? connectStore({ socketPath: cfg.store.socket, token, cluster: cfg.clusterId });
-  if (cfg.bootstrap && !inject.broker && !(await readJoin(local))) {
+  if (cfg.bootstrap && !inject.broker) {
     const b = cfg.bootstrap;
     const brokerStore = connectStore({ socketPath: cfg.store.socket, token, cluster: 'broker' });
     const others = b.clusters.map((c) => ({ c, store: c.clusterId === cfg.clusterId ? local : connectStore({ socketPath: cfg.store.socket, token, cluster: c.clusterId }) }));
     try {
-      const r = await bootstrapClusterSet({
-        broker: brokerStore, brokerURL: `unix://${cfg.store.socket}#broker`, brokerCluster: b.brokerCluster, token,
-        clusters: others.map(({ c, store }) => ({ store, network: { clusterId: c.clusterId, networkPlugin: 'strait', clusterCIDRs: [c.clusterCIDR], serviceCIDRs: [c.serviceCIDR] } })),
-      });
-      writeFileSync(b.brokerInfoFile, r.brokerInfoText, { mode: 0o600 });
-      log.info({ file: b.brokerInfoFile, clusters: b.clusters.map((c) => c.clusterId) }, 'broker deployed and clusters joined');
+      const why = await bootstrapCurrent(others.map((o) => o.store));
+      if (why) {
+        // a first start, or a restart (new store token): deploy the broker again (new PSK) and
+        // join every cluster with this run's credentials; every daemon follows its new join
+        const r = await bootstrapClusterSet({
+          broker: brokerStore, brokerURL: `unix://${cfg.store.socket}#broker`, brokerCluster: b.brokerCluster, token,
+          clusters: others.map(({ c, store }) => ({ store, network: { clusterId: c.clusterId, networkPlugin: 'strait', clusterCIDRs: [c.clusterCIDR], serviceCIDRs: [c.serviceCIDR] } })),
+        });
+        writeFileSync(`${b.brokerInfoFile}.tmp`, r.brokerInfoText, { mode: 0o600 });
+        renameSync(`${b.brokerInfoFile}.tmp`, b.brokerInfoFile);
+        log.info({ file: b.brokerInfoFile, clusters: b.clusters.map((c) => c.clusterId), why }, 'broker deployed and clusters joined');
+      }
     } finally {
       await brokerStore.close();
       for (const o of others) if (o.store !== local) await o.store.close();
     }
   }
-  // wait for the join: the broker connection is written by `strait join`
-  let broker = inject.broker;
-  for (let i = 0; !broker; i++) {
-    broker = await openBrokerOfCluster(local).catch(() => undefined);
-    if (!broker) {
-      if (i === 0) log.info('waiting for this cluster to join a broker');
-      await new Promise((r) => setTimeout(r, i < 50 ? 200 : 1000));
+  // wait for a current join: the broker connection is written by `strait join` (or the bootstrap above)
+  let conn: { key: string; broker: ResourceStore };
+  if (inject.broker) conn = { key: '', broker: inject.broker };
+  else {
+    let said = '';
+    for (let i = 0; ; i++) {
+      const found = await readJoinConnection(local).catch(() => undefined);
+      const r = found ? await openCurrentBroker(found).catch((err: unknown) => ({ stale: `the broker is not reachable: ${String(err)}` })) : undefined;
+      if (found && r && 'broker' in r) {
+        conn = { key: found.key, broker: r.broker };
+        break;
+      }
+      const why = r && 'stale' in r ? r.stale : 'not joined yet';
+      if (why !== said) log.info({ why }, r ? 'waiting for a current join of this cluster' : 'waiting for this cluster to join a broker');
+      said = why;
+      await sleep(i < 50 ? 200 : 1000);
     }
   }
   if (cfg.pskFile) await writeJoinPsk(local, cfg.pskFile, log).catch((err: unknown) => log.error({ err, file: cfg.pskFile }, 'writing the tunnel PSK failed'));
   const registry = new Registry();
   const metrics = new MulticlusterMetrics(registry);
-  const agent = new MulticlusterAgent({ clusterId: cfg.clusterId, local, broker, metrics, log, resyncMs: cfg.resyncMs });
-  agent.start();
+  // ready (to the world's process table) once the gateway's records are published with every
+  // connection up: `strait show connections` then lists them
+  let published = !cfg.records;
+  const announce = (): void => { if (process.connected) process.send?.({ type: 'ready' }); };
+  const startOn = (broker: ResourceStore) => {
+    const agent = new MulticlusterAgent({ clusterId: cfg.clusterId, local, broker, metrics, log, resyncMs: cfg.resyncMs });
+    agent.start();
+    const publishers = cfg.records ? [cfg.records.url, ...cfg.records.standbyUrls].map((url) => startRecordsPublisher({
+      local, broker,
+      intervalMs: () => (published ? cfg.records!.intervalMs : Math.min(100, cfg.records!.intervalMs)),
+      // bounded: a frozen gateway (SIGSTOP) must not stall its publisher
+      fetchRecords: async () => (await (await fetch(url, { signal: AbortSignal.timeout(Math.max(1000, cfg.records!.intervalMs * 2)) })).json()) as GatewayRecords,
+      onError: (err) => log.debug({ err, url }, 'publishing gateway records failed'),
+      onPublished: (recs) => {
+        const ready = (recs as { ready?: unknown }).ready === true && recs.gateway.haStatus !== 'passive';
+        if (!published && ready) {
+          published = true;
+          announce();
+        }
+      },
+    })) : [];
+    return {
+      agent,
+      async stop() {
+        await Promise.all(publishers.map((p) => p.stop()));
+        await agent.stop();
+      },
+    };
+  };
+  let running = startOn(conn.broker);
+  // follow the join: a new deploy-broker and join (or a restarted world's bootstrap) moves
+  // this daemon to the new broker connection, and the gateways to the new PSK
+  let following = true;
+  let followTimer: NodeJS.Timeout | undefined;
+  let followRun: Promise<void> = Promise.resolve();
+  let staleSaid = '';
+  const follow = async (): Promise<void> => {
+    const found = await readJoinConnection(local).catch(() => undefined);
+    if (!found || found.key === conn.key) return;
+    const r = await openCurrentBroker(found).catch((err: unknown) => ({ stale: `the broker is not reachable: ${String(err)}` }));
+    if ('stale' in r) {
+      if (r.stale !== staleSaid) log.warn({ why: r.stale }, 'the join changed, but is not current: keeping the broker connection');
+      staleSaid = r.stale;
+      return;
+    }
+    if (!following) {
+      await r.broker.close();
+      return;
+    }
+    log.info({ brokerURL: found.url }, 'the join changed: following the new broker connection');
+    await running.stop();
+    await conn.broker.close().catch(() => undefined);
+    conn = { key: found.key, broker: r.broker };
+    running = startOn(r.broker);
+    if (cfg.pskFile) await writeJoinPsk(local, cfg.pskFile, log).catch((err: unknown) => log.error({ err, file: cfg.pskFile }, 'writing the tunnel PSK failed'));
+  };
+  const scheduleFollow = (): void => {
+    if (!following || inject.broker) return;
+    followTimer = setTimeout(() => {
+      followRun = follow().catch((err: unknown) => log.debug({ err }, 'reading the join failed')).then(scheduleFollow);
+    }, 1000);
+  };
+  scheduleFollow();
   let dns: ClustersetDns | undefined;
   let source: ZoneSource | undefined;
   if (cfg.dns.enabled) {
@@ -165,24 +260,23 @@ export async function runMulticlusterDaemon(raw: unknown, inject: { local?: Reso
       ...(ua && up ? { upstream: { address: ua, port: Number(up) } } : {}),
     });
   }
-  const publishers = cfg.records ? [cfg.records.url, ...cfg.records.standbyUrls].map((url) => startRecordsPublisher({
-    local, broker, intervalMs: cfg.records!.intervalMs,
-    // bounded: a frozen gateway (SIGSTOP) must not stall its publisher
-    fetchRecords: async () => (await (await fetch(url, { signal: AbortSignal.timeout(Math.max(1000, cfg.records!.intervalMs * 2)) })).json()) as GatewayRecords,
-    onError: (err) => log.debug({ err, url }, 'publishing gateway records failed'),
-  })) : [];
-  const status = await serveStatus(cfg.metrics.listen, cfg.metrics.port, registry, () => ({ cluster: cfg.clusterId, exports: Object.fromEntries([...agent.exportConditions()].map(([k, v]) => [k, Object.fromEntries(v)])) }));
+  const status = await serveMetrics(registry, { port: cfg.metrics.port, host: cfg.metrics.listen }, {
+    records: () => ({ cluster: cfg.clusterId, exports: Object.fromEntries([...running.agent.exportConditions()].map(([k, v]) => [k, Object.fromEntries(v)])) }),
+  });
   log.info({ dnsPort: dns?.port, metricsPort: status.port }, 'multicluster control running');
-  if (process.connected) process.send?.({ type: 'ready' });
+  if (published) announce();
   return {
-    agent, ...(dns ? { dns } : {}), metricsPort: status.port,
+    get agent() { return running.agent; },
+    ...(dns ? { dns } : {}), metricsPort: status.port,
     async stop() {
-      for (const p of publishers) p.stop();
+      following = false;
+      clearTimeout(followTimer);
+      await followRun;
       source?.stop();
       await dns?.close();
-      await agent.stop();
-      await new Promise<void>((r) => status.server.close(() => r()));
-      if (!inject.broker) await broker.close();
+      await running.stop();
+      await status.close();
+      if (!inject.broker) await conn.broker.close();
       if (!inject.local) await local.close();
     },
   };

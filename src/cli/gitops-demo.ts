@@ -1,4 +1,4 @@
-// `strait demo`: SPEC.md area A walked end to end on this machine, with the real
+// `strait demo`: signed GitOps (docs/gitops.md, Demo) walked end to end on this machine, with the real
 // tools: gpg makes a key, git commits and pushes over HTTP to the code-hosting server
 // (users and token through its API), the `strait` CLI logs in and imports the key,
 // a project enforces it, and the control module shows both outcomes: the unsigned
@@ -70,14 +70,14 @@ export async function runGitopsDemo(opts: DemoOptions): Promise<boolean> {
     GIT_TERMINAL_PROMPT: '0', XDG_CONFIG_HOME: join(home, '.config'),
   };
   const cleanups: (() => Promise<void> | void)[] = [];
-  say(`strait demo: signed GitOps (SPEC.md area A) in ${dir}`);
+  say(`strait demo: signed GitOps (docs/gitops.md) in ${dir}`);
   try {
     const { GithostDb, GithostServer, createUser, githostPaths } = await import('../githost/server/index.js');
     const { startGitOpsService, ADMIN_SECRET } = await import('../gitops/control/index.js');
     const { openEmbeddedStore } = await import('../platform/store/index.js');
     const { GROUPS, Kinds } = await import('../platform/resources/index.js');
 
-    // 1. the code-hosting server, its first admin made locally (SPEC: not through the API)
+    // 1. the code-hosting server, its first admin made locally (never through the API: docs/githost.md)
     const ghDir = join(dir, 'githost-state');
     const paths = githostPaths(ghDir);
     mkdirSync(paths.root, { recursive: true });
@@ -189,7 +189,7 @@ export async function runGitopsDemo(opts: DemoOptions): Promise<boolean> {
       + `signed by ${synced.status?.operationState?.syncResult?.signer}; ConfigMap guestbook/guestbook-ui release=${live?.data?.['release']}`);
     const ok = refused.status?.operationState?.message === 'Revision is not signed' && !liveAfterRefusal
       && synced.status?.sync?.revision === signed && live?.data?.['release'] === '2-signed';
-    say(ok ? 'demo: both outcomes as SPEC.md describes' : 'demo: an outcome differs from SPEC.md (see above)');
+    say(ok ? 'demo: both outcomes as docs/gitops.md describes' : 'demo: an outcome differs from docs/gitops.md (see above)');
     return ok;
   } finally {
     for (const c of cleanups.reverse()) await Promise.resolve(c()).catch(() => undefined);

@@ -1,9 +1,9 @@
-// `strait demo mesh`: SPEC.md area B's traffic outcomes table, measured in the running world.
+// `strait demo mesh`: the mesh traffic outcomes table (docs/mesh.md), measured in the running world.
 // For PERMISSIVE, DISABLE and STRICT applied as the default PeerAuthentication of the `mesh`
-// namespace (with SPEC's DestinationRule: DISABLE for "*", ISTIO_MUTUAL for the service hosts
+// namespace (with the table's DestinationRule: DISABLE for "*", ISTIO_MUTUAL for the service hosts
 // under STRICT), it runs the real curl from the in-mesh pod `client` and from the out-of-mesh
 // pod `outsider` (as `strait exec` does: nsenter into the world, ip netns exec into the pod)
-// and from the host through the ingress gateway, and prints each outcome next to SPEC's.
+// and from the host through the ingress gateway, and prints each outcome next to the expected one.
 // The PeerAuthentication and DestinationRule `default` of the namespace are put back as they
 // were at the end (deleted when there were none).
 import { spawn } from 'node:child_process';
@@ -18,8 +18,8 @@ export const DEMO_MODES = ['PERMISSIVE', 'DISABLE', 'STRICT'] as const;
 export type DemoMode = (typeof DEMO_MODES)[number];
 export type DemoClient = 'inMesh' | 'outsider' | 'ingress';
 
-/** SPEC.md's table: the outcome each client must see, as curl reports it. */
-export const SPEC_TABLE: Record<DemoMode, Record<DemoClient, { outcome: string; spec: string }>> = {
+/** The traffic outcomes table (docs/mesh.md): the outcome each client must see, as curl reports it. */
+export const EXPECTED_OUTCOMES: Record<DemoMode, Record<DemoClient, { outcome: string; spec: string }>> = {
   PERMISSIVE: {
     inMesh: { outcome: 'HTTP 200', spec: 'accepted, HTTP 200' },
     outsider: { outcome: 'HTTP 200', spec: 'accepted, HTTP 200' },
@@ -165,7 +165,7 @@ export async function runMeshDemo(opts: MeshDemoOptions): Promise<MeshDemoResult
   try {
     for (const mode of DEMO_MODES) {
       if (opts.signal?.aborted) break;
-      const want = SPEC_TABLE[mode];
+      const want = EXPECTED_OUTCOMES[mode];
       const objs = setupFor(mode);
       if (!objs.some((o) => o.kind === 'DestinationRule')) await store.delete(DR, 'default', NS);
       for (const o of objs) await store.apply(o);
@@ -203,11 +203,11 @@ export async function runMeshDemo(opts: MeshDemoOptions): Promise<MeshDemoResult
   };
 }
 
-/** SPEC's table with the measured outcome per cell next to the expected one. */
+/** The traffic outcomes table with the measured outcome per cell next to the expected one. */
 export function formatMeshDemo(r: MeshDemoResult): string {
-  const cellText = (c: DemoCell): string => `${c.measured}${c.measured === 'exit 56' ? ' (reset by peer)' : ''} ${c.ok ? '= SPEC' : `≠ SPEC ${c.expected}`}`;
+  const cellText = (c: DemoCell): string => `${c.measured}${c.measured === 'exit 56' ? ' (reset by peer)' : ''} ${c.ok ? '= expected' : `≠ expected ${c.expected}`}`;
   const lines = [
-    `Traffic outcomes (SPEC.md area B) in ${r.cluster}, namespace ${r.namespace}: curl ${r.url}`,
+    `Traffic outcomes (docs/mesh.md) in ${r.cluster}, namespace ${r.namespace}: curl ${r.url}`,
     `  in mesh:  strait exec ${r.cluster}/${r.namespace}/client -- curl ...   (sidecar, DestinationRule decides mTLS)`,
     `  outsider: strait exec ${r.cluster}/${r.namespace}/outsider -- curl ... (no sidecar: plaintext)`,
     `  ingress:  curl ${r.ingress}/ from the host (gateway originates mTLS into the mesh)`,
@@ -217,15 +217,15 @@ export function formatMeshDemo(r: MeshDemoResult): string {
       row.observedAfterMs === undefined ? 'never' : `${row.observedAfterMs} ms`,
     ])).trimEnd(),
     '',
-    'SPEC.md:',
+    'Expected (docs/mesh.md):',
     formatTable(['MODE', 'CLIENT IN MESH', 'CLIENT OUTSIDE MESH (PLAINTEXT)', 'EXTERNAL USER VIA INGRESS'], r.rows.map((row) => [
       row.mode, row.cells.inMesh.spec, row.cells.outsider.spec, row.cells.ingress.spec,
     ])).trimEnd(),
     '',
-    `SEEN AFTER: from the end of the apply until both pods saw SPEC's outcome (policy propagation, curl runs included).`,
+    `SEEN AFTER: from the end of the apply until both pods saw the expected outcome (policy propagation, curl runs included).`,
     `Restored: ${r.restored.join('; ')}`,
     r.rows.length < DEMO_MODES.length ? `demo: stopped after ${r.rows.length} of ${DEMO_MODES.length} modes`
-      : r.ok ? 'demo: every cell as SPEC.md describes' : `demo: ${r.rows.reduce((n, row) => n + Object.values(row.cells).filter((c) => !c.ok).length, 0)} cell(s) differ from SPEC.md`,
+      : r.ok ? 'demo: every cell as docs/mesh.md describes' : `demo: ${r.rows.reduce((n, row) => n + Object.values(row.cells).filter((c) => !c.ok).length, 0)} cell(s) differ from docs/mesh.md`,
   ];
   for (const row of r.rows) for (const c of Object.values(row.cells)) if (!c.ok && c.error) lines.push(`  ${row.mode}: ${c.command}: ${c.error}`);
   return lines.join('\n') + '\n';

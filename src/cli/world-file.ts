@@ -1,7 +1,8 @@
 // world.json in the state dir: written by the `strait up` process that owns a world,
 // read by status, exec, down and the store clients.
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { constants as osConstants } from 'node:os';
 import { E } from '../base/errors/index.js';
 import type { WorldState } from '../world/supervisor/index.js';
@@ -82,6 +83,42 @@ export function execInPod(rec: WorldRecord, netns: string, command: string[], ti
     child.on('error', (err) => { clearTimeout(timer); done({ code: 127, stdout, stderr: stderr + err.message }); });
     child.on('close', (code, signal) => { clearTimeout(timer); done({ code: code ?? 128 + (signal ? osConstants.signals[signal] : 0), stdout, stderr }); });
   });
+}
+
+/**
+ * What a world writes in its state dir and keeps across restarts (the supervisor: world.json,
+ * store/, store.sock, store.token, logs/; daemon/world-components.ts: tunnel/, githost/,
+ * githost-world.json, control/, mesh/, <cluster>.multicluster.json; the multicluster daemon:
+ * broker-info.subm). Nothing else in the dir is the world's.
+ */
+const WORLD_ENTRIES = ['world.json', 'world.json.tmp', 'store', 'store.sock', 'store.token', 'logs', 'tunnel', 'githost', 'githost-world.json',
+  'control', 'mesh', 'broker-info.subm', 'broker-info.subm.tmp'];
+const isWorldEntry = (name: string): boolean => WORLD_ENTRIES.includes(name) || /^[a-z0-9]([-a-z0-9]*[a-z0-9])?\.multicluster\.json$/.test(name);
+
+/** The world state an earlier run left in a state dir (the entries a new world resumes from). */
+export function worldStateIn(stateDir: string): string[] {
+  let names: string[];
+  try {
+    names = readdirSync(stateDir);
+  } catch {
+    return [];
+  }
+  // logs alone are no state to resume
+  return names.filter((n) => isWorldEntry(n) && n !== 'logs').sort();
+}
+
+/** `strait up --fresh`: remove the world's own entries of a state dir (never anything else); returns what was removed. */
+export function removeWorldState(stateDir: string): string[] {
+  let names: string[];
+  try {
+    names = readdirSync(stateDir);
+  } catch {
+    return [];
+  }
+  const gone = names.filter(isWorldEntry).sort();
+  // rmSync removes a symlink itself, never what it points to
+  for (const n of gone) rmSync(join(stateDir, n), { recursive: true, force: true });
+  return gone;
 }
 
 /** The command that stops the world of `stateDir`: with --state-dir unless it is the default one. */

@@ -2,7 +2,7 @@
 // the embedded store in-process, through the store API, and later the Kubernetes store.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { isStraitError } from '../../src/base/errors/index.js';
+import { isStraitError, type ErrorCode } from '../../src/base/errors/index.js';
 import type { KindRef, KubeObject, ResourceStore, WatchEvent } from '../../src/platform/store/index.js';
 
 export interface StoreHarness {
@@ -30,7 +30,7 @@ function pa(name: string, mode: string, ns = 'default'): KubeObject {
   return { ...PA_V1B1, metadata: { name, namespace: ns }, spec: { mtls: { mode } } };
 }
 
-async function rejectsWith(p: Promise<unknown>, code: string): Promise<void> {
+async function rejectsWith(p: Promise<unknown>, code: ErrorCode): Promise<void> {
   await assert.rejects(p, (err: unknown) => {
     assert.ok(isStraitError(err, code), `expected ${code}, got ${(err as Error)?.stack ?? String(err)}`);
     return true;

@@ -18,15 +18,18 @@ export interface TestWorld {
   record(): { pid: number; supervisorPid: number; clusters: { name: string; pods: { namespace: string; name: string; ip: string; netns: string }[]; services: { name: string; clusterIP?: string }[]; nodes: { netns: string }[] }[]; components: { name: string; pid?: number; metrics?: string }[] };
   exec(pod: string, cmd: string[], input?: string): SpawnSyncReturns<string>;
   down(): SpawnSyncReturns<string>;
+  /** what `strait up --detach` printed */
+  upOutput: string;
   cleanup(): void;
 }
 
-export function upWorld(extra: string[] = []): TestWorld {
-  const stateDir = mkdtempSync(join(tmpdir(), 'strait-world-'));
+/** `strait up --detach` in a new temp state dir, or in `stateDir` (a restart of a world that was there) */
+export function upWorld(extra: string[] = [], stateDir = mkdtempSync(join(tmpdir(), 'strait-world-'))): TestWorld {
   const r = strait(['up', '--detach', '--state-dir', stateDir, ...extra]);
   if (r.status !== 0) throw new Error(`strait up failed (${r.status}): ${r.stderr}${r.stdout}`);
   return {
     stateDir,
+    upOutput: r.stdout + r.stderr,
     record: () => JSON.parse(readFileSync(join(stateDir, 'world.json'), 'utf8')),
     exec: (pod, cmd, input) => strait(['exec', '--state-dir', stateDir, pod, '--', ...cmd], input),
     down: () => strait(['down', '--state-dir', stateDir]),

@@ -1,4 +1,4 @@
-// Issue 8 acceptance through the control daemon PROCESS in Kubernetes mode, against a real
+// Kubernetes mode (docs/kubernetes.md) through the control daemon PROCESS, against a real
 // kube-apiserver: deploy/ applied, the daemon started from its entry point
 // (dist/daemon/control/main.js, STRAIT_STORE=kubernetes) with a kubeconfig holding the
 // strait-control ServiceAccount's token (so deploy/rbac/control.yaml is what it may do).

@@ -64,8 +64,9 @@ describe('deploy/ against a real kube-apiserver', () => {
 
   test('kubectl apply --dry-run=server -k deploy/ passes', (t) => {
     if (!cluster) return t.skip(skip);
-    // server-side dry-run does not create the namespace the other objects go into
+    // server-side dry-run does not create the namespaces the other objects go into
     assert.equal(cluster.kubectl(['create', 'namespace', 'strait-system']).status, 0);
+    assert.equal(cluster.kubectl(['create', 'namespace', 'submariner-operator']).status, 0);
     const r = cluster.kubectl(['apply', '--dry-run=server', '-k', deployDir]);
     assert.equal(r.status, 0, r.stderr);
     assert.match(r.stdout, /daemonset\.apps\/strait-node-agent (created|configured|unchanged) \(server dry run\)/);
@@ -125,15 +126,23 @@ describe('deploy/ against a real kube-apiserver', () => {
       ['node-agent', 'create', 'endpoints.submariner.io', 'strait-system', 'no'],
       ['node-agent', 'get', 'secrets', 'strait-system', 'no'],
       ['node-agent', 'delete', 'pods', 'default', 'no'],
-      ['gateway', 'create', 'endpoints.submariner.io', 'strait-system', 'yes'],
-      ['gateway', 'update', 'gateways.submariner.io/status', 'strait-system', 'yes'],
+      // the records: in Submariner's operator namespace, where its tools read them, and nowhere else
+      ['gateway', 'create', 'endpoints.submariner.io', 'submariner-operator', 'yes'],
+      ['gateway', 'update', 'gateways.submariner.io', 'submariner-operator', 'yes'],
+      ['gateway', 'update', 'gateways.submariner.io/status', 'submariner-operator', 'yes'],
+      ['gateway', 'create', 'endpoints.submariner.io', 'strait-system', 'no'],
       ['gateway', 'create', 'endpoints.submariner.io', 'default', 'no'],
+      ['gateway', 'update', 'submariners.submariner.io/submariner/status', 'submariner-operator', 'yes'],
+      ['gateway', 'update', 'submariners.submariner.io/other/status', 'submariner-operator', 'no'],
+      ['gateway', 'update', 'submariners.submariner.io', 'submariner-operator', 'no'],
+      ['gateway', 'get', 'secrets/strait-broker-connection', 'submariner-operator', 'yes'],
+      ['gateway', 'get', 'secrets/submariner-ipsec-psk', 'submariner-operator', 'no'],
       ['gateway', 'list', 'serviceimports.multicluster.x-k8s.io', undefined, 'yes'],
       ['gateway', 'get', 'secrets/strait-psk', 'strait-system', 'yes'],
       ['gateway', 'get', 'secrets/other', 'strait-system', 'no'],
       ['gateway', 'list', 'secrets', 'strait-system', 'no'],
       ['gateway', 'update', 'applications.argoproj.io', 'default', 'no'],
-      // HA (issue 3): its Lease only, in its namespace: create, get, update (resourceVersion-guarded PUT)
+      // gateway HA (docs/gateway-and-agent.md): its Lease only, in its namespace: create, get, update (resourceVersion-guarded PUT)
       ['gateway', 'create', 'leases.coordination.k8s.io', 'strait-system', 'yes'],
       ['gateway', 'get', 'leases.coordination.k8s.io/strait-gateway', 'strait-system', 'yes'],
       ['gateway', 'update', 'leases.coordination.k8s.io/strait-gateway', 'strait-system', 'yes'],

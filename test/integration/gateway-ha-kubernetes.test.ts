@@ -1,4 +1,4 @@
-// Issue 3, HA in Kubernetes mode: two gateway HA instances (the daemon's startGatewayHa,
+// Gateway HA in Kubernetes mode (docs/gateway-and-agent.md): two gateway HA instances (the daemon's startGatewayHa,
 // data plane without TUN) against a real kube-apiserver, as the strait-gateway
 // ServiceAccount after `kubectl apply -k deploy/` (so deploy/rbac/gateway.yaml is what they
 // may do). One holds the coordination.k8s.io/v1 Lease `strait-gateway` in the pod
@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { isStraitError } from '../../src/base/errors/index.js';
 import { LEASE_KIND, type LeaseSpec } from '../../src/multicluster/control/gateway-ha/index.js';
-import { brokerKubeconfig, readGateway } from '../../src/multicluster/control/clusterset/index.js';
+import { brokerKubeconfig, OPERATOR_NAMESPACE, readGateway } from '../../src/multicluster/control/clusterset/index.js';
 import { openKubernetesStore, type KubeObject } from '../../src/platform/store/index.js';
 import { startGateway, type Gateway } from '../../src/multicluster/dataplane/gateway/index.js';
 import { startGatewayHa, type GatewayHa } from '../../daemon/gateway/ha.js';
@@ -81,7 +81,7 @@ const lease = async (): Promise<LeaseJson | undefined> => {
   return r.status === 0 ? (JSON.parse(r.stdout) as LeaseJson) : undefined;
 };
 const gatewayRows = async (): Promise<{ node: string; haStatus: string; summary: string }[]> => {
-  const r = await cluster!.kubectlAsync(['get', 'gateways.submariner.io', '-n', NS, '-o', 'json']);
+  const r = await cluster!.kubectlAsync(['get', 'gateways.submariner.io', '-n', OPERATOR_NAMESPACE, '-o', 'json']);
   return r.status === 0 ? (JSON.parse(r.stdout) as { items: KubeObject[] }).items.map((o) => readGateway(o).gateway) : [];
 };
 const MICRO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/;
@@ -95,6 +95,7 @@ test('Kubernetes mode: a real Lease elects one gateway; when it stops renewing t
   await waitFor(() => logs.some((l) => l.startsWith('gw-2 info: lease held by gw-1')), 20_000, 'gw-2 passive');
   assert.equal(a.ha.mode, 'kubernetes');
   assert.equal(a.ha.namespace, NS);
+  assert.equal(a.ha.recordsNamespace, OPERATOR_NAMESPACE);
 
   // the Lease as client-go's leader election writes it, readable with kubectl
   const l0 = (await lease())!;
@@ -110,7 +111,7 @@ test('Kubernetes mode: a real Lease elects one gateway; when it stops renewing t
   const table = await cluster!.kubectlAsync(['get', 'lease', '-n', NS]);
   assert.match(table.stdout, /strait-gateway\s+gw-1/, 'kubectl get lease shows the holder');
 
-  // each gateway publishes its own Gateway record in the pod namespace
+  // each gateway publishes its own Gateway record in Submariner's operator namespace (not the pod's)
   await waitFor(async () => {
     const g = await gatewayRows();
     return g.find((x) => x.node === 'gw-1')?.haStatus === 'active' && g.find((x) => x.node === 'gw-2')?.haStatus === 'passive';

@@ -1,4 +1,4 @@
-// Issue 3, HA: a cluster with two gateway nodes (lease in the cluster's store). Continuous
+// Gateway HA (docs/gateway-and-agent.md): a cluster with two gateway nodes (lease in the cluster's store). Continuous
 // HTTP probes from cluster-a's client (worker node: agent -> VXLAN -> active gateway) to
 // cluster-b's echo; kill -9 of the active gateway: the passive one takes the lease, the
 // agent and the remote gateway follow it, traffic resumes, and the records say so (Gateway

@@ -1,5 +1,5 @@
-// Issue 6: SPEC.md's four code-hosting calls, made with real curl exactly as the
-// SPEC table shows, and the Gitea behaviour around them (status codes, hidden fields).
+// The four code-hosting calls of the GitOps setup (docs/githost.md, API), made with real curl
+// as Gitea's clients make them, and the Gitea behaviour around them (status codes, hidden fields).
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
@@ -19,7 +19,7 @@ async function curl(...args: string[]): Promise<{ status: number; body: JsonBody
   return { status: Number(r.stdout.slice(nl + 1)), body: text ? JSON.parse(text) : undefined };
 }
 
-test('SPEC.md calls with curl: token by basic auth, create user, read user, migrate', async () => {
+test('the setup calls with curl: token by basic auth, create user, read user, migrate', async () => {
   // 1. POST /api/v1/users/<username>/tokens with basic auth and {"name"}
   const tok = await curl('-X', 'POST', '-H', 'Content-Type: application/json', '-d', '{"name":"spec-token"}',
     '-u', 'gitea_admin:admin-pass-1', `${gh.url}/api/v1/users/gitea_admin/tokens`);

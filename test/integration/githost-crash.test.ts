@@ -1,4 +1,4 @@
-// Issue 6: kill -9 of the code-hosting server during a push or a migration leaves no
+// Crash safety (docs/githost.md): kill -9 of the code-hosting server during a push or a migration leaves no
 // corrupt repository: git fsck passes, refs are all-or-nothing, leftovers are swept
 // at the next start and the same operation then succeeds.
 import assert from 'node:assert/strict';

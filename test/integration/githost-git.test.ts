@@ -1,4 +1,4 @@
-// Issue 6: real git and gpg against the code-hosting server: signed commits pushed
+// Real git and gpg against the code-hosting server (docs/githost.md): signed commits pushed
 // and cloned, verification through the API, refused pushes that store nothing,
 // GPG key e-mail rule, push notification (in-process and webhook).
 import assert from 'node:assert/strict';

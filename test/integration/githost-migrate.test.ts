@@ -1,4 +1,4 @@
-// Issue 6: POST /api/v1/repos/migrate with the real git. Sources on loopback or
+// Migration safety (docs/githost.md): POST /api/v1/repos/migrate with the real git. Sources on loopback or
 // private networks, local paths and file: URLs are refused by default; the settings
 // allowLocalNetworks / allowImportLocal open them; redirects are never followed.
 // Every source here is on loopback (another githost instance or a local redirector).

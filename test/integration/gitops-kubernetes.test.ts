@@ -1,4 +1,4 @@
-// Issue 8 acceptance, area A, against a real kube-apiserver: the GitOps controller runs
+// Signed GitOps in Kubernetes mode (docs/kubernetes.md), against a real kube-apiserver: the GitOps controller runs
 // unchanged on the Kubernetes store. An enforcing AppProject with an unsigned revision
 // gives the Application Sync Error / "Revision is not signed" and a ResourceComparison
 // Event (read back with kubectl); a signed revision creates the objects.

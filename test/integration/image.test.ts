@@ -1,4 +1,4 @@
-// Issue 8: the Dockerfile. Static checks (multi-stage, every COPY source exists in the
+// The container image (docs/kubernetes.md): the Dockerfile. Static checks (multi-stage, every COPY source exists in the
 // build context and is not excluded by .dockerignore, the addon is built inside, the
 // runtime runs as a numeric non-root user), then a real build with buildah
 // (test/image/build-image.sh: vfs storage, chroot isolation, local base images from

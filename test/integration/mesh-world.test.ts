@@ -1,4 +1,4 @@
-// Issue 5 acceptance in the local world (`strait up`): SPEC.md's traffic table with the real
+// The mesh in the local world (`strait up`): the traffic outcomes table (docs/mesh.md) with the real
 // curl through `strait exec`, for each mode applied as the default PeerAuthentication of
 // the server's namespace: in-mesh client, out-of-mesh client, host through the ingress.
 import assert from 'node:assert/strict';
@@ -121,7 +121,7 @@ test('strait demo mesh stopped with Ctrl-C still puts the original policy back',
   assert.equal((JSON.parse(pa.stdout) as { spec: { mtls: { mode: string } } }).spec.mtls.mode, 'STRICT');
 });
 
-test('strait demo mesh -o json: SPEC\'s table measured with the real clients, the original policy restored', async () => {
+test('strait demo mesh -o json: the traffic table measured with the real clients, the original policy restored', async () => {
   // the tests above left STRICT + the ISTIO_MUTUAL rule; the demo must put them back
   const r = await run(process.execPath, [BIN, 'demo', 'mesh', '-o', 'json', '--state-dir', world.stateDir]);
   assert.equal(r.status, 0, r.stdout + r.stderr);

@@ -1,4 +1,4 @@
-// Issue 8 acceptance, area C, against a real kube-apiserver: the multicluster agent runs
+// Multicluster in Kubernetes mode (docs/kubernetes.md), against a real kube-apiserver: the multicluster agent runs
 // unchanged on the Kubernetes store. A ServiceExport gets its Valid condition (True
 // once synced to the broker), and the ServiceImport and EndpointSlice it writes pass
 // the API server's validation.

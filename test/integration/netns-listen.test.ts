@@ -1,4 +1,4 @@
-// issue 2: listenInNetns and inNetnsSync (native/src/netns.c). listenInNetns makes a listening socket inside another
+// listenInNetns and inNetnsSync (native/src/netns.c). listenInNetns makes a listening socket inside another
 // network namespace and leaves the calling thread in its own; a server adopting the fd
 // accepts that namespace's connections and sees that namespace's peer addresses.
 import assert from 'node:assert/strict';

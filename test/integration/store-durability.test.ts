@@ -1,4 +1,4 @@
-// Issue 2, item 7: acknowledged writes survive kill -9 of the process holding the store.
+// Store durability (docs/store.md): acknowledged writes survive kill -9 of the process holding the store.
 // A server child holds the store; concurrent writer children write through the API and
 // record every acknowledged write; the server is killed with SIGKILL mid-stream; the
 // store is reopened here and every acknowledged write must be there.

@@ -1,4 +1,4 @@
-// Issue 3 acceptance in a private namespace tree: pod A (cluster-a, behind a worker
+// The data path (docs/gateway-and-agent.md, docs/tunnel-protocol.md) in a private namespace tree: pod A (cluster-a, behind a worker
 // node) reaches pod B (cluster-b) through agent → VXLAN → gateway → PSK tunnel →
 // gateway → VXLAN → agent; the server sees pod A's address; a capture on the
 // gateway↔gateway link shows only UDP 4500 and never the request's marker; replaying the
@@ -120,11 +120,11 @@ test('default (offload) mode: a 4 MB upload crosses as super-packets sealed once
   const { conn: c, wan, dbg } = await upload('');
   assert.ok(c.txBytes >= 4194304, dbg);
   t.diagnostic(`offload: ${c.txPackets} tunnel messages for ${c.txBytes} bytes; wan: ${JSON.stringify(wan)}`);
-  // issue 3 (perf) regression: with the TUN's gso_max_size below the pod's (65536), Linux
+  // throughput regression: with the TUN's gso_max_size below the pod's (65536), Linux
   // segmented forwarded pod super-packets in software before the agent (~2 KB on average);
   // this also shows that the agent -> gateway VXLAN hop carried them whole (in extension fragments)
   assert.ok(c.txBytes / c.txPackets > 16_000, `forwarded pod super-packets cross the tunnel whole: ${Math.round(c.txBytes / c.txPackets)} bytes per packet`);
-  // issue 3: the fast path never relies on IP fragmentation
+  // the fast path never relies on IP fragmentation
   assert.equal(wan.ipFragments, 0, `IP fragments on the wan link: ${JSON.stringify(wan)}`);
   assert.ok(wan.maxFrame <= 1514, `largest frame on the wan link ${wan.maxFrame} bytes`);
   assert.ok(wan.tunnelFragments > 1000, `tunnel fragments (type 5) carry the upload: ${JSON.stringify(wan)}`);

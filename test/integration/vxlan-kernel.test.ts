@@ -1,4 +1,4 @@
-// VXLAN wire compatibility (issue 3): strait's node agent exchanges frames with a Linux
+// VXLAN wire compatibility (docs/gateway-and-agent.md): strait's node agent exchanges frames with a Linux
 // kernel `vxlan` interface in a private namespace tree: HTTP (TCP both ways).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -33,7 +33,7 @@ ip netns exec k node "$ROOT/test/fixtures/echo-server.mjs" 10.99.0.1 8080 > /run
 for i in $(seq 50); do grep -q listening /run/echo.log && break; sleep 0.1; done
 BODY=$(ip netns exec s curl -s -m 5 http://10.99.0.1:8080/)
 echo "{\\"probe\\":\\"http\\",\\"body\\":$BODY}"
-# issue 3 (offload on by default): a 1 MB upload leaves the agent's TUN as TCP super-packets,
+# offload on by default (docs/gateway-and-agent.md): a 1 MB upload leaves the agent's TUN as TCP super-packets,
 # which the agent cuts into plain segments for the kernel vxlan gateway (it never answers the hello)
 head -c 1048576 /dev/zero | tr '\\0' 'y' > /run/body
 BIG=$(ip netns exec s curl -s -m 10 --data-binary @/run/body http://10.99.0.1:8080/)

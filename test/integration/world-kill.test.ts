@@ -1,4 +1,4 @@
-// Issue 2, item 9: after kill -9 of `strait up` (foreground) or of a detached world's
+// The local world (docs/world.md): after kill -9 of `strait up` (foreground) or of a detached world's
 // owner, every process, namespace and interface of the world is gone.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';

@@ -1,4 +1,4 @@
-// Issue 2, item 9 with `tunnels: false`: without the gateway daemons and node agents the
+// The local world (docs/world.md) with `tunnels: false`: without the gateway daemons and node agents the
 // clusters of a world cannot reach each other.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';

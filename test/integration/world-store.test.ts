@@ -1,4 +1,4 @@
-// Issue 2, items 8 and 9: the world registers what it built in each cluster's store, and
+// The local world (docs/world.md, Resources in the store): the world registers what it built in each cluster's store, and
 // what is applied to a store while the world runs becomes real (pods, ClusterIPs,
 // EndpointSlices, nftables, DNS).
 import assert from 'node:assert/strict';

@@ -1,4 +1,4 @@
-// Issue 3 acceptance in the default world itself (`strait up`, not a private topology):
+// The tunnel (docs/tunnel-protocol.md) in the default world itself (`strait up`, not a private topology):
 // (a) the client pod on cluster-a's worker curls the echo pod of cluster-b by pod IP: 200,
 //     remoteAddress = the client pod's IP, and the worker's node agent carried it (VXLAN hop);
 // (b) tshark on the link between the two gateway nodes during that request (a marker in the
@@ -65,7 +65,7 @@ test('(d) show connections: cluster-b connected with an RTT; the tunnel PSK is t
   assert.match(text.stdout, /GATEWAY\s+CLUSTER\s+REMOTE IP\s+NAT\s+CABLE DRIVER\s+SUBNETS\s+STATUS\s+RTT avg\./);
   assert.match(text.stdout, /cluster-b\s+198\.18\.2\.1\s+no\s+strait-psk\s+10\.2\.0\.0\/16, 100\.2\.0\.0\/16\s+connected\s+[0-9.]+(ms|µs)/);
 
-  // issue 3 item 3: the gateways' PSK is the broker-info PSK (48 bytes, new per deploy), from the join's Secret
+  // the gateways' PSK is the broker-info PSK (docs/multicluster.md) (48 bytes, new per deploy), from the join's Secret
   const info = JSON.parse(Buffer.from(readFileSync(join(world.stateDir, 'broker-info.subm'), 'utf8').trim(), 'base64').toString('utf8')) as { ipsecPSK: { data: { psk: string } } };
   assert.equal(Buffer.from(info.ipsecPSK.data.psk, 'base64').length, 48);
   for (const c of ['cluster-a', 'cluster-b']) {

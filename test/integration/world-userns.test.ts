@@ -1,4 +1,4 @@
-// Issue 2, item 9: "works without root where unprivileged user namespaces are enabled".
+// The local world works without root where unprivileged user namespaces are enabled (docs/world.md).
 // Runs the world as the unprivileged user nobody (65534); skipped where the test itself
 // cannot switch users or the kernel refuses user namespaces.
 import assert from 'node:assert/strict';

@@ -1,4 +1,4 @@
-// Acceptance of issue 2, item 9: the local world. One private world per test file
+// The local world (docs/world.md). One private world per test file
 // (temp state dir), so files run in parallel.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -30,7 +30,7 @@ test('curl from the client pod reaches echo by its cluster DNS name; echo sees t
   assert.equal(body.host, 'echo.default.svc.cluster.local:8080');
 });
 
-test('issue 2: one pod runtime serves every echo pod, each from a socket inside that pod\'s own network namespace', () => {
+test('one pod runtime serves every echo pod, each from a socket inside that pod\'s own network namespace', () => {
   const rec = world.record() as ReturnType<TestWorld['record']> & { components: { name: string; pid?: number }[] };
   const sup = String(rec.supervisorPid);
   const echos = rec.clusters.flatMap((c) => c.pods.filter((p) => p.name.startsWith('echo')));
@@ -174,7 +174,7 @@ test('promtool accepts the metrics of every long-running process of the world', 
   }
 });
 
-test('issue 6: the world\'s code-hosting server is reachable from the host on loopback', async () => {
+test('the world\'s code-hosting server is reachable from the host on loopback', async () => {
   const rec = world.record() as ReturnType<TestWorld['record']> & { githost?: string };
   assert.match(rec.githost ?? '', /^http:\/\/127\.0\.0\.1:\d+$/, 'status -o json reports githost');
   const res = await fetch(`${rec.githost}/api/v1/version`);

@@ -102,7 +102,7 @@ test('check: ISTIO_MUTUAL toward a DISABLE workload', () => {
   assert.deepEqual(findings(v), ['ISTIO_MUTUAL_TO_DISABLE']);
 });
 
-test('check: the SPEC\'s STRICT setup (STRICT + ISTIO_MUTUAL) warns only about outsiders', () => {
+test('check: the STRICT setup of docs/mesh.md (STRICT + ISTIO_MUTUAL) warns only about outsiders', () => {
   const v = world([pa('mesh', 'default', 'STRICT'), dr('mesh', 'default', '*.mesh.svc.cluster.local', 'ISTIO_MUTUAL')]);
   assert.deepEqual(findings(v), ['STRICT_OUT_OF_MESH_CLIENT']);
 });

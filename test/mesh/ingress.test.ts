@@ -1,12 +1,12 @@
 // The ingress gateway on a loopback port: external plaintext curl → gateway → (mTLS or
-// plaintext per the route) → server sidecar in each mode → app. SPEC.md's third column.
+// plaintext per the route) → server sidecar in each mode → app. The traffic table's ingress column (docs/mesh.md).
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { join } from 'node:path';
 import { IngressGateway, startRelay, type InboundMode, type OutboundTlsMode } from '../../src/mesh/dataplane/proxy/index.js';
 import { curl, identityOf, startLoopbackMesh, testCa, type LoopbackMesh } from './helpers.js';
 
-// the TLS the gateway uses follows the DestinationRules of SPEC.md's setups:
+// the TLS the gateway uses follows the DestinationRules of the table's setups (docs/mesh.md):
 // PERMISSIVE (no rule, auto mTLS off) → plaintext; DISABLE (rule DISABLE) → plaintext; STRICT (rule ISTIO_MUTUAL) → mTLS
 const table: { mode: InboundMode; tls: OutboundTlsMode; expect: string }[] = [
   { mode: 'PERMISSIVE', tls: 'DISABLE', expect: '200' },

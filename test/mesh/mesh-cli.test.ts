@@ -46,7 +46,7 @@ test('mesh check: STRICT without ISTIO_MUTUAL is an error (exit 1), outsiders a 
   assert.match(r.stderr, /STRAIT_ERR_MESH_CHECK_FAILED/);
 });
 
-test('mesh check: SPEC\'s STRICT setup has warnings only (exit 0)', () => {
+test('mesh check: the STRICT setup of docs/mesh.md has warnings only (exit 0)', () => {
   const r = strait('mesh', 'check', '-f', m('world-mesh.yaml'), m('strict.yaml'));
   assert.equal(r.status, 0, r.stderr);
   assert.match(r.stdout, /STRICT_OUT_OF_MESH_CLIENT.*mesh\/outsider/);

@@ -7,7 +7,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { DEMO_MODES, formatMeshDemo, SPEC_TABLE, type DemoCell, type DemoClient, type MeshDemoResult } from '../../src/cli/mesh-demo.js';
+import { DEMO_MODES, EXPECTED_OUTCOMES, formatMeshDemo, type DemoCell, type DemoClient, type MeshDemoResult } from '../../src/cli/mesh-demo.js';
 
 const root = process.env['STRAIT_ROOT'] ?? process.cwd();
 const golden = (f: string) => readFileSync(join(root, 'test', 'mesh', 'golden', f), 'utf8');
@@ -15,8 +15,8 @@ const golden = (f: string) => readFileSync(join(root, 'test', 'mesh', 'golden', 
 function result(override?: { mode: string; client: DemoClient; measured: string; error: string }): MeshDemoResult {
   const rows = DEMO_MODES.map((mode, i) => {
     const cell = (c: DemoClient): DemoCell => {
-      const measured = override && override.mode === mode && override.client === c ? override.measured : SPEC_TABLE[mode][c].outcome;
-      return { measured, expected: SPEC_TABLE[mode][c].outcome, spec: SPEC_TABLE[mode][c].spec, ok: measured === SPEC_TABLE[mode][c].outcome,
+      const measured = override && override.mode === mode && override.client === c ? override.measured : EXPECTED_OUTCOMES[mode][c].outcome;
+      return { measured, expected: EXPECTED_OUTCOMES[mode][c].outcome, spec: EXPECTED_OUTCOMES[mode][c].spec, ok: measured === EXPECTED_OUTCOMES[mode][c].outcome,
         command: c === 'ingress' ? 'curl http://127.0.0.1:40000/' : `strait exec cluster-a/mesh/${c === 'inMesh' ? 'client' : 'outsider'} -- curl http://echo.mesh.svc.cluster.local:8080/`,
         ...(override && measured === override.measured && override.mode === mode && override.client === c ? { error: override.error } : {}) };
     };
@@ -29,7 +29,7 @@ function result(override?: { mode: string; client: DemoClient; measured: string;
   };
 }
 
-test('demo mesh: SPEC\'s table with the measured outcome next to the expected one (golden)', () => {
+test('demo mesh: the traffic table with the measured outcome next to the expected one (golden)', () => {
   assert.equal(formatMeshDemo(result()), golden('demo-mesh.txt'));
 });
 
@@ -37,8 +37,8 @@ test('demo mesh: a cell that differs is marked and curl\'s error shown', () => {
   const r = result({ mode: 'STRICT', client: 'outsider', measured: 'HTTP 200', error: '' });
   assert.equal(r.ok, false);
   const text = formatMeshDemo(r);
-  assert.match(text, /STRICT\s+HTTP 200 = SPEC\s+HTTP 200 ≠ SPEC exit 56/);
-  assert.match(text, /demo: 1 cell\(s\) differ from SPEC.md/);
+  assert.match(text, /STRICT\s+HTTP 200 = expected\s+HTTP 200 ≠ expected exit 56/);
+  assert.match(text, /demo: 1 cell\(s\) differ from docs\/mesh\.md/);
   const e = formatMeshDemo(result({ mode: 'PERMISSIVE', client: 'inMesh', measured: 'exit 7', error: 'curl: (7) Failed to connect' }));
   assert.match(e, /PERMISSIVE: strait exec cluster-a\/mesh\/client -- curl http:\/\/echo.mesh.svc.cluster.local:8080\/: curl: \(7\) Failed to connect/);
 });

@@ -2,7 +2,7 @@
 // pods-netns.test.ts. Builds three "pods" (network namespaces on a bridge): server (echo
 // app + sidecar), client (sidecar), outsider (no sidecar); installs strait's redirect rules
 // in the injected pods; runs the sidecars as uid 1337 with configs from the policy
-// functions; and for each mode fills SPEC.md's traffic table with the real curl, plus the
+// functions; and for each mode fills the traffic outcomes table (docs/mesh.md) with the real curl, plus the
 // ingress gateway from the tree's root namespace. Prints the table as JSON.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { chownSync, mkdtempSync, renameSync, writeFileSync } from 'node:fs';

@@ -1,4 +1,4 @@
-// SPEC.md's traffic outcomes table in network namespaces, with strait's nftables redirect,
+// The mesh traffic outcomes table (docs/mesh.md) in network namespaces, with strait's nftables redirect,
 // SO_ORIGINAL_DST, sidecars running as uid 1337, and the real curl from each pod and through
 // the ingress gateway. Everything lives in a private namespace tree (unshare): nothing
 // touches the host's namespaces.

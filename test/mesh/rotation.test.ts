@@ -1,4 +1,4 @@
-// Issue 5: workload certificates rotated before expiry without dropping connections
+// Mesh (docs/mesh.md): workload certificates rotated before expiry without dropping connections
 // (short lifetimes, the real CertRotator feeding two sidecars), and TLS session reuse
 // between sidecars (a new connection resumes; a new configuration forces a full handshake).
 import assert from 'node:assert/strict';

@@ -1,4 +1,4 @@
-// SPEC.md area B, the traffic outcomes table, on loopback with the real curl:
+// The mesh traffic outcomes table (docs/mesh.md), on loopback with the real curl:
 // app ← server sidecar (mode under test) ← client sidecar (ISTIO_MUTUAL) ← curl.
 import assert from 'node:assert/strict';
 import { Agent, request } from 'node:http';

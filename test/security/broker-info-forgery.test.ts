@@ -1,4 +1,4 @@
-// Attack regressions for broker-info.subm (issue 4): a forged file (own token, own PSK, a
+// Attack regressions for broker-info.subm (docs/multicluster.md): a forged file (own token, own PSK, a
 // correct MAC for that token) parses, but the join refuses it because the broker knows the
 // fingerprints of its real token and PSK; an old file replayed after a redeploy is refused too.
 import assert from 'node:assert/strict';

@@ -1,4 +1,4 @@
-// Attack regressions for the clusterset.local DNS server (issue 4): malformed packets never
+// Attack regressions for the clusterset.local DNS server (docs/multicluster.md): malformed packets never
 // crash it, a flood from one source is bounded, responses are never answered (no reflection).
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';

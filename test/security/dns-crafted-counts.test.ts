@@ -1,10 +1,11 @@
-// Issue 2 (cluster DNS): dns2's parser spends ~1 s of CPU on one packet whose section
+// The world's cluster DNS (docs/world.md): dns2's parser spends ~1 s of CPU on one packet whose section
 // counts are huge (found by the fuzz loop in test/unit/dns.test.ts). The server must
 // drop such packets before parsing them, so a trickle of them cannot stall DNS.
 import assert from 'node:assert/strict';
 import { createSocket } from 'node:dgram';
 import { test } from 'node:test';
-import { ClusterZone, plausibleQuery, startDnsServer } from '../../src/world/cluster-dns/index.js';
+import { plausibleQuery } from '../../src/multicluster/wire/dns-query/index.js';
+import { ClusterZone, startDnsServer } from '../../src/world/cluster-dns/index.js';
 
 const crafted = [
   '00004080c0000000000000400000400040000000000000000000000000000000',

@@ -1,4 +1,4 @@
-// Issue 6: bad input to the code-hosting server. Each gets Gitea's status code and a
+// Bad input to the code-hosting server (docs/githost.md). Each gets Gitea's status code and a
 // clear message, nothing is written, and the server keeps serving.
 import assert from 'node:assert/strict';
 import { readdirSync } from 'node:fs';

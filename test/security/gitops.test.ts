@@ -1,4 +1,4 @@
-// Attack regressions for signed GitOps (issue 7).
+// Attack regressions for signed GitOps (docs/gitops.md).
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';

@@ -1,4 +1,4 @@
-// Issue 5: a workload shares its sidecar's network namespace; under the mesh agent
+// Sidecar admin API (docs/mesh.md): a workload shares its sidecar's network namespace; under the mesh agent
 // (--config-ipc) it must not be able to reconfigure the sidecar (e.g. switch STRICT off)
 // through the admin listener. Only the agent's IPC channel configures it.
 import assert from 'node:assert/strict';

@@ -1,4 +1,4 @@
-// Attacks on the sidecar proxy (issue 5): nothing unauthenticated reaches the application
+// Attacks on the sidecar proxy (docs/mesh.md): nothing unauthenticated reaches the application
 // under STRICT, and the client side refuses servers that are not who the policy names.
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';

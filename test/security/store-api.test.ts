@@ -1,29 +1,18 @@
-// Attack regressions for the local store API (issue 2, item 7): it is reachable from every
+// Attack regressions for the local store API (docs/store.md): it is reachable from every
 // network namespace of the world through its socket, so it must hold against hostile input.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { request } from 'node:http';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { connectStore, openEmbeddedStore, serveStores, type ResourceStore } from '../../src/platform/store/index.js';
+import { rawRequest } from '../helpers/http.js';
 
 const TOKEN = 'security-token-0123456789';
 
-function raw(socketPath: string, method: string, path: string, headers: Record<string, string>, body?: Buffer | string):
-  Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = request({ socketPath, method, path, headers }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => { text += c; });
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-}
+const raw = (socketPath: string, method: string, path: string, headers: Record<string, string>, body?: Buffer | string) =>
+  rawRequest({ socketPath }, method, path, headers, body);
 
 describe('store API under hostile input', () => {
   let dir: string;

@@ -1,4 +1,4 @@
-// Attack regressions for the tunnel (issue 3): every bad packet is dropped and counted.
+// Attack regressions for the tunnel (docs/tunnel-protocol.md): every bad packet is dropped and counted.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { TYPE_DATA, TYPE_INIT, TYPE_RESPONSE, TYPE_FRAGMENT, FEATURE_FRAG, FEATURE_VNET, FRAG_HEADER, NEXT_IPV4_VNET, writeFragmentHeader } from '../../src/multicluster/wire/tunnel/index.js';
@@ -156,7 +156,7 @@ test('wrong PSK: no tunnel, and a clear error on both sides', () => {
   assert.equal(p.deliveredB.length, 0);
 });
 
-// --- fragments (feature bit 1, issue 3 throughput work) -------------------------------
+// --- fragments (feature bit 1, docs/tunnel-protocol.md) ----------------------------------
 
 function fragPair(): Pair {
   const p = tunnelPair({ featuresA: FEATURE_VNET | FEATURE_FRAG, featuresB: FEATURE_VNET | FEATURE_FRAG, maxDatagram: 1472 });

@@ -1,6 +1,6 @@
 // Stores for the multicluster tests: the embedded store (openEmbeddedStore in a temp dir),
 // and FlakyStore, a wrapper that can take any ResourceStore "down" to simulate a broker
-// outage.
+// outage, or end its watches as expired (410).
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,7 +18,16 @@ export class FlakyStore implements ResourceStore {
   private down = false;
   private watches = new Set<{ w: Watch; fail: (e: Error) => void }>();
 
+  /** list calls, failed ones included (tests count re-lists) */
+  lists = 0;
+
   constructor(readonly inner: ResourceStore) {}
+
+  /** End every open watch the way a store ends one that fell too far behind: STRAIT_ERR_WATCH_EXPIRED (HTTP 410). */
+  expireWatches(): void {
+    for (const x of [...this.watches]) x.fail(E.watchExpired('1', '2'));
+    this.watches.clear();
+  }
 
   setDown(down: boolean): void {
     this.down = down;
@@ -33,7 +42,7 @@ export class FlakyStore implements ResourceStore {
   }
 
   async get<T extends KubeObject = KubeObject>(kind: KindRef, name: string, namespace?: string): Promise<T | undefined> { this.check(); return this.inner.get<T>(kind, name, namespace); }
-  async list<T extends KubeObject = KubeObject>(kind: KindRef, opts?: ListOptions): Promise<ObjectList<T>> { this.check(); return this.inner.list<T>(kind, opts); }
+  async list<T extends KubeObject = KubeObject>(kind: KindRef, opts?: ListOptions): Promise<ObjectList<T>> { this.lists++; this.check(); return this.inner.list<T>(kind, opts); }
   async apply<T extends KubeObject = KubeObject>(obj: T): Promise<T> { this.check(); return this.inner.apply(obj); }
   async update<T extends KubeObject = KubeObject>(obj: T): Promise<T> { this.check(); return this.inner.update(obj); }
   async updateStatus<T extends KubeObject = KubeObject>(obj: T): Promise<T> { this.check(); return this.inner.updateStatus(obj); }
@@ -50,7 +59,8 @@ export class FlakyStore implements ResourceStore {
       return { stop: () => undefined, done: failed };
     }
     const w = this.inner.watch<T>(kind, opts, (ev) => { if (!this.down) onEvent(ev); });
-    const entry = { w, fail: (e: Error) => { w.stop(); fail(e); } };
+    // the error first: stopping the inner watch resolves its done, which would win the race
+    const entry = { w, fail: (e: Error) => { fail(e); w.stop(); } };
     this.watches.add(entry);
     const done = Promise.race([w.done, failed]);
     done.catch(() => undefined);

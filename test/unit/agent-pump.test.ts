@@ -1,4 +1,4 @@
-// Issue 3: the node agent's native TUN -> VXLAN pump (native/src/pump.c). The pump reads a
+// The node agent's native TUN -> VXLAN pump (docs/gateway-and-agent.md) (native/src/pump.c). The pump reads a
 // FIFO here in place of the TUN device (it only read()s its descriptor), so the test needs
 // no namespace: fake gateways on loopback answer the hello and capture every datagram.
 //   - frames are byte-identical to the JS path (fromNode) for the same reads;

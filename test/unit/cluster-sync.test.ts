@@ -1,4 +1,4 @@
-// Issue 2, item 9: the world's control loop over a cluster's store (real embedded store):
+// The world's control loop (docs/world.md) over a cluster's store (real embedded store):
 // ClusterIPs for new Services, EndpointSlices from Running pods, and the data plane
 // re-programmed with each change.
 import assert from 'node:assert/strict';

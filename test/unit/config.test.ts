@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { closestKey, defineConfig, editDistance, parseCidr, cidrsOverlap, type ConfigSchema } from '../../src/base/config/index.js';
-import { isStraitError } from '../../src/base/errors/index.js';
+import { isStraitError, type ErrorCode } from '../../src/base/errors/index.js';
 
 interface Cfg { port: number; name: string }
 const schema: ConfigSchema<Cfg> = {
@@ -12,7 +12,7 @@ const schema: ConfigSchema<Cfg> = {
 };
 const cfg = defineConfig(schema, { prefix: 'gateway', renamed: { 'gateway.udpPort': 'port' } });
 
-const cases: { name: string; input: unknown; code?: string; expect?: Cfg; match?: RegExp }[] = [
+const cases: { name: string; input: unknown; code?: ErrorCode; expect?: Cfg; match?: RegExp }[] = [
   { name: 'defaults applied', input: {}, expect: { port: 4500, name: 'gw' } },
   { name: 'unknown key refused', input: { prot: 1 }, code: 'STRAIT_ERR_CONFIG_UNKNOWN_KEY', match: /"prot" at gateway; did you mean "port"\?$/ },
   { name: 'unknown key far from every known one: no guess', input: { zzzzzz: 1 }, code: 'STRAIT_ERR_CONFIG_UNKNOWN_KEY', match: /"zzzzzz" at gateway; remove it or check its spelling$/ },

@@ -1,4 +1,4 @@
-// Issue 2, item 9: cluster DNS. Answers checked with the real `dig`; malformed packets
+// The world's cluster DNS (docs/world.md). Answers checked with the real `dig`; malformed packets
 // (20k random and mutated) never stop the server.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -6,7 +6,8 @@ import { promisify } from 'node:util';
 import { createSocket } from 'node:dgram';
 import { connect } from 'node:net';
 import { after, before, test } from 'node:test';
-import { ClusterZone, plausibleQuery, startDnsServer, type RunningDnsServer } from '../../src/world/cluster-dns/index.js';
+import { plausibleQuery } from '../../src/multicluster/wire/dns-query/index.js';
+import { ClusterZone, startDnsServer, type RunningDnsServer } from '../../src/world/cluster-dns/index.js';
 
 const zone = new ClusterZone();
 zone.setServices([

@@ -1,4 +1,4 @@
-// Issue 2, item 9: the strait/echo image answers every request with who asked.
+// The world's strait/echo image (docs/world.md) answers every request with who asked.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { test } from 'node:test';

@@ -1,4 +1,4 @@
-// HA (issue 3): when cluster-b's passive gateway becomes active it handshakes with the
+// Gateway HA (docs/gateway-and-agent.md): when cluster-b's passive gateway becomes active it handshakes with the
 // remote gateways at once; they accept it from its new address (authenticated roaming)
 // and traffic resumes after one round trip. Measured here on loopback (reported, not
 // asserted: no timed assertions in tests).

@@ -1,4 +1,4 @@
-// Gateway HA (issue 3): the lease elector over a store, the passive gateway's behaviour,
+// Gateway HA (docs/gateway-and-agent.md): the lease elector over a store, the passive gateway's behaviour,
 // the announcement frame and the node agent following it.
 import assert from 'node:assert/strict';
 import { createSocket } from 'node:dgram';
@@ -303,10 +303,14 @@ test('Kubernetes mode (ha without members): the passive gateway learns the activ
     clusterId: 'cluster-a', name: 'gw-2', psk: 'ha-unit-psk-0123456789abcdef', localSubnets: ['10.1.0.0/16'],
     tunnel: { listen: '127.0.0.1', port: 0 }, vxlan: { listen: '127.0.0.1', port: 0 },
     peers: [{ clusterId: 'cluster-b', endpoint: '127.0.0.1', port: 9, subnets: ['10.2.0.0/16'] }],
+    // the other gateway node is one of the cluster's nodes (docs: it must be, to be heard)
+    nodes: [{ address: '127.0.0.3', podCIDRs: ['10.1.3.0/24'] }],
     ha: { kubernetes: {} },
   }, { noTun: true });
   const active = createSocket('udp4');
   await new Promise<void>((r) => active.bind(0, '127.0.0.3', () => r()));
+  const stranger = createSocket('udp4');
+  await new Promise<void>((r) => stranger.bind(0, '127.0.0.4', () => r()));
   const announce = (epoch: number) => active.send(encodeAnnounce(100, epoch), gw.vxlanPort, '127.0.0.1');
   try {
     // the Lease says: held by gw-1 with 3 transitions; its address comes with its announcement
@@ -326,7 +330,12 @@ test('Kubernetes mode (ha without members): the passive gateway learns the activ
     announce(3);
     await sleep(50);
     assert.equal(gw.activeAddress, undefined, 'an announcement of an older epoch is not followed');
+    // a sender that is no node of the cluster (a pod) cannot pull the passive gateway to itself
+    stranger.send(encodeAnnounce(100, 4), gw.vxlanPort, '127.0.0.1');
+    await until('the stranger dropped', () => gw.tunnel.counters.drops.unknown_sender === 1);
+    assert.equal(gw.activeAddress, undefined, 'an announcement from a non-node is not followed');
   } finally {
+    stranger.close();
     active.close();
     await gw.stop();
   }

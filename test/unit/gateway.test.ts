@@ -1,13 +1,16 @@
 import assert from 'node:assert/strict';
 import { createSocket } from 'node:dgram';
 import { test } from 'node:test';
-import { isStraitError } from '../../src/base/errors/index.js';
+import { isStraitError, type ErrorCode } from '../../src/base/errors/index.js';
 import { UdpTransport } from '../../src/multicluster/dataplane/udp/index.js';
 import { waitFor } from '../helpers/wait.js';
-import { connectionRow, CONNECTION_COLUMNS, formatRtt, parseGatewayConfig, startGateway, type Gateway } from '../../src/multicluster/dataplane/gateway/index.js';
+import { COLUMNS, connectionRow } from '../../src/multicluster/cli/index.js';
+import { formatRtt, inPodCidrs, NodeTable, parseGatewayConfig, startGateway, type Gateway } from '../../src/multicluster/dataplane/gateway/index.js';
 import { parseNodeAgentConfig } from '../../src/multicluster/dataplane/node-agent/index.js';
 import { vxlan, writeHeaders, writeExtHeader, AGENT_MAC, GATEWAY_MAC, VXLAN_OVERHEAD, EXT_HEADER, EXT_FRAGMENT, ETHERTYPE_STRAIT } from '../../src/multicluster/wire/vxlan/index.js';
 import { ipv4, udp } from '../../src/multicluster/wire/ipv4/index.js';
+
+const CONNECTION_COLUMNS = COLUMNS.connections;
 
 const base = { clusterId: 'cluster-a', psk: 'a-psk-of-sixteen-chars', localSubnets: ['10.1.0.0/16'], peers: [{ clusterId: 'cluster-b', endpoint: '127.0.0.1', subnets: ['10.2.0.0/16'] }] };
 
@@ -17,7 +20,7 @@ test('gateway config: defaults, unknown keys, renamed keys, bad CIDRs, PSK sourc
   assert.equal(c.vxlan.port, 4800);
   assert.equal(c.peers[0]!.port, 4500);
   assert.ok(Object.isFrozen(c));
-  const cases: [string, unknown, string][] = [
+  const cases: [string, unknown, ErrorCode][] = [
     ['unknown key', { ...base, tunel: {} }, 'STRAIT_ERR_CONFIG_UNKNOWN_KEY'],
     ['renamed key', { ...base, remotes: [] }, 'STRAIT_ERR_CONFIG_RENAMED_KEY'],
     ['bad CIDR', { ...base, localSubnets: ['10.1.0.1/16'] }, 'STRAIT_ERR_CONFIG_INVALID'],
@@ -52,6 +55,8 @@ async function gatewayPair(): Promise<{ ga: Gateway; gb: Gateway; got: Buffer[] 
   const ga: Gateway = await startGateway({
     ...base, name: 'gw-a', tunnel: { listen: '127.0.0.1', port: 0 }, vxlan: { listen: '127.0.0.1', port: 0 },
     peers: [{ clusterId: 'cluster-b', endpoint: '127.0.0.1', port: gb.tunnelPort, subnets: ['10.2.0.0/16'] }],
+    // the node agents: 127.0.0.1 (pods 10.1.0.0/24) and 127.0.0.2 (pods 10.1.1.0/24)
+    nodes: [{ address: '127.0.0.1', podCIDRs: ['10.1.0.0/24'] }, { address: '127.0.0.2', podCIDRs: ['10.1.1.0/24'] }],
   }, { noTun: true });
   gb.setPeerEndpoint('cluster-a', '127.0.0.1', ga.tunnelPort);
   return { ga, gb, got };
@@ -133,4 +138,83 @@ test('gateway: an agent\'s GSO run of extension fragments is taken whole; a brok
     await ga.stop();
     await gb.stop();
   }
+});
+
+test('gateway: VXLAN only from the cluster\'s nodes, inner source in the sending node\'s pod CIDRs; drops counted, never a crash', async () => {
+  const { ga, gb, got } = await gatewayPair();
+  const bind = async (address: string) => { const s = createSocket('udp4'); await new Promise<void>((r) => s.bind(0, address, () => r())); return s; };
+  const node1 = await bind('127.0.0.1');
+  const node2 = await bind('127.0.0.2');
+  const pod = await bind('127.0.0.9');
+  const hellos: Buffer[] = [];
+  pod.on('message', (m) => hellos.push(m));
+  try {
+    await waitFor(() => ga.connectionRecords()[0]?.status === 'connected', 5000, 'tunnel up');
+    const frame = (src: number, text: string) => vxlan.encode({ vni: 100, dst: GATEWAY_MAC, src: AGENT_MAC, etherType: 0x0800, payload: udpPacket(src, 0x0a020005, text) });
+    const d = ga.tunnel.counters.drops;
+    // each node for its own pods: through
+    node1.send(frame(0x0a010007, 'node1-own-pod'), ga.vxlanPort, '127.0.0.1');
+    node2.send(frame(0x0a010107, 'node2-own-pod'), ga.vxlanPort, '127.0.0.1');
+    await waitFor(() => got.length === 2, 5000, 'both delivered');
+    // a node speaking for another node's pod, for an address of no node, for the remote cluster
+    node1.send(frame(0x0a010107, 'node1-as-node2'), ga.vxlanPort, '127.0.0.1');
+    node2.send(frame(0x0a010007, 'node2-as-node1'), ga.vxlanPort, '127.0.0.1');
+    node1.send(frame(0x0a01ff07, 'node1-as-nobody'), ga.vxlanPort, '127.0.0.1');
+    node1.send(frame(0x0a020009, 'node1-as-remote'), ga.vxlanPort, '127.0.0.1');
+    await waitFor(() => d.spoofed_source === 4, 5000, 'spoofed sources dropped');
+    // a sender that is no node: data, a hello (never answered), garbage
+    pod.send(frame(0x0a010007, 'pod-as-node1-pod'), ga.vxlanPort, '127.0.0.1');
+    const hello = Buffer.alloc(VXLAN_OVERHEAD + EXT_HEADER);
+    writeHeaders(hello, 0, 100, GATEWAY_MAC, AGENT_MAC, ETHERTYPE_STRAIT);
+    writeExtHeader(hello, VXLAN_OVERHEAD, 1, 0, 0, 0, 7, 0);
+    pod.send(hello, ga.vxlanPort, '127.0.0.1');
+    pod.send(Buffer.from('garbage'), ga.vxlanPort, '127.0.0.1');
+    await waitFor(() => d.unknown_sender === 3, 5000, 'unknown senders dropped');
+    // a super-packet in extension fragments from node 1 with node 2's pod as source
+    const body = Buffer.concat([Buffer.alloc(10), udpPacket(0x0a010107, 0x0a020005, 'y'.repeat(3000))]);
+    for (let i = 0, n = Math.ceil(body.length / 1000); i < n; i++) {
+      const data = body.subarray(i * 1000, (i + 1) * 1000);
+      const f = Buffer.alloc(VXLAN_OVERHEAD + EXT_HEADER + data.length);
+      writeHeaders(f, 0, 100, GATEWAY_MAC, AGENT_MAC, ETHERTYPE_STRAIT);
+      writeExtHeader(f, VXLAN_OVERHEAD, EXT_FRAGMENT, i, n, 0, 42, 1000);
+      data.copy(f, VXLAN_OVERHEAD + EXT_HEADER);
+      node1.send(f, ga.vxlanPort, '127.0.0.1');
+    }
+    await waitFor(() => d.spoofed_source === 5, 5000, 'the reassembled super-packet dropped');
+    // node 2 leaves the cluster (Kubernetes: its Node object is gone): its frames are dropped
+    ga.setNodes([{ address: '127.0.0.1', podCIDRs: ['10.1.0.0/24'] }]);
+    node2.send(frame(0x0a010107, 'node2-gone'), ga.vxlanPort, '127.0.0.1');
+    await waitFor(() => d.unknown_sender === 4, 5000, 'a removed node dropped');
+    node1.send(frame(0x0a010008, 'node1-still'), ga.vxlanPort, '127.0.0.1');
+    await waitFor(() => got.length === 3, 5000, 'node 1 still delivered');
+    await new Promise((r) => setTimeout(r, 100));
+    assert.deepEqual(got.map((p) => /node\d-[a-z-]+|pod-[a-z-]+|y{3}/.exec(p.toString('latin1'))?.[0]), ['node1-own-pod', 'node2-own-pod', 'node1-still']);
+    assert.equal(hellos.length, 0, 'no hello-ack to a non-node');
+    assert.throws(() => ga.setNodes([{ address: '127.0.0.1', podCIDRs: ['10.1.0.1/24'] }]), (e) => isStraitError(e, 'STRAIT_ERR_CONFIG_INVALID'));
+    node1.send(frame(0x0a010009, 'node1-after-bad-update'), ga.vxlanPort, '127.0.0.1');
+    await waitFor(() => got.length === 4, 5000, 'a rejected update keeps the table');
+    void gb;
+  } finally {
+    node1.close();
+    node2.close();
+    pod.close();
+    await ga.stop();
+    await gb.stop();
+  }
+});
+
+test('inPodCidrs: precomputed network and mask, union of a node listed twice, HA members without pods', () => {
+  const t = new NodeTable();
+  t.set([{ address: '192.0.2.1', podCIDRs: ['10.1.0.0/24', '10.9.0.0/16'] }, { address: '192.0.2.2', podCIDRs: ['0.0.0.0/0'] }, { address: '192.0.2.1', podCIDRs: ['10.7.7.7/32'] }], ['192.0.2.3', '192.0.2.1']);
+  const n1 = t.sender('192.0.2.1')!;
+  const cases: [string, number, boolean][] = [
+    ['first CIDR', 0x0a010001, true], ['first CIDR, last address', 0x0a0100ff, true], ['next /24', 0x0a010100, false],
+    ['second CIDR', 0x0a09ffff, true], ['listed twice: /32', 0x0a070707, true], ['next to the /32', 0x0a070708, false], ['0.0.0.0', 0, false],
+  ];
+  for (const [name, ip, want] of cases) assert.equal(inPodCidrs(n1, ip), want, name);
+  assert.equal(inPodCidrs(t.sender('192.0.2.2')!, 0xffffffff), true, '/0 holds everything');
+  assert.equal(inPodCidrs(t.sender('192.0.2.3')!, 0x0a010001), false, 'an HA member alone has no pods');
+  assert.equal(t.sender('192.0.2.9'), undefined);
+  assert.equal(t.list.length, 3);
+  assert.equal(t.size, 3);
 });

@@ -1,4 +1,4 @@
-// Issue 6: `strait admin user create` (the only way to make the first admin) and
+// githost (docs/githost.md): `strait admin user create` (the only way to make the first admin) and
 // `strait githost serve` flags.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';

@@ -1,4 +1,4 @@
-// Issue 2, item 10: the world's process table restarts crashed components with
+// The world's process table (docs/world.md, Processes, logs and metrics) restarts crashed components with
 // backoff and writes their output to per-component log files.
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync } from 'node:fs';

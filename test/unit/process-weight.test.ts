@@ -1,4 +1,4 @@
-// issue 2 (boot memory): the modules each small process loads at start. Data-plane
+// Boot memory (docs/world.md, Boot time and memory): the modules each small process loads at start. Data-plane
 // processes (gateway daemon, node agent, mesh sidecar when present) and the pod runtime
 // must never load the heavy control-plane parts: openpgp, @kubernetes/client-node, the
 // code-hosting server, the store (server and sqlite). Walks the static import graph of

@@ -41,9 +41,10 @@ spec:
   DestinationRule: 'apiVersion: networking.istio.io/v1alpha3\nkind: DestinationRule\nmetadata: {name: all}\nspec: {host: "*.mesh.svc.cluster.local", trafficPolicy: {tls: {mode: ISTIO_MUTUAL}}}',
   ServiceExport: 'apiVersion: multicluster.x-k8s.io/v1alpha1\nkind: ServiceExport\nmetadata: {name: echo}\nstatus: {conditions: [{type: Valid, status: "False", reason: AwaitingSync, message: awaiting sync, lastTransitionTime: "2024-05-01T10:00:00Z"}]}',
   ServiceImport: 'apiVersion: multicluster.x-k8s.io/v1alpha1\nkind: ServiceImport\nmetadata: {name: echo}\nspec: {type: ClusterSetIP, ports: [{name: http, port: 8080, protocol: TCP}], ips: [100.2.0.10]}',
-  Cluster: 'apiVersion: submariner.io/v1\nkind: Cluster\nmetadata: {name: cluster-a, namespace: submariner-operator}\nspec: {cluster_id: cluster-a, service_cidr: [100.1.0.0/16], cluster_cidr: [10.1.0.0/16], network_plugin: strait}',
+  Cluster: 'apiVersion: submariner.io/v1\nkind: Cluster\nmetadata: {name: cluster-a, namespace: submariner-operator}\nspec: {cluster_id: cluster-a, service_cidr: [100.1.0.0/16], cluster_cidr: [10.1.0.0/16], global_cidr: []}',
   Endpoint: 'apiVersion: submariner.io/v1\nkind: Endpoint\nmetadata: {name: cluster-a-strait}\nspec: {cluster_id: cluster-a, cable_name: submariner-cable-cluster-a-10-9-0-1, hostname: gw, subnets: [10.1.0.0/16, 100.1.0.0/16], private_ip: 10.9.0.1, public_ip: 10.9.0.1, nat_enabled: false, backend: strait-psk}',
   Gateway: 'apiVersion: submariner.io/v1\nkind: Gateway\nmetadata: {name: cluster-a-gw}\nstatus: {haStatus: active, summary: All connections (1) are established, connections: [{status: connected, latencyRTT: {average: 310µs}}]}',
+  Submariner: 'apiVersion: submariner.io/v1alpha1\nkind: Submariner\nmetadata: {name: submariner, namespace: submariner-operator}\nspec: {broker: k8s, brokerK8sApiServer: "127.0.0.1:6443", brokerK8sRemoteNamespace: submariner-k8s-broker, ceIPSecDebug: false, clusterCIDR: 10.1.0.0/16, clusterID: cluster-a, debug: false, namespace: submariner-operator, natEnabled: false, serviceCIDR: 100.1.0.0/16}\nstatus: {clusterID: cluster-a, natEnabled: false, networkPlugin: generic}',
 };
 
 describe('resource model', () => {
@@ -82,7 +83,7 @@ describe('resource model', () => {
       path: 'spec.type', rule: /ClusterSetIP, Headless/ },
     { name: 'ServiceExport condition status', text: 'apiVersion: multicluster.x-k8s.io/v1alpha1\nkind: ServiceExport\nmetadata: {name: s}\nstatus: {conditions: [{type: Valid, status: yes}]}',
       path: 'status.conditions[0].status', rule: /True, False, Unknown/ },
-    { name: 'Cluster CIDR', text: 'apiVersion: submariner.io/v1\nkind: Cluster\nmetadata: {name: c}\nspec: {cluster_id: c, cluster_cidr: [10.1/16]}', path: 'spec.cluster_cidr[0]', rule: /IPv4 CIDR/ },
+    { name: 'Cluster CIDR', text: 'apiVersion: submariner.io/v1\nkind: Cluster\nmetadata: {name: c}\nspec: {cluster_id: c, cluster_cidr: [10.1/16]}', path: 'spec.cluster_cidr[0]', rule: /a CIDR such as/ },
     { name: 'Secret data not base64', text: 'apiVersion: v1\nkind: Secret\nmetadata: {name: s}\ndata: {a: "not base64!"}', path: 'data.a', rule: /base64/ },
     { name: 'Pod without containers', text: 'apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: []}', path: 'spec.containers', rule: /at least 1/ },
     { name: 'portLevelMtls key not a port', text: 'apiVersion: security.istio.io/v1beta1\nkind: PeerAuthentication\nmetadata: {name: p}\nspec: {selector: {matchLabels: {app: echo}}, portLevelMtls: {http: {mode: STRICT}}}',
@@ -171,6 +172,15 @@ describe('resource model', () => {
       ['endpoints.submariner.io', 'Endpoint'], ['ns', 'Namespace'], ['deploy', 'Deployment']];
     for (const [typed, kind] of table) assert.equal(findKind(typed).kind, kind, typed);
     assert.throws(() => findKind('widgets'), (e: unknown) => isStraitError(e, 'STRAIT_ERR_KIND_UNKNOWN'));
+  });
+
+  test('an alias without its anchor is STRAIT_ERR_MANIFEST_PARSE with the document index, not a crash', () => {
+    assert.throws(() => parseManifests('apiVersion: v1\nkind: Namespace\nmetadata: {name: ok}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: *x}', 'alias.yaml'), (err: unknown) => {
+      assert.ok(isStraitError(err, 'STRAIT_ERR_MANIFEST_PARSE'), String(err));
+      assert.equal(err.detail['docIndex'], 2);
+      assert.match(err.message, /Unresolved alias/);
+      return true;
+    });
   });
 
   test('fuzz: mutated manifests parse or fail with a StraitError', () => {

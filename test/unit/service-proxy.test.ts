@@ -1,4 +1,4 @@
-// Issue 2, item 9: the service proxy's nftables table, as kube-proxy's nftables mode
+// The world's service proxy (docs/world.md): its nftables table, as kube-proxy's nftables mode
 // builds it; the script is checked by the real `nft` in a private network namespace.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';

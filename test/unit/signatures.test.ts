@@ -1,5 +1,5 @@
 // The signatures module: commit-object parsing, payload rebuild and in-process
-// OpenPGP verification (issue 6). Real gpg/git signatures are covered in
+// OpenPGP verification (docs/githost.md, Signatures module). Real gpg/git signatures are covered in
 // test/integration/githost-git.test.ts.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';

@@ -1,4 +1,4 @@
-// Issue 3 (throughput): one AEAD per super-packet, carried in tunnel fragments (type 5,
+// Tunnel fragments (docs/tunnel-protocol.md): one AEAD per super-packet, carried in tunnel fragments (type 5,
 // feature bit 2) that fit a 1500-byte path. Reordering, loss, duplicates, tampering,
 // negotiation with peers that lack the feature, and the reassembly memory bound.
 import assert from 'node:assert/strict';
@@ -62,7 +62,7 @@ test('a 64 KB super-packet leaves as fragments that fit a 1500-byte path and arr
   assert.equal(small[0]![0], TYPE_DATA);
 });
 
-test('every split of the tag across fragments (issue 3 regression: a tag straddling two fragments)', () => {
+test('every split of the tag across fragments (regression: a tag straddling two fragments)', () => {
   const p = connected();
   // sealed body = payload + 16; fragments carry 1452 bytes: sweep the tag across a boundary
   for (let n = 2 * 1452 - 20; n <= 2 * 1452 + 4; n++) {

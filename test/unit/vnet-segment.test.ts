@@ -1,4 +1,4 @@
-// Issue 3 (throughput): software segmentation of TUN super-packets for peers that take
+// Software segmentation (docs/gateway-and-agent.md) of TUN super-packets for peers that take
 // plain packets only (older gateways, a kernel vxlan device). Every segment must be a
 // valid IPv4/TCP packet a receiver accepts: checksums, lengths, IDs, sequence numbers, flags.
 import assert from 'node:assert/strict';

@@ -1,15 +1,15 @@
-// Issue 2, item 9: the world file's rules.
+// The world file's rules (docs/world.md, World files).
 import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { isStraitError } from '../../src/base/errors/index.js';
+import { isStraitError, type ErrorCode } from '../../src/base/errors/index.js';
 import { DEFAULT_WORLD, loadWorld, parseWorld } from '../../src/world/supervisor/index.js';
 
 const clone = (): { clusters: Record<string, unknown>[] } & Record<string, unknown> => structuredClone(DEFAULT_WORLD) as never;
 
-const cases: { name: string; edit: (w: ReturnType<typeof clone>) => void; code: string; match: RegExp }[] = [
+const cases: { name: string; edit: (w: ReturnType<typeof clone>) => void; code: ErrorCode; match: RegExp }[] = [
   {
     name: 'overlapping cluster CIDRs name both',
     edit: (w) => { (w.clusters[1] as { clusterCIDR: string }).clusterCIDR = '10.1.128.0/17'; },

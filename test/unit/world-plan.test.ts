@@ -1,4 +1,4 @@
-// Issue 2, item 9: the plan is deterministic and gives every pod an address from its node's slice.
+// The world's plan (docs/world.md) is deterministic and gives every pod an address from its node's slice.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { cidrContains, ipv4ToInt, parseCidr } from '../../src/base/config/index.js';

@@ -7,18 +7,14 @@ export interface Cidr {
   readonly text: string;
 }
 
-const IPV4 = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/;
+/** four decimal octets without leading zeros (inet_aton reads "010" as octal: never guess) */
+const IPV4 = /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}$/;
 
+/** Dotted IPv4 text to an unsigned 32-bit integer; undefined when it is not one. */
 export function ipv4ToInt(ip: string): number | undefined {
-  const m = IPV4.exec(ip);
-  if (!m) return undefined;
-  let n = 0;
-  for (let i = 1; i <= 4; i++) {
-    const o = Number(m[i]);
-    if (o > 255) return undefined;
-    n = n * 256 + o;
-  }
-  return n >>> 0;
+  if (!IPV4.test(ip)) return undefined;
+  const p = ip.split('.');
+  return ((Number(p[0]) << 24) | (Number(p[1]) << 16) | (Number(p[2]) << 8) | Number(p[3])) >>> 0;
 }
 
 export function intToIpv4(n: number): string {

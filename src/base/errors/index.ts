@@ -1,4 +1,6 @@
 // strait's one errors module: a base class, one factory per condition, each with a
-// stable code (STRAIT_ERR_*). docs/errors.md lists every code; a test keeps the two equal.
+// stable code (STRAIT_ERR_*) and a kind; the kind table gives exit, HTTP and gRPC
+// statuses. docs/errors.md lists every code and the table; a test keeps them equal.
 export { StraitError, isStraitError, type ErrorDetail } from './strait-error.js';
-export { E, listErrorCodes, type ErrorCode } from './codes.js';
+export { E, ERROR_GROUPS, definitionOf, listErrorCodes, listErrorDefinitions, type ErrorCode, type ErrorCodeInfo, type ErrorOwner } from './codes.js';
+export { GRPC_CODES, KINDS, exitCodeOf, grpcStatusOf, httpStatusOf, listKinds, type ErrorKind, type GrpcStatusName } from './kinds.js';

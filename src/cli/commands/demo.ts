@@ -1,5 +1,5 @@
-// strait demo [gitops]: SPEC.md's signed-GitOps scenario, end to end, on this machine.
-// strait demo mesh:     SPEC.md's mesh traffic outcomes table, measured in the running world.
+// strait demo [gitops]: the signed-GitOps scenario (docs/gitops.md), end to end, on this machine.
+// strait demo mesh:     the mesh traffic outcomes table (docs/mesh.md), measured in the running world.
 import type { Command } from 'commander';
 import { formatJson, parseOutputFormat, resolveStateDir, takesGlobals } from '../../platform/cli-kit/index.js';
 
@@ -12,11 +12,11 @@ async function gitops(opts: { keep: boolean }): Promise<void> {
 export function registerDemoCommand(program: Command): void {
   const demo: Command = program
     .command('demo')
-    .description('walk SPEC.md\'s scenarios: signed GitOps (default, or `demo gitops`) and the mesh traffic table in the running world (`demo mesh`)')
+    .description('walk the scenarios of docs/gitops.md and docs/mesh.md: signed GitOps (default, or `demo gitops`) and the mesh traffic table in the running world (`demo mesh`)')
     .option('--keep', 'keep the temporary directory (keys, repositories, stores) afterwards', false)
     .action(async (opts: { keep: boolean }) => {
       await gitops(opts);
-      console.log('mesh: `strait up --detach` then `strait demo mesh` measures SPEC.md\'s traffic table in the world');
+      console.log('mesh: `strait up --detach` then `strait demo mesh` measures the traffic table of docs/mesh.md in the world');
     });
 
   demo.command('gitops')
@@ -28,7 +28,7 @@ export function registerDemoCommand(program: Command): void {
   takesGlobals(demo.command('mesh'), 'stateDir')
     .description('in the running world: apply PERMISSIVE, DISABLE and STRICT as the default PeerAuthentication of namespace mesh, ' +
       'curl echo from the in-mesh pod client, the out-of-mesh pod outsider and the host through the ingress gateway, ' +
-      'print SPEC.md\'s traffic table with each measured outcome next to the expected one, then restore the original policy; exit 1 when a cell differs')
+      'print the traffic table of docs/mesh.md with each measured outcome next to the expected one, then restore the original policy; exit 1 when a cell differs')
     .option('--timeout <seconds>', 'how long to wait for each mode to take effect', '30')
     .option('-o, --output <format>', 'text or json', 'text')
     .action(async (_opts: unknown, cmd: Command) => {

@@ -7,16 +7,17 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
 import { E } from '../../base/errors/index.js';
+import { listenServer } from '../../base/net/index.js';
 import { canUseUserNamespaces, privateTreeCommand } from '../../platform/netns/index.js';
 import type { WorldState } from '../../world/supervisor/index.js';
 import { formatJson, formatTable, parseOutputFormat, resolveStateDir, stateFiles, takesGlobals } from '../../platform/cli-kit/index.js';
-import { downCommand, findPod, isAlive, podExecArgv, readWorldRecord, removeWorldRecord, runningWorld, writeWorldRecord, type WorldRecord } from '../world-file.js';
+import { downCommand, findPod, isAlive, podExecArgv, readWorldRecord, removeWorldRecord, removeWorldState, runningWorld, worldStateIn, writeWorldRecord, type WorldRecord } from '../world-file.js';
 
 const here = (rel: string): string => fileURLToPath(new URL(rel, import.meta.url));
 // dist/src/cli/commands/world.js -> dist/daemon/world.js
 const SUPERVISOR = here('../../../daemon/world.js');
 
-interface UpOptions { world?: string; stateDir?: string; detach?: boolean }
+interface UpOptions { world?: string; stateDir?: string; detach?: boolean; fresh?: boolean }
 
 function tail(file: string, lines = 15): string {
   try {
@@ -32,10 +33,18 @@ function summary(rec: WorldState): string {
   return `strait: world ready in ${rec.bootMs} ms: ${rec.clusters.length} clusters (${rec.clusters.map((c) => c.name).join(', ')}), ${nodes} nodes, ${pods} pods`;
 }
 
-function prepareStateDir(stateDir: string): void {
-  mkdirSync(join(stateDir, 'logs'), { recursive: true });
+function prepareStateDir(stateDir: string, fresh: boolean): void {
   const rec = readWorldRecord(stateDir);
   if (rec && isAlive(rec.pid)) throw E.worldRunning(stateDir, rec.pid, downCommand(stateDir));
+  // an earlier run's Applications, policies, Deployments, repositories and keys come back:
+  // say so, and how to start clean
+  if (fresh) {
+    const gone = removeWorldState(stateDir);
+    if (gone.length > 0) console.log(`strait: starting a fresh world in ${stateDir} (removed the earlier run's ${gone.join(', ')})`);
+  } else if (worldStateIn(stateDir).some((n) => n !== 'world.json')) {
+    console.log(`strait: resuming the world in ${stateDir} (its stores, repositories and keys from an earlier run); \`strait up --fresh\` starts clean`);
+  }
+  mkdirSync(join(stateDir, 'logs'), { recursive: true });
   // leftovers of a world that was killed
   rmSync(stateFiles(stateDir).world, { force: true });
   rmSync(stateFiles(stateDir).storeSocket, { force: true });
@@ -66,15 +75,38 @@ async function bindGithostPort(): Promise<{ fd: number; port: number; server: Se
   return bindHostPort(fixed !== undefined ? [Number(fixed)] : [3000, 0]);
 }
 
+/**
+ * And for the control module's API (GitOps: strait login, gpg, app): 127.0.0.1:8080 when
+ * free, else any free port; STRAIT_CONTROL_HOST_PORT picks one. `strait status` reports it.
+ */
+async function bindControlPort(): Promise<{ fd: number; port: number; server: Server } | undefined> {
+  const fixed = process.env['STRAIT_CONTROL_HOST_PORT'];
+  return bindHostPort(fixed !== undefined ? [Number(fixed)] : [8080, 0]);
+}
+
+interface HostPorts {
+  ingress: { fd: number; port: number; server: Server }[];
+  githost: { fd: number; port: number; server: Server } | undefined;
+  control: { fd: number; port: number; server: Server } | undefined;
+}
+
+async function bindHostPorts(ingressCount: number): Promise<HostPorts> {
+  return { ingress: await bindIngressPorts(ingressCount), githost: await bindGithostPort(), control: await bindControlPort() };
+}
+
+/** the world holds its own copies of the host ports' sockets once started */
+function closeHostPorts(p: HostPorts): void {
+  for (const b of p.ingress) b.server.close();
+  p.githost?.server.close();
+  p.control?.server.close();
+}
+
 async function bindHostPort(candidates: number[]): Promise<{ fd: number; port: number; server: Server } | undefined> {
   let server: Server | undefined;
   for (const port of candidates) {
     const s = createServer();
     try {
-      await new Promise<void>((resolveListen, reject) => {
-        s.once('error', reject);
-        s.listen(port, '127.0.0.1', resolveListen);
-      });
+      await listenServer(s, { port, host: '127.0.0.1' });
       server = s;
       break;
     } catch {
@@ -91,8 +123,7 @@ async function bindHostPort(candidates: number[]): Promise<{ fd: number; port: n
 }
 
 /** Append the host ports' descriptors to `stdio`; the env tells the world which fd is which. */
-function hostPortEnv(stdio: (number | 'ignore' | 'inherit' | 'ipc')[],
-  ingress: { fd: number; port: number }[], githost: { fd: number; port: number } | undefined): Record<string, string> {
+function hostPortEnv(stdio: (number | 'ignore' | 'inherit' | 'ipc')[], { ingress, githost, control }: HostPorts): Record<string, string> {
   const env: Record<string, string> = {};
   if (ingress.length > 0) {
     // one per cluster, in the world's order: "fd,fd" and "port,port"
@@ -102,6 +133,10 @@ function hostPortEnv(stdio: (number | 'ignore' | 'inherit' | 'ipc')[],
   if (githost) {
     env['STRAIT_GITHOST_FD'] = String(stdio.push(githost.fd) - 1);
     env['STRAIT_GITHOST_PORT'] = String(githost.port);
+  }
+  if (control) {
+    env['STRAIT_CONTROL_FD'] = String(stdio.push(control.fd) - 1);
+    env['STRAIT_CONTROL_PORT'] = String(control.port);
   }
   return env;
 }
@@ -116,16 +151,14 @@ async function upForeground(stateDir: string, worldFile: string | undefined, ing
   const argv = privateTreeCommand([process.execPath, SUPERVISOR, '--state-dir', stateDir, ...(worldFile ? ['--world', worldFile] : [])], { userNamespace });
   const logFile = join(stateDir, 'logs', 'world.log');
   const logFd = openSync(logFile, 'a');
-  const ingress = await bindIngressPorts(ingressCount);
-  const githost = await bindGithostPort();
+  const ports = await bindHostPorts(ingressCount);
   const stdio: (number | 'ignore' | 'inherit' | 'ipc')[] = ['ignore', 'inherit', logFd, 'ipc'];
   const child = spawn(argv[0] as string, argv.slice(1), {
     stdio,
-    env: { ...process.env, STRAIT_USERNS: userNamespace ? '1' : '0', STRAIT_PROC: 'world', ...hostPortEnv(stdio, ingress, githost) },
+    env: { ...process.env, STRAIT_USERNS: userNamespace ? '1' : '0', STRAIT_PROC: 'world', ...hostPortEnv(stdio, ports) },
   });
   closeSync(logFd);
-  for (const b of ingress) b.server.close(); // the world holds its own copies
-  githost?.server.close();
+  closeHostPorts(ports);
   const startedAt = new Date().toISOString();
   let supervisorPid = 0;
   let stopping = false;
@@ -162,7 +195,15 @@ async function upForeground(stateDir: string, worldFile: string | undefined, ing
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
   process.on('SIGHUP', stop);
+  // the world stops when its parent asks, whoever the parent is: a supervisor that signals
+  // only the process it started (npm, a shell running `a && strait up`) leaves this process
+  // orphaned; its parent changes, and the world stops as if signalled
+  const parent = process.ppid;
+  const orphanWatch = parent > 1 ? setInterval(() => {
+    if (process.ppid !== parent) stop();
+  }, 250) : undefined;
   const code = await new Promise<number>((done) => child.on('exit', (c, s) => done(c ?? (s ? 128 : 1))));
+  clearInterval(orphanWatch);
   removeWorldRecord(stateDir, process.pid);
   rmSync(stateFiles(stateDir).storeSocket, { force: true });
   if (stopping) {
@@ -188,16 +229,14 @@ async function upDetached(stateDir: string, worldFile: string | undefined, ingre
     { userNamespace, dieWithParent: false });
   const logFile = join(stateDir, 'logs', 'world.log');
   const fd = openSync(logFile, 'a');
-  const ingress = await bindIngressPorts(ingressCount);
-  const githost = await bindGithostPort();
+  const ports = await bindHostPorts(ingressCount);
   const stdio: (number | 'ignore' | 'inherit' | 'ipc')[] = ['ignore', fd, fd];
   const child = spawn(argv[0] as string, argv.slice(1), {
     detached: true, stdio,
-    env: { ...process.env, STRAIT_USERNS: userNamespace ? '1' : '0', STRAIT_PROC: 'world', ...hostPortEnv(stdio, ingress, githost) },
+    env: { ...process.env, STRAIT_USERNS: userNamespace ? '1' : '0', STRAIT_PROC: 'world', ...hostPortEnv(stdio, ports) },
   });
   closeSync(fd);
-  for (const b of ingress) b.server.close(); // the world holds its own copies
-  githost?.server.close();
+  closeHostPorts(ports);
   child.unref();
   let exited: number | null = null;
   child.on('exit', (c) => { exited = c ?? 1; });
@@ -235,11 +274,17 @@ function statusText(rec: WorldRecord): string {
     for (const s of c.services) rows.push([c.name, 'service', `${s.namespace}/${s.name}`, s.ports.map((p) => `${p.port}/${p.protocol}`).join(','), s.clusterIP ?? 'None', '', '']);
   }
   const head = `world ${rec.status} (pid ${rec.pid}, boot ${rec.bootMs} ms, state dir ${rec.stateDir}${rec.userNamespace ? ', user namespace' : ''})\n`
-    + `store ${rec.store.available ? rec.store.socket : `unavailable: ${rec.store.reason ?? ''}`}; metrics ${rec.metrics}; logs ${rec.logs}\n\n`;
+    + `store ${rec.store.available ? rec.store.socket : `unavailable: ${rec.store.reason ?? ''}`}; metrics ${rec.metrics}; logs ${rec.logs}\n`;
   const ingress = rec.clusters.map((c) => `ingress ${c.name}: ${c.ingress ? `${c.ingress} → ${ingressRoutes(rec.stateDir, c.name)}` : 'none (no mesh in this world, or no host port)'}\n`).join('');
+  // every server a person talks to, as the host reaches it, and as pods and nodes do
+  const served = (what: string, host: string | undefined, inWorld: string | undefined, how: string): string => (inWorld
+    ? `${what}: ${host ?? 'not published on the host'}${host ? how : ''} (in the world ${inWorld})\n` : '');
+  const control = served('control API', rec.control, rec.inWorld?.control,
+    ` — strait login ${rec.control?.replace(/^http:\/\//, '')} --plaintext --username admin --password "$(cat ${join(rec.stateDir, 'control', 'initial-admin-password')})"`);
+  const githost = served('githost', rec.githost, rec.inWorld?.githost, '');
   const comps = formatTable(['COMPONENT', 'PID', 'READY', 'RESTARTS', 'METRICS'],
     rec.components.map((c) => [c.name, c.pid ?? '', c.ready ? 'yes' : 'no', c.restarts, c.metrics ?? '']));
-  return head + ingress + '\n' + formatTable(['CLUSTER', 'KIND', 'NAME', 'ROLE/IMAGE/PORTS', 'ADDRESS', 'PUBLIC', 'NODE/CIDR'], rows) + '\n' + comps;
+  return head + control + githost + ingress + '\n' + formatTable(['CLUSTER', 'KIND', 'NAME', 'ROLE/IMAGE/PORTS', 'ADDRESS', 'PUBLIC', 'NODE/CIDR'], rows) + '\n' + comps;
 }
 
 export function registerWorldCommands(program: Command): void {
@@ -248,6 +293,7 @@ export function registerWorldCommands(program: Command): void {
     .description('build the local world (clusters, nodes, pods in private network namespaces) and run it until Ctrl-C or `strait down`')
     .option('--world <file>', 'world file (YAML or JSON); default: the built-in two-cluster world')
     .option('--detach', 'run in the background; return once the world is ready')
+    .option('--fresh', "start clean: remove the world state an earlier run left in the state dir (stores, repositories, keys, logs; nothing else in it)")
     .action(async (_opts: unknown, cmd: Command) => {
       const opts = cmd.optsWithGlobals<UpOptions>();
       const stateDir = resolveStateDir(opts.stateDir);
@@ -256,7 +302,7 @@ export function registerWorldCommands(program: Command): void {
       const { loadWorld } = await import('../../world/world-file/index.js');
       const world = loadWorld(worldFile); // refuse a bad world before building anything
       const ingressCount = world.mesh ? world.clusters.length : 0;
-      prepareStateDir(stateDir);
+      prepareStateDir(stateDir, opts.fresh === true);
       process.exitCode = opts.detach ? await upDetached(stateDir, worldFile, ingressCount) : await upForeground(stateDir, worldFile, ingressCount);
     });
 
@@ -305,7 +351,8 @@ export function registerWorldCommands(program: Command): void {
       const rec = runningWorld(resolveStateDir(opts.stateDir));
       const pod = findPod(rec, ref);
       const argv = podExecArgv(rec, pod.netns, command);
-      const child = spawn('nsenter', argv, { stdio: 'inherit' });
+      // a strait command run in the pod acts on this world (its world.json: CIDRs, host URLs)
+      const child = spawn('nsenter', argv, { stdio: 'inherit', env: { ...process.env, STRAIT_STATE_DIR: rec.stateDir } });
       const forward = (sig: NodeJS.Signals) => () => { child.kill(sig); };
       process.on('SIGINT', forward('SIGINT'));
       process.on('SIGTERM', forward('SIGTERM'));

@@ -1,12 +1,13 @@
 // The Gitea-compatible /api/v1: routes, authentication and authorization per route,
 // Gitea's status codes and error body {"message", "url"}.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { isStraitError } from '../../base/errors/index.js';
+import { definitionOf, isStraitError } from '../../base/errors/index.js';
 import type { Logger } from '../../base/log/index.js';
 import type { Authenticator, Doer } from './auth.js';
 import { toGpgKey, toRepo, toUser, type Links } from './convert.js';
 import type { RepoRow, UserRow } from './db.js';
-import { ApiError, Fields, readJsonBody, sendError, sendJson } from './http-io.js';
+import { pathSegments } from '../../platform/http/index.js';
+import { HttpError, Fields, readJsonBody, sendError, sendJson } from './http-io.js';
 import { isValidRepoName, isValidUsername } from './names.js';
 import { normalizeScopes, scopeAllows, type ScopeCategory } from './scopes.js';
 import type { GithostService } from './service.js';
@@ -30,7 +31,7 @@ interface Route {
   handler: Handler;
 }
 
-const notFound = (what: string) => new ApiError(404, `The target couldn't be found: ${what}`);
+const notFound = (what: string) => new HttpError(404, `The target couldn't be found: ${what}`);
 
 export class GiteaApi {
   private readonly routes: Route[] = [];
@@ -66,12 +67,7 @@ export class GiteaApi {
   /** Handle a request whose path starts with /api/v1. */
   async handle(req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
     try {
-      let segs: string[];
-      try {
-        segs = path.slice('/api/v1'.length).split('/').filter(Boolean).map((s) => decodeURIComponent(s));
-      } catch {
-        throw new ApiError(400, `the path ${JSON.stringify(path.slice(0, 200))} is not valid percent-encoding`);
-      }
+      const segs = pathSegments(path.slice('/api/v1'.length));
       let pathMatched = false;
       for (const route of this.routes) {
         const params = match(route.parts, segs);
@@ -82,24 +78,25 @@ export class GiteaApi {
         const doer = await this.auth.identify(req.headers);
         const ctx: Ctx = { req, res, params, doer, authScheme: header.split(' ')[0]?.toLowerCase() ?? '' };
         if (doer?.via === 'password' && doer.user.must_change_password === 1 && !route.parts.includes('tokens')) {
-          throw new ApiError(403, 'You must change your password. Change it at: /user/settings/account');
+          throw new HttpError(403, 'You must change your password. Change it at: /user/settings/account');
         }
         await route.handler(ctx);
         return;
       }
-      if (pathMatched) throw new ApiError(405, `method ${req.method ?? ''} is not allowed on ${path}`);
-      throw new ApiError(404, `The target couldn't be found: no API route ${req.method ?? ''} ${path}`);
+      if (pathMatched) throw new HttpError(405, `method ${req.method ?? ''} is not allowed on ${path}`);
+      throw new HttpError(404, `The target couldn't be found: no API route ${req.method ?? ''} ${path}`);
     } catch (err) {
       req.resume();
-      if (err instanceof ApiError) {
-        if (err.status === 401 && !res.headersSent) res.setHeader('WWW-Authenticate', 'Basic realm="strait githost"');
-        sendError(res, err.status, err.message, this.swaggerURL);
+      if (err instanceof HttpError) {
+        const challenge = err.status === 401 ? { 'WWW-Authenticate': 'Basic realm="strait githost"' } : undefined;
+        sendError(req, res, err.status, err.message, this.swaggerURL, challenge);
       } else if (isStraitError(err)) {
-        const status = typeof err.detail['httpStatus'] === 'number' ? err.detail['httpStatus'] : 500;
-        sendError(res, status, err.message, this.swaggerURL);
+        // Gitea's status where it differs from the kind's (422 for most refused input)
+        const status = definitionOf(err.code)?.giteaStatus ?? err.httpStatus;
+        sendError(req, res, status, err.message, this.swaggerURL);
       } else {
         this.log.error({ err }, 'githost API handler failed');
-        sendError(res, 500, 'internal server error; see the githost log', this.swaggerURL);
+        sendError(req, res, 500, 'internal server error; see the githost log', this.swaggerURL);
       }
     }
   }
@@ -107,18 +104,18 @@ export class GiteaApi {
   // --- helpers ---------------------------------------------------------------------
 
   private requireDoer(c: Ctx): Doer {
-    if (!c.doer) throw new ApiError(401, 'token is required');
+    if (!c.doer) throw new HttpError(401, 'token is required');
     return c.doer;
   }
 
   private requireScope(doer: Doer, level: 'read' | 'write', category: ScopeCategory): void {
     if (doer.via === 'token' && !scopeAllows(doer.scopes, level, category)) {
-      throw new ApiError(403, `token does not have at least one of required scope(s): [${level}:${category}], token scope=${doer.scopes.join(',')}`);
+      throw new HttpError(403, `token does not have at least one of required scope(s): [${level}:${category}], token scope=${doer.scopes.join(',')}`);
     }
   }
 
   private requireAdmin(doer: Doer): void {
-    if (doer.user.is_admin !== 1) throw new ApiError(403, 'user should be the site admin');
+    if (doer.user.is_admin !== 1) throw new HttpError(403, 'user should be the site admin');
   }
 
   private userParam(name: string | undefined, doer: Doer | undefined): UserRow {
@@ -142,20 +139,20 @@ export class GiteaApi {
   }
 
   private body(c: Ctx): Promise<Record<string, unknown>> {
-    return readJsonBody(c.req, this.svc.settings.maxBodyBytes);
+    return readJsonBody(c.req, this.svc.settings.maxBodyBytes, this.svc.settings.bodyTimeoutMs);
   }
 
   // --- tokens ------------------------------------------------------------------------
 
   private basicOnly(c: Ctx): Doer {
-    if (c.authScheme !== 'basic' || !c.doer) throw new ApiError(401, 'auth required: this endpoint takes HTTP basic auth with the user\'s name and password');
-    if (c.doer.via !== 'password') throw new ApiError(401, 'auth method not allowed: use the password, not a token');
+    if (c.authScheme !== 'basic' || !c.doer) throw new HttpError(401, 'auth required: this endpoint takes HTTP basic auth with the user\'s name and password');
+    if (c.doer.via !== 'password') throw new HttpError(401, 'auth method not allowed: use the password, not a token');
     return c.doer;
   }
 
   private selfOrAdmin(doer: Doer, name: string | undefined): UserRow {
     const target = this.userParam(name, doer);
-    if (doer.user.id !== target.id && doer.user.is_admin !== 1) throw new ApiError(403, 'doer should be the site admin or be same as the contextUser');
+    if (doer.user.id !== target.id && doer.user.is_admin !== 1) throw new HttpError(403, 'doer should be the site admin or be same as the contextUser');
     return target;
   }
 
@@ -165,9 +162,9 @@ export class GiteaApi {
     const f = new Fields(await this.body(c));
     const name = f.string('name', 'Name', { required: true, max: 255 });
     const scopes = normalizeScopes(f.stringList('scopes', 'Scopes'));
-    if (!scopes) throw new ApiError(400, `invalid access token scope provided; known scopes: all, read:user, write:user, read:repository, write:repository, read:admin, write:admin, ...`);
+    if (!scopes) throw new HttpError(400, `invalid access token scope provided; known scopes: all, read:user, write:user, read:repository, write:repository, read:admin, write:admin, ...`);
     const made = createToken(this.svc.db, target.id, name, scopes);
-    if (!made) throw new ApiError(400, 'access token name has been used already');
+    if (!made) throw new HttpError(400, 'access token name has been used already');
     sendJson(c.res, 201, { id: made.row.id, name: made.row.name, sha1: made.token, token_last_eight: made.row.token_last_eight, scopes });
   }
 
@@ -203,8 +200,8 @@ export class GiteaApi {
     f.bool('send_notify', 'SendNotify');
     f.int('source_id', 'SourceID');
     const visibility = f.string('visibility', 'Visibility') || 'public';
-    if (!['public', 'limited', 'private'].includes(visibility)) throw new ApiError(422, `[Visibility]: must be public, limited or private, got ${JSON.stringify(visibility)}`);
-    if (!password) throw new ApiError(400, 'password is required for a local user');
+    if (!['public', 'limited', 'private'].includes(visibility)) throw new HttpError(422, `[Visibility]: must be public, limited or private, got ${JSON.stringify(visibility)}`);
+    if (!password) throw new HttpError(400, 'password is required for a local user');
     const user = await createUser(this.svc.db, {
       username, email, password, loginName, fullName, mustChangePassword: mustChange,
       visibility: visibility as 'public' | 'limited' | 'private',
@@ -250,7 +247,7 @@ export class GiteaApi {
     f.string('armored_signature', 'Signature');
     const rows = await this.svc.addGpgKey(doer.user, armored);
     const [primary, ...subs] = rows;
-    if (!primary) throw new ApiError(500, 'no key was stored');
+    if (!primary) throw new HttpError(500, 'no key was stored');
     this.log.info({ user: doer.user.name, keyID: primary.key_id }, 'added GPG key');
     sendJson(c.res, 201, toGpgKey(primary, subs));
   }
@@ -266,7 +263,7 @@ export class GiteaApi {
     const priv = f.bool('private', 'Private');
     const defaultBranch = f.string('default_branch', 'DefaultBranch', { max: 255 });
     const autoInit = f.bool('auto_init', 'AutoInit');
-    if (defaultBranch && (!/^\w[\w./-]*$/.test(defaultBranch) || /\.\.|\/\/|\/\.|\.lock$|[/.]$/.test(defaultBranch))) throw new ApiError(422, `[DefaultBranch]: ${JSON.stringify(defaultBranch)} is not a valid branch name`);
+    if (defaultBranch && (!/^\w[\w./-]*$/.test(defaultBranch) || /\.\.|\/\/|\/\.|\.lock$|[/.]$/.test(defaultBranch))) throw new HttpError(422, `[DefaultBranch]: ${JSON.stringify(defaultBranch)} is not a valid branch name`);
     const repo = await this.svc.createRepo({ owner: doer.user, name, description, private: priv, defaultBranch, autoInit });
     sendJson(c.res, 201, await this.repoJson(doer.user, repo, doer.user));
   }
@@ -291,12 +288,12 @@ export class GiteaApi {
     let owner: UserRow | undefined = doer.user;
     if (ownerName) owner = isValidUsername(ownerName) ? this.svc.db.userByName(ownerName) : undefined;
     else if (uid !== undefined && uid !== 0) owner = this.svc.db.userById(uid);
-    if (!owner) throw new ApiError(422, `user does not exist [${ownerName ? `name: ${ownerName}` : `uid: ${uid ?? ''}`}]`);
+    if (!owner) throw new HttpError(422, `user does not exist [${ownerName ? `name: ${ownerName}` : `uid: ${uid ?? ''}`}]`);
     if (owner.id !== doer.user.id && doer.user.is_admin !== 1) {
-      throw new ApiError(403, `Given user is not an organization, and only a site admin may migrate into another user's account [owner: ${owner.name}]`);
+      throw new HttpError(403, `Given user is not an organization, and only a site admin may migrate into another user's account [owner: ${owner.name}]`);
     }
     const repo = await this.svc.migrate({
-      owner, name: repoName, description, private: priv, mirror, cloneAddr,
+      owner, doer: doer.user, name: repoName, description, private: priv, mirror, cloneAddr,
       authUsername, authPassword: authToken || authPassword,
     });
     sendJson(c.res, 201, await this.repoJson(owner, repo, doer.user));
@@ -312,13 +309,13 @@ export class GiteaApi {
     const doer = this.requireDoer(c);
     this.requireScope(doer, 'write', 'repository');
     const { repo } = this.repoParam(c);
-    if (!this.svc.permission(repo, doer.user).admin) throw new ApiError(403, 'only the owner, a repository admin or a site admin can add collaborators');
+    if (!this.svc.permission(repo, doer.user).admin) throw new HttpError(403, 'only the owner, a repository admin or a site admin can add collaborators');
     const name = c.params[2];
     const user = name && isValidUsername(name) ? this.svc.db.userByName(name) : undefined;
-    if (!user) throw new ApiError(422, `user does not exist [name: ${name ?? ''}]`);
+    if (!user) throw new HttpError(422, `user does not exist [name: ${name ?? ''}]`);
     const f = new Fields(await this.body(c));
     const mode = f.string('permission', 'Permission') || 'write';
-    if (!['read', 'write', 'admin'].includes(mode)) throw new ApiError(422, `[Permission]: must be read, write or admin, got ${JSON.stringify(mode)}`);
+    if (!['read', 'write', 'admin'].includes(mode)) throw new HttpError(422, `[Permission]: must be read, write or admin, got ${JSON.stringify(mode)}`);
     this.svc.db.setCollaboration(repo.id, user.id, mode);
     c.res.writeHead(204).end();
   }

@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { GithostDb, UserRow } from './db.js';
-import { ApiError } from './http-io.js';
+import { HttpError } from './http-io.js';
 import { hashToken, verifyPassword } from './secrets.js';
 
 export interface Doer {
@@ -23,7 +23,7 @@ export class Authenticator {
 
   constructor(private readonly db: GithostDb) {}
 
-  /** The caller, undefined when no credentials were sent; ApiError 401 for wrong ones. */
+  /** The caller, undefined when no credentials were sent; HttpError 401 for wrong ones. */
   async identify(headers: IncomingHttpHeaders): Promise<Doer | undefined> {
     const header = headers['authorization'];
     if (!header) return undefined;
@@ -34,24 +34,24 @@ export class Authenticator {
     if (scheme === 'basic') {
       const decoded = Buffer.from(value, 'base64').toString('utf8');
       const colon = decoded.indexOf(':');
-      if (colon <= 0) throw new ApiError(401, 'invalid basic auth header: expected base64 of "username:password"');
+      if (colon <= 0) throw new HttpError(401, 'invalid basic auth header: expected base64 of "username:password"');
       return this.byPassword(decoded.slice(0, colon), decoded.slice(colon + 1));
     }
-    throw new ApiError(401, `unsupported authorization scheme ${JSON.stringify(scheme.slice(0, 20))}; use "token <ACCESS_TOKEN>" or HTTP basic auth`);
+    throw new HttpError(401, `unsupported authorization scheme ${JSON.stringify(scheme.slice(0, 20))}; use "token <ACCESS_TOKEN>" or HTTP basic auth`);
   }
 
   byToken(token: string): Doer {
-    if (!TOKEN.test(token)) throw new ApiError(401, 'invalid access token: a token is 40 hex characters as POST /api/v1/users/{username}/tokens returned it');
+    if (!TOKEN.test(token)) throw new HttpError(401, 'invalid access token: a token is 40 hex characters as POST /api/v1/users/{username}/tokens returned it');
     const row = this.db.tokenByHash(hashToken(token));
     const user = row ? this.db.userById(row.uid) : undefined;
-    if (!row || !user) throw new ApiError(401, 'invalid access token: no token matches it (was it deleted?)');
+    if (!row || !user) throw new HttpError(401, 'invalid access token: no token matches it (was it deleted?)');
     this.checkActive(user);
     return { user, via: 'token', scopes: row.scopes.split(',') };
   }
 
   async byPassword(name: string, password: string): Promise<Doer> {
     const user = this.db.userByName(name) ?? (name.includes('@') ? this.db.userByEmail(name) : undefined);
-    if (!user) throw new ApiError(401, `user does not exist [name: ${name}]`);
+    if (!user) throw new HttpError(401, `user does not exist [name: ${name}]`);
     // a token may stand in for the password (git clients do this); try it first, it is cheap
     if (TOKEN.test(password)) {
       const row = this.db.tokenByHash(hashToken(password));
@@ -73,11 +73,11 @@ export class Authenticator {
       this.cache.set(key, { uid: user.id, until: now + CACHE_MS });
       return { user, via: 'password', scopes: ['all'] };
     }
-    throw new ApiError(401, `user's password is invalid [name: ${user.name}]`);
+    throw new HttpError(401, `user's password is invalid [name: ${user.name}]`);
   }
 
   private checkActive(user: UserRow): void {
-    if (user.prohibit_login) throw new ApiError(403, `user is prohibited from signing in [name: ${user.name}]`);
-    if (!user.is_active) throw new ApiError(403, `user is not active [name: ${user.name}]`);
+    if (user.prohibit_login) throw new HttpError(403, `user is prohibited from signing in [name: ${user.name}]`);
+    if (!user.is_active) throw new HttpError(403, `user is not active [name: ${user.name}]`);
   }
 }

@@ -14,12 +14,16 @@ export interface GithostSettings {
   allowImportLocal: boolean;
   /** largest accepted API request body */
   maxBodyBytes: number;
+  /** an API request body must arrive within this long, a git request body may not pause longer (ms) */
+  bodyTimeoutMs: number;
   /** largest accepted git push body (bytes); 0 = no limit */
   maxPushBytes: number;
   /** a migration's git clone is killed after this long */
   migrateTimeoutMs: number;
   /** loopback http URLs that get a POST for every pushed ref */
   pushWebhooks: string[];
+  /** shared secret: push webhooks are signed (X-Gitea-Signature, X-Hub-Signature-256) when set */
+  pushWebhookSecret: string;
   /** WWW-Authenticate realm for git over HTTP */
   realm: string;
 }
@@ -34,9 +38,11 @@ const schema: ConfigSchema<GithostSettings> = {
     allowLocalNetworks: { type: 'boolean', default: false },
     allowImportLocal: { type: 'boolean', default: false },
     maxBodyBytes: { type: 'integer', minimum: 1024, maximum: 64 * 1024 * 1024, default: 1024 * 1024 },
+    bodyTimeoutMs: { type: 'integer', minimum: 100, maximum: 3_600_000, default: 30_000 },
     maxPushBytes: { type: 'integer', minimum: 0, default: 0 },
     migrateTimeoutMs: { type: 'integer', minimum: 1000, default: 10 * 60 * 1000 },
     pushWebhooks: { type: 'array', items: { type: 'string' }, default: [] },
+    pushWebhookSecret: { type: 'string', default: '' },
     realm: { type: 'string', minLength: 1, default: 'strait githost' },
   },
   required: [],

@@ -1,5 +1,8 @@
 // Running the real git: argument arrays only (no shell), a clean environment (no
-// user or system config, no prompts), bounded output and time.
+// user or system config, no prompts), bounded output and time. Every git the server
+// runs (API reads, migrations, git http-backend) gets this environment, which also
+// turns off replace objects and grafts: a pushed refs/replace/<sha> must never change
+// what the commit API reads and verifies under <sha>.
 import { spawn } from 'node:child_process';
 import { E } from '../../base/errors/index.js';
 
@@ -9,7 +12,10 @@ export interface GitResult {
   stderr: string;
 }
 
-/** Environment for every git the server runs: no system/global config, no prompts. */
+/** A path that cannot exist (/dev/null is not a directory): git finds no graft file there, silently. */
+const NO_GRAFTS = '/dev/null/strait-no-grafts';
+
+/** Environment for every git the server runs: no system/global config, no prompts, objects read as stored. */
 export function gitEnv(home: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   return {
     PATH: process.env['PATH'] ?? '/usr/bin:/bin',
@@ -22,6 +28,8 @@ export function gitEnv(home: string, extra: Record<string, string> = {}): NodeJS
     SSH_ASKPASS: '/bin/false',
     LANG: 'C',
     LC_ALL: 'C',
+    GIT_NO_REPLACE_OBJECTS: '1',
+    GIT_GRAFT_FILE: NO_GRAFTS,
     ...extra,
   };
 }

@@ -9,8 +9,10 @@ import { join } from 'node:path';
 import type { Logger } from '../../base/log/index.js';
 import type { Authenticator, Doer } from './auth.js';
 import type { UserRow } from './db.js';
-import { ApiError } from './http-io.js';
+import { guardBodyStream } from '../../platform/http/index.js';
+import { HttpError } from './http-io.js';
 import { isValidRepoName, isValidUsername } from './names.js';
+import { gitScopeRefusal } from './scopes.js';
 import type { PushEvents } from './push-events.js';
 import type { GithostService } from './service.js';
 
@@ -55,17 +57,27 @@ export class GitHttp {
       doer = await this.auth.identify(req.headers);
     } catch (err) {
       req.resume();
-      if (err instanceof ApiError && err.status === 401) {
+      if (err instanceof HttpError && err.status === 401) {
         this.challenge(res, `strait githost: authentication failed: ${err.message}`);
         return;
       }
-      plain(res, err instanceof ApiError ? err.status : 500, `strait githost: ${(err as Error).message}`);
+      plain(res, err instanceof HttpError ? err.status : 500, `strait githost: ${(err as Error).message}`);
       return;
+    }
+    // a token's scopes bound what it may do before anything about the repository is looked at
+    if (doer?.via === 'token') {
+      const refusal = gitScopeRefusal(doer.scopes, false, false);
+      if (refusal) {
+        req.resume();
+        plain(res, 403, `strait githost: Token scope does not allow action: ${refusal}; git over HTTP needs read:repository (and write:repository to push)`);
+        return;
+      }
     }
     const owner = this.svc.db.userByName(parsed.owner);
     const repo = owner ? this.svc.db.repoByName(owner.id, parsed.repo) : undefined;
     const perm = repo ? this.svc.permission(repo, doer?.user) : undefined;
-    if (!owner || !repo || !perm?.pull) {
+    const hidden = repo !== undefined && doer?.via === 'token' && gitScopeRefusal(doer.scopes, false, repo.private === 1) !== undefined;
+    if (!owner || !repo || !perm?.pull || hidden) {
       req.resume();
       if (!doer) this.challenge(res, 'strait githost: authentication required');
       else plain(res, 404, `strait githost: repository ${parsed.owner}/${parsed.repo} does not exist or you have no access to it`);
@@ -77,9 +89,10 @@ export class GitHttp {
         this.challenge(res, 'strait githost: authentication required to push');
         return;
       }
-      if (doer.via === 'token' && !doer.scopes.includes('all') && !doer.scopes.includes('write:repository')) {
+      const refusal = doer.via === 'token' ? gitScopeRefusal(doer.scopes, true, repo.private === 1) : undefined;
+      if (refusal) {
         req.resume();
-        plain(res, 403, `strait githost: the token has no write:repository scope; push refused`);
+        plain(res, 403, `strait githost: Token scope does not allow action: ${refusal}; push refused`);
         return;
       }
       if (!perm.push) {
@@ -116,7 +129,9 @@ export class GitHttp {
     const maxPush = this.svc.settings.maxPushBytes;
 
     return new Promise((resolve) => {
-      const child = spawn('git', ['http-backend'], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+      // its own process group: `git` runs git-http-backend as a child, which runs receive-pack;
+      // killing only `git` would leave them holding our pipes
+      const child = spawn('git', ['http-backend'], { env, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
       let stderr = '';
       let headerBuf: Buffer | undefined = Buffer.alloc(0);
       let received = 0;
@@ -126,17 +141,31 @@ export class GitHttp {
         if (!res.headersSent) plain(res, 500, 'strait githost: git http-backend could not start');
         else res.destroy();
       });
+      const kill = (): void => {
+        req.unpipe(child.stdin);
+        child.stdin.destroy();
+        try {
+          if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
+        } catch {
+          child.kill('SIGKILL');
+        }
+      };
       req.on('data', (d: Buffer) => {
         received += d.length;
         if (maxPush > 0 && received > maxPush) {
-          child.kill('SIGKILL');
+          kill();
           req.destroy();
         }
       });
+      guardBodyStream(req, this.svc.settings.bodyTimeoutMs, () => {
+        this.log.info({ repo: r.repoDir, received }, `request body stalled for ${this.svc.settings.bodyTimeoutMs} ms; connection closed`);
+        kill();
+        req.destroy();
+      });
       req.pipe(child.stdin);
       child.stdin.on('error', () => undefined);
-      req.on('aborted', () => child.kill('SIGKILL'));
-      res.on('close', () => { if (child.exitCode === null) child.kill('SIGKILL'); });
+      req.on('aborted', kill);
+      res.on('close', () => { if (child.exitCode === null) kill(); });
 
       child.stdout.on('data', (d: Buffer) => {
         if (headerBuf === undefined) {
@@ -154,7 +183,7 @@ export class GitHttp {
           sepLen = 2;
         }
         if (end === -1) {
-          if (headerBuf.length > 65536) child.kill('SIGKILL');
+          if (headerBuf.length > 65536) kill();
           return;
         }
         const head = headerBuf.subarray(0, end).toString('latin1');

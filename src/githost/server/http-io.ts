@@ -1,82 +1,39 @@
-// Request bodies and responses of the Gitea-compatible API: bounded JSON bodies,
-// error body {"message", "url"} as Gitea sends it.
+// Request bodies and responses of the Gitea-compatible API, on the platform HTTP kit:
+// error body {"message", "url"} as Gitea sends it, JSON bodies Gitea's binding refuses
+// with 422 "[]: DeserializationError: ...".
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import {
+  HttpError, readJsonBody as readJson, sendError as sendErrorAnswer, sendJson as sendJsonAs,
+} from '../../platform/http/index.js';
 
-export class ApiError extends Error {
-  constructor(readonly status: number, message: string) {
-    super(message);
-  }
-}
+export { HttpError };
+
+const GITEA_JSON = 'application/json;charset=utf-8';
 
 export function sendJson(res: ServerResponse, status: number, body: unknown): void {
-  const text = JSON.stringify(body);
-  res.writeHead(status, { 'Content-Type': 'application/json;charset=utf-8', 'Content-Length': Buffer.byteLength(text) });
-  res.end(text);
+  sendJsonAs(res, status, body, GITEA_JSON);
 }
 
-export function sendError(res: ServerResponse, status: number, message: string, swaggerURL: string): void {
-  if (res.headersSent) {
-    res.destroy();
-    return;
+export function sendError(req: IncomingMessage, res: ServerResponse, status: number, message: string, swaggerURL: string, headers?: Record<string, string>): void {
+  sendErrorAnswer(req, res, { status, body: { message, url: swaggerURL }, contentType: GITEA_JSON, ...(headers ? { headers } : {}) });
+}
+
+/** Read a JSON object body of at most `limit` bytes within `timeoutMs`. Gitea answers 422 for bodies that do not bind. */
+export async function readJsonBody(req: IncomingMessage, limit: number, timeoutMs: number): Promise<Record<string, unknown>> {
+  try {
+    return await readJson(req, { limit, timeoutMs, emptyIsObject: true });
+  } catch (e) {
+    if (e instanceof HttpError && e.status === 400 && e.problem !== 'aborted') throw new HttpError(422, `[]: DeserializationError: ${e.message}`, e.problem);
+    throw e;
   }
-  sendJson(res, status, { message, url: swaggerURL });
-}
-
-/** Read a JSON object body of at most `limit` bytes. Gitea answers 422 for bodies that do not bind. */
-export function readJsonBody(req: IncomingMessage, limit: number): Promise<Record<string, unknown>> {
-  return new Promise((resolve, reject) => {
-    const declared = Number(req.headers['content-length'] ?? NaN);
-    if (Number.isFinite(declared) && declared > limit) {
-      req.resume();
-      reject(new ApiError(413, `request body is ${declared} bytes, more than the limit of ${limit}`));
-      return;
-    }
-    const chunks: Buffer[] = [];
-    let len = 0;
-    let failed = false;
-    req.on('data', (d: Buffer) => {
-      if (failed) return;
-      len += d.length;
-      if (len > limit) {
-        failed = true;
-        reject(new ApiError(413, `request body is more than the limit of ${limit} bytes`));
-        return;
-      }
-      chunks.push(d);
-    });
-    req.on('error', (e) => {
-      if (!failed) reject(new ApiError(400, `reading the request body failed: ${e.message}`));
-      failed = true;
-    });
-    req.on('end', () => {
-      if (failed) return;
-      const text = Buffer.concat(chunks).toString('utf8');
-      if (text.trim() === '') {
-        resolve({});
-        return;
-      }
-      let parsed: unknown;
-      try {
-        parsed = JSON.parse(text);
-      } catch (e) {
-        reject(new ApiError(422, `[]: DeserializationError: ${(e as Error).message}`));
-        return;
-      }
-      if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
-        reject(new ApiError(422, '[]: DeserializationError: the body must be a JSON object'));
-        return;
-      }
-      resolve(parsed as Record<string, unknown>);
-    });
-  });
 }
 
 /** Field readers that answer like Gitea's binding: "[FieldName]: Required" and type errors as 422. */
 export class Fields {
   constructor(private readonly body: Record<string, unknown>) {}
 
-  private bad(field: string, rule: string): ApiError {
-    return new ApiError(422, `[${field}]: ${rule}`);
+  private bad(field: string, rule: string): HttpError {
+    return new HttpError(422, `[${field}]: ${rule}`);
   }
 
   string(key: string, field: string, opts: { required?: boolean; max?: number } = {}): string {

@@ -1,12 +1,14 @@
 // Repository migration: check the source address (no local paths, file: URLs or
-// hosts on loopback/private networks unless the settings allow them), pin the
+// hosts on loopback/private networks unless the settings allow them; local paths for
+// site admins only and never inside githost's own data directory), pin the
 // resolved addresses for git so a second DNS answer cannot point elsewhere, refuse
 // redirects, and clone with the real git into a temp dir.
 import { lookup } from 'node:dns/promises';
-import { statSync } from 'node:fs';
+import { realpathSync, statSync } from 'node:fs';
 import { isIP } from 'node:net';
+import { isAbsolute, relative, resolve } from 'node:path';
 import { E } from '../../base/errors/index.js';
-import { ipv4ToInt } from '../../base/config/index.js';
+import { isPublicAddress } from '../../base/special-addresses/index.js';
 import { runGit } from './git-exec.js';
 
 export interface CloneSource {
@@ -19,81 +21,71 @@ export interface CloneSource {
   password: string;
 }
 
-const V4_BLOCKED: [string, number][] = [
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
-  ['192.0.0.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['224.0.0.0', 4], ['240.0.0.0', 4],
-];
-
-/** True for loopback, private, link-local, CGNAT, unspecified, multicast and reserved addresses. */
+/**
+ * True for every address a migration must not reach: loopback, private, link-local,
+ * CGNAT, multicast, documentation, reserved and the other special-purpose ranges, IPv4
+ * carried in IPv6 judged by its IPv4 (src/base/special-addresses holds the registry).
+ */
 export function isNonPublicAddress(addr: string): boolean {
-  const family = isIP(addr);
-  if (family === 4) {
-    const n = ipv4ToInt(addr);
-    if (n === undefined) return true;
-    return V4_BLOCKED.some(([net, len]) => {
-      const mask = len === 0 ? 0 : (0xffffffff << (32 - len)) >>> 0;
-      return ((n & mask) >>> 0) === ((ipv4ToInt(net) as number) & mask) >>> 0;
-    });
-  }
-  if (family === 6) {
-    const w = ipv6Words(addr);
-    if (!w) return true;
-    const [w0, w1, w2, w3, w4, w5, w6, w7] = w as [number, number, number, number, number, number, number, number];
-    const v4 = `${w6 >> 8}.${w6 & 255}.${w7 >> 8}.${w7 & 255}`;
-    // ::/96 (unspecified, loopback, IPv4-compatible) and ::ffff:0:0/96 (IPv4-mapped): judge the IPv4 part
-    if (w0 === 0 && w1 === 0 && w2 === 0 && w3 === 0 && w4 === 0 && (w5 === 0 || w5 === 0xffff)) return w5 === 0 || isNonPublicAddress(v4);
-    if (w0 === 0x64 && w1 === 0xff9b) return true; // NAT64
-    if ((w0 & 0xfe00) === 0xfc00) return true; // unique local fc00::/7
-    if ((w0 & 0xffc0) === 0xfe80) return true; // link-local fe80::/10
-    if ((w0 & 0xff00) === 0xff00) return true; // multicast
-    if (w0 === 0x2001 && w1 === 0xdb8) return true; // documentation
-    if (w0 === 0x2002) return isNonPublicAddress(`${w1 >> 8}.${w1 & 255}.${w2 >> 8}.${w2 & 255}`); // 6to4
-    return false;
-  }
-  return true;
-}
-
-/** The eight 16-bit words of an IPv6 address (accepts "::" and a dotted IPv4 tail). */
-function ipv6Words(addr: string): number[] | undefined {
-  let a = addr.toLowerCase().replace(/%.*$/, '');
-  const tail = /(\d+\.\d+\.\d+\.\d+)$/.exec(a);
-  if (tail) {
-    const n = ipv4ToInt(tail[1] as string);
-    if (n === undefined) return undefined;
-    a = `${a.slice(0, -(tail[1] as string).length)}${(n >>> 16).toString(16)}:${(n & 0xffff).toString(16)}`;
-  }
-  const halves = a.split('::');
-  if (halves.length > 2) return undefined;
-  const head = halves[0] ? halves[0].split(':') : [];
-  const rest = halves.length === 2 && halves[1] ? halves[1].split(':') : [];
-  const fill = halves.length === 2 ? 8 - head.length - rest.length : 0;
-  if (fill < 0) return undefined;
-  const words = [...head, ...Array<string>(fill).fill('0'), ...rest].map((x) => (/^[0-9a-f]{1,4}$/.test(x) ? parseInt(x, 16) : NaN));
-  return words.length === 8 && words.every((x) => Number.isFinite(x)) ? words : undefined;
+  return !isPublicAddress(addr);
 }
 
 const refusedHost = (addr: string) => E.githostImportRefused(addr, 'You can not import from disallowed hosts.');
 const refusedLocal = (addr: string) => E.githostImportRefused(addr, 'You are not allowed to import local repositories.');
 
+/** Who asks for a migration, and what a local path must stay out of. */
+export interface CloneRequester {
+  /** local paths are for site admins only (Gitea: ImportLocalPaths and the doer can import local) */
+  isAdmin: boolean;
+  /** githost's own data directory: never a source, whatever the path spelling (symlinks, "..") */
+  dataDir: string;
+}
+
+/** The path with every symlink and ".." resolved, or undefined when it does not exist. */
+function realPath(path: string): string | undefined {
+  try {
+    return realpathSync(path);
+  } catch {
+    return undefined;
+  }
+}
+
+function localSource(addr: string, hasScheme: boolean, requester: CloneRequester): CloneSource {
+  let path: string;
+  try {
+    path = hasScheme ? decodeURIComponent(new URL(addr).pathname) : addr;
+  } catch {
+    throw E.githostImportRefused(addr, 'Invalid local path, it does not exist or not a directory.');
+  }
+  const real = isAbsolute(path) ? realPath(path) : undefined;
+  let isDir: boolean;
+  try {
+    isDir = real !== undefined && statSync(real).isDirectory();
+  } catch {
+    isDir = false;
+  }
+  if (!real || !isDir) throw E.githostImportRefused(addr, 'Invalid local path, it does not exist or not a directory.');
+  const data = realPath(requester.dataDir) ?? resolve(requester.dataDir);
+  const rel = relative(data, real);
+  if (rel === '' || (!rel.startsWith('..') && !isAbsolute(rel))) {
+    throw E.githostImportRefused(addr, 'You can not import from the server\'s own data directory: its repositories are served with their own permissions.');
+  }
+  // git gets the resolved path: a symlink swapped after this check does not move the clone
+  return { target: real, local: true, pins: [], username: '', password: '' };
+}
+
 export async function checkCloneAddr(
   addr: string,
   auth: { username: string; password: string },
   settings: { allowLocalNetworks: boolean; allowImportLocal: boolean },
+  requester: CloneRequester,
 ): Promise<CloneSource> {
   // eslint-disable-next-line no-control-regex
   if (/[\x00-\x1f\x7f]/.test(addr)) throw E.githostImportRefused(addr, 'Invalid url: the clone address has control characters');
   const hasScheme = /^[a-zA-Z][a-zA-Z0-9+.-]*:/.test(addr) && !/^[a-zA-Z]:[\\/]/.test(addr);
   if (!hasScheme || addr.toLowerCase().startsWith('file:')) {
-    if (!settings.allowImportLocal) throw refusedLocal(addr);
-    const path = hasScheme ? decodeURIComponent(new URL(addr).pathname) : addr;
-    let isDir: boolean;
-    try {
-      isDir = path.startsWith('/') && statSync(path).isDirectory();
-    } catch {
-      isDir = false;
-    }
-    if (!isDir) throw E.githostImportRefused(addr, 'Invalid local path, it does not exist or not a directory.');
-    return { target: path, local: true, pins: [], username: '', password: '' };
+    if (!settings.allowImportLocal || !requester.isAdmin) throw refusedLocal(addr);
+    return localSource(addr, hasScheme, requester);
   }
   let url: URL;
   try {

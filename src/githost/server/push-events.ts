@@ -1,5 +1,7 @@
 // Push notification: in-process subscribers (the control module syncs at once) and
-// an optional POST of a Gitea-style push payload to loopback URLs.
+// an optional POST of a Gitea-style push payload to loopback URLs, signed as Gitea
+// signs it when pushWebhookSecret is set.
+import { createHmac } from 'node:crypto';
 import type { Logger } from '../../base/log/index.js';
 
 export interface PushEvent {
@@ -19,7 +21,7 @@ export type PushListener = (event: PushEvent) => void;
 export class PushEvents {
   private readonly listeners = new Set<PushListener>();
 
-  constructor(private readonly webhooks: readonly string[], private readonly log: Logger, private readonly baseURL: () => string) {}
+  constructor(private readonly webhooks: readonly string[], private readonly log: Logger, private readonly baseURL: () => string, private readonly secret = '') {}
 
   /** Subscribe; returns the unsubscribe function. */
   onPush(cb: PushListener): () => void {
@@ -49,6 +51,13 @@ export class PushEvents {
     for (const url of this.webhooks) void this.post(url, event);
   }
 
+  /** Gitea's signature headers: hex HMAC-SHA256 of the body with the shared secret. */
+  private signature(body: string): Record<string, string> {
+    if (!this.secret) return {};
+    const hex = createHmac('sha256', this.secret).update(body).digest('hex');
+    return { 'X-Gitea-Signature': hex, 'X-Hub-Signature-256': `sha256=${hex}` };
+  }
+
   private async post(url: string, e: PushEvent): Promise<void> {
     const base = this.baseURL();
     const body = JSON.stringify({
@@ -61,7 +70,7 @@ export class PushEvents {
     try {
       const res = await fetch(url, {
         method: 'POST',
-        headers: { 'Content-Type': 'application/json', 'X-Gitea-Event': 'push', 'X-Strait-Event': 'push' },
+        headers: { 'Content-Type': 'application/json', 'X-Gitea-Event': 'push', 'X-Strait-Event': 'push', ...this.signature(body) },
         body,
         redirect: 'manual',
         signal: AbortSignal.timeout(5000),

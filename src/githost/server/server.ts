@@ -2,11 +2,11 @@
 // state under <state-dir>/githost/ (githost.db, repos/, tmp/).
 import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { E } from '../../base/errors/index.js';
 import { silentLogger, type Logger } from '../../base/log/index.js';
+import { listenServer, type ListeningServer } from '../../base/net/index.js';
 import { GiteaApi } from './api.js';
 import { Authenticator } from './auth.js';
 import { parseGithostSettings, type GithostSettings } from './config.js';
@@ -17,7 +17,6 @@ import { sendError } from './http-io.js';
 import { PushEvents, type PushListener } from './push-events.js';
 import { RepoFiles } from './repo-files.js';
 import { GithostService } from './service.js';
-import { startListening } from '../../base/net/index.js';
 
 export interface GithostOptions {
   stateDir: string;
@@ -60,6 +59,7 @@ export class GithostServer {
   private readonly gitHttp: GitHttp;
   private readonly log: Logger;
   private boundURL = '';
+  private bound: ListeningServer | undefined;
 
   constructor(opts: GithostOptions) {
     this.log = opts.log ?? silentLogger();
@@ -72,10 +72,12 @@ export class GithostServer {
     if (removed.length) this.log.warn({ removed }, 'removed leftovers of an interrupted run');
     this.service = new GithostService(this.db, files, this.settings, this.log);
     const auth = new Authenticator(this.db);
-    this.events = new PushEvents(this.settings.pushWebhooks, this.log, () => this.url);
+    this.events = new PushEvents(this.settings.pushWebhooks, this.log, () => this.url, this.settings.pushWebhookSecret);
     this.api = new GiteaApi(this.service, auth, () => this.links(), this.log);
     this.gitHttp = new GitHttp(this.service, auth, this.events, this.log);
     this.server = createServer((req, res) => { void this.route(req, res); });
+    // a push may take long as a whole; what must not stall is the body (bodyTimeoutMs:
+    // a JSON body must arrive within it, a git body may not pause for longer)
     this.server.requestTimeout = 0;
     this.server.headersTimeout = 30_000;
   }
@@ -102,18 +104,16 @@ export class GithostServer {
   }
 
   async listen(port = this.settings.port, host = this.settings.host): Promise<string> {
-    const a = await startListening(this.server, { port, host }) as AddressInfo;
-    const h = a.family === 'IPv6' ? `[${a.address}]` : a.address;
-    this.boundURL = `http://${h}:${a.port}`;
+    this.bound = await listenServer(this.server, { port, host });
+    const a = this.bound.address;
+    if (typeof a === 'object') this.boundURL = `http://${a.family === 'IPv6' ? `[${a.address}]` : a.address}:${a.port}`;
     this.log.info({ url: this.url }, 'githost listening');
     return this.url;
   }
 
   async close(): Promise<void> {
-    await new Promise<void>((resolve) => {
-      this.server.close(() => resolve());
-      this.server.closeAllConnections();
-    });
+    if (this.bound) await this.bound.close();
+    else this.server.close();
     this.db.close();
   }
 
@@ -130,7 +130,7 @@ export class GithostServer {
       } else await this.gitHttp.handle(req, res, path, query);
     } catch (err) {
       this.log.error({ err }, 'githost request failed');
-      sendError(res, 500, 'internal server error; see the githost log', `${this.url}/api/swagger`);
+      sendError(req, res, 500, 'internal server error; see the githost log', `${this.url}/api/swagger`);
     }
   }
 }

@@ -1,13 +1,13 @@
 // The githost model: users, repositories, permissions, GPG keys and commits, on top
 // of the database and the bare repositories. HTTP lives in api.ts and git-http.ts.
 import { existsSync } from 'node:fs';
-import { E, isStraitError } from '../../base/errors/index.js';
+import { E } from '../../base/errors/index.js';
 import type { Logger } from '../../base/log/index.js';
-import { parseArmoredPublicKey, verifyCommitSignature } from '../../platform/signatures/index.js';
+import { gitObjectMatches, parseArmoredPublicKey, verifyCommitSignature } from '../../platform/signatures/index.js';
 import type { GithostSettings } from './config.js';
 import type { GithostDb, GpgKeyRow, NewGpgKey, RepoRow, UserRow } from './db.js';
 import { git, runGit } from './git-exec.js';
-import { ApiError } from './http-io.js';
+import { HttpError } from './http-io.js';
 import { checkCloneAddr, cloneInto } from './migrate.js';
 import { checkRepoName } from './names.js';
 import type { RepoFiles } from './repo-files.js';
@@ -29,6 +29,8 @@ export interface CreateRepoInput {
 }
 
 export interface MigrateInput extends CreateRepoInput {
+  /** who asks (local paths are for site admins only) */
+  doer: UserRow;
   cloneAddr: string;
   mirror: boolean;
   authUsername: string;
@@ -134,7 +136,8 @@ export class GithostService {
 
   async migrate(input: MigrateInput): Promise<RepoRow> {
     checkRepoName(input.name);
-    const src = await checkCloneAddr(input.cloneAddr, { username: input.authUsername, password: input.authPassword }, this.settings);
+    const src = await checkCloneAddr(input.cloneAddr, { username: input.authUsername, password: input.authPassword }, this.settings,
+      { isAdmin: input.doer.is_admin === 1, dataDir: this.files.root });
     const key = this.reserve(input.owner, input.name);
     const tmp = this.files.tempPath();
     let done = false;
@@ -157,19 +160,14 @@ export class GithostService {
 
   /** Add an armored key (and its subkeys) for `user`, following Gitea's rules. */
   async addGpgKey(user: UserRow, armored: string): Promise<GpgKeyRow[]> {
-    let info;
-    try {
-      info = await parseArmoredPublicKey(armored);
-    } catch (err) {
-      if (isStraitError(err)) throw new ApiError(422, err.message);
-      throw err;
-    }
+    // STRAIT_ERR_SIGNATURE_KEY_INVALID answers 422, as Gitea does (its giteaStatus)
+    const info = await parseArmoredPublicKey(armored);
     const all = [info.keyID, ...info.subkeys.map((s) => s.keyID)];
-    if (all.some((id) => this.db.gpgKeyByKeyId(id))) throw new ApiError(422, 'A key with the same id already exists');
+    if (all.some((id) => this.db.gpgKeyByKeyId(id))) throw new HttpError(422, 'A key with the same id already exists');
     const userEmail = user.lower_email;
     const emails = info.emails.filter((e) => e === userEmail).map((email) => ({ email, verified: true }));
     if (emails.length === 0) {
-      throw new ApiError(404, `None of the emails attached to the GPG key could be found. The key's e-mails ${JSON.stringify(info.emails)} must include the e-mail of user ${user.name}.`);
+      throw new HttpError(404, `None of the emails attached to the GPG key could be found. The key's e-mails ${JSON.stringify(info.emails)} must include the e-mail of user ${user.name}.`);
     }
     const secs = (d: Date | undefined) => (d ? Math.floor(d.getTime() / 1000) : 0);
     const rows: NewGpgKey[] = [{
@@ -187,7 +185,7 @@ export class GithostService {
     try {
       return this.db.insertGpgKeys(rows);
     } catch (err) {
-      if (/UNIQUE/.test((err as Error).message)) throw new ApiError(422, 'A key with the same id already exists');
+      if (/UNIQUE/.test((err as Error).message)) throw new HttpError(422, 'A key with the same id already exists');
       throw err;
     }
   }
@@ -208,6 +206,8 @@ export class GithostService {
     const sha = resolved.stdout.toString('utf8').trim();
     const raw = await runGit(['cat-file', 'commit', sha], { cwd, env });
     if (raw.code !== 0) return undefined;
+    // the bytes verified below must be the commit named sha (git-exec.ts turns replace refs off; this proves it)
+    if (!gitObjectMatches('commit', raw.stdout, sha)) throw E.internal(`git returned content that is not the commit ${sha}`);
 
     const committerEmail = /^committer .*<([^<>]*)> /m.exec(raw.stdout.toString('utf8'))?.[1] ?? '';
     const authorEmail = /^author .*<([^<>]*)> /m.exec(raw.stdout.toString('utf8'))?.[1] ?? '';

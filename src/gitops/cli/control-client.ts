@@ -9,6 +9,7 @@ import { request as httpsRequest } from 'node:https';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { E } from '../../base/errors/index.js';
+import { refuseWorldAddressFromHost } from '../../platform/cli-kit/index.js';
 
 export interface SessionContext {
   server: string;
@@ -70,6 +71,13 @@ export interface ApiResponse {
 }
 
 export function apiRequest(ctx: { server: string; insecure: boolean; plaintext: boolean; token?: string }, method: string, path: string, body?: unknown): Promise<ApiResponse> {
+  // a world-internal address (a session made inside a pod, or copied from the docs) is not
+  // reachable from the host: say which host URL serves it instead of sending it off-host
+  try {
+    refuseWorldAddressFromHost(ctx.server);
+  } catch (err) {
+    return Promise.reject(err);
+  }
   const url = new URL(baseURL(ctx.server, ctx.plaintext) + path);
   const payload = body === undefined ? undefined : JSON.stringify(body);
   const headers: Record<string, string> = { accept: 'application/json' };
@@ -109,7 +117,7 @@ export async function call<T>(method: string, path: string, body?: unknown, serv
   if (r.status >= 200 && r.status < 300) return r.body as T;
   const msg = typeof r.body === 'object' && r.body !== null && 'message' in r.body ? String((r.body as { message: unknown }).message) : String(r.body);
   if (r.status === 401) throw E.notLoggedIn(`the session for ${ctx.server} is not valid (${msg})`);
-  if (r.status === 404) throw Object.assign(E.controlApi(ctx.server, msg), { exitCode: 3 });
+  if (r.status === 404) throw E.controlApiNotFound(ctx.server, msg);
   if (r.status === 400) throw E.usage(msg);
   throw E.controlApi(ctx.server, `HTTP ${r.status}: ${msg}`);
 }

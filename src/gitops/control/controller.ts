@@ -7,14 +7,15 @@
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { silentLogger } from '../../base/log/index.js';
+import { Informer, KeyQueue, eventHandlers, type Requeue } from '../../platform/controller/index.js';
 import { GROUPS, Kinds } from '../../platform/resources/index.js';
 import type { VerificationResult } from '../../platform/signatures/index.js';
 import type { ResourceStore, WatchEvent } from '../../platform/store/index.js';
 import { RepoCache } from './git-cache.js';
-import { watchKind, type Informer } from './informer.js';
 import { KeyStore } from './key-store.js';
 import type { GitOpsMetrics } from './metrics.js';
 import { enforcesSignatures } from './project.js';
+import { sameRepoURL } from './repo-url.js';
 import { reconcileApplication, type ReconcileDeps, type ReconcileOutcome } from './reconcile.js';
 import type { AppProject, Application } from './types.js';
 
@@ -51,6 +52,10 @@ function unchangedStatus(before: Application['status'], after: Application['stat
   return JSON.stringify(restBefore) === JSON.stringify(restAfter);
 }
 
+/** Transient failures: 1 s, 2 s, ... at most 5 min (a broken repository is not hammered). */
+const RETRY_BACKOFF = { initialMs: 1000, maxMs: 300_000 };
+
+/** What the next run of an Application must do, gathered while it waits in the queue. */
 interface Job {
   sync: boolean;
   waiters: ((o: ReconcileOutcome | undefined) => void)[];
@@ -65,12 +70,10 @@ export class GitOpsController {
   private readonly apps = new Map<string, Application>();
   private readonly projects = new Map<string, AppProject>();
   private readonly seenSpec = new Map<string, string>();
-  private readonly queue = new Map<string, Job>();
-  private readonly running = new Map<string, Job | undefined>();
-  private readonly retries = new Map<string, { attempt: number; timer: NodeJS.Timeout }>();
+  private readonly jobs = new Map<string, Job>();
+  private readonly queue: KeyQueue;
   private readonly verifyCache = new Map<string, VerificationResult>();
   private readonly informers: Informer[] = [];
-  private readonly idleWaiters: (() => void)[] = [];
   private pollTimer: NodeJS.Timeout | undefined;
   private stopped = false;
   private readonly deps: ReconcileDeps;
@@ -81,6 +84,7 @@ export class GitOpsController {
     this.log = opts.log ?? silentLogger();
     this.keys = new KeyStore(this.store, this.namespace, undefined, this.log);
     this.repos = new RepoCache(join(opts.stateDir, 'gitops', 'repos'), 1000);
+    this.queue = new KeyQueue((name) => this.work(name), { concurrency: opts.concurrency ?? 8, backoff: RETRY_BACKOFF });
     const destinations = opts.destinations ?? ((server: string) => (IN_CLUSTER_SERVERS.includes(server) ? this.store : undefined));
     this.deps = {
       repos: this.repos,
@@ -96,11 +100,13 @@ export class GitOpsController {
 
   async start(): Promise<void> {
     await this.keys.start(() => this.requeueEnforcing());
-    const projInf = watchKind<AppProject>(this.store, Kinds.AppProject, { namespace: this.namespace }, (ev) => this.onProject(ev), this.log);
-    await projInf.synced;
-    const appInf = watchKind<Application>(this.store, Kinds.Application, { namespace: this.namespace }, (ev) => this.onApp(ev), this.log);
-    await appInf.synced;
-    this.informers.push(projInf, appInf);
+    const watchEnded = (err: unknown): void => this.log.debug({ err }, 'watch ended; listing again');
+    const projInf = new Informer<AppProject>(this.store, Kinds.AppProject, { namespace: this.namespace }, eventHandlers((ev) => this.onProject(ev), watchEnded)).start();
+    this.informers.push(projInf);
+    await projInf.firstSync;
+    const appInf = new Informer<Application>(this.store, Kinds.Application, { namespace: this.namespace }, eventHandlers((ev) => this.onApp(ev), watchEnded)).start();
+    this.informers.push(appInf);
+    await appInf.firstSync;
     const every = this.opts.pollIntervalMs ?? 180_000;
     this.pollTimer = setInterval(() => this.poll(), every);
     this.pollTimer.unref();
@@ -111,15 +117,14 @@ export class GitOpsController {
     if (this.pollTimer) clearInterval(this.pollTimer);
     for (const i of this.informers) i.stop();
     this.keys.stop();
-    for (const r of this.retries.values()) clearTimeout(r.timer);
-    this.retries.clear();
+    this.queue.stop();
+    for (const job of this.jobs.values()) for (const w of job.waiters) w(undefined);
+    this.jobs.clear();
   }
 
   /** The code-hosting server calls this on a push: fetch now, then reconcile the Applications of that repository. */
   notifyPush(repoURL: string): void {
-    const norm = (u: string): string => u.replace(/\/+$/, '').replace(/\.git$/, '').toLowerCase();
-    const target = norm(repoURL);
-    const names = [...this.apps.values()].filter((a) => norm(a.spec?.source?.repoURL ?? '') === target).map((a) => a.metadata.name);
+    const names = [...this.apps.values()].filter((a) => sameRepoURL(a.spec?.source?.repoURL ?? '', repoURL)).map((a) => a.metadata.name);
     if (names.length === 0) return;
     const url = this.apps.get(names[0]!)?.spec?.source?.repoURL ?? repoURL;
     void this.repos.sync(url, { force: true }).catch(() => undefined).then(() => {
@@ -140,10 +145,9 @@ export class GitOpsController {
     return new Promise((resolve) => this.enqueue(name, { waiter: resolve }));
   }
 
-  /** Resolves when the queue is empty and nothing runs (tests, benchmarks). */
+  /** Resolves when the queue is empty and nothing runs; retries may be waiting (tests, benchmarks). */
   idle(): Promise<void> {
-    if (this.queue.size === 0 && this.running.size === 0) return Promise.resolve();
-    return new Promise((r) => this.idleWaiters.push(r));
+    return this.queue.drained();
   }
 
   async getApplication(name: string): Promise<Application | undefined> {
@@ -202,40 +206,26 @@ export class GitOpsController {
       o.waiter?.(undefined);
       return;
     }
-    const job = this.queue.get(name) ?? { sync: false, waiters: [] };
+    const job = this.jobs.get(name) ?? { sync: false, waiters: [] };
     job.sync ||= o.sync === true;
     if (o.waiter) job.waiters.push(o.waiter);
-    this.queue.set(name, job);
-    this.pump();
+    this.jobs.set(name, job);
+    this.queue.add(name);
   }
 
-  private pump(): void {
-    const limit = this.opts.concurrency ?? 8;
-    for (const [name, job] of this.queue) {
-      if (this.running.size >= limit) break;
-      if (this.running.has(name)) continue;
-      this.queue.delete(name);
-      this.running.set(name, job);
-      void this.work(name, job).finally(() => {
-        this.running.delete(name);
-        this.pump();
-        if (this.queue.size === 0 && this.running.size === 0) for (const w of this.idleWaiters.splice(0)) w();
-      });
-    }
-  }
-
-  private async work(name: string, job: Job): Promise<void> {
+  private async work(name: string): Promise<Requeue> {
+    const job = this.jobs.get(name) ?? { sync: false, waiters: [] };
+    this.jobs.delete(name);
     const app = this.apps.get(name);
     let outcome: ReconcileOutcome | undefined;
     try {
-      if (app) {
-        outcome = await reconcileApplication(app, this.deps, job.sync);
-        await this.writeStatus(app, outcome);
-        this.schedule(name, outcome);
-      }
+      if (!app) return undefined;
+      outcome = await reconcileApplication(app, this.deps, job.sync);
+      await this.writeStatus(app, outcome);
+      return this.requeueAfter(outcome);
     } catch (err) {
       this.log.warn({ err, app: name }, 'reconcile failed');
-      this.backoff(name);
+      return 'backoff';
     } finally {
       for (const w of job.waiters) w(outcome);
     }
@@ -258,28 +248,11 @@ export class GitOpsController {
     else if (outcome.result === 'synced') this.log.info({ app: app.metadata.name, revision: outcome.status.sync?.revision }, 'synced');
   }
 
-  private schedule(name: string, outcome: ReconcileOutcome): void {
+  /** Stalled: only a change helps; waiting: look again after a delay; transient: back off. */
+  private requeueAfter(outcome: ReconcileOutcome): Requeue {
     const f = outcome.failure;
-    const old = this.retries.get(name);
-    if (old) clearTimeout(old.timer);
-    if (!f || f.kind === 'stalled') {
-      this.retries.delete(name);
-      return;
-    }
-    if (f.kind === 'waiting') {
-      const timer = setTimeout(() => { this.retries.delete(name); this.enqueue(name); }, this.opts.waitingRetryMs ?? 5000);
-      timer.unref();
-      this.retries.set(name, { attempt: 0, timer });
-      return;
-    }
-    this.backoff(name);
-  }
-
-  private backoff(name: string): void {
-    const attempt = (this.retries.get(name)?.attempt ?? 0) + 1;
-    const delay = Math.min(1000 * 2 ** (attempt - 1), 300_000);
-    const timer = setTimeout(() => this.enqueue(name), delay);
-    timer.unref();
-    this.retries.set(name, { attempt, timer });
+    if (!f || f.kind === 'stalled') return undefined;
+    if (f.kind === 'waiting') return { afterMs: this.opts.waitingRetryMs ?? 5000 };
+    return 'backoff';
   }
 }

@@ -1,13 +1,21 @@
 // Local mirrors of the repositories Applications point at, kept with the real `git`
-// (clone --mirror, then fetch --prune) under the controller's state dir. Objects are
+// under the controller's state dir: only branches and tags are fetched (never
+// refs/replace/*, refs/notes/* or other namespaces), and git runs with replace objects
+// and grafts disabled (git-exec.ts), so what is verified is what is read. Objects are
 // read raw with `git cat-file` so that signatures are checked in process on exactly
-// the bytes git signed. Fetches of one repository are coalesced; a fetch is skipped
-// when the mirror is younger than `minFetchIntervalMs` unless forced (push hook).
-import { execFile, spawn } from 'node:child_process';
+// the bytes git signed, and each object read is checked against its name (its hash).
+// Fetches of one repository are coalesced; a fetch is skipped when the mirror is
+// younger than `minFetchIntervalMs` unless forced (push hook).
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { E } from '../../base/errors/index.js';
+import { gitObjectMatches } from '../../platform/signatures/index.js';
+import { git, spawnGit, type GitError } from './git-exec.js';
+
+/** The only refs a mirror holds: what a targetRevision can name. */
+const FETCH_REFSPECS = ['+refs/heads/*:refs/heads/*', '+refs/tags/*:refs/tags/*'];
+const KEPT_REF = /^refs\/(heads|tags)\//;
 
 export interface ResolvedRevision {
   /** the commit the revision points to */
@@ -28,30 +36,18 @@ interface RepoState {
   dir: string;
   fetchedAt: number;
   fetching: Promise<void> | undefined;
+  /** a forced fetch asked for while one was running: it runs after, so a push made meanwhile is seen */
+  refetch: Promise<void> | undefined;
   refs: Map<string, { sha: string; type: string }>;
   head: string;
 }
 
-// read per call: PATH and friends may change while the process runs (tests put a fake gpg first)
-const gitEnv = (): NodeJS.ProcessEnv => ({
-  ...process.env, GIT_TERMINAL_PROMPT: '0', GIT_ASKPASS: '/bin/true', GIT_CONFIG_NOSYSTEM: '1', LC_ALL: 'C',
-  // no ext:: or fd:: transports from a repoURL
-  GIT_ALLOW_PROTOCOL: 'file:git:http:https:ssh',
-});
-
-function git(cwd: string | undefined, args: string[], opts: { input?: Buffer | string; maxBuffer?: number } = {}): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const child = execFile('git', args, { cwd, env: gitEnv(), encoding: 'buffer', maxBuffer: opts.maxBuffer ?? 256 * 1024 * 1024 }, (err, stdout, stderr) => {
-      if (err) {
-        const e = err as Error & { code?: number | string; stderr?: Buffer };
-        e.stderr = stderr;
-        reject(Object.assign(new Error(`git ${args[0]}: ${stderr.toString().trim() || e.message}`), { exit: e.code, stderr: stderr.toString() }));
-      } else {
-        resolve(stdout);
-      }
-    });
-    if (opts.input !== undefined) child.stdin?.end(opts.input);
-  });
+/**
+ * The object's bytes hash to its name (SHA-1, or SHA-256 for 64 hex digits), or
+ * STRAIT_ERR_INTERNAL: git handed back other content than the object asked for.
+ */
+function checkObjectId(type: 'commit' | 'tag' | 'blob', raw: Buffer, sha: string): void {
+  if (!gitObjectMatches(type, raw, sha)) throw E.internal(`git returned content that is not the ${type} ${sha} that was asked for; refusing to use it`);
 }
 
 const FULL_SHA = /^[0-9a-f]{40}$/;
@@ -70,7 +66,7 @@ export class RepoCache {
     let s = this.repos.get(url);
     if (!s) {
       const name = createHash('sha256').update(url).digest('hex').slice(0, 24);
-      s = { dir: join(this.dir, `${name}.git`), fetchedAt: 0, fetching: undefined, refs: new Map(), head: '' };
+      s = { dir: join(this.dir, `${name}.git`), fetchedAt: 0, fetching: undefined, refetch: undefined, refs: new Map(), head: '' };
       this.repos.set(url, s);
     }
     return s;
@@ -79,7 +75,14 @@ export class RepoCache {
   /** Fetch the repository (clone on first use). */
   async sync(url: string, opts: { force?: boolean; now?: number } = {}): Promise<void> {
     const s = this.stateOf(url);
-    if (s.fetching) return s.fetching;
+    if (s.fetching) {
+      if (!opts.force) return s.fetching;
+      s.refetch ??= s.fetching.catch(() => undefined).then(() => {
+        s.refetch = undefined;
+        return this.sync(url, { force: true });
+      });
+      return s.refetch;
+    }
     const now = opts.now ?? Date.now();
     if (!opts.force && s.fetchedAt > 0 && now - s.fetchedAt < this.minFetchIntervalMs) return;
     s.fetching = this.fetch(url, s).finally(() => { s.fetching = undefined; });
@@ -88,28 +91,36 @@ export class RepoCache {
 
   private async fetch(url: string, s: RepoState): Promise<void> {
     try {
+      // a URL is passed after "--" everywhere; one that looks like an option is refused outright
+      if (url.startsWith('-')) throw Object.assign(new Error(`a repository URL cannot start with "-"`), { stderr: '' });
       if (!existsSync(join(s.dir, 'HEAD'))) {
         const tmp = `${s.dir}.tmp-${process.pid}-${Date.now()}`;
         rmSync(tmp, { recursive: true, force: true });
-        await git(undefined, ['clone', '--mirror', '--quiet', '--', url, tmp]);
+        await git(undefined, ['init', '--bare', '--quiet', tmp]);
+        await git(tmp, ['fetch', '--quiet', '--no-tags', '--', url, ...FETCH_REFSPECS]);
         rmSync(s.dir, { recursive: true, force: true });
         renameSync(tmp, s.dir);
       } else {
-        await git(s.dir, ['fetch', '--quiet', '--prune', '--force', '--tags', 'origin', '+refs/*:refs/*']);
-        // the remote's HEAD may move to another branch
-        const ls = (await git(s.dir, ['ls-remote', '--symref', 'origin', 'HEAD'])).toString();
-        const m = /^ref: (refs\/\S+)\s+HEAD/m.exec(ls);
-        if (m && m[1]) await git(s.dir, ['symbolic-ref', 'HEAD', m[1]]);
+        await git(s.dir, ['fetch', '--quiet', '--prune', '--force', '--no-tags', '--', url, ...FETCH_REFSPECS]);
       }
+      // the remote's HEAD may move to another branch
+      const ls = (await git(s.dir, ['ls-remote', '--symref', '--', url, 'HEAD'])).toString();
+      const m = /^ref: (refs\/heads\/\S+)\s+HEAD/m.exec(ls);
+      if (m && m[1]) await git(s.dir, ['symbolic-ref', 'HEAD', m[1]]);
     } catch (err) {
-      throw E.gitFetch(url, (err as { stderr?: string }).stderr || (err as Error).message);
+      throw E.gitFetch(url, (err as GitError).stderr || (err as Error).message);
     }
     const refs = new Map<string, { sha: string; type: string }>();
+    const stale: string[] = [];
     const out = (await git(s.dir, ['for-each-ref', '--format=%(objectname) %(objecttype) %(refname)'])).toString();
     for (const line of out.split('\n')) {
       const [sha, type, ref] = line.split(' ');
-      if (sha && type && ref) refs.set(ref, { sha, type });
+      if (!sha || !type || !ref) continue;
+      if (KEPT_REF.test(ref)) refs.set(ref, { sha, type });
+      else stale.push(ref);
     }
+    // a mirror made by an older version (clone --mirror) may hold refs/replace/* and others: drop them
+    if (stale.length > 0) await git(s.dir, ['update-ref', '--stdin'], { input: stale.map((r) => `delete ${r}\n`).join('') });
     s.refs = refs;
     s.head = (await git(s.dir, ['rev-parse', '--verify', '--quiet', 'HEAD^{commit}']).catch(() => Buffer.from(''))).toString().trim();
     s.fetchedAt = Date.now();
@@ -153,6 +164,7 @@ export class RepoCache {
     const hit = this.objects.get(key);
     if (hit) return hit;
     const raw = await git(this.stateOf(url).dir, ['cat-file', type, sha]);
+    checkObjectId(type, raw, sha);
     if (this.objects.size > 10_000) this.objects.clear();
     this.objects.set(key, raw);
     return raw;
@@ -185,7 +197,7 @@ export class RepoCache {
   private readBlobs(dir: string, entries: { path: string; sha: string }[]): Promise<ManifestFile[]> {
     if (entries.length === 0) return Promise.resolve([]);
     return new Promise((resolve, reject) => {
-      const child = spawn('git', ['cat-file', '--batch'], { cwd: dir, env: gitEnv(), stdio: ['pipe', 'pipe', 'pipe'] });
+      const child = spawnGit(dir, ['cat-file', '--batch']);
       const chunks: Buffer[] = [];
       child.stdout.on('data', (c: Buffer) => chunks.push(c));
       child.on('error', reject);
@@ -199,7 +211,13 @@ export class RepoCache {
           const header = buf.subarray(off, nl).toString();
           const size = Number(header.split(' ')[2]);
           if (!Number.isFinite(size)) return reject(E.internal(`git cat-file --batch answered ${JSON.stringify(header)}`));
-          out.push({ path: e.path, content: buf.subarray(nl + 1, nl + 1 + size).toString('utf8') });
+          const blob = buf.subarray(nl + 1, nl + 1 + size);
+          try {
+            checkObjectId('blob', blob, e.sha);
+          } catch (err) {
+            return reject(err);
+          }
+          out.push({ path: e.path, content: blob.toString('utf8') });
           off = nl + 1 + size + 1;
         }
         resolve(out);

@@ -1,14 +1,17 @@
 // GitOps: Applications synced from Git only at revisions signed by a key the
-// Application's project lists and the controller imported (SPEC area A).
+// Application's project lists and the controller imported (docs/gitops.md).
 export { GitOpsController, IN_CLUSTER_SERVERS, type GitOpsControllerOptions } from './controller.js';
 export { KeyStore, type KeyProblem } from './key-store.js';
 export { RepoCache, type ResolvedRevision, type ManifestFile } from './git-cache.js';
 export { renderManifests } from './manifests.js';
+export { normalizeRepoURL, sameRepoURL, type NormalizedRepoURL } from './repo-url.js';
 export { globMatch, sourceRepoAllowed, destinationAllowed, resourceAllowed, enforcesSignatures, signatureKeyIDs } from './project.js';
 export { reconcileApplication, STEPS, TRACKING_LABEL, type ReconcileDeps, type ReconcileOutcome } from './reconcile.js';
 export { ReconcileFailure, type FailureKind } from './failure.js';
 export { ADMIN_SECRET, ADMIN_USER, ensureAdminSecret, issueToken, checkToken, passwordMatches, type AdminAccount } from './admin.js';
 export { startApiServer, type ApiServer, type ApiServerOptions } from './api-server.js';
+export { LoginLimiter, loginLimitsFromEnv, DEFAULT_LOGIN_LIMITS, type LoginLimits } from './login-limiter.js';
+export { readWebhookSecrets, webhookRefusal, type WebhookSecrets } from './webhook-auth.js';
 export { ensureServingCertificate, selfSignedCertificate } from './tls.js';
 export { createGitOpsMetrics, type GitOpsMetrics } from './metrics.js';
 export type { AppProject, AppProjectSpec, Application, ApplicationSpec, ApplicationStatus, SignatureStatus } from './types.js';

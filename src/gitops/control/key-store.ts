@@ -10,7 +10,7 @@ import { silentLogger } from '../../base/log/index.js';
 import { GPG_KEYS_CM, Kinds } from '../../platform/resources/index.js';
 import { Keyring, normalizeKeyID, readPublicKeys, type KeyInfo } from '../../platform/signatures/index.js';
 import type { KubeObject, ResourceStore } from '../../platform/store/index.js';
-import { watchKind, type Informer } from './informer.js';
+import { Informer, eventHandlers } from '../../platform/controller/index.js';
 
 export interface KeyProblem {
   entry: string;
@@ -39,10 +39,10 @@ export class KeyStore {
   /** Load now, then follow the ConfigMap; `onChange` runs after each reload. */
   async start(onChange: () => void): Promise<void> {
     await this.reload();
-    this.informer = watchKind(this.store, Kinds.ConfigMap, { namespace: this.namespace }, (ev) => {
+    this.informer = new Informer(this.store, Kinds.ConfigMap, { namespace: this.namespace }, eventHandlers((ev) => {
       if (ev.object.metadata.name !== this.name) return;
       void this.reload().then(onChange, (err: unknown) => this.log.warn({ err }, 'reloading the key store failed'));
-    }, this.log);
+    }, (err) => this.log.debug({ err }, 'watch ended; listing again'))).start();
   }
 
   stop(): void {

@@ -4,8 +4,8 @@
 // instead (files and sub-directories, recursively), and its `namespace` and
 // `commonLabels` are applied. Other kustomize features are not supported.
 import { posix } from 'node:path';
-import { parseAllDocuments } from 'yaml';
 import { E } from '../../base/errors/index.js';
+import { yamlDocuments } from '../../platform/resources/index.js';
 import type { KubeObject } from '../../platform/store/index.js';
 import type { ManifestFile } from './git-cache.js';
 
@@ -13,20 +13,16 @@ const KUSTOMIZATION = ['kustomization.yaml', 'kustomization.yml', 'Kustomization
 
 function parseFile(f: ManifestFile): KubeObject[] {
   const out: KubeObject[] = [];
-  const docs = parseAllDocuments(f.content);
-  const list = Array.isArray(docs) ? docs : [docs];
-  list.forEach((doc, i) => {
-    if (doc.errors.length > 0) throw E.manifestParse(f.path, i, doc.errors[0]?.message ?? 'invalid');
-    const v: unknown = doc.toJSON();
-    if (v === null || v === undefined) return;
+  yamlDocuments(f.content, f.path).forEach((v, i) => {
+    if (v === null) return;
     const items = (v as { kind?: string; items?: unknown[] }).kind?.endsWith('List') && Array.isArray((v as { items?: unknown[] }).items)
       ? (v as { items: unknown[] }).items : [v];
     for (const o of items) {
-      if (typeof o !== 'object' || o === null || Array.isArray(o)) throw E.manifestInvalid(f.path, i, '(document)', 'must be an object');
+      if (typeof o !== 'object' || o === null || Array.isArray(o)) throw E.manifestInvalid(f.path, i + 1, '(document)', 'must be an object');
       const obj = o as KubeObject;
-      if (typeof obj.apiVersion !== 'string' || !obj.apiVersion) throw E.manifestInvalid(f.path, i, 'apiVersion', 'is required');
-      if (typeof obj.kind !== 'string' || !obj.kind) throw E.manifestInvalid(f.path, i, 'kind', 'is required');
-      if (typeof obj.metadata?.name !== 'string' || !obj.metadata.name) throw E.manifestInvalid(f.path, i, 'metadata.name', 'is required');
+      if (typeof obj.apiVersion !== 'string' || !obj.apiVersion) throw E.manifestInvalid(f.path, i + 1, 'apiVersion', 'is required');
+      if (typeof obj.kind !== 'string' || !obj.kind) throw E.manifestInvalid(f.path, i + 1, 'kind', 'is required');
+      if (typeof obj.metadata?.name !== 'string' || !obj.metadata.name) throw E.manifestInvalid(f.path, i + 1, 'metadata.name', 'is required');
       out.push(obj);
     }
   });

@@ -1,26 +1,96 @@
 // A project's rules: allowed source repositories, destinations and resource kinds
-// ('*' and other glob patterns), and the keys that must have signed the revision.
+// (glob patterns), and the keys that must have signed the revision.
 import { normalizeKeyID } from '../../platform/signatures/index.js';
+import { normalizeRepoURL } from './repo-url.js';
 import type { AppProject, GroupKind } from './types.js';
 
-const globCache = new Map<string, RegExp>();
+const globCache = new Map<string, RegExp | null>();
 
-/** Glob match where '*' matches any run of characters (as Argo CD matches repos and destinations). */
-export function globMatch(pattern: string, value: string): boolean {
-  if (pattern === '*') return true;
-  let re = globCache.get(pattern);
-  if (!re) {
-    re = new RegExp(`^${pattern.split('*').map((p) => p.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`);
-    globCache.set(pattern, re);
+const reEscape = (c: string): string => c.replace(/[.+?^${}()|[\]\\/*-]/g, '\\$&');
+
+/**
+ * A glob as Argo CD compiles it (gobwas/glob): "*" any run of characters but the
+ * separator, "**" any run including it, "?" one character but the separator,
+ * "[abc]" / "[!abc]" / "[a-z]" a class, "{a,b}" alternatives, "\x" a literal x.
+ * Without a separator "*" and "**" are the same. An invalid pattern matches nothing.
+ */
+function compileGlob(pattern: string, separator: string): RegExp | null {
+  const notSep = separator ? `[^${reEscape(separator)}]` : '[^]';
+  let re = '';
+  let depth = 0;
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i] as string;
+    if (c === '\\') {
+      const next = pattern[++i];
+      if (next === undefined) return null;
+      re += reEscape(next);
+    } else if (c === '*') {
+      if (pattern[i + 1] === '*') {
+        re += '[^]*';
+        i++;
+      } else re += `${notSep}*`;
+    } else if (c === '?') re += notSep;
+    else if (c === '[') {
+      const end = pattern.indexOf(']', i + 2);
+      if (end === -1) return null;
+      let body = pattern.slice(i + 1, end);
+      const negate = body.startsWith('!');
+      if (negate) body = body.slice(1);
+      re += `[${negate ? '^' : ''}${body.replace(/[\\\]^]/g, '\\$&')}]`;
+      i = end;
+    } else if (c === '{') {
+      depth++;
+      re += '(?:';
+    } else if (c === '}' && depth > 0) {
+      depth--;
+      re += ')';
+    } else if (c === ',' && depth > 0) re += '|';
+    else re += reEscape(c);
   }
-  return re.test(value);
+  if (depth !== 0) return null;
+  try {
+    return new RegExp(`^${re}$`);
+  } catch {
+    return null;
+  }
 }
 
-const normRepo = (u: string): string => u.trim().replace(/\/+$/, '').replace(/\.git$/, '').toLowerCase();
+/**
+ * Glob match. Without `separator` "*" matches any run of characters (destinations,
+ * kinds); with '/' it stays inside one path segment, as Argo CD matches sourceRepos.
+ */
+export function globMatch(pattern: string, value: string, separator = ''): boolean {
+  if (pattern === '*') return true;
+  const key = `${separator}\0${pattern}`;
+  let re = globCache.get(key);
+  if (re === undefined) {
+    if (globCache.size > 10_000) globCache.clear();
+    re = compileGlob(pattern, separator);
+    globCache.set(key, re);
+  }
+  return re !== null && re.test(value);
+}
 
+/**
+ * Argo CD's IsSourcePermitted: both sides normalized (repo-url.ts), "*" stays inside a
+ * path segment ("**" crosses), a "!pattern" refuses what it matches. A repoURL that
+ * cannot be normalized (dot segments, encoded slashes) is never permitted.
+ */
 export function sourceRepoAllowed(project: AppProject, repoURL: string): boolean {
-  const repo = normRepo(repoURL);
-  return (project.spec?.sourceRepos ?? []).some((p) => p === '*' || globMatch(normRepo(p), repo));
+  const repo = normalizeRepoURL(repoURL).url;
+  if (repo === undefined) return false;
+  let matched = false;
+  for (const raw of project.spec?.sourceRepos ?? []) {
+    const deny = raw.startsWith('!');
+    const body = deny ? raw.slice(1) : raw;
+    const pattern = body.trim() === '*' ? '*' : normalizeRepoURL(body).url;
+    if (pattern === undefined) continue;
+    const hit = globMatch(pattern, repo, '/');
+    if (deny && hit) return false;
+    // as in Argo CD, a deny pattern that does not match counts as a match
+    if (deny || hit) matched = true;
+  }
+  return matched;
 }
 
 export function destinationAllowed(project: AppProject, server: string, namespace: string): boolean {

@@ -1,6 +1,7 @@
-// One Application reconcile as a list of steps with one signature, run in order. Each
-// step sets what it owns in the context or throws a ReconcileFailure where the failure
-// happens; the status is written once, at the end, by the caller (controller.ts).
+// One Application reconcile as a list of steps, run in order. Each step takes the
+// reconcile's context and what earlier steps found as typed arguments, and returns what it
+// found, or throws a ReconcileFailure where the failure happens; the status is written
+// once, at the end, by the caller (controller.ts).
 //   project -> spec -> fetch -> resolve -> verify -> render -> compare -> sync
 import { isStraitError } from '../../base/errors/index.js';
 import { Kinds, type KindInfo } from '../../platform/resources/index.js';
@@ -10,6 +11,7 @@ import type { KubeObject, ResourceStore } from '../../platform/store/index.js';
 import { stalled, transient, waiting, ReconcileFailure } from './failure.js';
 import type { RepoCache, ResolvedRevision } from './git-cache.js';
 import { renderManifests } from './manifests.js';
+import { normalizeRepoURL } from './repo-url.js';
 import type { GitOpsMetrics } from './metrics.js';
 import { destinationAllowed, enforcesSignatures, resourceAllowed, signatureKeyIDs, sourceRepoAllowed } from './project.js';
 import type { AppProject, Application, ApplicationStatus, ResourceStatus, SignatureStatus } from './types.js';
@@ -29,23 +31,27 @@ export interface ReconcileDeps {
   now: () => Date;
 }
 
+/** What every step reads: the Application (a copy of it) and the controller's dependencies. */
 export interface ReconcileContext {
-  app: Application;
-  deps: ReconcileDeps;
+  readonly app: Application;
+  readonly deps: ReconcileDeps;
   /** a sync was asked for (CLI/API), not only a refresh */
-  manualSync: boolean;
-  project?: AppProject;
-  dest?: ResourceStore;
-  resolved?: ResolvedRevision;
-  signature?: SignatureStatus;
-  desired?: KubeObject[];
-  resources?: ResourceStatus[];
-  outOfSync?: boolean;
-  toPrune?: ResourceStatus[];
-  synced?: boolean;
+  readonly manualSync: boolean;
 }
 
-type Step = (ctx: ReconcileContext) => Promise<void>;
+/** The spec step's result: where the manifests come from and where they go. */
+interface Target {
+  repoURL: string;
+  server: string;
+  dest: ResourceStore;
+}
+
+/** The compare step's result (the sync step returns it again as the sync left it). */
+interface Comparison {
+  resources: ResourceStatus[];
+  outOfSync: boolean;
+  toPrune: ResourceStatus[];
+}
 
 const groupOf = (apiVersion: string): string => (apiVersion.includes('/') ? apiVersion.split('/')[0] ?? '' : '');
 const versionOf = (apiVersion: string): string => (apiVersion.includes('/') ? apiVersion.split('/')[1] ?? '' : apiVersion);
@@ -54,15 +60,14 @@ function kindInfo(apiVersion: string, kind: string): KindInfo | undefined {
   return Object.values(Kinds).find((k: KindInfo) => k.kind === kind && (k.apiVersion === apiVersion || (k.alsoServed ?? []).includes(apiVersion)));
 }
 
-const stepProject: Step = async (ctx) => {
+async function stepProject(ctx: ReconcileContext): Promise<AppProject> {
   const name = ctx.app.spec?.project || 'default';
   const p = ctx.deps.project(name);
   if (!p) throw waiting('InvalidSpecError', 'ProjectNotFound', `Application referencing project ${name} which does not exist`);
-  ctx.project = p;
-};
+  return p;
+}
 
-const stepSpec: Step = async (ctx) => {
-  const p = ctx.project as AppProject;
+async function stepSpec(ctx: ReconcileContext, p: AppProject): Promise<Target> {
   const src = ctx.app.spec?.source ?? {};
   const pname = p.metadata.name;
   if (src.chart || src.helm) {
@@ -74,6 +79,10 @@ const stepSpec: Step = async (ctx) => {
     throw stalled('InvalidSpecError', 'HelmUnsupported', `Helm chart sources are not supported; use a Git source with manifests in source.path`);
   }
   if (!src.repoURL) throw stalled('InvalidSpecError', 'InvalidSpec', 'spec.source.repoURL is required');
+  const repo = normalizeRepoURL(src.repoURL);
+  if (repo.error !== undefined) {
+    throw stalled('InvalidSpecError', 'InvalidSpec', `spec.source.repoURL ${JSON.stringify(src.repoURL)} is refused: ${repo.error}; write the repository's URL without them`);
+  }
   if (!sourceRepoAllowed(p, src.repoURL)) {
     throw stalled('InvalidSpecError', 'SourceNotPermitted', `application repo ${src.repoURL} is not permitted in project '${pname}'`);
   }
@@ -90,38 +99,37 @@ const stepSpec: Step = async (ctx) => {
   }
   const dest = ctx.deps.destination(server);
   if (!dest) throw waiting('InvalidSpecError', 'UnknownDestination', `destination server ${server} is not a known cluster`);
-  ctx.dest = dest;
-};
+  return { repoURL: src.repoURL, server, dest };
+}
 
-const stepFetch: Step = async (ctx) => {
-  const url = ctx.app.spec?.source?.repoURL as string;
+async function stepFetch(ctx: ReconcileContext, target: Target): Promise<void> {
+  const url = target.repoURL;
   try {
     await ctx.deps.repos.sync(url);
   } catch (err) {
     throw transient('ComparisonError', 'FetchFailed', isStraitError(err) ? err.message : String(err));
   }
-};
+}
 
-const stepResolve: Step = async (ctx) => {
+async function stepResolve(ctx: ReconcileContext, target: Target): Promise<ResolvedRevision> {
   const src = ctx.app.spec?.source ?? {};
   try {
-    ctx.resolved = await ctx.deps.repos.resolve(src.repoURL as string, src.targetRevision ?? 'HEAD');
+    return await ctx.deps.repos.resolve(target.repoURL, src.targetRevision ?? 'HEAD');
   } catch (err) {
     if (isStraitError(err, 'STRAIT_ERR_GITOPS_REVISION_NOT_FOUND')) throw waiting('ComparisonError', 'RevisionNotFound', err.message);
     throw transient('ComparisonError', 'ResolveFailed', isStraitError(err) ? err.message : String(err));
   }
-};
+}
 
-const stepVerify: Step = async (ctx) => {
-  const p = ctx.project as AppProject;
-  const r = ctx.resolved as ResolvedRevision;
+/** The signature of the resolved revision, as the status reports it (enforced or not). */
+async function stepVerify(ctx: ReconcileContext, p: AppProject, target: Target, r: ResolvedRevision): Promise<SignatureStatus> {
   const enforced = enforcesSignatures(p);
   const allowed = enforced ? signatureKeyIDs(p).ids : undefined;
   const { ring, version } = ctx.deps.keyring();
   const cacheKey = `${r.verifyType}:${r.verifySha}|${version}|${allowed?.join(',') ?? '*'}`;
   let result = ctx.deps.verifyCache.get(cacheKey);
   if (!result) {
-    const raw = await ctx.deps.repos.readObject(ctx.app.spec?.source?.repoURL as string, r.verifyType, r.verifySha);
+    const raw = await ctx.deps.repos.readObject(target.repoURL, r.verifyType, r.verifySha);
     const t0 = performance.now();
     result = r.verifyType === 'tag'
       ? await verifyTagSignature(raw, ring, allowed ? { allowedKeyIDs: allowed, now: ctx.deps.now() } : { now: ctx.deps.now() })
@@ -131,30 +139,33 @@ const stepVerify: Step = async (ctx) => {
     if (ctx.deps.verifyCache.size > 50_000) ctx.deps.verifyCache.clear();
     ctx.deps.verifyCache.set(cacheKey, result);
   }
-  ctx.signature = {
+  return {
     status: result.status, keyID: result.keyID, primaryKeyID: result.primaryKeyID, signer: result.signer, message: result.message,
     verifiedObject: r.verifyType, objectSHA: r.verifySha, enforced,
   };
-  if (enforced && result.status !== 'valid') {
+}
+
+/** A project that enforces signatures takes only a valid one. */
+function enforceSignature(result: SignatureStatus, r: ResolvedRevision): void {
+  if (result.enforced && result.status !== 'valid') {
     const what = r.verifyType === 'tag' ? `annotated tag ${r.ref.replace(/^refs\/tags\//, '')} (${r.verifySha})` : `revision ${r.commit}`;
     const message = result.status === 'unsigned' && r.verifyType === 'commit' ? result.message : result.status === 'unsigned' ? `Revision is not signed: ${what} carries no signature` : `${result.message} (${what})`;
     throw stalled('ComparisonError', `Signature${result.status.replace(/(^|-)(\w)/g, (_m, _d, c: string) => c.toUpperCase())}`, message,
       { syncError: true, eventReason: 'ResourceComparison' });
   }
-};
+}
 
-const stepRender: Step = async (ctx) => {
+async function stepRender(ctx: ReconcileContext, p: AppProject, target: Target, resolved: ResolvedRevision): Promise<KubeObject[]> {
   const src = ctx.app.spec?.source ?? {};
-  const p = ctx.project as AppProject;
-  const server = ctx.app.spec?.destination?.server as string;
+  const server = target.server;
   const destNs = ctx.app.spec?.destination?.namespace ?? '';
   let objs: KubeObject[];
   try {
-    const commit = (ctx.resolved as ResolvedRevision).commit;
-    const key = `${src.repoURL}\n${commit}\n${src.path ?? ''}`;
+    const commit = resolved.commit;
+    const key = `${target.repoURL}\n${commit}\n${src.path ?? ''}`;
     let rendered = ctx.deps.renderCache?.get(key);
     if (!rendered) {
-      rendered = renderManifests(await ctx.deps.repos.readFiles(src.repoURL as string, commit, src.path ?? ''), src.path ?? '');
+      rendered = renderManifests(await ctx.deps.repos.readFiles(target.repoURL, commit, src.path ?? ''), src.path ?? '');
       if (ctx.deps.renderCache) {
         if (ctx.deps.renderCache.size > 5000) ctx.deps.renderCache.clear();
         ctx.deps.renderCache.set(key, rendered);
@@ -184,8 +195,8 @@ const stepRender: Step = async (ctx) => {
     }
     o.metadata.labels = { ...(o.metadata.labels ?? {}), [TRACKING_LABEL]: ctx.app.metadata.name };
   }
-  ctx.desired = objs;
-};
+  return objs;
+}
 
 /** true when every field of `want` is present and equal in `have` */
 function contains(have: unknown, want: unknown): boolean {
@@ -197,9 +208,8 @@ function contains(have: unknown, want: unknown): boolean {
 
 const resKey = (r: { kind: string; namespace?: string; name: string; group?: string }): string => `${r.group ?? ''}/${r.kind}/${r.namespace ?? ''}/${r.name}`;
 
-const stepCompare: Step = async (ctx) => {
-  const dest = ctx.dest as ResourceStore;
-  const desired = ctx.desired as KubeObject[];
+async function stepCompare(ctx: ReconcileContext, target: Target, desired: KubeObject[]): Promise<Comparison> {
+  const dest = target.dest;
   const resources: ResourceStatus[] = [];
   let outOfSync = false;
   for (const o of desired) {
@@ -216,27 +226,28 @@ const stepCompare: Step = async (ctx) => {
   }
   const want = new Set(resources.map(resKey));
   const previous = ctx.app.status?.resources ?? [];
-  ctx.toPrune = previous.filter((r) => !want.has(resKey(r)));
-  if (ctx.toPrune.length > 0) outOfSync = true;
-  ctx.resources = resources;
-  ctx.outOfSync = outOfSync;
-};
+  const toPrune = previous.filter((r) => !want.has(resKey(r)));
+  if (toPrune.length > 0) outOfSync = true;
+  return { resources, outOfSync, toPrune };
+}
 
-const stepSync: Step = async (ctx) => {
+/** Apply (and prune) when a sync is due; the comparison as the sync left it, and whether it ran. */
+async function stepSync(ctx: ReconcileContext, target: Target, resolved: ResolvedRevision, desired: KubeObject[], compared: Comparison): Promise<{ comparison: Comparison; synced: boolean }> {
   const policy = ctx.app.spec?.syncPolicy;
   const automated = policy?.automated ?? undefined;
   const lastOp = ctx.app.status?.operationState;
   const lastSynced = lastOp?.phase === 'Succeeded' ? lastOp.syncResult?.revision : undefined;
-  const revision = (ctx.resolved as ResolvedRevision).commit;
+  const revision = resolved.commit;
   const auto = automated !== undefined && automated !== null;
   // a new target after a failed or refused attempt is synced even when the live state already
   // matches it: the last operation then speaks of this revision, not of the one it refused
   const retargetAfterFailure = auto && lastOp !== undefined && lastOp.phase !== 'Succeeded'
     && (lastOp.operation?.sync.revision ?? '') !== revision && lastSynced !== revision;
-  const should = ctx.manualSync || retargetAfterFailure || (auto && ctx.outOfSync === true
+  const should = ctx.manualSync || retargetAfterFailure || (auto && compared.outOfSync
     && (revision !== lastSynced || automated.selfHeal === true || lastSynced === undefined));
-  if (!should) return;
-  const dest = ctx.dest as ResourceStore;
+  if (!should) return { comparison: compared, synced: false };
+  const dest = target.dest;
+  let toPrune = compared.toPrune;
   const ns = ctx.app.spec?.destination?.namespace ?? '';
   const createNs = (policy?.syncOptions ?? []).some((o) => o.replace(/\s/g, '') === 'CreateNamespace=true');
   try {
@@ -245,40 +256,66 @@ const stepSync: Step = async (ctx) => {
       if (!exists) {
         if (createNs) {
           await dest.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } }, { fieldManager: FIELD_MANAGER });
-        } else if (ns !== 'default' && !(ctx.desired ?? []).some((o) => o.kind === 'Namespace' && o.metadata.name === ns)) {
+        } else if (ns !== 'default' && !desired.some((o) => o.kind === 'Namespace' && o.metadata.name === ns)) {
           throw stalled('SyncError', 'NamespaceNotFound', `namespaces "${ns}" not found; create it or add the sync option CreateNamespace=true`, { syncError: true });
         }
       }
     }
-    const ordered = [...(ctx.desired ?? [])].sort((a, b) => Number(b.kind === 'Namespace') - Number(a.kind === 'Namespace'));
+    const ordered = [...desired].sort((a, b) => Number(b.kind === 'Namespace') - Number(a.kind === 'Namespace'));
     for (const o of ordered) await dest.apply(o, { fieldManager: FIELD_MANAGER });
     if (automated?.prune === true) {
-      for (const r of ctx.toPrune ?? []) {
+      for (const r of toPrune) {
         await dest.delete({ apiVersion: r.group ? `${r.group}/${r.version}` : r.version, kind: r.kind }, r.name, r.namespace || undefined);
       }
-      ctx.toPrune = [];
+      toPrune = [];
     }
   } catch (err) {
     if (err instanceof ReconcileFailure) throw err;
     // a manifest the destination refuses (unknown kind, schema) will not apply on retry either
-    if (isStraitError(err) && err.exitCode === 2) throw stalled('SyncError', 'ApplyRefused', err.message, { syncError: true });
+    if (isStraitError(err) && err.kind === 'usage') throw stalled('SyncError', 'ApplyRefused', err.message, { syncError: true });
     throw transient('SyncError', 'ApplyFailed', isStraitError(err) ? err.message : String(err));
   }
-  for (const r of ctx.resources ?? []) r.status = 'Synced';
-  ctx.outOfSync = (ctx.toPrune ?? []).length > 0;
-  ctx.synced = true;
-};
+  for (const r of compared.resources) r.status = 'Synced';
+  return { comparison: { resources: compared.resources, outOfSync: toPrune.length > 0, toPrune }, synced: true };
+}
 
-export const STEPS: { name: string; run: Step }[] = [
-  { name: 'project', run: stepProject },
-  { name: 'spec', run: stepSpec },
-  { name: 'fetch', run: stepFetch },
-  { name: 'resolve', run: stepResolve },
-  { name: 'verify', run: stepVerify },
-  { name: 'render', run: stepRender },
-  { name: 'compare', run: stepCompare },
-  { name: 'sync', run: stepSync },
-];
+export const STEPS = ['project', 'spec', 'fetch', 'resolve', 'verify', 'render', 'compare', 'sync'] as const;
+
+/** Run one step: a failure that is not a ReconcileFailure is an internal error of that step. */
+async function step<T>(name: (typeof STEPS)[number], run: () => Promise<T> | T): Promise<T> {
+  try {
+    return await run();
+  } catch (err) {
+    throw err instanceof ReconcileFailure ? err : transient('ComparisonError', 'InternalError', `step ${name}: ${String((err as Error)?.message ?? err)}`);
+  }
+}
+
+/** What a reconcile that ran every step found. */
+interface Reconciled {
+  resolved: ResolvedRevision;
+  signature: SignatureStatus;
+  comparison: Comparison;
+  synced: boolean;
+}
+
+/**
+ * The steps in STEPS' order, each given what it needs. The revision and the signature go
+ * into `seen` as soon as they are known: the status reports them even when a later step fails.
+ */
+async function runSteps(ctx: ReconcileContext, seen: { revision?: string; signature?: SignatureStatus }): Promise<Reconciled> {
+  const project = await step('project', () => stepProject(ctx));
+  const target = await step('spec', () => stepSpec(ctx, project));
+  await step('fetch', () => stepFetch(ctx, target));
+  const resolved = await step('resolve', () => stepResolve(ctx, target));
+  seen.revision = resolved.commit;
+  const signature = await step('verify', () => stepVerify(ctx, project, target, resolved));
+  seen.signature = signature;
+  await step('verify', () => enforceSignature(signature, resolved));
+  const desired = await step('render', () => stepRender(ctx, project, target, resolved));
+  const compared = await step('compare', () => stepCompare(ctx, target, desired));
+  const { comparison, synced } = await step('sync', () => stepSync(ctx, target, resolved, desired, compared));
+  return { resolved, signature, comparison, synced };
+}
 
 export interface ReconcileOutcome {
   status: ApplicationStatus;
@@ -294,14 +331,13 @@ const ERROR_CONDITIONS = new Set(['ComparisonError', 'InvalidSpecError', 'SyncEr
 export async function reconcileApplication(app: Application, deps: ReconcileDeps, manualSync = false): Promise<ReconcileOutcome> {
   const ctx: ReconcileContext = { app: structuredClone(app), deps, manualSync };
   const started = deps.now().toISOString();
+  const seen: { revision?: string; signature?: SignatureStatus } = {};
   let failure: ReconcileFailure | undefined;
-  for (const step of STEPS) {
-    try {
-      await step.run(ctx);
-    } catch (err) {
-      failure = err instanceof ReconcileFailure ? err : transient('ComparisonError', 'InternalError', `step ${step.name}: ${String((err as Error)?.message ?? err)}`);
-      break;
-    }
+  let done: Reconciled | undefined;
+  try {
+    done = await runSteps(ctx, seen);
+  } catch (err) {
+    failure = err instanceof ReconcileFailure ? err : transient('ComparisonError', 'InternalError', String(err));
   }
   const now = deps.now().toISOString();
   const prev = ctx.app.status ?? {};
@@ -311,14 +347,14 @@ export async function reconcileApplication(app: Application, deps: ReconcileDeps
   const destination = ctx.app.spec?.destination;
   status.reconciledAt = now;
   if (ctx.app.metadata.generation !== undefined) status.observedGeneration = ctx.app.metadata.generation;
-  if (ctx.signature) status.signature = ctx.signature;
+  if (seen.signature) status.signature = seen.signature;
   const keep = (prev.conditions ?? []).filter((c) => !ERROR_CONDITIONS.has(c.type));
   let result: ReconcileOutcome['result'] = 'compared';
   if (failure) {
     const old = (prev.conditions ?? []).find((c) => c.type === failure!.conditionType && c.message === failure!.message);
     status.conditions = [...keep, { type: failure.conditionType, status: 'True', reason: failure.reason, message: failure.message, lastTransitionTime: old?.lastTransitionTime ?? now }];
     const lastResult = prev.operationState?.syncResult;
-    const attempted = ctx.resolved?.commit;
+    const attempted = seen.revision;
     const errorOp = { phase: 'Error' as const, message: failure.message, startedAt: started, finishedAt: now,
       operation: { sync: attempted ? { revision: attempted } : {} }, ...(lastResult ? { syncResult: lastResult } : {}) };
     if (failure.opts.syncError) {
@@ -333,18 +369,19 @@ export async function reconcileApplication(app: Application, deps: ReconcileDeps
       result = 'failed';
     }
     if (failure.opts.eventReason) events.push({ type: 'Warning', reason: failure.opts.eventReason, message: failure.message });
-  } else {
+  } else if (done) {
     status.conditions = keep;
-    const revision = (ctx.resolved as ResolvedRevision).commit;
-    status.sync = { status: ctx.outOfSync ? 'OutOfSync' : 'Synced', revision, comparedTo: { ...(src ? { source: src } : {}), ...(destination ? { destination } : {}) } };
-    status.resources = ctx.resources ?? [];
-    status.health = { status: (ctx.resources ?? []).every((r) => r.status === 'Synced') ? 'Healthy' : 'Missing' };
-    if (ctx.synced) {
-      const signer = ctx.signature?.status === 'valid' ? `${ctx.signature.signer} (${ctx.signature.keyID})` : undefined;
+    const { comparison, signature } = done;
+    const revision = done.resolved.commit;
+    status.sync = { status: comparison.outOfSync ? 'OutOfSync' : 'Synced', revision, comparedTo: { ...(src ? { source: src } : {}), ...(destination ? { destination } : {}) } };
+    status.resources = comparison.resources;
+    status.health = { status: comparison.resources.every((r) => r.status === 'Synced') ? 'Healthy' : 'Missing' };
+    if (done.synced) {
+      const signer = signature.status === 'valid' ? `${signature.signer} (${signature.keyID})` : undefined;
       status.operationState = {
         phase: 'Succeeded', message: 'successfully synced (all tasks run)', startedAt: started, finishedAt: now,
         operation: { sync: { revision } },
-        syncResult: { revision, ...(signer ? { signer } : {}), resources: ctx.resources ?? [] },
+        syncResult: { revision, ...(signer ? { signer } : {}), resources: comparison.resources },
       };
       const history = prev.history ?? [];
       status.history = [...history, { revision, deployedAt: now, ...(signer ? { signer } : {}), id: (history.at(-1)?.id ?? -1) + 1 }].slice(-10);

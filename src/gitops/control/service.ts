@@ -7,8 +7,10 @@ import type { ResourceStore } from '../../platform/store/index.js';
 import { ensureAdminSecret } from './admin.js';
 import { startApiServer, type ApiServer } from './api-server.js';
 import { GitOpsController } from './controller.js';
+import { loginLimitsFromEnv, type LoginLimits } from './login-limiter.js';
 import { createGitOpsMetrics } from './metrics.js';
 import { ensureServingCertificate } from './tls.js';
+import { readWebhookSecrets } from './webhook-auth.js';
 
 export interface GitOpsServiceOptions {
   store: ResourceStore;
@@ -25,6 +27,8 @@ export interface GitOpsServiceOptions {
   log?: Logger;
   /** where to write the generated admin password at first start (mode 0600); default: nowhere */
   initialPasswordFile?: string;
+  /** failed-login limits; default: Argo CD's environment variables (login-limiter.ts) or 5 in 300 s */
+  loginLimits?: LoginLimits;
 }
 
 export interface GitOpsService {
@@ -40,6 +44,7 @@ export async function startGitOpsService(opts: GitOpsServiceOptions): Promise<Gi
   if (!(await opts.store.get({ apiVersion: 'v1', kind: 'Namespace' }, namespace))) {
     await opts.store.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } }, { fieldManager: 'strait-control' });
   }
+  const loginLimits = opts.loginLimits ?? loginLimitsFromEnv();
   const account = await ensureAdminSecret(opts.store, namespace, opts.initialPasswordFile ? { initialPasswordFile: opts.initialPasswordFile } : {});
   const controller = new GitOpsController({
     store: opts.store, namespace, stateDir: opts.stateDir, log,
@@ -50,7 +55,11 @@ export async function startGitOpsService(opts: GitOpsServiceOptions): Promise<Gi
   await controller.start();
   const host = opts.host ?? '127.0.0.1';
   const tls = opts.tls === true ? await ensureServingCertificate(opts.store, namespace, [host, '127.0.0.1', 'localhost']) : opts.tls || undefined;
-  const api = await startApiServer({ controller, account, host, port: opts.port ?? 8080, log, ...(tls ? { tls } : {}) });
+  const api = await startApiServer({
+    controller, account, host, port: opts.port ?? 8080, log, ...(tls ? { tls } : {}),
+    webhookSecrets: () => readWebhookSecrets(opts.store, namespace),
+    loginLimits,
+  });
   log.info({ url: api.url, namespace }, 'GitOps API listening');
   return {
     controller, api,

@@ -1,6 +1,6 @@
 // Gathering what `strait show` prints from a cluster's store (and its broker).
 import {
-  describeBroker, MC_KINDS as K, readEndpoint, readGateway, readJoin, type BrokerDescription,
+  describeBroker, MC_KINDS as K, readEndpoint, readGateway, readJoin, withRemoteGateways, type BrokerDescription,
 } from '../control/clusterset/index.js';
 import type { ResourceStore } from '../../platform/store/index.js';
 import { VERSION } from '../../platform/cli-kit/index.js';
@@ -54,7 +54,7 @@ export async function collectShow(local: ResourceStore, broker: ResourceStore | 
   }
   return {
     cluster: clusterId,
-    connections: gws.flatMap((g) => g.connections).sort((a, b) => a.cluster.localeCompare(b.cluster)),
+    connections: withRemoteGateways(gws.flatMap((g) => g.connections), endpoints).sort((a, b) => a.cluster.localeCompare(b.cluster)),
     endpoints,
     gateways: gws.map((g) => g.gateway).sort((a, b) => a.node.localeCompare(b.node)),
     ...(join ? { network: join.network } : {}),

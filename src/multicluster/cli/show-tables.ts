@@ -10,6 +10,11 @@ export const COLUMNS = {
   brokers: ['NAMESPACE', 'NAME', 'COMPONENTS', 'GLOBALNET', 'GLOBALNET CIDR', 'DEFAULT GLOBALNET SIZE', 'DEFAULT DOMAINS'],
 } as const;
 
+/** A row of `strait show connections`, in COLUMNS.connections' order. */
+export function connectionRow(r: ConnectionRow): string[] {
+  return [r.gateway, r.cluster, r.remoteIP, r.nat, r.cableDriver, r.subnets.join(', '), r.status, r.rttAvg];
+}
+
 export interface VersionRow {
   component: string;
   repository: string;
@@ -40,8 +45,7 @@ export function renderSection(what: ShowWhat, d: ShowData): string {
   switch (what) {
     case 'connections':
       if (d.connections.length === 0) return none('connections');
-      return head + formatTable([...COLUMNS.connections], d.connections.map((r) =>
-        [r.gateway, r.cluster, r.remoteIP, r.nat, r.cableDriver, r.subnets.join(', '), r.status, r.rttAvg]));
+      return head + formatTable([...COLUMNS.connections], d.connections.map(connectionRow));
     case 'endpoints':
       if (d.endpoints.length === 0) return none('endpoints');
       return head + formatTable([...COLUMNS.endpoints], d.endpoints.map((r) => [r.cluster, r.endpointIP, r.publicIP, r.cableDriver, r.type]));

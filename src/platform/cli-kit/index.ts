@@ -7,3 +7,4 @@ export * from './store-options.js';
 export * from './version.js';
 export * from './process-alive.js';
 export * from './jsonpath-template.js';
+export * from './world-address.js';

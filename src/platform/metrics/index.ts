@@ -1,8 +1,8 @@
-// Prometheus /metrics for every long-running strait process (prom-client), on a
-// configurable address and port. Hot-path counters stay plain integers that a
-// collect() callback reads at scrape time.
-import { createServer, type Server } from 'node:http';
-import { listenServer, type ListeningServer } from '../../base/net/index.js';
+// Prometheus /metrics for every long-running strait process (prom-client): the one
+// metrics server, on host:port or on a listening socket made elsewhere. Hot-path
+// counters stay plain integers that a collect() callback reads at scrape time.
+import { createServer, type ServerResponse } from 'node:http';
+import { listenServer, type ListenAt, type ListeningServer } from '../../base/net/index.js';
 import { Registry, collectDefaultMetrics, Gauge, Counter } from 'prom-client';
 
 export { Registry, Gauge, Counter };
@@ -21,21 +21,35 @@ export function createRegistry(component: string, labels: Record<string, string>
 
 export type MetricsServer = ListeningServer;
 
-/** Serve GET /metrics (anything else: 404), on host:port or on a listening socket `fd` made elsewhere. */
-export async function serveMetrics(registry: Registry, port: number, host = '0.0.0.0', fd?: number): Promise<MetricsServer> {
-  const server: Server = createServer((req, res) => {
-    if (req.method === 'GET' && (req.url === '/metrics' || req.url?.startsWith('/metrics?'))) {
-      registry.metrics().then((text) => {
-        res.writeHead(200, { 'content-type': registry.contentType });
-        res.end(text);
-      }, (err: unknown) => {
-        res.writeHead(500, { 'content-type': 'text/plain' });
-        res.end(String(err));
-      });
+/** Answer a scrape: the registry's text exposition, or 500 with the collect error. */
+export function answerMetrics(registry: Registry, res: ServerResponse): void {
+  registry.metrics().then((text) => {
+    res.writeHead(200, { 'content-type': registry.contentType });
+    res.end(text);
+  }, (err: unknown) => {
+    res.writeHead(500, { 'content-type': 'text/plain' });
+    res.end(String(err));
+  });
+}
+
+/**
+ * Serve GET /metrics, and GET /<name> for each of `json` (the daemons' /records), as
+ * JSON; anything else is a 404 that names what there is.
+ */
+export async function serveMetrics(registry: Registry, at: ListenAt, json: Record<string, () => unknown> = {}): Promise<MetricsServer> {
+  const paths = ['/metrics', ...Object.keys(json).map((k) => `/${k}`)];
+  const server = createServer((req, res) => {
+    const url = req.url ?? '/';
+    const path = url.includes('?') ? url.slice(0, url.indexOf('?')) : url;
+    if (req.method === 'GET' && path === '/metrics') return answerMetrics(registry, res);
+    const extra = req.method === 'GET' && path !== '/' && Object.hasOwn(json, path.slice(1)) ? json[path.slice(1)] : undefined;
+    if (extra) {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(extra()));
       return;
     }
     res.writeHead(404, { 'content-type': 'text/plain' });
-    res.end('not found; try /metrics\n');
+    res.end(`not found; try ${paths.join(' or ')}\n`);
   });
-  return listenServer(server, port, host, fd);
+  return listenServer(server, at);
 }

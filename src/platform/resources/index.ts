@@ -3,5 +3,6 @@ export { GROUPS, GPG_KEYS_CM, INJECT_KEY } from './groups.js';
 export { allKinds, findKind, kindOf } from './lookup.js';
 export { validateObject, type ManifestOrigin } from './validate.js';
 export { loadManifests, parseManifests, type LoadedManifest } from './load.js';
+export { MAX_YAML_ALIASES, yamlDocuments } from './yaml.js';
 export { SCHEMAS, type Schema } from './schemas/index.js';
 export { describeYamlError, placeYamlError, type YamlErrorPlace } from './yaml-error.js';

@@ -45,6 +45,8 @@ export const Kinds = {
   Cluster: k(`${GROUPS.cluster}/v1`, 'Cluster', 'clusters', true),
   Endpoint: k(`${GROUPS.cluster}/v1`, 'Endpoint', 'endpoints', true, ['ep']),
   Gateway: k(`${GROUPS.cluster}/v1`, 'Gateway', 'gateways', true, ['gw']),
+  // the deployment's description, as Submariner's operator defines it (subctl looks it up)
+  Submariner: k(`${GROUPS.cluster}/v1alpha1`, 'Submariner', 'submariners', true),
 } as const satisfies Record<string, KindInfo>;
 
 export type KindName = keyof typeof Kinds;

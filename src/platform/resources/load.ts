@@ -3,11 +3,10 @@
 // document before returning any, so a failed apply stores nothing.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseAllDocuments } from 'yaml';
 import { E } from '../../base/errors/index.js';
 import type { KubeObject } from '../store/index.js';
 import { validateObject, type ManifestOrigin } from './validate.js';
-import { describeYamlError } from './yaml-error.js';
+import { yamlDocuments } from './yaml.js';
 
 export interface LoadedManifest extends ManifestOrigin {
   object: KubeObject;
@@ -18,12 +17,8 @@ const MANIFEST_FILE = /\.(ya?ml|json)$/i;
 /** Parse and validate the documents of one text. Documents are numbered from 1; empty ones are skipped. */
 export function parseManifests(text: string, source: string): LoadedManifest[] {
   const out: LoadedManifest[] = [];
-  const docs = parseAllDocuments(text, { prettyErrors: true });
-  const list = Array.isArray(docs) ? docs : [docs];
-  list.forEach((doc, i) => {
+  yamlDocuments(text, source).forEach((value, i) => {
     const docIndex = i + 1;
-    if (doc.errors.length > 0) throw E.manifestParse(source, docIndex, describeYamlError(doc.errors[0]!, text));
-    const value = doc.toJS({ maxAliasCount: 100 }) as unknown;
     if (value === null || value === undefined) return;
     const v = value as Record<string, unknown>;
     if (typeof v === 'object' && v['kind'] === 'List' && Array.isArray(v['items'])) {

@@ -8,7 +8,20 @@
 //           begins with "-----BEGIN PGP SIGNATURE-----" (or another signature marker);
 //           the payload is everything before that line (git's parse_signature).
 // Bytes are scanned as latin1 (one char per byte); text fields are decoded as UTF-8.
+import { createHash } from 'node:crypto';
 import { E } from '../../base/errors/index.js';
+
+/**
+ * True when `raw` (an object's content without the "type size\0" prefix) is the
+ * object named `id`: SHA-1 for 40 hex digits, SHA-256 for 64. Readers check this so
+ * that what they verify and read is the object they asked git for, whatever git's
+ * configuration (replace refs, grafts) would substitute.
+ */
+export function gitObjectMatches(type: 'commit' | 'tag' | 'tree' | 'blob', raw: Uint8Array, id: string): boolean {
+  const algo = id.length === 64 ? 'sha256' : id.length === 40 ? 'sha1' : undefined;
+  if (!algo) return false;
+  return createHash(algo).update(`${type} ${raw.length}\0`).update(raw).digest('hex') === id.toLowerCase();
+}
 
 export interface GitIdent {
   name: string;

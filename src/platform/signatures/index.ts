@@ -3,7 +3,7 @@
 // against a keyring, GnuPG key ID rules, and OpenPGP public key descriptions. Used by
 // the GitOps controller (src/gitops/control) and the code-hosting server (src/githost/server).
 export {
-  parseCommitObject, parseTagObject, type CommitObject, type TagObject, type GitIdent, type GitHeader,
+  gitObjectMatches, parseCommitObject, parseTagObject, type CommitObject, type TagObject, type GitIdent, type GitHeader,
 } from './git-object.js';
 export { isValidKeyID, normalizeKeyID } from './key-id.js';
 export { Keyring, readPublicKeys, keyStoreInfo, type KeyInfo, type KeyringEntry, type SigningKeyState } from './keyring.js';

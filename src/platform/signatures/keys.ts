@@ -1,6 +1,7 @@
 // OpenPGP public keys (ASCII armored): parse in-process with openpgp.js and describe
-// them the way key stores (Gitea's GPG keys, the GitOps key store) need.
-import type { Key, Subkey } from 'openpgp';
+// them the way key stores (Gitea's GPG keys, the GitOps key store) need: only what
+// the primary key itself certifies (self-signed user IDs, bound subkeys) counts.
+import type { Key, SignaturePacket, Subkey, User } from 'openpgp';
 import { openpgp } from './openpgp.js';
 import { E } from '../../base/errors/index.js';
 
@@ -59,9 +60,8 @@ function expiry(value: Date | number | null): Date | undefined {
   return value instanceof Date ? value : undefined;
 }
 
-async function describeSubkey(sub: Subkey): Promise<SubkeyInfo> {
-  const binding = sub.bindingSignatures[sub.bindingSignatures.length - 1];
-  const flags = binding?.keyFlags?.[0];
+async function describeSubkey(sub: Subkey, binding: SignaturePacket): Promise<SubkeyInfo> {
+  const flags = binding.keyFlags?.[0];
   let expires: Date | undefined;
   try {
     expires = expiry(await sub.getExpirationTime());
@@ -78,9 +78,59 @@ async function describeSubkey(sub: Subkey): Promise<SubkeyInfo> {
   };
 }
 
+/**
+ * True when the user ID carries a self-certification by the primary key that
+ * verifies and is not revoked (at any time: an expired key still names its owner).
+ * A user ID appended to someone's key without the primary key's signature is not
+ * the key owner's claim, and gpg does not show it.
+ */
+async function hasValidSelfCertification(user: User): Promise<boolean> {
+  try {
+    return await user.verify(null as unknown as Date);
+  } catch {
+    return false;
+  }
+}
+
+/** The newest binding signature of the subkey that verifies with the primary key (any time), if any. */
+async function validBinding(key: Key, sub: Subkey): Promise<SignaturePacket | undefined> {
+  const { enums } = await openpgp();
+  let best: SignaturePacket | undefined;
+  for (const sig of sub.bindingSignatures) {
+    if (best && sig.created !== null && best.created !== null && sig.created < best.created) continue;
+    try {
+      await sig.verify(key.keyPacket, enums.signature.subkeyBinding, { key: key.keyPacket, bind: sub.keyPacket }, null as unknown as Date);
+      best = sig;
+    } catch {
+      // not made by the primary key, or not over this subkey
+    }
+  }
+  return best;
+}
+
+/**
+ * Describe a key by what its primary key really certifies: only user IDs with a
+ * valid self-certification give names and e-mails, only subkeys with a valid binding
+ * signature are listed, and the re-armored key keeps only those (as gpg shows it).
+ */
 export async function describeKey(key: Key): Promise<PublicKeyInfo> {
-  const userIDs = key.getUserIDs();
-  const emails = [...new Set(key.users.map((u) => u.userID?.email?.toLowerCase()).filter((e): e is string => !!e))];
+  const users = [];
+  for (const u of key.users) if (await hasValidSelfCertification(u)) users.push(u);
+  if (users.length === 0) throw E.signatureKeyInvalid(`key ${hexID(key)} has no user ID with a valid self-signature (gpg: "no valid user IDs")`);
+  const bound: { sub: Subkey; binding: SignaturePacket }[] = [];
+  for (const sub of key.subkeys) {
+    const binding = await validBinding(key, sub);
+    if (binding) bound.push({ sub, binding });
+  }
+  // an independent copy (same order of users and subkeys) to strip what does not count
+  const pub = await (await openpgp()).readKey({ binaryKey: (key.isPrivate() ? key.toPublic() : key).write() });
+  const keepUsers = new Set(users.map((u) => key.users.indexOf(u)));
+  const keepSubs = new Set(bound.map((b) => key.subkeys.indexOf(b.sub)));
+  pub.users = pub.users.filter((_u, i) => keepUsers.has(i));
+  pub.subkeys = pub.subkeys.filter((_s, i) => keepSubs.has(i));
+
+  const userIDs = users.map((u) => u.userID?.userID).filter((id): id is string => typeof id === 'string');
+  const emails = [...new Set(users.map((u) => u.userID?.email?.toLowerCase()).filter((e): e is string => !!e))];
   let flags: number | undefined;
   let expires: Date | undefined;
   try {
@@ -88,7 +138,7 @@ export async function describeKey(key: Key): Promise<PublicKeyInfo> {
     flags = primary.selfCertification.keyFlags?.[0];
     expires = expiry(await key.getExpirationTime());
   } catch {
-    flags = key.users[0]?.selfCertifications[0]?.keyFlags?.[0];
+    flags = users[0]?.selfCertifications[users[0].selfCertifications.length - 1]?.keyFlags?.[0];
   }
   let revoked: boolean;
   try {
@@ -96,7 +146,6 @@ export async function describeKey(key: Key): Promise<PublicKeyInfo> {
   } catch {
     revoked = false;
   }
-  const pub = key.isPrivate() ? key.toPublic() : key;
   return {
     keyID: hexID(key),
     fingerprint: key.getFingerprint().toUpperCase(),
@@ -105,7 +154,7 @@ export async function describeKey(key: Key): Promise<PublicKeyInfo> {
     revoked,
     userIDs,
     emails,
-    subkeys: await Promise.all(key.subkeys.map((s) => describeSubkey(s))),
+    subkeys: await Promise.all(bound.map((b) => describeSubkey(b.sub, b.binding))),
     armored: pub.armor(),
     ...usageFromFlags(flags, key.getAlgorithmInfo().algorithm, true),
   };

@@ -5,9 +5,9 @@ import type { RemoteInfo } from 'node:dgram';
 import { once } from 'node:events';
 import { createServer, type Server, type Socket } from 'node:net';
 import dns2 from 'dns2';
-import { plausibleQuery } from './precheck.js';
+import { listenServer } from '../../base/net/index.js';
+import { plausibleQuery } from '../../multicluster/wire/dns-query/index.js';
 import { TTL_SECONDS, type DnsResolver } from './zone.js';
-import { startListening } from '../../base/net/index.js';
 
 const { Packet } = dns2;
 
@@ -129,7 +129,7 @@ export async function startDnsServer(opts: DnsServerOptions): Promise<RunningDns
   udp.bind(opts.port, opts.address);
   await once(udp, 'listening');
   const port = udp.address().port;
-  await startListening(tcp, { port, host: opts.address });
+  await listenServer(tcp, { port, host: opts.address });
   return {
     stats,
     port,

@@ -8,9 +8,10 @@
 // say "something changed". Watches that expire are re-listed and restarted.
 import type { Logger } from 'pino';
 import { intToIpv4, parseCidr } from '../../base/config/index.js';
+import { reconcileOnChange } from '../../platform/controller/index.js';
 import { Kinds } from '../../platform/resources/index.js';
 import { kindRef, type KubeObject, type ResourceStore } from '../../platform/store/index.js';
-import { startReconcileLoop } from './reconcile-loop.js';
+
 import { MANAGED_BY } from './objects.js';
 import type { PlanCluster } from './plan.js';
 import { serviceViews, type ServiceViews } from './views.js';
@@ -101,5 +102,7 @@ export function startClusterSync(cluster: PlanCluster, store: ResourceStore, log
     await program(serviceViews(svcs.items, slices.items.filter((s) => s.metadata.labels?.['kubernetes.io/service-name'])));
   }
 
-  return startReconcileLoop(store, [Kinds.Service, Kinds.EndpointSlice, Kinds.Pod].map(kindRef), reconcile, (err: unknown) => log.warn({ err, cluster: cluster.name }, 'cluster sync failed; retrying'));
+  return reconcileOnChange(store, [Kinds.Service, Kinds.EndpointSlice, Kinds.Pod].map(kindRef), reconcile, {
+    onError: (err) => log.warn({ err, cluster: cluster.name }, 'cluster sync failed; retrying'),
+  });
 }

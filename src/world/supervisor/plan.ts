@@ -259,5 +259,7 @@ export function selectPods(cluster: PlanCluster, svc: PlanService): PlanPod[] {
 
 /** The code-hosting server's port in the world root (Gitea's default). */
 export const WORLD_GITHOST_PORT = 3000;
+/** The control module's API port (GitOps login, gpg, app) in the world root. */
+export const WORLD_CONTROL_PORT = 8080;
 /** the cluster's own DNS (cluster.local) on <rootIP>; pods ask the clusterset DNS on :53, which forwards here */
 export const CLUSTER_DNS_PORT = 10053;

@@ -9,13 +9,13 @@
 import type { Logger } from 'pino';
 import { intToIpv4, parseCidr } from '../../base/config/index.js';
 import { IMAGES, type Image } from '../world-file/index.js';
+import { reconcileOnChange } from '../../platform/controller/index.js';
 import { Kinds } from '../../platform/resources/index.js';
 import { kindRef, type KubeObject, type ResourceStore } from '../../platform/store/index.js';
-import { startReconcileLoop } from './reconcile-loop.js';
+
 import { MANAGED_BY, NETNS_ANNOTATION } from './objects.js';
 import { nameSuffix, type PlanCluster, type PlanPod } from './plan.js';
 import { addPodNetwork, removePodNetwork } from './topology.js';
-
 
 interface PodTemplate { metadata?: { labels?: Record<string, string>; annotations?: Record<string, string> }; spec?: { nodeName?: string; containers?: { image?: string; ports?: { containerPort?: number }[] }[] } }
 interface DeploymentSpec { replicas?: number; selector?: { matchLabels?: Record<string, string> }; template?: PodTemplate }
@@ -155,5 +155,7 @@ export function startPodRuntime(cluster: PlanCluster, store: ResourceStore, log:
     }
   }
 
-  return startReconcileLoop(store, [Kinds.Deployment, Kinds.Pod].map(kindRef), () => deployments().then(pods), (err: unknown) => log.warn({ err, cluster: cluster.name }, 'pod runtime reconcile failed; retrying'));
+  return reconcileOnChange(store, [Kinds.Deployment, Kinds.Pod].map(kindRef), () => deployments().then(pods), {
+    onError: (err) => log.warn({ err, cluster: cluster.name }, 'pod runtime reconcile failed; retrying'),
+  });
 }

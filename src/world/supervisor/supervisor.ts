@@ -17,7 +17,7 @@ import { startClusterSync } from './cluster-sync.js';
 import { startPodRuntime, type PodHooks } from './pod-runtime.js';
 import type { WorldFile } from '../world-file/index.js';
 import { clusterObjects } from './objects.js';
-import { buildPlan, CLUSTER_DNS_PORT, WORLD_GITHOST_PORT, type PlanCluster, type PlanPod, type WorldPlan } from './plan.js';
+import { buildPlan, CLUSTER_DNS_PORT, WORLD_CONTROL_PORT, WORLD_GITHOST_PORT, type PlanCluster, type PlanPod, type WorldPlan } from './plan.js';
 import { ProcessTable, type Component, type ComponentStatus } from './processes.js';
 import { buildTopology, mountPrivateNetnsDirs } from './topology.js';
 import { serviceViews, type ServiceViews } from './views.js';
@@ -54,6 +54,12 @@ export interface ComponentContext {
   log: Logger;
   /** environment every strait process of this world gets (STRAIT_STATE_DIR, STRAIT_STORE_*) */
   env: Record<string, string>;
+  /**
+   * The servers `strait up` publishes on the host's loopback, as the host reaches them
+   * (http://127.0.0.1:PORT); absent when no host port was bound. A server builds the links
+   * it hands out from these (the code-hosting server's baseURL).
+   */
+  hostURLs: { githost?: string; control?: string };
 }
 
 export interface WorldState {
@@ -66,6 +72,10 @@ export interface WorldState {
   logs: string;
   /** the code-hosting server as the host reaches it (http://127.0.0.1:PORT), when `strait up` bound a port for it */
   githost?: string;
+  /** the control module's API (GitOps: strait login, gpg, app) as the host reaches it, when `strait up` bound a port for it */
+  control?: string;
+  /** the same servers as pods, nodes and the world's own processes reach them */
+  inWorld: { githost?: string; control?: string };
   clusters: {
     name: string;
     clusterCIDR: string;
@@ -224,6 +234,205 @@ function podRuntime(processes: ProcessTable, plan: WorldPlan, program: string): 
   };
 }
 
+/** A host port `strait up` bound in the host's namespace and handed in (fd and port). */
+function hostPort(name: string): { fd: number; port: number } | undefined {
+  const fd = Number(process.env[`STRAIT_${name}_FD`] ?? NaN);
+  const port = Number(process.env[`STRAIT_${name}_PORT`] ?? NaN);
+  return Number.isInteger(fd) && Number.isInteger(port) && port > 0 ? { fd, port } : undefined;
+}
+
+type HostPort = ReturnType<typeof hostPort>;
+
+function componentContext(opts: WorldOptions, plan: WorldPlan, githostHost: HostPort, controlHost: HostPort): ComponentContext {
+  const storeSocket = join(opts.stateDir, 'store.sock');
+  const storeTokenFile = join(opts.stateDir, 'store.token');
+  return {
+    hostURLs: {
+      ...(githostHost ? { githost: `http://127.0.0.1:${githostHost.port}` } : {}),
+      ...(controlHost ? { control: `http://127.0.0.1:${controlHost.port}` } : {}),
+    },
+    stateDir: opts.stateDir, storeSocket, storeTokenFile, metricsPort: plan.metricsPort, log: opts.log,
+    env: { STRAIT_STATE_DIR: opts.stateDir, STRAIT_STORE_SOCKET: storeSocket, STRAIT_STORE_TOKEN_FILE: storeTokenFile, STRAIT_METRICS_PORT: String(plan.metricsPort) },
+  };
+}
+
+/**
+ * Every cluster's service proxy (nftables in every node) and DNS: pods ask <rootIP>:53, the
+ * clusterset.local server (the same one the multicluster daemon runs on bare hosts: A, SRV,
+ * headless and per-pod names); it forwards every other name to the cluster's own DNS
+ * (cluster.local) on <rootIP>:CLUSTER_DNS_PORT. Programmed first from the plan, then from
+ * the cluster's store.
+ */
+class ClusterServing {
+  readonly dnsServers = new Map<string, RunningDnsServer>();
+  readonly clustersetZones: Map<string, ClustersetZone>;
+  readonly clustersetServers = new Map<string, ClustersetDns>();
+  private readonly zones: Map<string, ClusterZone>;
+  /** each DNS server reads its list per query: zones added later join it */
+  private readonly resolvers: Map<string, DnsResolver[]>;
+  private readonly lastRules = new Map<string, string>();
+  private readonly serviceStates = new Map<string, ServiceState>();
+  private readonly queues = new Map<string, Promise<void>>();
+
+  constructor(private readonly plan: WorldPlan, private readonly onServices: () => void) {
+    this.zones = new Map(plan.clusters.map((c) => [c.name, new ClusterZone()]));
+    this.clustersetZones = new Map(plan.clusters.map((c) => [c.name, new ClustersetZone(c.name)]));
+    this.resolvers = new Map(plan.clusters.map((c) => [c.name, [this.zones.get(c.name) as ClusterZone]]));
+  }
+
+  /** Program the cluster's objects of the plan and start every cluster's DNS servers. */
+  start(objects: Map<string, KubeObject[]>, log: Logger): Promise<unknown> {
+    const jobs: Promise<unknown>[] = [];
+    for (const c of this.plan.clusters) {
+      const objs = objects.get(c.name) as KubeObject[];
+      jobs.push(this.program(c, serviceViews(objs.filter((o) => o.kind === 'Service'), objs.filter((o) => o.kind === 'EndpointSlice'))));
+      jobs.push(startDnsServer({ address: c.rootIP, port: CLUSTER_DNS_PORT, resolvers: this.resolvers.get(c.name) as DnsResolver[] }).then((s) => { this.dnsServers.set(c.name, s); }));
+      jobs.push(startClustersetDns({
+        zone: this.clustersetZones.get(c.name) as ClustersetZone, address: c.rootIP, port: 53, log,
+        upstream: { address: c.rootIP, port: CLUSTER_DNS_PORT },
+      }).then((s) => { this.clustersetServers.set(c.name, s); }));
+    }
+    return Promise.all(jobs);
+  }
+
+  /**
+   * One way to program a cluster's data plane, first from the plan, then from its store;
+   * one update at a time per cluster, so an older table never lands after a newer one.
+   */
+  program(c: PlanCluster, views: ServiceViews): Promise<void> {
+    const next = (this.queues.get(c.name) ?? Promise.resolve()).catch(() => undefined).then(async () => {
+      this.zones.get(c.name)?.setServices(views.dns);
+      const services = servicesOf(views);
+      const changed = JSON.stringify(services) !== JSON.stringify(this.serviceStates.get(c.name));
+      this.serviceStates.set(c.name, services);
+      if (changed) this.onServices();
+      const rules = renderProxyRules(views.proxy);
+      if (this.lastRules.get(c.name) === rules) return;
+      await Promise.all(c.nodes.map((n) => syncServiceProxy(n.netns, views.proxy)));
+      this.lastRules.set(c.name, rules);
+    });
+    this.queues.set(c.name, next);
+    return next;
+  }
+
+  addResolvers(cluster: string, more: DnsResolver[]): void {
+    this.resolvers.get(cluster)?.push(...more);
+  }
+
+  services(cluster: string): ServiceState | undefined {
+    return this.serviceStates.get(cluster);
+  }
+
+  close(): Promise<unknown> {
+    return Promise.all([...this.dnsServers.values(), ...this.clustersetServers.values()].map((d) => d.close()));
+  }
+}
+
+/** The supervisor's own metrics, in the world root, on every address. */
+function serveWorldMetrics(plan: WorldPlan, processes: ProcessTable, serving: ClusterServing, boot: { ms?: number }): Promise<MetricsServer> {
+  const registry = createRegistry('world');
+  new Gauge({ name: 'strait_world_pods', help: 'pods in the world', labelNames: ['cluster'], registers: [registry],
+    collect() { for (const c of plan.clusters) this.set({ cluster: c.name }, c.pods.length); } });
+  new Gauge({ name: 'strait_world_component_restarts', help: 'restarts of each supervised component', labelNames: ['name'], registers: [registry],
+    collect() { for (const s of processes.status()) this.set({ name: s.name }, s.restarts); } });
+  new Gauge({ name: 'strait_world_dns_queries', help: 'DNS queries answered by the cluster DNS servers', labelNames: ['cluster'], registers: [registry],
+    collect() { for (const c of plan.clusters) this.set({ cluster: c.name }, serving.dnsServers.get(c.name)?.stats.queries ?? 0); } });
+  new Gauge({ name: 'strait_world_boot_seconds', help: 'time from start to ready', registers: [registry],
+    collect() { if (boot.ms !== undefined) this.set(boot.ms / 1000); } });
+  registerDnsMetrics(registry, () => [...serving.clustersetServers].map(([cluster, s]) => ({ labels: { cluster }, counters: s.counters })));
+  return serveMetrics(registry, { port: plan.metricsPort, host: '0.0.0.0' });
+}
+
+/** With the stores open: each cluster's clusterset zone, data plane and pods follow its store. */
+function followStores(plan: WorldPlan, stores: Map<string, ResourceStore>, serving: ClusterServing, hooks: PodHooks, log: Logger): { stop(): void }[] {
+  const syncs: { stop(): void }[] = [];
+  for (const c of plan.clusters) {
+    const source = new ZoneSource(stores.get(c.name) as ResourceStore, serving.clustersetZones.get(c.name) as ClustersetZone);
+    source.start();
+    syncs.push(source);
+  }
+  for (const c of plan.clusters) {
+    const cs = stores.get(c.name) as ResourceStore;
+    syncs.push(startClusterSync(c, cs, log, (views) => serving.program(c, views)));
+    syncs.push(startPodRuntime(c, cs, log, hooks));
+  }
+  return syncs;
+}
+
+type Ingress = Map<string, { relay: { close(): Promise<void> }; url: string }>;
+
+/**
+ * The host's way into the mesh: `strait up` bound 127.0.0.1:PORT in the host's namespace
+ * for each cluster and handed the sockets in ("fd,fd", "port,port" in the plan's order);
+ * connections go to that cluster's ingress gateway (its unix socket).
+ */
+async function relayIngress(plan: WorldPlan, stateDir: string, log: Logger): Promise<Ingress> {
+  const ingressFds = (process.env['STRAIT_INGRESS_FD'] ?? '').split(',').filter(Boolean).map(Number);
+  const ingressPorts = (process.env['STRAIT_INGRESS_PORT'] ?? '').split(',').filter(Boolean);
+  const ingress: Ingress = new Map();
+  if (!plan.mesh) return ingress;
+  await Promise.all(plan.clusters.map(async (c, i) => {
+    const fd = ingressFds[i];
+    const port = ingressPorts[i];
+    if (fd === undefined || !Number.isInteger(fd) || port === undefined) return;
+    const relay = await startRelay({ fd }, join(stateDir, 'mesh', c.name, 'ingress.sock')).catch((err: unknown) => {
+      log.warn({ err: String(err), cluster: c.name }, 'no host port for the ingress gateway');
+      return undefined;
+    });
+    if (relay) ingress.set(c.name, { relay, url: `http://127.0.0.1:${port}` });
+  }));
+  return ingress;
+}
+
+/**
+ * The same for the code-hosting server (http://<rootIP>:3000) and the control module's API
+ * (http://<rootIP>:8080) in the world root.
+ */
+function relayHostPort(plan: WorldPlan, log: Logger, what: string, bound: HostPort, port: number): Promise<{ close(): Promise<void> } | undefined> {
+  return bound
+    ? startRelay({ fd: bound.fd }, { host: plan.internet.rootIP, port }).catch((err: unknown) => {
+      log.warn({ err: String(err) }, `no host port for the ${what}`);
+      return undefined;
+    })
+    : Promise.resolve(undefined);
+}
+
+/** What the world's state is made of, once it runs. */
+interface StateParts {
+  plan: WorldPlan;
+  boot: { ready: boolean; ms?: number };
+  logDir: string;
+  store: { socket: string; token: string; available: boolean; reason?: string };
+  /** the host URLs that have a relay behind them */
+  published: { githost?: string; control?: string };
+  serving: ClusterServing;
+  ingress: Ingress;
+  processes: ProcessTable;
+}
+
+function worldState(p: StateParts): WorldState {
+  const { plan, boot, store } = p;
+  return {
+    status: boot.ready ? 'ready' : 'starting',
+    ...(boot.ms !== undefined ? { bootMs: boot.ms } : {}),
+    userNamespace: process.env['STRAIT_USERNS'] === '1',
+    internet: plan.internet,
+    metrics: `${plan.internet.rootIP}:${plan.metricsPort}`,
+    store: { socket: store.socket, token: store.token, available: store.available, ...(store.available ? {} : { reason: store.reason }) },
+    logs: p.logDir,
+    ...p.published,
+    inWorld: {
+      ...(plan.githost ? { githost: `http://${plan.internet.rootIP}:${WORLD_GITHOST_PORT}` } : {}),
+      ...(plan.clusters.length > 0 ? { control: `http://${plan.internet.rootIP}:${WORLD_CONTROL_PORT}` } : {}),
+    },
+    clusters: plan.clusters.map((c) => ({
+      ...clusterState(c, p.serving.services(c.name)),
+      ...(p.ingress.has(c.name) ? { ingress: p.ingress.get(c.name)?.url as string } : {}),
+    })),
+    components: p.processes.status(),
+  };
+}
+
 export async function runWorld(opts: WorldOptions): Promise<RunningWorld> {
   const t0 = performance.now();
   const { log } = opts;
@@ -237,149 +446,53 @@ export async function runWorld(opts: WorldOptions): Promise<RunningWorld> {
   log.info({ ms: Math.round(performance.now() - t0) }, 'network built');
 
   const boot: { ready: boolean; ms?: number } = { ready: false };
-  const processes = new ProcessTable(logDir, log, () => { if (boot.ready) opts.notify({ type: 'state', state: state() }); });
+  // the world's parts once it is ready: from then on every change is told to the owner
+  const live: { parts?: StateParts } = {};
+  const changed = (): void => { if (live.parts) opts.notify({ type: 'state', state: worldState(live.parts) }); };
+  const processes = new ProcessTable(logDir, log, changed);
   // one process, the pod runtime, serves the built-in workload of every echo pod: it
   // makes each pod's sockets inside that pod's namespace (daemon/pod-runtime.ts)
   const runtime = podRuntime(processes, plan, opts.images.echo);
   runtime.sync();
-  const storeSocket = join(opts.stateDir, 'store.sock');
-  const storeTokenFile = join(opts.stateDir, 'store.token');
-  const ctx: ComponentContext = {
-    stateDir: opts.stateDir, storeSocket, storeTokenFile, metricsPort: plan.metricsPort, log,
-    env: { STRAIT_STATE_DIR: opts.stateDir, STRAIT_STORE_SOCKET: storeSocket, STRAIT_STORE_TOKEN_FILE: storeTokenFile, STRAIT_METRICS_PORT: String(plan.metricsPort) },
-  };
+  const githostHost = plan.githost ? hostPort('GITHOST') : undefined;
+  const controlHost = plan.clusters.length > 0 ? hostPort('CONTROL') : undefined;
+  const ctx = componentContext(opts, plan, githostHost, controlHost);
   // components that need only the network start now; the rest once the store API is up
   const extra = opts.components?.(plan, ctx) ?? [];
   for (const comp of extra.filter((x) => x.startAfter === 'network')) processes.add({ ...comp, env: { ...ctx.env, ...comp.env } });
 
-  // service proxy (nftables in every node) and cluster DNS, from the clusters' objects
   const objects = new Map(plan.clusters.map((c) => [c.name, clusterObjects(c, startedAt)]));
-  const dnsServers = new Map<string, RunningDnsServer>();
-  const zones = new Map(plan.clusters.map((c) => [c.name, new ClusterZone()]));
-  // pods ask <rootIP>:53, the clusterset.local server (the same one the multicluster daemon
-  // runs on bare hosts: A, SRV, headless and per-pod names); it forwards every other name to
-  // the cluster's own DNS (cluster.local) on <rootIP>:CLUSTER_DNS_PORT
-  const clustersetZones = new Map(plan.clusters.map((c) => [c.name, new ClustersetZone(c.name)]));
-  const clustersetServers = new Map<string, ClustersetDns>();
-  // each DNS server reads its list per query: zones added later join it
-  const resolvers = new Map<string, DnsResolver[]>(plan.clusters.map((c) => [c.name, [zones.get(c.name) as ClusterZone]]));
-  const lastRules = new Map<string, string>();
-  const serviceStates = new Map<string, ServiceState>();
-  const queues = new Map<string, Promise<void>>();
-  // one way to program a cluster's data plane, first from the plan, then from its store;
-  // one update at a time per cluster, so an older table never lands after a newer one
-  const program = (c: PlanCluster, views: ServiceViews): Promise<void> => {
-    const next = (queues.get(c.name) ?? Promise.resolve()).catch(() => undefined).then(async () => {
-      zones.get(c.name)?.setServices(views.dns);
-      const services = servicesOf(views);
-      const changed = JSON.stringify(services) !== JSON.stringify(serviceStates.get(c.name));
-      serviceStates.set(c.name, services);
-      if (changed && boot.ready) opts.notify({ type: 'state', state: state() });
-      const rules = renderProxyRules(views.proxy);
-      if (lastRules.get(c.name) === rules) return;
-      await Promise.all(c.nodes.map((n) => syncServiceProxy(n.netns, views.proxy)));
-      lastRules.set(c.name, rules);
-    });
-    queues.set(c.name, next);
-    return next;
-  };
-  const jobs: Promise<unknown>[] = [];
-  for (const c of plan.clusters) {
-    const objs = objects.get(c.name) as KubeObject[];
-    jobs.push(program(c, serviceViews(objs.filter((o) => o.kind === 'Service'), objs.filter((o) => o.kind === 'EndpointSlice'))));
-    jobs.push(startDnsServer({ address: c.rootIP, port: CLUSTER_DNS_PORT, resolvers: resolvers.get(c.name) as DnsResolver[] }).then((s) => { dnsServers.set(c.name, s); }));
-    jobs.push(startClustersetDns({
-      zone: clustersetZones.get(c.name) as ClustersetZone, address: c.rootIP, port: 53, log,
-      upstream: { address: c.rootIP, port: CLUSTER_DNS_PORT },
-    }).then((s) => { clustersetServers.set(c.name, s); }));
-  }
+  const serving = new ClusterServing(plan, changed);
+  const serveJob = serving.start(objects, log);
   const storeJob = openStores(opts, plan, objects, log);
-  await Promise.all(jobs);
-
-  // the supervisor's own metrics, in the world root, on every address
-  const registry = createRegistry('world');
-  new Gauge({ name: 'strait_world_pods', help: 'pods in the world', labelNames: ['cluster'], registers: [registry],
-    collect() { for (const c of plan.clusters) this.set({ cluster: c.name }, c.pods.length); } });
-  new Gauge({ name: 'strait_world_component_restarts', help: 'restarts of each supervised component', labelNames: ['name'], registers: [registry],
-    collect() { for (const s of processes.status()) this.set({ name: s.name }, s.restarts); } });
-  new Gauge({ name: 'strait_world_dns_queries', help: 'DNS queries answered by the cluster DNS servers', labelNames: ['cluster'], registers: [registry],
-    collect() { for (const c of plan.clusters) this.set({ cluster: c.name }, dnsServers.get(c.name)?.stats.queries ?? 0); } });
-  new Gauge({ name: 'strait_world_boot_seconds', help: 'time from start to ready', registers: [registry],
-    collect() { if (boot.ms !== undefined) this.set(boot.ms / 1000); } });
-  registerDnsMetrics(registry, () => [...clustersetServers].map(([cluster, s]) => ({ labels: { cluster }, counters: s.counters })));
-  const metricsServer: MetricsServer = await serveMetrics(registry, plan.metricsPort, '0.0.0.0');
+  await serveJob;
+  const metricsServer = await serveWorldMetrics(plan, processes, serving, boot);
 
   const store = await storeJob;
   for (const comp of extra.filter((x) => x.startAfter !== 'network')) processes.add({ ...comp, env: { ...ctx.env, ...comp.env } });
   for (const c of plan.clusters) {
-    resolvers.get(c.name)?.push(...(opts.dnsResolvers?.(c, store.available ? store.stores.get(c.name) : undefined, plan) ?? []));
+    serving.addResolvers(c.name, opts.dnsResolvers?.(c, store.available ? store.stores.get(c.name) : undefined, plan) ?? []);
   }
-  const syncs: { stop(): void }[] = [];
-  if (store.available) {
-    for (const c of plan.clusters) {
-      const source = new ZoneSource(store.stores.get(c.name) as ResourceStore, clustersetZones.get(c.name) as ClustersetZone);
-      source.start();
-      syncs.push(source);
-    }
-    const hooks: PodHooks = {
-      start: (_c, p) => { if (p.image === 'strait/echo') runtime.sync(); },
-      stop: (_c, p) => (p.image === 'strait/echo' ? runtime.sync() : Promise.resolve()),
-      changed: () => { if (boot.ready) opts.notify({ type: 'state', state: state() }); },
-    };
-    for (const c of plan.clusters) {
-      const cs = store.stores.get(c.name) as ResourceStore;
-      syncs.push(startClusterSync(c, cs, log, (views) => program(c, views)));
-      syncs.push(startPodRuntime(c, cs, log, hooks));
-    }
-  }
-  // the host's way into the mesh: `strait up` bound 127.0.0.1:PORT in the host's namespace
-  // for each cluster and handed the sockets in ("fd,fd", "port,port" in the plan's order);
-  // connections go to that cluster's ingress gateway (its unix socket)
-  const ingressFds = (process.env['STRAIT_INGRESS_FD'] ?? '').split(',').filter(Boolean).map(Number);
-  const ingressPorts = (process.env['STRAIT_INGRESS_PORT'] ?? '').split(',').filter(Boolean);
-  const ingress = new Map<string, { relay: { close(): Promise<void> }; url: string }>();
-  if (plan.mesh) {
-    await Promise.all(plan.clusters.map(async (c, i) => {
-      const fd = ingressFds[i];
-      const port = ingressPorts[i];
-      if (fd === undefined || !Number.isInteger(fd) || port === undefined) return;
-      const relay = await startRelay({ fd }, join(opts.stateDir, 'mesh', c.name, 'ingress.sock')).catch((err: unknown) => {
-        log.warn({ err: String(err), cluster: c.name }, 'no host port for the ingress gateway');
-        return undefined;
-      });
-      if (relay) ingress.set(c.name, { relay, url: `http://127.0.0.1:${port}` });
-    }));
-  }
-  // the same for the code-hosting server in the world root (http://<rootIP>:3000)
-  const githostFd = Number(process.env['STRAIT_GITHOST_FD'] ?? NaN);
-  const githostPort = process.env['STRAIT_GITHOST_PORT'];
-  const githostRelay = Number.isInteger(githostFd) && plan.githost
-    ? await startRelay({ fd: githostFd }, { host: plan.internet.rootIP, port: WORLD_GITHOST_PORT }).catch((err: unknown) => {
-      log.warn({ err: String(err) }, 'no host port for the code-hosting server');
-      return undefined;
-    })
-    : undefined;
+  const syncs = store.available ? followStores(plan, store.stores, serving, {
+    start: (_c, p) => { if (p.image === 'strait/echo') runtime.sync(); },
+    stop: (_c, p) => (p.image === 'strait/echo' ? runtime.sync() : Promise.resolve()),
+    changed,
+  }, log) : [];
+  const ingress = await relayIngress(plan, opts.stateDir, log);
+  const githostRelay = await relayHostPort(plan, log, 'code-hosting server', githostHost, WORLD_GITHOST_PORT);
+  const controlRelay = await relayHostPort(plan, log, 'control module', controlHost, WORLD_CONTROL_PORT);
   await processes.waitReady(20_000);
   boot.ready = true;
   boot.ms = Math.round(performance.now() - t0);
-
-  function state(): WorldState {
-    return {
-      status: boot.ready ? 'ready' : 'starting',
-      ...(boot.ms !== undefined ? { bootMs: boot.ms } : {}),
-      userNamespace: process.env['STRAIT_USERNS'] === '1',
-      internet: plan.internet,
-      metrics: `${plan.internet.rootIP}:${plan.metricsPort}`,
-      store: { socket: store.socket, token: store.token, available: store.available, ...(store.available ? {} : { reason: store.reason }) },
-      logs: logDir,
-      ...(githostRelay && githostPort ? { githost: `http://127.0.0.1:${githostPort}` } : {}),
-      clusters: plan.clusters.map((c) => ({
-        ...clusterState(c, serviceStates.get(c.name)),
-        ...(ingress.has(c.name) ? { ingress: ingress.get(c.name)?.url as string } : {}),
-      })),
-      components: processes.status(),
-    };
-  }
+  const ready: StateParts = {
+    plan, boot, logDir, store, serving, ingress, processes,
+    published: {
+      ...(githostRelay && ctx.hostURLs.githost ? { githost: ctx.hostURLs.githost } : {}),
+      ...(controlRelay && ctx.hostURLs.control ? { control: ctx.hostURLs.control } : {}),
+    },
+  };
+  live.parts = ready;
+  const state = (): WorldState => worldState(ready);
   log.info({ bootMs: boot.ms }, 'world ready');
   opts.notify({ type: 'ready', state: state() });
 
@@ -390,9 +503,10 @@ export async function runWorld(opts: WorldOptions): Promise<RunningWorld> {
     async stop() {
       for (const i of ingress.values()) await i.relay.close();
       await githostRelay?.close();
+      await controlRelay?.close();
       for (const sync of syncs) sync.stop();
       await processes.stop();
-      await Promise.all([...dnsServers.values(), ...clustersetServers.values()].map((d) => d.close()));
+      await serving.close();
       await metricsServer.close();
       await store.server?.close();
       for (const s of store.stores.values()) await s.close().catch(() => undefined);

@@ -1,7 +1,7 @@
 // The built-in image strait/echo: any HTTP request gets 200 and a JSON body saying
 // who asked (the peer address and port this server saw) and who answered.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { listenServer } from '../../base/net/index.js';
+import { listenAt, listenServer } from '../../base/net/index.js';
 
 export interface EchoIdentity {
   cluster: string;
@@ -48,5 +48,5 @@ export async function startEcho(id: EchoIdentity, port: number, host = '0.0.0.0'
     req.resume();
   });
   server.keepAliveTimeout = 5000;
-  return { ...(await listenServer(server, port, host, fd)), counters };
+  return { ...(await listenServer(server, listenAt(port, host, fd))), counters };
 }

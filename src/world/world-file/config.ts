@@ -213,7 +213,7 @@ export const DEFAULT_WORLD = {
       services: [{ name: 'echo', ports: [{ name: 'http', port: 8080 }] }],
       pods: [{ name: 'client', image: 'strait/idle', node: 'worker' }],
     },
-    // SPEC.md area B: the mesh member namespace of cluster-a (docs/mesh.md)
+    // the mesh member namespace of cluster-a (docs/mesh.md, In the local world)
     ...(x === 'a' ? [{
       namespace: 'mesh',
       deployments: [{ name: 'echo', image: 'strait/echo', replicas: 1, port: 8080, annotations: { [MESH_INJECT]: 'true' } }],

@@ -1,4 +1,4 @@
-// Issue 7: the control module's HTTP API (Argo CD shapes) and `strait login|gpg|app`,
+// The control module's HTTP API (docs/gitops.md) (Argo CD shapes) and `strait login|gpg|app`,
 // with curl as a real client and the real CLI binary.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';

@@ -1,4 +1,4 @@
-// Issue 7: signed-commit enforcement and sync, end to end with real git and gpg.
+// Signed-commit enforcement and sync (docs/gitops.md), end to end with real git and gpg.
 // Keys are made by gpg, commits by `git commit -S`; the controller verifies in process
 // and a fake gpg first on PATH proves it never runs gpg.
 import assert from 'node:assert/strict';

@@ -1,4 +1,4 @@
-// Issue 7: `strait demo` walks SPEC.md's scenario with the real gpg, git, the
+// `strait demo` walks the signed-GitOps scenario (docs/gitops.md) with the real gpg, git, the
 // code-hosting API and the strait CLI, and shows both outcomes.
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
@@ -15,5 +15,5 @@ test('strait demo shows the refused unsigned push and the synced signed push', a
   assert.match(r.stdout, /KEYID\s+TYPE\s+IDENTITY\n\s+[0-9A-F]{16}\s+ED25519\s+Developer <developer@example.com>/);
   assert.match(r.stdout, /unsigned commit [0-9a-f]{12} pushed -> Application guestbook: Sync Error; last sync: "Revision is not signed"; condition ComparisonError; Event ResourceComparison x1; applied: nothing/);
   assert.match(r.stdout, /signed commit [0-9a-f]{12} pushed -> Application guestbook: Synced to [0-9a-f]{12}, signed by Developer <developer@example.com> \([0-9A-F]{16}\); ConfigMap guestbook\/guestbook-ui release=2-signed/);
-  assert.match(r.stdout, /demo: both outcomes as SPEC.md describes/);
+  assert.match(r.stdout, /demo: both outcomes as docs\/gitops\.md describes/);
 });

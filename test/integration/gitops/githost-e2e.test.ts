@@ -1,4 +1,4 @@
-// Issue 7 acceptance, SPEC.md area A end to end: a user and token made through the
+// Signed GitOps end to end (docs/gitops.md, docs/githost.md): a user and token made through the
 // code-hosting API, commits made with real `git commit -S` and pushed over HTTP to
 // the code-hosting server, whose push notification makes the controller sync at once:
 // the unsigned revision is refused (nothing applied), the signed one is applied.
@@ -35,7 +35,7 @@ before(async () => {
   world = createGpgWorld();
   dir = mkdtempSync(join(tmpdir(), 'strait-e2e-'));
   gh = await startGithost();
-  // SPEC: token by basic auth, user created with the admin token, user id read back
+  // the setup flow: token by basic auth, user created with the admin token, user id read back
   const tok = await api(gh.url, 'POST', '/api/v1/users/gitea_admin/tokens', { basic: ['gitea_admin', 'admin-pass-1'], body: { name: 'e2e', scopes: ['all'] } });
   assert.equal(tok.status, 201, JSON.stringify(tok.body));
   const admin = tok.body.sha1 as string;
@@ -62,7 +62,7 @@ before(async () => {
   await svc.controller.keys.add(world.keys.alice.armored);
   const v = `${GROUPS.gitops}/v1alpha1`;
   await store.apply({ apiVersion: v, kind: 'AppProject', metadata: { name: 'signed', namespace: 'argocd' }, spec: {
-    sourceRepos: [`${gh.url}/*`], destinations: [{ server: 'https://kubernetes.default.svc', namespace: 'guestbook' }],
+    sourceRepos: [`${gh.url}/alice/*`], destinations: [{ server: 'https://kubernetes.default.svc', namespace: 'guestbook' }],
     clusterResourceWhitelist: [{ group: '', kind: 'Namespace' }], signatureKeys: [{ keyID: world.keys.alice.keyID }],
   } });
   work = createRepo(world, 'work');

@@ -1,4 +1,4 @@
-// Issue 7: the controller fetches over a loopback git server (real `git daemon` on
+// GitOps (docs/gitops.md): the controller fetches over a loopback git server (real `git daemon` on
 // 127.0.0.1), a signed push followed by a Gitea-style webhook syncs at once, and an
 // unsigned push afterwards is refused while the synced state stays.
 import assert from 'node:assert/strict';

@@ -1,4 +1,4 @@
-// Issue 7: without any push notification, the polling interval picks up a new signed
+// GitOps (docs/gitops.md): without any push notification, the polling interval picks up a new signed
 // revision on the tracked branch.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';

@@ -1,4 +1,4 @@
-// Issue 7: the control module process in local-world mode: it reaches the world's
+// The control module process in local-world mode (docs/gitops.md): it reaches the world's
 // stores through the store API (unix socket + token), watches its own cluster
 // (cluster-a) and applies to another cluster (https://cluster-b). A fake gpg first on
 // the process's PATH proves the controller process never runs gpg.

@@ -1,4 +1,4 @@
-// Issue 7: `strait up` runs the control module of cluster-a; a pod reaches its API at
+// GitOps in the local world (docs/gitops.md): `strait up` runs the control module of cluster-a; a pod reaches its API at
 // http://198.18.0.1:8080, and the admin password is read from the Secret with
 // `strait get`, as docs/gitops.md says.
 import assert from 'node:assert/strict';

@@ -1,4 +1,4 @@
-// Export in cluster-b, resolve in cluster-a (issue 4 acceptance, without the network world):
+// Export in cluster-b, resolve in cluster-a (docs/multicluster.md), without the network world:
 // the export controllers sync through the broker, cluster-a's zone follows its store, and the
 // real `dig` sees cluster-b's ClusterIP within 1 s; after unexport the name is NXDOMAIN.
 import assert from 'node:assert/strict';

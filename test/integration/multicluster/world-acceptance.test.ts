@@ -1,4 +1,4 @@
-// Issue 4 acceptance in the default world: `strait up` deploys the broker and joins both
+// Multicluster service export (docs/multicluster.md) in the default world: `strait up` deploys the broker and joins both
 // clusters; export echo in cluster-b; from cluster-a's client pod, dig answers cluster-b's
 // ClusterIP (also by cluster name), the ServiceExport is Valid True, curl through the name
 // returns 200 with the client pod's address seen; a join with an overlapping CIDR is refused
@@ -62,7 +62,7 @@ test('export echo in cluster-b and reach it from cluster-a by its clusterset.loc
   await eventually('NXDOMAIN after unexport', () => /status: NXDOMAIN/.test(world.exec('cluster-a/default/client', ['dig', '+time=1', 'echo.default.svc.clusterset.local']).stdout));
 });
 
-// Issue 4: the world's pod resolver is the clusterset.local server itself (SRV, headless,
+// The world's pod resolver is the clusterset.local server itself (SRV, headless,
 // per-pod names, TTL 5, NXDOMAIN), and it forwards every other name to the cluster's DNS.
 test('the world resolver answers SRV, headless and per-pod clusterset names and forwards the rest', async () => {
   const manifest = [
@@ -125,7 +125,7 @@ test('the world resolver answers SRV, headless and per-pod clusterset names and 
   assert.equal(promtool.status, 0, promtool.stdout + promtool.stderr);
 });
 
-// Issue 4: strait verify sends real pod traffic, as subctl verify does.
+// strait verify sends real pod traffic, as subctl verify does (docs/multicluster.md).
 test('strait verify: connectivity and service discovery with pod traffic in the default world', () => {
   const r = s('verify', '--cluster', 'cluster-a', '--tocluster', 'cluster-b', '-o', 'json');
   assert.equal(r.status, 0, r.stderr + r.stdout);

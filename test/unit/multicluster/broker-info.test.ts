@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { isStraitError } from '../../../src/base/errors/index.js';
+import { isStraitError, type ErrorCode } from '../../../src/base/errors/index.js';
 import { encodeBrokerInfo, parseBrokerInfo, generatePsk, type BrokerInfo } from '../../../src/multicluster/control/clusterset/index.js';
 
 const CA = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n';
@@ -38,7 +38,7 @@ const tamper = (edit: (d: Doc) => void, keepMac = true) => {
   return fromDoc(doc);
 };
 
-const cases: { name: string; text: () => string; code: string; match?: RegExp }[] = [
+const cases: { name: string; text: () => string; code: ErrorCode; match?: RegExp }[] = [
   { name: 'empty file', text: () => '', code: 'STRAIT_ERR_MC_BROKER_INFO_ENCODING' },
   { name: 'not base64', text: () => 'this is not base64!', code: 'STRAIT_ERR_MC_BROKER_INFO_ENCODING', match: /unexpected character " "/ },
   { name: 'bad padding', text: () => 'abcde', code: 'STRAIT_ERR_MC_BROKER_INFO_ENCODING' },

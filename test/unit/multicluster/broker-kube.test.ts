@@ -1,5 +1,5 @@
 // The Kubernetes-broker path without an API server: which broker URLs open what, the
-// kubeconfig handed to the store, and the Role a joined cluster gets (issue 8). The real
+// kubeconfig handed to the store, and the Role a joined cluster gets (docs/kubernetes.md). The real
 // API server runs in test/integration/control-kubernetes.test.ts.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';

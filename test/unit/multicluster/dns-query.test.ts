@@ -1,7 +1,7 @@
 // The DNS query fast path agrees with dns2 on well-formed queries and never throws on junk.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { readQuery } from '../../../src/multicluster/control/clusterset-dns/index.js';
+import { readQuery } from '../../../src/multicluster/wire/dns-query/index.js';
 import { dnsQuery } from '../../helpers/dns-query.js';
 
 const query = (name: string, type: number, edns: boolean): Buffer => dnsQuery(name, type, { id: 4242, edns });

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import {
-  connectedClusters, markGatewayPassive, MC_KINDS as K, publishGatewayRecords, readEndpoint, readGateway, startRecordsPublisher, type GatewayRecords,
+  connectedClusters, deployBroker, joinCluster, markGatewayPassive, MC_KINDS as K, publishGatewayRecords, readEndpoint, readGateway, startRecordsPublisher, type GatewayRecords,
 } from '../../../src/multicluster/control/clusterset/index.js';
 import { newTestStore } from '../../support/stores.js';
 
@@ -28,7 +28,7 @@ test('gateway records land as Endpoint and Gateway objects; remote endpoints are
   assert.equal(connectedClusters([], 'cluster-a'), undefined);
 });
 
-test('HA (issue 3): only the active gateway of a cluster has an Endpoint, here and on the broker; both have a Gateway record', async () => {
+test('gateway HA: only the active gateway of a cluster has an Endpoint, here and on the broker; both have a Gateway record', async () => {
   const broker = newTestStore();
   const a = newTestStore();
   const b = newTestStore();
@@ -55,7 +55,7 @@ test('HA (issue 3): only the active gateway of a cluster has an Endpoint, here a
   assert.deepEqual(await endpointIPs(broker, 'submariner-k8s-broker'), ['172.16.1.2']);
 });
 
-test('HA (issue 3): markGatewayPassive turns the former holder\'s record passive with a summary and drops its Endpoint; unknown gateways are left alone', async () => {
+test('gateway HA: markGatewayPassive turns the former holder\'s record passive with a summary and drops its Endpoint; unknown gateways are left alone', async () => {
   const a = newTestStore();
   const rec = (node: string, ip: string, haStatus: string): GatewayRecords => ({
     endpoint: { clusterId: 'cluster-a', hostname: node, endpointIP: ip, publicIP: ip, cableDriver: 'strait-psk', subnets: ['10.1.0.0/16'] },
@@ -74,18 +74,53 @@ test('HA (issue 3): markGatewayPassive turns the former holder\'s record passive
   assert.equal(await markGatewayPassive(a, { node: 'gw-9', clusterId: 'cluster-a', summary: 'x' }), false);
 });
 
-test('records in Submariner\'s shape (Kubernetes mode, pruned by the CRDs) read back the same rows, in the given namespace', async () => {
+test('records in Submariner\'s shape (Kubernetes mode): only the fields its CRDs know, the remote gateway\'s host name, read back as the same rows', async () => {
   const a = newTestStore();
   const r = recs('cluster-a', 1, 'connected');
-  await publishGatewayRecords(a, undefined, r, '0.1.0', 'strait-system', 'submariner');
-  const ep = (await a.list(K.Endpoint, { namespace: 'strait-system' })).items[0]!;
+  // the remote cluster's Endpoint (copied from the broker) names its gateway
+  await a.apply({ apiVersion: K.Endpoint.apiVersion, kind: 'Endpoint', metadata: { name: 'cluster-b.gw-b', namespace: 'submariner-operator' },
+    spec: { cluster_id: 'cluster-b', cable_name: 'c', hostname: 'gw-b', subnets: ['10.2.0.0/16'], private_ip: '172.16.9.1', public_ip: '172.16.9.1', nat_enabled: false, backend: 'strait-psk' } });
+  await publishGatewayRecords(a, undefined, r, '0.1.0', 'submariner-operator', 'submariner');
+  const ep = (await a.get(K.Endpoint, 'cluster-a.cluster-a-gw', 'submariner-operator'))!;
   assert.deepEqual(Object.keys(ep.spec as object).sort(), ['backend', 'cable_name', 'cluster_id', 'hostname', 'nat_enabled', 'private_ip', 'public_ip', 'subnets']);
   assert.deepEqual(readEndpoint(ep, 'cluster-a'), { cluster: 'cluster-a', hostname: 'cluster-a-gw', endpointIP: '172.16.1.1', publicIP: '198.51.100.1', cableDriver: 'strait-psk', subnets: ['10.1.0.0/16'], type: 'local' });
-  const gw = (await a.list(K.Gateway, { namespace: 'strait-system' })).items[0]!;
+  const gw = (await a.get(K.Gateway, 'cluster-a-gw', 'submariner-operator'))!;
+  const st = gw.status as Record<string, unknown>;
+  // GatewayStatus: version, haStatus, localEndpoint, statusFailure, connections (all required), nothing else
+  assert.deepEqual(Object.keys(st).sort(), ['connections', 'haStatus', 'localEndpoint', 'statusFailure', 'version']);
+  assert.equal(st['statusFailure'], '');
+  const conn = (st['connections'] as Record<string, unknown>[])[0]!;
+  assert.deepEqual(Object.keys(conn).sort(), ['endpoint', 'latencyRTT', 'status', 'statusMessage', 'usingIP', 'usingNAT']);
+  assert.deepEqual(Object.keys(conn['endpoint'] as object).sort(), ['backend', 'cable_name', 'cluster_id', 'hostname', 'nat_enabled', 'private_ip', 'public_ip', 'subnets']);
   const read = readGateway(gw);
-  assert.deepEqual(read.gateway, { node: 'cluster-a-gw', haStatus: 'active', summary: 'x' });
-  assert.deepEqual(read.connections, [{ gateway: 'cluster-a-gw', cluster: 'cluster-b', remoteIP: '172.16.9.1', nat: 'no', cableDriver: 'strait-psk', subnets: [], status: 'connected', rttAvg: '1ms' }]);
-  assert.equal((await a.list(K.Gateway, { namespace: 'submariner-operator' })).items.length, 0);
+  assert.deepEqual(read.gateway, { node: 'cluster-a-gw', haStatus: 'active', summary: 'All connections (1) are established' });
+  assert.deepEqual(read.connections, [{ gateway: 'gw-b', cluster: 'cluster-b', remoteIP: '172.16.9.1', nat: 'no', cableDriver: 'strait-psk', subnets: [], status: 'connected', rttAvg: '1ms' }]);
+  // a passive mark says why in statusFailure (Submariner's CRD has no summary), and subctl shows that
+  assert.equal(await markGatewayPassive(a, { node: 'cluster-a-gw', clusterId: 'cluster-a', summary: 'Lost the lease to gw-2 (expired): not reachable' }), true);
+  const marked = (await a.get(K.Gateway, 'cluster-a-gw', 'submariner-operator'))!;
+  assert.deepEqual(Object.keys(marked.status as object).sort(), ['connections', 'haStatus', 'localEndpoint', 'statusFailure', 'version']);
+  assert.equal(readGateway(marked).gateway.summary, 'Lost the lease to gw-2 (expired): not reachable');
+});
+
+test('the active gateway keeps the Submariner resource\'s status.gateways equal to the Gateway records (Submariner\'s shape)', async () => {
+  const broker = newTestStore();
+  const a = newTestStore();
+  const info = await deployBroker(broker, { brokerURL: 'file:///nowhere', cluster: 'cluster-a' });
+  await joinCluster({ broker, local: a, info, source: 'b', network: { clusterId: 'cluster-a', networkPlugin: 'generic', clusterCIDRs: ['10.1.0.0/16'], serviceCIDRs: ['100.1.0.0/16'] } });
+  const sub = (await a.get(K.Submariner, 'submariner', 'submariner-operator'))!;
+  assert.equal((sub.spec as Record<string, unknown>)['clusterID'], 'cluster-a');
+  assert.deepEqual((sub.status as Record<string, unknown>)['gateways'], []);
+  await publishGatewayRecords(a, undefined, recs('cluster-a', 1, 'connected'), '0.1.0', 'submariner-operator', 'submariner');
+  const r2 = recs('cluster-a', 1, 'connected');
+  const passive = { endpoint: { ...r2.endpoint, hostname: 'gw-2', endpointIP: '172.16.1.2' }, gateway: { node: 'gw-2', haStatus: 'passive', summary: 'There are no connections' }, connections: [] };
+  await publishGatewayRecords(a, undefined, passive, '0.1.0', 'submariner-operator', 'submariner');
+  // the passive one does not write the list; the active one's next tick has both
+  await publishGatewayRecords(a, undefined, recs('cluster-a', 1, 'connected'), '0.1.0', 'submariner-operator', 'submariner');
+  const status = (await a.get(K.Submariner, 'submariner', 'submariner-operator'))!.status as Record<string, unknown>;
+  const gws = status['gateways'] as { haStatus: string; statusFailure: string; localEndpoint: { hostname: string } }[];
+  assert.deepEqual(gws.map((g) => [g.localEndpoint.hostname, g.haStatus, g.statusFailure]), [['cluster-a-gw', 'active', ''], ['gw-2', 'passive', '']]);
+  assert.equal(status['clusterID'], 'cluster-a');
+  assert.equal(status['networkPlugin'], 'generic');
 });
 
 test('HA: the publisher\'s stop() settles only after the tick in flight has written, so a later "released" mark is the last word', async () => {

@@ -1,5 +1,7 @@
 // `strait show` tables against golden files (test/golden/multicluster/show-*.txt), from
 // records in both shapes the reader accepts (strait's gateway records and Submariner's).
+// A connection's GATEWAY is the remote gateway's host name, as subctl prints it: the
+// connection endpoint's (Submariner's shape) or the remote cluster's Endpoint's (strait's).
 // STRAIT_UPDATE_GOLDEN=1 rewrites the files.
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
@@ -27,7 +29,7 @@ async function fixture() {
     haStatus: 'active', version: '0.1.0',
     connections: [
       { gateway: 'cluster-a-gw', cluster: 'cluster-b', remoteIP: '172.16.2.1', nat: 'no', cableDriver: 'strait-psk', subnets: ['10.2.0.0/16', '100.2.0.0/16'], status: 'connected', rttAvg: '412µs' },
-      { status: 'connecting', usingIP: '172.16.3.1', usingNAT: true, endpoint: { cluster_id: 'cluster-c', backend: 'libreswan', subnets: ['10.3.0.0/16'] }, latencyRTT: { average: 1234567 } },
+      { status: 'connecting', usingIP: '172.16.3.1', usingNAT: true, endpoint: { cluster_id: 'cluster-c', hostname: 'cluster-c-gw1', backend: 'libreswan', subnets: ['10.3.0.0/16'] }, latencyRTT: { average: 1234567 } },
     ],
   } });
   const gw2 = await local.apply({ apiVersion: K.Gateway.apiVersion, kind: 'Gateway', metadata: { name: 'cluster-a-gw2', namespace: OPERATOR_NAMESPACE } });

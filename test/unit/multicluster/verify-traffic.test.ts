@@ -1,4 +1,4 @@
-// strait verify's pod-traffic checks fail where they should (issue 4): a source address
+// strait verify's pod-traffic checks fail where they should (docs/multicluster.md): a source address
 // that is not the client pod's (SNAT on the way), a service that never answers, an export
 // that never becomes Valid; and clean up their throw-away Service either way. The passing
 // path runs in the default world (test/integration/multicluster/world-acceptance.test.ts).

@@ -1,4 +1,4 @@
-// The mesh of the default world (SPEC.md's described setup): an SMCP with the three mTLS
+// The mesh of the default world (docs/mesh.md, In the local world): an SMCP with the three mTLS
 // flags false in istio-system and a member roll.
 import { Kinds } from '../../../platform/resources/index.js';
 import type { KubeObject } from '../../../platform/store/index.js';

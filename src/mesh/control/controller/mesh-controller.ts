@@ -6,8 +6,9 @@
 import { chownSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
+import { reconcileOnChange, type ReconcileLoop } from '../../../platform/controller/index.js';
 import { Kinds, type KindInfo } from '../../../platform/resources/index.js';
-import type { KubeObject, ResourceStore, Watch } from '../../../platform/store/index.js';
+import type { KubeObject, ResourceStore } from '../../../platform/store/index.js';
 import { CertRotator, publishRootCert, type MeshCa, type WorkloadCert } from '../ca/index.js';
 import type { SidecarConfig } from '../../dataplane/proxy/index.js';
 import { buildMeshView, generatedPolicies, GENERATED_ANNOTATION, sidecarConfigFor, type MeshView } from '../policy/index.js';
@@ -60,56 +61,30 @@ export class MeshController {
   private readonly rotators = new Map<string, CertRotator>();
   private readonly certs = new Map<string, WorkloadCert>();
   private readonly written = new Map<string, string>();
-  private watches: Watch[] = [];
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
-  private again = false;
+  private loop: ReconcileLoop | undefined;
   private stopped = false;
   reconciles = 0;
 
   constructor(private readonly o: MeshControllerOptions) {}
 
-  /** First reconcile, then watch every kind; changes trigger a (debounced) reconcile. */
+  /**
+   * First reconcile, then the controller kit's loop: every event and re-list of the mesh
+   * kinds triggers a (debounced) reconcile; a failed one is retried with the backoff.
+   */
   async start(): Promise<ReconcileResult> {
     const first = await this.reconcile();
-    this.watchAll();
+    if (!this.stopped) {
+      this.loop = reconcileOnChange(this.o.store, MESH_KINDS.map((k) => ({ apiVersion: k.apiVersion, kind: k.kind })), async () => { await this.reconcile(); }, {
+        debounceMs: this.o.debounceMs ?? 20,
+        onError: (err) => this.o.log?.warn({ err: String(err) }, 'mesh reconcile failed; retrying'),
+      });
+    }
     return first;
   }
 
-  private watchAll(): void {
-    for (const k of MESH_KINDS) {
-      const w = this.o.store.watch({ apiVersion: k.apiVersion, kind: k.kind }, {}, () => this.schedule());
-      w.done.catch((err: unknown) => {
-        this.o.log?.warn({ err: String(err), kind: k.kind }, 'watch ended; re-listing');
-        if (!this.stopped) setTimeout(() => { if (!this.stopped) { this.watches.push(this.o.store.watch({ apiVersion: k.apiVersion, kind: k.kind }, {}, () => this.schedule())); this.schedule(); } }, 500).unref();
-      });
-      this.watches.push(w);
-    }
-  }
-
+  /** Reconcile soon (debounced); before start() finished, nothing. */
   schedule(): void {
-    if (this.stopped) return;
-    clearTimeout(this.timer);
-    this.timer = setTimeout(() => { void this.kick(); }, this.o.debounceMs ?? 20);
-  }
-
-  private async kick(): Promise<void> {
-    if (this.running) {
-      this.again = true;
-      return;
-    }
-    this.running = (async () => {
-      do {
-        this.again = false;
-        try {
-          await this.reconcile();
-        } catch (err) {
-          this.o.log?.warn({ err: String(err) }, 'mesh reconcile failed; retrying on the next change');
-        }
-      } while (this.again && !this.stopped);
-    })();
-    await this.running;
-    this.running = undefined;
+    this.loop?.schedule();
   }
 
   private async certFor(ns: string, sa: string): Promise<WorkloadCert> {
@@ -220,8 +195,7 @@ export class MeshController {
 
   stop(): void {
     this.stopped = true;
-    clearTimeout(this.timer);
-    for (const w of this.watches) w.stop();
+    this.loop?.stop();
     for (const r of this.rotators.values()) r.stop();
   }
 }

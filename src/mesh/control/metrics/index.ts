@@ -18,6 +18,9 @@ export function registerProxyMetrics(reg: Registry, m: ProxyMetrics): void {
   counter(reg, 'strait_mesh_inbound_accepted_total', 'Inbound connections accepted by the sidecar, by effective mode and how (plaintext, mtls, tls-passthrough)', ['mode', 'how'], (c) => {
     for (const [mode, by] of Object.entries(m.accepted)) for (const [how, v] of Object.entries(by)) c.inc({ mode, how }, v);
   });
+  counter(reg, 'strait_mesh_inbound_mtls_connections_total', 'Inbound mTLS connections accepted, by the client\'s SPIFFE ID (source_principal; at most 100 distinct, the rest as "other")', ['source_principal'], (c) => {
+    for (const [source_principal, v] of m.principals) c.inc({ source_principal }, v);
+  });
   counter(reg, 'strait_mesh_inbound_reset_total', 'Inbound connections reset (RST) before reaching the application, by effective mode and reason', ['mode', 'reason'], (c) => {
     for (const [mode, by] of Object.entries(m.reset)) for (const [reason, v] of Object.entries(by)) c.inc({ mode, reason }, v);
   });

@@ -1,11 +1,12 @@
 // The webhook's HTTPS server: POST /inject with an AdmissionReview. The API server only
 // calls webhooks over TLS; the caller passes the serving certificate and key (PEM).
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer, type Server } from 'node:https';
-import type { AddressInfo } from 'node:net';
 import { isStraitError } from '../../../base/errors/index.js';
+import { listenServer } from '../../../base/net/index.js';
+import { HttpError, handleWith, readJsonBody, requestTarget, sendJson, toHttpError } from '../../../platform/http/index.js';
 import type { SidecarOptions } from './patch.js';
 import { reviewAdmission } from './review.js';
-import { startListening } from '../../../base/net/index.js';
 
 export interface SidecarInjectorOptions extends SidecarOptions {
   /** PEM serving certificate (chain) and key */
@@ -27,39 +28,23 @@ export interface SidecarInjector {
 const MAX_BODY = 4 * 1024 * 1024;
 
 export async function serveSidecarInjector(opts: SidecarInjectorOptions): Promise<SidecarInjector> {
-  const server = createServer({ cert: opts.cert, key: opts.key, minVersion: 'TLSv1.2' }, (req, res) => {
-    const reply = (status: number, body: unknown): void => {
-      const text = JSON.stringify(body);
-      res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
-      res.end(text);
-    };
-    if (req.method !== 'POST' || (req.url ?? '').split('?')[0] !== '/inject') {
-      reply(404, { message: 'POST /inject with an AdmissionReview' });
-      return;
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    if (req.method !== 'POST' || requestTarget(req).path !== '/inject') throw new HttpError(404, 'POST /inject with an AdmissionReview');
+    let out: ReturnType<typeof reviewAdmission>;
+    try {
+      out = reviewAdmission(await readJsonBody(req, { limit: MAX_BODY }), opts);
+    } catch (e) {
+      opts.onReview?.('rejected');
+      throw e;
     }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (c: Buffer) => {
-      size += c.length;
-      if (size > MAX_BODY) { reply(413, { message: 'AdmissionReview too large' }); req.destroy(); return; }
-      chunks.push(c);
-    });
-    req.on('end', () => {
-      if (res.headersSent) return;
-      try {
-        const out = reviewAdmission(JSON.parse(Buffer.concat(chunks).toString('utf8')), opts);
-        opts.onReview?.(out.response.patch ? 'injected' : 'skipped');
-        reply(200, out);
-      } catch (e) {
-        opts.onReview?.('rejected');
-        reply(400, { message: isStraitError(e) ? e.message : `not JSON: ${(e as Error).message}` });
-      }
-    });
-  });
-  const addr = await startListening(server, { port: opts.port ?? 0, host: opts.host ?? '127.0.0.1' }) as AddressInfo;
-  return {
-    port: addr.port,
-    server,
-    close: () => new Promise((r) => { server.closeAllConnections(); server.close(() => r()); }),
+    opts.onReview?.(out.response.patch ? 'injected' : 'skipped');
+    sendJson(res, 200, out);
   };
+  // errors as {message}; a StraitError from the review is the caller's bad AdmissionReview
+  const server = createServer({ cert: opts.cert, key: opts.key, minVersion: 'TLSv1.2' }, handleWith(handle, (err) => {
+    const e = isStraitError(err) ? new HttpError(400, err.message) : toHttpError(err);
+    return { status: e.status, body: { message: e.message } };
+  }));
+  const bound = await listenServer(server, { port: opts.port ?? 0, host: opts.host ?? '127.0.0.1' });
+  return { port: bound.port, server, close: () => bound.close() };
 }

@@ -1,6 +1,7 @@
 // The configuration a sidecar proxy runs with: plain objects pushed to it by the
 // control plane (or the node agent) and swapped at runtime without a restart.
 import { E } from '../../../base/errors/index.js';
+import { trustDomainOf } from './identity.js';
 
 export type InboundMode = 'STRICT' | 'PERMISSIVE' | 'DISABLE';
 export type OutboundTlsMode = 'ISTIO_MUTUAL' | 'DISABLE';
@@ -8,7 +9,10 @@ export type OutboundTlsMode = 'ISTIO_MUTUAL' | 'DISABLE';
 export const INBOUND_MODES: readonly InboundMode[] = ['STRICT', 'PERMISSIVE', 'DISABLE'];
 export const OUTBOUND_MODES: readonly OutboundTlsMode[] = ['ISTIO_MUTUAL', 'DISABLE'];
 
-/** The workload's certificate (with the SPIFFE ID as URI SAN), its key and the mesh roots. */
+/**
+ * The workload's certificate (with the SPIFFE ID as URI SAN), its key and the mesh roots.
+ * The trust domain of that SPIFFE ID is the mesh's: peers must be in it.
+ */
 export interface ProxyIdentity {
   certPem: string;
   keyPem: string;
@@ -65,6 +69,9 @@ export function validateSidecarConfig(raw: unknown): Readonly<SidecarConfig> {
       if (typeof id?.[k] !== 'string' || !(id[k] as string).includes('-----BEGIN')) throw E.meshConfigInvalid(`identity.${k}`, typeof id?.[k], 'must be a PEM string');
     }
     identity = { certPem: id['certPem'] as string, keyPem: id['keyPem'] as string, rootPem: id['rootPem'] as string };
+    // the mesh's trust domain comes from this certificate: without a SPIFFE ID no peer could be checked
+    const td = trustDomainOf(identity.certPem);
+    if (typeof td !== 'string') throw E.meshConfigInvalid('identity.certPem', 'certificate', `must carry the workload's SPIFFE ID: ${td.reason}`);
   }
   const inb = c['inbound'] as Record<string, unknown> | undefined;
   if (typeof inb !== 'object' || inb === null) throw E.meshConfigInvalid('inbound', inb, 'must be an object {defaultMode, ports?}');

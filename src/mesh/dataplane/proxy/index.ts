@@ -2,9 +2,9 @@
 // and the ingress gateway. Node built-ins only; configuration arrives as plain objects.
 export { SidecarProxy, type Address, type InboundListenOptions, type OutboundListenOptions, type OriginalDst, type ProxyEvent, type SidecarOptions } from './sidecar.js';
 export { validateSidecarConfig, INBOUND_MODES, OUTBOUND_MODES, type InboundMode, type OutboundPolicy, type OutboundTlsMode, type ProxyIdentity, type SidecarConfig } from './config.js';
-export { ProxyMetrics, classifyTlsError, type AcceptReason, type HandshakeFailure, type ResetReason } from './metrics.js';
+export { ProxyMetrics, MAX_PRINCIPALS, OTHER_PRINCIPAL, classifyTlsError, type AcceptReason, type HandshakeFailure, type ResetReason } from './metrics.js';
 export { sniffTls } from './sniff.js';
-export { peerUris, spiffeChecker, MESH_ALPN } from './identity.js';
+export { peerUris, sanEntries, spiffeChecker, meshPeerIdentity, workloadSpiffeId, trustDomainOf, MESH_ALPN, type WorkloadSpiffeId } from './identity.js';
 export { connectSpliced, resetSocket, splice } from './splice.js';
 export { originalDst, sidecarRedirectRules, type RedirectRules } from './original-dst.js';
 export { IngressGateway, IngressMetrics, type IngressConfig, type IngressRoute } from './ingress.js';

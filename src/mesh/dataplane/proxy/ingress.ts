@@ -1,16 +1,16 @@
 // The ingress gateway: terminates external plaintext HTTP on a listener (a loopback port of
 // the host in the local world) and sends each request into the mesh, originating mTLS
-// with the gateway's own workload certificate and checking the service's SPIFFE ID
-// (ISTIO_MUTUAL), or plaintext (DISABLE). Routes: longest path prefix, optional Host.
+// with the gateway's own workload certificate and checking the service's SPIFFE ID (the
+// route's, or any of the mesh's trust domain) (ISTIO_MUTUAL), or plaintext (DISABLE). Routes: longest path prefix, optional Host.
 import { Agent as HttpAgent, createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { E } from '../../../base/errors/index.js';
+import { listenServer, type ListenAt, type ListeningServer } from '../../../base/net/index.js';
 import { validateSidecarConfig, type OutboundPolicy, type ProxyIdentity } from './config.js';
-import { MESH_ALPN, spiffeChecker } from './identity.js';
+import { MESH_ALPN, spiffeChecker, trustDomainOf } from './identity.js';
 import type { Address } from './sidecar.js';
-import { startListening, type ListenTarget } from '../../../base/net/index.js';
 
 export interface IngressRoute {
   /** path prefix, "/" for everything */
@@ -94,7 +94,8 @@ export class IngressGateway {
           return { ...r, agent: new HttpsAgent({
             keepAlive: true, maxSockets: 256,
             cert: cfg.identity.certPem, key: cfg.identity.keyPem, ca: cfg.identity.rootPem,
-            ALPNProtocols: MESH_ALPN, checkServerIdentity: spiffeChecker(r.tls.sans), servername: '',
+            // the service must be a workload of the mesh (the gateway's own trust domain), or one the route names
+            ALPNProtocols: MESH_ALPN, checkServerIdentity: spiffeChecker(r.tls.sans, trustDomainOf(cfg.identity.certPem) as string), servername: '',
           }) };
         }
         return { ...r, agent: new HttpAgent({ keepAlive: true, maxSockets: 256 }) };
@@ -132,8 +133,8 @@ export class IngressGateway {
     req.pipe(up);
   }
 
-  listen(host: string, port: number): Promise<AddressInfo> {
-    return this.serve({ port, host }).then((s) => s.address() as AddressInfo);
+  async listen(host: string, port: number): Promise<AddressInfo> {
+    return (await this.serve({ port, host })).address as AddressInfo;
   }
 
   /** Also serve on a unix socket (reachable from every network namespace of a world). */
@@ -142,11 +143,10 @@ export class IngressGateway {
     await this.serve({ path });
   }
 
-  private async serve(target: ListenTarget): Promise<Server> {
+  private serve(at: ListenAt): Promise<ListeningServer> {
     const server = createServer({ keepAlive: true }, (req, res) => this.handle(req, res));
     this.servers.push(server);
-    await startListening(server, target);
-    return server;
+    return listenServer(server, at);
   }
 
   async close(): Promise<void> {

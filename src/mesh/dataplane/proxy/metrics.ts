@@ -7,7 +7,9 @@ export type AcceptReason = 'plaintext' | 'mtls' | 'tls-passthrough';
 export type ResetReason = 'plaintext' | 'tls' | 'sniff-timeout' | 'no-identity';
 export type HandshakeFailure = 'no-client-cert' | 'expired' | 'untrusted' | 'bad-peer-identity' | 'other';
 
-
+/** distinct source principals counted by name; the rest under OTHER_PRINCIPAL (bounded label set) */
+export const MAX_PRINCIPALS = 100;
+export const OTHER_PRINCIPAL = 'other';
 
 export class ProxyMetrics {
   /** inbound connections accepted, by effective mode and how */
@@ -22,6 +24,11 @@ export class ProxyMetrics {
     PERMISSIVE: { plaintext: 0, tls: 0, 'sniff-timeout': 0, 'no-identity': 0 },
     DISABLE: { plaintext: 0, tls: 0, 'sniff-timeout': 0, 'no-identity': 0 },
   };
+  /**
+   * inbound mTLS connections by the client's SPIFFE ID (Istio's source_principal); only
+   * identities that passed the trust-domain check get here, at most MAX_PRINCIPALS of them
+   */
+  readonly principals = new Map<string, number>();
   /** TLS handshakes as server (inbound) and client (outbound); `*Resumed` of them resumed a session */
   readonly handshakes = { serverOk: 0, clientOk: 0, serverResumed: 0, clientResumed: 0 };
   readonly handshakeFailures: Record<'server' | 'client', Record<HandshakeFailure, number>> = {
@@ -34,6 +41,13 @@ export class ProxyMetrics {
   configUpdates = 0;
   /** notAfter of the current workload certificate, ms since the epoch (0 = none) */
   certNotAfterMs = 0;
+
+  countPrincipal(id: string): void {
+    const n = this.principals.get(id);
+    if (n !== undefined) this.principals.set(id, n + 1);
+    else if (this.principals.size < MAX_PRINCIPALS) this.principals.set(id, 1);
+    else this.principals.set(OTHER_PRINCIPAL, (this.principals.get(OTHER_PRINCIPAL) ?? 0) + 1);
+  }
 
   setCertificate(certPem: string | undefined): void {
     this.certNotAfterMs = certPem ? Date.parse(new X509Certificate(certPem).validTo) : 0;

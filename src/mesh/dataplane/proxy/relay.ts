@@ -2,8 +2,8 @@
 // world. `strait up` can bind the host port before it enters its private namespaces and
 // hand the descriptor in (listen {fd}); the socket stays in the host's namespace.
 import { connect, createServer, type AddressInfo, type Server } from 'node:net';
+import { listenServer } from '../../../base/net/index.js';
 import { splice } from './splice.js';
-import { startListening } from '../../../base/net/index.js';
 
 export type RelayListen = { host: string; port: number } | { fd: number };
 
@@ -14,7 +14,7 @@ export interface Relay {
 }
 
 /** `target`: a unix socket path, or a TCP address reachable from where the relay runs. */
-export async function startRelay(listen: RelayListen, target: string | { host: string; port: number }): Promise<Relay> {
+export function startRelay(listen: RelayListen, target: string | { host: string; port: number }): Promise<Relay> {
   const relay: Relay = { address: undefined, connections: 0, close: async () => {} };
   const server: Server = createServer({ allowHalfOpen: true }, (down) => {
     relay.connections++;
@@ -24,7 +24,8 @@ export async function startRelay(listen: RelayListen, target: string | { host: s
     splice(down, up);
   });
   relay.close = () => new Promise<void>((r) => server.close(() => r()));
-  const a = await startListening(server, listen);
-  relay.address = typeof a === 'object' ? a : undefined;
-  return relay;
+  return listenServer(server, listen).then((bound) => {
+    relay.address = typeof bound.address === 'object' ? bound.address : undefined;
+    return relay;
+  });
 }

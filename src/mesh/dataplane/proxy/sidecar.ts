@@ -1,18 +1,19 @@
 // The sidecar proxy. Inbound: sniff the first bytes of each connection and enforce the
 // effective PeerAuthentication mode of the application port (STRICT resets plaintext
 // with RST before a byte reaches the application; TLS must carry a client certificate
-// of the mesh CA). Outbound: originate mTLS with the workload certificate and check the
-// server's SPIFFE ID (ISTIO_MUTUAL) or pass plaintext (DISABLE). The configuration is a
+// of the mesh CA whose one SPIFFE ID is in the mesh's trust domain). Outbound: originate
+// mTLS with the workload certificate and check the server's SPIFFE ID (the policy's, or
+// any of the trust domain) (ISTIO_MUTUAL), or pass plaintext (DISABLE). The configuration is a
 // plain object swapped at runtime by update(); open connections keep going.
 import { connect as netConnect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { TLSSocket, connect as tlsConnect, type ConnectionOptions, type SecureContext } from 'node:tls';
+import { listenServer } from '../../../base/net/index.js';
 import { validateSidecarConfig, type InboundMode, type OutboundPolicy, type SidecarConfig } from './config.js';
-import { MESH_ALPN, peerUris, secureContextFor, spiffeChecker } from './identity.js';
+import { MESH_ALPN, meshPeerIdentity, secureContextFor, spiffeChecker, trustDomainOf } from './identity.js';
 import { classifyTlsError, ProxyMetrics } from './metrics.js';
 import { decode as decodeHello, MAX_RECORD } from '../../wire/tls-hello/index.js';
 import { sniffTls } from './sniff.js';
 import { connectSpliced, resetSocket, splice } from './splice.js';
-import { startListening } from '../../../base/net/index.js';
 
 export interface Address {
   host: string;
@@ -45,6 +46,7 @@ export interface SidecarOptions {
 }
 
 export type ProxyEvent =
+  /** peer: the client's SPIFFE ID (mtls) */
   | { type: 'inbound-accepted'; port: number; mode: InboundMode; how: 'plaintext' | 'mtls' | 'tls-passthrough'; peer?: string }
   | { type: 'inbound-reset'; port: number; mode: InboundMode; reason: string }
   | { type: 'handshake-failed'; side: 'server' | 'client'; reason: string; error: string }
@@ -76,6 +78,8 @@ export class SidecarProxy {
   readonly metrics = new ProxyMetrics();
   private cfg: Readonly<SidecarConfig>;
   private ctx: SecureContext | undefined;
+  /** the mesh's trust domain: the one of the workload certificate's SPIFFE ID */
+  private trustDomain = '';
   private readonly checkers = new Map<string, ReturnType<typeof spiffeChecker>>();
   /** TLS sessions toward each destination ("ip:port"), resumed by the next connection there */
   private readonly sessions = new Map<string, Buffer>();
@@ -111,6 +115,8 @@ export class SidecarProxy {
     if (prev && prev.identity?.certPem === id?.certPem && prev.identity?.keyPem === id?.keyPem && prev.identity?.rootPem === id?.rootPem) return;
     // New connections use the new context; established TLS sessions keep theirs.
     this.ctx = id ? secureContextFor(id) : undefined;
+    const td = id ? trustDomainOf(id.certPem) : '';
+    this.trustDomain = typeof td === 'string' ? td : '';
     this.metrics.setCertificate(id?.certPem);
   }
 
@@ -126,7 +132,7 @@ export class SidecarProxy {
     const key = (policy.sans ?? []).join('\n');
     let c = this.checkers.get(key);
     if (!c) {
-      c = spiffeChecker(policy.sans);
+      c = spiffeChecker(policy.sans, this.trustDomain);
       this.checkers.set(key, c);
     }
     return c;
@@ -148,9 +154,9 @@ export class SidecarProxy {
   }
 
   private async listen(server: Server, kind: 'inbound' | 'outbound', host: string, port: number): Promise<AddressInfo> {
-    const addr = await startListening(server, { port, host }) as AddressInfo;
+    const bound = await listenServer(server, { port, host });
     this.listeners.push({ server, kind });
-    return addr;
+    return bound.address as AddressInfo;
   }
 
   private track(sock: Socket): void {
@@ -240,11 +246,17 @@ export class SidecarProxy {
         onErr(verifyError);
         return;
       }
+      // signed by the mesh CA is not enough: the client must be a workload of this mesh
+      const peer = meshPeerIdentity(tlsSock.getPeerCertificate(), this.trustDomain);
+      if (typeof peer !== 'string') {
+        onErr(peer);
+        return;
+      }
       this.metrics.handshakes.serverOk++;
       if (tlsSock.isSessionReused()) this.metrics.handshakes.serverResumed++;
       this.metrics.accepted[mode].mtls++;
-      const peer = peerUris(tlsSock.getPeerCertificate())[0];
-      this.opts.onEvent?.({ type: 'inbound-accepted', port: conn.port, mode, how: 'mtls', ...(peer ? { peer } : {}) });
+      this.metrics.countPrincipal(peer);
+      this.opts.onEvent?.({ type: 'inbound-accepted', port: conn.port, mode, how: 'mtls', peer });
       this.toApp(conn, tlsSock, raw);
     });
   }

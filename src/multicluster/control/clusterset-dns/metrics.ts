@@ -12,6 +12,8 @@ export class DnsCounters {
   rateLimited = 0;
   forwarded = 0;
   forwardFailures = 0;
+  /** upstream datagrams ignored: wrong source, not a response, unknown ID or another question */
+  upstreamRejected = 0;
 
   count(qtype: number, rcode: number): void {
     const row = this.queries[QTYPE_INDEX[qtype] ?? 7]!;
@@ -54,5 +56,6 @@ export function registerDnsMetrics(registry: Registry, source: DnsCounters | (()
   simple('strait_dns_malformed_total', 'DNS packets dropped or answered FORMERR because they did not parse', (c) => c.malformed);
   simple('strait_dns_rate_limited_total', 'DNS queries dropped by the per-source rate bound', (c) => c.rateLimited);
   simple('strait_dns_forwarded_total', 'DNS queries outside clusterset.local forwarded to the upstream', (c) => c.forwarded);
+  simple('strait_dns_upstream_rejected_total', 'datagrams on the upstream socket ignored (another source, not a response, no pending query with that ID, or another question)', (c) => c.upstreamRejected);
   simple('strait_dns_forward_failures_total', 'forwarded DNS queries answered SERVFAIL (upstream timeout or error)', (c) => c.forwardFailures);
 }

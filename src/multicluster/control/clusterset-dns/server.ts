@@ -2,13 +2,18 @@
 // Names in clusterset.local are answered from the zone; other names are forwarded to the
 // cluster's own DNS (the upstream). Malformed packets are counted and dropped (or answered
 // FORMERR when the header is readable); each source address has a query rate bound.
+// Forwarded queries carry a random ID (crypto), go out on a socket connected to the
+// upstream, and a reply is taken only from the upstream's address and port, with the ID
+// of a pending query and that query's question; anything else is counted and ignored.
+import { randomFillSync } from 'node:crypto';
 import { createSocket, type RemoteInfo, type Socket } from 'node:dgram';
 import { createServer as createTcpServer, type Server as TcpServer, type Socket as TcpSocket } from 'node:net';
 import { Packet } from 'dns2';
 import type { Registry } from 'prom-client';
 import { type Logger, silentLogger } from '../../../base/log/index.js';
+import { listenServer } from '../../../base/net/index.js';
 import { DnsCounters, registerDnsMetrics } from './metrics.js';
-import { readQuery } from './query.js';
+import { readQuery, sameQuestion, type Query } from '../../wire/dns-query/index.js';
 import { RateLimiter } from './rate-limit.js';
 import { type Answer, ClustersetZone, type Rr } from './zone.js';
 
@@ -44,6 +49,9 @@ type Target = RemoteInfo | TcpTarget;
 interface TcpTarget {
   socket: TcpSocket;
 }
+
+/** What an answer depends on: the question, and the EDNS payload size (0 without OPT). */
+type Question = Pick<Query, 'qname' | 'qtype' | 'qclass' | 'edns'>;
 
 interface Pending {
   id: number;
@@ -96,8 +104,12 @@ export class ClustersetDnsServer implements ClustersetDns {
   private udp: Socket | undefined;
   private tcp: TcpServer | undefined;
   private upstreamSock: Socket | undefined;
+  /** the upstream's address as the socket reports a sender's (normalised) */
+  private upstreamAddress = '';
   private pending = new Map<number, Pending>();
-  private nextId = 1;
+  /** random query IDs, drawn from the CSPRNG in batches */
+  private readonly ids = new Uint16Array(256);
+  private idsLeft = 0;
   private readonly limiter: RateLimiter;
   private readonly log: Logger;
   private tcpConns = new Set<TcpSocket>();
@@ -123,7 +135,7 @@ export class ClustersetDnsServer implements ClustersetDns {
       if (!wantTcp) { this.udp = udp; this.port = port; break; }
       try {
         const tcp = createTcpServer({ pauseOnConnect: false }, (s) => this.onTcpConnection(s));
-        await new Promise<void>((res, rej) => { tcp.once('error', rej); tcp.listen(port, address, () => { tcp.off('error', rej); res(); }); });
+        await listenServer(tcp, { port, host: address });
         tcp.maxConnections = 256;
         this.udp = udp;
         this.tcp = tcp;
@@ -142,6 +154,10 @@ export class ClustersetDnsServer implements ClustersetDns {
       up.on('message', this.onUpstreamMessage);
       up.on('error', (err) => this.log.warn({ err }, 'dns upstream socket error'));
       await new Promise<void>((res) => up.bind(0, res));
+      // connected: the kernel already drops datagrams from any other address or port
+      const { address: ua, port: upPort } = this.opts.upstream;
+      await new Promise<void>((res, rej) => { up.once('error', rej); up.connect(upPort, ua, () => { up.off('error', rej); res(); }); });
+      this.upstreamAddress = up.remoteAddress().address;
       this.upstreamSock = up;
     }
   }
@@ -180,20 +196,31 @@ export class ClustersetDnsServer implements ClustersetDns {
 
   /** One query in, at most one answer out. Never throws. */
   private handle(msg: Buffer, udpLimit: number, target: Target): void {
+    if (!this.acceptHeader(msg, target)) return;
+    const q = readQuery(msg) ?? this.parseQuestion(msg, target);
+    if (!q) return;
+    if (!ClustersetZone.inZone(q.qname.toLowerCase())) {
+      this.forward(msg, q.qtype, target);
+      return;
+    }
+    this.answer(msg, q, udpLimit, target);
+  }
+
+  /** Whether the header is a standard query the codec may see; anything else is counted (and answered when it can be). */
+  private acceptHeader(msg: Buffer, target: Target): boolean {
     if (msg.length < 12 || msg.length > 65535) {
       this.counters.malformed++;
-      return;
+      return false;
     }
     if (msg[2]! & 0x80) { // a response: never answer it (no reflection loops)
       this.counters.malformed++;
-      return;
+      return false;
     }
     const opcode = (msg[2]! >> 3) & 0x0f;
     if (opcode !== 0) {
       this.counters.count(0, RCODE.NOTIMP);
-      const r = errorReply(msg, RCODE.NOTIMP);
-      if (r) this.reply(target, r);
-      return;
+      this.replyError(msg, RCODE.NOTIMP, target);
+      return false;
     }
     // a query holds one question and at most one additional record (EDNS OPT); anything
     // else is refused before the codec sees it, so a header that lies about its counts
@@ -201,48 +228,41 @@ export class ClustersetDnsServer implements ClustersetDns {
     if (msg.readUInt16BE(4) !== 1 || msg.readUInt16BE(6) !== 0 || msg.readUInt16BE(8) !== 0 || msg.readUInt16BE(10) > 1) {
       this.counters.malformed++;
       this.counters.count(0, RCODE.FORMERR);
-      const r = errorReply(msg, RCODE.FORMERR);
-      if (r) this.reply(target, r);
-      return;
+      this.replyError(msg, RCODE.FORMERR, target);
+      return false;
     }
-    let qname: string;
-    let qtype: number;
-    let qclass: number;
-    let edns: number;
-    const fast = readQuery(msg);
-    if (fast) {
-      qname = fast.qname;
-      qtype = fast.qtype;
-      qclass = fast.qclass;
-      edns = fast.edns;
-    } else {
-      let req: Packet;
-      try {
-        req = Packet.parse(msg);
-      } catch {
-        this.counters.malformed++;
-        const r = errorReply(msg, RCODE.FORMERR);
-        if (r) this.reply(target, r);
-        return;
-      }
-      const q = req.questions[0] as { name?: unknown; type?: unknown; class?: unknown } | undefined;
-      if (req.questions.length !== 1 || !q || typeof q.name !== 'string' || typeof q.type !== 'number' || q.name.length > 253) {
-        this.counters.malformed++;
-        this.counters.count(0, RCODE.FORMERR);
-        const r = errorReply(msg, RCODE.FORMERR);
-        if (r) this.reply(target, r);
-        return;
-      }
-      qname = q.name.replace(/\.$/, '');
-      qtype = q.type;
-      qclass = typeof q.class === 'number' ? q.class : 1;
-      const opt = req.additionals.find((r) => r && (r as { type?: number }).type === 41) as { class?: number } | undefined;
-      edns = opt ? Math.max(512, opt.class ?? 512) : 0;
+    return true;
+  }
+
+  /** The question as dns2's parser reads it (what the fast reader does not take); undefined once answered FORMERR. */
+  private parseQuestion(msg: Buffer, target: Target): Question | undefined {
+    let req: Packet;
+    try {
+      req = Packet.parse(msg);
+    } catch {
+      this.counters.malformed++;
+      this.replyError(msg, RCODE.FORMERR, target);
+      return undefined;
     }
-    if (!ClustersetZone.inZone(qname.toLowerCase())) {
-      this.forward(msg, qtype, target);
-      return;
+    const q = req.questions[0] as { name?: unknown; type?: unknown; class?: unknown } | undefined;
+    if (req.questions.length !== 1 || !q || typeof q.name !== 'string' || typeof q.type !== 'number' || q.name.length > 253) {
+      this.counters.malformed++;
+      this.counters.count(0, RCODE.FORMERR);
+      this.replyError(msg, RCODE.FORMERR, target);
+      return undefined;
     }
+    const opt = req.additionals.find((r) => r && (r as { type?: number }).type === 41) as { class?: number } | undefined;
+    return {
+      qname: q.name.replace(/\.$/, ''),
+      qtype: q.type,
+      qclass: typeof q.class === 'number' ? q.class : 1,
+      edns: opt ? Math.max(512, opt.class ?? 512) : 0,
+    };
+  }
+
+  /** A clusterset.local question: the zone's answer, encoded once per distinct content and kept until the zone changes. */
+  private answer(msg: Buffer, q: Question, udpLimit: number, target: Target): void {
+    const { qname, qtype, qclass, edns } = q;
     const limit = edns > 0 ? Math.max(udpLimit, Math.min(edns, 1232)) : udpLimit;
     if (this.cacheGeneration !== this.opts.zone.generation) {
       this.cache.clear();
@@ -262,11 +282,9 @@ export class ClustersetDnsServer implements ClustersetDns {
     } catch (err) {
       this.log.error({ err, qname }, 'zone lookup failed');
       this.counters.count(qtype, RCODE.SERVFAIL);
-      const r = errorReply(msg, RCODE.SERVFAIL);
-      if (r) this.reply(target, r);
+      this.replyError(msg, RCODE.SERVFAIL, target);
       return;
     }
-    // answers are encoded once per distinct content and kept until the zone changes
     const key = cacheKey(qname, qtype, qclass, edns > 0, limit, answer);
     let encoded = this.cache.get(key);
     if (!encoded) {
@@ -275,8 +293,7 @@ export class ClustersetDnsServer implements ClustersetDns {
       } catch (err) {
         this.log.error({ err, qname }, 'encoding the answer failed');
         this.counters.count(qtype, RCODE.SERVFAIL);
-        const r = errorReply(msg, RCODE.SERVFAIL);
-        if (r) this.reply(target, r);
+        this.replyError(msg, RCODE.SERVFAIL, target);
         return;
       }
       if (this.cache.size >= 16_384) this.cache.clear();
@@ -287,6 +304,12 @@ export class ClustersetDnsServer implements ClustersetDns {
       this.stable.set(skey, { buf: encoded, rcode: answer.rcode });
     }
     this.send(encoded, msg, qtype, answer.rcode, target);
+  }
+
+  /** A FORMERR/NOTIMP/SERVFAIL/REFUSED answer to `req`, when its header is readable. */
+  private replyError(req: Buffer, rcode: number, target: Target): void {
+    const r = errorReply(req, rcode);
+    if (r) this.reply(target, r);
   }
 
   /** A copy of an encoded answer with the query's ID and RD bit. */
@@ -338,13 +361,11 @@ export class ClustersetDnsServer implements ClustersetDns {
       const rcode = up ? RCODE.SERVFAIL : RCODE.REFUSED;
       this.counters.count(qtype, rcode);
       if (up) this.counters.forwardFailures++;
-      const r = errorReply(msg, rcode);
-      if (r) this.reply(target, r);
+      this.replyError(msg, rcode, target);
       return;
     }
-    let id = this.nextId;
-    while (this.pending.has(id)) id = (id + 1) & 0xffff;
-    this.nextId = (id + 1) & 0xffff;
+    let id = this.randomId();
+    while (this.pending.has(id)) id = this.randomId();
     const copy = Buffer.from(msg);
     const origId = copy.readUInt16BE(0);
     copy.writeUInt16BE(id, 0);
@@ -352,7 +373,16 @@ export class ClustersetDnsServer implements ClustersetDns {
     timer.unref();
     this.pending.set(id, { id: origId, qtype, target, request: msg, timer });
     this.counters.forwarded++;
-    sock.send(copy, up.port, up.address);
+    sock.send(copy);
+  }
+
+  /** A query ID an off-path sender cannot predict (the pending map is at most MAX_PENDING of 65536). */
+  private randomId(): number {
+    if (this.idsLeft === 0) {
+      randomFillSync(this.ids);
+      this.idsLeft = this.ids.length;
+    }
+    return this.ids[--this.idsLeft]!;
   }
 
   private forwardTimeout(id: number): void {
@@ -361,16 +391,23 @@ export class ClustersetDnsServer implements ClustersetDns {
     this.pending.delete(id);
     this.counters.forwardFailures++;
     this.counters.count(p.qtype, RCODE.SERVFAIL);
-    const r = errorReply(p.request, RCODE.SERVFAIL);
-    if (r) this.reply(p.target, r);
+    this.replyError(p.request, RCODE.SERVFAIL, p.target);
   }
 
   private onUpstreamMessage(msg: Buffer, rinfo: RemoteInfo): void {
     const up = this.opts.upstream;
-    if (!up || msg.length < 12 || rinfo.port !== up.port) return;
+    if (!up) return;
+    // the socket is connected; checked here too, so a reply is never taken on the port alone
+    if (rinfo.port !== up.port || rinfo.address !== this.upstreamAddress || msg.length < 12 || (msg[2]! & 0x80) === 0) {
+      this.counters.upstreamRejected++;
+      return;
+    }
     const id = msg.readUInt16BE(0);
     const p = this.pending.get(id);
-    if (!p) return;
+    if (!p || !sameQuestion(p.request, msg)) {
+      this.counters.upstreamRejected++;
+      return;
+    }
     this.pending.delete(id);
     clearTimeout(p.timer);
     const out = Buffer.from(msg);

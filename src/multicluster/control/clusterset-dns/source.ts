@@ -3,7 +3,8 @@
 // connection status says which clusters are reachable. When no Gateway record exists at all
 // (no gateway daemon yet), every cluster counts as connected.
 import { type Clock, systemClock } from '../../../base/clock/index.js';
-import { ANN_SERVICE_TYPE, connectedClusters, Informer, LABEL_MANAGED_BY, LABEL_SERVICE_NAME, LABEL_SOURCE_CLUSTER, MANAGED_BY, MC_KINDS as K } from '../clusterset/index.js';
+import { Informer } from '../../../platform/controller/index.js';
+import { ANN_SERVICE_TYPE, connectedClusters, LABEL_MANAGED_BY, LABEL_SERVICE_NAME, LABEL_SOURCE_CLUSTER, MANAGED_BY, MC_KINDS as K } from '../clusterset/index.js';
 import type { KubeObject, ResourceStore } from '../../../platform/store/index.js';
 import { type ClustersetZone, type ZoneCluster, type ZonePort } from './zone.js';
 
@@ -30,10 +31,10 @@ export class ZoneSource {
       },
     });
     const rebuildAll = () => { for (const k of new Set([...this.imports.keys(), ...this.zone.list().map((s) => `${s.namespace}/${s.name}`)])) this.rebuild(k); };
-    this.informers.push(new Informer(this.store, K.ServiceImport, {}, track(this.imports, (o) => this.rebuild(key(o)), rebuildAll), this.clock));
+    this.informers.push(new Informer(this.store, K.ServiceImport, {}, track(this.imports, (o) => this.rebuild(key(o)), rebuildAll), { clock: this.clock }));
     this.informers.push(new Informer(this.store, K.EndpointSlice, { labelSelector: `${LABEL_MANAGED_BY}=${MANAGED_BY}` },
-      track(this.slices, (o) => this.rebuild(`${o.metadata.namespace ?? ''}/${o.metadata.labels?.[LABEL_SERVICE_NAME] ?? ''}`), rebuildAll), this.clock));
-    this.informers.push(new Informer(this.store, K.Gateway, {}, track(this.gateways, () => this.updateHealth(), () => this.updateHealth()), this.clock));
+      track(this.slices, (o) => this.rebuild(`${o.metadata.namespace ?? ''}/${o.metadata.labels?.[LABEL_SERVICE_NAME] ?? ''}`), rebuildAll), { clock: this.clock }));
+    this.informers.push(new Informer(this.store, K.Gateway, {}, track(this.gateways, () => this.updateHealth(), () => this.updateHealth()), { clock: this.clock }));
     for (const i of this.informers) i.start();
   }
 

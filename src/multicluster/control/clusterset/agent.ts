@@ -8,10 +8,10 @@ import { createHash } from 'node:crypto';
 import { type Clock, systemClock } from '../../../base/clock/index.js';
 import { isStraitError } from '../../../base/errors/index.js';
 import { type Logger, silentLogger } from '../../../base/log/index.js';
+import { Informer, KeyQueue } from '../../../platform/controller/index.js';
 import type { KubeObject, ResourceStore } from '../../../platform/store/index.js';
 import { aggregate, type Aggregate, type ClusterExport, exportFromSlice, type ServicePort, type SliceEndpoint } from './aggregate.js';
-import { type Condition, getCondition, MESSAGE, REASON, setCondition } from './conditions.js';
-import { Informer, KeyQueue } from './informer.js';
+import { type Condition, ConditionWriter, getCondition, MESSAGE, REASON } from './conditions.js';
 import { processLanes, type WorkLanes } from './lanes.js';
 import type { MulticlusterMetrics } from './metrics.js';
 import {
@@ -51,8 +51,8 @@ export class MulticlusterAgent {
   private readonly clock: Clock;
   private readonly log: Logger;
   private readonly metrics: MulticlusterMetrics | undefined;
-  private readonly exports = new KeyQueue((k) => this.reconcileExport(k), systemClock, (k, e) => this.onError('export', k, e));
-  private readonly imports = new KeyQueue((k) => this.runImport(k), systemClock, (k, e) => this.onError('import', k, e));
+  private readonly exports = new KeyQueue((k) => this.reconcileExport(k), { onError: (k, e) => this.onError('export', k, e) });
+  private readonly imports = new KeyQueue((k) => this.runImport(k), { onError: (k, e) => this.onError('import', k, e) });
   private readonly lanes: WorkLanes;
   /** queued imports woken by another cluster's slice: foreground work until they have run */
   private readonly foregroundImports = new Set<string>();
@@ -93,7 +93,7 @@ export class MulticlusterAgent {
         onList: (items) => { onList?.(items); for (const o of items) onKey(o, 'LIST'); },
         onEvent: (t, o) => onKey(o, t),
         onError: (err) => this.log.debug({ err }, 'informer error'),
-      }, this.clock);
+      }, { clock: this.clock });
       this.informers.push(i);
       i.start();
     };
@@ -264,104 +264,96 @@ export class MulticlusterAgent {
       return;
     }
     const status = (se.status ?? {}) as { conditions?: Condition[] };
-    let conds = status.conditions ?? [];
-    let dirty = false;
-    const set = (c: Omit<Condition, 'lastTransitionTime'>) => {
-      const r = setCondition(conds, c, this.now());
-      conds = r.list;
-      dirty ||= r.changed;
-    };
-    // the AwaitingSync write runs beside the broker sync (it is not on the path to the
-    // other clusters); every later status write waits for it, so the order is kept
-    let pendingWrite: Promise<void> = Promise.resolve();
-    const writeStatus = async () => {
-      // the conditions as they are now, whatever happens while this write waits
-      const snapshot = conds;
-      const changed = dirty;
-      dirty = false;
-      await pendingWrite;
-      this.conditions.set(key, snapshot);
-      if (!changed) return;
-      // no read first: a read commits what the store has staged (an fsync) on the spot, ahead
-      // of the other clusters' import writes; the status is this controller's alone
-      let written: KubeObject;
-      try {
-        written = await this.local.updateStatus({ ...se, metadata: { ...se.metadata, resourceVersion: undefined }, status: { ...((se.status ?? {}) as object), conditions: snapshot } });
-      } catch (err) {
-        if (isStraitError(err, 'STRAIT_ERR_NOT_FOUND')) return; // deleted meanwhile: the next reconcile withdraws it
-        throw err;
-      }
-      this.ownWrites.add(`${key}@${written.metadata.resourceVersion ?? ''}`);
-    };
-
+    const conds = new ConditionWriter(status.conditions ?? [], () => this.now(),
+      (list) => this.conditions.set(key, list), (list) => this.writeExportConditions(key, se, list));
     const svc = await this.local.get<ServiceLike>(K.Service, name, ns);
     if (!svc || svc.spec?.type === 'ExternalName') {
-      const notFound = !svc;
-      set({
-        type: 'Valid', status: 'False',
-        reason: notFound ? REASON.serviceNotFound : REASON.unsupportedType,
-        message: notFound
-          ? `Service ${ns}/${name} to be exported does not exist; create it or delete the ServiceExport`
-          : `Service ${ns}/${name} has type ExternalName, which cannot be exported`,
-      });
-      set({ type: 'Ready', status: 'False', reason: notFound ? REASON.serviceNotFound : REASON.unsupportedType, message: 'The service is not exported' });
-      await writeStatus();
-      await this.withdraw(ns, name);
+      await this.refuseExport(ns, name, svc, conds);
       this.observe('e', key);
       return;
     }
+    const agg = await this.syncExport(ns, name, await this.buildSlice(se, svc), conds);
+    exportedConditions(conds, agg);
+    await conds.write();
+    this.observe('e', key);
+  }
 
-    const slice = await this.buildSlice(se, svc);
-    const valid = getCondition(conds, 'Valid');
-    const awaiting = () => {
-      if (valid?.status === 'True' || valid?.reason === REASON.awaitingSync) return;
-      set({ type: 'Valid', status: 'False', reason: REASON.awaitingSync, message: MESSAGE.awaitingSync });
-      if (!getCondition(conds, 'Ready')) set({ type: 'Ready', status: 'False', reason: REASON.awaitingSync, message: MESSAGE.awaitingSync });
-      pendingWrite = writeStatus();
-      pendingWrite.catch(() => undefined);
-    };
-
-    let agg: Aggregate | undefined;
+  /** The export's conditions, as they are now, in its status; no read first (see below). */
+  private async writeExportConditions(key: string, se: KubeObject, conditions: Condition[]): Promise<void> {
+    // no read first: a read commits what the store has staged (an fsync) on the spot, ahead
+    // of the other clusters' import writes; the status is this controller's alone
+    let written: KubeObject;
     try {
-      // this cluster's slice on the broker first: it is what the other clusters import and
-      // answer from; nothing else is written before it (each durable write is an fsync, and
-      // an earlier one would sit on the path to the other clusters' DNS answers)
-      const existing = this.brokerSlice(slice.metadata.name) ?? await this.broker.get(K.EndpointSlice, slice.metadata.name, BROKER_NAMESPACE);
-      if (existing?.metadata.annotations?.[ANN_CONTENT_HASH] !== slice.metadata.annotations?.[ANN_CONTENT_HASH]) {
-        // foreground work: the write is on the path to the other clusters' DNS answers
-        this.lanes.begin();
-        let written: KubeObject;
-        try {
-          await ensureNamespace(this.broker, BROKER_NAMESPACE);
-          written = existing
-            ? await this.broker.update({ ...slice, metadata: { ...slice.metadata, resourceVersion: undefined } })
-            : await this.broker.apply(slice);
-        } finally {
-          this.lanes.end();
-        }
-        if (this.brokerSlicesSynced()) this.brokerSlices.set(written.metadata.name, written);
-        // the imports the slice woke up (this process's other clusters) go first; the
-        // aggregate and this status are follow-up work
-        await this.lanes.afterForeground();
-      }
-      // the aggregated ServiceImport is not synced yet: AwaitingSync (SPEC), then True below
-      awaiting();
-      agg = await this.reaggregate(ns, name);
+      written = await this.local.updateStatus({ ...se, metadata: { ...se.metadata, resourceVersion: undefined }, status: { ...((se.status ?? {}) as object), conditions } });
     } catch (err) {
-      // a broker outage leaves an established export alone; a new or changed export waits
+      if (isStraitError(err, 'STRAIT_ERR_NOT_FOUND')) return; // deleted meanwhile: the next reconcile withdraws it
+      throw err;
+    }
+    this.ownWrites.add(`${key}@${written.metadata.resourceVersion ?? ''}`);
+  }
+
+  /** A ServiceExport of a missing or ExternalName Service: not valid, and not on the broker. */
+  private async refuseExport(ns: string, name: string, svc: ServiceLike | undefined, conds: ConditionWriter): Promise<void> {
+    const notFound = !svc;
+    conds.set({
+      type: 'Valid', status: 'False',
+      reason: notFound ? REASON.serviceNotFound : REASON.unsupportedType,
+      message: notFound
+        ? `Service ${ns}/${name} to be exported does not exist; create it or delete the ServiceExport`
+        : `Service ${ns}/${name} has type ExternalName, which cannot be exported`,
+    });
+    conds.set({ type: 'Ready', status: 'False', reason: notFound ? REASON.serviceNotFound : REASON.unsupportedType, message: 'The service is not exported' });
+    await conds.write();
+    await this.withdraw(ns, name);
+  }
+
+  /**
+   * This cluster's slice on the broker, then the aggregated ServiceImport; the export is
+   * AwaitingSync in between. A broker outage leaves an established export alone; a new or
+   * changed one says it waits (and the error goes to the queue's retry).
+   */
+  private async syncExport(ns: string, name: string, slice: KubeObject, conds: ConditionWriter): Promise<Aggregate | undefined> {
+    const valid = conds.get('Valid');
+    try {
+      await this.publishSlice(slice);
+      // the aggregated ServiceImport is not synced yet: AwaitingSync (docs/multicluster.md), then True below
+      if (valid?.status !== 'True' && valid?.reason !== REASON.awaitingSync) {
+        awaitingConditions(conds, MESSAGE.awaitingSync);
+        conds.writeBehind();
+      }
+      return await this.reaggregate(ns, name);
+    } catch (err) {
       if (valid?.status !== 'True' || !isStraitError(err, 'STRAIT_ERR_STORE_UNAVAILABLE')) {
-        set({ type: 'Valid', status: 'False', reason: REASON.awaitingSync, message: `${MESSAGE.awaitingSync}: ${(err as Error).message}` });
-        if (!getCondition(conds, 'Ready')) set({ type: 'Ready', status: 'False', reason: REASON.awaitingSync, message: MESSAGE.awaitingSync });
-        await writeStatus().catch(() => undefined);
+        awaitingConditions(conds, `${MESSAGE.awaitingSync}: ${(err as Error).message}`);
+        await conds.write().catch(() => undefined);
       }
       throw err;
     }
-    set({ type: 'Valid', status: 'True', reason: REASON.exported, message: MESSAGE.synced });
-    set({ type: 'Ready', status: 'True', reason: REASON.exported, message: 'Service is exported and discoverable in the cluster set' });
-    if (agg?.conflict) set({ type: 'Conflict', status: 'True', reason: agg.conflict.reason, message: agg.conflict.message });
-    else set({ type: 'Conflict', status: 'False', reason: REASON.noConflict, message: 'No conflicts with exports of other clusters' });
-    await writeStatus();
-    this.observe('e', key);
+  }
+
+  /**
+   * This cluster's slice on the broker first: it is what the other clusters import and
+   * answer from; nothing else is written before it (each durable write is an fsync, and
+   * an earlier one would sit on the path to the other clusters' DNS answers).
+   */
+  private async publishSlice(slice: KubeObject): Promise<void> {
+    const existing = this.brokerSlice(slice.metadata.name) ?? await this.broker.get(K.EndpointSlice, slice.metadata.name, BROKER_NAMESPACE);
+    if (existing?.metadata.annotations?.[ANN_CONTENT_HASH] === slice.metadata.annotations?.[ANN_CONTENT_HASH]) return;
+    // foreground work: the write is on the path to the other clusters' DNS answers
+    this.lanes.begin();
+    let written: KubeObject;
+    try {
+      await ensureNamespace(this.broker, BROKER_NAMESPACE);
+      written = existing
+        ? await this.broker.update({ ...slice, metadata: { ...slice.metadata, resourceVersion: undefined } })
+        : await this.broker.apply(slice);
+    } finally {
+      this.lanes.end();
+    }
+    if (this.brokerSlicesSynced()) this.brokerSlices.set(written.metadata.name, written);
+    // the imports the slice woke up (this process's other clusters) go first; the
+    // aggregate and this status are follow-up work
+    await this.lanes.afterForeground();
   }
 
   /** Remove this cluster's slice for a service from the broker and fold the rest again. */
@@ -533,6 +525,20 @@ async function applyWithStatus(store: ResourceStore, obj: KubeObject, status: un
   });
   applying.catch(() => undefined);
   await Promise.all([applying, statusWrite]);
+}
+
+/** Valid and (when not set yet) Ready: AwaitingSync, with `message` for Valid. */
+function awaitingConditions(conds: ConditionWriter, message: string): void {
+  conds.set({ type: 'Valid', status: 'False', reason: REASON.awaitingSync, message });
+  if (!conds.get('Ready')) conds.set({ type: 'Ready', status: 'False', reason: REASON.awaitingSync, message: MESSAGE.awaitingSync });
+}
+
+/** Exported: Valid and Ready, and whether the aggregate found a conflict with other clusters' exports. */
+function exportedConditions(conds: ConditionWriter, agg: Aggregate | undefined): void {
+  conds.set({ type: 'Valid', status: 'True', reason: REASON.exported, message: MESSAGE.synced });
+  conds.set({ type: 'Ready', status: 'True', reason: REASON.exported, message: 'Service is exported and discoverable in the cluster set' });
+  if (agg?.conflict) conds.set({ type: 'Conflict', status: 'True', reason: agg.conflict.reason, message: agg.conflict.message });
+  else conds.set({ type: 'Conflict', status: 'False', reason: REASON.noConflict, message: 'No conflicts with exports of other clusters' });
 }
 
 function sortEndpoints(list: SliceEndpoint[]): SliceEndpoint[] {

@@ -1,4 +1,4 @@
-// Status conditions of a ServiceExport: Valid (SPEC.md), Ready and Conflict (MCS API).
+// Status conditions of a ServiceExport: Valid (docs/multicluster.md), Ready and Conflict (MCS API).
 // lastTransitionTime changes only when the status of a condition changes.
 export interface Condition {
   type: string;
@@ -35,4 +35,49 @@ export function setCondition(list: Condition[], next: Omit<Condition, 'lastTrans
 
 export function getCondition(list: Condition[] | undefined, type: string): Condition | undefined {
   return list?.find((c) => c.type === type);
+}
+
+/**
+ * The conditions of one object while a reconcile sets them, and their writes in order: a
+ * write waits for the one before it, and writes the conditions as they were when it was
+ * asked for, whatever is set while it waits.
+ */
+export class ConditionWriter {
+  private dirty = false;
+  private pending: Promise<void> = Promise.resolve();
+
+  constructor(
+    public list: Condition[],
+    private readonly now: () => string,
+    /** called at every write, changed or not, once the writes before it are done */
+    private readonly onCurrent: (list: Condition[]) => void,
+    /** writes a changed list */
+    private readonly persist: (list: Condition[]) => Promise<void>,
+  ) {}
+
+  set(c: Omit<Condition, 'lastTransitionTime'>): void {
+    const r = setCondition(this.list, c, this.now());
+    this.list = r.list;
+    this.dirty ||= r.changed;
+  }
+
+  get(type: string): Condition | undefined {
+    return getCondition(this.list, type);
+  }
+
+  async write(): Promise<void> {
+    const snapshot = this.list;
+    const changed = this.dirty;
+    this.dirty = false;
+    await this.pending;
+    this.onCurrent(snapshot);
+    if (!changed) return;
+    await this.persist(snapshot);
+  }
+
+  /** Write beside the caller's work; every later write waits for this one. */
+  writeBehind(): void {
+    this.pending = this.write();
+    this.pending.catch(() => undefined);
+  }
 }

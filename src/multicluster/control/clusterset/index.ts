@@ -17,11 +17,11 @@ export { MulticlusterMetrics } from './metrics.js';
 export { REASON, MESSAGE, type Condition } from './conditions.js';
 export * from './names.js';
 export { K as MC_KINDS } from './store-util.js';
-export { Informer, KeyQueue, type InformerHandlers } from './informer.js';
 export { WorkLanes, processLanes } from './lanes.js';
-export { readEndpoint, readGateway, connectedClusters, formatRttNs, type EndpointRow, type ConnectionRow, type GatewayRow } from './records.js';
-export { markGatewayPassive, publishGatewayRecords, startRecordsPublisher, type GatewayRecords } from './records-sync.js';
-export { openBrokerByUrl, openBrokerOfCluster } from './broker-connect.js';
+export { readEndpoint, readGateway, withRemoteGateways, connectedClusters, formatRttNs, type EndpointRow, type ConnectionRow, type GatewayRow } from './records.js';
+export { markGatewayPassive, publishGatewayRecords, startRecordsPublisher, submarinerShape, type GatewayRecords } from './records-sync.js';
+export { submarinerResource, submarinerStatus, writeSubmariner, publishSubmarinerGateways, type SubmarinerDeployment } from './submariner.js';
+export { openBrokerByUrl, openBrokerOfCluster, openCurrentBroker, readJoinConnection, type JoinConnection } from './broker-connect.js';
 export {
   deployKubernetesBroker, setupKubernetesClusterSide, brokerKubeconfig, brokerClientRules, BROKER_CLIENT, BROKER_TOKEN_SECONDS,
   type DeployKubernetesBrokerOptions, type KubernetesBrokerInfo, type KubernetesClusterSideOptions,

@@ -1,15 +1,18 @@
 // Joining a cluster to the broker: check the broker info is current, refuse overlapping
 // CIDRs (naming both clusters and both CIDRs), record the Cluster on the broker and in the
-// cluster, and hand the PSK and broker connection to the cluster's daemons.
+// cluster, hand the PSK and broker connection to the cluster's daemons, and describe the
+// deployment in a Submariner resource (submariner.ts) for Submariner's tools.
 import { E } from '../../../base/errors/index.js';
+import { VERSION } from '../../../platform/cli-kit/index.js';
 import type { KubeObject, ResourceStore } from '../../../platform/store/index.js';
 import { checkBrokerInfoCurrent } from './broker.js';
 import type { BrokerInfo } from './broker-info.js';
 import {
-  BROKER_CONNECTION_SECRET, BROKER_NAMESPACE, DNS_LABEL, JOIN_CONFIGMAP, OPERATOR_NAMESPACE, PSK_SECRET,
+  ANN_NETWORK_PLUGIN, BROKER_CONNECTION_SECRET, BROKER_NAMESPACE, DNS_LABEL, JOIN_CONFIGMAP, OPERATOR_NAMESPACE, PSK_SECRET,
 } from './names.js';
 import { type ClusterNetwork, findOverlaps, validateNetwork } from './network.js';
 import { b64, cmData, ensureNamespace, K } from './store-util.js';
+import { writeSubmariner } from './submariner.js';
 
 export type CableDriver = 'libreswan' | 'strait';
 export const CABLE_DRIVERS: CableDriver[] = ['libreswan', 'strait'];
@@ -31,18 +34,20 @@ export interface JoinResult {
   rejoined: boolean;
 }
 
-/** Cluster record (Submariner's submariner.io/v1 Cluster spec field names). */
+/**
+ * Cluster record: Submariner's submariner.io/v1 Cluster spec, nothing else in it (its CRD
+ * knows no other field); the network plugin goes in an annotation.
+ */
 export function clusterRecord(n: ClusterNetwork, namespace: string): KubeObject {
   return {
     apiVersion: K.Cluster.apiVersion, kind: 'Cluster',
-    metadata: { name: n.clusterId, namespace },
+    metadata: { name: n.clusterId, namespace, annotations: { [ANN_NETWORK_PLUGIN]: n.networkPlugin } },
     spec: {
       cluster_id: n.clusterId,
       color_codes: ['blue'],
       service_cidr: [...n.serviceCIDRs],
       cluster_cidr: [...n.clusterCIDRs],
       global_cidr: [],
-      network_plugin: n.networkPlugin,
     },
   };
 }
@@ -53,7 +58,8 @@ export function networkOf(obj: KubeObject): ClusterNetwork {
   const list = (v: unknown) => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
   return {
     clusterId: typeof spec['cluster_id'] === 'string' ? spec['cluster_id'] : obj.metadata.name,
-    networkPlugin: typeof spec['network_plugin'] === 'string' ? spec['network_plugin'] : 'generic',
+    // records written before the annotation carried it in the spec
+    networkPlugin: obj.metadata.annotations?.[ANN_NETWORK_PLUGIN] ?? (typeof spec['network_plugin'] === 'string' ? spec['network_plugin'] : 'generic'),
     serviceCIDRs: list(spec['service_cidr']),
     clusterCIDRs: list(spec['cluster_cidr']),
   };
@@ -103,6 +109,10 @@ export async function joinCluster(opts: JoinOptions): Promise<JoinResult> {
       brokerURL: info.brokerURL,
       joinedAt: now,
     },
+  });
+  await writeSubmariner(local, {
+    network, brokerURL: info.brokerURL, brokerNamespace: info.brokerNamespace, cableDriver: opts.cableDriver ?? 'strait',
+    natEnabled: opts.natt ?? true, serviceDiscovery: info.serviceDiscovery, version: VERSION,
   });
   return { clusterId: network.clusterId, rejoined };
 }

@@ -1,11 +1,18 @@
 // Names shared by the broker, the join and the export/import controllers. Submariner's
 // namespaces and the MCS API's label keys, so that tools that know them find things.
+import { E } from '../../../base/errors/index.js';
 import { GROUPS } from '../../../platform/resources/index.js';
 
 /** Namespace on the broker holding Clusters, Endpoints, aggregated ServiceImports and exported EndpointSlices. */
 export const BROKER_NAMESPACE = 'submariner-k8s-broker';
-/** Namespace in each joined cluster holding the join's records and secrets. */
-export const OPERATOR_NAMESPACE = 'submariner-operator';
+/**
+ * Namespace in each joined cluster holding the join's records and secrets, the Submariner
+ * resource and the gateways' Endpoint and Gateway records: Submariner's, which its tools
+ * (subctl show, diagnose) read. The one place to change it: STRAIT_OPERATOR_NAMESPACE.
+ */
+export const OPERATOR_NAMESPACE = operatorNamespace(process.env['STRAIT_OPERATOR_NAMESPACE']);
+/** Name of the Submariner resource (submariner.io/v1alpha1) describing the deployment, as subctl looks it up. */
+export const SUBMARINER_NAME = 'submariner';
 
 /** ConfigMap on the broker: the broker's description (components, domains, deploy time). */
 export const BROKER_CONFIGMAP = 'strait-broker';
@@ -29,7 +36,16 @@ export const ANN_EXPORT_CREATED = `strait.${GROUPS.multicluster}/export-created`
 export const ANN_SERVICE_TYPE = `strait.${GROUPS.multicluster}/service-type`;
 export const ANN_SYNCED_AT = `strait.${GROUPS.multicluster}/synced-at`;
 
+/** Annotation on a Cluster record: the network plugin (Submariner's Cluster spec has no field for it). */
+export const ANN_NETWORK_PLUGIN = `strait.${GROUPS.cluster}/network-plugin`;
+
 export const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+
+function operatorNamespace(v: string | undefined): string {
+  if (v === undefined || v === '') return 'submariner-operator';
+  if (!/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(v)) throw E.configInvalid('STRAIT_OPERATOR_NAMESPACE', v, 'must be a namespace name (a DNS-1123 label)');
+  return v;
+}
 
 /** Name of a service's aggregated ServiceImport on the broker: dots cannot occur in either part. */
 export const brokerImportName = (namespace: string, service: string): string => `${service}.${namespace}`;

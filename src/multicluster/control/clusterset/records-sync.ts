@@ -6,22 +6,32 @@ import { type Clock, systemClock } from '../../../base/clock/index.js';
 import { isStraitError } from '../../../base/errors/index.js';
 import type { KubeObject, ResourceStore } from '../../../platform/store/index.js';
 import { BROKER_NAMESPACE, OPERATOR_NAMESPACE } from './names.js';
-import { readEndpoint } from './records.js';
+import type { EndpointRecord } from '../../dataplane/gateway/index.js';
+import { readEndpoint, type GatewayRow, type PublishedConnection } from './records.js';
 import { ensureNamespace, K } from './store-util.js';
+import { publishSubmarinerGateways } from './submariner.js';
 
+/** A gateway's records (its /records JSON, or the gateway object itself in Kubernetes mode). */
 export interface GatewayRecords {
-  endpoint: { clusterId: string; hostname: string; endpointIP: string; publicIP: string; cableDriver: string; subnets: string[] };
-  gateway: { node: string; haStatus: string; summary: string };
-  connections: Record<string, unknown>[];
+  endpoint: Omit<EndpointRecord, 'type'>;
+  gateway: GatewayRow;
+  connections: PublishedConnection[];
 }
 
+/** The passive gateway's own summary: nothing failed (subctl says the same for no connections). */
+const NO_CONNECTIONS = 'There are no connections';
+
 /**
- * The same records in Submariner's JSON shape (cluster_id, private_ip, backend, usingIP,
- * latencyRTT, ...), which the submariner.io CRDs on a real API server validate and prune
- * to; strait's flat fields stay beside them for the world's store. readEndpoint and
- * readGateway read either shape.
+ * The records as Submariner's CRDs define them (submariner.io/v1 EndpointSpec and
+ * GatewayStatus: cluster_id, private_ip, backend, usingIP, latencyRTT, ...): every field
+ * they require, none they do not know, so a real API server with Submariner's own CRDs
+ * takes them (test/integration/submariner-crds-kubernetes.test.ts). A connection's
+ * endpoint is the remote gateway's: its host name comes from the remote cluster's Endpoint
+ * (`remoteHostnames`, by cluster ID), as Submariner's gateway copies it. What is not
+ * healthy about a gateway (fenced, lost the lease) goes in statusFailure, which subctl
+ * prints as the gateway's summary.
  */
-export function submarinerShape(recs: GatewayRecords): { endpoint: Record<string, unknown>; connections: Record<string, unknown>[] } {
+export function submarinerShape(recs: GatewayRecords, version: string, remoteHostnames: ReadonlyMap<string, string> = new Map()): { endpoint: Record<string, unknown>; gateway: Record<string, unknown> } {
   const ep = recs.endpoint;
   const cable = (cluster: string, ip: string) => `strait-cable-${cluster}-${ip.replace(/[^0-9a-z]/gi, '-')}`;
   const endpoint = {
@@ -32,51 +42,75 @@ export function submarinerShape(recs: GatewayRecords): { endpoint: Record<string
   const connections = recs.connections.map((c) => {
     const remote = str(c['remoteIP']);
     const cluster = str(c['cluster']);
+    const nat = c['nat'] === 'yes';
+    const status = str(c['status']);
     return {
-      status: str(c['status']) || 'connecting', statusMessage: str(c['statusMessage']),
+      status: status === 'connected' || status === 'error' ? status : 'connecting', statusMessage: str(c['statusMessage']),
       endpoint: {
-        cluster_id: cluster, cable_name: cable(cluster, remote), hostname: cluster, subnets: Array.isArray(c['subnets']) ? c['subnets'] : [],
-        private_ip: remote, public_ip: remote, backend: str(c['cableDriver']),
+        cluster_id: cluster, cable_name: cable(cluster, remote), hostname: remoteHostnames.get(cluster) ?? '',
+        subnets: Array.isArray(c['subnets']) ? c['subnets'].filter((x): x is string => typeof x === 'string') : [],
+        private_ip: remote, public_ip: remote, nat_enabled: nat, backend: str(c['cableDriver']),
       },
-      usingIP: remote, usingNAT: c['nat'] === 'yes',
+      usingIP: remote, usingNAT: nat,
       ...(str(c['rttAvg']) ? { latencyRTT: { average: str(c['rttAvg']) } } : {}),
-      ...(typeof c['rxBytes'] === 'number' ? { bytesIn: c['rxBytes'] } : {}),
-      ...(typeof c['txBytes'] === 'number' ? { bytesOut: c['txBytes'] } : {}),
     };
   });
-  return { endpoint, connections };
+  const g = recs.gateway;
+  const statusFailure = g.haStatus === 'active' || g.summary === NO_CONNECTIONS ? '' : g.summary;
+  return { endpoint, gateway: { version, haStatus: g.haStatus, localEndpoint: endpoint, statusFailure, connections } };
 }
 
 const safe = (s: string) => s.toLowerCase().replace(/[^a-z0-9.-]/g, '-').replace(/^[^a-z0-9]+|[^a-z0-9]+$/g, '') || 'x';
-const same = (a: KubeObject | undefined, b: KubeObject, part: 'spec' | 'status') => JSON.stringify(a?.[part]) === JSON.stringify(b[part]);
+/** JSON with sorted keys: the API server answers with its own key order */
+const canon = (v: unknown): string => JSON.stringify(v, (_k, x: unknown) => (x && typeof x === 'object' && !Array.isArray(x)
+  ? Object.fromEntries(Object.entries(x as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : x));
+const same = (a: KubeObject | undefined, b: KubeObject, part: 'spec' | 'status') => canon(a?.[part]) === canon(b[part]);
+
+/** Host names of other clusters' gateways, from their Endpoints in `ns` (copied from the broker). */
+async function remoteHostnames(local: ResourceStore, ns: string, clusterId: string): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  for (const e of (await local.list(K.Endpoint, { namespace: ns })).items) {
+    const r = readEndpoint(e, clusterId);
+    if (r.type === 'remote' && r.hostname) out.set(r.cluster, r.hostname);
+  }
+  return out;
+}
 
 /**
- * `ns`: where the cluster's records live (the world: submariner-operator; Kubernetes
- * mode: the gateway pod's namespace).
+ * `ns`: where the cluster's records live (the operator namespace, where Submariner's tools
+ * read them). `shape` 'submariner': Submariner's field names only (a real API server with
+ * the submariner.io CRDs), and the active gateway keeps the Submariner resource's
+ * status.gateways equal to the Gateway records.
  */
 export async function publishGatewayRecords(local: ResourceStore, broker: ResourceStore | undefined, recs: GatewayRecords, version?: string, ns = OPERATOR_NAMESPACE, shape: 'strait' | 'submariner' = 'strait'): Promise<void> {
   const ep = recs.endpoint;
   const epName = safe(`${ep.clusterId}.${ep.hostname}`);
-  const sub = shape === 'submariner' ? submarinerShape(recs) : undefined;
+  const sub = shape === 'submariner' ? submarinerShape(recs, version ?? '', await remoteHostnames(local, ns, ep.clusterId)) : undefined;
   const endpoint: KubeObject = {
     apiVersion: K.Endpoint.apiVersion, kind: 'Endpoint', metadata: { name: epName, namespace: ns },
     spec: sub ? sub.endpoint : { ...ep, subnets: [...ep.subnets] },
   };
   // the world's store makes the namespace; on Kubernetes it exists (and the gateway may not read Namespaces)
-  if (ns === OPERATOR_NAMESPACE) await ensureNamespace(local, ns).catch(() => undefined);
+  if (!sub) await ensureNamespace(local, ns).catch(() => undefined);
   // HA: only the active gateway of a cluster has an Endpoint (a passive one removes its own)
   const passive = recs.gateway.haStatus === 'passive';
   if (passive) {
     if (await local.get(K.Endpoint, epName, ns)) await local.delete(K.Endpoint, epName, ns);
   } else if (!same(await local.get(K.Endpoint, epName, ns), endpoint, 'spec')) await local.apply(endpoint);
   const gwName = safe(recs.gateway.node);
-  const status = sub
-    ? { haStatus: recs.gateway.haStatus, summary: recs.gateway.summary, localEndpoint: sub.endpoint, connections: sub.connections, ...(version ? { version } : {}) }
-    : { ...recs.gateway, connections: recs.connections, ...(version ? { version } : {}) };
+  const status = sub ? sub.gateway : { ...recs.gateway, connections: recs.connections, ...(version ? { version } : {}) };
+  const gateway: KubeObject = { apiVersion: K.Gateway.apiVersion, kind: 'Gateway', metadata: { name: gwName, namespace: ns }, status };
   const existing = await local.get(K.Gateway, gwName, ns);
-  if (JSON.stringify(existing?.status) !== JSON.stringify(status)) {
-    const gw = existing ?? await local.apply({ apiVersion: K.Gateway.apiVersion, kind: 'Gateway', metadata: { name: gwName, namespace: ns } });
-    await local.updateStatus({ ...gw, status, metadata: { ...gw.metadata, resourceVersion: undefined } });
+  if (!same(existing, gateway, 'status')) {
+    // created with its status (Submariner's CRD requires one; where a status subresource drops it, it is written next)
+    const gw = existing ?? await local.apply(gateway);
+    if (!same(gw, gateway, 'status')) await local.updateStatus({ ...gw, status, metadata: { ...gw.metadata, resourceVersion: undefined } });
+  }
+  if (sub && recs.gateway.haStatus === 'active') {
+    const gws = (await local.list(K.Gateway, { namespace: ns })).items
+      .filter((g) => (g.status as Record<string, unknown> | undefined)?.['localEndpoint'] !== undefined)
+      .sort((a, b) => a.metadata.name.localeCompare(b.metadata.name));
+    await publishSubmarinerGateways(local, ns, gws.map((g) => g.status as Record<string, unknown>));
   }
   if (!broker) return;
   const onBroker = { ...endpoint, metadata: { name: epName, namespace: BROKER_NAMESPACE } };
@@ -108,7 +142,7 @@ export async function publishGatewayRecords(local: ResourceStore, broker: Resour
 /**
  * HA: the gateway `node` of cluster `clusterId` no longer holds the lease (the candidate
  * that took it over says so, or the gateway itself when it finds it lost it): its Gateway
- * record becomes `passive` with `summary` and no connections, and its Endpoint is removed
+ * record becomes `passive` with `summary` (statusFailure in Submariner's shape) and no connections, and its Endpoint is removed
  * (the new active gateway's publisher replaces it, on the broker too). False when there
  * is no record of it (nothing published yet).
  */
@@ -123,7 +157,9 @@ export async function markGatewayPassive(local: ResourceStore, o: { node: string
     const cur = (gw.status ?? {}) as Record<string, unknown>;
     if (cur['haStatus'] === 'passive') return true;
     try {
-      await local.updateStatus({ ...gw, status: { ...cur, haStatus: 'passive', summary: o.summary, connections: [] } });
+      // Submariner's shape (it has a localEndpoint) says it in statusFailure, which its CRD knows; strait's in summary
+      const why = cur['localEndpoint'] !== undefined ? { statusFailure: o.summary } : { summary: o.summary };
+      await local.updateStatus({ ...gw, status: { ...cur, haStatus: 'passive', ...why, connections: [] } });
       return true;
     } catch (err) {
       if (attempt >= 2 || !isStraitError(err) || err.code !== 'STRAIT_ERR_CONFLICT') throw err;
@@ -133,12 +169,17 @@ export async function markGatewayPassive(local: ResourceStore, o: { node: string
 
 /** Poll a gateway's records and publish them every `intervalMs` (default 1 s); errors are retried on the next tick. */
 export function startRecordsPublisher(opts: {
-  local: ResourceStore; broker?: ResourceStore; fetchRecords: () => Promise<GatewayRecords>; intervalMs?: number; version?: string; clock?: Clock;
-  /** where the records live (default submariner-operator) */
+  local: ResourceStore; broker?: ResourceStore; fetchRecords: () => Promise<GatewayRecords>;
+  /** between polls (default 1 s); a function is asked before every wait (e.g. faster until the first connected records) */
+  intervalMs?: number | (() => number);
+  version?: string; clock?: Clock;
+  /** where the records live (default: the operator namespace, submariner-operator) */
   namespace?: string;
   /** 'submariner': Submariner's field names only (a real API server with the submariner.io CRDs) */
   shape?: 'strait' | 'submariner';
   onError?: (err: unknown) => void;
+  /** after each poll whose records were all written (local store and broker) */
+  onPublished?: (recs: GatewayRecords) => void;
 }): { stop(): Promise<void> } {
   const clock = opts.clock ?? systemClock;
   let stopped = false;
@@ -146,11 +187,14 @@ export function startRecordsPublisher(opts: {
   let inFlight: Promise<void> = Promise.resolve();
   const tick = async () => {
     try {
-      await publishGatewayRecords(opts.local, opts.broker, await opts.fetchRecords(), opts.version, opts.namespace, opts.shape);
+      const recs = await opts.fetchRecords();
+      await publishGatewayRecords(opts.local, opts.broker, recs, opts.version, opts.namespace, opts.shape);
+      opts.onPublished?.(recs);
     } catch (err) {
       opts.onError?.(err);
     }
-    if (!stopped) timer = clock.setTimeout(() => { inFlight = tick(); }, opts.intervalMs ?? 1000);
+    const wait = typeof opts.intervalMs === 'function' ? opts.intervalMs() : opts.intervalMs ?? 1000;
+    if (!stopped) timer = clock.setTimeout(() => { inFlight = tick(); }, wait);
   };
   inFlight = tick();
   // stop(): no tick starts any more; the promise settles when the one in flight (if any) has written

@@ -3,33 +3,26 @@
 // both strait's flat shape (clusterId, endpointIP, ... as the gateway's records have them)
 // and Submariner's (cluster_id, private_ip, backend, latencyRTT, ...), so either source works.
 import type { KubeObject } from '../../../platform/store/index.js';
+import type { ConnectionRecord, EndpointRecord, GatewayRecord } from '../../dataplane/gateway/index.js';
 
-export interface EndpointRow {
-  cluster: string;
-  hostname: string;
-  endpointIP: string;
-  publicIP: string;
-  cableDriver: string;
-  subnets: string[];
-  type: 'local' | 'remote';
-}
+/** An Endpoint read back: the gateway's Endpoint record, its cluster ID as `cluster`. */
+export type EndpointRow = Omit<EndpointRecord, 'clusterId'> & { cluster: string };
 
-export interface ConnectionRow {
+/** The columns of a gateway's connection record that both shapes carry. */
+type ConnectionColumns = 'cluster' | 'remoteIP' | 'nat' | 'cableDriver' | 'subnets' | 'rttAvg';
+
+/** A connection read back: the gateway's connection record's columns, any status text. */
+export type ConnectionRow = Pick<ConnectionRecord, ConnectionColumns> & {
+  /** the remote gateway's host name (its Endpoint's), as subctl's GATEWAY column; '' when not known */
   gateway: string;
-  cluster: string;
-  remoteIP: string;
-  nat: 'yes' | 'no';
-  cableDriver: string;
-  subnets: string[];
   status: string;
-  rttAvg: string;
-}
+};
 
-export interface GatewayRow {
-  node: string;
-  haStatus: string;
-  summary: string;
-}
+/** A connection as a gateway publishes it (its /records JSON): the row, the record's other fields optional. */
+export type PublishedConnection = ConnectionRow & Partial<Omit<ConnectionRecord, ConnectionColumns | 'gateway' | 'status'>>;
+
+/** A Gateway read back: the gateway's record, any HA status text. */
+export type GatewayRow = Omit<GatewayRecord, 'haStatus'> & { haStatus: string };
 
 type Obj = Record<string, unknown>;
 const obj = (v: unknown): Obj => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Obj) : {});
@@ -63,13 +56,15 @@ export function readEndpoint(o: KubeObject, localCluster: string): EndpointRow {
   };
 }
 
-function readConnection(c: Obj, gateway: string): ConnectionRow {
+function readConnection(c: Obj): ConnectionRow {
   const ep = obj(c['endpoint']);
   const rtt = obj(c['latencyRTT']);
   const natRaw = c['nat'] ?? c['usingNAT'];
   const avg = rtt['average'];
   return {
-    gateway: str(c['gateway'], gateway),
+    // Submariner's shape: the remote endpoint's host name; strait's flat shape has none (its
+    // `gateway` is the local gateway): the reader finds it from the remote cluster's Endpoint
+    gateway: str(ep['hostname'], c['remoteHostname']),
     cluster: str(c['cluster'], ep['cluster_id'], ep['clusterId']),
     remoteIP: str(c['remoteIP'], c['usingIP'], ep['private_ip'], ep['endpointIP']),
     nat: natRaw === true || natRaw === 'yes' ? 'yes' : 'no',
@@ -84,11 +79,19 @@ export function readGateway(o: KubeObject): { gateway: GatewayRow; connections: 
   const s = { ...obj(o.spec), ...obj(o.status) };
   const local = obj(s['localEndpoint']);
   const node = str(s['node'], local['hostname'], o.metadata.name);
-  const conns = (Array.isArray(s['connections']) ? s['connections'] : []).map((c) => readConnection(obj(c), node));
+  const conns = (Array.isArray(s['connections']) ? s['connections'] : []).map((c) => readConnection(obj(c)));
   const up = conns.filter((c) => c.status === 'connected').length;
+  // strait's records carry a summary; Submariner's a statusFailure, else the summary is subctl's
   const summary = str(s['summary'], s['statusFailure'])
-    || (up === conns.length ? `All connections (${conns.length}) are established` : `${conns.length - up} connection(s) of ${conns.length} are not established`);
+    || (conns.length === 0 ? 'There are no connections'
+      : up === conns.length ? `All connections (${conns.length}) are established` : `${up} connections out of ${conns.length} are established`);
   return { gateway: { node, haStatus: str(s['haStatus'], 'unknown'), summary }, connections: conns };
+}
+
+/** The connections' GATEWAY: the remote cluster's gateway host name from its Endpoint where the record has none. */
+export function withRemoteGateways(connections: ConnectionRow[], endpoints: EndpointRow[]): ConnectionRow[] {
+  const host = new Map(endpoints.filter((e) => e.type === 'remote' && e.hostname).map((e) => [e.cluster, e.hostname]));
+  return connections.map((c) => (c.gateway ? c : { ...c, gateway: host.get(c.cluster) ?? '' }));
 }
 
 /** Clusters reachable now according to active gateways (undefined when no gateway record exists). */

@@ -15,6 +15,7 @@ export const K = {
   Cluster: ref(Kinds.Cluster),
   Endpoint: ref(Kinds.Endpoint),
   Gateway: ref(Kinds.Gateway),
+  Submariner: ref(Kinds.Submariner),
 } as const;
 
 /** Namespaces known to exist, per store: a namespace is made once, not checked on every write. */

@@ -58,7 +58,13 @@ export interface GatewayConfig {
    */
   tun: { name: string; mtu: number; offload: boolean };
   peers: GatewayPeerConfig[];
+  /** the cluster's nodes (node agents): the only senders of VXLAN taken, each for its pod CIDRs */
   nodes: GatewayNodeConfig[];
+  /**
+   * where the node list comes from: 'config' (`nodes`, the world), or 'kubernetes' (the
+   * Node objects: InternalIP and spec.podCIDRs, watched; `nodes` is the list until then)
+   */
+  nodesFrom: 'config' | 'kubernetes';
   metrics: { listen: string; port: number };
   timers: { keepaliveMs: number; deadAfterMs: number; rekeyAfterMs: number; rekeyTimeoutMs: number; handshakeAttempts: number };
   ha?: GatewayHaConfig;
@@ -113,6 +119,7 @@ const schema: ConfigSchema<GatewayConfig> = {
       type: 'array', default: [],
       items: { type: 'object', additionalProperties: false, required: ['address', 'podCIDRs'], properties: { address: ip, podCIDRs: cidrs } },
     },
+    nodesFrom: { type: 'string', enum: ['config', 'kubernetes'], default: 'config' },
     metrics: {
       type: 'object', additionalProperties: false, default: {} as never, required: [],
       properties: { listen: { type: 'string', default: '127.0.0.1' }, port: { ...port, default: 9464 } },

@@ -2,10 +2,12 @@
 // tunnels to remote gateways (UDP 4500), and a TUN device that injects decrypted
 // traffic into the cluster network (or VXLAN back to the node agent that hosts the
 // destination). Routing is by destination CIDR; the source address is never touched.
+// VXLAN frames are taken only from the cluster's nodes (node-table.ts), and a packet
+// from a node only with an inner source in that node's pod CIDRs.
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { systemClock, type Clock } from '../../../base/clock/index.js';
-import { parseCidr, cidrContains, type Cidr } from '../../../base/config/index.js';
+import { cidrContains, ipv4ToInt, type Cidr } from '../../../base/config/index.js';
 import { E } from '../../../base/errors/index.js';
 import { peekDestination, peekSource } from '../../wire/ipv4/index.js';
 import {
@@ -16,9 +18,11 @@ import { FEATURE_VNET, FEATURE_FRAG, NEXT_IPV4, NEXT_IPV4_VNET, segmentVnet, typ
 import { TunnelEndpoint, Reassembler, type Peer, type PeerRecord, type TunnelEvent } from '../tunnel/index.js';
 import { TunDevice, routeInto, vnetHdrIsPlain, VNET_HDR_LEN } from '../tun/index.js';
 import { UdpTransport } from '../udp/index.js';
-import { parseGatewayConfig, type GatewayConfig } from './config.js';
+import { parseGatewayConfig, type GatewayConfig, type GatewayNodeConfig } from './config.js';
+import { NodeTable, inPodCidrs, type NodeEntry } from './node-table.js';
 
 export { parseGatewayConfig, type GatewayConfig, type GatewayPeerConfig, type GatewayNodeConfig, type GatewayHaConfig } from './config.js';
+export { NodeTable, inPodCidrs, type NodeEntry, type NodeInput } from './node-table.js';
 
 export class VxlanCounters {
   rxPackets = 0;
@@ -50,7 +54,7 @@ const FENCE_CHECK_EVERY = 64;
 const VXLAN_REASSEMBLY_SLOTS = 16;
 const VXLAN_REASSEMBLY_TIMEOUT_MS = 1000;
 
-/** SPEC "Cluster join artefacts": Endpoint record of this gateway. */
+/** Endpoint record of this gateway, published to the broker (docs/gateway-and-agent.md). */
 export interface EndpointRecord {
   clusterId: string;
   hostname: string;
@@ -61,25 +65,14 @@ export interface EndpointRecord {
   type: 'local' | 'remote';
 }
 
-/** Connection record (subctl show connections). */
-export interface ConnectionRecord {
+/** Connection record (subctl show connections): a tunnel peer's record, as Submariner names and prints it. */
+export type ConnectionRecord = Pick<PeerRecord, 'cluster' | 'remoteIP' | 'subnets' | 'status' | 'statusMessage' | 'rttAvgMs'
+  | 'txBytes' | 'txPackets' | 'rxBytes' | 'rxPackets' | 'handshakes' | 'rekeys'> & {
   gateway: string;
-  cluster: string;
-  remoteIP: string;
   nat: 'yes' | 'no';
   cableDriver: string;
-  subnets: string[];
-  status: 'connected' | 'connecting' | 'error';
-  statusMessage: string;
   rttAvg: string;
-  rttAvgMs: number | null;
-  txBytes: number;
-  txPackets: number;
-  rxBytes: number;
-  rxPackets: number;
-  handshakes: number;
-  rekeys: number;
-}
+};
 
 export interface GatewayRecord {
   node: string;
@@ -105,7 +98,8 @@ export class Gateway implements SegmentSink {
   private tunnelSock: UdpTransport | undefined;
   private vxlanSock: UdpTransport | undefined;
   private tun: TunDevice | undefined;
-  private readonly nodes: { address: string; cidrs: Cidr[] }[];
+  /** the cluster's nodes: who may send VXLAN here, and their pod CIDRs */
+  private readonly nodes = new NodeTable();
   private readonly vni: number;
   haStatus: 'active' | 'passive';
   /** HA: the lease epoch (transitions) this gateway became active with */
@@ -144,7 +138,7 @@ export class Gateway implements SegmentSink {
     writeHeaders(hdr, 0, config.vxlan.vni, AGENT_MAC, GATEWAY_MAC, ETHERTYPE_IPV4);
     this.vxlanParts = [hdr, hdr];
     this.clock = opts.clock ?? systemClock;
-    this.nodes = config.nodes.map((n) => ({ address: n.address, cidrs: n.podCIDRs.map((c) => parseCidr(c)) }));
+    this.nodes.set(config.nodes, config.ha?.members.map((m) => m.address) ?? []);
     this.haStatus = config.ha ? 'passive' : 'active';
     this.standbyEndpoints = new Map(config.peers.map((p) => [p.clusterId, new Set(p.standby.map((a) => `${a}:${p.port}`))]));
     const psk = config.psk ?? readPsk(config.pskFile as string);
@@ -161,6 +155,19 @@ export class Gateway implements SegmentSink {
       maxDatagram: config.tunnel.mtu - 28,
       ...(opts.onEvent ? { onEvent: opts.onEvent } : {}),
     });
+  }
+
+  /**
+   * The cluster's nodes changed (Kubernetes mode: the Node objects). Frames from a node
+   * no longer listed are dropped from now on. Throws on a bad CIDR and keeps the old table.
+   */
+  setNodes(nodes: readonly GatewayNodeConfig[]): void {
+    this.nodes.set(nodes, this.config.ha?.members.map((m) => m.address) ?? []);
+  }
+
+  /** the nodes the gateway takes VXLAN from (with pods) */
+  get nodeCount(): number {
+    return this.nodes.list.length;
   }
 
   get tunnelPort(): number {
@@ -270,7 +277,7 @@ export class Gateway implements SegmentSink {
   private announce(): void {
     if (this.haStatus !== 'active' || !this.vxlanSock) return;
     const frame = encodeAnnounce(this.vni, this.haEpoch);
-    for (const n of this.nodes) {
+    for (const n of this.nodes.list) {
       this.vxlan.announcements++;
       this.vxlanSock.send(frame, this.config.vxlan.agentPort, n.address);
     }
@@ -298,9 +305,15 @@ export class Gateway implements SegmentSink {
   /** A VXLAN frame from a node agent: route its inner IPv4 packet into a tunnel. */
   private fromVxlan(msg: Buffer, address: string, _port: number): void {
     const len = msg.length;
+    // only the cluster's nodes (and HA members) speak VXLAN here: a pod is none of them
+    const node = this.nodes.sender(address);
+    if (node === undefined) {
+      this.tunnel.counters.drops.unknown_sender++;
+      return;
+    }
     const etherType = len >= VXLAN_OVERHEAD ? msg.readUInt16BE(20) : 0;
     if (etherType === ETHERTYPE_STRAIT && len >= VXLAN_OVERHEAD && ((msg[0] as number) & 0x08) !== 0 && msg.readUIntBE(4, 3) === this.vni) {
-      this.fromAgentExt(msg, address, _port);
+      this.fromAgentExt(msg, address, _port, node);
       return;
     }
     if (len < VXLAN_OVERHEAD + 20 || ((msg[0] as number) & 0x08) === 0 || msg.readUIntBE(4, 3) !== this.vni || (etherType !== ETHERTYPE_IPV4 && etherType !== ETHERTYPE_VNET)) {
@@ -315,6 +328,13 @@ export class Gateway implements SegmentSink {
       // HA: decrypted traffic for this node's pods, from the active gateway
       if (address === this.activeAddress && etherType === ETHERTYPE_IPV4 && this.tun) this.tun.writePacket(msg, VXLAN_OVERHEAD, len - VXLAN_OVERHEAD);
       else this.tunnel.counters.drops.no_route++;
+      return;
+    }
+    // the inner source must be a pod of the sending node
+    const ipOff = etherType === ETHERTYPE_IPV4 ? VXLAN_OVERHEAD : VXLAN_OVERHEAD + VNET_HDR_LEN;
+    const src = peekSource(msg, ipOff, len - ipOff);
+    if (src >= 0 && !inPodCidrs(node, src)) {
+      this.tunnel.counters.drops.spoofed_source++;
       return;
     }
     if (etherType === ETHERTYPE_IPV4) this.forward(msg, VXLAN_OVERHEAD, len - VXLAN_OVERHEAD);
@@ -368,7 +388,8 @@ export class Gateway implements SegmentSink {
    */
   private readonly fromAgentRun = (buf: Buffer, len: number, seg: number, address: string, _port: number): boolean => {
     const h = VXLAN_OVERHEAD;
-    if (this.haStatus === 'passive' || seg < h + EXT_HEADER || seg >= len || buf.readUInt16BE(20) !== ETHERTYPE_STRAIT ||
+    const node = this.nodes.sender(address);
+    if (node === undefined || this.haStatus === 'passive' || seg < h + EXT_HEADER || seg >= len || buf.readUInt16BE(20) !== ETHERTYPE_STRAIT ||
         ((buf[0] as number) & 0x08) === 0 || buf.readUIntBE(4, 3) !== this.vni || buf[h] !== EXT_FRAGMENT) return false;
     const first = buf[h + 1] as number;
     const id = buf.readUInt32BE(h + 4);
@@ -381,7 +402,7 @@ export class Gateway implements SegmentSink {
     }
     if (address !== this.lastAgent) {
       this.lastAgent = address;
-      this.lastAgentInt = ipv4Int(address);
+      this.lastAgentInt = ipv4ToInt(address) ?? 0;
     }
     const r = this.vxlanReassembly;
     const count = buf[h + 2] as number;
@@ -393,24 +414,28 @@ export class Gateway implements SegmentSink {
       this.vxlan.fragments++;
       const slot = r.add(this.lastAgentInt, id, first + i, count, size, buf, o + h + EXT_HEADER, l - h - EXT_HEADER, now);
       if (slot < 0) continue;
-      this.reassembledFromAgent(slot);
+      this.reassembledFromAgent(slot, node);
     }
     return true;
   };
 
-  private reassembledFromAgent(slot: number): void {
+  private reassembledFromAgent(slot: number, node: NodeEntry): void {
     const r = this.vxlanReassembly;
     const total = r.length(slot);
+    const buf = r.buffer(slot);
     this.vxlan.reassembled++;
     this.vxlan.rxPackets++;
     this.vxlan.rxBytes += total;
+    // a super-packet, too, must come from a pod of the node that sent its fragments
+    const src = total > VNET_HDR_LEN ? peekSource(buf, VNET_HDR_LEN, total - VNET_HDR_LEN) : -1;
+    if (src >= 0 && !inPodCidrs(node, src)) this.tunnel.counters.drops.spoofed_source++;
     // sealed (copied) before this returns: the slot can be reused at once
-    this.forwardVnet(r.buffer(slot), 0, total);
+    else this.forwardVnet(buf, 0, total);
     r.release(slot);
   }
 
   /** A strait extension frame from an agent: a hello (answered) or a super-packet fragment. */
-  private fromAgentExt(msg: Buffer, address: string, port: number): void {
+  private fromAgentExt(msg: Buffer, address: string, port: number, node: NodeEntry): void {
     const len = msg.length;
     if (extRule(msg, VXLAN_OVERHEAD, len - VXLAN_OVERHEAD) !== '') {
       this.vxlan.malformed++;
@@ -435,13 +460,13 @@ export class Gateway implements SegmentSink {
     this.vxlan.fragments++;
     if (address !== this.lastAgent) {
       this.lastAgent = address;
-      this.lastAgentInt = ipv4Int(address);
+      this.lastAgentInt = ipv4ToInt(address) ?? 0;
     }
     const h = VXLAN_OVERHEAD;
     const r = this.vxlanReassembly;
     const slot = r.add(this.lastAgentInt, msg.readUInt32BE(h + 4), msg[h + 1] as number, msg[h + 2] as number, msg.readUInt16BE(h + 8), msg, h + EXT_HEADER, len - h - EXT_HEADER, this.clock.monotonic());
     if (slot < 0) return;
-    this.reassembledFromAgent(slot);
+    this.reassembledFromAgent(slot, node);
   }
 
   /** A packet the gateway node routed into the TUN device. */
@@ -511,10 +536,10 @@ export class Gateway implements SegmentSink {
       return;
     }
     const dst = peekDestination(packet, 0, len);
-    const nodes = this.nodes;
+    const nodes = this.nodes.list;
     for (let i = 0; i < nodes.length; i++) {
-      const n = nodes[i] as { address: string; cidrs: Cidr[] };
-      if (inAny(n.cidrs, dst)) {
+      const n = nodes[i] as NodeEntry;
+      if (inPodCidrs(n, dst)) {
         this.vxlan.txPackets++;
         this.vxlan.txBytes += len;
         const sock = this.vxlanSock;
@@ -576,11 +601,6 @@ export class Gateway implements SegmentSink {
   }
 }
 
-function ipv4Int(a: string): number {
-  const p = a.split('.');
-  return p.length === 4 ? ((Number(p[0]) << 24) | (Number(p[1]) << 16) | (Number(p[2]) << 8) | Number(p[3])) >>> 0 : 0;
-}
-
 function inAny(cidrs: readonly Cidr[], ip: number): boolean {
   for (let i = 0; i < cidrs.length; i++) if (cidrContains(cidrs[i] as Cidr, ip)) return true;
   return false;
@@ -605,11 +625,4 @@ export async function startGateway(config: unknown, opts: GatewayOptions = {}): 
   const g = new Gateway(parseGatewayConfig(config), opts);
   await g.start();
   return g;
-}
-
-/** `strait show connections` columns, as Submariner's `subctl show connections` prints them. */
-export const CONNECTION_COLUMNS = ['GATEWAY', 'CLUSTER', 'REMOTE IP', 'NAT', 'CABLE DRIVER', 'SUBNETS', 'STATUS', 'RTT avg.'] as const;
-
-export function connectionRow(r: ConnectionRecord): string[] {
-  return [r.gateway, r.cluster, r.remoteIP, r.nat, r.cableDriver, r.subnets.join(', '), r.status, r.rttAvg];
 }

@@ -9,7 +9,8 @@ import {
 } from '../../wire/vxlan/index.js';
 import { segmentVnet, type SegmentSink } from '../../wire/tunnel/index.js';
 import { TunDevice, routeInto, vnetHdrIsPlain, VNET_HDR_LEN } from '../tun/index.js';
-import { UdpTransport, ipv4ToInt } from '../udp/index.js';
+import { UdpTransport } from '../udp/index.js';
+import { ipv4ToInt } from '../../../base/config/index.js';
 import { native } from '../../../platform/native/index.js';
 import { parseNodeAgentConfig, type NodeAgentConfig } from './config.js';
 
@@ -209,7 +210,7 @@ export class NodeAgent implements SegmentSink {
     const tun = this.tun;
     const target = `${this.gatewayAddress}:${this.gatewayPort}`;
     const want = this.pumpEnabled && !this.stopped && this.config.tun.offload && this.gatewayFragments && sock !== undefined &&
-      sock.nativeFd >= 0 && tun !== undefined && ipv4ToInt(this.gatewayAddress) >= 0;
+      sock.nativeFd >= 0 && tun !== undefined && ipv4ToInt(this.gatewayAddress) !== undefined;
     if (this.pumpTarget !== '' && (!want || this.pumpTarget !== target)) {
       const id = native()['pumpStop']!(tun?.fd ?? -1) as number;
       if (id >= 0) this.msgId = id >>> 0;
@@ -227,7 +228,7 @@ export class NodeAgent implements SegmentSink {
     }
     try {
       pumpStart(tun.fd, sock.nativeFd, this.partsIpv4[0], this.partsVnet[0], this.hdrStrait, this.fragSize,
-        this.config.vxlan.mtu - 28, ipv4ToInt(this.gatewayAddress), this.gatewayPort, this.msgId, this.counters.pump);
+        this.config.vxlan.mtu - 28, ipv4ToInt(this.gatewayAddress) ?? -1, this.gatewayPort, this.msgId, this.counters.pump);
       this.pumpTarget = target;
     } catch (err) {
       // EBUSY, EMFILE, ENOMEM...: the JS path carries on; the next syncPump (hello-ack, HA) retries

@@ -60,7 +60,8 @@ export interface PeerConfig {
 }
 
 /** fragment: duplicate or inconsistent fragments; reassembly: fragmented messages given up (lost fragment) */
-export type DropReason = 'replay' | 'auth' | 'no_route' | 'malformed' | 'stale' | 'fragment' | 'reassembly';
+/** unknown_sender, spoofed_source: VXLAN frames at the gateway (not a node of the cluster; inner source not in the sending node's pod CIDRs) */
+export type DropReason = 'replay' | 'auth' | 'no_route' | 'malformed' | 'stale' | 'fragment' | 'reassembly' | 'unknown_sender' | 'spoofed_source';
 
 /** Largest UDP payload on a 1500-byte path (IPv4 20 + UDP 8): datagrams above it would be IP-fragmented. */
 export const DEFAULT_MAX_DATAGRAM = 1472;
@@ -117,7 +118,7 @@ export class TunnelCounters {
   fragmentsSent = 0;
   fragmentsReceived = 0;
   reassembled = 0;
-  readonly drops: Record<DropReason, number> = { replay: 0, auth: 0, no_route: 0, malformed: 0, stale: 0, fragment: 0, reassembly: 0 };
+  readonly drops: Record<DropReason, number> = { replay: 0, auth: 0, no_route: 0, malformed: 0, stale: 0, fragment: 0, reassembly: 0, unknown_sender: 0, spoofed_source: 0 };
 }
 
 /** The remote gateway of one cluster, and everything we know about it. */

@@ -7,6 +7,7 @@
 // here. On the wire every datagram is an ordinary datagram of its own size.
 // Fallback (no addon, or STRAIT_UDP=dgram): node:dgram, one syscall per datagram.
 import { createSocket, type RemoteInfo, type Socket } from 'node:dgram';
+import { intToIpv4, ipv4ToInt } from '../../../base/config/index.js';
 import { native } from '../../../platform/native/index.js';
 
 export type DatagramHandler = (msg: Buffer, address: string, port: number) => void;
@@ -23,19 +24,6 @@ const MAX_SEGMENTS = 64;
 const BATCH_BYTES = 65000;
 /** Largest datagram batched with GSO: bigger ones (above a 1500-byte path) go alone. */
 const MAX_SEGMENT = 1472;
-
-const IPV4 = /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}$/;
-
-/** Dotted IPv4 text to an unsigned integer; -1 when it is not one. */
-export function ipv4ToInt(a: string): number {
-  if (!IPV4.test(a)) return -1;
-  const p = a.split('.');
-  return ((Number(p[0]) << 24) | (Number(p[1]) << 16) | (Number(p[2]) << 8) | Number(p[3])) >>> 0;
-}
-
-function intToIpv4(n: number): string {
-  return `${n >>> 24}.${(n >>> 16) & 255}.${(n >>> 8) & 255}.${n & 255}`;
-}
 
 /** Transports with datagrams waiting for the end of the event-loop turn. */
 const dirty: UdpTransport[] = [];
@@ -86,7 +74,7 @@ export class UdpTransport {
   /** Bind `address:port` (IPv4; port 0 = any) and call `onMessage` for every datagram. */
   static async bind(address: string, port: number, onMessage: DatagramHandler, opts: { bufferBytes?: number; dgram?: boolean; onRun?: RunHandler } = {}): Promise<UdpTransport> {
     const bytes = opts.bufferBytes ?? 4 * 1024 * 1024;
-    const addon = opts.dgram === true || process.env['STRAIT_UDP'] === 'dgram' || ipv4ToInt(address) < 0 ? undefined : tryNative();
+    const addon = opts.dgram === true || process.env['STRAIT_UDP'] === 'dgram' || ipv4ToInt(address) === undefined ? undefined : tryNative();
     if (addon) {
       const [fd, bound] = addon['udpOpen']!(address, port, bytes) as [number, number];
       return new UdpTransport(fd, undefined, onMessage, address, bound, opts.onRun);
@@ -152,7 +140,7 @@ export class UdpTransport {
     else len = chunks.length;
     if (address !== this.lastToText) {
       this.lastToText = address;
-      this.lastToInt = ipv4ToInt(address);
+      this.lastToInt = ipv4ToInt(address) ?? -1;
     }
     const to = this.lastToInt;
     this.stats.datagrams++;

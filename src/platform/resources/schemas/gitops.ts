@@ -1,4 +1,4 @@
-// AppProject and Application (SPEC.md area A; upstream argoproj.io/v1alpha1 field names).
+// AppProject and Application (docs/gitops.md; upstream argoproj.io/v1alpha1 field names).
 import { anyObject, arr, bool, kindSchema, obj, str, type Schema } from './builders.js';
 
 const groupKind = obj({ group: str(), kind: str() }, ['group', 'kind']);

@@ -1,4 +1,4 @@
-// Mesh resources (SPEC.md area B): ServiceMeshControlPlane, ServiceMeshMemberRoll,
+// Mesh resources (docs/mesh.md): ServiceMeshControlPlane, ServiceMeshMemberRoll,
 // PeerAuthentication, DestinationRule, with upstream (Maistra / Istio) field names.
 import { anyObject, arr, bool, enumOf, kindSchema, map, obj, port, str, type Schema } from './builders.js';
 

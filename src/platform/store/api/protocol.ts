@@ -11,30 +11,15 @@
 //   PUT    /v1/clusters/:c/status                          body: object -> object
 //   DELETE /v1/clusters/:c/object?apiVersion&kind&name&namespace -> { deleted: boolean }
 //   POST   /v1/clusters/:c/events                          body: CoreEvent -> {}
-// Errors: HTTP status below and body {code, message, detail}; the client rethrows the same StraitError.
-import { E, StraitError, isStraitError } from '../../../base/errors/index.js';
+// Errors: the HTTP status of the error's kind (docs/errors.md, via platform/http's httpStatusOf)
+// and body {code, message, detail}; the client rethrows the same StraitError.
+import { E, StraitError, definitionOf, isStraitError } from '../../../base/errors/index.js';
 
 export const API_PREFIX = '/v1/clusters';
 /** largest request body the server reads */
 export const MAX_BODY = 16 * 1024 * 1024;
 /** a watch whose client lags this far behind is ended with STRAIT_ERR_WATCH_EXPIRED */
 export const MAX_WATCH_BACKLOG = 32 * 1024 * 1024;
-
-const STATUS: Record<string, number> = {
-  STRAIT_ERR_NOT_FOUND: 404,
-  STRAIT_ERR_CLUSTER_UNKNOWN: 404,
-  STRAIT_ERR_CONFLICT: 409,
-  STRAIT_ERR_ALREADY_EXISTS: 409,
-  STRAIT_ERR_WATCH_EXPIRED: 410,
-  STRAIT_ERR_UNAUTHORIZED: 401,
-  STRAIT_ERR_STORE_UNAVAILABLE: 503,
-};
-
-export function httpStatusOf(err: StraitError): number {
-  const s = STATUS[err.code];
-  if (s !== undefined) return s;
-  return err.exitCode === 2 ? 400 : 500;
-}
 
 export interface WireError { code: string; message: string; detail: Record<string, unknown> }
 
@@ -43,10 +28,11 @@ export function toWireError(err: unknown): WireError {
   return E.internal((err as Error)?.message ?? String(err)).toJSON();
 }
 
-const EXIT_BY_CODE = new Map(Object.values(E).map((f) => [f.code, f.exitCode]));
-
+/** The StraitError a wire error stands for; a code this build does not have is an internal error. */
 export function fromWireError(w: WireError): StraitError {
-  return new StraitError(w.code, w.message, { detail: w.detail ?? {}, exitCode: EXIT_BY_CODE.get(w.code) ?? 1 });
+  const def = definitionOf(w.code);
+  if (!def) return E.internal(`the store API answered with unknown code ${JSON.stringify(w.code)}: ${w.message}`);
+  return new StraitError(def.code, def.kind, w.message, { detail: w.detail ?? {} });
 }
 
 export function isWireError(v: unknown): v is WireError {

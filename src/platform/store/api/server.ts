@@ -3,10 +3,11 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { chmodSync, lstatSync, unlinkSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { Socket } from 'node:net';
 import { E, isStraitError } from '../../../base/errors/index.js';
+import { listenServer } from '../../../base/net/index.js';
+import { HttpError, decodeComponent, handleWith, httpStatusOf, readJsonBody, requestTarget, sendJson, type ErrorAnswer } from '../../http/index.js';
 import type { KindRef, KubeObject, ResourceStore, Watch } from '../types.js';
-import { API_PREFIX, MAX_BODY, MAX_WATCH_BACKLOG, httpStatusOf, toWireError } from './protocol.js';
+import { API_PREFIX, MAX_BODY, MAX_WATCH_BACKLOG, toWireError } from './protocol.js';
 
 export interface StoreServerOptions {
   /** unix socket path the API listens on (reachable from every network namespace) */
@@ -19,36 +20,13 @@ export interface StoreServerOptions {
 
 const digest = (s: string): Buffer => createHash('sha256').update(s).digest();
 
-function sendJson(res: ServerResponse, status: number, body: unknown): void {
-  const text = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
-  res.end(text);
+/** The store API's error body is a StraitError's; a request it cannot read is a usage error. */
+function storeError(err: unknown): ErrorAnswer {
+  const s = err instanceof HttpError ? E.usage(err.message) : isStraitError(err) ? err : E.internal((err as Error)?.message ?? String(err));
+  return { status: httpStatusOf(s), body: toWireError(s) };
 }
 
-function sendError(res: ServerResponse, err: unknown): void {
-  const w = toWireError(err);
-  const status = isStraitError(err) ? httpStatusOf(err) : 500;
-  if (res.headersSent) {
-    res.destroy();
-    return;
-  }
-  sendJson(res, status, w);
-}
-
-async function readBody(req: IncomingMessage): Promise<unknown> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > MAX_BODY) throw E.usage(`request body larger than ${MAX_BODY} bytes`);
-    chunks.push(chunk as Buffer);
-  }
-  try {
-    return JSON.parse(Buffer.concat(chunks).toString('utf8'));
-  } catch (err) {
-    throw E.usage(`request body is not JSON: ${(err as Error).message}`);
-  }
-}
+const readBody = (req: IncomingMessage): Promise<Record<string, unknown>> => readJsonBody(req, { limit: MAX_BODY });
 
 function kindFrom(q: URLSearchParams): KindRef {
   return { apiVersion: q.get('apiVersion') ?? '', kind: q.get('kind') ?? '' };
@@ -58,24 +36,22 @@ const opt = (q: URLSearchParams, k: string): string | undefined => q.get(k) ?? u
 export async function serveStores(opts: StoreServerOptions): Promise<{ close(): Promise<void> }> {
   const want = digest(`Bearer ${opts.token}`);
   const watches = new Set<Watch>();
-  const sockets = new Set<Socket>();
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const given = digest(req.headers.authorization ?? '');
     if (!timingSafeEqual(given, want)) {
-      sendJson(res, 401, E.unauthorized('the store API needs "Authorization: Bearer <token>" with the token of the running world').toJSON());
+      const e = E.unauthorized('the store API needs "Authorization: Bearer <token>" with the token of the running world');
+      sendJson(res, e.httpStatus, e.toJSON());
       return;
     }
-    const url = new URL(req.url ?? '/', 'http://store');
-    const path = url.pathname;
-    const q = url.searchParams;
+    const { path, query: q } = requestTarget(req);
     if (path === API_PREFIX && req.method === 'GET') {
       sendJson(res, 200, { clusters: [...opts.stores.keys()] });
       return;
     }
     const m = /^\/v1\/clusters\/([^/]+)\/([a-z]+)$/.exec(path);
     if (!m) throw E.notFound('path', path);
-    const cluster = decodeURIComponent(m[1]!);
+    const cluster = decodeComponent(m[1]!);
     const store = opts.stores.get(cluster);
     if (!store) throw E.clusterUnknown(cluster, [...opts.stores.keys()]);
     const op = `${req.method} ${m[2]}`;
@@ -106,7 +82,7 @@ export async function serveStores(opts: StoreServerOptions): Promise<{ close(): 
         sendJson(res, 200, { deleted: await store.delete(kindFrom(q), q.get('name') ?? '', opt(q, 'namespace')) });
         return;
       case 'POST events':
-        await store.recordEvent((await readBody(req)) as Parameters<ResourceStore['recordEvent']>[0]);
+        await store.recordEvent((await readBody(req)) as unknown as Parameters<ResourceStore['recordEvent']>[0]);
         sendJson(res, 200, {});
         return;
       default:
@@ -141,14 +117,8 @@ export async function serveStores(opts: StoreServerOptions): Promise<{ close(): 
     res.on('close', () => end());
   }
 
-  const server = createServer((req, res) => {
-    handle(req, res).catch((err: unknown) => sendError(res, err));
-  });
+  const server = createServer(handleWith(handle, storeError));
   server.keepAliveTimeout = 60_000;
-  server.on('connection', (s: Socket) => {
-    sockets.add(s);
-    s.on('close', () => sockets.delete(s));
-  });
 
   // a socket file left by a world that died is replaced; anything else there is an error
   try {
@@ -158,19 +128,15 @@ export async function serveStores(opts: StoreServerOptions): Promise<{ close(): 
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
   }
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', (err) => reject(E.storeUnavailable(opts.socketPath, `cannot listen: ${err.message}`)));
-    server.listen(opts.socketPath, () => resolve());
+  const bound = await listenServer(server, { path: opts.socketPath }).catch((err: Error) => {
+    throw E.storeUnavailable(opts.socketPath, `cannot listen: ${err.message}`);
   });
   chmodSync(opts.socketPath, 0o600);
 
   return {
     async close(): Promise<void> {
       for (const w of [...watches]) w.stop();
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        for (const s of sockets) s.destroy();
-      });
+      await bound.close();
       try {
         unlinkSync(opts.socketPath);
       } catch {

@@ -4,8 +4,10 @@
 // (the same structural schemas `strait apply` validates with), so the API server
 // enforces what the embedded store enforces. Every served version of a kind shares one
 // schema; every CRD has the status subresource so that apply never overwrites a
-// controller's status.
-import { Kinds, SCHEMAS, type KindInfo } from '../../resources/index.js';
+// controller's status, except Submariner's records (Cluster, Endpoint, Gateway), whose
+// upstream CRDs have none: Submariner's gateway writes a Gateway's status with an update
+// of the whole object, so strait's CRDs and Submariner's can stand in for each other.
+import { GROUPS, Kinds, SCHEMAS, type KindInfo } from '../../resources/index.js';
 import type { KubeObject } from '../types.js';
 
 /** Groups that the API server serves itself. */
@@ -44,6 +46,9 @@ function crdSchema(kind: string, group: string, schema: Record<string, unknown> 
   };
 }
 
+/** Kinds whose CRD has no status subresource (as upstream's): status is part of the object. */
+const NO_STATUS_SUBRESOURCE = new Set(['Cluster', 'Endpoint', 'Gateway']);
+
 /** Columns `kubectl get` shows. */
 const COLUMNS: Partial<Record<string, { name: string; type: string; jsonPath: string }[]>> = {
   Application: [
@@ -67,7 +72,7 @@ export function crdFor(info: KindInfo, schemas: SpecSchemas = SCHEMAS as SpecSch
     storage: av === info.apiVersion,
     // a JSON copy: no shared subtrees (which YAML would print as anchors)
     schema: { openAPIV3Schema: JSON.parse(JSON.stringify(openAPIV3Schema)) as Record<string, unknown> },
-    subresources: { status: {} },
+    ...(NO_STATUS_SUBRESOURCE.has(info.kind) && group === GROUPS.cluster ? {} : { subresources: { status: {} } }),
     ...(COLUMNS[info.kind] ? {
       additionalPrinterColumns: [...(COLUMNS[info.kind] ?? []), { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' }],
     } : {}),

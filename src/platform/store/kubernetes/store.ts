@@ -1,6 +1,7 @@
 // The Kubernetes ResourceStore: the same interface as the embedded store, over a real
-// API server. get/list/watch on the dynamic paths of kinds.ts; apply = create or JSON
-// merge patch (the interface's semantics) with a fieldManager; serverSideApply for
+// API server. get/list/watch on the dynamic paths of kinds.ts; apply = create (with the
+// object's status, for CRDs without the status subresource) or JSON merge patch (the
+// interface's semantics) with a fieldManager; serverSideApply for
 // callers that want SSA's field ownership; status through the status subresource;
 // core/v1 Events aggregated per object and reason.
 import { E } from '../../../base/errors/index.js';
@@ -166,8 +167,11 @@ export class KubernetesStore implements KubernetesResourceStore {
       });
       if (ok(patched.status)) return withKind<T>(patched.body, k);
       if (patched.status !== 404) this.fail(patched, 'apply', k, name, namespace, obj.metadata.resourceVersion);
+      // a status goes along on create: the API server drops it where the CRD has the status
+      // subresource, and needs it where the CRD has none and requires one (Submariner's Gateway)
       const created = await this.http.request({
-        method: 'POST', path: collectionPath(k, namespace), query, body: patchBody(obj, namespace, false),
+        method: 'POST', path: collectionPath(k, namespace), query,
+        body: { ...patchBody(obj, namespace, false), ...(obj.status !== undefined ? { status: obj.status } : {}) },
       });
       if (ok(created.status)) return withKind<T>(created.body, k);
       // created by someone else between the two requests: merge into theirs

@@ -50,3 +50,35 @@ export function readQuery(msg: Buffer): Query | undefined {
   }
   return { id: msg.readUInt16BE(0), rd: (msg[2]! & 0x01) === 1, qname: name, qtype, qclass, edns };
 }
+
+/** End of the first question (after QTYPE and QCLASS), or -1; a compression pointer is refused. */
+function questionEnd(msg: Buffer): number {
+  if (msg.length < 12 || msg.readUInt16BE(4) !== 1) return -1;
+  let o = 12;
+  for (;;) {
+    if (o >= msg.length) return -1;
+    const len = msg[o]!;
+    if (len === 0) break;
+    if (len > 63) return -1;
+    o += 1 + len;
+  }
+  o += 5;
+  return o <= msg.length ? o : -1;
+}
+
+/**
+ * Whether a response answers the query's question: one question, the same name (ASCII
+ * letters compared without case, RFC 4343), type and class.
+ */
+export function sameQuestion(query: Buffer, response: Buffer): boolean {
+  const end = questionEnd(query);
+  if (end < 0 || questionEnd(response) !== end) return false;
+  for (let i = 12; i < end - 4; i++) {
+    let a = query[i]!;
+    let b = response[i]!;
+    if (a >= 0x41 && a <= 0x5a) a |= 0x20;
+    if (b >= 0x41 && b <= 0x5a) b |= 0x20;
+    if (a !== b) return false;
+  }
+  return query.readUInt32BE(end - 4) === response.readUInt32BE(end - 4);
+}

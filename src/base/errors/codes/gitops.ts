@@ -1,0 +1,45 @@
+// Codes owned by gitops: GnuPG keys, the control module API, fetching revisions.
+import { def, q } from '../define.js';
+
+export const gitops = {
+  gpgKeyIdInvalid: def('STRAIT_ERR_GITOPS_KEY_ID_INVALID', 'usage', (id: string) => ({
+    message: `${id} is not a valid GnuPG key ID`,
+    detail: { id },
+  })),
+  gpgKeyNotFound: def('STRAIT_ERR_GITOPS_KEY_NOT_FOUND', 'notFound', (id: string) => ({
+    message: `no GnuPG public key with ID ${id} is configured; 'strait gpg list' shows the configured keys`,
+    detail: { id },
+  })),
+  gpgKeyDataInvalid: def('STRAIT_ERR_GITOPS_KEY_DATA_INVALID', 'usage', (reason: string) => ({
+    message: `the input holds no usable ASCII-armored OpenPGP public key: ${reason}; export one with 'gpg --armor --export KEYID'`,
+    detail: { reason },
+  })),
+  loginFailed: def('STRAIT_ERR_GITOPS_LOGIN_FAILED', 'unauthenticated', (username: string) => ({
+    message: `Invalid username or password (user ${q(username)}); the admin password is in the Secret's field admin.password (see docs/gitops.md)`,
+    detail: { username },
+  })),
+  notLoggedIn: def('STRAIT_ERR_GITOPS_NOT_LOGGED_IN', 'unauthenticated', (reason: string) => ({
+    message: `${reason}; run 'strait login SERVER --username admin --password PASSWORD' first`,
+    detail: { reason },
+  })),
+  controlApi: def('STRAIT_ERR_GITOPS_API', 'unavailable', (server: string, reason: string) => ({
+    message: `control module API at ${q(server)}: ${reason}`,
+    detail: { server, reason },
+  })),
+  controlApiNotFound: def('STRAIT_ERR_GITOPS_API_NOT_FOUND', 'notFound', (server: string, message: string) => ({
+    message: `control module API at ${q(server)}: ${message}`,
+    detail: { server },
+  })),
+  revisionNotFound: def('STRAIT_ERR_GITOPS_REVISION_NOT_FOUND', 'notFound', (repo: string, revision: string) => ({
+    message: `revision ${q(revision)} not found in ${q(repo)}; use a branch, tag, HEAD or a commit SHA that exists`,
+    detail: { repo, revision },
+  })),
+  gitFetch: def('STRAIT_ERR_GITOPS_FETCH', 'unavailable', (repo: string, reason: string) => ({
+    message: `cannot fetch ${q(repo)}: ${reason.trim().slice(0, 500)}`,
+    detail: { repo, reason },
+  })),
+  syncFailed: def('STRAIT_ERR_GITOPS_SYNC_FAILED', 'failed', (app: string, revision: string | undefined, reason: string) => ({
+    message: `sync of Application ${q(app)}${revision ? ` to ${revision.slice(0, 12)}` : ''} did not succeed: ${reason}`,
+    detail: { app, revision, reason },
+  })),
+};

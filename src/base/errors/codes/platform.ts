@@ -1,0 +1,67 @@
+// Codes owned by platform: resources, stores, Kubernetes, signatures.
+import { def, q } from '../define.js';
+
+export const platform = {
+  // --- resources and stores ---
+  manifestInvalid: def('STRAIT_ERR_MANIFEST_INVALID', 'usage',
+    (source: string, docIndex: number, fieldPath: string, rule: string, value?: unknown) => ({
+      message: `${source} document ${docIndex}: ${fieldPath}: ${rule}${value === undefined ? '' : ` (got ${q(value)})`}`,
+      detail: { source, docIndex, fieldPath, rule, value },
+    })),
+  manifestParse: def('STRAIT_ERR_MANIFEST_PARSE', 'usage', (source: string, docIndex: number, reason: string) => ({
+    message: `${source} document ${docIndex}: not valid YAML/JSON: ${reason}`,
+    detail: { source, docIndex, reason },
+  })),
+  kindUnknown: def('STRAIT_ERR_KIND_UNKNOWN', 'usage', (kind: string) => ({
+    message: `unknown resource kind ${q(kind)}; 'strait api-resources' lists the kinds strait knows`,
+    detail: { kind },
+  })),
+  notFound: def('STRAIT_ERR_NOT_FOUND', 'notFound', (kind: string, name: string, namespace?: string) => ({
+    message: `${kind} ${q(name)} not found${namespace ? ` in namespace ${q(namespace)}` : ''}`,
+    detail: { kind, name, namespace },
+  })),
+  alreadyExists: def('STRAIT_ERR_ALREADY_EXISTS', 'exists', (kind: string, name: string, namespace?: string) => ({
+    message: `${kind} ${q(name)} already exists${namespace ? ` in namespace ${q(namespace)}` : ''}`,
+    detail: { kind, name, namespace },
+  })),
+  conflict: def('STRAIT_ERR_CONFLICT', 'conflict', (kind: string, name: string, expected: string, actual: string) => ({
+    message: `${kind} ${q(name)} was changed by someone else (resourceVersion ${q(expected)}, now ${q(actual)}); read it again and retry`,
+    detail: { kind, name, expected, actual },
+  })),
+  watchExpired: def('STRAIT_ERR_WATCH_EXPIRED', 'expired', (resourceVersion: string, oldest: string) => ({
+    message: `resourceVersion ${q(resourceVersion)} is too old (oldest kept: ${q(oldest)}); list again and watch from the list's resourceVersion`,
+    detail: { resourceVersion, oldest },
+  })),
+  storeUnavailable: def('STRAIT_ERR_STORE_UNAVAILABLE', 'unavailable', (where: string, reason: string) => ({
+    message: `resource store at ${q(where)} is not reachable: ${reason}; is 'strait up' running?`,
+    detail: { where, reason },
+  })),
+  unauthorized: def('STRAIT_ERR_UNAUTHORIZED', 'unauthenticated', (what: string) => ({
+    message: `not authorized: ${what}`,
+    detail: { what },
+  })),
+
+  // --- the Kubernetes resource store ---
+  kubeconfigInvalid: def('STRAIT_ERR_KUBE_CONFIG', 'usage', (source: string, reason: string) => ({
+    message: `kubeconfig ${q(source)} is not usable: ${reason}; check the file, --kubeconfig and --context`,
+    detail: { source, reason },
+  })),
+  kubeApi: def('STRAIT_ERR_KUBE_API', 'failed', (what: string, status: number, reason: string, message: string) => ({
+    message: `Kubernetes API server refused ${what}: HTTP ${status} ${reason}: ${message}`,
+    detail: { what, status, reason, apiMessage: message },
+  })),
+  kubeForbidden: def('STRAIT_ERR_KUBE_FORBIDDEN', 'denied', (what: string, message: string) => ({
+    message: `Kubernetes API server forbids ${what}: ${message}; grant the RBAC rule (deploy/rbac) to this identity`,
+    detail: { what, apiMessage: message },
+  })),
+
+  // --- signatures: commit objects and OpenPGP keys ---
+  signatureObjectInvalid: def('STRAIT_ERR_SIGNATURE_OBJECT_INVALID', 'usage', (why: string, what: 'commit' | 'tag' = 'commit') => ({
+    message: `not a valid git ${what} object: ${why}`,
+    detail: { why, what },
+  })),
+  signatureKeyInvalid: def('STRAIT_ERR_SIGNATURE_KEY_INVALID', 'usage', (why: string) => ({
+    message: `failed to parse gpg key: ${why}; give an ASCII armored public key (gpg --armor --export KEYID)`,
+    detail: { why },
+  }), { giteaStatus: 422 }),
+};
