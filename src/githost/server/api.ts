@@ -4,7 +4,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { definitionOf, isStraitError } from '../../base/errors/index.js';
 import type { Logger } from '../../base/log/index.js';
 import type { Authenticator, Doer } from './auth.js';
-import { toGpgKey, toRepo, toUser, type Links } from './convert.js';
+import { toAccessToken, toGpgKey, toRepo, toUser, type Links } from './convert.js';
 import type { RepoRow, UserRow } from './db.js';
 import { pathSegments } from '../../platform/http/index.js';
 import { HttpError, Fields, readJsonBody, sendError, sendJson } from './http-io.js';
@@ -18,6 +18,9 @@ export const GITEA_COMPAT_VERSION = '1.21.11';
 interface Ctx {
   req: IncomingMessage;
   res: ServerResponse;
+  /** the request path (under /api/v1) and its query */
+  path: string;
+  query: URLSearchParams;
   params: string[];
   doer: Doer | undefined;
   authScheme: string;
@@ -53,7 +56,12 @@ export class GiteaApi {
     r('GET', '/users/:username/gpg_keys', (c) => this.listUserGpgKeys(c));
     r('GET', '/user/gpg_keys', (c) => this.listOwnGpgKeys(c));
     r('POST', '/user/gpg_keys', (c) => this.addGpgKey(c));
+    r('GET', '/user/gpg_keys/:id', (c) => this.getOwnGpgKey(c));
+    r('DELETE', '/user/gpg_keys/:id', (c) => this.deleteOwnGpgKey(c));
+    r('GET', '/user/repos', (c) => this.listMyRepos(c));
     r('POST', '/user/repos', (c) => this.createRepo(c));
+    r('GET', '/users/:username/repos', (c) => this.listUserRepos(c));
+    r('GET', '/repos/search', (c) => this.searchRepos(c));
     r('POST', '/repos/migrate', (c) => this.migrate(c));
     r('GET', '/repos/:owner/:repo', (c) => this.getRepo(c));
     r('PUT', '/repos/:owner/:repo/collaborators/:collaborator', (c) => this.addCollaborator(c));
@@ -76,7 +84,10 @@ export class GiteaApi {
         if (route.method !== req.method) continue;
         const header = req.headers['authorization'] ?? '';
         const doer = await this.auth.identify(req.headers);
-        const ctx: Ctx = { req, res, params, doer, authScheme: header.split(' ')[0]?.toLowerCase() ?? '' };
+        const ctx: Ctx = {
+          req, res, path, query: new URL(req.url ?? '/', 'http://localhost').searchParams, params, doer,
+          authScheme: header.split(' ')[0]?.toLowerCase() ?? '',
+        };
         if (doer?.via === 'password' && doer.user.must_change_password === 1 && !route.parts.includes('tokens')) {
           throw new HttpError(403, 'You must change your password. Change it at: /user/settings/account');
         }
@@ -135,7 +146,35 @@ export class GiteaApi {
   }
 
   private async repoJson(owner: UserRow, repo: RepoRow, doer: UserRow | undefined): Promise<Record<string, unknown>> {
-    return toRepo(repo, owner, doer, { empty: await this.svc.isEmpty(owner, repo), permissions: this.svc.permission(repo, doer) }, this.links());
+    const refs = await this.svc.refState(owner, repo);
+    return toRepo(repo, owner, doer, { ...refs, permissions: this.svc.permission(repo, doer) }, this.links());
+  }
+
+  /** Whether `doer` may see user `u` at all (Gitea's user visibility). */
+  private canSeeUser(u: UserRow, doer: UserRow | undefined): boolean {
+    if (u.visibility === 'private') return doer !== undefined && (doer.id === u.id || doer.is_admin === 1);
+    if (u.visibility === 'limited') return doer !== undefined;
+    return true;
+  }
+
+  /**
+   * Gitea's paged list answer: page (from 1) and limit (default 30, at most 50) from
+   * the query, X-Total-Count and Link (next, last, first, prev) headers, then `body`
+   * made from the page's rows.
+   */
+  private async sendPage<T>(c: Ctx, rows: T[], toJson: (page: T[]) => Promise<unknown[]>, wrap: (items: unknown[]) => unknown = (x) => x): Promise<void> {
+    const { page, limit } = listOptions(c.query);
+    const items = await toJson(rows.slice((page - 1) * limit, page * limit));
+    const headers: Record<string, string> = { 'X-Total-Count': String(rows.length) };
+    const link = linkHeader(`${this.links().base}${c.path}`, c.query, rows.length, limit, page);
+    if (link) headers['Link'] = link;
+    headers['Access-Control-Expose-Headers'] = link ? 'Link, X-Total-Count' : 'X-Total-Count';
+    for (const [k, v] of Object.entries(headers)) c.res.setHeader(k, v);
+    sendJson(c.res, 200, wrap(items));
+  }
+
+  private reposJson(doer: UserRow | undefined): (page: { repo: RepoRow; owner: UserRow }[]) => Promise<unknown[]> {
+    return (page) => Promise.all(page.map(({ repo, owner }) => this.repoJson(owner, repo, doer)));
   }
 
   private body(c: Ctx): Promise<Record<string, unknown>> {
@@ -165,13 +204,13 @@ export class GiteaApi {
     if (!scopes) throw new HttpError(400, `invalid access token scope provided; known scopes: all, read:user, write:user, read:repository, write:repository, read:admin, write:admin, ...`);
     const made = createToken(this.svc.db, target.id, name, scopes);
     if (!made) throw new HttpError(400, 'access token name has been used already');
-    sendJson(c.res, 201, { id: made.row.id, name: made.row.name, sha1: made.token, token_last_eight: made.row.token_last_eight, scopes });
+    sendJson(c.res, 201, toAccessToken(made.row, made.token));
   }
 
   private async listTokens(c: Ctx): Promise<void> {
     const doer = this.basicOnly(c);
     const target = this.selfOrAdmin(doer, c.params[0]);
-    sendJson(c.res, 200, this.svc.db.tokensOf(target.id).map((t) => ({ id: t.id, name: t.name, sha1: '', token_last_eight: t.token_last_eight, scopes: t.scopes.split(',') })));
+    sendJson(c.res, 200, this.svc.db.tokensOf(target.id).map((t) => toAccessToken(t)));
   }
 
   private async deleteToken(c: Ctx): Promise<void> {
@@ -229,7 +268,8 @@ export class GiteaApi {
   }
 
   private async listUserGpgKeys(c: Ctx): Promise<void> {
-    if (c.doer) this.requireScope(c.doer, 'read', 'user');
+    // Gitea 1.26 lists a user's keys to signed-in callers only
+    this.requireScope(this.requireDoer(c), 'read', 'user');
     sendJson(c.res, 200, this.gpgList(this.userParam(c.params[0], c.doer)));
   }
 
@@ -252,7 +292,116 @@ export class GiteaApi {
     sendJson(c.res, 201, toGpgKey(primary, subs));
   }
 
+  /** GET /user/gpg_keys/{id}: one of the caller's keys (a primary key or a subkey) by its id. */
+  private async getOwnGpgKey(c: Ctx): Promise<void> {
+    const doer = this.requireDoer(c);
+    this.requireScope(doer, 'read', 'user');
+    const id = pathInt(c.params[0]);
+    const key = id > 0 ? this.svc.db.gpgKeyOfUser(doer.user.id, id) : undefined;
+    if (!key) throw new HttpError(404, 'not found');
+    sendJson(c.res, 200, toGpgKey(key, this.svc.db.gpgSubkeys(key.key_id)));
+  }
+
+  /** DELETE /user/gpg_keys/{id}: 204, also (as in Gitea) when the caller has no key with that id. */
+  private async deleteOwnGpgKey(c: Ctx): Promise<void> {
+    const doer = this.requireDoer(c);
+    this.requireScope(doer, 'write', 'user');
+    const id = pathInt(c.params[0]);
+    const key = id > 0 ? this.svc.db.gpgKeyOfUser(doer.user.id, id) : undefined;
+    if (key) {
+      this.svc.db.deleteGpgKey(doer.user.id, key.key_id);
+      this.log.info({ user: doer.user.name, keyID: key.key_id }, 'deleted GPG key');
+    }
+    c.res.writeHead(204).end();
+  }
+
   // --- repositories ------------------------------------------------------------------
+
+  /** GET /user/repos: the caller's own repositories and those they collaborate on, by name. */
+  private async listMyRepos(c: Ctx): Promise<void> {
+    const doer = this.requireDoer(c);
+    this.requireScope(doer, 'read', 'repository');
+    const publicOnly = doer.via === 'token' && doer.scopes.includes('public-only');
+    const collab = this.svc.db.collaborationsOf(doer.user.id);
+    const rows = this.svc.db.allRepos()
+      .filter((r) => r.owner_id === doer.user.id || collab.has(r.id))
+      .filter((r) => !(publicOnly && r.private === 1))
+      .map((repo) => ({ repo, owner: this.svc.db.userById(repo.owner_id) }))
+      .filter((x): x is { repo: RepoRow & { owner_lower: string }; owner: UserRow } => x.owner !== undefined)
+      .sort((a, b) => cmp(a.repo.lower_name, b.repo.lower_name) || a.repo.id - b.repo.id);
+    await this.sendPage(c, rows, this.reposJson(doer.user));
+  }
+
+  /** GET /users/{username}/repos: the user's repositories the caller may read, most recently updated first. */
+  private async listUserRepos(c: Ctx): Promise<void> {
+    if (c.doer) this.requireScope(c.doer, 'read', 'repository');
+    const owner = this.userParam(c.params[0], c.doer);
+    const doer = c.doer?.user;
+    const publicOnly = c.doer?.via === 'token' && c.doer.scopes.includes('public-only');
+    const rows = this.svc.db.reposOfOwner(owner.id)
+      .filter((repo) => this.svc.permission(repo, doer).pull && !(publicOnly && repo.private === 1))
+      .sort((a, b) => b.updated_unix - a.updated_unix || b.id - a.id)
+      .map((repo) => ({ repo, owner }));
+    await this.sendPage(c, rows, this.reposJson(doer));
+  }
+
+  /** GET /repos/search: Gitea's search with its filters, {ok, data} and paging headers. */
+  private async searchRepos(c: Ctx): Promise<void> {
+    if (c.doer) this.requireScope(c.doer, 'read', 'repository');
+    const q = c.query;
+    const doer = c.doer?.user;
+    const formBool = (k: string) => q.get(k) === 'true' || q.get(k) === '1' || q.get(k) === 'on';
+    const formInt = (k: string) => pathInt(q.get(k) ?? '');
+    let private_ = doer !== undefined && (!q.get('private') || formBool('private'));
+    if (c.doer?.via === 'token' && c.doer.scopes.includes('public-only')) private_ = false;
+    const keyword = (q.get('q') ?? '').trim().toLowerCase();
+    const uid = formInt('uid');
+    const exclusive = formBool('exclusive');
+    const mode = q.get('mode') ?? '';
+    if (!['', 'source', 'fork', 'mirror', 'collaborative'].includes(mode)) throw new HttpError(422, `Invalid search mode: "${mode}"`);
+    const sort = q.get('sort') ?? '';
+    const order = sort ? (q.get('order') || 'asc') : 'asc';
+    if (sort && order !== 'asc' && order !== 'desc') throw new HttpError(422, `Invalid sort order: "${order}"`);
+    if (sort && !SORT_KEYS.includes(sort)) throw new HttpError(422, `Invalid sort mode: "${sort}"`);
+    const includeDesc = formBool('includeDesc');
+    const isPrivate = q.get('is_private') ? formBool('is_private') : undefined;
+    // githost has no archived or template repositories, no forks, stars, teams or topics
+    const none = (q.get('archived') && formBool('archived')) || (q.get('template') && formBool('template')) || mode === 'fork'
+      || formInt('starredBy') > 0 || formInt('team_id') > 0 || formBool('topic');
+    const collab = uid > 0 ? this.svc.db.collaborationsOf(uid) : new Map<number, string>();
+    const owners = new Map<number, UserRow | undefined>();
+    const ownerOf = (id: number) => {
+      if (!owners.has(id)) owners.set(id, this.svc.db.userById(id));
+      return owners.get(id);
+    };
+    const rows = none ? [] : this.svc.db.allRepos().flatMap((repo) => {
+      const owner = ownerOf(repo.owner_id);
+      if (!owner || !this.canSeeUser(owner, doer)) return [];
+      // anonymous callers and private=false see public repositories only; others what they can read
+      if (repo.private === 1 && (!private_ || !this.svc.permission(repo, doer).pull)) return [];
+      if (isPrivate !== undefined && (repo.private === 1) !== isPrivate) return [];
+      if (uid > 0) {
+        const owns = repo.owner_id === uid;
+        const collaborates = collab.has(repo.id);
+        if (mode === 'collaborative' ? !collaborates : exclusive ? !owns : !(owns || collaborates)) return [];
+      } else if (mode === 'collaborative') return [];
+      if ((mode === 'source' || mode === 'collaborative') && repo.mirror === 1) return [];
+      if (mode === 'mirror' && repo.mirror !== 1) return [];
+      if (keyword && !repo.lower_name.includes(keyword) && !(includeDesc && repo.description.toLowerCase().includes(keyword))) return [];
+      return [{ repo, owner }];
+    });
+    const dir = order === 'desc' ? -1 : 1;
+    const by: Record<string, (a: RepoRow, b: RepoRow) => number> = {
+      alpha: (a, b) => cmp(ownerOf(a.owner_id)?.lower_name ?? '', ownerOf(b.owner_id)?.lower_name ?? '') || cmp(a.lower_name, b.lower_name),
+      created: (a, b) => a.created_unix - b.created_unix || a.id - b.id,
+      updated: (a, b) => a.updated_unix - b.updated_unix || a.id - b.id,
+      id: (a, b) => a.id - b.id,
+    };
+    const sorter = sort ? (by[sort] ?? by['id'] as (a: RepoRow, b: RepoRow) => number) : (a: RepoRow, b: RepoRow) => cmp(a.lower_name, b.lower_name) || a.id - b.id;
+    const priority = formInt('priority_owner_id');
+    rows.sort((a, b) => (priority > 0 ? Number(b.repo.owner_id === priority) - Number(a.repo.owner_id === priority) : 0) || (sort ? dir : 1) * sorter(a.repo, b.repo));
+    await this.sendPage(c, rows, this.reposJson(doer), (data) => ({ ok: true, data }));
+  }
 
   private async createRepo(c: Ctx): Promise<void> {
     const doer = this.requireDoer(c);
@@ -294,7 +443,8 @@ export class GiteaApi {
     }
     const repo = await this.svc.migrate({
       owner, doer: doer.user, name: repoName, description, private: priv, mirror, cloneAddr,
-      authUsername, authPassword: authToken || authPassword,
+      // as Gitea: a token goes to the source as "oauth2:<token>" and wins over a name and password
+      authUsername: authToken ? 'oauth2' : authUsername, authPassword: authToken || authPassword,
     });
     sendJson(c.res, 201, await this.repoJson(owner, repo, doer.user));
   }
@@ -326,9 +476,51 @@ export class GiteaApi {
     const sha = c.params[2] ?? '';
     const links = this.links();
     const out = await this.svc.commit(owner, repo, sha, links.base, (u) => toUser(u, c.doer?.user, links));
-    if (!out) throw notFound(`object does not exist [id: ${sha}, rel_path: ]`);
+    if (!out) throw new HttpError(404, `commit doesn't exist: ${sha}`);
     sendJson(c.res, 200, out);
   }
+}
+
+const SORT_KEYS = ['alpha', 'created', 'updated', 'size', 'git_size', 'lfs_size', 'id', 'stars', 'forks'];
+
+const cmp = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
+/** A decimal integer as Go's strconv parses it for Gitea's FormInt/PathParamInt64; 0 otherwise. */
+function pathInt(text: string | undefined): number {
+  if (!text || !/^[+-]?\d{1,15}$/.test(text)) return 0;
+  return Number(text);
+}
+
+/** Gitea's list options: page from 1, limit 30 by default and at most 50. */
+function listOptions(q: URLSearchParams): { page: number; limit: number } {
+  const page = Math.max(pathInt(q.get('page') ?? ''), 1);
+  const asked = pathInt(q.get('limit') ?? '');
+  return { page, limit: asked <= 0 ? 30 : Math.min(asked, 50) };
+}
+
+/** Go's url.Values.Encode: keys sorted, QueryEscape (space as "+", only A-Za-z0-9-_.~ unescaped). */
+function goQuery(q: URLSearchParams): string {
+  const esc = (s: string) => encodeURIComponent(s).replace(/[!'()*]/g, (ch) => `%${ch.charCodeAt(0).toString(16).toUpperCase()}`).replace(/%20/g, '+');
+  const keys = [...new Set(q.keys())].sort();
+  return keys.flatMap((k) => q.getAll(k).map((v) => `${esc(k)}=${esc(v)}`)).join('&');
+}
+
+/** Gitea's Link header (genAPILinks): next, last, first, prev, as they apply. */
+function linkHeader(url: string, query: URLSearchParams, total: number, pageSize: number, asked: number): string {
+  const totalPages = Math.ceil(total / pageSize);
+  const current = Math.max(Math.min(asked, totalPages), 1);
+  const at = (page: number) => {
+    const q = new URLSearchParams(query);
+    q.set('page', String(page));
+    return `<${url}?${goQuery(q)}>`;
+  };
+  const hasNext = current * pageSize < total;
+  const links: string[] = [];
+  if (hasNext) links.push(`${at(current + 1)}; rel="next"`);
+  if (hasNext) links.push(`${at(totalPages)}; rel="last"`);
+  if (current !== 1) links.push(`${at(1)}; rel="first"`);
+  if (current > 1) links.push(`${at(current - 1)}; rel="prev"`);
+  return links.join(',');
 }
 
 function match(parts: string[], segs: string[]): string[] | undefined {

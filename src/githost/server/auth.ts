@@ -1,7 +1,11 @@
-// Who is calling: HTTP basic (name + password, or name + token as password) or
-// "Authorization: token <40 hex>". Successful password checks are cached for a
-// minute (keyed by a hash of the credentials) so git's several requests per
-// clone or push do not each pay the PBKDF2 cost.
+// Who is calling, in every form Gitea accepts: "Authorization: token <40 hex>" or
+// "Bearer <40 hex>"; HTTP basic with a name and password; HTTP basic with a token
+// as the password under ANY user name (git's credential prompt, "oauth2:<token>" in
+// migrations); HTTP basic with the token as the user name and an empty or
+// "x-oauth-basic" password. A token always acts as its owner with its scopes,
+// whatever name came with it. Successful password checks are cached for a minute
+// (keyed by a hash of the credentials) so git's several requests per clone or push
+// do not each pay the PBKDF2 cost.
 import { createHash } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { GithostDb, UserRow } from './db.js';
@@ -34,32 +38,49 @@ export class Authenticator {
     if (scheme === 'basic') {
       const decoded = Buffer.from(value, 'base64').toString('utf8');
       const colon = decoded.indexOf(':');
-      if (colon <= 0) throw new HttpError(401, 'invalid basic auth header: expected base64 of "username:password"');
-      return this.byPassword(decoded.slice(0, colon), decoded.slice(colon + 1));
+      if (colon < 0) throw new HttpError(401, 'invalid basic auth header: expected base64 of "username:password"');
+      return this.byBasic(decoded.slice(0, colon), decoded.slice(colon + 1));
     }
     throw new HttpError(401, `unsupported authorization scheme ${JSON.stringify(scheme.slice(0, 20))}; use "token <ACCESS_TOKEN>" or HTTP basic auth`);
   }
 
   byToken(token: string): Doer {
     if (!TOKEN.test(token)) throw new HttpError(401, 'invalid access token: a token is 40 hex characters as POST /api/v1/users/{username}/tokens returned it');
+    const doer = this.tokenDoer(token);
+    if (!doer) throw new HttpError(401, 'invalid access token: no token matches it (was it deleted?)');
+    return doer;
+  }
+
+  /** The owner of `token` with its scopes (last use recorded), or undefined when no token matches. */
+  private tokenDoer(token: string): Doer | undefined {
     const row = this.db.tokenByHash(hashToken(token));
     const user = row ? this.db.userById(row.uid) : undefined;
-    if (!row || !user) throw new HttpError(401, 'invalid access token: no token matches it (was it deleted?)');
+    if (!row || !user) return undefined;
     this.checkActive(user);
+    this.db.touchToken(row);
     return { user, via: 'token', scopes: row.scopes.split(',') };
+  }
+
+  /**
+   * HTTP basic, as Gitea reads it: an empty or "x-oauth-basic" password means the
+   * user name is the token; otherwise the password may be a token (of anyone: the
+   * name is not consulted) and, when no token matches, it is checked as the password.
+   */
+  async byBasic(name: string, password: string): Promise<Doer> {
+    const nameIsToken = password === '' || password === 'x-oauth-basic';
+    const candidate = nameIsToken ? name : password;
+    if (TOKEN.test(candidate)) {
+      const doer = this.tokenDoer(candidate);
+      if (doer) return doer;
+      if (nameIsToken) throw new HttpError(401, 'invalid access token: no token matches it (was it deleted?)');
+    }
+    if (nameIsToken) throw new HttpError(401, name === '' ? 'invalid basic auth header: no user name or token' : `user's password is invalid [name: ${name}]`);
+    return this.byPassword(name, password);
   }
 
   async byPassword(name: string, password: string): Promise<Doer> {
     const user = this.db.userByName(name) ?? (name.includes('@') ? this.db.userByEmail(name) : undefined);
     if (!user) throw new HttpError(401, `user does not exist [name: ${name}]`);
-    // a token may stand in for the password (git clients do this); try it first, it is cheap
-    if (TOKEN.test(password)) {
-      const row = this.db.tokenByHash(hashToken(password));
-      if (row && row.uid === user.id) {
-        this.checkActive(user);
-        return { user, via: 'token', scopes: row.scopes.split(',') };
-      }
-    }
     const key = createHash('sha256').update(`${user.id}\0${user.passwd_hash}\0${password}`).digest('hex');
     const hit = this.cache.get(key);
     const now = Date.now();

@@ -1,6 +1,6 @@
 // Rows to Gitea's API objects (User, Repository, AccessToken, GPGKey), with the
 // fields Gitea hides from callers who are neither the user nor an admin.
-import type { GpgKeyRow, RepoRow, UserRow } from './db.js';
+import type { GpgKeyRow, RepoRow, TokenRow, UserRow } from './db.js';
 
 export interface Links {
   /** base URL without a trailing slash, e.g. http://127.0.0.1:3000 */
@@ -43,9 +43,19 @@ export function toUser(u: UserRow, doer: UserRow | undefined, links: Links): Rec
 
 export interface RepoExtras {
   empty: boolean;
+  /** number of branches (Gitea's branch_count) */
+  branchCount: number;
   permissions: { admin: boolean; push: boolean; pull: boolean };
 }
 
+const ZERO_TIME = '0001-01-01T00:00:00Z';
+
+/**
+ * Gitea 1.26's Repository object, key for key (what the Gitea Go SDK's Repository
+ * reads). githost hosts code only: the issue, wiki, pull-request, project, release,
+ * package and action units are reported off, with Gitea's defaults for their
+ * settings; it has no forks, so `parent` is left out as Gitea leaves it out.
+ */
 export function toRepo(r: RepoRow, owner: UserRow, doer: UserRow | undefined, extras: RepoExtras, links: Links): Record<string, unknown> {
   const full = `${owner.name}/${r.name}`;
   return {
@@ -58,7 +68,6 @@ export function toRepo(r: RepoRow, owner: UserRow, doer: UserRow | undefined, ex
     private: r.private === 1,
     fork: false,
     template: false,
-    parent: null,
     mirror: r.mirror === 1,
     size: 0,
     language: '',
@@ -73,6 +82,7 @@ export function toRepo(r: RepoRow, owner: UserRow, doer: UserRow | undefined, ex
     stars_count: 0,
     forks_count: 0,
     watchers_count: 0,
+    branch_count: extras.branchCount,
     open_issues_count: 0,
     open_pr_counter: 0,
     release_counter: 0,
@@ -82,16 +92,47 @@ export function toRepo(r: RepoRow, owner: UserRow, doer: UserRow | undefined, ex
     updated_at: iso(r.updated_unix),
     archived_at: '1970-01-01T00:00:00Z',
     permissions: extras.permissions,
+    has_code: true,
     has_issues: false,
     has_wiki: false,
     has_pull_requests: false,
     has_projects: false,
+    projects_mode: 'all',
     has_releases: false,
     has_packages: false,
     has_actions: false,
+    ignore_whitespace_conflicts: false,
+    allow_merge_commits: false,
+    allow_rebase: false,
+    allow_rebase_explicit: false,
+    allow_squash_merge: false,
+    allow_fast_forward_only_merge: false,
+    allow_rebase_update: false,
+    allow_manual_merge: true,
+    autodetect_manual_merge: false,
+    default_delete_branch_after_merge: false,
+    default_merge_style: 'merge',
+    default_allow_maintainer_edit: false,
+    avatar_url: '',
     internal: false,
     mirror_interval: r.mirror === 1 ? '8h0m0s' : '',
     object_format_name: 'sha1',
+    mirror_updated: ZERO_TIME,
+    topics: [],
+    licenses: [],
+  };
+}
+
+/** Gitea's AccessToken: sha1 (the token text) only in the answer that created it. */
+export function toAccessToken(t: TokenRow, sha1 = ''): Record<string, unknown> {
+  return {
+    id: t.id,
+    name: t.name,
+    sha1,
+    token_last_eight: t.token_last_eight,
+    scopes: t.scopes.split(','),
+    created_at: iso(t.created_unix),
+    last_used_at: iso(t.updated_unix),
   };
 }
 
@@ -109,6 +150,6 @@ export function toGpgKey(k: GpgKeyRow, subkeys: GpgKeyRow[]): Record<string, unk
     can_certify: k.can_certify === 1,
     verified: k.verified === 1,
     created_at: iso(k.created_unix),
-    expires_at: k.expired_unix ? iso(k.expired_unix) : '0001-01-01T00:00:00Z',
+    expires_at: k.expired_unix ? iso(k.expired_unix) : ZERO_TIME,
   };
 }

@@ -146,9 +146,12 @@ export class GithostDb {
       insertToken: d.prepare(`INSERT INTO access_token (uid, name, token_hash, token_last_eight, scopes, created_unix, updated_unix)
         VALUES (@uid, @name, @token_hash, @token_last_eight, @scopes, @created_unix, @updated_unix)`),
       deleteToken: d.prepare<[number, number]>('DELETE FROM access_token WHERE uid = ? AND id = ?'),
+      touchToken: d.prepare<[number, number]>('UPDATE access_token SET updated_unix = ? WHERE id = ?'),
       repoByName: d.prepare<[number, string], RepoRow>('SELECT * FROM repository WHERE owner_id = ? AND lower_name = ?'),
       repoById: d.prepare<[number], RepoRow>('SELECT * FROM repository WHERE id = ?'),
       allRepos: d.prepare<[], RepoRow & { owner_lower: string }>('SELECT r.*, u.lower_name AS owner_lower FROM repository r JOIN user u ON u.id = r.owner_id'),
+      reposOfOwner: d.prepare<[number], RepoRow>('SELECT * FROM repository WHERE owner_id = ? ORDER BY id'),
+      collaborations: d.prepare<[number], { repo_id: number; mode: string }>('SELECT repo_id, mode FROM collaboration WHERE user_id = ?'),
       insertRepo: d.prepare(`INSERT INTO repository (owner_id, name, lower_name, description, private, mirror, original_url, default_branch,
         created_unix, updated_unix) VALUES (@owner_id, @name, @lower_name, @description, @private, @mirror, @original_url, @default_branch,
         @created_unix, @updated_unix)`),
@@ -159,6 +162,9 @@ export class GithostDb {
         ON CONFLICT (repo_id, user_id) DO UPDATE SET mode = excluded.mode`),
       gpgKeysOf: d.prepare<[number], GpgKeyRow>('SELECT * FROM gpg_key WHERE owner_id = ? ORDER BY id'),
       gpgKeyByKeyId: d.prepare<[string], GpgKeyRow>('SELECT * FROM gpg_key WHERE key_id = ?'),
+      gpgKeyOfUser: d.prepare<[number, number], GpgKeyRow>('SELECT * FROM gpg_key WHERE id = ? AND owner_id = ?'),
+      gpgSubkeys: d.prepare<[string], GpgKeyRow>('SELECT * FROM gpg_key WHERE primary_key_id = ? ORDER BY id'),
+      deleteGpgKey: d.prepare<[number, string, string]>('DELETE FROM gpg_key WHERE owner_id = ? AND (key_id = ? OR primary_key_id = ?)'),
       insertGpgKey: d.prepare(`INSERT INTO gpg_key (owner_id, key_id, primary_key_id, content, emails, can_sign, can_encrypt_comms,
         can_encrypt_storage, can_certify, verified, created_unix, expired_unix, added_unix) VALUES (@owner_id, @key_id, @primary_key_id,
         @content, @emails, @can_sign, @can_encrypt_comms, @can_encrypt_storage, @can_certify, @verified, @created_unix, @expired_unix, @added_unix)`),
@@ -190,6 +196,15 @@ export class GithostDb {
   tokensOf(uid: number): TokenRow[] { return this.q.tokensOf.all(uid); }
   deleteToken(uid: number, id: number): boolean { return this.q.deleteToken.run(uid, id).changes > 0; }
 
+  /**
+   * Record a token's use (Gitea's last_used_at). Written at most once a second per
+   * token, so a busy client does not turn every request into a synchronous write.
+   */
+  touchToken(row: TokenRow): void {
+    const now = Math.floor(Date.now() / 1000);
+    if (now > row.updated_unix) this.q.touchToken.run(now, row.id);
+  }
+
   /** Insert a token; returns undefined when the user already has one with that name. */
   insertToken(t: Omit<TokenRow, 'id' | 'created_unix' | 'updated_unix'>): TokenRow | undefined {
     const now = Math.floor(Date.now() / 1000);
@@ -203,6 +218,11 @@ export class GithostDb {
   repoByName(ownerId: number, name: string): RepoRow | undefined { return this.q.repoByName.get(ownerId, name.toLowerCase()); }
   repoById(id: number): RepoRow | undefined { return this.q.repoById.get(id); }
   allRepos(): (RepoRow & { owner_lower: string })[] { return this.q.allRepos.all(); }
+  reposOfOwner(ownerId: number): RepoRow[] { return this.q.reposOfOwner.all(ownerId); }
+  /** repository id to access mode for every repository `userId` collaborates on */
+  collaborationsOf(userId: number): Map<number, string> {
+    return new Map(this.q.collaborations.all(userId).map((c) => [c.repo_id, c.mode]));
+  }
   touchRepo(id: number): void { this.q.touchRepo.run(Math.floor(Date.now() / 1000), id); }
   setDefaultBranch(id: number, branch: string): void { this.q.setDefaultBranch.run(branch, id); }
 
@@ -224,6 +244,11 @@ export class GithostDb {
 
   gpgKeysOf(uid: number): GpgKeyRow[] { return this.q.gpgKeysOf.all(uid); }
   gpgKeyByKeyId(keyId: string): GpgKeyRow | undefined { return this.q.gpgKeyByKeyId.get(keyId); }
+  /** a key (primary or subkey) by its row id, when `ownerId` owns it */
+  gpgKeyOfUser(ownerId: number, id: number): GpgKeyRow | undefined { return this.q.gpgKeyOfUser.get(id, ownerId); }
+  gpgSubkeys(keyId: string): GpgKeyRow[] { return this.q.gpgSubkeys.all(keyId); }
+  /** delete a key and the subkeys it is the primary of (Gitea's deleteGPGKey) */
+  deleteGpgKey(ownerId: number, keyId: string): number { return this.q.deleteGpgKey.run(ownerId, keyId, keyId).changes; }
   insertGpgKeys(keys: NewGpgKey[]): GpgKeyRow[] {
     const now = Math.floor(Date.now() / 1000);
     return this.db.transaction(() => keys.map((k) => {

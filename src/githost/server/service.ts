@@ -81,6 +81,14 @@ export class GithostService {
     this.db.setDefaultBranch(repo.id, pick.slice('refs/heads/'.length));
   }
 
+  /** Whether the repository has no refs at all (Gitea's `empty`) and how many branches it has. */
+  async refState(owner: UserRow, repo: RepoRow): Promise<{ empty: boolean; branchCount: number }> {
+    const r = await runGit(['for-each-ref', '--format=%(refname)'], { cwd: this.repoPath(owner, repo), env: this.files.env() });
+    if (r.code !== 0) return { empty: true, branchCount: 0 };
+    const refs = r.stdout.toString('utf8').split('\n').filter(Boolean);
+    return { empty: refs.length === 0, branchCount: refs.filter((n) => n.startsWith('refs/heads/')).length };
+  }
+
   async isEmpty(owner: UserRow, repo: RepoRow): Promise<boolean> {
     const r = await runGit(['for-each-ref', '--count=1', '--format=%(refname)'], { cwd: this.repoPath(owner, repo), env: this.files.env() });
     return r.code !== 0 || r.stdout.length === 0;
