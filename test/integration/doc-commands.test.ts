@@ -63,14 +63,14 @@ const EXCLUDED: Record<string, string> = {
   'strait up': 'the test\'s world is already up (strait up --detach); a foreground world runs until Ctrl-C',
   'strait up --detach': 'the test\'s world is this command, run before the others',
   'strait down': 'stops the test\'s world: it runs last, as the cleanup',
-  'strait login 127.0.0.1:8080 --username admin --password "$PW" --insecure --grpc-web': 'needs a control module on the host\'s 127.0.0.1:8080, which that section starts by hand; the world\'s is logged into from a pod (docs/gitops.md)',
-  'strait gpg add --from alice.asc': 'needs the session of that login and the reader\'s key file',
-  'strait gpg list': 'needs the session of that login (the session made from a pod names an address only pods reach)',
-  'strait gpg get 4AEE18F83AFDEB23': 'needs that login; the key ID is an example',
-  'strait gpg rm 4AEE18F83AFDEB23': 'needs that login; the key ID is an example',
-  'strait app sync guestbook': 'needs that login and an Application "guestbook" the reader made',
-  'strait app get guestbook -o json': 'needs that login and an Application "guestbook" the reader made',
-  'strait app get guestbook': 'needs that login and an Application "guestbook" the reader made',
+  'strait up --fresh': 'starts a world; the test\'s world is already up',
+  'strait login 127.0.0.1:8080 --username admin --password "$PW" --insecure --grpc-web': 'a standalone control module with TLS that the reader starts by hand (node dist/daemon/control/main.js); the world\'s API is plain HTTP and its login line is tested',
+  'strait gpg add --from alice.asc': 'needs the reader\'s key file',
+  'strait gpg get 4AEE18F83AFDEB23': 'the key ID is an example',
+  'strait gpg rm 4AEE18F83AFDEB23': 'the key ID is an example',
+  'strait app sync guestbook': 'needs an Application "guestbook" the reader made',
+  'strait app get guestbook -o json': 'needs an Application "guestbook" the reader made',
+  'strait app get guestbook': 'needs an Application "guestbook" the reader made',
   'strait deploy-broker --kubeconfig broker.kubeconfig': 'Kubernetes mode: needs the kubeconfig of a real API server',
   'strait join broker-info.subm --kubeconfig cluster-a.kubeconfig --clusterid cluster-a --clustercidr 10.1.0.0/16 --servicecidr 100.1.0.0/16': 'Kubernetes mode: needs the kubeconfig of a real API server',
   'strait githost serve --port 3000': 'a server that runs until interrupted (and the world\'s githost holds 127.0.0.1:3000 when it was free)',
@@ -164,7 +164,11 @@ describe('every strait command of README.md and docs/ runs as written', () => {
   for (const { doc, cmd } of runnable) {
     const want = EXPECTED_EXIT[cmd];
     test(`${doc.file}:${doc.line}: ${cmd}`, async () => {
-      const r = await run(cmd, env, cwd, 120_000);
+      // the docs' 127.0.0.1:8080 is the world's control API on the host; "another free port
+      // when 8080 is taken" (README), as strait status says
+      const control = (JSON.parse(readFileSync(join(world.stateDir, 'world.json'), 'utf8')) as { control?: string }).control;
+      const hostControl = control ? new URL(control).host : '127.0.0.1:8080';
+      const r = await run(cmd.replaceAll('127.0.0.1:8080', hostControl), env, cwd, 120_000);
       assert.equal(r.code, want?.code ?? 0, `exit ${r.code}${want ? ` (docs: ${want.code}, ${want.why})` : ''}:\n${r.out.slice(-2000)}`);
     });
   }
