@@ -13,22 +13,42 @@
 import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { E, isStraitError } from '../../src/base/errors/index.js';
+import { E } from '../../src/base/errors/index.js';
 import { Lifecycle } from '../../src/base/lifecycle/index.js';
 import { createLogger } from '../../src/base/log/index.js';
 import { defaultMeshObjects, loadOrCreateCa, startMeshAgent, type IngressRouteSpec } from '../../src/mesh/control/index.js';
 import { Counter, Gauge, Registry } from 'prom-client';
 import { serveMetrics } from '../../src/platform/metrics/index.js';
 import { connectStoreFromFiles } from '../../src/platform/store/index.js';
+import { printedInfo, runEntry } from '../../daemon/entry.js';
 
 const env = (k: string): string | undefined => process.env[k];
 
+const HELP = `usage: strait-mesh-agent (configured by its environment; started by 'strait up')
+
+The mesh agent of one cluster of the local world: certificates, the root ConfigMap, the
+sidecar of every injected pod and the ingress gateway's configuration (docs/mesh.md).
+
+Environment:
+  STRAIT_CLUSTER            cluster name (required)
+  STRAIT_STATE_DIR          mesh files go to <state>/mesh/<cluster>/ (required)
+  STRAIT_STORE_SOCKET, STRAIT_STORE_TOKEN_FILE   the world's store API (required)
+  STRAIT_MESH_BOOTSTRAP     comma-separated member namespaces
+  STRAIT_MESH_METRICS       HOST:PORT for the agent's own /metrics
+  STRAIT_METRICS_PORT       the world's metrics port, excluded from the pods' inbound redirect
+  STRAIT_MESH_INGRESS       JSON list of ingress routes
+
+  -h, --help                this help
+  -V, --version             the version
+`;
+
 async function main(): Promise<void> {
+  if (await printedInfo(process.argv, 'strait-mesh-agent', HELP)) return;
   const cluster = env('STRAIT_CLUSTER');
   const stateDir = env('STRAIT_STATE_DIR');
   const socketPath = env('STRAIT_STORE_SOCKET');
   const tokenFile = env('STRAIT_STORE_TOKEN_FILE');
-  if (!cluster || !stateDir || !socketPath || !tokenFile) throw new Error('STRAIT_CLUSTER, STRAIT_STATE_DIR, STRAIT_STORE_SOCKET and STRAIT_STORE_TOKEN_FILE are required');
+  if (!cluster || !stateDir || !socketPath || !tokenFile) throw E.usage('STRAIT_CLUSTER, STRAIT_STATE_DIR, STRAIT_STORE_SOCKET and STRAIT_STORE_TOKEN_FILE are required in the environment (add --help for usage)');
   const log = createLogger('mesh-agent', { cluster });
   const life = new Lifecycle();
   const meshDir = join(stateDir, 'mesh');
@@ -76,7 +96,4 @@ async function main(): Promise<void> {
   log.info({ dir }, 'mesh agent ready');
 }
 
-main().catch((err) => {
-  console.error(`error ${isStraitError(err) ? err.code : 'STRAIT_ERR_INTERNAL'}: ${(err as Error).message}`);
-  process.exit(isStraitError(err) ? err.exitCode : 1);
-});
+runEntry(main);

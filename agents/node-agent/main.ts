@@ -1,10 +1,22 @@
 // strait node agent entry: node dist/agents/node-agent/main.js --config agent.yaml
-import { isStraitError } from '../../src/base/errors/index.js';
+import { printedInfo, runEntry } from '../../daemon/entry.js';
 import { configPathFromArgv, readConfigFile } from '../../daemon/config-file.js';
 import { parseNodeAgentConfig } from '../../src/multicluster/dataplane/node-agent/index.js';
 import { runNodeAgentDaemon, withNodeName } from './index.js';
 
+const HELP = `usage: strait-node-agent --config FILE (YAML or JSON; docs/gateway-and-agent.md)
+
+The node agent: wraps this node's cross-cluster packets VXLAN-style (UDP 4800) to the
+cluster's active gateway, /metrics. SIGHUP re-reads the file (a new active gateway takes
+effect at once), SIGTERM stops.
+
+  --config FILE   the agent's configuration
+  -h, --help      this help
+  -V, --version   the version
+`;
+
 async function main(): Promise<void> {
+  if (await printedInfo(process.argv, 'strait-node-agent', HELP)) return;
   const path = configPathFromArgv(process.argv, 'strait-node-agent');
   const d = await runNodeAgentDaemon(withNodeName(readConfigFile(path), process.env['STRAIT_NODE_NAME']));
   console.log(JSON.stringify({ msg: 'node agent started', node: d.agent.config.nodeName, tun: d.agent.tunName, vxlanPort: d.agent.vxlanPort, metricsPort: d.metricsPort }));
@@ -31,7 +43,4 @@ async function main(): Promise<void> {
   process.on('SIGINT', stop);
 }
 
-main().catch((err: unknown) => {
-  console.error(isStraitError(err) ? `error ${err.code}: ${err.message}` : err);
-  process.exit(isStraitError(err) ? err.exitCode : 1);
-});
+runEntry(main);

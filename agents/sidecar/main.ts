@@ -20,15 +20,38 @@ import { Registry, registerProxyMetrics } from '../../src/mesh/control/metrics/i
 import { originalDst, SidecarProxy, type Address } from '../../src/mesh/dataplane/proxy/index.js';
 import { HttpError, readJsonBody, sendError } from '../../src/platform/http/index.js';
 import { answerMetrics, serveMetrics } from '../../src/platform/metrics/index.js';
+import { printedInfo, runEntry } from '../../daemon/entry.js';
 
 function hostPort(v: string | undefined, what: string): Address | undefined {
   if (v === undefined) return undefined;
   const m = /^(.+):(\d{1,5})$/.exec(v);
-  if (!m) throw new Error(`${what} must be HOST:PORT, got ${JSON.stringify(v)}`);
+  if (!m) throw E.usage(`${what} must be HOST:PORT, got ${JSON.stringify(v)}`, { value: v });
   return { host: (m[1] as string).replace(/^\[|\]$/g, ''), port: Number(m[2]) };
 }
 
+const HELP = `usage: strait-sidecar --config FILE [options]
+
+The sidecar proxy of one injected pod, inside the pod's network namespace (docs/mesh.md).
+Without --app / --outbound-destination it serves the connections redirected by the pod's
+nftables rules and reads SO_ORIGINAL_DST.
+
+  --config FILE                  configuration (JSON; re-read when it changes)
+  --inbound-port N               inbound listener (default 15006)
+  --outbound-port N              outbound listener (default 15001)
+  --admin HOST:PORT              admin API: GET/PUT /config, /metrics, /ready (default 127.0.0.1:15000)
+  --admin-socket PATH            the admin API on a unix socket instead
+  --bind ADDR                    address of the listeners (default 0.0.0.0)
+  --app HOST:PORT                forward inbound connections here (no redirect)
+  --outbound-destination HOST:PORT   forward outbound connections here (no redirect)
+  --uid N                        run as this uid once the listeners are bound
+  --config-ipc                   read the file once, then take configurations over IPC
+  --metrics HOST:PORT            Prometheus /metrics
+  -h, --help                     this help
+  -V, --version                  the version
+`;
+
 async function main(): Promise<void> {
+  if (await printedInfo(process.argv, 'strait-sidecar', HELP)) return;
   const { values } = parseArgs({
     options: {
       config: { type: 'string' },
@@ -146,7 +169,4 @@ async function main(): Promise<void> {
   log.info({ inbound: inbound.port, outbound: outbound.port }, 'sidecar ready');
 }
 
-main().catch((err) => {
-  console.error(`error ${isStraitError(err) ? err.code : 'STRAIT_ERR_INTERNAL'}: ${(err as Error).message}`);
-  process.exit(isStraitError(err) ? err.exitCode : 1);
-});
+runEntry(main);

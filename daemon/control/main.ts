@@ -17,13 +17,15 @@ import { Command } from 'commander';
 import { Registry } from 'prom-client';
 import { parse as parseYaml } from 'yaml';
 import { defineConfig, type ConfigSchema } from '../../src/base/config/index.js';
-import { E, isStraitError } from '../../src/base/errors/index.js';
+import { E } from '../../src/base/errors/index.js';
 import { Lifecycle } from '../../src/base/lifecycle/index.js';
 import { createLogger } from '../../src/base/log/index.js';
 import { IN_CLUSTER_SERVERS, startGitOpsService } from '../../src/gitops/control/index.js';
 import { serveMetrics } from '../../src/platform/metrics/index.js';
 import { connectStore, openEmbeddedStore, openKubernetesStore, type ResourceStore } from '../../src/platform/store/index.js';
 import { startKubernetesControl, webhookSettingsFromEnv } from './kubernetes.js';
+import { VERSION } from '../../src/platform/cli-kit/index.js';
+import { runEntry } from '../entry.js';
 
 interface ControlConfig {
   stateDir: string;
@@ -61,6 +63,8 @@ const config = defineConfig(schema, { prefix: 'control', renamed: { port: 'liste
 
 function parseArgs(argv: string[]): Readonly<ControlConfig> {
   const cmd = new Command('strait-control')
+    .description('the control module: GitOps (Argo CD API), mesh CA and policy, export/import sync, sidecar-injection webhook')
+    .version(`strait-control ${VERSION}`, '-V, --version')
     .option('--config <file>', 'YAML configuration file')
     .option('--state-dir <dir>', 'state directory (repository mirrors, embedded store)')
     .option('--namespace <ns>', "the controller's namespace")
@@ -172,11 +176,4 @@ async function main(): Promise<void> {
   process.send?.({ type: 'ready', ...ready });
 }
 
-main().catch((err: unknown) => {
-  if (isStraitError(err)) {
-    console.error(`error ${err.code}: ${err.message}`);
-    process.exit(err.exitCode);
-  }
-  console.error(`error STRAIT_ERR_INTERNAL: ${(err as Error)?.stack ?? String(err)}`);
-  process.exit(1);
-});
+runEntry(main);

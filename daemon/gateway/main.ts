@@ -1,6 +1,6 @@
 // strait gateway daemon entry: node dist/daemon/gateway/main.js --config gateway.yaml
 import { existsSync } from 'node:fs';
-import { isStraitError } from '../../src/base/errors/index.js';
+import { printedInfo, runEntry } from '../entry.js';
 import { configPathFromArgv, readConfigFile } from '../config-file.js';
 import { parseGatewayConfig } from '../../src/multicluster/dataplane/gateway/index.js';
 import { runGatewayDaemon } from './index.js';
@@ -22,13 +22,14 @@ HA (an \`ha\` section): active/passive through a coordination.k8s.io/v1 Lease.
                    the gateway publishes its Endpoint and Gateway records in Submariner's shape
                    in submariner-operator ($STRAIT_OPERATOR_NAMESPACE), and its Endpoint on the
                    broker of the cluster's join.
+
+  --config FILE   the daemon's configuration
+  -h, --help      this help
+  -V, --version   the version
 `;
 
 async function main(): Promise<void> {
-  if (process.argv.includes('--help') || process.argv.includes('-h')) {
-    process.stdout.write(HELP);
-    return;
-  }
+  if (await printedInfo(process.argv, 'strait-gateway', HELP)) return;
   const path = configPathFromArgv(process.argv, 'strait-gateway');
   const cfg = readConfigFile(path);
   // Kubernetes (deploy/gateway.yaml): the node name from the downward API names this gateway
@@ -73,7 +74,4 @@ async function main(): Promise<void> {
   process.on('SIGINT', stop);
 }
 
-main().catch((err: unknown) => {
-  console.error(isStraitError(err) ? `error ${err.code}: ${err.message}` : err);
-  process.exit(isStraitError(err) ? err.exitCode : 1);
-});
+runEntry(main);

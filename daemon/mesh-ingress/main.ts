@@ -6,24 +6,40 @@
 import { existsSync, readFileSync, watch } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import { parseArgs } from 'node:util';
-import { isStraitError } from '../../src/base/errors/index.js';
+import { E } from '../../src/base/errors/index.js';
 import { Lifecycle } from '../../src/base/lifecycle/index.js';
 import { createLogger } from '../../src/base/log/index.js';
 import { Registry, registerIngressMetrics } from '../../src/mesh/control/metrics/index.js';
 import { IngressGateway } from '../../src/mesh/dataplane/proxy/index.js';
 import { serveMetrics } from '../../src/platform/metrics/index.js';
+import { printedInfo, runEntry } from '../entry.js';
 
 function hostPort(v: string): { host: string; port: number } {
   const m = /^(.+):(\d{1,5})$/.exec(v);
-  if (!m) throw new Error(`expected HOST:PORT, got ${JSON.stringify(v)}`);
+  if (!m) throw E.usage(`expected HOST:PORT, got ${JSON.stringify(v)}`, { value: v });
   return { host: m[1] as string, port: Number(m[2]) };
 }
 
+const HELP = `usage: strait-mesh-ingress --config FILE [--listen HOST:PORT] [--listen-unix PATH] [--metrics HOST:PORT]
+
+The mesh ingress gateway: plaintext HTTP in, mTLS (or plaintext, per the DestinationRules)
+into the mesh (docs/mesh.md). The configuration file is written by the mesh agent and
+re-read when it changes.
+
+  --config FILE          the ingress configuration (JSON, <mesh dir>/ingress.json)
+  --listen HOST:PORT     HTTP listener (default 0.0.0.0:15080)
+  --listen-unix PATH     also serve on this unix socket
+  --metrics HOST:PORT    Prometheus /metrics
+  -h, --help             this help
+  -V, --version          the version
+`;
+
 async function main(): Promise<void> {
+  if (await printedInfo(process.argv, 'strait-mesh-ingress', HELP)) return;
   const { values } = parseArgs({ options: {
     config: { type: 'string' }, listen: { type: 'string', default: '0.0.0.0:15080' }, 'listen-unix': { type: 'string' }, metrics: { type: 'string' },
   } });
-  if (!values.config) throw new Error('--config FILE is required');
+  if (!values.config) throw E.usage('--config FILE is required (add --help for usage)');
   const log = createLogger('mesh-ingress');
   const life = new Lifecycle();
   const file = values.config;
@@ -60,7 +76,4 @@ async function main(): Promise<void> {
   process.send?.({ type: 'ready', port: addr.port });
 }
 
-main().catch((err) => {
-  console.error(`error ${isStraitError(err) ? err.code : 'STRAIT_ERR_INTERNAL'}: ${(err as Error).message}`);
-  process.exit(isStraitError(err) ? err.exitCode : 1);
-});
+runEntry(main);

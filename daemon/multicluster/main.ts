@@ -1,9 +1,20 @@
 // strait multicluster control entry: node dist/daemon/multicluster/main.js --config multicluster.yaml
-import { isStraitError } from '../../src/base/errors/index.js';
+import { printedInfo, runEntry } from '../entry.js';
 import { configPathFromArgv, readConfigFile } from '../config-file.js';
 import { runMulticlusterDaemon } from './index.js';
 
+const HELP = `usage: strait-multicluster --config FILE (YAML or JSON; docs/multicluster.md)
+
+The multicluster control of one cluster: the export/import sync with the broker, the
+clusterset.local DNS server, /metrics. SIGTERM stops.
+
+  --config FILE   the daemon's configuration
+  -h, --help      this help
+  -V, --version   the version
+`;
+
 async function main(): Promise<void> {
+  if (await printedInfo(process.argv, 'strait-multicluster', HELP)) return;
   const path = configPathFromArgv(process.argv, 'strait-multicluster');
   const d = await runMulticlusterDaemon(readConfigFile(path));
   console.log(JSON.stringify({ msg: 'multicluster control started', cluster: d.agent.clusterId, dnsPort: d.dns?.port, metricsPort: d.metricsPort }));
@@ -14,7 +25,4 @@ async function main(): Promise<void> {
   process.on('SIGINT', stop);
 }
 
-main().catch((err: unknown) => {
-  console.error(isStraitError(err) ? `error ${err.code}: ${err.message}` : err);
-  process.exit(isStraitError(err) ? err.exitCode : 1);
-});
+runEntry(main);

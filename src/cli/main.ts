@@ -34,14 +34,17 @@ export async function main(argv: string[]): Promise<number> {
   }
 }
 
-const isEntry = process.argv[1] !== undefined && /(bin\/strait(\.js)?|cli\/main\.js)$/.test(process.argv[1]);
-if (isEntry) {
+/** The `strait` process: bin/strait.js (under any name or link: /usr/local/bin/strait) calls it. */
+export function runCli(argv: string[] = process.argv): void {
   // `strait ... | head`: a reader that stops early is not an error (as for coreutils, exit 0 quietly)
   process.stdout.on('error', (err: NodeJS.ErrnoException) => {
     if (err.code === 'EPIPE') process.exit(0);
     throw err;
   });
-  main(process.argv).then((code) => {
+  main(argv).then((code) => {
     process.exitCode = code;
   });
 }
+
+// `node dist/src/cli/main.js ...` works too
+if (process.argv[1] !== undefined && /cli\/main\.js$/.test(process.argv[1])) runCli();

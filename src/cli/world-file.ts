@@ -1,12 +1,12 @@
 // world.json in the state dir: written by the `strait up` process that owns a world,
 // read by status, exec, down and the store clients.
 import { spawn } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { constants as osConstants } from 'node:os';
 import { E } from '../base/errors/index.js';
 import type { WorldState } from '../world/supervisor/index.js';
-import { readInput, stateFiles } from '../platform/cli-kit/index.js';
+import { isAlive, readInput, resolveStateDir, stateFiles } from '../platform/cli-kit/index.js';
 
 export interface WorldRecord extends WorldState {
   version: 1;
@@ -18,23 +18,7 @@ export interface WorldRecord extends WorldState {
   startedAt: string;
 }
 
-/** true while the process exists and is not a zombie */
-export function isAlive(pid: number): boolean {
-  if (!Number.isInteger(pid) || pid <= 0) return false;
-  try {
-    process.kill(pid, 0);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EPERM') return false;
-  }
-  try {
-    // "pid (comm) S ..." — comm may contain spaces and parentheses
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
-    return state !== 'Z' && state !== 'X';
-  } catch {
-    return false;
-  }
-}
+export { isAlive } from '../platform/cli-kit/index.js';
 
 export function readWorldRecord(stateDir: string): WorldRecord | undefined {
   const file = stateFiles(stateDir).world;
@@ -75,10 +59,14 @@ export function findPod(rec: WorldRecord, ref: string): WorldState['clusters'][n
   return pod;
 }
 
-/** nsenter arguments that run `command` inside a pod's network namespace (with its resolv.conf). */
+/**
+ * nsenter arguments that run `command` inside a pod's network namespace (with its resolv.conf).
+ * Through env(1): a program that is not found exits 127 and one that cannot run 126, as
+ * shells and kubectl report them (`ip netns exec` alone exits 1).
+ */
 export function podExecArgv(rec: WorldRecord, netns: string, command: string[]): string[] {
   return ['-t', String(rec.supervisorPid), '-m', '-p', ...(rec.userNamespace ? ['-U', '--preserve-credentials'] : []),
-    '--', 'ip', 'netns', 'exec', netns, ...command];
+    '--', 'ip', 'netns', 'exec', netns, 'env', '--', ...command];
 }
 
 export interface PodExecResult { code: number; stdout: string; stderr: string }
@@ -131,4 +119,10 @@ export function removeWorldState(stateDir: string): string[] {
   // rmSync removes a symlink itself, never what it points to
   for (const n of gone) rmSync(join(stateDir, n), { recursive: true, force: true });
   return gone;
+}
+
+/** The command that stops the world of `stateDir`: with --state-dir unless it is the default one. */
+export function downCommand(stateDir: string): string {
+  if (stateDir === resolveStateDir()) return 'strait down';
+  return `strait down --state-dir ${/^[\w@%+=:,./-]+$/.test(stateDir) ? stateDir : `'${stateDir.replace(/'/g, "'\\''")}'`}`;
 }

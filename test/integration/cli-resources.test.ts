@@ -211,4 +211,111 @@ describe('strait apply/get/describe/delete/api-resources', () => {
       assert.match(r.stdout, new RegExp(`Usage: strait ${cmd}`));
     }
   });
+
+  describe('kubectl habits', () => {
+    const HABITS = `apiVersion: v1
+kind: Pod
+metadata: {name: web-1, namespace: habits, labels: {app: web, tier: front}}
+spec: {nodeName: n1, containers: [{name: web, image: strait/echo}]}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: web-2, namespace: habits, labels: {app: web, tier: back}}
+spec: {nodeName: n1, containers: [{name: web, image: strait/echo}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: habits}
+spec: {clusterIP: 100.1.0.99, selector: {app: web}, ports: [{port: 80, targetPort: 8080}]}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: habits}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec: {containers: [{name: web, image: strait/echo}]}
+`;
+    const H = () => ['-n', 'habits', ...S()];
+    before(async () => {
+      const file = join(dir, 'habits.yaml');
+      writeFileSync(file, HABITS);
+      const r = await strait(['apply', '-f', file, ...S()]);
+      assert.equal(r.code, 0, r.stderr);
+      const a = stores.get('cluster-a')!;
+      for (const [name, ip] of [['web-1', '10.1.0.21'], ['web-2', '10.1.0.22']] as const) {
+        const p = (await a.get({ apiVersion: 'v1', kind: 'Pod' }, name, 'habits'))!;
+        await a.updateStatus({ ...p, status: { phase: 'Running', podIP: ip } });
+      }
+    });
+
+    test('get pods,svc prints a table per kind with KIND/NAME names', async () => {
+      const r = await strait(['get', 'pods,svc', ...H()]);
+      assert.equal(r.code, 0, r.stderr);
+      const [pods, svcs] = r.stdout.split('\n\n');
+      assert.match(pods ?? '', /^NAME\s+READY\s+STATUS.*\npod\/web-1\s+1\/1\s+Running.*\npod\/web-2\s/s);
+      assert.match(svcs ?? '', /^NAME\s+TYPE\s+CLUSTER-IP.*\nservice\/web\s+ClusterIP\s+100\.1\.0\.99\s/s);
+    });
+
+    test('get all lists pods, services and deployments', async () => {
+      const r = await strait(['get', 'all', '-o', 'name', ...H()]);
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(r.stdout, 'pod/web-1\npod/web-2\nservice/web\ndeployment.apps/web\n');
+    });
+
+    test('-o name, with -l', async () => {
+      const r = await strait(['get', 'pods', '-l', 'tier=front', '-o', 'name', ...H()]);
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(r.stdout, 'pod/web-1\n');
+    });
+
+    const jsonpaths: { name: string; args: string[]; out: string }[] = [
+      { name: 'items[*] names, space-separated', args: ['get', 'pods', '-o', 'jsonpath={.items[*].metadata.name}'], out: 'web-1 web-2' },
+      { name: 'one field of one object', args: ['get', 'svc', 'web', '-o', 'jsonpath={.spec.clusterIP}'], out: '100.1.0.99' },
+      { name: 'range with literals', args: ['get', 'pods', '-o', 'jsonpath={range .items[*]}{.metadata.name}{"\\t"}{.status.podIP}{"\\n"}{end}'], out: 'web-1\t10.1.0.21\nweb-2\t10.1.0.22\n' },
+      { name: 'a filter', args: ['get', 'pods', '-o', 'jsonpath={.items[?(@.metadata.labels.tier=="back")].metadata.name}'], out: 'web-2' },
+      { name: '-o=jsonpath= form, a missing key prints nothing', args: ['get', 'svc', 'web', '-o=jsonpath={.spec.nothing}'], out: '' },
+    ];
+    for (const c of jsonpaths) {
+      test(`-o jsonpath: ${c.name}`, async () => {
+        const r = await strait([...c.args, ...H()]);
+        assert.equal(r.code, 0, r.stderr);
+        assert.equal(r.stdout, c.out);
+      });
+    }
+
+    test('-o jsonpath with a broken template exits 2 and says why', async () => {
+      const r = await strait(['get', 'pods', '-o', 'jsonpath={range .items[*]}{.metadata.name}', ...H()]);
+      assert.equal(r.code, 2);
+      assert.match(r.stderr, /STRAIT_ERR_USAGE: invalid jsonpath template .*\{range\} without \{end\}/);
+    });
+
+    test('apply --dry-run=client needs no world; --dry-run=server checks the store; neither writes', async () => {
+      const file = join(dir, 'dry.yaml');
+      writeFileSync(file, 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: dry, namespace: habits}\ndata: {a: "1"}\n');
+      const client = await strait(['apply', '-f', file, '--dry-run=client', '--state-dir', join(dir, 'no-world-here')]);
+      assert.equal(client.code, 0, client.stderr);
+      assert.equal(client.stdout, 'configmap/dry created (dry run)\n');
+      const server = await strait(['apply', '-f', file, '--dry-run=server', ...S()]);
+      assert.equal(server.code, 0, server.stderr);
+      assert.equal(server.stdout, 'configmap/dry created (server dry run)\n');
+      assert.equal(await stores.get('cluster-a')!.get({ apiVersion: 'v1', kind: 'ConfigMap' }, 'dry', 'habits'), undefined);
+      const bad = await strait(['apply', '-f', file, '--dry-run=maybe', ...S()]);
+      assert.equal(bad.code, 2);
+      assert.match(bad.stderr, /--dry-run must be none, client or server, not "maybe"/);
+    });
+
+    test('delete -l deletes what matches, nothing else', async () => {
+      const r = await strait(['delete', 'pods', '-l', 'tier=back', ...H()]);
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(r.stdout, 'pod "web-2" deleted\n');
+      const left = await strait(['get', 'pods', '-o', 'name', ...H()]);
+      assert.equal(left.stdout, 'pod/web-1\n');
+      const none = await strait(['delete', 'pods', '-l', 'tier=nowhere', ...H()]);
+      assert.equal(none.code, 0, none.stderr);
+      assert.equal(none.stderr, 'No resources found\n');
+    });
+  });
 });

@@ -62,3 +62,42 @@ test('mesh describe: PeerAuthentication security.istio.io/v1 and DestinationRule
   assert.equal(r.status, 0, r.stderr);
   assert.equal(r.stdout, golden('describe-echo-strict.txt'));
 });
+
+test('mesh describe takes a Deployment name as istioctl x describe takes a workload, and keeps the pod form', async () => {
+  const { mkdtempSync, writeFileSync, rmSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const dir = mkdtempSync(join(tmpdir(), 'strait-mesh-deploy-'));
+  try {
+    const file = join(dir, 'pods.yaml');
+    writeFileSync(file, `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: mesh}
+spec:
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}, annotations: {sidecar.istio.io/inject: "true"}}
+    spec: {containers: [{name: web, image: strait/echo, ports: [{containerPort: 8080}]}]}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: web-5d8f7c9b4-x2x7k, namespace: mesh, labels: {app: web}, annotations: {sidecar.istio.io/inject: "true"}}
+spec: {containers: [{name: web, image: strait/echo, ports: [{containerPort: 8080}]}]}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: web-5d8f7c9b4-a1b2c, namespace: mesh, labels: {app: web}, annotations: {sidecar.istio.io/inject: "true"}}
+spec: {containers: [{name: web, image: strait/echo, ports: [{containerPort: 8080}]}]}
+`);
+    const byDeployment = strait('mesh', 'describe', 'cluster-a/mesh/web', '-f', m('world-mesh.yaml'), m('strict.yaml'), file);
+    assert.equal(byDeployment.status, 0, byDeployment.stderr);
+    assert.match(byDeployment.stdout, /^Pod:\s+cluster-a\/mesh\/web-5d8f7c9b4-a1b2c \(Deployment web\)\n/);
+    assert.match(byDeployment.stdout, /\n\s+8080\s+STRICT\s/);
+    const byPod = strait('mesh', 'describe', 'cluster-a/mesh/web-5d8f7c9b4-x2x7k', '-f', m('world-mesh.yaml'), m('strict.yaml'), file);
+    assert.equal(byPod.status, 0, byPod.stderr);
+    assert.match(byPod.stdout, /^Pod:\s+cluster-a\/mesh\/web-5d8f7c9b4-x2x7k \(Deployment web\)\n/);
+    const json = JSON.parse(strait('mesh', 'describe', 'mesh/web', '-o', 'json', '-f', m('world-mesh.yaml'), file).stdout) as { name: string; deployment: string };
+    assert.deepEqual([json.name, json.deployment], ['web-5d8f7c9b4-a1b2c', 'web']);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

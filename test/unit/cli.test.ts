@@ -88,3 +88,11 @@ test('strait --help into a reader that closes early (| head -1) exits without a 
   assert.equal(code, 0, stderr);
   assert.doesNotMatch(stderr, /EPIPE|Unhandled/);
 });
+
+test('strait up --detach names the state dir in its `strait down` hint unless it is the default one', async () => {
+  const { downCommand } = await import('../../src/cli/world-file.js');
+  const { resolveStateDir } = await import('../../src/platform/cli-kit/index.js');
+  assert.equal(downCommand(resolveStateDir()), 'strait down');
+  assert.equal(downCommand('/tmp/w1'), 'strait down --state-dir /tmp/w1');
+  assert.equal(downCommand("/tmp/my world's"), "strait down --state-dir '/tmp/my world'\\''s'");
+});

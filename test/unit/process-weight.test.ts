@@ -30,7 +30,7 @@ function loads(entry: string): { files: string[]; packages: string[] } {
 }
 
 const NEVER_PACKAGES = ['openpgp', '@kubernetes/client-node', 'better-sqlite3', 'node-forge'];
-const NEVER_FILES = [/^src\/control\/githost\//, /^src\/control\/store\//, /^src\/control\/gitops\//, /^src\/cli\//];
+const NEVER_FILES = [/^src\/githost\//, /^src\/platform\/store\//, /^src\/gitops\//, /^src\/cli\//];
 
 const cases: { name: string; entry: string; allowed: string[] }[] = [
   { name: 'gateway daemon', entry: 'daemon/gateway/main.js', allowed: ['ajv', 'prom-client', 'yaml'] },

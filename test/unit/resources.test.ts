@@ -238,3 +238,15 @@ describe('schemas are OpenAPI v3 structural schemas (CRD-ready)', () => {
     });
   }
 });
+
+test('a YAML error names the document, line and column, and quotes the line', () => {
+  const text = 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: "b\n  labels: {x: y}\n';
+  assert.throws(() => parseManifests(text, 'two.yaml'), (err: unknown) => {
+    assert.ok(isStraitError(err, 'STRAIT_ERR_MANIFEST_PARSE'), String(err));
+    assert.match((err as Error).message, /^two\.yaml document 2: not valid YAML\/JSON: line \d+, column \d+: .+ \(line \d+: ".*"\)$/);
+    return true;
+  });
+  for (const [text, at] of [['a: b\nc: d: e\n', 'line 2, column 4: Nested mappings'], ['a: b\n\tc: d\n', 'line 2, column 1: Tabs'], ['a: b\nb: c\na: d\n', 'line 3, column 1: Map keys must be unique']] as const) {
+    assert.throws(() => parseManifests(text, 'x.yaml'), (err: unknown) => isStraitError(err, 'STRAIT_ERR_MANIFEST_PARSE') && (err as Error).message.includes(at), at);
+  }
+});

@@ -91,6 +91,18 @@ test('world file: YAML from disk; errors name the file', () => {
   assert.equal(w.clusters[0]?.workloads[0]?.deployments[0]?.replicas, 3);
   const bad = join(dir, 'bad.yaml');
   writeFileSync(bad, 'clusters: [ {');
-  assert.throws(() => loadWorld(bad), (err) => isStraitError(err, 'STRAIT_ERR_WORLD_INVALID') && err.message.includes(bad));
+  assert.throws(() => loadWorld(bad), (err) => isStraitError(err, 'STRAIT_ERR_WORLD_PARSE') && err.message.includes(bad) && /line 1, column \d+: /.test(err.message));
+  // a typo names the unknown key and the right one, not the whole object
+  const typo = join(dir, 'typo.yaml');
+  writeFileSync(typo, 'clusters:\n  - name: cluster-a\n    clustrCIDR: 10.1.0.0/16\n    serviceCIDR: 100.1.0.0/16\n');
+  assert.throws(() => loadWorld(typo), (err) => isStraitError(err, 'STRAIT_ERR_CONFIG_UNKNOWN_KEY')
+    && err.message === `unknown configuration key "clustrCIDR" at ${typo}: world.clusters[0]; did you mean "clusterCIDR"?`);
+  const missing = join(dir, 'missing-key.yaml');
+  writeFileSync(missing, 'clusters:\n  - name: cluster-a\n    serviceCIDR: 100.1.0.0/16\n');
+  assert.throws(() => loadWorld(missing), (err) => isStraitError(err, 'STRAIT_ERR_WORLD_INVALID')
+    && err.message === `invalid world at ${missing}: world.clusters[0]: "clusterCIDR" is required and missing`);
+  const indent = join(dir, 'indent.yaml');
+  writeFileSync(indent, 'clusters:\n  - name: a\n    clusterCIDR: [\n');
+  assert.throws(() => loadWorld(indent), (err) => isStraitError(err, 'STRAIT_ERR_WORLD_PARSE') && /line \d+, column \d+: /.test(err.message));
   assert.throws(() => loadWorld(join(dir, 'missing.yaml')), (err) => isStraitError(err, 'STRAIT_ERR_FILE_UNREADABLE'));
 });

@@ -1,9 +1,11 @@
-// strait get KIND [NAME] [-n NS] [-A] [-l SELECTOR] [-o json|yaml|wide]
+// strait get KIND[,KIND...]|all [NAME] [-n NS] [-A] [-l SELECTOR] [-o json|yaml|wide|name|jsonpath=TEMPLATE]
 import type { Command } from 'commander';
 import { E } from '../../base/errors/index.js';
-import { findKind } from '../../platform/resources/index.js';
-import type { KindRef, ObjectList, ResourceStore } from '../../platform/store/index.js';
-import { addStoreOptions, formatJson, formatTable, formatYaml, parseOutputFormat, type StoreCliOptions, withStore } from '../../platform/cli-kit/index.js';
+import { findKind, type KindInfo } from '../../platform/resources/index.js';
+import type { KindRef, KubeObject, ObjectList, ResourceStore } from '../../platform/store/index.js';
+import {
+  addStoreOptions, formatJson, formatTable, formatYaml, parseJsonPathTemplate, parseOutputFormat, type JsonPathTemplate, type StoreCliOptions, withStore,
+} from '../../platform/cli-kit/index.js';
 import { tableFor } from './resource-columns.js';
 
 interface GetOptions extends StoreCliOptions {
@@ -14,51 +16,111 @@ interface GetOptions extends StoreCliOptions {
   watch?: boolean;
 }
 
+/** kubectl's "all" category, as far as strait serves it */
+const ALL = ['pods', 'services', 'deployments'];
+
+type Output = { format: 'text' | 'wide' | 'json' | 'yaml' | 'name' } | { format: 'jsonpath'; template: JsonPathTemplate };
+
+export function parseGetOutput(value: string | undefined): Output {
+  const v = (value ?? 'text').replace(/^=/, '');
+  if (v === 'name') return { format: 'name' };
+  const m = /^jsonpath=(.*)$/s.exec(v);
+  if (m) return { format: 'jsonpath', template: parseJsonPathTemplate(m[1] as string) };
+  if (v === 'jsonpath') throw E.usage("-o jsonpath needs a template: -o jsonpath='{.items[*].metadata.name}'");
+  try {
+    return { format: parseOutputFormat(v) };
+  } catch {
+    throw E.usage(`unknown output format ${JSON.stringify(value)}; use one of: text, wide, json, yaml, name, jsonpath=TEMPLATE`, { value });
+  }
+}
+
+/** The kinds of "pods,svc" or "all", each once, in the order typed. */
+export function parseKinds(arg: string): KindInfo[] {
+  const out: KindInfo[] = [];
+  for (const typed of arg.split(',').map((s) => s.trim()).filter(Boolean).flatMap((s) => (s.toLowerCase() === 'all' ? ALL : [s]))) {
+    const info = findKind(typed);
+    if (!out.includes(info)) out.push(info);
+  }
+  if (out.length === 0) throw E.usage(`no resource kind in ${JSON.stringify(arg)}; see strait api-resources`);
+  return out;
+}
+
+/** kubectl -o name: "pod/client", "deployment.apps/echo", "serviceexport.multicluster.x-k8s.io/echo" */
+export function resourceName(o: KubeObject): string {
+  const group = o.apiVersion.includes('/') ? o.apiVersion.split('/')[0] : '';
+  return `${o.kind.toLowerCase()}${group ? `.${group}` : ''}/${o.metadata.name}`;
+}
+
 export function registerGetCommand(program: Command): void {
   addStoreOptions(program
     .command('get')
-    .description('list resources of a kind, or show one (kinds by plural, singular, short name or Kind; see api-resources)')
-    .argument('<kind>', 'kind, e.g. pods, svc, peerauthentications, serviceexports')
+    .description('list resources of one or more kinds ("pods,svc", "all"), or show one (kinds by plural, singular, short name or Kind; see api-resources)')
+    .argument('<kind>', 'kind, e.g. pods, svc, peerauthentications, serviceexports; several with commas (pods,svc); all = pods, services, deployments')
     .argument('[name]', 'name of one object')
     .option('-n, --namespace <ns>', 'namespace (default "default")')
     .option('-A, --all-namespaces', 'list across all namespaces')
     .option('-l, --selector <selector>', 'label selector, e.g. app=echo,tier!=db')
-    .option('-o, --output <format>', 'text, wide, json or yaml', 'text')
+    .option('-o, --output <format>', "text, wide, json, yaml, name, or jsonpath=TEMPLATE (e.g. -o jsonpath='{.items[*].metadata.name}')", 'text')
     .option('-w, --watch', 'after listing, print every change until interrupted (-o json: one event per line)'))
     .action(async (kindArg: string, name: string | undefined, _opts: unknown, cmd: Command) => {
       const opts = cmd.optsWithGlobals<GetOptions>();
-      const format = parseOutputFormat(opts.output);
-      const info = findKind(kindArg);
-      const ref = { apiVersion: info.apiVersion, kind: info.kind };
-      const ns = info.namespaced ? (opts.allNamespaces ? undefined : (opts.namespace ?? 'default')) : undefined;
+      const out = parseGetOutput(opts.output);
+      const kinds = parseKinds(kindArg);
+      if (name !== undefined && opts.selector !== undefined) throw E.usage('give either NAME or -l SELECTOR, not both');
+      const nsOf = (info: KindInfo): string | undefined => (info.namespaced ? (opts.allNamespaces ? undefined : (opts.namespace ?? 'default')) : undefined);
       await withStore(opts, async (store) => {
-        if (name !== undefined) {
-          const o = await store.get(ref, name, ns ?? opts.namespace);
-          if (!o) throw E.notFound(info.kind, name, info.namespaced ? (ns ?? 'default') : undefined);
-          if (format === 'json') process.stdout.write(formatJson(o));
-          else if (format === 'yaml') process.stdout.write(formatYaml(o));
-          else {
-            const t = tableFor(info.kind, [o], { wide: format === 'wide', allNamespaces: false });
-            process.stdout.write(formatTable(t.headers, t.rows));
-          }
-          return;
-        }
-        const list = await store.list(ref, { namespace: ns, labelSelector: opts.selector });
         if (opts.watch) {
-          await watchAndPrint(store, info.kind, ref, list, { namespace: ns, labelSelector: opts.selector, format, allNamespaces: info.namespaced && ns === undefined });
+          if (kinds.length !== 1 || name !== undefined) throw E.usage('-w watches one kind: strait get KIND -w');
+          const info = kinds[0] as KindInfo;
+          if (out.format === 'name' || out.format === 'jsonpath') throw E.usage('-w prints text, wide or json');
+          const ref = { apiVersion: info.apiVersion, kind: info.kind };
+          const ns = nsOf(info);
+          const list = await store.list(ref, { namespace: ns, labelSelector: opts.selector });
+          await watchAndPrint(store, info.kind, ref, list, { namespace: ns, labelSelector: opts.selector, format: out.format, allNamespaces: info.namespaced && ns === undefined });
           return;
         }
-        if (format === 'json' || format === 'yaml') {
-          const out = { apiVersion: 'v1', kind: 'List', metadata: { resourceVersion: list.resourceVersion }, items: list.items };
-          process.stdout.write(format === 'json' ? formatJson(out) : formatYaml(out));
+        // one object of each kind, or the lists
+        const groups: { info: KindInfo; items: KubeObject[]; resourceVersion?: string }[] = [];
+        for (const info of kinds) {
+          const ref = { apiVersion: info.apiVersion, kind: info.kind };
+          if (name !== undefined) {
+            const o = await store.get(ref, name, nsOf(info) ?? opts.namespace);
+            if (!o) throw E.notFound(info.kind, name, info.namespaced ? (nsOf(info) ?? opts.namespace ?? 'default') : undefined);
+            groups.push({ info, items: [o] });
+          } else {
+            const list = await store.list(ref, { namespace: nsOf(info), labelSelector: opts.selector });
+            groups.push({ info, items: list.items, resourceVersion: list.resourceVersion });
+          }
+        }
+        const items = groups.flatMap((g) => g.items);
+        // one object asked for by name prints as itself; otherwise a List, as kubectl does
+        const single = name !== undefined && kinds.length === 1 ? items[0] : undefined;
+        const asData = (): unknown => single ?? {
+          apiVersion: 'v1', kind: 'List', metadata: { resourceVersion: groups.length === 1 ? (groups[0]?.resourceVersion ?? '') : '' }, items,
+        };
+        switch (out.format) {
+          case 'json': process.stdout.write(formatJson(asData())); return;
+          case 'yaml': process.stdout.write(formatYaml(asData())); return;
+          case 'jsonpath': process.stdout.write(out.template.render(asData())); return;
+          case 'name': for (const o of items) process.stdout.write(`${resourceName(o)}\n`); return;
+          default: break;
+        }
+        if (items.length === 0) {
+          const ns = kinds.every((k) => k.namespaced) && !opts.allNamespaces ? (opts.namespace ?? 'default') : undefined;
+          process.stderr.write(ns ? `No resources found in ${ns} namespace.\n` : 'No resources found\n');
           return;
         }
-        if (list.items.length === 0) {
-          process.stderr.write(info.namespaced && ns ? `No resources found in ${ns} namespace.\n` : 'No resources found\n');
-          return;
+        // several kinds: a table per kind, names as KIND/NAME, a blank line between (kubectl's layout)
+        const several = kinds.length > 1;
+        const tables: string[] = [];
+        for (const g of groups) {
+          if (g.items.length === 0) continue;
+          const t = tableFor(g.info.kind, g.items, { wide: out.format === 'wide', allNamespaces: g.info.namespaced && nsOf(g.info) === undefined && name === undefined });
+          const nameCol = t.headers.indexOf('NAME');
+          const rows = several ? t.rows.map((r, i) => r.map((c, j) => (j === nameCol ? resourceName(g.items[i] as KubeObject) : c))) : t.rows;
+          tables.push(formatTable(t.headers, rows));
         }
-        const t = tableFor(info.kind, list.items, { wide: format === 'wide', allNamespaces: info.namespaced && ns === undefined });
-        process.stdout.write(formatTable(t.headers, t.rows));
+        process.stdout.write(tables.join('\n'));
       });
     });
 }

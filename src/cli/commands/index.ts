@@ -10,6 +10,7 @@ type Register = (program: Command) => void;
 const GROUPS: { commands?: string[]; load: () => Promise<Register> }[] = [
   { load: async () => (await import('./version.js')).registerVersionCommand },
   { commands: ['up', 'down', 'status', 'exec'], load: async () => (await import('./world.js')).registerWorldCommands },
+  { commands: ['logs'], load: async () => (await import('./logs.js')).registerLogsCommand },
   // resources
   { load: async () => (await import('./apply.js')).registerApplyCommand },
   { load: async () => (await import('./get.js')).registerGetCommand },

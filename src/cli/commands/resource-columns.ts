@@ -33,11 +33,17 @@ function servicePorts(o: KubeObject): string | undefined {
 const COLUMNS: Record<string, Column[]> = {
   Pod: [
     { header: 'READY', value: (o) => {
+      // as kubectl: ready containers of containerStatuses (an injected sidecar is one), else the spec's
+      const cs = get(o, 'status', 'containerStatuses') as { ready?: boolean }[] | undefined;
+      if (Array.isArray(cs) && cs.length) return `${cs.filter((c) => c.ready === true).length}/${cs.length}`;
       const n = (get(o, 'spec', 'containers') as unknown[] | undefined)?.length ?? 0;
       return `${get(o, 'status', 'phase') === 'Running' ? n : 0}/${n}`;
     } },
     { header: 'STATUS', value: (o) => s(get(o, 'status', 'phase')) ?? 'Pending' },
-    { header: 'RESTARTS', value: () => 0 },
+    { header: 'RESTARTS', value: (o) => {
+      const cs = get(o, 'status', 'containerStatuses') as { restartCount?: number }[] | undefined;
+      return Array.isArray(cs) ? cs.reduce((n, c) => n + (typeof c.restartCount === 'number' ? c.restartCount : 0), 0) : 0;
+    } },
     age,
     { header: 'IP', value: (o) => s(get(o, 'status', 'podIP')), wide: true },
     { header: 'NODE', value: (o) => s(get(o, 'spec', 'nodeName')), wide: true },

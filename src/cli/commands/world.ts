@@ -11,7 +11,7 @@ import { listenServer } from '../../base/net/index.js';
 import { canUseUserNamespaces, privateTreeCommand } from '../../platform/netns/index.js';
 import type { WorldState } from '../../world/supervisor/index.js';
 import { formatJson, formatTable, parseOutputFormat, resolveStateDir, stateFiles, takesGlobals } from '../../platform/cli-kit/index.js';
-import { findPod, isAlive, podExecArgv, readWorldRecord, removeWorldRecord, removeWorldState, runningWorld, worldStateIn, writeWorldRecord, type WorldRecord } from '../world-file.js';
+import { downCommand, findPod, isAlive, podExecArgv, readWorldRecord, removeWorldRecord, removeWorldState, runningWorld, worldStateIn, writeWorldRecord, type WorldRecord } from '../world-file.js';
 
 const here = (rel: string): string => fileURLToPath(new URL(rel, import.meta.url));
 // dist/src/cli/commands/world.js -> dist/daemon/world.js
@@ -35,7 +35,7 @@ function summary(rec: WorldState): string {
 
 function prepareStateDir(stateDir: string, fresh: boolean): void {
   const rec = readWorldRecord(stateDir);
-  if (rec && isAlive(rec.pid)) throw E.worldRunning(stateDir, rec.pid);
+  if (rec && isAlive(rec.pid)) throw E.worldRunning(stateDir, rec.pid, downCommand(stateDir));
   // an earlier run's Applications, policies, Deployments, repositories and keys come back:
   // say so, and how to start clean
   if (fresh) {
@@ -244,7 +244,7 @@ async function upDetached(stateDir: string, worldFile: string | undefined, ingre
   while (Date.now() < deadline) {
     const rec = readWorldRecord(stateDir);
     if (rec && rec.pid === child.pid && rec.status === 'ready') {
-      console.log(`${summary(rec)}; running in the background (pid ${rec.pid}); 'strait down' stops it`);
+      console.log(`${summary(rec)}; running in the background (pid ${rec.pid}); '${downCommand(stateDir)}' stops it`);
       return 0;
     }
     if (exited !== null) break;

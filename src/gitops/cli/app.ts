@@ -2,7 +2,26 @@
 import type { Command } from 'commander';
 import type { Application } from '../control/index.js';
 import { call } from './control-client.js';
+import { E } from '../../base/errors/index.js';
 import { formatJson, formatTable, formatYaml, parseOutputFormat } from '../../platform/cli-kit/index.js';
+
+const short = (rev: string | undefined): string => (rev ? rev.slice(0, 12) : '');
+
+/**
+ * The last operation, with the revision it was about; when it failed for another revision than
+ * the one the Application is now compared to, say so (the current target may be Synced).
+ */
+export function lastSync(a: Application): string {
+  const op = a.status?.operationState;
+  if (!op) return '<none>';
+  const rev = op.operation?.sync.revision ?? op.syncResult?.revision;
+  let text = `${op.phase}${rev ? ` at ${short(rev)}` : ''}: ${op.message}`;
+  const current = a.status?.sync;
+  if (op.phase !== 'Succeeded' && rev && current?.revision && current.revision !== rev && current.status !== 'Sync Error') {
+    text += ` (an earlier target; the current one, ${short(current.revision)}, is ${current.status ?? 'Unknown'})`;
+  }
+  return text;
+}
 
 function describe(a: Application): string {
   const s = a.status ?? {};
@@ -18,7 +37,7 @@ function describe(a: Application): string {
     ['Sync Status:', `${s.sync?.status ?? 'Unknown'}${s.sync?.revision ? ` to ${s.sync.revision}` : ''}`],
     ['Health Status:', s.health?.status ?? 'Unknown'],
     ['Signature:', s.signature ? `${s.signature.status}${s.signature.keyID ? ` (key ${s.signature.keyID}${s.signature.signer ? `, ${s.signature.signer}` : ''})` : ''}${s.signature.enforced ? ', enforced' : ''}` : '<none>'],
-    ['Last Sync:', s.operationState ? `${s.operationState.phase}: ${s.operationState.message}` : '<none>'],
+    ['Last Sync:', lastSync(a)],
   ];
   let out = lines.map(([k, v]) => `${(k ?? '').padEnd(18)}${v}`).join('\n') + '\n';
   if ((s.conditions ?? []).length > 0) {
@@ -56,7 +75,12 @@ export function registerAppCommand(program: Command): void {
     .action(async (name: string, opts: { output: string; server?: string }) => {
       const a = await call<Application>('POST', `/api/v1/applications/${encodeURIComponent(name)}/sync`, {}, opts.server);
       print(a, opts.output);
-      if (a.status?.operationState?.phase !== 'Succeeded') process.exitCode = 1;
+      const op = a.status?.operationState;
+      // the Application on stdout, why the sync did not happen on stderr (exit 1)
+      if (op?.phase !== 'Succeeded') {
+        const why = op?.message ?? a.status?.conditions?.find((c) => /Error$/.test(c.type))?.message ?? 'no sync result';
+        throw E.syncFailed(name, op?.operation?.sync.revision ?? a.status?.sync?.revision, why);
+      }
     });
   app.command('list')
     .description('list Applications')

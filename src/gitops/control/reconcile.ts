@@ -237,9 +237,15 @@ async function stepCompare(ctx: ReconcileContext, target: Target, desired: KubeO
 async function stepSync(ctx: ReconcileContext, target: Target, resolved: ResolvedRevision, desired: KubeObject[], compared: Comparison): Promise<{ comparison: Comparison; synced: boolean }> {
   const policy = ctx.app.spec?.syncPolicy;
   const automated = policy?.automated ?? undefined;
-  const lastSynced = ctx.app.status?.operationState?.phase === 'Succeeded' ? ctx.app.status.operationState.syncResult?.revision : undefined;
+  const lastOp = ctx.app.status?.operationState;
+  const lastSynced = lastOp?.phase === 'Succeeded' ? lastOp.syncResult?.revision : undefined;
   const revision = resolved.commit;
-  const should = ctx.manualSync || (automated !== undefined && automated !== null && compared.outOfSync
+  const auto = automated !== undefined && automated !== null;
+  // a new target after a failed or refused attempt is synced even when the live state already
+  // matches it: the last operation then speaks of this revision, not of the one it refused
+  const retargetAfterFailure = auto && lastOp !== undefined && lastOp.phase !== 'Succeeded'
+    && (lastOp.operation?.sync.revision ?? '') !== revision && lastSynced !== revision;
+  const should = ctx.manualSync || retargetAfterFailure || (auto && compared.outOfSync
     && (revision !== lastSynced || automated.selfHeal === true || lastSynced === undefined));
   if (!should) return { comparison: compared, synced: false };
   const dest = target.dest;
@@ -295,14 +301,15 @@ interface Reconciled {
 }
 
 /**
- * The steps in STEPS' order, each given what it needs. The signature goes into `seen` as
- * soon as it is known: the status reports it even when it (or a later step) fails.
+ * The steps in STEPS' order, each given what it needs. The revision and the signature go
+ * into `seen` as soon as they are known: the status reports them even when a later step fails.
  */
-async function runSteps(ctx: ReconcileContext, seen: { signature?: SignatureStatus }): Promise<Reconciled> {
+async function runSteps(ctx: ReconcileContext, seen: { revision?: string; signature?: SignatureStatus }): Promise<Reconciled> {
   const project = await step('project', () => stepProject(ctx));
   const target = await step('spec', () => stepSpec(ctx, project));
   await step('fetch', () => stepFetch(ctx, target));
   const resolved = await step('resolve', () => stepResolve(ctx, target));
+  seen.revision = resolved.commit;
   const signature = await step('verify', () => stepVerify(ctx, project, target, resolved));
   seen.signature = signature;
   await step('verify', () => enforceSignature(signature, resolved));
@@ -326,7 +333,7 @@ const ERROR_CONDITIONS = new Set(['ComparisonError', 'InvalidSpecError', 'SyncEr
 export async function reconcileApplication(app: Application, deps: ReconcileDeps, manualSync = false): Promise<ReconcileOutcome> {
   const ctx: ReconcileContext = { app: structuredClone(app), deps, manualSync };
   const started = deps.now().toISOString();
-  const seen: { signature?: SignatureStatus } = {};
+  const seen: { revision?: string; signature?: SignatureStatus } = {};
   let failure: ReconcileFailure | undefined;
   let done: Reconciled | undefined;
   try {
@@ -348,14 +355,19 @@ export async function reconcileApplication(app: Application, deps: ReconcileDeps
   if (failure) {
     const old = (prev.conditions ?? []).find((c) => c.type === failure!.conditionType && c.message === failure!.message);
     status.conditions = [...keep, { type: failure.conditionType, status: 'True', reason: failure.reason, message: failure.message, lastTransitionTime: old?.lastTransitionTime ?? now }];
+    const lastResult = prev.operationState?.syncResult;
+    const attempted = seen.revision;
+    const errorOp = { phase: 'Error' as const, message: failure.message, startedAt: started, finishedAt: now,
+      operation: { sync: attempted ? { revision: attempted } : {} }, ...(lastResult ? { syncResult: lastResult } : {}) };
     if (failure.opts.syncError) {
       // the sync attempt is refused: nothing applied, the last synced state is kept
       status.sync = { ...(prev.sync ?? {}), status: 'Sync Error', comparedTo: { ...(src ? { source: src } : {}), ...(destination ? { destination } : {}) } };
-      const lastResult = prev.operationState?.syncResult;
-      status.operationState = { phase: 'Error', message: failure.message, startedAt: started, finishedAt: now, ...(lastResult ? { syncResult: lastResult } : {}) };
+      status.operationState = errorOp;
       result = 'refused';
     } else {
       status.sync = { ...(prev.sync ?? {}), status: prev.sync?.status === 'Synced' ? 'Synced' : 'Unknown' };
+      // a sync that was asked for and could not run is an operation that failed, not the last one's result
+      if (ctx.manualSync) status.operationState = errorOp;
       result = 'failed';
     }
     if (failure.opts.eventReason) events.push({ type: 'Warning', reason: failure.opts.eventReason, message: failure.message });
@@ -370,6 +382,7 @@ export async function reconcileApplication(app: Application, deps: ReconcileDeps
       const signer = signature.status === 'valid' ? `${signature.signer} (${signature.keyID})` : undefined;
       status.operationState = {
         phase: 'Succeeded', message: 'successfully synced (all tasks run)', startedAt: started, finishedAt: now,
+        operation: { sync: { revision } },
         syncResult: { revision, ...(signer ? { signer } : {}), resources: comparison.resources },
       };
       const history = prev.history ?? [];

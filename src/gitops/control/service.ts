@@ -40,6 +40,10 @@ export interface GitOpsService {
 export async function startGitOpsService(opts: GitOpsServiceOptions): Promise<GitOpsService> {
   const namespace = opts.namespace ?? 'argocd';
   const log = opts.log ?? silentLogger();
+  // as an Argo CD install makes it: `strait get ns` lists it (in Kubernetes it exists already)
+  if (!(await opts.store.get({ apiVersion: 'v1', kind: 'Namespace' }, namespace))) {
+    await opts.store.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } }, { fieldManager: 'strait-control' });
+  }
   const loginLimits = opts.loginLimits ?? loginLimitsFromEnv();
   const account = await ensureAdminSecret(opts.store, namespace, opts.initialPasswordFile ? { initialPasswordFile: opts.initialPasswordFile } : {});
   const controller = new GitOpsController({

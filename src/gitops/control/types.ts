@@ -68,6 +68,8 @@ export interface ApplicationStatus {
     message: string;
     startedAt: string;
     finishedAt: string;
+    /** what the operation tried (Argo CD's operationState.operation): the revision of this attempt */
+    operation?: { sync: { revision?: string } };
     syncResult?: { revision: string; signer?: string; resources: ResourceStatus[] };
   };
   conditions?: AppCondition[];

@@ -1,4 +1,4 @@
-// strait mesh describe CLUSTER/NS/POD   effective inbound mode per port (and the policies
+// strait mesh describe CLUSTER/NS/POD|DEPLOYMENT   effective inbound mode per port (and the policies
 //                                       behind it), outbound TLS per destination
 // strait mesh check [--cluster C]       configurations that will break traffic
 // Resources come from the running world's store, or from manifests with --from-file
@@ -22,7 +22,7 @@ const srcText = (s: PolicySource): string =>
 
 export function formatDescription(d: WorkloadDescription, cluster: string): string {
   const lines = [
-    `Pod:             ${cluster ? `${cluster}/` : ''}${d.namespace}/${d.name}`,
+    `Pod:             ${cluster ? `${cluster}/` : ''}${d.namespace}/${d.name}${d.deployment ? ` (Deployment ${d.deployment})` : ''}`,
     `Identity:        ${d.spiffeId}`,
     `Sidecar:         ${d.sidecar ? 'yes' : 'no'} (${d.injection})`,
     `Control plane:   ${d.controlPlane ? `ServiceMeshControlPlane ${d.controlPlane.namespace}/${d.controlPlane.name} (dataPlane.mtls ${d.controlPlane.dataPlaneMtls}, controlPlane.mtls ${d.controlPlane.controlPlaneMtls})` : 'none (Istio defaults)'}`,
@@ -62,7 +62,7 @@ export function registerMeshCommand(program: Command): void {
     .option('-o, --output <format>', 'text, json or yaml', 'text');
 
   common(mesh.command('describe')
-    .argument('<pod>', 'CLUSTER/NAMESPACE/POD (with --from-file the cluster part may be omitted: NAMESPACE/POD)')
+    .argument('<pod>', 'CLUSTER/NAMESPACE/POD or CLUSTER/NAMESPACE/DEPLOYMENT (a pod of it); with --from-file the cluster part may be omitted')
     .description('effective inbound mode per port, the policies that produced it, and the outbound TLS mode per destination'))
     .action(async (ref: string, _opts: unknown, cmd: Command) => {
       const opts = cmd.optsWithGlobals<SourceOpts>();

@@ -1,7 +1,7 @@
 // strait show connections|endpoints|gateways|networks|versions|brokers|all
 import type { Command } from 'commander';
 import type { ResourceStore } from '../../platform/store/index.js';
-import { collectShow, openBrokerOfCluster, openClusterStore, renderShow, SHOW_ALL, showJson, type ShowWhat } from './index.js';
+import { collectShow, openBrokerOfCluster, openClusterStore, readRunningWorld, renderShow, SHOW_ALL, showJson, worldComponents, type ShowWhat } from './index.js';
 import { formatJson, parseOutputFormat, resolveStateDir, takesGlobals } from '../../platform/cli-kit/index.js';
 
 export function registerShowCommands(program: Command): void {
@@ -20,7 +20,7 @@ export function registerShowCommands(program: Command): void {
         let broker: ResourceStore | undefined;
         try {
           if (sections.includes('brokers')) broker = await openBrokerOfCluster(store, stateDir).catch(() => undefined);
-          const data = await collectShow(store, broker, opts.cluster);
+          const data = await collectShow(store, broker, opts.cluster, worldComponents(readRunningWorld(stateDir)?.components ?? [], opts.cluster));
           process.stdout.write(format === 'json' ? formatJson(showJson(sections, data)) : renderShow(sections, data));
         } finally {
           await broker?.close();

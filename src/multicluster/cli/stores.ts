@@ -9,7 +9,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { openBrokerByUrl, openBrokerOfCluster as openJoinedBroker, type BrokerInfo } from '../control/clusterset/index.js';
 import { connectStore, openEmbeddedStore, type ResourceStore } from '../../platform/store/index.js';
-import { readInput, stateFiles } from '../../platform/cli-kit/index.js';
+import { isAlive, readInput, stateFiles } from '../../platform/cli-kit/index.js';
 import { E } from '../../base/errors/index.js';
 
 export interface WorldCluster {
@@ -19,8 +19,16 @@ export interface WorldCluster {
 }
 
 interface WorldFile {
+  pid?: number;
   store?: { socket?: string; token?: string };
   clusters?: WorldCluster[];
+  components?: { name: string; ready?: boolean }[];
+}
+
+/** The world of a state dir while its owner runs (world.json of a killed world is not one). */
+export function readRunningWorld(stateDir: string): WorldFile | undefined {
+  const w = readWorld(stateDir);
+  return w && isAlive(w.pid) ? w : undefined;
 }
 
 export function readWorld(stateDir: string): WorldFile | undefined {

@@ -5,6 +5,8 @@ export * from './state-dir.js';
 export * from './global-options.js';
 export * from './store-options.js';
 export * from './version.js';
+export * from './process-alive.js';
+export * from './jsonpath-template.js';
 export * from './world-address.js';
 export * from './read-input.js';
 export * from './manifests.js';

@@ -5,3 +5,4 @@ export { checkStoredObject, failClosedStandIn, validateObject, type ManifestOrig
 export { parseManifests, type LoadedManifest } from './load.js';
 export { MAX_YAML_ALIASES, yamlDocuments } from './yaml.js';
 export { SCHEMAS, type Schema } from './schemas/index.js';
+export { describeYamlError, placeYamlError, type YamlErrorPlace } from './yaml-error.js';

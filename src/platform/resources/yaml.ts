@@ -4,6 +4,7 @@
 import { parseAllDocuments } from 'yaml';
 import { E } from '../../base/errors/index.js';
 import { MAX_JSON_DEPTH } from '../http/index.js';
+import { describeYamlError } from './yaml-error.js';
 
 /**
  * Alias expansions allowed in one document. Manifests use anchors rarely (a shared label
@@ -13,11 +14,11 @@ export const MAX_YAML_ALIASES = 100;
 
 /** The value of each document of `text` (null for an empty one); errors number documents from 1. */
 export function yamlDocuments(text: string, source: string): unknown[] {
-  const docs = parseAllDocuments(text, { prettyErrors: false });
+  const docs = parseAllDocuments(text, { prettyErrors: true });
   const list = Array.isArray(docs) ? docs : [docs];
   return list.map((doc, i) => {
     const docIndex = i + 1;
-    if (doc.errors.length > 0) throw E.manifestParse(source, docIndex, doc.errors[0]!.message.split('\n')[0]!);
+    if (doc.errors.length > 0) throw E.manifestParse(source, docIndex, describeYamlError(doc.errors[0]!, text));
     let value: unknown;
     try {
       value = doc.toJS({ maxAliasCount: MAX_YAML_ALIASES });

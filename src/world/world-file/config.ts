@@ -231,7 +231,8 @@ function wrap<T>(path: string, fn: () => T): T {
     return fn();
   } catch (err) {
     if (isStraitError(err, 'STRAIT_ERR_CONFIG_INVALID')) {
-      throw E.worldInvalid(path, err.detail['value'], String(err.detail['rule'] ?? err.message));
+      const at = err.detail['path'];
+      throw E.worldInvalid(typeof at === 'string' && at ? at : path, err.detail['value'], String(err.detail['rule'] ?? err.message));
     }
     throw err;
   }

@@ -193,8 +193,10 @@ test('strait app sync / get -o json show the refusal of an unsigned revision', a
   await waitFor(async () => (await store.get<KubeObject & { status?: { sync?: { status: string } } }>(Kinds.Application, 'guestbook', 'argocd'))?.status?.sync?.status, 10_000, 'first reconcile');
   const sync = await strait('app', 'sync', 'guestbook');
   assert.equal(sync.status, 1, sync.stderr);
+  // why, on stderr (a refused sync used to exit 1 with nothing there)
+  assert.match(sync.stderr, /^error STRAIT_ERR_GITOPS_SYNC_FAILED: sync of Application "guestbook" to [0-9a-f]{12} did not succeed: Revision is not signed\n$/);
   assert.match(sync.stdout, /Sync Status:\s+Sync Error/);
-  assert.match(sync.stdout, /Last Sync:\s+Error: Revision is not signed/);
+  assert.match(sync.stdout, /Last Sync:\s+Error at [0-9a-f]{12}: Revision is not signed/);
   assert.match(sync.stdout, /ComparisonError\s{3,}Revision is not signed/);
   const get = await strait('app', 'get', 'guestbook', '-o', 'json');
   assert.equal(get.status, 0, get.stderr);

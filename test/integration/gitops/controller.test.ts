@@ -179,6 +179,35 @@ test('a refusal after a sync leaves the synced state as it was', async () => {
   assert.deepEqual(bad.status?.operationState?.syncResult, ok.status?.operationState?.syncResult);
 });
 
+test('retargeting from a refused revision to a lightweight tag on a signed commit: status and last sync agree', async () => {
+  const name = 'retarget-light';
+  await app(name, spec('signed-alice', 'ns-retarget'));
+  await waitStatus(name, (x) => x.status?.operationState?.phase === 'Succeeded', 'Succeeded');
+  await app(name, spec(c['unsigned']!, 'ns-retarget'));
+  await waitStatus(name, (x) => x.status?.sync?.status === 'Sync Error', 'Sync Error');
+  // the live state already matches the tag's commit (alice): nothing differs, yet the refusal must not linger
+  await app(name, spec('light-alice', 'ns-retarget'));
+  const a = await waitStatus(name, (x) => x.status?.sync?.status === 'Synced' && x.status?.operationState?.phase === 'Succeeded', 'Synced with a Succeeded last sync');
+  assert.equal(a.status?.sync?.revision, c['alice']);
+  assert.equal(a.status?.operationState?.operation?.sync.revision, c['alice']);
+  assert.equal(a.status?.signature?.status, 'valid');
+  assert.equal(a.status?.signature?.verifiedObject, 'commit', 'a lightweight tag: the commit\'s signature counts');
+  assert.match(a.status?.operationState?.syncResult?.signer ?? '', /Alice Tester/);
+  assert.equal((a.status?.conditions ?? []).filter((k) => k.type === 'ComparisonError').length, 0);
+});
+
+test('a manual sync that cannot run records an Error operation for its revision, not the last result', async () => {
+  const name = 'manual-missing-ns';
+  await app(name, { ...spec('signed-alice', 'ns-never-made'), syncPolicy: {} });
+  await waitStatus(name, (x) => x.status?.sync?.status === 'OutOfSync', 'OutOfSync');
+  const outcome = await controller.syncNow(name);
+  assert.equal(outcome?.result, 'refused');
+  const a = await getApp(name);
+  assert.equal(a.status?.operationState?.phase, 'Error');
+  assert.match(a.status?.operationState?.message ?? '', /namespaces "ns-never-made" not found/);
+  assert.equal(a.status?.operationState?.operation?.sync.revision, c['alice']);
+});
+
 test('not enforced by default: an unsigned commit syncs in a project without signatureKeys', async () => {
   await app('open-unsigned', spec(c['unsigned']!, 'ns-open', 'open'));
   const a = await waitStatus('open-unsigned', (x) => x.status?.sync?.status === 'Synced', 'Synced');

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { collectShow, renderShow, SHOW_ALL, showJson, type ShowWhat } from '../../../src/multicluster/cli/index.js';
+import { collectShow, renderShow, SHOW_ALL, showJson, worldComponents, type ShowWhat } from '../../../src/multicluster/cli/index.js';
 import { deployBroker, joinCluster, MC_KINDS as K, OPERATOR_NAMESPACE } from '../../../src/multicluster/control/clusterset/index.js';
 import { newTestStore } from '../../support/stores.js';
 
@@ -67,4 +67,17 @@ test('show on a cluster without records says so instead of printing empty tables
   const text = renderShow(['connections', 'networks'], data);
   assert.match(text, /No connections found/);
   assert.match(text, /has not joined/);
+});
+
+test('show versions: RUNNING is empty for a component that does not run, the version for one that does', async () => {
+  const idle = await collectShow(newTestStore(), undefined, 'cluster-a');
+  assert.deepEqual(idle.versions.map((v) => [v.component, v.running]), [['strait-gateway', ''], ['strait-node-agent', ''], ['strait-control', '']]);
+  assert.match(renderShow(['versions'], idle), /strait-control\s+localhost\/strait\s+\S+\s+<none>/);
+  const world = worldComponents([
+    { name: 'cluster-a.gateway.gateway', ready: true }, { name: 'cluster-a.worker.node-agent', ready: false },
+    { name: 'cluster-a.control', ready: true }, { name: 'cluster-b.worker.node-agent', ready: true }, { name: 'cluster-a.gateway.mesh-ingress', ready: true },
+  ], 'cluster-a');
+  assert.deepEqual([...world.keys()].sort(), ['strait-control', 'strait-gateway']);
+  const running = await collectShow(newTestStore(), undefined, 'cluster-a', world);
+  assert.deepEqual(running.versions.map((v) => v.running === v.configured), [true, false, true]);
 });

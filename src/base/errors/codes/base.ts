@@ -7,9 +7,9 @@ export const base = {
     message: `invalid configuration at ${path}: ${q(value)} ${rule}`,
     detail: { path, value, rule },
   })),
-  configUnknownKey: def('STRAIT_ERR_CONFIG_UNKNOWN_KEY', 'usage', (path: string, key: string) => ({
-    message: `unknown configuration key ${q(key)} at ${path || '(top level)'}; remove it or check its spelling`,
-    detail: { path, key },
+  configUnknownKey: def('STRAIT_ERR_CONFIG_UNKNOWN_KEY', 'usage', (path: string, key: string, suggestion?: string) => ({
+    message: `unknown configuration key ${q(key)} at ${path || '(top level)'}; ${suggestion ? `did you mean ${q(suggestion)}?` : 'remove it or check its spelling'}`,
+    detail: { path, key, ...(suggestion ? { suggestion } : {}) },
   })),
   configRenamedKey: def('STRAIT_ERR_CONFIG_RENAMED_KEY', 'usage', (path: string, oldKey: string, newKey: string) => ({
     message: `configuration key ${q(oldKey)} at ${path || '(top level)'} was renamed to ${q(newKey)}; use ${q(newKey)} instead`,
@@ -31,6 +31,14 @@ export const base = {
   systemTool: def('STRAIT_ERR_SYSTEM_TOOL', 'failed', (command: string, exit: number | string, stderr: string) => ({
     message: `${q(command)} failed (exit ${exit}): ${stderr.trim().slice(0, 500)}`,
     detail: { command, exit, stderr },
+  })),
+  portInUse: def('STRAIT_ERR_PORT_IN_USE', 'conflict', (address: string) => ({
+    message: `cannot listen on ${address}: the address is in use by another program; stop that program or choose another port`,
+    detail: { address },
+  })),
+  listenFailed: def('STRAIT_ERR_LISTEN_FAILED', 'failed', (address: string, reason: string) => ({
+    message: `cannot listen on ${address}: ${reason}`,
+    detail: { address, reason },
   })),
   internal: def('STRAIT_ERR_INTERNAL', 'internal', (what: string) => ({ message: `internal error: ${what}`, detail: { what } })),
 };

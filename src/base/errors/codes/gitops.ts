@@ -38,4 +38,8 @@ export const gitops = {
     message: `cannot fetch ${q(repo)}: ${reason.trim().slice(0, 500)}`,
     detail: { repo, reason },
   })),
+  syncFailed: def('STRAIT_ERR_GITOPS_SYNC_FAILED', 'failed', (app: string, revision: string | undefined, reason: string) => ({
+    message: `sync of Application ${q(app)}${revision ? ` to ${revision.slice(0, 12)}` : ''} did not succeed: ${reason}`,
+    detail: { app, revision, reason },
+  })),
 };

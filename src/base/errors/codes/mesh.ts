@@ -18,7 +18,7 @@ export const mesh = {
     message: 'this sidecar is configured by the mesh agent (--config-ipc); its admin API does not take configuration',
   })),
   meshWorkloadNotFound: def('STRAIT_ERR_MESH_WORKLOAD_NOT_FOUND', 'notFound', (ref: string, known: string[]) => ({
-    message: `pod ${q(ref)} not found among the mesh resources; known pods: ${known.slice(0, 20).join(', ') || '(none)'}`,
+    message: `no pod or Deployment ${q(ref)} among the mesh resources; known pods: ${known.slice(0, 20).join(', ') || '(none)'}`,
     detail: { ref, known },
   })),
   meshCheckFailed: def('STRAIT_ERR_MESH_CHECK_FAILED', 'failed', (errors: number) => ({

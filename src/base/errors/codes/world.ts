@@ -6,12 +6,16 @@ export const world = {
     message: `invalid world at ${path}: ${q(value)} ${rule}`,
     detail: { path, value, rule },
   })),
+  worldParse: def('STRAIT_ERR_WORLD_PARSE', 'usage', (path: string, reason: string) => ({
+    message: `world file ${q(path)} is not valid YAML/JSON: ${reason}`,
+    detail: { path, reason },
+  })),
   worldNotRunning: def('STRAIT_ERR_WORLD_NOT_RUNNING', 'unavailable', (stateDir: string) => ({
     message: `no world is running with state dir ${q(stateDir)}; start one with 'strait up'`,
     detail: { stateDir },
   })),
-  worldRunning: def('STRAIT_ERR_WORLD_RUNNING', 'conflict', (stateDir: string, pid: number) => ({
-    message: `a world is already running with state dir ${q(stateDir)} (pid ${pid}); stop it with 'strait down' or pick another --state-dir`,
+  worldRunning: def('STRAIT_ERR_WORLD_RUNNING', 'conflict', (stateDir: string, pid: number, stop = 'strait down') => ({
+    message: `a world is already running with state dir ${q(stateDir)} (pid ${pid}); stop it with '${stop}' or pick another --state-dir`,
     detail: { stateDir, pid },
   })),
   worldAddress: def('STRAIT_ERR_WORLD_ADDRESS', 'usage', (address: string, hostURL: string | undefined) => ({

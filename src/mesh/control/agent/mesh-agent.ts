@@ -7,6 +7,7 @@ import type { KubeObject, ResourceStore } from '../../../platform/store/index.js
 import type { MeshCa } from '../ca/index.js';
 import { MeshController, type MeshControllerOptions, type ReconcileResult } from '../controller/index.js';
 import { SidecarSupervisor } from './sidecar-supervisor.js';
+import { publishSidecarStatus } from './pod-status.js';
 
 export interface MeshAgentOptions {
   store: ResourceStore;
@@ -38,7 +39,25 @@ export async function startMeshAgent(o: MeshAgentOptions): Promise<MeshAgent> {
     const have = await o.store.get({ apiVersion: obj.apiVersion, kind: obj.kind }, obj.metadata.name, obj.metadata.namespace);
     if (!have) await o.store.apply(obj, { fieldManager: 'strait-mesh' });
   }
+  // the sidecars in their pods' status (READY 2/2): one write pass at a time, again if asked meanwhile
+  const touched = new Set<string>();
+  let publishing: Promise<void> | undefined;
+  let again = false;
+  let stopped = false;
+  const publish = (): void => {
+    if (stopped || o.sidecars === false) return;
+    if (publishing) { again = true; return; }
+    const sidecars = supervisor.status();
+    for (const s of sidecars) touched.add(s.pod.split('/')[0] as string);
+    publishing = publishSidecarStatus(o.store, sidecars, [...touched])
+      .catch((err: unknown) => o.log?.warn({ err: String(err) }, 'cannot write the sidecars into their pods\' status; retried at the next change'))
+      .finally(() => {
+        publishing = undefined;
+        if (again) { again = false; publish(); }
+      });
+  };
   const supervisor = new SidecarSupervisor({
+    onChange: publish,
     dir: o.dir, sidecarScript: o.sidecarScript,
     ...(o.nodeBinary ? { nodeBinary: o.nodeBinary } : {}), ...(o.excludeInboundPorts ? { excludeInboundPorts: o.excludeInboundPorts } : {}), ...(o.proxyUid !== undefined ? { proxyUid: o.proxyUid } : {}), ...(o.log ? { log: o.log } : {}),
   });
@@ -49,6 +68,7 @@ export async function startMeshAgent(o: MeshAgentOptions): Promise<MeshAgent> {
       if (o.sidecars !== false) {
         supervisor.sync(r.view);
         for (const c of r.changed) supervisor.push(c.namespace, c.pod, c.config);
+        publish();
       }
       o.onReconciled?.(r);
     },
@@ -57,8 +77,10 @@ export async function startMeshAgent(o: MeshAgentOptions): Promise<MeshAgent> {
   return {
     controller, supervisor,
     stop: async () => {
+      stopped = true;
       controller.stop();
       await supervisor.stop();
+      await publishing;
     },
   };
 }

@@ -28,6 +28,8 @@ export interface SidecarSupervisorOptions {
   /** inbound ports that bypass the sidecar (the world's metrics port: scrapes are plaintext) */
   excludeInboundPorts?: number[];
   log?: Logger;
+  /** a sidecar started, became ready, exited or was stopped (status() has the new state) */
+  onChange?: () => void;
 }
 
 interface Running {
@@ -64,6 +66,7 @@ export class SidecarSupervisor {
       this.running.delete(key);
       stopped.push(key);
     }
+    if (stopped.length) this.o.onChange?.();
     for (const [key, netns] of want) {
       if (this.running.has(key)) continue;
       const r: Running = { key, netns, stopped: false, restarts: 0, backoff: 200 };
@@ -91,7 +94,10 @@ export class SidecarSupervisor {
       '--inbound-port', String(INBOUND_PORT), '--outbound-port', String(OUTBOUND_PORT), '--admin', `127.0.0.1:${ADMIN_PORT}`, '--config-ipc', '--metrics', `0.0.0.0:${METRICS_PORT}`],
     { stdio: ['ignore', 'ignore', logFd, 'ipc'], env: { ...process.env, STRAIT_PROC: `sidecar ${r.key}` } });
     child.on('message', (m: { type?: string }) => {
-      if (m?.type === 'ready') r.ready = true;
+      if (m?.type === 'ready') {
+        r.ready = true;
+        this.o.onChange?.();
+      }
     });
     child.on('error', () => {});
     closeSync(logFd);
@@ -101,6 +107,7 @@ export class SidecarSupervisor {
     child.once('exit', (code, signal) => {
       r.child = undefined;
       r.ready = false;
+      this.o.onChange?.();
       if (r.stopped) return;
       this.o.log?.warn({ pod: r.key, code, signal }, 'sidecar exited; restarting');
       if (Date.now() - started > 10_000) r.backoff = 200;

@@ -20,6 +20,8 @@ export interface OutboundRow extends OutboundResolution {
 export interface WorkloadDescription {
   namespace: string;
   name: string;
+  /** the Deployment the pod belongs to, if any */
+  deployment?: string;
   serviceAccount: string;
   spiffeId: string;
   sidecar: boolean;
@@ -61,7 +63,7 @@ export function describeWorkload(view: MeshView, w: Workload): WorkloadDescripti
   const outbound: OutboundRow[] = [];
   for (const s of view.services) for (const p of s.ports) outbound.push(outboundTo(view, w, s, p));
   return {
-    namespace: w.namespace, name: w.name, serviceAccount: w.serviceAccount,
+    namespace: w.namespace, name: w.name, ...(w.deployment ? { deployment: w.deployment } : {}), serviceAccount: w.serviceAccount,
     spiffeId: spiffeId({ trustDomain: view.settings.trustDomain, namespace: w.namespace, serviceAccount: w.serviceAccount }),
     sidecar: w.sidecar, injection: w.injection, rootNamespace: view.settings.rootNamespace, autoMtls: view.settings.autoMtls,
     ...(view.settings.smcp ? { controlPlane: { ...view.settings.smcp, dataPlaneMtls: view.settings.dataPlaneMtls, controlPlaneMtls: view.settings.controlPlaneMtls } } : {}),

@@ -24,6 +24,8 @@ export interface Workload {
   injection: string;
   /** true for a Deployment standing in for its pods */
   fromDeployment?: boolean;
+  /** the Deployment a pod belongs to (its selector matches the pod's labels) */
+  deployment?: string;
   /** the pod's network namespace in the local world (annotation strait.dev/netns) */
   netns?: string;
 }
@@ -143,6 +145,14 @@ export function buildMeshView(objects: readonly KubeObject[]): MeshView {
     const tpl = obj(d.spec?.['template']) as { metadata?: { labels?: Record<string, string>; annotations?: Record<string, string> }; spec?: Record<string, unknown> };
     const labels = rec(tpl.metadata?.labels);
     const hasPods = podLabelsSeen.some((p) => p.ns === ns && Object.keys(labels).length > 0 && Object.entries(labels).every(([k, v]) => p.labels[k] === v));
+    // the pods it owns: its selector (else its template's labels) over the pods' labels
+    const selector = rec((d.spec?.['selector'] as { matchLabels?: unknown } | undefined)?.matchLabels);
+    const match = Object.keys(selector).length > 0 ? selector : labels;
+    if (Object.keys(match).length > 0) {
+      for (const w of workloads) {
+        if (w.namespace === ns && !w.fromDeployment && w.deployment === undefined && Object.entries(match).every(([k, v]) => w.labels[k] === v)) w.deployment = d.metadata.name;
+      }
+    }
     if (hasPods) continue;
     const inj = injectionOf(labels, rec(tpl.metadata?.annotations), members.has(ns));
     workloads.push({
@@ -189,6 +199,13 @@ export function endpointsOf(view: MeshView, s: MeshService): Workload[] {
     && Object.entries(s.selector).every(([k, v]) => w.labels[k] === v));
 }
 
+/**
+ * A pod by its name, else a workload by its Deployment's name (as `istioctl x describe`
+ * takes a workload): the Deployment's first pod by name, or the Deployment itself when it
+ * has none. Every pod of a Deployment has the same labels, account and so the same policy.
+ */
 export function findWorkload(view: MeshView, namespace: string, name: string): Workload | undefined {
-  return view.workloads.find((w) => w.namespace === namespace && w.name === name);
+  const inNs = view.workloads.filter((w) => w.namespace === namespace);
+  return inNs.find((w) => w.name === name)
+    ?? inNs.filter((w) => w.deployment === name).sort((a, b) => a.name.localeCompare(b.name))[0];
 }
