@@ -4,7 +4,8 @@
 // goes to an h2c server, anything else to an HTTP/1.1 server.
 import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createSecureServer, createServer as createH2cServer, type Http2ServerRequest, type Http2ServerResponse } from 'node:http2';
-import { createServer as createNetServer, type AddressInfo, type Server, type Socket } from 'node:net';
+import { createServer as createNetServer, type Server } from 'node:net';
+import { listenServer } from '../../base/net/index.js';
 
 export type AnyRequest = IncomingMessage | Http2ServerRequest;
 export type AnyResponse = ServerResponse | Http2ServerResponse;
@@ -18,11 +19,6 @@ export interface ApiListener {
 const PREFACE = Buffer.from('PRI * HTTP/2.0');
 
 export async function listenApi(handler: (req: AnyRequest, res: AnyResponse) => void, opts: { host: string; port: number; tls?: { cert: string; key: string } | undefined }): Promise<ApiListener> {
-  const sockets = new Set<Socket>();
-  const track = (s: Socket): void => {
-    sockets.add(s);
-    s.once('close', () => sockets.delete(s));
-  };
   let server: Server;
   if (opts.tls) {
     server = createSecureServer({ cert: opts.tls.cert, key: opts.tls.key, allowHTTP1: true }, handler);
@@ -39,17 +35,7 @@ export async function listenApi(handler: (req: AnyRequest, res: AnyResponse) => 
       });
     });
   }
-  server.on('connection', track);
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(opts.port, opts.host, () => resolve());
-  });
-  return {
-    server,
-    port: (server.address() as AddressInfo).port,
-    close: () => new Promise((r) => {
-      for (const s of sockets) s.destroy();
-      server.close(() => r());
-    }),
-  };
+  // one way to listen for every server (a taken port is STRAIT_ERR_PORT_IN_USE, naming it)
+  const listening = await listenServer(server, { port: opts.port, host: opts.host });
+  return { server, port: listening.port, close: () => listening.close() };
 }
