@@ -4,7 +4,7 @@
 // token for it (TokenRequest), and hands the API server's URL, its CA, the token and a new
 // PSK to the joins through broker-info.subm. A joined cluster reaches the broker as that
 // ServiceAccount (openBrokerByUrl with an https:// URL).
-import { E } from '../../../base/errors/index.js';
+import { E, isStraitError } from '../../../base/errors/index.js';
 import type { KubernetesResourceStore } from '../../../platform/store/index.js';
 import { deployBroker, type DeployBrokerOptions } from './broker.js';
 import type { BrokerInfo } from './broker-info.js';
@@ -80,14 +80,31 @@ export async function deployKubernetesBroker(store: KubernetesResourceStore, opt
     apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: BROKER_CLIENT, labels },
     roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: BROKER_CLIENT }, subjects,
   });
-  const tr = await store.raw({
-    method: 'POST', path: `/api/v1/namespaces/${ns}/serviceaccounts/${BROKER_CLIENT}/token`,
-    body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: opts.tokenSeconds ?? BROKER_TOKEN_SECONDS } },
-  });
+  const tr = await requestToken(store, ns, opts.tokenSeconds ?? BROKER_TOKEN_SECONDS);
   const status = (tr.body as { status?: { token?: string; expirationTimestamp?: string } }).status;
   if (!status?.token) throw E.kubeApi(`token of ServiceAccount ${ns}/${BROKER_CLIENT}`, tr.status, 'NoToken', 'the TokenRequest answer has no token');
   const info = await deployBroker(store, { ...opts, brokerURL: conn.server, token: status.token, ca: conn.caPem });
   return { ...info, tokenExpires: status.expirationTimestamp ?? '' };
+}
+
+/**
+ * A TokenRequest for the broker client's ServiceAccount. Right after the ServiceAccount is
+ * applied the API server can still answer 404 for it (seen under load): ask again for up to
+ * 5 s before giving up.
+ */
+async function requestToken(store: KubernetesResourceStore, ns: string, expirationSeconds: number): ReturnType<KubernetesResourceStore['raw']> {
+  const deadline = Date.now() + 5000;
+  for (;;) {
+    try {
+      return await store.raw({
+        method: 'POST', path: `/api/v1/namespaces/${ns}/serviceaccounts/${BROKER_CLIENT}/token`,
+        body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds } },
+      });
+    } catch (err) {
+      if (!isStraitError(err, 'STRAIT_ERR_NOT_FOUND') || Date.now() > deadline) throw err;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
 }
 
 export interface KubernetesClusterSideOptions {
