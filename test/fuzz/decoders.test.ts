@@ -12,16 +12,7 @@ import {
 import { Reassembler } from '../../src/multicluster/dataplane/tunnel/index.js';
 import { computeVectors } from '../helpers/vectors.js';
 import { tunnelPair } from '../helpers/tunnel-pair.js';
-
-function prng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s ^= s << 13; s >>>= 0;
-    s ^= s >>> 17;
-    s ^= s << 5; s >>>= 0;
-    return s;
-  };
-}
+import { prng } from '../helpers/prng.js';
 
 const v = computeVectors();
 const seeds: Buffer[] = [

@@ -18,16 +18,7 @@ import { allKinds, checkStoredObject, validateObject } from '../../src/platform/
 import { openEmbeddedStore, serveStores, type KubeObject } from '../../src/platform/store/index.js';
 import { renderProxyRules } from '../../src/world/service-proxy/index.js';
 import { clusterIpAdmission, serviceViews } from '../../src/world/supervisor/index.js';
-
-function prng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s ^= s << 13; s >>>= 0;
-    s ^= s >>> 17;
-    s ^= s << 5; s >>>= 0;
-    return s;
-  };
-}
+import { prng } from '../helpers/prng.js';
 
 const SEEDS: KubeObject[] = [
   { apiVersion: 'v1', kind: 'Service', metadata: { name: 'web', namespace: 'default' },
