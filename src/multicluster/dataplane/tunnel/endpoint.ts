@@ -567,6 +567,8 @@ export class TunnelEndpoint {
     s.confirmed = true;
     if (peer.next === s) peer.next = undefined;
     this.install(peer, s);
+    // the responder's first RTT sample now, not a keepalive later (records show the RTT at once)
+    if (peer.rtts.length === 0) this.probe(peer, s, this.clock.monotonic());
   }
 
   private install(peer: Peer, s: Session): void {
