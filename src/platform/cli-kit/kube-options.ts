@@ -39,7 +39,7 @@ export function openKubeStore(opts: KubeCliOptions): KubernetesResourceStore {
 /** What messages call the cluster of --kubeconfig/--context before its cluster ID is known. */
 export function kubeLabel(opts: KubeCliOptions): string {
   const file = opts.kubeconfig ?? process.env['KUBECONFIG'] ?? '~/.kube/config';
-  return opts.context !== undefined ? `context ${JSON.stringify(opts.context)} of ${file}` : `the current context of ${file}`;
+  return opts.context !== undefined ? `context ${opts.context} of ${file}` : `the current context of ${file}`;
 }
 
 /**
