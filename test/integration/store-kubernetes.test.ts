@@ -255,6 +255,50 @@ describe('Kubernetes store against a real kube-apiserver', () => {
     }
   });
 
+  test('a kind whose CRD is not installed is STRAIT_ERR_KUBE_CRD_MISSING on every call (not "not found", not an empty answer); requireKinds names them all', { timeout: 120_000 }, async (t) => {
+    if (!cluster) return t.skip(skip);
+    const c = cluster;
+    const store = openKubernetesStore({ kubeconfig: c.kubeconfig });
+    const codeOf = async (p: Promise<unknown>): Promise<string> => p.then((v) => `ok ${JSON.stringify(v)}`, (e: unknown) => (isStraitError(e) ? e.code : String(e)));
+    // serviceexports goes (its group stays: a Status without details); maistra.io/v2 goes whole ("404 page not found")
+    const gone = ['serviceexports.multicluster.x-k8s.io', 'servicemeshcontrolplanes.maistra.io'];
+    try {
+      assert.equal(c.kubectl(['delete', 'crd', ...gone]).status, 0);
+      const missing = await (async () => {
+        for (const deadline = Date.now() + 30_000; Date.now() < deadline; await sleep(200)) {
+          const e = await store.requireKinds([Kinds.ServiceExport, Kinds.ServiceImport, Kinds.ServiceMeshControlPlane, Kinds.ConfigMap]).catch((x: unknown) => x);
+          if (isStraitError(e, 'STRAIT_ERR_KUBE_CRD_MISSING') && (e.detail as { resources: string[] }).resources.length === 2) return e;
+        }
+        throw new Error('the API server kept serving the deleted CRDs');
+      })();
+      assert.deepEqual((missing.detail as { resources: string[] }).resources, gone);
+      assert.equal(missing.exitCode, 3);
+      assert.match(missing.message, /kubectl apply -f deploy\/crds\.yaml/);
+      const se = { apiVersion: Kinds.ServiceExport.apiVersion, kind: 'ServiceExport', metadata: { name: 'x', namespace: 'default' } };
+      const table: [string, () => Promise<unknown>, string][] = [
+        ['get', () => store.get(Kinds.ServiceExport, 'x', 'default'), 'STRAIT_ERR_KUBE_CRD_MISSING'],
+        ['list', () => store.list(Kinds.ServiceExport, {}), 'STRAIT_ERR_KUBE_CRD_MISSING'],
+        ['apply', () => store.apply(se), 'STRAIT_ERR_KUBE_CRD_MISSING'],
+        ['delete', () => store.delete(Kinds.ServiceExport, 'x', 'default'), 'STRAIT_ERR_KUBE_CRD_MISSING'],
+        ['get of a kind whose whole group/version is gone', () => store.get(Kinds.ServiceMeshControlPlane, 'basic', 'default'), 'STRAIT_ERR_KUBE_CRD_MISSING'],
+        // an absent object of a served kind stays "not there"
+        ['get of an absent ServiceImport', () => store.get(Kinds.ServiceImport, 'x', 'default'), 'ok undefined'],
+        ['delete of an absent ConfigMap', () => store.delete(Kinds.ConfigMap, 'x', 'default'), 'ok false'],
+        ['update of an absent ConfigMap', () => store.update(cm('absent')), 'STRAIT_ERR_NOT_FOUND'],
+      ];
+      const wrong: string[] = [];
+      for (const [name, run, code] of table) {
+        const got = await codeOf(run());
+        if (got !== code) wrong.push(`${name}: ${got}, want ${code}`);
+      }
+      assert.deepEqual(wrong, []);
+      await store.requireKinds([Kinds.ServiceImport, Kinds.ConfigMap, Kinds.Gateway]);
+    } finally {
+      await store.close();
+      installCrds(c);
+    }
+  });
+
   test('updateStatus on a CRD without the status subresource writes status into the object', async (t) => {
     if (!cluster) return t.skip(skip);
     // upstream Argo CD's Application CRD has no status subresource: swap ours for such a one

@@ -3,20 +3,18 @@ import { writeFileSync, chmodSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { deployBroker, deployKubernetesBroker, encodeBrokerInfo, type BrokerInfo } from '../control/clusterset/index.js';
-import { openKubernetesStore } from '../../platform/store/index.js';
 import { E } from '../../base/errors/index.js';
-import { openClusterStore } from './index.js';
-import { formatJson, parseOutputFormat, resolveStateDir, takesGlobals } from '../../platform/cli-kit/index.js';
+import { BROKER_KINDS, openClusterStore } from './index.js';
+import { addKubeOptions, formatJson, isKubeMode, openKubeStore, parseOutputFormat, resolveStateDir, takesGlobals } from '../../platform/cli-kit/index.js';
 
 export function registerBrokerCommands(program: Command): void {
-  takesGlobals(program
-    .command('deploy-broker'), 'cluster', 'stateDir')
-    .description('deploy the multicluster broker and write broker-info.subm (with a newly generated IPsec PSK)')
+  addKubeOptions(takesGlobals(program
+    .command('deploy-broker'), 'cluster', 'stateDir'))
+    .description('deploy the multicluster broker and write broker-info.subm (with a newly generated IPsec PSK); '
+      + 'with --kubeconfig/--context, into the namespace submariner-k8s-broker of that API server')
     .option('--file <path>', 'where to write the broker info', 'broker-info.subm')
     .option('--components <list>', 'enabled components, comma separated', 'service-discovery,connectivity')
-    .option('--kubeconfig <file>', 'deploy the broker into the namespace submariner-k8s-broker of this API server (Kubernetes mode)')
-    .option('--context <name>', 'kubeconfig context (with --kubeconfig)')
-    .option('--token-ttl <seconds>', 'lifetime of the broker token joined clusters use (with --kubeconfig)', String(365 * 24 * 3600))
+    .option('--token-ttl <seconds>', 'lifetime of the broker token joined clusters use (Kubernetes mode)', String(365 * 24 * 3600))
     .option('-o, --output <format>', 'output format: text or json', 'text')
     .action(async (_opts: unknown, cmd: Command) => {
       const opts = cmd.optsWithGlobals<{ cluster: string; stateDir?: string; file: string; components: string; output: string; kubeconfig?: string; context?: string; tokenTtl: string }>();
@@ -24,15 +22,16 @@ export function registerBrokerCommands(program: Command): void {
       const components = opts.components.split(',').map((c) => c.trim()).filter(Boolean);
       const ttl = Number(opts.tokenTtl);
       if (!Number.isInteger(ttl) || ttl < 600) throw E.usage(`--token-ttl ${JSON.stringify(opts.tokenTtl)} must be a whole number of seconds, at least 600`, { value: opts.tokenTtl });
-      if (opts.context && !opts.kubeconfig) throw E.usage('--context needs --kubeconfig', { flag: 'context' });
-      const access = opts.kubeconfig
-        ? { kube: openKubernetesStore({ kubeConfigPath: opts.kubeconfig, ...(opts.context ? { context: opts.context } : {}) }) }
+      const access = isKubeMode(opts)
+        ? { kube: openKubeStore(opts) }
         : { world: openClusterStore(resolveStateDir(opts.stateDir), 'broker') };
       const store = access.kube ?? access.world!.store;
       try {
         let info: BrokerInfo;
         let tokenExpires: string | undefined;
         if (access.kube) {
+          // the broker holds Clusters, Endpoints, Gateways and ServiceImports: without their CRDs every join would fail
+          await access.kube.requireKinds(BROKER_KINDS);
           const k = await deployKubernetesBroker(access.kube, { cluster: opts.cluster, components: components as never, tokenSeconds: ttl });
           info = k;
           tokenExpires = k.tokenExpires;

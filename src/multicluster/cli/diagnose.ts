@@ -1,57 +1,77 @@
-// strait diagnose: CIDR overlaps and what else blocks a join or the cluster set.
+// strait diagnose: CIDR overlaps and what else blocks a join or the cluster set, in the local
+// world or, with --kubeconfig/--context, in a Kubernetes cluster (then first: are strait's
+// CRDs served there).
 import type { Command } from 'commander';
-import { E } from '../../base/errors/index.js';
-import { diagnose, type BrokerInfo } from '../control/clusterset/index.js';
+import { E, isStraitError } from '../../base/errors/index.js';
+import { diagnose, readJoin, type BrokerInfo, type DiagnoseCheck } from '../control/clusterset/index.js';
 import type { ResourceStore } from '../../platform/store/index.js';
-import { openBrokerFromInfo, openBrokerOfCluster, openClusterStore } from './index.js';
-import { formatJson, formatTable, parseOutputFormat, resolveStateDir, takesGlobals } from '../../platform/cli-kit/index.js';
+import { CLUSTER_KINDS, openBrokerFromInfo, openTarget, type TargetOptions } from './index.js';
+import { addKubeOptions, formatJson, formatTable, parseOutputFormat, refuseWorldOptions, takesGlobals } from '../../platform/cli-kit/index.js';
 import { discoverNetwork, readBrokerInfoFile } from './join.js';
 
-interface Flags {
-  cluster: string;
+interface Flags extends TargetOptions {
   brokerInfo?: string;
   clusterid?: string;
   clustercidr?: string;
   servicecidr?: string;
-  stateDir?: string;
   output: string;
 }
 
+function print(format: string, checks: DiagnoseCheck[]): void {
+  if (format === 'json') process.stdout.write(formatJson({ checks }));
+  else process.stdout.write(formatTable(['CHECK', 'STATUS', 'MESSAGE'], checks.map((c) => [c.check, c.status, c.message])));
+}
+
 export function registerDiagnoseCommand(program: Command): void {
-  takesGlobals(program
-    .command('diagnose'), 'cluster', 'stateDir')
-    .description('check the cluster set: CIDR overlaps, broker info, endpoints, connections, exports; with --clusterid, what blocks that join')
+  addKubeOptions(takesGlobals(program
+    .command('diagnose'), 'cluster', 'stateDir'))
+    .description('check the cluster set: CIDR overlaps, broker info, endpoints, active gateway, connections, exports; with --clusterid, what blocks that join; '
+      + 'with --kubeconfig/--context, of a Kubernetes cluster (and whether strait\'s CRDs are installed there)')
     .option('--broker-info <file>', 'broker-info.subm to check (default: the broker the cluster joined)')
     .option('--clusterid <id>', 'check a join of this cluster ID')
     .option('--clustercidr <cidrs>', 'cluster CIDRs of the candidate')
     .option('--servicecidr <cidrs>', 'service CIDRs of the candidate')
     .option('-o, --output <format>', 'output format: text or json', 'text')
+    .addHelpText('after', '\nExit status 0 when no check fails, 1 (STRAIT_ERR_MC_DIAGNOSE_FAILED) when any does.\n')
     .action(async (_opts: unknown, cmd: Command) => {
       const opts = cmd.optsWithGlobals<Flags>();
       const format = parseOutputFormat(opts.output, ['text', 'json']);
-      const stateDir = resolveStateDir(opts.stateDir);
-      const { store: local } = openClusterStore(stateDir, opts.cluster, { existing: true });
+      refuseWorldOptions(cmd, opts);
+      const target = openTarget(opts, { existing: true });
+      const local = target.store;
+      const checks: DiagnoseCheck[] = [];
       let broker: ResourceStore | undefined;
       let info: BrokerInfo | undefined;
       try {
+        if (target.kube) {
+          try {
+            await target.kube.requireKinds(CLUSTER_KINDS);
+            checks.push({ check: 'crds', status: 'ok', message: `the API server ${target.kube.server} serves the multicluster kinds (deploy/crds.yaml)` });
+          } catch (err) {
+            if (!isStraitError(err, 'STRAIT_ERR_KUBE_CRD_MISSING')) throw err;
+            checks.push({ check: 'crds', status: 'fail', message: err.message });
+            print(format, checks);
+            throw E.mcDiagnoseFailed([err.message]);
+          }
+        }
         if (opts.brokerInfo) {
           info = readBrokerInfoFile(opts.brokerInfo);
           broker = openBrokerFromInfo(info);
         } else {
-          broker = await openBrokerOfCluster(local, stateDir);
+          broker = await target.openBroker();
         }
-        if (!broker) throw E.mcBrokerNotDeployed(stateDir);
-        const checks = await diagnose({
-          broker, local, localClusterId: opts.cluster,
-          ...(opts.clusterid ? { candidate: { ...(info ? { info, source: opts.brokerInfo } : {}), network: discoverNetwork(stateDir, opts.clusterid, opts) } } : {}),
-        });
-        if (format === 'json') process.stdout.write(formatJson({ checks }));
-        else process.stdout.write(formatTable(['CHECK', 'STATUS', 'MESSAGE'], checks.map((c) => [c.check, c.status, c.message])));
+        if (!broker) throw target.kube ? E.mcNotJoined(target.name) : E.mcBrokerNotDeployed(target.stateDir ?? '');
+        const clusterId = target.kube ? (await readJoin(local))?.clusterId ?? target.name : opts.cluster;
+        checks.push(...await diagnose({
+          broker, local, localClusterId: clusterId,
+          ...(opts.clusterid ? { candidate: { ...(info ? { info, source: opts.brokerInfo } : {}), network: discoverNetwork(target.stateDir, opts.clusterid, opts) } } : {}),
+        }));
+        print(format, checks);
         const failed = checks.filter((c) => c.status === 'fail').map((c) => c.message);
         if (failed.length > 0) throw E.mcDiagnoseFailed(failed);
       } finally {
         await broker?.close();
-        await local.close();
+        await target.close();
       }
     });
 }

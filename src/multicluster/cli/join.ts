@@ -2,9 +2,11 @@
 import type { Command } from 'commander';
 import { E } from '../../base/errors/index.js';
 import { CABLE_DRIVERS, joinCluster, parseBrokerInfo, setupKubernetesClusterSide, type CableDriver, type ClusterNetwork } from '../control/clusterset/index.js';
-import { openKubernetesStore, type KubernetesResourceStore } from '../../platform/store/index.js';
-import { openBrokerFromInfo, openClusterStore, readWorld } from './index.js';
-import { formatJson, parseOutputFormat, readInput, resolveStateDir, takesGlobals } from '../../platform/cli-kit/index.js';
+import type { KubernetesResourceStore, ResourceStore } from '../../platform/store/index.js';
+import { BROKER_KINDS, CLUSTER_KINDS, openBrokerFromInfo, openClusterStore, readWorld } from './index.js';
+import {
+  addKubeOptions, formatJson, isKubeMode, openKubeStore, parseOutputFormat, readInput, resolveStateDir, takesGlobals,
+} from '../../platform/cli-kit/index.js';
 
 export function readBrokerInfoFile(path: string) {
   return parseBrokerInfo(readInput(path), path);
@@ -19,9 +21,9 @@ export function parseBool(flag: string, value: string | boolean | undefined, dfl
 
 const list = (s: string | undefined) => (s ? s.split(',').map((x) => x.trim()).filter(Boolean) : []);
 
-/** Network details: flags first, else the running world's description of the cluster. */
-export function discoverNetwork(stateDir: string, clusterId: string, flags: { clustercidr?: string; servicecidr?: string; networkPlugin?: string }): ClusterNetwork {
-  const wc = readWorld(stateDir)?.clusters?.find((c) => c.name === clusterId);
+/** Network details: flags first, else the running world's description of the cluster (none in Kubernetes mode: stateDir undefined). */
+export function discoverNetwork(stateDir: string | undefined, clusterId: string, flags: { clustercidr?: string; servicecidr?: string; networkPlugin?: string }): ClusterNetwork {
+  const wc = stateDir === undefined ? undefined : readWorld(stateDir)?.clusters?.find((c) => c.name === clusterId);
   return {
     clusterId,
     networkPlugin: flags.networkPlugin ?? 'strait',
@@ -29,6 +31,8 @@ export function discoverNetwork(stateDir: string, clusterId: string, flags: { cl
     serviceCIDRs: flags.servicecidr ? list(flags.servicecidr) : wc?.serviceCIDR ? [wc.serviceCIDR] : [],
   };
 }
+
+const isKube = (s: ResourceStore): s is KubernetesResourceStore => typeof (s as Partial<KubernetesResourceStore>).requireKinds === 'function';
 
 interface JoinFlags {
   clusterid?: string;
@@ -45,9 +49,10 @@ interface JoinFlags {
 }
 
 export function registerJoinCommand(program: Command): void {
-  takesGlobals(program
-    .command('join'), 'stateDir')
-    .description('join a cluster to the broker described by a broker-info file')
+  addKubeOptions(takesGlobals(program
+    .command('join'), 'stateDir'))
+    .description('join a cluster to the broker described by a broker-info file; with --kubeconfig/--context, a Kubernetes cluster '
+      + '(needs --clustercidr and --servicecidr, and deploy/crds.yaml applied)')
     .argument('<broker-info>', 'the broker-info.subm file written by deploy-broker')
     .option('--clusterid <id>', 'ID of the joining cluster (a DNS label)')
     .option('--cable-driver <driver>', `cable driver: ${CABLE_DRIVERS.join(' or ')}`, 'strait')
@@ -55,9 +60,7 @@ export function registerJoinCommand(program: Command): void {
     .option('--clustercidr <cidrs>', 'cluster (pod) CIDRs, comma separated (default: discovered)')
     .option('--servicecidr <cidrs>', 'service CIDRs, comma separated (default: discovered)')
     .option('--network-plugin <name>', 'network plugin name (default: discovered)')
-    .option('--kubeconfig <file>', "join this Kubernetes cluster (its API server); needs --clustercidr and --servicecidr")
-    .option('--context <name>', 'kubeconfig context (with --kubeconfig)')
-    .option('--namespace <ns>', "strait's namespace in the cluster (with --kubeconfig): gets Secret strait-psk", 'strait-system')
+    .option('--namespace <ns>', "strait's namespace in the cluster (Kubernetes mode): gets Secret strait-psk", 'strait-system')
     .option('-o, --output <format>', 'output format: text or json', 'text')
     .action(async (file: string, _opts: unknown, cmd: Command) => {
       const opts = cmd.optsWithGlobals<JoinFlags>();
@@ -67,16 +70,32 @@ export function registerJoinCommand(program: Command): void {
         throw E.usage(`--cable-driver ${JSON.stringify(opts.cableDriver)} is not one of ${CABLE_DRIVERS.join(', ')}`, { value: opts.cableDriver });
       }
       const natt = parseBool('natt', opts.natt, true);
-      if (opts.context && !opts.kubeconfig) throw E.usage('--context needs --kubeconfig', { flag: 'context' });
-      if (opts.kubeconfig && (!opts.clustercidr || !opts.servicecidr)) {
+      const kubeMode = isKubeMode(opts);
+      if (kubeMode && (!opts.clustercidr || !opts.servicecidr)) {
         throw E.usage('join --kubeconfig needs --clustercidr and --servicecidr (the cluster\'s pod and service CIDRs)', { flag: 'kubeconfig' });
       }
-      const info = readBrokerInfoFile(file);
       let kube: KubernetesResourceStore | undefined;
+      if (kubeMode) {
+        // the cluster first: its kubeconfig and context usable, the kinds the join writes served
+        // (else STRAIT_ERR_KUBE_CONFIG / STRAIT_ERR_KUBE_CRD_MISSING, and nothing is written anywhere)
+        kube = openKubeStore(opts);
+        try {
+          await kube.requireKinds(CLUSTER_KINDS);
+        } catch (err) {
+          await kube.close();
+          throw err;
+        }
+      }
+      let info: ReturnType<typeof readBrokerInfoFile>;
+      try {
+        info = readBrokerInfoFile(file);
+      } catch (err) {
+        await kube?.close();
+        throw err;
+      }
       let network: ClusterNetwork;
-      let local: { store: ReturnType<typeof openClusterStore>['store'] };
-      if (opts.kubeconfig) {
-        kube = openKubernetesStore({ kubeConfigPath: opts.kubeconfig, ...(opts.context ? { context: opts.context } : {}) });
+      let local: { store: ResourceStore };
+      if (kube) {
         local = { store: kube };
         network = { clusterId: opts.clusterid, networkPlugin: opts.networkPlugin ?? 'strait', clusterCIDRs: list(opts.clustercidr), serviceCIDRs: list(opts.servicecidr) };
       } else {
@@ -84,8 +103,10 @@ export function registerJoinCommand(program: Command): void {
         network = discoverNetwork(stateDir, opts.clusterid, opts);
         local = openClusterStore(stateDir, opts.clusterid);
       }
-      const broker = openBrokerFromInfo(info);
+      let broker: ResourceStore | undefined;
       try {
+        broker = openBrokerFromInfo(info);
+        if (isKube(broker)) await broker.requireKinds(BROKER_KINDS);
         const r = await joinCluster({ broker, local: local.store, info, source: file, network, cableDriver: opts.cableDriver as CableDriver, natt });
         if (kube) await setupKubernetesClusterSide(kube, info, { namespace: opts.namespace });
         if (format === 'json') {
@@ -102,7 +123,7 @@ export function registerJoinCommand(program: Command): void {
           ].join('\n'));
         }
       } finally {
-        await broker.close();
+        await broker?.close();
         await local.store.close();
       }
     });

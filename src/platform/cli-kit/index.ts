@@ -3,6 +3,7 @@
 export * from './output.js';
 export * from './state-dir.js';
 export * from './global-options.js';
+export * from './kube-options.js';
 export * from './store-options.js';
 export * from './version.js';
 export * from './process-alive.js';

@@ -4,23 +4,19 @@
 import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import { E, isStraitError } from '../../base/errors/index.js';
-import { connectStoreFromFiles, openKubernetesStore, type ResourceStore } from '../store/index.js';
+import { connectStoreFromFiles, type ResourceStore } from '../store/index.js';
 import { resolveStateDir, stateFiles } from './state-dir.js';
 import { takesGlobals } from './global-options.js';
+import { addKubeOptions, isKubeMode, openKubeStore, type KubeCliOptions } from './kube-options.js';
 
-export interface StoreCliOptions {
+export interface StoreCliOptions extends KubeCliOptions {
   cluster: string;
   stateDir?: string;
-  /** Kubernetes mode: talk to this cluster's API server instead of the world's store */
-  kubeconfig?: string;
-  context?: string;
 }
 
 /** --kubeconfig and --context; --cluster and --state-dir are the program's (read with cmd.optsWithGlobals()). */
 export function addStoreOptions(cmd: Command): Command {
-  return takesGlobals(cmd, 'cluster', 'stateDir')
-    .option('--kubeconfig <file>', 'Kubernetes mode: use the API server of this kubeconfig instead of the world')
-    .option('--context <name>', 'Kubernetes mode: the kubeconfig context (default: its current-context)');
+  return addKubeOptions(takesGlobals(cmd, 'cluster', 'stateDir'));
 }
 
 /**
@@ -28,11 +24,8 @@ export function addStoreOptions(cmd: Command): Command {
  * STRAIT_ERR_WORLD_NOT_RUNNING (exit 5), naming the state dir.
  */
 export async function withStore<R>(opts: StoreCliOptions, fn: (store: ResourceStore) => Promise<R>): Promise<R> {
-  if (opts.kubeconfig !== undefined || opts.context !== undefined) {
-    const kube = openKubernetesStore({
-      ...(opts.kubeconfig !== undefined ? { kubeConfigPath: opts.kubeconfig } : {}),
-      ...(opts.context !== undefined ? { context: opts.context } : {}),
-    });
+  if (isKubeMode(opts)) {
+    const kube = openKubeStore(opts);
     try {
       return await fn(kube);
     } finally {

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { collectShow, renderShow, SHOW_ALL, showJson, worldComponents, type ShowWhat } from '../../../src/multicluster/cli/index.js';
+import { collectShow, kubeComponents, renderShow, SHOW_ALL, SHOW_SECTIONS, showJson, worldComponents, type ShowWhat } from '../../../src/multicluster/cli/index.js';
 import { deployBroker, joinCluster, MC_KINDS as K, OPERATOR_NAMESPACE } from '../../../src/multicluster/control/clusterset/index.js';
 import { newTestStore } from '../../support/stores.js';
 
@@ -34,11 +34,20 @@ async function fixture() {
   } });
   const gw2 = await local.apply({ apiVersion: K.Gateway.apiVersion, kind: 'Gateway', metadata: { name: 'cluster-a-gw2', namespace: OPERATOR_NAMESPACE } });
   await local.updateStatus({ ...gw2, status: { haStatus: 'passive', connections: [] } });
+  // cluster-b joined too (the broker's Cluster records); an export of cluster-a and what it imports
+  const other = newTestStore();
+  await joinCluster({ broker, local: other, info, source: 'b', network: { clusterId: 'cluster-b', networkPlugin: 'generic', clusterCIDRs: ['10.2.0.0/16'], serviceCIDRs: ['100.2.0.0/16'] } });
+  await local.apply({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'echo', namespace: 'default' }, spec: { type: 'ClusterIP', clusterIP: '100.1.0.10', ports: [{ port: 8080 }] } });
+  const se = await local.apply({ apiVersion: K.ServiceExport.apiVersion, kind: 'ServiceExport', metadata: { name: 'echo', namespace: 'default' } });
+  await local.updateStatus({ ...se, status: { conditions: [{ type: 'Valid', status: 'False', reason: 'AwaitingSync', message: 'Awaiting sync of the ServiceImport to the broker', lastTransitionTime: '2026-01-02T03:04:05Z' }] } });
+  const si = await local.apply({ apiVersion: K.ServiceImport.apiVersion, kind: 'ServiceImport', metadata: { name: 'web', namespace: 'shop' },
+    spec: { type: 'ClusterSetIP', ports: [{ port: 80, protocol: 'TCP' }, { port: 53, protocol: 'UDP' }] } });
+  await local.updateStatus({ ...si, status: { clusters: [{ cluster: 'cluster-c' }, { cluster: 'cluster-b' }] } });
   return { broker, local };
 }
 
 
-for (const what of [...SHOW_ALL, 'all'] as (ShowWhat | 'all')[]) {
+for (const what of [...SHOW_SECTIONS, 'all'] as (ShowWhat | 'all')[]) {
   test(`show ${what} matches its golden table`, async () => {
     const { broker, local } = await fixture();
     const data = await collectShow(local, broker, 'cluster-a');
@@ -80,4 +89,31 @@ test('show versions: RUNNING is empty for a component that does not run, the ver
   assert.deepEqual([...world.keys()].sort(), ['strait-control', 'strait-gateway']);
   const running = await collectShow(newTestStore(), undefined, 'cluster-a', world);
   assert.deepEqual(running.versions.map((v) => v.running === v.configured), [true, false, true]);
+});
+
+test('show clusters, exports, imports: from the cluster\'s own records when the broker cannot be read; "No ... found" when empty', async () => {
+  const { local } = await fixture();
+  const data = await collectShow(local, undefined, 'cluster-a');
+  assert.deepEqual(data.clusters.map((c) => [c.clusterId, c.connection]), [['cluster-a', 'local']]);
+  const empty = await collectShow(newTestStore(), undefined, 'cluster-x');
+  const text = renderShow(['clusters', 'exports', 'imports'], empty);
+  assert.match(text, /No clusters \(the cluster has not joined\) found/);
+  assert.match(text, /No service exports found/);
+  assert.match(text, /No service imports found/);
+  assert.deepEqual(Object.keys(showJson(['exports', 'imports'], data)), ['cluster', 'exports', 'imports']);
+});
+
+test('show versions in Kubernetes mode: RUNNING is the image tag of each component\'s Running pod', async () => {
+  const store = newTestStore();
+  const pod = (name: string, component: string, image: string, phase: string) => ({
+    apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'strait-system', labels: { 'app.kubernetes.io/name': component } },
+    spec: { containers: [{ name: 'c', image }] }, status: { phase },
+  });
+  for (const p of [pod('gw', 'strait-gateway', 'registry.example:5000/strait:0.2.0', 'Running'), pod('agent', 'strait-node-agent', 'strait:0.1.9', 'Pending'),
+    pod('control', 'strait-control', 'strait', 'Running'), pod('other', 'web', 'nginx:1.27', 'Running')]) {
+    const o = await store.apply(p);
+    await store.updateStatus({ ...o, status: p.status });
+  }
+  const running = await kubeComponents(store);
+  assert.deepEqual([...running.entries()].sort(), [['strait-control', 'latest'], ['strait-gateway', '0.2.0']]);
 });

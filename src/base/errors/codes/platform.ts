@@ -38,7 +38,8 @@ export const platform = {
     detail: { resourceVersion, oldest },
   })),
   storeUnavailable: def('STRAIT_ERR_STORE_UNAVAILABLE', 'unavailable', (where: string, reason: string) => ({
-    message: `resource store at ${q(where)} is not reachable: ${reason}; is 'strait up' running?`,
+    message: `resource store at ${q(where)} is not reachable: ${reason}; ${/^https?:/.test(where)
+      ? 'is the Kubernetes API server up, and are --kubeconfig and --context the right ones?' : "is 'strait up' running?"}`,
     detail: { where, reason },
   })),
   unauthorized: def('STRAIT_ERR_UNAUTHORIZED', 'unauthenticated', (what: string) => ({
@@ -54,6 +55,12 @@ export const platform = {
   kubeApi: def('STRAIT_ERR_KUBE_API', 'failed', (what: string, status: number, reason: string, message: string) => ({
     message: `Kubernetes API server refused ${what}: HTTP ${status} ${reason}: ${message}`,
     detail: { what, status, reason, apiMessage: message },
+  })),
+  kubeCrdMissing: def('STRAIT_ERR_KUBE_CRD_MISSING', 'notFound', (server: string, resources: string[]) => ({
+    message: `the Kubernetes API server ${q(server)} does not serve ${resources.map((r) => q(r)).join(', ')}: `
+      + `strait's CustomResourceDefinitions are not installed there; apply them first: kubectl apply -f deploy/crds.yaml `
+      + `(or: strait crds | kubectl apply -f -), then wait for them: kubectl wait --for condition=Established crd -l app.kubernetes.io/part-of=strait`,
+    detail: { server, resources },
   })),
   kubeForbidden: def('STRAIT_ERR_KUBE_FORBIDDEN', 'denied', (what: string, message: string) => ({
     message: `Kubernetes API server forbids ${what}: ${message}; grant the RBAC rule (deploy/rbac) to this identity`,

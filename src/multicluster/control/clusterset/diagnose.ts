@@ -10,7 +10,8 @@ import { type ClusterNetwork, findAllOverlaps, findOverlaps, validateNetwork } f
 import { readEndpoint, readGateway } from './records.js';
 import { K } from './store-util.js';
 
-export type CheckStatus = 'ok' | 'warn' | 'fail';
+/** 'skip': a check that does not apply where the command runs (its message says why) */
+export type CheckStatus = 'ok' | 'warn' | 'fail' | 'skip';
 
 export interface DiagnoseCheck {
   check: string;
@@ -76,6 +77,10 @@ export async function diagnose(opts: DiagnoseOptions): Promise<DiagnoseCheck[]> 
   if (opts.local) {
     const gws = (await opts.local.list(K.Gateway, {})).items;
     if (gws.length === 0) add('gateway', 'warn', 'no Gateway record in this cluster; is the gateway daemon running?');
+    const active = gws.map((g) => readGateway(g).gateway).filter((g) => g.haStatus === 'active').map((g) => g.node).sort();
+    if (active.length === 1) add('gateway', 'ok', `gateway ${active[0]} is active`);
+    else if (active.length > 1) add('gateway', 'fail', `${active.length} gateways say they are active (${active.join(', ')}); exactly one may be`);
+    else if (gws.length > 0) add('gateway', 'warn', `no gateway is active (${gws.length} Gateway record(s)); is the active gateway's lease held?`);
     for (const g of gws) {
       const { gateway, connections } = readGateway(g);
       for (const conn of connections) {

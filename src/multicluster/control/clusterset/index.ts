@@ -27,4 +27,4 @@ export {
   type DeployKubernetesBrokerOptions, type KubernetesBrokerInfo, type KubernetesClusterSideOptions,
 } from './broker-kube.js';
 export { bootstrapClusterSet, type BootstrapOptions } from './bootstrap.js';
-export { verifyCluster, type VerifyCheck, type ResolveA } from './verify.js';
+export { verifyCluster, verifyRecords, type VerifyCheck, type RecordCheck, type ResolveA } from './verify.js';

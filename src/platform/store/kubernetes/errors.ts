@@ -23,6 +23,18 @@ export interface ErrorContext {
   namespace?: string;
   /** resourceVersion the caller sent (for conflicts) */
   resourceVersion?: string;
+  /** "plural.group" of the kind, and the API server: a 404 for the resource itself names them */
+  resource?: string;
+  server?: string;
+}
+
+/**
+ * A 404 that is about the resource type, not an object: the API server serves no such
+ * resource ("404 page not found" for an unknown group/version, a Status without details for
+ * an unknown resource of a known one). An absent object's 404 names it (details.name).
+ */
+export function resourceNotServed(status: number, body: unknown): boolean {
+  return status === 404 && typeof asStatus(body).details?.name !== 'string';
 }
 
 /** Map a non-2xx answer to a StraitError. 409 is split into ALREADY_EXISTS and CONFLICT. */
@@ -32,6 +44,7 @@ export function mapStatus(status: number, body: unknown, ctx: ErrorContext): Str
   const what = `${ctx.verb} ${ctx.kind} ${JSON.stringify(ctx.name)}${ctx.namespace ? ` in namespace ${JSON.stringify(ctx.namespace)}` : ''}`;
   switch (status) {
     case 404:
+      if (ctx.resource !== undefined && resourceNotServed(status, body)) return E.kubeCrdMissing(ctx.server ?? '', [ctx.resource]);
       return E.notFound(ctx.kind, ctx.name, ctx.namespace);
     case 409:
       if (s.reason === 'AlreadyExists') return E.alreadyExists(ctx.kind, ctx.name, ctx.namespace);

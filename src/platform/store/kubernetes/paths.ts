@@ -27,6 +27,12 @@ export function resolveKind(ref: KindRef): ResolvedKind {
   return { info, apiVersion: ref.apiVersion, kind: info.kind, plural: info.plural, namespaced: info.namespaced, prefix };
 }
 
+/** "plural.group" (or "plural" for the core group), as kubectl and CRD names spell a resource. */
+export function resourceName(k: ResolvedKind): string {
+  const slash = k.apiVersion.indexOf('/');
+  return slash < 0 ? k.plural : `${k.plural}.${k.apiVersion.slice(0, slash)}`;
+}
+
 /** Collection path; namespace undefined = all namespaces (namespaced kinds). */
 export function collectionPath(k: ResolvedKind, namespace?: string): string {
   if (k.namespaced && namespace !== undefined) return `${k.prefix}/namespaces/${encodeURIComponent(namespace)}/${k.plural}`;

@@ -10,10 +10,10 @@ import type {
   ApplyOptions, CoreEvent, KindRef, KubeObject, ListOptions, ObjectList, ResourceStore, Watch, WatchEvent, WatchOptions,
 } from '../types.js';
 import { mergePatch } from '../merge-patch.js';
-import { mapStatus } from './errors.js';
+import { mapStatus, resourceNotServed } from './errors.js';
 import { eventName, newEvent } from './events.js';
 import type { HttpClient, KubeResponse } from './http.js';
-import { collectionPath, objectPath, resolveKind, type ResolvedKind } from './paths.js';
+import { collectionPath, objectPath, resolveKind, resourceName, type ResolvedKind } from './paths.js';
 import { KubeWatch } from './watch.js';
 
 export interface ServerSideApplyOptions {
@@ -38,6 +38,11 @@ export interface KubernetesResourceStore extends ResourceStore {
    * `allow` lists statuses returned instead (e.g. [404, 409]).
    */
   raw(spec: RawRequest, allow?: number[]): Promise<{ status: number; body: unknown }>;
+  /**
+   * Fail with STRAIT_ERR_KUBE_CRD_MISSING, naming every one of `kinds` the API server does
+   * not serve (discovery: GET /apis/<group>/<version>), before a command writes anything.
+   */
+  requireKinds(kinds: readonly KindRef[]): Promise<void>;
 }
 
 export interface RawRequest {
@@ -151,14 +156,14 @@ export class KubernetesStore implements KubernetesResourceStore {
   }
 
   private fail(res: KubeResponse, verb: string, k: ResolvedKind, name: string, namespace?: string, rv?: string): never {
-    throw mapStatus(res.status, res.body, { verb, kind: k.kind, name, namespace, resourceVersion: rv });
+    throw mapStatus(res.status, res.body, { verb, kind: k.kind, name, namespace, resourceVersion: rv, resource: resourceName(k), server: this.http.server });
   }
 
   async get<T extends KubeObject = KubeObject>(kind: KindRef, name: string, namespace?: string): Promise<T | undefined> {
     this.check();
     const k = resolveKind(kind);
     const res = await this.http.request({ method: 'GET', path: objectPath(k, name, namespace) });
-    if (res.status === 404) return undefined;
+    if (res.status === 404 && !resourceNotServed(res.status, res.body)) return undefined;
     if (!ok(res.status)) this.fail(res, 'get', k, name, this.ns(k, namespace));
     return withKind<T>(res.body, k);
   }
@@ -224,7 +229,7 @@ export class KubernetesStore implements KubernetesResourceStore {
         method: 'PATCH', path: objectPath(k, name, namespace), query, body, contentType: 'application/merge-patch+json',
       });
       if (ok(patched.status)) return withKind<T>(patched.body, k);
-      if (patched.status !== 404) this.fail(patched, 'apply', k, name, namespace, obj.metadata.resourceVersion);
+      if (patched.status !== 404 || resourceNotServed(patched.status, patched.body)) this.fail(patched, 'apply', k, name, namespace, obj.metadata.resourceVersion);
       // a status goes along on create: the API server drops it where the CRD has the status
       // subresource, and needs it where the CRD has none and requires one (Submariner's Gateway)
       const created = await this.http.request({
@@ -301,7 +306,7 @@ export class KubernetesStore implements KubernetesResourceStore {
     this.check();
     const k = resolveKind(kind);
     const res = await this.http.request({ method: 'DELETE', path: objectPath(k, name, namespace), body: { propagationPolicy: 'Background' } });
-    if (res.status === 404) return false;
+    if (res.status === 404 && !resourceNotServed(res.status, res.body)) return false;
     if (!ok(res.status)) this.fail(res, 'delete', k, name, this.ns(k, namespace));
     return true;
   }
@@ -341,6 +346,23 @@ export class KubernetesStore implements KubernetesResourceStore {
     if (ok(res.status) || allow.includes(res.status)) return res;
     const m = /\/([a-z0-9.-]+)(?:\/([a-z0-9.-]+))?(?:\/(status|token))?$/.exec(spec.path.replace(/\?.*$/, ''));
     throw mapStatus(res.status, res.body, { verb: spec.method.toLowerCase(), kind: m?.[1] ?? spec.path, name: m?.[2] ?? '' });
+  }
+
+  async requireKinds(kinds: readonly KindRef[]): Promise<void> {
+    this.check();
+    const byVersion = new Map<string, ResolvedKind[]>();
+    for (const ref of kinds) {
+      const k = resolveKind(ref);
+      byVersion.set(k.prefix, [...(byVersion.get(k.prefix) ?? []), k]);
+    }
+    const missing: string[] = [];
+    for (const [prefix, ks] of byVersion) {
+      const res = await this.http.request({ method: 'GET', path: prefix });
+      if (!ok(res.status) && res.status !== 404) throw mapStatus(res.status, res.body, { verb: 'discover', kind: 'APIResourceList', name: prefix });
+      const served = new Set(ok(res.status) ? ((res.body as { resources?: { name?: string }[] }).resources ?? []).map((r) => r.name) : []);
+      for (const k of ks) if (!served.has(k.plural)) missing.push(resourceName(k));
+    }
+    if (missing.length > 0) throw E.kubeCrdMissing(this.http.server, [...new Set(missing)]);
   }
 
   async close(): Promise<void> {

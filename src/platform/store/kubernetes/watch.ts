@@ -8,7 +8,7 @@ import { E, isStraitError } from '../../../base/errors/index.js';
 import type { KubeObject, Watch, WatchEvent, WatchOptions } from '../types.js';
 import { asStatus, mapStatus } from './errors.js';
 import type { HttpClient } from './http.js';
-import { collectionPath, type ResolvedKind } from './paths.js';
+import { collectionPath, resourceName, type ResolvedKind } from './paths.js';
 
 const key = (o: KubeObject): string => `${o.metadata.namespace ?? ''}/${o.metadata.name}`;
 
@@ -149,7 +149,7 @@ export class KubeWatch<T extends KubeObject> implements Watch {
       const status = res.statusCode ?? 0;
       // shutting down, overloaded, restarting: try again
       if (status === 429 || status >= 500) throw E.storeUnavailable(http.server, `watch answered HTTP ${status}`);
-      throw mapStatus(res.statusCode ?? 0, body, { verb: 'watch', kind: kind.kind, name: '*', namespace: this.opts.namespace });
+      throw mapStatus(res.statusCode ?? 0, body, { verb: 'watch', kind: kind.kind, name: '*', namespace: this.opts.namespace, resource: resourceName(kind), server: http.server });
     }
     this.connected = true;
     let buf = '';
