@@ -50,6 +50,11 @@ export function sh(cmd: string, args: string[], timeoutMs = 120_000, cwd?: strin
 }
 
 export const kubectl = (L: string, ...args: string[]): string => sh(clusters, ['kubectl', L, ...args]);
+/** kubectl's argv for cluster L as one process (clusters.sh exec execs it: killing it kills kubectl) */
+export const kubectlArgv = (L: string, ...args: string[]): string[] => [
+  'exec', join(execFileSync(join(root, 'test', 'k8s', 'build-apiserver.sh'), ['--print'], { encoding: 'utf8' }).trim(), 'kubectl'),
+  '--kubeconfig', join(state, `cluster-${L}`, 'admin.kubeconfig'), ...args,
+];
 export const kubectlRun = (L: string, ...args: string[]): Run => run(clusters, ['kubectl', L, ...args]);
 export const kubeconfig = (L: string): string => join(state, `cluster-${L}`, 'admin.kubeconfig');
 /** strait's CLI, in the link namespace (it reaches every API server) */

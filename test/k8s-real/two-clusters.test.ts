@@ -20,7 +20,8 @@
 //   no clusters up already (/run/strait-k8s absent).
 // The test never builds anything (a cold build is ~an hour on 2 shared cores).
 // Development: STRAIT_K8S_REUSE=1 runs against clusters already up and leaves them up;
-// STRAIT_K8S_DEV_DIST=$PWD/dist mounts this host's dist/ into the strait pods (harness.ts).
+// STRAIT_K8S_DEV_DIST=$PWD/dist mounts this host's dist/ into the strait pods (harness.ts);
+// with both, STRAIT_K8S_DEV_RESTART=1 restarts them (a new dist/).
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -30,7 +31,7 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { parseAllDocuments } from 'yaml';
 import {
-  capture, clusters, devDist, gate, httpOf, inPod, kubeconfig, kubectl, kubectlRun, packetSummary, reuse, root, run, sh, sleep, strait, straitRun, until,
+  capture, clusters, devDist, gate, httpOf, inPod, kubeconfig, kubectl, kubectlArgv, kubectlRun, packetSummary, reuse, root, run, sh, sleep, strait, straitRun, until,
 } from './harness.js';
 
 const skip = gate();
@@ -125,7 +126,7 @@ test('strait deployed on two real clusters: all pods Running, no restarts', { sk
       kubectl(L, 'wait', '--for=condition=Established', 'crd', '--all', '--timeout=60s');
       kubectl(L, 'apply', '--server-side', '-f', file);
     }
-    if (already && devDist) {
+    if (already && devDist && process.env['STRAIT_K8S_DEV_RESTART'] === '1') {
       for (const w of ['daemonset/strait-gateway', 'daemonset/strait-node-agent', 'deployment/strait-control', 'deployment/strait-githost']) kubectl(L, '-n', 'strait-system', 'rollout', 'restart', w);
     }
   }
@@ -237,12 +238,26 @@ interface Condition { type: string; status: string; reason?: string }
 test('MCS: ServiceExport Valid AwaitingSync -> True; clusterset.local A/SRV from a pod in A; headless; cluster.local local; unexport', { skip: skip ?? false, timeout: 600_000 }, async (t) => {
   if (!needsDeploy(t)) return;
   run(clusters, ['kubectl', 'b', 'delete', 'serviceexport', 'echo', 'echo-headless', '--ignore-not-found']);
-  // every state the export's Valid condition goes through, from before it exists
+  // every state the export's Valid condition goes through, from before it exists: a raw watch
+  // from resourceVersion 0 (the API server's watch cache as it is; a watch from a list's
+  // resourceVersion can wait for the cache to reach it)
   const seen: string[] = [];
-  // (a list watch: `get serviceexport echo --watch` ends at once while the export does not exist)
-  const watch = spawn(clusters, ['kubectl', 'b', 'get', 'serviceexports', '--field-selector', 'metadata.name=echo', '--watch', '-o',
-    'jsonpath={range .status.conditions[?(@.type=="Valid")]}{.status}/{.reason}{"\\n"}{end}'], { stdio: ['ignore', 'pipe', 'ignore'] });
-  watch.stdout.on('data', (d: Buffer) => { for (const l of d.toString().split('\n')) if (l && seen.at(-1) !== l) seen.push(l); });
+  const watch = spawn(clusters, kubectlArgv('b', 'get', '--raw', '/apis/multicluster.x-k8s.io/v1alpha1/namespaces/default/serviceexports?watch=1&resourceVersion=0'), { stdio: ['ignore', 'pipe', 'pipe'] });
+  let watchErr = '';
+  let watchBuf = '';
+  watch.stderr.on('data', (d: Buffer) => { watchErr += d.toString(); });
+  watch.stdout.on('data', (d: Buffer) => {
+    watchBuf += d.toString();
+    let nl: number;
+    while ((nl = watchBuf.indexOf('\n')) >= 0) {
+      const line = watchBuf.slice(0, nl);
+      watchBuf = watchBuf.slice(nl + 1);
+      const ev = JSON.parse(line) as { type: string; object: { metadata: { name: string }; status?: { conditions?: Condition[] } } };
+      if (ev.object.metadata.name !== 'echo' || ev.type === 'DELETED') continue;
+      const v = ev.object.status?.conditions?.find((c) => c.type === 'Valid');
+      if (v && seen.at(-1) !== `${v.status}/${v.reason ?? ''}`) seen.push(`${v.status}/${v.reason ?? ''}`);
+    }
+  });
   await sleep(1500);
   const t0 = Date.now();
   for (const name of ['echo', 'echo-headless']) {
@@ -251,6 +266,8 @@ test('MCS: ServiceExport Valid AwaitingSync -> True; clusterset.local A/SRV from
   }
   try {
     await until('ServiceExport echo Valid=True', () => (seen.some((s) => s.startsWith('True/')) ? true : undefined), 120_000, 500);
+  } catch (err) {
+    throw new Error(`${String(err)} (the watch saw: ${seen.join(' -> ')}; ${watchErr})`, { cause: err });
   } finally {
     watch.kill();
   }

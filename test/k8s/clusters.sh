@@ -31,6 +31,10 @@
 # - two kubelets on one host delete each other's pod logs: each has its own podLogsDir,
 #   each node's CNI network its own IPAM dataDir;
 # - kubectl logs/exec: the API server prefers InternalIP;
+# - etcd 3.4 tells the API server its progress every 10 min by default: a watch from a list's
+#   resourceVersion then waits (3 s, then "Too large resource version") until an object of
+#   that kind changes; etcd runs with a 2 s progress notification instead (as kubeadm's
+#   clusters get from newer etcd and the API server's progress requests);
 # - kubelet rewrites global sysctls (kernel.panic, kernel.panic_on_oops, vm.overcommit_memory,
 #   ...): they are saved before the first kubelet starts and restored when `up` exits (pass or
 #   fail, by a trap) and by `down`, from the saved file.
@@ -346,7 +350,8 @@ cluster_up() { # cluster_up <index>
   start "etcd-$L" "$gw" "$c/etcd.log" "$(command -v etcd)" --name "cluster-$L" --data-dir "$c/etcd" \
     --listen-client-urls http://127.0.0.1:2379 --advertise-client-urls http://127.0.0.1:2379 \
     --listen-peer-urls http://127.0.0.1:2380 --initial-advertise-peer-urls http://127.0.0.1:2380 \
-    --initial-cluster "cluster-$L=http://127.0.0.1:2380"
+    --initial-cluster "cluster-$L=http://127.0.0.1:2380" \
+    --experimental-watch-progress-notify-interval=2s
   start "kube-apiserver-$L" "$gw" "$c/kube-apiserver.log" "$K8S/kube-apiserver" \
     --etcd-servers=http://127.0.0.1:2379 --bind-address=0.0.0.0 --advertise-address="172.30.$i.2" --secure-port=6443 \
     --tls-cert-file="$p/apiserver.crt" --tls-private-key-file="$p/apiserver.key" --client-ca-file="$p/ca.crt" \
