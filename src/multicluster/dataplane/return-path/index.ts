@@ -75,12 +75,16 @@ export function programGatewayReturnPath(remoteSubnets: readonly string[], table
   return { close: () => { try { nft(`table ip ${table}\ndelete table ip ${table}\n`); } catch { /* gone already */ } } };
 }
 
-/** The next hop towards `address` in the main table: "via X dev Y" or "dev Y". */
-export function nextHop(routeGet: string): string[] {
+/**
+ * The next hop towards the gateway node `address`, from `ip route get address`: its router
+ * ("via X dev Y") or, on the same link, the gateway node itself ("dev Y": via address), never a
+ * bare device (that would ask the link for the remote pod's address, which nobody answers).
+ */
+export function nextHop(routeGet: string, address: string): string[] {
   const via = /\bvia ([0-9.]+)/.exec(routeGet)?.[1];
   const dev = /\bdev (\S+)/.exec(routeGet)?.[1];
   if (!dev) return [];
-  return [...(via ? ['via', via] : []), 'dev', dev];
+  return ['via', via ?? address, 'dev', dev];
 }
 
 export interface AgentReturnPathOptions {
@@ -115,7 +119,7 @@ export class AgentReturnPath {
     const route = ip('route', 'get', address);
     // this node is the gateway's own (no agent runs there in deploy/; the world may): nothing to route
     if (/^local /.test(route)) return;
-    const hop = nextHop(route);
+    const hop = nextHop(route, address);
     if (hop.length === 0) throw E.systemTool(`ip route get ${address}`, 0, 'no route to the gateway node');
     for (const c of this.o.remoteSubnets) ip('route', 'replace', c, ...hop, 'table', String(this.o.table));
     this.gateway = address;
