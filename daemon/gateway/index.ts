@@ -16,12 +16,12 @@ export interface GatewayDaemon {
 export function gatewayRecords(g: Gateway): {
   endpoint: ReturnType<Gateway['endpointRecord']>; connections: ReturnType<Gateway['connectionRecords']>; gateway: ReturnType<Gateway['gatewayRecord']>; drops: Record<string, number>;
   ha?: { epoch: number; activeAddress: string | null; activeSince: string | null };
-  /** every tunnel of the active gateway connected, or a passive one that knows the active one */
+  /** every tunnel of the active gateway connected with a first RTT sample, or a passive one that knows the active one */
   ready: boolean;
 } {
   const conns = g.connectionRecords();
   return {
-    ready: g.haStatus === 'passive' ? g.activeAddress !== undefined : !g.isFenced && conns.every((c) => c.status === 'connected'),
+    ready: g.haStatus === 'passive' ? g.activeAddress !== undefined : !g.isFenced && conns.every((c) => c.status === 'connected' && c.rttAvg !== ''),
     endpoint: g.endpointRecord(), connections: conns, gateway: g.gatewayRecord(), drops: { ...g.tunnel.counters.drops },
     ...(g.config.ha ? { ha: { epoch: g.haEpoch, activeAddress: g.haStatus === 'active' ? g.config.ha.members.find((m) => m.name === g.config.name)?.address ?? null : g.activeAddress ?? null, activeSince: g.activeSince ? new Date(g.activeSince).toISOString() : null } } : {}),
   };

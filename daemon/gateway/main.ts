@@ -1,5 +1,6 @@
 // strait gateway daemon entry: node dist/daemon/gateway/main.js --config gateway.yaml
-import { existsSync } from 'node:fs';
+import { existsSync, watch, type FSWatcher } from 'node:fs';
+import { basename, dirname } from 'node:path';
 import { printedInfo, runEntry } from '../entry.js';
 import { configPathFromArgv, readConfigFile } from '../config-file.js';
 import { parseGatewayConfig } from '../../src/multicluster/dataplane/gateway/index.js';
@@ -8,8 +9,10 @@ import { runGatewayDaemon } from './index.js';
 const HELP = `usage: strait-gateway --config FILE (YAML or JSON; docs/gateway-and-agent.md)
 
 The gateway daemon: PSK tunnels to remote gateways (UDP 4500), the VXLAN endpoint of the
-cluster's node agents (UDP 4800), /metrics and /records. SIGHUP re-reads peer endpoints,
-SIGTERM stops (and releases the HA lease).
+cluster's node agents (UDP 4800), /metrics and /records. SIGHUP re-reads peer endpoints
+and the PSK; a rewritten pskFile (a re-join, a Kubernetes Secret update) is picked up by
+itself: the gateway re-handshakes under the new PSK, established sessions carry traffic until
+then. SIGTERM stops (and releases the HA lease).
 
 HA (an \`ha\` section): active/passive through a coordination.k8s.io/v1 Lease.
   world mode       ha.store (the world's store socket); ha.leaseDurationMs / ha.renewMs
@@ -54,7 +57,32 @@ async function main(): Promise<void> {
     onEvent: (ev) => console.error(JSON.stringify({ time: new Date().toISOString(), component: 'gateway', ...ev })),
   });
   console.log(JSON.stringify({ msg: 'gateway started', cluster: d.gateway.config.clusterId, tunnelPort: d.gateway.tunnelPort, vxlanPort: d.gateway.vxlanPort, metricsPort: d.metricsPort }));
+  const log = (level: string, msg: string): void => console.error(JSON.stringify({ time: new Date().toISOString(), component: 'gateway', level, msg }));
+  const reloadPsk = (why: string): void => {
+    try {
+      if (d.gateway.reloadPsk()) log('info', `tunnel PSK changed (${why}): handshaking again with every peer`);
+    } catch (err) {
+      log('error', `re-reading the tunnel PSK failed (${why}), keeping the running one: ${String(err)}`);
+    }
+  };
+  // the file's directory, not the file: a Secret volume swaps a symlink, strait join renames
+  let pskWatch: FSWatcher | undefined;
+  let pskTimer: NodeJS.Timeout | undefined;
+  if (typeof pskFile === 'string') {
+    const name = basename(pskFile);
+    try {
+      pskWatch = watch(dirname(pskFile), (_ev, file) => {
+        if (file !== null && file !== name && !String(file).startsWith('..')) return;
+        clearTimeout(pskTimer);
+        pskTimer = setTimeout(() => { if (existsSync(pskFile)) reloadPsk(`${pskFile} changed`); }, 100);
+      });
+    } catch (err) {
+      log('warn', `cannot watch ${pskFile} for a new PSK (SIGHUP still re-reads it): ${String(err)}`);
+    }
+  }
   const stop = (): void => {
+    pskWatch?.close();
+    clearTimeout(pskTimer);
     d.stop().then(() => process.exit(0), () => process.exit(1));
   };
   // SIGHUP: re-read the file; moved peer endpoints (HA) take effect at once
@@ -66,6 +94,7 @@ async function main(): Promise<void> {
         if (cur && (cur.configuredAddress !== p.endpoint || cur.configuredPort !== p.port)) d.gateway.setPeerEndpoint(p.clusterId, p.endpoint, p.port);
       }
       console.error(JSON.stringify({ time: new Date().toISOString(), component: 'gateway', level: 'info', msg: `reloaded ${path}` }));
+      if (typeof pskFile === 'string') reloadPsk('SIGHUP');
     } catch (err) {
       console.error(JSON.stringify({ time: new Date().toISOString(), component: 'gateway', level: 'error', msg: `reload of ${path} failed, keeping the running configuration: ${String(err)}` }));
     }

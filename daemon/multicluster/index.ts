@@ -8,7 +8,7 @@ import { E } from '../../src/base/errors/index.js';
 import { createLogger, type Logger } from '../../src/base/log/index.js';
 import { ClustersetZone, startClustersetDns, ZoneSource, type ClustersetDns } from '../../src/multicluster/control/clusterset-dns/index.js';
 import {
-  bootstrapClusterSet, MC_KINDS, MulticlusterAgent, OPERATOR_NAMESPACE, PSK_SECRET, MulticlusterMetrics, openCurrentBroker, readJoinConnection, startRecordsPublisher, type GatewayRecords,
+  bootstrapClusterSet, MC_KINDS, MulticlusterAgent, OPERATOR_NAMESPACE, PSK_SECRET, MulticlusterMetrics, openCurrentBroker, readEndpoint, readJoinConnection, startRecordsPublisher, type GatewayRecords,
 } from '../../src/multicluster/control/clusterset/index.js';
 import { connectStore, type ResourceStore } from '../../src/platform/store/index.js';
 import { serveMetrics } from '../../src/platform/metrics/index.js';
@@ -187,6 +187,11 @@ export async function runMulticlusterDaemon(raw: unknown, inject: { local?: Reso
   // ready (to the world's process table) once the gateway's records are published with every
   // connection up: `strait show connections` then lists them
   let published = !cfg.records;
+  const remoteEndpointsKnown = async (recs: GatewayRecords): Promise<boolean> => {
+    const eps = (await local.list(MC_KINDS.Endpoint, { namespace: OPERATOR_NAMESPACE })).items.map((e) => readEndpoint(e, cfg.clusterId));
+    const named = new Set(eps.filter((e) => e.type === 'remote' && e.hostname).map((e) => e.cluster));
+    return recs.connections.every((c) => named.has(String(c['cluster'])));
+  };
   const announce = (): void => { if (process.connected) process.send?.({ type: 'ready' }); };
   const startOn = (broker: ResourceStore) => {
     const agent = new MulticlusterAgent({ clusterId: cfg.clusterId, local, broker, metrics, log, resyncMs: cfg.resyncMs });
@@ -199,10 +204,15 @@ export async function runMulticlusterDaemon(raw: unknown, inject: { local?: Reso
       onError: (err) => log.debug({ err, url }, 'publishing gateway records failed'),
       onPublished: (recs) => {
         const ready = (recs as { ready?: unknown }).ready === true && recs.gateway.haStatus !== 'passive';
-        if (!published && ready) {
-          published = true;
-          announce();
-        }
+        if (published || !ready) return;
+        // ... and the remote gateways' Endpoints copied from the broker: `show connections`
+        // then names each remote gateway (its GATEWAY column), not only its status and RTT
+        void remoteEndpointsKnown(recs).then((known) => {
+          if (known && !published) {
+            published = true;
+            announce();
+          }
+        }, () => undefined);
       },
     })) : [];
     return {

@@ -1,6 +1,6 @@
 // Issue 15, items 3 and 12: "world ready" means every server a README command talks to
 // answers. Right after `strait up --detach` returns, without a retry: `strait show
-// connections` lists every gateway pair connected, `strait status` lists the control API
+// connections` lists every gateway pair connected (remote gateway and RTT known), `strait status` lists the control API
 // and githost on host loopback, dig in a pod answers a cluster.local name, `strait login`
 // to the host URL works (and to the world-internal address is refused, naming the host
 // URL), and githost's links name its host URL.
@@ -29,6 +29,10 @@ test('the README commands work the moment strait up --detach returns', async () 
       const r = s('show', 'connections', '--cluster', cluster);
       assert.equal(r.status, 0, r.stderr);
       assert.match(r.stdout, new RegExp(`^GATEWAY +CLUSTER +REMOTE IP .*\\n.* ${remote} +198\\.18\\.\\d+\\.\\d+ .* connected `, 'm'), r.stdout);
+      // ... naming the remote gateway and with a first RTT already (no `<none>` in the row)
+      const row = r.stdout.split('\n').find((l) => l.includes(` ${remote} `)) ?? '';
+      assert.doesNotMatch(row, /<none>/, r.stdout);
+      assert.match(row, /connected +\d+(\.\d+)?(µs|ms)/, r.stdout);
     }
     const rec = JSON.parse(s('status', '-o', 'json').stdout) as { control?: string; githost?: string; inWorld: { control?: string; githost?: string }; clusters: { name: string; services: { name: string; clusterIP?: string }[] }[] };
     assert.match(rec.control ?? '', /^http:\/\/127\.0\.0\.1:\d+$/);

@@ -74,3 +74,17 @@ test('read:repository clones but cannot push; write:repository pushes; public-on
   // the password still does everything
   assert.equal((await run('git', ['ls-remote', `${gh.url}/bob/secret.git`.replace('://', '://bob:bob-pass-12@')], { env })).status, 0);
 });
+
+test('the API checks public-only as git HTTP does: a private repository and its contents are 403, public ones answer', async () => {
+  const t = tokens['write:repository+public-only']!;
+  for (const path of ['/api/v1/repos/bob/secret']) {
+    const r = await api(gh.url, 'GET', path, { token: t });
+    assert.equal(r.status, 403, `${path}: ${JSON.stringify(r.body)}`);
+    assert.match(String((r.body as { message?: unknown }).message), /token scope is limited to public repos/, path);
+  }
+  const open = await api(gh.url, 'GET', '/api/v1/repos/bob/open', { token: t });
+  assert.equal(open.status, 200, JSON.stringify(open.body));
+  // a repository-scoped token without public-only still reads the private one
+  const full = await api(gh.url, 'GET', '/api/v1/repos/bob/secret', { token: tokens['read:repository']! });
+  assert.equal(full.status, 200, JSON.stringify(full.body));
+});

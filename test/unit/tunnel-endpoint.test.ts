@@ -106,3 +106,33 @@ test('under load the responder answers with a cookie and accepts the retry with 
   assert.ok(cookie.bytes.length <= init.bytes.length);
   assert.ok(p.wire.some((d) => d.bytes[0] === TYPE_DATA));
 });
+
+test('a new PSK (re-join) re-handshakes; the old session carries traffic until the peer switches too', () => {
+  const p = tunnelPair();
+  p.a.start();
+  p.b.start();
+  p.clock.advance(300);
+  const peerB = p.a.peer('cluster-b')!;
+  const before = p.a.counters.handshakesCompleted;
+  assert.equal(p.a.setPsk('psk-for-tests'), false, 'the same PSK changes nothing');
+  // only A has the new PSK: its handshake fails (auth at B), the established session still works
+  assert.equal(p.a.setPsk('psk-after-rejoin'), true);
+  p.clock.advance(300);
+  assert.ok(p.b.counters.drops.auth >= 1, 'B refuses the handshake under the PSK it does not have');
+  assert.equal(p.a.counters.handshakesCompleted, before);
+  assert.ok(p.a.sendPacket(peerB, fakePacket('during-switch')));
+  assert.ok(p.deliveredB.some((x) => x.toString().includes('during-switch')));
+  // B switches as well: the next handshake completes under the new PSK and traffic flows on it
+  assert.equal(p.b.setPsk('psk-after-rejoin'), true);
+  p.clock.advance(300);
+  assert.ok(p.a.counters.handshakesCompleted + p.a.counters.handshakesResponded > before, 'a handshake under the new PSK completed');
+  assert.equal(peerB.status, 'connected');
+  assert.ok(p.a.sendPacket(peerB, fakePacket('after-switch')));
+  assert.ok(p.deliveredB.some((x) => x.toString().includes('after-switch')));
+  // and a peer still on the old PSK can no longer handshake with either
+  const stale = tunnelPair({ pskA: 'psk-after-rejoin', pskB: 'psk-for-tests' });
+  stale.a.start();
+  stale.b.start();
+  stale.clock.advance(300);
+  assert.notEqual(stale.a.peer('cluster-b')?.status, 'connected');
+});

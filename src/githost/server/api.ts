@@ -142,6 +142,9 @@ export class GiteaApi {
     const owner = ownerName && isValidUsername(ownerName) ? this.svc.db.userByName(ownerName) : undefined;
     const repo = owner && repoName && isValidRepoName(repoName) ? this.svc.db.repoByName(owner.id, repoName) : undefined;
     if (!owner || !repo || !this.svc.permission(repo, c.doer?.user).pull) throw notFound(`repository does not exist [${ownerName ?? ''}/${repoName ?? ''}]`);
+    // Gitea's checkTokenPublicOnly: a public-only token reaches public repositories only,
+    // through the API as over git HTTP
+    if (repo.private === 1 && c.doer?.via === 'token' && c.doer.scopes.includes('public-only')) throw new HttpError(403, 'token scope is limited to public repos');
     return { owner, repo };
   }
 

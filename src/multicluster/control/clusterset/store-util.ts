@@ -30,9 +30,11 @@ export async function ensureNamespace(store: ResourceStore, name: string): Promi
     known.add(name);
     return;
   }
-  // not awaited: the caller's next write joins the same commit (one fsync, not two); the
-  // namespace is remembered once it is stored, and asked for again if that failed
-  store.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } }).then(() => known.add(name), () => undefined);
+  // awaited: a Kubernetes API server (or a store behind the store API) may take the caller's
+  // next write before the namespace exists and answer 404 for it (seen in CI: deploy-broker's
+  // ServiceAccount). It costs one extra commit once per namespace and store, then it is known.
+  await store.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
+  known.add(name);
 }
 
 export const b64 = (s: string | Buffer): string => (typeof s === 'string' ? Buffer.from(s, 'utf8') : s).toString('base64');

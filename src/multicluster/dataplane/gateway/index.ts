@@ -293,6 +293,13 @@ export class Gateway implements SegmentSink {
   }
 
   /** HA: a remote cluster's active gateway changed address (from the broker's Endpoint records). */
+  /** Re-read `pskFile` (or take `text`): a changed PSK re-handshakes with every peer. */
+  reloadPsk(text?: string): boolean {
+    const psk = text ?? (this.config.pskFile ? readPsk(this.config.pskFile) : this.config.psk);
+    if (psk === undefined || psk === '') throw E.configInvalid('pskFile', this.config.pskFile ?? null, 'the PSK file is empty');
+    return this.tunnel.setPsk(psk);
+  }
+
   setPeerEndpoint(clusterId: string, address: string, port?: number): void {
     this.tunnel.setPeerEndpoint(clusterId, address, port);
   }

@@ -204,10 +204,10 @@ export class TunnelEndpoint {
   readonly peers: Peer[];
   private readonly byCluster = new Map<string, Peer>();
   private readonly sessions = new Map<number, { session: Session; peer: Peer }>();
-  private readonly psk: Buffer;
-  private readonly mac1Key: Buffer;
-  private readonly cookieKey: Buffer;
-  private readonly cookies: CookieChecker;
+  private psk: Buffer;
+  private mac1Key: Buffer;
+  private cookieKey: Buffer;
+  private cookies: CookieChecker;
   private readonly limits: TunnelLimits;
   private readonly clock: Clock;
   private readonly maxVersion: number;
@@ -277,6 +277,27 @@ export class TunnelEndpoint {
     peer.lastReceivedAt = -1;
     peer.handshake = undefined;
     this.initiate(peer);
+  }
+
+  /**
+   * The cluster re-joined (a new broker-info PSK). New handshakes use the new PSK at once and
+   * one starts with every peer; established sessions keep carrying traffic until a handshake
+   * under the new PSK replaces them or they expire, so a peer that has not switched yet sees
+   * no gap until its own reload. Returns false when the PSK did not change.
+   */
+  setPsk(text: string): boolean {
+    const next = pskFromText(text);
+    if (next.equals(this.psk)) return false;
+    this.psk = next;
+    this.mac1Key = mac1Key(next);
+    this.cookieKey = cookieKey(next);
+    this.cookies = new CookieChecker(this.cookieKey, this.clock.monotonic());
+    for (const p of this.peers) {
+      p.handshake = undefined;
+      p.cookie = undefined;
+      this.initiate(p);
+    }
+    return true;
   }
 
   peer(clusterId: string): Peer | undefined {
@@ -546,6 +567,8 @@ export class TunnelEndpoint {
     s.confirmed = true;
     if (peer.next === s) peer.next = undefined;
     this.install(peer, s);
+    // the responder's first RTT sample now, not a keepalive later (records show the RTT at once)
+    if (peer.rtts.length === 0) this.probe(peer, s, this.clock.monotonic());
   }
 
   private install(peer: Peer, s: Session): void {
