@@ -163,6 +163,16 @@ test('a pod on A\'s worker reaches a pod on B\'s worker with its own IP; B conne
   }, 120_000, 500);
   assert.equal(res.body, pods.clientIp, `the server saw ${res.body} (client ${pods.clientIp})`);
   console.log(`pod on a-wk -> pod on b-wk: HTTP 200 after ${Date.now() - t0} ms`);
+  // the gateways' drops since they started (bring-up included), for the record: an `auth`
+  // drop would be a packet under keys the receiver does not have (a PSK or session mismatch)
+  const drops: Record<string, Record<string, number>> = {};
+  for (const [L, i] of [['a', 1], ['b', 2]] as const) {
+    const m = run(clusters, ['exec', 'curl', '-s', '-m', '5', `http://172.30.${i}.2:9464/metrics`]).stdout;
+    for (const [, reason, n] of m.matchAll(/^strait_tunnel_drops_total\{reason="([a-z_]+)"\} ([0-9]+)$/gm)) {
+      if (Number(n) > 0) (drops[`cluster-${L}`] ??= {})[reason as string] = Number(n);
+    }
+  }
+  console.log(`gateway drops since start: ${JSON.stringify(drops)}`);
   // B connected, from A: `strait show connections --kubeconfig` where the CLI has it (issue 16
   // item 4), else the Gateway record it reads (Submariner's shape, in submariner-operator)
   const show = straitRun('show', 'connections', '--kubeconfig', kubeconfig('a'), '-o', 'json');
