@@ -131,8 +131,8 @@ async function main(): Promise<void> {
     ['pod a-wk -> pod a-gw, same cluster (kernel routing)', median(same).toFixed(2), rttSame.toFixed(2)],
     ['ratio strait / same cluster', (median(cross) / median(same)).toFixed(2), (rttCross / rttSame).toFixed(2)],
   ]));
-  console.log('\nstrait pods (kubelet stats summary): CPU while the cross-cluster flow ran, and idle; working set');
-  console.log(formatTable(['cluster', 'pod', 'node', 'CPU m (flow)', 'CPU m (idle)', 'memory MiB'], busy.map((b) => {
+  console.log('\nstrait pods (kubelet stats summary): CPU while the cross-cluster flow ran and before it (the kubelet rate of the last seconds: startup shows in it); working set');
+  console.log(formatTable(['cluster', 'pod', 'node', 'CPU m (flow)', 'CPU m (before)', 'memory MiB'], busy.map((b) => {
     const i = idle.find((x) => x.cluster === b.cluster && x.pod === b.pod && x.node === b.node);
     return [b.cluster, b.pod, b.node, b.cpuMilli.toFixed(0), (i?.cpuMilli ?? 0).toFixed(0), b.memMiB.toFixed(0)];
   })));
