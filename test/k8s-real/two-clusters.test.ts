@@ -12,7 +12,7 @@
 //     pod IPs; cluster.local stays local; unexported, the name stops resolving.
 //
 // Gate (npm test runs it only when all of this holds, else it is skipped with the reason):
-//   STRAIT_K8S_REAL=1 (opt-in until the suite's CI cost is settled);
+//   STRAIT_K8S_REAL=1 (opt-in: not in CI, its cold cost is in docs/kubernetes.md);
 //   root; containerd, runc, the CNI plugins and etcd installed (scripts/setup-system.sh);
 //   kubelet, kube-controller-manager, kube-scheduler, kube-proxy, kubectl and kube-apiserver
 //   already built in ~/.cache/strait/k8s/<version>/ (test/k8s/build-apiserver.sh --nodes);
