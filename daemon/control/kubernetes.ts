@@ -2,16 +2,18 @@
 // besides GitOps sync (started by main.ts on the same store), the mesh controller (the
 // root CA kept in Secret strait-mesh-ca, workload certificates, istio-ca-root-cert in
 // member namespaces, generated policy), the export/import sync with the broker once this
-// cluster has joined (strait join --kubeconfig), and the sidecar-injection webhook on 9443
-// with a serving certificate it makes itself and writes into the caBundle of its
-// MutatingWebhookConfiguration.
+// cluster has joined (strait join --kubeconfig), the clusterset.local DNS server once joined
+// (5353, behind the Service strait-dns: the cluster's CoreDNS forwards clusterset.local to
+// it, as to Lighthouse's), and the sidecar-injection webhook on 9443 with a serving
+// certificate it makes itself and writes into the caBundle of its MutatingWebhookConfiguration.
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { Counter, type Registry } from 'prom-client';
-import { isStraitError } from '../../src/base/errors/index.js';
+import { E, isStraitError } from '../../src/base/errors/index.js';
 import { loadOrCreateCaInStore, MeshController } from '../../src/mesh/control/index.js';
 import { MulticlusterAgent, MulticlusterMetrics, openBrokerOfCluster, readJoin } from '../../src/multicluster/control/clusterset/index.js';
+import { ClustersetZone, startClustersetDns, ZoneSource, type ClustersetDns } from '../../src/multicluster/control/clusterset-dns/index.js';
 import { createWebhookTls, patchWebhookCaBundle, serveSidecarInjector, serviceHosts, type SidecarInjector } from '../../src/mesh/control/sidecar-injector/index.js';
 import type { KubernetesResourceStore, ResourceStore } from '../../src/platform/store/index.js';
 
@@ -34,6 +36,8 @@ export interface KubernetesControlOptions {
     /** image of the injected containers */
     image: string;
   };
+  /** the clusterset.local DNS server (UDP and TCP), started once the cluster has joined; absent: none */
+  dns?: { host: string; port: number };
   /** how often to look for the join and retry the caBundle patch, ms */
   retryMs?: number;
 }
@@ -41,6 +45,8 @@ export interface KubernetesControlOptions {
 export interface KubernetesControl {
   webhook: SidecarInjector;
   mesh: MeshController;
+  /** the clusterset.local DNS server, once the cluster has joined */
+  readonly dns: ClustersetDns | undefined;
   close(): Promise<void>;
 }
 
@@ -98,6 +104,8 @@ export async function startKubernetesControl(o: KubernetesControlOptions): Promi
   const mcMetrics = new MulticlusterMetrics(registry);
   let agent: MulticlusterAgent | undefined;
   let broker: ResourceStore | undefined;
+  let zoneSource: ZoneSource | undefined;
+  let dns: ClustersetDns | undefined;
   tasks.push(until('waiting for the join', async () => {
     const joined = await readJoin(store);
     if (!joined) return false;
@@ -106,14 +114,25 @@ export async function startKubernetesControl(o: KubernetesControlOptions): Promi
     agent = new MulticlusterAgent({ clusterId: joined.clusterId, local: store, broker, metrics: mcMetrics, log: log.child({ part: 'multicluster' }), resyncMs: 10_000 });
     agent.start();
     log.info({ cluster: joined.clusterId, broker: joined.brokerURL }, 'joined: export/import sync with the broker running');
+    if (o.dns) {
+      // the names of what the import sync writes here (ServiceImports, imported slices)
+      const zone = new ClustersetZone(joined.clusterId);
+      zoneSource = new ZoneSource(store, zone);
+      zoneSource.start();
+      dns = await startClustersetDns({ zone, address: o.dns.host, port: o.dns.port, registry, log: log.child({ part: 'dns' }) });
+      log.info({ address: o.dns.host, port: dns.port }, 'clusterset.local DNS serving');
+    }
     return true;
   }, retryMs, abort.signal, log));
 
   return {
     webhook, mesh,
+    get dns() { return dns; },
     async close() {
       abort.abort();
       await Promise.all(tasks);
+      zoneSource?.stop();
+      await dns?.close();
       await agent?.stop();
       await broker?.close();
       mesh.stop();
@@ -133,6 +152,19 @@ export function webhookSettingsFromEnv(env: NodeJS.ProcessEnv): KubernetesContro
     extraHosts: (env['STRAIT_WEBHOOK_HOSTS'] ?? '').split(',').map((h) => h.trim()).filter(Boolean),
     image: env['STRAIT_SIDECAR_IMAGE'] ?? imageOfThisPod(),
   };
+}
+
+/**
+ * The clusterset.local DNS listener from the environment deploy/control.yaml sets:
+ * STRAIT_DNS_PORT (default 5353, above 1023: the process has no capabilities; "off": none),
+ * STRAIT_DNS_LISTEN (default 0.0.0.0).
+ */
+export function dnsSettingsFromEnv(env: NodeJS.ProcessEnv): KubernetesControlOptions['dns'] {
+  const port = env['STRAIT_DNS_PORT'] ?? '5353';
+  if (port === 'off') return undefined;
+  const n = Number(port);
+  if (!/^[0-9]{1,5}$/.test(port) || n > 65535) throw E.configInvalid('STRAIT_DNS_PORT', port, 'a port number 0-65535, or "off"');
+  return { host: env['STRAIT_DNS_LISTEN'] ?? '0.0.0.0', port: n };
 }
 
 /** The image the control module runs from (the sidecar uses the same one): strait:<version>. */

@@ -7,7 +7,8 @@
 // (in-cluster ServiceAccount, $KUBECONFIG or --kubeconfig), and besides GitOps the process
 // runs the mesh controller, the export/import sync once joined, and the sidecar-injection
 // webhook (daemon/control/kubernetes.ts; STRAIT_WEBHOOK_PORT, _LISTEN, _CONFIG, _SERVICE,
-// _HOSTS, STRAIT_SIDECAR_IMAGE).
+// _HOSTS, STRAIT_SIDECAR_IMAGE) and, once joined, the clusterset.local DNS server
+// (STRAIT_DNS_PORT, default 5353 or "off"; STRAIT_DNS_LISTEN, default 0.0.0.0).
 // Flags override the YAML config file. Destinations: the in-cluster addresses
 // (https://kubernetes.default.svc) map to this cluster's store; in a local world,
 // https://<cluster> (or the bare cluster name) maps to that cluster's store.
@@ -23,7 +24,7 @@ import { createLogger } from '../../src/base/log/index.js';
 import { IN_CLUSTER_SERVERS, startGitOpsService } from '../../src/gitops/control/index.js';
 import { serveMetrics } from '../../src/platform/metrics/index.js';
 import { connectStore, openEmbeddedStore, openKubernetesStore, type ResourceStore } from '../../src/platform/store/index.js';
-import { startKubernetesControl, webhookSettingsFromEnv } from './kubernetes.js';
+import { dnsSettingsFromEnv, startKubernetesControl, webhookSettingsFromEnv } from './kubernetes.js';
 import { VERSION } from '../../src/platform/cli-kit/index.js';
 import { runEntry } from '../entry.js';
 
@@ -121,6 +122,8 @@ async function main(): Promise<void> {
   let store: ResourceStore;
   let destinations: ((server: string) => ResourceStore | undefined) | undefined;
   const kubernetes = cfg.kubeconfig !== undefined || process.env['STRAIT_STORE'] === 'kubernetes';
+  // checked before anything starts: a bad STRAIT_DNS_PORT is a usage error
+  const dnsSettings = kubernetes ? dnsSettingsFromEnv(process.env) : undefined;
   const kube = kubernetes ? openKubernetesStore(cfg.kubeconfig ? { kubeConfigPath: cfg.kubeconfig } : {}) : undefined;
   if (kube) {
     store = kube;
@@ -161,6 +164,7 @@ async function main(): Promise<void> {
   if (kube) {
     const k = await startKubernetesControl({
       store: kube, namespace: cfg.namespace, stateDir: cfg.stateDir, registry, log, webhook: webhookSettingsFromEnv(process.env),
+      ...(dnsSettings ? { dns: dnsSettings } : {}),
     });
     life.onShutdown('kubernetes', () => k.close());
     webhookPort = k.webhook.port;

@@ -33,6 +33,7 @@ let repo: TestRepo;
 let tmp = '';
 const commits: Record<string, string> = {};
 let startMs = 0;
+let dnsPort = 0;
 
 function run(cmd: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ status: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
@@ -67,6 +68,7 @@ before(async () => {
   await ok(c, ['apply', '-k', join(root, 'deploy')]);
   await ok(c, ['wait', '--for', 'condition=Established', '--timeout', '60s', 'crd', '-l', 'app.kubernetes.io/part-of=strait']);
   const webhookPort = await freeTcpPort();
+  dnsPort = await freeTcpPort();
   await ok(c, ['patch', 'mutatingwebhookconfiguration', 'strait-sidecar-injector', '--type=json', '-p',
     JSON.stringify([{ op: 'replace', path: '/webhooks/0/clientConfig', value: { url: `https://127.0.0.1:${webhookPort}/inject` } },
       { op: 'replace', path: '/webhooks/0/failurePolicy', value: 'Fail' }])]);
@@ -104,6 +106,7 @@ before(async () => {
     env: {
       ...process.env, STRAIT_STORE: 'kubernetes', KUBECONFIG: kubeconfig, STRAIT_WEBHOOK_LISTEN: '127.0.0.1',
       STRAIT_WEBHOOK_PORT: String(webhookPort), STRAIT_WEBHOOK_HOSTS: '127.0.0.1', STRAIT_SIDECAR_IMAGE: 'strait:0.1.0', LOG_LEVEL: 'warn',
+      STRAIT_DNS_LISTEN: '127.0.0.1', STRAIT_DNS_PORT: String(dnsPort),
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -292,6 +295,15 @@ describe('the control daemon process on a real kube-apiserver (STRAIT_STORE=kube
       return l && l.items.length > 0 ? l.items : undefined;
     }, 20_000, 'ServiceImport on the broker');
     assert.ok(imports.length >= 1);
+    // the clusterset.local DNS of Kubernetes mode (once joined): the import of the export, by dig
+    const clusterIp = (await ok(c, ['get', 'service', 'nginx', '-n', 'demo', '-o', 'jsonpath={.spec.clusterIP}'])).trim();
+    const answer = await waitFor(async () => {
+      const r = await run('dig', ['+short', '+time=1', '+tries=1', '-p', String(dnsPort), '@127.0.0.1', 'nginx.demo.svc.clusterset.local']);
+      return r.stdout.trim() === clusterIp ? r.stdout.trim() : undefined;
+    }, 30_000, `nginx.demo.svc.clusterset.local from the daemon's DNS\n${daemonLog.slice(-3000)}`);
+    assert.equal(answer, clusterIp);
+    const srv = await run('dig', ['+short', '+time=1', '+tries=1', '-p', String(dnsPort), '@127.0.0.1', 'SRV', 'nginx.demo.svc.clusterset.local']);
+    assert.match(srv.stdout, / 8080 nginx\.demo\.svc\.clusterset\.local\.$/m);
   });
 
   test('promtool check metrics is clean on the daemon\'s /metrics (Kubernetes mode)', { timeout: 30_000 }, async (t) => {

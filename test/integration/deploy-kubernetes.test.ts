@@ -85,12 +85,12 @@ describe('deploy/ against a real kube-apiserver', () => {
     assert.match(r.stderr, /Invalid value: "Not_A_DNS_Label"/);
   });
 
-  test('agent and gateway get only NET_ADMIN (+NET_BIND_SERVICE for the gateway) and the TUN device', (t) => {
+  test('agent and gateway get only NET_ADMIN and the TUN device', (t) => {
     if (!cluster) return t.skip(skip);
     const objs = rendered(cluster);
     const table: [string, string[], Record<string, string> | undefined][] = [
       ['strait-node-agent', ['NET_ADMIN'], undefined],
-      ['strait-gateway', ['NET_ADMIN', 'NET_BIND_SERVICE'], { 'submariner.io/gateway': 'true' }],
+      ['strait-gateway', ['NET_ADMIN'], { 'submariner.io/gateway': 'true' }],
     ];
     for (const [name, caps, selector] of table) {
       const ds = objs.find((o) => o.kind === 'DaemonSet' && o.metadata.name === name);

@@ -4,7 +4,10 @@
 #   pause.tar   registry.k8s.io/pause:3.10.1  Kubernetes' own build/pause/linux/pause.c from
 #               the pinned k8s.io/kubernetes module, compiled static with the system cc (OCI layout)
 #   test.tar    localhost/strait-test:1       busybox-static: httpd on :8080 whose /cgi-bin/ip
-#               answers the client's address (REMOTE_ADDR); get HOST PORT PATH (nc), sh (OCI layout)
+#               answers the client's address (REMOTE_ADDR); get HOST PORT PATH (nc), sh; and
+#               the host's curl, dig and iperf3 with their libraries (OCI layout)
+#   coredns.tar localhost/coredns:test        scripts/build-coredns.sh's static binary (only when
+#               that is built: COREDNS_PRINT=1 asks it without building)
 #   strait.tar  localhost/strait:test         test/image/build-image.sh, saved with buildah
 #               (docker-archive); only with --strait
 # into ${XDG_CACHE_HOME:-~/.cache}/strait/k8s/<version>/images/ and prints that directory.
@@ -66,8 +69,27 @@ if [ "$(cat "$cache/pause.key" 2>/dev/null)" != "$key" ] || [ ! -f "$cache/pause
   echo "$key" >"$cache/pause.key"
 fi
 
+# copy_with_libs <rootfs> <binary>...: the binaries into <rootfs>/bin, with the shared
+# libraries ldd names (and the dynamic loader) at their own paths
+copy_with_libs() {
+  local rootfs=$1 b l
+  shift
+  for b in "$@"; do
+    cp "$b" "$rootfs/bin/$(basename "$b")"
+    for l in $(ldd "$b" | awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }'); do
+      [ -e "$rootfs$l" ] && continue
+      mkdir -p "$rootfs$(dirname "$l")"
+      cp -L "$l" "$rootfs$l"
+    done
+  done
+}
+# the host tools the tests run inside pods: real curl, dig and iperf3 (Debian's, with their
+# libraries; the image's glibc is the host's)
+TOOLS=(/usr/bin/curl /usr/bin/dig /usr/bin/iperf3)
+for t in "${TOOLS[@]}"; do [ -x "$t" ] || { log "'$t' is missing (scripts/setup-system.sh installs it)"; exit 3; }; done
+
 # 2. test image
-key="$(sha /usr/bin/busybox)-v2"
+key="$(sha /usr/bin/busybox)-$(cat "${TOOLS[@]}" | sha256sum | cut -c1-16)-v3"
 if [ "$(cat "$cache/test.key" 2>/dev/null)" != "$key" ] || [ ! -f "$cache/test.tar" ]; then
   log "test image from busybox-static"
   root=$(mktemp -d)
@@ -87,6 +109,8 @@ EOF
 printf 'GET %s HTTP/1.0\r\nHost: %s\r\n\r\n' "${3:-/}" "$1" | nc -w "${GET_TIMEOUT:-3}" "$1" "$2"
 EOF
   chmod 0755 "$root/www/cgi-bin/ip" "$root/bin/get"
+  copy_with_libs "$root" "${TOOLS[@]}"
+  printf 'hosts: files dns\n' >"$root/etc/nsswitch.conf"
   echo 'ok' >"$root/www/index.html"
   echo 'root:x:0:0:root:/:/bin/sh' >"$root/etc/passwd"
   echo 'root:x:0:' >"$root/etc/group"
@@ -95,7 +119,24 @@ EOF
   echo "$key" >"$cache/test.key"
 fi
 
-# 3. strait (the Dockerfile's image)
+# 3. CoreDNS (each cluster's DNS; scripts/build-coredns.sh, static): only when built already
+coredns=$(COREDNS_PRINT=1 "$here/../../scripts/build-coredns.sh" 2>/dev/null || true)
+if [ -n "$coredns" ] && [ -x "$coredns" ]; then
+  key="$(sha "$coredns")-v1"
+  if [ "$(cat "$cache/coredns.key" 2>/dev/null)" != "$key" ] || [ ! -f "$cache/coredns.tar" ]; then
+    file "$coredns" | grep -q 'statically linked' || { log "$coredns is not static (build it with CGO_ENABLED=0)"; exit 3; }
+    log "CoreDNS image from $coredns"
+    root=$(mktemp -d)
+    mkdir -p "$root/etc/coredns" "$root/tmp"
+    cp "$coredns" "$root/coredns"
+    echo 'root:x:0:0:root:/:/coredns' >"$root/etc/passwd"
+    oci_tar "$root" localhost/coredns:test '["/coredns","-conf","/etc/coredns/Corefile"]' "$cache/coredns.tar"
+    rm -rf "$root"
+    echo "$key" >"$cache/coredns.key"
+  fi
+fi
+
+# 4. strait (the Dockerfile's image)
 flock -u 8
 if [ "${1:-}" = "--strait" ]; then
   exec 7>"$cache/.lock-strait"

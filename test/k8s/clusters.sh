@@ -19,7 +19,8 @@
 #                         control plane on 127.0.0.1 and the API server on 172.30.i.2:6443
 #   netns sk-L-wk         node L-wk: 172.31.i.2 (InternalIP), default route via L-gw
 #   pods 10.(10i).0.0/16 (a /24 per node, allocated by kube-controller-manager),
-#   services 10.(10i+1).0.0/16. The link namespace routes only the node subnets.
+#   services 10.(10i+1).0.0/16, the cluster DNS (CoreDNS, when its image is built:
+#   scripts/build-coredns.sh) at 10.(10i+1).0.10. The link namespace routes only the node subnets.
 #
 # Facts of this VM the script handles (issue 16):
 # - `ip netns exec` remounts /sys (runc then finds no cgroup): daemons start under
@@ -30,6 +31,10 @@
 # - two kubelets on one host delete each other's pod logs: each has its own podLogsDir,
 #   each node's CNI network its own IPAM dataDir;
 # - kubectl logs/exec: the API server prefers InternalIP;
+# - etcd 3.4 tells the API server its progress every 10 min by default: a watch from a list's
+#   resourceVersion then waits (3 s, then "Too large resource version") until an object of
+#   that kind changes; etcd runs with a 2 s progress notification instead (as kubeadm's
+#   clusters get from newer etcd and the API server's progress requests);
 # - kubelet rewrites global sysctls (kernel.panic, kernel.panic_on_oops, vm.overcommit_memory,
 #   ...): they are saved before the first kubelet starts and restored when `up` exits (pass or
 #   fail, by a trap) and by `down`, from the saved file.
@@ -236,13 +241,25 @@ EOF
   ]
 }
 EOF
+  # the pods' way out of the cluster, as a CNI's outgoing NAT or ip-masq-agent has it: pod
+  # traffic to anything outside 10.0.0.0/8 (every cluster's pods and Services) leaves with the
+  # node's address (a pod reaches another cluster's API server, e.g. the broker, as in a cloud);
+  # pod to pod and to Services keeps the pod's own address
+  nsenter --net="/run/netns/$ns" nft -f - <<EOF
+table ip strait-k8s-egress {
+  chain postrouting {
+    type nat hook postrouting priority srcnat; policy accept;
+    ip saddr 10.$((10 * i)).0.0/16 ip daddr != 10.0.0.0/8 masquerade
+  }
+}
+EOF
   start "containerd-$node" "$ns" "$s/containerd.log" "$(command -v containerd)" --config "$s/containerd.toml"
   local k
   for k in $(seq 1 100); do [ -S "$s/containerd.sock" ] && break; sleep 0.1; done
   [ -S "$s/containerd.sock" ] || die "containerd of $node did not start: $(tail -5 "$s/containerd.log")"
 
   local img
-  for img in "$IMAGES/pause.tar" "$IMAGES/test.tar" ${WITH_STRAIT:+"$IMAGES/strait.tar"}; do
+  for img in "$IMAGES/pause.tar" "$IMAGES/test.tar" ${WITH_COREDNS:+"$IMAGES/coredns.tar"} ${WITH_STRAIT:+"$IMAGES/strait.tar"}; do
     ctr -a "$s/containerd.sock" -n k8s.io images import --no-unpack "$img" >/dev/null \
       || die "could not import $img into $node"
   done
@@ -264,6 +281,7 @@ healthzBindAddress: 127.0.0.1
 healthzPort: 10248
 failSwapOn: false
 clusterDomain: cluster.local
+clusterDNS: [10.$((10 * i + 1)).0.10]
 resolvConf: ""
 authentication:
   anonymous: { enabled: false }
@@ -332,7 +350,8 @@ cluster_up() { # cluster_up <index>
   start "etcd-$L" "$gw" "$c/etcd.log" "$(command -v etcd)" --name "cluster-$L" --data-dir "$c/etcd" \
     --listen-client-urls http://127.0.0.1:2379 --advertise-client-urls http://127.0.0.1:2379 \
     --listen-peer-urls http://127.0.0.1:2380 --initial-advertise-peer-urls http://127.0.0.1:2380 \
-    --initial-cluster "cluster-$L=http://127.0.0.1:2380"
+    --initial-cluster "cluster-$L=http://127.0.0.1:2380" \
+    --experimental-watch-progress-notify-interval=2s
   start "kube-apiserver-$L" "$gw" "$c/kube-apiserver.log" "$K8S/kube-apiserver" \
     --etcd-servers=http://127.0.0.1:2379 --bind-address=0.0.0.0 --advertise-address="172.30.$i.2" --secure-port=6443 \
     --tls-cert-file="$p/apiserver.crt" --tls-private-key-file="$p/apiserver.key" --client-ca-file="$p/ca.crt" \
@@ -383,6 +402,85 @@ cluster_ready() {
   cidr=$(kc "$L" get node "$L-wk" -o jsonpath='{.spec.podCIDR}')
   [ -n "$cidr" ] || die "node $L-wk has no podCIDR (kube-controller-manager --allocate-node-cidrs)"
   ip -n "sk-$L-gw" route replace "$cidr" via "172.31.$i.2"
+  if [ -n "${WITH_COREDNS:-}" ]; then coredns_up "$i"; fi
+}
+
+# the cluster's DNS, as kubeadm installs it: CoreDNS in kube-system behind the Service
+# kube-dns at the kubelets' clusterDNS address (10.(10i+1).0.10); `reload` re-reads the
+# Corefile within seconds when the ConfigMap changes (how a clusterset.local stanza is added)
+coredns_up() {
+  local i=$1 L
+  L=$(letter "$i")
+  kc "$L" apply -f - >/dev/null <<EOF
+apiVersion: v1
+kind: ServiceAccount
+metadata: { name: coredns, namespace: kube-system }
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: { name: "system:coredns" }
+rules:
+  - { apiGroups: [""], resources: [endpoints, services, pods, namespaces], verbs: [list, watch] }
+  - { apiGroups: [discovery.k8s.io], resources: [endpointslices], verbs: [list, watch] }
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: { name: "system:coredns" }
+roleRef: { apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: "system:coredns" }
+subjects: [{ kind: ServiceAccount, name: coredns, namespace: kube-system }]
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: { name: coredns, namespace: kube-system }
+data:
+  Corefile: |
+    .:53 {
+        errors
+        health :8080
+        ready :8181
+        kubernetes cluster.local in-addr.arpa ip6.arpa {
+            pods insecure
+            fallthrough in-addr.arpa ip6.arpa
+            ttl 30
+        }
+        cache 5
+        loop
+        reload 2s 1s
+        loadbalance
+    }
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: { name: coredns, namespace: kube-system, labels: { k8s-app: kube-dns } }
+spec:
+  replicas: 1
+  selector: { matchLabels: { k8s-app: kube-dns } }
+  template:
+    metadata: { labels: { k8s-app: kube-dns } }
+    spec:
+      serviceAccountName: coredns
+      dnsPolicy: Default
+      containers:
+        - name: coredns
+          image: localhost/coredns:test
+          imagePullPolicy: Never
+          ports:
+            - { name: dns, containerPort: 53, protocol: UDP }
+            - { name: dns-tcp, containerPort: 53, protocol: TCP }
+          readinessProbe: { httpGet: { path: /ready, port: 8181 }, periodSeconds: 2 }
+          volumeMounts: [{ name: config, mountPath: /etc/coredns, readOnly: true }]
+      volumes: [{ name: config, configMap: { name: coredns } }]
+---
+apiVersion: v1
+kind: Service
+metadata: { name: kube-dns, namespace: kube-system, labels: { k8s-app: kube-dns } }
+spec:
+  selector: { k8s-app: kube-dns }
+  clusterIP: 10.$((10 * i + 1)).0.10
+  ports:
+    - { name: dns, port: 53, protocol: UDP, targetPort: 53 }
+    - { name: dns-tcp, port: 53, protocol: TCP, targetPort: 53 }
+EOF
 }
 
 # ---------------------------------------------------------------- up / down
@@ -431,7 +529,7 @@ up() {
   local n=$1 i
   [ "$(id -u)" = 0 ] || die "needs root (network namespaces, cgroups, mounts)"
   [ -d "$STATE" ] && die "clusters are already up ($STATE); run '$0 down' first"
-  for t in containerd ctr runc etcd nsenter openssl; do
+  for t in containerd ctr runc etcd nsenter openssl nft; do
     command -v "$t" >/dev/null || die "'$t' is missing (scripts/setup-system.sh installs it)"
   done
   [ -x /usr/lib/cni/bridge ] || die "the CNI plugins are missing (scripts/setup-system.sh installs containernetworking-plugins)"
@@ -439,6 +537,8 @@ up() {
   K8S=$("$here/build-apiserver.sh" --nodes)
   KUBECTL=$K8S/kubectl
   IMAGES=$("$here/build-images.sh" ${WITH_STRAIT:+--strait})
+  # CoreDNS as each cluster's DNS when its image is built (scripts/build-coredns.sh)
+  if [ -f "$IMAGES/coredns.tar" ]; then WITH_COREDNS=1; fi
   cg_hierarchies
   mkdir -p "$STATE/pids" "$DATA"
   save_sysctls
@@ -453,6 +553,12 @@ up() {
   # the link routes only node subnets (never pod CIDRs): gateway nodes reach each other
   for i in $(seq 1 "$n"); do ip -n sk-wan route replace "172.31.$i.0/24" via "172.30.$i.2"; done
   for i in $(seq 1 "$n"); do cluster_ready "$i"; done
+  if [ -n "${WITH_COREDNS:-}" ]; then
+    for i in $(seq 1 "$n"); do
+      kc "$(letter "$i")" -n kube-system rollout status deploy/coredns --timeout=120s >/dev/null \
+        || die "cluster-$(letter "$i")'s CoreDNS is not ready"
+    done
+  fi
   # every kubelet has set its kernel tunables by now: give the kernel its own back
   restore_sysctls
   echo "$n" >"$STATE/count"

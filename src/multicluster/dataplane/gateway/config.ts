@@ -65,6 +65,12 @@ export interface GatewayConfig {
    * Node objects: InternalIP and spec.podCIDRs, watched; `nodes` is the list until then)
    */
   nodesFrom: 'config' | 'kubernetes';
+  /**
+   * Kubernetes Services across clusters (kube-proxy on this node): keep the remote clusters'
+   * sources out of kube-proxy's masquerade, so that a Service's pods see the client pod's
+   * address (the agents route the replies back through this node: return-path/)
+   */
+  kubeProxyReturnPath: boolean;
   metrics: { listen: string; port: number };
   timers: { keepaliveMs: number; deadAfterMs: number; rekeyAfterMs: number; rekeyTimeoutMs: number; handshakeAttempts: number };
   ha?: GatewayHaConfig;
@@ -120,6 +126,7 @@ const schema: ConfigSchema<GatewayConfig> = {
       items: { type: 'object', additionalProperties: false, required: ['address', 'podCIDRs'], properties: { address: ip, podCIDRs: cidrs } },
     },
     nodesFrom: { type: 'string', enum: ['config', 'kubernetes'], default: 'config' },
+    kubeProxyReturnPath: { type: 'boolean', default: false },
     metrics: {
       type: 'object', additionalProperties: false, default: {} as never, required: [],
       properties: { listen: { type: 'string', default: '127.0.0.1' }, port: { ...port, default: 9464 } },

@@ -17,6 +17,7 @@ import {
 import { FEATURE_VNET, FEATURE_FRAG, NEXT_IPV4, NEXT_IPV4_VNET, segmentVnet, type SegmentSink } from '../../wire/tunnel/index.js';
 import { TunnelEndpoint, Reassembler, type Peer, type PeerRecord, type TunnelEvent } from '../tunnel/index.js';
 import { TunDevice, routeInto, vnetHdrIsPlain, VNET_HDR_LEN } from '../tun/index.js';
+import { programGatewayReturnPath, type GatewayReturnPath } from '../return-path/index.js';
 import { UdpTransport } from '../udp/index.js';
 import { parseGatewayConfig, type GatewayConfig, type GatewayNodeConfig } from './config.js';
 import { NodeTable, inPodCidrs, type NodeEntry } from './node-table.js';
@@ -98,6 +99,7 @@ export class Gateway implements SegmentSink {
   private tunnelSock: UdpTransport | undefined;
   private vxlanSock: UdpTransport | undefined;
   private tun: TunDevice | undefined;
+  private returnPath: GatewayReturnPath | undefined;
   /** the cluster's nodes: who may send VXLAN here, and their pod CIDRs */
   private readonly nodes = new NodeTable();
   private readonly vni: number;
@@ -185,6 +187,7 @@ export class Gateway implements SegmentSink {
     if (!this.opts.noTun) {
       this.tun = TunDevice.open(c.tun.name, (buf, off, len) => this.fromTun(buf, off, len), { offload: c.tun.offload });
       routeInto(this.tun.name, c.peers.flatMap((p) => p.subnets), { mtu: c.tun.mtu });
+      if (c.kubeProxyReturnPath) this.returnPath = programGatewayReturnPath(c.peers.flatMap((p) => p.subnets));
     }
     if (this.haStatus === 'active') this.startTunnel();
   }
@@ -304,6 +307,7 @@ export class Gateway implements SegmentSink {
   async stop(): Promise<void> {
     if (this.announceTimer) clearInterval(this.announceTimer);
     this.tunnel.close();
+    this.returnPath?.close();
     this.tun?.close();
     await this.tunnelSock?.close();
     await this.vxlanSock?.close();

@@ -14,6 +14,13 @@ export interface NodeAgentConfig {
    * in VXLAN extension fragments (after its hello-ack) and are segmented in software otherwise
    */
   tun: { name: string; mtu: number; offload: boolean };
+  /**
+   * Kubernetes Services across clusters: replies of connections from the remote subnets that
+   * reached this node through the node network (kube-proxy DNATed them on the gateway node)
+   * go back through the active gateway's node (its conntrack un-DNATs them), not into the TUN
+   * device: connection mark bit `mark`, routing table `table` (return-path/)
+   */
+  kubeProxyReturnPath: { enabled: boolean; mark: number; table: number };
   metrics: { listen: string; port: number };
 }
 
@@ -40,6 +47,15 @@ const schema: ConfigSchema<NodeAgentConfig> = {
       properties: {
         name: { type: 'string', maxLength: 15, default: 'strait0' }, mtu: { type: 'integer', minimum: 576, maximum: 9000, default: 1400 },
         offload: { type: 'boolean', default: true },
+      },
+    },
+    kubeProxyReturnPath: {
+      type: 'object', additionalProperties: false, default: {} as never, required: [],
+      properties: {
+        enabled: { type: 'boolean', default: false },
+        // one bit, clear of kube-proxy's 0x4000/0x8000
+        mark: { type: 'integer', enum: Array.from({ length: 31 }, (_, i) => 2 ** i).filter((m) => m !== 0x4000 && m !== 0x8000), default: 0x2000 },
+        table: { type: 'integer', minimum: 1, maximum: 252, default: 148 },
       },
     },
     metrics: {

@@ -9,6 +9,7 @@ import {
 } from '../../wire/vxlan/index.js';
 import { segmentVnet, type SegmentSink } from '../../wire/tunnel/index.js';
 import { TunDevice, routeInto, vnetHdrIsPlain, VNET_HDR_LEN } from '../tun/index.js';
+import { AgentReturnPath } from '../return-path/index.js';
 import { UdpTransport } from '../udp/index.js';
 import { ipv4ToInt } from '../../../base/config/index.js';
 import { native } from '../../../platform/native/index.js';
@@ -108,6 +109,7 @@ export class NodeAgent implements SegmentSink {
   readonly counters = new NodeAgentCounters();
   private sock: UdpTransport | undefined;
   private tun: TunDevice | undefined;
+  private returnPath: AgentReturnPath | undefined;
   private gatewayAddress: string;
   private gatewayPort: number;
   private readonly vni: number;
@@ -179,6 +181,10 @@ export class NodeAgent implements SegmentSink {
     this.sock = await UdpTransport.bind(c.vxlan.listen, c.vxlan.port, (m, a, p) => this.fromGateway(m, a, p));
     this.tun = TunDevice.open(c.tun.name, (buf, off, len) => this.fromNode(buf, off, len), { offload: c.tun.offload });
     routeInto(this.tun.name, c.remoteSubnets, { mtu: c.tun.mtu });
+    if (c.kubeProxyReturnPath.enabled) {
+      this.returnPath = new AgentReturnPath({ tunName: this.tun.name, remoteSubnets: c.remoteSubnets, mark: c.kubeProxyReturnPath.mark, table: c.kubeProxyReturnPath.table });
+      this.returnPath.start(this.gatewayAddress);
+    }
     if (c.tun.offload) {
       this.hello();
       this.helloTimer = setInterval(() => this.helloTick(), HELLO_MS);
@@ -191,6 +197,7 @@ export class NodeAgent implements SegmentSink {
     if (address !== this.gatewayAddress || port !== this.gatewayPort) this.gatewayFragments = false;
     this.gatewayAddress = address;
     this.gatewayPort = port;
+    this.returnPath?.setGateway(address);
     this.syncPump(); // a new gateway gets plain frames (JS path) until it answers the hello
     if (this.config.tun.offload && !this.gatewayFragments) this.hello();
   }
@@ -255,6 +262,7 @@ export class NodeAgent implements SegmentSink {
     if (this.helloTimer) clearInterval(this.helloTimer);
     this.stopped = true;
     this.syncPump();
+    this.returnPath?.close();
     this.tun?.close();
     await this.sock?.close();
   }

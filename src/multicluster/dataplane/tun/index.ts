@@ -94,8 +94,15 @@ export function ip(...args: string[]): string {
   }
 }
 
-/** Bring `dev` up and route each CIDR into it. Idempotent (uses `ip route replace`). */
+/**
+ * Bring `dev` up and route each CIDR into it. Idempotent (uses `ip route replace`). The device
+ * gets no IPv6 link-local address: the tunnel carries IPv4, and the kernel's own IPv6 packets on
+ * a new link (router solicitations, MLD reports) were read back from the device and counted as
+ * malformed or unroutable drops at every start (seen in real clusters).
+ */
 export function routeInto(dev: string, cidrs: readonly string[], opts: { mtu?: number; src?: string } = {}): void {
+  // before `up` (no address is made then); a kernel without IPv6 refuses it: nothing to stop
+  try { ip('link', 'set', 'dev', dev, 'addrgenmode', 'none'); } catch { /* no IPv6 */ }
   ip('link', 'set', 'dev', dev, 'up', ...(opts.mtu ? ['mtu', String(opts.mtu)] : []));
   for (const c of cidrs) ip('route', 'replace', c, 'dev', dev, ...(opts.src ? ['src', opts.src] : []));
 }

@@ -1,0 +1,132 @@
+// Helpers of the real-cluster acceptance (test/k8s-real/*.test.ts): the gate, the clusters'
+// kubectl and strait's CLI from the link namespace, commands in pods, captures on the link.
+import { execFileSync, spawn, spawnSync, type SpawnSyncReturns } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+export const root = process.env['STRAIT_ROOT'] ?? process.cwd();
+export const clusters = join(root, 'test', 'k8s', 'clusters.sh');
+export const state = process.env['STRAIT_K8S_STATE'] ?? '/run/strait-k8s';
+/** development only: use the clusters that are up (and leave them up) instead of up/down */
+export const reuse = process.env['STRAIT_K8S_REUSE'] === '1';
+/**
+ * development only: a dist/ directory of this host mounted over the image's /opt/strait/dist
+ * in every strait pod (a source change without an image build); the acceptance proper runs
+ * the image as built
+ */
+export const devDist = process.env['STRAIT_K8S_DEV_DIST'];
+
+/** Why the real-cluster tests cannot run here (undefined: they can). */
+export function gate(): string | undefined {
+  if (process.env['STRAIT_K8S_REAL'] !== '1') return 'opt-in: set STRAIT_K8S_REAL=1 (real clusters, ~4 min warm; the tools must be built first: docs/kubernetes.md)';
+  if (process.getuid?.() !== 0) return 'needs root';
+  for (const t of ['containerd', 'ctr', 'runc', 'etcd', 'nsenter']) {
+    if (spawnSync('sh', ['-c', `command -v ${t}`]).status !== 0) return `'${t}' is not installed (scripts/setup-system.sh)`;
+  }
+  if (!existsSync('/usr/lib/cni/bridge')) return 'the CNI plugins are not installed (scripts/setup-system.sh)';
+  const cache = execFileSync(join(root, 'test', 'k8s', 'build-apiserver.sh'), ['--print'], { encoding: 'utf8' }).trim();
+  for (const b of ['kube-apiserver', 'kubectl', 'kubelet', 'kube-controller-manager', 'kube-scheduler', 'kube-proxy']) {
+    if (!existsSync(join(cache, b))) return `${b} is not built (test/k8s/build-apiserver.sh --nodes)`;
+  }
+  for (const i of ['strait', 'test', 'coredns']) {
+    if (!existsSync(join(cache, 'images', `${i}.tar`))) return `the ${i} image is not built (scripts/build-coredns.sh; test/k8s/build-images.sh --strait)`;
+  }
+  if (reuse) return existsSync(join(state, 'count')) ? undefined : `STRAIT_K8S_REUSE=1 but no clusters are up (${state})`;
+  if (existsSync(state)) return `clusters are already up (${state}); test/k8s/clusters.sh down`;
+  return undefined;
+}
+
+export interface Run { status: number | null; stdout: string; stderr: string }
+
+export function run(cmd: string, args: string[], timeoutMs = 120_000, cwd?: string): Run {
+  const r: SpawnSyncReturns<string> = spawnSync(cmd, args, { encoding: 'utf8', timeout: timeoutMs, ...(cwd ? { cwd } : {}) });
+  return { status: r.status, stdout: r.stdout ?? '', stderr: r.stderr ?? (r.error ? String(r.error) : '') };
+}
+
+export function sh(cmd: string, args: string[], timeoutMs = 120_000, cwd?: string): string {
+  const r = run(cmd, args, timeoutMs, cwd);
+  if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} -> ${r.status}\n${r.stdout}\n${r.stderr}`);
+  return r.stdout;
+}
+
+export const kubectl = (L: string, ...args: string[]): string => sh(clusters, ['kubectl', L, ...args]);
+/** kubectl's argv for cluster L as one process (clusters.sh exec execs it: killing it kills kubectl) */
+export const kubectlArgv = (L: string, ...args: string[]): string[] => [
+  'exec', join(execFileSync(join(root, 'test', 'k8s', 'build-apiserver.sh'), ['--print'], { encoding: 'utf8' }).trim(), 'kubectl'),
+  '--kubeconfig', join(state, `cluster-${L}`, 'admin.kubeconfig'), ...args,
+];
+export const kubectlRun = (L: string, ...args: string[]): Run => run(clusters, ['kubectl', L, ...args]);
+export const kubeconfig = (L: string): string => join(state, `cluster-${L}`, 'admin.kubeconfig');
+/** strait's CLI, in the link namespace (it reaches every API server) */
+export const strait = (...args: string[]): string => sh(clusters, ['exec', process.execPath, join(root, 'bin', 'strait.js'), ...args], 180_000);
+export const straitRun = (...args: string[]): Run => run(clusters, ['exec', process.execPath, join(root, 'bin', 'strait.js'), ...args], 180_000);
+
+/** A command in a pod's first container (kubectl exec), never throwing. */
+export function inPod(L: string, pod: string, cmd: string[], timeoutMs = 30_000, container?: string): Run {
+  return run(clusters, ['kubectl', L, 'exec', pod, ...(container ? ['-c', container] : []), '--', ...cmd], timeoutMs);
+}
+
+export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** Retry `probe` every `everyMs` until it returns a value or `timeoutMs` passes; the last value or error is in the message. */
+export async function until<T>(what: string, probe: () => T | undefined, timeoutMs: number, everyMs = 1000): Promise<T> {
+  const t0 = Date.now();
+  let last: unknown;
+  while (Date.now() - t0 < timeoutMs) {
+    try {
+      const v = probe();
+      if (v !== undefined) return v;
+    } catch (err) {
+      last = err;
+    }
+    await sleep(everyMs);
+  }
+  throw new Error(`${what}: not after ${timeoutMs} ms${last ? `: ${String(last)}` : ''}`);
+}
+
+/** HTTP status line, headers and body of curl -i output. */
+export function httpOf(out: string): { status: number; body: string } {
+  const m = /^HTTP\/[0-9.]+ ([0-9]{3})/.exec(out);
+  const at = out.indexOf('\r\n\r\n');
+  return { status: m ? Number(m[1]) : 0, body: at >= 0 ? out.slice(at + 4).trim() : '' };
+}
+
+/**
+ * A packet capture on an interface of the link namespace (tshark, else tcpdump) with a
+ * capture filter, running once this resolves; stop() ends it and returns the pcap's bytes.
+ */
+export async function capture(iface: string, filter: string, file: string): Promise<{ stop(): Promise<Buffer>; tool: string }> {
+  const tshark = spawnSync('sh', ['-c', 'command -v tshark']).status === 0;
+  const tool = tshark ? 'tshark' : 'tcpdump';
+  const args = tshark ? ['-n', '-i', iface, '-f', filter, '-w', file] : ['-n', '-U', '-i', iface, '-w', file, filter];
+  const p = spawn(clusters, ['exec', tool, ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let err = '';
+  const listening = new Promise<void>((resolve) => {
+    p.stderr.on('data', (d: Buffer) => {
+      err += d.toString();
+      if (/Capturing on|listening on/.test(err)) resolve();
+    });
+    p.once('exit', () => resolve());
+  });
+  await Promise.race([listening, sleep(10_000)]);
+  if (p.exitCode !== null) throw new Error(`${tool} ended at once: ${err}`);
+  return {
+    tool,
+    async stop() {
+      await sleep(500);
+      p.kill('SIGINT');
+      await new Promise<void>((r) => { if (p.exitCode !== null) r(); else p.once('exit', () => r()); });
+      if (!existsSync(file)) throw new Error(`${tool} wrote no capture: ${err}`);
+      return readFileSync(file);
+    },
+  };
+}
+
+/** Per-packet summary of a pcap file: "proto sport dport src dst" lines, by tshark or tcpdump. */
+export function packetSummary(file: string, tool: string): string[] {
+  if (tool === 'tshark') {
+    const out = sh('tshark', ['-n', '-r', file, '-T', 'fields', '-E', 'separator=/t', '-e', 'ip.src', '-e', 'ip.dst', '-e', 'ip.proto', '-e', 'udp.srcport', '-e', 'udp.dstport', '-e', 'tcp.srcport', '-e', 'tcp.dstport']);
+    return out.split('\n').filter(Boolean);
+  }
+  return sh('tcpdump', ['-n', '-r', file]).split('\n').filter(Boolean);
+}
