@@ -61,7 +61,7 @@ const schema: ConfigSchema<MulticlusterDaemonConfig> = {
       type: 'object', additionalProperties: false, required: [], default: {},
       properties: { listen: { type: 'string', default: '127.0.0.1' }, port: { type: 'integer', minimum: 0, maximum: 65535, default: 9470 } },
     },
-    resyncMs: { type: 'integer', minimum: 100, default: 10000 },
+    resyncMs: { type: 'integer', minimum: 0, default: 0 },
     pskFile: { type: 'string', nullable: true, minLength: 1 },
     bootstrap: {
       type: 'object', additionalProperties: false, required: ['brokerCluster', 'brokerInfoFile', 'clusters'], nullable: true,
