@@ -435,6 +435,11 @@ function worldState(p: StateParts): WorldState {
   };
 }
 
+/** How long the world's components get to be ready: 20 s, and 2 s more for each beyond ten. */
+export function readyTimeoutMs(components: number): number {
+  return 20_000 + 2_000 * Math.max(0, components - 10);
+}
+
 export async function runWorld(opts: WorldOptions): Promise<RunningWorld> {
   const t0 = performance.now();
   const { log } = opts;
@@ -483,7 +488,9 @@ export async function runWorld(opts: WorldOptions): Promise<RunningWorld> {
   const ingress = await relayIngress(plan, opts.stateDir, log);
   const githostRelay = await relayHostPort(plan, log, 'code-hosting server', githostHost, WORLD_GITHOST_PORT);
   const controlRelay = await relayHostPort(plan, log, 'control module', controlHost, WORLD_CONTROL_PORT);
-  await processes.waitReady(20_000);
+  // each component is a process to start (a Node process: some 0.3 s of CPU) on a machine
+  // with few cores: a larger world is given longer (the default world: 20 s)
+  await processes.waitReady(readyTimeoutMs(extra.length));
   boot.ready = true;
   boot.ms = Math.round(performance.now() - t0);
   const ready: StateParts = {
