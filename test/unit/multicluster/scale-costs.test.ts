@@ -2,15 +2,17 @@
 // propagated by a constant number of store calls, no list of every slice; what does not
 // change writes nothing; a Gateway record that moves only in its counters leaves DNS alone.
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { promisify } from 'node:util';
 import { silentLogger } from '../../../src/base/log/index.js';
 import {
   BROKER_NAMESPACE, MC_KINDS as K, MulticlusterAgent, OPERATOR_NAMESPACE, startRecordsPublisher, type GatewayRecords,
 } from '../../../src/multicluster/control/clusterset/index.js';
-import { ClustersetZone, ZoneSource } from '../../../src/multicluster/control/clusterset-dns/index.js';
+import { ClustersetZone, startClustersetDns, ZoneSource, type ZoneService } from '../../../src/multicluster/control/clusterset-dns/index.js';
 import { openEmbeddedStore, type KubeObject } from '../../../src/platform/store/index.js';
 import { buildPlan, DEFAULT_WORLD, parseWorld, startClusterSync } from '../../../src/world/supervisor/index.js';
 import { CountingStore, newTestStore } from '../../support/stores.js';
@@ -165,5 +167,37 @@ test('a Gateway record that changes only its RTT leaves the clusterset zone (and
   } finally {
     source.stop();
     await store.close();
+  }
+});
+
+test('an export leaves every other name\'s DNS answer cached; a change of that name is answered at once', async () => {
+  const zone = new ClustersetZone('cluster-a');
+  const svc = (name: string, ip: string) => ({
+    namespace: 'scale', name, headless: false, ports: [{ name: 'http', protocol: 'TCP', port: 80 }],
+    clusters: new Map([['cluster-b', { ports: [], endpoints: [{ ip, ready: true }] }]]),
+  }) as unknown as ZoneService;
+  for (let i = 0; i < 50; i++) zone.upsert(svc(`svc-${i}`, `100.2.0.${i + 1}`));
+  let resolves = 0;
+  const resolve = zone.resolve.bind(zone);
+  zone.resolve = (q, t) => { resolves++; return resolve(q, t); };
+  const dns = await startClustersetDns({ zone, address: '127.0.0.1', port: 0 });
+  const dig = async (name: string): Promise<string> =>
+    (await promisify(execFile)('dig', [`@127.0.0.1`, '-p', String(dns.port), '+time=2', '+tries=1', '+short', `${name}.scale.svc.clusterset.local`])).stdout.trim();
+  try {
+    assert.equal(await dig('svc-1'), '100.2.0.2');
+    assert.equal(await dig('svc-1'), '100.2.0.2');
+    assert.equal(resolves, 1, 'the second answer came from the cache');
+    zone.upsert(svc('new', '100.2.1.1')); // another cluster's export
+    zone.remove('scale', 'svc-7');
+    assert.equal(await dig('svc-1'), '100.2.0.2');
+    assert.equal(resolves, 1, 'other exports left the cached answer in place');
+    zone.upsert(svc('svc-1', '100.2.9.9'));
+    assert.equal(await dig('svc-1'), '100.2.9.9', 'a change of the name itself is answered at once');
+    assert.equal(await dig('svc-7'), '', 'a removed name no longer answers');
+    assert.equal(await dig('later'), '');
+    zone.upsert(svc('later', '100.2.8.8'));
+    assert.equal(await dig('later'), '100.2.8.8', 'a name that did not exist answers once exported');
+  } finally {
+    await dns.close();
   }
 });
