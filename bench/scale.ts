@@ -19,7 +19,7 @@
 //                            [--deadline-min 50] [--mem-ceiling-gib 20]
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createSocket } from 'node:dgram';
-import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import { get } from 'node:http';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -357,6 +357,9 @@ async function boot(n: number, dir: string, timeoutMs: number): Promise<Running>
   return { child, stateDir, rec, probe: new Probe(rec.supervisorPid), stores, readyMs };
 }
 
+/** a failed step's world: its logs are kept (the state dir goes) */
+let keepLogs = false;
+
 async function stop(w: Running): Promise<void> {
   w.probe?.close();
   for (const s of w.stores?.values() ?? []) await s.close().catch(() => undefined);
@@ -366,6 +369,12 @@ async function stop(w: Running): Promise<void> {
     const kill = setTimeout(() => { try { process.kill(-(w.child.pid as number), 'SIGKILL'); } catch { /* gone */ } }, 30_000);
     await exited;
     clearTimeout(kill);
+  }
+  if (keepLogs) {
+    const to = mkdtempSync(join(tmpdir(), 'strait-scale-logs-'));
+    cpSync(join(w.stateDir, 'logs'), to, { recursive: true });
+    console.log(`   the world's logs are kept in ${to}`);
+    keepLogs = false;
   }
   rmSync(w.stateDir, { recursive: true, force: true });
 }
@@ -547,6 +556,7 @@ async function main(): Promise<void> {
         } catch (err) {
           row.note = (err as Error).message.split('\n')[0];
           row.load = load();
+          keepLogs = true;
           notes.push(`N=${n} M=${m}: ${row.note}`);
           console.log(`   M=${m}: ${row.note}`);
           if (err instanceof Timeout) break;
