@@ -52,7 +52,21 @@ function memoryOf(pid: number): { rss: number; pss: number } {
   }
 }
 
-interface Run { readyMs: number; bootMs: number; peakRss: number; peakPss: number; processes: number }
+interface Run { readyMs: number; bootMs: number; peakRss: number; peakPss: number; processes: number; steady: { name: string; pss: number }[] }
+
+/** what a process of the world is: its STRAIT_PROC (component name), else its command */
+function nameOf(pid: number): string {
+  try {
+    const proc = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').find((e) => e.startsWith('STRAIT_PROC='))?.slice(12);
+    const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+    if (cmd.includes('up') && cmd.some((a) => a.endsWith('strait.js'))) return 'strait up (the owner)';
+    if (cmd[0] === 'unshare') return 'unshare';
+    if (proc === 'world') return 'world supervisor';
+    return proc ?? cmd.slice(0, 2).join(' ');
+  } catch {
+    return '?';
+  }
+}
 
 async function oneRun(worldFile: string | undefined): Promise<Run> {
   const stateDir = mkdtempSync(join(tmpdir(), 'strait-bench-'));
@@ -91,13 +105,14 @@ async function oneRun(worldFile: string | undefined): Promise<Run> {
   await new Promise((r) => setTimeout(r, 1000));
   sample();
   clearInterval(sampler);
+  const steady = worldPids(child.pid as number).map((p) => ({ name: nameOf(p), pss: memoryOf(p).pss })).sort((a, b) => b.pss - a.pss);
   const bootMs = Number(/ready in (\d+) ms/.exec(out)?.[1] ?? 0);
   child.removeAllListeners('exit');
   const exited = new Promise((r) => child.on('exit', r));
   child.kill('SIGTERM');
   await exited;
   rmSync(stateDir, { recursive: true, force: true });
-  return { readyMs, bootMs, peakRss, peakPss, processes };
+  return { readyMs, bootMs, peakRss, peakPss, processes, steady };
 }
 
 /** the same namespaces, veths, bridges, addresses and routes, one `ip` command each */
@@ -164,6 +179,10 @@ for (const v of variants) {
   console.log(`  peak PSS, all processes      ${mb(pss).padStart(9)}   (shared pages split between processes)`);
   console.log(`  peer: bare ip netns+veth     ${s(bareMs).padStart(9)}   same topology, one ip command per step, no processes`);
   console.log(`  ratio: strait up / bare      ${(ready / bareMs).toFixed(1).padStart(7)}x`);
+  const last = runs[runs.length - 1] as Run;
+  const total = last.steady.reduce((n, x) => n + x.pss, 0);
+  console.log(`  PSS per process, 1 s after ready (last run): ${mb(total)} in ${last.steady.length} processes`);
+  for (const p of last.steady) console.log(`    ${mb(p.pss).padStart(7)}  ${p.name}`);
 }
 rmSync(tmp, { recursive: true, force: true });
 console.log(`machine: ${availableParallelism()} cores, load average ${loadavg().map((x) => x.toFixed(1)).join(' ')} (other work on the machine slows every figure)`);

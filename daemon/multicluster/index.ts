@@ -6,7 +6,8 @@ import { Registry } from 'prom-client';
 import { defineConfig, type ConfigSchema } from '../../src/base/config/index.js';
 import { E } from '../../src/base/errors/index.js';
 import { createLogger, type Logger } from '../../src/base/log/index.js';
-import { ClustersetZone, startClustersetDns, ZoneSource, type ClustersetDns } from '../../src/multicluster/control/clusterset-dns/index.js';
+import type { ClustersetDns, ZoneSource } from '../../src/multicluster/control/clusterset-dns/index.js';
+import { Informer } from '../../src/platform/controller/index.js';
 import {
   bootstrapClusterSet, MC_KINDS, MulticlusterAgent, OPERATOR_NAMESPACE, PSK_SECRET, MulticlusterMetrics, openCurrentBroker, readEndpoint, readJoinConnection, startRecordsPublisher, type GatewayRecords,
 } from '../../src/multicluster/control/clusterset/index.js';
@@ -61,7 +62,7 @@ const schema: ConfigSchema<MulticlusterDaemonConfig> = {
       type: 'object', additionalProperties: false, required: [], default: {},
       properties: { listen: { type: 'string', default: '127.0.0.1' }, port: { type: 'integer', minimum: 0, maximum: 65535, default: 9470 } },
     },
-    resyncMs: { type: 'integer', minimum: 100, default: 10000 },
+    resyncMs: { type: 'integer', minimum: 0, default: 0 },
     pskFile: { type: 'string', nullable: true, minLength: 1 },
     bootstrap: {
       type: 'object', additionalProperties: false, required: ['brokerCluster', 'brokerInfoFile', 'clusters'], nullable: true,
@@ -225,23 +226,28 @@ export async function runMulticlusterDaemon(raw: unknown, inject: { local?: Reso
   };
   let running = startOn(conn.broker);
   // follow the join: a new deploy-broker and join (or a restarted world's bootstrap) moves
-  // this daemon to the new broker connection, and the gateways to the new PSK
+  // this daemon to the new broker connection, and the gateways to the new PSK. Woken by a
+  // change of the join's Secrets (a watch); a changed join that is not current yet is
+  // looked at again every second until it is.
   let following = true;
   let followTimer: NodeJS.Timeout | undefined;
   let followRun: Promise<void> = Promise.resolve();
+  let followBusy = false;
+  let followAgain = false;
   let staleSaid = '';
-  const follow = async (): Promise<void> => {
+  /** true: look again later (the join changed but is not current) */
+  const follow = async (): Promise<boolean> => {
     const found = await readJoinConnection(local).catch(() => undefined);
-    if (!found || found.key === conn.key) return;
+    if (!found || found.key === conn.key) return false;
     const r = await openCurrentBroker(found).catch((err: unknown) => ({ stale: `the broker is not reachable: ${String(err)}` }));
     if ('stale' in r) {
       if (r.stale !== staleSaid) log.warn({ why: r.stale }, 'the join changed, but is not current: keeping the broker connection');
       staleSaid = r.stale;
-      return;
+      return true;
     }
     if (!following) {
       await r.broker.close();
-      return;
+      return false;
     }
     log.info({ brokerURL: found.url }, 'the join changed: following the new broker connection');
     await running.stop();
@@ -249,17 +255,36 @@ export async function runMulticlusterDaemon(raw: unknown, inject: { local?: Reso
     conn = { key: found.key, broker: r.broker };
     running = startOn(r.broker);
     if (cfg.pskFile) await writeJoinPsk(local, cfg.pskFile, log).catch((err: unknown) => log.error({ err, file: cfg.pskFile }, 'writing the tunnel PSK failed'));
+    return false;
   };
-  const scheduleFollow = (): void => {
-    if (!following || inject.broker) return;
-    followTimer = setTimeout(() => {
-      followRun = follow().catch((err: unknown) => log.debug({ err }, 'reading the join failed')).then(scheduleFollow);
-    }, 1000);
+  const runFollow = (): void => {
+    if (!following) return;
+    if (followBusy) {
+      followAgain = true;
+      return;
+    }
+    followBusy = true;
+    clearTimeout(followTimer);
+    followRun = follow().catch((err: unknown) => {
+      log.debug({ err }, 'reading the join failed');
+      return true;
+    }).then((later) => {
+      followBusy = false;
+      if (!following) return;
+      if (followAgain) {
+        followAgain = false;
+        runFollow();
+      } else if (later) followTimer = setTimeout(runFollow, 1000);
+    });
   };
-  scheduleFollow();
+  const joinWatch = inject.broker ? undefined : new Informer(local, MC_KINDS.Secret, { namespace: OPERATOR_NAMESPACE }, {
+    onList: runFollow, onEvent: runFollow, onError: (err) => log.debug({ err }, 'watching the join failed'),
+  }).start();
   let dns: ClustersetDns | undefined;
   let source: ZoneSource | undefined;
   if (cfg.dns.enabled) {
+    // the DNS server (and its DNS library) only where this daemon serves clusterset.local
+    const { ClustersetZone, startClustersetDns, ZoneSource } = await import('../../src/multicluster/control/clusterset-dns/index.js');
     const zone = new ClustersetZone(cfg.clusterId);
     source = new ZoneSource(local, zone);
     source.start();
@@ -280,6 +305,7 @@ export async function runMulticlusterDaemon(raw: unknown, inject: { local?: Reso
     ...(dns ? { dns } : {}), metricsPort: status.port,
     async stop() {
       following = false;
+      joinWatch?.stop();
       clearTimeout(followTimer);
       await followRun;
       source?.stop();

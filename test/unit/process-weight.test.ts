@@ -59,3 +59,10 @@ test('the code-hosting server loads openpgp only when it first checks a signatur
   assert.ok(!packages.includes('openpgp'), 'openpgp is imported on first use (src/platform/signatures/openpgp.ts)');
   assert.ok(packages.includes('better-sqlite3'), 'the walker follows the server');
 });
+
+test('the multicluster daemon loads node-forge only to make a broker CA, and the DNS library only where it serves DNS', () => {
+  const { packages } = loads('daemon/multicluster/main.js');
+  assert.ok(!packages.includes('node-forge'), 'node-forge is imported by createBrokerCa (deploy-broker)');
+  assert.ok(!packages.includes('dns2'), 'the clusterset DNS server is imported when dns.enabled');
+  for (const p of ['openpgp', '@kubernetes/client-node']) assert.ok(!packages.includes(p), `daemon/multicluster/main.js loads ${p}`);
+});

@@ -10,6 +10,7 @@ import { E } from '../../base/errors/index.js';
 import { listenServer } from '../../base/net/index.js';
 import { canUseUserNamespaces, privateTreeCommand } from '../../platform/netns/index.js';
 import type { WorldState } from '../../world/supervisor/index.js';
+import { DAEMON_ENV, DAEMON_NODE_FLAGS } from '../../base/node-flags/index.js';
 import { formatJson, formatTable, parseOutputFormat, resolveStateDir, stateFiles, takesGlobals } from '../../platform/cli-kit/index.js';
 import { downCommand, findPod, isAlive, podExecArgv, readWorldRecord, removeWorldRecord, removeWorldState, runningWorld, worldStateIn, writeWorldRecord, type WorldRecord } from '../world-file.js';
 
@@ -148,14 +149,14 @@ async function upForeground(stateDir: string, worldFile: string | undefined, ing
     const can = canUseUserNamespaces();
     if (!can.ok) throw E.notRoot(`strait up (${can.reason})`);
   }
-  const argv = privateTreeCommand([process.execPath, SUPERVISOR, '--state-dir', stateDir, ...(worldFile ? ['--world', worldFile] : [])], { userNamespace });
+  const argv = privateTreeCommand([process.execPath, ...DAEMON_NODE_FLAGS, SUPERVISOR, '--state-dir', stateDir, ...(worldFile ? ['--world', worldFile] : [])], { userNamespace });
   const logFile = join(stateDir, 'logs', 'world.log');
   const logFd = openSync(logFile, 'a');
   const ports = await bindHostPorts(ingressCount);
   const stdio: (number | 'ignore' | 'inherit' | 'ipc')[] = ['ignore', 'inherit', logFd, 'ipc'];
   const child = spawn(argv[0] as string, argv.slice(1), {
     stdio,
-    env: { ...process.env, STRAIT_USERNS: userNamespace ? '1' : '0', STRAIT_PROC: 'world', ...hostPortEnv(stdio, ports) },
+    env: { ...process.env, ...DAEMON_ENV, STRAIT_USERNS: userNamespace ? '1' : '0', STRAIT_PROC: 'world', ...hostPortEnv(stdio, ports) },
   });
   closeSync(logFd);
   closeHostPorts(ports);
@@ -225,7 +226,7 @@ async function upDetached(stateDir: string, worldFile: string | undefined, ingre
     const can = canUseUserNamespaces();
     if (!can.ok) throw E.notRoot(`strait up (${can.reason})`);
   }
-  const argv = privateTreeCommand([process.execPath, SUPERVISOR, '--state-dir', stateDir, '--record', ...(worldFile ? ['--world', worldFile] : [])],
+  const argv = privateTreeCommand([process.execPath, ...DAEMON_NODE_FLAGS, SUPERVISOR, '--state-dir', stateDir, '--record', ...(worldFile ? ['--world', worldFile] : [])],
     { userNamespace, dieWithParent: false });
   const logFile = join(stateDir, 'logs', 'world.log');
   const fd = openSync(logFile, 'a');
@@ -233,7 +234,7 @@ async function upDetached(stateDir: string, worldFile: string | undefined, ingre
   const stdio: (number | 'ignore' | 'inherit' | 'ipc')[] = ['ignore', fd, fd];
   const child = spawn(argv[0] as string, argv.slice(1), {
     detached: true, stdio,
-    env: { ...process.env, STRAIT_USERNS: userNamespace ? '1' : '0', STRAIT_PROC: 'world', ...hostPortEnv(stdio, ports) },
+    env: { ...process.env, ...DAEMON_ENV, STRAIT_USERNS: userNamespace ? '1' : '0', STRAIT_PROC: 'world', ...hostPortEnv(stdio, ports) },
   });
   closeSync(fd);
   closeHostPorts(ports);

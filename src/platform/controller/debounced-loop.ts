@@ -84,11 +84,18 @@ export interface ReconcileLoop {
   stop(): void;
 }
 
-/** A DebouncedLoop run on every event and every (re)list of `kinds` (all namespaces), and once at start. */
-export function reconcileOnChange(store: ResourceStore, kinds: readonly KindRef[], run: () => Promise<void>, o: DebouncedLoopOptions = {}): ReconcileLoop {
+/** A kind to follow, optionally only its objects that match a label selector. */
+export type WatchedKind = KindRef | { kind: KindRef; labelSelector: string };
+
+/**
+ * A DebouncedLoop run on every event and every (re)list of `kinds` (all namespaces), and
+ * once at start. A kind given with a label selector wakes the loop only for the objects it
+ * selects (a reconcile that reads only those need not run for the others).
+ */
+export function reconcileOnChange(store: ResourceStore, kinds: readonly WatchedKind[], run: () => Promise<void>, o: DebouncedLoopOptions = {}): ReconcileLoop {
   const loop = new DebouncedLoop(run, o);
   const schedule = (): void => loop.schedule();
-  const informers = kinds.map((kind) => new Informer(store, kind, {}, { onList: schedule, onEvent: schedule },
+  const informers = kinds.map((k) => new Informer(store, 'labelSelector' in k ? k.kind : k, 'labelSelector' in k ? { labelSelector: k.labelSelector } : {}, { onList: schedule, onEvent: schedule },
     { ...(o.clock ? { clock: o.clock } : {}), ...(o.backoff ? { backoff: o.backoff } : {}) }).start());
   loop.schedule();
   return {

@@ -4,4 +4,4 @@
 export { DEFAULT_BACKOFF, backoffDelay, type BackoffPolicy } from './backoff.js';
 export { Informer, eventHandlers, type InformerHandlers, type InformerOptions } from './informer.js';
 export { KeyQueue, type KeyQueueOptions, type Requeue } from './key-queue.js';
-export { DebouncedLoop, reconcileOnChange, type DebouncedLoopOptions, type ReconcileLoop } from './debounced-loop.js';
+export { DebouncedLoop, reconcileOnChange, type DebouncedLoopOptions, type ReconcileLoop, type WatchedKind } from './debounced-loop.js';

@@ -4,6 +4,10 @@
 //      pods it selects;
 //   3. every change of Services or EndpointSlices re-programs each node's service proxy
 //      (nftables) and the cluster's DNS zone.
+// EndpointSlices count only when they belong to a Service (kubernetes.io/service-name):
+// the slices the multicluster agent imports from other clusters carry the MCS label
+// instead, are served by the clusterset.local zone, and never wake this loop (an export
+// elsewhere in the cluster set costs this cluster no re-list).
 // Each reconcile lists the three kinds and converges (level-triggered); watches only
 // say "something changed". Watches that expire are re-listed and restarted.
 // One bad Service never stops the others: each is handled on its own, a Service that
@@ -20,6 +24,8 @@ import type { PlanCluster } from './plan.js';
 import { serviceViews, type RefusedService, type ServiceViews } from './views.js';
 
 const MANAGER = 'strait-world';
+/** the EndpointSlices of a Service (the world's own and any other controller's); not the imported MCS ones */
+const SERVICE_SLICES = 'kubernetes.io/service-name';
 
 interface ServiceSpec { clusterIP?: string; clusterIPs?: string[]; selector?: Record<string, string>; ports?: { name?: string; port: number; targetPort?: number | string; protocol?: string }[] }
 interface PodLike { metadata: { name: string; namespace?: string; labels?: Record<string, string>; uid?: string }; spec?: { nodeName?: string }; status?: { podIP?: string; phase?: string } }
@@ -71,7 +77,7 @@ export function startClusterSync(cluster: PlanCluster, store: ResourceStore, log
 
   async function reconcile(): Promise<void> {
     const [svcs, slices, pods] = await Promise.all([
-      store.list(kindRef(Kinds.Service)), store.list(kindRef(Kinds.EndpointSlice)), store.list(kindRef(Kinds.Pod)),
+      store.list(kindRef(Kinds.Service)), store.list(kindRef(Kinds.EndpointSlice), { labelSelector: SERVICE_SLICES }), store.list(kindRef(Kinds.Pod)),
     ]);
     const refused: RefusedService[] = [];
     const refuse = (svc: KubeObject, reason: string): void => {
@@ -149,7 +155,7 @@ export function startClusterSync(cluster: PlanCluster, store: ResourceStore, log
     else slices.push(saved);
   }
 
-  return reconcileOnChange(store, [Kinds.Service, Kinds.EndpointSlice, Kinds.Pod].map(kindRef), reconcile, {
+  return reconcileOnChange(store, [kindRef(Kinds.Service), { kind: kindRef(Kinds.EndpointSlice), labelSelector: SERVICE_SLICES }, kindRef(Kinds.Pod)], reconcile, {
     onError: (err) => log.warn({ err, cluster: cluster.name }, 'cluster sync failed; retrying'),
   });
 }

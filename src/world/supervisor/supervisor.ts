@@ -20,6 +20,7 @@ import type { WorldFile } from '../world-file/index.js';
 import { clusterObjects } from './objects.js';
 import { buildPlan, CLUSTER_DNS_PORT, WORLD_CONTROL_PORT, WORLD_GITHOST_PORT, type PlanCluster, type PlanPod, type WorldPlan } from './plan.js';
 import { ProcessTable, type Component, type ComponentStatus } from './processes.js';
+import { DAEMON_ENV, withDaemonFlags } from '../../base/node-flags/index.js';
 import { buildTopology, mountPrivateNetnsDirs } from './topology.js';
 import { serviceViews, type ServiceViews } from './views.js';
 
@@ -254,7 +255,7 @@ function componentContext(opts: WorldOptions, plan: WorldPlan, githostHost: Host
       ...(controlHost ? { control: `http://127.0.0.1:${controlHost.port}` } : {}),
     },
     stateDir: opts.stateDir, storeSocket, storeTokenFile, metricsPort: plan.metricsPort, log: opts.log,
-    env: { STRAIT_STATE_DIR: opts.stateDir, STRAIT_STORE_SOCKET: storeSocket, STRAIT_STORE_TOKEN_FILE: storeTokenFile, STRAIT_METRICS_PORT: String(plan.metricsPort) },
+    env: { ...DAEMON_ENV, STRAIT_STATE_DIR: opts.stateDir, STRAIT_STORE_SOCKET: storeSocket, STRAIT_STORE_TOKEN_FILE: storeTokenFile, STRAIT_METRICS_PORT: String(plan.metricsPort) },
   };
 }
 
@@ -435,6 +436,11 @@ function worldState(p: StateParts): WorldState {
   };
 }
 
+/** How long the world's components get to be ready: 20 s, and 2 s more for each beyond ten. */
+export function readyTimeoutMs(components: number): number {
+  return 20_000 + 2_000 * Math.max(0, components - 10);
+}
+
 export async function runWorld(opts: WorldOptions): Promise<RunningWorld> {
   const t0 = performance.now();
   const { log } = opts;
@@ -461,7 +467,8 @@ export async function runWorld(opts: WorldOptions): Promise<RunningWorld> {
   const ctx = componentContext(opts, plan, githostHost, controlHost);
   // components that need only the network start now; the rest once the store API is up
   const extra = opts.components?.(plan, ctx) ?? [];
-  for (const comp of extra.filter((x) => x.startAfter === 'network')) processes.add({ ...comp, env: { ...ctx.env, ...comp.env } });
+  const start = (comp: Component): void => processes.add({ ...comp, command: withDaemonFlags(comp.command), env: { ...ctx.env, ...comp.env } });
+  for (const comp of extra.filter((x) => x.startAfter === 'network')) start(comp);
 
   const objects = new Map(plan.clusters.map((c) => [c.name, clusterObjects(c, startedAt)]));
   const serving = new ClusterServing(plan, changed);
@@ -471,7 +478,7 @@ export async function runWorld(opts: WorldOptions): Promise<RunningWorld> {
   const metricsServer = await serveWorldMetrics(plan, processes, serving, boot);
 
   const store = await storeJob;
-  for (const comp of extra.filter((x) => x.startAfter !== 'network')) processes.add({ ...comp, env: { ...ctx.env, ...comp.env } });
+  for (const comp of extra.filter((x) => x.startAfter !== 'network')) start(comp);
   for (const c of plan.clusters) {
     serving.addResolvers(c.name, opts.dnsResolvers?.(c, store.available ? store.stores.get(c.name) : undefined, plan) ?? []);
   }
@@ -483,7 +490,9 @@ export async function runWorld(opts: WorldOptions): Promise<RunningWorld> {
   const ingress = await relayIngress(plan, opts.stateDir, log);
   const githostRelay = await relayHostPort(plan, log, 'code-hosting server', githostHost, WORLD_GITHOST_PORT);
   const controlRelay = await relayHostPort(plan, log, 'control module', controlHost, WORLD_CONTROL_PORT);
-  await processes.waitReady(20_000);
+  // each component is a process to start (a Node process: some 0.3 s of CPU) on a machine
+  // with few cores: a larger world is given longer (the default world: 20 s)
+  await processes.waitReady(readyTimeoutMs(extra.length));
   boot.ready = true;
   boot.ms = Math.round(performance.now() - t0);
   const ready: StateParts = {

@@ -114,7 +114,7 @@ export class ClustersetDnsServer implements ClustersetDns {
   private readonly log: Logger;
   private tcpConns = new Set<TcpSocket>();
   private cache = new Map<string, Buffer>();
-  private stable = new Map<string, { buf: Buffer; rcode: number }>();
+  private stable = new Map<string, { buf: Buffer; rcode: number; version: string }>();
   private cacheGeneration = -1;
 
   constructor(private readonly opts: ClustersetDnsOptions) {
@@ -260,19 +260,24 @@ export class ClustersetDnsServer implements ClustersetDns {
     };
   }
 
-  /** A clusterset.local question: the zone's answer, encoded once per distinct content and kept until the zone changes. */
+  /**
+   * A clusterset.local question: the zone's answer, encoded once per distinct content
+   * (the encodings are keyed by content, so they stay right across changes) and reused
+   * without asking the zone while the one service it depends on has not changed: an export
+   * leaves every other name's answer cached.
+   */
   private answer(msg: Buffer, q: Question, udpLimit: number, target: Target): void {
     const { qname, qtype, qclass, edns } = q;
     const limit = edns > 0 ? Math.max(udpLimit, Math.min(edns, 1232)) : udpLimit;
     if (this.cacheGeneration !== this.opts.zone.generation) {
-      this.cache.clear();
       this.stable.clear();
       this.cacheGeneration = this.opts.zone.generation;
     }
     // answers that do not rotate are reused without asking the zone again
     const skey = `${qname}|${qtype}|${qclass}|${edns > 0 ? 1 : 0}|${limit}`;
+    const version = this.opts.zone.versionOf(qname.toLowerCase());
     const hit = this.stable.get(skey);
-    if (hit) {
+    if (hit && hit.version === version) {
       this.send(hit.buf, msg, qtype, hit.rcode, target);
       return;
     }
@@ -301,7 +306,7 @@ export class ClustersetDnsServer implements ClustersetDns {
     }
     if (answer.stable) {
       if (this.stable.size >= 16_384) this.stable.clear();
-      this.stable.set(skey, { buf: encoded, rcode: answer.rcode });
+      this.stable.set(skey, { buf: encoded, rcode: answer.rcode, version });
     }
     this.send(encoded, msg, qtype, answer.rcode, target);
   }

@@ -43,10 +43,22 @@ function zoneEndpoints(v: unknown): ZoneEndpoint[] {
   return out;
 }
 
+/** ns/name of the service an imported slice belongs to */
+const serviceOf = (o: KubeObject): string => `${o.metadata.namespace ?? ''}/${o.metadata.labels?.[LABEL_SERVICE_NAME] ?? ''}`;
+
+/**
+ * Each event rebuilds the one service it touches, from that service's own slices (an
+ * index by service): an export costs the same whatever the number of other exports.
+ */
 export class ZoneSource {
   private imports = new Map<string, KubeObject>();
-  private slices = new Map<string, KubeObject>();
+  /** imported slices by service (ns/name), then by slice (ns/name) */
+  private slicesByService = new Map<string, Map<string, KubeObject>>();
+  /** slice (ns/name) -> its service, to move a slice whose label changed */
+  private serviceOfSlice = new Map<string, string>();
   private gateways = new Map<string, KubeObject>();
+  /** the connected clusters last given to the zone ('' before any): health moves only when they change */
+  private healthKey: string | undefined;
   private informers: Informer[] = [];
 
   constructor(private readonly store: ResourceStore, private readonly zone: ClustersetZone, private readonly clock: Clock = systemClock) {}
@@ -65,10 +77,22 @@ export class ZoneSource {
         after(o);
       },
     });
-    const rebuildAll = () => { for (const k of new Set([...this.imports.keys(), ...this.zone.list().map((s) => `${s.namespace}/${s.name}`)])) this.rebuild(k); };
+    const rebuildAll = () => { for (const k of new Set([...this.imports.keys(), ...this.slicesByService.keys(), ...this.zone.list().map((s) => `${s.namespace}/${s.name}`)])) this.rebuild(k); };
     this.informers.push(new Informer(this.store, K.ServiceImport, {}, track(this.imports, (o) => this.rebuild(key(o)), rebuildAll), { clock: this.clock }));
-    this.informers.push(new Informer(this.store, K.EndpointSlice, { labelSelector: `${LABEL_MANAGED_BY}=${MANAGED_BY}` },
-      track(this.slices, (o) => this.rebuild(`${o.metadata.namespace ?? ''}/${o.metadata.labels?.[LABEL_SERVICE_NAME] ?? ''}`), rebuildAll), { clock: this.clock }));
+    this.informers.push(new Informer(this.store, K.EndpointSlice, { labelSelector: `${LABEL_MANAGED_BY}=${MANAGED_BY}` }, {
+      onList: (items) => {
+        this.slicesByService.clear();
+        this.serviceOfSlice.clear();
+        for (const o of items) this.putSlice(key(o), o);
+        rebuildAll();
+      },
+      onEvent: (type, o) => {
+        const was = this.dropSlice(key(o));
+        if (type !== 'DELETED') this.putSlice(key(o), o);
+        if (was !== undefined && was !== serviceOf(o)) this.rebuild(was);
+        this.rebuild(serviceOf(o));
+      },
+    }, { clock: this.clock }));
     this.informers.push(new Informer(this.store, K.Gateway, {}, track(this.gateways, () => this.updateHealth(), () => this.updateHealth()), { clock: this.clock }));
     for (const i of this.informers) i.start();
   }
@@ -77,8 +101,31 @@ export class ZoneSource {
     for (const i of this.informers) i.stop();
   }
 
+  private putSlice(sliceKey: string, o: KubeObject): void {
+    const svc = serviceOf(o);
+    let m = this.slicesByService.get(svc);
+    if (!m) this.slicesByService.set(svc, m = new Map());
+    m.set(sliceKey, o);
+    this.serviceOfSlice.set(sliceKey, svc);
+  }
+
+  /** forget a slice; the service it was filed under */
+  private dropSlice(sliceKey: string): string | undefined {
+    const svc = this.serviceOfSlice.get(sliceKey);
+    if (svc === undefined) return undefined;
+    this.serviceOfSlice.delete(sliceKey);
+    const m = this.slicesByService.get(svc);
+    m?.delete(sliceKey);
+    if (m?.size === 0) this.slicesByService.delete(svc);
+    return svc;
+  }
+
   private updateHealth(): void {
     const connected = connectedClusters([...this.gateways.values()], this.zone.localCluster);
+    // a Gateway record that changed only in what the zone does not use (its RTT, say) leaves the zone (and its answer cache) alone
+    const key = connected ? [...connected].sort().join(',') : '*';
+    if (key === this.healthKey) return;
+    this.healthKey = key;
     this.zone.setHealth(connected ? { isConnected: (cluster) => connected.has(cluster) } : { isConnected: () => true });
   }
 
@@ -88,8 +135,7 @@ export class ZoneSource {
     const clusters = new Map<string, ZoneCluster>();
     let headlessSlices = false;
     const slicePorts: ZonePort[] = [];
-    for (const s of this.slices.values()) {
-      if (s.metadata.namespace !== ns || s.metadata.labels?.[LABEL_SERVICE_NAME] !== name) continue;
+    for (const s of this.slicesByService.get(svcKey)?.values() ?? []) {
       const cluster = s.metadata.labels?.[LABEL_SOURCE_CLUSTER];
       if (!cluster) continue;
       const ports = zonePorts(s['ports']);

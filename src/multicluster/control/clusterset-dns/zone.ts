@@ -78,8 +78,15 @@ export class ClustersetZone {
   private services = new Map<string, ZoneService>();
   private namespaces = new Map<string, number>();
   private rr = new Map<string, number>();
-  /** bumped on every change; the server drops its answer cache when it moves */
+  /**
+   * bumped on a change that can alter any answer (cluster health); a service's own change
+   * bumps only its version (versionOf): the server keeps the answers of every other name
+   */
   generation = 0;
+  /** per service (ns/name): bumped at each upsert and removal */
+  private versions = new Map<string, number>();
+  /** bumped when a namespace appears or goes (answers for <ns>.svc.clusterset.local) */
+  private nsVersion = 0;
   serial: number;
 
   constructor(readonly localCluster: string, private health: ClusterHealth = { isConnected: () => true }, serial = 1) {
@@ -97,18 +104,44 @@ export class ClustersetZone {
 
   upsert(svc: ZoneService): void {
     const key = `${svc.namespace}/${svc.name}`;
-    if (!this.services.has(key)) this.namespaces.set(svc.namespace, (this.namespaces.get(svc.namespace) ?? 0) + 1);
+    if (!this.services.has(key)) {
+      const n = this.namespaces.get(svc.namespace) ?? 0;
+      if (n === 0) this.nsVersion++;
+      this.namespaces.set(svc.namespace, n + 1);
+    }
     this.services.set(key, svc);
-    this.generation++;
+    this.versions.set(key, (this.versions.get(key) ?? 0) + 1);
   }
 
   remove(namespace: string, name: string): void {
     const key = `${namespace}/${name}`;
     if (!this.services.delete(key)) return;
     const n = (this.namespaces.get(namespace) ?? 1) - 1;
-    if (n <= 0) this.namespaces.delete(namespace);
+    if (n <= 0) {
+      this.namespaces.delete(namespace);
+      this.nsVersion++;
+    }
     else this.namespaces.set(namespace, n);
-    this.generation++;
+    this.versions.set(key, (this.versions.get(key) ?? 0) + 1);
+  }
+
+  /**
+   * What the answer for a name depends on, as a string that changes whenever that answer
+   * may: the zone's generation and the version of the one service the name is under (or,
+   * for the zone's apex and namespace names, of the namespace list). `qnameLower` in lower
+   * case, without the final dot.
+   */
+  versionOf(qnameLower: string): string {
+    const suffix = `.svc.${ZONE}`;
+    if (qnameLower.endsWith(suffix)) {
+      const head = qnameLower.slice(0, -suffix.length);
+      const dot = head.lastIndexOf('.');
+      if (dot > 0) {
+        const prev = head.lastIndexOf('.', dot - 1);
+        return `${this.generation}/${this.versions.get(`${head.slice(dot + 1)}/${head.slice(prev + 1, dot)}`) ?? 0}`;
+      }
+    }
+    return `${this.generation}/ns${this.nsVersion}`;
   }
 
   get(namespace: string, name: string): ZoneService | undefined {

@@ -4,6 +4,11 @@
 //   import: broker EndpointSlices -> ServiceImport + EndpointSlices (MCS labels) locally.
 // A broker that is down leaves local imports and statuses as they are; the informers
 // re-list and the queue retries with backoff, so everything converges when it returns.
+// Cost per change: one export or import reconcile reads its own service's slices from
+// caches indexed by service (the broker's slices, this cluster's imported slices), never a
+// list of every slice: an export costs the same whatever the number of other exports.
+// Nothing runs while nothing changes (no periodic resync unless resyncMs asks for one):
+// the pods behind a headless export wake it through a Pod watch.
 import { createHash } from 'node:crypto';
 import { type Clock, systemClock } from '../../../base/clock/index.js';
 import { isStraitError } from '../../../base/errors/index.js';
@@ -27,7 +32,7 @@ export interface AgentOptions {
   clock?: Clock;
   log?: Logger;
   metrics?: MulticlusterMetrics;
-  /** full resync period (ms); catches what watches cannot tell (pods behind headless services) */
+  /** full resync period (ms; default none): every export and import reconciled again (each costs store reads) */
   resyncMs?: number;
   /** foreground/follow-up lanes shared with the other agents of this process (default: processLanes) */
   lanes?: WorkLanes;
@@ -69,8 +74,13 @@ export class MulticlusterAgent {
   private noticed = new Map<string, number>();
   private resyncTimer: { cancel(): void } | undefined;
   /** the broker's exported EndpointSlices by name, as its informer last saw them (no re-list per reconcile) */
-  private readonly brokerSlices = new Map<string, KubeObject>();
+  private readonly brokerSlices = new SliceIndex((o) => `${o.metadata.labels?.[LABEL_SERVICE_NAMESPACE] ?? ''}/${o.metadata.labels?.[LABEL_SERVICE_NAME] ?? ''}`);
   private brokerSliceInformer: Informer | undefined;
+  /** the slices this agent imported into its cluster, by name (ns/name) and service */
+  private readonly importedSlices = new SliceIndex((o) => `${o.metadata.namespace ?? ''}/${o.metadata.labels?.[LABEL_SERVICE_NAME] ?? ''}`);
+  private importedSliceInformer: Informer | undefined;
+  /** exports of headless services (ns/name): their endpoints follow the pods */
+  private readonly headless = new Set<string>();
   /** key@resourceVersion of our own status writes, whose watch events need no reconcile */
   private ownWrites = new Set<string>();
   private stopped = false;
@@ -110,6 +120,11 @@ export class MulticlusterAgent {
       const k = `${o.metadata.namespace ?? ''}/${o.metadata.labels?.['kubernetes.io/service-name'] ?? ''}`;
       if (this.knownExports.has(k)) this.enqueueExport(k);
     });
+    // the pods behind a headless export (where no EndpointSlice lists them)
+    inf(this.local, K.Pod, undefined, undefined, (o) => {
+      const ns = o.metadata.namespace ?? '';
+      for (const k of this.headless) if (k.startsWith(`${ns}/`)) this.enqueueExport(k);
+    });
     inf(this.broker, K.EndpointSlice, BROKER_NAMESPACE, LABEL_SOURCE_CLUSTER, (o, type) => {
       if (type === 'DELETED') this.brokerSlices.delete(o.metadata.name);
       else this.brokerSlices.set(o.metadata.name, o);
@@ -123,12 +138,17 @@ export class MulticlusterAgent {
       else this.enqueueImportAfterForeground(k);
       if (this.knownExports.has(k)) this.enqueueExport(k);
     }, (items) => {
-      this.brokerSlices.clear();
-      for (const o of items) this.brokerSlices.set(o.metadata.name, o);
+      this.brokerSlices.reset(items.map((o) => [o.metadata.name, o]));
       // after a (re)list: also look at every service imported here, to drop what the broker no longer has
       for (const k of this.knownImports) this.enqueueImport(k);
     });
     this.brokerSliceInformer = this.informers[this.informers.length - 1];
+    // this cluster's imported slices: a cache, no events needed (the broker's say what to do)
+    inf(this.local, K.EndpointSlice, undefined, `${LABEL_MANAGED_BY}=${MANAGED_BY}`, (o, type) => {
+      if (type === 'DELETED') this.importedSlices.delete(key(o));
+      else this.importedSlices.set(key(o), o);
+    }, (items) => this.importedSlices.reset(items.map((o) => [key(o), o])));
+    this.importedSliceInformer = this.informers[this.informers.length - 1];
     // services imported here before a restart
     void this.local.list(K.ServiceImport, {}).then((l) => {
       for (const o of l.items) { this.knownImports.add(key(o)); this.enqueueImport(key(o)); }
@@ -137,7 +157,8 @@ export class MulticlusterAgent {
   }
 
   private scheduleResync(): void {
-    const ms = this.opts.resyncMs ?? 10_000;
+    const ms = this.opts.resyncMs ?? 0;
+    if (!(ms > 0)) return;
     this.resyncTimer = this.clock.setTimeout(() => {
       if (this.stopped) return;
       for (const k of this.knownExports) this.exports.add(k);
@@ -157,14 +178,7 @@ export class MulticlusterAgent {
 
   /** The broker slices of one service: from the informer's cache while it is current, else listed (throws when the broker is down). */
   private async brokerSlicesOf(ns: string, name: string): Promise<KubeObject[]> {
-    if (this.brokerSlicesSynced()) {
-      const out: KubeObject[] = [];
-      for (const s of this.brokerSlices.values()) {
-        const l = s.metadata.labels ?? {};
-        if (l[LABEL_SERVICE_NAME] === name && l[LABEL_SERVICE_NAMESPACE] === ns) out.push(s);
-      }
-      return out;
-    }
+    if (this.brokerSlicesSynced()) return this.brokerSlices.ofService(`${ns}/${name}`);
     return (await this.broker.list(K.EndpointSlice, {
       namespace: BROKER_NAMESPACE, labelSelector: `${LABEL_SERVICE_NAME}=${name},${LABEL_SERVICE_NAMESPACE}=${ns}`,
     })).items;
@@ -258,6 +272,7 @@ export class MulticlusterAgent {
     const se = await this.local.get(K.ServiceExport, name, ns);
     if (!se) {
       this.knownExports.delete(key);
+      this.headless.delete(key);
       this.conditions.delete(key);
       await this.withdraw(ns, name);
       this.observe('e', key);
@@ -381,6 +396,8 @@ export class MulticlusterAgent {
     }
     const created = se.metadata.creationTimestamp ?? getCondition((se.status as { conditions?: Condition[] } | undefined)?.conditions, 'Valid')?.lastTransitionTime ?? this.now();
     const type = headless ? 'Headless' : 'ClusterSetIP';
+    if (headless) this.headless.add(`${ns}/${name}`);
+    else this.headless.delete(`${ns}/${name}`);
     const hash = createHash('sha256').update(JSON.stringify({ endpoints, ports, type, created })).digest('hex').slice(0, 16);
     return {
       apiVersion: K.EndpointSlice.apiVersion, kind: 'EndpointSlice',
@@ -421,10 +438,10 @@ export class MulticlusterAgent {
 
   /** Fold all clusters' slices of a service into the aggregated ServiceImport on the broker. */
   private async reaggregate(ns: string, name: string): Promise<Aggregate | undefined> {
-    const slices = await this.broker.list(K.EndpointSlice, {
-      namespace: BROKER_NAMESPACE, labelSelector: `${LABEL_SERVICE_NAME}=${name},${LABEL_SERVICE_NAMESPACE}=${ns}`,
-    });
-    const exports = slices.items.map(exportFromSlice).filter((e): e is ClusterExport => e !== undefined);
+    // a cluster whose slice the cache has not seen yet folds it in itself: its slice's event
+    // wakes this export again (knownExports), and the next aggregate has both
+    const slices = await this.brokerSlicesOf(ns, name);
+    const exports = slices.map(exportFromSlice).filter((e): e is ClusterExport => e !== undefined);
     const agg = aggregate(exports);
     const importName = brokerImportName(ns, name);
     if (!agg) {
@@ -458,13 +475,15 @@ export class MulticlusterAgent {
     const agg = aggregate([...byCluster.values()]);
     // every read first, then the writes together: a read after a write would commit it on the
     // spot, and writes issued together share one commit (one fsync) in the embedded store
-    const localSlices = await this.local.list(K.EndpointSlice, { namespace: ns, labelSelector: `${LABEL_SERVICE_NAME}=${name},${LABEL_MANAGED_BY}=${MANAGED_BY}` });
+    const localSlices = this.importedSliceInformer?.synced
+      ? { items: this.importedSlices.ofService(key) }
+      : await this.local.list(K.EndpointSlice, { namespace: ns, labelSelector: `${LABEL_SERVICE_NAME}=${name},${LABEL_MANAGED_BY}=${MANAGED_BY}` });
     const existing = await this.local.get(K.ServiceImport, name, ns);
     const keep = new Set(agg?.clusters ?? []);
     const writes: Promise<unknown>[] = [];
     for (const s of localSlices.items) {
       const c = s.metadata.labels?.[LABEL_SOURCE_CLUSTER] ?? '';
-      if (!keep.has(c)) writes.push(this.local.delete(K.EndpointSlice, s.metadata.name, ns));
+      if (!keep.has(c)) writes.push(this.local.delete(K.EndpointSlice, s.metadata.name, ns).then(() => this.importedSlices.delete(`${ns}/${s.metadata.name}`)));
     }
     if (!agg) {
       if (existing) writes.push(this.local.delete(K.ServiceImport, name, ns));
@@ -492,7 +511,10 @@ export class MulticlusterAgent {
         endpoints: e.endpoints,
         ports: e.ports,
       };
-      writes.push(prev ? this.local.update(obj) : this.local.apply(obj));
+      writes.push((prev ? this.local.update(obj) : this.local.apply(obj)).then((written) => {
+        // the cache knows its own writes at once (a reconcile before their events sees them)
+        if (this.importedSliceInformer?.synced) this.importedSlices.set(`${ns}/${sliceName}`, written);
+      }));
     }
     // the ServiceImport beside the slices (the slices alone already make the name answerable)
     const spec = { type: agg.type, ports: agg.ports };
@@ -539,6 +561,49 @@ function exportedConditions(conds: ConditionWriter, agg: Aggregate | undefined):
   conds.set({ type: 'Ready', status: 'True', reason: REASON.exported, message: 'Service is exported and discoverable in the cluster set' });
   if (agg?.conflict) conds.set({ type: 'Conflict', status: 'True', reason: agg.conflict.reason, message: agg.conflict.message });
   else conds.set({ type: 'Conflict', status: 'False', reason: REASON.noConflict, message: 'No conflicts with exports of other clusters' });
+}
+
+/** Slices by name and by the service they belong to: a service's slices without a scan of all. */
+class SliceIndex {
+  private readonly byName = new Map<string, KubeObject>();
+  private readonly byService = new Map<string, Map<string, KubeObject>>();
+  private readonly serviceOfName = new Map<string, string>();
+  constructor(private readonly serviceOf: (o: KubeObject) => string) {}
+
+  get(name: string): KubeObject | undefined {
+    return this.byName.get(name);
+  }
+
+  set(name: string, o: KubeObject): void {
+    this.delete(name);
+    const svc = this.serviceOf(o);
+    this.byName.set(name, o);
+    this.serviceOfName.set(name, svc);
+    let m = this.byService.get(svc);
+    if (!m) this.byService.set(svc, m = new Map());
+    m.set(name, o);
+  }
+
+  delete(name: string): void {
+    const svc = this.serviceOfName.get(name);
+    this.byName.delete(name);
+    this.serviceOfName.delete(name);
+    if (svc === undefined) return;
+    const m = this.byService.get(svc);
+    m?.delete(name);
+    if (m?.size === 0) this.byService.delete(svc);
+  }
+
+  reset(entries: [string, KubeObject][]): void {
+    this.byName.clear();
+    this.byService.clear();
+    this.serviceOfName.clear();
+    for (const [name, o] of entries) this.set(name, o);
+  }
+
+  ofService(svc: string): KubeObject[] {
+    return [...(this.byService.get(svc)?.values() ?? [])];
+  }
 }
 
 function sortEndpoints(list: SliceEndpoint[]): SliceEndpoint[] {

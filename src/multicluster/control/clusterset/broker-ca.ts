@@ -1,15 +1,16 @@
 // The broker's CA: a self-signed certificate (RSA 2048, key from node:crypto, certificate
 // built with node-forge) that signs the broker's serving certificate. Its PEM travels in
-// broker-info.subm so that joining clusters can verify the broker.
+// broker-info.subm so that joining clusters can verify the broker. node-forge is loaded
+// when a CA is made (once per deploy-broker), not by every process that can deploy one.
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
-import forge from 'node-forge';
 
 export interface BrokerCa {
   certPem: string;
   keyPem: string;
 }
 
-export function createBrokerCa(commonName: string, now = new Date()): BrokerCa {
+export async function createBrokerCa(commonName: string, now = new Date()): Promise<BrokerCa> {
+  const { default: forge } = await import('node-forge');
   const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
   const keyPem = privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
   const fKey = forge.pki.privateKeyFromPem(privateKey.export({ type: 'pkcs1', format: 'pem' }).toString());

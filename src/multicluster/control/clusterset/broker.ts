@@ -35,7 +35,7 @@ export async function deployBroker(broker: ResourceStore, opts: DeployBrokerOpti
   const caSecret = await broker.get(K.Secret, CA_SECRET, BROKER_NAMESPACE);
   let caPem = opts.ca ?? unb64((caSecret?.['data'] as Record<string, string> | undefined)?.['ca.crt']);
   if (!caPem) {
-    const ca = createBrokerCa(`strait-broker-${opts.cluster}`, now);
+    const ca = await createBrokerCa(`strait-broker-${opts.cluster}`, now);
     caPem = ca.certPem;
     await broker.apply({
       apiVersion: 'v1', kind: 'Secret', metadata: { name: CA_SECRET, namespace: BROKER_NAMESPACE },

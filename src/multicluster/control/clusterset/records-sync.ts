@@ -4,6 +4,7 @@
 // `strait show endpoints` lists local and remote ones, as Submariner does.
 import { type Clock, systemClock } from '../../../base/clock/index.js';
 import { isStraitError } from '../../../base/errors/index.js';
+import { Informer } from '../../../platform/controller/index.js';
 import type { KubeObject, ResourceStore } from '../../../platform/store/index.js';
 import { BROKER_NAMESPACE, OPERATOR_NAMESPACE } from './names.js';
 import type { EndpointRecord } from '../../dataplane/gateway/index.js';
@@ -167,11 +168,36 @@ export async function markGatewayPassive(local: ResourceStore, o: { node: string
   }
 }
 
-/** Poll a gateway's records and publish them every `intervalMs` (default 1 s); errors are retried on the next tick. */
+/** what a connection's counters and RTT say changes at every poll: not a change of the records */
+const VOLATILE = new Set(['rttAvg', 'rttAvgMs', 'txBytes', 'rxBytes', 'txPackets', 'rxPackets', 'handshakes', 'rekeys', 'latencyRTT']);
+
+/**
+ * The records without what moves at every poll (traffic counters, RTT): two polls with the
+ * same steady key publish the same state. Whether an RTT is known at all is kept.
+ */
+export function steadyRecordsKey(recs: GatewayRecords): string {
+  const connections = recs.connections.map((c) => {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(c)) if (!VOLATILE.has(k)) out[k] = v;
+    out['rttKnown'] = typeof c['rttAvg'] === 'string' ? c['rttAvg'] !== '' : c['rttAvg'] !== undefined;
+    return out;
+  });
+  return canon({ endpoint: recs.endpoint, gateway: recs.gateway, connections });
+}
+
+/**
+ * Poll a gateway's records every `intervalMs` (default 1 s) and publish them when they
+ * changed: a poll whose records differ from the last published ones only in traffic
+ * counters and RTT writes nothing (the store is not touched at all); those are refreshed
+ * every `refreshMs` (default 30 s). Other clusters' Endpoints are copied in when the
+ * broker's Endpoints change (a watch), not at every poll. Errors are retried on the next tick.
+ */
 export function startRecordsPublisher(opts: {
   local: ResourceStore; broker?: ResourceStore; fetchRecords: () => Promise<GatewayRecords>;
   /** between polls (default 1 s); a function is asked before every wait (e.g. faster until the first connected records) */
   intervalMs?: number | (() => number);
+  /** counters and RTT are written at least this often while they move (default 30 s) */
+  refreshMs?: number;
   version?: string; clock?: Clock;
   /** where the records live (default: the operator namespace, submariner-operator) */
   namespace?: string;
@@ -182,13 +208,35 @@ export function startRecordsPublisher(opts: {
   onPublished?: (recs: GatewayRecords) => void;
 }): { stop(): Promise<void> } {
   const clock = opts.clock ?? systemClock;
+  const refreshMs = opts.refreshMs ?? 30_000;
   let stopped = false;
   let timer: { cancel(): void } | undefined;
   let inFlight: Promise<void> = Promise.resolve();
+  /** the steady key of the records last published, and when */
+  let lastKey: string | undefined;
+  let lastAt = 0;
+  /** the broker's Endpoints changed since the last publish: copy them in */
+  let brokerChanged = true;
+  const brokerEndpoints = opts.broker ? new Informer(opts.broker, K.Endpoint, { namespace: BROKER_NAMESPACE }, {
+    onList: () => { brokerChanged = true; },
+    onEvent: () => { brokerChanged = true; },
+  }, { clock }).start() : undefined;
   const tick = async () => {
     try {
       const recs = await opts.fetchRecords();
-      await publishGatewayRecords(opts.local, opts.broker, recs, opts.version, opts.namespace, opts.shape);
+      const key = steadyRecordsKey(recs);
+      if (key !== lastKey || brokerChanged || clock.now() - lastAt >= refreshMs) {
+        brokerChanged = false;
+        lastKey = undefined;
+        try {
+          await publishGatewayRecords(opts.local, opts.broker, recs, opts.version, opts.namespace, opts.shape);
+        } catch (err) {
+          brokerChanged = true;
+          throw err;
+        }
+        lastKey = key;
+        lastAt = clock.now();
+      }
       opts.onPublished?.(recs);
     } catch (err) {
       opts.onError?.(err);
@@ -198,5 +246,5 @@ export function startRecordsPublisher(opts: {
   };
   inFlight = tick();
   // stop(): no tick starts any more; the promise settles when the one in flight (if any) has written
-  return { stop: () => { stopped = true; timer?.cancel(); return inFlight; } };
+  return { stop: () => { stopped = true; timer?.cancel(); brokerEndpoints?.stop(); return inFlight; } };
 }
