@@ -82,7 +82,7 @@ export function formatFlows(rows: readonly FlowRow[], wide: boolean, now = Date.
 export function formatObserved(d: WorkloadDescription, observed: DescribeObserved | undefined, now = Date.now()): string {
   const lines = ['', 'Observed clients (inbound flows the sidecar saw):'];
   if (!d.sidecar) lines.push('  no sidecar: nothing is observed');
-  else if (!observed) lines.push('  nothing reported yet (the sidecar reports every 2 s once it saw a connection)');
+  else if (!observed) lines.push('  no MeshTrafficObservation for this pod yet (the mesh agent writes one when its sidecar starts)');
   else {
     if (observed.flows.length === 0) lines.push('  no connections yet');
     else {
