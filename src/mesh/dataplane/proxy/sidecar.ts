@@ -240,7 +240,7 @@ export class SidecarProxy {
    * built on this connection path records through it).
    */
   private observeInbound(conn: InboundConn, tls: FlowTls, outcome: FlowOutcome, reason: string, mode: InboundMode, peer: string | undefined): void {
-    this.flows.record(conn.address, peer, conn.port, tls, outcome, reason, mode, Date.now());
+    this.flows.record(conn.address, peer, conn.port, tls, outcome, reason, mode);
   }
 
   private terminateTls(conn: InboundConn, mode: InboundMode): void {
