@@ -105,7 +105,7 @@ export function formatFindings(findings: Finding[]): string {
 }
 
 export function registerMeshCommand(program: Command): void {
-  const mesh = program.command('mesh').description('mesh transport security: explain and check mTLS policy');
+  const mesh = program.command('mesh').description('mesh transport security: explain and check mTLS policy, and the traffic the sidecars observed');
   const common = (c: Command, globals: ('cluster' | 'stateDir')[] = [], formats = 'text, json or yaml'): Command => takesGlobals(c, 'stateDir', ...globals)
     .option('-f, --from-file <file...>', 'read resources from these YAML/JSON manifests instead of the running world')
     .option('-o, --output <format>', formats, 'text');
