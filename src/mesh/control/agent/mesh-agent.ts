@@ -68,6 +68,7 @@ export async function startMeshAgent(o: MeshAgentOptions): Promise<MeshAgent> {
   const supervisor = new SidecarSupervisor({
     onChange: publish,
     ...(observations ? { onFlows: (pod: string, report: unknown) => observations.report(pod, report) } : {}),
+    ...(o.flowLimit !== undefined ? { flowLimit: o.flowLimit } : {}),
     dir: o.dir, sidecarScript: o.sidecarScript,
     ...(o.nodeBinary ? { nodeBinary: o.nodeBinary } : {}), ...(o.excludeInboundPorts ? { excludeInboundPorts: o.excludeInboundPorts } : {}), ...(o.proxyUid !== undefined ? { proxyUid: o.proxyUid } : {}), ...(o.log ? { log: o.log } : {}),
   });
