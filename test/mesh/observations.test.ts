@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { buildMeshView, OBSERVATION_KIND, ObservationWriter, PodFlows, type MeshTrafficObservation } from '../../src/mesh/control/index.js';
+import { buildMeshView, inboundOf, OBSERVATION_KIND, ObservationWriter, PodFlows, strictWouldReset, type MeshTrafficObservation, type Workload } from '../../src/mesh/control/index.js';
 import type { FlowReport, FlowReportEntry } from '../../src/mesh/dataplane/proxy/index.js';
 import { openEmbeddedStore, type KubeObject, type ResourceStore } from '../../src/platform/store/index.js';
 import { pa, pod, smcp, smmr } from './fixtures.js';
@@ -112,4 +112,20 @@ test('malformed report entries are skipped, the good ones kept', () => {
   assert.deepEqual(r, { merged: 1, skipped: 6 });
   assert.equal(p.evicted, 0);
   assert.deepEqual(p.merge('nonsense'), { merged: 0, skipped: 0 });
+});
+
+test('strictWouldReset, table: accepted plaintext or non-mesh TLS on a port that is not STRICT now, and nothing else', () => {
+  // workload PERMISSIVE, port 8080 STRICT by a port-level setting
+  const view = buildMeshView([...base, pa('mesh', 'echo-ports', 'PERMISSIVE', { selector: { app: 'echo' }, ports: { 8080: 'STRICT' } })]);
+  const inbound = inboundOf(view, view.workloads.find((w) => w.name === 'echo') as Workload);
+  const cases: [string, Parameters<typeof strictWouldReset>[1], boolean][] = [
+    ['plaintext accepted on a PERMISSIVE port', { port: 9090, tls: 'plaintext', outcome: 'accepted' }, true],
+    ['non-mesh TLS passed through on a PERMISSIVE port', { port: 9090, tls: 'tls-passthrough', outcome: 'accepted' }, true],
+    ['mTLS', { port: 9090, tls: 'mtls', outcome: 'accepted' }, false],
+    ['already reset', { port: 9090, tls: 'plaintext', outcome: 'reset' }, false],
+    ['a refused handshake', { port: 9090, tls: 'tls', outcome: 'reset' }, false],
+    ['plaintext accepted before the port turned STRICT', { port: 8080, tls: 'plaintext', outcome: 'accepted' }, false],
+  ];
+  for (const [name, flow, want] of cases) assert.equal(strictWouldReset(inbound, flow), want, name);
+  assert.equal(strictWouldReset(undefined, { port: 9090, tls: 'plaintext', outcome: 'accepted' }), false, 'no sidecar: STRICT changes nothing');
 });
