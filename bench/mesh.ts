@@ -319,7 +319,7 @@ backend mesh
     console.log(`mesh bench: ${total} requests of ${respLen} bytes (1 KiB body) per throughput run over ${conc} keep-alive connections; ` +
       `${latTotal} requests at ${rate} req/s per latency run; ${connTotal} new connections per connection run; ${rounds} rounds interleaved (${paths.map(([n]) => n).join(', ')}, ...); load average ${load()}`);
     // rounds interleave the paths so that load from elsewhere on the machine hits all of them alike; medians are reported
-    const runs: Record<string, { rps: number[]; p50: number[]; p99: number[]; late: number[]; cpu: number[]; cps: number[] }> = {};
+    const runs: Record<string, { rps: number[]; p50: number[]; p99: number[]; late: number[]; cpu: number[]; cps: number[]; cpuConn: number[] }> = {};
     for (let round = 0; round < rounds; round++) {
       const line: string[] = [];
       for (const [name, port] of paths) {
@@ -332,10 +332,13 @@ backend mesh
         if (process.env['STRAIT_BENCH_NODE_ARGS']) process.stderr.write(`[bench] ${name} latency phase begins\n`);
         const l = await latency(port, respLen, rate, latTotal);
         if (process.env['STRAIT_BENCH_NODE_ARGS']) process.stderr.write(`[bench] ${name} latency phase ends\n`);
+        const cpuC0 = cpuMs(pids[name] ?? []);
         const cps = connTotal > 0 ? await connectionRate(port, conc, connTotal) : 0;
-        const r = (runs[name] ??= { rps: [], p50: [], p99: [], late: [], cpu: [], cps: [] });
-        r.rps.push(rps); r.p50.push(l.p50); r.p99.push(l.p99); r.late.push(l.late); r.cpu.push(cpuUs); r.cps.push(cps);
-        line.push(`${name} ${rps.toFixed(0)} req/s${name === 'direct' ? '' : ` ${cpuUs.toFixed(1)} µs cpu/req`} p50 ${l.p50.toFixed(3)} p99 ${l.p99.toFixed(3)}${connTotal > 0 ? ` ${cps.toFixed(0)} conn/s` : ''}`);
+        // CPU the two proxies spent per new connection (handshake included): steadier than conn/s on a loaded machine
+        const cpuConn = connTotal > 0 ? ((cpuMs(pids[name] ?? []) - cpuC0) * 1000) / connTotal : 0;
+        const r = (runs[name] ??= { rps: [], p50: [], p99: [], late: [], cpu: [], cps: [], cpuConn: [] });
+        r.rps.push(rps); r.p50.push(l.p50); r.p99.push(l.p99); r.late.push(l.late); r.cpu.push(cpuUs); r.cps.push(cps); r.cpuConn.push(cpuConn);
+        line.push(`${name} ${rps.toFixed(0)} req/s${name === 'direct' ? '' : ` ${cpuUs.toFixed(1)} µs cpu/req`} p50 ${l.p50.toFixed(3)} p99 ${l.p99.toFixed(3)}${connTotal > 0 ? ` ${cps.toFixed(0)} conn/s${name === 'direct' ? '' : ` ${cpuConn.toFixed(0)} µs cpu/conn`}` : ''}`);
       }
       console.log(`round ${round + 1}: ${line.join(' | ')}   (load ${load()})`);
     }
@@ -344,12 +347,12 @@ backend mesh
       const m = Math.floor(s.length / 2);
       return s.length % 2 ? s[m] as number : ((s[m - 1] as number) + (s[m] as number)) / 2;
     };
-    const results: Record<string, { rps: number; p50: number; p99: number; cpu: number; cps: number }> = {};
+    const results: Record<string, { rps: number; p50: number; p99: number; cpu: number; cps: number; cpuConn: number }> = {};
     console.log('');
     for (const [name] of paths) {
       const r = runs[name]!;
-      results[name] = { rps: med(r.rps), p50: med(r.p50), p99: med(r.p99), cpu: med(r.cpu), cps: med(r.cps) };
-      console.log(`${name.padEnd(8)} ${results[name].rps.toFixed(0).padStart(7)} req/s (conc ${conc})${name === 'direct' ? '' : `, proxies' CPU ${results[name].cpu.toFixed(1)} µs/req`}   at ${rate} req/s: p50 ${results[name].p50.toFixed(3)} ms  p99 ${results[name].p99.toFixed(3)} ms${connTotal > 0 ? `   new connections: ${results[name].cps.toFixed(0)}/s` : ''}   (median of ${rounds} rounds)${name === 'direct' ? '' : `; RSS of the two ${rssMiB(pids[name] ?? []).toFixed(0)} MiB`}`);
+      results[name] = { rps: med(r.rps), p50: med(r.p50), p99: med(r.p99), cpu: med(r.cpu), cps: med(r.cps), cpuConn: med(r.cpuConn) };
+      console.log(`${name.padEnd(8)} ${results[name].rps.toFixed(0).padStart(7)} req/s (conc ${conc})${name === 'direct' ? '' : `, proxies' CPU ${results[name].cpu.toFixed(1)} µs/req`}   at ${rate} req/s: p50 ${results[name].p50.toFixed(3)} ms  p99 ${results[name].p99.toFixed(3)} ms${connTotal > 0 ? `   new connections: ${results[name].cps.toFixed(0)}/s${name === 'direct' ? '' : `, proxies' CPU ${results[name].cpuConn.toFixed(0)} µs/conn`}` : ''}   (median of ${rounds} rounds)${name === 'direct' ? '' : `; RSS of the two ${rssMiB(pids[name] ?? []).toFixed(0)} MiB`}`);
     }
     const d = results['direct']!;
     console.log('');
@@ -366,7 +369,10 @@ backend mesh
     const rb = results['strait-b'];
     if (r && rb) {
       console.log(`strait-b/strait: proxy CPU per request ${(rb.cpu / r.cpu).toFixed(2)}x (per round: ${runs['strait-b']!.cpu.map((x, i) => (x / runs['strait']!.cpu[i]!).toFixed(2)).join(' ')}); requests/s ${(rb.rps / r.rps).toFixed(2)}x (per round: ${runs['strait-b']!.rps.map((x, i) => (x / runs['strait']!.rps[i]!).toFixed(2)).join(' ')})`);
-      if (connTotal > 0) console.log(`strait-b/strait: new connections/s ${(rb.cps / r.cps).toFixed(2)}x (per round: ${runs['strait-b']!.cps.map((x, i) => (x / runs['strait']!.cps[i]!).toFixed(2)).join(' ')})`);
+      if (connTotal > 0) {
+        console.log(`strait-b/strait: new connections/s ${(rb.cps / r.cps).toFixed(2)}x (per round: ${runs['strait-b']!.cps.map((x, i) => (x / runs['strait']!.cps[i]!).toFixed(2)).join(' ')}); ` +
+          `proxy CPU per new connection ${(rb.cpuConn / r.cpuConn).toFixed(2)}x (per round: ${runs['strait-b']!.cpuConn.map((x, i) => (x / runs['strait']!.cpuConn[i]!).toFixed(2)).join(' ')})`);
+      }
     }
     if (r && h) {
       console.log(`strait/haproxy: proxy CPU per request ${(r.cpu / h.cpu).toFixed(2)}x (per round: ${runs['strait']!.cpu.map((x, i) => (x / runs['haproxy']!.cpu[i]!).toFixed(2)).join(' ')})`);
