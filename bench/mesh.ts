@@ -7,7 +7,9 @@
 // Two phases per path and round, both a fixed number of requests:
 //   throughput: closed loop, REQUESTS requests over CONC keep-alive connections → requests/s
 //   latency:    open loop at RATE requests/s, LATENCY-REQUESTS requests → p50/p99, and what the proxies add over direct
-// Usage: node dist/bench/mesh.js [--requests 20000] [--conc 16] [--rate 1000] [--latency-requests 3000] [--rounds 5] [--only strait,haproxy]
+//   connections: closed loop, CONNECTIONS requests each on a new connection over CONC at a time → connections/s
+//               (the per-connection path: accept, sniff, handshake (resumed), the flow record)
+// Usage: node dist/bench/mesh.js [--requests 20000] [--conc 16] [--rate 1000] [--latency-requests 3000] [--connections 2000] [--rounds 5] [--only strait,haproxy]
 // Experiments: STRAIT_BENCH_PROF=DIR (CPU profiles), STRAIT_BENCH_NODE_ARGS (more node flags for the sidecars),
 // STRAIT_BENCH_B_SCRIPT / STRAIT_BENCH_B_ARGS (a second strait pair "strait-b", another build or other flags).
 // The app and the proxies run as separate processes; the load generator is this process.
@@ -28,6 +30,7 @@ const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..', '..');
 const BODY = Buffer.alloc(1024, 0x61);
 const REQ = Buffer.from('GET / HTTP/1.1\r\nHost: bench\r\n\r\n');
+const REQ_CLOSE = Buffer.from('GET / HTTP/1.1\r\nHost: bench\r\nConnection: close\r\n\r\n');
 
 // --- child mode: the application ------------------------------------------------
 if (process.argv[2] === '--serve-app') {
@@ -164,6 +167,31 @@ async function throughput(port: number, respLen: number, conc: number, total: nu
   return total / secs;
 }
 
+/** One request on a new connection; resolves when the whole response came and the connection closed. */
+function oneShot(port: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const sock = netConnect({ host: '127.0.0.1', port });
+    let got = 0;
+    sock.on('data', (d: Buffer) => { got += d.length; });
+    sock.on('error', reject);
+    sock.on('close', () => (got > 0 ? resolve() : reject(new Error('connection closed without a response'))));
+    sock.end(REQ_CLOSE);
+  });
+}
+
+/** Closed loop: `total` requests, each on its own connection, `conc` at a time → connections/s. */
+async function connectionRate(port: number, conc: number, total: number): Promise<number> {
+  let left = total;
+  const t0 = performance.now();
+  await Promise.all(Array.from({ length: conc }, async () => {
+    while (left > 0) {
+      left--;
+      await oneShot(port);
+    }
+  }));
+  return total / ((performance.now() - t0) / 1000);
+}
+
 /** Open loop: `total` requests at `rate` per second over a pool of connections; latency of each. */
 async function latency(port: number, respLen: number, rate: number, total: number): Promise<{ p50: number; p99: number; late: number }> {
   const pool = await openConns(port, 32, respLen);
@@ -206,12 +234,13 @@ async function latency(port: number, respLen: number, rate: number, total: numbe
 async function main(): Promise<void> {
   const { values } = parseArgs({ args: process.argv.slice(2), options: {
     requests: { type: 'string', default: '20000' }, conc: { type: 'string', default: '16' }, rate: { type: 'string', default: '1000' },
-    'latency-requests': { type: 'string', default: '3000' }, rounds: { type: 'string', default: '5' }, only: { type: 'string' } } });
+    'latency-requests': { type: 'string', default: '3000' }, connections: { type: 'string', default: '2000' }, rounds: { type: 'string', default: '5' }, only: { type: 'string' } } });
   const rounds = Math.max(1, Math.min(15, Number(values.rounds)));
   const total = Math.max(1000, Math.min(500_000, Number(values.requests)));
   const latTotal = Math.max(100, Math.min(100_000, Number(values['latency-requests'])));
   const conc = Math.max(1, Math.min(256, Number(values.conc)));
   const rate = Math.max(10, Math.min(20_000, Number(values.rate)));
+  const connTotal = Math.max(0, Math.min(100_000, Number(values.connections)));
   const dir = mkdtempSync(join(tmpdir(), 'strait-bench-mesh-'));
   const children: ChildProcess[] = [];
   const start = (cmd: string, args: string[]): ChildProcess => {
@@ -288,9 +317,9 @@ backend mesh
     const respLen = await responseLength(appPort);
     const load = () => loadavg().map((x) => x.toFixed(2)).join(' ');
     console.log(`mesh bench: ${total} requests of ${respLen} bytes (1 KiB body) per throughput run over ${conc} keep-alive connections; ` +
-      `${latTotal} requests at ${rate} req/s per latency run; ${rounds} rounds interleaved (${paths.map(([n]) => n).join(', ')}, ...); load average ${load()}`);
+      `${latTotal} requests at ${rate} req/s per latency run; ${connTotal} new connections per connection run; ${rounds} rounds interleaved (${paths.map(([n]) => n).join(', ')}, ...); load average ${load()}`);
     // rounds interleave the paths so that load from elsewhere on the machine hits all of them alike; medians are reported
-    const runs: Record<string, { rps: number[]; p50: number[]; p99: number[]; late: number[]; cpu: number[] }> = {};
+    const runs: Record<string, { rps: number[]; p50: number[]; p99: number[]; late: number[]; cpu: number[]; cps: number[]; cpuConn: number[] }> = {};
     for (let round = 0; round < rounds; round++) {
       const line: string[] = [];
       for (const [name, port] of paths) {
@@ -303,9 +332,13 @@ backend mesh
         if (process.env['STRAIT_BENCH_NODE_ARGS']) process.stderr.write(`[bench] ${name} latency phase begins\n`);
         const l = await latency(port, respLen, rate, latTotal);
         if (process.env['STRAIT_BENCH_NODE_ARGS']) process.stderr.write(`[bench] ${name} latency phase ends\n`);
-        const r = (runs[name] ??= { rps: [], p50: [], p99: [], late: [], cpu: [] });
-        r.rps.push(rps); r.p50.push(l.p50); r.p99.push(l.p99); r.late.push(l.late); r.cpu.push(cpuUs);
-        line.push(`${name} ${rps.toFixed(0)} req/s${name === 'direct' ? '' : ` ${cpuUs.toFixed(1)} µs cpu/req`} p50 ${l.p50.toFixed(3)} p99 ${l.p99.toFixed(3)}`);
+        const cpuC0 = cpuMs(pids[name] ?? []);
+        const cps = connTotal > 0 ? await connectionRate(port, conc, connTotal) : 0;
+        // CPU the two proxies spent per new connection (handshake included): steadier than conn/s on a loaded machine
+        const cpuConn = connTotal > 0 ? ((cpuMs(pids[name] ?? []) - cpuC0) * 1000) / connTotal : 0;
+        const r = (runs[name] ??= { rps: [], p50: [], p99: [], late: [], cpu: [], cps: [], cpuConn: [] });
+        r.rps.push(rps); r.p50.push(l.p50); r.p99.push(l.p99); r.late.push(l.late); r.cpu.push(cpuUs); r.cps.push(cps); r.cpuConn.push(cpuConn);
+        line.push(`${name} ${rps.toFixed(0)} req/s${name === 'direct' ? '' : ` ${cpuUs.toFixed(1)} µs cpu/req`} p50 ${l.p50.toFixed(3)} p99 ${l.p99.toFixed(3)}${connTotal > 0 ? ` ${cps.toFixed(0)} conn/s${name === 'direct' ? '' : ` ${cpuConn.toFixed(0)} µs cpu/conn`}` : ''}`);
       }
       console.log(`round ${round + 1}: ${line.join(' | ')}   (load ${load()})`);
     }
@@ -314,12 +347,12 @@ backend mesh
       const m = Math.floor(s.length / 2);
       return s.length % 2 ? s[m] as number : ((s[m - 1] as number) + (s[m] as number)) / 2;
     };
-    const results: Record<string, { rps: number; p50: number; p99: number; cpu: number }> = {};
+    const results: Record<string, { rps: number; p50: number; p99: number; cpu: number; cps: number; cpuConn: number }> = {};
     console.log('');
     for (const [name] of paths) {
       const r = runs[name]!;
-      results[name] = { rps: med(r.rps), p50: med(r.p50), p99: med(r.p99), cpu: med(r.cpu) };
-      console.log(`${name.padEnd(8)} ${results[name].rps.toFixed(0).padStart(7)} req/s (conc ${conc})${name === 'direct' ? '' : `, proxies' CPU ${results[name].cpu.toFixed(1)} µs/req`}   at ${rate} req/s: p50 ${results[name].p50.toFixed(3)} ms  p99 ${results[name].p99.toFixed(3)} ms   (median of ${rounds} rounds)${name === 'direct' ? '' : `; RSS of the two ${rssMiB(pids[name] ?? []).toFixed(0)} MiB`}`);
+      results[name] = { rps: med(r.rps), p50: med(r.p50), p99: med(r.p99), cpu: med(r.cpu), cps: med(r.cps), cpuConn: med(r.cpuConn) };
+      console.log(`${name.padEnd(8)} ${results[name].rps.toFixed(0).padStart(7)} req/s (conc ${conc})${name === 'direct' ? '' : `, proxies' CPU ${results[name].cpu.toFixed(1)} µs/req`}   at ${rate} req/s: p50 ${results[name].p50.toFixed(3)} ms  p99 ${results[name].p99.toFixed(3)} ms${connTotal > 0 ? `   new connections: ${results[name].cps.toFixed(0)}/s${name === 'direct' ? '' : `, proxies' CPU ${results[name].cpuConn.toFixed(0)} µs/conn`}` : ''}   (median of ${rounds} rounds)${name === 'direct' ? '' : `; RSS of the two ${rssMiB(pids[name] ?? []).toFixed(0)} MiB`}`);
     }
     const d = results['direct']!;
     console.log('');
@@ -334,7 +367,13 @@ backend mesh
     const r = results['strait'];
     const h = results['haproxy'];
     const rb = results['strait-b'];
-    if (r && rb) console.log(`strait-b/strait: proxy CPU per request ${(rb.cpu / r.cpu).toFixed(2)}x (per round: ${runs['strait-b']!.cpu.map((x, i) => (x / runs['strait']!.cpu[i]!).toFixed(2)).join(' ')}); requests/s ${(rb.rps / r.rps).toFixed(2)}x`);
+    if (r && rb) {
+      console.log(`strait-b/strait: proxy CPU per request ${(rb.cpu / r.cpu).toFixed(2)}x (per round: ${runs['strait-b']!.cpu.map((x, i) => (x / runs['strait']!.cpu[i]!).toFixed(2)).join(' ')}); requests/s ${(rb.rps / r.rps).toFixed(2)}x (per round: ${runs['strait-b']!.rps.map((x, i) => (x / runs['strait']!.rps[i]!).toFixed(2)).join(' ')})`);
+      if (connTotal > 0) {
+        console.log(`strait-b/strait: new connections/s ${(rb.cps / r.cps).toFixed(2)}x (per round: ${runs['strait-b']!.cps.map((x, i) => (x / runs['strait']!.cps[i]!).toFixed(2)).join(' ')}); ` +
+          `proxy CPU per new connection ${(rb.cpuConn / r.cpuConn).toFixed(2)}x (per round: ${runs['strait-b']!.cpuConn.map((x, i) => (x / runs['strait']!.cpuConn[i]!).toFixed(2)).join(' ')})`);
+      }
+    }
     if (r && h) {
       console.log(`strait/haproxy: proxy CPU per request ${(r.cpu / h.cpu).toFixed(2)}x (per round: ${runs['strait']!.cpu.map((x, i) => (x / runs['haproxy']!.cpu[i]!).toFixed(2)).join(' ')})`);
       console.log(`strait/haproxy: requests/s ${(r.rps / h.rps).toFixed(2)}x (per round: ${runs['strait']!.rps.map((x, i) => (x / runs['haproxy']!.rps[i]!).toFixed(2)).join(' ')}); ` +

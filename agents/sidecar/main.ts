@@ -2,11 +2,14 @@
 //   node dist/agents/sidecar/main.js --config FILE [--inbound-port 15006] [--outbound-port 15001]
 //     [--admin 127.0.0.1:15000 | --admin-socket PATH] [--bind 0.0.0.0]
 //     [--app HOST:PORT] [--outbound-destination HOST:PORT] [--uid 1337] [--config-ipc] [--metrics HOST:PORT]
+//     [--flow-limit 256] [--flow-report-ms 2000]
 // Without --app / --outbound-destination the proxy serves connections redirected by the
 // pod's nftables rules (sidecarRedirectRules) and reads SO_ORIGINAL_DST.
 // Configuration: the JSON file given with --config (re-read when it changes; with
 // --config-ipc read once, then pushed as {type:'config', config} over the IPC channel by the
-// mesh agent) and PUT /config on the admin listener; GET /config, GET /metrics, GET /ready.
+// mesh agent) and PUT /config on the admin listener; GET /config, GET /metrics, GET /ready, GET /flows.
+// Inbound flows seen (docs/mesh.md, Observed traffic): with --config-ipc, what changed is sent to
+// the mesh agent as {type:'flows', report} at most every --flow-report-ms, and only when it changed.
 // On start it prints one JSON line to stdout: {"ready":true,"inbound":P,"outbound":P,"admin":...}.
 import { readFileSync, watch } from 'node:fs';
 import { basename, dirname } from 'node:path';
@@ -17,7 +20,7 @@ import { listenServer } from '../../src/base/net/index.js';
 import { createLogger } from '../../src/base/log/index.js';
 import { Lifecycle } from '../../src/base/lifecycle/index.js';
 import { Registry, registerProxyMetrics } from '../../src/mesh/control/metrics/index.js';
-import { originalDst, SidecarProxy, type Address } from '../../src/mesh/dataplane/proxy/index.js';
+import { DEFAULT_FLOW_LIMIT, MAX_FLOW_LIMIT, originalDst, SidecarProxy, type Address } from '../../src/mesh/dataplane/proxy/index.js';
 import { HttpError, readJsonBody, sendError } from '../../src/platform/http/index.js';
 import { answerMetrics, serveMetrics } from '../../src/platform/metrics/index.js';
 import { printedInfo, runEntry } from '../../daemon/entry.js';
@@ -29,6 +32,11 @@ function hostPort(v: string | undefined, what: string): Address | undefined {
   return { host: (m[1] as string).replace(/^\[|\]$/g, ''), port: Number(m[2]) };
 }
 
+function positiveInt(v: string, what: string, max: number): number {
+  if (!/^\d{1,9}$/.test(v) || Number(v) < 1 || Number(v) > max) throw E.usage(`${what} must be an integer from 1 to ${max}, got ${JSON.stringify(v)}`, { value: v });
+  return Number(v);
+}
+
 const HELP = `usage: strait-sidecar --config FILE [options]
 
 The sidecar proxy of one injected pod, inside the pod's network namespace (docs/mesh.md).
@@ -38,7 +46,7 @@ nftables rules and reads SO_ORIGINAL_DST.
   --config FILE                  configuration (JSON; re-read when it changes)
   --inbound-port N               inbound listener (default 15006)
   --outbound-port N              outbound listener (default 15001)
-  --admin HOST:PORT              admin API: GET/PUT /config, /metrics, /ready (default 127.0.0.1:15000)
+  --admin HOST:PORT              admin API: GET/PUT /config, /metrics, /ready, /flows (default 127.0.0.1:15000)
   --admin-socket PATH            the admin API on a unix socket instead
   --bind ADDR                    address of the listeners (default 0.0.0.0)
   --app HOST:PORT                forward inbound connections here (no redirect)
@@ -46,6 +54,8 @@ nftables rules and reads SO_ORIGINAL_DST.
   --uid N                        run as this uid once the listeners are bound
   --config-ipc                   read the file once, then take configurations over IPC
   --metrics HOST:PORT            Prometheus /metrics
+  --flow-limit N                 inbound flows kept (default 256; the one seen longest ago is evicted)
+  --flow-report-ms N             with --config-ipc: send changed flows to the agent at most this often (default 2000)
   -h, --help                     this help
   -V, --version                  the version
 `;
@@ -65,15 +75,19 @@ async function main(): Promise<void> {
       uid: { type: 'string' },
       'config-ipc': { type: 'boolean', default: false },
       metrics: { type: 'string' },
+      'flow-limit': { type: 'string', default: String(DEFAULT_FLOW_LIMIT) },
+      'flow-report-ms': { type: 'string', default: '2000' },
     },
   });
+  const flowLimit = positiveInt(values['flow-limit'] as string, '--flow-limit', MAX_FLOW_LIMIT);
+  const flowReportMs = positiveInt(values['flow-report-ms'] as string, '--flow-report-ms', 3_600_000);
   const log = createLogger('sidecar');
   const life = new Lifecycle();
   const load = (): unknown => {
     if (!values.config) return { inbound: { defaultMode: 'PERMISSIVE' }, outbound: { default: { mode: 'DISABLE' } } };
     return JSON.parse(readFileSync(values.config, 'utf8'));
   };
-  const proxy = new SidecarProxy(load(), { originalDst, onEvent: (ev) => log.debug(ev, 'connection') });
+  const proxy = new SidecarProxy(load(), { originalDst, flowLimit, onEvent: (ev) => log.debug(ev, 'connection') });
   const app = hostPort(values.app, '--app');
   const dest = hostPort(values['outbound-destination'], '--outbound-destination');
   const inbound = await proxy.listenInbound({ host: values.bind as string, port: Number(values['inbound-port']), app: app ?? 'original-dst' });
@@ -95,6 +109,13 @@ async function main(): Promise<void> {
         process.send?.({ type: 'config-rejected', error: String((err as Error).message) });
       }
     });
+    // the flows seen, to the agent that writes them into the store (only what changed, bounded)
+    const flowTimer = setInterval(() => {
+      const report = proxy.flows.report();
+      if (report && process.connected) process.send?.({ type: 'flows', report });
+    }, flowReportMs);
+    flowTimer.unref();
+    life.onShutdown('flows', () => clearInterval(flowTimer));
   } else if (values.config) {
     // Watch the directory, not the file: writers replace the file atomically (rename), which
     // would leave a watch on the old inode.
@@ -132,6 +153,8 @@ async function main(): Promise<void> {
         } else if (req.method === 'GET' && req.url === '/config') {
           const { identity, ...rest } = proxy.config;
           res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ ...rest, identity: identity ? { certPem: identity.certPem } : undefined }));
+        } else if (req.method === 'GET' && req.url === '/flows') {
+          res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ limit: proxy.flows.limit, evicted: proxy.flows.evictedTotal, flows: proxy.flows.snapshot() }));
         } else if (req.method === 'GET' && req.url === '/metrics') {
           answerMetrics(reg, res);
         } else if (req.method === 'GET' && req.url === '/ready') {

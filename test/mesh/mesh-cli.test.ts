@@ -101,3 +101,62 @@ spec: {containers: [{name: web, image: strait/echo, ports: [{containerPort: 8080
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('mesh flows: every observed flow, with who STRICT would reset under the policy in force (PERMISSIVE)', () => {
+  const r = strait('mesh', 'flows', '-o', 'json', '-f', m('world-mesh.yaml'), m('observed.yaml'));
+  assert.equal(r.status, 0, r.stderr);
+  const rows = JSON.parse(r.stdout) as { namespace: string; workload: string; pod: string; tls: string; outcome: string; client: { address: string; identity?: string }; strictWouldReset: boolean }[];
+  assert.deepEqual(rows.map((x) => [x.namespace, x.workload, x.client.identity ?? x.client.address, x.tls, x.outcome, x.strictWouldReset]), [
+    ['mesh', 'echo', 'spiffe://cluster.local/ns/mesh/sa/client', 'mtls', 'accepted', false],
+    ['mesh', 'echo', '10.1.0.9', 'plaintext', 'accepted', true],
+    ['mesh', 'echo', '10.1.0.11', 'plaintext', 'reset', false],
+  ]);
+  const text = strait('mesh', 'flows', '-f', m('world-mesh.yaml'), m('observed.yaml'));
+  assert.equal(text.status, 0, text.stderr);
+  const lines = text.stdout.trimEnd().split('\n');
+  assert.match(lines[0] as string, /^NAMESPACE\s+WORKLOAD\s+PORT\s+CLIENT\s+TLS\s+OUTCOME\s+MODE\s+COUNT\s+LAST SEEN\s+STRICT$/);
+  assert.match(lines[1] as string, /^mesh\s+echo\s+8080\s+spiffe:\/\/cluster\.local\/ns\/mesh\/sa\/client\s+mtls\s+accepted\s+PERMISSIVE\s+3\s+\S+\s+-$/);
+  assert.match(lines[2] as string, /^mesh\s+echo\s+8080\s+mesh\/outsider \(no sidecar\)\s+plaintext\s+accepted\s+PERMISSIVE\s+2\s+\S+\s+would reset$/);
+  assert.match(lines[3] as string, /^mesh\s+echo\s+8080\s+10\.1\.0\.11\s+plaintext\s+reset \(plaintext\)\s+STRICT\s+1\s+\S+\s+-$/);
+  const wide = strait('mesh', 'flows', '-o', 'wide', '-f', m('world-mesh.yaml'), m('observed.yaml'));
+  assert.match(wide.stdout.split('\n')[0] as string, /STRICT\s+POD\s+ADDRESS\s+CLIENT POD\s+FIRST SEEN$/);
+  assert.match(wide.stdout, /would reset\s+echo\s+10\.1\.0\.9\s+mesh\/outsider\s+\S+\n/);
+});
+
+test('mesh flows --strict-would-reset: the plaintext client under PERMISSIVE, nobody once STRICT is in force', () => {
+  const permissive = strait('mesh', 'flows', '--strict-would-reset', '-o', 'json', '-f', m('world-mesh.yaml'), m('observed.yaml'));
+  assert.equal(permissive.status, 0, permissive.stderr);
+  assert.deepEqual((JSON.parse(permissive.stdout) as { client: { pod?: string } }[]).map((x) => x.client.pod), ['outsider']);
+  // the stored objects still say true: the CLI decides again against the policy now
+  const strict = strait('mesh', 'flows', '--strict-would-reset', '-o', 'json', '-f', m('world-mesh.yaml'), m('observed.yaml'), m('strict.yaml'));
+  assert.equal(strict.status, 0, strict.stderr);
+  assert.deepEqual(JSON.parse(strict.stdout), []);
+  const none = strait('mesh', 'flows', '--strict-would-reset', '-f', m('world-mesh.yaml'), m('observed.yaml'), m('strict.yaml'));
+  assert.match(none.stdout, /^no flows observed/);
+});
+
+test('mesh flows -n / --workload filter; a bad -o is a usage error (exit 2)', () => {
+  const other = strait('mesh', 'flows', '-n', 'default', '-o', 'json', '-f', m('world-mesh.yaml'), m('observed.yaml'));
+  assert.deepEqual(JSON.parse(other.stdout), []);
+  const wl = strait('mesh', 'flows', '--workload', 'client', '-o', 'json', '-f', m('world-mesh.yaml'), m('observed.yaml'));
+  assert.deepEqual(JSON.parse(wl.stdout), []);
+  const echo = strait('mesh', 'flows', '-n', 'mesh', '--workload', 'echo', '-o', 'json', '-f', m('world-mesh.yaml'), m('observed.yaml'));
+  assert.equal((JSON.parse(echo.stdout) as unknown[]).length, 3);
+  const bad = strait('mesh', 'flows', '-o', 'table', '-f', m('world-mesh.yaml'));
+  assert.equal(bad.status, 2);
+  assert.match(bad.stderr, /unknown output format "table"; use one of: text, wide, json, yaml/);
+});
+
+test('mesh describe: the observed clients and who STRICT would reset', () => {
+  const r = strait('mesh', 'describe', 'cluster-a/mesh/echo', '-f', m('world-mesh.yaml'), m('observed.yaml'));
+  assert.equal(r.status, 0, r.stderr);
+  const section = r.stdout.slice(r.stdout.indexOf('Observed clients'));
+  assert.match(section, /^Observed clients \(inbound flows the sidecar saw\):\n {2}PORT\s+CLIENT\s+ADDRESS\s+TLS\s+OUTCOME\s+MODE\s+COUNT\s+LAST SEEN\s+STRICT\n/);
+  assert.match(section, /\n {2}8080\s+mesh\/outsider \(no sidecar\)\s+10\.1\.0\.9\s+plaintext\s+accepted\s+PERMISSIVE\s+2\s+\S+\s+would reset\n/);
+  assert.match(section, /\n {2}STRICT would reset 1 client: mesh\/outsider \(no sidecar\) \(10\.1\.0\.9\) on 8080\n {2}2 older flows evicted \(at most 256 are kept\)\n$/);
+  const json = JSON.parse(strait('mesh', 'describe', 'mesh/echo', '-o', 'json', '-f', m('world-mesh.yaml'), m('observed.yaml')).stdout);
+  assert.equal(json.observed.flows.length, 3);
+  assert.equal(json.observed.evictedFlows, 2);
+  const strict = strait('mesh', 'describe', 'mesh/echo', '-f', m('world-mesh.yaml'), m('observed.yaml'), m('strict.yaml'));
+  assert.match(strict.stdout, /\n {2}STRICT would reset no observed client\n/);
+});

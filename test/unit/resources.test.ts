@@ -40,6 +40,7 @@ spec:
   ServiceMeshMemberRoll: 'apiVersion: maistra.io/v1\nkind: ServiceMeshMemberRoll\nmetadata: {name: default, namespace: istio-system}\nspec: {members: [mesh]}',
   PeerAuthentication: 'apiVersion: security.istio.io/v1beta1\nkind: PeerAuthentication\nmetadata: {name: default, namespace: mesh}\nspec: {selector: {matchLabels: {app: echo}}, mtls: {mode: STRICT}, portLevelMtls: {"8080": {mode: DISABLE}}}',
   DestinationRule: 'apiVersion: networking.istio.io/v1alpha3\nkind: DestinationRule\nmetadata: {name: all}\nspec: {host: "*.mesh.svc.cluster.local", trafficPolicy: {tls: {mode: ISTIO_MUTUAL}}}',
+  MeshTrafficObservation: 'apiVersion: mesh.strait.dev/v1alpha1\nkind: MeshTrafficObservation\nmetadata: {name: echo-1, namespace: mesh}\nspec: {pod: echo-1, deployment: echo, serviceAccount: echo, spiffeId: "spiffe://cluster.local/ns/mesh/sa/echo", address: 10.1.0.5}\nstatus: {lastReport: "2024-05-01T10:00:00.120Z", flowLimit: 256, evictedFlows: 0, summary: {flows: 1, mtls: 0, plaintext: 1, tlsPassthrough: 0, reset: 0, strictWouldReset: 1}, flows: [{client: {address: 10.1.0.9, namespace: mesh, pod: outsider, serviceAccount: default, sidecar: false}, port: 8080, tls: plaintext, outcome: accepted, mode: PERMISSIVE, count: 2, firstSeen: "2024-05-01T10:00:00Z", lastSeen: "2024-05-01T10:00:00.100Z", strictWouldReset: true}]}',
   ServiceExport: 'apiVersion: multicluster.x-k8s.io/v1alpha1\nkind: ServiceExport\nmetadata: {name: echo}\nstatus: {conditions: [{type: Valid, status: "False", reason: AwaitingSync, message: awaiting sync, lastTransitionTime: "2024-05-01T10:00:00Z"}]}',
   ServiceImport: 'apiVersion: multicluster.x-k8s.io/v1alpha1\nkind: ServiceImport\nmetadata: {name: echo}\nspec: {type: ClusterSetIP, ports: [{name: http, port: 8080, protocol: TCP}], ips: [100.2.0.10]}',
   Cluster: 'apiVersion: submariner.io/v1\nkind: Cluster\nmetadata: {name: cluster-a, namespace: submariner-operator}\nspec: {cluster_id: cluster-a, service_cidr: [100.1.0.0/16], cluster_cidr: [10.1.0.0/16], global_cidr: []}',
@@ -69,6 +70,8 @@ describe('resource model', () => {
       path: 'spec.portLevelMtls[8080].mode', rule: /must be one of/ },
     { name: 'DestinationRule tls mode', text: 'apiVersion: networking.istio.io/v1\nkind: DestinationRule\nmetadata: {name: d}\nspec: {host: x, trafficPolicy: {tls: {mode: MTLS}}}',
       path: 'spec.trafficPolicy.tls.mode', rule: /^must be one of DISABLE, SIMPLE, MUTUAL, ISTIO_MUTUAL$/ },
+    { name: 'MeshTrafficObservation flow tls outside the enum', text: 'apiVersion: mesh.strait.dev/v1alpha1\nkind: MeshTrafficObservation\nmetadata: {name: e, namespace: mesh}\nstatus: {flowLimit: 4, evictedFlows: 0, flows: [{client: {address: 10.1.0.9}, port: 8080, tls: ssl, outcome: accepted, mode: PERMISSIVE, count: 1, lastSeen: "2024-05-01T10:00:00Z"}]}',
+      path: 'status.flows[0].tls', rule: /^must be one of mtls, plaintext, tls-passthrough, tls$/ },
     { name: 'DestinationRule without host', text: 'apiVersion: networking.istio.io/v1beta1\nkind: DestinationRule\nmetadata: {name: d}\nspec: {}',
       path: 'spec.host', rule: /^is required$/ },
     { name: 'name not DNS-1123', text: 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: Bad_Name}', path: 'metadata.name', rule: /DNS-1123/ },
@@ -214,7 +217,7 @@ describe('resource model', () => {
 
 describe('schemas are OpenAPI v3 structural schemas (CRD-ready)', () => {
   const ALLOWED = new Set(['type', 'properties', 'required', 'items', 'enum', 'pattern', 'minimum', 'maximum', 'minLength', 'maxLength',
-    'minItems', 'additionalProperties', 'anyOf', 'description', 'x-kubernetes-preserve-unknown-fields', 'x-kubernetes-int-or-string']);
+    'minItems', 'maxItems', 'additionalProperties', 'anyOf', 'description', 'x-kubernetes-preserve-unknown-fields', 'x-kubernetes-int-or-string']);
   function walk(node: unknown, path: string, out: string[]): void {
     if (typeof node !== 'object' || node === null) return;
     const n = node as Record<string, unknown>;

@@ -105,6 +105,16 @@ const COLUMNS: Record<string, Column[]> = {
     { header: 'TLS MODE', value: (o) => s(get(o, 'spec', 'trafficPolicy', 'tls', 'mode')) },
     age,
   ],
+  MeshTrafficObservation: [
+    { header: 'MODE', value: (o) => s(get(o, 'status', 'inbound', 'mode')) },
+    { header: 'FLOWS', value: (o) => s(get(o, 'status', 'summary', 'flows')) ?? '0' },
+    { header: 'MTLS', value: (o) => s(get(o, 'status', 'summary', 'mtls')) ?? '0' },
+    { header: 'PLAINTEXT', value: (o) => s(get(o, 'status', 'summary', 'plaintext')) ?? '0' },
+    { header: 'RESET', value: (o) => s(get(o, 'status', 'summary', 'reset')) ?? '0' },
+    { header: 'STRICT WOULD RESET', value: (o) => s(get(o, 'status', 'summary', 'strictWouldReset')) ?? '0' },
+    { header: 'DEPLOYMENT', value: (o) => s(get(o, 'spec', 'deployment')), wide: true },
+    age,
+  ],
   ServiceExport: [{ header: 'VALID', value: (o) => condition(o, 'Valid') }, age],
   ServiceImport: [
     { header: 'TYPE', value: (o) => s(get(o, 'spec', 'type')) },

@@ -4,3 +4,4 @@ export * from './ca/index.js';
 export * from './policy/index.js';
 export * from './controller/index.js';
 export * from './agent/index.js';
+export * from './observe/index.js';

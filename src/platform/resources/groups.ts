@@ -16,6 +16,8 @@ export const GROUPS = Object.freeze({
   multicluster: env('STRAIT_GROUP_MULTICLUSTER', 'multicluster.x-k8s.io'),
   /** cluster-link records (Endpoint, Gateway, Cluster), Submariner's group */
   cluster: env('STRAIT_GROUP_CLUSTER', 'submariner.io'),
+  /** strait's own mesh kinds (no upstream equivalent): MeshTrafficObservation */
+  straitMesh: env('STRAIT_GROUP_STRAIT_MESH', 'mesh.strait.dev'),
 });
 
 /** Key store ConfigMap name, e.g. argocd-gpg-keys-cm */

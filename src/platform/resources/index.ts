@@ -4,5 +4,5 @@ export { allKinds, findKind, kindOf } from './lookup.js';
 export { checkStoredObject, failClosedStandIn, validateObject, type ManifestOrigin } from './validate.js';
 export { parseManifests, type LoadedManifest } from './load.js';
 export { MAX_YAML_ALIASES, yamlDocuments } from './yaml.js';
-export { SCHEMAS, type Schema } from './schemas/index.js';
+export { SCHEMAS, MAX_OBSERVED_FLOWS, type Schema } from './schemas/index.js';
 export { describeYamlError, placeYamlError, type YamlErrorPlace } from './yaml-error.js';

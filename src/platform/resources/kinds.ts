@@ -39,6 +39,8 @@ export const Kinds = {
   PeerAuthentication: k(`security.${GROUPS.mesh}/v1beta1`, 'PeerAuthentication', 'peerauthentications', true, ['pa'], [`security.${GROUPS.mesh}/v1`]),
   DestinationRule: k(`networking.${GROUPS.mesh}/v1beta1`, 'DestinationRule', 'destinationrules', true, ['dr'],
     [`networking.${GROUPS.mesh}/v1alpha3`, `networking.${GROUPS.mesh}/v1`]),
+  // the inbound connections each sidecar saw, written by the mesh agent (docs/mesh.md, Observed traffic)
+  MeshTrafficObservation: k(`${GROUPS.straitMesh}/v1alpha1`, 'MeshTrafficObservation', 'meshtrafficobservations', true, ['mto']),
   // (C) multicluster
   ServiceExport: k(`${GROUPS.multicluster}/v1alpha1`, 'ServiceExport', 'serviceexports', true, ['svcex']),
   ServiceImport: k(`${GROUPS.multicluster}/v1alpha1`, 'ServiceImport', 'serviceimports', true, ['svcim']),

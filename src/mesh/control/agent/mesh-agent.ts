@@ -8,6 +8,7 @@ import type { MeshCa } from '../ca/index.js';
 import { MeshController, type MeshControllerOptions, type ReconcileResult } from '../controller/index.js';
 import { SidecarSupervisor } from './sidecar-supervisor.js';
 import { publishSidecarStatus } from './pod-status.js';
+import { ObservationWriter } from '../observe/index.js';
 
 export interface MeshAgentOptions {
   store: ResourceStore;
@@ -26,11 +27,15 @@ export interface MeshAgentOptions {
   sidecars?: boolean;
   /** write <dir>/ingress.json for the ingress gateway */
   ingress?: MeshControllerOptions['ingress'];
+  /** inbound flows kept per pod in its MeshTrafficObservation (default 256) */
+  flowLimit?: number;
 }
 
 export interface MeshAgent {
   controller: MeshController;
   supervisor: SidecarSupervisor;
+  /** the MeshTrafficObservations (undefined without sidecars) */
+  observations: ObservationWriter | undefined;
   stop(): Promise<void>;
 }
 
@@ -56,8 +61,14 @@ export async function startMeshAgent(o: MeshAgentOptions): Promise<MeshAgent> {
         if (again) { again = false; publish(); }
       });
   };
+  // what the sidecars saw, into one MeshTrafficObservation per pod (read back first: flows survive a restart of the agent)
+  const observations = o.sidecars === false ? undefined
+    : new ObservationWriter({ store: o.store, ...(o.log ? { log: o.log } : {}), ...(o.flowLimit !== undefined ? { flowLimit: o.flowLimit } : {}) });
+  await observations?.start();
   const supervisor = new SidecarSupervisor({
     onChange: publish,
+    ...(observations ? { onFlows: (pod: string, report: unknown) => observations.report(pod, report) } : {}),
+    ...(o.flowLimit !== undefined ? { flowLimit: o.flowLimit } : {}),
     dir: o.dir, sidecarScript: o.sidecarScript,
     ...(o.nodeBinary ? { nodeBinary: o.nodeBinary } : {}), ...(o.excludeInboundPorts ? { excludeInboundPorts: o.excludeInboundPorts } : {}), ...(o.proxyUid !== undefined ? { proxyUid: o.proxyUid } : {}), ...(o.log ? { log: o.log } : {}),
   });
@@ -69,17 +80,19 @@ export async function startMeshAgent(o: MeshAgentOptions): Promise<MeshAgent> {
         supervisor.sync(r.view);
         for (const c of r.changed) supervisor.push(c.namespace, c.pod, c.config);
         publish();
+        observations?.update(r.view);
       }
       o.onReconciled?.(r);
     },
   });
   await controller.start();
   return {
-    controller, supervisor,
+    controller, supervisor, observations,
     stop: async () => {
       stopped = true;
       controller.stop();
       await supervisor.stop();
+      observations?.stop();
       await publishing;
     },
   };

@@ -30,6 +30,10 @@ export interface SidecarSupervisorOptions {
   log?: Logger;
   /** a sidecar started, became ready, exited or was stopped (status() has the new state) */
   onChange?: () => void;
+  /** a sidecar sent the flows it saw since its last report ({type:'flows', report} over IPC), for pod "ns/name" */
+  onFlows?: (pod: string, report: unknown) => void;
+  /** inbound flows each sidecar keeps (its --flow-limit; default the sidecar's, 256) */
+  flowLimit?: number;
 }
 
 interface Running {
@@ -91,12 +95,15 @@ export class SidecarSupervisor {
     const logFd = openSync(join(this.o.dir, ns, `${pod}.log`), 'a');
     const child = spawn('ip', ['netns', 'exec', r.netns, this.o.nodeBinary ?? process.execPath, ...SIDECAR_NODE_FLAGS, this.o.sidecarScript,
       '--config', join(this.o.dir, ns, `${pod}.json`), '--uid', String(this.o.proxyUid ?? PROXY_UID),
-      '--inbound-port', String(INBOUND_PORT), '--outbound-port', String(OUTBOUND_PORT), '--admin', `127.0.0.1:${ADMIN_PORT}`, '--config-ipc', '--metrics', `0.0.0.0:${METRICS_PORT}`],
+      '--inbound-port', String(INBOUND_PORT), '--outbound-port', String(OUTBOUND_PORT), '--admin', `127.0.0.1:${ADMIN_PORT}`, '--config-ipc', '--metrics', `0.0.0.0:${METRICS_PORT}`,
+      ...(this.o.flowLimit !== undefined ? ['--flow-limit', String(this.o.flowLimit)] : [])],
     { stdio: ['ignore', 'ignore', logFd, 'ipc'], env: { ...process.env, STRAIT_PROC: `sidecar ${r.key}` } });
-    child.on('message', (m: { type?: string }) => {
+    child.on('message', (m: { type?: string; report?: unknown }) => {
       if (m?.type === 'ready') {
         r.ready = true;
         this.o.onChange?.();
+      } else if (m?.type === 'flows' && !r.stopped) {
+        this.o.onFlows?.(r.key, m.report);
       }
     });
     child.on('error', () => {});

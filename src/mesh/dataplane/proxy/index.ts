@@ -4,6 +4,7 @@ export { SidecarProxy, type Address, type InboundListenOptions, type OutboundLis
 export { validateSidecarConfig, INBOUND_MODES, OUTBOUND_MODES, type InboundMode, type OutboundPolicy, type OutboundTlsMode, type ProxyIdentity, type SidecarConfig } from './config.js';
 export { ProxyMetrics, MAX_PRINCIPALS, OTHER_PRINCIPAL, classifyTlsError, type AcceptReason, type HandshakeFailure, type ResetReason } from './metrics.js';
 export { sniffTls } from './sniff.js';
+export { FlowTable, DEFAULT_FLOW_LIMIT, MAX_FLOW_LIMIT, type FlowMode, type FlowOutcome, type FlowReport, type FlowReportEntry, type FlowTls } from './flows.js';
 export { peerUris, sanEntries, spiffeChecker, meshPeerIdentity, workloadSpiffeId, trustDomainOf, MESH_ALPN, type WorkloadSpiffeId } from './identity.js';
 export { connectSpliced, resetSocket, splice } from './splice.js';
 export { originalDst, sidecarRedirectRules, type RedirectRules } from './original-dst.js';

@@ -11,6 +11,7 @@ import { listenServer } from '../../../base/net/index.js';
 import { validateSidecarConfig, type InboundMode, type OutboundPolicy, type SidecarConfig } from './config.js';
 import { MESH_ALPN, meshPeerIdentity, secureContextFor, spiffeChecker, trustDomainOf } from './identity.js';
 import { classifyTlsError, ProxyMetrics } from './metrics.js';
+import { DEFAULT_FLOW_LIMIT, FlowTable, type FlowOutcome, type FlowTls } from './flows.js';
 import { decode as decodeHello, MAX_RECORD } from '../../wire/tls-hello/index.js';
 import { sniffTls } from './sniff.js';
 import { connectSpliced, resetSocket, splice } from './splice.js';
@@ -43,6 +44,8 @@ export interface SidecarOptions {
   originalDst?: OriginalDst;
   /** called for every connection decision (logging, tests) */
   onEvent?: (ev: ProxyEvent) => void;
+  /** most inbound flows kept in `flows` (default 256; the one seen longest ago is evicted) */
+  flowLimit?: number;
 }
 
 export type ProxyEvent =
@@ -67,6 +70,8 @@ interface InboundConn {
   head: Buffer | undefined;
   /** the ClientHello offered an istio ALPN protocol (a mesh client) */
   meshAlpn: boolean;
+  /** the client's address, read once at accept (a reset socket no longer knows it) */
+  address: string;
 }
 
 const kConn = Symbol('strait.inboundConn');
@@ -76,6 +81,8 @@ type SockWithConn = Socket & { [kConn]?: InboundConn };
 
 export class SidecarProxy {
   readonly metrics = new ProxyMetrics();
+  /** the inbound flows seen (client → port, TLS kind, outcome), bounded */
+  readonly flows: FlowTable;
   private cfg: Readonly<SidecarConfig>;
   private ctx: SecureContext | undefined;
   /** the mesh's trust domain: the one of the workload certificate's SPIFFE ID */
@@ -90,6 +97,7 @@ export class SidecarProxy {
 
   constructor(config: unknown, private readonly opts: SidecarOptions = {}) {
     this.cfg = validateSidecarConfig(config);
+    this.flows = new FlowTable(opts.flowLimit ?? DEFAULT_FLOW_LIMIT);
     this.applyIdentity(undefined);
   }
 
@@ -180,7 +188,7 @@ export class SidecarProxy {
     } else {
       target = o.app;
     }
-    const conn: InboundConn = { proxy: this, sock, app: o.app, port: target.port, target, timer: undefined, head: undefined, meshAlpn: false };
+    const conn: InboundConn = { proxy: this, sock, app: o.app, port: target.port, target, timer: undefined, head: undefined, meshAlpn: false, address: sock.remoteAddress ?? '' };
     (sock as SockWithConn)[kConn] = conn;
     conn.timer = setTimeout(onSniffTimeout, o.sniffTimeoutMs ?? 5000, conn);
     sock.on('data', onFirstData);
@@ -197,12 +205,14 @@ export class SidecarProxy {
         // As Envoy: DISABLE has only a plaintext chain, and PERMISSIVE sends TLS that does not
         // offer an istio ALPN protocol (the application's own TLS) to the app untouched.
         this.metrics.accepted[mode]['tls-passthrough']++;
+        this.observeInbound(conn, 'tls-passthrough', 'accepted', '', mode, undefined);
         ev?.({ type: 'inbound-accepted', port, mode, how: 'tls-passthrough' });
         this.toApp(conn, sock, undefined);
         return;
       }
       if (!this.ctx) {
         this.metrics.reset[mode]['no-identity']++;
+        this.observeInbound(conn, 'tls', 'reset', 'no-identity', mode, undefined);
         ev?.({ type: 'inbound-reset', port, mode, reason: 'no-identity' });
         resetSocket(sock);
         return;
@@ -214,13 +224,23 @@ export class SidecarProxy {
     if (mode === 'STRICT') {
       const reason = kind === 0 ? 'plaintext' : 'sniff-timeout';
       this.metrics.reset.STRICT[reason]++;
+      this.observeInbound(conn, 'plaintext', 'reset', reason, mode, undefined);
       ev?.({ type: 'inbound-reset', port, mode, reason });
       resetSocket(sock);
       return;
     }
     this.metrics.accepted[mode].plaintext++;
+    this.observeInbound(conn, 'plaintext', 'accepted', '', mode, undefined);
     ev?.({ type: 'inbound-accepted', port, mode, how: 'plaintext' });
     this.toApp(conn, sock, undefined);
+  }
+
+  /**
+   * The one place where an inbound connection's verdict is recorded as a flow (every proxy
+   * built on this connection path records through it).
+   */
+  private observeInbound(conn: InboundConn, tls: FlowTls, outcome: FlowOutcome, reason: string, mode: InboundMode, peer: string | undefined): void {
+    this.flows.record(conn.address, peer, conn.port, tls, outcome, reason, mode);
   }
 
   private terminateTls(conn: InboundConn, mode: InboundMode): void {
@@ -235,6 +255,7 @@ export class SidecarProxy {
     const onErr = (err: Error): void => {
       const reason = classifyTlsError(err);
       this.metrics.handshakeFailures.server[reason]++;
+      this.observeInbound(conn, 'tls', 'reset', reason, mode, undefined);
       this.opts.onEvent?.({ type: 'handshake-failed', side: 'server', reason, error: err.message });
       resetSocket(raw);
     };
@@ -256,6 +277,7 @@ export class SidecarProxy {
       if (tlsSock.isSessionReused()) this.metrics.handshakes.serverResumed++;
       this.metrics.accepted[mode].mtls++;
       this.metrics.countPrincipal(peer);
+      this.observeInbound(conn, 'mtls', 'accepted', '', mode, peer);
       this.opts.onEvent?.({ type: 'inbound-accepted', port: conn.port, mode, how: 'mtls', peer });
       this.toApp(conn, tlsSock, raw);
     });

@@ -4,6 +4,8 @@ import type { Schema } from './builders.js';
 import { coreSchemas } from './core.js';
 import { gitopsSchemas } from './gitops.js';
 import { meshSchemas } from './mesh.js';
+
+export { MAX_OBSERVED_FLOWS } from './mesh.js';
 import { multiclusterSchemas } from './multicluster.js';
 
 export type { Schema };

@@ -1,6 +1,7 @@
 // Mesh resources (docs/mesh.md): ServiceMeshControlPlane, ServiceMeshMemberRoll,
-// PeerAuthentication, DestinationRule, with upstream (Maistra / Istio) field names.
-import { anyObject, arr, bool, enumOf, kindSchema, map, obj, port, str, type Schema } from './builders.js';
+// PeerAuthentication, DestinationRule, with upstream (Maistra / Istio) field names; and strait's
+// MeshTrafficObservation (what the sidecars saw; written by the mesh agent).
+import { anyObject, arr, bool, enumOf, int, ipv4, kindSchema, map, obj, port, str, timestamp, type Schema } from './builders.js';
 
 const mtlsMode = enumOf('UNSET', 'DISABLE', 'PERMISSIVE', 'STRICT');
 const tls = obj({
@@ -8,6 +9,22 @@ const tls = obj({
   clientCertificate: str(), privateKey: str(), caCertificates: str(), credentialName: str(),
   subjectAltNames: arr(str()), sni: str(), insecureSkipVerify: bool,
 });
+const effectiveMode = enumOf('DISABLE', 'PERMISSIVE', 'STRICT');
+/** the most flows one MeshTrafficObservation holds (the agent's bound is at most this) */
+export const MAX_OBSERVED_FLOWS = 1024;
+const observedFlow = obj({
+  client: obj({ address: str(), identity: str(), namespace: str(), pod: str(), serviceAccount: str(), sidecar: bool }, ['address']),
+  port,
+  tls: enumOf('mtls', 'plaintext', 'tls-passthrough', 'tls'),
+  outcome: enumOf('accepted', 'reset'),
+  reason: str(),
+  mode: effectiveMode,
+  count: int(0),
+  firstSeen: timestamp,
+  lastSeen: timestamp,
+  strictWouldReset: bool,
+}, ['client', 'port', 'tls', 'outcome', 'mode', 'count', 'lastSeen']);
+
 const trafficPolicy = obj({
   tls,
   portLevelSettings: arr(obj({ port: obj({ number: port }), tls, loadBalancer: anyObject, connectionPool: anyObject, outlierDetection: anyObject })),
@@ -50,4 +67,15 @@ export const meshSchemas: Record<string, Schema> = {
     }, ['host']),
     status: anyObject,
   }, { required: ['spec'] }),
+  MeshTrafficObservation: kindSchema({
+    spec: obj({ pod: str(), deployment: str(), serviceAccount: str(), spiffeId: str(), address: ipv4 }),
+    status: obj({
+      lastReport: timestamp,
+      flowLimit: int(1, MAX_OBSERVED_FLOWS),
+      evictedFlows: int(0),
+      inbound: anyObject,
+      summary: obj({ flows: int(0), mtls: int(0), plaintext: int(0), tlsPassthrough: int(0), reset: int(0), strictWouldReset: int(0) }),
+      flows: arr(observedFlow, { maxItems: MAX_OBSERVED_FLOWS }),
+    }),
+  }),
 };
