@@ -2,12 +2,13 @@
 // mesh-agent-netns.test.ts. Pods are network namespaces; their objects are in a store
 // (with the strait.dev/netns annotation the local world sets); the mesh agent starts the
 // sidecars itself and pushes each policy change to them. Prints the outcomes as JSON.
+// STRAIT_TEST_DATAPLANE=node: the same with the node-level proxy (one process for all pods).
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { MeshCa, NETNS_ANNOTATION, startMeshAgent } from '../../src/mesh/control/index.js';
+import { MeshCa, NETNS_ANNOTATION, startMeshAgent, type MeshDataplane } from '../../src/mesh/control/index.js';
 import type { KubeObject } from '../../src/platform/store/index.js';
 import { dr, pa, pod, smcp, smmr, svc } from './fixtures.js';
 import { openEmbeddedStore } from '../../src/platform/store/index.js';
@@ -16,6 +17,7 @@ const ROOT = process.env['STRAIT_ROOT'] ?? process.cwd();
 const sh = (cmd: string, ...args: string[]) => execFileSync(cmd, args, { encoding: 'utf8', stdio: ['pipe', 'pipe', 'pipe'] });
 const PODS = { server: '10.78.0.2', client: '10.78.0.3', outsider: '10.78.0.4' } as const;
 const children: ChildProcess[] = [];
+const DATAPLANE = (process.env['STRAIT_TEST_DATAPLANE'] ?? 'sidecar') as MeshDataplane;
 
 function curlIn(ns: string, url: string): Promise<{ exit: number; code: string }> {
   return new Promise((resolve) => {
@@ -69,6 +71,7 @@ async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'strait-agent-'));
   const agent = await startMeshAgent({
     store, ca: MeshCa.create(), dir, sidecarScript: join(ROOT, 'dist', 'agents', 'sidecar', 'main.js'),
+    dataplane: DATAPLANE, nodeProxyScript: join(ROOT, 'dist', 'agents', 'mesh-node', 'main.js'),
     bootstrap: [smcp('istio-system', { mtls: false, automtls: false, cp: false }), smmr('istio-system', ['mesh'])],
     ingress: { namespace: 'istio-system', serviceAccount: 'istio-ingressgateway-service-account',
       routes: [{ pathPrefix: '/', namespace: 'mesh', service: 'echo', port: 8080, backend: { host: PODS.server, port: 8080 } }] },

@@ -1,12 +1,16 @@
 // The mesh agent of one cluster in the local world: the MeshController (certificates,
-// root ConfigMap, sidecar configurations) and the SidecarSupervisor (a sidecar process in
-// every injected pod's namespace), joined: each configuration the controller computes is
-// written to its file and pushed to the running sidecar over IPC.
+// root ConfigMap, sidecar configurations) and a proxy supervisor, joined: each
+// configuration the controller computes is written to its file and pushed to the pod's
+// running proxy over IPC. The proxies are, by `dataplane`, a sidecar process in every
+// injected pod's namespace (SidecarSupervisor), or one node-level proxy per node serving
+// all of its injected pods (NodeProxySupervisor, docs/mesh-node.md).
 import type { Logger } from 'pino';
+import { E } from '../../../base/errors/index.js';
 import type { KubeObject, ResourceStore } from '../../../platform/store/index.js';
 import type { MeshCa } from '../ca/index.js';
 import { MeshController, type MeshControllerOptions, type ReconcileResult } from '../controller/index.js';
-import { SidecarSupervisor } from './sidecar-supervisor.js';
+import { NodeProxySupervisor } from './node-proxy-supervisor.js';
+import { SidecarSupervisor, type ProxySupervisor } from './sidecar-supervisor.js';
 import { publishSidecarStatus } from './pod-status.js';
 
 export interface MeshAgentOptions {
@@ -14,6 +18,10 @@ export interface MeshAgentOptions {
   ca: MeshCa;
   dir: string;
   sidecarScript: string;
+  /** how the pods' proxies run: a process per pod (default) or one per node */
+  dataplane?: MeshDataplane;
+  /** compiled agents/mesh-node/main.js (dataplane 'node') */
+  nodeProxyScript?: string;
   nodeBinary?: string;
   proxyUid?: number;
   /** inbound ports that bypass the sidecars */
@@ -28,9 +36,12 @@ export interface MeshAgentOptions {
   ingress?: MeshControllerOptions['ingress'];
 }
 
+export type MeshDataplane = 'sidecar' | 'node';
+export const MESH_DATAPLANES: readonly MeshDataplane[] = ['sidecar', 'node'];
+
 export interface MeshAgent {
   controller: MeshController;
-  supervisor: SidecarSupervisor;
+  supervisor: ProxySupervisor;
   stop(): Promise<void>;
 }
 
@@ -56,11 +67,17 @@ export async function startMeshAgent(o: MeshAgentOptions): Promise<MeshAgent> {
         if (again) { again = false; publish(); }
       });
   };
-  const supervisor = new SidecarSupervisor({
-    onChange: publish,
-    dir: o.dir, sidecarScript: o.sidecarScript,
-    ...(o.nodeBinary ? { nodeBinary: o.nodeBinary } : {}), ...(o.excludeInboundPorts ? { excludeInboundPorts: o.excludeInboundPorts } : {}), ...(o.proxyUid !== undefined ? { proxyUid: o.proxyUid } : {}), ...(o.log ? { log: o.log } : {}),
-  });
+  const common = {
+    onChange: publish, dir: o.dir,
+    ...(o.nodeBinary ? { nodeBinary: o.nodeBinary } : {}), ...(o.excludeInboundPorts ? { excludeInboundPorts: o.excludeInboundPorts } : {}), ...(o.log ? { log: o.log } : {}),
+  };
+  let supervisor: ProxySupervisor;
+  if (o.dataplane === 'node') {
+    if (!o.nodeProxyScript) throw E.usage('the mesh agent needs nodeProxyScript (agents/mesh-node/main.js) for dataplane \'node\'');
+    supervisor = new NodeProxySupervisor({ ...common, nodeProxyScript: o.nodeProxyScript });
+  } else {
+    supervisor = new SidecarSupervisor({ ...common, sidecarScript: o.sidecarScript, ...(o.proxyUid !== undefined ? { proxyUid: o.proxyUid } : {}) });
+  }
   const controller = new MeshController({
     store: o.store, ca: o.ca, dir: o.dir, ...(o.log ? { log: o.log } : {}), ...(o.ingress ? { ingress: o.ingress } : {}),
     ...(o.proxyUid !== undefined ? { proxyUid: o.proxyUid } : {}),

@@ -13,7 +13,7 @@ import { MESH_ALPN, meshPeerIdentity, secureContextFor, spiffeChecker, trustDoma
 import { classifyTlsError, ProxyMetrics } from './metrics.js';
 import { decode as decodeHello, MAX_RECORD } from '../../wire/tls-hello/index.js';
 import { sniffTls } from './sniff.js';
-import { connectSpliced, resetSocket, splice } from './splice.js';
+import { connectSpliced, resetSocket, splice, type Connector } from './splice.js';
 
 export interface Address {
   host: string;
@@ -26,6 +26,8 @@ export type OriginalDst = (sock: Socket) => Address;
 export interface InboundListenOptions {
   host: string;
   port: number;
+  /** a listening socket made elsewhere (a pod's namespace); host and port then only name it */
+  fd?: number;
   /** the application: a fixed address, or the original destination of each redirected connection */
   app: Address | 'original-dst';
   /** how long to wait for the first bytes before deciding (default 5000 ms) */
@@ -35,6 +37,8 @@ export interface InboundListenOptions {
 export interface OutboundListenOptions {
   host: string;
   port: number;
+  /** a listening socket made elsewhere (a pod's namespace); host and port then only name it */
+  fd?: number;
   /** where the client meant to go: a fixed address (loopback tests) or the original destination */
   destination: Address | 'original-dst';
 }
@@ -43,6 +47,11 @@ export interface SidecarOptions {
   originalDst?: OriginalDst;
   /** called for every connection decision (logging, tests) */
   onEvent?: (ev: ProxyEvent) => void;
+  /**
+   * how upstream connections (to the app, to destinations) are opened: net.connect by
+   * default; the node-level proxy opens them inside the pod's namespace
+   */
+  connect?: Connector;
 }
 
 export type ProxyEvent =
@@ -85,11 +94,13 @@ export class SidecarProxy {
   private readonly sessions = new Map<string, Buffer>();
   private readonly listeners: Listener[] = [];
   private readonly open = new Set<Socket>();
+  private readonly connector: Connector;
   /** set when the configuration last changed (performance.now()) */
   lastUpdate = 0;
 
   constructor(config: unknown, private readonly opts: SidecarOptions = {}) {
     this.cfg = validateSidecarConfig(config);
+    this.connector = opts.connect ?? netConnect;
     this.applyIdentity(undefined);
   }
 
@@ -145,16 +156,16 @@ export class SidecarProxy {
 
   async listenInbound(o: InboundListenOptions): Promise<AddressInfo> {
     const server = createServer({ allowHalfOpen: true, pauseOnConnect: false }, (sock) => this.onInbound(sock, o));
-    return this.listen(server, 'inbound', o.host, o.port);
+    return this.listen(server, 'inbound', o);
   }
 
   async listenOutbound(o: OutboundListenOptions): Promise<AddressInfo> {
     const server = createServer({ allowHalfOpen: true }, (sock) => this.onOutbound(sock, o.destination));
-    return this.listen(server, 'outbound', o.host, o.port);
+    return this.listen(server, 'outbound', o);
   }
 
-  private async listen(server: Server, kind: 'inbound' | 'outbound', host: string, port: number): Promise<AddressInfo> {
-    const bound = await listenServer(server, { port, host });
+  private async listen(server: Server, kind: 'inbound' | 'outbound', o: { host: string; port: number; fd?: number }): Promise<AddressInfo> {
+    const bound = await listenServer(server, o.fd !== undefined ? { fd: o.fd } : { port: o.port, host: o.host });
     this.listeners.push({ server, kind });
     return bound.address as AddressInfo;
   }
@@ -263,7 +274,7 @@ export class SidecarProxy {
 
   private toApp(conn: InboundConn, down: Socket, downRaw: Socket | undefined): void {
     const target = conn.target as Address;
-    const up = connectSpliced({ host: target.host, port: target.port, allowHalfOpen: true });
+    const up = connectSpliced({ host: target.host, port: target.port, allowHalfOpen: true }, this.connector);
     this.track(up);
     up.once('error', () => {
       this.metrics.upstreamErrors.inbound++;
@@ -289,7 +300,7 @@ export class SidecarProxy {
     this.opts.onEvent?.({ type: 'outbound', destination: `${dst.host}:${dst.port}`, mode: policy.mode });
     const plain = policy.mode === 'DISABLE' || !this.ctx;
     // a plaintext upstream reads through onread (connectSpliced); under TLS the TLS layer reads it
-    const raw = plain ? connectSpliced({ host: dst.host, port: dst.port, allowHalfOpen: true }) : netConnect({ host: dst.host, port: dst.port, allowHalfOpen: true });
+    const raw = plain ? connectSpliced({ host: dst.host, port: dst.port, allowHalfOpen: true }, this.connector) : this.connector({ host: dst.host, port: dst.port, allowHalfOpen: true });
     this.track(raw);
     raw.on('error', ignoreError);
     if (plain) {
