@@ -50,30 +50,6 @@ const LINKERD_MB = 26;
 const podIP = (i: number): string => `10.81.${1 + Math.floor(i / 200)}.${(i % 200) + 2}`;
 const podNs = (i: number): string => `p${i}`;
 
-if (process.argv[2] === '--serve-app') {
-  // the application of every pod, one process: an HTTP server on port 8080 inside each pod's namespace
-  const n = Number(process.argv[3]);
-  for (let i = 0; i < n; i++) {
-    const server = createServer({ keepAlive: true }, (_req, res) => {
-      res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': BODY.length });
-      res.end(BODY);
-    });
-    server.keepAliveTimeout = 120_000;
-    server.listen({ fd: listenInNetns(podNs(i), '0.0.0.0', APP_PORT) });
-  }
-  process.stdout.write('{"ready":true}\n');
-} else if (process.env['STRAIT_BENCH_INNER'] !== '1') {
-  if (process.getuid?.() !== 0) {
-    console.error('bench/mesh-node needs root (network namespaces, nftables)');
-    process.exit(2);
-  }
-  const r = spawnSync('unshare', ['--net', '--mount', '--propagation', 'private', '--fork', '--kill-child', '--',
-    process.execPath, fileURLToPath(import.meta.url), ...process.argv.slice(2)], { stdio: 'inherit', env: { ...process.env, STRAIT_BENCH_INNER: '1', STRAIT_LOG_LEVEL: 'warn' } });
-  process.exit(r.status ?? 1);
-} else {
-  await main();
-}
-
 function sh(cmd: string, args: string[], input?: string): void {
   execFileSync(cmd, args, { input, stdio: ['pipe', 'ignore', 'inherit'] });
 }
@@ -90,12 +66,18 @@ function buildPods(n: number): void {
   for (let i = 0; i < n; i++) sh('ip', ['-n', podNs(i), '-batch', '-'], `link set lo up\naddr add ${podIP(i)}/16 dev eth0\nlink set eth0 up\n`);
 }
 
-/** kB of a field of /proc/PID/smaps_rollup (Pss, Rss) summed over pids */
-function memKb(pids: number[], field: 'Pss' | 'Rss'): number {
+/**
+ * kB of /proc/PID/smaps_rollup summed over pids: Pss, Rss, or Private (USS: Private_Clean +
+ * Private_Dirty, what the process alone holds; PSS adds its share of pages it shares, such
+ * as node's own code, which shrinks as more processes share them)
+ */
+function memKb(pids: number[], field: 'Pss' | 'Rss' | 'Private'): number {
   let kb = 0;
   for (const pid of pids) {
     try {
-      kb += Number(new RegExp(`^${field}:\\s+(\\d+)`, 'm').exec(readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'))?.[1] ?? 0);
+      const text = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
+      const get = (f: string): number => Number(new RegExp(`^${f}:\\s+(\\d+)`, 'm').exec(text)?.[1] ?? 0);
+      kb += field === 'Private' ? get('Private_Clean') + get('Private_Dirty') : get(field);
     } catch { /* gone */ }
   }
   return kb;
@@ -220,6 +202,7 @@ interface PhaseResult {
   pssIdleKb: number;
   pssLoadKb: number;
   rssLoadKb: number;
+  ussLoadKb: number;
   cpuMs: number;
   sent: number;
   secs: number;
@@ -276,7 +259,7 @@ async function phase(ca: MeshCa, dataplane: MeshDataplane, n: number, rate: numb
     const r = await load(conns, rate, seconds);
     const cpu = cpuMs(pids) - cpu0;
     const out: PhaseResult = {
-      dataplane, pods: n, processes: pids.length, startSecs, pssIdleKb, pssLoadKb: memKb(pids, 'Pss'), rssLoadKb: memKb(pids, 'Rss'),
+      dataplane, pods: n, processes: pids.length, startSecs, pssIdleKb, pssLoadKb: memKb(pids, 'Pss'), rssLoadKb: memKb(pids, 'Rss'), ussLoadKb: memKb(pids, 'Private'),
       cpuMs: cpu, sent: r.sent, secs: r.secs, p50: r.p50, p99: r.p99, late: r.late, strictReset, loadavg: load1(),
     };
     for (const c of conns) c.sock.destroy();
@@ -295,7 +278,7 @@ function report(r: PhaseResult, rate: number): string {
   const perK = (vcpu * 1000) / achieved;
   return `${r.dataplane.padEnd(8)} ${String(r.pods).padStart(4)} ${String(r.processes).padStart(5)} ${r.startSecs.toFixed(1).padStart(7)} s ` +
     `${(r.pssIdleKb / 1024).toFixed(0).padStart(6)} MiB ${(r.pssLoadKb / 1024).toFixed(0).padStart(6)} MiB ${mbPod.toFixed(2).padStart(7)} MiB ` +
-    `${(r.rssLoadKb / 1024).toFixed(0).padStart(6)} MiB ${achieved.toFixed(0).padStart(6)}/${rate} ${vcpu.toFixed(3).padStart(6)} ` +
+    `${(r.ussLoadKb / 1024 / r.pods).toFixed(2).padStart(6)} MiB ${(r.rssLoadKb / 1024).toFixed(0).padStart(6)} MiB ${achieved.toFixed(0).padStart(6)}/${rate} ${vcpu.toFixed(3).padStart(6)} ` +
     `${perK.toFixed(3).padStart(7)} ${(perK / 2).toFixed(3).padStart(7)}  ${r.p50.toFixed(2).padStart(6)} ${r.p99.toFixed(2).padStart(7)} ms ` +
     `${r.strictReset ? 'reset' : 'NOT reset'}   ${r.loadavg}`;
 }
@@ -326,7 +309,7 @@ async function main(): Promise<void> {
       results.push(await phase(ca, dp, n, rate, seconds, nsFds));
     }
     console.log('');
-    console.log('dataplane pods procs   start    PSS idle PSS load  PSS/pod     RSS    req/s/rate  vCPU  vCPU/1k  /1k/proxy  p50    p99       STRICT plaintext  load average');
+    console.log('dataplane pods procs   start    PSS idle PSS load  PSS/pod  USS/pod     RSS    req/s/rate  vCPU  vCPU/1k  /1k/proxy  p50    p99       STRICT plaintext  load average');
     for (const r of results) console.log(report(r, rate));
     console.log('');
     console.log(`published: Envoy sidecar ~${ENVOY_MB} MB and ${ENVOY_VCPU} vCPU per 1,000 req/s per proxy; Istio ambient ztunnel ~${ZTUNNEL_MB} MB per node; Linkerd ~${LINKERD_MB} MB per proxy`);
@@ -336,7 +319,12 @@ async function main(): Promise<void> {
     const nodeBase = results.find((r) => r.dataplane === 'node' && r.pods === (side?.pods ?? base));
     const mbPod = (r: PhaseResult): number => r.pssLoadKb / 1024 / r.pods;
     const perK = (r: PhaseResult): number => (r.cpuMs / r.secs) / (r.sent / r.secs);
-    if (side) console.log(`sidecar baseline at ${side.pods} pods, scaled to ${pods}: ${(mbPod(side) * pods / 1024).toFixed(2)} GiB PSS (${mbPod(side).toFixed(1)} MiB per pod; each sidecar is its own process, so its cost per pod does not depend on the count)`);
+    if (side) {
+      const uss = side.ussLoadKb / 1024 / side.pods;
+      console.log(`sidecar baseline at ${side.pods} pods, scaled to ${pods}: ${(mbPod(side) * pods / 1024).toFixed(2)} GiB PSS (${mbPod(side).toFixed(1)} MiB per pod). ` +
+        `Each sidecar is its own process: what it holds alone (USS ${uss.toFixed(1)} MiB) does not depend on the count; its share of the pages all share (node's code) ` +
+        `shrinks as more run, so at ${pods} pods PSS per pod lies between ${uss.toFixed(1)} and ${mbPod(side).toFixed(1)} MiB`);
+    }
     if (nodeBig && nodeBase && nodeBig !== nodeBase) {
       console.log(`node proxy, each further pod: ${((nodeBig.pssLoadKb - nodeBase.pssLoadKb) / 1024 / (nodeBig.pods - nodeBase.pods)).toFixed(2)} MiB PSS (from ${nodeBase.pods} to ${nodeBig.pods} pods)`);
     }
@@ -353,4 +341,30 @@ async function main(): Promise<void> {
   } finally {
     app.kill('SIGTERM');
   }
+}
+
+// entry: the app child, the re-exec into a private tree, or the bench inside it (last: every
+// module-level constant above is initialized by then)
+if (process.argv[2] === '--serve-app') {
+  // the application of every pod, one process: an HTTP server on port 8080 inside each pod's namespace
+  const n = Number(process.argv[3]);
+  for (let i = 0; i < n; i++) {
+    const server = createServer({ keepAlive: true }, (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': BODY.length });
+      res.end(BODY);
+    });
+    server.keepAliveTimeout = 120_000;
+    server.listen({ fd: listenInNetns(podNs(i), '0.0.0.0', APP_PORT) });
+  }
+  process.stdout.write('{"ready":true}\n');
+} else if (process.env['STRAIT_BENCH_INNER'] !== '1') {
+  if (process.getuid?.() !== 0) {
+    console.error('bench/mesh-node needs root (network namespaces, nftables)');
+    process.exit(2);
+  }
+  const r = spawnSync('unshare', ['--net', '--mount', '--propagation', 'private', '--fork', '--kill-child', '--',
+    process.execPath, fileURLToPath(import.meta.url), ...process.argv.slice(2)], { stdio: 'inherit', env: { ...process.env, STRAIT_BENCH_INNER: '1', STRAIT_LOG_LEVEL: 'warn' } });
+  process.exit(r.status ?? 1);
+} else {
+  await main();
 }
