@@ -3,8 +3,11 @@
 // (with the strait.dev/netns annotation the local world sets); the mesh agent starts the
 // sidecars itself and pushes each policy change to them. Prints the outcomes as JSON.
 // STRAIT_TEST_DATAPLANE=node: the same with the node-level proxy (one process for all pods).
+// STRAIT_TEST_LOOP_PROBE=1: instead of the table, PERMISSIVE only, then the outsider connects
+// straight to the server pod's proxy ports (no redirect); prints what curl saw, the proxies'
+// open descriptors afterwards and whether the in-mesh client is still served.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -92,6 +95,26 @@ async function main(): Promise<void> {
   };
   const table: Record<string, unknown> = {};
   let strictMs = -1;
+  if (process.env['STRAIT_TEST_LOOP_PROBE'] === '1') {
+    for (const o of setups['PERMISSIVE'] ?? []) await store.apply(o);
+    await new Promise((r) => setTimeout(r, 300));
+    const before = await curlIn('client', url);
+    const probes = {
+      inbound: await curlIn('outsider', `http://${PODS.server}:15006/`),
+      outbound: await curlIn('outsider', `http://${PODS.server}:15001/`),
+      // from inside the pod itself, to its own proxy ports
+      ownInbound: await curlIn('server', `http://${PODS.server}:15006/`),
+      ownOutbound: await curlIn('server', 'http://127.0.0.1:15001/'),
+    };
+    await new Promise((r) => setTimeout(r, 500));
+    const pids = [...new Set(agent.supervisor.status().map((s) => s.pid as number))];
+    const fds = pids.map((pid) => readdirSync(`/proc/${pid}/fd`).length);
+    const after = await curlIn('client', url);
+    await agent.stop();
+    await store.close();
+    process.stdout.write(JSON.stringify({ before, probes, fds, after }));
+    return;
+  }
   for (const [mode, objs] of Object.entries(setups)) {
     await store.delete({ apiVersion: 'networking.istio.io/v1beta1', kind: 'DestinationRule' }, 'default', 'mesh');
     const t0 = performance.now();
