@@ -19,7 +19,12 @@ for (const dataplane of ['sidecar', 'node'] as const) {
     assert.equal(r.status, 0, `${r.stderr}\n${r.stdout}`);
     const out = JSON.parse(r.stdout) as { before: { exit: number }; probes: Record<string, { exit: number; code: string }>; fds: number[]; after: { exit: number; code: string } };
     assert.equal(out.before.exit, 0);
-    for (const [name, p] of Object.entries(out.probes)) assert.equal(p.exit, 56, `${name}: reset (curl exit 56), got exit ${p.exit} code ${p.code}`);
+    for (const [name, p] of Object.entries(out.probes)) {
+      // reset at once (the loop made curl wait until its --max-time: exit 28). The reset can
+      // reach curl before it has seen its own connect() complete, which curl reports as a
+      // failed connect (exit 7) rather than a reset (56): both mean nothing was relayed.
+      assert.ok([7, 56].includes(p.exit), `${name}: reset (curl exit 56 or 7), got exit ${p.exit} code ${p.code}`);
+    }
     for (const n of out.fds) assert.ok(n < 100, `the proxy holds ${n} descriptors after the probes`);
     assert.deepEqual([out.after.exit, out.after.code], [0, '200'], 'the pod is still served');
   });

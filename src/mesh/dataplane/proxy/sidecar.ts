@@ -188,6 +188,11 @@ export class SidecarProxy {
         resetSocket(sock);
         return;
       }
+      if (isSelf(sock, target)) {
+        this.metrics.directToProxy.inbound++;
+        resetSocket(sock);
+        return;
+      }
     } else {
       target = o.app;
     }
@@ -295,6 +300,11 @@ export class SidecarProxy {
       resetSocket(down);
       return;
     }
+    if (destination === 'original-dst' && isSelf(down, dst)) {
+      this.metrics.directToProxy.outbound++;
+      resetSocket(down);
+      return;
+    }
     const policy = this.outboundPolicy(dst.host, dst.port);
     this.metrics.outbound[policy.mode]++;
     this.opts.onEvent?.({ type: 'outbound', destination: `${dst.host}:${dst.port}`, mode: policy.mode });
@@ -375,6 +385,15 @@ function clientVerifyError(sock: TLSSocket): Error | undefined {
   if (err) return err;
   if (!sock.getPeerCertificate()?.raw) return Object.assign(new Error('peer did not return a certificate'), { code: 'ERR_SSL_PEER_DID_NOT_RETURN_A_CERTIFICATE' });
   return undefined;
+}
+
+/**
+ * A connection made straight to the proxy's listener (not redirected to it) has the
+ * listener itself as its original destination; relayed, it would connect to the same
+ * listener again, and again, until the process runs out of descriptors.
+ */
+function isSelf(sock: Socket, dst: Address): boolean {
+  return dst.port === sock.localPort && dst.host === sock.localAddress;
 }
 
 /** Errors are handled where the connection is joined; this keeps a stray one from crashing the proxy. */
