@@ -33,6 +33,10 @@ for (const dataplane of ['sidecar', 'node'] as const) test(`mesh agent (${datapl
   // the server pod's sidecar metrics, scraped from outside the pod on 15020 (not redirected)
   assert.match(out.metrics, /strait_mesh_inbound_reset_total\{mode="STRICT",reason="plaintext"\} [1-9]/);
   assert.match(out.metrics, /strait_mesh_inbound_accepted_total\{mode="STRICT",how="mtls"\} [1-9]/);
+  // each pod speaks with its own identity (in the node dataplane both pods' TLS contexts live in one process):
+  // the server pod saw the client pod's SPIFFE ID, and only that one
+  assert.match(out.metrics, /strait_mesh_inbound_mtls_connections_total\{source_principal="spiffe:\/\/cluster\.local\/ns\/mesh\/sa\/client"\} [1-9]/);
+  assert.doesNotMatch(out.metrics, /source_principal="spiffe:\/\/cluster\.local\/ns\/mesh\/sa\/echo"/);
   const pt = spawnSync('promtool', ['check', 'metrics'], { input: out.metrics, encoding: 'utf8' });
   assert.equal(pt.status, 0, pt.stdout + pt.stderr);
   console.log(`# ${dataplane}: STRICT enforced ${out.strictMs.toFixed(0)} ms after apply (agent: store watch → config → IPC push; includes curl runs)`);
