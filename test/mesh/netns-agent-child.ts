@@ -6,6 +6,10 @@
 // STRAIT_TEST_LOOP_PROBE=1: instead of the table, PERMISSIVE only, then the outsider connects
 // straight to the server pod's proxy ports (no redirect); prints what curl saw, the proxies'
 // open descriptors afterwards and whether the in-mesh client is still served.
+// STRAIT_TEST_ROTATION_MS=N: instead of the table, workload certificates of N ms (re-issued
+// at half), STRICT + ISTIO_MUTUAL, the in-mesh client's curl every 250 ms for 2.5 N;
+// prints the curls' outcomes and the server pod's certificate expiry and config updates
+// (its metrics) before and after.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -75,6 +79,7 @@ async function main(): Promise<void> {
   const agent = await startMeshAgent({
     store, ca: MeshCa.create(), dir, sidecarScript: join(ROOT, 'dist', 'agents', 'sidecar', 'main.js'),
     dataplane: DATAPLANE, nodeProxyScript: join(ROOT, 'dist', 'agents', 'mesh-node', 'main.js'),
+    ...(process.env['STRAIT_TEST_ROTATION_MS'] ? { workloadLifetimeMs: Number(process.env['STRAIT_TEST_ROTATION_MS']) } : {}),
     bootstrap: [smcp('istio-system', { mtls: false, automtls: false, cp: false }), smmr('istio-system', ['mesh'])],
     ingress: { namespace: 'istio-system', serviceAccount: 'istio-ingressgateway-service-account',
       routes: [{ pathPrefix: '/', namespace: 'mesh', service: 'echo', port: 8080, backend: { host: PODS.server, port: 8080 } }] },
@@ -95,6 +100,28 @@ async function main(): Promise<void> {
   };
   const table: Record<string, unknown> = {};
   let strictMs = -1;
+  if (process.env['STRAIT_TEST_ROTATION_MS']) {
+    const lifetime = Number(process.env['STRAIT_TEST_ROTATION_MS']);
+    for (const o of setups['STRICT'] ?? []) await store.apply(o);
+    for (let i = 0; i < 400 && (await curlIn('client', url)).exit !== 0; i++) await new Promise((r) => setTimeout(r, 10));
+    const scrape = (): { expiry: number; updates: number } => {
+      const m = execFileSync('curl', ['-sS', '--max-time', '5', `http://${PODS.server}:15020/metrics`], { encoding: 'utf8' });
+      return { expiry: Number(/^strait_mesh_certificate_expiry_seconds (\S+)/m.exec(m)?.[1]), updates: Number(/^strait_mesh_config_updates_total (\S+)/m.exec(m)?.[1]) };
+    };
+    const first = scrape();
+    const curls: number[] = [];
+    const end = Date.now() + 2.5 * lifetime;
+    while (Date.now() < end) {
+      curls.push((await curlIn('client', url)).exit);
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    const last = scrape();
+    const pids = [...new Set(agent.supervisor.status().map((s) => s.pid as number))];
+    await agent.stop();
+    await store.close();
+    process.stdout.write(JSON.stringify({ first, last, curls, pids }));
+    return;
+  }
   if (process.env['STRAIT_TEST_LOOP_PROBE'] === '1') {
     for (const o of setups['PERMISSIVE'] ?? []) await store.apply(o);
     await new Promise((r) => setTimeout(r, 300));

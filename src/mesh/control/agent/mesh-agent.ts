@@ -32,6 +32,8 @@ export interface MeshAgentOptions {
   onReconciled?: (r: ReconcileResult) => void;
   /** start sidecar processes (default true); false: only certificates and configurations */
   sidecars?: boolean;
+  /** lifetime of workload certificates (default 24 h; re-issued at half of it) */
+  workloadLifetimeMs?: number;
   /** write <dir>/ingress.json for the ingress gateway */
   ingress?: MeshControllerOptions['ingress'];
 }
@@ -80,6 +82,7 @@ export async function startMeshAgent(o: MeshAgentOptions): Promise<MeshAgent> {
   }
   const controller = new MeshController({
     store: o.store, ca: o.ca, dir: o.dir, ...(o.log ? { log: o.log } : {}), ...(o.ingress ? { ingress: o.ingress } : {}),
+    ...(o.workloadLifetimeMs ? { workloadLifetimeMs: o.workloadLifetimeMs } : {}),
     ...(o.proxyUid !== undefined ? { proxyUid: o.proxyUid } : {}),
     onReconciled: (r) => {
       if (o.sidecars !== false) {
