@@ -321,7 +321,7 @@ async function main(): Promise<void> {
     const perK = (r: PhaseResult): number => (r.cpuMs / r.secs) / (r.sent / r.secs);
     if (side) {
       const uss = side.ussLoadKb / 1024 / side.pods;
-      console.log(`sidecar baseline at ${side.pods} pods, scaled to ${pods}: ${(mbPod(side) * pods / 1024).toFixed(2)} GiB PSS (${mbPod(side).toFixed(1)} MiB per pod). ` +
+      console.log(`sidecar baseline at ${side.pods} pods${side.pods === pods ? '' : `, scaled to ${pods}`}: ${(mbPod(side) * pods / 1024).toFixed(2)} GiB PSS (${mbPod(side).toFixed(1)} MiB per pod). ` +
         `Each sidecar is its own process: what it holds alone (USS ${uss.toFixed(1)} MiB) does not depend on the count; its share of the pages all share (node's code) ` +
         `shrinks as more run, so at ${pods} pods PSS per pod lies between ${uss.toFixed(1)} and ${mbPod(side).toFixed(1)} MiB`);
     }
