@@ -10,6 +10,9 @@
 // at half), STRICT + ISTIO_MUTUAL, the in-mesh client's curl every 250 ms for 2.5 N;
 // prints the curls' outcomes and the server pod's certificate expiry and config updates
 // (its metrics) before and after.
+// STRAIT_TEST_KILL=1: instead of the table, STRICT + ISTIO_MUTUAL, then SIGKILL to every proxy
+// process; prints the pods' status and the curls (in-mesh client, outsider) once the agent
+// has them served again, and the outsider's curl while no proxy ran.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -100,6 +103,29 @@ async function main(): Promise<void> {
   };
   const table: Record<string, unknown> = {};
   let strictMs = -1;
+  if (process.env['STRAIT_TEST_KILL'] === '1') {
+    for (const o of setups['STRICT'] ?? []) await store.apply(o);
+    for (let i = 0; i < 400 && (await curlIn('client', url)).exit !== 0; i++) await new Promise((r) => setTimeout(r, 10));
+    const before = agent.supervisor.status();
+    const killed = [...new Set(before.map((s) => s.pid as number))];
+    for (const pid of killed) process.kill(pid, 'SIGKILL');
+    // while nothing serves the pods, the redirect still holds: refused, never plaintext to the app
+    const whileDown = await curlIn('outsider', url);
+    const t0 = performance.now();
+    for (let i = 0; i < 400; i++) {
+      const st = agent.supervisor.status();
+      if (st.every((s) => s.ready && !killed.includes(s.pid as number))) break;
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    const readyMs = performance.now() - t0;
+    const after = agent.supervisor.status();
+    const inMesh = await curlIn('client', url);
+    const outsider = await curlIn('outsider', url);
+    await agent.stop();
+    await store.close();
+    process.stdout.write(JSON.stringify({ before, after, whileDown, inMesh, outsider, readyMs }));
+    return;
+  }
   if (process.env['STRAIT_TEST_ROTATION_MS']) {
     const lifetime = Number(process.env['STRAIT_TEST_ROTATION_MS']);
     for (const o of setups['STRICT'] ?? []) await store.apply(o);
