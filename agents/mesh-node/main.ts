@@ -63,7 +63,8 @@ async function main(): Promise<void> {
   const life = new Lifecycle();
   const proxy = new NodeProxy({
     inboundPort: port(values['inbound-port'], '--inbound-port'), outboundPort: port(values['outbound-port'], '--outbound-port'), mark,
-    onEvent: (pod, ev) => log.debug({ pod, ...ev }, 'connection'),
+    // per connection: only when someone reads it
+    ...(log.isLevelEnabled('debug') ? { onEvent: (pod: string, ev: object) => log.debug({ pod, ...ev }, 'connection') } : {}),
   });
   const metrics = new Map<string, MetricsServer>();
   const send = (m: Record<string, unknown>): void => { if (process.connected) process.send?.(m); };
