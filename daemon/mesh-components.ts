@@ -12,6 +12,8 @@ import { join } from 'node:path';
 
 export interface MeshPlanView {
   internet: { rootIP: string };
+  /** how the injected pods' proxies run (the agent's STRAIT_MESH_DATAPLANE; default sidecar) */
+  meshDataplane?: 'sidecar' | 'node';
   clusters: {
     name: string;
     nodes: { name: string; role: string; netns: string; underlayIP: string }[];
@@ -67,6 +69,7 @@ export function meshComponents(plan: MeshPlanView, ctx: MeshComponentContext, he
         STRAIT_CLUSTER: c.name,
         STRAIT_MESH_METRICS: `0.0.0.0:${ctx.metricsPort + 10 + i}`,
         STRAIT_MESH_INGRESS: JSON.stringify(routes),
+        ...(plan.meshDataplane ? { STRAIT_MESH_DATAPLANE: plan.meshDataplane } : {}),
         ...(i === 0 ? { STRAIT_MESH_BOOTSTRAP: members.join(',') } : {}),
       },
     });

@@ -10,13 +10,14 @@
 //   STRAIT_MESH_METRICS       HOST:PORT for the agent's own /metrics
 //   STRAIT_METRICS_PORT       the world's metrics port, excluded from the pods' inbound redirect
 //   STRAIT_MESH_INGRESS       JSON list of routes [{pathPrefix, namespace, service, port}] for <dir>/ingress.json
+//   STRAIT_MESH_DATAPLANE     sidecar (a proxy process per injected pod, default) or node (one per node, docs/mesh-node.md)
 import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { E } from '../../src/base/errors/index.js';
 import { Lifecycle } from '../../src/base/lifecycle/index.js';
 import { createLogger } from '../../src/base/log/index.js';
-import { defaultMeshObjects, loadOrCreateCa, startMeshAgent, type IngressRouteSpec } from '../../src/mesh/control/index.js';
+import { defaultMeshObjects, loadOrCreateCa, MESH_DATAPLANES, startMeshAgent, type IngressRouteSpec, type MeshDataplane } from '../../src/mesh/control/index.js';
 import { Counter, Gauge, Registry } from 'prom-client';
 import { serveMetrics } from '../../src/platform/metrics/index.js';
 import { connectStoreFromFiles } from '../../src/platform/store/index.js';
@@ -37,6 +38,8 @@ Environment:
   STRAIT_MESH_METRICS       HOST:PORT for the agent's own /metrics
   STRAIT_METRICS_PORT       the world's metrics port, excluded from the pods' inbound redirect
   STRAIT_MESH_INGRESS       JSON list of ingress routes
+  STRAIT_MESH_DATAPLANE     sidecar (a proxy process per injected pod, default) or
+                            node (one proxy per node for all its pods)
 
   -h, --help                this help
   -V, --version             the version
@@ -58,16 +61,21 @@ async function main(): Promise<void> {
   const store = connectStoreFromFiles({ socketPath, tokenFile, cluster });
   const members = env('STRAIT_MESH_BOOTSTRAP');
   const routes = env('STRAIT_MESH_INGRESS');
+  const dataplane = (env('STRAIT_MESH_DATAPLANE') ?? 'sidecar') as MeshDataplane;
+  if (!MESH_DATAPLANES.includes(dataplane)) throw E.configInvalid('STRAIT_MESH_DATAPLANE', dataplane, `must be one of ${MESH_DATAPLANES.join(', ')}`);
   // sidecars drop to uid 1337 so that the pod's redirect spares their own connections; a
-  // world in a user namespace maps only root, so there the mesh runs without sidecars
-  const sidecars = env('STRAIT_USERNS') !== '1';
-  if (!sidecars) log.warn('user-namespace world: uid 1337 is not mapped, injected pods run without sidecars');
+  // world in a user namespace maps only root, so there the mesh runs without sidecars (the
+  // node proxy stays root and is spared by the mark on its sockets: it runs there too)
+  const proxies = env('STRAIT_USERNS') !== '1' || dataplane === 'node';
+  if (!proxies) log.warn('user-namespace world: uid 1337 is not mapped, injected pods run without sidecars (the node dataplane works there)');
+  const here = dirname(fileURLToPath(import.meta.url));
   const agent = await startMeshAgent({
-    sidecars,
+    sidecars: proxies, dataplane,
+    nodeProxyScript: join(here, '..', 'mesh-node', 'main.js'),
     store, ca, dir, log,
     // the world scrapes every pod's metrics port in plaintext: it bypasses the sidecar
     ...(env('STRAIT_METRICS_PORT') ? { excludeInboundPorts: [Number(env('STRAIT_METRICS_PORT'))] } : {}),
-    sidecarScript: join(dirname(fileURLToPath(import.meta.url)), '..', 'sidecar', 'main.js'),
+    sidecarScript: join(here, '..', 'sidecar', 'main.js'),
     ...(members ? { bootstrap: defaultMeshObjects(members.split(',').filter(Boolean)) } : {}),
     ...(routes ? { ingress: { namespace: 'istio-system', serviceAccount: 'istio-ingressgateway-service-account', routes: JSON.parse(routes) as IngressRouteSpec[] } } : {}),
   });

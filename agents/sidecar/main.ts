@@ -23,18 +23,13 @@ import { Registry, registerProxyMetrics } from '../../src/mesh/control/metrics/i
 import { DEFAULT_FLOW_LIMIT, MAX_FLOW_LIMIT, originalDst, SidecarProxy, type Address } from '../../src/mesh/dataplane/proxy/index.js';
 import { HttpError, readJsonBody, sendError } from '../../src/platform/http/index.js';
 import { answerMetrics, serveMetrics } from '../../src/platform/metrics/index.js';
-import { printedInfo, runEntry } from '../../daemon/entry.js';
+import { positiveIntArg, printedInfo, runEntry } from '../../daemon/entry.js';
 
 function hostPort(v: string | undefined, what: string): Address | undefined {
   if (v === undefined) return undefined;
   const m = /^(.+):(\d{1,5})$/.exec(v);
   if (!m) throw E.usage(`${what} must be HOST:PORT, got ${JSON.stringify(v)}`, { value: v });
   return { host: (m[1] as string).replace(/^\[|\]$/g, ''), port: Number(m[2]) };
-}
-
-function positiveInt(v: string, what: string, max: number): number {
-  if (!/^\d{1,9}$/.test(v) || Number(v) < 1 || Number(v) > max) throw E.usage(`${what} must be an integer from 1 to ${max}, got ${JSON.stringify(v)}`, { value: v });
-  return Number(v);
 }
 
 const HELP = `usage: strait-sidecar --config FILE [options]
@@ -79,8 +74,8 @@ async function main(): Promise<void> {
       'flow-report-ms': { type: 'string', default: '2000' },
     },
   });
-  const flowLimit = positiveInt(values['flow-limit'] as string, '--flow-limit', MAX_FLOW_LIMIT);
-  const flowReportMs = positiveInt(values['flow-report-ms'] as string, '--flow-report-ms', 3_600_000);
+  const flowLimit = positiveIntArg(values['flow-limit'] as string, '--flow-limit', MAX_FLOW_LIMIT);
+  const flowReportMs = positiveIntArg(values['flow-report-ms'] as string, '--flow-report-ms', 3_600_000);
   const log = createLogger('sidecar');
   const life = new Lifecycle();
   const load = (): unknown => {

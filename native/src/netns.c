@@ -14,6 +14,21 @@
 //       synchronously on this thread (a TUN device with tunOpen, a native socket)
 //       belongs to that namespace; asynchronous work started by fn does not.
 //
+//   netnsOpen(netnsPath) -> fd
+//       open a network namespace (close-on-exec) and check that it is one (NS_GET_NSTYPE);
+//       the fd keeps the namespace usable by the calls below without a path lookup each
+//       time (a node-level proxy holds one per pod). Close it with fs.closeSync.
+//
+//   netnsSocket(nsFd, family, mark) -> fd
+//       an unconnected, non-blocking, close-on-exec TCP socket (family 4 or 6) created
+//       inside the namespace of nsFd, with SO_MARK = mark when mark != 0 (needs
+//       CAP_NET_ADMIN); Node connects it with new net.Socket({ fd }).connect(...). Its
+//       connections leave from that namespace (its routes, its addresses, its nftables,
+//       which can spare them by the mark).
+//
+// netnsListen and netnsCall also take such an fd in place of the path, and netnsListen
+// takes a fifth argument, the listening socket's SO_MARK.
+//
 // The socket belongs to the namespace it was created in for its whole life: accept()
 // returns connections of that namespace and the peer addresses seen there.
 #define _GNU_SOURCE
@@ -21,54 +36,107 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <linux/nsfs.h>
 #include <sched.h>
+#include <stdint.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 #include "common.h"
 
-// Moves the calling thread into the network namespace at path. Returns an fd of the
-// thread's own namespace, for setns back, or -1 with a JS exception pending.
-static int netns_enter(napi_env env, const char *path) {
-  int self = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+// Moves the calling thread into the network namespace at path, or of nsfd when path is
+// NULL (nsfd stays open). Returns an fd of the thread's own namespace, for setns back, or
+// -1 with a JS exception pending.
+// The thread's own namespace, opened once per thread (a proxy makes one socket per
+// connection: opening /proc/thread-self/ns/net each time cost more than the setns pair).
+// Inside netnsCall's fn the thread is elsewhere: there a fresh fd is opened and closed.
+static __thread int home_fd = -1;
+static __thread int call_depth = 0;
+
+static int netns_self(void) {
+  if (call_depth > 0) return open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+  if (home_fd < 0) home_fd = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+  return home_fd;
+}
+
+static void netns_self_done(int self) {
+  if (self != home_fd) close(self);
+}
+
+static int netns_enter(napi_env env, const char *path, int nsfd) {
+  int self = netns_self();
   if (self < 0) {
     strait_throw_errno(env, "open /proc/thread-self/ns/net", errno);
     return -1;
   }
-  int target = open(path, O_RDONLY | O_CLOEXEC);
-  if (target < 0) {
-    int e = errno;
-    close(self);
-    strait_throw_errno(env, path, e);
-    return -1;
+  int target = nsfd;
+  if (path) {
+    target = open(path, O_RDONLY | O_CLOEXEC);
+    if (target < 0) {
+      int e = errno;
+      netns_self_done(self);
+      strait_throw_errno(env, path, e);
+      return -1;
+    }
   }
   if (setns(target, CLONE_NEWNET) != 0) {
     int e = errno;
-    close(target);
-    close(self);
+    if (path) close(target);
+    netns_self_done(self);
     strait_throw_errno(env, "setns into the network namespace", e);
     return -1;
   }
-  close(target);
+  if (path) close(target);
   return self;
 }
 
+// The namespace argument of netnsListen/netnsCall: a path (written to path, *nsfd = -1)
+// or an fd from netnsOpen (path = ""). 0 on success; else a JS exception is pending.
+static int netns_target(napi_env env, napi_value v, char *path, size_t size, int *nsfd) {
+  napi_valuetype t = napi_undefined;
+  size_t len = 0;
+  path[0] = 0;
+  *nsfd = -1;
+  if (napi_typeof(env, v, &t) != napi_ok) return -1;
+  if (t == napi_number) {
+    int32_t fd = -1;
+    if (napi_get_value_int32(env, v, &fd) != napi_ok || fd < 0) return -1;
+    *nsfd = fd;
+    return 0;
+  }
+  if (t != napi_string || napi_get_value_string_utf8(env, v, path, size, &len) != napi_ok || len == 0 || len >= size - 1) return -1;
+  return 0;
+}
+
+// Back to the thread's own namespace; a thread left in a pod's namespace must not go on.
+static void netns_leave(int self, const char *who) {
+  if (setns(self, CLONE_NEWNET) != 0) {
+    netns_self_done(self);
+    napi_fatal_error(who, NAPI_AUTO_LENGTH, "setns back to the process's network namespace failed", NAPI_AUTO_LENGTH);
+  }
+  netns_self_done(self);
+}
+
 static napi_value netns_listen(napi_env env, napi_callback_info info) {
-  size_t argc = 4;
-  napi_value argv[4];
+  size_t argc = 5;
+  napi_value argv[5];
   char path[512];
   char addr[64];
   size_t len = 0;
+  int nsfd = -1;
   int32_t port = 0;
   int32_t backlog = 511;
+  int32_t mark = 0;
   if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 3 ||
-      napi_get_value_string_utf8(env, argv[0], path, sizeof path, &len) != napi_ok || len == 0 || len >= sizeof path - 1 ||
+      netns_target(env, argv[0], path, sizeof path, &nsfd) != 0 ||
       napi_get_value_string_utf8(env, argv[1], addr, sizeof addr, &len) != napi_ok ||
       napi_get_value_int32(env, argv[2], &port) != napi_ok || port < 0 || port > 65535) {
-    napi_throw_type_error(env, "STRAIT_ERR_SYSTEM_TOOL", "netnsListen(netnsPath, address, port[, backlog]): bad arguments");
+    napi_throw_type_error(env, "STRAIT_ERR_SYSTEM_TOOL", "netnsListen(netnsPath | nsFd, address, port[, backlog[, mark]]): bad arguments");
     return NULL;
   }
   if (argc >= 4) napi_get_value_int32(env, argv[3], &backlog);
+  if (argc >= 5) napi_get_value_int32(env, argv[4], &mark);
   struct sockaddr_in sa;
   memset(&sa, 0, sizeof sa);
   sa.sin_family = AF_INET;
@@ -77,7 +145,7 @@ static napi_value netns_listen(napi_env env, napi_callback_info info) {
     napi_throw_type_error(env, "STRAIT_ERR_SYSTEM_TOOL", "netnsListen: address is not an IPv4 address");
     return NULL;
   }
-  int self = netns_enter(env, path);
+  int self = netns_enter(env, nsfd < 0 ? path : NULL, nsfd);
   if (self < 0) return NULL;
   int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   int err = fd < 0 ? errno : 0;
@@ -85,17 +153,18 @@ static napi_value netns_listen(napi_env env, napi_callback_info info) {
   if (!err) {
     int one = 1;
     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    if (bind(fd, (struct sockaddr *)&sa, sizeof sa) != 0) { err = errno; what = "bind"; }
+    if (mark != 0 && setsockopt(fd, SOL_SOCKET, SO_MARK, &mark, sizeof mark) != 0) { err = errno; what = "setsockopt(SO_MARK)"; }
+    else if (bind(fd, (struct sockaddr *)&sa, sizeof sa) != 0) { err = errno; what = "bind"; }
     else if (listen(fd, backlog) != 0) { err = errno; what = "listen"; }
   }
   // always go home, whatever happened in there
   if (setns(self, CLONE_NEWNET) != 0) {
     int e = errno;
-    close(self);
+    netns_self_done(self);
     if (fd >= 0) close(fd);
     return strait_throw_errno(env, "setns back to the process's network namespace", e);
   }
-  close(self);
+  netns_self_done(self);
   if (err) {
     if (fd >= 0) close(fd);
     return strait_throw_errno(env, what, err);
@@ -109,30 +178,80 @@ static napi_value netns_call(napi_env env, napi_callback_info info) {
   size_t argc = 2;
   napi_value argv[2];
   char path[512];
-  size_t len = 0;
+  int nsfd = -1;
   napi_valuetype t = napi_undefined;
   if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 2 ||
-      napi_get_value_string_utf8(env, argv[0], path, sizeof path, &len) != napi_ok || len == 0 || len >= sizeof path - 1 ||
+      netns_target(env, argv[0], path, sizeof path, &nsfd) != 0 ||
       napi_typeof(env, argv[1], &t) != napi_ok || t != napi_function) {
-    napi_throw_type_error(env, "STRAIT_ERR_SYSTEM_TOOL", "netnsCall(netnsPath, fn): bad arguments");
+    napi_throw_type_error(env, "STRAIT_ERR_SYSTEM_TOOL", "netnsCall(netnsPath | nsFd, fn): bad arguments");
     return NULL;
   }
-  int self = netns_enter(env, path);
+  int self = netns_enter(env, nsfd < 0 ? path : NULL, nsfd);
   if (self < 0) return NULL;
   napi_value global, result = NULL;
   napi_get_global(env, &global);
+  call_depth++;
   napi_status st = napi_call_function(env, global, argv[1], 0, NULL, &result);
-  if (setns(self, CLONE_NEWNET) != 0) {
-    // cannot happen short of a kernel bug; a thread left in a pod's namespace must not go on
-    close(self);
-    napi_fatal_error("netnsCall", NAPI_AUTO_LENGTH, "setns back to the process's network namespace failed", NAPI_AUTO_LENGTH);
-  }
-  close(self);
+  call_depth--;
+  // cannot fail short of a kernel bug
+  netns_leave(self, "netnsCall");
   return st == napi_ok ? result : NULL; // on a JS exception, it stays pending and goes on
+}
+
+static napi_value netns_open(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1];
+  char path[512];
+  size_t len = 0;
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 1 ||
+      napi_get_value_string_utf8(env, argv[0], path, sizeof path, &len) != napi_ok || len == 0 || len >= sizeof path - 1) {
+    napi_throw_type_error(env, "STRAIT_ERR_SYSTEM_TOOL", "netnsOpen(netnsPath): bad arguments");
+    return NULL;
+  }
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return strait_throw_errno(env, path, errno);
+  int type = ioctl(fd, NS_GET_NSTYPE);
+  if (type != CLONE_NEWNET) {
+    int e = type < 0 ? errno : EINVAL;
+    close(fd);
+    return strait_throw_errno(env, "not a network namespace (NS_GET_NSTYPE)", e);
+  }
+  napi_value out;
+  napi_create_int32(env, fd, &out);
+  return out;
+}
+
+static napi_value netns_socket(napi_env env, napi_callback_info info) {
+  size_t argc = 3;
+  napi_value argv[3];
+  int32_t nsfd = -1, family = 4, mark = 0;
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 3 ||
+      napi_get_value_int32(env, argv[0], &nsfd) != napi_ok || nsfd < 0 ||
+      napi_get_value_int32(env, argv[1], &family) != napi_ok || (family != 4 && family != 6) ||
+      napi_get_value_int32(env, argv[2], &mark) != napi_ok) {
+    napi_throw_type_error(env, "STRAIT_ERR_SYSTEM_TOOL", "netnsSocket(nsFd, family 4|6, mark): bad arguments");
+    return NULL;
+  }
+  int self = netns_enter(env, NULL, nsfd);
+  if (self < 0) return NULL;
+  int fd = socket(family == 6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  int err = fd < 0 ? errno : 0;
+  const char *what = "socket";
+  if (!err && mark != 0 && setsockopt(fd, SOL_SOCKET, SO_MARK, &mark, sizeof mark) != 0) { err = errno; what = "setsockopt(SO_MARK)"; }
+  netns_leave(self, "netnsSocket");
+  if (err) {
+    if (fd >= 0) close(fd);
+    return strait_throw_errno(env, what, err);
+  }
+  napi_value out;
+  napi_create_int32(env, fd, &out);
+  return out;
 }
 
 napi_status strait_init_netns(napi_env env, napi_value exports) {
   STRAIT_EXPORT(env, exports, "netnsListen", netns_listen);
   STRAIT_EXPORT(env, exports, "netnsCall", netns_call);
+  STRAIT_EXPORT(env, exports, "netnsOpen", netns_open);
+  STRAIT_EXPORT(env, exports, "netnsSocket", netns_socket);
   return napi_ok;
 }

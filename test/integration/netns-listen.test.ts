@@ -3,10 +3,11 @@
 // accepts that namespace's connections and sees that namespace's peer addresses.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess, type SpawnSyncReturns } from 'node:child_process';
-import { readFileSync, readlinkSync } from 'node:fs';
+import { closeSync, readFileSync, readlinkSync } from 'node:fs';
+import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { after, before, test } from 'node:test';
 import { startEcho } from '../../src/world/workloads/index.js';
-import { inNetnsSync, listenInNetns } from '../../src/platform/netns/index.js';
+import { closeNetns, connectInNetns, inNetnsSync, listenInNetns, openNetns, socketInNetns } from '../../src/platform/netns/index.js';
 import { treeSkip } from '../helpers/private-tree.js';
 
 let holder: ChildProcess | undefined;
@@ -82,3 +83,66 @@ test('inNetnsSync runs a function inside the namespace and always comes back', {
   assert.equal(readlinkSync('/proc/thread-self/ns/net'), mine, 'back home after a throw');
   assert.throws(() => inNetnsSync('/run/netns/strait-test-does-not-exist', () => 1), (e: Error & { code?: string }) => e.code === 'STRAIT_ERR_SYSTEM_TOOL');
 });
+
+/** packets counted by the rule with this comment in the held namespace's table strait_test */
+const counted = (comment: string): number => {
+  const out = inNs(['nft', 'list', 'table', 'ip', 'strait_test']).stdout;
+  const line = out.split('\n').find((l) => l.includes(`comment "${comment}"`)) ?? '';
+  return Number(/packets (\d+)/.exec(line)?.[1] ?? -1);
+};
+
+test('connectInNetns: the connection leaves from the other namespace, with the mark asked for', { skip: treeSkip }, async () => {
+  const mine = readlinkSync('/proc/thread-self/ns/net');
+  const rules = spawnSync('nsenter', ['-t', String(holder?.pid), '-n', 'nft', '-f', '-'], { encoding: 'utf8', input:
+    'table ip strait_test {\n chain out {\n  type filter hook output priority 0; policy accept;\n' +
+    '  tcp flags syn meta mark 0x539 counter comment "marked"\n  tcp flags syn meta mark 0 counter comment "unmarked"\n }\n}\n' });
+  assert.equal(rules.status, 0, rules.stderr);
+  // a server in the held namespace only (10.77.0.2 does not exist in ours)
+  const server = createServer((s: Socket) => { s.end(`${s.remoteAddress}\n`); });
+  await new Promise<void>((res) => server.listen({ fd: listenInNetns(nsPath, '10.77.0.2', 0) }, res));
+  const port = (server.address() as AddressInfo).port;
+  const nsFd = openNetns(nsPath);
+  const fetchPeer = (mark: number): Promise<string> => new Promise((resolve, reject) => {
+    const c = connectInNetns(nsFd, mark, { host: '10.77.0.2', port });
+    let out = '';
+    c.on('data', (d: Buffer) => { out += d.toString(); });
+    c.on('end', () => resolve(out.trim()));
+    c.on('error', reject);
+  });
+  try {
+    assert.equal(await fetchPeer(0x539), '10.77.0.2', 'connected inside the held namespace (its own address as source)');
+    assert.equal(counted('marked'), 1, 'SO_MARK 0x539 on the connection');
+    assert.equal(await fetchPeer(0), '10.77.0.2');
+    assert.equal(counted('marked'), 1);
+    assert.ok(counted('unmarked') >= 1, 'mark 0: no mark');
+    assert.equal(readlinkSync('/proc/thread-self/ns/net'), mine, 'the thread is back in its own namespace');
+    // made inside inNetnsSync's function, a socket comes back to that function's namespace, not ours
+    const theirs = readlinkSync(nsPath);
+    const inside = inNetnsSync(nsPath, () => {
+      closeSync(socketInNetns(nsFd, 4, 0));
+      return readlinkSync('/proc/thread-self/ns/net');
+    });
+    assert.equal(inside, theirs);
+    assert.equal(readlinkSync('/proc/thread-self/ns/net'), mine);
+  } finally {
+    closeNetns(nsFd);
+    await new Promise((res) => server.close(res));
+  }
+});
+
+test('openNetns refuses what is not a network namespace; a socket that cannot be made is a failed connection, not a throw', { skip: treeSkip }, async () => {
+  const mine = readlinkSync('/proc/thread-self/ns/net');
+  assert.throws(() => openNetns('/proc/self/status'), (e: Error & { code?: string }) => /not a network namespace/.test(e.message) && e.code === 'STRAIT_ERR_SYSTEM_TOOL');
+  assert.throws(() => openNetns('/proc/self/ns/mnt'), /not a network namespace/);
+  assert.throws(() => openNetns('/run/netns/strait-test-does-not-exist'), /No such file/);
+  // an fd that is not a namespace: setns fails, the socket is destroyed with that error
+  const notNs = openNetns(nsPath);
+  closeNetns(notNs);
+  const err = await new Promise<Error>((resolve) => {
+    const c = connectInNetns(notNs, 0, { host: '10.77.0.2', port: 9 });
+    c.on('error', resolve);
+  });
+  assert.match(err.message, /setns|Bad file descriptor/);
+  assert.equal(readlinkSync('/proc/thread-self/ns/net'), mine);
+});
+

@@ -36,6 +36,7 @@ const cases: { name: string; entry: string; allowed: string[] }[] = [
   { name: 'gateway daemon', entry: 'daemon/gateway/main.js', allowed: ['ajv', 'prom-client', 'yaml'] },
   { name: 'node agent', entry: 'agents/node-agent/main.js', allowed: ['ajv', 'prom-client', 'yaml'] },
   { name: 'mesh sidecar', entry: 'agents/sidecar/main.js', allowed: ['ajv', 'pino', 'prom-client', 'yaml'] },
+  { name: 'node-level mesh proxy', entry: 'agents/mesh-node/main.js', allowed: ['ajv', 'pino', 'prom-client', 'yaml'] },
   { name: 'pod runtime', entry: 'daemon/pod-runtime.js', allowed: ['pino', 'prom-client'] },
 ];
 

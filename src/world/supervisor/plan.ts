@@ -97,6 +97,8 @@ export interface WorldPlan {
   githost: boolean;
   /** the mesh agent and ingress gateway run in every cluster */
   mesh: boolean;
+  /** the injected pods' proxies: a sidecar process per pod, or one node-level proxy per node */
+  meshDataplane?: 'sidecar' | 'node';
 }
 
 export const DNS_DOMAIN = 'cluster.local';
@@ -131,6 +133,7 @@ export function buildPlan(world: WorldFile): WorldPlan {
     tunnels: world.tunnels,
     githost: world.githost,
     mesh: world.mesh,
+    meshDataplane: world.meshDataplane,
   };
   const internetPrefix = parseCidr(internetCIDR).prefix;
   world.clusters.forEach((wc, ci) => {

@@ -80,6 +80,8 @@ export interface WorldFile {
   githost: boolean;
   /** run the mesh (agent: CA, sidecars of injected pods; ingress gateway) in every cluster */
   mesh: boolean;
+  /** how injected pods' proxies run: a sidecar process per pod, or one node-level proxy per node (docs/mesh-node.md) */
+  meshDataplane: 'sidecar' | 'node';
 }
 
 const labels = { type: 'object', nullable: true, additionalProperties: { type: 'string' }, required: [] } as const;
@@ -113,6 +115,7 @@ const schema: ConfigSchema<WorldFile> = {
     tunnels: { type: 'boolean', default: true },
     githost: { type: 'boolean', default: true },
     mesh: { type: 'boolean', default: true },
+    meshDataplane: { type: 'string', enum: ['sidecar', 'node'], default: 'sidecar' },
     clusters: {
       type: 'array',
       minItems: 1,

@@ -29,4 +29,8 @@ export const mesh = {
     message: `cannot read the original destination of a redirected connection: ${reason}; is the nftables redirect in place?`,
     detail: { reason },
   })),
+  meshPodAttach: def('STRAIT_ERR_MESH_POD_ATTACH', 'unavailable', (pod: string, netns: string, reason: string) => ({
+    message: `the node proxy cannot serve pod ${q(pod)} in network namespace ${q(netns)}: ${reason}; the mesh agent retries, check that the namespace exists and the proxy ports are free in it`,
+    detail: { pod, netns, reason },
+  })),
 };

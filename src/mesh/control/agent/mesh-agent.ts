@@ -1,12 +1,16 @@
 // The mesh agent of one cluster in the local world: the MeshController (certificates,
-// root ConfigMap, sidecar configurations) and the SidecarSupervisor (a sidecar process in
-// every injected pod's namespace), joined: each configuration the controller computes is
-// written to its file and pushed to the running sidecar over IPC.
+// root ConfigMap, sidecar configurations) and a proxy supervisor, joined: each
+// configuration the controller computes is written to its file and pushed to the pod's
+// running proxy over IPC. The proxies are, by `dataplane`, a sidecar process in every
+// injected pod's namespace (SidecarSupervisor), or one node-level proxy per node serving
+// all of its injected pods (NodeProxySupervisor, docs/mesh-node.md).
 import type { Logger } from 'pino';
+import { E } from '../../../base/errors/index.js';
 import type { KubeObject, ResourceStore } from '../../../platform/store/index.js';
 import type { MeshCa } from '../ca/index.js';
 import { MeshController, type MeshControllerOptions, type ReconcileResult } from '../controller/index.js';
-import { SidecarSupervisor } from './sidecar-supervisor.js';
+import { NodeProxySupervisor } from './node-proxy-supervisor.js';
+import { SidecarSupervisor, type ProxySupervisor } from './sidecar-supervisor.js';
 import { publishSidecarStatus } from './pod-status.js';
 import { ObservationWriter } from '../observe/index.js';
 
@@ -15,6 +19,10 @@ export interface MeshAgentOptions {
   ca: MeshCa;
   dir: string;
   sidecarScript: string;
+  /** how the pods' proxies run: a process per pod (default) or one per node */
+  dataplane?: MeshDataplane;
+  /** compiled agents/mesh-node/main.js (dataplane 'node') */
+  nodeProxyScript?: string;
   nodeBinary?: string;
   proxyUid?: number;
   /** inbound ports that bypass the sidecars */
@@ -25,15 +33,20 @@ export interface MeshAgentOptions {
   onReconciled?: (r: ReconcileResult) => void;
   /** start sidecar processes (default true); false: only certificates and configurations */
   sidecars?: boolean;
+  /** lifetime of workload certificates (default 24 h; re-issued at half of it) */
+  workloadLifetimeMs?: number;
   /** write <dir>/ingress.json for the ingress gateway */
   ingress?: MeshControllerOptions['ingress'];
   /** inbound flows kept per pod in its MeshTrafficObservation (default 256) */
   flowLimit?: number;
 }
 
+export type MeshDataplane = 'sidecar' | 'node';
+export const MESH_DATAPLANES: readonly MeshDataplane[] = ['sidecar', 'node'];
+
 export interface MeshAgent {
   controller: MeshController;
-  supervisor: SidecarSupervisor;
+  supervisor: ProxySupervisor;
   /** the MeshTrafficObservations (undefined without sidecars) */
   observations: ObservationWriter | undefined;
   stop(): Promise<void>;
@@ -61,19 +74,26 @@ export async function startMeshAgent(o: MeshAgentOptions): Promise<MeshAgent> {
         if (again) { again = false; publish(); }
       });
   };
-  // what the sidecars saw, into one MeshTrafficObservation per pod (read back first: flows survive a restart of the agent)
+  // what the proxies saw, into one MeshTrafficObservation per pod (read back first: flows survive a restart of the agent)
   const observations = o.sidecars === false ? undefined
     : new ObservationWriter({ store: o.store, ...(o.log ? { log: o.log } : {}), ...(o.flowLimit !== undefined ? { flowLimit: o.flowLimit } : {}) });
   await observations?.start();
-  const supervisor = new SidecarSupervisor({
-    onChange: publish,
+  const common = {
+    onChange: publish, dir: o.dir,
     ...(observations ? { onFlows: (pod: string, report: unknown) => observations.report(pod, report) } : {}),
     ...(o.flowLimit !== undefined ? { flowLimit: o.flowLimit } : {}),
-    dir: o.dir, sidecarScript: o.sidecarScript,
-    ...(o.nodeBinary ? { nodeBinary: o.nodeBinary } : {}), ...(o.excludeInboundPorts ? { excludeInboundPorts: o.excludeInboundPorts } : {}), ...(o.proxyUid !== undefined ? { proxyUid: o.proxyUid } : {}), ...(o.log ? { log: o.log } : {}),
-  });
+    ...(o.nodeBinary ? { nodeBinary: o.nodeBinary } : {}), ...(o.excludeInboundPorts ? { excludeInboundPorts: o.excludeInboundPorts } : {}), ...(o.log ? { log: o.log } : {}),
+  };
+  let supervisor: ProxySupervisor;
+  if (o.dataplane === 'node') {
+    if (!o.nodeProxyScript) throw E.usage('the mesh agent needs nodeProxyScript (agents/mesh-node/main.js) for dataplane \'node\'');
+    supervisor = new NodeProxySupervisor({ ...common, nodeProxyScript: o.nodeProxyScript });
+  } else {
+    supervisor = new SidecarSupervisor({ ...common, sidecarScript: o.sidecarScript, ...(o.proxyUid !== undefined ? { proxyUid: o.proxyUid } : {}) });
+  }
   const controller = new MeshController({
     store: o.store, ca: o.ca, dir: o.dir, ...(o.log ? { log: o.log } : {}), ...(o.ingress ? { ingress: o.ingress } : {}),
+    ...(o.workloadLifetimeMs ? { workloadLifetimeMs: o.workloadLifetimeMs } : {}),
     ...(o.proxyUid !== undefined ? { proxyUid: o.proxyUid } : {}),
     onReconciled: (r) => {
       if (o.sidecars !== false) {

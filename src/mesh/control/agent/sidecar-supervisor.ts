@@ -4,12 +4,13 @@
 // restarts it with backoff when it dies, and stops it when the pod leaves the mesh.
 // The sidecar's configuration file is the MeshController's; the supervisor never restarts
 // a sidecar for a configuration change (the sidecar re-reads its file).
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { SIDECAR_NODE_FLAGS, sidecarRedirectRules } from '../../dataplane/proxy/index.js';
 import type { MeshView } from '../policy/index.js';
+import { installRedirect, removeRedirect } from './redirect.js';
 
 export const PROXY_UID = 1337;
 export const INBOUND_PORT = 15006;
@@ -47,13 +48,30 @@ interface Running {
   ready?: boolean;
 }
 
-/** The nft script for a pod: replaces strait's table if it exists. */
-export function podRedirectScript(proxyUid = PROXY_UID, excludeInboundPorts: number[] = []): string {
+/**
+ * The nft script for a pod: replaces strait's table if it exists. The proxy's own
+ * connections are spared by its uid (a sidecar) or by the mark on its sockets (the
+ * node-level proxy).
+ */
+export function podRedirectScript(own: { proxyUid?: number; proxyMark?: number } = { proxyUid: PROXY_UID }, excludeInboundPorts: number[] = []): string {
   const exclude = [...new Set([ADMIN_PORT, METRICS_PORT, ...excludeInboundPorts])];
-  return `table ip strait_sidecar {}\ndelete table ip strait_sidecar\n${sidecarRedirectRules({ inboundPort: INBOUND_PORT, outboundPort: OUTBOUND_PORT, proxyUid, excludeInboundPorts: exclude })}`;
+  return `table ip strait_sidecar {}\ndelete table ip strait_sidecar\n${sidecarRedirectRules({ inboundPort: INBOUND_PORT, outboundPort: OUTBOUND_PORT, ...own, excludeInboundPorts: exclude })}`;
 }
 
-export class SidecarSupervisor {
+/** What the mesh agent needs of whatever runs the pods' proxies (a process per pod, or one per node). */
+export interface ProxySupervisor {
+  /** Make the served pods match the view: every injected pod with a namespace. */
+  sync(view: MeshView): { started: string[]; stopped: string[] };
+  /** Hand a new configuration to a pod's proxy; false when it has no running proxy (it reads its file when it starts). */
+  push(namespace: string, pod: string, config: unknown): boolean;
+  status(): ProxyStatus[];
+  stop(): Promise<void>;
+}
+
+/** One pod's proxy: `pid` is the process serving it (its sidecar, or the node proxy). */
+export interface ProxyStatus { pod: string; netns: string; running: boolean; ready: boolean; pid?: number; restarts: number }
+
+export class SidecarSupervisor implements ProxySupervisor {
   private readonly running = new Map<string, Running>();
 
   constructor(private readonly o: SidecarSupervisorOptions) {}
@@ -85,9 +103,9 @@ export class SidecarSupervisor {
     if (r.stopped) return;
     const [ns, pod] = r.key.split('/') as [string, string];
     try {
-      execFileSync('ip', ['netns', 'exec', r.netns, 'nft', '-f', '-'], { input: podRedirectScript(this.o.proxyUid ?? PROXY_UID, this.o.excludeInboundPorts), stdio: ['pipe', 'ignore', 'pipe'] });
+      installRedirect(r.netns, podRedirectScript({ proxyUid: this.o.proxyUid ?? PROXY_UID }, this.o.excludeInboundPorts));
     } catch (err) {
-      this.o.log?.warn({ pod: r.key, netns: r.netns, err: String((err as { stderr?: Buffer }).stderr ?? err) }, 'cannot install the sidecar redirect; retrying');
+      this.o.log?.warn({ pod: r.key, netns: r.netns, err: String(err) }, 'cannot install the sidecar redirect; retrying');
       this.retry(r);
       return;
     }
@@ -133,11 +151,7 @@ export class SidecarSupervisor {
     r.stopped = true;
     clearTimeout(r.timer);
     r.child?.kill('SIGTERM');
-    try {
-      execFileSync('ip', ['netns', 'exec', r.netns, 'nft', 'delete', 'table', 'ip', 'strait_sidecar'], { stdio: 'ignore' });
-    } catch {
-      // the pod's namespace is gone already
-    }
+    removeRedirect(r.netns);
   }
 
   /**
@@ -152,7 +166,7 @@ export class SidecarSupervisor {
     return true;
   }
 
-  status(): { pod: string; netns: string; running: boolean; ready: boolean; pid?: number; restarts: number }[] {
+  status(): ProxyStatus[] {
     return [...this.running.values()].map((r) => ({ pod: r.key, netns: r.netns, running: !!r.child, ready: !!r.ready, ...(r.child?.pid ? { pid: r.child.pid } : {}), restarts: r.restarts }));
   }
 

@@ -37,6 +37,9 @@ export function registerProxyMetrics(reg: Registry, m: ProxyMetrics): void {
   counter(reg, 'strait_mesh_upstream_errors_total', 'Connections whose upstream failed, by direction', ['direction'], (c) => {
     for (const [direction, v] of Object.entries(m.upstreamErrors)) c.inc({ direction }, v);
   });
+  counter(reg, 'strait_mesh_direct_to_proxy_reset_total', 'Connections made straight to the proxy\'s own port (not redirected), reset instead of relayed to the proxy itself, by direction', ['direction'], (c) => {
+    for (const [direction, v] of Object.entries(m.directToProxy)) c.inc({ direction }, v);
+  });
   counter(reg, 'strait_mesh_config_updates_total', 'Configurations applied at runtime', [], (c) => c.inc(m.configUpdates));
   new Gauge({
     name: 'strait_mesh_certificate_expiry_seconds', help: 'Seconds until the workload certificate expires (0 without one)', registers: [reg],

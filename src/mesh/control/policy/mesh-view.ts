@@ -28,6 +28,8 @@ export interface Workload {
   deployment?: string;
   /** the pod's network namespace in the local world (annotation strait.dev/netns) */
   netns?: string;
+  /** the node the pod runs on (spec.nodeName) */
+  node?: string;
 }
 
 export const NETNS_ANNOTATION = 'strait.dev/netns';
@@ -133,11 +135,12 @@ export function buildMeshView(objects: readonly KubeObject[]): MeshView {
     const inj = injectionOf(labels, rec(p.metadata.annotations), members.has(ns));
     const ip = parseIpv4(p.status?.['podIP']);
     const netns = p.metadata.annotations?.[NETNS_ANNOTATION];
+    const node = str(p.spec?.['nodeName']);
     podLabelsSeen.push({ ns, labels });
     workloads.push({
       namespace: ns, name: p.metadata.name, labels,
       serviceAccount: str(p.spec?.['serviceAccountName']) ?? 'default',
-      ports: containerPorts(p.spec), sidecar: inj.sidecar, injection: inj.why, ...(ip ? { ip } : {}), ...(netns ? { netns } : {}),
+      ports: containerPorts(p.spec), sidecar: inj.sidecar, injection: inj.why, ...(ip ? { ip } : {}), ...(netns ? { netns } : {}), ...(node ? { node } : {}),
     });
   }
   for (const d of of('Deployment')) {

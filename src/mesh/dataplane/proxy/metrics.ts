@@ -38,6 +38,8 @@ export class ProxyMetrics {
   /** outbound connections by TLS mode used */
   readonly outbound = { ISTIO_MUTUAL: 0, DISABLE: 0 };
   readonly upstreamErrors = { inbound: 0, outbound: 0 };
+  /** connections whose original destination was the proxy's own listener (made straight to it), reset */
+  readonly directToProxy = { inbound: 0, outbound: 0 };
   configUpdates = 0;
   /** notAfter of the current workload certificate, ms since the epoch (0 = none) */
   certNotAfterMs = 0;

@@ -14,7 +14,7 @@ import { classifyTlsError, ProxyMetrics } from './metrics.js';
 import { DEFAULT_FLOW_LIMIT, FlowTable, type FlowOutcome, type FlowTls } from './flows.js';
 import { decode as decodeHello, MAX_RECORD } from '../../wire/tls-hello/index.js';
 import { sniffTls } from './sniff.js';
-import { connectSpliced, resetSocket, splice } from './splice.js';
+import { connectSpliced, resetSocket, splice, type Connector } from './splice.js';
 
 export interface Address {
   host: string;
@@ -27,6 +27,8 @@ export type OriginalDst = (sock: Socket) => Address;
 export interface InboundListenOptions {
   host: string;
   port: number;
+  /** a listening socket made elsewhere (a pod's namespace); host and port then only name it */
+  fd?: number;
   /** the application: a fixed address, or the original destination of each redirected connection */
   app: Address | 'original-dst';
   /** how long to wait for the first bytes before deciding (default 5000 ms) */
@@ -36,6 +38,8 @@ export interface InboundListenOptions {
 export interface OutboundListenOptions {
   host: string;
   port: number;
+  /** a listening socket made elsewhere (a pod's namespace); host and port then only name it */
+  fd?: number;
   /** where the client meant to go: a fixed address (loopback tests) or the original destination */
   destination: Address | 'original-dst';
 }
@@ -46,6 +50,11 @@ export interface SidecarOptions {
   onEvent?: (ev: ProxyEvent) => void;
   /** most inbound flows kept in `flows` (default 256; the one seen longest ago is evicted) */
   flowLimit?: number;
+  /**
+   * how upstream connections (to the app, to destinations) are opened: net.connect by
+   * default; the node-level proxy opens them inside the pod's namespace
+   */
+  connect?: Connector;
 }
 
 export type ProxyEvent =
@@ -92,12 +101,14 @@ export class SidecarProxy {
   private readonly sessions = new Map<string, Buffer>();
   private readonly listeners: Listener[] = [];
   private readonly open = new Set<Socket>();
+  private readonly connector: Connector;
   /** set when the configuration last changed (performance.now()) */
   lastUpdate = 0;
 
   constructor(config: unknown, private readonly opts: SidecarOptions = {}) {
     this.cfg = validateSidecarConfig(config);
     this.flows = new FlowTable(opts.flowLimit ?? DEFAULT_FLOW_LIMIT);
+    this.connector = opts.connect ?? netConnect;
     this.applyIdentity(undefined);
   }
 
@@ -153,16 +164,16 @@ export class SidecarProxy {
 
   async listenInbound(o: InboundListenOptions): Promise<AddressInfo> {
     const server = createServer({ allowHalfOpen: true, pauseOnConnect: false }, (sock) => this.onInbound(sock, o));
-    return this.listen(server, 'inbound', o.host, o.port);
+    return this.listen(server, 'inbound', o);
   }
 
   async listenOutbound(o: OutboundListenOptions): Promise<AddressInfo> {
     const server = createServer({ allowHalfOpen: true }, (sock) => this.onOutbound(sock, o.destination));
-    return this.listen(server, 'outbound', o.host, o.port);
+    return this.listen(server, 'outbound', o);
   }
 
-  private async listen(server: Server, kind: 'inbound' | 'outbound', host: string, port: number): Promise<AddressInfo> {
-    const bound = await listenServer(server, { port, host });
+  private async listen(server: Server, kind: 'inbound' | 'outbound', o: { host: string; port: number; fd?: number }): Promise<AddressInfo> {
+    const bound = await listenServer(server, o.fd !== undefined ? { fd: o.fd } : { port: o.port, host: o.host });
     this.listeners.push({ server, kind });
     return bound.address as AddressInfo;
   }
@@ -182,6 +193,11 @@ export class SidecarProxy {
       try {
         target = this.originalDst(sock);
       } catch {
+        resetSocket(sock);
+        return;
+      }
+      if (isSelf(sock, target)) {
+        this.metrics.directToProxy.inbound++;
         resetSocket(sock);
         return;
       }
@@ -285,7 +301,7 @@ export class SidecarProxy {
 
   private toApp(conn: InboundConn, down: Socket, downRaw: Socket | undefined): void {
     const target = conn.target as Address;
-    const up = connectSpliced({ host: target.host, port: target.port, allowHalfOpen: true });
+    const up = connectSpliced({ host: target.host, port: target.port, allowHalfOpen: true }, this.connector);
     this.track(up);
     up.once('error', () => {
       this.metrics.upstreamErrors.inbound++;
@@ -306,12 +322,17 @@ export class SidecarProxy {
       resetSocket(down);
       return;
     }
+    if (destination === 'original-dst' && isSelf(down, dst)) {
+      this.metrics.directToProxy.outbound++;
+      resetSocket(down);
+      return;
+    }
     const policy = this.outboundPolicy(dst.host, dst.port);
     this.metrics.outbound[policy.mode]++;
     this.opts.onEvent?.({ type: 'outbound', destination: `${dst.host}:${dst.port}`, mode: policy.mode });
     const plain = policy.mode === 'DISABLE' || !this.ctx;
     // a plaintext upstream reads through onread (connectSpliced); under TLS the TLS layer reads it
-    const raw = plain ? connectSpliced({ host: dst.host, port: dst.port, allowHalfOpen: true }) : netConnect({ host: dst.host, port: dst.port, allowHalfOpen: true });
+    const raw = plain ? connectSpliced({ host: dst.host, port: dst.port, allowHalfOpen: true }, this.connector) : this.connector({ host: dst.host, port: dst.port, allowHalfOpen: true });
     this.track(raw);
     raw.on('error', ignoreError);
     if (plain) {
@@ -386,6 +407,15 @@ function clientVerifyError(sock: TLSSocket): Error | undefined {
   if (err) return err;
   if (!sock.getPeerCertificate()?.raw) return Object.assign(new Error('peer did not return a certificate'), { code: 'ERR_SSL_PEER_DID_NOT_RETURN_A_CERTIFICATE' });
   return undefined;
+}
+
+/**
+ * A connection made straight to the proxy's listener (not redirected to it) has the
+ * listener itself as its original destination; relayed, it would connect to the same
+ * listener again, and again, until the process runs out of descriptors.
+ */
+function isSelf(sock: Socket, dst: Address): boolean {
+  return dst.port === sock.localPort && dst.host === sock.localAddress;
 }
 
 /** Errors are handled where the connection is joined; this keeps a stray one from crashing the proxy. */

@@ -80,14 +80,17 @@ function onSpliceRead(this: Joined, nread: number, buf: Buffer): boolean {
   return ok;
 }
 
+/** How a proxy opens its upstream connections: net.connect, or one from inside a pod's namespace. */
+export type Connector = (opts: NetConnectOpts) => Socket;
+
 /**
  * Connect a socket that will be one side of splice(): it reads through node's public
  * `onread` option (a reused buffer and a callback) rather than 'data' events. Splice it in
  * the same tick (before it can connect and read): its reads go straight to the peer.
  */
-export function connectSpliced(opts: NetConnectOpts): Socket {
+export function connectSpliced(opts: NetConnectOpts, connector: Connector = connect): Socket {
   const st: ReadState = { buf: Buffer.allocUnsafeSlow(READ_BUFFER) };
-  const sock = connect({ ...opts, onread: { buffer: () => st.buf, callback: onSpliceRead } }) as Joined;
+  const sock = connector({ ...opts, onread: { buffer: () => st.buf, callback: onSpliceRead } }) as Joined;
   sock[kReads] = st;
   return sock;
 }

@@ -1,0 +1,4 @@
+// Observed traffic in the local world with the node dataplane (test/integration/mesh-flows-world-suite.ts).
+import { meshFlowsSuite } from './mesh-flows-world-suite.js';
+
+meshFlowsSuite('node');
