@@ -3,4 +3,4 @@
 export { serveStores, createStoreApi, WRITE_VERBS, type StoreServerOptions, type StoreApi, type StoreApiOptions, type StoreOp, type StoreVerb } from './server.js';
 export { parseStreamWatches, MAX_STREAM_WATCHES, type StreamWatch } from './stream.js';
 export { API_PREFIX, STREAM_PATH } from './protocol.js';
-export { connectStore, connectStoreFromFiles, type StoreClientOptions, type StoreClientFileOptions } from './client.js';
+export { connectStore, connectStoreFromFiles, listStoreClusters, type StoreClientOptions, type StoreClientFileOptions } from './client.js';
