@@ -1,8 +1,7 @@
 // Headless Debian Chromium driven by playwright-core (scripts/setup-system.sh installs
 // `chromium`). The flags keep it off the network: only the loopback console is reached.
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+// playwright-core gives each launch a new empty profile of its own.
+import { existsSync } from 'node:fs';
 import type { Browser } from 'playwright-core';
 
 export const CHROMIUM = process.env['STRAIT_CHROMIUM'] ?? '/usr/bin/chromium';
@@ -14,18 +13,16 @@ export function browserMissing(): string | undefined {
 
 export async function launchBrowser(): Promise<{ browser: Browser; close(): Promise<void> }> {
   const { chromium } = await import('playwright-core');
-  const profile = mkdtempSync(join(tmpdir(), 'strait-chromium-'));
   const browser = await chromium.launch({
     executablePath: CHROMIUM,
     headless: true,
     args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage', `--user-data-dir=${profile}`],
+      '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],
   });
   return {
     browser,
     async close() {
       await browser.close().catch(() => undefined);
-      rmSync(profile, { recursive: true, force: true });
     },
   };
 }
