@@ -221,7 +221,8 @@ export function applications(live: Live): AppRow[] {
       name: a.metadata.name, project: str(spec['project']) || 'default', repoURL: str(src['repoURL']), path: str(src['path']),
       targetRevision: str(src['targetRevision']) || 'HEAD', destination: `${str(dest['server']) || str(dest['name'])} ${str(dest['namespace'])}`.trim(),
       sync: str(rec(st['sync'])['status']) || 'Unknown', health: str(rec(st['health'])['status']) || 'Unknown',
-      revision: str(rec(st['sync'])['revision']), signature: st['signature'] ? st['signature'] as Signature : undefined,
+      // a refused revision is not the synced one: the one that was checked is the signature's
+      revision: str(rec(st['sync'])['revision']) || str(rec(st['signature'])['objectSHA']) || str(rec(rec(op['operation'])['sync'])['revision']), signature: st['signature'] ? st['signature'] as Signature : undefined,
       phase: str(op['phase']), operationMessage: str(op['message']), conditions: conditionsOf(a),
       history: (Array.isArray(st['history']) ? st['history'] as AppRow['history'] : []).slice().reverse(),
       reconciledAt: str(st['reconciledAt']),

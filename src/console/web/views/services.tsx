@@ -8,8 +8,9 @@ import { clustersOf, services, type Condition } from '../model';
 import { Action, Badge, Section, Table, type Tone } from './common';
 
 function conditionTone(c: Condition): Tone {
-  // Conflict=True is the bad one; Valid/Ready False are waiting or refused
-  if (c.type === 'Conflict') return c.status === 'True' ? 'bad' : 'ok';
+  // conditions that name a trouble (Conflict, Argo CD's ComparisonError, SyncError, …) are bad when True;
+  // the others (Valid, Ready) are good when True, and waiting or refused when False
+  if (/Conflict|Error|Warning|Degraded/.test(c.type)) return c.status === 'True' ? 'bad' : 'ok';
   if (c.status === 'True') return 'ok';
   return c.reason === 'AwaitingSync' || c.reason === 'Pending' ? 'warn' : 'bad';
 }
