@@ -73,6 +73,7 @@ const EXCLUDED: Record<string, string> = {
   'strait app get guestbook': 'needs an Application "guestbook" the reader made',
   'strait deploy-broker --kubeconfig broker.kubeconfig': 'Kubernetes mode: needs the kubeconfig of a real API server',
   'strait join broker-info.subm --kubeconfig cluster-a.kubeconfig --clusterid cluster-a --clustercidr 10.1.0.0/16 --servicecidr 100.1.0.0/16': 'Kubernetes mode: needs the kubeconfig of a real API server',
+  'strait console --open': 'would hand the URL to the desktop\'s browser (xdg-open); `strait console` without it is tested',
   'strait githost serve --port 3000': 'a server that runs until interrupted (and the world\'s githost holds 127.0.0.1:3000 when it was free)',
 };
 
