@@ -143,7 +143,19 @@ describe('web console in Chromium against a running world', { skip: missing }, (
     await view('Mesh');
     await page.getByTestId('workloads-cluster-a-mesh').getByRole('row', { name: /outsider/ }).getByText('no sidecar', { exact: false }).waitFor({ timeout: 10_000 });
     // the sidecars' observed traffic (MeshTrafficObservation, branch mesh-flows): a plaintext client outside the mesh
-    world.exec('cluster-a/mesh/outsider', ['curl', '-s', '-m', '5', '-o', '/dev/null', 'http://echo.mesh.svc.cluster.local:8080/']);
+    // in-mesh clients originate mTLS to the mesh namespace (auto mTLS is off in the world's control plane)
+    await storeA.apply({ apiVersion: Kinds.DestinationRule.apiVersion, kind: 'DestinationRule', metadata: { name: 'default', namespace: 'mesh' },
+      spec: { host: '*.mesh.svc.cluster.local', trafficPolicy: { tls: { mode: 'ISTIO_MUTUAL' } } } });
+    // both clients reach echo (the in-mesh client once its sidecar has its certificate), a bounded number of tries
+    const reach = async (pod: string): Promise<boolean> => {
+      for (let i = 0; i < 30; i++) {
+        const r = world.exec(`cluster-a/mesh/${pod}`, ['curl', '-s', '-m', '5', '-o', '/dev/null', '-w', '%{http_code}', 'http://echo.mesh.svc.cluster.local:8080/']);
+        if (r.stdout.trim() === '200') return true;
+        await new Promise((ok) => setTimeout(ok, 500));
+      }
+      return false;
+    };
+    assert.ok(await reach('outsider') && await reach('client'), 'both clients reach echo');
     const flagged = page.getByTestId('strict-would-break').getByRole('row', { name: /echo/ }).filter({ hasText: 'outsider' });
     const seen = await flagged.waitFor({ timeout: 10_000 }).then(() => true, () => false);
     if (!seen) {
@@ -151,6 +163,10 @@ describe('web console in Chromium against a running world', { skip: missing }, (
       t.skip('no MeshTrafficObservation: the sidecars of this build do not report traffic (branch mesh-flows)');
       return;
     }
+    // the in-mesh client: mTLS, with its SPIFFE identity, and not on the STRICT list
+    await page.getByTestId('flows-cluster-a-mesh').getByRole('row', { name: /^spiffe:\/\/[^ ]*\/ns\/mesh\/sa\/[^ ]* → echo/ }).filter({ hasText: 'mtls' }).waitFor({ timeout: 10_000 });
+    assert.equal(await page.getByTestId('strict-would-break').getByRole('row').filter({ hasText: 'mtls' }).count(), 0);
+    assert.equal(await page.getByTestId('strict-would-break').getByRole('row', { name: /mesh\/client/ }).count(), 0, 'the in-mesh client is not on the STRICT list');
     await shot('mesh');
     const form = page.getByRole('form', { name: 'PeerAuthentication mode of cluster-a/mesh' });
     await form.getByLabel('Namespace-wide mode').selectOption('STRICT');
