@@ -8,7 +8,8 @@ import type { Live } from '../live';
 import { formatBytes, topology, type Topology } from '../model';
 import { Badge, Section, Table } from './common';
 
-const rateText = (t: Topology['tunnels'][number]): string => (t.rate ? `↑ ${formatBytes(t.rate.txBps)}/s ↓ ${formatBytes(t.rate.rxBps)}/s` : 'measuring…');
+const rateText = (t: Topology['tunnels'][number]): string =>
+  (t.rate ? `↑ ${formatBytes(t.rate.txBps)}/s ↓ ${formatBytes(t.rate.rxBps)}/s` : t.status === 'connected' ? 'measuring…' : '–');
 
 function elements(topo: Topology): cytoscape.ElementDefinition[] {
   const els: cytoscape.ElementDefinition[] = [];
@@ -39,7 +40,7 @@ function elements(topo: Topology): cytoscape.ElementDefinition[] {
     const peerGw = back?.gateway ?? topo.clusters.find((c) => c.name === t.peer)?.gateways.find((g) => g.haStatus === 'active')?.node;
     const target = peerGw ? `n:${t.peer}/${peerGw}` : `c:${t.peer}`;
     const up = t.status === 'connected' && (!back || back.status === 'connected');
-    const label = `${up ? 'connected' : `${t.status}${back && back.status !== t.status ? ` / ${back.status}` : ''}`}${t.rttAvg ? ` · ${t.rttAvg}` : ''}\n${rateText(t)}`;
+    const label = `${up ? 'connected' : `${t.status}${back && back.status !== t.status ? ` / ${back.status}` : ''}`}${t.rttAvg ? ` · ${t.rttAvg}` : ''}${up || t.rate ? `\n${rateText(t)}` : ''}`;
     els.push({ data: { id: `t:${pair}`, source: `n:${t.cluster}/${t.gateway}`, target, label }, classes: up ? 'tunnel up' : 'tunnel down' });
   }
   return els;
