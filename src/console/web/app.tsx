@@ -72,7 +72,15 @@ function Shell({ user, onOut }: { user: string; onOut: () => void }) {
   const live = useMemo(() => (clusters ? new Live(watchesFor(clusters)) : undefined), [clusters]);
   useEffect(() => {
     if (!live) return;
-    const off = live.subscribe(() => setTick((t) => t + 1));
+    const off = live.subscribe(() => {
+      setTick((t) => t + 1);
+      if (live.state !== 'closed') return;
+      // the stream was refused: back to the login when the session is gone, else follow again
+      userInfo().then((u) => {
+        if (!u.loggedIn) onOut();
+        else setTimeout(() => { if (live.state === 'closed') live.start(); }, 2000);
+      }, () => setTimeout(() => live.start(), 2000));
+    });
     live.start();
     return () => { off(); live.stop(); };
   }, [live]);

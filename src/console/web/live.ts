@@ -14,7 +14,8 @@ type Msg =
   | { type: 'ADDED' | 'MODIFIED' | 'DELETED'; watch: number; object: Obj }
   | { type: 'ERROR'; watch: number; error: { code: string; message: string } };
 
-export type LiveState = 'connecting' | 'live' | 'reconnecting';
+/** closed: the server refused the stream (a session that expired): the page checks the session */
+export type LiveState = 'connecting' | 'live' | 'reconnecting' | 'closed';
 
 /** bytes per second of one tunnel, from two readings of the gateway's own counters */
 export interface Rate {
@@ -40,12 +41,15 @@ export class Live {
   constructor(readonly watches: WatchSpec[]) {}
 
   start(): void {
+    this.source?.close();
+    this.state = 'connecting';
     const p = new URLSearchParams();
     for (const w of this.watches) p.append('watch', `${w.cluster},${CONFIG.kinds[w.kind] ?? 'v1'},${w.kind}`);
     const es = new EventSource(`/v1/stream?${p.toString()}`);
     this.source = es;
     es.onopen = () => { this.state = 'live'; this.changed(); };
-    es.onerror = () => { this.state = es.readyState === EventSource.CLOSED ? 'reconnecting' : 'reconnecting'; this.changed(); };
+    // the browser retries a dropped stream by itself; a refused one (401) it closes
+    es.onerror = () => { this.state = es.readyState === EventSource.CLOSED ? 'closed' : 'reconnecting'; this.changed(); };
     es.onmessage = (ev: MessageEvent<string>) => {
       let msg: Msg;
       try { msg = JSON.parse(ev.data) as Msg; } catch { return; }

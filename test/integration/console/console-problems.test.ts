@@ -80,4 +80,32 @@ describe('console topology: failures at once', { skip: browserMissing() }, () =>
       await page.screenshot({ path: join(shots, 'topology-problems.png'), fullPage: true });
     }
   });
+
+  test('keyboard only: the skip link, the views\' navigation (aria-current) and a labelled form, without a mouse', async () => {
+    const secret = await stores.get('cluster-a')!.get<KubeObject & { data: Record<string, string> }>(Kinds.Secret, ADMIN_SECRET, 'argocd');
+    const password = Buffer.from(secret!.data['admin.password']!, 'base64').toString();
+    const page = await browser.browser.newPage();
+    await page.goto(`${svc.api.url}/console/`);
+    await page.getByLabel('Username').focus();
+    await page.keyboard.press('Tab');
+    await page.keyboard.type(password);
+    await page.keyboard.press('Enter');
+    await page.getByRole('navigation', { name: 'Views' }).waitFor({ timeout: 15_000 });
+    // the first Tab reaches the skip link; then the views, in order
+    await page.keyboard.press('Tab');
+    assert.equal(await page.evaluate('document.activeElement.textContent'), 'Skip to the view');
+    const names: string[] = [];
+    for (let i = 0; i < 4; i++) {
+      await page.keyboard.press('Tab');
+      names.push(String(await page.evaluate('document.activeElement.textContent')));
+    }
+    assert.deepEqual(names, ['Topology', 'Services', 'Mesh', 'GitOps']);
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { level: 1, name: 'GitOps' }).waitFor();
+    assert.equal(await page.getByRole('link', { name: 'GitOps' }).getAttribute('aria-current'), 'page');
+    // the services view's export form is reachable and every control has a name
+    await page.goto(`${svc.api.url}/console/#/services`);
+    await page.getByRole('form', { name: 'Export a service' }).waitFor();
+    for (const label of ['Cluster', 'Service']) assert.equal(await page.getByRole('form', { name: 'Export a service' }).getByLabel(label, { exact: true }).count(), 1);
+  });
 });

@@ -28,10 +28,12 @@ function ExportForm({ clusters, exportable, mayAct }: { clusters: string[]; expo
   const [ns, name] = chosen.split('/');
   return (
     <form class="inline-form" aria-label="Export a service" onSubmit={(e) => e.preventDefault()}>
-      <label>Cluster <select value={cluster} onChange={(e) => setCluster((e.target as HTMLSelectElement).value)}>{clusters.map((c) => <option value={c}>{c}</option>)}</select></label>
-      <label>Service <select value={chosen} onChange={(e) => setSvc((e.target as HTMLSelectElement).value)} disabled={options.length === 0}>
+      <label for="export-cluster">Cluster</label>
+      <select id="export-cluster" value={cluster} onChange={(e) => setCluster((e.target as HTMLSelectElement).value)}>{clusters.map((c) => <option value={c}>{c}</option>)}</select>
+      <label for="export-service">Service</label>
+      <select id="export-service" value={chosen} onChange={(e) => setSvc((e.target as HTMLSelectElement).value)} disabled={options.length === 0}>
         {options.length === 0 ? <option value="">(every service is exported)</option> : options.map((o) => <option value={o}>{o}</option>)}
-      </select></label>
+      </select>
       <Action label="Export" disabled={!mayAct || !chosen} describe={`Export ${chosen} from ${cluster}`}
         run={() => applyObject(cluster, { ...kindRef('ServiceExport'), metadata: { name: name ?? '', namespace: ns ?? 'default' } })} />
     </form>
