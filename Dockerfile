@@ -29,7 +29,9 @@ COPY agents ./agents
 COPY native ./native
 COPY bin ./bin
 # the Node headers of the image: point node-gyp at the image's own install
+# the web console's bundle (esbuild, a dev dependency: built before the prune)
 RUN node_modules/.bin/tsc -p tsconfig.json \
+ && node scripts/build-console.mjs \
  && node_modules/.bin/node-gyp rebuild --loglevel=error --nodedir=/usr/local --directory native \
  && npm prune --omit=dev
 
@@ -45,6 +47,7 @@ COPY --from=build /src/node_modules ./node_modules
 COPY --from=build /src/dist/src ./dist/src
 COPY --from=build /src/dist/daemon ./dist/daemon
 COPY --from=build /src/dist/agents ./dist/agents
+COPY --from=build /src/dist/console ./dist/console
 COPY --from=build /src/native/build/Release/strait_native.node ./native/build/Release/strait_native.node
 COPY --from=build /src/bin ./bin
 # the control module and the code-hosting server run as this user; the gateway and

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-// Builds strait: TypeScript (tsc, incremental) into dist/, then the C addon in native/
-// against the installed Node headers (nodedir from .npmrc), offline.
+// Builds strait: TypeScript (tsc, incremental) into dist/, the web console's bundle into
+// dist/console (scripts/build-console.mjs), then the C addon in native/ against the
+// installed Node headers (nodedir from .npmrc), offline.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -22,6 +23,16 @@ if (!existsSync(bin('tsc'))) {
   process.exit(1);
 }
 run(bin('tsc'), ['-p', 'tsconfig.json']);
+// the console's bundle, when its sources changed since the last one
+const consoleDir = join(root, 'src', 'console', 'web');
+if (existsSync(consoleDir)) {
+  const bundle = join(root, 'dist', 'console', 'app.js');
+  const newestWeb = Math.max(...readdirSync(consoleDir, { recursive: true }).map((f) => statSync(join(consoleDir, String(f))).mtimeMs),
+    statSync(join(root, 'package-lock.json')).mtimeMs, statSync(join(root, 'scripts', 'build-console.mjs')).mtimeMs);
+  if (!existsSync(bundle) || statSync(bundle).mtimeMs < newestWeb || process.argv.includes('--console')) {
+    run(process.execPath, [join(root, 'scripts', 'build-console.mjs')]);
+  }
+}
 if (existsSync(join(root, 'native', 'binding.gyp'))) {
   const built = join(root, 'native', 'build', 'Release', 'strait_native.node');
   const srcDir = join(root, 'native', 'src');

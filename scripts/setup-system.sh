@@ -69,6 +69,8 @@ declare -A PKG=(
   [nsenter]=util-linux
   # the small test image of test/k8s/build-images.sh (httpd, wget, nc in one static binary)
   [busybox]=busybox-static
+  # the web console's browser tests (playwright-core drives Debian's Chromium, headless)
+  [chromium]=chromium
 )
 # file -> Debian package, for what is not a command on PATH
 declare -A PKG_FILE=(

@@ -25,6 +25,7 @@ import { IN_CLUSTER_SERVERS, startGitOpsService } from '../../src/gitops/control
 import { serveMetrics } from '../../src/platform/metrics/index.js';
 import { connectStore, openEmbeddedStore, openKubernetesStore, type ResourceStore } from '../../src/platform/store/index.js';
 import { dnsSettingsFromEnv, startKubernetesControl, webhookSettingsFromEnv } from './kubernetes.js';
+import { consoleMount, kubernetesConsoleStores, worldConsoleStores, type ConsoleStores } from './console.js';
 import { VERSION } from '../../src/platform/cli-kit/index.js';
 import { runEntry } from '../entry.js';
 
@@ -121,6 +122,7 @@ async function main(): Promise<void> {
   mkdirSync(cfg.stateDir, { recursive: true, mode: 0o700 });
   let store: ResourceStore;
   let destinations: ((server: string) => ResourceStore | undefined) | undefined;
+  let consoleOf: (() => Promise<ConsoleStores>) | undefined;
   const kubernetes = cfg.kubeconfig !== undefined || process.env['STRAIT_STORE'] === 'kubernetes';
   // checked before anything starts: a bad STRAIT_DNS_PORT is a usage error
   const dnsSettings = kubernetes ? dnsSettingsFromEnv(process.env) : undefined;
@@ -132,6 +134,7 @@ async function main(): Promise<void> {
     const own = cfg.cluster ?? 'cluster-a';
     const socketPath = cfg.storeSocket;
     store = connectStore({ socketPath, token, cluster: own });
+    consoleOf = () => worldConsoleStores(socketPath, token, own, store);
     const others = new Map<string, ResourceStore>();
     destinations = (server: string) => {
       if (IN_CLUSTER_SERVERS.includes(server)) return store;
@@ -149,6 +152,10 @@ async function main(): Promise<void> {
     store = openEmbeddedStore({ dir: cfg.storeDir ?? join(cfg.stateDir, 'store') });
   }
   life.onShutdown('store', () => store.close());
+  // the web console (src/console) on the API's port: every cluster of the world, or this one and its broker
+  const consoleStores = kube ? await kubernetesConsoleStores(kube, log)
+    : consoleOf ? await consoleOf() : { stores: new Map([[cfg.cluster ?? 'local', store]]), home: cfg.cluster ?? 'local', close: async () => undefined };
+  life.onShutdown('console stores', () => consoleStores.close());
   const registry = new Registry();
   const { host, port } = hostPort(cfg.listen);
   const m = hostPort(cfg.metricsListen);
@@ -158,6 +165,7 @@ async function main(): Promise<void> {
     store, namespace: cfg.namespace, stateDir: cfg.stateDir, host, port, tls: !cfg.insecure,
     pollIntervalMs: cfg.pollIntervalSeconds * 1000, registry, log, ...(destinations ? { destinations } : {}),
     initialPasswordFile: join(cfg.stateDir, 'initial-admin-password'),
+    mounts: [consoleMount(consoleStores, cfg.namespace, log)],
   });
   life.onShutdown('gitops', () => svc.close());
   let webhookPort: number | undefined;
@@ -172,7 +180,7 @@ async function main(): Promise<void> {
   // one line on stdout for supervisors and tests
   const mport = metricsServer.port;
   const ready = {
-    ready: true, api: svc.api.url, metrics: `http://${m.host.includes(':') ? `[${m.host}]` : m.host}:${mport}/metrics`, namespace: cfg.namespace,
+    ready: true, api: svc.api.url, console: `${svc.api.url}/console/`, metrics: `http://${m.host.includes(':') ? `[${m.host}]` : m.host}:${mport}/metrics`, namespace: cfg.namespace,
     store: kube ? 'kubernetes' : cfg.storeSocket ? 'world' : 'embedded', ...(webhookPort !== undefined ? { webhookPort } : {}),
   };
   console.log(JSON.stringify(ready));

@@ -306,6 +306,25 @@ describe('the control daemon process on a real kube-apiserver (STRAIT_STORE=kube
     assert.match(srv.stdout, / 8080 nginx\.demo\.svc\.clusterset\.local\.$/m);
   });
 
+  test('the web console on the API port in Kubernetes mode: the page, and this cluster\'s objects through the store API behind the session', { timeout: 30_000 }, async (t) => {
+    if (!cluster || !ready) return t.skip(skip);
+    const page = await fetch(`${ready.api}/console/`);
+    assert.equal(page.status, 200);
+    assert.match(await page.text(), /id="console-config"/);
+    assert.equal((await fetch(`${ready.api}/v1/clusters`)).status, 401);
+    const password = readFileSync(join(tmp, 'state', 'initial-admin-password'), 'utf8').trim();
+    const login = await fetch(`${ready.api}/api/v1/session`, { method: 'POST', body: JSON.stringify({ username: 'admin', password }) });
+    const cookie = (login.headers.get('set-cookie') ?? '').split(';')[0] ?? '';
+    const clusters = await (await fetch(`${ready.api}/v1/clusters`, { headers: { cookie } })).json() as { clusters: string[] };
+    assert.ok(clusters.clusters.length >= 1, JSON.stringify(clusters));
+    const home = clusters.clusters.find((c) => c !== 'broker')!;
+    const ns = await fetch(`${ready.api}/v1/clusters/${home}/list?apiVersion=v1&kind=Namespace`, { headers: { cookie } });
+    assert.equal(ns.status, 200);
+    assert.ok(((await ns.json()) as { items: { metadata: { name: string } }[] }).items.some((n) => n.metadata.name === 'bookinfo'));
+    const secrets = await fetch(`${ready.api}/v1/clusters/${home}/list?apiVersion=v1&kind=Secret`, { headers: { cookie } });
+    assert.equal(secrets.status, 403);
+  });
+
   test('promtool check metrics is clean on the daemon\'s /metrics (Kubernetes mode)', { timeout: 30_000 }, async (t) => {
     if (!cluster || !ready) return t.skip(skip);
     const text = await (await fetch(ready.metrics)).text();

@@ -166,4 +166,56 @@ describe('store API', () => {
       await w.cleanup();
     }
   });
+
+  test('the stream: the list and then the changes of several clusters and kinds on one connection, as NDJSON or server-sent events', async () => {
+    const w = await world(['cluster-a', 'cluster-b']);
+    const a = w.stores.get('cluster-a')!;
+    const b = w.stores.get('cluster-b')!;
+    await a.apply(cm('one', { ns: 'default' }));
+    const { request } = await import('node:http');
+    const open = (accept: string, query: string) => new Promise<{ lines: () => string[]; close: () => void; headers: Record<string, unknown> }>((resolve, reject) => {
+      const req = request({ socketPath: w.socketPath, path: `/v1/stream?${query}`, headers: { authorization: `Bearer ${TOKEN}`, accept } }, (res) => {
+        let buf = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => { buf += c; });
+        resolve({ lines: () => buf.split('\n'), close: () => req.destroy(), headers: res.headers });
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    const until = async (f: () => boolean) => {
+      const end = Date.now() + 5000;
+      while (!f() && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
+      assert.ok(f());
+    };
+    try {
+      const q = `watch=cluster-a,v1,ConfigMap&watch=cluster-b,v1,ConfigMap,default`;
+      const nd = await open('*/*', q);
+      const sse = await open('text/event-stream', q);
+      assert.equal(nd.headers['content-type'], 'application/x-ndjson');
+      assert.match(String(sse.headers['content-type']), /^text\/event-stream/);
+      const msgs = () => nd.lines().filter(Boolean).map((l) => JSON.parse(l) as { type: string; watch: number; items?: { metadata: { name: string } }[]; object?: { metadata: { name: string } } });
+      await until(() => msgs().filter((m) => m.type === 'LIST').length === 2);
+      const lists = msgs().filter((m) => m.type === 'LIST');
+      assert.deepEqual(lists.find((m) => m.watch === 0)?.items?.map((i) => i.metadata.name), ['one']);
+      assert.deepEqual(lists.find((m) => m.watch === 1)?.items, []);
+      await b.apply(cm('two', { ns: 'default' }));
+      await until(() => msgs().some((m) => m.type === 'ADDED' && m.watch === 1 && m.object?.metadata.name === 'two'));
+      // the same messages as server-sent events: "data: <json>" and a blank line each
+      await until(() => sse.lines().some((l) => l.startsWith('data: ') && l.includes('"ADDED"') && l.includes('"two"')));
+      assert.ok(sse.lines().includes('retry: 1000'));
+      nd.close();
+      sse.close();
+      // a bad watch is a usage error naming it; no token is 401
+      const bad = await curl(w.socketPath, '-H', `Authorization: Bearer ${TOKEN}`, 'http://store/v1/stream?watch=cluster-a,v1');
+      const [body, status] = bad.stdout.split('\n');
+      assert.equal(status, '400');
+      assert.equal(JSON.parse(body!).code, 'STRAIT_ERR_USAGE');
+      assert.match(JSON.parse(body!).message, /"cluster-a,v1"/);
+      const anon = await curl(w.socketPath, 'http://store/v1/stream?watch=cluster-a,v1,ConfigMap');
+      assert.equal(anon.stdout.split('\n')[1], '401');
+    } finally {
+      await w.cleanup();
+    }
+  });
 });

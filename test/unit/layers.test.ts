@@ -46,6 +46,13 @@ const cases = [
   { name: 'a product importing platform and base is fine', file: 'src/gitops/control/x.ts', code: "import '../../platform/store/index.js';\nimport '../../base/errors/index.js';\n", bad: null },
   { name: 'the world importing products is fine', file: 'src/world/x/index.ts', code: "import '../../multicluster/control/clusterset-dns/index.js';\nimport '../../mesh/dataplane/proxy/index.js';\n", bad: null },
   { name: 'the CLI root importing products and the world is fine', file: 'src/cli/commands/x.ts', code: "import '../../gitops/cli/index.js';\nimport '../../world/supervisor/index.js';\n", bad: null },
+  { name: 'a product importing the console is refused', file: 'src/gitops/control/x.ts', code: "import '../../console/server/index.js';\n", bad: /must not import from 'console'/ },
+  { name: 'the browser bundle importing server code is refused', file: 'src/console/web/x.tsx', code: "import '../../platform/store/index.js';\n", bad: /browser bundle \(console\/web\) must not import 'platform'/ },
+  { name: 'the browser bundle importing a Node built-in is refused', file: 'src/console/web/x.ts', code: "import 'node:fs';\n", bad: /must not import 'node:fs'/ },
+  { name: 'the browser bundle using a package outside its list is refused', file: 'src/console/web/x.ts', code: "import 'yaml';\n", bad: /must not use package 'yaml'/ },
+  { name: 'server code importing the browser bundle is refused', file: 'src/console/server/index.ts', code: "import '../web/main.js';\n", bad: /must not import the browser bundle/ },
+  { name: 'the console importing products is fine', file: 'src/console/server/index.ts', code: "import '../../mesh/control/index.js';\nimport '../../gitops/control/index.js';\n", bad: null },
+  { name: 'the browser bundle importing itself and preact is fine', file: 'src/console/web/x.tsx', code: "import { h } from 'preact';\nimport './api';\nexport const a = h;\n", bad: null },
   { name: 'daemon importing cli is fine', file: 'daemon/gw/main.ts', code: "import '../../src/cli/main.js';\n", bad: null },
 ];
 
@@ -58,7 +65,7 @@ for (const c of cases) {
 }
 
 test('layers: the tree itself passes the rule', async () => {
-  const results = await eslint.lintFiles(['src/**/*.ts', 'daemon/**/*.ts', 'agents/**/*.ts']);
+  const results = await eslint.lintFiles(['src/**/*.ts', 'src/**/*.tsx', 'daemon/**/*.ts', 'agents/**/*.ts']);
   const msgs = results.flatMap((r) => r.messages.filter((m) => m.ruleId === 'strait/layers').map((m) => `${r.filePath}: ${m.message}`));
   assert.deepEqual(msgs, []);
   assert.ok(results.length > 200, `linted ${results.length} files`);

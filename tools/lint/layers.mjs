@@ -1,9 +1,12 @@
 // ESLint rule: strait's layout, checked on every import. Two dimensions:
 //
-//   areas     base <- platform <- products <- world <- cli <- daemon/agents
+//   areas     base <- platform <- products <- world, console <- cli <- daemon/agents
 //             products: multicluster, mesh, gitops, githost. A product imports only
-//             platform/ and base/ (and itself); only world/, cli/, daemon/ and agents/
-//             may import products.
+//             platform/ and base/ (and itself); only world/, console/, cli/, daemon/ and
+//             agents/ may import products. console/ is the web console's server side, at
+//             the world's rank (it shows every product); console/web/ is its browser
+//             bundle: it imports only itself and its front-end packages, and nothing
+//             outside it imports it.
 //   layers    inside a product: wire <- dataplane <- control <- cli (githost's server/
 //             is its control layer).
 //
@@ -17,13 +20,15 @@ import { dirname, relative, resolve, sep } from 'node:path';
 export const PRODUCTS = ['multicluster', 'mesh', 'gitops', 'githost'];
 export const PRODUCT_LAYERS = { wire: 1, dataplane: 2, control: 3, server: 3, cli: 4 };
 // area ranks: an area imports its own or lower ranks (products never each other)
-const AREA_RANK = { base: 0, platform: 1, product: 2, world: 3, cli: 4, entry: 5, test: 9 };
+const AREA_RANK = { base: 0, platform: 1, product: 2, world: 3, console: 3, web: 3, cli: 4, entry: 5, test: 9 };
 // npm packages by area or product layer (node: built-ins are allowed everywhere, I/O ones not in wire/base)
 const PACKAGES = {
   base: ['ajv', 'pino', 'yaml'],
   // protobuf descriptors and codecs (Argo CD's gRPC messages are a wire format)
   wire: ['@bufbuild/protobuf'],
   dataplane: [],
+  // the browser bundle (bundled by scripts/build-console.mjs; no CDN at run time)
+  web: ['preact', 'cytoscape'],
 };
 // what dataplane may take from platform/
 const DATAPLANE_PLATFORM = ['native', 'netns'];
@@ -36,7 +41,8 @@ export function areaOf(rel) {
   const p = posix(rel);
   if (/^(test|bench)\//.test(p)) return { area: 'test', name: 'test' };
   if (/^(daemon|agents)\//.test(p)) return { area: 'entry', name: p.split('/')[0] };
-  let m = /^src\/(base|platform|world|cli)\//.exec(p);
+  if (/^src\/console\/web\//.test(p)) return { area: 'web', name: 'console/web' };
+  let m = /^src\/(base|platform|world|console|cli)\//.exec(p);
   if (m) return { area: m[1], name: m[1] };
   m = /^src\/([^/]+)\/([^/]+)\//.exec(p);
   if (m && PRODUCTS.includes(m[1]) && m[2] in PRODUCT_LAYERS) {
@@ -61,6 +67,8 @@ export function componentOf(rel) {
 export function refuse(from, to, toRel) {
   if (to.area === 'test') return from.area === 'test' ? undefined : `${from.name} must not import test or bench code`;
   if (from.area === 'test') return undefined;
+  if (from.area === 'web' && to.area !== 'web') return `the browser bundle (console/web) must not import '${to.name}': it talks to the server over HTTP only`;
+  if (to.area === 'web' && from.area !== 'web') return `'${from.name}' must not import the browser bundle (console/web)`;
   if (AREA_RANK[to.area] > AREA_RANK[from.area]) {
     return `'${from.name}' must not import from '${to.name}': areas go base <- platform <- products <- world <- cli <- daemon/agents`;
   }
@@ -84,6 +92,7 @@ export function refuse(from, to, toRel) {
 
 function packagesOf(a) {
   if (a.area === 'base') return PACKAGES.base;
+  if (a.area === 'web') return PACKAGES.web;
   if (a.area === 'product' && (a.layer === 'wire' || a.layer === 'dataplane')) return PACKAGES[a.layer];
   return ['*'];
 }
@@ -97,12 +106,12 @@ export default {
   create(context) {
     const root = context.cwd;
     const file = posix(relative(root, context.filename));
-    if (!file.endsWith('.ts')) return {};
+    if (!file.endsWith('.ts') && !file.endsWith('.tsx')) return {};
     const from = areaOf(file);
     function check(node, spec, typeOnly) {
       if (typeof spec !== 'string' || !from) return;
       if (spec.startsWith('.')) {
-        const target = posix(relative(root, resolve(dirname(context.filename), spec))).replace(/\.js$/, '.ts');
+        const target = posix(relative(root, resolve(dirname(context.filename), spec))).replace(/\.js$/, from.area === 'web' ? '' : '.ts');
         const to = areaOf(target);
         if (!to) {
           context.report({ node, message: `import of '${spec}' leaves every strait area` });
@@ -121,6 +130,10 @@ export default {
         return;
       }
       if (spec.startsWith('node:')) {
+        if (from.area === 'web') {
+          context.report({ node, message: `the browser bundle (console/web) must not import '${spec}'` });
+          return;
+        }
         const noIo = from.area === 'base' || (from.area === 'product' && from.layer === 'wire');
         if (noIo && !typeOnly && IO_BUILTINS.test(spec)) {
           context.report({ node, message: `'${from.name}' does no I/O and must not import '${spec}'` });
@@ -136,7 +149,7 @@ export default {
     return {
       Program(node) {
         if (!from) {
-          context.report({ node, message: `'${file}' is in no strait area (src/{base,platform,world,cli}/, src/{${PRODUCTS.join(',')}}/{wire,dataplane,control,cli}/, daemon/, agents/, test/, bench/)` });
+          context.report({ node, message: `'${file}' is in no strait area (src/{base,platform,world,console,cli}/, src/{${PRODUCTS.join(',')}}/{wire,dataplane,control,cli}/, daemon/, agents/, test/, bench/)` });
         }
       },
       ImportDeclaration(node) { check(node.source, node.source.value, node.importKind === 'type'); },

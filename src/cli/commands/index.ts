@@ -11,6 +11,7 @@ const GROUPS: { commands?: string[]; load: () => Promise<Register> }[] = [
   { load: async () => (await import('./version.js')).registerVersionCommand },
   { commands: ['up', 'down', 'status', 'exec'], load: async () => (await import('./world.js')).registerWorldCommands },
   { commands: ['logs'], load: async () => (await import('./logs.js')).registerLogsCommand },
+  { commands: ['console'], load: async () => (await import('./console.js')).registerConsoleCommand },
   // resources
   { load: async () => (await import('./apply.js')).registerApplyCommand },
   { load: async () => (await import('./get.js')).registerGetCommand },

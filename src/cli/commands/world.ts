@@ -283,9 +283,10 @@ function statusText(rec: WorldRecord): string {
   const control = served('control API', rec.control, rec.inWorld?.control,
     ` — strait login ${rec.control?.replace(/^http:\/\//, '')} --plaintext --username admin --password "$(cat ${join(rec.stateDir, 'control', 'initial-admin-password')})"`);
   const githost = served('githost', rec.githost, rec.inWorld?.githost, '');
+  const consoleLine = served('web console', rec.console, rec.inWorld?.console, ' — log in as admin with the same password (strait console --open)');
   const comps = formatTable(['COMPONENT', 'PID', 'READY', 'RESTARTS', 'METRICS'],
     rec.components.map((c) => [c.name, c.pid ?? '', c.ready ? 'yes' : 'no', c.restarts, c.metrics ?? '']));
-  return head + control + githost + ingress + '\n' + formatTable(['CLUSTER', 'KIND', 'NAME', 'ROLE/IMAGE/PORTS', 'ADDRESS', 'PUBLIC', 'NODE/CIDR'], rows) + '\n' + comps;
+  return head + control + consoleLine + githost + ingress + '\n' + formatTable(['CLUSTER', 'KIND', 'NAME', 'ROLE/IMAGE/PORTS', 'ADDRESS', 'PUBLIC', 'NODE/CIDR'], rows) + '\n' + comps;
 }
 
 export function registerWorldCommands(program: Command): void {

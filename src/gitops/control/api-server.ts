@@ -1,5 +1,6 @@
 // The control module's HTTP API (port 8080; TLS optional), with Argo CD's shapes:
-//   POST   /api/v1/session                 {username, password} -> {token}
+//   POST   /api/v1/session                 {username, password} -> {token} (and the argocd.token cookie)
+//   DELETE /api/v1/session                 -> {token: ''} (the cookie is cleared)
 //   GET    /api/v1/session/userinfo        -> {loggedIn, username}
 //   GET    /api/v1/gpgkeys                 -> {metadata: {}, items: [GnuPGPublicKey]}
 //   GET    /api/v1/gpgkeys/{keyID}         -> GnuPGPublicKey
@@ -22,7 +23,7 @@ import { silentLogger } from '../../base/log/index.js';
 import {
   HttpError, MAX_JSON_DEPTH, decodeComponent, handleWith, parseJsonObject, readBody as readRequestBody, readJsonBody, requestTarget, sendJson, toHttpError, type ErrorAnswer, type HttpStatus,
 } from '../../platform/http/index.js';
-import type { AdminAccount } from './admin.js';
+import { ADMIN_USER, checkToken, type AdminAccount } from './admin.js';
 import { ApiError, createApiHandlers, type Json } from './api-handlers.js';
 import { listenApi, type AnyRequest, type AnyResponse } from './api-listener.js';
 import { createArgoRpcHandler } from './argocd-rpc.js';
@@ -42,6 +43,23 @@ export interface ApiServerOptions {
   webhookSecrets?: () => Promise<WebhookSecrets>;
   /** failed-login limits (Argo CD's defaults: 5 failures in 300 s) */
   loginLimits?: LoginLimits;
+  /** more handlers on the same port, behind the same session (the web console: src/console) */
+  mounts?: ApiMount[];
+}
+
+/** Who calls a mounted handler, from the same session token as the API's own calls. */
+export interface ApiCaller {
+  /** the session's user; undefined: not logged in (or a forged or expired token) */
+  user: string | undefined;
+  /** whether the user may act (sync, refresh, change resources), as the API's own actions allow */
+  mayAct: boolean;
+}
+
+/** A handler mounted on the API's port: it answers the paths it serves, errors in its own shape. */
+export interface ApiMount {
+  serves(path: string, method: string): boolean;
+  handle(req: IncomingMessage, res: ServerResponse, caller: ApiCaller): void;
+  close?(): void | Promise<void>;
 }
 
 export interface ApiServer {
@@ -86,14 +104,29 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer>
     return h.call(body, caller);
   };
 
+  const mounts = opts.mounts ?? [];
+  const callerOf = (req: IncomingMessage): ApiCaller => {
+    const token = tokenOf(req);
+    const user = token ? checkToken(opts.account, token) : undefined;
+    // the API's own actions need a session of a known user (admin is the one account)
+    return { user, mayAct: user === ADMIN_USER };
+  };
+
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const url = requestTarget(req);
-    const path = url.path.replace(/\/+$/, '');
     const method = req.method ?? 'GET';
+    const mount = mounts.find((m) => m.serves(url.path, method));
+    if (mount) return mount.handle(req, res, callerOf(req));
+    const path = url.path.replace(/\/+$/, '');
     if (path === '/api/v1/session' && method === 'POST') {
       const r = await rpc('session.SessionService/Create', req, await readBody(req));
       res.setHeader('set-cookie', `argocd.token=${String(r['token'])}; Path=/; HttpOnly; SameSite=Strict`);
       return send(res, 200, r);
+    }
+    if (path === '/api/v1/session' && method === 'DELETE') {
+      // tokens are stateless: logging out forgets the cookie (a client holding the token may still use it until it expires)
+      res.setHeader('set-cookie', 'argocd.token=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0');
+      return send(res, 200, await rpc('session.SessionService/Delete', req, {}));
     }
     if (path === '/api/v1/session/userinfo' && method === 'GET') return send(res, 200, await rpc('session.SessionService/GetUserInfo', req, {}));
     if (path === '/api/webhook' && method === 'POST') {
@@ -146,6 +179,9 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer>
   return {
     server: bound.server, port: bound.port,
     url: `${opts.tls ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${bound.port}`,
-    close: () => bound.close(),
+    close: async () => {
+      for (const m of mounts) await m.close?.();
+      await bound.close();
+    },
   };
 }

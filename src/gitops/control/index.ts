@@ -9,7 +9,7 @@ export { globMatch, sourceRepoAllowed, destinationAllowed, resourceAllowed, enfo
 export { reconcileApplication, STEPS, TRACKING_LABEL, type ReconcileDeps, type ReconcileOutcome } from './reconcile.js';
 export { ReconcileFailure, type FailureKind } from './failure.js';
 export { ADMIN_SECRET, ADMIN_USER, ensureAdminSecret, issueToken, checkToken, passwordMatches, type AdminAccount } from './admin.js';
-export { startApiServer, type ApiServer, type ApiServerOptions } from './api-server.js';
+export { startApiServer, type ApiServer, type ApiServerOptions, type ApiMount, type ApiCaller } from './api-server.js';
 export { LoginLimiter, loginLimitsFromEnv, DEFAULT_LOGIN_LIMITS, type LoginLimits } from './login-limiter.js';
 export { readWebhookSecrets, webhookRefusal, type WebhookSecrets } from './webhook-auth.js';
 export { ensureServingCertificate, selfSignedCertificate } from './tls.js';

@@ -5,7 +5,7 @@ import type { Registry } from 'prom-client';
 import { silentLogger } from '../../base/log/index.js';
 import type { ResourceStore } from '../../platform/store/index.js';
 import { ensureAdminSecret } from './admin.js';
-import { startApiServer, type ApiServer } from './api-server.js';
+import { startApiServer, type ApiMount, type ApiServer } from './api-server.js';
 import { GitOpsController } from './controller.js';
 import { loginLimitsFromEnv, type LoginLimits } from './login-limiter.js';
 import { createGitOpsMetrics } from './metrics.js';
@@ -29,6 +29,8 @@ export interface GitOpsServiceOptions {
   initialPasswordFile?: string;
   /** failed-login limits; default: Argo CD's environment variables (login-limiter.ts) or 5 in 300 s */
   loginLimits?: LoginLimits;
+  /** more handlers on the API's port behind its session (the web console) */
+  mounts?: ApiMount[];
 }
 
 export interface GitOpsService {
@@ -59,6 +61,7 @@ export async function startGitOpsService(opts: GitOpsServiceOptions): Promise<Gi
     controller, account, host, port: opts.port ?? 8080, log, ...(tls ? { tls } : {}),
     webhookSecrets: () => readWebhookSecrets(opts.store, namespace),
     loginLimits,
+    ...(opts.mounts ? { mounts: opts.mounts } : {}),
   });
   log.info({ url: api.url, namespace }, 'GitOps API listening');
   return {

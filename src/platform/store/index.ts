@@ -5,8 +5,8 @@ export type {
 export { kindRef } from './types.js';
 export { openEmbeddedStore, type Admission, type EmbeddedStoreOptions } from './embedded/index.js';
 export {
-  serveStores, connectStore, connectStoreFromFiles,
-  type StoreServerOptions, type StoreClientOptions, type StoreClientFileOptions,
+  serveStores, connectStore, connectStoreFromFiles, listStoreClusters, createStoreApi, WRITE_VERBS, STREAM_PATH,
+  type StoreServerOptions, type StoreApi, type StoreApiOptions, type StoreOp, type StoreVerb, type StoreClientOptions, type StoreClientFileOptions,
 } from './api/index.js';
 export { parseSelector, matchesSelector, type Requirement } from './selector.js';
 export { mergePatch } from './merge-patch.js';

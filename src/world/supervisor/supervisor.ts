@@ -76,8 +76,10 @@ export interface WorldState {
   githost?: string;
   /** the control module's API (GitOps: strait login, gpg, app) as the host reaches it, when `strait up` bound a port for it */
   control?: string;
+  /** the web console (served by the control module on its API port) as the host reaches it */
+  console?: string;
   /** the same servers as pods, nodes and the world's own processes reach them */
-  inWorld: { githost?: string; control?: string };
+  inWorld: { githost?: string; control?: string; console?: string };
   clusters: {
     name: string;
     clusterCIDR: string;
@@ -424,9 +426,13 @@ function worldState(p: StateParts): WorldState {
     store: { socket: store.socket, token: store.token, available: store.available, ...(store.available ? {} : { reason: store.reason }) },
     logs: p.logDir,
     ...p.published,
+    // the control module serves the web console under /console/ of its port (src/console)
+    ...(p.published.control ? { console: `${p.published.control}/console/` } : {}),
     inWorld: {
       ...(plan.githost ? { githost: `http://${plan.internet.rootIP}:${WORLD_GITHOST_PORT}` } : {}),
-      ...(plan.clusters.length > 0 ? { control: `http://${plan.internet.rootIP}:${WORLD_CONTROL_PORT}` } : {}),
+      ...(plan.clusters.length > 0 ? {
+        control: `http://${plan.internet.rootIP}:${WORLD_CONTROL_PORT}`, console: `http://${plan.internet.rootIP}:${WORLD_CONTROL_PORT}/console/`,
+      } : {}),
     },
     clusters: plan.clusters.map((c) => ({
       ...clusterState(c, p.serving.services(c.name)),

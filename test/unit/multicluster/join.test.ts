@@ -49,6 +49,13 @@ test('a join whose CIDR overlaps a joined cluster is refused naming both cluster
   await assert.rejects(joinCluster({ broker, local: newTestStore(), info, source: 'b.subm', network: net('cluster-d', '10.4.0.0/16', '10.1.2.0/24') }),
     (err: unknown) => isStraitError(err, 'STRAIT_ERR_MC_CIDR_OVERLAP'));
   assert.deepEqual((await listJoinedClusters(broker)).map((c) => c.clusterId), ['cluster-a']);
+  // the refusal is recorded on the broker, where the console (and `strait get events -n submariner-k8s-broker`) shows it
+  const events = (await broker.list({ apiVersion: 'v1', kind: 'Event' }, { namespace: BROKER_NAMESPACE })).items as unknown as
+    { type: string; reason: string; message: string; involvedObject: { kind: string; name: string } }[];
+  const refusals = events.filter((e) => e.reason === 'CIDROverlap');
+  assert.deepEqual(refusals.map((e) => e.involvedObject.name).sort(), ['cluster-c', 'cluster-d']);
+  assert.ok(refusals.every((e) => e.type === 'Warning' && e.involvedObject.kind === 'Cluster'));
+  assert.match(refusals.find((e) => e.involvedObject.name === 'cluster-c')!.message, /"10\.1\.128\.0\/17".*"10\.1\.0\.0\/16"/);
 });
 
 test('join refuses a stale broker-info file after a redeploy, a bad cluster ID, and missing CIDRs', async () => {

@@ -46,6 +46,14 @@ export const platform = {
     message: `not authorized: ${what}`,
     detail: { what },
   })),
+  storeForbidden: def('STRAIT_ERR_STORE_FORBIDDEN', 'denied', (verb: string, kind: string, why: string) => ({
+    message: `the store API refuses ${verb} of ${q(kind)} here: ${why}`,
+    detail: { verb, kind, why },
+  })),
+  consoleNotBuilt: def('STRAIT_ERR_CONSOLE_NOT_BUILT', 'unavailable', (dir: string) => ({
+    message: `the web console's files are not in ${q(dir)}; build them with 'node scripts/build.mjs' (or 'npm run build')`,
+    detail: { dir },
+  })),
 
   // --- the Kubernetes resource store ---
   kubeconfigInvalid: def('STRAIT_ERR_KUBE_CONFIG', 'usage', (source: string, reason: string) => ({

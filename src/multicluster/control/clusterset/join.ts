@@ -78,7 +78,16 @@ export async function joinCluster(opts: JoinOptions): Promise<JoinResult> {
   const joined = await listJoinedClusters(broker);
   const overlaps = findOverlaps(network, joined);
   const first = overlaps[0];
-  if (first) throw E.mcCidrOverlap(first.cluster, first.cidr, first.otherCluster, first.otherCidr);
+  if (first) {
+    const refused = E.mcCidrOverlap(first.cluster, first.cidr, first.otherCluster, first.otherCidr);
+    // recorded on the broker, where every cluster's operator (and the web console) sees a
+    // refused join; best effort: a broker that takes no Events still refuses the join
+    await broker.recordEvent({
+      involvedObject: { apiVersion: K.Cluster.apiVersion, kind: 'Cluster', name: network.clusterId, namespace: BROKER_NAMESPACE },
+      type: 'Warning', reason: 'CIDROverlap', message: refused.message, source: 'strait-join',
+    }).catch(() => undefined);
+    throw refused;
+  }
   const rejoined = joined.some((c) => c.clusterId === network.clusterId);
   const now = (opts.now ?? new Date()).toISOString();
 

@@ -250,3 +250,25 @@ export function connectStoreFromFiles(opts: StoreClientFileOptions): ResourceSto
   return connectStore({ socketPath: opts.socketPath, token, cluster: opts.cluster });
 }
 
+
+/** The store names a store API serves (GET /v1/clusters): each cluster's, and "broker". */
+export function listStoreClusters(opts: { socketPath: string; token: string }): Promise<string[]> {
+  return new Promise((resolve, reject) => {
+    const req = request({ socketPath: opts.socketPath, method: 'GET', path: API_PREFIX, headers: { authorization: `Bearer ${opts.token}` } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        try {
+          const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown;
+          if (res.statusCode === 200) resolve(((body as { clusters?: string[] }).clusters ?? []).filter((c) => typeof c === 'string'));
+          else reject(isWireError(body) ? fromWireError(body) : E.storeUnavailable(opts.socketPath, `HTTP ${res.statusCode}`));
+        } catch {
+          reject(E.storeUnavailable(opts.socketPath, `HTTP ${res.statusCode} with a body that is not JSON`));
+        }
+      });
+    });
+    req.on('error', (err) => reject(E.storeUnavailable(opts.socketPath, err.message)));
+    req.setTimeout(REQUEST_TIMEOUT_MS, () => req.destroy(new Error(`no answer within ${REQUEST_TIMEOUT_MS / 1000} s`)));
+    req.end();
+  });
+}

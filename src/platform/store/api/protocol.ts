@@ -11,11 +11,15 @@
 //   PUT    /v1/clusters/:c/status                          body: object -> object
 //   DELETE /v1/clusters/:c/object?apiVersion&kind&name&namespace -> { deleted: boolean }
 //   POST   /v1/clusters/:c/events                          body: CoreEvent -> {}
+//   GET    /v1/stream?watch=CLUSTER,APIVERSION,KIND[,NAMESPACE]&watch=…
+//            -> list-then-watch of several kinds on one connection (stream.ts);
+//               newline-delimited JSON, or server-sent events with "Accept: text/event-stream"
 // Errors: the HTTP status of the error's kind (docs/errors.md, via platform/http's httpStatusOf)
 // and body {code, message, detail}; the client rethrows the same StraitError.
 import { E, StraitError, definitionOf, isStraitError } from '../../../base/errors/index.js';
 
 export const API_PREFIX = '/v1/clusters';
+export const STREAM_PATH = '/v1/stream';
 /** largest request body the server reads */
 export const MAX_BODY = 16 * 1024 * 1024;
 /** a watch whose client lags this far behind is ended with STRAIT_ERR_WATCH_EXPIRED */

@@ -1,5 +1,8 @@
-// The store API server: one HTTP server on a unix socket (mode 0600), bearer token
-// checked in constant time, one ResourceStore per cluster name.
+// The store API server: one handler (createStoreApi) for every place that serves it, and
+// serveStores, its home: an HTTP server on a unix socket (mode 0600), the bearer token
+// checked in constant time, one ResourceStore per cluster name. The control module mounts
+// the same handler on its API port for the web console, with the session of its API
+// instead of the token (src/console).
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { chmodSync, lstatSync, unlinkSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -7,7 +10,8 @@ import { E, isStraitError } from '../../../base/errors/index.js';
 import { listenServer } from '../../../base/net/index.js';
 import { HttpError, decodeComponent, handleWith, httpStatusOf, readJsonBody, requestTarget, sendJson, type ErrorAnswer } from '../../http/index.js';
 import type { KindRef, KubeObject, ResourceStore, Watch } from '../types.js';
-import { API_PREFIX, MAX_BODY, MAX_WATCH_BACKLOG, toWireError } from './protocol.js';
+import { API_PREFIX, MAX_BODY, MAX_WATCH_BACKLOG, STREAM_PATH, toWireError } from './protocol.js';
+import { parseStreamWatches, serveStream } from './stream.js';
 
 export interface StoreServerOptions {
   /** unix socket path the API listens on (reachable from every network namespace) */
@@ -16,6 +20,36 @@ export interface StoreServerOptions {
   token: string;
   /** one store per cluster name, plus "broker" */
   stores: Map<string, ResourceStore>;
+}
+
+export type StoreVerb = 'clusters' | 'get' | 'list' | 'watch' | 'stream' | 'apply' | 'update' | 'status' | 'delete' | 'events';
+/** the verbs that change a store */
+export const WRITE_VERBS: ReadonlySet<StoreVerb> = new Set(['apply', 'update', 'status', 'delete', 'events']);
+
+/**
+ * One operation as the handler asks its owner to authorize it: first without cluster and
+ * kind (who asks, before a body is read), then with them (a stream: once per watch).
+ */
+export interface StoreOp {
+  verb: StoreVerb;
+  cluster?: string;
+  /** the kind it reads or writes (apply, update, status: the body's) */
+  kind?: KindRef;
+}
+
+export interface StoreApiOptions {
+  stores: ReadonlyMap<string, ResourceStore>;
+  /** allow by returning; refuse by throwing a StraitError (its kind gives the HTTP status) */
+  authorize(req: IncomingMessage, op: StoreOp): void;
+}
+
+export interface StoreApi {
+  /** answers every request it is given (errors: a StraitError's {code, message, detail}) */
+  listener(req: IncomingMessage, res: ServerResponse): void;
+  /** true for the paths the store API serves */
+  serves(path: string): boolean;
+  /** end every watch and stream */
+  close(): void;
 }
 
 const digest = (s: string): Buffer => createHash('sha256').update(s).digest();
@@ -31,58 +65,72 @@ const readBody = (req: IncomingMessage): Promise<Record<string, unknown>> => rea
 function kindFrom(q: URLSearchParams): KindRef {
   return { apiVersion: q.get('apiVersion') ?? '', kind: q.get('kind') ?? '' };
 }
+const bodyKind = (o: KubeObject): KindRef => ({ apiVersion: String(o.apiVersion ?? ''), kind: String(o.kind ?? '') });
 const opt = (q: URLSearchParams, k: string): string | undefined => q.get(k) ?? undefined;
+const OPS: Record<string, StoreVerb> = {
+  'GET object': 'get', 'GET list': 'list', 'GET watch': 'watch', 'POST apply': 'apply', 'PUT update': 'update',
+  'PUT status': 'status', 'DELETE object': 'delete', 'POST events': 'events',
+};
 
-export async function serveStores(opts: StoreServerOptions): Promise<{ close(): Promise<void> }> {
-  const want = digest(`Bearer ${opts.token}`);
-  const watches = new Set<Watch>();
+export function createStoreApi(opts: StoreApiOptions): StoreApi {
+  const stops = new Set<() => void>();
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const given = digest(req.headers.authorization ?? '');
-    if (!timingSafeEqual(given, want)) {
-      const e = E.unauthorized('the store API needs "Authorization: Bearer <token>" with the token of the running world');
-      sendJson(res, e.httpStatus, e.toJSON());
-      return;
-    }
     const { path, query: q } = requestTarget(req);
     if (path === API_PREFIX && req.method === 'GET') {
+      opts.authorize(req, { verb: 'clusters' });
       sendJson(res, 200, { clusters: [...opts.stores.keys()] });
       return;
     }
+    if (path === STREAM_PATH && req.method === 'GET') {
+      opts.authorize(req, { verb: 'stream' });
+      const watches = parseStreamWatches(q);
+      for (const w of watches) opts.authorize(req, { verb: 'stream', cluster: w.cluster, kind: w.kind });
+      const stop = serveStream(req, res, watches, opts.stores);
+      stops.add(stop);
+      res.on('close', () => stops.delete(stop));
+      return;
+    }
     const m = /^\/v1\/clusters\/([^/]+)\/([a-z]+)$/.exec(path);
+    const op = `${req.method} ${m?.[2] ?? ''}`;
+    const verb = OPS[op];
+    // who asks is checked before anything else is looked at (or a body is read)
+    opts.authorize(req, { verb: verb ?? 'get' });
     if (!m) throw E.notFound('path', path);
+    if (!verb) throw E.notFound('operation', op);
     const cluster = decodeComponent(m[1]!);
+    // the kind a write names is the body's: read it before asking about the kind
+    const body = verb === 'apply' || verb === 'update' || verb === 'status' || verb === 'events' ? await readBody(req) : undefined;
+    const kind = verb === 'events' ? undefined : body ? bodyKind(body as KubeObject) : kindFrom(q);
+    opts.authorize(req, { verb, cluster, ...(kind ? { kind } : {}) });
     const store = opts.stores.get(cluster);
     if (!store) throw E.clusterUnknown(cluster, [...opts.stores.keys()]);
-    const op = `${req.method} ${m[2]}`;
-    switch (op) {
-      case 'GET object': {
+    switch (verb) {
+      case 'get': {
         const o = await store.get(kindFrom(q), q.get('name') ?? '', opt(q, 'namespace'));
         sendJson(res, 200, { object: o ?? null });
         return;
       }
-      case 'GET list':
+      case 'list':
         sendJson(res, 200, await store.list(kindFrom(q), { namespace: opt(q, 'namespace'), labelSelector: opt(q, 'labelSelector') }));
         return;
-      case 'GET watch':
+      case 'watch':
         startWatch(store, q, res);
         return;
-      case 'POST apply': {
-        const body = (await readBody(req)) as KubeObject;
-        sendJson(res, 200, await store.apply(body, { dryRun: q.get('dryRun') === '1', fieldManager: opt(q, 'fieldManager') }));
+      case 'apply':
+        sendJson(res, 200, await store.apply(body as KubeObject, { dryRun: q.get('dryRun') === '1', fieldManager: opt(q, 'fieldManager') }));
         return;
-      }
-      case 'PUT update':
-        sendJson(res, 200, await store.update((await readBody(req)) as KubeObject));
+      case 'update':
+        sendJson(res, 200, await store.update(body as KubeObject));
         return;
-      case 'PUT status':
-        sendJson(res, 200, await store.updateStatus((await readBody(req)) as KubeObject));
+      case 'status':
+        sendJson(res, 200, await store.updateStatus(body as KubeObject));
         return;
-      case 'DELETE object':
+      case 'delete':
         sendJson(res, 200, { deleted: await store.delete(kindFrom(q), q.get('name') ?? '', opt(q, 'namespace')) });
         return;
-      case 'POST events':
-        await store.recordEvent((await readBody(req)) as unknown as Parameters<ResourceStore['recordEvent']>[0]);
+      case 'events':
+        await store.recordEvent(body as unknown as Parameters<ResourceStore['recordEvent']>[0]);
         sendJson(res, 200, {});
         return;
       default:
@@ -97,12 +145,13 @@ export async function serveStores(opts: StoreServerOptions): Promise<{ close(): 
     const end = (line?: string): void => {
       if (ended) return;
       ended = true;
-      watches.delete(w);
+      stops.delete(stop);
       w.stop();
       if (line) res.end(line);
       else res.end();
     };
-    const w = store.watch(kindFrom(q), {
+    const stop = (): void => end();
+    const w: Watch = store.watch(kindFrom(q), {
       namespace: opt(q, 'namespace'), labelSelector: opt(q, 'labelSelector'), resourceVersion: opt(q, 'resourceVersion'),
     }, (ev) => {
       if (ended) return;
@@ -112,12 +161,31 @@ export async function serveStores(opts: StoreServerOptions): Promise<{ close(): 
         end(`${JSON.stringify({ type: 'ERROR', error: E.watchExpired(rv, rv).toJSON() })}\n`);
       }
     });
-    watches.add(w);
+    stops.add(stop);
     w.done.then(() => end(), (err: unknown) => end(`${JSON.stringify({ type: 'ERROR', error: toWireError(err) })}\n`));
     res.on('close', () => end());
   }
 
-  const server = createServer(handleWith(handle, storeError));
+  return {
+    listener: handleWith(handle, storeError),
+    serves: (path) => path === API_PREFIX || path.startsWith(`${API_PREFIX}/`) || path === STREAM_PATH,
+    close() {
+      for (const s of [...stops]) s();
+    },
+  };
+}
+
+export async function serveStores(opts: StoreServerOptions): Promise<{ close(): Promise<void> }> {
+  const want = digest(`Bearer ${opts.token}`);
+  const api = createStoreApi({
+    stores: opts.stores,
+    authorize(req) {
+      if (!timingSafeEqual(digest(req.headers.authorization ?? ''), want)) {
+        throw E.unauthorized('the store API needs "Authorization: Bearer <token>" with the token of the running world');
+      }
+    },
+  });
+  const server = createServer(api.listener);
   server.keepAliveTimeout = 60_000;
 
   // a socket file left by a world that died is replaced; anything else there is an error
@@ -135,7 +203,7 @@ export async function serveStores(opts: StoreServerOptions): Promise<{ close(): 
 
   return {
     async close(): Promise<void> {
-      for (const w of [...watches]) w.stop();
+      api.close();
       await bound.close();
       try {
         unlinkSync(opts.socketPath);
