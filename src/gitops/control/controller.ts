@@ -17,6 +17,7 @@ import type { GitOpsMetrics } from './metrics.js';
 import { enforcesSignatures } from './project.js';
 import { sameRepoURL } from './repo-url.js';
 import { reconcileApplication, type ReconcileDeps, type ReconcileOutcome } from './reconcile.js';
+import { HistoryVerifier } from './strict-history.js';
 import type { AppProject, Application } from './types.js';
 
 export interface GitOpsControllerOptions {
@@ -92,6 +93,7 @@ export class GitOpsController {
       project: (name) => this.projects.get(name),
       destination: destinations,
       verifyCache: this.verifyCache,
+      history: new HistoryVerifier(this.repos),
       renderCache: new Map(),
       ...(opts.metrics ? { metrics: opts.metrics } : {}),
       now: opts.now ?? (() => new Date()),
@@ -118,6 +120,7 @@ export class GitOpsController {
     for (const i of this.informers) i.stop();
     this.keys.stop();
     this.queue.stop();
+    this.repos.close();
     for (const job of this.jobs.values()) for (const w of job.waiters) w(undefined);
     this.jobs.clear();
   }
