@@ -204,15 +204,18 @@ test('spec.sourceIntegrity through the API: REST create/update set it, a legacy 
   const curl = (method: string, path: string, body: unknown): Promise<RunResult> =>
     run('curl', ['-sk', '-X', method, '-H', `Authorization: Bearer ${token}`, '-w', '\n%{http_code}', `https://${server}${path}`, '-d', JSON.stringify(body)]);
   const si = { git: { policies: [{ repos: [{ url: '*' }], gpg: { mode: 'strict', keys: [world.keys.alice.keyID] } }] } };
-  const created = await curl('POST', '/api/v1/projects', { project: { metadata: { name: 'si' }, spec: { sourceRepos: ['https://git.example/a'], destinations: [{ server: '*', namespace: '*' }] } } });
+  const base = { sourceRepos: ['https://git.example/a'], destinations: [{ server: '*', namespace: '*' }] };
+  const created = await curl('POST', '/api/v1/projects', { project: { metadata: { name: 'si' }, spec: base } });
   assert.match(created.stdout, /\n200$/, created.stdout);
-  const updated = await curl('PUT', '/api/v1/projects/si', { project: { metadata: { name: 'si' }, spec: { sourceIntegrity: si } } });
+  // an update replaces the spec, as Argo CD's does
+  const updated = await curl('PUT', '/api/v1/projects/si', { project: { metadata: { name: 'si' }, spec: { ...base, sourceIntegrity: si } } });
   assert.match(updated.stdout, /\n200$/, updated.stdout);
   const stored = async (): Promise<{ sourceRepos?: string[]; signatureKeys?: unknown[]; sourceIntegrity?: unknown }> =>
     ((await store.get<KubeObject & { spec: Record<string, unknown> }>(Kinds.AppProject, 'si', 'argocd'))!.spec);
   assert.deepEqual((await stored()).sourceIntegrity, si);
 
-  const both = await curl('PUT', '/api/v1/projects/si', { project: { metadata: { name: 'si' }, spec: { signatureKeys: [{ keyID: world.keys.alice.keyID }] } } });
+  // sourceIntegrity left out is kept (an older client cannot send it): with signatureKeys that is both
+  const both = await curl('PUT', '/api/v1/projects/si', { project: { metadata: { name: 'si' }, spec: { ...base, signatureKeys: [{ keyID: world.keys.alice.keyID }] } } });
   assert.match(both.stdout, /\n400$/);
   const err = JSON.parse(both.stdout.replace(/\n\d+$/, '')) as { code: number; message: string };
   assert.equal(err.code, 3, 'InvalidArgument');
@@ -229,6 +232,11 @@ test('spec.sourceIntegrity through the API: REST create/update set it, a legacy 
   // argocd logs the error as JSON: the quotes around the name are escaped
   assert.match(key.stderr, /code = InvalidArgument desc = AppProject \\"argocd\/si\\": spec.sourceIntegrity: cannot be used together with spec.signatureKeys/);
   assert.equal((await stored()).signatureKeys, undefined);
+
+  // null removes the policies
+  const removed = await curl('PUT', '/api/v1/projects/si', { project: { metadata: { name: 'si' }, spec: { ...base, sourceIntegrity: null } } });
+  assert.match(removed.stdout, /\n200$/, removed.stdout);
+  assert.equal((await stored()).sourceIntegrity, undefined);
 });
 
 test('argocd proj remove-signature-key removes the last key (the way from signatureKeys to sourceIntegrity)', { skip }, async () => {
