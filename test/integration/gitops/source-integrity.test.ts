@@ -4,7 +4,7 @@
 // rules (strait's extension), and the refusal of signatureKeys and sourceIntegrity in one
 // project through every write path (docs/gitops.md, "Source integrity").
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -269,6 +269,15 @@ describe('signatureKeys and sourceIntegrity in one project are refused', () => {
 
   test('store API', async () => {
     await assert.rejects(store.apply({ apiVersion: API, kind: 'AppProject', metadata: { name: 'both', namespace: NS }, spec: both() }), RULE);
+  });
+
+  test('strait apply (CLI): refused before anything is sent, exit 2', () => {
+    const file = join(stateDir, 'both.yaml');
+    writeFileSync(file, JSON.stringify({ apiVersion: API, kind: 'AppProject', metadata: { name: 'both', namespace: NS }, spec: both() }));
+    const root = process.env['STRAIT_ROOT'] ?? process.cwd();
+    const r = spawnSync(process.execPath, [join(root, 'bin', 'strait.js'), 'apply', '-f', file, '--state-dir', join(stateDir, 'no-world')], { encoding: 'utf8' });
+    assert.equal(r.status, 2, r.stderr);
+    assert.match(r.stderr, /^error STRAIT_ERR_MANIFEST_INVALID: .*both.yaml document 1: spec.sourceIntegrity: cannot be used together with spec.signatureKeys \(Argo CD 3.5\); move the key IDs into a policy/);
   });
 
   test('adding signatureKeys to a project that has sourceIntegrity (an update that merges)', async () => {
