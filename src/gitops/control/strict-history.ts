@@ -276,8 +276,10 @@ export class HistoryVerifier {
     }
     const failing = checked.map((id) => ({ id, f: judge(set.get(id)!, policy.rules, now) })).filter((x) => x.f !== undefined);
     if (failing.length === 0) {
-      // parents git left out are ancestors of clean tips: they and all their ancestors passed
+      // parents git left out are ancestors of clean tips: they and all their ancestors passed;
+      // the target itself: V(target) passed, and a child's V lies in the child, its parents and their V
       const ok = this.historyOk(set, 'all', policy.rules, now, memo);
+      ok.add(target);
       let until = Infinity;
       for (const t of tips) until = Math.min(until, t.until);
       for (const v of set.values()) until = Math.min(until, v.expires);
