@@ -199,7 +199,9 @@ export class RepoCache {
     const key = `${type}:${sha}`;
     const hit = this.objects.get(key);
     if (hit) return hit;
-    const raw = await git(this.stateOf(url).dir, ['cat-file', type, sha]);
+    // commits through the long-running reader (checked there), tags with one git
+    const raw = type === 'commit' ? (await this.readCommits(url, [sha]))[0] : await git(this.stateOf(url).dir, ['cat-file', type, sha]);
+    if (!raw) throw E.revisionNotFound(url, sha);
     checkObjectId(type, raw, sha);
     if (this.objects.size > 10_000) this.objects.clear();
     this.objects.set(key, raw);

@@ -17,7 +17,7 @@ import { normalizeRepoURL } from './repo-url.js';
 import type { GitOpsMetrics } from './metrics.js';
 import { destinationAllowed, resourceAllowed, signatureKeyIDs, sourceRepoAllowed } from './project.js';
 import { integrityPolicyFor, type IntegrityPolicy } from './source-integrity.js';
-import type { HistoryVerifier } from './strict-history.js';
+import { judge, type HistoryVerifier } from './strict-history.js';
 import type { AppProject, Application, ApplicationStatus, ResourceStatus, SignatureStatus } from './types.js';
 
 export const TRACKING_LABEL = 'app.kubernetes.io/instance';
@@ -153,7 +153,7 @@ async function verifyHead(ctx: ReconcileContext, target: Target, r: ResolvedRevi
 }
 
 /** The head's refusal message: SPEC.md's exact "Revision is not signed" for an unsigned commit; otherwise it names the object. */
-function headRefusal(result: VerificationResult, r: ResolvedRevision): string {
+function headRefusal(result: { status: VerificationStatus; message: string }, r: ResolvedRevision): string {
   const what = r.verifyType === 'tag' ? `annotated tag ${r.ref.replace(/^refs\/tags\//, '')} (${r.verifySha})` : `revision ${r.commit}`;
   if (result.status === 'unsigned') return r.verifyType === 'commit' ? result.message : `Revision is not signed: ${what} carries no signature`;
   return `${result.message} (${what})`;
@@ -162,28 +162,44 @@ function headRefusal(result: VerificationResult, r: ResolvedRevision): string {
 /**
  * The signature of the resolved revision, as the status reports it (enforced or not), under
  * the rules source-integrity.ts finds for the repository: head checks the commit or
- * annotated tag; strict also checks the commit's history (strict-history.ts).
+ * annotated tag; strict checks the annotated tag (if any), the commit and its history
+ * (strict-history.ts, which also judges the commit itself and names the oldest failure).
  */
 async function stepVerify(ctx: ReconcileContext, p: AppProject, target: Target, r: ResolvedRevision): Promise<Verified> {
   const lookup = integrityPolicyFor(p, target.repoURL);
   const policy = lookup.kind === 'enforced' ? lookup.policy : undefined;
-  const result = await verifyHead(ctx, target, r, policy);
-  const signature: SignatureStatus = {
-    status: result.status, keyID: result.keyID, primaryKeyID: result.primaryKeyID, signer: result.signer, message: result.message,
-    verifiedObject: r.verifyType, objectSHA: r.verifySha, enforced: policy !== undefined || lookup.kind === 'conflict',
-    ...(policy ? { mode: policy.mode, policy: policy.name } : {}),
-  };
-  if (lookup.kind === 'conflict') return { signature, refusal: { kind: 'policy-conflict', message: lookup.message } };
-  if (!policy) return { signature, refusal: undefined };
-  const headFailed = result.status !== 'valid';
-  // strict on a commit: the history check judges the commit too and names the oldest failure
-  if (policy.mode === 'head' || (headFailed && r.verifyType === 'tag')) {
-    return { signature, refusal: headFailed ? { kind: failureKind(result.status as Exclude<VerificationStatus, 'valid'>, false), message: headRefusal(result, r) } : undefined };
+  const enforced = policy !== undefined || lookup.kind === 'conflict';
+  const status = (x: { status: VerificationStatus; keyID: string; primaryKeyID: string; signer: string; message: string }): SignatureStatus => ({
+    status: x.status, keyID: x.keyID, primaryKeyID: x.primaryKeyID, signer: x.signer, message: x.message,
+    verifiedObject: r.verifyType, objectSHA: r.verifySha, enforced, ...(policy ? { mode: policy.mode, policy: policy.name } : {}),
+  });
+  if (policy?.mode !== 'strict' || r.verifyType === 'tag') {
+    const result = await verifyHead(ctx, target, r, policy);
+    const signature = status(result);
+    if (lookup.kind === 'conflict') return { signature, refusal: { kind: 'policy-conflict', message: lookup.message } };
+    if (!policy) return { signature, refusal: undefined };
+    if (result.status !== 'valid') {
+      return { signature, refusal: { kind: failureKind(result.status, false), message: headRefusal(result, r) } };
+    }
+    if (policy.mode === 'head') return { signature, refusal: undefined };
+    return strictHistory(ctx, target, r, policy, signature);
   }
+  return strictHistory(ctx, target, r, policy, undefined);
+}
+
+/** Strict mode's history check; `signature` is the annotated tag's (already valid), else the commit's comes from the check. */
+async function strictHistory(ctx: ReconcileContext, target: Target, r: ResolvedRevision, policy: IntegrityPolicy, tagSignature: SignatureStatus | undefined): Promise<Verified> {
   const { ring, version } = ctx.deps.keyring();
+  const now = ctx.deps.now();
   const t0 = performance.now();
-  const h = await ctx.deps.history.verify(target.repoURL, r.commit, policy, ring, version, ctx.deps.now());
+  const h = await ctx.deps.history.verify(target.repoURL, r.commit, policy, ring, version, now);
   ctx.deps.metrics?.verifySeconds.observe((performance.now() - t0) / 1000);
+  const own = judge(h.head, policy.rules, now.getTime());
+  const headResult = { status: own?.status ?? h.head.status, keyID: h.head.keyID, primaryKeyID: h.head.primaryKeyID, signer: h.head.signer, message: own?.message ?? h.head.message };
+  ctx.deps.metrics?.verifications.inc({ outcome: headResult.status });
+  const signature: SignatureStatus = tagSignature ?? {
+    ...headResult, verifiedObject: 'commit', objectSHA: r.commit, enforced: true, mode: policy.mode, policy: policy.name,
+  };
   signature.commitsChecked = h.commitsChecked;
   if (h.seals.length > 0) signature.seals = h.seals;
   if (!h.failure) return { signature, refusal: undefined };
@@ -191,7 +207,7 @@ async function stepVerify(ctx: ReconcileContext, p: AppProject, target: Target, 
   signature.failedCommit = h.failure.commit;
   signature.failedAuthor = h.failure.author;
   if (h.failure.commit !== r.commit) signature.message = h.failure.message;
-  const message = h.failure.commit === r.commit && h.failure.failing === 1 ? headRefusal(result, r) : h.failure.message;
+  const message = h.failure.commit === r.commit && h.failure.failing === 1 ? headRefusal(headResult, r) : h.failure.message;
   return { signature, refusal: { kind: h.failure.kind, message } };
 }
 

@@ -79,8 +79,9 @@ export interface HistoryOutcome {
 }
 
 const SEAL = /argocd-gpg-seal:/i;
-/** The walk in process reads at most this many commits before asking git for the whole ancestry. */
-const WALK_LIMIT = 64;
+/** The walk in process reads at most this many commits, in at most this many round trips, before asking git for the whole ancestry. */
+const WALK_LIMIT = 256;
+const WALK_TRIPS = 4;
 const MAX_TIPS = 16;
 
 /** The policy applied to a verdict at `now`: undefined when the commit passes. */
@@ -166,27 +167,32 @@ export class HistoryVerifier {
     const [head] = await this.verdictsOf(url, [target], ring, ringVersion, now);
     if ((this.okUntil.get(memo + target) ?? 0) > now) return { head: head!, failure: undefined, commitsChecked: 0, seals: [] };
 
-    // the walk in process: stops at history-ok commits and good seals
-    const walk = new Map<string, CommitVerdict>();
+    // the walk in process, one batch of commits per round trip to git: stops at history-ok
+    // commits and good seals; a history longer than a few round trips goes to git at once
+    const walk = new Map<string, CommitVerdict>([[target, head!]]);
     let stopUntil = Infinity;
     let bail = false;
-    const stack = [target];
-    while (stack.length > 0) {
-      const id = stack.pop()!;
-      if (walk.has(id)) continue;
-      const ok = id === target ? 0 : this.okUntil.get(memo + id) ?? 0;
-      if (ok > now) {
-        stopUntil = Math.min(stopUntil, ok);
-        continue;
+    let frontier = isGoodSeal(head!, now) ? [] : [...new Set(head!.parents)];
+    for (let trips = 0; frontier.length > 0; trips++) {
+      const next: string[] = [];
+      for (const id of frontier) {
+        if (walk.has(id)) continue;
+        const ok = this.okUntil.get(memo + id) ?? 0;
+        if (ok > now) stopUntil = Math.min(stopUntil, ok);
+        else next.push(id);
       }
-      if (walk.size >= WALK_LIMIT) {
+      if (next.length === 0) break;
+      if (trips >= WALK_TRIPS || walk.size + next.length > WALK_LIMIT) {
         bail = true;
         break;
       }
-      const v = id === target ? head! : (await this.verdictsOf(url, [id], ring, ringVersion, now))[0]!;
-      walk.set(id, v);
-      if (isGoodSeal(v, now)) continue;
-      for (const p of v.parents) if (!walk.has(p)) stack.push(p);
+      const got = await this.verdictsOf(url, next, ring, ringVersion, now);
+      frontier = [];
+      for (const v of got) {
+        walk.set(v.id, v);
+        if (!isGoodSeal(v, now)) for (const p of v.parents) if (!walk.has(p)) frontier.push(p);
+      }
+      frontier = [...new Set(frontier)];
     }
     if (!bail) {
       const ok = this.historyOk(walk, new Set(), policy.rules, now, memo);
