@@ -12,6 +12,7 @@ export {
   verifyCommitSignature, verifyTagSignature, verifyDetached, verificationResult, expiredMessage, UNSIGNED_MESSAGE,
   type VerificationKeys, type VerificationResult, type VerificationStatus, type VerifyOptions,
 } from './verify.js';
+export { readQuickSignature, type QuickSignature } from './quick-signature.js';
 export { signatureFormatOf, registerSignatureFormat, type FormatVerifier, type SignatureFormat } from './formats.js';
 export { checkSigner, identityGlobMatch, emailOf, type Signer, type SignerRules, type SignerRefusal } from './signer-rules.js';
 export { SIGNATURE_FAILURES, failureKind, aboutSubject, type SignatureFailureKind, type SignatureFailureInfo } from './failures.js';

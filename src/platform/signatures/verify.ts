@@ -18,6 +18,7 @@ import { isStraitError } from '../../base/errors/index.js';
 import { parseCommitObject, parseTagObject, type CommitObject, type TagObject } from './git-object.js';
 import { Keyring, readPublicKeys } from './keyring.js';
 import { nativeCheck, type SigPacket } from './native-check.js';
+import { readQuickSignature } from './quick-signature.js';
 import { formatVerifier, signatureFormatOf } from './formats.js';
 import { checkSigner, type SignerRules } from './signer-rules.js';
 
@@ -169,14 +170,19 @@ async function check(payload: Uint8Array, armoredSignature: string | undefined, 
   }
   const keyring = await toKeyring(keys);
   const pgp = await loadOpenpgp();
-  let sig: openpgp.Signature;
-  try {
-    const binary = dearmorSignature(armoredSignature);
-    sig = binary ? await pgp.readSignature({ binarySignature: binary }) : await pgp.readSignature({ armoredSignature });
-  } catch (err) {
-    return result('bad-signature', '', `Revision has a malformed OpenPGP signature: ${(err as Error).message}`);
+  const binary = dearmorSignature(armoredSignature);
+  // the usual git signature is read here; anything else by openpgp.js (quick-signature.ts)
+  const quick = binary && opts.engine !== 'openpgp' ? readQuickSignature(binary) : undefined;
+  let sig: openpgp.Signature | undefined;
+  const readFull = async (): Promise<openpgp.Signature> => binary ? pgp.readSignature({ binarySignature: binary }) : pgp.readSignature({ armoredSignature });
+  if (!quick) {
+    try {
+      sig = await readFull();
+    } catch (err) {
+      return result('bad-signature', '', `Revision has a malformed OpenPGP signature: ${(err as Error).message}`);
+    }
   }
-  const issuer = issuerOf(sig);
+  const issuer = quick ? { id: quick.issuerKeyID, at: quick.created } : issuerOf(sig!);
   if (!issuer || !issuer.id) return result('bad-signature', '', 'Revision has an OpenPGP signature without an issuer key ID');
   const keyID = issuer.id;
   const signedAt = issuer.at ? issuer.at.toISOString() : undefined;
@@ -194,19 +200,24 @@ async function check(payload: Uint8Array, armoredSignature: string | undefined, 
   if (!state) return result('unknown-key', keyID, `Revision is signed with key ${keyID}, which is not imported into the controller's key store`, extra);
   if (state.revoked) return result('revoked', keyID, `Revision is signed with key ${keyID}, which has been revoked`, extra);
   if (!state.canSign) return result('bad-signature', keyID, `Revision has a bad signature from key ${keyID}: the key has no valid signing capability`, extra);
-  const pkt = sig.packets[0] as unknown as SignaturePacketLike;
-  if (pkt.signatureType !== pgp.enums.signature.binary && pkt.signatureType !== pgp.enums.signature.text) {
-    return result('bad-signature', keyID, `Revision has a bad signature from key ${keyID}: signature type ${pkt.signatureType} is not a document signature`, extra);
+  const signatureType = quick ? quick.signatureType : (sig!.packets[0] as unknown as SignaturePacketLike).signatureType;
+  if (signatureType !== pgp.enums.signature.binary && signatureType !== pgp.enums.signature.text) {
+    return result('bad-signature', keyID, `Revision has a bad signature from key ${keyID}: signature type ${signatureType} is not a document signature`, extra);
   }
   const sigDate = issuer.at ?? now;
   if (sigDate.getTime() < state.created.getTime()) {
     return result('bad-signature', keyID, `Revision has a bad signature from key ${keyID}: made before the key was created`, extra);
   }
   try {
-    const literal = new pgp.LiteralDataPacket() as unknown as { setBytes(b: Uint8Array, format: number): void };
-    literal.setBytes(payload, pgp.enums.literal.binary);
-    const fast = opts.engine === 'openpgp' ? 'unsupported' : await nativeCheck(pkt as unknown as SigPacket, state.packet as never, literal, sigDate);
-    if (fast === 'unsupported') await pkt.verify(state.packet, pkt.signatureType, literal, sigDate, true);
+    const fast = quick ? await nativeCheck(quick, state.packet as never, { bytes: payload }, sigDate) : 'unsupported';
+    if (fast === 'unsupported') {
+      sig ??= await readFull();
+      const pkt = sig.packets[0] as unknown as SignaturePacketLike;
+      const literal = new pgp.LiteralDataPacket() as unknown as { setBytes(b: Uint8Array, format: number): void };
+      literal.setBytes(payload, pgp.enums.literal.binary);
+      const viaNative = opts.engine === 'openpgp' ? 'unsupported' : await nativeCheck(pkt as unknown as SigPacket, state.packet as never, literal, sigDate);
+      if (viaNative === 'unsupported') await pkt.verify(state.packet, pkt.signatureType, literal, sigDate, true);
+    }
   } catch (err) {
     return result('bad-signature', keyID, `Revision has a bad signature from key ${keyID}: ${(err as Error).message}`, extra);
   }
