@@ -83,6 +83,9 @@ const SEAL = /argocd-gpg-seal:/i;
 const WALK_LIMIT = 256;
 const WALK_TRIPS = 4;
 const MAX_TIPS = 16;
+/** More commits than this to check at once: on the thread pool, this many in flight. */
+const POOL_FROM = 16;
+const IN_FLIGHT = 256;
 
 /** The policy applied to a verdict at `now`: undefined when the commit passes. */
 export function judge(v: CommitVerdict, rules: SignerRules, now: number): PolicyFailure | undefined {
@@ -149,11 +152,15 @@ export class HistoryVerifier {
     if (missing.length > 0) {
       const raws = await this.source.readCommits(url, missing);
       const made = new Map<string, CommitVerdict>();
-      for (let i = 0; i < missing.length; i++) {
-        const id = missing[i]!;
-        const v = await makeVerdict(id, raws[i], ring, now);
-        made.set(id, v);
-        this.verdicts.set(`${ringVersion}:${id}`, v);
+      // many at once: the public-key checks run concurrently on libuv's thread pool (every core)
+      const pooled = missing.length > POOL_FROM;
+      for (let start = 0; start < missing.length; start += IN_FLIGHT) {
+        const chunk = missing.slice(start, start + IN_FLIGHT);
+        const verdicts = await Promise.all(chunk.map((id, j) => makeVerdict(id, raws[start + j], ring, now, pooled)));
+        for (const v of verdicts) {
+          made.set(v.id, v);
+          this.verdicts.set(`${ringVersion}:${v.id}`, v);
+        }
       }
       for (let i = 0; i < ids.length; i++) out[i] ??= made.get(ids[i]!);
     }
@@ -329,14 +336,14 @@ export class HistoryVerifier {
   }
 }
 
-async function makeVerdict(id: string, raw: Buffer | undefined, ring: Keyring, now: number): Promise<CommitVerdict> {
+async function makeVerdict(id: string, raw: Buffer | undefined, ring: Keyring, now: number, pooled: boolean): Promise<CommitVerdict> {
   if (!raw) {
     return {
       id, parents: [], author: '(unknown)', committerEmail: '', seal: false, status: 'bad-signature', message: `Revision cannot be verified: commit ${id} is not in the repository`,
       keyID: '', primaryKeyID: '', signer: '', identities: [], expires: Infinity,
     };
   }
-  const r = await verifyCommitSignature(raw, ring, { now: new Date(now) });
+  const r = await verifyCommitSignature(raw, ring, { now: new Date(now), pooled });
   const c = r.commit;
   return {
     id,

@@ -77,6 +77,8 @@ export interface VerifyOptions {
   signatureHeader?: string;
   /** 'native' (default): node:crypto for RSA and Ed25519, openpgp.js for the rest; 'openpgp': openpgp.js only */
   engine?: 'native' | 'openpgp';
+  /** run node:crypto's public-key check on libuv's thread pool (for many verifications at once) */
+  pooled?: boolean;
 }
 
 export const UNSIGNED_MESSAGE = 'Revision is not signed';
@@ -209,7 +211,7 @@ async function check(payload: Uint8Array, armoredSignature: string | undefined, 
     return result('bad-signature', keyID, `Revision has a bad signature from key ${keyID}: made before the key was created`, extra);
   }
   try {
-    const fast = quick ? await nativeCheck(quick, state.packet as never, { bytes: payload }, sigDate) : 'unsupported';
+    const fast = quick ? await nativeCheck(quick, state.packet as never, { bytes: payload }, sigDate, opts.pooled === true) : 'unsupported';
     if (fast === 'unsupported') {
       sig ??= await readFull();
       const pkt = sig.packets[0] as unknown as SignaturePacketLike;
