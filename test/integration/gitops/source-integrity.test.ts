@@ -98,6 +98,9 @@ before(async () => {
   repo.git('checkout', '-q', '-b', 'committer-alice', c['m3']!);
   c['committer-alice'] = commit('committer-alice', 'alice signs as herself', alice, alice.email);
   repo.git('checkout', '-q', 'main');
+  repo.tag('v-middle', c['mid-top']!, { annotated: true, signer: world.keys.bob });
+  repo.tag('v-main', c['m3']!, { annotated: true, signer: world.keys.bob });
+  repo.tag('v-main-plain', c['m3']!, { annotated: true });
 
   store = tempEmbeddedStore();
   await store.apply({
@@ -147,6 +150,15 @@ describe('head and strict modes', () => {
     {
       name: 'strict-key-in-history', revision: () => 'main', project: 'strict-alice-only', synced: false, reason: 'SignatureKeyNotAllowed',
       message: () => new RegExp(`^History commit ${c['m2']} by Test Author <author@example.com> is signed with key ${world.keys.bob.keyID}, which is not allowed by the project's sourceIntegrity.git.policies\\[0\\].gpg.keys`),
+    },
+    { name: 'strict-signed-tag', revision: () => 'v-main', project: 'strict', synced: true },
+    {
+      name: 'strict-signed-tag-middle', revision: () => 'v-middle', project: 'strict', synced: false, reason: 'SignatureHistoryUnsigned',
+      message: () => new RegExp(`^History commit ${c['mid-unsigned']} by Test Author <author@example.com> is not signed`),
+    },
+    {
+      name: 'strict-unsigned-tag', revision: () => 'v-main-plain', project: 'strict', synced: false, reason: 'SignatureUnsigned',
+      message: () => /^Revision is not signed: annotated tag v-main-plain \([0-9a-f]{40}\) carries no signature$/,
     },
     { name: 'mode-none', revision: () => 'middle', project: 'none', synced: true },
     { name: 'no-matching-policy', revision: () => 'middle', project: 'other-repos', synced: true },
