@@ -157,10 +157,11 @@ export function createApiHandlers(controller: GitOpsController, account: AdminAc
       }
       return await controller.saveProject(p) as unknown as Json;
     }),
+    // Argo CD replaces the spec (a list left out is emptied); spec.sourceIntegrity is kept when left out (controller.replaceProject)
     'project.ProjectService/Update': u(async (req) => {
       const p = projectFrom(req);
       await getProject(p.metadata.name);
-      return await controller.saveProject(p) as unknown as Json;
+      return await controller.replaceProject(p) as unknown as Json;
     }),
   };
 

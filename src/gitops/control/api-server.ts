@@ -8,6 +8,10 @@
 //   DELETE /api/v1/gpgkeys?keyID=ID  and  DELETE /api/v1/gpgkeys/{keyID} -> {}
 //   GET    /api/v1/applications[/{name}]   -> Application(List)
 //   POST   /api/v1/applications/{name}/sync -> Application (after the sync attempt)
+//   GET    /api/v1/projects[/{name}]       -> AppProject(List)
+//   POST   /api/v1/projects                {project, upsert} -> AppProject
+//   PUT    /api/v1/projects/{name}         {project} -> AppProject (merged into the stored one: a field
+//                                          left out is kept, null removes it; spec.sourceIntegrity too)
 //   POST   /api/webhook                    a Gitea/GitHub push payload -> immediate refresh
 //                                          (signed when argocd-secret has webhook.gitea/github.secret)
 // Failed logins are limited per user and client address (login-limiter.ts).
@@ -160,8 +164,19 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer>
       if (!appMatch[2] && method === 'GET') return send(res, 200, await rpc('application.ApplicationService/Get', req, { name, refresh: url.query.get('refresh') ?? '' }));
     }
     if (path === '/api/v1/projects' && method === 'GET') return send(res, 200, await rpc('project.ProjectService/List', req, {}));
+    if (path === '/api/v1/projects' && method === 'POST') return send(res, 200, await rpc('project.ProjectService/Create', req, await readBody(req)));
     const projMatch = /^\/api\/v1\/projects\/([^/]+)$/.exec(path);
     if (projMatch && method === 'GET') return send(res, 200, await rpc('project.ProjectService/Get', req, { name: decodeComponent(projMatch[1] ?? '') }));
+    if (projMatch && method === 'PUT') {
+      // grpc-gateway's route is /api/v1/projects/{project.metadata.name}: the path names the project
+      const name = decodeComponent(projMatch[1] ?? '');
+      const body = await readBody(req);
+      const p = body['project'];
+      if (typeof p !== 'object' || p === null || Array.isArray(p)) throw new HttpError(400, 'project is required');
+      const meta = (p as { metadata?: { name?: unknown } }).metadata ?? {};
+      if (meta.name !== undefined && meta.name !== name) throw new HttpError(400, `project.metadata.name ${JSON.stringify(meta.name)} does not match the path's ${JSON.stringify(name)}`);
+      return send(res, 200, await rpc('project.ProjectService/Update', req, { project: { ...p, metadata: { ...meta, name } } }));
+    }
     if (path === '/api/version' && method === 'GET') return send(res, 200, await rpc('version.VersionService/Version', req, {}));
     if (path === '/api/v1/settings' && method === 'GET') return send(res, 200, await rpc('cluster.SettingsService/Get', req, {}));
     throw new HttpError(404, `no route for ${method} ${path}`);

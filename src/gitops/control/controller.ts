@@ -6,6 +6,7 @@
 // waiting ones after a delay, stalled ones only when something changes.
 import { join } from 'node:path';
 import type { Logger } from 'pino';
+import { E } from '../../base/errors/index.js';
 import { silentLogger } from '../../base/log/index.js';
 import { Informer, KeyQueue, eventHandlers, type Requeue } from '../../platform/controller/index.js';
 import { GROUPS, Kinds } from '../../platform/resources/index.js';
@@ -17,6 +18,7 @@ import type { GitOpsMetrics } from './metrics.js';
 import { enforcesSignatures } from './project.js';
 import { sameRepoURL } from './repo-url.js';
 import { reconcileApplication, type ReconcileDeps, type ReconcileOutcome } from './reconcile.js';
+import { HistoryVerifier } from './strict-history.js';
 import type { AppProject, Application } from './types.js';
 
 export interface GitOpsControllerOptions {
@@ -92,6 +94,7 @@ export class GitOpsController {
       project: (name) => this.projects.get(name),
       destination: destinations,
       verifyCache: this.verifyCache,
+      history: new HistoryVerifier(this.repos),
       renderCache: new Map(),
       ...(opts.metrics ? { metrics: opts.metrics } : {}),
       now: opts.now ?? (() => new Date()),
@@ -118,6 +121,7 @@ export class GitOpsController {
     for (const i of this.informers) i.stop();
     this.keys.stop();
     this.queue.stop();
+    this.repos.close();
     for (const job of this.jobs.values()) for (const w of job.waiters) w(undefined);
     this.jobs.clear();
   }
@@ -173,6 +177,27 @@ export class GitOpsController {
       metadata: { name: p.metadata.name, namespace: this.namespace, ...(p.metadata.labels ? { labels: p.metadata.labels } : {}), ...(p.metadata.annotations ? { annotations: p.metadata.annotations } : {}) },
       spec: p.spec ?? {},
     }, { fieldManager: 'strait-gitops' });
+  }
+
+  /**
+   * Replace an existing AppProject's spec, labels and annotations (the API's project update, as
+   * Argo CD's: a field the request leaves out is emptied). `spec.sourceIntegrity` is the one
+   * exception: an update without it keeps the stored policies (null removes them), because an
+   * argocd older than 3.5 reads and writes projects without knowing the field.
+   */
+  async replaceProject(p: AppProject): Promise<AppProject> {
+    const existing = await this.getProject(p.metadata.name);
+    if (!existing) throw E.notFound('AppProject', p.metadata.name, this.namespace);
+    const spec: Record<string, unknown> = { ...(p.spec ?? {}) };
+    if (!('sourceIntegrity' in spec) && existing.spec?.sourceIntegrity !== undefined) spec['sourceIntegrity'] = existing.spec.sourceIntegrity;
+    if (spec['sourceIntegrity'] === null) delete spec['sourceIntegrity'];
+    const { labels: _l, annotations: _a, ...meta } = existing.metadata;
+    // the resourceVersion just read: a write in between is a conflict, not lost
+    return this.store.update<AppProject>({
+      ...existing,
+      metadata: { ...meta, ...(p.metadata.labels ? { labels: p.metadata.labels } : {}), ...(p.metadata.annotations ? { annotations: p.metadata.annotations } : {}) },
+      spec: spec as AppProject['spec'] & object,
+    });
   }
 
   /** The Application(s) now (as ADDED), then every change, until the signal aborts (the API's Watch). */

@@ -11,7 +11,13 @@ export class ReconcileFailure extends Error {
     readonly conditionType: string,
     readonly reason: string,
     message: string,
-    readonly opts: { syncError?: boolean; eventReason?: string } = {},
+    readonly opts: {
+      syncError?: boolean;
+      /** a Warning Event with this reason (ResourceComparison for refusals, as SPEC.md names it) */
+      eventReason?: string;
+      /** also a Warning Event whose reason is this failure's own reason (each signature refusal has its own, failures.ts) */
+      ownEvent?: boolean;
+    } = {},
   ) {
     super(message);
     this.name = 'ReconcileFailure';

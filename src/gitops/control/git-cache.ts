@@ -11,6 +11,7 @@ import { existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { E } from '../../base/errors/index.js';
 import { gitObjectMatches } from '../../platform/signatures/index.js';
+import { CommitReader } from './commit-reader.js';
 import { git, spawnGit, type GitError } from './git-exec.js';
 
 /** The only refs a mirror holds: what a targetRevision can name. */
@@ -40,6 +41,8 @@ interface RepoState {
   refetch: Promise<void> | undefined;
   refs: Map<string, { sha: string; type: string }>;
   head: string;
+  /** a long-running cat-file for strict history checks (started on first use) */
+  reader: CommitReader | undefined;
 }
 
 /**
@@ -66,7 +69,7 @@ export class RepoCache {
     let s = this.repos.get(url);
     if (!s) {
       const name = createHash('sha256').update(url).digest('hex').slice(0, 24);
-      s = { dir: join(this.dir, `${name}.git`), fetchedAt: 0, fetching: undefined, refetch: undefined, refs: new Map(), head: '' };
+      s = { dir: join(this.dir, `${name}.git`), fetchedAt: 0, fetching: undefined, refetch: undefined, refs: new Map(), head: '', reader: undefined };
       this.repos.set(url, s);
     }
     return s;
@@ -98,6 +101,8 @@ export class RepoCache {
         rmSync(tmp, { recursive: true, force: true });
         await git(undefined, ['init', '--bare', '--quiet', tmp]);
         await git(tmp, ['fetch', '--quiet', '--no-tags', '--', url, ...FETCH_REFSPECS]);
+        s.reader?.close();
+        s.reader = undefined;
         rmSync(s.dir, { recursive: true, force: true });
         renameSync(tmp, s.dir);
       } else {
@@ -158,12 +163,45 @@ export class RepoCache {
     throw E.revisionNotFound(url, revision);
   }
 
+  /** Raw commit objects through the mirror's long-running `git cat-file --batch` (commit-reader.ts). */
+  readCommits(url: string, ids: readonly string[]): Promise<(Buffer | undefined)[]> {
+    const s = this.stateOf(url);
+    s.reader ??= new CommitReader(s.dir);
+    return s.reader.readMany(ids);
+  }
+
+  /**
+   * `git rev-list --topo-order --parents <commit> --not <exclude...>`: every commit reachable
+   * from `commit` and from none of `exclude`, children before parents, each with its parents.
+   */
+  async ancestry(url: string, commit: string, exclude: readonly string[] = []): Promise<{ id: string; parents: string[] }[]> {
+    for (const id of [commit, ...exclude]) if (!FULL_SHA.test(id)) throw E.internal(`not a full commit ID: ${JSON.stringify(id)}`);
+    const out = (await git(this.stateOf(url).dir, ['rev-list', '--topo-order', '--parents', commit, ...(exclude.length ? ['--not', ...exclude] : []), '--'])).toString('latin1');
+    const list: { id: string; parents: string[] }[] = [];
+    for (const line of out.split('\n')) {
+      if (!line) continue;
+      const [id, ...parents] = line.split(' ');
+      list.push({ id: id!, parents });
+    }
+    return list;
+  }
+
+  /** End the long-running readers (the controller stops). */
+  close(): void {
+    for (const s of this.repos.values()) {
+      s.reader?.close();
+      s.reader = undefined;
+    }
+  }
+
   /** Raw bytes of a commit or tag object (cached; objects are immutable). */
   async readObject(url: string, type: 'commit' | 'tag', sha: string): Promise<Buffer> {
     const key = `${type}:${sha}`;
     const hit = this.objects.get(key);
     if (hit) return hit;
-    const raw = await git(this.stateOf(url).dir, ['cat-file', type, sha]);
+    // commits through the long-running reader (checked there), tags with one git
+    const raw = type === 'commit' ? (await this.readCommits(url, [sha]))[0] : await git(this.stateOf(url).dir, ['cat-file', type, sha]);
+    if (!raw) throw E.revisionNotFound(url, sha);
     checkObjectId(type, raw, sha);
     if (this.objects.size > 10_000) this.objects.clear();
     this.objects.set(key, raw);

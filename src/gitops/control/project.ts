@@ -1,5 +1,6 @@
 // A project's rules: allowed source repositories, destinations and resource kinds
-// (glob patterns), and the keys that must have signed the revision.
+// (glob patterns), and the keys that must have signed the revision (source-integrity.ts
+// says which rules apply to which repository).
 import { normalizeKeyID } from '../../platform/signatures/index.js';
 import { normalizeRepoURL } from './repo-url.js';
 import type { AppProject, GroupKind } from './types.js';
@@ -125,4 +126,9 @@ export function signatureKeyIDs(project: AppProject): { ids: string[]; invalid: 
   return { ids, invalid };
 }
 
-export const enforcesSignatures = (project: AppProject): boolean => (project.spec?.signatureKeys ?? []).length > 0;
+/** True when the project enforces signatures on some Git source: legacy signatureKeys, or a source integrity policy in mode head or strict. */
+export function enforcesSignatures(project: AppProject): boolean {
+  const si = project.spec?.sourceIntegrity;
+  if (si) return (si.git?.policies ?? []).some((p) => p?.gpg?.mode === 'head' || p?.gpg?.mode === 'strict');
+  return (project.spec?.signatureKeys ?? []).length > 0;
+}

@@ -3,17 +3,21 @@
 // found, or throws a ReconcileFailure where the failure happens; the status is written
 // once, at the end, by the caller (controller.ts).
 //   project -> spec -> fetch -> resolve -> verify -> render -> compare -> sync
+// verify applies the project's signature rules for the source (source-integrity.ts: legacy
+// signatureKeys or a sourceIntegrity policy, mode head or strict; strict-history.ts).
 import { isStraitError } from '../../base/errors/index.js';
 import { Kinds, type KindInfo } from '../../platform/resources/index.js';
-import type { VerificationResult } from '../../platform/signatures/index.js';
-import { verifyCommitSignature, verifyTagSignature, type Keyring } from '../../platform/signatures/index.js';
+import type { SignatureFailureKind, VerificationResult, VerificationStatus } from '../../platform/signatures/index.js';
+import { failureKind, SIGNATURE_FAILURES, verifyCommitSignature, verifyTagSignature, type Keyring } from '../../platform/signatures/index.js';
 import type { KubeObject, ResourceStore } from '../../platform/store/index.js';
 import { stalled, transient, waiting, ReconcileFailure } from './failure.js';
 import type { RepoCache, ResolvedRevision } from './git-cache.js';
 import { renderManifests } from './manifests.js';
 import { normalizeRepoURL } from './repo-url.js';
 import type { GitOpsMetrics } from './metrics.js';
-import { destinationAllowed, enforcesSignatures, resourceAllowed, signatureKeyIDs, sourceRepoAllowed } from './project.js';
+import { destinationAllowed, resourceAllowed, signatureKeyIDs, sourceRepoAllowed } from './project.js';
+import { integrityPolicyFor, type IntegrityPolicy } from './source-integrity.js';
+import { judge, type HistoryVerifier } from './strict-history.js';
 import type { AppProject, Application, ApplicationStatus, ResourceStatus, SignatureStatus } from './types.js';
 
 export const TRACKING_LABEL = 'app.kubernetes.io/instance';
@@ -25,6 +29,8 @@ export interface ReconcileDeps {
   project: (name: string) => AppProject | undefined;
   destination: (server: string) => ResourceStore | undefined;
   verifyCache: Map<string, VerificationResult>;
+  /** strict mode's history check (its verdict cache and history-ok memo live as long as the controller) */
+  history: HistoryVerifier;
   /** rendered manifests by repo, commit and path (immutable; callers clone) */
   renderCache?: Map<string, KubeObject[]>;
   metrics?: GitOpsMetrics;
@@ -71,7 +77,7 @@ async function stepSpec(ctx: ReconcileContext, p: AppProject): Promise<Target> {
   const src = ctx.app.spec?.source ?? {};
   const pname = p.metadata.name;
   if (src.chart || src.helm) {
-    if (enforcesSignatures(p)) {
+    if (integrityPolicyFor(p, src.repoURL ?? '').kind !== 'open') {
       throw stalled('ComparisonError', 'VerificationUnsupported',
         `Signature verification works for Git repositories only: chart ${JSON.stringify(src.chart ?? '')} from ${JSON.stringify(src.repoURL ?? '')} cannot be verified, and project ${pname} enforces signatures; use a Git source`,
         { syncError: true, eventReason: 'ResourceComparison' });
@@ -121,38 +127,95 @@ async function stepResolve(ctx: ReconcileContext, target: Target): Promise<Resol
   }
 }
 
-/** The signature of the resolved revision, as the status reports it (enforced or not). */
-async function stepVerify(ctx: ReconcileContext, p: AppProject, target: Target, r: ResolvedRevision): Promise<SignatureStatus> {
-  const enforced = enforcesSignatures(p);
-  const allowed = enforced ? signatureKeyIDs(p).ids : undefined;
+/** What the verify step found: the status to report and, under enforcement, why the revision is refused. */
+interface Verified {
+  signature: SignatureStatus;
+  refusal: { kind: SignatureFailureKind | 'policy-conflict'; message: string } | undefined;
+}
+
+/** The head object's signature under the policy's rules (all keys allowed when not enforced); cached per object, keyring and policy. */
+async function verifyHead(ctx: ReconcileContext, target: Target, r: ResolvedRevision, policy: IntegrityPolicy | undefined): Promise<VerificationResult> {
   const { ring, version } = ctx.deps.keyring();
-  const cacheKey = `${r.verifyType}:${r.verifySha}|${version}|${allowed?.join(',') ?? '*'}`;
+  const cacheKey = `${r.verifyType}:${r.verifySha}|${version}|${policy?.key ?? '*'}`;
   let result = ctx.deps.verifyCache.get(cacheKey);
   if (!result) {
     const raw = await ctx.deps.repos.readObject(target.repoURL, r.verifyType, r.verifySha);
     const t0 = performance.now();
-    result = r.verifyType === 'tag'
-      ? await verifyTagSignature(raw, ring, allowed ? { allowedKeyIDs: allowed, now: ctx.deps.now() } : { now: ctx.deps.now() })
-      : await verifyCommitSignature(raw, ring, allowed ? { allowedKeyIDs: allowed, now: ctx.deps.now() } : { now: ctx.deps.now() });
+    const opts = { now: ctx.deps.now(), ...(policy ? { rules: policy.rules } : {}) };
+    result = r.verifyType === 'tag' ? await verifyTagSignature(raw, ring, opts) : await verifyCommitSignature(raw, ring, opts);
     ctx.deps.metrics?.verifySeconds.observe((performance.now() - t0) / 1000);
     ctx.deps.metrics?.verifications.inc({ outcome: result.status });
     if (ctx.deps.verifyCache.size > 50_000) ctx.deps.verifyCache.clear();
-    ctx.deps.verifyCache.set(cacheKey, result);
+    // the payload and signature texts are not needed again
+    ctx.deps.verifyCache.set(cacheKey, { ...result, payload: '', signature: '' });
   }
-  return {
-    status: result.status, keyID: result.keyID, primaryKeyID: result.primaryKeyID, signer: result.signer, message: result.message,
-    verifiedObject: r.verifyType, objectSHA: r.verifySha, enforced,
-  };
+  return result;
 }
 
-/** A project that enforces signatures takes only a valid one. */
-function enforceSignature(result: SignatureStatus, r: ResolvedRevision): void {
-  if (result.enforced && result.status !== 'valid') {
-    const what = r.verifyType === 'tag' ? `annotated tag ${r.ref.replace(/^refs\/tags\//, '')} (${r.verifySha})` : `revision ${r.commit}`;
-    const message = result.status === 'unsigned' && r.verifyType === 'commit' ? result.message : result.status === 'unsigned' ? `Revision is not signed: ${what} carries no signature` : `${result.message} (${what})`;
-    throw stalled('ComparisonError', `Signature${result.status.replace(/(^|-)(\w)/g, (_m, _d, c: string) => c.toUpperCase())}`, message,
-      { syncError: true, eventReason: 'ResourceComparison' });
+/** The head's refusal message: SPEC.md's exact "Revision is not signed" for an unsigned commit; otherwise it names the object. */
+function headRefusal(result: { status: VerificationStatus; message: string }, r: ResolvedRevision): string {
+  const what = r.verifyType === 'tag' ? `annotated tag ${r.ref.replace(/^refs\/tags\//, '')} (${r.verifySha})` : `revision ${r.commit}`;
+  if (result.status === 'unsigned') return r.verifyType === 'commit' ? result.message : `Revision is not signed: ${what} carries no signature`;
+  return `${result.message} (${what})`;
+}
+
+/**
+ * The signature of the resolved revision, as the status reports it (enforced or not), under
+ * the rules source-integrity.ts finds for the repository: head checks the commit or
+ * annotated tag; strict checks the annotated tag (if any), the commit and its history
+ * (strict-history.ts, which also judges the commit itself and names the oldest failure).
+ */
+async function stepVerify(ctx: ReconcileContext, p: AppProject, target: Target, r: ResolvedRevision): Promise<Verified> {
+  const lookup = integrityPolicyFor(p, target.repoURL);
+  const policy = lookup.kind === 'enforced' ? lookup.policy : undefined;
+  const enforced = policy !== undefined || lookup.kind === 'conflict';
+  const status = (x: { status: VerificationStatus; keyID: string; primaryKeyID: string; signer: string; message: string }): SignatureStatus => ({
+    status: x.status, keyID: x.keyID, primaryKeyID: x.primaryKeyID, signer: x.signer, message: x.message,
+    verifiedObject: r.verifyType, objectSHA: r.verifySha, enforced, ...(policy ? { mode: policy.mode, policy: policy.name } : {}),
+  });
+  if (policy?.mode !== 'strict' || r.verifyType === 'tag') {
+    const result = await verifyHead(ctx, target, r, policy);
+    const signature = status(result);
+    if (lookup.kind === 'conflict') return { signature, refusal: { kind: 'policy-conflict', message: lookup.message } };
+    if (!policy) return { signature, refusal: undefined };
+    if (result.status !== 'valid') {
+      return { signature, refusal: { kind: failureKind(result.status, false), message: headRefusal(result, r) } };
+    }
+    if (policy.mode === 'head') return { signature, refusal: undefined };
+    return strictHistory(ctx, target, r, policy, signature);
   }
+  return strictHistory(ctx, target, r, policy, undefined);
+}
+
+/** Strict mode's history check; `signature` is the annotated tag's (already valid), else the commit's comes from the check. */
+async function strictHistory(ctx: ReconcileContext, target: Target, r: ResolvedRevision, policy: IntegrityPolicy, tagSignature: SignatureStatus | undefined): Promise<Verified> {
+  const { ring, version } = ctx.deps.keyring();
+  const now = ctx.deps.now();
+  const t0 = performance.now();
+  const h = await ctx.deps.history.verify(target.repoURL, r.commit, policy, ring, version, now);
+  ctx.deps.metrics?.verifySeconds.observe((performance.now() - t0) / 1000);
+  const own = judge(h.head, policy.rules, now.getTime());
+  const headResult = { status: own?.status ?? h.head.status, keyID: h.head.keyID, primaryKeyID: h.head.primaryKeyID, signer: h.head.signer, message: own?.message ?? h.head.message };
+  ctx.deps.metrics?.verifications.inc({ outcome: headResult.status });
+  const signature: SignatureStatus = tagSignature ?? {
+    ...headResult, verifiedObject: 'commit', objectSHA: r.commit, enforced: true, mode: policy.mode, policy: policy.name,
+  };
+  signature.commitsChecked = h.commitsChecked;
+  if (h.seals.length > 0) signature.seals = h.seals;
+  if (!h.failure) return { signature, refusal: undefined };
+  signature.status = h.failure.kind;
+  signature.failedCommit = h.failure.commit;
+  signature.failedAuthor = h.failure.author;
+  if (h.failure.commit !== r.commit) signature.message = h.failure.message;
+  const message = h.failure.commit === r.commit && h.failure.failing === 1 ? headRefusal(headResult, r) : h.failure.message;
+  return { signature, refusal: { kind: h.failure.kind, message } };
+}
+
+/** A refusal stalls the sync: Sync Error, the ResourceComparison Event (SPEC.md) and an Event with the refusal's own reason. */
+function enforceSignature(v: Verified): void {
+  if (!v.refusal) return;
+  const reason = v.refusal.kind === 'policy-conflict' ? 'SourceIntegrityPolicyConflict' : SIGNATURE_FAILURES[v.refusal.kind].reason;
+  throw stalled('ComparisonError', reason, v.refusal.message, { syncError: true, eventReason: 'ResourceComparison', ownEvent: true });
 }
 
 async function stepRender(ctx: ReconcileContext, p: AppProject, target: Target, resolved: ResolvedRevision): Promise<KubeObject[]> {
@@ -310,9 +373,10 @@ async function runSteps(ctx: ReconcileContext, seen: { revision?: string; signat
   await step('fetch', () => stepFetch(ctx, target));
   const resolved = await step('resolve', () => stepResolve(ctx, target));
   seen.revision = resolved.commit;
-  const signature = await step('verify', () => stepVerify(ctx, project, target, resolved));
+  const verified = await step('verify', () => stepVerify(ctx, project, target, resolved));
+  const signature = verified.signature;
   seen.signature = signature;
-  await step('verify', () => enforceSignature(signature, resolved));
+  await step('verify', () => enforceSignature(verified));
   const desired = await step('render', () => stepRender(ctx, project, target, resolved));
   const compared = await step('compare', () => stepCompare(ctx, target, desired));
   const { comparison, synced } = await step('sync', () => stepSync(ctx, target, resolved, desired, compared));
@@ -371,6 +435,7 @@ export async function reconcileApplication(app: Application, deps: ReconcileDeps
       result = 'failed';
     }
     if (failure.opts.eventReason) events.push({ type: 'Warning', reason: failure.opts.eventReason, message: failure.message });
+    if (failure.opts.ownEvent && failure.reason !== failure.opts.eventReason) events.push({ type: 'Warning', reason: failure.reason, message: failure.message });
   } else if (done) {
     status.conditions = keep;
     const { comparison, signature } = done;

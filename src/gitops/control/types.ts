@@ -10,6 +10,32 @@ export interface AppProjectSpec {
   clusterResourceWhitelist?: GroupKind[];
   namespaceResourceWhitelist?: GroupKind[];
   signatureKeys?: { keyID: string }[];
+  /** Argo CD 3.5's source integrity policies; refused together with a non-empty signatureKeys */
+  sourceIntegrity?: SourceIntegrity;
+}
+
+/** AppProject spec.sourceIntegrity (Argo CD 3.5, pkg/apis/application/v1alpha1/source_integrity.go). */
+export interface SourceIntegrity {
+  git?: { policies: SourceIntegrityGitPolicy[] };
+  /** Helm provenance policies: accepted and kept, never applied (strait syncs Git sources only) */
+  helm?: unknown;
+}
+
+export type GpgMode = 'none' | 'head' | 'strict';
+
+export interface SourceIntegrityGitPolicy {
+  /** globs over repository URLs; a "!" prefix excludes */
+  repos: { url: string }[];
+  gpg: { mode: GpgMode; keys?: string[] };
+  /** strait extension (not in Argo CD): who may sign beyond the key list (docs/gitops.md) */
+  strait?: StraitSignerRules;
+}
+
+export interface StraitSignerRules {
+  /** globs over the signing key's verified user IDs ("Name <email>"); one must match */
+  signerIdentities?: string[];
+  /** the committer's e-mail must be the e-mail of the signer's (matching) verified user ID */
+  committerEmailMatchesSigner?: boolean;
 }
 export type AppProject = KubeObject<AppProjectSpec>;
 
@@ -50,6 +76,18 @@ export interface ResourceStatus {
 
 export interface SignatureStatus {
   status: string;
+  /** head or strict (strict also walked the history) */
+  mode?: GpgMode;
+  /** what set the rules: "signatureKeys", or "sourceIntegrity.git.policies[N]" */
+  policy?: string;
+  /** strict: commits whose signatures were checked for this revision (cached verdicts included) */
+  commitsChecked?: number;
+  /** strict: the seal commits the walk stopped at (Argocd-gpg-seal) */
+  seals?: string[];
+  /** the first commit that failed (strict: the oldest failing commit after the trusted points), full ID */
+  failedCommit?: string;
+  /** its author, "Name <email>" */
+  failedAuthor?: string;
   keyID: string;
   primaryKeyID: string;
   signer: string;

@@ -9,7 +9,36 @@ type Rule = (o: KubeObject) => RuleViolation | undefined;
 const IPV4 = /^(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])(\.(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])){3}$/;
 const rec = (v: unknown): Record<string, unknown> => (typeof v === 'object' && v !== null && !Array.isArray(v) ? v as Record<string, unknown> : {});
 
+/** the keys of a source integrity policy's `strait` extension (docs/gitops.md, "Signer identity rules") */
+const STRAIT_SIGNER_RULES = ['signerIdentities', 'committerEmailMatchesSigner'];
+
 const RULES: Record<string, Rule[]> = {
+  AppProject: [
+    (o) => {
+      const spec = rec(o.spec);
+      if (spec['sourceIntegrity'] === undefined || spec['sourceIntegrity'] === null) return undefined;
+      const si = rec(spec['sourceIntegrity']);
+      const keys = Array.isArray(spec['signatureKeys']) ? spec['signatureKeys'] as unknown[] : [];
+      if (keys.length > 0) {
+        return {
+          path: 'spec.sourceIntegrity',
+          rule: 'cannot be used together with spec.signatureKeys (Argo CD 3.5); move the key IDs into a policy '
+            + '(sourceIntegrity.git.policies: [{repos: [{url: "*"}], gpg: {mode: head, keys: [...]}}]) and remove spec.signatureKeys',
+        };
+      }
+      if (si['git'] === undefined && si['helm'] === undefined) return { path: 'spec.sourceIntegrity', rule: 'must specify at least one of git or helm' };
+      const policies = Array.isArray(rec(si['git'])['policies']) ? rec(si['git'])['policies'] as unknown[] : [];
+      for (const [i, p] of policies.entries()) {
+        // strait's extension is strait's own: a misspelled rule must not pass as no rule
+        for (const key of Object.keys(rec(rec(p)['strait']))) {
+          if (!STRAIT_SIGNER_RULES.includes(key)) {
+            return { path: `spec.sourceIntegrity.git.policies[${i}].strait.${key}`, rule: `is not a strait signer rule (known: ${STRAIT_SIGNER_RULES.join(', ')})` };
+          }
+        }
+      }
+      return undefined;
+    },
+  ],
   PeerAuthentication: [
     (o) => {
       const spec = rec(o.spec);
@@ -104,21 +133,24 @@ export function checkRules(o: KubeObject): RuleViolation | undefined {
  * that is a string map, else its whole namespace). Used where invalid objects cannot be
  * refused at write time (a Kubernetes list/watch); undefined for kinds that are skipped.
  */
+const standInMetadata = (o: KubeObject, reason: string): KubeObject['metadata'] => {
+  const md = rec(o.metadata);
+  return {
+    name: String(md['name']), ...(typeof md['namespace'] === 'string' ? { namespace: md['namespace'] } : {}),
+    ...(typeof md['uid'] === 'string' ? { uid: md['uid'] } : {}), ...(typeof md['resourceVersion'] === 'string' ? { resourceVersion: md['resourceVersion'] } : {}),
+    ...(typeof md['creationTimestamp'] === 'string' ? { creationTimestamp: md['creationTimestamp'] } : {}),
+    annotations: { 'strait.dev/invalid': reason.slice(0, 1000) },
+  };
+};
+
 const STAND_INS: Record<string, (o: KubeObject, reason: string) => KubeObject> = {
+  // an AppProject that cannot be read permits nothing: its Applications are refused
+  // (SourceNotPermitted), never synced under rules weaker than the ones written
+  AppProject: (o, reason) => ({ apiVersion: o.apiVersion, kind: o.kind, metadata: standInMetadata(o, reason), spec: { sourceRepos: [], destinations: [] } }),
   PeerAuthentication: (o, reason) => {
     const labels = rec(rec(rec(o.spec)['selector'])['matchLabels']);
     const selector = Object.keys(labels).length > 0 && Object.values(labels).every((v) => typeof v === 'string') ? { selector: { matchLabels: labels } } : {};
-    const md = rec(o.metadata);
-    return {
-      apiVersion: o.apiVersion, kind: o.kind,
-      metadata: {
-        name: String(md['name']), ...(typeof md['namespace'] === 'string' ? { namespace: md['namespace'] } : {}),
-        ...(typeof md['uid'] === 'string' ? { uid: md['uid'] } : {}), ...(typeof md['resourceVersion'] === 'string' ? { resourceVersion: md['resourceVersion'] } : {}),
-        ...(typeof md['creationTimestamp'] === 'string' ? { creationTimestamp: md['creationTimestamp'] } : {}),
-        annotations: { 'strait.dev/invalid': reason.slice(0, 1000) },
-      },
-      spec: { ...selector, mtls: { mode: 'STRICT' } },
-    };
+    return { apiVersion: o.apiVersion, kind: o.kind, metadata: standInMetadata(o, reason), spec: { ...selector, mtls: { mode: 'STRICT' } } };
   },
 };
 

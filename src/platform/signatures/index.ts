@@ -9,6 +9,10 @@ export { isValidKeyID, normalizeKeyID } from './key-id.js';
 export { Keyring, readPublicKeys, keyStoreInfo, type KeyInfo, type KeyringEntry, type SigningKeyState } from './keyring.js';
 export { parseArmoredPublicKey, readArmoredKeys, describeKey, type PublicKeyInfo, type SubkeyInfo, type KeyUsage } from './keys.js';
 export {
-  verifyCommitSignature, verifyTagSignature, verifyDetached, UNSIGNED_MESSAGE,
+  verifyCommitSignature, verifyTagSignature, verifyDetached, verificationResult, expiredMessage, UNSIGNED_MESSAGE,
   type VerificationKeys, type VerificationResult, type VerificationStatus, type VerifyOptions,
 } from './verify.js';
+export { readQuickSignature, type QuickSignature } from './quick-signature.js';
+export { signatureFormatOf, registerSignatureFormat, type FormatVerifier, type SignatureFormat } from './formats.js';
+export { checkSigner, identityGlobMatch, emailOf, type Signer, type SignerRules, type SignerRefusal } from './signer-rules.js';
+export { SIGNATURE_FAILURES, failureKind, aboutSubject, type SignatureFailureKind, type SignatureFailureInfo } from './failures.js';

@@ -3,6 +3,7 @@
 import type * as openpgp from 'openpgp';
 import { openpgp as loadOpenpgp } from './openpgp.js';
 import { E, isStraitError } from '../../base/errors/index.js';
+import { verifiedUserIDs } from './keys.js';
 
 /** Argo CD's GnuPGPublicKey shape. */
 export interface KeyInfo {
@@ -31,6 +32,8 @@ export interface KeyringEntry {
   info: KeyInfo;
   key: openpgp.PublicKey;
   subkeyIDs: string[];
+  /** user IDs with a valid self-certification: the identities the key verifiably claims (signer rules match these) */
+  userIDs: string[];
   /** by 16-hex key ID: the primary key and every subkey */
   signing: Map<string, SigningKeyState>;
 }
@@ -124,7 +127,7 @@ export class Keyring {
   async add(key: openpgp.PublicKey, keyData?: string): Promise<KeyringEntry> {
     const info = await keyStoreInfo(key);
     if (keyData) info.keyData = keyData;
-    const entry: KeyringEntry = { info, key, subkeyIDs: key.subkeys.map((s) => hexID(s.getKeyID())), signing: await signingStates(key) };
+    const entry: KeyringEntry = { info, key, subkeyIDs: key.subkeys.map((s) => hexID(s.getKeyID())), userIDs: await verifiedUserIDs(key), signing: await signingStates(key) };
     this.remove(info.keyID);
     this.byPrimary.set(info.keyID, entry);
     this.byAny.set(info.keyID, entry);

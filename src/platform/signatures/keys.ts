@@ -92,6 +92,16 @@ async function hasValidSelfCertification(user: User): Promise<boolean> {
   }
 }
 
+/** The user IDs of a key that carry a valid self-certification (see hasValidSelfCertification). */
+export async function verifiedUserIDs(key: Key): Promise<string[]> {
+  const out: string[] = [];
+  for (const u of key.users) {
+    const id = u.userID?.userID;
+    if (typeof id === 'string' && await hasValidSelfCertification(u)) out.push(id);
+  }
+  return out;
+}
+
 /** The newest binding signature of the subkey that verifies with the primary key (any time), if any. */
 async function validBinding(key: Key, sub: Subkey): Promise<SignaturePacket | undefined> {
   const { enums } = await openpgp();

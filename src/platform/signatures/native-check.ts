@@ -56,11 +56,19 @@ function keyOf(packet: KeyPacketLike): { key: KeyObject; kind: 'rsa' | 'ed25519'
   return made;
 }
 
+/** OpenSSL's check, on this thread, or on libuv's thread pool (many checks at once use every core). */
+function publicKeyCheck(pooled: boolean, algo: string | null, data: Uint8Array, key: Parameters<typeof cryptoVerify>[2], signature: Uint8Array): boolean | Promise<boolean> {
+  if (!pooled) return cryptoVerify(algo, data, key, signature);
+  return new Promise((resolve, reject) => cryptoVerify(algo, data, key, signature, (err, ok) => (err ? reject(err) : resolve(ok))));
+}
+
 /**
  * Check `sig` over `literal` with `keyPacket`. Resolves 'ok', or 'unsupported' when the
  * algorithm is not handled here; throws an Error saying why the signature is bad.
+ * `pooled`: the public-key operation runs on libuv's thread pool (callers that check many
+ * signatures concurrently: strict history).
  */
-export async function nativeCheck(sig: SigPacket, keyPacket: KeyPacketLike, literal: unknown, date: Date): Promise<'ok' | 'unsupported'> {
+export async function nativeCheck(sig: SigPacket, keyPacket: KeyPacketLike, literal: unknown, date: Date, pooled = false): Promise<'ok' | 'unsupported'> {
   const hashName = HASH[sig.hashAlgorithm];
   const k = keyOf(keyPacket);
   if (!hashName || !k) {
@@ -76,12 +84,12 @@ export async function nativeCheck(sig: SigPacket, keyPacket: KeyPacketLike, lite
   if (k.kind === 'rsa') {
     const s = params['s'];
     if (!(s instanceof Uint8Array)) throw new Error('malformed RSA signature');
-    ok = cryptoVerify(hashName, toHash, { key: k.key, padding: constants.RSA_PKCS1_PADDING }, leftPad(s, k.size));
+    ok = await publicKeyCheck(pooled, hashName, toHash, { key: k.key, padding: constants.RSA_PKCS1_PADDING }, leftPad(s, k.size));
   } else {
     const rs = params['RS'] instanceof Uint8Array ? Buffer.from(params['RS'])
       : params['r'] instanceof Uint8Array && params['s'] instanceof Uint8Array ? Buffer.concat([leftPad(params['r'], 32), leftPad(params['s'], 32)]) : undefined;
     if (!rs || rs.length !== 64) throw new Error('malformed Ed25519 signature');
-    ok = cryptoVerify(null, digest, k.key, rs);
+    ok = await publicKeyCheck(pooled, null, digest, k.key, rs);
   }
   if (!ok) throw new Error('Signature verification failed');
   const expires = sig.getExpirationTime();

@@ -7,15 +7,22 @@
 //   cryptographic check fails at the signing time -> bad-signature
 //   the signing key or its primary expired now    -> expired
 //   allowed list given and neither the primary nor the signing subkey listed -> not-allowed
+//   identity rules given and the key's verified user IDs (or the committer's
+//   e-mail) do not satisfy them                   -> signer-not-allowed
 //   otherwise                                     -> valid
+// A signature in another armour (SSH) goes to the verifier registered for its format
+// (formats.ts); the statuses and messages are the same for every format (failures.ts).
 import type * as openpgp from 'openpgp';
 import { openpgp as loadOpenpgp } from './openpgp.js';
 import { isStraitError } from '../../base/errors/index.js';
 import { parseCommitObject, parseTagObject, type CommitObject, type TagObject } from './git-object.js';
-import { Keyring, readPublicKeys, type KeyringEntry } from './keyring.js';
+import { Keyring, readPublicKeys } from './keyring.js';
 import { nativeCheck, type SigPacket } from './native-check.js';
+import { readQuickSignature } from './quick-signature.js';
+import { formatVerifier, signatureFormatOf } from './formats.js';
+import { checkSigner, type SignerRules } from './signer-rules.js';
 
-export type VerificationStatus = 'unsigned' | 'valid' | 'bad-signature' | 'unknown-key' | 'not-allowed' | 'expired' | 'revoked';
+export type VerificationStatus = 'unsigned' | 'valid' | 'bad-signature' | 'unknown-key' | 'not-allowed' | 'signer-not-allowed' | 'expired' | 'revoked';
 
 export interface VerificationResult {
   status: VerificationStatus;
@@ -35,6 +42,10 @@ export interface VerificationResult {
   fingerprint: string;
   /** e-mail of the signer's user ID, when known */
   signerEmail: string;
+  /** the identities the signing key verifiably claims (OpenPGP: self-certified user IDs) */
+  signerIdentities: string[];
+  /** when the signing key (or its primary key) expires, ISO 8601; '' = never or unknown */
+  keyExpires: string;
   /** the armored signature ('' when unsigned) */
   signature: string;
   /** the signed payload as text */
@@ -54,15 +65,26 @@ export interface VerifyOptions {
    * listed. Undefined = every key of the keyring is allowed.
    */
   allowedKeyIDs?: readonly string[];
+  /** who may sign beyond the key list: identity rules (signer-rules.ts); its allowedKeyIDs, when set, wins over the one above */
+  rules?: SignerRules;
+  /** the committer's (or tagger's) e-mail, for rules.committerEmailMatchesSigner (set by verifyCommitSignature/verifyTagSignature) */
+  committerEmail?: string;
+  /** what other formats verify against, by format name (e.g. ssh: the allowed signers) */
+  trust?: Readonly<Record<string, unknown>>;
   /** "now" for expiry checks (tests) */
   now?: Date;
   /** "gpgsig" (SHA-1 repositories, default) or "gpgsig-sha256" */
   signatureHeader?: string;
   /** 'native' (default): node:crypto for RSA and Ed25519, openpgp.js for the rest; 'openpgp': openpgp.js only */
   engine?: 'native' | 'openpgp';
+  /** run node:crypto's public-key check on libuv's thread pool (for many verifications at once) */
+  pooled?: boolean;
 }
 
 export const UNSIGNED_MESSAGE = 'Revision is not signed';
+
+/** The message of an 'expired' outcome (also for a verdict cached before the key expired). */
+export const expiredMessage = (keyID: string, expiresISO: string): string => `Revision is signed with key ${keyID}, which expired on ${expiresISO}`;
 
 interface SignaturePacketLike {
   signatureType: number;
@@ -70,7 +92,10 @@ interface SignaturePacketLike {
 }
 
 const result = (status: VerificationStatus, keyID: string, message: string, extra: Partial<VerificationResult> = {}): VerificationResult =>
-  ({ status, keyID, primaryKeyID: '', signer: '', fingerprint: '', signerEmail: '', signature: '', payload: '', message, reason: message, ...extra });
+  ({ status, keyID, primaryKeyID: '', signer: '', fingerprint: '', signerEmail: '', signerIdentities: [], keyExpires: '', signature: '', payload: '', message, reason: message, ...extra });
+
+/** A result made by another format's verifier (formats.ts), with every field filled. */
+export const verificationResult = result;
 
 async function toKeyring(keys: VerificationKeys): Promise<Keyring> {
   if (keys instanceof Keyring) return keys;
@@ -128,12 +153,6 @@ function issuerOf(sig: openpgp.Signature): { id: string; at: Date | null } | und
   return { id, at: pkt.created ?? null };
 }
 
-function isAllowed(entry: KeyringEntry, signingID: string, allowed: readonly string[] | undefined): boolean {
-  if (allowed === undefined) return true;
-  const set = new Set(allowed.map((a) => (a.length === 40 ? a.slice(24) : a).toUpperCase()));
-  return set.has(entry.info.keyID) || set.has(signingID);
-}
-
 /** Verify an armored detached signature over `payload`. */
 export async function verifyDetached(payload: Uint8Array, armoredSignature: string | undefined, keys: VerificationKeys, opts: VerifyOptions = {}): Promise<VerificationResult> {
   const r = await check(payload, armoredSignature, keys, opts);
@@ -144,20 +163,28 @@ export async function verifyDetached(payload: Uint8Array, armoredSignature: stri
 
 async function check(payload: Uint8Array, armoredSignature: string | undefined, keys: VerificationKeys, opts: VerifyOptions): Promise<VerificationResult> {
   if (armoredSignature === undefined || armoredSignature.trim() === '') return result('unsigned', '', UNSIGNED_MESSAGE);
-  if (!armoredSignature.startsWith('-----BEGIN PGP SIGNATURE-----')) {
-    const kind = armoredSignature.startsWith('-----BEGIN SSH SIGNATURE-----') ? 'an SSH signature' : 'not an OpenPGP signature';
+  const format = signatureFormatOf(armoredSignature);
+  if (format !== 'openpgp' || !armoredSignature.startsWith('-----BEGIN PGP SIGNATURE-----')) {
+    const other = format && format !== 'openpgp' ? formatVerifier(format) : undefined;
+    if (other) return other(payload, armoredSignature, opts);
+    const kind = format === 'ssh' ? 'an SSH signature' : format === 'x509' ? 'an X.509 signature' : 'not an OpenPGP signature';
     return result('bad-signature', '', `Revision has a signature that cannot be verified: ${kind}; only OpenPGP signatures are supported`);
   }
   const keyring = await toKeyring(keys);
   const pgp = await loadOpenpgp();
-  let sig: openpgp.Signature;
-  try {
-    const binary = dearmorSignature(armoredSignature);
-    sig = binary ? await pgp.readSignature({ binarySignature: binary }) : await pgp.readSignature({ armoredSignature });
-  } catch (err) {
-    return result('bad-signature', '', `Revision has a malformed OpenPGP signature: ${(err as Error).message}`);
+  const binary = dearmorSignature(armoredSignature);
+  // the usual git signature is read here; anything else by openpgp.js (quick-signature.ts)
+  const quick = binary && opts.engine !== 'openpgp' ? readQuickSignature(binary) : undefined;
+  let sig: openpgp.Signature | undefined;
+  const readFull = async (): Promise<openpgp.Signature> => binary ? pgp.readSignature({ binarySignature: binary }) : pgp.readSignature({ armoredSignature });
+  if (!quick) {
+    try {
+      sig = await readFull();
+    } catch (err) {
+      return result('bad-signature', '', `Revision has a malformed OpenPGP signature: ${(err as Error).message}`);
+    }
   }
-  const issuer = issuerOf(sig);
+  const issuer = quick ? { id: quick.issuerKeyID, at: quick.created } : issuerOf(sig!);
   if (!issuer || !issuer.id) return result('bad-signature', '', 'Revision has an OpenPGP signature without an issuer key ID');
   const keyID = issuer.id;
   const signedAt = issuer.at ? issuer.at.toISOString() : undefined;
@@ -168,35 +195,40 @@ async function check(payload: Uint8Array, armoredSignature: string | undefined, 
   const state = entry.signing.get(keyID);
   const email = /<([^<>]*)>/.exec(entry.info.owner)?.[1] ?? '';
   const extra: Partial<VerificationResult> = {
-    primaryKeyID: entry.info.keyID, signer: entry.info.owner, signerEmail: email, fingerprint: state?.fingerprint ?? '', ...(signedAt ? { signedAt } : {}),
+    primaryKeyID: entry.info.keyID, signer: entry.info.owner, signerEmail: email, fingerprint: state?.fingerprint ?? '', signerIdentities: entry.userIDs,
+    keyExpires: state?.expires ? state.expires.toISOString() : '', ...(signedAt ? { signedAt } : {}),
   };
   const now = opts.now ?? new Date();
   if (!state) return result('unknown-key', keyID, `Revision is signed with key ${keyID}, which is not imported into the controller's key store`, extra);
   if (state.revoked) return result('revoked', keyID, `Revision is signed with key ${keyID}, which has been revoked`, extra);
   if (!state.canSign) return result('bad-signature', keyID, `Revision has a bad signature from key ${keyID}: the key has no valid signing capability`, extra);
-  const pkt = sig.packets[0] as unknown as SignaturePacketLike;
-  if (pkt.signatureType !== pgp.enums.signature.binary && pkt.signatureType !== pgp.enums.signature.text) {
-    return result('bad-signature', keyID, `Revision has a bad signature from key ${keyID}: signature type ${pkt.signatureType} is not a document signature`, extra);
+  const signatureType = quick ? quick.signatureType : (sig!.packets[0] as unknown as SignaturePacketLike).signatureType;
+  if (signatureType !== pgp.enums.signature.binary && signatureType !== pgp.enums.signature.text) {
+    return result('bad-signature', keyID, `Revision has a bad signature from key ${keyID}: signature type ${signatureType} is not a document signature`, extra);
   }
   const sigDate = issuer.at ?? now;
   if (sigDate.getTime() < state.created.getTime()) {
     return result('bad-signature', keyID, `Revision has a bad signature from key ${keyID}: made before the key was created`, extra);
   }
   try {
-    const literal = new pgp.LiteralDataPacket() as unknown as { setBytes(b: Uint8Array, format: number): void };
-    literal.setBytes(payload, pgp.enums.literal.binary);
-    const fast = opts.engine === 'openpgp' ? 'unsupported' : await nativeCheck(pkt as unknown as SigPacket, state.packet as never, literal, sigDate);
-    if (fast === 'unsupported') await pkt.verify(state.packet, pkt.signatureType, literal, sigDate, true);
+    const fast = quick ? await nativeCheck(quick, state.packet as never, { bytes: payload }, sigDate, opts.pooled === true) : 'unsupported';
+    if (fast === 'unsupported') {
+      sig ??= await readFull();
+      const pkt = sig.packets[0] as unknown as SignaturePacketLike;
+      const literal = new pgp.LiteralDataPacket() as unknown as { setBytes(b: Uint8Array, format: number): void };
+      literal.setBytes(payload, pgp.enums.literal.binary);
+      const viaNative = opts.engine === 'openpgp' ? 'unsupported' : await nativeCheck(pkt as unknown as SigPacket, state.packet as never, literal, sigDate);
+      if (viaNative === 'unsupported') await pkt.verify(state.packet, pkt.signatureType, literal, sigDate, true);
+    }
   } catch (err) {
     return result('bad-signature', keyID, `Revision has a bad signature from key ${keyID}: ${(err as Error).message}`, extra);
   }
   if (state.expires && state.expires.getTime() <= now.getTime()) {
-    return result('expired', keyID, `Revision is signed with key ${keyID}, which expired on ${state.expires.toISOString()}`, extra);
+    return result('expired', keyID, expiredMessage(keyID, state.expires.toISOString()), extra);
   }
-  if (!isAllowed(entry, keyID, opts.allowedKeyIDs)) {
-    const via = keyID === entry.info.keyID ? '' : ` (subkey of ${entry.info.keyID})`;
-    return result('not-allowed', keyID, `Revision is signed with key ${keyID}${via}, which is not allowed by the project's signatureKeys`, extra);
-  }
+  const rules: SignerRules = { ...(opts.allowedKeyIDs ? { allowedKeyIDs: opts.allowedKeyIDs } : {}), ...opts.rules };
+  const refused = checkSigner({ keyID, primaryKeyID: entry.info.keyID, identities: entry.userIDs }, rules, opts.committerEmail);
+  if (refused) return result(refused.status, keyID, refused.message, extra);
   const via = keyID === entry.info.keyID ? '' : ` (subkey of ${entry.info.keyID})`;
   return result('valid', keyID, `Revision is signed with key ${keyID}${via} by ${entry.info.owner}`, extra);
 }
@@ -213,7 +245,7 @@ export async function verifyCommitSignature(raw: Buffer | Uint8Array | string, k
     if (isStraitError(err)) return result('bad-signature', '', `Revision cannot be verified: ${err.message}`);
     throw err;
   }
-  return { ...(await verifyDetached(c.payload, c.signature, keys, opts)), commit: c };
+  return { ...(await verifyDetached(c.payload, c.signature, keys, { ...opts, committerEmail: c.committer.email })), commit: c };
 }
 
 /** Verify the signature of a raw annotated tag object (see verifyCommitSignature). */
@@ -225,5 +257,5 @@ export async function verifyTagSignature(raw: Buffer | Uint8Array | string, keys
     if (isStraitError(err)) return result('bad-signature', '', `Revision cannot be verified: ${err.message}`);
     throw err;
   }
-  return { ...(await verifyDetached(t.payload, t.signature, keys, opts)), tag: t };
+  return { ...(await verifyDetached(t.payload, t.signature, keys, { ...opts, committerEmail: t.tagger?.email ?? '' })), tag: t };
 }

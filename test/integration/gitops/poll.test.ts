@@ -50,5 +50,10 @@ test('a new signed commit is synced by the next poll', async () => {
   await waitFor(async () => (await live()) === '1', 10_000, 'first sync');
   const sha = repo.commit({ 'app/cm.yaml': cm('2') }, 'two', world.keys.bob);
   await waitFor(async () => (await live()) === '2', 10_000, 'polled sync');
-  assert.equal((await store.get<Application>(Kinds.Application, 'polled', 'argocd'))?.status?.sync?.revision, sha);
+  // the status is written after the objects are applied: wait for it too
+  const revision = await waitFor(async () => {
+    const r = (await store.get<Application>(Kinds.Application, 'polled', 'argocd'))?.status?.sync?.revision;
+    return r === sha ? r : undefined;
+  }, 10_000, 'the status of the polled sync');
+  assert.equal(revision, sha);
 });

@@ -7,7 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import * as openpgp from 'openpgp';
 import { isStraitError } from '../../../src/base/errors/index.js';
 import {
-  Keyring, normalizeKeyID, parseCommitObject, parseTagObject, readPublicKeys, verifyCommitSignature, verifyDetached, verifyTagSignature,
+  Keyring, normalizeKeyID, parseCommitObject, parseTagObject, readPublicKeys, readQuickSignature, verifyCommitSignature, verifyDetached, verifyTagSignature,
 } from '../../../src/platform/signatures/index.js';
 import { createGpgWorld, createRepo, type GpgWorld, type TestRepo } from '../../helpers/signed-repo.js';
 
@@ -146,6 +146,47 @@ test('differential: node:crypto and openpgp.js engines give the same outcome', a
       assert.equal(a.status, b.status, `${a.message} vs ${b.message}`);
       assert.equal(a.keyID, b.keyID);
     }
+  }
+});
+
+test('differential: the quick signature reader reads gpg\'s signatures as openpgp.js does', async () => {
+  let read = 0;
+  for (const name of ['alice', 'bob', 'carol', 'dave', 'eve']) {
+    const c = parseCommitObject(raw(sha[name]!));
+    const body = c.signature!.split('\n').filter((l) => l && !l.startsWith('-----') && !l.startsWith('=') && !/^[A-Za-z]+: /.test(l)).join('');
+    const bin = Buffer.from(body, 'base64');
+    const q = readQuickSignature(bin);
+    assert.ok(q, `${name}: the quick reader takes gpg's signature`);
+    const full = (await openpgp.readSignature({ binarySignature: bin })).packets[0] as unknown as {
+      issuerKeyID: { toHex(): string }; created: Date; hashAlgorithm: number; publicKeyAlgorithm: number; signedHashValue: Uint8Array; signatureType: number;
+      toHash(t: number, d: unknown, detached: boolean): Uint8Array; getExpirationTime(): Date | number;
+    };
+    assert.equal(q.issuerKeyID, full.issuerKeyID.toHex().toUpperCase());
+    assert.equal(q.created.getTime(), full.created.getTime());
+    assert.deepEqual([q.hashAlgorithm, q.publicKeyAlgorithm, q.signatureType], [full.hashAlgorithm, full.publicKeyAlgorithm, full.signatureType]);
+    assert.deepEqual(Buffer.from(q.signedHashValue), Buffer.from(full.signedHashValue));
+    const literal = new openpgp.LiteralDataPacket() as unknown as { setBytes(b: Uint8Array, f: number): void };
+    literal.setBytes(c.payload, openpgp.enums.literal.binary);
+    assert.deepEqual(Buffer.from(q.toHash(0, { bytes: c.payload })), Buffer.from(full.toHash(full.signatureType, literal, true)), `${name}: the hashed bytes`);
+    assert.equal(String(q.getExpirationTime()), String(full.getExpirationTime()));
+    read++;
+  }
+  assert.equal(read, 5);
+  // not the usual shape: left to openpgp.js
+  assert.equal(readQuickSignature(Buffer.from([0xc2, 0x01, 0x05])), undefined, 'a version 5 packet');
+  assert.equal(readQuickSignature(Buffer.alloc(0)), undefined);
+});
+
+test('fuzz: the quick reader never throws on 20k mutated signature packets', () => {
+  const c = parseCommitObject(raw(sha['bob']!));
+  const body = c.signature!.split('\n').filter((l) => l && !l.startsWith('-----') && !l.startsWith('=')).join('');
+  const base = Buffer.from(body, 'base64');
+  let seed = 4242;
+  const rnd = (n: number): number => { seed = (seed * 1103515245 + 12345) & 0x7fffffff; return seed % n; };
+  for (let i = 0; i < 20000; i++) {
+    const buf = Buffer.from(i % 5 === 0 ? base.subarray(0, rnd(base.length + 1)) : base);
+    for (let m = 1 + rnd(3); m > 0 && buf.length > 0; m--) buf[rnd(buf.length)] = rnd(256);
+    readQuickSignature(buf);
   }
 });
 

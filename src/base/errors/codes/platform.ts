@@ -1,6 +1,11 @@
 // Codes owned by platform: resources, stores, Kubernetes, signatures.
 import { def, q } from '../define.js';
 
+/** A signature refusal: the message is made where the refusal is found (it names the commit and why). */
+function refusal<const C extends `STRAIT_ERR_SIGNATURE_${string}`>(code: C) {
+  return def(code, 'denied', (message: string, detail: { commit?: string; author?: string; keyID?: string } = {}) => ({ message, detail: { ...detail } }));
+}
+
 export const platform = {
   // --- resources and stores ---
   manifestInvalid: def('STRAIT_ERR_MANIFEST_INVALID', 'usage',
@@ -84,4 +89,15 @@ export const platform = {
     message: `failed to parse gpg key: ${why}; give an ASCII armored public key (gpg --armor --export KEYID)`,
     detail: { why },
   }), { giteaStatus: 422 }),
+
+  // --- signature refusals: one code per kind (src/platform/signatures/failures.ts); the
+  // message names the revision or commit, its author and why
+  signatureUnsigned: refusal('STRAIT_ERR_SIGNATURE_UNSIGNED'),
+  signatureUnknownKey: refusal('STRAIT_ERR_SIGNATURE_UNKNOWN_KEY'),
+  signatureKeyNotAllowed: refusal('STRAIT_ERR_SIGNATURE_KEY_NOT_ALLOWED'),
+  signatureSignerNotAllowed: refusal('STRAIT_ERR_SIGNATURE_SIGNER_NOT_ALLOWED'),
+  signatureExpired: refusal('STRAIT_ERR_SIGNATURE_EXPIRED'),
+  signatureRevoked: refusal('STRAIT_ERR_SIGNATURE_REVOKED'),
+  signatureBad: refusal('STRAIT_ERR_SIGNATURE_BAD'),
+  signatureHistoryUnsigned: refusal('STRAIT_ERR_SIGNATURE_HISTORY_UNSIGNED'),
 };

@@ -1,5 +1,5 @@
 // AppProject and Application (docs/gitops.md; upstream argoproj.io/v1alpha1 field names).
-import { anyObject, arr, bool, kindSchema, obj, str, type Schema } from './builders.js';
+import { anyObject, arr, bool, enumOf, kindSchema, obj, str, type Schema } from './builders.js';
 
 const groupKind = obj({ group: str(), kind: str() }, ['group', 'kind']);
 const destination = obj({ server: str(), namespace: str(), name: str() });
@@ -8,6 +8,23 @@ const source = obj({
   path: str(), targetRevision: str(), chart: str(), ref: str(),
   helm: anyObject, kustomize: anyObject, directory: anyObject, plugin: anyObject,
 }, ['repoURL']);
+
+const keyID = str({ pattern: '^([0-9A-Fa-f]{16}|[0-9A-Fa-f]{40})$', description: 'an OpenPGP key ID of 16 hex digits (or a 40-hex fingerprint)' });
+
+/** Argo CD 3.5's spec.sourceIntegrity; `strait` in a policy is strait's extension (signer identity rules). */
+const sourceIntegrity = obj({
+  git: obj({
+    policies: arr(obj({
+      repos: arr(obj({ url: str({ minLength: 1, description: 'a glob over repository URLs ("!" in front excludes)' }) }, ['url']), { minItems: 1 }),
+      gpg: obj({ mode: enumOf('none', 'head', 'strict'), keys: arr(keyID) }, ['mode']),
+      strait: obj({
+        signerIdentities: arr(str({ minLength: 1, description: 'a glob over a signer\'s verified user ID, such as "* <*@example.com>"' })),
+        committerEmailMatchesSigner: bool,
+      }, [], false),
+    }, ['repos', 'gpg'])),
+  }, ['policies']),
+  helm: anyObject,
+});
 
 export const gitopsSchemas: Record<string, Schema> = {
   AppProject: kindSchema({
@@ -20,9 +37,8 @@ export const gitopsSchemas: Record<string, Schema> = {
       namespaceResourceWhitelist: arr(groupKind),
       clusterResourceBlacklist: arr(groupKind),
       namespaceResourceBlacklist: arr(groupKind),
-      signatureKeys: arr(obj({
-        keyID: str({ pattern: '^([0-9A-Fa-f]{16}|[0-9A-Fa-f]{40})$', description: 'an OpenPGP key ID of 16 hex digits (or a 40-hex fingerprint)' }),
-      }, ['keyID'])),
+      signatureKeys: arr(obj({ keyID }, ['keyID'])),
+      sourceIntegrity,
       roles: arr(anyObject), syncWindows: arr(anyObject), orphanedResources: anyObject,
     }),
     status: anyObject,

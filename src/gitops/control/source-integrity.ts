@@ -1,0 +1,85 @@
+// Which signature rules apply to an Application's Git source (docs/gitops.md, "Source
+// integrity"): Argo CD 3.5's spec.sourceIntegrity.git.policies, or the legacy
+// spec.signatureKeys as Argo CD converts it (one policy, every repository, mode head).
+//   - a policy applies when one of its `repos[].url` globs matches the repository URL and
+//     none of its "!" globs does; globs have no separator ("*" also crosses "/") and are
+//     matched against the normalized URL (repo-url.ts), so no spelling of a URL escapes;
+//   - no policy matches: the source is not verified (shown, never enforced);
+//   - more than one matches: refused until the project is fixed (as Argo CD: a mistake in
+//     the policies must not switch verification off);
+//   - mode none: not verified; head: the revision's commit or annotated tag; strict: the
+//     tag, the commit and its whole history back to the root or to seal commits.
+import type { SignerRules } from '../../platform/signatures/index.js';
+import { globMatch, signatureKeyIDs } from './project.js';
+import { normalizeRepoURL } from './repo-url.js';
+import type { AppProject, GpgMode, SourceIntegrityGitPolicy } from './types.js';
+
+export interface IntegrityPolicy {
+  /** where the rules come from: "signatureKeys" or "sourceIntegrity.git.policies[N]" */
+  name: string;
+  mode: Exclude<GpgMode, 'none'>;
+  rules: SignerRules;
+  /** changes whenever the mode or a rule changes (cache keys) */
+  key: string;
+}
+
+export type PolicyLookup =
+  | { kind: 'enforced'; policy: IntegrityPolicy }
+  /** nothing to enforce: no policy, no matching policy, or mode none */
+  | { kind: 'open'; why: string }
+  /** more than one policy matches: fail closed */
+  | { kind: 'conflict'; message: string };
+
+function urlMatches(pattern: string, raw: string, normalized: string | undefined): boolean {
+  if (globMatch(pattern, raw)) return true;
+  if (normalized === undefined) return false;
+  const p = pattern.trim() === '*' ? '*' : normalizeRepoURL(pattern).url;
+  return p !== undefined && globMatch(p, normalized);
+}
+
+/** Argo CD's repoURLMatchesPolicyGlobs: included by a glob and excluded by no "!" glob. */
+export function policyMatches(policy: SourceIntegrityGitPolicy, repoURL: string): boolean {
+  const normalized = normalizeRepoURL(repoURL).url;
+  let include = false;
+  for (const r of policy.repos ?? []) {
+    const url = String(r?.url ?? '');
+    if (url.startsWith('!')) {
+      if (urlMatches(url.slice(1), repoURL, normalized)) return false;
+    } else if (urlMatches(url, repoURL, normalized)) {
+      include = true;
+    }
+  }
+  return include;
+}
+
+export function integrityPolicyFor(project: AppProject, repoURL: string): PolicyLookup {
+  const pname = project.metadata.name;
+  const si = project.spec?.sourceIntegrity;
+  if (si) {
+    const policies = si.git?.policies ?? [];
+    const hits = policies.map((p, i) => ({ p, i })).filter(({ p }) => p && policyMatches(p, repoURL));
+    if (hits.length === 0) return { kind: 'open', why: `no source integrity policy of project '${pname}' matches ${repoURL}` };
+    if (hits.length > 1) {
+      return {
+        kind: 'conflict',
+        message: `multiple (${hits.length}) git source integrity policies of project '${pname}' match repo URL ${repoURL} `
+          + `(policies ${hits.map((h) => h.i).join(', ')}); change their repos so that one matches`,
+      };
+    }
+    const { p, i } = hits[0]!;
+    const name = `sourceIntegrity.git.policies[${i}]`;
+    const mode = p.gpg?.mode;
+    if (mode !== 'head' && mode !== 'strict') return { kind: 'open', why: `${name} of project '${pname}' has gpg mode ${mode ?? 'none'}` };
+    const rules: SignerRules = {
+      allowedKeyIDs: p.gpg.keys ?? [],
+      allowedBy: `the project's ${name}.gpg.keys`,
+      ...(p.strait?.signerIdentities?.length ? { identities: p.strait.signerIdentities } : {}),
+      ...(p.strait?.committerEmailMatchesSigner === true ? { committerEmailMatchesSigner: true } : {}),
+    };
+    return { kind: 'enforced', policy: { name, mode, rules, key: `${pname}|${name}|${mode}|${JSON.stringify(rules)}` } };
+  }
+  const { ids } = signatureKeyIDs(project);
+  if ((project.spec?.signatureKeys ?? []).length === 0) return { kind: 'open', why: `project '${pname}' lists no signatureKeys` };
+  const rules: SignerRules = { allowedKeyIDs: ids, allowedBy: "the project's signatureKeys" };
+  return { kind: 'enforced', policy: { name: 'signatureKeys', mode: 'head', rules, key: `${pname}|signatureKeys|${ids.join(',')}` } };
+}
