@@ -1,5 +1,5 @@
-// Commit and tag signatures, in process (openpgp.js parses, node:crypto checks RSA
-// and Ed25519): raw git object parsing, the exact signed payload, verification
+// Commit and tag signatures, in process (openpgp.js parses OpenPGP, node:crypto checks RSA
+// and Ed25519; SSH signatures (SSHSIG) are parsed here and checked with node:crypto): raw git object parsing, the exact signed payload, verification
 // against a keyring, GnuPG key ID rules, and OpenPGP public key descriptions. Used by
 // the GitOps controller (src/gitops/control) and the code-hosting server (src/githost/server).
 export {
@@ -12,3 +12,7 @@ export {
   verifyCommitSignature, verifyTagSignature, verifyDetached, UNSIGNED_MESSAGE,
   type VerificationKeys, type VerificationResult, type VerificationStatus, type VerifyOptions,
 } from './verify.js';
+export { AllowedSigners, parseAllowedSignerLine, parseSshTime, matchPatternList, type AllowedSigner, type AllowedSignerProblem } from './allowed-signers.js';
+export { parseSshPublicKey, parseSshPublicKeyLine, describeSshKey, sshKeyText, fingerprintOf, type SshPublicKey, type SshCertificate } from './ssh-key.js';
+export { parseSshSignature, checkSshSignature, dearmorSshSignature, SSH_SIGNATURE_BEGIN, type SshSignature } from './sshsig.js';
+export { verifySshSignature, sshRulesAllow, normalizeFingerprint, type SshSignerRule, type SshVerifyOptions } from './ssh-verify.js';

@@ -14,6 +14,9 @@ import { isStraitError } from '../../base/errors/index.js';
 import { parseCommitObject, parseTagObject, type CommitObject, type TagObject } from './git-object.js';
 import { Keyring, readPublicKeys, type KeyringEntry } from './keyring.js';
 import { nativeCheck, type SigPacket } from './native-check.js';
+import type { AllowedSigners } from './allowed-signers.js';
+import { SSH_SIGNATURE_BEGIN } from './sshsig.js';
+import { verifySshSignature, type SshSignerRule } from './ssh-verify.js';
 
 export type VerificationStatus = 'unsigned' | 'valid' | 'bad-signature' | 'unknown-key' | 'not-allowed' | 'expired' | 'revoked';
 
@@ -60,6 +63,12 @@ export interface VerifyOptions {
   signatureHeader?: string;
   /** 'native' (default): node:crypto for RSA and Ed25519, openpgp.js for the rest; 'openpgp': openpgp.js only */
   engine?: 'native' | 'openpgp';
+  /** SSH signatures (ssh-verify.ts): the allowed_signers list; without it every SSH key is unknown */
+  sshSigners?: AllowedSigners;
+  /** SSH signatures: the project's rules; undefined = every allowed signer is allowed */
+  sshRules?: readonly SshSignerRule[];
+  /** SSH signatures: the time validity options are checked at; commits and tags default to the committer's / tagger's time */
+  signedAt?: Date;
 }
 
 export const UNSIGNED_MESSAGE = 'Revision is not signed';
@@ -144,6 +153,9 @@ export async function verifyDetached(payload: Uint8Array, armoredSignature: stri
 
 async function check(payload: Uint8Array, armoredSignature: string | undefined, keys: VerificationKeys, opts: VerifyOptions): Promise<VerificationResult> {
   if (armoredSignature === undefined || armoredSignature.trim() === '') return result('unsigned', '', UNSIGNED_MESSAGE);
+  if (armoredSignature.startsWith(SSH_SIGNATURE_BEGIN)) {
+    return verifySshSignature(payload, armoredSignature, { signers: opts.sshSigners, rules: opts.sshRules, at: opts.signedAt ?? opts.now ?? new Date() });
+  }
   if (!armoredSignature.startsWith('-----BEGIN PGP SIGNATURE-----')) {
     const kind = armoredSignature.startsWith('-----BEGIN SSH SIGNATURE-----') ? 'an SSH signature' : 'not an OpenPGP signature';
     return result('bad-signature', '', `Revision has a signature that cannot be verified: ${kind}; only OpenPGP signatures are supported`);
@@ -213,7 +225,8 @@ export async function verifyCommitSignature(raw: Buffer | Uint8Array | string, k
     if (isStraitError(err)) return result('bad-signature', '', `Revision cannot be verified: ${err.message}`);
     throw err;
   }
-  return { ...(await verifyDetached(c.payload, c.signature, keys, opts)), commit: c };
+  const at = opts.signedAt ?? new Date(c.committer.time * 1000);
+  return { ...(await verifyDetached(c.payload, c.signature, keys, { ...opts, signedAt: at })), commit: c };
 }
 
 /** Verify the signature of a raw annotated tag object (see verifyCommitSignature). */
@@ -225,5 +238,6 @@ export async function verifyTagSignature(raw: Buffer | Uint8Array | string, keys
     if (isStraitError(err)) return result('bad-signature', '', `Revision cannot be verified: ${err.message}`);
     throw err;
   }
-  return { ...(await verifyDetached(t.payload, t.signature, keys, opts)), tag: t };
+  const at = opts.signedAt ?? (t.tagger ? new Date(t.tagger.time * 1000) : undefined);
+  return { ...(await verifyDetached(t.payload, t.signature, keys, at ? { ...opts, signedAt: at } : opts)), tag: t };
 }

@@ -69,4 +69,18 @@ export const platform = {
     message: `failed to parse gpg key: ${why}; give an ASCII armored public key (gpg --armor --export KEYID)`,
     detail: { why },
   }), { giteaStatus: 422 }),
+
+  // --- signatures: SSH keys, SSHSIG signatures, allowed_signers ---
+  sshKeyInvalid: def('STRAIT_ERR_SSH_KEY_INVALID', 'usage', (why: string, value?: string) => ({
+    message: `not a usable SSH public key${value === undefined ? '' : ` ${q(value)}`}: ${why}; give one line of a .pub file ("ssh-ed25519 AAAA... comment")`,
+    detail: { why, value },
+  }), { giteaStatus: 422 }),
+  sshSignatureInvalid: def('STRAIT_ERR_SSH_SIGNATURE_INVALID', 'usage', (why: string) => ({
+    message: `not a valid SSH signature (PROTOCOL.sshsig): ${why}`,
+    detail: { why },
+  })),
+  allowedSignersInvalid: def('STRAIT_ERR_ALLOWED_SIGNERS_INVALID', 'usage', (line: number, why: string, text: string) => ({
+    message: `allowed_signers line ${line}: ${why} (line ${q(text)}); see "ALLOWED SIGNERS" in ssh-keygen(1)`,
+    detail: { line, why, text },
+  })),
 };
