@@ -1,6 +1,6 @@
 // A project's rules: allowed source repositories, destinations and resource kinds
 // (glob patterns), and the keys that must have signed the revision.
-import { normalizeKeyID } from '../../platform/signatures/index.js';
+import { normalizeKeyID, type SshSignerRule } from '../../platform/signatures/index.js';
 import { normalizeRepoURL } from './repo-url.js';
 import type { AppProject, GroupKind } from './types.js';
 
@@ -125,4 +125,18 @@ export function signatureKeyIDs(project: AppProject): { ids: string[]; invalid: 
   return { ids, invalid };
 }
 
-export const enforcesSignatures = (project: AppProject): boolean => (project.spec?.signatureKeys ?? []).length > 0;
+/** The project's SSH signer rules (strait extension spec.sshSigners); entries with neither field or a bad fingerprint are returned apart. */
+export function sshSignerRules(project: AppProject): { rules: SshSignerRule[]; invalid: string[] } {
+  const rules: SshSignerRule[] = [];
+  const invalid: string[] = [];
+  for (const s of project.spec?.sshSigners ?? []) {
+    const fingerprint = typeof s?.fingerprint === 'string' && s.fingerprint !== '' ? s.fingerprint : undefined;
+    const principal = typeof s?.principal === 'string' && s.principal !== '' ? s.principal : undefined;
+    if ((!fingerprint && !principal) || (fingerprint && !/^SHA256:[A-Za-z0-9+/]{43}$/.test(fingerprint))) invalid.push(JSON.stringify(s));
+    else rules.push({ ...(fingerprint ? { fingerprint } : {}), ...(principal ? { principal } : {}) });
+  }
+  return { rules, invalid };
+}
+
+export const enforcesSignatures = (project: AppProject): boolean =>
+  (project.spec?.signatureKeys ?? []).length > 0 || (project.spec?.sshSigners ?? []).length > 0;

@@ -6,14 +6,14 @@
 import { isStraitError } from '../../base/errors/index.js';
 import { Kinds, type KindInfo } from '../../platform/resources/index.js';
 import type { VerificationResult } from '../../platform/signatures/index.js';
-import { verifyCommitSignature, verifyTagSignature, type Keyring } from '../../platform/signatures/index.js';
+import { verifyCommitSignature, verifyTagSignature, type AllowedSigners, type Keyring, type VerifyOptions } from '../../platform/signatures/index.js';
 import type { KubeObject, ResourceStore } from '../../platform/store/index.js';
 import { stalled, transient, waiting, ReconcileFailure } from './failure.js';
 import type { RepoCache, ResolvedRevision } from './git-cache.js';
 import { renderManifests } from './manifests.js';
 import { normalizeRepoURL } from './repo-url.js';
 import type { GitOpsMetrics } from './metrics.js';
-import { destinationAllowed, enforcesSignatures, resourceAllowed, signatureKeyIDs, sourceRepoAllowed } from './project.js';
+import { destinationAllowed, enforcesSignatures, resourceAllowed, signatureKeyIDs, sourceRepoAllowed, sshSignerRules } from './project.js';
 import type { AppProject, Application, ApplicationStatus, ResourceStatus, SignatureStatus } from './types.js';
 
 export const TRACKING_LABEL = 'app.kubernetes.io/instance';
@@ -22,6 +22,8 @@ export const FIELD_MANAGER = 'argocd-controller';
 export interface ReconcileDeps {
   repos: RepoCache;
   keyring: () => { ring: Keyring; version: number };
+  /** the SSH allowed signers (ssh-signer-store.ts) */
+  sshSigners?: () => { signers: AllowedSigners; version: number };
   project: (name: string) => AppProject | undefined;
   destination: (server: string) => ResourceStore | undefined;
   verifyCache: Map<string, VerificationResult>;
@@ -97,6 +99,10 @@ async function stepSpec(ctx: ReconcileContext, p: AppProject): Promise<Target> {
   if (invalid.length > 0) {
     throw stalled('InvalidSpecError', 'InvalidSignatureKey', `project '${pname}' lists ${invalid.map((i) => `${i} is not a valid GnuPG key ID`).join('; ')}`);
   }
+  const badSsh = sshSignerRules(p).invalid;
+  if (badSsh.length > 0) {
+    throw stalled('InvalidSpecError', 'InvalidSignatureKey', `project '${pname}' lists sshSigners ${badSsh.join(', ')}: each needs a fingerprint "SHA256:<43 base64 characters>" and/or a principal`);
+  }
   const dest = ctx.deps.destination(server);
   if (!dest) throw waiting('InvalidSpecError', 'UnknownDestination', `destination server ${server} is not a known cluster`);
   return { repoURL: src.repoURL, server, dest };
@@ -126,14 +132,19 @@ async function stepVerify(ctx: ReconcileContext, p: AppProject, target: Target, 
   const enforced = enforcesSignatures(p);
   const allowed = enforced ? signatureKeyIDs(p).ids : undefined;
   const { ring, version } = ctx.deps.keyring();
-  const cacheKey = `${r.verifyType}:${r.verifySha}|${version}|${allowed?.join(',') ?? '*'}`;
+  const ssh = ctx.deps.sshSigners?.();
+  const sshRules = enforced ? sshSignerRules(p).rules : undefined;
+  const opts: VerifyOptions = {
+    now: ctx.deps.now(), ...(allowed ? { allowedKeyIDs: allowed } : {}), ...(ssh ? { sshSigners: ssh.signers } : {}), ...(sshRules ? { sshRules } : {}),
+  };
+  const cacheKey = `${r.verifyType}:${r.verifySha}|${version}|${allowed?.join(',') ?? '*'}|ssh:${ssh?.version ?? 0}|${sshRules ? JSON.stringify(sshRules) : '*'}`;
   let result = ctx.deps.verifyCache.get(cacheKey);
   if (!result) {
     const raw = await ctx.deps.repos.readObject(target.repoURL, r.verifyType, r.verifySha);
     const t0 = performance.now();
     result = r.verifyType === 'tag'
-      ? await verifyTagSignature(raw, ring, allowed ? { allowedKeyIDs: allowed, now: ctx.deps.now() } : { now: ctx.deps.now() })
-      : await verifyCommitSignature(raw, ring, allowed ? { allowedKeyIDs: allowed, now: ctx.deps.now() } : { now: ctx.deps.now() });
+      ? await verifyTagSignature(raw, ring, opts)
+      : await verifyCommitSignature(raw, ring, opts);
     ctx.deps.metrics?.verifySeconds.observe((performance.now() - t0) / 1000);
     ctx.deps.metrics?.verifications.inc({ outcome: result.status });
     if (ctx.deps.verifyCache.size > 50_000) ctx.deps.verifyCache.clear();

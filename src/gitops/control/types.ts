@@ -10,6 +10,8 @@ export interface AppProjectSpec {
   clusterResourceWhitelist?: GroupKind[];
   namespaceResourceWhitelist?: GroupKind[];
   signatureKeys?: { keyID: string }[];
+  /** strait extension: SSH signers allowed to sign (docs/gitops.md "SSH signatures") */
+  sshSigners?: { fingerprint?: string; principal?: string }[];
 }
 export type AppProject = KubeObject<AppProjectSpec>;
 

@@ -23,6 +23,11 @@ export const gitopsSchemas: Record<string, Schema> = {
       signatureKeys: arr(obj({
         keyID: str({ pattern: '^([0-9A-Fa-f]{16}|[0-9A-Fa-f]{40})$', description: 'an OpenPGP key ID of 16 hex digits (or a 40-hex fingerprint)' }),
       }, ['keyID'])),
+      // strait extension (docs/gitops.md "SSH signatures"): a key fingerprint and/or a principal pattern
+      sshSigners: arr(obj({
+        fingerprint: str({ pattern: '^SHA256:[A-Za-z0-9+/]{43}$', description: 'an SSH key fingerprint as ssh-keygen -l prints it (SHA256:…)' }),
+        principal: str({ minLength: 1, description: 'an OpenSSH pattern list matched against the signer\'s principals' }),
+      })),
       roles: arr(anyObject), syncWindows: arr(anyObject), orphanedResources: anyObject,
     }),
     status: anyObject,
