@@ -128,6 +128,7 @@ export function parseAllowedSignerLine(text: string, line = 1): AllowedSigner {
   let key: SshPublicKey;
   try {
     key = parseSshPublicKey(Buffer.from(b64.token, 'base64'));
+    void key.key; // a key OpenSSL refuses is a bad line now, not at its first use
   } catch (err) {
     throw bad(isStraitError(err) ? err.message : String(err));
   }

@@ -6,8 +6,8 @@
 // certificates. Security-key (sk-*) and DSA keys are refused by name.
 // Every read is bounds-checked; bad input throws a StraitError from `fail`, never a
 // RangeError.
-import { constants, createHash, createPublicKey, verify as cryptoVerify, type KeyObject } from 'node:crypto';
-import { E, isStraitError, type StraitError } from '../../base/errors/index.js';
+import { constants, createHash, createPublicKey, verify as cryptoVerify, type JsonWebKey, type KeyObject } from 'node:crypto';
+import { E, type StraitError } from '../../base/errors/index.js';
 
 type Fail = (why: string) => StraitError;
 
@@ -108,8 +108,8 @@ export interface SshPublicKey {
   /** ED25519, ECDSA, RSA (as ssh-keygen -l prints it) */
   algorithm: 'ED25519' | 'ECDSA' | 'RSA';
   bits: number;
-  /** the plain key's KeyObject */
-  key: KeyObject;
+  /** the plain key's KeyObject (made on first use; throws the parser's StraitError when OpenSSL refuses the key) */
+  readonly key: KeyObject;
   cert?: SshCertificate;
 }
 
@@ -134,37 +134,60 @@ function leftPad(b: Buffer, n: number): Buffer {
   return out;
 }
 
-/** Read the public fields of a plain key type; returns its KeyObject. */
-function readPublicFields(r: SshReader, plainType: string, fail: Fail): { key: KeyObject; algorithm: SshPublicKey['algorithm']; bits: number } {
-  try {
-    if (plainType === 'ssh-ed25519') {
-      const pk = r.string('ed25519 public key');
-      if (pk.length !== 32) throw fail(`an ed25519 public key is 32 bytes, this one ${pk.length}`);
-      return { key: createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: b64u(pk) }, format: 'jwk' }), algorithm: 'ED25519', bits: 256 };
-    }
-    if (plainType.startsWith('ecdsa-sha2-')) {
-      const name = plainType.slice('ecdsa-sha2-'.length);
-      const curve = CURVES[name];
-      if (!curve) throw fail(`unknown ECDSA curve ${JSON.stringify(name)}`);
-      const id = r.text('curve name');
-      if (id !== name) throw fail(`key type ${plainType} carries curve ${JSON.stringify(id)}`);
-      const q = r.string('ECDSA point');
-      if (q.length !== 1 + 2 * curve.size || q[0] !== 4) throw fail(`the ECDSA point is not an uncompressed ${curve.crv} point`);
-      const x = q.subarray(1, 1 + curve.size);
-      const y = q.subarray(1 + curve.size);
-      return { key: createPublicKey({ key: { kty: 'EC', crv: curve.crv, x: b64u(x), y: b64u(y) }, format: 'jwk' }), algorithm: 'ECDSA', bits: curve.size === 66 ? 521 : curve.size * 8 };
-    }
-    if (plainType === 'ssh-rsa') {
-      const e = r.mpint('RSA exponent');
-      const n = r.mpint('RSA modulus');
-      const bits = n.length === 0 ? 0 : (n.length - 1) * 8 + (32 - Math.clz32(n[0] as number));
-      if (bits < 1024) throw fail(`an RSA key of ${bits} bits is too short (1024 at least, as OpenSSH requires)`);
-      if (bits > 16384) throw fail(`an RSA key of ${bits} bits is too long (16384 at most)`);
-      return { key: createPublicKey({ key: { kty: 'RSA', n: b64u(n), e: b64u(e) }, format: 'jwk' }), algorithm: 'RSA', bits };
-    }
-  } catch (err) {
-    if (isStraitError(err)) throw err;
-    throw fail(`${plainType} key rejected by the crypto library: ${(err as Error).message}`);
+interface PublicFields {
+  jwk: JsonWebKey;
+  algorithm: SshPublicKey['algorithm'];
+  bits: number;
+}
+
+/**
+ * The KeyObject of `jwk`, made when first needed (most verifications use the allowed
+ * signer's, made once): a key OpenSSL refuses (an EC point off its curve) is `fail`.
+ */
+function lazyKey(target: { key: KeyObject }, jwk: JsonWebKey, type: string, fail: Fail): void {
+  let made: KeyObject | undefined;
+  Object.defineProperty(target, 'key', {
+    enumerable: true,
+    get(): KeyObject {
+      if (!made) {
+        try {
+          made = createPublicKey({ key: jwk, format: 'jwk' });
+        } catch (err) {
+          throw fail(`${type} key rejected by the crypto library: ${(err as Error).message}`);
+        }
+      }
+      return made;
+    },
+  });
+}
+
+/** Read the public fields of a plain key type. */
+function readPublicFields(r: SshReader, plainType: string, fail: Fail): PublicFields {
+  if (plainType === 'ssh-ed25519') {
+    const pk = r.string('ed25519 public key');
+    if (pk.length !== 32) throw fail(`an ed25519 public key is 32 bytes, this one ${pk.length}`);
+    return { jwk: { kty: 'OKP', crv: 'Ed25519', x: b64u(pk) }, algorithm: 'ED25519', bits: 256 };
+  }
+  if (plainType.startsWith('ecdsa-sha2-')) {
+    const name = plainType.slice('ecdsa-sha2-'.length);
+    const curve = CURVES[name];
+    if (!curve) throw fail(`unknown ECDSA curve ${JSON.stringify(name)}`);
+    const id = r.text('curve name');
+    if (id !== name) throw fail(`key type ${plainType} carries curve ${JSON.stringify(id)}`);
+    const q = r.string('ECDSA point');
+    if (q.length !== 1 + 2 * curve.size || q[0] !== 4) throw fail(`the ECDSA point is not an uncompressed ${curve.crv} point`);
+    const x = q.subarray(1, 1 + curve.size);
+    const y = q.subarray(1 + curve.size);
+    return { jwk: { kty: 'EC', crv: curve.crv, x: b64u(x), y: b64u(y) }, algorithm: 'ECDSA', bits: curve.size === 66 ? 521 : curve.size * 8 };
+  }
+  if (plainType === 'ssh-rsa') {
+    const e = r.mpint('RSA exponent');
+    const n = r.mpint('RSA modulus');
+    const bits = n.length === 0 ? 0 : (n.length - 1) * 8 + (32 - Math.clz32(n[0] as number));
+    if (bits < 1024) throw fail(`an RSA key of ${bits} bits is too short (1024 at least, as OpenSSH requires)`);
+    if (bits > 16384) throw fail(`an RSA key of ${bits} bits is too long (16384 at most)`);
+    if (e.length === 0 || e.length > 8) throw fail(`the RSA exponent is ${e.length} bytes long`);
+    return { jwk: { kty: 'RSA', n: b64u(n), e: b64u(e) }, algorithm: 'RSA', bits };
   }
   if (plainType.startsWith('sk-')) throw fail(`security-key (FIDO) SSH keys (${plainType}) are not supported`);
   if (plainType === 'ssh-dss') throw fail('DSA SSH keys are not supported (OpenSSH removed them)');
@@ -180,14 +203,16 @@ export function parseSshPublicKey(blob: Buffer, fail: Fail = (why) => E.sshKeyIn
   const r = new SshReader(blob, fail, 'the SSH public key');
   const type = r.text('key type');
   if (!type.endsWith(CERT_SUFFIX)) {
-    const { key, algorithm, bits } = readPublicFields(r, type, fail);
+    const { jwk, algorithm, bits } = readPublicFields(r, type, fail);
     r.end();
-    return { type, blob, fingerprint: fingerprintOf(blob), algorithm, bits, key };
+    const out = { type, blob, fingerprint: fingerprintOf(blob), algorithm, bits } as SshPublicKey;
+    lazyKey(out, jwk, type, fail);
+    return out;
   }
   const plainType = type.slice(0, -CERT_SUFFIX.length);
   r.string('certificate nonce');
   const fieldsAt = r.pos;
-  const { key, algorithm, bits } = readPublicFields(r, plainType, fail);
+  const { jwk, algorithm, bits } = readPublicFields(r, plainType, fail);
   const plainBlob = Buffer.concat([sshStrings(plainType), blob.subarray(fieldsAt, r.pos)]);
   r.u64('serial');
   const certType = r.u32('certificate type');
@@ -219,10 +244,12 @@ export function parseSshPublicKey(blob: Buffer, fail: Fail = (why) => E.sshKeyIn
     throw fail(`the certificate's CA key is unusable: ${(err as StraitError).message}`);
   }
   if (signatureKey.cert) throw fail('the certificate is signed by another certificate');
-  return {
-    type, blob, fingerprint: fingerprintOf(plainBlob), algorithm, bits, key,
+  const out = {
+    type, blob, fingerprint: fingerprintOf(plainBlob), algorithm, bits,
     cert: { certType, keyId, principals, validAfter, validBefore, criticalOptions, signatureKey, signed, signature },
-  };
+  } as SshPublicKey;
+  lazyKey(out, jwk, plainType, fail);
+  return out;
 }
 
 /** The text form of a key: ed25519 "ED25519", else the algorithm with its size ("RSA-3072"). */
@@ -235,6 +262,7 @@ export function parseSshPublicKeyLine(text: string): { key: SshPublicKey; commen
   if (!m) throw E.sshKeyInvalid('expected "type base64 [comment]"', line.slice(0, 100));
   const blob = Buffer.from(m[2] as string, 'base64');
   const key = parseSshPublicKey(blob, (why) => E.sshKeyInvalid(why, line.slice(0, 100)));
+  void key.key; // a key OpenSSL refuses is refused here, not at its first use
   if (key.type !== m[1]) throw E.sshKeyInvalid(`the line says ${m[1] as string} but the key is ${key.type}`, line.slice(0, 100));
   return { key, comment: (m[3] ?? '').trim() };
 }

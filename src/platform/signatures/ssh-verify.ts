@@ -116,7 +116,8 @@ export function verifySshSignature(payload: Uint8Array, armored: string, opts: S
   }
   let why: string | undefined;
   try {
-    why = checkSshSignature(sig, payload);
+    // a plain key's allowed_signers line has the same key, its KeyObject made once
+    why = checkSshSignature(sig, payload, key.cert ? key : (lines[0] as AllowedSigner).key);
     if (!why && key.cert) {
       const caWhy = checkSshSignatureBlob(key.cert.signatureKey, key.cert.signature, key.cert.signed, (w) => E.sshSignatureInvalid(w));
       if (caWhy) why = `the certificate's CA signature does not hold: ${caWhy}`;

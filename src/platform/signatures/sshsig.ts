@@ -72,11 +72,12 @@ export function sshsigSignedData(sig: SshSignature, message: Uint8Array): Buffer
 
 /**
  * The cryptographic check of an SSHSIG signature over `message` by the key it
- * carries: undefined when it holds, else why not. Trust in the key (allowed
+ * carries (or `key`, the same key parsed before, whose KeyObject exists already):
+ * undefined when it holds, else why not. Trust in the key (allowed
  * signers, namespaces, validity) is the caller's (ssh-verify.ts).
  */
-export function checkSshSignature(sig: SshSignature, message: Uint8Array): string | undefined {
+export function checkSshSignature(sig: SshSignature, message: Uint8Array, key: SshPublicKey = sig.publicKey): string | undefined {
   const data = sshsigSignedData(sig, message);
   if (typeof data === 'string') return data;
-  return checkSshSignatureBlob(sig.publicKey, sig.signature, data, fail);
+  return checkSshSignatureBlob(key, sig.signature, data, fail);
 }
