@@ -51,7 +51,7 @@ const STEPS = ['version', 'admin-create-user', 'token-create', 'token-list-times
   'auth-basic-any-name-token', 'auth-basic-token-as-name', 'auth-basic-token-x-oauth-basic', 'auth-wrong-token-401', 'user-get',
   'repo-create-sdk-priv', 'repo-create-sdk-pub', 'repo-create-sdk-signed', 'repo-get', 'repo-get-private-anonymous-404', 'repo-list-mine',
   'repo-list-user-anonymous', 'repo-search-paging', 'git-push-with-token', 'gpg-key-mismatching-email-refused', 'gpg-key-matching-email',
-  'gpg-key-get-by-id', 'gpg-key-list', 'commit-verification', 'migrate-service-gitea-auth-token', 'migrate-without-token-fails',
+  'gpg-key-get-by-id', 'gpg-key-list', 'commit-verification', 'branch-protection', 'migrate-service-gitea-auth-token', 'migrate-without-token-fails',
   'gpg-key-delete', 'token-delete'];
 
 function assertAllSteps(who: string, r: { status: number | null; out: string }): void {

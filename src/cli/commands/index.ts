@@ -31,6 +31,7 @@ const GROUPS: { commands?: string[]; load: () => Promise<Register> }[] = [
   // (A) GitOps: control module API
   { load: async () => (await import('../../gitops/cli/index.js')).registerLoginCommand },
   { load: async () => (await import('../../gitops/cli/index.js')).registerGpgCommand },
+  { load: async () => (await import('../../gitops/cli/index.js')).registerSshSignersCommand },
   { load: async () => (await import('../../gitops/cli/index.js')).registerAppCommand },
   { load: async () => (await import('./demo.js')).registerDemoCommand },
   // (B) mesh

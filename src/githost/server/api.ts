@@ -4,8 +4,10 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { definitionOf, isStraitError } from '../../base/errors/index.js';
 import type { Logger } from '../../base/log/index.js';
 import type { Authenticator, Doer } from './auth.js';
-import { toAccessToken, toGpgKey, toRepo, toUser, type Links } from './convert.js';
-import type { RepoRow, UserRow } from './db.js';
+import { toAccessToken, toGpgKey, toPublicKey, toRepo, toUser, type Links } from './convert.js';
+import { applyOptions, emptyRule, loadRule, sortedRules, toBranchProtection } from './branch-protection.js';
+import { parseSshPublicKeyLine } from '../../platform/signatures/index.js';
+import type { PublicKeyRow, RepoRow, UserRow } from './db.js';
 import { pathSegments } from '../../platform/http/index.js';
 import { HttpError, Fields, readJsonBody, sendError, sendJson } from './http-io.js';
 import { isValidRepoName, isValidUsername } from './names.js';
@@ -58,6 +60,11 @@ export class GiteaApi {
     r('POST', '/user/gpg_keys', (c) => this.addGpgKey(c));
     r('GET', '/user/gpg_keys/:id', (c) => this.getOwnGpgKey(c));
     r('DELETE', '/user/gpg_keys/:id', (c) => this.deleteOwnGpgKey(c));
+    r('GET', '/users/:username/keys', (c) => this.listUserKeys(c));
+    r('GET', '/user/keys', (c) => this.listOwnKeys(c));
+    r('POST', '/user/keys', (c) => this.addKey(c));
+    r('GET', '/user/keys/:id', (c) => this.getKey(c));
+    r('DELETE', '/user/keys/:id', (c) => this.deleteKey(c));
     r('GET', '/user/repos', (c) => this.listMyRepos(c));
     r('POST', '/user/repos', (c) => this.createRepo(c));
     r('GET', '/users/:username/repos', (c) => this.listUserRepos(c));
@@ -66,6 +73,11 @@ export class GiteaApi {
     r('GET', '/repos/:owner/:repo', (c) => this.getRepo(c));
     r('PUT', '/repos/:owner/:repo/collaborators/:collaborator', (c) => this.addCollaborator(c));
     r('GET', '/repos/:owner/:repo/git/commits/:sha', (c) => this.getCommit(c));
+    r('GET', '/repos/:owner/:repo/branch_protections', (c) => this.listProtections(c));
+    r('POST', '/repos/:owner/:repo/branch_protections', (c) => this.createProtection(c));
+    r('GET', '/repos/:owner/:repo/branch_protections/*name', (c) => this.getProtection(c));
+    r('PATCH', '/repos/:owner/:repo/branch_protections/*name', (c) => this.editProtection(c));
+    r('DELETE', '/repos/:owner/:repo/branch_protections/*name', (c) => this.deleteProtection(c));
   }
 
   get swaggerURL(): string {
@@ -318,6 +330,137 @@ export class GiteaApi {
     c.res.writeHead(204).end();
   }
 
+  // --- SSH keys (Gitea's /user/keys) -------------------------------------------------
+
+  private keyJson(k: PublicKeyRow, doer: UserRow | undefined): Record<string, unknown> {
+    const mine = doer !== undefined && (doer.id === k.owner_id || doer.is_admin === 1);
+    const owner = mine ? this.svc.db.userById(k.owner_id) : undefined;
+    return toPublicKey(k, this.links(), owner ? toUser(owner, owner, this.links()) as Record<string, unknown> : undefined);
+  }
+
+  private async sendKeys(c: Ctx, user: UserRow): Promise<void> {
+    const fingerprint = c.query.get('fingerprint') ?? '';
+    const rows = fingerprint
+      ? [this.svc.db.publicKeyByFingerprint(fingerprint)].filter((k): k is PublicKeyRow => k !== undefined && (c.params[0] === undefined || k.owner_id === user.id))
+      : this.svc.db.publicKeysOf(user.id);
+    await this.sendPage(c, rows, async (page) => page.map((k) => this.keyJson(k, c.doer?.user)));
+  }
+
+  private async listOwnKeys(c: Ctx): Promise<void> {
+    const doer = this.requireDoer(c);
+    this.requireScope(doer, 'read', 'user');
+    await this.sendKeys(c, doer.user);
+  }
+
+  private async listUserKeys(c: Ctx): Promise<void> {
+    if (c.doer) this.requireScope(c.doer, 'read', 'user');
+    await this.sendKeys(c, this.userParam(c.params[0], c.doer));
+  }
+
+  /** POST /user/keys {title, key, read_only}: 201, 422 for bad or taken keys and titles (Gitea's texts). */
+  private async addKey(c: Ctx): Promise<void> {
+    const doer = this.requireDoer(c);
+    this.requireScope(doer, 'write', 'user');
+    const f = new Fields(await this.body(c));
+    const title = f.string('title', 'Title', { required: true, max: 50 });
+    const text = f.string('key', 'Key', { required: true });
+    f.bool('read_only', 'ReadOnly');
+    let parsed: ReturnType<typeof parseSshPublicKeyLine>;
+    try {
+      parsed = parseSshPublicKeyLine(text);
+    } catch (err) {
+      if (isStraitError(err)) throw new HttpError(422, `Invalid key content: ${err.message}`);
+      throw err;
+    }
+    if (parsed.key.cert) throw new HttpError(422, 'Invalid key content: a certificate is not a user key; add the key it certifies');
+    const row = this.svc.db.insertPublicKey({ owner_id: doer.user.id, name: title, fingerprint: parsed.key.fingerprint, content: `${parsed.key.type} ${parsed.key.blob.toString('base64')}` });
+    if (row === 'fingerprint') throw new HttpError(422, 'Key content has been used as non-deploy key');
+    if (row === 'name') throw new HttpError(422, 'Key title has been used');
+    this.log.info({ user: doer.user.name, fingerprint: row.fingerprint }, 'added SSH key');
+    sendJson(c.res, 201, this.keyJson(row, doer.user));
+  }
+
+  private async getKey(c: Ctx): Promise<void> {
+    const doer = this.requireDoer(c);
+    this.requireScope(doer, 'read', 'user');
+    const id = pathInt(c.params[0]);
+    const key = id > 0 ? this.svc.db.publicKeyById(id) : undefined;
+    if (!key) throw new HttpError(404, 'The target couldn\'t be found.');
+    sendJson(c.res, 200, this.keyJson(key, doer.user));
+  }
+
+  private async deleteKey(c: Ctx): Promise<void> {
+    const doer = this.requireDoer(c);
+    this.requireScope(doer, 'write', 'user');
+    const id = pathInt(c.params[0]);
+    const key = id > 0 ? this.svc.db.publicKeyById(id) : undefined;
+    if (!key) throw new HttpError(404, 'The target couldn\'t be found.');
+    if (key.owner_id !== doer.user.id) throw new HttpError(403, 'You do not have access to this key');
+    this.svc.db.deletePublicKey(doer.user.id, key.id);
+    this.log.info({ user: doer.user.name, fingerprint: key.fingerprint }, 'deleted SSH key');
+    c.res.writeHead(204).end();
+  }
+
+  // --- branch protections (Gitea's /repos/{owner}/{repo}/branch_protections) --------
+
+  /** Gitea: a token, then repository admin (reqToken, reqAdmin). */
+  private protectionRepo(c: Ctx, level: 'read' | 'write'): RepoRow {
+    const doer = this.requireDoer(c);
+    this.requireScope(doer, level, 'repository');
+    const { repo } = this.repoParam(c);
+    if (!this.svc.permission(repo, doer.user).admin) throw new HttpError(403, 'user should be an owner or a collaborator with admin write of a repository');
+    return repo;
+  }
+
+  private protectionParam(c: Ctx, repo: RepoRow): ReturnType<typeof loadRule> {
+    const row = this.svc.db.protectionByName(repo.id, c.params[2] ?? '');
+    if (!row) throw new HttpError(404, 'The target couldn\'t be found.');
+    return loadRule(row);
+  }
+
+  private async listProtections(c: Ctx): Promise<void> {
+    const repo = this.protectionRepo(c, 'read');
+    sendJson(c.res, 200, sortedRules(this.svc.db, repo.id).map(toBranchProtection));
+  }
+
+  private async createProtection(c: Ctx): Promise<void> {
+    const repo = this.protectionRepo(c, 'write');
+    const body = await this.body(c);
+    const f = new Fields(body);
+    const ruleName = f.string('rule_name', 'RuleName', { max: 255 }) || f.string('branch_name', 'BranchName', { max: 255 });
+    const priority = f.int('priority', 'Priority') ?? 0;
+    if (!ruleName) throw new HttpError(400, 'both rule_name and branch_name are empty');
+    if (this.svc.db.protectionByName(repo.id, ruleName)) throw new HttpError(403, 'Branch protection already exist');
+    const rule = applyOptions(this.svc.db, emptyRule(), body);
+    const row = this.svc.db.insertProtection({ repo_id: repo.id, rule_name: ruleName, priority, rule: JSON.stringify(rule) });
+    if (!row) throw new HttpError(403, 'Branch protection already exist');
+    this.log.info({ repo: repo.name, rule: ruleName, by: c.doer?.user.name }, 'created branch protection');
+    sendJson(c.res, 201, toBranchProtection(loadRule(row)));
+  }
+
+  private async getProtection(c: Ctx): Promise<void> {
+    const repo = this.protectionRepo(c, 'read');
+    sendJson(c.res, 200, toBranchProtection(this.protectionParam(c, repo)));
+  }
+
+  private async editProtection(c: Ctx): Promise<void> {
+    const repo = this.protectionRepo(c, 'write');
+    const current = this.protectionParam(c, repo);
+    const body = await this.body(c);
+    const priority = new Fields(body).int('priority', 'Priority') ?? current.row.priority;
+    const rule = applyOptions(this.svc.db, current.rule, body);
+    this.svc.db.updateProtection(current.row.id, priority, JSON.stringify(rule));
+    sendJson(c.res, 200, toBranchProtection(loadRule(this.svc.db.protectionByName(repo.id, current.row.rule_name)!)));
+  }
+
+  private async deleteProtection(c: Ctx): Promise<void> {
+    const repo = this.protectionRepo(c, 'write');
+    const current = this.protectionParam(c, repo);
+    this.svc.db.deleteProtection(repo.id, current.row.id);
+    this.log.info({ repo: repo.name, rule: current.row.rule_name, by: c.doer?.user.name }, 'deleted branch protection');
+    c.res.writeHead(204).end();
+  }
+
   // --- repositories ------------------------------------------------------------------
 
   /** GET /user/repos: the caller's own repositories and those they collaborate on, by name. */
@@ -526,13 +669,16 @@ function linkHeader(url: string, query: URLSearchParams, total: number, pageSize
   return links.join(',');
 }
 
+/** Route parts: literal, ":param" (one segment), "*param" (last: the rest, joined by "/", as Gitea's "/*"). */
 function match(parts: string[], segs: string[]): string[] | undefined {
-  if (parts.length !== segs.length) return undefined;
+  const rest = parts.at(-1)?.startsWith('*') === true;
+  if (rest ? segs.length < parts.length : parts.length !== segs.length) return undefined;
   const params: string[] = [];
   for (let i = 0; i < parts.length; i++) {
     const p = parts[i] as string;
     const s = segs[i] as string;
-    if (p.startsWith(':')) params.push(s);
+    if (p.startsWith('*')) params.push(segs.slice(i).join('/'));
+    else if (p.startsWith(':')) params.push(s);
     else if (p !== s) return undefined;
   }
   return params;

@@ -1,6 +1,6 @@
 // Rows to Gitea's API objects (User, Repository, AccessToken, GPGKey), with the
 // fields Gitea hides from callers who are neither the user nor an admin.
-import type { GpgKeyRow, RepoRow, TokenRow, UserRow } from './db.js';
+import type { GpgKeyRow, PublicKeyRow, RepoRow, TokenRow, UserRow } from './db.js';
 
 export interface Links {
   /** base URL without a trailing slash, e.g. http://127.0.0.1:3000 */
@@ -133,6 +133,15 @@ export function toAccessToken(t: TokenRow, sha1 = ''): Record<string, unknown> {
     scopes: t.scopes.split(','),
     created_at: iso(t.created_unix),
     last_used_at: iso(t.updated_unix),
+  };
+}
+
+/** Gitea's PublicKey (convert.ToPublicKey; owner and key_type only for the owner or a site admin). */
+export function toPublicKey(k: PublicKeyRow, links: Links, owner?: Record<string, unknown>): Record<string, unknown> {
+  return {
+    id: k.id, key: k.content, url: `${links.base}/api/v1/user/keys/${k.id}`, title: k.name, fingerprint: k.fingerprint,
+    created_at: iso(k.created_unix), last_used_at: iso(k.updated_unix),
+    ...(owner ? { user: owner, key_type: 'user' } : {}),
   };
 }
 

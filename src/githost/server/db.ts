@@ -68,6 +68,31 @@ export interface GpgKeyRow {
   added_unix: number;
 }
 
+export interface PublicKeyRow {
+  id: number;
+  owner_id: number;
+  /** the title */
+  name: string;
+  /** "SHA256:…" */
+  fingerprint: string;
+  /** "type base64" */
+  content: string;
+  created_unix: number;
+  updated_unix: number;
+}
+
+/** A branch protection rule: name, priority and the Gitea option fields as JSON (branch-protection.ts). */
+export interface ProtectedBranchRow {
+  id: number;
+  repo_id: number;
+  rule_name: string;
+  priority: number;
+  /** JSON of the rule's Gitea fields (BranchProtectionRule) */
+  rule: string;
+  created_unix: number;
+  updated_unix: number;
+}
+
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS user (
   id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -109,6 +134,20 @@ CREATE TABLE IF NOT EXISTS gpg_key (
   created_unix INTEGER NOT NULL, expired_unix INTEGER NOT NULL DEFAULT 0, added_unix INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS gpg_key_owner ON gpg_key(owner_id);
+CREATE TABLE IF NOT EXISTS public_key (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  owner_id INTEGER NOT NULL REFERENCES user(id) ON DELETE CASCADE,
+  name TEXT NOT NULL, fingerprint TEXT NOT NULL UNIQUE, content TEXT NOT NULL,
+  created_unix INTEGER NOT NULL, updated_unix INTEGER NOT NULL,
+  UNIQUE (owner_id, name)
+);
+CREATE TABLE IF NOT EXISTS protected_branch (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  repo_id INTEGER NOT NULL REFERENCES repository(id) ON DELETE CASCADE,
+  rule_name TEXT NOT NULL, priority INTEGER NOT NULL DEFAULT 0, rule TEXT NOT NULL,
+  created_unix INTEGER NOT NULL, updated_unix INTEGER NOT NULL,
+  UNIQUE (repo_id, rule_name)
+);
 `;
 
 export type NewUser = Omit<UserRow, 'id' | 'lower_name' | 'lower_email' | 'created_unix' | 'updated_unix' | 'last_login_unix'>;
@@ -165,6 +204,19 @@ export class GithostDb {
       gpgKeyOfUser: d.prepare<[number, number], GpgKeyRow>('SELECT * FROM gpg_key WHERE id = ? AND owner_id = ?'),
       gpgSubkeys: d.prepare<[string], GpgKeyRow>('SELECT * FROM gpg_key WHERE primary_key_id = ? ORDER BY id'),
       deleteGpgKey: d.prepare<[number, string, string]>('DELETE FROM gpg_key WHERE owner_id = ? AND (key_id = ? OR primary_key_id = ?)'),
+      publicKeysOf: d.prepare<[number], PublicKeyRow>('SELECT * FROM public_key WHERE owner_id = ? ORDER BY id'),
+      publicKeyById: d.prepare<[number], PublicKeyRow>('SELECT * FROM public_key WHERE id = ?'),
+      publicKeyByFingerprint: d.prepare<[string], PublicKeyRow>('SELECT * FROM public_key WHERE fingerprint = ?'),
+      publicKeyByName: d.prepare<[number, string], PublicKeyRow>('SELECT * FROM public_key WHERE owner_id = ? AND name = ?'),
+      insertPublicKey: d.prepare(`INSERT INTO public_key (owner_id, name, fingerprint, content, created_unix, updated_unix)
+        VALUES (@owner_id, @name, @fingerprint, @content, @created_unix, @updated_unix)`),
+      deletePublicKey: d.prepare<[number, number]>('DELETE FROM public_key WHERE owner_id = ? AND id = ?'),
+      protectionsOf: d.prepare<[number], ProtectedBranchRow>('SELECT * FROM protected_branch WHERE repo_id = ? ORDER BY created_unix, id'),
+      protectionByName: d.prepare<[number, string], ProtectedBranchRow>('SELECT * FROM protected_branch WHERE repo_id = ? AND rule_name = ?'),
+      insertProtection: d.prepare(`INSERT INTO protected_branch (repo_id, rule_name, priority, rule, created_unix, updated_unix)
+        VALUES (@repo_id, @rule_name, @priority, @rule, @created_unix, @updated_unix)`),
+      updateProtection: d.prepare<[number, string, number, number]>('UPDATE protected_branch SET priority = ?, rule = ?, updated_unix = ? WHERE id = ?'),
+      deleteProtection: d.prepare<[number, number]>('DELETE FROM protected_branch WHERE repo_id = ? AND id = ?'),
       insertGpgKey: d.prepare(`INSERT INTO gpg_key (owner_id, key_id, primary_key_id, content, emails, can_sign, can_encrypt_comms,
         can_encrypt_storage, can_certify, verified, created_unix, expired_unix, added_unix) VALUES (@owner_id, @key_id, @primary_key_id,
         @content, @emails, @can_sign, @can_encrypt_comms, @can_encrypt_storage, @can_certify, @verified, @created_unix, @expired_unix, @added_unix)`),
@@ -249,6 +301,35 @@ export class GithostDb {
   gpgSubkeys(keyId: string): GpgKeyRow[] { return this.q.gpgSubkeys.all(keyId); }
   /** delete a key and the subkeys it is the primary of (Gitea's deleteGPGKey) */
   deleteGpgKey(ownerId: number, keyId: string): number { return this.q.deleteGpgKey.run(ownerId, keyId, keyId).changes; }
+  publicKeysOf(uid: number): PublicKeyRow[] { return this.q.publicKeysOf.all(uid); }
+  publicKeyById(id: number): PublicKeyRow | undefined { return this.q.publicKeyById.get(id); }
+  publicKeyByFingerprint(fp: string): PublicKeyRow | undefined { return this.q.publicKeyByFingerprint.get(fp); }
+  /** Insert an SSH key; undefined when its fingerprint or the owner's title is taken (checked in the same transaction). */
+  insertPublicKey(k: Omit<PublicKeyRow, 'id' | 'created_unix' | 'updated_unix'>): PublicKeyRow | 'fingerprint' | 'name' {
+    const now = Math.floor(Date.now() / 1000);
+    return this.db.transaction(() => {
+      if (this.q.publicKeyByFingerprint.get(k.fingerprint)) return 'fingerprint' as const;
+      if (this.q.publicKeyByName.get(k.owner_id, k.name)) return 'name' as const;
+      const info = this.q.insertPublicKey.run({ ...k, created_unix: now, updated_unix: now });
+      return { ...k, id: Number(info.lastInsertRowid), created_unix: now, updated_unix: now };
+    }).immediate();
+  }
+  deletePublicKey(ownerId: number, id: number): boolean { return this.q.deletePublicKey.run(ownerId, id).changes > 0; }
+
+  protectionsOf(repoId: number): ProtectedBranchRow[] { return this.q.protectionsOf.all(repoId); }
+  protectionByName(repoId: number, name: string): ProtectedBranchRow | undefined { return this.q.protectionByName.get(repoId, name); }
+  /** Insert a rule; undefined when the repository has one with that name. */
+  insertProtection(p: Omit<ProtectedBranchRow, 'id' | 'created_unix' | 'updated_unix'>): ProtectedBranchRow | undefined {
+    const now = Math.floor(Date.now() / 1000);
+    return this.db.transaction(() => {
+      if (this.protectionByName(p.repo_id, p.rule_name)) return undefined;
+      const info = this.q.insertProtection.run({ ...p, created_unix: now, updated_unix: now });
+      return { ...p, id: Number(info.lastInsertRowid), created_unix: now, updated_unix: now };
+    }).immediate();
+  }
+  updateProtection(id: number, priority: number, rule: string): void { this.q.updateProtection.run(priority, rule, Math.floor(Date.now() / 1000), id); }
+  deleteProtection(repoId: number, id: number): boolean { return this.q.deleteProtection.run(repoId, id).changes > 0; }
+
   insertGpgKeys(keys: NewGpgKey[]): GpgKeyRow[] {
     const now = Math.floor(Date.now() / 1000);
     return this.db.transaction(() => keys.map((k) => {

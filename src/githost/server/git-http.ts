@@ -15,6 +15,7 @@ import { isValidRepoName, isValidUsername } from './names.js';
 import { gitScopeRefusal } from './scopes.js';
 import type { PushEvents } from './push-events.js';
 import type { GithostService } from './service.js';
+import { HOOK_CLIENT, type PushChecks } from './push-check.js';
 
 const GIT_PATH = /^\/([^/]+)\/([^/]+?)(?:\.git)?(\/(?:info\/refs|git-upload-pack|git-receive-pack|HEAD|objects\/[0-9a-f]{2}\/[0-9a-f]{38,62}|objects\/pack\/pack-[0-9a-f]{40,64}\.(?:pack|idx)|objects\/info\/(?:packs|alternates|http-alternates)))$/;
 
@@ -38,6 +39,7 @@ export class GitHttp {
     private readonly auth: Authenticator,
     private readonly events: PushEvents,
     private readonly log: Logger,
+    private readonly checks: PushChecks,
   ) {}
 
   private challenge(res: ServerResponse, text: string): void {
@@ -102,11 +104,20 @@ export class GitHttp {
         return;
       }
     }
-    await this.runBackend(req, res, { owner, repoName: repo.name, repoDir: `${owner.lower_name}/${repo.lower_name}.git`, rest: parsed.rest, query, doer, isPush, repoId: repo.id });
+    // the branch protection check (push-check.ts) runs in the pre-receive hook, for this push only
+    const check = isPush && parsed.rest === '/git-receive-pack' && doer !== undefined && this.checks.needed(repo)
+      ? this.checks.register({ owner, repo, doer: doer.user, repoDir: this.svc.repoPath(owner, repo) }) : undefined;
+    try {
+      await this.runBackend(req, res, { owner, repoName: repo.name, repoDir: `${owner.lower_name}/${repo.lower_name}.git`, rest: parsed.rest, query, doer, isPush, repoId: repo.id, check });
+    } finally {
+      if (check) this.checks.unregister(check);
+    }
   }
 
   private runBackend(req: IncomingMessage, res: ServerResponse, r: {
     owner: UserRow; repoName: string; repoDir: string; rest: string; query: string; doer: Doer | undefined; isPush: boolean; repoId: number;
+    /** the push check token, when the repository has protected branches */
+    check: string | undefined;
   }): Promise<void> {
     const files = this.svc.files;
     const pushLog = r.isPush && r.rest === '/git-receive-pack' ? join(files.tmpDir, `push-${process.pid}-${++this.seq}.log`) : undefined;
@@ -124,6 +135,11 @@ export class GitHttp {
       GIT_HTTP_MAX_REQUEST_BUFFER: '100M',
       STRAIT_GITHOST_PUSH: r.isPush ? 'authorized' : '',
       STRAIT_GITHOST_PUSH_LOG: pushLog ?? '',
+      STRAIT_GITHOST_CHECK: r.check ? 'socket' : 'none',
+      ...(r.check ? {
+        STRAIT_GITHOST_HOOK_TOKEN: r.check, STRAIT_GITHOST_HOOK_SOCKET: this.checks.address,
+        STRAIT_GITHOST_NODE: process.execPath, STRAIT_GITHOST_HOOK_CLIENT: HOOK_CLIENT,
+      } : {}),
     });
     if (req.headers['content-length'] !== undefined) env['CONTENT_LENGTH'] = String(req.headers['content-length']);
     const maxPush = this.svc.settings.maxPushBytes;

@@ -1,6 +1,7 @@
 // The code-hosting server: a Gitea-compatible /api/v1 (users, tokens, repositories,
-// migrate, GPG keys, commits with signature verification) and git smart HTTP through
-// the real `git http-backend`. State: <state-dir>/githost/{githost.db,repos/,tmp/}.
+// migrate, GPG and SSH keys, branch protections, commits with signature verification)
+// and git smart HTTP through the real `git http-backend`, with protected branches
+// enforced at push (push-check.ts). State: <state-dir>/githost/{githost.db,repos/,tmp/}.
 export { GithostServer, githostPaths, loadGithostSettingsFile, type GithostOptions } from './server.js';
 export { parseGithostSettings, type GithostSettings } from './config.js';
 export { GithostDb, type UserRow } from './db.js';

@@ -1,7 +1,7 @@
 // Bare repositories on disk: <githost>/repos/<owner>/<repo>.git (lower case names,
 // checked by names.ts before they get here). New repositories are built in
 // <githost>/tmp and renamed into place, so a reader never sees half a repository.
-import { chmodSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { git, gitEnv } from './git-exec.js';
 
@@ -9,12 +9,18 @@ export const PRE_RECEIVE = `#!/bin/sh
 # Installed by strait githost. The server authorizes a push before it runs
 # git-receive-pack and marks it in the environment. Anything else is refused here,
 # before a ref moves; git keeps received objects in quarantine until this hook
-# passes, so a refused push stores nothing.
+# passes, so a refused push stores nothing. Branch protection is checked by the
+# server itself (push-check.ts): this hook hands it the pushed refs.
 if [ "$STRAIT_GITHOST_PUSH" != "authorized" ]; then
   echo "strait githost: push refused: this push was not authorized by the server" >&2
   exit 1
 fi
-exit 0
+case "$STRAIT_GITHOST_CHECK" in
+  none) exit 0 ;;
+  socket) exec "$STRAIT_GITHOST_NODE" -e "$STRAIT_GITHOST_HOOK_CLIENT" ;;
+esac
+echo "strait githost: push refused: the server did not say how to check this push" >&2
+exit 1
 `;
 
 export const POST_RECEIVE = `#!/bin/sh
@@ -63,13 +69,19 @@ export class RepoFiles {
     await set('core.fsyncMethod', 'fsync');
     await set('gc.auto', '0');
     if (defaultBranch) await git(['symbolic-ref', 'HEAD', `refs/heads/${defaultBranch}`], { cwd: dir, env });
+    this.installHooks(dir);
+  }
+
+  /** Write the hooks (also at start-up over those of an older version; see server.ts). */
+  installHooks(dir: string): void {
     const hooks = join(dir, 'hooks');
     mkdirSync(hooks, { recursive: true });
     for (const f of readdirSync(hooks)) if (f.endsWith('.sample')) rmSync(join(hooks, f), { force: true });
-    writeFileSync(join(hooks, 'pre-receive'), PRE_RECEIVE);
-    writeFileSync(join(hooks, 'post-receive'), POST_RECEIVE);
-    chmodSync(join(hooks, 'pre-receive'), 0o755);
-    chmodSync(join(hooks, 'post-receive'), 0o755);
+    for (const [name, text] of [['pre-receive', PRE_RECEIVE], ['post-receive', POST_RECEIVE]] as const) {
+      const p = join(hooks, name);
+      if (!existsSync(p) || readFileSync(p, 'utf8') !== text) writeFileSync(p, text);
+      chmodSync(p, 0o755);
+    }
   }
 
   /** Create an empty bare repository in a temp dir. */

@@ -14,6 +14,7 @@ import type { Links } from './convert.js';
 import { GithostDb } from './db.js';
 import { GitHttp } from './git-http.js';
 import { sendError } from './http-io.js';
+import { PushChecks } from './push-check.js';
 import { PushEvents, type PushListener } from './push-events.js';
 import { RepoFiles } from './repo-files.js';
 import { GithostService } from './service.js';
@@ -57,6 +58,8 @@ export class GithostServer {
   private readonly events: PushEvents;
   private readonly api: GiteaApi;
   private readonly gitHttp: GitHttp;
+  private readonly checks: PushChecks;
+  private readonly root: string;
   private readonly log: Logger;
   private boundURL = '';
   private bound: ListeningServer | undefined;
@@ -70,11 +73,18 @@ export class GithostServer {
     const known = new Set(this.db.allRepos().map((r) => `${r.owner_lower}/${r.lower_name}.git`));
     const removed = files.recover(known);
     if (removed.length) this.log.warn({ removed }, 'removed leftovers of an interrupted run');
+    // hooks of repositories made by an older version are brought up to date
+    for (const r of this.db.allRepos()) {
+      const dir = files.pathOf(r.owner_lower, r.lower_name);
+      try { files.installHooks(dir); } catch (err) { this.log.warn({ err, dir }, 'could not update the hooks of a repository'); }
+    }
+    this.root = paths.root;
     this.service = new GithostService(this.db, files, this.settings, this.log);
+    this.checks = new PushChecks(this.service, this.log);
     const auth = new Authenticator(this.db);
     this.events = new PushEvents(this.settings.pushWebhooks, this.log, () => this.url, this.settings.pushWebhookSecret);
     this.api = new GiteaApi(this.service, auth, () => this.links(), this.log);
-    this.gitHttp = new GitHttp(this.service, auth, this.events, this.log);
+    this.gitHttp = new GitHttp(this.service, auth, this.events, this.log, this.checks);
     this.server = createServer((req, res) => { void this.route(req, res); });
     // a push may take long as a whole; what must not stall is the body (bodyTimeoutMs:
     // a JSON body must arrive within it, a git body may not pause for longer)
@@ -104,6 +114,7 @@ export class GithostServer {
   }
 
   async listen(port = this.settings.port, host = this.settings.host): Promise<string> {
+    await this.checks.start(this.root);
     this.bound = await listenServer(this.server, { port, host });
     const a = this.bound.address;
     if (typeof a === 'object') this.boundURL = `http://${a.family === 'IPv6' ? `[${a.address}]` : a.address}:${a.port}`;
@@ -114,6 +125,7 @@ export class GithostServer {
   async close(): Promise<void> {
     if (this.bound) await this.bound.close();
     else this.server.close();
+    await this.checks.close();
     this.db.close();
   }
 

@@ -3,7 +3,7 @@
 import { existsSync } from 'node:fs';
 import { E } from '../../base/errors/index.js';
 import type { Logger } from '../../base/log/index.js';
-import { gitObjectMatches, parseArmoredPublicKey, verifyCommitSignature } from '../../platform/signatures/index.js';
+import { AllowedSigners, gitObjectMatches, parseArmoredPublicKey, parseSshPublicKey, verifyCommitSignature } from '../../platform/signatures/index.js';
 import type { GithostSettings } from './config.js';
 import type { GithostDb, GpgKeyRow, NewGpgKey, RepoRow, UserRow } from './db.js';
 import { git, runGit } from './git-exec.js';
@@ -198,6 +198,20 @@ export class GithostService {
     }
   }
 
+  /** A user's SSH keys (/user/keys) as allowed signers whose principal is the user's e-mail. */
+  sshSignersOf(user: UserRow): AllowedSigners {
+    const set = new AllowedSigners();
+    for (const row of this.db.publicKeysOf(user.id)) {
+      try {
+        const key = parseSshPublicKey(Buffer.from(row.content.split(' ')[1] ?? '', 'base64'));
+        set.add({ line: 0, text: row.content, principals: user.email, certAuthority: false, key, comment: row.name });
+      } catch {
+        // a stored key that no longer parses cannot have made a signature
+      }
+    }
+    return set;
+  }
+
   /** Primary keys of a user with their subkeys. */
   gpgKeys(user: UserRow): { key: GpgKeyRow; subkeys: GpgKeyRow[] }[] {
     const rows = this.db.gpgKeysOf(user.id);
@@ -222,7 +236,7 @@ export class GithostService {
     const committer = committerEmail ? this.db.userByEmail(committerEmail) : undefined;
     const author = authorEmail ? this.db.userByEmail(authorEmail) : undefined;
     const keys = committer ? this.db.gpgKeysOf(committer.id).filter((k) => k.primary_key_id === '' && k.content) : [];
-    const check = await verifyCommitSignature(raw.stdout, keys.map((k) => k.content));
+    const check = await verifyCommitSignature(raw.stdout, keys.map((k) => k.content), { sshSigners: committer ? this.sshSignersOf(committer) : new AllowedSigners() });
     const c = check.commit;
     let reason: string;
     let verified = false;

@@ -1,5 +1,6 @@
-// The GitOps CLI: login, gpg and app commands against the control module's API.
+// The GitOps CLI: login, gpg, ssh-signers and app commands against the control module's API.
 export { registerLoginCommand } from './login.js';
 export { registerGpgCommand } from './gpg.js';
+export { registerSshSignersCommand } from './ssh-signers.js';
 export { lastSync, registerAppCommand } from './app.js';
 export * from './control-client.js';

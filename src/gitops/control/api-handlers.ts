@@ -128,6 +128,16 @@ export function createApiHandlers(controller: GitOpsController, account: AdminAc
       await keys.remove(normalizeKeyID(str(req['keyID'])));
       return {};
     }),
+    // strait extension: the SSH allowed signers (REST only: /api/v1/sshsigners; no Argo CD RPC has them)
+    'strait.SshSignerService/List': u(() => ({ metadata: {}, items: controller.sshSigners.list() as unknown as Json[] })),
+    'strait.SshSignerService/Create': u(async (req) => {
+      const r = await controller.sshSigners.add(str(req['allowedSigners']), req['upsert'] === true);
+      return { created: { metadata: {}, items: r.created as unknown as Json[] }, skipped: r.skipped };
+    }),
+    'strait.SshSignerService/Delete': u(async (req) => {
+      await controller.sshSigners.remove(str(req['fingerprint']));
+      return {};
+    }),
     'application.ApplicationService/List': u(async (req) => {
       const projects = [...(req['projects'] as string[] | undefined ?? []), ...(req['project'] as string[] | undefined ?? [])];
       const items = (await controller.listApplications()).filter((a) => projects.length === 0 || projects.includes(a.spec?.project || 'default'));

@@ -6,6 +6,10 @@
 //   GET    /api/v1/gpgkeys/{keyID}         -> GnuPGPublicKey
 //   POST   /api/v1/gpgkeys[?upsert=true]   GnuPGPublicKey {keyData} -> {created: {items}, skipped: [keyID]}
 //   DELETE /api/v1/gpgkeys?keyID=ID  and  DELETE /api/v1/gpgkeys/{keyID} -> {}
+//   GET    /api/v1/sshsigners              -> {metadata: {}, items: [SshSignerInfo]}        (strait extension)
+//   POST   /api/v1/sshsigners[?upsert=true] {allowedSigners: "<allowed_signers lines>"}
+//                                          -> {created: {items}, skipped: [fingerprint]}
+//   DELETE /api/v1/sshsigners?fingerprint=SHA256:… -> {}
 //   GET    /api/v1/applications[/{name}]   -> Application(List)
 //   POST   /api/v1/applications/{name}/sync -> Application (after the sync attempt)
 //   GET    /api/v1/projects[/{name}]       -> AppProject(List)
@@ -154,6 +158,16 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer>
         return send(res, 200, await rpc('gpgkey.GPGKeyService/Create', req, { publickey: body['publickey'] ?? body, upsert: url.query.get('upsert') === 'true' }));
       }
       if (method === 'DELETE') return send(res, 200, await rpc('gpgkey.GPGKeyService/Delete', req, { keyID: idInPath ?? url.query.get('keyID') ?? '' }));
+      throw new HttpError(405, `${method} is not allowed on ${path}`);
+    }
+    if (path === '/api/v1/sshsigners') {
+      api.user({ token: tokenOf(req), addr: '' });
+      if (method === 'GET') return send(res, 200, await rpc('strait.SshSignerService/List', req, {}));
+      if (method === 'POST') {
+        const body = await readBody(req);
+        return send(res, 200, await rpc('strait.SshSignerService/Create', req, { allowedSigners: body['allowedSigners'] ?? '', upsert: url.query.get('upsert') === 'true' }));
+      }
+      if (method === 'DELETE') return send(res, 200, await rpc('strait.SshSignerService/Delete', req, { fingerprint: url.query.get('fingerprint') ?? '' }));
       throw new HttpError(405, `${method} is not allowed on ${path}`);
     }
     if (path === '/api/v1/applications' && method === 'GET') return send(res, 200, await rpc('application.ApplicationService/List', req, {}));

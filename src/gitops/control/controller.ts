@@ -14,6 +14,7 @@ import type { VerificationResult } from '../../platform/signatures/index.js';
 import type { ResourceStore, WatchEvent } from '../../platform/store/index.js';
 import { RepoCache } from './git-cache.js';
 import { KeyStore } from './key-store.js';
+import { SshSignerStore } from './ssh-signer-store.js';
 import type { GitOpsMetrics } from './metrics.js';
 import { enforcesSignatures } from './project.js';
 import { sameRepoURL } from './repo-url.js';
@@ -66,6 +67,7 @@ interface Job {
 export class GitOpsController {
   readonly namespace: string;
   readonly keys: KeyStore;
+  readonly sshSigners: SshSignerStore;
   readonly repos: RepoCache;
   private readonly store: ResourceStore;
   private readonly log: Logger;
@@ -85,12 +87,14 @@ export class GitOpsController {
     this.namespace = opts.namespace ?? 'argocd';
     this.log = opts.log ?? silentLogger();
     this.keys = new KeyStore(this.store, this.namespace, undefined, this.log);
+    this.sshSigners = new SshSignerStore(this.store, this.namespace, undefined, this.log);
     this.repos = new RepoCache(join(opts.stateDir, 'gitops', 'repos'), 1000);
     this.queue = new KeyQueue((name) => this.work(name), { concurrency: opts.concurrency ?? 8, backoff: RETRY_BACKOFF });
     const destinations = opts.destinations ?? ((server: string) => (IN_CLUSTER_SERVERS.includes(server) ? this.store : undefined));
     this.deps = {
       repos: this.repos,
       keyring: () => ({ ring: this.keys.keyring, version: this.keys.version }),
+      sshSigners: () => ({ signers: this.sshSigners.signers, version: this.sshSigners.version }),
       project: (name) => this.projects.get(name),
       destination: destinations,
       verifyCache: this.verifyCache,
@@ -103,6 +107,7 @@ export class GitOpsController {
 
   async start(): Promise<void> {
     await this.keys.start(() => this.requeueEnforcing());
+    await this.sshSigners.start(() => this.requeueEnforcing());
     const watchEnded = (err: unknown): void => this.log.debug({ err }, 'watch ended; listing again');
     const projInf = new Informer<AppProject>(this.store, Kinds.AppProject, { namespace: this.namespace }, eventHandlers((ev) => this.onProject(ev), watchEnded)).start();
     this.informers.push(projInf);
@@ -120,6 +125,7 @@ export class GitOpsController {
     if (this.pollTimer) clearInterval(this.pollTimer);
     for (const i of this.informers) i.stop();
     this.keys.stop();
+    this.sshSigners.stop();
     this.queue.stop();
     this.repos.close();
     for (const job of this.jobs.values()) for (const w of job.waiters) w(undefined);

@@ -3,6 +3,7 @@
 // Argo CD 3.5's sourceIntegrity policies, head or strict (docs/gitops.md).
 export { GitOpsController, IN_CLUSTER_SERVERS, type GitOpsControllerOptions } from './controller.js';
 export { KeyStore, type KeyProblem } from './key-store.js';
+export { SshSignerStore, ALLOWED_SIGNERS_KEY, type SshSignerInfo } from './ssh-signer-store.js';
 export { RepoCache, type ResolvedRevision, type ManifestFile } from './git-cache.js';
 export { renderManifests } from './manifests.js';
 export { normalizeRepoURL, sameRepoURL, type NormalizedRepoURL } from './repo-url.js';

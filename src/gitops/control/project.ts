@@ -1,7 +1,7 @@
 // A project's rules: allowed source repositories, destinations and resource kinds
 // (glob patterns), and the keys that must have signed the revision (source-integrity.ts
 // says which rules apply to which repository).
-import { normalizeKeyID } from '../../platform/signatures/index.js';
+import { normalizeKeyID, type SshSignerRule } from '../../platform/signatures/index.js';
 import { normalizeRepoURL } from './repo-url.js';
 import type { AppProject, GroupKind } from './types.js';
 
@@ -126,9 +126,22 @@ export function signatureKeyIDs(project: AppProject): { ids: string[]; invalid: 
   return { ids, invalid };
 }
 
-/** True when the project enforces signatures on some Git source: legacy signatureKeys, or a source integrity policy in mode head or strict. */
+/** The project's SSH signer rules (strait extension spec.sshSigners); entries with neither field or a bad fingerprint are returned apart. */
+export function sshSignerRules(project: AppProject): { rules: SshSignerRule[]; invalid: string[] } {
+  const rules: SshSignerRule[] = [];
+  const invalid: string[] = [];
+  for (const s of project.spec?.sshSigners ?? []) {
+    const fingerprint = typeof s?.fingerprint === 'string' && s.fingerprint !== '' ? s.fingerprint : undefined;
+    const principal = typeof s?.principal === 'string' && s.principal !== '' ? s.principal : undefined;
+    if ((!fingerprint && !principal) || (fingerprint && !/^SHA256:[A-Za-z0-9+/]{43}$/.test(fingerprint))) invalid.push(JSON.stringify(s));
+    else rules.push({ ...(fingerprint ? { fingerprint } : {}), ...(principal ? { principal } : {}) });
+  }
+  return { rules, invalid };
+}
+
+/** True when the project enforces signatures on some Git source: legacy signatureKeys or sshSigners, or a source integrity policy in mode head or strict. */
 export function enforcesSignatures(project: AppProject): boolean {
   const si = project.spec?.sourceIntegrity;
   if (si) return (si.git?.policies ?? []).some((p) => p?.gpg?.mode === 'head' || p?.gpg?.mode === 'strict');
-  return (project.spec?.signatureKeys ?? []).length > 0;
+  return (project.spec?.signatureKeys ?? []).length > 0 || (project.spec?.sshSigners ?? []).length > 0;
 }

@@ -8,16 +8,16 @@
 import { isStraitError } from '../../base/errors/index.js';
 import { Kinds, type KindInfo } from '../../platform/resources/index.js';
 import type { SignatureFailureKind, VerificationResult, VerificationStatus } from '../../platform/signatures/index.js';
-import { failureKind, SIGNATURE_FAILURES, verifyCommitSignature, verifyTagSignature, type Keyring } from '../../platform/signatures/index.js';
+import { failureKind, SIGNATURE_FAILURES, verifyCommitSignature, verifyTagSignature, type AllowedSigners, type Keyring, type VerifyOptions } from '../../platform/signatures/index.js';
 import type { KubeObject, ResourceStore } from '../../platform/store/index.js';
 import { stalled, transient, waiting, ReconcileFailure } from './failure.js';
 import type { RepoCache, ResolvedRevision } from './git-cache.js';
 import { renderManifests } from './manifests.js';
 import { normalizeRepoURL } from './repo-url.js';
 import type { GitOpsMetrics } from './metrics.js';
-import { destinationAllowed, resourceAllowed, signatureKeyIDs, sourceRepoAllowed } from './project.js';
+import { destinationAllowed, resourceAllowed, signatureKeyIDs, sourceRepoAllowed, sshSignerRules } from './project.js';
 import { integrityPolicyFor, type IntegrityPolicy } from './source-integrity.js';
-import { judge, type HistoryVerifier } from './strict-history.js';
+import { judge, type HistoryVerifier, type SshTrust } from './strict-history.js';
 import type { AppProject, Application, ApplicationStatus, ResourceStatus, SignatureStatus } from './types.js';
 
 export const TRACKING_LABEL = 'app.kubernetes.io/instance';
@@ -26,6 +26,8 @@ export const FIELD_MANAGER = 'argocd-controller';
 export interface ReconcileDeps {
   repos: RepoCache;
   keyring: () => { ring: Keyring; version: number };
+  /** the SSH allowed signers (ssh-signer-store.ts) */
+  sshSigners?: () => { signers: AllowedSigners; version: number };
   project: (name: string) => AppProject | undefined;
   destination: (server: string) => ResourceStore | undefined;
   verifyCache: Map<string, VerificationResult>;
@@ -103,6 +105,10 @@ async function stepSpec(ctx: ReconcileContext, p: AppProject): Promise<Target> {
   if (invalid.length > 0) {
     throw stalled('InvalidSpecError', 'InvalidSignatureKey', `project '${pname}' lists ${invalid.map((i) => `${i} is not a valid GnuPG key ID`).join('; ')}`);
   }
+  const badSsh = sshSignerRules(p).invalid;
+  if (badSsh.length > 0) {
+    throw stalled('InvalidSpecError', 'InvalidSignatureKey', `project '${pname}' lists sshSigners ${badSsh.join(', ')}: each needs a fingerprint "SHA256:<43 base64 characters>" and/or a principal`);
+  }
   const dest = ctx.deps.destination(server);
   if (!dest) throw waiting('InvalidSpecError', 'UnknownDestination', `destination server ${server} is not a known cluster`);
   return { repoURL: src.repoURL, server, dest };
@@ -136,12 +142,17 @@ interface Verified {
 /** The head object's signature under the policy's rules (all keys allowed when not enforced); cached per object, keyring and policy. */
 async function verifyHead(ctx: ReconcileContext, target: Target, r: ResolvedRevision, policy: IntegrityPolicy | undefined): Promise<VerificationResult> {
   const { ring, version } = ctx.deps.keyring();
-  const cacheKey = `${r.verifyType}:${r.verifySha}|${version}|${policy?.key ?? '*'}`;
+  const ssh = ctx.deps.sshSigners?.();
+  // enforced: SSH signers only as the project's sshSigners allow (none listed, none allowed); else every allowed signer is shown as valid
+  const sshRules = policy ? policy.sshRules ?? [] : undefined;
+  const opts: VerifyOptions = {
+    now: ctx.deps.now(), ...(policy ? { rules: policy.rules } : {}), ...(ssh ? { sshSigners: ssh.signers } : {}), ...(sshRules ? { sshRules } : {}),
+  };
+  const cacheKey = `${r.verifyType}:${r.verifySha}|${version}|${policy?.key ?? '*'}|ssh:${ssh?.version ?? 0}`;
   let result = ctx.deps.verifyCache.get(cacheKey);
   if (!result) {
     const raw = await ctx.deps.repos.readObject(target.repoURL, r.verifyType, r.verifySha);
     const t0 = performance.now();
-    const opts = { now: ctx.deps.now(), ...(policy ? { rules: policy.rules } : {}) };
     result = r.verifyType === 'tag' ? await verifyTagSignature(raw, ring, opts) : await verifyCommitSignature(raw, ring, opts);
     ctx.deps.metrics?.verifySeconds.observe((performance.now() - t0) / 1000);
     ctx.deps.metrics?.verifications.inc({ outcome: result.status });
@@ -192,7 +203,9 @@ async function strictHistory(ctx: ReconcileContext, target: Target, r: ResolvedR
   const { ring, version } = ctx.deps.keyring();
   const now = ctx.deps.now();
   const t0 = performance.now();
-  const h = await ctx.deps.history.verify(target.repoURL, r.commit, policy, ring, version, now);
+  const signers = ctx.deps.sshSigners?.();
+  const ssh: SshTrust | undefined = signers ? { ...signers, rules: policy.sshRules ?? [] } : undefined;
+  const h = await ctx.deps.history.verify(target.repoURL, r.commit, policy, ring, version, now, ssh);
   ctx.deps.metrics?.verifySeconds.observe((performance.now() - t0) / 1000);
   const own = judge(h.head, policy.rules, now.getTime());
   const headResult = { status: own?.status ?? h.head.status, keyID: h.head.keyID, primaryKeyID: h.head.primaryKeyID, signer: h.head.signer, message: own?.message ?? h.head.message };

@@ -9,8 +9,10 @@
 //     the policies must not switch verification off);
 //   - mode none: not verified; head: the revision's commit or annotated tag; strict: the
 //     tag, the commit and its whole history back to the root or to seal commits.
-import type { SignerRules } from '../../platform/signatures/index.js';
-import { globMatch, signatureKeyIDs } from './project.js';
+// SSH signatures (strait extension) are allowed by the project's spec.sshSigners, in either
+// form: a project with only sshSigners enforces like legacy signatureKeys (mode head).
+import type { SignerRules, SshSignerRule } from '../../platform/signatures/index.js';
+import { globMatch, signatureKeyIDs, sshSignerRules } from './project.js';
 import { normalizeRepoURL } from './repo-url.js';
 import type { AppProject, GpgMode, SourceIntegrityGitPolicy } from './types.js';
 
@@ -19,6 +21,8 @@ export interface IntegrityPolicy {
   name: string;
   mode: Exclude<GpgMode, 'none'>;
   rules: SignerRules;
+  /** who may sign with an SSH key (spec.sshSigners); undefined = no SSH signer is allowed */
+  sshRules?: SshSignerRule[];
   /** changes whenever the mode or a rule changes (cache keys) */
   key: string;
 }
@@ -54,6 +58,9 @@ export function policyMatches(policy: SourceIntegrityGitPolicy, repoURL: string)
 
 export function integrityPolicyFor(project: AppProject, repoURL: string): PolicyLookup {
   const pname = project.metadata.name;
+  const ssh = (project.spec?.sshSigners ?? []).length > 0 ? sshSignerRules(project).rules : undefined;
+  const sshPart = ssh ? { sshRules: ssh } : {};
+  const sshKey = ssh ? `|ssh:${JSON.stringify(ssh)}` : '';
   const si = project.spec?.sourceIntegrity;
   if (si) {
     const policies = si.git?.policies ?? [];
@@ -76,10 +83,10 @@ export function integrityPolicyFor(project: AppProject, repoURL: string): Policy
       ...(p.strait?.signerIdentities?.length ? { identities: p.strait.signerIdentities } : {}),
       ...(p.strait?.committerEmailMatchesSigner === true ? { committerEmailMatchesSigner: true } : {}),
     };
-    return { kind: 'enforced', policy: { name, mode, rules, key: `${pname}|${name}|${mode}|${JSON.stringify(rules)}` } };
+    return { kind: 'enforced', policy: { name, mode, rules, ...sshPart, key: `${pname}|${name}|${mode}|${JSON.stringify(rules)}${sshKey}` } };
   }
   const { ids } = signatureKeyIDs(project);
-  if ((project.spec?.signatureKeys ?? []).length === 0) return { kind: 'open', why: `project '${pname}' lists no signatureKeys` };
+  if ((project.spec?.signatureKeys ?? []).length === 0 && !ssh) return { kind: 'open', why: `project '${pname}' lists no signatureKeys or sshSigners` };
   const rules: SignerRules = { allowedKeyIDs: ids, allowedBy: "the project's signatureKeys" };
-  return { kind: 'enforced', policy: { name: 'signatureKeys', mode: 'head', rules, key: `${pname}|signatureKeys|${ids.join(',')}` } };
+  return { kind: 'enforced', policy: { name: ssh && ids.length === 0 ? 'sshSigners' : 'signatureKeys', mode: 'head', rules, ...sshPart, key: `${pname}|signatureKeys|${ids.join(',')}${sshKey}` } };
 }

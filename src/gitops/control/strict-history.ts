@@ -24,8 +24,16 @@
 // history is long, V is computed exactly from `git rev-list --topo-order --parents`, and
 // the refusal names the oldest failing commit in V (the first that broke the chain), with
 // its author and why, and how many others fail.
-import type { Keyring, SignatureFailureKind, SignerRules, VerificationStatus } from '../../platform/signatures/index.js';
-import { aboutSubject, checkSigner, expiredMessage, failureKind, verifyCommitSignature } from '../../platform/signatures/index.js';
+import type { AllowedSigners, Keyring, SignatureFailureKind, SignerRules, SshSignerRule, VerificationStatus } from '../../platform/signatures/index.js';
+import { aboutSubject, checkSigner, expiredMessage, failureKind, isSshKeyID, verifyCommitSignature } from '../../platform/signatures/index.js';
+
+/** SSH signatures in a history: the allowed signers (with a version for the caches) and the project's sshSigners. */
+export interface SshTrust {
+  signers: AllowedSigners;
+  version: number;
+  /** undefined = no SSH signer is allowed */
+  rules?: readonly SshSignerRule[];
+}
 
 /** Where commits come from (RepoCache; a fake in unit tests). */
 export interface CommitSource {
@@ -91,7 +99,10 @@ const IN_FLIGHT = 256;
 export function judge(v: CommitVerdict, rules: SignerRules, now: number): PolicyFailure | undefined {
   if (v.status !== 'valid') return { status: v.status, message: v.message };
   if (v.expires <= now) return { status: 'expired', message: expiredMessage(v.keyID, new Date(v.expires).toISOString()) };
-  return checkSigner({ keyID: v.keyID, primaryKeyID: v.primaryKeyID, identities: v.identities }, rules, v.committerEmail);
+  // an SSH key was judged against the allowed signers and sshSigners when it was verified; the OpenPGP key list is not its
+  const { allowedKeyIDs, ...identityRules } = rules;
+  const applied = isSshKeyID(v.keyID) || allowedKeyIDs === undefined ? identityRules : { ...identityRules, allowedKeyIDs };
+  return checkSigner({ keyID: v.keyID, primaryKeyID: v.primaryKeyID, identities: v.identities }, applied, v.committerEmail);
 }
 
 /** Good in git's sense (%G? = G): a valid signature by a keyring key that is neither expired nor revoked, whoever is allowed. */
@@ -146,7 +157,7 @@ export class HistoryVerifier {
   }
 
   /** Verdicts of commits (cached, else read and checked in one batch). */
-  async verdictsOf(url: string, ids: readonly string[], ring: Keyring, ringVersion: number, now: number): Promise<CommitVerdict[]> {
+  async verdictsOf(url: string, ids: readonly string[], ring: Keyring, ringVersion: number | string, now: number, ssh?: SshTrust): Promise<CommitVerdict[]> {
     const out: (CommitVerdict | undefined)[] = ids.map((id) => this.verdicts.get(`${ringVersion}:${id}`));
     const missing = ids.filter((_, i) => out[i] === undefined);
     if (missing.length > 0) {
@@ -156,7 +167,7 @@ export class HistoryVerifier {
       const pooled = missing.length > POOL_FROM;
       for (let start = 0; start < missing.length; start += IN_FLIGHT) {
         const chunk = missing.slice(start, start + IN_FLIGHT);
-        const verdicts = await Promise.all(chunk.map((id, j) => makeVerdict(id, raws[start + j], ring, now, pooled)));
+        const verdicts = await Promise.all(chunk.map((id, j) => makeVerdict(id, raws[start + j], ring, now, pooled, ssh)));
         for (const v of verdicts) {
           made.set(v.id, v);
           this.verdicts.set(`${ringVersion}:${v.id}`, v);
@@ -168,10 +179,12 @@ export class HistoryVerifier {
   }
 
   /** Strict mode for one target commit under one policy. */
-  async verify(url: string, target: string, policy: { key: string; rules: SignerRules }, ring: Keyring, ringVersion: number, nowDate: Date): Promise<HistoryOutcome> {
+  async verify(url: string, target: string, policy: { key: string; rules: SignerRules }, ring: Keyring, keyringVersion: number, nowDate: Date, ssh?: SshTrust): Promise<HistoryOutcome> {
     const now = nowDate.getTime();
+    // verdicts depend on the keyring and, for SSH-signed commits, on the allowed signers and sshSigners
+    const ringVersion = ssh ? `${keyringVersion}|ssh${ssh.version}|${JSON.stringify(ssh.rules ?? null)}` : keyringVersion;
     const memo = `${policy.key}|${ringVersion}|`;
-    const [head] = await this.verdictsOf(url, [target], ring, ringVersion, now);
+    const [head] = await this.verdictsOf(url, [target], ring, ringVersion, now, ssh);
     if ((this.okUntil.get(memo + target) ?? 0) > now) return { head: head!, failure: undefined, commitsChecked: 0, seals: [] };
 
     // the walk in process, one batch of commits per round trip to git: stops at history-ok
@@ -193,7 +206,7 @@ export class HistoryVerifier {
         bail = true;
         break;
       }
-      const got = await this.verdictsOf(url, next, ring, ringVersion, now);
+      const got = await this.verdictsOf(url, next, ring, ringVersion, now, ssh);
       frontier = [];
       for (const v of got) {
         walk.set(v.id, v);
@@ -210,7 +223,7 @@ export class HistoryVerifier {
         return { head: head!, failure: undefined, commitsChecked: walk.size, seals: [...walk.values()].filter((v) => isGoodSeal(v, now)).map((v) => v.id) };
       }
     }
-    return this.exact(url, target, head!, policy, ring, ringVersion, now, memo);
+    return this.exact(url, target, head!, policy, ring, ringVersion, now, memo, ssh);
   }
 
   /**
@@ -250,11 +263,11 @@ export class HistoryVerifier {
   }
 
   /** V exactly as Argo CD computes it, from git's ancestry of the target. */
-  private async exact(url: string, target: string, head: CommitVerdict, policy: { key: string; rules: SignerRules }, ring: Keyring, ringVersion: number, now: number, memo: string): Promise<HistoryOutcome> {
+  private async exact(url: string, target: string, head: CommitVerdict, policy: { key: string; rules: SignerRules }, ring: Keyring, ringVersion: number | string, now: number, memo: string, ssh?: SshTrust): Promise<HistoryOutcome> {
     const tipKey = `${url}|${policy.key}|${ringVersion}`;
     const tips = (this.tips.get(tipKey) ?? []).filter((t) => t.until > now);
     const list = await this.source.ancestry(url, target, tips.map((t) => t.id));
-    const verdicts = await this.verdictsOf(url, list.map((x) => x.id), ring, ringVersion, now);
+    const verdicts = await this.verdictsOf(url, list.map((x) => x.id), ring, ringVersion, now, ssh);
     const set = new Map<string, CommitVerdict>();
     list.forEach((x, i) => {
       // git's parents are authoritative (a commit object that cannot be parsed has none of its own)
@@ -336,14 +349,16 @@ export class HistoryVerifier {
   }
 }
 
-async function makeVerdict(id: string, raw: Buffer | undefined, ring: Keyring, now: number, pooled: boolean): Promise<CommitVerdict> {
+async function makeVerdict(id: string, raw: Buffer | undefined, ring: Keyring, now: number, pooled: boolean, ssh?: SshTrust): Promise<CommitVerdict> {
   if (!raw) {
     return {
       id, parents: [], author: '(unknown)', committerEmail: '', seal: false, status: 'bad-signature', message: `Revision cannot be verified: commit ${id} is not in the repository`,
       keyID: '', primaryKeyID: '', signer: '', identities: [], expires: Infinity,
     };
   }
-  const r = await verifyCommitSignature(raw, ring, { now: new Date(now), pooled });
+  const r = await verifyCommitSignature(raw, ring, {
+    now: new Date(now), pooled, ...(ssh ? { sshSigners: ssh.signers, sshRules: ssh.rules ?? [] } : {}),
+  });
   const c = r.commit;
   return {
     id,

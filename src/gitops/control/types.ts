@@ -12,6 +12,8 @@ export interface AppProjectSpec {
   signatureKeys?: { keyID: string }[];
   /** Argo CD 3.5's source integrity policies; refused together with a non-empty signatureKeys */
   sourceIntegrity?: SourceIntegrity;
+  /** strait extension: SSH signers allowed to sign (docs/gitops.md "SSH signatures") */
+  sshSigners?: { fingerprint?: string; principal?: string }[];
 }
 
 /** AppProject spec.sourceIntegrity (Argo CD 3.5, pkg/apis/application/v1alpha1/source_integrity.go). */

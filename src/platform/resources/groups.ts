@@ -22,5 +22,7 @@ export const GROUPS = Object.freeze({
 
 /** Key store ConfigMap name, e.g. argocd-gpg-keys-cm */
 export const GPG_KEYS_CM = `${GROUPS.gitopsWord}-gpg-keys-cm`;
+/** SSH allowed signers ConfigMap (a strait extension), e.g. argocd-ssh-allowed-signers-cm */
+export const SSH_SIGNERS_CM = `${GROUPS.gitopsWord}-ssh-allowed-signers-cm`;
 /** Sidecar injection label/annotation, e.g. sidecar.istio.io/inject */
 export const INJECT_KEY = `sidecar.${GROUPS.mesh}/inject`;

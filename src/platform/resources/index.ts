@@ -1,5 +1,5 @@
 export { Kinds, type KindInfo, type KindName } from './kinds.js';
-export { GROUPS, GPG_KEYS_CM, INJECT_KEY } from './groups.js';
+export { GROUPS, GPG_KEYS_CM, SSH_SIGNERS_CM, INJECT_KEY } from './groups.js';
 export { allKinds, findKind, kindOf } from './lookup.js';
 export { checkStoredObject, failClosedStandIn, validateObject, type ManifestOrigin } from './validate.js';
 export { parseManifests, type LoadedManifest } from './load.js';

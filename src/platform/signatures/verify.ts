@@ -19,8 +19,10 @@ import { parseCommitObject, parseTagObject, type CommitObject, type TagObject } 
 import { Keyring, readPublicKeys } from './keyring.js';
 import { nativeCheck, type SigPacket } from './native-check.js';
 import { readQuickSignature } from './quick-signature.js';
-import { formatVerifier, signatureFormatOf } from './formats.js';
+import { signatureFormatOf } from './formats.js';
 import { checkSigner, type SignerRules } from './signer-rules.js';
+import type { AllowedSigners } from './allowed-signers.js';
+import { verifySshSignature, type SshSignerRule } from './ssh-verify.js';
 
 export type VerificationStatus = 'unsigned' | 'valid' | 'bad-signature' | 'unknown-key' | 'not-allowed' | 'signer-not-allowed' | 'expired' | 'revoked';
 
@@ -69,8 +71,6 @@ export interface VerifyOptions {
   rules?: SignerRules;
   /** the committer's (or tagger's) e-mail, for rules.committerEmailMatchesSigner (set by verifyCommitSignature/verifyTagSignature) */
   committerEmail?: string;
-  /** what other formats verify against, by format name (e.g. ssh: the allowed signers) */
-  trust?: Readonly<Record<string, unknown>>;
   /** "now" for expiry checks (tests) */
   now?: Date;
   /** "gpgsig" (SHA-1 repositories, default) or "gpgsig-sha256" */
@@ -79,6 +79,12 @@ export interface VerifyOptions {
   engine?: 'native' | 'openpgp';
   /** run node:crypto's public-key check on libuv's thread pool (for many verifications at once) */
   pooled?: boolean;
+  /** SSH signatures (ssh-verify.ts): the allowed_signers list; without it every SSH key is unknown */
+  sshSigners?: AllowedSigners;
+  /** SSH signatures: the project's rules; undefined = every allowed signer is allowed */
+  sshRules?: readonly SshSignerRule[];
+  /** SSH signatures: the time validity options are checked at; commits and tags default to the committer's / tagger's time */
+  signedAt?: Date;
 }
 
 export const UNSIGNED_MESSAGE = 'Revision is not signed';
@@ -164,11 +170,10 @@ export async function verifyDetached(payload: Uint8Array, armoredSignature: stri
 async function check(payload: Uint8Array, armoredSignature: string | undefined, keys: VerificationKeys, opts: VerifyOptions): Promise<VerificationResult> {
   if (armoredSignature === undefined || armoredSignature.trim() === '') return result('unsigned', '', UNSIGNED_MESSAGE);
   const format = signatureFormatOf(armoredSignature);
+  if (format === 'ssh') return checkSsh(payload, armoredSignature.trimStart(), opts);
   if (format !== 'openpgp' || !armoredSignature.startsWith('-----BEGIN PGP SIGNATURE-----')) {
-    const other = format && format !== 'openpgp' ? formatVerifier(format) : undefined;
-    if (other) return other(payload, armoredSignature, opts);
-    const kind = format === 'ssh' ? 'an SSH signature' : format === 'x509' ? 'an X.509 signature' : 'not an OpenPGP signature';
-    return result('bad-signature', '', `Revision has a signature that cannot be verified: ${kind}; only OpenPGP signatures are supported`);
+    const kind = format === 'x509' ? 'an X.509 signature' : 'neither an OpenPGP nor an SSH signature';
+    return result('bad-signature', '', `Revision has a signature that cannot be verified: ${kind}; OpenPGP and SSH signatures are supported`);
   }
   const keyring = await toKeyring(keys);
   const pgp = await loadOpenpgp();
@@ -234,6 +239,19 @@ async function check(payload: Uint8Array, armoredSignature: string | undefined, 
 }
 
 /**
+ * An SSH signature (ssh-verify.ts): the allowed signers and the project's sshSigners decide
+ * the key; then the signer identity rules apply to its principals as to OpenPGP user IDs.
+ * The OpenPGP key list (allowedKeyIDs) does not apply: an SSH key has no OpenPGP key ID.
+ */
+function checkSsh(payload: Uint8Array, armored: string, opts: VerifyOptions): VerificationResult {
+  const r = verifySshSignature(payload, armored, { signers: opts.sshSigners, rules: opts.sshRules, at: opts.signedAt ?? opts.now ?? new Date() });
+  if (r.status !== 'valid') return r;
+  const { allowedKeyIDs: _gpgKeys, ...identityRules } = opts.rules ?? {};
+  const refused = checkSigner({ keyID: r.keyID, primaryKeyID: r.primaryKeyID, identities: r.signerIdentities }, identityRules, opts.committerEmail);
+  return refused ? { ...r, status: refused.status, message: refused.message, reason: refused.message } : r;
+}
+
+/**
  * Verify the signature of a raw commit object. Never throws for bad input: a
  * malformed object is a 'bad-signature' outcome whose message says why.
  */
@@ -245,7 +263,8 @@ export async function verifyCommitSignature(raw: Buffer | Uint8Array | string, k
     if (isStraitError(err)) return result('bad-signature', '', `Revision cannot be verified: ${err.message}`);
     throw err;
   }
-  return { ...(await verifyDetached(c.payload, c.signature, keys, { ...opts, committerEmail: c.committer.email })), commit: c };
+  const at = opts.signedAt ?? new Date(c.committer.time * 1000);
+  return { ...(await verifyDetached(c.payload, c.signature, keys, { ...opts, committerEmail: c.committer.email, signedAt: at })), commit: c };
 }
 
 /** Verify the signature of a raw annotated tag object (see verifyCommitSignature). */
@@ -257,5 +276,6 @@ export async function verifyTagSignature(raw: Buffer | Uint8Array | string, keys
     if (isStraitError(err)) return result('bad-signature', '', `Revision cannot be verified: ${err.message}`);
     throw err;
   }
-  return { ...(await verifyDetached(t.payload, t.signature, keys, { ...opts, committerEmail: t.tagger?.email ?? '' })), tag: t };
+  const at = opts.signedAt ?? (t.tagger ? new Date(t.tagger.time * 1000) : undefined);
+  return { ...(await verifyDetached(t.payload, t.signature, keys, { ...opts, committerEmail: t.tagger?.email ?? '', ...(at ? { signedAt: at } : {}) })), tag: t };
 }

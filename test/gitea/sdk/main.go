@@ -2,7 +2,8 @@
 // $GITEA_URL: tokens (created, listed with timestamps, used in every form Gitea
 // accepts, deleted), users, repositories (create, get, list, search with paging),
 // git push with a token, GPG keys (matching and mismatching e-mail, by id, delete),
-// a signed commit's verification, and migration with service gitea + auth_token.
+// a signed commit's verification, branch protections (create, get, edit, list, delete),
+// and migration with service gitea + auth_token.
 // Prints one line per step ("ok <step>" or "FAIL <step>: <why>") and exits 1 when a
 // step failed. Inputs (environment):
 //
@@ -238,7 +239,38 @@ func main() {
 	})
 
 	if os.Getenv("ALLOW_MIGRATE_LOOPBACK") == "1" {
-		step("migrate-service-gitea-auth-token", func() error {
+		step("branch-protection", func() error {
+		const repo = "sdk-signed"
+		bp, _, err := bobc.CreateBranchProtection(bob, repo, gitea.CreateBranchProtectionOption{RuleName: "main", EnablePush: true, RequireSignedCommits: true})
+		if err != nil {
+			return err
+		}
+		if bp.RuleName != "main" || bp.BranchName != "main" || !bp.RequireSignedCommits || !bp.EnablePush || bp.EnablePushWhitelist {
+			return fmt.Errorf("created %+v", bp)
+		}
+		if _, resp, err := bobc.CreateBranchProtection(bob, repo, gitea.CreateBranchProtectionOption{RuleName: "main"}); err == nil || status(resp) != http.StatusForbidden {
+			return fmt.Errorf("a second rule main: status %d", status(resp))
+		}
+		got, _, err := bobc.GetBranchProtection(bob, repo, "main")
+		if err != nil || !got.RequireSignedCommits {
+			return fmt.Errorf("get: %v %+v", err, got)
+		}
+		off := false
+		ed, _, err := bobc.EditBranchProtection(bob, repo, "main", gitea.EditBranchProtectionOption{RequireSignedCommits: &off})
+		if err != nil || ed.RequireSignedCommits || !ed.EnablePush {
+			return fmt.Errorf("edit: %v %+v", err, ed)
+		}
+		list, _, err := bobc.ListBranchProtections(bob, repo, gitea.ListBranchProtectionsOptions{})
+		if err != nil || len(list) != 1 {
+			return fmt.Errorf("list: %v %d rules", err, len(list))
+		}
+		if _, err := bobc.DeleteBranchProtection(bob, repo, "main"); err != nil {
+			return err
+		}
+		_, resp, err := bobc.GetBranchProtection(bob, repo, "main")
+		return need(err != nil && status(resp) == http.StatusNotFound, "after delete: status %d", status(resp))
+	})
+	step("migrate-service-gitea-auth-token", func() error {
 			r, _, err := bobc.MigrateRepo(gitea.MigrateRepoOption{
 				CloneAddr: base + "/bob/sdk-priv.git", Service: gitea.GitServiceGitea, AuthToken: token,
 				RepoName: "sdk-migrated", RepoOwner: bob, Private: true,

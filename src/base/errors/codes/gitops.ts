@@ -14,6 +14,10 @@ export const gitops = {
     message: `the input holds no usable ASCII-armored OpenPGP public key: ${reason}; export one with 'gpg --armor --export KEYID'`,
     detail: { reason },
   })),
+  sshSignerNotFound: def('STRAIT_ERR_GITOPS_SSH_SIGNER_NOT_FOUND', 'notFound', (fingerprint: string) => ({
+    message: `no SSH allowed signer with key fingerprint ${q(fingerprint)} is configured; 'strait ssh-signers list' shows them`,
+    detail: { fingerprint },
+  })),
   loginFailed: def('STRAIT_ERR_GITOPS_LOGIN_FAILED', 'unauthenticated', (username: string) => ({
     message: `Invalid username or password (user ${q(username)}); the admin password is in the Secret's field admin.password (see docs/gitops.md)`,
     detail: { username },

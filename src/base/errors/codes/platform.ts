@@ -100,4 +100,17 @@ export const platform = {
   signatureRevoked: refusal('STRAIT_ERR_SIGNATURE_REVOKED'),
   signatureBad: refusal('STRAIT_ERR_SIGNATURE_BAD'),
   signatureHistoryUnsigned: refusal('STRAIT_ERR_SIGNATURE_HISTORY_UNSIGNED'),
+  // --- signatures: SSH keys, SSHSIG signatures, allowed_signers ---
+  sshKeyInvalid: def('STRAIT_ERR_SSH_KEY_INVALID', 'usage', (why: string, value?: string) => ({
+    message: `not a usable SSH public key${value === undefined ? '' : ` ${q(value)}`}: ${why}; give one line of a .pub file ("ssh-ed25519 AAAA... comment")`,
+    detail: { why, value },
+  }), { giteaStatus: 422 }),
+  sshSignatureInvalid: def('STRAIT_ERR_SSH_SIGNATURE_INVALID', 'usage', (why: string) => ({
+    message: `not a valid SSH signature (PROTOCOL.sshsig): ${why}`,
+    detail: { why },
+  })),
+  allowedSignersInvalid: def('STRAIT_ERR_ALLOWED_SIGNERS_INVALID', 'usage', (line: number, why: string, text: string) => ({
+    message: `allowed_signers line ${line}: ${why} (line ${q(text)}); see "ALLOWED SIGNERS" in ssh-keygen(1)`,
+    detail: { line, why, text },
+  })),
 };

@@ -39,6 +39,11 @@ export const gitopsSchemas: Record<string, Schema> = {
       namespaceResourceBlacklist: arr(groupKind),
       signatureKeys: arr(obj({ keyID }, ['keyID'])),
       sourceIntegrity,
+      // strait extension (docs/gitops.md "SSH signatures"): a key fingerprint and/or a principal pattern
+      sshSigners: arr(obj({
+        fingerprint: str({ pattern: '^SHA256:[A-Za-z0-9+/]{43}$', description: 'an SSH key fingerprint as ssh-keygen -l prints it (SHA256:…)' }),
+        principal: str({ minLength: 1, description: 'an OpenSSH pattern list matched against the signer\'s principals' }),
+      })),
       roles: arr(anyObject), syncWindows: arr(anyObject), orphanedResources: anyObject,
     }),
     status: anyObject,

@@ -1,0 +1,201 @@
+// The SSH allowed signers (a strait extension beside Argo CD's GnuPG key store):
+// ConfigMap argocd-ssh-allowed-signers-cm (name from SSH_SIGNERS_CM) in the controller's
+// namespace, one data entry `allowed_signers` holding git's gpg.ssh.allowedSignersFile
+// text (ssh-keygen(1) ALLOWED SIGNERS), so the file a team already has is the
+// ConfigMap: `kubectl create configmap argocd-ssh-allowed-signers-cm --from-file=allowed_signers`.
+// A line that cannot be parsed is reported (log + Warning Event on the ConfigMap,
+// reason InvalidSshSignerEntry) and ignored; the others are used. The ConfigMap is
+// watched; a change is effective at once. The API and CLI add and remove lines by
+// key fingerprint ("SHA256:…") and keep the rest of the text (comments included).
+import type { Logger } from 'pino';
+import { E, isStraitError } from '../../base/errors/index.js';
+import { silentLogger } from '../../base/log/index.js';
+import { Kinds, SSH_SIGNERS_CM } from '../../platform/resources/index.js';
+import {
+  AllowedSigners, describeSshKey, normalizeFingerprint, parseAllowedSignerLine, sshKeyText, type AllowedSigner, type AllowedSignerProblem,
+} from '../../platform/signatures/index.js';
+import type { KubeObject, ResourceStore } from '../../platform/store/index.js';
+import { Informer, eventHandlers } from '../../platform/controller/index.js';
+
+export const ALLOWED_SIGNERS_KEY = 'allowed_signers';
+
+/** One allowed_signers line as the API shows it. */
+export interface SshSignerInfo {
+  fingerprint: string;
+  /** ED25519, ECDSA-256, RSA-3072 … */
+  keyType: string;
+  principals: string;
+  certAuthority: boolean;
+  namespaces?: string;
+  /** RFC 3339 */
+  validAfter?: string;
+  validBefore?: string;
+  /** "type base64" */
+  publicKey: string;
+  comment: string;
+  /** the line as stored */
+  line: string;
+}
+
+type ConfigMap = KubeObject & { data?: Record<string, string> };
+
+const rfc3339 = (secs: number): string => new Date(secs * 1000).toISOString().replace('.000Z', 'Z');
+
+export function signerInfo(e: AllowedSigner): SshSignerInfo {
+  return {
+    fingerprint: e.key.fingerprint, keyType: describeSshKey(e.key), principals: e.principals, certAuthority: e.certAuthority,
+    ...(e.namespaces !== undefined ? { namespaces: e.namespaces } : {}),
+    ...(e.validAfter !== undefined ? { validAfter: rfc3339(e.validAfter) } : {}),
+    ...(e.validBefore !== undefined ? { validBefore: rfc3339(e.validBefore) } : {}),
+    publicKey: sshKeyText(e.key), comment: e.comment, line: e.text,
+  };
+}
+
+/** The fingerprint of a stored line, or undefined when the line is a comment or unreadable. */
+function lineFingerprint(text: string): string | undefined {
+  const t = text.trim();
+  if (t === '' || t.startsWith('#')) return undefined;
+  try {
+    return parseAllowedSignerLine(t).key.fingerprint;
+  } catch {
+    return undefined;
+  }
+}
+
+export class SshSignerStore {
+  signers = new AllowedSigners();
+  /** bumped whenever the list changes; part of verification cache keys */
+  version = 0;
+  problems: AllowedSignerProblem[] = [];
+  private informer: Informer | undefined;
+  private lastProblems = '';
+  private loading: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly store: ResourceStore,
+    readonly namespace: string,
+    readonly name: string = SSH_SIGNERS_CM,
+    private readonly log: Logger = silentLogger(),
+  ) {}
+
+  /** Load now, then follow the ConfigMap; `onChange` runs after each reload. */
+  async start(onChange: () => void): Promise<void> {
+    await this.reload();
+    this.informer = new Informer(this.store, Kinds.ConfigMap, { namespace: this.namespace }, eventHandlers((ev) => {
+      if (ev.object.metadata.name !== this.name) return;
+      void this.reload().then(onChange, (err: unknown) => this.log.warn({ err }, 'reloading the SSH allowed signers failed'));
+    }, (err) => this.log.debug({ err }, 'watch ended; listing again'))).start();
+  }
+
+  stop(): void {
+    this.informer?.stop();
+  }
+
+  reload(): Promise<void> {
+    this.loading = this.loading.then(() => this.doReload(), () => this.doReload());
+    return this.loading;
+  }
+
+  private async doReload(): Promise<void> {
+    const cm = await this.store.get<ConfigMap>(Kinds.ConfigMap, this.name, this.namespace);
+    const data = cm?.data ?? {};
+    const signers = AllowedSigners.parse(data[ALLOWED_SIGNERS_KEY] ?? '');
+    const problems = [...signers.problems];
+    for (const k of Object.keys(data)) {
+      if (k !== ALLOWED_SIGNERS_KEY) problems.push({ line: 0, text: k, reason: `entry ${JSON.stringify(k)} is not read; put every line in the entry "${ALLOWED_SIGNERS_KEY}"` });
+    }
+    this.signers = signers;
+    this.version++;
+    this.problems = problems;
+    const summary = JSON.stringify(problems);
+    if (summary === this.lastProblems) return;
+    this.lastProblems = summary;
+    for (const p of problems) {
+      this.log.warn({ configMap: this.name, line: p.line }, `ignoring SSH allowed signers line: ${p.reason}`);
+      await this.store.recordEvent({
+        involvedObject: { apiVersion: 'v1', kind: 'ConfigMap', name: this.name, namespace: this.namespace },
+        type: 'Warning', reason: 'InvalidSshSignerEntry', message: p.reason, source: 'strait-gitops',
+      }).catch(() => undefined);
+    }
+  }
+
+  list(): SshSignerInfo[] {
+    return this.signers.entries.map(signerInfo);
+  }
+
+  /**
+   * Add the lines of an allowed_signers text. Every line must parse (else nothing is
+   * written). A key that has lines already is skipped, unless `upsert`: then its old
+   * lines are replaced by the new ones.
+   */
+  async add(text: string, upsert = false): Promise<{ created: SshSignerInfo[]; skipped: string[] }> {
+    const entries: AllowedSigner[] = [];
+    const lines = text.split(/\r?\n/);
+    for (let i = 0; i < lines.length; i++) {
+      const t = (lines[i] as string).trim();
+      if (t === '' || t.startsWith('#')) continue;
+      entries.push(parseAllowedSignerLine(t, i + 1));
+    }
+    if (entries.length === 0) throw E.allowedSignersInvalid(1, 'the input holds no allowed signer line', text.slice(0, 200));
+    const created: SshSignerInfo[] = [];
+    const skipped: string[] = [];
+    await this.modify((current) => {
+      const have = new Set(current.map(lineFingerprint).filter((f): f is string => f !== undefined));
+      const incoming = new Set(entries.map((e) => e.key.fingerprint));
+      let kept = current;
+      if (upsert) kept = current.filter((l) => { const f = lineFingerprint(l); return f === undefined || !incoming.has(f); });
+      const added: string[] = [];
+      created.length = 0;
+      skipped.length = 0;
+      for (const e of entries) {
+        if (!upsert && have.has(e.key.fingerprint)) {
+          if (!skipped.includes(e.key.fingerprint)) skipped.push(e.key.fingerprint);
+          continue;
+        }
+        added.push(e.text);
+        created.push(signerInfo(e));
+      }
+      return [...kept, ...added];
+    });
+    return { created, skipped };
+  }
+
+  /** Remove every line of the key with this fingerprint. */
+  async remove(fingerprint: string): Promise<void> {
+    // a '+' in a query string that was not percent-encoded arrives as a space; fingerprints have none
+    const fp = normalizeFingerprint(fingerprint.trim().replace(/ /g, '+'));
+    let found = false;
+    await this.modify((current) => current.filter((l) => {
+      const hit = lineFingerprint(l) === fp;
+      if (hit) found = true;
+      return !hit;
+    }));
+    if (!found) throw E.sshSignerNotFound(fp);
+  }
+
+  /** Read-modify-write of the allowed_signers text (lines) with optimistic concurrency, then reload. */
+  private async modify(change: (lines: string[]) => string[]): Promise<void> {
+    for (let attempt = 0; ; attempt++) {
+      const cm = await this.store.get<ConfigMap>(Kinds.ConfigMap, this.name, this.namespace);
+      const before = (cm?.data?.[ALLOWED_SIGNERS_KEY] ?? '').split('\n').filter((l, i, all) => !(l === '' && i === all.length - 1));
+      const text = change(before).join('\n');
+      const data = { ...(cm?.data ?? {}), [ALLOWED_SIGNERS_KEY]: text === '' ? '' : `${text}\n` };
+      try {
+        if (cm) {
+          await this.store.update<ConfigMap>({ ...cm, data });
+        } else {
+          await this.store.apply<ConfigMap>({
+            apiVersion: 'v1', kind: 'ConfigMap',
+            metadata: { name: this.name, namespace: this.namespace, labels: { 'app.kubernetes.io/part-of': 'argocd' } },
+            data,
+          }, { fieldManager: 'strait-gitops' });
+        }
+        break;
+      } catch (err) {
+        if (attempt < 5 && isStraitError(err) && (err.code === 'STRAIT_ERR_CONFLICT' || err.code === 'STRAIT_ERR_ALREADY_EXISTS')) continue;
+        throw err;
+      }
+    }
+    await this.reload();
+  }
+}
