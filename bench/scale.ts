@@ -19,12 +19,13 @@
 //                            [--deadline-min 50] [--mem-ceiling-gib 20]
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createSocket } from 'node:dgram';
-import { cpSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { get } from 'node:http';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { connectStoreFromFiles, type KubeObject, type ResourceStore } from '../src/platform/store/index.js';
+import { memoryOf, worldPids } from './world-procs.js';
 
 const root = join(new URL('.', import.meta.url).pathname, '..', '..');
 const BIN = join(root, 'bin', 'strait.js');
@@ -189,20 +190,9 @@ class Probe {
 
 interface Proc { pid: number; kind: string; cluster?: string }
 
-/** Every process of a world: the owner's session and the world's pid namespace. */
+/** Every process of a world, with its kind. */
 function worldProcs(sid: number): Proc[] {
-  const hostNs = readlinkSync('/proc/self/ns/pid');
-  const all: { pid: number; sid: number; ns: string }[] = [];
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      all.push({ pid: Number(name), sid: Number(f[3]), ns: readlinkSync(`/proc/${name}/ns/pid`) });
-    } catch { /* gone */ }
-  }
-  const worldNs = new Set(all.filter((p) => p.sid === sid && p.ns !== hostNs).map((p) => p.ns));
-  return all.filter((p) => (p.sid === sid || worldNs.has(p.ns))).map((p) => ({ pid: p.pid, ...kindOf(p.pid) }));
+  return worldPids(sid).map((pid) => ({ pid, ...kindOf(pid) }));
 }
 
 /** What a process is: from STRAIT_PROC (<cluster>.<node>.<kind> or <cluster>.<kind>) or its command line. */
@@ -218,16 +208,6 @@ function kindOf(pid: number): { kind: string; cluster?: string } {
   const parts = proc.split('.');
   if (parts.length === 1) return { kind: proc };
   return { kind: parts[parts.length - 1] as string, cluster: parts[0] as string };
-}
-
-function memoryOf(pid: number): { rss: number; pss: number } {
-  try {
-    const text = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
-    const kb = (k: string): number => Number(new RegExp(`^${k}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? 0);
-    return { rss: kb('Rss') * 1024, pss: kb('Pss') * 1024 };
-  } catch {
-    return { rss: 0, pss: 0 };
-  }
 }
 
 /** CPU time (user + system) of a process in seconds */

@@ -8,9 +8,10 @@
 // githost: false: supervisor, store, DNS, service proxies, echo pods).
 //   node dist/bench/world-boot.js [--runs N] [--world FILE]
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { memoryOf, worldPids } from './world-procs.js';
 import { buildPlan, DEFAULT_WORLD, loadWorld, type WorldPlan } from '../src/world/supervisor/index.js';
 
 const root = join(new URL('.', import.meta.url).pathname, '..', '..');
@@ -22,35 +23,6 @@ const arg = (name: string, d?: string): string | undefined => {
 const RUNS = Number(arg('--runs', '3'));
 const WORLD = arg('--world');
 
-/**
- * Every process of a world: those in the owner's session (strait up, unshare, the
- * supervisor) and every process of the world's pid namespace (components run in
- * sessions of their own).
- */
-function worldPids(sid: number): number[] {
-  const hostNs = readlinkSync('/proc/self/ns/pid');
-  const procs: { pid: number; sid: number; ns: string }[] = [];
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      procs.push({ pid: Number(name), sid: Number(fields[3]), ns: readlinkSync(`/proc/${name}/ns/pid`) }); // field 6 of stat: session id
-    } catch { /* gone */ }
-  }
-  const worldNs = new Set(procs.filter((p) => p.sid === sid && p.ns !== hostNs).map((p) => p.ns));
-  return procs.filter((p) => p.sid === sid || worldNs.has(p.ns)).map((p) => p.pid);
-}
-
-function memoryOf(pid: number): { rss: number; pss: number } {
-  try {
-    const text = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
-    const kb = (k: string): number => Number(new RegExp(`^${k}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? 0);
-    return { rss: kb('Rss') * 1024, pss: kb('Pss') * 1024 };
-  } catch {
-    return { rss: 0, pss: 0 };
-  }
-}
 
 interface Run { readyMs: number; bootMs: number; peakRss: number; peakPss: number; processes: number; steady: { name: string; pss: number }[] }
 

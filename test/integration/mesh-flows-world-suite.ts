@@ -7,24 +7,13 @@
 // sidecars and the node-level proxy report the same flows.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { DEFAULT_WORLD } from '../../src/world/world-file/index.js';
-import { strait, upWorld, type TestWorld } from '../helpers/world.js';
+import { strait, type TestWorld } from '../helpers/world.js';
+import { upMeshWorld } from './mesh-world-suite.js';
 
 export function meshFlowsSuite(dataplane: 'sidecar' | 'node'): void {
   let world: TestWorld;
-  before(() => {
-    if (dataplane === 'sidecar') {
-      world = upWorld();
-      return;
-    }
-    const file = join(mkdtempSync(join(tmpdir(), 'strait-world-file-')), 'world.json');
-    writeFileSync(file, JSON.stringify({ ...DEFAULT_WORLD, meshDataplane: dataplane }));
-    world = upWorld(['--world', file]);
-  });
+  before(() => { world = upMeshWorld(dataplane); });
   after(() => world?.cleanup());
 
   const URL_ = 'http://echo.mesh.svc.cluster.local:8080/';

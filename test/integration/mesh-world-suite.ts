@@ -26,17 +26,17 @@ function worldProcesses(stateDir: string, script: string): number[] {
   return out;
 }
 
+/** The default world with the given mesh dataplane (the default one: sidecar). */
+export function upMeshWorld(dataplane: 'sidecar' | 'node'): TestWorld {
+  if (dataplane === 'sidecar') return upWorld();
+  const file = join(mkdtempSync(join(tmpdir(), 'strait-world-file-')), 'world.json');
+  writeFileSync(file, JSON.stringify({ ...DEFAULT_WORLD, meshDataplane: dataplane }));
+  return upWorld(['--world', file]);
+}
+
 export function meshWorldSuite(dataplane: 'sidecar' | 'node'): void {
   let world: TestWorld;
-  before(() => {
-    if (dataplane === 'sidecar') {
-      world = upWorld();
-      return;
-    }
-    const file = join(mkdtempSync(join(tmpdir(), 'strait-world-file-')), 'world.json');
-    writeFileSync(file, JSON.stringify({ ...DEFAULT_WORLD, meshDataplane: dataplane }));
-    world = upWorld(['--world', file]);
-  });
+  before(() => { world = upMeshWorld(dataplane); });
   after(() => world?.cleanup());
 
   test(`the injected pods' proxies run as the ${dataplane} dataplane says`, () => {

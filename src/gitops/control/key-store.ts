@@ -7,57 +7,26 @@ import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
 import { E, isStraitError } from '../../base/errors/index.js';
 import { silentLogger } from '../../base/log/index.js';
-import { GPG_KEYS_CM, Kinds } from '../../platform/resources/index.js';
+import { GPG_KEYS_CM } from '../../platform/resources/index.js';
 import { Keyring, normalizeKeyID, readPublicKeys, type KeyInfo } from '../../platform/signatures/index.js';
-import type { KubeObject, ResourceStore } from '../../platform/store/index.js';
-import { Informer, eventHandlers } from '../../platform/controller/index.js';
+import type { ResourceStore } from '../../platform/store/index.js';
+import { ConfigMapStore } from './configmap-store.js';
 
 export interface KeyProblem {
   entry: string;
   reason: string;
 }
 
-type ConfigMap = KubeObject & { data?: Record<string, string> };
-
-export class KeyStore {
+export class KeyStore extends ConfigMapStore {
   keyring = new Keyring();
-  /** bumped whenever the keyring changes; part of verification cache keys */
-  version = 0;
   problems: KeyProblem[] = [];
   private readonly parsed = new Map<string, Awaited<ReturnType<typeof readPublicKeys>>>();
-  private informer: Informer | undefined;
-  private lastProblems = '';
-  private loading: Promise<void> = Promise.resolve();
 
-  constructor(
-    private readonly store: ResourceStore,
-    readonly namespace: string,
-    readonly name: string = GPG_KEYS_CM,
-    private readonly log: Logger = silentLogger(),
-  ) {}
-
-  /** Load now, then follow the ConfigMap; `onChange` runs after each reload. */
-  async start(onChange: () => void): Promise<void> {
-    await this.reload();
-    this.informer = new Informer(this.store, Kinds.ConfigMap, { namespace: this.namespace }, eventHandlers((ev) => {
-      if (ev.object.metadata.name !== this.name) return;
-      void this.reload().then(onChange, (err: unknown) => this.log.warn({ err }, 'reloading the key store failed'));
-    }, (err) => this.log.debug({ err }, 'watch ended; listing again'))).start();
+  constructor(store: ResourceStore, namespace: string, name: string = GPG_KEYS_CM, log: Logger = silentLogger()) {
+    super(store, namespace, name, log, 'the key store');
   }
 
-  stop(): void {
-    this.informer?.stop();
-  }
-
-  /** Read the ConfigMap and rebuild the keyring (serialized). */
-  reload(): Promise<void> {
-    this.loading = this.loading.then(() => this.doReload(), () => this.doReload());
-    return this.loading;
-  }
-
-  private async doReload(): Promise<void> {
-    const cm = await this.store.get<ConfigMap>(Kinds.ConfigMap, this.name, this.namespace);
-    const data = cm?.data ?? {};
+  protected async rebuild(data: Record<string, string>): Promise<{ reason: string; message: string; logMessage: string; log: Record<string, unknown> }[]> {
     const ring = new Keyring();
     const problems: KeyProblem[] = [];
     for (const [entry, value] of Object.entries(data).sort(([a], [b]) => a.localeCompare(b))) {
@@ -89,19 +58,8 @@ export class KeyStore {
       await ring.add(key, value);
     }
     this.keyring = ring;
-    this.version++;
     this.problems = problems;
-    const summary = JSON.stringify(problems);
-    if (summary !== this.lastProblems) {
-      this.lastProblems = summary;
-      for (const p of problems) {
-        this.log.warn({ configMap: this.name, entry: p.entry }, `ignoring key store entry: ${p.reason}`);
-        await this.store.recordEvent({
-          involvedObject: { apiVersion: 'v1', kind: 'ConfigMap', name: this.name, namespace: this.namespace },
-          type: 'Warning', reason: 'InvalidKeyEntry', message: `entry ${p.entry} ignored: ${p.reason}`, source: 'strait-gitops',
-        }).catch(() => undefined);
-      }
-    }
+    return problems.map((p) => ({ reason: 'InvalidKeyEntry', message: `entry ${p.entry} ignored: ${p.reason}`, logMessage: `ignoring key store entry: ${p.reason}`, log: { entry: p.entry } }));
   }
 
   list(): KeyInfo[] {
@@ -154,28 +112,10 @@ export class KeyStore {
     if (!found) throw E.gpgKeyNotFound(keyID);
   }
 
-  /** Read-modify-write of the ConfigMap with optimistic concurrency, then reload. */
-  private async modify(change: (data: Record<string, string>) => void): Promise<void> {
-    for (let attempt = 0; ; attempt++) {
-      const cm = await this.store.get<ConfigMap>(Kinds.ConfigMap, this.name, this.namespace);
-      const data = { ...(cm?.data ?? {}) };
+  private modify(change: (data: Record<string, string>) => void): Promise<void> {
+    return this.modifyData((data) => {
       change(data);
-      try {
-        if (cm) {
-          await this.store.update<ConfigMap>({ ...cm, data });
-        } else {
-          await this.store.apply<ConfigMap>({
-            apiVersion: 'v1', kind: 'ConfigMap',
-            metadata: { name: this.name, namespace: this.namespace, labels: { 'app.kubernetes.io/part-of': 'argocd' } },
-            data,
-          }, { fieldManager: 'strait-gitops' });
-        }
-        break;
-      } catch (err) {
-        if (attempt < 5 && isStraitError(err) && (err.code === 'STRAIT_ERR_CONFLICT' || err.code === 'STRAIT_ERR_ALREADY_EXISTS')) continue;
-        throw err;
-      }
-    }
-    await this.reload();
+      return data;
+    });
   }
 }

@@ -8,14 +8,14 @@
 // watched; a change is effective at once. The API and CLI add and remove lines by
 // key fingerprint ("SHA256:…") and keep the rest of the text (comments included).
 import type { Logger } from 'pino';
-import { E, isStraitError } from '../../base/errors/index.js';
+import { E } from '../../base/errors/index.js';
 import { silentLogger } from '../../base/log/index.js';
-import { Kinds, SSH_SIGNERS_CM } from '../../platform/resources/index.js';
+import { SSH_SIGNERS_CM } from '../../platform/resources/index.js';
 import {
   AllowedSigners, describeSshKey, normalizeFingerprint, parseAllowedSignerLine, sshKeyText, type AllowedSigner, type AllowedSignerProblem,
 } from '../../platform/signatures/index.js';
-import type { KubeObject, ResourceStore } from '../../platform/store/index.js';
-import { Informer, eventHandlers } from '../../platform/controller/index.js';
+import type { ResourceStore } from '../../platform/store/index.js';
+import { ConfigMapStore } from './configmap-store.js';
 
 export const ALLOWED_SIGNERS_KEY = 'allowed_signers';
 
@@ -36,8 +36,6 @@ export interface SshSignerInfo {
   /** the line as stored */
   line: string;
 }
-
-type ConfigMap = KubeObject & { data?: Record<string, string> };
 
 const rfc3339 = (secs: number): string => new Date(secs * 1000).toISOString().replace('.000Z', 'Z');
 
@@ -62,61 +60,23 @@ function lineFingerprint(text: string): string | undefined {
   }
 }
 
-export class SshSignerStore {
+export class SshSignerStore extends ConfigMapStore {
   signers = new AllowedSigners();
-  /** bumped whenever the list changes; part of verification cache keys */
-  version = 0;
   problems: AllowedSignerProblem[] = [];
-  private informer: Informer | undefined;
-  private lastProblems = '';
-  private loading: Promise<void> = Promise.resolve();
 
-  constructor(
-    private readonly store: ResourceStore,
-    readonly namespace: string,
-    readonly name: string = SSH_SIGNERS_CM,
-    private readonly log: Logger = silentLogger(),
-  ) {}
-
-  /** Load now, then follow the ConfigMap; `onChange` runs after each reload. */
-  async start(onChange: () => void): Promise<void> {
-    await this.reload();
-    this.informer = new Informer(this.store, Kinds.ConfigMap, { namespace: this.namespace }, eventHandlers((ev) => {
-      if (ev.object.metadata.name !== this.name) return;
-      void this.reload().then(onChange, (err: unknown) => this.log.warn({ err }, 'reloading the SSH allowed signers failed'));
-    }, (err) => this.log.debug({ err }, 'watch ended; listing again'))).start();
+  constructor(store: ResourceStore, namespace: string, name: string = SSH_SIGNERS_CM, log: Logger = silentLogger()) {
+    super(store, namespace, name, log, 'the SSH allowed signers');
   }
 
-  stop(): void {
-    this.informer?.stop();
-  }
-
-  reload(): Promise<void> {
-    this.loading = this.loading.then(() => this.doReload(), () => this.doReload());
-    return this.loading;
-  }
-
-  private async doReload(): Promise<void> {
-    const cm = await this.store.get<ConfigMap>(Kinds.ConfigMap, this.name, this.namespace);
-    const data = cm?.data ?? {};
+  protected async rebuild(data: Record<string, string>): Promise<{ reason: string; message: string; logMessage: string; log: Record<string, unknown> }[]> {
     const signers = AllowedSigners.parse(data[ALLOWED_SIGNERS_KEY] ?? '');
     const problems = [...signers.problems];
     for (const k of Object.keys(data)) {
       if (k !== ALLOWED_SIGNERS_KEY) problems.push({ line: 0, text: k, reason: `entry ${JSON.stringify(k)} is not read; put every line in the entry "${ALLOWED_SIGNERS_KEY}"` });
     }
     this.signers = signers;
-    this.version++;
     this.problems = problems;
-    const summary = JSON.stringify(problems);
-    if (summary === this.lastProblems) return;
-    this.lastProblems = summary;
-    for (const p of problems) {
-      this.log.warn({ configMap: this.name, line: p.line }, `ignoring SSH allowed signers line: ${p.reason}`);
-      await this.store.recordEvent({
-        involvedObject: { apiVersion: 'v1', kind: 'ConfigMap', name: this.name, namespace: this.namespace },
-        type: 'Warning', reason: 'InvalidSshSignerEntry', message: p.reason, source: 'strait-gitops',
-      }).catch(() => undefined);
-    }
+    return problems.map((p) => ({ reason: 'InvalidSshSignerEntry', message: p.reason, logMessage: `ignoring SSH allowed signers line: ${p.reason}`, log: { line: p.line } }));
   }
 
   list(): SshSignerInfo[] {
@@ -174,28 +134,11 @@ export class SshSignerStore {
   }
 
   /** Read-modify-write of the allowed_signers text (lines) with optimistic concurrency, then reload. */
-  private async modify(change: (lines: string[]) => string[]): Promise<void> {
-    for (let attempt = 0; ; attempt++) {
-      const cm = await this.store.get<ConfigMap>(Kinds.ConfigMap, this.name, this.namespace);
-      const before = (cm?.data?.[ALLOWED_SIGNERS_KEY] ?? '').split('\n').filter((l, i, all) => !(l === '' && i === all.length - 1));
+  private modify(change: (lines: string[]) => string[]): Promise<void> {
+    return this.modifyData((data) => {
+      const before = (data[ALLOWED_SIGNERS_KEY] ?? '').split('\n').filter((l, i, all) => !(l === '' && i === all.length - 1));
       const text = change(before).join('\n');
-      const data = { ...(cm?.data ?? {}), [ALLOWED_SIGNERS_KEY]: text === '' ? '' : `${text}\n` };
-      try {
-        if (cm) {
-          await this.store.update<ConfigMap>({ ...cm, data });
-        } else {
-          await this.store.apply<ConfigMap>({
-            apiVersion: 'v1', kind: 'ConfigMap',
-            metadata: { name: this.name, namespace: this.namespace, labels: { 'app.kubernetes.io/part-of': 'argocd' } },
-            data,
-          }, { fieldManager: 'strait-gitops' });
-        }
-        break;
-      } catch (err) {
-        if (attempt < 5 && isStraitError(err) && (err.code === 'STRAIT_ERR_CONFLICT' || err.code === 'STRAIT_ERR_ALREADY_EXISTS')) continue;
-        throw err;
-      }
-    }
-    await this.reload();
+      return { ...data, [ALLOWED_SIGNERS_KEY]: text === '' ? '' : `${text}\n` };
+    });
   }
 }

@@ -19,15 +19,17 @@ function flowVerdict(f: Flow): { tone: Tone; text: string } {
 
 function ModeForm({ ns, mayAct }: { ns: MeshNamespace; mayAct: boolean }) {
   const current = ns.policies.find((p) => p.name === 'default' && !p.selector)?.mode ?? '';
-  const [mode, setMode] = useState(current || 'STRICT');
+  // no namespace-wide policy yet: nothing preselected (a preset mode would read as the mode in force)
+  const [mode, setMode] = useState(current);
   const id = `mode-${ns.cluster}-${ns.name}`;
   return (
     <form class="inline-form" onSubmit={(e) => e.preventDefault()} aria-label={`PeerAuthentication mode of ${ns.cluster}/${ns.name}`}>
       <label for={id}>Namespace-wide mode</label>
       <select id={id} value={mode} onChange={(e) => setMode((e.target as HTMLSelectElement).value)}>
+        {current ? null : <option value="">choose a mode</option>}
         {['STRICT', 'PERMISSIVE', 'DISABLE', 'UNSET'].map((m) => <option value={m}>{m}</option>)}
       </select>
-      <Action label="Apply" disabled={!mayAct} describe={`Apply mode ${mode} to namespace ${ns.name} of ${ns.cluster}`}
+      <Action label="Apply" disabled={!mayAct || mode === ''} describe={`Apply mode ${mode} to namespace ${ns.name} of ${ns.cluster}`}
         run={() => applyObject(ns.cluster, { ...kindRef('PeerAuthentication'), metadata: { name: 'default', namespace: ns.name }, spec: { mtls: { mode } } })} />
       {current ? <Action label="Remove" disabled={!mayAct} describe={`Remove PeerAuthentication default of ${ns.cluster}/${ns.name}`}
         run={() => deleteObject(ns.cluster, kindRef('PeerAuthentication'), 'default', ns.name)} /> : null}
