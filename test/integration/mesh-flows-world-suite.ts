@@ -92,8 +92,9 @@ export function meshFlowsSuite(dataplane: 'sidecar' | 'node'): void {
     let rows: Row[] = [];
     assert.ok(until(() => {
       rows = flows();
-      return rows.some((x) => x.client.address === outsider && x.outcome === 'reset');
-    }), `the reset observed; got ${JSON.stringify(rows)}`);
+      // both may come in different reports (each sent at most every 2 s)
+      return rows.some((x) => x.client.address === outsider && x.outcome === 'reset') && rows.some((x) => x.tls === 'mtls' && x.mode === 'STRICT');
+    }), `the reset and the in-mesh client's mTLS under STRICT observed; got ${JSON.stringify(rows)}`);
     const reset = rows.find((x) => x.client.address === outsider && x.outcome === 'reset') as Row;
     assert.deepEqual([reset.tls, reset.reason, reset.mode, reset.client.pod, reset.strictWouldReset], ['plaintext', 'plaintext', 'STRICT', 'outsider', false]);
     assert.ok(rows.some((x) => x.tls === 'mtls' && x.mode === 'STRICT'), 'the in-mesh client still comes in over mTLS');

@@ -115,7 +115,13 @@ export class GithostServer {
 
   async listen(port = this.settings.port, host = this.settings.host): Promise<string> {
     await this.checks.start(this.root);
-    this.bound = await listenServer(this.server, { port, host });
+    try {
+      this.bound = await listenServer(this.server, { port, host });
+    } catch (err) {
+      // the push-check socket is up already: close it, or the process would not exit
+      await this.checks.close();
+      throw err;
+    }
     const a = this.bound.address;
     if (typeof a === 'object') this.boundURL = `http://${a.family === 'IPv6' ? `[${a.address}]` : a.address}:${a.port}`;
     this.log.info({ url: this.url }, 'githost listening');
