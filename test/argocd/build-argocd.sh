@@ -19,7 +19,7 @@ if [ "${1:-}" = "--print" ]; then
 fi
 
 if ! command -v go >/dev/null 2>&1; then
-  echo "strait: 'go' is not installed; install Go >= 1.25.5 to build argocd" >&2
+  echo "strait: 'go' is not installed; install Go >= 1.26.3 to build argocd" >&2
   exit 1
 fi
 

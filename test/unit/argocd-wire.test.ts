@@ -3,11 +3,12 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { fromBinary, toBinary } from '@bufbuild/protobuf';
-import { jsonToMessage, messageToJson } from '../../src/gitops/control/index.js';
+import { jsonToMessage, knowsSourceIntegrity, messageToJson, projectSpecFromRpc } from '../../src/gitops/control/index.js';
 import { argocdMessage, argocdService } from '../../src/gitops/wire/index.js';
 
 const V1A1 = 'github.com.argoproj.argo_cd.v3.pkg.apis.application.v1alpha1';
 const str = (tag: number, s: string): number[] => [tag, s.length, ...Buffer.from(s)];
+const msg = (tag: number, ...parts: number[][]): number[] => { const body = parts.flat(); return [tag, body.length, ...body]; };
 
 test('field numbers: bytes as upstream numbers them (session.proto, gpgkey.proto, generated.proto)', () => {
   const cases: [string, Record<string, unknown>, number[]][] = [
@@ -22,6 +23,9 @@ test('field numbers: bytes as upstream numbers them (session.proto, gpgkey.proto
     [`${V1A1}.OperationState`, { phase: 'Error', finishedAt: '1970-01-01T00:01:40Z' }, [...str(0x12, 'Error'), 0x3a, 2, 0x08, 100]],
     // ApplicationWatchEvent: type = 1, application = 2 (metadata = 1: name = 1)
     [`${V1A1}.ApplicationWatchEvent`, { type: 'ADDED', application: { metadata: { name: 'g' } } }, [...str(0x0a, 'ADDED'), 0x12, 5, 0x0a, 3, ...str(0x0a, 'g')]],
+    // AppProjectSpec.sourceIntegrity = 15 (argo-cd v3.5.7): git = 1, policies = 1, repos = 1 (url = 1), gpg = 2 (mode = 1, keys = 3)
+    [`${V1A1}.AppProjectSpec`, { sourceIntegrity: { git: { policies: [{ repos: [{ url: 'u' }], gpg: { mode: 'strict', keys: ['K'] } }] } } },
+      msg(0x7a, msg(0x0a, msg(0x0a, msg(0x0a, str(0x0a, 'u')), msg(0x12, str(0x0a, 'strict'), str(0x1a, 'K')))))],
   ];
   for (const [name, json, bytes] of cases) {
     const desc = argocdMessage(name);
@@ -48,4 +52,53 @@ test('the services and methods the argocd CLI calls are declared', () => {
   assert.deepEqual(methods('gpgkey.GPGKeyService'), ['Create', 'Delete', 'Get', 'List']);
   assert.deepEqual(methods('application.ApplicationService'), ['Get', 'List', 'Sync', 'Watch']);
   assert.equal(argocdService('application.ApplicationService').method['watch']?.methodKind, 'server_streaming');
+});
+
+test('a project update over gRPC keeps what the messages cannot carry; an argocd 3.5 client removes sourceIntegrity by leaving it out', () => {
+  const A = 'D56C4FCA57A46444';
+  const B = '4AEE18F83AFDEB23';
+  const rules = (who: string): Record<string, unknown> => ({ signerIdentities: [`* <${who}@example.com>`] });
+  const pol = (url: string, keys: string[], strait?: Record<string, unknown>): Record<string, unknown> => ({ repos: [{ url }], gpg: { mode: 'strict', keys }, ...(strait ? { strait } : {}) });
+  const stored = {
+    sourceRepos: ['*'], sshSigners: [{ principal: 'alice@example.com' }], roles: [{ name: 'ci' }],
+    sourceIntegrity: { git: { policies: [pol('https://a/*', [A], rules('alice')), pol('https://b/*', [B], rules('bob')), pol('https://c/*', [A])] }, helm: { policies: [] } },
+  };
+  // what the client read: the stored spec through the message
+  const wire = (spec: unknown): Record<string, unknown> => messageToJson(argocdMessage(`${V1A1}.AppProjectSpec`), jsonToMessage(argocdMessage(`${V1A1}.AppProjectSpec`), spec));
+  const seen = wire(stored) as { sourceIntegrity: { git: { policies: Record<string, unknown>[] } } };
+  assert.equal(JSON.stringify(seen).includes('strait'), false, 'the client never sees the strait rules');
+  const v35 = 'argocd-client/v3.5.7+unknown grpc-go/1.79.0';
+  const v32 = 'argocd-client/v3.2.6+unknown grpc-go/1.75.0';
+  const policiesOf = (spec: unknown): unknown[] => (spec as typeof stored).sourceIntegrity.git.policies;
+  const with_ = (policies: unknown[]): Record<string, unknown> => ({ ...seen, sourceIntegrity: { git: { policies } } });
+  const [p0, p1, p2] = seen.sourceIntegrity.git.policies as [Record<string, unknown>, Record<string, unknown>, Record<string, unknown>];
+  const cases: [string, Record<string, unknown>, unknown[]][] = [
+    ['unchanged', with_([p0, p1, p2]), stored.sourceIntegrity.git.policies],
+    ['policy 1 edited (--add-gpg-key): its rules stay', with_([p0, { ...p1, gpg: { mode: 'strict', keys: [B, A] } }, p2]),
+      [pol('https://a/*', [A], rules('alice')), pol('https://b/*', [B, A], rules('bob')), pol('https://c/*', [A])]],
+    ['policy 0 edited to look like policy 2: paired by index', with_([p2, p1, p2]),
+      [pol('https://c/*', [A], rules('alice')), pol('https://b/*', [B], rules('bob')), pol('https://c/*', [A])]],
+    ['a policy appended: new, no rules', with_([p0, p1, p2, pol('https://d/*', [B])]),
+      [...stored.sourceIntegrity.git.policies, pol('https://d/*', [B])]],
+    ['policy 0 deleted: the others keep theirs', with_([p1, p2]), [pol('https://b/*', [B], rules('bob')), pol('https://c/*', [A])]],
+    ['policies 0 and 1 deleted', with_([p2]), [pol('https://c/*', [A])]],
+  ];
+  for (const [name, incoming, want] of cases) {
+    const out = projectSpecFromRpc(incoming, stored as never, v35) as unknown as typeof stored;
+    assert.deepEqual(policiesOf(out), want, name);
+    assert.deepEqual(out.sshSigners, stored.sshSigners, `${name}: sshSigners kept`);
+    assert.deepEqual(out.roles, stored.roles, `${name}: roles kept`);
+    assert.deepEqual(out.sourceIntegrity.helm, stored.sourceIntegrity.helm, `${name}: helm kept`);
+  }
+  const { sourceIntegrity: _si, ...noSi } = seen;
+  // argocd >= 3.5 leaves sourceIntegrity out to remove it (policies delete of the last one): only strait's helm part stays
+  assert.deepEqual(projectSpecFromRpc(noSi, stored as never, v35).sourceIntegrity, { helm: { policies: [] } });
+  const { helm: _h, ...gitOnly } = stored.sourceIntegrity;
+  assert.equal(projectSpecFromRpc(noSi, { ...stored, sourceIntegrity: gitOnly } as never, v35).sourceIntegrity, null);
+  // an older argocd has no field for it: left out, it is kept (controller.replaceProject), whatever the client says it is
+  for (const ua of [v32, '', 'grpc-go/1.79.0', 'curl/8.5.0', 'argocd-client/v3.4.13 grpc-go/1.75.0']) {
+    assert.equal('sourceIntegrity' in projectSpecFromRpc(noSi, stored as never, ua), false, ua);
+  }
+  assert.deepEqual([v35, 'argocd-client/v3.6.1 grpc-go/1', 'argocd-client/v4.0.0', v32, 'argocd-client/v3.4.9', 'xargocd-client/v3.5.0'].map(knowsSourceIntegrity),
+    [true, true, true, false, false, false]);
 });

@@ -10,6 +10,7 @@ import { normalizeKeyID } from '../../platform/signatures/index.js';
 import { ADMIN_USER, checkToken, issueToken, passwordMatches, type AdminAccount } from './admin.js';
 import type { GitOpsController } from './controller.js';
 import { DEFAULT_LOGIN_LIMITS, LoginLimiter, type LoginLimits } from './login-limiter.js';
+import { projectSpecFromRpc } from './rpc-project-spec.js';
 import type { AppProject, Application } from './types.js';
 
 /** An answer of the API other than success: the kind gives the HTTP and gRPC status. */
@@ -26,6 +27,9 @@ export interface Caller {
   token: string | undefined;
   /** the client's address (failed-login limits count per user and per address) */
   addr: string;
+  /** set when the request came as an Argo CD protobuf message (gRPC, gRPC-web, Connect): fields the
+   *  messages have no number for were neither seen nor sent by the client (rpc-project-spec.ts) */
+  rpc?: { userAgent: string };
 }
 
 /** Argo CD's bound on local user names (it keeps the failed-login table small). */
@@ -167,11 +171,13 @@ export function createApiHandlers(controller: GitOpsController, account: AdminAc
       }
       return await controller.saveProject(p) as unknown as Json;
     }),
-    // Argo CD replaces the spec (a list left out is emptied); spec.sourceIntegrity is kept when left out (controller.replaceProject)
-    'project.ProjectService/Update': u(async (req) => {
+    // Argo CD replaces the spec (a list left out is emptied); spec.sourceIntegrity is kept when left out (controller.replaceProject);
+    // over gRPC what Argo CD's messages cannot carry is kept, and a 3.5 client's missing sourceIntegrity removes it (rpc-project-spec.ts)
+    'project.ProjectService/Update': u(async (req, caller) => {
       const p = projectFrom(req);
-      await getProject(p.metadata.name);
-      return await controller.replaceProject(p) as unknown as Json;
+      const existing = await getProject(p.metadata.name);
+      const spec = caller.rpc ? projectSpecFromRpc(p.spec ?? {}, existing.spec ?? {}, caller.rpc.userAgent) : p.spec;
+      return await controller.replaceProject({ ...p, ...(spec ? { spec } : {}) }) as unknown as Json;
     }),
   };
 

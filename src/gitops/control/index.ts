@@ -21,4 +21,6 @@ export { createGitOpsMetrics, type GitOpsMetrics } from './metrics.js';
 export type { AppProject, AppProjectSpec, Application, ApplicationSpec, ApplicationStatus, SignatureStatus, SourceIntegrity, SourceIntegrityGitPolicy } from './types.js';
 export { startGitOpsService, type GitOpsService, type GitOpsServiceOptions } from './service.js';
 export { createApiHandlers, ApiError, type ApiHandlers } from './api-handlers.js';
-export { createArgoRpcHandler, jsonToMessage, messageToJson } from './argocd-rpc.js';
+export { createArgoRpcHandler } from './argocd-rpc.js';
+export { jsonToMessage, messageToJson } from './argocd-json.js';
+export { knowsSourceIntegrity, projectSpecFromRpc } from './rpc-project-spec.js';

@@ -103,8 +103,15 @@ const files: FileDescriptorProtoJson[] = [
     AppProjectSpec: [['sourceRepos', 1, 'string', 'repeated'], ['destinations', 2, 'ApplicationDestination', 'repeated'], ['description', 3, 'string'],
       ['clusterResourceWhitelist', 5, meta('GroupKind'), 'repeated'], ['namespaceResourceBlacklist', 6, meta('GroupKind'), 'repeated'],
       ['namespaceResourceWhitelist', 9, meta('GroupKind'), 'repeated'], ['signatureKeys', 10, 'SignatureKey', 'repeated'],
-      ['clusterResourceBlacklist', 11, meta('GroupKind'), 'repeated'], ['sourceNamespaces', 12, 'string', 'repeated']],
+      ['clusterResourceBlacklist', 11, meta('GroupKind'), 'repeated'], ['sourceNamespaces', 12, 'string', 'repeated'],
+      ['sourceIntegrity', 15, 'SourceIntegrity']],
     SignatureKey: [['keyID', 1, 'string']],
+    // Argo CD 3.5 (v3.5.7's generated.proto): git policies only; strait's `helm` and a policy's `strait` rules have no field
+    SourceIntegrity: [['git', 1, 'SourceIntegrityGit']],
+    SourceIntegrityGit: [['policies', 1, 'SourceIntegrityGitPolicy', 'repeated']],
+    SourceIntegrityGitPolicy: [['repos', 1, 'SourceIntegrityGitPolicyRepo', 'repeated'], ['gpg', 2, 'SourceIntegrityGitPolicyGPG']],
+    SourceIntegrityGitPolicyRepo: [['url', 1, 'string']],
+    SourceIntegrityGitPolicyGPG: [['mode', 1, 'string'], ['keys', 3, 'string', 'repeated']],
   }),
   file('server/session/session.proto', 'session', [], {
     SessionCreateRequest: [['username', 1, 'string'], ['password', 2, 'string'], ['token', 3, 'string']],
@@ -197,3 +204,5 @@ export const ARGOCD_SERVICES = [
 ] as const;
 
 export const K8S_TIME = `${META}.Time`;
+/** A message of argo-cd's pkg/apis/application/v1alpha1 by its short name (`AppProjectSpec`). */
+export const V1A1_MESSAGE = (name: string): string => `${V1A1}.${name}`;

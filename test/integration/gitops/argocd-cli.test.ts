@@ -1,11 +1,11 @@
-// The real Argo CD CLI (argocd v3.2.6, built from the Go module proxy by
-// test/argocd/build-argocd.sh) against the control module's API: gRPC over TLS with the
+// The real Argo CD CLI (argocd as pinned by test/argocd/cli/go.mod, v3.5.7, built from the Go
+// module proxy by test/argocd/build-argocd.sh) against the control module's API: gRPC over TLS with the
 // self-signed certificate, gRPC-web, and Argo CD's status codes on errors.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { ADMIN_SECRET, startGitOpsService, type GitOpsService } from '../../../src/gitops/control/index.js';
 import { GROUPS, Kinds } from '../../../src/platform/resources/index.js';
@@ -191,14 +191,11 @@ test('argocd app sync: a signed revision ends Synced; an unsigned one shows "Rev
 test('argocd version shows the client and strait as the server', { skip }, async () => {
   const r = await argocd('grpc.yaml', 'version');
   assert.equal(r.status, 0, r.stderr);
-  assert.match(r.stdout, /^argocd: v3\.2\.6/m);
+  assert.match(r.stdout, new RegExp(`^argocd: ${basename(cache).replace(/\./g, '\\.')}\\+`, 'm'));
   assert.match(r.stdout, /^argocd-server: v\d+\.\d+\.\d+\+strait$/m);
 });
 
-test('spec.sourceIntegrity through the API: REST create/update set it, a legacy argocd command keeps it, adding signatureKeys to it is refused', { skip }, async () => {
-  // the pinned argocd (v3.2.6) has no `proj source-integrity` commands and no field for it: REST sets it
-  const help = await argocd('grpc.yaml', 'proj', '--help');
-  assert.doesNotMatch(help.stdout, /source-integrity/);
+test('spec.sourceIntegrity through the API: REST create/update set it, other argocd proj commands keep it, adding signatureKeys to it is refused', { skip }, async () => {
   const login = await run('curl', ['-sk', '-X', 'POST', `https://${server}/api/v1/session`, '-d', JSON.stringify({ username: 'admin', password })]);
   const token = (JSON.parse(login.stdout) as { token: string }).token;
   const curl = (method: string, path: string, body: unknown): Promise<RunResult> =>
@@ -221,7 +218,7 @@ test('spec.sourceIntegrity through the API: REST create/update set it, a legacy 
   assert.equal(err.code, 3, 'InvalidArgument');
   assert.match(err.message, /AppProject "argocd\/si": spec.sourceIntegrity: cannot be used together with spec.signatureKeys/);
 
-  // an argocd that does not know the field reads the project and writes it back: the policies stay
+  // argocd reads the project and writes it back: the policies stay
   const add = await argocd('grpc.yaml', 'proj', 'add-source', 'si', 'https://git.example/extra');
   assert.equal(add.status, 0, add.stderr);
   assert.deepEqual((await stored()).sourceRepos, ['https://git.example/a', 'https://git.example/extra']);
@@ -246,4 +243,114 @@ test('argocd proj remove-signature-key removes the last key (the way from signat
   assert.equal(r.status, 0, r.stderr);
   const spec = (await store.get<KubeObject & { spec: { signatureKeys?: unknown[] } }>(Kinds.AppProject, 'legacy', 'argocd'))!.spec;
   assert.deepEqual(spec.signatureKeys ?? [], []);
+});
+
+type StoredSpec = { sourceRepos?: string[]; signatureKeys?: unknown[]; sshSigners?: unknown[]; sourceIntegrity?: { git?: { policies: unknown[] } } };
+const storedSpec = async (name: string): Promise<StoredSpec> =>
+  (await store.get<KubeObject & { spec: StoredSpec }>(Kinds.AppProject, name, 'argocd'))!.spec;
+
+test('argocd proj source-integrity git policies add, list, update, delete: the spec strait stores', { skip }, async () => {
+  const alice = world.keys.alice.keyID;
+  const bob = world.keys.bob.keyID;
+  await store.apply({ apiVersion: `${GROUPS.gitops}/v1alpha1`, kind: 'AppProject', metadata: { name: 'si35', namespace: 'argocd' },
+    spec: { sourceRepos: ['https://git.example/a'], destinations: [{ server: '*', namespace: '*' }] } });
+  const none = await argocd('grpc.yaml', 'proj', 'source-integrity', 'git', 'policies', 'list', 'si35');
+  assert.notEqual(none.status, 0);
+  // argocd 3.5 prints a command's error on stdout, as `Error: <message>`
+  assert.equal(none.stdout, 'Error: no source integrity git policies defined for project "si35"\n');
+
+  const add = await argocd('grpc.yaml', 'proj', 'source-integrity', 'git', 'policies', 'add', 'si35',
+    '--repo-url', 'https://git.example/team/*', '--repo-url', '!https://git.example/team/sandbox', '--gpg-mode', 'strict', '--gpg-key', world.keys.alice.fingerprint);
+  assert.equal(add.status, 0, add.stderr);
+  assert.equal(add.stdout, 'ID  GPG-MODE  GPG-KEYS          REPO-URLS\n' +
+    `0   strict    ${alice}  https://git.example/team/*, !https://git.example/team/sandbox\n`, 'the fingerprint reduced to the key ID');
+  assert.equal(add.stderr, '', 'alice is in the key store: no warning');
+  const first = { repos: [{ url: 'https://git.example/team/*' }, { url: '!https://git.example/team/sandbox' }], gpg: { mode: 'strict', keys: [alice] } };
+  assert.deepEqual((await storedSpec('si35')).sourceIntegrity, { git: { policies: [first] } });
+
+  // bob's key was removed from the key store by the gpg test: the CLI warns (it lists the keys through GPGKeyService/List)
+  const second = await argocd('web.yaml', 'proj', 'source-integrity', 'git', 'policies', 'add', 'si35', '--repo-url', 'https://git.example/ops/*', '--gpg-mode', 'head', '--gpg-key', bob);
+  assert.equal(second.status, 0, second.stderr);
+  assert.equal(second.stderr, `Warning: Following GPG keys are not in repo-server keyring: ${bob}\n`);
+  const list = await argocd('grpc.yaml', 'proj', 'source-integrity', 'git', 'policies', 'list', 'si35');
+  assert.equal(list.status, 0, list.stderr);
+  assert.equal(list.stdout, 'ID  GPG-MODE  GPG-KEYS          REPO-URLS\n' +
+    `0   strict    ${alice}  https://git.example/team/*, !https://git.example/team/sandbox\n` +
+    `1   head      ${bob}  https://git.example/ops/*\n`);
+
+  const update = await argocd('grpc.yaml', 'proj', 'source-integrity', 'git', 'policies', 'update', 'si35', '1', '--gpg-mode', 'strict', '--add-gpg-key', alice, '--add-repo-url', 'https://git.example/infra/*', '--yes');
+  assert.equal(update.status, 0, update.stderr);
+  const edited = { repos: [{ url: 'https://git.example/ops/*' }, { url: 'https://git.example/infra/*' }], gpg: { mode: 'strict', keys: [bob, alice] } };
+  assert.deepEqual((await storedSpec('si35')).sourceIntegrity, { git: { policies: [first, edited] } });
+  // Argo CD stores a policy without repository URLs (with a warning); strait refuses it, the project unchanged
+  const noRepos = await argocd('grpc.yaml', 'proj', 'source-integrity', 'git', 'policies', 'add', 'si35', '--gpg-mode', 'head', '--gpg-key', alice);
+  assert.notEqual(noRepos.status, 0);
+  assert.match(noRepos.stderr, /Warning: Policy has no repository URLs and will never be used/);
+  assert.match(noRepos.stdout, /^Error: failed updating project "si35": rpc error: code = InvalidArgument desc = AppProject "argocd\/si35": spec\.sourceIntegrity\.git\.policies\[2\]\.repos: is required/);
+  assert.deepEqual((await storedSpec('si35')).sourceIntegrity, { git: { policies: [first, edited] } });
+  const out = await argocd('grpc.yaml', 'proj', 'source-integrity', 'git', 'policies', 'update', 'si35', '2', '--gpg-mode', 'none', '--yes');
+  assert.notEqual(out.status, 0);
+  assert.equal(out.stdout, 'Error: the POLICY_ID 2 is out of range (0-1)\n');
+
+  // what Argo CD's messages cannot carry stays: policy 0's strait signer rules, spec.sshSigners
+  const rules = { signerIdentities: ['* <alice@example.com>'], committerEmailMatchesSigner: true };
+  const sshSigners = [{ principal: 'alice@example.com' }];
+  await store.apply({ apiVersion: `${GROUPS.gitops}/v1alpha1`, kind: 'AppProject', metadata: { name: 'si35', namespace: 'argocd' },
+    spec: { sourceRepos: ['https://git.example/a'], destinations: [{ server: '*', namespace: '*' }], sshSigners, sourceIntegrity: { git: { policies: [{ ...first, strait: rules }, edited] } } } });
+  const keysOnly = await argocd('web.yaml', 'proj', 'source-integrity', 'git', 'policies', 'update', 'si35', '0', '--gpg-key', bob, '--yes');
+  assert.equal(keysOnly.status, 0, keysOnly.stderr);
+  const source = await argocd('grpc.yaml', 'proj', 'add-source', 'si35', 'https://git.example/extra');
+  assert.equal(source.status, 0, source.stderr);
+  let spec = await storedSpec('si35');
+  assert.deepEqual(spec.sourceIntegrity, { git: { policies: [{ ...first, gpg: { mode: 'strict', keys: [bob] }, strait: rules }, edited] } });
+  assert.deepEqual(spec.sshSigners, sshSigners);
+  assert.deepEqual(spec.sourceRepos, ['https://git.example/a', 'https://git.example/extra']);
+
+  // deleting policy 0 takes its rules; deleting the last removes spec.sourceIntegrity (the CLI leaves it out)
+  const del0 = await argocd('grpc.yaml', 'proj', 'source-integrity', 'git', 'policies', 'delete', 'si35', '0', '--yes');
+  assert.equal(del0.status, 0, del0.stderr);
+  assert.deepEqual((await storedSpec('si35')).sourceIntegrity, { git: { policies: [edited] } });
+  const del = await argocd('web.yaml', 'proj', 'source-integrity', 'git', 'policies', 'delete', 'si35', '0', '--yes');
+  assert.equal(del.status, 0, del.stderr);
+  spec = await storedSpec('si35');
+  assert.equal(spec.sourceIntegrity, undefined);
+  assert.deepEqual(spec.sshSigners, sshSigners);
+  const empty = await argocd('grpc.yaml', 'proj', 'source-integrity', 'git', 'policies', 'list', 'si35');
+  assert.match(empty.stdout, /^Error: no source integrity git policies defined/);
+});
+
+test('argocd proj source-integrity git policies add on a project with signatureKeys is refused (cannot be used together)', { skip }, async () => {
+  const before = await storedSpec('signed');
+  const r = await argocd('grpc.yaml', 'proj', 'source-integrity', 'git', 'policies', 'add', 'signed', '--repo-url', '*', '--gpg-mode', 'strict', '--gpg-key', world.keys.alice.keyID);
+  assert.notEqual(r.status, 0);
+  assert.match(r.stdout, /^Error: failed updating project "signed": rpc error: code = InvalidArgument desc = AppProject "argocd\/signed": spec\.sourceIntegrity: cannot be used together with spec\.signatureKeys \(Argo CD 3\.5\); move the key IDs into a policy/);
+  assert.deepEqual(await storedSpec('signed'), before);
+});
+
+test('a strict policy added with argocd refuses a sync whose history has an unsigned commit; head mode accepts it', { skip }, async () => {
+  const repo = createRepo(world, 'strict-repo');
+  const unsigned = repo.commit({ 'app/cm.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: strict-demo}\ndata: {v: "1"}\n' }, 'unsigned base');
+  repo.commit({ 'app/cm.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: strict-demo}\ndata: {v: "2"}\n' }, 'signed by alice', world.keys.alice);
+  const api = `${GROUPS.gitops}/v1alpha1`;
+  await store.apply({ apiVersion: api, kind: 'AppProject', metadata: { name: 'strict35', namespace: 'argocd' },
+    spec: { sourceRepos: ['*'], destinations: [{ server: '*', namespace: '*' }] } });
+  await store.apply({ apiVersion: api, kind: 'Application', metadata: { name: 'strict-app', namespace: 'argocd' },
+    spec: { project: 'strict35', source: { repoURL: repo.dir, path: 'app', targetRevision: 'main' }, destination: { server: 'https://kubernetes.default.svc', namespace: 'default' } } });
+
+  const add = await argocd('grpc.yaml', 'proj', 'source-integrity', 'git', 'policies', 'add', 'strict35', '--repo-url', '*', '--gpg-mode', 'head', '--gpg-key', world.keys.alice.keyID);
+  assert.equal(add.status, 0, add.stderr);
+  const head = await argocd('grpc.yaml', 'app', 'sync', 'strict-app', '--timeout', '60');
+  assert.equal(head.status, 0, head.stdout + head.stderr);
+  assert.match(head.stdout, /Sync Status:\s+Synced to main \(/);
+  const cm = async (): Promise<string | undefined> => (await store.get<KubeObject & { data?: Record<string, string> }>(Kinds.ConfigMap, 'strict-demo', 'default'))?.data?.['v'];
+  assert.equal(await cm(), '2');
+
+  const strict = await argocd('web.yaml', 'proj', 'source-integrity', 'git', 'policies', 'update', 'strict35', '0', '--gpg-mode', 'strict', '--yes');
+  assert.equal(strict.status, 0, strict.stderr);
+  await store.apply({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'strict-demo', namespace: 'default' }, data: { v: 'drifted' } });
+  const refused = await argocd('grpc.yaml', 'app', 'sync', 'strict-app', '--timeout', '60');
+  assert.notEqual(refused.status, 0);
+  assert.match(refused.stdout + refused.stderr, new RegExp(`History commit ${unsigned} by Test Author <author@example.com> is not signed \\(strict mode`));
+  assert.match(refused.stderr, /Operation has completed with phase: Error/);
+  assert.equal(await cm(), 'drifted', 'nothing applied');
 });
