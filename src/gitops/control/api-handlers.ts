@@ -162,9 +162,13 @@ export function createApiHandlers(controller: GitOpsController, account: AdminAc
     // what `argocd proj get` calls: no global projects, repositories or clusters in strait
     'project.ProjectService/GetDetailedProject': u(async (req) => ({ project: await getProject(str(req['name'])) })),
     'project.ProjectService/List': u(async () => ({ metadata: {}, items: await controller.listProjects() })),
-    'project.ProjectService/Create': u(async (req) => {
-      const p = projectFrom(req);
-      const existing = await controller.getProject(p.metadata.name);
+    // over gRPC an existing project keeps what Argo CD's messages cannot carry (as Update does): an
+    // `argocd proj create --upsert` must not drop spec.sshSigners and switch SSH enforcement off
+    'project.ProjectService/Create': u(async (req, caller) => {
+      const sent = projectFrom(req);
+      const existing = await controller.getProject(sent.metadata.name);
+      const spec = existing && caller.rpc ? projectSpecFromRpc(sent.spec ?? {}, existing.spec ?? {}, caller.rpc.userAgent) : sent.spec;
+      const p = { ...sent, ...(spec ? { spec } : {}) };
       if (existing && req['upsert'] !== true) {
         if (JSON.stringify(existing.spec ?? {}) === JSON.stringify(p.spec ?? {})) return existing as unknown as Json;
         throw new ApiError('usage', `existing project spec is different, use upsert flag to force update`);

@@ -245,7 +245,7 @@ test('argocd proj remove-signature-key removes the last key (the way from signat
   assert.deepEqual(spec.signatureKeys ?? [], []);
 });
 
-type StoredSpec = { sourceRepos?: string[]; signatureKeys?: unknown[]; sshSigners?: unknown[]; sourceIntegrity?: { git?: { policies: unknown[] } } };
+type StoredSpec = { description?: string; sourceRepos?: string[]; signatureKeys?: unknown[]; sshSigners?: unknown[]; sourceIntegrity?: { git?: { policies: unknown[] } } };
 const storedSpec = async (name: string): Promise<StoredSpec> =>
   (await store.get<KubeObject & { spec: StoredSpec }>(Kinds.AppProject, name, 'argocd'))!.spec;
 
@@ -317,6 +317,11 @@ test('argocd proj source-integrity git policies add, list, update, delete: the s
   assert.deepEqual(spec.sshSigners, sshSigners);
   const empty = await argocd('grpc.yaml', 'proj', 'source-integrity', 'git', 'policies', 'list', 'si35');
   assert.match(empty.stdout, /^Error: no source integrity git policies defined/);
+  // `argocd proj create --upsert` replaces what the CLI can say and keeps what it cannot (sshSigners)
+  const upsert = await argocd('grpc.yaml', 'proj', 'create', 'si35', '--upsert', '--description', 'replaced', '-s', 'https://git.example/b', '-d', '*,*');
+  assert.equal(upsert.status, 0, upsert.stderr + upsert.stdout);
+  spec = await storedSpec('si35');
+  assert.deepEqual([spec.description, spec.sourceRepos, spec.sshSigners], ['replaced', ['https://git.example/b'], sshSigners]);
 });
 
 test('argocd proj source-integrity git policies add on a project with signatureKeys is refused (cannot be used together)', { skip }, async () => {
