@@ -19,7 +19,8 @@
 //                 readSecret, readSeq, writeSecret, writeSeq, pending (Buffer), onEnd(id, reason, errno))
 //       -> id (a number), or a string: the reason the pending bytes already failed (nothing started)
 //   tlsRelayStop(id) -> true when it was running (no onEnd then)
-//   tlsRecordOpen(suite, secret, seq, record) -> content ‖ type of a record that opens, or null
+//   tlsTrafficKeys(suite, secret) -> key ‖ iv
+//   tlsRecordOpen(suite, keyIv, seq, record) -> content ‖ type of a record that opens, or null
 //   tlsRelayStats() -> Float64Array [active, started, ended, failed, recordsIn, recordsOut, tickets, keyUpdates]
 #define _GNU_SOURCE
 #include <errno.h>
@@ -32,7 +33,9 @@
 #include <unistd.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
+#include <openssl/core_names.h>
 #include <openssl/kdf.h>
+#include <openssl/params.h>
 #include "common.h"
 
 #define HDR 5
@@ -105,7 +108,6 @@ static void buf_put(int out, unsigned char *b) {
 }
 
 // --- keys: HKDF-Expand-Label (RFC 8446 7.1) and the AEAD, all libcrypto --------------
-static const EVP_MD *suite_md(int suite) { return suite == 2 ? EVP_sha384() : EVP_sha256(); }
 static size_t suite_hash(int suite) { return suite == 2 ? 48 : 32; }
 
 static int expand_label(int suite, const unsigned char *secret, const char *label, unsigned char *out, size_t outlen) {
@@ -118,13 +120,20 @@ static int expand_label(int suite, const unsigned char *secret, const char *labe
   memcpy(info + 3, "tls13 ", 6);
   memcpy(info + 9, label, ll);
   info[9 + ll] = 0; // empty context
-  EVP_PKEY_CTX *p = EVP_PKEY_CTX_new_id(EVP_PKEY_HKDF, NULL);
-  size_t len = outlen;
-  int ok = p && EVP_PKEY_derive_init(p) > 0 && EVP_PKEY_CTX_set_hkdf_mode(p, EVP_PKEY_HKDEF_MODE_EXPAND_ONLY) > 0 &&
-           EVP_PKEY_CTX_set_hkdf_md(p, suite_md(suite)) > 0 &&
-           EVP_PKEY_CTX_set1_hkdf_key(p, secret, (int)suite_hash(suite)) > 0 &&
-           EVP_PKEY_CTX_add1_hkdf_info(p, info, (int)(10 + ll)) > 0 && EVP_PKEY_derive(p, out, &len) > 0 && len == outlen;
-  EVP_PKEY_CTX_free(p);
+  // HKDF (expand only) from libcrypto, fetched once
+  static EVP_KDF *hkdf;
+  if (!hkdf) hkdf = EVP_KDF_fetch(NULL, "HKDF", NULL);
+  EVP_KDF_CTX *c = hkdf ? EVP_KDF_CTX_new(hkdf) : NULL;
+  int mode = EVP_KDF_HKDF_MODE_EXPAND_ONLY;
+  OSSL_PARAM params[] = {
+    OSSL_PARAM_construct_int(OSSL_KDF_PARAM_MODE, &mode),
+    OSSL_PARAM_construct_utf8_string(OSSL_KDF_PARAM_DIGEST, suite == 2 ? "SHA384" : "SHA256", 0),
+    OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_KEY, (void *)secret, suite_hash(suite)),
+    OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_INFO, info, 10 + ll),
+    OSSL_PARAM_construct_end(),
+  };
+  int ok = c && EVP_KDF_derive(c, out, outlen, params) == 1;
+  EVP_KDF_CTX_free(c);
   return ok;
 }
 
@@ -657,37 +666,71 @@ static napi_value relay_stats(napi_env env, napi_callback_info info) {
   return out;
 }
 
-// tlsRecordOpen(suite, secret, seq, record) -> the record's TLSInnerPlaintext without padding
-// (content ‖ type) when it opens under that secret at that sequence number, else null:
-// how the hand-off (JS) tells records under the handshake keys from application records
+// tlsTrafficKeys(suite, secret) -> key ‖ iv of a traffic secret (the hand-off's trial opens)
+static napi_value traffic_keys(napi_env env, napi_callback_info info) {
+  size_t argc = 2;
+  napi_value argv[2], out;
+  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+  int32_t suite;
+  unsigned char secret[48], kiv[32 + 12];
+  if (argc < 2 || napi_get_value_int32(env, argv[0], &suite) != napi_ok || (suite != 1 && suite != 2) ||
+      !get_secret(env, argv[1], suite_hash(suite), secret)) {
+    napi_throw_type_error(env, NULL, "tlsTrafficKeys(suite 1|2, secret)");
+    return NULL;
+  }
+  size_t kl = suite == 2 ? 32 : 16;
+  int ok = expand_label(suite, secret, "key", kiv, kl) && expand_label(suite, secret, "iv", kiv + kl, 12);
+  OPENSSL_cleanse(secret, sizeof secret);
+  if (!ok) {
+    napi_throw_error(env, "STRAIT_ERR_SYSTEM_TOOL", "tlsTrafficKeys: HKDF failed");
+    return NULL;
+  }
+  void *data;
+  napi_create_buffer_copy(env, kl + 12, kiv, &data, &out);
+  OPENSSL_cleanse(kiv, sizeof kiv);
+  return out;
+}
+
+// tlsRecordOpen(suite, keyIv, seq, record) -> the record's TLSInnerPlaintext without padding
+// (content ‖ type) when it opens under that key at that sequence number, else null: how the
+// hand-off (JS) tells records under the handshake keys from application records
+static EVP_CIPHER_CTX *trial_ctx[3];
+
 static napi_value record_open(napi_env env, napi_callback_info info) {
   size_t argc = 4;
   napi_value argv[4], out;
   napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
   int32_t suite;
-  keys k;
   bool is_buf;
-  void *rec;
-  size_t len;
-  memset(&k, 0, sizeof k);
+  void *rec, *kiv;
+  size_t len, kiv_len;
   if (argc < 4 || napi_get_value_int32(env, argv[0], &suite) != napi_ok || (suite != 1 && suite != 2) ||
-      !get_secret(env, argv[1], suite_hash(suite), k.secret) || napi_is_buffer(env, argv[3], &is_buf) != napi_ok || !is_buf ||
+      napi_is_buffer(env, argv[1], &is_buf) != napi_ok || !is_buf || napi_get_buffer_info(env, argv[1], &kiv, &kiv_len) != napi_ok ||
+      kiv_len != (suite == 2 ? 44u : 28u) || napi_is_buffer(env, argv[3], &is_buf) != napi_ok || !is_buf ||
       napi_get_buffer_info(env, argv[3], &rec, &len) != napi_ok) {
-    OPENSSL_cleanse(&k, sizeof k);
-    napi_throw_type_error(env, NULL, "tlsRecordOpen(suite 1|2, secret, seq, record)");
+    napi_throw_type_error(env, NULL, "tlsRecordOpen(suite 1|2, keyIv, seq, record)");
     return NULL;
   }
-  uint64_t seq = 0;
-  int ok = get_seq(env, argv[2], &seq);
+  keys k;
+  memset(&k, 0, sizeof k);
+  int ok = get_seq(env, argv[2], &k.seq);
   unsigned char *copy = NULL;
   size_t n = 0;
   const unsigned char *h = rec;
   if (ok && len >= HDR + TAG + 1 && len <= REC_MAX && h[0] == 23 && ((size_t)h[3] << 8 | h[4]) == len - HDR) {
-    k.ctx = EVP_CIPHER_CTX_new();
+    if (!trial_ctx[suite]) {
+      trial_ctx[suite] = EVP_CIPHER_CTX_new();
+      if (trial_ctx[suite] && EVP_DecryptInit_ex(trial_ctx[suite], suite == 2 ? EVP_aes_256_gcm() : EVP_aes_128_gcm(), NULL, NULL, NULL) != 1) {
+        EVP_CIPHER_CTX_free(trial_ctx[suite]);
+        trial_ctx[suite] = NULL;
+      }
+    }
+    k.ctx = trial_ctx[suite];
+    size_t kl = suite == 2 ? 32 : 16;
+    memcpy(k.iv, (unsigned char *)kiv + kl, 12);
     copy = malloc(len);
-    ok = k.ctx && copy && set_keys(&k, suite, 0);
+    ok = k.ctx && copy && EVP_DecryptInit_ex(k.ctx, NULL, NULL, kiv, NULL) == 1;
     if (ok) {
-      k.seq = seq;
       memcpy(copy, rec, len);
       ok = open_rec(&k, copy, len - HDR);
       if (ok) stats[S_REC_IN]--; // a trial, not a relayed record
@@ -695,7 +738,6 @@ static napi_value record_open(napi_env env, napi_callback_info info) {
       while (ok && n > 0 && copy[HDR + n - 1] == 0) n--;
       ok = ok && n > 0;
     }
-    EVP_CIPHER_CTX_free(k.ctx);
   } else {
     ok = 0;
   }
@@ -725,5 +767,6 @@ napi_status strait_init_tlsrec(napi_env env, napi_value exports) {
   STRAIT_EXPORT(env, exports, "tlsRelayStop", relay_stop);
   STRAIT_EXPORT(env, exports, "tlsRelayStats", relay_stats);
   STRAIT_EXPORT(env, exports, "tlsRecordOpen", record_open);
+  STRAIT_EXPORT(env, exports, "tlsTrafficKeys", traffic_keys);
   return napi_add_env_cleanup_hook(env, cleanup_env, env);
 }

@@ -52,12 +52,20 @@ function handleOf(s: Socket): Handle | undefined {
   return (s as unknown as { _handle?: Handle })._handle ?? undefined;
 }
 
+/**
+ * Node stops reading `s` for good: its handle stops, and a read Node would start later (a
+ * resume() already scheduled for the next tick does that) finds nothing to start, so no
+ * byte the relay should read ends up in the socket's JS buffer.
+ */
 function stopReading(s: Socket): boolean {
   const h = handleOf(s);
   if (!h || typeof h.readStop !== 'function') return false;
+  (s as unknown as { _read: () => void })._read = noRead;
   h.reading = false;
   return h.readStop() === 0;
 }
+
+function noRead(): void {}
 
 /** Whole TLS records out of a byte stream (headers checked only for length). */
 class RecordParser {
@@ -88,6 +96,8 @@ class RecordParser {
 /** One direction's application traffic: secret, sequence number, records seen before the secret. */
 class Direction {
   secret: Buffer | undefined;
+  /** key ‖ iv of the secret (trial opens) */
+  keyIv: Buffer | undefined;
   seq = 0;
   /** type-23 records seen before the secret was known: counted once it is */
   early: Buffer[] | undefined = [];
@@ -95,7 +105,8 @@ class Direction {
 
   /** a type-23 record: does it open as the next application record? (its inner plaintext) */
   open(suite: number, rec: Buffer): Buffer | null {
-    return native()['tlsRecordOpen']!(suite, this.secret, this.seq, rec) as Buffer | null;
+    this.keyIv ??= native()['tlsTrafficKeys']!(suite, this.secret) as Buffer;
+    return native()['tlsRecordOpen']!(suite, this.keyIv, this.seq, rec) as Buffer | null;
   }
 }
 
@@ -277,8 +288,7 @@ export class TlsTap extends Duplex {
     tlsOffloadCounters.handoffs++;
     const id = native()['tlsRelayStart']!(rawFd, plainFd, this.suite, this.rd.secret, this.rd.seq, this.wr.secret, this.wr.seq,
       Buffer.concat(parts), (_id: number, reason: string) => this.relayEnded(reason)) as number | string;
-    this.rd.secret = undefined;
-    this.wr.secret = undefined;
+    this.forget();
     if (typeof id === 'string') {
       this.relayEnded(id);
       return true;
@@ -316,6 +326,16 @@ export class TlsTap extends Duplex {
     this.armed?.onEnd?.('stopped');
   }
 
+  /** the secrets stay in no JS object longer than needed */
+  private forget(): void {
+    for (const d of [this.rd, this.wr]) {
+      d.secret?.fill(0);
+      d.keyIv?.fill(0);
+      d.secret = undefined;
+      d.keyIv = undefined;
+    }
+  }
+
   private passing(): boolean {
     return this.mode === 'pass';
   }
@@ -325,8 +345,7 @@ export class TlsTap extends Duplex {
     if (this.mode !== 'tap') return;
     this.mode = 'pass';
     tlsOffloadCounters.fallbacks++;
-    this.rd.secret = undefined;
-    this.wr.secret = undefined;
+    this.forget();
     this.rd.early = undefined;
     this.wr.early = undefined;
     this.wr.parser.take();
