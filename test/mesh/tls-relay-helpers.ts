@@ -20,7 +20,7 @@ export interface Echo {
 export async function startEcho(): Promise<Echo> {
   const e: Echo = { port: 0, conns: [], close: async () => {} };
   const server: Server = createServer({ allowHalfOpen: true }, (sock) => {
-    const c = { sock, got: [] as Buffer[], closed: once(sock, 'close').then(() => undefined) };
+    const c = { sock, got: [] as Buffer[], closed: closedOf(sock) };
     e.conns.push(c);
     sock.on('data', (d: Buffer) => {
       c.got.push(d);
@@ -45,12 +45,16 @@ export interface Forwarder {
   chop: number;
   /** the socket toward the target of the latest connection */
   upstream: Socket | undefined;
+  /** set: the next chunk toward the target has this bit flipped (then it is cleared) */
+  flipBit: number | undefined;
+  /** the latest chunk forwarded toward the target, as it was */
+  lastUp: Buffer | undefined;
   close(): Promise<void>;
 }
 
 /** A TCP forwarder to `target`; with `chop`, every chunk leaves in small pieces with pauses. */
 export async function startForwarder(target: number, chop = 0): Promise<Forwarder> {
-  const f: Forwarder = { port: 0, chop, upstream: undefined, close: async () => {} };
+  const f: Forwarder = { port: 0, chop, upstream: undefined, flipBit: undefined, lastUp: undefined, close: async () => {} };
   const socks = new Set<Socket>();
   const server = createServer({ allowHalfOpen: true }, (down) => {
     const up = connect({ host: '127.0.0.1', port: target, allowHalfOpen: true });
@@ -66,15 +70,25 @@ export async function startForwarder(target: number, chop = 0): Promise<Forwarde
     const pipeChopped = (from: Socket, to: Socket): void => {
       let queue = Promise.resolve();
       from.on('data', (d: Buffer) => {
+        if (to === f.upstream) {
+          f.lastUp = Buffer.from(d);
+          if (f.flipBit !== undefined) {
+            const bit = f.flipBit % (d.length * 8);
+            f.flipBit = undefined;
+            d = Buffer.from(d);
+            d[bit >> 3]! ^= 1 << (bit & 7);
+          }
+        }
         if (!f.chop) {
           to.write(d);
           return;
         }
         from.pause();
+        const step = f.chop; // the test may change f.chop while a chunk is on its way
         queue = queue.then(async () => {
-          for (let off = 0; off < d.length; off += f.chop) {
+          for (let off = 0; off < d.length; off += step) {
             if (to.destroyed) return;
-            to.write(d.subarray(off, off + f.chop));
+            to.write(d.subarray(off, off + step));
             await new Promise((r) => setImmediate(r));
           }
           from.resume();
@@ -152,4 +166,9 @@ export async function roundTrip(sock: Socket, data: Buffer): Promise<Buffer> {
 export function relayCounts(): { handoffs: number; fallbacks: number; ended: number; failed: number; started: number; tickets: number; keyUpdates: number } {
   const s = native()['tlsRelayStats']!() as Float64Array;
   return { ...tlsOffloadCounters, started: s[1] as number, tickets: s[6] as number, keyUpdates: s[7] as number };
+}
+
+/** resolves when `sock` closes, whether with an error or not */
+export function closedOf(sock: Socket): Promise<void> {
+  return new Promise((resolve) => sock.once('close', () => resolve()));
 }
