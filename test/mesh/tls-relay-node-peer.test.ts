@@ -39,6 +39,7 @@ describe('native TLS relay, server side, Node TLS client', () => {
         assert.ok((await roundTrip(c, data)).equals(data), `${n} bytes`);
       }
       assert.equal(relayCounts().started - before.started, 1, 'the server sidecar handed the connection to the native relay');
+      assert.ok(srv.proxy.metrics.tlsRelay.handoffs >= 1, 'the proxy counts its hand-offs (strait_mesh_tls_native_relay_total)');
       const closed = once(c, 'close');
       c.end();
       await closed;

@@ -25,4 +25,4 @@ export function tlsOffloadAvailable(): boolean {
   }
 }
 
-export { TlsTap, tlsOffloadCounters, type ArmOptions } from './tls-relay.js';
+export { TlsTap, tlsOffloadCounters, type ArmOptions, type TlsOffloadCounters } from './tls-relay.js';

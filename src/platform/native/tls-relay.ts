@@ -33,8 +33,11 @@ const SUITES: Record<string, number> = { TLS_AES_128_GCM_SHA256: 1, TLS_AES_256_
 type Handle = { fd?: number; reading?: boolean; readStop?: () => number };
 type Role = 'client' | 'server';
 
+/** what taps did: handed off, stayed on Node's TLS, relays that ended cleanly or failed */
+export interface TlsOffloadCounters { handoffs: number; fallbacks: number; ended: number; failed: number }
+
 /** counters of every tap in this process (plain integers, read at scrape time) */
-export const tlsOffloadCounters = { handoffs: 0, fallbacks: 0, ended: 0, failed: 0 };
+export const tlsOffloadCounters: TlsOffloadCounters = { handoffs: 0, fallbacks: 0, ended: 0, failed: 0 };
 
 export interface ArmOptions {
   /** the plaintext side the TLS socket is spliced with */
@@ -132,7 +135,8 @@ export class TlsTap extends Duplex {
    */
   private inflight = 0;
 
-  constructor(readonly raw: Socket, private readonly role: Role) {
+  /** `counters`: the owner's own counters, counted besides the process-wide ones */
+  constructor(readonly raw: Socket, private readonly role: Role, private readonly counters?: TlsOffloadCounters) {
     super({ allowHalfOpen: true });
     raw.on('data', (chunk: Buffer) => this.onRaw(chunk));
     raw.on('end', () => {
@@ -285,7 +289,7 @@ export class TlsTap extends Duplex {
     const tail = this.rd.parser.take();
     if (tail) parts.push(tail);
     this.mode = 'native';
-    tlsOffloadCounters.handoffs++;
+    this.count('handoffs');
     const id = native()['tlsRelayStart']!(rawFd, plainFd, this.suite, this.rd.secret, this.rd.seq, this.wr.secret, this.wr.seq,
       Buffer.concat(parts), (_id: number, reason: string) => this.relayEnded(reason)) as number | string;
     this.forget();
@@ -301,11 +305,11 @@ export class TlsTap extends Duplex {
     this.relayId = 0;
     const plain = this.armed?.plain;
     if (reason === 'end') {
-      tlsOffloadCounters.ended++;
+      this.count('ended');
       this.raw.destroy();
       plain?.destroy();
     } else {
-      tlsOffloadCounters.failed++;
+      this.count('failed');
       resetSocket(this.raw);
       if (plain) resetSocket(plain);
     }
@@ -318,7 +322,7 @@ export class TlsTap extends Duplex {
     if (!this.relayId) return;
     native()['tlsRelayStop']!(this.relayId);
     this.relayId = 0;
-    tlsOffloadCounters.failed++;
+    this.count('failed');
     resetSocket(this.raw);
     const plain = this.armed?.plain;
     if (plain) resetSocket(plain);
@@ -336,6 +340,11 @@ export class TlsTap extends Duplex {
     }
   }
 
+  private count(k: keyof TlsOffloadCounters): void {
+    tlsOffloadCounters[k]++;
+    if (this.counters) this.counters[k]++;
+  }
+
   private passing(): boolean {
     return this.mode === 'pass';
   }
@@ -344,7 +353,7 @@ export class TlsTap extends Duplex {
   private fallback(): void {
     if (this.mode !== 'tap') return;
     this.mode = 'pass';
-    tlsOffloadCounters.fallbacks++;
+    this.count('fallbacks');
     this.forget();
     this.rd.early = undefined;
     this.wr.early = undefined;

@@ -270,7 +270,7 @@ export class SidecarProxy {
   private terminateTls(conn: InboundConn, mode: InboundMode): void {
     const raw = conn.sock;
     // under Node's TLS socket: the tap that can hand its records to the native relay later
-    const tap = this.offload ? new TlsTap(raw, 'server') : undefined;
+    const tap = this.offload ? new TlsTap(raw, 'server', this.metrics.tlsRelay) : undefined;
     const tlsSock = new TLSSocket(tap ?? raw, {
       isServer: true,
       secureContext: this.ctx as SecureContext,
@@ -362,7 +362,7 @@ export class SidecarProxy {
     }
     const key = `${dst.host}:${dst.port}`;
     const session = this.sessions.get(key);
-    const tap = this.offload ? new TlsTap(raw, 'client') : undefined;
+    const tap = this.offload ? new TlsTap(raw, 'client', this.metrics.tlsRelay) : undefined;
     const up = tlsConnect({
       socket: tap ?? raw,
       secureContext: this.ctx,
