@@ -15,7 +15,7 @@ import { meshClient, relayCounts, roundTrip, startEcho, startForwarder, startStr
 
 const SIZES = [1, 0, 16383, 16384, 16385, 2 * 16384 + 5, 65536 + 7, 300_000];
 
-describe('native TLS relay, server side, Node TLS client', () => {
+describe('native TLS relay, server side, Node TLS client', { timeout: 120_000 }, () => {
   let echo: Echo;
   let srv: StrictServer;
   before(async () => {
@@ -85,7 +85,7 @@ describe('native TLS relay, server side, Node TLS client', () => {
   });
 });
 
-describe('native TLS relay, client side, Node TLS server', () => {
+describe('native TLS relay, client side, Node TLS server', { timeout: 120_000 }, () => {
   let tlsPort = 0;
   let server: ReturnType<typeof tlsCreateServer>;
   let client: SidecarProxy;

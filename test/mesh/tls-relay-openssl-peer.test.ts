@@ -38,7 +38,7 @@ function watch(child: ChildProcessWithoutNullStreams): { out: () => string; unti
   return { out: () => out, until };
 }
 
-describe('native TLS relay, server side, openssl s_client', () => {
+describe('native TLS relay, server side, openssl s_client', { timeout: 120_000 }, () => {
   let echo: Echo;
   let srv: StrictServer;
   let dir: string;
@@ -112,7 +112,7 @@ describe('native TLS relay, server side, openssl s_client', () => {
   }
 });
 
-describe('native TLS relay, client side, openssl s_server', () => {
+describe('native TLS relay, client side, openssl s_server', { timeout: 120_000 }, () => {
   test('AES-128 and AES-256: lines both ways before and after the hand-off', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'strait-tls-relay-'));
     const ca = testCa();

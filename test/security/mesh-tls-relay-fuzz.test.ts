@@ -63,7 +63,7 @@ describe('native TLS relay: malformed records close the connection, never crash'
     await echo.close();
   });
 
-  test(`${CASES} seeded cases (seed ${SEED.toString(16)})`, async () => {
+  test(`${CASES} seeded cases (seed ${SEED.toString(16)})`, { timeout: 120_000 }, async () => {
     const rnd = prng(SEED);
     const before = relayCounts();
     for (let i = 0; i < CASES; i++) {

@@ -70,6 +70,10 @@ function stopReading(s: Socket): boolean {
 
 function noRead(): void {}
 
+function canStopReading(s: Socket): boolean {
+  return typeof handleOf(s)?.readStop === 'function';
+}
+
 /** Whole TLS records out of a byte stream (headers checked only for length). */
 class RecordParser {
   private buf: Buffer | undefined;
@@ -277,21 +281,30 @@ export class TlsTap extends Duplex {
       return false;
     }
     const opts = this.armed as ArmOptions;
-    if (!opts.detach()) return false;
-    if (!stopReading(raw) || !stopReading(plain)) {
-      // cannot stop Node's reads: the hand-off would race them
+    if (!canStopReading(raw) || !canStopReading(plain)) {
       this.fallback();
       return false;
     }
-    raw.pause();
-    plain.pause();
+    if (!opts.detach()) return false;
     const parts = recs.slice(i);
     const tail = this.rd.parser.take();
     if (tail) parts.push(tail);
     this.mode = 'native';
     this.count('handoffs');
-    const id = native()['tlsRelayStart']!(rawFd, plainFd, this.suite, this.rd.secret, this.rd.seq, this.wr.secret, this.wr.seq,
-      Buffer.concat(parts), (_id: number, reason: string) => this.relayEnded(reason)) as number | string;
+    let id: number | string;
+    if (!stopReading(raw) || !stopReading(plain)) {
+      // Node's reads could not be stopped: the relay would race them; both connections go
+      id = 'read-stop';
+    } else {
+      raw.pause();
+      plain.pause();
+      try {
+        id = native()['tlsRelayStart']!(rawFd, plainFd, this.suite, this.rd.secret, this.rd.seq, this.wr.secret, this.wr.seq,
+          Buffer.concat(parts), (_id: number, reason: string) => this.relayEnded(reason)) as number | string;
+      } catch {
+        id = 'start';
+      }
+    }
     this.forget();
     if (typeof id === 'string') {
       this.relayEnded(id);
