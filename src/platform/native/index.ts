@@ -15,3 +15,14 @@ export function native(): NativeAddon {
   }
   return addon;
 }
+
+/** whether the C addon loads here (the TLS relay is used only then) */
+export function tlsOffloadAvailable(): boolean {
+  try {
+    return typeof native()['tlsRelayStart'] === 'function';
+  } catch {
+    return false;
+  }
+}
+
+export { TlsTap, tlsOffloadCounters, type ArmOptions, type TlsOffloadCounters } from './tls-relay.js';

@@ -40,6 +40,12 @@ export function registerProxyMetrics(reg: Registry, m: ProxyMetrics): void {
   counter(reg, 'strait_mesh_direct_to_proxy_reset_total', 'Connections made straight to the proxy\'s own port (not redirected), reset instead of relayed to the proxy itself, by direction', ['direction'], (c) => {
     for (const [direction, v] of Object.entries(m.directToProxy)) c.inc({ direction }, v);
   });
+  counter(reg, 'strait_mesh_tls_native_relay_total', 'mTLS connections whose TLS 1.3 records moved to the native relay after the handshake (handoff) or stayed on Node\'s TLS (fallback); relays that ended cleanly (ended) or with an error (failed)', ['event'], (c) => {
+    c.inc({ event: 'handoff' }, m.tlsRelay.handoffs);
+    c.inc({ event: 'fallback' }, m.tlsRelay.fallbacks);
+    c.inc({ event: 'ended' }, m.tlsRelay.ended);
+    c.inc({ event: 'failed' }, m.tlsRelay.failed);
+  });
   counter(reg, 'strait_mesh_config_updates_total', 'Configurations applied at runtime', [], (c) => c.inc(m.configUpdates));
   new Gauge({
     name: 'strait_mesh_certificate_expiry_seconds', help: 'Seconds until the workload certificate expires (0 without one)', registers: [reg],

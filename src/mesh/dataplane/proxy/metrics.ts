@@ -38,6 +38,11 @@ export class ProxyMetrics {
   /** outbound connections by TLS mode used */
   readonly outbound = { ISTIO_MUTUAL: 0, DISABLE: 0 };
   readonly upstreamErrors = { inbound: 0, outbound: 0 };
+  /**
+   * mTLS connections whose records went to the native relay after the handshake (handoffs),
+   * stayed on Node's TLS (fallbacks), and relays that ended cleanly or with an error
+   */
+  readonly tlsRelay = { handoffs: 0, fallbacks: 0, ended: 0, failed: 0 };
   /** connections whose original destination was the proxy's own listener (made straight to it), reset */
   readonly directToProxy = { inbound: 0, outbound: 0 };
   configUpdates = 0;

@@ -14,7 +14,8 @@ import { classifyTlsError, ProxyMetrics } from './metrics.js';
 import { DEFAULT_FLOW_LIMIT, FlowTable, type FlowOutcome, type FlowTls } from './flows.js';
 import { decode as decodeHello, MAX_RECORD } from '../../wire/tls-hello/index.js';
 import { sniffTls } from './sniff.js';
-import { connectSpliced, resetSocket, splice, type Connector } from './splice.js';
+import { connectSpliced, resetSocket, splice, unsplice, type Connector } from './splice.js';
+import { TlsTap, tlsOffloadAvailable } from '../../../platform/native/index.js';
 
 export interface Address {
   host: string;
@@ -55,6 +56,11 @@ export interface SidecarOptions {
    * default; the node-level proxy opens them inside the pod's namespace
    */
   connect?: Connector;
+  /**
+   * move mTLS connections' application-data records to the native relay after the handshake
+   * (TLS 1.3 AES-GCM; platform/native/tls-relay.ts); default: when the C addon loads
+   */
+  tlsOffload?: boolean;
 }
 
 export type ProxyEvent =
@@ -102,6 +108,7 @@ export class SidecarProxy {
   private readonly listeners: Listener[] = [];
   private readonly open = new Set<Socket>();
   private readonly connector: Connector;
+  private readonly offload: boolean;
   /** set when the configuration last changed (performance.now()) */
   lastUpdate = 0;
 
@@ -109,6 +116,7 @@ export class SidecarProxy {
     this.cfg = validateSidecarConfig(config);
     this.flows = new FlowTable(opts.flowLimit ?? DEFAULT_FLOW_LIMIT);
     this.connector = opts.connect ?? netConnect;
+    this.offload = opts.tlsOffload ?? tlsOffloadAvailable();
     this.applyIdentity(undefined);
   }
 
@@ -261,13 +269,16 @@ export class SidecarProxy {
 
   private terminateTls(conn: InboundConn, mode: InboundMode): void {
     const raw = conn.sock;
-    const tlsSock = new TLSSocket(raw, {
+    // under Node's TLS socket: the tap that can hand its records to the native relay later
+    const tap = this.offload ? new TlsTap(raw, 'server', this.metrics.tlsRelay) : undefined;
+    const tlsSock = new TLSSocket(tap ?? raw, {
       isServer: true,
       secureContext: this.ctx as SecureContext,
       requestCert: true,
       rejectUnauthorized: true,
       // no ALPNProtocols here: a server list would refuse clients that offer only h2/http/1.1
     });
+    tap?.watch(tlsSock);
     const onErr = (err: Error): void => {
       const reason = classifyTlsError(err);
       this.metrics.handshakeFailures.server[reason]++;
@@ -295,11 +306,12 @@ export class SidecarProxy {
       this.metrics.countPrincipal(peer);
       this.observeInbound(conn, 'mtls', 'accepted', '', mode, peer);
       this.opts.onEvent?.({ type: 'inbound-accepted', port: conn.port, mode, how: 'mtls', peer });
-      this.toApp(conn, tlsSock, raw);
+      const up = this.toApp(conn, tlsSock, raw);
+      tap?.arm({ plain: up, detach: () => detach(tlsSock, up) });
     });
   }
 
-  private toApp(conn: InboundConn, down: Socket, downRaw: Socket | undefined): void {
+  private toApp(conn: InboundConn, down: Socket, downRaw: Socket | undefined): Socket {
     const target = conn.target as Address;
     const up = connectSpliced({ host: target.host, port: target.port, allowHalfOpen: true }, this.connector);
     this.track(up);
@@ -308,6 +320,7 @@ export class SidecarProxy {
     });
     splice(down, up, downRaw, undefined);
     down.resume();
+    return up;
   }
 
   // --- outbound ------------------------------------------------------------------
@@ -349,14 +362,16 @@ export class SidecarProxy {
     }
     const key = `${dst.host}:${dst.port}`;
     const session = this.sessions.get(key);
+    const tap = this.offload ? new TlsTap(raw, 'client', this.metrics.tlsRelay) : undefined;
     const up = tlsConnect({
-      socket: raw,
+      socket: tap ?? raw,
       secureContext: this.ctx,
       ...(session ? { session } : {}),
       ALPNProtocols: MESH_ALPN,
       rejectUnauthorized: true,
       checkServerIdentity: this.checkerFor(policy),
     } as ConnectionOptions);
+    tap?.watch(up);
     down.pause();
     const onErr = (err: Error): void => {
       const reason = classifyTlsError(err);
@@ -379,6 +394,7 @@ export class SidecarProxy {
       if (up.isSessionReused()) this.metrics.handshakes.clientResumed++;
       splice(down, up, undefined, raw);
       down.resume();
+      tap?.arm({ plain: down, detach: () => detach(down, up) });
     });
   }
 
@@ -416,6 +432,12 @@ function clientVerifyError(sock: TLSSocket): Error | undefined {
  */
 function isSelf(sock: Socket, dst: Address): boolean {
   return dst.port === sock.localPort && dst.host === sock.localAddress;
+}
+
+/** The native relay takes a spliced pair over: JS stops moving their data. */
+function detach(a: Socket, b: Socket): boolean {
+  unsplice(a, b);
+  return true;
 }
 
 /** Errors are handled where the connection is joined; this keeps a stray one from crashing the proxy. */

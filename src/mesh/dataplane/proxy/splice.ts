@@ -70,7 +70,9 @@ function onSideData(this: Joined, chunk: Buffer): void {
  * Returning false stops reading until the peer drains.
  */
 function onSpliceRead(this: Joined, nread: number, buf: Buffer): boolean {
-  const peer = this[kPeer] as Joined;
+  const peer = this[kPeer];
+  if (!peer) return false; // unspliced: the native relay reads this socket
+
   // the peer already has writes queued: the chunk will wait behind them, so it goes as a
   // copy of its own size and the reused buffer stays (no 64 KiB slab held per queued chunk)
   if (peer.writableLength > 0) return peer.write(Buffer.from(buf.subarray(0, nread)));
@@ -128,3 +130,21 @@ export function splice(a: Socket, b: Socket, aRaw?: Socket, bRaw?: Socket): void
   if (jb[kReads]) b.resume();
   else b.on('data', onSideData);
 }
+
+/**
+ * Undo splice(): the two sockets keep only a guard against stray errors. The native TLS
+ * relay moves their data from now on (and closes them).
+ */
+export function unsplice(a: Socket, b: Socket): void {
+  for (const s of [a, b] as Joined[]) {
+    s.off('error', onSideError);
+    s.off('close', onSideClose);
+    s.off('end', onSideEnd);
+    s.off('drain', onSideDrain);
+    s.off('data', onSideData);
+    s.on('error', ignore);
+    s[kPeer] = undefined;
+  }
+}
+
+function ignore(): void {}
