@@ -3,20 +3,9 @@
 import type { Command } from 'commander';
 import { E } from '../../base/errors/index.js';
 import { formatJson, formatTable, formatYaml, parseOutputFormat, readInput } from '../../platform/cli-kit/index.js';
+import type { SshSignerInfo } from '../control/index.js';
 import { call } from './control-client.js';
 
-/** What the API answers for one allowed_signers line (ssh-signer-store.ts SshSignerInfo). */
-interface SshSignerInfo {
-  fingerprint: string;
-  keyType: string;
-  principals: string;
-  certAuthority: boolean;
-  namespaces?: string;
-  validAfter?: string;
-  validBefore?: string;
-  comment: string;
-  line: string;
-}
 
 function print(value: unknown, format: string): boolean {
   if (format === 'json') { process.stdout.write(formatJson(value)); return true; }

@@ -4,18 +4,8 @@
 import type { FlowMode, FlowOutcome, FlowReport, FlowReportEntry, FlowTls } from '../../dataplane/proxy/index.js';
 import type { ObservedFlow } from './types.js';
 
-export interface HeldFlow {
-  address: string;
-  identity?: string;
-  port: number;
-  tls: FlowTls;
-  outcome: FlowOutcome;
-  reason?: string;
-  mode: FlowMode;
-  count: number;
-  firstSeen: number;
-  lastSeen: number;
-}
+/** A flow the agent holds: what the proxy reports, its count added up. */
+export type HeldFlow = FlowReportEntry;
 
 const TLS = new Set<string>(['mtls', 'plaintext', 'tls-passthrough', 'tls']);
 const OUTCOMES = new Set<string>(['accepted', 'reset']);
