@@ -91,8 +91,9 @@ const SEAL = /argocd-gpg-seal:/i;
 const WALK_LIMIT = 256;
 const WALK_TRIPS = 4;
 const MAX_TIPS = 16;
-/** Commits read and checked together when many are (verdictsOf): two chunks are in flight at a time. */
+/** Commits read and checked together when many are (verdictsOf), and how many such chunks are in flight at once. */
 const CHUNK = 128;
+const DEPTH = 4;
 
 /** The policy applied to a verdict at `now`: undefined when the commit passes. */
 export function judge(v: CommitVerdict, rules: SignerRules, now: number): PolicyFailure | undefined {
@@ -190,18 +191,18 @@ export class HistoryVerifier {
         reads[asked] = read;
       }
     };
-    readUpTo(1);
-    let previous: Promise<void> | undefined;
+    readUpTo(DEPTH);
+    const checking: Promise<void>[] = [];
     for (let k = 0; k < chunks.length; k++) {
       const raws = await reads[k]!;
       reads[k] = undefined; // the chunk's objects are garbage once checked
-      readUpTo(k + 2);
-      const checking = this.check(chunks[k]!, raws, ring, ringVersion, opts, made);
-      checking.catch(() => undefined); // awaited in the next round or below
-      if (previous) await previous;
-      previous = checking;
+      readUpTo(k + DEPTH + 1);
+      const check = this.check(chunks[k]!, raws, ring, ringVersion, opts, made);
+      check.catch(() => undefined); // awaited in order below
+      checking.push(check);
+      if (checking.length >= DEPTH) await checking.shift();
     }
-    await previous;
+    for (const check of checking) await check;
     for (let i = 0; i < ids.length; i++) out[i] ??= made.get(ids[i]!);
     return out as CommitVerdict[];
   }
