@@ -24,8 +24,8 @@
 // history is long, V is computed exactly from `git rev-list --topo-order --parents`, and
 // the refusal names the oldest failing commit in V (the first that broke the chain), with
 // its author and why, and how many others fail.
-import type { AllowedSigners, Keyring, SignatureFailureKind, SignerRules, SshSignerRule, VerificationStatus } from '../../platform/signatures/index.js';
-import { aboutSubject, checkSigner, expiredMessage, failureKind, isSshKeyID, verifyCommitSignature } from '../../platform/signatures/index.js';
+import type { AllowedSigners, Keyring, SignatureFailureKind, SignerRules, SshSignerRule, VerificationResult, VerificationStatus, VerifyOptions } from '../../platform/signatures/index.js';
+import { aboutSubject, checkSigner, expiredMessage, failureKind, isSshKeyID, verifyCommitSignatures } from '../../platform/signatures/index.js';
 
 /** SSH signatures in a history: the allowed signers (with a version for the caches) and the project's sshSigners. */
 export interface SshTrust {
@@ -91,9 +91,9 @@ const SEAL = /argocd-gpg-seal:/i;
 const WALK_LIMIT = 256;
 const WALK_TRIPS = 4;
 const MAX_TIPS = 16;
-/** More commits than this to check at once: on the thread pool, this many in flight. */
-const POOL_FROM = 16;
-const IN_FLIGHT = 256;
+/** Commits read and checked together when many are (verdictsOf), and how many such chunks are in flight at once. */
+const CHUNK = 128;
+const DEPTH = 4;
 
 /** The policy applied to a verdict at `now`: undefined when the commit passes. */
 export function judge(v: CommitVerdict, rules: SignerRules, now: number): PolicyFailure | undefined {
@@ -103,6 +103,18 @@ export function judge(v: CommitVerdict, rules: SignerRules, now: number): Policy
   const { allowedKeyIDs, ...identityRules } = rules;
   const applied = isSshKeyID(v.keyID) || allowedKeyIDs === undefined ? identityRules : { ...identityRules, allowedKeyIDs };
   return checkSigner({ keyID: v.keyID, primaryKeyID: v.primaryKeyID, identities: v.identities }, applied, v.committerEmail);
+}
+
+/** judge() of each verdict once per check, however many passes ask (the policy and `now` are the check's). */
+class Judged {
+  private readonly m = new Map<CommitVerdict, PolicyFailure | undefined>();
+  constructor(private readonly rules: SignerRules, private readonly now: number) {}
+  of(v: CommitVerdict): PolicyFailure | undefined {
+    if (this.m.has(v)) return this.m.get(v);
+    const f = judge(v, this.rules, this.now);
+    this.m.set(v, f);
+    return f;
+  }
 }
 
 /** Good in git's sense (%G? = G): a valid signature by a keyring key that is neither expired nor revoked, whoever is allowed. */
@@ -156,26 +168,55 @@ export class HistoryVerifier {
     return this.verdicts.size;
   }
 
-  /** Verdicts of commits (cached, else read and checked in one batch). */
+  /**
+   * Verdicts of commits (cached, else read and checked). Many are read and checked in chunks,
+   * pipelined: the next chunk is read (git) and parsed (here) while the public-key checks of
+   * the one before run on libuv's thread pool; a chunk's objects are garbage once its verdicts
+   * are made, so a cold history of any length holds about two chunks at a time.
+   */
   async verdictsOf(url: string, ids: readonly string[], ring: Keyring, ringVersion: number | string, now: number, ssh?: SshTrust): Promise<CommitVerdict[]> {
     const out: (CommitVerdict | undefined)[] = ids.map((id) => this.verdicts.get(`${ringVersion}:${id}`));
     const missing = ids.filter((_, i) => out[i] === undefined);
-    if (missing.length > 0) {
-      const raws = await this.source.readCommits(url, missing);
-      const made = new Map<string, CommitVerdict>();
-      // many at once: the public-key checks run concurrently on libuv's thread pool (every core)
-      const pooled = missing.length > POOL_FROM;
-      for (let start = 0; start < missing.length; start += IN_FLIGHT) {
-        const chunk = missing.slice(start, start + IN_FLIGHT);
-        const verdicts = await Promise.all(chunk.map((id, j) => makeVerdict(id, raws[start + j], ring, now, pooled, ssh)));
-        for (const v of verdicts) {
-          made.set(v.id, v);
-          this.verdicts.set(`${ringVersion}:${v.id}`, v);
-        }
+    if (missing.length === 0) return out as CommitVerdict[];
+    const opts: VerifyOptions = { now: new Date(now), ...(ssh ? { sshSigners: ssh.signers, sshRules: ssh.rules ?? [] } : {}) };
+    const made = new Map<string, CommitVerdict>();
+    const chunks: string[][] = [];
+    for (let start = 0; start < missing.length; start += CHUNK) chunks.push(missing.slice(start, start + CHUNK));
+    const reads: (Promise<(Buffer | undefined)[]> | undefined)[] = [];
+    let asked = 0;
+    const readUpTo = (k: number): void => {
+      for (; asked <= k && asked < chunks.length; asked++) {
+        const read = this.source.readCommits(url, chunks[asked]!);
+        read.catch(() => undefined); // awaited below, in order; no unhandled rejection meanwhile
+        reads[asked] = read;
       }
-      for (let i = 0; i < ids.length; i++) out[i] ??= made.get(ids[i]!);
+    };
+    readUpTo(DEPTH);
+    const checking: Promise<void>[] = [];
+    for (let k = 0; k < chunks.length; k++) {
+      const raws = await reads[k]!;
+      reads[k] = undefined; // the chunk's objects are garbage once checked
+      readUpTo(k + DEPTH + 1);
+      const check = this.check(chunks[k]!, raws, ring, ringVersion, opts, made);
+      check.catch(() => undefined); // awaited in order below
+      checking.push(check);
+      if (checking.length >= DEPTH) await checking.shift();
     }
+    for (const check of checking) await check;
+    for (let i = 0; i < ids.length; i++) out[i] ??= made.get(ids[i]!);
     return out as CommitVerdict[];
+  }
+
+  /** One chunk: parsed here, the public-key checks of many on the thread pool (verifyCommitSignatures). */
+  private async check(ids: readonly string[], raws: readonly (Buffer | undefined)[], ring: Keyring, ringVersion: number | string, opts: VerifyOptions, made: Map<string, CommitVerdict>): Promise<void> {
+    const present: Buffer[] = [];
+    for (const raw of raws) if (raw) present.push(raw);
+    const results = await verifyCommitSignatures(present, ring, opts);
+    for (let i = 0, k = 0; i < ids.length; i++) {
+      const v = makeVerdict(ids[i]!, raws[i] ? results[k++] : undefined);
+      made.set(v.id, v);
+      this.verdicts.set(`${ringVersion}:${v.id}`, v);
+    }
   }
 
   /** Strict mode for one target commit under one policy. */
@@ -184,6 +225,7 @@ export class HistoryVerifier {
     // verdicts depend on the keyring and, for SSH-signed commits, on the allowed signers and sshSigners
     const ringVersion = ssh ? `${keyringVersion}|ssh${ssh.version}|${JSON.stringify(ssh.rules ?? null)}` : keyringVersion;
     const memo = `${policy.key}|${ringVersion}|`;
+    const judged = new Judged(policy.rules, now);
     const [head] = await this.verdictsOf(url, [target], ring, ringVersion, now, ssh);
     if ((this.okUntil.get(memo + target) ?? 0) > now) return { head: head!, failure: undefined, commitsChecked: 0, seals: [] };
 
@@ -215,7 +257,7 @@ export class HistoryVerifier {
       frontier = [...new Set(frontier)];
     }
     if (!bail) {
-      const ok = this.historyOk(walk, new Set(), policy.rules, now, memo);
+      const ok = this.historyOk(walk, new Set(), judged, now, memo);
       if (ok.has(target)) {
         let until = stopUntil;
         for (const v of walk.values()) until = Math.min(until, v.expires);
@@ -223,7 +265,7 @@ export class HistoryVerifier {
         return { head: head!, failure: undefined, commitsChecked: walk.size, seals: [...walk.values()].filter((v) => isGoodSeal(v, now)).map((v) => v.id) };
       }
     }
-    return this.exact(url, target, head!, policy, ring, ringVersion, now, memo, ssh);
+    return this.exact(url, target, head!, policy, judged, ring, ringVersion, now, memo, ssh);
   }
 
   /**
@@ -231,7 +273,7 @@ export class HistoryVerifier {
    * history-ok (in the set, or memoized), or is outside the set and `outsideIsGood` says
    * it passed with all its ancestors ('all': git left it out as an ancestor of a clean tip).
    */
-  private historyOk(set: Map<string, CommitVerdict>, outsideIsGood: Set<string> | 'all', rules: SignerRules, now: number, memo: string): Set<string> {
+  private historyOk(set: Map<string, CommitVerdict>, outsideIsGood: Set<string> | 'all', judged: Judged, now: number, memo: string): Set<string> {
     const ok = new Set<string>();
     const state = new Map<string, boolean>();
     const visit = (start: string): boolean => {
@@ -247,7 +289,7 @@ export class HistoryVerifier {
           if (set.has(p) && !state.has(p)) stack.push({ id: p, i: 0 });
           continue;
         }
-        const good = judge(v, rules, now) === undefined && (seal || v.parents.every((p) => {
+        const good = judged.of(v) === undefined && (seal || v.parents.every((p) => {
           if (set.has(p)) return state.get(p) === true;
           if ((this.okUntil.get(memo + p) ?? 0) > now) return true;
           return outsideIsGood === 'all' || outsideIsGood.has(p);
@@ -263,7 +305,7 @@ export class HistoryVerifier {
   }
 
   /** V exactly as Argo CD computes it, from git's ancestry of the target. */
-  private async exact(url: string, target: string, head: CommitVerdict, policy: { key: string; rules: SignerRules }, ring: Keyring, ringVersion: number | string, now: number, memo: string, ssh?: SshTrust): Promise<HistoryOutcome> {
+  private async exact(url: string, target: string, head: CommitVerdict, policy: { key: string; rules: SignerRules }, judged: Judged, ring: Keyring, ringVersion: number | string, now: number, memo: string, ssh?: SshTrust): Promise<HistoryOutcome> {
     const tipKey = `${url}|${policy.key}|${ringVersion}`;
     const tips = (this.tips.get(tipKey) ?? []).filter((t) => t.until > now);
     const list = await this.source.ancestry(url, target, tips.map((t) => t.id));
@@ -300,17 +342,17 @@ export class HistoryVerifier {
       // children before parents, as git listed them
       checked = list.map((x) => x.id).filter((id) => inV.has(id));
     }
-    const failing = checked.map((id) => ({ id, f: judge(set.get(id)!, policy.rules, now) })).filter((x) => x.f !== undefined);
+    const failing = checked.map((id) => ({ id, f: judged.of(set.get(id)!) })).filter((x) => x.f !== undefined);
     if (failing.length === 0) {
       // parents git left out are ancestors of clean tips: they and all their ancestors passed;
       // the target itself: V(target) passed, and a child's V lies in the child, its parents and their V
-      const ok = this.historyOk(set, 'all', policy.rules, now, memo);
+      const ok = this.historyOk(set, 'all', judged, now, memo);
       ok.add(target);
       let until = Infinity;
       for (const t of tips) until = Math.min(until, t.until);
       for (const v of set.values()) until = Math.min(until, v.expires);
       for (const id of ok) this.okUntil.set(memo + id, until);
-      if (this.clean(set, policy.rules, now, target)) this.tips.set(tipKey, [{ id: target, until }, ...tips].slice(0, MAX_TIPS));
+      if (this.clean(set, judged, target)) this.tips.set(tipKey, [{ id: target, until }, ...tips].slice(0, MAX_TIPS));
       if (this.tips.size > 1000) this.tips.clear();
       return { head, failure: undefined, commitsChecked: checked.length, seals };
     }
@@ -333,7 +375,7 @@ export class HistoryVerifier {
   }
 
   /** Every listed ancestor of `target` passes on its own (no seal needed): a clean tip. */
-  private clean(set: Map<string, CommitVerdict>, rules: SignerRules, now: number, target: string): boolean {
+  private clean(set: Map<string, CommitVerdict>, judged: Judged, target: string): boolean {
     const seen = new Set<string>();
     const stack = [target];
     while (stack.length > 0) {
@@ -342,23 +384,20 @@ export class HistoryVerifier {
       seen.add(id);
       const v = set.get(id);
       if (!v) continue; // left out by a clean tip
-      if (judge(v, rules, now) !== undefined) return false;
+      if (judged.of(v) !== undefined) return false;
       for (const p of v.parents) stack.push(p);
     }
     return true;
   }
 }
 
-async function makeVerdict(id: string, raw: Buffer | undefined, ring: Keyring, now: number, pooled: boolean, ssh?: SshTrust): Promise<CommitVerdict> {
-  if (!raw) {
+function makeVerdict(id: string, r: VerificationResult | undefined): CommitVerdict {
+  if (!r) {
     return {
       id, parents: [], author: '(unknown)', committerEmail: '', seal: false, status: 'bad-signature', message: `Revision cannot be verified: commit ${id} is not in the repository`,
       keyID: '', primaryKeyID: '', signer: '', identities: [], expires: Infinity,
     };
   }
-  const r = await verifyCommitSignature(raw, ring, {
-    now: new Date(now), pooled, ...(ssh ? { sshSigners: ssh.signers, sshRules: ssh.rules ?? [] } : {}),
-  });
   const c = r.commit;
   return {
     id,

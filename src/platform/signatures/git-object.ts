@@ -72,7 +72,9 @@ const HEX_OID = /^[0-9a-f]{40}([0-9a-f]{24})?$/;
 const IDENT = /^(.*?) ?<([^<>]*)> (-?\d+) ([+-]\d{4})$/;
 const MAX_OBJECT = 16 * 1024 * 1024;
 
-const utf8 = (latin1: string): string => Buffer.from(latin1, 'latin1').toString('utf8');
+const NON_ASCII = /[\u0080-\uffff]/;
+/** Latin1 text (one char per byte) decoded as UTF-8; ASCII is the same either way. */
+const utf8 = (latin1: string): string => (NON_ASCII.test(latin1) ? Buffer.from(latin1, 'latin1').toString('utf8') : latin1);
 
 function parseIdent(value: string, which: string, what: 'commit' | 'tag'): GitIdent {
   const m = IDENT.exec(value);
@@ -99,35 +101,39 @@ interface Split {
 function splitObject(s: string, what: 'commit' | 'tag'): Split {
   const headers: GitHeader[] = [];
   const ranges: [number, number][] = [];
+  const n = s.length;
   let pos = 0;
-  while (pos < s.length) {
+  while (pos < n) {
     if (s.charCodeAt(pos) === 10) return { headers, ranges, messageAt: pos + 1 };
     let end = s.indexOf('\n', pos);
     if (end < 0) throw E.signatureObjectInvalid(`header line at byte ${pos} has no end of line`, what);
-    const first = s.slice(pos, end);
-    if (first.charCodeAt(0) === 32) throw E.signatureObjectInvalid(`continuation line at byte ${pos} follows no header`, what);
-    const sp = first.indexOf(' ');
-    if (sp <= 0) throw E.signatureObjectInvalid(`header line ${JSON.stringify(first.slice(0, 80))} has no key`, what);
-    const parts = [first.slice(sp + 1)];
+    if (s.charCodeAt(pos) === 32) throw E.signatureObjectInvalid(`continuation line at byte ${pos} follows no header`, what);
+    const sp = s.indexOf(' ', pos);
+    if (sp < 0 || sp > end) throw E.signatureObjectInvalid(`header line ${JSON.stringify(s.slice(pos, end).slice(0, 80))} has no key`, what);
+    let value = s.slice(sp + 1, end);
     const start = pos;
     pos = end + 1;
-    while (pos < s.length && s.charCodeAt(pos) === 32) {
-      end = s.indexOf('\n', pos);
-      if (end < 0) throw E.signatureObjectInvalid(`continuation line at byte ${pos} has no end of line`, what);
-      parts.push(s.slice(pos + 1, end));
-      pos = end + 1;
+    if (pos < n && s.charCodeAt(pos) === 32) {
+      const parts = [value];
+      while (pos < n && s.charCodeAt(pos) === 32) {
+        end = s.indexOf('\n', pos);
+        if (end < 0) throw E.signatureObjectInvalid(`continuation line at byte ${pos} has no end of line`, what);
+        parts.push(s.slice(pos + 1, end));
+        pos = end + 1;
+      }
+      value = parts.join('\n');
     }
-    headers.push({ key: first.slice(0, sp), value: parts.join('\n') });
+    headers.push({ key: s.slice(start, sp), value });
     ranges.push([start, pos]);
   }
-  return { headers, ranges, messageAt: s.length };
+  return { headers, ranges, messageAt: n };
 }
 
-/** Strings are taken as UTF-8 text; buffers as the object's bytes. */
-function toLatin1(raw: Buffer | Uint8Array | string, what: 'commit' | 'tag'): string {
+/** The object's bytes (strings are taken as UTF-8 text; buffers as the bytes) and the same as latin1 text (one char per byte). */
+function bytesOf(raw: Buffer | Uint8Array | string, what: 'commit' | 'tag'): { buf: Buffer; s: string } {
   const buf = typeof raw === 'string' ? Buffer.from(raw, 'utf8') : Buffer.from(raw.buffer, raw.byteOffset, raw.length);
   if (buf.length > MAX_OBJECT) throw E.signatureObjectInvalid(`object is ${buf.length} bytes, more than ${MAX_OBJECT}`, what);
-  return buf.toString('latin1');
+  return { buf, s: buf.toString('latin1') };
 }
 
 /**
@@ -136,7 +142,7 @@ function toLatin1(raw: Buffer | Uint8Array | string, what: 'commit' | 'tag'): st
  * STRAIT_ERR_SIGNATURE_OBJECT_INVALID.
  */
 export function parseCommitObject(raw: Buffer | Uint8Array | string, signatureHeader = 'gpgsig'): CommitObject {
-  const s = toLatin1(raw, 'commit');
+  const { buf, s } = bytesOf(raw, 'commit');
   const { headers, ranges, messageAt } = splitObject(s, 'commit');
   const tree = headers[0]?.key === 'tree' ? headers[0].value : undefined;
   if (tree === undefined || !HEX_OID.test(tree)) throw E.signatureObjectInvalid('first header must be "tree <object id>"');
@@ -144,7 +150,8 @@ export function parseCommitObject(raw: Buffer | Uint8Array | string, signatureHe
   let author: GitIdent | undefined;
   let committer: GitIdent | undefined;
   let signature: string | undefined;
-  let payload = '';
+  // the payload: the bytes outside every signature header
+  const kept: Buffer[] = [];
   let last = 0;
   let seenSig = false;
   for (let i = 1; i < headers.length; i++) {
@@ -163,19 +170,21 @@ export function parseCommitObject(raw: Buffer | Uint8Array | string, signatureHe
         signature = h.value.endsWith('\n') ? h.value : `${h.value}\n`;
       }
       const [a, b] = ranges[i] as [number, number];
-      payload += s.slice(last, a);
+      kept.push(buf.subarray(last, a));
       last = b;
     }
   }
   if (!author) throw E.signatureObjectInvalid('no author header');
   if (!committer) throw E.signatureObjectInvalid('no committer header');
-  payload += s.slice(last);
-  return { tree, parents, author, committer, headers, signature, payload: Buffer.from(payload, 'latin1'), message: utf8(s.slice(messageAt)) };
+  kept.push(buf.subarray(last));
+  // a copy: the payload never shares memory with the caller's buffer
+  const payload = kept.length === 1 ? Buffer.from(kept[0]!) : Buffer.concat(kept);
+  return { tree, parents, author, committer, headers, signature, payload, message: buf.toString('utf8', messageAt) };
 }
 
 /** Parse a raw tag object. Throws STRAIT_ERR_SIGNATURE_OBJECT_INVALID. */
 export function parseTagObject(raw: Buffer | Uint8Array | string): TagObject {
-  const s = toLatin1(raw, 'tag');
+  const { s } = bytesOf(raw, 'tag');
   const { headers, messageAt } = splitObject(s, 'tag');
   const one = (key: string): string => {
     const h = headers.find((x) => x.key === key);

@@ -9,7 +9,7 @@ export { isValidKeyID, normalizeKeyID } from './key-id.js';
 export { Keyring, readPublicKeys, keyStoreInfo, type KeyInfo, type KeyringEntry, type SigningKeyState } from './keyring.js';
 export { parseArmoredPublicKey, readArmoredKeys, describeKey, type PublicKeyInfo, type SubkeyInfo, type KeyUsage } from './keys.js';
 export {
-  verifyCommitSignature, verifyTagSignature, verifyDetached, verificationResult, expiredMessage, UNSIGNED_MESSAGE,
+  verifyCommitSignature, verifyCommitSignatures, verifyTagSignature, verifyDetached, verificationResult, expiredMessage, UNSIGNED_MESSAGE,
   type VerificationKeys, type VerificationResult, type VerificationStatus, type VerifyOptions,
 } from './verify.js';
 export { readQuickSignature, type QuickSignature } from './quick-signature.js';

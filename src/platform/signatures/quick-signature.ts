@@ -127,18 +127,39 @@ export function readQuickSignature(bin: Uint8Array): QuickSignature | undefined 
   }
   let issuerKeyID = sub.issuer && !/^0+$/.test(sub.issuer) ? sub.issuer : '';
   if (!issuerKeyID && sub.fingerprint) issuerKeyID = sub.fingerprint.slice(-16);
-  // the bytes the signature covers, after the document: the packet up to the unhashed area, and the v4 trailer
+  // the bytes the signature covers, after the document: the packet up to the unhashed area (and the v4 trailer)
   const signatureData = b.subarray(0, 6 + hashedLen);
-  const trailer = Buffer.alloc(6);
-  trailer[0] = 4;
-  trailer[1] = 0xff;
-  trailer.writeUInt32BE(signatureData.length, 2);
-  const created = new Date(sub.created * 1000);
   const expires = sub.expiresIn ? new Date((sub.created + sub.expiresIn) * 1000) : Infinity;
-  return {
-    signatureType, hashAlgorithm, publicKeyAlgorithm, signedHashValue, params, issuerKeyID, created,
-    unknownSubpackets: [], rawNotations: [], revocationKeyClass: null,
-    toHash: (_type: number, data: unknown): Uint8Array => Buffer.concat([(data as { bytes: Uint8Array }).bytes, signatureData, trailer]),
-    getExpirationTime: (): Date | number => expires,
-  };
+  return new Quick(signatureType, hashAlgorithm, publicKeyAlgorithm, signedHashValue, params, issuerKeyID, new Date(sub.created * 1000), signatureData, expires);
+}
+
+/** What readQuickSignature returns: the fields, and the methods native-check.ts calls (on the prototype: no closures per signature). */
+class Quick implements QuickSignature {
+  readonly unknownSubpackets = [];
+  readonly rawNotations = [];
+  readonly revocationKeyClass = null;
+  constructor(
+    readonly signatureType: number,
+    readonly hashAlgorithm: number,
+    readonly publicKeyAlgorithm: number,
+    readonly signedHashValue: Uint8Array,
+    readonly params: Record<string, Uint8Array>,
+    readonly issuerKeyID: string,
+    readonly created: Date,
+    private readonly signatureData: Uint8Array,
+    private readonly expires: Date | number,
+  ) {}
+
+  /** The document, the signature packet up to its unhashed area, and the v4 trailer. */
+  toHash(_type: number, data: unknown): Uint8Array {
+    const trailer = Buffer.alloc(6);
+    trailer[0] = 4;
+    trailer[1] = 0xff;
+    trailer.writeUInt32BE(this.signatureData.length, 2);
+    return Buffer.concat([(data as { bytes: Uint8Array }).bytes, this.signatureData, trailer]);
+  }
+
+  getExpirationTime(): Date | number {
+    return this.expires;
+  }
 }

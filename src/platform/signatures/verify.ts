@@ -16,8 +16,8 @@ import type * as openpgp from 'openpgp';
 import { openpgp as loadOpenpgp } from './openpgp.js';
 import { isStraitError } from '../../base/errors/index.js';
 import { parseCommitObject, parseTagObject, type CommitObject, type TagObject } from './git-object.js';
-import { Keyring, readPublicKeys } from './keyring.js';
-import { nativeCheck, type SigPacket } from './native-check.js';
+import { Keyring, readPublicKeys, type KeyringEntry, type SigningKeyState } from './keyring.js';
+import { concludePublicKeyJob, nativeCheck, prepareNativeCheck, publicKeyJob, runPublicKeyJob, runPublicKeyJobPooled, PublicKeyBatch, publicKeyFailure, type PublicKeyJob, type SigPacket } from './native-check.js';
 import { readQuickSignature } from './quick-signature.js';
 import { signatureFormatOf } from './formats.js';
 import { checkSigner, type SignerRules } from './signer-rules.js';
@@ -161,13 +161,45 @@ function issuerOf(sig: openpgp.Signature): { id: string; at: Date | null } | und
 
 /** Verify an armored detached signature over `payload`. */
 export async function verifyDetached(payload: Uint8Array, armoredSignature: string | undefined, keys: VerificationKeys, opts: VerifyOptions = {}): Promise<VerificationResult> {
-  const r = await check(payload, armoredSignature, keys, opts);
+  return withInput(await check(payload, armoredSignature, keys, opts), payload, armoredSignature);
+}
+
+function withInput(r: VerificationResult, payload: Uint8Array, armoredSignature: string | undefined): VerificationResult {
   r.signature = armoredSignature ?? '';
   r.payload = Buffer.from(payload.buffer, payload.byteOffset, payload.length).toString('utf8');
   return r;
 }
 
-async function check(payload: Uint8Array, armoredSignature: string | undefined, keys: VerificationKeys, opts: VerifyOptions): Promise<VerificationResult> {
+/** The key that made a signature, found in the keyring and fit to have made it: what the public-key check and the policy need. */
+interface KeyContext {
+  keyID: string;
+  entry: KeyringEntry;
+  state: SigningKeyState;
+  extra: Partial<VerificationResult>;
+  /** the time the signature is checked at: when it says it was made */
+  sigDate: Date;
+}
+
+/**
+ * Where a check stands after what needs neither a public-key operation nor openpgp.js:
+ *   done     the outcome is known;
+ *   job      the usual git signature, read here: one public-key operation decides (native-check.ts);
+ *   openpgp  read here, but the key's algorithm is openpgp.js's;
+ *   full     not the usual shape (or engine 'openpgp'): openpgp.js reads and checks it.
+ */
+type Step =
+  | { at: 'done'; result: VerificationResult }
+  | { at: 'job'; ctx: KeyContext; job: PublicKeyJob }
+  | { at: 'openpgp'; ctx: KeyContext; binary: Uint8Array }
+  | { at: 'full' };
+
+const FULL: Step = { at: 'full' };
+// RFC 9580 signature types (openpgp.js's enums.signature.binary and .text)
+const SIG_BINARY = 0;
+const SIG_TEXT = 1;
+
+/** Outcomes decided before a keyring is needed: unsigned, an SSH signature, a signature in no supported format. */
+function checkFormat(payload: Uint8Array, armoredSignature: string | undefined, opts: VerifyOptions): VerificationResult | undefined {
   if (armoredSignature === undefined || armoredSignature.trim() === '') return result('unsigned', '', UNSIGNED_MESSAGE);
   const format = signatureFormatOf(armoredSignature);
   if (format === 'ssh') return checkSsh(payload, armoredSignature.trimStart(), opts);
@@ -175,21 +207,11 @@ async function check(payload: Uint8Array, armoredSignature: string | undefined, 
     const kind = format === 'x509' ? 'an X.509 signature' : 'neither an OpenPGP nor an SSH signature';
     return result('bad-signature', '', `Revision has a signature that cannot be verified: ${kind}; OpenPGP and SSH signatures are supported`);
   }
-  const keyring = await toKeyring(keys);
-  const pgp = await loadOpenpgp();
-  const binary = dearmorSignature(armoredSignature);
-  // the usual git signature is read here; anything else by openpgp.js (quick-signature.ts)
-  const quick = binary && opts.engine !== 'openpgp' ? readQuickSignature(binary) : undefined;
-  let sig: openpgp.Signature | undefined;
-  const readFull = async (): Promise<openpgp.Signature> => binary ? pgp.readSignature({ binarySignature: binary }) : pgp.readSignature({ armoredSignature });
-  if (!quick) {
-    try {
-      sig = await readFull();
-    } catch (err) {
-      return result('bad-signature', '', `Revision has a malformed OpenPGP signature: ${(err as Error).message}`);
-    }
-  }
-  const issuer = quick ? { id: quick.issuerKeyID, at: quick.created } : issuerOf(sig!);
+  return undefined;
+}
+
+/** The signing key of an OpenPGP signature, or the outcome that needs no public-key check (unknown key, revoked, ...). */
+function signingKey(keyring: Keyring, issuer: { id: string; at: Date | null } | undefined, signatureType: number, opts: VerifyOptions): KeyContext | VerificationResult {
   if (!issuer || !issuer.id) return result('bad-signature', '', 'Revision has an OpenPGP signature without an issuer key ID');
   const keyID = issuer.id;
   const signedAt = issuer.at ? issuer.at.toISOString() : undefined;
@@ -198,36 +220,45 @@ async function check(payload: Uint8Array, armoredSignature: string | undefined, 
     return result('unknown-key', keyID, `Revision is signed with key ${keyID}, which is not imported into the controller's key store`, signedAt ? { signedAt } : {});
   }
   const state = entry.signing.get(keyID);
-  const email = /<([^<>]*)>/.exec(entry.info.owner)?.[1] ?? '';
+  const k = describeSigningKey(entry, state);
   const extra: Partial<VerificationResult> = {
-    primaryKeyID: entry.info.keyID, signer: entry.info.owner, signerEmail: email, fingerprint: state?.fingerprint ?? '', signerIdentities: entry.userIDs,
-    keyExpires: state?.expires ? state.expires.toISOString() : '', ...(signedAt ? { signedAt } : {}),
+    primaryKeyID: entry.info.keyID, signer: entry.info.owner, signerEmail: k.email, fingerprint: state?.fingerprint ?? '', signerIdentities: entry.userIDs,
+    keyExpires: k.expires, ...(signedAt ? { signedAt } : {}),
   };
-  const now = opts.now ?? new Date();
   if (!state) return result('unknown-key', keyID, `Revision is signed with key ${keyID}, which is not imported into the controller's key store`, extra);
   if (state.revoked) return result('revoked', keyID, `Revision is signed with key ${keyID}, which has been revoked`, extra);
   if (!state.canSign) return result('bad-signature', keyID, `Revision has a bad signature from key ${keyID}: the key has no valid signing capability`, extra);
-  const signatureType = quick ? quick.signatureType : (sig!.packets[0] as unknown as SignaturePacketLike).signatureType;
-  if (signatureType !== pgp.enums.signature.binary && signatureType !== pgp.enums.signature.text) {
+  if (signatureType !== SIG_BINARY && signatureType !== SIG_TEXT) {
     return result('bad-signature', keyID, `Revision has a bad signature from key ${keyID}: signature type ${signatureType} is not a document signature`, extra);
   }
-  const sigDate = issuer.at ?? now;
+  const sigDate = issuer.at ?? opts.now ?? new Date();
   if (sigDate.getTime() < state.created.getTime()) {
     return result('bad-signature', keyID, `Revision has a bad signature from key ${keyID}: made before the key was created`, extra);
   }
-  try {
-    const fast = quick ? await nativeCheck(quick, state.packet as never, { bytes: payload }, sigDate, opts.pooled === true) : 'unsupported';
-    if (fast === 'unsupported') {
-      sig ??= await readFull();
-      const pkt = sig.packets[0] as unknown as SignaturePacketLike;
-      const literal = new pgp.LiteralDataPacket() as unknown as { setBytes(b: Uint8Array, format: number): void };
-      literal.setBytes(payload, pgp.enums.literal.binary);
-      const viaNative = opts.engine === 'openpgp' ? 'unsupported' : await nativeCheck(pkt as unknown as SigPacket, state.packet as never, literal, sigDate);
-      if (viaNative === 'unsupported') await pkt.verify(state.packet, pkt.signatureType, literal, sigDate, true);
-    }
-  } catch (err) {
-    return result('bad-signature', keyID, `Revision has a bad signature from key ${keyID}: ${(err as Error).message}`, extra);
+  return { keyID, entry, state, extra, sigDate };
+}
+
+/** The signer's e-mail and the key's expiry as results show them: worked out once per key, not per signature. */
+const described = new WeakMap<KeyringEntry, WeakMap<object, { email: string; expires: string }>>();
+const NO_STATE = {};
+function describeSigningKey(entry: KeyringEntry, state: SigningKeyState | undefined): { email: string; expires: string } {
+  let byState = described.get(entry);
+  if (!byState) described.set(entry, byState = new WeakMap());
+  let d = byState.get(state ?? NO_STATE);
+  if (!d) {
+    d = { email: /<([^<>]*)>/.exec(entry.info.owner)?.[1] ?? '', expires: state?.expires ? state.expires.toISOString() : '' };
+    byState.set(state ?? NO_STATE, d);
   }
+  return d;
+}
+
+const isKeyContext = (x: KeyContext | VerificationResult): x is KeyContext => 'sigDate' in x;
+
+/** The outcome once the cryptographic check is done (`failure`: why it failed): expiry, then who may sign. */
+function conclude(ctx: KeyContext, failure: unknown, opts: VerifyOptions): VerificationResult {
+  const { keyID, entry, state, extra } = ctx;
+  if (failure !== undefined) return result('bad-signature', keyID, `Revision has a bad signature from key ${keyID}: ${(failure as Error).message}`, extra);
+  const now = opts.now ?? new Date();
   if (state.expires && state.expires.getTime() <= now.getTime()) {
     return result('expired', keyID, expiredMessage(keyID, state.expires.toISOString()), extra);
   }
@@ -236,6 +267,91 @@ async function check(payload: Uint8Array, armoredSignature: string | undefined, 
   if (refused) return result(refused.status, keyID, refused.message, extra);
   const via = keyID === entry.info.keyID ? '' : ` (subkey of ${entry.info.keyID})`;
   return result('valid', keyID, `Revision is signed with key ${keyID}${via} by ${entry.info.owner}`, extra);
+}
+
+/** An OpenPGP signature (checkFormat passed) as far as it goes without a public-key operation or openpgp.js. Never throws. */
+function prepareOpenpgp(payload: Uint8Array, armoredSignature: string, keyring: Keyring, opts: VerifyOptions): Step {
+  if (opts.engine === 'openpgp') return FULL;
+  const binary = dearmorSignature(armoredSignature);
+  // the usual git signature is read here; anything else by openpgp.js (quick-signature.ts)
+  const quick = binary ? readQuickSignature(binary) : undefined;
+  if (!binary || !quick) return FULL;
+  const ctx = signingKey(keyring, { id: quick.issuerKeyID, at: quick.created }, quick.signatureType, opts);
+  if (!isKeyContext(ctx)) return { at: 'done', result: ctx };
+  try {
+    const p = prepareNativeCheck(quick, ctx.state.packet as never, { bytes: payload });
+    if (p === 'unsupported') return { at: 'openpgp', ctx, binary };
+    return { at: 'job', ctx, job: publicKeyJob(p, quick, quick.params as Record<string, Uint8Array | undefined>, ctx.sigDate) };
+  } catch (err) {
+    return { at: 'done', result: conclude(ctx, err, opts) };
+  }
+}
+
+/** The rest of a check: the public-key operation (here or on the thread pool), or openpgp.js. */
+async function settle(step: Step, payload: Uint8Array, armoredSignature: string, keyring: Keyring, opts: VerifyOptions): Promise<VerificationResult> {
+  switch (step.at) {
+    case 'done':
+      return step.result;
+    case 'job': {
+      let failure: unknown;
+      try {
+        concludePublicKeyJob(step.job, opts.pooled === true ? await runPublicKeyJobPooled(step.job) : runPublicKeyJob(step.job));
+      } catch (err) {
+        failure = err;
+      }
+      return conclude(step.ctx, failure, opts);
+    }
+    case 'openpgp': {
+      const pgp = await loadOpenpgp();
+      let failure: unknown;
+      try {
+        await verifyWithOpenpgp(await pgp.readSignature({ binarySignature: step.binary }), step.ctx, payload, opts);
+      } catch (err) {
+        failure = err;
+      }
+      return conclude(step.ctx, failure, opts);
+    }
+    case 'full':
+      return checkFull(payload, armoredSignature, keyring, opts);
+  }
+}
+
+/** openpgp.js reads the signature; node:crypto checks it when it can, else openpgp.js. Throws an Error saying why the signature is bad. */
+async function verifyWithOpenpgp(sig: openpgp.Signature, ctx: KeyContext, payload: Uint8Array, opts: VerifyOptions): Promise<void> {
+  const pgp = await loadOpenpgp();
+  const pkt = sig.packets[0] as unknown as SignaturePacketLike;
+  const literal = new pgp.LiteralDataPacket() as unknown as { setBytes(b: Uint8Array, format: number): void };
+  literal.setBytes(payload, pgp.enums.literal.binary);
+  const viaNative = opts.engine === 'openpgp' ? 'unsupported' : await nativeCheck(pkt as unknown as SigPacket, ctx.state.packet as never, literal, ctx.sigDate);
+  if (viaNative === 'unsupported') await pkt.verify(ctx.state.packet, pkt.signatureType, literal, ctx.sigDate, true);
+}
+
+/** A signature that is not the usual shape: openpgp.js reads all of it. */
+async function checkFull(payload: Uint8Array, armoredSignature: string, keyring: Keyring, opts: VerifyOptions): Promise<VerificationResult> {
+  const pgp = await loadOpenpgp();
+  const binary = dearmorSignature(armoredSignature);
+  let sig: openpgp.Signature;
+  try {
+    sig = binary ? await pgp.readSignature({ binarySignature: binary }) : await pgp.readSignature({ armoredSignature });
+  } catch (err) {
+    return result('bad-signature', '', `Revision has a malformed OpenPGP signature: ${(err as Error).message}`);
+  }
+  const ctx = signingKey(keyring, issuerOf(sig), (sig.packets[0] as unknown as SignaturePacketLike | undefined)?.signatureType ?? -1, opts);
+  if (!isKeyContext(ctx)) return ctx;
+  let failure: unknown;
+  try {
+    await verifyWithOpenpgp(sig, ctx, payload, opts);
+  } catch (err) {
+    failure = err;
+  }
+  return conclude(ctx, failure, opts);
+}
+
+async function check(payload: Uint8Array, armoredSignature: string | undefined, keys: VerificationKeys, opts: VerifyOptions): Promise<VerificationResult> {
+  const early = checkFormat(payload, armoredSignature, opts);
+  if (early) return early;
+  const keyring = await toKeyring(keys);
+  return settle(prepareOpenpgp(payload, armoredSignature!, keyring, opts), payload, armoredSignature!, keyring, opts);
 }
 
 /**
@@ -263,9 +379,65 @@ export async function verifyCommitSignature(raw: Buffer | Uint8Array | string, k
     if (isStraitError(err)) return result('bad-signature', '', `Revision cannot be verified: ${err.message}`);
     throw err;
   }
-  const at = opts.signedAt ?? new Date(c.committer.time * 1000);
-  return { ...(await verifyDetached(c.payload, c.signature, keys, { ...opts, committerEmail: c.committer.email, signedAt: at })), commit: c };
+  return { ...(await verifyDetached(c.payload, c.signature, keys, commitOptions(c, opts))), commit: c };
 }
+
+/** Commits verified at once from this many on: the public-key checks run on libuv's thread pool. */
+const POOL_FROM = 16;
+
+/**
+ * Verify many raw commit objects (strict history). Each result is what
+ * verifyCommitSignature gives for that object; the difference is the cost: the objects are
+ * parsed and checked on this thread without a promise each, and the public-key checks of
+ * more than POOL_FROM commits run on libuv's thread pool (every core) while the next
+ * commits are read. Never throws for bad input.
+ */
+export async function verifyCommitSignatures(raws: readonly (Buffer | Uint8Array)[], keyring: Keyring, opts: VerifyOptions = {}): Promise<VerificationResult[]> {
+  const out = new Array<VerificationResult>(raws.length);
+  const batch = new PublicKeyBatch(raws.length > POOL_FROM);
+  const waiting: { i: number; c: CommitObject; o: VerifyOptions; ctx: KeyContext; job: PublicKeyJob }[] = [];
+  const slow: Promise<void>[] = [];
+  for (let i = 0; i < raws.length; i++) {
+    let c: CommitObject;
+    try {
+      c = parseCommitObject(raws[i]!, opts.signatureHeader);
+    } catch (err) {
+      if (isStraitError(err)) {
+        out[i] = result('bad-signature', '', `Revision cannot be verified: ${err.message}`);
+        continue;
+      }
+      throw err;
+    }
+    const o = commitOptions(c, opts);
+    const early = checkFormat(c.payload, c.signature, o);
+    const step = early ? undefined : prepareOpenpgp(c.payload, c.signature!, keyring, o);
+    if (early || step!.at === 'done') {
+      out[i] = withCommit(withInput(early ?? (step as { result: VerificationResult }).result, c.payload, c.signature), c);
+    } else if (step!.at === 'job') {
+      batch.add(step!.job);
+      waiting.push({ i, c, o, ctx: step!.ctx, job: step!.job });
+    } else {
+      const commit = c;
+      slow.push(settle(step!, c.payload, c.signature!, keyring, o).then((r) => { out[i] = withCommit(withInput(r, commit.payload, commit.signature), commit); }));
+    }
+  }
+  const outcomes = await batch.run();
+  for (let k = 0; k < waiting.length; k++) {
+    const { i, c, o, ctx, job } = waiting[k]!;
+    out[i] = withCommit(withInput(conclude(ctx, publicKeyFailure(job, outcomes[k]!), o), c.payload, c.signature), c);
+  }
+  await Promise.all(slow);
+  return out;
+}
+
+function withCommit(r: VerificationResult, c: CommitObject): VerificationResult {
+  r.commit = c;
+  return r;
+}
+
+/** A commit's options: the committer's e-mail for the signer rules, its time for SSH validity. */
+const commitOptions = (c: CommitObject, opts: VerifyOptions): VerifyOptions =>
+  ({ ...opts, committerEmail: c.committer.email, signedAt: opts.signedAt ?? new Date(c.committer.time * 1000) });
 
 /** Verify the signature of a raw annotated tag object (see verifyCommitSignature). */
 export async function verifyTagSignature(raw: Buffer | Uint8Array | string, keys: VerificationKeys, opts: VerifyOptions = {}): Promise<VerificationResult> {

@@ -7,8 +7,9 @@ import { after, before, describe, test } from 'node:test';
 import * as openpgp from 'openpgp';
 import { isStraitError } from '../../../src/base/errors/index.js';
 import {
-  Keyring, normalizeKeyID, parseCommitObject, parseTagObject, readPublicKeys, readQuickSignature, verifyCommitSignature, verifyDetached, verifyTagSignature,
+  Keyring, normalizeKeyID, parseCommitObject, parseTagObject, readPublicKeys, readQuickSignature, verifyCommitSignature, verifyCommitSignatures, verifyDetached, verifyTagSignature,
 } from '../../../src/platform/signatures/index.js';
+import { prng } from '../../helpers/prng.js';
 import { createGpgWorld, createRepo, type GpgWorld, type TestRepo } from '../../helpers/signed-repo.js';
 
 let world: GpgWorld;
@@ -208,4 +209,46 @@ test('fuzz: mutated signatures never throw, and never verify as valid', async ()
       assert.deepEqual(Buffer.from(got), Buffer.from(orig), `mutation ${i} verified with different bytes: ${JSON.stringify(mutated)}`);
     }
   }
+});
+
+test('differential: the batch (strict history) gives each commit what verifyCommitSignature gives it', async () => {
+  const seeds = Object.values(sha).map((s) => raw(s));
+  const next = prng(0x5157);
+  const rnd = (n: number): number => next() % n;
+  const inputs: Buffer[] = [...seeds];
+  // the same commits with other signatures: SSH and X.509 armour, an unreadable armour, none
+  const bob = raw(sha['bob']!).toString('latin1');
+  inputs.push(Buffer.from(bob.replace(/gpgsig -----BEGIN PGP SIGNATURE-----/, 'gpgsig -----BEGIN SSH SIGNATURE-----'), 'latin1'));
+  inputs.push(Buffer.from(bob.replace(/gpgsig -----BEGIN PGP SIGNATURE-----/, 'gpgsig -----BEGIN SIGNED MESSAGE-----'), 'latin1'));
+  inputs.push(Buffer.from(bob.replace(/\n [A-Za-z0-9+/]{20}/, '\n !!!!'), 'latin1'));
+  inputs.push(Buffer.from(bob.replace('signed by bob', 'signed by bobby'), 'latin1'));
+  // mutated: a byte of the signature, the payload or anywhere; cut short; a signature header twice
+  for (let i = 0; i < 400; i++) {
+    const base = Buffer.from(seeds[1 + rnd(seeds.length - 1)]!);
+    const sigAt = base.indexOf('gpgsig ');
+    const kind = rnd(4);
+    if (kind === 0 && sigAt > 0) base[sigAt + 40 + rnd(200)] = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/='.charCodeAt(rnd(65));
+    else if (kind === 1) base[rnd(base.length)] = rnd(256);
+    else if (kind === 2) inputs.push(base.subarray(0, rnd(base.length)));
+    else inputs.push(Buffer.concat([base.subarray(0, sigAt > 0 ? sigAt : 0), base.subarray(sigAt > 0 ? sigAt : 0)]));
+    if (kind < 2) inputs.push(base);
+  }
+  const options = [{}, { allowedKeyIDs: [world.keys.bob.keyID] }, { rules: { identities: ['* <alice@example.com>'], committerEmailMatchesSigner: true } }, { engine: 'openpgp' as const }];
+  let valid = 0;
+  for (const opts of options) {
+    const one = await Promise.all(inputs.map((x) => verifyCommitSignature(x, keyring, opts)));
+    // pooled (more than 16 at once) and on this thread (16 or fewer)
+    const pooled = await verifyCommitSignatures(inputs, keyring, opts);
+    const here: typeof pooled = [];
+    for (let start = 0; start < inputs.length; start += 16) here.push(...await verifyCommitSignatures(inputs.slice(start, start + 16), keyring, opts));
+    for (let i = 0; i < inputs.length; i++) {
+      assert.deepEqual(pooled[i], one[i], `input ${i} (pooled), ${JSON.stringify(opts)}: ${one[i]!.message}`);
+      assert.deepEqual(here[i], one[i], `input ${i}, ${JSON.stringify(opts)}: ${one[i]!.message}`);
+      if (one[i]!.status === 'valid') valid++;
+    }
+  }
+  // the table above holds every outcome; the mutations reach past the parser
+  const statuses = new Set((await verifyCommitSignatures(inputs, keyring)).map((r) => r.status));
+  for (const st of ['valid', 'unsigned', 'unknown-key', 'expired', 'revoked', 'bad-signature']) assert.ok(statuses.has(st as never), `outcome ${st} is covered`);
+  assert.ok(valid > 0);
 });
