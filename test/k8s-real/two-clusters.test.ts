@@ -51,7 +51,8 @@ before(() => {
   console.log(`load average at start: ${readFileSync('/proc/loadavg', 'utf8').trim()}`);
   if (reuse) return;
   const t0 = Date.now();
-  sh(clusters, ['up', '2', '--strait'], 900_000);
+  // cluster a has two gateway nodes (a-gw, a-gw2: HA); the image as cached (never a build here)
+  sh('env', ['STRAIT_IMAGE_REBUILD=dockerfile', clusters, 'up', '2', '--strait', '--gateways', '2'], 900_000);
   up = true;
   console.log(`clusters up in ${Math.round((Date.now() - t0) / 1000)} s`);
 });
@@ -75,7 +76,8 @@ function renderDeploy(L: 'a' | 'b', i: number, R: 'a' | 'b', j: number): string 
     .replace('- { clusterId: cluster-b, endpoint: 192.0.2.2, port: 4500, subnets: [10.2.0.0/16, 100.2.0.0/16] }',
       `- { clusterId: cluster-${R}, endpoint: 172.30.${j}.2, port: 4500, subnets: ${subnets(j)} }`)
     .replace('remoteSubnets: [10.2.0.0/16, 100.2.0.0/16]', `remoteSubnets: ${subnets(j)}`)
-    .replace('gateway: { address: 192.0.2.1, port: 4800 }', `gateway: { address: 172.30.${i}.2, port: 4800 }`);
+    // the agents' gateway, and in cluster a the second gateway node (HA: its announcement moves them there)
+    .replace('gateway: { address: 192.0.2.1, port: 4800 }', `gateway: { address: 172.30.${i}.2, port: 4800${L === 'a' ? ', standby: [172.30.1.3]' : ''} }`);
   assert.notEqual(text, rendered);
   assert.doesNotMatch(text, /192\.0\.2\./, 'every placeholder address replaced');
   if (!devDist) return text;
