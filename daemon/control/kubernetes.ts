@@ -97,10 +97,10 @@ export async function startKubernetesControl(o: KubernetesControlOptions): Promi
   if (o.meshConfig) {
     // its certificate chains to the mesh root, which every member namespace has (istio-ca-root-cert)
     const hosts = [...serviceHosts(o.webhook.service, o.namespace), ...o.webhook.extraHosts];
-    let apply: ((cert: string, key: string) => void) | undefined;
     serving = new CertRotator({
-      ca, namespace: o.namespace, serviceAccount: o.webhook.service, issue: { dnsNames: hosts.filter((h) => !/^[0-9.:]+$/.test(h)), lifetimeMs: 30 * 24 * 3600_000 },
-      onRotate: (c) => apply?.(c.chainPem, c.keyPem),
+      ca, namespace: o.namespace, serviceAccount: o.webhook.service, issue: { dnsNames: hosts, lifetimeMs: 30 * 24 * 3600_000 },
+      // the first one is served below; later ones replace it
+      onRotate: (c) => meshConfig?.setCertificate(c.chainPem, c.keyPem),
       onError: (err) => log.warn({ err: String(err) }, 'mesh configuration service: certificate rotation failed; retrying'),
     });
     const cert = await serving.start();
@@ -111,8 +111,6 @@ export async function startKubernetesControl(o: KubernetesControlOptions): Promi
       podConfig: (ns, pod) => mesh.podConfig(ns, pod),
       onRequest: (outcome) => reviews.inc({ outcome }),
     });
-    const server = meshConfig;
-    apply = (c, k) => server.setCertificate(c, k);
     log.info({ port: meshConfig.port, url: o.meshConfig.url }, 'mesh configuration service serving');
   }
   new Counter({

@@ -25,7 +25,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
@@ -33,6 +33,7 @@ import { parseAllDocuments } from 'yaml';
 import {
   capture, clusters, devDist, gate, httpOf, inPod, kubeconfig, kubectl, kubectlArgv, kubectlRun, packetSummary, reuse, root, run, sh, sleep, strait, straitRun, until,
 } from './harness.js';
+import { createGpgWorld, createRepo } from '../helpers/signed-repo.js';
 
 const skip = gate();
 const work = mkdtempSync(join(tmpdir(), 'strait-k8s-real-'));
@@ -44,6 +45,8 @@ const needsDeploy = (t: { skip(m: string): void }): boolean => {
   return deployed;
 };
 const pods: { clientIp?: string; serverIp?: string } = {};
+/** gateway HA: the longest gaps measured, ms */
+const haGaps: { deleted?: number; killed?: number } = {};
 const CIDR = (i: number): { pods: string; services: string } => ({ pods: `10.${10 * i}.0.0/16`, services: `10.${10 * i + 1}.0.0/16` });
 
 before(() => {
@@ -323,4 +326,162 @@ test('MCS: ServiceExport Valid AwaitingSync -> True; clusterset.local A/SRV from
   console.log(`unexported: NXDOMAIN in A after ${Date.now() - tUn} ms`);
   assert.equal(dig('echo-headless.default.svc.clusterset.local'), pods.serverIp, 'the other export still answers');
   run(clusters, ['kubectl', 'b', 'delete', 'serviceexport', 'echo-headless']);
+});
+
+test('signed GitOps in the cluster: an Application from the in-cluster githost syncs a signed revision and refuses an unsigned one', { skip: skip ?? false, timeout: 600_000 }, async (t) => {
+  if (!needsDeploy(t)) return;
+  const t0 = Date.now();
+  // the first administrator, with the server's own tool inside its pod (the only way: SPEC)
+  const pw = `pw-${randomBytes(8).toString('hex')}`;
+  const created = sh(clusters, ['kubectl', 'a', '-n', 'strait-system', 'exec', 'deploy/strait-githost', '--', 'node', 'bin/strait.js', 'admin', 'user', 'create',
+    '--username', 'gitops_admin', '--password', pw, '--email', 'gitops@example.com', '--admin', '--access-token', '--state-dir', '/var/lib/strait', '-o', 'json']);
+  const token = (JSON.parse(created) as { token: string }).token;
+  assert.match(token, /^[0-9a-f]{40}$/);
+  // the githost Service through a port-forward in the link namespace (where curl and git run here)
+  const pf = spawn(clusters, kubectlArgv('a', '-n', 'strait-system', 'port-forward', 'svc/strait-githost', ':3000'), { stdio: ['ignore', 'pipe', 'pipe'] });
+  try {
+    const port = await new Promise<number>((resolve, reject) => {
+      let out = '';
+      pf.stdout.on('data', (d: Buffer) => {
+        out += d.toString();
+        const m = /Forwarding from 127\.0\.0\.1:([0-9]+)/.exec(out);
+        if (m) resolve(Number(m[1]));
+      });
+      pf.once('exit', (code) => reject(new Error(`kubectl port-forward exited ${code}: ${out}`)));
+      setTimeout(() => reject(new Error(`kubectl port-forward: no port after 30 s: ${out}`)), 30_000).unref();
+    });
+    const base = `http://127.0.0.1:${port}`;
+    const api = (method: string, path: string, body?: unknown): string => sh(clusters, ['exec', 'curl', '-sS', '-f', '-X', method, '-H', `Authorization: token ${token}`,
+      '-H', 'Content-Type: application/json', ...(body ? ['-d', JSON.stringify(body)] : []), `${base}/api/v1${path}`]);
+    api('POST', '/user/repos', { name: 'app', private: false, default_branch: 'main' });
+    // an unsigned commit, then one signed by alice (real git and gpg), pushed over HTTP
+    const world = createGpgWorld();
+    try {
+      const repo = createRepo(world);
+      const cm = (value: string): string => `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: demo\ndata:\n  value: ${value}\n`;
+      const unsigned = repo.commit({ 'app/cm.yaml': cm('unsigned') }, 'unsigned');
+      const signed = repo.commit({ 'app/cm.yaml': cm('alice') }, 'alice', world.keys.alice);
+      sh(clusters, ['exec', 'git', '-C', repo.dir, 'push', '-q', `http://gitops_admin:${token}@127.0.0.1:${port}/gitops_admin/app.git`, 'main']);
+      const head = JSON.parse(api('GET', '/repos/gitops_admin/app/git/commits/main')) as { sha: string };
+      assert.equal(head.sha, signed, 'githost has the pushed revision');
+      // the key store, a project that requires alice's signature, the destinations (bound to the sync role)
+      const NS = 'strait-system';
+      const API = 'argoproj.io/v1alpha1';
+      const items: unknown[] = [
+        { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'argocd-gpg-keys-cm', namespace: NS }, data: { [world.keys.alice.keyID]: world.keys.alice.armored } },
+        { apiVersion: API, kind: 'AppProject', metadata: { name: 'secure', namespace: NS }, spec: { sourceRepos: ['*'], destinations: [{ server: '*', namespace: '*' }], signatureKeys: [{ keyID: world.keys.alice.keyID }] } },
+      ];
+      for (const ns of ['gitops-signed', 'gitops-unsigned']) {
+        items.push({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+        items.push({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: 'strait-control-sync', namespace: ns }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'strait-control-sync' }, subjects: [{ kind: 'ServiceAccount', name: 'strait-control', namespace: NS }] });
+      }
+      const repoURL = 'http://strait-githost.strait-system.svc:3000/gitops_admin/app.git';
+      const app = (name: string, rev: string, ns: string): unknown => ({
+        apiVersion: API, kind: 'Application', metadata: { name, namespace: NS },
+        spec: { project: 'secure', source: { repoURL, path: 'app', targetRevision: rev }, destination: { server: 'https://kubernetes.default.svc', namespace: ns }, syncPolicy: { automated: { prune: true, selfHeal: true } } },
+      });
+      items.push(app('from-githost-unsigned', unsigned, 'gitops-unsigned'), app('from-githost-signed', signed, 'gitops-signed'));
+      writeFileSync(join(work, 'gitops.json'), JSON.stringify({ apiVersion: 'v1', kind: 'List', items }));
+      const tApply = Date.now();
+      kubectl('a', 'apply', '-f', join(work, 'gitops.json'));
+      type App = { status?: { sync?: { status?: string; revision?: string }; operationState?: { phase?: string; message?: string } } };
+      const appStatus = (name: string): App => JSON.parse(kubectl('a', '-n', NS, 'get', 'applications.argoproj.io', name, '-o', 'json')) as App;
+      const bad = await until('the unsigned revision: Sync Error', () => { const a = appStatus('from-githost-unsigned'); return a.status?.sync?.status === 'Sync Error' ? a : undefined; }, 120_000, 1000);
+      assert.equal(bad.status?.operationState?.message, 'Revision is not signed');
+      assert.equal(kubectlRun('a', '-n', 'gitops-unsigned', 'get', 'configmap', 'demo').status, 1, 'nothing of the unsigned revision applied');
+      const good = await until('the signed revision: Synced', () => { const a = appStatus('from-githost-signed'); return a.status?.sync?.status === 'Synced' ? a : undefined; }, 120_000, 1000);
+      assert.equal(good.status?.sync?.revision, signed);
+      assert.equal(kubectl('a', '-n', 'gitops-signed', 'get', 'configmap', 'demo', '-o', 'jsonpath={.data.value}'), 'alice');
+      console.log(`GitOps from the in-cluster githost: unsigned -> Sync Error / "Revision is not signed", signed -> Synced, ${Date.now() - tApply} ms after apply (${Date.now() - t0} ms with the githost setup)`);
+    } finally {
+      world.cleanup();
+    }
+  } finally {
+    pf.kill();
+  }
+});
+
+/** The gateway process of node `node` (hostNetwork: it shares the node's network namespace), its host PID. */
+function gatewayPid(node: string): number | undefined {
+  const want = run('stat', ['-L', '-c', '%i', `/run/netns/sk-${node}`]).stdout.trim();
+  for (const d of readdirSync('/proc')) {
+    if (!/^[0-9]+$/.test(d)) continue;
+    try {
+      if (!readFileSync(`/proc/${d}/cmdline`, 'utf8').includes('dist/daemon/gateway/main.js')) continue;
+      if (readlinkSync(`/proc/${d}/ns/net`) === `net:[${want}]`) return Number(d);
+    } catch { /* gone */ }
+  }
+  return undefined;
+}
+
+test('gateway HA: two gateway nodes in A; the active gateway pod deleted, then its process killed (-9): traffic resumes, one active; the gaps', { skip: skip ?? false, timeout: 600_000 }, async (t) => {
+  if (!needsDeploy(t)) return;
+  const NS = 'strait-system';
+  const holder = (): string => kubectl('a', '-n', NS, 'get', 'lease', 'strait-gateway', '-o', 'jsonpath={.spec.holderIdentity}').trim();
+  const gatewayPod = (node: string): string => kubectl('a', '-n', NS, 'get', 'pods', '-l', 'app.kubernetes.io/name=strait-gateway', '--field-selector', `spec.nodeName=${node}`, '-o', 'jsonpath={.items[0].metadata.name}').trim();
+  const activeGateways = (): string[] => {
+    const r = straitRun('show', 'gateways', '--kubeconfig', kubeconfig('a'));
+    assert.equal(r.status, 0, r.stderr);
+    return r.stdout.split('\n').filter((l) => /^\S+\s+active\s/.test(l)).map((l) => l.split(/\s+/)[0] as string);
+  };
+  assert.deepEqual(kubectl('a', 'get', 'nodes', '-l', 'submariner.io/gateway=true', '-o', 'jsonpath={.items[*].metadata.name}').trim().split(' ').sort(), ['a-gw', 'a-gw2']);
+  const url = `http://${pods.serverIp}:8080/cgi-bin/ip`;
+  await until('traffic before', () => (httpOf(inPod('a', 'client', ['curl', '-sS', '-i', '-m', '5', url], 20_000).stdout).status === 200 ? true : undefined), 60_000, 500);
+  await until('exactly one active gateway in A before', () => (activeGateways().length === 1 ? true : undefined), 60_000, 1000);
+
+  /**
+   * A curl every ~0.1 s from the pod on a-wk to the pod on b-wk for `seconds`, timestamps from
+   * the pod's /proc/uptime (10 ms steps) while `disrupt` runs; the longest run of failures.
+   */
+  const measure = async (what: string, disrupt: () => Promise<void> | void, seconds: number): Promise<{ gapMs: number; failures: number; tries: number; resumedAfterMs: number }> => {
+    const loop = `end=$(( $(cut -d. -f1 /proc/uptime) + ${seconds} )); while [ $(cut -d. -f1 /proc/uptime) -lt $end ]; do t=$(cut -d' ' -f1 /proc/uptime); c=$(curl -s --connect-timeout 0.5 -m 1 -o /dev/null -w '%{http_code}' ${url}); echo "$t $c"; sleep 0.1; done`;
+    const p = spawn(clusters, ['kubectl', 'a', 'exec', 'client', '--', 'sh', '-c', loop], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    p.stdout.on('data', (d: Buffer) => { out += d.toString(); });
+    const done = new Promise<void>((r) => p.once('exit', () => r()));
+    await sleep(3000);
+    const atLine = out.split('\n').filter(Boolean).length;
+    await disrupt();
+    await done;
+    const rows = out.split('\n').filter(Boolean).map((l) => { const [ts, code] = l.split(' '); return { t: Number(ts) * 1000, ok: code === '200' }; });
+    assert.ok(rows.length > 20, `${what}: the loop ran (${rows.length} rows)`);
+    assert.ok(rows.slice(0, atLine).every((r) => r.ok), `${what}: all good before the disruption`);
+    assert.ok(rows.at(-1)?.ok, `${what}: traffic resumed by the end (${seconds} s)`);
+    // the longest stretch from the last success before a failure run to the first success after it
+    let gapMs = 0;
+    let failures = 0;
+    let lastOk = rows[0]!.t;
+    let resumedAt = rows[0]!.t;
+    for (const r of rows) {
+      if (!r.ok) { failures++; continue; }
+      if (r.t - lastOk > gapMs) { gapMs = r.t - lastOk; resumedAt = r.t; }
+      lastOk = r.t;
+    }
+    const startT = rows[atLine]?.t ?? rows[0]!.t;
+    return { gapMs: Math.round(gapMs), failures, tries: rows.length, resumedAfterMs: Math.round(resumedAt - startT) };
+  };
+
+  // 1. the active gateway's pod deleted (SIGTERM: it releases the Lease)
+  const first = holder();
+  assert.match(first, /^a-gw2?$/);
+  const podGone = gatewayPod(first);
+  const del = await measure('pod deleted', () => { kubectl('a', '-n', NS, 'delete', 'pod', podGone, '--wait=false'); }, 40);
+  const second = await until('the other gateway holds the Lease', () => { const h = holder(); return h !== first ? h : undefined; }, 60_000, 500);
+  await until('exactly one active gateway in A after the pod deletion', () => { const a = activeGateways(); return a.length === 1 && a[0] === second ? a : undefined; }, 60_000, 1000);
+  console.log(`HA: active ${first}'s pod deleted: ${second} active; longest gap ${del.gapMs} ms (${del.failures}/${del.tries} curls failed), load ${readFileSync('/proc/loadavg', 'utf8').trim()}`);
+  sh(clusters, ['kubectl', 'a', '-n', NS, 'rollout', 'status', 'daemonset/strait-gateway', '--timeout=180s'], 200_000);
+
+  // 2. the active gateway's process killed with SIGKILL (no release: the Lease expires, or the
+  // restarted container takes it back)
+  const pid = gatewayPid(second);
+  assert.ok(pid, `the gateway process of ${second} on this host`);
+  const restartsBefore = Number(kubectl('a', '-n', NS, 'get', 'pod', gatewayPod(second), '-o', 'jsonpath={.status.containerStatuses[0].restartCount}').trim());
+  const kill = await measure('kill -9', () => { process.kill(pid, 'SIGKILL'); }, 60);
+  const third = holder();
+  await until('exactly one active gateway in A after kill -9', () => { const a = activeGateways(); return a.length === 1 && a[0] === holder() ? a : undefined; }, 60_000, 1000);
+  const restartsAfter = Number(kubectl('a', '-n', NS, 'get', 'pod', gatewayPod(second), '-o', 'jsonpath={.status.containerStatuses[0].restartCount}').trim());
+  assert.equal(restartsAfter, restartsBefore + 1, 'the killed container was restarted once');
+  console.log(`HA: active ${second}'s process killed (-9): ${third} active; longest gap ${kill.gapMs} ms (${kill.failures}/${kill.tries} curls failed), load ${readFileSync('/proc/loadavg', 'utf8').trim()}`);
+  haGaps.deleted = del.gapMs;
+  haGaps.killed = kill.gapMs;
 });
