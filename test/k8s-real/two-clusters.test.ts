@@ -34,6 +34,7 @@ import {
   capture, clusters, devDist, gate, httpOf, inPod, kubeconfig, kubectl, kubectlArgv, kubectlRun, packetSummary, reuse, root, run, sh, sleep, strait, straitRun, until,
 } from './harness.js';
 import { createGpgWorld, createRepo } from '../helpers/signed-repo.js';
+import { defaultMeshObjects } from '../../src/mesh/control/index.js';
 
 const skip = gate();
 const work = mkdtempSync(join(tmpdir(), 'strait-k8s-real-'));
@@ -399,6 +400,75 @@ test('signed GitOps in the cluster: an Application from the in-cluster githost s
   } finally {
     pf.kill();
   }
+});
+
+test('mesh in real pods: injected sidecars (init redirect, configuration from the control module); the traffic table PERMISSIVE / DISABLE / STRICT with real curl, STRICT plaintext exit 56', { skip: skip ?? false, timeout: 600_000 }, async (t) => {
+  if (!needsDeploy(t)) return;
+  const t0 = Date.now();
+  // the mesh: a control plane whose member roll names "mesh", as `strait mesh` bootstraps it
+  writeFileSync(join(work, 'mesh.json'), JSON.stringify({ apiVersion: 'v1', kind: 'List', items: [
+    { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'istio-system' } },
+    { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'mesh' } },
+    ...defaultMeshObjects(['mesh']),
+    { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'echo', namespace: 'mesh' } },
+    { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'client', namespace: 'mesh' } },
+    { apiVersion: 'v1', kind: 'Service', metadata: { name: 'echo', namespace: 'mesh' }, spec: { selector: { app: 'echo' }, ports: [{ name: 'http', port: 8080, targetPort: 8080 }] } },
+  ] }));
+  kubectl('a', 'apply', '-f', join(work, 'mesh.json'));
+  await until('istio-ca-root-cert in the member namespace', () => (kubectlRun('a', '-n', 'mesh', 'get', 'configmap', 'istio-ca-root-cert').status === 0 ? true : undefined), 60_000, 1000);
+  // the injected pods (the webhook adds strait-init and strait-proxy), on A's worker
+  const podSpec = (name: string, sa: string, labels: Record<string, string>, command?: string[]) => ({
+    apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'mesh', labels: { ...labels, 'sidecar.istio.io/inject': 'true' } },
+    spec: { serviceAccountName: sa, nodeName: 'a-wk', containers: [{ name, image: 'localhost/strait-test:1', imagePullPolicy: 'Never', ...(command ? { command } : {}), ports: [{ containerPort: 8080 }] }] },
+  });
+  writeFileSync(join(work, 'mesh-pods.json'), JSON.stringify({ apiVersion: 'v1', kind: 'List', items: [
+    podSpec('echo', 'echo', { app: 'echo' }), podSpec('client', 'client', { app: 'client' }, ['sleep', '36000']),
+  ] }));
+  kubectl('a', 'apply', '-f', join(work, 'mesh-pods.json'));
+  for (const p of ['echo', 'client']) {
+    const spec = JSON.parse(kubectl('a', '-n', 'mesh', 'get', 'pod', p, '-o', 'json')) as { spec: { containers: { name: string }[]; initContainers?: { name: string }[] } };
+    assert.deepEqual(spec.spec.containers.map((c) => c.name), [p, 'strait-proxy'], `${p}: the sidecar injected`);
+    assert.deepEqual(spec.spec.initContainers?.map((c) => c.name), ['strait-init']);
+  }
+  try {
+    kubectl('a', '-n', 'mesh', 'wait', '--for=condition=Ready', 'pod/echo', 'pod/client', '--timeout=180s');
+  } catch (err) {
+    const why = ['echo', 'client'].map((p) => `${p}: ${kubectlRun('a', '-n', 'mesh', 'describe', 'pod', p).stdout.split('\n').slice(-15).join('\n')}\n${kubectlRun('a', '-n', 'mesh', 'logs', p, '--all-containers', '--tail=20').stdout}`).join('\n');
+    throw new Error(`${String(err)}\n${why}`, { cause: err });
+  }
+  console.log(`mesh pods injected and Ready in ${Date.now() - t0} ms`);
+  const URL_ = 'http://echo.mesh.svc.cluster.local:8080/cgi-bin/ip';
+  const outcome = (ns: string, pod: string): string => {
+    const r = run(clusters, ['kubectl', 'a', '-n', ns, 'exec', pod, '-c', pod, '--', 'curl', '-sS', '-m', '5', '-o', '/dev/null', '-w', '%{http_code}', URL_], 30_000);
+    return r.status === 0 ? `HTTP ${r.stdout.trim()}` : `exit ${r.status}`;
+  };
+  const SETUPS: Record<string, unknown[]> = {
+    PERMISSIVE: [{ apiVersion: 'security.istio.io/v1beta1', kind: 'PeerAuthentication', metadata: { name: 'default', namespace: 'mesh' }, spec: { mtls: { mode: 'PERMISSIVE' } } }],
+    DISABLE: [{ apiVersion: 'security.istio.io/v1beta1', kind: 'PeerAuthentication', metadata: { name: 'default', namespace: 'mesh' }, spec: { mtls: { mode: 'DISABLE' } } },
+      { apiVersion: 'networking.istio.io/v1beta1', kind: 'DestinationRule', metadata: { name: 'default', namespace: 'mesh' }, spec: { host: '*', trafficPolicy: { tls: { mode: 'DISABLE' } } } }],
+    STRICT: [{ apiVersion: 'security.istio.io/v1beta1', kind: 'PeerAuthentication', metadata: { name: 'default', namespace: 'mesh' }, spec: { mtls: { mode: 'STRICT' } } },
+      { apiVersion: 'networking.istio.io/v1beta1', kind: 'DestinationRule', metadata: { name: 'default', namespace: 'mesh' }, spec: { host: '*.mesh.svc.cluster.local', trafficPolicy: { tls: { mode: 'ISTIO_MUTUAL' } } } }],
+  };
+  const EXPECT: Record<string, [string, string]> = { PERMISSIVE: ['HTTP 200', 'HTTP 200'], DISABLE: ['HTTP 200', 'HTTP 200'], STRICT: ['HTTP 200', 'exit 56'] };
+  const rows: string[] = [];
+  for (const mode of ['PERMISSIVE', 'DISABLE', 'STRICT']) {
+    run(clusters, ['kubectl', 'a', '-n', 'mesh', 'delete', 'destinationrule', 'default', '--ignore-not-found']);
+    writeFileSync(join(work, `mesh-${mode}.json`), JSON.stringify({ apiVersion: 'v1', kind: 'List', items: SETUPS[mode] }));
+    const tMode = Date.now();
+    kubectl('a', 'apply', '-f', join(work, `mesh-${mode}.json`));
+    const want = EXPECT[mode] as [string, string];
+    const got = await until(`${mode}: in-mesh client ${want[0]}, outsider ${want[1]}`, () => {
+      const g: [string, string] = [outcome('mesh', 'client'), outcome('default', 'client')];
+      return g[0] === want[0] && g[1] === want[1] ? g : undefined;
+    }, 90_000, 1000).catch((err: unknown) => { throw new Error(`${String(err)} (last: in-mesh ${outcome('mesh', 'client')}, outsider ${outcome('default', 'client')})`, { cause: err }); });
+    rows.push(`${mode}: in-mesh ${got[0]}, outsider ${got[1]} (${Date.now() - tMode} ms after apply)`);
+  }
+  console.log(`mesh traffic table in real pods: ${rows.join('; ')}`);
+  // under STRICT the echo pod's sidecar terminated mTLS and reset the plaintext (its metrics on 15020, outside the redirect)
+  const echoIp = kubectl('a', '-n', 'mesh', 'get', 'pod', 'echo', '-o', 'jsonpath={.status.podIP}').trim();
+  const metrics = inPod('a', 'client', ['curl', '-sS', '-m', '5', `http://${echoIp}:15020/metrics`], 20_000).stdout;
+  assert.match(metrics, /strait_mesh_inbound_accepted_total\{mode="STRICT",how="mtls"\} [1-9]/);
+  assert.match(metrics, /strait_mesh_inbound_reset_total\{mode="STRICT",reason="plaintext"\} [1-9]/);
 });
 
 /** The gateway process of node `node` (hostNetwork: it shares the node's network namespace), its host PID. */
