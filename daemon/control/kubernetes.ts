@@ -12,7 +12,7 @@ import type { Logger } from 'pino';
 import { Counter, type Registry } from 'prom-client';
 import { E, isStraitError } from '../../src/base/errors/index.js';
 import { createHash } from 'node:crypto';
-import { CertRotator, loadOrCreateCaInStore, MeshController, serveMeshConfig, type MeshCaller, type MeshConfigServer } from '../../src/mesh/control/index.js';
+import { CertRotator, loadOrCreateCaInStore, MeshController, serveMeshConfig, type IngressRouteSpec, type MeshCaller, type MeshConfigServer } from '../../src/mesh/control/index.js';
 import { MulticlusterAgent, MulticlusterMetrics, openBrokerOfCluster, readJoin } from '../../src/multicluster/control/clusterset/index.js';
 import { ClustersetZone, startClustersetDns, ZoneSource, type ClustersetDns } from '../../src/multicluster/control/clusterset-dns/index.js';
 import { createWebhookTls, patchWebhookCaBundle, serveSidecarInjector, serviceHosts, TOKEN_AUDIENCE, type SidecarInjector } from '../../src/mesh/control/sidecar-injector/index.js';
@@ -45,6 +45,11 @@ export interface KubernetesControlOptions {
    * injected proxies then run unconfigured)
    */
   meshConfig?: { host: string; port: number; url: string };
+  /**
+   * the mesh ingress gateway (deploy/mesh-ingress.yaml): its ServiceAccount in `namespace` (its
+   * identity; only its token gets /v1/ingress) and the routes it serves (STRAIT_MESH_INGRESS)
+   */
+  ingress?: { serviceAccount: string; routes: IngressRouteSpec[] };
   /** the clusterset.local DNS server (UDP and TCP), started once the cluster has joined; absent: none */
   dns?: { host: string; port: number };
   /** how often to look for the join and retry the caBundle patch, ms */
@@ -60,9 +65,12 @@ export interface KubernetesControl {
   close(): Promise<void>;
 }
 
+// the abort listener goes with its timer: one left behind per retry piled up on the signal
+// (MaxListenersExceededWarning after 11 retries, e.g. while waiting for the join)
 const sleep = (ms: number, signal: AbortSignal): Promise<void> => new Promise((r) => {
-  const t = setTimeout(r, ms);
-  signal.addEventListener('abort', () => { clearTimeout(t); r(); }, { once: true });
+  const done = (): void => { clearTimeout(t); signal.removeEventListener('abort', done); r(); };
+  const t = setTimeout(done, ms);
+  signal.addEventListener('abort', done, { once: true });
 });
 
 /** Retry `step` until it returns true or the signal aborts; errors are logged once per kind. */
@@ -91,7 +99,10 @@ export async function startKubernetesControl(o: KubernetesControlOptions): Promi
   const meshDir = join(o.stateDir, 'mesh');
   mkdirSync(meshDir, { recursive: true, mode: 0o755 });
   let meshConfig: MeshConfigServer | undefined;
-  const mesh = new MeshController({ store, ca, dir: meshDir, log: log.child({ part: 'mesh' }), onReconciled: () => meshConfig?.notify() });
+  const mesh = new MeshController({
+    store, ca, dir: meshDir, log: log.child({ part: 'mesh' }), onReconciled: () => meshConfig?.notify(),
+    ...(o.ingress ? { ingress: { namespace: o.namespace, serviceAccount: o.ingress.serviceAccount, routes: o.ingress.routes } } : {}),
+  });
   await mesh.start();
   let serving: CertRotator | undefined;
   if (o.meshConfig) {
@@ -109,6 +120,7 @@ export async function startKubernetesControl(o: KubernetesControlOptions): Promi
       cert: cert.chainPem, key: cert.keyPem, host: o.meshConfig.host, port: o.meshConfig.port,
       authenticate: tokenReviewer(store, log),
       podConfig: (ns, pod) => mesh.podConfig(ns, pod),
+      ...(o.ingress ? { ingress: { namespace: o.namespace, serviceAccount: o.ingress.serviceAccount, config: () => mesh.ingressConfig() } } : {}),
       onRequest: (outcome) => reviews.inc({ outcome }),
     });
     log.info({ port: meshConfig.port, url: o.meshConfig.url }, 'mesh configuration service serving');
@@ -242,6 +254,31 @@ export function meshConfigSettingsFromEnv(env: NodeJS.ProcessEnv, namespace: str
   const url = env['STRAIT_MESH_CONFIG_URL'] ?? `https://${env['STRAIT_WEBHOOK_SERVICE'] ?? 'strait-control'}.${namespace}.svc:${n === 0 ? 15012 : n}`;
   if (!/^https:\/\/[^/]+$/.test(url)) throw E.configInvalid('STRAIT_MESH_CONFIG_URL', url, 'https://HOST:PORT');
   return { host: env['STRAIT_MESH_CONFIG_LISTEN'] ?? '0.0.0.0', port: n, url };
+}
+
+/**
+ * The mesh ingress gateway from the environment: STRAIT_MESH_INGRESS, a JSON list of routes
+ * [{pathPrefix, namespace, service, port}] (default none: the gateway answers 404), and
+ * STRAIT_MESH_INGRESS_SERVICE_ACCOUNT (default strait-mesh-ingress, deploy/mesh-ingress.yaml's).
+ */
+export function ingressSettingsFromEnv(env: NodeJS.ProcessEnv): KubernetesControlOptions['ingress'] {
+  const text = env['STRAIT_MESH_INGRESS'] ?? '[]';
+  const bad = (why: string): never => { throw E.configInvalid('STRAIT_MESH_INGRESS', text, why); };
+  let routes: unknown;
+  try {
+    routes = JSON.parse(text);
+  } catch {
+    return bad('a JSON list of routes [{"pathPrefix":"/","namespace":"NS","service":"NAME","port":8080}]');
+  }
+  if (!Array.isArray(routes)) return bad('a JSON list of routes');
+  for (const r of routes as Record<string, unknown>[]) {
+    if (typeof r !== 'object' || r === null) return bad('every route is an object');
+    if (typeof r['pathPrefix'] !== 'string' || !r['pathPrefix'].startsWith('/')) bad('every route has a pathPrefix starting with "/"');
+    for (const k of ['namespace', 'service']) if (typeof r[k] !== 'string' || !/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(r[k] as string)) bad(`every route has a ${k} (a DNS label)`);
+    if (!Number.isInteger(r['port']) || (r['port'] as number) < 1 || (r['port'] as number) > 65535) bad('every route has a port 1-65535');
+    for (const k of Object.keys(r)) if (!['pathPrefix', 'namespace', 'service', 'port', 'host'].includes(k)) bad(`unknown key ${JSON.stringify(k)} in a route`);
+  }
+  return { serviceAccount: env['STRAIT_MESH_INGRESS_SERVICE_ACCOUNT'] ?? 'strait-mesh-ingress', routes: routes as IngressRouteSpec[] };
 }
 
 /** The Kubernetes-mode settings from the environment deploy/control.yaml sets. */

@@ -24,7 +24,7 @@ import { createLogger } from '../../src/base/log/index.js';
 import { IN_CLUSTER_SERVERS, startGitOpsService } from '../../src/gitops/control/index.js';
 import { serveMetrics } from '../../src/platform/metrics/index.js';
 import { connectStore, openEmbeddedStore, openKubernetesStore, type ResourceStore } from '../../src/platform/store/index.js';
-import { dnsSettingsFromEnv, meshConfigSettingsFromEnv, startKubernetesControl, webhookSettingsFromEnv } from './kubernetes.js';
+import { dnsSettingsFromEnv, ingressSettingsFromEnv, meshConfigSettingsFromEnv, startKubernetesControl, webhookSettingsFromEnv } from './kubernetes.js';
 import { VERSION } from '../../src/platform/cli-kit/index.js';
 import { runEntry } from '../entry.js';
 
@@ -125,6 +125,7 @@ async function main(): Promise<void> {
   // checked before anything starts: a bad STRAIT_DNS_PORT is a usage error
   const dnsSettings = kubernetes ? dnsSettingsFromEnv(process.env) : undefined;
   const meshConfigSettings = kubernetes ? meshConfigSettingsFromEnv(process.env, cfg.namespace) : undefined;
+  const ingressSettings = kubernetes ? ingressSettingsFromEnv(process.env) : undefined;
   const kube = kubernetes ? openKubernetesStore(cfg.kubeconfig ? { kubeConfigPath: cfg.kubeconfig } : {}) : undefined;
   if (kube) {
     store = kube;
@@ -168,6 +169,7 @@ async function main(): Promise<void> {
       store: kube, namespace: cfg.namespace, stateDir: cfg.stateDir, registry, log, webhook: webhookSettingsFromEnv(process.env),
       ...(dnsSettings ? { dns: dnsSettings } : {}),
       ...(meshConfigSettings ? { meshConfig: meshConfigSettings } : {}),
+      ...(ingressSettings ? { ingress: ingressSettings } : {}),
     });
     life.onShutdown('kubernetes', () => k.close());
     webhookPort = k.webhook.port;

@@ -402,7 +402,7 @@ test('signed GitOps in the cluster: an Application from the in-cluster githost s
   }
 });
 
-test('mesh in real pods: injected sidecars (init redirect, configuration from the control module); the traffic table PERMISSIVE / DISABLE / STRICT with real curl, STRICT plaintext exit 56', { skip: skip ?? false, timeout: 600_000 }, async (t) => {
+test('mesh in real pods: injected sidecars (init redirect, configuration from the control module); the traffic table PERMISSIVE / DISABLE / STRICT x in-mesh, outsider, ingress with real curl, STRICT plaintext exit 56', { skip: skip ?? false, timeout: 600_000 }, async (t) => {
   if (!needsDeploy(t)) return;
   const t0 = Date.now();
   // the mesh: a control plane whose member roll names "mesh", as `strait mesh` bootstraps it
@@ -415,6 +415,20 @@ test('mesh in real pods: injected sidecars (init redirect, configuration from th
     { apiVersion: 'v1', kind: 'Service', metadata: { name: 'echo', namespace: 'mesh' }, spec: { selector: { app: 'echo' }, ports: [{ name: 'http', port: 8080, targetPort: 8080 }] } },
   ] }));
   kubectl('a', 'apply', '-f', join(work, 'mesh.json'));
+  // the ingress gateway's route (the control module's STRAIT_MESH_INGRESS; deploy/mesh-ingress.yaml)
+  const route = JSON.stringify([{ pathPrefix: '/', namespace: 'mesh', service: 'echo', port: 8080 }]);
+  const env = JSON.parse(kubectl('a', '-n', 'strait-system', 'get', 'deployment', 'strait-control', '-o', 'jsonpath={.spec.template.spec.containers[0].env}')) as { name: string; value?: string }[];
+  if (env.find((e) => e.name === 'STRAIT_MESH_INGRESS')?.value !== route) {
+    kubectl('a', '-n', 'strait-system', 'set', 'env', 'deployment/strait-control', `STRAIT_MESH_INGRESS=${route}`);
+  }
+  for (const d of ['strait-control', 'strait-mesh-ingress']) sh(clusters, ['kubectl', 'a', '-n', 'strait-system', 'rollout', 'status', `deployment/${d}`, '--timeout=180s'], 200_000);
+  const nodePort = kubectl('a', '-n', 'strait-system', 'get', 'service', 'strait-mesh-ingress', '-o', 'jsonpath={.spec.ports[0].nodePort}').trim();
+  assert.match(nodePort, /^[0-9]+$/);
+  // an external user: curl from outside the cluster (the link namespace) to the NodePort on A's gateway node
+  const viaIngress = (): string => {
+    const r = run(clusters, ['exec', 'curl', '-sS', '-m', '5', '-o', '/dev/null', '-w', '%{http_code}', `http://172.30.1.2:${nodePort}/cgi-bin/ip`], 30_000);
+    return r.status === 0 ? `HTTP ${r.stdout.trim()}` : `exit ${r.status}`;
+  };
   await until('istio-ca-root-cert in the member namespace', () => (kubectlRun('a', '-n', 'mesh', 'get', 'configmap', 'istio-ca-root-cert').status === 0 ? true : undefined), 60_000, 1000);
   // the injected pods (the webhook adds strait-init and strait-proxy), on A's worker
   const podSpec = (name: string, sa: string, labels: Record<string, string>, command?: string[]) => ({
@@ -449,19 +463,19 @@ test('mesh in real pods: injected sidecars (init redirect, configuration from th
     STRICT: [{ apiVersion: 'security.istio.io/v1beta1', kind: 'PeerAuthentication', metadata: { name: 'default', namespace: 'mesh' }, spec: { mtls: { mode: 'STRICT' } } },
       { apiVersion: 'networking.istio.io/v1beta1', kind: 'DestinationRule', metadata: { name: 'default', namespace: 'mesh' }, spec: { host: '*.mesh.svc.cluster.local', trafficPolicy: { tls: { mode: 'ISTIO_MUTUAL' } } } }],
   };
-  const EXPECT: Record<string, [string, string]> = { PERMISSIVE: ['HTTP 200', 'HTTP 200'], DISABLE: ['HTTP 200', 'HTTP 200'], STRICT: ['HTTP 200', 'exit 56'] };
+  const EXPECT: Record<string, [string, string, string]> = { PERMISSIVE: ['HTTP 200', 'HTTP 200', 'HTTP 200'], DISABLE: ['HTTP 200', 'HTTP 200', 'HTTP 200'], STRICT: ['HTTP 200', 'exit 56', 'HTTP 200'] };
   const rows: string[] = [];
   for (const mode of ['PERMISSIVE', 'DISABLE', 'STRICT']) {
     run(clusters, ['kubectl', 'a', '-n', 'mesh', 'delete', 'destinationrule', 'default', '--ignore-not-found']);
     writeFileSync(join(work, `mesh-${mode}.json`), JSON.stringify({ apiVersion: 'v1', kind: 'List', items: SETUPS[mode] }));
     const tMode = Date.now();
     kubectl('a', 'apply', '-f', join(work, `mesh-${mode}.json`));
-    const want = EXPECT[mode] as [string, string];
-    const got = await until(`${mode}: in-mesh client ${want[0]}, outsider ${want[1]}`, () => {
-      const g: [string, string] = [outcome('mesh', 'client'), outcome('default', 'client')];
-      return g[0] === want[0] && g[1] === want[1] ? g : undefined;
-    }, 90_000, 1000).catch((err: unknown) => { throw new Error(`${String(err)} (last: in-mesh ${outcome('mesh', 'client')}, outsider ${outcome('default', 'client')})`, { cause: err }); });
-    rows.push(`${mode}: in-mesh ${got[0]}, outsider ${got[1]} (${Date.now() - tMode} ms after apply)`);
+    const want = EXPECT[mode] as [string, string, string];
+    const got = await until(`${mode}: in-mesh client ${want[0]}, outsider ${want[1]}, ingress ${want[2]}`, () => {
+      const g: [string, string, string] = [outcome('mesh', 'client'), outcome('default', 'client'), viaIngress()];
+      return g.every((x, i) => x === want[i]) ? g : undefined;
+    }, 90_000, 1000).catch((err: unknown) => { throw new Error(`${String(err)} (last: in-mesh ${outcome('mesh', 'client')}, outsider ${outcome('default', 'client')}, ingress ${viaIngress()})`, { cause: err }); });
+    rows.push(`${mode}: in-mesh ${got[0]}, outsider ${got[1]}, ingress ${got[2]} (${Date.now() - tMode} ms after apply)`);
   }
   console.log(`mesh traffic table in real pods: ${rows.join('; ')}`);
   // under STRICT the echo pod's sidecar terminated mTLS and reset the plaintext (its metrics on 15020, outside the redirect)

@@ -61,9 +61,11 @@ export function followMeshConfig(o: MeshConfigClientOptions): MeshConfigClient {
   const waitS = o.waitS ?? 30;
   let etag: string | undefined;
   let backoff = 1000;
+  // the abort listener goes with its timer (one per retry would pile up on the signal)
   const pause = (ms: number): Promise<void> => new Promise((r) => {
-    const t = setTimeout(r, ms);
-    abort.signal.addEventListener('abort', () => { clearTimeout(t); r(); }, { once: true });
+    const done = (): void => { clearTimeout(t); abort.signal.removeEventListener('abort', done); r(); };
+    const t = setTimeout(done, ms);
+    abort.signal.addEventListener('abort', done, { once: true });
   });
   void (async () => {
     while (!abort.signal.aborted) {
