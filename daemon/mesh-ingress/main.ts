@@ -60,15 +60,15 @@ async function main(): Promise<void> {
     // token (its ServiceAccount is the gateway's identity); nothing listens before the first one
     let resolveFirst: (c: unknown) => void = () => undefined;
     const first = new Promise<unknown>((r) => { resolveFirst = r; });
-    let current: IngressGateway | undefined;
+    const holder: { gw?: IngressGateway } = {};
     let lastError = '';
     const client = followMeshConfig({
       url: values.control, path: '/v1/ingress', tokenFile: values['control-token'] as string, caFile: values['control-ca'] as string,
       onConfig: (config) => {
         lastError = '';
-        if (!current) { resolveFirst(config); return; }
+        if (!holder.gw) { resolveFirst(config); return; }
         try {
-          current.update(config as ConstructorParameters<typeof IngressGateway>[0]);
+          holder.gw.update(config as ConstructorParameters<typeof IngressGateway>[0]);
           log.info('ingress configuration from the control module applied');
         } catch (err) {
           log.warn({ err: String(err) }, 'ingress configuration rejected; keeping the previous one');
@@ -80,8 +80,8 @@ async function main(): Promise<void> {
       },
     });
     life.onShutdown('control', () => client.stop());
-    current = new IngressGateway((await first) as ConstructorParameters<typeof IngressGateway>[0]);
-    gw = current;
+    gw = new IngressGateway((await first) as ConstructorParameters<typeof IngressGateway>[0]);
+    holder.gw = gw;
   } else {
     const file = values.config as string;
     // the mesh agent writes the file; in a world both start together
