@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { isStraitError } from '../../src/base/errors/index.js';
 import {
-  INIT_CONTAINER, PROXY_CONTAINER, ROOT_DIR, STATUS_ANNOTATION, TOKEN_AUDIENCE, TOKEN_DIR, reviewAdmission, sidecarContainers, sidecarPatch, type JsonPatchOp,
+  EXCLUDE_INBOUND_ANNOTATION, INIT_CONTAINER, PROXY_CONTAINER, ROOT_DIR, STATUS_ANNOTATION, TOKEN_AUDIENCE, TOKEN_DIR, excludedInboundPorts, reviewAdmission, sidecarContainers, sidecarPatch, type JsonPatchOp,
 } from '../../src/mesh/control/sidecar-injector/index.js';
 
 const opts = { image: 'strait:test' };
@@ -150,4 +150,16 @@ test('the init container\'s redirect script (--dry-run): the proxy uid spared, a
   const bad = spawnSync(process.execPath, [init, '--dry-run', '--exclude-inbound-ports', '80;rm'], { encoding: 'utf8' });
   assert.equal(bad.status, 2);
   assert.match(bad.stderr, /STRAIT_ERR_USAGE: --exclude-inbound-ports must be an integer/);
+});
+
+test('traffic.sidecar.istio.io/excludeInboundPorts reaches the init container\'s redirect; a malformed value excludes nothing', () => {
+  type Init = { spec: { initContainers: { name: string; args: string[] }[] } };
+  const initArgs = (annotations: Record<string, string>): string[] => {
+    const p = pod({ labels: { 'sidecar.istio.io/inject': 'true' }, annotations });
+    return (applyPatch(p, sidecarPatch(p, opts)) as Init).spec.initContainers.find((c) => c.name === INIT_CONTAINER)?.args ?? [];
+  };
+  const a = initArgs({ [EXCLUDE_INBOUND_ANNOTATION]: '8081, 9090' });
+  assert.equal(a[a.indexOf('--exclude-inbound-ports') + 1], '8081,9090');
+  for (const bad of ['80;rm -rf', '0', '70000', 'http']) assert.ok(!initArgs({ [EXCLUDE_INBOUND_ANNOTATION]: bad }).includes('--exclude-inbound-ports'), bad);
+  assert.deepEqual(excludedInboundPorts({ metadata: { annotations: { [EXCLUDE_INBOUND_ANNOTATION]: '15021,15021' } } }), [15021]);
 });

@@ -26,6 +26,21 @@ export interface SidecarOptions {
   inMesh?: (namespace: string) => boolean;
 }
 
+/**
+ * Istio's annotation naming inbound ports that reach the application directly (kubelet's
+ * HTTP probes of a STRICT pod, for example): handed to the init container's redirect.
+ */
+export const EXCLUDE_INBOUND_ANNOTATION = 'traffic.sidecar.istio.io/excludeInboundPorts';
+
+/** The annotation's ports, when it is a comma-separated list of ports (else none: never a crash, the redirect stays whole). */
+export function excludedInboundPorts(pod: PodLike): number[] {
+  const v = pod.metadata?.annotations?.[EXCLUDE_INBOUND_ANNOTATION];
+  if (typeof v !== 'string') return [];
+  const parts = v.split(',').map((p) => p.trim()).filter(Boolean);
+  if (!parts.every((p) => /^[0-9]{1,5}$/.test(p) && Number(p) >= 1 && Number(p) <= 65535)) return [];
+  return [...new Set(parts.map(Number))];
+}
+
 /** where the injected volumes are mounted in the proxy container */
 export const TOKEN_DIR = '/var/run/secrets/strait/token';
 export const ROOT_DIR = '/var/run/secrets/strait/root';
@@ -61,7 +76,7 @@ export function sidecarVolumes(): Record<string, unknown>[] {
   ];
 }
 
-export function sidecarContainers(opts: SidecarOptions): { proxy: Record<string, unknown>; init: Record<string, unknown> } {
+export function sidecarContainers(opts: SidecarOptions, excludeInbound: number[] = []): { proxy: Record<string, unknown>; init: Record<string, unknown> } {
   const inbound = opts.inboundPort ?? 15006;
   const outbound = opts.outboundPort ?? 15001;
   const uid = opts.proxyUid ?? 1337;
@@ -76,7 +91,8 @@ export function sidecarContainers(opts: SidecarOptions): { proxy: Record<string,
       name: INIT_CONTAINER,
       image: opts.image,
       command: ['node', 'dist/agents/sidecar/init.js'],
-      args: ['--inbound-port', String(inbound), '--outbound-port', String(outbound), '--proxy-uid', String(uid)],
+      args: ['--inbound-port', String(inbound), '--outbound-port', String(outbound), '--proxy-uid', String(uid),
+        ...(excludeInbound.length ? ['--exclude-inbound-ports', excludeInbound.join(',')] : [])],
       securityContext: {
         runAsUser: 0, runAsNonRoot: false, allowPrivilegeEscalation: false, readOnlyRootFilesystem: true,
         capabilities: { drop: ['ALL'], add: ['NET_ADMIN', 'NET_RAW'] },
@@ -110,7 +126,7 @@ export function sidecarPatch(pod: PodLike, opts: SidecarOptions, namespace?: str
   if (opts.inMesh && ns !== undefined && !opts.inMesh(ns)) return [];
   const containers = Array.isArray(pod.spec?.containers) ? pod.spec.containers : [];
   if (containers.some((c) => c?.name === PROXY_CONTAINER)) return [];
-  const { proxy, init } = sidecarContainers(opts);
+  const { proxy, init } = sidecarContainers(opts, excludedInboundPorts(pod));
   const ops: JsonPatchOp[] = [];
   if (Array.isArray(pod.spec?.initContainers) && pod.spec.initContainers.length > 0) ops.push({ op: 'add', path: '/spec/initContainers/-', value: init });
   else ops.push({ op: 'add', path: '/spec/initContainers', value: [init] });
