@@ -7,7 +7,8 @@
 #
 #   test/k8s/clusters.sh up N [--strait] [--gateways 2]
 #                                         bring up clusters a, b, ... (--strait: import the strait image too;
-#                                         --gateways 2: cluster a gets a second gateway node a-gw2, for HA)
+#                                         --gateways 2: cluster a gets a second gateway node a-gw2, for HA;
+#                                         STRAIT_IMAGE_TAR=FILE: import that strait image archive instead)
 #   test/k8s/clusters.sh down             remove everything `up` made (processes by PID, mounts,
 #                                         cgroups, namespaces, files) and restore the sysctls
 #   test/k8s/clusters.sh status           the clusters that are up, their nodes
@@ -266,7 +267,9 @@ EOF
   [ -S "$s/containerd.sock" ] || die "containerd of $node did not start: $(tail -5 "$s/containerd.log")"
 
   local img
-  for img in "$IMAGES/pause.tar" "$IMAGES/test.tar" ${WITH_COREDNS:+"$IMAGES/coredns.tar"} ${WITH_STRAIT:+"$IMAGES/strait.tar"}; do
+  # STRAIT_IMAGE_TAR: another strait image archive (docker-archive of localhost/strait:test) than
+  # the cached one, e.g. one built from a branch's sources into a private buildah storage
+  for img in "$IMAGES/pause.tar" "$IMAGES/test.tar" ${WITH_COREDNS:+"$IMAGES/coredns.tar"} ${WITH_STRAIT:+"${STRAIT_IMAGE_TAR:-$IMAGES/strait.tar}"}; do
     ctr -a "$s/containerd.sock" -n k8s.io images import --no-unpack "$img" >/dev/null \
       || die "could not import $img into $node"
   done
