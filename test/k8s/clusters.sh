@@ -594,7 +594,13 @@ up() {
   grep -q ' cgroup ' /proc/mounts || die "no cgroup v1 hierarchy mounted"
   K8S=$("$here/build-apiserver.sh" --nodes)
   KUBECTL=$K8S/kubectl
-  IMAGES=$("$here/build-images.sh" ${WITH_STRAIT:+--strait})
+  # with STRAIT_IMAGE_TAR the strait image is that archive: nothing is built for it
+  if [ -n "${STRAIT_IMAGE_TAR:-}" ]; then
+    [ -f "$STRAIT_IMAGE_TAR" ] || die "STRAIT_IMAGE_TAR=$STRAIT_IMAGE_TAR is not a file"
+    IMAGES=$("$here/build-images.sh")
+  else
+    IMAGES=$("$here/build-images.sh" ${WITH_STRAIT:+--strait})
+  fi
   # CoreDNS as each cluster's DNS when its image is built (scripts/build-coredns.sh)
   if [ -f "$IMAGES/coredns.tar" ]; then WITH_COREDNS=1; fi
   cg_hierarchies
