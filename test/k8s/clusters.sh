@@ -546,7 +546,7 @@ down() {
   [ -d "$STATE" ] || { log "nothing is up"; return 0; }
   local f id ns m
   # kubelets first (no restarts of what is being stopped), then kube-proxy
-  for f in "$STATE"/pids/kubelet-* "$STATE"/pids/kube-proxy-*; do [ -e "$f" ] && stop_id "$(basename "$f")"; done
+  for f in "$STATE"/pids/kubelet-* "$STATE"/pids/kube-proxy-*; do if [ -e "$f" ]; then stop_id "$(basename "$f")"; fi; done
   # the containers: every process in our cgroups
   cg_kill_and_remove
   # the pods' sandboxes and containers (their CNI cache entries are removed below)
@@ -554,7 +554,8 @@ down() {
   for f in "$STATE"/pids/containerd-*; do
     [ -e "$f" ] || continue
     id=$(basename "$f"); id=${id#containerd-}
-    ids="$ids $(ctr -a "$STATE/$id/containerd.sock" -n k8s.io containers ls -q 2>/dev/null | tr '\n' ' ')"
+    # (a containerd that does not answer must not end `down` here: set -e with pipefail)
+    ids="$ids $( (ctr -a "$STATE/$id/containerd.sock" -n k8s.io containers ls -q 2>/dev/null || true) | tr '\n' ' ')"
   done
   # containerd's shims (their command line names our state directory), then containerd
   for m in $(grep -lsaF -- "$STATE/" /proc/[0-9]*/cmdline 2>/dev/null); do
@@ -562,9 +563,9 @@ down() {
     # KILL: a shim ignores TERM until containerd tells it to go (its containers are dead by now)
     stop_pid "${m%/cmdline}" containerd-shim KILL
   done
-  for f in "$STATE"/pids/containerd-*; do [ -e "$f" ] && stop_id "$(basename "$f")"; done
+  for f in "$STATE"/pids/containerd-*; do if [ -e "$f" ]; then stop_id "$(basename "$f")"; fi; done
   for id in $ids; do rm -f "/var/lib/cni/results/cni-loopback-$id-lo"; done
-  for f in "$STATE"/pids/*; do [ -e "$f" ] && stop_id "$(basename "$f")"; done
+  for f in "$STATE"/pids/*; do if [ -e "$f" ]; then stop_id "$(basename "$f")"; fi; done
   cg_kill_and_remove
   # mounts under our directories (pod volumes, rootfs overlays, netns of pods), deepest first
   findmnt -rn -o TARGET | awk -v a="$DATA/" -v b="$STATE/" 'index($0, a) == 1 || index($0, b) == 1' | sort -r |
@@ -572,8 +573,9 @@ down() {
   # what kubelet and libcni leave outside our directories: the symlinks of the pod logs,
   # the CNI result cache of our networks
   find /var/log/containers -maxdepth 1 -lname "$DATA/*" -delete 2>/dev/null || true
+  # (a pattern that matches nothing, *-gw2 without a second gateway, must not be the loop's status)
   for f in "$STATE"/*-gw "$STATE"/*-wk "$STATE"/*-gw2; do
-    [ -d "$f" ] && rm -f /var/lib/cni/results/"strait-k8s-$(basename "$f")"-*
+    if [ -d "$f" ]; then rm -f /var/lib/cni/results/"strait-k8s-$(basename "$f")"-*; fi
   done
   if [ -f "$STATE/netns" ]; then
     while read -r ns; do ip netns del "$ns" 2>/dev/null || true; done < <(sort -u "$STATE/netns")
