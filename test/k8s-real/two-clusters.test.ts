@@ -439,9 +439,17 @@ test('mesh in real pods: injected sidecars (init redirect, configuration from th
     apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'mesh', labels: { ...labels, 'sidecar.istio.io/inject': 'true' } },
     spec: { serviceAccountName: sa, nodeName: 'a-wk', containers: [{ name, image: 'localhost/strait-test:1', imagePullPolicy: 'Never', ...(command ? { command } : {}), ports: [{ containerPort: 8080 }] }] },
   });
+  writeFileSync(join(work, 'mesh-probe.json'), JSON.stringify(podSpec('probe', 'client', { app: 'probe' }, ['sleep', '1'])));
   writeFileSync(join(work, 'mesh-pods.json'), JSON.stringify({ apiVersion: 'v1', kind: 'List', items: [
     podSpec('echo', 'echo', { app: 'echo' }), podSpec('client', 'client', { app: 'client' }, ['sleep', '36000']),
   ] }));
+  // a control module that has just restarted (set env above) is Ready before its new webhook
+  // CA is in the caBundle, and failurePolicy Ignore admits pods without a sidecar meanwhile:
+  // wait until a server-side dry run comes back injected
+  await until('the webhook injects', () => {
+    const r = kubectlRun('a', 'create', '--dry-run=server', '-o', 'jsonpath={.spec.containers[*].name}', '-f', join(work, 'mesh-probe.json'));
+    return r.status === 0 && r.stdout.includes('strait-proxy') ? true : undefined;
+  }, 120_000, 1000);
   kubectl('a', 'apply', '-f', join(work, 'mesh-pods.json'));
   for (const p of ['echo', 'client']) {
     const spec = JSON.parse(kubectl('a', '-n', 'mesh', 'get', 'pod', p, '-o', 'json')) as { spec: { containers: { name: string }[]; initContainers?: { name: string }[] } };
