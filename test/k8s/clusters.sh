@@ -182,7 +182,9 @@ cg_kill_and_remove() {
     pids=""
     for h in "${CG_HIER[@]}"; do
       [ -d "$h/$CG" ] || continue
-      pids="$pids $(find "$h/$CG" -name cgroup.procs -exec cat {} + 2>/dev/null | tr '\n' ' ')"
+      # cgroups vanish while find walks them (their processes are dying): find then fails,
+      # which under set -e and pipefail ended `down` here, silently, leaving the clusters up
+      pids="$pids $( (find "$h/$CG" -name cgroup.procs -exec cat {} + 2>/dev/null || true) | tr '\n' ' ')"
     done
     pids=$(echo "$pids" | tr ' ' '\n' | sed '/^$/d' | sort -u | tr '\n' ' ')
     [ -z "${pids// /}" ] && break
