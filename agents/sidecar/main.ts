@@ -3,6 +3,10 @@
 //     [--admin 127.0.0.1:15000 | --admin-socket PATH] [--bind 0.0.0.0]
 //     [--app HOST:PORT] [--outbound-destination HOST:PORT] [--uid 1337] [--config-ipc] [--metrics HOST:PORT]
 //     [--flow-limit 256] [--flow-report-ms 2000]
+//     [--control URL [--control-token FILE] [--control-ca FILE]]
+// Kubernetes mode (the injected strait-proxy container): --control names the control module's
+// mesh configuration service; the proxy binds nothing until the first configuration came from
+// it, then follows it (long poll) with the pod's projected token (docs/kubernetes.md).
 // Without --app / --outbound-destination the proxy serves connections redirected by the
 // pod's nftables rules (sidecarRedirectRules) and reads SO_ORIGINAL_DST.
 // Configuration: the JSON file given with --config (re-read when it changes; with
@@ -20,7 +24,7 @@ import { listenServer } from '../../src/base/net/index.js';
 import { createLogger } from '../../src/base/log/index.js';
 import { Lifecycle } from '../../src/base/lifecycle/index.js';
 import { Registry, registerProxyMetrics } from '../../src/mesh/control/metrics/index.js';
-import { DEFAULT_FLOW_LIMIT, MAX_FLOW_LIMIT, originalDst, SidecarProxy, type Address } from '../../src/mesh/dataplane/proxy/index.js';
+import { DEFAULT_FLOW_LIMIT, followMeshConfig, MAX_FLOW_LIMIT, originalDst, SidecarProxy, type Address } from '../../src/mesh/dataplane/proxy/index.js';
 import { HttpError, readJsonBody, sendError } from '../../src/platform/http/index.js';
 import { answerMetrics, serveMetrics } from '../../src/platform/metrics/index.js';
 import { positiveIntArg, printedInfo, runEntry } from '../../daemon/entry.js';
@@ -51,6 +55,12 @@ nftables rules and reads SO_ORIGINAL_DST.
   --metrics HOST:PORT            Prometheus /metrics
   --flow-limit N                 inbound flows kept (default 256; the one seen longest ago is evicted)
   --flow-report-ms N             with --config-ipc: send changed flows to the agent at most this often (default 2000)
+  --control URL                  take the configuration from the control module's mesh configuration
+                                 service (https://strait-control.strait-system.svc:15012)
+  --control-token FILE           the pod's ServiceAccount token, audience "strait"
+                                 (default /var/run/secrets/strait/token/token)
+  --control-ca FILE              the mesh root the service's certificate chains to
+                                 (default /var/run/secrets/strait/root/root-cert.pem)
   -h, --help                     this help
   -V, --version                  the version
 `;
@@ -72,17 +82,64 @@ async function main(): Promise<void> {
       metrics: { type: 'string' },
       'flow-limit': { type: 'string', default: String(DEFAULT_FLOW_LIMIT) },
       'flow-report-ms': { type: 'string', default: '2000' },
+      control: { type: 'string' },
+      'control-token': { type: 'string', default: '/var/run/secrets/strait/token/token' },
+      'control-ca': { type: 'string', default: '/var/run/secrets/strait/root/root-cert.pem' },
     },
   });
+  if (values.control !== undefined && (values.config !== undefined || values['config-ipc'])) throw E.usage('--control takes the configuration from the control module: give no --config or --config-ipc with it');
+  if (values.control !== undefined && !/^https:\/\/[^/]+$/.test(values.control)) throw E.usage(`--control must be https://HOST:PORT, got ${JSON.stringify(values.control)}`, { value: values.control });
   const flowLimit = positiveIntArg(values['flow-limit'] as string, '--flow-limit', MAX_FLOW_LIMIT);
   const flowReportMs = positiveIntArg(values['flow-report-ms'] as string, '--flow-report-ms', 3_600_000);
   const log = createLogger('sidecar');
   const life = new Lifecycle();
-  const load = (): unknown => {
+  // Kubernetes mode: nothing is bound before the first configuration came (the pod's redirect
+  // is in place already, so until then its connections are refused: fail closed)
+  let control: { first: Promise<unknown>; onConfig?: (c: unknown) => void; stop(): void } | undefined;
+  if (values.control !== undefined) {
+    let resolveFirst: (c: unknown) => void = () => undefined;
+    const first = new Promise<unknown>((r) => { resolveFirst = r; });
+    let lastError = '';
+    const c: NonNullable<typeof control> = {
+      first,
+      stop: () => undefined,
+    };
+    const client = followMeshConfig({
+      url: values.control, path: '/v1/sidecar', tokenFile: values['control-token'] as string, caFile: values['control-ca'] as string,
+      onConfig: (config, outside) => {
+        lastError = '';
+        if (c.onConfig) c.onConfig(config);
+        else {
+          log.info({ control: values.control, outside }, outside ? 'not in the mesh: passing traffic through' : 'configuration received');
+          resolveFirst(config);
+        }
+      },
+      onError: (message) => {
+        if (message !== lastError) log.warn({ err: message }, 'mesh configuration: retrying');
+        lastError = message;
+      },
+    });
+    c.stop = () => client.stop();
+    control = c;
+  }
+  const load = async (): Promise<unknown> => {
+    if (control) return control.first;
     if (!values.config) return { inbound: { defaultMode: 'PERMISSIVE' }, outbound: { default: { mode: 'DISABLE' } } };
     return JSON.parse(readFileSync(values.config, 'utf8'));
   };
-  const proxy = new SidecarProxy(load(), { originalDst, flowLimit, onEvent: (ev) => log.debug(ev, 'connection') });
+  const proxy = new SidecarProxy(await load(), { originalDst, flowLimit, onEvent: (ev) => log.debug(ev, 'connection') });
+  if (control) {
+    const c = control;
+    c.onConfig = (config) => {
+      try {
+        proxy.update(config);
+        log.info({ updates: proxy.metrics.configUpdates }, 'configuration from the control module applied');
+      } catch (err) {
+        log.warn({ err: String(err) }, 'configuration from the control module rejected; keeping the previous one');
+      }
+    };
+    life.onShutdown('control', () => c.stop());
+  }
   const app = hostPort(values.app, '--app');
   const dest = hostPort(values['outbound-destination'], '--outbound-destination');
   const inbound = await proxy.listenInbound({ host: values.bind as string, port: Number(values['inbound-port']), app: app ?? 'original-dst' });
@@ -138,7 +195,7 @@ async function main(): Promise<void> {
   const admin = createServer((req: IncomingMessage, res: ServerResponse) => {
     void (async () => {
       try {
-        if (req.method === 'PUT' && req.url === '/config' && values['config-ipc']) {
+        if (req.method === 'PUT' && req.url === '/config' && (values['config-ipc'] || values.control !== undefined)) {
           // under the mesh agent only the agent configures the proxy: the workload shares this
           // namespace and must not be able to switch its own STRICT off
           throw E.meshConfigManaged();

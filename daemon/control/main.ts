@@ -24,7 +24,7 @@ import { createLogger } from '../../src/base/log/index.js';
 import { IN_CLUSTER_SERVERS, startGitOpsService } from '../../src/gitops/control/index.js';
 import { serveMetrics } from '../../src/platform/metrics/index.js';
 import { connectStore, openEmbeddedStore, openKubernetesStore, type ResourceStore } from '../../src/platform/store/index.js';
-import { dnsSettingsFromEnv, startKubernetesControl, webhookSettingsFromEnv } from './kubernetes.js';
+import { dnsSettingsFromEnv, ingressSettingsFromEnv, meshConfigSettingsFromEnv, startKubernetesControl, webhookSettingsFromEnv } from './kubernetes.js';
 import { consoleMount, kubernetesConsoleStores, worldConsoleStores, type ConsoleStores } from './console.js';
 import { VERSION } from '../../src/platform/cli-kit/index.js';
 import { runEntry } from '../entry.js';
@@ -126,6 +126,8 @@ async function main(): Promise<void> {
   const kubernetes = cfg.kubeconfig !== undefined || process.env['STRAIT_STORE'] === 'kubernetes';
   // checked before anything starts: a bad STRAIT_DNS_PORT is a usage error
   const dnsSettings = kubernetes ? dnsSettingsFromEnv(process.env) : undefined;
+  const meshConfigSettings = kubernetes ? meshConfigSettingsFromEnv(process.env, cfg.namespace) : undefined;
+  const ingressSettings = kubernetes ? ingressSettingsFromEnv(process.env) : undefined;
   const kube = kubernetes ? openKubernetesStore(cfg.kubeconfig ? { kubeConfigPath: cfg.kubeconfig } : {}) : undefined;
   if (kube) {
     store = kube;
@@ -169,19 +171,24 @@ async function main(): Promise<void> {
   });
   life.onShutdown('gitops', () => svc.close());
   let webhookPort: number | undefined;
+  let meshConfigPort: number | undefined;
   if (kube) {
     const k = await startKubernetesControl({
       store: kube, namespace: cfg.namespace, stateDir: cfg.stateDir, registry, log, webhook: webhookSettingsFromEnv(process.env),
       ...(dnsSettings ? { dns: dnsSettings } : {}),
+      ...(meshConfigSettings ? { meshConfig: meshConfigSettings } : {}),
+      ...(ingressSettings ? { ingress: ingressSettings } : {}),
     });
     life.onShutdown('kubernetes', () => k.close());
     webhookPort = k.webhook.port;
+    meshConfigPort = k.meshConfig?.port;
   }
   // one line on stdout for supervisors and tests
   const mport = metricsServer.port;
   const ready = {
     ready: true, api: svc.api.url, console: `${svc.api.url}/console/`, metrics: `http://${m.host.includes(':') ? `[${m.host}]` : m.host}:${mport}/metrics`, namespace: cfg.namespace,
     store: kube ? 'kubernetes' : cfg.storeSocket ? 'world' : 'embedded', ...(webhookPort !== undefined ? { webhookPort } : {}),
+    ...(meshConfigPort !== undefined ? { meshConfigPort } : {}),
   };
   console.log(JSON.stringify(ready));
   // the local world's supervisor waits for this on the IPC channel

@@ -12,7 +12,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { defaultMeshObjects } from '../../src/mesh/control/index.js';
+import { certificateUris, defaultMeshObjects } from '../../src/mesh/control/index.js';
 import { brokerKubeconfig, parseBrokerInfo, PSK_BYTES } from '../../src/multicluster/control/clusterset/index.js';
 import { GPG_KEYS_CM, GROUPS } from '../../src/platform/resources/index.js';
 import { createGpgWorld, createRepo, type GpgWorld, type TestRepo } from '../helpers/signed-repo.js';
@@ -34,6 +34,7 @@ let tmp = '';
 const commits: Record<string, string> = {};
 let startMs = 0;
 let dnsPort = 0;
+let meshConfigPort = 0;
 
 function run(cmd: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ status: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
@@ -69,6 +70,7 @@ before(async () => {
   await ok(c, ['wait', '--for', 'condition=Established', '--timeout', '60s', 'crd', '-l', 'app.kubernetes.io/part-of=strait']);
   const webhookPort = await freeTcpPort();
   dnsPort = await freeTcpPort();
+  meshConfigPort = await freeTcpPort();
   await ok(c, ['patch', 'mutatingwebhookconfiguration', 'strait-sidecar-injector', '--type=json', '-p',
     JSON.stringify([{ op: 'replace', path: '/webhooks/0/clientConfig', value: { url: `https://127.0.0.1:${webhookPort}/inject` } },
       { op: 'replace', path: '/webhooks/0/failurePolicy', value: 'Fail' }])]);
@@ -107,6 +109,7 @@ before(async () => {
       ...process.env, STRAIT_STORE: 'kubernetes', KUBECONFIG: kubeconfig, STRAIT_WEBHOOK_LISTEN: '127.0.0.1',
       STRAIT_WEBHOOK_PORT: String(webhookPort), STRAIT_WEBHOOK_HOSTS: '127.0.0.1', STRAIT_SIDECAR_IMAGE: 'strait:0.1.0', LOG_LEVEL: 'warn',
       STRAIT_DNS_LISTEN: '127.0.0.1', STRAIT_DNS_PORT: String(dnsPort),
+      STRAIT_MESH_CONFIG_LISTEN: '127.0.0.1', STRAIT_MESH_CONFIG_PORT: String(meshConfigPort),
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -145,7 +148,9 @@ describe('the control daemon process on a real kube-apiserver (STRAIT_STORE=kube
     }, 20_000, 'caBundle written by the daemon');
     assert.match(Buffer.from(bundle, 'base64').toString('utf8'), /BEGIN CERTIFICATE/);
     const t0 = Date.now();
-    const pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'web', namespace: 'bookinfo', labels: { app: 'web', 'sidecar.istio.io/inject': 'true' } }, spec: { containers: [{ name: 'web', image: 'nginx' }] } };
+    // serviceAccountName: the ServiceAccount admission plugin sets it in every real cluster
+    // (before the webhooks run); this API server runs without it
+    const pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'web', namespace: 'bookinfo', labels: { app: 'web', 'sidecar.istio.io/inject': 'true' } }, spec: { serviceAccountName: 'default', containers: [{ name: 'web', image: 'nginx' }] } };
     // failurePolicy Fail: the create fails unless the API server reached the daemon over TLS it trusts
     await ok(c, ['create', '-f', '-'], JSON.stringify(pod));
     const createMs = Date.now() - t0;
@@ -170,6 +175,90 @@ describe('the control daemon process on a real kube-apiserver (STRAIT_STORE=kube
     assert.match(cm.data['root-cert.pem'] ?? '', /BEGIN CERTIFICATE/);
     // not in a namespace outside the mesh
     assert.equal(await kubectlJson(c, ['get', 'configmap', 'istio-ca-root-cert', '-n', 'ns-signed']), undefined);
+  });
+
+  test('mesh configuration service: a pod-bound token (audience strait) gets its own pod\'s configuration; other tokens 401; outside the mesh pass-through; a long poll sees a new mode; the sidecar process follows it', { timeout: 120_000 }, async (t) => {
+    if (!cluster) return t.skip(skip);
+    const c = cluster;
+    const base = `https://127.0.0.1:${meshConfigPort}`;
+    // a pod of the member namespace with its own ServiceAccount (through the webhook: injected)
+    await ok(c, ['create', 'serviceaccount', 'web-sa', '-n', 'bookinfo']);
+    await ok(c, ['create', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'meshpod', namespace: 'bookinfo', labels: { app: 'meshpod', 'sidecar.istio.io/inject': 'true' } }, spec: { serviceAccountName: 'web-sa', containers: [{ name: 'web', image: 'nginx', ports: [{ containerPort: 8080 }] }] } }));
+    const injected = await kubectlJson<{ metadata: { uid: string }; spec: { containers: { name: string; args?: string[] }[]; volumes?: { name: string }[] } }>(c, ['get', 'pod', 'meshpod', '-n', 'bookinfo']);
+    const proxy = injected?.spec.containers.find((x) => x.name === 'strait-proxy');
+    assert.equal(proxy?.args?.[(proxy.args.indexOf('--control')) + 1], 'https://strait-control.strait-system.svc:' + String(meshConfigPort));
+    assert.deepEqual(injected?.spec.volumes?.map((v) => v.name), ['strait-token', 'strait-root']);
+    // a pod outside the mesh (no member namespace): not injected, but its token is answered
+    await ok(c, ['create', 'serviceaccount', 'out-sa', '-n', 'ns-signed']);
+    await ok(c, ['create', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'outpod', namespace: 'ns-signed', labels: { 'sidecar.istio.io/inject': 'true' } }, spec: { serviceAccountName: 'out-sa', containers: [{ name: 'web', image: 'nginx' }] } }));
+    const outPod = await kubectlJson<{ metadata: { uid: string }; spec: { containers: { name: string }[] } }>(c, ['get', 'pod', 'outpod', '-n', 'ns-signed']);
+    assert.deepEqual(outPod?.spec.containers.map((x) => x.name), ['web'], 'no sidecar outside the member namespaces');
+    const bound = async (sa: string, ns: string, pod: string, uid: string): Promise<string> => (await ok(c, ['create', 'token', sa, '-n', ns, '--audience', 'strait', '--bound-object-kind', 'Pod', '--bound-object-name', pod, '--bound-object-uid', uid])).trim();
+    const token = await bound('web-sa', 'bookinfo', 'meshpod', injected!.metadata.uid);
+    const outToken = await bound('out-sa', 'ns-signed', 'outpod', outPod!.metadata.uid);
+    const apiToken = (await ok(c, ['create', 'token', 'web-sa', '-n', 'bookinfo'])).trim();
+    const meshRoot = (await kubectlJson<{ data: Record<string, string> }>(c, ['get', 'configmap', 'istio-ca-root-cert', '-n', 'bookinfo']))?.data['root-cert.pem'] ?? '';
+    const rootFile = join(tmp, 'mesh-root.pem');
+    writeFileSync(rootFile, meshRoot);
+    const tokenFile = join(tmp, 'mesh-token');
+    writeFileSync(tokenFile, token);
+    // real curl, verifying the service's certificate against the mesh root
+    const get = async (tok: string | undefined, extra: string[] = [], path = '/v1/sidecar'): Promise<{ status: number; headers: string; body: string }> => {
+      const r = await run('curl', ['-sS', '-i', '--cacert', rootFile, ...(tok ? ['-H', `Authorization: Bearer ${tok}`] : []), ...extra, `${base}${path}`]);
+      assert.equal(r.status, 0, r.stderr);
+      const at = r.stdout.indexOf('\r\n\r\n');
+      return { status: Number(/^HTTP\/[0-9.]+ ([0-9]{3})/.exec(r.stdout)?.[1]), headers: r.stdout.slice(0, at), body: r.stdout.slice(at + 4) };
+    };
+    assert.equal((await get(undefined)).status, 401);
+    assert.equal((await get(apiToken)).status, 401, 'a token for the API server (another audience) is refused');
+    assert.equal((await get(`${token}x`)).status, 401);
+    const first = await waitFor(async () => { const r = await get(token); return r.status === 200 ? r : undefined; }, 20_000, 'the pod\'s configuration');
+    assert.match(first.headers, /strait-mesh: member/i);
+    const cfg = JSON.parse(first.body) as { identity: { certPem: string }; inbound: { defaultMode: string } };
+    assert.deepEqual(certificateUris(cfg.identity.certPem), ['spiffe://cluster.local/ns/bookinfo/sa/web-sa']);
+    const etag = /^etag: ("[^"]+")/im.exec(first.headers)?.[1] as string;
+    assert.ok(etag);
+    assert.equal((await get(token, ['-H', `If-None-Match: ${etag}`])).status, 304);
+    const out = await get(outToken);
+    assert.equal(out.status, 200);
+    assert.match(out.headers, /strait-mesh: outside/i);
+    assert.deepEqual(JSON.parse(out.body), { inbound: { defaultMode: 'PERMISSIVE' }, outbound: { default: { mode: 'DISABLE' } } });
+    assert.equal((await get(token, [], '/v1/ingress')).status, 403, 'a pod is not the ingress gateway');
+    // a long poll answers as soon as the policy changes
+    const pa = (mode: string): string => JSON.stringify({ apiVersion: 'security.istio.io/v1beta1', kind: 'PeerAuthentication', metadata: { name: 'default', namespace: 'bookinfo' }, spec: { mtls: { mode } } });
+    const want = cfg.inbound.defaultMode === 'STRICT' ? 'PERMISSIVE' : 'STRICT';
+    const t0 = Date.now();
+    const polling = get(token, ['-H', `If-None-Match: ${etag}`], '/v1/sidecar?wait=30');
+    await new Promise((r) => setTimeout(r, 500));
+    await ok(c, ['apply', '-f', '-'], pa(want));
+    const changed = await polling;
+    assert.equal(changed.status, 200);
+    assert.equal((JSON.parse(changed.body) as { inbound: { defaultMode: string } }).inbound.defaultMode, want);
+    console.log(`# mesh configuration long poll: ${want} seen ${Date.now() - t0} ms after the poll started`);
+    // the sidecar process itself (no redirect here: listeners on loopback)
+    const [inP, outP, adminP] = [await freeTcpPort(), await freeTcpPort(), await freeTcpPort()];
+    const sidecar = spawn(process.execPath, [join(root, 'dist', 'agents', 'sidecar', 'main.js'), '--bind', '127.0.0.1', '--inbound-port', String(inP), '--outbound-port', String(outP),
+      '--admin', `127.0.0.1:${adminP}`, '--app', '127.0.0.1:1', '--outbound-destination', '127.0.0.1:1',
+      '--control', base, '--control-token', tokenFile, '--control-ca', rootFile], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let sidecarLog = '';
+    sidecar.stderr?.setEncoding('utf8').on('data', (d: string) => { sidecarLog += d; });
+    sidecar.stdout?.setEncoding('utf8').on('data', (d: string) => { sidecarLog += d; });
+    try {
+      const mode = async (): Promise<string | undefined> => {
+        const r = await run('curl', ['-sS', `http://127.0.0.1:${adminP}/config`]);
+        return r.status === 0 ? (JSON.parse(r.stdout) as { inbound: { defaultMode: string } }).inbound.defaultMode : undefined;
+      };
+      await waitFor(async () => ((await mode()) === want ? true : undefined), 20_000, `the sidecar runs the service's configuration (${want})\n${sidecarLog}`);
+      const back = want === 'STRICT' ? 'PERMISSIVE' : 'STRICT';
+      const t1 = Date.now();
+      await ok(c, ['apply', '-f', '-'], pa(back));
+      await waitFor(async () => ((await mode()) === back ? true : undefined), 20_000, `the sidecar follows the change to ${back}\n${sidecarLog}`);
+      console.log(`# the sidecar process applied ${back} ${Date.now() - t1} ms after the PeerAuthentication changed`);
+      const put = await run('curl', ['-sS', '-o', '/dev/null', '-w', '%{http_code}', '-X', 'PUT', '-d', '{}', `http://127.0.0.1:${adminP}/config`]);
+      assert.equal(put.stdout, '403', 'the workload cannot reconfigure its proxy');
+    } finally {
+      sidecar.kill('SIGTERM');
+    }
   });
 
   test('GitOps: unsigned revision -> Sync Error / "Revision is not signed" + ResourceComparison Event; signed -> objects created', { timeout: 90_000 }, async (t) => {

@@ -169,8 +169,15 @@ describe('deploy/ against a real kube-apiserver', () => {
       ['control', 'watch', 'deployments.apps', undefined, 'yes'],
       ['control', 'create', 'deployments.apps', 'default', 'no'],
       ['control', 'get', 'secrets/strait-broker-connection', 'submariner-operator', 'no'],
+      // the mesh configuration service checks the proxies' tokens (audience strait)
+      ['control', 'create', 'tokenreviews.authentication.k8s.io', undefined, 'yes'],
+      ['control', 'create', 'tokenrequests.authentication.k8s.io', undefined, 'no'],
       ['githost', 'list', 'configmaps', 'strait-system', 'no'],
       ['githost', 'get', 'pods', 'strait-system', 'no'],
+      // the mesh ingress gateway: its ServiceAccount is an identity only
+      ['mesh-ingress', 'get', 'configmaps/strait-mesh-ca', 'strait-system', 'no'],
+      ['mesh-ingress', 'create', 'tokenreviews.authentication.k8s.io', undefined, 'no'],
+      ['mesh-ingress', 'list', 'pods', 'strait-system', 'no'],
     ];
     const wrong: string[] = [];
     for (const [who, verb, resource, ns, want] of table) {

@@ -25,7 +25,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
@@ -33,6 +33,8 @@ import { parseAllDocuments } from 'yaml';
 import {
   capture, clusters, devDist, gate, httpOf, inPod, kubeconfig, kubectl, kubectlArgv, kubectlRun, packetSummary, reuse, root, run, sh, sleep, strait, straitRun, until,
 } from './harness.js';
+import { createGpgWorld, createRepo } from '../helpers/signed-repo.js';
+import { defaultMeshObjects } from '../../src/mesh/control/index.js';
 
 const skip = gate();
 const work = mkdtempSync(join(tmpdir(), 'strait-k8s-real-'));
@@ -44,6 +46,8 @@ const needsDeploy = (t: { skip(m: string): void }): boolean => {
   return deployed;
 };
 const pods: { clientIp?: string; serverIp?: string } = {};
+/** gateway HA: the longest gaps measured, ms */
+const haGaps: { deleted?: number; killed?: number } = {};
 const CIDR = (i: number): { pods: string; services: string } => ({ pods: `10.${10 * i}.0.0/16`, services: `10.${10 * i + 1}.0.0/16` });
 
 before(() => {
@@ -51,7 +55,12 @@ before(() => {
   console.log(`load average at start: ${readFileSync('/proc/loadavg', 'utf8').trim()}`);
   if (reuse) return;
   const t0 = Date.now();
-  sh(clusters, ['up', '2', '--strait'], 900_000);
+  // cluster a has two gateway nodes (a-gw, a-gw2: HA); the image as cached (never a build here)
+  // (the strait image: STRAIT_IMAGE_TAR, else the cached archive as it is: `up --strait` alone
+  // would rebuild the image whenever its build key moved, e.g. after another checkout's build)
+  const cache = sh(join(root, 'test', 'k8s', 'build-apiserver.sh'), ['--print']).trim();
+  const tar = process.env['STRAIT_IMAGE_TAR'] ?? join(cache, 'images', 'strait.tar');
+  sh('env', [`STRAIT_IMAGE_TAR=${tar}`, clusters, 'up', '2', '--strait', '--gateways', '2'], 900_000);
   up = true;
   console.log(`clusters up in ${Math.round((Date.now() - t0) / 1000)} s`);
 });
@@ -75,7 +84,8 @@ function renderDeploy(L: 'a' | 'b', i: number, R: 'a' | 'b', j: number): string 
     .replace('- { clusterId: cluster-b, endpoint: 192.0.2.2, port: 4500, subnets: [10.2.0.0/16, 100.2.0.0/16] }',
       `- { clusterId: cluster-${R}, endpoint: 172.30.${j}.2, port: 4500, subnets: ${subnets(j)} }`)
     .replace('remoteSubnets: [10.2.0.0/16, 100.2.0.0/16]', `remoteSubnets: ${subnets(j)}`)
-    .replace('gateway: { address: 192.0.2.1, port: 4800 }', `gateway: { address: 172.30.${i}.2, port: 4800 }`);
+    // the agents' gateway, and in cluster a the second gateway node (HA: its announcement moves them there)
+    .replace('gateway: { address: 192.0.2.1, port: 4800 }', `gateway: { address: 172.30.${i}.2, port: 4800${L === 'a' ? ', standby: [172.30.1.3]' : ''} }`);
   assert.notEqual(text, rendered);
   assert.doesNotMatch(text, /192\.0\.2\./, 'every placeholder address replaced');
   if (!devDist) return text;
@@ -321,4 +331,253 @@ test('MCS: ServiceExport Valid AwaitingSync -> True; clusterset.local A/SRV from
   console.log(`unexported: NXDOMAIN in A after ${Date.now() - tUn} ms`);
   assert.equal(dig('echo-headless.default.svc.clusterset.local'), pods.serverIp, 'the other export still answers');
   run(clusters, ['kubectl', 'b', 'delete', 'serviceexport', 'echo-headless']);
+});
+
+test('signed GitOps in the cluster: an Application from the in-cluster githost syncs a signed revision and refuses an unsigned one', { skip: skip ?? false, timeout: 600_000 }, async (t) => {
+  if (!needsDeploy(t)) return;
+  const t0 = Date.now();
+  // the first administrator, with the server's own tool inside its pod (the only way: SPEC)
+  const pw = `pw-${randomBytes(8).toString('hex')}`;
+  const created = sh(clusters, ['kubectl', 'a', '-n', 'strait-system', 'exec', 'deploy/strait-githost', '--', 'node', 'bin/strait.js', 'admin', 'user', 'create',
+    '--username', 'gitops_admin', '--password', pw, '--email', 'gitops@example.com', '--admin', '--access-token', '--state-dir', '/var/lib/strait', '-o', 'json']);
+  const token = (JSON.parse(created) as { token: string }).token;
+  assert.match(token, /^[0-9a-f]{40}$/);
+  // the githost Service through a port-forward in the link namespace (where curl and git run here)
+  const pf = spawn(clusters, kubectlArgv('a', '-n', 'strait-system', 'port-forward', 'svc/strait-githost', ':3000'), { stdio: ['ignore', 'pipe', 'pipe'] });
+  try {
+    const port = await new Promise<number>((resolve, reject) => {
+      let out = '';
+      pf.stdout.on('data', (d: Buffer) => {
+        out += d.toString();
+        const m = /Forwarding from 127\.0\.0\.1:([0-9]+)/.exec(out);
+        if (m) resolve(Number(m[1]));
+      });
+      pf.once('exit', (code) => reject(new Error(`kubectl port-forward exited ${code}: ${out}`)));
+      setTimeout(() => reject(new Error(`kubectl port-forward: no port after 30 s: ${out}`)), 30_000).unref();
+    });
+    const base = `http://127.0.0.1:${port}`;
+    const api = (method: string, path: string, body?: unknown): string => sh(clusters, ['exec', 'curl', '-sS', '-f', '-X', method, '-H', `Authorization: token ${token}`,
+      '-H', 'Content-Type: application/json', ...(body ? ['-d', JSON.stringify(body)] : []), `${base}/api/v1${path}`]);
+    api('POST', '/user/repos', { name: 'app', private: false, default_branch: 'main' });
+    // an unsigned commit, then one signed by alice (real git and gpg), pushed over HTTP
+    const world = createGpgWorld();
+    try {
+      const repo = createRepo(world);
+      const cm = (value: string): string => `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: demo\ndata:\n  value: ${value}\n`;
+      const unsigned = repo.commit({ 'app/cm.yaml': cm('unsigned') }, 'unsigned');
+      const signed = repo.commit({ 'app/cm.yaml': cm('alice') }, 'alice', world.keys.alice);
+      sh(clusters, ['exec', 'git', '-C', repo.dir, 'push', '-q', `http://gitops_admin:${token}@127.0.0.1:${port}/gitops_admin/app.git`, 'main']);
+      const head = JSON.parse(api('GET', '/repos/gitops_admin/app/git/commits/main')) as { sha: string };
+      assert.equal(head.sha, signed, 'githost has the pushed revision');
+      // the key store, a project that requires alice's signature, the destinations (bound to the sync role)
+      const NS = 'strait-system';
+      const API = 'argoproj.io/v1alpha1';
+      const items: unknown[] = [
+        { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'argocd-gpg-keys-cm', namespace: NS }, data: { [world.keys.alice.keyID]: world.keys.alice.armored } },
+        { apiVersion: API, kind: 'AppProject', metadata: { name: 'secure', namespace: NS }, spec: { sourceRepos: ['*'], destinations: [{ server: '*', namespace: '*' }], signatureKeys: [{ keyID: world.keys.alice.keyID }] } },
+      ];
+      for (const ns of ['gitops-signed', 'gitops-unsigned']) {
+        items.push({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+        items.push({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: 'strait-control-sync', namespace: ns }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'strait-control-sync' }, subjects: [{ kind: 'ServiceAccount', name: 'strait-control', namespace: NS }] });
+      }
+      const repoURL = 'http://strait-githost.strait-system.svc:3000/gitops_admin/app.git';
+      const app = (name: string, rev: string, ns: string): unknown => ({
+        apiVersion: API, kind: 'Application', metadata: { name, namespace: NS },
+        spec: { project: 'secure', source: { repoURL, path: 'app', targetRevision: rev }, destination: { server: 'https://kubernetes.default.svc', namespace: ns }, syncPolicy: { automated: { prune: true, selfHeal: true } } },
+      });
+      items.push(app('from-githost-unsigned', unsigned, 'gitops-unsigned'), app('from-githost-signed', signed, 'gitops-signed'));
+      writeFileSync(join(work, 'gitops.json'), JSON.stringify({ apiVersion: 'v1', kind: 'List', items }));
+      const tApply = Date.now();
+      kubectl('a', 'apply', '-f', join(work, 'gitops.json'));
+      type App = { status?: { sync?: { status?: string; revision?: string }; operationState?: { phase?: string; message?: string } } };
+      const appStatus = (name: string): App => JSON.parse(kubectl('a', '-n', NS, 'get', 'applications.argoproj.io', name, '-o', 'json')) as App;
+      const bad = await until('the unsigned revision: Sync Error', () => { const a = appStatus('from-githost-unsigned'); return a.status?.sync?.status === 'Sync Error' ? a : undefined; }, 120_000, 1000);
+      assert.equal(bad.status?.operationState?.message, 'Revision is not signed');
+      assert.equal(kubectlRun('a', '-n', 'gitops-unsigned', 'get', 'configmap', 'demo').status, 1, 'nothing of the unsigned revision applied');
+      const good = await until('the signed revision: Synced', () => { const a = appStatus('from-githost-signed'); return a.status?.sync?.status === 'Synced' ? a : undefined; }, 120_000, 1000);
+      assert.equal(good.status?.sync?.revision, signed);
+      assert.equal(kubectl('a', '-n', 'gitops-signed', 'get', 'configmap', 'demo', '-o', 'jsonpath={.data.value}'), 'alice');
+      console.log(`GitOps from the in-cluster githost: unsigned -> Sync Error / "Revision is not signed", signed -> Synced, ${Date.now() - tApply} ms after apply (${Date.now() - t0} ms with the githost setup)`);
+    } finally {
+      world.cleanup();
+    }
+  } finally {
+    pf.kill();
+  }
+});
+
+test('mesh in real pods: injected sidecars (init redirect, configuration from the control module); the traffic table PERMISSIVE / DISABLE / STRICT x in-mesh, outsider, ingress with real curl, STRICT plaintext exit 56', { skip: skip ?? false, timeout: 600_000 }, async (t) => {
+  if (!needsDeploy(t)) return;
+  const t0 = Date.now();
+  // the mesh: a control plane whose member roll names "mesh", as `strait mesh` bootstraps it
+  writeFileSync(join(work, 'mesh.json'), JSON.stringify({ apiVersion: 'v1', kind: 'List', items: [
+    { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'istio-system' } },
+    { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'mesh' } },
+    ...defaultMeshObjects(['mesh']),
+    { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'echo', namespace: 'mesh' } },
+    { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'client', namespace: 'mesh' } },
+    { apiVersion: 'v1', kind: 'Service', metadata: { name: 'echo', namespace: 'mesh' }, spec: { selector: { app: 'echo' }, ports: [{ name: 'http', port: 8080, targetPort: 8080 }] } },
+  ] }));
+  kubectl('a', 'apply', '-f', join(work, 'mesh.json'));
+  // the ingress gateway's route (the control module's STRAIT_MESH_INGRESS; deploy/mesh-ingress.yaml)
+  const route = JSON.stringify([{ pathPrefix: '/', namespace: 'mesh', service: 'echo', port: 8080 }]);
+  const env = JSON.parse(kubectl('a', '-n', 'strait-system', 'get', 'deployment', 'strait-control', '-o', 'jsonpath={.spec.template.spec.containers[0].env}')) as { name: string; value?: string }[];
+  if (env.find((e) => e.name === 'STRAIT_MESH_INGRESS')?.value !== route) {
+    kubectl('a', '-n', 'strait-system', 'set', 'env', 'deployment/strait-control', `STRAIT_MESH_INGRESS=${route}`);
+  }
+  for (const d of ['strait-control', 'strait-mesh-ingress']) sh(clusters, ['kubectl', 'a', '-n', 'strait-system', 'rollout', 'status', `deployment/${d}`, '--timeout=180s'], 200_000);
+  const nodePort = kubectl('a', '-n', 'strait-system', 'get', 'service', 'strait-mesh-ingress', '-o', 'jsonpath={.spec.ports[0].nodePort}').trim();
+  assert.match(nodePort, /^[0-9]+$/);
+  // an external user: curl from outside the cluster (the link namespace) to the NodePort on A's gateway node
+  const viaIngress = (): string => {
+    const r = run(clusters, ['exec', 'curl', '-sS', '-m', '5', '-o', '/dev/null', '-w', '%{http_code}', `http://172.30.1.2:${nodePort}/cgi-bin/ip`], 30_000);
+    return r.status === 0 ? `HTTP ${r.stdout.trim()}` : `exit ${r.status}`;
+  };
+  await until('istio-ca-root-cert in the member namespace', () => (kubectlRun('a', '-n', 'mesh', 'get', 'configmap', 'istio-ca-root-cert').status === 0 ? true : undefined), 60_000, 1000);
+  // the injected pods (the webhook adds strait-init and strait-proxy), on A's worker
+  const podSpec = (name: string, sa: string, labels: Record<string, string>, command?: string[]) => ({
+    apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'mesh', labels: { ...labels, 'sidecar.istio.io/inject': 'true' } },
+    spec: { serviceAccountName: sa, nodeName: 'a-wk', containers: [{ name, image: 'localhost/strait-test:1', imagePullPolicy: 'Never', ...(command ? { command } : {}), ports: [{ containerPort: 8080 }] }] },
+  });
+  writeFileSync(join(work, 'mesh-probe.json'), JSON.stringify(podSpec('probe', 'client', { app: 'probe' }, ['sleep', '1'])));
+  writeFileSync(join(work, 'mesh-pods.json'), JSON.stringify({ apiVersion: 'v1', kind: 'List', items: [
+    podSpec('echo', 'echo', { app: 'echo' }), podSpec('client', 'client', { app: 'client' }, ['sleep', '36000']),
+  ] }));
+  // a control module that has just restarted (set env above) is Ready before its new webhook
+  // CA is in the caBundle, and failurePolicy Ignore admits pods without a sidecar meanwhile:
+  // wait until a server-side dry run comes back injected
+  await until('the webhook injects', () => {
+    const r = kubectlRun('a', 'create', '--dry-run=server', '-o', 'jsonpath={.spec.containers[*].name}', '-f', join(work, 'mesh-probe.json'));
+    return r.status === 0 && r.stdout.includes('strait-proxy') ? true : undefined;
+  }, 120_000, 1000);
+  kubectl('a', 'apply', '-f', join(work, 'mesh-pods.json'));
+  for (const p of ['echo', 'client']) {
+    const spec = JSON.parse(kubectl('a', '-n', 'mesh', 'get', 'pod', p, '-o', 'json')) as { spec: { containers: { name: string }[]; initContainers?: { name: string }[] } };
+    assert.deepEqual(spec.spec.containers.map((c) => c.name), [p, 'strait-proxy'], `${p}: the sidecar injected`);
+    assert.deepEqual(spec.spec.initContainers?.map((c) => c.name), ['strait-init']);
+  }
+  try {
+    kubectl('a', '-n', 'mesh', 'wait', '--for=condition=Ready', 'pod/echo', 'pod/client', '--timeout=180s');
+  } catch (err) {
+    const why = ['echo', 'client'].map((p) => `${p}: ${kubectlRun('a', '-n', 'mesh', 'describe', 'pod', p).stdout.split('\n').slice(-15).join('\n')}\n${kubectlRun('a', '-n', 'mesh', 'logs', p, '--all-containers', '--tail=20').stdout}`).join('\n');
+    throw new Error(`${String(err)}\n${why}`, { cause: err });
+  }
+  console.log(`mesh pods injected and Ready in ${Date.now() - t0} ms`);
+  const URL_ = 'http://echo.mesh.svc.cluster.local:8080/cgi-bin/ip';
+  const outcome = (ns: string, pod: string): string => {
+    const r = run(clusters, ['kubectl', 'a', '-n', ns, 'exec', pod, '-c', pod, '--', 'curl', '-sS', '-m', '5', '-o', '/dev/null', '-w', '%{http_code}', URL_], 30_000);
+    return r.status === 0 ? `HTTP ${r.stdout.trim()}` : `exit ${r.status}`;
+  };
+  const SETUPS: Record<string, unknown[]> = {
+    PERMISSIVE: [{ apiVersion: 'security.istio.io/v1beta1', kind: 'PeerAuthentication', metadata: { name: 'default', namespace: 'mesh' }, spec: { mtls: { mode: 'PERMISSIVE' } } }],
+    DISABLE: [{ apiVersion: 'security.istio.io/v1beta1', kind: 'PeerAuthentication', metadata: { name: 'default', namespace: 'mesh' }, spec: { mtls: { mode: 'DISABLE' } } },
+      { apiVersion: 'networking.istio.io/v1beta1', kind: 'DestinationRule', metadata: { name: 'default', namespace: 'mesh' }, spec: { host: '*', trafficPolicy: { tls: { mode: 'DISABLE' } } } }],
+    STRICT: [{ apiVersion: 'security.istio.io/v1beta1', kind: 'PeerAuthentication', metadata: { name: 'default', namespace: 'mesh' }, spec: { mtls: { mode: 'STRICT' } } },
+      { apiVersion: 'networking.istio.io/v1beta1', kind: 'DestinationRule', metadata: { name: 'default', namespace: 'mesh' }, spec: { host: '*.mesh.svc.cluster.local', trafficPolicy: { tls: { mode: 'ISTIO_MUTUAL' } } } }],
+  };
+  const EXPECT: Record<string, [string, string, string]> = { PERMISSIVE: ['HTTP 200', 'HTTP 200', 'HTTP 200'], DISABLE: ['HTTP 200', 'HTTP 200', 'HTTP 200'], STRICT: ['HTTP 200', 'exit 56', 'HTTP 200'] };
+  const rows: string[] = [];
+  for (const mode of ['PERMISSIVE', 'DISABLE', 'STRICT']) {
+    run(clusters, ['kubectl', 'a', '-n', 'mesh', 'delete', 'destinationrule', 'default', '--ignore-not-found']);
+    writeFileSync(join(work, `mesh-${mode}.json`), JSON.stringify({ apiVersion: 'v1', kind: 'List', items: SETUPS[mode] }));
+    const tMode = Date.now();
+    kubectl('a', 'apply', '-f', join(work, `mesh-${mode}.json`));
+    const want = EXPECT[mode] as [string, string, string];
+    const got = await until(`${mode}: in-mesh client ${want[0]}, outsider ${want[1]}, ingress ${want[2]}`, () => {
+      const g: [string, string, string] = [outcome('mesh', 'client'), outcome('default', 'client'), viaIngress()];
+      return g.every((x, i) => x === want[i]) ? g : undefined;
+    }, 90_000, 1000).catch((err: unknown) => { throw new Error(`${String(err)} (last: in-mesh ${outcome('mesh', 'client')}, outsider ${outcome('default', 'client')}, ingress ${viaIngress()})`, { cause: err }); });
+    rows.push(`${mode}: in-mesh ${got[0]}, outsider ${got[1]}, ingress ${got[2]} (${Date.now() - tMode} ms after apply)`);
+  }
+  console.log(`mesh traffic table in real pods: ${rows.join('; ')}`);
+  // under STRICT the echo pod's sidecar terminated mTLS and reset the plaintext (its metrics on 15020, outside the redirect)
+  const echoIp = kubectl('a', '-n', 'mesh', 'get', 'pod', 'echo', '-o', 'jsonpath={.status.podIP}').trim();
+  const metrics = inPod('a', 'client', ['curl', '-sS', '-m', '5', `http://${echoIp}:15020/metrics`], 20_000).stdout;
+  assert.match(metrics, /strait_mesh_inbound_accepted_total\{mode="STRICT",how="mtls"\} [1-9]/);
+  assert.match(metrics, /strait_mesh_inbound_reset_total\{mode="STRICT",reason="plaintext"\} [1-9]/);
+});
+
+/** The gateway process of node `node` (hostNetwork: it shares the node's network namespace), its host PID. */
+function gatewayPid(node: string): number | undefined {
+  const want = run('stat', ['-L', '-c', '%i', `/run/netns/sk-${node}`]).stdout.trim();
+  for (const d of readdirSync('/proc')) {
+    if (!/^[0-9]+$/.test(d)) continue;
+    try {
+      if (!readFileSync(`/proc/${d}/cmdline`, 'utf8').includes('dist/daemon/gateway/main.js')) continue;
+      if (readlinkSync(`/proc/${d}/ns/net`) === `net:[${want}]`) return Number(d);
+    } catch { /* gone */ }
+  }
+  return undefined;
+}
+
+test('gateway HA: two gateway nodes in A; the active gateway pod deleted, then its process killed (-9): traffic resumes, one active; the gaps', { skip: skip ?? false, timeout: 600_000 }, async (t) => {
+  if (!needsDeploy(t)) return;
+  const NS = 'strait-system';
+  const holder = (): string => kubectl('a', '-n', NS, 'get', 'lease', 'strait-gateway', '-o', 'jsonpath={.spec.holderIdentity}').trim();
+  const gatewayPod = (node: string): string => kubectl('a', '-n', NS, 'get', 'pods', '-l', 'app.kubernetes.io/name=strait-gateway', '--field-selector', `spec.nodeName=${node}`, '-o', 'jsonpath={.items[0].metadata.name}').trim();
+  const activeGateways = (): string[] => {
+    const r = straitRun('show', 'gateways', '--kubeconfig', kubeconfig('a'));
+    assert.equal(r.status, 0, r.stderr);
+    return r.stdout.split('\n').filter((l) => /^\S+\s+active\s/.test(l)).map((l) => l.split(/\s+/)[0] as string);
+  };
+  assert.deepEqual(kubectl('a', 'get', 'nodes', '-l', 'submariner.io/gateway=true', '-o', 'jsonpath={.items[*].metadata.name}').trim().split(' ').sort(), ['a-gw', 'a-gw2']);
+  const url = `http://${pods.serverIp}:8080/cgi-bin/ip`;
+  await until('traffic before', () => (httpOf(inPod('a', 'client', ['curl', '-sS', '-i', '-m', '5', url], 20_000).stdout).status === 200 ? true : undefined), 60_000, 500);
+  await until('exactly one active gateway in A before', () => (activeGateways().length === 1 ? true : undefined), 60_000, 1000);
+
+  /**
+   * A curl every ~0.1 s from the pod on a-wk to the pod on b-wk for `seconds`, timestamps from
+   * the pod's /proc/uptime (10 ms steps) while `disrupt` runs; the longest run of failures.
+   */
+  const measure = async (what: string, disrupt: () => Promise<void> | void, seconds: number): Promise<{ gapMs: number; failures: number; tries: number; resumedAfterMs: number }> => {
+    const loop = `end=$(( $(cut -d. -f1 /proc/uptime) + ${seconds} )); while [ $(cut -d. -f1 /proc/uptime) -lt $end ]; do t=$(cut -d' ' -f1 /proc/uptime); c=$(curl -s --connect-timeout 0.5 -m 1 -o /dev/null -w '%{http_code}' ${url}); echo "$t $c"; sleep 0.1; done`;
+    const p = spawn(clusters, ['kubectl', 'a', 'exec', 'client', '--', 'sh', '-c', loop], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    p.stdout.on('data', (d: Buffer) => { out += d.toString(); });
+    const done = new Promise<void>((r) => p.once('exit', () => r()));
+    await sleep(3000);
+    const atLine = out.split('\n').filter(Boolean).length;
+    await disrupt();
+    await done;
+    const rows = out.split('\n').filter(Boolean).map((l) => { const [ts, code] = l.split(' '); return { t: Number(ts) * 1000, ok: code === '200' }; });
+    assert.ok(rows.length > 20, `${what}: the loop ran (${rows.length} rows)`);
+    assert.ok(rows.slice(0, atLine).every((r) => r.ok), `${what}: all good before the disruption`);
+    assert.ok(rows.at(-1)?.ok, `${what}: traffic resumed by the end (${seconds} s)`);
+    // the longest stretch from the last success before a failure run to the first success after it
+    let gapMs = 0;
+    let failures = 0;
+    let lastOk = rows[0]!.t;
+    let resumedAt = rows[0]!.t;
+    for (const r of rows) {
+      if (!r.ok) { failures++; continue; }
+      if (r.t - lastOk > gapMs) { gapMs = r.t - lastOk; resumedAt = r.t; }
+      lastOk = r.t;
+    }
+    const startT = rows[atLine]?.t ?? rows[0]!.t;
+    return { gapMs: Math.round(gapMs), failures, tries: rows.length, resumedAfterMs: Math.round(resumedAt - startT) };
+  };
+
+  // 1. the active gateway's pod deleted (SIGTERM: it releases the Lease)
+  const first = holder();
+  assert.match(first, /^a-gw2?$/);
+  const podGone = gatewayPod(first);
+  const del = await measure('pod deleted', () => { kubectl('a', '-n', NS, 'delete', 'pod', podGone, '--wait=false'); }, 40);
+  const second = await until('the other gateway holds the Lease', () => { const h = holder(); return h !== first ? h : undefined; }, 60_000, 500);
+  await until('exactly one active gateway in A after the pod deletion', () => { const a = activeGateways(); return a.length === 1 && a[0] === second ? a : undefined; }, 60_000, 1000);
+  console.log(`HA: active ${first}'s pod deleted: ${second} active; longest gap ${del.gapMs} ms (${del.failures}/${del.tries} curls failed), load ${readFileSync('/proc/loadavg', 'utf8').trim()}`);
+  sh(clusters, ['kubectl', 'a', '-n', NS, 'rollout', 'status', 'daemonset/strait-gateway', '--timeout=180s'], 200_000);
+
+  // 2. the active gateway's process killed with SIGKILL (no release: the Lease expires, or the
+  // restarted container takes it back)
+  const pid = gatewayPid(second);
+  assert.ok(pid, `the gateway process of ${second} on this host`);
+  const restartsBefore = Number(kubectl('a', '-n', NS, 'get', 'pod', gatewayPod(second), '-o', 'jsonpath={.status.containerStatuses[0].restartCount}').trim());
+  const kill = await measure('kill -9', () => { process.kill(pid, 'SIGKILL'); }, 60);
+  const third = holder();
+  await until('exactly one active gateway in A after kill -9', () => { const a = activeGateways(); return a.length === 1 && a[0] === holder() ? a : undefined; }, 60_000, 1000);
+  const restartsAfter = Number(kubectl('a', '-n', NS, 'get', 'pod', gatewayPod(second), '-o', 'jsonpath={.status.containerStatuses[0].restartCount}').trim());
+  assert.equal(restartsAfter, restartsBefore + 1, 'the killed container was restarted once');
+  console.log(`HA: active ${second}'s process killed (-9): ${third} active; longest gap ${kill.gapMs} ms (${kill.failures}/${kill.tries} curls failed), load ${readFileSync('/proc/loadavg', 'utf8').trim()}`);
+  haGaps.deleted = del.gapMs;
+  haGaps.killed = kill.gapMs;
 });

@@ -17,8 +17,9 @@ here="$(cd "$(dirname "$0")" && pwd)"
 mod="$here/apiserver"
 version="$(awk '$1=="require" && $2=="k8s.io/kubernetes" {print $3}' "$mod/go.mod")"
 cache="${XDG_CACHE_HOME:-$HOME/.cache}/strait/k8s/$version"
-# the stamp also covers how the binaries are linked (v2: version stamped)
-stamp="$( (sha256sum "$mod/go.mod" "$mod/go.sum"; echo ldflags-v2) | sha256sum | cut -c1-16)"
+# the stamp: the pinned modules' contents (never the checkout's path: every git worktree
+# shares the cache) and how the binaries are linked (v2: version stamped)
+stamp="$( (cat "$mod/go.mod" "$mod/go.sum"; echo ldflags-v2) | sha256sum | cut -c1-16)"
 major="$(echo "$version" | sed -E 's/^v([0-9]+)\..*/\1/')"
 minor="$(echo "$version" | sed -E 's/^v[0-9]+\.([0-9]+)\..*/\1/')"
 

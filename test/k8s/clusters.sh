@@ -5,7 +5,10 @@
 # gateway node, every node in its own network namespace made here. Nothing is routed
 # to the host's interfaces: every address lives inside these namespaces.
 #
-#   test/k8s/clusters.sh up N [--strait]  bring up clusters a, b, ... (--strait: import the strait image too)
+#   test/k8s/clusters.sh up N [--strait] [--gateways 2]
+#                                         bring up clusters a, b, ... (--strait: import the strait image too;
+#                                         --gateways 2: cluster a gets a second gateway node a-gw2, for HA;
+#                                         STRAIT_IMAGE_TAR=FILE: import that strait image archive instead)
 #   test/k8s/clusters.sh down             remove everything `up` made (processes by PID, mounts,
 #                                         cgroups, namespaces, files) and restore the sysctls
 #   test/k8s/clusters.sh status           the clusters that are up, their nodes
@@ -18,6 +21,10 @@
 #   netns sk-L-gw         node L-gw: 172.30.i.2 (InternalIP, wan side), 172.31.i.1 (node link);
 #                         control plane on 127.0.0.1 and the API server on 172.30.i.2:6443
 #   netns sk-L-wk         node L-wk: 172.31.i.2 (InternalIP), default route via L-gw
+#   netns sk-a-gw2        (--gateways 2) node a-gw2, labelled a gateway too: 172.30.1.3 (InternalIP, on
+#                         the routed link beside a-gw: bridge wan-a in sk-wan) and 172.31.1.3 on
+#                         cluster a's node network (then the L2 bridge lan-a in sk-wan, no address
+#                         there, joining a-gw, a-wk and a-gw2); the worker reaches 172.30.1.3 over it
 #   pods 10.(10i).0.0/16 (a /24 per node, allocated by kube-controller-manager),
 #   services 10.(10i+1).0.0/16, the cluster DNS (CoreDNS, when its image is built:
 #   scripts/build-coredns.sh) at 10.(10i+1).0.10. The link namespace routes only the node subnets.
@@ -119,6 +126,7 @@ pki() { # pki <cluster dir> <cluster index>
   cert admin "/O=system:masters/CN=strait-test-admin"
   cert node-gw "/O=system:nodes/CN=system:node:$(letter "$i")-gw"
   cert node-wk "/O=system:nodes/CN=system:node:$(letter "$i")-wk"
+  cert node-gw2 "/O=system:nodes/CN=system:node:$(letter "$i")-gw2"
   $o genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out "$d/sa.key" 2>/dev/null
   $o pkey -in "$d/sa.key" -pubout -out "$d/sa.pub" 2>/dev/null
 }
@@ -174,7 +182,9 @@ cg_kill_and_remove() {
     pids=""
     for h in "${CG_HIER[@]}"; do
       [ -d "$h/$CG" ] || continue
-      pids="$pids $(find "$h/$CG" -name cgroup.procs -exec cat {} + 2>/dev/null | tr '\n' ' ')"
+      # cgroups vanish while find walks them (their processes are dying): find then fails,
+      # which under set -e and pipefail ended `down` here, silently, leaving the clusters up
+      pids="$pids $( (find "$h/$CG" -name cgroup.procs -exec cat {} + 2>/dev/null || true) | tr '\n' ' ')"
     done
     pids=$(echo "$pids" | tr ' ' '\n' | sed '/^$/d' | sort -u | tr '\n' ' ')
     [ -z "${pids// /}" ] && break
@@ -259,7 +269,9 @@ EOF
   [ -S "$s/containerd.sock" ] || die "containerd of $node did not start: $(tail -5 "$s/containerd.log")"
 
   local img
-  for img in "$IMAGES/pause.tar" "$IMAGES/test.tar" ${WITH_COREDNS:+"$IMAGES/coredns.tar"} ${WITH_STRAIT:+"$IMAGES/strait.tar"}; do
+  # STRAIT_IMAGE_TAR: another strait image archive (docker-archive of localhost/strait:test) than
+  # the cached one, e.g. one built from a branch's sources into a private buildah storage
+  for img in "$IMAGES/pause.tar" "$IMAGES/test.tar" ${WITH_COREDNS:+"$IMAGES/coredns.tar"} ${WITH_STRAIT:+"${STRAIT_IMAGE_TAR:-$IMAGES/strait.tar}"}; do
     ctr -a "$s/containerd.sock" -n k8s.io images import --no-unpack "$img" >/dev/null \
       || die "could not import $img into $node"
   done
@@ -322,23 +334,55 @@ cluster_up() { # cluster_up <index>
   # namespaces and links
   ip netns add "$gw"; echo "$gw" >>"$STATE/netns"
   ip netns add "$wk"; echo "$wk" >>"$STATE/netns"
-  ip link add "wan-$L" type veth peer name wan0 netns "$gw"
-  ip link set "wan-$L" netns sk-wan
-  ip -n sk-wan addr add "172.30.$i.1/24" dev "wan-$L"
-  ip -n sk-wan link set "wan-$L" up
+  if [ "$(gateways_of "$i")" = 2 ]; then
+    # two gateway nodes: the routed link's side of this cluster and its node network are
+    # bridges (in the link namespace; the node network's has no address there)
+    local g2=sk-$L-gw2
+    ip netns add "$g2"; echo "$g2" >>"$STATE/netns"
+    ip -n sk-wan link add "wan-$L" type bridge
+    ip -n sk-wan link add "lan-$L" type bridge
+    local port peer n dev
+    for port in "1:$gw:wan0" "2:$g2:wan0"; do
+      IFS=: read -r n peer dev <<<"$port"
+      ip -n sk-wan link add "wan-$L-$n" type veth peer name "$dev" netns "$peer"
+      ip -n sk-wan link set "wan-$L-$n" master "wan-$L" up
+    done
+    for port in "gw:$gw:node0" "wk:$wk:eth0" "gw2:$g2:node0"; do
+      IFS=: read -r n peer dev <<<"$port"
+      ip -n sk-wan link add "lan-$L-$n" type veth peer name "$dev" netns "$peer"
+      ip -n sk-wan link set "lan-$L-$n" master "lan-$L" up
+    done
+    ip -n sk-wan addr add "172.30.$i.1/24" dev "wan-$L"
+    ip -n sk-wan link set "wan-$L" up
+    ip -n sk-wan link set "lan-$L" up
+    ip -n "$g2" addr add "172.30.$i.3/24" dev wan0
+    ip -n "$g2" link set wan0 up
+    ip -n "$g2" link set lo up
+    ip -n "$g2" route add default via "172.30.$i.1"
+    ip -n "$g2" addr add "172.31.$i.3/24" dev node0
+    ip -n "$g2" link set node0 up
+    ip netns exec "$g2" sysctl -qw net.ipv4.ip_forward=1
+  else
+    ip link add "wan-$L" type veth peer name wan0 netns "$gw"
+    ip link set "wan-$L" netns sk-wan
+    ip -n sk-wan addr add "172.30.$i.1/24" dev "wan-$L"
+    ip -n sk-wan link set "wan-$L" up
+    ip link add "nl-$L" type veth peer name eth0 netns "$wk"
+    ip link set "nl-$L" netns "$gw"
+    ip -n "$gw" link set "nl-$L" name node0
+  fi
   ip -n "$gw" addr add "172.30.$i.2/24" dev wan0
   ip -n "$gw" link set wan0 up
   ip -n "$gw" link set lo up
   ip -n "$gw" route add default via "172.30.$i.1"
-  ip link add "nl-$L" type veth peer name eth0 netns "$wk"
-  ip link set "nl-$L" netns "$gw"
-  ip -n "$gw" link set "nl-$L" name node0
   ip -n "$gw" addr add "172.31.$i.1/24" dev node0
   ip -n "$gw" link set node0 up
   ip -n "$wk" addr add "172.31.$i.2/24" dev eth0
   ip -n "$wk" link set eth0 up
   ip -n "$wk" link set lo up
   ip -n "$wk" route add default via "172.31.$i.1"
+  # the second gateway node's InternalIP straight over the node network (VXLAN both ways)
+  if [ "$(gateways_of "$i")" = 2 ]; then ip -n "$wk" route add "172.30.$i.3" via "172.31.$i.3"; fi
   ip netns exec "$gw" sysctl -qw net.ipv4.ip_forward=1
   ip netns exec "$wk" sysctl -qw net.ipv4.ip_forward=1
 
@@ -379,7 +423,11 @@ cluster_up() { # cluster_up <index>
 
   node_up "$i" gw "172.30.$i.2" "https://172.30.$i.2:6443" "submariner.io/gateway=true"
   node_up "$i" wk "172.31.$i.2" "https://172.30.$i.2:6443" "strait.dev/test-role=worker"
+  if [ "$(gateways_of "$i")" = 2 ]; then node_up "$i" gw2 "172.30.$i.3" "https://172.30.$i.2:6443" "submariner.io/gateway=true"; fi
 }
+
+# gateways_of <index>: the number of gateway nodes of cluster i (--gateways N: cluster a only)
+gateways_of() { if [ "$1" = 1 ]; then echo "${GATEWAYS:-1}"; else echo 1; fi; }
 
 kc() { # kc <letter> kubectl args... (from the link namespace)
   local L=$1
@@ -389,19 +437,31 @@ kc() { # kc <letter> kubectl args... (from the link namespace)
 
 # wait until both nodes of cluster i are Ready with podCIDRs, then route the worker's pods
 cluster_ready() {
-  local i=$1 L k cidr
+  local i=$1 L k cidr want=""
   L=$(letter "$i")
+  for k in $(seq 1 $((2 + $(gateways_of "$i") - 1))); do want="${want}True "; done
   for k in $(seq 1 600); do
-    if [ "$(kc "$L" get nodes -o jsonpath='{range .items[*]}{.status.conditions[?(@.type=="Ready")].status}{" "}{end}' 2>/dev/null)" = "True True " ]; then
+    if [ "$(kc "$L" get nodes -o jsonpath='{range .items[*]}{.status.conditions[?(@.type=="Ready")].status}{" "}{end}' 2>/dev/null)" = "$want" ]; then
       break
     fi
     sleep 0.2
   done
   kc "$L" wait --for=condition=Ready node --all --timeout=5s >/dev/null \
-    || die "cluster-$L's nodes are not Ready (see $STATE/$L-gw/kubelet.log, $STATE/$L-wk/kubelet.log)"
+    || die "cluster-$L's nodes are not Ready (see $STATE/$L-*/kubelet.log)"
   cidr=$(kc "$L" get node "$L-wk" -o jsonpath='{.spec.podCIDR}')
   [ -n "$cidr" ] || die "node $L-wk has no podCIDR (kube-controller-manager --allocate-node-cidrs)"
   ip -n "sk-$L-gw" route replace "$cidr" via "172.31.$i.2"
+  if [ "$(gateways_of "$i")" = 2 ]; then
+    # every node reaches every node's pods over the node network
+    local cgw cgw2
+    cgw=$(kc "$L" get node "$L-gw" -o jsonpath='{.spec.podCIDR}')
+    cgw2=$(kc "$L" get node "$L-gw2" -o jsonpath='{.spec.podCIDR}')
+    [ -n "$cgw2" ] || die "node $L-gw2 has no podCIDR"
+    ip -n "sk-$L-gw" route replace "$cgw2" via "172.31.$i.3"
+    ip -n "sk-$L-wk" route replace "$cgw2" via "172.31.$i.3"
+    ip -n "sk-$L-gw2" route replace "$cidr" via "172.31.$i.2"
+    ip -n "sk-$L-gw2" route replace "$cgw" via "172.31.$i.1"
+  fi
   if [ -n "${WITH_COREDNS:-}" ]; then coredns_up "$i"; fi
 }
 
@@ -488,7 +548,7 @@ down() {
   [ -d "$STATE" ] || { log "nothing is up"; return 0; }
   local f id ns m
   # kubelets first (no restarts of what is being stopped), then kube-proxy
-  for f in "$STATE"/pids/kubelet-* "$STATE"/pids/kube-proxy-*; do [ -e "$f" ] && stop_id "$(basename "$f")"; done
+  for f in "$STATE"/pids/kubelet-* "$STATE"/pids/kube-proxy-*; do if [ -e "$f" ]; then stop_id "$(basename "$f")"; fi; done
   # the containers: every process in our cgroups
   cg_kill_and_remove
   # the pods' sandboxes and containers (their CNI cache entries are removed below)
@@ -496,7 +556,8 @@ down() {
   for f in "$STATE"/pids/containerd-*; do
     [ -e "$f" ] || continue
     id=$(basename "$f"); id=${id#containerd-}
-    ids="$ids $(ctr -a "$STATE/$id/containerd.sock" -n k8s.io containers ls -q 2>/dev/null | tr '\n' ' ')"
+    # (a containerd that does not answer must not end `down` here: set -e with pipefail)
+    ids="$ids $( (ctr -a "$STATE/$id/containerd.sock" -n k8s.io containers ls -q 2>/dev/null || true) | tr '\n' ' ')"
   done
   # containerd's shims (their command line names our state directory), then containerd
   for m in $(grep -lsaF -- "$STATE/" /proc/[0-9]*/cmdline 2>/dev/null); do
@@ -504,9 +565,9 @@ down() {
     # KILL: a shim ignores TERM until containerd tells it to go (its containers are dead by now)
     stop_pid "${m%/cmdline}" containerd-shim KILL
   done
-  for f in "$STATE"/pids/containerd-*; do [ -e "$f" ] && stop_id "$(basename "$f")"; done
+  for f in "$STATE"/pids/containerd-*; do if [ -e "$f" ]; then stop_id "$(basename "$f")"; fi; done
   for id in $ids; do rm -f "/var/lib/cni/results/cni-loopback-$id-lo"; done
-  for f in "$STATE"/pids/*; do [ -e "$f" ] && stop_id "$(basename "$f")"; done
+  for f in "$STATE"/pids/*; do if [ -e "$f" ]; then stop_id "$(basename "$f")"; fi; done
   cg_kill_and_remove
   # mounts under our directories (pod volumes, rootfs overlays, netns of pods), deepest first
   findmnt -rn -o TARGET | awk -v a="$DATA/" -v b="$STATE/" 'index($0, a) == 1 || index($0, b) == 1' | sort -r |
@@ -514,8 +575,9 @@ down() {
   # what kubelet and libcni leave outside our directories: the symlinks of the pod logs,
   # the CNI result cache of our networks
   find /var/log/containers -maxdepth 1 -lname "$DATA/*" -delete 2>/dev/null || true
-  for f in "$STATE"/*-gw "$STATE"/*-wk; do
-    [ -d "$f" ] && rm -f /var/lib/cni/results/"strait-k8s-$(basename "$f")"-*
+  # (a pattern that matches nothing, *-gw2 without a second gateway, must not be the loop's status)
+  for f in "$STATE"/*-gw "$STATE"/*-wk "$STATE"/*-gw2; do
+    if [ -d "$f" ]; then rm -f /var/lib/cni/results/"strait-k8s-$(basename "$f")"-*; fi
   done
   if [ -f "$STATE/netns" ]; then
     while read -r ns; do ip netns del "$ns" 2>/dev/null || true; done < <(sort -u "$STATE/netns")
@@ -536,7 +598,13 @@ up() {
   grep -q ' cgroup ' /proc/mounts || die "no cgroup v1 hierarchy mounted"
   K8S=$("$here/build-apiserver.sh" --nodes)
   KUBECTL=$K8S/kubectl
-  IMAGES=$("$here/build-images.sh" ${WITH_STRAIT:+--strait})
+  # with STRAIT_IMAGE_TAR the strait image is that archive: nothing is built for it
+  if [ -n "${STRAIT_IMAGE_TAR:-}" ]; then
+    [ -f "$STRAIT_IMAGE_TAR" ] || die "STRAIT_IMAGE_TAR=$STRAIT_IMAGE_TAR is not a file"
+    IMAGES=$("$here/build-images.sh")
+  else
+    IMAGES=$("$here/build-images.sh" ${WITH_STRAIT:+--strait})
+  fi
   # CoreDNS as each cluster's DNS when its image is built (scripts/build-coredns.sh)
   if [ -f "$IMAGES/coredns.tar" ]; then WITH_COREDNS=1; fi
   cg_hierarchies
@@ -562,15 +630,25 @@ up() {
   # every kubelet has set its kernel tunables by now: give the kernel its own back
   restore_sysctls
   echo "$n" >"$STATE/count"
+  echo "${GATEWAYS:-1}" >"$STATE/gateways"
   log "$n cluster(s) up in $((SECONDS - t0)) s; kubeconfigs: $(for i in $(seq 1 "$n"); do printf '%s ' "$STATE/cluster-$(letter "$i")/admin.kubeconfig"; done)"
   log "use: $0 kubectl a get nodes"
 }
 
 case "${1:-}" in
   up)
-    [ -n "${2:-}" ] && [ "$2" -ge 1 ] && [ "$2" -le 9 ] 2>/dev/null || die "usage: $0 up N [--strait] (1 <= N <= 9)"
-    [ "${3:-}" = --strait ] && WITH_STRAIT=1
-    up "$2"
+    [ -n "${2:-}" ] && [ "$2" -ge 1 ] && [ "$2" -le 9 ] 2>/dev/null || die "usage: $0 up N [--strait] [--gateways 1|2] (1 <= N <= 9)"
+    n=$2
+    shift 2
+    while [ $# -gt 0 ]; do
+      case "$1" in
+        --strait) WITH_STRAIT=1 ;;
+        --gateways) case "${2:-}" in 1|2) GATEWAYS=$2; shift ;; *) die "--gateways takes 1 or 2 (cluster a's gateway nodes), got '${2:-}'" ;; esac ;;
+        *) die "unknown option '$1' (usage: $0 up N [--strait] [--gateways 1|2])" ;;
+      esac
+      shift
+    done
+    up "$n"
     ;;
   down)
     [ "$(id -u)" = 0 ] || die "needs root"

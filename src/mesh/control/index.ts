@@ -5,3 +5,4 @@ export * from './policy/index.js';
 export * from './controller/index.js';
 export * from './agent/index.js';
 export * from './observe/index.js';
+export * from './config-server/index.js';

@@ -15,7 +15,7 @@ export const mesh = {
     detail: { path, value, rule },
   })),
   meshConfigManaged: def('STRAIT_ERR_MESH_CONFIG_MANAGED', 'denied', () => ({
-    message: 'this sidecar is configured by the mesh agent (--config-ipc); its admin API does not take configuration',
+    message: 'this sidecar is configured by the mesh agent (--config-ipc) or the control module (--control); its admin API does not take configuration',
   })),
   meshWorkloadNotFound: def('STRAIT_ERR_MESH_WORKLOAD_NOT_FOUND', 'notFound', (ref: string, known: string[]) => ({
     message: `no pod or Deployment ${q(ref)} among the mesh resources; known pods: ${known.slice(0, 20).join(', ') || '(none)'}`,

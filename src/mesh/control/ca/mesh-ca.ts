@@ -5,6 +5,7 @@
 // certificate structure (the TBSCertificate), with the key's SPKI spliced in as DER.
 import { createPrivateKey, generateKeyPair, generateKeyPairSync, randomBytes, sign, X509Certificate, type KeyObject } from 'node:crypto';
 import { promisify } from 'node:util';
+import { isIP } from 'node:net';
 import forge from 'node-forge';
 import { E } from '../../../base/errors/index.js';
 import { spiffeId, type WorkloadIdentity } from './spiffe.js';
@@ -36,7 +37,7 @@ export interface IssueOptions {
   lifetimeMs?: number;
   /** default now (minus a minute of clock skew); set in the past to make an expired certificate for tests */
   notBefore?: Date;
-  /** extra DNS SANs (the ingress gateway's host names, for example) */
+  /** extra DNS SANs (the ingress gateway's host names, for example); an IP address becomes an IP SAN */
   dnsNames?: string[];
   /** the workload key: ECDSA P-256 (default, as Istio) or RSA 2048 */
   keyType?: WorkloadKeyType;
@@ -212,7 +213,7 @@ export class MeshCa {
     cert.setSubject([{ name: 'organizationName', value: this.rootCert.subject.getField('O')?.value ?? 'strait mesh' }]);
     cert.setIssuer(this.rootCert.subject.attributes);
     const altNames: { type: number; value: string }[] = [{ type: 6, value: id }];
-    for (const dns of opts.dnsNames ?? []) altNames.push({ type: 2, value: dns });
+    for (const dns of opts.dnsNames ?? []) altNames.push(isIP(dns) ? { type: 7, ip: dns } as unknown as { type: number; value: string } : { type: 2, value: dns });
     cert.setExtensions([
       { name: 'basicConstraints', cA: false, critical: true },
       // key encipherment is an RSA use (TLS 1.2 RSA key exchange); an EC key only signs

@@ -49,6 +49,16 @@ export interface MeshControllerOptions {
   ingress?: { namespace: string; serviceAccount: string; routes: IngressRouteSpec[] };
 }
 
+/**
+ * What a pod's proxy is to enforce, as the controller last computed it (Kubernetes mode: the
+ * mesh config server hands it to the pod's sidecar): `mesh` = its configuration (JSON text);
+ * `outside` = the pod is known but not in the mesh (why: not a member namespace, no injection);
+ * undefined = the controller has not seen the pod (yet).
+ */
+export type PodConfigState =
+  | { state: 'mesh'; serviceAccount: string; text: string }
+  | { state: 'outside'; serviceAccount: string; why: string };
+
 export interface ReconcileResult {
   written: string[];
   removed: string[];
@@ -61,6 +71,9 @@ export class MeshController {
   private readonly rotators = new Map<string, CertRotator>();
   private readonly certs = new Map<string, WorkloadCert>();
   private readonly written = new Map<string, string>();
+  /** every pod of the last reconcile: ns/name -> service account, in the mesh or why not */
+  private pods = new Map<string, { serviceAccount: string; sidecar: boolean; why: string }>();
+  private members = new Set<string>();
   /** kind/namespace/name -> reason of an invalid policy already reported */
   private readonly reportedInvalid = new Map<string, string>();
   private loop: ReconcileLoop | undefined;
@@ -118,6 +131,8 @@ export class MeshController {
     const want = new Set<string>();
     const written: string[] = [];
     const changed: ReconcileResult['changed'] = [];
+    const pods = new Map<string, { serviceAccount: string; sidecar: boolean; why: string }>();
+    for (const w of view.workloads) if (!w.fromDeployment) pods.set(`${w.namespace}/${w.name}`, { serviceAccount: w.serviceAccount, sidecar: w.sidecar, why: w.injection });
     for (const w of view.workloads) {
       if (!w.sidecar) continue;
       const cert = await this.certFor(w.namespace, w.serviceAccount);
@@ -158,6 +173,8 @@ export class MeshController {
       this.written.delete(rel);
       removed.push(rel);
     }
+    this.pods = pods;
+    this.members = view.members;
     this.reconciles++;
     const result = { written, removed, changed, view };
     this.o.onReconciled?.(result);
@@ -215,6 +232,26 @@ export class MeshController {
     writeFileSync(tmp, text, { mode: 0o600 });
     if (this.o.proxyUid !== undefined) chownSync(tmp, this.o.proxyUid, this.o.proxyUid);
     renameSync(tmp, file);
+  }
+
+  /** The configuration of pod ns/name as last reconciled (see PodConfigState). */
+  podConfig(namespace: string, pod: string): PodConfigState | undefined {
+    const p = this.pods.get(`${namespace}/${pod}`);
+    if (!p) return undefined;
+    if (!p.sidecar) return { state: 'outside', serviceAccount: p.serviceAccount, why: p.why };
+    const text = this.written.get(join(namespace, `${pod}.json`));
+    // a member pod whose configuration is not written yet: not seen, as far as its proxy goes
+    return text === undefined ? undefined : { state: 'mesh', serviceAccount: p.serviceAccount, text };
+  }
+
+  /** Is the namespace a member of the mesh (as last reconciled)? */
+  isMember(namespace: string): boolean {
+    return this.members.has(namespace);
+  }
+
+  /** The ingress gateway's configuration (JSON text), when the controller has an `ingress`. */
+  ingressConfig(): string | undefined {
+    return this.written.get(INGRESS_FILE);
   }
 
   /** Files currently written, relative to dir. */

@@ -15,13 +15,13 @@ export function reviewAdmission(body: unknown, opts: SidecarOptions): AdmissionR
   if (review.kind !== 'AdmissionReview' || review.apiVersion !== 'admission.k8s.io/v1') {
     throw E.usage(`AdmissionReview: expected admission.k8s.io/v1 AdmissionReview, got ${JSON.stringify(review.apiVersion)}/${JSON.stringify(review.kind)}`);
   }
-  const req = review.request as { uid?: unknown; kind?: { kind?: unknown }; operation?: unknown; object?: unknown } | undefined;
+  const req = review.request as { uid?: unknown; kind?: { kind?: unknown }; operation?: unknown; object?: unknown; namespace?: unknown } | undefined;
   if (typeof req !== 'object' || req === null || typeof req.uid !== 'string' || req.uid === '') {
     throw E.usage('AdmissionReview: request.uid is missing');
   }
   const base: AdmissionResponse = { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid: req.uid, allowed: true } };
   if (req.kind?.kind !== 'Pod' || req.operation !== 'CREATE' || typeof req.object !== 'object' || req.object === null) return base;
-  const ops = sidecarPatch(req.object as Parameters<typeof sidecarPatch>[0], opts);
+  const ops = sidecarPatch(req.object as Parameters<typeof sidecarPatch>[0], opts, typeof req.namespace === 'string' ? req.namespace : undefined);
   if (ops.length === 0) return base;
   base.response.patchType = 'JSONPatch';
   base.response.patch = Buffer.from(JSON.stringify(ops)).toString('base64');

@@ -1,0 +1,150 @@
+// The mesh configuration service of Kubernetes mode (istiod's role for its proxies): each
+// injected pod's sidecar asks the control module for what it is to enforce (its identity,
+// inbound modes, outbound policies) over TLS, with a token of its ServiceAccount bound to
+// the pod (audience `strait`, projected by the injected volume). The caller's identity
+// comes only from the token (the daemon checks it with a TokenReview): a pod gets its own
+// configuration and nothing else.
+//
+//   GET /v1/sidecar   the caller pod's configuration (SidecarConfig JSON), ETag = its hash
+//   GET /v1/ingress   the ingress gateway's configuration (its ServiceAccount only)
+//   ?wait=N (s, <= 60) with If-None-Match: held until the configuration changes (then 200)
+//   or N seconds pass (304): a long poll, so a policy change reaches the pods at once.
+//
+// Answers: 200 configuration; 304 unchanged; 401 no or bad token; 403 the token's ServiceAccount
+// is not the pod's; 404 the pod is not known yet (the proxy waits and asks again, enforcing
+// nothing meanwhile); a pod known but outside the mesh gets an explicit pass-through
+// configuration (header strait-mesh: outside), as Istio's sidecar without a mesh policy.
+import { createHash } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createServer, type Server } from 'node:https';
+import { listenServer } from '../../../base/net/index.js';
+import { HttpError, handleWith, requestTarget, toHttpError } from '../../../platform/http/index.js';
+import type { PodConfigState } from '../controller/index.js';
+
+/** Who a token belongs to (from a TokenReview). */
+export interface MeshCaller {
+  namespace: string;
+  serviceAccount: string;
+  /** the pod the token is bound to (a projected token's pod-name); absent for an unbound token */
+  pod?: string;
+}
+
+export interface MeshConfigServerOptions {
+  cert: string;
+  key: string;
+  host?: string;
+  /** 0 = any free port */
+  port?: number;
+  /** the caller of a bearer token, or undefined when the token is not valid for this audience */
+  authenticate(token: string): Promise<MeshCaller | undefined>;
+  /** the pod's configuration as the mesh controller last computed it */
+  podConfig(namespace: string, pod: string): PodConfigState | undefined;
+  /** the ingress gateway: its identity and configuration, when there is one */
+  ingress?: { namespace: string; serviceAccount: string; config(): string | undefined };
+  /** longest long poll, s (default 60) */
+  maxWaitS?: number;
+  onRequest?: (outcome: 'config' | 'unchanged' | 'unauthenticated' | 'forbidden' | 'unknown' | 'outside') => void;
+}
+
+export interface MeshConfigServer {
+  readonly port: number;
+  readonly server: Server;
+  /** the configurations may have changed (after a reconcile): wake the long polls */
+  notify(): void;
+  /** a new serving certificate (rotation) */
+  setCertificate(cert: string, key: string): void;
+  close(): Promise<void>;
+}
+
+/** The configuration of a pod outside the mesh: plaintext both ways, nothing enforced. */
+export const PASS_THROUGH = JSON.stringify({ inbound: { defaultMode: 'PERMISSIVE' }, outbound: { default: { mode: 'DISABLE' } } });
+
+const etagOf = (text: string): string => `"${createHash('sha256').update(text).digest('base64url').slice(0, 22)}"`;
+
+export async function serveMeshConfig(o: MeshConfigServerOptions): Promise<MeshConfigServer> {
+  const waiters = new Set<() => void>();
+  const maxWait = o.maxWaitS ?? 60;
+
+  /** the answer for the caller now: [status, body, etag?, outside?] */
+  const answer = (what: 'sidecar' | 'ingress', caller: MeshCaller): { text: string; outside: boolean } | HttpError => {
+    if (what === 'ingress') {
+      const g = o.ingress;
+      if (!g || g.namespace !== caller.namespace || g.serviceAccount !== caller.serviceAccount) {
+        return new HttpError(403, `${caller.namespace}/${caller.serviceAccount} is not the mesh ingress gateway's ServiceAccount`);
+      }
+      const text = g.config();
+      return text === undefined ? new HttpError(404, 'the ingress configuration is not computed yet') : { text, outside: false };
+    }
+    if (!caller.pod) return new HttpError(403, 'the token is not bound to a pod (project a ServiceAccount token with audience "strait" into the pod)');
+    const st = o.podConfig(caller.namespace, caller.pod);
+    if (!st) return new HttpError(404, `pod ${caller.namespace}/${caller.pod} is not known to the mesh controller yet`);
+    if (st.serviceAccount !== caller.serviceAccount) {
+      return new HttpError(403, `the token's ServiceAccount ${caller.serviceAccount} is not pod ${caller.namespace}/${caller.pod}'s (${st.serviceAccount})`);
+    }
+    return st.state === 'mesh' ? { text: st.text, outside: false } : { text: PASS_THROUGH, outside: true };
+  };
+
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const { path, query } = requestTarget(req);
+    const what = path === '/v1/sidecar' ? 'sidecar' : path === '/v1/ingress' ? 'ingress' : undefined;
+    if (req.method !== 'GET' || !what) throw new HttpError(404, 'GET /v1/sidecar or /v1/ingress');
+    const auth = /^Bearer ([A-Za-z0-9._~+/=-]+)$/.exec(req.headers.authorization ?? '');
+    const caller = auth ? await o.authenticate(auth[1] as string) : undefined;
+    if (!caller) {
+      o.onRequest?.('unauthenticated');
+      throw new HttpError(401, 'a ServiceAccount token with audience "strait" is required (Authorization: Bearer)');
+    }
+    const waitS = Math.min(maxWait, Math.max(0, Number(query.get('wait') ?? 0) || 0));
+    const have = req.headers['if-none-match'];
+    const deadline = Date.now() + waitS * 1000;
+    for (;;) {
+      const a = answer(what, caller);
+      if (a instanceof HttpError) {
+        o.onRequest?.(a.status === 404 ? 'unknown' : 'forbidden');
+        throw a;
+      }
+      const etag = etagOf(a.text);
+      if (etag !== have) {
+        o.onRequest?.(a.outside ? 'outside' : 'config');
+        res.writeHead(200, {
+          'content-type': 'application/json', 'content-length': Buffer.byteLength(a.text), etag, 'cache-control': 'no-store',
+          'strait-mesh': a.outside ? 'outside' : 'member',
+        });
+        res.end(a.text);
+        return;
+      }
+      const left = deadline - Date.now();
+      if (left <= 0 || req.socket.destroyed) {
+        o.onRequest?.('unchanged');
+        res.writeHead(304, { etag }).end();
+        return;
+      }
+      // until a reconcile (notify) or the deadline; then look again
+      await new Promise<void>((resolve) => {
+        const done = (): void => { clearTimeout(t); waiters.delete(done); req.socket.off('close', done); resolve(); };
+        const t = setTimeout(done, left);
+        waiters.add(done);
+        req.socket.once('close', done);
+      });
+    }
+  };
+
+  const server = createServer({ cert: o.cert, key: o.key, minVersion: 'TLSv1.2' }, handleWith(handle, (err) => {
+    const e = toHttpError(err);
+    return { status: e.status, body: { message: e.message } };
+  }));
+  // long polls: the server must not cut them (Node's default request timeout is 300 s)
+  server.requestTimeout = (maxWait + 30) * 1000;
+  const bound = await listenServer(server, { port: o.port ?? 0, host: o.host ?? '127.0.0.1' });
+  return {
+    port: bound.port,
+    server,
+    notify() { for (const w of [...waiters]) w(); },
+    setCertificate(cert, key) { server.setSecureContext({ cert, key, minVersion: 'TLSv1.2' }); },
+    async close() {
+      for (const w of [...waiters]) w();
+      server.closeAllConnections();
+      await bound.close();
+    },
+  };
+}

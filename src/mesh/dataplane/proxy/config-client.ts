@@ -1,0 +1,94 @@
+// The proxy's side of the mesh configuration service (Kubernetes mode, docs/kubernetes.md):
+// a long poll of the control module over TLS (verified against the mesh root the pod has
+// mounted from istio-ca-root-cert) with the pod's projected ServiceAccount token, re-read
+// from its files at every request (the kubelet rotates the token). Each new configuration
+// goes to onConfig; errors are reported and retried with a backoff (1 s doubling to 5 s).
+import { readFileSync } from 'node:fs';
+import { request } from 'node:https';
+
+export interface MeshConfigClientOptions {
+  /** https://host:port of the control module's mesh configuration service */
+  url: string;
+  path: '/v1/sidecar' | '/v1/ingress';
+  tokenFile: string;
+  /** the mesh root certificate (PEM) the service's certificate must chain to */
+  caFile: string;
+  /** long-poll length, s (default 30) */
+  waitS?: number;
+  /** a new configuration (`outside`: the pod is not in the mesh; a pass-through configuration) */
+  onConfig(config: unknown, outside: boolean): void;
+  /** a failed attempt (it is retried) */
+  onError(message: string, status?: number): void;
+}
+
+export interface MeshConfigClient {
+  stop(): void;
+}
+
+interface Answer { status: number; etag?: string; outside: boolean; body: string }
+
+function get(o: MeshConfigClientOptions, etag: string | undefined, waitS: number, signal: AbortSignal): Promise<Answer> {
+  const token = readFileSync(o.tokenFile, 'utf8').trim();
+  const ca = readFileSync(o.caFile, 'utf8');
+  const u = new URL(`${o.path}?wait=${waitS}`, o.url);
+  return new Promise((resolve, reject) => {
+    const req = request(u, {
+      method: 'GET', ca, signal, timeout: (waitS + 15) * 1000,
+      headers: { authorization: `Bearer ${token}`, ...(etag ? { 'if-none-match': etag } : {}) },
+    }, (res) => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      res.on('data', (c: Buffer) => {
+        size += c.length;
+        if (size > 8 << 20) req.destroy(new Error('configuration larger than 8 MiB'));
+        else chunks.push(c);
+      });
+      res.on('end', () => resolve({
+        status: res.statusCode ?? 0, outside: res.headers['strait-mesh'] === 'outside', body: Buffer.concat(chunks).toString('utf8'),
+        ...(typeof res.headers.etag === 'string' ? { etag: res.headers.etag } : {}),
+      }));
+      res.on('error', reject);
+    });
+    req.on('timeout', () => req.destroy(new Error(`no answer in ${waitS + 15} s`)));
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** Follow the configuration until stop(). The first request does not wait. */
+export function followMeshConfig(o: MeshConfigClientOptions): MeshConfigClient {
+  const abort = new AbortController();
+  const waitS = o.waitS ?? 30;
+  let etag: string | undefined;
+  let backoff = 1000;
+  // the abort listener goes with its timer (one per retry would pile up on the signal)
+  const pause = (ms: number): Promise<void> => new Promise((r) => {
+    const done = (): void => { clearTimeout(t); abort.signal.removeEventListener('abort', done); r(); };
+    const t = setTimeout(done, ms);
+    abort.signal.addEventListener('abort', done, { once: true });
+  });
+  void (async () => {
+    while (!abort.signal.aborted) {
+      try {
+        const a = await get(o, etag, etag ? waitS : 0, abort.signal);
+        if (a.status === 200) {
+          const config = JSON.parse(a.body) as unknown;
+          etag = a.etag;
+          backoff = 1000;
+          o.onConfig(config, a.outside);
+          continue;
+        }
+        if (a.status === 304) { backoff = 1000; continue; }
+        let msg = a.body;
+        try { msg = (JSON.parse(a.body) as { message?: string }).message ?? a.body; } catch { /* as sent */ }
+        o.onError(`${o.url}${o.path}: HTTP ${a.status}: ${msg}`, a.status);
+      } catch (err) {
+        if (abort.signal.aborted) return;
+        o.onError(`${o.url}${o.path}: ${(err as Error).message}`);
+      }
+      await pause(backoff);
+      backoff = Math.min(backoff * 2, 5000);
+    }
+  })();
+  return { stop: () => abort.abort() };
+}
