@@ -61,3 +61,17 @@ test('the schema and rules of spec.sourceIntegrity (every write path checks them
   // accepted: an empty signatureKeys list beside sourceIntegrity, and helm policies (kept, never applied)
   validateObject(proj({ signatureKeys: [], sourceIntegrity: { git: { policies: [pol('*')] }, helm: { policies: [] } } }));
 });
+
+test('spec.sshSigners keeps enforcing where no sourceIntegrity git policy applies (adding a policy for one repository does not open the others)', () => {
+  const sshSigners = [{ principal: 'alice@example.com' }];
+  const sshOnly = integrityPolicyForTest(proj({ sshSigners }), 'https://team/app');
+  assert.equal(sshOnly.kind === 'enforced' && sshOnly.policy.name, 'sshSigners');
+  const other = proj({ sshSigners, sourceIntegrity: { git: { policies: [pol('https://other/*')] } } });
+  const app = integrityPolicyForTest(other, 'https://team/app');
+  assert.equal(app.kind, 'enforced', 'no git policy matches, sshSigners still enforce');
+  assert.deepEqual(app.kind === 'enforced' && [app.policy.mode, app.policy.rules.allowedKeyIDs, app.policy.sshRules], ['head', [], sshSigners]);
+  const matched = integrityPolicyForTest(other, 'https://other/x');
+  assert.deepEqual(matched.kind === 'enforced' && [matched.policy.name, matched.policy.mode, matched.policy.sshRules], ['sourceIntegrity.git.policies[0]', 'strict', sshSigners]);
+  assert.equal(integrityPolicyForTest(proj({ sshSigners, sourceIntegrity: { helm: {} } }), 'https://team/app').kind, 'enforced', 'helm-only sourceIntegrity');
+  assert.equal(integrityPolicyForTest(proj({ sourceIntegrity: { git: { policies: [pol('https://other/*')] } } }), 'https://team/app').kind, 'open', 'without sshSigners: Argo CD\'s rule');
+});

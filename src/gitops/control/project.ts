@@ -142,6 +142,7 @@ export function sshSignerRules(project: AppProject): { rules: SshSignerRule[]; i
 /** True when the project enforces signatures on some Git source: legacy signatureKeys or sshSigners, or a source integrity policy in mode head or strict. */
 export function enforcesSignatures(project: AppProject): boolean {
   const si = project.spec?.sourceIntegrity;
+  if ((project.spec?.sshSigners ?? []).length > 0) return true;
   if (si) return (si.git?.policies ?? []).some((p) => p?.gpg?.mode === 'head' || p?.gpg?.mode === 'strict');
-  return (project.spec?.signatureKeys ?? []).length > 0 || (project.spec?.sshSigners ?? []).length > 0;
+  return (project.spec?.signatureKeys ?? []).length > 0;
 }

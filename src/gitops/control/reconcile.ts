@@ -8,7 +8,7 @@
 import { isStraitError } from '../../base/errors/index.js';
 import { Kinds, type KindInfo } from '../../platform/resources/index.js';
 import type { SignatureFailureKind, VerificationResult, VerificationStatus } from '../../platform/signatures/index.js';
-import { failureKind, SIGNATURE_FAILURES, verifyCommitSignature, verifyTagSignature, type AllowedSigners, type Keyring, type VerifyOptions } from '../../platform/signatures/index.js';
+import { expiredMessage, failureKind, SIGNATURE_FAILURES, verifyCommitSignature, verifyTagSignature, type AllowedSigners, type Keyring, type VerifyOptions } from '../../platform/signatures/index.js';
 import type { KubeObject, ResourceStore } from '../../platform/store/index.js';
 import { stalled, transient, waiting, ReconcileFailure } from './failure.js';
 import type { RepoCache, ResolvedRevision } from './git-cache.js';
@@ -150,6 +150,11 @@ async function verifyHead(ctx: ReconcileContext, target: Target, r: ResolvedRevi
   };
   const cacheKey = `${r.verifyType}:${r.verifySha}|${version}|${policy?.key ?? '*'}|ssh:${ssh?.version ?? 0}`;
   let result = ctx.deps.verifyCache.get(cacheKey);
+  // a verdict cached while the key was valid: the key may have expired since (strict mode re-judges the same way)
+  if (result?.status === 'valid' && result.keyExpires && Date.parse(result.keyExpires) <= ctx.deps.now().getTime()) {
+    const message = expiredMessage(result.keyID, result.keyExpires);
+    return { ...result, status: 'expired', message, reason: message };
+  }
   if (!result) {
     const raw = await ctx.deps.repos.readObject(target.repoURL, r.verifyType, r.verifySha);
     const t0 = performance.now();

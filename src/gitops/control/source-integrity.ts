@@ -4,7 +4,8 @@
 //   - a policy applies when one of its `repos[].url` globs matches the repository URL and
 //     none of its "!" globs does; globs have no separator ("*" also crosses "/") and are
 //     matched against the normalized URL (repo-url.ts), so no spelling of a URL escapes;
-//   - no policy matches: the source is not verified (shown, never enforced);
+//   - no policy matches: the source is not verified (shown, never enforced), unless the
+//     project lists spec.sshSigners: then SSH signers only, mode head (strait extension);
 //   - more than one matches: refused until the project is fixed (as Argo CD: a mistake in
 //     the policies must not switch verification off);
 //   - mode none: not verified; head: the revision's commit or annotated tag; strict: the
@@ -56,6 +57,12 @@ export function policyMatches(policy: SourceIntegrityGitPolicy, repoURL: string)
   return include;
 }
 
+/** Mode head for SSH signers only: no OpenPGP key is allowed. */
+function sshOnly(pname: string, ssh: SshSignerRule[], allowedBy: string): IntegrityPolicy {
+  const rules: SignerRules = { allowedKeyIDs: [], allowedBy };
+  return { name: 'sshSigners', mode: 'head', rules, sshRules: ssh, key: `${pname}|sshSigners|ssh:${JSON.stringify(ssh)}` };
+}
+
 export function integrityPolicyFor(project: AppProject, repoURL: string): PolicyLookup {
   const pname = project.metadata.name;
   const ssh = (project.spec?.sshSigners ?? []).length > 0 ? sshSignerRules(project).rules : undefined;
@@ -65,7 +72,12 @@ export function integrityPolicyFor(project: AppProject, repoURL: string): Policy
   if (si) {
     const policies = si.git?.policies ?? [];
     const hits = policies.map((p, i) => ({ p, i })).filter(({ p }) => p && policyMatches(p, repoURL));
-    if (hits.length === 0) return { kind: 'open', why: `no source integrity policy of project '${pname}' matches ${repoURL}` };
+    if (hits.length === 0) {
+      // spec.sshSigners (strait extension) still enforces where no git policy applies: adding a
+      // policy for one repository must not switch SSH-only enforcement off for the others
+      if (ssh) return { kind: 'enforced', policy: sshOnly(pname, ssh, `the project's sshSigners (no sourceIntegrity git policy matches ${repoURL})`) };
+      return { kind: 'open', why: `no source integrity policy of project '${pname}' matches ${repoURL}` };
+    }
     if (hits.length > 1) {
       return {
         kind: 'conflict',

@@ -325,3 +325,27 @@ test('the controller never ran gpg (and the trap does catch gpg)', () => {
   spawnSync('git', ['verify-commit', c['bob']!], { cwd: repo.dir, env: { ...process.env, GNUPGHOME: world.gnupgHome } });
   assert.ok(fakeGpg.calls().length > 0, 'the fake gpg recorded git verify-commit');
 });
+
+test('a verdict cached while the key was valid is refused once the key has expired (head mode re-checks expiry as strict mode does)', async () => {
+  const own = tempEmbeddedStore();
+  const dir = mkdtempSync(join(tmpdir(), 'strait-gitops-expiry-'));
+  let clock = new Date('2020-07-01T00:00:00Z'); // carol's key: made 2020-01-01, expires in 2021
+  const ctl = new GitOpsController({ store: own, namespace: NS, stateDir: dir, pollIntervalMs: 3_600_000, waitingRetryMs: 200, now: () => clock });
+  try {
+    await own.apply({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: GPG_KEYS_CM, namespace: NS }, data: { [world.keys.carol.keyID]: world.keys.carol.armored } });
+    await own.apply({ apiVersion: API, kind: 'AppProject', metadata: { name: 'carol', namespace: NS },
+      spec: { sourceRepos: ['*'], destinations: [{ server: '*', namespace: '*' }], signatureKeys: [{ keyID: world.keys.carol.keyID }] } });
+    await own.apply({ apiVersion: API, kind: 'Application', metadata: { name: 'expiry', namespace: NS }, spec: spec(c['carol']!, 'expiry', 'carol') });
+    await ctl.start();
+    const get = async (): Promise<Application> => (await own.get<Application>(Kinds.Application, 'expiry', NS))!;
+    await waitFor(async () => ((await get())?.status?.signature?.status === 'valid' ? true : undefined), 15_000, 'valid while the key is');
+    clock = new Date('2022-01-01T00:00:00Z');
+    await ctl.refresh('expiry');
+    const a = await waitFor(async () => { const x = await get(); return x?.status?.signature?.status === 'expired' ? x : undefined; }, 15_000, 'expired after the clock passed the key\'s expiry');
+    assert.match(a.status?.conditions?.find((x) => x.type === 'ComparisonError')?.message ?? '', new RegExp(`key ${world.keys.carol.keyID}, which expired on`));
+  } finally {
+    await ctl.stop();
+    await own.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
