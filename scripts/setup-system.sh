@@ -11,9 +11,9 @@
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 
-# The Go the test peers need: the highest `go` line of their go.mod files (e.g. 1.26.2),
+# The Go the test peers need: the highest `go` line of their go.mod files (e.g. 1.26.3),
 # and which files ask for it.
-go_mods=("$here/../test/k8s/apiserver/go.mod" "$here/../test/gitea/server/go.mod")
+go_mods=("$here/../test/k8s/apiserver/go.mod" "$here/../test/gitea/server/go.mod" "$here/../test/argocd/cli/go.mod")
 go_wanted=1.24
 go_by=""
 for mod in "${go_mods[@]}"; do
@@ -36,7 +36,7 @@ check_go() {
     echo "strait: Go ${have:-(unknown version)} at $(command -v go) is older than $go_wanted, which 'npm test' needs to build kube-apiserver and Gitea ($go_by): install Go $go_wanted or newer from https://go.dev/dl/ and put it first on PATH" >&2
     return 1
   fi
-  echo "strait: Go $have found ($(command -v go)); 'npm test' builds kube-apiserver and Gitea with it (it needs $go_wanted)" >&2
+  echo "strait: Go $have found ($(command -v go)); 'npm test' builds kube-apiserver, Gitea and the argocd CLI with it (it needs $go_wanted)" >&2
   return 0
 }
 
