@@ -12,8 +12,8 @@ const script = join(root, 'scripts', 'setup-system.sh');
 const check = (path: string) => spawnSync('bash', [script, '--check'], { encoding: 'utf8', env: { ...process.env, PATH: path } });
 const PATH = process.env['PATH'] ?? '';
 const allInstalled = check(PATH).status === 0;
-// the highest `go` line of the test peers' go.mod files
-const WANT = ['test/k8s/apiserver/go.mod', 'test/gitea/server/go.mod']
+// the highest `go` line of the test peers' go.mod files (the list setup-system.sh reads)
+const WANT = ['test/k8s/apiserver/go.mod', 'test/gitea/server/go.mod', 'test/argocd/cli/go.mod']
   .map((f) => /^go (\S+)$/m.exec(readFileSync(join(root, f), 'utf8'))?.[1] ?? '0')
   .sort((a, b) => a.localeCompare(b, undefined, { numeric: true })).at(-1) as string;
 
