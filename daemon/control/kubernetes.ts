@@ -62,6 +62,8 @@ export interface KubernetesControl {
   meshConfig: MeshConfigServer | undefined;
   /** the clusterset.local DNS server, once the cluster has joined */
   readonly dns: ClustersetDns | undefined;
+  /** what readiness still waits for (the webhook's caBundle): empty once pods created now get their sidecar */
+  pending(): readonly string[];
   close(): Promise<void>;
 }
 
@@ -140,9 +142,13 @@ export async function startKubernetesControl(o: KubernetesControlOptions): Promi
     inMesh: (ns) => mesh.isMember(ns),
     onReview: (outcome) => reviews.inc({ outcome }),
   });
+  // not ready until the API server trusts this webhook's certificate: a pod made before that
+  // gets no sidecar (failurePolicy Ignore), so the readiness probe waits for it
+  let caBundleWritten = false;
   tasks.push(until('patching the webhook caBundle', async () => {
     const n = await patchWebhookCaBundle(store, o.webhook.configName, tls.caPem);
     log.info({ config: o.webhook.configName, webhooks: n }, 'webhook caBundle written');
+    caBundleWritten = true;
     return true;
   }, retryMs, abort.signal, log));
 
@@ -174,6 +180,7 @@ export async function startKubernetesControl(o: KubernetesControlOptions): Promi
   return {
     webhook, mesh, meshConfig,
     get dns() { return dns; },
+    pending: () => (caBundleWritten ? [] : [`the caBundle of MutatingWebhookConfiguration ${o.webhook.configName}`]),
     async close() {
       abort.abort();
       await Promise.all(tasks);

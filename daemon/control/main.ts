@@ -161,7 +161,10 @@ async function main(): Promise<void> {
   const registry = new Registry();
   const { host, port } = hostPort(cfg.listen);
   const m = hostPort(cfg.metricsListen);
-  const metricsServer = await serveMetrics(registry, m);
+  // GET /readyz on the metrics port (deploy/control.yaml's readiness probe): 503 until the
+  // API is up and, in Kubernetes mode, the webhook's caBundle is written
+  let pending: () => readonly string[] = () => ['startup'];
+  const metricsServer = await serveMetrics(registry, m, {}, () => pending());
   life.onShutdown('metrics', () => metricsServer.close());
   const svc = await startGitOpsService({
     store, namespace: cfg.namespace, stateDir: cfg.stateDir, host, port, tls: !cfg.insecure,
@@ -182,6 +185,9 @@ async function main(): Promise<void> {
     life.onShutdown('kubernetes', () => k.close());
     webhookPort = k.webhook.port;
     meshConfigPort = k.meshConfig?.port;
+    pending = () => k.pending();
+  } else {
+    pending = () => [];
   }
   // one line on stdout for supervisors and tests
   const mport = metricsServer.port;

@@ -139,6 +139,67 @@ after(async () => {
 });
 
 describe('the control daemon process on a real kube-apiserver (STRAIT_STORE=kubernetes, strait-control ServiceAccount)', () => {
+  test('readiness (GET /readyz on the metrics port, deploy/control.yaml\'s probe): 503 naming the webhook configuration until its caBundle is written, then 200', { timeout: 90_000 }, async (t) => {
+    if (!cluster) return t.skip(skip);
+    const c = cluster;
+    // the daemon of before() is ready and has written its caBundle
+    const readyz = (metrics: string): Promise<{ status: number; body: string }> =>
+      fetch(metrics.replace(/\/metrics$/, '/readyz')).then(async (r) => ({ status: r.status, body: await r.text() }));
+    await waitFor(async () => (await readyz(ready!.metrics)).status === 200 || undefined, 20_000, '/readyz 200 from the first daemon');
+    const cfg = await kubectlJson<{ webhooks: { clientConfig: { caBundle?: string } }[] }>(c, ['get', 'mutatingwebhookconfiguration', 'strait-sidecar-injector']);
+    assert.ok(cfg?.webhooks[0]?.clientConfig.caBundle, 'ready only once the caBundle is there');
+    // a second daemon whose webhook configuration does not exist yet: up, but not ready (the
+    // cluster's admin credentials: strait-control's role may patch only strait-sidecar-injector)
+    const name = 'strait-readyz-injector';
+    const kubeconfig = c.kubeconfigPath;
+    const d = spawn(process.execPath, [join(root, 'dist', 'daemon', 'control', 'main.js'),
+      '--state-dir', join(tmp, 'state-readyz'), '--namespace', NS, '--listen', '127.0.0.1:0', '--insecure',
+      '--metrics-listen', '127.0.0.1:0', '--poll-interval', '3600'], {
+      env: {
+        ...process.env, STRAIT_STORE: 'kubernetes', KUBECONFIG: kubeconfig, STRAIT_WEBHOOK_LISTEN: '127.0.0.1', STRAIT_WEBHOOK_PORT: '0',
+        STRAIT_WEBHOOK_CONFIG: name, STRAIT_WEBHOOK_HOSTS: '127.0.0.1', STRAIT_SIDECAR_IMAGE: 'strait:0.1.0', LOG_LEVEL: 'warn',
+        STRAIT_DNS_PORT: 'off', STRAIT_MESH_CONFIG_PORT: 'off',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let log = '';
+    d.stderr.setEncoding('utf8').on('data', (x: string) => { log = (log + x).slice(-10_000); });
+    try {
+      const second = await new Promise<{ metrics: string }>((resolve, reject) => {
+        let out = '';
+        d.stdout.setEncoding('utf8').on('data', (x: string) => {
+          out += x;
+          const line = out.split('\n').find((l) => l.startsWith('{"ready"'));
+          if (line) resolve(JSON.parse(line) as { metrics: string });
+        });
+        d.once('exit', (code) => reject(new Error(`second control daemon exited with ${code}:\n${log}`)));
+      });
+      const before = await readyz(second.metrics);
+      assert.equal(before.status, 503, before.body);
+      assert.match(before.body, new RegExp(`waiting for the caBundle of MutatingWebhookConfiguration ${name}`));
+      // the configuration appears (as `kubectl apply -k deploy/` would make it): the daemon patches it and becomes ready
+      await ok(c, ['apply', '-f', '-'], JSON.stringify({
+        apiVersion: 'admissionregistration.k8s.io/v1', kind: 'MutatingWebhookConfiguration', metadata: { name },
+        webhooks: [{
+          name: 'readyz.strait.dev', admissionReviewVersions: ['v1'], sideEffects: 'None', failurePolicy: 'Ignore',
+          clientConfig: { url: 'https://127.0.0.1:1/inject' },
+          objectSelector: { matchLabels: { 'strait.dev/readyz-test': 'never' } },
+          rules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] }],
+        }],
+      }));
+      await waitFor(async () => (await readyz(second.metrics)).status === 200 || undefined, 30_000, '/readyz 200 after the configuration appeared');
+      const made = await kubectlJson<{ webhooks: { clientConfig: { caBundle?: string } }[] }>(c, ['get', 'mutatingwebhookconfiguration', name]);
+      assert.match(Buffer.from(made?.webhooks[0]?.clientConfig.caBundle ?? '', 'base64').toString('utf8'), /BEGIN CERTIFICATE/);
+    } finally {
+      if (d.exitCode === null) {
+        const exited = new Promise((r) => d.once('exit', r));
+        d.kill('SIGTERM');
+        await exited;
+      }
+      await c.kubectlAsync(['delete', 'mutatingwebhookconfiguration', name, '--ignore-not-found']);
+    }
+  });
+
   test('a pod created with sidecar.istio.io/inject: "true" is stored with the sidecar the daemon\'s webhook added (caBundle patched by the daemon)', { timeout: 60_000 }, async (t) => {
     if (!cluster) return t.skip(skip);
     const c = cluster;

@@ -34,14 +34,22 @@ export function answerMetrics(registry: Registry, res: ServerResponse): void {
 
 /**
  * Serve GET /metrics, and GET /<name> for each of `json` (the daemons' /records), as
- * JSON; anything else is a 404 that names what there is.
+ * JSON; with `pending`, GET /readyz (a readiness probe): 200 `ok` when it lists nothing,
+ * else 503 with what the process still waits for. Anything else is a 404 that names what
+ * there is.
  */
-export async function serveMetrics(registry: Registry, at: ListenAt, json: Record<string, () => unknown> = {}): Promise<MetricsServer> {
-  const paths = ['/metrics', ...Object.keys(json).map((k) => `/${k}`)];
+export async function serveMetrics(registry: Registry, at: ListenAt, json: Record<string, () => unknown> = {}, pending?: () => readonly string[]): Promise<MetricsServer> {
+  const paths = ['/metrics', ...(pending ? ['/readyz'] : []), ...Object.keys(json).map((k) => `/${k}`)];
   const server = createServer((req, res) => {
     const url = req.url ?? '/';
     const path = url.includes('?') ? url.slice(0, url.indexOf('?')) : url;
     if (req.method === 'GET' && path === '/metrics') return answerMetrics(registry, res);
+    if (req.method === 'GET' && path === '/readyz' && pending) {
+      const waiting = pending();
+      res.writeHead(waiting.length === 0 ? 200 : 503, { 'content-type': 'text/plain' });
+      res.end(waiting.length === 0 ? 'ok\n' : `not ready: waiting for ${waiting.join('; ')}\n`);
+      return;
+    }
     const extra = req.method === 'GET' && path !== '/' && Object.hasOwn(json, path.slice(1)) ? json[path.slice(1)] : undefined;
     if (extra) {
       res.writeHead(200, { 'content-type': 'application/json' });
