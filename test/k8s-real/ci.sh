@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# The real-cluster acceptance suite (test/k8s-real) as one step of .ci/run: builds what it
+# needs (cached; a no-op when warm), then runs it with STRAIT_K8S_REAL=required: a missing
+# tool or a machine that cannot run clusters fails the step instead of skipping.
+#   cold, quiet 2 cores: node binaries (sharing the apiserver's Go build cache), CoreDNS,
+#   the pause/test/strait images; warm: the strait image when the code changed (~2 min) and
+#   the suite (~7 min). Run after `npm test` (it needs dist/ and the test image).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+step() {
+  local start=$SECONDS
+  "$@"
+  echo "k8s-real: '$*' took $((SECONDS - start)) s" >&2
+}
+step test/k8s/build-apiserver.sh --nodes >/dev/null
+step scripts/build-coredns.sh >/dev/null
+step test/k8s/build-images.sh --strait >/dev/null
+STRAIT_K8S_REAL=required step node scripts/run-tests.mjs test/k8s-real
