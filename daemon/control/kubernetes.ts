@@ -15,7 +15,7 @@ import { createHash } from 'node:crypto';
 import { CertRotator, loadOrCreateCaInStore, MeshController, serveMeshConfig, type IngressRouteSpec, type MeshCaller, type MeshConfigServer } from '../../src/mesh/control/index.js';
 import { MulticlusterAgent, MulticlusterMetrics, openBrokerOfCluster, readJoin } from '../../src/multicluster/control/clusterset/index.js';
 import { ClustersetZone, startClustersetDns, ZoneSource, type ClustersetDns } from '../../src/multicluster/control/clusterset-dns/index.js';
-import { createWebhookTls, patchWebhookCaBundle, serveSidecarInjector, serviceHosts, TOKEN_AUDIENCE, type SidecarInjector } from '../../src/mesh/control/sidecar-injector/index.js';
+import { createWebhookTls, patchWebhookCaBundle, serveSidecarInjector, serviceHosts, TOKEN_AUDIENCE, webhookCaBundleCurrent, type SidecarInjector } from '../../src/mesh/control/sidecar-injector/index.js';
 import type { KubeObject, KubernetesResourceStore, ResourceStore } from '../../src/platform/store/index.js';
 
 export interface KubernetesControlOptions {
@@ -28,8 +28,8 @@ export interface KubernetesControlOptions {
   webhook: {
     host: string;
     port: number;
-    /** MutatingWebhookConfiguration whose caBundle this process writes */
-    configName: string;
+    /** MutatingWebhookConfiguration whose caBundle this process writes; undefined: none (STRAIT_WEBHOOK_CONFIG=off) */
+    configName: string | undefined;
     /** the Service the API server calls (its DNS names go into the certificate) */
     service: string;
     /** more names or addresses for the certificate */
@@ -54,6 +54,8 @@ export interface KubernetesControlOptions {
   dns?: { host: string; port: number };
   /** how often to look for the join and retry the caBundle patch, ms */
   retryMs?: number;
+  /** how often a written caBundle is checked again (a re-applied or recreated configuration loses it), ms; default 30 s */
+  recheckMs?: number;
 }
 
 export interface KubernetesControl {
@@ -143,14 +145,34 @@ export async function startKubernetesControl(o: KubernetesControlOptions): Promi
     onReview: (outcome) => reviews.inc({ outcome }),
   });
   // not ready until the API server trusts this webhook's certificate: a pod made before that
-  // gets no sidecar (failurePolicy Ignore), so the readiness probe waits for it
+  // gets no sidecar (failurePolicy Ignore), so the readiness probe waits for it; checked again
+  // every recheckMs (a configuration re-applied or recreated without it is patched again, and
+  // the pod is not ready meanwhile)
   let caBundleWritten = false;
-  tasks.push(until('patching the webhook caBundle', async () => {
-    const n = await patchWebhookCaBundle(store, o.webhook.configName, tls.caPem);
-    log.info({ config: o.webhook.configName, webhooks: n }, 'webhook caBundle written');
-    caBundleWritten = true;
-    return true;
-  }, retryMs, abort.signal, log));
+  const configName = o.webhook.configName;
+  if (configName !== undefined) {
+    tasks.push((async () => {
+      let last = '';
+      while (!abort.signal.aborted) {
+        try {
+          if (!(await webhookCaBundleCurrent(store, configName, tls.caPem))) {
+            caBundleWritten = false;
+            const n = await patchWebhookCaBundle(store, configName, tls.caPem);
+            if (n === 0) throw E.configInvalid('MutatingWebhookConfiguration', configName, 'at least one webhook (it has none: nothing would call the sidecar injector)');
+            log.info({ config: configName, webhooks: n }, 'webhook caBundle written');
+          }
+          caBundleWritten = true;
+          last = '';
+        } catch (err) {
+          caBundleWritten = false;
+          const text = isStraitError(err) ? err.code : String(err);
+          if (text !== last) log.warn({ err: isStraitError(err) ? err.message : String(err) }, 'patching the webhook caBundle: retrying');
+          last = text;
+        }
+        await sleep(caBundleWritten ? (o.recheckMs ?? 30_000) : retryMs, abort.signal);
+      }
+    })());
+  }
 
   // export/import sync, once this cluster has joined a broker
   const mcMetrics = new MulticlusterMetrics(registry);
@@ -180,7 +202,7 @@ export async function startKubernetesControl(o: KubernetesControlOptions): Promi
   return {
     webhook, mesh, meshConfig,
     get dns() { return dns; },
-    pending: () => (caBundleWritten ? [] : [`the caBundle of MutatingWebhookConfiguration ${o.webhook.configName}`]),
+    pending: () => (caBundleWritten || configName === undefined ? [] : [`the caBundle of MutatingWebhookConfiguration ${configName}`]),
     async close() {
       abort.abort();
       await Promise.all(tasks);
@@ -288,13 +310,21 @@ export function ingressSettingsFromEnv(env: NodeJS.ProcessEnv): KubernetesContro
   return { serviceAccount: env['STRAIT_MESH_INGRESS_SERVICE_ACCOUNT'] ?? 'strait-mesh-ingress', routes: routes as IngressRouteSpec[] };
 }
 
+/** STRAIT_WEBHOOK_RECHECK_SECONDS: how often a written caBundle is checked again (default 30). */
+export function webhookRecheckMsFromEnv(env: NodeJS.ProcessEnv): number {
+  const text = env['STRAIT_WEBHOOK_RECHECK_SECONDS'] ?? '30';
+  if (!/^[0-9]{1,5}$/.test(text) || Number(text) < 1) throw E.configInvalid('STRAIT_WEBHOOK_RECHECK_SECONDS', text, 'whole seconds, 1 or more');
+  return Number(text) * 1000;
+}
+
 /** The Kubernetes-mode settings from the environment deploy/control.yaml sets. */
 export function webhookSettingsFromEnv(env: NodeJS.ProcessEnv): KubernetesControlOptions['webhook'] {
   const listen = env['STRAIT_WEBHOOK_LISTEN'] ?? '0.0.0.0';
   return {
     host: listen,
     port: Number(env['STRAIT_WEBHOOK_PORT'] ?? 9443),
-    configName: env['STRAIT_WEBHOOK_CONFIG'] ?? 'strait-sidecar-injector',
+    // "off": this process writes no caBundle (injection configured another way, e.g. cert-manager's CA injector)
+    configName: env['STRAIT_WEBHOOK_CONFIG'] === 'off' ? undefined : env['STRAIT_WEBHOOK_CONFIG'] ?? 'strait-sidecar-injector',
     service: env['STRAIT_WEBHOOK_SERVICE'] ?? 'strait-control',
     extraHosts: (env['STRAIT_WEBHOOK_HOSTS'] ?? '').split(',').map((h) => h.trim()).filter(Boolean),
     image: env['STRAIT_SIDECAR_IMAGE'] ?? imageOfThisPod(),

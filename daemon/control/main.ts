@@ -24,7 +24,7 @@ import { createLogger } from '../../src/base/log/index.js';
 import { IN_CLUSTER_SERVERS, startGitOpsService } from '../../src/gitops/control/index.js';
 import { serveMetrics } from '../../src/platform/metrics/index.js';
 import { connectStore, openEmbeddedStore, openKubernetesStore, type ResourceStore } from '../../src/platform/store/index.js';
-import { dnsSettingsFromEnv, ingressSettingsFromEnv, meshConfigSettingsFromEnv, startKubernetesControl, webhookSettingsFromEnv } from './kubernetes.js';
+import { dnsSettingsFromEnv, ingressSettingsFromEnv, meshConfigSettingsFromEnv, startKubernetesControl, webhookRecheckMsFromEnv, webhookSettingsFromEnv } from './kubernetes.js';
 import { consoleMount, kubernetesConsoleStores, worldConsoleStores, type ConsoleStores } from './console.js';
 import { VERSION } from '../../src/platform/cli-kit/index.js';
 import { runEntry } from '../entry.js';
@@ -128,6 +128,7 @@ async function main(): Promise<void> {
   const dnsSettings = kubernetes ? dnsSettingsFromEnv(process.env) : undefined;
   const meshConfigSettings = kubernetes ? meshConfigSettingsFromEnv(process.env, cfg.namespace) : undefined;
   const ingressSettings = kubernetes ? ingressSettingsFromEnv(process.env) : undefined;
+  const recheckMs = kubernetes ? webhookRecheckMsFromEnv(process.env) : undefined;
   const kube = kubernetes ? openKubernetesStore(cfg.kubeconfig ? { kubeConfigPath: cfg.kubeconfig } : {}) : undefined;
   if (kube) {
     store = kube;
@@ -181,6 +182,7 @@ async function main(): Promise<void> {
       ...(dnsSettings ? { dns: dnsSettings } : {}),
       ...(meshConfigSettings ? { meshConfig: meshConfigSettings } : {}),
       ...(ingressSettings ? { ingress: ingressSettings } : {}),
+      ...(recheckMs !== undefined ? { recheckMs } : {}),
     });
     life.onShutdown('kubernetes', () => k.close());
     webhookPort = k.webhook.port;

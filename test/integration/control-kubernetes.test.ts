@@ -139,7 +139,7 @@ after(async () => {
 });
 
 describe('the control daemon process on a real kube-apiserver (STRAIT_STORE=kubernetes, strait-control ServiceAccount)', () => {
-  test('readiness (GET /readyz on the metrics port, deploy/control.yaml\'s probe): 503 naming the webhook configuration until its caBundle is written, then 200', { timeout: 90_000 }, async (t) => {
+  test('readiness (GET /readyz on the metrics port, deploy/control.yaml\'s probe): 503 naming the webhook configuration until its caBundle is written (missing, no webhooks, caBundle removed later), then 200', { timeout: 120_000 }, async (t) => {
     if (!cluster) return t.skip(skip);
     const c = cluster;
     // the daemon of before() is ready and has written its caBundle
@@ -158,7 +158,7 @@ describe('the control daemon process on a real kube-apiserver (STRAIT_STORE=kube
       env: {
         ...process.env, STRAIT_STORE: 'kubernetes', KUBECONFIG: kubeconfig, STRAIT_WEBHOOK_LISTEN: '127.0.0.1', STRAIT_WEBHOOK_PORT: '0',
         STRAIT_WEBHOOK_CONFIG: name, STRAIT_WEBHOOK_HOSTS: '127.0.0.1', STRAIT_SIDECAR_IMAGE: 'strait:0.1.0', LOG_LEVEL: 'warn',
-        STRAIT_DNS_PORT: 'off', STRAIT_MESH_CONFIG_PORT: 'off',
+        STRAIT_DNS_PORT: 'off', STRAIT_MESH_CONFIG_PORT: 'off', STRAIT_WEBHOOK_RECHECK_SECONDS: '1',
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -177,19 +177,29 @@ describe('the control daemon process on a real kube-apiserver (STRAIT_STORE=kube
       const before = await readyz(second.metrics);
       assert.equal(before.status, 503, before.body);
       assert.match(before.body, new RegExp(`waiting for the caBundle of MutatingWebhookConfiguration ${name}`));
-      // the configuration appears (as `kubectl apply -k deploy/` would make it): the daemon patches it and becomes ready
-      await ok(c, ['apply', '-f', '-'], JSON.stringify({
-        apiVersion: 'admissionregistration.k8s.io/v1', kind: 'MutatingWebhookConfiguration', metadata: { name },
-        webhooks: [{
-          name: 'readyz.strait.dev', admissionReviewVersions: ['v1'], sideEffects: 'None', failurePolicy: 'Ignore',
-          clientConfig: { url: 'https://127.0.0.1:1/inject' },
-          objectSelector: { matchLabels: { 'strait.dev/readyz-test': 'never' } },
-          rules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] }],
-        }],
-      }));
+      const config = (webhooks: unknown[]): string => JSON.stringify({
+        apiVersion: 'admissionregistration.k8s.io/v1', kind: 'MutatingWebhookConfiguration', metadata: { name }, webhooks,
+      });
+      // a configuration with no webhooks: nothing would call the injector, still not ready
+      await ok(c, ['apply', '-f', '-'], config([]));
+      await new Promise((r) => setTimeout(r, 4500)); // two retries (2 s)
+      assert.equal((await readyz(second.metrics)).status, 503, 'not ready while the configuration has no webhooks');
+      // the configuration as `kubectl apply -k deploy/` makes it: patched, ready
+      await ok(c, ['apply', '-f', '-'], config([{
+        name: 'readyz.strait.dev', admissionReviewVersions: ['v1'], sideEffects: 'None', failurePolicy: 'Ignore',
+        clientConfig: { url: 'https://127.0.0.1:1/inject' },
+        objectSelector: { matchLabels: { 'strait.dev/readyz-test': 'never' } },
+        rules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] }],
+      }]));
       await waitFor(async () => (await readyz(second.metrics)).status === 200 || undefined, 30_000, '/readyz 200 after the configuration appeared');
-      const made = await kubectlJson<{ webhooks: { clientConfig: { caBundle?: string } }[] }>(c, ['get', 'mutatingwebhookconfiguration', name]);
-      assert.match(Buffer.from(made?.webhooks[0]?.clientConfig.caBundle ?? '', 'base64').toString('utf8'), /BEGIN CERTIFICATE/);
+      const caBundle = async (): Promise<string | undefined> =>
+        (await kubectlJson<{ webhooks: { clientConfig: { caBundle?: string } }[] }>(c, ['get', 'mutatingwebhookconfiguration', name]))?.webhooks[0]?.clientConfig.caBundle;
+      const written = await caBundle();
+      assert.match(Buffer.from(written ?? '', 'base64').toString('utf8'), /BEGIN CERTIFICATE/);
+      // the caBundle removed later (a re-apply from elsewhere): found by the recheck, written again
+      await ok(c, ['patch', 'mutatingwebhookconfiguration', name, '--type=json', '-p', JSON.stringify([{ op: 'remove', path: '/webhooks/0/clientConfig/caBundle' }])]);
+      await waitFor(async () => (await caBundle()) === written || undefined, 30_000, 'the caBundle written again');
+      await waitFor(async () => (await readyz(second.metrics)).status === 200 || undefined, 30_000, '/readyz 200 again');
     } finally {
       if (d.exitCode === null) {
         const exited = new Promise((r) => d.once('exit', r));

@@ -4,13 +4,14 @@
 # tool or a machine that cannot run clusters fails the step instead of skipping.
 #   cold, quiet 2 cores: node binaries (sharing the apiserver's Go build cache), CoreDNS,
 #   the pause/test/strait images; warm: the strait image when the code changed (~2 min) and
-#   the suite (~7 min). Run after `npm test` (it needs dist/ and the test image).
+#   the suite (~7 min). Run after `npm test` (it needs dist/).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 step() {
-  local start=$SECONDS
-  "$@"
-  echo "k8s-real: '$*' took $((SECONDS - start)) s" >&2
+  local start=$SECONDS rc=0
+  "$@" || rc=$?
+  echo "k8s-real: '$*' $([ "$rc" = 0 ] && echo took || echo "failed (exit $rc) after") $((SECONDS - start)) s" >&2
+  return "$rc"
 }
 step test/k8s/build-apiserver.sh --nodes >/dev/null
 step scripts/build-coredns.sh >/dev/null

@@ -446,9 +446,10 @@ test('mesh in real pods: injected sidecars (init redirect, configuration from th
   writeFileSync(join(work, 'mesh-pods.json'), JSON.stringify({ apiVersion: 'v1', kind: 'List', items: [
     podSpec('echo', 'echo', { app: 'echo' }), podSpec('client', 'client', { app: 'client' }, ['sleep', '36000']),
   ] }));
-  // a control module that has just restarted (set env above) is Ready before its new webhook
-  // CA is in the caBundle, and failurePolicy Ignore admits pods without a sidecar meanwhile:
-  // wait until a server-side dry run comes back injected
+  // a control module that has just restarted (set env above) is Ready once its new webhook CA
+  // is in the caBundle (/readyz), but the webhook Service's endpoints and kube-proxy follow a
+  // moment later and failurePolicy Ignore admits pods without a sidecar meanwhile: wait until a
+  // server-side dry run comes back injected
   await until('the webhook injects', () => {
     const r = kubectlRun('a', 'create', '--dry-run=server', '-o', 'jsonpath={.spec.containers[*].name}', '-f', join(work, 'mesh-probe.json'));
     return r.status === 0 && r.stdout.includes('strait-proxy') ? true : undefined;

@@ -7,4 +7,4 @@ export {
   sidecarPatch, sidecarContainers, sidecarVolumes, wantsSidecar, PROXY_CONTAINER, INIT_CONTAINER, STATUS_ANNOTATION, TOKEN_AUDIENCE, TOKEN_DIR, ROOT_DIR, EXCLUDE_INBOUND_ANNOTATION, excludedInboundPorts,
   type SidecarOptions, type JsonPatchOp,
 } from './patch.js';
-export { createWebhookTls, patchWebhookCaBundle, serviceHosts, type WebhookTls } from './webhook-tls.js';
+export { createWebhookTls, patchWebhookCaBundle, serviceHosts, webhookCaBundleCurrent, type WebhookTls } from './webhook-tls.js';

@@ -81,3 +81,16 @@ export async function patchWebhookCaBundle(store: KubernetesResourceStore, name:
     if (res.status < 300) return n;
   }
 }
+
+/**
+ * Whether every webhook of the MutatingWebhookConfiguration `name` carries `caPem` as its
+ * caBundle (false for a configuration with no webhooks: nothing would call this server);
+ * STRAIT_ERR_NOT_FOUND when it does not exist.
+ */
+export async function webhookCaBundleCurrent(store: KubernetesResourceStore, name: string, caPem: string): Promise<boolean> {
+  const path = `/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/${encodeURIComponent(name)}`;
+  const bundle = Buffer.from(caPem, 'utf8').toString('base64');
+  const cur = await store.raw({ method: 'GET', path });
+  const hooks = (cur.body as { webhooks?: { clientConfig?: { caBundle?: string } }[] }).webhooks ?? [];
+  return hooks.length > 0 && hooks.every((h) => h.clientConfig?.caBundle === bundle);
+}
