@@ -163,8 +163,23 @@ export interface StartOptions {
   disableAdmissionPlugins?: string[];
 }
 
-/** Start etcd + kube-apiserver; resolves when /readyz says ok (or { skip }). */
+/**
+ * Start etcd + kube-apiserver; resolves when /readyz says ok (or { skip }). The ports are
+ * picked free and then bound by etcd and kube-apiserver: another test can take one in between,
+ * so a start that fails with "address already in use" starts over on new ports (3 tries).
+ */
 export async function startTestCluster(opts: StartOptions = {}): Promise<StartResult> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startTestClusterOnce(opts);
+    } catch (e) {
+      if (attempt >= 3 || !/address already in use/.test(String(e))) throw e;
+      console.log(`# test cluster: a port was taken between picking and binding it (attempt ${attempt}): starting over on new ports`);
+    }
+  }
+}
+
+async function startTestClusterOnce(opts: StartOptions): Promise<StartResult> {
   const bins = await ensureBinaries();
   if ('skip' in bins) return bins;
   const dir = mkdtempSync(join(tmpdir(), 'strait-k8s-'));
