@@ -275,7 +275,9 @@ describe('strait in Kubernetes mode: --kubeconfig/--context for deploy-broker, j
     assert.match(vb, /^service-discovery\s+service export\s+cluster-b\s+default\/echo\s+PASS\s+-\s+Valid=True \(ServiceExported\)/m);
     assert.match(vb, /^\d+ of \d+ checks passed, 2 skipped$/m);
     const d = JSON.parse(await ok(on('b', ['diagnose', '-o', 'json']))) as { checks: { check: string; status: string; message: string }[] };
-    assert.deepEqual(d.checks.filter((c) => c.status !== 'ok'), []);
+    // 'skip': strait's pods are not deployed on this bare API server (the workloads check does not apply)
+    assert.deepEqual(d.checks.filter((c) => c.status !== 'ok' && c.status !== 'skip'), []);
+    assert.deepEqual(d.checks.filter((c) => c.status === 'skip').map((c) => c.message), ['no pods in strait-system: strait\'s components are not deployed here (kubectl apply -k deploy/)']);
     assert.ok(d.checks.some((c) => c.check === 'crds') && d.checks.some((c) => c.check === 'gateway' && /b-gw is active/.test(c.message)));
 
     await ok(on('b', ['unexport', 'service', 'echo', '-n', 'default']));
@@ -303,6 +305,44 @@ describe('strait in Kubernetes mode: --kubeconfig/--context for deploy-broker, j
       assert.equal(((await gw.get(K.Gateway, 'a-gw', OPERATOR_NAMESPACE))?.status as { connections: { status: string }[] }).connections[0]?.status, 'connecting');
     } finally {
       await gw.close();
+    }
+  });
+
+  test('diagnose --kubeconfig names why strait\'s pods do not run: an unbound PersistentVolumeClaim (githost), a container in CrashLoopBackOff, restarts', { timeout: 60_000 }, async (t) => {
+    if (!b) return t.skip(skip);
+    const bx = b;
+    const NS = 'strait-system';
+    await bx.kubectlAsync(['create', 'namespace', NS]);
+    const githost = {
+      apiVersion: 'v1', kind: 'Pod', metadata: { name: 'strait-githost-0', namespace: NS },
+      spec: { containers: [{ name: 'githost', image: 'strait' }], volumes: [{ name: 'data', persistentVolumeClaim: { claimName: 'strait-githost-data' } }] },
+    };
+    const claim = {
+      apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'strait-githost-data', namespace: NS },
+      spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } },
+    };
+    const gateway = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'strait-gateway-x', namespace: NS }, spec: { containers: [{ name: 'gateway', image: 'strait' }] } };
+    try {
+      await kubeOk(bx, ['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'List', items: [githost, claim, gateway] }));
+      // what a kubelet would report for a gateway that keeps crashing (nothing runs pods here)
+      await kubeOk(bx, ['patch', 'pod', 'strait-gateway-x', '-n', NS, '--subresource=status', '--type=merge', '-p', JSON.stringify({
+        status: { phase: 'Running', containerStatuses: [{ name: 'gateway', ready: false, restartCount: 4, image: 'strait', imageID: '', state: { waiting: { reason: 'CrashLoopBackOff', message: 'back-off 40s restarting failed container' } } }] },
+      })]);
+      const r = await on('b', ['diagnose', '-o', 'json']);
+      assert.equal(r.status, 1, r.stderr);
+      assert.match(r.stderr, /STRAIT_ERR_MC_DIAGNOSE_FAILED/);
+      const w = (JSON.parse(r.stdout) as { checks: { check: string; status: string; message: string }[] }).checks.filter((c) => c.check === 'workloads');
+      assert.deepEqual(w.map((c) => c.status), ['fail', 'fail'], JSON.stringify(w));
+      assert.match(w[0]!.message, /^pod strait-system\/strait-gateway-x: container gateway is CrashLoopBackOff: back-off 40s restarting failed container$/);
+      assert.match(w[1]!.message, /^pod strait-system\/strait-githost-0 is Pending: its PersistentVolumeClaim strait-githost-data is not bound \(Pending; storage class none: the cluster has no default StorageClass\): nothing provisions a volume for it\. .*emptyDir deploy\/ has by default \(kubectl -n strait-system describe pvc strait-githost-data\)$/);
+      // the claim removed: the pod names the missing claim; the text output says the same
+      await kubeOk(bx, ['delete', 'pvc', 'strait-githost-data', '-n', NS, '--wait=false']);
+      await kubeOk(bx, ['patch', 'pvc', 'strait-githost-data', '-n', NS, '--type=json', '-p', '[{"op":"remove","path":"/metadata/finalizers"}]']).catch(() => '');
+      const text = await on('b', ['diagnose']);
+      assert.equal(text.status, 1);
+      assert.match(text.stdout, /^workloads\s+fail\s+pod strait-system\/strait-githost-0 is Pending: its PersistentVolumeClaim strait-githost-data does not exist$/m);
+    } finally {
+      await bx.kubectlAsync(['delete', 'namespace', NS, '--wait=false']);
     }
   });
 });

@@ -8,6 +8,7 @@ import type { ResourceStore } from '../../platform/store/index.js';
 import { CLUSTER_KINDS, openBrokerFromInfo, openTarget, type TargetOptions } from './index.js';
 import { addKubeOptions, formatJson, formatTable, parseOutputFormat, refuseWorldOptions, takesGlobals } from '../../platform/cli-kit/index.js';
 import { discoverNetwork, readBrokerInfoFile } from './join.js';
+import { diagnoseWorkloads } from './diagnose-workloads.js';
 
 interface Flags extends TargetOptions {
   brokerInfo?: string;
@@ -26,7 +27,7 @@ export function registerDiagnoseCommand(program: Command): void {
   addKubeOptions(takesGlobals(program
     .command('diagnose'), 'cluster', 'stateDir'))
     .description('check the cluster set: CIDR overlaps, broker info, endpoints, active gateway, connections, exports; with --clusterid, what blocks that join; '
-      + 'with --kubeconfig/--context, of a Kubernetes cluster (and whether strait\'s CRDs are installed there)')
+      + 'with --kubeconfig/--context, of a Kubernetes cluster (and whether strait\'s CRDs are installed there and its pods run: an unbound volume claim, an unschedulable or crashing pod)')
     .option('--broker-info <file>', 'broker-info.subm to check (default: the broker the cluster joined)')
     .option('--clusterid <id>', 'check a join of this cluster ID')
     .option('--clustercidr <cidrs>', 'cluster CIDRs of the candidate')
@@ -47,6 +48,8 @@ export function registerDiagnoseCommand(program: Command): void {
           try {
             await target.kube.requireKinds(CLUSTER_KINDS);
             checks.push({ check: 'crds', status: 'ok', message: `the API server ${target.kube.server} serves the multicluster kinds (deploy/crds.yaml)` });
+            // strait's own pods: Pending (an unbound claim, unschedulable), crashing, restarted
+            checks.push(...await diagnoseWorkloads(target.kube));
           } catch (err) {
             if (!isStraitError(err, 'STRAIT_ERR_KUBE_CRD_MISSING')) throw err;
             checks.push({ check: 'crds', status: 'fail', message: err.message });
@@ -60,7 +63,12 @@ export function registerDiagnoseCommand(program: Command): void {
         } else {
           broker = await target.openBroker();
         }
-        if (!broker) throw target.kube ? E.mcNotJoined(target.name) : E.mcBrokerNotDeployed(target.stateDir ?? '');
+        if (!broker) {
+          const err = target.kube ? E.mcNotJoined(target.name) : E.mcBrokerNotDeployed(target.stateDir ?? '');
+          // what was checked before (the CRDs, strait's pods) is still worth seeing
+          if (checks.length > 0) print(format, [...checks, { check: 'join', status: 'fail', message: err.message }]);
+          throw err;
+        }
         const clusterId = target.kube ? (await readJoin(local))?.clusterId ?? target.name : opts.cluster;
         checks.push(...await diagnose({
           broker, local, localClusterId: clusterId,

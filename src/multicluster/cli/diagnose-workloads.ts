@@ -1,0 +1,77 @@
+// `strait diagnose --kubeconfig`: the state of strait's own pods in the namespace deploy/ puts
+// them in, with the cause where Kubernetes knows it (an unbound PersistentVolumeClaim, an
+// unschedulable pod, a container that cannot start). One check line per problem.
+import { isStraitError } from '../../base/errors/index.js';
+import type { KubernetesResourceStore } from '../../platform/store/index.js';
+import type { DiagnoseCheck } from '../control/clusterset/index.js';
+
+/** deploy/kustomization.yaml's namespace */
+export const STRAIT_NAMESPACE = 'strait-system';
+
+interface ContainerStatus { name: string; ready?: boolean; restartCount?: number; state?: { waiting?: { reason?: string; message?: string } } }
+interface PodLike {
+  metadata: { name: string };
+  spec?: { volumes?: { name: string; persistentVolumeClaim?: { claimName: string } }[] };
+  status?: {
+    phase?: string;
+    conditions?: { type: string; status: string; reason?: string; message?: string }[];
+    containerStatuses?: ContainerStatus[];
+    initContainerStatuses?: ContainerStatus[];
+  };
+}
+interface ClaimLike { metadata: { name: string }; spec?: { storageClassName?: string }; status?: { phase?: string } }
+
+/** container states that do not end by themselves */
+const STUCK = new Set(['CrashLoopBackOff', 'ImagePullBackOff', 'ErrImagePull', 'InvalidImageName', 'CreateContainerConfigError', 'CreateContainerError', 'RunContainerError']);
+
+export async function diagnoseWorkloads(kube: KubernetesResourceStore, namespace = STRAIT_NAMESPACE): Promise<DiagnoseCheck[]> {
+  const out: DiagnoseCheck[] = [];
+  const add = (status: DiagnoseCheck['status'], message: string): void => { out.push({ check: 'workloads', status, message }); };
+  let pods: PodLike[];
+  let claims: Map<string, ClaimLike>;
+  try {
+    const p = await kube.raw({ method: 'GET', path: `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods` });
+    pods = ((p.body as { items?: PodLike[] }).items ?? []).sort((x, y) => x.metadata.name.localeCompare(y.metadata.name));
+    const c = await kube.raw({ method: 'GET', path: `/api/v1/namespaces/${encodeURIComponent(namespace)}/persistentvolumeclaims` });
+    claims = new Map(((c.body as { items?: ClaimLike[] }).items ?? []).map((x) => [x.metadata.name, x]));
+  } catch (err) {
+    add('warn', `cannot list the pods of ${namespace}: ${isStraitError(err) ? err.message : String(err)}`);
+    return out;
+  }
+  if (pods.length === 0) {
+    add('skip', `no pods in ${namespace}: strait's components are not deployed here (kubectl apply -k deploy/)`);
+    return out;
+  }
+  let healthy = 0;
+  for (const pod of pods) {
+    const who = `pod ${namespace}/${pod.metadata.name}`;
+    const st = pod.status ?? {};
+    const problems: [DiagnoseCheck['status'], string][] = [];
+    if (st.phase === 'Pending') {
+      for (const v of pod.spec?.volumes ?? []) {
+        const name = v.persistentVolumeClaim?.claimName;
+        if (name === undefined) continue;
+        const claim = claims.get(name);
+        if (!claim) problems.push(['fail', `${who} is Pending: its PersistentVolumeClaim ${name} does not exist`]);
+        else if (claim.status?.phase !== 'Bound') {
+          problems.push(['fail', `${who} is Pending: its PersistentVolumeClaim ${name} is not bound (${claim.status?.phase ?? 'Pending'}; storage class ${claim.spec?.storageClassName ?? 'none: the cluster has no default StorageClass'}): nothing provisions a volume for it. `
+            + `Make a PersistentVolume or a StorageClass with a provisioner, or use the emptyDir deploy/ has by default (kubectl -n ${namespace} describe pvc ${name})`]);
+        }
+      }
+      const scheduled = st.conditions?.find((c) => c.type === 'PodScheduled');
+      if (problems.length === 0 && scheduled?.status === 'False') problems.push(['fail', `${who} is Pending: ${scheduled.reason ?? 'not scheduled'}: ${scheduled.message ?? ''}`.trim()]);
+      if (problems.length === 0) problems.push(['warn', `${who} is Pending`]);
+    } else if (st.phase === 'Failed' || st.phase === 'Unknown') {
+      problems.push(['fail', `${who} is ${st.phase}`]);
+    }
+    for (const cs of [...(st.initContainerStatuses ?? []), ...(st.containerStatuses ?? [])]) {
+      const w = cs.state?.waiting;
+      if (w?.reason && STUCK.has(w.reason)) problems.push(['fail', `${who}: container ${cs.name} is ${w.reason}${w.message ? `: ${w.message}` : ''}`]);
+      else if ((cs.restartCount ?? 0) > 0) problems.push(['warn', `${who}: container ${cs.name} restarted ${cs.restartCount} time(s) (kubectl -n ${namespace} logs ${pod.metadata.name} -c ${cs.name} --previous)`]);
+    }
+    if (problems.length === 0 && st.phase === 'Running') healthy++;
+    for (const [s, m] of problems) add(s, m);
+  }
+  if (healthy === pods.length) add('ok', `${healthy} pod(s) in ${namespace} Running, none restarted`);
+  return out;
+}
