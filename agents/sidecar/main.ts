@@ -13,7 +13,8 @@
 // --config-ipc read once, then pushed as {type:'config', config} over the IPC channel by the
 // mesh agent) and PUT /config on the admin listener; GET /config, GET /metrics, GET /ready, GET /flows.
 // Inbound flows seen (docs/mesh.md, Observed traffic): with --config-ipc, what changed is sent to
-// the mesh agent as {type:'flows', report} at most every --flow-report-ms, and only when it changed.
+// the mesh agent as {type:'flows', report} at most every --flow-report-ms, and only when it changed;
+// with --control, POSTed to the control module's /v1/flows (kept and sent again after a failure).
 // On start it prints one JSON line to stdout: {"ready":true,"inbound":P,"outbound":P,"admin":...}.
 import { readFileSync, watch } from 'node:fs';
 import { basename, dirname } from 'node:path';
@@ -24,7 +25,7 @@ import { listenServer } from '../../src/base/net/index.js';
 import { createLogger } from '../../src/base/log/index.js';
 import { Lifecycle } from '../../src/base/lifecycle/index.js';
 import { Registry, registerProxyMetrics } from '../../src/mesh/control/metrics/index.js';
-import { DEFAULT_FLOW_LIMIT, followMeshConfig, MAX_FLOW_LIMIT, originalDst, SidecarProxy, type Address } from '../../src/mesh/dataplane/proxy/index.js';
+import { DEFAULT_FLOW_LIMIT, followMeshConfig, MAX_FLOW_LIMIT, meshFlowsPoster, originalDst, SidecarProxy, type Address } from '../../src/mesh/dataplane/proxy/index.js';
 import { HttpError, readJsonBody, sendError } from '../../src/platform/http/index.js';
 import { answerMetrics, serveMetrics } from '../../src/platform/metrics/index.js';
 import { positiveIntArg, printedInfo, runEntry } from '../../daemon/entry.js';
@@ -54,7 +55,7 @@ nftables rules and reads SO_ORIGINAL_DST.
   --config-ipc                   read the file once, then take configurations over IPC
   --metrics HOST:PORT            Prometheus /metrics
   --flow-limit N                 inbound flows kept (default 256; the one seen longest ago is evicted)
-  --flow-report-ms N             with --config-ipc: send changed flows to the agent at most this often (default 2000)
+  --flow-report-ms N             with --config-ipc or --control: send changed flows at most this often (default 2000)
   --control URL                  take the configuration from the control module's mesh configuration
                                  service (https://strait-control.strait-system.svc:15012)
   --control-token FILE           the pod's ServiceAccount token, audience "strait"
@@ -139,6 +140,21 @@ async function main(): Promise<void> {
       }
     };
     life.onShutdown('control', () => c.stop());
+    // the flows seen, to the control module, which writes the pod's MeshTrafficObservation
+    let lastFlowError = '';
+    const poster = meshFlowsPoster({
+      url: values.control as string, tokenFile: values['control-token'] as string, caFile: values['control-ca'] as string,
+      onError: (message) => {
+        if (message !== lastFlowError) log.warn({ err: message }, 'flow report not delivered; kept for the next one');
+        lastFlowError = message;
+      },
+    });
+    const flowTimer = setInterval(() => {
+      const report = proxy.flows.report();
+      if (report || poster.queued > 0) void poster.send(report);
+    }, flowReportMs);
+    flowTimer.unref();
+    life.onShutdown('flows', () => clearInterval(flowTimer));
   }
   const app = hostPort(values.app, '--app');
   const dest = hostPort(values['outbound-destination'], '--outbound-destination');

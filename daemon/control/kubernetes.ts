@@ -15,6 +15,7 @@ import { createHash } from 'node:crypto';
 import { CertRotator, loadOrCreateCaInStore, MeshController, serveMeshConfig, type IngressRouteSpec, type MeshCaller, type MeshConfigServer } from '../../src/mesh/control/index.js';
 import { MulticlusterAgent, MulticlusterMetrics, openBrokerOfCluster, readJoin } from '../../src/multicluster/control/clusterset/index.js';
 import { ClustersetZone, startClustersetDns, ZoneSource, type ClustersetDns } from '../../src/multicluster/control/clusterset-dns/index.js';
+import { ObservationWriter } from '../../src/mesh/control/observe/index.js';
 import { createWebhookTls, patchWebhookCaBundle, serveSidecarInjector, serviceHosts, TOKEN_AUDIENCE, webhookCaBundleCurrent, type SidecarInjector } from '../../src/mesh/control/sidecar-injector/index.js';
 import type { KubeObject, KubernetesResourceStore, ResourceStore } from '../../src/platform/store/index.js';
 
@@ -103,8 +104,22 @@ export async function startKubernetesControl(o: KubernetesControlOptions): Promi
   const meshDir = join(o.stateDir, 'mesh');
   mkdirSync(meshDir, { recursive: true, mode: 0o755 });
   let meshConfig: MeshConfigServer | undefined;
+  // observed traffic: the injected proxies report their inbound flows to the configuration
+  // service; one MeshTrafficObservation per pod, as the local world's mesh agent writes them
+  let observations: ObservationWriter | undefined;
+  if (o.meshConfig) {
+    const w = new ObservationWriter({ store, requireNetns: false, log: log.child({ part: 'observe' }) });
+    try {
+      await w.start();
+      observations = w;
+    } catch (err) {
+      w.stop();
+      log.warn({ err: isStraitError(err) ? err.message : String(err) }, 'observed traffic off: cannot read MeshTrafficObservations (is deploy/crds.yaml applied?)');
+    }
+  }
   const mesh = new MeshController({
-    store, ca, dir: meshDir, log: log.child({ part: 'mesh' }), onReconciled: () => meshConfig?.notify(),
+    store, ca, dir: meshDir, log: log.child({ part: 'mesh' }),
+    onReconciled: (r) => { meshConfig?.notify(); observations?.update(r.view); },
     ...(o.ingress ? { ingress: { namespace: o.namespace, serviceAccount: o.ingress.serviceAccount, routes: o.ingress.routes } } : {}),
   });
   await mesh.start();
@@ -125,6 +140,7 @@ export async function startKubernetesControl(o: KubernetesControlOptions): Promi
       authenticate: tokenReviewer(store, log),
       podConfig: (ns, pod) => mesh.podConfig(ns, pod),
       ...(o.ingress ? { ingress: { namespace: o.namespace, serviceAccount: o.ingress.serviceAccount, config: () => mesh.ingressConfig() } } : {}),
+      ...(observations ? { onFlows: (ns: string, pod: string, report: Record<string, unknown>) => observations?.report(`${ns}/${pod}`, report) } : {}),
       onRequest: (outcome) => reviews.inc({ outcome }),
     });
     log.info({ port: meshConfig.port, url: o.meshConfig.url }, 'mesh configuration service serving');
@@ -211,6 +227,7 @@ export async function startKubernetesControl(o: KubernetesControlOptions): Promi
       await agent?.stop();
       await broker?.close();
       mesh.stop();
+      observations?.stop();
       serving?.stop();
       await meshConfig?.close();
       await webhook.close();

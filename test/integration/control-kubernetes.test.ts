@@ -327,6 +327,25 @@ describe('the control daemon process on a real kube-apiserver (STRAIT_STORE=kube
       console.log(`# the sidecar process applied ${back} ${Date.now() - t1} ms after the PeerAuthentication changed`);
       const put = await run('curl', ['-sS', '-o', '/dev/null', '-w', '%{http_code}', '-X', 'PUT', '-d', '{}', `http://127.0.0.1:${adminP}/config`]);
       assert.equal(put.stdout, '403', 'the workload cannot reconfigure its proxy');
+      // observed traffic: a plaintext client of the pod's inbound port; the proxy reports the
+      // flow to /v1/flows and the daemon writes the pod's MeshTrafficObservation
+      const t2 = Date.now();
+      await run('curl', ['-sS', '-m', '3', '-o', '/dev/null', `http://127.0.0.1:${inP}/`]);
+      type Obs = { spec: { pod: string; spiffeId: string }; status?: { inbound?: { defaultMode?: string }; flows?: { client: { address: string }; tls: string; outcome: string; port: number; count: number }[] } };
+      const obs = await waitFor(async () => {
+        const o = await kubectlJson<Obs>(c, ['get', 'meshtrafficobservations.mesh.strait.dev', 'meshpod', '-n', 'bookinfo']);
+        return o?.status?.flows?.some((f) => f.tls === 'plaintext' && /127\.0\.0\.1$/.test(f.client.address)) ? o : undefined;
+      }, 20_000, `the MeshTrafficObservation of bookinfo/meshpod with the plaintext flow\n${sidecarLog}`);
+      assert.equal(obs.spec.spiffeId, 'spiffe://cluster.local/ns/bookinfo/sa/web-sa');
+      const flow = obs.status?.flows?.find((f) => f.tls === 'plaintext');
+      assert.equal(flow?.outcome, back === 'STRICT' ? 'reset' : 'accepted', JSON.stringify(obs.status));
+      console.log(`# observed traffic in Kubernetes mode: the flow in the pod's MeshTrafficObservation ${Date.now() - t2} ms after the connection`);
+      // only a pod in the mesh reports, for itself: no token 401, a pod outside the mesh 403
+      const post = async (tok: string | undefined): Promise<string> => (await run('curl', ['-sS', '-o', '/dev/null', '-w', '%{http_code}', '--cacert', rootFile, '-X', 'POST', '-H', 'content-type: application/json',
+        ...(tok ? ['-H', `Authorization: Bearer ${tok}`] : []), '-d', '{"limit":256,"evicted":0,"flows":[]}', `${base}/v1/flows`])).stdout;
+      assert.equal(await post(undefined), '401');
+      assert.equal(await post(outToken), '403');
+      assert.equal(await post(token), '204');
     } finally {
       sidecar.kill('SIGTERM');
     }

@@ -172,6 +172,11 @@ describe('deploy/ against a real kube-apiserver', () => {
       // the mesh configuration service checks the proxies' tokens (audience strait)
       ['control', 'create', 'tokenreviews.authentication.k8s.io', undefined, 'yes'],
       ['control', 'create', 'tokenrequests.authentication.k8s.io', undefined, 'no'],
+      // observed traffic (the proxies' reports through the mesh configuration service)
+      ['control', 'patch', 'meshtrafficobservations.mesh.strait.dev', 'default', 'yes'],
+      ['control', 'update', 'meshtrafficobservations.mesh.strait.dev/status', 'default', 'yes'],
+      ['control', 'delete', 'meshtrafficobservations.mesh.strait.dev', 'default', 'yes'],
+      ['node-agent', 'patch', 'meshtrafficobservations.mesh.strait.dev', 'default', 'no'],
       ['githost', 'list', 'configmaps', 'strait-system', 'no'],
       ['githost', 'get', 'pods', 'strait-system', 'no'],
       // the mesh ingress gateway: its ServiceAccount is an identity only

@@ -499,6 +499,21 @@ test('mesh in real pods: injected sidecars (init redirect, configuration from th
   const metrics = inPod('a', 'client', ['curl', '-sS', '-m', '5', `http://${echoIp}:15020/metrics`], 20_000).stdout;
   assert.match(metrics, /strait_mesh_inbound_accepted_total\{mode="STRICT",how="mtls"\} [1-9]/);
   assert.match(metrics, /strait_mesh_inbound_reset_total\{mode="STRICT",reason="plaintext"\} [1-9]/);
+  // observed traffic: the echo pod's proxy reported its flows to the control module, which wrote
+  // its MeshTrafficObservation: the in-mesh client over mTLS with its SPIFFE ID, the outsider's
+  // plaintext (reset under STRICT) from its own pod IP
+  const outsiderIp = kubectl('a', '-n', 'default', 'get', 'pod', 'client', '-o', 'jsonpath={.status.podIP}').trim();
+  type Flow = { client: { address: string; identity?: string }; tls: string; outcome: string };
+  const tObs = Date.now();
+  const flows = await until('echo\'s MeshTrafficObservation with the in-mesh client (mTLS) and the outsider (plaintext, reset)', () => {
+    const r = kubectlRun('a', '-n', 'mesh', 'get', 'meshtrafficobservations.mesh.strait.dev', 'echo', '-o', 'json');
+    if (r.status !== 0) return undefined;
+    const f = ((JSON.parse(r.stdout) as { status?: { flows?: Flow[] } }).status?.flows ?? []);
+    const mtls = f.some((x) => x.tls === 'mtls' && x.client.identity === 'spiffe://cluster.local/ns/mesh/sa/client');
+    const reset = f.some((x) => x.tls === 'plaintext' && x.outcome === 'reset' && x.client.address.endsWith(outsiderIp));
+    return mtls && reset ? f : undefined;
+  }, 30_000, 1000);
+  console.log(`mesh observed traffic in real pods: ${flows.length} flows in echo's MeshTrafficObservation (mTLS from the in-mesh client, the outsider's plaintext reset) ${Date.now() - tObs} ms after the table`);
 });
 
 /** The gateway process of node `node` (hostNetwork: it shares the node's network namespace), its host PID. */

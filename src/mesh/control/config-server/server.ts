@@ -9,6 +9,9 @@
 //   GET /v1/ingress   the ingress gateway's configuration (its ServiceAccount only)
 //   ?wait=N (s, <= 60) with If-None-Match: held until the configuration changes (then 200)
 //   or N seconds pass (304): a long poll, so a policy change reaches the pods at once.
+//   POST /v1/flows    the inbound flows the caller pod's proxy saw since its last report (a
+//                     FlowReport, <= 1 MiB): 204; written into the pod's MeshTrafficObservation
+//                     (as the local world's mesh agent does with its sidecars' reports)
 //
 // Answers: 200 configuration; 304 unchanged; 401 no or bad token; 403 the token's ServiceAccount
 // is not the pod's; 404 the pod is not known yet (the proxy waits and asks again, enforcing
@@ -18,7 +21,7 @@ import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer, type Server } from 'node:https';
 import { listenServer } from '../../../base/net/index.js';
-import { HttpError, handleWith, requestTarget, toHttpError } from '../../../platform/http/index.js';
+import { HttpError, handleWith, readJsonBody, requestTarget, toHttpError } from '../../../platform/http/index.js';
 import type { PodConfigState } from '../controller/index.js';
 
 /** Who a token belongs to (from a TokenReview). */
@@ -43,7 +46,9 @@ export interface MeshConfigServerOptions {
   ingress?: { namespace: string; serviceAccount: string; config(): string | undefined };
   /** longest long poll, s (default 60) */
   maxWaitS?: number;
-  onRequest?: (outcome: 'config' | 'unchanged' | 'unauthenticated' | 'forbidden' | 'unknown' | 'outside') => void;
+  /** a flow report of pod `namespace/pod`'s proxy (POST /v1/flows); absent: 404 */
+  onFlows?: (namespace: string, pod: string, report: Record<string, unknown>) => void;
+  onRequest?: (outcome: 'config' | 'unchanged' | 'unauthenticated' | 'forbidden' | 'unknown' | 'outside' | 'flows') => void;
 }
 
 export interface MeshConfigServer {
@@ -86,14 +91,29 @@ export async function serveMeshConfig(o: MeshConfigServerOptions): Promise<MeshC
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const { path, query } = requestTarget(req);
+    const flows = req.method === 'POST' && path === '/v1/flows' && o.onFlows !== undefined;
     const what = path === '/v1/sidecar' ? 'sidecar' : path === '/v1/ingress' ? 'ingress' : undefined;
-    if (req.method !== 'GET' || !what) throw new HttpError(404, 'GET /v1/sidecar or /v1/ingress');
+    if (!flows && (req.method !== 'GET' || !what)) throw new HttpError(404, `GET /v1/sidecar or /v1/ingress${o.onFlows ? ', POST /v1/flows' : ''}`);
     const auth = /^Bearer ([A-Za-z0-9._~+/=-]+)$/.exec(req.headers.authorization ?? '');
     const caller = auth ? await o.authenticate(auth[1] as string) : undefined;
     if (!caller) {
       o.onRequest?.('unauthenticated');
       throw new HttpError(401, 'a ServiceAccount token with audience "strait" is required (Authorization: Bearer)');
     }
+    if (flows) {
+      // only a pod in the mesh reports, and only for itself (the token says which pod)
+      const a = answer('sidecar', caller);
+      if (a instanceof HttpError || a.outside) {
+        o.onRequest?.('forbidden');
+        throw a instanceof HttpError ? a : new HttpError(403, `pod ${caller.namespace}/${caller.pod ?? '?'} is not in the mesh`);
+      }
+      const report = await readJsonBody(req, { limit: 1 << 20 });
+      o.onFlows?.(caller.namespace, caller.pod as string, report);
+      o.onRequest?.('flows');
+      res.writeHead(204).end();
+      return;
+    }
+    if (!what) throw new HttpError(404, 'GET /v1/sidecar or /v1/ingress');
     const waitS = Math.min(maxWait, Math.max(0, Number(query.get('wait') ?? 0) || 0));
     const have = req.headers['if-none-match'];
     const deadline = Date.now() + waitS * 1000;

@@ -21,15 +21,20 @@ export interface ObservationWriterOptions {
   store: ResourceStore;
   /** flows kept per pod (default 256, at most MAX_OBSERVED_FLOWS) */
   flowLimit?: number;
+  /**
+   * only pods with a network namespace of the local world (default true: the mesh agent runs
+   * their sidecars); false in Kubernetes mode, where every injected pod's proxy reports itself
+   */
+  requireNetns?: boolean;
   log?: Logger;
 }
 
 const FIELD_MANAGER = 'strait-mesh';
 
-/** The pods that have a sidecar the agent runs: injected, with a network namespace. */
-function observedPods(view: MeshView): Map<string, Workload> {
+/** The pods that have a sidecar: injected (and with a network namespace, where the agent runs them). */
+function observedPods(view: MeshView, requireNetns = true): Map<string, Workload> {
   const out = new Map<string, Workload>();
-  for (const w of view.workloads) if (w.sidecar && w.netns && !w.fromDeployment) out.set(`${w.namespace}/${w.name}`, w);
+  for (const w of view.workloads) if (w.sidecar && (w.netns || !requireNetns) && !w.fromDeployment) out.set(`${w.namespace}/${w.name}`, w);
   return out;
 }
 
@@ -123,7 +128,7 @@ export class ObservationWriter {
 
   /** A sidecar's report ({type:'flows', report} over its IPC channel) for pod "ns/name". */
   report(pod: string, report: FlowReport | unknown): void {
-    if (this.view && !observedPods(this.view).has(pod)) return;
+    if (this.view && !observedPods(this.view, this.o.requireNetns).has(pod)) return;
     const r = this.flowsOf(pod).merge(report);
     if (r.skipped > 0) this.o.log?.warn({ pod, skipped: r.skipped }, 'sidecar flow report had malformed entries; skipped');
     this.queue.add(pod);
@@ -132,7 +137,7 @@ export class ObservationWriter {
   /** The mesh changed (a reconcile): observations follow the pods and the policies. */
   update(view: MeshView): void {
     this.view = view;
-    const want = observedPods(view);
+    const want = observedPods(view, this.o.requireNetns);
     for (const key of new Set([...want.keys(), ...this.pods.keys(), ...this.stored, ...this.written.keys()])) this.queue.add(key);
   }
 
@@ -140,7 +145,7 @@ export class ObservationWriter {
     const view = this.view;
     if (!view) return undefined;
     const [namespace, name] = key.split('/') as [string, string];
-    const w = observedPods(view).get(key);
+    const w = observedPods(view, this.o.requireNetns).get(key);
     if (!w) {
       this.pods.delete(key);
       if (this.written.has(key) || this.stored.has(key)) {

@@ -92,3 +92,63 @@ export function followMeshConfig(o: MeshConfigClientOptions): MeshConfigClient {
   })();
   return { stop: () => abort.abort() };
 }
+
+export interface MeshFlowsPoster {
+  /** queue a report (if any) and send what is queued (in order); resolves when the queue is empty or a send failed */
+  send(report?: unknown): Promise<void>;
+  /** reports queued after failures (at most `maxQueued`; older ones dropped) */
+  readonly queued: number;
+  /** reports dropped because the queue was full */
+  readonly dropped: number;
+}
+
+/**
+ * POST the proxy's flow reports (deltas) to the configuration service's /v1/flows with the
+ * pod's token. A report that could not be sent is kept and sent first next time (at most
+ * `maxQueued`, default 30: a minute of 2-second reports; the oldest go first when full).
+ */
+export function meshFlowsPoster(o: Pick<MeshConfigClientOptions, 'url' | 'tokenFile' | 'caFile'> & { maxQueued?: number; onError(message: string): void }): MeshFlowsPoster {
+  const queue: string[] = [];
+  const max = o.maxQueued ?? 30;
+  let dropped = 0;
+  let busy = false;
+  const post = (body: string): Promise<number> => {
+    const token = readFileSync(o.tokenFile, 'utf8').trim();
+    const ca = readFileSync(o.caFile, 'utf8');
+    return new Promise((resolve, reject) => {
+      const req = request(new URL('/v1/flows', o.url), {
+        method: 'POST', ca, timeout: 15_000,
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+      }, (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => { if (text.length < 4096) text += c; });
+        res.on('end', () => (res.statusCode === 204 ? resolve(204) : reject(new Error(`HTTP ${res.statusCode}: ${text.slice(0, 300)}`))));
+        res.on('error', reject);
+      });
+      req.on('timeout', () => req.destroy(new Error('no answer in 15 s')));
+      req.on('error', reject);
+      req.end(body);
+    });
+  };
+  return {
+    get queued() { return queue.length; },
+    get dropped() { return dropped; },
+    async send(report) {
+      if (report !== undefined) queue.push(JSON.stringify(report));
+      while (queue.length > max) { queue.shift(); dropped++; }
+      if (busy) return;
+      busy = true;
+      try {
+        while (queue.length > 0) {
+          await post(queue[0] as string);
+          queue.shift();
+        }
+      } catch (err) {
+        o.onError(`${o.url}/v1/flows: ${(err as Error).message}`);
+      } finally {
+        busy = false;
+      }
+    },
+  };
+}

@@ -13,4 +13,4 @@ export { originalDst, sidecarRedirectRules, type RedirectRules } from './origina
 export { IngressGateway, IngressMetrics, type IngressConfig, type IngressRoute } from './ingress.js';
 export { startRelay, type Relay, type RelayListen } from './relay.js';
 export { SIDECAR_NODE_FLAGS } from './node-flags.js';
-export { followMeshConfig, type MeshConfigClient, type MeshConfigClientOptions } from './config-client.js';
+export { followMeshConfig, meshFlowsPoster, type MeshConfigClient, type MeshConfigClientOptions, type MeshFlowsPoster } from './config-client.js';
