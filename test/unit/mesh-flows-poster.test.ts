@@ -1,0 +1,56 @@
+// meshFlowsPoster (src/mesh/dataplane/proxy/config-client.ts): an injected proxy's flow reports
+// to the control module's POST /v1/flows over TLS with the pod's token; a report that could not
+// be delivered is kept and sent first next time, bounded.
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { createWebhookTls } from '../../src/mesh/control/sidecar-injector/index.js';
+import { meshFlowsPoster } from '../../src/mesh/dataplane/proxy/index.js';
+
+test('reports arrive in order with the token; after a failure the kept report goes first; the queue is bounded', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'strait-flows-poster-'));
+  const tls = createWebhookTls(['127.0.0.1']);
+  writeFileSync(join(dir, 'ca.pem'), tls.caPem);
+  writeFileSync(join(dir, 'token'), 'tok-1\n');
+  const got: { auth: string | undefined; body: unknown }[] = [];
+  let failing = true;
+  const server = createServer({ cert: tls.certPem, key: tls.keyPem }, (req, res) => {
+    let body = '';
+    req.setEncoding('utf8').on('data', (c: string) => { body += c; }).on('end', () => {
+      if (req.method !== 'POST' || req.url !== '/v1/flows') { res.writeHead(404).end(); return; }
+      if (failing) { res.writeHead(503, { 'content-type': 'application/json' }).end('{"message":"busy"}'); return; }
+      got.push({ auth: req.headers.authorization, body: JSON.parse(body) });
+      res.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const port = (server.address() as { port: number }).port;
+  const errors: string[] = [];
+  try {
+    const p = meshFlowsPoster({ url: `https://127.0.0.1:${port}`, tokenFile: join(dir, 'token'), caFile: join(dir, 'ca.pem'), maxQueued: 2, onError: (m) => errors.push(m) });
+    const report = (n: number) => ({ limit: 256, evicted: 0, flows: [{ n }] });
+    await p.send(report(1));
+    assert.equal(p.queued, 1, 'kept after the failure');
+    assert.match(errors[0] ?? '', /\/v1\/flows: HTTP 503: \{"message":"busy"\}/);
+    await p.send(report(2));
+    await p.send(report(3));
+    assert.equal(p.queued, 2, 'bounded: the oldest dropped');
+    assert.equal(p.dropped, 1);
+    failing = false;
+    writeFileSync(join(dir, 'token'), 'tok-2\n'); // the kubelet rotated it: read at every request
+    await p.send(report(4));
+    assert.equal(p.queued, 0);
+    // at most 2 kept, the new one included: 2 went too
+    assert.equal(p.dropped, 2);
+    assert.deepEqual(got.map((g) => (g.body as { flows: { n: number }[] }).flows[0]?.n), [3, 4]);
+    assert.ok(got.every((g) => g.auth === 'Bearer tok-2'));
+    await p.send();
+    assert.equal(got.length, 2, 'nothing queued, nothing sent');
+  } finally {
+    server.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
