@@ -105,21 +105,34 @@ export async function startKubernetesControl(o: KubernetesControlOptions): Promi
   mkdirSync(meshDir, { recursive: true, mode: 0o755 });
   let meshConfig: MeshConfigServer | undefined;
   // observed traffic: the injected proxies report their inbound flows to the configuration
-  // service; one MeshTrafficObservation per pod, as the local world's mesh agent writes them
+  // service; one MeshTrafficObservation per pod (written at most every 10 s), as the local
+  // world's mesh agent writes them. Until the stored ones can be read (the CRD and the RBAC of
+  // deploy/ applied), reports are answered 503 and the proxies keep them.
   let observations: ObservationWriter | undefined;
+  let lastView: Parameters<ObservationWriter['update']>[0] | undefined;
   if (o.meshConfig) {
-    const w = new ObservationWriter({ store, requireNetns: false, log: log.child({ part: 'observe' }) });
-    try {
+    const observeLog = log.child({ part: 'observe' });
+    const first = new ObservationWriter({ store, requireNetns: false, minWriteIntervalMs: 10_000, log: observeLog });
+    const startObserving = async (w: ObservationWriter): Promise<boolean> => {
       await w.start();
       observations = w;
+      if (lastView) w.update(lastView);
+      return true;
+    };
+    try {
+      await startObserving(first);
     } catch (err) {
-      w.stop();
-      log.warn({ err: isStraitError(err) ? err.message : String(err) }, 'observed traffic off: cannot read MeshTrafficObservations (is deploy/crds.yaml applied?)');
+      first.stop();
+      log.warn({ err: isStraitError(err) ? err.message : String(err) }, 'observed traffic: cannot read MeshTrafficObservations (deploy/crds.yaml and the RBAC of deploy/rbac/control.yaml applied?); retrying');
+      tasks.push(until('reading MeshTrafficObservations', () => {
+        const w = new ObservationWriter({ store, requireNetns: false, minWriteIntervalMs: 10_000, log: observeLog });
+        return startObserving(w).catch((e: unknown) => { w.stop(); throw e; });
+      }, retryMs * 5, abort.signal, log));
     }
   }
   const mesh = new MeshController({
     store, ca, dir: meshDir, log: log.child({ part: 'mesh' }),
-    onReconciled: (r) => { meshConfig?.notify(); observations?.update(r.view); },
+    onReconciled: (r) => { meshConfig?.notify(); lastView = r.view; observations?.update(r.view); },
     ...(o.ingress ? { ingress: { namespace: o.namespace, serviceAccount: o.ingress.serviceAccount, routes: o.ingress.routes } } : {}),
   });
   await mesh.start();
@@ -140,7 +153,11 @@ export async function startKubernetesControl(o: KubernetesControlOptions): Promi
       authenticate: tokenReviewer(store, log),
       podConfig: (ns, pod) => mesh.podConfig(ns, pod),
       ...(o.ingress ? { ingress: { namespace: o.namespace, serviceAccount: o.ingress.serviceAccount, config: () => mesh.ingressConfig() } } : {}),
-      ...(observations ? { onFlows: (ns: string, pod: string, report: Record<string, unknown>) => observations?.report(`${ns}/${pod}`, report) } : {}),
+      onFlows: (ns: string, pod: string, report: Record<string, unknown>) => {
+        if (!observations) return false;
+        observations.report(`${ns}/${pod}`, report);
+        return true;
+      },
       onRequest: (outcome) => reviews.inc({ outcome }),
     });
     log.info({ port: meshConfig.port, url: o.meshConfig.url }, 'mesh configuration service serving');

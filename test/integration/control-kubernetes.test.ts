@@ -335,7 +335,7 @@ describe('the control daemon process on a real kube-apiserver (STRAIT_STORE=kube
       const obs = await waitFor(async () => {
         const o = await kubectlJson<Obs>(c, ['get', 'meshtrafficobservations.mesh.strait.dev', 'meshpod', '-n', 'bookinfo']);
         return o?.status?.flows?.some((f) => f.tls === 'plaintext' && /127\.0\.0\.1$/.test(f.client.address)) ? o : undefined;
-      }, 20_000, `the MeshTrafficObservation of bookinfo/meshpod with the plaintext flow\n${sidecarLog}`);
+      }, 40_000, `the MeshTrafficObservation of bookinfo/meshpod with the plaintext flow (written at most every 10 s)\n${sidecarLog}`);
       assert.equal(obs.spec.spiffeId, 'spiffe://cluster.local/ns/bookinfo/sa/web-sa');
       const flow = obs.status?.flows?.find((f) => f.tls === 'plaintext');
       assert.equal(flow?.outcome, back === 'STRICT' ? 'reset' : 'accepted', JSON.stringify(obs.status));
@@ -345,7 +345,10 @@ describe('the control daemon process on a real kube-apiserver (STRAIT_STORE=kube
         ...(tok ? ['-H', `Authorization: Bearer ${tok}`] : []), '-d', '{"limit":256,"evicted":0,"flows":[]}', `${base}/v1/flows`])).stdout;
       assert.equal(await post(undefined), '401');
       assert.equal(await post(outToken), '403');
+      // the pod's own reports: at most one a second (429 sooner)
+      await new Promise((r) => setTimeout(r, 1100));
       assert.equal(await post(token), '204');
+      assert.equal(await post(token), '429');
     } finally {
       sidecar.kill('SIGTERM');
     }

@@ -102,7 +102,8 @@ s.on('error', (e) => { console.log('ERROR ' + e.message); process.exit(0); });
 setTimeout(() => { console.log('TIMEOUT'); process.exit(0); }, 3000);
 "
 ${mode === 'both' ? `
-ip -n wk rule show | grep -q 'fwmark 0x2000/0x2000 lookup 148' && echo RULE
+# (read first: under pipefail, grep -q closing the pipe early can fail \`ip rule show\` with SIGPIPE)
+rules="$(ip -n wk rule show)"; grep -q 'fwmark 0x2000/0x2000 lookup 148' <<<"$rules" && echo RULE
 ip -n wk route show table 148
 # stopping removes everything
 ip netns exec wk node --input-type=module -e "const m = await import('${mod}'); new m.AgentReturnPath({ tunName: 'strait0', remoteSubnets: ['10.10.0.0/16'], mark: 0x2000, table: 148 }).close();"

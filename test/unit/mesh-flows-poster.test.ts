@@ -54,3 +54,39 @@ test('reports arrive in order with the token; after a failure the kept report go
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('a report in flight survives a full queue behind it; a report refused as such (400) is dropped, not retried', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'strait-flows-poster-'));
+  const tls = createWebhookTls(['127.0.0.1']);
+  writeFileSync(join(dir, 'ca.pem'), tls.caPem);
+  writeFileSync(join(dir, 'token'), 'tok\n');
+  const got: number[] = [];
+  const server = createServer({ cert: tls.certPem, key: tls.keyPem }, (req, res) => {
+    let body = '';
+    req.setEncoding('utf8').on('data', (c: string) => { body += c; }).on('end', () => {
+      const n = (JSON.parse(body) as { flows: { n: number }[] }).flows[0]?.n ?? 0;
+      if (n === 99) { res.writeHead(400).end('{"message":"bad"}'); return; }
+      // slow: the next reports queue up behind this one
+      setTimeout(() => { got.push(n); res.writeHead(204).end(); }, 300);
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const port = (server.address() as { port: number }).port;
+  const errors: string[] = [];
+  try {
+    const p = meshFlowsPoster({ url: `https://127.0.0.1:${port}`, tokenFile: join(dir, 'token'), caFile: join(dir, 'ca.pem'), maxQueued: 2, onError: (m) => errors.push(m) });
+    const report = (n: number) => ({ limit: 256, evicted: 0, flows: [{ n }] });
+    const first = p.send(report(1));
+    for (const n of [2, 3, 4]) await p.send(report(n)); // busy: queued, 2 trimmed
+    await first;
+    assert.deepEqual(got, [1, 3, 4], 'the one in flight delivered, then the newest two');
+    assert.equal(p.dropped, 1);
+    await p.send(report(99));
+    assert.equal(p.queued, 0, 'not kept');
+    assert.equal(p.dropped, 2);
+    assert.match(errors.at(-1) ?? '', /HTTP 400: the report was refused; dropped/);
+  } finally {
+    server.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

@@ -29,13 +29,15 @@ export async function diagnoseWorkloads(kube: KubernetesResourceStore, namespace
   const add = (status: DiagnoseCheck['status'], message: string): void => { out.push({ check: 'workloads', status, message }); };
   let pods: PodLike[];
   let claims: Map<string, ClaimLike>;
+  let what = 'pods';
   try {
     const p = await kube.raw({ method: 'GET', path: `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods` });
     pods = ((p.body as { items?: PodLike[] }).items ?? []).sort((x, y) => x.metadata.name.localeCompare(y.metadata.name));
+    what = 'PersistentVolumeClaims';
     const c = await kube.raw({ method: 'GET', path: `/api/v1/namespaces/${encodeURIComponent(namespace)}/persistentvolumeclaims` });
     claims = new Map(((c.body as { items?: ClaimLike[] }).items ?? []).map((x) => [x.metadata.name, x]));
   } catch (err) {
-    add('warn', `cannot list the pods of ${namespace}: ${isStraitError(err) ? err.message : String(err)}`);
+    add('warn', `cannot list the ${what} of ${namespace}: ${isStraitError(err) ? err.message : String(err)}`);
     return out;
   }
   if (pods.length === 0) {
@@ -47,6 +49,7 @@ export async function diagnoseWorkloads(kube: KubernetesResourceStore, namespace
     const who = `pod ${namespace}/${pod.metadata.name}`;
     const st = pod.status ?? {};
     const problems: [DiagnoseCheck['status'], string][] = [];
+    const scheduled = st.conditions?.find((c) => c.type === 'PodScheduled');
     if (st.phase === 'Pending') {
       for (const v of pod.spec?.volumes ?? []) {
         const name = v.persistentVolumeClaim?.claimName;
@@ -54,21 +57,27 @@ export async function diagnoseWorkloads(kube: KubernetesResourceStore, namespace
         const claim = claims.get(name);
         if (!claim) problems.push(['fail', `${who} is Pending: its PersistentVolumeClaim ${name} does not exist`]);
         else if (claim.status?.phase !== 'Bound') {
-          problems.push(['fail', `${who} is Pending: its PersistentVolumeClaim ${name} is not bound (${claim.status?.phase ?? 'Pending'}; storage class ${claim.spec?.storageClassName ?? 'none: the cluster has no default StorageClass'}): nothing provisions a volume for it. `
-            + `Make a PersistentVolume or a StorageClass with a provisioner, or use the emptyDir deploy/ has by default (kubectl -n ${namespace} describe pvc ${name})`]);
+          const sc = claim.spec?.storageClassName;
+          // with a StorageClass that binds on first use (WaitForFirstConsumer) a claim is Pending until the pod is scheduled
+          const stuck = sc === undefined || sc === '' || scheduled?.status === 'False';
+          problems.push(stuck
+            ? ['fail', `${who} is Pending: its PersistentVolumeClaim ${name} is not bound (${claim.status?.phase ?? 'Pending'}; storage class ${sc || 'none: the cluster has no default StorageClass'}): nothing provisions a volume for it. `
+              + `Make a PersistentVolume or a StorageClass with a provisioner, or use the emptyDir deploy/ has by default (kubectl -n ${namespace} describe pvc ${name})`]
+            : ['warn', `${who} is Pending: its PersistentVolumeClaim ${name} is not bound yet (storage class ${sc}; kubectl -n ${namespace} describe pvc ${name})`]);
         }
       }
-      const scheduled = st.conditions?.find((c) => c.type === 'PodScheduled');
       if (problems.length === 0 && scheduled?.status === 'False') problems.push(['fail', `${who} is Pending: ${scheduled.reason ?? 'not scheduled'}: ${scheduled.message ?? ''}`.trim()]);
-      if (problems.length === 0) problems.push(['warn', `${who} is Pending`]);
     } else if (st.phase === 'Failed' || st.phase === 'Unknown') {
       problems.push(['fail', `${who} is ${st.phase}`]);
+    } else if (st.phase === 'Succeeded') {
+      problems.push(['warn', `${who} has exited (Succeeded): strait's components are meant to keep running`]);
     }
     for (const cs of [...(st.initContainerStatuses ?? []), ...(st.containerStatuses ?? [])]) {
       const w = cs.state?.waiting;
       if (w?.reason && STUCK.has(w.reason)) problems.push(['fail', `${who}: container ${cs.name} is ${w.reason}${w.message ? `: ${w.message}` : ''}`]);
       else if ((cs.restartCount ?? 0) > 0) problems.push(['warn', `${who}: container ${cs.name} restarted ${cs.restartCount} time(s) (kubectl -n ${namespace} logs ${pod.metadata.name} -c ${cs.name} --previous)`]);
     }
+    if (problems.length === 0 && st.phase === 'Pending') problems.push(['warn', `${who} is Pending`]);
     if (problems.length === 0 && st.phase === 'Running') healthy++;
     for (const [s, m] of problems) add(s, m);
   }

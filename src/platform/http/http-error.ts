@@ -5,7 +5,7 @@
 import { isStraitError, type StraitError } from '../../base/errors/index.js';
 
 /** The statuses strait's servers answer errors with. */
-export type HttpStatus = 400 | 401 | 403 | 404 | 405 | 408 | 409 | 410 | 413 | 422 | 500 | 503;
+export type HttpStatus = 400 | 401 | 403 | 404 | 405 | 408 | 409 | 410 | 413 | 422 | 429 | 500 | 503;
 
 /** What was wrong with a request body: the server may answer each in its own words. */
 export type BodyProblem = 'too-large' | 'timeout' | 'aborted' | 'malformed' | 'too-deep' | 'not-object';

@@ -46,9 +46,11 @@ export interface MeshConfigServerOptions {
   ingress?: { namespace: string; serviceAccount: string; config(): string | undefined };
   /** longest long poll, s (default 60) */
   maxWaitS?: number;
-  /** a flow report of pod `namespace/pod`'s proxy (POST /v1/flows); absent: 404 */
-  onFlows?: (namespace: string, pod: string, report: Record<string, unknown>) => void;
-  onRequest?: (outcome: 'config' | 'unchanged' | 'unauthenticated' | 'forbidden' | 'unknown' | 'outside' | 'flows') => void;
+  /** a flow report of pod `namespace/pod`'s proxy (POST /v1/flows; absent: 404); false: not taken now (503, the proxy sends it again) */
+  onFlows?: (namespace: string, pod: string, report: Record<string, unknown>) => boolean;
+  /** least time between two flow reports of one pod, ms (default 1000; sooner: 429) */
+  minFlowIntervalMs?: number;
+  onRequest?: (outcome: 'config' | 'unchanged' | 'unauthenticated' | 'forbidden' | 'unknown' | 'outside' | 'flows' | 'throttled') => void;
 }
 
 export interface MeshConfigServer {
@@ -68,6 +70,9 @@ const etagOf = (text: string): string => `"${createHash('sha256').update(text).d
 
 export async function serveMeshConfig(o: MeshConfigServerOptions): Promise<MeshConfigServer> {
   const waiters = new Set<() => void>();
+  /** when each pod last reported flows (a pod may post at most every minFlowIntervalMs) */
+  const lastFlows = new Map<string, number>();
+  const minFlowMs = o.minFlowIntervalMs ?? 1000;
   const maxWait = o.maxWaitS ?? 60;
 
   /** the answer for the caller now: [status, body, etag?, outside?] */
@@ -104,11 +109,19 @@ export async function serveMeshConfig(o: MeshConfigServerOptions): Promise<MeshC
       // only a pod in the mesh reports, and only for itself (the token says which pod)
       const a = answer('sidecar', caller);
       if (a instanceof HttpError || a.outside) {
-        o.onRequest?.('forbidden');
+        o.onRequest?.(a instanceof HttpError && a.status === 404 ? 'unknown' : 'forbidden');
         throw a instanceof HttpError ? a : new HttpError(403, `pod ${caller.namespace}/${caller.pod ?? '?'} is not in the mesh`);
       }
+      const key = `${caller.namespace}/${caller.pod as string}`;
+      const now = Date.now();
+      if (now - (lastFlows.get(key) ?? 0) < minFlowMs) {
+        o.onRequest?.('throttled');
+        throw new HttpError(429, `pod ${key} reports flows at most every ${minFlowMs} ms`);
+      }
+      if (lastFlows.size > 50_000) for (const [k, t] of lastFlows) if (now - t > 60_000) lastFlows.delete(k);
+      lastFlows.set(key, now);
       const report = await readJsonBody(req, { limit: 1 << 20 });
-      o.onFlows?.(caller.namespace, caller.pod as string, report);
+      if (!o.onFlows?.(caller.namespace, caller.pod as string, report)) throw new HttpError(503, 'observed traffic is not being recorded now (the control module cannot write MeshTrafficObservations yet); send it again later');
       o.onRequest?.('flows');
       res.writeHead(204).end();
       return;

@@ -14,7 +14,11 @@ const MAX_TEXT = 512;
 
 const text = (v: unknown): v is string => typeof v === 'string' && v.length <= MAX_TEXT;
 const count = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
-const time = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v) && v >= 0;
+// times a Date can print (toISOString throws past 8.64e15 ms): a report is network input in Kubernetes mode
+const MAX_TIME = 8.64e15;
+const time = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v) && v >= 0 && v <= MAX_TIME;
+/** a running sum that stays a safe integer (and an int64 for the CRD) */
+const addCapped = (a: number, b: number): number => Math.min(Number.MAX_SAFE_INTEGER, a + b);
 
 /** One entry of a sidecar's report, checked field by field; undefined when it is not one. */
 export function readReportEntry(v: unknown): FlowReportEntry | undefined {
@@ -45,7 +49,7 @@ export class PodFlows {
   /** Add a sidecar's report; malformed entries are skipped (and counted in the result). */
   merge(report: FlowReport | unknown, now = Date.now()): { merged: number; skipped: number } {
     const r = (report && typeof report === 'object' ? report : {}) as { evicted?: unknown; flows?: unknown };
-    if (count(r.evicted)) this.evicted += r.evicted;
+    if (count(r.evicted)) this.evicted = addCapped(this.evicted, r.evicted);
     const list = Array.isArray(r.flows) ? r.flows : [];
     let merged = 0;
     let skipped = 0;
@@ -64,7 +68,7 @@ export class PodFlows {
     const key = keyOf(e);
     const have = this.flows.get(key);
     if (have) {
-      have.count += e.count;
+      have.count = addCapped(have.count, e.count);
       have.firstSeen = Math.min(have.firstSeen, e.firstSeen);
       if (e.lastSeen >= have.lastSeen) {
         have.lastSeen = e.lastSeen;
@@ -83,7 +87,7 @@ export class PodFlows {
     for (const kv of this.flows) if (!oldest || kv[1].lastSeen < oldest[1].lastSeen) oldest = kv;
     if (!oldest) return;
     this.flows.delete(oldest[0]);
-    this.evicted++;
+    this.evicted = addCapped(this.evicted, 1);
   }
 
   /** Seed from the flows of a stored object (the agent restarted). */
@@ -95,7 +99,7 @@ export class PodFlows {
         port: f.port, tls: f.tls, outcome: f.outcome, ...(f.reason ? { reason: f.reason } : {}), mode: f.mode, count: f.count, firstSeen, lastSeen });
       if (e) this.add(e);
     }
-    if (count(evicted)) this.evicted += evicted;
+    if (count(evicted)) this.evicted = addCapped(this.evicted, evicted);
     const t = Date.parse(lastReport ?? '');
     if (!Number.isNaN(t)) this.lastReport = Math.max(this.lastReport, t);
   }

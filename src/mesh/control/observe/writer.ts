@@ -26,6 +26,12 @@ export interface ObservationWriterOptions {
    * their sidecars); false in Kubernetes mode, where every injected pod's proxy reports itself
    */
   requireNetns?: boolean;
+  /**
+   * least time between two writes of one pod's object, ms (default 0: at every change); reports
+   * in between are merged and written together (Kubernetes mode: any pod can post reports, and
+   * every write is an etcd revision)
+   */
+  minWriteIntervalMs?: number;
   log?: Logger;
 }
 
@@ -92,6 +98,8 @@ export class ObservationWriter {
   private readonly pods = new Map<string, PodFlows>();
   /** what was last written per pod (JSON of spec and status) */
   private readonly written = new Map<string, { spec: string; status: string }>();
+  /** when each pod's object was last written (minWriteIntervalMs) */
+  private readonly writtenAt = new Map<string, number>();
   /** objects in the store that may need deleting (read at start) */
   private readonly stored = new Set<string>();
   private readonly queue: KeyQueue;
@@ -151,6 +159,7 @@ export class ObservationWriter {
       if (this.written.has(key) || this.stored.has(key)) {
         await this.o.store.delete(OBSERVATION_KIND, name, namespace);
         this.written.delete(key);
+        this.writtenAt.delete(key);
         this.stored.delete(key);
         this.writes++;
       }
@@ -160,6 +169,8 @@ export class ObservationWriter {
     const want = { spec: JSON.stringify(spec), status: JSON.stringify(status) };
     const had = this.written.get(key);
     if (had && had.spec === want.spec && had.status === want.status) return undefined;
+    const wait = had ? (this.writtenAt.get(key) ?? 0) + (this.o.minWriteIntervalMs ?? 0) - Date.now() : 0;
+    if (wait > 0) return { afterMs: wait };
     const meta = { name, namespace };
     const obj: MeshTrafficObservation = { apiVersion: OBSERVATION_KIND.apiVersion, kind: OBSERVATION_KIND.kind, metadata: meta, spec };
     // written again in full after a failure (the object may have been deleted under us)
@@ -174,6 +185,7 @@ export class ObservationWriter {
       await this.o.store.updateStatus<MeshTrafficObservation>({ ...obj, status });
     }
     this.written.set(key, want);
+    this.writtenAt.set(key, Date.now());
     this.stored.add(key);
     this.writes++;
     return undefined;

@@ -105,7 +105,9 @@ export interface MeshFlowsPoster {
 /**
  * POST the proxy's flow reports (deltas) to the configuration service's /v1/flows with the
  * pod's token. A report that could not be sent is kept and sent first next time (at most
- * `maxQueued`, default 30: a minute of 2-second reports; the oldest go first when full).
+ * `maxQueued`, default 30: a minute of 2-second reports; the oldest go first when full); one
+ * the service refuses as such (400, 413) is dropped. Delivery is at least once: an answer lost
+ * after the service took a report makes it count twice.
  */
 export function meshFlowsPoster(o: Pick<MeshConfigClientOptions, 'url' | 'tokenFile' | 'caFile'> & { maxQueued?: number; onError(message: string): void }): MeshFlowsPoster {
   const queue: string[] = [];
@@ -123,7 +125,8 @@ export function meshFlowsPoster(o: Pick<MeshConfigClientOptions, 'url' | 'tokenF
         let text = '';
         res.setEncoding('utf8');
         res.on('data', (c: string) => { if (text.length < 4096) text += c; });
-        res.on('end', () => (res.statusCode === 204 ? resolve(204) : reject(new Error(`HTTP ${res.statusCode}: ${text.slice(0, 300)}`))));
+        res.on('end', () => (res.statusCode === 204 || res.statusCode === 400 || res.statusCode === 413
+          ? resolve(res.statusCode) : reject(new Error(`HTTP ${res.statusCode}: ${text.slice(0, 300)}`))));
         res.on('error', reject);
       });
       req.on('timeout', () => req.destroy(new Error('no answer in 15 s')));
@@ -139,12 +142,19 @@ export function meshFlowsPoster(o: Pick<MeshConfigClientOptions, 'url' | 'tokenF
       while (queue.length > max) { queue.shift(); dropped++; }
       if (busy) return;
       busy = true;
+      // the report in flight is off the queue (a trim meanwhile cannot touch it); back at its head on failure
+      let inFlight: string | undefined;
       try {
-        while (queue.length > 0) {
-          await post(queue[0] as string);
-          queue.shift();
+        while ((inFlight = queue.shift()) !== undefined) {
+          const status = await post(inFlight);
+          if (status !== 204) { dropped++; o.onError(`${o.url}/v1/flows: HTTP ${status}: the report was refused; dropped`); }
+          inFlight = undefined;
         }
       } catch (err) {
+        if (inFlight !== undefined) {
+          queue.unshift(inFlight);
+          while (queue.length > max) { queue.shift(); dropped++; }
+        }
         o.onError(`${o.url}/v1/flows: ${(err as Error).message}`);
       } finally {
         busy = false;
