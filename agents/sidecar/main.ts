@@ -16,8 +16,8 @@
 // the mesh agent as {type:'flows', report} at most every --flow-report-ms, and only when it changed;
 // with --control, POSTed to the control module's /v1/flows (kept and sent again after a failure).
 // On start it prints one JSON line to stdout: {"ready":true,"inbound":P,"outbound":P,"admin":...}.
-import { readFileSync, watch } from 'node:fs';
-import { basename, dirname } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { watchFile } from '../../src/platform/fs/index.js';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { parseArgs } from 'node:util';
 import { E, isStraitError } from '../../src/base/errors/index.js';
@@ -185,23 +185,15 @@ async function main(): Promise<void> {
     flowTimer.unref();
     life.onShutdown('flows', () => clearInterval(flowTimer));
   } else if (values.config) {
-    // Watch the directory, not the file: writers replace the file atomically (rename), which
-    // would leave a watch on the old inode.
     const file = values.config;
-    const name = basename(file);
-    let timer: NodeJS.Timeout | undefined;
-    const watcher = watch(dirname(file), (_event, changed) => {
-      if (changed !== null && changed !== name) return;
-      clearTimeout(timer);
-      timer = setTimeout(() => {
-        try {
-          // applied even when equal to the file's last content: PUT /config may have changed the proxy since
-          proxy.update(JSON.parse(readFileSync(file, 'utf8')));
-          log.info({ file }, 'configuration reloaded from file');
-        } catch (err) {
-          log.warn({ err: String(err), file }, 'configuration file rejected; keeping the previous one');
-        }
-      }, 10);
+    const watcher = watchFile(file, () => {
+      try {
+        // applied even when equal to the file's last content: PUT /config may have changed the proxy since
+        proxy.update(JSON.parse(readFileSync(file, 'utf8')));
+        log.info({ file }, 'configuration reloaded from file');
+      } catch (err) {
+        log.warn({ err: String(err), file }, 'configuration file rejected; keeping the previous one');
+      }
     });
     life.onShutdown('watch', () => watcher.close());
   }

@@ -1,6 +1,6 @@
 // strait gateway daemon entry: node dist/daemon/gateway/main.js --config gateway.yaml
-import { existsSync, watch, type FSWatcher } from 'node:fs';
-import { basename, dirname } from 'node:path';
+import { existsSync } from 'node:fs';
+import { watchFile, type FileWatch } from '../../src/platform/fs/index.js';
 import { printedInfo, runEntry } from '../entry.js';
 import { configPathFromArgv, readConfigFile } from '../config-file.js';
 import { parseGatewayConfig } from '../../src/multicluster/dataplane/gateway/index.js';
@@ -66,23 +66,16 @@ async function main(): Promise<void> {
     }
   };
   // the file's directory, not the file: a Secret volume swaps a symlink, strait join renames
-  let pskWatch: FSWatcher | undefined;
-  let pskTimer: NodeJS.Timeout | undefined;
+  let pskWatch: FileWatch | undefined;
   if (typeof pskFile === 'string') {
-    const name = basename(pskFile);
     try {
-      pskWatch = watch(dirname(pskFile), (_ev, file) => {
-        if (file !== null && file !== name && !String(file).startsWith('..')) return;
-        clearTimeout(pskTimer);
-        pskTimer = setTimeout(() => { if (existsSync(pskFile)) reloadPsk(`${pskFile} changed`); }, 100);
-      });
+      pskWatch = watchFile(pskFile, () => { if (existsSync(pskFile)) reloadPsk(`${pskFile} changed`); }, 100);
     } catch (err) {
       log('warn', `cannot watch ${pskFile} for a new PSK (SIGHUP still re-reads it): ${String(err)}`);
     }
   }
   const stop = (): void => {
     pskWatch?.close();
-    clearTimeout(pskTimer);
     d.stop().then(() => process.exit(0), () => process.exit(1));
   };
   // SIGHUP: re-read the file; moved peer endpoints (HA) take effect at once

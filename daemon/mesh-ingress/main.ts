@@ -4,8 +4,8 @@
 //   node dist/daemon/mesh-ingress/main.js --config FILE [--listen 0.0.0.0:15080] [--listen-unix PATH] [--metrics HOST:PORT]
 //   node dist/daemon/mesh-ingress/main.js --control URL [...]   (Kubernetes mode: deploy/mesh-ingress.yaml)
 // Prints {"ready":true,...} on stdout, and sends {type:'ready'} over IPC when it has a channel.
-import { existsSync, readFileSync, watch } from 'node:fs';
-import { basename, dirname } from 'node:path';
+import { existsSync, readFileSync } from 'node:fs';
+import { watchFile } from '../../src/platform/fs/index.js';
 import { parseArgs } from 'node:util';
 import { E } from '../../src/base/errors/index.js';
 import { Lifecycle } from '../../src/base/lifecycle/index.js';
@@ -87,18 +87,13 @@ async function main(): Promise<void> {
     // the mesh agent writes the file; in a world both start together
     for (let i = 0; i < 600 && !existsSync(file); i++) await new Promise((r) => setTimeout(r, 100));
     gw = new IngressGateway(JSON.parse(readFileSync(file, 'utf8')));
-    let timer: NodeJS.Timeout | undefined;
-    const watcher = watch(dirname(file), (_e, name) => {
-      if (name !== null && name !== basename(file)) return;
-      clearTimeout(timer);
-      timer = setTimeout(() => {
-        try {
-          gw.update(JSON.parse(readFileSync(file, 'utf8')));
-          log.info({ file }, 'ingress configuration reloaded');
-        } catch (err) {
-          log.warn({ err: String(err) }, 'ingress configuration rejected; keeping the previous one');
-        }
-      }, 10);
+    const watcher = watchFile(file, () => {
+      try {
+        gw.update(JSON.parse(readFileSync(file, 'utf8')));
+        log.info({ file }, 'ingress configuration reloaded');
+      } catch (err) {
+        log.warn({ err: String(err) }, 'ingress configuration rejected; keeping the previous one');
+      }
     });
     life.onShutdown('watch', () => watcher.close());
   }

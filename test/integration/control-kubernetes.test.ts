@@ -58,6 +58,34 @@ const ok = async (c: TestCluster, args: string[], input?: string): Promise<strin
   return r.stdout;
 };
 
+/**
+ * The control daemon process from its entry point in Kubernetes mode (webhook on loopback), with
+ * `env` on top; resolves its ready line. stderr goes to `onLog`.
+ */
+function startControl(stateDir: string, env: NodeJS.ProcessEnv, onLog: (text: string) => void): { child: ChildProcess; ready: Promise<NonNullable<typeof ready>> } {
+  const child = spawn(process.execPath, [join(root, 'dist', 'daemon', 'control', 'main.js'),
+    '--state-dir', stateDir, '--namespace', NS, '--listen', '127.0.0.1:0', '--insecure',
+    '--metrics-listen', '127.0.0.1:0', '--poll-interval', '3600'], {
+    env: {
+      ...process.env, STRAIT_STORE: 'kubernetes', STRAIT_WEBHOOK_LISTEN: '127.0.0.1', STRAIT_WEBHOOK_HOSTS: '127.0.0.1',
+      STRAIT_SIDECAR_IMAGE: 'strait:0.1.0', LOG_LEVEL: 'warn', ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let log = '';
+  child.stderr.setEncoding('utf8').on('data', (t: string) => { log = (log + t).slice(-20_000); onLog(t); });
+  const readyLine = new Promise<NonNullable<typeof ready>>((resolve, reject) => {
+    let out = '';
+    child.stdout.setEncoding('utf8').on('data', (t: string) => {
+      out += t;
+      const line = out.split('\n').find((l) => l.startsWith('{"ready"'));
+      if (line) resolve(JSON.parse(line) as NonNullable<typeof ready>);
+    });
+    child.once('exit', (code) => reject(new Error(`control daemon exited with ${code}:\n${log}\n${out}`)));
+  });
+  return { child, ready: readyLine };
+}
+
 before(async () => {
   const r = await startTestCluster();
   if ('skip' in r) { skip = r.skip; return; }
@@ -102,28 +130,13 @@ before(async () => {
   await ok(c, ['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'List', items: defaultMeshObjects(['bookinfo']) }));
 
   startMs = Date.now();
-  daemon = spawn(process.execPath, [join(root, 'dist', 'daemon', 'control', 'main.js'),
-    '--state-dir', join(tmp, 'state'), '--namespace', NS, '--listen', '127.0.0.1:0', '--insecure',
-    '--metrics-listen', '127.0.0.1:0', '--poll-interval', '3600'], {
-    env: {
-      ...process.env, STRAIT_STORE: 'kubernetes', KUBECONFIG: kubeconfig, STRAIT_WEBHOOK_LISTEN: '127.0.0.1',
-      STRAIT_WEBHOOK_PORT: String(webhookPort), STRAIT_WEBHOOK_HOSTS: '127.0.0.1', STRAIT_SIDECAR_IMAGE: 'strait:0.1.0', LOG_LEVEL: 'warn',
-      STRAIT_DNS_LISTEN: '127.0.0.1', STRAIT_DNS_PORT: String(dnsPort),
-      STRAIT_MESH_CONFIG_LISTEN: '127.0.0.1', STRAIT_MESH_CONFIG_PORT: String(meshConfigPort),
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const d = daemon;
-  d.stderr?.setEncoding('utf8').on('data', (t: string) => { daemonLog = (daemonLog + t).slice(-20_000); });
-  ready = await new Promise((resolve, reject) => {
-    let out = '';
-    d.stdout?.setEncoding('utf8').on('data', (t: string) => {
-      out += t;
-      const line = out.split('\n').find((l) => l.startsWith('{"ready"'));
-      if (line) resolve(JSON.parse(line) as typeof ready);
-    });
-    d.once('exit', (code) => reject(new Error(`control daemon exited with ${code}:\n${daemonLog}\n${out}`)));
-  });
+  const started = startControl(join(tmp, 'state'), {
+    KUBECONFIG: kubeconfig, STRAIT_WEBHOOK_PORT: String(webhookPort),
+    STRAIT_DNS_LISTEN: '127.0.0.1', STRAIT_DNS_PORT: String(dnsPort),
+    STRAIT_MESH_CONFIG_LISTEN: '127.0.0.1', STRAIT_MESH_CONFIG_PORT: String(meshConfigPort),
+  }, (t) => { daemonLog = (daemonLog + t).slice(-20_000); });
+  daemon = started.child;
+  ready = await started.ready;
   console.log(`# control daemon ready in ${Date.now() - startMs} ms (Kubernetes store, webhook on ${ready?.webhookPort})`);
 }, { timeout: 3_600_000 });
 
@@ -152,28 +165,13 @@ describe('the control daemon process on a real kube-apiserver (STRAIT_STORE=kube
     // cluster's admin credentials: strait-control's role may patch only strait-sidecar-injector)
     const name = 'strait-readyz-injector';
     const kubeconfig = c.kubeconfigPath;
-    const d = spawn(process.execPath, [join(root, 'dist', 'daemon', 'control', 'main.js'),
-      '--state-dir', join(tmp, 'state-readyz'), '--namespace', NS, '--listen', '127.0.0.1:0', '--insecure',
-      '--metrics-listen', '127.0.0.1:0', '--poll-interval', '3600'], {
-      env: {
-        ...process.env, STRAIT_STORE: 'kubernetes', KUBECONFIG: kubeconfig, STRAIT_WEBHOOK_LISTEN: '127.0.0.1', STRAIT_WEBHOOK_PORT: '0',
-        STRAIT_WEBHOOK_CONFIG: name, STRAIT_WEBHOOK_HOSTS: '127.0.0.1', STRAIT_SIDECAR_IMAGE: 'strait:0.1.0', LOG_LEVEL: 'warn',
-        STRAIT_DNS_PORT: 'off', STRAIT_MESH_CONFIG_PORT: 'off', STRAIT_WEBHOOK_RECHECK_SECONDS: '1',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let log = '';
-    d.stderr.setEncoding('utf8').on('data', (x: string) => { log = (log + x).slice(-10_000); });
+    const started = startControl(join(tmp, 'state-readyz'), {
+      KUBECONFIG: kubeconfig, STRAIT_WEBHOOK_PORT: '0', STRAIT_WEBHOOK_CONFIG: name,
+      STRAIT_DNS_PORT: 'off', STRAIT_MESH_CONFIG_PORT: 'off', STRAIT_WEBHOOK_RECHECK_SECONDS: '1',
+    }, () => undefined);
+    const d = started.child;
     try {
-      const second = await new Promise<{ metrics: string }>((resolve, reject) => {
-        let out = '';
-        d.stdout.setEncoding('utf8').on('data', (x: string) => {
-          out += x;
-          const line = out.split('\n').find((l) => l.startsWith('{"ready"'));
-          if (line) resolve(JSON.parse(line) as { metrics: string });
-        });
-        d.once('exit', (code) => reject(new Error(`second control daemon exited with ${code}:\n${log}`)));
-      });
+      const second = await started.ready;
       const before = await readyz(second.metrics);
       assert.equal(before.status, 503, before.body);
       assert.match(before.body, new RegExp(`waiting for the caBundle of MutatingWebhookConfiguration ${name}`));

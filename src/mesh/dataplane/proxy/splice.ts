@@ -107,6 +107,11 @@ function onSideEnd(this: Joined): void {
   if (!peer.destroyed && !peer.writableEnded) peer.end();
 }
 
+/** What splice() listens to on each side ('data' apart: a side that reads itself resumes instead); unsplice() takes the same off. */
+const SIDE_HANDLERS: readonly (readonly ['error' | 'close' | 'end' | 'drain', (this: Joined) => void])[] = [
+  ['error', onSideError], ['close', onSideClose], ['end', onSideEnd], ['drain', onSideDrain],
+];
+
 /** Pipe a and b both ways. `aRaw`/`bRaw` are the TCP sockets under TLS sockets, when any. */
 export function splice(a: Socket, b: Socket, aRaw?: Socket, bRaw?: Socket): void {
   const ja = a as Joined;
@@ -115,14 +120,7 @@ export function splice(a: Socket, b: Socket, aRaw?: Socket, bRaw?: Socket): void
   jb[kPeer] = ja;
   if (aRaw && aRaw !== a) ja[kRaw] = aRaw;
   if (bRaw && bRaw !== b) jb[kRaw] = bRaw;
-  a.on('error', onSideError);
-  b.on('error', onSideError);
-  a.on('close', onSideClose);
-  b.on('close', onSideClose);
-  a.on('end', onSideEnd);
-  b.on('end', onSideEnd);
-  a.on('drain', onSideDrain);
-  b.on('drain', onSideDrain);
+  for (const s of [a, b]) for (const [event, handler] of SIDE_HANDLERS) s.on(event, handler);
   a.setNoDelay(true);
   b.setNoDelay(true);
   if (ja[kReads]) a.resume();
@@ -137,10 +135,7 @@ export function splice(a: Socket, b: Socket, aRaw?: Socket, bRaw?: Socket): void
  */
 export function unsplice(a: Socket, b: Socket): void {
   for (const s of [a, b] as Joined[]) {
-    s.off('error', onSideError);
-    s.off('close', onSideClose);
-    s.off('end', onSideEnd);
-    s.off('drain', onSideDrain);
+    for (const [event, handler] of SIDE_HANDLERS) s.off(event, handler);
     s.off('data', onSideData);
     s.on('error', ignore);
     s[kPeer] = undefined;

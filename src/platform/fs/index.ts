@@ -1,0 +1,1 @@
+export { watchFile, type FileWatch } from './watch-file.js';
