@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { fromBinary, toBinary } from '@bufbuild/protobuf';
-import { jsonToMessage, knowsSourceIntegrity, messageToJson, projectSpecFromRpc } from '../../src/gitops/control/index.js';
+import { claimsSourceIntegrity, jsonToMessage, messageToJson, projectSpecFromRpc } from '../../src/gitops/control/index.js';
 import { argocdMessage, argocdService } from '../../src/gitops/wire/index.js';
 
 const V1A1 = 'github.com.argoproj.argo_cd.v3.pkg.apis.application.v1alpha1';
@@ -54,7 +54,7 @@ test('the services and methods the argocd CLI calls are declared', () => {
   assert.equal(argocdService('application.ApplicationService').method['watch']?.methodKind, 'server_streaming');
 });
 
-test('a project update over gRPC keeps what the messages cannot carry; an argocd 3.5 client removes sourceIntegrity by leaving it out', () => {
+test('a project update over gRPC keeps what the messages cannot carry, sourceIntegrity left out too, whatever the client says it is', () => {
   const A = 'D56C4FCA57A46444';
   const B = '4AEE18F83AFDEB23';
   const rules = (who: string): Record<string, unknown> => ({ signerIdentities: [`* <${who}@example.com>`] });
@@ -84,21 +84,24 @@ test('a project update over gRPC keeps what the messages cannot carry; an argocd
     ['policies 0 and 1 deleted', with_([p2]), [pol('https://c/*', [A])]],
   ];
   for (const [name, incoming, want] of cases) {
-    const out = projectSpecFromRpc(incoming, stored as never, v35) as unknown as typeof stored;
+    const out = projectSpecFromRpc('p', incoming, stored as never, v35) as unknown as typeof stored;
     assert.deepEqual(policiesOf(out), want, name);
     assert.deepEqual(out.sshSigners, stored.sshSigners, `${name}: sshSigners kept`);
     assert.deepEqual(out.roles, stored.roles, `${name}: roles kept`);
     assert.deepEqual(out.sourceIntegrity.helm, stored.sourceIntegrity.helm, `${name}: helm kept`);
   }
   const { sourceIntegrity: _si, ...noSi } = seen;
-  // argocd >= 3.5 leaves sourceIntegrity out to remove it (policies delete of the last one): only strait's helm part stays
-  assert.deepEqual(projectSpecFromRpc(noSi, stored as never, v35).sourceIntegrity, { helm: { policies: [] } });
-  const { helm: _h, ...gitOnly } = stored.sourceIntegrity;
-  assert.equal(projectSpecFromRpc(noSi, { ...stored, sourceIntegrity: gitOnly } as never, v35).sourceIntegrity, null);
-  // an older argocd has no field for it: left out, it is kept (controller.replaceProject), whatever the client says it is
-  for (const ua of [v32, '', 'grpc-go/1.79.0', 'curl/8.5.0', 'argocd-client/v3.4.13 grpc-go/1.75.0']) {
-    assert.equal('sourceIntegrity' in projectSpecFromRpc(noSi, stored as never, ua), false, ua);
+  // left out, it is kept whatever the client says it is (a user agent proves nothing; an unstamped build says v99.99.99)
+  for (const ua of [v32, '', 'grpc-go/1.79.0', 'curl/8.5.0', 'argocd-client/v3.4.13 grpc-go/1.75.0', 'argocd-client/v99.99.99+unknown grpc-go/1.75.0']) {
+    assert.deepEqual(projectSpecFromRpc('p', noSi, stored as never, ua).sourceIntegrity, stored.sourceIntegrity, ua);
   }
-  assert.deepEqual([v35, 'argocd-client/v3.6.1 grpc-go/1', 'argocd-client/v4.0.0', v32, 'argocd-client/v3.4.9', 'xargocd-client/v3.5.0'].map(knowsSourceIntegrity),
-    [true, true, true, false, false, false]);
+  // a client that says it is argocd >= 3.5 leaves it out only to remove it: refused, with the explicit ways
+  assert.throws(() => projectSpecFromRpc('p', noSi, stored as never, v35), (e: Error & { code?: string }) =>
+    e.code === 'STRAIT_ERR_GITOPS_SOURCE_INTEGRITY_LEFT_OUT' && /--gpg-mode none/.test(e.message));
+  // named but empty: removed (strait's helm part stays)
+  assert.deepEqual(projectSpecFromRpc('p', { ...noSi, sourceIntegrity: {} }, stored as never, v32).sourceIntegrity, { helm: { policies: [] } });
+  const { helm: _h, ...gitOnly } = stored.sourceIntegrity;
+  assert.equal(projectSpecFromRpc('p', { ...noSi, sourceIntegrity: {} }, { ...stored, sourceIntegrity: gitOnly } as never, v32).sourceIntegrity, null);
+  assert.deepEqual([v35, 'argocd-client/v3.6.1 grpc-go/1', 'argocd-client/v4.0.0', v32, 'argocd-client/v3.4.9', 'xargocd-client/v3.5.0', 'argocd-client/v99.99.99+unknown'].map(claimsSourceIntegrity),
+    [true, true, true, false, false, false, false]);
 });

@@ -7,10 +7,12 @@ import type { Authenticator, Doer } from './auth.js';
 import { toAccessToken, toGpgKey, toPublicKey, toRepo, toUser, type Links } from './convert.js';
 import { applyOptions, emptyRule, loadRule, sortedRules, toBranchProtection } from './branch-protection.js';
 import { parseSshPublicKeyLine } from '../../platform/signatures/index.js';
-import type { PublicKeyRow, RepoRow, UserRow } from './db.js';
+import type { ProtectedTagRow, PublicKeyRow, RepoRow, UserRow } from './db.js';
 import { pathSegments } from '../../platform/http/index.js';
 import { HttpError, Fields, readJsonBody, sendError, sendJson } from './http-io.js';
 import { isValidRepoName, isValidUsername } from './names.js';
+import { checkRefName } from './ref-names.js';
+import { tagMatcher, toTagProtection, usernamesOf } from './tag-protection.js';
 import { normalizeScopes, scopeAllows, type ScopeCategory } from './scopes.js';
 import type { GithostService } from './service.js';
 import { createToken, createUser } from './users.js';
@@ -78,6 +80,11 @@ export class GiteaApi {
     r('GET', '/repos/:owner/:repo/branch_protections/*name', (c) => this.getProtection(c));
     r('PATCH', '/repos/:owner/:repo/branch_protections/*name', (c) => this.editProtection(c));
     r('DELETE', '/repos/:owner/:repo/branch_protections/*name', (c) => this.deleteProtection(c));
+    r('GET', '/repos/:owner/:repo/tag_protections', (c) => this.listTagProtections(c));
+    r('POST', '/repos/:owner/:repo/tag_protections', (c) => this.createTagProtection(c));
+    r('GET', '/repos/:owner/:repo/tag_protections/:id', (c) => this.getTagProtection(c));
+    r('PATCH', '/repos/:owner/:repo/tag_protections/:id', (c) => this.editTagProtection(c));
+    r('DELETE', '/repos/:owner/:repo/tag_protections/:id', (c) => this.deleteTagProtection(c));
   }
 
   get swaggerURL(): string {
@@ -461,6 +468,68 @@ export class GiteaApi {
     c.res.writeHead(204).end();
   }
 
+  // --- tag protections (Gitea's /repos/{owner}/{repo}/tag_protections) ----------------
+
+  /** The usernames of whitelist_usernames, each an existing user (Gitea answers 422 otherwise). */
+  private tagAllowlist(body: Record<string, unknown>): string[] | undefined {
+    const v = body['whitelist_usernames'];
+    if (v === undefined || v === null) return undefined;
+    if (!Array.isArray(v) || v.some((n) => typeof n !== 'string')) throw new HttpError(422, '[WhitelistUsernames]: must be a list of usernames');
+    for (const name of v as string[]) if (!this.svc.db.userByName(name)) throw new HttpError(422, `user does not exist [uid: 0, name: ${name}]`);
+    return v as string[];
+  }
+
+  private tagProtectionParam(c: Ctx, repo: RepoRow): ProtectedTagRow {
+    const id = Number(c.params[2] ?? '');
+    const row = Number.isSafeInteger(id) ? this.svc.db.tagProtectionById(repo.id, id) : undefined;
+    if (!row) throw new HttpError(404, 'The target couldn\'t be found.');
+    return row;
+  }
+
+  private async listTagProtections(c: Ctx): Promise<void> {
+    const repo = this.protectionRepo(c, 'read');
+    sendJson(c.res, 200, this.svc.db.tagProtectionsOf(repo.id).map(toTagProtection));
+  }
+
+  private async createTagProtection(c: Ctx): Promise<void> {
+    const repo = this.protectionRepo(c, 'write');
+    const body = await this.body(c);
+    const pattern = new Fields(body).string('name_pattern', 'NamePattern', { max: 255 }).trim();
+    if (!pattern) throw new HttpError(400, 'name_pattern are empty');
+    tagMatcher(pattern);
+    const users = this.tagAllowlist(body) ?? [];
+    const row = this.svc.db.insertTagProtection(repo.id, pattern, users);
+    if (!row) throw new HttpError(403, 'Tag protection already exist');
+    this.log.info({ repo: repo.name, pattern, by: c.doer?.user.name }, 'created tag protection');
+    sendJson(c.res, 201, toTagProtection(row));
+  }
+
+  private async getTagProtection(c: Ctx): Promise<void> {
+    const repo = this.protectionRepo(c, 'read');
+    sendJson(c.res, 200, toTagProtection(this.tagProtectionParam(c, repo)));
+  }
+
+  private async editTagProtection(c: Ctx): Promise<void> {
+    const repo = this.protectionRepo(c, 'write');
+    const current = this.tagProtectionParam(c, repo);
+    const body = await this.body(c);
+    const given = body['name_pattern'];
+    const pattern = typeof given === 'string' ? given.trim() : current.name_pattern;
+    if (!pattern) throw new HttpError(400, 'name_pattern are empty');
+    tagMatcher(pattern);
+    const users = this.tagAllowlist(body) ?? usernamesOf(current);
+    this.svc.db.updateTagProtection(current.id, pattern, users);
+    sendJson(c.res, 200, toTagProtection(this.svc.db.tagProtectionById(repo.id, current.id)!));
+  }
+
+  private async deleteTagProtection(c: Ctx): Promise<void> {
+    const repo = this.protectionRepo(c, 'write');
+    const current = this.tagProtectionParam(c, repo);
+    this.svc.db.deleteTagProtection(repo.id, current.id);
+    this.log.info({ repo: repo.name, pattern: current.name_pattern, by: c.doer?.user.name }, 'deleted tag protection');
+    c.res.writeHead(204).end();
+  }
+
   // --- repositories ------------------------------------------------------------------
 
   /** GET /user/repos: the caller's own repositories and those they collaborate on, by name. */
@@ -559,6 +628,7 @@ export class GiteaApi {
     const defaultBranch = f.string('default_branch', 'DefaultBranch', { max: 255 });
     const autoInit = f.bool('auto_init', 'AutoInit');
     if (defaultBranch && (!/^\w[\w./-]*$/.test(defaultBranch) || /\.\.|\/\/|\/\.|\.lock$|[/.]$/.test(defaultBranch))) throw new HttpError(422, `[DefaultBranch]: ${JSON.stringify(defaultBranch)} is not a valid branch name`);
+    if (defaultBranch) checkRefName('branch', defaultBranch);
     const repo = await this.svc.createRepo({ owner: doer.user, name, description, private: priv, defaultBranch, autoInit });
     sendJson(c.res, 201, await this.repoJson(doer.user, repo, doer.user));
   }

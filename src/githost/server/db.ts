@@ -93,6 +93,17 @@ export interface ProtectedBranchRow {
   updated_unix: number;
 }
 
+/** A tag protection rule (Gitea's ProtectedTag): a name pattern and who may create, move or delete matching tags. */
+export interface ProtectedTagRow {
+  id: number;
+  repo_id: number;
+  name_pattern: string;
+  /** JSON array of the allowed usernames, as given */
+  allowlist_usernames: string;
+  created_unix: number;
+  updated_unix: number;
+}
+
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS user (
   id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -147,6 +158,13 @@ CREATE TABLE IF NOT EXISTS protected_branch (
   rule_name TEXT NOT NULL, priority INTEGER NOT NULL DEFAULT 0, rule TEXT NOT NULL,
   created_unix INTEGER NOT NULL, updated_unix INTEGER NOT NULL,
   UNIQUE (repo_id, rule_name)
+);
+CREATE TABLE IF NOT EXISTS protected_tag (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  repo_id INTEGER NOT NULL REFERENCES repository(id) ON DELETE CASCADE,
+  name_pattern TEXT NOT NULL, allowlist_usernames TEXT NOT NULL,
+  created_unix INTEGER NOT NULL, updated_unix INTEGER NOT NULL,
+  UNIQUE (repo_id, name_pattern)
 );
 `;
 
@@ -217,6 +235,13 @@ export class GithostDb {
         VALUES (@repo_id, @rule_name, @priority, @rule, @created_unix, @updated_unix)`),
       updateProtection: d.prepare<[number, string, number, number]>('UPDATE protected_branch SET priority = ?, rule = ?, updated_unix = ? WHERE id = ?'),
       deleteProtection: d.prepare<[number, number]>('DELETE FROM protected_branch WHERE repo_id = ? AND id = ?'),
+      tagProtectionsOf: d.prepare<[number], ProtectedTagRow>('SELECT * FROM protected_tag WHERE repo_id = ? ORDER BY id'),
+      tagProtectionById: d.prepare<[number, number], ProtectedTagRow>('SELECT * FROM protected_tag WHERE repo_id = ? AND id = ?'),
+      tagProtectionByPattern: d.prepare<[number, string], ProtectedTagRow>('SELECT * FROM protected_tag WHERE repo_id = ? AND name_pattern = ?'),
+      insertTagProtection: d.prepare(`INSERT INTO protected_tag (repo_id, name_pattern, allowlist_usernames, created_unix, updated_unix)
+        VALUES (@repo_id, @name_pattern, @allowlist_usernames, @created_unix, @updated_unix)`),
+      updateTagProtection: d.prepare<[string, string, number, number]>('UPDATE protected_tag SET name_pattern = ?, allowlist_usernames = ?, updated_unix = ? WHERE id = ?'),
+      deleteTagProtection: d.prepare<[number, number]>('DELETE FROM protected_tag WHERE repo_id = ? AND id = ?'),
       insertGpgKey: d.prepare(`INSERT INTO gpg_key (owner_id, key_id, primary_key_id, content, emails, can_sign, can_encrypt_comms,
         can_encrypt_storage, can_certify, verified, created_unix, expired_unix, added_unix) VALUES (@owner_id, @key_id, @primary_key_id,
         @content, @emails, @can_sign, @can_encrypt_comms, @can_encrypt_storage, @can_certify, @verified, @created_unix, @expired_unix, @added_unix)`),
@@ -329,6 +354,23 @@ export class GithostDb {
   }
   updateProtection(id: number, priority: number, rule: string): void { this.q.updateProtection.run(priority, rule, Math.floor(Date.now() / 1000), id); }
   deleteProtection(repoId: number, id: number): boolean { return this.q.deleteProtection.run(repoId, id).changes > 0; }
+
+  tagProtectionsOf(repoId: number): ProtectedTagRow[] { return this.q.tagProtectionsOf.all(repoId); }
+  tagProtectionById(repoId: number, id: number): ProtectedTagRow | undefined { return this.q.tagProtectionById.get(repoId, id); }
+  /** Insert a rule; undefined when the repository has one with that pattern. */
+  insertTagProtection(repoId: number, namePattern: string, usernames: string[]): ProtectedTagRow | undefined {
+    const now = Math.floor(Date.now() / 1000);
+    return this.db.transaction(() => {
+      if (this.q.tagProtectionByPattern.get(repoId, namePattern)) return undefined;
+      const row = { repo_id: repoId, name_pattern: namePattern, allowlist_usernames: JSON.stringify(usernames), created_unix: now, updated_unix: now };
+      const info = this.q.insertTagProtection.run(row);
+      return { ...row, id: Number(info.lastInsertRowid) };
+    }).immediate();
+  }
+  updateTagProtection(id: number, namePattern: string, usernames: string[]): void {
+    this.q.updateTagProtection.run(namePattern, JSON.stringify(usernames), Math.floor(Date.now() / 1000), id);
+  }
+  deleteTagProtection(repoId: number, id: number): boolean { return this.q.deleteTagProtection.run(repoId, id).changes > 0; }
 
   insertGpgKeys(keys: NewGpgKey[]): GpgKeyRow[] {
     const now = Math.floor(Date.now() / 1000);

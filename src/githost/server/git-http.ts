@@ -104,8 +104,8 @@ export class GitHttp {
         return;
       }
     }
-    // the branch protection check (push-check.ts) runs in the pre-receive hook, for this push only
-    const check = isPush && parsed.rest === '/git-receive-pack' && doer !== undefined && this.checks.needed(repo)
+    // the push check (push-check.ts: ref names, branch protection) runs in the pre-receive hook, for this push only
+    const check = isPush && parsed.rest === '/git-receive-pack' && doer !== undefined
       ? this.checks.register({ owner, repo, doer: doer.user, repoDir: this.svc.repoPath(owner, repo) }) : undefined;
     try {
       await this.runBackend(req, res, { owner, repoName: repo.name, repoDir: `${owner.lower_name}/${repo.lower_name}.git`, rest: parsed.rest, query, doer, isPush, repoId: repo.id, check });
@@ -116,7 +116,7 @@ export class GitHttp {
 
   private runBackend(req: IncomingMessage, res: ServerResponse, r: {
     owner: UserRow; repoName: string; repoDir: string; rest: string; query: string; doer: Doer | undefined; isPush: boolean; repoId: number;
-    /** the push check token, when the repository has protected branches */
+    /** the push check token (every authorized push) */
     check: string | undefined;
   }): Promise<void> {
     const files = this.svc.files;

@@ -1,4 +1,6 @@
-// Push-time enforcement of branch protection, inside the server, before any ref moves.
+// Push-time checks, inside the server, before any ref moves: on every push, no new branch
+// or tag named like a full commit SHA (ref-names.ts), protected tags (tag-protection.ts:
+// "Tag T is protected"); then branch protection.
 // git-receive-pack runs the repository's pre-receive hook (repo-files.ts) with the pushed
 // objects still in quarantine; the hook is a few lines of node (HOOK_CLIENT) that hands
 // its stdin ("old new ref" lines) and the quarantine's object directories to this
@@ -27,6 +29,8 @@ import {
 import { canUserPush, firstMatchingRule, sortedRules, type LoadedRule } from './branch-protection.js';
 import type { RepoRow, UserRow } from './db.js';
 import { runGit } from './git-exec.js';
+import { refNameRefusal } from './ref-names.js';
+import { mayControlTag } from './tag-protection.js';
 import type { GithostService } from './service.js';
 
 /** The hook's client: node -e "$STRAIT_GITHOST_HOOK_CLIENT" (CommonJS, no single quotes). */
@@ -107,11 +111,6 @@ export class PushChecks {
     if (this.address.startsWith('/')) rmSync(this.address, { force: true });
   }
 
-  /** Whether pushes to this repository need the check (any protection rule). */
-  needed(repo: RepoRow): boolean {
-    return this.svc.db.protectionsOf(repo.id).length > 0;
-  }
-
   /** A token for one push; the hook presents it. */
   register(ctx: PushContext): string {
     const token = randomBytes(32).toString('hex');
@@ -169,6 +168,26 @@ export class PushChecks {
   }
 
   async check(ctx: PushContext, updates: string, objectDir: string, alternates: string): Promise<CheckAnswer> {
+    // every push: a new branch or tag named like a full commit SHA (ref-names.ts); deleting one stays possible
+    for (const line of updates.split('\n')) {
+      const [, newSha, ref] = line.trim().split(' ');
+      if (!newSha || !ref || ZERO.test(newSha)) continue;
+      const refusal = refNameRefusal(ref);
+      if (refusal) {
+        this.log.info({ repo: `${ctx.owner.name}/${ctx.repo.name}`, pusher: ctx.doer.name, ref }, 'push refused: ref name looks like a commit SHA');
+        return { ok: false, message: `strait githost: push refused: ${refusal}` };
+      }
+    }
+    // protected tags (tag-protection.ts): create, move and delete, as Gitea's preReceiveTag
+    for (const line of updates.split('\n')) {
+      const ref = line.trim().split(' ')[2];
+      if (!ref?.startsWith('refs/tags/')) continue;
+      const tag = ref.slice('refs/tags/'.length);
+      if (!mayControlTag(this.svc.db, ctx.repo.id, tag, ctx.doer)) {
+        this.log.info({ repo: `${ctx.owner.name}/${ctx.repo.name}`, pusher: ctx.doer.name, tag }, 'push refused by tag protection');
+        return { ok: false, message: `Tag ${tag} is protected` };
+      }
+    }
     const rules = sortedRules(this.svc.db, ctx.repo.id);
     if (rules.length === 0) return { ok: true, message: '' };
     const env = this.gitEnvFor(ctx, objectDir, alternates);

@@ -9,8 +9,8 @@ export const PRE_RECEIVE = `#!/bin/sh
 # Installed by strait githost. The server authorizes a push before it runs
 # git-receive-pack and marks it in the environment. Anything else is refused here,
 # before a ref moves; git keeps received objects in quarantine until this hook
-# passes, so a refused push stores nothing. Branch protection is checked by the
-# server itself (push-check.ts): this hook hands it the pushed refs.
+# passes, so a refused push stores nothing. Ref names and branch protection are
+# checked by the server itself (push-check.ts): this hook hands it the pushed refs.
 if [ "$STRAIT_GITHOST_PUSH" != "authorized" ]; then
   echo "strait githost: push refused: this push was not authorized by the server" >&2
   exit 1

@@ -9,6 +9,7 @@ import type { GithostDb, GpgKeyRow, NewGpgKey, RepoRow, UserRow } from './db.js'
 import { git, runGit } from './git-exec.js';
 import { HttpError } from './http-io.js';
 import { checkCloneAddr, cloneInto } from './migrate.js';
+import { checkRefName, refNameRefusal } from './ref-names.js';
 import { checkRepoName } from './names.js';
 import type { RepoFiles } from './repo-files.js';
 
@@ -151,6 +152,11 @@ export class GithostService {
     let done = false;
     try {
       await cloneInto(src, tmp, input.mirror, this.files.env(), this.settings.migrateTimeoutMs);
+      // an imported branch or tag named like a full commit SHA is refused as a pushed one is (ref-names.ts)
+      const refs = await runGit(['for-each-ref', '--format=%(refname)', 'refs/heads/', 'refs/tags/'], { cwd: tmp, env: this.files.env() });
+      for (const ref of refs.stdout.toString('utf8').split('\n')) {
+        if (refNameRefusal(ref)) checkRefName(ref.startsWith('refs/heads/') ? 'branch' : 'tag', ref.replace(/^refs\/(heads|tags)\//, ''));
+      }
       const head = await runGit(['symbolic-ref', '--short', 'HEAD'], { cwd: tmp, env: this.files.env() });
       const defaultBranch = head.code === 0 ? head.stdout.toString('utf8').trim() || 'main' : 'main';
       if (!input.mirror) await runGit(['remote', 'remove', 'origin'], { cwd: tmp, env: this.files.env() });

@@ -167,7 +167,7 @@ export function createApiHandlers(controller: GitOpsController, account: AdminAc
     'project.ProjectService/Create': u(async (req, caller) => {
       const sent = projectFrom(req);
       const existing = await controller.getProject(sent.metadata.name);
-      const spec = existing && caller.rpc ? projectSpecFromRpc(sent.spec ?? {}, existing.spec ?? {}, caller.rpc.userAgent) : sent.spec;
+      const spec = existing && caller.rpc ? projectSpecFromRpc(sent.metadata.name, sent.spec ?? {}, existing.spec ?? {}, caller.rpc.userAgent) : sent.spec;
       const p = { ...sent, ...(spec ? { spec } : {}) };
       if (existing && req['upsert'] !== true) {
         if (JSON.stringify(existing.spec ?? {}) === JSON.stringify(p.spec ?? {})) return existing as unknown as Json;
@@ -176,11 +176,11 @@ export function createApiHandlers(controller: GitOpsController, account: AdminAc
       return await controller.saveProject(p) as unknown as Json;
     }),
     // Argo CD replaces the spec (a list left out is emptied); spec.sourceIntegrity is kept when left out (controller.replaceProject);
-    // over gRPC what Argo CD's messages cannot carry is kept, and a 3.5 client's missing sourceIntegrity removes it (rpc-project-spec.ts)
+    // over gRPC what Argo CD's messages cannot carry is kept, sourceIntegrity left out too, whatever the client says it is (rpc-project-spec.ts)
     'project.ProjectService/Update': u(async (req, caller) => {
       const p = projectFrom(req);
       const existing = await getProject(p.metadata.name);
-      const spec = caller.rpc ? projectSpecFromRpc(p.spec ?? {}, existing.spec ?? {}, caller.rpc.userAgent) : p.spec;
+      const spec = caller.rpc ? projectSpecFromRpc(p.metadata.name, p.spec ?? {}, existing.spec ?? {}, caller.rpc.userAgent) : p.spec;
       return await controller.replaceProject({ ...p, ...(spec ? { spec } : {}) }) as unknown as Json;
     }),
   };

@@ -53,7 +53,8 @@ function checkObjectId(type: 'commit' | 'tag' | 'blob', raw: Buffer, sha: string
   if (!gitObjectMatches(type, raw, sha)) throw E.internal(`git returned content that is not the ${type} ${sha} that was asked for; refusing to use it`);
 }
 
-const FULL_SHA = /^[0-9a-f]{40}$/;
+/** a full object ID: SHA-1 (40 hex) or SHA-256 (64 hex) */
+const FULL_SHA = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/;
 const SHORT_SHA = /^[0-9a-f]{4,39}$/;
 
 export class RepoCache {
@@ -132,9 +133,11 @@ export class RepoCache {
   }
 
   /**
-   * Resolve a target revision: HEAD (or empty), a full ref name, a branch, a tag
-   * (lightweight: the commit is verified; annotated: the tag object is verified),
-   * a full commit SHA or an unambiguous short SHA.
+   * Resolve a target revision: HEAD (or empty), a full commit ID, a full ref name, a
+   * branch, a tag (lightweight: the commit is verified; annotated: the tag object is
+   * verified) or an unambiguous short SHA. A full commit ID (40 or 64 hex digits, any
+   * case) is only ever a commit, never a branch or tag of that name (as Argo CD's
+   * IsCommitSHA): a pinned commit cannot be taken over by pushing a branch named like it.
    */
   async resolve(url: string, revision: string): Promise<ResolvedRevision> {
     const s = this.stateOf(url);
@@ -143,6 +146,13 @@ export class RepoCache {
     if (rev === '' || rev === 'HEAD') {
       if (!s.head) throw E.revisionNotFound(url, revision || 'HEAD');
       return { commit: s.head, verifyType: 'commit', verifySha: s.head, ref: 'HEAD' };
+    }
+    const lower = rev.toLowerCase();
+    if (FULL_SHA.test(lower)) {
+      const out = await git(s.dir, ['rev-parse', '--verify', '--quiet', `${lower}^{commit}`]).catch(() => undefined);
+      const commit = out?.toString().trim();
+      if (commit === lower) return { commit, verifyType: 'commit', verifySha: commit, ref: '' };
+      throw E.revisionNotFound(url, revision);
     }
     const candidates = rev.startsWith('refs/') ? [rev] : [`refs/heads/${rev}`, `refs/tags/${rev}`];
     for (const ref of candidates) {
@@ -154,8 +164,7 @@ export class RepoCache {
       }
       if (r.type === 'commit') return { commit: r.sha, verifyType: 'commit', verifySha: r.sha, ref };
     }
-    const lower = rev.toLowerCase();
-    if (FULL_SHA.test(lower) || SHORT_SHA.test(lower)) {
+    if (SHORT_SHA.test(lower)) {
       const out = await git(s.dir, ['rev-parse', '--verify', '--quiet', `${lower}^{commit}`]).catch(() => undefined);
       const commit = out?.toString().trim();
       if (commit && FULL_SHA.test(commit)) return { commit, verifyType: 'commit', verifySha: commit, ref: '' };

@@ -6,8 +6,10 @@ export { KeyStore, type KeyProblem } from './key-store.js';
 export { SshSignerStore, ALLOWED_SIGNERS_KEY, type SshSignerInfo } from './ssh-signer-store.js';
 export { RepoCache, type ResolvedRevision, type ManifestFile } from './git-cache.js';
 export { renderManifests } from './manifests.js';
-export { normalizeRepoURL, sameRepoURL, type NormalizedRepoURL } from './repo-url.js';
-export { globMatch, sourceRepoAllowed, destinationAllowed, resourceAllowed, enforcesSignatures, signatureKeyIDs } from './project.js';
+export { normalizeRepoURL, repoIdentity, sameRepoURL, type NormalizedRepoURL } from './repo-url.js';
+export { globMatch } from '../../base/glob/index.js';
+export { ensureDefaultProject, DEFAULT_PROJECT } from './default-project.js';
+export { sourceRepoAllowed, destinationAllowed, resourceAllowed, enforcesSignatures, signatureKeyIDs } from './project.js';
 export { integrityPolicyFor, policyMatches, type IntegrityPolicy, type PolicyLookup } from './source-integrity.js';
 export { HistoryVerifier, judge, type CommitSource, type CommitVerdict, type HistoryOutcome, type HistoryFailure } from './strict-history.js';
 export { reconcileApplication, STEPS, TRACKING_LABEL, type ReconcileDeps, type ReconcileOutcome } from './reconcile.js';
@@ -23,4 +25,4 @@ export { startGitOpsService, type GitOpsService, type GitOpsServiceOptions } fro
 export { createApiHandlers, ApiError, type ApiHandlers } from './api-handlers.js';
 export { createArgoRpcHandler } from './argocd-rpc.js';
 export { jsonToMessage, messageToJson } from './argocd-json.js';
-export { knowsSourceIntegrity, projectSpecFromRpc } from './rpc-project-spec.js';
+export { claimsSourceIntegrity, projectSpecFromRpc } from './rpc-project-spec.js';

@@ -1,76 +1,10 @@
 // A project's rules: allowed source repositories, destinations and resource kinds
 // (glob patterns), and the keys that must have signed the revision (source-integrity.ts
 // says which rules apply to which repository).
+import { globMatch } from '../../base/glob/index.js';
 import { normalizeKeyID, type SshSignerRule } from '../../platform/signatures/index.js';
 import { normalizeRepoURL } from './repo-url.js';
 import type { AppProject, GroupKind } from './types.js';
-
-const globCache = new Map<string, RegExp | null>();
-
-const reEscape = (c: string): string => c.replace(/[.+?^${}()|[\]\\/*-]/g, '\\$&');
-
-/**
- * A glob as Argo CD compiles it (gobwas/glob): "*" any run of characters but the
- * separator, "**" any run including it, "?" one character but the separator,
- * "[abc]" / "[!abc]" / "[a-z]" a class, "{a,b}" alternatives, "\x" a literal x.
- * Without a separator "*" and "**" are the same. An invalid pattern matches nothing.
- */
-function compileGlob(pattern: string, separator: string): RegExp | null {
-  const notSep = separator ? `[^${reEscape(separator)}]` : '[^]';
-  let re = '';
-  let depth = 0;
-  for (let i = 0; i < pattern.length; i++) {
-    const c = pattern[i] as string;
-    if (c === '\\') {
-      const next = pattern[++i];
-      if (next === undefined) return null;
-      re += reEscape(next);
-    } else if (c === '*') {
-      if (pattern[i + 1] === '*') {
-        re += '[^]*';
-        i++;
-      } else re += `${notSep}*`;
-    } else if (c === '?') re += notSep;
-    else if (c === '[') {
-      const end = pattern.indexOf(']', i + 2);
-      if (end === -1) return null;
-      let body = pattern.slice(i + 1, end);
-      const negate = body.startsWith('!');
-      if (negate) body = body.slice(1);
-      re += `[${negate ? '^' : ''}${body.replace(/[\\\]^]/g, '\\$&')}]`;
-      i = end;
-    } else if (c === '{') {
-      depth++;
-      re += '(?:';
-    } else if (c === '}' && depth > 0) {
-      depth--;
-      re += ')';
-    } else if (c === ',' && depth > 0) re += '|';
-    else re += reEscape(c);
-  }
-  if (depth !== 0) return null;
-  try {
-    return new RegExp(`^${re}$`);
-  } catch {
-    return null;
-  }
-}
-
-/**
- * Glob match. Without `separator` "*" matches any run of characters (destinations,
- * kinds); with '/' it stays inside one path segment, as Argo CD matches sourceRepos.
- */
-export function globMatch(pattern: string, value: string, separator = ''): boolean {
-  if (pattern === '*') return true;
-  const key = `${separator}\0${pattern}`;
-  let re = globCache.get(key);
-  if (re === undefined) {
-    if (globCache.size > 10_000) globCache.clear();
-    re = compileGlob(pattern, separator);
-    globCache.set(key, re);
-  }
-  return re !== null && re.test(value);
-}
 
 /**
  * Argo CD's IsSourcePermitted: both sides normalized (repo-url.ts), "*" stays inside a

@@ -136,7 +136,7 @@ async function stepResolve(ctx: ReconcileContext, target: Target): Promise<Resol
 /** What the verify step found: the status to report and, under enforcement, why the revision is refused. */
 interface Verified {
   signature: SignatureStatus;
-  refusal: { kind: SignatureFailureKind | 'policy-conflict'; message: string } | undefined;
+  refusal: { kind: SignatureFailureKind | 'policy-conflict'; message: string; reason?: string } | undefined;
 }
 
 /** The head object's signature under the policy's rules (all keys allowed when not enforced); cached per object, keyring and policy. */
@@ -189,10 +189,14 @@ async function stepVerify(ctx: ReconcileContext, p: AppProject, target: Target, 
     status: x.status, keyID: x.keyID, primaryKeyID: x.primaryKeyID, signer: x.signer, message: x.message,
     verifiedObject: r.verifyType, objectSHA: r.verifySha, enforced, ...(policy ? { mode: policy.mode, policy: policy.name } : {}),
   });
+  if (policy && r.verifyType === 'tag') {
+    const misnamed = await tagNameRefusal(ctx, target, r);
+    if (misnamed) return { signature: status({ ...EMPTY_RESULT, status: 'not-allowed', message: misnamed }), refusal: { kind: 'policy-conflict', message: misnamed, reason: 'SignatureTagNameMismatch' } };
+  }
   if (policy?.mode !== 'strict' || r.verifyType === 'tag') {
     const result = await verifyHead(ctx, target, r, policy);
     const signature = status(result);
-    if (lookup.kind === 'conflict') return { signature, refusal: { kind: 'policy-conflict', message: lookup.message } };
+    if (lookup.kind === 'conflict') return { signature, refusal: { kind: 'policy-conflict', message: lookup.message, reason: lookup.reason } };
     if (!policy) return { signature, refusal: undefined };
     if (result.status !== 'valid') {
       return { signature, refusal: { kind: failureKind(result.status, false), message: headRefusal(result, r) } };
@@ -201,6 +205,24 @@ async function stepVerify(ctx: ReconcileContext, p: AppProject, target: Target, 
     return strictHistory(ctx, target, r, policy, signature);
   }
   return strictHistory(ctx, target, r, policy, undefined);
+}
+
+const EMPTY_RESULT = { keyID: '', primaryKeyID: '', signer: '', message: '' };
+
+/**
+ * An annotated tag is signed together with its own name (its "tag" header): one found under
+ * another ref name (alice's signed v0.9 pushed as refs/tags/v1.0) is refused, as `git tag -v`
+ * would show the name it was signed as. undefined when the names agree.
+ */
+async function tagNameRefusal(ctx: ReconcileContext, target: Target, r: ResolvedRevision): Promise<string | undefined> {
+  const raw = await ctx.deps.repos.readObject(target.repoURL, 'tag', r.verifySha);
+  const end = raw.indexOf('\n\n');
+  const header = (end < 0 ? raw : raw.subarray(0, end)).toString('utf8');
+  const signedName = /^tag (.*)$/m.exec(header)?.[1];
+  const refName = r.ref.startsWith('refs/tags/') ? r.ref.slice('refs/tags/'.length) : undefined;
+  if (signedName !== undefined && signedName === refName) return undefined;
+  return `Annotated tag ${r.verifySha} was signed as tag ${JSON.stringify(signedName ?? '')} but is found as ${r.ref}; `
+    + 'a signed tag is trusted only under the name it was signed with: push it under its own name or sign a new tag';
 }
 
 /** Strict mode's history check; `signature` is the annotated tag's (already valid), else the commit's comes from the check. */
@@ -232,7 +254,7 @@ async function strictHistory(ctx: ReconcileContext, target: Target, r: ResolvedR
 /** A refusal stalls the sync: Sync Error, the ResourceComparison Event (SPEC.md) and an Event with the refusal's own reason. */
 function enforceSignature(v: Verified): void {
   if (!v.refusal) return;
-  const reason = v.refusal.kind === 'policy-conflict' ? 'SourceIntegrityPolicyConflict' : SIGNATURE_FAILURES[v.refusal.kind].reason;
+  const reason = v.refusal.kind === 'policy-conflict' ? v.refusal.reason ?? 'SourceIntegrityPolicyConflict' : SIGNATURE_FAILURES[v.refusal.kind].reason;
   throw stalled('ComparisonError', reason, v.refusal.message, { syncError: true, eventReason: 'ResourceComparison', ownEvent: true });
 }
 

@@ -6,6 +6,7 @@
 // they are carried over from the stored project. A list's elements are paired by what the client
 // saw of them (docs/gitops.md "Managing policies through the API").
 import type { DescMessage } from '@bufbuild/protobuf';
+import { E } from '../../base/errors/index.js';
 import { argocdMessage, V1A1_MESSAGE } from '../wire/index.js';
 import { isObject, jsonToMessage, messageToJson } from './argocd-json.js';
 import type { AppProjectSpec } from './types.js';
@@ -63,26 +64,38 @@ function keepUnwiredInList(desc: DescMessage, incoming: unknown[], stored: unkno
   });
 }
 
-/** True when the client is an argocd CLI of 3.5 or later (it has AppProjectSpec.sourceIntegrity, field 15). */
-export function knowsSourceIntegrity(userAgent: string): boolean {
-  const m = /(?:^|\s)argocd-client\/v?(\d+)\.(\d+)/.exec(userAgent);
+/**
+ * True when the client says it is an argocd CLI of 3.5 or later (it has
+ * AppProjectSpec.sourceIntegrity, field 15). A build without a version stamp says
+ * "argocd-client/v99.99.99+unknown" (Argo CD's default): an unknown version, taken as old.
+ * What this answers only ever refuses an update, never drops a field (projectSpecFromRpc).
+ */
+export function claimsSourceIntegrity(userAgent: string): boolean {
+  const m = /(?:^|\s)argocd-client\/v?(\d+)\.(\d+)\.(\d+)/.exec(userAgent);
   if (!m) return false;
-  const [major, minor] = [Number(m[1]), Number(m[2])];
+  const [major, minor, patch] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  if (major === 99 && minor === 99 && patch === 99) return false;
   return major > 3 || (major === 3 && minor >= 5);
 }
 
 /**
- * The spec to store for an update that came over gRPC: the message's spec plus what it cannot carry
- * (keepUnwired). `sourceIntegrity` left out stays as it is (controller.replaceProject: a client
- * older than 3.5 has no field for it) unless the client is argocd 3.5 or later, which leaves it out
- * to remove it (`argocd proj source-integrity git policies delete` of the last policy); then
- * only strait's unwired `helm` part, if any, remains.
+ * The spec to store for a project update that came over gRPC: the message's spec plus what it
+ * cannot carry (keepUnwired). `sourceIntegrity` left out is kept, whatever the client says it is:
+ * a client older than 3.5 has no field for it, and a user agent proves nothing. A client that says
+ * it is argocd 3.5 or later leaves it out only to remove it (`policies delete` of the last policy):
+ * that update is refused with STRAIT_ERR_GITOPS_SOURCE_INTEGRITY_LEFT_OUT, which says how to switch
+ * verification off explicitly. A sourceIntegrity the message names but leaves empty (neither git
+ * nor helm, after strait's unwired helm part is carried over) is removed: the client named it.
  */
-export function projectSpecFromRpc(incoming: AppProjectSpec, stored: AppProjectSpec, userAgent: string): AppProjectSpec {
+export function projectSpecFromRpc(project: string, incoming: AppProjectSpec, stored: AppProjectSpec, userAgent: string): AppProjectSpec {
   const spec = keepUnwired(argocdMessage(V1A1_MESSAGE('AppProjectSpec')), incoming as Json, stored as Json);
-  if (!('sourceIntegrity' in spec) && stored.sourceIntegrity !== undefined && knowsSourceIntegrity(userAgent)) {
-    const helm = stored.sourceIntegrity.helm;
-    spec['sourceIntegrity'] = helm === undefined ? null : { helm };
+  const si = spec['sourceIntegrity'];
+  if (si === undefined || si === null) {
+    if (stored.sourceIntegrity === undefined || stored.sourceIntegrity === null) return spec as AppProjectSpec;
+    if (claimsSourceIntegrity(userAgent)) throw E.sourceIntegrityLeftOut(project, userAgent);
+    spec['sourceIntegrity'] = stored.sourceIntegrity;
+  } else if (isObject(si) && si['git'] === undefined && si['helm'] === undefined) {
+    spec['sourceIntegrity'] = null;
   }
   return spec as AppProjectSpec;
 }

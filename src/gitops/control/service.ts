@@ -7,6 +7,7 @@ import type { ResourceStore } from '../../platform/store/index.js';
 import { ensureAdminSecret } from './admin.js';
 import { startApiServer, type ApiMount, type ApiServer } from './api-server.js';
 import { GitOpsController } from './controller.js';
+import { ensureDefaultProject } from './default-project.js';
 import { loginLimitsFromEnv, type LoginLimits } from './login-limiter.js';
 import { createGitOpsMetrics } from './metrics.js';
 import { ensureServingCertificate } from './tls.js';
@@ -46,6 +47,12 @@ export async function startGitOpsService(opts: GitOpsServiceOptions): Promise<Gi
   if (!(await opts.store.get({ apiVersion: 'v1', kind: 'Namespace' }, namespace))) {
     await opts.store.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } }, { fieldManager: 'strait-control' });
   }
+  // as Argo CD's API server does at start (`argocd proj get default`); an existing one is kept as it is.
+  // Not fatal: where the store refuses the write (Kubernetes RBAC without create on appprojects) the
+  // controller runs without it, as before, and says so
+  await ensureDefaultProject(opts.store, namespace).catch((err: unknown) => {
+    log.warn({ err, namespace }, 'could not create the default AppProject; Applications without a project are refused until one exists');
+  });
   const loginLimits = opts.loginLimits ?? loginLimitsFromEnv();
   const account = await ensureAdminSecret(opts.store, namespace, opts.initialPasswordFile ? { initialPasswordFile: opts.initialPasswordFile } : {});
   const controller = new GitOpsController({

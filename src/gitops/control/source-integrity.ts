@@ -2,10 +2,15 @@
 // integrity"): Argo CD 3.5's spec.sourceIntegrity.git.policies, or the legacy
 // spec.signatureKeys as Argo CD converts it (one policy, every repository, mode head).
 //   - a policy applies when one of its `repos[].url` globs matches the repository URL and
-//     none of its "!" globs does; globs have no separator ("*" also crosses "/") and are
-//     matched against the normalized URL (repo-url.ts), so no spelling of a URL escapes;
-//   - no policy matches: the source is not verified (shown, never enforced), unless the
-//     project lists spec.sshSigners: then SSH signers only, mode head (strait extension);
+//     none of its "!" globs does; globs have no separator ("*" also crosses "/") and both
+//     the glob and the URL are reduced to repoIdentity() (repo-url.ts: user info, ports,
+//     trailing dots, repeated slashes, case, ".git", http/https) before they are compared,
+//     never the URL as written, so no spelling of a repository a policy names escapes it;
+//     a URL that cannot be normalized is refused where any policy exists;
+//   - no policy matches: the source is not verified (shown, never enforced; Argo CD's
+//     meaning), unless the project lists spec.sshSigners: then SSH signers only, mode head
+//     (strait extension), or sets spec.sourceIntegrity.git.requireMatch: then refused
+//     (strait extension, a departure from Argo CD);
 //   - more than one matches: refused until the project is fixed (as Argo CD: a mistake in
 //     the policies must not switch verification off);
 //   - mode none: not verified; head: the revision's commit or annotated tag; strict: the
@@ -13,8 +18,9 @@
 // SSH signatures (strait extension) are allowed by the project's spec.sshSigners, in either
 // form: a project with only sshSigners enforces like legacy signatureKeys (mode head).
 import type { SignerRules, SshSignerRule } from '../../platform/signatures/index.js';
-import { globMatch, signatureKeyIDs, sshSignerRules } from './project.js';
-import { normalizeRepoURL } from './repo-url.js';
+import { globMatch } from '../../base/glob/index.js';
+import { signatureKeyIDs, sshSignerRules } from './project.js';
+import { repoIdentity } from './repo-url.js';
 import type { AppProject, GpgMode, SourceIntegrityGitPolicy } from './types.js';
 
 export interface IntegrityPolicy {
@@ -32,25 +38,28 @@ export type PolicyLookup =
   | { kind: 'enforced'; policy: IntegrityPolicy }
   /** nothing to enforce: no policy, no matching policy, or mode none */
   | { kind: 'open'; why: string }
-  /** more than one policy matches: fail closed */
-  | { kind: 'conflict'; message: string };
+  /** more than one policy matches, or requireMatch and none does: fail closed */
+  | { kind: 'conflict'; message: string; reason: 'SourceIntegrityPolicyConflict' | 'SourceIntegrityNoMatchingPolicy' };
 
-function urlMatches(pattern: string, raw: string, normalized: string | undefined): boolean {
-  if (globMatch(pattern, raw)) return true;
-  if (normalized === undefined) return false;
-  const p = pattern.trim() === '*' ? '*' : normalizeRepoURL(pattern).url;
-  return p !== undefined && globMatch(p, normalized);
+/** The glob as compared: reduced as a URL is (a glob that is no URL: trimmed, lower case). */
+function patternIdentity(pattern: string): string {
+  const t = pattern.trim();
+  return t === '*' ? '*' : repoIdentity(t).url ?? t.toLowerCase();
 }
 
-/** Argo CD's repoURLMatchesPolicyGlobs: included by a glob and excluded by no "!" glob. */
+/**
+ * Argo CD's repoURLMatchesPolicyGlobs: included by a glob and excluded by no "!" glob,
+ * both sides as repoIdentity() reduces them. `repoURL` must normalize (the caller checks).
+ */
 export function policyMatches(policy: SourceIntegrityGitPolicy, repoURL: string): boolean {
-  const normalized = normalizeRepoURL(repoURL).url;
+  const id = repoIdentity(repoURL).url;
+  if (id === undefined) return false;
   let include = false;
   for (const r of policy.repos ?? []) {
     const url = String(r?.url ?? '');
     if (url.startsWith('!')) {
-      if (urlMatches(url.slice(1), repoURL, normalized)) return false;
-    } else if (urlMatches(url, repoURL, normalized)) {
+      if (globMatch(patternIdentity(url.slice(1)), id)) return false;
+    } else if (globMatch(patternIdentity(url), id)) {
       include = true;
     }
   }
@@ -71,16 +80,28 @@ export function integrityPolicyFor(project: AppProject, repoURL: string): Policy
   const si = project.spec?.sourceIntegrity;
   if (si) {
     const policies = si.git?.policies ?? [];
+    const id = repoIdentity(repoURL);
+    if (id.error !== undefined && (policies.length > 0 || si.git?.requireMatch === true)) {
+      return { kind: 'conflict', reason: 'SourceIntegrityPolicyConflict', message: `repo URL ${repoURL} cannot be matched against the source integrity policies of project '${pname}': ${id.error}` };
+    }
     const hits = policies.map((p, i) => ({ p, i })).filter(({ p }) => p && policyMatches(p, repoURL));
     if (hits.length === 0) {
       // spec.sshSigners (strait extension) still enforces where no git policy applies: adding a
       // policy for one repository must not switch SSH-only enforcement off for the others
       if (ssh) return { kind: 'enforced', policy: sshOnly(pname, ssh, `the project's sshSigners (no sourceIntegrity git policy matches ${repoURL})`) };
+      if (si.git?.requireMatch === true) {
+        return {
+          kind: 'conflict',
+          reason: 'SourceIntegrityNoMatchingPolicy',
+          message: `no source integrity policy of project '${pname}' matches repo URL ${repoURL}, and the project's sourceIntegrity.git.requireMatch refuses such repositories; add a policy whose repos match it`,
+        };
+      }
       return { kind: 'open', why: `no source integrity policy of project '${pname}' matches ${repoURL}` };
     }
     if (hits.length > 1) {
       return {
         kind: 'conflict',
+        reason: 'SourceIntegrityPolicyConflict',
         message: `multiple (${hits.length}) git source integrity policies of project '${pname}' match repo URL ${repoURL} `
           + `(policies ${hits.map((h) => h.i).join(', ')}); change their repos so that one matches`,
       };

@@ -18,7 +18,11 @@ export interface AppProjectSpec {
 
 /** AppProject spec.sourceIntegrity (Argo CD 3.5, pkg/apis/application/v1alpha1/source_integrity.go). */
 export interface SourceIntegrity {
-  git?: { policies: SourceIntegrityGitPolicy[] };
+  git?: {
+    policies: SourceIntegrityGitPolicy[];
+    /** strait extension (not in Argo CD): a repository no policy matches is refused, not left unverified */
+    requireMatch?: boolean;
+  };
   /** Helm provenance policies: accepted and kept, never applied (strait syncs Git sources only) */
   helm?: unknown;
 }

@@ -1,6 +1,7 @@
 // Rules a schema cannot say, checked after the schema as the upstream validators do
 // (Kubernetes apiserver validation, Istio's validation webhook). Each returns the first
 // broken rule as { path, rule, value } or undefined.
+import { globCompiles } from '../../base/glob/index.js';
 import type { KubeObject } from '../store/index.js';
 
 export interface RuleViolation { path: string; rule: string; value?: unknown }
@@ -29,6 +30,18 @@ const RULES: Record<string, Rule[]> = {
       if (si['git'] === undefined && si['helm'] === undefined) return { path: 'spec.sourceIntegrity', rule: 'must specify at least one of git or helm' };
       const policies = Array.isArray(rec(si['git'])['policies']) ? rec(si['git'])['policies'] as unknown[] : [];
       for (const [i, p] of policies.entries()) {
+        // a glob that does not compile matches nothing: the repositories it meant would sync unverified
+        const repos = Array.isArray(rec(p)['repos']) ? rec(p)['repos'] as unknown[] : [];
+        for (const [j, r] of repos.entries()) {
+          const url = rec(r)['url'];
+          if (typeof url === 'string' && !globCompiles(url.startsWith('!') ? url.slice(1) : url)) {
+            return {
+              path: `spec.sourceIntegrity.git.policies[${i}].repos[${j}].url`,
+              rule: 'is not a valid glob (an unclosed "[" or "{", or a trailing "\\"); a pattern that does not compile would match no repository',
+              value: url,
+            };
+          }
+        }
         // strait's extension is strait's own: a misspelled rule must not pass as no rule
         for (const key of Object.keys(rec(rec(p)['strait']))) {
           if (!STRAIT_SIGNER_RULES.includes(key)) {

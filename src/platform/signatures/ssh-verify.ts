@@ -7,8 +7,9 @@
 //   key (or, for a certificate, its CA) in no allowed_signers line -> unknown-key
 //   cryptographic check fails (or the CA's signature on the certificate) -> bad-signature
 //   every line for the key refuses: namespaces option        -> not-allowed
-//                                   valid-after/valid-before at the commit time,
-//                                   certificate validity      -> expired
+//                                   valid-after/valid-before or certificate
+//                                   validity at the commit time, or (with `now`)
+//                                   at verification time      -> expired
 //                                   certificate principals    -> not-allowed
 //   project rules given and none names the key or a principal -> not-allowed
 //   otherwise                                                 -> valid
@@ -37,6 +38,11 @@ export interface SshVerifyOptions {
   rules?: readonly SshSignerRule[];
   /** the time valid-after / valid-before and certificates are checked at (the commit time) */
   at: Date;
+  /**
+   * the verification time: the key and certificate must be valid then too (the commit time is
+   * written by the signer, so a certificate that expired in 2020 could sign a commit dated 2020)
+   */
+  now?: Date;
 }
 
 const NAMESPACE = 'git';
@@ -133,7 +139,13 @@ export function verifySshSignature(payload: Uint8Array, armored: string, opts: S
   if (why) return result('bad-signature', fp, `Revision has a bad SSH signature from key ${fp}: ${why}`, base);
   const at = Math.floor(opts.at.getTime() / 1000);
   if (!Number.isSafeInteger(at)) return result('bad-signature', fp, `Revision cannot be checked against SSH key ${fp}: its date is out of range`, base);
-  const verdicts = lines.map((e) => judgeLine(e, sig, at));
+  const now = opts.now ? Math.floor(opts.now.getTime() / 1000) : undefined;
+  const verdicts = lines.map((e) => {
+    const v = judgeLine(e, sig, at);
+    if (!v.ok || now === undefined || !Number.isSafeInteger(now)) return v;
+    const w = judgeLine(e, sig, now);
+    return w.ok ? v : { ...w, why: `${w.why} (checked when verified, ${iso(now)})` };
+  });
   const accepted = verdicts.filter((v) => v.ok);
   if (accepted.length === 0) {
     const v = verdicts[0] as Verdict;
@@ -141,7 +153,11 @@ export function verifySshSignature(payload: Uint8Array, armored: string, opts: S
     return result(v.status, fp, `Revision is signed with SSH key ${fp} of ${v.principals.join(',')}, ${v.why}; the commit is dated ${iso(at)}`, extra);
   }
   const principals = [...new Set(accepted.flatMap((v) => v.principals))];
-  const extra = { ...base, signer: principals.join(','), signerEmail: emailOf(principals), signerIdentities: principals };
+  // when the last accepting line (or the certificate) stops being valid: a cached verdict is re-judged then
+  const until = Math.max(...lines.filter((_, i) => verdicts[i]?.ok).map((e) => Math.min(e.validBefore ?? Infinity,
+    key.cert && key.cert.validBefore !== SSH_FOREVER ? Number(key.cert.validBefore) : Infinity)));
+  const keyExpires = Number.isFinite(until) && until < 253402300800 ? new Date(until * 1000).toISOString() : '';
+  const extra = { ...base, signer: principals.join(','), signerEmail: emailOf(principals), signerIdentities: principals, ...(keyExpires ? { keyExpires } : {}) };
   if (opts.rules !== undefined && !sshRulesAllow(opts.rules, sig, principals)) {
     return result('not-allowed', fp, `Revision is signed with SSH key ${fp} of ${principals.join(',')}, which is not allowed by the project's sshSigners`, extra);
   }

@@ -360,7 +360,9 @@ async function check(payload: Uint8Array, armoredSignature: string | undefined, 
  * The OpenPGP key list (allowedKeyIDs) does not apply: an SSH key has no OpenPGP key ID.
  */
 function checkSsh(payload: Uint8Array, armored: string, opts: VerifyOptions): VerificationResult {
-  const r = verifySshSignature(payload, armored, { signers: opts.sshSigners, rules: opts.sshRules, at: opts.signedAt ?? opts.now ?? new Date() });
+  // valid when signed (the committer's date) and now, as OpenPGP keys are judged now
+  const now = opts.now ?? new Date();
+  const r = verifySshSignature(payload, armored, { signers: opts.sshSigners, rules: opts.sshRules, at: opts.signedAt ?? now, now });
   if (r.status !== 'valid') return r;
   const { allowedKeyIDs: _gpgKeys, ...identityRules } = opts.rules ?? {};
   const refused = checkSigner({ keyID: r.keyID, primaryKeyID: r.primaryKeyID, identities: r.signerIdentities }, identityRules, opts.committerEmail);

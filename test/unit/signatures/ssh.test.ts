@@ -36,8 +36,8 @@ function gitAccepts(wtDir: string, allowed: string, rev: string): boolean {
   return r.status === 0;
 }
 
-async function verify(raw: Buffer, allowed: string, rules?: SshSignerRule[]) {
-  return verifyCommitSignature(raw, [], { sshSigners: AllowedSigners.parse(allowed), ...(rules ? { sshRules: rules } : {}) });
+async function verify(raw: Buffer, allowed: string, rules?: SshSignerRule[], now?: Date) {
+  return verifyCommitSignature(raw, [], { sshSigners: AllowedSigners.parse(allowed), ...(rules ? { sshRules: rules } : {}), ...(now ? { now } : {}) });
 }
 
 describe('SSH public keys', { skip }, () => {
@@ -145,14 +145,19 @@ describe('SSH-signed commits (real git, real ssh-keygen)', { skip }, () => {
     assert.equal((await verify(wt.raw(sha), allowed, [{ fingerprint: bob.fingerprint }])).status, 'not-allowed');
   });
 
-  test('valid-before / valid-after are checked at the commit time, as git does', async () => {
+  test('valid-before / valid-after are checked at the commit time, as git does, and at verification time', async () => {
     const wt = sshWorkTree(dir, alice);
     const old = wt.commit('made in 2024', { date: '2024-06-01T00:00:00Z' });
     const late = wt.commit('made in 2025', { date: '2025-06-01T00:00:00Z' });
     const allowed = `alice@example.com valid-before="20250101Z" ${alice.pub}\n`;
-    assert.equal((await verify(wt.raw(old), allowed)).status, 'valid');
+    const in2024 = new Date('2024-12-01T00:00:00Z');
+    assert.equal((await verify(wt.raw(old), allowed, undefined, in2024)).status, 'valid');
     assert.equal(gitAccepts(wt.dir, allowed, old), true);
-    const r = await verify(wt.raw(late), allowed);
+    // verified after valid-before: refused however the commit is dated (the signer writes the date)
+    const backdated = await verify(wt.raw(old), allowed);
+    assert.equal(backdated.status, 'expired');
+    assert.match(backdated.message, /valid before 2025-01-01T00:00:00Z only \(checked when verified, 20\d\d-/);
+    const r = await verify(wt.raw(late), allowed, undefined, in2024);
     assert.equal(r.status, 'expired');
     assert.match(r.message, /valid before 2025-01-01T00:00:00Z only; the commit is dated 2025-06-01T00:00:00Z/);
     assert.equal(gitAccepts(wt.dir, allowed, late), false);
@@ -160,6 +165,7 @@ describe('SSH-signed commits (real git, real ssh-keygen)', { skip }, () => {
     assert.equal((await verify(wt.raw(old), after2025)).status, 'expired');
     assert.equal(gitAccepts(wt.dir, after2025, old), false);
     assert.equal((await verify(wt.raw(late), after2025)).status, 'valid');
+    assert.equal((await verify(wt.raw(late), after2025, undefined, in2024)).status, 'expired', 'not yet valid when verified');
   });
 
   test('a line whose namespaces exclude git refuses the key; git agrees', async () => {

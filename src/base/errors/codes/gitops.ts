@@ -46,4 +46,11 @@ export const gitops = {
     message: `sync of Application ${q(app)}${revision ? ` to ${revision.slice(0, 12)}` : ''} did not succeed: ${reason}`,
     detail: { app, revision, reason },
   })),
+  sourceIntegrityLeftOut: def('STRAIT_ERR_GITOPS_SOURCE_INTEGRITY_LEFT_OUT', 'usage', (project: string, userAgent: string) => ({
+    message: `project ${q(project)}: the update leaves spec.sourceIntegrity out, and strait keeps a field an update does not carry `
+      + `(the client, ${q(userAgent)}, may not know it); to switch verification off set the policy's mode to none `
+      + `(argocd proj source-integrity git policies update ${project} <N> --gpg-mode none), or remove spec.sourceIntegrity explicitly `
+      + `(PUT /api/v1/projects/${project} with "sourceIntegrity": null, or kubectl/strait apply)`,
+    detail: { project, userAgent },
+  })),
 };

@@ -22,6 +22,8 @@ const sourceIntegrity = obj({
         committerEmailMatchesSigner: bool,
       }, [], false),
     }, ['repos', 'gpg'])),
+    // strait extension (docs/gitops.md "Repositories no policy names"): refuse them instead of leaving them unverified
+    requireMatch: bool,
   }, ['policies']),
   helm: anyObject,
 });
