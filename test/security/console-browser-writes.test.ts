@@ -152,8 +152,9 @@ describe('writes with the console session cookie from another origin', () => {
           ['Origin: null', { cookie, origin: 'null', ...json }],
           ['no Origin, Sec-Fetch-Site: same-site', { cookie, 'sec-fetch-site': 'same-site', ...json }],
           ['no Origin at all', { cookie, ...json }],
-          ['another scheme of the same host and port', { cookie, origin: t.origin.replace(/^http(s?):/, (_m, s: string) => (s ? 'http:' : 'https:')), ...json }],
         ];
+        // a server with TLS of its own refuses http:// of its authority (without TLS it takes https://: a proxy in front)
+        if (t.origin.startsWith('https:')) attempts.push(['http:// of the same host and port', { cookie, origin: t.origin.replace(/^https:/, 'http:'), ...json }]);
         for (const [what, headers] of attempts) {
           const got = await t.send(r.method, path, headers, body);
           assert.equal(got.status, 403, `${t.name} ${r.method} ${path} (${what}): ${got.text}`);
@@ -165,8 +166,10 @@ describe('writes with the console session cookie from another origin', () => {
           assert.equal(form.json['straitCode'], 'STRAIT_ERR_CONTENT_TYPE');
         }
         // from the page's own origin the check lets it through (whatever the route then answers)
-        for (const own of [{ origin: t.origin }, { 'sec-fetch-site': 'same-origin' }] as Record<string, string>[]) {
-          const ok = await t.send(r.method, path, { cookie, ...own, ...json }, body);
+        const own = [{ origin: t.origin }, { 'sec-fetch-site': 'same-origin' }] as Record<string, string>[];
+        if (t.origin.startsWith('http:')) own.push({ origin: t.origin.replace(/^http:/, 'https:') });
+        for (const own1 of own) {
+          const ok = await t.send(r.method, path, { cookie, ...own1, ...json }, body);
           assert.ok(ok.json['straitCode'] !== 'STRAIT_ERR_CROSS_ORIGIN' && ok.json['straitCode'] !== 'STRAIT_ERR_CONTENT_TYPE', `${t.name} ${r.method} ${path} from its own origin: ${ok.text}`);
         }
       }

@@ -7,7 +7,9 @@
 //     with Authorization (Bearer, Basic) or gRPC metadata, which a page of another origin can
 //     only send after a CORS preflight these servers never answer;
 //   - with the cookie: `Origin` must be the serving origin (scheme, host and port the request
-//     was addressed to: `Host`, or HTTP/2's `:authority`); `Origin: null` (sent after a
+//     was addressed to: `Host`, or HTTP/2's `:authority`; a server without TLS of its own takes
+//     `https://` of the same authority too, for a proxy in front that terminates TLS, as
+//     Argo CD's `--insecure` mode is run); `Origin: null` (sent after a
 //     cross-origin redirect, from sandboxed frames and file: pages) is refused; a request
 //     without `Origin` passes only with `Sec-Fetch-Site: same-origin`;
 //   - with the cookie, POST, PUT and PATCH must be `application/json` (a form cannot send it
@@ -63,7 +65,8 @@ export function browserWriteRefusal(req: BrowserWriteRequest, opts: { cookie: st
     } catch {
       given = undefined;
     }
-    if (!serving || given !== serving) return E.crossOriginWrite(method, path, origin, serving);
+    const behindProxy = !opts.tls && serving !== '' && given === `https://${serving.slice('http://'.length)}`;
+    if (!serving || (given !== serving && !behindProxy)) return E.crossOriginWrite(method, path, origin, serving);
   } else if (one(req.headers['sec-fetch-site']) !== 'same-origin') {
     return E.crossOriginWrite(method, path, '', serving);
   }
