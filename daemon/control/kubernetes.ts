@@ -11,7 +11,6 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { Counter, type Registry } from 'prom-client';
 import { E, isStraitError } from '../../src/base/errors/index.js';
-import { createHash } from 'node:crypto';
 import { CertRotator, loadOrCreateCaInStore, MeshController, serveMeshConfig, type IngressRouteSpec, type MeshCaller, type MeshConfigServer } from '../../src/mesh/control/index.js';
 import { MulticlusterAgent, MulticlusterMetrics, openBrokerOfCluster, readJoin } from '../../src/multicluster/control/clusterset/index.js';
 import { ClustersetZone, startClustersetDns, ZoneSource, type ClustersetDns } from '../../src/multicluster/control/clusterset-dns/index.js';
@@ -272,15 +271,12 @@ async function sidecarImage(store: KubernetesResourceStore, o: KubernetesControl
 
 /**
  * Who a bearer token belongs to, by a TokenReview with the audience `strait` (a projected token
- * made for the mesh; the pod's default token is not accepted); answers cached for 60 s.
+ * made for the mesh; the pod's default token is not accepted). The configuration service caches
+ * the answers and bounds the reviews (src/mesh/control/config-server/token-reviews.ts); a review
+ * the API server does not answer throws (nothing is cached, the caller retries).
  */
 export function tokenReviewer(store: KubernetesResourceStore, log: Logger): (token: string) => Promise<MeshCaller | undefined> {
-  const cache = new Map<string, { caller: MeshCaller | undefined; until: number }>();
   return async (token) => {
-    const key = createHash('sha256').update(token).digest('base64url');
-    const hit = cache.get(key);
-    if (hit && hit.until > Date.now()) return hit.caller;
-    let caller: MeshCaller | undefined;
     try {
       const r = await store.raw({
         method: 'POST', path: '/apis/authentication.k8s.io/v1/tokenreviews',
@@ -290,16 +286,13 @@ export function tokenReviewer(store: KubernetesResourceStore, log: Logger): (tok
       const m = /^system:serviceaccount:([^:]+):([^:]+)$/.exec(st?.user?.username ?? '');
       if (st?.authenticated === true && m && (st.audiences ?? []).includes(TOKEN_AUDIENCE)) {
         const pod = st.user?.extra?.['authentication.kubernetes.io/pod-name']?.[0];
-        caller = { namespace: m[1] as string, serviceAccount: m[2] as string, ...(pod ? { pod } : {}) };
+        return { namespace: m[1] as string, serviceAccount: m[2] as string, ...(pod ? { pod } : {}) };
       }
-    } catch (err) {
-      // the API server could not say: no answer is cached, the caller retries
-      log.warn({ err: isStraitError(err) ? err.message : String(err) }, 'TokenReview failed');
       return undefined;
+    } catch (err) {
+      log.warn({ err: isStraitError(err) ? err.message : String(err) }, 'TokenReview failed');
+      throw err;
     }
-    if (cache.size > 10_000) cache.clear();
-    cache.set(key, { caller, until: Date.now() + 60_000 });
-    return caller;
   };
 }
 

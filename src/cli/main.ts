@@ -2,7 +2,7 @@
 import { Command, CommanderError } from 'commander';
 import { isStraitError } from '../base/errors/index.js';
 import { registerCommands } from './commands/index.js';
-import { VERSION } from '../platform/cli-kit/index.js';
+import { VERSION, guardTerminalOutput } from '../platform/cli-kit/index.js';
 
 /** The program; with argv, the world's commands load alone (src/cli/commands/index.ts). */
 export async function buildProgram(argv: string[] = []): Promise<Command> {
@@ -36,6 +36,9 @@ export async function main(argv: string[]): Promise<number> {
 
 /** The `strait` process: bin/strait.js (under any name or link: /usr/local/bin/strait) calls it. */
 export function runCli(argv: string[] = process.argv): void {
+  // text from Git, stores and APIs reaches the terminal: its control characters are shown, never obeyed
+  guardTerminalOutput(process.stdout);
+  guardTerminalOutput(process.stderr);
   // `strait ... | head`: a reader that stops early is not an error (as for coreutils, exit 0 quietly)
   process.stdout.on('error', (err: NodeJS.ErrnoException) => {
     if (err.code === 'EPIPE') process.exit(0);

@@ -4,7 +4,7 @@ import { E } from '../../base/errors/index.js';
 import { findKind, type KindInfo } from '../../platform/resources/index.js';
 import type { KindRef, KubeObject, ObjectList, ResourceStore } from '../../platform/store/index.js';
 import {
-  addStoreOptions, formatJson, formatTable, formatYaml, parseJsonPathTemplate, parseOutputFormat, type JsonPathTemplate, type StoreCliOptions, withStore,
+  addStoreOptions, formatJson, formatJsonLine, formatTable, formatYaml, parseJsonPathTemplate, parseOutputFormat, type JsonPathTemplate, type StoreCliOptions, withStore,
 } from '../../platform/cli-kit/index.js';
 import { tableFor } from './resource-columns.js';
 
@@ -130,14 +130,14 @@ async function watchAndPrint(store: ResourceStore, kind: string, ref: KindRef, l
   opts: { namespace?: string; labelSelector?: string; format: string; allNamespaces: boolean }): Promise<void> {
   const json = opts.format === 'json' || opts.format === 'yaml';
   const wide = opts.format === 'wide';
-  if (json) for (const o of list.items) process.stdout.write(`${JSON.stringify({ type: 'ADDED', object: o })}\n`);
+  if (json) for (const o of list.items) process.stdout.write(formatJsonLine({ type: 'ADDED', object: o }));
   else if (list.items.length) {
     const t = tableFor(kind, list.items, { wide, allNamespaces: opts.allNamespaces });
     process.stdout.write(formatTable(t.headers, t.rows));
   }
   const w = store.watch(ref, { namespace: opts.namespace, labelSelector: opts.labelSelector, resourceVersion: list.resourceVersion }, (ev) => {
     if (json) {
-      process.stdout.write(`${JSON.stringify(ev)}\n`);
+      process.stdout.write(formatJsonLine(ev));
       return;
     }
     const t = tableFor(kind, [ev.object], { wide, allNamespaces: opts.allNamespaces });

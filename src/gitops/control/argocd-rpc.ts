@@ -16,9 +16,11 @@ const CLIENT_ADDR = createContextKey('', { description: 'client address' });
 function callerOf(ctx: HandlerContext): Caller {
   const h = ctx.requestHeader;
   const auth = h.get('authorization') ?? '';
-  const cookie = /(?:^|;\s*)argocd\.token=([^;]+)/.exec(h.get('cookie') ?? '')?.[1];
+  // metadata `token` or Authorization: Bearer, as Argo CD's server reads them; never the browser's
+  // session cookie (Argo CD takes it only through its REST gateway): a page of another origin
+  // could send it along with a gRPC-web or Connect request
   return {
-    token: h.get('token') ?? (auth.startsWith('Bearer ') ? auth.slice(7).trim() : undefined) ?? cookie, addr: ctx.values.get(CLIENT_ADDR),
+    token: h.get('token') ?? (auth.startsWith('Bearer ') ? auth.slice(7).trim() : undefined), addr: ctx.values.get(CLIENT_ADDR),
     rpc: { userAgent: h.get('user-agent') ?? '' },
   };
 }
@@ -125,12 +127,20 @@ export function rpcPathOf(url: string, known: ReadonlySet<string>): string | und
 }
 
 /** A Node request handler: RPCs to the router, everything else to `fallback` (the REST API). */
-export function createArgoRpcHandler(api: ApiHandlers, fallback: (req: AnyRequest, res: AnyResponse) => void): (req: AnyRequest, res: AnyResponse) => void {
+export interface ArgoRpcHandler {
+  (req: AnyRequest, res: AnyResponse): void;
+  /** the RPC paths served (`/session.SessionService/Create`, ...) */
+  readonly rpcPaths: ReadonlySet<string>;
+  /** whether a request path goes to an RPC (also behind a gRPC-web root path) */
+  servesRpc(path: string): boolean;
+}
+
+export function createArgoRpcHandler(api: ApiHandlers, fallback: (req: AnyRequest, res: AnyResponse) => void): ArgoRpcHandler {
   const router = createConnectRouter({ readMaxBytes: 4 * 1024 * 1024 });
   argocdRoutes(api)(router);
   const handlers = new Map(router.handlers.map((h) => [h.requestPath, h]));
   const known = new Set(handlers.keys());
-  return (req, res) => {
+  const handler = (req: AnyRequest, res: AnyResponse): void => {
     const path = rpcPathOf(req.url ?? '/', known);
     const h = path ? handlers.get(path) : undefined;
     const contentType = String(req.headers['content-type'] ?? '').split(';')[0]!.trim();
@@ -153,4 +163,5 @@ export function createArgoRpcHandler(api: ApiHandlers, fallback: (req: AnyReques
       res.end();
     });
   };
+  return Object.assign(handler, { rpcPaths: known, servesRpc: (path: string) => rpcPathOf(path, known) !== undefined });
 }

@@ -11,3 +11,4 @@ export * from './jsonpath-template.js';
 export * from './world-address.js';
 export * from './read-input.js';
 export * from './manifests.js';
+export * from './terminal-safe.js';

@@ -20,12 +20,31 @@ export function formatTable(headers: string[], rows: (string | number | undefine
     .join('\n') + '\n';
 }
 
+// DEL and the C1 controls: JSON.stringify and yaml leave them raw (C0 they escape); the terminal
+// guard (terminal-safe.ts) would make them visible and change the document, so they are written
+// as escapes of JSON's and YAML's own syntax: the output stays exact and the terminal safe
+const RAW_CONTROLS = /[\u007f-\u009f]/g;
+
+/** JSON, indented; every control character escaped (a raw one can only be inside a string). */
 export function formatJson(value: unknown): string {
-  return JSON.stringify(value, null, 2) + '\n';
+  return JSON.stringify(value, null, 2).replace(RAW_CONTROLS, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`) + '\n';
 }
 
+/** One JSON document on one line (a watch's events), escaped as formatJson escapes. */
+export function formatJsonLine(value: unknown): string {
+  return JSON.stringify(value).replace(RAW_CONTROLS, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`) + '\n';
+}
+
+/** YAML; a string with DEL or a C1 control is double-quoted, where `\\xHH` escapes it. */
 export function formatYaml(value: unknown): string {
-  return yamlModule().stringify(value, { lineWidth: 0 });
+  const Y = yamlModule();
+  const doc = new Y.Document(value);
+  Y.visit(doc, {
+    Scalar(_key, node) {
+      if (typeof node.value === 'string' && /[\u007f-\u009f]/.test(node.value)) node.type = 'QUOTE_DOUBLE';
+    },
+  });
+  return doc.toString({ lineWidth: 0 }).replace(RAW_CONTROLS, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
 }
 
 let yaml: typeof Yaml | undefined;

@@ -7,3 +7,4 @@ export {
 } from './read-body.js';
 export { handleWith, sendError, sendJson, type ErrorAnswer } from './respond.js';
 export { decodeComponent, pathSegments, requestTarget, type RequestTarget } from './request-target.js';
+export { SAFE_METHODS, browserWriteRefusal, carriesCookie, servingOrigin, type BrowserWriteRequest } from './browser-writes.js';

@@ -5,7 +5,7 @@ export type {
 export { kindRef } from './types.js';
 export { openEmbeddedStore, type Admission, type EmbeddedStoreOptions } from './embedded/index.js';
 export {
-  serveStores, connectStore, connectStoreFromFiles, listStoreClusters, createStoreApi, WRITE_VERBS, STREAM_PATH,
+  serveStores, connectStore, connectStoreFromFiles, listStoreClusters, createStoreApi, STORE_ROUTES, WRITE_VERBS, STREAM_PATH,
   type StoreServerOptions, type StoreApi, type StoreApiOptions, type StoreOp, type StoreVerb, type StoreClientOptions, type StoreClientFileOptions,
 } from './api/index.js';
 export { parseSelector, matchesSelector, type Requirement } from './selector.js';

@@ -23,7 +23,8 @@ let cookie: string;
 const call = async (method: string, path: string, opts: { body?: unknown; cookie?: string; headers?: Record<string, string> } = {}) => {
   const res = await fetch(`${base}${path}`, {
     method, redirect: 'manual',
-    headers: { ...(opts.cookie ? { cookie: opts.cookie } : {}), ...(opts.body !== undefined ? { 'content-type': 'application/json' } : {}), ...opts.headers },
+    // with the cookie, as the console's page sends it: from its own origin
+    headers: { ...(opts.cookie ? { cookie: opts.cookie, origin: base } : {}), ...(opts.body !== undefined ? { 'content-type': 'application/json' } : {}), ...opts.headers },
     ...(opts.body !== undefined ? { body: JSON.stringify(opts.body) } : {}),
   });
   const text = await res.text();

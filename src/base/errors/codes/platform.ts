@@ -55,6 +55,14 @@ export const platform = {
     message: `the store API refuses ${verb} of ${q(kind)} here: ${why}`,
     detail: { verb, kind, why },
   })),
+  crossOriginWrite: def('STRAIT_ERR_CROSS_ORIGIN', 'denied', (method: string, path: string, origin: string, serving: string) => ({
+    message: `${method} ${path} with the session cookie from ${origin ? `origin ${q(origin)}` : 'a page that sent no Origin'} is refused: writes with the cookie are taken only from this server's own origin ${q(serving)} (a script or CLI sends Authorization: Bearer instead)`,
+    detail: { method, path, origin, serving },
+  })),
+  contentTypeRefused: def('STRAIT_ERR_CONTENT_TYPE', 'usage', (method: string, path: string, contentType: string) => ({
+    message: `${method} ${path} with the session cookie needs content-type application/json, not ${q(contentType)}`,
+    detail: { method, path, contentType },
+  })),
   consoleNotBuilt: def('STRAIT_ERR_CONSOLE_NOT_BUILT', 'unavailable', (dir: string) => ({
     message: `the web console's files are not in ${q(dir)}; build them with 'node scripts/build.mjs' (or 'npm run build')`,
     detail: { dir },

@@ -13,7 +13,8 @@
 //                     FlowReport, <= 1 MiB): 204; written into the pod's MeshTrafficObservation
 //                     (as the local world's mesh agent does with its sidecars' reports)
 //
-// Answers: 200 configuration; 304 unchanged; 401 no or bad token; 403 the token's ServiceAccount
+// Answers: 200 configuration; 304 unchanged; 401 no or bad token; 429 too many unknown tokens
+// from one address (each costs a TokenReview: token-reviews.ts bounds them); 403 the token's ServiceAccount
 // is not the pod's; 404 the pod is not known yet (the proxy waits and asks again, enforcing
 // nothing meanwhile); a pod known but outside the mesh gets an explicit pass-through
 // configuration (header strait-mesh: outside), as Istio's sidecar without a mesh policy.
@@ -23,6 +24,7 @@ import { createServer, type Server } from 'node:https';
 import { listenServer } from '../../../base/net/index.js';
 import { HttpError, handleWith, readJsonBody, requestTarget, toHttpError } from '../../../platform/http/index.js';
 import type { PodConfigState } from '../controller/index.js';
+import { THROTTLED, boundedReviews, type TokenReviewLimits } from './token-reviews.js';
 
 /** Who a token belongs to (from a TokenReview). */
 export interface MeshCaller {
@@ -38,8 +40,11 @@ export interface MeshConfigServerOptions {
   host?: string;
   /** 0 = any free port */
   port?: number;
-  /** the caller of a bearer token, or undefined when the token is not valid for this audience */
+  /** the caller of a bearer token (one TokenReview), or undefined when the token is not valid for
+   *  this audience; throws when it cannot tell. Answers are cached and calls bounded (token-reviews.ts). */
   authenticate(token: string): Promise<MeshCaller | undefined>;
+  /** the bounds on authenticate's calls (default DEFAULT_TOKEN_REVIEW_LIMITS) */
+  reviewLimits?: Partial<TokenReviewLimits>;
   /** the pod's configuration as the mesh controller last computed it */
   podConfig(namespace: string, pod: string): PodConfigState | undefined;
   /** the ingress gateway: its identity and configuration, when there is one */
@@ -70,6 +75,7 @@ const etagOf = (text: string): string => `"${createHash('sha256').update(text).d
 
 export async function serveMeshConfig(o: MeshConfigServerOptions): Promise<MeshConfigServer> {
   const waiters = new Set<() => void>();
+  const authenticate = boundedReviews((token) => o.authenticate(token), o.reviewLimits);
   /** when each pod last reported flows (a pod may post at most every minFlowIntervalMs) */
   const lastFlows = new Map<string, number>();
   const minFlowMs = o.minFlowIntervalMs ?? 1000;
@@ -100,7 +106,12 @@ export async function serveMeshConfig(o: MeshConfigServerOptions): Promise<MeshC
     const what = path === '/v1/sidecar' ? 'sidecar' : path === '/v1/ingress' ? 'ingress' : undefined;
     if (!flows && (req.method !== 'GET' || !what)) throw new HttpError(404, `GET /v1/sidecar or /v1/ingress${o.onFlows ? ', POST /v1/flows' : ''}`);
     const auth = /^Bearer ([A-Za-z0-9._~+/=-]+)$/.exec(req.headers.authorization ?? '');
-    const caller = auth ? await o.authenticate(auth[1] as string) : undefined;
+    // an unknown token costs a TokenReview: bounded per source address and in all (token-reviews.ts)
+    const caller = auth ? await authenticate(auth[1] as string, req.socket.remoteAddress ?? '').catch(() => undefined) : undefined;
+    if (caller === THROTTLED) {
+      o.onRequest?.('throttled');
+      throw new HttpError(429, 'too many unknown tokens from this address (each costs a TokenReview); try again in a few seconds');
+    }
     if (!caller) {
       o.onRequest?.('unauthenticated');
       throw new HttpError(401, 'a ServiceAccount token with audience "strait" is required (Authorization: Bearer)');

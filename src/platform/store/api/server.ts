@@ -72,6 +72,16 @@ const OPS: Record<string, StoreVerb> = {
   'PUT status': 'status', 'DELETE object': 'delete', 'POST events': 'events',
 };
 
+/** Every route of the store API (path templates: {cluster} is one segment). */
+export const STORE_ROUTES: readonly { method: string; path: string }[] = [
+  { method: 'GET', path: API_PREFIX },
+  { method: 'GET', path: STREAM_PATH },
+  ...Object.keys(OPS).map((op) => {
+    const [method, what] = op.split(' ') as [string, string];
+    return { method, path: `${API_PREFIX}/{cluster}/${what}` };
+  }),
+];
+
 export function createStoreApi(opts: StoreApiOptions): StoreApi {
   const stops = new Set<() => void>();
 
