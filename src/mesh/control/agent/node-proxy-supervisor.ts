@@ -7,33 +7,21 @@
 // with backoff; a proxy process that dies is restarted with backoff (src/platform/process)
 // and given all its pods again. Pods are grouped by spec.nodeName (one group when the pods name no node).
 import { join } from 'node:path';
-import type { Logger } from 'pino';
 import { Backoff } from '../../../base/backoff/index.js';
 import { PROCESS_BACKOFF, SupervisedProcess } from '../../../platform/process/index.js';
 import { PROXY_MARK } from '../../dataplane/proxy/index.js';
 import type { MeshView } from '../policy/index.js';
 import { installRedirect, removeRedirect } from './redirect.js';
-import { INBOUND_PORT, METRICS_PORT, OUTBOUND_PORT, podRedirectScript, type ProxyStatus, type ProxySupervisor } from './sidecar-supervisor.js';
+import { INBOUND_PORT, METRICS_PORT, OUTBOUND_PORT, podRedirectScript, type ProxyStatus, type ProxySupervisor, type ProxySupervisorOptions } from './sidecar-supervisor.js';
 
-export interface NodeProxySupervisorOptions {
-  /** the MeshController's directory: <dir>/<ns>/<pod>.json; each node proxy logs to <dir>/node-proxy.<node>.log */
-  dir: string;
+/** Each node proxy logs to <dir>/node-proxy.<node>.log. */
+export interface NodeProxySupervisorOptions extends ProxySupervisorOptions {
   /** compiled agents/mesh-node/main.js */
   nodeProxyScript: string;
-  nodeBinary?: string;
   /** SO_MARK of the proxy's sockets (default PROXY_MARK) */
   mark?: number;
-  /** inbound ports that bypass the proxy (the world's metrics port: scrapes are plaintext) */
-  excludeInboundPorts?: number[];
   /** serve each pod's metrics on this port inside the pod (default METRICS_PORT; 0 = none) */
   metricsPort?: number;
-  log?: Logger;
-  /** a pod became ready or stopped being served, a proxy process started or exited */
-  onChange?: () => void;
-  /** a node proxy sent the flows one pod saw since its last report ({type:'flows', pod, report}) */
-  onFlows?: (pod: string, report: unknown) => void;
-  /** inbound flows kept per pod (the node proxy's --flow-limit) */
-  flowLimit?: number;
 }
 
 interface PodState {

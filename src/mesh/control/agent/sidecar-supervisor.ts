@@ -19,22 +19,27 @@ export const ADMIN_PORT = 15000;
 /** Prometheus metrics of the sidecar, on the pod's address (Istio's merged-metrics port) */
 export const METRICS_PORT = 15020;
 
-export interface SidecarSupervisorOptions {
-  /** the MeshController's directory: <dir>/<ns>/<pod>.json; logs go beside: <ns>/<pod>.log */
+/** What both kinds of proxy supervisor are told (a sidecar per pod, or a proxy per node). */
+export interface ProxySupervisorOptions {
+  /** the MeshController's directory: <dir>/<ns>/<pod>.json (each pod's configuration) */
   dir: string;
-  /** compiled agents/sidecar/main.js */
-  sidecarScript: string;
   nodeBinary?: string;
-  proxyUid?: number;
-  /** inbound ports that bypass the sidecar (the world's metrics port: scrapes are plaintext) */
+  /** inbound ports that bypass the proxy (the world's metrics port: scrapes are plaintext) */
   excludeInboundPorts?: number[];
   log?: Logger;
-  /** a sidecar started, became ready, exited or was stopped (status() has the new state) */
+  /** a proxy started, became ready for a pod, exited or was stopped (status() has the new state) */
   onChange?: () => void;
-  /** a sidecar sent the flows it saw since its last report ({type:'flows', report} over IPC), for pod "ns/name" */
+  /** a proxy sent the flows one pod saw since its last report (over IPC), for pod "ns/name" */
   onFlows?: (pod: string, report: unknown) => void;
-  /** inbound flows each sidecar keeps (its --flow-limit; default the sidecar's, 256) */
+  /** inbound flows kept per pod (the proxy's --flow-limit; default the proxy's, 256) */
   flowLimit?: number;
+}
+
+/** Sidecars log beside their configuration: <dir>/<ns>/<pod>.log. */
+export interface SidecarSupervisorOptions extends ProxySupervisorOptions {
+  /** compiled agents/sidecar/main.js */
+  sidecarScript: string;
+  proxyUid?: number;
 }
 
 interface Running {
