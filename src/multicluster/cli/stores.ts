@@ -13,39 +13,21 @@ import { join } from 'node:path';
 import { MC_KINDS as K, openBrokerByUrl, openBrokerOfCluster as openJoinedBroker, type BrokerInfo } from '../control/clusterset/index.js';
 import { connectStore, openEmbeddedStore, type KubernetesResourceStore, type ResourceStore } from '../../platform/store/index.js';
 import {
-  isAlive, isKubeMode, kubeLabel, openKubeStore, readInput, resolveStateDir, stateFiles, type KubeCliOptions,
+  isAlive, isKubeMode, kubeLabel, openKubeStore, readInput, readWorldRecord, resolveStateDir, stateFiles, type KubeCliOptions, type WorldRecord,
 } from '../../platform/cli-kit/index.js';
 import { E } from '../../base/errors/index.js';
 import { kubeComponents, worldComponents } from './collect.js';
 
-export interface WorldCluster {
-  name: string;
-  clusterCIDR: string;
-  serviceCIDR: string;
-}
-
-interface WorldFile {
-  pid?: number;
-  store?: { socket?: string; token?: string };
-  clusters?: WorldCluster[];
-  components?: { name: string; ready?: boolean }[];
-}
+export type WorldCluster = WorldRecord['clusters'][number];
 
 /** The world of a state dir while its owner runs (world.json of a killed world is not one). */
-export function readRunningWorld(stateDir: string): WorldFile | undefined {
-  const w = readWorld(stateDir);
+export function readRunningWorld(stateDir: string): WorldRecord | undefined {
+  const w = readWorldRecord(stateDir);
   return w && isAlive(w.pid) ? w : undefined;
 }
 
-export function readWorld(stateDir: string): WorldFile | undefined {
-  const f = stateFiles(stateDir).world;
-  if (!existsSync(f)) return undefined;
-  try {
-    return JSON.parse(readInput(f)) as WorldFile;
-  } catch {
-    return undefined;
-  }
-}
+/** world.json of the state dir (src/platform/cli-kit: the one reader) */
+export const readWorld = readWorldRecord;
 
 function worldStoreAccess(stateDir: string): { socketPath: string; token: string } | undefined {
   const files = stateFiles(stateDir);

@@ -9,6 +9,7 @@ export * from './version.js';
 export * from './process-alive.js';
 export * from './jsonpath-template.js';
 export * from './world-address.js';
+export * from './world-record.js';
 export * from './read-input.js';
 export * from './manifests.js';
 export * from './terminal-safe.js';

@@ -5,27 +5,13 @@
 import { readFileSync, readlinkSync } from 'node:fs';
 import { cidrContains, ipv4ToInt, parseCidr, type Cidr } from '../../base/config/index.js';
 import { E } from '../../base/errors/index.js';
-import { resolveStateDir, stateFiles } from './state-dir.js';
+import { resolveStateDir } from './state-dir.js';
+import { readWorldRecord, type WorldRecord } from './world-record.js';
 
 /** the shared segment of every world's gateways and servers (RFC 2544 benchmarking range) */
 export const WORLD_INTERNET = '198.18.0.0/15';
 
-interface WorldUrls {
-  githost?: string;
-  control?: string;
-  inWorld?: { githost?: string; control?: string };
-  clusters?: { clusterCIDR?: string; serviceCIDR?: string; nodeCIDR?: string }[];
-}
-
-function readWorld(stateDir: string): WorldUrls | undefined {
-  try {
-    return JSON.parse(readFileSync(stateFiles(stateDir).world, 'utf8')) as WorldUrls;
-  } catch {
-    return undefined;
-  }
-}
-
-function worldRanges(w: WorldUrls | undefined): Cidr[] {
+function worldRanges(w: WorldRecord | undefined): Cidr[] {
   const texts = [WORLD_INTERNET, ...(w?.clusters ?? []).flatMap((c) => [c.clusterCIDR, c.serviceCIDR, c.nodeCIDR])];
   const out: Cidr[] = [];
   for (const t of texts) {
@@ -81,7 +67,7 @@ export function refuseWorldAddressFromHost(target: string, stateDir?: string): v
   }
   const ip = ipv4ToInt(url.hostname);
   if (ip === undefined) return;
-  const w = readWorld(resolveStateDir(stateDir));
+  const w = readWorldRecord(resolveStateDir(stateDir));
   const ranges = worldRanges(w);
   if (!ranges.some((c) => cidrContains(c, ip)) || !onHost(ip, ranges)) return;
   const hostOf = (u: string | undefined): string | undefined => {

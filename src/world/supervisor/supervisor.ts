@@ -19,7 +19,8 @@ import { startPodRuntime, type PodHooks } from './pod-runtime.js';
 import type { WorldFile } from '../world-file/index.js';
 import { clusterObjects } from './objects.js';
 import { buildPlan, CLUSTER_DNS_PORT, WORLD_CONTROL_PORT, WORLD_GITHOST_PORT, type PlanCluster, type PlanPod, type WorldPlan } from './plan.js';
-import { ProcessTable, type Component, type ComponentStatus } from './processes.js';
+import { ProcessTable, type Component } from './processes.js';
+import type { WorldState } from '../../platform/cli-kit/index.js';
 import { DAEMON_ENV, withDaemonFlags } from '../../base/node-flags/index.js';
 import { buildTopology, mountPrivateNetnsDirs } from './topology.js';
 import { serviceViews, type ServiceViews } from './views.js';
@@ -64,37 +65,7 @@ export interface ComponentContext {
   hostURLs: { githost?: string; control?: string };
 }
 
-export interface WorldState {
-  status: 'ready' | 'starting';
-  bootMs?: number;
-  userNamespace: boolean;
-  internet: WorldPlan['internet'];
-  metrics: string;
-  store: { socket: string; token: string; available: boolean; reason?: string };
-  logs: string;
-  /** the code-hosting server as the host reaches it (http://127.0.0.1:PORT), when `strait up` bound a port for it */
-  githost?: string;
-  /** the control module's API (GitOps: strait login, gpg, app) as the host reaches it, when `strait up` bound a port for it */
-  control?: string;
-  /** the web console (served by the control module on its API port) as the host reaches it */
-  console?: string;
-  /** the same servers as pods, nodes and the world's own processes reach them */
-  inWorld: { githost?: string; control?: string; console?: string };
-  clusters: {
-    name: string;
-    clusterCIDR: string;
-    serviceCIDR: string;
-    nodeCIDR: string;
-    dnsIP: string;
-    dnsServer: string;
-    nodes: { name: string; role: string; netns: string; underlayIP: string; podCIDR: string; publicIP?: string }[];
-    pods: { namespace: string; name: string; node: string; netns: string; ip: string; image: string }[];
-    services: { namespace: string; name: string; clusterIP?: string; ports: { port: number; protocol: string }[] }[];
-    /** the cluster's mesh ingress gateway as the host reaches it (http://127.0.0.1:PORT), when `strait up` bound a port for it */
-    ingress?: string;
-  }[];
-  components: ComponentStatus[];
-}
+export type { WorldState } from '../../platform/cli-kit/index.js';
 
 export interface RunningWorld {
   plan: WorldPlan;

@@ -1,13 +1,13 @@
 // Starts and supervises the sidecar of every injected pod that has a network namespace
 // (local world: annotation strait.dev/netns): installs the redirect rules in the pod's
 // namespace, runs `node agents/sidecar/main.js --config <file> --uid <proxyUid>` there,
-// restarts it with backoff when it dies, and stops it when the pod leaves the mesh.
+// restarts it with backoff when it dies (src/platform/process), and stops it when the pod
+// leaves the mesh.
 // The sidecar's configuration file is the MeshController's; the supervisor never restarts
 // a sidecar for a configuration change (the sidecar re-reads its file).
-import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
+import { SupervisedProcess } from '../../../platform/process/index.js';
 import { SIDECAR_NODE_FLAGS, sidecarRedirectRules } from '../../dataplane/proxy/index.js';
 import type { MeshView } from '../policy/index.js';
 import { installRedirect, removeRedirect } from './redirect.js';
@@ -19,33 +19,33 @@ export const ADMIN_PORT = 15000;
 /** Prometheus metrics of the sidecar, on the pod's address (Istio's merged-metrics port) */
 export const METRICS_PORT = 15020;
 
-export interface SidecarSupervisorOptions {
-  /** the MeshController's directory: <dir>/<ns>/<pod>.json; logs go beside: <ns>/<pod>.log */
+/** What both kinds of proxy supervisor are told (a sidecar per pod, or a proxy per node). */
+export interface ProxySupervisorOptions {
+  /** the MeshController's directory: <dir>/<ns>/<pod>.json (each pod's configuration) */
   dir: string;
-  /** compiled agents/sidecar/main.js */
-  sidecarScript: string;
   nodeBinary?: string;
-  proxyUid?: number;
-  /** inbound ports that bypass the sidecar (the world's metrics port: scrapes are plaintext) */
+  /** inbound ports that bypass the proxy (the world's metrics port: scrapes are plaintext) */
   excludeInboundPorts?: number[];
   log?: Logger;
-  /** a sidecar started, became ready, exited or was stopped (status() has the new state) */
+  /** a proxy started, became ready for a pod, exited or was stopped (status() has the new state) */
   onChange?: () => void;
-  /** a sidecar sent the flows it saw since its last report ({type:'flows', report} over IPC), for pod "ns/name" */
+  /** a proxy sent the flows one pod saw since its last report (over IPC), for pod "ns/name" */
   onFlows?: (pod: string, report: unknown) => void;
-  /** inbound flows each sidecar keeps (its --flow-limit; default the sidecar's, 256) */
+  /** inbound flows kept per pod (the proxy's --flow-limit; default the proxy's, 256) */
   flowLimit?: number;
+}
+
+/** Sidecars log beside their configuration: <dir>/<ns>/<pod>.log. */
+export interface SidecarSupervisorOptions extends ProxySupervisorOptions {
+  /** compiled agents/sidecar/main.js */
+  sidecarScript: string;
+  proxyUid?: number;
 }
 
 interface Running {
   key: string;
   netns: string;
-  child?: ChildProcess;
-  stopped: boolean;
-  restarts: number;
-  timer?: NodeJS.Timeout;
-  backoff: number;
-  ready?: boolean;
+  proc: SupervisedProcess;
 }
 
 /**
@@ -84,74 +84,52 @@ export class SidecarSupervisor implements ProxySupervisor {
     const stopped: string[] = [];
     for (const [key, r] of this.running) {
       if (want.get(key) === r.netns) continue;
-      this.stopOne(r);
+      void this.stopOne(r);
       this.running.delete(key);
       stopped.push(key);
     }
     if (stopped.length) this.o.onChange?.();
     for (const [key, netns] of want) {
       if (this.running.has(key)) continue;
-      const r: Running = { key, netns, stopped: false, restarts: 0, backoff: 200 };
-      this.running.set(key, r);
-      this.launch(r);
+      this.running.set(key, { key, netns, proc: this.supervise(key, netns).start() });
       started.push(key);
     }
     return { started, stopped };
   }
 
-  private launch(r: Running): void {
-    if (r.stopped) return;
-    const [ns, pod] = r.key.split('/') as [string, string];
-    try {
-      installRedirect(r.netns, podRedirectScript({ proxyUid: this.o.proxyUid ?? PROXY_UID }, this.o.excludeInboundPorts));
-    } catch (err) {
-      this.o.log?.warn({ pod: r.key, netns: r.netns, err: String(err) }, 'cannot install the sidecar redirect; retrying');
-      this.retry(r);
-      return;
-    }
-    mkdirSync(join(this.o.dir, ns), { recursive: true });
-    const logFd = openSync(join(this.o.dir, ns, `${pod}.log`), 'a');
-    const child = spawn('ip', ['netns', 'exec', r.netns, this.o.nodeBinary ?? process.execPath, ...SIDECAR_NODE_FLAGS, this.o.sidecarScript,
-      '--config', join(this.o.dir, ns, `${pod}.json`), '--uid', String(this.o.proxyUid ?? PROXY_UID),
-      '--inbound-port', String(INBOUND_PORT), '--outbound-port', String(OUTBOUND_PORT), '--admin', `127.0.0.1:${ADMIN_PORT}`, '--config-ipc', '--metrics', `0.0.0.0:${METRICS_PORT}`,
-      ...(this.o.flowLimit !== undefined ? ['--flow-limit', String(this.o.flowLimit)] : [])],
-    { stdio: ['ignore', 'ignore', logFd, 'ipc'], env: { ...process.env, STRAIT_PROC: `sidecar ${r.key}` } });
-    child.on('message', (m: { type?: string; report?: unknown }) => {
-      if (m?.type === 'ready') {
-        r.ready = true;
+  /** The pod's sidecar: the redirect installed before each start (a failure retried with the backoff). */
+  private supervise(key: string, netns: string): SupervisedProcess {
+    const [ns, pod] = key.split('/') as [string, string];
+    const uid = this.o.proxyUid ?? PROXY_UID;
+    const proc = new SupervisedProcess({
+      command: ['ip', 'netns', 'exec', netns, this.o.nodeBinary ?? process.execPath, ...SIDECAR_NODE_FLAGS, this.o.sidecarScript,
+        '--config', join(this.o.dir, ns, `${pod}.json`), '--uid', String(uid),
+        '--inbound-port', String(INBOUND_PORT), '--outbound-port', String(OUTBOUND_PORT), '--admin', `127.0.0.1:${ADMIN_PORT}`, '--config-ipc', '--metrics', `0.0.0.0:${METRICS_PORT}`,
+        ...(this.o.flowLimit !== undefined ? ['--flow-limit', String(this.o.flowLimit)] : [])],
+      env: { ...process.env, STRAIT_PROC: `sidecar ${key}` },
+      logFile: join(this.o.dir, ns, `${pod}.log`),
+      stdout: 'ignore',
+      ready: 'ipc',
+      prepare: () => installRedirect(netns, podRedirectScript({ proxyUid: uid }, this.o.excludeInboundPorts)),
+      onPrepareError: (err) => this.o.log?.warn({ pod: key, netns, err: String(err) }, 'cannot install the sidecar redirect; retrying'),
+      onReady: () => this.o.onChange?.(),
+      onMessage: (m) => {
+        const msg = m as { type?: string; report?: unknown } | undefined;
+        // a stopped sidecar's last report is not the pod's any more
+        if (msg?.type === 'flows' && this.running.get(key)?.proc === proc) this.o.onFlows?.(key, msg.report);
+      },
+      onExit: ({ code, signal, restartInMs }) => {
         this.o.onChange?.();
-      } else if (m?.type === 'flows' && !r.stopped) {
-        this.o.onFlows?.(r.key, m.report);
-      }
+        if (restartInMs !== undefined) this.o.log?.warn({ pod: key, code, signal }, 'sidecar exited; restarting');
+      },
     });
-    child.on('error', () => {});
-    closeSync(logFd);
-    r.child = child;
-    r.ready = false;
-    const started = Date.now();
-    child.once('exit', (code, signal) => {
-      r.child = undefined;
-      r.ready = false;
-      this.o.onChange?.();
-      if (r.stopped) return;
-      this.o.log?.warn({ pod: r.key, code, signal }, 'sidecar exited; restarting');
-      if (Date.now() - started > 10_000) r.backoff = 200;
-      this.retry(r);
-    });
+    return proc;
   }
 
-  private retry(r: Running): void {
-    r.restarts++;
-    r.timer = setTimeout(() => this.launch(r), r.backoff);
-    r.timer.unref?.();
-    r.backoff = Math.min(r.backoff * 2, 10_000);
-  }
-
-  private stopOne(r: Running): void {
-    r.stopped = true;
-    clearTimeout(r.timer);
-    r.child?.kill('SIGTERM');
+  private stopOne(r: Running): Promise<void> {
+    const exited = r.proc.stop();
     removeRedirect(r.netns);
+    return exited;
   }
 
   /**
@@ -160,23 +138,15 @@ export class SidecarSupervisor implements ProxySupervisor {
    * a sidecar started later reads the file first.
    */
   push(namespace: string, pod: string, config: unknown): boolean {
-    const r = this.running.get(`${namespace}/${pod}`);
-    if (!r?.child?.connected) return false;
-    r.child.send({ type: 'config', config });
-    return true;
+    return this.running.get(`${namespace}/${pod}`)?.proc.send({ type: 'config', config }) ?? false;
   }
 
   status(): ProxyStatus[] {
-    return [...this.running.values()].map((r) => ({ pod: r.key, netns: r.netns, running: !!r.child, ready: !!r.ready, ...(r.child?.pid ? { pid: r.child.pid } : {}), restarts: r.restarts }));
+    return [...this.running.values()].map(({ key, netns, proc }) => ({ pod: key, netns, running: proc.running, ready: proc.ready, ...(proc.pid ? { pid: proc.pid } : {}), restarts: proc.restarts }));
   }
 
   async stop(): Promise<void> {
-    const exits: Promise<void>[] = [];
-    for (const r of this.running.values()) {
-      const child = r.child;
-      if (child) exits.push(new Promise<void>((resolve) => child.once('exit', () => resolve())));
-      this.stopOne(r);
-    }
+    const exits = [...this.running.values()].map((r) => this.stopOne(r));
     this.running.clear();
     await Promise.all(exits);
   }

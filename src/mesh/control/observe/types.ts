@@ -2,7 +2,7 @@
 // whose sidecar runs, written by the mesh agent from its sidecar's flow reports.
 import { Kinds } from '../../../platform/resources/index.js';
 import { kindRef, type KubeObject } from '../../../platform/store/index.js';
-import type { FlowMode, FlowOutcome, FlowTls } from '../../dataplane/proxy/index.js';
+import type { FlowReportEntry } from '../../dataplane/proxy/index.js';
 import type { InboundResolution } from '../policy/index.js';
 
 export const OBSERVATION_KIND = kindRef(Kinds.MeshTrafficObservation);
@@ -19,16 +19,13 @@ export interface ObservedClient {
   sidecar?: boolean;
 }
 
-export interface ObservedFlow {
+/**
+ * One flow as the observation records it: the proxy's report entry (src/mesh/dataplane/proxy,
+ * FlowReportEntry) with the client resolved to a pod, the times as RFC 3339 text, `count`
+ * summed over the reports, and what STRICT would do to it.
+ */
+export interface ObservedFlow extends Omit<FlowReportEntry, 'address' | 'identity' | 'firstSeen' | 'lastSeen'> {
   client: ObservedClient;
-  port: number;
-  tls: FlowTls;
-  outcome: FlowOutcome;
-  /** why it was reset */
-  reason?: string;
-  /** the mode the sidecar enforced on the port at the last connection */
-  mode: FlowMode;
-  count: number;
   firstSeen: string;
   lastSeen: string;
   /** accepted plaintext (or non-mesh TLS) on a port that is not STRICT now: STRICT would reset it */

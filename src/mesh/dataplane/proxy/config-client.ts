@@ -5,6 +5,10 @@
 // goes to onConfig; errors are reported and retried with a backoff (1 s doubling to 5 s).
 import { readFileSync } from 'node:fs';
 import { request } from 'node:https';
+import { Backoff, type BackoffPolicy } from '../../../base/backoff/index.js';
+
+/** a failed request: again after 1 s, doubling, at most 5 s */
+const CONFIG_BACKOFF: BackoffPolicy = Object.freeze({ initialMs: 1000, maxMs: 5000 });
 
 export interface MeshConfigClientOptions {
   /** https://host:port of the control module's mesh configuration service */
@@ -60,7 +64,7 @@ export function followMeshConfig(o: MeshConfigClientOptions): MeshConfigClient {
   const abort = new AbortController();
   const waitS = o.waitS ?? 30;
   let etag: string | undefined;
-  let backoff = 1000;
+  const backoff = new Backoff(CONFIG_BACKOFF);
   // the abort listener goes with its timer (one per retry would pile up on the signal)
   const pause = (ms: number): Promise<void> => new Promise((r) => {
     const done = (): void => { clearTimeout(t); abort.signal.removeEventListener('abort', done); r(); };
@@ -74,11 +78,11 @@ export function followMeshConfig(o: MeshConfigClientOptions): MeshConfigClient {
         if (a.status === 200) {
           const config = JSON.parse(a.body) as unknown;
           etag = a.etag;
-          backoff = 1000;
+          backoff.reset();
           o.onConfig(config, a.outside);
           continue;
         }
-        if (a.status === 304) { backoff = 1000; continue; }
+        if (a.status === 304) { backoff.reset(); continue; }
         let msg = a.body;
         try { msg = (JSON.parse(a.body) as { message?: string }).message ?? a.body; } catch { /* as sent */ }
         o.onError(`${o.url}${o.path}: HTTP ${a.status}: ${msg}`, a.status);
@@ -86,8 +90,7 @@ export function followMeshConfig(o: MeshConfigClientOptions): MeshConfigClient {
         if (abort.signal.aborted) return;
         o.onError(`${o.url}${o.path}: ${(err as Error).message}`);
       }
-      await pause(backoff);
-      backoff = Math.min(backoff * 2, 5000);
+      await pause(backoff.fail());
     }
   })();
   return { stop: () => abort.abort() };

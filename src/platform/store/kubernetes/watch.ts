@@ -4,11 +4,15 @@
 // for a resourceVersion the watch itself advanced to, it re-lists and delivers the
 // difference as ADDED/MODIFIED/DELETED. A too-old resourceVersion asked for by the caller
 // rejects `done` with STRAIT_ERR_WATCH_EXPIRED, as the embedded store does.
+import { Backoff, type BackoffPolicy } from '../../../base/backoff/index.js';
 import { E, isStraitError } from '../../../base/errors/index.js';
 import type { KubeObject, Watch, WatchEvent, WatchOptions } from '../types.js';
 import { asStatus, mapStatus } from './errors.js';
 import type { HttpClient } from './http.js';
 import { collectionPath, resourceName, type ResolvedKind } from './paths.js';
+
+/** a watch request that failed (the API server is away): again after 200 ms, doubling, at most 5 s */
+const WATCH_BACKOFF: BackoffPolicy = Object.freeze({ initialMs: 200, maxMs: 5000 });
 
 const key = (o: KubeObject): string => `${o.metadata.namespace ?? ''}/${o.metadata.name}`;
 
@@ -89,7 +93,7 @@ export class KubeWatch<T extends KubeObject> implements Watch {
   }
 
   private async run(): Promise<void> {
-    let backoff = 200;
+    const backoff = new Backoff(WATCH_BACKOFF);
     try {
       if (this.rv === undefined || this.rv === '0') {
         // no resourceVersion ("0": any): the current state first (as ADDED), then every change
@@ -107,7 +111,7 @@ export class KubeWatch<T extends KubeObject> implements Watch {
     while (!this.stopped) {
       try {
         const outcome = await this.once();
-        backoff = 200;
+        backoff.reset();
         if (outcome === 'expired') {
           if (!this.advanced) {
             this.fail(E.watchExpired(this.opts.resourceVersion ?? '', '(compacted by the API server)'));
@@ -122,8 +126,7 @@ export class KubeWatch<T extends KubeObject> implements Watch {
           this.fail(e);
           return;
         }
-        await new Promise((r) => setTimeout(r, backoff));
-        backoff = Math.min(backoff * 2, 5000);
+        await new Promise((r) => setTimeout(r, backoff.fail()));
       }
     }
   }
