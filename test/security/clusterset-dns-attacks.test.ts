@@ -86,13 +86,16 @@ test('malformed TCP frames (short, oversized length, garbage) do not crash the s
 test('a query flood from one source is bounded by the per-source rate', async () => {
   await withClient({ qps: 50, burst: 50 }, async (dns, sock, replies) => {
     const q = query('echo.default.svc.clusterset.local', 1);
+    const started = performance.now();
     for (let i = 0; i < 2000; i++) {
       sock.send(q, dns.port, '127.0.0.1');
       if (i % 50 === 0) await new Promise((r) => setImmediate(r));
     }
     await new Promise((r) => setTimeout(r, 400));
-    // the burst of 50 plus what refills during the flood (< 1 s at 50/s)
-    assert.ok(replies() <= 50 + 50, `replies ${replies()}`);
+    // the burst of 50 plus what refills at 50/s while the flood lasts (about 1 s on a quiet
+    // machine, longer on a loaded one: the bound follows the time the flood really took)
+    const refill = Math.ceil(((performance.now() - started) / 1000) * 50);
+    assert.ok(replies() <= 50 + refill, `replies ${replies()}, bound ${50 + refill}`);
     assert.ok(replies() >= 40, `replies ${replies()}`);
     assert.ok(dns.counters.rateLimited >= 500, `limited ${dns.counters.rateLimited}`);
   });
