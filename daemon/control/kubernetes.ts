@@ -13,11 +13,11 @@ import { Counter, type Registry } from 'prom-client';
 import { E, isStraitError } from '../../src/base/errors/index.js';
 import { createHash } from 'node:crypto';
 import { CertRotator, loadOrCreateCaInStore, MeshController, serveMeshConfig, type IngressRouteSpec, type MeshCaller, type MeshConfigServer } from '../../src/mesh/control/index.js';
-import { MulticlusterAgent, MulticlusterMetrics, openBrokerOfCluster, readJoin } from '../../src/multicluster/control/clusterset/index.js';
-import { ClustersetZone, startClustersetDns, ZoneSource, type ClustersetDns } from '../../src/multicluster/control/clusterset-dns/index.js';
+import type { ClustersetDns } from '../../src/multicluster/control/clusterset-dns/index.js';
+import { runMulticluster } from '../../src/multicluster/control/run/index.js';
 import { ObservationWriter } from '../../src/mesh/control/observe/index.js';
 import { createWebhookTls, patchWebhookCaBundle, serveSidecarInjector, serviceHosts, TOKEN_AUDIENCE, webhookCaBundleCurrent, type SidecarInjector } from '../../src/mesh/control/sidecar-injector/index.js';
-import type { KubeObject, KubernetesResourceStore, ResourceStore } from '../../src/platform/store/index.js';
+import type { KubeObject, KubernetesResourceStore } from '../../src/platform/store/index.js';
 
 export interface KubernetesControlOptions {
   store: KubernetesResourceStore;
@@ -207,42 +207,22 @@ export async function startKubernetesControl(o: KubernetesControlOptions): Promi
     })());
   }
 
-  // export/import sync, once this cluster has joined a broker
-  const mcMetrics = new MulticlusterMetrics(registry);
-  let agent: MulticlusterAgent | undefined;
-  let broker: ResourceStore | undefined;
-  let zoneSource: ZoneSource | undefined;
-  let dns: ClustersetDns | undefined;
-  tasks.push(until('waiting for the join', async () => {
-    const joined = await readJoin(store);
-    if (!joined) return false;
-    broker = await openBrokerOfCluster(store);
-    if (!broker) return false;
-    agent = new MulticlusterAgent({ clusterId: joined.clusterId, local: store, broker, metrics: mcMetrics, log: log.child({ part: 'multicluster' }), resyncMs: 10_000 });
-    agent.start();
-    log.info({ cluster: joined.clusterId, broker: joined.brokerURL }, 'joined: export/import sync with the broker running');
-    if (o.dns) {
-      // the names of what the import sync writes here (ServiceImports, imported slices)
-      const zone = new ClustersetZone(joined.clusterId);
-      zoneSource = new ZoneSource(store, zone);
-      zoneSource.start();
-      dns = await startClustersetDns({ zone, address: o.dns.host, port: o.dns.port, registry, log: log.child({ part: 'dns' }) });
-      log.info({ address: o.dns.host, port: dns.port }, 'clusterset.local DNS serving');
-    }
-    return true;
-  }, retryMs, abort.signal, log));
+  // export/import sync and the clusterset.local DNS server, once this cluster has joined a
+  // broker, following the join as the local world's multicluster daemon does (polled: the
+  // join's Role gives this process get only)
+  const multicluster = runMulticluster({
+    local: store, registry, log: log.child({ part: 'multicluster' }), resyncMs: 10_000,
+    join: { watch: false, pollMs: retryMs, backoff: { initialMs: retryMs, maxMs: retryMs } }, ...(o.dns ? { dns: o.dns } : {}),
+  });
 
   return {
     webhook, mesh, meshConfig,
-    get dns() { return dns; },
+    get dns() { return multicluster.dns; },
     pending: () => (caBundleWritten || configName === undefined ? [] : [`the caBundle of MutatingWebhookConfiguration ${configName}`]),
     async close() {
       abort.abort();
       await Promise.all(tasks);
-      zoneSource?.stop();
-      await dns?.close();
-      await agent?.stop();
-      await broker?.close();
+      await multicluster.stop();
       mesh.stop();
       observations?.stop();
       serving?.stop();
