@@ -1,7 +1,7 @@
 // Prometheus metrics of the gateway: plain integer counters of the data plane, read
 // by prom-client at scrape time (collect()), never updated per packet here.
 import { Counter, Gauge, Registry } from 'prom-client';
-import type { Gateway } from '../../src/multicluster/dataplane/gateway/index.js';
+import type { Gateway } from '../../dataplane/gateway/index.js';
 
 export function gatewayRegistry(gw: Gateway): Registry {
   const registry = new Registry();
