@@ -9,3 +9,4 @@ export { createUser, createToken, MIN_PASSWORD_LENGTH, type CreateUserInput } fr
 export { normalizeScopes } from './scopes.js';
 export { isNonPublicAddress } from './migrate.js';
 export type { PushEvent, PushListener } from './push-events.js';
+export { runWorldGithost } from './world.js';
