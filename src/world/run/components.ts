@@ -45,6 +45,36 @@ function tunReason(): string | undefined {
   }
 }
 
+/** The configuration file of the gateway daemon on `gw`, one of the gateway nodes `gws` of cluster `c`. */
+function gatewayConfig(ctx: ComponentContext, c: PlanCluster, gw: PlanNode, gws: PlanNode[], others: PlanCluster[]): Record<string, unknown> {
+  return {
+    clusterId: c.name,
+    name: gw.name,
+    // the join's PSK (broker-info), written by this cluster's multicluster daemon once joined
+    pskFile: pskFileOf(ctx, c),
+    localSubnets: subnetsOf(c),
+    tunnel: { listen: gw.publicIP, publicIP: gw.publicIP, privateIP: gw.underlayIP },
+    vxlan: { listen: gw.underlayIP },
+    peers: others.map((o) => {
+      const [a, ...standby] = gatewaysOf(o);
+      return { clusterId: o.name, endpoint: a?.publicIP as string, standby: standby.map((x) => x.publicIP as string), subnets: subnetsOf(o) };
+    }),
+    nodes: c.nodes.filter((n) => n !== gw).map((n) => ({ address: n.underlayIP, podCIDRs: [n.podCIDR] })),
+    metrics: { listen: '0.0.0.0', port: ctx.metricsPort },
+    // the peer gateway starts at the same moment: retry a lost first initiation quickly
+    timers: { rekeyTimeoutMs: 500, handshakeAttempts: 20 },
+    // two gateway nodes: the lease in the cluster's store says which one is active
+    ...(gws.length > 1 ? {
+      ha: {
+        members: gws.map((g) => ({ name: g.name, address: g.underlayIP })),
+        // failover within 1 s also when the active one freezes (a dead one is seen at once)
+        leaseDurationMs: 700, renewMs: 150,
+        store: { socket: ctx.storeSocket, tokenFile: ctx.storeTokenFile, cluster: c.name },
+      },
+    } : {}),
+  };
+}
+
 function tunnelComponents(plan: WorldPlan, ctx: ComponentContext): Component[] {
   const dir = join(ctx.stateDir, 'tunnel');
   mkdirSync(dir, { recursive: true, mode: 0o700 });
@@ -63,32 +93,7 @@ function tunnelComponents(plan: WorldPlan, ctx: ComponentContext): Component[] {
     if (!first) continue;
     const others = plan.clusters.filter((o) => o !== c && gatewaysOf(o).length > 0);
     for (const gw of gws) {
-      const gwConfig = {
-        clusterId: c.name,
-        name: gw.name,
-        // the join's PSK (broker-info), written by this cluster's multicluster daemon once joined
-        pskFile: pskFileOf(ctx, c),
-        localSubnets: subnetsOf(c),
-        tunnel: { listen: gw.publicIP, publicIP: gw.publicIP, privateIP: gw.underlayIP },
-        vxlan: { listen: gw.underlayIP },
-        peers: others.map((o) => {
-          const [a, ...standby] = gatewaysOf(o);
-          return { clusterId: o.name, endpoint: a?.publicIP as string, standby: standby.map((x) => x.publicIP as string), subnets: subnetsOf(o) };
-        }),
-        nodes: c.nodes.filter((n) => n !== gw).map((n) => ({ address: n.underlayIP, podCIDRs: [n.podCIDR] })),
-        metrics: { listen: '0.0.0.0', port: ctx.metricsPort },
-        // the peer gateway starts at the same moment: retry a lost first initiation quickly
-        timers: { rekeyTimeoutMs: 500, handshakeAttempts: 20 },
-        // two gateway nodes: the lease in the cluster's store says which one is active
-        ...(gws.length > 1 ? {
-          ha: {
-            members: gws.map((g) => ({ name: g.name, address: g.underlayIP })),
-            // failover within 1 s also when the active one freezes (a dead one is seen at once)
-            leaseDurationMs: 700, renewMs: 150,
-            store: { socket: ctx.storeSocket, tokenFile: ctx.storeTokenFile, cluster: c.name },
-          },
-        } : {}),
-      };
+      const gwConfig = gatewayConfig(ctx, c, gw, gws, others);
       const gwFile = join(dir, gw === first ? `${c.name}.gateway.json` : `${c.name}.${gw.name}.gateway.json`);
       writeFileSync(gwFile, JSON.stringify(gwConfig, null, 2) + '\n', { mode: 0o600 });
       out.push({

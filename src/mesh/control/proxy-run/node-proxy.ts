@@ -13,13 +13,12 @@
 // starts a fresh one, which needs the pods' ports.
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { E } from '../../../base/errors/index.js';
-import { createLogger } from '../../../base/log/index.js';
+import { E, positiveIntArg } from '../../../base/errors/index.js';
+import { createLogger, type Logger } from '../../../base/log/index.js';
 import { Lifecycle } from '../../../base/lifecycle/index.js';
 import { Registry, registerProxyMetrics } from '../metrics/index.js';
 import { MAX_FLOW_LIMIT, NodeProxy, PROXY_MARK } from '../../dataplane/proxy/index.js';
 import { serveMetrics, type MetricsServer } from '../../../platform/metrics/index.js';
-import { positiveIntArg } from '../../../base/errors/index.js';
 
 export const NODE_PROXY_HELP = `usage: strait-mesh-node [options] (started by the mesh agent, configured over IPC)
 
@@ -46,7 +45,11 @@ function port(v: string | undefined, what: string): number {
   return n;
 }
 
-export async function runNodeProxy(): Promise<void> {
+type Send = (m: Record<string, unknown>) => void;
+type Serve = (pod: string, netns: string, config: unknown) => Promise<void>;
+
+/** The flags, checked. */
+function nodeProxyArgs() {
   const { values } = parseArgs({
     options: {
       node: { type: 'string', default: 'node' },
@@ -64,11 +67,47 @@ export async function runNodeProxy(): Promise<void> {
   const metricsPort = port(values['metrics-port'], '--metrics-port');
   const flowLimit = values['flow-limit'] === undefined ? undefined : positiveIntArg(values['flow-limit'], '--flow-limit', MAX_FLOW_LIMIT);
   const flowReportMs = positiveIntArg(values['flow-report-ms'], '--flow-report-ms', 3_600_000);
-  const log = createLogger('mesh-node', { node: values.node });
+  return { node: values.node as string, inboundPort: port(values['inbound-port'], '--inbound-port'), outboundPort: port(values['outbound-port'], '--outbound-port'), mark, metricsPort, flowLimit, flowReportMs };
+}
+
+/** One message of the mesh agent: a pod to serve (its configuration file), a new configuration, a pod gone. */
+async function onMessage(m: Message, proxy: NodeProxy, metrics: Map<string, MetricsServer>, serve: Serve, send: Send, log: Logger): Promise<void> {
+  const pod = m?.pod;
+  if (typeof pod !== 'string') return;
+  if (m.type === 'remove') {
+    await metrics.get(pod)?.close();
+    metrics.delete(pod);
+    await proxy.removePod(pod);
+    log.info({ pod, pods: proxy.size }, 'pod no longer served');
+    return;
+  }
+  if (typeof m.netns !== 'string') return;
+  if (m.type === 'pod') {
+    try {
+      await serve(pod, m.netns, JSON.parse(readFileSync(m.configFile as string, 'utf8')));
+    } catch (err) {
+      await metrics.get(pod)?.close();
+      metrics.delete(pod);
+      await proxy.removePod(pod);
+      send({ type: 'pod-failed', pod, error: (err as Error).message });
+    }
+  } else if (m.type === 'config') {
+    try {
+      await serve(pod, m.netns, m.config);
+    } catch (err) {
+      log.warn({ pod, err: String(err) }, 'pushed configuration rejected; keeping the previous one');
+      send({ type: proxy.pod(pod) ? 'config-rejected' : 'pod-failed', pod, error: (err as Error).message });
+    }
+  }
+}
+
+export async function runNodeProxy(): Promise<void> {
+  const a = nodeProxyArgs();
+  const log = createLogger('mesh-node', { node: a.node });
   const life = new Lifecycle();
   const proxy = new NodeProxy({
-    inboundPort: port(values['inbound-port'], '--inbound-port'), outboundPort: port(values['outbound-port'], '--outbound-port'), mark,
-    ...(flowLimit !== undefined ? { flowLimit } : {}),
+    inboundPort: a.inboundPort, outboundPort: a.outboundPort, mark: a.mark,
+    ...(a.flowLimit !== undefined ? { flowLimit: a.flowLimit } : {}),
     // per connection: only when someone reads it
     ...(log.isLevelEnabled('debug') ? { onEvent: (pod: string, ev: object) => log.debug({ pod, ...ev }, 'connection') } : {}),
   });
@@ -85,52 +124,23 @@ export async function runNodeProxy(): Promise<void> {
     // a new attachment (first time, or the pod's namespace changed): its own metrics listener
     await metrics.get(pod)?.close();
     metrics.delete(pod);
-    if (metricsPort !== 0) {
+    if (a.metricsPort !== 0) {
       const reg = new Registry();
       registerProxyMetrics(reg, p.proxy.metrics);
-      metrics.set(pod, await serveMetrics(reg, { fd: proxy.listenIn(pod, '0.0.0.0', metricsPort) }));
+      metrics.set(pod, await serveMetrics(reg, { fd: proxy.listenIn(pod, '0.0.0.0', a.metricsPort) }));
     }
     log.info({ pod, netns, inbound: p.inbound.port, outbound: p.outbound.port, pods: proxy.size }, 'serving pod');
     send({ type: 'pod-ready', pod });
   };
 
-  const onMessage = async (m: Message): Promise<void> => {
-    const pod = m?.pod;
-    if (typeof pod !== 'string') return;
-    if (m.type === 'remove') {
-      await metrics.get(pod)?.close();
-      metrics.delete(pod);
-      await proxy.removePod(pod);
-      log.info({ pod, pods: proxy.size }, 'pod no longer served');
-      return;
-    }
-    if (typeof m.netns !== 'string') return;
-    if (m.type === 'pod') {
-      try {
-        await serve(pod, m.netns, JSON.parse(readFileSync(m.configFile as string, 'utf8')));
-      } catch (err) {
-        await metrics.get(pod)?.close();
-        metrics.delete(pod);
-        await proxy.removePod(pod);
-        send({ type: 'pod-failed', pod, error: (err as Error).message });
-      }
-    } else if (m.type === 'config') {
-      try {
-        await serve(pod, m.netns, m.config);
-      } catch (err) {
-        log.warn({ pod, err: String(err) }, 'pushed configuration rejected; keeping the previous one');
-        send({ type: proxy.pod(pod) ? 'config-rejected' : 'pod-failed', pod, error: (err as Error).message });
-      }
-    }
-  };
-  process.on('message', (m: Message) => { void onMessage(m); });
+  process.on('message', (m: Message) => { void onMessage(m, proxy, metrics, serve, send, log); });
   // each pod's inbound flows, to the agent that writes them into the store (only what changed)
   const flowTimer = setInterval(() => {
     for (const p of proxy.list()) {
       const report = p.proxy.flows.report();
       if (report) send({ type: 'flows', pod: p.key, report });
     }
-  }, flowReportMs);
+  }, a.flowReportMs);
   flowTimer.unref();
   life.onShutdown('flows', () => clearInterval(flowTimer));
   process.on('disconnect', () => { void life.shutdown(log).then(() => process.exit(0)); });
@@ -140,5 +150,5 @@ export async function runNodeProxy(): Promise<void> {
   });
   life.handleSignals(log);
   send({ type: 'ready' });
-  log.info({ mark }, 'node proxy ready');
+  log.info({ mark: a.mark }, 'node proxy ready');
 }
