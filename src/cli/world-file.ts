@@ -59,7 +59,7 @@ export function execInPod(rec: WorldRecord, netns: string, command: string[], ti
 
 /**
  * What a world writes in its state dir and keeps across restarts (the supervisor: world.json,
- * store/, store.sock, store.token, logs/; daemon/world-components.ts: tunnel/, githost/,
+ * store/, store.sock, store.token, logs/; src/world/run/components.ts: tunnel/, githost/,
  * githost-world.json, control/, mesh/, <cluster>.multicluster.json; the multicluster daemon:
  * broker-info.subm). Nothing else in the dir is the world's.
  */
