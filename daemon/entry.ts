@@ -2,7 +2,7 @@
 // `--version`/`-V` print and exit 0 before anything starts, and a failure ends the process
 // with one line `error STRAIT_ERR_…: message` and the code's exit status. Only a bug (an
 // error that is no StraitError) prints a stack, as STRAIT_ERR_INTERNAL.
-import { E, isStraitError } from '../src/base/errors/index.js';
+import { isStraitError } from '../src/base/errors/index.js';
 
 /**
  * `name --help` / `name --version`: print and resolve true (the caller returns at once). The
@@ -45,10 +45,4 @@ export function runEntry(main: () => Promise<void>): void {
     if (f.message) console.error(f.message);
     process.exit(f.exitCode);
   });
-}
-
-/** A daemon flag that must be an integer from 1 to `max` (STRAIT_ERR_USAGE naming the flag and value otherwise). */
-export function positiveIntArg(v: string, what: string, max: number): number {
-  if (!/^\d{1,9}$/.test(v) || Number(v) < 1 || Number(v) > max) throw E.usage(`${what} must be an integer from 1 to ${max}, got ${JSON.stringify(v)}`, { value: v });
-  return Number(v);
 }

@@ -1,66 +1,12 @@
-// Entry of the world supervisor: pid 1 of the private namespace tree that `strait up`
-// creates (see src/platform/netns/private-tree.ts). Reports to its owner over IPC, or,
-// with --record (a detached world, owned by its unshare process), writes world.json itself.
+// Entry of the world supervisor (src/world/run/process.ts): pid 1 of the private namespace
+// tree that `strait up` creates.
 //   node dist/daemon/world.js --state-dir DIR [--world FILE] [--record]
-import { readFileSync, readlinkSync } from 'node:fs';
-import { createLogger } from '../src/base/log/index.js';
-import { Lifecycle } from '../src/base/lifecycle/index.js';
-import { loadWorld, runWorld } from '../src/world/supervisor/index.js';
-import { removeWorldRecord, writeWorldRecord } from '../src/cli/world-file.js';
-import type { WorldState } from '../src/world/supervisor/index.js';
-import { here, worldComponents } from './world-components.js';
+import { runWorldProcess } from '../src/world/run/index.js';
 
-function arg(name: string): string | undefined {
-  const i = process.argv.indexOf(name);
-  return i >= 0 ? process.argv[i + 1] : undefined;
-}
-
-const stateDir = arg('--state-dir');
+const i = process.argv.indexOf('--state-dir');
+const stateDir = i >= 0 ? process.argv[i + 1] : undefined;
 if (!stateDir) {
   console.error('usage: world.js --state-dir DIR [--world FILE]');
   process.exit(2);
 }
-const log = createLogger('world');
-const life = new Lifecycle();
-life.handleSignals(log);
-const record = process.argv.includes('--record');
-// our pid and our parent's (unshare) as the host sees them: /proc is the host's procfs
-const hostPid = Number(readlinkSync('/proc/self'));
-const hostParent = (): number => {
-  const stat = readFileSync(`/proc/${hostPid}/stat`, 'utf8');
-  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-};
-const ownerPid = record ? hostParent() : 0;
-const startedAt = new Date().toISOString();
-const send = (msg: { type: string; state?: WorldState; error?: unknown }): void => {
-  if (record && msg.state) {
-    writeWorldRecord(stateDir, { version: 1, pid: ownerPid, supervisorPid: hostPid, stateDir, startedAt, ...msg.state });
-  }
-  if (process.connected) process.send?.(msg);
-};
-if (record) life.onShutdown('world.json', () => removeWorldRecord(stateDir, ownerPid));
-process.on('disconnect', () => {
-  // the owner is gone: shut down (the kernel would kill us anyway)
-  void life.shutdown(log).then(() => process.exit(0));
-});
-
-try {
-  const world = await runWorld({
-    world: loadWorld(arg('--world')),
-    stateDir,
-    log,
-    images: { echo: here('./pod-runtime.js') },
-    components: worldComponents,
-    notify: send,
-  });
-  life.onShutdown('world', () => world.stop());
-  // runs first: tell the owner this is an orderly stop
-  life.onShutdown('announce', () => send({ type: 'stopping' }));
-} catch (err) {
-  log.error({ err }, 'world failed to start');
-  const e = err as { message?: string; code?: string; exitCode?: number };
-  send({ type: 'failed', error: { message: e.message ?? String(err), code: e.code } });
-  const code = typeof e.exitCode === 'number' ? e.exitCode : 1;
-  process.exitCode = code;
-  setTimeout(() => process.exit(code), 100);
-}
+await runWorldProcess(stateDir);

@@ -2,7 +2,7 @@
 import { printedInfo, runEntry } from '../../daemon/entry.js';
 import { configPathFromArgv, readConfigFile } from '../../daemon/config-file.js';
 import { parseNodeAgentConfig } from '../../src/multicluster/dataplane/node-agent/index.js';
-import { runNodeAgentDaemon, withNodeName } from './index.js';
+import { runNodeAgentDaemon, withNodeName } from '../../src/multicluster/control/node-agent/index.js';
 
 const HELP = `usage: strait-node-agent --config FILE (YAML or JSON; docs/gateway-and-agent.md)
 

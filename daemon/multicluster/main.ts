@@ -1,7 +1,7 @@
 // strait multicluster control entry: node dist/daemon/multicluster/main.js --config multicluster.yaml
 import { printedInfo, runEntry } from '../entry.js';
 import { configPathFromArgv, readConfigFile } from '../config-file.js';
-import { runMulticlusterDaemon } from './index.js';
+import { runMulticlusterDaemon } from '../../src/multicluster/control/run/index.js';
 
 const HELP = `usage: strait-multicluster --config FILE (YAML or JSON; docs/multicluster.md)
 

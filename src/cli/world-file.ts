@@ -1,30 +1,20 @@
 // world.json in the state dir: written by the `strait up` process that owns a world,
 // read by status, exec, down and the store clients.
 import { spawn } from 'node:child_process';
-import { readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { constants as osConstants } from 'node:os';
 import { E } from '../base/errors/index.js';
-import { isAlive, readWorldRecord, resolveStateDir, stateFiles, type WorldRecord, type WorldState } from '../platform/cli-kit/index.js';
+import { isAlive, readWorldRecord, resolveStateDir, type WorldRecord, type WorldState } from '../platform/cli-kit/index.js';
 
 export { isAlive, readWorldRecord, type WorldRecord } from '../platform/cli-kit/index.js';
+export { removeWorldRecord, writeWorldRecord } from '../world/run/index.js';
 
 /** The running world of a state dir, or STRAIT_ERR_WORLD_NOT_RUNNING. */
 export function runningWorld(stateDir: string): WorldRecord {
   const rec = readWorldRecord(stateDir);
   if (!rec || !isAlive(rec.pid) || !isAlive(rec.supervisorPid)) throw E.worldNotRunning(stateDir);
   return rec;
-}
-
-export function writeWorldRecord(stateDir: string, rec: WorldRecord): void {
-  const file = stateFiles(stateDir).world;
-  writeFileSync(`${file}.tmp`, JSON.stringify(rec, null, 2) + '\n');
-  renameSync(`${file}.tmp`, file);
-}
-
-export function removeWorldRecord(stateDir: string, pid: number): void {
-  const rec = readWorldRecord(stateDir);
-  if (rec && rec.pid === pid) rmSync(stateFiles(stateDir).world, { force: true });
 }
 
 /** A pod of the running world by CLUSTER/NAMESPACE/POD, or the error exec reports. */
@@ -66,7 +56,7 @@ export function execInPod(rec: WorldRecord, netns: string, command: string[], ti
 
 /**
  * What a world writes in its state dir and keeps across restarts (the supervisor: world.json,
- * store/, store.sock, store.token, logs/; daemon/world-components.ts: tunnel/, githost/,
+ * store/, store.sock, store.token, logs/; src/world/run/components.ts: tunnel/, githost/,
  * githost-world.json, control/, mesh/, <cluster>.multicluster.json; the multicluster daemon:
  * broker-info.subm). Nothing else in the dir is the world's.
  */

@@ -486,6 +486,48 @@ describe('the control daemon process on a real kube-apiserver (STRAIT_STORE=kube
     assert.match(srv.stdout, / 8080 nginx\.demo\.svc\.clusterset\.local\.$/m);
   });
 
+  test('a changed join is followed (as the local world\'s multicluster daemon does): joined again to a broker on another API server, the daemon syncs its export there and keeps answering clusterset.local', { timeout: 180_000 }, async (t) => {
+    if (!cluster || !ready) return t.skip(skip);
+    const c = cluster;
+    // the export of the join test above, made here too if that test stopped early
+    const objs = [
+      { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'demo' } },
+      { apiVersion: 'v1', kind: 'Service', metadata: { name: 'nginx', namespace: 'demo' }, spec: { ports: [{ name: 'tcp-8080', port: 8080, targetPort: 8080 }] } },
+      { apiVersion: 'multicluster.x-k8s.io/v1alpha1', kind: 'ServiceExport', metadata: { name: 'nginx', namespace: 'demo' } },
+    ];
+    await ok(c, ['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objs }));
+    const other = await startTestCluster();
+    assert.ok(!('skip' in other), 'second API server');
+    try {
+      const crds = await other.kubectlAsync(['apply', '-f', join(root, 'deploy', 'crds.yaml')]);
+      assert.equal(crds.status, 0, crds.stderr);
+      await other.kubectlAsync(['wait', '--for', 'condition=Established', '--timeout', '60s', 'crd', '-l', 'app.kubernetes.io/part-of=strait']);
+      const file = join(tmp, 'broker-info-other.subm');
+      const dep = await strait(['deploy-broker', '--kubeconfig', other.kubeconfigPath, '--cluster', 'cluster-z', '--file', file]);
+      assert.equal(dep.status, 0, dep.stderr);
+      const none = await kubectlJson<{ items: unknown[] }>(other, ['get', 'serviceimports.multicluster.x-k8s.io', '-n', 'submariner-k8s-broker']);
+      assert.equal(none?.items.length, 0, 'no import on the new broker before the join');
+      const t0 = Date.now();
+      const j = await strait(['join', file, '--kubeconfig', c.kubeconfigPath, '--clusterid', 'cluster-a', '--clustercidr', '10.1.0.0/16', '--servicecidr', '100.1.0.0/16']);
+      assert.equal(j.status, 0, j.stderr);
+      // the running daemon (not restarted) moves its export/import sync to the new broker
+      const imports = await waitFor(async () => {
+        const l = await kubectlJson<{ items: { metadata: { name: string } }[] }>(other, ['get', 'serviceimports.multicluster.x-k8s.io', '-n', 'submariner-k8s-broker']);
+        return l && l.items.length > 0 ? l.items : undefined;
+      }, 60_000, `ServiceImport on the new broker\n${daemonLog.slice(-3000)}`);
+      console.log(`# the export synced to the new broker ${Date.now() - t0} ms after the join (join polled every 2 s)`);
+      assert.ok(imports.some((i) => /nginx/.test(i.metadata.name)), JSON.stringify(imports));
+      const clusterIp = (await ok(c, ['get', 'service', 'nginx', '-n', 'demo', '-o', 'jsonpath={.spec.clusterIP}'])).trim();
+      const answer = await waitFor(async () => {
+        const r = await run('dig', ['+short', '+time=1', '+tries=1', '-p', String(dnsPort), '@127.0.0.1', 'nginx.demo.svc.clusterset.local']);
+        return r.stdout.trim() === clusterIp ? r.stdout.trim() : undefined;
+      }, 30_000, `nginx.demo.svc.clusterset.local after the new join\n${daemonLog.slice(-3000)}`);
+      assert.equal(answer, clusterIp);
+    } finally {
+      await other.stop();
+    }
+  });
+
   test('the web console on the API port in Kubernetes mode: the page, and this cluster\'s objects through the store API behind the session', { timeout: 30_000 }, async (t) => {
     if (!cluster || !ready) return t.skip(skip);
     const page = await fetch(`${ready.api}/console/`);

@@ -17,7 +17,7 @@ import { LEASE_KIND, type LeaseSpec } from '../../src/multicluster/control/gatew
 import { brokerKubeconfig, OPERATOR_NAMESPACE, readGateway } from '../../src/multicluster/control/clusterset/index.js';
 import { openKubernetesStore, type KubeObject } from '../../src/platform/store/index.js';
 import { startGateway, type Gateway } from '../../src/multicluster/dataplane/gateway/index.js';
-import { startGatewayHa, type GatewayHa } from '../../daemon/gateway/ha.js';
+import { startGatewayHa, type GatewayHa } from '../../src/multicluster/control/gateway-ha/index.js';
 import { waitFor } from '../helpers/wait.js';
 import { startTestCluster, type TestCluster } from '../k8s/cluster.js';
 

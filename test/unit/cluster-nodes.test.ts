@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { createSocket } from 'node:dgram';
 import { test } from 'node:test';
-import { runGatewayDaemon } from '../../daemon/gateway/index.js';
+import { runGatewayDaemon } from '../../src/multicluster/control/gateway/index.js';
 import { clusterNodeOf, watchClusterNodes, type ClusterNode } from '../../src/multicluster/control/cluster-nodes/index.js';
 import { Kinds } from '../../src/platform/resources/index.js';
 import { kindRef, type KubeObject } from '../../src/platform/store/index.js';

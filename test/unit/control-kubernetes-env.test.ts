@@ -1,9 +1,10 @@
-// The control module's Kubernetes-mode settings from the environment (daemon/control/kubernetes.ts):
+// The control module's Kubernetes-mode settings from the environment (src/mesh/control/run/env.ts, src/multicluster/control/run/env.ts):
 // defaults, "off", and bad values refused with the variable and the value.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { isStraitError } from '../../src/base/errors/index.js';
-import { dnsSettingsFromEnv, meshConfigSettingsFromEnv, webhookRecheckMsFromEnv, webhookSettingsFromEnv } from '../../daemon/control/kubernetes.js';
+import { meshConfigSettingsFromEnv, webhookRecheckMsFromEnv, webhookSettingsFromEnv } from '../../src/mesh/control/run/index.js';
+import { dnsSettingsFromEnv } from '../../src/multicluster/control/run/index.js';
 
 const refused = (fn: () => unknown, variable: string, value: string): void => {
   assert.throws(fn, (err: unknown) => isStraitError(err) && err.code === 'STRAIT_ERR_CONFIG_INVALID' && err.message.includes(variable) && err.message.includes(value));

@@ -13,7 +13,7 @@ import { TunnelEndpoint } from '../../src/multicluster/dataplane/tunnel/index.js
 import { systemClock } from '../../src/base/clock/index.js';
 import { announceEpoch, encodeAnnounce, writeHeaders, VXLAN_OVERHEAD, ETHERTYPE_IPV4, AGENT_MAC, GATEWAY_MAC } from '../../src/multicluster/wire/vxlan/index.js';
 import { MemoryStore } from '../helpers/memory-store.js';
-import { gatewayRecords } from '../../daemon/gateway/index.js';
+import { gatewayRecords } from '../../src/multicluster/control/gateway/index.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 async function until(what: string, cond: () => boolean, ms = 5000): Promise<void> {

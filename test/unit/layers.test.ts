@@ -53,7 +53,15 @@ const cases = [
   { name: 'server code importing the browser bundle is refused', file: 'src/console/server/index.ts', code: "import '../web/main.js';\n", bad: /must not import the browser bundle/ },
   { name: 'the console importing products is fine', file: 'src/console/server/index.ts', code: "import '../../mesh/control/index.js';\nimport '../../gitops/control/index.js';\n", bad: null },
   { name: 'the browser bundle importing itself and preact is fine', file: 'src/console/web/x.tsx', code: "import { h } from 'preact';\nimport './api';\nexport const a = h;\n", bad: null },
-  { name: 'daemon importing cli is fine', file: 'daemon/gw/main.ts', code: "import '../../src/cli/main.js';\n", bad: null },
+  { name: 'daemon importing the CLI root is refused', file: 'daemon/gw/main.ts', code: "import '../../src/cli/main.js';\n", bad: /'daemon' must not import from 'cli'/ },
+  { name: 'agents importing the CLI root is refused', file: 'agents/x/main.ts', code: "import '../../src/cli/world-file.js';\n", bad: /'agents' must not import from 'cli'/ },
+  { name: 'daemon importing a product and platform is fine', file: 'daemon/gw/main.ts', code: "import '../../src/multicluster/control/run/index.js';\nimport '../../src/platform/fs/index.js';\n", bad: null },
+  { name: 'a daemon file over 60 lines is refused', file: 'daemon/gw/main.ts', code: 'export const a = 1;\n'.repeat(61), bad: /has 61 lines, more than 60/ },
+  { name: 'an agents file over 60 lines is refused', file: 'agents/x/main.ts', code: '// a line\n'.repeat(70) + 'export const a = 1;\n', bad: /has 71 lines, more than 60/ },
+  { name: 'a daemon file of 60 lines is fine', file: 'daemon/gw/main.ts', code: 'export const a = 1;\n' + '// a line\n'.repeat(59), bad: null },
+  { name: 'a long file outside daemon/ and agents/ is fine', file: 'src/world/x/index.ts', code: 'export const a = 1;\n'.repeat(200), bad: null },
+  { name: 'the control module importing products and the console is fine', file: 'src/control-module/run.ts', code: "import '../mesh/control/run/index.js';\nimport '../multicluster/control/run/index.js';\nimport '../console/server/index.js';\n", bad: null },
+  { name: 'a product importing the control module is refused', file: 'src/mesh/control/x/index.ts', code: "import '../../../control-module/index.js';\n", bad: /must not import from 'control-module'/ },
 ];
 
 for (const c of cases) {

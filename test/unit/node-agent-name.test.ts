@@ -3,7 +3,7 @@
 // showed every agent logging "node":"node".
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { withNodeName } from '../../agents/node-agent/index.js';
+import { withNodeName } from '../../src/multicluster/control/node-agent/index.js';
 import { parseNodeAgentConfig } from '../../src/multicluster/dataplane/node-agent/index.js';
 
 const file = { remoteSubnets: ['10.2.0.0/16'], gateway: { address: '172.30.1.2' } };

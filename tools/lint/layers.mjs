@@ -1,12 +1,16 @@
 // ESLint rule: strait's layout, checked on every import. Two dimensions:
 //
-//   areas     base <- platform <- products <- world, console <- cli <- daemon/agents
+//   areas     base <- platform <- products <- world, console, control-module <- cli <- daemon/agents
 //             products: multicluster, mesh, gitops, githost. A product imports only
 //             platform/ and base/ (and itself); only world/, console/, cli/, daemon/ and
 //             agents/ may import products. console/ is the web console's server side, at
 //             the world's rank (it shows every product); console/web/ is its browser
 //             bundle: it imports only itself and its front-end packages, and nothing
-//             outside it imports it.
+//             outside it imports it. control-module/ assembles the control module
+//             process (GitOps, and in Kubernetes mode the mesh and the multicluster control).
+//   entries   daemon/ and agents/ hold process entries only: argv, a config file, signals
+//             and the call to one product's run. They import no src/cli (the strait CLI is
+//             no library), and no TypeScript file there is over MAX_ENTRY_LINES lines.
 //   layers    inside a product: wire <- dataplane <- control <- cli (githost's server/
 //             is its control layer).
 //
@@ -20,7 +24,9 @@ import { dirname, relative, resolve, sep } from 'node:path';
 export const PRODUCTS = ['multicluster', 'mesh', 'gitops', 'githost'];
 export const PRODUCT_LAYERS = { wire: 1, dataplane: 2, control: 3, server: 3, cli: 4 };
 // area ranks: an area imports its own or lower ranks (products never each other)
-const AREA_RANK = { base: 0, platform: 1, product: 2, world: 3, console: 3, web: 3, cli: 4, entry: 5, test: 9 };
+const AREA_RANK = { base: 0, platform: 1, product: 2, world: 3, console: 3, 'control-module': 3, web: 3, cli: 4, entry: 5, test: 9 };
+/** the most lines a TypeScript file in daemon/ or agents/ may have */
+export const MAX_ENTRY_LINES = 60;
 // npm packages by area or product layer (node: built-ins are allowed everywhere, I/O ones not in wire/base)
 const PACKAGES = {
   base: ['ajv', 'pino', 'yaml'],
@@ -42,7 +48,7 @@ export function areaOf(rel) {
   if (/^(test|bench)\//.test(p)) return { area: 'test', name: 'test' };
   if (/^(daemon|agents)\//.test(p)) return { area: 'entry', name: p.split('/')[0] };
   if (/^src\/console\/web\//.test(p)) return { area: 'web', name: 'console/web' };
-  let m = /^src\/(base|platform|world|console|cli)\//.exec(p);
+  let m = /^src\/(base|platform|world|console|control-module|cli)\//.exec(p);
   if (m) return { area: m[1], name: m[1] };
   m = /^src\/([^/]+)\/([^/]+)\//.exec(p);
   if (m && PRODUCTS.includes(m[1]) && m[2] in PRODUCT_LAYERS) {
@@ -69,6 +75,9 @@ export function refuse(from, to, toRel) {
   if (from.area === 'test') return undefined;
   if (from.area === 'web' && to.area !== 'web') return `the browser bundle (console/web) must not import '${to.name}': it talks to the server over HTTP only`;
   if (to.area === 'web' && from.area !== 'web') return `'${from.name}' must not import the browser bundle (console/web)`;
+  if (from.area === 'entry' && to.area === 'cli') {
+    return `'${from.name}' must not import from 'cli': a process entry calls one product's run, the strait CLI is no library`;
+  }
   if (AREA_RANK[to.area] > AREA_RANK[from.area]) {
     return `'${from.name}' must not import from '${to.name}': areas go base <- platform <- products <- world <- cli <- daemon/agents`;
   }
@@ -148,8 +157,15 @@ export default {
     }
     return {
       Program(node) {
+        if (from?.area === 'entry') {
+          const text = context.sourceCode.text;
+          const lines = text.split('\n').length - (text.endsWith('\n') ? 1 : 0);
+          if (lines > MAX_ENTRY_LINES) {
+            context.report({ node, message: `'${file}' has ${lines} lines, more than ${MAX_ENTRY_LINES}: a process entry keeps argv, config file, signals and the call to one product's run; move the rest into the product` });
+          }
+        }
         if (!from) {
-          context.report({ node, message: `'${file}' is in no strait area (src/{base,platform,world,console,cli}/, src/{${PRODUCTS.join(',')}}/{wire,dataplane,control,cli}/, daemon/, agents/, test/, bench/)` });
+          context.report({ node, message: `'${file}' is in no strait area (src/{base,platform,world,console,control-module,cli}/, src/{${PRODUCTS.join(',')}}/{wire,dataplane,control,cli}/, daemon/, agents/, test/, bench/)` });
         }
       },
       ImportDeclaration(node) { check(node.source, node.source.value, node.importKind === 'type'); },

@@ -4,3 +4,4 @@
 export { StraitError, isStraitError, type ErrorDetail } from './strait-error.js';
 export { E, ERROR_GROUPS, definitionOf, listErrorCodes, listErrorDefinitions, type ErrorCode, type ErrorCodeInfo, type ErrorOwner } from './codes.js';
 export { GRPC_CODES, KINDS, exitCodeOf, grpcStatusOf, httpStatusOf, listKinds, type ErrorKind, type GrpcStatusName } from './kinds.js';
+export { hostPortArg, positiveIntArg } from './args.js';

@@ -11,3 +11,4 @@ export { isNonPublicAddress } from './migrate.js';
 export { refNameRefusal } from './ref-names.js';
 export { tagMatcher } from './tag-protection.js';
 export type { PushEvent, PushListener } from './push-events.js';
+export { runWorldGithost } from './world.js';

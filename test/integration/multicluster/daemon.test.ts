@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import { isStraitError } from '../../../src/base/errors/index.js';
 import { silentLogger } from '../../../src/base/log/index.js';
 import { MC_KINDS as K, MulticlusterAgent } from '../../../src/multicluster/control/clusterset/index.js';
-import { runMulticlusterDaemon } from '../../../daemon/multicluster/index.js';
+import { runMulticlusterDaemon } from '../../../src/multicluster/control/run/index.js';
 import { newTestStore } from '../../support/stores.js';
 
 const run = promisify(execFile);

@@ -2,9 +2,9 @@
 // (src/multicluster/control/cluster-nodes), read from the API server (in-cluster or
 // $KUBECONFIG, or ha.kubernetes.kubeconfig). Until the first list, the configured `nodes`
 // (usually none) are all the gateway takes VXLAN from. Loaded with import() only then.
-import type { Gateway } from '../../src/multicluster/dataplane/gateway/index.js';
-import { watchClusterNodes, type ClusterNode } from '../../src/multicluster/control/cluster-nodes/index.js';
-import { openKubernetesStore, type ResourceStore } from '../../src/platform/store/index.js';
+import type { Gateway } from '../../dataplane/gateway/index.js';
+import { watchClusterNodes, type ClusterNode } from '../cluster-nodes/index.js';
+import { openKubernetesStore, type ResourceStore } from '../../../platform/store/index.js';
 
 type Log = (level: 'info' | 'warn' | 'error', msg: string, extra?: Record<string, unknown>) => void;
 

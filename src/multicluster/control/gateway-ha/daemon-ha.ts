@@ -1,4 +1,4 @@
-// Gateway HA in the daemon: the lease (src/multicluster/control/gateway-ha) and the liveness link.
+// Gateway HA in the gateway daemon: the lease (lease.ts) and the liveness link.
 //
 // Two stores: the world's store API (`ha.store`: socket + token), or, in Kubernetes mode
 // (STRAIT_STORE=kubernetes or `ha.kubernetes.kubeconfig`), the API server itself: a real
@@ -29,13 +29,13 @@
 // store client.
 import { readFileSync } from 'node:fs';
 import { createServer, connect, type Server, type Socket } from 'node:net';
-import { E } from '../../src/base/errors/index.js';
-import { listenServer } from '../../src/base/net/index.js';
-import type { Gateway, GatewayHaConfig } from '../../src/multicluster/dataplane/gateway/index.js';
-import { LEASE_KIND, LeaseElector, type LeaseSpec } from '../../src/multicluster/control/gateway-ha/index.js';
-import { markGatewayPassive, openBrokerOfCluster, OPERATOR_NAMESPACE, startRecordsPublisher } from '../../src/multicluster/control/clusterset/index.js';
-import { VERSION } from '../../src/platform/cli-kit/index.js';
-import { connectStore, openKubernetesStore, type KubeObject, type ResourceStore } from '../../src/platform/store/index.js';
+import { E } from '../../../base/errors/index.js';
+import { listenServer } from '../../../base/net/index.js';
+import type { Gateway, GatewayHaConfig } from '../../dataplane/gateway/index.js';
+import { LEASE_KIND, LeaseElector, type LeaseSpec } from './lease.js';
+import { markGatewayPassive, openBrokerOfCluster, OPERATOR_NAMESPACE, startRecordsPublisher } from '../clusterset/index.js';
+import { VERSION } from '../../../platform/cli-kit/index.js';
+import { connectStore, openKubernetesStore, type KubeObject, type ResourceStore } from '../../../platform/store/index.js';
 
 export interface GatewayHa {
   elector: LeaseElector;

@@ -1,7 +1,7 @@
 // Prometheus metrics of the node agent, read from plain counters at scrape time (JS's
 // counts plus the native pump's, summed by counters.totals()).
 import { Counter, Registry } from 'prom-client';
-import type { NodeAgent } from '../../src/multicluster/dataplane/node-agent/index.js';
+import type { NodeAgent } from '../../dataplane/node-agent/index.js';
 
 export function agentRegistry(a: NodeAgent): Registry {
   const registry = new Registry();

@@ -1,7 +1,7 @@
-// The gateway daemon: the data plane from src/multicluster/dataplane/gateway plus /metrics and /records.
-import { startGateway, type Gateway, type GatewayOptions } from '../../src/multicluster/dataplane/gateway/index.js';
-import type { ResourceStore } from '../../src/platform/store/index.js';
-import { serveMetrics } from '../../src/platform/metrics/index.js';
+// The gateway daemon: the data plane of src/multicluster/dataplane/gateway plus /metrics and /records.
+import { startGateway, type Gateway, type GatewayOptions } from '../../dataplane/gateway/index.js';
+import type { ResourceStore } from '../../../platform/store/index.js';
+import { serveMetrics } from '../../../platform/metrics/index.js';
 import { gatewayRegistry } from './metrics.js';
 
 export interface GatewayDaemon {
@@ -42,7 +42,7 @@ export async function runGatewayDaemon(config: unknown, opts: GatewayDaemonOptio
   const log = opts.log ?? ((level, msg, extra) => console.error(JSON.stringify({ time: new Date().toISOString(), component: 'gateway', level, msg, ...extra })));
   // HA: the store client is loaded only here (a single gateway never needs it)
   const ha = gateway.config.ha
-    ? await (await import('./ha.js')).startGatewayHa(gateway, log, opts.onHaLost ?? (() => process.exit(75)))
+    ? await (await import('../gateway-ha/index.js')).startGatewayHa(gateway, log, opts.onHaLost ?? (() => process.exit(75)))
     : undefined;
   // Kubernetes mode: the node agents that may send VXLAN, from the Node objects
   const nodes = gateway.config.nodesFrom === 'kubernetes'

@@ -1,6 +1,6 @@
 // The node agent daemon: the data plane from src/multicluster/dataplane/node-agent plus /metrics.
-import { startNodeAgent, type NodeAgent } from '../../src/multicluster/dataplane/node-agent/index.js';
-import { serveMetrics } from '../../src/platform/metrics/index.js';
+import { startNodeAgent, type NodeAgent } from '../../dataplane/node-agent/index.js';
+import { serveMetrics } from '../../../platform/metrics/index.js';
 import { agentRegistry } from './metrics.js';
 
 export interface NodeAgentDaemon {

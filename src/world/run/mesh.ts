@@ -1,4 +1,4 @@
-// The mesh's processes in the local world, for daemon/world-components.ts:
+// The mesh's processes in the local world, for components.ts:
 //   out.push(...meshComponents(plan, ctx, here));
 // - per cluster, the mesh agent in the world's root namespace (certificates, sidecars of
 //   injected pods, configurations), bootstrapping the default SMCP and member roll in the
@@ -64,7 +64,7 @@ export function meshComponents(plan: MeshPlanView, ctx: MeshComponentContext, he
     const agentMetrics = `${plan.internet.rootIP}:${ctx.metricsPort + 10 + i}`;
     out.push({
       name: `${c.name}.mesh-agent`, ready: 'ipc', metrics: agentMetrics,
-      command: [process.execPath, here('../agents/mesh/main.js')],
+      command: [process.execPath, here('agents/mesh/main.js')],
       env: {
         STRAIT_CLUSTER: c.name,
         STRAIT_MESH_METRICS: `0.0.0.0:${ctx.metricsPort + 10 + i}`,
@@ -77,7 +77,7 @@ export function meshComponents(plan: MeshPlanView, ctx: MeshComponentContext, he
     if (!gw) return;
     out.push({
       name: `${c.name}.${gw.name}.mesh-ingress`, netns: gw.netns, ready: 'ipc',
-      command: [process.execPath, here('./mesh-ingress/main.js'), '--config', join(ctx.stateDir, 'mesh', c.name, 'ingress.json'),
+      command: [process.execPath, here('daemon/mesh-ingress/main.js'), '--config', join(ctx.stateDir, 'mesh', c.name, 'ingress.json'),
         '--listen', `0.0.0.0:${INGRESS_PORT}`, '--listen-unix', ingressSocket(ctx.stateDir, c.name), '--metrics', `0.0.0.0:${INGRESS_METRICS_PORT}`],
       metrics: `${gw.underlayIP}:${INGRESS_METRICS_PORT}`,
     });

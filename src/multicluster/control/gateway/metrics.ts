@@ -1,11 +1,10 @@
 // Prometheus metrics of the gateway: plain integer counters of the data plane, read
 // by prom-client at scrape time (collect()), never updated per packet here.
 import { Counter, Gauge, Registry } from 'prom-client';
-import type { Gateway } from '../../src/multicluster/dataplane/gateway/index.js';
+import type { Gateway } from '../../dataplane/gateway/index.js';
 
-export function gatewayRegistry(gw: Gateway): Registry {
-  const registry = new Registry();
-  const t = gw.tunnel;
+/** The tunnels: bytes, packets, handshakes, drops, peer status (t = the gateway's tunnel). */
+function tunnelMetrics(registry: Registry, t: Gateway['tunnel']): void {
   new Counter({
     name: 'strait_tunnel_bytes_total', help: 'Inner IPv4 bytes carried per tunnel (remote cluster) and direction', labelNames: ['cluster', 'direction'], registers: [registry],
     collect() {
@@ -75,6 +74,10 @@ export function gatewayRegistry(gw: Gateway): Registry {
       }
     },
   });
+}
+
+/** The VXLAN endpoint of the node agents and HA (active, passive and fenced drops). */
+function vxlanAndHaMetrics(registry: Registry, gw: Gateway): void {
   new Counter({
     name: 'strait_vxlan_packets_total', help: 'VXLAN frames exchanged with node agents', labelNames: ['direction'], registers: [registry],
     collect() {
@@ -111,5 +114,11 @@ export function gatewayRegistry(gw: Gateway): Registry {
       this.inc(gw.vxlan.fencedDrops);
     },
   });
+}
+
+export function gatewayRegistry(gw: Gateway): Registry {
+  const registry = new Registry();
+  tunnelMetrics(registry, gw.tunnel);
+  vxlanAndHaMetrics(registry, gw);
   return registry;
 }

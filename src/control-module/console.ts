@@ -3,10 +3,10 @@
 //   Kubernetes: this cluster's API server and, once the cluster has joined, its broker;
 //   embedded store: that store alone.
 import type { Logger } from 'pino';
-import { createConsole } from '../../src/console/server/index.js';
-import type { ApiMount } from '../../src/gitops/control/index.js';
-import { openBrokerOfCluster, readJoin } from '../../src/multicluster/control/clusterset/index.js';
-import { connectStore, listStoreClusters, type ResourceStore } from '../../src/platform/store/index.js';
+import { createConsole } from '../console/server/index.js';
+import type { ApiMount } from '../gitops/control/index.js';
+import { openBrokerOfCluster, readJoin } from '../multicluster/control/clusterset/index.js';
+import { connectStore, listStoreClusters, type ResourceStore } from '../platform/store/index.js';
 
 export interface ConsoleStores {
   stores: Map<string, ResourceStore>;

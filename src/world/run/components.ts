@@ -22,11 +22,11 @@
 import { accessSync, constants, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { WORLD_CONTROL_PORT, WORLD_GITHOST_PORT, type Component, type ComponentContext, type PlanCluster, type PlanNode, type WorldPlan } from '../src/world/supervisor/index.js';
-import { meshComponents } from './mesh-components.js';
+import { WORLD_CONTROL_PORT, WORLD_GITHOST_PORT, type Component, type ComponentContext, type PlanCluster, type PlanNode, type WorldPlan } from '../supervisor/index.js';
+import { meshComponents } from './mesh.js';
 
-/** absolute path of a compiled entry next to this file (dist/daemon/...) */
-export const here = (rel: string): string => fileURLToPath(new URL(rel, import.meta.url));
+/** absolute path of a compiled process entry (dist/daemon/..., dist/agents/...) */
+export const entry = (rel: string): string => fileURLToPath(new URL(`../../../${rel}`, import.meta.url));
 
 const activeGateway = (c: PlanCluster): PlanNode | undefined => c.nodes.find((n) => n.role === 'gateway');
 /** the gateway nodes of a cluster with a public IP: one, or two (HA, the first is where the lease usually starts) */
@@ -43,6 +43,36 @@ function tunReason(): string | undefined {
   } catch (err) {
     return `/dev/net/tun: ${(err as Error).message}`;
   }
+}
+
+/** The configuration file of the gateway daemon on `gw`, one of the gateway nodes `gws` of cluster `c`. */
+function gatewayConfig(ctx: ComponentContext, c: PlanCluster, gw: PlanNode, gws: PlanNode[], others: PlanCluster[]): Record<string, unknown> {
+  return {
+    clusterId: c.name,
+    name: gw.name,
+    // the join's PSK (broker-info), written by this cluster's multicluster daemon once joined
+    pskFile: pskFileOf(ctx, c),
+    localSubnets: subnetsOf(c),
+    tunnel: { listen: gw.publicIP, publicIP: gw.publicIP, privateIP: gw.underlayIP },
+    vxlan: { listen: gw.underlayIP },
+    peers: others.map((o) => {
+      const [a, ...standby] = gatewaysOf(o);
+      return { clusterId: o.name, endpoint: a?.publicIP as string, standby: standby.map((x) => x.publicIP as string), subnets: subnetsOf(o) };
+    }),
+    nodes: c.nodes.filter((n) => n !== gw).map((n) => ({ address: n.underlayIP, podCIDRs: [n.podCIDR] })),
+    metrics: { listen: '0.0.0.0', port: ctx.metricsPort },
+    // the peer gateway starts at the same moment: retry a lost first initiation quickly
+    timers: { rekeyTimeoutMs: 500, handshakeAttempts: 20 },
+    // two gateway nodes: the lease in the cluster's store says which one is active
+    ...(gws.length > 1 ? {
+      ha: {
+        members: gws.map((g) => ({ name: g.name, address: g.underlayIP })),
+        // failover within 1 s also when the active one freezes (a dead one is seen at once)
+        leaseDurationMs: 700, renewMs: 150,
+        store: { socket: ctx.storeSocket, tokenFile: ctx.storeTokenFile, cluster: c.name },
+      },
+    } : {}),
+  };
 }
 
 function tunnelComponents(plan: WorldPlan, ctx: ComponentContext): Component[] {
@@ -63,38 +93,13 @@ function tunnelComponents(plan: WorldPlan, ctx: ComponentContext): Component[] {
     if (!first) continue;
     const others = plan.clusters.filter((o) => o !== c && gatewaysOf(o).length > 0);
     for (const gw of gws) {
-      const gwConfig = {
-        clusterId: c.name,
-        name: gw.name,
-        // the join's PSK (broker-info), written by this cluster's multicluster daemon once joined
-        pskFile: pskFileOf(ctx, c),
-        localSubnets: subnetsOf(c),
-        tunnel: { listen: gw.publicIP, publicIP: gw.publicIP, privateIP: gw.underlayIP },
-        vxlan: { listen: gw.underlayIP },
-        peers: others.map((o) => {
-          const [a, ...standby] = gatewaysOf(o);
-          return { clusterId: o.name, endpoint: a?.publicIP as string, standby: standby.map((x) => x.publicIP as string), subnets: subnetsOf(o) };
-        }),
-        nodes: c.nodes.filter((n) => n !== gw).map((n) => ({ address: n.underlayIP, podCIDRs: [n.podCIDR] })),
-        metrics: { listen: '0.0.0.0', port: ctx.metricsPort },
-        // the peer gateway starts at the same moment: retry a lost first initiation quickly
-        timers: { rekeyTimeoutMs: 500, handshakeAttempts: 20 },
-        // two gateway nodes: the lease in the cluster's store says which one is active
-        ...(gws.length > 1 ? {
-          ha: {
-            members: gws.map((g) => ({ name: g.name, address: g.underlayIP })),
-            // failover within 1 s also when the active one freezes (a dead one is seen at once)
-            leaseDurationMs: 700, renewMs: 150,
-            store: { socket: ctx.storeSocket, tokenFile: ctx.storeTokenFile, cluster: c.name },
-          },
-        } : {}),
-      };
+      const gwConfig = gatewayConfig(ctx, c, gw, gws, others);
       const gwFile = join(dir, gw === first ? `${c.name}.gateway.json` : `${c.name}.${gw.name}.gateway.json`);
       writeFileSync(gwFile, JSON.stringify(gwConfig, null, 2) + '\n', { mode: 0o600 });
       out.push({
         name: `${c.name}.${gw.name}.gateway`,
         netns: gw.netns,
-        command: [process.execPath, here('./gateway/main.js'), '--config', gwFile],
+        command: [process.execPath, entry('daemon/gateway/main.js'), '--config', gwFile],
         startAfter: 'network',
         env: { STRAIT_CLUSTER: c.name, STRAIT_NODE: gw.name },
         // ready when every peer tunnel is up (a passive gateway: when it knows the active one)
@@ -118,7 +123,7 @@ function tunnelComponents(plan: WorldPlan, ctx: ComponentContext): Component[] {
       out.push({
         name: `${c.name}.${n.name}.node-agent`,
         netns: n.netns,
-        command: [process.execPath, here('../agents/node-agent/main.js'), '--config', file],
+        command: [process.execPath, entry('agents/node-agent/main.js'), '--config', file],
         startAfter: 'network',
         env: { STRAIT_CLUSTER: c.name, STRAIT_NODE: n.name },
         ready: { http: `http://${n.underlayIP}:${ctx.metricsPort}/metrics` },
@@ -143,7 +148,7 @@ function githostComponent(plan: WorldPlan, ctx: ComponentContext): Component {
   }, null, 2) + '\n');
   return {
     name: 'githost',
-    command: [process.execPath, here('./world-githost.js'), '--state-dir', ctx.stateDir, '--config', file],
+    command: [process.execPath, entry('daemon/world-githost.js'), '--state-dir', ctx.stateDir, '--config', file],
     ready: 'ipc',
     metrics: `${plan.internet.rootIP}:${ctx.metricsPort + 1}`,
     env: { STRAIT_METRICS_PORT: String(ctx.metricsPort + 1) },
@@ -166,7 +171,7 @@ function controlComponent(plan: WorldPlan, ctx: ComponentContext): Component | u
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   return {
     name: `${own.name}.control`,
-    command: [process.execPath, here('./control/main.js'), '--state-dir', dir, '--store-socket', ctx.storeSocket,
+    command: [process.execPath, entry('daemon/control/main.js'), '--state-dir', dir, '--store-socket', ctx.storeSocket,
       '--store-token-file', ctx.storeTokenFile, '--cluster', own.name, '--insecure',
       '--listen', `0.0.0.0:${CONTROL_PORT}`, '--metrics-listen', `0.0.0.0:${ctx.metricsPort + 2}`],
     ready: 'ipc',
@@ -217,7 +222,7 @@ function multiclusterComponents(plan: WorldPlan, ctx: ComponentContext, gateways
     out.push({
       name: `${c.name}.multicluster`,
       ...(gw ? { netns: gw.netns } : {}),
-      command: [process.execPath, here('./multicluster/main.js'), '--config', file],
+      command: [process.execPath, entry('daemon/multicluster/main.js'), '--config', file],
       env: { STRAIT_CLUSTER: c.name },
       ready: 'ipc',
       ...(gw ? { metrics: `${gw.underlayIP}:${ctx.metricsPort + 2}` } : {}),
@@ -233,6 +238,6 @@ export function worldComponents(plan: WorldPlan, ctx: ComponentContext): Compone
     ...(plan.githost ? [githostComponent(plan, ctx)] : []),
     ...multiclusterComponents(plan, ctx, tunnels.length > 0),
     ...[controlComponent(plan, ctx)].filter((c): c is Component => c !== undefined),
-    ...(plan.mesh ? meshComponents(plan, ctx, here).map((c) => ({ ...c, startAfter: 'store' as const })) : []),
+    ...(plan.mesh ? meshComponents(plan, ctx, entry).map((c) => ({ ...c, startAfter: 'store' as const })) : []),
   ];
 }

@@ -1,0 +1,4 @@
+// The node agent daemon, assembled: the data plane of src/multicluster/dataplane/node-agent
+// with /metrics (run.ts, metrics.ts), for agents/node-agent/main.ts.
+export { runNodeAgentDaemon, withNodeName, type NodeAgentDaemon } from './run.js';
+export { agentRegistry } from './metrics.js';
