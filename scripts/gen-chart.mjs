@@ -44,7 +44,7 @@ const BINDINGS = {
   'config.yaml': [
     { find: 'clusterId: cluster-a', replace: 'clusterId: {{ .Values.clusterId }}' },
     { find: 'localSubnets: [10.1.0.0/16, 100.1.0.0/16]', replace: 'localSubnets: {{ list .Values.cidrs.cluster .Values.cidrs.service | toJson }}' },
-    { find: /^( *)peers:\n\1  - \{ clusterId: cluster-b, endpoint: 192\.0\.2\.2, port: 4500, subnets: \[10\.2\.0\.0\/16, 100\.2\.0\.0\/16\] \}\n/m,
+    { find: /^( *)peers:\n\1 {2}- \{ clusterId: cluster-b, endpoint: 192\.0\.2\.2, port: 4500, subnets: \[10\.2\.0\.0\/16, 100\.2\.0\.0\/16\] \}\n/m,
       replace: (_m, ind) => `${ind}peers: {{ .Values.gateway.peers | toJson }}\n` },
     { find: 'remoteSubnets: [10.2.0.0/16, 100.2.0.0/16]', replace: 'remoteSubnets: {{ include "strait.remoteSubnets" . }}' },
     { find: 'gateway: { address: 192.0.2.1, port: 4800 }',
@@ -63,7 +63,7 @@ const BINDINGS = {
   'control.yaml': [resources('.Values.control.resources')],
   'githost.yaml': [
     resources('.Values.githost.resources'),
-    { find: /^( *)- name: data\n\1  emptyDir:\n\1    sizeLimit: 1Gi\n/m,
+    { find: /^( *)- name: data\n\1 {2}emptyDir:\n\1 {4}sizeLimit: 1Gi\n/m,
       replace: (_m, ind) => `${ind}- name: data\n{{- if .Values.githost.persistence.enabled }}\n${ind}  persistentVolumeClaim:\n${ind}    claimName: strait-githost-data\n{{- else }}\n${ind}  emptyDir:\n${ind}    sizeLimit: {{ .Values.githost.persistence.size }}\n{{- end }}\n` },
   ],
   'mesh-ingress.yaml': [resources('.Values.meshIngress.resources')],
