@@ -64,6 +64,20 @@ test('one version: package.json\'s is the chart\'s version and appVersion and th
   assert.equal(kust.images.find((i) => i.name === 'strait')?.newTag, version);
 });
 
+test('every CRD has exactly one storage version, and every served version one structural schema (no conversion needed: docs/upgrades.md)', () => {
+  const crds = objects(readFileSync(join(root, 'deploy', 'crds.yaml'), 'utf8')).filter((o) => o.kind === 'CustomResourceDefinition');
+  assert.ok(crds.length > 0);
+  for (const crd of crds) {
+    const versions = (crd.spec as { versions: { name: string; served: boolean; storage: boolean; schema: unknown }[] }).versions;
+    assert.equal(versions.filter((v) => v.storage).length, 1, `${crd.metadata.name}: one storage version`);
+    assert.ok(versions.find((v) => v.storage)!.served, `${crd.metadata.name}: the storage version is served`);
+    const conversion = (crd.spec as { conversion?: { strategy: string } }).conversion?.strategy ?? 'None';
+    if (conversion === 'None') {
+      for (const v of versions) assert.ok(isDeepStrictEqual(v.schema, versions[0]!.schema), `${crd.metadata.name} ${v.name}: the schema of ${versions[0]!.name} (conversion None)`);
+    }
+  }
+});
+
 test('helm lint passes; helm template with the default values renders exactly the objects of kubectl kustomize deploy/', { skip }, () => {
   const lint = helm('lint', '--strict', chart);
   assert.match(lint, /1 chart\(s\) linted, 0 chart\(s\) failed/);
