@@ -63,9 +63,13 @@ test('kustomize install adopted by helm install --take-ownership; helm upgrade a
   if (skip) { t.skip(skip); return; }
   const t0 = Date.now();
   // 1. installed the way it could be before the chart: kubectl apply -k deploy/ (CRDs first)
-  kubectl('apply', '--server-side', '-f', join(root, 'deploy', 'crds.yaml'));
-  kubectl('wait', '--for=condition=Established', 'crd', '--all', '--timeout=60s');
-  kubectl('apply', '--server-side', '-k', join(root, 'deploy'));
+  // kubectl prints no warning for strait's CRDs or objects (no deprecated version, no unknown field)
+  for (const args of [['apply', '--server-side', '-f', join(root, 'deploy', 'crds.yaml')], ['wait', '--for=condition=Established', 'crd', '--all', '--timeout=60s'],
+    ['apply', '--server-side', '-k', join(root, 'deploy')]]) {
+    const r = cluster!.kubectl(args);
+    assert.equal(r.status, 0, `kubectl ${args.join(' ')}: ${r.stderr}`);
+    assert.doesNotMatch(r.stderr, /warning/i, `kubectl ${args.join(' ')}`);
+  }
   const before = straitObjects();
   assert.ok(before.length > 20, before.join(' '));
   // a custom resource of a user, in another namespace
