@@ -52,12 +52,12 @@ const BINDINGS = {
     { find: /^( *)metricsListen: 0\.0\.0\.0:9103\n/m, replace: (m, ind) => `${m}{{- if not .Values.tls.enabled }}\n${ind}insecure: true\n{{- end }}\n` },
   ],
   'gateway.yaml': [
-    block('nodeSelector', '.Values.gateway.nodeSelector'),
+    block('nodeSelector', '(include "strait.gatewayNodeSelector" . | fromYaml)'),
     resources('.Values.gateway.resources'),
   ],
   'node-agent.yaml': [
     { find: /^( *)- \{ key: submariner\.io\/gateway, operator: NotIn, values: \["true"\] \}\n/m,
-      replace: (_m, ind) => `{{- range $k, $v := .Values.gateway.nodeSelector }}\n${ind}- { key: {{ $k }}, operator: NotIn, values: [{{ $v | quote }}] }\n{{- end }}\n` },
+      replace: (_m, ind) => `{{- range $k, $v := include "strait.gatewayNodeSelector" . | fromYaml }}\n${ind}- { key: {{ $k }}, operator: NotIn, values: [{{ $v | quote }}] }\n{{- end }}\n` },
     resources('.Values.nodeAgent.resources'),
   ],
   'control.yaml': [resources('.Values.control.resources')],

@@ -130,8 +130,8 @@ test('the values users change reach the daemons\' configuration (their own parse
   assert.equal((parse(cm['control.yaml']!) as { insecure?: boolean }).insecure, true, 'tls.enabled=false: plain HTTP');
   const spec = (name: string): { nodeSelector?: Record<string, string>; affinity?: unknown; containers: { image: string; imagePullPolicy?: string; resources: unknown }[]; volumes: { name: string; persistentVolumeClaim?: { claimName: string } }[] } =>
     ((objs.find((o) => ['DaemonSet', 'Deployment'].includes(o.kind) && o.metadata.name === name)!.spec as { template: { spec: never } }).template.spec);
-  assert.deepEqual(spec('strait-gateway').nodeSelector, { 'example.com/edge': 'yes' });
-  assert.deepEqual(spec('strait-gateway').containers[0]!.resources, { requests: { cpu: '300m' } });
+  assert.deepEqual(spec('strait-gateway').nodeSelector, { 'example.com/edge': 'yes' }, 'the given selector replaces the default one');
+  assert.deepEqual(spec('strait-gateway').containers[0]!.resources, { requests: { cpu: '300m', memory: '128Mi' }, limits: { memory: '512Mi' } }, 'merged with the defaults');
   assert.match(JSON.stringify(spec('strait-node-agent').affinity), /"key":"example.com\/edge","operator":"NotIn","values":\["yes"\]/, 'no node agent on the gateway nodes');
   for (const w of ['strait-gateway', 'strait-node-agent', 'strait-control', 'strait-githost']) {
     assert.equal(spec(w).containers[0]!.image, 'registry.example/strait:9.9.9', w);
@@ -155,7 +155,6 @@ test('bad values are refused before anything is applied, with a message naming t
   const cases: [string[], RegExp][] = [
     [['--set', 'mesh.dataplane=node'], /mesh\.dataplane "node": Kubernetes mode has the sidecar data plane only/],
     [['--set', 'clusterId='], /clusterId is empty/],
-    [['--set', 'gateway.nodeSelector=null'], /gateway\.nodeSelector is empty/],
     [['--set-json', 'gateway.peers=[{"clusterId":"cluster-y"}]'], /gateway\.peers: \{"clusterId":"cluster-y"\} needs clusterId, endpoint and subnets/],
   ];
   for (const [args, want] of cases) {

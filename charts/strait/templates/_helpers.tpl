@@ -9,3 +9,9 @@
 {{- range .Values.gateway.peers }}{{ $all = concat $all .subnets }}{{ end }}
 {{- $all | toJson }}
 {{- end }}
+
+{{/* the gateway nodes' selector: gateway.nodeSelector, or deploy/'s label when it is empty (Helm merges
+     a map given in values with the default one, so the default lives here, not in values.yaml) */}}
+{{- define "strait.gatewayNodeSelector" -}}
+{{- toYaml (.Values.gateway.nodeSelector | default (dict "submariner.io/gateway" "true")) }}
+{{- end }}
