@@ -1,7 +1,7 @@
 // The Helm chart's life cycle against a real kube-apiserver (no nodes: what is checked is the
 // objects, their ownership and the CRDs, not running pods; the real-cluster suite runs pods):
 // a kustomize install (`kubectl apply -k deploy/`) is refused by a plain `helm install` and
-// adopted by `helm install --take-ownership`; `helm upgrade` to a changed value and
+// adopted by `helm install --take-ownership --force-conflicts`; `helm upgrade` to a changed value and
 // `helm rollback` change the daemons' configuration both ways; `helm uninstall` removes every
 // object of the release and leaves no finalizer, and keeps the CRDs with the custom resources
 // of other namespaces (docs/upgrades.md). Real Helm v4.3.1 (test/helm/build-helm.sh).
@@ -80,9 +80,11 @@ test('kustomize install adopted by helm install --take-ownership; helm upgrade a
   const refused = helmRun('install', 'strait', chart, '-n', NS, '--create-namespace');
   assert.notEqual(refused.status, 0);
   assert.match(refused.stderr, /exists and cannot be imported into the current release: invalid ownership metadata/);
-  // --take-ownership adopts them (the default values render the objects of deploy/)
+  // --take-ownership adopts them (the default values render the objects of deploy/); the fields
+  // kubectl's server-side apply owns are taken over with --force-conflicts (without it Helm's own
+  // server-side apply refuses every field kubectl set: the ConfigMap's data, the env fieldRefs)
   const tInstall = Date.now();
-  helm('install', 'strait', chart, '-n', NS, '--create-namespace', '--take-ownership', '--set', 'clusterId=cluster-k');
+  helm('install', 'strait', chart, '-n', NS, '--create-namespace', '--take-ownership', '--force-conflicts', '--set', 'clusterId=cluster-k');
   console.log(`helm install --take-ownership over kubectl apply -k: ${Date.now() - tInstall} ms`);
   assert.deepEqual(straitObjects(), before, 'the same objects, now the release\'s');
   for (const o of ['daemonset/strait-gateway', 'deployment/strait-control']) {
