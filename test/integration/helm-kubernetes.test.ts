@@ -121,3 +121,31 @@ test('kustomize install adopted by helm install --take-ownership; helm upgrade a
   assert.equal(kubectl('-n', 'default', 'get', 'serviceexport', 'echo', '-o', 'jsonpath={.metadata.finalizers}'), '', 'no finalizer on a user\'s object');
   console.log(`helm life cycle on a real kube-apiserver: ${Date.now() - t0} ms`);
 });
+
+test('the documented install into a cluster without strait: helm install --namespace strait-system --create-namespace (the chart labels the namespace privileged)', { timeout: 600_000 }, async (t) => {
+  if (skip) { t.skip(skip); return; }
+  // the namespaces the previous test's uninstall deleted: no controller-manager runs here, so the
+  // test finishes their deletion as the namespace controller would (nothing is left in them)
+  for (const ns of [NS, 'submariner-operator']) {
+    const r = cluster!.kubectl(['get', 'namespace', ns, '-o', 'json']);
+    if (r.status !== 0) continue;
+    const o = JSON.parse(r.stdout) as { spec: { finalizers?: string[] } };
+    o.spec.finalizers = [];
+    const f = cluster!.kubectl(['replace', '--raw', `/api/v1/namespaces/${ns}/finalize`, '-f', '-'], JSON.stringify(o));
+    assert.equal(f.status, 0, f.stderr);
+  }
+  for (const ns of [NS, 'submariner-operator']) {
+    const deadline = Date.now() + 60_000;
+    while (cluster!.kubectl(['get', 'namespace', ns]).status === 0) {
+      assert.ok(Date.now() < deadline, `${ns} still there`);
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  }
+  helm('install', 'strait', chart, '--namespace', NS, '--create-namespace', '--set', 'clusterId=cluster-n');
+  assert.equal(kubectl('get', 'namespace', NS, '-o', 'jsonpath={.metadata.labels.pod-security\\.kubernetes\\.io/enforce}'), 'privileged');
+  assert.equal(kubectl('get', 'namespace', 'submariner-operator', '-o', 'jsonpath={.metadata.annotations.meta\\.helm\\.sh/release-name}'), 'strait');
+  assert.equal(gatewayConfig().clusterId, 'cluster-n');
+  assert.ok(straitObjects().length > 20);
+  helm('uninstall', 'strait', '-n', NS);
+  assert.deepEqual(straitObjects(), []);
+});
