@@ -1,7 +1,7 @@
 # strait: one image for the gateway daemon, node agent, control module and code-hosting
 # server (the command picks the component). Multi-stage: build with the toolchain,
 # run on a slim base with only the system programs strait calls.
-#   docker build -t strait .
+#   docker build --build-arg VERSION="$(node -p 'require("./package.json").version')" -t strait .
 #   docker run --rm strait dist/src/cli/main.js --version
 # The base images are arguments so that a build without docker.io can use local ones
 # (test/image/build-image.sh: buildah, vfs storage, chroot isolation, debootstrap's
@@ -13,12 +13,16 @@ ARG RUNTIME_IMAGE=node:20-bookworm-slim
 
 FROM ${BUILD_IMAGE} AS build
 ARG NPM_FLAGS=""
+# strait's version: package.json's (the one place it is written); the build refuses another
+ARG VERSION=""
 WORKDIR /src
 # .npmrc points node-gyp at the Node headers of a Debian install (/usr); the node image
 # keeps them under /usr/local (the environment overrides the project's .npmrc)
 ENV npm_config_nodedir=/usr/local
 RUN apt-get update -qq && apt-get install -y -qq --no-install-recommends build-essential python3 && rm -rf /var/lib/apt/lists/*
 COPY package.json package-lock.json .npmrc ./
+RUN want="$(node -p 'require("./package.json").version')" \
+ && if [ "$VERSION" != "$want" ]; then echo "strait: --build-arg VERSION=$VERSION is not package.json's version $want" >&2; exit 1; fi
 COPY scripts ./scripts
 # install without the prepare step (sources are not copied yet); native modules build here
 RUN npm ci --ignore-scripts ${NPM_FLAGS} && npm rebuild better-sqlite3 ${NPM_FLAGS}
@@ -36,6 +40,10 @@ RUN node_modules/.bin/tsc -p tsconfig.json \
  && npm prune --omit=dev
 
 FROM ${RUNTIME_IMAGE} AS runtime
+ARG VERSION
+LABEL org.opencontainers.image.title=strait \
+      org.opencontainers.image.version=${VERSION} \
+      org.opencontainers.image.licenses=Apache-2.0
 RUN apt-get update -qq \
  && apt-get install -y -qq --no-install-recommends iproute2 nftables git ca-certificates \
  && rm -rf /var/lib/apt/lists/* \

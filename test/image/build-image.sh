@@ -5,6 +5,7 @@
 #   test/image/build-image.sh            # build (or reuse) localhost/strait:test
 #   test/image/build-image.sh --run ARGS # then run `node ARGS` in it (chroot), e.g. --run bin/strait.js --version
 #   test/image/build-image.sh --sh CMD   # then run `sh -c CMD` in it (one container for several commands)
+#   test/image/build-image.sh --labels   # then print the image's labels (JSON; the version is package.json's)
 #   test/image/build-image.sh --print    # print the cache dir
 #
 # How: buildah (Debian's package) with vfs storage and chroot isolation, in a private
@@ -77,6 +78,7 @@ if [ "$(cat "$cache/image.key" 2>/dev/null)" != "$key" ] || ! bh inspect --type 
   start=$(date +%s)
   nice buildah --root "$cache/storage" --runroot "$cache/run" --storage-driver vfs build --isolation chroot --layers=false --pull=never \
     --build-arg BUILD_IMAGE="$base" --build-arg RUNTIME_IMAGE="$base" --build-arg NPM_FLAGS=--offline \
+    --build-arg VERSION="$(node -p 'require(process.argv[1]).version' "$root/package.json")" \
     --volume "$HOME/.npm:/root/.npm:rw" \
     -f "$root/Dockerfile" -t "$image" "$root" >"$cache/build.log" 2>&1 \
     || { tail -40 "$cache/build.log" >&2; exit 1; }
@@ -93,6 +95,8 @@ if [ "${1:-}" = "--run" ] || [ "${1:-}" = "--sh" ]; then
   trap 'bh rm "$ctr" >/dev/null 2>&1 || true' EXIT
   if [ "$mode" = --run ]; then bh run --isolation chroot "$ctr" -- node "$@"
   else bh run --isolation chroot "$ctr" -- sh -c "$1"; fi
+elif [ "${1:-}" = "--labels" ]; then
+  bh inspect --type image --format '{{json .OCIv1.Config.Labels}}' "$image"
 else
   echo "$image"
 fi

@@ -225,7 +225,8 @@ describe('strait in Kubernetes mode: --kubeconfig/--context for deploy-broker, j
     assert.deepEqual(Object.keys(all).sort(), ['brokers', 'cluster', 'connections', 'endpoints', 'gateways', 'networks', 'versions']);
     assert.equal((all['brokers'] as { namespace: string }[])[0]?.namespace, 'submariner-k8s-broker', 'the broker read with the join\'s token');
     assert.deepEqual((all['networks'] as { clusterCIDRs: string[] }).clusterCIDRs, ['10.10.0.0/16']);
-    assert.equal((all['versions'] as { component: string; running: string }[]).find((v) => v.component === 'strait-gateway')?.running, '0.1.0');
+    assert.equal((all['versions'] as { component: string; running: string }[]).find((v) => v.component === 'strait-gateway')?.running,
+      (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string }).version, 'the gateway publishes package.json\'s version');
   });
 
   test('export service in B creates the MCS ServiceExport; synced (Valid=True) it shows in B\'s exports and A\'s imports; verify and diagnose pass; unexport deletes it', { timeout: 180_000 }, async (t) => {

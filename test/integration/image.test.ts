@@ -34,6 +34,12 @@ describe('Dockerfile (static)', () => {
     assert.ok(!st[1]!.lines.some((l) => /build-essential|npm (ci|install)|node-gyp/.test(l)), 'no toolchain in the runtime stage');
   });
 
+  test('the image is stamped with package.json\'s version: the build refuses another VERSION, the runtime stage labels it', () => {
+    assert.match(st[0]!.lines.join('\n'), /ARG VERSION/);
+    assert.match(st[0]!.lines.join('\n'), /if \[ "\$VERSION" != "\$want" \]; then echo .* exit 1; fi/);
+    assert.match(st[1]!.lines.join('\n'), /LABEL .*org\.opencontainers\.image\.version=\$\{VERSION\}/);
+  });
+
   test('every COPY source from the context exists and is not excluded by .dockerignore', () => {
     const wrong: string[] = [];
     for (const s of st) {
@@ -97,5 +103,9 @@ describe('Dockerfile (built with buildah)', () => {
     const [v, u] = r.stdout.trim().split('\n');
     assert.equal(v, version);
     assert.equal(u, '10001 /opt/strait');
+    // the version stamped on the image (its OCI label) is package.json's, as the chart's appVersion
+    const labels = await script(['--labels']);
+    assert.equal(labels.status, 0, labels.stderr);
+    assert.equal((JSON.parse(labels.stdout) as Record<string, string>)['org.opencontainers.image.version'], version);
   });
 });

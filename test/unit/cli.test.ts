@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { test } from 'node:test';
@@ -21,10 +21,12 @@ test('strait with an unknown command exits 2 with a message', () => {
   assert.match(r.stderr, /unknown command/);
 });
 
-test('strait version -o json prints the package version', () => {
+test('strait version -o json prints the package version (package.json\'s, the one place it is written)', () => {
   const r = strait('version', '-o', 'json');
   assert.equal(r.status, 0, r.stderr);
-  assert.match(JSON.parse(r.stdout).version, /^\d+\.\d+\.\d+/);
+  const pkg = JSON.parse(readFileSync(join(process.env['STRAIT_ROOT'] ?? process.cwd(), 'package.json'), 'utf8')) as { version: string };
+  assert.equal(JSON.parse(r.stdout).version, pkg.version);
+  assert.match(strait('version').stdout, new RegExp(`^strait ${pkg.version.replaceAll('.', '\\.')} \\(node v`));
 });
 
 // --cluster and --state-dir are the program's: before or after the command, in any order

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { createHmac, hkdfSync } from 'node:crypto';
 import { test } from 'node:test';
 import { isStraitError, type ErrorCode } from '../../../src/base/errors/index.js';
 import { encodeBrokerInfo, parseBrokerInfo, generatePsk, type BrokerInfo } from '../../../src/multicluster/control/clusterset/index.js';
@@ -53,6 +54,11 @@ const cases: { name: string; text: () => string; code: ErrorCode; match?: RegExp
   { name: 'missing integrity', text: () => tamper((d) => { delete d.integrity; }), code: 'STRAIT_ERR_MC_BROKER_INFO_FIELD', match: /integrity/ },
   { name: 'changed PSK', text: () => tamper((d) => { d.ipsecPSK.data.psk = generatePsk().toString('base64'); }), code: 'STRAIT_ERR_MC_BROKER_INFO_TAMPERED' },
   { name: 'changed URL', text: () => tamper((d) => { d.brokerURL = 'unix:///evil.sock'; }), code: 'STRAIT_ERR_MC_BROKER_INFO_TAMPERED' },
+  // version skew: a newer deploy-broker's file is refused as such before any field is read
+  { name: 'a newer format version', text: () => tamper((d) => { d.version = 2; d.brokerEndpoints = []; }), code: 'STRAIT_ERR_VERSION_UNSUPPORTED', match: /broker-info broker-info\.subm has format version 2, which this strait does not read \(it reads version 1; no version means 1\): a newer strait wrote it/ },
+  { name: 'a version that is not an integer', text: () => tamper((d) => { d.version = '1'; }), code: 'STRAIT_ERR_VERSION_UNSUPPORTED', match: /"1".*positive integer/ },
+  // the MAC covers the version: taking it out of a signed file is tampering
+  { name: 'version removed', text: () => tamper((d) => { delete d.version; }), code: 'STRAIT_ERR_MC_BROKER_INFO_TAMPERED' },
   { name: 'changed token', text: () => tamper((d) => { d.clientToken.data.token = Buffer.from('another-token-0123456').toString('base64'); }), code: 'STRAIT_ERR_MC_BROKER_INFO_TAMPERED' },
 ];
 
@@ -66,6 +72,19 @@ for (const c of cases) {
     });
   });
 }
+
+test('a file with no version (signed without one) is read as version 1', () => {
+  const i = info();
+  const doc = toDoc(encodeBrokerInfo(i).replace(/-/g, '+').replace(/_/g, '/'));
+  delete doc.version;
+  delete doc.integrity;
+  // the MAC as deploy-broker computes it (src/multicluster/control/clusterset/broker-info.ts): HKDF of the token, canonical JSON
+  const canonical = (v: unknown): string => Array.isArray(v) ? `[${v.map(canonical).join(',')}]`
+    : v && typeof v === 'object' ? `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${canonical((v as Doc)[k])}`).join(',')}}` : JSON.stringify(v);
+  const key = Buffer.from(hkdfSync('sha256', Buffer.from(i.clientToken), Buffer.alloc(0), 'strait broker-info v1', 32));
+  doc.integrity = `hmac-sha256:${createHmac('sha256', key).update(canonical(doc)).digest('hex')}`;
+  assert.deepEqual(parseBrokerInfo(fromDoc(doc)), i);
+});
 
 test('a short PSK is refused even with a valid MAC', () => {
   const text = encodeBrokerInfo(info({ ipsecPSK: Buffer.alloc(16, 7) }));

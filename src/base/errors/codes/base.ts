@@ -15,6 +15,13 @@ export const base = {
     message: `configuration key ${q(oldKey)} at ${path || '(top level)'} was renamed to ${q(newKey)}; use ${q(newKey)} instead`,
     detail: { path, oldKey, newKey },
   })),
+  versionUnsupported: def('STRAIT_ERR_VERSION_UNSUPPORTED', 'usage', (what: string, version: unknown, supported: number[]) => ({
+    message: `${what} has format version ${q(version)}, which this strait does not read (it reads version ${supported.join(', ')}; no version means ${supported[0]}): ` +
+      (typeof version === 'number' && Number.isInteger(version) && version > Math.max(...supported)
+        ? 'a newer strait wrote it; upgrade this component (docs/upgrades.md, "Version skew")'
+        : 'a version is a positive integer'),
+    detail: { what, version, supported },
+  })),
   usage: def('STRAIT_ERR_USAGE', 'usage', (message: string, detail?: ErrorDetail) => ({ message, detail: detail ?? {} })),
   fileUnreadable: def('STRAIT_ERR_FILE_UNREADABLE', 'usage', (path: string, reason: string) => ({
     message: `cannot read ${q(path)}: ${reason}`,

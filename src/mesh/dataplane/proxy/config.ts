@@ -57,11 +57,18 @@ function checkOutbound(path: string, v: unknown): OutboundPolicy {
   return { mode: o['mode'] as OutboundTlsMode, ...(sans ? { sans: [...(sans as string[])] } : {}) };
 }
 
+/** The sidecar configuration format versions this proxy reads (absent: 1). */
+export const SIDECAR_CONFIG_VERSIONS = [1];
+
 /** Validate a configuration received from outside; returns a frozen copy. */
 export function validateSidecarConfig(raw: unknown): Readonly<SidecarConfig> {
   if (typeof raw !== 'object' || raw === null) throw E.meshConfigInvalid('(top level)', raw, 'must be an object');
   const c = raw as Record<string, unknown>;
-  for (const k of Object.keys(c)) if (!['identity', 'inbound', 'outbound'].includes(k)) throw E.meshConfigInvalid(k, c[k], 'is not a known key (identity, inbound, outbound)');
+  // the format's version first: a newer control module's configuration is refused as such, never
+  // read as this format (or refused for a key this version does not know). No version: version 1,
+  // what every control module sends today (docs/upgrades.md, "Version skew")
+  if (c['version'] !== undefined && !SIDECAR_CONFIG_VERSIONS.includes(c['version'] as number)) throw E.versionUnsupported('the sidecar configuration', c['version'], SIDECAR_CONFIG_VERSIONS);
+  for (const k of Object.keys(c)) if (!['version', 'identity', 'inbound', 'outbound'].includes(k)) throw E.meshConfigInvalid(k, c[k], 'is not a known key (version, identity, inbound, outbound)');
   let identity: ProxyIdentity | undefined;
   if (c['identity'] !== undefined) {
     const id = c['identity'] as Record<string, unknown>;

@@ -100,6 +100,9 @@ export function encodeBrokerInfo(info: BrokerInfo): string {
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
+/** The broker-info format versions this strait reads (absent: 1). */
+export const BROKER_INFO_VERSIONS = [1];
+
 const ALLOWED_TOP = new Set(['brokerURL', 'brokerCA', 'clientToken', 'ipsecPSK', 'serviceDiscovery', 'components', 'customDomains', 'brokerCluster', 'version', 'integrity']);
 
 /** Parse and validate the file's text. `source` names the file in messages. */
@@ -121,8 +124,10 @@ export function parseBrokerInfo(text: string, source = 'broker-info.subm'): Brok
   if (!isObj(doc)) throw E.mcBrokerInfoJson(source, `expected an object, got ${Array.isArray(doc) ? 'an array' : typeof doc}`);
 
   const field = (name: string, rule: string, value?: unknown) => E.mcBrokerInfoField(source, name, rule, value);
+  // the version first: a newer deploy-broker's file is refused as such, never read as this
+  // format (no version: 1, as every strait writes today; docs/upgrades.md, "Version skew")
+  if (doc['version'] !== undefined && !BROKER_INFO_VERSIONS.includes(doc['version'] as number)) throw E.versionUnsupported(`broker-info ${source}`, doc['version'], BROKER_INFO_VERSIONS);
   for (const key of Object.keys(doc)) if (!ALLOWED_TOP.has(key)) throw field(key, 'is not a broker-info field');
-  if (doc['version'] !== 1) throw field('version', 'must be 1', doc['version']);
   const str = (v: unknown, name: string, allowEmpty = false): string => {
     if (typeof v !== 'string') throw field(name, v === undefined ? 'is missing' : 'must be a string', v);
     if (!allowEmpty && v.length === 0) throw field(name, 'must not be empty');
