@@ -10,6 +10,7 @@ import { E } from '../../base/errors/index.js';
 import { listenServer } from '../../base/net/index.js';
 import { canUseUserNamespaces, privateTreeCommand } from '../../platform/netns/index.js';
 import type { WorldState } from '../../world/supervisor/index.js';
+import { clearStateDirLock, lockStateDir, type StateDirLock } from '../../world/state-lock/index.js';
 import { DAEMON_ENV, DAEMON_NODE_FLAGS } from '../../base/node-flags/index.js';
 import { formatJson, formatTable, parseOutputFormat, resolveStateDir, stateFiles, takesGlobals } from '../../platform/cli-kit/index.js';
 import { downCommand, findPod, isAlive, podExecArgv, readWorldRecord, removeWorldRecord, removeWorldState, runningWorld, worldStateIn, writeWorldRecord, type WorldRecord } from '../world-file.js';
@@ -34,9 +35,11 @@ function summary(rec: WorldState): string {
   return `strait: world ready in ${rec.bootMs} ms: ${rec.clusters.length} clusters (${rec.clusters.map((c) => c.name).join(', ')}), ${nodes} nodes, ${pods} pods`;
 }
 
-function prepareStateDir(stateDir: string, fresh: boolean): void {
-  const rec = readWorldRecord(stateDir);
-  if (rec && isAlive(rec.pid)) throw E.worldRunning(stateDir, rec.pid, downCommand(stateDir));
+/** called with the state dir locked (src/world/state-lock): no other world reads or writes it */
+function prepareStateDir(stateDir: string, fresh: boolean, lock: StateDirLock): void {
+  if (lock.staleHolder !== undefined) {
+    console.log(`strait: took over the lock of state dir ${stateDir} from pid ${lock.staleHolder}, whose world ended without stopping (killed?)`);
+  }
   // an earlier run's Applications, policies, Deployments, repositories and keys come back:
   // say so, and how to start clean
   if (fresh) {
@@ -143,7 +146,7 @@ function hostPortEnv(stdio: (number | 'ignore' | 'inherit' | 'ipc')[], { ingress
 }
 
 /** Run the world in the foreground; resolves with the exit code when it ends. */
-async function upForeground(stateDir: string, worldFile: string | undefined, ingressCount: number): Promise<number> {
+async function upForeground(stateDir: string, worldFile: string | undefined, ingressCount: number, lock: StateDirLock): Promise<number> {
   const userNamespace = process.getuid?.() !== 0;
   if (userNamespace) {
     const can = canUseUserNamespaces();
@@ -153,7 +156,8 @@ async function upForeground(stateDir: string, worldFile: string | undefined, ing
   const logFile = join(stateDir, 'logs', 'world.log');
   const logFd = openSync(logFile, 'a');
   const ports = await bindHostPorts(ingressCount);
-  const stdio: (number | 'ignore' | 'inherit' | 'ipc')[] = ['ignore', 'inherit', logFd, 'ipc'];
+  // the world's processes share the state dir's lock: it is free only once the last has gone
+  const stdio: (number | 'ignore' | 'inherit' | 'ipc')[] = ['ignore', 'inherit', logFd, 'ipc', lock.fd];
   const child = spawn(argv[0] as string, argv.slice(1), {
     stdio,
     env: { ...process.env, ...DAEMON_ENV, STRAIT_USERNS: userNamespace ? '1' : '0', STRAIT_PROC: 'world', ...hostPortEnv(stdio, ports) },
@@ -207,6 +211,7 @@ async function upForeground(stateDir: string, worldFile: string | undefined, ing
   clearInterval(orphanWatch);
   removeWorldRecord(stateDir, process.pid);
   rmSync(stateFiles(stateDir).storeSocket, { force: true });
+  lock.release();
   if (stopping) {
     console.log('strait: world stopped');
     return 0;
@@ -220,7 +225,7 @@ async function upForeground(stateDir: string, worldFile: string | undefined, ing
  * A detached world: the private tree is started in a session of its own, owned by its
  * unshare process (kill that and the world is gone); the supervisor writes world.json.
  */
-async function upDetached(stateDir: string, worldFile: string | undefined, ingressCount: number): Promise<number> {
+async function upDetached(stateDir: string, worldFile: string | undefined, ingressCount: number, lock: StateDirLock): Promise<number> {
   const userNamespace = process.getuid?.() !== 0;
   if (userNamespace) {
     const can = canUseUserNamespaces();
@@ -231,11 +236,13 @@ async function upDetached(stateDir: string, worldFile: string | undefined, ingre
   const logFile = join(stateDir, 'logs', 'world.log');
   const fd = openSync(logFile, 'a');
   const ports = await bindHostPorts(ingressCount);
-  const stdio: (number | 'ignore' | 'inherit' | 'ipc')[] = ['ignore', fd, fd];
+  // the world's processes share the state dir's lock, and its owner (unshare) is named in it
+  const stdio: (number | 'ignore' | 'inherit' | 'ipc')[] = ['ignore', fd, fd, lock.fd];
   const child = spawn(argv[0] as string, argv.slice(1), {
     detached: true, stdio,
     env: { ...process.env, ...DAEMON_ENV, STRAIT_USERNS: userNamespace ? '1' : '0', STRAIT_PROC: 'world', ...hostPortEnv(stdio, ports) },
   });
+  if (child.pid) lock.setHolder(child.pid);
   closeSync(fd);
   closeHostPorts(ports);
   child.unref();
@@ -246,12 +253,14 @@ async function upDetached(stateDir: string, worldFile: string | undefined, ingre
     const rec = readWorldRecord(stateDir);
     if (rec && rec.pid === child.pid && rec.status === 'ready') {
       console.log(`${summary(rec)}; running in the background (pid ${rec.pid}); '${downCommand(stateDir)}' stops it`);
+      lock.hand();
       return 0;
     }
     if (exited !== null) break;
     await new Promise((r) => setTimeout(r, 25));
   }
   if (exited === null && child.pid) process.kill(child.pid, 'SIGKILL');
+  lock.release();
   console.error(`error STRAIT_ERR_WORLD_NOT_RUNNING: the world did not come up; log ${logFile}:\n${tail(logFile)}`);
   return exited && exited > 0 ? exited : 1;
 }
@@ -304,8 +313,15 @@ export function registerWorldCommands(program: Command): void {
       const { loadWorld } = await import('../../world/world-file/index.js');
       const world = loadWorld(worldFile); // refuse a bad world before building anything
       const ingressCount = world.mesh ? world.clusters.length : 0;
-      prepareStateDir(stateDir, opts.fresh === true);
-      process.exitCode = opts.detach ? await upDetached(stateDir, worldFile, ingressCount) : await upForeground(stateDir, worldFile, ingressCount);
+      // before anything in the state dir is read or written: one world per state dir
+      const lock = lockStateDir(stateDir, downCommand(stateDir));
+      try {
+        prepareStateDir(stateDir, opts.fresh === true, lock);
+        process.exitCode = opts.detach ? await upDetached(stateDir, worldFile, ingressCount, lock) : await upForeground(stateDir, worldFile, ingressCount, lock);
+      } catch (err) {
+        lock.release();
+        throw err;
+      }
     });
 
   takesGlobals(program
@@ -328,6 +344,7 @@ export function registerWorldCommands(program: Command): void {
       while (!gone() && Date.now() < deadline + 5000) await new Promise((r) => setTimeout(r, 25));
       rmSync(stateFiles(stateDir).world, { force: true });
       rmSync(stateFiles(stateDir).storeSocket, { force: true });
+      clearStateDirLock(stateDir);
       console.log('strait: world stopped');
     });
 
