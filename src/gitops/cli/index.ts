@@ -2,5 +2,5 @@
 export { registerLoginCommand } from './login.js';
 export { registerGpgCommand } from './gpg.js';
 export { registerSshSignersCommand } from './ssh-signers.js';
-export { lastSync, registerAppCommand } from './app.js';
+export { lastGoodRevision, lastSync, registerAppCommand, syncText } from './app.js';
 export * from './control-client.js';
