@@ -67,6 +67,13 @@ test('two `strait up` at the same moment on one state dir: one runs, the other i
     const curl = strait(['exec', '--state-dir', stateDir, 'cluster-a/default/client', '--', 'curl', '-s', '-m', '5', 'http://echo.default.svc.cluster.local:8080/hello']);
     assert.equal(curl.status, 0, curl.stderr);
     assert.match(curl.stdout, /hello/);
+    // the program's options without `--`: a hint, not commander's bare "unknown option"
+    const noDashes = strait(['exec', '--state-dir', stateDir, 'cluster-a/default/client', 'curl', '-s', 'http://echo:8080/']);
+    assert.equal(noDashes.status, 2);
+    assert.match(noDashes.stderr, /STRAIT_ERR_USAGE: "-s" is an option of the program, not of strait exec: put the program after --, as in 'strait exec cluster-a\/default\/client -- curl -s http:\/\/echo:8080\/'/);
+    // a program in a pod has its own sessions (strait login there never moves the host's current context)
+    const cfg = strait(['exec', '--state-dir', stateDir, 'cluster-a/default/client', '--', 'sh', '-c', 'echo "$STRAIT_CONFIG_DIR"']);
+    assert.equal(cfg.stdout.trim(), join(stateDir, 'pod-config', 'cluster-a', 'default', 'client'));
 
     // killed (SIGKILL to every process of the world): the kernel drops the lock, the next
     // `strait up` takes it over and says whose it was

@@ -93,3 +93,16 @@ for (const c of CONSOLE) {
     assert.deepEqual(r ? { txBps: r.txBps, rxBps: r.rxBps } : undefined, c.want);
   });
 }
+
+const DESTINATIONS: [string, string, string][] = [
+  ['*', '*', 'any cluster, any namespace'],
+  ['https://kubernetes.default.svc', 'guestbook', 'https://kubernetes.default.svc, namespace guestbook'],
+  ['https://cluster-b', '*', 'https://cluster-b, any namespace'],
+  ['*', '', 'any cluster, no namespace'],
+];
+for (const [server, ns, want] of DESTINATIONS) {
+  test(`console project destination: ${server} ${ns || '""'} -> ${want}`, async () => {
+    const { destinationText } = await webModule<{ destinationText: (s: string, n: string) => string }>('words.ts');
+    assert.equal(destinationText(server, ns), want);
+  });
+}

@@ -3,6 +3,7 @@
 import type { Obj } from './api';
 import { CONFIG } from './config';
 import type { Live, Rate } from './live';
+import { destinationText } from './words';
 
 type R = Record<string, unknown>;
 const rec = (v: unknown): R => (v && typeof v === 'object' && !Array.isArray(v) ? v as R : {});
@@ -249,7 +250,7 @@ export function projects(live: Live): ProjectRow[] {
     const spec = rec(p.spec);
     return {
       name: p.metadata.name, sourceRepos: strs(spec['sourceRepos']),
-      destinations: (Array.isArray(spec['destinations']) ? spec['destinations'] as R[] : []).map((d) => `${str(d['server']) || str(d['name'])} ${str(d['namespace'])}`.trim()),
+      destinations: (Array.isArray(spec['destinations']) ? spec['destinations'] as R[] : []).map((d) => destinationText(str(d['server']) || str(d['name']), str(d['namespace']))),
       signatureKeys: (Array.isArray(spec['signatureKeys']) ? spec['signatureKeys'] as R[] : []).map((k) => str(k['keyID'])),
     };
   }).sort(byName);
