@@ -74,6 +74,7 @@ napi_status strait_init_netns(napi_env env, napi_value exports);
 napi_status strait_init_udp(napi_env env, napi_value exports);
 napi_status strait_init_pump(napi_env env, napi_value exports);
 napi_status strait_init_tlsrec(napi_env env, napi_value exports);
+napi_status strait_init_lock(napi_env env, napi_value exports);
 
 #define STRAIT_EXPORT(env, exports, name, fn)                                   \
   do {                                                                          \

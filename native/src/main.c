@@ -26,6 +26,7 @@ static napi_value init(napi_env env, napi_value exports) {
   if (strait_init_udp(env, exports) != napi_ok) return NULL;
   if (strait_init_pump(env, exports) != napi_ok) return NULL;
   if (strait_init_tlsrec(env, exports) != napi_ok) return NULL;
+  if (strait_init_lock(env, exports) != napi_ok) return NULL;
   return exports;
 }
 

@@ -5,6 +5,7 @@
 //   service discovery: a throw-away Service in the other cluster is exported, its
 //     clusterset.local names are dug from the client pod until they answer the ClusterIP,
 //     curl reaches it by name, and after unexport the name must be NXDOMAIN.
+import { formatRtt } from '../base/units/index.js';
 import { randomBytes } from 'node:crypto';
 import { MC_KINDS as K, readGateway } from '../multicluster/control/clusterset/index.js';
 import type { KubeObject, ResourceStore } from '../platform/store/index.js';
@@ -127,7 +128,7 @@ export async function verifyTraffic(o: TrafficOptions): Promise<TrafficCheck[]> 
       const active = gws.map(readGateway).filter((g) => g.gateway.haStatus === 'active');
       const conn = active.flatMap((g) => g.connections).find((c) => c.cluster === y.cluster);
       add('connectivity', 'gateway connection', x.cluster, y.cluster, conn?.status === 'connected',
-        conn ? `${conn.status}${conn.rttAvg ? `, RTT ${conn.rttAvg}` : ''} (${conn.cableDriver})` : gws.length === 0 ? 'no Gateway record in this cluster' : 'no connection to this cluster on the active gateway');
+        conn ? `${conn.status}${conn.rttAvg ? `, RTT ${formatRtt(conn.rttAvg)}` : ''} (${conn.cableDriver})` : gws.length === 0 ? 'no Gateway record in this cluster' : 'no connection to this cluster on the active gateway');
       const p = await curlCheck(o, x.client, `http://${y.echo.ip}:${y.echoPort}/`);
       add('connectivity', `pod to pod ${y.echo.ip}:${y.echoPort}`, `${x.cluster}/${x.client.name}`, `${y.cluster}/${y.echo.name}`, p.ok, p.detail, p.ms);
       if (y.service) {

@@ -58,10 +58,10 @@ export function execInPod(rec: WorldRecord, netns: string, command: string[], ti
  * What a world writes in its state dir and keeps across restarts (the supervisor: world.json,
  * store/, store.sock, store.token, logs/; src/world/run/components.ts: tunnel/, githost/,
  * githost-world.json, control/, mesh/, <cluster>.multicluster.json; the multicluster daemon:
- * broker-info.subm). Nothing else in the dir is the world's.
+ * broker-info.subm; strait up: host-ports.json; strait exec: pod-config/). Nothing else in the dir is the world's.
  */
 const WORLD_ENTRIES = ['world.json', 'world.json.tmp', 'store', 'store.sock', 'store.token', 'logs', 'tunnel', 'githost', 'githost-world.json',
-  'control', 'mesh', 'broker-info.subm', 'broker-info.subm.tmp'];
+  'control', 'mesh', 'broker-info.subm', 'broker-info.subm.tmp', 'host-ports.json', 'pod-config'];
 const isWorldEntry = (name: string): boolean => WORLD_ENTRIES.includes(name) || /^[a-z0-9]([-a-z0-9]*[a-z0-9])?\.multicluster\.json$/.test(name);
 
 /** The world state an earlier run left in a state dir (the entries a new world resumes from). */

@@ -42,6 +42,9 @@ const schema: ConfigSchema<ControlConfig> = {
 };
 const config = defineConfig(schema, { prefix: 'control', renamed: { port: 'listen', 'poll-interval': 'pollIntervalSeconds' } });
 
+/** a number when it is one, else the text as given (the schema then refuses it, quoting it) */
+const pollFromEnv = (v: string): number | string => (/^\d{1,9}$/.test(v.trim()) ? Number(v) : v);
+
 export function parseControlArgs(argv: string[]): Readonly<ControlConfig> {
   const cmd = new Command('strait-control')
     .description('the control module: GitOps (Argo CD API), mesh CA and policy, export/import sync, sidecar-injection webhook')
@@ -51,7 +54,7 @@ export function parseControlArgs(argv: string[]): Readonly<ControlConfig> {
     .option('--namespace <ns>', "the controller's namespace")
     .option('--listen <host:port>', 'API listener')
     .option('--insecure', 'serve the API over plain HTTP (no TLS)')
-    .option('--poll-interval <seconds>', 'polling interval of Git repositories')
+    .option('--poll-interval <seconds>', 'polling interval of Git repositories (default 180, or $STRAIT_CONTROL_POLL_INTERVAL)')
     .option('--metrics-listen <host:port>', 'Prometheus /metrics listener (default 127.0.0.1:8082)')
     .option('--store-dir <dir>', 'open an embedded store in this directory')
     .option('--store-socket <path>', 'connect to the local world store API')
@@ -73,6 +76,8 @@ export function parseControlArgs(argv: string[]): Readonly<ControlConfig> {
   const merged: Record<string, unknown> = {
     namespace: 'argocd', listen: '127.0.0.1:8080', insecure: false, pollIntervalSeconds: 180, metricsListen: '127.0.0.1:8082',
     ...file,
+    // the environment (a local world's control module: `STRAIT_CONTROL_POLL_INTERVAL=60 strait up`) over the file, flags over both
+    ...(process.env['STRAIT_CONTROL_POLL_INTERVAL'] !== undefined ? { pollIntervalSeconds: pollFromEnv(process.env['STRAIT_CONTROL_POLL_INTERVAL']) } : {}),
     stateDir,
     ...(o['namespace'] ? { namespace: o['namespace'] } : {}),
     ...(o['listen'] ? { listen: o['listen'] } : {}),

@@ -269,7 +269,7 @@ describe('strait in Kubernetes mode: --kubeconfig/--context for deploy-broker, j
     assert.match(row('joined').join(), /^PASS .*cluster cluster-a joined/);
     assert.match(row('broker').join(), /^PASS .*clusters cluster-a, cluster-b/);
     assert.match(row('gateway active').join(), /^PASS a-gw: gateway a-gw is active/);
-    assert.deepEqual(row('gateway connection'), ['PASS cluster-b: a-gw -> 172.30.2.2 (strait-psk): connected, RTT 1.234ms']);
+    assert.deepEqual(row('gateway connection'), ['PASS cluster-b: a-gw -> 172.30.2.2 (strait-psk): connected, RTT 1.23 ms']);
     assert.deepEqual(rows.filter((r) => r.result === 'SKIP').map((r) => `${r.check} ${r.name}`), ['connectivity pod traffic', 'service-discovery export, dig and curl a test service']);
     for (const r of rows.filter((x) => x.result === 'SKIP')) assert.match(r.detail, /^local world only: /);
     const vb = await ok(on('b', ['verify']));

@@ -64,7 +64,6 @@ const EXCLUDED: Record<string, string> = {
   'strait up --detach': 'the test\'s world is this command, run before the others',
   'strait down': 'stops the test\'s world: it runs last, as the cleanup',
   'strait up --fresh': 'starts a world; the test\'s world is already up',
-  'strait login 127.0.0.1:8080 --username admin --password "$PW" --insecure [--grpc-web]': 'a standalone control module with TLS that the reader starts by hand (node dist/daemon/control/main.js); the world\'s API is plain HTTP and its login line is tested',
   'strait gpg add --from alice.asc': 'needs the reader\'s key file',
   'strait gpg get 4AEE18F83AFDEB23': 'the key ID is an example',
   'strait gpg rm 4AEE18F83AFDEB23': 'the key ID is an example',

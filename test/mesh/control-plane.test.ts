@@ -123,3 +123,10 @@ test('sidecar config: per-port inbound, ClusterIP and per-endpoint outbound with
   assert.deepEqual(cfg.outbound.destinations?.['10.1.0.10:8080'], { mode: 'ISTIO_MUTUAL', sans: ['spiffe://cluster.local/ns/mesh/sa/echo'] });
   assert.deepEqual(cfg.outbound.default, { mode: 'DISABLE' });
 });
+
+test('describe: a Service with 53/UDP and 53/TCP (kube-dns) is one outbound row, the TCP port (sidecars carry TCP only)', () => {
+  const dns: KubeObject = { apiVersion: 'v1', kind: 'Service', metadata: { name: 'kube-dns', namespace: 'kube-system' },
+    spec: { clusterIP: '10.96.0.10', ports: [{ name: 'dns', port: 53, protocol: 'UDP' }, { name: 'dns-tcp', port: 53, protocol: 'TCP' }, { name: 'metrics', port: 9153 }] } };
+  const rows = describeWorkload(world([dns]), client(world([dns]))).outbound.filter((r) => r.service === 'kube-dns').map((r) => r.port);
+  assert.deepEqual(rows, [53, 9153]);
+});

@@ -36,3 +36,14 @@ for (const c of cases) {
     assert.match(r.stderr, new RegExp(`^error ${c.code}: `), r.stderr);
   });
 }
+
+test('daemon config: the control module\'s poll interval from STRAIT_CONTROL_POLL_INTERVAL is validated like the flag', () => {
+  const bad = spawnSync(process.execPath, [join(root, 'dist', 'daemon/control/main.js'), '--insecure', '--state-dir', join(dir, 'ctl'), '--store-dir', join(dir, 'ctl', 'store')],
+    { encoding: 'utf8', timeout: 20_000, env: { ...process.env, STRAIT_CONTROL_POLL_INTERVAL: 'three minutes' } });
+  assert.equal(bad.status, 2, bad.stderr);
+  assert.match(bad.stderr, /STRAIT_ERR_CONFIG_INVALID: .*pollIntervalSeconds.*"three minutes"/);
+  const zero = spawnSync(process.execPath, [join(root, 'dist', 'daemon/control/main.js'), '--insecure', '--state-dir', join(dir, 'ctl'), '--store-dir', join(dir, 'ctl', 'store')],
+    { encoding: 'utf8', timeout: 20_000, env: { ...process.env, STRAIT_CONTROL_POLL_INTERVAL: '0' } });
+  assert.equal(zero.status, 2, zero.stderr);
+  assert.match(zero.stderr, /STRAIT_ERR_CONFIG_INVALID: .*pollIntervalSeconds/);
+});

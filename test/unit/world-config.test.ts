@@ -24,6 +24,8 @@ const cases: { name: string; edit: (w: ReturnType<typeof clone>) => void; code: 
   },
   { name: 'unknown key refused', edit: (w) => { (w.clusters[0] as Record<string, unknown>)['podCIDR'] = '10.9.0.0/16'; }, code: 'STRAIT_ERR_CONFIG_UNKNOWN_KEY', match: /"podCIDR"/ },
   { name: 'unknown top-level key refused', edit: (w) => { w['brokr'] = {}; }, code: 'STRAIT_ERR_CONFIG_UNKNOWN_KEY', match: /"brokr"/ },
+  { name: 'a bad node role lists the allowed ones', edit: (w) => { ((w.clusters[0] as { nodes: { role: string }[] }).nodes[0] as { role: string }).role = 'gatewy'; },
+    code: 'STRAIT_ERR_WORLD_INVALID', match: /world\.clusters\[0\]\.nodes\[0\]\.role: "gatewy" must be one of: gateway, worker/ },
   { name: 'bad CIDR quoted', edit: (w) => { (w.clusters[0] as { clusterCIDR: string }).clusterCIDR = '10.1/16'; }, code: 'STRAIT_ERR_WORLD_INVALID', match: /"10\.1\/16"/ },
   { name: 'host bits set', edit: (w) => { (w.clusters[0] as { clusterCIDR: string }).clusterCIDR = '10.1.0.1/16'; }, code: 'STRAIT_ERR_WORLD_INVALID', match: /host bits set/ },
   {

@@ -96,7 +96,10 @@ export function defineConfig<T>(schema: ConfigSchema<T>, opts: { prefix?: string
           const missing = String((err.params as { missingProperty: string }).missingProperty);
           throw E.configInvalid(where ? `${where}: ${at || '(top level)'}` : at || '(top level)', missing, 'is required and missing');
         }
-        throw E.configInvalid(where ? `${where}: ${at || '(top level)'}` : at || '(top level)', valueAt(copy, err.instancePath), err.message ?? 'is invalid');
+        // an enum names what it allows ("must be one of: gateway, worker"), not only that there is a list
+        const allowed = err.keyword === 'enum' ? (err.params as { allowedValues?: unknown[] }).allowedValues : undefined;
+        const rule = allowed ? `must be one of: ${allowed.map((v) => (typeof v === 'string' ? v : JSON.stringify(v))).join(', ')}` : err.message ?? 'is invalid';
+        throw E.configInvalid(where ? `${where}: ${at || '(top level)'}` : at || '(top level)', valueAt(copy, err.instancePath), rule);
       }
       return deepFreeze(copy as T);
     },

@@ -1,7 +1,7 @@
 // strait up | down | status | exec: the local world.
 import { spawn } from 'node:child_process';
 import { createServer, type AddressInfo, type Server } from 'node:net';
-import { closeSync, mkdirSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { constants as osConstants } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -10,6 +10,7 @@ import { E } from '../../base/errors/index.js';
 import { listenServer } from '../../base/net/index.js';
 import { canUseUserNamespaces, privateTreeCommand } from '../../platform/netns/index.js';
 import type { WorldState } from '../../world/supervisor/index.js';
+import { clearStateDirLock, lockStateDir, type StateDirLock } from '../../world/state-lock/index.js';
 import { DAEMON_ENV, DAEMON_NODE_FLAGS } from '../../base/node-flags/index.js';
 import { formatJson, formatTable, parseOutputFormat, resolveStateDir, stateFiles, takesGlobals } from '../../platform/cli-kit/index.js';
 import { downCommand, findPod, isAlive, podExecArgv, readWorldRecord, removeWorldRecord, removeWorldState, runningWorld, worldStateIn, writeWorldRecord, type WorldRecord } from '../world-file.js';
@@ -34,9 +35,11 @@ function summary(rec: WorldState): string {
   return `strait: world ready in ${rec.bootMs} ms: ${rec.clusters.length} clusters (${rec.clusters.map((c) => c.name).join(', ')}), ${nodes} nodes, ${pods} pods`;
 }
 
-function prepareStateDir(stateDir: string, fresh: boolean): void {
-  const rec = readWorldRecord(stateDir);
-  if (rec && isAlive(rec.pid)) throw E.worldRunning(stateDir, rec.pid, downCommand(stateDir));
+/** called with the state dir locked (src/world/state-lock): no other world reads or writes it */
+function prepareStateDir(stateDir: string, fresh: boolean, lock: StateDirLock): void {
+  if (lock.staleHolder !== undefined) {
+    console.log(`strait: took over the lock of state dir ${stateDir} from pid ${lock.staleHolder}, whose world ended without stopping (killed?)`);
+  }
   // an earlier run's Applications, policies, Deployments, repositories and keys come back:
   // say so, and how to start clean
   if (fresh) {
@@ -57,10 +60,11 @@ function prepareStateDir(stateDir: string, fresh: boolean): void {
  * in (the sockets stay in the host's namespace) and the world relays each to its cluster's
  * ingress gateway. STRAIT_INGRESS_HOST_PORT fixes the first cluster's port.
  */
-async function bindIngressPorts(count: number): Promise<{ fd: number; port: number; server: Server }[]> {
+async function bindIngressPorts(count: number, saved: number[]): Promise<{ fd: number; port: number; server: Server }[]> {
   const out: { fd: number; port: number; server: Server }[] = [];
   for (let i = 0; i < count; i++) {
-    const b = await bindHostPort([i === 0 ? Number(process.env['STRAIT_INGRESS_HOST_PORT'] ?? 0) : 0]);
+    const fixed = i === 0 ? process.env['STRAIT_INGRESS_HOST_PORT'] : undefined;
+    const b = await bindHostPort(fixed !== undefined ? [Number(fixed)] : [saved[i] ?? 0, 0]);
     if (!b) break;
     out.push(b);
   }
@@ -71,28 +75,73 @@ async function bindIngressPorts(count: number): Promise<{ fd: number; port: numb
  * The same for the code-hosting server: 127.0.0.1:3000 when free (Gitea's port), else any
  * free port; STRAIT_GITHOST_HOST_PORT picks one. `strait status -o json` reports it (`githost`).
  */
-async function bindGithostPort(): Promise<{ fd: number; port: number; server: Server } | undefined> {
+async function bindGithostPort(saved: number | undefined): Promise<{ fd: number; port: number; server: Server } | undefined> {
   const fixed = process.env['STRAIT_GITHOST_HOST_PORT'];
-  return bindHostPort(fixed !== undefined ? [Number(fixed)] : [3000, 0]);
+  return bindHostPort(fixed !== undefined ? [Number(fixed)] : [saved ?? 3000, 3000, 0]);
 }
 
 /**
  * And for the control module's API (GitOps: strait login, gpg, app): 127.0.0.1:8080 when
  * free, else any free port; STRAIT_CONTROL_HOST_PORT picks one. `strait status` reports it.
  */
-async function bindControlPort(): Promise<{ fd: number; port: number; server: Server } | undefined> {
+async function bindControlPort(saved: number | undefined): Promise<{ fd: number; port: number; server: Server } | undefined> {
   const fixed = process.env['STRAIT_CONTROL_HOST_PORT'];
-  return bindHostPort(fixed !== undefined ? [Number(fixed)] : [8080, 0]);
+  return bindHostPort(fixed !== undefined ? [Number(fixed)] : [saved ?? 8080, 8080, 0]);
 }
 
 interface HostPorts {
   ingress: { fd: number; port: number; server: Server }[];
   githost: { fd: number; port: number; server: Server } | undefined;
   control: { fd: number; port: number; server: Server } | undefined;
+  /** the code-hosting server's host URLs of earlier runs (repoURLs may name them) */
+  githostEarlier?: string[];
 }
 
-async function bindHostPorts(ingressCount: number): Promise<HostPorts> {
-  return { ingress: await bindIngressPorts(ingressCount), githost: await bindGithostPort(), control: await bindControlPort() };
+/**
+ * The host ports a world of this state dir had (host-ports.json, written by `strait up`):
+ * a restarted world binds the same ones again, so saved logins, clone URLs and repoURLs
+ * keep working. `githostURLs` lists every host URL the code-hosting server has had, newest
+ * last: the control module fetches a repoURL naming any of them inside the world.
+ */
+interface SavedHostPorts { control?: number; githost?: number; ingress?: number[]; githostURLs?: string[] }
+
+const HOST_PORTS_FILE = 'host-ports.json';
+
+function readHostPorts(stateDir: string): SavedHostPorts {
+  try {
+    const v = JSON.parse(readFileSync(join(stateDir, HOST_PORTS_FILE), 'utf8')) as SavedHostPorts;
+    const port = (n: unknown): number | undefined => (Number.isInteger(n) && (n as number) > 0 && (n as number) < 65536 ? n as number : undefined);
+    return {
+      ...(port(v.control) ? { control: port(v.control) } : {}), ...(port(v.githost) ? { githost: port(v.githost) } : {}),
+      ingress: Array.isArray(v.ingress) ? v.ingress.map(port).filter((n): n is number => n !== undefined) : [],
+      githostURLs: Array.isArray(v.githostURLs) ? v.githostURLs.filter((u) => typeof u === 'string' && /^http:\/\/127\.0\.0\.1:\d+$/.test(u)) : [],
+    };
+  } catch {
+    return {};
+  }
+}
+
+async function bindHostPorts(stateDir: string, ingressCount: number): Promise<HostPorts> {
+  const saved = readHostPorts(stateDir);
+  const ports: HostPorts = { ingress: await bindIngressPorts(ingressCount, saved.ingress ?? []), githost: await bindGithostPort(saved.githost), control: await bindControlPort(saved.control) };
+  // a port the last run had and this one could not bind: say where the server is now
+  const moved = (what: string, before: number | undefined, now: number | undefined, hint: string): void => {
+    if (before !== undefined && now !== undefined && before !== now) {
+      console.log(`strait: 127.0.0.1:${before} is taken: the ${what} is on 127.0.0.1:${now} this time (\`strait status\` shows it)${hint}`);
+    }
+  };
+  moved('control API', saved.control, ports.control?.port, `; log in again: strait login 127.0.0.1:${ports.control?.port} --plaintext …`);
+  moved('code-hosting server', saved.githost, ports.githost?.port, '; repoURLs naming the old address keep working inside the world (docs/world.md)');
+  const githostURL = ports.githost ? `http://127.0.0.1:${ports.githost.port}` : undefined;
+  const githostURLs = [...new Set([...(saved.githostURLs ?? []), ...(githostURL ? [githostURL] : [])])].slice(-8);
+  const next: SavedHostPorts = {
+    ...(ports.control ? { control: ports.control.port } : saved.control ? { control: saved.control } : {}),
+    ...(ports.githost ? { githost: ports.githost.port } : saved.githost ? { githost: saved.githost } : {}),
+    ingress: ports.ingress.length > 0 ? ports.ingress.map((b) => b.port) : saved.ingress ?? [],
+    githostURLs,
+  };
+  writeFileSync(join(stateDir, HOST_PORTS_FILE), JSON.stringify(next, null, 2) + '\n');
+  return { ...ports, githostEarlier: githostURLs.filter((u) => u !== githostURL) };
 }
 
 /** the world holds its own copies of the host ports' sockets once started */
@@ -124,8 +173,9 @@ async function bindHostPort(candidates: number[]): Promise<{ fd: number; port: n
 }
 
 /** Append the host ports' descriptors to `stdio`; the env tells the world which fd is which. */
-function hostPortEnv(stdio: (number | 'ignore' | 'inherit' | 'ipc')[], { ingress, githost, control }: HostPorts): Record<string, string> {
+function hostPortEnv(stdio: (number | 'ignore' | 'inherit' | 'ipc')[], { ingress, githost, control, githostEarlier }: HostPorts): Record<string, string> {
   const env: Record<string, string> = {};
+  if (githostEarlier && githostEarlier.length > 0) env['STRAIT_GITHOST_EARLIER_URLS'] = githostEarlier.join(',');
   if (ingress.length > 0) {
     // one per cluster, in the world's order: "fd,fd" and "port,port"
     env['STRAIT_INGRESS_FD'] = ingress.map((b) => String(stdio.push(b.fd) - 1)).join(',');
@@ -143,7 +193,7 @@ function hostPortEnv(stdio: (number | 'ignore' | 'inherit' | 'ipc')[], { ingress
 }
 
 /** Run the world in the foreground; resolves with the exit code when it ends. */
-async function upForeground(stateDir: string, worldFile: string | undefined, ingressCount: number): Promise<number> {
+async function upForeground(stateDir: string, worldFile: string | undefined, ingressCount: number, lock: StateDirLock): Promise<number> {
   const userNamespace = process.getuid?.() !== 0;
   if (userNamespace) {
     const can = canUseUserNamespaces();
@@ -152,8 +202,9 @@ async function upForeground(stateDir: string, worldFile: string | undefined, ing
   const argv = privateTreeCommand([process.execPath, ...DAEMON_NODE_FLAGS, SUPERVISOR, '--state-dir', stateDir, ...(worldFile ? ['--world', worldFile] : [])], { userNamespace });
   const logFile = join(stateDir, 'logs', 'world.log');
   const logFd = openSync(logFile, 'a');
-  const ports = await bindHostPorts(ingressCount);
-  const stdio: (number | 'ignore' | 'inherit' | 'ipc')[] = ['ignore', 'inherit', logFd, 'ipc'];
+  const ports = await bindHostPorts(stateDir, ingressCount);
+  // the world's processes share the state dir's lock: it is free only once the last has gone
+  const stdio: (number | 'ignore' | 'inherit' | 'ipc')[] = ['ignore', 'inherit', logFd, 'ipc', lock.fd];
   const child = spawn(argv[0] as string, argv.slice(1), {
     stdio,
     env: { ...process.env, ...DAEMON_ENV, STRAIT_USERNS: userNamespace ? '1' : '0', STRAIT_PROC: 'world', ...hostPortEnv(stdio, ports) },
@@ -207,6 +258,7 @@ async function upForeground(stateDir: string, worldFile: string | undefined, ing
   clearInterval(orphanWatch);
   removeWorldRecord(stateDir, process.pid);
   rmSync(stateFiles(stateDir).storeSocket, { force: true });
+  lock.release();
   if (stopping) {
     console.log('strait: world stopped');
     return 0;
@@ -220,7 +272,7 @@ async function upForeground(stateDir: string, worldFile: string | undefined, ing
  * A detached world: the private tree is started in a session of its own, owned by its
  * unshare process (kill that and the world is gone); the supervisor writes world.json.
  */
-async function upDetached(stateDir: string, worldFile: string | undefined, ingressCount: number): Promise<number> {
+async function upDetached(stateDir: string, worldFile: string | undefined, ingressCount: number, lock: StateDirLock): Promise<number> {
   const userNamespace = process.getuid?.() !== 0;
   if (userNamespace) {
     const can = canUseUserNamespaces();
@@ -230,12 +282,14 @@ async function upDetached(stateDir: string, worldFile: string | undefined, ingre
     { userNamespace, dieWithParent: false });
   const logFile = join(stateDir, 'logs', 'world.log');
   const fd = openSync(logFile, 'a');
-  const ports = await bindHostPorts(ingressCount);
-  const stdio: (number | 'ignore' | 'inherit' | 'ipc')[] = ['ignore', fd, fd];
+  const ports = await bindHostPorts(stateDir, ingressCount);
+  // the world's processes share the state dir's lock, and its owner (unshare) is named in it
+  const stdio: (number | 'ignore' | 'inherit' | 'ipc')[] = ['ignore', fd, fd, lock.fd];
   const child = spawn(argv[0] as string, argv.slice(1), {
     detached: true, stdio,
     env: { ...process.env, ...DAEMON_ENV, STRAIT_USERNS: userNamespace ? '1' : '0', STRAIT_PROC: 'world', ...hostPortEnv(stdio, ports) },
   });
+  if (child.pid) lock.setHolder(child.pid);
   closeSync(fd);
   closeHostPorts(ports);
   child.unref();
@@ -246,12 +300,14 @@ async function upDetached(stateDir: string, worldFile: string | undefined, ingre
     const rec = readWorldRecord(stateDir);
     if (rec && rec.pid === child.pid && rec.status === 'ready') {
       console.log(`${summary(rec)}; running in the background (pid ${rec.pid}); '${downCommand(stateDir)}' stops it`);
+      lock.hand();
       return 0;
     }
     if (exited !== null) break;
     await new Promise((r) => setTimeout(r, 25));
   }
   if (exited === null && child.pid) process.kill(child.pid, 'SIGKILL');
+  lock.release();
   console.error(`error STRAIT_ERR_WORLD_NOT_RUNNING: the world did not come up; log ${logFile}:\n${tail(logFile)}`);
   return exited && exited > 0 ? exited : 1;
 }
@@ -304,8 +360,15 @@ export function registerWorldCommands(program: Command): void {
       const { loadWorld } = await import('../../world/world-file/index.js');
       const world = loadWorld(worldFile); // refuse a bad world before building anything
       const ingressCount = world.mesh ? world.clusters.length : 0;
-      prepareStateDir(stateDir, opts.fresh === true);
-      process.exitCode = opts.detach ? await upDetached(stateDir, worldFile, ingressCount) : await upForeground(stateDir, worldFile, ingressCount);
+      // before anything in the state dir is read or written: one world per state dir
+      const lock = lockStateDir(stateDir, downCommand(stateDir));
+      try {
+        prepareStateDir(stateDir, opts.fresh === true, lock);
+        process.exitCode = opts.detach ? await upDetached(stateDir, worldFile, ingressCount, lock) : await upForeground(stateDir, worldFile, ingressCount, lock);
+      } catch (err) {
+        lock.release();
+        throw err;
+      }
     });
 
   takesGlobals(program
@@ -328,6 +391,7 @@ export function registerWorldCommands(program: Command): void {
       while (!gone() && Date.now() < deadline + 5000) await new Promise((r) => setTimeout(r, 25));
       rmSync(stateFiles(stateDir).world, { force: true });
       rmSync(stateFiles(stateDir).storeSocket, { force: true });
+      clearStateDirLock(stateDir);
       console.log('strait: world stopped');
     });
 
@@ -348,13 +412,24 @@ export function registerWorldCommands(program: Command): void {
     .argument('<pod>', 'CLUSTER/NAMESPACE/POD')
     .argument('<command...>', 'program and arguments (put them after --)')
     .usage('[--state-dir DIR] CLUSTER/NAMESPACE/POD -- CMD [ARGS...]')
+    // the program's own options (curl -s) without `--` reach the action, which says to add it
+    .allowUnknownOption()
     .action(async (ref: string, command: string[], _opts: unknown, cmd: Command) => {
       const opts = cmd.optsWithGlobals<{ stateDir?: string }>();
+      const dashes = process.argv.indexOf('--');
+      const beforeDashes = dashes < 0 ? command : [];
+      const option = beforeDashes.find((a) => a.startsWith('-'));
+      if (option !== undefined) {
+        throw E.usage(`${JSON.stringify(option)} is an option of the program, not of strait exec: put the program after --, as in 'strait exec ${ref} -- ${command.join(' ')}'`, { value: option });
+      }
       const rec = runningWorld(resolveStateDir(opts.stateDir));
       const pod = findPod(rec, ref);
       const argv = podExecArgv(rec, pod.netns, command);
       // a strait command run in the pod acts on this world (its world.json: CIDRs, host URLs)
-      const child = spawn('nsenter', argv, { stdio: 'inherit', env: { ...process.env, STRAIT_STATE_DIR: rec.stateDir } });
+      // and keeps its own sessions (strait login in a pod never changes the host's current
+      // context): the pod's config dir is <state dir>/pod-config/CLUSTER/NAMESPACE/POD
+      const podConfig = join(rec.stateDir, 'pod-config', ...ref.split('/'));
+      const child = spawn('nsenter', argv, { stdio: 'inherit', env: { ...process.env, STRAIT_STATE_DIR: rec.stateDir, STRAIT_CONFIG_DIR: podConfig } });
       const forward = (sig: NodeJS.Signals) => () => { child.kill(sig); };
       process.on('SIGINT', forward('SIGINT'));
       process.on('SIGTERM', forward('SIGTERM'));

@@ -3,6 +3,9 @@
 // browser reconnects by itself; every reconnect starts with fresh lists.
 import type { Obj } from './api';
 import { CONFIG } from './config';
+import { rateOf, type CounterReading, type Rate } from './rates';
+
+export type { Rate } from './rates';
 
 export interface WatchSpec {
   cluster: string;
@@ -17,12 +20,6 @@ type Msg =
 /** closed: the server refused the stream (a session that expired): the page checks the session */
 export type LiveState = 'connecting' | 'live' | 'reconnecting' | 'closed';
 
-/** bytes per second of one tunnel, from two readings of the gateway's own counters */
-export interface Rate {
-  txBps: number;
-  rxBps: number;
-  at: number;
-}
 
 const keyOf = (o: Obj): string => `${o.metadata.namespace ?? ''}/${o.metadata.name}`;
 
@@ -106,19 +103,20 @@ export class Live {
     this.changed();
   }
 
-  /** throughput from the gateway's counters (txBytes, rxBytes per connection), between two records */
+  /**
+   * Throughput from the gateway's counters (txBytes, rxBytes per connection) over the times
+   * they were read (countersAt), never over the times this page received them: the rate the
+   * publisher computed (txBps, rxBps, from its first complete window on), else the delta of
+   * two readings this page saw. No reading time, no rate.
+   */
   private sample(cluster: string, gw: Obj): void {
-    const st = (gw.status ?? {}) as { node?: string; connections?: { cluster?: string; txBytes?: number; rxBytes?: number }[] };
-    const now = performance.now();
+    const st = (gw.status ?? {}) as { node?: string; connections?: CounterReading[] };
     for (const c of st.connections ?? []) {
-      if (typeof c.txBytes !== 'number' || typeof c.rxBytes !== 'number' || !c.cluster) continue;
+      if (!c.cluster) continue;
       const k = `${cluster}/${st.node ?? gw.metadata.name}/${c.cluster}`;
-      const prev = this.counters.get(k);
-      this.counters.set(k, { tx: c.txBytes, rx: c.rxBytes, at: now });
-      if (!prev || now - prev.at < 200) continue;
-      const s = (now - prev.at) / 1000;
-      // a restarted gateway starts its counters again: no negative rate
-      this.rates.set(k, { txBps: Math.max(0, (c.txBytes - prev.tx) / s), rxBps: Math.max(0, (c.rxBytes - prev.rx) / s), at: now });
+      const r = rateOf(c, this.counters.get(k));
+      if (typeof c.txBytes === 'number' && typeof c.rxBytes === 'number' && c.countersAt) this.counters.set(k, { tx: c.txBytes, rx: c.rxBytes, at: Date.parse(c.countersAt) });
+      if (r) this.rates.set(k, r);
     }
   }
 

@@ -3,6 +3,7 @@
 import type { Obj } from './api';
 import { CONFIG } from './config';
 import type { Live, Rate } from './live';
+import { destinationText } from './words';
 
 type R = Record<string, unknown>;
 const rec = (v: unknown): R => (v && typeof v === 'object' && !Array.isArray(v) ? v as R : {});
@@ -205,10 +206,21 @@ export const policyText = (s: PolicySource): string =>
 export interface Signature { status: string; keyID: string; primaryKeyID: string; signer: string; message: string; verifiedObject?: string; enforced?: boolean }
 export interface AppRow {
   name: string; project: string; repoURL: string; path: string; targetRevision: string; destination: string;
-  sync: string; health: string; revision: string; signature: Signature | undefined; phase: string; operationMessage: string;
+  sync: string; health: string;
+  /** the revision the target resolves to now (a refused one too) */
+  revision: string;
+  /** the last revision that synced, when it is another one than `revision` */
+  lastGood: string;
+  signature: Signature | undefined; phase: string; operationMessage: string;
   conditions: Condition[]; history: { id: number; revision: string; deployedAt: string; signer?: string }[]; reconciledAt: string;
 }
 export interface ProjectRow { name: string; sourceRepos: string[]; destinations: string[]; signatureKeys: string[] }
+
+function lastGoodOf(st: R, current: string): string {
+  const history = Array.isArray(st['history']) ? st['history'] as { revision?: string }[] : [];
+  const good = str(rec(rec(st['operationState'])['syncResult'])['revision']) || str(history.at(-1)?.revision);
+  return good === current ? '' : good;
+}
 
 export function applications(live: Live): AppRow[] {
   return live.list(CONFIG.home, 'Application').map((a): AppRow => {
@@ -221,8 +233,11 @@ export function applications(live: Live): AppRow[] {
       name: a.metadata.name, project: str(spec['project']) || 'default', repoURL: str(src['repoURL']), path: str(src['path']),
       targetRevision: str(src['targetRevision']) || 'HEAD', destination: `${str(dest['server']) || str(dest['name'])} ${str(dest['namespace'])}`.trim(),
       sync: str(rec(st['sync'])['status']) || 'Unknown', health: str(rec(st['health'])['status']) || 'Unknown',
-      // a refused revision is not the synced one: the one that was checked is the signature's
-      revision: str(rec(st['sync'])['revision']) || str(rec(st['signature'])['objectSHA']) || str(rec(rec(op['operation'])['sync'])['revision']), signature: st['signature'] ? st['signature'] as Signature : undefined,
+      // the control module reports the revision the target resolves to now, refused or not
+      // (src/gitops/control/reconcile.ts); the last good one is the last successful sync's
+      revision: str(rec(st['sync'])['revision']) || str(rec(rec(op['operation'])['sync'])['revision']),
+      lastGood: lastGoodOf(st, str(rec(st['sync'])['revision'])),
+      signature: st['signature'] ? st['signature'] as Signature : undefined,
       phase: str(op['phase']), operationMessage: str(op['message']), conditions: conditionsOf(a),
       history: (Array.isArray(st['history']) ? st['history'] as AppRow['history'] : []).slice().reverse(),
       reconciledAt: str(st['reconciledAt']),
@@ -235,7 +250,7 @@ export function projects(live: Live): ProjectRow[] {
     const spec = rec(p.spec);
     return {
       name: p.metadata.name, sourceRepos: strs(spec['sourceRepos']),
-      destinations: (Array.isArray(spec['destinations']) ? spec['destinations'] as R[] : []).map((d) => `${str(d['server']) || str(d['name'])} ${str(d['namespace'])}`.trim()),
+      destinations: (Array.isArray(spec['destinations']) ? spec['destinations'] as R[] : []).map((d) => destinationText(str(d['server']) || str(d['name']), str(d['namespace']))),
       signatureKeys: (Array.isArray(spec['signatureKeys']) ? spec['signatureKeys'] as R[] : []).map((k) => str(k['keyID'])),
     };
   }).sort(byName);

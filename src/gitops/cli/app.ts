@@ -23,6 +23,40 @@ export function lastSync(a: Application): string {
   return text;
 }
 
+/** The last revision that synced: the last successful operation's, else the newest in the history. */
+export function lastGoodRevision(a: Application): string | undefined {
+  return a.status?.operationState?.syncResult?.revision ?? a.status?.history?.at(-1)?.revision;
+}
+
+/**
+ * Why the current revision is not synced, in a word: the signature verdict when the project
+ * refused it for that, else the reason of the error condition ("FetchFailed").
+ */
+function refusal(a: Application): string | undefined {
+  const s = a.status ?? {};
+  const sig = s.signature;
+  if (sig?.enforced && sig.status !== 'valid' && (sig.objectSHA === s.sync?.revision || sig.failedCommit !== undefined)) return `refused: ${sig.status}`;
+  const c = (s.conditions ?? []).find((x) => /Error$/.test(x.type));
+  return c ? (s.sync?.status === 'Sync Error' ? `refused: ${c.reason ?? c.type}` : c.reason ?? c.type) : undefined;
+}
+
+/**
+ * The sync status about the revision the target resolves to now, with the last good
+ * revision beside it, labelled, when that is another one:
+ * "Sync Error to ae0792f… (refused: unsigned); last good: eaa4b3e…".
+ */
+export function syncText(a: Application, rev: (r: string) => string = (r) => r): string {
+  const sync = a.status?.sync;
+  const status = sync?.status ?? 'Unknown';
+  let text = `${status}${sync?.revision ? ` to ${rev(sync.revision)}` : ''}`;
+  if (status === 'Synced' || status === 'OutOfSync') return text;
+  const why = refusal(a);
+  if (why) text += ` (${why})`;
+  const good = lastGoodRevision(a);
+  if (good && good !== sync?.revision) text += `; last good: ${rev(good)}`;
+  return text;
+}
+
 function describe(a: Application): string {
   const s = a.status ?? {};
   const lines = [
@@ -34,7 +68,7 @@ function describe(a: Application): string {
     ['Target:', a.spec?.source?.targetRevision ?? 'HEAD'],
     ['Path:', a.spec?.source?.path ?? ''],
     ['Sync Policy:', a.spec?.syncPolicy?.automated ? 'Automated' + (a.spec.syncPolicy.automated.prune ? ' (Prune)' : '') : '<none>'],
-    ['Sync Status:', `${s.sync?.status ?? 'Unknown'}${s.sync?.revision ? ` to ${s.sync.revision}` : ''}`],
+    ['Sync Status:', syncText(a)],
     ['Health Status:', s.health?.status ?? 'Unknown'],
     ['Signature:', s.signature ? `${s.signature.status}${s.signature.keyID ? ` (key ${s.signature.keyID}${s.signature.signer ? `, ${s.signature.signer}` : ''})` : ''}${s.signature.enforced ? ', enforced' : ''}` : '<none>'],
     ['Last Sync:', lastSync(a)],
@@ -91,9 +125,10 @@ export function registerAppCommand(program: Command): void {
       const list = await call<{ items: Application[] }>('GET', '/api/v1/applications', undefined, opts.server);
       if (format === 'json') return void process.stdout.write(formatJson(list.items));
       if (format === 'yaml') return void process.stdout.write(formatYaml(list.items));
-      process.stdout.write(formatTable(['NAME', 'PROJECT', 'SYNC STATUS', 'REVISION', 'SIGNATURE', 'MESSAGE'], list.items.map((a) => [
+      // REVISION is the one the target resolves to now (a refused one too); LAST GOOD the last that synced
+      process.stdout.write(formatTable(['NAME', 'PROJECT', 'SYNC STATUS', 'REVISION', 'LAST GOOD', 'SIGNATURE', 'MESSAGE'], list.items.map((a) => [
         a.metadata.name, a.spec?.project ?? 'default', a.status?.sync?.status ?? 'Unknown', a.status?.sync?.revision?.slice(0, 12),
-        a.status?.signature?.status, a.status?.operationState?.message,
+        short(lastGoodRevision(a)) || '<none>', a.status?.signature?.status, a.status?.operationState?.message,
       ])));
     });
 }

@@ -13,7 +13,7 @@ import { fromJson, toJson, type Message } from '@bufbuild/protobuf';
 import { ConnectError, createClient, type Transport } from '@connectrpc/connect';
 import { createGrpcTransport, createGrpcWebTransport } from '@connectrpc/connect-node';
 import { E } from '../../base/errors/index.js';
-import { readInput, refuseWorldAddressFromHost } from '../../platform/cli-kit/index.js';
+import { readInput, refuseWorldAddressFromHost, worldHostURL } from '../../platform/cli-kit/index.js';
 import { argocdService } from '../wire/index.js';
 
 export interface SessionContext {
@@ -104,12 +104,7 @@ export function apiRequest(ctx: { server: string; insecure: boolean; plaintext: 
       });
     });
     req.on('timeout', () => req.destroy(new Error('timed out after 60 s')));
-    req.on('error', (err: NodeJS.ErrnoException) => {
-      const hint = err.code === 'ECONNREFUSED' ? 'connection refused; is the control module running?'
-        : /certificate|self.signed|SSL|wrong version/i.test(err.message) ? `${err.message}; use --insecure for a self-signed certificate, or --plaintext for a server without TLS`
-        : err.message;
-      reject(E.controlApi(ctx.server, hint));
-    });
+    req.on('error', (err: NodeJS.ErrnoException) => reject(E.controlApi(ctx.server, connectHint(ctx.server, `${err.code ?? ''} ${err.message}`, err.message))));
     if (payload !== undefined) req.write(payload);
     req.end();
   });
@@ -127,15 +122,34 @@ export async function call<T>(method: string, path: string, body?: unknown, serv
   throw E.controlApi(ctx.server, `HTTP ${r.status}: ${msg}`);
 }
 
+/**
+ * What to do about a connection failure (`text`: the error's code, message and cause), in
+ * one line: a TLS client that met a plain-HTTP server (OpenSSL's "wrong version number")
+ * needs --plaintext; a refused connection to a loopback address names where the local
+ * world's control API is now (its port may have moved when it was taken) and `strait status`.
+ */
+export function connectHint(server: string, text: string, message: string): string {
+  if (/wrong.version.number|packet length too long|http request|ERR_SSL_WRONG_VERSION/i.test(text)) {
+    return `the server speaks plain HTTP, not TLS: add --plaintext (strait login ${server.replace(/^https?:\/\//, '')} --plaintext …), not --insecure`;
+  }
+  if (/ECONNREFUSED/.test(text)) {
+    const now = worldHostURL('control');
+    const host = server.replace(/^https?:\/\//, '').replace(/\/.*$/, '');
+    if (now && /^(127\.0\.0\.1|localhost):\d+$/.test(host) && new URL(now).host !== host) {
+      return `connection refused: the local world's control API is now ${now} (\`strait status\` shows it); log in there: strait login ${new URL(now).host} --plaintext --username admin --password …`;
+    }
+    return 'connection refused; is the control module running? (`strait status` shows where a local world\'s control API listens)';
+  }
+  if (/certificate|self.signed|SSL|EPROTO/i.test(text)) return `${message}; use --insecure for a self-signed certificate, or --plaintext for a server without TLS`;
+  return message;
+}
+
 /** A connection failure as argocd users know them, with what to do. */
 function transportHint(server: string, err: unknown): Error {
   const message = err instanceof ConnectError ? err.rawMessage : String((err as Error)?.message ?? err);
   const cause = err instanceof ConnectError ? String((err.cause as Error | undefined)?.message ?? '') : '';
-  const text = `${message} ${cause}`;
-  const hint = /ECONNREFUSED/.test(text) ? 'connection refused; is the control module running?'
-    : /certificate|self.signed|SSL|wrong version|EPROTO/i.test(text) ? `${message}; use --insecure for a self-signed certificate, or --plaintext for a server without TLS`
-    : message;
-  return E.controlApi(server, hint);
+  const code = err instanceof ConnectError ? String((err.cause as NodeJS.ErrnoException | undefined)?.code ?? '') : '';
+  return E.controlApi(server, connectHint(server, `${code} ${message} ${cause}`, message));
 }
 
 /** The transport argocd would use: gRPC over HTTP/2 (TLS, or h2c with --plaintext), or gRPC-web over HTTP/1.1. */

@@ -1,6 +1,6 @@
 // The GitOps CLI: login, gpg, ssh-signers and app commands against the control module's API.
-export { registerLoginCommand } from './login.js';
+export { ask, registerLoginCommand } from './login.js';
 export { registerGpgCommand } from './gpg.js';
 export { registerSshSignersCommand } from './ssh-signers.js';
-export { lastSync, registerAppCommand } from './app.js';
+export { lastGoodRevision, lastSync, registerAppCommand, syncText } from './app.js';
 export * from './control-client.js';

@@ -17,7 +17,10 @@ import { KeyStore } from './key-store.js';
 import { SshSignerStore } from './ssh-signer-store.js';
 import type { GitOpsMetrics } from './metrics.js';
 import { enforcesSignatures } from './project.js';
-import { sameRepoURL } from './repo-url.js';
+import { insteadOfRules, rewriteRepoURL, sameRepoURL } from './repo-url.js';
+
+/** the URL rewrites the controller's git applies (a local world names its code-hosting server's host URLs, this run's and earlier ones') */
+const REWRITES = insteadOfRules(process.env);
 import { reconcileApplication, type ReconcileDeps, type ReconcileOutcome } from './reconcile.js';
 import { HistoryVerifier } from './strict-history.js';
 import type { AppProject, Application } from './types.js';
@@ -134,7 +137,9 @@ export class GitOpsController {
 
   /** The code-hosting server calls this on a push: fetch now, then reconcile the Applications of that repository. */
   notifyPush(repoURL: string): void {
-    const names = [...this.apps.values()].filter((a) => sameRepoURL(a.spec?.source?.repoURL ?? '', repoURL)).map((a) => a.metadata.name);
+    // compared as git fetches them: a repoURL naming the server by an earlier address is the same repository
+    const pushed = rewriteRepoURL(repoURL, REWRITES);
+    const names = [...this.apps.values()].filter((a) => sameRepoURL(rewriteRepoURL(a.spec?.source?.repoURL ?? '', REWRITES), pushed)).map((a) => a.metadata.name);
     if (names.length === 0) return;
     const url = this.apps.get(names[0]!)?.spec?.source?.repoURL ?? repoURL;
     void this.repos.sync(url, { force: true }).catch(() => undefined).then(() => {

@@ -463,13 +463,20 @@ export async function reconcileApplication(app: Application, deps: ReconcileDeps
     const attempted = seen.revision;
     const errorOp = { phase: 'Error' as const, message: failure.message, startedAt: started, finishedAt: now,
       operation: { sync: attempted ? { revision: attempted } : {} }, ...(lastResult ? { syncResult: lastResult } : {}) };
+    // status.sync speaks of the revision the target resolves to now (the one refused), never
+    // of an earlier one: the last good revision stays in operationState.syncResult and history
+    const { revision: _before, ...sync } = prev.sync ?? {};
+    const current = attempted ? { revision: attempted } : {};
     if (failure.opts.syncError) {
       // the sync attempt is refused: nothing applied, the last synced state is kept
-      status.sync = { ...(prev.sync ?? {}), status: 'Sync Error', comparedTo: { ...(src ? { source: src } : {}), ...(destination ? { destination } : {}) } };
+      status.sync = { ...sync, status: 'Sync Error', ...current, comparedTo: { ...(src ? { source: src } : {}), ...(destination ? { destination } : {}) } };
       status.operationState = errorOp;
       result = 'refused';
     } else {
-      status.sync = { ...(prev.sync ?? {}), status: prev.sync?.status === 'Synced' ? 'Synced' : 'Unknown' };
+      // Synced only while the target still resolves to the synced revision (a later step
+      // failed); a repository that does not answer leaves the revision unknown: Unknown
+      const still = prev.sync?.status === 'Synced' && attempted !== undefined && attempted === prev.sync.revision;
+      status.sync = { ...sync, status: still ? 'Synced' : 'Unknown', ...current };
       // a sync that was asked for and could not run is an operation that failed, not the last one's result
       if (ctx.manualSync) status.operationState = errorOp;
       result = 'failed';

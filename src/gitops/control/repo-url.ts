@@ -88,3 +88,24 @@ export function sameRepoURL(a: string, b: string): boolean {
   const y = normalizeRepoURL(b);
   return x.url !== undefined && x.url === y.url;
 }
+
+/** git's `url.<base>.insteadOf <prefix>` rules given through the environment (GIT_CONFIG_COUNT, GIT_CONFIG_KEY_n, GIT_CONFIG_VALUE_n) */
+export interface InsteadOf { base: string; prefix: string }
+
+export function insteadOfRules(env: NodeJS.ProcessEnv): InsteadOf[] {
+  const n = Number(env['GIT_CONFIG_COUNT'] ?? 0);
+  const out: InsteadOf[] = [];
+  for (let i = 0; Number.isInteger(n) && i < Math.min(n, 100); i++) {
+    const m = /^url\.(.+)\.insteadof$/i.exec(env[`GIT_CONFIG_KEY_${i}`] ?? '');
+    const prefix = env[`GIT_CONFIG_VALUE_${i}`];
+    if (m && m[1] && prefix) out.push({ base: m[1], prefix });
+  }
+  return out;
+}
+
+/** A URL as git fetches it under those rules: the longest matching prefix replaced by its base (git-config(1)). */
+export function rewriteRepoURL(url: string, rules: readonly InsteadOf[]): string {
+  let best: InsteadOf | undefined;
+  for (const r of rules) if (url.startsWith(r.prefix) && (!best || r.prefix.length > best.prefix.length)) best = r;
+  return best ? best.base + url.slice(best.prefix.length) : url;
+}

@@ -78,3 +78,12 @@ export function refuseWorldAddressFromHost(target: string, stateDir?: string): v
   const hostURL = same(w?.inWorld?.control) ? w?.control : same(w?.inWorld?.githost) ? w?.githost : undefined;
   throw E.worldAddress(url.host, hostURL);
 }
+
+/**
+ * Where the running local world of the state dir (default: $STRAIT_STATE_DIR or the default
+ * one) publishes a server on the host now (world.json), e.g. "http://127.0.0.1:8081"; undefined
+ * when no world record names it.
+ */
+export function worldHostURL(service: 'control' | 'githost', stateDir?: string): string | undefined {
+  return readWorld(stateDir ?? resolveStateDir())?.[service];
+}

@@ -178,15 +178,23 @@ function controlComponent(plan: WorldPlan, ctx: ComponentContext): Component | u
     metrics: `${plan.internet.rootIP}:${ctx.metricsPort + 2}`,
     env: {
       STRAIT_CLUSTER: own.name,
-      // repoURLs copied from the code-hosting server's links name its host URL: git fetches
-      // them from inside the world (url.<inWorld>.insteadOf <host URL>, git-config(1))
-      ...(ctx.hostURLs.githost && plan.githost ? {
-        GIT_CONFIG_COUNT: '1',
-        GIT_CONFIG_KEY_0: `url.http://${plan.internet.rootIP}:${WORLD_GITHOST_PORT}/.insteadOf`,
-        GIT_CONFIG_VALUE_0: `${ctx.hostURLs.githost}/`,
-      } : {}),
+      // repoURLs copied from the code-hosting server's links name its host URL, this run's or
+      // an earlier run's (when its port was taken): git fetches them from inside the world
+      // (url.<inWorld>.insteadOf <host URL>, one value per URL, git-config(1))
+      ...(ctx.hostURLs.githost && plan.githost ? gitInsteadOf(`http://${plan.internet.rootIP}:${WORLD_GITHOST_PORT}/`,
+        [ctx.hostURLs.githost, ...(ctx.hostURLs.githostEarlier ?? [])]) : {}),
     },
   };
+}
+
+/** git-config(1) entries through the environment: `url.<base>.insteadOf` once per host URL */
+function gitInsteadOf(base: string, urls: string[]): Record<string, string> {
+  const env: Record<string, string> = { GIT_CONFIG_COUNT: String(urls.length) };
+  urls.forEach((u, i) => {
+    env[`GIT_CONFIG_KEY_${i}`] = `url.${base}.insteadOf`;
+    env[`GIT_CONFIG_VALUE_${i}`] = `${u}/`;
+  });
+  return env;
 }
 
 /**

@@ -62,7 +62,11 @@ export interface ComponentContext {
    * (http://127.0.0.1:PORT); absent when no host port was bound. A server builds the links
    * it hands out from these (the code-hosting server's baseURL).
    */
-  hostURLs: { githost?: string; control?: string };
+  hostURLs: {
+    githost?: string; control?: string;
+    /** the code-hosting server's host URLs of earlier runs of this state dir, which repoURLs may still name */
+    githostEarlier?: string[];
+  };
 }
 
 export type { WorldState } from '../../platform/cli-kit/index.js';
@@ -226,6 +230,8 @@ function componentContext(opts: WorldOptions, plan: WorldPlan, githostHost: Host
     hostURLs: {
       ...(githostHost ? { githost: `http://127.0.0.1:${githostHost.port}` } : {}),
       ...(controlHost ? { control: `http://127.0.0.1:${controlHost.port}` } : {}),
+      ...(githostHost && process.env['STRAIT_GITHOST_EARLIER_URLS']
+        ? { githostEarlier: (process.env['STRAIT_GITHOST_EARLIER_URLS'] ?? '').split(',').filter((u) => /^http:\/\/127\.0\.0\.1:\d+$/.test(u)) } : {}),
     },
     stateDir: opts.stateDir, storeSocket, storeTokenFile, metricsPort: plan.metricsPort, log: opts.log,
     env: { ...DAEMON_ENV, STRAIT_STATE_DIR: opts.stateDir, STRAIT_STORE_SOCKET: storeSocket, STRAIT_STORE_TOKEN_FILE: storeTokenFile, STRAIT_METRICS_PORT: String(plan.metricsPort) },

@@ -175,8 +175,10 @@ test('a refusal after a sync leaves the synced state as it was', async () => {
   assert.equal(bad.status?.operationState?.message, 'Revision is not signed');
   assert.equal((await liveCM('ns-keep', 'demo'))?.data?.['value'], 'alice');
   assert.ok(await liveCM('ns-keep', 'second'));
-  assert.equal(bad.status?.sync?.revision, ok.status?.sync?.revision, 'last synced revision kept');
+  // the status speaks of the refused revision; the last synced one stays the last sync result
+  assert.equal(bad.status?.sync?.revision, c['unsigned'], 'the refused revision is the one shown');
   assert.deepEqual(bad.status?.operationState?.syncResult, ok.status?.operationState?.syncResult);
+  assert.equal(bad.status?.operationState?.syncResult?.revision, ok.status?.sync?.revision, 'the last good revision is kept, as the last sync result');
 });
 
 test('retargeting from a refused revision to a lightweight tag on a signed commit: status and last sync agree', async () => {

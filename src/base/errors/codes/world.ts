@@ -15,7 +15,7 @@ export const world = {
     detail: { stateDir },
   })),
   worldRunning: def('STRAIT_ERR_WORLD_RUNNING', 'conflict', (stateDir: string, pid: number, stop = 'strait down') => ({
-    message: `a world is already running with state dir ${q(stateDir)} (pid ${pid}); stop it with '${stop}' or pick another --state-dir`,
+    message: `a world is already running (or starting) with state dir ${q(stateDir)} (pid ${pid > 0 ? pid : 'not recorded yet'} holds its lock, world.lock); stop it with '${stop}' or pick another --state-dir`,
     detail: { stateDir, pid },
   })),
   worldAddress: def('STRAIT_ERR_WORLD_ADDRESS', 'usage', (address: string, hostURL: string | undefined) => ({

@@ -26,7 +26,9 @@ function AppCard({ a, mayAct }: { a: AppRow; mayAct: boolean }) {
       <dl class="facts">
         <dt>Sync</dt><dd><Badge tone={syncTone(a.sync)}>{a.sync}</Badge></dd>
         <dt>Health</dt><dd><Badge tone={healthTone(a.health)}>{a.health}</Badge></dd>
-        <dt>Revision</dt><dd class="mono" title={a.revision}>{a.revision ? short(a.revision) : '–'}</dd>
+        <dt>Revision</dt><dd data-testid={`revision-${a.name}`}><span class="mono" title={a.revision}>{a.revision ? short(a.revision) : '–'}</span>
+          {a.sync === 'Sync Error' ? <> <Badge tone="bad">refused</Badge></> : null}
+          {a.lastGood ? <span class="muted"> · last good: <span class="mono" title={a.lastGood}>{short(a.lastGood)}</span></span> : null}</dd>
         <dt>Signature</dt><dd data-testid={`signature-${a.name}`}><Badge tone={v.ok ? 'ok' : 'bad'}>{v.ok ? 'verified' : 'refused'}</Badge> {v.text}
           {a.signature && !v.ok && a.signature.enforced === false ? <span class="muted"> (not enforced by the project)</span> : null}</dd>
         <dt>Source</dt><dd class="mono">{a.repoURL} {a.path ? `· ${a.path}` : ''} · {a.targetRevision}</dd>

@@ -6,10 +6,11 @@ import cytoscape from 'cytoscape';
 import { useEffect, useRef } from 'preact/hooks';
 import type { Live } from '../live';
 import { formatBytes, topology, type Topology } from '../model';
+import { formatRtt } from '../units';
 import { Badge, Section, Table } from './common';
 
 const rateText = (t: Topology['tunnels'][number]): string =>
-  (t.rate ? `↑ ${formatBytes(t.rate.txBps)}/s ↓ ${formatBytes(t.rate.rxBps)}/s` : t.status === 'connected' ? 'measuring…' : '–');
+  (t.rate ? `↑ ${formatBytes(t.rate.txBps)}/s ↓ ${formatBytes(t.rate.rxBps)}/s` : '–');
 
 function elements(topo: Topology): cytoscape.ElementDefinition[] {
   const els: cytoscape.ElementDefinition[] = [];
@@ -40,7 +41,7 @@ function elements(topo: Topology): cytoscape.ElementDefinition[] {
     const peerGw = back?.gateway ?? topo.clusters.find((c) => c.name === t.peer)?.gateways.find((g) => g.haStatus === 'active')?.node;
     const target = peerGw ? `n:${t.peer}/${peerGw}` : `c:${t.peer}`;
     const up = t.status === 'connected' && (!back || back.status === 'connected');
-    const label = `${up ? 'connected' : `${t.status}${back && back.status !== t.status ? ` / ${back.status}` : ''}`}${t.rttAvg ? ` · ${t.rttAvg}` : ''}${up || t.rate ? `\n${rateText(t)}` : ''}`;
+    const label = `${up ? 'connected' : `${t.status}${back && back.status !== t.status ? ` / ${back.status}` : ''}`}${t.rttAvg ? ` · ${formatRtt(t.rttAvg)}` : ''}${up || t.rate ? `\n${rateText(t)}` : ''}`;
     els.push({ data: { id: `t:${pair}`, source: `n:${t.cluster}/${t.gateway}`, target, label }, classes: up ? 'tunnel up' : 'tunnel down' });
   }
   return els;
@@ -108,7 +109,7 @@ export function TopologyView({ live, clusters }: { live: Live; clusters: string[
         <Table caption="Tunnels between gateways, as each gateway reports them" testId="tunnels"
           head={['From', 'To cluster', 'Remote IP', 'Status', 'RTT avg.', 'Throughput', 'Bytes (tx / rx)']} empty="No tunnels reported yet."
           rows={topo.tunnels.map((t) => [`${t.cluster} (${t.gateway})`, t.peer, t.remoteIP,
-            <Badge tone={t.status === 'connected' ? 'ok' : 'bad'} title={t.statusMessage}>{t.status}</Badge>, t.rttAvg || '–', rateText(t),
+            <Badge tone={t.status === 'connected' ? 'ok' : 'bad'} title={t.statusMessage}>{t.status}</Badge>, t.rttAvg ? formatRtt(t.rttAvg) : '–', rateText(t),
             t.txBytes === undefined ? '–' : `${formatBytes(t.txBytes)} / ${formatBytes(t.rxBytes ?? 0)}`])} />
       </Section>
       <Section title="Clusters and nodes" id="clusters">

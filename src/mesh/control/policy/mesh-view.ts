@@ -119,6 +119,9 @@ export function buildMeshView(objects: readonly KubeObject[]): MeshView {
     const ports: ServicePort[] = list(s.spec?.['ports']).map(obj).flatMap((p) => {
       const port = p['port'];
       if (typeof port !== 'number' || !Number.isInteger(port) || port < 1 || port > 65535) return [];
+      // the sidecars carry TCP only: a UDP or SCTP port (kube-dns 53/UDP beside 53/TCP) has no TLS mode
+      const protocol = str(p['protocol']) ?? 'TCP';
+      if (protocol !== 'TCP') return [];
       const tp = p['targetPort'];
       return [{ port, targetPort: typeof tp === 'number' ? tp : port, ...(str(p['name']) ? { name: str(p['name']) as string } : {}) }];
     });

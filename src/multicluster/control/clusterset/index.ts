@@ -20,6 +20,7 @@ export { K as MC_KINDS } from './store-util.js';
 export { WorkLanes, processLanes } from './lanes.js';
 export { readEndpoint, readGateway, withRemoteGateways, connectedClusters, formatRttNs, type EndpointRow, type ConnectionRow, type GatewayRow } from './records.js';
 export { markGatewayPassive, publishGatewayRecords, startRecordsPublisher, submarinerShape, type GatewayRecords } from './records-sync.js';
+export { CounterRates, MIN_WINDOW_MS, type ConnectionRate } from './counter-rates.js';
 export { submarinerResource, submarinerStatus, writeSubmariner, publishSubmarinerGateways, type SubmarinerDeployment } from './submariner.js';
 export { openBrokerByUrl, openBrokerOfCluster, openCurrentBroker, readJoinConnection, type JoinConnection } from './broker-connect.js';
 export {

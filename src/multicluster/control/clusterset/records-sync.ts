@@ -11,6 +11,7 @@ import type { EndpointRecord } from '../../dataplane/gateway/index.js';
 import { readEndpoint, type GatewayRow, type PublishedConnection } from './records.js';
 import { ensureNamespace, K } from './store-util.js';
 import { publishSubmarinerGateways } from './submariner.js';
+import { CounterRates } from './counter-rates.js';
 
 /** A gateway's records (its /records JSON, or the gateway object itself in Kubernetes mode). */
 export interface GatewayRecords {
@@ -169,7 +170,7 @@ export async function markGatewayPassive(local: ResourceStore, o: { node: string
 }
 
 /** what a connection's counters and RTT say changes at every poll: not a change of the records */
-const VOLATILE = new Set(['rttAvg', 'rttAvgMs', 'txBytes', 'rxBytes', 'txPackets', 'rxPackets', 'handshakes', 'rekeys', 'latencyRTT']);
+const VOLATILE = new Set(['rttAvg', 'rttAvgMs', 'txBytes', 'rxBytes', 'txPackets', 'rxPackets', 'handshakes', 'rekeys', 'latencyRTT', 'countersAt', 'txBps', 'rxBps', 'rateWindowMs']);
 
 /**
  * The records without what moves at every poll (traffic counters, RTT): two polls with the
@@ -221,13 +222,26 @@ export function startRecordsPublisher(opts: {
     onList: () => { brokerChanged = true; },
     onEvent: () => { brokerChanged = true; },
   }, { clock }).start() : undefined;
+  const rates = new CounterRates();
   const tick = async () => {
     try {
       const recs = await opts.fetchRecords();
+      const readAt = clock.now();
       const key = steadyRecordsKey(recs);
-      if (key !== lastKey || brokerChanged || clock.now() - lastAt >= refreshMs) {
+      // each connection's counters, read now: its first rate is published as soon as it is known
+      const counted = recs.connections.filter((c) => typeof c.txBytes === 'number' && typeof c.rxBytes === 'number' && typeof c.cluster === 'string');
+      let firstRate = false;
+      for (const c of counted) firstRate = rates.observe(String(c.cluster), c.txBytes as number, c.rxBytes as number, readAt) || firstRate;
+      rates.keep(new Set(counted.map((c) => String(c.cluster))));
+      if (key !== lastKey || brokerChanged || firstRate || clock.now() - lastAt >= refreshMs) {
         brokerChanged = false;
         lastKey = undefined;
+        // the counters with the time they were read, and the throughput since the last
+        // publish over those times (docs/console.md: the console shows it as it is)
+        for (const c of counted) {
+          const r = rates.close(String(c.cluster), c.txBytes as number, c.rxBytes as number, readAt);
+          Object.assign(c, { countersAt: new Date(readAt).toISOString() }, r ? { txBps: r.txBps, rxBps: r.rxBps, rateWindowMs: r.windowMs } : {});
+        }
         try {
           await publishGatewayRecords(opts.local, opts.broker, recs, opts.version, opts.namespace, opts.shape);
         } catch (err) {

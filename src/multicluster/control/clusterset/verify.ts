@@ -2,6 +2,7 @@
 // `subctl verify`: every imported service must resolve, through the given clusterset DNS
 // server, to what its EndpointSlices say; every connection of the cluster's active
 // gateways must be `connected`.
+import { formatRtt } from '../../../base/units/index.js';
 import { isStraitError } from '../../../base/errors/index.js';
 import type { ResourceStore } from '../../../platform/store/index.js';
 import { describeBroker } from './broker.js';
@@ -28,7 +29,7 @@ export async function verifyCluster(local: ResourceStore, clusterId: string, res
     const { gateway, connections } = readGateway(g);
     if (gateway.haStatus !== 'active') continue;
     for (const c of connections) {
-      out.push({ check: 'connection', target: `${gateway.node} -> ${c.cluster}`, result: c.status === 'connected' ? 'pass' : 'fail', detail: `${c.status}${c.rttAvg ? `, RTT ${c.rttAvg}` : ''}` });
+      out.push({ check: 'connection', target: `${gateway.node} -> ${c.cluster}`, result: c.status === 'connected' ? 'pass' : 'fail', detail: `${c.status}${c.rttAvg ? `, RTT ${formatRtt(c.rttAvg)}` : ''}` });
     }
   }
   const connected = connectedClusters(gws, clusterId);
@@ -114,7 +115,7 @@ export async function verifyRecords(local: ResourceStore, openBroker: () => Prom
     const found = conns.filter((x) => x.c.cluster === cluster);
     if (found.length === 0) add('connectivity', 'gateway connection', cluster, false, `the active gateway has no connection to ${cluster}`);
     for (const { node, c } of found) {
-      add('connectivity', 'gateway connection', cluster, c.status === 'connected', `${node} -> ${c.remoteIP || '?'} (${c.cableDriver || '?'}): ${c.status}${c.rttAvg ? `, RTT ${c.rttAvg}` : ''}`);
+      add('connectivity', 'gateway connection', cluster, c.status === 'connected', `${node} -> ${c.remoteIP || '?'} (${c.cableDriver || '?'}): ${c.status}${c.rttAvg ? `, RTT ${formatRtt(c.rttAvg)}` : ''}`);
     }
   }
   const exports = (await local.list(K.ServiceExport, {})).items;
