@@ -198,3 +198,27 @@ test('headless export carries pod IPs and hostnames', async () => {
     await w.stop();
   }
 });
+
+test("headless export from the cluster's EndpointSlices: a StatefulSet pod's hostname, else the address with dashes, each pod once", async () => {
+  const w = world();
+  try {
+    await w.b.apply(service('default', 'hs', 'None', 42, { clusterIP: 'None' }));
+    await w.b.apply({
+      apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice',
+      metadata: { name: 'hs-abc', namespace: 'default', labels: { 'kubernetes.io/service-name': 'hs' } },
+      addressType: 'IPv4', ports: [{ name: 'tcp', protocol: 'TCP', port: 42 }, { name: 'udp', protocol: 'UDP', port: 42 }],
+      endpoints: [
+        { addresses: ['10.2.0.9'], hostname: 'web-0', conditions: { ready: true } },
+        { addresses: ['10.2.0.8'], conditions: { ready: true } },
+      ],
+    });
+    await w.b.apply(exportOf('default', 'hs'));
+    const s = await waitFor('slice', async () => (await w.a.list(K.EndpointSlice, { namespace: 'default', labelSelector: `${LABEL_SERVICE_NAME}=hs` })).items[0]);
+    assert.deepEqual(s['endpoints'], [
+      { addresses: ['10.2.0.8'], hostname: '10-2-0-8', conditions: { ready: true } },
+      { addresses: ['10.2.0.9'], hostname: 'web-0', conditions: { ready: true } },
+    ]);
+  } finally {
+    await w.stop();
+  }
+});

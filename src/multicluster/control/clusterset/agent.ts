@@ -420,9 +420,13 @@ export class MulticlusterAgent {
     const out: SliceEndpoint[] = [];
     for (const s of slices.items) {
       if (s.metadata.labels?.[LABEL_MANAGED_BY] === MANAGED_BY) continue;
-      for (const e of (s['endpoints'] as { addresses?: string[]; hostname?: string; targetRef?: { name?: string }; conditions?: { ready?: boolean } }[] | undefined) ?? []) {
-        const hostname = e.hostname ?? e.targetRef?.name;
-        out.push({ addresses: [...(e.addresses ?? [])], ...(hostname ? { hostname } : {}), conditions: { ready: e.conditions?.ready !== false } });
+      for (const e of (s['endpoints'] as { addresses?: string[]; hostname?: string; conditions?: { ready?: boolean } }[] | undefined) ?? []) {
+        // the MCS DNS name of a pod: the slice's hostname (a StatefulSet pod's), else its address with dashes
+        for (const address of e.addresses ?? []) {
+          const hostname = e.hostname ?? address.replace(/[.:]/g, '-');
+          if (out.some((x) => x.addresses[0] === address)) continue;
+          out.push({ addresses: [address], hostname, conditions: { ready: e.conditions?.ready !== false } });
+        }
       }
     }
     if (out.length > 0 || !selector || Object.keys(selector).length === 0) return sortEndpoints(out);
