@@ -5,7 +5,7 @@
 //                                              and is healthy, else round-robin over connected,
 //                                              healthy clusters; headless: all pod IPs
 //   <cluster>.<svc>.<ns>.svc.clusterset.local  A: that cluster's
-//   <pod>.<cluster>.<svc>.<ns>.svc...          A: one pod of a headless service
+//   <host>.<cluster>.<svc>.<ns>.svc...         A: one pod of a headless service (its hostname, else its dashed address)
 //   _<port>._<proto>.[<cluster>.]<svc>.<ns>.svc.clusterset.local  SRV for named ports
 //   <svc>.<ns>.svc.clusterset.local SRV         one record per port number and target (tcp/42 and
 //                                              udp/42 give one), headless: one per pod
