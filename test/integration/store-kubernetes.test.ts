@@ -63,6 +63,37 @@ describe('Kubernetes store against a real kube-apiserver', () => {
     }
   });
 
+  test('a ServiceExport written as v1alpha1 reads the same as v1beta1 (the CRDs of deploy/crds.yaml), and the other way round', async (t) => {
+    if (!cluster) return t.skip(skip);
+    const store = openKubernetesStore({ kubeconfig: cluster.kubeconfig });
+    const A = 'multicluster.x-k8s.io/v1alpha1';
+    const B = 'multicluster.x-k8s.io/v1beta1';
+    try {
+      const se = await store.apply({ apiVersion: A, kind: 'ServiceExport', metadata: { name: 'hello', namespace: 'default' }, spec: { exportedLabels: { tier: 'web' } } });
+      await store.updateStatus({ ...se, status: { conditions: [
+        { type: 'Valid', status: 'False', reason: 'AwaitingSync', message: 'Awaiting sync of the ServiceImport to the broker', lastTransitionTime: '2026-01-02T03:04:05Z' },
+        { type: 'Conflict', status: 'False', reason: 'NoConflicts', message: 'No conflicts with exports of other clusters', lastTransitionTime: '2026-01-02T03:04:05Z' },
+      ] } });
+      const a = await store.get({ apiVersion: A, kind: 'ServiceExport' }, 'hello', 'default');
+      const b = await store.get({ apiVersion: B, kind: 'ServiceExport' }, 'hello', 'default');
+      assert.equal(b?.apiVersion, B);
+      const body = (o: KubeObject | undefined) => ({ spec: o?.spec, status: o?.status, labels: o?.metadata.labels });
+      assert.deepEqual(body(b), body(a));
+      assert.equal((b?.status as { conditions: { reason: string }[] }).conditions[0]?.reason, 'AwaitingSync');
+      const k = cluster.kubectl(['get', 'serviceexports.v1beta1.multicluster.x-k8s.io', 'hello', '-n', 'default', '-o', 'jsonpath={.apiVersion} {.spec.exportedLabels.tier}']);
+      assert.equal(k.stdout, `${B} web`, k.stderr);
+      await store.apply({ apiVersion: B, kind: 'ServiceImport', metadata: { name: 'hello', namespace: 'default' },
+        spec: { type: 'ClusterSetIP', ports: [{ name: 'tcp', protocol: 'TCP', port: 42 }], ipFamilies: ['IPv4'], sessionAffinity: 'ClientIP',
+          sessionAffinityConfig: { clientIP: { timeoutSeconds: 10 } }, internalTrafficPolicy: 'Cluster', trafficDistribution: 'PreferClose' } });
+      const imp = await store.get({ apiVersion: A, kind: 'ServiceImport' }, 'hello', 'default');
+      assert.equal(imp?.apiVersion, A);
+      assert.equal((imp?.spec as { trafficDistribution: string }).trafficDistribution, 'PreferClose');
+    } finally {
+      await store.close();
+      await deleteEverything(cluster);
+    }
+  });
+
   test('strait apply/get/delete --kubeconfig work against the API server, and kubectl agrees', async (t) => {
     if (!cluster) return t.skip(skip);
     const strait = (args: string[], input?: string): { status: number; stdout: string; stderr: string } => {

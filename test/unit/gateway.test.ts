@@ -5,7 +5,7 @@ import { isStraitError, type ErrorCode } from '../../src/base/errors/index.js';
 import { UdpTransport } from '../../src/multicluster/dataplane/udp/index.js';
 import { waitFor } from '../helpers/wait.js';
 import { COLUMNS, connectionRow } from '../../src/multicluster/cli/index.js';
-import { formatRtt, inPodCidrs, NodeTable, parseGatewayConfig, startGateway, type Gateway } from '../../src/multicluster/dataplane/gateway/index.js';
+import { advertisedAddress, formatRtt, inPodCidrs, NodeTable, parseGatewayConfig, startGateway, type Gateway } from '../../src/multicluster/dataplane/gateway/index.js';
 import { parseNodeAgentConfig } from '../../src/multicluster/dataplane/node-agent/index.js';
 import { vxlan, writeHeaders, writeExtHeader, AGENT_MAC, GATEWAY_MAC, VXLAN_OVERHEAD, EXT_HEADER, EXT_FRAGMENT, ETHERTYPE_STRAIT } from '../../src/multicluster/wire/vxlan/index.js';
 import { ipv4, udp } from '../../src/multicluster/wire/ipv4/index.js';
@@ -217,4 +217,17 @@ test('inPodCidrs: precomputed network and mask, union of a node listed twice, HA
   assert.equal(t.sender('192.0.2.9'), undefined);
   assert.equal(t.list.length, 3);
   assert.equal(t.size, 3);
+});
+
+test('the Endpoint record publishes a real address, never the unspecified listen address 0.0.0.0', () => {
+  const ifs = {
+    lo: [{ address: '127.0.0.1', netmask: '255.0.0.0', family: 'IPv4', mac: '00:00:00:00:00:00', internal: true, cidr: '127.0.0.1/8' }],
+    eth1: [{ address: 'fe80::1', netmask: 'ffff:ffff:ffff:ffff::', family: 'IPv6', mac: '02:00:00:00:00:01', internal: false, cidr: 'fe80::1/64', scopeid: 2 },
+      { address: '172.18.0.3', netmask: '255.255.0.0', family: 'IPv4', mac: '02:00:00:00:00:01', internal: false, cidr: '172.18.0.3/16' }],
+  } as unknown as Parameters<typeof advertisedAddress>[1];
+  assert.equal(advertisedAddress('0.0.0.0', ifs), '172.18.0.3');
+  assert.equal(advertisedAddress('10.0.0.5', ifs), '10.0.0.5');
+  // the host's own interfaces: whatever they are, not 0.0.0.0
+  assert.notEqual(advertisedAddress('0.0.0.0'), '0.0.0.0');
+  assert.match(advertisedAddress('0.0.0.0'), /^\d+\.\d+\.\d+\.\d+$/);
 });

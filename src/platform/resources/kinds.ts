@@ -11,12 +11,22 @@ export interface KindInfo {
   singular: string;
   shortNames: string[];
   namespaced: boolean;
-  /** other served versions that are accepted on apply and stored as apiVersion */
+  /** other served versions: the same schema, so an object converts by its apiVersion alone */
   alsoServed?: string[];
+  /**
+   * the version objects are stored in (default: apiVersion), one of the served ones; the
+   * embedded store and the CRD (storage: true) both keep this one
+   */
+  storageVersion?: string;
 }
 
-const k = (apiVersion: string, kind: string, plural: string, namespaced: boolean, shortNames: string[] = [], alsoServed: string[] = []): KindInfo =>
-  ({ apiVersion, kind, plural, singular: kind.toLowerCase(), shortNames, namespaced, alsoServed });
+const k = (apiVersion: string, kind: string, plural: string, namespaced: boolean, shortNames: string[] = [], alsoServed: string[] = [], storageVersion?: string): KindInfo =>
+  ({ apiVersion, kind, plural, singular: kind.toLowerCase(), shortNames, namespaced, alsoServed, ...(storageVersion ? { storageVersion } : {}) });
+
+// The MCS API serves v1alpha1 (what strait reads and writes) and v1beta1 (upstream's
+// storage version) with one schema: docs/multicluster.md, "API versions".
+const MCS_V1ALPHA1 = `${GROUPS.multicluster}/v1alpha1`;
+const MCS_V1BETA1 = `${GROUPS.multicluster}/v1beta1`;
 
 export const Kinds = {
   // core
@@ -42,8 +52,8 @@ export const Kinds = {
   // the inbound connections each sidecar saw, written by the mesh agent (docs/mesh.md, Observed traffic)
   MeshTrafficObservation: k(`${GROUPS.straitMesh}/v1alpha1`, 'MeshTrafficObservation', 'meshtrafficobservations', true, ['mto']),
   // (C) multicluster
-  ServiceExport: k(`${GROUPS.multicluster}/v1alpha1`, 'ServiceExport', 'serviceexports', true, ['svcex']),
-  ServiceImport: k(`${GROUPS.multicluster}/v1alpha1`, 'ServiceImport', 'serviceimports', true, ['svcim']),
+  ServiceExport: k(MCS_V1ALPHA1, 'ServiceExport', 'serviceexports', true, ['svcex'], [MCS_V1BETA1], MCS_V1BETA1),
+  ServiceImport: k(MCS_V1ALPHA1, 'ServiceImport', 'serviceimports', true, ['svcim'], [MCS_V1BETA1], MCS_V1BETA1),
   Cluster: k(`${GROUPS.cluster}/v1`, 'Cluster', 'clusters', true),
   Endpoint: k(`${GROUPS.cluster}/v1`, 'Endpoint', 'endpoints', true, ['ep']),
   Gateway: k(`${GROUPS.cluster}/v1`, 'Gateway', 'gateways', true, ['gw']),

@@ -32,6 +32,11 @@ before(async () => {
   zone.upsert(svc('lost', { 'cluster-d': [{ ip: '100.4.0.13' }] }));
   zone.upsert(svc('db', { 'cluster-b': [{ ip: '10.2.1.5', hostname: 'db-0' }, { ip: '10.2.1.6', hostname: 'db-1' }] },
     { headless: true, ports: [{ name: 'postgres', protocol: 'TCP', port: 5432 }] }));
+  // the conformance suite's shapes: tcp/42 and udp/42 under one name; pods named by address
+  const fortyTwo = [{ name: 'tcp', protocol: 'TCP', port: 42 }, { name: 'udp', protocol: 'UDP', port: 42 }];
+  zone.upsert(svc('hello', { 'cluster-a': [{ ip: '100.1.0.42' }], 'cluster-b': [{ ip: '100.2.0.42' }] }, { ports: fortyTwo }));
+  zone.upsert(svc('hs', { 'cluster-a': [{ ip: '10.1.0.7', hostname: '10-1-0-7' }], 'cluster-b': [{ ip: '10.2.0.8', hostname: '10-2-0-8' }, { ip: '10.2.0.9', hostname: 'web-0' }] },
+    { headless: true, ports: fortyTwo }));
   // the cluster's own DNS, for names outside clusterset.local
   upstream = createSocket('udp4');
   upstream.on('message', (msg, r) => {
@@ -79,6 +84,20 @@ const golden: { name: string; args: string[]; want: string }[] = [
     want: ';; status NOERROR aa\n_http._tcp.echo.default.svc.clusterset.local. 5 IN SRV 0 50 8080 echo.default.svc.clusterset.local.\necho.default.svc.clusterset.local. 5 IN A 100.2.0.10' },
   { name: 'SRV of a headless service names each pod', args: ['_postgres._tcp.db.default.svc.clusterset.local', 'SRV'],
     want: ';; status NOERROR aa\n_postgres._tcp.db.default.svc.clusterset.local. 5 IN SRV 0 50 5432 db-0.cluster-b.db.default.svc.clusterset.local.\n_postgres._tcp.db.default.svc.clusterset.local. 5 IN SRV 0 50 5432 db-1.cluster-b.db.default.svc.clusterset.local.\ndb-0.cluster-b.db.default.svc.clusterset.local. 5 IN A 10.2.1.5\ndb-1.cluster-b.db.default.svc.clusterset.local. 5 IN A 10.2.1.6' },
+  { name: 'SRV of a service name: one record for tcp/42 and udp/42', args: ['hello.default.svc.clusterset.local', 'SRV'],
+    want: ';; status NOERROR aa\nhello.default.svc.clusterset.local. 5 IN SRV 0 50 42 hello.default.svc.clusterset.local.\nhello.default.svc.clusterset.local. 5 IN A 100.1.0.42' },
+  { name: 'SRV of a headless service name: each pod once, StatefulSet hostnames kept', args: ['hs.default.svc.clusterset.local', 'SRV'],
+    want: ';; status NOERROR aa\nhs.default.svc.clusterset.local. 5 IN SRV 0 50 42 10-1-0-7.cluster-a.hs.default.svc.clusterset.local.\n'
+      + 'hs.default.svc.clusterset.local. 5 IN SRV 0 50 42 10-2-0-8.cluster-b.hs.default.svc.clusterset.local.\n'
+      + 'hs.default.svc.clusterset.local. 5 IN SRV 0 50 42 web-0.cluster-b.hs.default.svc.clusterset.local.\n'
+      + '10-1-0-7.cluster-a.hs.default.svc.clusterset.local. 5 IN A 10.1.0.7\n10-2-0-8.cluster-b.hs.default.svc.clusterset.local. 5 IN A 10.2.0.8\n'
+      + 'web-0.cluster-b.hs.default.svc.clusterset.local. 5 IN A 10.2.0.9' },
+  { name: 'SRV of one named port of the headless service', args: ['_udp._udp.hs.default.svc.clusterset.local', 'SRV'],
+    want: ';; status NOERROR aa\n_udp._udp.hs.default.svc.clusterset.local. 5 IN SRV 0 50 42 10-1-0-7.cluster-a.hs.default.svc.clusterset.local.\n'
+      + '_udp._udp.hs.default.svc.clusterset.local. 5 IN SRV 0 50 42 10-2-0-8.cluster-b.hs.default.svc.clusterset.local.\n'
+      + '_udp._udp.hs.default.svc.clusterset.local. 5 IN SRV 0 50 42 web-0.cluster-b.hs.default.svc.clusterset.local.\n'
+      + '10-1-0-7.cluster-a.hs.default.svc.clusterset.local. 5 IN A 10.1.0.7\n10-2-0-8.cluster-b.hs.default.svc.clusterset.local. 5 IN A 10.2.0.8\n'
+      + 'web-0.cluster-b.hs.default.svc.clusterset.local. 5 IN A 10.2.0.9' },
   { name: 'SRV on an unknown port name', args: ['_grpc._tcp.echo.default.svc.clusterset.local', 'SRV'], want: `;; status NXDOMAIN aa\n${SOA}` },
   { name: 'a name that is not exported', args: ['nothere.default.svc.clusterset.local', 'A'], want: `;; status NXDOMAIN aa\n${SOA}` },
   { name: 'another type of a known name is NODATA', args: ['echo.default.svc.clusterset.local', 'AAAA'], want: `;; status NOERROR aa\n${SOA}` },

@@ -63,7 +63,7 @@ test('export in cluster-b: Valid goes AwaitingSync -> True, and both clusters im
 
     for (const s of [w.a, w.b]) {
       const imp = await waitFor('ServiceImport with status', async () => { const i = await s.get(K.ServiceImport, 'echo', 'default'); return i?.status !== undefined && i; });
-      assert.deepEqual(imp.spec, { type: 'ClusterSetIP', ports: [{ name: 'http', protocol: 'TCP', port: 8080 }] });
+      assert.deepEqual(imp.spec, { type: 'ClusterSetIP', ports: [{ name: 'http', protocol: 'TCP', port: 8080 }], ipFamilies: ['IPv4'], sessionAffinity: 'None' });
       assert.deepEqual(imp.status, { clusters: [{ cluster: 'cluster-b' }] });
       const slices = await waitFor('slice', async () => { const l = await s.list(K.EndpointSlice, { namespace: 'default', labelSelector: `${LABEL_SERVICE_NAME}=echo` }); return l.items.length > 0 && l.items; });
       assert.equal(slices[0]!.metadata.labels?.[LABEL_SOURCE_CLUSTER], 'cluster-b');
@@ -194,6 +194,93 @@ test('headless export carries pod IPs and hostnames', async () => {
       { addresses: ['10.2.1.5'], hostname: 'db-0', conditions: { ready: true } },
       { addresses: ['10.2.1.6'], hostname: 'db-1', conditions: { ready: true } },
     ]);
+  } finally {
+    await w.stop();
+  }
+});
+
+test("headless export from the cluster's EndpointSlices: a StatefulSet pod's hostname, else the address with dashes, each pod once", async () => {
+  const w = world();
+  try {
+    await w.b.apply(service('default', 'hs', 'None', 42, { clusterIP: 'None' }));
+    await w.b.apply({
+      apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice',
+      metadata: { name: 'hs-abc', namespace: 'default', labels: { 'kubernetes.io/service-name': 'hs' } },
+      addressType: 'IPv4', ports: [{ name: 'tcp', protocol: 'TCP', port: 42 }, { name: 'udp', protocol: 'UDP', port: 42 }],
+      endpoints: [
+        { addresses: ['10.2.0.9'], hostname: 'web-0', conditions: { ready: true } },
+        { addresses: ['10.2.0.8'], conditions: { ready: true } },
+      ],
+    });
+    await w.b.apply(exportOf('default', 'hs'));
+    const s = await waitFor('slice', async () => (await w.a.list(K.EndpointSlice, { namespace: 'default', labelSelector: `${LABEL_SERVICE_NAME}=hs` })).items[0]);
+    assert.deepEqual(s['endpoints'], [
+      { addresses: ['10.2.0.8'], hostname: '10-2-0-8', conditions: { ready: true } },
+      { addresses: ['10.2.0.9'], hostname: 'web-0', conditions: { ready: true } },
+    ]);
+  } finally {
+    await w.stop();
+  }
+});
+
+test("the ServiceImport carries the Service's affinity, traffic policy, IP families and the export's exported labels and annotations", async () => {
+  const w = world();
+  try {
+    await w.b.apply({
+      ...service('default', 'hello', '100.2.0.42', 42, {
+        sessionAffinity: 'ClientIP', sessionAffinityConfig: { clientIP: { timeoutSeconds: 10 } },
+        internalTrafficPolicy: 'Cluster', trafficDistribution: 'PreferClose', ipFamilies: ['IPv4'],
+      }),
+      metadata: { name: 'hello', namespace: 'default', labels: { 'dummy-svc': 'dummy' }, annotations: { 'dummy-svc': 'dummy' } },
+    });
+    // written by a v1beta1 client, as the MCS conformance suite does
+    await w.b.apply({ apiVersion: 'multicluster.x-k8s.io/v1beta1', kind: 'ServiceExport', metadata: { name: 'hello', namespace: 'default' },
+      spec: { exportedLabels: { 'dummy-label': 'true' }, exportedAnnotations: { 'dummy-annotation': 'true' } } });
+    for (const s of [w.a, w.b]) {
+      const imp = await waitFor('import', async () => { const i = await s.get({ apiVersion: 'multicluster.x-k8s.io/v1beta1', kind: 'ServiceImport' }, 'hello', 'default'); return i?.metadata.labels?.['dummy-label'] ? i : undefined; });
+      assert.equal(imp.apiVersion, 'multicluster.x-k8s.io/v1beta1');
+      assert.deepEqual(imp.spec, {
+        type: 'ClusterSetIP', ports: [{ name: 'http', protocol: 'TCP', port: 42 }], ipFamilies: ['IPv4'],
+        sessionAffinity: 'ClientIP', sessionAffinityConfig: { clientIP: { timeoutSeconds: 10 } }, internalTrafficPolicy: 'Cluster', trafficDistribution: 'PreferClose',
+      });
+      assert.equal(imp.metadata.labels?.['dummy-svc'], undefined, "the Service's own labels stay");
+      assert.deepEqual(imp.metadata.annotations, { 'dummy-annotation': 'true' });
+    }
+    // a label no longer exported goes from the import
+    await w.b.apply({ apiVersion: K.ServiceExport.apiVersion, kind: 'ServiceExport', metadata: { name: 'hello', namespace: 'default' }, spec: { exportedLabels: null, exportedAnnotations: null } });
+    await waitFor('labels gone', async () => { const i = await w.a.get(K.ServiceImport, 'hello', 'default'); return i && !i.metadata.labels?.['dummy-label'] && !i.metadata.annotations?.['dummy-annotation']; });
+  } finally {
+    await w.stop();
+  }
+});
+
+test('KEP conflict rules: added ports are merged and reported; labels, annotations and affinity of the oldest export win; Conflict on each export', async () => {
+  const w = world();
+  try {
+    await w.b.apply(service('default', 'hello', '100.2.0.42', 42, { sessionAffinity: 'ClientIP' }));
+    await w.b.apply({ apiVersion: K.ServiceExport.apiVersion, kind: 'ServiceExport', metadata: { name: 'hello', namespace: 'default' },
+      spec: { exportedLabels: { 'dummy-label': 'true' }, exportedAnnotations: { 'dummy-annotation': 'true' } } });
+    await waitFor('b valid', async () => (await cond(w.b, 'default', 'hello', 'Valid'))?.status === 'True');
+    assert.equal((await cond(w.b, 'default', 'hello', 'Conflict'))?.status, 'False');
+    await new Promise((r) => setTimeout(r, 1100));
+    await w.a.apply({ ...service('default', 'hello', '100.1.0.42', 42), spec: {
+      type: 'ClusterIP', clusterIP: '100.1.0.42', selector: { app: 'hello' },
+      ports: [{ name: 'http', protocol: 'TCP', port: 42 }, { name: 'stcp', protocol: 'SCTP', port: 142 }],
+    } });
+    await w.a.apply({ apiVersion: K.ServiceExport.apiVersion, kind: 'ServiceExport', metadata: { name: 'hello', namespace: 'default' },
+      spec: { exportedLabels: { 'dummy-label2': 'true' }, exportedAnnotations: { 'dummy-annotation2': 'true' } } });
+    for (const s of [w.a, w.b]) {
+      const c = await waitFor('conflict', async () => { const x = await cond(s, 'default', 'hello', 'Conflict'); return x?.status === 'True' && x; });
+      assert.equal(c.reason, 'ConflictingPorts');
+      for (const what of ['ports', 'session affinity', 'exported labels', 'exported annotations']) assert.match(c.message, new RegExp(what));
+      assert.match(c.message, /cluster-a exports other ports/);
+    }
+    const imp = await waitFor('import of both', async () => { const i = await w.a.get(K.ServiceImport, 'hello', 'default'); return (i?.status as { clusters: unknown[] })?.clusters.length === 2 && i; });
+    assert.deepEqual((imp.spec as { ports: unknown }).ports, [{ name: 'http', protocol: 'TCP', port: 42 }, { name: 'stcp', protocol: 'SCTP', port: 142 }]);
+    assert.equal((imp.spec as { sessionAffinity: string }).sessionAffinity, 'ClientIP');
+    assert.equal(imp.metadata.labels?.['dummy-label'], 'true');
+    assert.equal(imp.metadata.labels?.['dummy-label2'], undefined);
+    assert.deepEqual(imp.metadata.annotations, { 'dummy-annotation': 'true' });
   } finally {
     await w.stop();
   }

@@ -5,8 +5,10 @@
 //                                              and is healthy, else round-robin over connected,
 //                                              healthy clusters; headless: all pod IPs
 //   <cluster>.<svc>.<ns>.svc.clusterset.local  A: that cluster's
-//   <pod>.<cluster>.<svc>.<ns>.svc...          A: one pod of a headless service
+//   <host>.<cluster>.<svc>.<ns>.svc...         A: one pod of a headless service (its hostname, else its dashed address)
 //   _<port>._<proto>.[<cluster>.]<svc>.<ns>.svc.clusterset.local  SRV for named ports
+//   <svc>.<ns>.svc.clusterset.local SRV         one record per port number and target (tcp/42 and
+//                                              udp/42 give one), headless: one per pod
 // TTL 5; NXDOMAIN for names not exported; NODATA (with SOA) for other types of known names.
 // The zone holds typed values only (Ipv4 addresses, Port numbers, DNS-label hostnames and
 // port names): source.ts parses what the store holds and leaves out what does not parse.
@@ -280,28 +282,37 @@ export class ClustersetZone {
     return e ? [e.ip] : [];
   }
 
+  /**
+   * SRV records of one port. A record that is already in the answer (the same port and
+   * target: a service's tcp/42 and udp/42 under the service name) is not repeated, nor its A.
+   */
   private srv(svc: ZoneService, name: string, port: ZonePort, cluster: string | undefined, base: string, out: Answer): void {
+    const add = (target: string, ips: string[]): void => {
+      if (out.answers.some((r) => r.port === port.port && r.target === target)) return;
+      out.answers.push({ name, type: 'SRV', ttl: TTL, priority: 0, weight: 50, port: port.port, target });
+      for (const ip of ips) {
+        if (!out.additionals.some((r) => r.name === target && r.address === ip)) out.additionals.push({ name: target, type: 'A', ttl: TTL, address: ip });
+      }
+    };
     const clusters = cluster === undefined ? this.usable(svc) : this.health.isConnected(cluster) ? [cluster] : [];
     if (!svc.headless) {
       if (cluster === undefined) {
         if (clusters.length === 0) return;
-        out.answers.push({ name, type: 'SRV', ttl: TTL, priority: 0, weight: 50, port: port.port, target: base });
-        for (const ip of this.serviceIps(svc)) out.additionals.push({ name: base, type: 'A', ttl: TTL, address: ip });
+        // asked for once per answer: the service name's A may rotate
+        if (out.answers.some((r) => r.port === port.port && r.target === base)) return;
+        add(base, this.serviceIps(svc));
         return;
       }
       const target = `${cluster}.${base}`;
       const e = svc.clusters.get(cluster)?.endpoints.find((x) => x.ready);
       if (!e || clusters.length === 0) return;
-      out.answers.push({ name, type: 'SRV', ttl: TTL, priority: 0, weight: 50, port: port.port, target });
-      out.additionals.push({ name: target, type: 'A', ttl: TTL, address: e.ip });
+      add(target, [e.ip]);
       return;
     }
     for (const c of clusters) {
       for (const e of svc.clusters.get(c)?.endpoints ?? []) {
         if (!e.ready || !e.hostname) continue;
-        const target = `${e.hostname}.${c}.${base}`;
-        out.answers.push({ name, type: 'SRV', ttl: TTL, priority: 0, weight: 50, port: port.port, target });
-        out.additionals.push({ name: target, type: 'A', ttl: TTL, address: e.ip });
+        add(`${e.hostname}.${c}.${base}`, [e.ip]);
       }
     }
   }

@@ -15,12 +15,12 @@ import { isStraitError } from '../../../base/errors/index.js';
 import { type Logger, silentLogger } from '../../../base/log/index.js';
 import { Informer, KeyQueue } from '../../../platform/controller/index.js';
 import type { KubeObject, ResourceStore } from '../../../platform/store/index.js';
-import { aggregate, type Aggregate, type ClusterExport, exportFromSlice, type ServicePort, type SliceEndpoint } from './aggregate.js';
+import { aggregate, type Aggregate, type ClusterExport, exportFromSlice, type ServicePort, type ServiceProps, type SliceEndpoint } from './aggregate.js';
 import { type Condition, ConditionWriter, getCondition, MESSAGE, REASON } from './conditions.js';
 import { processLanes, type WorkLanes } from './lanes.js';
 import type { MulticlusterMetrics } from './metrics.js';
 import {
-  ANN_EXPORT_CREATED, ANN_SERVICE_TYPE, ANN_SYNCED_AT, BROKER_NAMESPACE, brokerImportName, brokerSliceName,
+  ANN_EXPORT_CREATED, ANN_SERVICE_PROPS, ANN_SERVICE_TYPE, ANN_SYNCED_AT, BROKER_NAMESPACE, brokerImportName, brokerSliceName,
   LABEL_MANAGED_BY, LABEL_SERVICE_NAME, LABEL_SERVICE_NAMESPACE, LABEL_SOURCE_CLUSTER, localSliceName, MANAGED_BY,
 } from './names.js';
 import { ensureNamespace, K } from './store-util.js';
@@ -41,8 +41,49 @@ export interface AgentOptions {
 const ANN_CONTENT_HASH = 'strait.io/content-hash';
 
 interface ServiceLike extends KubeObject {
-  spec?: { type?: string; clusterIP?: string; selector?: Record<string, string>; ports?: { name?: string; protocol?: string; port: number; targetPort?: number | string }[] };
+  spec?: {
+    type?: string; clusterIP?: string; selector?: Record<string, string>; ports?: { name?: string; protocol?: string; port: number; targetPort?: number | string }[];
+    sessionAffinity?: string; sessionAffinityConfig?: unknown; internalTrafficPolicy?: string; trafficDistribution?: string; ipFamilies?: string[];
+  };
 }
+
+/** What a ServiceImport takes from an export besides type and ports (aggregate.ts ServiceProps). */
+function servicePropsOf(se: KubeObject, svc: ServiceLike): ServiceProps {
+  const s = svc.spec ?? {};
+  const es = (se.spec ?? {}) as { exportedLabels?: Record<string, string>; exportedAnnotations?: Record<string, string> };
+  return {
+    sessionAffinity: s.sessionAffinity ?? 'None',
+    ...(s.sessionAffinityConfig ? { sessionAffinityConfig: s.sessionAffinityConfig } : {}),
+    ...(s.internalTrafficPolicy ? { internalTrafficPolicy: s.internalTrafficPolicy } : {}),
+    ...(s.trafficDistribution ? { trafficDistribution: s.trafficDistribution } : {}),
+    ipFamilies: s.ipFamilies && s.ipFamilies.length > 0 ? s.ipFamilies : ['IPv4'],
+    ...(es.exportedLabels && Object.keys(es.exportedLabels).length > 0 ? { exportedLabels: es.exportedLabels } : {}),
+    ...(es.exportedAnnotations && Object.keys(es.exportedAnnotations).length > 0 ? { exportedAnnotations: es.exportedAnnotations } : {}),
+  };
+}
+
+/** The ServiceImport's spec from the aggregate (no clusterset IPs: docs/multicluster.md, "ServiceImport"). */
+function importSpec(agg: Aggregate): Record<string, unknown> {
+  const p = agg.props;
+  return {
+    type: agg.type, ports: agg.ports,
+    ...(p.ipFamilies ? { ipFamilies: p.ipFamilies } : {}),
+    ...(p.sessionAffinity ? { sessionAffinity: p.sessionAffinity } : {}),
+    ...(p.sessionAffinityConfig ? { sessionAffinityConfig: p.sessionAffinityConfig } : {}),
+    ...(p.internalTrafficPolicy ? { internalTrafficPolicy: p.internalTrafficPolicy } : {}),
+    ...(p.trafficDistribution ? { trafficDistribution: p.trafficDistribution } : {}),
+  };
+}
+
+/** The ServiceImport's labels and annotations: the winning export's exported ones, and strait's own label. */
+function importMeta(agg: Aggregate, own: Record<string, string>): { labels: Record<string, string>; annotations?: Record<string, string> } {
+  const ann = agg.props.exportedAnnotations;
+  return { labels: { ...(agg.props.exportedLabels ?? {}), ...own }, ...(ann ? { annotations: { ...ann } } : {}) };
+}
+
+const sameMeta = (o: KubeObject | undefined, m: { labels: Record<string, string>; annotations?: Record<string, string> }): boolean =>
+  JSON.stringify(Object.entries(o?.metadata.labels ?? {}).sort()) === JSON.stringify(Object.entries(m.labels).sort())
+  && JSON.stringify(Object.entries(o?.metadata.annotations ?? {}).sort()) === JSON.stringify(Object.entries(m.annotations ?? {}).sort());
 
 const splitKey = (key: string): [string, string] => {
   const i = key.indexOf('/');
@@ -398,7 +439,8 @@ export class MulticlusterAgent {
     const type = headless ? 'Headless' : 'ClusterSetIP';
     if (headless) this.headless.add(`${ns}/${name}`);
     else this.headless.delete(`${ns}/${name}`);
-    const hash = createHash('sha256').update(JSON.stringify({ endpoints, ports, type, created })).digest('hex').slice(0, 16);
+    const props = servicePropsOf(se, svc);
+    const hash = createHash('sha256').update(JSON.stringify({ endpoints, ports, type, created, props })).digest('hex').slice(0, 16);
     return {
       apiVersion: K.EndpointSlice.apiVersion, kind: 'EndpointSlice',
       metadata: {
@@ -406,7 +448,9 @@ export class MulticlusterAgent {
         labels: {
           [LABEL_SERVICE_NAME]: name, [LABEL_SERVICE_NAMESPACE]: ns, [LABEL_SOURCE_CLUSTER]: this.clusterId, [LABEL_MANAGED_BY]: MANAGED_BY,
         },
-        annotations: { [ANN_EXPORT_CREATED]: created, [ANN_SERVICE_TYPE]: type, [ANN_CONTENT_HASH]: hash, [ANN_SYNCED_AT]: this.now() },
+        annotations: {
+          [ANN_EXPORT_CREATED]: created, [ANN_SERVICE_TYPE]: type, [ANN_SERVICE_PROPS]: JSON.stringify(props), [ANN_CONTENT_HASH]: hash, [ANN_SYNCED_AT]: this.now(),
+        },
       },
       addressType: 'IPv4',
       endpoints,
@@ -420,9 +464,13 @@ export class MulticlusterAgent {
     const out: SliceEndpoint[] = [];
     for (const s of slices.items) {
       if (s.metadata.labels?.[LABEL_MANAGED_BY] === MANAGED_BY) continue;
-      for (const e of (s['endpoints'] as { addresses?: string[]; hostname?: string; targetRef?: { name?: string }; conditions?: { ready?: boolean } }[] | undefined) ?? []) {
-        const hostname = e.hostname ?? e.targetRef?.name;
-        out.push({ addresses: [...(e.addresses ?? [])], ...(hostname ? { hostname } : {}), conditions: { ready: e.conditions?.ready !== false } });
+      for (const e of (s['endpoints'] as { addresses?: string[]; hostname?: string; conditions?: { ready?: boolean } }[] | undefined) ?? []) {
+        // the MCS DNS name of a pod: the slice's hostname (a StatefulSet pod's), else its address with dashes
+        for (const address of e.addresses ?? []) {
+          const hostname = e.hostname ?? address.replace(/[.:]/g, '-');
+          if (out.some((x) => x.addresses[0] === address)) continue;
+          out.push({ addresses: [address], hostname, conditions: { ready: e.conditions?.ready !== false } });
+        }
       }
     }
     if (out.length > 0 || !selector || Object.keys(selector).length === 0) return sortEndpoints(out);
@@ -448,13 +496,14 @@ export class MulticlusterAgent {
       await this.broker.delete(K.ServiceImport, importName, BROKER_NAMESPACE);
       return undefined;
     }
-    const spec = { type: agg.type, ports: agg.ports };
+    const spec = importSpec(agg);
     const status = { clusters: agg.clusters.map((cluster) => ({ cluster })) };
+    const meta = importMeta(agg, { [LABEL_SERVICE_NAME]: name, [LABEL_SERVICE_NAMESPACE]: ns, [LABEL_MANAGED_BY]: MANAGED_BY });
     const existing = await this.broker.get(K.ServiceImport, importName, BROKER_NAMESPACE);
-    if (JSON.stringify(existing?.spec) === JSON.stringify(spec) && JSON.stringify(existing?.status) === JSON.stringify(status)) return agg;
-    await applyWithStatus(this.broker, {
+    if (JSON.stringify(existing?.spec) === JSON.stringify(spec) && JSON.stringify(existing?.status) === JSON.stringify(status) && sameMeta(existing, meta)) return agg;
+    await writeWithStatus(this.broker, existing, {
       apiVersion: K.ServiceImport.apiVersion, kind: 'ServiceImport',
-      metadata: { name: importName, namespace: BROKER_NAMESPACE, labels: { [LABEL_SERVICE_NAME]: name, [LABEL_SERVICE_NAMESPACE]: ns, [LABEL_MANAGED_BY]: MANAGED_BY } },
+      metadata: { name: importName, namespace: BROKER_NAMESPACE, ...meta },
       spec,
     }, status);
     return agg;
@@ -517,18 +566,30 @@ export class MulticlusterAgent {
       }));
     }
     // the ServiceImport beside the slices (the slices alone already make the name answerable)
-    const spec = { type: agg.type, ports: agg.ports };
+    const spec = importSpec(agg);
     const status = { clusters: agg.clusters.map((cluster) => ({ cluster })) };
-    if (JSON.stringify(existing?.spec) !== JSON.stringify(spec) || JSON.stringify(existing?.status) !== JSON.stringify(status)) {
-      writes.push(applyWithStatus(this.local, {
+    const meta = importMeta(agg, { [LABEL_MANAGED_BY]: MANAGED_BY });
+    if (JSON.stringify(existing?.spec) !== JSON.stringify(spec) || JSON.stringify(existing?.status) !== JSON.stringify(status) || !sameMeta(existing, meta)) {
+      writes.push(writeWithStatus(this.local, existing, {
         apiVersion: K.ServiceImport.apiVersion, kind: 'ServiceImport',
-        metadata: { name, namespace: ns, labels: { [LABEL_MANAGED_BY]: MANAGED_BY } },
+        metadata: { name, namespace: ns, ...meta },
         spec,
       }, status));
     }
     await Promise.all(writes);
     this.observe('i', key);
   }
+}
+
+/**
+ * Write an object and its status: a new one with applyWithStatus; an existing one replaced
+ * (labels and annotations no longer wanted go, which a merge would keep), its status beside.
+ */
+async function writeWithStatus(store: ResourceStore, existing: KubeObject | undefined, obj: KubeObject, status: unknown): Promise<void> {
+  if (!existing) return applyWithStatus(store, obj, status);
+  const replaced = store.update(obj);
+  replaced.catch(() => undefined);
+  await Promise.all([replaced, store.updateStatus({ ...obj, status } as KubeObject)]);
 }
 
 /**

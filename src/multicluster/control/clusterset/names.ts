@@ -35,6 +35,8 @@ export const MANAGED_BY = 'strait-multicluster';
 export const ANN_EXPORT_CREATED = `strait.${GROUPS.multicluster}/export-created`;
 export const ANN_SERVICE_TYPE = `strait.${GROUPS.multicluster}/service-type`;
 export const ANN_SYNCED_AT = `strait.${GROUPS.multicluster}/synced-at`;
+/** on a broker slice: the exported Service's properties and the export's labels/annotations (JSON, aggregate.ts ServiceProps) */
+export const ANN_SERVICE_PROPS = `strait.${GROUPS.multicluster}/service-properties`;
 
 /** Annotation on a Cluster record: the network plugin (Submariner's Cluster spec has no field for it). */
 export const ANN_NETWORK_PLUGIN = `strait.${GROUPS.cluster}/network-plugin`;

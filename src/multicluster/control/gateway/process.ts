@@ -24,6 +24,10 @@ function fromEnvironment(cfg: unknown, env: NodeJS.ProcessEnv): void {
   const nodeIp = env['STRAIT_NODE_IP'];
   const c = cfg as { vxlan?: Record<string, unknown> };
   if (nodeIp && (c.vxlan === undefined || (typeof c.vxlan === 'object' && c.vxlan !== null && c.vxlan['listen'] === undefined))) c.vxlan = { ...(c.vxlan ?? {}), listen: nodeIp };
+  // ... and the tunnel's private IP in the Endpoint record (Submariner's private_ip), where
+  // the file sets none: the tunnel listens on every address, which is no address to publish
+  const t = cfg as { tunnel?: Record<string, unknown> };
+  if (nodeIp && (t.tunnel === undefined || (typeof t.tunnel === 'object' && t.tunnel !== null && t.tunnel['privateIP'] === undefined))) t.tunnel = { ...(t.tunnel ?? {}), privateIP: nodeIp };
 }
 
 /** The PSK comes from the cluster's join (broker-info): wait until it has been written. */

@@ -5,7 +5,7 @@
 // VXLAN frames are taken only from the cluster's nodes (node-table.ts), and a packet
 // from a node only with an inner source in that node's pod CIDRs.
 import { readFileSync } from 'node:fs';
-import { hostname } from 'node:os';
+import { hostname, networkInterfaces } from 'node:os';
 import { systemClock, type Clock } from '../../../base/clock/index.js';
 import { cidrContains, ipv4ToInt, type Cidr } from '../../../base/config/index.js';
 import { E } from '../../../base/errors/index.js';
@@ -574,7 +574,7 @@ export class Gateway implements SegmentSink {
 
   endpointRecord(): EndpointRecord {
     const c = this.config;
-    const ip = c.tunnel.privateIP ?? c.tunnel.listen;
+    const ip = c.tunnel.privateIP ?? advertisedAddress(c.tunnel.listen);
     return { clusterId: c.clusterId, hostname: c.name || hostname(), endpointIP: ip, publicIP: c.tunnel.publicIP ?? ip, cableDriver: CABLE_DRIVER, subnets: [...c.localSubnets], type: 'local' };
   }
 
@@ -636,4 +636,18 @@ export async function startGateway(config: unknown, opts: GatewayOptions = {}): 
   const g = new Gateway(parseGatewayConfig(config), opts);
   await g.start();
   return g;
+}
+
+/**
+ * The address the Endpoint record publishes for a tunnel listening on `listen`: that
+ * address, or for an unspecified one (0.0.0.0, every address) the host's first
+ * non-loopback IPv4 address; 0.0.0.0 is never published (no peer can reach it).
+ */
+export function advertisedAddress(listen: string, interfaces: ReturnType<typeof networkInterfaces> = networkInterfaces()): string {
+  if (listen !== '0.0.0.0') return listen;
+  const names = Object.keys(interfaces).sort();
+  for (const n of names) {
+    for (const a of interfaces[n] ?? []) if (a.family === 'IPv4' && !a.internal) return a.address;
+  }
+  return '127.0.0.1';
 }

@@ -113,17 +113,21 @@ const submarinerStatus = obj({
 }, ['clusterID', 'natEnabled']);
 
 export const multiclusterSchemas: Record<string, Schema> = {
+  // v1alpha1 and v1beta1 share this schema (as upstream's two versions do): docs/multicluster.md, "API versions"
   ServiceExport: kindSchema({
-    spec: anyObject,
+    spec: obj({ exportedLabels: map(), exportedAnnotations: map() }),
     status: obj({ conditions: arr(condition) }),
   }),
   ServiceImport: kindSchema({
     spec: obj({
       type: enumOf('ClusterSetIP', 'Headless'),
       ports: arr(obj({ name: str(), protocol, appProtocol: str(), port }, ['port'])),
-      ips: arr(str()),
+      ips: arr(str(), { maxItems: 2 }),
+      ipFamilies: arr(enumOf('IPv4', 'IPv6'), { maxItems: 2 }),
       sessionAffinity: enumOf('None', 'ClientIP'),
-      sessionAffinityConfig: anyObject,
+      sessionAffinityConfig: obj({ clientIP: obj({ timeoutSeconds: int(1, 86400) }) }),
+      internalTrafficPolicy: enumOf('Cluster', 'Local'),
+      trafficDistribution: str(),
     }, ['type']),
     status: obj({ clusters: arr(obj({ cluster: str() }, ['cluster'])), conditions: arr(condition) }),
   }, { required: ['spec'] }),

@@ -13,6 +13,7 @@ import type {
   ApplyOptions, CoreEvent, KindRef, KubeObject, ListOptions, ObjectList, ResourceStore, Watch, WatchEvent, WatchOptions,
 } from '../types.js';
 import { Watcher, type Change } from '../watch-hub.js';
+import { inStorageVersion, inVersion } from '../versions.js';
 import { SCHEMA, SCHEMA_VERSION } from './schema.js';
 
 export interface EmbeddedStoreOptions {
@@ -227,7 +228,8 @@ export class EmbeddedStore implements ResourceStore {
   async get<T extends KubeObject = KubeObject>(kind: KindRef, name: string, namespace?: string): Promise<T | undefined> {
     this.readable();
     const key = kindKey(kind);
-    return this.read(key, effectiveNamespace(key, namespace), name) as T | undefined;
+    const o = this.read(key, effectiveNamespace(key, namespace), name);
+    return o ? inVersion(o, kind.apiVersion) as T : undefined;
   }
 
   async list<T extends KubeObject = KubeObject>(kind: KindRef, opts: ListOptions = {}): Promise<ObjectList<T>> {
@@ -239,12 +241,14 @@ export class EmbeddedStore implements ResourceStore {
     const items: T[] = [];
     for (const r of rows) {
       const o = JSON.parse(r.body) as T;
-      if (reqs.length === 0 || matchesSelector(reqs, o.metadata.labels)) items.push(o);
+      if (reqs.length === 0 || matchesSelector(reqs, o.metadata.labels)) items.push(inVersion(o, kind.apiVersion));
     }
     return { items, resourceVersion: String(this.rv) };
   }
 
-  watch<T extends KubeObject = KubeObject>(kind: KindRef, opts: WatchOptions, onEvent: (ev: WatchEvent<T>) => void): Watch {
+  watch<T extends KubeObject = KubeObject>(kind: KindRef, opts: WatchOptions, onEventAsked: (ev: WatchEvent<T>) => void): Watch {
+    // every object in the version the watch asked for
+    const onEvent = (ev: WatchEvent<T>): void => onEventAsked({ ...ev, object: inVersion(ev.object, kind.apiVersion) });
     const w = new Watcher('', undefined, [], onEvent as (ev: WatchEvent) => void, (x) => this.watchers.delete(x));
     let key: string;
     let from: number | undefined;
@@ -284,6 +288,10 @@ export class EmbeddedStore implements ResourceStore {
   async apply<T extends KubeObject = KubeObject>(obj: T, opts: ApplyOptions = {}): Promise<T> {
     this.open();
     const incoming = structuredClone(obj) as KubeObject;
+    return inVersion(await this.applyStored(inStorageVersion(incoming), opts), obj.apiVersion) as T;
+  }
+
+  private async applyStored(incoming: KubeObject, opts: ApplyOptions): Promise<KubeObject> {
     if (incoming?.metadata && !incoming.metadata.name && typeof incoming.metadata.generateName === 'string') {
       incoming.metadata.name = `${incoming.metadata.generateName}${randomBytes(4).toString('hex').slice(0, 5)}`;
     }
@@ -306,7 +314,7 @@ export class EmbeddedStore implements ResourceStore {
       else delete next.status;
       next.metadata = { ...next.metadata, namespace: ns || undefined, name };
       if (!ns) delete next.metadata.namespace;
-      if (jsonEqual(next, old)) return this.settle(old as T);
+      if (jsonEqual(next, old)) return this.settle(old);
       if (!jsonEqual(specPart(next), specPart(old))) next.metadata.generation = (old.metadata.generation ?? 1) + 1;
     } else {
       next = mergePatch({}, patch) as KubeObject;
@@ -317,15 +325,19 @@ export class EmbeddedStore implements ResourceStore {
     this.admit(next, old, true);
     if (opts.dryRun) {
       next.metadata.resourceVersion = old?.metadata.resourceVersion;
-      return next as T;
+      return next;
     }
-    return (await this.commit(key, ns, name, old ? 'MODIFIED' : 'ADDED', next, old)) as T;
+    return this.commit(key, ns, name, old ? 'MODIFIED' : 'ADDED', next, old);
   }
 
   async update<T extends KubeObject = KubeObject>(obj: T): Promise<T> {
     this.open();
     const incoming = structuredClone(obj) as KubeObject;
     checkObjectShape(incoming);
+    return inVersion(await this.updateStored(inStorageVersion(incoming)), obj.apiVersion) as T;
+  }
+
+  private async updateStored(incoming: KubeObject): Promise<KubeObject> {
     const key = kindKey(incoming);
     const ns = effectiveNamespace(key, incoming.metadata.namespace);
     const name = incoming.metadata.name;
@@ -343,9 +355,9 @@ export class EmbeddedStore implements ResourceStore {
     if (ns) next.metadata.namespace = ns;
     else delete next.metadata.namespace;
     this.admit(next, old, true);
-    if (jsonEqual(next, old)) return this.settle(old as T);
+    if (jsonEqual(next, old)) return this.settle(old);
     if (!jsonEqual(specPart(next), specPart(old))) next.metadata.generation = (old.metadata.generation ?? 1) + 1;
-    return (await this.commit(key, ns, name, 'MODIFIED', next, old)) as T;
+    return this.commit(key, ns, name, 'MODIFIED', next, old);
   }
 
   async updateStatus<T extends KubeObject = KubeObject>(obj: T): Promise<T> {
@@ -364,8 +376,8 @@ export class EmbeddedStore implements ResourceStore {
     if (obj.status === undefined) delete next.status;
     else next.status = structuredClone(obj.status);
     this.admit(next, old, false);
-    if (jsonEqual(next, old)) return this.settle(old as T);
-    return (await this.commit(key, ns, name, 'MODIFIED', next, old)) as T;
+    if (jsonEqual(next, old)) return inVersion(await this.settle(old), obj.apiVersion) as T;
+    return inVersion(await this.commit(key, ns, name, 'MODIFIED', inStorageVersion(next), old), obj.apiVersion) as T;
   }
 
   async delete(kind: KindRef, name: string, namespace?: string): Promise<boolean> {

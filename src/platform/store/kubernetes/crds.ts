@@ -3,8 +3,9 @@
 // plurals, short names, scope) and the ajv schemas of src/platform/resources/schemas
 // (the same structural schemas `strait apply` validates with), so the API server
 // enforces what the embedded store enforces. Every served version of a kind shares one
-// schema; every CRD has the status subresource so that apply never overwrites a
-// controller's status, except Submariner's records (Cluster, Endpoint, Gateway), whose
+// schema, so the API server converts between them by the apiVersion alone (conversion
+// strategy None, the default); the storage version is the kind's storageVersion. Every
+// CRD has the status subresource so that apply never overwrites a controller's status, except Submariner's records (Cluster, Endpoint, Gateway), whose
 // upstream CRDs have none: Submariner's gateway writes a Gateway's status with an update
 // of the whole object, so strait's CRDs and Submariner's can stand in for each other.
 import { GROUPS, Kinds, SCHEMAS, type KindInfo } from '../../resources/index.js';
@@ -69,7 +70,7 @@ export function crdFor(info: KindInfo, schemas: SpecSchemas = SCHEMAS as SpecSch
   const versions = [info.apiVersion, ...(info.alsoServed ?? [])].map((av) => ({
     name: versionOf(av),
     served: true,
-    storage: av === info.apiVersion,
+    storage: av === (info.storageVersion ?? info.apiVersion),
     // a JSON copy: no shared subtrees (which YAML would print as anchors)
     schema: { openAPIV3Schema: JSON.parse(JSON.stringify(openAPIV3Schema)) as Record<string, unknown> },
     ...(NO_STATUS_SUBRESOURCE.has(info.kind) && group === GROUPS.cluster ? {} : { subresources: { status: {} } }),
