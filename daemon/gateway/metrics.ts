@@ -2,6 +2,7 @@
 // by prom-client at scrape time (collect()), never updated per packet here.
 import { Counter, Gauge, Registry } from 'prom-client';
 import type { Gateway } from '../../src/multicluster/dataplane/gateway/index.js';
+import { registerTunnelHealthMetrics } from '../../src/multicluster/control/health/index.js';
 
 export function gatewayRegistry(gw: Gateway): Registry {
   const registry = new Registry();
@@ -111,5 +112,6 @@ export function gatewayRegistry(gw: Gateway): Registry {
       this.inc(gw.vxlan.fencedDrops);
     },
   });
+  registerTunnelHealthMetrics(registry, t);
   return registry;
 }

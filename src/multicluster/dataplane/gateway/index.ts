@@ -67,7 +67,7 @@ export interface EndpointRecord {
 }
 
 /** Connection record (subctl show connections): a tunnel peer's record, as Submariner names and prints it. */
-export type ConnectionRecord = Pick<PeerRecord, 'cluster' | 'remoteIP' | 'subnets' | 'status' | 'statusMessage' | 'rttAvgMs'
+export type ConnectionRecord = Pick<PeerRecord, 'cluster' | 'remoteIP' | 'subnets' | 'status' | 'reason' | 'statusMessage' | 'rttAvgMs' | 'latency' | 'loss'
   | 'txBytes' | 'txPackets' | 'rxBytes' | 'rxPackets' | 'handshakes' | 'rekeys'> & {
   gateway: string;
   nat: 'yes' | 'no';
@@ -589,9 +589,12 @@ export class Gateway implements SegmentSink {
       cableDriver: CABLE_DRIVER,
       subnets: r.subnets,
       status: r.status,
+      reason: r.reason,
       statusMessage: r.statusMessage,
       rttAvg: r.rttAvgMs === null ? '' : formatRtt(r.rttAvgMs),
       rttAvgMs: r.rttAvgMs,
+      latency: r.latency,
+      loss: r.loss,
       txBytes: r.txBytes, txPackets: r.txPackets, rxBytes: r.rxBytes, rxPackets: r.rxPackets,
       handshakes: r.handshakes, rekeys: r.rekeys,
     }));

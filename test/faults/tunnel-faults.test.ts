@@ -1,0 +1,273 @@
+// Faults of the link between two clusters, injected into one running local world, each probed
+// with real traffic (curl from cluster-a's client pod to cluster-b's echo pod) and checked on
+// every surface: the gateway's /records, its /metrics, `strait show connections`, `strait
+// diagnose` and the Events. Each case measures detection and recovery time and asserts the
+// bound of docs/faults.md (data path: 3 s after the last good packet; control plane: 10 s).
+// Loss is nftables `numgen random` drop rules inside the cluster-a gateway's own network
+// namespace (of the world's private tree); frozen and killed gateways are the world's
+// processes, found by their config file. One world for all cases (they run in order and
+// each leaves the link connected).
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { curlInWorld, pidsByCommandLine } from '../helpers/world-ha.js';
+import { strait, upWorld, type TestWorld } from '../helpers/world.js';
+
+const WORLD = `githost: false
+mesh: false
+clusters:
+  - name: cluster-a
+    clusterCIDR: 10.1.0.0/16
+    serviceCIDR: 100.1.0.0/16
+    nodes:
+      - { name: gateway, role: gateway }
+      - { name: worker, role: worker }
+    workloads:
+      - namespace: default
+        pods: [{ name: client, image: strait/idle, node: worker }]
+  - name: cluster-b
+    clusterCIDR: 10.2.0.0/16
+    serviceCIDR: 100.2.0.0/16
+    nodes:
+      - { name: gateway, role: gateway }
+      - { name: worker, role: worker }
+    workloads:
+      - namespace: default
+        deployments: [{ name: echo, image: strait/echo, replicas: 1, port: 8080, node: worker }]
+`;
+
+/** docs/faults.md: a data-path fault is an error on every surface within 3 s of the last good packet */
+const DATA_PATH_BOUND_MS = 3000;
+/** ... a control-plane fault (a join with another PSK) within 10 s */
+const CONTROL_BOUND_MS = 10_000;
+
+let world: TestWorld;
+let tmp: string;
+let sup = 0;
+const measured: Record<string, Record<string, number | string>> = {};
+
+interface Node { name: string; role: string; underlayIP: string; publicIP?: string; netns: string }
+interface Cluster { name: string; nodes: Node[]; pods: { name: string; ip: string }[] }
+const cluster = (name: string): Cluster => world.record().clusters.find((c) => c.name === name) as unknown as Cluster;
+const gw = (c: string): Node => cluster(c).nodes.find((n) => n.role === 'gateway') as Node;
+
+before(() => {
+  tmp = mkdtempSync(join(tmpdir(), 'strait-faults-'));
+  const file = join(tmp, 'world.yaml');
+  writeFileSync(file, WORLD);
+  world = upWorld(['--world', file]);
+  sup = world.record().supervisorPid;
+});
+after(() => {
+  for (const c of ['cluster-a', 'cluster-b']) nft(c, 'delete table inet strait_fault');
+  for (const pid of gatewayPids('cluster-b')) try { process.kill(pid, 'SIGCONT'); } catch { /* gone */ }
+  world?.cleanup();
+  rmSync(tmp, { recursive: true, force: true });
+  console.log(`measured: ${JSON.stringify(measured)}`);
+});
+
+const s = (...args: string[]) => strait([...args, '--state-dir', world.stateDir]);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** nft inside a cluster's gateway node (the world's network namespace of that node) */
+function nft(c: string, script: string): void {
+  if (!world) return;
+  spawnSync('nsenter', ['-t', String(sup), '-m', '-n', 'ip', 'netns', 'exec', gw(c).netns, 'nft', script], { encoding: 'utf8' });
+}
+function nftOrThrow(c: string, script: string): void {
+  const r = spawnSync('nsenter', ['-t', String(sup), '-m', '-n', 'ip', 'netns', 'exec', gw(c).netns, 'nft', '-f', '-'], { encoding: 'utf8', input: script });
+  if (r.status !== 0) throw new Error(`nft in ${c}: ${r.stderr}`);
+}
+
+function gatewayPids(c: string): number[] {
+  return world ? pidsByCommandLine(`--config ${join(world.stateDir, 'tunnel', `${c}.gateway.json`)}`) : [];
+}
+
+interface Conn { cluster: string; status: string; reason?: string; statusMessage?: string; loss?: string; rttAvg?: string; latency?: { minMs: number; avgMs: number; maxMs: number; stddevMs: number } | null }
+/** the gateway daemon's own /records: its connection to the other cluster */
+function records(c: string): Conn | undefined {
+  const text = curlInWorld(sup, `http://${gw(c).underlayIP}:9464/records`);
+  if (!text) return undefined;
+  return (JSON.parse(text) as { connections: Conn[] }).connections[0];
+}
+function metrics(c: string): string {
+  return curlInWorld(sup, `http://${gw(c).underlayIP}:9464/metrics`);
+}
+/** `strait show connections --cluster c -o json`: the row and the table's STATUS text */
+function shown(c: string): { row?: Conn; table: string } {
+  const j = s('show', 'connections', '--cluster', c, '-o', 'json');
+  const t = s('show', 'connections', '--cluster', c);
+  const row = j.status === 0 ? (JSON.parse(j.stdout) as { connections: Conn[] }).connections[0] : undefined;
+  return { ...(row ? { row } : {}), table: t.stdout };
+}
+function curlOk(timeoutS = 2): boolean {
+  const echo = cluster('cluster-b').pods.find((p) => p.name.startsWith('echo'))!;
+  return world.exec('cluster-a/default/client', ['curl', '-s', '-m', String(timeoutS), `http://${echo.ip}:8080/`]).status === 0;
+}
+
+/** Poll `fn` every 100 ms; the ms from `t0` to the start of the first poll that saw it (the CLI's own run time is not the system's delay). */
+async function until(what: string, t0: number, fn: () => boolean, ms: number): Promise<number> {
+  const end = t0 + ms;
+  for (;;) {
+    const at = Date.now();
+    if (fn()) return at - t0;
+    if (Date.now() > end) throw new Error(`${what}: not seen within ${ms} ms`);
+    await sleep(100);
+  }
+}
+
+const isError = (c: Conn | undefined, reason: string) => c?.status === 'error' && c.reason === reason;
+const connected = (c: Conn | undefined) => c?.status === 'connected' && (c.rttAvg ?? '') !== '';
+
+async function allConnected(t0: number, ms: number): Promise<Record<string, number>> {
+  return {
+    recordsA: await until('cluster-a /records connected', t0, () => connected(records('cluster-a')), ms),
+    recordsB: await until('cluster-b /records connected', t0, () => connected(records('cluster-b')), ms),
+    showA: await until('show connections (cluster-a) connected', t0, () => connected(shown('cluster-a').row), ms),
+    curl: await until('curl from cluster-a to cluster-b', t0, () => curlOk(), ms),
+  };
+}
+
+test('baseline: both gateways connected with RTT, latency statistics and 0% loss; curl crosses', async () => {
+  await allConnected(Date.now(), 60_000);
+  const r = records('cluster-a')!;
+  assert.ok(r.latency && r.latency.minMs <= r.latency.avgMs && r.latency.avgMs <= r.latency.maxMs, JSON.stringify(r));
+  assert.equal(r.loss, '0%', JSON.stringify(r));
+  const d = s('diagnose');
+  assert.equal(d.status, 0, d.stdout + d.stderr);
+  assert.match(d.stdout, /connection to cluster-b is connected, RTT avg\./);
+});
+
+test('the newcomer\'s sequence (deploy-broker, join cluster-b again) keeps the set\'s PSK: traffic keeps working', async () => {
+  const pskB = join(world.stateDir, 'tunnel', 'cluster-b.psk');
+  const before = readFileSync(pskB, 'utf8');
+  const info = join(tmp, 'broker-info.subm');
+  const dep = s('deploy-broker', '--file', info);
+  assert.equal(dep.status, 0, dep.stderr);
+  assert.match(dep.stdout, /Keeping the cluster set's IPsec PSK .*cluster-a, cluster-b/);
+  const j = s('join', info, '--clusterid', 'cluster-b');
+  assert.equal(j.status, 0, j.stderr);
+  await sleep(1500);
+  assert.equal(readFileSync(pskB, 'utf8'), before, 'cluster-b\'s gateways keep the PSK cluster-a has');
+  assert.ok(curlOk(3), 'traffic keeps working');
+  assert.ok(connected(records('cluster-a')) && connected(records('cluster-b')));
+  assert.equal(s('diagnose').status, 0);
+});
+
+test('PSK mismatch (deploy-broker --new-psk, only cluster-b joins): error psk-mismatch on every surface within 10 s; the fix diagnose names brings it back', async () => {
+  const info = join(tmp, 'broker-info-new.subm');
+  const dep = s('deploy-broker', '--new-psk', '--file', info);
+  assert.equal(dep.status, 0, dep.stderr);
+  assert.match(dep.stdout, /join every one of them/);
+  assert.match(dep.stdout, new RegExp(`strait join ${info.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} --clusterid cluster-a`));
+  const t0 = Date.now();
+  assert.equal(s('join', info, '--clusterid', 'cluster-b').status, 0);
+  const m: Record<string, number | string> = {
+    recordsA: await until('cluster-a /records psk-mismatch', t0, () => isError(records('cluster-a'), 'psk-mismatch'), CONTROL_BOUND_MS),
+    recordsB: await until('cluster-b /records psk-mismatch', t0, () => isError(records('cluster-b'), 'psk-mismatch'), CONTROL_BOUND_MS),
+    metricsA: await until('cluster-a metrics psk-mismatch', t0, () => /strait_tunnel_status\{cluster="cluster-b",status="error",reason="psk-mismatch"\} 1/.test(metrics('cluster-a')), CONTROL_BOUND_MS),
+    showA: await until('show connections (cluster-a) error: psk-mismatch', t0, () => /error: psk-mismatch/.test(shown('cluster-a').table), CONTROL_BOUND_MS),
+    showB: await until('show connections (cluster-b) error: psk-mismatch', t0, () => /error: psk-mismatch/.test(shown('cluster-b').table), CONTROL_BOUND_MS),
+  };
+  const d = s('diagnose');
+  assert.notEqual(d.status, 0, 'diagnose fails');
+  assert.match(d.stdout, /error: psk-mismatch/);
+  assert.match(d.stdout, /cluster-b joined with a different broker-info: join both clusters with the same file/);
+  const ev = s('get', 'events', '-n', 'submariner-operator', '--cluster', 'cluster-a', '-o', 'json');
+  assert.match(ev.stdout, /ConnectionError/);
+  assert.match(ev.stdout, /psk-mismatch/);
+  // the fix diagnose names: cluster-a joins with the same file
+  const t1 = Date.now();
+  assert.equal(s('join', info, '--clusterid', 'cluster-a').status, 0);
+  const back = await allConnected(t1, CONTROL_BOUND_MS);
+  measured['psk-mismatch'] = { ...m, ...Object.fromEntries(Object.entries(back).map(([k, v]) => [`recovered.${k}`, v])) };
+  assert.match(s('get', 'events', '-n', 'submariner-operator', '--cluster', 'cluster-a', '-o', 'json').stdout, /ConnectionEstablished/);
+});
+
+/** loss on everything cluster-a's gateway sends to the tunnel port (every probe crosses it once) */
+function dropRule(percent: number): string {
+  const match = percent >= 100 ? 'udp dport 4500 drop' : `udp dport 4500 numgen random mod 100 < ${percent} drop`;
+  return `table inet strait_fault {\n chain out { type filter hook output priority 0; ${match}; }\n}\n`;
+}
+
+test('100 % loss between the gateways: error "loss 100%" within 3 s on every surface, curl fails; connected again after the rule goes', async () => {
+  const t0 = Date.now();
+  nftOrThrow('cluster-a', dropRule(100));
+  let m: Record<string, number>;
+  try {
+    m = {
+      recordsA: await until('cluster-a /records loss 100%', t0, () => isError(records('cluster-a'), 'loss 100%'), DATA_PATH_BOUND_MS),
+      recordsB: await until('cluster-b /records loss 100%', t0, () => isError(records('cluster-b'), 'loss 100%'), DATA_PATH_BOUND_MS),
+      metricsA: await until('cluster-a metrics', t0, () => /strait_tunnel_status\{cluster="cluster-b",status="error",reason="loss 100%"\} 1/.test(metrics('cluster-a')), DATA_PATH_BOUND_MS),
+      showA: await until('show connections (cluster-a) error: loss 100%', t0, () => /error: loss 100%/.test(shown('cluster-a').table), DATA_PATH_BOUND_MS + 1000),
+    };
+    assert.ok(!curlOk(2), 'no traffic crosses');
+    const d = s('diagnose');
+    assert.notEqual(d.status, 0);
+    assert.match(d.stdout, /error: loss 100%.*no probe comes back through the tunnel/);
+  } finally {
+    nft('cluster-a', 'delete table inet strait_fault');
+  }
+  const t1 = Date.now();
+  const back = await allConnected(t1, 15_000);
+  measured['loss-100'] = { ...m, ...Object.fromEntries(Object.entries(back).map(([k, v]) => [`recovered.${k}`, v])) };
+});
+
+test('30 % loss: stays connected on every sample, shows the measured loss, curl still crosses', async () => {
+  nftOrThrow('cluster-a', dropRule(30));
+  const seen: string[] = [];
+  let loss = NaN;
+  try {
+    const end = Date.now() + 10_000;
+    while (Date.now() < end) {
+      const r = records('cluster-a');
+      if (r) seen.push(r.status);
+      if (r?.loss) loss = parseFloat(r.loss);
+      await sleep(200);
+    }
+    assert.ok(curlOk(10), 'TCP retransmits carry curl through 30 % loss');
+    const t = shown('cluster-a').table;
+    assert.match(t, /connected \(loss \d+(\.\d)?%\)/, t);
+  } finally {
+    nft('cluster-a', 'delete table inet strait_fault');
+  }
+  measured['loss-30'] = { lossShownPct: loss, samples: seen.length, notConnected: seen.filter((x) => x !== 'connected').length };
+  assert.deepEqual([...new Set(seen)], ['connected'], 'a lossy link is still connected');
+  assert.ok(loss >= 10 && loss <= 55, `measured loss ${loss}% for 30 % dropped`);
+  assert.equal(s('diagnose').status, 0, 'a lossy link warns, it does not fail');
+});
+
+test('cluster-b\'s gateway frozen (SIGSTOP): error "loss 100%" within 3 s; SIGCONT: connected again', async () => {
+  const pids = gatewayPids('cluster-b');
+  assert.ok(pids.length > 0);
+  const t0 = Date.now();
+  for (const p of pids) process.kill(p, 'SIGSTOP');
+  let m: Record<string, number>;
+  try {
+    m = {
+      recordsA: await until('cluster-a /records loss 100%', t0, () => isError(records('cluster-a'), 'loss 100%'), DATA_PATH_BOUND_MS),
+      showA: await until('show connections (cluster-a)', t0, () => /error: loss 100%/.test(shown('cluster-a').table), DATA_PATH_BOUND_MS + 1000),
+    };
+    assert.ok(!curlOk(2));
+  } finally {
+    for (const p of pids) process.kill(p, 'SIGCONT');
+  }
+  const back = await allConnected(Date.now(), 15_000);
+  measured['gateway-frozen'] = { ...m, ...Object.fromEntries(Object.entries(back).map(([k, v]) => [`recovered.${k}`, v])) };
+});
+
+test('cluster-b\'s gateway killed -9: error within 3 s; the world restarts it and the tunnel comes back', async () => {
+  const pids = gatewayPids('cluster-b');
+  assert.ok(pids.length > 0);
+  const t0 = Date.now();
+  for (const p of pids) process.kill(p, 'SIGKILL');
+  const m = {
+    recordsA: await until('cluster-a /records error', t0, () => records('cluster-a')?.status === 'error', DATA_PATH_BOUND_MS),
+    showA: await until('show connections (cluster-a) error', t0, () => /error: /.test(shown('cluster-a').table), DATA_PATH_BOUND_MS + 1000),
+  };
+  const back = await allConnected(Date.now(), 30_000);
+  measured['gateway-killed'] = { ...m, reason: records('cluster-a')?.reason ?? '', ...Object.fromEntries(Object.entries(back).map(([k, v]) => [`recovered.${k}`, v])) };
+});
