@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { TYPE_COOKIE, TYPE_DATA, TYPE_INIT } from '../../src/multicluster/wire/tunnel/index.js';
+import { FEATURE_HEALTH, TYPE_COOKIE, TYPE_DATA, TYPE_INIT } from '../../src/multicluster/wire/tunnel/index.js';
 import { fakePacket, tunnelPair } from '../helpers/tunnel-pair.js';
 
 test('handshake connects both sides and carries packets both ways', () => {
@@ -161,15 +161,33 @@ test('health: a peer that switched to another PSK is psk-mismatch on both sides 
   assert.equal(atA.status, 'error');
   assert.equal(atA.reason, 'psk-mismatch');
   assert.match(p.a.records()[0]!.statusMessage, /^psk-mismatch: .*joined with a different broker-info/);
-  // cluster-b: its initiations go unanswered while the old session answers probes
-  p.clock.advance(6000);
+  // cluster-b: cluster-a told it over the old session (next header 4)
   assert.equal(atB.status, 'error', JSON.stringify(p.b.records()[0]));
+  assert.equal(atB.reason, 'psk-mismatch');
+  assert.match(p.b.records()[0]!.statusMessage, /cluster-a reports that this gateway's handshakes do not authenticate/);
+  p.clock.advance(6000);
   assert.equal(atB.reason, 'psk-mismatch');
   // the fix: both on one PSK
   p.a.setPsk('another-psk-0123456789abcdef0123456789');
   p.clock.advance(1500);
   assert.equal(atA.status, 'connected', JSON.stringify(p.a.records()[0]));
   assert.equal(atB.status, 'connected', JSON.stringify(p.b.records()[0]));
+});
+
+test('health: a peer without the PSK-mismatch notice (an older version) still learns it from its unanswered initiations', () => {
+  const p = tunnelPair({ limits: { rekeyTimeoutMs: 500 } });
+  p.a.start();
+  p.b.start();
+  p.clock.advance(1000);
+  // cluster-a sends no notice (as to a peer that never advertised feature bit 2, or as an older cluster-a)
+  p.a.peer('cluster-b')!.features &= ~FEATURE_HEALTH;
+  p.b.setPsk('another-psk-0123456789abcdef0123456789');
+  p.clock.advance(200);
+  const atB = p.b.peer('cluster-a')!;
+  assert.equal(atB.status, 'connected');
+  p.clock.advance(6000);
+  assert.equal(atB.reason, 'psk-mismatch');
+  assert.match(p.b.records()[0]!.statusMessage, /handshake initiations .* unanswered while the session made before answers probes/);
 });
 
 test('health: latency statistics and loss from answered probes; a lossy link stays connected', () => {

@@ -83,6 +83,11 @@ export async function diagnose(opts: DiagnoseOptions): Promise<DiagnoseCheck[]> 
     else if (gws.length > 0) add('gateway', 'warn', `no gateway is active (${gws.length} Gateway record(s)); is the active gateway's lease held?`);
     for (const g of gws) {
       const { gateway, connections } = readGateway(g);
+      // the VXLAN legs of the node agents, as the active gateway hears their hellos
+      for (const leg of gateway.nodeLegs ?? []) {
+        if (leg.status === 'ok') add('node-leg', 'ok', `gateway ${gateway.node}: the node agent at ${leg.address} answers over VXLAN`);
+        else add('node-leg', 'fail', `gateway ${gateway.node}: broken VXLAN leg to the node at ${leg.address} (${leg.message}): pods of that node cannot reach other clusters; is its node agent running (strait status), and does UDP 4800 reach the gateway?`);
+      }
       for (const conn of connections) {
         const who = `gateway ${gateway.node}: connection to ${conn.cluster || '?'}`;
         if (conn.status !== 'connected') add('connection', 'fail', `${who} is ${statusText(conn)}${conn.statusMessage ? ` (${conn.statusMessage})` : ''}; ${connectionFix(conn)}`);

@@ -96,7 +96,9 @@ export function readGateway(o: KubeObject): { gateway: GatewayRow; connections: 
   const summary = str(s['summary'], s['statusFailure'])
     || (conns.length === 0 ? 'There are no connections'
       : up === conns.length ? `All connections (${conns.length}) are established` : `${up} connections out of ${conns.length} are established`);
-  return { gateway: { node, haStatus: str(s['haStatus'], 'unknown'), summary }, connections: conns };
+  const legs = (Array.isArray(s['nodeLegs']) ? s['nodeLegs'] : []).map((l) => obj(l))
+    .map((l) => ({ address: str(l['address']), status: str(l['status']) === 'ok' ? 'ok' as const : 'broken' as const, message: str(l['message']) }));
+  return { gateway: { node, haStatus: str(s['haStatus'], 'unknown'), summary, ...(legs.length > 0 ? { nodeLegs: legs } : {}) }, connections: conns };
 }
 
 /** A connection's status as the tables print it: `connected`, `connected (loss 30%)`, `error: psk-mismatch`. */

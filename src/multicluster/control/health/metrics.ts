@@ -36,3 +36,23 @@ export function registerTunnelHealthMetrics(registry: Registry, tunnel: TunnelEn
     },
   });
 }
+
+/** The node agent's VXLAN leg to its active gateway (answered hellos), read at scrape time. */
+export function registerAgentLegMetrics(registry: Registry, agent: { gatewayLeg(): { status: string; rttAvgMs: number | null } }): void {
+  new Gauge({
+    name: 'strait_agent_gateway_leg_up', help: '1 while the active gateway answers this node agent\'s VXLAN hellos (within 2 s), 0 when the leg is broken',
+    registers: [registry],
+    collect() {
+      this.set(agent.gatewayLeg().status === 'broken' ? 0 : 1);
+    },
+  });
+  new Gauge({
+    name: 'strait_agent_gateway_leg_rtt_seconds', help: 'Average round-trip time of the answered VXLAN hellos (the last 20)',
+    registers: [registry],
+    collect() {
+      this.reset();
+      const r = agent.gatewayLeg().rttAvgMs;
+      if (r !== null) this.set(r / 1000);
+    },
+  });
+}

@@ -8,7 +8,7 @@ import { E } from '../../../base/errors/index.js';
 import { parseCidr, cidrContains, type Cidr } from '../../../base/config/index.js';
 import {
   FEATURE_VNET, FEATURE_FRAG, FRAG_HEADER, TYPE_FRAGMENT, MAX_FRAGMENTED_BODY, fragmentRule, writeFragmentHeader, cookieReply, handshakeInit, handshakeResponse, writeDataHeader, PROTOCOL_VERSION, DATA_HEADER, TAG_LEN,
-  TYPE_COOKIE, TYPE_DATA, TYPE_INIT, TYPE_RESPONSE, NEXT_IPV4, NEXT_IPV4_VNET, NEXT_PROBE, NEXT_PROBE_REPLY, TUNNEL_PORT,
+  TYPE_COOKIE, TYPE_DATA, TYPE_INIT, TYPE_RESPONSE, NEXT_IPV4, NEXT_IPV4_VNET, NEXT_PROBE, NEXT_PROBE_REPLY, TUNNEL_PORT, FEATURE_HEALTH, NEXT_PSK_NOTICE, NEXT_MAX,
 } from '../../wire/tunnel/index.js';
 import { CookieChecker, cookieKey, mac, mac1Key, macEqual, openCookie } from './cookie.js';
 import { consumeInitiation, consumeResponse, createInitiation, createResponse, type InitiatorState } from './handshake.js';
@@ -140,6 +140,8 @@ export class Peer {
   readonly health: PeerHealth;
   /** monotonic time of the last good news: an answered probe, a completed handshake, or the start of the first attempt (-1: none yet) */
   goodAt = -1;
+  /** when this endpoint last told the peer its handshakes fail here (NEXT_PSK_NOTICE) */
+  noticeAt = -Infinity;
   current: Session | undefined;
   previous: Session | undefined;
   /** responder session waiting for key confirmation */
@@ -212,6 +214,7 @@ export interface PeerRecord {
 }
 
 const TICK_MS = 100;
+const PSK_NOTICE_BODY = Buffer.alloc(1);
 /**
  * Unanswered initiations (while the session still answers probes) taken as a PSK mismatch:
  * at 30 % loss, 8 lost handshakes in a row (either message) happen with p ≈ 0.5^8 (0.4 %).
@@ -254,7 +257,8 @@ export class TunnelEndpoint {
     this.cookies = new CookieChecker(this.cookieKey, opts.clock.monotonic());
     this.limits = { ...DEFAULT_LIMITS, ...opts.limits };
     this.maxVersion = opts.maxVersion ?? PROTOCOL_VERSION;
-    this.features = opts.features ?? 0;
+    // every endpoint of this version understands the PSK-mismatch notice
+    this.features = (opts.features ?? 0) | FEATURE_HEALTH;
     this.maxDatagram = opts.maxDatagram ?? DEFAULT_MAX_DATAGRAM;
     this.sendCopies = opts.sendCopies === true;
     this.parts2 = [this.fragHeader, this.fragHeader];
@@ -476,7 +480,7 @@ export class TunnelEndpoint {
 
   private receiveData(msg: Buffer, address: string, port: number): void {
     // Inline header parse (same rules as wire/tunnel dataPacket.decode, no allocation).
-    if (msg.length < DATA_HEADER + TAG_LEN || msg[2] !== 0 || msg[3] !== 0 || (msg[1] as number) > NEXT_IPV4_VNET) {
+    if (msg.length < DATA_HEADER + TAG_LEN || msg[2] !== 0 || msg[3] !== 0 || (msg[1] as number) > NEXT_MAX) {
       this.counters.drops.malformed++;
       return;
     }
@@ -591,6 +595,12 @@ export class TunnelEndpoint {
       this.opts.deliver(plain, peer, next);
     } else if (next === NEXT_PROBE) {
       if (plain.length === 16 && peer.current) this.sendProbe(peer, peer.current, NEXT_PROBE_REPLY, plain);
+    } else if (next === NEXT_PSK_NOTICE) {
+      // the peer, over the session made before, says our new handshakes fail its mac1 check
+      if (peer.handshake !== undefined) {
+        peer.health.pskMismatch(now, `${peer.clusterId} reports that this gateway's handshakes do not authenticate under its PSK`);
+        this.evaluate(peer, now);
+      }
     } else if (plain.length === 16) {
       // a probe reply: good news only when it answers one of our outstanding probes
       if (peer.health.probeAnswered(plain.readDoubleBE(0), now) >= 0) {
@@ -678,13 +688,22 @@ export class TunnelEndpoint {
     else if (status === 'error') this.event('error', `tunnel to ${peer.clusterId}: ${message ?? reason}`, peer, reason === 'psk-mismatch' ? 'STRAIT_ERR_TUNNEL_AUTH' : 'STRAIT_ERR_TUNNEL_HANDSHAKE_TIMEOUT');
   }
 
-  /** Evidence that `address` (a peer's) uses a different PSK: its handshakes fail mac1 or do not decrypt here. */
+  /**
+   * Evidence that `address` (a peer's) uses a different PSK: its handshakes fail mac1 or do
+   * not decrypt here. A peer that still has a session with us (made under the previous PSK)
+   * and understands it is told so over that session, at most once a second.
+   */
   private mismatchFrom(address: string, what: string, known?: Peer): void {
     const now = this.clock.monotonic();
     for (const p of this.peers) {
       if (p === known || p.address === address || p.configuredAddress === address) {
         p.health.pskMismatch(now, `${what} from ${address} does not authenticate under this gateway's PSK`);
         this.evaluate(p, now);
+        const s = p.current;
+        if (s !== undefined && (p.features & FEATURE_HEALTH) !== 0 && now - p.noticeAt >= 1000) {
+          p.noticeAt = now;
+          this.seal(p, s, NEXT_PSK_NOTICE, PSK_NOTICE_BODY);
+        }
       }
     }
   }
