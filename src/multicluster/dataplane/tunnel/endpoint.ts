@@ -619,9 +619,12 @@ export class TunnelEndpoint {
   }
 
   private install(peer: Peer, s: Session): void {
-    // a handshake under this endpoint's PSK completed: the peer has the same PSK now
+    // a handshake under this endpoint's PSK completed: the peer has the same PSK now, and an
+    // initiation of ours still pending is moot (the rekey timer starts the next one)
     peer.goodAt = this.clock.monotonic();
     peer.health.mismatchAt = -Infinity;
+    peer.handshake = undefined;
+    peer.handshakeAttempts = 0;
     if (peer.previous) this.sessions.delete(peer.previous.localIndex);
     if (peer.current) {
       peer.rekeys++;
