@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { curlInWorld, pidsByCommandLine } from '../helpers/world-ha.js';
-import { root, strait, upWorld, type TestWorld } from '../helpers/world.js';
+import { BIN, root, strait, upWorld, type TestWorld } from '../helpers/world.js';
 
 const WORLD = `githost: false
 mesh: false
@@ -43,6 +43,12 @@ clusters:
 const DATA_PATH_BOUND_MS = 3000;
 /** ... a control-plane fault (a join with another PSK) within 10 s */
 const CONTROL_BOUND_MS = 10_000;
+/**
+ * The CLI surfaces (show, diagnose) read the store the records publisher writes; a poll of
+ * them is one `strait` run, which takes 1-4 s on a loaded test machine: their bound is
+ * checked with that much slack (the measured values in docs/faults.md are the polls' start).
+ */
+const CLI_POLL_SLACK_MS = 3000;
 
 let world: TestWorld;
 let tmp: string;
@@ -70,6 +76,15 @@ after(() => {
 });
 
 const s = (...args: string[]) => strait([...args, '--state-dir', world.stateDir]);
+/** the same, without blocking: surfaces are polled side by side, each at its own pace */
+function sAsync(...args: string[]): Promise<{ status: number | null; stdout: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [BIN, ...args, '--state-dir', world.stateDir], { stdio: ['ignore', 'pipe', 'ignore'] });
+    let stdout = '';
+    child.stdout.on('data', (d: Buffer) => { stdout += d.toString(); });
+    child.on('close', (status) => resolve({ status, stdout }));
+  });
+}
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** nft inside a cluster's gateway node (the world's network namespace of that node) */
@@ -99,26 +114,25 @@ function records(c: string): Conn | undefined {
 function metrics(c: string): string {
   return curlInWorld(sup, `http://${gw(c).underlayIP}:9464/metrics`);
 }
-/** `strait show connections --cluster c -o json`: the connection's row */
-function shownRow(c: string): Conn | undefined {
-  const j = s('show', 'connections', '--cluster', c, '-o', 'json');
-  return j.status === 0 ? (JSON.parse(j.stdout) as { connections: Conn[] }).connections[0] : undefined;
-}
 /** `strait show connections --cluster c`: the table as printed */
-function shownTable(c: string): string {
-  return s('show', 'connections', '--cluster', c).stdout;
+async function shownTable(c: string): Promise<string> {
+  return (await sAsync('show', 'connections', '--cluster', c)).stdout;
 }
 function curlOk(timeoutS = 2): boolean {
   const echo = cluster('cluster-b').pods.find((p) => p.name.startsWith('echo'))!;
   return world.exec('cluster-a/default/client', ['curl', '-s', '-m', String(timeoutS), `http://${echo.ip}:8080/`]).status === 0;
 }
 
-/** Poll `fn` every 100 ms; the ms from `t0` to the start of the first poll that saw it (the CLI's own run time is not the system's delay). */
-async function until(what: string, t0: number, fn: () => boolean, ms: number): Promise<number> {
+/**
+ * Poll `fn` every 100 ms; the ms from `t0` to the start of the first poll that saw it (the
+ * CLI's own run time is not the system's delay). A poll that starts after the bound fails.
+ */
+async function until(what: string, t0: number, fn: () => boolean | Promise<boolean>, ms: number): Promise<number> {
   const end = t0 + ms;
   for (;;) {
     const at = Date.now();
-    if (fn()) return at - t0;
+    if (at > end) throw new Error(`${what}: not seen within ${ms} ms; cluster-a /records: ${JSON.stringify(records('cluster-a'))}; cluster-b /records: ${JSON.stringify(records('cluster-b'))}`);
+    if (await fn()) return at - t0;
     if (Date.now() > end) throw new Error(`${what}: not seen within ${ms} ms; cluster-a /records: ${JSON.stringify(records('cluster-a'))}; cluster-b /records: ${JSON.stringify(records('cluster-b'))}`);
     await sleep(100);
   }
@@ -127,13 +141,20 @@ async function until(what: string, t0: number, fn: () => boolean, ms: number): P
 const isError = (c: Conn | undefined, reason: string) => c?.status === 'error' && c.reason === reason;
 const connected = (c: Conn | undefined) => c?.status === 'connected' && (c.rttAvg ?? '') !== '';
 
+/** Every surface polled side by side: each one's time is its own (see `until`). */
+async function allOf(polls: Record<string, Promise<number>>): Promise<Record<string, number>> {
+  const keys = Object.keys(polls);
+  const values = await Promise.all(Object.values(polls));
+  return Object.fromEntries(keys.map((k, i) => [k, values[i] as number]));
+}
+
 async function allConnected(t0: number, ms: number): Promise<Record<string, number>> {
-  return {
-    recordsA: await until('cluster-a /records connected', t0, () => connected(records('cluster-a')), ms),
-    recordsB: await until('cluster-b /records connected', t0, () => connected(records('cluster-b')), ms),
-    showA: await until('show connections (cluster-a) connected', t0, () => connected(shownRow('cluster-a')), ms),
-    curl: await until('curl from cluster-a to cluster-b', t0, () => curlOk(), ms),
-  };
+  const polls = await allOf({
+    recordsA: until('cluster-a /records connected', t0, () => connected(records('cluster-a')), ms),
+    recordsB: until('cluster-b /records connected', t0, () => connected(records('cluster-b')), ms),
+    showA: until('show connections (cluster-a) connected', t0, async () => connected((JSON.parse((await sAsync('show', 'connections', '--cluster', 'cluster-a', '-o', 'json')).stdout || '{"connections":[]}') as { connections: Conn[] }).connections[0]), ms),
+  });
+  return { ...polls, curl: await until('curl from cluster-a to cluster-b', t0, () => curlOk(), ms) };
 }
 
 test('baseline: both gateways connected with RTT, latency statistics and 0% loss; curl crosses', async () => {
@@ -173,13 +194,14 @@ test('PSK mismatch (deploy-broker --new-psk, only cluster-b joins): error psk-mi
   const t0 = Date.now();
   let fixed = false;
   try {
-    const m: Record<string, number | string> = {
-      recordsA: await until('cluster-a /records psk-mismatch', t0, () => isError(records('cluster-a'), 'psk-mismatch'), CONTROL_BOUND_MS),
-      recordsB: await until('cluster-b /records psk-mismatch', t0, () => isError(records('cluster-b'), 'psk-mismatch'), CONTROL_BOUND_MS),
-      metricsA: await until('cluster-a metrics psk-mismatch', t0, () => /strait_tunnel_status\{cluster="cluster-b",status="error",reason="psk-mismatch"\} 1/.test(metrics('cluster-a')), CONTROL_BOUND_MS),
-      showA: await until('show connections (cluster-a) error: psk-mismatch', t0, () => /error: psk-mismatch/.test(shownTable('cluster-a')), CONTROL_BOUND_MS),
-      showB: await until('show connections (cluster-b) error: psk-mismatch', t0, () => /error: psk-mismatch/.test(shownTable('cluster-b')), CONTROL_BOUND_MS),
-    };
+    const m: Record<string, number | string> = await allOf({
+      recordsA: until('cluster-a /records psk-mismatch', t0, () => isError(records('cluster-a'), 'psk-mismatch'), CONTROL_BOUND_MS),
+      recordsB: until('cluster-b /records psk-mismatch', t0, () => isError(records('cluster-b'), 'psk-mismatch'), CONTROL_BOUND_MS),
+      metricsA: until('cluster-a metrics psk-mismatch', t0, () => /strait_tunnel_status\{cluster="cluster-b",status="error",reason="psk-mismatch"\} 1/.test(metrics('cluster-a')), CONTROL_BOUND_MS),
+      showA: until('show connections (cluster-a) error: psk-mismatch', t0, async () => /error: psk-mismatch/.test(await shownTable('cluster-a')), CONTROL_BOUND_MS + CLI_POLL_SLACK_MS),
+      showB: until('show connections (cluster-b) error: psk-mismatch', t0, async () => /error: psk-mismatch/.test(await shownTable('cluster-b')), CONTROL_BOUND_MS + CLI_POLL_SLACK_MS),
+      diagnose: until('diagnose names the fix', t0, async () => /cluster-b joined with a different broker-info: join both clusters with the same file/.test((await sAsync('diagnose')).stdout), CONTROL_BOUND_MS + CLI_POLL_SLACK_MS),
+    });
     const d = s('diagnose');
     assert.notEqual(d.status, 0, 'diagnose fails');
     assert.match(d.stdout, /error: psk-mismatch/);
@@ -215,16 +237,15 @@ test('100 % loss between the gateways: error "loss 100%" within 3 s on every sur
   nftOrThrow('cluster-a', dropRule(100));
   let m: Record<string, number>;
   try {
-    m = {
-      recordsA: await until('cluster-a /records loss 100%', t0, () => isError(records('cluster-a'), 'loss 100%'), DATA_PATH_BOUND_MS),
-      recordsB: await until('cluster-b /records loss 100%', t0, () => isError(records('cluster-b'), 'loss 100%'), DATA_PATH_BOUND_MS),
-      metricsA: await until('cluster-a metrics', t0, () => /strait_tunnel_status\{cluster="cluster-b",status="error",reason="loss 100%"\} 1/.test(metrics('cluster-a')), DATA_PATH_BOUND_MS),
-      showA: await until('show connections (cluster-a) error: loss 100%', t0, () => /error: loss 100%/.test(shownTable('cluster-a')), DATA_PATH_BOUND_MS + 1000),
-    };
+    m = await allOf({
+      recordsA: until('cluster-a /records loss 100%', t0, () => isError(records('cluster-a'), 'loss 100%'), DATA_PATH_BOUND_MS),
+      recordsB: until('cluster-b /records loss 100%', t0, () => isError(records('cluster-b'), 'loss 100%'), DATA_PATH_BOUND_MS),
+      metricsA: until('cluster-a metrics', t0, () => /strait_tunnel_status\{cluster="cluster-b",status="error",reason="loss 100%"\} 1/.test(metrics('cluster-a')), DATA_PATH_BOUND_MS),
+      // (5 s after the last good packet the sessions are dropped: then the reason is no-handshake-answer)
+      showA: until('show connections (cluster-a) error: loss 100%', t0, async () => /error: (loss 100%|no-handshake-answer)/.test(await shownTable('cluster-a')), DATA_PATH_BOUND_MS + CLI_POLL_SLACK_MS),
+      diagnose: until('diagnose: loss 100%', t0, async () => /error: (loss 100%.*no probe comes back through the tunnel|no-handshake-answer.*does not answer handshakes)/.test((await sAsync('diagnose')).stdout), DATA_PATH_BOUND_MS + CLI_POLL_SLACK_MS),
+    });
     assert.ok(!curlOk(2), 'no traffic crosses');
-    const d = s('diagnose');
-    assert.notEqual(d.status, 0);
-    assert.match(d.stdout, /error: loss 100%.*no probe comes back through the tunnel/);
   } finally {
     nft('cluster-a', 'delete table inet strait_fault');
   }
@@ -234,6 +255,7 @@ test('100 % loss between the gateways: error "loss 100%" within 3 s on every sur
 });
 
 test('30 % loss: stays connected on every sample, shows the measured loss, curl still crosses', async () => {
+  await allConnected(Date.now(), 20_000);
   nftOrThrow('cluster-a', dropRule(30));
   const seen: string[] = [];
   let loss = NaN;
@@ -241,12 +263,12 @@ test('30 % loss: stays connected on every sample, shows the measured loss, curl 
     const end = Date.now() + 10_000;
     while (Date.now() < end) {
       const r = records('cluster-a');
-      if (r) seen.push(r.status);
+      if (r) seen.push(r.status === 'connected' ? r.status : `${r.status}: ${r.reason ?? ''}`);
       if (r?.loss) loss = parseFloat(r.loss);
       await sleep(200);
     }
     assert.ok(curlOk(10), 'TCP retransmits carry curl through 30 % loss');
-    const t = shownTable('cluster-a');
+    const t = await shownTable('cluster-a');
     assert.match(t, /connected \(loss \d+(\.\d)?%\)/, t);
   } finally {
     nft('cluster-a', 'delete table inet strait_fault');
@@ -264,11 +286,10 @@ test('cluster-b\'s gateway frozen (SIGSTOP): error "loss 100%" within 3 s; SIGCO
   for (const p of pids) process.kill(p, 'SIGSTOP');
   let m: Record<string, number>;
   try {
-    m = {
-      recordsA: await until('cluster-a /records loss 100%', t0, () => isError(records('cluster-a'), 'loss 100%'), DATA_PATH_BOUND_MS),
-      // after deadAfterMs (5 s) the sessions are dropped and the reason becomes no-handshake-answer
-      showA: await until('show connections (cluster-a)', t0, () => /error: (loss 100%|no-handshake-answer)/.test(shownTable('cluster-a')), DATA_PATH_BOUND_MS + 1000),
-    };
+    m = await allOf({
+      recordsA: until('cluster-a /records loss 100%', t0, () => isError(records('cluster-a'), 'loss 100%'), DATA_PATH_BOUND_MS),
+      showA: until('show connections (cluster-a)', t0, async () => /error: (loss 100%|no-handshake-answer)/.test(await shownTable('cluster-a')), DATA_PATH_BOUND_MS + CLI_POLL_SLACK_MS),
+    });
     assert.ok(!curlOk(2));
   } finally {
     for (const p of pids) process.kill(p, 'SIGCONT');
@@ -333,7 +354,7 @@ test('200 ms added each way between the gateways (a UDP delay relay in the path)
     const c = world.exec('cluster-a/default/client', ['curl', '-s', '-o', '/dev/null', '-w', '%{time_total}', '-m', '10', `http://${echo.ip}:8080/`]);
     assert.equal(c.status, 0, c.stderr);
     curlS = Number(c.stdout);
-    assert.match(shownTable('cluster-a'), /connected\s+\d+(\.\d+)?ms/);
+    assert.match(await shownTable('cluster-a'), /connected\s+\d+(\.\d+)?ms/);
   } finally {
     writeFileSync(file, original);
     hup();
@@ -346,25 +367,49 @@ test('200 ms added each way between the gateways (a UDP delay relay in the path)
   await allConnected(Date.now(), 15_000);
 });
 
-test('cluster-a\'s worker node agent killed -9: its VXLAN leg is broken on the gateway and in diagnose within 3 s; restarted, it is back', async () => {
+function workerLeg(): string | undefined {
+  const worker = cluster('cluster-a').nodes.find((n) => n.role === 'worker')!;
+  const text = curlInWorld(sup, `http://${gw('cluster-a').underlayIP}:9464/records`);
+  return text ? (JSON.parse(text) as { gateway: { nodeLegs?: { address: string; status: string }[] } }).gateway.nodeLegs?.find((l) => l.address === worker.underlayIP)?.status : undefined;
+}
+
+test('cluster-a\'s worker node agent frozen (SIGSTOP): its VXLAN leg is broken on the gateway and in diagnose within 3 s; SIGCONT: back', async () => {
+  await allConnected(Date.now(), 20_000);
   const pids = agentPids('cluster-a', 'worker');
   assert.ok(pids.length > 0);
-  const worker = cluster('cluster-a').nodes.find((n) => n.role === 'worker')!;
-  const leg = () => {
-    const text = curlInWorld(sup, `http://${gw('cluster-a').underlayIP}:9464/records`);
-    return text ? (JSON.parse(text) as { gateway: { nodeLegs?: { address: string; status: string }[] } }).gateway.nodeLegs?.find((l) => l.address === worker.underlayIP)?.status : undefined;
-  };
-  assert.equal(leg(), 'ok');
+  assert.equal(workerLeg(), 'ok');
   const t0 = Date.now();
-  for (const p of pids) process.kill(p, 'SIGKILL');
-  const m = {
-    recordsA: await until('the gateway: worker leg broken', t0, () => leg() === 'broken', DATA_PATH_BOUND_MS),
-    diagnose: await until('diagnose: broken VXLAN leg', t0, () => /broken VXLAN leg to the node at/.test(s('diagnose').stdout), DATA_PATH_BOUND_MS + 2000),
-  };
+  for (const p of pids) process.kill(p, 'SIGSTOP');
+  let m: Record<string, number>;
+  try {
+    m = await allOf({
+      recordsA: until('the gateway: worker leg broken', t0, () => workerLeg() === 'broken', DATA_PATH_BOUND_MS),
+      diagnose: until('diagnose: broken VXLAN leg', t0, async () => /node-leg\s+fail\s+.*broken VXLAN leg to the node at/.test((await sAsync('diagnose')).stdout), DATA_PATH_BOUND_MS + CLI_POLL_SLACK_MS),
+    });
+    assert.ok(!curlOk(2), 'the worker\'s pods reach no other cluster');
+  } finally {
+    for (const p of pids) process.kill(p, 'SIGCONT');
+  }
   const t1 = Date.now();
   const back = {
-    recordsA: await until('the gateway: worker leg ok again', t1, () => leg() === 'ok', 30_000),
-    curl: await until('curl from the worker\'s pod again', t1, () => curlOk(), 30_000),
+    recordsA: await until('the gateway: worker leg ok again', t1, () => workerLeg() === 'ok', 10_000),
+    curl: await until('curl from the worker\'s pod again', t1, () => curlOk(), 15_000),
   };
-  measured['node-agent-killed'] = { ...m, ...Object.fromEntries(Object.entries(back).map(([k, v]) => [`recovered.${k}`, v])) };
+  measured['node-agent-frozen'] = { ...m, ...Object.fromEntries(Object.entries(back).map(([k, v]) => [`recovered.${k}`, v])) };
+});
+
+test('cluster-a\'s worker node agent killed -9: the world restarts it; the leg and the traffic come back', async () => {
+  const pids = agentPids('cluster-a', 'worker');
+  assert.ok(pids.length > 0);
+  const t0 = Date.now();
+  for (const p of pids) process.kill(p, 'SIGKILL');
+  // the restart can be quicker than the leg's 2 s: what the gateway saw is measured, not required
+  let broken = -1;
+  const back = await until('the worker leg ok again with a new agent', t0, () => {
+    const l = workerLeg();
+    if (l === 'broken' && broken < 0) broken = Date.now() - t0;
+    return l === 'ok' && agentPids('cluster-a', 'worker').some((p) => !pids.includes(p));
+  }, 30_000);
+  const curl = await until('curl from the worker\'s pod again', t0, () => curlOk(), 30_000);
+  measured['node-agent-killed'] = { legBrokenSeenAt: broken, 'recovered.leg': back, 'recovered.curl': curl };
 });
