@@ -14,6 +14,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { curlInWorld, pidsByCommandLine } from '../helpers/world-ha.js';
+import { MC_KINDS, OPERATOR_NAMESPACE, readGateway } from '../../src/multicluster/control/clusterset/index.js';
+import { connectStoreFromFiles, type ResourceStore } from '../../src/platform/store/index.js';
 import { BIN, root, strait, upWorld, type TestWorld } from '../helpers/world.js';
 
 const WORLD = `githost: false
@@ -70,6 +72,7 @@ before(() => {
 after(() => {
   for (const c of ['cluster-a', 'cluster-b']) nft(c, 'delete table inet strait_fault');
   for (const pid of gatewayPids('cluster-b')) try { process.kill(pid, 'SIGCONT'); } catch { /* gone */ }
+  for (const st of storeClients.values()) void st.close();
   world?.cleanup();
   rmSync(tmp, { recursive: true, force: true });
   console.log(`measured: ${JSON.stringify(measured)}`);
@@ -110,6 +113,20 @@ function records(c: string): Conn | undefined {
   const text = curlInWorld(sup, `http://${gw(c).underlayIP}:9464/records`);
   if (!text) return undefined;
   return (JSON.parse(text) as { connections: Conn[] }).connections[0];
+}
+/**
+ * What the store-fed surfaces (show, diagnose, console) read: the active Gateway record's
+ * connection in the cluster's store, read directly (a 10 ms poll, where a CLI run takes seconds)
+ */
+const storeClients = new Map<string, ResourceStore>();
+async function stored(c: string): Promise<Conn | undefined> {
+  let st = storeClients.get(c);
+  if (!st) {
+    st = connectStoreFromFiles({ socketPath: join(world.stateDir, 'store.sock'), tokenFile: join(world.stateDir, 'store.token'), cluster: c });
+    storeClients.set(c, st);
+  }
+  const gws = (await st.list(MC_KINDS.Gateway, { namespace: OPERATOR_NAMESPACE })).items.map(readGateway).filter((g) => g.gateway.haStatus === 'active');
+  return gws[0]?.connections[0] as Conn | undefined;
 }
 function metrics(c: string): string {
   return curlInWorld(sup, `http://${gw(c).underlayIP}:9464/metrics`);
@@ -157,6 +174,7 @@ async function allConnected(t0: number, ms: number): Promise<Record<string, numb
   const polls = await allOf({
     recordsA: until('cluster-a /records connected', t0, () => connected(records('cluster-a')), ms),
     recordsB: until('cluster-b /records connected', t0, () => connected(records('cluster-b')), ms),
+    storeA: until('cluster-a store connected', t0, async () => connected(await stored('cluster-a')), ms),
     showA: until('show connections (cluster-a) connected', t0, async () => connected((JSON.parse((await sAsync('show', 'connections', '--cluster', 'cluster-a', '-o', 'json')).stdout || '{"connections":[]}') as { connections: Conn[] }).connections[0]), ms),
   });
   return { ...polls, curl: await until('curl from cluster-a to cluster-b', t0, () => curlOk(), ms) };
@@ -202,6 +220,8 @@ test('PSK mismatch (deploy-broker --new-psk, only cluster-b joins): error psk-mi
     const m: Record<string, number | string> = await allOf({
       recordsA: until('cluster-a /records psk-mismatch', t0, () => isError(records('cluster-a'), 'psk-mismatch'), CONTROL_BOUND_MS),
       recordsB: until('cluster-b /records psk-mismatch', t0, () => isError(records('cluster-b'), 'psk-mismatch'), CONTROL_BOUND_MS),
+      storeA: until('cluster-a store psk-mismatch', t0, async () => isError(await stored('cluster-a'), 'psk-mismatch'), CONTROL_BOUND_MS),
+      storeB: until('cluster-b store psk-mismatch', t0, async () => isError(await stored('cluster-b'), 'psk-mismatch'), CONTROL_BOUND_MS),
       metricsA: until('cluster-a metrics psk-mismatch', t0, () => /strait_tunnel_status\{cluster="cluster-b",status="error",reason="psk-mismatch"\} 1/.test(metrics('cluster-a')), CONTROL_BOUND_MS),
       showA: until('show connections (cluster-a) error: psk-mismatch', t0, async () => /error: psk-mismatch/.test(await shownTable('cluster-a')), CONTROL_BOUND_MS + CLI_POLL_SLACK_MS),
       showB: until('show connections (cluster-b) error: psk-mismatch', t0, async () => /error: psk-mismatch/.test(await shownTable('cluster-b')), CONTROL_BOUND_MS + CLI_POLL_SLACK_MS),
@@ -246,6 +266,7 @@ test('100 % loss between the gateways: error "loss 100%" within 3 s on every sur
     m = await allOf({
       recordsA: until('cluster-a /records loss 100%', t0, () => isError(records('cluster-a'), 'loss 100%'), DATA_PATH_BOUND_MS),
       recordsB: until('cluster-b /records loss 100%', t0, () => isError(records('cluster-b'), 'loss 100%'), DATA_PATH_BOUND_MS),
+      storeA: until('cluster-a store loss 100%', t0, async () => isError(await stored('cluster-a'), 'loss 100%'), DATA_PATH_BOUND_MS),
       metricsA: until('cluster-a metrics', t0, () => /strait_tunnel_status\{cluster="cluster-b",status="error",reason="loss 100%"\} 1/.test(metrics('cluster-a')), DATA_PATH_BOUND_MS),
       // (5 s after the last good packet the sessions are dropped: then the reason is no-handshake-answer)
       showA: until('show connections (cluster-a) error: loss 100%', t0, async () => /error: (loss 100%|no-handshake-answer)/.test(await shownTable('cluster-a')), DATA_PATH_BOUND_MS + CLI_POLL_SLACK_MS),
@@ -295,6 +316,7 @@ test('cluster-b\'s gateway frozen (SIGSTOP): error "loss 100%" within 3 s; SIGCO
   try {
     m = await allOf({
       recordsA: until('cluster-a /records loss 100%', t0, () => isError(records('cluster-a'), 'loss 100%'), DATA_PATH_BOUND_MS),
+      storeA: until('cluster-a store loss 100%', t0, async () => isError(await stored('cluster-a'), 'loss 100%'), DATA_PATH_BOUND_MS),
       showA: until('show connections (cluster-a)', t0, async () => /error: (loss 100%|no-handshake-answer)/.test(await shownTable('cluster-a')), DATA_PATH_BOUND_MS + CLI_POLL_SLACK_MS),
     });
     assert.ok(!curlOk(2));
