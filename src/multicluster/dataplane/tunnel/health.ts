@@ -19,12 +19,12 @@ export interface HealthLimits {
 }
 
 /**
- * Defaults: a probe every 200 ms; `error` 2 s after the last answered probe, which leaves
- * the records publisher's 1 s poll inside the 3 s bound of docs/faults.md; 50 probes
- * (10 s) of loss and latency. At 30 % random loss, 10 probes in a row are all lost with
- * probability 0.3^10 (6e-6): a degraded link stays `connected`.
+ * Defaults: a probe every 200 ms; `error` 1.8 s after the last answered probe, which leaves
+ * the records publisher's 500 ms poll and its write inside the 3 s bound of docs/faults.md;
+ * 50 probes (10 s) of loss and latency. At 30 % random loss, 9 probes in a row are all lost
+ * with probability 0.3^9 (2e-5): a degraded link stays `connected`.
  */
-export const HEALTH_DEFAULTS: Readonly<HealthLimits> = Object.freeze({ probeMs: 200, errorAfterMs: 2000, window: 50, mismatchHoldMs: 10_000 });
+export const HEALTH_DEFAULTS: Readonly<HealthLimits> = Object.freeze({ probeMs: 200, errorAfterMs: 1800, window: 50, mismatchHoldMs: 10_000 });
 
 export interface LatencyStats {
   lastMs: number;
