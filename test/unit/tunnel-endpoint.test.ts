@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { TYPE_COOKIE, TYPE_DATA, TYPE_INIT } from '../../src/multicluster/wire/tunnel/index.js';
+import { FEATURE_HEALTH, TYPE_COOKIE, TYPE_DATA, TYPE_INIT } from '../../src/multicluster/wire/tunnel/index.js';
 import { fakePacket, tunnelPair } from '../helpers/tunnel-pair.js';
 
 test('handshake connects both sides and carries packets both ways', () => {
@@ -53,8 +53,17 @@ test('keepalives measure RTT and dead-peer detection re-handshakes', () => {
   assert.notEqual(peer.rttAvgMs, undefined);
   assert.equal(p.a.records()[0]!.rttAvgMs, 0); // the manual clock does not move while packets fly
   p.link.up = false;
-  p.clock.advance(6000);
-  assert.equal(peer.status, 'connecting');
+  // the health bound: error 1.8 s after the last answered probe (docs/faults.md)
+  p.clock.advance(1500);
+  assert.equal(peer.status, 'connected');
+  p.clock.advance(400);
+  assert.equal(peer.status, 'error');
+  assert.equal(peer.reason, 'loss 100%');
+  assert.match(p.a.records()[0]!.statusMessage, /^loss 100%: no probe answered for \d+ ms/);
+  // sessions dropped after deadAfterMs (5 s): the re-handshake is not answered either
+  p.clock.advance(3800);
+  assert.equal(peer.status, 'error');
+  assert.equal(peer.reason, 'no-handshake-answer');
   p.link.up = true;
   p.clock.advance(8000);
   assert.equal(peer.status, 'connected');
@@ -135,4 +144,68 @@ test('a new PSK (re-join) re-handshakes; the old session carries traffic until t
   stale.b.start();
   stale.clock.advance(300);
   assert.notEqual(stale.a.peer('cluster-b')?.status, 'connected');
+});
+
+test('health: a peer that switched to another PSK is psk-mismatch on both sides (old session still up), a common PSK clears it', () => {
+  const p = tunnelPair({ limits: { rekeyTimeoutMs: 500 } });
+  p.a.start();
+  p.b.start();
+  p.clock.advance(1000);
+  const atA = p.a.peer('cluster-b')!;
+  const atB = p.b.peer('cluster-a')!;
+  assert.equal(atA.status, 'connected');
+  assert.equal(atB.status, 'connected');
+  // cluster-b joined with another broker-info: its gateway reloads a new PSK, cluster-a keeps the old one
+  assert.equal(p.b.setPsk('another-psk-0123456789abcdef0123456789'), true);
+  p.clock.advance(200);
+  assert.equal(atA.status, 'error');
+  assert.equal(atA.reason, 'psk-mismatch');
+  assert.match(p.a.records()[0]!.statusMessage, /^psk-mismatch: .*joined with a different broker-info/);
+  // cluster-b: cluster-a told it over the old session (next header 4)
+  assert.equal(atB.status, 'error', JSON.stringify(p.b.records()[0]));
+  assert.equal(atB.reason, 'psk-mismatch');
+  assert.match(p.b.records()[0]!.statusMessage, /cluster-a reports that this gateway's handshakes do not authenticate/);
+  p.clock.advance(6000);
+  assert.equal(atB.reason, 'psk-mismatch');
+  // the fix: both on one PSK
+  p.a.setPsk('another-psk-0123456789abcdef0123456789');
+  p.clock.advance(1500);
+  assert.equal(atA.status, 'connected', JSON.stringify(p.a.records()[0]));
+  assert.equal(atB.status, 'connected', JSON.stringify(p.b.records()[0]));
+});
+
+test('health: a peer without the PSK-mismatch notice (an older version) still learns it from its unanswered initiations', () => {
+  const p = tunnelPair({ limits: { rekeyTimeoutMs: 500 } });
+  p.a.start();
+  p.b.start();
+  p.clock.advance(1000);
+  // cluster-a sends no notice (as to a peer that never advertised feature bit 2, or as an older cluster-a)
+  p.a.peer('cluster-b')!.features &= ~FEATURE_HEALTH;
+  p.b.setPsk('another-psk-0123456789abcdef0123456789');
+  p.clock.advance(200);
+  const atB = p.b.peer('cluster-a')!;
+  assert.equal(atB.status, 'connected');
+  p.clock.advance(6000);
+  assert.equal(atB.reason, 'psk-mismatch');
+  assert.match(p.b.records()[0]!.statusMessage, /handshake initiations .* unanswered while the session made before answers probes/);
+});
+
+test('health: latency statistics and loss from answered probes; a lossy link stays connected', () => {
+  const p = tunnelPair();
+  p.a.start();
+  p.b.start();
+  p.clock.advance(1000);
+  let n = 0;
+  // drop every third data datagram from a (probes and replies alike)
+  p.link.filter = (d) => !(d.from === 'a' && d.bytes[0] === TYPE_DATA && ++n % 3 === 0);
+  const seen = new Set<string>();
+  for (let i = 0; i < 100; i++) {
+    p.clock.advance(100);
+    seen.add(p.a.peer('cluster-b')!.status);
+  }
+  assert.deepEqual([...seen], ['connected']);
+  const r = p.a.records()[0]!;
+  const loss = parseFloat(r.loss);
+  assert.ok(loss > 20 && loss < 45, r.loss);
+  assert.ok(r.latency && r.latency.minMs <= r.latency.avgMs && r.latency.avgMs <= r.latency.maxMs);
 });

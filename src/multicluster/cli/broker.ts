@@ -2,7 +2,7 @@
 import { writeFileSync, chmodSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { deployBroker, deployKubernetesBroker, encodeBrokerInfo, type BrokerInfo } from '../control/clusterset/index.js';
+import { deployBroker, deployKubernetesBroker, encodeBrokerInfo, type DeployedBroker } from '../control/clusterset/index.js';
 import { E } from '../../base/errors/index.js';
 import { BROKER_KINDS, openClusterStore } from './index.js';
 import { addKubeOptions, formatJson, isKubeMode, openKubeStore, parseOutputFormat, resolveStateDir, takesGlobals } from '../../platform/cli-kit/index.js';
@@ -10,14 +10,16 @@ import { addKubeOptions, formatJson, isKubeMode, openKubeStore, parseOutputForma
 export function registerBrokerCommands(program: Command): void {
   addKubeOptions(takesGlobals(program
     .command('deploy-broker'), 'cluster', 'stateDir'))
-    .description('deploy the multicluster broker and write broker-info.subm (with a newly generated IPsec PSK); '
+    .description('deploy the multicluster broker and write broker-info.subm: with a new IPsec PSK on a broker no cluster has joined, '
+      + 'with the cluster set\'s PSK on one that clusters have joined (one PSK per cluster set; --new-psk mints a new one, then every cluster joins again); '
       + 'with --kubeconfig/--context, into the namespace submariner-k8s-broker of that API server')
     .option('--file <path>', 'where to write the broker info', 'broker-info.subm')
     .option('--components <list>', 'enabled components, comma separated', 'service-discovery,connectivity')
     .option('--token-ttl <seconds>', 'lifetime of the broker token joined clusters use (Kubernetes mode)', String(365 * 24 * 3600))
+    .option('--new-psk', 'mint a new IPsec PSK although clusters have joined with the current one: every joined cluster must then join again with the new file')
     .option('-o, --output <format>', 'output format: text or json', 'text')
     .action(async (_opts: unknown, cmd: Command) => {
-      const opts = cmd.optsWithGlobals<{ cluster: string; stateDir?: string; file: string; components: string; output: string; kubeconfig?: string; context?: string; tokenTtl: string }>();
+      const opts = cmd.optsWithGlobals<{ cluster: string; stateDir?: string; file: string; components: string; output: string; kubeconfig?: string; context?: string; tokenTtl: string; newPsk?: boolean }>();
       const format = parseOutputFormat(opts.output, ['text', 'json']);
       const components = opts.components.split(',').map((c) => c.trim()).filter(Boolean);
       const ttl = Number(opts.tokenTtl);
@@ -27,19 +29,19 @@ export function registerBrokerCommands(program: Command): void {
         : { world: openClusterStore(resolveStateDir(opts.stateDir), 'broker') };
       const store = access.kube ?? access.world!.store;
       try {
-        let info: BrokerInfo;
+        let info: DeployedBroker;
         let tokenExpires: string | undefined;
         if (access.kube) {
           // the broker holds Clusters, Endpoints, Gateways and ServiceImports: without their CRDs every join would fail
           await access.kube.requireKinds(BROKER_KINDS);
-          const k = await deployKubernetesBroker(access.kube, { cluster: opts.cluster, components: components as never, tokenSeconds: ttl });
+          const k = await deployKubernetesBroker(access.kube, { cluster: opts.cluster, components: components as never, tokenSeconds: ttl, newPsk: opts.newPsk === true });
           info = k;
           tokenExpires = k.tokenExpires;
         } else {
           const w = access.world!;
           info = await deployBroker(w.store, {
             brokerURL: w.url, cluster: opts.cluster, ...(w.token ? { token: w.token } : {}),
-            components: components as never,
+            components: components as never, newPsk: opts.newPsk === true,
           });
         }
         const text = encodeBrokerInfo(info);
@@ -49,12 +51,20 @@ export function registerBrokerCommands(program: Command): void {
         if (format === 'json') {
           process.stdout.write(formatJson({
             file, brokerURL: info.brokerURL, components: info.components, cluster: opts.cluster, pskBytes: info.ipsecPSK.length,
+            psk: info.pskKept ? 'kept' : 'new', joined: info.joined, ...(!info.pskKept && info.joined.length > 0 ? { mustJoinAgain: info.joined } : {}),
             ...(tokenExpires !== undefined ? { namespace: info.brokerNamespace, tokenExpires } : {}),
           }));
         } else {
           process.stdout.write(` ✓ Deploying the broker on ${opts.cluster}${access.kube ? ` (${info.brokerURL}, namespace ${info.brokerNamespace})` : ''}\n ✓ The broker has been deployed\n`
             + (tokenExpires !== undefined ? ` ✓ Token of ServiceAccount ${info.brokerNamespace}/strait-broker-client valid until ${tokenExpires}\n` : '')
-            + ` ✓ Creating ${opts.file} file\n ✓ A new IPsec PSK will be generated for ${opts.file}\n`);
+            + ` ✓ Creating ${opts.file} file\n`
+            + (info.pskKept
+              ? ` ✓ Keeping the cluster set's IPsec PSK in ${opts.file} (joined with it: ${info.joined.join(', ')})\n`
+              : ` ✓ A new IPsec PSK will be generated for ${opts.file}\n`
+                + (info.joined.length > 0
+                  ? ` ! The joined clusters still use the previous PSK: join every one of them with ${opts.file} now, or their tunnels fail (psk-mismatch):\n`
+                    + info.joined.map((c) => `     strait join ${opts.file} --clusterid ${c}\n`).join('')
+                  : '')));
         }
       } finally {
         await store.close();

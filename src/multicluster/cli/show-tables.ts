@@ -1,5 +1,5 @@
 // The `strait show` tables, with Submariner's column headers, from plain rows.
-import type { ConnectionRow, EndpointRow, GatewayRow, ClusterNetwork, BrokerDescription } from '../control/clusterset/index.js';
+import { statusText, type ConnectionRow, type EndpointRow, type GatewayRow, type ClusterNetwork, type BrokerDescription } from '../control/clusterset/index.js';
 import { formatTable } from '../../platform/cli-kit/index.js';
 
 export const COLUMNS = {
@@ -15,7 +15,7 @@ export const COLUMNS = {
 
 /** A row of `strait show connections`, in COLUMNS.connections' order. */
 export function connectionRow(r: ConnectionRow): string[] {
-  return [r.gateway, r.cluster, r.remoteIP, r.nat, r.cableDriver, r.subnets.join(', '), r.status, r.rttAvg];
+  return [r.gateway, r.cluster, r.remoteIP, r.nat, r.cableDriver, r.subnets.join(', '), statusText(r), r.rttAvg];
 }
 
 export interface VersionRow {

@@ -97,3 +97,28 @@ test('bootstrapClusterSet deploys the broker and joins every cluster (what strai
   assert.equal(parse(r.brokerInfoText).ipsecPSK.length, 48);
   assert.deepEqual((await listJoinedClusters(broker)).map((c) => c.clusterId), ['cluster-a', 'cluster-b']);
 });
+
+test('one PSK per cluster set: a deploy on a broker with joined clusters keeps their PSK; --new-psk mints one; a broker without the stored PSK is refused', async () => {
+  const { broker, info } = await setup();
+  await joinCluster({ broker, local: newTestStore(), info, source: 'b.subm', network: net('cluster-a', '10.1.0.0/16', '100.1.0.0/16') });
+  await joinCluster({ broker, local: newTestStore(), info, source: 'b.subm', network: net('cluster-b', '10.2.0.0/16', '100.2.0.0/16') });
+  // the newcomer's deploy-broker on a running set: the same PSK, so a re-join of one cluster keeps the set on one PSK
+  const again = await deployBroker(broker, { brokerURL: info.brokerURL, cluster: 'cluster-a', token: info.clientToken });
+  assert.equal(again.pskKept, true);
+  assert.deepEqual(again.joined, ['cluster-a', 'cluster-b']);
+  assert.equal(again.ipsecPSK.compare(info.ipsecPSK), 0);
+  const local = newTestStore();
+  await joinCluster({ broker, local, info: again, source: 'again.subm', network: net('cluster-b', '10.2.0.0/16', '100.2.0.0/16') });
+  const written = await local.get(K.Secret, PSK_SECRET, OPERATOR_NAMESPACE);
+  assert.equal(Buffer.from((written?.['data'] as Record<string, string>)['psk']!, 'base64').compare(info.ipsecPSK), 0);
+  // an explicit rotation: a new PSK, and the clusters that must join again are named
+  const rotated = await deployBroker(broker, { brokerURL: info.brokerURL, cluster: 'cluster-a', token: info.clientToken, newPsk: true });
+  assert.equal(rotated.pskKept, false);
+  assert.notEqual(rotated.ipsecPSK.compare(info.ipsecPSK), 0);
+  assert.deepEqual(rotated.joined, ['cluster-a', 'cluster-b']);
+  // a broker deployed before the PSK was kept on it (fingerprint only): refused, with both ways out
+  await broker.delete(K.Secret, PSK_SECRET, BROKER_NAMESPACE);
+  await assert.rejects(deployBroker(broker, { brokerURL: info.brokerURL, cluster: 'cluster-a', token: info.clientToken }),
+    (err: unknown) => isStraitError(err, 'STRAIT_ERR_MC_BROKER_PSK_UNKNOWN') && /cluster-a, cluster-b/.test((err as Error).message)
+      && /--new-psk/.test((err as Error).message) && /strait join broker-info\.subm --clusterid cluster-b/.test((err as Error).message));
+});

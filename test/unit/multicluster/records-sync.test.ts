@@ -94,7 +94,7 @@ test('records in Submariner\'s shape (Kubernetes mode): only the fields its CRDs
   assert.deepEqual(Object.keys(conn['endpoint'] as object).sort(), ['backend', 'cable_name', 'cluster_id', 'hostname', 'nat_enabled', 'private_ip', 'public_ip', 'subnets']);
   const read = readGateway(gw);
   assert.deepEqual(read.gateway, { node: 'cluster-a-gw', haStatus: 'active', summary: 'All connections (1) are established' });
-  assert.deepEqual(read.connections, [{ gateway: 'gw-b', cluster: 'cluster-b', remoteIP: '172.16.9.1', nat: 'no', cableDriver: 'strait-psk', subnets: [], status: 'connected', rttAvg: '1ms' }]);
+  assert.deepEqual(read.connections, [{ gateway: 'gw-b', cluster: 'cluster-b', remoteIP: '172.16.9.1', nat: 'no', cableDriver: 'strait-psk', subnets: [], status: 'connected', reason: '', statusMessage: '', loss: '', rttAvg: '1ms' }]);
   // a passive mark says why in statusFailure (Submariner's CRD has no summary), and subctl shows that
   assert.equal(await markGatewayPassive(a, { node: 'cluster-a-gw', clusterId: 'cluster-a', summary: 'Lost the lease to gw-2 (expired): not reachable' }), true);
   const marked = (await a.get(K.Gateway, 'cluster-a-gw', 'submariner-operator'))!;

@@ -27,6 +27,12 @@ export const multicluster = {
     message: `broker info ${q(source)} does not match the deployed broker (${what}); the broker was redeployed, use the broker-info.subm of the latest 'strait deploy-broker'`,
     detail: { source, what },
   })),
+  mcBrokerPskUnknown: def('STRAIT_ERR_MC_BROKER_PSK_UNKNOWN', 'conflict', (clusters: string[]) => ({
+    message: `the broker already has joined clusters (${clusters.join(', ')}) and does not hold the PSK they share (deployed by an older strait); `
+      + `deploying it again would leave the set with two PSKs. Keep using the broker-info.subm they joined with, or run 'strait deploy-broker --new-psk' `
+      + `and then join every cluster with the new file: ${clusters.map((c) => `strait join broker-info.subm --clusterid ${c}`).join('; ')}`,
+    detail: { clusters },
+  })),
   mcBrokerNotDeployed: def('STRAIT_ERR_MC_BROKER_NOT_DEPLOYED', 'notFound', (where: string) => ({
     message: `no broker is deployed at ${q(where)}; run 'strait deploy-broker' first`,
     detail: { where },

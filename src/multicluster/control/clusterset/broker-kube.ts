@@ -6,7 +6,7 @@
 // ServiceAccount (openBrokerByUrl with an https:// URL).
 import { E, isStraitError } from '../../../base/errors/index.js';
 import type { KubernetesResourceStore } from '../../../platform/store/index.js';
-import { deployBroker, type DeployBrokerOptions } from './broker.js';
+import { deployBroker, type DeployBrokerOptions, type DeployedBroker } from './broker.js';
 import type { BrokerInfo } from './broker-info.js';
 import { BROKER_CONFIGMAP, BROKER_CONNECTION_SECRET, BROKER_NAMESPACE, BROKER_SECRET, JOIN_CONFIGMAP, OPERATOR_NAMESPACE, PSK_SECRET } from './names.js';
 import { b64, ensureNamespace } from './store-util.js';
@@ -51,7 +51,7 @@ export interface DeployKubernetesBrokerOptions extends Omit<DeployBrokerOptions,
   tokenSeconds?: number;
 }
 
-export interface KubernetesBrokerInfo extends BrokerInfo {
+export interface KubernetesBrokerInfo extends DeployedBroker {
   /** when the token expires (the API server's answer) */
   tokenExpires: string;
 }

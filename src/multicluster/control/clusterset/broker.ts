@@ -1,11 +1,14 @@
-// Deploying the broker: its namespace, description, CA and the fingerprints of the current
-// token and PSK, in the broker's store. Every deploy generates a new PSK; a join presenting
-// an older broker-info file is refused (STRAIT_ERR_MC_BROKER_INFO_STALE).
+// Deploying the broker: its namespace, description, CA, the cluster set's PSK and the
+// fingerprints of the current token and PSK, in the broker's store. A cluster set has one
+// PSK: a deploy on a broker that clusters have joined keeps the PSK they share (the file it
+// writes works for a re-join of any of them); a new one is minted on a broker nobody joined,
+// or with `newPsk` (then every cluster joins again). A join presenting an older
+// broker-info file is refused (STRAIT_ERR_MC_BROKER_INFO_STALE).
 import { E } from '../../../base/errors/index.js';
 import type { ResourceStore } from '../../../platform/store/index.js';
 import { createBrokerCa } from './broker-ca.js';
 import { type BrokerInfo, type Component, fingerprint, generatePsk, generateToken, KNOWN_COMPONENTS } from './broker-info.js';
-import { BROKER_CONFIGMAP, BROKER_NAMESPACE, BROKER_SECRET } from './names.js';
+import { BROKER_CONFIGMAP, BROKER_NAMESPACE, BROKER_SECRET, PSK_SECRET } from './names.js';
 import { b64, cmData, ensureNamespace, K, unb64 } from './store-util.js';
 
 export interface DeployBrokerOptions {
@@ -23,11 +26,19 @@ export interface DeployBrokerOptions {
    * Kubernetes API server (its own CA); default: a broker CA made once and kept in the store.
    */
   ca?: string;
+  /** mint a new PSK although clusters have joined with the current one (each must join again) */
+  newPsk?: boolean;
+}
+
+/** What a deploy did with the PSK: `kept` the cluster set's, or minted a new one; `joined`: the clusters on the broker before it */
+export interface DeployedBroker extends BrokerInfo {
+  pskKept: boolean;
+  joined: string[];
 }
 
 const CA_SECRET = 'strait-broker-ca';
 
-export async function deployBroker(broker: ResourceStore, opts: DeployBrokerOptions): Promise<BrokerInfo> {
+export async function deployBroker(broker: ResourceStore, opts: DeployBrokerOptions): Promise<DeployedBroker> {
   const now = opts.now ?? new Date();
   const components = opts.components ?? [...KNOWN_COMPONENTS];
   await ensureNamespace(broker, BROKER_NAMESPACE);
@@ -43,7 +54,8 @@ export async function deployBroker(broker: ResourceStore, opts: DeployBrokerOpti
     });
   }
   const token = opts.token ?? generateToken();
-  const psk = generatePsk();
+  const joined = (await broker.list(K.Cluster, { namespace: BROKER_NAMESPACE })).items.map((c) => c.metadata.name).sort();
+  const { psk, kept } = await setPsk(broker, joined, opts.newPsk === true);
   await broker.apply({
     apiVersion: 'v1', kind: 'Secret', metadata: { name: BROKER_SECRET, namespace: BROKER_NAMESPACE },
     type: 'Opaque',
@@ -64,7 +76,30 @@ export async function deployBroker(broker: ResourceStore, opts: DeployBrokerOpti
     brokerURL: opts.brokerURL, brokerCA: caPem, clientToken: token, ipsecPSK: psk,
     brokerNamespace: BROKER_NAMESPACE, serviceDiscovery: components.includes('service-discovery'),
     components, customDomains: opts.customDomains ?? [], brokerCluster: opts.cluster,
+    pskKept: kept, joined,
   };
+}
+
+/**
+ * The PSK of this deploy: the cluster set's (Secret submariner-ipsec-psk in the broker's
+ * namespace, as Submariner's broker keeps it, checked against the current fingerprint)
+ * while clusters have joined, else a new one, stored there. A broker deployed before it
+ * kept the PSK has only the fingerprint: with clusters joined, the deploy is refused.
+ */
+async function setPsk(broker: ResourceStore, joined: string[], newPsk: boolean): Promise<{ psk: Buffer; kept: boolean }> {
+  if (joined.length > 0 && !newPsk) {
+    const stored = (((await broker.get(K.Secret, PSK_SECRET, BROKER_NAMESPACE))?.['data'] ?? {}) as Record<string, unknown>)['psk'];
+    const current = unb64((((await broker.get(K.Secret, BROKER_SECRET, BROKER_NAMESPACE))?.['data'] ?? {}) as Record<string, string>)['pskFingerprint']);
+    const psk = typeof stored === 'string' ? Buffer.from(stored, 'base64') : undefined;
+    if (!psk || psk.length === 0 || fingerprint(psk) !== current) throw E.mcBrokerPskUnknown(joined);
+    return { psk, kept: true };
+  }
+  const psk = generatePsk();
+  await broker.apply({
+    apiVersion: 'v1', kind: 'Secret', metadata: { name: PSK_SECRET, namespace: BROKER_NAMESPACE },
+    type: 'Opaque', data: { psk: psk.toString('base64') },
+  });
+  return { psk, kept: false };
 }
 
 export interface BrokerDescription {

@@ -7,7 +7,7 @@ import { type Condition } from './conditions.js';
 import { listJoinedClusters } from './join.js';
 import { BROKER_NAMESPACE, DNS_LABEL } from './names.js';
 import { type ClusterNetwork, findAllOverlaps, findOverlaps, validateNetwork } from './network.js';
-import { readEndpoint, readGateway } from './records.js';
+import { readEndpoint, readGateway, statusText, type ConnectionRow } from './records.js';
 import { K } from './store-util.js';
 
 /** 'skip': a check that does not apply where the command runs (its message says why) */
@@ -83,8 +83,16 @@ export async function diagnose(opts: DiagnoseOptions): Promise<DiagnoseCheck[]> 
     else if (gws.length > 0) add('gateway', 'warn', `no gateway is active (${gws.length} Gateway record(s)); is the active gateway's lease held?`);
     for (const g of gws) {
       const { gateway, connections } = readGateway(g);
+      // the VXLAN legs of the node agents, as the active gateway hears their hellos
+      for (const leg of gateway.nodeLegs ?? []) {
+        if (leg.status === 'ok') add('node-leg', 'ok', `gateway ${gateway.node}: the node agent at ${leg.address} answers over VXLAN`);
+        else add('node-leg', 'fail', `gateway ${gateway.node}: broken VXLAN leg to the node at ${leg.address} (${leg.message}): pods of that node cannot reach other clusters; is its node agent running (strait status), and does UDP 4800 reach the gateway?`);
+      }
       for (const conn of connections) {
-        if (conn.status !== 'connected') add('connection', 'fail', `gateway ${gateway.node}: connection to ${conn.cluster || '?'} is ${conn.status}`);
+        const who = `gateway ${gateway.node}: connection to ${conn.cluster || '?'}`;
+        if (conn.status !== 'connected') add('connection', 'fail', `${who} is ${statusText(conn)}${conn.statusMessage ? ` (${conn.statusMessage})` : ''}; ${connectionFix(conn)}`);
+        else if (conn.loss !== '' && conn.loss !== '0%') add('connection', 'warn', `${who} is connected but loses ${conn.loss} of its probes (RTT avg. ${conn.rttAvg || 'unknown'}): the path drops packets`);
+        else add('connection', 'ok', `${who} is connected${conn.rttAvg ? `, RTT avg. ${conn.rttAvg}` : ''}${conn.loss ? `, loss ${conn.loss}` : ''}`);
       }
     }
     const exports = (await opts.local.list(K.ServiceExport, {})).items;
@@ -99,4 +107,18 @@ export async function diagnose(opts: DiagnoseOptions): Promise<DiagnoseCheck[]> 
     }
   }
   return out;
+}
+
+/** What to do about a connection that is not connected, by its reason. */
+export function connectionFix(c: Pick<ConnectionRow, 'cluster' | 'reason' | 'remoteIP'>): string {
+  switch (c.reason) {
+    case 'psk-mismatch':
+      return `${c.cluster} joined with a different broker-info: join both clusters with the same file (strait join broker-info.subm --clusterid <each cluster>)`;
+    case 'loss 100%':
+      return `no probe comes back through the tunnel from ${c.remoteIP}: check the remote gateway (strait show gateways --cluster ${c.cluster}) and the path for UDP 4500 between the gateways`;
+    case 'no-handshake-answer':
+      return `the remote gateway at ${c.remoteIP} does not answer handshakes: is it running (strait status), and does UDP 4500 reach it?`;
+    default:
+      return 'wait for the handshake, or see the gateway\'s log (strait logs <cluster>.gateway)';
+  }
 }

@@ -4,7 +4,7 @@ export {
   encodeBrokerInfo, parseBrokerInfo, generatePsk, fingerprint, PSK_BYTES, KNOWN_COMPONENTS,
   type BrokerInfo, type Component,
 } from './broker-info.js';
-export { deployBroker, describeBroker, checkBrokerInfoCurrent, type DeployBrokerOptions, type BrokerDescription } from './broker.js';
+export { deployBroker, describeBroker, checkBrokerInfoCurrent, type DeployBrokerOptions, type DeployedBroker, type BrokerDescription } from './broker.js';
 export {
   joinCluster, readJoin, listJoinedClusters, clusterRecord, networkOf, CABLE_DRIVERS,
   type JoinOptions, type JoinResult, type JoinSettings, type CableDriver,
@@ -18,7 +18,7 @@ export { REASON, MESSAGE, type Condition } from './conditions.js';
 export * from './names.js';
 export { K as MC_KINDS } from './store-util.js';
 export { WorkLanes, processLanes } from './lanes.js';
-export { readEndpoint, readGateway, withRemoteGateways, connectedClusters, formatRttNs, type EndpointRow, type ConnectionRow, type GatewayRow } from './records.js';
+export { readEndpoint, readGateway, withRemoteGateways, connectedClusters, formatRttNs, statusText, type EndpointRow, type ConnectionRow, type GatewayRow } from './records.js';
 export { markGatewayPassive, publishGatewayRecords, startRecordsPublisher, submarinerShape, type GatewayRecords } from './records-sync.js';
 export { CounterRates, MIN_WINDOW_MS, type ConnectionRate } from './counter-rates.js';
 export { submarinerResource, submarinerStatus, writeSubmariner, publishSubmarinerGateways, type SubmarinerDeployment } from './submariner.js';

@@ -8,7 +8,7 @@ import { Informer } from '../../../platform/controller/index.js';
 import type { KubeObject, ResourceStore } from '../../../platform/store/index.js';
 import { BROKER_NAMESPACE, OPERATOR_NAMESPACE } from './names.js';
 import type { EndpointRecord } from '../../dataplane/gateway/index.js';
-import { readEndpoint, type GatewayRow, type PublishedConnection } from './records.js';
+import { formatRttNs, readEndpoint, type GatewayRow, type PublishedConnection } from './records.js';
 import { ensureNamespace, K } from './store-util.js';
 import { publishSubmarinerGateways } from './submariner.js';
 import { CounterRates } from './counter-rates.js';
@@ -54,12 +54,20 @@ export function submarinerShape(recs: GatewayRecords, version: string, remoteHos
         private_ip: remote, public_ip: remote, nat_enabled: nat, backend: str(c['cableDriver']),
       },
       usingIP: remote, usingNAT: nat,
-      ...(str(c['rttAvg']) ? { latencyRTT: { average: str(c['rttAvg']) } } : {}),
+      ...(latencyRTT(c['latency']) ?? (str(c['rttAvg']) ? { latencyRTT: { average: str(c['rttAvg']) } } : {})),
     };
   });
   const g = recs.gateway;
   const statusFailure = g.haStatus === 'active' || g.summary === NO_CONNECTIONS ? '' : g.summary;
   return { endpoint, gateway: { version, haStatus: g.haStatus, localEndpoint: endpoint, statusFailure, connections } };
+}
+
+/** Submariner's LatencyRTTSpec (Go durations) from a gateway's latency in ms */
+function latencyRTT(v: unknown): { latencyRTT: Record<string, string> } | undefined {
+  if (!v || typeof v !== 'object') return undefined;
+  const l = v as Record<string, unknown>;
+  const d = (k: string): string => (typeof l[k] === 'number' ? formatRttNs(Math.round((l[k] as number) * 1e6)) : '');
+  return { latencyRTT: { last: d('lastMs'), min: d('minMs'), average: d('avgMs'), max: d('maxMs'), stdDev: d('stddevMs') } };
 }
 
 const safe = (s: string) => s.toLowerCase().replace(/[^a-z0-9.-]/g, '-').replace(/^[^a-z0-9]+|[^a-z0-9]+$/g, '') || 'x';
@@ -142,6 +150,29 @@ export async function publishGatewayRecords(local: ResourceStore, broker: Resour
 }
 
 /**
+ * A core/v1 Event on the Gateway for each connection whose status changed since the last
+ * publish: Warning ConnectionError with the reason and the gateway's message, Normal
+ * ConnectionEstablished when it is connected again after one; best effort.
+ */
+async function connectionEvents(local: ResourceStore, recs: GatewayRecords, seen: Map<string, string>, ns: string): Promise<void> {
+  for (const c of recs.connections) {
+    const reason = typeof c.reason === 'string' ? c.reason : '';
+    const text = `${c.status}${reason ? `: ${reason}` : ''}`;
+    const before = seen.get(c.cluster);
+    seen.set(c.cluster, text);
+    const bad = c.status !== 'connected';
+    if (before === text || (!bad && before === undefined)) continue;
+    const message = bad
+      ? `connection to ${c.cluster} is ${text}${typeof c.statusMessage === 'string' && c.statusMessage ? `: ${c.statusMessage}` : ''}`
+      : `connection to ${c.cluster} is connected again${before ? ` (was ${before})` : ''}${c.rttAvg ? `, RTT avg. ${c.rttAvg}` : ''}`;
+    await local.recordEvent({
+      involvedObject: { apiVersion: K.Gateway.apiVersion, kind: 'Gateway', name: safe(recs.gateway.node), namespace: ns },
+      type: bad ? 'Warning' : 'Normal', reason: bad ? 'ConnectionError' : 'ConnectionEstablished', message, source: 'strait-gateway',
+    }).catch(() => undefined);
+  }
+}
+
+/**
  * HA: the gateway `node` of cluster `clusterId` no longer holds the lease (the candidate
  * that took it over says so, or the gateway itself when it finds it lost it): its Gateway
  * record becomes `passive` with `summary` (statusFailure in Submariner's shape) and no connections, and its Endpoint is removed
@@ -170,7 +201,7 @@ export async function markGatewayPassive(local: ResourceStore, o: { node: string
 }
 
 /** what a connection's counters and RTT say changes at every poll: not a change of the records */
-const VOLATILE = new Set(['rttAvg', 'rttAvgMs', 'txBytes', 'rxBytes', 'txPackets', 'rxPackets', 'handshakes', 'rekeys', 'latencyRTT', 'countersAt', 'txBps', 'rxBps', 'rateWindowMs']);
+const VOLATILE = new Set(['rttAvg', 'rttAvgMs', 'txBytes', 'rxBytes', 'txPackets', 'rxPackets', 'handshakes', 'rekeys', 'latencyRTT', 'latency', 'loss', 'countersAt', 'txBps', 'rxBps', 'rateWindowMs']);
 
 /**
  * The records without what moves at every poll (traffic counters, RTT): two polls with the
@@ -181,6 +212,8 @@ export function steadyRecordsKey(recs: GatewayRecords): string {
     const out: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(c)) if (!VOLATILE.has(k)) out[k] = v;
     out['rttKnown'] = typeof c['rttAvg'] === 'string' ? c['rttAvg'] !== '' : c['rttAvg'] !== undefined;
+    // loss in steps of 10 %: a link that starts or stops losing probes is published at the next poll
+    if (typeof c['loss'] === 'string' && c['loss'] !== '') out['lossStep'] = Math.round(parseFloat(c['loss']) / 10);
     return out;
   });
   return canon({ endpoint: recs.endpoint, gateway: recs.gateway, connections });
@@ -218,6 +251,8 @@ export function startRecordsPublisher(opts: {
   let lastAt = 0;
   /** the broker's Endpoints changed since the last publish: copy them in */
   let brokerChanged = true;
+  /** each connection's status text last published (Events on changes) */
+  const seen = new Map<string, string>();
   const brokerEndpoints = opts.broker ? new Informer(opts.broker, K.Endpoint, { namespace: BROKER_NAMESPACE }, {
     onList: () => { brokerChanged = true; },
     onEvent: () => { brokerChanged = true; },
@@ -250,6 +285,7 @@ export function startRecordsPublisher(opts: {
         }
         lastKey = key;
         lastAt = clock.now();
+        await connectionEvents(opts.local, recs, seen, opts.namespace ?? OPERATOR_NAMESPACE);
       }
       opts.onPublished?.(recs);
     } catch (err) {

@@ -11,15 +11,23 @@ export type EndpointRow = Omit<EndpointRecord, 'clusterId'> & { cluster: string 
 /** The columns of a gateway's connection record that both shapes carry. */
 type ConnectionColumns = 'cluster' | 'remoteIP' | 'nat' | 'cableDriver' | 'subnets' | 'rttAvg';
 
+/** The reasons a gateway names (dataplane/tunnel/health.ts); Submariner's shape carries one as its statusMessage's prefix. */
+const REASONS = ['psk-mismatch', 'no-handshake-answer', 'loss 100%', 'peer-dead'];
+
 /** A connection read back: the gateway's connection record's columns, any status text. */
 export type ConnectionRow = Pick<ConnectionRecord, ConnectionColumns> & {
   /** the remote gateway's host name (its Endpoint's), as subctl's GATEWAY column; '' when not known */
   gateway: string;
   status: string;
+  /** why it is not connected (psk-mismatch, no-handshake-answer, loss 100%), '' when it is or not known */
+  reason: string;
+  statusMessage: string;
+  /** probes lost in the gateway's health window ("0%", "30%"), '' when not known */
+  loss: string;
 };
 
 /** A connection as a gateway publishes it (its /records JSON): the row, the record's other fields optional. */
-export type PublishedConnection = ConnectionRow & Partial<Omit<ConnectionRecord, ConnectionColumns | 'gateway' | 'status'>>;
+export type PublishedConnection = Omit<ConnectionRow, 'reason' | 'statusMessage' | 'loss'> & Partial<Omit<ConnectionRecord, ConnectionColumns | 'gateway' | 'status'>>;
 
 /** A Gateway read back: the gateway's record, any HA status text. */
 export type GatewayRow = Omit<GatewayRecord, 'haStatus'> & { haStatus: string };
@@ -71,6 +79,9 @@ function readConnection(c: Obj): ConnectionRow {
     cableDriver: str(c['cableDriver'], ep['backend'], ep['cableDriver']),
     subnets: strs(c['subnets']).length > 0 ? strs(c['subnets']) : strs(ep['subnets']),
     status: str(c['status'], 'unknown'),
+    reason: str(c['reason']) || (REASONS.find((r) => str(c['statusMessage']).startsWith(`${r}:`)) ?? ''),
+    statusMessage: str(c['statusMessage']),
+    loss: str(c['loss']),
     rttAvg: str(c['rttAvg'], typeof avg === 'string' ? avg : undefined) || (typeof avg === 'number' ? formatRttNs(avg) : ''),
   };
 }
@@ -85,7 +96,15 @@ export function readGateway(o: KubeObject): { gateway: GatewayRow; connections: 
   const summary = str(s['summary'], s['statusFailure'])
     || (conns.length === 0 ? 'There are no connections'
       : up === conns.length ? `All connections (${conns.length}) are established` : `${up} connections out of ${conns.length} are established`);
-  return { gateway: { node, haStatus: str(s['haStatus'], 'unknown'), summary }, connections: conns };
+  const legs = (Array.isArray(s['nodeLegs']) ? s['nodeLegs'] : []).map((l) => obj(l))
+    .map((l) => ({ address: str(l['address']), status: str(l['status']) === 'ok' ? 'ok' as const : 'broken' as const, message: str(l['message']) }));
+  return { gateway: { node, haStatus: str(s['haStatus'], 'unknown'), summary, ...(legs.length > 0 ? { nodeLegs: legs } : {}) }, connections: conns };
+}
+
+/** A connection's status as the tables print it: `connected`, `connected (loss 30%)`, `error: psk-mismatch`. */
+export function statusText(c: Pick<ConnectionRow, 'status' | 'reason' | 'loss'>): string {
+  const lossy = c.loss !== '' && c.loss !== '0%' && c.reason !== 'loss 100%';
+  return `${c.status}${c.reason ? `: ${c.reason}` : ''}${lossy ? ` (loss ${c.loss})` : ''}`;
 }
 
 /** The connections' GATEWAY: the remote cluster's gateway host name from its Endpoint where the record has none. */

@@ -2,6 +2,7 @@
 // by prom-client at scrape time (collect()), never updated per packet here.
 import { Counter, Gauge, Registry } from 'prom-client';
 import type { Gateway } from '../../dataplane/gateway/index.js';
+import { registerTunnelHealthMetrics } from '../health/index.js';
 
 /** The tunnels: bytes, packets, handshakes, drops, peer status (t = the gateway's tunnel). */
 function tunnelMetrics(registry: Registry, t: Gateway['tunnel']): void {
@@ -120,5 +121,6 @@ export function gatewayRegistry(gw: Gateway): Registry {
   const registry = new Registry();
   tunnelMetrics(registry, gw.tunnel);
   vxlanAndHaMetrics(registry, gw);
+  registerTunnelHealthMetrics(registry, gw.tunnel);
   return registry;
 }

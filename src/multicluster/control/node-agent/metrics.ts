@@ -2,6 +2,7 @@
 // counts plus the native pump's, summed by counters.totals()).
 import { Counter, Registry } from 'prom-client';
 import type { NodeAgent } from '../../dataplane/node-agent/index.js';
+import { registerAgentLegMetrics } from '../health/index.js';
 
 export function agentRegistry(a: NodeAgent): Registry {
   const registry = new Registry();
@@ -48,5 +49,6 @@ export function agentRegistry(a: NodeAgent): Registry {
       this.inc(c.pumpSendErrors);
     },
   });
+  registerAgentLegMetrics(registry, a);
   return registry;
 }

@@ -23,7 +23,7 @@ export async function runNodeAgentDaemon(config: unknown): Promise<NodeAgentDaem
   const agent = await startNodeAgent(config);
   const m = agent.config.metrics;
   const status = await serveMetrics(agentRegistry(agent), { port: m.port, host: m.listen }, {
-    records: () => ({ node: agent.config.nodeName, gateway: agent.gateway, gatewayEpoch: agent.gatewayEpoch, counters: agent.counters }),
+    records: () => ({ node: agent.config.nodeName, gateway: agent.gateway, gatewayEpoch: agent.gatewayEpoch, gatewayLeg: agent.gatewayLeg(), counters: agent.counters }),
   });
   return {
     agent,

@@ -41,7 +41,7 @@ const schema: ConfigSchema<MulticlusterDaemonConfig> = {
     records: {
       type: 'object', additionalProperties: false, required: ['url'], nullable: true,
       properties: {
-        url: { type: 'string', pattern: '^http://' }, intervalMs: { type: 'integer', minimum: 100, default: 1000 },
+        url: { type: 'string', pattern: '^http://' }, intervalMs: { type: 'integer', minimum: 100, default: 500 },
         // HA: the cluster's second gateway node (both publish a Gateway record; only the active one an Endpoint)
         standbyUrls: { type: 'array', items: { type: 'string', pattern: '^http://' }, default: [] },
       },

@@ -162,7 +162,7 @@ const schema: ConfigSchema<GatewayConfig> = {
     timers: {
       type: 'object', additionalProperties: false, default: {} as never, required: [],
       properties: {
-        keepaliveMs: { type: 'integer', minimum: 100, default: 1000 },
+        keepaliveMs: { type: 'integer', minimum: 50, default: 200 },
         deadAfterMs: { type: 'integer', minimum: 300, default: 5000 },
         rekeyAfterMs: { type: 'integer', minimum: 1000, default: 120000 },
         rekeyTimeoutMs: { type: 'integer', minimum: 100, default: 5000 },

@@ -67,7 +67,7 @@ export interface EndpointRecord {
 }
 
 /** Connection record (subctl show connections): a tunnel peer's record, as Submariner names and prints it. */
-export type ConnectionRecord = Pick<PeerRecord, 'cluster' | 'remoteIP' | 'subnets' | 'status' | 'statusMessage' | 'rttAvgMs'
+export type ConnectionRecord = Pick<PeerRecord, 'cluster' | 'remoteIP' | 'subnets' | 'status' | 'reason' | 'statusMessage' | 'rttAvgMs' | 'latency' | 'loss'
   | 'txBytes' | 'txPackets' | 'rxBytes' | 'rxPackets' | 'handshakes' | 'rekeys'> & {
   gateway: string;
   nat: 'yes' | 'no';
@@ -79,7 +79,23 @@ export interface GatewayRecord {
   node: string;
   haStatus: 'active' | 'passive';
   summary: string;
+  /** the VXLAN legs of the cluster's node agents that have said hello here (active gateway only) */
+  nodeLegs?: NodeLeg[];
 }
+
+/**
+ * A node agent's VXLAN leg as the gateway sees it: `broken` when its hellos (every 500 ms)
+ * stopped arriving for 2 s after it had sent some (a killed agent, a broken route or
+ * encapsulation on the way); nodes that never said hello are not listed.
+ */
+export interface NodeLeg {
+  address: string;
+  status: 'ok' | 'broken';
+  message: string;
+}
+
+/** no hello from a node agent for this long: its leg is broken */
+export const NODE_LEG_ERROR_AFTER_MS = 2000;
 
 export const CABLE_DRIVER = 'strait-psk';
 
@@ -128,6 +144,8 @@ export class Gateway implements SegmentSink {
   private readonly vxlanReassembly = new Reassembler(VXLAN_REASSEMBLY_SLOTS, EXT_MAX_BODY, 0, VXLAN_REASSEMBLY_TIMEOUT_MS);
   private readonly clock: Clock;
   private lastAgent = '';
+  /** monotonic time of each node agent's last hello (its VXLAN leg's probe) */
+  private readonly helloAt = new Map<string, number>();
   private lastAgentInt = 0;
   /** software segmentation (peers without FEATURE_VNET): scratch and the peer being served */
   private segScratch: Buffer | undefined;
@@ -456,6 +474,7 @@ export class Gateway implements SegmentSink {
     const kind = msg[VXLAN_OVERHEAD] as number;
     if (kind === EXT_HELLO) {
       this.vxlan.hellos++;
+      this.helloAt.set(address, performance.now());
       const out = Buffer.allocUnsafe(VXLAN_OVERHEAD + EXT_HEADER);
       writeHeaders(out, 0, this.vni, AGENT_MAC, GATEWAY_MAC, ETHERTYPE_STRAIT);
       writeExtHeader(out, VXLAN_OVERHEAD, EXT_HELLO_ACK, 0, 0, EXT_FEATURE_FRAGMENTS, msg.readUInt32BE(VXLAN_OVERHEAD + 4), 0);
@@ -589,9 +608,12 @@ export class Gateway implements SegmentSink {
       cableDriver: CABLE_DRIVER,
       subnets: r.subnets,
       status: r.status,
+      reason: r.reason,
       statusMessage: r.statusMessage,
       rttAvg: r.rttAvgMs === null ? '' : formatRtt(r.rttAvgMs),
       rttAvgMs: r.rttAvgMs,
+      latency: r.latency,
+      loss: r.loss,
       txBytes: r.txBytes, txPackets: r.txPackets, rxBytes: r.rxBytes, rxPackets: r.rxPackets,
       handshakes: r.handshakes, rekeys: r.rekeys,
     }));
@@ -608,7 +630,21 @@ export class Gateway implements SegmentSink {
     const summary = up === conns.length
       ? `All connections (${conns.length}) are established`
       : `${conns.length - up} connection(s) of ${conns.length} are not established`;
-    return { node: this.config.name, haStatus: this.haStatus, summary };
+    const legs = this.nodeLegs();
+    return { node: this.config.name, haStatus: this.haStatus, summary, ...(legs.length > 0 ? { nodeLegs: legs } : {}) };
+  }
+
+  /** The node agents' VXLAN legs, from their hellos (the nodes of the table that ever sent one). */
+  nodeLegs(): NodeLeg[] {
+    const now = performance.now();
+    const out: NodeLeg[] = [];
+    for (const n of this.nodes.list) {
+      const at = this.helloAt.get(n.address);
+      if (at === undefined) continue;
+      const ok = now - at < NODE_LEG_ERROR_AFTER_MS;
+      out.push({ address: n.address, status: ok ? 'ok' : 'broken', message: ok ? '' : `no VXLAN hello from the node agent at ${n.address} for more than ${NODE_LEG_ERROR_AFTER_MS / 1000} s` });
+    }
+    return out;
   }
 }
 

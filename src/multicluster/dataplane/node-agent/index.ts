@@ -10,6 +10,7 @@ import {
 import { segmentVnet, type SegmentSink } from '../../wire/tunnel/index.js';
 import { TunDevice, routeInto, vnetHdrIsPlain, VNET_HDR_LEN } from '../tun/index.js';
 import { AgentReturnPath } from '../return-path/index.js';
+import { PeerHealth, lossText } from '../tunnel/index.js';
 import { UdpTransport } from '../udp/index.js';
 import { ipv4ToInt } from '../../../base/config/index.js';
 import { native } from '../../../platform/native/index.js';
@@ -99,9 +100,23 @@ export class NodeAgentCounters {
   }
 }
 
-/** hello to the gateway every second until it answers, then every 10 s */
-const HELLO_MS = 1000;
-const HELLO_ACKED_MS = 10_000;
+/**
+ * hello to the gateway every 500 ms: the answer (hello-ack, echoing the hello's id) is the
+ * VXLAN leg's health probe; no answer for 2 s: the leg is broken (docs/faults.md)
+ */
+const HELLO_MS = 500;
+const LEG_ERROR_AFTER_MS = 2000;
+
+/** The agent's view of its VXLAN leg to the active gateway, from answered hellos. */
+export interface GatewayLeg {
+  gateway: string;
+  /** ok: a hello answered within 2 s; broken: none; unknown: no hello due yet */
+  status: 'ok' | 'broken' | 'unknown';
+  reason: string;
+  rttAvgMs: number | null;
+  loss: string;
+  lastAnsweredAgoMs: number | null;
+}
 /** ... or sooner while super-packets are being cut in software */
 const HELLO_RETRY_MS = 100;
 
@@ -132,6 +147,9 @@ export class NodeAgent implements SegmentSink {
   private gatewayFragments = false;
   private helloAt = 0;
   private helloId = 0;
+  /** answered hellos: the leg's RTT, loss and last answer (monotonic ms) */
+  private readonly leg = new PeerHealth({ probeMs: HELLO_MS, errorAfterMs: LEG_ERROR_AFTER_MS, window: 20, mismatchHoldMs: 0 });
+  private legSince = performance.now();
   private msgId = 0;
   private helloTimer: NodeJS.Timeout | undefined;
   private segScratch: Buffer | undefined;
@@ -185,16 +203,31 @@ export class NodeAgent implements SegmentSink {
       this.returnPath = new AgentReturnPath({ tunName: this.tun.name, remoteSubnets: c.remoteSubnets, mark: c.kubeProxyReturnPath.mark, table: c.kubeProxyReturnPath.table });
       this.returnPath.start(this.gatewayAddress);
     }
-    if (c.tun.offload) {
-      this.hello();
-      this.helloTimer = setInterval(() => this.helloTick(), HELLO_MS);
-      this.helloTimer.unref();
-    }
+    // hellos always: they ask for fragments (offload) and probe the VXLAN leg
+    this.hello();
+    this.helloTimer = setInterval(() => this.helloTick(), HELLO_MS);
+    this.helloTimer.unref();
+  }
+
+  /** The VXLAN leg to the active gateway, from the answers to this agent's hellos. */
+  gatewayLeg(): GatewayLeg {
+    const now = performance.now();
+    const st = this.leg.stats();
+    const base = { gateway: `${this.gatewayAddress}:${this.gatewayPort}`, rttAvgMs: st?.avgMs ?? null, loss: lossText(this.leg.loss(now)),
+      lastAnsweredAgoMs: this.leg.lastAnsweredAt >= 0 ? Math.round(now - this.leg.lastAnsweredAt) : null };
+    if (this.leg.answering(now)) return { ...base, status: 'ok', reason: '' };
+    const quiet = now - (this.leg.lastAnsweredAt >= 0 ? this.leg.lastAnsweredAt : this.legSince);
+    if (quiet < LEG_ERROR_AFTER_MS) return { ...base, status: 'unknown', reason: '' };
+    return { ...base, status: 'broken', reason: `no answer from the gateway ${base.gateway} to this node's VXLAN hellos for ${Math.round(quiet)} ms` };
   }
 
   /** HA: the cluster's active gateway changed. */
   setGateway(address: string, port = 4800): void {
-    if (address !== this.gatewayAddress || port !== this.gatewayPort) this.gatewayFragments = false;
+    if (address !== this.gatewayAddress || port !== this.gatewayPort) {
+      this.gatewayFragments = false;
+      this.leg.reset();
+      this.legSince = performance.now();
+    }
     this.gatewayAddress = address;
     this.gatewayPort = port;
     this.returnPath?.setGateway(address);
@@ -244,7 +277,7 @@ export class NodeAgent implements SegmentSink {
   }
 
   private helloTick(): void {
-    if (Date.now() - this.helloAt >= (this.gatewayFragments ? HELLO_ACKED_MS : HELLO_MS) - 50) this.hello();
+    if (Date.now() - this.helloAt >= HELLO_MS - 50) this.hello();
   }
 
   /** Ask the gateway whether it reassembles super-packet fragments (a kernel vxlan device drops this frame). */
@@ -254,7 +287,9 @@ export class NodeAgent implements SegmentSink {
     this.helloAt = Date.now();
     const out = Buffer.allocUnsafe(VXLAN_OVERHEAD + EXT_HEADER);
     this.hdrStrait.copy(out, 0);
-    writeExtHeader(out, VXLAN_OVERHEAD, EXT_HELLO, 0, 0, 0, ++this.helloId >>> 0, 0);
+    this.helloId = (this.helloId + 1) >>> 0;
+    this.leg.probeSent(this.helloId, performance.now());
+    writeExtHeader(out, VXLAN_OVERHEAD, EXT_HELLO, 0, 0, 0, this.helloId, 0);
     sock.send(out, this.gatewayPort, this.gatewayAddress);
   }
 
@@ -381,8 +416,13 @@ export class NodeAgent implements SegmentSink {
     }
     if (etherType === ETHERTYPE_STRAIT) {
       if (extRule(msg, VXLAN_OVERHEAD, len - VXLAN_OVERHEAD) === '' && msg[VXLAN_OVERHEAD] === EXT_HELLO_ACK) {
-        this.gatewayFragments = ((msg[VXLAN_OVERHEAD + 3] as number) & EXT_FEATURE_FRAGMENTS) !== 0;
-        this.syncPump();
+        this.leg.probeAnswered(msg.readUInt32BE(VXLAN_OVERHEAD + 4), performance.now());
+        const fragments = ((msg[VXLAN_OVERHEAD + 3] as number) & EXT_FEATURE_FRAGMENTS) !== 0;
+        // the pump follows a change at once; a pump that failed to start is retried every 20th answer (10 s)
+        if (fragments !== this.gatewayFragments || this.helloId % 20 === 0) {
+          this.gatewayFragments = fragments;
+          this.syncPump();
+        }
       } else {
         this.counters.drops.malformed++;
       }

@@ -8,13 +8,14 @@ import { E } from '../../../base/errors/index.js';
 import { parseCidr, cidrContains, type Cidr } from '../../../base/config/index.js';
 import {
   FEATURE_VNET, FEATURE_FRAG, FRAG_HEADER, TYPE_FRAGMENT, MAX_FRAGMENTED_BODY, fragmentRule, writeFragmentHeader, cookieReply, handshakeInit, handshakeResponse, writeDataHeader, PROTOCOL_VERSION, DATA_HEADER, TAG_LEN,
-  TYPE_COOKIE, TYPE_DATA, TYPE_INIT, TYPE_RESPONSE, NEXT_IPV4, NEXT_IPV4_VNET, NEXT_PROBE, NEXT_PROBE_REPLY, TUNNEL_PORT,
+  TYPE_COOKIE, TYPE_DATA, TYPE_INIT, TYPE_RESPONSE, NEXT_IPV4, NEXT_IPV4_VNET, NEXT_PROBE, NEXT_PROBE_REPLY, TUNNEL_PORT, FEATURE_HEALTH, NEXT_PSK_NOTICE, NEXT_MAX,
 } from '../../wire/tunnel/index.js';
 import { CookieChecker, cookieKey, mac, mac1Key, macEqual, openCookie } from './cookie.js';
 import { consumeInitiation, consumeResponse, createInitiation, createResponse, type InitiatorState } from './handshake.js';
 import { pskFromText } from './noise.js';
 import { Session } from './session.js';
 import { Reassembler } from './reassembly.js';
+import { HEALTH_DEFAULTS, lossText, PeerHealth, type HealthLimits, type HealthReason, type LatencyStats } from './health.js';
 
 export interface TunnelLimits {
   rekeyAfterMs: number;
@@ -42,7 +43,7 @@ export const DEFAULT_LIMITS: Readonly<TunnelLimits> = Object.freeze({
   rejectAfterPackets: 2 ** 48,
   rekeyTimeoutMs: 5_000,
   handshakeAttempts: 3,
-  keepaliveMs: 1_000,
+  keepaliveMs: HEALTH_DEFAULTS.probeMs,
   deadAfterMs: 5_000,
   handshakeRateLimit: 100,
   queueLimit: 64,
@@ -95,6 +96,8 @@ export interface TunnelOptions {
   limits?: Partial<TunnelLimits>;
   /** highest protocol version this endpoint speaks (tests use it to check downgrade handling) */
   maxVersion?: number;
+  /** health probes: `error` after errorAfterMs without an answered probe, loss and latency over `window` probes (the probe period is limits.keepaliveMs) */
+  health?: Partial<Omit<HealthLimits, 'probeMs'>>;
   /**
    * Largest datagram to send (path MTU - 28). A sealed message above it goes out in
    * fragments to peers advertising FEATURE_FRAG; default DEFAULT_MAX_DATAGRAM.
@@ -130,7 +133,15 @@ export class Peer {
   address: string;
   port: number;
   status: PeerStatus = 'connecting';
+  /** why the status is not `connected` ('' when it is, or while a first handshake is young) */
+  reason: HealthReason | '' = '';
   lastError: string | undefined;
+  /** latency and loss from answered probes, PSK-mismatch evidence (health.ts) */
+  readonly health: PeerHealth;
+  /** monotonic time of the last good news: an answered probe, a completed handshake, or the start of the first attempt (-1: none yet) */
+  goodAt = -1;
+  /** when this endpoint last told the peer its handshakes fail here (NEXT_PSK_NOTICE) */
+  noticeAt = -Infinity;
   current: Session | undefined;
   previous: Session | undefined;
   /** responder session waiting for key confirmation */
@@ -148,7 +159,6 @@ export class Peer {
   lastProbeAt = -Infinity;
   probeId = 0;
   connectedSince = -1;
-  readonly rtts: number[] = [];
   readonly queue: Buffer[] = [];
   readonly tx: DirectionCounters = { bytes: 0, packets: 0 };
   readonly rx: DirectionCounters = { bytes: 0, packets: 0 };
@@ -159,7 +169,8 @@ export class Peer {
   /** fragmented messages from this peer being reassembled (created on the first fragment) */
   reassembly: Reassembler | undefined;
 
-  constructor(cfg: PeerConfig) {
+  constructor(cfg: PeerConfig, health: HealthLimits = HEALTH_DEFAULTS) {
+    this.health = new PeerHealth(health);
     this.clusterId = cfg.clusterId;
     this.subnets = cfg.subnets.map((s, i) => parseCidr(s, `peers[${cfg.clusterId}].subnets[${i}]`));
     this.configuredAddress = cfg.address;
@@ -168,11 +179,9 @@ export class Peer {
     this.port = this.configuredPort;
   }
 
+  /** the average RTT of the answered probes of the health window */
   get rttAvgMs(): number | undefined {
-    if (this.rtts.length === 0) return undefined;
-    let s = 0;
-    for (const r of this.rtts) s += r;
-    return s / this.rtts.length;
+    return this.health.stats()?.avgMs;
   }
 }
 
@@ -184,9 +193,17 @@ export interface PeerRecord {
   nat: boolean;
   subnets: string[];
   status: PeerStatus;
+  /** why it is not connected: psk-mismatch, no-handshake-answer, loss 100%, peer-dead ('' when connected) */
+  reason: HealthReason | '';
   statusMessage: string;
   rttAvgMs: number | null;
   rttLastMs: number | null;
+  /** last, min, avg, max and standard deviation of the answered probes' RTT (the health window), null before the first */
+  latency: Omit<LatencyStats, 'samples'> | null;
+  /** probes of the health window that got no answer in time, as a percentage ("0%", "30%", "100%"); '' before any is due */
+  loss: string;
+  /** ms since the last answered probe (null: none) */
+  lastAnsweredAgoMs: number | null;
   connectedSince: number | null;
   txBytes: number;
   txPackets: number;
@@ -197,6 +214,12 @@ export interface PeerRecord {
 }
 
 const TICK_MS = 100;
+const PSK_NOTICE_BODY = Buffer.alloc(1);
+/**
+ * Unanswered initiations (while the session still answers probes) taken as a PSK mismatch:
+ * at 30 % loss, 8 lost handshakes in a row (either message) happen with p ≈ 0.5^8 (0.4 %).
+ */
+const MISMATCH_ATTEMPTS = 8;
 
 export class TunnelEndpoint {
   readonly clusterId: string;
@@ -223,6 +246,7 @@ export class TunnelEndpoint {
   private readonly fragHeader = Buffer.alloc(FRAG_HEADER);
   private readonly parts2: Buffer[];
   private readonly parts3: Buffer[];
+  private readonly healthLimits: HealthLimits;
 
   constructor(private readonly opts: TunnelOptions) {
     this.clusterId = opts.clusterId;
@@ -233,12 +257,14 @@ export class TunnelEndpoint {
     this.cookies = new CookieChecker(this.cookieKey, opts.clock.monotonic());
     this.limits = { ...DEFAULT_LIMITS, ...opts.limits };
     this.maxVersion = opts.maxVersion ?? PROTOCOL_VERSION;
-    this.features = opts.features ?? 0;
+    // every endpoint of this version understands the PSK-mismatch notice
+    this.features = (opts.features ?? 0) | FEATURE_HEALTH;
     this.maxDatagram = opts.maxDatagram ?? DEFAULT_MAX_DATAGRAM;
     this.sendCopies = opts.sendCopies === true;
     this.parts2 = [this.fragHeader, this.fragHeader];
     this.parts3 = [this.fragHeader, this.fragHeader, this.fragHeader];
-    this.peers = opts.peers.map((p) => new Peer(p));
+    this.healthLimits = { ...HEALTH_DEFAULTS, ...opts.health, probeMs: this.limits.keepaliveMs };
+    this.peers = opts.peers.map((p) => new Peer(p, this.healthLimits));
     for (const p of this.peers) this.byCluster.set(p.clusterId, p);
   }
 
@@ -270,13 +296,13 @@ export class TunnelEndpoint {
       if (x) this.sessions.delete(x.localIndex);
       peer[key] = undefined;
     }
-    peer.status = 'connecting';
-    peer.lastError = undefined;
     peer.connectedSince = -1;
-    peer.rtts.length = 0;
+    peer.health.reset();
+    peer.goodAt = -1;
     peer.lastReceivedAt = -1;
     peer.handshake = undefined;
     this.initiate(peer);
+    this.evaluate(peer, this.clock.monotonic());
   }
 
   /**
@@ -300,6 +326,11 @@ export class TunnelEndpoint {
     return true;
   }
 
+  /** the endpoint's clock (monotonic ms): the time base of its peers' health */
+  monotonic(): number {
+    return this.clock.monotonic();
+  }
+
   peer(clusterId: string): Peer | undefined {
     return this.byCluster.get(clusterId);
   }
@@ -316,20 +347,31 @@ export class TunnelEndpoint {
   }
 
   records(): PeerRecord[] {
-    return this.peers.map((p) => ({
+    const now = this.clock.monotonic();
+    return this.peers.map((p) => this.record(p, now));
+  }
+
+  private record(p: Peer, now: number): PeerRecord {
+    this.evaluate(p, now);
+    const st = p.health.stats();
+    return {
       cluster: p.clusterId,
       remoteIP: p.address,
       remotePort: p.port,
       nat: p.address !== p.configuredAddress || p.port !== p.configuredPort,
       subnets: p.subnets.map((c) => c.text),
       status: p.status,
-      statusMessage: p.status === 'connected' ? 'connection established' : p.lastError ?? 'handshake in progress',
-      rttAvgMs: p.rttAvgMs ?? null,
-      rttLastMs: p.rtts.length ? (p.rtts[p.rtts.length - 1] as number) : null,
+      reason: p.reason,
+      statusMessage: p.lastError ?? (p.status === 'connected' ? 'connection established' : 'handshake in progress'),
+      rttAvgMs: st?.avgMs ?? null,
+      rttLastMs: st?.lastMs ?? null,
+      latency: st ? { lastMs: st.lastMs, minMs: st.minMs, avgMs: st.avgMs, maxMs: st.maxMs, stddevMs: st.stddevMs } : null,
+      loss: lossText(p.health.loss(now)),
+      lastAnsweredAgoMs: p.health.lastAnsweredAt >= 0 ? Math.round(now - p.health.lastAnsweredAt) : null,
       connectedSince: p.connectedSince >= 0 ? p.connectedSince : null,
       txBytes: p.tx.bytes, txPackets: p.tx.packets, rxBytes: p.rx.bytes, rxPackets: p.rx.packets,
       handshakes: p.handshakes, rekeys: p.rekeys,
-    }));
+    };
   }
 
   // --- sending ------------------------------------------------------------------------
@@ -438,7 +480,7 @@ export class TunnelEndpoint {
 
   private receiveData(msg: Buffer, address: string, port: number): void {
     // Inline header parse (same rules as wire/tunnel dataPacket.decode, no allocation).
-    if (msg.length < DATA_HEADER + TAG_LEN || msg[2] !== 0 || msg[3] !== 0 || (msg[1] as number) > NEXT_IPV4_VNET) {
+    if (msg.length < DATA_HEADER + TAG_LEN || msg[2] !== 0 || msg[3] !== 0 || (msg[1] as number) > NEXT_MAX) {
       this.counters.drops.malformed++;
       return;
     }
@@ -541,7 +583,7 @@ export class TunnelEndpoint {
       peer.address = address;
       peer.port = port;
     }
-    if (peer.status !== 'connected') this.markConnected(peer);
+    if (peer.connectedSince < 0) this.markConnected(peer);
     const next = msg[1] as number;
     if (next === NEXT_IPV4 || next === NEXT_IPV4_VNET) {
       if (next === NEXT_IPV4_VNET && (this.features & FEATURE_VNET) === 0) {
@@ -553,12 +595,17 @@ export class TunnelEndpoint {
       this.opts.deliver(plain, peer, next);
     } else if (next === NEXT_PROBE) {
       if (plain.length === 16 && peer.current) this.sendProbe(peer, peer.current, NEXT_PROBE_REPLY, plain);
+    } else if (next === NEXT_PSK_NOTICE) {
+      // the peer, over the session made before, says our new handshakes fail its mac1 check
+      if (peer.handshake !== undefined) {
+        peer.health.pskMismatch(now, `${peer.clusterId} reports that this gateway's handshakes do not authenticate under its PSK`);
+        this.evaluate(peer, now);
+      }
     } else if (plain.length === 16) {
-      const sentAt = plain.readDoubleBE(8);
-      const rtt = now - sentAt;
-      if (rtt >= 0 && rtt < 60_000) {
-        peer.rtts.push(rtt);
-        if (peer.rtts.length > 10) peer.rtts.shift();
+      // a probe reply: good news only when it answers one of our outstanding probes
+      if (peer.health.probeAnswered(plain.readDoubleBE(0), now) >= 0) {
+        peer.goodAt = now;
+        if (peer.status !== 'connected') this.evaluate(peer, now);
       }
     }
   }
@@ -568,10 +615,16 @@ export class TunnelEndpoint {
     if (peer.next === s) peer.next = undefined;
     this.install(peer, s);
     // the responder's first RTT sample now, not a keepalive later (records show the RTT at once)
-    if (peer.rtts.length === 0) this.probe(peer, s, this.clock.monotonic());
+    if (peer.health.stats() === undefined) this.probe(peer, s, this.clock.monotonic());
   }
 
   private install(peer: Peer, s: Session): void {
+    // a handshake under this endpoint's PSK completed: the peer has the same PSK now, and an
+    // initiation of ours still pending is moot (the rekey timer starts the next one)
+    peer.goodAt = this.clock.monotonic();
+    peer.health.mismatchAt = -Infinity;
+    peer.handshake = undefined;
+    peer.handshakeAttempts = 0;
     if (peer.previous) this.sessions.delete(peer.previous.localIndex);
     if (peer.current) {
       peer.rekeys++;
@@ -589,10 +642,73 @@ export class TunnelEndpoint {
   }
 
   private markConnected(peer: Peer): void {
-    if (peer.status !== 'connected') this.event('info', `tunnel to ${peer.clusterId} at ${peer.address}:${peer.port} is connected`, peer);
-    peer.status = 'connected';
-    peer.lastError = undefined;
     if (peer.connectedSince < 0) peer.connectedSince = this.clock.now();
+    this.evaluate(peer, this.clock.monotonic());
+  }
+
+  /**
+   * The status from what the data path did (docs/faults.md): `connected` while a session
+   * exists and a probe was answered (or the session was made) within errorAfterMs;
+   * `error` with a reason otherwise: psk-mismatch (evidence of a different PSK at the peer
+   * within health.mismatchHoldMs, even while a session made under the previous PSK still
+   * answers: it ends at the next rekey), loss 100% (a session, no answered probe),
+   * no-handshake-answer (no session, initiations unanswered for errorAfterMs);
+   * `connecting` while a first handshake is younger than that. Changes are events.
+   */
+  private evaluate(peer: Peer, now: number): void {
+    const h = peer.health;
+    const quiet = peer.goodAt >= 0 ? now - peer.goodAt : 0;
+    const s = peer.current;
+    let status: PeerStatus;
+    let reason: HealthReason | '' = '';
+    let message: string | undefined;
+    if (h.mismatchSeen(now)) {
+      status = 'error';
+      reason = 'psk-mismatch';
+      message = `psk-mismatch: ${h.mismatchWhat}; ${peer.clusterId} joined with a different broker-info: join both clusters with the same file`
+        + (s && quiet < h.limits.errorAfterMs ? ' (the session made under the previous PSK still carries traffic until its next rekey)' : '');
+    } else if (s && quiet < h.limits.errorAfterMs) {
+      status = 'connected';
+    } else if (s) {
+      status = 'error';
+      reason = 'loss 100%';
+      message = `loss 100%: no probe answered for ${Math.round(quiet)} ms (${peer.address}:${peer.port})`;
+    } else if (peer.goodAt >= 0 && quiet >= h.limits.errorAfterMs) {
+      status = 'error';
+      reason = 'no-handshake-answer';
+      message = `no-handshake-answer: ${peer.handshakeAttempts} handshake initiation(s) to ${peer.address}:${peer.port} unanswered, nothing authenticated for ${Math.round(quiet)} ms`;
+    } else {
+      status = 'connecting';
+    }
+    if (status === peer.status && reason === peer.reason) {
+      peer.lastError = message;
+      return;
+    }
+    peer.status = status;
+    peer.reason = reason;
+    peer.lastError = message;
+    if (status === 'connected') this.event('info', `tunnel to ${peer.clusterId} at ${peer.address}:${peer.port} is connected`, peer);
+    else if (status === 'error') this.event('error', `tunnel to ${peer.clusterId}: ${message ?? reason}`, peer, reason === 'psk-mismatch' ? 'STRAIT_ERR_TUNNEL_AUTH' : 'STRAIT_ERR_TUNNEL_HANDSHAKE_TIMEOUT');
+  }
+
+  /**
+   * Evidence that `address` (a peer's) uses a different PSK: its handshakes fail mac1 or do
+   * not decrypt here. A peer that still has a session with us (made under the previous PSK)
+   * and understands it is told so over that session, at most once a second.
+   */
+  private mismatchFrom(address: string, what: string, known?: Peer): void {
+    const now = this.clock.monotonic();
+    for (const p of this.peers) {
+      if (p === known || p.address === address || p.configuredAddress === address) {
+        p.health.pskMismatch(now, `${what} from ${address} does not authenticate under this gateway's PSK`);
+        this.evaluate(p, now);
+        const s = p.current;
+        if (s !== undefined && (p.features & FEATURE_HEALTH) !== 0 && now - p.noticeAt >= 1000) {
+          p.noticeAt = now;
+          this.seal(p, s, NEXT_PSK_NOTICE, PSK_NOTICE_BODY);
+        }
+      }
+    }
   }
 
   private lastAuthEventAt = -Infinity;
@@ -609,6 +725,7 @@ export class TunnelEndpoint {
     const end = msg.length - 32;
     if (!macEqual(mac(this.mac1Key, msg, end), msg.subarray(end, end + 16))) {
       this.counters.drops.auth++;
+      this.mismatchFrom(address, `a ${what}`);
       this.authEvent(E.tunnelAuth(`${address}:${port}`, `${what} has an invalid mac1: the sender uses a different PSK (or the packet was forged)`).message);
       return false;
     }
@@ -641,6 +758,7 @@ export class TunnelEndpoint {
     const got = consumeInitiation(this.psk, m);
     if (!got) {
       this.counters.drops.auth++;
+      this.mismatchFrom(address, 'a handshake initiation');
       this.authEvent(E.tunnelAuth(`${address}:${port}`, 'handshake initiation does not decrypt: the sender uses a different PSK').message);
       return;
     }
@@ -697,6 +815,7 @@ export class TunnelEndpoint {
     const got = consumeResponse(st, m);
     if (!got) {
       this.counters.drops.auth++;
+      this.mismatchFrom(address, 'a handshake response', peer);
       this.authEvent(E.tunnelAuth(`${address}:${port}`, 'handshake response does not decrypt: the responder uses a different PSK').message, peer);
       return;
     }
@@ -760,6 +879,7 @@ export class TunnelEndpoint {
       peer.handshakeStartedAt = now;
       peer.handshakeAttempts = 0;
     }
+    if (peer.goodAt < 0) peer.goodAt = now;
     peer.handshakeAttempts++;
     const ts = Math.max(this.clock.now(), peer.lastTimestampSent + 1);
     peer.lastTimestampSent = ts;
@@ -780,6 +900,7 @@ export class TunnelEndpoint {
     peer.lastProbeAt = now;
     const b = Buffer.allocUnsafe(16);
     b.writeDoubleBE(++peer.probeId, 0);
+    peer.health.probeSent(peer.probeId, now);
     b.writeDoubleBE(now, 8);
     this.sendProbe(peer, s, NEXT_PROBE, b);
   }
@@ -811,10 +932,8 @@ export class TunnelEndpoint {
       // dead-peer detection (also while a rekey handshake is pending)
       if (s && peer.lastReceivedAt >= 0 && now - peer.lastReceivedAt >= L.deadAfterMs) {
         this.event('warn', `no authenticated packet from ${peer.clusterId} for ${Math.round(now - peer.lastReceivedAt)} ms: peer presumed dead, re-handshaking`, peer);
-        peer.status = 'connecting';
-        peer.lastError = `no packet for ${Math.round(now - peer.lastReceivedAt)} ms; re-handshaking`;
         peer.connectedSince = -1;
-        peer.rtts.length = 0;
+        peer.health.reset();
         for (const key of ['previous', 'current', 'next'] as const) {
           const x = peer[key];
           if (x) this.sessions.delete(x.localIndex);
@@ -825,23 +944,29 @@ export class TunnelEndpoint {
         peer.address = peer.configuredAddress;
         peer.port = peer.configuredPort;
         this.initiate(peer);
+        this.evaluate(peer, now);
         continue;
       }
       if (peer.handshake) {
         if (now >= peer.handshakeRetryAt) {
-          if (peer.handshakeAttempts >= L.handshakeAttempts && peer.status !== 'connected' && peer.lastError?.startsWith('no valid handshake') !== true) {
+          if (peer.handshakeAttempts === L.handshakeAttempts && peer.current === undefined) {
             const err = E.tunnelHandshakeTimeout(`${peer.clusterId} (${peer.address}:${peer.port})`, peer.handshakeAttempts);
-            peer.status = 'error';
-            peer.lastError = err.message;
             this.counters.handshakeTimeouts++;
-            this.event('error', err.message, peer, err.code);
+            this.event('warn', err.message, peer, err.code);
           }
           this.initiate(peer);
         }
+        // our initiations go unanswered while the session made before still answers probes:
+        // the peer drops them (a different PSK: no mac1 match, so it says nothing)
+        if (s && peer.handshakeAttempts >= MISMATCH_ATTEMPTS && peer.health.answering(now)) {
+          peer.health.pskMismatch(now, `${peer.handshakeAttempts} handshake initiations to ${peer.address}:${peer.port} unanswered while the session made before answers probes: the peer uses a different PSK`);
+        }
       } else if (!s) {
         this.initiate(peer);
+        this.evaluate(peer, now);
         continue;
       }
+      this.evaluate(peer, now);
       if (!s) continue;
       // rekey by time (the session's initiator first; the responder later, as a fallback)
       const age = now - s.createdAt;

@@ -7,3 +7,4 @@ export { createInitiation, consumeInitiation, createResponse, consumeResponse, a
 export { SymmetricState, hkdf, hmac, sha256, dh, generateKeyPair, keyPairFromPrivate, pskFromText, prologue, aeadSeal, aeadOpen, PROTOCOL_NAME, type KeyPair } from './noise.js';
 export { CookieChecker, mac, mac1Key, cookieKey, openCookie } from './cookie.js';
 export { Reassembler, ReassemblyCounters, FRAG_PENDING, FRAG_DUPLICATE, FRAG_INCONSISTENT } from './reassembly.js';
+export { PeerHealth, HEALTH_DEFAULTS, lossText, type HealthLimits, type HealthReason, type LatencyStats } from './health.js';

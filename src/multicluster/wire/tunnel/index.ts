@@ -14,10 +14,19 @@ export const NEXT_PROBE = 1;
 export const NEXT_PROBE_REPLY = 2;
 /** IPv4 (super-)packet preceded by a 10-byte virtio_net_hdr (TUN offload); only to peers advertising FEATURE_VNET */
 export const NEXT_IPV4_VNET = 3;
-/** feature bits in the handshake payloads */
+/**
+ * "Your handshakes fail my mac1 check": sent over the session that still works to a peer
+ * whose new handshakes do not authenticate here (it runs another PSK); only to peers
+ * advertising FEATURE_HEALTH, so an older peer never receives one. Payload: one zero byte.
+ */
+export const NEXT_PSK_NOTICE = 4;
+/** the highest next header a data message may carry */
+export const NEXT_MAX = NEXT_PSK_NOTICE;/** feature bits in the handshake payloads */
 export const FEATURE_VNET = 1;
 /** accepts fragment messages (type 5): one AEAD over a super-packet, split into path-sized datagrams */
 export const FEATURE_FRAG = 2;
+/** understands NEXT_PSK_NOTICE (health: a PSK mismatch named on both sides at once) */
+export const FEATURE_HEALTH = 4;
 export const TYPE_FRAGMENT = 5;
 export const KEY_LEN = 32;
 export const TAG_LEN = 16;
@@ -207,7 +216,7 @@ export const dataPacket = {
     if (buf[offset] !== TYPE_DATA) throw malformed('data packet', offset, `type ${buf[offset]} is not ${TYPE_DATA}`);
     checkReserved(buf, offset, 'data packet');
     const next = buf[offset + 1] as number;
-    if (next > NEXT_IPV4_VNET) throw malformed('data packet', offset + 1, `next header ${next} is unknown`);
+    if (next > NEXT_MAX) throw malformed('data packet', offset + 1, `next header ${next} is unknown`);
     return {
       next,
       spi: buf.readUInt32BE(offset + 4),
