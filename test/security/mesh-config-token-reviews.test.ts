@@ -36,7 +36,7 @@ describe('TokenReviews made by the mesh configuration service for unknown tokens
       cert: cert.cert, key: cert.key, port: 0,
       // the default burst; a slow refill, so that the bound does not depend on how fast this machine is
       reviewLimits: { refillMs: REFILL_MS },
-      // the daemon's authenticate is one TokenReview per call (daemon/control/kubernetes.ts tokenReviewer)
+      // the daemon's authenticate is one TokenReview per call (src/mesh/control/run/token-review.ts tokenReviewer)
       async authenticate(token): Promise<MeshCaller | undefined> {
         reviewed.push(token);
         return token === GOOD ? { namespace: 'mesh', serviceAccount: 'echo', pod: 'echo-1' } : undefined;
