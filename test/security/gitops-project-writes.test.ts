@@ -152,6 +152,15 @@ test('a project that whitelists a core-group kind (group "") updates over gRPC, 
   const stored = (await getProject('core'))!;
   assert.deepEqual(stored.spec?.sourceRepos, [repo.dir, 'https://git.example/json']);
   assert.deepEqual(stored.spec?.clusterResourceWhitelist, core);
+
+  // a refusal over gRPC: the status from the error's kind (NotFound), its STRAIT_ERR_* code in the metadata
+  const missing = await fetch(`${svc.api.url}/project.ProjectService/Get`, {
+    method: 'POST', body: JSON.stringify({ name: 'no-such-project' }),
+    headers: { 'content-type': 'application/json', 'connect-protocol-version': '1', authorization: `Bearer ${token}` },
+  });
+  assert.equal(missing.status, 404);
+  assert.equal(((await missing.json()) as { code: string }).code, 'not_found');
+  assert.equal(missing.headers.get('strait-error-code'), 'STRAIT_ERR_GITOPS_API_OBJECT_NOT_FOUND');
 });
 
 test('a sourceIntegrity repo glob that does not compile is refused on every write path, naming the value', async () => {
