@@ -12,7 +12,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
+import { fromBinary, toBinary } from '@bufbuild/protobuf';
 import { ensureAdminSecret, startGitOpsService, type Application, type AppProject, type GitOpsService } from '../../src/gitops/control/index.js';
+import { argocdMessage } from '../../src/gitops/wire/index.js';
 import { GROUPS, Kinds } from '../../src/platform/resources/index.js';
 import type { KubeObject, ResourceStore } from '../../src/platform/store/index.js';
 import { tempEmbeddedStore } from '../helpers/embedded-store.js';
@@ -50,7 +52,7 @@ async function rest(method: string, path: string, body?: unknown): Promise<{ sta
 }
 
 const signedSpec = (): AppProject['spec'] => ({
-  // (no clusterResourceWhitelist: a core-group entry, group "", does not survive the Connect JSON round trip; the Application's namespace is made below)
+  // (the Application's namespace is made below)
   sourceRepos: [repo.dir], destinations: [{ server: 'https://kubernetes.default.svc', namespace: '*' }],
   sourceIntegrity: { git: { policies: [{ repos: [{ url: '*' }], gpg: { mode: 'head', keys: [world.keys.alice.keyID] } }] } },
 });
@@ -115,6 +117,50 @@ test('an older argocd client that updates the project over gRPC does not switch 
   const removed = await rest('PUT', '/api/v1/projects/si', { project: { metadata: { name: 'si' }, spec: { ...carried, sourceIntegrity: null } } });
   assert.equal(removed.status, 200, JSON.stringify(removed.body));
   assert.equal((await getProject('si'))!.spec?.sourceIntegrity, undefined);
+});
+
+test('a project that whitelists a core-group kind (group "") updates over gRPC, binary and JSON, and keeps the empty group', async () => {
+  const core = [{ group: '', kind: 'Namespace' }];
+  await store.apply({ apiVersion: V, kind: 'AppProject', metadata: { name: 'core', namespace: 'argocd' }, spec: {
+    sourceRepos: [repo.dir], destinations: [{ server: 'https://kubernetes.default.svc', namespace: '*' }],
+    clusterResourceWhitelist: core,
+  } });
+  const project = async (extra: string): Promise<unknown> => {
+    const p = (await getProject('core'))!;
+    return { metadata: { name: 'core', resourceVersion: p.metadata.resourceVersion }, spec: { ...p.spec, sourceRepos: [repo.dir, extra] } };
+  };
+  // the argocd CLI's way: gRPC's protobuf encoding (here Connect's unary binary form, the same bytes)
+  const req = argocdMessage('project.ProjectUpdateRequest');
+  const { jsonToMessage } = await import('../../src/gitops/control/index.js');
+  const bytes = toBinary(req, jsonToMessage(req, { project: await project('https://git.example/bin') }));
+  const bin = await fetch(`${svc.api.url}/project.ProjectService/Update`, {
+    method: 'POST', body: bytes,
+    headers: { 'content-type': 'application/proto', 'connect-protocol-version': '1', authorization: `Bearer ${token}`, 'user-agent': 'argocd-client/v3.5.7+unknown grpc-go/1.79.0' },
+  });
+  const answer = new Uint8Array(await bin.arrayBuffer());
+  assert.equal(bin.status, 200, Buffer.from(answer).toString());
+  const { messageToJson } = await import('../../src/gitops/control/index.js');
+  const back = messageToJson(argocdMessage('github.com.argoproj.argo_cd.v3.pkg.apis.application.v1alpha1.AppProject'),
+    fromBinary(argocdMessage('github.com.argoproj.argo_cd.v3.pkg.apis.application.v1alpha1.AppProject'), answer)) as AppProject;
+  assert.deepEqual(back.spec?.clusterResourceWhitelist, core, 'the answer carries the empty group');
+  assert.deepEqual((await getProject('core'))!.spec?.sourceRepos, [repo.dir, 'https://git.example/bin'], 'the binary update is applied');
+  assert.deepEqual((await getProject('core'))!.spec?.clusterResourceWhitelist, core, 'the stored whitelist keeps group ""');
+
+  const r = await rpc('project.ProjectService/Update', { project: await project('https://git.example/json') }, 'argocd-client/v3.5.7+unknown grpc-go/1.79.0');
+  assert.equal(r.status, 200, JSON.stringify(r.body));
+  assert.deepEqual((r.body['spec'] as AppProject['spec'])?.clusterResourceWhitelist, core);
+  const stored = (await getProject('core'))!;
+  assert.deepEqual(stored.spec?.sourceRepos, [repo.dir, 'https://git.example/json']);
+  assert.deepEqual(stored.spec?.clusterResourceWhitelist, core);
+
+  // a refusal over gRPC: the status from the error's kind (NotFound), its STRAIT_ERR_* code in the metadata
+  const missing = await fetch(`${svc.api.url}/project.ProjectService/Get`, {
+    method: 'POST', body: JSON.stringify({ name: 'no-such-project' }),
+    headers: { 'content-type': 'application/json', 'connect-protocol-version': '1', authorization: `Bearer ${token}` },
+  });
+  assert.equal(missing.status, 404);
+  assert.equal(((await missing.json()) as { code: string }).code, 'not_found');
+  assert.equal(missing.headers.get('strait-error-code'), 'STRAIT_ERR_GITOPS_API_OBJECT_NOT_FOUND');
 });
 
 test('a sourceIntegrity repo glob that does not compile is refused on every write path, naming the value', async () => {

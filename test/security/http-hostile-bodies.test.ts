@@ -74,6 +74,7 @@ describe('store API: hostile bodies and paths', () => {
       assert.equal(r.status, 400, r.body.slice(0, 300));
       const body = JSON.parse(r.body);
       assert.equal(body.code, 'STRAIT_ERR_USAGE');
+      assert.equal(r.headers['strait-error-code'], 'STRAIT_ERR_USAGE', 'the header names the body\'s code');
       assert.match(body.message, c.message);
     });
   }
@@ -122,6 +123,8 @@ describe('control module API: hostile bodies and paths', () => {
       const body = JSON.parse(r.body);
       assert.deepEqual(Object.keys(body).sort(), ['code', 'error', 'message']);
       assert.equal(body.code, 3);
+      // the body keeps Argo CD's shape; the code is in a header
+      assert.equal(r.headers['strait-error-code'], /percent/.test(c.name) ? 'STRAIT_ERR_HTTP_TARGET_INVALID' : 'STRAIT_ERR_HTTP_BODY_INVALID');
       assert.match(body.message, c.message);
     });
   }
@@ -146,6 +149,7 @@ describe('githost: hostile bodies and bodies that stop arriving', () => {
     assert.equal(r.status, 422, r.body.slice(0, 300));
     const body = JSON.parse(r.body);
     assert.deepEqual(Object.keys(body).sort(), ['message', 'url']);
+    assert.equal(r.headers['strait-error-code'], 'STRAIT_ERR_GITHOST_FIELD_INVALID', 'Gitea\'s body, the code in a header');
     assert.match(body.message, /DeserializationError: .*deeper than 128 levels/);
   });
 
@@ -154,6 +158,7 @@ describe('githost: hostile bodies and bodies that stop arriving', () => {
     const r = await stall(port, head, 1000, 10, 5000);
     assert.ok(r.closed, `the connection was still open after 5 s; got ${JSON.stringify(r.text.slice(0, 200))}`);
     assert.match(r.text, /^HTTP\/1\.1 408 /);
+    assert.match(r.text, /\r\nstrait-error-code: STRAIT_ERR_HTTP_BODY_TIMEOUT\r\n/i);
     assert.match(r.text, /"message":"\[\]: .*did not arrive within 0\.4 s"|did not arrive within 0\.4 s/);
     assert.ok(r.ms >= BODY_TIMEOUT - 50, `closed after ${r.ms} ms`);
   });

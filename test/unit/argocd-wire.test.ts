@@ -19,10 +19,16 @@ test('field numbers: bytes as upstream numbers them (session.proto, gpgkey.proto
     [`${V1A1}.GnuPGPublicKey`, { keyID: 'K', subType: 'rsa', keyData: 'D' }, [...str(0x0a, 'K'), ...str(0x2a, 'rsa'), ...str(0x32, 'D')]],
     // ApplicationSource: repoURL = 1, targetRevision = 4
     [`${V1A1}.ApplicationSource`, { repoURL: 'r', targetRevision: 'main' }, [...str(0x0a, 'r'), ...str(0x22, 'main')]],
-    // OperationState: phase = 2, finishedAt = 7 (metav1.Time: seconds = 1)
-    [`${V1A1}.OperationState`, { phase: 'Error', finishedAt: '1970-01-01T00:01:40Z' }, [...str(0x12, 'Error'), 0x3a, 2, 0x08, 100]],
+    // OperationState: phase = 2, finishedAt = 7 (metav1.Time: seconds = 1, nanos = 2, both written as go-to-protobuf's Marshal does)
+    [`${V1A1}.OperationState`, { phase: 'Error', finishedAt: '1970-01-01T00:01:40Z' }, [...str(0x12, 'Error'), 0x3a, 4, 0x08, 100, 0x10, 0]],
     // ApplicationWatchEvent: type = 1, application = 2 (metadata = 1: name = 1)
     [`${V1A1}.ApplicationWatchEvent`, { type: 'ADDED', application: { metadata: { name: 'g' } } }, [...str(0x0a, 'ADDED'), 0x12, 5, 0x0a, 3, ...str(0x0a, 'g')]],
+    // meta/v1 GroupKind is proto2 (go-to-protobuf): a core-group entry's empty group = 1 is present, kind = 2
+    ['k8s.io.apimachinery.pkg.apis.meta.v1.GroupKind', { group: '', kind: 'Namespace' }, [0x0a, 0, ...str(0x12, 'Namespace')]],
+    // AppProjectSpec.clusterResourceWhitelist = 5 keeps it
+    [`${V1A1}.AppProjectSpec`, { clusterResourceWhitelist: [{ group: '', kind: 'Namespace' }] }, msg(0x2a, [0x0a, 0], str(0x12, 'Namespace'))],
+    // SyncPolicyAutomated.enabled = 4 (*bool upstream): false is sent, not dropped
+    [`${V1A1}.SyncPolicyAutomated`, { enabled: false }, [0x20, 0]],
     // AppProjectSpec.sourceIntegrity = 15 (argo-cd v3.5.7): git = 1, policies = 1, repos = 1 (url = 1), gpg = 2 (mode = 1, keys = 3)
     [`${V1A1}.AppProjectSpec`, { sourceIntegrity: { git: { policies: [{ repos: [{ url: 'u' }], gpg: { mode: 'strict', keys: ['K'] } }] } } },
       msg(0x7a, msg(0x0a, msg(0x0a, msg(0x0a, str(0x0a, 'u')), msg(0x12, str(0x0a, 'strict'), str(0x1a, 'K')))))],

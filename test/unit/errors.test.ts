@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import {
@@ -56,10 +56,11 @@ test('the githost API status in docs/errors.md is Gitea\'s where it differs, the
   for (const row of codes) {
     const d = definitionOf(row.code);
     assert.ok(d, row.code);
-    const documented = /\((?:githost API: )?(\d{3})\)$/.exec(row.when)?.[1];
+    const documented = /\((?:githost API: |HTTP )?(\d{3})\)$/.exec(row.when)?.[1];
     if (row.owner === 'githost' && row.code !== 'STRAIT_ERR_GITHOST_DATABASE') assert.ok(documented, `${row.code} names its API status`);
     if (d.giteaStatus !== undefined) assert.ok(documented, `${row.code} documents its Gitea status ${d.giteaStatus}`);
-    if (documented) assert.equal(Number(documented), d.giteaStatus ?? KINDS[d.kind].http, row.code);
+    if (d.httpStatus !== undefined) assert.ok(documented, `${row.code} documents its HTTP status ${d.httpStatus}`);
+    if (documented) assert.equal(Number(documented), d.giteaStatus ?? d.httpStatus ?? KINDS[d.kind].http, row.code);
   }
 });
 
@@ -91,4 +92,49 @@ test('errors quote the offending value and keep their code', () => {
   // a code no definition has does not compile (tsc fails on an unused @ts-expect-error)
   // @ts-expect-error 'STRAIT_ERR_TYPO' is not an ErrorCode
   assert.equal(isStraitError(err, 'STRAIT_ERR_TYPO'), false);
+});
+
+test('HTTP errors: a definition gives the code, its protocol status where it has one, the kind\'s otherwise', async () => {
+  const { HttpError, toHttpError, httpStatusOf } = await import('../../src/platform/http/index.js');
+  const cases = [
+    { err: new HttpError(E.httpBodyTooLarge, 'big', 'too-large'), code: 'STRAIT_ERR_HTTP_BODY_TOO_LARGE', http: 413, grpc: 3 },
+    { err: new HttpError(E.httpBodyTimeout, 'slow', 'timeout'), code: 'STRAIT_ERR_HTTP_BODY_TIMEOUT', http: 408, grpc: 3 },
+    { err: new HttpError(E.httpMethodNotAllowed, 'PUT'), code: 'STRAIT_ERR_HTTP_METHOD_NOT_ALLOWED', http: 405, grpc: 3 },
+    { err: new HttpError(E.httpRateLimited, 'often'), code: 'STRAIT_ERR_HTTP_RATE_LIMITED', http: 429, grpc: 14 },
+    { err: new HttpError(E.githostUnauthenticated, 'token is required'), code: 'STRAIT_ERR_GITHOST_UNAUTHENTICATED', http: 401, grpc: 16 },
+    { err: toHttpError(E.notFound('Pod', 'web')), code: 'STRAIT_ERR_NOT_FOUND', http: 404, grpc: 5 },
+    { err: toHttpError(new RangeError('boom')), code: 'STRAIT_ERR_INTERNAL', http: 500, grpc: 13 },
+    // an HttpError made from an error keeps its code and its protocol status
+    { err: toHttpError(E.httpBodyTooLarge('big')), code: 'STRAIT_ERR_HTTP_BODY_TOO_LARGE', http: 413, grpc: 3 },
+  ];
+  for (const c of cases) {
+    assert.ok(isStraitError(c.err), c.code);
+    assert.deepEqual({ code: c.err.code, http: c.err.status, of: httpStatusOf(c.err), grpc: grpcStatusOf(c.err.kind).code },
+      { code: c.code, http: c.http, of: c.http, grpc: c.grpc }, c.code);
+  }
+  assert.equal(new HttpError(E.httpBodyTooLarge, 'big', 'too-large').problem, 'too-large');
+});
+
+test('no side channel around the kind table: no HTTP status literal, one httpStatusOf, no second gRPC map', () => {
+  const files: string[] = [];
+  const walk = (dir: string): void => {
+    for (const e of readdirSync(dir, { withFileTypes: true })) {
+      const p = join(dir, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (e.name.endsWith('.ts')) files.push(p);
+    }
+  };
+  walk(join(root, 'src'));
+  const offenders: string[] = [];
+  let statusFunctions = 0;
+  for (const f of files) {
+    const text = readFileSync(f, 'utf8');
+    // an error made from a status (or a kind) has no code
+    if (/new (?:Http|Api)Error\(\s*(?:\d|')/.test(text)) offenders.push(f);
+    statusFunctions += (text.match(/function httpStatusOf\b/g) ?? []).length;
+    // a table from HTTP statuses to gRPC codes beside the kind table
+    if (/\b400\s*:\s*3\b/.test(text)) offenders.push(`${f} (HTTP to gRPC map)`);
+  }
+  assert.deepEqual(offenders, []);
+  assert.equal(statusFunctions, 1, 'one function named httpStatusOf');
 });

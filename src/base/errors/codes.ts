@@ -28,10 +28,12 @@ export interface ErrorCodeInfo {
   code: ErrorCode;
   kind: ErrorKind;
   giteaStatus: number | undefined;
+  /** the protocol status (405, 408, 413, 429) where the definition has one */
+  httpStatus: number | undefined;
 }
 
 const INFO: ErrorCodeInfo[] = Object.entries(ERROR_GROUPS).flatMap(([owner, group]) =>
-  Object.entries(group).map(([name, f]) => ({ owner: owner as ErrorOwner, name, code: f.code, kind: f.kind, giteaStatus: f.giteaStatus })));
+  Object.entries(group).map(([name, f]) => ({ owner: owner as ErrorOwner, name, code: f.code, kind: f.kind, giteaStatus: f.giteaStatus, httpStatus: f.httpStatus })));
 
 const BY_CODE = new Map<string, ErrorCodeInfo>(INFO.map((i) => [i.code, i]));
 

@@ -21,10 +21,13 @@ export interface ErrorDefinition<C extends string, A extends unknown[]> {
   readonly kind: ErrorKind;
   /** the status githost's Gitea-compatible API answers with where Gitea's differs from the kind's */
   readonly giteaStatus: number | undefined;
+  /** the HTTP status every server answers with where the protocol has a closer one than the kind's (405, 408, 413, 429) */
+  readonly httpStatus: number | undefined;
 }
 
 export interface DefinitionOptions {
   giteaStatus?: number;
+  httpStatus?: number;
 }
 
 export function def<const C extends `STRAIT_ERR_${string}`, A extends unknown[]>(
@@ -36,7 +39,14 @@ export function def<const C extends `STRAIT_ERR_${string}`, A extends unknown[]>
   const factory = (...args: A): StraitError => {
     const { message, detail } = build(...args);
     // every definition is part of E, so its code is an ErrorCode (the union is derived from E)
-    return new StraitError(code as string as ErrorCode, kind, message, { detail: detail ?? {} });
+    return new StraitError(code as string as ErrorCode, kind, message, {
+      detail: detail ?? {}, ...(opts.httpStatus === undefined ? {} : { httpStatus: opts.httpStatus }),
+    });
   };
-  return Object.assign(factory, { code, kind, giteaStatus: opts.giteaStatus });
+  return Object.assign(factory, { code, kind, giteaStatus: opts.giteaStatus, httpStatus: opts.httpStatus });
+}
+
+/** The build of a definition whose message is made where the error is found (an HTTP server's answer in its clients' words). */
+export function said(message: string): { message: string } {
+  return { message };
 }

@@ -60,10 +60,6 @@ export function exitCodeOf(kind: ErrorKind): number {
   return KINDS[kind].exit;
 }
 
-export function httpStatusOf(kind: ErrorKind): number {
-  return KINDS[kind].http;
-}
-
 /** gRPC status name and number, as grpc-gateway writes them in an error body. */
 export function grpcStatusOf(kind: ErrorKind): { name: GrpcStatusName; code: number } {
   const name = KINDS[kind].grpc;

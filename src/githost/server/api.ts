@@ -1,7 +1,7 @@
 // The Gitea-compatible /api/v1: routes, authentication and authorization per route,
 // Gitea's status codes and error body {"message", "url"}.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { definitionOf, isStraitError } from '../../base/errors/index.js';
+import { E, definitionOf, isStraitError } from '../../base/errors/index.js';
 import type { Logger } from '../../base/log/index.js';
 import type { Authenticator, Doer } from './auth.js';
 import { toAccessToken, toGpgKey, toPublicKey, toRepo, toUser, type Links } from './convert.js';
@@ -38,7 +38,7 @@ interface Route {
   handler: Handler;
 }
 
-const notFound = (what: string) => new HttpError(404, `The target couldn't be found: ${what}`);
+const notFound = (what: string) => new HttpError(E.githostNotFound, `The target couldn't be found: ${what}`);
 
 export class GiteaApi {
   private readonly routes: Route[] = [];
@@ -108,25 +108,23 @@ export class GiteaApi {
           authScheme: header.split(' ')[0]?.toLowerCase() ?? '',
         };
         if (doer?.via === 'password' && doer.user.must_change_password === 1 && !route.parts.includes('tokens')) {
-          throw new HttpError(403, 'You must change your password. Change it at: /user/settings/account');
+          throw new HttpError(E.githostDenied, 'You must change your password. Change it at: /user/settings/account');
         }
         await route.handler(ctx);
         return;
       }
-      if (pathMatched) throw new HttpError(405, `method ${req.method ?? ''} is not allowed on ${path}`);
-      throw new HttpError(404, `The target couldn't be found: no API route ${req.method ?? ''} ${path}`);
+      if (pathMatched) throw new HttpError(E.httpMethodNotAllowed, `method ${req.method ?? ''} is not allowed on ${path}`);
+      throw new HttpError(E.githostNotFound, `The target couldn't be found: no API route ${req.method ?? ''} ${path}`);
     } catch (err) {
       req.resume();
-      if (err instanceof HttpError) {
-        const challenge = err.status === 401 ? { 'WWW-Authenticate': 'Basic realm="strait githost"' } : undefined;
-        sendError(req, res, err.status, err.message, this.swaggerURL, challenge);
-      } else if (isStraitError(err)) {
+      if (isStraitError(err)) {
         // Gitea's status where it differs from the kind's (422 for most refused input)
         const status = definitionOf(err.code)?.giteaStatus ?? err.httpStatus;
-        sendError(req, res, status, err.message, this.swaggerURL);
+        const challenge = status === 401 ? { 'WWW-Authenticate': 'Basic realm="strait githost"' } : undefined;
+        sendError(req, res, status, err.message, this.swaggerURL, challenge, err.code);
       } else {
         this.log.error({ err }, 'githost API handler failed');
-        sendError(req, res, 500, 'internal server error; see the githost log', this.swaggerURL);
+        sendError(req, res, 500, 'internal server error; see the githost log', this.swaggerURL, undefined, E.internal.code);
       }
     }
   }
@@ -134,18 +132,18 @@ export class GiteaApi {
   // --- helpers ---------------------------------------------------------------------
 
   private requireDoer(c: Ctx): Doer {
-    if (!c.doer) throw new HttpError(401, 'token is required');
+    if (!c.doer) throw new HttpError(E.githostUnauthenticated, 'token is required');
     return c.doer;
   }
 
   private requireScope(doer: Doer, level: 'read' | 'write', category: ScopeCategory): void {
     if (doer.via === 'token' && !scopeAllows(doer.scopes, level, category)) {
-      throw new HttpError(403, `token does not have at least one of required scope(s): [${level}:${category}], token scope=${doer.scopes.join(',')}`);
+      throw new HttpError(E.githostDenied, `token does not have at least one of required scope(s): [${level}:${category}], token scope=${doer.scopes.join(',')}`);
     }
   }
 
   private requireAdmin(doer: Doer): void {
-    if (doer.user.is_admin !== 1) throw new HttpError(403, 'user should be the site admin');
+    if (doer.user.is_admin !== 1) throw new HttpError(E.githostDenied, 'user should be the site admin');
   }
 
   private userParam(name: string | undefined, doer: Doer | undefined): UserRow {
@@ -163,7 +161,7 @@ export class GiteaApi {
     if (!owner || !repo || !this.svc.permission(repo, c.doer?.user).pull) throw notFound(`repository does not exist [${ownerName ?? ''}/${repoName ?? ''}]`);
     // Gitea's checkTokenPublicOnly: a public-only token reaches public repositories only,
     // through the API as over git HTTP
-    if (repo.private === 1 && c.doer?.via === 'token' && c.doer.scopes.includes('public-only')) throw new HttpError(403, 'token scope is limited to public repos');
+    if (repo.private === 1 && c.doer?.via === 'token' && c.doer.scopes.includes('public-only')) throw new HttpError(E.githostDenied, 'token scope is limited to public repos');
     return { owner, repo };
   }
 
@@ -206,14 +204,14 @@ export class GiteaApi {
   // --- tokens ------------------------------------------------------------------------
 
   private basicOnly(c: Ctx): Doer {
-    if (c.authScheme !== 'basic' || !c.doer) throw new HttpError(401, 'auth required: this endpoint takes HTTP basic auth with the user\'s name and password');
-    if (c.doer.via !== 'password') throw new HttpError(401, 'auth method not allowed: use the password, not a token');
+    if (c.authScheme !== 'basic' || !c.doer) throw new HttpError(E.githostUnauthenticated, 'auth required: this endpoint takes HTTP basic auth with the user\'s name and password');
+    if (c.doer.via !== 'password') throw new HttpError(E.githostUnauthenticated, 'auth method not allowed: use the password, not a token');
     return c.doer;
   }
 
   private selfOrAdmin(doer: Doer, name: string | undefined): UserRow {
     const target = this.userParam(name, doer);
-    if (doer.user.id !== target.id && doer.user.is_admin !== 1) throw new HttpError(403, 'doer should be the site admin or be same as the contextUser');
+    if (doer.user.id !== target.id && doer.user.is_admin !== 1) throw new HttpError(E.githostDenied, 'doer should be the site admin or be same as the contextUser');
     return target;
   }
 
@@ -223,9 +221,9 @@ export class GiteaApi {
     const f = new Fields(await this.body(c));
     const name = f.string('name', 'Name', { required: true, max: 255 });
     const scopes = normalizeScopes(f.stringList('scopes', 'Scopes'));
-    if (!scopes) throw new HttpError(400, `invalid access token scope provided; known scopes: all, read:user, write:user, read:repository, write:repository, read:admin, write:admin, ...`);
+    if (!scopes) throw new HttpError(E.githostRequestInvalid, `invalid access token scope provided; known scopes: all, read:user, write:user, read:repository, write:repository, read:admin, write:admin, ...`);
     const made = createToken(this.svc.db, target.id, name, scopes);
-    if (!made) throw new HttpError(400, 'access token name has been used already');
+    if (!made) throw new HttpError(E.githostTokenNameUsed, 'access token name has been used already');
     sendJson(c.res, 201, toAccessToken(made.row, made.token));
   }
 
@@ -261,8 +259,8 @@ export class GiteaApi {
     f.bool('send_notify', 'SendNotify');
     f.int('source_id', 'SourceID');
     const visibility = f.string('visibility', 'Visibility') || 'public';
-    if (!['public', 'limited', 'private'].includes(visibility)) throw new HttpError(422, `[Visibility]: must be public, limited or private, got ${JSON.stringify(visibility)}`);
-    if (!password) throw new HttpError(400, 'password is required for a local user');
+    if (!['public', 'limited', 'private'].includes(visibility)) throw new HttpError(E.githostFieldInvalid, `[Visibility]: must be public, limited or private, got ${JSON.stringify(visibility)}`);
+    if (!password) throw new HttpError(E.githostRequestInvalid, 'password is required for a local user');
     const user = await createUser(this.svc.db, {
       username, email, password, loginName, fullName, mustChangePassword: mustChange,
       visibility: visibility as 'public' | 'limited' | 'private',
@@ -309,7 +307,7 @@ export class GiteaApi {
     f.string('armored_signature', 'Signature');
     const rows = await this.svc.addGpgKey(doer.user, armored);
     const [primary, ...subs] = rows;
-    if (!primary) throw new HttpError(500, 'no key was stored');
+    if (!primary) throw new HttpError(E.internal, 'no key was stored');
     this.log.info({ user: doer.user.name, keyID: primary.key_id }, 'added GPG key');
     sendJson(c.res, 201, toGpgKey(primary, subs));
   }
@@ -320,7 +318,7 @@ export class GiteaApi {
     this.requireScope(doer, 'read', 'user');
     const id = pathInt(c.params[0]);
     const key = id > 0 ? this.svc.db.gpgKeyOfUser(doer.user.id, id) : undefined;
-    if (!key) throw new HttpError(404, 'not found');
+    if (!key) throw new HttpError(E.githostNotFound, 'not found');
     sendJson(c.res, 200, toGpgKey(key, this.svc.db.gpgSubkeys(key.key_id)));
   }
 
@@ -376,13 +374,13 @@ export class GiteaApi {
     try {
       parsed = parseSshPublicKeyLine(text);
     } catch (err) {
-      if (isStraitError(err)) throw new HttpError(422, `Invalid key content: ${err.message}`);
+      if (isStraitError(err)) throw new HttpError(E.githostFieldInvalid, `Invalid key content: ${err.message}`);
       throw err;
     }
-    if (parsed.key.cert) throw new HttpError(422, 'Invalid key content: a certificate is not a user key; add the key it certifies');
+    if (parsed.key.cert) throw new HttpError(E.githostFieldInvalid, 'Invalid key content: a certificate is not a user key; add the key it certifies');
     const row = this.svc.db.insertPublicKey({ owner_id: doer.user.id, name: title, fingerprint: parsed.key.fingerprint, content: `${parsed.key.type} ${parsed.key.blob.toString('base64')}` });
-    if (row === 'fingerprint') throw new HttpError(422, 'Key content has been used as non-deploy key');
-    if (row === 'name') throw new HttpError(422, 'Key title has been used');
+    if (row === 'fingerprint') throw new HttpError(E.githostKeyUsed, 'Key content has been used as non-deploy key');
+    if (row === 'name') throw new HttpError(E.githostKeyUsed, 'Key title has been used');
     this.log.info({ user: doer.user.name, fingerprint: row.fingerprint }, 'added SSH key');
     sendJson(c.res, 201, this.keyJson(row, doer.user));
   }
@@ -392,7 +390,7 @@ export class GiteaApi {
     this.requireScope(doer, 'read', 'user');
     const id = pathInt(c.params[0]);
     const key = id > 0 ? this.svc.db.publicKeyById(id) : undefined;
-    if (!key) throw new HttpError(404, 'The target couldn\'t be found.');
+    if (!key) throw new HttpError(E.githostNotFound, 'The target couldn\'t be found.');
     sendJson(c.res, 200, this.keyJson(key, doer.user));
   }
 
@@ -401,8 +399,8 @@ export class GiteaApi {
     this.requireScope(doer, 'write', 'user');
     const id = pathInt(c.params[0]);
     const key = id > 0 ? this.svc.db.publicKeyById(id) : undefined;
-    if (!key) throw new HttpError(404, 'The target couldn\'t be found.');
-    if (key.owner_id !== doer.user.id) throw new HttpError(403, 'You do not have access to this key');
+    if (!key) throw new HttpError(E.githostNotFound, 'The target couldn\'t be found.');
+    if (key.owner_id !== doer.user.id) throw new HttpError(E.githostDenied, 'You do not have access to this key');
     this.svc.db.deletePublicKey(doer.user.id, key.id);
     this.log.info({ user: doer.user.name, fingerprint: key.fingerprint }, 'deleted SSH key');
     c.res.writeHead(204).end();
@@ -415,13 +413,13 @@ export class GiteaApi {
     const doer = this.requireDoer(c);
     this.requireScope(doer, level, 'repository');
     const { repo } = this.repoParam(c);
-    if (!this.svc.permission(repo, doer.user).admin) throw new HttpError(403, 'user should be an owner or a collaborator with admin write of a repository');
+    if (!this.svc.permission(repo, doer.user).admin) throw new HttpError(E.githostDenied, 'user should be an owner or a collaborator with admin write of a repository');
     return repo;
   }
 
   private protectionParam(c: Ctx, repo: RepoRow): ReturnType<typeof loadRule> {
     const row = this.svc.db.protectionByName(repo.id, c.params[2] ?? '');
-    if (!row) throw new HttpError(404, 'The target couldn\'t be found.');
+    if (!row) throw new HttpError(E.githostNotFound, 'The target couldn\'t be found.');
     return loadRule(row);
   }
 
@@ -436,11 +434,11 @@ export class GiteaApi {
     const f = new Fields(body);
     const ruleName = f.string('rule_name', 'RuleName', { max: 255 }) || f.string('branch_name', 'BranchName', { max: 255 });
     const priority = f.int('priority', 'Priority') ?? 0;
-    if (!ruleName) throw new HttpError(400, 'both rule_name and branch_name are empty');
-    if (this.svc.db.protectionByName(repo.id, ruleName)) throw new HttpError(403, 'Branch protection already exist');
+    if (!ruleName) throw new HttpError(E.githostRequestInvalid, 'both rule_name and branch_name are empty');
+    if (this.svc.db.protectionByName(repo.id, ruleName)) throw new HttpError(E.githostRuleExists, 'Branch protection already exist');
     const rule = applyOptions(this.svc.db, emptyRule(), body);
     const row = this.svc.db.insertProtection({ repo_id: repo.id, rule_name: ruleName, priority, rule: JSON.stringify(rule) });
-    if (!row) throw new HttpError(403, 'Branch protection already exist');
+    if (!row) throw new HttpError(E.githostRuleExists, 'Branch protection already exist');
     this.log.info({ repo: repo.name, rule: ruleName, by: c.doer?.user.name }, 'created branch protection');
     sendJson(c.res, 201, toBranchProtection(loadRule(row)));
   }
@@ -474,15 +472,15 @@ export class GiteaApi {
   private tagAllowlist(body: Record<string, unknown>): string[] | undefined {
     const v = body['whitelist_usernames'];
     if (v === undefined || v === null) return undefined;
-    if (!Array.isArray(v) || v.some((n) => typeof n !== 'string')) throw new HttpError(422, '[WhitelistUsernames]: must be a list of usernames');
-    for (const name of v as string[]) if (!this.svc.db.userByName(name)) throw new HttpError(422, `user does not exist [uid: 0, name: ${name}]`);
+    if (!Array.isArray(v) || v.some((n) => typeof n !== 'string')) throw new HttpError(E.githostFieldInvalid, '[WhitelistUsernames]: must be a list of usernames');
+    for (const name of v as string[]) if (!this.svc.db.userByName(name)) throw new HttpError(E.githostUserUnknown, `user does not exist [uid: 0, name: ${name}]`);
     return v as string[];
   }
 
   private tagProtectionParam(c: Ctx, repo: RepoRow): ProtectedTagRow {
     const id = Number(c.params[2] ?? '');
     const row = Number.isSafeInteger(id) ? this.svc.db.tagProtectionById(repo.id, id) : undefined;
-    if (!row) throw new HttpError(404, 'The target couldn\'t be found.');
+    if (!row) throw new HttpError(E.githostNotFound, 'The target couldn\'t be found.');
     return row;
   }
 
@@ -495,11 +493,11 @@ export class GiteaApi {
     const repo = this.protectionRepo(c, 'write');
     const body = await this.body(c);
     const pattern = new Fields(body).string('name_pattern', 'NamePattern', { max: 255 }).trim();
-    if (!pattern) throw new HttpError(400, 'name_pattern are empty');
+    if (!pattern) throw new HttpError(E.githostRequestInvalid, 'name_pattern are empty');
     tagMatcher(pattern);
     const users = this.tagAllowlist(body) ?? [];
     const row = this.svc.db.insertTagProtection(repo.id, pattern, users);
-    if (!row) throw new HttpError(403, 'Tag protection already exist');
+    if (!row) throw new HttpError(E.githostRuleExists, 'Tag protection already exist');
     this.log.info({ repo: repo.name, pattern, by: c.doer?.user.name }, 'created tag protection');
     sendJson(c.res, 201, toTagProtection(row));
   }
@@ -515,7 +513,7 @@ export class GiteaApi {
     const body = await this.body(c);
     const given = body['name_pattern'];
     const pattern = typeof given === 'string' ? given.trim() : current.name_pattern;
-    if (!pattern) throw new HttpError(400, 'name_pattern are empty');
+    if (!pattern) throw new HttpError(E.githostRequestInvalid, 'name_pattern are empty');
     tagMatcher(pattern);
     const users = this.tagAllowlist(body) ?? usernamesOf(current);
     this.svc.db.updateTagProtection(current.id, pattern, users);
@@ -573,11 +571,11 @@ export class GiteaApi {
     const uid = formInt('uid');
     const exclusive = formBool('exclusive');
     const mode = q.get('mode') ?? '';
-    if (!['', 'source', 'fork', 'mirror', 'collaborative'].includes(mode)) throw new HttpError(422, `Invalid search mode: "${mode}"`);
+    if (!['', 'source', 'fork', 'mirror', 'collaborative'].includes(mode)) throw new HttpError(E.githostFieldInvalid, `Invalid search mode: "${mode}"`);
     const sort = q.get('sort') ?? '';
     const order = sort ? (q.get('order') || 'asc') : 'asc';
-    if (sort && order !== 'asc' && order !== 'desc') throw new HttpError(422, `Invalid sort order: "${order}"`);
-    if (sort && !SORT_KEYS.includes(sort)) throw new HttpError(422, `Invalid sort mode: "${sort}"`);
+    if (sort && order !== 'asc' && order !== 'desc') throw new HttpError(E.githostFieldInvalid, `Invalid sort order: "${order}"`);
+    if (sort && !SORT_KEYS.includes(sort)) throw new HttpError(E.githostFieldInvalid, `Invalid sort mode: "${sort}"`);
     const includeDesc = formBool('includeDesc');
     const isPrivate = q.get('is_private') ? formBool('is_private') : undefined;
     // githost has no archived or template repositories, no forks, stars, teams or topics
@@ -627,7 +625,7 @@ export class GiteaApi {
     const priv = f.bool('private', 'Private');
     const defaultBranch = f.string('default_branch', 'DefaultBranch', { max: 255 });
     const autoInit = f.bool('auto_init', 'AutoInit');
-    if (defaultBranch && (!/^\w[\w./-]*$/.test(defaultBranch) || /\.\.|\/\/|\/\.|\.lock$|[/.]$/.test(defaultBranch))) throw new HttpError(422, `[DefaultBranch]: ${JSON.stringify(defaultBranch)} is not a valid branch name`);
+    if (defaultBranch && (!/^\w[\w./-]*$/.test(defaultBranch) || /\.\.|\/\/|\/\.|\.lock$|[/.]$/.test(defaultBranch))) throw new HttpError(E.githostFieldInvalid, `[DefaultBranch]: ${JSON.stringify(defaultBranch)} is not a valid branch name`);
     if (defaultBranch) checkRefName('branch', defaultBranch);
     const repo = await this.svc.createRepo({ owner: doer.user, name, description, private: priv, defaultBranch, autoInit });
     sendJson(c.res, 201, await this.repoJson(doer.user, repo, doer.user));
@@ -653,9 +651,9 @@ export class GiteaApi {
     let owner: UserRow | undefined = doer.user;
     if (ownerName) owner = isValidUsername(ownerName) ? this.svc.db.userByName(ownerName) : undefined;
     else if (uid !== undefined && uid !== 0) owner = this.svc.db.userById(uid);
-    if (!owner) throw new HttpError(422, `user does not exist [${ownerName ? `name: ${ownerName}` : `uid: ${uid ?? ''}`}]`);
+    if (!owner) throw new HttpError(E.githostUserUnknown, `user does not exist [${ownerName ? `name: ${ownerName}` : `uid: ${uid ?? ''}`}]`);
     if (owner.id !== doer.user.id && doer.user.is_admin !== 1) {
-      throw new HttpError(403, `Given user is not an organization, and only a site admin may migrate into another user's account [owner: ${owner.name}]`);
+      throw new HttpError(E.githostDenied, `Given user is not an organization, and only a site admin may migrate into another user's account [owner: ${owner.name}]`);
     }
     const repo = await this.svc.migrate({
       owner, doer: doer.user, name: repoName, description, private: priv, mirror, cloneAddr,
@@ -675,13 +673,13 @@ export class GiteaApi {
     const doer = this.requireDoer(c);
     this.requireScope(doer, 'write', 'repository');
     const { repo } = this.repoParam(c);
-    if (!this.svc.permission(repo, doer.user).admin) throw new HttpError(403, 'only the owner, a repository admin or a site admin can add collaborators');
+    if (!this.svc.permission(repo, doer.user).admin) throw new HttpError(E.githostDenied, 'only the owner, a repository admin or a site admin can add collaborators');
     const name = c.params[2];
     const user = name && isValidUsername(name) ? this.svc.db.userByName(name) : undefined;
-    if (!user) throw new HttpError(422, `user does not exist [name: ${name ?? ''}]`);
+    if (!user) throw new HttpError(E.githostUserUnknown, `user does not exist [name: ${name ?? ''}]`);
     const f = new Fields(await this.body(c));
     const mode = f.string('permission', 'Permission') || 'write';
-    if (!['read', 'write', 'admin'].includes(mode)) throw new HttpError(422, `[Permission]: must be read, write or admin, got ${JSON.stringify(mode)}`);
+    if (!['read', 'write', 'admin'].includes(mode)) throw new HttpError(E.githostFieldInvalid, `[Permission]: must be read, write or admin, got ${JSON.stringify(mode)}`);
     this.svc.db.setCollaboration(repo.id, user.id, mode);
     c.res.writeHead(204).end();
   }
@@ -692,7 +690,7 @@ export class GiteaApi {
     const sha = c.params[2] ?? '';
     const links = this.links();
     const out = await this.svc.commit(owner, repo, sha, links.base, (u) => toUser(u, c.doer?.user, links));
-    if (!out) throw new HttpError(404, `commit doesn't exist: ${sha}`);
+    if (!out) throw new HttpError(E.githostNotFound, `commit doesn't exist: ${sha}`);
     sendJson(c.res, 200, out);
   }
 }

@@ -6,6 +6,7 @@
 // whatever name came with it. Successful password checks are cached for a minute
 // (keyed by a hash of the credentials) so git's several requests per clone or push
 // do not each pay the PBKDF2 cost.
+import { E } from '../../base/errors/index.js';
 import { createHash } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { GithostDb, UserRow } from './db.js';
@@ -38,16 +39,16 @@ export class Authenticator {
     if (scheme === 'basic') {
       const decoded = Buffer.from(value, 'base64').toString('utf8');
       const colon = decoded.indexOf(':');
-      if (colon < 0) throw new HttpError(401, 'invalid basic auth header: expected base64 of "username:password"');
+      if (colon < 0) throw new HttpError(E.githostUnauthenticated, 'invalid basic auth header: expected base64 of "username:password"');
       return this.byBasic(decoded.slice(0, colon), decoded.slice(colon + 1));
     }
-    throw new HttpError(401, `unsupported authorization scheme ${JSON.stringify(scheme.slice(0, 20))}; use "token <ACCESS_TOKEN>" or HTTP basic auth`);
+    throw new HttpError(E.githostUnauthenticated, `unsupported authorization scheme ${JSON.stringify(scheme.slice(0, 20))}; use "token <ACCESS_TOKEN>" or HTTP basic auth`);
   }
 
   byToken(token: string): Doer {
-    if (!TOKEN.test(token)) throw new HttpError(401, 'invalid access token: a token is 40 hex characters as POST /api/v1/users/{username}/tokens returned it');
+    if (!TOKEN.test(token)) throw new HttpError(E.githostUnauthenticated, 'invalid access token: a token is 40 hex characters as POST /api/v1/users/{username}/tokens returned it');
     const doer = this.tokenDoer(token);
-    if (!doer) throw new HttpError(401, 'invalid access token: no token matches it (was it deleted?)');
+    if (!doer) throw new HttpError(E.githostUnauthenticated, 'invalid access token: no token matches it (was it deleted?)');
     return doer;
   }
 
@@ -72,15 +73,15 @@ export class Authenticator {
     if (TOKEN.test(candidate)) {
       const doer = this.tokenDoer(candidate);
       if (doer) return doer;
-      if (nameIsToken) throw new HttpError(401, 'invalid access token: no token matches it (was it deleted?)');
+      if (nameIsToken) throw new HttpError(E.githostUnauthenticated, 'invalid access token: no token matches it (was it deleted?)');
     }
-    if (nameIsToken) throw new HttpError(401, name === '' ? 'invalid basic auth header: no user name or token' : `user's password is invalid [name: ${name}]`);
+    if (nameIsToken) throw new HttpError(E.githostUnauthenticated, name === '' ? 'invalid basic auth header: no user name or token' : `user's password is invalid [name: ${name}]`);
     return this.byPassword(name, password);
   }
 
   async byPassword(name: string, password: string): Promise<Doer> {
     const user = this.db.userByName(name) ?? (name.includes('@') ? this.db.userByEmail(name) : undefined);
-    if (!user) throw new HttpError(401, `user does not exist [name: ${name}]`);
+    if (!user) throw new HttpError(E.githostUnauthenticated, `user does not exist [name: ${name}]`);
     const key = createHash('sha256').update(`${user.id}\0${user.passwd_hash}\0${password}`).digest('hex');
     const hit = this.cache.get(key);
     const now = Date.now();
@@ -94,11 +95,11 @@ export class Authenticator {
       this.cache.set(key, { uid: user.id, until: now + CACHE_MS });
       return { user, via: 'password', scopes: ['all'] };
     }
-    throw new HttpError(401, `user's password is invalid [name: ${user.name}]`);
+    throw new HttpError(E.githostUnauthenticated, `user's password is invalid [name: ${user.name}]`);
   }
 
   private checkActive(user: UserRow): void {
-    if (user.prohibit_login) throw new HttpError(403, `user is prohibited from signing in [name: ${user.name}]`);
-    if (!user.is_active) throw new HttpError(403, `user is not active [name: ${user.name}]`);
+    if (user.prohibit_login) throw new HttpError(E.githostDenied, `user is prohibited from signing in [name: ${user.name}]`);
+    if (!user.is_active) throw new HttpError(E.githostDenied, `user is not active [name: ${user.name}]`);
   }
 }

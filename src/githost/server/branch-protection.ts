@@ -8,6 +8,7 @@
 // (enable_force_push + allowlist), require_signed_commits, and who may push
 // (enable_push + push whitelist). The other fields (status checks, approvals, merge
 // whitelist, file patterns) are stored and returned, as githost has no pull requests.
+import { E } from '../../base/errors/index.js';
 import type { GithostDb, ProtectedBranchRow, UserRow } from './db.js';
 import { HttpError } from './http-io.js';
 
@@ -148,7 +149,7 @@ function normalize(r: BranchProtectionRule): BranchProtectionRule {
  */
 export function applyOptions(db: GithostDb, base: BranchProtectionRule, body: Record<string, unknown>): BranchProtectionRule {
   const r = { ...base };
-  const bad = (k: string, want: string) => new HttpError(422, `[${k}]: must be ${want}`);
+  const bad = (k: string, want: string) => new HttpError(E.githostFieldInvalid, `[${k}]: must be ${want}`);
   for (const k of BOOLS) {
     if (body[k] === undefined || body[k] === null) continue;
     if (typeof body[k] !== 'boolean') throw bad(k, 'a boolean');
@@ -172,7 +173,7 @@ export function applyOptions(db: GithostDb, base: BranchProtectionRule, body: Re
   for (const k of USER_LISTS) {
     r[k] = r[k].map((name) => {
       const u = db.userByName(name);
-      if (!u) throw new HttpError(422, `user does not exist [uid: 0, name: ${name}]`);
+      if (!u) throw new HttpError(E.githostUserUnknown, `user does not exist [uid: 0, name: ${name}]`);
       return u.name;
     });
   }

@@ -1,6 +1,7 @@
 // Request bodies and responses of the Gitea-compatible API, on the platform HTTP kit:
 // error body {"message", "url"} as Gitea sends it, JSON bodies Gitea's binding refuses
 // with 422 "[]: DeserializationError: ...".
+import { E } from '../../base/errors/index.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
   HttpError, readJsonBody as readJson, sendError as sendErrorAnswer, sendJson as sendJsonAs,
@@ -14,8 +15,11 @@ export function sendJson(res: ServerResponse, status: number, body: unknown): vo
   sendJsonAs(res, status, body, GITEA_JSON);
 }
 
-export function sendError(req: IncomingMessage, res: ServerResponse, status: number, message: string, swaggerURL: string, headers?: Record<string, string>): void {
-  sendErrorAnswer(req, res, { status, body: { message, url: swaggerURL }, contentType: GITEA_JSON, ...(headers ? { headers } : {}) });
+export function sendError(req: IncomingMessage, res: ServerResponse, status: number, message: string, swaggerURL: string,
+  headers?: Record<string, string>, code?: string): void {
+  sendErrorAnswer(req, res, {
+    status, body: { message, url: swaggerURL }, contentType: GITEA_JSON, ...(headers ? { headers } : {}), ...(code ? { code } : {}),
+  });
 }
 
 /** Read a JSON object body of at most `limit` bytes within `timeoutMs`. Gitea answers 422 for bodies that do not bind. */
@@ -23,7 +27,7 @@ export async function readJsonBody(req: IncomingMessage, limit: number, timeoutM
   try {
     return await readJson(req, { limit, timeoutMs, emptyIsObject: true });
   } catch (e) {
-    if (e instanceof HttpError && e.status === 400 && e.problem !== 'aborted') throw new HttpError(422, `[]: DeserializationError: ${e.message}`, e.problem);
+    if (e instanceof HttpError && e.status === 400 && e.problem !== 'aborted') throw new HttpError(E.githostFieldInvalid, `[]: DeserializationError: ${e.message}`, e.problem);
     throw e;
   }
 }
@@ -33,7 +37,7 @@ export class Fields {
   constructor(private readonly body: Record<string, unknown>) {}
 
   private bad(field: string, rule: string): HttpError {
-    return new HttpError(422, `[${field}]: ${rule}`);
+    return new HttpError(E.githostFieldInvalid, `[${field}]: ${rule}`);
   }
 
   string(key: string, field: string, opts: { required?: boolean; max?: number } = {}): string {

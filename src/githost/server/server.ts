@@ -148,7 +148,7 @@ export class GithostServer {
       } else await this.gitHttp.handle(req, res, path, query);
     } catch (err) {
       this.log.error({ err }, 'githost request failed');
-      sendError(req, res, 500, 'internal server error; see the githost log', `${this.url}/api/swagger`);
+      sendError(req, res, 500, 'internal server error; see the githost log', `${this.url}/api/swagger`, undefined, E.internal.code);
     }
   }
 }

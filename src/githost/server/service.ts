@@ -177,11 +177,11 @@ export class GithostService {
     // STRAIT_ERR_SIGNATURE_KEY_INVALID answers 422, as Gitea does (its giteaStatus)
     const info = await parseArmoredPublicKey(armored);
     const all = [info.keyID, ...info.subkeys.map((s) => s.keyID)];
-    if (all.some((id) => this.db.gpgKeyByKeyId(id))) throw new HttpError(422, 'A key with the same id already exists');
+    if (all.some((id) => this.db.gpgKeyByKeyId(id))) throw new HttpError(E.githostKeyUsed, 'A key with the same id already exists');
     const userEmail = user.lower_email;
     const emails = info.emails.filter((e) => e === userEmail).map((email) => ({ email, verified: true }));
     if (emails.length === 0) {
-      throw new HttpError(404, `None of the emails attached to the GPG key could be found. The key's e-mails ${JSON.stringify(info.emails)} must include the e-mail of user ${user.name}.`);
+      throw new HttpError(E.githostNotFound, `None of the emails attached to the GPG key could be found. The key's e-mails ${JSON.stringify(info.emails)} must include the e-mail of user ${user.name}.`);
     }
     const secs = (d: Date | undefined) => (d ? Math.floor(d.getTime() / 1000) : 0);
     const rows: NewGpgKey[] = [{
@@ -199,7 +199,7 @@ export class GithostService {
     try {
       return this.db.insertGpgKeys(rows);
     } catch (err) {
-      if (/UNIQUE/.test((err as Error).message)) throw new HttpError(422, 'A key with the same id already exists');
+      if (/UNIQUE/.test((err as Error).message)) throw new HttpError(E.githostKeyUsed, 'A key with the same id already exists');
       throw err;
     }
   }

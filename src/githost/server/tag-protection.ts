@@ -5,6 +5,7 @@
 // created, moved or deleted only by a user a matching rule lists (an empty list: nobody).
 // Enforced at push time by push-check.ts ("Tag T is protected"). Teams are stored and
 // returned; githost has no teams, so a team entry allows nobody.
+import { E } from '../../base/errors/index.js';
 import { compileGlob } from '../../base/glob/index.js';
 import type { GithostDb, ProtectedTagRow, UserRow } from './db.js';
 import { HttpError } from './http-io.js';
@@ -17,11 +18,11 @@ export function tagMatcher(pattern: string): RegExp {
     try {
       return new RegExp(pattern.slice(1, -1));
     } catch (err) {
-      throw new HttpError(422, `name_pattern ${JSON.stringify(pattern)} is not a valid regular expression: ${(err as Error).message}`);
+      throw new HttpError(E.githostFieldInvalid, `name_pattern ${JSON.stringify(pattern)} is not a valid regular expression: ${(err as Error).message}`);
     }
   }
   const re = compileGlob(pattern, '');
-  if (!re) throw new HttpError(422, `name_pattern ${JSON.stringify(pattern)} is not a valid glob (an unclosed "[" or "{", or a trailing "\\")`);
+  if (!re) throw new HttpError(E.githostFieldInvalid, `name_pattern ${JSON.stringify(pattern)} is not a valid glob (an unclosed "[" or "{", or a trailing "\\")`);
   return re;
 }
 

@@ -4,7 +4,7 @@
 // body), so both transports call the same code. Errors carry a kind; the HTTP and gRPC
 // status come from it (src/base/errors/kinds.ts).
 import type { Logger } from 'pino';
-import { isStraitError, type ErrorKind } from '../../base/errors/index.js';
+import { E, StraitError, isStraitError, type ErrorCode, type ErrorKind } from '../../base/errors/index.js';
 import { silentLogger } from '../../base/log/index.js';
 import { normalizeKeyID } from '../../platform/signatures/index.js';
 import { ADMIN_USER, checkToken, issueToken, passwordMatches, type AdminAccount } from './admin.js';
@@ -13,10 +13,10 @@ import { DEFAULT_LOGIN_LIMITS, LoginLimiter, type LoginLimits } from './login-li
 import { projectSpecFromRpc } from './rpc-project-spec.js';
 import type { AppProject, Application } from './types.js';
 
-/** An answer of the API other than success: the kind gives the HTTP and gRPC status. */
-export class ApiError extends Error {
-  constructor(readonly kind: ErrorKind, message: string) {
-    super(message);
+/** An answer of the API other than success, in Argo CD's words: its definition gives the code, the kind the HTTP and gRPC status. */
+export class ApiError extends StraitError {
+  constructor(of: { readonly code: ErrorCode; readonly kind: ErrorKind }, message: string) {
+    super(of.code, of.kind, message);
   }
 }
 
@@ -66,22 +66,22 @@ export function createApiHandlers(controller: GitOpsController, account: AdminAc
   const userOf = (caller: Caller): string | undefined => (caller.token ? checkToken(account, caller.token) : undefined);
   const user = (caller: Caller): string => {
     const u = userOf(caller);
-    if (!u) throw new ApiError('unauthenticated', 'no session information');
+    if (!u) throw new ApiError(E.apiNoSession, 'no session information');
     return u;
   };
   const getApp = async (name: string): Promise<Application> => {
     const app = await controller.getApplication(name);
-    if (!app) throw new ApiError('notFound', `applications.argoproj.io "${name}" not found`);
+    if (!app) throw new ApiError(E.apiObjectNotFound, `applications.argoproj.io "${name}" not found`);
     return app;
   };
   const getProject = async (name: string): Promise<AppProject> => {
     const p = await controller.getProject(name);
-    if (!p) throw new ApiError('notFound', `appprojects.argoproj.io "${name}" not found`);
+    if (!p) throw new ApiError(E.apiObjectNotFound, `appprojects.argoproj.io "${name}" not found`);
     return p;
   };
   const projectFrom = (req: Json): AppProject => {
     const p = req['project'] as AppProject | undefined;
-    if (!p || typeof p !== 'object' || !p.metadata?.name) throw new ApiError('usage', 'project.metadata.name is required');
+    if (!p || typeof p !== 'object' || !p.metadata?.name) throw new ApiError(E.apiRequestInvalid, 'project.metadata.name is required');
     return p;
   };
   const u = (fn: (req: Json, caller: Caller) => Promise<Json> | Json, auth = true): ApiHandler => ({ auth, call: async (req, caller) => fn(req, caller) });
@@ -89,15 +89,15 @@ export function createApiHandlers(controller: GitOpsController, account: AdminAc
   const unary: Record<string, ApiHandler> = {
     'session.SessionService/Create': u((req, caller) => {
       const username = str(req['username']);
-      if (Buffer.byteLength(username) > MAX_USERNAME) throw new ApiError('usage', `Username is too long (${MAX_USERNAME} bytes max)`);
+      if (Buffer.byteLength(username) > MAX_USERNAME) throw new ApiError(E.apiRequestInvalid, `Username is too long (${MAX_USERNAME} bytes max)`);
       if (logins.blocked(username, caller.addr)) {
         // as Argo CD: the same answer as a wrong password, and the password is not even checked
         log.warn({ username, addr: caller.addr }, 'login refused: too many failed logins');
-        throw new ApiError('unauthenticated', 'Invalid username or password');
+        throw new ApiError(E.apiLoginRefused, 'Invalid username or password');
       }
       if (!passwordMatches(account, username, str(req['password']))) {
         logins.fail(username, caller.addr);
-        throw new ApiError('unauthenticated', 'Invalid username or password');
+        throw new ApiError(E.apiLoginRefused, 'Invalid username or password');
       }
       logins.succeed(username, caller.addr);
       return { token: issueToken(account, username) };
@@ -118,7 +118,7 @@ export function createApiHandlers(controller: GitOpsController, account: AdminAc
     'account.AccountService/ListAccounts': u(() => ({ items: [{ name: ADMIN_USER, enabled: true, capabilities: ['login'] }] })),
     'account.AccountService/GetAccount': u((req) => {
       const name = str(req['name']);
-      if (name !== ADMIN_USER) throw new ApiError('notFound', `account '${name}' does not exist`);
+      if (name !== ADMIN_USER) throw new ApiError(E.apiObjectNotFound, `account '${name}' does not exist`);
       return { name, enabled: true, capabilities: ['login'] };
     }),
     'gpgkey.GPGKeyService/List': u(() => ({ metadata: {}, items: keys.list() })),
@@ -171,7 +171,7 @@ export function createApiHandlers(controller: GitOpsController, account: AdminAc
       const p = { ...sent, ...(spec ? { spec } : {}) };
       if (existing && req['upsert'] !== true) {
         if (JSON.stringify(existing.spec ?? {}) === JSON.stringify(p.spec ?? {})) return existing as unknown as Json;
-        throw new ApiError('usage', `existing project spec is different, use upsert flag to force update`);
+        throw new ApiError(E.apiRequestInvalid, `existing project spec is different, use upsert flag to force update`);
       }
       return await controller.saveProject(p) as unknown as Json;
     }),
@@ -195,8 +195,7 @@ export function createApiHandlers(controller: GitOpsController, account: AdminAc
 }
 
 /** A StraitError or ApiError as kind + message; anything else is internal. */
-export function errorKindOf(err: unknown): { kind: ErrorKind; message: string } {
-  if (err instanceof ApiError) return { kind: err.kind, message: err.message };
-  if (isStraitError(err)) return { kind: err.kind, message: err.message };
-  return { kind: 'internal', message: String((err as Error)?.message ?? err) };
+export function errorKindOf(err: unknown): { kind: ErrorKind; code: ErrorCode; message: string } {
+  if (isStraitError(err)) return { kind: err.kind, code: err.code, message: err.message };
+  return { kind: 'internal', code: E.internal.code, message: String((err as Error)?.message ?? err) };
 }

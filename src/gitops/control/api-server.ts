@@ -26,13 +26,13 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Server } from 'node:net';
 import type { Logger } from 'pino';
-import { KINDS, grpcStatusOf, isStraitError } from '../../base/errors/index.js';
+import { E, grpcStatusOf } from '../../base/errors/index.js';
 import { silentLogger } from '../../base/log/index.js';
 import {
   HttpError, MAX_JSON_DEPTH, decodeComponent, handleWith, parseJsonObject, readBody as readRequestBody, readJsonBody, requestTarget, sendJson, toHttpError, browserWriteRefusal, httpStatusOf, type ErrorAnswer, type HttpStatus, type RequestTarget,
 } from '../../platform/http/index.js';
 import { ADMIN_USER, checkToken, type AdminAccount } from './admin.js';
-import { ApiError, createApiHandlers, type Json } from './api-handlers.js';
+import { createApiHandlers, type Json } from './api-handlers.js';
 import { listenApi, type AnyRequest, type AnyResponse } from './api-listener.js';
 import { createArgoRpcHandler } from './argocd-rpc.js';
 import type { GitOpsController } from './controller.js';
@@ -81,15 +81,9 @@ export interface ApiServer {
   close(): Promise<void>;
 }
 
-// the gRPC status grpc-gateway pairs with each HTTP status (google.golang.org/grpc/codes)
-const GRPC: Partial<Record<HttpStatus, number>> = { 400: 3, 405: 3, 408: 4, 413: 3, 401: 16, 403: 7, 404: 5, 409: 6, 410: 5, 422: 3, 503: 14 };
-const INTERNAL = 13;
-
-/** Argo CD's error body: {error, code, message}, code the gRPC status. */
-function argoError(e: HttpError, cause?: unknown): ErrorAnswer {
-  // a StraitError's gRPC status comes from its kind (docs/errors.md); others from the HTTP status
-  const code = isStraitError(cause) || cause instanceof ApiError ? grpcStatusOf(cause.kind).code : GRPC[e.status] ?? INTERNAL;
-  return { status: e.status, body: { error: e.message, code, message: e.message } };
+/** Argo CD's error body: {error, code, message}, code the gRPC status of the error's kind (docs/errors.md). */
+function argoError(e: HttpError): ErrorAnswer {
+  return { status: e.status, body: { error: e.message, code: grpcStatusOf(e.kind).code, message: e.message }, code: e.code };
 }
 
 const readBody = (req: IncomingMessage, limit = 1024 * 1024): Promise<Record<string, unknown>> =>
@@ -161,7 +155,7 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer>
       const refusal = webhookRefusal(req.headers, raw, opts.webhookSecrets ? await opts.webhookSecrets() : {});
       if (refusal) {
         log.info({ addr: req.socket.remoteAddress, refusal }, 'webhook refused');
-        throw new HttpError(400, `Webhook processing failed: ${refusal}`);
+        throw new HttpError(E.webhookRefused, `Webhook processing failed: ${refusal}`);
       }
       const body = parseJsonObject(raw.toString('utf8'), MAX_JSON_DEPTH, true) as { repository?: { clone_url?: string; html_url?: string; ssh_url?: string } };
       for (const u of [body.repository?.clone_url, body.repository?.html_url]) if (typeof u === 'string' && u) controller.notifyPush(u);
@@ -192,9 +186,9 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer>
       const name = pp['name'] ?? '';
       const body = await readBody(req);
       const p = body['project'];
-      if (typeof p !== 'object' || p === null || Array.isArray(p)) throw new HttpError(400, 'project is required');
+      if (typeof p !== 'object' || p === null || Array.isArray(p)) throw new HttpError(E.apiRequestInvalid, 'project is required');
       const meta = (p as { metadata?: { name?: unknown } }).metadata ?? {};
-      if (meta.name !== undefined && meta.name !== name) throw new HttpError(400, `project.metadata.name ${JSON.stringify(meta.name)} does not match the path's ${JSON.stringify(name)}`);
+      if (meta.name !== undefined && meta.name !== name) throw new HttpError(E.apiRequestInvalid, `project.metadata.name ${JSON.stringify(meta.name)} does not match the path's ${JSON.stringify(name)}`);
       send(res, 200, await rpc('project.ProjectService/Update', req, { project: { ...p, metadata: { ...meta, name } } }));
     } },
     { method: 'GET', path: '/api/version', run: async (req, res) => send(res, 200, await rpc('version.VersionService/Version', req, {})) },
@@ -222,15 +216,15 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer>
     // a path with routes, but not for this method (after the session those routes need)
     if (pathKnown) {
       pathKnown.route.auth?.(req);
-      if (pathKnown.route.auth) throw new HttpError(405, `${method} is not allowed on ${path}`);
+      if (pathKnown.route.auth) throw new HttpError(E.httpMethodNotAllowed, `${method} is not allowed on ${path}`);
     }
-    throw new HttpError(404, `no route for ${method} ${path}`);
+    throw new HttpError(E.httpNoRoute, `no route for ${method} ${path}`);
   };
 
   const listener = handleWith(handle, (err) => {
-    const e = err instanceof ApiError ? new HttpError(KINDS[err.kind].http as HttpStatus, err.message) : toHttpError(err);
+    const e = toHttpError(err);
     if (e.status >= 500) log.warn({ err }, 'API request failed');
-    return argoError(e, err);
+    return argoError(e);
   });
   const host = opts.host ?? '127.0.0.1';
   // REST requests come over HTTP/1.1 or HTTP/2 (compat API: the same calls)

@@ -5,6 +5,7 @@ import { ConnectError, createConnectRouter, createContextKey, createContextValue
 import type { UniversalServerResponse } from '@connectrpc/connect/protocol';
 import { universalRequestFromNodeRequest, universalResponseToNodeResponse } from '@connectrpc/connect-node';
 import { grpcStatusOf } from '../../base/errors/index.js';
+import { STRAIT_ERROR_HEADER } from '../../platform/http/index.js';
 import { errorKindOf, type ApiHandlers, type Caller } from './api-handlers.js';
 import type { AnyRequest, AnyResponse } from './api-listener.js';
 import { jsonToMessage, messageToJson } from './argocd-json.js';
@@ -25,11 +26,11 @@ function callerOf(ctx: HandlerContext): Caller {
   };
 }
 
-/** A StraitError/ApiError as the gRPC status its kind names (Unauthenticated, NotFound, ...). */
+/** A StraitError/ApiError as the gRPC status its kind names (Unauthenticated, NotFound, ...), its code in the strait-error-code trailer. */
 export function toConnectError(err: unknown): ConnectError {
   if (err instanceof ConnectError) return err;
-  const { kind, message } = errorKindOf(err);
-  return new ConnectError(message, grpcStatusOf(kind).code as Code);
+  const { kind, code, message } = errorKindOf(err);
+  return new ConnectError(message, grpcStatusOf(kind).code as Code, { [STRAIT_ERROR_HEADER]: code });
 }
 
 export function argocdRoutes(api: ApiHandlers): (router: ConnectRouter) => void {

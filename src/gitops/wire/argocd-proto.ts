@@ -5,7 +5,9 @@
 // written by hand as descriptors: only the messages and fields strait fills or reads, each with
 // upstream's package, name and field number (the numbers are the protocol; names give the JSON
 // names, which are also Argo CD's REST shapes). Fields left out are skipped by decoders on both
-// sides. docs/gitops.md lists the RPCs served.
+// sides. docs/gitops.md lists the RPCs served. The two go-to-protobuf files (meta/v1 and
+// v1alpha1 generated.proto) are proto2 as upstream's are: a field set to its zero value (an
+// empty `group` of a core-group GroupKind, `enabled: false`) is present on the wire and in JSON.
 import { createFileRegistry, fromJson, type DescMessage, type DescService, type FileRegistry } from '@bufbuild/protobuf';
 import { FileDescriptorSetSchema, type DescriptorProtoJson, type FieldDescriptorProtoJson, type FileDescriptorProtoJson } from '@bufbuild/protobuf/wkt';
 
@@ -37,10 +39,11 @@ function field(pkg: string, msg: string, [name, number, type, mode]: Field): { f
   return { field: { name, jsonName: name, number, label, type: 'TYPE_MESSAGE', typeName: type.startsWith('.') ? type : `.${pkg}.${type}` } };
 }
 
-function file(name: string, pkg: string, deps: string[], messages: Messages, services: Record<string, Rpcs> = {}): FileDescriptorProtoJson {
+function file(name: string, pkg: string, deps: string[], messages: Messages, services: Record<string, Rpcs> = {},
+  syntax: 'proto2' | 'proto3' = 'proto3'): FileDescriptorProtoJson {
   const msgType = (n: string): string => (n.startsWith('.') ? n : `.${pkg}.${n}`);
   return {
-    name, package: pkg, dependency: deps, syntax: 'proto3',
+    name, package: pkg, dependency: deps, syntax,
     messageType: Object.entries(messages).map(([m, fields]) => {
       const built = fields.map((f) => field(pkg, m, f));
       return { name: m, field: built.map((b) => b.field), nestedType: built.flatMap((b) => (b.nested ? [b.nested] : [])) };
@@ -68,7 +71,7 @@ const files: FileDescriptorProtoJson[] = [
     ListMeta: [['resourceVersion', 2, 'string']],
     Time: [['seconds', 1, 'int64'], ['nanos', 2, 'int32']],
     GroupKind: [['group', 1, 'string'], ['kind', 2, 'string']],
-  }),
+  }, {}, 'proto2'),
   file(V1A1_FILE, V1A1, [META_FILE], {
     GnuPGPublicKey: [['keyID', 1, 'string'], ['fingerprint', 2, 'string'], ['owner', 3, 'string'], ['trust', 4, 'string'], ['subType', 5, 'string'], ['keyData', 6, 'string']],
     GnuPGPublicKeyList: [['metadata', 1, meta('ListMeta')], ['items', 2, 'GnuPGPublicKey', 'repeated']],
@@ -112,7 +115,7 @@ const files: FileDescriptorProtoJson[] = [
     SourceIntegrityGitPolicy: [['repos', 1, 'SourceIntegrityGitPolicyRepo', 'repeated'], ['gpg', 2, 'SourceIntegrityGitPolicyGPG']],
     SourceIntegrityGitPolicyRepo: [['url', 1, 'string']],
     SourceIntegrityGitPolicyGPG: [['mode', 1, 'string'], ['keys', 3, 'string', 'repeated']],
-  }),
+  }, {}, 'proto2'),
   file('server/session/session.proto', 'session', [], {
     SessionCreateRequest: [['username', 1, 'string'], ['password', 2, 'string'], ['token', 3, 'string']],
     SessionDeleteRequest: [],

@@ -1,7 +1,7 @@
-// The HTTP kit of strait's servers: one error class with a typed status (and one table
-// from StraitErrors to statuses), bounded body reading, JSON answers, request targets.
+// The HTTP kit of strait's servers: one error class with a typed status and a stable code
+// (statuses from src/base/errors' one table), bounded body reading, JSON answers, request targets.
 // Each server keeps its own error body shape; the reading, limits and statuses are here.
-export { HttpError, httpStatusOf, toHttpError, type BodyProblem, type HttpStatus } from './http-error.js';
+export { HttpError, STRAIT_ERROR_HEADER, httpStatusOf, toHttpError, type BodyProblem, type ErrorClass, type HttpStatus } from './http-error.js';
 export {
   BODY_TIMEOUT_MS, MAX_JSON_DEPTH, exceedsDepth, guardBodyStream, parseJsonObject, readBody, readJsonBody, type JsonBodyLimits,
 } from './read-body.js';

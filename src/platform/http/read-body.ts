@@ -3,6 +3,7 @@
 // checked before parsing, so a 10,000-deep body is a 400 and never a stack overflow
 // further on. A body the server gives up on is drained, not stored; the answer to it
 // closes the connection (see sendError).
+import { E } from '../../base/errors/index.js';
 import type { IncomingMessage } from 'node:http';
 import { HttpError } from './http-error.js';
 
@@ -38,7 +39,7 @@ export function readBody(req: IncomingMessage, limit: number, timeoutMs = BODY_T
     const declared = Number(req.headers['content-length'] ?? NaN);
     if (Number.isFinite(declared) && declared > limit) {
       req.resume();
-      reject(new HttpError(413, `request body is ${declared} bytes, more than the limit of ${limit}`, 'too-large'));
+      reject(new HttpError(E.httpBodyTooLarge, `request body is ${declared} bytes, more than the limit of ${limit}`, 'too-large'));
       return;
     }
     const chunks: Buffer[] = [];
@@ -56,13 +57,13 @@ export function readBody(req: IncomingMessage, limit: number, timeoutMs = BODY_T
     };
     const onData = (d: Buffer): void => {
       size += d.length;
-      if (size > limit) fail(new HttpError(413, `request body is more than the limit of ${limit} bytes`, 'too-large'));
+      if (size > limit) fail(new HttpError(E.httpBodyTooLarge, `request body is more than the limit of ${limit} bytes`, 'too-large'));
       else chunks.push(d);
     };
-    const timer = setTimeout(() => fail(new HttpError(408, `request body did not arrive within ${timeoutMs / 1000} s`, 'timeout')), timeoutMs);
+    const timer = setTimeout(() => fail(new HttpError(E.httpBodyTimeout, `request body did not arrive within ${timeoutMs / 1000} s`, 'timeout')), timeoutMs);
     req.on('data', onData);
-    req.on('error', (e) => fail(new HttpError(400, `reading the request body failed: ${e.message}`, 'aborted')));
-    req.on('close', () => { if (!req.complete) fail(new HttpError(400, 'the client went away before the request body ended', 'aborted')); });
+    req.on('error', (e) => fail(new HttpError(E.httpBodyAborted, `reading the request body failed: ${e.message}`, 'aborted')));
+    req.on('close', () => { if (!req.complete) fail(new HttpError(E.httpBodyAborted, 'the client went away before the request body ended', 'aborted')); });
     req.on('end', () => {
       if (settled) return;
       settled = true;
@@ -76,20 +77,20 @@ export function readBody(req: IncomingMessage, limit: number, timeoutMs = BODY_T
 export function parseJsonObject(text: string, maxDepth = MAX_JSON_DEPTH, emptyIsObject = false): Record<string, unknown> {
   if (text.trim() === '') {
     if (emptyIsObject) return {};
-    throw new HttpError(400, 'request body is empty; a JSON object is needed', 'malformed');
+    throw new HttpError(E.httpBodyInvalid, 'request body is empty; a JSON object is needed', 'malformed');
   }
   if (exceedsDepth(text, maxDepth)) {
-    throw new HttpError(400, `request body nests arrays and objects deeper than ${maxDepth} levels`, 'too-deep');
+    throw new HttpError(E.httpBodyInvalid, `request body nests arrays and objects deeper than ${maxDepth} levels`, 'too-deep');
   }
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
   } catch (e) {
-    throw new HttpError(400, `request body is not valid JSON: ${(e as Error).message}`, 'malformed');
+    throw new HttpError(E.httpBodyInvalid, `request body is not valid JSON: ${(e as Error).message}`, 'malformed');
   }
   if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
     const got = parsed === null ? 'null' : Array.isArray(parsed) ? 'an array' : typeof parsed;
-    throw new HttpError(400, `request body must be a JSON object, got ${got}`, 'not-object');
+    throw new HttpError(E.httpBodyInvalid, `request body must be a JSON object, got ${got}`, 'not-object');
   }
   return parsed as Record<string, unknown>;
 }

@@ -1,5 +1,6 @@
 // The path and query of a request, and percent-decoding that answers 400, not 500, to
 // bad encoding ("%E0%A4%A", a lone "%").
+import { E } from '../../base/errors/index.js';
 import type { IncomingMessage } from 'node:http';
 import { HttpError } from './http-error.js';
 
@@ -21,7 +22,7 @@ export function decodeComponent(text: string): string {
   try {
     return decodeURIComponent(text);
   } catch {
-    throw new HttpError(400, `${JSON.stringify(text.slice(0, 200))} is not valid percent-encoding`);
+    throw new HttpError(E.httpTargetInvalid, `${JSON.stringify(text.slice(0, 200))} is not valid percent-encoding`);
   }
 }
 

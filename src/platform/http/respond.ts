@@ -1,5 +1,6 @@
 // Writing answers: JSON with its length, and errors in each server's own body shape.
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
+import { STRAIT_ERROR_HEADER } from './http-error.js';
 
 export function sendJson(res: ServerResponse, status: number, body: unknown, contentType = 'application/json'): void {
   const text = JSON.stringify(body);
@@ -13,6 +14,8 @@ export interface ErrorAnswer {
   body: unknown;
   headers?: Record<string, string>;
   contentType?: string;
+  /** the error's STRAIT_ERR_* code, sent in the strait-error-code header (every body shape keeps its clients' fields) */
+  code?: string;
 }
 
 /**
@@ -28,6 +31,7 @@ export function sendError(req: IncomingMessage, res: ServerResponse, answer: Err
   // HTTP/1.1 only: HTTP/2 forbids connection headers, and a stream ends without its connection
   if (!req.complete && req.httpVersionMajor === 1) res.setHeader('connection', 'close');
   for (const [k, v] of Object.entries(answer.headers ?? {})) res.setHeader(k, v);
+  if (answer.code !== undefined) res.setHeader(STRAIT_ERROR_HEADER, answer.code);
   sendJson(res, answer.status, answer.body, answer.contentType);
 }
 

@@ -1,5 +1,5 @@
 // Codes owned by githost: the code-hosting server.
-import { def, q } from '../define.js';
+import { def, q, said } from '../define.js';
 
 // giteaStatus: where Gitea answers with another status than the kind's, the status the
 // Gitea-compatible API answers with (Gitea says 422 for most refused input).
@@ -40,4 +40,14 @@ export const githost = {
     message: `cannot open the githost database ${q(path)}: ${reason}; check the state dir and its permissions`,
     detail: { path, reason },
   })),
+  // --- the Gitea-compatible API's refusals, in Gitea's words and statuses (src/githost/server) ---
+  githostUnauthenticated: def('STRAIT_ERR_GITHOST_UNAUTHENTICATED', 'unauthenticated', said),
+  githostDenied: def('STRAIT_ERR_GITHOST_DENIED', 'denied', said),
+  githostNotFound: def('STRAIT_ERR_GITHOST_NOT_FOUND', 'notFound', said),
+  githostRequestInvalid: def('STRAIT_ERR_GITHOST_REQUEST_INVALID', 'usage', said),
+  githostFieldInvalid: def('STRAIT_ERR_GITHOST_FIELD_INVALID', 'usage', said, { giteaStatus: 422 }),
+  githostUserUnknown: def('STRAIT_ERR_GITHOST_USER_UNKNOWN', 'notFound', said, { giteaStatus: 422 }),
+  githostKeyUsed: def('STRAIT_ERR_GITHOST_KEY_USED', 'exists', said, { giteaStatus: 422 }),
+  githostTokenNameUsed: def('STRAIT_ERR_GITHOST_TOKEN_NAME_USED', 'exists', said, { giteaStatus: 400 }),
+  githostRuleExists: def('STRAIT_ERR_GITHOST_RULE_EXISTS', 'exists', said, { giteaStatus: 403 }),
 };

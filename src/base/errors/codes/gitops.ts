@@ -1,5 +1,5 @@
 // Codes owned by gitops: GnuPG keys, the control module API, fetching revisions.
-import { def, q } from '../define.js';
+import { def, q, said } from '../define.js';
 
 export const gitops = {
   gpgKeyIdInvalid: def('STRAIT_ERR_GITOPS_KEY_ID_INVALID', 'usage', (id: string) => ({
@@ -53,4 +53,10 @@ export const gitops = {
       + `(PUT /api/v1/projects/${project} with "sourceIntegrity": null, or kubectl/strait apply)`,
     detail: { project, userAgent },
   })),
+  // --- the control API's refusals, in Argo CD's words (src/gitops/control/api-handlers.ts, api-server.ts) ---
+  apiNoSession: def('STRAIT_ERR_GITOPS_API_NO_SESSION', 'unauthenticated', said),
+  apiObjectNotFound: def('STRAIT_ERR_GITOPS_API_OBJECT_NOT_FOUND', 'notFound', said),
+  apiRequestInvalid: def('STRAIT_ERR_GITOPS_API_REQUEST_INVALID', 'usage', said),
+  apiLoginRefused: def('STRAIT_ERR_GITOPS_API_LOGIN_REFUSED', 'unauthenticated', said),
+  webhookRefused: def('STRAIT_ERR_GITOPS_WEBHOOK_REFUSED', 'usage', said),
 };

@@ -1,5 +1,5 @@
 // Codes owned by mesh: CA, policy, sidecar proxy.
-import { def, q } from '../define.js';
+import { def, q, said } from '../define.js';
 
 export const mesh = {
   meshCaInvalid: def('STRAIT_ERR_MESH_CA_INVALID', 'usage', (reason: string) => ({
@@ -33,4 +33,9 @@ export const mesh = {
     message: `the node proxy cannot serve pod ${q(pod)} in network namespace ${q(netns)}: ${reason}; the mesh agent retries, check that the namespace exists and the proxy ports are free in it`,
     detail: { pod, netns, reason },
   })),
+  // --- the mesh configuration server's and the sidecar injector's refusals (answered over HTTP) ---
+  meshTokenRequired: def('STRAIT_ERR_MESH_TOKEN_REQUIRED', 'unauthenticated', said),
+  meshCallerDenied: def('STRAIT_ERR_MESH_CALLER_DENIED', 'denied', said),
+  meshConfigUnknown: def('STRAIT_ERR_MESH_CONFIG_UNKNOWN', 'notFound', said),
+  meshFlowsNotRecorded: def('STRAIT_ERR_MESH_FLOWS_NOT_RECORDED', 'unavailable', said),
 };

@@ -1,5 +1,5 @@
 // Codes owned by platform: resources, stores, Kubernetes, signatures.
-import { def, q } from '../define.js';
+import { def, q, said } from '../define.js';
 
 /** A signature refusal: the message is made where the refusal is found (it names the commit and why). */
 function refusal<const C extends `STRAIT_ERR_SIGNATURE_${string}`>(code: C) {
@@ -121,4 +121,13 @@ export const platform = {
     message: `allowed_signers line ${line}: ${why} (line ${q(text)}); see "ALLOWED SIGNERS" in ssh-keygen(1)`,
     detail: { line, why, text },
   })),
+  // --- HTTP: what every server of strait answers a request it cannot serve (src/platform/http) ---
+  httpNoRoute: def('STRAIT_ERR_HTTP_NO_ROUTE', 'notFound', said),
+  httpMethodNotAllowed: def('STRAIT_ERR_HTTP_METHOD_NOT_ALLOWED', 'usage', said, { httpStatus: 405 }),
+  httpTargetInvalid: def('STRAIT_ERR_HTTP_TARGET_INVALID', 'usage', said),
+  httpBodyTooLarge: def('STRAIT_ERR_HTTP_BODY_TOO_LARGE', 'usage', said, { httpStatus: 413 }),
+  httpBodyTimeout: def('STRAIT_ERR_HTTP_BODY_TIMEOUT', 'usage', said, { httpStatus: 408 }),
+  httpBodyAborted: def('STRAIT_ERR_HTTP_BODY_ABORTED', 'usage', said),
+  httpBodyInvalid: def('STRAIT_ERR_HTTP_BODY_INVALID', 'usage', said),
+  httpRateLimited: def('STRAIT_ERR_HTTP_RATE_LIMITED', 'unavailable', said, { httpStatus: 429 }),
 };

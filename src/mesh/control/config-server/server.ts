@@ -18,6 +18,7 @@
 // is not the pod's; 404 the pod is not known yet (the proxy waits and asks again, enforcing
 // nothing meanwhile); a pod known but outside the mesh gets an explicit pass-through
 // configuration (header strait-mesh: outside), as Istio's sidecar without a mesh policy.
+import { E } from '../../../base/errors/index.js';
 import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer, type Server } from 'node:https';
@@ -86,16 +87,16 @@ export async function serveMeshConfig(o: MeshConfigServerOptions): Promise<MeshC
     if (what === 'ingress') {
       const g = o.ingress;
       if (!g || g.namespace !== caller.namespace || g.serviceAccount !== caller.serviceAccount) {
-        return new HttpError(403, `${caller.namespace}/${caller.serviceAccount} is not the mesh ingress gateway's ServiceAccount`);
+        return new HttpError(E.meshCallerDenied, `${caller.namespace}/${caller.serviceAccount} is not the mesh ingress gateway's ServiceAccount`);
       }
       const text = g.config();
-      return text === undefined ? new HttpError(404, 'the ingress configuration is not computed yet') : { text, outside: false };
+      return text === undefined ? new HttpError(E.meshConfigUnknown, 'the ingress configuration is not computed yet') : { text, outside: false };
     }
-    if (!caller.pod) return new HttpError(403, 'the token is not bound to a pod (project a ServiceAccount token with audience "strait" into the pod)');
+    if (!caller.pod) return new HttpError(E.meshCallerDenied, 'the token is not bound to a pod (project a ServiceAccount token with audience "strait" into the pod)');
     const st = o.podConfig(caller.namespace, caller.pod);
-    if (!st) return new HttpError(404, `pod ${caller.namespace}/${caller.pod} is not known to the mesh controller yet`);
+    if (!st) return new HttpError(E.meshConfigUnknown, `pod ${caller.namespace}/${caller.pod} is not known to the mesh controller yet`);
     if (st.serviceAccount !== caller.serviceAccount) {
-      return new HttpError(403, `the token's ServiceAccount ${caller.serviceAccount} is not pod ${caller.namespace}/${caller.pod}'s (${st.serviceAccount})`);
+      return new HttpError(E.meshCallerDenied, `the token's ServiceAccount ${caller.serviceAccount} is not pod ${caller.namespace}/${caller.pod}'s (${st.serviceAccount})`);
     }
     return st.state === 'mesh' ? { text: st.text, outside: false } : { text: PASS_THROUGH, outside: true };
   };
@@ -104,40 +105,40 @@ export async function serveMeshConfig(o: MeshConfigServerOptions): Promise<MeshC
     const { path, query } = requestTarget(req);
     const flows = req.method === 'POST' && path === '/v1/flows' && o.onFlows !== undefined;
     const what = path === '/v1/sidecar' ? 'sidecar' : path === '/v1/ingress' ? 'ingress' : undefined;
-    if (!flows && (req.method !== 'GET' || !what)) throw new HttpError(404, `GET /v1/sidecar or /v1/ingress${o.onFlows ? ', POST /v1/flows' : ''}`);
+    if (!flows && (req.method !== 'GET' || !what)) throw new HttpError(E.httpNoRoute, `GET /v1/sidecar or /v1/ingress${o.onFlows ? ', POST /v1/flows' : ''}`);
     const auth = /^Bearer ([A-Za-z0-9._~+/=-]+)$/.exec(req.headers.authorization ?? '');
     // an unknown token costs a TokenReview: bounded per source address and in all (token-reviews.ts)
     const caller = auth ? await authenticate(auth[1] as string, req.socket.remoteAddress ?? '').catch(() => undefined) : undefined;
     if (caller === THROTTLED) {
       o.onRequest?.('throttled');
-      throw new HttpError(429, 'too many unknown tokens from this address (each costs a TokenReview); try again in a few seconds');
+      throw new HttpError(E.httpRateLimited, 'too many unknown tokens from this address (each costs a TokenReview); try again in a few seconds');
     }
     if (!caller) {
       o.onRequest?.('unauthenticated');
-      throw new HttpError(401, 'a ServiceAccount token with audience "strait" is required (Authorization: Bearer)');
+      throw new HttpError(E.meshTokenRequired, 'a ServiceAccount token with audience "strait" is required (Authorization: Bearer)');
     }
     if (flows) {
       // only a pod in the mesh reports, and only for itself (the token says which pod)
       const a = answer('sidecar', caller);
       if (a instanceof HttpError || a.outside) {
         o.onRequest?.(a instanceof HttpError && a.status === 404 ? 'unknown' : 'forbidden');
-        throw a instanceof HttpError ? a : new HttpError(403, `pod ${caller.namespace}/${caller.pod ?? '?'} is not in the mesh`);
+        throw a instanceof HttpError ? a : new HttpError(E.meshCallerDenied, `pod ${caller.namespace}/${caller.pod ?? '?'} is not in the mesh`);
       }
       const key = `${caller.namespace}/${caller.pod as string}`;
       const now = Date.now();
       if (now - (lastFlows.get(key) ?? 0) < minFlowMs) {
         o.onRequest?.('throttled');
-        throw new HttpError(429, `pod ${key} reports flows at most every ${minFlowMs} ms`);
+        throw new HttpError(E.httpRateLimited, `pod ${key} reports flows at most every ${minFlowMs} ms`);
       }
       if (lastFlows.size > 50_000) for (const [k, t] of lastFlows) if (now - t > 60_000) lastFlows.delete(k);
       lastFlows.set(key, now);
       const report = await readJsonBody(req, { limit: 1 << 20 });
-      if (!o.onFlows?.(caller.namespace, caller.pod as string, report)) throw new HttpError(503, 'observed traffic is not being recorded now (the control module cannot write MeshTrafficObservations yet); send it again later');
+      if (!o.onFlows?.(caller.namespace, caller.pod as string, report)) throw new HttpError(E.meshFlowsNotRecorded, 'observed traffic is not being recorded now (the control module cannot write MeshTrafficObservations yet); send it again later');
       o.onRequest?.('flows');
       res.writeHead(204).end();
       return;
     }
-    if (!what) throw new HttpError(404, 'GET /v1/sidecar or /v1/ingress');
+    if (!what) throw new HttpError(E.httpNoRoute, 'GET /v1/sidecar or /v1/ingress');
     const waitS = Math.min(maxWait, Math.max(0, Number(query.get('wait') ?? 0) || 0));
     const have = req.headers['if-none-match'];
     const deadline = Date.now() + waitS * 1000;
@@ -175,7 +176,7 @@ export async function serveMeshConfig(o: MeshConfigServerOptions): Promise<MeshC
 
   const server = createServer({ cert: o.cert, key: o.key, minVersion: 'TLSv1.2' }, handleWith(handle, (err) => {
     const e = toHttpError(err);
-    return { status: e.status, body: { message: e.message } };
+    return { status: e.status, body: { message: e.message }, code: e.code };
   }));
   // long polls: the server must not cut them (Node's default request timeout is 300 s)
   server.requestTimeout = (maxWait + 30) * 1000;

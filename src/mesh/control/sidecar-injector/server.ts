@@ -2,7 +2,7 @@
 // calls webhooks over TLS; the caller passes the serving certificate and key (PEM).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer, type Server } from 'node:https';
-import { isStraitError } from '../../../base/errors/index.js';
+import { E, isStraitError } from '../../../base/errors/index.js';
 import { listenServer } from '../../../base/net/index.js';
 import { HttpError, handleWith, readJsonBody, requestTarget, sendJson, toHttpError } from '../../../platform/http/index.js';
 import type { SidecarOptions } from './patch.js';
@@ -29,7 +29,7 @@ const MAX_BODY = 4 * 1024 * 1024;
 
 export async function serveSidecarInjector(opts: SidecarInjectorOptions): Promise<SidecarInjector> {
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    if (req.method !== 'POST' || requestTarget(req).path !== '/inject') throw new HttpError(404, 'POST /inject with an AdmissionReview');
+    if (req.method !== 'POST' || requestTarget(req).path !== '/inject') throw new HttpError(E.httpNoRoute, 'POST /inject with an AdmissionReview');
     let out: ReturnType<typeof reviewAdmission>;
     try {
       out = reviewAdmission(await readJsonBody(req, { limit: MAX_BODY }), opts);
@@ -42,8 +42,8 @@ export async function serveSidecarInjector(opts: SidecarInjectorOptions): Promis
   };
   // errors as {message}; a StraitError from the review is the caller's bad AdmissionReview
   const server = createServer({ cert: opts.cert, key: opts.key, minVersion: 'TLSv1.2' }, handleWith(handle, (err) => {
-    const e = isStraitError(err) ? new HttpError(400, err.message) : toHttpError(err);
-    return { status: e.status, body: { message: e.message } };
+    const e = isStraitError(err) && !(err instanceof HttpError) ? new HttpError({ code: err.code, kind: 'usage' }, err.message) : toHttpError(err);
+    return { status: e.status, body: { message: e.message }, code: e.code };
   }));
   const bound = await listenServer(server, { port: opts.port ?? 0, host: opts.host ?? '127.0.0.1' });
   return { port: bound.port, server, close: () => bound.close() };

@@ -57,7 +57,7 @@ const digest = (s: string): Buffer => createHash('sha256').update(s).digest();
 /** The store API's error body is a StraitError's; a request it cannot read is a usage error. */
 function storeError(err: unknown): ErrorAnswer {
   const s = err instanceof HttpError ? E.usage(err.message) : isStraitError(err) ? err : E.internal((err as Error)?.message ?? String(err));
-  return { status: httpStatusOf(s), body: toWireError(s) };
+  return { status: httpStatusOf(s), body: toWireError(s), code: s.code };
 }
 
 const readBody = (req: IncomingMessage): Promise<Record<string, unknown>> => readJsonBody(req, { limit: MAX_BODY });
