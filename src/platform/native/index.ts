@@ -60,8 +60,10 @@ let addon: NativeAddon | undefined;
 export function native(): NativeAddon {
   if (!addon) {
     const require = createRequire(import.meta.url);
-    // dist/src/platform/native/index.js -> native/build/Release
-    addon = require('../../../../native/build/Release/strait_native.node') as NativeAddon;
+    // dist/src/platform/native/index.js -> native/build/Release; STRAIT_NATIVE_ADDON: another
+    // build of the same addon (scripts/native-asan.mjs runs the tests under the sanitizers so)
+    const path = process.env['STRAIT_NATIVE_ADDON'] ?? '../../../../native/build/Release/strait_native.node';
+    addon = require(path) as NativeAddon;
   }
   return addon;
 }
