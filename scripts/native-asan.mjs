@@ -20,9 +20,11 @@ const addon = join(dir, 'build', 'Release', 'strait_native.node');
 const binding = JSON.parse(readFileSync(join(root, 'native', 'binding.gyp'), 'utf8'));
 
 // the tests that load the addon: argument checks, TUN/UDP/pump data paths, the TLS record
-// relay against two peers and its fuzz test, namespaces, SO_ORIGINAL_DST
+// relay against two peers and its fuzz test, SO_ORIGINAL_DST. Not test/integration/netns-listen:
+// the tools a test spawns inherit LD_PRELOAD, and curl with libasan preloaded hangs in a futex
+// (its netns entry points are still called by native-args here).
 const DEFAULT_TESTS = ['unit/native-args', 'unit/agent-pump', 'unit/udp-batch', 'unit/tunnel-fragments', 'unit/tun-no-ipv6',
-  'mesh/tls-relay-', 'security/mesh-tls-relay-fuzz', 'netns-listen', 'original-dst'];
+  'mesh/tls-relay-', 'security/mesh-tls-relay-fuzz', 'original-dst'];
 
 function lib(name) {
   const p = execFileSync('gcc', [`-print-file-name=${name}`], { encoding: 'utf8' }).trim();

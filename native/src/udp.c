@@ -49,7 +49,7 @@ napi_value strait_js_udp_open(napi_env env, napi_callback_info info) {
   memset(&sa, 0, sizeof sa);
   sa.sin_family = AF_INET;
   sa.sin_port = htons((uint16_t)port);
-  if (inet_pton(AF_INET, addr, &sa.sin_addr) != 1) return strait_throw_errno(env, "udpOpen: not an IPv4 address", EINVAL);
+  if (inet_pton(AF_INET, addr, &sa.sin_addr) != 1) return strait_throw_usage(env, "udpOpen", "argument 1 (address) is not an IPv4 address: %s", addr);
   int fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0) return strait_throw_errno(env, "socket", errno);
   if (bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0) {

@@ -48,6 +48,7 @@ const bad: Bad[] = [
   ['tunClose', 'needs 1 arguments', (n) => any(n).tunClose()],
   ['tunClose', '(fd)', (n) => any(n).tunClose({})],
   ['udpOpen', '(address)', (n) => any(n).udpOpen(127, 0)],
+  ['udpOpen', '(address) is not an IPv4 address: ::1', (n) => any(n).udpOpen('::1', 0)],
   ['udpOpen', '(port)', (n) => any(n).udpOpen('127.0.0.1', 70000)],
   ['udpOpen', '(bufBytes)', (n) => any(n).udpOpen('127.0.0.1', 0, 'big')],
   ['udpStart', '(onRecv)', (n) => any(n).udpStart(3, buf, undefined)],
