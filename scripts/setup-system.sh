@@ -74,6 +74,9 @@ declare -A PKG=(
 )
 # file -> Debian package, for what is not a command on PATH
 declare -A PKG_FILE=(
+  # the sanitizer runtimes of the addon's sanitizer build (scripts/native-asan.mjs)
+  [/usr/lib/x86_64-linux-gnu/libasan.so.8]=libasan8
+  [/usr/lib/x86_64-linux-gnu/libubsan.so.1]=libubsan1
   [/usr/lib/cni/bridge]=containernetworking-plugins
   [/usr/lib/cni/host-local]=containernetworking-plugins
   [/usr/lib/cni/loopback]=containernetworking-plugins

@@ -4,6 +4,8 @@
 // descriptor (writer.c), the UDP GSO send (sendmsg with UDP_SEGMENT, used by udp.c and
 // the pump thread), and strait_fd_release, which every close goes through.
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -163,4 +165,137 @@ void strait_fd_release(napi_env env, int fd) {
       uv_close((uv_handle_t *)&r->poll, on_poll_closed);
     }
   }
+}
+
+// Errors: one code per kind (src/base/errors): a failed system call is
+// STRAIT_ERR_SYSTEM_TOOL, a bad argument STRAIT_ERR_USAGE (a TypeError).
+napi_value strait_throw_errno(napi_env env, const char *what, int err) {
+  char msg[256];
+  snprintf(msg, sizeof msg, "%s: %s (errno %d)", what, strerror(err), err);
+  napi_throw_error(env, "STRAIT_ERR_SYSTEM_TOOL", msg);
+  return NULL;
+}
+
+napi_value strait_throw_usage(napi_env env, const char *fn, const char *fmt, ...) {
+  char detail[200];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(detail, sizeof detail, fmt, ap);
+  va_end(ap);
+  char msg[256];
+  snprintf(msg, sizeof msg, "%s: %s", fn, detail);
+  napi_throw_type_error(env, "STRAIT_ERR_USAGE", msg);
+  return NULL;
+}
+
+napi_status strait_rethrow_pending(napi_env env) {
+  bool pending = false;
+  napi_is_exception_pending(env, &pending);
+  if (!pending) return napi_ok;
+  napi_value err;
+  napi_get_and_clear_last_exception(env, &err);
+  return napi_fatal_exception(env, err);
+}
+
+// Arguments (see common.h).
+int strait_args_get(napi_env env, napi_callback_info info, const char *fn, size_t min, size_t max, strait_args *a) {
+  a->env = env;
+  a->fn = fn;
+  a->argc = max < STRAIT_MAX_ARGS ? max : STRAIT_MAX_ARGS;
+  if (napi_get_cb_info(env, info, &a->argc, a->argv, NULL, NULL) != napi_ok) {
+    strait_throw_usage(env, fn, "cannot read the arguments");
+    return 0;
+  }
+  if (a->argc > max) a->argc = max;
+  if (a->argc < min) {
+    strait_throw_usage(env, fn, "needs %zu arguments, got %zu", min, a->argc);
+    return 0;
+  }
+  return 1;
+}
+
+int strait_has_arg(strait_args *a, size_t i) {
+  if (i >= a->argc) return 0;
+  napi_valuetype t;
+  return napi_typeof(a->env, a->argv[i], &t) == napi_ok && t != napi_undefined;
+}
+
+static int bad(strait_args *a, size_t i, const char *name, const char *what) {
+  strait_throw_usage(a->env, a->fn, "argument %zu (%s) must be %s", i + 1, name, what);
+  return 0;
+}
+
+static int is_number(strait_args *a, size_t i) {
+  napi_valuetype t;
+  return i < a->argc && napi_typeof(a->env, a->argv[i], &t) == napi_ok && t == napi_number;
+}
+
+int strait_get_int(strait_args *a, size_t i, const char *name, int32_t *out) {
+  if (!is_number(a, i) || napi_get_value_int32(a->env, a->argv[i], out) != napi_ok) return bad(a, i, name, "an integer");
+  return 1;
+}
+
+int strait_get_int_range(strait_args *a, size_t i, const char *name, int32_t lo, int32_t hi, int32_t *out) {
+  char what[64];
+  snprintf(what, sizeof what, "an integer in [%d, %d]", lo, hi);
+  if (!is_number(a, i) || napi_get_value_int32(a->env, a->argv[i], out) != napi_ok || *out < lo || *out > hi) return bad(a, i, name, what);
+  return 1;
+}
+
+int strait_get_fd(strait_args *a, size_t i, const char *name, int32_t *out) {
+  if (!is_number(a, i) || napi_get_value_int32(a->env, a->argv[i], out) != napi_ok || *out < 0)
+    return bad(a, i, name, "a descriptor (an integer >= 0)");
+  return 1;
+}
+
+int strait_get_u32(strait_args *a, size_t i, const char *name, uint32_t *out) {
+  if (!is_number(a, i) || napi_get_value_uint32(a->env, a->argv[i], out) != napi_ok) return bad(a, i, name, "an unsigned 32-bit integer");
+  return 1;
+}
+
+int strait_get_i64(strait_args *a, size_t i, const char *name, int64_t *out) {
+  if (!is_number(a, i) || napi_get_value_int64(a->env, a->argv[i], out) != napi_ok) return bad(a, i, name, "an integer");
+  return 1;
+}
+
+int strait_get_bool(strait_args *a, size_t i, const char *name, bool *out) {
+  if (i >= a->argc || napi_get_value_bool(a->env, a->argv[i], out) != napi_ok) return bad(a, i, name, "a boolean");
+  return 1;
+}
+
+int strait_get_buffer(strait_args *a, size_t i, const char *name, void **data, size_t *len) {
+  bool is_buf = false;
+  if (i >= a->argc || napi_is_buffer(a->env, a->argv[i], &is_buf) != napi_ok || !is_buf ||
+      napi_get_buffer_info(a->env, a->argv[i], data, len) != napi_ok)
+    return bad(a, i, name, "a Buffer");
+  return 1;
+}
+
+int strait_get_f64array(strait_args *a, size_t i, const char *name, size_t min_len, double **data, size_t *len) {
+  bool is_typed = false;
+  napi_typedarray_type type;
+  void *p = NULL;
+  char what[64];
+  snprintf(what, sizeof what, "a Float64Array of at least %zu elements", min_len);
+  if (i >= a->argc || napi_is_typedarray(a->env, a->argv[i], &is_typed) != napi_ok || !is_typed ||
+      napi_get_typedarray_info(a->env, a->argv[i], &type, len, &p, NULL, NULL) != napi_ok || type != napi_float64_array || *len < min_len)
+    return bad(a, i, name, what);
+  *data = p;
+  return 1;
+}
+
+int strait_get_string(strait_args *a, size_t i, const char *name, char *buf, size_t cap, size_t *len) {
+  napi_valuetype t;
+  char what[64];
+  snprintf(what, sizeof what, "a string of at most %zu bytes", cap - 2);
+  if (i >= a->argc || napi_typeof(a->env, a->argv[i], &t) != napi_ok || t != napi_string ||
+      napi_get_value_string_utf8(a->env, a->argv[i], buf, cap, len) != napi_ok || *len >= cap - 1)
+    return bad(a, i, name, what);
+  return 1;
+}
+
+int strait_get_function(strait_args *a, size_t i, const char *name) {
+  napi_valuetype t;
+  if (i >= a->argc || napi_typeof(a->env, a->argv[i], &t) != napi_ok || t != napi_function) return bad(a, i, name, "a function");
+  return 1;
 }

@@ -5,6 +5,8 @@
 #define NAPI_VERSION 8
 #include <node_api.h>
 #include <netinet/in.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 #include <uv.h>
 
@@ -61,25 +63,53 @@ void strait_fd_release(napi_env env, int fd);
 // The node agent's TUN -> VXLAN pump (pump.c): stop every pump reading or sending on fd.
 void strait_pump_stop_fd(napi_env env, int fd);
 
-// Throw a JS Error with code "STRAIT_ERR_SYSTEM_TOOL"-style errno details; returns NULL.
+// Errors (common.c). A failed system call: an Error with code STRAIT_ERR_SYSTEM_TOOL and
+// "<what>: <strerror> (errno N)"; returns NULL.
 napi_value strait_throw_errno(napi_env env, const char *what, int err);
+// A bad argument: a TypeError with code STRAIT_ERR_USAGE, "<fn>: <message>"; returns NULL.
+napi_value strait_throw_usage(napi_env env, const char *fn, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+// Arguments (common.c): every entry point reads its arguments through these. Each checks
+// every N-API status and, on a missing or wrongly typed argument, throws the usage
+// TypeError above naming the entry point and the argument, and returns 0 (the entry point
+// then returns NULL); 1 when the value was read.
+#define STRAIT_MAX_ARGS 12
+typedef struct {
+  napi_env env;
+  const char *fn;
+  size_t argc;
+  napi_value argv[STRAIT_MAX_ARGS];
+} strait_args;
+// the call's arguments; at least `min` of them (`max` are read, <= STRAIT_MAX_ARGS)
+int strait_args_get(napi_env env, napi_callback_info info, const char *fn, size_t min, size_t max, strait_args *a);
+// whether argument i was given (and is not undefined)
+int strait_has_arg(strait_args *a, size_t i);
+// a descriptor: an integer >= 0
+int strait_get_fd(strait_args *a, size_t i, const char *name, int32_t *out);
+// a 32-bit integer (a JS number, truncated as napi_get_value_int32 does)
+int strait_get_int(strait_args *a, size_t i, const char *name, int32_t *out);
+// an integer in [lo, hi]
+int strait_get_int_range(strait_args *a, size_t i, const char *name, int32_t lo, int32_t hi, int32_t *out);
+int strait_get_u32(strait_args *a, size_t i, const char *name, uint32_t *out);
+int strait_get_i64(strait_args *a, size_t i, const char *name, int64_t *out);
+int strait_get_bool(strait_args *a, size_t i, const char *name, bool *out);
+// a Buffer (or Uint8Array); *len its length in bytes
+int strait_get_buffer(strait_args *a, size_t i, const char *name, void **data, size_t *len);
+// a Float64Array of at least `min_len` elements
+int strait_get_f64array(strait_args *a, size_t i, const char *name, size_t min_len, double **data, size_t *len);
+// a string of at most cap-2 bytes (a longer one is refused, not cut), NUL-terminated into buf
+int strait_get_string(strait_args *a, size_t i, const char *name, char *buf, size_t cap, size_t *len);
+int strait_get_function(strait_args *a, size_t i, const char *name);
 
 // An exception left by a JS callback called from a poll handler goes to 'uncaughtException'.
 napi_status strait_rethrow_pending(napi_env env);
 
-// Each part registers its functions on exports.
-napi_status strait_init_tun(napi_env env, napi_value exports);
-napi_status strait_init_origdst(napi_env env, napi_value exports);
-napi_status strait_init_netns(napi_env env, napi_value exports);
-napi_status strait_init_udp(napi_env env, napi_value exports);
-napi_status strait_init_pump(napi_env env, napi_value exports);
-napi_status strait_init_tlsrec(napi_env env, napi_value exports);
-napi_status strait_init_lock(napi_env env, napi_value exports);
+// Per-environment cleanup hooks of the parts that keep threads (pump.c, tlsrec.c).
+napi_status strait_init_pump(napi_env env);
+napi_status strait_init_tlsrec(napi_env env);
 
-#define STRAIT_EXPORT(env, exports, name, fn)                                   \
-  do {                                                                          \
-    napi_value f_;                                                              \
-    if (napi_create_function(env, name, NAPI_AUTO_LENGTH, fn, NULL, &f_) != napi_ok) return napi_generic_failure; \
-    if (napi_set_named_property(env, exports, name, f_) != napi_ok) return napi_generic_failure; \
-  } while (0)
+// The entry points (entries.h): one declaration each.
+#define STRAIT_ENTRY(js, fn, file) napi_value fn(napi_env env, napi_callback_info info);
+#include "entries.h"
+#undef STRAIT_ENTRY
 #endif

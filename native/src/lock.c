@@ -11,24 +11,14 @@
 #include <sys/file.h>
 #include "common.h"
 
-static napi_value flock_try(napi_env env, napi_callback_info info) {
-  size_t argc = 1;
-  napi_value argv[1];
-  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+napi_value strait_js_flock_try(napi_env env, napi_callback_info info) {
+  strait_args a;
   int32_t fd;
-  if (argc < 1 || napi_get_value_int32(env, argv[0], &fd) != napi_ok) {
-    napi_throw_type_error(env, NULL, "flockTry(fd)");
-    return NULL;
-  }
+  if (!strait_args_get(env, info, "flockTry", 1, 1, &a) || !strait_get_fd(&a, 0, "fd", &fd)) return NULL;
   int r;
   do r = flock(fd, LOCK_EX | LOCK_NB); while (r != 0 && errno == EINTR);
   if (r != 0 && errno != EWOULDBLOCK) return strait_throw_errno(env, "flock", errno);
   napi_value out;
   napi_get_boolean(env, r == 0, &out);
   return out;
-}
-
-napi_status strait_init_lock(napi_env env, napi_value exports) {
-  STRAIT_EXPORT(env, exports, "flockTry", flock_try);
-  return napi_ok;
 }

@@ -1,32 +1,23 @@
-#include <errno.h>
-#include <stdio.h>
-#include <string.h>
+// The addon's module: registers every entry point of entries.h on exports, then the
+// cleanup hooks of the parts that keep threads. Nothing else depends on this file.
 #include "common.h"
 
-napi_value strait_throw_errno(napi_env env, const char *what, int err) {
-  char msg[256];
-  snprintf(msg, sizeof msg, "%s: %s (errno %d)", what, strerror(err), err);
-  napi_throw_error(env, "STRAIT_ERR_SYSTEM_TOOL", msg);
-  return NULL;
-}
-
-napi_status strait_rethrow_pending(napi_env env) {
-  bool pending = false;
-  napi_is_exception_pending(env, &pending);
-  if (!pending) return napi_ok;
-  napi_value err;
-  napi_get_and_clear_last_exception(env, &err);
-  return napi_fatal_exception(env, err);
-}
-
 static napi_value init(napi_env env, napi_value exports) {
-  if (strait_init_tun(env, exports) != napi_ok) return NULL;
-  if (strait_init_origdst(env, exports) != napi_ok) return NULL;
-  if (strait_init_netns(env, exports) != napi_ok) return NULL;
-  if (strait_init_udp(env, exports) != napi_ok) return NULL;
-  if (strait_init_pump(env, exports) != napi_ok) return NULL;
-  if (strait_init_tlsrec(env, exports) != napi_ok) return NULL;
-  if (strait_init_lock(env, exports) != napi_ok) return NULL;
+  static const struct {
+    const char *name;
+    napi_callback fn;
+  } entries[] = {
+#define STRAIT_ENTRY(js, fn, file) {#js, fn},
+#include "entries.h"
+#undef STRAIT_ENTRY
+  };
+  for (size_t i = 0; i < sizeof entries / sizeof entries[0]; i++) {
+    napi_value f;
+    if (napi_create_function(env, entries[i].name, NAPI_AUTO_LENGTH, entries[i].fn, NULL, &f) != napi_ok) return NULL;
+    if (napi_set_named_property(env, exports, entries[i].name, f) != napi_ok) return NULL;
+  }
+  if (strait_init_pump(env) != napi_ok) return NULL;
+  if (strait_init_tlsrec(env) != napi_ok) return NULL;
   return exports;
 }
 

@@ -92,21 +92,22 @@ static int netns_enter(napi_env env, const char *path, int nsfd) {
 }
 
 // The namespace argument of netnsListen/netnsCall: a path (written to path, *nsfd = -1)
-// or an fd from netnsOpen (path = ""). 0 on success; else a JS exception is pending.
-static int netns_target(napi_env env, napi_value v, char *path, size_t size, int *nsfd) {
+// or an fd from netnsOpen (path = ""), argument i. 1 when read; else 0 and the usage
+// TypeError (common.h) is pending.
+static int netns_target(strait_args *a, size_t i, char *path, size_t size, int *nsfd) {
   napi_valuetype t = napi_undefined;
   size_t len = 0;
   path[0] = 0;
   *nsfd = -1;
-  if (napi_typeof(env, v, &t) != napi_ok) return -1;
-  if (t == napi_number) {
+  if (i < a->argc && napi_typeof(a->env, a->argv[i], &t) == napi_ok && t == napi_number) {
     int32_t fd = -1;
-    if (napi_get_value_int32(env, v, &fd) != napi_ok || fd < 0) return -1;
+    if (!strait_get_fd(a, i, "nsFd", &fd)) return 0;
     *nsfd = fd;
-    return 0;
+    return 1;
   }
-  if (t != napi_string || napi_get_value_string_utf8(env, v, path, size, &len) != napi_ok || len == 0 || len >= size - 1) return -1;
-  return 0;
+  if (!strait_get_string(a, i, "netnsPath", path, size, &len)) return 0;
+  if (len == 0) return strait_throw_usage(a->env, a->fn, "argument %zu (netnsPath) is empty", i + 1), 0;
+  return 1;
 }
 
 // Back to the thread's own namespace; a thread left in a pod's namespace must not go on.
@@ -118,9 +119,8 @@ static void netns_leave(int self, const char *who) {
   netns_self_done(self);
 }
 
-static napi_value netns_listen(napi_env env, napi_callback_info info) {
-  size_t argc = 5;
-  napi_value argv[5];
+napi_value strait_js_netns_listen(napi_env env, napi_callback_info info) {
+  strait_args a;
   char path[512];
   char addr[64];
   size_t len = 0;
@@ -128,23 +128,16 @@ static napi_value netns_listen(napi_env env, napi_callback_info info) {
   int32_t port = 0;
   int32_t backlog = 511;
   int32_t mark = 0;
-  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 3 ||
-      netns_target(env, argv[0], path, sizeof path, &nsfd) != 0 ||
-      napi_get_value_string_utf8(env, argv[1], addr, sizeof addr, &len) != napi_ok ||
-      napi_get_value_int32(env, argv[2], &port) != napi_ok || port < 0 || port > 65535) {
-    napi_throw_type_error(env, "STRAIT_ERR_SYSTEM_TOOL", "netnsListen(netnsPath | nsFd, address, port[, backlog[, mark]]): bad arguments");
+  if (!strait_args_get(env, info, "netnsListen", 3, 5, &a) || !netns_target(&a, 0, path, sizeof path, &nsfd) ||
+      !strait_get_string(&a, 1, "address", addr, sizeof addr, &len) || !strait_get_int_range(&a, 2, "port", 0, 65535, &port))
     return NULL;
-  }
-  if (argc >= 4) napi_get_value_int32(env, argv[3], &backlog);
-  if (argc >= 5) napi_get_value_int32(env, argv[4], &mark);
+  if (strait_has_arg(&a, 3) && !strait_get_int(&a, 3, "backlog", &backlog)) return NULL;
+  if (strait_has_arg(&a, 4) && !strait_get_int(&a, 4, "mark", &mark)) return NULL;
   struct sockaddr_in sa;
   memset(&sa, 0, sizeof sa);
   sa.sin_family = AF_INET;
   sa.sin_port = htons((uint16_t)port);
-  if (inet_pton(AF_INET, addr, &sa.sin_addr) != 1) {
-    napi_throw_type_error(env, "STRAIT_ERR_SYSTEM_TOOL", "netnsListen: address is not an IPv4 address");
-    return NULL;
-  }
+  if (inet_pton(AF_INET, addr, &sa.sin_addr) != 1) return strait_throw_usage(env, "netnsListen", "argument 2 (address) is not an IPv4 address: %s", addr);
   int self = netns_enter(env, nsfd < 0 ? path : NULL, nsfd);
   if (self < 0) return NULL;
   int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
@@ -174,40 +167,30 @@ static napi_value netns_listen(napi_env env, napi_callback_info info) {
   return out;
 }
 
-static napi_value netns_call(napi_env env, napi_callback_info info) {
-  size_t argc = 2;
-  napi_value argv[2];
+napi_value strait_js_netns_call(napi_env env, napi_callback_info info) {
+  strait_args a;
   char path[512];
   int nsfd = -1;
-  napi_valuetype t = napi_undefined;
-  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 2 ||
-      netns_target(env, argv[0], path, sizeof path, &nsfd) != 0 ||
-      napi_typeof(env, argv[1], &t) != napi_ok || t != napi_function) {
-    napi_throw_type_error(env, "STRAIT_ERR_SYSTEM_TOOL", "netnsCall(netnsPath | nsFd, fn): bad arguments");
+  if (!strait_args_get(env, info, "netnsCall", 2, 2, &a) || !netns_target(&a, 0, path, sizeof path, &nsfd) || !strait_get_function(&a, 1, "fn"))
     return NULL;
-  }
   int self = netns_enter(env, nsfd < 0 ? path : NULL, nsfd);
   if (self < 0) return NULL;
   napi_value global, result = NULL;
   napi_get_global(env, &global);
   call_depth++;
-  napi_status st = napi_call_function(env, global, argv[1], 0, NULL, &result);
+  napi_status st = napi_call_function(env, global, a.argv[1], 0, NULL, &result);
   call_depth--;
   // cannot fail short of a kernel bug
   netns_leave(self, "netnsCall");
   return st == napi_ok ? result : NULL; // on a JS exception, it stays pending and goes on
 }
 
-static napi_value netns_open(napi_env env, napi_callback_info info) {
-  size_t argc = 1;
-  napi_value argv[1];
+napi_value strait_js_netns_open(napi_env env, napi_callback_info info) {
+  strait_args a;
   char path[512];
   size_t len = 0;
-  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 1 ||
-      napi_get_value_string_utf8(env, argv[0], path, sizeof path, &len) != napi_ok || len == 0 || len >= sizeof path - 1) {
-    napi_throw_type_error(env, "STRAIT_ERR_SYSTEM_TOOL", "netnsOpen(netnsPath): bad arguments");
-    return NULL;
-  }
+  if (!strait_args_get(env, info, "netnsOpen", 1, 1, &a) || !strait_get_string(&a, 0, "netnsPath", path, sizeof path, &len)) return NULL;
+  if (len == 0) return strait_throw_usage(env, "netnsOpen", "argument 1 (netnsPath) is empty");
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) return strait_throw_errno(env, path, errno);
   int type = ioctl(fd, NS_GET_NSTYPE);
@@ -221,17 +204,13 @@ static napi_value netns_open(napi_env env, napi_callback_info info) {
   return out;
 }
 
-static napi_value netns_socket(napi_env env, napi_callback_info info) {
-  size_t argc = 3;
-  napi_value argv[3];
+napi_value strait_js_netns_socket(napi_env env, napi_callback_info info) {
+  strait_args a;
   int32_t nsfd = -1, family = 4, mark = 0;
-  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 3 ||
-      napi_get_value_int32(env, argv[0], &nsfd) != napi_ok || nsfd < 0 ||
-      napi_get_value_int32(env, argv[1], &family) != napi_ok || (family != 4 && family != 6) ||
-      napi_get_value_int32(env, argv[2], &mark) != napi_ok) {
-    napi_throw_type_error(env, "STRAIT_ERR_SYSTEM_TOOL", "netnsSocket(nsFd, family 4|6, mark): bad arguments");
+  if (!strait_args_get(env, info, "netnsSocket", 3, 3, &a) || !strait_get_fd(&a, 0, "nsFd", &nsfd) ||
+      !strait_get_int_range(&a, 1, "family", 4, 6, &family) || !strait_get_int(&a, 2, "mark", &mark))
     return NULL;
-  }
+  if (family == 5) return strait_throw_usage(env, "netnsSocket", "argument 2 (family) must be 4 or 6, got 5");
   int self = netns_enter(env, NULL, nsfd);
   if (self < 0) return NULL;
   int fd = socket(family == 6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
@@ -248,10 +227,3 @@ static napi_value netns_socket(napi_env env, napi_callback_info info) {
   return out;
 }
 
-napi_status strait_init_netns(napi_env env, napi_value exports) {
-  STRAIT_EXPORT(env, exports, "netnsListen", netns_listen);
-  STRAIT_EXPORT(env, exports, "netnsCall", netns_call);
-  STRAIT_EXPORT(env, exports, "netnsOpen", netns_open);
-  STRAIT_EXPORT(env, exports, "netnsSocket", netns_socket);
-  return napi_ok;
-}

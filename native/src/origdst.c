@@ -26,15 +26,10 @@ static napi_value make_result(napi_env env, const char *addr, int port, int fami
   return obj;
 }
 
-static napi_value get_original_dst(napi_env env, napi_callback_info info) {
-  size_t argc = 1;
-  napi_value argv[1];
+napi_value strait_js_get_original_dst(napi_env env, napi_callback_info info) {
+  strait_args a;
   int32_t fd = -1;
-  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 1 ||
-      napi_get_value_int32(env, argv[0], &fd) != napi_ok || fd < 0) {
-    napi_throw_type_error(env, "STRAIT_ERR_USAGE", "getOriginalDst(fd): fd must be a non-negative integer");
-    return NULL;
-  }
+  if (!strait_args_get(env, info, "getOriginalDst", 1, 1, &a) || !strait_get_fd(&a, 0, "fd", &fd)) return NULL;
   struct sockaddr_storage local;
   socklen_t llen = sizeof local;
   if (getsockname(fd, (struct sockaddr *)&local, &llen) != 0) return strait_throw_errno(env, "getsockname", errno);
@@ -58,7 +53,3 @@ static napi_value get_original_dst(napi_env env, napi_callback_info info) {
   return make_result(env, buf, ntohs(dst4.sin_port), 4);
 }
 
-napi_status strait_init_origdst(napi_env env, napi_value exports) {
-  STRAIT_EXPORT(env, exports, "getOriginalDst", get_original_dst);
-  return napi_ok;
-}

@@ -524,43 +524,54 @@ static void on_app(uv_poll_t *h, int status, int events) {
   update(r);
 }
 
-static int get_secret(napi_env env, napi_value v, size_t want, unsigned char *out) {
-  bool is;
+// argument i: a Buffer of `want` bytes, copied to out (1), or the usage TypeError (0)
+static int get_secret(strait_args *a, size_t i, const char *name, size_t want, unsigned char *out) {
   void *data;
   size_t len;
-  if (napi_is_buffer(env, v, &is) != napi_ok || !is || napi_get_buffer_info(env, v, &data, &len) != napi_ok || len != want) return 0;
+  if (!strait_get_buffer(a, i, name, &data, &len)) return 0;
+  if (len != want) return strait_throw_usage(a->env, a->fn, "argument %zu (%s) must be %zu bytes, got %zu", i + 1, name, want, len), 0;
   memcpy(out, data, len);
   return 1;
 }
 
-static int get_seq(napi_env env, napi_value v, uint64_t *out) {
+// a record sequence number: an integer in [0, 2^53)
+static int seq_of(napi_env env, napi_value v, uint64_t *out) {
   double d;
   if (napi_get_value_double(env, v, &d) != napi_ok || !(d >= 0) || d > 9007199254740991.0 || d != (double)(uint64_t)d) return 0;
   *out = (uint64_t)d;
   return 1;
 }
 
-static napi_value relay_start(napi_env env, napi_callback_info info) {
-  size_t argc = 9;
-  napi_value argv[9];
-  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+// argument i: a sequence number (1), or the usage TypeError (0)
+static int get_seq(strait_args *a, size_t i, const char *name, uint64_t *out) {
+  if (i < a->argc && seq_of(a->env, a->argv[i], out)) return 1;
+  return strait_throw_usage(a->env, a->fn, "argument %zu (%s) must be an integer in [0, 2^53)", i + 1, name), 0;
+}
+
+// argument i: the cipher suite, 1 (TLS_AES_128_GCM_SHA256) or 2 (TLS_AES_256_GCM_SHA384)
+static int get_suite(strait_args *a, size_t i, int32_t *out) {
+  return strait_get_int_range(a, i, "suite", 1, 2, out);
+}
+
+napi_value strait_js_relay_start(napi_env env, napi_callback_info info) {
+  strait_args a;
   int32_t tls_fd, app_fd, suite;
-  napi_valuetype cbt;
-  bool is_buf;
   void *pending;
-  size_t pending_len;
+  size_t pending_len = 0;
   unsigned char rsec[48], wsec[48];
   uint64_t rseq, wseq;
-  if (argc < 9 || napi_get_value_int32(env, argv[0], &tls_fd) != napi_ok || napi_get_value_int32(env, argv[1], &app_fd) != napi_ok ||
-      napi_get_value_int32(env, argv[2], &suite) != napi_ok || (suite != 1 && suite != 2) || tls_fd < 0 || app_fd < 0 ||
-      !get_secret(env, argv[3], suite_hash(suite), rsec) || !get_seq(env, argv[4], &rseq) ||
-      !get_secret(env, argv[5], suite_hash(suite), wsec) || !get_seq(env, argv[6], &wseq) ||
-      napi_is_buffer(env, argv[7], &is_buf) != napi_ok || !is_buf ||
-      napi_get_buffer_info(env, argv[7], &pending, &pending_len) != napi_ok || pending_len > IN_CAP - MAX_PLAIN ||
-      napi_typeof(env, argv[8], &cbt) != napi_ok || cbt != napi_function) {
+  int ok = strait_args_get(env, info, "tlsRelayStart", 9, 9, &a) && strait_get_fd(&a, 0, "tlsFd", &tls_fd) &&
+           strait_get_fd(&a, 1, "plainFd", &app_fd) && get_suite(&a, 2, &suite) &&
+           get_secret(&a, 3, "readSecret", suite_hash(suite), rsec) && get_seq(&a, 4, "readSeq", &rseq) &&
+           get_secret(&a, 5, "writeSecret", suite_hash(suite), wsec) && get_seq(&a, 6, "writeSeq", &wseq) &&
+           strait_get_buffer(&a, 7, "pending", &pending, &pending_len) && strait_get_function(&a, 8, "onEnd");
+  if (ok && pending_len > IN_CAP - MAX_PLAIN) {
+    strait_throw_usage(env, "tlsRelayStart", "argument 8 (pending) must be at most %d bytes, got %zu", IN_CAP - MAX_PLAIN, pending_len);
+    ok = 0;
+  }
+  if (!ok) {
     OPENSSL_cleanse(rsec, sizeof rsec);
     OPENSSL_cleanse(wsec, sizeof wsec);
-    napi_throw_type_error(env, NULL, "tlsRelayStart(tlsFd, plainFd, suite 1|2, readSecret, readSeq, writeSecret, writeSeq, pending (Buffer), onEnd)");
     return NULL;
   }
   relay *r = calloc(1, sizeof *r);
@@ -626,7 +637,7 @@ static napi_value relay_start(napi_env env, napi_callback_info info) {
     close_handles(r);
     return out;
   }
-  napi_create_reference(env, argv[8], 1, &r->cb);
+  napi_create_reference(env, a.argv[8], 1, &r->cb);
   napi_value name;
   napi_create_string_utf8(env, "strait.tlsRelay", NAPI_AUTO_LENGTH, &name);
   napi_async_init(env, NULL, name, &r->actx);
@@ -635,15 +646,12 @@ static napi_value relay_start(napi_env env, napi_callback_info info) {
   return out;
 }
 
-static napi_value relay_stop(napi_env env, napi_callback_info info) {
-  size_t argc = 1;
-  napi_value argv[1];
-  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+napi_value strait_js_relay_stop(napi_env env, napi_callback_info info) {
+  strait_args a;
+  int64_t id64;
+  if (!strait_args_get(env, info, "tlsRelayStop", 1, 1, &a) || !strait_get_i64(&a, 0, "id", &id64)) return NULL;
   double id;
-  if (argc < 1 || napi_get_value_double(env, argv[0], &id) != napi_ok) {
-    napi_throw_type_error(env, NULL, "tlsRelayStop(id)");
-    return NULL;
-  }
+  napi_get_value_double(env, a.argv[0], &id); // a number (checked above)
   bool found = false;
   for (relay *r = relays; r; r = r->next) {
     if (r->id == id) {
@@ -657,27 +665,26 @@ static napi_value relay_stop(napi_env env, napi_callback_info info) {
   return out;
 }
 
-static napi_value relay_stats(napi_env env, napi_callback_info info) {
+napi_value strait_js_relay_stats(napi_env env, napi_callback_info info) {
+  strait_args a;
   napi_value ab, out;
   void *data;
-  napi_create_arraybuffer(env, sizeof stats, &data, &ab);
+  if (!strait_args_get(env, info, "tlsRelayStats", 0, 0, &a)) return NULL;
+  if (napi_create_arraybuffer(env, sizeof stats, &data, &ab) != napi_ok) return strait_throw_errno(env, "tlsRelayStats", ENOMEM);
   memcpy(data, stats, sizeof stats);
-  napi_create_typedarray(env, napi_float64_array, N_STATS, ab, 0, &out);
+  if (napi_create_typedarray(env, napi_float64_array, N_STATS, ab, 0, &out) != napi_ok) return strait_throw_errno(env, "tlsRelayStats", ENOMEM);
   return out;
 }
 
 // tlsTrafficKeys(suite, secret) -> key ‖ iv of a traffic secret (the hand-off's trial opens)
-static napi_value traffic_keys(napi_env env, napi_callback_info info) {
-  size_t argc = 2;
-  napi_value argv[2], out;
-  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+napi_value strait_js_traffic_keys(napi_env env, napi_callback_info info) {
+  strait_args a;
+  napi_value out;
   int32_t suite;
   unsigned char secret[48], kiv[32 + 12];
-  if (argc < 2 || napi_get_value_int32(env, argv[0], &suite) != napi_ok || (suite != 1 && suite != 2) ||
-      !get_secret(env, argv[1], suite_hash(suite), secret)) {
-    napi_throw_type_error(env, NULL, "tlsTrafficKeys(suite 1|2, secret)");
+  if (!strait_args_get(env, info, "tlsTrafficKeys", 2, 2, &a) || !get_suite(&a, 0, &suite) ||
+      !get_secret(&a, 1, "secret", suite_hash(suite), secret))
     return NULL;
-  }
   size_t kl = suite == 2 ? 32 : 16;
   int ok = expand_label(suite, secret, "key", kiv, kl) && expand_label(suite, secret, "iv", kiv + kl, 12);
   OPENSSL_cleanse(secret, sizeof secret);
@@ -696,24 +703,23 @@ static napi_value traffic_keys(napi_env env, napi_callback_info info) {
 // hand-off (JS) tells records under the handshake keys from application records
 static EVP_CIPHER_CTX *trial_ctx[3];
 
-static napi_value record_open(napi_env env, napi_callback_info info) {
-  size_t argc = 4;
-  napi_value argv[4], out;
-  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+napi_value strait_js_record_open(napi_env env, napi_callback_info info) {
+  strait_args a;
+  napi_value out;
   int32_t suite;
-  bool is_buf;
   void *rec, *kiv;
   size_t len, kiv_len;
-  if (argc < 4 || napi_get_value_int32(env, argv[0], &suite) != napi_ok || (suite != 1 && suite != 2) ||
-      napi_is_buffer(env, argv[1], &is_buf) != napi_ok || !is_buf || napi_get_buffer_info(env, argv[1], &kiv, &kiv_len) != napi_ok ||
-      kiv_len != (suite == 2 ? 44u : 28u) || napi_is_buffer(env, argv[3], &is_buf) != napi_ok || !is_buf ||
-      napi_get_buffer_info(env, argv[3], &rec, &len) != napi_ok) {
-    napi_throw_type_error(env, NULL, "tlsRecordOpen(suite 1|2, keyIv, seq, record)");
+  double seq_num;
+  if (!strait_args_get(env, info, "tlsRecordOpen", 4, 4, &a) || !get_suite(&a, 0, &suite) ||
+      !strait_get_buffer(&a, 1, "keyIv", &kiv, &kiv_len) || !strait_get_buffer(&a, 3, "record", &rec, &len))
     return NULL;
-  }
+  if (kiv_len != (suite == 2 ? 44u : 28u))
+    return strait_throw_usage(env, "tlsRecordOpen", "argument 2 (keyIv) must be %u bytes, got %zu", suite == 2 ? 44u : 28u, kiv_len);
+  if (napi_get_value_double(env, a.argv[2], &seq_num) != napi_ok) return strait_throw_usage(env, "tlsRecordOpen", "argument 3 (seq) must be a number");
   keys k;
   memset(&k, 0, sizeof k);
-  int ok = get_seq(env, argv[2], &k.seq);
+  // a sequence number past 2^53 or not an integer opens nothing (null)
+  int ok = seq_of(env, a.argv[2], &k.seq);
   unsigned char *copy = NULL;
   size_t n = 0;
   const unsigned char *h = rec;
@@ -762,11 +768,6 @@ static void cleanup_env(void *arg) {
   }
 }
 
-napi_status strait_init_tlsrec(napi_env env, napi_value exports) {
-  STRAIT_EXPORT(env, exports, "tlsRelayStart", relay_start);
-  STRAIT_EXPORT(env, exports, "tlsRelayStop", relay_stop);
-  STRAIT_EXPORT(env, exports, "tlsRelayStats", relay_stats);
-  STRAIT_EXPORT(env, exports, "tlsRecordOpen", record_open);
-  STRAIT_EXPORT(env, exports, "tlsTrafficKeys", traffic_keys);
+napi_status strait_init_tlsrec(napi_env env) {
   return napi_add_env_cleanup_hook(env, cleanup_env, env);
 }

@@ -42,21 +42,13 @@ static ssize_t threaded_write(int fd, const char *hdr, size_t hlen, const char *
   return strait_writer_push(w, hdr, hlen, p, len, 0, NULL);
 }
 
-static napi_value tun_open(napi_env env, napi_callback_info info) {
-  size_t argc = 2;
-  napi_value argv[2];
-  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 1) {
-    napi_throw_type_error(env, NULL, "tunOpen(name) needs a device name");
-    return NULL;
-  }
-  char name[IFNAMSIZ];
+napi_value strait_js_tun_open(napi_env env, napi_callback_info info) {
+  strait_args a;
+  char name[IFNAMSIZ + 1];
   size_t len = 0;
-  if (napi_get_value_string_utf8(env, argv[0], name, sizeof name, &len) != napi_ok) {
-    napi_throw_type_error(env, NULL, "tunOpen: name must be a string");
-    return NULL;
-  }
   bool offload = false;
-  if (argc >= 2) napi_get_value_bool(env, argv[1], &offload);
+  if (!strait_args_get(env, info, "tunOpen", 1, 2, &a) || !strait_get_string(&a, 0, "name", name, sizeof name, &len)) return NULL;
+  if (strait_has_arg(&a, 1) && !strait_get_bool(&a, 1, "offload", &offload)) return NULL;
   int fd = open("/dev/net/tun", O_RDWR | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) return strait_throw_errno(env, "open /dev/net/tun", errno);
   struct ifreq ifr;
@@ -96,53 +88,36 @@ static void drain(strait_reader *r, napi_value global, napi_value cb) {
   }
 }
 
-static napi_value tun_start(napi_env env, napi_callback_info info) {
-  size_t argc = 3;
-  napi_value argv[3];
-  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+napi_value strait_js_tun_start(napi_env env, napi_callback_info info) {
+  strait_args a;
   int32_t fd;
-  if (argc < 3 || napi_get_value_int32(env, argv[0], &fd) != napi_ok || fd < 0) {
-    napi_throw_type_error(env, NULL, "tunStart(fd, buffer, onPacket)");
+  void *data;
+  size_t blen;
+  if (!strait_args_get(env, info, "tunStart", 3, 3, &a) || !strait_get_fd(&a, 0, "fd", &fd) ||
+      !strait_get_buffer(&a, 1, "buffer", &data, &blen) || !strait_get_function(&a, 2, "onPacket"))
     return NULL;
-  }
-  bool is_buf = false;
-  napi_is_buffer(env, argv[1], &is_buf);
-  if (!is_buf) {
-    napi_throw_type_error(env, NULL, "tunStart: buffer must be a Buffer");
-    return NULL;
-  }
-  return strait_reader_start(env, fd, argv[1], argv[2], "strait:tun", drain);
+  return strait_reader_start(env, fd, a.argv[1], a.argv[2], "strait:tun", drain);
 }
 
-static napi_value tun_close(napi_env env, napi_callback_info info) {
-  size_t argc = 1;
-  napi_value argv[1];
-  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+napi_value strait_js_tun_close(napi_env env, napi_callback_info info) {
+  strait_args a;
   int32_t fd;
-  if (argc < 1 || napi_get_value_int32(env, argv[0], &fd) != napi_ok) {
-    napi_throw_type_error(env, NULL, "tunClose(fd)");
-    return NULL;
-  }
+  if (!strait_args_get(env, info, "tunClose", 1, 1, &a) || !strait_get_fd(&a, 0, "fd", &fd)) return NULL;
   strait_fd_release(env, fd);
   close(fd);
   return NULL;
 }
 
-static napi_value tun_write(napi_env env, napi_callback_info info) {
-  size_t argc = 4;
-  napi_value argv[4];
-  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+napi_value strait_js_tun_write(napi_env env, napi_callback_info info) {
+  strait_args a;
   int32_t fd, off, len;
   void *data;
   size_t blen;
-  bool is_buf = false;
-  if (argc < 4) goto bad;
-  napi_is_buffer(env, argv[1], &is_buf);
-  if (!is_buf || napi_get_value_int32(env, argv[0], &fd) != napi_ok || napi_get_value_int32(env, argv[2], &off) != napi_ok ||
-      napi_get_value_int32(env, argv[3], &len) != napi_ok)
-    goto bad;
-  napi_get_buffer_info(env, argv[1], &data, &blen);
-  if (off < 0 || len < 0 || (size_t)off + (size_t)len > blen) goto bad;
+  if (!strait_args_get(env, info, "tunWrite", 4, 4, &a) || !strait_get_fd(&a, 0, "fd", &fd) ||
+      !strait_get_buffer(&a, 1, "buffer", &data, &blen) || !strait_get_int_range(&a, 2, "offset", 0, INT32_MAX, &off) ||
+      !strait_get_int_range(&a, 3, "length", 0, INT32_MAX, &len))
+    return NULL;
+  if ((size_t)off + (size_t)len > blen) return strait_throw_usage(env, "tunWrite", "offset %d + length %d past the buffer's %zu bytes", off, len, blen);
   ssize_t n = threaded_write(fd, NULL, 0, (char *)data + off, (size_t)len);
   if (n == -2) {
     n = write(fd, (char *)data + off, (size_t)len);
@@ -151,28 +126,18 @@ static napi_value tun_write(napi_env env, napi_callback_info info) {
   napi_value out;
   napi_create_int32(env, (int32_t)n, &out);
   return out;
-bad:
-  napi_throw_type_error(env, NULL, "tunWrite(fd, buffer, offset, length) with offset+length inside buffer");
-  return NULL;
 }
 
-static napi_value tun_writev(napi_env env, napi_callback_info info) {
-  size_t argc = 5;
-  napi_value argv[5];
-  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+napi_value strait_js_tun_writev(napi_env env, napi_callback_info info) {
+  strait_args a;
   int32_t fd, off, len;
   void *hdr, *data;
   size_t hlen, blen;
-  bool b1 = false, b2 = false;
-  if (argc < 5) goto bad;
-  napi_is_buffer(env, argv[1], &b1);
-  napi_is_buffer(env, argv[2], &b2);
-  if (!b1 || !b2 || napi_get_value_int32(env, argv[0], &fd) != napi_ok || napi_get_value_int32(env, argv[3], &off) != napi_ok ||
-      napi_get_value_int32(env, argv[4], &len) != napi_ok)
-    goto bad;
-  napi_get_buffer_info(env, argv[1], &hdr, &hlen);
-  napi_get_buffer_info(env, argv[2], &data, &blen);
-  if (off < 0 || len < 0 || (size_t)off + (size_t)len > blen) goto bad;
+  if (!strait_args_get(env, info, "tunWritev", 5, 5, &a) || !strait_get_fd(&a, 0, "fd", &fd) ||
+      !strait_get_buffer(&a, 1, "hdr", &hdr, &hlen) || !strait_get_buffer(&a, 2, "buffer", &data, &blen) ||
+      !strait_get_int_range(&a, 3, "offset", 0, INT32_MAX, &off) || !strait_get_int_range(&a, 4, "length", 0, INT32_MAX, &len))
+    return NULL;
+  if ((size_t)off + (size_t)len > blen) return strait_throw_usage(env, "tunWritev", "offset %d + length %d past the buffer's %zu bytes", off, len, blen);
   ssize_t n = threaded_write(fd, hdr, hlen, (char *)data + off, (size_t)len);
   if (n == -2) {
     struct iovec iov[2] = {{hdr, hlen}, {(char *)data + off, (size_t)len}};
@@ -182,16 +147,5 @@ static napi_value tun_writev(napi_env env, napi_callback_info info) {
   napi_value out;
   napi_create_int32(env, (int32_t)n, &out);
   return out;
-bad:
-  napi_throw_type_error(env, NULL, "tunWritev(fd, hdr, buffer, offset, length)");
-  return NULL;
 }
 
-napi_status strait_init_tun(napi_env env, napi_value exports) {
-  STRAIT_EXPORT(env, exports, "tunWritev", tun_writev);
-  STRAIT_EXPORT(env, exports, "tunOpen", tun_open);
-  STRAIT_EXPORT(env, exports, "tunStart", tun_start);
-  STRAIT_EXPORT(env, exports, "tunWrite", tun_write);
-  STRAIT_EXPORT(env, exports, "tunClose", tun_close);
-  return napi_ok;
-}

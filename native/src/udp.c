@@ -36,24 +36,20 @@
 #define BURST 64
 #define MAX_SEGS 64
 
-static napi_value udp_open(napi_env env, napi_callback_info info) {
-  size_t argc = 3;
-  napi_value argv[3];
-  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+napi_value strait_js_udp_open(napi_env env, napi_callback_info info) {
+  strait_args a;
   char addr[64];
   size_t alen = 0;
   int32_t port = 0, bytes = 0;
-  if (argc < 2 || napi_get_value_string_utf8(env, argv[0], addr, sizeof addr, &alen) != napi_ok ||
-      napi_get_value_int32(env, argv[1], &port) != napi_ok || port < 0 || port > 65535) {
-    napi_throw_type_error(env, NULL, "udpOpen(address, port, bufBytes?)");
+  if (!strait_args_get(env, info, "udpOpen", 2, 3, &a) || !strait_get_string(&a, 0, "address", addr, sizeof addr, &alen) ||
+      !strait_get_int_range(&a, 1, "port", 0, 65535, &port))
     return NULL;
-  }
-  if (argc >= 3) napi_get_value_int32(env, argv[2], &bytes);
+  if (strait_has_arg(&a, 2) && !strait_get_int(&a, 2, "bufBytes", &bytes)) return NULL;
   struct sockaddr_in sa;
   memset(&sa, 0, sizeof sa);
   sa.sin_family = AF_INET;
   sa.sin_port = htons((uint16_t)port);
-  if (inet_pton(AF_INET, addr, &sa.sin_addr) != 1) return strait_throw_errno(env, "udpOpen: not an IPv4 address", EINVAL);
+  if (inet_pton(AF_INET, addr, &sa.sin_addr) != 1) return strait_throw_usage(env, "udpOpen", "argument 1 (address) is not an IPv4 address: %s", addr);
   int fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0) return strait_throw_errno(env, "socket", errno);
   if (bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
@@ -116,29 +112,21 @@ static void drain(strait_reader *r, napi_value global, napi_value cb) {
   }
 }
 
-static napi_value udp_start(napi_env env, napi_callback_info info) {
-  size_t argc = 3;
-  napi_value argv[3];
-  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+napi_value strait_js_udp_start(napi_env env, napi_callback_info info) {
+  strait_args a;
   int32_t fd;
-  bool is_buf = false;
-  if (argc >= 3) napi_is_buffer(env, argv[1], &is_buf);
-  if (argc < 3 || napi_get_value_int32(env, argv[0], &fd) != napi_ok || fd < 0 || !is_buf) {
-    napi_throw_type_error(env, NULL, "udpStart(fd, buffer, onRecv)");
+  void *data;
+  size_t blen;
+  if (!strait_args_get(env, info, "udpStart", 3, 3, &a) || !strait_get_fd(&a, 0, "fd", &fd) ||
+      !strait_get_buffer(&a, 1, "buffer", &data, &blen) || !strait_get_function(&a, 2, "onRecv"))
     return NULL;
-  }
-  return strait_reader_start(env, fd, argv[1], argv[2], "strait:udp", drain);
+  return strait_reader_start(env, fd, a.argv[1], a.argv[2], "strait:udp", drain);
 }
 
-static napi_value udp_close(napi_env env, napi_callback_info info) {
-  size_t argc = 1;
-  napi_value argv[1];
-  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+napi_value strait_js_udp_close(napi_env env, napi_callback_info info) {
+  strait_args a;
   int32_t fd;
-  if (argc < 1 || napi_get_value_int32(env, argv[0], &fd) != napi_ok) {
-    napi_throw_type_error(env, NULL, "udpClose(fd)");
-    return NULL;
-  }
+  if (!strait_args_get(env, info, "udpClose", 1, 1, &a) || !strait_get_fd(&a, 0, "fd", &fd)) return NULL;
   strait_fd_release(env, fd);
   close(fd);
   return NULL;
@@ -185,23 +173,18 @@ static ssize_t udp_xmit(int fd, char *p, size_t len, size_t seg, size_t split, c
   return n;
 }
 
-static napi_value udp_send(napi_env env, napi_callback_info info) {
-  size_t argc = 7;
-  napi_value argv[7];
-  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+napi_value strait_js_udp_send(napi_env env, napi_callback_info info) {
+  strait_args a;
   int32_t fd, off, len, seg, port;
   uint32_t addr;
   void *data;
   size_t blen;
-  bool is_buf = false;
-  if (argc < 7) goto bad;
-  napi_is_buffer(env, argv[1], &is_buf);
-  if (!is_buf || napi_get_value_int32(env, argv[0], &fd) != napi_ok || napi_get_value_int32(env, argv[2], &off) != napi_ok ||
-      napi_get_value_int32(env, argv[3], &len) != napi_ok || napi_get_value_int32(env, argv[4], &seg) != napi_ok ||
-      napi_get_value_uint32(env, argv[5], &addr) != napi_ok || napi_get_value_int32(env, argv[6], &port) != napi_ok)
-    goto bad;
-  napi_get_buffer_info(env, argv[1], &data, &blen);
-  if (off < 0 || len < 0 || (size_t)off + (size_t)len > blen || port < 0 || port > 65535) goto bad;
+  if (!strait_args_get(env, info, "udpSend", 7, 7, &a) || !strait_get_fd(&a, 0, "fd", &fd) ||
+      !strait_get_buffer(&a, 1, "buffer", &data, &blen) || !strait_get_int_range(&a, 2, "offset", 0, INT32_MAX, &off) ||
+      !strait_get_int_range(&a, 3, "length", 0, INT32_MAX, &len) || !strait_get_int(&a, 4, "segSize", &seg) ||
+      !strait_get_u32(&a, 5, "addr", &addr) || !strait_get_int_range(&a, 6, "port", 0, 65535, &port))
+    return NULL;
+  if ((size_t)off + (size_t)len > blen) return strait_throw_usage(env, "udpSend", "offset %d + length %d past the buffer's %zu bytes", off, len, blen);
   struct sockaddr_in to;
   memset(&to, 0, sizeof to);
   to.sin_family = AF_INET;
@@ -223,15 +206,5 @@ out:;
   napi_value out;
   napi_create_int32(env, (int32_t)n, &out);
   return out;
-bad:
-  napi_throw_type_error(env, NULL, "udpSend(fd, buffer, offset, length, segSize, addr, port)");
-  return NULL;
 }
 
-napi_status strait_init_udp(napi_env env, napi_value exports) {
-  STRAIT_EXPORT(env, exports, "udpOpen", udp_open);
-  STRAIT_EXPORT(env, exports, "udpStart", udp_start);
-  STRAIT_EXPORT(env, exports, "udpSend", udp_send);
-  STRAIT_EXPORT(env, exports, "udpClose", udp_close);
-  return napi_ok;
-}

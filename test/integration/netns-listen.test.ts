@@ -60,15 +60,18 @@ test('a server on the fd lives in the other namespace and sees its peers', { ski
 
 test('errors name what failed and leave the thread at home', { skip: treeSkip }, () => {
   const mine = readlinkSync('/proc/thread-self/ns/net');
-  const cases: [string, () => unknown, RegExp][] = [
-    ['missing namespace', () => listenInNetns('/run/netns/strait-test-does-not-exist', '0.0.0.0', 0), /does-not-exist: No such file/],
-    ['not a namespace', () => listenInNetns('/proc/self/status', '0.0.0.0', 0), /setns/],
-    ['bad address', () => listenInNetns(nsPath, 'not-an-ip', 0), /IPv4/],
-    ['bad port', () => listenInNetns(nsPath, '0.0.0.0', 70000), /bad arguments/],
-    ['address not in that namespace', () => listenInNetns(nsPath, '10.99.9.9', 0), /bind: Cannot assign requested address/],
+  // a failed system call: STRAIT_ERR_SYSTEM_TOOL; a bad argument: a TypeError with STRAIT_ERR_USAGE
+  const sys = 'STRAIT_ERR_SYSTEM_TOOL';
+  const usage = 'STRAIT_ERR_USAGE';
+  const cases: [string, () => unknown, RegExp, string][] = [
+    ['missing namespace', () => listenInNetns('/run/netns/strait-test-does-not-exist', '0.0.0.0', 0), /does-not-exist: No such file/, sys],
+    ['not a namespace', () => listenInNetns('/proc/self/status', '0.0.0.0', 0), /setns/, sys],
+    ['bad address', () => listenInNetns(nsPath, 'not-an-ip', 0), /netnsListen: argument 2 \(address\) is not an IPv4 address: not-an-ip/, usage],
+    ['bad port', () => listenInNetns(nsPath, '0.0.0.0', 70000), /netnsListen: argument 3 \(port\) must be an integer in \[0, 65535\]/, usage],
+    ['address not in that namespace', () => listenInNetns(nsPath, '10.99.9.9', 0), /bind: Cannot assign requested address/, sys],
   ];
-  for (const [name, fn, re] of cases) {
-    assert.throws(fn, (err: Error & { code?: string }) => re.test(err.message) && err.code === 'STRAIT_ERR_SYSTEM_TOOL', name);
+  for (const [name, fn, re, code] of cases) {
+    assert.throws(fn, (err: Error & { code?: string }) => re.test(err.message) && err.code === code, name);
     assert.equal(readlinkSync('/proc/thread-self/ns/net'), mine, `${name}: back home`);
   }
 });

@@ -22,7 +22,7 @@ import { waitFor } from '../helpers/wait.js';
 
 const skip = (() => {
   try {
-    return typeof native()['pumpStart'] === 'function' ? false : 'addon without the pump';
+    return typeof native().pumpStart === 'function' ? false : 'addon without the pump';
   } catch {
     return 'no native addon';
   }
@@ -304,17 +304,17 @@ test('agent pump: a start that fails (EBUSY) is reported and retried at the next
   const hdr = Buffer.alloc(VXLAN_OVERHEAD);
   try {
   // someone else pumps this device: the agent's start fails with EBUSY
-  native()['pumpStart']!(f.fd, other.nativeFd, hdr, hdr, hdr, 1000, 1200, 0x7f000001, 9, 0, new Float64Array(8));
+  native().pumpStart(f.fd, other.nativeFd, hdr, hdr, hdr, 1000, 1200, 0x7f000001, 9, 0, new Float64Array(8));
   hello(a);
   await waitFor(() => errors.length === 1, 5000, 'the failed start to be reported');
   assert.match(String(errors[0]), /pumped already/);
   assert.equal(a.pumping, false);
-  native()['pumpStop']!(f.fd);
+  native().pumpStop(f.fd);
   hello(a);
   await waitFor(() => a.pumping, 5000, 'the pump to start at the next hello-ack');
   assert.equal(errors.length, 1);
   } finally {
-  native()['pumpStop']!(f.fd);
+  native().pumpStop(f.fd);
   await other.close();
   }
 }));

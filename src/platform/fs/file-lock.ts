@@ -8,7 +8,5 @@ import { native } from '../native/index.js';
  * the kernel drops it when the last of them closes it or dies, SIGKILL included.
  */
 export function tryLockFile(fd: number): boolean {
-  const flockTry = native()['flockTry'];
-  if (!flockTry) throw new Error('the C addon has no flockTry: rebuild it (node scripts/build.mjs --native)');
-  return flockTry(fd) as boolean;
+  return native().flockTry(fd);
 }

@@ -112,8 +112,9 @@ class Direction {
 
   /** a type-23 record: does it open as the next application record? (its inner plaintext) */
   open(suite: number, rec: Buffer): Buffer | null {
-    this.keyIv ??= native()['tlsTrafficKeys']!(suite, this.secret) as Buffer;
-    return native()['tlsRecordOpen']!(suite, this.keyIv, this.seq, rec) as Buffer | null;
+    if (!this.secret) return null; // callers open records only once the secret is known
+    this.keyIv ??= native().tlsTrafficKeys(suite, this.secret);
+    return native().tlsRecordOpen(suite, this.keyIv, this.seq, rec);
   }
 }
 
@@ -292,15 +293,19 @@ export class TlsTap extends Duplex {
     this.mode = 'native';
     this.count('handoffs');
     let id: number | string;
+    const readSecret = this.rd.secret;
+    const writeSecret = this.wr.secret;
     if (!stopReading(raw) || !stopReading(plain)) {
       // Node's reads could not be stopped: the relay would race them; both connections go
       id = 'read-stop';
+    } else if (!readSecret || !writeSecret) {
+      id = 'start';
     } else {
       raw.pause();
       plain.pause();
       try {
-        id = native()['tlsRelayStart']!(rawFd, plainFd, this.suite, this.rd.secret, this.rd.seq, this.wr.secret, this.wr.seq,
-          Buffer.concat(parts), (_id: number, reason: string) => this.relayEnded(reason)) as number | string;
+        id = native().tlsRelayStart(rawFd, plainFd, this.suite, readSecret, this.rd.seq, writeSecret, this.wr.seq,
+          Buffer.concat(parts), (_id: number, reason: string) => this.relayEnded(reason));
       } catch {
         id = 'start';
       }
@@ -333,7 +338,7 @@ export class TlsTap extends Duplex {
   /** the TCP socket or the plaintext socket was closed under a running relay */
   private stopRelay(): void {
     if (!this.relayId) return;
-    native()['tlsRelayStop']!(this.relayId);
+    native().tlsRelayStop(this.relayId);
     this.relayId = 0;
     this.count('failed');
     resetSocket(this.raw);

@@ -20,7 +20,7 @@ function target(netns: string | number): string | number {
 
 /** fd of a socket listening on address:port inside the netns; `mark`: its SO_MARK (0 = none) */
 export function listenInNetns(netns: string | number, address: string, port: number, backlog = 511, mark = 0): number {
-  return native()['netnsListen']?.(target(netns), address, port, backlog, mark) as number;
+  return native().netnsListen(target(netns), address, port, backlog, mark);
 }
 
 /**
@@ -30,12 +30,12 @@ export function listenInNetns(netns: string | number, address: string, port: num
  * For a process serving several namespaces (one data-plane process per cluster).
  */
 export function inNetnsSync<T>(netns: string | number, fn: () => T): T {
-  return native()['netnsCall']?.(target(netns), fn) as T;
+  return native().netnsCall(target(netns), fn);
 }
 
 /** An fd naming the network namespace (checked to be one); close it with closeNetns. */
 export function openNetns(netns: string): number {
-  return native()['netnsOpen']?.(target(netns)) as number;
+  return native().netnsOpen(netns.startsWith('/') ? netns : netnsPath(netns));
 }
 
 export function closeNetns(fd: number): void {
@@ -44,7 +44,7 @@ export function closeNetns(fd: number): void {
 
 /** fd of an unconnected non-blocking TCP socket made inside the namespace of nsFd (SO_MARK = mark when not 0). */
 export function socketInNetns(nsFd: number, family: 4 | 6, mark = 0): number {
-  return native()['netnsSocket']?.(nsFd, family, mark) as number;
+  return native().netnsSocket(nsFd, family, mark);
 }
 
 /**

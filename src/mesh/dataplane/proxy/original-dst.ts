@@ -13,8 +13,7 @@ export function originalDst(sock: Socket): Address {
   const fd = (sock as unknown as { _handle?: { fd?: number } })._handle?.fd;
   if (typeof fd !== 'number' || fd < 0) throw E.meshOrigDst('the socket has no file descriptor');
   try {
-    const r = native()['getOriginalDst']?.(fd) as { address: string; port: number } | undefined;
-    if (!r) throw new Error('the C addon has no getOriginalDst');
+    const r = native().getOriginalDst(fd);
     return { host: r.address, port: r.port };
   } catch (err) {
     throw E.meshOrigDst((err as Error).message);

@@ -138,8 +138,8 @@ export class NodeAgent implements SegmentSink {
   onPumpError: ((err: unknown) => void) | undefined;
 
   /** [VXLAN + Ethernet header, payload] reused for every packet (the payload slot is replaced) */
-  private readonly partsIpv4: Buffer[];
-  private readonly partsVnet: Buffer[];
+  private readonly partsIpv4: [Buffer, Buffer];
+  private readonly partsVnet: [Buffer, Buffer];
   private readonly partsFrag: Buffer[];
   private readonly extHeader = Buffer.alloc(EXT_HEADER);
   private readonly hdrStrait: Buffer;
@@ -252,7 +252,7 @@ export class NodeAgent implements SegmentSink {
     const want = this.pumpEnabled && !this.stopped && this.config.tun.offload && this.gatewayFragments && sock !== undefined &&
       sock.nativeFd >= 0 && tun !== undefined && ipv4ToInt(this.gatewayAddress) !== undefined;
     if (this.pumpTarget !== '' && (!want || this.pumpTarget !== target)) {
-      const id = native()['pumpStop']!(tun?.fd ?? -1) as number;
+      const id = native().pumpStop(tun?.fd ?? -1);
       if (id >= 0) this.msgId = id >>> 0;
       this.pumpTarget = '';
     }
@@ -261,7 +261,7 @@ export class NodeAgent implements SegmentSink {
     // writer thread still holds may leave after the pump's first datagrams (a reordering
     // between messages, never within one: each message is sent whole by one side)
     sock.flush();
-    const pumpStart = native()['pumpStart'];
+    const pumpStart = native().pumpStart;
     if (typeof pumpStart !== 'function') {
       this.pumpEnabled = false; // an addon without the pump: the JS path carries everything
       return;

@@ -46,7 +46,7 @@ export class TunDevice {
     let fd: number;
     let actual: string;
     try {
-      [fd, actual] = native()['tunOpen']!(name, opts.offload === true) as [number, string];
+      [fd, actual] = native().tunOpen(name, opts.offload === true);
     } catch (err) {
       throw E.tunnelDevice(name, err instanceof Error ? err.message : String(err));
     }
@@ -55,7 +55,7 @@ export class TunDevice {
     const whole = Buffer.alloc(headroom + 65536 + VNET_HDR_LEN);
     const view = whole.subarray(headroom);
     const dev = new TunDevice(fd, actual, whole, opts.offload === true);
-    native()['tunStart']!(fd, view, (len: number) => onPacket(whole, headroom, len));
+    native().tunStart(fd, view, (len: number) => onPacket(whole, headroom, len));
     if (opts.mtu) ip('link', 'set', 'dev', actual, 'mtu', String(opts.mtu));
     // the kernel queues packets routed into the device until we read them; the default 500
     // overflows while the single-threaded reader seals a burst, and every drop halves a TCP window
@@ -67,20 +67,20 @@ export class TunDevice {
   /** Write exactly these bytes (on an offload device they must start with a virtio_net_hdr). */
   write(buf: Buffer, offset: number, length: number): boolean {
     if (!this.open) return false;
-    return (native()['tunWrite']!(this.fd, buf, offset, length) as number) >= 0;
+    return native().tunWrite(this.fd, buf, offset, length) >= 0;
   }
 
   /** Write one plain IPv4 packet (a zero virtio_net_hdr goes first on an offload device). False when dropped. */
   writePacket(buf: Buffer, offset: number, length: number): boolean {
     if (!this.open) return false;
-    if (!this.offload) return (native()['tunWrite']!(this.fd, buf, offset, length) as number) >= 0;
-    return (native()['tunWritev']!(this.fd, ZERO_VNET_HDR, buf, offset, length) as number) >= 0;
+    if (!this.offload) return native().tunWrite(this.fd, buf, offset, length) >= 0;
+    return native().tunWritev(this.fd, ZERO_VNET_HDR, buf, offset, length) >= 0;
   }
 
   close(): void {
     if (!this.open) return;
     this.open = false;
-    native()['tunClose']!(this.fd);
+    native().tunClose(this.fd);
   }
 }
 

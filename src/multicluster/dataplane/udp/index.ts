@@ -43,11 +43,11 @@ export class UdpTransport {
   private readonly onMessage: DatagramHandler;
   private readonly onRun: RunHandler | undefined;
   // receive side
-  private readonly rbuf: Buffer | undefined;
+  private readonly rbuf: Buffer;
   private lastFromInt = -1;
   private lastFrom = '';
   // send side: one pending batch (same destination, equal-sized datagrams, last may be shorter)
-  private readonly sbuf: Buffer | undefined;
+  private readonly sbuf: Buffer;
   private pendLen = 0;
   private pendCount = 0;
   private pendSeg = 0;
@@ -64,11 +64,10 @@ export class UdpTransport {
     this.socket = socket;
     this.onMessage = onMessage;
     this.onRun = onRun;
-    if (fd >= 0) {
-      this.rbuf = Buffer.alloc(65536 + 1024);
-      this.sbuf = Buffer.alloc(65536 + 2048);
-      native()['udpStart']!(fd, this.rbuf, this.onRecv);
-    }
+    // the native socket's receive and send buffers (none for a dgram socket)
+    this.rbuf = Buffer.alloc(fd >= 0 ? 65536 + 1024 : 0);
+    this.sbuf = Buffer.alloc(fd >= 0 ? 65536 + 2048 : 0);
+    if (fd >= 0) native().udpStart(fd, this.rbuf, this.onRecv);
   }
 
   /** Bind `address:port` (IPv4; port 0 = any) and call `onMessage` for every datagram. */
@@ -76,7 +75,7 @@ export class UdpTransport {
     const bytes = opts.bufferBytes ?? 4 * 1024 * 1024;
     const addon = opts.dgram === true || process.env['STRAIT_UDP'] === 'dgram' || ipv4ToInt(address) === undefined ? undefined : tryNative();
     if (addon) {
-      const [fd, bound] = addon['udpOpen']!(address, port, bytes) as [number, number];
+      const [fd, bound] = addon.udpOpen(address, port, bytes);
       return new UdpTransport(fd, undefined, onMessage, address, bound, opts.onRun);
     }
     const socket = createSocket({ type: 'udp4', reuseAddr: false });
@@ -116,7 +115,7 @@ export class UdpTransport {
       this.lastFromInt = from;
       this.lastFrom = intToIpv4(from);
     }
-    const buf = this.rbuf as Buffer;
+    const buf = this.rbuf;
     const addr = this.lastFrom;
     if (seg < len && this.onRun !== undefined && this.onRun(buf, len, seg, addr, port)) return;
     for (let o = 0; o < len && !this.closed; o += seg) {
@@ -178,7 +177,7 @@ export class UdpTransport {
   }
 
   private copyIn(chunks: Buffer | Buffer[], at: number): void {
-    const b = this.sbuf as Buffer;
+    const b = this.sbuf;
     if (Array.isArray(chunks)) {
       for (let i = 0; i < chunks.length; i++) {
         const c = chunks[i] as Buffer;
@@ -191,7 +190,7 @@ export class UdpTransport {
   }
 
   private sendNow(len: number, seg: number, to: number, port: number): void {
-    const n = native()['udpSend']!(this.fd, this.sbuf, 0, len, seg, to, port) as number;
+    const n = native().udpSend(this.fd, this.sbuf, 0, len, seg, to, port);
     this.stats.batches++;
     if (n < 0) this.stats.dropped++;
   }
@@ -214,7 +213,7 @@ export class UdpTransport {
     if (!this.closed) {
       this.flush();
       this.closed = true;
-      native()['udpClose']!(this.fd);
+      native().udpClose(this.fd);
     }
     return Promise.resolve();
   }
@@ -223,7 +222,7 @@ export class UdpTransport {
 function tryNative(): ReturnType<typeof native> | undefined {
   try {
     const n = native();
-    return typeof n['udpOpen'] === 'function' ? n : undefined;
+    return typeof n.udpOpen === 'function' ? n : undefined;
   } catch {
     return undefined;
   }
