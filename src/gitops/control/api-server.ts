@@ -29,7 +29,7 @@ import type { Logger } from 'pino';
 import { E, grpcStatusOf } from '../../base/errors/index.js';
 import { silentLogger } from '../../base/log/index.js';
 import {
-  HttpError, MAX_JSON_DEPTH, decodeComponent, handleWith, parseJsonObject, readBody as readRequestBody, readJsonBody, requestTarget, sendJson, toHttpError, browserWriteRefusal, httpStatusOf, type ErrorAnswer, type HttpStatus, type RequestTarget,
+  HttpError, MAX_JSON_DEPTH, decodeComponent, handleWith, parseJsonObject, readBody as readRequestBody, readJsonBody, requestTarget, sendJson, toHttpError, browserWriteRefusal, httpStatusOf, type ErrorAnswer, type RequestTarget,
 } from '../../platform/http/index.js';
 import { ADMIN_USER, checkToken, type AdminAccount } from './admin.js';
 import { createApiHandlers, type Json } from './api-handlers.js';
