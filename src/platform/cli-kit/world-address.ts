@@ -85,5 +85,5 @@ export function refuseWorldAddressFromHost(target: string, stateDir?: string): v
  * when no world record names it.
  */
 export function worldHostURL(service: 'control' | 'githost', stateDir?: string): string | undefined {
-  return readWorld(stateDir ?? resolveStateDir())?.[service];
+  return readWorldRecord(stateDir ?? resolveStateDir())?.[service];
 }
