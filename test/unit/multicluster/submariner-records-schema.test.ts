@@ -126,6 +126,9 @@ test('deploy-broker writes the Broker object as Submariner\'s deploy-broker does
     const d = await describeBroker(broker);
     assert.deepEqual([d.namespace, d.name, d.components, d.customDomains, d.globalnetEnabled],
       ['submariner-k8s-broker', 'submariner-broker', ['service-discovery', 'connectivity'], ['example.org'], false]);
+    // show reads the Broker object (not the ConfigMap beside it)
+    await broker.apply({ ...b, spec: { ...(b.spec as object), components: ['connectivity'] }, metadata: { ...b.metadata, resourceVersion: undefined } });
+    assert.deepEqual((await describeBroker(broker)).components, ['connectivity']);
     // the validation is a real check: a field Submariner's Broker does not have, a wrong type
     const wrong = upstreamErrors({ ...b, spec: { components: 'connectivity', globalnet: true } });
     assert.ok(wrong.some((e) => /\/spec\/components must be array/.test(e)), wrong.join('\n'));
