@@ -246,8 +246,11 @@ describe('strait in Kubernetes mode: --kubeconfig/--context for deploy-broker, j
     assert.equal(missing.status, 3, missing.stderr);
     assert.match(missing.stderr, /STRAIT_ERR_NOT_FOUND: Service "nope" not found in namespace "default"/);
     assert.match(await ok(on('b', ['export', 'service', 'echo', '-n', 'default'])), /Service default\/echo exported successfully from cluster-b/);
-    const se = JSON.parse(await kubeOk(bx, ['get', 'serviceexports.multicluster.x-k8s.io', 'echo', '-n', 'default', '-o', 'json'])) as { apiVersion: string };
-    assert.equal(se.apiVersion, 'multicluster.x-k8s.io/v1alpha1');
+    // served as v1alpha1 (what strait writes) and v1beta1 (kubectl's preferred version, upstream's storage one)
+    for (const v of ['v1alpha1', 'v1beta1']) {
+      const se = JSON.parse(await kubeOk(bx, ['get', `serviceexports.${v}.multicluster.x-k8s.io`, 'echo', '-n', 'default', '-o', 'json'])) as { apiVersion: string };
+      assert.equal(se.apiVersion, `multicluster.x-k8s.io/${v}`);
+    }
     assert.match(await ok(on('a', ['show', 'exports'])), /No service exports found/);
     // the control module's export/import sync in each cluster, reaching the broker with the join's token
     for (const [c, id] of [[a, 'cluster-a'], [bx, 'cluster-b']] as const) {
