@@ -161,13 +161,17 @@ describe('strait in Kubernetes mode: --kubeconfig/--context for deploy-broker, j
     const dep = await on('b', ['deploy-broker', '--file', 'b.subm']);
     assert.equal(dep.status, 3, dep.stderr);
     assert.match(dep.stderr, crds);
-    assert.match(dep.stderr, /"clusters\.submariner\.io", "endpoints\.submariner\.io", "gateways\.submariner\.io", "serviceimports\.multicluster\.x-k8s\.io"/);
+    assert.match(dep.stderr, /"clusters\.submariner\.io", "endpoints\.submariner\.io", "gateways\.submariner\.io", "serviceimports\.multicluster\.x-k8s\.io", "brokers\.submariner\.io"/);
     // the broker on A (which has the CRDs), then B's join: refused before anything is written on either side.
     // (The broker namespace is made first: deploy-broker's own namespace write can still race its
     // ServiceAccount write on a loaded machine, "serviceaccounts ... not found"; that is fixed apart.)
     await kubeOk(a, ['create', 'namespace', 'submariner-k8s-broker']);
     await ok(on('a', ['deploy-broker', '--cluster', 'cluster-a', '--file', 'broker-info.subm']));
     info = parseBrokerInfo(readFileSync(join(tmp, 'broker-info.subm'), 'utf8'), 'broker-info.subm');
+    // the Broker object as Submariner's deploy-broker writes it (subctl show brokers lists it)
+    const brokerObj = JSON.parse(await kubeOk(a, ['get', 'brokers.submariner.io', 'submariner-broker', '-n', 'submariner-k8s-broker', '-o', 'json'])) as { apiVersion: string; spec: unknown };
+    assert.equal(brokerObj.apiVersion, 'submariner.io/v1alpha1');
+    assert.deepEqual(brokerObj.spec, { components: ['service-discovery', 'connectivity'], globalnetEnabled: false });
     const j = await on('b', ['join', 'broker-info.subm', '--clusterid', 'cluster-b', '--clustercidr', '10.20.0.0/16', '--servicecidr', '10.21.0.0/16']);
     assert.equal(j.status, 3, j.stderr);
     assert.match(j.stderr, crds);
@@ -224,6 +228,11 @@ describe('strait in Kubernetes mode: --kubeconfig/--context for deploy-broker, j
     const all = JSON.parse(await ok(on('a', ['show', 'all', '-o', 'json']))) as Record<string, unknown>;
     assert.deepEqual(Object.keys(all).sort(), ['brokers', 'cluster', 'connections', 'endpoints', 'gateways', 'networks', 'versions']);
     assert.equal((all['brokers'] as { namespace: string }[])[0]?.namespace, 'submariner-k8s-broker', 'the broker read with the join\'s token');
+    assert.deepEqual((all['brokers'] as { name: string; components: string[] }[]).map((x) => [x.name, x.components]), [['submariner-broker', ['service-discovery', 'connectivity']]]);
+    for (const e of all['endpoints'] as { endpointIP: string; publicIP: string }[]) assert.ok(e.endpointIP !== '0.0.0.0' && e.publicIP !== '0.0.0.0', JSON.stringify(e));
+    const pkgVersion = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string }).version;
+    assert.deepEqual((all['versions'] as { component: string; configured: string }[]).map((v) => [v.component, v.configured]),
+      [['strait-gateway', pkgVersion], ['strait-node-agent', pkgVersion], ['strait-control', pkgVersion]]);
     assert.deepEqual((all['networks'] as { clusterCIDRs: string[] }).clusterCIDRs, ['10.10.0.0/16']);
     assert.equal((all['versions'] as { component: string; running: string }[]).find((v) => v.component === 'strait-gateway')?.running,
       (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string }).version, 'the gateway publishes package.json\'s version');
@@ -237,8 +246,11 @@ describe('strait in Kubernetes mode: --kubeconfig/--context for deploy-broker, j
     assert.equal(missing.status, 3, missing.stderr);
     assert.match(missing.stderr, /STRAIT_ERR_NOT_FOUND: Service "nope" not found in namespace "default"/);
     assert.match(await ok(on('b', ['export', 'service', 'echo', '-n', 'default'])), /Service default\/echo exported successfully from cluster-b/);
-    const se = JSON.parse(await kubeOk(bx, ['get', 'serviceexports.multicluster.x-k8s.io', 'echo', '-n', 'default', '-o', 'json'])) as { apiVersion: string };
-    assert.equal(se.apiVersion, 'multicluster.x-k8s.io/v1alpha1');
+    // served as v1alpha1 (what strait writes) and v1beta1 (kubectl's preferred version, upstream's storage one)
+    for (const v of ['v1alpha1', 'v1beta1']) {
+      const se = JSON.parse(await kubeOk(bx, ['get', `serviceexports.${v}.multicluster.x-k8s.io`, 'echo', '-n', 'default', '-o', 'json'])) as { apiVersion: string };
+      assert.equal(se.apiVersion, `multicluster.x-k8s.io/${v}`);
+    }
     assert.match(await ok(on('a', ['show', 'exports'])), /No service exports found/);
     // the control module's export/import sync in each cluster, reaching the broker with the join's token
     for (const [c, id] of [[a, 'cluster-a'], [bx, 'cluster-b']] as const) {

@@ -1,6 +1,6 @@
 // Submariner's own CRDs (test/fixtures/submariner-crds: Endpoint, Gateway, Cluster and the
-// operator's Submariner) on a real kube-apiserver take the records strait writes: the join's
-// Cluster and Submariner resource, and the Endpoint and Gateway records as the gateway
+// operator's Submariner and Broker) on a real kube-apiserver take the records strait writes:
+// the broker's Broker object, the join's Cluster and Submariner resource, and the Endpoint and Gateway records as the gateway
 // publishes them in Kubernetes mode (Submariner's shape, in the operator namespace), with a
 // strict server-side dry run (kubectl --dry-run=server --validate=strict: unknown fields and
 // missing required ones are errors). The same join and publisher then write them for real
@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { parse, parseAllDocuments } from 'yaml';
 import {
-  deployBroker, joinCluster, markGatewayPassive, MC_KINDS as K, OPERATOR_NAMESPACE, publishGatewayRecords, readEndpoint, readGateway,
+  BROKER_NAMESPACE, deployBroker, joinCluster, markGatewayPassive, MC_KINDS as K, OPERATOR_NAMESPACE, publishGatewayRecords, readEndpoint, readGateway,
   type BrokerInfo, type GatewayRecords,
 } from '../../src/multicluster/control/clusterset/index.js';
 import { openKubernetesStore, type KubeObject, type ResourceStore } from '../../src/platform/store/index.js';
@@ -84,6 +84,8 @@ async function submarinerObjects(local: ResourceStore): Promise<KubeObject[]> {
 }
 
 let objects: KubeObject[] = [];
+/** the broker's Broker object, as deploy-broker writes it (in the broker's namespace) */
+let brokerObjects: KubeObject[] = [];
 
 function kubectl(args: string[], input?: string): { status: number; stdout: string; stderr: string } {
   return cluster!.kubectl(args, input);
@@ -150,6 +152,8 @@ describe('Submariner\'s CRDs take strait\'s records, and strait\'s CRDs take the
       const info = await deployBroker(broker, { brokerURL: 'https://192.0.2.10:6443', cluster: 'cluster-a' });
       await writeRecords(local, broker, info);
       objects = await submarinerObjects(local);
+      brokerObjects = (await broker.list(K.Broker, { namespace: BROKER_NAMESPACE })).items
+        .map((o) => ({ ...o, metadata: { name: o.metadata.name, namespace: BROKER_NAMESPACE } }));
     } finally {
       await broker.close();
       await local.close();
@@ -158,6 +162,15 @@ describe('Submariner\'s CRDs take strait\'s records, and strait\'s CRDs take the
       'Cluster/cluster-a', 'Endpoint/cluster-a.gw-a1', 'Endpoint/cluster-b.gw-b1', 'Gateway/gw-a1', 'Gateway/gw-a2', 'Gateway/gw-a3', 'Submariner/submariner',
     ]);
     assert.deepEqual(strictDryRun(objects), []);
+    // the broker's Broker object against Submariner's operator's CRD
+    assert.deepEqual(brokerObjects.map((o) => `${o.kind}/${o.metadata.name}`), ['Broker/submariner-broker']);
+    assert.equal(kubectl(['create', 'namespace', BROKER_NAMESPACE]).status, 0);
+    assert.deepEqual(strictDryRun(brokerObjects), []);
+    // no endpoint address is the unspecified one
+    for (const o of objects.filter((x) => x.kind === 'Endpoint')) {
+      const s = o.spec as { private_ip: string; public_ip: string };
+      assert.ok(s.private_ip !== '0.0.0.0' && s.public_ip !== '0.0.0.0', JSON.stringify(s));
+    }
     // the connection's endpoint is the remote gateway's, by its host name
     const gw = objects.find((o) => o.kind === 'Gateway' && o.metadata.name === 'gw-a1')!;
     assert.deepEqual(readGateway(gw).connections.map((c) => [c.gateway, c.cluster, c.status]), [['gw-b1', 'cluster-b', 'connected']]);
@@ -234,6 +247,7 @@ describe('Submariner\'s CRDs take strait\'s records, and strait\'s CRDs take the
     assert.equal(r.status, 0, r.stderr);
     installCrds(straitCrds());
     assert.deepEqual(strictDryRun(objects), []);
+    assert.deepEqual(strictDryRun(brokerObjects), []);
     // as Submariner writes them: dual-stack lists, every latency field
     const ep = {
       cluster_id: 'cluster-c', cable_name: 'submariner-cable-cluster-c-172-18-0-8', hostname: 'cluster-c-worker', subnets: ['10.3.0.0/16', 'fd00:3::/64'],

@@ -47,6 +47,7 @@ spec:
   Endpoint: 'apiVersion: submariner.io/v1\nkind: Endpoint\nmetadata: {name: cluster-a-strait}\nspec: {cluster_id: cluster-a, cable_name: submariner-cable-cluster-a-10-9-0-1, hostname: gw, subnets: [10.1.0.0/16, 100.1.0.0/16], private_ip: 10.9.0.1, public_ip: 10.9.0.1, nat_enabled: false, backend: strait-psk}',
   Gateway: 'apiVersion: submariner.io/v1\nkind: Gateway\nmetadata: {name: cluster-a-gw}\nstatus: {haStatus: active, summary: All connections (1) are established, connections: [{status: connected, latencyRTT: {average: 310µs}}]}',
   Submariner: 'apiVersion: submariner.io/v1alpha1\nkind: Submariner\nmetadata: {name: submariner, namespace: submariner-operator}\nspec: {broker: k8s, brokerK8sApiServer: "127.0.0.1:6443", brokerK8sRemoteNamespace: submariner-k8s-broker, ceIPSecDebug: false, clusterCIDR: 10.1.0.0/16, clusterID: cluster-a, debug: false, namespace: submariner-operator, natEnabled: false, serviceCIDR: 100.1.0.0/16}\nstatus: {clusterID: cluster-a, natEnabled: false, networkPlugin: generic}',
+  Broker: 'apiVersion: submariner.io/v1alpha1\nkind: Broker\nmetadata: {name: submariner-broker, namespace: submariner-k8s-broker}\nspec: {components: [service-discovery, connectivity], globalnetEnabled: false}',
 };
 
 describe('resource model', () => {

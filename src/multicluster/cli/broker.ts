@@ -2,7 +2,7 @@
 import { writeFileSync, chmodSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { deployBroker, deployKubernetesBroker, encodeBrokerInfo, type DeployedBroker } from '../control/clusterset/index.js';
+import { deployBroker, deployKubernetesBroker, encodeBrokerInfo, MC_KINDS, type DeployedBroker } from '../control/clusterset/index.js';
 import { E } from '../../base/errors/index.js';
 import { BROKER_KINDS, openClusterStore } from './index.js';
 import { addKubeOptions, formatJson, isKubeMode, openKubeStore, parseOutputFormat, resolveStateDir, takesGlobals } from '../../platform/cli-kit/index.js';
@@ -33,7 +33,8 @@ export function registerBrokerCommands(program: Command): void {
         let tokenExpires: string | undefined;
         if (access.kube) {
           // the broker holds Clusters, Endpoints, Gateways and ServiceImports: without their CRDs every join would fail
-          await access.kube.requireKinds(BROKER_KINDS);
+          // ... and the Broker object describing it (subctl show brokers)
+          await access.kube.requireKinds([...BROKER_KINDS, MC_KINDS.Broker]);
           const k = await deployKubernetesBroker(access.kube, { cluster: opts.cluster, components: components as never, tokenSeconds: ttl, newPsk: opts.newPsk === true });
           info = k;
           tokenExpires = k.tokenExpires;

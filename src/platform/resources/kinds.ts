@@ -59,6 +59,8 @@ export const Kinds = {
   Gateway: k(`${GROUPS.cluster}/v1`, 'Gateway', 'gateways', true, ['gw']),
   // the deployment's description, as Submariner's operator defines it (subctl looks it up)
   Submariner: k(`${GROUPS.cluster}/v1alpha1`, 'Submariner', 'submariners', true),
+  // the broker's description in its namespace, as Submariner's operator defines it (`subctl show brokers` lists it)
+  Broker: k(`${GROUPS.cluster}/v1alpha1`, 'Broker', 'brokers', true),
 } as const satisfies Record<string, KindInfo>;
 
 export type KindName = keyof typeof Kinds;

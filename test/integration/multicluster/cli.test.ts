@@ -72,6 +72,17 @@ test('deploy-broker, join, export, show and diagnose through the CLI', { skip: s
   assert.equal(all.status, 0, all.stderr);
   assert.match(all.stdout, /COMPONENT\s+REPOSITORY\s+CONFIGURED\s+RUNNING\s+ARCH/);
   assert.match(all.stdout, /submariner-k8s-broker/);
+  // the broker's Broker object (Submariner's operator's kind) and strait's version, package.json's
+  assert.match(all.stdout, /^submariner-k8s-broker\s+submariner-broker\s+service-discovery, connectivity\s+no\s+<none>\s+<none>\s+<none>\s*$/m);
+  const pkg = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string }).version.replace(/\./g, '\\.');
+  for (const c of ['strait-gateway', 'strait-node-agent', 'strait-control']) assert.match(all.stdout, new RegExp(`^${c}\\s+\\S+\\s+${pkg}\\s`, 'm'), c);
+  const broker = openEmbeddedStore({ dir: join(state, 'stores', 'broker') });
+  try {
+    const obj = await broker.get({ apiVersion: 'submariner.io/v1alpha1', kind: 'Broker' }, 'submariner-broker', 'submariner-k8s-broker');
+    assert.deepEqual(obj?.spec, { components: ['service-discovery', 'connectivity'], globalnetEnabled: false });
+  } finally {
+    await broker.close();
+  }
 });
 
 test('join usage errors exit 2 with a message', () => {

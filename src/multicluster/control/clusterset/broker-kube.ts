@@ -1,6 +1,6 @@
 // The broker in Kubernetes mode, as Submariner's: a namespace (submariner-k8s-broker) of one
 // cluster's API server. deploy-broker makes a ServiceAccount there with RBAC for joined
-// clusters (their records, ServiceImports and EndpointSlices in that namespace only), gets a
+// clusters (their records, ServiceImports and EndpointSlices in that namespace only; the Broker object read only), gets a
 // token for it (TokenRequest), and hands the API server's URL, its CA, the token and a new
 // PSK to the joins through broker-info.subm. A joined cluster reaches the broker as that
 // ServiceAccount (openBrokerByUrl with an https:// URL).
@@ -23,6 +23,8 @@ export function brokerClientRules(): Record<string, unknown>[] {
   return [
     { apiGroups: ['submariner.io'], resources: ['clusters', 'endpoints', 'gateways'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'] },
     { apiGroups: ['submariner.io'], resources: ['endpoints/status', 'gateways/status'], verbs: ['get', 'update', 'patch'] },
+    // the broker's description (show brokers), read only
+    { apiGroups: ['submariner.io'], resources: ['brokers'], verbs: ['get', 'list', 'watch'] },
     { apiGroups: ['multicluster.x-k8s.io'], resources: ['serviceimports'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'] },
     { apiGroups: ['multicluster.x-k8s.io'], resources: ['serviceimports/status'], verbs: ['get', 'update', 'patch'] },
     { apiGroups: ['discovery.k8s.io'], resources: ['endpointslices'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'] },

@@ -3,12 +3,14 @@
 // PSK: a deploy on a broker that clusters have joined keeps the PSK they share (the file it
 // writes works for a re-join of any of them); a new one is minted on a broker nobody joined,
 // or with `newPsk` (then every cluster joins again). A join presenting an older
-// broker-info file is refused (STRAIT_ERR_MC_BROKER_INFO_STALE).
+// broker-info file is refused (STRAIT_ERR_MC_BROKER_INFO_STALE). The broker's description
+// is the Broker object (submariner.io/v1alpha1 Broker "submariner-broker" in the broker's
+// namespace), as Submariner's operator keeps it and `subctl show brokers` lists it.
 import { E } from '../../../base/errors/index.js';
-import type { ResourceStore } from '../../../platform/store/index.js';
+import type { KubeObject, ResourceStore } from '../../../platform/store/index.js';
 import { createBrokerCa } from './broker-ca.js';
 import { type BrokerInfo, type Component, fingerprint, generatePsk, generateToken, KNOWN_COMPONENTS } from './broker-info.js';
-import { BROKER_CONFIGMAP, BROKER_NAMESPACE, BROKER_SECRET, PSK_SECRET } from './names.js';
+import { BROKER_CONFIGMAP, BROKER_NAME, BROKER_NAMESPACE, BROKER_SECRET, PSK_SECRET } from './names.js';
 import { b64, cmData, ensureNamespace, K, unb64 } from './store-util.js';
 
 export interface DeployBrokerOptions {
@@ -72,11 +74,29 @@ export async function deployBroker(broker: ResourceStore, opts: DeployBrokerOpti
       deployedAt: now.toISOString(),
     },
   });
+  await broker.apply(brokerResource(components, opts.customDomains ?? []));
   return {
     brokerURL: opts.brokerURL, brokerCA: caPem, clientToken: token, ipsecPSK: psk,
     brokerNamespace: BROKER_NAMESPACE, serviceDiscovery: components.includes('service-discovery'),
     components, customDomains: opts.customDomains ?? [], brokerCluster: opts.cluster,
     pskKept: kept, joined,
+  };
+}
+
+/**
+ * The Broker object with the fields of Submariner's operator: the enabled components and
+ * the default custom domains. strait has no Globalnet (overlapping CIDRs) nor clusterset
+ * IPs: globalnetEnabled false, no CIDR range, no cluster size.
+ */
+export function brokerResource(components: readonly string[], customDomains: readonly string[]): KubeObject {
+  return {
+    apiVersion: K.Broker.apiVersion, kind: 'Broker',
+    metadata: { name: BROKER_NAME, namespace: BROKER_NAMESPACE, labels: { 'app.kubernetes.io/part-of': 'strait' } },
+    spec: {
+      components: [...components],
+      ...(customDomains.length > 0 ? { defaultCustomDomains: [...customDomains] } : {}),
+      globalnetEnabled: false,
+    },
   };
 }
 
@@ -112,16 +132,26 @@ export interface BrokerDescription {
   deployedAt: string;
 }
 
+/**
+ * The broker's description: the Broker object's spec, with the cluster and deploy time of
+ * the broker's ConfigMap (a broker deployed before strait wrote the Broker object: the
+ * ConfigMap alone).
+ */
 export async function describeBroker(broker: ResourceStore, where = 'broker'): Promise<BrokerDescription> {
   const cm = await broker.get(K.ConfigMap, BROKER_CONFIGMAP, BROKER_NAMESPACE);
   if (!cm) throw E.mcBrokerNotDeployed(where);
   const d = cmData(cm);
   const list = (s: string | undefined) => (s ? s.split(',').filter(Boolean) : []);
-  return {
-    namespace: BROKER_NAMESPACE, name: 'submariner-broker', components: list(d['components']),
+  const desc: BrokerDescription = {
+    namespace: BROKER_NAMESPACE, name: BROKER_NAME, components: list(d['components']),
     customDomains: list(d['customDomains']), globalnetEnabled: d['globalnetEnabled'] === 'true',
     cluster: d['cluster'] ?? '', deployedAt: d['deployedAt'] ?? '',
   };
+  const obj = await broker.get(K.Broker, BROKER_NAME, BROKER_NAMESPACE).catch(() => undefined);
+  const spec = obj?.['spec'] as { components?: unknown; defaultCustomDomains?: unknown; globalnetEnabled?: unknown } | undefined;
+  if (!spec) return desc;
+  const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
+  return { ...desc, components: strings(spec.components), customDomains: strings(spec.defaultCustomDomains), globalnetEnabled: spec.globalnetEnabled === true };
 }
 
 /** Refuse broker info whose token or PSK is not the broker's current one. */

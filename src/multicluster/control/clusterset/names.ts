@@ -14,6 +14,8 @@ export const OPERATOR_NAMESPACE = operatorNamespace(process.env['STRAIT_OPERATOR
 /** Name of the Submariner resource (submariner.io/v1alpha1) describing the deployment, as subctl looks it up. */
 export const SUBMARINER_NAME = 'submariner';
 
+/** Name of the Broker object (submariner.io/v1alpha1) in the broker's namespace, as Submariner's deploy-broker names it. */
+export const BROKER_NAME = 'submariner-broker';
 /** ConfigMap on the broker: the broker's description (components, domains, deploy time). */
 export const BROKER_CONFIGMAP = 'strait-broker';
 /** Secret on the broker: fingerprints of the current access token and PSK (never the PSK itself). */

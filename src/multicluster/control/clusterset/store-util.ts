@@ -16,6 +16,7 @@ export const K = {
   Endpoint: ref(Kinds.Endpoint),
   Gateway: ref(Kinds.Gateway),
   Submariner: ref(Kinds.Submariner),
+  Broker: ref(Kinds.Broker),
 } as const;
 
 /** Namespaces known to exist, per store: a namespace is made once, not checked on every write. */

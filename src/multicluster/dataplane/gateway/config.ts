@@ -192,6 +192,10 @@ export function parseGatewayConfig(input: unknown, where = 'gateway config'): Re
     if (k.renewDeadlineSeconds >= k.leaseDurationSeconds) throw E.configInvalid(`${where}: ha.kubernetes.renewDeadlineSeconds`, k.renewDeadlineSeconds, `must be less than ha.kubernetes.leaseDurationSeconds (${k.leaseDurationSeconds})`);
     if (k.retryPeriodSeconds * 1.2 >= k.renewDeadlineSeconds) throw E.configInvalid(`${where}: ha.kubernetes.retryPeriodSeconds`, k.retryPeriodSeconds, `must be less than ha.kubernetes.renewDeadlineSeconds / 1.2 (${k.renewDeadlineSeconds / 1.2})`);
   }
+  // the Endpoint record publishes these addresses: the unspecified address reaches no peer
+  for (const f of ['publicIP', 'privateIP'] as const) {
+    if (c.tunnel[f] === '0.0.0.0') throw E.configInvalid(`${where}: tunnel.${f}`, c.tunnel[f], 'must be an address peers can reach, not the unspecified address 0.0.0.0 (leave it unset to publish the tunnel\'s own address)');
+  }
   if ((c.psk === undefined || c.psk === null) === (c.pskFile === undefined || c.pskFile === null)) {
     throw E.configInvalid(`${where}: psk`, c.psk ?? c.pskFile ?? null, 'set exactly one of psk (the broker-info PSK text) or pskFile');
   }

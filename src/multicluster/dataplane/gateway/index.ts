@@ -591,6 +591,12 @@ export class Gateway implements SegmentSink {
 
   // --- records ------------------------------------------------------------------------
 
+  /**
+   * The Endpoint record: private IP := tunnel.privateIP (STRAIT_NODE_IP in deploy/), else
+   * the tunnel's advertised address; public IP := tunnel.publicIP, else the private IP (as
+   * Submariner's gateway does when no public-IP discovery is configured). Neither is ever
+   * 0.0.0.0 (parseGatewayConfig refuses it as a configured value).
+   */
   endpointRecord(): EndpointRecord {
     const c = this.config;
     const ip = c.tunnel.privateIP ?? advertisedAddress(c.tunnel.listen);

@@ -112,6 +112,17 @@ const submarinerStatus = obj({
   loadBalancerStatus: anyObject,
 }, ['clusterID', 'natEnabled']);
 
+/** submariner.io/v1alpha1 Broker, as Submariner's operator defines it (its status has no fields) */
+const brokerSpec = obj({
+  components: arr(str()),
+  defaultCustomDomains: arr(str()),
+  globalnetCIDRRange: str(),
+  clustersetIPCIDRRange: str(),
+  defaultGlobalnetClusterSize: int(0),
+  globalnetEnabled: bool,
+  clustersetIPEnabled: bool,
+});
+
 export const multiclusterSchemas: Record<string, Schema> = {
   // v1alpha1 and v1beta1 share this schema (as upstream's two versions do): docs/multicluster.md, "API versions"
   ServiceExport: kindSchema({
@@ -143,4 +154,5 @@ export const multiclusterSchemas: Record<string, Schema> = {
   }, { required: ['spec'] }),
   Gateway: kindSchema({ status: gatewayStatus }),
   Submariner: kindSchema({ spec: submarinerSpec, status: submarinerStatus }),
+  Broker: kindSchema({ spec: brokerSpec, status: obj({}) }),
 };
