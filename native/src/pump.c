@@ -6,7 +6,7 @@
 // fragments feature, stops it when the active gateway changes (HA) or the agent stops,
 // and reads the counters at scrape time. While the pump runs, the TUN device's reader on
 // Node's event loop is paused; when it stops, that reader resumes.
-// Frames are byte-identical to the JS path of src/dataplane/node-agent (fromNode with a
+// Frames are byte-identical to the JS path of src/multicluster/dataplane/node-agent/index.ts (fromNode with a
 // gateway that takes fragments):
 //   plain virtio_net_hdr (no GSO, no checksum) + IPv4 packet -> hdrIpv4 (22) | packet
 //   other virtio_net_hdr + packet that fits one datagram      -> hdrVnet (22) | hdr | packet
