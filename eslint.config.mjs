@@ -34,7 +34,6 @@ export default tseslint.config(
       'src/mesh/control/config-server/server.ts', // serveMeshConfig: long-poll waiters, token reviews, flow report times
       'src/platform/store/api/server.ts', // createStoreApi: the router and its open streams
       'src/world/supervisor/cluster-sync.ts', // startClusterSync: the refusals already reported
-      'src/world/supervisor/pod-runtime.ts', // startPodRuntime: the nodes' address and veth allocation
     ],
     rules: { 'max-lines-per-function': 'off' },
   },
