@@ -10,6 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { E } from '../base/errors/index.js';
+import type { GithostServer } from '../githost/server/index.js';
+import type { openEmbeddedStore } from '../platform/store/index.js';
 
 export interface DemoOptions {
   keep: boolean;
@@ -58,6 +60,147 @@ async function until<T>(what: string, fn: () => Promise<T | undefined>, ms = 20_
   }
 }
 
+const EMAIL = 'developer@example.com';
+
+/** What every step of the demo shares: its temporary directory, the tools' environment, the output, what to close at the end. */
+interface DemoRun {
+  dir: string;
+  env: NodeJS.ProcessEnv;
+  say: (line: string) => void;
+  cleanups: (() => Promise<void> | void)[];
+}
+
+type Store = ReturnType<typeof openEmbeddedStore>;
+
+/** Steps 1-3: the code-hosting server, its first admin made locally (never through the API: docs/githost.md), a token, a user and a repository through the API. */
+async function demoGithost(d: DemoRun): Promise<{ gh: GithostServer; ghURL: string; cloneURL: string; pushURL: string }> {
+  const { GithostDb, GithostServer, createUser, githostPaths } = await import('../githost/server/index.js');
+  const ghDir = join(d.dir, 'githost-state');
+  const paths = githostPaths(ghDir);
+  mkdirSync(paths.root, { recursive: true });
+  const db = new GithostDb(paths.db);
+  await createUser(db, { username: 'gitea_admin', password: 'demo-admin-pass', email: 'admin@example.com', admin: true });
+  db.close();
+  const gh = new GithostServer({ stateDir: ghDir, settings: { port: 0 } });
+  const ghURL = await gh.listen();
+  d.cleanups.push(() => gh.close());
+  d.say(`[1] code-hosting server on ${ghURL} (first admin gitea_admin created with the local admin tool)`);
+
+  // token, user, user id, repository through the API
+  const tok = await http('POST', `${ghURL}/api/v1/users/gitea_admin/tokens`, { basic: ['gitea_admin', 'demo-admin-pass'], body: { name: 'demo', scopes: ['all'] } });
+  const adminToken = String(tok.body['sha1'] ?? '');
+  if (!adminToken) throw E.internal(`demo: token creation answered ${tok.status}`);
+  d.say(`[2] POST /api/v1/users/gitea_admin/tokens -> token ${adminToken.slice(0, 8)}...`);
+  const created = await http('POST', `${ghURL}/api/v1/admin/users`, { token: adminToken, body: {
+    email: EMAIL, login_name: 'developer', must_change_password: false, password: 'developer-pass', send_notify: false, username: 'developer',
+  } });
+  const user = await http('GET', `${ghURL}/api/v1/users/developer`, { token: adminToken });
+  d.say(`[3] POST /api/v1/admin/users -> ${created.status}; GET /api/v1/users/developer -> id ${String(user.body['id'])}`);
+  const repo = await http('POST', `${ghURL}/api/v1/user/repos`, { basic: ['developer', 'developer-pass'], body: { name: 'guestbook' } });
+  if (repo.status !== 201) throw E.internal(`demo: repository creation answered ${repo.status}`);
+  const cloneURL = `${ghURL}/developer/guestbook.git`;
+  return { gh, ghURL, cloneURL, pushURL: cloneURL.replace('://', '://developer:developer-pass@') };
+}
+
+/** Step 4: an OpenPGP key made by gpg, added to the code-hosting server. */
+async function demoKey(d: DemoRun, ghURL: string): Promise<{ fpr: string; keyID: string }> {
+  const env = d.env;
+  await must('gpg', ['--batch', '--pinentry-mode', 'loopback', '--passphrase', '', '--quick-gen-key', `Developer <${EMAIL}>`, 'ed25519', 'sign', '1y'], { env });
+  const colons = await must('gpg', ['--batch', '--with-colons', '--fingerprint', '--list-keys', EMAIL], { env });
+  const fpr = /^fpr:+([0-9A-F]{40}):/m.exec(colons)?.[1] ?? '';
+  const keyID = fpr.slice(24);
+  const armored = await must('gpg', ['--batch', '--armor', '--export', fpr], { env });
+  writeFileSync(join(d.dir, 'developer.asc'), armored);
+  const gk = await http('POST', `${ghURL}/api/v1/user/gpg_keys`, { basic: ['developer', 'developer-pass'], body: { armored_public_key: armored } });
+  d.say(`[4] gpg made key ${keyID} for ${EMAIL}; added to the code-hosting server (${gk.status})`);
+  return { fpr, keyID };
+}
+
+/** Steps 5-6: the control module with its own store (TLS, a self-signed certificate), pushes notified; the `strait` CLI logs in and imports the key. */
+async function demoControl(d: DemoRun, gh: GithostServer, ghURL: string): Promise<Store> {
+  const { startGitOpsService, ADMIN_SECRET } = await import('../gitops/control/index.js');
+  const { openEmbeddedStore } = await import('../platform/store/index.js');
+  const { Kinds } = await import('../platform/resources/index.js');
+  const store = openEmbeddedStore({ dir: join(d.dir, 'store') });
+  d.cleanups.push(() => store.close());
+  const svc = await startGitOpsService({ store, namespace: 'argocd', stateDir: join(d.dir, 'control'), port: 0, tls: true, pollIntervalMs: 3_600_000 });
+  d.cleanups.push(() => svc.close());
+  gh.onPush((e) => svc.controller.notifyPush(`${ghURL}/${e.owner}/${e.repo}.git`));
+  const secret = await store.get<{ data: Record<string, string> } & { apiVersion: string; kind: string; metadata: { name: string } }>(Kinds.Secret, ADMIN_SECRET, 'argocd');
+  const password = Buffer.from(secret?.data['admin.password'] ?? '', 'base64').toString();
+  const server = `127.0.0.1:${svc.api.port}`;
+  d.say(`[5] control module API on ${svc.api.url}; admin password read from Secret argocd/${ADMIN_SECRET} field admin.password`);
+
+  // key import through the CLI
+  const strait = fileURLToPath(new URL('../../../bin/strait.js', import.meta.url));
+  const cli = async (...args: string[]): Promise<string> => {
+    const r = await runTool(process.execPath, [strait, ...args], { env: d.env });
+    if (r.code !== 0) throw E.systemTool(`strait ${args.join(' ')}`, r.code ?? 'signal', r.stderr);
+    return r.stdout.trim();
+  };
+  d.say(`[6] $ strait login ${server} --username admin --password ****** --insecure --grpc-web`);
+  d.say(`    ${(await cli('login', server, '--username', 'admin', '--password', password, '--insecure', '--grpc-web')).split('\n').join('\n    ')}`);
+  d.say(`    $ strait gpg add --from developer.asc`);
+  d.say(`    ${await cli('gpg', 'add', '--from', join(d.dir, 'developer.asc'))}`);
+  d.say(`    $ strait gpg list`);
+  d.say(`    ${(await cli('gpg', 'list')).split('\n').join('\n    ')}`);
+  return store;
+}
+
+type App = { status?: { sync?: { status?: string; revision?: string }; operationState?: { message?: string; syncResult?: { signer?: string } }; conditions?: { type: string; message: string }[] } };
+
+/** Steps 7-9: the project enforces the key, the Application follows main; an unsigned commit is refused, then a signed one syncs. True when both outcomes are as documented. */
+async function demoOutcomes(d: DemoRun, store: Store, repo: { cloneURL: string; pushURL: string }, key: { fpr: string; keyID: string }): Promise<boolean> {
+  const { GROUPS, Kinds } = await import('../platform/resources/index.js');
+  const api = `${GROUPS.gitops}/v1alpha1`;
+  await store.apply({ apiVersion: api, kind: 'AppProject', metadata: { name: 'signed', namespace: 'argocd' }, spec: {
+    description: 'only revisions signed by the developer key', sourceRepos: ['*'],
+    destinations: [{ server: 'https://kubernetes.default.svc', namespace: 'guestbook' }],
+    clusterResourceWhitelist: [{ group: '', kind: 'Namespace' }], signatureKeys: [{ keyID: key.keyID }],
+  } });
+  d.say(`[7] AppProject signed: signatureKeys [${key.keyID}]`);
+
+  // an unsigned commit, pushed
+  const work = join(d.dir, 'work');
+  mkdirSync(join(work, 'guestbook'), { recursive: true });
+  const git = (...args: string[]): Promise<string> => must('git', args, { cwd: work, env: d.env });
+  await git('init', '-q', '-b', 'main');
+  await git('config', 'user.name', 'Developer');
+  await git('config', 'user.email', EMAIL);
+  const cm = (release: string): string => `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: guestbook-ui\ndata:\n  release: "${release}"\n`;
+  writeFileSync(join(work, 'guestbook', 'ui.yaml'), cm('1-unsigned'));
+  await git('add', '-A');
+  await git('commit', '-q', '-m', 'unsigned release');
+  const unsigned = (await git('rev-parse', 'HEAD')).trim();
+  await git('push', '-q', repo.pushURL, 'main');
+  await store.apply({ apiVersion: api, kind: 'Application', metadata: { name: 'guestbook', namespace: 'argocd' }, spec: {
+    project: 'signed', source: { repoURL: repo.cloneURL, path: 'guestbook', targetRevision: 'main' },
+    destination: { server: 'https://kubernetes.default.svc', namespace: 'guestbook' },
+    syncPolicy: { automated: { prune: true, selfHeal: true }, syncOptions: ['CreateNamespace=true'] },
+  } });
+  const getApp = async (): Promise<App | undefined> => store.get(Kinds.Application, 'guestbook', 'argocd') as Promise<App | undefined>;
+  const refused = await until('Sync Error', async () => { const a = await getApp(); return a?.status?.sync?.status === 'Sync Error' ? a : undefined; });
+  const liveAfterRefusal = await store.get(Kinds.ConfigMap, 'guestbook-ui', 'guestbook');
+  const cond = refused.status?.conditions?.find((c) => c.type === 'ComparisonError');
+  const events = (await store.list(Kinds.Event)).items.filter((e) => (e as unknown as { reason: string }).reason === 'ResourceComparison');
+  d.say(`[8] unsigned commit ${unsigned.slice(0, 12)} pushed -> Application guestbook: ${refused.status?.sync?.status}; `
+    + `last sync: "${refused.status?.operationState?.message}"; condition ${cond?.type ?? '(none)'}; Event ResourceComparison x${events.length}; `
+    + `applied: ${liveAfterRefusal ? 'yes (WRONG)' : 'nothing'}`);
+
+  // a signed commit, pushed: the push notification syncs at once
+  writeFileSync(join(work, 'guestbook', 'ui.yaml'), cm('2-signed'));
+  await git('add', '-A');
+  await git('-c', `user.signingkey=${key.fpr}`, 'commit', '-q', '-S', '-m', 'signed release');
+  const signed = (await git('rev-parse', 'HEAD')).trim();
+  await git('push', '-q', repo.pushURL, 'main');
+  const synced = await until('Synced', async () => { const a = await getApp(); return a?.status?.sync?.status === 'Synced' ? a : undefined; });
+  const live = await store.get<{ data?: Record<string, string> } & { apiVersion: string; kind: string; metadata: { name: string } }>(Kinds.ConfigMap, 'guestbook-ui', 'guestbook');
+  d.say(`[9] signed commit ${signed.slice(0, 12)} pushed -> Application guestbook: ${synced.status?.sync?.status} to ${synced.status?.sync?.revision?.slice(0, 12)}, `
+    + `signed by ${synced.status?.operationState?.syncResult?.signer}; ConfigMap guestbook/guestbook-ui release=${live?.data?.['release']}`);
+  return refused.status?.operationState?.message === 'Revision is not signed' && !liveAfterRefusal
+    && synced.status?.sync?.revision === signed && live?.data?.['release'] === '2-signed';
+}
+
 export async function runGitopsDemo(opts: DemoOptions): Promise<boolean> {
   const say = opts.out;
   const dir = mkdtempSync(join(tmpdir(), 'strait-demo-'));
@@ -69,130 +212,17 @@ export async function runGitopsDemo(opts: DemoOptions): Promise<boolean> {
     PATH: process.env['PATH'], HOME: home, GNUPGHOME: gnupg, LANG: 'C', GIT_CONFIG_NOSYSTEM: '1',
     GIT_TERMINAL_PROMPT: '0', XDG_CONFIG_HOME: join(home, '.config'),
   };
-  const cleanups: (() => Promise<void> | void)[] = [];
+  const d: DemoRun = { dir, env, say, cleanups: [] };
   say(`strait demo: signed GitOps (docs/gitops.md) in ${dir}`);
   try {
-    const { GithostDb, GithostServer, createUser, githostPaths } = await import('../githost/server/index.js');
-    const { startGitOpsService, ADMIN_SECRET } = await import('../gitops/control/index.js');
-    const { openEmbeddedStore } = await import('../platform/store/index.js');
-    const { GROUPS, Kinds } = await import('../platform/resources/index.js');
-
-    // 1. the code-hosting server, its first admin made locally (never through the API: docs/githost.md)
-    const ghDir = join(dir, 'githost-state');
-    const paths = githostPaths(ghDir);
-    mkdirSync(paths.root, { recursive: true });
-    const db = new GithostDb(paths.db);
-    await createUser(db, { username: 'gitea_admin', password: 'demo-admin-pass', email: 'admin@example.com', admin: true });
-    db.close();
-    const gh = new GithostServer({ stateDir: ghDir, settings: { port: 0 } });
-    const ghURL = await gh.listen();
-    cleanups.push(() => gh.close());
-    say(`[1] code-hosting server on ${ghURL} (first admin gitea_admin created with the local admin tool)`);
-
-    // 2. token, user, user id, repository through the API
-    const tok = await http('POST', `${ghURL}/api/v1/users/gitea_admin/tokens`, { basic: ['gitea_admin', 'demo-admin-pass'], body: { name: 'demo', scopes: ['all'] } });
-    const adminToken = String(tok.body['sha1'] ?? '');
-    if (!adminToken) throw E.internal(`demo: token creation answered ${tok.status}`);
-    say(`[2] POST /api/v1/users/gitea_admin/tokens -> token ${adminToken.slice(0, 8)}...`);
-    const email = 'developer@example.com';
-    const created = await http('POST', `${ghURL}/api/v1/admin/users`, { token: adminToken, body: {
-      email, login_name: 'developer', must_change_password: false, password: 'developer-pass', send_notify: false, username: 'developer',
-    } });
-    const user = await http('GET', `${ghURL}/api/v1/users/developer`, { token: adminToken });
-    say(`[3] POST /api/v1/admin/users -> ${created.status}; GET /api/v1/users/developer -> id ${String(user.body['id'])}`);
-    const repo = await http('POST', `${ghURL}/api/v1/user/repos`, { basic: ['developer', 'developer-pass'], body: { name: 'guestbook' } });
-    if (repo.status !== 201) throw E.internal(`demo: repository creation answered ${repo.status}`);
-    const cloneURL = `${ghURL}/developer/guestbook.git`;
-    const pushURL = cloneURL.replace('://', '://developer:developer-pass@');
-
-    // 3. an OpenPGP key made by gpg, added to the code-hosting server
-    await must('gpg', ['--batch', '--pinentry-mode', 'loopback', '--passphrase', '', '--quick-gen-key', `Developer <${email}>`, 'ed25519', 'sign', '1y'], { env });
-    const colons = await must('gpg', ['--batch', '--with-colons', '--fingerprint', '--list-keys', email], { env });
-    const fpr = /^fpr:+([0-9A-F]{40}):/m.exec(colons)?.[1] ?? '';
-    const keyID = fpr.slice(24);
-    const armored = await must('gpg', ['--batch', '--armor', '--export', fpr], { env });
-    writeFileSync(join(dir, 'developer.asc'), armored);
-    const gk = await http('POST', `${ghURL}/api/v1/user/gpg_keys`, { basic: ['developer', 'developer-pass'], body: { armored_public_key: armored } });
-    say(`[4] gpg made key ${keyID} for ${email}; added to the code-hosting server (${gk.status})`);
-
-    // 4. the control module with its own store, TLS with a self-signed certificate
-    const store = openEmbeddedStore({ dir: join(dir, 'store') });
-    cleanups.push(() => store.close());
-    const svc = await startGitOpsService({ store, namespace: 'argocd', stateDir: join(dir, 'control'), port: 0, tls: true, pollIntervalMs: 3_600_000 });
-    cleanups.push(() => svc.close());
-    gh.onPush((e) => svc.controller.notifyPush(`${ghURL}/${e.owner}/${e.repo}.git`));
-    const secret = await store.get<{ data: Record<string, string> } & { apiVersion: string; kind: string; metadata: { name: string } }>(Kinds.Secret, ADMIN_SECRET, 'argocd');
-    const password = Buffer.from(secret?.data['admin.password'] ?? '', 'base64').toString();
-    const server = `127.0.0.1:${svc.api.port}`;
-    say(`[5] control module API on ${svc.api.url}; admin password read from Secret argocd/${ADMIN_SECRET} field admin.password`);
-
-    // 5. key import through the CLI
-    const strait = fileURLToPath(new URL('../../../bin/strait.js', import.meta.url));
-    const cli = async (...args: string[]): Promise<string> => {
-      const r = await runTool(process.execPath, [strait, ...args], { env });
-      if (r.code !== 0) throw E.systemTool(`strait ${args.join(' ')}`, r.code ?? 'signal', r.stderr);
-      return r.stdout.trim();
-    };
-    say(`[6] $ strait login ${server} --username admin --password ****** --insecure --grpc-web`);
-    say(`    ${(await cli('login', server, '--username', 'admin', '--password', password, '--insecure', '--grpc-web')).split('\n').join('\n    ')}`);
-    say(`    $ strait gpg add --from developer.asc`);
-    say(`    ${await cli('gpg', 'add', '--from', join(dir, 'developer.asc'))}`);
-    say(`    $ strait gpg list`);
-    say(`    ${(await cli('gpg', 'list')).split('\n').join('\n    ')}`);
-
-    // 6. the project enforces the key; the Application follows main
-    const api = `${GROUPS.gitops}/v1alpha1`;
-    await store.apply({ apiVersion: api, kind: 'AppProject', metadata: { name: 'signed', namespace: 'argocd' }, spec: {
-      description: 'only revisions signed by the developer key', sourceRepos: ['*'],
-      destinations: [{ server: 'https://kubernetes.default.svc', namespace: 'guestbook' }],
-      clusterResourceWhitelist: [{ group: '', kind: 'Namespace' }], signatureKeys: [{ keyID }],
-    } });
-    say(`[7] AppProject signed: signatureKeys [${keyID}]`);
-
-    // 7. an unsigned commit, pushed
-    const work = join(dir, 'work');
-    mkdirSync(join(work, 'guestbook'), { recursive: true });
-    const git = (...args: string[]): Promise<string> => must('git', args, { cwd: work, env });
-    await git('init', '-q', '-b', 'main');
-    await git('config', 'user.name', 'Developer');
-    await git('config', 'user.email', email);
-    const cm = (release: string): string => `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: guestbook-ui\ndata:\n  release: "${release}"\n`;
-    writeFileSync(join(work, 'guestbook', 'ui.yaml'), cm('1-unsigned'));
-    await git('add', '-A');
-    await git('commit', '-q', '-m', 'unsigned release');
-    const unsigned = (await git('rev-parse', 'HEAD')).trim();
-    await git('push', '-q', pushURL, 'main');
-    await store.apply({ apiVersion: api, kind: 'Application', metadata: { name: 'guestbook', namespace: 'argocd' }, spec: {
-      project: 'signed', source: { repoURL: cloneURL, path: 'guestbook', targetRevision: 'main' },
-      destination: { server: 'https://kubernetes.default.svc', namespace: 'guestbook' },
-      syncPolicy: { automated: { prune: true, selfHeal: true }, syncOptions: ['CreateNamespace=true'] },
-    } });
-    type App = { status?: { sync?: { status?: string; revision?: string }; operationState?: { message?: string; syncResult?: { signer?: string } }; conditions?: { type: string; message: string }[] } };
-    const getApp = async (): Promise<App | undefined> => store.get(Kinds.Application, 'guestbook', 'argocd') as Promise<App | undefined>;
-    const refused = await until('Sync Error', async () => { const a = await getApp(); return a?.status?.sync?.status === 'Sync Error' ? a : undefined; });
-    const liveAfterRefusal = await store.get(Kinds.ConfigMap, 'guestbook-ui', 'guestbook');
-    const cond = refused.status?.conditions?.find((c) => c.type === 'ComparisonError');
-    const events = (await store.list(Kinds.Event)).items.filter((e) => (e as unknown as { reason: string }).reason === 'ResourceComparison');
-    say(`[8] unsigned commit ${unsigned.slice(0, 12)} pushed -> Application guestbook: ${refused.status?.sync?.status}; `
-      + `last sync: "${refused.status?.operationState?.message}"; condition ${cond?.type ?? '(none)'}; Event ResourceComparison x${events.length}; `
-      + `applied: ${liveAfterRefusal ? 'yes (WRONG)' : 'nothing'}`);
-
-    // 8. a signed commit, pushed: the push notification syncs at once
-    writeFileSync(join(work, 'guestbook', 'ui.yaml'), cm('2-signed'));
-    await git('add', '-A');
-    await git('-c', `user.signingkey=${fpr}`, 'commit', '-q', '-S', '-m', 'signed release');
-    const signed = (await git('rev-parse', 'HEAD')).trim();
-    await git('push', '-q', pushURL, 'main');
-    const synced = await until('Synced', async () => { const a = await getApp(); return a?.status?.sync?.status === 'Synced' ? a : undefined; });
-    const live = await store.get<{ data?: Record<string, string> } & { apiVersion: string; kind: string; metadata: { name: string } }>(Kinds.ConfigMap, 'guestbook-ui', 'guestbook');
-    say(`[9] signed commit ${signed.slice(0, 12)} pushed -> Application guestbook: ${synced.status?.sync?.status} to ${synced.status?.sync?.revision?.slice(0, 12)}, `
-      + `signed by ${synced.status?.operationState?.syncResult?.signer}; ConfigMap guestbook/guestbook-ui release=${live?.data?.['release']}`);
-    const ok = refused.status?.operationState?.message === 'Revision is not signed' && !liveAfterRefusal
-      && synced.status?.sync?.revision === signed && live?.data?.['release'] === '2-signed';
+    const { gh, ghURL, cloneURL, pushURL } = await demoGithost(d);
+    const key = await demoKey(d, ghURL);
+    const store = await demoControl(d, gh, ghURL);
+    const ok = await demoOutcomes(d, store, { cloneURL, pushURL }, key);
     say(ok ? 'demo: both outcomes as docs/gitops.md describes' : 'demo: an outcome differs from docs/gitops.md (see above)');
     return ok;
   } finally {
-    for (const c of cleanups.reverse()) await Promise.resolve(c()).catch(() => undefined);
+    for (const c of d.cleanups.reverse()) await Promise.resolve(c()).catch(() => undefined);
     await runTool('gpgconf', ['--kill', 'all'], { env }).catch(() => undefined);
     if (!opts.keep) rmSync(dir, { recursive: true, force: true });
     else say(`kept ${dir}`);

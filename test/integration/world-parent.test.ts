@@ -1,4 +1,4 @@
-// Issue 15, item 7: the world stops when its parent asks, whoever the parent is. `npm start`
+// World lifetime (docs/world.md): the world stops when its parent asks, whoever the parent is. `npm start`
 // under a supervisor that signals npm's pid alone: npm -> sh -c '… && exec node bin/strait.js
 // up' -> the world; SIGTERM to npm, kill -9 of npm, and a shell that does not exec (strait up
 // orphaned when the shell dies) all leave no world process, namespace or interface behind.

@@ -1,4 +1,4 @@
-// Issue 15, items 3 and 12: "world ready" means every server a README command talks to
+// World readiness (docs/world.md): "world ready" means every server a README command talks to
 // answers. Right after `strait up --detach` returns, without a retry: `strait show
 // connections` lists every gateway pair connected (remote gateway and RTT known), `strait status` lists the control API
 // and githost on host loopback, dig in a pod answers a cluster.local name, `strait login`

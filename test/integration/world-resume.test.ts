@@ -1,4 +1,4 @@
-// Issue 15, item 6: a second `strait up` brings back the user's objects (a feature) and says
+// World resume (docs/world.md): a second `strait up` brings back the user's objects (a feature) and says
 // so; `strait up --fresh` starts clean, removing only what the world wrote in the state dir.
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';

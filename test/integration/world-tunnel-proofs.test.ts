@@ -6,7 +6,7 @@
 // (c) replaying the captured tunnel packets into cluster-b's gateway raises its replay-drop
 //     counter (from its /metrics) and delivers nothing (no inner packet, no echo request);
 // (d) `strait show connections --cluster cluster-a` shows cluster-b connected with an RTT.
-// And the faults of the issue: killing the control module and the multicluster daemons
+// And faults (docs/faults.md): killing the control module and the multicluster daemons
 // (the broker's sync) leaves the established tunnel alone (no re-handshake, traffic flows).
 // Also: the tunnels run on the join's PSK (broker-info), not a world constant, and a wrong
 // PSK gives no tunnel and a clear error on both sides. (The wrong-PSK test runs before

@@ -1,4 +1,4 @@
-// Acceptance against two REAL Kubernetes clusters (issue 16): test/k8s/clusters.sh up 2
+// Acceptance against two REAL Kubernetes clusters (docs/kubernetes.md): test/k8s/clusters.sh up 2
 // (kubelet + containerd + kube-proxy on a gateway node and a worker node per cluster, each
 // node in its own network namespace, CoreDNS as each cluster's DNS), strait deployed as a
 // user would: deploy-broker on A, join on both with kubeconfigs, `kubectl apply -k deploy/`,
@@ -186,8 +186,8 @@ test('a pod on A\'s worker reaches a pod on B\'s worker with its own IP; B conne
     }
   }
   console.log(`gateway drops since start: ${JSON.stringify(drops)}`);
-  // B connected, from A: `strait show connections --kubeconfig` where the CLI has it (issue 16
-  // item 4), else the Gateway record it reads (Submariner's shape, in submariner-operator)
+  // B connected, from A: `strait show connections --kubeconfig` where the CLI has
+  // it, else the Gateway record it reads (Submariner's shape, in submariner-operator)
   const show = straitRun('show', 'connections', '--kubeconfig', kubeconfig('a'), '-o', 'json');
   if (show.status === 0) {
     assert.match(show.stdout, /cluster-b/);
@@ -339,7 +339,7 @@ test('MCS: ServiceExport Valid AwaitingSync -> True; clusterset.local A/SRV from
 test('signed GitOps in the cluster: an Application from the in-cluster githost syncs a signed revision and refuses an unsigned one', { skip: skip ?? false, timeout: 600_000 }, async (t) => {
   if (!needsDeploy(t)) return;
   const t0 = Date.now();
-  // the first administrator, with the server's own tool inside its pod (the only way: SPEC)
+  // the first administrator, with the server's own tool inside its pod (the only way to make the first one: docs/githost.md)
   const pw = `pw-${randomBytes(8).toString('hex')}`;
   const created = sh(clusters, ['kubectl', 'a', '-n', 'strait-system', 'exec', 'deploy/strait-githost', '--', 'node', 'bin/strait.js', 'admin', 'user', 'create',
     '--username', 'gitops_admin', '--password', pw, '--email', 'gitops@example.com', '--admin', '--access-token', '--state-dir', '/var/lib/strait', '-o', 'json']);

@@ -29,7 +29,7 @@
 #   services 10.(10i+1).0.0/16, the cluster DNS (CoreDNS, when its image is built:
 #   scripts/build-coredns.sh) at 10.(10i+1).0.10. The link namespace routes only the node subnets.
 #
-# Facts of this VM the script handles (issue 16):
+# Facts of this VM the script handles:
 # - `ip netns exec` remounts /sys (runc then finds no cgroup): daemons start under
 #   `nsenter --net=/run/netns/X` instead;
 # - no CAP_SYS_RESOURCE: containerd's CRI restrict_oom_score_adj = true;

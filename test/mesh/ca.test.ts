@@ -106,7 +106,7 @@ test('issue(): an ECDSA P-256 workload key by default, RSA 2048 on request, both
   await assert.rejects(ca.issue('Mesh', 'echo'), (e) => isStraitError(e, 'STRAIT_ERR_MESH_IDENTITY_INVALID'));
 });
 
-test('issue() keeps the event loop responsive: a 5 ms timer keeps firing while 20 RSA certificates are issued (issue #5)', async () => {
+test('issue() keeps the event loop responsive: a 5 ms timer keeps firing while 20 RSA certificates are issued', async () => {
   // Before, each issue made its RSA key synchronously and signed in forge's JavaScript RSA:
   // 20 certificates held the loop for their whole duration (0.4-0.7 s each on a loaded
   // machine), so the timer could not fire at all until the last one was done. Judged

@@ -1,4 +1,4 @@
-// Byte-exact relaying under backpressure (issue #5): plaintext upstreams read through
+// Byte-exact relaying under backpressure (src/mesh/dataplane/proxy/splice.ts): plaintext upstreams read through
 // onread into one reused buffer, so a chunk still referenced by a peer must never be
 // overwritten. Megabytes in random chunk sizes go both ways through a client sidecar and
 // a server sidecar, with a reader that keeps pausing; SHA-256 on both ends must agree.

@@ -1,4 +1,4 @@
-// connectSpliced reads into one reused buffer (issue #5): a chunk its peer still holds
+// connectSpliced reads into one reused buffer (src/mesh/dataplane/proxy/splice.ts): a chunk its peer still holds
 // (queued in the peer's writable state, or half taken by the kernel) must not be
 // overwritten by the next read. The peer here is corked most of the time, so that chunks
 // queue up below its high-water mark while reading goes on, as a slow peer makes them.

@@ -1,5 +1,5 @@
-// Real clusters (issue 16): gateways whose handshakes cross, and a gateway restarted
-// alone, must carry data with no authentication drop on either side.
+// Tunnel handshakes (docs/tunnel-protocol.md, "Handshake"): gateways whose handshakes
+// cross, and a gateway restarted alone, must carry data with no authentication drop on either side.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { fakePacket, tunnelPair, type Pair } from '../helpers/tunnel-pair.js';

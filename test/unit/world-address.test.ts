@@ -1,4 +1,4 @@
-// Issue 15, item 3: from the host, a world-internal address (198.18.0.0/15, a CIDR of the
+// World addresses from the host (docs/world.md): from the host, a world-internal address (198.18.0.0/15, a CIDR of the
 // running world) is refused before anything is sent, naming the host URL `strait up`
 // published for that server; other addresses pass.
 import assert from 'node:assert/strict';

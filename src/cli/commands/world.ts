@@ -345,6 +345,52 @@ function statusText(rec: WorldRecord): string {
   return head + control + consoleLine + githost + ingress + '\n' + formatTable(['CLUSTER', 'KIND', 'NAME', 'ROLE/IMAGE/PORTS', 'ADDRESS', 'PUBLIC', 'NODE/CIDR'], rows) + '\n' + comps;
 }
 
+/** `strait down`: the supervisor shuts the world down in order, killed after 15 s; the state dir's world record, socket and lock go. */
+async function stopWorld(stateDir: string): Promise<void> {
+  const rec = readWorldRecord(stateDir);
+  if (!rec || !isAlive(rec.pid)) {
+    rmSync(stateFiles(stateDir).world, { force: true });
+    throw E.worldNotRunning(stateDir);
+  }
+  // the supervisor shuts down in order; its owner (strait up or unshare) then exits
+  process.kill(isAlive(rec.supervisorPid) ? rec.supervisorPid : rec.pid, 'SIGTERM');
+  const deadline = Date.now() + 15_000;
+  const gone = (): boolean => !isAlive(rec.pid) && !isAlive(rec.supervisorPid);
+  while (!gone() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
+  if (!gone()) process.kill(rec.pid, 'SIGKILL');
+  while (!gone() && Date.now() < deadline + 5000) await new Promise((r) => setTimeout(r, 25));
+  rmSync(stateFiles(stateDir).world, { force: true });
+  rmSync(stateFiles(stateDir).storeSocket, { force: true });
+  clearStateDirLock(stateDir);
+  console.log('strait: world stopped');
+}
+
+/** `strait exec`: the program in the pod's network namespace, with the pod's resolv.conf; the exit code is the program's. */
+async function execInPod(ref: string, command: string[], stateDir: string | undefined): Promise<void> {
+  const dashes = process.argv.indexOf('--');
+  const beforeDashes = dashes < 0 ? command : [];
+  const option = beforeDashes.find((a) => a.startsWith('-'));
+  if (option !== undefined) {
+    throw E.usage(`${JSON.stringify(option)} is an option of the program, not of strait exec: put the program after --, as in 'strait exec ${ref} -- ${command.join(' ')}'`, { value: option });
+  }
+  const rec = runningWorld(resolveStateDir(stateDir));
+  const pod = findPod(rec, ref);
+  const argv = podExecArgv(rec, pod.netns, command);
+  // a strait command run in the pod acts on this world (its world.json: CIDRs, host URLs)
+  // and keeps its own sessions (strait login in a pod never changes the host's current
+  // context): the pod's config dir is <state dir>/pod-config/CLUSTER/NAMESPACE/POD
+  const podConfig = join(rec.stateDir, 'pod-config', ...ref.split('/'));
+  const child = spawn('nsenter', argv, { stdio: 'inherit', env: { ...process.env, STRAIT_STATE_DIR: rec.stateDir, STRAIT_CONFIG_DIR: podConfig } });
+  const forward = (sig: NodeJS.Signals) => () => { child.kill(sig); };
+  process.on('SIGINT', forward('SIGINT'));
+  process.on('SIGTERM', forward('SIGTERM'));
+  process.exitCode = await new Promise<number>((done) => {
+    child.on('error', (err) => { console.error(`error STRAIT_ERR_SYSTEM_TOOL: nsenter: ${err.message}`); done(1); });
+    // a program killed by a signal exits 128 + its number, as shells report it
+    child.on('exit', (code, signal) => done(code ?? 128 + (signal ? osConstants.signals[signal] : 0)));
+  });
+}
+
 export function registerWorldCommands(program: Command): void {
   takesGlobals(program
     .command('up'), 'stateDir')
@@ -375,24 +421,7 @@ export function registerWorldCommands(program: Command): void {
     .command('down'), 'stateDir')
     .description('stop the world of a state dir; every namespace and interface it made is gone')
     .action(async (_opts: unknown, cmd: Command) => {
-      const opts = cmd.optsWithGlobals<{ stateDir?: string }>();
-      const stateDir = resolveStateDir(opts.stateDir);
-      const rec = readWorldRecord(stateDir);
-      if (!rec || !isAlive(rec.pid)) {
-        rmSync(stateFiles(stateDir).world, { force: true });
-        throw E.worldNotRunning(stateDir);
-      }
-      // the supervisor shuts down in order; its owner (strait up or unshare) then exits
-      process.kill(isAlive(rec.supervisorPid) ? rec.supervisorPid : rec.pid, 'SIGTERM');
-      const deadline = Date.now() + 15_000;
-      const gone = (): boolean => !isAlive(rec.pid) && !isAlive(rec.supervisorPid);
-      while (!gone() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
-      if (!gone()) process.kill(rec.pid, 'SIGKILL');
-      while (!gone() && Date.now() < deadline + 5000) await new Promise((r) => setTimeout(r, 25));
-      rmSync(stateFiles(stateDir).world, { force: true });
-      rmSync(stateFiles(stateDir).storeSocket, { force: true });
-      clearStateDirLock(stateDir);
-      console.log('strait: world stopped');
+      await stopWorld(resolveStateDir(cmd.optsWithGlobals<{ stateDir?: string }>().stateDir));
     });
 
   takesGlobals(program
@@ -415,28 +444,6 @@ export function registerWorldCommands(program: Command): void {
     // the program's own options (curl -s) without `--` reach the action, which says to add it
     .allowUnknownOption()
     .action(async (ref: string, command: string[], _opts: unknown, cmd: Command) => {
-      const opts = cmd.optsWithGlobals<{ stateDir?: string }>();
-      const dashes = process.argv.indexOf('--');
-      const beforeDashes = dashes < 0 ? command : [];
-      const option = beforeDashes.find((a) => a.startsWith('-'));
-      if (option !== undefined) {
-        throw E.usage(`${JSON.stringify(option)} is an option of the program, not of strait exec: put the program after --, as in 'strait exec ${ref} -- ${command.join(' ')}'`, { value: option });
-      }
-      const rec = runningWorld(resolveStateDir(opts.stateDir));
-      const pod = findPod(rec, ref);
-      const argv = podExecArgv(rec, pod.netns, command);
-      // a strait command run in the pod acts on this world (its world.json: CIDRs, host URLs)
-      // and keeps its own sessions (strait login in a pod never changes the host's current
-      // context): the pod's config dir is <state dir>/pod-config/CLUSTER/NAMESPACE/POD
-      const podConfig = join(rec.stateDir, 'pod-config', ...ref.split('/'));
-      const child = spawn('nsenter', argv, { stdio: 'inherit', env: { ...process.env, STRAIT_STATE_DIR: rec.stateDir, STRAIT_CONFIG_DIR: podConfig } });
-      const forward = (sig: NodeJS.Signals) => () => { child.kill(sig); };
-      process.on('SIGINT', forward('SIGINT'));
-      process.on('SIGTERM', forward('SIGTERM'));
-      process.exitCode = await new Promise<number>((done) => {
-        child.on('error', (err) => { console.error(`error STRAIT_ERR_SYSTEM_TOOL: nsenter: ${err.message}`); done(1); });
-        // a program killed by a signal exits 128 + its number, as shells report it
-        child.on('exit', (code, signal) => done(code ?? 128 + (signal ? osConstants.signals[signal] : 0)));
-      });
+      await execInPod(ref, command, cmd.optsWithGlobals<{ stateDir?: string }>().stateDir);
     });
 }

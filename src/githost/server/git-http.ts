@@ -2,7 +2,7 @@
 // then the request is streamed to the backend and its answer streamed back.
 // Pushes get STRAIT_GITHOST_PUSH=authorized (checked by the pre-receive hook) and a
 // log file the post-receive hook fills with the updated refs.
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { join } from 'node:path';
@@ -24,6 +24,77 @@ export function parseGitPath(path: string): { owner: string; repo: string; rest:
   const m = GIT_PATH.exec(path);
   if (!m) return undefined;
   return { owner: m[1] as string, repo: m[2] as string, rest: m[3] as string };
+}
+
+interface BackendRequest {
+  owner: UserRow; repoName: string; repoDir: string; rest: string; query: string; doer: Doer | undefined; isPush: boolean; repoId: number;
+  /** the push check token (every authorized push) */
+  check: string | undefined;
+}
+
+/** Stop the backend's whole process group (git, git-http-backend, receive-pack) and stop feeding it. */
+function killBackend(req: IncomingMessage, child: ChildProcessWithoutNullStreams): () => void {
+  return () => {
+    req.unpipe(child.stdin);
+    child.stdin.destroy();
+    try {
+      if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
+    } catch {
+      child.kill('SIGKILL');
+    }
+  };
+}
+
+/** The CGI head of git http-backend's answer (Status and headers), once the blank line after it has come; undefined before. */
+function parseCgiHead(buf: Buffer): { status: number; headers: Record<string, string>; body: Buffer } | undefined {
+  let end = buf.indexOf('\r\n\r\n');
+  let sepLen = 4;
+  if (end === -1) {
+    end = buf.indexOf('\n\n');
+    sepLen = 2;
+  }
+  if (end === -1) return undefined;
+  const head = buf.subarray(0, end).toString('latin1');
+  let status = 200;
+  const headers: Record<string, string> = {};
+  for (const line of head.split(/\r?\n/)) {
+    const colon = line.indexOf(':');
+    if (colon <= 0) continue;
+    const k = line.slice(0, colon).trim();
+    const v = line.slice(colon + 1).trim();
+    if (k.toLowerCase() === 'status') status = Number.parseInt(v, 10) || 500;
+    else headers[k] = v;
+  }
+  return { status, headers, body: buf.subarray(end + sepLen) };
+}
+
+/**
+ * The backend's stdout as the HTTP answer: the CGI head (at most 64 KiB, else the backend is
+ * killed) as status and headers, then the body with backpressure. `started` tells whether the head came.
+ */
+function relayCgiAnswer(child: ChildProcessWithoutNullStreams, res: ServerResponse, kill: () => void): { started: boolean } {
+  const answer = { started: false };
+  let headerBuf = Buffer.alloc(0);
+  child.stdout.on('data', (d: Buffer) => {
+    if (answer.started) {
+      if (!res.write(d)) {
+        child.stdout.pause();
+        res.once('drain', () => child.stdout.resume());
+      }
+      return;
+    }
+    headerBuf = Buffer.concat([headerBuf, d]);
+    const head = parseCgiHead(headerBuf);
+    if (!head) {
+      if (headerBuf.length > 65536) kill();
+      return;
+    }
+    answer.started = true;
+    headerBuf = Buffer.alloc(0);
+    res.writeHead(head.status, head.headers);
+    if (head.body.length) res.write(head.body);
+  });
+  return answer;
 }
 
 function plain(res: ServerResponse, status: number, text: string, headers: Record<string, string> = {}): void {
@@ -114,13 +185,40 @@ export class GitHttp {
     }
   }
 
-  private runBackend(req: IncomingMessage, res: ServerResponse, r: {
-    owner: UserRow; repoName: string; repoDir: string; rest: string; query: string; doer: Doer | undefined; isPush: boolean; repoId: number;
-    /** the push check token (every authorized push) */
-    check: string | undefined;
-  }): Promise<void> {
+  private runBackend(req: IncomingMessage, res: ServerResponse, r: BackendRequest): Promise<void> {
+    const pushLog = r.isPush && r.rest === '/git-receive-pack' ? join(this.svc.files.tmpDir, `push-${process.pid}-${++this.seq}.log`) : undefined;
+    const env = this.backendEnv(req, r, pushLog);
+    return new Promise((resolve) => {
+      // its own process group: `git` runs git-http-backend as a child, which runs receive-pack;
+      // killing only `git` would leave them holding our pipes
+      const child = spawn('git', ['http-backend'], { env, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+      let stderr = '';
+      child.stderr.on('data', (d: Buffer) => { if (stderr.length < 8192) stderr += d.toString('utf8'); });
+      child.on('error', (err) => {
+        this.log.error({ err }, 'git http-backend could not start');
+        if (!res.headersSent) plain(res, 500, 'strait githost: git http-backend could not start');
+        else res.destroy();
+      });
+      const kill = killBackend(req, child);
+      this.feedBackend(req, res, child, kill, r.repoDir);
+      const answer = relayCgiAnswer(child, res, kill);
+      child.on('close', async (code) => {
+        if (code !== 0 && stderr) this.log.debug({ code, stderr: stderr.trim().slice(0, 500) }, 'git http-backend stderr');
+        // refs first (HEAD, subscribers), then the end of the answer: when git reports
+        // the push done, a sync triggered by it already sees the new refs
+        if (pushLog) await this.afterPush(pushLog, r).catch((err: unknown) => this.log.warn({ err }, 'push bookkeeping failed'));
+        if (!answer.started && !res.headersSent) {
+          this.log.warn({ code, stderr: stderr.trim().slice(0, 500) }, 'git http-backend ended without an answer');
+          plain(res, 500, 'strait githost: git http-backend failed');
+        } else res.end();
+        resolve();
+      });
+    });
+  }
+
+  /** git http-backend's CGI environment for this request (and the push hook's, for an authorized push). */
+  private backendEnv(req: IncomingMessage, r: BackendRequest, pushLog: string | undefined): NodeJS.ProcessEnv {
     const files = this.svc.files;
-    const pushLog = r.isPush && r.rest === '/git-receive-pack' ? join(files.tmpDir, `push-${process.pid}-${++this.seq}.log`) : undefined;
     const env = files.env({
       GIT_PROJECT_ROOT: files.reposDir,
       GIT_HTTP_EXPORT_ALL: '1',
@@ -142,94 +240,29 @@ export class GitHttp {
       } : {}),
     });
     if (req.headers['content-length'] !== undefined) env['CONTENT_LENGTH'] = String(req.headers['content-length']);
-    const maxPush = this.svc.settings.maxPushBytes;
+    return env;
+  }
 
-    return new Promise((resolve) => {
-      // its own process group: `git` runs git-http-backend as a child, which runs receive-pack;
-      // killing only `git` would leave them holding our pipes
-      const child = spawn('git', ['http-backend'], { env, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
-      let stderr = '';
-      let headerBuf: Buffer | undefined = Buffer.alloc(0);
-      let received = 0;
-      child.stderr.on('data', (d: Buffer) => { if (stderr.length < 8192) stderr += d.toString('utf8'); });
-      child.on('error', (err) => {
-        this.log.error({ err }, 'git http-backend could not start');
-        if (!res.headersSent) plain(res, 500, 'strait githost: git http-backend could not start');
-        else res.destroy();
-      });
-      const kill = (): void => {
-        req.unpipe(child.stdin);
-        child.stdin.destroy();
-        try {
-          if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
-        } catch {
-          child.kill('SIGKILL');
-        }
-      };
-      req.on('data', (d: Buffer) => {
-        received += d.length;
-        if (maxPush > 0 && received > maxPush) {
-          kill();
-          req.destroy();
-        }
-      });
-      guardBodyStream(req, this.svc.settings.bodyTimeoutMs, () => {
-        this.log.info({ repo: r.repoDir, received }, `request body stalled for ${this.svc.settings.bodyTimeoutMs} ms; connection closed`);
+  /** The request body into the backend's stdin, within the push size limit and the body timeout; the backend killed when the client goes. */
+  private feedBackend(req: IncomingMessage, res: ServerResponse, child: ChildProcessWithoutNullStreams, kill: () => void, repoDir: string): void {
+    const maxPush = this.svc.settings.maxPushBytes;
+    let received = 0;
+    req.on('data', (d: Buffer) => {
+      received += d.length;
+      if (maxPush > 0 && received > maxPush) {
         kill();
         req.destroy();
-      });
-      req.pipe(child.stdin);
-      child.stdin.on('error', () => undefined);
-      req.on('aborted', kill);
-      res.on('close', () => { if (child.exitCode === null) kill(); });
-
-      child.stdout.on('data', (d: Buffer) => {
-        if (headerBuf === undefined) {
-          if (!res.write(d)) {
-            child.stdout.pause();
-            res.once('drain', () => child.stdout.resume());
-          }
-          return;
-        }
-        headerBuf = Buffer.concat([headerBuf, d]);
-        let end = headerBuf.indexOf('\r\n\r\n');
-        let sepLen = 4;
-        if (end === -1) {
-          end = headerBuf.indexOf('\n\n');
-          sepLen = 2;
-        }
-        if (end === -1) {
-          if (headerBuf.length > 65536) kill();
-          return;
-        }
-        const head = headerBuf.subarray(0, end).toString('latin1');
-        const body = headerBuf.subarray(end + sepLen);
-        headerBuf = undefined;
-        let status = 200;
-        const headers: Record<string, string> = {};
-        for (const line of head.split(/\r?\n/)) {
-          const colon = line.indexOf(':');
-          if (colon <= 0) continue;
-          const k = line.slice(0, colon).trim();
-          const v = line.slice(colon + 1).trim();
-          if (k.toLowerCase() === 'status') status = Number.parseInt(v, 10) || 500;
-          else headers[k] = v;
-        }
-        res.writeHead(status, headers);
-        if (body.length) res.write(body);
-      });
-      child.on('close', async (code) => {
-        if (code !== 0 && stderr) this.log.debug({ code, stderr: stderr.trim().slice(0, 500) }, 'git http-backend stderr');
-        // refs first (HEAD, subscribers), then the end of the answer: when git reports
-        // the push done, a sync triggered by it already sees the new refs
-        if (pushLog) await this.afterPush(pushLog, r).catch((err: unknown) => this.log.warn({ err }, 'push bookkeeping failed'));
-        if (headerBuf !== undefined && !res.headersSent) {
-          this.log.warn({ code, stderr: stderr.trim().slice(0, 500) }, 'git http-backend ended without an answer');
-          plain(res, 500, 'strait githost: git http-backend failed');
-        } else res.end();
-        resolve();
-      });
+      }
     });
+    guardBodyStream(req, this.svc.settings.bodyTimeoutMs, () => {
+      this.log.info({ repo: repoDir, received }, `request body stalled for ${this.svc.settings.bodyTimeoutMs} ms; connection closed`);
+      kill();
+      req.destroy();
+    });
+    req.pipe(child.stdin);
+    child.stdin.on('error', () => undefined);
+    req.on('aborted', kill);
+    res.on('close', () => { if (child.exitCode === null) kill(); });
   }
 
   private async afterPush(pushLog: string, r: { owner: UserRow; repoName: string; doer: Doer | undefined; repoId: number }): Promise<void> {

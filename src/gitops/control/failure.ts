@@ -13,7 +13,7 @@ export class ReconcileFailure extends Error {
     message: string,
     readonly opts: {
       syncError?: boolean;
-      /** a Warning Event with this reason (ResourceComparison for refusals, as SPEC.md names it) */
+      /** a Warning Event with this reason (ResourceComparison for refusals: one reason for every refused sync, docs/gitops.md "Refusals") */
       eventReason?: string;
       /** also a Warning Event whose reason is this failure's own reason (each signature refusal has its own, failures.ts) */
       ownEvent?: boolean;

@@ -124,6 +124,115 @@ export function sliceAt(cidrText: string, maskSize: number, i: number): string {
   return `${intToIpv4((c.network + i * 2 ** (32 - maskSize)) >>> 0)}/${maskSize}`;
 }
 
+type WorldCluster = WorldFile['clusters'][number];
+
+/** A cluster's nodes: underlay address and veth, pod CIDR slice; gateways also a public address on the internet bridge. */
+function planNodes(wc: WorldCluster, ci: number, nodeCIDR: string, internetCIDR: string): PlanNode[] {
+  const internetPrefix = parseCidr(internetCIDR).prefix;
+  let gatewayCount = 0;
+  return wc.nodes.map((n, ni) => {
+    const podCIDR = sliceAt(wc.clusterCIDR, wc.nodeCIDRMaskSize, ni);
+    const node: PlanNode = {
+      cluster: wc.name,
+      name: n.name,
+      role: n.role,
+      netns: `${wc.name}.${n.name}`,
+      underlayIP: hostAt(nodeCIDR, ni + 2),
+      rootVeth: `c${ci}n${ni}`,
+      podCIDR,
+      bridgeIP: hostAt(podCIDR, 1),
+    };
+    if (n.role === 'gateway') {
+      // 198.18.<cluster+1>.<gateway+1> in the default /16
+      node.publicIP = internetPrefix <= 16
+        ? hostAt(internetCIDR, (ci + 1) * 256 + gatewayCount + 1)
+        : hostAt(internetCIDR, 2 + ci * 2 + gatewayCount);
+      node.internetVeth = `c${ci}g${ni}`;
+      gatewayCount++;
+    }
+    return node;
+  });
+}
+
+/** The cluster's pods and Deployments, pods placed on nodes: pinned pods first, then the rest spread over the least-loaded nodes. */
+function placePods(wc: WorldCluster, cluster: PlanCluster): void {
+  const nodes = cluster.nodes;
+  const load = new Map(nodes.map((n) => [n.name, 0]));
+  const nextIP = new Map(nodes.map((n) => [n.name, 2]));
+  const vethIndex = new Map(nodes.map((n) => [n.name, 0]));
+  const place = (node: string | undefined): PlanNode => {
+    let target = nodes.find((n) => n.name === node);
+    if (!target) {
+      // least-loaded node; ties go to the first in the world file
+      target = nodes.reduce((best, n) => ((load.get(n.name) ?? 0) < (load.get(best.name) ?? 0) ? n : best), nodes[0] as PlanNode);
+    }
+    load.set(target.name, (load.get(target.name) ?? 0) + 1);
+    return target;
+  };
+  const addPod = (ns: string, name: string, node: PlanNode, p: Omit<PlanPod, 'cluster' | 'namespace' | 'name' | 'node' | 'netns' | 'ip' | 'hostVeth'>) => {
+    const host = nextIP.get(node.name) ?? 2;
+    nextIP.set(node.name, host + 1);
+    const vi = vethIndex.get(node.name) ?? 0;
+    vethIndex.set(node.name, vi + 1);
+    cluster.pods.push({
+      cluster: wc.name, namespace: ns, name, node: node.name, netns: `${wc.name}.${ns}.${name}`,
+      ip: hostAt(node.podCIDR, host), hostVeth: `vp${vi}`, ...p,
+    });
+  };
+  // pinned pods first, then the rest spread over the least-loaded nodes
+  const pending: { pinned: boolean; run: () => void }[] = [];
+  for (const ns of wc.workloads) {
+    if (!cluster.namespaces.includes(ns.namespace)) cluster.namespaces.push(ns.namespace);
+    for (const p of ns.pods) {
+      pending.push({
+        pinned: !!p.node,
+        run: () => addPod(ns.namespace, p.name, place(p.node ?? undefined), {
+          image: p.image, port: p.port, labels: { ...(p.labels ?? { run: p.name }) }, annotations: { ...(p.annotations ?? {}) },
+        }),
+      });
+    }
+    for (const d of ns.deployments) {
+      const labels = { ...(d.labels ?? { app: d.name }) };
+      cluster.deployments.push({
+        cluster: wc.name, namespace: ns.namespace, name: d.name, image: d.image, replicas: d.replicas, port: d.port,
+        labels, annotations: { ...(d.annotations ?? {}) },
+      });
+      const rs = nameSuffix(`${wc.name}/${ns.namespace}/${d.name}`, 10);
+      for (let r = 0; r < d.replicas; r++) {
+        const name = `${d.name}-${rs}-${nameSuffix(`${wc.name}/${ns.namespace}/${d.name}/${r}`)}`;
+        pending.push({
+          pinned: !!d.node,
+          run: () => addPod(ns.namespace, name, place(d.node ?? undefined), {
+            image: d.image, port: d.port, labels: { ...labels }, annotations: { ...(d.annotations ?? {}) }, deployment: d.name,
+          }),
+        });
+      }
+    }
+  }
+  for (const p of pending.filter((x) => x.pinned)) p.run();
+  for (const p of pending.filter((x) => !x.pinned)) p.run();
+}
+
+/** Services: .1 is kept for a future "kubernetes" Service, .10 is DNS, the rest from .11 up. */
+function planServices(wc: WorldCluster, cluster: PlanCluster): void {
+  cluster.services.push({
+    cluster: wc.name, namespace: 'kube-system', name: 'kube-dns', clusterIP: cluster.dnsIP, selector: {},
+    ports: [{ name: 'dns', port: 53, targetPort: 53, protocol: 'UDP' }, { name: 'dns-tcp', port: 53, targetPort: 53, protocol: 'TCP' }],
+    fixedEndpoints: [cluster.rootIP],
+  });
+  let nextService = 11;
+  for (const ns of wc.workloads) {
+    for (const s of ns.services) {
+      cluster.services.push({
+        cluster: wc.name, namespace: ns.namespace, name: s.name,
+        ...(s.headless ? {} : { clusterIP: hostAt(wc.serviceCIDR, nextService++) }),
+        selector: { ...(s.selector ?? { app: s.name }) },
+        ports: s.ports.map((p) => ({ ...(p.name ? { name: p.name } : {}), port: p.port, targetPort: p.targetPort ?? p.port, protocol: p.protocol })),
+      });
+    }
+  }
+}
+
 export function buildPlan(world: WorldFile): WorldPlan {
   const internetCIDR = world.internetCIDR;
   const plan: WorldPlan = {
@@ -135,32 +244,8 @@ export function buildPlan(world: WorldFile): WorldPlan {
     mesh: world.mesh,
     meshDataplane: world.meshDataplane,
   };
-  const internetPrefix = parseCidr(internetCIDR).prefix;
   world.clusters.forEach((wc, ci) => {
     const nodeCIDR = nodeCidrOf(wc, ci);
-    let gatewayCount = 0;
-    const nodes: PlanNode[] = wc.nodes.map((n, ni) => {
-      const podCIDR = sliceAt(wc.clusterCIDR, wc.nodeCIDRMaskSize, ni);
-      const node: PlanNode = {
-        cluster: wc.name,
-        name: n.name,
-        role: n.role,
-        netns: `${wc.name}.${n.name}`,
-        underlayIP: hostAt(nodeCIDR, ni + 2),
-        rootVeth: `c${ci}n${ni}`,
-        podCIDR,
-        bridgeIP: hostAt(podCIDR, 1),
-      };
-      if (n.role === 'gateway') {
-        // 198.18.<cluster+1>.<gateway+1> in the default /16
-        node.publicIP = internetPrefix <= 16
-          ? hostAt(internetCIDR, (ci + 1) * 256 + gatewayCount + 1)
-          : hostAt(internetCIDR, 2 + ci * 2 + gatewayCount);
-        node.internetVeth = `c${ci}g${ni}`;
-        gatewayCount++;
-      }
-      return node;
-    });
     const cluster: PlanCluster = {
       name: wc.name,
       index: ci,
@@ -170,84 +255,14 @@ export function buildPlan(world: WorldFile): WorldPlan {
       underlayBridge: `ul${ci}`,
       rootIP: hostAt(nodeCIDR, 1),
       dnsIP: hostAt(wc.serviceCIDR, 10),
-      nodes,
+      nodes: planNodes(wc, ci, nodeCIDR, internetCIDR),
       pods: [],
       deployments: [],
       services: [],
       namespaces: ['default', 'kube-system'],
     };
-    const load = new Map(nodes.map((n) => [n.name, 0]));
-    const nextIP = new Map(nodes.map((n) => [n.name, 2]));
-    const vethIndex = new Map(nodes.map((n) => [n.name, 0]));
-    const place = (node: string | undefined): PlanNode => {
-      let target = nodes.find((n) => n.name === node);
-      if (!target) {
-        // least-loaded node; ties go to the first in the world file
-        target = nodes.reduce((best, n) => ((load.get(n.name) ?? 0) < (load.get(best.name) ?? 0) ? n : best), nodes[0] as PlanNode);
-      }
-      load.set(target.name, (load.get(target.name) ?? 0) + 1);
-      return target;
-    };
-    const addPod = (ns: string, name: string, node: PlanNode, p: Omit<PlanPod, 'cluster' | 'namespace' | 'name' | 'node' | 'netns' | 'ip' | 'hostVeth'>) => {
-      const host = nextIP.get(node.name) ?? 2;
-      nextIP.set(node.name, host + 1);
-      const vi = vethIndex.get(node.name) ?? 0;
-      vethIndex.set(node.name, vi + 1);
-      cluster.pods.push({
-        cluster: wc.name, namespace: ns, name, node: node.name, netns: `${wc.name}.${ns}.${name}`,
-        ip: hostAt(node.podCIDR, host), hostVeth: `vp${vi}`, ...p,
-      });
-    };
-    // pinned pods first, then the rest spread over the least-loaded nodes
-    const pending: { pinned: boolean; run: () => void }[] = [];
-    for (const ns of wc.workloads) {
-      if (!cluster.namespaces.includes(ns.namespace)) cluster.namespaces.push(ns.namespace);
-      for (const p of ns.pods) {
-        pending.push({
-          pinned: !!p.node,
-          run: () => addPod(ns.namespace, p.name, place(p.node ?? undefined), {
-            image: p.image, port: p.port, labels: { ...(p.labels ?? { run: p.name }) }, annotations: { ...(p.annotations ?? {}) },
-          }),
-        });
-      }
-      for (const d of ns.deployments) {
-        const labels = { ...(d.labels ?? { app: d.name }) };
-        cluster.deployments.push({
-          cluster: wc.name, namespace: ns.namespace, name: d.name, image: d.image, replicas: d.replicas, port: d.port,
-          labels, annotations: { ...(d.annotations ?? {}) },
-        });
-        const rs = nameSuffix(`${wc.name}/${ns.namespace}/${d.name}`, 10);
-        for (let r = 0; r < d.replicas; r++) {
-          const name = `${d.name}-${rs}-${nameSuffix(`${wc.name}/${ns.namespace}/${d.name}/${r}`)}`;
-          pending.push({
-            pinned: !!d.node,
-            run: () => addPod(ns.namespace, name, place(d.node ?? undefined), {
-              image: d.image, port: d.port, labels: { ...labels }, annotations: { ...(d.annotations ?? {}) }, deployment: d.name,
-            }),
-          });
-        }
-      }
-    }
-    for (const p of pending.filter((x) => x.pinned)) p.run();
-    for (const p of pending.filter((x) => !x.pinned)) p.run();
-
-    // Services: .1 is kept for a future "kubernetes" Service, .10 is DNS, the rest from .11 up
-    cluster.services.push({
-      cluster: wc.name, namespace: 'kube-system', name: 'kube-dns', clusterIP: cluster.dnsIP, selector: {},
-      ports: [{ name: 'dns', port: 53, targetPort: 53, protocol: 'UDP' }, { name: 'dns-tcp', port: 53, targetPort: 53, protocol: 'TCP' }],
-      fixedEndpoints: [cluster.rootIP],
-    });
-    let nextService = 11;
-    for (const ns of wc.workloads) {
-      for (const s of ns.services) {
-        cluster.services.push({
-          cluster: wc.name, namespace: ns.namespace, name: s.name,
-          ...(s.headless ? {} : { clusterIP: hostAt(wc.serviceCIDR, nextService++) }),
-          selector: { ...(s.selector ?? { app: s.name }) },
-          ports: s.ports.map((p) => ({ ...(p.name ? { name: p.name } : {}), port: p.port, targetPort: p.targetPort ?? p.port, protocol: p.protocol })),
-        });
-      }
-    }
+    placePods(wc, cluster);
+    planServices(wc, cluster);
     plan.clusters.push(cluster);
   });
   return plan;

@@ -36,6 +36,61 @@ export interface PodRuntime {
 
 const keyOf = (ns: string | undefined, name: string): string => `${ns ?? 'default'}/${name}`;
 
+/** Each Deployment gets its replicas as Pods of its template (names as the world file's Deployments get them), extra ones deleted, its status counted. */
+async function reconcileDeployments(cluster: PlanCluster, store: ResourceStore): Promise<void> {
+  const [deps, pods] = await Promise.all([store.list(kindRef(Kinds.Deployment)), store.list(kindRef(Kinds.Pod))]);
+  for (const d of deps.items) {
+    const spec = (d.spec ?? {}) as DeploymentSpec;
+    const ns = d.metadata.namespace ?? 'default';
+    const owned = pods.items.filter((p) => (p.metadata.namespace ?? 'default') === ns && p.metadata.ownerReferences?.some((o) => o.kind === 'Deployment' && o.name === d.metadata.name))
+      .sort((a, b) => a.metadata.name.localeCompare(b.metadata.name));
+    const want = spec.replicas ?? 1;
+    const rs = nameSuffix(`${cluster.name}/${ns}/${d.metadata.name}`, 10);
+    for (let r = 0; owned.length < want && r < want + owned.length + 50; r++) {
+      const name = `${d.metadata.name}-${rs}-${nameSuffix(`${cluster.name}/${ns}/${d.metadata.name}/${r}`)}`;
+      if (owned.some((p) => p.metadata.name === name)) continue;
+      const tpl = spec.template ?? {};
+      const pod: KubeObject = {
+        apiVersion: Kinds.Pod.apiVersion, kind: 'Pod',
+        metadata: {
+          name, namespace: ns, labels: { ...(tpl.metadata?.labels ?? {}), ...MANAGED_BY },
+          ...(tpl.metadata?.annotations ? { annotations: { ...tpl.metadata.annotations } } : {}),
+          ownerReferences: [{ apiVersion: d.apiVersion, kind: 'Deployment', name: d.metadata.name, uid: d.metadata.uid ?? '', controller: true }],
+        },
+        spec: structuredClone(tpl.spec ?? {}),
+      };
+      owned.push(await store.apply(pod, { fieldManager: 'strait-world' }));
+    }
+    for (const extra of owned.slice(want)) await store.delete(kindRef(Kinds.Pod), extra.metadata.name, ns);
+    const readyCount = Math.min(want, owned.length);
+    const status = d.status as { replicas?: number; readyReplicas?: number } | undefined;
+    if (status?.replicas !== want || status.readyReplicas !== readyCount) {
+      await store.updateStatus({ ...d, status: { replicas: want, readyReplicas: readyCount, availableReplicas: readyCount, updatedReplicas: readyCount } }).catch(() => undefined);
+    }
+  }
+}
+
+/** The started pod is Running with its address; where it runs is recorded as the world's own pods say it: spec.nodeName and the netns annotation. */
+async function markRunning(cluster: PlanCluster, store: ResourceStore, log: Logger, obj: KubeObject, pod: PlanPod): Promise<void> {
+  const nodeName = pod.node;
+  const spec = (obj.spec ?? {}) as PodTemplate['spec'];
+  const node = cluster.nodes.find((n) => n.name === nodeName);
+  await store.updateStatus({
+    ...obj,
+    spec: { ...spec, nodeName },
+    status: { phase: 'Running', podIP: pod.ip, podIPs: [{ ip: pod.ip }], hostIP: node?.underlayIP, startTime: new Date().toISOString(), conditions: [{ type: 'Ready', status: 'True' }] },
+  });
+  // where it runs, as the world's own pods say it: spec.nodeName and the netns annotation
+  const fresh = await store.get(kindRef(Kinds.Pod), obj.metadata.name, pod.namespace);
+  if (fresh) {
+    await store.update({
+      ...fresh,
+      metadata: { ...fresh.metadata, annotations: { ...(fresh.metadata.annotations ?? {}), [NETNS_ANNOTATION]: pod.netns } },
+      spec: { ...(fresh.spec as object), nodeName },
+    }).catch((err: unknown) => log.warn({ err, pod: keyOf(pod.namespace, pod.name) }, 'could not record the pod\'s node'));
+  }
+}
+
 export function startPodRuntime(cluster: PlanCluster, store: ResourceStore, log: Logger, hooks: PodHooks): PodRuntime {
   const planned = new Set(cluster.pods.map((p) => keyOf(p.namespace, p.name)));
   const mine = new Map<string, PlanPod>();
@@ -60,39 +115,6 @@ export function startPodRuntime(cluster: PlanCluster, store: ResourceStore, log:
   function leastLoaded(): string {
     const load = (n: string): number => cluster.pods.filter((p) => p.node === n).length;
     return cluster.nodes.reduce((best, n) => (load(n.name) < load(best.name) ? n : best), cluster.nodes[0] as PlanCluster['nodes'][number]).name;
-  }
-
-  async function deployments(): Promise<void> {
-    const [deps, pods] = await Promise.all([store.list(kindRef(Kinds.Deployment)), store.list(kindRef(Kinds.Pod))]);
-    for (const d of deps.items) {
-      const spec = (d.spec ?? {}) as DeploymentSpec;
-      const ns = d.metadata.namespace ?? 'default';
-      const owned = pods.items.filter((p) => (p.metadata.namespace ?? 'default') === ns && p.metadata.ownerReferences?.some((o) => o.kind === 'Deployment' && o.name === d.metadata.name))
-        .sort((a, b) => a.metadata.name.localeCompare(b.metadata.name));
-      const want = spec.replicas ?? 1;
-      const rs = nameSuffix(`${cluster.name}/${ns}/${d.metadata.name}`, 10);
-      for (let r = 0; owned.length < want && r < want + owned.length + 50; r++) {
-        const name = `${d.metadata.name}-${rs}-${nameSuffix(`${cluster.name}/${ns}/${d.metadata.name}/${r}`)}`;
-        if (owned.some((p) => p.metadata.name === name)) continue;
-        const tpl = spec.template ?? {};
-        const pod: KubeObject = {
-          apiVersion: Kinds.Pod.apiVersion, kind: 'Pod',
-          metadata: {
-            name, namespace: ns, labels: { ...(tpl.metadata?.labels ?? {}), ...MANAGED_BY },
-            ...(tpl.metadata?.annotations ? { annotations: { ...tpl.metadata.annotations } } : {}),
-            ownerReferences: [{ apiVersion: d.apiVersion, kind: 'Deployment', name: d.metadata.name, uid: d.metadata.uid ?? '', controller: true }],
-          },
-          spec: structuredClone(tpl.spec ?? {}),
-        };
-        owned.push(await store.apply(pod, { fieldManager: 'strait-world' }));
-      }
-      for (const extra of owned.slice(want)) await store.delete(kindRef(Kinds.Pod), extra.metadata.name, ns);
-      const readyCount = Math.min(want, owned.length);
-      const status = d.status as { replicas?: number; readyReplicas?: number } | undefined;
-      if (status?.replicas !== want || status.readyReplicas !== readyCount) {
-        await store.updateStatus({ ...d, status: { replicas: want, readyReplicas: readyCount, availableReplicas: readyCount, updatedReplicas: readyCount } }).catch(() => undefined);
-      }
-    }
   }
 
   async function pods(): Promise<void> {
@@ -126,21 +148,7 @@ export function startPodRuntime(cluster: PlanCluster, store: ResourceStore, log:
       cluster.pods.push(pod);
       await addPodNetwork(cluster, pod);
       hooks.start(cluster, pod);
-      const node = cluster.nodes.find((n) => n.name === nodeName);
-      await store.updateStatus({
-        ...obj,
-        spec: { ...spec, nodeName },
-        status: { phase: 'Running', podIP: pod.ip, podIPs: [{ ip: pod.ip }], hostIP: node?.underlayIP, startTime: new Date().toISOString(), conditions: [{ type: 'Ready', status: 'True' }] },
-      });
-      // where it runs, as the world's own pods say it: spec.nodeName and the netns annotation
-      const fresh = await store.get(kindRef(Kinds.Pod), obj.metadata.name, ns);
-      if (fresh) {
-        await store.update({
-          ...fresh,
-          metadata: { ...fresh.metadata, annotations: { ...(fresh.metadata.annotations ?? {}), [NETNS_ANNOTATION]: pod.netns } },
-          spec: { ...(fresh.spec as object), nodeName },
-        }).catch((err: unknown) => log.warn({ err, pod: key }, 'could not record the pod\'s node'));
-      }
+      await markRunning(cluster, store, log, obj, pod);
       log.info({ cluster: cluster.name, pod: key, node: nodeName, ip: pod.ip }, 'pod started');
       hooks.changed();
     }
@@ -155,7 +163,7 @@ export function startPodRuntime(cluster: PlanCluster, store: ResourceStore, log:
     }
   }
 
-  return reconcileOnChange(store, [Kinds.Deployment, Kinds.Pod].map(kindRef), () => deployments().then(pods), {
+  return reconcileOnChange(store, [Kinds.Deployment, Kinds.Pod].map(kindRef), () => reconcileDeployments(cluster, store).then(pods), {
     onError: (err) => log.warn({ err, cluster: cluster.name }, 'pod runtime reconcile failed; retrying'),
   });
 }

@@ -424,6 +424,21 @@ export function readyTimeoutMs(components: number): number {
   return 20_000 + 2_000 * Math.max(0, components - 10);
 }
 
+/** The running world's parts, stopped from the outside in: relays, store syncs, processes, cluster serving, metrics, stores. */
+async function stopWorldParts(w: {
+  ingress: Ingress; relays: ({ close(): Promise<void> } | undefined)[]; syncs: { stop(): void }[]; processes: ProcessTable;
+  serving: ClusterServing; metricsServer: MetricsServer; store: Awaited<ReturnType<typeof openStores>>;
+}): Promise<void> {
+  for (const i of w.ingress.values()) await i.relay.close();
+  for (const r of w.relays) await r?.close();
+  for (const sync of w.syncs) sync.stop();
+  await w.processes.stop();
+  await w.serving.close();
+  await w.metricsServer.close();
+  await w.store.server?.close();
+  for (const s of w.store.stores.values()) await s.close().catch(() => undefined);
+}
+
 export async function runWorld(opts: WorldOptions): Promise<RunningWorld> {
   const t0 = performance.now();
   const { log } = opts;
@@ -494,16 +509,6 @@ export async function runWorld(opts: WorldOptions): Promise<RunningWorld> {
     plan,
     processes,
     state,
-    async stop() {
-      for (const i of ingress.values()) await i.relay.close();
-      await githostRelay?.close();
-      await controlRelay?.close();
-      for (const sync of syncs) sync.stop();
-      await processes.stop();
-      await serving.close();
-      await metricsServer.close();
-      await store.server?.close();
-      for (const s of store.stores.values()) await s.close().catch(() => undefined);
-    },
+    stop: () => stopWorldParts({ ingress, relays: [githostRelay, controlRelay], syncs, processes, serving, metricsServer, store }),
   };
 }

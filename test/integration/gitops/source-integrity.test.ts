@@ -186,7 +186,7 @@ describe('head and strict modes', () => {
       assert.equal(cond?.reason, tc.reason);
       // the status is written before the Events
       await waitFor(async () => (await listEvents(store)).some((e) => e.name === tc.name && e.reason === 'ResourceComparison' && e.type === 'Warning') || undefined,
-        10_000, 'the ResourceComparison Event (SPEC.md)');
+        10_000, 'the ResourceComparison Event (docs/gitops.md, "Refusals")');
       await waitFor(async () => (await listEvents(store)).some((e) => e.name === tc.name && e.reason === tc.reason && e.type === 'Warning' && tc.message!().test(e.message)) || undefined,
         10_000, `an Event with reason ${tc.reason}`);
       assert.equal(await live(tc.name), undefined, 'nothing applied');

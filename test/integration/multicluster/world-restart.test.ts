@@ -1,4 +1,4 @@
-// Issue 15, item 1: a second `strait up` on the same state dir comes back whole. The store
+// World restart (docs/world.md, docs/multicluster.md): a second `strait up` on the same state dir comes back whole. The store
 // token is new at every start; the broker connection in every cluster's join, the broker's
 // fingerprints, the tunnel PSK and broker-info.subm follow it, so exports sync again and
 // `strait verify` passes 12 of 12 after up, export, down, up, export.

@@ -96,9 +96,10 @@ function containerPorts(podSpec: Record<string, unknown> | undefined): number[] 
   return out;
 }
 
-export function buildMeshView(objects: readonly KubeObject[]): MeshView {
-  const of = (kind: string) => objects.filter((o) => o.kind === kind) as Obj[];
-  const settings = controlPlaneSettings(of('ServiceMeshControlPlane') as ServiceMeshControlPlane[]);
+type KindsOf = (kind: string) => Obj[];
+
+/** Every namespace an object names, and the mesh members among them (all of them for an implicit mesh). */
+function meshNamespaces(objects: readonly KubeObject[], of: KindsOf, settings: MeshView['settings']): { namespaces: Set<string>; members: Set<string> } {
   const namespaces = new Set<string>();
   for (const o of objects) {
     if (o.kind === 'Namespace') namespaces.add(o.metadata.name);
@@ -114,64 +115,65 @@ export function buildMeshView(objects: readonly KubeObject[]): MeshView {
     }
     members.add(settings.rootNamespace);
   }
+  return { namespaces, members };
+}
 
-  const services: MeshService[] = of('Service').map((s) => {
-    const ports: ServicePort[] = list(s.spec?.['ports']).map(obj).flatMap((p) => {
-      const port = p['port'];
-      if (typeof port !== 'number' || !Number.isInteger(port) || port < 1 || port > 65535) return [];
-      // the sidecars carry TCP only: a UDP or SCTP port (kube-dns 53/UDP beside 53/TCP) has no TLS mode
-      const protocol = str(p['protocol']) ?? 'TCP';
-      if (protocol !== 'TCP') return [];
-      const tp = p['targetPort'];
-      return [{ port, targetPort: typeof tp === 'number' ? tp : port, ...(str(p['name']) ? { name: str(p['name']) as string } : {}) }];
-    });
-    const ns = s.metadata.namespace ?? 'default';
-    const ip = parseIpv4(s.spec?.['clusterIP']);
-    return { namespace: ns, name: s.metadata.name, host: serviceFqdn(s.metadata.name, ns), selector: rec(s.spec?.['selector']), ports, ...(ip ? { clusterIP: ip } : {}) };
+function meshService(s: Obj): MeshService {
+  const ports: ServicePort[] = list(s.spec?.['ports']).map(obj).flatMap((p) => {
+    const port = p['port'];
+    if (typeof port !== 'number' || !Number.isInteger(port) || port < 1 || port > 65535) return [];
+    // the sidecars carry TCP only: a UDP or SCTP port (kube-dns 53/UDP beside 53/TCP) has no TLS mode
+    const protocol = str(p['protocol']) ?? 'TCP';
+    if (protocol !== 'TCP') return [];
+    const tp = p['targetPort'];
+    return [{ port, targetPort: typeof tp === 'number' ? tp : port, ...(str(p['name']) ? { name: str(p['name']) as string } : {}) }];
   });
+  const ns = s.metadata.namespace ?? 'default';
+  const ip = parseIpv4(s.spec?.['clusterIP']);
+  return { namespace: ns, name: s.metadata.name, host: serviceFqdn(s.metadata.name, ns), selector: rec(s.spec?.['selector']), ports, ...(ip ? { clusterIP: ip } : {}) };
+}
 
-  const workloads: Workload[] = [];
-  const podLabelsSeen: { ns: string; labels: Record<string, string> }[] = [];
-  for (const p of of('Pod')) {
-    const ns = p.metadata.namespace ?? 'default';
-    const labels = rec(p.metadata.labels);
-    const inj = injectionOf(labels, rec(p.metadata.annotations), members.has(ns));
-    const ip = parseIpv4(p.status?.['podIP']);
-    const netns = p.metadata.annotations?.[NETNS_ANNOTATION];
-    const node = str(p.spec?.['nodeName']);
-    podLabelsSeen.push({ ns, labels });
-    workloads.push({
-      namespace: ns, name: p.metadata.name, labels,
-      serviceAccount: str(p.spec?.['serviceAccountName']) ?? 'default',
-      ports: containerPorts(p.spec), sidecar: inj.sidecar, injection: inj.why, ...(ip ? { ip } : {}), ...(netns ? { netns } : {}), ...(node ? { node } : {}),
-    });
-  }
-  for (const d of of('Deployment')) {
-    const ns = d.metadata.namespace ?? 'default';
-    const tpl = obj(d.spec?.['template']) as { metadata?: { labels?: Record<string, string>; annotations?: Record<string, string> }; spec?: Record<string, unknown> };
-    const labels = rec(tpl.metadata?.labels);
-    const hasPods = podLabelsSeen.some((p) => p.ns === ns && Object.keys(labels).length > 0 && Object.entries(labels).every(([k, v]) => p.labels[k] === v));
-    // the pods it owns: its selector (else its template's labels) over the pods' labels
-    const selector = rec((d.spec?.['selector'] as { matchLabels?: unknown } | undefined)?.matchLabels);
-    const match = Object.keys(selector).length > 0 ? selector : labels;
-    if (Object.keys(match).length > 0) {
-      for (const w of workloads) {
-        if (w.namespace === ns && !w.fromDeployment && w.deployment === undefined && Object.entries(match).every(([k, v]) => w.labels[k] === v)) w.deployment = d.metadata.name;
-      }
+function podWorkload(p: Obj, members: ReadonlySet<string>): Workload {
+  const ns = p.metadata.namespace ?? 'default';
+  const labels = rec(p.metadata.labels);
+  const inj = injectionOf(labels, rec(p.metadata.annotations), members.has(ns));
+  const ip = parseIpv4(p.status?.['podIP']);
+  const netns = p.metadata.annotations?.[NETNS_ANNOTATION];
+  const node = str(p.spec?.['nodeName']);
+  return {
+    namespace: ns, name: p.metadata.name, labels,
+    serviceAccount: str(p.spec?.['serviceAccountName']) ?? 'default',
+    ports: containerPorts(p.spec), sidecar: inj.sidecar, injection: inj.why, ...(ip ? { ip } : {}), ...(netns ? { netns } : {}), ...(node ? { node } : {}),
+  };
+}
+
+/**
+ * A Deployment names the pod workloads it owns (its selector, else its template's labels, over
+ * the pods' labels); one with no pod of its template's labels yet is a workload of its own.
+ */
+function addDeployment(d: Obj, workloads: Workload[], podLabelsSeen: readonly { ns: string; labels: Record<string, string> }[], members: ReadonlySet<string>): void {
+  const ns = d.metadata.namespace ?? 'default';
+  const tpl = obj(d.spec?.['template']) as { metadata?: { labels?: Record<string, string>; annotations?: Record<string, string> }; spec?: Record<string, unknown> };
+  const labels = rec(tpl.metadata?.labels);
+  const hasPods = podLabelsSeen.some((p) => p.ns === ns && Object.keys(labels).length > 0 && Object.entries(labels).every(([k, v]) => p.labels[k] === v));
+  // the pods it owns: its selector (else its template's labels) over the pods' labels
+  const selector = rec((d.spec?.['selector'] as { matchLabels?: unknown } | undefined)?.matchLabels);
+  const match = Object.keys(selector).length > 0 ? selector : labels;
+  if (Object.keys(match).length > 0) {
+    for (const w of workloads) {
+      if (w.namespace === ns && !w.fromDeployment && w.deployment === undefined && Object.entries(match).every(([k, v]) => w.labels[k] === v)) w.deployment = d.metadata.name;
     }
-    if (hasPods) continue;
-    const inj = injectionOf(labels, rec(tpl.metadata?.annotations), members.has(ns));
-    workloads.push({
-      namespace: ns, name: d.metadata.name, labels, serviceAccount: str(tpl.spec?.['serviceAccountName']) ?? 'default',
-      ports: containerPorts(tpl.spec), sidecar: inj.sidecar, injection: inj.why, fromDeployment: true,
-    });
   }
-  // service target ports are workload ports too
-  for (const w of workloads) {
-    for (const s of servicesSelecting(services, w)) for (const p of s.ports) if (!w.ports.includes(p.targetPort)) w.ports.push(p.targetPort);
-    w.ports.sort((a, b) => a - b);
-  }
+  if (hasPods) return;
+  const inj = injectionOf(labels, rec(tpl.metadata?.annotations), members.has(ns));
+  workloads.push({
+    namespace: ns, name: d.metadata.name, labels, serviceAccount: str(tpl.spec?.['serviceAccountName']) ?? 'default',
+    ports: containerPorts(tpl.spec), sidecar: inj.sidecar, injection: inj.why, fromDeployment: true,
+  });
+}
 
+/** The operator's generated policies, then the user's (objects of the operator replace user objects of the same name). */
+function meshPolicies(of: KindsOf, settings: MeshView['settings']): Pick<MeshView, 'peerAuthentications' | 'destinationRules' | 'invalid'> {
   const generated = generatedPolicies(settings);
   const key = (o: KubeObject) => `${o.metadata.namespace}/${o.metadata.name}`;
   const genPa = new Set(generated.peerAuthentications.map(key));
@@ -192,7 +194,29 @@ export function buildMeshView(objects: readonly KubeObject[]): MeshView {
     if (r.dr) destinationRules.push(r.dr);
     if (r.invalid) invalid.push(r.invalid);
   }
-  return { settings, members, namespaces, workloads, services, peerAuthentications, destinationRules, invalid };
+  return { peerAuthentications, destinationRules, invalid };
+}
+
+export function buildMeshView(objects: readonly KubeObject[]): MeshView {
+  const of: KindsOf = (kind) => objects.filter((o) => o.kind === kind) as Obj[];
+  const settings = controlPlaneSettings(of('ServiceMeshControlPlane') as ServiceMeshControlPlane[]);
+  const { namespaces, members } = meshNamespaces(objects, of, settings);
+  const services = of('Service').map(meshService);
+
+  const workloads: Workload[] = [];
+  const podLabelsSeen: { ns: string; labels: Record<string, string> }[] = [];
+  for (const p of of('Pod')) {
+    const w = podWorkload(p, members);
+    podLabelsSeen.push({ ns: w.namespace, labels: w.labels });
+    workloads.push(w);
+  }
+  for (const d of of('Deployment')) addDeployment(d, workloads, podLabelsSeen, members);
+  // service target ports are workload ports too
+  for (const w of workloads) {
+    for (const s of servicesSelecting(services, w)) for (const p of s.ports) if (!w.ports.includes(p.targetPort)) w.ports.push(p.targetPort);
+    w.ports.sort((a, b) => a - b);
+  }
+  return { settings, members, namespaces, workloads, services, ...meshPolicies(of, settings) };
 }
 
 export function servicesSelecting(services: readonly MeshService[], w: Workload): MeshService[] {

@@ -1,5 +1,5 @@
 // Counters of a sidecar or ingress proxy: plain integers, read by prom-client at scrape
-// time (agents/sidecar/metrics.ts). Labels are fixed small sets, so each counter is a
+// time (src/mesh/control/metrics/index.ts). Labels are fixed small sets, so each counter is a
 // field of a plain object.
 import { X509Certificate } from 'node:crypto';
 
