@@ -266,39 +266,31 @@ static void cleanup_env(void *arg) {
   }
 }
 
-static int get_header(napi_env env, napi_value v, unsigned char *out) {
-  bool is_buf = false;
+// argument i: a Buffer of HDR bytes, copied to out (1), or the usage TypeError (0)
+static int get_header(strait_args *a, size_t i, const char *name, unsigned char *out) {
   void *data;
   size_t len;
-  if (napi_is_buffer(env, v, &is_buf) != napi_ok || !is_buf) return 0;
-  napi_get_buffer_info(env, v, &data, &len);
-  if (len != HDR) return 0;
+  if (!strait_get_buffer(a, i, name, &data, &len)) return 0;
+  if (len != HDR) return strait_throw_usage(a->env, a->fn, "argument %zu (%s) must be %d bytes, got %zu", i + 1, name, HDR, len), 0;
   memcpy(out, data, HDR);
   return 1;
 }
 
-static napi_value pump_start(napi_env env, napi_callback_info info) {
-  size_t argc = 11;
-  napi_value argv[11];
-  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+napi_value strait_js_pump_start(napi_env env, napi_callback_info info) {
+  strait_args a;
   int32_t tun_fd, udp_fd, frag, maxd, port;
   uint32_t addr, msg_id;
   unsigned char h4[HDR], hv[HDR], hs[HDR];
-  bool is_typed = false;
-  napi_typedarray_type ttype;
   size_t tlen;
-  void *tdata;
-  if (argc < 11 || napi_get_value_int32(env, argv[0], &tun_fd) != napi_ok || napi_get_value_int32(env, argv[1], &udp_fd) != napi_ok ||
-      !get_header(env, argv[2], h4) || !get_header(env, argv[3], hv) || !get_header(env, argv[4], hs) ||
-      napi_get_value_int32(env, argv[5], &frag) != napi_ok || napi_get_value_int32(env, argv[6], &maxd) != napi_ok ||
-      napi_get_value_uint32(env, argv[7], &addr) != napi_ok || napi_get_value_int32(env, argv[8], &port) != napi_ok ||
-      napi_get_value_uint32(env, argv[9], &msg_id) != napi_ok || napi_is_typedarray(env, argv[10], &is_typed) != napi_ok || !is_typed)
-    goto bad;
-  napi_get_typedarray_info(env, argv[10], &ttype, &tlen, &tdata, NULL, NULL);
+  double *tdata;
   // fragments: at least 64 bytes (EXT_MIN_FRAGMENT), a datagram of at most 65507 bytes
-  if (ttype != napi_float64_array || tlen < PUMP_COUNTERS || tun_fd < 0 || udp_fd < 0 || frag < 64 || frag > 65000 ||
-      maxd < HDR + EXT + frag || maxd > 65507 || port < 1 || port > 65535)
-    goto bad;
+  if (!strait_args_get(env, info, "pumpStart", 11, 11, &a) || !strait_get_fd(&a, 0, "tunFd", &tun_fd) ||
+      !strait_get_fd(&a, 1, "udpFd", &udp_fd) || !get_header(&a, 2, "hdrIpv4", h4) || !get_header(&a, 3, "hdrVnet", hv) ||
+      !get_header(&a, 4, "hdrStrait", hs) || !strait_get_int_range(&a, 5, "fragSize", 64, 65000, &frag) ||
+      !strait_get_int_range(&a, 6, "maxDatagram", HDR + EXT + frag, 65507, &maxd) || !strait_get_u32(&a, 7, "addr", &addr) ||
+      !strait_get_int_range(&a, 8, "port", 1, 65535, &port) || !strait_get_u32(&a, 9, "msgId", &msg_id) ||
+      !strait_get_f64array(&a, 10, "counters", PUMP_COUNTERS, &tdata, &tlen))
+    return NULL;
   int slot = -1;
   for (int i = 0; i < MAX_PUMPS; i++) {
     if (pumps[i] && pumps[i]->tun_fd == tun_fd) return strait_throw_errno(env, "pumpStart: this TUN device is pumped already", EBUSY);
@@ -335,23 +327,16 @@ static napi_value pump_start(napi_env env, napi_callback_info info) {
     free(p);
     return strait_throw_errno(env, "pumpStart: pthread_create", rc);
   }
-  napi_create_reference(env, argv[10], 1, &counter_refs[slot]);
+  napi_create_reference(env, a.argv[10], 1, &counter_refs[slot]);
   pumps[slot] = p;
-  return NULL;
-bad:
-  napi_throw_type_error(env, NULL, "pumpStart(tunFd, udpFd, hdrIpv4, hdrVnet, hdrStrait (22-byte Buffers), fragSize >= 64, maxDatagram, addr, port, msgId, Float64Array(8))");
   return NULL;
 }
 
-static napi_value pump_stop(napi_env env, napi_callback_info info) {
-  size_t argc = 1;
-  napi_value argv[1];
-  napi_get_cb_info(env, info, &argc, argv, NULL, NULL);
+napi_value strait_js_pump_stop(napi_env env, napi_callback_info info) {
+  strait_args a;
   int32_t fd;
-  if (argc < 1 || napi_get_value_int32(env, argv[0], &fd) != napi_ok) {
-    napi_throw_type_error(env, NULL, "pumpStop(tunFd)");
-    return NULL;
-  }
+  // -1 (no device) stops nothing
+  if (!strait_args_get(env, info, "pumpStop", 1, 1, &a) || !strait_get_int(&a, 0, "tunFd", &fd)) return NULL;
   double id = -1;
   for (int i = 0; i < MAX_PUMPS; i++) {
     if (pumps[i] && pumps[i]->tun_fd == fd) {
@@ -363,8 +348,6 @@ static napi_value pump_stop(napi_env env, napi_callback_info info) {
   return out;
 }
 
-napi_status strait_init_pump(napi_env env, napi_value exports) {
-  STRAIT_EXPORT(env, exports, "pumpStart", pump_start);
-  STRAIT_EXPORT(env, exports, "pumpStop", pump_stop);
+napi_status strait_init_pump(napi_env env) {
   return napi_add_env_cleanup_hook(env, cleanup_env, env);
 }

@@ -351,7 +351,7 @@ test('cluster-b\'s gateway killed -9: error within 3 s; the world restarts it an
     }, DATA_PATH_BOUND_MS),
   };
   const back = await allConnected(Date.now(), 30_000);
-  measured['gateway-killed'] = { ...m, reason, restartedFirst, ...Object.fromEntries(Object.entries(back).map(([k, v]) => [`recovered.${k}`, v])) };
+  measured['gateway-killed'] = { ...m, reason, restartedFirst: restartedFirst ? 1 : 0, ...Object.fromEntries(Object.entries(back).map(([k, v]) => [`recovered.${k}`, v])) };
 });
 
 test('200 ms added each way between the gateways (a UDP delay relay in the path): stays connected, the RTT shows it, curl is slower', async () => {
