@@ -13,33 +13,12 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { curlInWorld, pidsByCommandLine } from '../helpers/world-ha.js';
+import { curlInWorld, pidsByCommandLine, twoClusterWorld } from '../helpers/world-ha.js';
 import { MC_KINDS, OPERATOR_NAMESPACE, readGateway } from '../../src/multicluster/control/clusterset/index.js';
 import { connectStoreFromFiles, type ResourceStore } from '../../src/platform/store/index.js';
 import { BIN, root, strait, upWorld, type TestWorld } from '../helpers/world.js';
 
-const WORLD = `githost: false
-mesh: false
-clusters:
-  - name: cluster-a
-    clusterCIDR: 10.1.0.0/16
-    serviceCIDR: 100.1.0.0/16
-    nodes:
-      - { name: gateway, role: gateway }
-      - { name: worker, role: worker }
-    workloads:
-      - namespace: default
-        pods: [{ name: client, image: strait/idle, node: worker }]
-  - name: cluster-b
-    clusterCIDR: 10.2.0.0/16
-    serviceCIDR: 100.2.0.0/16
-    nodes:
-      - { name: gateway, role: gateway }
-      - { name: worker, role: worker }
-    workloads:
-      - namespace: default
-        deployments: [{ name: echo, image: strait/echo, replicas: 1, port: 8080, node: worker }]
-`;
+const WORLD = twoClusterWorld({ haGateway: false, echoService: false });
 
 /** docs/faults.md: a data-path fault is an error on every surface within 3 s of the last good packet */
 const DATA_PATH_BOUND_MS = 3000;

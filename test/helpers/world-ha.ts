@@ -7,8 +7,12 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { BIN, root, strait } from './world.js';
 
-/** cluster-a with two gateway nodes (HA), cluster-b with one; echo on cluster-b's worker, the client on cluster-a's worker */
-export const HA_WORLD = `githost: false
+/**
+ * Two clusters: cluster-a's client pod on its worker, cluster-b's echo on its worker; cluster-a
+ * with a second gateway node when `haGateway` (HA), echo behind a Service when `echoService`.
+ */
+export function twoClusterWorld(o: { haGateway: boolean; echoService: boolean }): string {
+  return `githost: false
 mesh: false
 clusters:
   - name: cluster-a
@@ -16,8 +20,7 @@ clusters:
     serviceCIDR: 100.1.0.0/16
     nodes:
       - { name: gateway, role: gateway }
-      - { name: gateway-2, role: gateway }
-      - { name: worker, role: worker }
+${o.haGateway ? '      - { name: gateway-2, role: gateway }\n' : ''}      - { name: worker, role: worker }
     workloads:
       - namespace: default
         pods: [{ name: client, image: strait/idle, node: worker }]
@@ -30,8 +33,11 @@ clusters:
     workloads:
       - namespace: default
         deployments: [{ name: echo, image: strait/echo, replicas: 1, port: 8080, node: worker }]
-        services: [{ name: echo, ports: [{ name: http, port: 8080 }] }]
-`;
+${o.echoService ? '        services: [{ name: echo, ports: [{ name: http, port: 8080 }] }]\n' : ''}`;
+}
+
+/** cluster-a with two gateway nodes (HA), cluster-b with one; echo on cluster-b's worker, the client on cluster-a's worker */
+export const HA_WORLD = twoClusterWorld({ haGateway: true, echoService: true });
 
 export function writeHaWorld(dir: string): string {
   const file = join(dir, 'ha-world.yaml');
