@@ -96,7 +96,9 @@ if [ "${1:-}" = "--run" ] || [ "${1:-}" = "--sh" ]; then
   if [ "$mode" = --run ]; then bh run --isolation chroot "$ctr" -- node "$@"
   else bh run --isolation chroot "$ctr" -- sh -c "$1"; fi
 elif [ "${1:-}" = "--labels" ]; then
-  bh inspect --type image --format '{{json .OCIv1.Config.Labels}}' "$image"
+  # buildah 1.28 (Debian bookworm) has no `json` template function: the labels come out of the full inspect
+  bh inspect --type image "$image" \
+    | node -e 'let s = ""; process.stdin.on("data", (d) => { s += d; }).on("end", () => { console.log(JSON.stringify(JSON.parse(s).OCIv1.config.Labels ?? {})); })'
 else
   echo "$image"
 fi

@@ -147,6 +147,9 @@ export class NodeAgent implements SegmentSink {
   private gatewayFragments = false;
   private helloAt = 0;
   private helloId = 0;
+  /** pump starts failed in a row, and the hello id current at the last failure (retries back off) */
+  private pumpFailures = 0;
+  private pumpFailedAtHello = 0;
   /** answered hellos: the leg's RTT, loss and last answer (monotonic ms) */
   private readonly leg = new PeerHealth({ probeMs: HELLO_MS, errorAfterMs: LEG_ERROR_AFTER_MS, window: 20, mismatchHoldMs: 0 });
   private legSince = performance.now();
@@ -270,8 +273,11 @@ export class NodeAgent implements SegmentSink {
       pumpStart(tun.fd, sock.nativeFd, this.partsIpv4[0], this.partsVnet[0], this.hdrStrait, this.fragSize,
         this.config.vxlan.mtu - 28, ipv4ToInt(this.gatewayAddress) ?? -1, this.gatewayPort, this.msgId, this.counters.pump);
       this.pumpTarget = target;
+      this.pumpFailures = 0;
     } catch (err) {
-      // EBUSY, EMFILE, ENOMEM...: the JS path carries on; the next syncPump (hello-ack, HA) retries
+      // EBUSY, EMFILE, ENOMEM...: the JS path carries on; a later hello-ack (backing off) or HA move retries
+      this.pumpFailures++;
+      this.pumpFailedAtHello = this.helloId;
       this.onPumpError?.(err);
     }
   }
@@ -418,8 +424,10 @@ export class NodeAgent implements SegmentSink {
       if (extRule(msg, VXLAN_OVERHEAD, len - VXLAN_OVERHEAD) === '' && msg[VXLAN_OVERHEAD] === EXT_HELLO_ACK) {
         this.leg.probeAnswered(msg.readUInt32BE(VXLAN_OVERHEAD + 4), performance.now());
         const fragments = ((msg[VXLAN_OVERHEAD + 3] as number) & EXT_FEATURE_FRAGMENTS) !== 0;
-        // the pump follows a change at once; a pump that failed to start is retried every 20th answer (10 s)
-        if (fragments !== this.gatewayFragments || this.helloId % 20 === 0) {
+        // the pump follows a change at once; a pump that failed to start is retried at the next
+        // answer, then after 2, 4, 8, 16 and at most 20 answers (10 s)
+        const retry = this.pumpFailures > 0 && this.helloId - this.pumpFailedAtHello >= Math.min(20, 2 ** (this.pumpFailures - 1));
+        if (fragments !== this.gatewayFragments || retry) {
           this.gatewayFragments = fragments;
           this.syncPump();
         }
