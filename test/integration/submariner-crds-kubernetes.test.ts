@@ -264,4 +264,22 @@ describe('Submariner\'s CRDs take strait\'s records, and strait\'s CRDs take the
     ];
     assert.deepEqual(strictDryRun(theirs), []);
   });
+
+  // Helm's server-side apply of the chart's crds/ over a kubectl install conflicted on
+  // brokers.submariner.io's .spec.versions: an empty `properties: {}` that the API server drops
+  test('every CRD `strait crds` prints is stored as printed: a second manager\'s server-side apply of the same file has no conflict', (t) => {
+    if (!cluster) return t.skip(skip ?? 'no cluster');
+    const r = spawnSync(process.execPath, [join(root, 'bin', 'strait.js'), 'crds'], { encoding: 'utf8' });
+    assert.equal(r.status, 0, r.stderr);
+    for (const manager of ['strait-first', 'strait-second']) {
+      const a = kubectl(['apply', '--server-side', `--field-manager=${manager}`, '-f', '-'], r.stdout);
+      assert.equal(a.status, 0, `${manager}: ${a.stderr}`);
+    }
+    const printed = parseAllDocuments(r.stdout).map((d) => d.toJSON() as KubeObject).filter(Boolean);
+    for (const crd of printed) {
+      const got = JSON.parse(kubectl(['get', 'crd', crd.metadata.name, '-o', 'json']).stdout) as KubeObject;
+      const versions = (o: KubeObject): unknown => sorted((o['spec'] as { versions: unknown }).versions);
+      assert.deepEqual(versions(got), versions(crd), `${crd.metadata.name}: .spec.versions as printed`);
+    }
+  });
 });

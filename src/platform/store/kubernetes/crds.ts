@@ -23,6 +23,19 @@ export type SpecSchemas = Partial<Record<string, Record<string, unknown>>>;
 const open = (description: string): object => ({ type: 'object', description, 'x-kubernetes-preserve-unknown-fields': true });
 
 /**
+ * A schema without empty `properties` maps: Go's JSONSchemaProps omits them, so a CRD that
+ * carried one would never equal itself read back, and a second server-side apply (Helm's
+ * over kubectl's) would conflict on `.spec.versions`.
+ */
+function withoutEmptyProperties(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(withoutEmptyProperties);
+  if (v === null || typeof v !== 'object') return v;
+  return Object.fromEntries(Object.entries(v as Record<string, unknown>)
+    .filter(([k, x]) => !(k === 'properties' && x !== null && typeof x === 'object' && Object.keys(x).length === 0))
+    .map(([k, x]) => [k, withoutEmptyProperties(x)]));
+}
+
+/**
  * The CRD's openAPIV3Schema from an object schema: the kind's own fields as they are;
  * apiVersion/kind/metadata as the API server wants them in a CRD (only their types;
  * metadata's rules are the API server's own).
@@ -66,7 +79,7 @@ const COLUMNS: Partial<Record<string, { name: string; type: string; jsonPath: st
 
 export function crdFor(info: KindInfo, schemas: SpecSchemas = SCHEMAS as SpecSchemas): KubeObject {
   const group = groupOf(info.apiVersion);
-  const openAPIV3Schema = crdSchema(info.kind, group, schemas[info.kind]);
+  const openAPIV3Schema = withoutEmptyProperties(crdSchema(info.kind, group, schemas[info.kind]));
   const versions = [info.apiVersion, ...(info.alsoServed ?? [])].map((av) => ({
     name: versionOf(av),
     served: true,
