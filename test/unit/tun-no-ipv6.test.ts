@@ -16,12 +16,18 @@ node --input-type=module -e "
 const m = await import('${mod}');
 const t = m.TunDevice.open('strait-t', () => {}, { offload: false });
 m.routeInto('strait-t', ['10.2.0.0/16'], { mtu: 1400 });
-setTimeout(() => { t.close(); process.exit(0); }, 3000);
+process.on('SIGTERM', () => { t.close(); process.exit(0); });
+setTimeout(() => { t.close(); process.exit(0); }, 60000);
 " &
-sleep 2
+pid=$!
+# until routeInto is done (node starts slowly on a busy machine), then 1 s for the kernel to add
+# an IPv6 address if it were going to
+for i in $(seq 1 300); do ip route show 10.2.0.0/16 | grep -q strait-t && break; sleep 0.1; done
+sleep 1
 echo "LINK $(ip -o link show dev strait-t | grep -o 'LOWER_UP' | head -1)"
 echo "ROUTE $(ip route show 10.2.0.0/16)"
 echo "INET6 $(ip -6 -o addr show dev strait-t | wc -l)"
+kill $pid
 wait
 `);
   assert.equal(r.code, 0, r.stderr);

@@ -4,7 +4,7 @@ import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { deployBroker, deployKubernetesBroker, encodeBrokerInfo, MC_KINDS, type DeployedBroker } from '../control/clusterset/index.js';
 import { E } from '../../base/errors/index.js';
-import { BROKER_KINDS, openClusterStore } from './index.js';
+import { BROKER_KINDS, openClusterStore } from './stores.js';
 import { addKubeOptions, formatJson, isKubeMode, openKubeStore, parseOutputFormat, resolveStateDir, takesGlobals } from '../../platform/cli-kit/index.js';
 
 export function registerBrokerCommands(program: Command): void {

@@ -5,7 +5,7 @@ import type { Command } from 'commander';
 import { E, isStraitError } from '../../base/errors/index.js';
 import { diagnose, readJoin, type BrokerInfo, type DiagnoseCheck } from '../control/clusterset/index.js';
 import type { ResourceStore } from '../../platform/store/index.js';
-import { CLUSTER_KINDS, openBrokerFromInfo, openTarget, type TargetOptions } from './index.js';
+import { CLUSTER_KINDS, openBrokerFromInfo, openTarget, type TargetOptions } from './stores.js';
 import { addKubeOptions, formatJson, formatTable, parseOutputFormat, refuseWorldOptions, takesGlobals } from '../../platform/cli-kit/index.js';
 import { discoverNetwork, readBrokerInfoFile } from './join.js';
 import { diagnoseWorkloads } from './diagnose-workloads.js';

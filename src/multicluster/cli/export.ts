@@ -4,7 +4,7 @@
 import type { Command } from 'commander';
 import { E } from '../../base/errors/index.js';
 import { MC_KINDS as K, readJoin } from '../control/clusterset/index.js';
-import { openTarget, type ClusterTarget, type TargetOptions } from './index.js';
+import { openTarget, type ClusterTarget, type TargetOptions } from './stores.js';
 import { addKubeOptions, formatJson, parseOutputFormat, refuseWorldOptions, takesGlobals } from '../../platform/cli-kit/index.js';
 
 interface Flags extends TargetOptions { namespace: string; output: string }

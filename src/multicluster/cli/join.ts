@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { E } from '../../base/errors/index.js';
 import { CABLE_DRIVERS, joinCluster, parseBrokerInfo, setupKubernetesClusterSide, type CableDriver, type ClusterNetwork } from '../control/clusterset/index.js';
 import type { KubernetesResourceStore, ResourceStore } from '../../platform/store/index.js';
-import { BROKER_KINDS, CLUSTER_KINDS, openBrokerFromInfo, openClusterStore, readWorld } from './index.js';
+import { BROKER_KINDS, CLUSTER_KINDS, openBrokerFromInfo, openClusterStore, readWorld } from './stores.js';
 import {
   addKubeOptions, formatJson, isKubeMode, openKubeStore, parseOutputFormat, readInput, resolveStateDir, takesGlobals,
 } from '../../platform/cli-kit/index.js';

@@ -3,7 +3,9 @@
 // where the gateways and the control module write the records (the same tables).
 import type { Command } from 'commander';
 import type { ResourceStore } from '../../platform/store/index.js';
-import { CLUSTER_KINDS, collectShow, openTarget, renderShow, SHOW_ALL, SHOW_SECTIONS, showJson, type ShowWhat } from './index.js';
+import { CLUSTER_KINDS, openTarget } from './stores.js';
+import { renderShow, SHOW_ALL, SHOW_SECTIONS, showJson, type ShowWhat } from './show-tables.js';
+import { collectShow } from './collect.js';
 import { addKubeOptions, formatJson, parseOutputFormat, refuseWorldOptions, takesGlobals } from '../../platform/cli-kit/index.js';
 
 export function registerShowCommands(program: Command): void {

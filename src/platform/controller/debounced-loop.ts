@@ -4,9 +4,8 @@
 // next run that ends cleanly with nothing more asked for.
 // reconcileOnChange() feeds it from informers: any event or (re)list of the given kinds.
 import { systemClock, type Clock } from '../../base/clock/index.js';
-import type { KindRef, ResourceStore } from '../store/index.js';
 import { DEFAULT_BACKOFF, backoffDelay, type BackoffPolicy } from './backoff.js';
-import { Informer } from './informer.js';
+import { Informer, type KindRef, type ResourceStore } from '../store/index.js';
 
 export interface DebouncedLoopOptions {
   /** quiet time before a run (default 30 ms) */

@@ -21,7 +21,7 @@
 import type { Socket } from 'node:net';
 import { Duplex } from 'node:stream';
 import type { TLSSocket } from 'node:tls';
-import { native } from './index.js';
+import { native } from './addon.js';
 
 /** application-data records tried for a hand-off before the connection stays on Node's TLS */
 const MAX_TRIES = 16;

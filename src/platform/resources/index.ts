@@ -6,3 +6,4 @@ export { parseManifests, type LoadedManifest } from './load.js';
 export { MAX_YAML_ALIASES, yamlDocuments } from './yaml.js';
 export { SCHEMAS, MAX_OBSERVED_FLOWS, type Schema } from './schemas/index.js';
 export { describeYamlError, placeYamlError, type YamlErrorPlace } from './yaml-error.js';
+export type { KubeObject, ObjectMeta } from './object.js';

@@ -1,7 +1,7 @@
 // parseManifests: split multi-document YAML; expand "kind: List"; validate every document
 // before returning any, so a failed apply stores nothing. Reading files (bounded) is the
 // CLI's job: loadManifests in src/platform/cli-kit.
-import type { KubeObject } from '../store/index.js';
+import type { KubeObject } from './object.js';
 import { validateObject, type ManifestOrigin } from './validate.js';
 import { yamlDocuments } from './yaml.js';
 

@@ -2,7 +2,7 @@
 // (Kubernetes apiserver validation, Istio's validation webhook). Each returns the first
 // broken rule as { path, rule, value } or undefined.
 import { globCompiles } from '../../base/glob/index.js';
-import type { KubeObject } from '../store/index.js';
+import type { KubeObject } from './object.js';
 
 export interface RuleViolation { path: string; rule: string; value?: unknown }
 type Rule = (o: KubeObject) => RuleViolation | undefined;

@@ -4,7 +4,7 @@
 // the field path ("spec.mtls.mode", "spec.ports[0].port") and the rule broken.
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { E, isStraitError } from '../../base/errors/index.js';
-import type { KubeObject } from '../store/index.js';
+import type { KubeObject } from './object.js';
 import type { KindInfo, KindName } from './kinds.js';
 import { kindOf } from './lookup.js';
 import { checkRules, failClosedStandIn } from './rules.js';

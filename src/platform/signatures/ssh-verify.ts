@@ -17,7 +17,7 @@ import { isStraitError } from '../../base/errors/index.js';
 import { matchPatternList, type AllowedSigner, type AllowedSigners } from './allowed-signers.js';
 import { SSH_FOREVER, checkSshSignatureBlob, describeSshKey } from './ssh-key.js';
 import { checkSshSignature, parseSshSignature, type SshSignature } from './sshsig.js';
-import type { VerificationResult, VerificationStatus } from './verify.js';
+import type { VerificationResult, VerificationStatus } from './result.js';
 import { E } from '../../base/errors/index.js';
 
 /**

@@ -3,6 +3,7 @@ export type {
   ResourceStore, Watch, WatchEvent, WatchEventType, WatchOptions,
 } from './types.js';
 export { kindRef } from './types.js';
+export { Informer, eventHandlers, DEFAULT_BACKOFF, type InformerHandlers, type InformerOptions } from './informer.js';
 export { openEmbeddedStore, type Admission, type EmbeddedStoreOptions } from './embedded/index.js';
 export {
   serveStores, connectStore, connectStoreFromFiles, listStoreClusters, createStoreApi, STORE_ROUTES, WRITE_VERBS, STREAM_PATH,

@@ -1,31 +1,9 @@
 // The one ResourceStore interface. Two implementations: the embedded store (default,
 // durable, served to the world's processes over a local authenticated API) and the
 // Kubernetes store (@kubernetes/client-node). One conformance suite runs against both.
+import type { KubeObject } from '../resources/index.js';
 
-export interface ObjectMeta {
-  name: string;
-  namespace?: string;
-  uid?: string;
-  resourceVersion?: string;
-  generation?: number;
-  creationTimestamp?: string;
-  deletionTimestamp?: string;
-  labels?: Record<string, string>;
-  annotations?: Record<string, string>;
-  ownerReferences?: { apiVersion: string; kind: string; name: string; uid: string; controller?: boolean }[];
-  generateName?: string;
-}
-
-/** A Kubernetes-shaped object. */
-export interface KubeObject<Spec = unknown, Status = unknown> {
-  apiVersion: string;
-  kind: string;
-  metadata: ObjectMeta;
-  spec?: Spec;
-  status?: Status;
-  // ConfigMap/Secret data, Event fields, ...
-  [field: string]: unknown;
-}
+export type { KubeObject, ObjectMeta } from '../resources/index.js';
 
 /** Which kind: apiVersion ("group/version" or "v1") and kind. */
 export interface KindRef {

@@ -9,7 +9,7 @@ import type { KubeObject } from '../../../src/platform/store/index.js';
 import { FlakyStore, newTestStore } from '../../support/stores.js';
 import type { ResourceStore } from '../../../src/platform/store/index.js';
 
-async function waitFor<T>(what: string, fn: () => Promise<T | undefined | false>, ms = 3000): Promise<T> {
+async function waitFor<T>(what: string, fn: () => Promise<T | undefined | false>, ms = 15_000): Promise<T> {
   const end = Date.now() + ms;
   let last: unknown;
   while (Date.now() < end) {

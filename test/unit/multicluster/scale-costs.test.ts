@@ -17,7 +17,7 @@ import { openEmbeddedStore, type KubeObject } from '../../../src/platform/store/
 import { buildPlan, DEFAULT_WORLD, parseWorld, startClusterSync } from '../../../src/world/supervisor/index.js';
 import { CountingStore, newTestStore } from '../../support/stores.js';
 
-async function waitFor<T>(what: string, fn: () => Promise<T | undefined | false> | T | undefined | false, ms = 10_000): Promise<T> {
+async function waitFor<T>(what: string, fn: () => Promise<T | undefined | false> | T | undefined | false, ms = 30_000): Promise<T> {
   const end = Date.now() + ms;
   while (Date.now() < end) {
     const v = await fn();

@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { E } from '../../../base/errors/index.js';
 import type { IngressRouteSpec } from '../controller/index.js';
-import type { MeshKubernetesOptions } from './kubernetes.js';
+import type { MeshKubernetesOptions } from './options.js';
 
 /**
  * The mesh configuration service from the environment deploy/control.yaml sets:

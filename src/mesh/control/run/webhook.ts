@@ -10,7 +10,7 @@ import { E, isStraitError } from '../../../base/errors/index.js';
 import type { KubeObject, KubernetesResourceStore } from '../../../platform/store/index.js';
 import type { MeshController } from '../controller/index.js';
 import { createWebhookTls, patchWebhookCaBundle, serveSidecarInjector, serviceHosts, webhookCaBundleCurrent, type SidecarInjector } from '../sidecar-injector/index.js';
-import type { MeshKubernetesOptions } from './kubernetes.js';
+import type { MeshKubernetesOptions } from './options.js';
 import { sleep } from './retry.js';
 
 export interface Webhook {

@@ -1,7 +1,7 @@
 // The configuration a sidecar proxy runs with: plain objects pushed to it by the
 // control plane (or the node agent) and swapped at runtime without a restart.
 import { E } from '../../../base/errors/index.js';
-import { trustDomainOf } from './identity.js';
+import { trustDomainOf, type ProxyIdentity } from './identity.js';
 
 export type InboundMode = 'STRICT' | 'PERMISSIVE' | 'DISABLE';
 export type OutboundTlsMode = 'ISTIO_MUTUAL' | 'DISABLE';
@@ -9,16 +9,7 @@ export type OutboundTlsMode = 'ISTIO_MUTUAL' | 'DISABLE';
 export const INBOUND_MODES: readonly InboundMode[] = ['STRICT', 'PERMISSIVE', 'DISABLE'];
 export const OUTBOUND_MODES: readonly OutboundTlsMode[] = ['ISTIO_MUTUAL', 'DISABLE'];
 
-/**
- * The workload's certificate (with the SPIFFE ID as URI SAN), its key and the mesh roots.
- * The trust domain of that SPIFFE ID is the mesh's: peers must be in it.
- */
-export interface ProxyIdentity {
-  certPem: string;
-  keyPem: string;
-  /** PEM bundle of trusted roots */
-  rootPem: string;
-}
+export type { ProxyIdentity } from './identity.js';
 
 export interface OutboundPolicy {
   mode: OutboundTlsMode;

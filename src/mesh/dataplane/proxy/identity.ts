@@ -6,7 +6,17 @@
 // (DestinationRule subjectAltNames), one of those.
 import { X509Certificate } from 'node:crypto';
 import { createSecureContext, type PeerCertificate, type SecureContext } from 'node:tls';
-import type { ProxyIdentity } from './config.js';
+
+/**
+ * The workload's certificate (with the SPIFFE ID as URI SAN), its key and the mesh roots.
+ * The trust domain of that SPIFFE ID is the mesh's: peers must be in it.
+ */
+export interface ProxyIdentity {
+  certPem: string;
+  keyPem: string;
+  /** PEM bundle of trusted roots */
+  rootPem: string;
+}
 
 export const MESH_ALPN = ['istio-peer-exchange', 'istio'];
 

@@ -11,7 +11,7 @@
 //   {"type":"ERROR","watch":i,"error":{code,message,detail}}   the informer lists again
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { E } from '../../../base/errors/index.js';
-import { Informer } from '../../controller/index.js';
+import { Informer } from '../informer.js';
 import type { KindRef, ResourceStore } from '../types.js';
 import { MAX_WATCH_BACKLOG, toWireError } from './protocol.js';
 

@@ -2,10 +2,14 @@
 // STRAIT_ERR_WATCH_EXPIRED / 410 "too old", a transport error, the server closing it) or
 // the list fails, list again after the backoff. Every (re)list hands the full set to
 // onList, so the owner can notice deletions it missed while not watching.
-// Handlers get the store's objects: copy before changing one.
+// Handlers get the store's objects: copy before changing one. The controllers (src/platform/
+// controller) and the store's own API server (api/stream.ts) watch through it.
 import { systemClock, type Clock } from '../../base/clock/index.js';
-import type { KindRef, KubeObject, ListOptions, ResourceStore, Watch, WatchEvent } from '../store/index.js';
-import { DEFAULT_BACKOFF, backoffDelay, type BackoffPolicy } from './backoff.js';
+import type { KindRef, KubeObject, ListOptions, ResourceStore, Watch, WatchEvent } from './types.js';
+import { backoffDelay, type BackoffPolicy } from '../../base/backoff/index.js';
+
+/** Re-list after a watch ended: 100 ms, 200 ms, ... 2 s (the controllers' DEFAULT_BACKOFF, src/platform/controller/backoff.ts) */
+export const DEFAULT_BACKOFF: BackoffPolicy = Object.freeze({ initialMs: 100, maxMs: 2000 });
 
 export interface InformerHandlers<T extends KubeObject = KubeObject> {
   onList(items: T[]): void;
