@@ -9,7 +9,12 @@ import { pathToFileURL } from 'node:url';
 
 const root = join(import.meta.dirname, '..', '..', '..');
 
-interface Cycle { files: string[]; loop: string[]; typeOnly: boolean; allowed: boolean }
+interface Cycle {
+  files: string[];
+  loop: string[];
+  typeOnly: boolean;
+  allowed: boolean;
+}
 type FindCycles = (root: string, dirs?: string[]) => Cycle[];
 const load = async (): Promise<FindCycles> =>
   ((await import(pathToFileURL(join(root, 'tools', 'lint', 'cycles.mjs')).href)) as { findCycles: FindCycles }).findCycles;
@@ -68,7 +73,10 @@ test('import cycles: type-only imports count; under src/base/errors a types-only
     'src/base/errors/define.ts': "import { c } from './codes.js';\nexport const e = 1;\nexport const f = (): number => c;\n",
   });
   try {
-    assert.deepEqual(findCycles(dir2).map((c) => [c.typeOnly, c.allowed]), [[false, false]]);
+    assert.deepEqual(
+      findCycles(dir2).map((c) => [c.typeOnly, c.allowed]),
+      [[false, false]],
+    );
   } finally {
     rmSync(dir2, { recursive: true, force: true });
   }
@@ -77,6 +85,9 @@ test('import cycles: type-only imports count; under src/base/errors a types-only
 test('import cycles: this repository has none but the allowed one', async () => {
   const findCycles = await load();
   const found = findCycles(root);
-  assert.deepEqual(found.filter((c) => !c.allowed).map((c) => c.loop.join(' -> ')), []);
+  assert.deepEqual(
+    found.filter((c) => !c.allowed).map((c) => c.loop.join(' -> ')),
+    [],
+  );
   assert.ok(found.every((c) => c.files.every((f) => f.startsWith('src/base/errors/'))));
 });

@@ -60,7 +60,10 @@ export function importGraph(root, dirs = DIRS) {
     const src = ts.createSourceFile(f, readFileSync(f, 'utf8'), ts.ScriptTarget.Latest, false);
     const edges = [];
     for (const st of src.statements) {
-      const spec = (ts.isImportDeclaration(st) || ts.isExportDeclaration(st)) && st.moduleSpecifier && ts.isStringLiteral(st.moduleSpecifier) ? st.moduleSpecifier.text : '';
+      const spec =
+        (ts.isImportDeclaration(st) || ts.isExportDeclaration(st)) && st.moduleSpecifier && ts.isStringLiteral(st.moduleSpecifier)
+          ? st.moduleSpecifier.text
+          : '';
       if (!spec.startsWith('.')) continue;
       const base = resolve(dirname(f), spec).replace(/\.js$/, '');
       const to = [`${base}.ts`, `${base}.tsx`, join(base, 'index.ts')].find((x) => known.has(x));
@@ -150,7 +153,9 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
     console.error(`import cycle (${c.files.length} files${c.typeOnly ? ', types only' : ''}): ${c.loop.join(' -> ')}`);
   }
   if (bad.length > 0) {
-    console.error(`tools/lint/cycles.mjs: ${bad.length} import cycle(s): import the file that defines the name (not the folder's index.ts from inside the folder), or move what both sides need into a third file`);
+    console.error(
+      `tools/lint/cycles.mjs: ${bad.length} import cycle(s): import the file that defines the name (not the folder's index.ts from inside the folder), or move what both sides need into a third file`,
+    );
     process.exit(1);
   }
 }
