@@ -36,7 +36,9 @@ function ipOf(i: number): string {
 }
 
 async function dnsperf(port: number, queryFile: string): Promise<{ qps: number; lost: number; avgLatencyMs: number }> {
-  const { stdout } = await run('dnsperf', ['-s', '127.0.0.1', '-p', String(port), '-d', queryFile, '-l', String(SECONDS), '-c', '8', '-q', '200'], { maxBuffer: 1 << 24 });
+  const { stdout } = await run('dnsperf', ['-s', '127.0.0.1', '-p', String(port), '-d', queryFile, '-l', String(SECONDS), '-c', '8', '-q', '200'], {
+    maxBuffer: 1 << 24,
+  });
   const qps = Number(/Queries per second:\s+([\d.]+)/.exec(stdout)?.[1] ?? NaN);
   const lost = Number(/Queries lost:\s+(\d+)/.exec(stdout)?.[1] ?? NaN);
   const avg = Number(/Average Latency \(s\):\s+([\d.]+)/.exec(stdout)?.[1] ?? NaN) * 1000;
@@ -48,7 +50,9 @@ async function waitForDns(port: number, name: string): Promise<void> {
     try {
       const { stdout } = await run('dig', ['@127.0.0.1', '-p', String(port), '+short', '+time=1', '+tries=1', name]);
       if (stdout.trim()) return;
-    } catch { /* not yet */ }
+    } catch {
+      /* not yet */
+    }
     await new Promise((r) => setTimeout(r, 50));
   }
   throw new Error(`DNS on port ${port} never answered ${name}`);
@@ -59,11 +63,21 @@ async function throughput(): Promise<void> {
   try {
     const zone = new ClustersetZone('cluster-a');
     const lines: string[] = [];
-    const zoneFile = ['$ORIGIN clusterset.local.', '$TTL 5',
-      '@ IN SOA ns.dns.clusterset.local. hostmaster.clusterset.local. 1 7200 1800 86400 5', '@ IN NS ns.dns.clusterset.local.', 'ns.dns IN A 127.0.0.1'];
+    const zoneFile = [
+      '$ORIGIN clusterset.local.',
+      '$TTL 5',
+      '@ IN SOA ns.dns.clusterset.local. hostmaster.clusterset.local. 1 7200 1800 86400 5',
+      '@ IN NS ns.dns.clusterset.local.',
+      'ns.dns IN A 127.0.0.1',
+    ];
     for (let i = 0; i < SERVICES; i++) {
-      const svc = { namespace: 'default', name: `svc-${i}`, headless: false, ports: [{ name: 'http', protocol: 'TCP', port: 8080 }],
-        clusters: new Map([['cluster-b', { ports: [], endpoints: [{ ip: ipOf(i), ready: true }] }]]) } as unknown as ZoneService;
+      const svc = {
+        namespace: 'default',
+        name: `svc-${i}`,
+        headless: false,
+        ports: [{ name: 'http', protocol: 'TCP', port: 8080 }],
+        clusters: new Map([['cluster-b', { ports: [], endpoints: [{ ip: ipOf(i), ready: true }] }]]),
+      } as unknown as ZoneService;
       zone.upsert(svc);
       zoneFile.push(`svc-${i}.default.svc IN A ${ipOf(i)}`, `cluster-b.svc-${i}.default.svc IN A ${ipOf(i)}`);
       lines.push(`svc-${i}.default.svc.clusterset.local A`);
@@ -79,7 +93,9 @@ async function throughput(): Promise<void> {
     console.log(`  strait (dns2, 1 thread)   ${f(ours.qps)} qps   lost ${ours.lost}   avg latency ${ours.avgLatencyMs.toFixed(3)} ms`);
 
     let theirs: { qps: number; lost: number; avgLatencyMs: number } | undefined;
-    const built = process.argv.includes('--no-coredns') ? { status: 1, stdout: '', stderr: 'skipped (--no-coredns)' } : spawnSync(join(root, 'scripts', 'build-coredns.sh'), { encoding: 'utf8' });
+    const built = process.argv.includes('--no-coredns')
+      ? { status: 1, stdout: '', stderr: 'skipped (--no-coredns)' }
+      : spawnSync(join(root, 'scripts', 'build-coredns.sh'), { encoding: 'utf8' });
     const corednsBin = built.status === 0 ? built.stdout.trim() : undefined;
     if (corednsBin) {
       const port = await freeUdpPort();
@@ -106,7 +122,10 @@ async function throughput(): Promise<void> {
 function queryOnce(sock: ReturnType<typeof createSocket>, port: number, name: string, id: number): Promise<string | undefined> {
   const q = dnsQuery(name, 1, { id, rd: false });
   return new Promise((resolve) => {
-    const t = setTimeout(() => { sock.off('message', on); resolve(undefined); }, 200);
+    const t = setTimeout(() => {
+      sock.off('message', on);
+      resolve(undefined);
+    }, 200);
     const on = (msg: Buffer) => {
       if (msg.readUInt16BE(0) !== id) return;
       clearTimeout(t);
@@ -147,13 +166,18 @@ async function exportLatency(durable: boolean): Promise<number[]> {
     for (let i = -1; i < LAT_RUNS; i++) {
       const name = i < 0 ? 'warm-up' : `lat-${i}`;
       const ip = ipOf(i + 1);
-      await b.apply({ apiVersion: 'v1', kind: 'Service', metadata: { name, namespace: 'default' }, spec: { type: 'ClusterIP', clusterIP: ip, ports: [{ name: 'http', protocol: 'TCP', port: 8080 }] } });
+      await b.apply({
+        apiVersion: 'v1',
+        kind: 'Service',
+        metadata: { name, namespace: 'default' },
+        spec: { type: 'ClusterIP', clusterIP: ip, ports: [{ name: 'http', protocol: 'TCP', port: 8080 }] },
+      });
       await Promise.all(agents.map((x) => x.idle()));
       await new Promise((r) => setTimeout(r, 10));
       const t0 = performance.now();
       await b.apply({ apiVersion: K.ServiceExport.apiVersion, kind: 'ServiceExport', metadata: { name, namespace: 'default' } });
       for (;;) {
-        const ans = await queryOnce(sock, dns.port, `${name}.default.svc.clusterset.local`, id = (id + 1) & 0xffff);
+        const ans = await queryOnce(sock, dns.port, `${name}.default.svc.clusterset.local`, (id = (id + 1) & 0xffff));
         if (ans === ip) break;
         if (performance.now() - t0 > 5000) throw new Error(`no answer for ${name} after 5 s`);
         await new Promise((r) => setImmediate(r));
@@ -188,16 +212,22 @@ async function commitTime(): Promise<number[]> {
 }
 
 async function latency(): Promise<void> {
-  const load = () => (readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' '));
+  const load = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
   console.log(`export -> answer in the other cluster (${LAT_RUNS} exports each; controllers, broker, zone feed and DNS server in one process):`);
   const loadBefore = load();
   const durable = await exportLatency(true);
   const commits = await commitTime();
   const memory = await exportLatency(false);
   const f = (x: number) => x.toFixed(2).padStart(7);
-  console.log(`  embedded stores (durable, synchronous=FULL)  p50 ${f(pctOf(durable, 50))} ms   p99 ${f(pctOf(durable, 99))} ms   max ${f(durable[durable.length - 1]!)} ms   (goal p99 < 100 ms)`);
-  console.log(`  in-memory stores (controller cost only)      p50 ${f(pctOf(memory, 50))} ms   p99 ${f(pctOf(memory, 99))} ms   max ${f(memory[memory.length - 1]!)} ms`);
-  console.log(`  one durable commit (fsync) on its own        p50 ${f(pctOf(commits, 50))} ms   p99 ${f(pctOf(commits, 99))} ms   (the path has 3: the export, the broker slice, the imported slice)`);
+  console.log(
+    `  embedded stores (durable, synchronous=FULL)  p50 ${f(pctOf(durable, 50))} ms   p99 ${f(pctOf(durable, 99))} ms   max ${f(durable[durable.length - 1]!)} ms   (goal p99 < 100 ms)`,
+  );
+  console.log(
+    `  in-memory stores (controller cost only)      p50 ${f(pctOf(memory, 50))} ms   p99 ${f(pctOf(memory, 99))} ms   max ${f(memory[memory.length - 1]!)} ms`,
+  );
+  console.log(
+    `  one durable commit (fsync) on its own        p50 ${f(pctOf(commits, 50))} ms   p99 ${f(pctOf(commits, 99))} ms   (the path has 3: the export, the broker slice, the imported slice)`,
+  );
   console.log(`  ratio durable/in-memory p50 ${(pctOf(durable, 50) / pctOf(memory, 50)).toFixed(1)}x; load average ${loadBefore} -> ${load()}`);
 }
 

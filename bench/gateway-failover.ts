@@ -24,7 +24,10 @@ const arg = (name: string, d: string): string => {
 };
 const RUNS = Math.max(1, Math.min(10, Number(arg('--runs', '5'))));
 const GOAL_MS = 1000;
-const load = (): string => loadavg().map((x) => x.toFixed(1)).join(' ');
+const load = (): string =>
+  loadavg()
+    .map((x) => x.toFixed(1))
+    .join(' ');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const median = (xs: number[]): number => {
   const s = [...xs].sort((a, b) => a - b);
@@ -72,7 +75,10 @@ async function main(): Promise<void> {
   const tmp = mkdtempSync(join(tmpdir(), 'strait-failover-'));
   const w = upWorld(['--world', writeHaWorld(tmp)]);
   try {
-    const echo = w.record().clusters.find((c) => c.name === 'cluster-b')!.pods.find((p) => p.name.startsWith('echo'))!.ip;
+    const echo = w
+      .record()
+      .clusters.find((c) => c.name === 'cluster-b')!
+      .pods.find((p) => p.name.startsWith('echo'))!.ip;
     console.log(`gateway failover: ${RUNS} runs per case, HTTP probe every 10 ms, goal < ${GOAL_MS} ms`);
     const results: Record<string, number[]> = { none: [], kill: [], stop: [] };
     for (let i = 0; i < RUNS; i++) {
@@ -85,9 +91,15 @@ async function main(): Promise<void> {
     const ref = median(results['none']!);
     console.log('');
     console.log('case                        median    runs (ms)                      vs goal');
-    for (const [name, key] of [['no fault (reference)', 'none'], ['kill -9 of the active', 'kill'], ['SIGSTOP (lease expiry)', 'stop']] as const) {
+    for (const [name, key] of [
+      ['no fault (reference)', 'none'],
+      ['kill -9 of the active', 'kill'],
+      ['SIGSTOP (lease expiry)', 'stop'],
+    ] as const) {
       const m = median(results[key]!);
-      console.log(`${name.padEnd(26)} ${String(Math.round(m)).padStart(6)} ms  ${results[key]!.join(', ').padEnd(30)} ${(m / GOAL_MS).toFixed(2)}x of 1 s${key !== 'none' ? `, ${(m / Math.max(1, ref)).toFixed(1)}x the reference` : ''}`);
+      console.log(
+        `${name.padEnd(26)} ${String(Math.round(m)).padStart(6)} ms  ${results[key]!.join(', ').padEnd(30)} ${(m / GOAL_MS).toFixed(2)}x of 1 s${key !== 'none' ? `, ${(m / Math.max(1, ref)).toFixed(1)}x the reference` : ''}`,
+      );
     }
     console.log(`load average at the end: ${load()} (2 cores shared)`);
   } finally {

@@ -39,30 +39,35 @@ async function load(url: string, path: string, headers: Record<string, string>):
   const u = new URL(url);
   const lat: number[] = [];
   let bytes = 0;
-  const one = () => new Promise<void>((resolve, reject) => {
-    const t = performance.now();
-    const req = request({ host: u.hostname, port: u.port, path, headers, agent }, (res) => {
-      res.on('data', (d: Buffer) => { bytes += d.length; });
-      res.on('end', () => {
-        if (res.statusCode !== 200) reject(new Error(`status ${res.statusCode}`));
-        lat.push(performance.now() - t);
-        resolve();
+  const one = () =>
+    new Promise<void>((resolve, reject) => {
+      const t = performance.now();
+      const req = request({ host: u.hostname, port: u.port, path, headers, agent }, (res) => {
+        res.on('data', (d: Buffer) => {
+          bytes += d.length;
+        });
+        res.on('end', () => {
+          if (res.statusCode !== 200) reject(new Error(`status ${res.statusCode}`));
+          lat.push(performance.now() - t);
+          resolve();
+        });
       });
+      req.on('error', reject);
+      req.end();
     });
-    req.on('error', reject);
-    req.end();
-  });
   for (let i = 0; i < 200; i++) await one(); // warm up
   lat.length = 0;
   bytes = 0;
   let next = 0;
   const start = performance.now();
-  await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
-    while (next < REQUESTS) {
-      next++;
-      await one();
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (next < REQUESTS) {
+        next++;
+        await one();
+      }
+    }),
+  );
   const secs = (performance.now() - start) / 1000;
   agent.destroy();
   lat.sort((a, b) => a - b);
@@ -125,7 +130,11 @@ async function main(): Promise<void> {
     // push / clone of a 1,000-commit repository
     const work = join(dir, 'work');
     makeRepo(work, COMMITS, env);
-    const created = await fetch(`${gh.url}/api/v1/user/repos`, { method: 'POST', headers: { ...headers, 'Content-Type': 'application/json' }, body: JSON.stringify({ name: 'big' }) });
+    const created = await fetch(`${gh.url}/api/v1/user/repos`, {
+      method: 'POST',
+      headers: { ...headers, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ name: 'big' }),
+    });
     if (created.status !== 201) throw new Error(`create repo: ${created.status}`);
     const remote = new URL('/bench/big.git', gh.url);
     remote.username = 'bench';

@@ -20,7 +20,10 @@ const clusters = join(root, 'test', 'k8s', 'clusters.sh');
 const state = process.env['STRAIT_K8S_STATE'] ?? '/run/strait-k8s';
 const seconds = Math.min(10, Math.max(1, Math.round(Number(process.argv.find((a) => /^[0-9]+$/.test(a)) ?? 5)) || 5));
 const ROUNDS = 3;
-const load = (): string => loadavg().map((x) => x.toFixed(1)).join(' ');
+const load = (): string =>
+  loadavg()
+    .map((x) => x.toFixed(1))
+    .join(' ');
 const median = (xs: number[]): number => {
   const s = [...xs].sort((a, b) => a - b);
   const m = s.length >> 1;
@@ -39,15 +42,28 @@ function must(L: string, ...args: string[]): string {
 
 function why(): string | undefined {
   if (process.getuid?.() !== 0) return 'needs root';
-  if (!existsSync(join(state, 'count'))) return `no real clusters are up (${state}): test/k8s/clusters.sh up 2 --strait, then the acceptance test with STRAIT_K8S_REUSE=1`;
-  if (kubectl('a', 'get', 'pod', 'client').status !== 0) return 'strait is not deployed with the acceptance test\'s pods (run test/k8s-real/two-clusters.test.ts with STRAIT_K8S_REUSE=1 first)';
+  if (!existsSync(join(state, 'count')))
+    return `no real clusters are up (${state}): test/k8s/clusters.sh up 2 --strait, then the acceptance test with STRAIT_K8S_REUSE=1`;
+  if (kubectl('a', 'get', 'pod', 'client').status !== 0)
+    return "strait is not deployed with the acceptance test's pods (run test/k8s-real/two-clusters.test.ts with STRAIT_K8S_REUSE=1 first)";
   return undefined;
 }
 
 /** An iperf3 server pod on `node` of cluster L (the test image), its IP. */
 function iperfServer(L: string, name: string, node: string): string {
   if (kubectl(L, 'get', 'pod', name).status !== 0) {
-    must(L, 'run', name, '--image=localhost/strait-test:1', '--image-pull-policy=Never', `--overrides={"spec":{"nodeName":"${node}"}}`, '--command', '--', 'iperf3', '-s');
+    must(
+      L,
+      'run',
+      name,
+      '--image=localhost/strait-test:1',
+      '--image-pull-policy=Never',
+      `--overrides={"spec":{"nodeName":"${node}"}}`,
+      '--command',
+      '--',
+      'iperf3',
+      '-s',
+    );
   }
   must(L, 'wait', '--for=condition=Ready', `pod/${name}`, '--timeout=120s');
   return must(L, 'get', 'pod', name, '-o', 'jsonpath={.status.podIP}').trim();
@@ -70,7 +86,13 @@ function rttMs(target: string, port: number, n = 15): number {
   return median(xs);
 }
 
-interface PodStats { cluster: string; pod: string; node: string; cpuMilli: number; memMiB: number }
+interface PodStats {
+  cluster: string;
+  pod: string;
+  node: string;
+  cpuMilli: number;
+  memMiB: number;
+}
 
 /** Every strait-system pod's CPU (millicores, the kubelet's recent rate) and working set. */
 function straitPods(): PodStats[] {
@@ -79,10 +101,18 @@ function straitPods(): PodStats[] {
     for (const node of [`${L}-gw`, `${L}-wk`]) {
       const r = kubectl(L, 'get', '--raw', `/api/v1/nodes/${node}/proxy/stats/summary`);
       if (r.status !== 0) continue;
-      const s = JSON.parse(r.stdout) as { pods: { podRef: { name: string; namespace: string }; cpu?: { usageNanoCores?: number }; memory?: { workingSetBytes?: number } }[] };
+      const s = JSON.parse(r.stdout) as {
+        pods: { podRef: { name: string; namespace: string }; cpu?: { usageNanoCores?: number }; memory?: { workingSetBytes?: number } }[];
+      };
       for (const p of s.pods) {
         if (p.podRef.namespace !== 'strait-system') continue;
-        out.push({ cluster: `cluster-${L}`, pod: p.podRef.name.replace(/-[a-z0-9]{5}$|-[a-z0-9]{8,10}-[a-z0-9]{5}$/, ''), node, cpuMilli: (p.cpu?.usageNanoCores ?? 0) / 1e6, memMiB: (p.memory?.workingSetBytes ?? 0) / 2 ** 20 });
+        out.push({
+          cluster: `cluster-${L}`,
+          pod: p.podRef.name.replace(/-[a-z0-9]{5}$|-[a-z0-9]{8,10}-[a-z0-9]{5}$/, ''),
+          node,
+          cpuMilli: (p.cpu?.usageNanoCores ?? 0) / 1e6,
+          memMiB: (p.memory?.workingSetBytes ?? 0) / 2 ** 20,
+        });
       }
     }
   }
@@ -95,10 +125,17 @@ async function world(): Promise<string> {
   return await new Promise((resolve) => {
     const p = spawn(process.execPath, [bench, '3'], { env: { ...process.env, ROUNDS: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
-    p.stdout.on('data', (d: Buffer) => { out += d.toString(); });
-    p.stderr.on('data', (d: Buffer) => { out += d.toString(); });
+    p.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+    });
+    p.stderr.on('data', (d: Buffer) => {
+      out += d.toString();
+    });
     const t = setTimeout(() => p.kill('SIGKILL'), 10 * 60_000);
-    p.on('exit', () => { clearTimeout(t); resolve(out); });
+    p.on('exit', () => {
+      clearTimeout(t);
+      resolve(out);
+    });
   });
 }
 
@@ -122,21 +159,39 @@ async function main(): Promise<void> {
     cross.push(iperf(remote));
     busy = await sampler;
     same.push(iperf(local));
-    console.log(`  round ${r + 1}: a-wk -> b-wk (strait) ${cross.at(-1)!.toFixed(2)} Gbit/s; a-wk -> a-gw (same cluster) ${same.at(-1)!.toFixed(2)} Gbit/s; load ${load()}`);
+    console.log(
+      `  round ${r + 1}: a-wk -> b-wk (strait) ${cross.at(-1)!.toFixed(2)} Gbit/s; a-wk -> a-gw (same cluster) ${same.at(-1)!.toFixed(2)} Gbit/s; load ${load()}`,
+    );
   }
   const rttCross = rttMs(echoIp, 8080);
   const rttSame = rttMs(local, 5201);
-  console.log(formatTable(['path', 'Gbit/s (median)', 'TCP connect RTT ms (median)'], [
-    ['pod a-wk -> pod b-wk, through strait (agent, gateways, tunnel)', median(cross).toFixed(2), rttCross.toFixed(2)],
-    ['pod a-wk -> pod a-gw, same cluster (kernel routing)', median(same).toFixed(2), rttSame.toFixed(2)],
-    ['ratio strait / same cluster', (median(cross) / median(same)).toFixed(2), (rttCross / rttSame).toFixed(2)],
-  ]));
-  console.log('\nstrait pods (kubelet stats summary): CPU while the cross-cluster flow ran and before it (the kubelet rate of the last seconds: startup shows in it); working set');
-  console.log(formatTable(['cluster', 'pod', 'node', 'CPU m (flow)', 'CPU m (before)', 'memory MiB'], busy.map((b) => {
-    const i = idle.find((x) => x.cluster === b.cluster && x.pod === b.pod && x.node === b.node);
-    return [b.cluster, b.pod, b.node, b.cpuMilli.toFixed(0), (i?.cpuMilli ?? 0).toFixed(0), b.memMiB.toFixed(0)];
-  })));
-  for (const [L, name] of [['b', 'iperf-b'], ['a', 'iperf-a']] as const) kubectl(L, 'delete', 'pod', name, '--wait=false');
+  console.log(
+    formatTable(
+      ['path', 'Gbit/s (median)', 'TCP connect RTT ms (median)'],
+      [
+        ['pod a-wk -> pod b-wk, through strait (agent, gateways, tunnel)', median(cross).toFixed(2), rttCross.toFixed(2)],
+        ['pod a-wk -> pod a-gw, same cluster (kernel routing)', median(same).toFixed(2), rttSame.toFixed(2)],
+        ['ratio strait / same cluster', (median(cross) / median(same)).toFixed(2), (rttCross / rttSame).toFixed(2)],
+      ],
+    ),
+  );
+  console.log(
+    '\nstrait pods (kubelet stats summary): CPU while the cross-cluster flow ran and before it (the kubelet rate of the last seconds: startup shows in it); working set',
+  );
+  console.log(
+    formatTable(
+      ['cluster', 'pod', 'node', 'CPU m (flow)', 'CPU m (before)', 'memory MiB'],
+      busy.map((b) => {
+        const i = idle.find((x) => x.cluster === b.cluster && x.pod === b.pod && x.node === b.node);
+        return [b.cluster, b.pod, b.node, b.cpuMilli.toFixed(0), (i?.cpuMilli ?? 0).toFixed(0), b.memMiB.toFixed(0)];
+      }),
+    ),
+  );
+  for (const [L, name] of [
+    ['b', 'iperf-b'],
+    ['a', 'iperf-a'],
+  ] as const)
+    kubectl(L, 'delete', 'pod', name, '--wait=false');
   if (!process.argv.includes('--no-world')) {
     console.log(`\nthe local world in the same run (bench/tunnel.js 3, ROUNDS=1; load ${load()}):`);
     console.log((await world()).trim());

@@ -11,7 +11,9 @@ import { constants, PerformanceObserver, type PerformanceEntry } from 'node:perf
 import { parseArgs } from 'node:util';
 import { FlowTable, ProxyMetrics } from '../src/mesh/dataplane/proxy/index.js';
 
-const { values } = parseArgs({ options: { calls: { type: 'string', default: '2000000' }, limit: { type: 'string', default: '256' }, rounds: { type: 'string', default: '5' } } });
+const { values } = parseArgs({
+  options: { calls: { type: 'string', default: '2000000' }, limit: { type: 'string', default: '256' }, rounds: { type: 'string', default: '5' } },
+});
 const calls = Math.max(10_000, Math.min(50_000_000, Number(values.calls)));
 const limit = Math.max(1, Math.min(1024, Number(values.limit)));
 const rounds = Math.max(1, Math.min(15, Number(values.rounds)));
@@ -20,13 +22,19 @@ const gc = (globalThis as { gc?: () => void }).gc;
 // scavenges only: the forced collection before each loop is a full one
 let gcs = 0;
 const minor = (e: PerformanceEntry): boolean => (e as PerformanceEntry & { detail?: { kind?: number } }).detail?.kind === constants.NODE_PERFORMANCE_GC_MINOR;
-new PerformanceObserver((list) => { gcs += list.getEntries().filter(minor).length; }).observe({ entryTypes: ['gc'] });
+new PerformanceObserver((list) => {
+  gcs += list.getEntries().filter(minor).length;
+}).observe({ entryTypes: ['gc'] });
 
 // client addresses and identities as the connection path has them: strings made once, at accept
 const addresses = Array.from({ length: 4 * limit }, (_, i) => `10.1.${i >> 8}.${i & 255}`);
 const identity = 'spiffe://cluster.local/ns/mesh/sa/client';
 
-interface Result { nsPerCall: number; gcs: number; heapKiB: number }
+interface Result {
+  nsPerCall: number;
+  gcs: number;
+  heapKiB: number;
+}
 
 async function measure(fn: (i: number) => void): Promise<Result> {
   gc?.();
@@ -50,14 +58,24 @@ mtls.record('10.1.0.7', identity, 8080, 'mtls', 'accepted', '', 'PERMISSIVE');
 const churn = new FlowTable(limit);
 
 const paths: [string, (i: number) => void][] = [
-  ['counter', () => { metrics.accepted.PERMISSIVE.plaintext++; }],
+  [
+    'counter',
+    () => {
+      metrics.accepted.PERMISSIVE.plaintext++;
+    },
+  ],
   ['known plaintext', (i) => known.record(addresses[i % limit] as string, undefined, 8080, 'plaintext', 'accepted', '', 'PERMISSIVE')],
   ['known mtls', () => mtls.record('10.1.0.7', identity, 8080, 'mtls', 'accepted', '', 'PERMISSIVE')],
   ['new+evict', (i) => churn.record(addresses[i % addresses.length] as string, undefined, 8080, 'plaintext', 'accepted', '', 'PERMISSIVE')],
 ];
 
-const load = () => loadavg().map((x) => x.toFixed(2)).join(' ');
-console.log(`mesh flows bench: ${calls} calls per path and round, table of ${limit}, ${rounds} rounds interleaved; gc ${gc ? 'forced before each loop' : 'NOT exposed (run with --expose-gc)'}; load average ${load()}`);
+const load = () =>
+  loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' ');
+console.log(
+  `mesh flows bench: ${calls} calls per path and round, table of ${limit}, ${rounds} rounds interleaved; gc ${gc ? 'forced before each loop' : 'NOT exposed (run with --expose-gc)'}; load average ${load()}`,
+);
 const runs: Record<string, Result[]> = {};
 for (let round = 0; round < rounds; round++) {
   const line: string[] = [];
@@ -72,7 +90,15 @@ const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length
 console.log('');
 for (const [name] of paths) {
   const rs = runs[name] as Result[];
-  console.log(`${name.padEnd(16)} ${med(rs.map((r) => r.nsPerCall)).toFixed(1).padStart(7)} ns/call   young-generation collections during ${calls} calls: ${rs.map((r) => r.gcs).join(' ')} (per round)   heap growth ${rs.map((r) => r.heapKiB.toFixed(0)).join(' ')} KiB`);
+  console.log(
+    `${name.padEnd(16)} ${med(rs.map((r) => r.nsPerCall))
+      .toFixed(1)
+      .padStart(
+        7,
+      )} ns/call   young-generation collections during ${calls} calls: ${rs.map((r) => r.gcs).join(' ')} (per round)   heap growth ${rs.map((r) => r.heapKiB.toFixed(0)).join(' ')} KiB`,
+  );
 }
 const known0 = runs['known plaintext'] as Result[];
-console.log(`\nknown-flow path allocation-free (no collection in any round): ${known0.every((r) => r.gcs === 0) && (runs['known mtls'] as Result[]).every((r) => r.gcs === 0) ? 'yes' : 'NO'}   (load average ${load()})`);
+console.log(
+  `\nknown-flow path allocation-free (no collection in any round): ${known0.every((r) => r.gcs === 0) && (runs['known mtls'] as Result[]).every((r) => r.gcs === 0) ? 'yes' : 'NO'}   (load average ${load()})`,
+);

@@ -78,7 +78,9 @@ function memKb(pids: number[], field: 'Pss' | 'Rss' | 'Private'): number {
       const text = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
       const get = (f: string): number => Number(new RegExp(`^${f}:\\s+(\\d+)`, 'm').exec(text)?.[1] ?? 0);
       kb += field === 'Private' ? get('Private_Clean') + get('Private_Dirty') : get(field);
-    } catch { /* gone */ }
+    } catch {
+      /* gone */
+    }
   }
   return kb;
 }
@@ -91,12 +93,19 @@ function cpuMs(pids: number[]): number {
       const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
       const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
       ticks += Number(f[11]) + Number(f[12]);
-    } catch { /* gone */ }
+    } catch {
+      /* gone */
+    }
   }
   return ticks * 10;
 }
 
-interface Conn { sock: Socket; got: number; done: (() => void) | undefined; failed?: Error }
+interface Conn {
+  sock: Socket;
+  got: number;
+  done: (() => void) | undefined;
+  failed?: Error;
+}
 
 /** a keep-alive connection from inside pod `from` to pod `to`'s application port (redirected to from's proxy) */
 function openConn(nsFd: number, to: number, respLen: number): Promise<Conn> {
@@ -113,7 +122,10 @@ function openConn(nsFd: number, to: number, respLen: number): Promise<Conn> {
     }
   });
   return new Promise((resolve, reject) => {
-    sock.once('error', (err) => { c.failed = err; reject(err); });
+    sock.once('error', (err) => {
+      c.failed = err;
+      reject(err);
+    });
     c.done = () => resolve(c);
     sock.write(REQ);
   });
@@ -130,9 +142,15 @@ function responseLength(nsFd: number, to: number): Promise<number> {
       const end = buf.indexOf('\r\n\r\n');
       if (end < 0) return;
       const m = /content-length: *(\d+)/i.exec(buf.subarray(0, end).toString('latin1'));
-      if (!m || !buf.subarray(0, 12).toString().includes(' 200')) { reject(new Error(`bad response: ${buf.subarray(0, end).toString()}`)); return; }
+      if (!m || !buf.subarray(0, 12).toString().includes(' 200')) {
+        reject(new Error(`bad response: ${buf.subarray(0, end).toString()}`));
+        return;
+      }
       const total = end + 4 + Number(m[1]);
-      if (buf.length >= total) { sock.destroy(); resolve(total); }
+      if (buf.length >= total) {
+        sock.destroy();
+        resolve(total);
+      }
     });
     sock.write(REQ);
   });
@@ -156,25 +174,40 @@ async function load(conns: Conn[], rate: number, seconds: number): Promise<{ sen
       lat[i] = performance.now() - start;
       finished++;
       const next = queue[ci]?.shift();
-      if (next !== undefined) go(ci, next); else busy[ci] = 0;
+      if (next !== undefined) go(ci, next);
+      else busy[ci] = 0;
     };
     c.sock.write(REQ);
   };
   await new Promise<void>((resolve, reject) => {
     for (const c of conns) c.sock.once('error', reject);
-    const check = setInterval(() => { if (finished === total) { clearInterval(check); resolve(); } }, 5);
+    const check = setInterval(() => {
+      if (finished === total) {
+        clearInterval(check);
+        resolve();
+      }
+    }, 5);
     const tick = (): void => {
       const now = performance.now();
       while (sent < total && t0 + (sent * 1000) / rate <= now) {
         const i = sent++;
         const ci = i % conns.length;
-        if (busy[ci]) { late++; queue[ci]?.push(i); } else go(ci, i);
+        if (busy[ci]) {
+          late++;
+          queue[ci]?.push(i);
+        } else go(ci, i);
       }
       if (sent < total) setTimeout(tick, Math.max(0, t0 + (sent * 1000) / rate - performance.now()));
     };
     tick();
     // bounded: a path that cannot keep up ends the phase after twice its time
-    setTimeout(() => { clearInterval(check); resolve(); }, seconds * 2000 + 10_000).unref();
+    setTimeout(
+      () => {
+        clearInterval(check);
+        resolve();
+      },
+      seconds * 2000 + 10_000,
+    ).unref();
   });
   const secs = (performance.now() - t0) / 1000;
   const sorted = Array.from(lat.subarray(0, finished)).sort((a, b) => a - b);
@@ -187,10 +220,16 @@ function plaintextReset(to: number): Promise<boolean> {
   return new Promise((resolve) => {
     const s = netConnect({ host: podIP(to), port: APP_PORT });
     s.on('error', (err: NodeJS.ErrnoException) => resolve(err.code === 'ECONNRESET'));
-    s.on('data', () => { s.destroy(); resolve(false); });
+    s.on('data', () => {
+      s.destroy();
+      resolve(false);
+    });
     s.on('close', () => resolve(false));
     s.write(REQ);
-    setTimeout(() => { s.destroy(); resolve(false); }, 10_000).unref();
+    setTimeout(() => {
+      s.destroy();
+      resolve(false);
+    }, 10_000).unref();
   });
 }
 
@@ -213,7 +252,10 @@ interface PhaseResult {
   loadavg: string;
 }
 
-const load1 = (): string => loadavg().map((x) => x.toFixed(2)).join(' ');
+const load1 = (): string =>
+  loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' ');
 
 async function phase(ca: MeshCa, dataplane: MeshDataplane, n: number, rate: number, seconds: number, nsFds: number[]): Promise<PhaseResult> {
   const dir = mkdtempSync(join(tmpdir(), `strait-bench-mesh-node-${dataplane}-`));
@@ -221,12 +263,17 @@ async function phase(ca: MeshCa, dataplane: MeshDataplane, n: number, rate: numb
   let agent: MeshAgent | undefined;
   try {
     const objs: KubeObject[] = [
-      pa('bench', 'default', 'STRICT'), dr('bench', 'default', '*', 'ISTIO_MUTUAL'),
+      pa('bench', 'default', 'STRICT'),
+      dr('bench', 'default', '*', 'ISTIO_MUTUAL'),
       svc('bench', 'bench', APP_PORT, { selector: { app: 'bench' } }),
     ];
     for (let i = 0; i < n; i++) {
       const p = pod('bench', `p${i}`, { labels: { app: 'bench' }, inject: 'annotation', ip: podIP(i), sa: `sa-${i}`, port: APP_PORT });
-      objs.push({ ...p, metadata: { ...p.metadata, annotations: { ...p.metadata.annotations, [NETNS_ANNOTATION]: podNs(i) } }, spec: { ...(p.spec as Record<string, unknown>), nodeName: NODE } });
+      objs.push({
+        ...p,
+        metadata: { ...p.metadata, annotations: { ...p.metadata.annotations, [NETNS_ANNOTATION]: podNs(i) } },
+        spec: { ...(p.spec as Record<string, unknown>), nodeName: NODE },
+      });
     }
     for (const o of objs) {
       const applied = await store.apply(o);
@@ -234,7 +281,10 @@ async function phase(ca: MeshCa, dataplane: MeshDataplane, n: number, rate: numb
     }
     const t0 = performance.now();
     agent = await startMeshAgent({
-      store, ca, dir: join(dir, 'mesh'), dataplane,
+      store,
+      ca,
+      dir: join(dir, 'mesh'),
+      dataplane,
       sidecarScript: join(root, 'dist', 'agents', 'sidecar', 'main.js'),
       nodeProxyScript: join(root, 'dist', 'agents', 'mesh-node', 'main.js'),
       bootstrap: [smcp('istio-system', { mtls: false, automtls: false, cp: false }), smmr('istio-system', ['bench'])],
@@ -243,7 +293,8 @@ async function phase(ca: MeshCa, dataplane: MeshDataplane, n: number, rate: numb
     for (;;) {
       const st = agent.supervisor.status();
       if (st.length === n && st.every((s) => s.ready)) break;
-      if (Date.now() > deadline) throw new Error(`${dataplane}: ${st.filter((s) => s.ready).length} of ${n} pods ready after ${((performance.now() - t0) / 1000).toFixed(0)} s`);
+      if (Date.now() > deadline)
+        throw new Error(`${dataplane}: ${st.filter((s) => s.ready).length} of ${n} pods ready after ${((performance.now() - t0) / 1000).toFixed(0)} s`);
       await new Promise((r) => setTimeout(r, 100));
     }
     const startSecs = (performance.now() - t0) / 1000;
@@ -259,8 +310,22 @@ async function phase(ca: MeshCa, dataplane: MeshDataplane, n: number, rate: numb
     const r = await load(conns, rate, seconds);
     const cpu = cpuMs(pids) - cpu0;
     const out: PhaseResult = {
-      dataplane, pods: n, processes: pids.length, startSecs, pssIdleKb, pssLoadKb: memKb(pids, 'Pss'), rssLoadKb: memKb(pids, 'Rss'), ussLoadKb: memKb(pids, 'Private'),
-      cpuMs: cpu, sent: r.sent, secs: r.secs, p50: r.p50, p99: r.p99, late: r.late, strictReset, loadavg: load1(),
+      dataplane,
+      pods: n,
+      processes: pids.length,
+      startSecs,
+      pssIdleKb,
+      pssLoadKb: memKb(pids, 'Pss'),
+      rssLoadKb: memKb(pids, 'Rss'),
+      ussLoadKb: memKb(pids, 'Private'),
+      cpuMs: cpu,
+      sent: r.sent,
+      secs: r.secs,
+      p50: r.p50,
+      p99: r.p99,
+      late: r.late,
+      strictReset,
+      loadavg: load1(),
     };
     for (const c of conns) c.sock.destroy();
     return out;
@@ -276,17 +341,26 @@ function report(r: PhaseResult, rate: number): string {
   const vcpu = r.cpuMs / 1000 / r.secs;
   const achieved = r.sent / r.secs;
   const perK = (vcpu * 1000) / achieved;
-  return `${r.dataplane.padEnd(8)} ${String(r.pods).padStart(4)} ${String(r.processes).padStart(5)} ${r.startSecs.toFixed(1).padStart(7)} s ` +
+  return (
+    `${r.dataplane.padEnd(8)} ${String(r.pods).padStart(4)} ${String(r.processes).padStart(5)} ${r.startSecs.toFixed(1).padStart(7)} s ` +
     `${(r.pssIdleKb / 1024).toFixed(0).padStart(6)} MiB ${(r.pssLoadKb / 1024).toFixed(0).padStart(6)} MiB ${mbPod.toFixed(2).padStart(7)} MiB ` +
     `${(r.ussLoadKb / 1024 / r.pods).toFixed(2).padStart(6)} MiB ${(r.rssLoadKb / 1024).toFixed(0).padStart(6)} MiB ${achieved.toFixed(0).padStart(6)}/${rate} ${vcpu.toFixed(3).padStart(6)} ` +
     `${perK.toFixed(3).padStart(7)} ${(perK / 2).toFixed(3).padStart(7)}  ${r.p50.toFixed(2).padStart(6)} ${r.p99.toFixed(2).padStart(7)} ms ` +
-    `${r.strictReset ? 'reset' : 'NOT reset'}   ${r.loadavg}`;
+    `${r.strictReset ? 'reset' : 'NOT reset'}   ${r.loadavg}`
+  );
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ args: process.argv.slice(2), options: {
-    pods: { type: 'string', default: '100' }, 'baseline-pods': { type: 'string', default: '25' },
-    rate: { type: 'string', default: '1000' }, seconds: { type: 'string', default: '10' }, only: { type: 'string' } } });
+  const { values } = parseArgs({
+    args: process.argv.slice(2),
+    options: {
+      pods: { type: 'string', default: '100' },
+      'baseline-pods': { type: 'string', default: '25' },
+      rate: { type: 'string', default: '1000' },
+      seconds: { type: 'string', default: '10' },
+      only: { type: 'string' },
+    },
+  });
   const pods = Math.max(2, Math.min(400, Number(values.pods)));
   const base = Math.max(2, Math.min(pods, Number(values['baseline-pods'])));
   const rate = Math.max(10, Math.min(20_000, Number(values.rate)));
@@ -298,9 +372,15 @@ async function main(): Promise<void> {
   try {
     await new Promise((r) => createInterface({ input: app.stdout! }).once('line', r));
     const ca = MeshCa.create();
-    console.log(`mesh node bench: ${rate} req/s for ${seconds} s over one keep-alive connection per pod (pod i → pod i+1 through both pods' proxies), ` +
-      `1 KiB responses, PeerAuthentication STRICT + DestinationRule ISTIO_MUTUAL, a SPIFFE identity per pod; load average ${load1()}`);
-    const plan: [MeshDataplane, number][] = [['node', base], ['sidecar', base], ['node', pods]];
+    console.log(
+      `mesh node bench: ${rate} req/s for ${seconds} s over one keep-alive connection per pod (pod i → pod i+1 through both pods' proxies), ` +
+        `1 KiB responses, PeerAuthentication STRICT + DestinationRule ISTIO_MUTUAL, a SPIFFE identity per pod; load average ${load1()}`,
+    );
+    const plan: [MeshDataplane, number][] = [
+      ['node', base],
+      ['sidecar', base],
+      ['node', pods],
+    ];
     const results: PhaseResult[] = [];
     for (const [dp, n] of plan) {
       if (only && only !== dp) continue;
@@ -309,33 +389,47 @@ async function main(): Promise<void> {
       results.push(await phase(ca, dp, n, rate, seconds, nsFds));
     }
     console.log('');
-    console.log('dataplane pods procs   start    PSS idle PSS load  PSS/pod  USS/pod     RSS    req/s/rate  vCPU  vCPU/1k  /1k/proxy  p50    p99       STRICT plaintext  load average');
+    console.log(
+      'dataplane pods procs   start    PSS idle PSS load  PSS/pod  USS/pod     RSS    req/s/rate  vCPU  vCPU/1k  /1k/proxy  p50    p99       STRICT plaintext  load average',
+    );
     for (const r of results) console.log(report(r, rate));
     console.log('');
-    console.log(`published: Envoy sidecar ~${ENVOY_MB} MB and ${ENVOY_VCPU} vCPU per 1,000 req/s per proxy; Istio ambient ztunnel ~${ZTUNNEL_MB} MB per node; Linkerd ~${LINKERD_MB} MB per proxy`);
-    console.log('vCPU/1k: CPU of all proxy processes per 1,000 req/s end to end (each request crosses two proxies: the client pod\'s and the server pod\'s); /1k/proxy: half of it, per proxy crossed, as Envoy\'s figure is');
+    console.log(
+      `published: Envoy sidecar ~${ENVOY_MB} MB and ${ENVOY_VCPU} vCPU per 1,000 req/s per proxy; Istio ambient ztunnel ~${ZTUNNEL_MB} MB per node; Linkerd ~${LINKERD_MB} MB per proxy`,
+    );
+    console.log(
+      "vCPU/1k: CPU of all proxy processes per 1,000 req/s end to end (each request crosses two proxies: the client pod's and the server pod's); /1k/proxy: half of it, per proxy crossed, as Envoy's figure is",
+    );
     const side = results.find((r) => r.dataplane === 'sidecar');
     const nodeBig = [...results].reverse().find((r) => r.dataplane === 'node');
     const nodeBase = results.find((r) => r.dataplane === 'node' && r.pods === (side?.pods ?? base));
     const mbPod = (r: PhaseResult): number => r.pssLoadKb / 1024 / r.pods;
-    const perK = (r: PhaseResult): number => (r.cpuMs / r.secs) / (r.sent / r.secs);
+    const perK = (r: PhaseResult): number => r.cpuMs / r.secs / (r.sent / r.secs);
     if (side) {
       const uss = side.ussLoadKb / 1024 / side.pods;
-      console.log(`sidecar baseline at ${side.pods} pods${side.pods === pods ? '' : `, scaled to ${pods}`}: ${(mbPod(side) * pods / 1024).toFixed(2)} GiB PSS (${mbPod(side).toFixed(1)} MiB per pod). ` +
-        `Each sidecar is its own process: what it holds alone (USS ${uss.toFixed(1)} MiB) does not depend on the count; its share of the pages all share (node's code) ` +
-        `shrinks as more run, so at ${pods} pods PSS per pod lies between ${uss.toFixed(1)} and ${mbPod(side).toFixed(1)} MiB`);
+      console.log(
+        `sidecar baseline at ${side.pods} pods${side.pods === pods ? '' : `, scaled to ${pods}`}: ${((mbPod(side) * pods) / 1024).toFixed(2)} GiB PSS (${mbPod(side).toFixed(1)} MiB per pod). ` +
+          `Each sidecar is its own process: what it holds alone (USS ${uss.toFixed(1)} MiB) does not depend on the count; its share of the pages all share (node's code) ` +
+          `shrinks as more run, so at ${pods} pods PSS per pod lies between ${uss.toFixed(1)} and ${mbPod(side).toFixed(1)} MiB`,
+      );
     }
     if (nodeBig && nodeBase && nodeBig !== nodeBase) {
-      console.log(`node proxy, each further pod: ${((nodeBig.pssLoadKb - nodeBase.pssLoadKb) / 1024 / (nodeBig.pods - nodeBase.pods)).toFixed(2)} MiB PSS (from ${nodeBase.pods} to ${nodeBig.pods} pods)`);
+      console.log(
+        `node proxy, each further pod: ${((nodeBig.pssLoadKb - nodeBase.pssLoadKb) / 1024 / (nodeBig.pods - nodeBase.pods)).toFixed(2)} MiB PSS (from ${nodeBase.pods} to ${nodeBig.pods} pods)`,
+      );
     }
     if (side && nodeBase) {
-      console.log(`node/sidecar at ${side.pods} pods: memory per pod ${(mbPod(nodeBase) / mbPod(side)).toFixed(3)}x, CPU per request ${(perK(nodeBase) / perK(side)).toFixed(2)}x`);
+      console.log(
+        `node/sidecar at ${side.pods} pods: memory per pod ${(mbPod(nodeBase) / mbPod(side)).toFixed(3)}x, CPU per request ${(perK(nodeBase) / perK(side)).toFixed(2)}x`,
+      );
     }
     if (nodeBig) {
       const mb = mbPod(nodeBig);
       const k = perK(nodeBig) / 2;
-      console.log(`goals at ${nodeBig.pods} pods (node dataplane): memory per meshed pod ${mb.toFixed(2)} MiB ≤ 20 MB: ${mb * 1.048576 <= 20 ? 'met' : 'NOT met'}; ` +
-        `CPU per 1,000 req/s per proxy ${k.toFixed(3)} vCPU < ${ENVOY_VCPU}: ${k < ENVOY_VCPU ? 'met' : 'NOT met'} (end to end, both proxies: ${perK(nodeBig).toFixed(3)} vCPU: ${perK(nodeBig) < ENVOY_VCPU ? 'below' : 'NOT below'} ${ENVOY_VCPU} too)`);
+      console.log(
+        `goals at ${nodeBig.pods} pods (node dataplane): memory per meshed pod ${mb.toFixed(2)} MiB ≤ 20 MB: ${mb * 1.048576 <= 20 ? 'met' : 'NOT met'}; ` +
+          `CPU per 1,000 req/s per proxy ${k.toFixed(3)} vCPU < ${ENVOY_VCPU}: ${k < ENVOY_VCPU ? 'met' : 'NOT met'} (end to end, both proxies: ${perK(nodeBig).toFixed(3)} vCPU: ${perK(nodeBig) < ENVOY_VCPU ? 'below' : 'NOT below'} ${ENVOY_VCPU} too)`,
+      );
     }
     console.log(`(load average at the end ${load1()})`);
   } finally {
@@ -362,8 +456,22 @@ if (process.argv[2] === '--serve-app') {
     console.error('bench/mesh-node needs root (network namespaces, nftables)');
     process.exit(2);
   }
-  const r = spawnSync('unshare', ['--net', '--mount', '--propagation', 'private', '--fork', '--kill-child', '--',
-    process.execPath, fileURLToPath(import.meta.url), ...process.argv.slice(2)], { stdio: 'inherit', env: { ...process.env, STRAIT_BENCH_INNER: '1', STRAIT_LOG_LEVEL: 'warn' } });
+  const r = spawnSync(
+    'unshare',
+    [
+      '--net',
+      '--mount',
+      '--propagation',
+      'private',
+      '--fork',
+      '--kill-child',
+      '--',
+      process.execPath,
+      fileURLToPath(import.meta.url),
+      ...process.argv.slice(2),
+    ],
+    { stdio: 'inherit', env: { ...process.env, STRAIT_BENCH_INNER: '1', STRAIT_LOG_LEVEL: 'warn' } },
+  );
   process.exit(r.status ?? 1);
 } else {
   await main();

@@ -51,7 +51,9 @@ function cpuMs(pids: number[]): number {
       const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
       const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
       ticks += Number(f[11]) + Number(f[12]); // utime, stime
-    } catch { /* gone */ }
+    } catch {
+      /* gone */
+    }
   }
   return ticks * 10;
 }
@@ -62,7 +64,9 @@ function rssMiB(pids: number[]): number {
   for (const pid of pids) {
     try {
       kb += Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
-    } catch { /* gone */ }
+    } catch {
+      /* gone */
+    }
   }
   return kb / 1024;
 }
@@ -86,7 +90,10 @@ function readyLine(child: ChildProcess, name = 'child'): Promise<Record<string, 
 async function waitListening(port: number): Promise<void> {
   for (let i = 0; i < 100; i++) {
     const ok = await new Promise<boolean>((r) => {
-      const req = request({ host: '127.0.0.1', port, path: '/', agent: false }, (res) => { res.resume(); r(true); });
+      const req = request({ host: '127.0.0.1', port, path: '/', agent: false }, (res) => {
+        res.resume();
+        r(true);
+      });
       req.on('error', () => r(false));
       req.end();
     });
@@ -101,7 +108,12 @@ async function waitListening(port: number): Promise<void> {
 // the first one; a connection then only counts bytes, so the generator costs little next
 // to what it measures.
 
-interface Conn { sock: Socket; got: number; t0: number; done: (() => void) | undefined }
+interface Conn {
+  sock: Socket;
+  got: number;
+  t0: number;
+  done: (() => void) | undefined;
+}
 
 async function responseLength(port: number): Promise<number> {
   const sock = netConnect({ host: '127.0.0.1', port });
@@ -113,9 +125,15 @@ async function responseLength(port: number): Promise<number> {
       const end = buf.indexOf('\r\n\r\n');
       if (end < 0) return;
       const m = /content-length: *(\d+)/i.exec(buf.subarray(0, end).toString('latin1'));
-      if (!m || !buf.subarray(0, 12).toString().includes(' 200')) { reject(new Error(`bad response: ${buf.subarray(0, end).toString()}`)); return; }
+      if (!m || !buf.subarray(0, 12).toString().includes(' 200')) {
+        reject(new Error(`bad response: ${buf.subarray(0, end).toString()}`));
+        return;
+      }
       const total = end + 4 + Number(m[1]);
-      if (buf.length >= total) { sock.destroy(); resolve(total); }
+      if (buf.length >= total) {
+        sock.destroy();
+        resolve(total);
+      }
     });
     sock.write(REQ);
   });
@@ -137,7 +155,9 @@ async function openConns(port: number, n: number, respLen: number): Promise<Conn
         f?.();
       }
     });
-    sock.on('error', (err) => { throw err; });
+    sock.on('error', (err) => {
+      throw err;
+    });
     conns.push(c);
     await send(c); // the handshakes happen here, outside the measured window
   }
@@ -156,12 +176,14 @@ async function throughput(port: number, respLen: number, conc: number, total: nu
   const conns = await openConns(port, conc, respLen);
   let left = total;
   const t0 = performance.now();
-  await Promise.all(conns.map(async (c) => {
-    while (left > 0) {
-      left--;
-      await send(c);
-    }
-  }));
+  await Promise.all(
+    conns.map(async (c) => {
+      while (left > 0) {
+        left--;
+        await send(c);
+      }
+    }),
+  );
   const secs = (performance.now() - t0) / 1000;
   for (const c of conns) c.sock.destroy();
   return total / secs;
@@ -172,7 +194,9 @@ function oneShot(port: number): Promise<void> {
   return new Promise((resolve, reject) => {
     const sock = netConnect({ host: '127.0.0.1', port });
     let got = 0;
-    sock.on('data', (d: Buffer) => { got += d.length; });
+    sock.on('data', (d: Buffer) => {
+      got += d.length;
+    });
     sock.on('error', reject);
     sock.on('close', () => (got > 0 ? resolve() : reject(new Error('connection closed without a response'))));
     sock.end(REQ_CLOSE);
@@ -183,12 +207,14 @@ function oneShot(port: number): Promise<void> {
 async function connectionRate(port: number, conc: number, total: number): Promise<number> {
   let left = total;
   const t0 = performance.now();
-  await Promise.all(Array.from({ length: conc }, async () => {
-    while (left > 0) {
-      left--;
-      await oneShot(port);
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: conc }, async () => {
+      while (left > 0) {
+        left--;
+        await oneShot(port);
+      }
+    }),
+  );
   return total / ((performance.now() - t0) / 1000);
 }
 
@@ -213,12 +239,14 @@ async function latency(port: number, respLen: number, rate: number, total: numbe
             lat[i] = performance.now() - t0;
             finished++;
             const next = waiting.shift();
-            if (next) next(conn); else idle.push(conn);
+            if (next) next(conn);
+            else idle.push(conn);
             if (finished === total) resolve();
           };
           conn.sock.write(REQ);
         };
-        if (c) go(c); else waiting.push(go);
+        if (c) go(c);
+        else waiting.push(go);
       }
       if (sent < total) setTimeout(tick, Math.max(0, start + (sent * 1000) / rate - performance.now()));
     };
@@ -232,9 +260,18 @@ async function latency(port: number, respLen: number, rate: number, total: numbe
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ args: process.argv.slice(2), options: {
-    requests: { type: 'string', default: '20000' }, conc: { type: 'string', default: '16' }, rate: { type: 'string', default: '1000' },
-    'latency-requests': { type: 'string', default: '3000' }, connections: { type: 'string', default: '2000' }, rounds: { type: 'string', default: '5' }, only: { type: 'string' } } });
+  const { values } = parseArgs({
+    args: process.argv.slice(2),
+    options: {
+      requests: { type: 'string', default: '20000' },
+      conc: { type: 'string', default: '16' },
+      rate: { type: 'string', default: '1000' },
+      'latency-requests': { type: 'string', default: '3000' },
+      connections: { type: 'string', default: '2000' },
+      rounds: { type: 'string', default: '5' },
+      only: { type: 'string' },
+    },
+  });
   const rounds = Math.max(1, Math.min(15, Number(values.rounds)));
   const total = Math.max(1000, Math.min(500_000, Number(values.requests)));
   const latTotal = Math.max(100, Math.min(100_000, Number(values['latency-requests'])));
@@ -256,16 +293,60 @@ async function main(): Promise<void> {
 
     // strait pair
     const sidecar = join(root, 'dist', 'agents', 'sidecar', 'main.js');
-    writeFileSync(join(dir, 'server.json'), JSON.stringify({ identity: { certPem: srv.certPem, keyPem: srv.keyPem, rootPem: srv.rootPem }, inbound: { defaultMode: 'STRICT' }, outbound: { default: { mode: 'DISABLE' } } }));
+    writeFileSync(
+      join(dir, 'server.json'),
+      JSON.stringify({
+        identity: { certPem: srv.certPem, keyPem: srv.keyPem, rootPem: srv.rootPem },
+        inbound: { defaultMode: 'STRICT' },
+        outbound: { default: { mode: 'DISABLE' } },
+      }),
+    );
     // STRAIT_BENCH_PROF=DIR: CPU profiles of the two sidecars (node --cpu-prof), written when they stop
     const prof = process.env['STRAIT_BENCH_PROF'] ? ['--cpu-prof', '--cpu-prof-dir', process.env['STRAIT_BENCH_PROF']] : [];
     // STRAIT_BENCH_NODE_ARGS="--trace-gc ...": more node flags for the two sidecars (experiments)
     prof.push(...(process.env['STRAIT_BENCH_NODE_ARGS'] ?? '').split(' ').filter(Boolean));
-    writeFileSync(join(dir, 'client.json'), JSON.stringify({ identity: { certPem: cli.certPem, keyPem: cli.keyPem, rootPem: cli.rootPem }, inbound: { defaultMode: 'PERMISSIVE' }, outbound: { default: { mode: 'ISTIO_MUTUAL', sans: [srv.spiffeId] } } }));
+    writeFileSync(
+      join(dir, 'client.json'),
+      JSON.stringify({
+        identity: { certPem: cli.certPem, keyPem: cli.keyPem, rootPem: cli.rootPem },
+        inbound: { defaultMode: 'PERMISSIVE' },
+        outbound: { default: { mode: 'ISTIO_MUTUAL', sans: [srv.spiffeId] } },
+      }),
+    );
     const straitPair = async (label: string, script: string, nodeArgs: string[]): Promise<{ port: number; pids: number[] }> => {
-      const server = start(process.execPath, [...nodeArgs, script, '--config', join(dir, 'server.json'), '--bind', '127.0.0.1', '--inbound-port', '0', '--outbound-port', '0', '--admin', '127.0.0.1:0', '--app', `127.0.0.1:${appPort}`]);
+      const server = start(process.execPath, [
+        ...nodeArgs,
+        script,
+        '--config',
+        join(dir, 'server.json'),
+        '--bind',
+        '127.0.0.1',
+        '--inbound-port',
+        '0',
+        '--outbound-port',
+        '0',
+        '--admin',
+        '127.0.0.1:0',
+        '--app',
+        `127.0.0.1:${appPort}`,
+      ]);
       const s = await readyLine(server, `${label} server sidecar`);
-      const client = start(process.execPath, [...nodeArgs, script, '--config', join(dir, 'client.json'), '--bind', '127.0.0.1', '--inbound-port', '0', '--outbound-port', '0', '--admin', '127.0.0.1:0', '--outbound-destination', `127.0.0.1:${s['inbound']}`]);
+      const client = start(process.execPath, [
+        ...nodeArgs,
+        script,
+        '--config',
+        join(dir, 'client.json'),
+        '--bind',
+        '127.0.0.1',
+        '--inbound-port',
+        '0',
+        '--outbound-port',
+        '0',
+        '--admin',
+        '127.0.0.1:0',
+        '--outbound-destination',
+        `127.0.0.1:${s['inbound']}`,
+      ]);
       const c = await readyLine(client, `${label} client sidecar`);
       return { port: c['outbound'] as number, pids: [server.pid as number, client.pid as number] };
     };
@@ -276,7 +357,10 @@ async function main(): Promise<void> {
     // and/or STRAIT_BENCH_B_ARGS (node flags instead of the default ones) make a second pair, "strait-b"
     let bPort: number | undefined;
     if (process.env['STRAIT_BENCH_B_SCRIPT'] || process.env['STRAIT_BENCH_B_ARGS'] !== undefined) {
-      const b = await straitPair('strait-b', process.env['STRAIT_BENCH_B_SCRIPT'] ?? sidecar, [...(process.env['STRAIT_BENCH_B_ARGS'] ?? SIDECAR_NODE_FLAGS.join(' ')).split(' ').filter(Boolean), ...prof]);
+      const b = await straitPair('strait-b', process.env['STRAIT_BENCH_B_SCRIPT'] ?? sidecar, [
+        ...(process.env['STRAIT_BENCH_B_ARGS'] ?? SIDECAR_NODE_FLAGS.join(' ')).split(' ').filter(Boolean),
+        ...prof,
+      ]);
       pids['strait-b'] = b.pids;
       bPort = b.port;
     }
@@ -291,20 +375,28 @@ async function main(): Promise<void> {
       const hc = await freeTcpPort();
       // two processes, one per side, as two pods would run them
       const head = 'global\n  maxconn 4096\n  nbthread 1\ndefaults\n  mode tcp\n  timeout connect 5s\n  timeout client 60s\n  timeout server 60s\n';
-      writeFileSync(join(dir, 'haproxy-server.cfg'), `${head}frontend server_side
+      writeFileSync(
+        join(dir, 'haproxy-server.cfg'),
+        `${head}frontend server_side
   bind 127.0.0.1:${hs} ssl crt ${join(dir, 'srv.pem')} ca-file ${join(dir, 'root.pem')} verify required
   default_backend app
 backend app
   server app 127.0.0.1:${appPort}
-`);
-      writeFileSync(join(dir, 'haproxy-client.cfg'), `${head}frontend client_side
+`,
+      );
+      writeFileSync(
+        join(dir, 'haproxy-client.cfg'),
+        `${head}frontend client_side
   bind 127.0.0.1:${hc}
   default_backend mesh
 backend mesh
   server s 127.0.0.1:${hs} ssl crt ${join(dir, 'cli.pem')} ca-file ${join(dir, 'root.pem')} verify required
-`);
-      pids['haproxy'] = [start('haproxy', ['-f', join(dir, 'haproxy-server.cfg'), '-db']).pid as number,
-        start('haproxy', ['-f', join(dir, 'haproxy-client.cfg'), '-db']).pid as number];
+`,
+      );
+      pids['haproxy'] = [
+        start('haproxy', ['-f', join(dir, 'haproxy-server.cfg'), '-db']).pid as number,
+        start('haproxy', ['-f', join(dir, 'haproxy-client.cfg'), '-db']).pid as number,
+      ];
       haproxyPort = hc;
     }
     await waitListening(appPort);
@@ -312,12 +404,22 @@ backend mesh
     if (bPort) await waitListening(bPort);
     if (haproxyPort) await waitListening(haproxyPort);
 
-    const all: [string, number][] = [['direct', appPort], ['strait', straitPort], ...(bPort ? [['strait-b', bPort] as [string, number]] : []), ...(haproxyPort ? [['haproxy', haproxyPort] as [string, number]] : [])];
+    const all: [string, number][] = [
+      ['direct', appPort],
+      ['strait', straitPort],
+      ...(bPort ? [['strait-b', bPort] as [string, number]] : []),
+      ...(haproxyPort ? [['haproxy', haproxyPort] as [string, number]] : []),
+    ];
     const paths = all.filter(([name]) => !values.only || name === 'direct' || values.only.split(',').includes(name.replace(/-b$/, '')));
     const respLen = await responseLength(appPort);
-    const load = () => loadavg().map((x) => x.toFixed(2)).join(' ');
-    console.log(`mesh bench: ${total} requests of ${respLen} bytes (1 KiB body) per throughput run over ${conc} keep-alive connections; ` +
-      `${latTotal} requests at ${rate} req/s per latency run; ${connTotal} new connections per connection run; ${rounds} rounds interleaved (${paths.map(([n]) => n).join(', ')}, ...); load average ${load()}`);
+    const load = () =>
+      loadavg()
+        .map((x) => x.toFixed(2))
+        .join(' ');
+    console.log(
+      `mesh bench: ${total} requests of ${respLen} bytes (1 KiB body) per throughput run over ${conc} keep-alive connections; ` +
+        `${latTotal} requests at ${rate} req/s per latency run; ${connTotal} new connections per connection run; ${rounds} rounds interleaved (${paths.map(([n]) => n).join(', ')}, ...); load average ${load()}`,
+    );
     // rounds interleave the paths so that load from elsewhere on the machine hits all of them alike; medians are reported
     const runs: Record<string, { rps: number[]; p50: number[]; p99: number[]; late: number[]; cpu: number[]; cps: number[]; cpuConn: number[] }> = {};
     for (let round = 0; round < rounds; round++) {
@@ -337,48 +439,72 @@ backend mesh
         // CPU the two proxies spent per new connection (handshake included): steadier than conn/s on a loaded machine
         const cpuConn = connTotal > 0 ? ((cpuMs(pids[name] ?? []) - cpuC0) * 1000) / connTotal : 0;
         const r = (runs[name] ??= { rps: [], p50: [], p99: [], late: [], cpu: [], cps: [], cpuConn: [] });
-        r.rps.push(rps); r.p50.push(l.p50); r.p99.push(l.p99); r.late.push(l.late); r.cpu.push(cpuUs); r.cps.push(cps); r.cpuConn.push(cpuConn);
-        line.push(`${name} ${rps.toFixed(0)} req/s${name === 'direct' ? '' : ` ${cpuUs.toFixed(1)} µs cpu/req`} p50 ${l.p50.toFixed(3)} p99 ${l.p99.toFixed(3)}${connTotal > 0 ? ` ${cps.toFixed(0)} conn/s${name === 'direct' ? '' : ` ${cpuConn.toFixed(0)} µs cpu/conn`}` : ''}`);
+        r.rps.push(rps);
+        r.p50.push(l.p50);
+        r.p99.push(l.p99);
+        r.late.push(l.late);
+        r.cpu.push(cpuUs);
+        r.cps.push(cps);
+        r.cpuConn.push(cpuConn);
+        line.push(
+          `${name} ${rps.toFixed(0)} req/s${name === 'direct' ? '' : ` ${cpuUs.toFixed(1)} µs cpu/req`} p50 ${l.p50.toFixed(3)} p99 ${l.p99.toFixed(3)}${connTotal > 0 ? ` ${cps.toFixed(0)} conn/s${name === 'direct' ? '' : ` ${cpuConn.toFixed(0)} µs cpu/conn`}` : ''}`,
+        );
       }
       console.log(`round ${round + 1}: ${line.join(' | ')}   (load ${load()})`);
     }
     const med = (xs: number[]) => {
       const s = [...xs].sort((a, b) => a - b);
       const m = Math.floor(s.length / 2);
-      return s.length % 2 ? s[m] as number : ((s[m - 1] as number) + (s[m] as number)) / 2;
+      return s.length % 2 ? (s[m] as number) : ((s[m - 1] as number) + (s[m] as number)) / 2;
     };
     const results: Record<string, { rps: number; p50: number; p99: number; cpu: number; cps: number; cpuConn: number }> = {};
     console.log('');
     for (const [name] of paths) {
       const r = runs[name]!;
       results[name] = { rps: med(r.rps), p50: med(r.p50), p99: med(r.p99), cpu: med(r.cpu), cps: med(r.cps), cpuConn: med(r.cpuConn) };
-      console.log(`${name.padEnd(8)} ${results[name].rps.toFixed(0).padStart(7)} req/s (conc ${conc})${name === 'direct' ? '' : `, proxies' CPU ${results[name].cpu.toFixed(1)} µs/req`}   at ${rate} req/s: p50 ${results[name].p50.toFixed(3)} ms  p99 ${results[name].p99.toFixed(3)} ms${connTotal > 0 ? `   new connections: ${results[name].cps.toFixed(0)}/s${name === 'direct' ? '' : `, proxies' CPU ${results[name].cpuConn.toFixed(0)} µs/conn`}` : ''}   (median of ${rounds} rounds)${name === 'direct' ? '' : `; RSS of the two ${rssMiB(pids[name] ?? []).toFixed(0)} MiB`}`);
+      console.log(
+        `${name.padEnd(8)} ${results[name].rps.toFixed(0).padStart(7)} req/s (conc ${conc})${name === 'direct' ? '' : `, proxies' CPU ${results[name].cpu.toFixed(1)} µs/req`}   at ${rate} req/s: p50 ${results[name].p50.toFixed(3)} ms  p99 ${results[name].p99.toFixed(3)} ms${connTotal > 0 ? `   new connections: ${results[name].cps.toFixed(0)}/s${name === 'direct' ? '' : `, proxies' CPU ${results[name].cpuConn.toFixed(0)} µs/conn`}` : ''}   (median of ${rounds} rounds)${name === 'direct' ? '' : `; RSS of the two ${rssMiB(pids[name] ?? []).toFixed(0)} MiB`}`,
+      );
     }
     const d = results['direct']!;
     console.log('');
     const added = (x: number) => (x >= 0 ? `+${x.toFixed(3)}` : `${x.toFixed(3)} (noise: below direct)`);
     // the noise floor: what the machine alone (load generator, app, scheduler) does to the tail
-    console.log(`direct   alone: p50 ${d.p50.toFixed(3)} ms, p99 ${d.p99.toFixed(3)} ms at ${rate} req/s (per round p99: ${runs['direct']!.p99.map((x) => x.toFixed(2)).join(' ')}) — the noise floor under the figures below`);
+    console.log(
+      `direct   alone: p50 ${d.p50.toFixed(3)} ms, p99 ${d.p99.toFixed(3)} ms at ${rate} req/s (per round p99: ${runs['direct']!.p99.map((x) => x.toFixed(2)).join(' ')}) — the noise floor under the figures below`,
+    );
     for (const name of ['strait', 'strait-b', 'haproxy']) {
       const r = results[name];
       if (!r) continue;
-      console.log(`${name.padEnd(8)} added latency over direct: p50 ${added(r.p50 - d.p50)} ms, p99 ${added(r.p99 - d.p99)} ms (p99 ${r.p99.toFixed(3)} vs direct's ${d.p99.toFixed(3)}); throughput ${(r.rps / d.rps * 100).toFixed(1)}% of direct`);
+      console.log(
+        `${name.padEnd(8)} added latency over direct: p50 ${added(r.p50 - d.p50)} ms, p99 ${added(r.p99 - d.p99)} ms (p99 ${r.p99.toFixed(3)} vs direct's ${d.p99.toFixed(3)}); throughput ${((r.rps / d.rps) * 100).toFixed(1)}% of direct`,
+      );
     }
     const r = results['strait'];
     const h = results['haproxy'];
     const rb = results['strait-b'];
     if (r && rb) {
-      console.log(`strait-b/strait: proxy CPU per request ${(rb.cpu / r.cpu).toFixed(2)}x (per round: ${runs['strait-b']!.cpu.map((x, i) => (x / runs['strait']!.cpu[i]!).toFixed(2)).join(' ')}); requests/s ${(rb.rps / r.rps).toFixed(2)}x (per round: ${runs['strait-b']!.rps.map((x, i) => (x / runs['strait']!.rps[i]!).toFixed(2)).join(' ')})`);
+      console.log(
+        `strait-b/strait: proxy CPU per request ${(rb.cpu / r.cpu).toFixed(2)}x (per round: ${runs['strait-b']!.cpu.map((x, i) => (x / runs['strait']!.cpu[i]!).toFixed(2)).join(' ')}); requests/s ${(rb.rps / r.rps).toFixed(2)}x (per round: ${runs['strait-b']!.rps.map((x, i) => (x / runs['strait']!.rps[i]!).toFixed(2)).join(' ')})`,
+      );
       if (connTotal > 0) {
-        console.log(`strait-b/strait: new connections/s ${(rb.cps / r.cps).toFixed(2)}x (per round: ${runs['strait-b']!.cps.map((x, i) => (x / runs['strait']!.cps[i]!).toFixed(2)).join(' ')}); ` +
-          `proxy CPU per new connection ${(rb.cpuConn / r.cpuConn).toFixed(2)}x (per round: ${runs['strait-b']!.cpuConn.map((x, i) => (x / runs['strait']!.cpuConn[i]!).toFixed(2)).join(' ')})`);
+        console.log(
+          `strait-b/strait: new connections/s ${(rb.cps / r.cps).toFixed(2)}x (per round: ${runs['strait-b']!.cps.map((x, i) => (x / runs['strait']!.cps[i]!).toFixed(2)).join(' ')}); ` +
+            `proxy CPU per new connection ${(rb.cpuConn / r.cpuConn).toFixed(2)}x (per round: ${runs['strait-b']!.cpuConn.map((x, i) => (x / runs['strait']!.cpuConn[i]!).toFixed(2)).join(' ')})`,
+        );
       }
     }
     if (r && h) {
-      console.log(`strait/haproxy: proxy CPU per request ${(r.cpu / h.cpu).toFixed(2)}x (per round: ${runs['strait']!.cpu.map((x, i) => (x / runs['haproxy']!.cpu[i]!).toFixed(2)).join(' ')})`);
-      console.log(`strait/haproxy: requests/s ${(r.rps / h.rps).toFixed(2)}x (per round: ${runs['strait']!.rps.map((x, i) => (x / runs['haproxy']!.rps[i]!).toFixed(2)).join(' ')}); ` +
-        `p50 ${(r.p50 / h.p50).toFixed(2)}x; p99 ${(r.p99 / h.p99).toFixed(2)}x`);
-      console.log(`goals: requests/s >= haproxy's: ${r.rps >= h.rps ? 'met' : 'NOT met'}; added p99 < 1 ms at ${rate} req/s: ${r.p99 - d.p99 < 1 ? 'met' : 'NOT met'}   (load average ${load()})`);
+      console.log(
+        `strait/haproxy: proxy CPU per request ${(r.cpu / h.cpu).toFixed(2)}x (per round: ${runs['strait']!.cpu.map((x, i) => (x / runs['haproxy']!.cpu[i]!).toFixed(2)).join(' ')})`,
+      );
+      console.log(
+        `strait/haproxy: requests/s ${(r.rps / h.rps).toFixed(2)}x (per round: ${runs['strait']!.rps.map((x, i) => (x / runs['haproxy']!.rps[i]!).toFixed(2)).join(' ')}); ` +
+          `p50 ${(r.p50 / h.p50).toFixed(2)}x; p99 ${(r.p99 / h.p99).toFixed(2)}x`,
+      );
+      console.log(
+        `goals: requests/s >= haproxy's: ${r.rps >= h.rps ? 'met' : 'NOT met'}; added p99 < 1 ms at ${rate} req/s: ${r.p99 - d.p99 < 1 ? 'met' : 'NOT met'}   (load average ${load()})`,
+      );
     } else if (!h && !values.only) {
       console.log('haproxy is not installed (scripts/setup-system.sh installs it); no peer figures');
     }

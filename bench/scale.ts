@@ -34,7 +34,11 @@ const arg = (name: string, d: string): string => {
   const i = process.argv.indexOf(name);
   return i >= 0 ? (process.argv[i + 1] ?? d) : d;
 };
-const list = (s: string): number[] => s.split(',').map(Number).filter((x) => Number.isInteger(x) && x > 0);
+const list = (s: string): number[] =>
+  s
+    .split(',')
+    .map(Number)
+    .filter((x) => Number.isInteger(x) && x > 0);
 
 // ---------------------------------------------------------------------------------------
 // the probe: runs inside the world's root network namespace; JSON lines in, JSON lines out
@@ -50,7 +54,10 @@ function dnsQuery(id: number, name: string): Buffer {
   q.writeUInt16BE(0x0100, 2); // RD
   q.writeUInt16BE(1, 4); // QDCOUNT
   let o = 12;
-  for (const l of labels) { q[o++] = l.length; o += q.write(l, o, 'ascii'); }
+  for (const l of labels) {
+    q[o++] = l.length;
+    o += q.write(l, o, 'ascii');
+  }
   q[o++] = 0;
   q.writeUInt16BE(1, o); // A
   q.writeUInt16BE(1, o + 2); // IN
@@ -59,7 +66,12 @@ function dnsQuery(id: number, name: string): Buffer {
 /** NOERROR with at least one answer */
 const answered = (r: Buffer): boolean => r.length >= 12 && (r.readUInt16BE(2) & 0x000f) === 0 && r.readUInt16BE(6) > 0;
 
-interface Pending { server: string; name: string; sent: number; done: (ok: boolean) => void }
+interface Pending {
+  server: string;
+  name: string;
+  sent: number;
+  done: (ok: boolean) => void;
+}
 
 /** One UDP socket for every query of the probe; ids route the answers. */
 class Resolver {
@@ -76,7 +88,11 @@ class Resolver {
     // lost queries: given up after 250 ms (the caller asks again)
     setInterval(() => {
       const old = performance.now() - 250;
-      for (const [id, p] of this.pending) if (p.sent < old) { this.pending.delete(id); p.done(false); }
+      for (const [id, p] of this.pending)
+        if (p.sent < old) {
+          this.pending.delete(id);
+          p.done(false);
+        }
     }, 50).unref();
   }
   ask(server: string, name: string): Promise<boolean> {
@@ -88,7 +104,9 @@ class Resolver {
       this.sock.send(dnsQuery(id, name), 53, server);
     });
   }
-  get inFlight(): number { return this.pending.size; }
+  get inFlight(): number {
+    return this.pending.size;
+  }
 }
 
 /** Ask `name` of `server` every `everyMs` until it answers; resolves with the epoch time of the answer, or undefined at the deadline. */
@@ -105,7 +123,9 @@ function httpText(url: string): Promise<string> {
     const req = get(url, { timeout: 3000 }, (res) => {
       let body = '';
       res.setEncoding('utf8');
-      res.on('data', (d: string) => { body += d; });
+      res.on('data', (d: string) => {
+        body += d;
+      });
       res.on('end', () => resolve(body));
     });
     req.on('error', () => resolve(''));
@@ -115,15 +135,16 @@ function httpText(url: string): Promise<string> {
 
 async function runProbe(): Promise<void> {
   const r = new Resolver();
-  const out = (o: unknown): void => { process.stdout.write(JSON.stringify(o) + '\n'); };
+  const out = (o: unknown): void => {
+    process.stdout.write(JSON.stringify(o) + '\n');
+  };
   for await (const line of createInterface({ input: process.stdin })) {
     const m = JSON.parse(line) as { id: number; op: string; [k: string]: unknown };
     const deadline = epoch() + Number(m['timeoutMs'] ?? 60_000);
     if (m.op === 'wait') {
       // one name, several servers: when each answered first (epoch ms)
       const servers = m['servers'] as string[];
-      void Promise.all(servers.map((s) => untilAnswered(r, s, m['name'] as string, deadline, 2)))
-        .then((at) => out({ id: m.id, at }));
+      void Promise.all(servers.map((s) => untilAnswered(r, s, m['name'] as string, deadline, 2))).then((at) => out({ id: m.id, at }));
       out({ id: m.id, started: true });
     } else if (m.op === 'all') {
       // many (server, name) pairs, a bounded number in flight: how many answered
@@ -133,7 +154,7 @@ async function runProbe(): Promise<void> {
       const worker = async (): Promise<void> => {
         while (next < pairs.length) {
           const [s, n] = pairs[next++] as [string, string];
-          if (await untilAnswered(r, s, n, deadline, 20) !== undefined) ok++;
+          if ((await untilAnswered(r, s, n, deadline, 20)) !== undefined) ok++;
         }
       };
       void Promise.all(Array.from({ length: 128 }, worker)).then(() => out({ id: m.id, ok, total: pairs.length }));
@@ -151,8 +172,7 @@ async function runProbe(): Promise<void> {
         }
       };
       const t0 = performance.now();
-      void Promise.all(Array.from({ length: Number(m['concurrency']) }, worker))
-        .then(() => out({ id: m.id, sent, ok, ms: performance.now() - t0 }));
+      void Promise.all(Array.from({ length: Number(m['concurrency']) }, worker)).then(() => out({ id: m.id, sent, ok, ms: performance.now() - t0 }));
     } else if (m.op === 'http') {
       void Promise.all((m['urls'] as string[]).map(httpText)).then((bodies) => out({ id: m.id, bodies }));
     }
@@ -172,7 +192,11 @@ class Probe {
     this.child = spawn('nsenter', ['-t', String(supervisorPid), '-n', '--', process.execPath, SELF, '--probe'], { stdio: ['pipe', 'pipe', 'inherit'] });
     createInterface({ input: this.child.stdout! }).on('line', (line) => {
       const m = JSON.parse(line) as { id: number; started?: boolean };
-      if (m.started) { this.started.get(m.id)?.(); this.started.delete(m.id); return; }
+      if (m.started) {
+        this.started.get(m.id)?.();
+        this.started.delete(m.id);
+        return;
+      }
       this.waiters.get(m.id)?.(m);
       this.waiters.delete(m.id);
     });
@@ -185,10 +209,16 @@ class Probe {
       this.child.stdin!.write(JSON.stringify({ id, op, ...args }) + '\n');
     });
   }
-  close(): void { this.child.kill(); }
+  close(): void {
+    this.child.kill();
+  }
 }
 
-interface Proc { pid: number; kind: string; cluster?: string }
+interface Proc {
+  pid: number;
+  kind: string;
+  cluster?: string;
+}
 
 /** Every process of a world, with its kind. */
 function worldProcs(sid: number): Proc[] {
@@ -199,8 +229,20 @@ function worldProcs(sid: number): Proc[] {
 function kindOf(pid: number): { kind: string; cluster?: string } {
   let cmd = '';
   let proc = '';
-  try { cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' '); } catch { /* gone */ }
-  try { proc = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').find((e) => e.startsWith('STRAIT_PROC='))?.slice(12) ?? ''; } catch { /* gone */ }
+  try {
+    cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ');
+  } catch {
+    /* gone */
+  }
+  try {
+    proc =
+      readFileSync(`/proc/${pid}/environ`, 'utf8')
+        .split('\0')
+        .find((e) => e.startsWith('STRAIT_PROC='))
+        ?.slice(12) ?? '';
+  } catch {
+    /* gone */
+  }
   if (/\bstrait\.js up\b/.test(cmd)) return { kind: 'strait up' };
   if (/^(unshare|nsenter) /.test(cmd)) return { kind: cmd.split(' ')[0] as string };
   if (proc === 'world') return { kind: 'world supervisor' };
@@ -226,7 +268,13 @@ function memAvailable(): number {
   return Number(m?.[1] ?? 0) * 1024;
 }
 
-interface KindRow { kind: string; count: number; rss: number; pss: number; cpu: number }
+interface KindRow {
+  kind: string;
+  count: number;
+  rss: number;
+  pss: number;
+  cpu: number;
+}
 
 function memoryByKind(procs: Proc[]): { total: { rss: number; pss: number; count: number }; kinds: KindRow[] } {
   const kinds = new Map<string, KindRow>();
@@ -266,8 +314,12 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 class Timeout extends Error {}
 function within<T>(ms: number, what: string, p: Promise<T>): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
-  return Promise.race([p, new Promise<never>((_, reject) => { timer = setTimeout(() => reject(new Timeout(`${what}: no result within ${(ms / 1000).toFixed(0)} s`)), ms); })])
-    .finally(() => clearTimeout(timer));
+  return Promise.race([
+    p,
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Timeout(`${what}: no result within ${(ms / 1000).toFixed(0)} s`)), ms);
+    }),
+  ]).finally(() => clearTimeout(timer));
 }
 
 const pct = (xs: number[], q: number): number => {
@@ -277,16 +329,24 @@ const pct = (xs: number[], q: number): number => {
 };
 const mib = (b: number): string => (b / 1048576).toFixed(0);
 const f1 = (x: number): string => (Number.isFinite(x) ? x.toFixed(1) : '-');
-const load = (): string => loadavg().map((x) => x.toFixed(1)).join(' ');
+const load = (): string =>
+  loadavg()
+    .map((x) => x.toFixed(1))
+    .join(' ');
 
 function worldFile(n: number): unknown {
   return {
-    tunnels: true, githost: false, mesh: false,
+    tunnels: true,
+    githost: false,
+    mesh: false,
     clusters: Array.from({ length: n }, (_, i) => ({
       name: `c${String(i + 1).padStart(2, '0')}`,
       clusterCIDR: `10.${i + 1}.0.0/16`,
       serviceCIDR: `100.${i + 1}.0.0/16`,
-      nodes: [{ name: 'gateway', role: 'gateway' }, { name: 'worker', role: 'worker' }],
+      nodes: [
+        { name: 'gateway', role: 'gateway' },
+        { name: 'worker', role: 'worker' },
+      ],
       workloads: [],
     })),
   };
@@ -346,7 +406,13 @@ async function stop(w: Running): Promise<void> {
   if (w.child.exitCode === null && w.child.signalCode === null) {
     const exited = new Promise((r) => w.child.once('exit', r));
     w.child.kill('SIGTERM');
-    const kill = setTimeout(() => { try { process.kill(-(w.child.pid as number), 'SIGKILL'); } catch { /* gone */ } }, 30_000);
+    const kill = setTimeout(() => {
+      try {
+        process.kill(-(w.child.pid as number), 'SIGKILL');
+      } catch {
+        /* gone */
+      }
+    }, 30_000);
     await exited;
     clearTimeout(kill);
   }
@@ -364,7 +430,12 @@ const dnsIP = (c: { dnsServer: string }): string => c.dnsServer.split(':')[0] as
 const fqdn = (name: string): string => `${name}.${NS}.svc.clusterset.local`;
 
 const createService = (store: ResourceStore, name: string): Promise<unknown> =>
-  store.apply({ apiVersion: 'v1', kind: 'Service', metadata: { name, namespace: NS }, spec: { ports: [{ name: 'http', port: 80, protocol: 'TCP' }] } } as KubeObject);
+  store.apply({
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { name, namespace: NS },
+    spec: { ports: [{ name: 'http', port: 80, protocol: 'TCP' }] },
+  } as KubeObject);
 const createExport = (store: ResourceStore, name: string): Promise<unknown> =>
   store.apply({ apiVersion: 'multicluster.x-k8s.io/v1alpha1', kind: 'ServiceExport', metadata: { name, namespace: NS } } as KubeObject);
 
@@ -381,9 +452,11 @@ async function unexportService(store: ResourceStore, name: string): Promise<void
 /** Run jobs with at most `width` in flight. */
 async function bounded<T>(items: T[], width: number, job: (x: T) => Promise<void>): Promise<void> {
   let next = 0;
-  await Promise.all(Array.from({ length: Math.min(width, items.length) }, async () => {
-    while (next < items.length) await job(items[next++] as T);
-  }));
+  await Promise.all(
+    Array.from({ length: Math.min(width, items.length) }, async () => {
+      while (next < items.length) await job(items[next++] as T);
+    }),
+  );
 }
 
 /** Tunnels connected (gauge 1) and handshakes completed/initiated over every gateway. */
@@ -406,10 +479,34 @@ async function tunnelFigures(w: Running): Promise<{ connected: number; expected:
   return { connected: connected / 2, expected: (n * (n - 1)) / 2, completed, initiated, timeouts };
 }
 
-interface BootRow { n: number; readyMs: number; procs: number; rss: number; pss: number; tunnels: string; handshakes: string; idle: number; load: string }
+interface BootRow {
+  n: number;
+  readyMs: number;
+  procs: number;
+  rss: number;
+  pss: number;
+  tunnels: string;
+  handshakes: string;
+  idle: number;
+  load: string;
+}
 interface StepRow {
-  n: number; m: number; convergeS: number; convergeOk: string; p50: number; p99: number; samples: number;
-  qps: number; idle: number; pss: number; rss: number; supervisorPss: number; mcPss: number; gwPss: number; load: string; note?: string;
+  n: number;
+  m: number;
+  convergeS: number;
+  convergeOk: string;
+  p50: number;
+  p99: number;
+  samples: number;
+  qps: number;
+  idle: number;
+  pss: number;
+  rss: number;
+  supervisorPss: number;
+  mcPss: number;
+  gwPss: number;
+  load: string;
+  note?: string;
 }
 
 async function main(): Promise<void> {
@@ -430,9 +527,19 @@ async function main(): Promise<void> {
   console.log(`machine: ${availableParallelism()} cores, ${mib(memAvailable())} MiB available; load average ${load()} at start`);
 
   let running: Running | undefined;
-  const cleanup = async (): Promise<void> => { if (running) { const w = running; running = undefined; await stop(w).catch(() => undefined); } };
-  process.on('SIGINT', () => { void cleanup().then(() => process.exit(130)); });
-  process.on('SIGTERM', () => { void cleanup().then(() => process.exit(143)); });
+  const cleanup = async (): Promise<void> => {
+    if (running) {
+      const w = running;
+      running = undefined;
+      await stop(w).catch(() => undefined);
+    }
+  };
+  process.on('SIGINT', () => {
+    void cleanup().then(() => process.exit(130));
+  });
+  process.on('SIGTERM', () => {
+    void cleanup().then(() => process.exit(143));
+  });
 
   outer: for (const n of Ns) {
     // a rough need from the last world: stop before the machine runs short
@@ -442,7 +549,10 @@ async function main(): Promise<void> {
       notes.push(`N=${n} not run: about ${mib(need)} MiB needed, ${mib(memAvailable())} MiB available (floor ${mib(FLOOR)} MiB, ceiling ${mib(CEILING)} MiB)`);
       break;
     }
-    if (left() < 120_000) { notes.push(`N=${n} not run: overall deadline`); break; }
+    if (left() < 120_000) {
+      notes.push(`N=${n} not run: overall deadline`);
+      break;
+    }
     console.log(`\n-- N=${n}: booting (load ${load()})`);
     let w: Running;
     try {
@@ -460,25 +570,55 @@ async function main(): Promise<void> {
       const mem0 = memoryByKind(procsAt());
       const idle0 = await idleCpu(procsAt(), IDLE_S);
       boots.push({
-        n, readyMs: w.readyMs, procs: mem0.total.count, rss: mem0.total.rss, pss: mem0.total.pss,
-        tunnels: `${tun.connected}/${tun.expected}`, handshakes: `${tun.completed}/${tun.initiated}${tun.timeouts ? ` (${tun.timeouts} timeouts)` : ''}`,
-        idle: idle0.total, load: load(),
+        n,
+        readyMs: w.readyMs,
+        procs: mem0.total.count,
+        rss: mem0.total.rss,
+        pss: mem0.total.pss,
+        tunnels: `${tun.connected}/${tun.expected}`,
+        handshakes: `${tun.completed}/${tun.initiated}${tun.timeouts ? ` (${tun.timeouts} timeouts)` : ''}`,
+        idle: idle0.total,
+        load: load(),
       });
       kindTables.set(n, { kinds: mem0.kinds.map((k) => ({ ...k, cpu: idle0.kinds.get(k.kind) ?? 0 })), m: 0 });
-      console.log(`   ready in ${(w.readyMs / 1000).toFixed(1)} s; ${mem0.total.count} processes, PSS ${mib(mem0.total.pss)} MiB; tunnels ${tun.connected}/${tun.expected}; idle CPU ${(idle0.total * 100).toFixed(1)}% of a core`);
+      console.log(
+        `   ready in ${(w.readyMs / 1000).toFixed(1)} s; ${mem0.total.count} processes, PSS ${mib(mem0.total.pss)} MiB; tunnels ${tun.connected}/${tun.expected}; idle CPU ${(idle0.total * 100).toFixed(1)}% of a core`,
+      );
       const clusters = w.rec.clusters;
       let exported = 0;
       for (const m of Ms) {
-        if (left() < 60_000) { notes.push(`N=${n} M=${m} not run: overall deadline`); break outer; }
+        if (left() < 60_000) {
+          notes.push(`N=${n} M=${m} not run: overall deadline`);
+          break outer;
+        }
         const stepLimit = Math.min(left() - 30_000, 15 * 60_000);
-        const row: StepRow = { n, m, convergeS: NaN, convergeOk: '-', p50: NaN, p99: NaN, samples: 0, qps: NaN, idle: NaN, pss: NaN, rss: NaN, supervisorPss: NaN, mcPss: NaN, gwPss: NaN, load: '' };
+        const row: StepRow = {
+          n,
+          m,
+          convergeS: NaN,
+          convergeOk: '-',
+          p50: NaN,
+          p99: NaN,
+          samples: 0,
+          qps: NaN,
+          idle: NaN,
+          pss: NaN,
+          rss: NaN,
+          supervisorPss: NaN,
+          mcPss: NaN,
+          gwPss: NaN,
+          load: '',
+        };
         steps.push(row);
         try {
           // 1. the services of this step, each from one cluster (i mod N); convergence: every name answers everywhere
           const names = Array.from({ length: m - exported }, (_, j) => exported + j);
           const t0 = performance.now();
-          await within(stepLimit, `N=${n} M=${m}: exporting`, bounded(names, 16, (i) =>
-            exportService(w.stores.get(clusters[i % n]?.name as string) as ResourceStore, `svc-${i}`)));
+          await within(
+            stepLimit,
+            `N=${n} M=${m}: exporting`,
+            bounded(names, 16, (i) => exportService(w.stores.get(clusters[i % n]?.name as string) as ResourceStore, `svc-${i}`)),
+          );
           exported = m;
           const pairs: [string, string][] = [];
           for (let i = 0; i < m; i++) for (const c of clusters) pairs.push([dnsIP(c), fqdn(`svc-${i}`)]);
@@ -486,7 +626,11 @@ async function main(): Promise<void> {
           row.convergeS = (performance.now() - t0) / 1000;
           row.convergeOk = `${conv['ok']}/${conv['total']}`;
           console.log(`   M=${m}: ${conv['ok']}/${conv['total']} (name, cluster) answers in ${row.convergeS.toFixed(1)} s`);
-          if (memoryByKind(procsAt()).total.rss > CEILING || memAvailable() < FLOOR) { row.note = 'memory ceiling'; notes.push(`N=${n} M=${m}: stopped at the memory ceiling`); break outer; }
+          if (memoryByKind(procsAt()).total.rss > CEILING || memAvailable() < FLOOR) {
+            row.note = 'memory ceiling';
+            notes.push(`N=${n} M=${m}: stopped at the memory ceiling`);
+            break outer;
+          }
           // 2. quiet: CPU at idle, memory
           await sleep(3000);
           const idle = await idleCpu(procsAt(), IDLE_S);
@@ -494,15 +638,25 @@ async function main(): Promise<void> {
           const mem = memoryByKind(procsAt());
           row.pss = mem.total.pss;
           row.rss = mem.total.rss;
-          const avg = (k: string): number => { const r = mem.kinds.find((x) => x.kind === k); return r ? r.pss / r.count : NaN; };
+          const avg = (k: string): number => {
+            const r = mem.kinds.find((x) => x.kind === k);
+            return r ? r.pss / r.count : NaN;
+          };
           row.supervisorPss = avg('world supervisor');
           row.mcPss = avg('multicluster');
           row.gwPss = avg('gateway');
           kindTables.set(n, { kinds: mem.kinds.map((k) => ({ ...k, cpu: idle.kinds.get(k.kind) ?? 0 })), m });
           // 3. DNS answers/s of the first cluster's server with the whole zone
-          const flood = await within(60_000, 'dns flood', w.probe.call('flood', {
-            server: dnsIP(clusters[0] as WorldRec['clusters'][number]), names: Array.from({ length: m }, (_, i) => fqdn(`svc-${i}`)), durationMs: 3000, concurrency: 32,
-          }));
+          const flood = await within(
+            60_000,
+            'dns flood',
+            w.probe.call('flood', {
+              server: dnsIP(clusters[0] as WorldRec['clusters'][number]),
+              names: Array.from({ length: m }, (_, i) => fqdn(`svc-${i}`)),
+              durationMs: 3000,
+              concurrency: 32,
+            }),
+          );
           row.qps = Number(flood['ok']) / (Number(flood['ms']) / 1000);
           // 4. export -> answer in every other cluster, one probe export at a time; the
           //    probe Services exist before (the world's own cost of a new Service, ClusterIP and
@@ -510,7 +664,13 @@ async function main(): Promise<void> {
           const lat: number[] = [];
           const probeName = (s: number): string => `probe-${m}-${s}`;
           const fromOf = (s: number): WorldRec['clusters'][number] => clusters[s % n] as WorldRec['clusters'][number];
-          await bounded(Array.from({ length: SAMPLES }, (_, s) => s), 8, async (s) => { await createService(w.stores.get(fromOf(s).name) as ResourceStore, probeName(s)); });
+          await bounded(
+            Array.from({ length: SAMPLES }, (_, s) => s),
+            8,
+            async (s) => {
+              await createService(w.stores.get(fromOf(s).name) as ResourceStore, probeName(s));
+            },
+          );
           await sleep(2000);
           for (let s = 0; s < SAMPLES && left() > 60_000; s++) {
             const from = fromOf(s);
@@ -529,10 +689,16 @@ async function main(): Promise<void> {
           row.samples = lat.length;
           row.p50 = pct(lat, 0.5);
           row.p99 = pct(lat, 0.99);
-          await bounded(Array.from({ length: SAMPLES }, (_, s) => s), 8, (s) =>
-            unexportService(w.stores.get((clusters[s % n] as WorldRec['clusters'][number]).name) as ResourceStore, `probe-${m}-${s}`).catch(() => undefined));
+          await bounded(
+            Array.from({ length: SAMPLES }, (_, s) => s),
+            8,
+            (s) =>
+              unexportService(w.stores.get((clusters[s % n] as WorldRec['clusters'][number]).name) as ResourceStore, `probe-${m}-${s}`).catch(() => undefined),
+          );
           row.load = load();
-          console.log(`   M=${m}: export->answer p50 ${f1(row.p50)} ms p99 ${f1(row.p99)} ms (${lat.length}); DNS ${row.qps.toFixed(0)} answers/s; idle CPU ${(row.idle * 100).toFixed(1)}%; PSS ${mib(row.pss)} MiB (load ${row.load})`);
+          console.log(
+            `   M=${m}: export->answer p50 ${f1(row.p50)} ms p99 ${f1(row.p99)} ms (${lat.length}); DNS ${row.qps.toFixed(0)} answers/s; idle CPU ${(row.idle * 100).toFixed(1)}%; PSS ${mib(row.pss)} MiB (load ${row.load})`,
+          );
         } catch (err) {
           row.note = (err as Error).message.split('\n')[0];
           row.load = load();
@@ -559,7 +725,14 @@ function slope(xs: number[], ys: number[]): number {
   return Math.log(b[1] / a[1]) / Math.log(b[0] / a[0]);
 }
 
-const growth = (k: number): string => (!Number.isFinite(k) ? 'not measured' : k < 0.3 ? `flat (x^${k.toFixed(2)})` : k < 1.3 ? `about linear (x^${k.toFixed(2)})` : `faster than linear (x^${k.toFixed(2)})`);
+const growth = (k: number): string =>
+  !Number.isFinite(k)
+    ? 'not measured'
+    : k < 0.3
+      ? `flat (x^${k.toFixed(2)})`
+      : k < 1.3
+        ? `about linear (x^${k.toFixed(2)})`
+        : `faster than linear (x^${k.toFixed(2)})`;
 
 function report(boots: BootRow[], steps: StepRow[], kinds: Map<number, { kinds: KindRow[]; m: number }>, notes: string[], Ns: number[]): void {
   const line = (cols: (string | number)[], w: number[]): string => cols.map((c, i) => String(c).padStart(w[i] ?? 10)).join(' ');
@@ -571,42 +744,143 @@ function report(boots: BootRow[], steps: StepRow[], kinds: Map<number, { kinds: 
   }
   console.log('\n== per N and M ==');
   const sw = [4, 5, 11, 13, 9, 9, 8, 10, 9, 8, 9, 9, 8, 13];
-  console.log(line(['N', 'M', 'converge s', 'answered', 'p50 ms', 'p99 ms', 'samples', 'DNS ans/s', 'idle CPU%', 'PSS MiB', 'world PSS', 'mc PSS', 'gw PSS', 'load'], sw));
+  console.log(
+    line(['N', 'M', 'converge s', 'answered', 'p50 ms', 'p99 ms', 'samples', 'DNS ans/s', 'idle CPU%', 'PSS MiB', 'world PSS', 'mc PSS', 'gw PSS', 'load'], sw),
+  );
   for (const s of steps) {
-    console.log(line([s.n, s.m, f1(s.convergeS), s.convergeOk, f1(s.p50), f1(s.p99), s.samples, Number.isFinite(s.qps) ? s.qps.toFixed(0) : '-', f1(s.idle * 100),
-      Number.isFinite(s.pss) ? mib(s.pss) : '-', Number.isFinite(s.supervisorPss) ? mib(s.supervisorPss) : '-', Number.isFinite(s.mcPss) ? mib(s.mcPss) : '-',
-      Number.isFinite(s.gwPss) ? mib(s.gwPss) : '-', s.load], sw) + (s.note ? `  (${s.note})` : ''));
+    console.log(
+      line(
+        [
+          s.n,
+          s.m,
+          f1(s.convergeS),
+          s.convergeOk,
+          f1(s.p50),
+          f1(s.p99),
+          s.samples,
+          Number.isFinite(s.qps) ? s.qps.toFixed(0) : '-',
+          f1(s.idle * 100),
+          Number.isFinite(s.pss) ? mib(s.pss) : '-',
+          Number.isFinite(s.supervisorPss) ? mib(s.supervisorPss) : '-',
+          Number.isFinite(s.mcPss) ? mib(s.mcPss) : '-',
+          Number.isFinite(s.gwPss) ? mib(s.gwPss) : '-',
+          s.load,
+        ],
+        sw,
+      ) + (s.note ? `  (${s.note})` : ''),
+    );
   }
   console.log('\n== per process kind (PSS MiB per process; idle CPU % of a core, all processes of the kind), at the largest M of each N ==');
   const shown = Ns.filter((n) => kinds.has(n));
   const allKinds = [...new Set(shown.flatMap((n) => kinds.get(n)!.kinds.map((k) => k.kind)))];
   console.log(line(['kind', ...shown.map((n) => `N=${n} M=${kinds.get(n)!.m}`)], [18, ...shown.map(() => 24)]));
   for (const k of allKinds) {
-    console.log(line([k, ...shown.map((n) => {
-      const r = kinds.get(n)!.kinds.find((x) => x.kind === k);
-      return r ? `${r.count}x ${mib(r.pss / r.count)} MiB ${f1(r.cpu * 100)}%` : '-';
-    })], [18, ...shown.map(() => 24)]));
+    console.log(
+      line(
+        [
+          k,
+          ...shown.map((n) => {
+            const r = kinds.get(n)!.kinds.find((x) => x.kind === k);
+            return r ? `${r.count}x ${mib(r.pss / r.count)} MiB ${f1(r.cpu * 100)}%` : '-';
+          }),
+        ],
+        [18, ...shown.map(() => 24)],
+      ),
+    );
   }
   // growth
   console.log('\n== growth (exponent k of cost ~ x^k between the smallest and the largest point) ==');
   const bn = boots.map((b) => b.n);
-  console.log(`  with N (no exports): time to ready ${growth(slope(bn, boots.map((b) => b.readyMs)))}; PSS ${growth(slope(bn, boots.map((b) => b.pss)))}; ` +
-    `idle CPU ${growth(slope(bn, boots.map((b) => b.idle)))}; tunnels ${growth(slope(bn, boots.map((b) => Number(b.tunnels.split('/')[0]))))}`);
+  console.log(
+    `  with N (no exports): time to ready ${growth(
+      slope(
+        bn,
+        boots.map((b) => b.readyMs),
+      ),
+    )}; PSS ${growth(
+      slope(
+        bn,
+        boots.map((b) => b.pss),
+      ),
+    )}; ` +
+      `idle CPU ${growth(
+        slope(
+          bn,
+          boots.map((b) => b.idle),
+        ),
+      )}; tunnels ${growth(
+        slope(
+          bn,
+          boots.map((b) => Number(b.tunnels.split('/')[0])),
+        ),
+      )}`,
+  );
   const mMax = Math.max(...steps.map((s) => s.m));
   const atM = steps.filter((s) => s.m === mMax && Number.isFinite(s.p50));
   if (atM.length > 1) {
-    console.log(`  with N (M=${mMax}): export->answer p50 ${growth(slope(atM.map((s) => s.n), atM.map((s) => s.p50)))}; convergence ${growth(slope(atM.map((s) => s.n), atM.map((s) => s.convergeS)))}; ` +
-      `idle CPU ${growth(slope(atM.map((s) => s.n), atM.map((s) => s.idle)))}; world supervisor PSS ${growth(slope(atM.map((s) => s.n), atM.map((s) => s.supervisorPss)))}`);
+    console.log(
+      `  with N (M=${mMax}): export->answer p50 ${growth(
+        slope(
+          atM.map((s) => s.n),
+          atM.map((s) => s.p50),
+        ),
+      )}; convergence ${growth(
+        slope(
+          atM.map((s) => s.n),
+          atM.map((s) => s.convergeS),
+        ),
+      )}; ` +
+        `idle CPU ${growth(
+          slope(
+            atM.map((s) => s.n),
+            atM.map((s) => s.idle),
+          ),
+        )}; world supervisor PSS ${growth(
+          slope(
+            atM.map((s) => s.n),
+            atM.map((s) => s.supervisorPss),
+          ),
+        )}`,
+    );
   }
   for (const n of [...new Set(steps.map((s) => s.n))]) {
     const r = steps.filter((s) => s.n === n && Number.isFinite(s.p50));
     if (r.length < 2) continue;
-    console.log(`  with M (N=${n}): convergence ${growth(slope(r.map((s) => s.m), r.map((s) => s.convergeS)))}; export->answer p50 ${growth(slope(r.map((s) => s.m), r.map((s) => s.p50)))}; ` +
-      `DNS answers/s ${growth(slope(r.map((s) => s.m), r.map((s) => s.qps)))}; idle CPU ${growth(slope(r.map((s) => s.m), r.map((s) => s.idle)))}; PSS ${growth(slope(r.map((s) => s.m), r.map((s) => s.pss)))}`);
+    console.log(
+      `  with M (N=${n}): convergence ${growth(
+        slope(
+          r.map((s) => s.m),
+          r.map((s) => s.convergeS),
+        ),
+      )}; export->answer p50 ${growth(
+        slope(
+          r.map((s) => s.m),
+          r.map((s) => s.p50),
+        ),
+      )}; ` +
+        `DNS answers/s ${growth(
+          slope(
+            r.map((s) => s.m),
+            r.map((s) => s.qps),
+          ),
+        )}; idle CPU ${growth(
+          slope(
+            r.map((s) => s.m),
+            r.map((s) => s.idle),
+          ),
+        )}; PSS ${growth(
+          slope(
+            r.map((s) => s.m),
+            r.map((s) => s.pss),
+          ),
+        )}`,
+    );
   }
   const maxN = Math.max(0, ...boots.map((b) => b.n));
   const full = steps.filter((s) => s.convergeOk !== '-' && s.convergeOk.split('/')[0] === s.convergeOk.split('/')[1]);
-  console.log(`\nlimits: largest world booted N=${maxN}; largest step with every name answering: ${full.length ? full.map((s) => `N=${s.n} M=${s.m}`).pop() : 'none'}`);
+  console.log(
+    `\nlimits: largest world booted N=${maxN}; largest step with every name answering: ${full.length ? full.map((s) => `N=${s.n} M=${s.m}`).pop() : 'none'}`,
+  );
   for (const n of notes) console.log(`  note: ${n}`);
   console.log(`machine: ${availableParallelism()} cores; load average at the end ${load()} (the world shares the machine; every figure includes that)`);
 }

@@ -42,20 +42,27 @@ async function main(): Promise<void> {
     const shas: { sha: string; key: string }[] = [];
     for (let i = 0; i < COMMITS; i++) {
       const key = i % 2 === 0 ? world.keys.alice : world.keys.bob;
-      shas.push({ sha: repo.commit({ 'app/cm.yaml': `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: demo}\ndata: {i: "${i}"}\n` }, `commit ${i}`, key), key: key.name });
+      shas.push({
+        sha: repo.commit({ 'app/cm.yaml': `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: demo}\ndata: {i: "${i}"}\n` }, `commit ${i}`, key),
+        key: key.name,
+      });
     }
     const raws = shas.map((s) => execFileSync('git', ['cat-file', 'commit', s.sha], { cwd: repo.dir }));
     const keyring = await Keyring.fromKeys(await readPublicKeys(world.keys.alice.armored + world.keys.bob.armored));
 
     // --- 1. per-commit verification ------------------------------------------------
-    for (let k = 0; k < 5; k++) { // warm up both engines (JIT, key objects, openpgp.js internals)
+    for (let k = 0; k < 5; k++) {
+      // warm up both engines (JIT, key objects, openpgp.js internals)
       for (const r of raws) {
         await verifyCommitSignature(r, keyring);
         await verifyCommitSignature(r, keyring, { engine: 'openpgp' });
       }
     }
     // medians over rounds on both sides: the machine is shared, a burst of load should not pick the winner
-    const median = (xs: number[]): number => { const a = [...xs].sort((x, y) => x - y); return a[Math.floor(a.length / 2)] as number; };
+    const median = (xs: number[]): number => {
+      const a = [...xs].sort((x, y) => x - y);
+      return a[Math.floor(a.length / 2)] as number;
+    };
     const rounds = 15;
     // the variants take turns inside each round, so a burst of load hits them alike
     const variants: { name: string; subset: Buffer[]; opts: Parameters<typeof verifyCommitSignature>[2] }[] = [
@@ -97,33 +104,63 @@ async function main(): Promise<void> {
     const inProcWithRead = median(readTimes);
 
     console.log(`signature verification, ${raws.length} commits (ed25519 subkey and rsa2048, alternating), medians:`);
-    console.log(`  in process (default engine)      ${fmt(inProc)} per commit   (ed25519 ${fmt(inProcEd)}, rsa2048 ${fmt(inProcRsa)}; openpgp.js parses, node:crypto checks)`);
+    console.log(
+      `  in process (default engine)      ${fmt(inProc)} per commit   (ed25519 ${fmt(inProcEd)}, rsa2048 ${fmt(inProcRsa)}; openpgp.js parses, node:crypto checks)`,
+    );
     console.log(`  in process (openpgp.js only)     ${fmt(inProcOpenpgp)} per commit`);
     console.log(`  git verify-commit (real gpg)     ${fmt(gitGpg)} per commit`);
-    console.log(`  ratio                            ${(gitGpg / inProc).toFixed(1)}x faster in process (goal >= 20x); openpgp.js only: ${(gitGpg / inProcOpenpgp).toFixed(1)}x`);
-    console.log(`  in process + one 'git cat-file'  ${fmt(inProcWithRead)} per commit (${(gitGpg / inProcWithRead).toFixed(1)}x; the controller reads each object once and caches it)`);
+    console.log(
+      `  ratio                            ${(gitGpg / inProc).toFixed(1)}x faster in process (goal >= 20x); openpgp.js only: ${(gitGpg / inProcOpenpgp).toFixed(1)}x`,
+    );
+    console.log(
+      `  in process + one 'git cat-file'  ${fmt(inProcWithRead)} per commit (${(gitGpg / inProcWithRead).toFixed(1)}x; the controller reads each object once and caches it)`,
+    );
 
     // --- 2. reconcile N Applications in an enforcing project -------------------------
     const reconcile = async (store: ResourceStore, label: string): Promise<void> => {
       const api = `${GROUPS.gitops}/v1alpha1`;
-      await store.apply({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: GPG_KEYS_CM, namespace: 'argocd' },
-        data: { [world.keys.alice.keyID]: world.keys.alice.armored, [world.keys.bob.keyID]: world.keys.bob.armored } });
-      await store.apply({ apiVersion: api, kind: 'AppProject', metadata: { name: 'secure', namespace: 'argocd' },
-        spec: { sourceRepos: ['*'], destinations: [{ server: '*', namespace: '*' }], clusterResourceWhitelist: [{ group: '', kind: 'Namespace' }],
-          signatureKeys: [{ keyID: world.keys.alice.keyID }, { keyID: world.keys.bob.keyID }] } });
+      await store.apply({
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: GPG_KEYS_CM, namespace: 'argocd' },
+        data: { [world.keys.alice.keyID]: world.keys.alice.armored, [world.keys.bob.keyID]: world.keys.bob.armored },
+      });
+      await store.apply({
+        apiVersion: api,
+        kind: 'AppProject',
+        metadata: { name: 'secure', namespace: 'argocd' },
+        spec: {
+          sourceRepos: ['*'],
+          destinations: [{ server: '*', namespace: '*' }],
+          clusterResourceWhitelist: [{ group: '', kind: 'Namespace' }],
+          signatureKeys: [{ keyID: world.keys.alice.keyID }, { keyID: world.keys.bob.keyID }],
+        },
+      });
       for (let i = 0; i < APPS; i++) {
-        await store.apply({ apiVersion: api, kind: 'Application', metadata: { name: `app-${i}`, namespace: 'argocd' }, spec: {
-          project: 'secure',
-          source: { repoURL: repo.dir, path: 'app', targetRevision: 'main' },
-          destination: { server: 'https://kubernetes.default.svc', namespace: `team-${i}` },
-          syncPolicy: { automated: { prune: true, selfHeal: true }, syncOptions: ['CreateNamespace=true'] },
-        } });
+        await store.apply({
+          apiVersion: api,
+          kind: 'Application',
+          metadata: { name: `app-${i}`, namespace: 'argocd' },
+          spec: {
+            project: 'secure',
+            source: { repoURL: repo.dir, path: 'app', targetRevision: 'main' },
+            destination: { server: 'https://kubernetes.default.svc', namespace: `team-${i}` },
+            syncPolicy: { automated: { prune: true, selfHeal: true }, syncOptions: ['CreateNamespace=true'] },
+          },
+        });
       }
       // what one durable write costs in this store, measured now
       const w0 = performance.now();
-      for (let i = 0; i < 50; i++) await store.apply({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `probe-${i}`, namespace: 'probe' }, data: { i: String(i) } });
+      for (let i = 0; i < 50; i++)
+        await store.apply({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `probe-${i}`, namespace: 'probe' }, data: { i: String(i) } });
       const perWrite = (performance.now() - w0) / 50;
-      const controller = new GitOpsController({ store, namespace: 'argocd', stateDir: join(stateDir, label.replace(/\W+/g, '-')), pollIntervalMs: 3_600_000, concurrency: 16 });
+      const controller = new GitOpsController({
+        store,
+        namespace: 'argocd',
+        stateDir: join(stateDir, label.replace(/\W+/g, '-')),
+        pollIntervalMs: 3_600_000,
+        concurrency: 16,
+      });
       const t = performance.now();
       await controller.start();
       await new Promise((r) => setTimeout(r, 0));
@@ -135,8 +172,10 @@ async function main(): Promise<void> {
       await store.close();
       // per Application: Namespace (CreateNamespace), the ConfigMap, the status = 3 writes; the probe is
       // one write at a time, the reconcile writes concurrently (a store with group commit shares fsyncs)
-      console.log(`  ${label.padEnd(32)} ${(elapsed / 1000).toFixed(2)} s (${synced}/${APPS} Synced; ${(elapsed / APPS).toFixed(2)} ms per Application; `
-        + `3 writes per Application; one write alone takes ${fmt(perWrite)})`);
+      console.log(
+        `  ${label.padEnd(32)} ${(elapsed / 1000).toFixed(2)} s (${synced}/${APPS} Synced; ${(elapsed / APPS).toFixed(2)} ms per Application; ` +
+          `3 writes per Application; one write alone takes ${fmt(perWrite)})`,
+      );
       if (synced !== APPS) process.exitCode = 1;
     };
     console.log(`reconcile ${APPS} Applications, enforcing project, one signed repository, cold start to all Synced (goal < 5 s):`);

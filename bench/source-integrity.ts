@@ -38,12 +38,23 @@ const fixture = join(cacheRoot, `source-integrity-v${FIXTURE_VERSION}-${COMMITS}
 const AUTHOR = 'Bench Author <bench@example.com>';
 
 const fmt = (ms: number): string => (ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : ms >= 1 ? `${ms.toFixed(2)} ms` : `${(ms * 1000).toFixed(0)} µs`);
-const median = (xs: number[]): number => { const a = [...xs].sort((x, y) => x - y); return a[Math.floor(a.length / 2)] as number; };
-const load = (): string => loadavg().map((x) => x.toFixed(2)).join(', ');
+const median = (xs: number[]): number => {
+  const a = [...xs].sort((x, y) => x - y);
+  return a[Math.floor(a.length / 2)] as number;
+};
+const load = (): string =>
+  loadavg()
+    .map((x) => x.toFixed(2))
+    .join(', ');
 /** CPU seconds of this process (µs, process.cpuUsage) and of its reaped children (ms, /proc/self/stat cutime+cstime; 10 ms ticks). */
-const selfCpu = (): number => { const c = process.cpuUsage(); return (c.user + c.system) / 1000; };
+const selfCpu = (): number => {
+  const c = process.cpuUsage();
+  return (c.user + c.system) / 1000;
+};
 const childCpu = (): number => {
-  const f = readFileSync('/proc/self/stat', 'utf8').slice(readFileSync('/proc/self/stat', 'utf8').lastIndexOf(')') + 2).split(' ');
+  const f = readFileSync('/proc/self/stat', 'utf8')
+    .slice(readFileSync('/proc/self/stat', 'utf8').lastIndexOf(')') + 2)
+    .split(' ');
   return (Number(f[13]) + Number(f[14])) * 10;
 };
 
@@ -62,14 +73,23 @@ function writeObject(gitDir: string, type: string, content: Buffer): string {
   return id;
 }
 
-interface Signer { key: openpgp.PrivateKey; publicArmored: string; gnupgHome: string }
+interface Signer {
+  key: openpgp.PrivateKey;
+  publicArmored: string;
+  gnupgHome: string;
+}
 
 /** A commit object signed like `git commit -S`: the gpgsig header over the object without it. */
 async function signedCommit(gitDir: string, signer: Signer, tree: string, parents: string[], n: number, message: string): Promise<string> {
   const when = `${1_700_000_000 + n * 60} +0000`;
   const head = `tree ${tree}\n${parents.map((p) => `parent ${p}\n`).join('')}author ${AUTHOR} ${when}\ncommitter ${AUTHOR} ${when}\n`;
   const payload = `${head}\n${message}\n`;
-  const sig = await openpgp.sign({ message: await openpgp.createMessage({ binary: Buffer.from(payload) }), signingKeys: signer.key, detached: true, format: 'armored' }) as string;
+  const sig = (await openpgp.sign({
+    message: await openpgp.createMessage({ binary: Buffer.from(payload) }),
+    signingKeys: signer.key,
+    detached: true,
+    format: 'armored',
+  })) as string;
   const gpgsig = `gpgsig ${sig.trimEnd().split('\n').join('\n ')}\n`;
   return writeObject(gitDir, 'commit', Buffer.from(`${head}${gpgsig}\n${message}\n`));
 }
@@ -90,7 +110,8 @@ async function ensureFixture(): Promise<{ repo: string; tip: string; signer: Sig
   const tmp = mkdtempSync(join(cacheRoot, '.making-'));
   const home = join(tmp, 'gnupg');
   mkdirSync(home, { mode: 0o700 });
-  const gpg = (args: string[]): string => execFileSync('gpg', ['--homedir', home, '--batch', '--yes', '--no-tty', '--pinentry-mode', 'loopback', '--passphrase', '', ...args], { encoding: 'utf8' });
+  const gpg = (args: string[]): string =>
+    execFileSync('gpg', ['--homedir', home, '--batch', '--yes', '--no-tty', '--pinentry-mode', 'loopback', '--passphrase', '', ...args], { encoding: 'utf8' });
   gpg(['--quick-gen-key', AUTHOR, 'ed25519', 'sign', 'never']);
   writeFileSync(join(tmp, 'public.asc'), gpg(['--armor', '--export', 'bench@example.com']));
   writeFileSync(join(tmp, 'secret.asc'), gpg(['--armor', '--export-secret-keys', 'bench@example.com']));
@@ -115,7 +136,11 @@ async function ensureFixture(): Promise<{ repo: string; tip: string; signer: Sig
   const check = spawnSync('git', ['verify-commit', parent!], { cwd: repo, env: { ...process.env, GNUPGHOME: home } });
   if (check.status !== 0) throw new Error(`git verify-commit refuses the fixture: ${check.stderr.toString()}`);
   writeFileSync(join(tmp, 'done'), new Date().toISOString());
-  try { execFileSync('gpgconf', ['--homedir', home, '--kill', 'all'], { stdio: 'ignore' }); } catch { /* no agent */ }
+  try {
+    execFileSync('gpgconf', ['--homedir', home, '--kill', 'all'], { stdio: 'ignore' });
+  } catch {
+    /* no agent */
+  }
   rmSync(fixture, { recursive: true, force: true });
   renameSync(tmp, fixture);
   return ensureFixture();
@@ -145,11 +170,14 @@ async function main(): Promise<void> {
       colds.push(performance.now() - t0);
       coldCpu.push(selfCpu() + childCpu() - c0);
       cold.close();
-      if (out.failure || out.commitsChecked !== COMMITS) throw new Error(`cold verification: ${out.failure?.message ?? `${out.commitsChecked} commits checked`}`);
+      if (out.failure || out.commitsChecked !== COMMITS)
+        throw new Error(`cold verification: ${out.failure?.message ?? `${out.commitsChecked} commits checked`}`);
     }
     const coldMs = median(colds);
     console.log(`strict verification of ${COMMITS} signed commits (ed25519), load average ${load()}:`);
-    console.log(`  cold (nothing cached)             ${fmt(coldMs)} median of 3 (${colds.map(fmt).join(', ')}); goal < 2 s; ${fmt(coldMs / COMMITS)} per commit`);
+    console.log(
+      `  cold (nothing cached)             ${fmt(coldMs)} median of 3 (${colds.map(fmt).join(', ')}); goal < 2 s; ${fmt(coldMs / COMMITS)} per commit`,
+    );
     console.log(`                                    CPU time ${fmt(median(coldCpu))} (this process and git rev-list; the cat-file reader is not counted)`);
 
     // --- 2. incremental -------------------------------------------------------------------
@@ -173,7 +201,9 @@ async function main(): Promise<void> {
     }
     const incrMs = median(incr);
     const incrMean = incr.reduce((a, b) => a + b, 0) / incr.length;
-    console.log(`  incremental (one new commit)      ${fmt(incrMs)} median, ${fmt(incrMean)} mean over ${INCREMENTAL} new commits; goal < 5 ms (the fetch is not timed)`);
+    console.log(
+      `  incremental (one new commit)      ${fmt(incrMs)} median, ${fmt(incrMean)} mean over ${INCREMENTAL} new commits; goal < 5 ms (the fetch is not timed)`,
+    );
 
     // --- 3. git verify-commit ---------------------------------------------------------------
     const ids = gitIn(repo, ['rev-list', 'main']).split('\n');
@@ -188,12 +218,20 @@ async function main(): Promise<void> {
     }
     const gpgPer = (performance.now() - g0) / sample.length;
     const gpgCpuPer = (childCpu() - gc0) / sample.length;
-    try { execFileSync('gpgconf', ['--homedir', signer.gnupgHome, '--kill', 'all'], { stdio: 'ignore' }); } catch { /* no agent */ }
+    try {
+      execFileSync('gpgconf', ['--homedir', signer.gnupgHome, '--kill', 'all'], { stdio: 'ignore' });
+    } catch {
+      /* no agent */
+    }
     const gpgAll = gpgPer * COMMITS;
-    console.log(`  git verify-commit (real gpg)      ${fmt(gpgPer)} per commit, timed on ${sample.length} of the ${COMMITS} commits (evenly spread) and extrapolated: ${fmt(gpgAll)} for all`);
+    console.log(
+      `  git verify-commit (real gpg)      ${fmt(gpgPer)} per commit, timed on ${sample.length} of the ${COMMITS} commits (evenly spread) and extrapolated: ${fmt(gpgAll)} for all`,
+    );
     console.log(`                                    CPU time ${fmt(gpgCpuPer)} per commit (git and gpg), ${fmt(gpgCpuPer * COMMITS)} for all`);
-    console.log(`  ratios                            cold: ${(gpgAll / coldMs).toFixed(1)}x faster than the gpg loop over the same history (goal >= 20x); `
-      + `incremental: ${(gpgPer / incrMs).toFixed(1)}x faster than one git verify-commit; CPU time, cold: ${((gpgCpuPer * COMMITS) / median(coldCpu)).toFixed(1)}x`);
+    console.log(
+      `  ratios                            cold: ${(gpgAll / coldMs).toFixed(1)}x faster than the gpg loop over the same history (goal >= 20x); ` +
+        `incremental: ${(gpgPer / incrMs).toFixed(1)}x faster than one git verify-commit; CPU time, cold: ${((gpgCpuPer * COMMITS) / median(coldCpu)).toFixed(1)}x`,
+    );
     console.log(`  load average at the end           ${load()}`);
     const pass = coldMs < 2000 && incrMs < 5 && gpgAll / coldMs >= 20;
     console.log(`  goals                             ${pass ? 'met' : 'NOT met'}`);

@@ -17,11 +17,18 @@ const arg = (name: string, dflt: number): number => {
 };
 const COMMITS = Math.max(5, Math.min(500, arg('commits', 40)));
 const FILLER = Math.max(0, Math.min(5000, arg('filler', 100)));
-const load = (): string => loadavg().map((x) => x.toFixed(2)).join(' ');
+const load = (): string =>
+  loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' ');
 
 const dir = mkdtempSync(join(tmpdir(), 'strait-bench-ssh-'));
 try {
-  const types: [string, string, number | undefined][] = [['ed25519', 'ed25519', undefined], ['ecdsa-p256', 'ecdsa', 256], ['rsa-3072', 'rsa', 3072]];
+  const types: [string, string, number | undefined][] = [
+    ['ed25519', 'ed25519', undefined],
+    ['ecdsa-p256', 'ecdsa', 256],
+    ['rsa-3072', 'rsa', 3072],
+  ];
   const lines: string[] = [];
   for (let i = 0; i < FILLER; i++) lines.push(`filler${i}@example.com ${sshKey(join(dir, 'filler'), `f${i}`).pub}`);
   const sets = types.map(([label, type, bits]) => {
@@ -60,7 +67,11 @@ try {
     });
     t = performance.now();
     for (const f of files) {
-      const r = spawnSync('ssh-keygen', ['-Y', 'verify', '-f', allowedFile, '-I', `${s.label}@example.com`, '-n', 'git', '-s', f.sig, `-Overify-time=${f.at}`], { input: f.payload });
+      const r = spawnSync(
+        'ssh-keygen',
+        ['-Y', 'verify', '-f', allowedFile, '-I', `${s.label}@example.com`, '-n', 'git', '-s', f.sig, `-Overify-time=${f.at}`],
+        { input: f.payload },
+      );
       if (r.status !== 0) throw new Error(`ssh-keygen refused ${f.sig}: ${String(r.stderr)}`);
     }
     const keygen = (performance.now() - t) / files.length;
@@ -72,7 +83,9 @@ try {
       execFileSync('git', ['-c', `gpg.ssh.allowedSignersFile=${allowedFile}`, 'verify-commit', sha], { cwd: s.wt.dir, stdio: 'ignore' });
     }
     const gitv = (performance.now() - t) / gitN;
-    console.log(`  ${s.label.padEnd(10)} in process ${inproc.toFixed(3)} ms/commit | ssh-keygen -Y verify ${keygen.toFixed(1)} ms (${(keygen / inproc).toFixed(0)}x) | git verify-commit ${gitv.toFixed(1)} ms (${(gitv / inproc).toFixed(0)}x) | load ${load()}`);
+    console.log(
+      `  ${s.label.padEnd(10)} in process ${inproc.toFixed(3)} ms/commit | ssh-keygen -Y verify ${keygen.toFixed(1)} ms (${(keygen / inproc).toFixed(0)}x) | git verify-commit ${gitv.toFixed(1)} ms (${(gitv / inproc).toFixed(0)}x) | load ${load()}`,
+    );
   }
 } finally {
   rmSync(dir, { recursive: true, force: true });

@@ -19,7 +19,8 @@ const root = join(fileURLToPath(new URL('.', import.meta.url)), '..');
 const dir = mkdtempSync(join(tmpdir(), 'strait-bench-store-'));
 
 const obj = (name: string, i: number): KubeObject => ({
-  ...CM, metadata: { name, namespace: 'default', labels: { app: 'bench', shard: String(i % 8) } },
+  ...CM,
+  metadata: { name, namespace: 'default', labels: { app: 'bench', shard: String(i % 8) } },
   data: { value: `v${i}`, payload: 'x'.repeat(200) },
 });
 
@@ -45,12 +46,14 @@ function sqlitePeer(round: number): number {
 async function writes(store: ResourceStore, prefix: string, concurrency: number): Promise<number> {
   let next = 0;
   const t0 = performance.now();
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    while (next < N) {
-      const i = next++;
-      await store.apply(obj(`${prefix}${i}`, i));
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < N) {
+        const i = next++;
+        await store.apply(obj(`${prefix}${i}`, i));
+      }
+    }),
+  );
   return (N / (performance.now() - t0)) * 1000;
 }
 
@@ -68,7 +71,11 @@ async function watchDelivery(writer: ResourceStore, watcher: ResourceStore, pref
     wake?.();
   });
   const waitFor = async (n: number) => {
-    while (got < n) await new Promise<void>((r) => { wake = r; setTimeout(r, 100); });
+    while (got < n)
+      await new Promise<void>((r) => {
+        wake = r;
+        setTimeout(r, 100);
+      });
   };
   const seq = Math.min(N, 300);
   for (let i = 0; i < seq; i++) {
@@ -79,12 +86,14 @@ async function watchDelivery(writer: ResourceStore, watcher: ResourceStore, pref
   }
   let next = 0;
   const t0 = performance.now();
-  await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
-    while (next < N) {
-      const i = next++;
-      await writer.apply({ ...obj(`${prefix}b${i}`, i), metadata: { name: `${prefix}b${i}`, namespace: 'watched' } });
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (next < N) {
+        const i = next++;
+        await writer.apply({ ...obj(`${prefix}b${i}`, i), metadata: { name: `${prefix}b${i}`, namespace: 'watched' } });
+      }
+    }),
+  );
   await waitFor(seq + N);
   const eventsPerSec = (N / (performance.now() - t0)) * 1000;
   w.stop();
@@ -92,7 +101,9 @@ async function watchDelivery(writer: ResourceStore, watcher: ResourceStore, pref
 }
 
 async function main(): Promise<void> {
-  console.log(`strait store benchmark: N=${N} writes per case, ~300-byte ConfigMaps, WAL + synchronous=FULL (an acknowledged write is on disk; concurrent writes share one commit)`);
+  console.log(
+    `strait store benchmark: N=${N} writes per case, ~300-byte ConfigMaps, WAL + synchronous=FULL (an acknowledged write is on disk; concurrent writes share one commit)`,
+  );
   // rounds interleave the cases so that a busy neighbour on the machine hits them alike; medians are reported
   const loadAtStart = loadavg()[0]!;
   const peers: number[] = [];
@@ -103,7 +114,9 @@ async function main(): Promise<void> {
   const apiPars: number[] = [];
   const apiWatches: { p50: number; p99: number; eventsPerSec: number }[] = [];
   const socketPath = join(dir, 'store.sock');
-  const server = spawn(process.execPath, [join(root, 'test', 'fixtures', 'store-server.js'), join(dir, 'served'), socketPath, 'bench'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const server = spawn(process.execPath, [join(root, 'test', 'fixtures', 'store-server.js'), join(dir, 'served'), socketPath, 'bench'], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   await new Promise<void>((resolve) => server.stdout!.once('data', () => resolve()));
   const client = connectStore({ socketPath, token: 'bench', cluster: 'cluster-a' });
   const watchClient = connectStore({ socketPath, token: 'bench', cluster: 'cluster-a' });
@@ -129,10 +142,16 @@ async function main(): Promise<void> {
   const embPar = median(embPars);
   const apiSeq = median(apiSeqs);
   const apiPar = median(apiPars);
-  const mw = (ws: typeof embWatches) => ({ p50: median(ws.map((w) => w.p50)), p99: median(ws.map((w) => w.p99)), eventsPerSec: median(ws.map((w) => w.eventsPerSec)) });
+  const mw = (ws: typeof embWatches) => ({
+    p50: median(ws.map((w) => w.p50)),
+    p99: median(ws.map((w) => w.p99)),
+    eventsPerSec: median(ws.map((w) => w.eventsPerSec)),
+  });
   const embWatch = mw(embWatches);
   const apiWatch = mw(apiWatches);
-  console.log(`medians of ${ROUNDS} interleaved rounds (load average at start: ${loadAtStart.toFixed(1)}, at end: ${loadavg()[0]!.toFixed(1)}, on ${availableParallelism()} CPUs)`);
+  console.log(
+    `medians of ${ROUNDS} interleaved rounds (load average at start: ${loadAtStart.toFixed(1)}, at end: ${loadavg()[0]!.toFixed(1)}, on ${availableParallelism()} CPUs)`,
+  );
 
   const rows: [string, string, string][] = [
     ['peer: better-sqlite3 INSERT loop (1 txn/row)', `${fmt(peer)} writes/s`, '1.00x'],
@@ -143,7 +162,11 @@ async function main(): Promise<void> {
     ['embedded watch: write->event p50 / p99', `${fmt(embWatch.p50, 3)} / ${fmt(embWatch.p99, 3)} ms`, ''],
     ['store API watch: write->event p50 / p99', `${fmt(apiWatch.p50, 3)} / ${fmt(apiWatch.p99, 3)} ms`, `${fmt(apiWatch.p50 / embWatch.p50, 2)}x embedded p50`],
     ['embedded watch delivery (burst)', `${fmt(embWatch.eventsPerSec)} events/s`, ''],
-    [`store API watch delivery (burst, ${CONCURRENCY} writers)`, `${fmt(apiWatch.eventsPerSec)} events/s`, `${fmt(apiWatch.eventsPerSec / embWatch.eventsPerSec, 2)}x embedded`],
+    [
+      `store API watch delivery (burst, ${CONCURRENCY} writers)`,
+      `${fmt(apiWatch.eventsPerSec)} events/s`,
+      `${fmt(apiWatch.eventsPerSec / embWatch.eventsPerSec, 2)}x embedded`,
+    ],
   ];
   const w0 = Math.max(...rows.map((r) => r[0].length));
   const w1 = Math.max(...rows.map((r) => r[1].length));

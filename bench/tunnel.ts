@@ -113,10 +113,16 @@ done
 echo "{\\"probe\\":\\"records\\",\\"r\\":$(records gwA)}"
 `;
 
-interface IperfEnd { sum_received?: { bits_per_second: number; bytes: number }; sum_sent?: { retransmits?: number }; streams: { sender: { mean_rtt?: number } }[] }
+interface IperfEnd {
+  sum_received?: { bits_per_second: number; bytes: number };
+  sum_sent?: { retransmits?: number };
+  streams: { sender: { mean_rtt?: number } }[];
+}
 
 function load(): string {
-  return loadavg().map((x) => x.toFixed(2)).join(', ');
+  return loadavg()
+    .map((x) => x.toFixed(2))
+    .join(', ');
 }
 
 async function main(): Promise<void> {
@@ -132,7 +138,7 @@ async function main(): Promise<void> {
   }
   const perRun: string[] = [];
   for (const [name, ks] of runs) {
-    const bps = (k: string): number => ((p.get(k)?.['r'] as { end?: IperfEnd } | undefined)?.end?.sum_received?.bits_per_second ?? 0);
+    const bps = (k: string): number => (p.get(k)?.['r'] as { end?: IperfEnd } | undefined)?.end?.sum_received?.bits_per_second ?? 0;
     ks.sort((x, y) => bps(x) - bps(y));
     perRun.push(`${name}: ${ks.map((k) => (bps(k) / 1e9).toFixed(2)).join(' ')}`);
     const median = p.get(ks[Math.floor(ks.length / 2)] as string);
@@ -160,33 +166,52 @@ async function main(): Promise<void> {
     const after = pr?.['cpuAfter'] as number[] | undefined;
     const gb = (end(k)?.sum_received?.bytes ?? NaN) / 1e9;
     if (!before || !after) return 'n/a';
-    return ['gwA', 'gwB', 'agentA', 'agentB'].map((n, i) => `${n} ${(((after[i] ?? NaN) - (before[i] ?? NaN)) / Number(pr?.['hz']) / gb).toFixed(2)}`).join(', ');
+    return ['gwA', 'gwB', 'agentA', 'agentB']
+      .map((n, i) => `${n} ${(((after[i] ?? NaN) - (before[i] ?? NaN)) / Number(pr?.['hz']) / gb).toFixed(2)}`)
+      .join(', ');
   };
   const ms = (k: string): number => Number(p.get(`rtt-${k}`)?.['s']) * 1000;
   const rec = p.get('records')?.['r'] as { connections: { rttAvg: string }[]; drops?: Record<string, number> };
   const f = (x: number, d = 3): string => (Number.isFinite(x) ? x.toFixed(d) : 'n/a');
   const ratio = (a: number, b: number): string => (Number.isFinite(a / b) ? `${(a / b).toFixed(2)}x` : 'n/a');
-  console.log(`strait tunnel benchmark: one TCP flow per iperf3 run, ${seconds} s each, ${rounds} interleaved round(s), median shown; inner MTU ${process.env['TUN_MTU'] ?? 1400}, offload ${process.env['OFFLOAD'] ?? 'true'}${(process.env['OFFLOAD'] ?? 'true') === 'true' ? ' (super-packets sealed once, tunnel fragments of <= 1472 bytes)' : ' (per-packet)'}`);
+  console.log(
+    `strait tunnel benchmark: one TCP flow per iperf3 run, ${seconds} s each, ${rounds} interleaved round(s), median shown; inner MTU ${process.env['TUN_MTU'] ?? 1400}, offload ${process.env['OFFLOAD'] ?? 'true'}${(process.env['OFFLOAD'] ?? 'true') === 'true' ? ' (super-packets sealed once, tunnel fragments of <= 1472 bytes)' : ' (per-packet)'}`,
+  );
   console.log(`load average (1, 5, 15 min): before ${loadBefore}   after ${load()}   (2 cores shared by other engineers: figures are noisy)`);
   const rows: string[][] = [];
   for (const where of ['pod', 'gw'] as const) {
     const label = where === 'pod' ? 'pod A -> pod B' : 'gw A -> gw B';
     const s = gbit(`${where}-strait`);
-    for (const [peer, name] of [['strait', 'strait'], ['direct', 'direct (no tunnel)'], ['wg', 'wireguard-go']] as const) {
+    for (const [peer, name] of [
+      ['strait', 'strait'],
+      ['direct', 'direct (no tunnel)'],
+      ['wg', 'wireguard-go'],
+    ] as const) {
       const k = `${where}-${peer}`;
       if (peer === 'wg' && !haveWg) {
         rows.push([label, name, 'not run', '-', '-', '-', '-', '-', '-']);
         continue;
       }
-      rows.push([label, name, f(gbit(k)), String(retr(k)), f(mrtt(k), 2), f(ms(k), 3), peer === 'direct' ? '-' : f(cpuPerGB(k), 2),
-        peer === 'strait' ? ratio(s, gbit(`${where}-wg`)) : '-', peer === 'strait' ? ratio(s, gbit(`${where}-direct`)) : '-']);
+      rows.push([
+        label,
+        name,
+        f(gbit(k)),
+        String(retr(k)),
+        f(mrtt(k), 2),
+        f(ms(k), 3),
+        peer === 'direct' ? '-' : f(cpuPerGB(k), 2),
+        peer === 'strait' ? ratio(s, gbit(`${where}-wg`)) : '-',
+        peer === 'strait' ? ratio(s, gbit(`${where}-direct`)) : '-',
+      ]);
     }
   }
   console.log(formatTable(['PATH', 'WITH', 'GBIT/S', 'RETRANSMITS', 'RTT LOADED MS', 'RTT IDLE MS', 'CPU S/GB', 'VS WG-GO', 'VS DIRECT'], rows));
   console.log('RTT LOADED: iperf3 mean smoothed RTT during the run; RTT IDLE: median TCP connect time of 21 curls;');
   console.log('CPU S/GB: CPU seconds used by the tunnel processes (strait: 2 gateways + 2 agents; wireguard-go: its 2 processes) per GB carried.');
   console.log(`strait CPU s/GB per process (median run): pod path: ${perProcess('pod-strait')}; gw path: ${perProcess('gw-strait')}`);
-  console.log(`goals: >= 2 Gbit/s through the tunnel and >= 1.00x wireguard-go. gateway keepalive RTT avg: ${rec.connections[0]?.rttAvg}; wall time ${((Date.now() - t0) / 1000).toFixed(0)} s`);
+  console.log(
+    `goals: >= 2 Gbit/s through the tunnel and >= 1.00x wireguard-go. gateway keepalive RTT avg: ${rec.connections[0]?.rttAvg}; wall time ${((Date.now() - t0) / 1000).toFixed(0)} s`,
+  );
   for (const [k, v] of p) {
     const err = (v['r'] as { error?: string } | undefined)?.error;
     if (err !== undefined) console.log(`iperf3 ${k}: ${err}`);

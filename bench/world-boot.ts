@@ -23,13 +23,22 @@ const arg = (name: string, d?: string): string | undefined => {
 const RUNS = Number(arg('--runs', '3'));
 const WORLD = arg('--world');
 
-
-interface Run { readyMs: number; bootMs: number; peakRss: number; peakPss: number; processes: number; steady: { name: string; pss: number }[] }
+interface Run {
+  readyMs: number;
+  bootMs: number;
+  peakRss: number;
+  peakPss: number;
+  processes: number;
+  steady: { name: string; pss: number }[];
+}
 
 /** what a process of the world is: its STRAIT_PROC (component name), else its command */
 function nameOf(pid: number): string {
   try {
-    const proc = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').find((e) => e.startsWith('STRAIT_PROC='))?.slice(12);
+    const proc = readFileSync(`/proc/${pid}/environ`, 'utf8')
+      .split('\0')
+      .find((e) => e.startsWith('STRAIT_PROC='))
+      ?.slice(12);
     const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
     if (cmd.includes('up') && cmd.some((a) => a.endsWith('strait.js'))) return 'strait up (the owner)';
     if (cmd[0] === 'unshare') return 'unshare';
@@ -44,7 +53,10 @@ async function oneRun(worldFile: string | undefined): Promise<Run> {
   const stateDir = mkdtempSync(join(tmpdir(), 'strait-bench-'));
   const t0 = performance.now();
   // a session of its own: every world process carries its session id
-  const child = spawn(process.execPath, [BIN, 'up', '--state-dir', stateDir, ...(worldFile ? ['--world', worldFile] : [])], { detached: true, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [BIN, 'up', '--state-dir', stateDir, ...(worldFile ? ['--world', worldFile] : [])], {
+    detached: true,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   let readyMs = 0;
   let peakRss = 0;
   let peakPss = 0;
@@ -59,7 +71,10 @@ async function oneRun(worldFile: string | undefined): Promise<Run> {
       rss += m.rss;
       pss += m.pss;
     }
-    if (rss > peakRss) { peakRss = rss; processes = pids.length; }
+    if (rss > peakRss) {
+      peakRss = rss;
+      processes = pids.length;
+    }
     peakPss = Math.max(peakPss, pss);
   };
   const sampler = setInterval(sample, 25);
@@ -77,7 +92,9 @@ async function oneRun(worldFile: string | undefined): Promise<Run> {
   await new Promise((r) => setTimeout(r, 1000));
   sample();
   clearInterval(sampler);
-  const steady = worldPids(child.pid as number).map((p) => ({ name: nameOf(p), pss: memoryOf(p).pss })).sort((a, b) => b.pss - a.pss);
+  const steady = worldPids(child.pid as number)
+    .map((p) => ({ name: nameOf(p), pss: memoryOf(p).pss }))
+    .sort((a, b) => b.pss - a.pss);
   const bootMs = Number(/ready in (\d+) ms/.exec(out)?.[1] ?? 0);
   child.removeAllListeners('exit');
   const exited = new Promise((r) => child.on('exit', r));
@@ -89,24 +106,47 @@ async function oneRun(worldFile: string | undefined): Promise<Run> {
 
 /** the same namespaces, veths, bridges, addresses and routes, one `ip` command each */
 function bareScript(plan: WorldPlan): string {
-  const cmds: string[] = ['mount -t tmpfs tmpfs /run/netns', 'ip link set lo up', `ip link add ${plan.internet.bridge} type bridge`, `ip link set ${plan.internet.bridge} up`];
+  const cmds: string[] = [
+    'mount -t tmpfs tmpfs /run/netns',
+    'ip link set lo up',
+    `ip link add ${plan.internet.bridge} type bridge`,
+    `ip link set ${plan.internet.bridge} up`,
+  ];
   for (const c of plan.clusters) {
     cmds.push(`ip link add ${c.underlayBridge} type bridge`, `ip link set ${c.underlayBridge} up`, `ip addr add ${c.rootIP}/24 dev ${c.underlayBridge}`);
     for (const n of c.nodes) {
-      cmds.push(`ip netns add ${n.netns}`, `ip link add ${n.rootVeth} type veth peer name eth0 netns ${n.netns}`, `ip link set ${n.rootVeth} master ${c.underlayBridge} up`,
-        `ip -n ${n.netns} link set lo up`, `ip -n ${n.netns} link set eth0 up`, `ip -n ${n.netns} addr add ${n.underlayIP}/24 dev eth0`,
-        `ip -n ${n.netns} link add cbr0 type bridge`, `ip -n ${n.netns} link set cbr0 up`, `ip -n ${n.netns} addr add ${n.bridgeIP}/24 dev cbr0`);
+      cmds.push(
+        `ip netns add ${n.netns}`,
+        `ip link add ${n.rootVeth} type veth peer name eth0 netns ${n.netns}`,
+        `ip link set ${n.rootVeth} master ${c.underlayBridge} up`,
+        `ip -n ${n.netns} link set lo up`,
+        `ip -n ${n.netns} link set eth0 up`,
+        `ip -n ${n.netns} addr add ${n.underlayIP}/24 dev eth0`,
+        `ip -n ${n.netns} link add cbr0 type bridge`,
+        `ip -n ${n.netns} link set cbr0 up`,
+        `ip -n ${n.netns} addr add ${n.bridgeIP}/24 dev cbr0`,
+      );
       if (n.internetVeth) {
-        cmds.push(`ip link add ${n.internetVeth} type veth peer name eth1 netns ${n.netns}`, `ip link set ${n.internetVeth} master ${plan.internet.bridge} up`,
-          `ip -n ${n.netns} link set eth1 up`, `ip -n ${n.netns} addr add ${n.publicIP}/16 dev eth1`);
+        cmds.push(
+          `ip link add ${n.internetVeth} type veth peer name eth1 netns ${n.netns}`,
+          `ip link set ${n.internetVeth} master ${plan.internet.bridge} up`,
+          `ip -n ${n.netns} link set eth1 up`,
+          `ip -n ${n.netns} addr add ${n.publicIP}/16 dev eth1`,
+        );
       }
     }
     for (const p of c.pods) {
       const node = c.nodes.find((n) => n.name === p.node);
-      cmds.push(`ip netns add ${p.netns}`, `ip -n ${node?.netns} link add ${p.hostVeth} type veth peer name eth0 netns ${p.netns}`,
-        `ip -n ${node?.netns} link set ${p.hostVeth} master cbr0 up`, `ip -n ${p.netns} link set lo up`, `ip -n ${p.netns} link set eth0 up`,
-        `ip -n ${p.netns} addr add ${p.ip}/32 dev eth0`, `ip -n ${p.netns} route add ${node?.bridgeIP} dev eth0 scope link`,
-        `ip -n ${p.netns} route add default via ${node?.bridgeIP} dev eth0`);
+      cmds.push(
+        `ip netns add ${p.netns}`,
+        `ip -n ${node?.netns} link add ${p.hostVeth} type veth peer name eth0 netns ${p.netns}`,
+        `ip -n ${node?.netns} link set ${p.hostVeth} master cbr0 up`,
+        `ip -n ${p.netns} link set lo up`,
+        `ip -n ${p.netns} link set eth0 up`,
+        `ip -n ${p.netns} addr add ${p.ip}/32 dev eth0`,
+        `ip -n ${p.netns} route add ${node?.bridgeIP} dev eth0 scope link`,
+        `ip -n ${p.netns} route add default via ${node?.bridgeIP} dev eth0`,
+      );
     }
   }
   return cmds.join(' && \\\n');
@@ -128,7 +168,10 @@ const coreFile = join(tmp, 'core.json');
 writeFileSync(coreFile, JSON.stringify({ ...DEFAULT_WORLD, tunnels: false, githost: false }));
 const variants: { label: string; file: string | undefined }[] = WORLD
   ? [{ label: WORLD, file: WORLD }]
-  : [{ label: 'default world (gateways, agents, githost)', file: undefined }, { label: 'core world (tunnels: false, githost: false)', file: coreFile }];
+  : [
+      { label: 'default world (gateways, agents, githost)', file: undefined },
+      { label: 'core world (tunnels: false, githost: false)', file: coreFile },
+    ];
 
 for (const v of variants) {
   const plan = buildPlan(loadWorld(v.file));
@@ -145,9 +188,13 @@ for (const v of variants) {
   const pss = Math.max(...runs.map((r) => r.peakPss));
   const bareMs = median(bare);
   console.log(`world boot: ${v.label}: ${plan.clusters.length} clusters, ${nodes} nodes, ${pods} pods; ${RUNS} runs (median time, max memory)`);
-  console.log(`  strait up -> ready           ${s(ready).padStart(9)}   goal < 3 s     ${ready < 3000 ? 'MET' : 'MISSED'}   (runs: ${runs.map((r) => s(r.readyMs)).join(', ')})`);
+  console.log(
+    `  strait up -> ready           ${s(ready).padStart(9)}   goal < 3 s     ${ready < 3000 ? 'MET' : 'MISSED'}   (runs: ${runs.map((r) => s(r.readyMs)).join(', ')})`,
+  );
   console.log(`    of which supervisor boot   ${s(median(runs.map((r) => r.bootMs))).padStart(9)}   (network, nftables, DNS, store, components ready)`);
-  console.log(`  peak RSS, all processes      ${mb(rss).padStart(9)}   goal < 400 MB  ${rss < 400e6 ? 'MET' : 'MISSED'}   (${runs[0]?.processes} processes; shared pages counted in each)`);
+  console.log(
+    `  peak RSS, all processes      ${mb(rss).padStart(9)}   goal < 400 MB  ${rss < 400e6 ? 'MET' : 'MISSED'}   (${runs[0]?.processes} processes; shared pages counted in each)`,
+  );
   console.log(`  peak PSS, all processes      ${mb(pss).padStart(9)}   (shared pages split between processes)`);
   console.log(`  peer: bare ip netns+veth     ${s(bareMs).padStart(9)}   same topology, one ip command per step, no processes`);
   console.log(`  ratio: strait up / bare      ${(ready / bareMs).toFixed(1).padStart(7)}x`);
@@ -157,4 +204,8 @@ for (const v of variants) {
   for (const p of last.steady) console.log(`    ${mb(p.pss).padStart(7)}  ${p.name}`);
 }
 rmSync(tmp, { recursive: true, force: true });
-console.log(`machine: ${availableParallelism()} cores, load average ${loadavg().map((x) => x.toFixed(1)).join(' ')} (other work on the machine slows every figure)`);
+console.log(
+  `machine: ${availableParallelism()} cores, load average ${loadavg()
+    .map((x) => x.toFixed(1))
+    .join(' ')} (other work on the machine slows every figure)`,
+);

@@ -15,7 +15,9 @@ export function worldPids(sid: number): number[] {
       const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
       const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
       procs.push({ pid: Number(name), sid: Number(fields[3]), ns: readlinkSync(`/proc/${name}/ns/pid`) }); // field 6 of stat: session id
-    } catch { /* gone */ }
+    } catch {
+      /* gone */
+    }
   }
   const worldNs = new Set(procs.filter((p) => p.sid === sid && p.ns !== hostNs).map((p) => p.ns));
   return procs.filter((p) => p.sid === sid || worldNs.has(p.ns)).map((p) => p.pid);

@@ -27,8 +27,11 @@ run(bin('tsc'), ['-p', 'tsconfig.json']);
 const consoleDir = join(root, 'src', 'console', 'web');
 if (existsSync(consoleDir)) {
   const bundle = join(root, 'dist', 'console', 'app.js');
-  const newestWeb = Math.max(...readdirSync(consoleDir, { recursive: true }).map((f) => statSync(join(consoleDir, String(f))).mtimeMs),
-    statSync(join(root, 'package-lock.json')).mtimeMs, statSync(join(root, 'scripts', 'build-console.mjs')).mtimeMs);
+  const newestWeb = Math.max(
+    ...readdirSync(consoleDir, { recursive: true }).map((f) => statSync(join(consoleDir, String(f))).mtimeMs),
+    statSync(join(root, 'package-lock.json')).mtimeMs,
+    statSync(join(root, 'scripts', 'build-console.mjs')).mtimeMs,
+  );
   if (!existsSync(bundle) || statSync(bundle).mtimeMs < newestWeb || process.argv.includes('--console')) {
     run(process.execPath, [join(root, 'scripts', 'build-console.mjs')]);
   }
@@ -36,8 +39,7 @@ if (existsSync(consoleDir)) {
 if (existsSync(join(root, 'native', 'binding.gyp'))) {
   const built = join(root, 'native', 'build', 'Release', 'strait_native.node');
   const srcDir = join(root, 'native', 'src');
-  const newest = Math.max(statSync(join(root, 'native', 'binding.gyp')).mtimeMs,
-    ...readdirSync(srcDir).map((f) => statSync(join(srcDir, f)).mtimeMs));
+  const newest = Math.max(statSync(join(root, 'native', 'binding.gyp')).mtimeMs, ...readdirSync(srcDir).map((f) => statSync(join(srcDir, f)).mtimeMs));
   if (!existsSync(built) || statSync(built).mtimeMs < newest || process.argv.includes('--native')) {
     run(bin('node-gyp'), ['rebuild', '--loglevel=error', '--nodedir=/usr', '--directory', 'native'], { stdio: ['ignore', 'ignore', 'inherit'] });
   }

@@ -26,8 +26,16 @@ const templatesDir = join(chartDir, 'templates');
 // hand-written files of templates/ (everything else there is generated and rewritten)
 const HAND_WRITTEN = new Set(['_helpers.tpl', 'NOTES.txt', 'githost-pvc.yaml', 'validate.yaml']);
 
-const CLUSTER_SCOPED = new Set(['Namespace', 'CustomResourceDefinition', 'ClusterRole', 'ClusterRoleBinding',
-  'MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration', 'PriorityClass', 'StorageClass']);
+const CLUSTER_SCOPED = new Set([
+  'Namespace',
+  'CustomResourceDefinition',
+  'ClusterRole',
+  'ClusterRoleBinding',
+  'MutatingWebhookConfiguration',
+  'ValidatingWebhookConfiguration',
+  'PriorityClass',
+  'StorageClass',
+]);
 const NS = 'strait-system';
 const NS_TPL = '{{ .Release.Namespace }}';
 
@@ -44,27 +52,34 @@ const BINDINGS = {
   'config.yaml': [
     { find: 'clusterId: cluster-a', replace: 'clusterId: {{ .Values.clusterId }}' },
     { find: 'localSubnets: [10.1.0.0/16, 100.1.0.0/16]', replace: 'localSubnets: {{ list .Values.cidrs.cluster .Values.cidrs.service | toJson }}' },
-    { find: /^( *)peers:\n\1 {2}- \{ clusterId: cluster-b, endpoint: 192\.0\.2\.2, port: 4500, subnets: \[10\.2\.0\.0\/16, 100\.2\.0\.0\/16\] \}\n/m,
-      replace: (_m, ind) => `${ind}peers: {{ .Values.gateway.peers | toJson }}\n` },
+    {
+      find: /^( *)peers:\n\1 {2}- \{ clusterId: cluster-b, endpoint: 192\.0\.2\.2, port: 4500, subnets: \[10\.2\.0\.0\/16, 100\.2\.0\.0\/16\] \}\n/m,
+      replace: (_m, ind) => `${ind}peers: {{ .Values.gateway.peers | toJson }}\n`,
+    },
     { find: 'remoteSubnets: [10.2.0.0/16, 100.2.0.0/16]', replace: 'remoteSubnets: {{ include "strait.remoteSubnets" . }}' },
-    { find: 'gateway: { address: 192.0.2.1, port: 4800 }',
-      replace: 'gateway: { address: {{ .Values.gateway.address }}, port: 4800{{ with .Values.gateway.standby }}, standby: {{ toJson . }}{{ end }} }' },
+    {
+      find: 'gateway: { address: 192.0.2.1, port: 4800 }',
+      replace: 'gateway: { address: {{ .Values.gateway.address }}, port: 4800{{ with .Values.gateway.standby }}, standby: {{ toJson . }}{{ end }} }',
+    },
     { find: /^( *)metricsListen: 0\.0\.0\.0:9103\n/m, replace: (m, ind) => `${m}{{- if not .Values.tls.enabled }}\n${ind}insecure: true\n{{- end }}\n` },
   ],
-  'gateway.yaml': [
-    block('nodeSelector', '(include "strait.gatewayNodeSelector" . | fromYaml)'),
-    resources('.Values.gateway.resources'),
-  ],
+  'gateway.yaml': [block('nodeSelector', '(include "strait.gatewayNodeSelector" . | fromYaml)'), resources('.Values.gateway.resources')],
   'node-agent.yaml': [
-    { find: /^( *)- \{ key: submariner\.io\/gateway, operator: NotIn, values: \["true"\] \}\n/m,
-      replace: (_m, ind) => `{{- range $k, $v := include "strait.gatewayNodeSelector" . | fromYaml }}\n${ind}- { key: {{ $k }}, operator: NotIn, values: [{{ $v | quote }}] }\n{{- end }}\n` },
+    {
+      find: /^( *)- \{ key: submariner\.io\/gateway, operator: NotIn, values: \["true"\] \}\n/m,
+      replace: (_m, ind) =>
+        `{{- range $k, $v := include "strait.gatewayNodeSelector" . | fromYaml }}\n${ind}- { key: {{ $k }}, operator: NotIn, values: [{{ $v | quote }}] }\n{{- end }}\n`,
+    },
     resources('.Values.nodeAgent.resources'),
   ],
   'control.yaml': [resources('.Values.control.resources')],
   'githost.yaml': [
     resources('.Values.githost.resources'),
-    { find: /^( *)- name: data\n\1 {2}emptyDir:\n\1 {4}sizeLimit: 1Gi\n/m,
-      replace: (_m, ind) => `${ind}- name: data\n{{- if .Values.githost.persistence.enabled }}\n${ind}  persistentVolumeClaim:\n${ind}    claimName: strait-githost-data\n{{- else }}\n${ind}  emptyDir:\n${ind}    sizeLimit: {{ .Values.githost.persistence.size }}\n{{- end }}\n` },
+    {
+      find: /^( *)- name: data\n\1 {2}emptyDir:\n\1 {4}sizeLimit: 1Gi\n/m,
+      replace: (_m, ind) =>
+        `${ind}- name: data\n{{- if .Values.githost.persistence.enabled }}\n${ind}  persistentVolumeClaim:\n${ind}    claimName: strait-githost-data\n{{- else }}\n${ind}  emptyDir:\n${ind}    sizeLimit: {{ .Values.githost.persistence.size }}\n{{- end }}\n`,
+    },
   ],
   'mesh-ingress.yaml': [resources('.Values.meshIngress.resources')],
 };
@@ -102,7 +117,8 @@ function kustomizeDoc(docText, obj, labels) {
   const labelLines = Object.entries(labels).map(([k, v]) => `    ${k}: ${v}`);
   if (labelsAt >= 0) metaLines.splice(labelsAt + 1, 0, ...labelLines);
   else metaLines.push('  labels:', ...labelLines);
-  if (!CLUSTER_SCOPED.has(obj.kind) && !obj.metadata.namespace) metaLines.splice(metaLines.findIndex((l) => l.startsWith('  name:')) + 1, 0, `  namespace: ${NS}`);
+  if (!CLUSTER_SCOPED.has(obj.kind) && !obj.metadata.namespace)
+    metaLines.splice(metaLines.findIndex((l) => l.startsWith('  name:')) + 1, 0, `  namespace: ${NS}`);
   return [...lines.slice(0, meta + 1), ...metaLines, ...lines.slice(end)].join('\n');
 }
 
@@ -126,9 +142,15 @@ function generate() {
       if (!obj?.kind) fail(`deploy/${file}: a document without a kind`);
       let t = kustomizeDoc(docText.replace(/\n*$/, '\n'), obj, labels);
       // the namespace, everywhere outside comments
-      t = t.split('\n').map((l) => (l.trimStart().startsWith('#') ? l : l.replaceAll(NS, NS_TPL))).join('\n');
+      t = t
+        .split('\n')
+        .map((l) => (l.trimStart().startsWith('#') ? l : l.replaceAll(NS, NS_TPL)))
+        .join('\n');
       // the image (kustomize: images: name strait)
-      t = t.replace(/^( *)image: strait$/gm, (_m, ind) => `${ind}image: {{ include "strait.image" . }}\n{{- with .Values.image.pullPolicy }}\n${ind}imagePullPolicy: {{ . }}\n{{- end }}`);
+      t = t.replace(
+        /^( *)image: strait$/gm,
+        (_m, ind) => `${ind}image: {{ include "strait.image" . }}\n{{- with .Values.image.pullPolicy }}\n${ind}imagePullPolicy: {{ . }}\n{{- end }}`,
+      );
       for (const c of CONDITIONS) {
         if (c.file === file && (!c.kind || (c.kind === obj.kind && c.name === obj.metadata.name))) t = `{{- if ${c.cond} }}\n${t}{{- end }}\n`;
       }
@@ -138,21 +160,27 @@ function generate() {
     out.set(join(templatesDir, file), header + rendered.join('---\n'));
   }
   if (image.newTag !== pkg.version) fail(`deploy/kustomization.yaml images: strait newTag ${image.newTag} is not package.json's version ${pkg.version}`);
-  out.set(join(chartDir, 'Chart.yaml'), `# Generated by scripts/gen-chart.mjs: version and appVersion are package.json's version.
+  out.set(
+    join(chartDir, 'Chart.yaml'),
+    `# Generated by scripts/gen-chart.mjs: version and appVersion are package.json's version.
 apiVersion: v2
 name: strait
 description: ${JSON.stringify(pkg.description)}
 type: application
 version: ${pkg.version}
 appVersion: "${pkg.version}"
-`);
+`,
+  );
   return out;
 }
 
 const check = process.argv.includes('--check');
 const files = generate();
 const existing = existsSync(templatesDir)
-  ? readdirSync(templatesDir, { recursive: true }).map(String).filter((f) => f.endsWith('.yaml') && !HAND_WRITTEN.has(f)).map((f) => join(templatesDir, f))
+  ? readdirSync(templatesDir, { recursive: true })
+      .map(String)
+      .filter((f) => f.endsWith('.yaml') && !HAND_WRITTEN.has(f))
+      .map((f) => join(templatesDir, f))
   : [];
 const stale = [];
 for (const [path, text] of files) {

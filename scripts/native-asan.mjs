@@ -22,8 +22,16 @@ const binding = JSON.parse(readFileSync(join(root, 'native', 'binding.gyp'), 'ut
 // the tests that load the addon: argument checks, TUN/UDP/pump data paths, the TLS record
 // relay against two peers and its fuzz test, namespaces, SO_ORIGINAL_DST (not unit/tun-no-ipv6:
 // its shell gives a node child 2 s to open the device, too short for node under libasan)
-const DEFAULT_TESTS = ['unit/native-args', 'unit/agent-pump', 'unit/udp-batch', 'unit/tunnel-fragments',
-  'mesh/tls-relay-', 'security/mesh-tls-relay-fuzz', 'netns-listen', 'original-dst'];
+const DEFAULT_TESTS = [
+  'unit/native-args',
+  'unit/agent-pump',
+  'unit/udp-batch',
+  'unit/tunnel-fragments',
+  'mesh/tls-relay-',
+  'security/mesh-tls-relay-fuzz',
+  'netns-listen',
+  'original-dst',
+];
 // tools the tests spawn inherit LD_PRELOAD; curl with libasan preloaded hangs in a futex, so
 // these run from a PATH directory of shims that drop LD_PRELOAD first
 const NO_ASAN_TOOLS = ['curl'];
@@ -44,7 +52,8 @@ function newest(d) {
 function build() {
   const src = join(root, 'native', 'src');
   const gyp = join(root, 'native', 'binding.gyp');
-  if (existsSync(addon) && statSync(addon).mtimeMs >= Math.max(newest(src), statSync(gyp).mtimeMs, statSync(fileURLToPath(import.meta.url)).mtimeMs)) return false;
+  if (existsSync(addon) && statSync(addon).mtimeMs >= Math.max(newest(src), statSync(gyp).mtimeMs, statSync(fileURLToPath(import.meta.url)).mtimeMs))
+    return false;
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
   symlinkSync(src, join(dir, 'src'));

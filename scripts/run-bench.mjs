@@ -26,7 +26,9 @@ if (files.length === 0) {
 const LIMIT_MS = 15 * 60_000;
 let failed = 0;
 for (const f of files) {
-  const load = loadavg().map((x) => x.toFixed(2)).join(', ');
+  const load = loadavg()
+    .map((x) => x.toFixed(2))
+    .join(', ');
   console.log(`\n=== ${f} (load average ${load}) ===`);
   const t0 = Date.now();
   const r = spawnSync(process.execPath, [join(dir, f)], { cwd: root, stdio: 'inherit', timeout: LIMIT_MS, env: { ...process.env, STRAIT_ROOT: root } });

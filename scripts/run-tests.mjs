@@ -27,7 +27,6 @@ if (files.length === 0) {
   console.error('strait tests: no test files found under dist/test');
   process.exit(1);
 }
-const args = ['--enable-source-maps', '--test', '--test-reporter=spec',
-  `--test-concurrency=${Math.max(2, availableParallelism())}`, ...files];
+const args = ['--enable-source-maps', '--test', '--test-reporter=spec', `--test-concurrency=${Math.max(2, availableParallelism())}`, ...files];
 const r = spawnSync(process.execPath, args, { cwd: root, stdio: 'inherit', env: { ...process.env, STRAIT_ROOT: root } });
 process.exit(r.status ?? 1);

@@ -19,24 +19,63 @@ async function main(): Promise<void> {
   if (await printedInfo(process.argv, 'strait-node-agent', HELP)) return;
   const path = configPathFromArgv(process.argv, 'strait-node-agent');
   const d = await runNodeAgentDaemon(withNodeName(readConfigFile(path), process.env['STRAIT_NODE_NAME']));
-  console.log(JSON.stringify({ msg: 'node agent started', node: d.agent.config.nodeName, tun: d.agent.tunName, vxlanPort: d.agent.vxlanPort, metricsPort: d.metricsPort }));
+  console.log(
+    JSON.stringify({
+      msg: 'node agent started',
+      node: d.agent.config.nodeName,
+      tun: d.agent.tunName,
+      vxlanPort: d.agent.vxlanPort,
+      metricsPort: d.metricsPort,
+    }),
+  );
   d.agent.onGatewayChange = (address, epoch) => {
-    console.error(JSON.stringify({ time: new Date().toISOString(), component: 'node-agent', level: 'info', msg: `active gateway is now ${address} (lease epoch ${epoch})` }));
+    console.error(
+      JSON.stringify({
+        time: new Date().toISOString(),
+        component: 'node-agent',
+        level: 'info',
+        msg: `active gateway is now ${address} (lease epoch ${epoch})`,
+      }),
+    );
   };
   d.agent.onPumpError = (err) => {
-    console.error(JSON.stringify({ time: new Date().toISOString(), component: 'node-agent', level: 'warn', msg: `native pump did not start, the JS path carries on (retried at the next hello-ack): ${String(err)}` }));
+    console.error(
+      JSON.stringify({
+        time: new Date().toISOString(),
+        component: 'node-agent',
+        level: 'warn',
+        msg: `native pump did not start, the JS path carries on (retried at the next hello-ack): ${String(err)}`,
+      }),
+    );
   };
   const stop = (): void => {
-    d.stop().then(() => process.exit(0), () => process.exit(1));
+    d.stop().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
   };
   // SIGHUP: re-read the file; a new active gateway (HA) takes effect at once
   process.on('SIGHUP', () => {
     try {
       const next = parseNodeAgentConfig(readConfigFile(path), path);
       d.agent.setGateway(next.gateway.address, next.gateway.port);
-      console.error(JSON.stringify({ time: new Date().toISOString(), component: 'node-agent', level: 'info', msg: `reloaded ${path}: gateway ${next.gateway.address}:${next.gateway.port}` }));
+      console.error(
+        JSON.stringify({
+          time: new Date().toISOString(),
+          component: 'node-agent',
+          level: 'info',
+          msg: `reloaded ${path}: gateway ${next.gateway.address}:${next.gateway.port}`,
+        }),
+      );
     } catch (err) {
-      console.error(JSON.stringify({ time: new Date().toISOString(), component: 'node-agent', level: 'error', msg: `reload of ${path} failed, keeping the running configuration: ${String(err)}` }));
+      console.error(
+        JSON.stringify({
+          time: new Date().toISOString(),
+          component: 'node-agent',
+          level: 'error',
+          msg: `reload of ${path} failed, keeping the running configuration: ${String(err)}`,
+        }),
+      );
     }
   });
   process.on('SIGTERM', stop);

@@ -33,8 +33,21 @@ async function main(): Promise<void> {
   const path = configPathFromArgv(process.argv, 'strait-gateway');
   const p = await startGatewayProcess(readConfigFile(path));
   const d = p.daemon;
-  console.log(JSON.stringify({ msg: 'gateway started', cluster: d.gateway.config.clusterId, tunnelPort: d.gateway.tunnelPort, vxlanPort: d.gateway.vxlanPort, metricsPort: d.metricsPort }));
-  const stop = (): void => { p.stop().then(() => process.exit(0), () => process.exit(1)); };
+  console.log(
+    JSON.stringify({
+      msg: 'gateway started',
+      cluster: d.gateway.config.clusterId,
+      tunnelPort: d.gateway.tunnelPort,
+      vxlanPort: d.gateway.vxlanPort,
+      metricsPort: d.metricsPort,
+    }),
+  );
+  const stop = (): void => {
+    p.stop().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  };
   process.on('SIGHUP', () => p.reload(() => readConfigFile(path), path));
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);

@@ -10,4 +10,6 @@ process.env['STRAIT_PROC'] ??= 'githost';
 const program = new Command('strait').version(VERSION, '-V, --version').showHelpAfterError('(add --help for usage)').exitOverride();
 addGlobalOptions(program);
 registerGithostCommand(program);
-runEntry(async () => { await program.parseAsync([process.argv[0] ?? 'node', 'strait', 'githost', 'serve', ...process.argv.slice(2)]); });
+runEntry(async () => {
+  await program.parseAsync([process.argv[0] ?? 'node', 'strait', 'githost', 'serve', ...process.argv.slice(2)]);
+});

@@ -19,7 +19,10 @@ async function main(): Promise<void> {
   const d = await runMulticlusterDaemon(readConfigFile(path));
   console.log(JSON.stringify({ msg: 'multicluster control started', cluster: d.agent.clusterId, dnsPort: d.dns?.port, metricsPort: d.metricsPort }));
   const stop = (): void => {
-    d.stop().then(() => process.exit(0), () => process.exit(1));
+    d.stop().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
   };
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);

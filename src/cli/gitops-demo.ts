@@ -18,15 +18,23 @@ export interface DemoOptions {
   out: (line: string) => void;
 }
 
-interface Proc { code: number | null; stdout: string; stderr: string }
+interface Proc {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
 
 function runTool(cmd: string, args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv; input?: string } = {}): Promise<Proc> {
   return new Promise((resolve, reject) => {
     const child = spawn(cmd, args, { cwd: opts.cwd, env: opts.env ?? process.env, stdio: ['pipe', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => { stdout += d; });
-    child.stderr.setEncoding('utf8').on('data', (d: string) => { stderr += d; });
+    child.stdout.setEncoding('utf8').on('data', (d: string) => {
+      stdout += d;
+    });
+    child.stderr.setEncoding('utf8').on('data', (d: string) => {
+      stderr += d;
+    });
     child.on('error', (err) => reject(E.systemTool(cmd, 'not started', err.message)));
     child.on('close', (code) => resolve({ code, stdout, stderr }));
     child.stdin.on('error', () => undefined); // the program may exit without reading its input
@@ -40,14 +48,18 @@ async function must(cmd: string, args: string[], opts: { cwd?: string; env?: Nod
   return r.stdout;
 }
 
-async function http(method: string, url: string, opts: { basic?: [string, string]; token?: string; body?: unknown } = {}): Promise<{ status: number; body: Record<string, unknown> }> {
+async function http(
+  method: string,
+  url: string,
+  opts: { basic?: [string, string]; token?: string; body?: unknown } = {},
+): Promise<{ status: number; body: Record<string, unknown> }> {
   const headers: Record<string, string> = { accept: 'application/json' };
   if (opts.basic) headers['authorization'] = `Basic ${Buffer.from(opts.basic.join(':')).toString('base64')}`;
   if (opts.token) headers['authorization'] = `token ${opts.token}`;
   if (opts.body !== undefined) headers['content-type'] = 'application/json';
   const res = await fetch(url, { method, headers, ...(opts.body !== undefined ? { body: JSON.stringify(opts.body) } : {}) });
   const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) as Record<string, unknown> : {} };
+  return { status: res.status, body: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
 }
 
 async function until<T>(what: string, fn: () => Promise<T | undefined>, ms = 20_000): Promise<T> {
@@ -87,13 +99,24 @@ async function demoGithost(d: DemoRun): Promise<{ gh: GithostServer; ghURL: stri
   d.say(`[1] code-hosting server on ${ghURL} (first admin gitea_admin created with the local admin tool)`);
 
   // token, user, user id, repository through the API
-  const tok = await http('POST', `${ghURL}/api/v1/users/gitea_admin/tokens`, { basic: ['gitea_admin', 'demo-admin-pass'], body: { name: 'demo', scopes: ['all'] } });
+  const tok = await http('POST', `${ghURL}/api/v1/users/gitea_admin/tokens`, {
+    basic: ['gitea_admin', 'demo-admin-pass'],
+    body: { name: 'demo', scopes: ['all'] },
+  });
   const adminToken = String(tok.body['sha1'] ?? '');
   if (!adminToken) throw E.internal(`demo: token creation answered ${tok.status}`);
   d.say(`[2] POST /api/v1/users/gitea_admin/tokens -> token ${adminToken.slice(0, 8)}...`);
-  const created = await http('POST', `${ghURL}/api/v1/admin/users`, { token: adminToken, body: {
-    email: EMAIL, login_name: 'developer', must_change_password: false, password: 'developer-pass', send_notify: false, username: 'developer',
-  } });
+  const created = await http('POST', `${ghURL}/api/v1/admin/users`, {
+    token: adminToken,
+    body: {
+      email: EMAIL,
+      login_name: 'developer',
+      must_change_password: false,
+      password: 'developer-pass',
+      send_notify: false,
+      username: 'developer',
+    },
+  });
   const user = await http('GET', `${ghURL}/api/v1/users/developer`, { token: adminToken });
   d.say(`[3] POST /api/v1/admin/users -> ${created.status}; GET /api/v1/users/developer -> id ${String(user.body['id'])}`);
   const repo = await http('POST', `${ghURL}/api/v1/user/repos`, { basic: ['developer', 'developer-pass'], body: { name: 'guestbook' } });
@@ -105,7 +128,9 @@ async function demoGithost(d: DemoRun): Promise<{ gh: GithostServer; ghURL: stri
 /** Step 4: an OpenPGP key made by gpg, added to the code-hosting server. */
 async function demoKey(d: DemoRun, ghURL: string): Promise<{ fpr: string; keyID: string }> {
   const env = d.env;
-  await must('gpg', ['--batch', '--pinentry-mode', 'loopback', '--passphrase', '', '--quick-gen-key', `Developer <${EMAIL}>`, 'ed25519', 'sign', '1y'], { env });
+  await must('gpg', ['--batch', '--pinentry-mode', 'loopback', '--passphrase', '', '--quick-gen-key', `Developer <${EMAIL}>`, 'ed25519', 'sign', '1y'], {
+    env,
+  });
   const colons = await must('gpg', ['--batch', '--with-colons', '--fingerprint', '--list-keys', EMAIL], { env });
   const fpr = /^fpr:+([0-9A-F]{40}):/m.exec(colons)?.[1] ?? '';
   const keyID = fpr.slice(24);
@@ -126,7 +151,11 @@ async function demoControl(d: DemoRun, gh: GithostServer, ghURL: string): Promis
   const svc = await startGitOpsService({ store, namespace: 'argocd', stateDir: join(d.dir, 'control'), port: 0, tls: true, pollIntervalMs: 3_600_000 });
   d.cleanups.push(() => svc.close());
   gh.onPush((e) => svc.controller.notifyPush(`${ghURL}/${e.owner}/${e.repo}.git`));
-  const secret = await store.get<{ data: Record<string, string> } & { apiVersion: string; kind: string; metadata: { name: string } }>(Kinds.Secret, ADMIN_SECRET, 'argocd');
+  const secret = await store.get<{ data: Record<string, string> } & { apiVersion: string; kind: string; metadata: { name: string } }>(
+    Kinds.Secret,
+    ADMIN_SECRET,
+    'argocd',
+  );
   const password = Buffer.from(secret?.data['admin.password'] ?? '', 'base64').toString();
   const server = `127.0.0.1:${svc.api.port}`;
   d.say(`[5] control module API on ${svc.api.url}; admin password read from Secret argocd/${ADMIN_SECRET} field admin.password`);
@@ -147,17 +176,30 @@ async function demoControl(d: DemoRun, gh: GithostServer, ghURL: string): Promis
   return store;
 }
 
-type App = { status?: { sync?: { status?: string; revision?: string }; operationState?: { message?: string; syncResult?: { signer?: string } }; conditions?: { type: string; message: string }[] } };
+type App = {
+  status?: {
+    sync?: { status?: string; revision?: string };
+    operationState?: { message?: string; syncResult?: { signer?: string } };
+    conditions?: { type: string; message: string }[];
+  };
+};
 
 /** Steps 7-9: the project enforces the key, the Application follows main; an unsigned commit is refused, then a signed one syncs. True when both outcomes are as documented. */
 async function demoOutcomes(d: DemoRun, store: Store, repo: { cloneURL: string; pushURL: string }, key: { fpr: string; keyID: string }): Promise<boolean> {
   const { GROUPS, Kinds } = await import('../platform/resources/index.js');
   const api = `${GROUPS.gitops}/v1alpha1`;
-  await store.apply({ apiVersion: api, kind: 'AppProject', metadata: { name: 'signed', namespace: 'argocd' }, spec: {
-    description: 'only revisions signed by the developer key', sourceRepos: ['*'],
-    destinations: [{ server: 'https://kubernetes.default.svc', namespace: 'guestbook' }],
-    clusterResourceWhitelist: [{ group: '', kind: 'Namespace' }], signatureKeys: [{ keyID: key.keyID }],
-  } });
+  await store.apply({
+    apiVersion: api,
+    kind: 'AppProject',
+    metadata: { name: 'signed', namespace: 'argocd' },
+    spec: {
+      description: 'only revisions signed by the developer key',
+      sourceRepos: ['*'],
+      destinations: [{ server: 'https://kubernetes.default.svc', namespace: 'guestbook' }],
+      clusterResourceWhitelist: [{ group: '', kind: 'Namespace' }],
+      signatureKeys: [{ keyID: key.keyID }],
+    },
+  });
   d.say(`[7] AppProject signed: signatureKeys [${key.keyID}]`);
 
   // an unsigned commit, pushed
@@ -173,19 +215,30 @@ async function demoOutcomes(d: DemoRun, store: Store, repo: { cloneURL: string; 
   await git('commit', '-q', '-m', 'unsigned release');
   const unsigned = (await git('rev-parse', 'HEAD')).trim();
   await git('push', '-q', repo.pushURL, 'main');
-  await store.apply({ apiVersion: api, kind: 'Application', metadata: { name: 'guestbook', namespace: 'argocd' }, spec: {
-    project: 'signed', source: { repoURL: repo.cloneURL, path: 'guestbook', targetRevision: 'main' },
-    destination: { server: 'https://kubernetes.default.svc', namespace: 'guestbook' },
-    syncPolicy: { automated: { prune: true, selfHeal: true }, syncOptions: ['CreateNamespace=true'] },
-  } });
+  await store.apply({
+    apiVersion: api,
+    kind: 'Application',
+    metadata: { name: 'guestbook', namespace: 'argocd' },
+    spec: {
+      project: 'signed',
+      source: { repoURL: repo.cloneURL, path: 'guestbook', targetRevision: 'main' },
+      destination: { server: 'https://kubernetes.default.svc', namespace: 'guestbook' },
+      syncPolicy: { automated: { prune: true, selfHeal: true }, syncOptions: ['CreateNamespace=true'] },
+    },
+  });
   const getApp = async (): Promise<App | undefined> => store.get(Kinds.Application, 'guestbook', 'argocd') as Promise<App | undefined>;
-  const refused = await until('Sync Error', async () => { const a = await getApp(); return a?.status?.sync?.status === 'Sync Error' ? a : undefined; });
+  const refused = await until('Sync Error', async () => {
+    const a = await getApp();
+    return a?.status?.sync?.status === 'Sync Error' ? a : undefined;
+  });
   const liveAfterRefusal = await store.get(Kinds.ConfigMap, 'guestbook-ui', 'guestbook');
   const cond = refused.status?.conditions?.find((c) => c.type === 'ComparisonError');
   const events = (await store.list(Kinds.Event)).items.filter((e) => (e as unknown as { reason: string }).reason === 'ResourceComparison');
-  d.say(`[8] unsigned commit ${unsigned.slice(0, 12)} pushed -> Application guestbook: ${refused.status?.sync?.status}; `
-    + `last sync: "${refused.status?.operationState?.message}"; condition ${cond?.type ?? '(none)'}; Event ResourceComparison x${events.length}; `
-    + `applied: ${liveAfterRefusal ? 'yes (WRONG)' : 'nothing'}`);
+  d.say(
+    `[8] unsigned commit ${unsigned.slice(0, 12)} pushed -> Application guestbook: ${refused.status?.sync?.status}; ` +
+      `last sync: "${refused.status?.operationState?.message}"; condition ${cond?.type ?? '(none)'}; Event ResourceComparison x${events.length}; ` +
+      `applied: ${liveAfterRefusal ? 'yes (WRONG)' : 'nothing'}`,
+  );
 
   // a signed commit, pushed: the push notification syncs at once
   writeFileSync(join(work, 'guestbook', 'ui.yaml'), cm('2-signed'));
@@ -193,12 +246,25 @@ async function demoOutcomes(d: DemoRun, store: Store, repo: { cloneURL: string; 
   await git('-c', `user.signingkey=${key.fpr}`, 'commit', '-q', '-S', '-m', 'signed release');
   const signed = (await git('rev-parse', 'HEAD')).trim();
   await git('push', '-q', repo.pushURL, 'main');
-  const synced = await until('Synced', async () => { const a = await getApp(); return a?.status?.sync?.status === 'Synced' ? a : undefined; });
-  const live = await store.get<{ data?: Record<string, string> } & { apiVersion: string; kind: string; metadata: { name: string } }>(Kinds.ConfigMap, 'guestbook-ui', 'guestbook');
-  d.say(`[9] signed commit ${signed.slice(0, 12)} pushed -> Application guestbook: ${synced.status?.sync?.status} to ${synced.status?.sync?.revision?.slice(0, 12)}, `
-    + `signed by ${synced.status?.operationState?.syncResult?.signer}; ConfigMap guestbook/guestbook-ui release=${live?.data?.['release']}`);
-  return refused.status?.operationState?.message === 'Revision is not signed' && !liveAfterRefusal
-    && synced.status?.sync?.revision === signed && live?.data?.['release'] === '2-signed';
+  const synced = await until('Synced', async () => {
+    const a = await getApp();
+    return a?.status?.sync?.status === 'Synced' ? a : undefined;
+  });
+  const live = await store.get<{ data?: Record<string, string> } & { apiVersion: string; kind: string; metadata: { name: string } }>(
+    Kinds.ConfigMap,
+    'guestbook-ui',
+    'guestbook',
+  );
+  d.say(
+    `[9] signed commit ${signed.slice(0, 12)} pushed -> Application guestbook: ${synced.status?.sync?.status} to ${synced.status?.sync?.revision?.slice(0, 12)}, ` +
+      `signed by ${synced.status?.operationState?.syncResult?.signer}; ConfigMap guestbook/guestbook-ui release=${live?.data?.['release']}`,
+  );
+  return (
+    refused.status?.operationState?.message === 'Revision is not signed' &&
+    !liveAfterRefusal &&
+    synced.status?.sync?.revision === signed &&
+    live?.data?.['release'] === '2-signed'
+  );
 }
 
 export async function runGitopsDemo(opts: DemoOptions): Promise<boolean> {
@@ -209,8 +275,13 @@ export async function runGitopsDemo(opts: DemoOptions): Promise<boolean> {
   mkdirSync(home);
   mkdirSync(gnupg, { mode: 0o700 });
   const env: NodeJS.ProcessEnv = {
-    PATH: process.env['PATH'], HOME: home, GNUPGHOME: gnupg, LANG: 'C', GIT_CONFIG_NOSYSTEM: '1',
-    GIT_TERMINAL_PROMPT: '0', XDG_CONFIG_HOME: join(home, '.config'),
+    PATH: process.env['PATH'],
+    HOME: home,
+    GNUPGHOME: gnupg,
+    LANG: 'C',
+    GIT_CONFIG_NOSYSTEM: '1',
+    GIT_TERMINAL_PROMPT: '0',
+    XDG_CONFIG_HOME: join(home, '.config'),
   };
   const d: DemoRun = { dir, env, say, cleanups: [] };
   say(`strait demo: signed GitOps (docs/gitops.md) in ${dir}`);

@@ -92,7 +92,11 @@ function setupFor(mode: DemoMode): KubeObject[] {
   return [pa, { ...DR, metadata: { name: 'default', namespace: NS }, spec: { host, trafficPolicy: { tls: { mode: tls } } } }];
 }
 
-interface Run { code: number; stdout: string; stderr: string }
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
 
 function run(cmd: string, args: string[], timeoutMs: number): Promise<Run> {
   return new Promise((resolve) => {
@@ -100,10 +104,20 @@ function run(cmd: string, args: string[], timeoutMs: number): Promise<Run> {
     let stdout = '';
     let stderr = '';
     const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-    child.stdout.setEncoding('utf8').on('data', (d: string) => { stdout += d; });
-    child.stderr.setEncoding('utf8').on('data', (d: string) => { stderr += d; });
-    child.on('error', (err) => { clearTimeout(timer); resolve({ code: 127, stdout, stderr: `${cmd}: ${err.message}` }); });
-    child.on('close', (code, signal) => { clearTimeout(timer); resolve({ code: code ?? (signal ? 128 + 9 : 1), stdout, stderr }); });
+    child.stdout.setEncoding('utf8').on('data', (d: string) => {
+      stdout += d;
+    });
+    child.stderr.setEncoding('utf8').on('data', (d: string) => {
+      stderr += d;
+    });
+    child.on('error', (err) => {
+      clearTimeout(timer);
+      resolve({ code: 127, stdout, stderr: `${cmd}: ${err.message}` });
+    });
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code: code ?? (signal ? 128 + 9 : 1), stdout, stderr });
+    });
   });
 }
 
@@ -119,15 +133,30 @@ function outcome(r: Run): { measured: string; error?: string } {
 async function curlFromPod(rec: WorldRecord, cluster: string, pod: string): Promise<{ measured: string; error?: string; command: string }> {
   const p = rec.clusters.find((c) => c.name === cluster)?.pods.find((x) => x.namespace === NS && x.name === pod);
   if (!p) throw E.podNotFound(`${cluster}/${NS}/${pod}`);
-  const argv = ['-t', String(rec.supervisorPid), '-m', '-p', ...(rec.userNamespace ? ['-U', '--preserve-credentials'] : []),
-    '--', 'ip', 'netns', 'exec', p.netns, ...CURL, URL_];
+  const argv = [
+    '-t',
+    String(rec.supervisorPid),
+    '-m',
+    '-p',
+    ...(rec.userNamespace ? ['-U', '--preserve-credentials'] : []),
+    '--',
+    'ip',
+    'netns',
+    'exec',
+    p.netns,
+    ...CURL,
+    URL_,
+  ];
   return { ...outcome(await run('nsenter', argv, 10_000)), command: `strait exec ${cluster}/${NS}/${pod} -- curl ${URL_}` };
 }
 
 async function curlIngress(rec: WorldRecord, cluster: string, url: string | undefined): Promise<{ measured: string; error?: string; command: string }> {
   if (url) return { ...outcome(await run(CURL[0] as string, [...CURL.slice(1), `${url}/`], 10_000)), command: `curl ${url}/` };
   const sock = join(rec.stateDir, 'mesh', cluster, 'ingress.sock');
-  return { ...outcome(await run(CURL[0] as string, [...CURL.slice(1), '--unix-socket', sock, `http://echo.${NS}/`], 10_000)), command: `curl --unix-socket ${sock} http://echo.${NS}/` };
+  return {
+    ...outcome(await run(CURL[0] as string, [...CURL.slice(1), '--unix-socket', sock, `http://echo.${NS}/`], 10_000)),
+    command: `curl --unix-socket ${sock} http://echo.${NS}/`,
+  };
 }
 
 function strip(o: KubeObject): KubeObject {
@@ -149,8 +178,8 @@ const describeObj = (o: KubeObject): string => {
 export async function runMeshDemo(opts: MeshDemoOptions): Promise<MeshDemoResult> {
   const rec = opts.record;
   const say = opts.progress ?? (() => undefined);
-  const meshCluster = rec.clusters.find((c) => c.pods.some((p) => p.namespace === NS && p.name === 'client'))
-    ?? rec.clusters.find((c) => c.pods.some((p) => p.namespace === NS));
+  const meshCluster =
+    rec.clusters.find((c) => c.pods.some((p) => p.namespace === NS && p.name === 'client')) ?? rec.clusters.find((c) => c.pods.some((p) => p.namespace === NS));
   if (!meshCluster) throw E.podNotFound(`*/${NS}/client (the world has no mesh namespace "${NS}"; the default world has it in cluster-a)`);
   const cluster = meshCluster.name;
   const ingressUrl = (meshCluster as { ingress?: string }).ingress;
@@ -186,46 +215,83 @@ export async function runMeshDemo(opts: MeshDemoOptions): Promise<MeshDemoResult
       }
       const viaIngress = await curlIngress(rec, cluster, ingressUrl);
       const cell = (c: DemoClient, got: { measured: string; error?: string; command: string }): DemoCell => ({
-        measured: got.measured, expected: want[c].outcome, spec: want[c].spec, ok: got.measured === want[c].outcome, command: got.command,
+        measured: got.measured,
+        expected: want[c].outcome,
+        spec: want[c].spec,
+        ok: got.measured === want[c].outcome,
+        command: got.command,
         ...(got.error ? { error: got.error } : {}),
       });
-      rows.push({ mode, applied, observedAfterMs, cells: { inMesh: cell('inMesh', inMesh), outsider: cell('outsider', outsider), ingress: cell('ingress', viaIngress) } });
+      rows.push({
+        mode,
+        applied,
+        observedAfterMs,
+        cells: { inMesh: cell('inMesh', inMesh), outsider: cell('outsider', outsider), ingress: cell('ingress', viaIngress) },
+      });
     }
   } finally {
     // put the namespace's defaults back as they were
-    if (saved.pa) { await store.apply(strip(saved.pa)); restored.push(describeObj(saved.pa)); } else { await store.delete(PA, 'default', NS); restored.push(`PeerAuthentication ${NS}/default deleted (there was none)`); }
-    if (saved.dr) { await store.apply(strip(saved.dr)); restored.push(describeObj(saved.dr)); } else { await store.delete(DR, 'default', NS); restored.push(`DestinationRule ${NS}/default deleted (there was none)`); }
+    if (saved.pa) {
+      await store.apply(strip(saved.pa));
+      restored.push(describeObj(saved.pa));
+    } else {
+      await store.delete(PA, 'default', NS);
+      restored.push(`PeerAuthentication ${NS}/default deleted (there was none)`);
+    }
+    if (saved.dr) {
+      await store.apply(strip(saved.dr));
+      restored.push(describeObj(saved.dr));
+    } else {
+      await store.delete(DR, 'default', NS);
+      restored.push(`DestinationRule ${NS}/default deleted (there was none)`);
+    }
     await close();
   }
   return {
-    cluster, namespace: NS, url: URL_, ingress: ingressUrl ?? `unix:${join(rec.stateDir, 'mesh', cluster, 'ingress.sock')}`,
-    rows, restored, ok: rows.length === DEMO_MODES.length && rows.every((r) => Object.values(r.cells).every((c) => c.ok)),
+    cluster,
+    namespace: NS,
+    url: URL_,
+    ingress: ingressUrl ?? `unix:${join(rec.stateDir, 'mesh', cluster, 'ingress.sock')}`,
+    rows,
+    restored,
+    ok: rows.length === DEMO_MODES.length && rows.every((r) => Object.values(r.cells).every((c) => c.ok)),
   };
 }
 
 /** The traffic outcomes table with the measured outcome per cell next to the expected one. */
 export function formatMeshDemo(r: MeshDemoResult): string {
-  const cellText = (c: DemoCell): string => `${c.measured}${c.measured === 'exit 56' ? ' (reset by peer)' : ''} ${c.ok ? '= expected' : `≠ expected ${c.expected}`}`;
+  const cellText = (c: DemoCell): string =>
+    `${c.measured}${c.measured === 'exit 56' ? ' (reset by peer)' : ''} ${c.ok ? '= expected' : `≠ expected ${c.expected}`}`;
   const lines = [
     `Traffic outcomes (docs/mesh.md) in ${r.cluster}, namespace ${r.namespace}: curl ${r.url}`,
     `  in mesh:  strait exec ${r.cluster}/${r.namespace}/client -- curl ...   (sidecar, DestinationRule decides mTLS)`,
     `  outsider: strait exec ${r.cluster}/${r.namespace}/outsider -- curl ... (no sidecar: plaintext)`,
     `  ingress:  curl ${r.ingress}/ from the host (gateway originates mTLS into the mesh)`,
     '',
-    formatTable(['MODE', 'CLIENT IN MESH', 'CLIENT OUTSIDE MESH', 'INGRESS (HOST)', 'SEEN AFTER'], r.rows.map((row) => [
-      row.mode, cellText(row.cells.inMesh), cellText(row.cells.outsider), cellText(row.cells.ingress),
-      row.observedAfterMs === undefined ? 'never' : `${row.observedAfterMs} ms`,
-    ])).trimEnd(),
+    formatTable(
+      ['MODE', 'CLIENT IN MESH', 'CLIENT OUTSIDE MESH', 'INGRESS (HOST)', 'SEEN AFTER'],
+      r.rows.map((row) => [
+        row.mode,
+        cellText(row.cells.inMesh),
+        cellText(row.cells.outsider),
+        cellText(row.cells.ingress),
+        row.observedAfterMs === undefined ? 'never' : `${row.observedAfterMs} ms`,
+      ]),
+    ).trimEnd(),
     '',
     'Expected (docs/mesh.md):',
-    formatTable(['MODE', 'CLIENT IN MESH', 'CLIENT OUTSIDE MESH (PLAINTEXT)', 'EXTERNAL USER VIA INGRESS'], r.rows.map((row) => [
-      row.mode, row.cells.inMesh.spec, row.cells.outsider.spec, row.cells.ingress.spec,
-    ])).trimEnd(),
+    formatTable(
+      ['MODE', 'CLIENT IN MESH', 'CLIENT OUTSIDE MESH (PLAINTEXT)', 'EXTERNAL USER VIA INGRESS'],
+      r.rows.map((row) => [row.mode, row.cells.inMesh.spec, row.cells.outsider.spec, row.cells.ingress.spec]),
+    ).trimEnd(),
     '',
     `SEEN AFTER: from the end of the apply until both pods saw the expected outcome (policy propagation, curl runs included).`,
     `Restored: ${r.restored.join('; ')}`,
-    r.rows.length < DEMO_MODES.length ? `demo: stopped after ${r.rows.length} of ${DEMO_MODES.length} modes`
-      : r.ok ? 'demo: every cell as docs/mesh.md describes' : `demo: ${r.rows.reduce((n, row) => n + Object.values(row.cells).filter((c) => !c.ok).length, 0)} cell(s) differ from docs/mesh.md`,
+    r.rows.length < DEMO_MODES.length
+      ? `demo: stopped after ${r.rows.length} of ${DEMO_MODES.length} modes`
+      : r.ok
+        ? 'demo: every cell as docs/mesh.md describes'
+        : `demo: ${r.rows.reduce((n, row) => n + Object.values(row.cells).filter((c) => !c.ok).length, 0)} cell(s) differ from docs/mesh.md`,
   ];
   for (const row of r.rows) for (const c of Object.values(row.cells)) if (!c.ok && c.error) lines.push(`  ${row.mode}: ${c.command}: ${c.error}`);
   return lines.join('\n') + '\n';

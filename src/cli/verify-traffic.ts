@@ -57,7 +57,7 @@ async function side(o: TrafficOptions, cluster: string): Promise<Side | string> 
   if (!client || !echo) return `cluster "${cluster}" needs a strait/idle pod and a strait/echo pod to verify with`;
   const store = o.store(cluster);
   const pod = await store.get(K.Pod, echo.name, echo.namespace);
-  const containers = ((pod?.spec as { containers?: { ports?: { containerPort?: number }[] }[] } | undefined)?.containers) ?? [];
+  const containers = (pod?.spec as { containers?: { ports?: { containerPort?: number }[] }[] } | undefined)?.containers ?? [];
   const echoPort = containers[0]?.ports?.[0]?.containerPort ?? 8080;
   const echoLabels = Object.fromEntries(Object.entries(pod?.metadata.labels ?? {}).filter(([k]) => k !== MANAGED));
   const out: Side = { cluster, client, echo, echoPort, echoLabels };
@@ -67,8 +67,11 @@ async function side(o: TrafficOptions, cluster: string): Promise<Side | string> 
     const spec = (s.spec ?? {}) as { clusterIP?: string; selector?: Record<string, string>; ports?: { port: number; targetPort?: number | string }[] };
     const sel = Object.entries(spec.selector ?? {});
     if (!spec.clusterIP || spec.clusterIP === 'None' || sel.length === 0 || !sel.every(([k, v]) => echoLabels[k] === v)) continue;
-    const port = (spec.ports ?? []).find((p) => p.targetPort === undefined ? p.port === echoPort : p.targetPort === echoPort);
-    if (port) { out.service = { name: s.metadata.name, ip: spec.clusterIP, port: port.port }; break; }
+    const port = (spec.ports ?? []).find((p) => (p.targetPort === undefined ? p.port === echoPort : p.targetPort === echoPort));
+    if (port) {
+      out.service = { name: s.metadata.name, ip: spec.clusterIP, port: port.port };
+      break;
+    }
   }
   return out;
 }
@@ -94,8 +97,13 @@ async function curlCheck(o: TrafficOptions, client: WorldPod, url: string): Prom
 async function dig(o: TrafficOptions, client: WorldPod, name: string): Promise<{ status: string; addresses: string[] }> {
   const r = await o.exec(client.netns, ['dig', '+time=1', '+tries=1', '+noall', '+comments', '+answer', name, 'A']);
   const status = /status: ([A-Z]+)/.exec(r.stdout)?.[1] ?? (r.code === 0 ? '?' : `dig exit ${r.code}`);
-  const addresses = r.stdout.split('\n').filter((l) => l.trim() && !l.startsWith(';'))
-    .map((l) => l.trim().split(/\s+/)).filter((f) => f[3] === 'A').map((f) => f[4] ?? '').sort();
+  const addresses = r.stdout
+    .split('\n')
+    .filter((l) => l.trim() && !l.startsWith(';'))
+    .map((l) => l.trim().split(/\s+/))
+    .filter((f) => f[3] === 'A')
+    .map((f) => f[4] ?? '')
+    .sort();
   return { status, addresses };
 }
 
@@ -123,17 +131,38 @@ export async function verifyTraffic(o: TrafficOptions): Promise<TrafficCheck[]> 
     return out;
   }
   if (o.only.includes('connectivity')) {
-    for (const [x, y] of [[a, b], [b, a]] as [Side, Side][]) {
+    for (const [x, y] of [
+      [a, b],
+      [b, a],
+    ] as [Side, Side][]) {
       const gws = (await o.store(x.cluster).list(K.Gateway, {})).items;
       const active = gws.map(readGateway).filter((g) => g.gateway.haStatus === 'active');
       const conn = active.flatMap((g) => g.connections).find((c) => c.cluster === y.cluster);
-      add('connectivity', 'gateway connection', x.cluster, y.cluster, conn?.status === 'connected',
-        conn ? `${conn.status}${conn.rttAvg ? `, RTT ${formatRtt(conn.rttAvg)}` : ''} (${conn.cableDriver})` : gws.length === 0 ? 'no Gateway record in this cluster' : 'no connection to this cluster on the active gateway');
+      add(
+        'connectivity',
+        'gateway connection',
+        x.cluster,
+        y.cluster,
+        conn?.status === 'connected',
+        conn
+          ? `${conn.status}${conn.rttAvg ? `, RTT ${formatRtt(conn.rttAvg)}` : ''} (${conn.cableDriver})`
+          : gws.length === 0
+            ? 'no Gateway record in this cluster'
+            : 'no connection to this cluster on the active gateway',
+      );
       const p = await curlCheck(o, x.client, `http://${y.echo.ip}:${y.echoPort}/`);
       add('connectivity', `pod to pod ${y.echo.ip}:${y.echoPort}`, `${x.cluster}/${x.client.name}`, `${y.cluster}/${y.echo.name}`, p.ok, p.detail, p.ms);
       if (y.service) {
         const s = await curlCheck(o, x.client, `http://${y.service.ip}:${y.service.port}/`);
-        add('connectivity', `pod to service ${y.service.ip}:${y.service.port}`, `${x.cluster}/${x.client.name}`, `${y.cluster}/svc/${y.service.name}`, s.ok, s.detail, s.ms);
+        add(
+          'connectivity',
+          `pod to service ${y.service.ip}:${y.service.port}`,
+          `${x.cluster}/${x.client.name}`,
+          `${y.cluster}/svc/${y.service.name}`,
+          s.ok,
+          s.detail,
+          s.ms,
+        );
       } else {
         add('connectivity', 'pod to service', `${x.cluster}/${x.client.name}`, y.cluster, false, `no ClusterIP Service selects ${y.echo.name}`);
       }
@@ -143,7 +172,13 @@ export async function verifyTraffic(o: TrafficOptions): Promise<TrafficCheck[]> 
   return out;
 }
 
-async function discovery(o: TrafficOptions, a: Side, b: Side, add: (check: VerifyKind, name: string, from: string, to: string, ok: boolean, detail: string, ms?: number) => void, timeout: number): Promise<void> {
+async function discovery(
+  o: TrafficOptions,
+  a: Side,
+  b: Side,
+  add: (check: VerifyKind, name: string, from: string, to: string, ok: boolean, detail: string, ms?: number) => void,
+  timeout: number,
+): Promise<void> {
   const store = o.store(b.cluster);
   const ns = b.echo.namespace;
   const name = `strait-verify-${randomBytes(3).toString('hex')}`;
@@ -151,34 +186,71 @@ async function discovery(o: TrafficOptions, a: Side, b: Side, add: (check: Verif
   const fqdn = `${name}.${ns}.svc.clusterset.local`;
   const byCluster = `${b.cluster}.${fqdn}`;
   const svc: KubeObject = {
-    apiVersion: 'v1', kind: 'Service',
+    apiVersion: 'v1',
+    kind: 'Service',
     metadata: { name, namespace: ns, labels: { 'strait.io/verify': 'true' } },
     spec: { type: 'ClusterIP', selector: b.echoLabels, ports: [{ name: 'http', port: b.echoPort, targetPort: b.echoPort, protocol: 'TCP' }] },
   };
   let exported = false;
   try {
     await store.apply(svc);
-    const ip = await until(async () => ((await store.get(K.Service, name, ns))?.spec as { clusterIP?: string } | undefined)?.clusterIP ?? '', (v) => v !== '', timeout);
+    const ip = await until(
+      async () => ((await store.get(K.Service, name, ns))?.spec as { clusterIP?: string } | undefined)?.clusterIP ?? '',
+      (v) => v !== '',
+      timeout,
+    );
     add('service-discovery', `service ${ns}/${name} gets a ClusterIP`, b.cluster, b.cluster, ip.ok, ip.ok ? ip.value : 'no ClusterIP allocated', ip.ms);
     if (!ip.ok) return;
     const t0 = performance.now();
     await store.apply({ apiVersion: K.ServiceExport.apiVersion, kind: 'ServiceExport', metadata: { name, namespace: ns } });
     exported = true;
-    const valid = await until(async () => {
-      const se = await store.get(K.ServiceExport, name, ns);
-      return ((se?.status as { conditions?: { type: string; status: string; message?: string }[] } | undefined)?.conditions ?? []).find((c) => c.type === 'Valid');
-    }, (c) => c?.status === 'True', timeout, 10);
-    add('service-discovery', 'ServiceExport Valid=True', b.cluster, b.cluster, valid.ok, valid.value ? `${valid.value.status}: ${valid.value.message ?? ''}` : 'no Valid condition', valid.ms);
+    const valid = await until(
+      async () => {
+        const se = await store.get(K.ServiceExport, name, ns);
+        return ((se?.status as { conditions?: { type: string; status: string; message?: string }[] } | undefined)?.conditions ?? []).find(
+          (c) => c.type === 'Valid',
+        );
+      },
+      (c) => c?.status === 'True',
+      timeout,
+      10,
+    );
+    add(
+      'service-discovery',
+      'ServiceExport Valid=True',
+      b.cluster,
+      b.cluster,
+      valid.ok,
+      valid.value ? `${valid.value.status}: ${valid.value.message ?? ''}` : 'no Valid condition',
+      valid.ms,
+    );
     for (const n of [fqdn, byCluster]) {
-      const r = await until(() => dig(o, a.client, n), (v) => v.status === 'NOERROR' && v.addresses.join() === ip.value, timeout, 20);
-      add('service-discovery', `dig ${n}`, from, b.cluster, r.ok,
-        `${r.value.status} ${r.value.addresses.join(',') || '(no A)'}${r.ok ? '' : `, expected ${ip.value}`}${n === fqdn ? `; ${Math.round(performance.now() - t0)} ms after the export` : ''}`, r.ms);
+      const r = await until(
+        () => dig(o, a.client, n),
+        (v) => v.status === 'NOERROR' && v.addresses.join() === ip.value,
+        timeout,
+        20,
+      );
+      add(
+        'service-discovery',
+        `dig ${n}`,
+        from,
+        b.cluster,
+        r.ok,
+        `${r.value.status} ${r.value.addresses.join(',') || '(no A)'}${r.ok ? '' : `, expected ${ip.value}`}${n === fqdn ? `; ${Math.round(performance.now() - t0)} ms after the export` : ''}`,
+        r.ms,
+      );
     }
     const c = await curlCheck(o, a.client, `http://${fqdn}:${b.echoPort}/`);
     add('service-discovery', `curl ${fqdn}:${b.echoPort}`, from, b.cluster, c.ok, c.detail, c.ms);
     await store.delete(K.ServiceExport, name, ns);
     exported = false;
-    const gone = await until(() => dig(o, a.client, fqdn), (v) => v.status === 'NXDOMAIN', timeout, 20);
+    const gone = await until(
+      () => dig(o, a.client, fqdn),
+      (v) => v.status === 'NXDOMAIN',
+      timeout,
+      20,
+    );
     add('service-discovery', `unexport: dig ${fqdn}`, from, b.cluster, gone.ok, `${gone.value.status}${gone.ok ? '' : ', expected NXDOMAIN'}`, gone.ms);
   } catch (err) {
     add('service-discovery', 'service discovery', from, b.cluster, false, (err as Error).message);

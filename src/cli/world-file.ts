@@ -22,7 +22,11 @@ export function findPod(rec: WorldRecord, ref: string): WorldState['clusters'][n
   const [clusterName, namespace, podName, extra] = ref.split('/');
   if (!clusterName || !namespace || !podName || extra !== undefined) throw E.podNotFound(ref);
   const cluster = rec.clusters.find((c) => c.name === clusterName);
-  if (!cluster) throw E.clusterUnknown(clusterName, rec.clusters.map((c) => c.name));
+  if (!cluster)
+    throw E.clusterUnknown(
+      clusterName,
+      rec.clusters.map((c) => c.name),
+    );
   const pod = cluster.pods.find((p) => p.namespace === namespace && p.name === podName);
   if (!pod) throw E.podNotFound(ref);
   return pod;
@@ -34,11 +38,28 @@ export function findPod(rec: WorldRecord, ref: string): WorldState['clusters'][n
  * shells and kubectl report them (`ip netns exec` alone exits 1).
  */
 export function podExecArgv(rec: WorldRecord, netns: string, command: string[]): string[] {
-  return ['-t', String(rec.supervisorPid), '-m', '-p', ...(rec.userNamespace ? ['-U', '--preserve-credentials'] : []),
-    '--', 'ip', 'netns', 'exec', netns, 'env', '--', ...command];
+  return [
+    '-t',
+    String(rec.supervisorPid),
+    '-m',
+    '-p',
+    ...(rec.userNamespace ? ['-U', '--preserve-credentials'] : []),
+    '--',
+    'ip',
+    'netns',
+    'exec',
+    netns,
+    'env',
+    '--',
+    ...command,
+  ];
 }
 
-export interface PodExecResult { code: number; stdout: string; stderr: string }
+export interface PodExecResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
 
 /** Run a program inside a pod and collect its output (asynchronously; killed after timeoutMs). */
 export function execInPod(rec: WorldRecord, netns: string, command: string[], timeoutMs = 15_000): Promise<PodExecResult> {
@@ -46,11 +67,21 @@ export function execInPod(rec: WorldRecord, netns: string, command: string[], ti
     const child = spawn('nsenter', podExecArgv(rec, netns, command), { stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => { stdout += d; });
-    child.stderr.setEncoding('utf8').on('data', (d: string) => { stderr += d; });
+    child.stdout.setEncoding('utf8').on('data', (d: string) => {
+      stdout += d;
+    });
+    child.stderr.setEncoding('utf8').on('data', (d: string) => {
+      stderr += d;
+    });
     const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-    child.on('error', (err) => { clearTimeout(timer); done({ code: 127, stdout, stderr: stderr + err.message }); });
-    child.on('close', (code, signal) => { clearTimeout(timer); done({ code: code ?? 128 + (signal ? osConstants.signals[signal] : 0), stdout, stderr }); });
+    child.on('error', (err) => {
+      clearTimeout(timer);
+      done({ code: 127, stdout, stderr: stderr + err.message });
+    });
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      done({ code: code ?? 128 + (signal ? osConstants.signals[signal] : 0), stdout, stderr });
+    });
   });
 }
 
@@ -60,8 +91,23 @@ export function execInPod(rec: WorldRecord, netns: string, command: string[], ti
  * githost-world.json, control/, mesh/, <cluster>.multicluster.json; the multicluster daemon:
  * broker-info.subm; strait up: host-ports.json; strait exec: pod-config/). Nothing else in the dir is the world's.
  */
-const WORLD_ENTRIES = ['world.json', 'world.json.tmp', 'store', 'store.sock', 'store.token', 'logs', 'tunnel', 'githost', 'githost-world.json',
-  'control', 'mesh', 'broker-info.subm', 'broker-info.subm.tmp', 'host-ports.json', 'pod-config'];
+const WORLD_ENTRIES = [
+  'world.json',
+  'world.json.tmp',
+  'store',
+  'store.sock',
+  'store.token',
+  'logs',
+  'tunnel',
+  'githost',
+  'githost-world.json',
+  'control',
+  'mesh',
+  'broker-info.subm',
+  'broker-info.subm.tmp',
+  'host-ports.json',
+  'pod-config',
+];
 const isWorldEntry = (name: string): boolean => WORLD_ENTRIES.includes(name) || /^[a-z0-9]([-a-z0-9]*[a-z0-9])?\.multicluster\.json$/.test(name);
 
 /** The world state an earlier run left in a state dir (the entries a new world resumes from). */

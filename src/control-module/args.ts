@@ -72,9 +72,17 @@ export function parseControlArgs(argv: string[]): Readonly<ControlConfig> {
       throw E.fileUnreadable(o['config'], (err as Error).message);
     }
   }
-  const stateDir = (o['stateDir'] as string | undefined) ?? (file['stateDir'] as string | undefined) ?? process.env['STATE_DIRECTORY'] ?? join(process.cwd(), '.strait-control');
+  const stateDir =
+    (o['stateDir'] as string | undefined) ??
+    (file['stateDir'] as string | undefined) ??
+    process.env['STATE_DIRECTORY'] ??
+    join(process.cwd(), '.strait-control');
   const merged: Record<string, unknown> = {
-    namespace: 'argocd', listen: '127.0.0.1:8080', insecure: false, pollIntervalSeconds: 180, metricsListen: '127.0.0.1:8082',
+    namespace: 'argocd',
+    listen: '127.0.0.1:8080',
+    insecure: false,
+    pollIntervalSeconds: 180,
+    metricsListen: '127.0.0.1:8082',
     ...file,
     // the environment (a local world's control module: `STRAIT_CONTROL_POLL_INTERVAL=60 strait up`) over the file, flags over both
     ...(process.env['STRAIT_CONTROL_POLL_INTERVAL'] !== undefined ? { pollIntervalSeconds: pollFromEnv(process.env['STRAIT_CONTROL_POLL_INTERVAL']) } : {}),
@@ -92,4 +100,3 @@ export function parseControlArgs(argv: string[]): Readonly<ControlConfig> {
   };
   return config.parse(merged, typeof o['config'] === 'string' ? o['config'] : '--flags');
 }
-

@@ -18,7 +18,8 @@ export async function worldConsoleStores(socketPath: string, token: string, own:
   const stores = new Map<string, ResourceStore>([[own, ownStore]]);
   for (const c of await listStoreClusters({ socketPath, token })) if (!stores.has(c)) stores.set(c, connectStore({ socketPath, token, cluster: c }));
   return {
-    stores, home: own,
+    stores,
+    home: own,
     async close() {
       for (const [name, s] of stores) if (name !== own) await s.close();
     },
@@ -40,13 +41,16 @@ export async function kubernetesConsoleStores(kube: ResourceStore, log: Logger):
     }
   };
   await findBroker();
-  const timer = broker ? undefined : setInterval(() => {
-    if (broker) clearInterval(timer);
-    else void findBroker();
-  }, 10_000);
+  const timer = broker
+    ? undefined
+    : setInterval(() => {
+        if (broker) clearInterval(timer);
+        else void findBroker();
+      }, 10_000);
   timer?.unref();
   return {
-    stores, home,
+    stores,
+    home,
     async close() {
       if (timer) clearInterval(timer);
       await broker?.close();

@@ -27,12 +27,20 @@ export async function startKubernetesControl(o: KubernetesControlOptions): Promi
   const mesh = await runMeshKubernetes(o, o.registry);
   // polled: the join's Role gives this process get only
   const multicluster = runMulticluster({
-    local: o.store, registry: o.registry, log: o.log.child({ part: 'multicluster' }), resyncMs: 10_000,
-    join: { watch: false, pollMs: retryMs, backoff: { initialMs: retryMs, maxMs: retryMs } }, ...(o.dns ? { dns: o.dns } : {}),
+    local: o.store,
+    registry: o.registry,
+    log: o.log.child({ part: 'multicluster' }),
+    resyncMs: 10_000,
+    join: { watch: false, pollMs: retryMs, backoff: { initialMs: retryMs, maxMs: retryMs } },
+    ...(o.dns ? { dns: o.dns } : {}),
   });
   return {
-    webhook: mesh.webhook, mesh: mesh.mesh, meshConfig: mesh.meshConfig,
-    get dns() { return multicluster.dns; },
+    webhook: mesh.webhook,
+    mesh: mesh.mesh,
+    meshConfig: mesh.meshConfig,
+    get dns() {
+      return multicluster.dns;
+    },
     pending: () => mesh.pending(),
     async close() {
       await multicluster.stop();

@@ -31,12 +31,23 @@ function kubernetesSettings(cfg: ControlConfig, env: NodeJS.ProcessEnv): Omit<Ku
   const ingress = ingressSettingsFromEnv(env);
   const recheckMs = webhookRecheckMsFromEnv(env);
   return {
-    namespace: cfg.namespace, webhook: webhookSettingsFromEnv(env), recheckMs,
-    ...(dns ? { dns } : {}), ...(meshConfig ? { meshConfig } : {}), ...(ingress ? { ingress } : {}),
+    namespace: cfg.namespace,
+    webhook: webhookSettingsFromEnv(env),
+    recheckMs,
+    ...(dns ? { dns } : {}),
+    ...(meshConfig ? { meshConfig } : {}),
+    ...(ingress ? { ingress } : {}),
   };
 }
 
-async function startKubernetes(kube: KubernetesResourceStore, settings: ReturnType<typeof kubernetesSettings>, cfg: ControlConfig, registry: Registry, log: Logger, life: Lifecycle) {
+async function startKubernetes(
+  kube: KubernetesResourceStore,
+  settings: ReturnType<typeof kubernetesSettings>,
+  cfg: ControlConfig,
+  registry: Registry,
+  log: Logger,
+  life: Lifecycle,
+) {
   const k = await startKubernetesControl({ ...settings, store: kube, stateDir: cfg.stateDir, registry, log });
   life.onShutdown('kubernetes', () => k.close());
   return k;
@@ -63,8 +74,16 @@ export async function runControlModule(argv: string[], env: NodeJS.ProcessEnv = 
   const metricsServer = await serveMetrics(registry, m, {}, () => pending());
   life.onShutdown('metrics', () => metricsServer.close());
   const svc = await startGitOpsService({
-    store: stores.store, namespace: cfg.namespace, stateDir: cfg.stateDir, host, port, tls: !cfg.insecure,
-    pollIntervalMs: cfg.pollIntervalSeconds * 1000, registry, log, ...(stores.destinations ? { destinations: stores.destinations } : {}),
+    store: stores.store,
+    namespace: cfg.namespace,
+    stateDir: cfg.stateDir,
+    host,
+    port,
+    tls: !cfg.insecure,
+    pollIntervalMs: cfg.pollIntervalSeconds * 1000,
+    registry,
+    log,
+    ...(stores.destinations ? { destinations: stores.destinations } : {}),
     initialPasswordFile: join(cfg.stateDir, 'initial-admin-password'),
     mounts: [consoleMount(stores.console, cfg.namespace, log)],
   });
@@ -73,8 +92,13 @@ export async function runControlModule(argv: string[], env: NodeJS.ProcessEnv = 
   pending = k ? () => k.pending() : () => [];
   // one line on stdout for supervisors and tests
   const ready = {
-    ready: true, api: svc.api.url, console: `${svc.api.url}/console/`, metrics: `http://${m.host.includes(':') ? `[${m.host}]` : m.host}:${metricsServer.port}/metrics`, namespace: cfg.namespace,
-    store: kube ? 'kubernetes' : cfg.storeSocket ? 'world' : 'embedded', ...(k ? { webhookPort: k.webhook.port } : {}),
+    ready: true,
+    api: svc.api.url,
+    console: `${svc.api.url}/console/`,
+    metrics: `http://${m.host.includes(':') ? `[${m.host}]` : m.host}:${metricsServer.port}/metrics`,
+    namespace: cfg.namespace,
+    store: kube ? 'kubernetes' : cfg.storeSocket ? 'world' : 'embedded',
+    ...(k ? { webhookPort: k.webhook.port } : {}),
     ...(k?.meshConfig ? { meshConfigPort: k.meshConfig.port } : {}),
   };
   process.stdout.write(JSON.stringify(ready) + '\n');

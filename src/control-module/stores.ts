@@ -39,7 +39,11 @@ export async function openControlStores(cfg: ControlConfig, kube: KubernetesReso
     const token = readFileSync(cfg.storeTokenFile ?? join(cfg.stateDir, 'store.token'), 'utf8').trim();
     const own = cfg.cluster ?? 'cluster-a';
     const store = connectStore({ socketPath: cfg.storeSocket, token, cluster: own });
-    return { store, destinations: worldDestinations(cfg.storeSocket, token, own, store), console: await worldConsoleStores(cfg.storeSocket, token, own, store) };
+    return {
+      store,
+      destinations: worldDestinations(cfg.storeSocket, token, own, store),
+      console: await worldConsoleStores(cfg.storeSocket, token, own, store),
+    };
   }
   const store = openEmbeddedStore({ dir: cfg.storeDir ?? join(cfg.stateDir, 'store') });
   return { store, console: { stores: new Map([[cfg.cluster ?? 'local', store]]), home: cfg.cluster ?? 'local', close: async () => undefined } };

@@ -38,8 +38,13 @@ async function rejectsWith(p: Promise<unknown>, code: ErrorCode): Promise<void> 
 }
 
 /** Collect watch events until `until` says stop (or time out). */
-export async function collect(store: ResourceStore, kind: KindRef, opts: Parameters<ResourceStore['watch']>[1],
-  until: (evs: WatchEvent[]) => boolean, timeoutMs = 5000): Promise<WatchEvent[]> {
+export async function collect(
+  store: ResourceStore,
+  kind: KindRef,
+  opts: Parameters<ResourceStore['watch']>[1],
+  until: (evs: WatchEvent[]) => boolean,
+  timeoutMs = 5000,
+): Promise<WatchEvent[]> {
   const evs: WatchEvent[] = [];
   let wake: () => void = () => undefined;
   const w = store.watch(kind, opts, (ev) => {
@@ -51,7 +56,13 @@ export async function collect(store: ResourceStore, kind: KindRef, opts: Paramet
     while (!until(evs)) {
       const left = deadline - Date.now();
       if (left <= 0) throw new Error(`watch timed out with ${evs.length} events: ${JSON.stringify(evs.map((e) => [e.type, e.object.metadata.name]))}`);
-      await Promise.race([new Promise<void>((r) => { wake = r; }), new Promise((r) => setTimeout(r, Math.min(left, 50))), w.done]);
+      await Promise.race([
+        new Promise<void>((r) => {
+          wake = r;
+        }),
+        new Promise((r) => setTimeout(r, Math.min(left, 50))),
+        w.done,
+      ]);
     }
     return evs;
   } finally {
@@ -63,7 +74,10 @@ const sig = (evs: WatchEvent[]) => evs.map((e) => `${e.type} ${e.object.metadata
 const until = (n: number) => (evs: WatchEvent[]) => evs.length >= n;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-interface Case { name: string; run(h: StoreHarness): Promise<void> }
+interface Case {
+  name: string;
+  run(h: StoreHarness): Promise<void>;
+}
 
 const cases: Case[] = [
   {
@@ -102,7 +116,10 @@ const cases: Case[] = [
       assert.equal(o.metadata.namespace, undefined);
       assert.ok(await store.get(NS, 'team'));
       assert.ok(await store.get(NS, 'team', 'other'));
-      assert.deepEqual((await store.list(NS, { namespace: 'other' })).items.map((i) => i.metadata.name), ['team']);
+      assert.deepEqual(
+        (await store.list(NS, { namespace: 'other' })).items.map((i) => i.metadata.name),
+        ['team'],
+      );
     },
   },
   {
@@ -119,7 +136,7 @@ const cases: Case[] = [
     },
   },
   {
-    name: 'list filters by namespace; no namespace lists all; resourceVersion is at least every item\'s',
+    name: "list filters by namespace; no namespace lists all; resourceVersion is at least every item's",
     async run({ store }) {
       await store.apply(cm('a', { ns: 'n1' }));
       await store.apply(cm('b', { ns: 'n1' }));
@@ -163,13 +180,25 @@ const cases: Case[] = [
   {
     name: 'apply merges (JSON merge patch): labels merged, null removes, arrays replaced, status kept',
     async run({ store }) {
-      await store.apply({ ...PA_V1B1, metadata: { name: 'm', labels: { a: '1', b: '2' } },
-        spec: { selector: { matchLabels: { app: 'm' } }, mtls: { mode: 'STRICT' }, portLevelMtls: { 8080: { mode: 'DISABLE' } }, list: [1, 2] } });
+      await store.apply({
+        ...PA_V1B1,
+        metadata: { name: 'm', labels: { a: '1', b: '2' } },
+        spec: { selector: { matchLabels: { app: 'm' } }, mtls: { mode: 'STRICT' }, portLevelMtls: { 8080: { mode: 'DISABLE' } }, list: [1, 2] },
+      });
       await store.updateStatus({ ...PA_V1B1, metadata: { name: 'm' }, status: { ok: true } });
-      const o = await store.apply({ ...PA_V1B1, metadata: { name: 'm', labels: { b: null as unknown as string, c: '3' } },
-        spec: { portLevelMtls: { 9090: { mode: 'STRICT' } }, list: [3] }, status: { ignored: true } });
+      const o = await store.apply({
+        ...PA_V1B1,
+        metadata: { name: 'm', labels: { b: null as unknown as string, c: '3' } },
+        spec: { portLevelMtls: { 9090: { mode: 'STRICT' } }, list: [3] },
+        status: { ignored: true },
+      });
       assert.deepEqual(o.metadata.labels, { a: '1', c: '3' });
-      assert.deepEqual(o.spec, { selector: { matchLabels: { app: 'm' } }, mtls: { mode: 'STRICT' }, portLevelMtls: { 8080: { mode: 'DISABLE' }, 9090: { mode: 'STRICT' } }, list: [3] });
+      assert.deepEqual(o.spec, {
+        selector: { matchLabels: { app: 'm' } },
+        mtls: { mode: 'STRICT' },
+        portLevelMtls: { 8080: { mode: 'DISABLE' }, 9090: { mode: 'STRICT' } },
+        list: [3],
+      });
       assert.deepEqual(o.status, { ok: true });
     },
   },

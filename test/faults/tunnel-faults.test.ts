@@ -36,8 +36,18 @@ let tmp: string;
 let sup = 0;
 const measured: Record<string, Record<string, number | string>> = {};
 
-interface Node { name: string; role: string; underlayIP: string; publicIP?: string; netns: string }
-interface Cluster { name: string; nodes: Node[]; pods: { name: string; ip: string }[] }
+interface Node {
+  name: string;
+  role: string;
+  underlayIP: string;
+  publicIP?: string;
+  netns: string;
+}
+interface Cluster {
+  name: string;
+  nodes: Node[];
+  pods: { name: string; ip: string }[];
+}
 const cluster = (name: string): Cluster => world.record().clusters.find((c) => c.name === name) as unknown as Cluster;
 const gw = (c: string): Node => cluster(c).nodes.find((n) => n.role === 'gateway') as Node;
 
@@ -50,7 +60,12 @@ before(() => {
 });
 after(() => {
   for (const c of ['cluster-a', 'cluster-b']) nft(c, 'delete table inet strait_fault');
-  for (const pid of gatewayPids('cluster-b')) try { process.kill(pid, 'SIGCONT'); } catch { /* gone */ }
+  for (const pid of gatewayPids('cluster-b'))
+    try {
+      process.kill(pid, 'SIGCONT');
+    } catch {
+      /* gone */
+    }
   for (const st of storeClients.values()) void st.close();
   world?.cleanup();
   rmSync(tmp, { recursive: true, force: true });
@@ -63,7 +78,9 @@ function sAsync(...args: string[]): Promise<{ status: number | null; stdout: str
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [BIN, ...args, '--state-dir', world.stateDir], { stdio: ['ignore', 'pipe', 'ignore'] });
     let stdout = '';
-    child.stdout.on('data', (d: Buffer) => { stdout += d.toString(); });
+    child.stdout.on('data', (d: Buffer) => {
+      stdout += d.toString();
+    });
     child.on('close', (status) => resolve({ status, stdout }));
   });
 }
@@ -86,7 +103,15 @@ function agentPids(c: string, node: string): number[] {
   return world ? pidsByCommandLine(`--config ${join(world.stateDir, 'tunnel', `${c}.${node}.agent.json`)}`) : [];
 }
 
-interface Conn { cluster: string; status: string; reason?: string; statusMessage?: string; loss?: string; rttAvg?: string; latency?: { minMs: number; avgMs: number; maxMs: number; stddevMs: number } | null }
+interface Conn {
+  cluster: string;
+  status: string;
+  reason?: string;
+  statusMessage?: string;
+  loss?: string;
+  rttAvg?: string;
+  latency?: { minMs: number; avgMs: number; maxMs: number; stddevMs: number } | null;
+}
 /** the gateway daemon's own /records: its connection to the other cluster */
 function records(c: string): Conn | undefined {
   const text = curlInWorld(sup, `http://${gw(c).underlayIP}:9464/records`);
@@ -127,9 +152,15 @@ async function until(what: string, t0: number, fn: () => boolean | Promise<boole
   const end = t0 + ms;
   for (;;) {
     const at = Date.now();
-    if (at > end) throw new Error(`${what}: not seen within ${ms} ms; cluster-a /records: ${JSON.stringify(records('cluster-a'))}; cluster-b /records: ${JSON.stringify(records('cluster-b'))}`);
+    if (at > end)
+      throw new Error(
+        `${what}: not seen within ${ms} ms; cluster-a /records: ${JSON.stringify(records('cluster-a'))}; cluster-b /records: ${JSON.stringify(records('cluster-b'))}`,
+      );
     if (await fn()) return Date.now() - t0;
-    if (Date.now() > end) throw new Error(`${what}: not seen within ${ms} ms; cluster-a /records: ${JSON.stringify(records('cluster-a'))}; cluster-b /records: ${JSON.stringify(records('cluster-b'))}`);
+    if (Date.now() > end)
+      throw new Error(
+        `${what}: not seen within ${ms} ms; cluster-a /records: ${JSON.stringify(records('cluster-a'))}; cluster-b /records: ${JSON.stringify(records('cluster-b'))}`,
+      );
     await sleep(100);
   }
 }
@@ -154,7 +185,16 @@ async function allConnected(t0: number, ms: number): Promise<Record<string, numb
     recordsA: until('cluster-a /records connected', t0, () => connected(records('cluster-a')), ms),
     recordsB: until('cluster-b /records connected', t0, () => connected(records('cluster-b')), ms),
     storeA: until('cluster-a store connected', t0, async () => connected(await stored('cluster-a')), ms),
-    showA: until('show connections (cluster-a) connected', t0, async () => connected((JSON.parse((await sAsync('show', 'connections', '--cluster', 'cluster-a', '-o', 'json')).stdout || '{"connections":[]}') as { connections: Conn[] }).connections[0]), ms),
+    showA: until(
+      'show connections (cluster-a) connected',
+      t0,
+      async () =>
+        connected(
+          (JSON.parse((await sAsync('show', 'connections', '--cluster', 'cluster-a', '-o', 'json')).stdout || '{"connections":[]}') as { connections: Conn[] })
+            .connections[0],
+        ),
+      ms,
+    ),
   });
   return { ...polls, curl: await until('curl from cluster-a to cluster-b', t0, () => curlOk(), ms) };
 }
@@ -169,7 +209,7 @@ test('baseline: both gateways connected with RTT, latency statistics and 0% loss
   assert.match(d.stdout, /connection to cluster-b is connected, RTT avg\./);
 });
 
-test('the newcomer\'s sequence (deploy-broker, join cluster-b again) keeps the set\'s PSK: traffic keeps working', async () => {
+test("the newcomer's sequence (deploy-broker, join cluster-b again) keeps the set's PSK: traffic keeps working", async () => {
   const pskB = join(world.stateDir, 'tunnel', 'cluster-b.psk');
   const before = readFileSync(pskB, 'utf8');
   const info = join(tmp, 'broker-info.subm');
@@ -179,7 +219,7 @@ test('the newcomer\'s sequence (deploy-broker, join cluster-b again) keeps the s
   const j = s('join', info, '--clusterid', 'cluster-b');
   assert.equal(j.status, 0, j.stderr);
   await sleep(1500);
-  assert.equal(readFileSync(pskB, 'utf8'), before, 'cluster-b\'s gateways keep the PSK cluster-a has');
+  assert.equal(readFileSync(pskB, 'utf8'), before, "cluster-b's gateways keep the PSK cluster-a has");
   assert.ok(curlOk(3), 'traffic keeps working');
   assert.ok(connected(records('cluster-a')) && connected(records('cluster-b')));
   assert.equal(s('diagnose').status, 0);
@@ -201,10 +241,30 @@ test('PSK mismatch (deploy-broker --new-psk, only cluster-b joins): error psk-mi
       recordsB: until('cluster-b /records psk-mismatch', t0, () => isError(records('cluster-b'), 'psk-mismatch'), CONTROL_BOUND_MS),
       storeA: until('cluster-a store psk-mismatch', t0, async () => isError(await stored('cluster-a'), 'psk-mismatch'), CONTROL_BOUND_MS),
       storeB: until('cluster-b store psk-mismatch', t0, async () => isError(await stored('cluster-b'), 'psk-mismatch'), CONTROL_BOUND_MS),
-      metricsA: until('cluster-a metrics psk-mismatch', t0, () => /strait_tunnel_status\{cluster="cluster-b",status="error",reason="psk-mismatch"\} 1/.test(metrics('cluster-a')), CONTROL_BOUND_MS),
-      showA: until('show connections (cluster-a) error: psk-mismatch', t0, async () => /error: psk-mismatch/.test(await shownTable('cluster-a')), CONTROL_BOUND_MS + CLI_POLL_SLACK_MS),
-      showB: until('show connections (cluster-b) error: psk-mismatch', t0, async () => /error: psk-mismatch/.test(await shownTable('cluster-b')), CONTROL_BOUND_MS + CLI_POLL_SLACK_MS),
-      diagnose: until('diagnose names the fix', t0, async () => /cluster-b joined with a different broker-info: join both clusters with the same file/.test((await sAsync('diagnose')).stdout), CONTROL_BOUND_MS + CLI_POLL_SLACK_MS),
+      metricsA: until(
+        'cluster-a metrics psk-mismatch',
+        t0,
+        () => /strait_tunnel_status\{cluster="cluster-b",status="error",reason="psk-mismatch"\} 1/.test(metrics('cluster-a')),
+        CONTROL_BOUND_MS,
+      ),
+      showA: until(
+        'show connections (cluster-a) error: psk-mismatch',
+        t0,
+        async () => /error: psk-mismatch/.test(await shownTable('cluster-a')),
+        CONTROL_BOUND_MS + CLI_POLL_SLACK_MS,
+      ),
+      showB: until(
+        'show connections (cluster-b) error: psk-mismatch',
+        t0,
+        async () => /error: psk-mismatch/.test(await shownTable('cluster-b')),
+        CONTROL_BOUND_MS + CLI_POLL_SLACK_MS,
+      ),
+      diagnose: until(
+        'diagnose names the fix',
+        t0,
+        async () => /cluster-b joined with a different broker-info: join both clusters with the same file/.test((await sAsync('diagnose')).stdout),
+        CONTROL_BOUND_MS + CLI_POLL_SLACK_MS,
+      ),
     });
     const d = s('diagnose');
     assert.notEqual(d.status, 0, 'diagnose fails');
@@ -246,10 +306,26 @@ test('100 % loss between the gateways: error "loss 100%" within 3 s on every sur
       recordsA: until('cluster-a /records loss 100%', t0, () => isError(records('cluster-a'), 'loss 100%'), DATA_PATH_BOUND_MS),
       recordsB: until('cluster-b /records loss 100%', t0, () => isError(records('cluster-b'), 'loss 100%'), DATA_PATH_BOUND_MS),
       storeA: until('cluster-a store loss 100%', t0, async () => isError(await stored('cluster-a'), 'loss 100%'), DATA_PATH_BOUND_MS),
-      metricsA: until('cluster-a metrics', t0, () => /strait_tunnel_status\{cluster="cluster-b",status="error",reason="loss 100%"\} 1/.test(metrics('cluster-a')), DATA_PATH_BOUND_MS),
+      metricsA: until(
+        'cluster-a metrics',
+        t0,
+        () => /strait_tunnel_status\{cluster="cluster-b",status="error",reason="loss 100%"\} 1/.test(metrics('cluster-a')),
+        DATA_PATH_BOUND_MS,
+      ),
       // (5 s after the last good packet the sessions are dropped: then the reason is no-handshake-answer)
-      showA: until('show connections (cluster-a) error: loss 100%', t0, async () => /error: (loss 100%|no-handshake-answer)/.test(await shownTable('cluster-a')), DATA_PATH_BOUND_MS + CLI_POLL_SLACK_MS),
-      diagnose: until('diagnose: loss 100%', t0, async () => /error: (loss 100%.*no probe comes back through the tunnel|no-handshake-answer.*does not answer handshakes)/.test((await sAsync('diagnose')).stdout), DATA_PATH_BOUND_MS + CLI_POLL_SLACK_MS),
+      showA: until(
+        'show connections (cluster-a) error: loss 100%',
+        t0,
+        async () => /error: (loss 100%|no-handshake-answer)/.test(await shownTable('cluster-a')),
+        DATA_PATH_BOUND_MS + CLI_POLL_SLACK_MS,
+      ),
+      diagnose: until(
+        'diagnose: loss 100%',
+        t0,
+        async () =>
+          /error: (loss 100%.*no probe comes back through the tunnel|no-handshake-answer.*does not answer handshakes)/.test((await sAsync('diagnose')).stdout),
+        DATA_PATH_BOUND_MS + CLI_POLL_SLACK_MS,
+      ),
     });
     assert.ok(!curlOk(2), 'no traffic crosses');
   } finally {
@@ -296,7 +372,12 @@ test('cluster-b\'s gateway frozen (SIGSTOP): error "loss 100%" within 3 s; SIGCO
     m = await allOf({
       recordsA: until('cluster-a /records loss 100%', t0, () => isError(records('cluster-a'), 'loss 100%'), DATA_PATH_BOUND_MS),
       storeA: until('cluster-a store loss 100%', t0, async () => isError(await stored('cluster-a'), 'loss 100%'), DATA_PATH_BOUND_MS),
-      showA: until('show connections (cluster-a)', t0, async () => /error: (loss 100%|no-handshake-answer)/.test(await shownTable('cluster-a')), DATA_PATH_BOUND_MS + CLI_POLL_SLACK_MS),
+      showA: until(
+        'show connections (cluster-a)',
+        t0,
+        async () => /error: (loss 100%|no-handshake-answer)/.test(await shownTable('cluster-a')),
+        DATA_PATH_BOUND_MS + CLI_POLL_SLACK_MS,
+      ),
     });
     assert.ok(!curlOk(2));
   } finally {
@@ -306,7 +387,7 @@ test('cluster-b\'s gateway frozen (SIGSTOP): error "loss 100%" within 3 s; SIGCO
   measured['gateway-frozen'] = { ...m, ...Object.fromEntries(Object.entries(back).map(([k, v]) => [`recovered.${k}`, v])) };
 });
 
-test('cluster-b\'s gateway killed -9: error within 3 s; the world restarts it and the tunnel comes back', async () => {
+test("cluster-b's gateway killed -9: error within 3 s; the world restarts it and the tunnel comes back", async () => {
   await linkUp();
   const pids = gatewayPids('cluster-b');
   assert.ok(pids.length > 0);
@@ -320,27 +401,58 @@ test('cluster-b\'s gateway killed -9: error within 3 s; the world restarts it an
   let reason = '';
   let restartedFirst = false;
   const m = {
-    recordsA: await until('cluster-a /records error, or cluster-b\'s restarted gateway answering', t0, () => {
-      const r = records('cluster-a');
-      reason = r?.reason ?? '';
-      if (r?.status === 'error') return true;
-      const now = gatewayPids('cluster-b');
-      restartedFirst = now.length > 0 && now.every((p) => !pids.includes(p)) && records('cluster-b')?.status === 'connected';
-      return restartedFirst;
-    }, DATA_PATH_BOUND_MS),
+    recordsA: await until(
+      "cluster-a /records error, or cluster-b's restarted gateway answering",
+      t0,
+      () => {
+        const r = records('cluster-a');
+        reason = r?.reason ?? '';
+        if (r?.status === 'error') return true;
+        const now = gatewayPids('cluster-b');
+        restartedFirst = now.length > 0 && now.every((p) => !pids.includes(p)) && records('cluster-b')?.status === 'connected';
+        return restartedFirst;
+      },
+      DATA_PATH_BOUND_MS,
+    ),
   };
   const back = await allConnected(Date.now(), 30_000);
-  measured['gateway-killed'] = { ...m, reason, restartedFirst: restartedFirst ? 1 : 0, ...Object.fromEntries(Object.entries(back).map(([k, v]) => [`recovered.${k}`, v])) };
+  measured['gateway-killed'] = {
+    ...m,
+    reason,
+    restartedFirst: restartedFirst ? 1 : 0,
+    ...Object.fromEntries(Object.entries(back).map(([k, v]) => [`recovered.${k}`, v])),
+  };
 });
 
 test('200 ms added each way between the gateways (a UDP delay relay in the path): stays connected, the RTT shows it, curl is slower', async () => {
   await linkUp();
   const pubA = gw('cluster-a').publicIP!;
   const pubB = gw('cluster-b').publicIP!;
-  const relay = spawn('nsenter', ['-t', String(sup), '-m', '-n', 'ip', 'netns', 'exec', gw('cluster-a').netns, process.execPath,
-    join(root, 'test', 'fixtures', 'udp-delay-relay.mjs'), pubA, '14500', pubB, '4500', '200'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const relay = spawn(
+    'nsenter',
+    [
+      '-t',
+      String(sup),
+      '-m',
+      '-n',
+      'ip',
+      'netns',
+      'exec',
+      gw('cluster-a').netns,
+      process.execPath,
+      join(root, 'test', 'fixtures', 'udp-delay-relay.mjs'),
+      pubA,
+      '14500',
+      pubB,
+      '4500',
+      '200',
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
   await new Promise<void>((resolve, reject) => {
-    relay.stdout.on('data', (d: Buffer) => { if (d.toString().includes('relaying')) resolve(); });
+    relay.stdout.on('data', (d: Buffer) => {
+      if (d.toString().includes('relaying')) resolve();
+    });
     relay.on('exit', (code) => reject(new Error(`the relay exited (${code})`)));
   });
   // cluster-a's gateway sends to the relay: its configured peer endpoint, re-read on SIGHUP
@@ -350,16 +462,23 @@ test('200 ms added each way between the gateways (a UDP delay relay in the path)
   cfg.peers[0]!.endpoint = pubA;
   cfg.peers[0]!.port = 14500;
   writeFileSync(file, JSON.stringify(cfg));
-  const hup = () => { for (const p of gatewayPids('cluster-a')) process.kill(p, 'SIGHUP'); };
+  const hup = () => {
+    for (const p of gatewayPids('cluster-a')) process.kill(p, 'SIGHUP');
+  };
   hup();
   const seen: string[] = [];
   let rtt = NaN;
   let curlS: number | undefined;
   try {
-    await until('connected through the relay with RTT >= 380 ms', Date.now(), () => {
-      const r = records('cluster-a');
-      return r?.status === 'connected' && (r.latency?.avgMs ?? 0) >= 380;
-    }, 15_000);
+    await until(
+      'connected through the relay with RTT >= 380 ms',
+      Date.now(),
+      () => {
+        const r = records('cluster-a');
+        return r?.status === 'connected' && (r.latency?.avgMs ?? 0) >= 380;
+      },
+      15_000,
+    );
     const end = Date.now() + 5000;
     while (Date.now() < end) {
       const r = records('cluster-a');
@@ -387,10 +506,13 @@ test('200 ms added each way between the gateways (a UDP delay relay in the path)
 function workerLeg(): string | undefined {
   const worker = cluster('cluster-a').nodes.find((n) => n.role === 'worker')!;
   const text = curlInWorld(sup, `http://${gw('cluster-a').underlayIP}:9464/records`);
-  return text ? (JSON.parse(text) as { gateway: { nodeLegs?: { address: string; status: string }[] } }).gateway.nodeLegs?.find((l) => l.address === worker.underlayIP)?.status : undefined;
+  return text
+    ? (JSON.parse(text) as { gateway: { nodeLegs?: { address: string; status: string }[] } }).gateway.nodeLegs?.find((l) => l.address === worker.underlayIP)
+        ?.status
+    : undefined;
 }
 
-test('cluster-a\'s worker node agent frozen (SIGSTOP): its VXLAN leg is broken on the gateway and in diagnose within 3 s; SIGCONT: back', async () => {
+test("cluster-a's worker node agent frozen (SIGSTOP): its VXLAN leg is broken on the gateway and in diagnose within 3 s; SIGCONT: back", async () => {
   await linkUp();
   const pids = agentPids('cluster-a', 'worker');
   assert.ok(pids.length > 0);
@@ -401,32 +523,42 @@ test('cluster-a\'s worker node agent frozen (SIGSTOP): its VXLAN leg is broken o
   try {
     m = await allOf({
       recordsA: until('the gateway: worker leg broken', t0, () => workerLeg() === 'broken', DATA_PATH_BOUND_MS),
-      diagnose: until('diagnose: broken VXLAN leg', t0, async () => /node-leg\s+fail\s+.*broken VXLAN leg to the node at/.test((await sAsync('diagnose')).stdout), DATA_PATH_BOUND_MS + CLI_POLL_SLACK_MS),
+      diagnose: until(
+        'diagnose: broken VXLAN leg',
+        t0,
+        async () => /node-leg\s+fail\s+.*broken VXLAN leg to the node at/.test((await sAsync('diagnose')).stdout),
+        DATA_PATH_BOUND_MS + CLI_POLL_SLACK_MS,
+      ),
     });
-    assert.ok(!curlOk(2), 'the worker\'s pods reach no other cluster');
+    assert.ok(!curlOk(2), "the worker's pods reach no other cluster");
   } finally {
     for (const p of pids) process.kill(p, 'SIGCONT');
   }
   const t1 = Date.now();
   const back = {
     recordsA: await until('the gateway: worker leg ok again', t1, () => workerLeg() === 'ok', 10_000),
-    curl: await until('curl from the worker\'s pod again', t1, () => curlOk(), 15_000),
+    curl: await until("curl from the worker's pod again", t1, () => curlOk(), 15_000),
   };
   measured['node-agent-frozen'] = { ...m, ...Object.fromEntries(Object.entries(back).map(([k, v]) => [`recovered.${k}`, v])) };
 });
 
-test('cluster-a\'s worker node agent killed -9: the world restarts it; the leg and the traffic come back', async () => {
+test("cluster-a's worker node agent killed -9: the world restarts it; the leg and the traffic come back", async () => {
   const pids = agentPids('cluster-a', 'worker');
   assert.ok(pids.length > 0);
   const t0 = Date.now();
   for (const p of pids) process.kill(p, 'SIGKILL');
   // the restart can be quicker than the leg's 2 s: what the gateway saw is measured, not required
   let broken = -1;
-  const back = await until('the worker leg ok again with a new agent', t0, () => {
-    const l = workerLeg();
-    if (l === 'broken' && broken < 0) broken = Date.now() - t0;
-    return l === 'ok' && agentPids('cluster-a', 'worker').some((p) => !pids.includes(p));
-  }, 30_000);
-  const curl = await until('curl from the worker\'s pod again', t0, () => curlOk(), 30_000);
+  const back = await until(
+    'the worker leg ok again with a new agent',
+    t0,
+    () => {
+      const l = workerLeg();
+      if (l === 'broken' && broken < 0) broken = Date.now() - t0;
+      return l === 'ok' && agentPids('cluster-a', 'worker').some((p) => !pids.includes(p));
+    },
+    30_000,
+  );
+  const curl = await until("curl from the worker's pod again", t0, () => curlOk(), 30_000);
   measured['node-agent-killed'] = { legBrokenSeenAt: broken, 'recovered.leg': back, 'recovered.curl': curl };
 });

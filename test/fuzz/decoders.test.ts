@@ -3,11 +3,32 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { isStraitError } from '../../src/base/errors/index.js';
-import { vxlan, ext, writeHeaders, writeExtHeader, ETHERTYPE_STRAIT, EXT_FRAGMENT, VXLAN_OVERHEAD, EXT_HEADER } from '../../src/multicluster/wire/vxlan/index.js';
+import {
+  vxlan,
+  ext,
+  writeHeaders,
+  writeExtHeader,
+  ETHERTYPE_STRAIT,
+  EXT_FRAGMENT,
+  VXLAN_OVERHEAD,
+  EXT_HEADER,
+} from '../../src/multicluster/wire/vxlan/index.js';
 import { ipv4, udp } from '../../src/multicluster/wire/ipv4/index.js';
 import {
-  handshakeInit, handshakeResponse, cookieReply, dataPacket, initPayload, responsePayload, fragment, vnetHeader, segmentVnet,
-  FEATURE_FRAG, FEATURE_VNET, NEXT_IPV4_VNET, VNET_F_NEEDS_CSUM, VNET_GSO_TCPV4,
+  handshakeInit,
+  handshakeResponse,
+  cookieReply,
+  dataPacket,
+  initPayload,
+  responsePayload,
+  fragment,
+  vnetHeader,
+  segmentVnet,
+  FEATURE_FRAG,
+  FEATURE_VNET,
+  NEXT_IPV4_VNET,
+  VNET_F_NEEDS_CSUM,
+  VNET_GSO_TCPV4,
 } from '../../src/multicluster/wire/tunnel/index.js';
 import { Reassembler } from '../../src/multicluster/dataplane/tunnel/index.js';
 import { computeVectors } from '../helpers/vectors.js';
@@ -16,10 +37,23 @@ import { prng } from '../helpers/prng.js';
 
 const v = computeVectors();
 const seeds: Buffer[] = [
-  Buffer.from(v['initiation']!, 'hex'), Buffer.from(v['response']!, 'hex'), Buffer.from(v['dataPacket']!, 'hex'),
+  Buffer.from(v['initiation']!, 'hex'),
+  Buffer.from(v['response']!, 'hex'),
+  Buffer.from(v['dataPacket']!, 'hex'),
   vxlan.encode({ vni: 1, dst: Buffer.alloc(6), src: Buffer.alloc(6), etherType: 0x800, payload: Buffer.alloc(40) }),
-  ipv4.encode({ tos: 0, id: 0, flags: 0, fragmentOffset: 0, ttl: 1, protocol: 17, src: 1, dst: 2, payload: udp.encode({ srcPort: 1, dstPort: 2, payload: Buffer.alloc(9) }) }),
-  Buffer.from(v['fragment0']!, 'hex').subarray(0, 150), Buffer.from(v['fragment2']!, 'hex'),
+  ipv4.encode({
+    tos: 0,
+    id: 0,
+    flags: 0,
+    fragmentOffset: 0,
+    ttl: 1,
+    protocol: 17,
+    src: 1,
+    dst: 2,
+    payload: udp.encode({ srcPort: 1, dstPort: 2, payload: Buffer.alloc(9) }),
+  }),
+  Buffer.from(v['fragment0']!, 'hex').subarray(0, 150),
+  Buffer.from(v['fragment2']!, 'hex'),
   ext.encode({ kind: EXT_FRAGMENT, index: 1, count: 2, features: 0, id: 9, size: 64, data: Buffer.alloc(30) }),
   ext.encode({ kind: 1, index: 0, count: 0, features: 0, id: 1, size: 0, data: Buffer.alloc(0) }),
   superPacketSeed(),
@@ -39,16 +73,24 @@ const scratch = Buffer.alloc(65536);
 const noSink = { segment(): void {} };
 
 const decoders: [string, (b: Buffer, off: number) => unknown][] = [
-  ['vxlan', vxlan.decode], ['ipv4', ipv4.decode], ['udp', (b, o) => udp.decode(b, o, { src: 1, dst: 2 })],
-  ['handshakeInit', handshakeInit.decode], ['handshakeResponse', handshakeResponse.decode], ['cookieReply', cookieReply.decode],
-  ['dataPacket', dataPacket.decode], ['initPayload', initPayload.decode], ['responsePayload', responsePayload.decode],
-  ['fragment', fragment.decode], ['vxlanExt', ext.decode], ['vnetHeader', vnetHeader.decode],
+  ['vxlan', vxlan.decode],
+  ['ipv4', ipv4.decode],
+  ['udp', (b, o) => udp.decode(b, o, { src: 1, dst: 2 })],
+  ['handshakeInit', handshakeInit.decode],
+  ['handshakeResponse', handshakeResponse.decode],
+  ['cookieReply', cookieReply.decode],
+  ['dataPacket', dataPacket.decode],
+  ['initPayload', initPayload.decode],
+  ['responsePayload', responsePayload.decode],
+  ['fragment', fragment.decode],
+  ['vxlanExt', ext.decode],
+  ['vnetHeader', vnetHeader.decode],
   ['segmentVnet', (b, o) => segmentVnet(b, o, b.length - o, scratch, noSink)],
 ];
 
 for (const [name, decode] of decoders) {
   test(`fuzz ${name}: 20k random and mutated inputs, only StraitError`, () => {
-    const rnd = prng(0x5eed ^ name.length * 7919);
+    const rnd = prng(0x5eed ^ (name.length * 7919));
     let ok = 0;
     for (let i = 0; i < 20_000; i++) {
       let b: Buffer;
@@ -88,8 +130,10 @@ test('fuzz tunnel reassembly: 20k random and mutated fragments into a live endpo
   for (let i = 0; i < 20_000; i++) {
     const b = Buffer.from(real[rnd() % real.length]!);
     const k = rnd() % 4;
-    if (k === 0) b[rnd() % 20] = rnd() & 255; // header byte
-    else if (k === 1) b[20 + (rnd() % (b.length - 20))] = rnd() & 255; // data byte
+    if (k === 0)
+      b[rnd() % 20] = rnd() & 255; // header byte
+    else if (k === 1)
+      b[20 + (rnd() % (b.length - 20))] = rnd() & 255; // data byte
     else if (k === 2) b.writeUInt32BE(rnd() % 1000, 12); // another message
     p.inject('b', k === 3 ? b.subarray(0, rnd() % b.length) : b);
     if (i % 1000 === 0) p.clock.advance(50);

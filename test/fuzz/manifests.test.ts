@@ -21,25 +21,89 @@ import { clusterIpAdmission, serviceViews } from '../../src/world/supervisor/ind
 import { prng } from '../helpers/prng.js';
 
 const SEEDS: KubeObject[] = [
-  { apiVersion: 'v1', kind: 'Service', metadata: { name: 'web', namespace: 'default' },
-    spec: { clusterIP: '100.1.0.20', selector: { app: 'web' }, ports: [{ name: 'http', port: 80, targetPort: 8080, protocol: 'TCP' }, { name: 'dns', port: 53, protocol: 'UDP' }] } },
-  { apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', metadata: { name: 'web-x', namespace: 'default', labels: { 'kubernetes.io/service-name': 'web' } },
-    addressType: 'IPv4', endpoints: [{ addresses: ['10.1.0.5'], conditions: { ready: true }, hostname: 'web-0' }], ports: [{ name: 'http', port: 8080, protocol: 'TCP' }] },
-  { apiVersion: 'networking.istio.io/v1beta1', kind: 'DestinationRule', metadata: { name: 'dr', namespace: 'mesh' },
-    spec: { host: 'echo.mesh.svc.cluster.local', exportTo: ['.'], trafficPolicy: { tls: { mode: 'ISTIO_MUTUAL' }, portLevelSettings: [{ port: { number: 8080 }, tls: { mode: 'DISABLE' } }] } } },
-  { apiVersion: 'security.istio.io/v1beta1', kind: 'PeerAuthentication', metadata: { name: 'pa', namespace: 'mesh' },
-    spec: { selector: { matchLabels: { app: 'echo' } }, mtls: { mode: 'STRICT' }, portLevelMtls: { 8080: { mode: 'PERMISSIVE' } } } },
-  { apiVersion: 'multicluster.x-k8s.io/v1alpha1', kind: 'ServiceImport', metadata: { name: 'echo', namespace: 'default' },
-    spec: { type: 'ClusterSetIP', ips: ['100.3.0.5'], ports: [{ name: 'http', port: 8080, protocol: 'TCP' }] } },
+  {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { name: 'web', namespace: 'default' },
+    spec: {
+      clusterIP: '100.1.0.20',
+      selector: { app: 'web' },
+      ports: [
+        { name: 'http', port: 80, targetPort: 8080, protocol: 'TCP' },
+        { name: 'dns', port: 53, protocol: 'UDP' },
+      ],
+    },
+  },
+  {
+    apiVersion: 'discovery.k8s.io/v1',
+    kind: 'EndpointSlice',
+    metadata: { name: 'web-x', namespace: 'default', labels: { 'kubernetes.io/service-name': 'web' } },
+    addressType: 'IPv4',
+    endpoints: [{ addresses: ['10.1.0.5'], conditions: { ready: true }, hostname: 'web-0' }],
+    ports: [{ name: 'http', port: 8080, protocol: 'TCP' }],
+  },
+  {
+    apiVersion: 'networking.istio.io/v1beta1',
+    kind: 'DestinationRule',
+    metadata: { name: 'dr', namespace: 'mesh' },
+    spec: {
+      host: 'echo.mesh.svc.cluster.local',
+      exportTo: ['.'],
+      trafficPolicy: { tls: { mode: 'ISTIO_MUTUAL' }, portLevelSettings: [{ port: { number: 8080 }, tls: { mode: 'DISABLE' } }] },
+    },
+  },
+  {
+    apiVersion: 'security.istio.io/v1beta1',
+    kind: 'PeerAuthentication',
+    metadata: { name: 'pa', namespace: 'mesh' },
+    spec: { selector: { matchLabels: { app: 'echo' } }, mtls: { mode: 'STRICT' }, portLevelMtls: { 8080: { mode: 'PERMISSIVE' } } },
+  },
+  {
+    apiVersion: 'multicluster.x-k8s.io/v1alpha1',
+    kind: 'ServiceImport',
+    metadata: { name: 'echo', namespace: 'default' },
+    spec: { type: 'ClusterSetIP', ips: ['100.3.0.5'], ports: [{ name: 'http', port: 8080, protocol: 'TCP' }] },
+  },
   { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cm', namespace: 'default', labels: { a: 'b' } }, data: { k: 'v' } },
-  { apiVersion: 'argoproj.io/v1alpha1', kind: 'Application', metadata: { name: 'app', namespace: 'argocd' },
-    spec: { project: 'p', source: { repoURL: 'https://x/y.git', path: 'a' }, destination: { server: 'https://kubernetes.default.svc', namespace: 'default' } } },
+  {
+    apiVersion: 'argoproj.io/v1alpha1',
+    kind: 'Application',
+    metadata: { name: 'app', namespace: 'argocd' },
+    spec: { project: 'p', source: { repoURL: 'https://x/y.git', path: 'a' }, destination: { server: 'https://kubernetes.default.svc', namespace: 'default' } },
+  },
 ];
 
 const NASTY: unknown[] = [
-  5, -1, 0, 65536, 1.5, 1e308, NaN, true, null, '', 'x', 'None', '10.1.0.5', '010.1.0.5', '1.2.3.4 ', '1.2.3.4\n}', '256.1.1.1',
-  '100.1.0.99 . tcp . 1 }\n  chain evil {', '*', '../../etc', 'a'.repeat(300), 'ünïcode', '${x}', [], [1, 'a'], {}, { mode: 'STRICT' },
-  { __proto__: { polluted: 1 } }, { port: 'x' }, ['10.1.0.5', 5],
+  5,
+  -1,
+  0,
+  65536,
+  1.5,
+  1e308,
+  NaN,
+  true,
+  null,
+  '',
+  'x',
+  'None',
+  '10.1.0.5',
+  '010.1.0.5',
+  '1.2.3.4 ',
+  '1.2.3.4\n}',
+  '256.1.1.1',
+  '100.1.0.99 . tcp . 1 }\n  chain evil {',
+  '*',
+  '../../etc',
+  'a'.repeat(300),
+  'ünïcode',
+  '${x}',
+  [],
+  [1, 'a'],
+  {},
+  { mode: 'STRICT' },
+  { __proto__: { polluted: 1 } },
+  { port: 'x' },
+  ['10.1.0.5', 5],
 ];
 
 /** A mutated deep copy: one to four random edits (set a value, delete a key, add a key) along a random path. */
@@ -70,11 +134,18 @@ function mutate(rnd: () => number, seed: unknown): unknown {
 
 /** Render what the data plane would: proxy rules and DNS from Services and slices, mesh sidecar configurations. */
 function renderAccepted(objs: KubeObject[]): void {
-  const views = serviceViews(objs.filter((o) => o.kind === 'Service'), objs.filter((o) => o.kind === 'EndpointSlice'));
+  const views = serviceViews(
+    objs.filter((o) => o.kind === 'Service'),
+    objs.filter((o) => o.kind === 'EndpointSlice'),
+  );
   const script = renderProxyRules(views.proxy);
   // only the table's own chains and per-service chains built from DNS labels and numbers
   for (const m of script.matchAll(/\bchain (\S+) \{/g)) {
-    assert.match(m[1]!, /^(services|nat-prerouting|nat-output|nat-postrouting|filter-forward|filter-output|svc_[a-z0-9-]+_[a-z0-9-]+_(tcp|udp)_\d{1,5}(_ep\d+)?)$/, script);
+    assert.match(
+      m[1]!,
+      /^(services|nat-prerouting|nat-output|nat-postrouting|filter-forward|filter-output|svc_[a-z0-9-]+_[a-z0-9-]+_(tcp|udp)_\d{1,5}(_ep\d+)?)$/,
+      script,
+    );
   }
   assert.doesNotMatch(script, /evil/);
   const mesh = buildMeshView(objs);
@@ -94,7 +165,11 @@ test('fuzz validator: 30k mutated objects are accepted or refused with a StraitE
       out = validateObject(input, { source: 'fuzz.yaml', docIndex: 1 });
     } catch (err) {
       assert.ok(isStraitError(err), `non-StraitError for ${JSON.stringify(input).slice(0, 300)}: ${String(err)}`);
-      assert.throws(() => checkStoredObject(input), (e: unknown) => isStraitError(e), 'the store refuses what apply refuses');
+      assert.throws(
+        () => checkStoredObject(input),
+        (e: unknown) => isStraitError(e),
+        'the store refuses what apply refuses',
+      );
       continue;
     }
     accepted++;
@@ -120,7 +195,11 @@ test('fuzz GitOps render: 5k mutated manifest files from Git render validated ob
       text = chars.join('');
     }
     const files = [{ path: 'app/a.yaml', content: text }];
-    if (rnd() % 5 === 0) files.push({ path: 'app/kustomization.yaml', content: `resources: [a.yaml]\nnamespace: ${['prod', 'Bad_NS', '5'][rnd() % 3]}\ncommonLabels: {x: ${['y', '5', '[1]'][rnd() % 3]}}\n` });
+    if (rnd() % 5 === 0)
+      files.push({
+        path: 'app/kustomization.yaml',
+        content: `resources: [a.yaml]\nnamespace: ${['prod', 'Bad_NS', '5'][rnd() % 3]}\ncommonLabels: {x: ${['y', '5', '[1]'][rnd() % 3]}}\n`,
+      });
     let objs: KubeObject[];
     try {
       objs = renderManifests(files, 'app');
@@ -139,7 +218,9 @@ function post(socketPath: string, token: string, method: string, path: string, b
     const req = request({ socketPath, method, path, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' } }, (res) => {
       let text = '';
       res.setEncoding('utf8');
-      res.on('data', (c: string) => { text += c; });
+      res.on('data', (c: string) => {
+        text += c;
+      });
       res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
     });
     req.on('error', reject);

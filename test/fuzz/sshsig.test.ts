@@ -21,7 +21,14 @@ let blobs: Buffer[] = [];
 let allowed: AllowedSigners;
 
 const armor = (b: Buffer): string => `-----BEGIN SSH SIGNATURE-----\n${b.toString('base64').replace(/(.{70})/g, '$1\n')}\n-----END SSH SIGNATURE-----\n`;
-const unarmor = (t: string): Buffer => Buffer.from(t.split('\n').filter((l) => l && !l.startsWith('-----')).join(''), 'base64');
+const unarmor = (t: string): Buffer =>
+  Buffer.from(
+    t
+      .split('\n')
+      .filter((l) => l && !l.startsWith('-----'))
+      .join(''),
+    'base64',
+  );
 
 before(() => {
   if (skip) return;
@@ -30,7 +37,9 @@ before(() => {
   blobs = keys.map((k) => unarmor(sshSign(k, MESSAGE)));
   allowed = AllowedSigners.parse(keys.map((k) => `a@example.com ${k.pub}`).join('\n'));
 });
-after(() => { if (dir) rmSync(dir, { recursive: true, force: true }); });
+after(() => {
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
 
 /** parse: a StraitError with the SSH signature code, or a result; nothing else */
 function parsesOrRefuses(text: string, label: string): void {
@@ -48,7 +57,11 @@ test('the seeds verify (the fuzz starts from valid signatures)', { skip }, async
 test('every truncation of every seed is refused with STRAIT_ERR_SSH_SIGNATURE_INVALID', { skip }, () => {
   for (const b of blobs) {
     for (let n = 0; n < b.length; n++) {
-      assert.throws(() => parseSshSignature(armor(b.subarray(0, n))), (e: unknown) => isStraitError(e) && e.code === 'STRAIT_ERR_SSH_SIGNATURE_INVALID', `truncated to ${n}`);
+      assert.throws(
+        () => parseSshSignature(armor(b.subarray(0, n))),
+        (e: unknown) => isStraitError(e) && e.code === 'STRAIT_ERR_SSH_SIGNATURE_INVALID',
+        `truncated to ${n}`,
+      );
     }
   }
 });
@@ -62,10 +75,17 @@ test('10k mutated signatures: only StraitError from the parser; verification nev
     for (let e = 0; e < edits; e++) {
       const at = rnd() % b.length;
       switch (rnd() % 4) {
-        case 0: b[at] = rnd() & 0xff; break;
-        case 1: b[at] = (b[at] as number) ^ (1 << (rnd() % 8)); break;
-        case 2: if (at + 4 <= b.length) b.writeUInt32BE([0, 1, 0x7fffffff, 0xffffffff, rnd()][rnd() % 5]!, at); break;
-        default: b[at] = 0;
+        case 0:
+          b[at] = rnd() & 0xff;
+          break;
+        case 1:
+          b[at] = (b[at] as number) ^ (1 << (rnd() % 8));
+          break;
+        case 2:
+          if (at + 4 <= b.length) b.writeUInt32BE([0, 1, 0x7fffffff, 0xffffffff, rnd()][rnd() % 5]!, at);
+          break;
+        default:
+          b[at] = 0;
       }
     }
     const text = armor(b);
@@ -73,16 +93,24 @@ test('10k mutated signatures: only StraitError from the parser; verification nev
     const r = await verifyDetached(MESSAGE, text, [], { sshSigners: allowed });
     if (r.status === 'valid') {
       // a mutation may hit bytes the signature does not cover only if the result equals a seed
-      assert.ok(blobs.some((s) => s.equals(b)), `iteration ${i}: mutated signature accepted`);
+      assert.ok(
+        blobs.some((s) => s.equals(b)),
+        `iteration ${i}: mutated signature accepted`,
+      );
     }
   }
 });
 
 test('garbage armor and random bytes are refused, never a crash', { skip }, async () => {
   const rnd = prng(0xbadc0de);
-  const cases = ['', '-----BEGIN SSH SIGNATURE-----', '-----BEGIN SSH SIGNATURE-----\n-----END SSH SIGNATURE-----\n',
-    '-----BEGIN SSH SIGNATURE-----\n!!!!\n-----END SSH SIGNATURE-----\n', '-----BEGIN SSH SIGNATURE-----\nU1NIU0lH\n-----END SSH SIGNATURE-----\ntrailing',
-    `-----BEGIN SSH SIGNATURE-----\n${'A'.repeat(100_000)}\n-----END SSH SIGNATURE-----\n`];
+  const cases = [
+    '',
+    '-----BEGIN SSH SIGNATURE-----',
+    '-----BEGIN SSH SIGNATURE-----\n-----END SSH SIGNATURE-----\n',
+    '-----BEGIN SSH SIGNATURE-----\n!!!!\n-----END SSH SIGNATURE-----\n',
+    '-----BEGIN SSH SIGNATURE-----\nU1NIU0lH\n-----END SSH SIGNATURE-----\ntrailing',
+    `-----BEGIN SSH SIGNATURE-----\n${'A'.repeat(100_000)}\n-----END SSH SIGNATURE-----\n`,
+  ];
   for (let i = 0; i < 2000; i++) {
     const b = Buffer.alloc(rnd() % 300);
     for (let j = 0; j < b.length; j++) b[j] = rnd() & 0xff;
@@ -100,7 +128,11 @@ test('SSH public key blobs: truncations and mutations give STRAIT_ERR_SSH_KEY_IN
   const rnd = prng(0x5eed);
   const seeds = keys.map((k) => Buffer.from(k.pub.split(' ')[1]!, 'base64'));
   for (const s of seeds) {
-    for (let n = 0; n < s.length; n++) assert.throws(() => parseSshPublicKey(s.subarray(0, n)), (e: unknown) => isStraitError(e) && e.code === 'STRAIT_ERR_SSH_KEY_INVALID');
+    for (let n = 0; n < s.length; n++)
+      assert.throws(
+        () => parseSshPublicKey(s.subarray(0, n)),
+        (e: unknown) => isStraitError(e) && e.code === 'STRAIT_ERR_SSH_KEY_INVALID',
+      );
   }
   for (let i = 0; i < 5000; i++) {
     const b = Buffer.from(seeds[rnd() % seeds.length]!);

@@ -14,8 +14,18 @@ import { Gpg, gitWorkTree, runAsync, startGithost, tempDir, toolEnv, type Starte
 import { GITEA_ADMIN, ensureGiteaTools, startGitea, type RunningGitea } from './gitea.js';
 
 type Json = unknown;
-interface Side { name: 'gitea' | 'githost'; url: string; tokens: Record<string, string>; ids: Record<string, number> }
-interface Answer { status: number; json: Json; text: string; headers: Headers }
+interface Side {
+  name: 'gitea' | 'githost';
+  url: string;
+  tokens: Record<string, string>;
+  ids: Record<string, number>;
+}
+interface Answer {
+  status: number;
+  json: Json;
+  text: string;
+  headers: Headers;
+}
 
 let skip: string | undefined;
 let gitea: RunningGitea | undefined;
@@ -62,8 +72,12 @@ function shapeDiff(path: string, a: Json, b: Json, out: string[]): void {
   if (ka !== 'object') return;
   const oa = a as Record<string, Json>;
   const ob = b as Record<string, Json>;
-  const onlyA = Object.keys(oa).filter((k) => !(k in ob)).sort();
-  const onlyB = Object.keys(ob).filter((k) => !(k in oa)).sort();
+  const onlyA = Object.keys(oa)
+    .filter((k) => !(k in ob))
+    .sort();
+  const onlyB = Object.keys(ob)
+    .filter((k) => !(k in oa))
+    .sort();
   if (onlyA.length) out.push(`${path || '.'}: keys only in gitea: ${onlyA.join(', ')}`);
   if (onlyB.length) out.push(`${path || '.'}: keys only in githost: ${onlyB.join(', ')}`);
   for (const k of Object.keys(oa)) if (k in ob) shapeDiff(`${path}.${k}`, oa[k], ob[k], out);
@@ -88,21 +102,36 @@ async function send(side: Side, method: string, path: string, auth: string | und
 function authOf(side: Side, who: string): string | undefined {
   const t = (name: string) => side.tokens[name] as string;
   switch (who) {
-    case 'none': return undefined;
-    case 'admin-basic': return `Basic ${b64(`${GITEA_ADMIN.user}:${GITEA_ADMIN.password}`)}`;
-    case 'bob-basic': return `Basic ${b64('bob:bob-pass-12')}`;
-    case 'carol-basic': return `Basic ${b64('carol:carol-pass-12')}`;
-    case 'bob-wrong-password': return `Basic ${b64('bob:not-the-password')}`;
-    case 'bob-token': return `token ${t('all')}`;
-    case 'bob-bearer': return `Bearer ${t('all')}`;
-    case 'bob-token-as-password-any-name': return `Basic ${b64(`someone:${t('all')}`)}`;
-    case 'bob-token-as-name': return `Basic ${b64(`${t('all')}:`)}`;
-    case 'bob-token-x-oauth-basic': return `Basic ${b64(`${t('all')}:x-oauth-basic`)}`;
-    case 'bob-read-user': return `token ${t('read:user')}`;
-    case 'bob-read-repo': return `token ${t('read:repository')}`;
-    case 'bob-read-user-basic': return `Basic ${b64(`oauth2:${t('read:user')}`)}`;
-    case 'bad-token': return `token ${'0'.repeat(40)}`;
-    default: throw new Error(`unknown caller ${who}`);
+    case 'none':
+      return undefined;
+    case 'admin-basic':
+      return `Basic ${b64(`${GITEA_ADMIN.user}:${GITEA_ADMIN.password}`)}`;
+    case 'bob-basic':
+      return `Basic ${b64('bob:bob-pass-12')}`;
+    case 'carol-basic':
+      return `Basic ${b64('carol:carol-pass-12')}`;
+    case 'bob-wrong-password':
+      return `Basic ${b64('bob:not-the-password')}`;
+    case 'bob-token':
+      return `token ${t('all')}`;
+    case 'bob-bearer':
+      return `Bearer ${t('all')}`;
+    case 'bob-token-as-password-any-name':
+      return `Basic ${b64(`someone:${t('all')}`)}`;
+    case 'bob-token-as-name':
+      return `Basic ${b64(`${t('all')}:`)}`;
+    case 'bob-token-x-oauth-basic':
+      return `Basic ${b64(`${t('all')}:x-oauth-basic`)}`;
+    case 'bob-read-user':
+      return `token ${t('read:user')}`;
+    case 'bob-read-repo':
+      return `token ${t('read:repository')}`;
+    case 'bob-read-user-basic':
+      return `Basic ${b64(`oauth2:${t('read:user')}`)}`;
+    case 'bad-token':
+      return `token ${'0'.repeat(40)}`;
+    default:
+      throw new Error(`unknown caller ${who}`);
   }
 }
 
@@ -112,20 +141,32 @@ async function setUp(side: Side): Promise<void> {
     assert.equal(r.status, want, `${side.name} setup ${method} ${path}: ${r.text}`);
     return r.json as Record<string, Json>;
   };
-  for (const [name, mail] of [['bob', 'bob@example.com'], ['carol', 'carol@example.com']]) {
+  for (const [name, mail] of [
+    ['bob', 'bob@example.com'],
+    ['carol', 'carol@example.com'],
+  ]) {
     await must('POST', '/api/v1/admin/users', 'admin-basic', { username: name, email: mail, password: `${name}-pass-12`, must_change_password: false }, 201);
   }
   for (const scopes of [['all'], ['read:user'], ['read:repository']]) {
     const t = await must('POST', '/api/v1/users/bob/tokens', 'bob-basic', { name: scopes.join('+'), scopes }, 201);
     side.tokens[scopes.join('+')] = t['sha1'] as string;
   }
-  await must('POST', '/api/v1/user/repos', 'bob-basic', { name: 'priv', private: true, auto_init: true, default_branch: 'main', description: 'private one' }, 201);
+  await must(
+    'POST',
+    '/api/v1/user/repos',
+    'bob-basic',
+    { name: 'priv', private: true, auto_init: true, default_branch: 'main', description: 'private one' },
+    201,
+  );
   await must('POST', '/api/v1/user/repos', 'bob-basic', { name: 'pub', private: false, auto_init: true, default_branch: 'main' }, 201);
   await must('POST', '/api/v1/user/repos', 'bob-basic', { name: 'signed', private: false, default_branch: 'main' }, 201);
   await must('PUT', '/api/v1/repos/bob/priv/collaborators/carol', 'bob-basic', { permission: 'read' }, 204);
   const key = await must('POST', '/api/v1/user/gpg_keys', 'bob-token', { armored_public_key: gpg.armor(keyIDs.bob as string) }, 201);
   side.ids['gpg'] = key['id'] as number;
-  const push = await runAsync('git', ['push', '-q', `${side.url.replace('://', `://oauth2:${side.tokens['all'] as string}@`)}/bob/signed.git`, 'main:main'], { cwd: signedTree, env: toolEnv(join(dir, 'home')) });
+  const push = await runAsync('git', ['push', '-q', `${side.url.replace('://', `://oauth2:${side.tokens['all'] as string}@`)}/bob/signed.git`, 'main:main'], {
+    cwd: signedTree,
+    env: toolEnv(join(dir, 'home')),
+  });
   assert.equal(push.status, 0, `${side.name}: ${push.stderr}`);
 }
 
@@ -160,7 +201,14 @@ after(async () => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
-interface Case { name?: string; method: string; path: string | ((s: Side) => string); who: string; body?: unknown | ((s: Side) => unknown); headers?: string[] }
+interface Case {
+  name?: string;
+  method: string;
+  path: string | ((s: Side) => string);
+  who: string;
+  body?: unknown | ((s: Side) => unknown);
+  headers?: string[];
+}
 
 function cases(): Case[] {
   const c: Case[] = [];
@@ -168,8 +216,19 @@ function cases(): Case[] {
     for (const w of who) c.push({ method, path, who: w, ...extra });
   };
   add('GET', '/api/v1/version', ['none']);
-  add('GET', '/api/v1/user', ['none', 'bob-basic', 'bob-wrong-password', 'bob-token', 'bob-bearer', 'bob-token-as-password-any-name', 'bob-token-as-name',
-    'bob-token-x-oauth-basic', 'bob-read-user', 'bob-read-repo', 'bad-token']);
+  add('GET', '/api/v1/user', [
+    'none',
+    'bob-basic',
+    'bob-wrong-password',
+    'bob-token',
+    'bob-bearer',
+    'bob-token-as-password-any-name',
+    'bob-token-as-name',
+    'bob-token-x-oauth-basic',
+    'bob-read-user',
+    'bob-read-repo',
+    'bad-token',
+  ]);
   add('GET', '/api/v1/users/bob', ['none', 'bob-token', 'carol-basic', 'admin-basic']);
   add('GET', '/api/v1/users/nobody', ['none']);
   add('GET', '/api/v1/users/bob/tokens', ['bob-basic', 'bob-token', 'carol-basic', 'none']);
@@ -179,15 +238,27 @@ function cases(): Case[] {
   add('POST', '/api/v1/users/bob/tokens', ['bob-token'], { name: 'token by token', body: { name: 'y', scopes: ['all'] } });
   add('POST', '/api/v1/users/bob/tokens', ['carol-basic'], { name: 'token for someone else', body: { name: 'z', scopes: ['all'] } });
   add('DELETE', '/api/v1/users/bob/tokens/999', ['bob-basic']);
-  add('POST', '/api/v1/admin/users', ['none', 'bob-token', 'bob-read-user'], { name: 'create user without admin', body: { username: 'dave', email: 'dave@example.com', password: 'dave-pass-12' } });
-  add('POST', '/api/v1/admin/users', ['admin-basic'], { name: 'duplicate user', body: { username: 'bob', email: 'other@example.com', password: 'bob-pass-12' } });
+  add('POST', '/api/v1/admin/users', ['none', 'bob-token', 'bob-read-user'], {
+    name: 'create user without admin',
+    body: { username: 'dave', email: 'dave@example.com', password: 'dave-pass-12' },
+  });
+  add('POST', '/api/v1/admin/users', ['admin-basic'], {
+    name: 'duplicate user',
+    body: { username: 'bob', email: 'other@example.com', password: 'bob-pass-12' },
+  });
   add('POST', '/api/v1/admin/users', ['admin-basic'], { name: 'user without e-mail', body: { username: 'erin', password: 'erin-pass-12' } });
-  add('POST', '/api/v1/admin/users', ['admin-basic'], { name: 'new user', body: { username: 'frank', email: 'frank@example.com', password: 'frank-pass-12', must_change_password: false } });
+  add('POST', '/api/v1/admin/users', ['admin-basic'], {
+    name: 'new user',
+    body: { username: 'frank', email: 'frank@example.com', password: 'frank-pass-12', must_change_password: false },
+  });
   add('GET', '/api/v1/user/gpg_keys', ['bob-token', 'bob-read-repo', 'none']);
   add('GET', '/api/v1/users/bob/gpg_keys', ['none', 'carol-basic']);
   add('GET', (s) => `/api/v1/user/gpg_keys/${String(s.ids['gpg'])}`, ['bob-token', 'carol-basic', 'bob-read-repo']);
   add('GET', '/api/v1/user/gpg_keys/99999', ['bob-token']);
-  add('POST', '/api/v1/user/gpg_keys', ['bob-token'], { name: 'GPG key with another e-mail', body: () => ({ armored_public_key: gpg.armor(keyIDs['eve'] as string) }) });
+  add('POST', '/api/v1/user/gpg_keys', ['bob-token'], {
+    name: 'GPG key with another e-mail',
+    body: () => ({ armored_public_key: gpg.armor(keyIDs['eve'] as string) }),
+  });
   add('POST', '/api/v1/user/gpg_keys', ['bob-token'], { name: 'GPG key twice', body: () => ({ armored_public_key: gpg.armor(keyIDs['bob'] as string) }) });
   add('POST', '/api/v1/user/gpg_keys', ['bob-token'], { name: 'GPG key garbage', body: { armored_public_key: 'not a key' } });
   add('DELETE', '/api/v1/user/gpg_keys/99999', ['bob-token']);
@@ -214,15 +285,33 @@ function cases(): Case[] {
   add('PUT', '/api/v1/repos/bob/priv/collaborators/frank', ['carol-basic'], { name: 'add collaborator as reader', body: { permission: 'write' } });
   add('GET', () => `/api/v1/repos/bob/signed/git/commits/${signedSha}`, ['none', 'bob-token']);
   add('GET', '/api/v1/repos/bob/signed/git/commits/0000000000000000000000000000000000000000', ['none']);
-  add('POST', '/api/v1/repos/migrate', ['bob-token'], { name: 'migrate with service gitea and auth_token', body: (s: Side) => ({ clone_addr: `${s.url}/bob/priv.git`, service: 'gitea', auth_token: s.tokens['read:repository'], repo_name: 'migrated', private: true }) });
+  add('POST', '/api/v1/repos/migrate', ['bob-token'], {
+    name: 'migrate with service gitea and auth_token',
+    body: (s: Side) => ({
+      clone_addr: `${s.url}/bob/priv.git`,
+      service: 'gitea',
+      auth_token: s.tokens['read:repository'],
+      repo_name: 'migrated',
+      private: true,
+    }),
+  });
   add('POST', '/api/v1/repos/migrate', ['bob-token'], { name: 'migrate from a local path', body: { clone_addr: '/etc', repo_name: 'local' } });
   add('POST', '/api/v1/repos/migrate', ['bob-token'], { name: 'migrate without clone_addr', body: { repo_name: 'x' } });
-  add('POST', '/api/v1/repos/migrate', ['carol-basic'], { name: 'migrate into another account', body: (s: Side) => ({ clone_addr: `${s.url}/bob/pub.git`, repo_name: 'x', repo_owner: 'bob' }) });
+  add('POST', '/api/v1/repos/migrate', ['carol-basic'], {
+    name: 'migrate into another account',
+    body: (s: Side) => ({ clone_addr: `${s.url}/bob/pub.git`, repo_name: 'x', repo_owner: 'bob' }),
+  });
   return c;
 }
 
 function describe(k: Case): string {
-  const p = typeof k.path === 'string' ? k.path : k.path({ name: 'githost', url: '', tokens: {}, ids: { gpg: 0 } }).replace(/\/\d+$/, '/{id}').replace(/[0-9a-f]{40}$/, '{sha}');
+  const p =
+    typeof k.path === 'string'
+      ? k.path
+      : k
+          .path({ name: 'githost', url: '', tokens: {}, ids: { gpg: 0 } })
+          .replace(/\/\d+$/, '/{id}')
+          .replace(/[0-9a-f]{40}$/, '{sha}');
   return `${k.name ? `${k.name}: ` : ''}${k.method} ${p} [${k.who}]`;
 }
 
@@ -234,8 +323,17 @@ test('the same API requests to Gitea 1.26 and githost: equal status codes and JS
   const found: Record<string, string> = {};
   const seenAnywhere = new Set<string>();
   for (const k of cases()) {
-    const [a, b] = await Promise.all(sides.map((s) => send(s, k.method, typeof k.path === 'string' ? k.path : k.path(s), authOf(s, k.who),
-      typeof k.body === 'function' ? (k.body as (s: Side) => unknown)(s) : k.body)));
+    const [a, b] = await Promise.all(
+      sides.map((s) =>
+        send(
+          s,
+          k.method,
+          typeof k.path === 'string' ? k.path : k.path(s),
+          authOf(s, k.who),
+          typeof k.body === 'function' ? (k.body as (s: Side) => unknown)(s) : k.body,
+        ),
+      ),
+    );
     const [ga, gb] = sides as [Side, Side];
     if (!a || !b) continue;
     const diffs: string[] = [];
@@ -253,9 +351,12 @@ test('the same API requests to Gitea 1.26 and githost: equal status codes and JS
     });
     if (kept.length) found[describe(k)] = kept.join('; ');
     // STRAIT_DIFF_VERBOSE=1 prints both answers of every differing case
-    if (diffs.length && process.env['STRAIT_DIFF_VERBOSE'] === '1') console.log(`${describe(k)}\n  gitea   ${a.status} ${a.text.slice(0, 400)}\n  githost ${b.status} ${b.text.slice(0, 400)}`);
+    if (diffs.length && process.env['STRAIT_DIFF_VERBOSE'] === '1')
+      console.log(`${describe(k)}\n  gitea   ${a.status} ${a.text.slice(0, 400)}\n  githost ${b.status} ${b.text.slice(0, 400)}`);
   }
-  const report = Object.entries(found).map(([k, v]) => `${k} => ${v}`).join('\n');
+  const report = Object.entries(found)
+    .map(([k, v]) => `${k} => ${v}`)
+    .join('\n');
   const unexpected = Object.keys(found).filter((k) => INTENDED[k] !== found[k]);
   const gone = [...Object.keys(INTENDED).filter((k) => !(k in found)), ...INTENDED_ANYWHERE.filter((x) => !seenAnywhere.has(x))];
   assert.deepEqual({ unexpected: unexpected.map((k) => `${k} => ${found[k] as string}`), gone }, { unexpected: [], gone: [] }, `all differences:\n${report}`);
@@ -280,15 +381,34 @@ const INTENDED_GIT = [
 test('git over HTTP: the same status codes from Gitea and githost for every way of presenting a token', async (t) => {
   if (skip) return t.skip(skip);
   const found: string[] = [];
-  const paths = ['/bob/priv.git/info/refs?service=git-upload-pack', '/bob/pub.git/info/refs?service=git-upload-pack', '/bob/pub.git/info/refs?service=git-receive-pack',
-    '/bob/missing.git/info/refs?service=git-upload-pack'];
-  const who = ['none', 'bob-basic', 'bob-wrong-password', 'bob-token', 'bob-token-as-password-any-name', 'bob-token-as-name', 'bob-token-x-oauth-basic',
-    'bob-read-user', 'bob-read-user-basic', 'bob-read-repo', 'carol-basic', 'bad-token'];
+  const paths = [
+    '/bob/priv.git/info/refs?service=git-upload-pack',
+    '/bob/pub.git/info/refs?service=git-upload-pack',
+    '/bob/pub.git/info/refs?service=git-receive-pack',
+    '/bob/missing.git/info/refs?service=git-upload-pack',
+  ];
+  const who = [
+    'none',
+    'bob-basic',
+    'bob-wrong-password',
+    'bob-token',
+    'bob-token-as-password-any-name',
+    'bob-token-as-name',
+    'bob-token-x-oauth-basic',
+    'bob-read-user',
+    'bob-read-user-basic',
+    'bob-read-repo',
+    'carol-basic',
+    'bad-token',
+  ];
   for (const p of paths) {
     for (const w of who) {
       const [a, b] = await Promise.all(sides.map((s) => send(s, 'GET', p, authOf(s, w))));
       if (a?.status !== b?.status) found.push(`GET ${p} [${w}] => status gitea ${a?.status}, githost ${b?.status}`);
     }
   }
-  assert.deepEqual({ unexpected: found.filter((f) => !INTENDED_GIT.includes(f)), gone: INTENDED_GIT.filter((f) => !found.includes(f)) }, { unexpected: [], gone: [] });
+  assert.deepEqual(
+    { unexpected: found.filter((f) => !INTENDED_GIT.includes(f)), gone: INTENDED_GIT.filter((f) => !found.includes(f)) },
+    { unexpected: [], gone: [] },
+  );
 });

@@ -28,13 +28,19 @@ function runBuild(args: string[]): Promise<{ status: number; stdout: string }> {
   return new Promise((resolve) => {
     const child = spawn('bash', [buildScript, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
     let stdout = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => { stdout += d; });
+    child.stdout.setEncoding('utf8').on('data', (d: string) => {
+      stdout += d;
+    });
     child.on('error', () => resolve({ status: 1, stdout }));
     child.on('close', (code) => resolve({ status: code ?? 1, stdout }));
   });
 }
 
-export interface Binaries { gitea: string; sdk: string; staticRoot: string }
+export interface Binaries {
+  gitea: string;
+  sdk: string;
+  staticRoot: string;
+}
 
 const ensured = new Map<string, Promise<Binaries | { skip: string }>>();
 
@@ -90,76 +96,98 @@ export async function startGitea(bin: Binaries): Promise<RunningGitea> {
   const url = `http://127.0.0.1:${port}`;
   const ini = join(dir, 'app.ini');
   const secret = () => randomBytes(32).toString('hex');
-  writeFileSync(ini, [
-    'APP_NAME = strait oracle',
-    `RUN_USER = ${userInfo().username}`,
-    'RUN_MODE = prod',
-    `WORK_PATH = ${dir}`,
-    // the tests run as root in containers; Gitea refuses that unless told
-    'I_AM_BEING_UNSAFE_RUNNING_AS_ROOT = true',
-    '[server]',
-    'PROTOCOL = http',
-    'HTTP_ADDR = 127.0.0.1',
-    `HTTP_PORT = ${port}`,
-    `ROOT_URL = ${url}/`,
-    'DISABLE_SSH = true',
-    'START_SSH_SERVER = false',
-    'OFFLINE_MODE = true',
-    'LFS_START_SERVER = false',
-    `APP_DATA_PATH = ${join(dir, 'data')}`,
-    // locale and template files come from the module folder (the binary has no bindata)
-    `STATIC_ROOT_PATH = ${bin.staticRoot}`,
-    '[database]',
-    'DB_TYPE = sqlite3',
-    `PATH = ${join(dir, 'gitea.db')}`,
-    '[repository]',
-    `ROOT = ${join(dir, 'repos')}`,
-    '[security]',
-    'INSTALL_LOCK = true',
-    `SECRET_KEY = ${secret()}`,
-    `INTERNAL_TOKEN = ${secret()}`,
-    '[oauth2]',
-    `JWT_SECRET = ${randomBytes(32).toString('base64url')}`,
-    '[service]',
-    'DISABLE_REGISTRATION = true',
-    'DEFAULT_KEEP_EMAIL_PRIVATE = false',
-    '[migrations]',
-    // both servers migrate from loopback in the tests (githost: allowLocalNetworks)
-    'ALLOW_LOCALNETWORKS = true',
-    '[mailer]',
-    'ENABLED = false',
-    '[session]',
-    'PROVIDER = memory',
-    '[cache]',
-    'ADAPTER = memory',
-    '[queue]',
-    'TYPE = channel',
-    '[indexer]',
-    'ISSUE_INDEXER_TYPE = db',
-    'REPO_INDEXER_ENABLED = false',
-    '[cron]',
-    'ENABLED = false',
-    '[log]',
-    'MODE = file',
-    'LEVEL = Warn',
-    `ROOT_PATH = ${join(dir, 'log')}`,
-    '',
-  ].join('\n'));
+  writeFileSync(
+    ini,
+    [
+      'APP_NAME = strait oracle',
+      `RUN_USER = ${userInfo().username}`,
+      'RUN_MODE = prod',
+      `WORK_PATH = ${dir}`,
+      // the tests run as root in containers; Gitea refuses that unless told
+      'I_AM_BEING_UNSAFE_RUNNING_AS_ROOT = true',
+      '[server]',
+      'PROTOCOL = http',
+      'HTTP_ADDR = 127.0.0.1',
+      `HTTP_PORT = ${port}`,
+      `ROOT_URL = ${url}/`,
+      'DISABLE_SSH = true',
+      'START_SSH_SERVER = false',
+      'OFFLINE_MODE = true',
+      'LFS_START_SERVER = false',
+      `APP_DATA_PATH = ${join(dir, 'data')}`,
+      // locale and template files come from the module folder (the binary has no bindata)
+      `STATIC_ROOT_PATH = ${bin.staticRoot}`,
+      '[database]',
+      'DB_TYPE = sqlite3',
+      `PATH = ${join(dir, 'gitea.db')}`,
+      '[repository]',
+      `ROOT = ${join(dir, 'repos')}`,
+      '[security]',
+      'INSTALL_LOCK = true',
+      `SECRET_KEY = ${secret()}`,
+      `INTERNAL_TOKEN = ${secret()}`,
+      '[oauth2]',
+      `JWT_SECRET = ${randomBytes(32).toString('base64url')}`,
+      '[service]',
+      'DISABLE_REGISTRATION = true',
+      'DEFAULT_KEEP_EMAIL_PRIVATE = false',
+      '[migrations]',
+      // both servers migrate from loopback in the tests (githost: allowLocalNetworks)
+      'ALLOW_LOCALNETWORKS = true',
+      '[mailer]',
+      'ENABLED = false',
+      '[session]',
+      'PROVIDER = memory',
+      '[cache]',
+      'ADAPTER = memory',
+      '[queue]',
+      'TYPE = channel',
+      '[indexer]',
+      'ISSUE_INDEXER_TYPE = db',
+      'REPO_INDEXER_ENABLED = false',
+      '[cron]',
+      'ENABLED = false',
+      '[log]',
+      'MODE = file',
+      'LEVEL = Warn',
+      `ROOT_PATH = ${join(dir, 'log')}`,
+      '',
+    ].join('\n'),
+  );
   const env = { ...process.env, HOME: dir, GITEA_WORK_DIR: dir, USER: userInfo().username };
   const migrate = spawnSync(bin.gitea, ['migrate', '-c', ini], { env, encoding: 'utf8', cwd: dir });
   if (migrate.status !== 0) {
     rmSync(dir, { recursive: true, force: true });
     throw new Error(`gitea migrate failed (${migrate.status}): ${migrate.stderr}${migrate.stdout}`);
   }
-  const admin = spawnSync(bin.gitea, ['admin', 'user', 'create', '-c', ini, '--admin', '--username', GITEA_ADMIN.user,
-    '--password', GITEA_ADMIN.password, '--email', GITEA_ADMIN.email, '--must-change-password=false'], { env, encoding: 'utf8', cwd: dir });
+  const admin = spawnSync(
+    bin.gitea,
+    [
+      'admin',
+      'user',
+      'create',
+      '-c',
+      ini,
+      '--admin',
+      '--username',
+      GITEA_ADMIN.user,
+      '--password',
+      GITEA_ADMIN.password,
+      '--email',
+      GITEA_ADMIN.email,
+      '--must-change-password=false',
+    ],
+    { env, encoding: 'utf8', cwd: dir },
+  );
   if (admin.status !== 0) {
     rmSync(dir, { recursive: true, force: true });
     throw new Error(`gitea admin user create failed (${admin.status}): ${admin.stderr}${admin.stdout}`);
   }
   const child: ChildProcess = spawn(bin.gitea, ['web', '-c', ini], { env, cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
-  child.stderr?.setEncoding('utf8').on('data', (d: string) => { if (stderr.length < 20000) stderr += d; });
+  child.stderr?.setEncoding('utf8').on('data', (d: string) => {
+    if (stderr.length < 20000) stderr += d;
+  });
   const stop = async () => {
     if (child.exitCode === null) {
       child.kill('SIGTERM');

@@ -31,8 +31,12 @@ before(async () => {
   const wt = gitWorkTree(dir, gpg.env, { name: 'Bob', email: 'bob@example.com', keyID: match });
   wt.git('commit', '-q', '--allow-empty', '-S', '-m', 'signed by bob');
   inputs = {
-    GPG_MATCH_KEY: gpg.armor(match), GPG_MATCH_KEYID: match, GPG_OTHER_KEY: gpg.armor(other),
-    SIGNED_WORKTREE: wt.dir, SIGNED_SHA: wt.git('rev-parse', 'HEAD').trim(), ALLOW_MIGRATE_LOOPBACK: '1',
+    GPG_MATCH_KEY: gpg.armor(match),
+    GPG_MATCH_KEYID: match,
+    GPG_OTHER_KEY: gpg.armor(other),
+    SIGNED_WORKTREE: wt.dir,
+    SIGNED_SHA: wt.git('rev-parse', 'HEAD').trim(),
+    ALLOW_MIGRATE_LOOPBACK: '1',
   };
 });
 
@@ -42,17 +46,49 @@ after(() => {
 });
 
 async function drive(url: string, admin: { user: string; password: string }): Promise<{ status: number | null; out: string }> {
-  const env = { ...toolEnv(join(dir, `home-${Math.random().toString(36).slice(2)}`)), ...inputs, GITEA_URL: url, ADMIN_USER: admin.user, ADMIN_PASS: admin.password };
+  const env = {
+    ...toolEnv(join(dir, `home-${Math.random().toString(36).slice(2)}`)),
+    ...inputs,
+    GITEA_URL: url,
+    ADMIN_USER: admin.user,
+    ADMIN_PASS: admin.password,
+  };
   const r = await runAsync(bin?.sdk as string, [], { env, timeoutMs: 180_000 });
   return { status: r.status, out: `${r.stdout}${r.stderr}` };
 }
 
-const STEPS = ['version', 'admin-create-user', 'token-create', 'token-list-timestamps', 'auth-token-header', 'auth-basic-owner-token',
-  'auth-basic-any-name-token', 'auth-basic-token-as-name', 'auth-basic-token-x-oauth-basic', 'auth-wrong-token-401', 'user-get',
-  'repo-create-sdk-priv', 'repo-create-sdk-pub', 'repo-create-sdk-signed', 'repo-get', 'repo-get-private-anonymous-404', 'repo-list-mine',
-  'repo-list-user-anonymous', 'repo-search-paging', 'git-push-with-token', 'gpg-key-mismatching-email-refused', 'gpg-key-matching-email',
-  'gpg-key-get-by-id', 'gpg-key-list', 'commit-verification', 'branch-protection', 'migrate-service-gitea-auth-token', 'migrate-without-token-fails',
-  'gpg-key-delete', 'token-delete'];
+const STEPS = [
+  'version',
+  'admin-create-user',
+  'token-create',
+  'token-list-timestamps',
+  'auth-token-header',
+  'auth-basic-owner-token',
+  'auth-basic-any-name-token',
+  'auth-basic-token-as-name',
+  'auth-basic-token-x-oauth-basic',
+  'auth-wrong-token-401',
+  'user-get',
+  'repo-create-sdk-priv',
+  'repo-create-sdk-pub',
+  'repo-create-sdk-signed',
+  'repo-get',
+  'repo-get-private-anonymous-404',
+  'repo-list-mine',
+  'repo-list-user-anonymous',
+  'repo-search-paging',
+  'git-push-with-token',
+  'gpg-key-mismatching-email-refused',
+  'gpg-key-matching-email',
+  'gpg-key-get-by-id',
+  'gpg-key-list',
+  'commit-verification',
+  'branch-protection',
+  'migrate-service-gitea-auth-token',
+  'migrate-without-token-fails',
+  'gpg-key-delete',
+  'token-delete',
+];
 
 function assertAllSteps(who: string, r: { status: number | null; out: string }): void {
   const failed = r.out.split('\n').filter((l) => l.startsWith('FAIL'));

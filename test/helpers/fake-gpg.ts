@@ -15,6 +15,8 @@ export function installFakeGpg(dir: string): { calls(): string[]; restore(): voi
   process.env['PATH'] = `${bin}:${before ?? ''}`;
   return {
     calls: () => (existsSync(log) ? readFileSync(log, 'utf8').split('\n').filter(Boolean) : []),
-    restore: () => { process.env['PATH'] = before; },
+    restore: () => {
+      process.env['PATH'] = before;
+    },
   };
 }

@@ -36,7 +36,10 @@ export async function startGithost(settings: Record<string, unknown> = {}, state
   const server = new GithostServer({ stateDir, settings: { port: 0, ...settings } });
   const url = await server.listen();
   return {
-    server, url, stateDir, adminToken,
+    server,
+    url,
+    stateDir,
+    adminToken,
     async close() {
       await server.close();
       rmSync(stateDir, { recursive: true, force: true });
@@ -48,7 +51,12 @@ export async function startGithost(settings: Record<string, unknown> = {}, state
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type JsonBody = any;
 
-export async function api(url: string, method: string, path: string, opts: { token?: string; basic?: [string, string]; body?: unknown; raw?: string } = {}): Promise<{ status: number; body: JsonBody; headers: Headers }> {
+export async function api(
+  url: string,
+  method: string,
+  path: string,
+  opts: { token?: string; basic?: [string, string]; body?: unknown; raw?: string } = {},
+): Promise<{ status: number; body: JsonBody; headers: Headers }> {
   const headers: Record<string, string> = { accept: 'application/json' };
   if (opts.token) headers['Authorization'] = `token ${opts.token}`;
   if (opts.basic) headers['Authorization'] = `Basic ${Buffer.from(`${opts.basic[0]}:${opts.basic[1]}`).toString('base64')}`;
@@ -120,7 +128,11 @@ export class Gpg {
 }
 
 /** A work tree whose commits are signed with `keyID` (git commit -S). */
-export function gitWorkTree(root: string, env: NodeJS.ProcessEnv, ident: { name: string; email: string; keyID?: string }): { dir: string; git: (...args: string[]) => string; tryGit: (...args: string[]) => SpawnSyncReturns<string> } {
+export function gitWorkTree(
+  root: string,
+  env: NodeJS.ProcessEnv,
+  ident: { name: string; email: string; keyID?: string },
+): { dir: string; git: (...args: string[]) => string; tryGit: (...args: string[]) => SpawnSyncReturns<string> } {
   const dir = join(root, `wt-${Math.random().toString(36).slice(2)}`);
   execFileSync('git', ['init', '-q', '-b', 'main', dir], { env });
   const git = (...args: string[]) => ok('git', args, { cwd: dir, env });
@@ -139,13 +151,21 @@ export function authURL(base: string, user: string, password: string, path: stri
 }
 
 /** Run a program without blocking the event loop (needed when it talks to a server in this process). */
-export function runAsync(cmd: string, args: string[], opts: { cwd?: string; env: NodeJS.ProcessEnv; timeoutMs?: number }): Promise<{ status: number | null; stdout: string; stderr: string }> {
+export function runAsync(
+  cmd: string,
+  args: string[],
+  opts: { cwd?: string; env: NodeJS.ProcessEnv; timeoutMs?: number },
+): Promise<{ status: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     const child = spawn(cmd, args, { cwd: opts.cwd, env: opts.env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
-    child.stdout.on('data', (d: Buffer) => { stdout += d.toString('utf8'); });
-    child.stderr.on('data', (d: Buffer) => { stderr += d.toString('utf8'); });
+    child.stdout.on('data', (d: Buffer) => {
+      stdout += d.toString('utf8');
+    });
+    child.stderr.on('data', (d: Buffer) => {
+      stderr += d.toString('utf8');
+    });
     const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? 60_000);
     child.on('close', (status) => {
       clearTimeout(timer);

@@ -4,7 +4,16 @@
 // changes after a resourceVersion.
 import { E } from '../../src/base/errors/index.js';
 import type {
-  ApplyOptions, CoreEvent, KindRef, KubeObject, ListOptions, ObjectList, ResourceStore, Watch, WatchEvent, WatchOptions,
+  ApplyOptions,
+  CoreEvent,
+  KindRef,
+  KubeObject,
+  ListOptions,
+  ObjectList,
+  ResourceStore,
+  Watch,
+  WatchEvent,
+  WatchOptions,
 } from '../../src/platform/store/index.js';
 
 const keyOf = (k: KindRef, name: string, ns?: string): string => `${k.apiVersion}|${k.kind}|${ns ?? ''}|${name}`;
@@ -41,12 +50,13 @@ export class MemoryStore implements ResourceStore {
 
   async get<T extends KubeObject = KubeObject>(kind: KindRef, name: string, namespace?: string): Promise<T | undefined> {
     const o = this.objects.get(keyOf(kind, name, namespace));
-    return o ? structuredClone(o) as T : undefined;
+    return o ? (structuredClone(o) as T) : undefined;
   }
 
   async list<T extends KubeObject = KubeObject>(kind: KindRef, opts: ListOptions = {}): Promise<ObjectList<T>> {
-    const items = [...this.objects.values()].filter((o) => o.kind === kind.kind && o.apiVersion === kind.apiVersion
-      && (opts.namespace === undefined || o.metadata.namespace === opts.namespace));
+    const items = [...this.objects.values()].filter(
+      (o) => o.kind === kind.kind && o.apiVersion === kind.apiVersion && (opts.namespace === undefined || o.metadata.namespace === opts.namespace),
+    );
     return { items: structuredClone(items) as T[], resourceVersion: String(this.rv) };
   }
 
@@ -61,8 +71,16 @@ export class MemoryStore implements ResourceStore {
     }
     this.watchers.add(w);
     let end: () => void = () => undefined;
-    const done = new Promise<void>((r) => { end = r; });
-    return { done, stop: () => { this.watchers.delete(w); end(); } };
+    const done = new Promise<void>((r) => {
+      end = r;
+    });
+    return {
+      done,
+      stop: () => {
+        this.watchers.delete(w);
+        end();
+      },
+    };
   }
 
   private put(obj: KubeObject, type: WatchEvent['type']): KubeObject {
@@ -129,8 +147,18 @@ export class MemoryStore implements ResourceStore {
     const ns = ev.involvedObject.namespace || 'default';
     const name = `${ev.involvedObject.name}.${ev.reason.toLowerCase()}`;
     const old = this.objects.get(keyOf({ apiVersion: 'v1', kind: 'Event' }, name, ns));
-    const next: KubeObject = old ? { ...structuredClone(old), message: ev.message, type: ev.type, count: Number(old['count'] ?? 1) + 1 }
-      : { apiVersion: 'v1', kind: 'Event', metadata: { name, namespace: ns }, involvedObject: ev.involvedObject, reason: ev.reason, message: ev.message, type: ev.type, count: 1 };
+    const next: KubeObject = old
+      ? { ...structuredClone(old), message: ev.message, type: ev.type, count: Number(old['count'] ?? 1) + 1 }
+      : {
+          apiVersion: 'v1',
+          kind: 'Event',
+          metadata: { name, namespace: ns },
+          involvedObject: ev.involvedObject,
+          reason: ev.reason,
+          message: ev.message,
+          type: ev.type,
+          count: 1,
+        };
     this.put(next, old ? 'MODIFIED' : 'ADDED');
   }
 

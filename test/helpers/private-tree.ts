@@ -22,10 +22,14 @@ ip link set lo up
 
 export function runInPrivateTree(script: string, opts: { timeoutMs?: number; env?: Record<string, string> } = {}): Promise<TreeResult> {
   return new Promise((resolve) => {
-    const child = spawn('unshare', ['--net', '--mount', '--pid', '--fork', '--kill-child', '--mount-proc', '--propagation', 'private', 'bash', '-c', PRELUDE + script], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, ...opts.env },
-    });
+    const child = spawn(
+      'unshare',
+      ['--net', '--mount', '--pid', '--fork', '--kill-child', '--mount-proc', '--propagation', 'private', 'bash', '-c', PRELUDE + script],
+      {
+        stdio: ['ignore', 'pipe', 'pipe'],
+        env: { ...process.env, ...opts.env },
+      },
+    );
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));

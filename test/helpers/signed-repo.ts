@@ -33,8 +33,11 @@ export interface GpgWorld {
 }
 
 function gpg(home: string, args: string[], input?: string): string {
-  return execFileSync('gpg', ['--homedir', home, '--batch', '--yes', '--no-tty', '--pinentry-mode', 'loopback', '--passphrase', '', ...args],
-    { encoding: 'utf8', input, stdio: ['pipe', 'pipe', 'pipe'] });
+  return execFileSync('gpg', ['--homedir', home, '--batch', '--yes', '--no-tty', '--pinentry-mode', 'loopback', '--passphrase', '', ...args], {
+    encoding: 'utf8',
+    input,
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
 }
 
 function fingerprintOf(home: string, email: string): { fpr: string; subs: { id: string; caps: string }[] } {
@@ -74,7 +77,11 @@ export function createGpgWorld(): GpgWorld {
   chmodSync(fakedTimeGpg, 0o755);
   const env = { ...process.env, GNUPGHOME: home, GIT_CONFIG_NOSYSTEM: '1', HOME: dir, GIT_TERMINAL_PROMPT: '0' };
   return {
-    dir, gnupgHome: home, keys, env, fakedTimeGpg,
+    dir,
+    gnupgHome: home,
+    keys,
+    env,
+    fakedTimeGpg,
     revokeDave() {
       const revDir = join(home, 'openpgp-revocs.d');
       const file = readdirSync(revDir).find((f) => f.startsWith(keys.dave.fingerprint));
@@ -84,7 +91,11 @@ export function createGpgWorld(): GpgWorld {
       keys.dave.armored = gpg(home, ['--armor', '--export', keys.dave.fingerprint]);
     },
     cleanup() {
-      try { execFileSync('gpgconf', ['--homedir', home, '--kill', 'all'], { stdio: 'ignore' }); } catch { /* no agent */ }
+      try {
+        execFileSync('gpgconf', ['--homedir', home, '--kill', 'all'], { stdio: 'ignore' });
+      } catch {
+        /* no agent */
+      }
       rmSync(dir, { recursive: true, force: true });
     },
   };
@@ -101,13 +112,15 @@ export interface TestRepo {
 export function createRepo(world: GpgWorld, name = 'repo'): TestRepo {
   const dir = join(world.dir, name);
   mkdirSync(dir, { recursive: true });
-  const git = (...args: string[]): string => execFileSync('git', args, { cwd: dir, env: world.env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
+  const git = (...args: string[]): string =>
+    execFileSync('git', args, { cwd: dir, env: world.env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
   git('init', '-q', '-b', 'main');
   git('config', 'user.name', 'Test Author');
   git('config', 'user.email', 'author@example.com');
   git('config', 'commit.gpgsign', 'false');
   return {
-    dir, git,
+    dir,
+    git,
     commit(files, message, signer, opts) {
       for (const [p, content] of Object.entries(files)) {
         const full = join(dir, p);
@@ -132,7 +145,11 @@ export function createRepo(world: GpgWorld, name = 'repo'): TestRepo {
       if (!opts.annotated) {
         git('tag', tagName, target);
       } else if (opts.signer) {
-        execFileSync('git', ['-c', `user.signingkey=${opts.signer.fingerprint}`, 'tag', '-s', '-m', opts.message ?? tagName, tagName, target], { cwd: dir, env: world.env, stdio: 'pipe' });
+        execFileSync('git', ['-c', `user.signingkey=${opts.signer.fingerprint}`, 'tag', '-s', '-m', opts.message ?? tagName, tagName, target], {
+          cwd: dir,
+          env: world.env,
+          stdio: 'pipe',
+        });
       } else {
         git('tag', '-a', '-m', opts.message ?? tagName, tagName, target);
       }

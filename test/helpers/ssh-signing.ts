@@ -33,8 +33,15 @@ export function sshSign(key: SshTestKey, data: string | Buffer, namespace = 'git
 }
 
 /** A git work tree whose commits are SSH-signed by `key`, with fixed dates. */
-export function sshWorkTree(root: string, key: SshTestKey, ident = { name: 'Alice', email: 'alice@example.com' }): {
-  dir: string; git: (...args: string[]) => string; commit: (message: string, opts?: { date?: string; sign?: boolean; key?: SshTestKey }) => string; raw: (rev: string) => Buffer;
+export function sshWorkTree(
+  root: string,
+  key: SshTestKey,
+  ident = { name: 'Alice', email: 'alice@example.com' },
+): {
+  dir: string;
+  git: (...args: string[]) => string;
+  commit: (message: string, opts?: { date?: string; sign?: boolean; key?: SshTestKey }) => string;
+  raw: (rev: string) => Buffer;
 } {
   const dir = join(root, `wt-${Math.random().toString(36).slice(2)}`);
   const env = { PATH: process.env['PATH'], HOME: root, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', LANG: 'C' };
@@ -49,8 +56,10 @@ export function sshWorkTree(root: string, key: SshTestKey, ident = { name: 'Alic
     writeFileSync(join(dir, `f${n++}.txt`), `${message}\n`);
     git('add', '-A');
     const date = opts.date ?? '2025-06-01T12:00:00Z';
-    execFileSync('git', ['-c', `user.signingkey=${(opts.key ?? key).path}`, 'commit', '-q', ...(opts.sign === false ? [] : ['-S']), '-m', message],
-      { cwd: dir, env: { ...env, GIT_AUTHOR_DATE: date, GIT_COMMITTER_DATE: date } });
+    execFileSync('git', ['-c', `user.signingkey=${(opts.key ?? key).path}`, 'commit', '-q', ...(opts.sign === false ? [] : ['-S']), '-m', message], {
+      cwd: dir,
+      env: { ...env, GIT_AUTHOR_DATE: date, GIT_COMMITTER_DATE: date },
+    });
     return git('rev-parse', 'HEAD').trim();
   };
   const raw = (rev: string) => execFileSync('git', ['cat-file', 'commit', rev], { cwd: dir, env });

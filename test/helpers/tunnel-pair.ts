@@ -25,11 +25,19 @@ export interface Pair {
 export const ADDR_A = '192.0.2.1';
 export const ADDR_B = '192.0.2.2';
 
-export function tunnelPair(opts: {
-  pskA?: string; pskB?: string; limits?: Partial<TunnelLimits>; maxVersionA?: number; maxVersionB?: number;
-  /** FEATURE_* bits each side advertises, and its largest datagram */
-  featuresA?: number; featuresB?: number; maxDatagram?: number;
-} = {}): Pair {
+export function tunnelPair(
+  opts: {
+    pskA?: string;
+    pskB?: string;
+    limits?: Partial<TunnelLimits>;
+    maxVersionA?: number;
+    maxVersionB?: number;
+    /** FEATURE_* bits each side advertises, and its largest datagram */
+    featuresA?: number;
+    featuresB?: number;
+    maxDatagram?: number;
+  } = {},
+): Pair {
   const clock = new ManualClock(1_700_000_000_000);
   const wire: Datagram[] = [];
   const deliveredA: Buffer[] = [];
@@ -61,19 +69,43 @@ export function tunnelPair(opts: {
     };
   }
   const a = new TunnelEndpoint({
-    clusterId: 'cluster-a', psk: opts.pskA ?? 'psk-for-tests', clock, limits: opts.limits ?? {}, maxVersion: opts.maxVersionA ?? 1,
+    clusterId: 'cluster-a',
+    psk: opts.pskA ?? 'psk-for-tests',
+    clock,
+    limits: opts.limits ?? {},
+    maxVersion: opts.maxVersionA ?? 1,
     peers: [{ clusterId: 'cluster-b', address: ADDR_B, subnets: ['10.2.0.0/16', '100.2.0.0/16'] }],
-    sendCopies: true, features: opts.featuresA ?? 0, ...(opts.maxDatagram ? { maxDatagram: opts.maxDatagram } : {}),
-    send: sender('a'), deliver: (p: Buffer, _peer: Peer) => deliveredA.push(Buffer.from(p)), onEvent: (e) => eventsA.push(e),
+    sendCopies: true,
+    features: opts.featuresA ?? 0,
+    ...(opts.maxDatagram ? { maxDatagram: opts.maxDatagram } : {}),
+    send: sender('a'),
+    deliver: (p: Buffer, _peer: Peer) => deliveredA.push(Buffer.from(p)),
+    onEvent: (e) => eventsA.push(e),
   });
   const b = new TunnelEndpoint({
-    clusterId: 'cluster-b', psk: opts.pskB ?? 'psk-for-tests', clock, limits: opts.limits ?? {}, maxVersion: opts.maxVersionB ?? 1,
+    clusterId: 'cluster-b',
+    psk: opts.pskB ?? 'psk-for-tests',
+    clock,
+    limits: opts.limits ?? {},
+    maxVersion: opts.maxVersionB ?? 1,
     peers: [{ clusterId: 'cluster-a', address: ADDR_A, subnets: ['10.1.0.0/16', '100.1.0.0/16'] }],
-    sendCopies: true, features: opts.featuresB ?? 0, ...(opts.maxDatagram ? { maxDatagram: opts.maxDatagram } : {}),
-    send: sender('b'), deliver: (p: Buffer, _peer: Peer) => deliveredB.push(Buffer.from(p)), onEvent: (e) => eventsB.push(e),
+    sendCopies: true,
+    features: opts.featuresB ?? 0,
+    ...(opts.maxDatagram ? { maxDatagram: opts.maxDatagram } : {}),
+    send: sender('b'),
+    deliver: (p: Buffer, _peer: Peer) => deliveredB.push(Buffer.from(p)),
+    onEvent: (e) => eventsB.push(e),
   });
   Object.assign(pair, {
-    clock, a, b, wire, deliveredA, deliveredB, eventsA, eventsB, link,
+    clock,
+    a,
+    b,
+    wire,
+    deliveredA,
+    deliveredB,
+    eventsA,
+    eventsB,
+    link,
     inject(to: 'a' | 'b', bytes: Buffer) {
       queue.push({ to, bytes });
       drain();

@@ -1,6 +1,24 @@
 // Fixed inputs for the tunnel test vectors (test/vectors/tunnel-v1.json).
-import { Session, createInitiation, consumeInitiation, createResponse, consumeResponse, keyPairFromPrivate, pskFromText, mac1Key } from '../../src/multicluster/dataplane/tunnel/index.js';
-import { handshakeInit, handshakeResponse, writeDataHeader, writeFragmentHeader, fragmentPlan, NEXT_IPV4, NEXT_IPV4_VNET, FRAG_HEADER } from '../../src/multicluster/wire/tunnel/index.js';
+import {
+  Session,
+  createInitiation,
+  consumeInitiation,
+  createResponse,
+  consumeResponse,
+  keyPairFromPrivate,
+  pskFromText,
+  mac1Key,
+} from '../../src/multicluster/dataplane/tunnel/index.js';
+import {
+  handshakeInit,
+  handshakeResponse,
+  writeDataHeader,
+  writeFragmentHeader,
+  fragmentPlan,
+  NEXT_IPV4,
+  NEXT_IPV4_VNET,
+  FRAG_HEADER,
+} from '../../src/multicluster/wire/tunnel/index.js';
 
 export const VECTOR_INPUT = {
   psk: 'strait-test-vector-psk',
@@ -25,9 +43,27 @@ export function computeVectors(): Record<string, string> {
   const k1 = mac1Key(psk);
   const ie = keyPairFromPrivate(Buffer.from(v.initiatorEphemeralPrivate, 'hex'));
   const re = keyPairFromPrivate(Buffer.from(v.responderEphemeralPrivate, 'hex'));
-  const { msg: init, state } = createInitiation({ psk, mac1Key: k1, version: 1, maxVersion: 1, localIndex: v.initiatorIndex, clusterId: v.initiatorCluster, timestamp: v.timestamp, ephemeral: ie });
+  const { msg: init, state } = createInitiation({
+    psk,
+    mac1Key: k1,
+    version: 1,
+    maxVersion: 1,
+    localIndex: v.initiatorIndex,
+    clusterId: v.initiatorCluster,
+    timestamp: v.timestamp,
+    ephemeral: ie,
+  });
   const got = consumeInitiation(psk, handshakeInit.decode(init, 0))!;
-  const r = createResponse({ ss: got.ss, remoteEphemeral: ie.publicRaw, mac1Key: k1, version: 1, localIndex: v.responderIndex, remoteIndex: v.initiatorIndex, clusterId: v.responderCluster, ephemeral: re })!;
+  const r = createResponse({
+    ss: got.ss,
+    remoteEphemeral: ie.publicRaw,
+    mac1Key: k1,
+    version: 1,
+    localIndex: v.responderIndex,
+    remoteIndex: v.initiatorIndex,
+    clusterId: v.responderCluster,
+    ephemeral: re,
+  })!;
   const fin = consumeResponse(state, handshakeResponse.decode(r.msg, 0))!;
   const s = new Session(v.initiatorIndex, v.responderIndex, true, 0, fin.keys);
   const header = Buffer.alloc(16);

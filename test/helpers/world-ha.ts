@@ -53,7 +53,9 @@ export function pidsByCommandLine(needle: string): number[] {
     try {
       const cmd = readFileSync(`/proc/${d}/cmdline`, 'utf8').split('\0').join(' ');
       if (cmd.includes(needle) && !cmd.includes('/proc/')) out.push(Number(d));
-    } catch { /* gone */ }
+    } catch {
+      /* gone */
+    }
   }
   return out;
 }
@@ -71,15 +73,48 @@ export function leaseHolder(stateDir: string, cluster: string): { holder: string
   return { holder: l.spec?.holderIdentity ?? '', transitions: l.spec?.leaseTransitions ?? 0 };
 }
 
-export interface ProbeResult { ok: number; failed: number; maxGapMs: number; gapAtMs: number; firstOkMs: number; last: string }
+export interface ProbeResult {
+  ok: number;
+  failed: number;
+  maxGapMs: number;
+  gapAtMs: number;
+  firstOkMs: number;
+  last: string;
+}
 
 /** Start HTTP probes from a pod (fresh TCP connection every `intervalMs`); resolves with the prober's summary. */
-export function probeFromPod(stateDir: string, pod: string, url: string, intervalMs: number, durationMs: number): { started: Promise<void>; done: Promise<ProbeResult> } {
-  const child = spawn(process.execPath, [BIN, 'exec', '--state-dir', stateDir, pod, '--', process.execPath, join(root, 'test', 'fixtures', 'http-prober.mjs'), url, String(intervalMs), String(durationMs)], { stdio: ['ignore', 'pipe', 'pipe'] });
+export function probeFromPod(
+  stateDir: string,
+  pod: string,
+  url: string,
+  intervalMs: number,
+  durationMs: number,
+): { started: Promise<void>; done: Promise<ProbeResult> } {
+  const child = spawn(
+    process.execPath,
+    [
+      BIN,
+      'exec',
+      '--state-dir',
+      stateDir,
+      pod,
+      '--',
+      process.execPath,
+      join(root, 'test', 'fixtures', 'http-prober.mjs'),
+      url,
+      String(intervalMs),
+      String(durationMs),
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   let out = '';
   let err = '';
-  child.stdout.on('data', (d: Buffer) => { out += d.toString(); });
-  child.stderr.on('data', (d: Buffer) => { err += d.toString(); });
+  child.stdout.on('data', (d: Buffer) => {
+    out += d.toString();
+  });
+  child.stderr.on('data', (d: Buffer) => {
+    err += d.toString();
+  });
   const done = new Promise<ProbeResult>((resolve, reject) => {
     child.on('close', (code) => {
       const line = out.trim().split('\n').pop() ?? '';

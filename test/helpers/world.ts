@@ -15,7 +15,17 @@ export function strait(args: string[], input?: string): SpawnSyncReturns<string>
 
 export interface TestWorld {
   stateDir: string;
-  record(): { pid: number; supervisorPid: number; clusters: { name: string; pods: { namespace: string; name: string; ip: string; netns: string }[]; services: { name: string; clusterIP?: string }[]; nodes: { netns: string }[] }[]; components: { name: string; pid?: number; metrics?: string }[] };
+  record(): {
+    pid: number;
+    supervisorPid: number;
+    clusters: {
+      name: string;
+      pods: { namespace: string; name: string; ip: string; netns: string }[];
+      services: { name: string; clusterIP?: string }[];
+      nodes: { netns: string }[];
+    }[];
+    components: { name: string; pid?: number; metrics?: string }[];
+  };
   exec(pod: string, cmd: string[], input?: string): SpawnSyncReturns<string>;
   down(): SpawnSyncReturns<string>;
   /** what `strait up --detach` printed */
@@ -42,9 +52,16 @@ export function upWorld(extra: string[] = [], stateDir = mkdtempSync(join(tmpdir
 
 /** host view: netns names and interface names of the host's own namespaces */
 export function hostNetworkState(): { netns: string[]; links: string[] } {
-  const netns = spawnSync('ip', ['netns', 'list'], { encoding: 'utf8' }).stdout.split('\n').map((l) => l.split(' ')[0] ?? '').filter(Boolean).sort();
-  const links = spawnSync('ip', ['-o', 'link'], { encoding: 'utf8' }).stdout.split('\n')
-    .map((l) => /^\d+: ([^:@]+)/.exec(l)?.[1] ?? '').filter(Boolean).sort();
+  const netns = spawnSync('ip', ['netns', 'list'], { encoding: 'utf8' })
+    .stdout.split('\n')
+    .map((l) => l.split(' ')[0] ?? '')
+    .filter(Boolean)
+    .sort();
+  const links = spawnSync('ip', ['-o', 'link'], { encoding: 'utf8' })
+    .stdout.split('\n')
+    .map((l) => /^\d+: ([^:@]+)/.exec(l)?.[1] ?? '')
+    .filter(Boolean)
+    .sort();
   return { netns, links };
 }
 
@@ -63,7 +80,14 @@ export async function waitGone(pids: number[], ms = 10_000): Promise<number[]> {
 
 /** host pids of every process in the world's pid namespace */
 export function worldPids(supervisorPid: number): number[] {
-  const out = spawnSync('sh', ['-c', `ns=$(readlink /proc/${supervisorPid}/ns/pid) || exit 0; for p in /proc/[0-9]*; do [ "$(readlink $p/ns/pid 2>/dev/null)" = "$ns" ] && echo \${p#/proc/}; done`], { encoding: 'utf8' });
+  const out = spawnSync(
+    'sh',
+    [
+      '-c',
+      `ns=$(readlink /proc/${supervisorPid}/ns/pid) || exit 0; for p in /proc/[0-9]*; do [ "$(readlink $p/ns/pid 2>/dev/null)" = "$ns" ] && echo \${p#/proc/}; done`,
+    ],
+    { encoding: 'utf8' },
+  );
   return out.stdout.split('\n').filter(Boolean).map(Number);
 }
 

@@ -12,7 +12,11 @@ import { Kinds } from '../../src/platform/resources/index.js';
 
 const root = process.env['STRAIT_ROOT'] ?? process.cwd();
 
-interface Run { code: number; stdout: string; stderr: string }
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
 function strait(args: string[], input?: string): Promise<Run> {
   return new Promise((resolve) => {
     const child = execFile(process.execPath, [join(root, 'bin', 'strait.js'), ...args], { encoding: 'utf8' }, (err, stdout, stderr) => {
@@ -63,7 +67,10 @@ describe('strait apply/get/describe/delete/api-resources', () => {
     assert.equal(r.code, 0, r.stderr);
     assert.equal(r.stdout, 'pod/client created\npod/echo-0 created\n');
     const b = stores.get('cluster-b')!;
-    for (const [name, ns, ip] of [['client', 'default', '10.2.1.5'], ['echo-0', 'web', '10.2.0.7']] as const) {
+    for (const [name, ns, ip] of [
+      ['client', 'default', '10.2.1.5'],
+      ['echo-0', 'web', '10.2.0.7'],
+    ] as const) {
       const p = (await b.get({ apiVersion: 'v1', kind: 'Pod' }, name, ns))!;
       await b.updateStatus({ ...p, status: { phase: 'Running', podIP: ip } });
     }
@@ -72,7 +79,10 @@ describe('strait apply/get/describe/delete/api-resources', () => {
     const j = await strait(['get', 'pods', '-A', '--cluster', 'cluster-b', '-o', 'json', ...S()]);
     assert.equal(j.code, 0, j.stderr);
     const list = JSON.parse(j.stdout) as { items: { metadata: { name: string }; status: { podIP: string } }[] };
-    assert.deepEqual(list.items.map((i) => [i.metadata.name, i.status.podIP]).sort(), [['client', '10.2.1.5'], ['echo-0', '10.2.0.7']]);
+    assert.deepEqual(list.items.map((i) => [i.metadata.name, i.status.podIP]).sort(), [
+      ['client', '10.2.1.5'],
+      ['echo-0', '10.2.0.7'],
+    ]);
     const a = await strait(['get', 'pods', '-A', '-o', 'json', ...S()]);
     assert.deepEqual(JSON.parse(a.stdout).items, [], 'cluster-a is another store');
   });
@@ -99,14 +109,35 @@ describe('strait apply/get/describe/delete/api-resources', () => {
     assert.equal(r.stdout, 'serviceexport/echo created\n');
     const a = stores.get('cluster-a')!;
     const se = (await a.get({ apiVersion: 'multicluster.x-k8s.io/v1alpha1', kind: 'ServiceExport' }, 'echo'))!;
-    await a.updateStatus({ ...se, status: { conditions: [{ type: 'Valid', status: 'False', reason: 'AwaitingSync', message: 'Service was exported and awaits sync', lastTransitionTime: '2024-05-01T10:00:00Z' }] } });
-    await a.recordEvent({ involvedObject: { apiVersion: se.apiVersion, kind: se.kind, name: 'echo', namespace: 'default', uid: se.metadata.uid },
-      type: 'Normal', reason: 'AwaitingSync', message: 'awaiting sync to the broker', source: 'strait-control' });
+    await a.updateStatus({
+      ...se,
+      status: {
+        conditions: [
+          {
+            type: 'Valid',
+            status: 'False',
+            reason: 'AwaitingSync',
+            message: 'Service was exported and awaits sync',
+            lastTransitionTime: '2024-05-01T10:00:00Z',
+          },
+        ],
+      },
+    });
+    await a.recordEvent({
+      involvedObject: { apiVersion: se.apiVersion, kind: se.kind, name: 'echo', namespace: 'default', uid: se.metadata.uid },
+      type: 'Normal',
+      reason: 'AwaitingSync',
+      message: 'awaiting sync to the broker',
+      source: 'strait-control',
+    });
     const d = await strait(['describe', 'svcex', 'echo', ...S()]);
     assert.equal(d.code, 0, d.stderr);
     assert.match(d.stdout, /^Name:\s+echo\nNamespace:\s+default\n/);
     assert.match(d.stdout, /Kind:\s+ServiceExport/);
-    assert.match(d.stdout, /Conditions:\n\s+TYPE\s+STATUS\s+REASON\s+LAST TRANSITION\s+MESSAGE\n\s+Valid\s+False\s+AwaitingSync\s+2024-05-01T10:00:00Z\s+Service was exported and awaits sync/);
+    assert.match(
+      d.stdout,
+      /Conditions:\n\s+TYPE\s+STATUS\s+REASON\s+LAST TRANSITION\s+MESSAGE\n\s+Valid\s+False\s+AwaitingSync\s+2024-05-01T10:00:00Z\s+Service was exported and awaits sync/,
+    );
     assert.match(d.stdout, /Events:\n\s+TYPE\s+REASON\s+AGE\s+FROM\s+MESSAGE\n\s+Normal\s+AwaitingSync\s+\d+s\s+strait-control\s+awaiting sync to the broker/);
     const g = await strait(['get', 'serviceexports', ...S()]);
     assert.match(g.stdout, /^NAME\s+VALID\s+AGE\necho\s+False\s+\d+s\n$/);
@@ -114,10 +145,16 @@ describe('strait apply/get/describe/delete/api-resources', () => {
 
   test('a bad manifest names file, document, field and rule, exits 2 and stores nothing', async () => {
     const file = join(dir, 'bad.yaml');
-    writeFileSync(file, 'apiVersion: v1\nkind: Namespace\nmetadata: {name: first}\n---\napiVersion: security.istio.io/v1beta1\nkind: PeerAuthentication\nmetadata: {name: default}\nspec: {mtls: {mode: STRICTER}}\n');
+    writeFileSync(
+      file,
+      'apiVersion: v1\nkind: Namespace\nmetadata: {name: first}\n---\napiVersion: security.istio.io/v1beta1\nkind: PeerAuthentication\nmetadata: {name: default}\nspec: {mtls: {mode: STRICTER}}\n',
+    );
     const r = await strait(['apply', '-f', file, ...S()]);
     assert.equal(r.code, 2);
-    assert.equal(r.stderr, `error STRAIT_ERR_MANIFEST_INVALID: ${file} document 2: spec.mtls.mode: must be one of UNSET, DISABLE, PERMISSIVE, STRICT (got "STRICTER")\n`);
+    assert.equal(
+      r.stderr,
+      `error STRAIT_ERR_MANIFEST_INVALID: ${file} document 2: spec.mtls.mode: must be one of UNSET, DISABLE, PERMISSIVE, STRICT (got "STRICTER")\n`,
+    );
     assert.equal(await stores.get('cluster-a')!.get({ apiVersion: 'v1', kind: 'Namespace' }, 'first'), undefined);
   });
 
@@ -126,7 +163,10 @@ describe('strait apply/get/describe/delete/api-resources', () => {
     const cm = await a.apply<KubeObject>({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c1' }, data: { a: '1' } });
     await a.apply({ ...cm, data: { a: '2' } });
     const file = join(dir, 'conflict.yaml');
-    writeFileSync(file, `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: fresh}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: c1, resourceVersion: "${cm.metadata.resourceVersion}"}\ndata: {a: "3"}\n`);
+    writeFileSync(
+      file,
+      `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: fresh}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: c1, resourceVersion: "${cm.metadata.resourceVersion}"}\ndata: {a: "3"}\n`,
+    );
     const r = await strait(['apply', '-f', file, ...S()]);
     assert.equal(r.code, 4, r.stderr);
     assert.match(r.stderr, /STRAIT_ERR_CONFLICT/);
@@ -157,12 +197,21 @@ describe('strait apply/get/describe/delete/api-resources', () => {
     let out = '';
     let poke = () => undefined as void;
     child.stdout.setEncoding('utf8');
-    child.stdout.on('data', (c: string) => { out += c; poke(); });
-    const seen = (re: RegExp) => new Promise<void>((resolve, reject) => {
-      const t = setTimeout(() => reject(new Error(`timed out waiting for ${re}; got ${out}`)), 15_000);
-      poke = () => { if (re.test(out)) { clearTimeout(t); resolve(); } };
+    child.stdout.on('data', (c: string) => {
+      out += c;
       poke();
     });
+    const seen = (re: RegExp) =>
+      new Promise<void>((resolve, reject) => {
+        const t = setTimeout(() => reject(new Error(`timed out waiting for ${re}; got ${out}`)), 15_000);
+        poke = () => {
+          if (re.test(out)) {
+            clearTimeout(t);
+            resolve();
+          }
+        };
+        poke();
+      });
     await seen(/"ADDED".*watched-before/);
     await a.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'watched-after' } });
     await seen(/"ADDED".*watched-after/);
@@ -171,8 +220,12 @@ describe('strait apply/get/describe/delete/api-resources', () => {
     const code = new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
     child.kill('SIGTERM');
     assert.equal(await code, 0);
-    const types = out.trim().split('\n').map((l) => JSON.parse(l) as { type: string; object: { metadata: { name: string } } })
-      .filter((e) => e.object.metadata.name.startsWith('watched-')).map((e) => `${e.type} ${e.object.metadata.name}`);
+    const types = out
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { type: string; object: { metadata: { name: string } } })
+      .filter((e) => e.object.metadata.name.startsWith('watched-'))
+      .map((e) => `${e.type} ${e.object.metadata.name}`);
     assert.deepEqual(types, ['ADDED watched-before', 'ADDED watched-after', 'DELETED watched-after']);
   });
 
@@ -184,14 +237,29 @@ describe('strait apply/get/describe/delete/api-resources', () => {
     assert.match(r.stdout, /\nnamespaces\s+ns\s+v1\s+false\s+Namespace\n/);
     const j = JSON.parse((await strait(['api-resources', '-o', 'json'])).stdout) as { kind: string }[];
     // every kind strait knows, once each
-    assert.deepEqual(j.map((r) => r.kind).sort(), Object.values(Kinds).map((k) => k.kind).sort());
+    assert.deepEqual(
+      j.map((r) => r.kind).sort(),
+      Object.values(Kinds)
+        .map((k) => k.kind)
+        .sort(),
+    );
   });
 
   const errors: { name: string; args: () => string[]; code: number; match: RegExp }[] = [
     { name: 'unknown kind', args: () => ['get', 'widgets', ...S()], code: 2, match: /STRAIT_ERR_KIND_UNKNOWN: unknown resource kind "widgets"/ },
     { name: 'missing object', args: () => ['get', 'svc', 'nope', ...S()], code: 3, match: /STRAIT_ERR_NOT_FOUND/ },
-    { name: 'unknown cluster', args: () => ['get', 'pods', '--cluster', 'cluster-z', ...S()], code: 3, match: /STRAIT_ERR_CLUSTER_UNKNOWN: unknown cluster "cluster-z"; known clusters: cluster-a, cluster-b/ },
-    { name: 'no world running', args: () => ['get', 'pods', '--state-dir', join(dir, 'nothing-here')], code: 5, match: /STRAIT_ERR_WORLD_NOT_RUNNING: no world is running with state dir/ },
+    {
+      name: 'unknown cluster',
+      args: () => ['get', 'pods', '--cluster', 'cluster-z', ...S()],
+      code: 3,
+      match: /STRAIT_ERR_CLUSTER_UNKNOWN: unknown cluster "cluster-z"; known clusters: cluster-a, cluster-b/,
+    },
+    {
+      name: 'no world running',
+      args: () => ['get', 'pods', '--state-dir', join(dir, 'nothing-here')],
+      code: 5,
+      match: /STRAIT_ERR_WORLD_NOT_RUNNING: no world is running with state dir/,
+    },
     { name: 'missing file', args: () => ['apply', '-f', join(dir, 'missing.yaml'), ...S()], code: 2, match: /STRAIT_ERR_FILE_UNREADABLE/ },
     { name: 'bad output format', args: () => ['get', 'pods', '-o', 'xml', ...S()], code: 2, match: /unknown output format "xml"/ },
     { name: 'bad selector', args: () => ['get', 'pods', '-l', 'a in (b', ...S()], code: 2, match: /invalid label selector/ },
@@ -245,7 +313,10 @@ spec:
       const r = await strait(['apply', '-f', file, ...S()]);
       assert.equal(r.code, 0, r.stderr);
       const a = stores.get('cluster-a')!;
-      for (const [name, ip] of [['web-1', '10.1.0.21'], ['web-2', '10.1.0.22']] as const) {
+      for (const [name, ip] of [
+        ['web-1', '10.1.0.21'],
+        ['web-2', '10.1.0.22'],
+      ] as const) {
         const p = (await a.get({ apiVersion: 'v1', kind: 'Pod' }, name, 'habits'))!;
         await a.updateStatus({ ...p, status: { phase: 'Running', podIP: ip } });
       }
@@ -274,7 +345,11 @@ spec:
     const jsonpaths: { name: string; args: string[]; out: string }[] = [
       { name: 'items[*] names, space-separated', args: ['get', 'pods', '-o', 'jsonpath={.items[*].metadata.name}'], out: 'web-1 web-2' },
       { name: 'one field of one object', args: ['get', 'svc', 'web', '-o', 'jsonpath={.spec.clusterIP}'], out: '100.1.0.99' },
-      { name: 'range with literals', args: ['get', 'pods', '-o', 'jsonpath={range .items[*]}{.metadata.name}{"\\t"}{.status.podIP}{"\\n"}{end}'], out: 'web-1\t10.1.0.21\nweb-2\t10.1.0.22\n' },
+      {
+        name: 'range with literals',
+        args: ['get', 'pods', '-o', 'jsonpath={range .items[*]}{.metadata.name}{"\\t"}{.status.podIP}{"\\n"}{end}'],
+        out: 'web-1\t10.1.0.21\nweb-2\t10.1.0.22\n',
+      },
       { name: 'a filter', args: ['get', 'pods', '-o', 'jsonpath={.items[?(@.metadata.labels.tier=="back")].metadata.name}'], out: 'web-2' },
       { name: '-o=jsonpath= form, a missing key prints nothing', args: ['get', 'svc', 'web', '-o=jsonpath={.spec.nothing}'], out: '' },
     ];

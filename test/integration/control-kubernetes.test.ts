@@ -41,12 +41,17 @@ function run(cmd: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<
     const c = spawn(cmd, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
-    c.stdout.setEncoding('utf8').on('data', (d: string) => { stdout += d; });
-    c.stderr.setEncoding('utf8').on('data', (d: string) => { stderr += d; });
+    c.stdout.setEncoding('utf8').on('data', (d: string) => {
+      stdout += d;
+    });
+    c.stderr.setEncoding('utf8').on('data', (d: string) => {
+      stderr += d;
+    });
     c.on('close', (code) => resolve({ status: code ?? 1, stdout, stderr }));
   });
 }
-const strait = (args: string[]): Promise<{ status: number; stdout: string; stderr: string }> => run(process.execPath, [join(root, 'bin', 'strait.js'), ...args]);
+const strait = (args: string[]): Promise<{ status: number; stdout: string; stderr: string }> =>
+  run(process.execPath, [join(root, 'bin', 'strait.js'), ...args]);
 
 const kubectlJson = async <T>(c: TestCluster, args: string[]): Promise<T | undefined> => {
   const r = await c.kubectlAsync([...args, '-o', 'json']);
@@ -62,18 +67,45 @@ const ok = async (c: TestCluster, args: string[], input?: string): Promise<strin
  * The control daemon process from its entry point in Kubernetes mode (webhook on loopback), with
  * `env` on top; resolves its ready line. stderr goes to `onLog`.
  */
-function startControl(stateDir: string, env: NodeJS.ProcessEnv, onLog: (text: string) => void): { child: ChildProcess; ready: Promise<NonNullable<typeof ready>> } {
-  const child = spawn(process.execPath, [join(root, 'dist', 'daemon', 'control', 'main.js'),
-    '--state-dir', stateDir, '--namespace', NS, '--listen', '127.0.0.1:0', '--insecure',
-    '--metrics-listen', '127.0.0.1:0', '--poll-interval', '3600'], {
-    env: {
-      ...process.env, STRAIT_STORE: 'kubernetes', STRAIT_WEBHOOK_LISTEN: '127.0.0.1', STRAIT_WEBHOOK_HOSTS: '127.0.0.1',
-      STRAIT_SIDECAR_IMAGE: 'strait:0.1.0', LOG_LEVEL: 'warn', ...env,
+function startControl(
+  stateDir: string,
+  env: NodeJS.ProcessEnv,
+  onLog: (text: string) => void,
+): { child: ChildProcess; ready: Promise<NonNullable<typeof ready>> } {
+  const child = spawn(
+    process.execPath,
+    [
+      join(root, 'dist', 'daemon', 'control', 'main.js'),
+      '--state-dir',
+      stateDir,
+      '--namespace',
+      NS,
+      '--listen',
+      '127.0.0.1:0',
+      '--insecure',
+      '--metrics-listen',
+      '127.0.0.1:0',
+      '--poll-interval',
+      '3600',
+    ],
+    {
+      env: {
+        ...process.env,
+        STRAIT_STORE: 'kubernetes',
+        STRAIT_WEBHOOK_LISTEN: '127.0.0.1',
+        STRAIT_WEBHOOK_HOSTS: '127.0.0.1',
+        STRAIT_SIDECAR_IMAGE: 'strait:0.1.0',
+        LOG_LEVEL: 'warn',
+        ...env,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  );
   let log = '';
-  child.stderr.setEncoding('utf8').on('data', (t: string) => { log = (log + t).slice(-20_000); onLog(t); });
+  child.stderr.setEncoding('utf8').on('data', (t: string) => {
+    log = (log + t).slice(-20_000);
+    onLog(t);
+  });
   const readyLine = new Promise<NonNullable<typeof ready>>((resolve, reject) => {
     let out = '';
     child.stdout.setEncoding('utf8').on('data', (t: string) => {
@@ -86,59 +118,84 @@ function startControl(stateDir: string, env: NodeJS.ProcessEnv, onLog: (text: st
   return { child, ready: readyLine };
 }
 
-before(async () => {
-  const r = await startTestCluster();
-  if ('skip' in r) { skip = r.skip; return; }
-  cluster = r;
-  const c = r;
-  tmp = mkdtempSync(join(tmpdir(), 'strait-control-k8s-'));
-  // deploy/ as a user applies it; the webhook pointed at this machine's loopback (no Service routing here)
-  await ok(c, ['create', 'namespace', NS]);
-  await ok(c, ['apply', '-k', join(root, 'deploy')]);
-  await ok(c, ['wait', '--for', 'condition=Established', '--timeout', '60s', 'crd', '-l', 'app.kubernetes.io/part-of=strait']);
-  const webhookPort = await freeTcpPort();
-  dnsPort = await freeTcpPort();
-  meshConfigPort = await freeTcpPort();
-  await ok(c, ['patch', 'mutatingwebhookconfiguration', 'strait-sidecar-injector', '--type=json', '-p',
-    JSON.stringify([{ op: 'replace', path: '/webhooks/0/clientConfig', value: { url: `https://127.0.0.1:${webhookPort}/inject` } },
-      { op: 'replace', path: '/webhooks/0/failurePolicy', value: 'Fail' }])]);
-  // the control module's identity: a token of its ServiceAccount (TokenRequest)
-  const token = (await ok(c, ['create', 'token', 'strait-control', '-n', NS, '--duration', '2h'])).trim();
-  const kubeconfig = join(tmp, 'control.kubeconfig');
-  writeFileSync(kubeconfig, brokerKubeconfig(c.server, c.caPem, token), { mode: 0o600 });
-  // GitOps material: keys, a repo with an unsigned and a signed commit, the project
-  world = createGpgWorld();
-  repo = createRepo(world);
-  const cm = (value: string): string => `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: demo\ndata:\n  value: ${value}\n`;
-  commits['unsigned'] = repo.commit({ 'app/cm.yaml': cm('unsigned') }, 'unsigned');
-  commits['alice'] = repo.commit({ 'app/cm.yaml': cm('alice') }, 'alice', world.keys.alice);
-  const objs = [
-    { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: GPG_KEYS_CM, namespace: NS }, data: { [world.keys.alice.keyID]: world.keys.alice.armored } },
-    {
-      apiVersion: API, kind: 'AppProject', metadata: { name: 'secure', namespace: NS },
-      spec: { sourceRepos: ['*'], destinations: [{ server: '*', namespace: '*' }], signatureKeys: [{ keyID: world.keys.alice.keyID }] },
-    },
-  ];
-  await ok(c, ['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objs }));
-  // destinations of sync: the namespaces exist and strait-control-sync is bound there (docs/kubernetes.md)
-  for (const ns of ['ns-signed', 'ns-unsigned']) {
-    await ok(c, ['create', 'namespace', ns]);
-    await ok(c, ['create', 'rolebinding', 'strait-control-sync', '-n', ns, '--clusterrole', 'strait-control-sync', `--serviceaccount=${NS}:strait-control`]);
-  }
-  // the mesh: a control plane whose member roll names "bookinfo"
-  await ok(c, ['create', 'namespace', 'bookinfo']);
-  await ok(c, ['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'List', items: defaultMeshObjects(['bookinfo']) }));
+before(
+  async () => {
+    const r = await startTestCluster();
+    if ('skip' in r) {
+      skip = r.skip;
+      return;
+    }
+    cluster = r;
+    const c = r;
+    tmp = mkdtempSync(join(tmpdir(), 'strait-control-k8s-'));
+    // deploy/ as a user applies it; the webhook pointed at this machine's loopback (no Service routing here)
+    await ok(c, ['create', 'namespace', NS]);
+    await ok(c, ['apply', '-k', join(root, 'deploy')]);
+    await ok(c, ['wait', '--for', 'condition=Established', '--timeout', '60s', 'crd', '-l', 'app.kubernetes.io/part-of=strait']);
+    const webhookPort = await freeTcpPort();
+    dnsPort = await freeTcpPort();
+    meshConfigPort = await freeTcpPort();
+    await ok(c, [
+      'patch',
+      'mutatingwebhookconfiguration',
+      'strait-sidecar-injector',
+      '--type=json',
+      '-p',
+      JSON.stringify([
+        { op: 'replace', path: '/webhooks/0/clientConfig', value: { url: `https://127.0.0.1:${webhookPort}/inject` } },
+        { op: 'replace', path: '/webhooks/0/failurePolicy', value: 'Fail' },
+      ]),
+    ]);
+    // the control module's identity: a token of its ServiceAccount (TokenRequest)
+    const token = (await ok(c, ['create', 'token', 'strait-control', '-n', NS, '--duration', '2h'])).trim();
+    const kubeconfig = join(tmp, 'control.kubeconfig');
+    writeFileSync(kubeconfig, brokerKubeconfig(c.server, c.caPem, token), { mode: 0o600 });
+    // GitOps material: keys, a repo with an unsigned and a signed commit, the project
+    world = createGpgWorld();
+    repo = createRepo(world);
+    const cm = (value: string): string => `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: demo\ndata:\n  value: ${value}\n`;
+    commits['unsigned'] = repo.commit({ 'app/cm.yaml': cm('unsigned') }, 'unsigned');
+    commits['alice'] = repo.commit({ 'app/cm.yaml': cm('alice') }, 'alice', world.keys.alice);
+    const objs = [
+      { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: GPG_KEYS_CM, namespace: NS }, data: { [world.keys.alice.keyID]: world.keys.alice.armored } },
+      {
+        apiVersion: API,
+        kind: 'AppProject',
+        metadata: { name: 'secure', namespace: NS },
+        spec: { sourceRepos: ['*'], destinations: [{ server: '*', namespace: '*' }], signatureKeys: [{ keyID: world.keys.alice.keyID }] },
+      },
+    ];
+    await ok(c, ['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objs }));
+    // destinations of sync: the namespaces exist and strait-control-sync is bound there (docs/kubernetes.md)
+    for (const ns of ['ns-signed', 'ns-unsigned']) {
+      await ok(c, ['create', 'namespace', ns]);
+      await ok(c, ['create', 'rolebinding', 'strait-control-sync', '-n', ns, '--clusterrole', 'strait-control-sync', `--serviceaccount=${NS}:strait-control`]);
+    }
+    // the mesh: a control plane whose member roll names "bookinfo"
+    await ok(c, ['create', 'namespace', 'bookinfo']);
+    await ok(c, ['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'List', items: defaultMeshObjects(['bookinfo']) }));
 
-  startMs = Date.now();
-  const started = startControl(join(tmp, 'state'), {
-    KUBECONFIG: kubeconfig, STRAIT_WEBHOOK_PORT: String(webhookPort),
-    STRAIT_DNS_LISTEN: '127.0.0.1', STRAIT_DNS_PORT: String(dnsPort),
-    STRAIT_MESH_CONFIG_LISTEN: '127.0.0.1', STRAIT_MESH_CONFIG_PORT: String(meshConfigPort),
-  }, (t) => { daemonLog = (daemonLog + t).slice(-20_000); });
-  daemon = started.child;
-  ready = await started.ready;
-  console.log(`# control daemon ready in ${Date.now() - startMs} ms (Kubernetes store, webhook on ${ready?.webhookPort})`);
-}, { timeout: 3_600_000 });
+    startMs = Date.now();
+    const started = startControl(
+      join(tmp, 'state'),
+      {
+        KUBECONFIG: kubeconfig,
+        STRAIT_WEBHOOK_PORT: String(webhookPort),
+        STRAIT_DNS_LISTEN: '127.0.0.1',
+        STRAIT_DNS_PORT: String(dnsPort),
+        STRAIT_MESH_CONFIG_LISTEN: '127.0.0.1',
+        STRAIT_MESH_CONFIG_PORT: String(meshConfigPort),
+      },
+      (t) => {
+        daemonLog = (daemonLog + t).slice(-20_000);
+      },
+    );
+    daemon = started.child;
+    ready = await started.ready;
+    console.log(`# control daemon ready in ${Date.now() - startMs} ms (Kubernetes store, webhook on ${ready?.webhookPort})`);
+  },
+  { timeout: 3_600_000 },
+);
 
 after(async () => {
   if (daemon && daemon.exitCode === null) {
@@ -152,50 +209,85 @@ after(async () => {
 });
 
 describe('the control daemon process on a real kube-apiserver (STRAIT_STORE=kubernetes, strait-control ServiceAccount)', () => {
-  test('readiness (GET /readyz on the metrics port, deploy/control.yaml\'s probe): 503 naming the webhook configuration until its caBundle is written (missing, no webhooks, caBundle removed later), then 200', { timeout: 120_000 }, async (t) => {
+  test("readiness (GET /readyz on the metrics port, deploy/control.yaml's probe): 503 naming the webhook configuration until its caBundle is written (missing, no webhooks, caBundle removed later), then 200", {
+    timeout: 120_000,
+  }, async (t) => {
     if (!cluster) return t.skip(skip);
     const c = cluster;
     // the daemon of before() is ready and has written its caBundle
     const readyz = (metrics: string): Promise<{ status: number; body: string }> =>
       fetch(metrics.replace(/\/metrics$/, '/readyz')).then(async (r) => ({ status: r.status, body: await r.text() }));
     await waitFor(async () => (await readyz(ready!.metrics)).status === 200 || undefined, 20_000, '/readyz 200 from the first daemon');
-    const cfg = await kubectlJson<{ webhooks: { clientConfig: { caBundle?: string } }[] }>(c, ['get', 'mutatingwebhookconfiguration', 'strait-sidecar-injector']);
+    const cfg = await kubectlJson<{ webhooks: { clientConfig: { caBundle?: string } }[] }>(c, [
+      'get',
+      'mutatingwebhookconfiguration',
+      'strait-sidecar-injector',
+    ]);
     assert.ok(cfg?.webhooks[0]?.clientConfig.caBundle, 'ready only once the caBundle is there');
     // a second daemon whose webhook configuration does not exist yet: up, but not ready (the
     // cluster's admin credentials: strait-control's role may patch only strait-sidecar-injector)
     const name = 'strait-readyz-injector';
     const kubeconfig = c.kubeconfigPath;
-    const started = startControl(join(tmp, 'state-readyz'), {
-      KUBECONFIG: kubeconfig, STRAIT_WEBHOOK_PORT: '0', STRAIT_WEBHOOK_CONFIG: name,
-      STRAIT_DNS_PORT: 'off', STRAIT_MESH_CONFIG_PORT: 'off', STRAIT_WEBHOOK_RECHECK_SECONDS: '1',
-    }, () => undefined);
+    const started = startControl(
+      join(tmp, 'state-readyz'),
+      {
+        KUBECONFIG: kubeconfig,
+        STRAIT_WEBHOOK_PORT: '0',
+        STRAIT_WEBHOOK_CONFIG: name,
+        STRAIT_DNS_PORT: 'off',
+        STRAIT_MESH_CONFIG_PORT: 'off',
+        STRAIT_WEBHOOK_RECHECK_SECONDS: '1',
+      },
+      () => undefined,
+    );
     const d = started.child;
     try {
       const second = await started.ready;
       const before = await readyz(second.metrics);
       assert.equal(before.status, 503, before.body);
       assert.match(before.body, new RegExp(`waiting for the caBundle of MutatingWebhookConfiguration ${name}`));
-      const config = (webhooks: unknown[]): string => JSON.stringify({
-        apiVersion: 'admissionregistration.k8s.io/v1', kind: 'MutatingWebhookConfiguration', metadata: { name }, webhooks,
-      });
+      const config = (webhooks: unknown[]): string =>
+        JSON.stringify({
+          apiVersion: 'admissionregistration.k8s.io/v1',
+          kind: 'MutatingWebhookConfiguration',
+          metadata: { name },
+          webhooks,
+        });
       // a configuration with no webhooks: nothing would call the injector, still not ready
       await ok(c, ['apply', '-f', '-'], config([]));
       await new Promise((r) => setTimeout(r, 4500)); // two retries (2 s)
       assert.equal((await readyz(second.metrics)).status, 503, 'not ready while the configuration has no webhooks');
       // the configuration as `kubectl apply -k deploy/` makes it: patched, ready
-      await ok(c, ['apply', '-f', '-'], config([{
-        name: 'readyz.strait.dev', admissionReviewVersions: ['v1'], sideEffects: 'None', failurePolicy: 'Ignore',
-        clientConfig: { url: 'https://127.0.0.1:1/inject' },
-        objectSelector: { matchLabels: { 'strait.dev/readyz-test': 'never' } },
-        rules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] }],
-      }]));
+      await ok(
+        c,
+        ['apply', '-f', '-'],
+        config([
+          {
+            name: 'readyz.strait.dev',
+            admissionReviewVersions: ['v1'],
+            sideEffects: 'None',
+            failurePolicy: 'Ignore',
+            clientConfig: { url: 'https://127.0.0.1:1/inject' },
+            objectSelector: { matchLabels: { 'strait.dev/readyz-test': 'never' } },
+            rules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'] }],
+          },
+        ]),
+      );
       await waitFor(async () => (await readyz(second.metrics)).status === 200 || undefined, 30_000, '/readyz 200 after the configuration appeared');
       const caBundle = async (): Promise<string | undefined> =>
-        (await kubectlJson<{ webhooks: { clientConfig: { caBundle?: string } }[] }>(c, ['get', 'mutatingwebhookconfiguration', name]))?.webhooks[0]?.clientConfig.caBundle;
+        (await kubectlJson<{ webhooks: { clientConfig: { caBundle?: string } }[] }>(c, ['get', 'mutatingwebhookconfiguration', name]))?.webhooks[0]
+          ?.clientConfig.caBundle;
       const written = await caBundle();
       assert.match(Buffer.from(written ?? '', 'base64').toString('utf8'), /BEGIN CERTIFICATE/);
       // the caBundle removed later (a re-apply from elsewhere): found by the recheck, written again
-      await ok(c, ['patch', 'mutatingwebhookconfiguration', name, '--type=json', '-p', JSON.stringify([{ op: 'remove', path: '/webhooks/0/clientConfig/caBundle' }])]);
+      await ok(c, [
+        'patch',
+        'mutatingwebhookconfiguration',
+        name,
+        '--type=json',
+        '-p',
+        JSON.stringify([{ op: 'remove', path: '/webhooks/0/clientConfig/caBundle' }]),
+      ]);
       await waitFor(async () => (await caBundle()) === written || undefined, 30_000, 'the caBundle written again');
       await waitFor(async () => (await readyz(second.metrics)).status === 200 || undefined, 30_000, '/readyz 200 again');
     } finally {
@@ -208,37 +300,68 @@ describe('the control daemon process on a real kube-apiserver (STRAIT_STORE=kube
     }
   });
 
-  test('a pod created with sidecar.istio.io/inject: "true" is stored with the sidecar the daemon\'s webhook added (caBundle patched by the daemon)', { timeout: 60_000 }, async (t) => {
+  test('a pod created with sidecar.istio.io/inject: "true" is stored with the sidecar the daemon\'s webhook added (caBundle patched by the daemon)', {
+    timeout: 60_000,
+  }, async (t) => {
     if (!cluster) return t.skip(skip);
     const c = cluster;
-    const bundle = await waitFor(async () => {
-      const cfg = await kubectlJson<{ webhooks: { clientConfig: { caBundle?: string } }[] }>(c, ['get', 'mutatingwebhookconfiguration', 'strait-sidecar-injector']);
-      return cfg?.webhooks[0]?.clientConfig.caBundle;
-    }, 20_000, 'caBundle written by the daemon');
+    const bundle = await waitFor(
+      async () => {
+        const cfg = await kubectlJson<{ webhooks: { clientConfig: { caBundle?: string } }[] }>(c, [
+          'get',
+          'mutatingwebhookconfiguration',
+          'strait-sidecar-injector',
+        ]);
+        return cfg?.webhooks[0]?.clientConfig.caBundle;
+      },
+      20_000,
+      'caBundle written by the daemon',
+    );
     assert.match(Buffer.from(bundle, 'base64').toString('utf8'), /BEGIN CERTIFICATE/);
     const t0 = Date.now();
     // serviceAccountName: the ServiceAccount admission plugin sets it in every real cluster
     // (before the webhooks run); this API server runs without it
-    const pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'web', namespace: 'bookinfo', labels: { app: 'web', 'sidecar.istio.io/inject': 'true' } }, spec: { serviceAccountName: 'default', containers: [{ name: 'web', image: 'nginx' }] } };
+    const pod = {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'web', namespace: 'bookinfo', labels: { app: 'web', 'sidecar.istio.io/inject': 'true' } },
+      spec: { serviceAccountName: 'default', containers: [{ name: 'web', image: 'nginx' }] },
+    };
     // failurePolicy Fail: the create fails unless the API server reached the daemon over TLS it trusts
     await ok(c, ['create', '-f', '-'], JSON.stringify(pod));
     const createMs = Date.now() - t0;
-    const got = await kubectlJson<{ metadata: { annotations?: Record<string, string> }; spec: { containers: { name: string; image: string }[]; initContainers?: { name: string }[] } }>(c, ['get', 'pod', 'web', '-n', 'bookinfo']);
-    assert.deepEqual(got?.spec.containers.map((x) => x.name), ['web', 'strait-proxy']);
-    assert.deepEqual(got?.spec.initContainers?.map((x) => x.name), ['strait-init']);
+    const got = await kubectlJson<{
+      metadata: { annotations?: Record<string, string> };
+      spec: { containers: { name: string; image: string }[]; initContainers?: { name: string }[] };
+    }>(c, ['get', 'pod', 'web', '-n', 'bookinfo']);
+    assert.deepEqual(
+      got?.spec.containers.map((x) => x.name),
+      ['web', 'strait-proxy'],
+    );
+    assert.deepEqual(
+      got?.spec.initContainers?.map((x) => x.name),
+      ['strait-init'],
+    );
     assert.equal(got?.spec.containers[1]?.image, 'strait:0.1.0');
     assert.ok(got?.metadata.annotations?.['sidecar.istio.io/status'], 'status annotation');
     // a pod without the label is left alone (objectSelector) and still admitted
     await ok(c, ['create', '-f', '-'], JSON.stringify({ ...pod, metadata: { name: 'plain', namespace: 'bookinfo' } }));
     const plain = await kubectlJson<{ spec: { containers: { name: string }[] } }>(c, ['get', 'pod', 'plain', '-n', 'bookinfo']);
-    assert.deepEqual(plain?.spec.containers.map((x) => x.name), ['web']);
+    assert.deepEqual(
+      plain?.spec.containers.map((x) => x.name),
+      ['web'],
+    );
     console.log(`# pod create through the daemon's webhook: ${createMs} ms (kubectl included)`);
   });
 
   test('mesh CA: istio-ca-root-cert appears in the member namespace, with the root kept in Secret strait-mesh-ca', { timeout: 60_000 }, async (t) => {
     if (!cluster) return t.skip(skip);
     const c = cluster;
-    const cm = await waitFor(() => kubectlJson<{ data: Record<string, string> }>(c, ['get', 'configmap', 'istio-ca-root-cert', '-n', 'bookinfo']), 20_000, 'istio-ca-root-cert');
+    const cm = await waitFor(
+      () => kubectlJson<{ data: Record<string, string> }>(c, ['get', 'configmap', 'istio-ca-root-cert', '-n', 'bookinfo']),
+      20_000,
+      'istio-ca-root-cert',
+    );
     const secret = await kubectlJson<{ data: Record<string, string> }>(c, ['get', 'secret', 'strait-mesh-ca', '-n', NS]);
     assert.equal(cm.data['root-cert.pem'], Buffer.from(secret?.data['ca.crt'] ?? '', 'base64').toString('utf8'));
     assert.match(cm.data['root-cert.pem'] ?? '', /BEGIN CERTIFICATE/);
@@ -246,27 +369,75 @@ describe('the control daemon process on a real kube-apiserver (STRAIT_STORE=kube
     assert.equal(await kubectlJson(c, ['get', 'configmap', 'istio-ca-root-cert', '-n', 'ns-signed']), undefined);
   });
 
-  test('mesh configuration service: a pod-bound token (audience strait) gets its own pod\'s configuration; other tokens 401; outside the mesh pass-through; a long poll sees a new mode; the sidecar process follows it', { timeout: 120_000 }, async (t) => {
+  test("mesh configuration service: a pod-bound token (audience strait) gets its own pod's configuration; other tokens 401; outside the mesh pass-through; a long poll sees a new mode; the sidecar process follows it", {
+    timeout: 120_000,
+  }, async (t) => {
     if (!cluster) return t.skip(skip);
     const c = cluster;
     const base = `https://127.0.0.1:${meshConfigPort}`;
     // a pod of the member namespace with its own ServiceAccount (through the webhook: injected)
     await ok(c, ['create', 'serviceaccount', 'web-sa', '-n', 'bookinfo']);
-    await ok(c, ['create', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'meshpod', namespace: 'bookinfo', labels: { app: 'meshpod', 'sidecar.istio.io/inject': 'true' } }, spec: { serviceAccountName: 'web-sa', containers: [{ name: 'web', image: 'nginx', ports: [{ containerPort: 8080 }] }] } }));
-    const injected = await kubectlJson<{ metadata: { uid: string }; spec: { containers: { name: string; args?: string[] }[]; volumes?: { name: string }[] } }>(c, ['get', 'pod', 'meshpod', '-n', 'bookinfo']);
+    await ok(
+      c,
+      ['create', '-f', '-'],
+      JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: 'meshpod', namespace: 'bookinfo', labels: { app: 'meshpod', 'sidecar.istio.io/inject': 'true' } },
+        spec: { serviceAccountName: 'web-sa', containers: [{ name: 'web', image: 'nginx', ports: [{ containerPort: 8080 }] }] },
+      }),
+    );
+    const injected = await kubectlJson<{ metadata: { uid: string }; spec: { containers: { name: string; args?: string[] }[]; volumes?: { name: string }[] } }>(
+      c,
+      ['get', 'pod', 'meshpod', '-n', 'bookinfo'],
+    );
     const proxy = injected?.spec.containers.find((x) => x.name === 'strait-proxy');
-    assert.equal(proxy?.args?.[(proxy.args.indexOf('--control')) + 1], 'https://strait-control.strait-system.svc:' + String(meshConfigPort));
-    assert.deepEqual(injected?.spec.volumes?.map((v) => v.name), ['strait-token', 'strait-root']);
+    assert.equal(proxy?.args?.[proxy.args.indexOf('--control') + 1], 'https://strait-control.strait-system.svc:' + String(meshConfigPort));
+    assert.deepEqual(
+      injected?.spec.volumes?.map((v) => v.name),
+      ['strait-token', 'strait-root'],
+    );
     // a pod outside the mesh (no member namespace): not injected, but its token is answered
     await ok(c, ['create', 'serviceaccount', 'out-sa', '-n', 'ns-signed']);
-    await ok(c, ['create', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'outpod', namespace: 'ns-signed', labels: { 'sidecar.istio.io/inject': 'true' } }, spec: { serviceAccountName: 'out-sa', containers: [{ name: 'web', image: 'nginx' }] } }));
+    await ok(
+      c,
+      ['create', '-f', '-'],
+      JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: 'outpod', namespace: 'ns-signed', labels: { 'sidecar.istio.io/inject': 'true' } },
+        spec: { serviceAccountName: 'out-sa', containers: [{ name: 'web', image: 'nginx' }] },
+      }),
+    );
     const outPod = await kubectlJson<{ metadata: { uid: string }; spec: { containers: { name: string }[] } }>(c, ['get', 'pod', 'outpod', '-n', 'ns-signed']);
-    assert.deepEqual(outPod?.spec.containers.map((x) => x.name), ['web'], 'no sidecar outside the member namespaces');
-    const bound = async (sa: string, ns: string, pod: string, uid: string): Promise<string> => (await ok(c, ['create', 'token', sa, '-n', ns, '--audience', 'strait', '--bound-object-kind', 'Pod', '--bound-object-name', pod, '--bound-object-uid', uid])).trim();
+    assert.deepEqual(
+      outPod?.spec.containers.map((x) => x.name),
+      ['web'],
+      'no sidecar outside the member namespaces',
+    );
+    const bound = async (sa: string, ns: string, pod: string, uid: string): Promise<string> =>
+      (
+        await ok(c, [
+          'create',
+          'token',
+          sa,
+          '-n',
+          ns,
+          '--audience',
+          'strait',
+          '--bound-object-kind',
+          'Pod',
+          '--bound-object-name',
+          pod,
+          '--bound-object-uid',
+          uid,
+        ])
+      ).trim();
     const token = await bound('web-sa', 'bookinfo', 'meshpod', injected!.metadata.uid);
     const outToken = await bound('out-sa', 'ns-signed', 'outpod', outPod!.metadata.uid);
     const apiToken = (await ok(c, ['create', 'token', 'web-sa', '-n', 'bookinfo'])).trim();
-    const meshRoot = (await kubectlJson<{ data: Record<string, string> }>(c, ['get', 'configmap', 'istio-ca-root-cert', '-n', 'bookinfo']))?.data['root-cert.pem'] ?? '';
+    const meshRoot =
+      (await kubectlJson<{ data: Record<string, string> }>(c, ['get', 'configmap', 'istio-ca-root-cert', '-n', 'bookinfo']))?.data['root-cert.pem'] ?? '';
     const rootFile = join(tmp, 'mesh-root.pem');
     writeFileSync(rootFile, meshRoot);
     const tokenFile = join(tmp, 'mesh-token');
@@ -281,7 +452,14 @@ describe('the control daemon process on a real kube-apiserver (STRAIT_STORE=kube
     assert.equal((await get(undefined)).status, 401);
     assert.equal((await get(apiToken)).status, 401, 'a token for the API server (another audience) is refused');
     assert.equal((await get(`${token}x`)).status, 401);
-    const first = await waitFor(async () => { const r = await get(token); return r.status === 200 ? r : undefined; }, 20_000, 'the pod\'s configuration');
+    const first = await waitFor(
+      async () => {
+        const r = await get(token);
+        return r.status === 200 ? r : undefined;
+      },
+      20_000,
+      "the pod's configuration",
+    );
     assert.match(first.headers, /strait-mesh: member/i);
     const cfg = JSON.parse(first.body) as { identity: { certPem: string }; inbound: { defaultMode: string } };
     assert.deepEqual(certificateUris(cfg.identity.certPem), ['spiffe://cluster.local/ns/bookinfo/sa/web-sa']);
@@ -294,7 +472,13 @@ describe('the control daemon process on a real kube-apiserver (STRAIT_STORE=kube
     assert.deepEqual(JSON.parse(out.body), { inbound: { defaultMode: 'PERMISSIVE' }, outbound: { default: { mode: 'DISABLE' } } });
     assert.equal((await get(token, [], '/v1/ingress')).status, 403, 'a pod is not the ingress gateway');
     // a long poll answers as soon as the policy changes
-    const pa = (mode: string): string => JSON.stringify({ apiVersion: 'security.istio.io/v1beta1', kind: 'PeerAuthentication', metadata: { name: 'default', namespace: 'bookinfo' }, spec: { mtls: { mode } } });
+    const pa = (mode: string): string =>
+      JSON.stringify({
+        apiVersion: 'security.istio.io/v1beta1',
+        kind: 'PeerAuthentication',
+        metadata: { name: 'default', namespace: 'bookinfo' },
+        spec: { mtls: { mode } },
+      });
     const want = cfg.inbound.defaultMode === 'STRICT' ? 'PERMISSIVE' : 'STRICT';
     const t0 = Date.now();
     const polling = get(token, ['-H', `If-None-Match: ${etag}`], '/v1/sidecar?wait=30');
@@ -306,12 +490,38 @@ describe('the control daemon process on a real kube-apiserver (STRAIT_STORE=kube
     console.log(`# mesh configuration long poll: ${want} seen ${Date.now() - t0} ms after the poll started`);
     // the sidecar process itself (no redirect here: listeners on loopback)
     const [inP, outP, adminP] = [await freeTcpPort(), await freeTcpPort(), await freeTcpPort()];
-    const sidecar = spawn(process.execPath, [join(root, 'dist', 'agents', 'sidecar', 'main.js'), '--bind', '127.0.0.1', '--inbound-port', String(inP), '--outbound-port', String(outP),
-      '--admin', `127.0.0.1:${adminP}`, '--app', '127.0.0.1:1', '--outbound-destination', '127.0.0.1:1',
-      '--control', base, '--control-token', tokenFile, '--control-ca', rootFile], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const sidecar = spawn(
+      process.execPath,
+      [
+        join(root, 'dist', 'agents', 'sidecar', 'main.js'),
+        '--bind',
+        '127.0.0.1',
+        '--inbound-port',
+        String(inP),
+        '--outbound-port',
+        String(outP),
+        '--admin',
+        `127.0.0.1:${adminP}`,
+        '--app',
+        '127.0.0.1:1',
+        '--outbound-destination',
+        '127.0.0.1:1',
+        '--control',
+        base,
+        '--control-token',
+        tokenFile,
+        '--control-ca',
+        rootFile,
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     let sidecarLog = '';
-    sidecar.stderr?.setEncoding('utf8').on('data', (d: string) => { sidecarLog += d; });
-    sidecar.stdout?.setEncoding('utf8').on('data', (d: string) => { sidecarLog += d; });
+    sidecar.stderr?.setEncoding('utf8').on('data', (d: string) => {
+      sidecarLog += d;
+    });
+    sidecar.stdout?.setEncoding('utf8').on('data', (d: string) => {
+      sidecarLog += d;
+    });
     try {
       const mode = async (): Promise<string | undefined> => {
         const r = await run('curl', ['-sS', `http://127.0.0.1:${adminP}/config`]);
@@ -329,18 +539,43 @@ describe('the control daemon process on a real kube-apiserver (STRAIT_STORE=kube
       // flow to /v1/flows and the daemon writes the pod's MeshTrafficObservation
       const t2 = Date.now();
       await run('curl', ['-sS', '-m', '3', '-o', '/dev/null', `http://127.0.0.1:${inP}/`]);
-      type Obs = { spec: { pod: string; spiffeId: string }; status?: { inbound?: { defaultMode?: string }; flows?: { client: { address: string }; tls: string; outcome: string; port: number; count: number }[] } };
-      const obs = await waitFor(async () => {
-        const o = await kubectlJson<Obs>(c, ['get', 'meshtrafficobservations.mesh.strait.dev', 'meshpod', '-n', 'bookinfo']);
-        return o?.status?.flows?.some((f) => f.tls === 'plaintext' && /127\.0\.0\.1$/.test(f.client.address)) ? o : undefined;
-      }, 40_000, `the MeshTrafficObservation of bookinfo/meshpod with the plaintext flow (written at most every 10 s)\n${sidecarLog}`);
+      type Obs = {
+        spec: { pod: string; spiffeId: string };
+        status?: { inbound?: { defaultMode?: string }; flows?: { client: { address: string }; tls: string; outcome: string; port: number; count: number }[] };
+      };
+      const obs = await waitFor(
+        async () => {
+          const o = await kubectlJson<Obs>(c, ['get', 'meshtrafficobservations.mesh.strait.dev', 'meshpod', '-n', 'bookinfo']);
+          return o?.status?.flows?.some((f) => f.tls === 'plaintext' && /127\.0\.0\.1$/.test(f.client.address)) ? o : undefined;
+        },
+        40_000,
+        `the MeshTrafficObservation of bookinfo/meshpod with the plaintext flow (written at most every 10 s)\n${sidecarLog}`,
+      );
       assert.equal(obs.spec.spiffeId, 'spiffe://cluster.local/ns/bookinfo/sa/web-sa');
       const flow = obs.status?.flows?.find((f) => f.tls === 'plaintext');
       assert.equal(flow?.outcome, back === 'STRICT' ? 'reset' : 'accepted', JSON.stringify(obs.status));
       console.log(`# observed traffic in Kubernetes mode: the flow in the pod's MeshTrafficObservation ${Date.now() - t2} ms after the connection`);
       // only a pod in the mesh reports, for itself: no token 401, a pod outside the mesh 403
-      const post = async (tok: string | undefined): Promise<string> => (await run('curl', ['-sS', '-o', '/dev/null', '-w', '%{http_code}', '--cacert', rootFile, '-X', 'POST', '-H', 'content-type: application/json',
-        ...(tok ? ['-H', `Authorization: Bearer ${tok}`] : []), '-d', '{"limit":256,"evicted":0,"flows":[]}', `${base}/v1/flows`])).stdout;
+      const post = async (tok: string | undefined): Promise<string> =>
+        (
+          await run('curl', [
+            '-sS',
+            '-o',
+            '/dev/null',
+            '-w',
+            '%{http_code}',
+            '--cacert',
+            rootFile,
+            '-X',
+            'POST',
+            '-H',
+            'content-type: application/json',
+            ...(tok ? ['-H', `Authorization: Bearer ${tok}`] : []),
+            '-d',
+            '{"limit":256,"evicted":0,"flows":[]}',
+            `${base}/v1/flows`,
+          ])
+        ).stdout;
       assert.equal(await post(undefined), '401');
       assert.equal(await post(outToken), '403');
       // the pod's own reports: at most one a second (429 sooner)
@@ -352,28 +587,58 @@ describe('the control daemon process on a real kube-apiserver (STRAIT_STORE=kube
     }
   });
 
-  test('GitOps: unsigned revision -> Sync Error / "Revision is not signed" + ResourceComparison Event; signed -> objects created', { timeout: 90_000 }, async (t) => {
+  test('GitOps: unsigned revision -> Sync Error / "Revision is not signed" + ResourceComparison Event; signed -> objects created', {
+    timeout: 90_000,
+  }, async (t) => {
     if (!cluster) return t.skip(skip);
     const c = cluster;
     const app = (name: string, rev: string, ns: string) => ({
-      apiVersion: API, kind: 'Application', metadata: { name, namespace: NS },
+      apiVersion: API,
+      kind: 'Application',
+      metadata: { name, namespace: NS },
       spec: {
-        project: 'secure', source: { repoURL: repo.dir, path: 'app', targetRevision: rev },
-        destination: { server: 'https://kubernetes.default.svc', namespace: ns }, syncPolicy: { automated: { prune: true, selfHeal: true } },
+        project: 'secure',
+        source: { repoURL: repo.dir, path: 'app', targetRevision: rev },
+        destination: { server: 'https://kubernetes.default.svc', namespace: ns },
+        syncPolicy: { automated: { prune: true, selfHeal: true } },
       },
     });
-    await ok(c, ['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'List', items: [app('unsigned', commits['unsigned']!, 'ns-unsigned'), app('signed', commits['alice']!, 'ns-signed')] }));
+    await ok(
+      c,
+      ['apply', '-f', '-'],
+      JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'List',
+        items: [app('unsigned', commits['unsigned']!, 'ns-unsigned'), app('signed', commits['alice']!, 'ns-signed')],
+      }),
+    );
     type App = { status?: { sync?: { status?: string }; operationState?: { message?: string } } };
-    const status = (name: string, want: string) => waitFor(async () => {
-      const a = await kubectlJson<App>(c, ['get', 'applications.argoproj.io', name, '-n', NS]);
-      return a?.status?.sync?.status === want ? a : undefined;
-    }, 45_000, `${name}: ${want}\n${daemonLog.slice(-3000)}`);
+    const status = (name: string, want: string) =>
+      waitFor(
+        async () => {
+          const a = await kubectlJson<App>(c, ['get', 'applications.argoproj.io', name, '-n', NS]);
+          return a?.status?.sync?.status === want ? a : undefined;
+        },
+        45_000,
+        `${name}: ${want}\n${daemonLog.slice(-3000)}`,
+      );
     const bad = await status('unsigned', 'Sync Error');
     assert.equal(bad.status?.operationState?.message, 'Revision is not signed');
-    const events = await waitFor(async () => {
-      const l = await kubectlJson<{ items: { type: string }[] }>(c, ['get', 'events', '-n', NS, '--field-selector', 'reason=ResourceComparison,involvedObject.name=unsigned']);
-      return l && l.items.length > 0 ? l.items : undefined;
-    }, 15_000, 'ResourceComparison Event');
+    const events = await waitFor(
+      async () => {
+        const l = await kubectlJson<{ items: { type: string }[] }>(c, [
+          'get',
+          'events',
+          '-n',
+          NS,
+          '--field-selector',
+          'reason=ResourceComparison,involvedObject.name=unsigned',
+        ]);
+        return l && l.items.length > 0 ? l.items : undefined;
+      },
+      15_000,
+      'ResourceComparison Event',
+    );
     assert.equal(events[0]?.type, 'Warning');
     assert.equal(await kubectlJson(c, ['get', 'configmap', 'demo', '-n', 'ns-unsigned']), undefined, 'nothing applied');
     await status('signed', 'Synced');
@@ -381,7 +646,9 @@ describe('the control daemon process on a real kube-apiserver (STRAIT_STORE=kube
     assert.equal(demo?.data['value'], 'alice');
   });
 
-  test('deploy-broker/join --kubeconfig: broker namespace with its ServiceAccount; overlap refused naming both clusters; the daemon syncs a ServiceExport (Valid=True)', { timeout: 120_000 }, async (t) => {
+  test('deploy-broker/join --kubeconfig: broker namespace with its ServiceAccount; overlap refused naming both clusters; the daemon syncs a ServiceExport (Valid=True)', {
+    timeout: 120_000,
+  }, async (t) => {
     if (!cluster) return t.skip(skip);
     const c = cluster;
     const file = join(tmp, 'broker-info.subm');
@@ -419,14 +686,41 @@ describe('the control daemon process on a real kube-apiserver (STRAIT_STORE=kube
     assert.deepEqual(wrong, []);
 
     t0 = Date.now();
-    const j = await strait(['join', file, '--kubeconfig', c.kubeconfigPath, '--clusterid', 'cluster-a', '--clustercidr', '10.1.0.0/16', '--servicecidr', '100.1.0.0/16', '-o', 'json']);
+    const j = await strait([
+      'join',
+      file,
+      '--kubeconfig',
+      c.kubeconfigPath,
+      '--clusterid',
+      'cluster-a',
+      '--clustercidr',
+      '10.1.0.0/16',
+      '--servicecidr',
+      '100.1.0.0/16',
+      '-o',
+      'json',
+    ]);
     assert.equal(j.status, 0, j.stderr);
     console.log(`# strait join --kubeconfig: ${Date.now() - t0} ms`);
     const clusters = await kubectlJson<{ items: { metadata: { name: string } }[] }>(c, ['get', 'clusters.submariner.io', '-n', 'submariner-k8s-broker']);
-    assert.deepEqual(clusters?.items.map((x) => x.metadata.name), ['cluster-a']);
+    assert.deepEqual(
+      clusters?.items.map((x) => x.metadata.name),
+      ['cluster-a'],
+    );
     const psk = await kubectlJson<{ data: { psk: string } }>(c, ['get', 'secret', 'strait-psk', '-n', NS]);
     assert.equal(Buffer.from(psk?.data.psk ?? '', 'base64').toString('utf8'), info.ipsecPSK.toString('base64'), 'the gateway PSK file text');
-    const overlap = await strait(['join', file, '--kubeconfig', c.kubeconfigPath, '--clusterid', 'cluster-b', '--clustercidr', '10.1.128.0/17', '--servicecidr', '100.2.0.0/16']);
+    const overlap = await strait([
+      'join',
+      file,
+      '--kubeconfig',
+      c.kubeconfigPath,
+      '--clusterid',
+      'cluster-b',
+      '--clustercidr',
+      '10.1.128.0/17',
+      '--servicecidr',
+      '100.2.0.0/16',
+    ]);
     assert.notEqual(overlap.status, 0);
     assert.match(overlap.stderr, /STRAIT_ERR_MC_CIDR_OVERLAP/);
     assert.match(overlap.stderr, /cluster-b/);
@@ -438,7 +732,18 @@ describe('the control daemon process on a real kube-apiserver (STRAIT_STORE=kube
       const crds = await second.kubectlAsync(['apply', '-f', join(root, 'deploy', 'crds.yaml')]);
       assert.equal(crds.status, 0, crds.stderr);
       await second.kubectlAsync(['wait', '--for', 'condition=Established', '--timeout', '60s', 'crd', '-l', 'app.kubernetes.io/part-of=strait']);
-      const jb = await strait(['join', file, '--kubeconfig', second.kubeconfigPath, '--clusterid', 'cluster-b', '--clustercidr', '10.2.0.0/16', '--servicecidr', '100.2.0.0/16']);
+      const jb = await strait([
+        'join',
+        file,
+        '--kubeconfig',
+        second.kubeconfigPath,
+        '--clusterid',
+        'cluster-b',
+        '--clustercidr',
+        '10.2.0.0/16',
+        '--servicecidr',
+        '100.2.0.0/16',
+      ]);
       assert.equal(jb.status, 0, jb.stderr);
       const both = await kubectlJson<{ items: { metadata: { name: string } }[] }>(c, ['get', 'clusters.submariner.io', '-n', 'submariner-k8s-broker']);
       assert.deepEqual(both?.items.map((x) => x.metadata.name).sort(), ['cluster-a', 'cluster-b']);
@@ -447,7 +752,18 @@ describe('the control daemon process on a real kube-apiserver (STRAIT_STORE=kube
       const conn = await kubectlJson<{ data: Record<string, string> }>(second, ['get', 'secret', 'strait-broker-connection', '-n', 'submariner-operator']);
       assert.equal(Buffer.from(conn?.data['brokerURL'] ?? '', 'base64').toString('utf8'), c.server, 'cluster-b reaches the broker on the first API server');
       // a third cluster overlapping cluster-b's pods is refused, naming both
-      const o2 = await strait(['join', file, '--kubeconfig', second.kubeconfigPath, '--clusterid', 'cluster-c', '--clustercidr', '10.2.5.0/24', '--servicecidr', '100.3.0.0/16']);
+      const o2 = await strait([
+        'join',
+        file,
+        '--kubeconfig',
+        second.kubeconfigPath,
+        '--clusterid',
+        'cluster-c',
+        '--clustercidr',
+        '10.2.5.0/24',
+        '--servicecidr',
+        '100.3.0.0/16',
+      ]);
       assert.notEqual(o2.status, 0);
       assert.match(o2.stderr, /STRAIT_ERR_MC_CIDR_OVERLAP.*cluster-c.*cluster-b|STRAIT_ERR_MC_CIDR_OVERLAP.*cluster-b.*cluster-c/s);
     } finally {
@@ -461,38 +777,61 @@ describe('the control daemon process on a real kube-apiserver (STRAIT_STORE=kube
     await ok(c, ['create', 'namespace', 'demo']);
     await ok(c, ['create', 'service', 'clusterip', 'nginx', '--tcp=8080:8080', '-n', 'demo']);
     t0 = Date.now();
-    await ok(c, ['apply', '-f', '-'], JSON.stringify({ apiVersion: 'multicluster.x-k8s.io/v1alpha1', kind: 'ServiceExport', metadata: { name: 'nginx', namespace: 'demo' } }));
+    await ok(
+      c,
+      ['apply', '-f', '-'],
+      JSON.stringify({ apiVersion: 'multicluster.x-k8s.io/v1alpha1', kind: 'ServiceExport', metadata: { name: 'nginx', namespace: 'demo' } }),
+    );
     type Cond = { type: string; status: string; message?: string };
-    const valid = await waitFor(async () => {
-      const se = await kubectlJson<{ status?: { conditions?: Cond[] } }>(c, ['get', 'serviceexports.multicluster.x-k8s.io', 'nginx', '-n', 'demo']);
-      const v = se?.status?.conditions?.find((x) => x.type === 'Valid');
-      return v?.status === 'True' ? v : undefined;
-    }, 60_000, `Valid=True\n${daemonLog.slice(-3000)}`);
+    const valid = await waitFor(
+      async () => {
+        const se = await kubectlJson<{ status?: { conditions?: Cond[] } }>(c, ['get', 'serviceexports.multicluster.x-k8s.io', 'nginx', '-n', 'demo']);
+        const v = se?.status?.conditions?.find((x) => x.type === 'Valid');
+        return v?.status === 'True' ? v : undefined;
+      },
+      60_000,
+      `Valid=True\n${daemonLog.slice(-3000)}`,
+    );
     console.log(`# ServiceExport Valid=True through the daemon and the Kubernetes broker: ${Date.now() - t0} ms after the export (join polled every 2 s)`);
     assert.match(valid.message ?? '', /synced to the broker/);
-    const imports = await waitFor(async () => {
-      const l = await kubectlJson<{ items: unknown[] }>(c, ['get', 'serviceimports.multicluster.x-k8s.io', '-n', 'submariner-k8s-broker']);
-      return l && l.items.length > 0 ? l.items : undefined;
-    }, 20_000, 'ServiceImport on the broker');
+    const imports = await waitFor(
+      async () => {
+        const l = await kubectlJson<{ items: unknown[] }>(c, ['get', 'serviceimports.multicluster.x-k8s.io', '-n', 'submariner-k8s-broker']);
+        return l && l.items.length > 0 ? l.items : undefined;
+      },
+      20_000,
+      'ServiceImport on the broker',
+    );
     assert.ok(imports.length >= 1);
     // the clusterset.local DNS of Kubernetes mode (once joined): the import of the export, by dig
     const clusterIp = (await ok(c, ['get', 'service', 'nginx', '-n', 'demo', '-o', 'jsonpath={.spec.clusterIP}'])).trim();
-    const answer = await waitFor(async () => {
-      const r = await run('dig', ['+short', '+time=1', '+tries=1', '-p', String(dnsPort), '@127.0.0.1', 'nginx.demo.svc.clusterset.local']);
-      return r.stdout.trim() === clusterIp ? r.stdout.trim() : undefined;
-    }, 30_000, `nginx.demo.svc.clusterset.local from the daemon's DNS\n${daemonLog.slice(-3000)}`);
+    const answer = await waitFor(
+      async () => {
+        const r = await run('dig', ['+short', '+time=1', '+tries=1', '-p', String(dnsPort), '@127.0.0.1', 'nginx.demo.svc.clusterset.local']);
+        return r.stdout.trim() === clusterIp ? r.stdout.trim() : undefined;
+      },
+      30_000,
+      `nginx.demo.svc.clusterset.local from the daemon's DNS\n${daemonLog.slice(-3000)}`,
+    );
     assert.equal(answer, clusterIp);
     const srv = await run('dig', ['+short', '+time=1', '+tries=1', '-p', String(dnsPort), '@127.0.0.1', 'SRV', 'nginx.demo.svc.clusterset.local']);
     assert.match(srv.stdout, / 8080 nginx\.demo\.svc\.clusterset\.local\.$/m);
   });
 
-  test('a changed join is followed (as the local world\'s multicluster daemon does): joined again to a broker on another API server, the daemon syncs its export there and keeps answering clusterset.local', { timeout: 180_000 }, async (t) => {
+  test("a changed join is followed (as the local world's multicluster daemon does): joined again to a broker on another API server, the daemon syncs its export there and keeps answering clusterset.local", {
+    timeout: 180_000,
+  }, async (t) => {
     if (!cluster || !ready) return t.skip(skip);
     const c = cluster;
     // the export of the join test above, made here too if that test stopped early
     const objs = [
       { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'demo' } },
-      { apiVersion: 'v1', kind: 'Service', metadata: { name: 'nginx', namespace: 'demo' }, spec: { ports: [{ name: 'tcp-8080', port: 8080, targetPort: 8080 }] } },
+      {
+        apiVersion: 'v1',
+        kind: 'Service',
+        metadata: { name: 'nginx', namespace: 'demo' },
+        spec: { ports: [{ name: 'tcp-8080', port: 8080, targetPort: 8080 }] },
+      },
       { apiVersion: 'multicluster.x-k8s.io/v1alpha1', kind: 'ServiceExport', metadata: { name: 'nginx', namespace: 'demo' } },
     ];
     await ok(c, ['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objs }));
@@ -508,27 +847,56 @@ describe('the control daemon process on a real kube-apiserver (STRAIT_STORE=kube
       const none = await kubectlJson<{ items: unknown[] }>(other, ['get', 'serviceimports.multicluster.x-k8s.io', '-n', 'submariner-k8s-broker']);
       assert.equal(none?.items.length, 0, 'no import on the new broker before the join');
       const t0 = Date.now();
-      const j = await strait(['join', file, '--kubeconfig', c.kubeconfigPath, '--clusterid', 'cluster-a', '--clustercidr', '10.1.0.0/16', '--servicecidr', '100.1.0.0/16']);
+      const j = await strait([
+        'join',
+        file,
+        '--kubeconfig',
+        c.kubeconfigPath,
+        '--clusterid',
+        'cluster-a',
+        '--clustercidr',
+        '10.1.0.0/16',
+        '--servicecidr',
+        '100.1.0.0/16',
+      ]);
       assert.equal(j.status, 0, j.stderr);
       // the running daemon (not restarted) moves its export/import sync to the new broker
-      const imports = await waitFor(async () => {
-        const l = await kubectlJson<{ items: { metadata: { name: string } }[] }>(other, ['get', 'serviceimports.multicluster.x-k8s.io', '-n', 'submariner-k8s-broker']);
-        return l && l.items.length > 0 ? l.items : undefined;
-      }, 60_000, `ServiceImport on the new broker\n${daemonLog.slice(-3000)}`);
+      const imports = await waitFor(
+        async () => {
+          const l = await kubectlJson<{ items: { metadata: { name: string } }[] }>(other, [
+            'get',
+            'serviceimports.multicluster.x-k8s.io',
+            '-n',
+            'submariner-k8s-broker',
+          ]);
+          return l && l.items.length > 0 ? l.items : undefined;
+        },
+        60_000,
+        `ServiceImport on the new broker\n${daemonLog.slice(-3000)}`,
+      );
       console.log(`# the export synced to the new broker ${Date.now() - t0} ms after the join (join polled every 2 s)`);
-      assert.ok(imports.some((i) => /nginx/.test(i.metadata.name)), JSON.stringify(imports));
+      assert.ok(
+        imports.some((i) => /nginx/.test(i.metadata.name)),
+        JSON.stringify(imports),
+      );
       const clusterIp = (await ok(c, ['get', 'service', 'nginx', '-n', 'demo', '-o', 'jsonpath={.spec.clusterIP}'])).trim();
-      const answer = await waitFor(async () => {
-        const r = await run('dig', ['+short', '+time=1', '+tries=1', '-p', String(dnsPort), '@127.0.0.1', 'nginx.demo.svc.clusterset.local']);
-        return r.stdout.trim() === clusterIp ? r.stdout.trim() : undefined;
-      }, 30_000, `nginx.demo.svc.clusterset.local after the new join\n${daemonLog.slice(-3000)}`);
+      const answer = await waitFor(
+        async () => {
+          const r = await run('dig', ['+short', '+time=1', '+tries=1', '-p', String(dnsPort), '@127.0.0.1', 'nginx.demo.svc.clusterset.local']);
+          return r.stdout.trim() === clusterIp ? r.stdout.trim() : undefined;
+        },
+        30_000,
+        `nginx.demo.svc.clusterset.local after the new join\n${daemonLog.slice(-3000)}`,
+      );
       assert.equal(answer, clusterIp);
     } finally {
       await other.stop();
     }
   });
 
-  test('the web console on the API port in Kubernetes mode: the page, and this cluster\'s objects through the store API behind the session', { timeout: 30_000 }, async (t) => {
+  test("the web console on the API port in Kubernetes mode: the page, and this cluster's objects through the store API behind the session", {
+    timeout: 30_000,
+  }, async (t) => {
     if (!cluster || !ready) return t.skip(skip);
     const page = await fetch(`${ready.api}/console/`);
     assert.equal(page.status, 200);
@@ -537,7 +905,7 @@ describe('the control daemon process on a real kube-apiserver (STRAIT_STORE=kube
     const password = readFileSync(join(tmp, 'state', 'initial-admin-password'), 'utf8').trim();
     const login = await fetch(`${ready.api}/api/v1/session`, { method: 'POST', body: JSON.stringify({ username: 'admin', password }) });
     const cookie = (login.headers.get('set-cookie') ?? '').split(';')[0] ?? '';
-    const clusters = await (await fetch(`${ready.api}/v1/clusters`, { headers: { cookie } })).json() as { clusters: string[] };
+    const clusters = (await (await fetch(`${ready.api}/v1/clusters`, { headers: { cookie } })).json()) as { clusters: string[] };
     assert.ok(clusters.clusters.length >= 1, JSON.stringify(clusters));
     const home = clusters.clusters.find((c) => c !== 'broker')!;
     const ns = await fetch(`${ready.api}/v1/clusters/${home}/list?apiVersion=v1&kind=Namespace`, { headers: { cookie } });
@@ -547,16 +915,23 @@ describe('the control daemon process on a real kube-apiserver (STRAIT_STORE=kube
     assert.equal(secrets.status, 403);
   });
 
-  test('promtool check metrics is clean on the daemon\'s /metrics (Kubernetes mode)', { timeout: 30_000 }, async (t) => {
+  test("promtool check metrics is clean on the daemon's /metrics (Kubernetes mode)", { timeout: 30_000 }, async (t) => {
     if (!cluster || !ready) return t.skip(skip);
     const text = await (await fetch(ready.metrics)).text();
     assert.match(text, /strait_control_webhook_reviews_total\{outcome="injected"\} [1-9]/);
     assert.match(text, /strait_control_mesh_reconciles_total [1-9]/);
     const p = spawn('promtool', ['check', 'metrics'], { stdio: ['pipe', 'pipe', 'pipe'] });
     let out = '';
-    p.stdout.setEncoding('utf8').on('data', (d: string) => { out += d; });
-    p.stderr.setEncoding('utf8').on('data', (d: string) => { out += d; });
-    const code = await new Promise<number>((r) => { p.on('close', (x) => r(x ?? 1)); p.stdin.end(text); });
+    p.stdout.setEncoding('utf8').on('data', (d: string) => {
+      out += d;
+    });
+    p.stderr.setEncoding('utf8').on('data', (d: string) => {
+      out += d;
+    });
+    const code = await new Promise<number>((r) => {
+      p.on('close', (x) => r(x ?? 1));
+      p.stdin.end(text);
+    });
     assert.equal(code, 0, out);
     assert.equal(out.trim(), '', out);
   });

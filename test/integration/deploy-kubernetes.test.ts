@@ -19,25 +19,50 @@ const deployDir = join(root, 'deploy');
 let cluster: TestCluster | undefined;
 let skip: string | undefined;
 
-before(async () => {
-  const r = await startTestCluster();
-  if ('skip' in r) { skip = r.skip; return; }
-  cluster = r;
-}, { timeout: 3_600_000 }); // the first build of kube-apiserver takes minutes (cached after)
+before(
+  async () => {
+    const r = await startTestCluster();
+    if ('skip' in r) {
+      skip = r.skip;
+      return;
+    }
+    cluster = r;
+  },
+  { timeout: 3_600_000 },
+); // the first build of kube-apiserver takes minutes (cached after)
 
-after(async () => { await cluster?.stop(); });
+after(async () => {
+  await cluster?.stop();
+});
 
-interface Obj { apiVersion: string; kind: string; metadata: { name: string; namespace?: string }; spec?: Record<string, unknown>; [k: string]: unknown }
+interface Obj {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace?: string };
+  spec?: Record<string, unknown>;
+  [k: string]: unknown;
+}
 
 function rendered(c: TestCluster): Obj[] {
   const r = c.kubectl(['kustomize', deployDir]);
   assert.equal(r.status, 0, r.stderr);
-  return parseAllDocuments(r.stdout).map((d) => d.toJSON() as Obj).filter(Boolean);
+  return parseAllDocuments(r.stdout)
+    .map((d) => d.toJSON() as Obj)
+    .filter(Boolean);
 }
 
-interface Container { name: string; securityContext?: { privileged?: boolean; capabilities?: { add?: string[]; drop?: string[] }; allowPrivilegeEscalation?: boolean } }
-interface PodSpec { containers: Container[]; volumes?: { name: string; hostPath?: { path: string; type?: string } }[]; nodeSelector?: Record<string, string>; hostNetwork?: boolean; automountServiceAccountToken?: boolean }
-const podSpec = (o: Obj): PodSpec => ((o.spec as { template: { spec: PodSpec } }).template.spec);
+interface Container {
+  name: string;
+  securityContext?: { privileged?: boolean; capabilities?: { add?: string[]; drop?: string[] }; allowPrivilegeEscalation?: boolean };
+}
+interface PodSpec {
+  containers: Container[];
+  volumes?: { name: string; hostPath?: { path: string; type?: string } }[];
+  nodeSelector?: Record<string, string>;
+  hostNetwork?: boolean;
+  automountServiceAccountToken?: boolean;
+}
+const podSpec = (o: Obj): PodSpec => (o.spec as { template: { spec: PodSpec } }).template.spec;
 
 describe('deploy/ against a real kube-apiserver', () => {
   test('deploy/crds.yaml is what `strait crds` prints (regenerate: node bin/strait.js crds > deploy/crds.yaml)', () => {
@@ -50,7 +75,10 @@ describe('deploy/ against a real kube-apiserver', () => {
     const cm = parse(readFileSync(join(deployDir, 'config.yaml'), 'utf8')) as { data: Record<string, string> };
     const gw = parseGatewayConfig(parse(cm.data['gateway.yaml']!), 'deploy/config.yaml gateway.yaml');
     const agent = parseNodeAgentConfig(parse(cm.data['node-agent.yaml']!), 'deploy/config.yaml node-agent.yaml');
-    const table: [string, number, string][] = [['gateway.yaml', gw.metrics.port, 'strait-gateway'], ['node-agent.yaml', agent.metrics.port, 'strait-node-agent']];
+    const table: [string, number, string][] = [
+      ['gateway.yaml', gw.metrics.port, 'strait-gateway'],
+      ['node-agent.yaml', agent.metrics.port, 'strait-node-agent'],
+    ];
     for (const [file, port, ds] of table) {
       const text = readFileSync(join(deployDir, `${ds.replace('strait-', '')}.yaml`), 'utf8');
       assert.match(text, new RegExp(`containerPort: ${port}\\b`), `${ds} exposes ${file}'s metrics port ${port}`);
@@ -102,13 +130,21 @@ describe('deploy/ against a real kube-apiserver', () => {
         assert.notEqual(c.securityContext?.privileged, true);
         assert.equal(c.securityContext?.allowPrivilegeEscalation, false);
       }
-      assert.deepEqual(spec.volumes?.filter((v) => v.hostPath).map((v) => v.hostPath), [{ path: '/dev/net/tun', type: 'CharDevice' }], `${name} hostPaths`);
+      assert.deepEqual(
+        spec.volumes?.filter((v) => v.hostPath).map((v) => v.hostPath),
+        [{ path: '/dev/net/tun', type: 'CharDevice' }],
+        `${name} hostPaths`,
+      );
     }
     for (const name of ['strait-control', 'strait-githost']) {
       const d = objs.find((o) => o.kind === 'Deployment' && o.metadata.name === name);
       assert.ok(d, `${name} Deployment`);
       const spec = podSpec(d);
-      assert.equal(spec.volumes?.some((v) => v.hostPath), false, `${name} has no hostPath`);
+      assert.equal(
+        spec.volumes?.some((v) => v.hostPath),
+        false,
+        `${name} has no hostPath`,
+      );
       for (const c of spec.containers) assert.deepEqual(c.securityContext?.capabilities, { drop: ['ALL'] });
     }
   });
@@ -201,27 +237,39 @@ describe('deploy/ against a real kube-apiserver', () => {
     const tls = makeServingCert(cluster.dir, 'webhook', 'IP:127.0.0.1');
     const seen: string[] = [];
     const inj = await serveSidecarInjector({
-      cert: readFileSync(tls.certPath), key: readFileSync(tls.keyPath), image: 'strait:0.1.0', onReview: (o) => seen.push(o),
+      cert: readFileSync(tls.certPath),
+      key: readFileSync(tls.keyPath),
+      image: 'strait:0.1.0',
+      onReview: (o) => seen.push(o),
     });
     t.after(() => inj.close());
     // deploy/sidecar-injector.yaml, pointed at this process instead of the strait-control Service
     const hook = {
-      apiVersion: 'admissionregistration.k8s.io/v1', kind: 'MutatingWebhookConfiguration',
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'MutatingWebhookConfiguration',
       metadata: { name: 'strait-sidecar-injector-test' },
-      webhooks: [{
-        name: 'sidecar-injector.strait.io', admissionReviewVersions: ['v1'], sideEffects: 'None',
-        failurePolicy: 'Fail', timeoutSeconds: 10,
-        clientConfig: { url: `https://127.0.0.1:${inj.port}/inject`, caBundle: Buffer.from(tls.caPem).toString('base64') },
-        objectSelector: { matchLabels: { 'sidecar.istio.io/inject': 'true' } },
-        rules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['pods'], scope: 'Namespaced' }],
-      }],
+      webhooks: [
+        {
+          name: 'sidecar-injector.strait.io',
+          admissionReviewVersions: ['v1'],
+          sideEffects: 'None',
+          failurePolicy: 'Fail',
+          timeoutSeconds: 10,
+          clientConfig: { url: `https://127.0.0.1:${inj.port}/inject`, caBundle: Buffer.from(tls.caPem).toString('base64') },
+          objectSelector: { matchLabels: { 'sidecar.istio.io/inject': 'true' } },
+          rules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['pods'], scope: 'Namespaced' }],
+        },
+      ],
     };
     const h = await cluster.kubectlAsync(['apply', '-f', '-'], JSON.stringify(hook));
     assert.equal(h.status, 0, h.stderr);
-    const podYaml = (name: string, labels: Record<string, string>): string => JSON.stringify({
-      apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'default', labels },
-      spec: { containers: [{ name: 'web', image: 'nginx' }] },
-    });
+    const podYaml = (name: string, labels: Record<string, string>): string =>
+      JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name, namespace: 'default', labels },
+        spec: { containers: [{ name: 'web', image: 'nginx' }] },
+      });
     // the webhook configuration takes effect within a second or two
     let created = { status: 1, stdout: '', stderr: '' };
     for (let i = 0; i < 40; i++) {
@@ -234,16 +282,26 @@ describe('deploy/ against a real kube-apiserver', () => {
     const name = (JSON.parse(created.stdout) as { metadata: { name: string } }).metadata.name;
     // read back what the API server stored
     const got = JSON.parse((await cluster.kubectlAsync(['get', 'pod', name, '-n', 'default', '-o', 'json'])).stdout) as {
-      metadata: { annotations?: Record<string, string> }; spec: { containers: { name: string; image: string }[]; initContainers?: { name: string }[] };
+      metadata: { annotations?: Record<string, string> };
+      spec: { containers: { name: string; image: string }[]; initContainers?: { name: string }[] };
     };
-    assert.deepEqual(got.spec.containers.map((c) => c.name), ['web', 'strait-proxy']);
-    assert.deepEqual(got.spec.initContainers?.map((c) => c.name), ['strait-init']);
+    assert.deepEqual(
+      got.spec.containers.map((c) => c.name),
+      ['web', 'strait-proxy'],
+    );
+    assert.deepEqual(
+      got.spec.initContainers?.map((c) => c.name),
+      ['strait-init'],
+    );
     assert.equal(got.spec.containers[1]?.image, 'strait:0.1.0');
     assert.ok(got.metadata.annotations?.['sidecar.istio.io/status']);
     assert.ok(seen.includes('injected'));
     // a pod that does not ask keeps its containers
     const plain = await cluster.kubectlAsync(['create', '-f', '-', '-o', 'json'], podYaml('plain', { app: 'web' }));
     assert.equal(plain.status, 0, plain.stderr);
-    assert.deepEqual((JSON.parse(plain.stdout) as { spec: { containers: { name: string }[] } }).spec.containers.map((c) => c.name), ['web']);
+    assert.deepEqual(
+      (JSON.parse(plain.stdout) as { spec: { containers: { name: string }[] } }).spec.containers.map((c) => c.name),
+      ['web'],
+    );
   });
 });

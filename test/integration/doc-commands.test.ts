@@ -14,14 +14,21 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { BIN, root, upWorld, type TestWorld } from '../helpers/world.js';
 
-interface DocCommand { file: string; line: number; text: string }
+interface DocCommand {
+  file: string;
+  line: number;
+  text: string;
+}
 
 /** The text before a shell comment (` # …` outside quotes). */
 function stripComment(line: string): string {
   let quote: string | undefined;
   for (let i = 0; i < line.length; i++) {
     const c = line[i];
-    if (quote) { if (c === quote) quote = undefined; continue; }
+    if (quote) {
+      if (c === quote) quote = undefined;
+      continue;
+    }
     if (c === "'" || c === '"') quote = c;
     else if (c === '#' && (i === 0 || /\s/.test(line[i - 1] as string))) return line.slice(0, i).trimEnd();
   }
@@ -38,14 +45,23 @@ function expand(text: string): string[] {
 }
 
 export function docCommands(): DocCommand[] {
-  const files = ['README.md', ...readdirSync(join(root, 'docs')).filter((f) => f.endsWith('.md')).sort().map((f) => `docs/${f}`)];
+  const files = [
+    'README.md',
+    ...readdirSync(join(root, 'docs'))
+      .filter((f) => f.endsWith('.md'))
+      .sort()
+      .map((f) => `docs/${f}`),
+  ];
   const out: DocCommand[] = [];
   for (const file of files) {
     const lines = readFileSync(join(root, file), 'utf8').split('\n');
     let inSh = false;
     for (let i = 0; i < lines.length; i++) {
       const l = lines[i] as string;
-      if (/^```/.test(l)) { inSh = !inSh && /^```sh\s*$/.test(l); continue; }
+      if (/^```/.test(l)) {
+        inSh = !inSh && /^```sh\s*$/.test(l);
+        continue;
+      }
       if (!inSh || !/^strait\s/.test(l)) continue;
       let text = l;
       const start = i + 1;
@@ -58,22 +74,25 @@ export function docCommands(): DocCommand[] {
 
 /** Lines that cannot run against a test world, by their text (comments stripped), and why. */
 const EXCLUDED: Record<string, string> = {
-  'strait up --detach --world my.yaml --state-dir /tmp/w1': 'starts a second world from the reader\'s own world file; the test\'s world is itself `strait up --detach`',
+  'strait up --detach --world my.yaml --state-dir /tmp/w1':
+    "starts a second world from the reader's own world file; the test's world is itself `strait up --detach`",
   'strait down --state-dir /tmp/w1': 'stops that second world',
-  'strait up': 'the test\'s world is already up (strait up --detach); a foreground world runs until Ctrl-C',
-  'strait up --detach': 'the test\'s world is this command, run before the others',
-  'strait down': 'stops the test\'s world: it runs last, as the cleanup',
-  'strait up --fresh': 'starts a world; the test\'s world is already up',
-  'strait gpg add --from alice.asc': 'needs the reader\'s key file',
+  'strait up': "the test's world is already up (strait up --detach); a foreground world runs until Ctrl-C",
+  'strait up --detach': "the test's world is this command, run before the others",
+  'strait down': "stops the test's world: it runs last, as the cleanup",
+  'strait up --fresh': "starts a world; the test's world is already up",
+  'strait gpg add --from alice.asc': "needs the reader's key file",
   'strait gpg get 4AEE18F83AFDEB23': 'the key ID is an example',
   'strait gpg rm 4AEE18F83AFDEB23': 'the key ID is an example',
   'strait app sync guestbook': 'needs an Application "guestbook" the reader made',
   'strait app get guestbook -o json': 'needs an Application "guestbook" the reader made',
   'strait app get guestbook': 'needs an Application "guestbook" the reader made',
   'strait deploy-broker --kubeconfig broker.kubeconfig': 'Kubernetes mode: needs the kubeconfig of a real API server',
-  'strait join broker-info.subm --kubeconfig cluster-a.kubeconfig --clusterid cluster-a --clustercidr 10.1.0.0/16 --servicecidr 100.1.0.0/16': 'Kubernetes mode: needs the kubeconfig of a real API server',
+  'strait join broker-info.subm --kubeconfig cluster-a.kubeconfig --clusterid cluster-a --clustercidr 10.1.0.0/16 --servicecidr 100.1.0.0/16':
+    'Kubernetes mode: needs the kubeconfig of a real API server',
   'strait deploy-broker --kubeconfig kubeconfig --context a --cluster cluster-a': 'Kubernetes mode: needs the kubeconfig of a real API server',
-  'strait join broker-info.subm --kubeconfig kubeconfig --context b --clusterid cluster-b --clustercidr 10.20.0.0/16 --servicecidr 10.21.0.0/16': 'Kubernetes mode: needs the kubeconfig of a real API server',
+  'strait join broker-info.subm --kubeconfig kubeconfig --context b --clusterid cluster-b --clustercidr 10.20.0.0/16 --servicecidr 10.21.0.0/16':
+    'Kubernetes mode: needs the kubeconfig of a real API server',
   'strait show connections --kubeconfig kubeconfig --context a': 'Kubernetes mode: needs the kubeconfig of a real API server',
   'strait show gateways --context b': 'Kubernetes mode: needs the kubeconfig of a real API server',
   'strait export service echo -n default --kubeconfig kubeconfig --context b': 'Kubernetes mode: needs the kubeconfig of a real API server',
@@ -85,14 +104,20 @@ const EXCLUDED: Record<string, string> = {
   'strait show connections --kubeconfig cluster-a.kubeconfig': 'Kubernetes mode: needs the kubeconfig of a real API server',
   'strait export service echo -n default --kubeconfig cluster-a.kubeconfig': 'Kubernetes mode: needs the kubeconfig of a real API server',
   'strait verify --kubeconfig cluster-a.kubeconfig': 'Kubernetes mode: needs the kubeconfig of a real API server',
-  'strait console --open': 'would hand the URL to the desktop\'s browser (xdg-open); `strait console` without it is tested',
-  'strait githost serve --port 3000': 'a server that runs until interrupted (and the world\'s githost holds 127.0.0.1:3000 when it was free)',
+  'strait console --open': "would hand the URL to the desktop's browser (xdg-open); `strait console` without it is tested",
+  'strait githost serve --port 3000': "a server that runs until interrupted (and the world's githost holds 127.0.0.1:3000 when it was free)",
 };
 
 /** Documented commands whose documented outcome is not exit 0. */
 const EXPECTED_EXIT: Record<string, { code: number; why: string }> = {
-  'strait mesh check -f test/mesh/manifests/world-mesh.yaml -f test/mesh/manifests/strict-no-dr.yaml': { code: 1, why: 'the README shows check finding the error in strict-no-dr.yaml' },
-  'strait diagnose --cluster cluster-a --clusterid cluster-c --clustercidr 10.1.128.0/17 --servicecidr 100.3.0.0/16': { code: 1, why: 'docs/multicluster.md shows diagnose finding the overlap with cluster-a' },
+  'strait mesh check -f test/mesh/manifests/world-mesh.yaml -f test/mesh/manifests/strict-no-dr.yaml': {
+    code: 1,
+    why: 'the README shows check finding the error in strict-no-dr.yaml',
+  },
+  'strait diagnose --cluster cluster-a --clusterid cluster-c --clustercidr 10.1.128.0/17 --servicecidr 100.3.0.0/16': {
+    code: 1,
+    why: 'docs/multicluster.md shows diagnose finding the overlap with cluster-a',
+  },
 };
 
 const DEPLOYMENT = `apiVersion: apps/v1
@@ -115,10 +140,17 @@ function run(cmd: string, env: NodeJS.ProcessEnv, cwd: string, timeoutMs: number
   return new Promise((resolve) => {
     const child = spawn('bash', ['-c', cmd], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => { out += d; });
-    child.stderr.setEncoding('utf8').on('data', (d: string) => { out += d; });
+    child.stdout.setEncoding('utf8').on('data', (d: string) => {
+      out += d;
+    });
+    child.stderr.setEncoding('utf8').on('data', (d: string) => {
+      out += d;
+    });
     const t = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-    child.on('close', (code) => { clearTimeout(t); resolve({ code, out }); });
+    child.on('close', (code) => {
+      clearTimeout(t);
+      resolve({ code, out });
+    });
   });
 }
 
@@ -156,17 +188,26 @@ describe('every strait command of README.md and docs/ runs as written', () => {
     symlinkSync(join(root, 'test'), join(cwd, 'test'));
     writeFileSync(join(cwd, 'deployment.yaml'), DEPLOYMENT);
     mkdirSync(join(cwd, 'manifests'));
-    writeFileSync(join(cwd, 'manifests', 'settings.yaml'), 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings, namespace: default}\ndata: {color: blue}\n');
+    writeFileSync(
+      join(cwd, 'manifests', 'settings.yaml'),
+      'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings, namespace: default}\ndata: {color: blue}\n',
+    );
     copyFileSync(join(root, 'test', 'mesh', 'manifests', 'world-mesh.yaml'), join(cwd, 'mesh.yaml'));
     copyFileSync(join(root, 'test', 'mesh', 'manifests', 'world-mesh.yaml'), join(cwd, 'world.yaml'));
     copyFileSync(join(root, 'test', 'mesh', 'manifests', 'strict.yaml'), join(cwd, 'strict.yaml'));
     env = {
-      ...process.env, PATH: `${bin}:${process.env['PATH'] ?? ''}`, STRAIT_STATE_DIR: world.stateDir,
+      ...process.env,
+      PATH: `${bin}:${process.env['PATH'] ?? ''}`,
+      STRAIT_STATE_DIR: world.stateDir,
       // sessions (strait login) stay in the test's directory
       XDG_CONFIG_HOME: join(cwd, '.config'),
     };
     // the admin password, as docs/gitops.md reads it
-    const pw = spawnSync('bash', ['-c', 'strait get secret argocd-secret -n argocd --cluster cluster-a -o json | jq -r \'.data["admin.password"]\' | base64 -d'], { cwd, env, encoding: 'utf8' });
+    const pw = spawnSync(
+      'bash',
+      ['-c', 'strait get secret argocd-secret -n argocd --cluster cluster-a -o json | jq -r \'.data["admin.password"]\' | base64 -d'],
+      { cwd, env, encoding: 'utf8' },
+    );
     env['PW'] = pw.stdout;
   });
   after(() => {

@@ -32,24 +32,30 @@ let tmp = '';
 let kubeconfig = '';
 const running: { gw: Gateway; ha?: GatewayHa }[] = [];
 
-before(async () => {
-  const r = await startTestCluster();
-  if ('skip' in r) { skip = r.skip; return; }
-  cluster = r;
-  tmp = mkdtempSync(join(tmpdir(), 'strait-gw-k8s-'));
-  const ok = async (args: string[]): Promise<string> => {
-    const x = await r.kubectlAsync(args);
-    assert.equal(x.status, 0, `kubectl ${args.join(' ')}: ${x.stderr}`);
-    return x.stdout;
-  };
-  await ok(['create', 'namespace', NS]);
-  await ok(['apply', '-k', join(root, 'deploy')]);
-  await ok(['wait', '--for', 'condition=Established', '--timeout', '60s', 'crd', '-l', 'app.kubernetes.io/part-of=strait']);
-  // the gateway's identity: a token of its ServiceAccount
-  const token = (await ok(['create', 'token', 'strait-gateway', '-n', NS, '--duration', '1h'])).trim();
-  kubeconfig = join(tmp, 'gateway.kubeconfig');
-  writeFileSync(kubeconfig, brokerKubeconfig(r.server, r.caPem, token), { mode: 0o600 });
-}, { timeout: 3_600_000 });
+before(
+  async () => {
+    const r = await startTestCluster();
+    if ('skip' in r) {
+      skip = r.skip;
+      return;
+    }
+    cluster = r;
+    tmp = mkdtempSync(join(tmpdir(), 'strait-gw-k8s-'));
+    const ok = async (args: string[]): Promise<string> => {
+      const x = await r.kubectlAsync(args);
+      assert.equal(x.status, 0, `kubectl ${args.join(' ')}: ${x.stderr}`);
+      return x.stdout;
+    };
+    await ok(['create', 'namespace', NS]);
+    await ok(['apply', '-k', join(root, 'deploy')]);
+    await ok(['wait', '--for', 'condition=Established', '--timeout', '60s', 'crd', '-l', 'app.kubernetes.io/part-of=strait']);
+    // the gateway's identity: a token of its ServiceAccount
+    const token = (await ok(['create', 'token', 'strait-gateway', '-n', NS, '--duration', '1h'])).trim();
+    kubeconfig = join(tmp, 'gateway.kubeconfig');
+    writeFileSync(kubeconfig, brokerKubeconfig(r.server, r.caPem, token), { mode: 0o600 });
+  },
+  { timeout: 3_600_000 },
+);
 
 after(async () => {
   for (const x of running) {
@@ -61,21 +67,38 @@ after(async () => {
 });
 
 async function gateway(name: string, logs: string[]): Promise<{ gw: Gateway; ha: GatewayHa; lost: () => boolean }> {
-  const gw = await startGateway({
-    clusterId: 'cluster-a', name, psk: 'k8s-ha-psk-0123456789abcdef', localSubnets: ['10.1.0.0/16'],
-    tunnel: { listen: '127.0.0.1', port: 0 }, vxlan: { listen: '127.0.0.1', port: 0 },
-    peers: [{ clusterId: 'cluster-b', endpoint: '127.0.0.1', port: 9, subnets: ['10.2.0.0/16'] }],
-    ha: { kubernetes: { kubeconfig, ...TIMING } },
-  }, { noTun: true });
+  const gw = await startGateway(
+    {
+      clusterId: 'cluster-a',
+      name,
+      psk: 'k8s-ha-psk-0123456789abcdef',
+      localSubnets: ['10.1.0.0/16'],
+      tunnel: { listen: '127.0.0.1', port: 0 },
+      vxlan: { listen: '127.0.0.1', port: 0 },
+      peers: [{ clusterId: 'cluster-b', endpoint: '127.0.0.1', port: 9, subnets: ['10.2.0.0/16'] }],
+      ha: { kubernetes: { kubeconfig, ...TIMING } },
+    },
+    { noTun: true },
+  );
   const entry: { gw: Gateway; ha?: GatewayHa } = { gw };
   running.push(entry);
   let lost = false;
-  const ha = await startGatewayHa(gw, (level, msg) => logs.push(`${name} ${level}: ${msg}`), () => { lost = true; }, { STRAIT_STORE: 'kubernetes', STRAIT_POD_NAMESPACE: NS });
+  const ha = await startGatewayHa(
+    gw,
+    (level, msg) => logs.push(`${name} ${level}: ${msg}`),
+    () => {
+      lost = true;
+    },
+    { STRAIT_STORE: 'kubernetes', STRAIT_POD_NAMESPACE: NS },
+  );
   entry.ha = ha;
   return { gw, ha, lost: () => lost };
 }
 
-interface LeaseJson { metadata: { resourceVersion: string }; spec: Required<LeaseSpec> }
+interface LeaseJson {
+  metadata: { resourceVersion: string };
+  spec: Required<LeaseSpec>;
+}
 const lease = async (): Promise<LeaseJson | undefined> => {
   const r = await cluster!.kubectlAsync(['get', 'lease', 'strait-gateway', '-n', NS, '-o', 'json']);
   return r.status === 0 ? (JSON.parse(r.stdout) as LeaseJson) : undefined;
@@ -87,7 +110,10 @@ const gatewayRows = async (): Promise<{ node: string; haStatus: string; summary:
 const MICRO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/;
 
 test('Kubernetes mode: a real Lease elects one gateway; when it stops renewing the other takes over after the lease duration, and the records follow', async (t) => {
-  if (skip) { t.skip(skip); return; }
+  if (skip) {
+    t.skip(skip);
+    return;
+  }
   const logs: string[] = [];
   const a = await gateway('gw-1', logs);
   await waitFor(() => a.ha.elector.isActive, 20_000, 'gw-1 active');
@@ -105,24 +131,41 @@ test('Kubernetes mode: a real Lease elects one gateway; when it stops renewing t
   assert.match(l0.spec.acquireTime, MICRO);
   assert.match(l0.spec.renewTime, MICRO);
   // renewals move renewTime, not acquireTime
-  const l1 = await waitFor(async () => { const x = await lease(); return x && x.spec.renewTime !== l0.spec.renewTime ? x : undefined; }, 10_000, 'a renewal', 200);
+  const l1 = await waitFor(
+    async () => {
+      const x = await lease();
+      return x && x.spec.renewTime !== l0.spec.renewTime ? x : undefined;
+    },
+    10_000,
+    'a renewal',
+    200,
+  );
   assert.equal(l1.spec.acquireTime, l0.spec.acquireTime);
   assert.equal(l1.spec.holderIdentity, 'gw-1');
   const table = await cluster!.kubectlAsync(['get', 'lease', '-n', NS]);
   assert.match(table.stdout, /strait-gateway\s+gw-1/, 'kubectl get lease shows the holder');
 
   // each gateway publishes its own Gateway record in Submariner's operator namespace (not the pod's)
-  await waitFor(async () => {
-    const g = await gatewayRows();
-    return g.find((x) => x.node === 'gw-1')?.haStatus === 'active' && g.find((x) => x.node === 'gw-2')?.haStatus === 'passive';
-  }, 20_000, 'gw-1 active and gw-2 passive in the Gateway records', 200).catch((e: unknown) => { throw new Error(`${String(e)}\n${logs.join('\n')}`); });
+  await waitFor(
+    async () => {
+      const g = await gatewayRows();
+      return g.find((x) => x.node === 'gw-1')?.haStatus === 'active' && g.find((x) => x.node === 'gw-2')?.haStatus === 'passive';
+    },
+    20_000,
+    'gw-1 active and gw-2 passive in the Gateway records',
+    200,
+  ).catch((e: unknown) => {
+    throw new Error(`${String(e)}\n${logs.join('\n')}`);
+  });
 
   // a write with a stale resourceVersion loses (409 Conflict)
   const store = openKubernetesStore({ kubeConfigPath: kubeconfig });
   try {
     const cur = (await store.get<KubeObject<LeaseSpec>>(LEASE_KIND, 'strait-gateway', NS))!;
-    await assert.rejects(store.update({ ...cur, metadata: { ...cur.metadata, resourceVersion: l0.metadata.resourceVersion }, spec: { ...cur.spec, holderIdentity: 'intruder' } }),
-      (e: unknown) => isStraitError(e) && e.code === 'STRAIT_ERR_CONFLICT');
+    await assert.rejects(
+      store.update({ ...cur, metadata: { ...cur.metadata, resourceVersion: l0.metadata.resourceVersion }, spec: { ...cur.spec, holderIdentity: 'intruder' } }),
+      (e: unknown) => isStraitError(e) && e.code === 'STRAIT_ERR_CONFLICT',
+    );
   } finally {
     await store.close();
   }
@@ -137,7 +180,9 @@ test('Kubernetes mode: a real Lease elects one gateway; when it stops renewing t
   assert.equal(last.spec.holderIdentity, 'gw-1');
   await waitFor(() => b.ha.elector.isActive, (TIMING.leaseDurationSeconds + TIMING.retryPeriodSeconds) * 1000 + 10_000, 'gw-2 active', 50);
   const takeoverMs = Date.now() - stoppedAt;
-  console.log(`# takeover after the holder stopped renewing: ${takeoverMs} ms (leaseDuration ${TIMING.leaseDurationSeconds} s + retryPeriod ${TIMING.retryPeriodSeconds} s = ${(TIMING.leaseDurationSeconds + TIMING.retryPeriodSeconds) * 1000} ms)`);
+  console.log(
+    `# takeover after the holder stopped renewing: ${takeoverMs} ms (leaseDuration ${TIMING.leaseDurationSeconds} s + retryPeriod ${TIMING.retryPeriodSeconds} s = ${(TIMING.leaseDurationSeconds + TIMING.retryPeriodSeconds) * 1000} ms)`,
+  );
   const l2 = (await lease())!;
   const unrenewedMs = Date.parse(l2.spec.acquireTime) - Date.parse(last.spec.renewTime);
   console.log(`# the lease was taken ${unrenewedMs} ms after its last renewal`);
@@ -150,12 +195,20 @@ test('Kubernetes mode: a real Lease elects one gateway; when it stops renewing t
   assert.equal(a.gw.isFenced, true);
   assert.equal(a.gw.gatewayRecord().haStatus, 'passive');
   // the records: exactly one active gateway, the former holder marked passive
-  const rows = await waitFor(async () => {
-    const g = await gatewayRows();
-    return g.find((x) => x.node === 'gw-2')?.haStatus === 'active' && g.find((x) => x.node === 'gw-1')?.haStatus === 'passive' ? g : undefined;
-  }, 20_000, 'gw-2 active and gw-1 passive in the Gateway records', 200);
+  const rows = await waitFor(
+    async () => {
+      const g = await gatewayRows();
+      return g.find((x) => x.node === 'gw-2')?.haStatus === 'active' && g.find((x) => x.node === 'gw-1')?.haStatus === 'passive' ? g : undefined;
+    },
+    20_000,
+    'gw-2 active and gw-1 passive in the Gateway records',
+    200,
+  );
   assert.equal(rows.filter((x) => x.haStatus === 'active').length, 1, JSON.stringify(rows));
   assert.match(rows.find((x) => x.node === 'gw-1')!.summary, /Lost the lease to gw-2|fenced/);
-  assert.ok(logs.some((l) => /gw-2 info: holding the lease strait-system\/strait-gateway: active \(epoch 1; expired/.test(l)), logs.join('\n'));
+  assert.ok(
+    logs.some((l) => /gw-2 info: holding the lease strait-system\/strait-gateway: active \(epoch 1; expired/.test(l)),
+    logs.join('\n'),
+  );
   assert.equal(a.lost(), false);
 });

@@ -29,7 +29,11 @@ const s = (...args: string[]) => strait([...args, '--state-dir', world.stateDir]
 /** Poll a check of the running world (CLI calls, logs) every 100 ms. */
 const eventually = async <T>(what: string, fn: () => T | undefined | false, ms = 15_000): Promise<T> => (await waitFor(fn, ms, what, 100)) as T;
 
-interface GwRow { node: string; haStatus: string; summary: string }
+interface GwRow {
+  node: string;
+  haStatus: string;
+  summary: string;
+}
 const gateways = (): GwRow[] => {
   const r = s('show', 'gateways', '--cluster', 'cluster-a', '-o', 'json');
   if (r.status !== 0) return [];
@@ -38,7 +42,10 @@ const gateways = (): GwRow[] => {
 
 test('kill -9 of the active gateway: the passive one takes the lease, traffic resumes, records follow', async () => {
   const rec = world.record();
-  const a = rec.clusters.find((c) => c.name === 'cluster-a') as unknown as { pods: { name: string; ip: string }[]; nodes: { name: string; underlayIP: string }[] };
+  const a = rec.clusters.find((c) => c.name === 'cluster-a') as unknown as {
+    pods: { name: string; ip: string }[];
+    nodes: { name: string; underlayIP: string }[];
+  };
   const echo = rec.clusters.find((c) => c.name === 'cluster-b')!.pods.find((p) => p.name.startsWith('echo'))!.ip;
   const clientIP = a.pods.find((p) => p.name === 'client')!.ip;
 
@@ -127,7 +134,9 @@ test('SIGSTOP of the active gateway: the other one takes the lease and marks the
     assert.equal(taken?.holder, other);
     assert.ok((taken?.transitions ?? 0) > (before?.transitions ?? 0));
     // the frozen one's Endpoint is gone: cluster-a lists only the new active gateway's
-    const frozenIP = (rec.clusters.find((c) => c.name === 'cluster-a') as unknown as { nodes: { name: string; underlayIP: string }[] }).nodes.find((n) => n.name === frozen)!.underlayIP;
+    const frozenIP = (rec.clusters.find((c) => c.name === 'cluster-a') as unknown as { nodes: { name: string; underlayIP: string }[] }).nodes.find(
+      (n) => n.name === frozen,
+    )!.underlayIP;
     await eventually('the frozen gateway has no Endpoint', () => {
       const r = s('show', 'endpoints', '--cluster', 'cluster-a', '-o', 'json');
       return r.status === 0 && !r.stdout.includes(`"${frozenIP}"`);

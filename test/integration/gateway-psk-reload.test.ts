@@ -10,17 +10,22 @@ import { probes, runInPrivateTree, treeSkip } from '../helpers/private-tree.js';
 const root = process.env['STRAIT_ROOT'] ?? process.cwd();
 const entry = join(root, 'dist', 'daemon/gateway/main.js');
 
-const gw = (id: string, peer: string, addr: string, peerAddr: string, sub: string, peerSub: string, metrics: number): string => JSON.stringify({
-  clusterId: id, name: `gw-${id}`, pskFile: `/run/psk-${id}/tunnel.psk`, localSubnets: [sub],
-  tunnel: { listen: addr, port: 4500, publicIP: addr },
-  vxlan: { listen: addr, port: 4800, vni: 100, agentPort: 4801 },
-  tun: { name: `strait-${id.slice(-1)}`, mtu: 1400 },
-  peers: [{ clusterId: peer, endpoint: peerAddr, port: 4500, subnets: [peerSub] }],
-  metrics: { listen: addr, port: metrics },
-});
+const gw = (id: string, peer: string, addr: string, peerAddr: string, sub: string, peerSub: string, metrics: number): string =>
+  JSON.stringify({
+    clusterId: id,
+    name: `gw-${id}`,
+    pskFile: `/run/psk-${id}/tunnel.psk`,
+    localSubnets: [sub],
+    tunnel: { listen: addr, port: 4500, publicIP: addr },
+    vxlan: { listen: addr, port: 4800, vni: 100, agentPort: 4801 },
+    tun: { name: `strait-${id.slice(-1)}`, mtu: 1400 },
+    peers: [{ clusterId: peer, endpoint: peerAddr, port: 4500, subnets: [peerSub] }],
+    metrics: { listen: addr, port: metrics },
+  });
 
 test('a rewritten PSK file is picked up by the running gateways: old PSK refused, new PSK connects', { skip: treeSkip }, async () => {
-  const r = await runInPrivateTree(`
+  const r = await runInPrivateTree(
+    `
 mkdir -p /run/psk-cluster-a /run/psk-cluster-b
 echo old-psk-0123456789abcdef > /run/psk-cluster-a/tunnel.psk
 echo old-psk-0123456789abcdef > /run/psk-cluster-b/tunnel.psk
@@ -49,7 +54,9 @@ S2=$(state)
 UP2=$(up && echo connected || echo not-connected)
 kill $A $B; wait
 node -e 'const fs=require("fs");console.log(JSON.stringify({probe:"psk",first:process.argv[1],s1:process.argv[2],bauth:process.argv[3],s2:process.argv[4],up2:process.argv[5],aerr:fs.readFileSync("/run/a.err","utf8").slice(-3000),berr:fs.readFileSync("/run/b.err","utf8").slice(-3000)}))' "$FIRST" "$S1" "$BAUTH" "$S2" "$UP2"
-`, { timeoutMs: 60_000 });
+`,
+    { timeoutMs: 60_000 },
+  );
   const p = probes(r.stdout).get('psk');
   const dbg = `\nstdout:\n${r.stdout.slice(0, 3000)}\nstderr:\n${r.stderr.slice(0, 3000)}`;
   assert.ok(p, dbg);
@@ -59,7 +66,8 @@ node -e 'const fs=require("fs");console.log(JSON.stringify({probe:"psk",first:pr
   assert.match(String(p['berr']), /tunnel PSK changed/, `gateway B re-read its PSK file${dbg2}`);
   assert.ok(Number(p['bauth']) >= 1, `while only A had the new PSK, B refused its handshake as auth${dbg2}`);
   // A's side of a handshake: completed (A initiated) or responded (B initiated)
-  const completed = (s: string): number => ['completed', 'responded'].reduce((n, ev) => n + Number(new RegExp(`strait_tunnel_handshakes_total\\{event="${ev}"\\} (\\d+)`).exec(s)?.[1] ?? NaN), 0);
+  const completed = (s: string): number =>
+    ['completed', 'responded'].reduce((n, ev) => n + Number(new RegExp(`strait_tunnel_handshakes_total\\{event="${ev}"\\} (\\d+)`).exec(s)?.[1] ?? NaN), 0);
   assert.ok(completed(String(p['s2'])) > completed(String(p['s1'])), `a handshake under the new PSK completed${dbg2}`);
   assert.equal(p['up2'], 'connected', `connected again under the new PSK${dbg2}`);
 });

@@ -8,8 +8,12 @@ import { api, startGithost, type JsonBody, type Started } from '../helpers/githo
 
 let gh: Started;
 // allowLocalNetworks: the migration source in these tests is this same server on loopback
-before(async () => { gh = await startGithost({ allowLocalNetworks: true }); });
-after(async () => { await gh.close(); });
+before(async () => {
+  gh = await startGithost({ allowLocalNetworks: true });
+});
+after(async () => {
+  await gh.close();
+});
 
 // curl runs asynchronously: the server lives in this process's event loop
 async function curl(...args: string[]): Promise<{ status: number; body: JsonBody }> {
@@ -21,8 +25,17 @@ async function curl(...args: string[]): Promise<{ status: number; body: JsonBody
 
 test('the setup calls with curl: token by basic auth, create user, read user, migrate', async () => {
   // 1. POST /api/v1/users/<username>/tokens with basic auth and {"name"}
-  const tok = await curl('-X', 'POST', '-H', 'Content-Type: application/json', '-d', '{"name":"spec-token"}',
-    '-u', 'gitea_admin:admin-pass-1', `${gh.url}/api/v1/users/gitea_admin/tokens`);
+  const tok = await curl(
+    '-X',
+    'POST',
+    '-H',
+    'Content-Type: application/json',
+    '-d',
+    '{"name":"spec-token"}',
+    '-u',
+    'gitea_admin:admin-pass-1',
+    `${gh.url}/api/v1/users/gitea_admin/tokens`,
+  );
   assert.equal(tok.status, 201);
   assert.match(tok.body.sha1, /^[0-9a-f]{40}$/);
   assert.equal(tok.body.name, 'spec-token');
@@ -30,9 +43,26 @@ test('the setup calls with curl: token by basic auth, create user, read user, mi
   const token = tok.body.sha1 as string;
 
   // 2. POST /api/v1/admin/users with the admin's token
-  const created = await curl('-X', 'POST', `${gh.url}/api/v1/admin/users`, '-H', 'accept: application/json',
-    '-H', `Authorization: token ${token}`, '-H', 'Content-Type: application/json',
-    '-d', JSON.stringify({ email: 'alice@example.com', login_name: 'alice', must_change_password: false, password: 'alice-pass-1', send_notify: false, username: 'alice' }));
+  const created = await curl(
+    '-X',
+    'POST',
+    `${gh.url}/api/v1/admin/users`,
+    '-H',
+    'accept: application/json',
+    '-H',
+    `Authorization: token ${token}`,
+    '-H',
+    'Content-Type: application/json',
+    '-d',
+    JSON.stringify({
+      email: 'alice@example.com',
+      login_name: 'alice',
+      must_change_password: false,
+      password: 'alice-pass-1',
+      send_notify: false,
+      username: 'alice',
+    }),
+  );
   assert.equal(created.status, 201);
   assert.equal(created.body.login, 'alice');
   assert.equal(created.body.email, 'alice@example.com');
@@ -47,31 +77,74 @@ test('the setup calls with curl: token by basic auth, create user, read user, mi
   // 4. POST /api/v1/repos/migrate (source: a repository of this server, on loopback)
   const src = await api(gh.url, 'POST', '/api/v1/user/repos', { token, body: { name: 'upstream', auto_init: true } });
   assert.equal(src.status, 201);
-  const mig = await curl('-X', 'POST', `${gh.url}/api/v1/repos/migrate`, '-H', 'accept: application/json',
-    '-H', `Authorization: token ${token}`, '-H', 'Content-Type: application/json',
-    '-d', JSON.stringify({ clone_addr: `${gh.url}/gitea_admin/upstream.git`, description: 'migrated', issues: false, milestones: false, mirror: false, private: false, repo_name: 'copy', uid: user.body.id }));
+  const mig = await curl(
+    '-X',
+    'POST',
+    `${gh.url}/api/v1/repos/migrate`,
+    '-H',
+    'accept: application/json',
+    '-H',
+    `Authorization: token ${token}`,
+    '-H',
+    'Content-Type: application/json',
+    '-d',
+    JSON.stringify({
+      clone_addr: `${gh.url}/gitea_admin/upstream.git`,
+      description: 'migrated',
+      issues: false,
+      milestones: false,
+      mirror: false,
+      private: false,
+      repo_name: 'copy',
+      uid: user.body.id,
+    }),
+  );
   assert.equal(mig.status, 201, JSON.stringify(mig.body));
   assert.equal(mig.body.full_name, 'alice/copy');
   assert.equal(mig.body.owner.id, user.body.id);
   assert.equal(mig.body.description, 'migrated');
   assert.equal(mig.body.empty, false);
   assert.equal(mig.body.clone_url, `${gh.url}/alice/copy.git`);
-  const again = await curl('-X', 'POST', `${gh.url}/api/v1/repos/migrate`, '-H', `Authorization: token ${token}`, '-H', 'Content-Type: application/json',
-    '-d', JSON.stringify({ clone_addr: `${gh.url}/gitea_admin/upstream.git`, repo_name: 'copy', uid: user.body.id }));
+  const again = await curl(
+    '-X',
+    'POST',
+    `${gh.url}/api/v1/repos/migrate`,
+    '-H',
+    `Authorization: token ${token}`,
+    '-H',
+    'Content-Type: application/json',
+    '-d',
+    JSON.stringify({ clone_addr: `${gh.url}/gitea_admin/upstream.git`, repo_name: 'copy', uid: user.body.id }),
+  );
   assert.equal(again.status, 409);
   assert.deepEqual(Object.keys(again.body).sort(), ['message', 'url']);
   assert.equal(again.body.url, `${gh.url}/api/swagger`);
 });
 
 test('token creation takes basic auth only, for yourself unless admin; names are unique; unknown scopes 400', async () => {
-  await api(gh.url, 'POST', '/api/v1/admin/users', { token: gh.adminToken, body: { username: 'bob', email: 'bob@example.com', password: 'bob-pass-12', must_change_password: false } });
+  await api(gh.url, 'POST', '/api/v1/admin/users', {
+    token: gh.adminToken,
+    body: { username: 'bob', email: 'bob@example.com', password: 'bob-pass-12', must_change_password: false },
+  });
   const cases: { name: string; opts: Parameters<typeof api>[3]; user: string; status: number; message?: RegExp }[] = [
-    { name: 'token auth is not allowed', opts: { token: gh.adminToken, body: { name: 'x' } }, user: 'gitea_admin', status: 401, message: /auth method not allowed|auth required/ },
+    {
+      name: 'token auth is not allowed',
+      opts: { token: gh.adminToken, body: { name: 'x' } },
+      user: 'gitea_admin',
+      status: 401,
+      message: /auth method not allowed|auth required/,
+    },
     { name: 'no auth', opts: { body: { name: 'x' } }, user: 'bob', status: 401 },
     { name: 'wrong password', opts: { basic: ['bob', 'wrong-pass'], body: { name: 'x' } }, user: 'bob', status: 401, message: /password is invalid/ },
     { name: 'someone else', opts: { basic: ['bob', 'bob-pass-12'], body: { name: 'x' } }, user: 'gitea_admin', status: 403 },
     { name: 'missing name', opts: { basic: ['bob', 'bob-pass-12'], body: {} }, user: 'bob', status: 422, message: /\[Name\]: Required/ },
-    { name: 'unknown scope', opts: { basic: ['bob', 'bob-pass-12'], body: { name: 'x', scopes: ['write:everything'] } }, user: 'bob', status: 400, message: /scope/ },
+    {
+      name: 'unknown scope',
+      opts: { basic: ['bob', 'bob-pass-12'], body: { name: 'x', scopes: ['write:everything'] } },
+      user: 'bob',
+      status: 400,
+      message: /scope/,
+    },
     { name: 'own token', opts: { basic: ['bob', 'bob-pass-12'], body: { name: 'x', scopes: ['read:user'] } }, user: 'bob', status: 201 },
     { name: 'duplicate name', opts: { basic: ['bob', 'bob-pass-12'], body: { name: 'x' } }, user: 'bob', status: 400, message: /has been used already/ },
     { name: 'admin for another user', opts: { basic: ['gitea_admin', 'admin-pass-1'], body: { name: 'by-admin' } }, user: 'bob', status: 201 },
@@ -88,8 +161,17 @@ test('token creation takes basic auth only, for yourself unless admin; names are
 
 test('admin user creation: 401 without token, 403 for non-admins and narrow scopes, 422 duplicates and bad e-mail, 400 short password', async () => {
   const bobTok = (await api(gh.url, 'POST', '/api/v1/users/bob/tokens', { basic: ['bob', 'bob-pass-12'], body: { name: 'bob-all' } })).body.sha1 as string;
-  const readOnly = (await api(gh.url, 'POST', '/api/v1/users/gitea_admin/tokens', { basic: ['gitea_admin', 'admin-pass-1'], body: { name: 'ro', scopes: ['read:admin'] } })).body.sha1 as string;
-  const u = (name: string, email: string, password = 'long-enough-1') => ({ username: name, email, password, login_name: name, must_change_password: false, send_notify: false });
+  const readOnly = (
+    await api(gh.url, 'POST', '/api/v1/users/gitea_admin/tokens', { basic: ['gitea_admin', 'admin-pass-1'], body: { name: 'ro', scopes: ['read:admin'] } })
+  ).body.sha1 as string;
+  const u = (name: string, email: string, password = 'long-enough-1') => ({
+    username: name,
+    email,
+    password,
+    login_name: name,
+    must_change_password: false,
+    send_notify: false,
+  });
   const cases: { name: string; token?: string; body: unknown; status: number; message?: RegExp }[] = [
     { name: 'no token', body: u('carol', 'carol@example.com'), status: 401, message: /token is required/ },
     { name: 'not an admin', token: bobTok, body: u('carol', 'carol@example.com'), status: 403, message: /site admin/ },
@@ -144,7 +226,10 @@ test('repositories: create, read, 409 on duplicates, collaborators, private repo
   const seen = await api(gh.url, 'GET', '/api/v1/repos/gitea_admin/secret', { token: bobTok });
   assert.equal(seen.status, 200);
   assert.deepEqual(seen.body.permissions, { admin: false, push: false, pull: true });
-  const init = await api(gh.url, 'POST', '/api/v1/user/repos', { token: gh.adminToken, body: { name: 'inited', auto_init: true, default_branch: 'trunk', description: 'hello' } });
+  const init = await api(gh.url, 'POST', '/api/v1/user/repos', {
+    token: gh.adminToken,
+    body: { name: 'inited', auto_init: true, default_branch: 'trunk', description: 'hello' },
+  });
   assert.equal(init.status, 201);
   assert.equal(init.body.empty, false);
   assert.equal(init.body.default_branch, 'trunk');

@@ -11,20 +11,26 @@ import { api, authURL, gitWorkTree, ok, run, runAsync, seedAdmin, tempDir, toolE
 
 const root = process.env['STRAIT_ROOT'] ?? process.cwd();
 const children: ChildProcess[] = [];
-after(() => { for (const c of children) if (c.exitCode === null) c.kill('SIGKILL'); });
+after(() => {
+  for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
+});
 
 /** Start githost as its own process (the daemon entry) in its own process group. */
 function startDaemon(stateDir: string, settings: Record<string, unknown> = {}): Promise<{ child: ChildProcess; url: string }> {
   const config = join(stateDir, 'githost.json');
   writeFileSync(config, JSON.stringify(settings));
   const child = spawn(process.execPath, [join(root, 'dist', 'daemon', 'githost', 'main.js'), '--port', '0', '--state-dir', stateDir, '--config', config], {
-    stdio: ['ignore', 'pipe', 'pipe'], detached: true, env: { ...process.env, STRAIT_LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+    env: { ...process.env, STRAIT_LOG_LEVEL: 'warn' },
   });
   children.push(child);
   return new Promise((resolve, reject) => {
     let out = '';
     let err = '';
-    child.stderr?.on('data', (d: Buffer) => { err += d.toString(); });
+    child.stderr?.on('data', (d: Buffer) => {
+      err += d.toString();
+    });
     child.stdout?.on('data', (d: Buffer) => {
       out += d.toString();
       const m = /githost listening on (\S+)/.exec(out);
@@ -80,7 +86,9 @@ test('kill -9 during a push and during a migration leaves no corrupt repository'
   const bigSha = wt.git('rev-parse', 'HEAD').trim();
 
   const t0 = Date.now();
-  const mark = (what: string) => { t.diagnostic(`${what} at ${Date.now() - t0} ms`); };
+  const mark = (what: string) => {
+    t.diagnostic(`${what} at ${Date.now() - t0} ms`);
+  };
   const pushing = runAsync('git', ['push', '-q', authURL(d.url, 'gitea_admin', 'admin-pass-1', '/gitea_admin/big.git'), 'main'], { cwd: wt.dir, env });
   const caught = await waitFor(() => hasIncoming(repoDir), 20_000);
   await killNow(d.child, false); // only the server: git http-backend is orphaned mid-stream
@@ -102,8 +110,10 @@ test('kill -9 during a push and during a migration leaves no corrupt repository'
   assert.equal(ok('git', ['rev-parse', 'refs/heads/main'], { cwd: repoDir, env }).trim(), bigSha);
 
   // migration: kill the whole server (and its git clone) while the clone runs
-  const migrating = api(d.url, 'POST', '/api/v1/repos/migrate', { basic: ['gitea_admin', 'admin-pass-1'], body: { clone_addr: `${d.url}/gitea_admin/big.git`, repo_name: 'copy', uid: 1 } })
-    .catch((e: unknown) => e);
+  const migrating = api(d.url, 'POST', '/api/v1/repos/migrate', {
+    basic: ['gitea_admin', 'admin-pass-1'],
+    body: { clone_addr: `${d.url}/gitea_admin/big.git`, repo_name: 'copy', uid: 1 },
+  }).catch((e: unknown) => e);
   const tmp = join(stateDir, 'githost', 'tmp');
   await waitFor(() => readdirSync(tmp).some((f) => f.startsWith('build-')), 20_000);
   mark('migrating');
@@ -114,9 +124,13 @@ test('kill -9 during a push and during a migration leaves no corrupt repository'
   assert.deepEqual(readdirSync(tmp), [], 'unfinished builds are removed at start');
   const copyDir = join(stateDir, 'githost', 'repos', 'gitea_admin', 'copy.git');
   const got = await api(d.url, 'GET', '/api/v1/repos/gitea_admin/copy', { basic: ['gitea_admin', 'admin-pass-1'] });
-  if (got.status === 200) ok('git', ['fsck', '--strict'], { cwd: copyDir, env }); // it had finished: then it is whole
+  if (got.status === 200)
+    ok('git', ['fsck', '--strict'], { cwd: copyDir, env }); // it had finished: then it is whole
   else assert.equal(existsSync(copyDir), false, 'no repository directory without a database row');
-  const again = await api(d.url, 'POST', '/api/v1/repos/migrate', { basic: ['gitea_admin', 'admin-pass-1'], body: { clone_addr: `${d.url}/gitea_admin/big.git`, repo_name: 'copy2', uid: 1 } });
+  const again = await api(d.url, 'POST', '/api/v1/repos/migrate', {
+    basic: ['gitea_admin', 'admin-pass-1'],
+    body: { clone_addr: `${d.url}/gitea_admin/big.git`, repo_name: 'copy2', uid: 1 },
+  });
   assert.equal(again.status, 201, JSON.stringify(again.body));
   ok('git', ['fsck', '--strict'], { cwd: join(stateDir, 'githost', 'repos', 'gitea_admin', 'copy2.git'), env });
   mark('migrated again');

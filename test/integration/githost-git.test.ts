@@ -18,7 +18,9 @@ const events: PushEvent[] = [];
 const hooks: JsonBody[] = [];
 const receiver = createServer((req, res) => {
   let body = '';
-  req.on('data', (d) => { body += d; });
+  req.on('data', (d) => {
+    body += d;
+  });
   req.on('end', () => {
     hooks.push({ event: req.headers['x-gitea-event'], ...JSON.parse(body) });
     res.end('ok');
@@ -34,8 +36,15 @@ before(async () => {
   gh.server.onPush((e) => events.push(e));
   root = tempDir('githost-git');
   gpg = new Gpg(root);
-  for (const [name, email] of [['alice', 'alice@example.com'], ['bob', 'bob@example.com'], ['carol', 'carol@example.com']]) {
-    const r = await api(gh.url, 'POST', '/api/v1/admin/users', { token: gh.adminToken, body: { username: name, email, password: `${name}-pass-1`, must_change_password: false } });
+  for (const [name, email] of [
+    ['alice', 'alice@example.com'],
+    ['bob', 'bob@example.com'],
+    ['carol', 'carol@example.com'],
+  ]) {
+    const r = await api(gh.url, 'POST', '/api/v1/admin/users', {
+      token: gh.adminToken,
+      body: { username: name, email, password: `${name}-pass-1`, must_change_password: false },
+    });
     assert.equal(r.status, 201);
   }
   aliceKey = gpg.newKey('Alice', 'alice@example.com');
@@ -49,7 +58,7 @@ after(async () => {
   await gh.close();
 });
 
-test('a GPG key whose e-mail differs from the user\'s is refused with Gitea\'s error; a matching one is accepted', async () => {
+test("a GPG key whose e-mail differs from the user's is refused with Gitea's error; a matching one is accepted", async () => {
   const otherKey = gpg.newKey('Alice Elsewhere', 'alice@other.example.org');
   const refused = await api(gh.url, 'POST', '/api/v1/user/gpg_keys', { basic: ['alice', 'alice-pass-1'], body: { armored_public_key: gpg.armor(otherKey) } });
   assert.equal(refused.status, 404);
@@ -66,7 +75,10 @@ test('a GPG key whose e-mail differs from the user\'s is refused with Gitea\'s e
   assert.equal(again.status, 422);
   assert.equal(again.body.message, 'A key with the same id already exists');
   const list = await api(gh.url, 'GET', '/api/v1/user/gpg_keys', { basic: ['alice', 'alice-pass-1'] });
-  assert.deepEqual(list.body.map((k: { key_id: string }) => k.key_id), [aliceKey]);
+  assert.deepEqual(
+    list.body.map((k: { key_id: string }) => k.key_id),
+    [aliceKey],
+  );
   const garbage = await api(gh.url, 'POST', '/api/v1/user/gpg_keys', { basic: ['alice', 'alice-pass-1'], body: { armored_public_key: 'hello' } });
   assert.equal(garbage.status, 422);
 });
@@ -86,7 +98,10 @@ test('git pushes signed commits (git commit -S), clones them back, and the API v
   const clone = await runAsync('git', ['clone', '-q', `${gh.url}/alice/app.git`, cloneDir], { env: gpg.env });
   assert.equal(clone.status, 0, clone.stderr);
   assert.equal(ok('git', ['rev-parse', 'HEAD~1'], { cwd: cloneDir, env: gpg.env }).trim(), signedSha);
-  assert.match(ok('git', ['verify-commit', signedSha], { cwd: cloneDir, env: gpg.env }) + run('git', ['verify-commit', signedSha], { cwd: cloneDir, env: gpg.env }).stderr, /Good signature/);
+  assert.match(
+    ok('git', ['verify-commit', signedSha], { cwd: cloneDir, env: gpg.env }) + run('git', ['verify-commit', signedSha], { cwd: cloneDir, env: gpg.env }).stderr,
+    /Good signature/,
+  );
 
   // the signatures module agrees with gpg on the object git stored
   const raw = ok('git', ['cat-file', 'commit', signedSha], { cwd: cloneDir, env: gpg.env });
@@ -111,8 +126,13 @@ test('git pushes signed commits (git commit -S), clones them back, and the API v
   assert.equal(byRef.body.sha, unsignedSha);
   assert.equal((await api(gh.url, 'GET', `/api/v1/repos/alice/app/git/commits/${'0'.repeat(40)}`, {})).status, 404);
 
-  assert.ok(events.some((e) => e.owner === 'alice' && e.repo === 'app' && e.ref === 'refs/heads/main' && e.newSha === unsignedSha && /^0{40}$/.test(e.oldSha) && e.pusher === 'alice'),
-    JSON.stringify(events));
+  assert.ok(
+    events.some(
+      (e) =>
+        e.owner === 'alice' && e.repo === 'app' && e.ref === 'refs/heads/main' && e.newSha === unsignedSha && /^0{40}$/.test(e.oldSha) && e.pusher === 'alice',
+    ),
+    JSON.stringify(events),
+  );
   for (let i = 0; i < 50 && hooks.length === 0; i++) await new Promise((r) => setTimeout(r, 20));
   assert.equal(hooks[0]?.event, 'push');
   assert.equal(hooks[0]?.ref, 'refs/heads/main');
@@ -131,7 +151,10 @@ test('a push by a user without write access is refused with a message git shows,
   wt.git('commit', '-q', '-m', 'bob was here');
   const bobSha = wt.git('rev-parse', 'HEAD').trim();
   for (const [label, user, secret] of [['password', 'bob', 'bob-pass-1']] as const) {
-    const r = await runAsync('git', ['push', authURL(gh.url, user, secret, '/alice/app.git'), 'main:main', 'main:refs/heads/bob'], { cwd: wt.dir, env: gpg.env });
+    const r = await runAsync('git', ['push', authURL(gh.url, user, secret, '/alice/app.git'), 'main:main', 'main:refs/heads/bob'], {
+      cwd: wt.dir,
+      env: gpg.env,
+    });
     assert.notEqual(r.status, 0, label);
     assert.match(r.stderr, /remote: User permission denied for writing/, label);
     assert.match(r.stderr, /403/, label);
@@ -139,7 +162,7 @@ test('a push by a user without write access is refused with a message git shows,
   const anon = await runAsync('git', ['push', `${gh.url}/alice/app.git`, 'main:refs/heads/anon'], { cwd: wt.dir, env: gpg.env });
   assert.notEqual(anon.status, 0);
   assert.equal(ok('git', ['for-each-ref'], { cwd: serverRepo('alice', 'app'), env: gpg.env }), before);
-  assert.notEqual(run('git', ['cat-file', '-e', bobSha], { cwd: serverRepo('alice', 'app'), env: gpg.env }).status, 0, 'bob\'s commit object is not stored');
+  assert.notEqual(run('git', ['cat-file', '-e', bobSha], { cwd: serverRepo('alice', 'app'), env: gpg.env }).status, 0, "bob's commit object is not stored");
   assert.equal(events.length, eventsBefore);
 
   // the pre-receive hook refuses a receive-pack the server did not authorize (here: a
@@ -153,9 +176,15 @@ test('a push by a user without write access is refused with a message git shows,
   // a collaborator with write access and an administrator may push; a token works as password
   const collab = await api(gh.url, 'PUT', '/api/v1/repos/alice/app/collaborators/carol', { basic: ['alice', 'alice-pass-1'], body: { permission: 'write' } });
   assert.equal(collab.status, 204);
-  const carolPush = await runAsync('git', ['push', authURL(gh.url, 'carol', 'carol-pass-1', '/alice/app.git'), 'main:refs/heads/carol'], { cwd: wt.dir, env: gpg.env });
+  const carolPush = await runAsync('git', ['push', authURL(gh.url, 'carol', 'carol-pass-1', '/alice/app.git'), 'main:refs/heads/carol'], {
+    cwd: wt.dir,
+    env: gpg.env,
+  });
   assert.equal(carolPush.status, 0, carolPush.stderr);
-  const adminPush = await runAsync('git', ['push', authURL(gh.url, 'gitea_admin', gh.adminToken, '/alice/app.git'), 'main:refs/heads/admin'], { cwd: wt.dir, env: gpg.env });
+  const adminPush = await runAsync('git', ['push', authURL(gh.url, 'gitea_admin', gh.adminToken, '/alice/app.git'), 'main:refs/heads/admin'], {
+    cwd: wt.dir,
+    env: gpg.env,
+  });
   assert.equal(adminPush.status, 0, adminPush.stderr);
 });
 

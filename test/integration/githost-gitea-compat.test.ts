@@ -21,7 +21,7 @@ const b64 = (s: string) => Buffer.from(s).toString('base64');
 async function as(header: string, method = 'GET', path = '/api/v1/user') {
   const res = await fetch(`${gh.url}${path}`, { method, headers: { Authorization: header } });
   const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) as Record<string, unknown> : undefined, headers: res.headers };
+  return { status: res.status, body: text ? (JSON.parse(text) as Record<string, unknown>) : undefined, headers: res.headers };
 }
 
 before(async () => {
@@ -29,12 +29,25 @@ before(async () => {
   other = await startGithost({ allowLocalNetworks: true });
   dir = tempDir('gitea-compat');
   env = toolEnv(dir);
-  for (const [name, mail] of [['bob', 'bob@example.com'], ['carol', 'carol@example.com']]) {
-    const u = await api(gh.url, 'POST', '/api/v1/admin/users', { token: gh.adminToken, body: { username: name, email: mail, password: `${name}-pass-12`, must_change_password: false } });
+  for (const [name, mail] of [
+    ['bob', 'bob@example.com'],
+    ['carol', 'carol@example.com'],
+  ]) {
+    const u = await api(gh.url, 'POST', '/api/v1/admin/users', {
+      token: gh.adminToken,
+      body: { username: name, email: mail, password: `${name}-pass-12`, must_change_password: false },
+    });
     assert.equal(u.status, 201, JSON.stringify(u.body));
   }
-  for (const [name, priv] of [['secret', true], ['open', false], ['alpha', false]] as const) {
-    const r = await api(gh.url, 'POST', '/api/v1/user/repos', { basic: ['bob', 'bob-pass-12'], body: { name, private: priv, auto_init: true, description: `${name} repo` } });
+  for (const [name, priv] of [
+    ['secret', true],
+    ['open', false],
+    ['alpha', false],
+  ] as const) {
+    const r = await api(gh.url, 'POST', '/api/v1/user/repos', {
+      basic: ['bob', 'bob-pass-12'],
+      body: { name, private: priv, auto_init: true, description: `${name} repo` },
+    });
     assert.equal(r.status, 201, JSON.stringify(r.body));
   }
   const c = await api(gh.url, 'POST', '/api/v1/user/repos', { basic: ['carol', 'carol-pass-12'], body: { name: 'carols', private: true } });
@@ -56,15 +69,30 @@ after(async () => {
 
 test('the API accepts a token in every form Gitea does, always as its owner; wrong ones get 401', async () => {
   const t = tok['all'] as string;
-  const forms = [`token ${t}`, `Bearer ${t}`, `Basic ${b64(`bob:${t}`)}`, `Basic ${b64(`gitea_admin:${t}`)}`, `Basic ${b64(`anyone-at-all:${t}`)}`,
-    `Basic ${b64(`:${t}`)}`, `Basic ${b64(`${t}:`)}`, `Basic ${b64(`${t}:x-oauth-basic`)}`];
+  const forms = [
+    `token ${t}`,
+    `Bearer ${t}`,
+    `Basic ${b64(`bob:${t}`)}`,
+    `Basic ${b64(`gitea_admin:${t}`)}`,
+    `Basic ${b64(`anyone-at-all:${t}`)}`,
+    `Basic ${b64(`:${t}`)}`,
+    `Basic ${b64(`${t}:`)}`,
+    `Basic ${b64(`${t}:x-oauth-basic`)}`,
+  ];
   for (const h of forms) {
     const r = await as(h);
     assert.equal(r.status, 200, `${h}: ${JSON.stringify(r.body)}`);
     assert.equal(r.body?.['login'], 'bob', `${h} acts as the token's owner, not the name sent with it`);
   }
   const wrong = 'f'.repeat(40);
-  for (const h of [`token ${wrong}`, `Basic ${b64(`bob:${wrong}`)}`, `Basic ${b64(`${wrong}:`)}`, `Basic ${b64(`${wrong}:x-oauth-basic`)}`, `Basic ${b64('bob:')}`, `Basic ${b64('bob:wrong-password')}`]) {
+  for (const h of [
+    `token ${wrong}`,
+    `Basic ${b64(`bob:${wrong}`)}`,
+    `Basic ${b64(`${wrong}:`)}`,
+    `Basic ${b64(`${wrong}:x-oauth-basic`)}`,
+    `Basic ${b64('bob:')}`,
+    `Basic ${b64('bob:wrong-password')}`,
+  ]) {
     assert.equal((await as(h)).status, 401, h);
   }
   // the password still works, and a token in basic auth cannot mint tokens (Gitea: password only)
@@ -80,10 +108,16 @@ test('the API accepts a token in every form Gitea does, always as its owner; wro
 
 test('git over HTTP takes the token as the password under any name, or as the name; scopes still apply', async () => {
   const base = new URL(gh.url);
-  const cloneURL = (user: string, pass: string, repo = 'secret') => `${base.protocol}//${encodeURIComponent(user)}:${encodeURIComponent(pass)}@${base.host}/bob/${repo}.git`;
+  const cloneURL = (user: string, pass: string, repo = 'secret') =>
+    `${base.protocol}//${encodeURIComponent(user)}:${encodeURIComponent(pass)}@${base.host}/bob/${repo}.git`;
   const readTok = tok['read:repository'] as string;
   let n = 0;
-  for (const [user, pass] of [['bob', readTok], ['oauth2', readTok], ['someone', readTok], [readTok, 'x-oauth-basic']]) {
+  for (const [user, pass] of [
+    ['bob', readTok],
+    ['oauth2', readTok],
+    ['someone', readTok],
+    [readTok, 'x-oauth-basic'],
+  ]) {
     const dest = join(dir, `clone-${n++}`);
     const r = await runAsync('git', ['clone', '-q', cloneURL(user as string, pass as string), dest], { env });
     assert.equal(r.status, 0, `${user}:${pass}: ${r.stderr}`);
@@ -94,7 +128,10 @@ test('git over HTTP takes the token as the password under any name, or as the na
   assert.equal(empty.status, 0, empty.stderr);
   assert.match(empty.stdout, /refs\/heads\/main/);
   // read:user cannot read the repository over git in any form; read:repository cannot push
-  for (const [user, pass] of [['gitea_admin', tok['read:user'] as string], [tok['read:user'] as string, 'x-oauth-basic']]) {
+  for (const [user, pass] of [
+    ['gitea_admin', tok['read:user'] as string],
+    [tok['read:user'] as string, 'x-oauth-basic'],
+  ]) {
     const r = await runAsync('git', ['ls-remote', cloneURL(user as string, pass as string)], { env });
     assert.notEqual(r.status, 0);
     assert.match(r.stderr, /403|Token scope/);
@@ -140,7 +177,10 @@ test('tokens carry created_at and last_used_at; last_used_at moves when the toke
 test('repository listing and search: who sees what, {ok, data}, X-Total-Count and Link as Gitea sends them', async () => {
   const mine = await api(gh.url, 'GET', '/api/v1/user/repos', { basic: ['bob', 'bob-pass-12'] });
   assert.equal(mine.status, 200);
-  assert.deepEqual(mine.body.map((r: { full_name: string }) => r.full_name), ['bob/alpha', 'carol/carols', 'bob/open', 'bob/secret']);
+  assert.deepEqual(
+    mine.body.map((r: { full_name: string }) => r.full_name),
+    ['bob/alpha', 'carol/carols', 'bob/open', 'bob/secret'],
+  );
   assert.equal(mine.headers.get('x-total-count'), '4');
   assert.equal((await api(gh.url, 'GET', '/api/v1/user/repos')).status, 401);
   assert.equal((await api(gh.url, 'GET', '/api/v1/user/repos', { token: tok['read:user'] })).status, 403);
@@ -157,34 +197,64 @@ test('repository listing and search: who sees what, {ok, data}, X-Total-Count an
   const s = await api(gh.url, 'GET', '/api/v1/repos/search?sort=alpha&limit=1&page=2', { token: tok['read:repository'] });
   assert.equal(s.status, 200);
   assert.equal(s.body.ok, true);
-  assert.deepEqual(s.body.data.map((r: { full_name: string }) => r.full_name), ['bob/open']);
+  assert.deepEqual(
+    s.body.data.map((r: { full_name: string }) => r.full_name),
+    ['bob/open'],
+  );
   assert.equal(s.headers.get('x-total-count'), '4');
-  assert.equal(s.headers.get('link'), [
-    `<${gh.url}/api/v1/repos/search?limit=1&page=3&sort=alpha>; rel="next"`,
-    `<${gh.url}/api/v1/repos/search?limit=1&page=4&sort=alpha>; rel="last"`,
-    `<${gh.url}/api/v1/repos/search?limit=1&page=1&sort=alpha>; rel="first"`,
-    `<${gh.url}/api/v1/repos/search?limit=1&page=1&sort=alpha>; rel="prev"`,
-  ].join(','));
+  assert.equal(
+    s.headers.get('link'),
+    [
+      `<${gh.url}/api/v1/repos/search?limit=1&page=3&sort=alpha>; rel="next"`,
+      `<${gh.url}/api/v1/repos/search?limit=1&page=4&sort=alpha>; rel="last"`,
+      `<${gh.url}/api/v1/repos/search?limit=1&page=1&sort=alpha>; rel="first"`,
+      `<${gh.url}/api/v1/repos/search?limit=1&page=1&sort=alpha>; rel="prev"`,
+    ].join(','),
+  );
   const all = await api(gh.url, 'GET', '/api/v1/repos/search?q=e', { token: tok['read:repository'] });
-  assert.deepEqual(all.body.data.map((r: { full_name: string }) => r.full_name), ['bob/open', 'bob/secret']);
+  assert.deepEqual(
+    all.body.data.map((r: { full_name: string }) => r.full_name),
+    ['bob/open', 'bob/secret'],
+  );
   assert.equal(all.headers.get('link'), null);
   const anonSearch = await api(gh.url, 'GET', '/api/v1/repos/search');
-  assert.deepEqual(anonSearch.body.data.map((r: { full_name: string }) => r.full_name), ['bob/alpha', 'bob/open']);
+  assert.deepEqual(
+    anonSearch.body.data.map((r: { full_name: string }) => r.full_name),
+    ['bob/alpha', 'bob/open'],
+  );
   const desc = await api(gh.url, 'GET', '/api/v1/repos/search?q=secret%20repo&includeDesc=true', { basic: ['bob', 'bob-pass-12'] });
-  assert.deepEqual(desc.body.data.map((r: { name: string }) => r.name), ['secret']);
-  const byUid = await api(gh.url, 'GET', `/api/v1/repos/search?uid=${String(mine.body[0].owner.id)}&exclusive=true&sort=alpha&order=desc`, { basic: ['bob', 'bob-pass-12'] });
-  assert.deepEqual(byUid.body.data.map((r: { name: string }) => r.name), ['secret', 'open', 'alpha']);
+  assert.deepEqual(
+    desc.body.data.map((r: { name: string }) => r.name),
+    ['secret'],
+  );
+  const byUid = await api(gh.url, 'GET', `/api/v1/repos/search?uid=${String(mine.body[0].owner.id)}&exclusive=true&sort=alpha&order=desc`, {
+    basic: ['bob', 'bob-pass-12'],
+  });
+  assert.deepEqual(
+    byUid.body.data.map((r: { name: string }) => r.name),
+    ['secret', 'open', 'alpha'],
+  );
   const bad = await api(gh.url, 'GET', '/api/v1/repos/search?mode=nonsense');
   assert.equal(bad.status, 422);
   assert.equal(bad.body.message, 'Invalid search mode: "nonsense"');
   assert.equal((await api(gh.url, 'GET', '/api/v1/repos/search?sort=nope')).status, 422);
   // the repository fields the Gitea SDK reads
-  for (const k of ['branch_count', 'has_code', 'projects_mode', 'default_merge_style', 'allow_manual_merge', 'mirror_updated', 'topics', 'licenses', 'avatar_url']) {
+  for (const k of [
+    'branch_count',
+    'has_code',
+    'projects_mode',
+    'default_merge_style',
+    'allow_manual_merge',
+    'mirror_updated',
+    'topics',
+    'licenses',
+    'avatar_url',
+  ]) {
     assert.ok(k in (all.body.data[0] as Record<string, unknown>), k);
   }
 });
 
-test('GPG key by id: read your own, 404 for others\' and unknown ids, delete is 204 (also when absent)', async () => {
+test("GPG key by id: read your own, 404 for others' and unknown ids, delete is 204 (also when absent)", async () => {
   const gpg = new Gpg(join(dir, 'gpg'));
   try {
     const keyID = gpg.newKey('Bob', 'bob@example.com');
@@ -199,7 +269,7 @@ test('GPG key by id: read your own, 404 for others\' and unknown ids, delete is 
     assert.equal((await api(gh.url, 'GET', '/api/v1/user/gpg_keys/abc', { token: tok['read:user'] })).status, 404);
     assert.equal((await api(gh.url, 'DELETE', `/api/v1/user/gpg_keys/${id}`, { token: tok['read:user'] })).status, 403);
     assert.equal((await api(gh.url, 'DELETE', `/api/v1/user/gpg_keys/${id}`, { basic: ['carol', 'carol-pass-12'] })).status, 204);
-    assert.equal((await api(gh.url, 'GET', `/api/v1/user/gpg_keys/${id}`, { token: tok['read:user'] })).status, 200, 'carol cannot delete bob\'s key');
+    assert.equal((await api(gh.url, 'GET', `/api/v1/user/gpg_keys/${id}`, { token: tok['read:user'] })).status, 200, "carol cannot delete bob's key");
     assert.equal((await api(gh.url, 'DELETE', `/api/v1/user/gpg_keys/${id}`, { token: tok['all'] })).status, 204);
     assert.equal((await api(gh.url, 'GET', `/api/v1/user/gpg_keys/${id}`, { token: tok['read:user'] })).status, 404);
     assert.deepEqual((await api(gh.url, 'GET', '/api/v1/user/gpg_keys', { token: tok['read:user'] })).body, []);

@@ -37,7 +37,10 @@ before(async () => {
   ok('sh', ['-c', 'echo data > f && git add f && git commit -q -m one && git tag v1'], { cwd: wt.dir, env });
   headSha = wt.git('rev-parse', 'HEAD').trim();
   for (const name of ['pub', 'priv']) {
-    const p = await runAsync('git', ['push', '-q', authURL(source.url, 'gitea_admin', 'admin-pass-1', `/gitea_admin/${name}.git`), 'main', 'v1'], { cwd: wt.dir, env });
+    const p = await runAsync('git', ['push', '-q', authURL(source.url, 'gitea_admin', 'admin-pass-1', `/gitea_admin/${name}.git`), 'main', 'v1'], {
+      cwd: wt.dir,
+      env,
+    });
     assert.equal(p.status, 0, p.stderr);
   }
 });
@@ -58,7 +61,11 @@ test('with the default settings, loopback hosts, local paths, file: URLs and oth
     { name: 'IPv4-mapped IPv6 loopback', addr: `http://[::ffff:127.0.0.1]:${port}/x.git`, message: /disallowed hosts/ },
     { name: 'private range', addr: 'http://10.1.2.3/x.git', message: /disallowed hosts/ },
     { name: 'link-local metadata address', addr: 'http://169.254.169.254/latest', message: /disallowed hosts/ },
-    { name: 'absolute local path', addr: join(source.stateDir, 'githost', 'repos', 'gitea_admin', 'pub.git'), message: /^You are not allowed to import local repositories\.$/ },
+    {
+      name: 'absolute local path',
+      addr: join(source.stateDir, 'githost', 'repos', 'gitea_admin', 'pub.git'),
+      message: /^You are not allowed to import local repositories\.$/,
+    },
     { name: 'file: URL', addr: `file://${join(source.stateDir, 'githost', 'repos', 'gitea_admin', 'pub.git')}`, message: /not allowed to import local/ },
     { name: 'relative path', addr: '../../etc', message: /not allowed to import local/ },
     { name: 'ext:: transport', addr: 'ext::sh -c touch% /tmp/pwned', message: /protocol .* is not allowed|not allowed to import local/ },
@@ -75,7 +82,18 @@ test('with the default settings, loopback hosts, local paths, file: URLs and oth
 test('with allowLocalNetworks a loopback source migrates (auth for a private source), credentials are not kept', async () => {
   const r = await api(open.url, 'POST', '/api/v1/repos/migrate', {
     token: open.adminToken,
-    body: { clone_addr: `${source.url}/gitea_admin/priv.git`, auth_username: 'gitea_admin', auth_password: 'admin-pass-1', description: 'copied', issues: false, milestones: false, mirror: false, private: true, repo_name: 'copy', uid: 1 },
+    body: {
+      clone_addr: `${source.url}/gitea_admin/priv.git`,
+      auth_username: 'gitea_admin',
+      auth_password: 'admin-pass-1',
+      description: 'copied',
+      issues: false,
+      milestones: false,
+      mirror: false,
+      private: true,
+      repo_name: 'copy',
+      uid: 1,
+    },
   });
   assert.equal(r.status, 201, JSON.stringify(r.body));
   assert.equal(r.body.full_name, 'gitea_admin/copy');
@@ -89,34 +107,75 @@ test('with allowLocalNetworks a loopback source migrates (auth for a private sou
   assert.doesNotMatch(readFileSync(join(dir, 'config'), 'utf8'), /admin-pass-1|Authorization/);
   ok('git', ['fsck', '--strict'], { cwd: dir, env });
 
-  const dup = await api(open.url, 'POST', '/api/v1/repos/migrate', { token: open.adminToken, body: { clone_addr: `${source.url}/gitea_admin/pub.git`, repo_name: 'COPY', uid: 1 } });
+  const dup = await api(open.url, 'POST', '/api/v1/repos/migrate', {
+    token: open.adminToken,
+    body: { clone_addr: `${source.url}/gitea_admin/pub.git`, repo_name: 'COPY', uid: 1 },
+  });
   assert.equal(dup.status, 409);
-  const mirror = await api(open.url, 'POST', '/api/v1/repos/migrate', { token: open.adminToken, body: { clone_addr: `${source.url}/gitea_admin/pub.git`, repo_name: 'mirror', mirror: true, repo_owner: 'gitea_admin' } });
+  const mirror = await api(open.url, 'POST', '/api/v1/repos/migrate', {
+    token: open.adminToken,
+    body: { clone_addr: `${source.url}/gitea_admin/pub.git`, repo_name: 'mirror', mirror: true, repo_owner: 'gitea_admin' },
+  });
   assert.equal(mirror.status, 201, JSON.stringify(mirror.body));
   assert.equal(mirror.body.mirror, true);
-  const badAuth = await api(open.url, 'POST', '/api/v1/repos/migrate', { token: open.adminToken, body: { clone_addr: `${source.url}/gitea_admin/priv.git`, auth_username: 'gitea_admin', auth_password: 'wrong', repo_name: 'nope', uid: 1 } });
+  const badAuth = await api(open.url, 'POST', '/api/v1/repos/migrate', {
+    token: open.adminToken,
+    body: { clone_addr: `${source.url}/gitea_admin/priv.git`, auth_username: 'gitea_admin', auth_password: 'wrong', repo_name: 'nope', uid: 1 },
+  });
   assert.equal(badAuth.status, 422);
   assert.match(badAuth.body.message, /Migration failed|Authentication failed/);
-  const local = await api(open.url, 'POST', '/api/v1/repos/migrate', { token: open.adminToken, body: { clone_addr: join(source.stateDir, 'githost', 'repos', 'gitea_admin', 'pub.git'), repo_name: 'fromdisk', uid: 1 } });
+  const local = await api(open.url, 'POST', '/api/v1/repos/migrate', {
+    token: open.adminToken,
+    body: { clone_addr: join(source.stateDir, 'githost', 'repos', 'gitea_admin', 'pub.git'), repo_name: 'fromdisk', uid: 1 },
+  });
   assert.equal(local.status, 201, JSON.stringify(local.body));
-  const missing = await api(open.url, 'POST', '/api/v1/repos/migrate', { token: open.adminToken, body: { clone_addr: '/nonexistent/repo.git', repo_name: 'nope', uid: 1 } });
+  const missing = await api(open.url, 'POST', '/api/v1/repos/migrate', {
+    token: open.adminToken,
+    body: { clone_addr: '/nonexistent/repo.git', repo_name: 'nope', uid: 1 },
+  });
   assert.equal(missing.status, 422);
   assert.equal(missing.body.message, 'Invalid local path, it does not exist or not a directory.');
 });
 
 test('redirects are not followed, so a public-looking source cannot bounce git to another host', async () => {
-  const r = await api(open.url, 'POST', '/api/v1/repos/migrate', { token: open.adminToken, body: { clone_addr: `${redirectURL}/gitea_admin/pub.git`, repo_name: 'redirected', uid: 1 } });
+  const r = await api(open.url, 'POST', '/api/v1/repos/migrate', {
+    token: open.adminToken,
+    body: { clone_addr: `${redirectURL}/gitea_admin/pub.git`, repo_name: 'redirected', uid: 1 },
+  });
   assert.equal(r.status, 422, JSON.stringify(r.body));
   assert.match(r.body.message, /^Migration failed/);
   assert.equal((await api(open.url, 'GET', '/api/v1/repos/gitea_admin/redirected', { token: open.adminToken })).status, 404);
 });
 
-test('only admins migrate into another user\'s account; the address classifier covers the private ranges', async () => {
-  const u = await api(source.url, 'POST', '/api/v1/admin/users', { token: source.adminToken, body: { username: 'dave', email: 'dave@example.com', password: 'dave-pass-1', must_change_password: false } });
-  const r = await api(source.url, 'POST', '/api/v1/repos/migrate', { basic: ['dave', 'dave-pass-1'], body: { clone_addr: 'https://example.invalid/x.git', repo_name: 'x', uid: 1 } });
+test("only admins migrate into another user's account; the address classifier covers the private ranges", async () => {
+  const u = await api(source.url, 'POST', '/api/v1/admin/users', {
+    token: source.adminToken,
+    body: { username: 'dave', email: 'dave@example.com', password: 'dave-pass-1', must_change_password: false },
+  });
+  const r = await api(source.url, 'POST', '/api/v1/repos/migrate', {
+    basic: ['dave', 'dave-pass-1'],
+    body: { clone_addr: 'https://example.invalid/x.git', repo_name: 'x', uid: 1 },
+  });
   assert.equal(u.status, 201);
   assert.equal(r.status, 403);
-  for (const a of ['127.0.0.1', '10.0.0.1', '172.16.5.4', '192.168.1.1', '100.64.0.1', '169.254.1.1', '0.0.0.0', '::1', '::', 'fd00::1', 'fe80::1', '::ffff:10.0.0.1', '::ffff:7f00:1', '::127.0.0.1', '2002:7f00:1::', '64:ff9b::a00:1']) {
+  for (const a of [
+    '127.0.0.1',
+    '10.0.0.1',
+    '172.16.5.4',
+    '192.168.1.1',
+    '100.64.0.1',
+    '169.254.1.1',
+    '0.0.0.0',
+    '::1',
+    '::',
+    'fd00::1',
+    'fe80::1',
+    '::ffff:10.0.0.1',
+    '::ffff:7f00:1',
+    '::127.0.0.1',
+    '2002:7f00:1::',
+    '64:ff9b::a00:1',
+  ]) {
     assert.equal(isNonPublicAddress(a), true, a);
   }
   for (const a of ['8.8.8.8', '1.1.1.1', '2606:4700::1111', '172.32.0.1']) assert.equal(isNonPublicAddress(a), false, a);

@@ -16,12 +16,41 @@ let aliceGpg: string;
 const alice: [string, string] = ['alice', 'alice-pass-1'];
 
 /** Gitea 1.26's BranchProtection fields (modules/structs/repo_branch.go), sorted. */
-const GITEA_FIELDS = ['approvals_whitelist_teams', 'approvals_whitelist_username', 'block_admin_merge_override', 'block_on_official_review_requests',
-  'block_on_outdated_branch', 'block_on_rejected_reviews', 'branch_name', 'created_at', 'dismiss_stale_approvals', 'enable_approvals_whitelist',
-  'enable_force_push', 'enable_force_push_allowlist', 'enable_merge_whitelist', 'enable_push', 'enable_push_whitelist', 'enable_status_check',
-  'force_push_allowlist_deploy_keys', 'force_push_allowlist_teams', 'force_push_allowlist_usernames', 'ignore_stale_approvals', 'merge_whitelist_teams',
-  'merge_whitelist_usernames', 'priority', 'protected_file_patterns', 'push_whitelist_deploy_keys', 'push_whitelist_teams', 'push_whitelist_usernames',
-  'require_signed_commits', 'required_approvals', 'rule_name', 'status_check_contexts', 'unprotected_file_patterns', 'updated_at'];
+const GITEA_FIELDS = [
+  'approvals_whitelist_teams',
+  'approvals_whitelist_username',
+  'block_admin_merge_override',
+  'block_on_official_review_requests',
+  'block_on_outdated_branch',
+  'block_on_rejected_reviews',
+  'branch_name',
+  'created_at',
+  'dismiss_stale_approvals',
+  'enable_approvals_whitelist',
+  'enable_force_push',
+  'enable_force_push_allowlist',
+  'enable_merge_whitelist',
+  'enable_push',
+  'enable_push_whitelist',
+  'enable_status_check',
+  'force_push_allowlist_deploy_keys',
+  'force_push_allowlist_teams',
+  'force_push_allowlist_usernames',
+  'ignore_stale_approvals',
+  'merge_whitelist_teams',
+  'merge_whitelist_usernames',
+  'priority',
+  'protected_file_patterns',
+  'push_whitelist_deploy_keys',
+  'push_whitelist_teams',
+  'push_whitelist_usernames',
+  'require_signed_commits',
+  'required_approvals',
+  'rule_name',
+  'status_check_contexts',
+  'unprotected_file_patterns',
+  'updated_at',
+];
 
 async function push(dir: string, ...refspecs: string[]): Promise<{ status: number | null; stderr: string }> {
   const env = { PATH: process.env['PATH'], HOME: root, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', GIT_TERMINAL_PROMPT: '0', LANG: 'C' };
@@ -34,8 +63,14 @@ before(async () => {
   gh = await startGithost();
   root = tempDir('githost-protect');
   gpg = new Gpg(root);
-  for (const [name, email] of [['alice', 'alice@example.com'], ['bob', 'bob@example.com']]) {
-    const r = await api(gh.url, 'POST', '/api/v1/admin/users', { token: gh.adminToken, body: { username: name, email, password: `${name}-pass-1`, must_change_password: false } });
+  for (const [name, email] of [
+    ['alice', 'alice@example.com'],
+    ['bob', 'bob@example.com'],
+  ]) {
+    const r = await api(gh.url, 'POST', '/api/v1/admin/users', {
+      token: gh.adminToken,
+      body: { username: name, email, password: `${name}-pass-1`, must_change_password: false },
+    });
     assert.equal(r.status, 201);
   }
   assert.equal((await api(gh.url, 'POST', '/api/v1/user/repos', { basic: alice, body: { name: 'app' } })).status, 201);
@@ -50,7 +85,7 @@ after(async () => {
   await gh?.close();
 });
 
-describe('SSH keys: Gitea\'s /user/keys', { skip }, () => {
+describe("SSH keys: Gitea's /user/keys", { skip }, () => {
   test('add, list (with fingerprint filter), get, refuse duplicates and bad keys, delete', async () => {
     const added = await api(gh.url, 'POST', '/api/v1/user/keys', { basic: alice, body: { title: 'laptop', key: aliceSsh.pub } });
     assert.equal(added.status, 201, JSON.stringify(added.body));
@@ -68,7 +103,10 @@ describe('SSH keys: Gitea\'s /user/keys', { skip }, () => {
     assert.equal(bad.status, 422);
     assert.match(bad.body.message, /^Invalid key content: /);
     const list = await api(gh.url, 'GET', '/api/v1/user/keys', { basic: alice });
-    assert.deepEqual(list.body.map((k: { fingerprint: string }) => k.fingerprint), [aliceSsh.fingerprint]);
+    assert.deepEqual(
+      list.body.map((k: { fingerprint: string }) => k.fingerprint),
+      [aliceSsh.fingerprint],
+    );
     const byFp = await api(gh.url, 'GET', `/api/v1/users/alice/keys?fingerprint=${encodeURIComponent(aliceSsh.fingerprint)}`, { basic: ['bob', 'bob-pass-1'] });
     assert.equal(byFp.body.length, 1);
     assert.equal(byFp.body[0].user, undefined, 'owner details only for the owner or an admin');
@@ -80,9 +118,12 @@ describe('SSH keys: Gitea\'s /user/keys', { skip }, () => {
   });
 });
 
-describe('branch protections: Gitea\'s API shape', { skip }, () => {
+describe("branch protections: Gitea's API shape", { skip }, () => {
   test('create, get, list, edit and delete answer as Gitea does', async () => {
-    const created = await api(gh.url, 'POST', '/api/v1/repos/alice/app/branch_protections', { basic: alice, body: { rule_name: 'scratch', enable_push: true, require_signed_commits: true, push_whitelist_usernames: ['bob'] } });
+    const created = await api(gh.url, 'POST', '/api/v1/repos/alice/app/branch_protections', {
+      basic: alice,
+      body: { rule_name: 'scratch', enable_push: true, require_signed_commits: true, push_whitelist_usernames: ['bob'] },
+    });
     assert.equal(created.status, 201, JSON.stringify(created.body));
     assert.deepEqual(Object.keys(created.body).sort(), GITEA_FIELDS);
     assert.equal(created.body.branch_name, 'scratch');
@@ -92,18 +133,27 @@ describe('branch protections: Gitea\'s API shape', { skip }, () => {
     assert.deepEqual([again.status, again.body.message], [403, 'Branch protection already exist']);
     const empty = await api(gh.url, 'POST', '/api/v1/repos/alice/app/branch_protections', { basic: alice, body: {} });
     assert.deepEqual([empty.status, empty.body.message], [400, 'both rule_name and branch_name are empty']);
-    const unknownUser = await api(gh.url, 'POST', '/api/v1/repos/alice/app/branch_protections', { basic: alice, body: { rule_name: 'x', push_whitelist_usernames: ['nobody'] } });
+    const unknownUser = await api(gh.url, 'POST', '/api/v1/repos/alice/app/branch_protections', {
+      basic: alice,
+      body: { rule_name: 'x', push_whitelist_usernames: ['nobody'] },
+    });
     assert.equal(unknownUser.status, 422);
     const glob = await api(gh.url, 'POST', '/api/v1/repos/alice/app/branch_protections', { basic: alice, body: { rule_name: 'release/*' } });
     assert.equal(glob.body.branch_name, '', 'a glob rule has no branch_name');
     assert.equal((await api(gh.url, 'GET', '/api/v1/repos/alice/app/branch_protections/release%2F*', { basic: alice })).status, 200);
-    const edited = await api(gh.url, 'PATCH', '/api/v1/repos/alice/app/branch_protections/scratch', { basic: alice, body: { require_signed_commits: false, priority: 3 } });
+    const edited = await api(gh.url, 'PATCH', '/api/v1/repos/alice/app/branch_protections/scratch', {
+      basic: alice,
+      body: { require_signed_commits: false, priority: 3 },
+    });
     assert.equal(edited.status, 200);
     assert.equal(edited.body.require_signed_commits, false);
     assert.equal(edited.body.enable_push, true, 'fields not in the PATCH body keep their value');
     assert.equal(edited.body.priority, 3);
     const list = await api(gh.url, 'GET', '/api/v1/repos/alice/app/branch_protections', { basic: alice });
-    assert.deepEqual(list.body.map((p: { rule_name: string }) => p.rule_name), ['release/*', 'scratch']);
+    assert.deepEqual(
+      list.body.map((p: { rule_name: string }) => p.rule_name),
+      ['release/*', 'scratch'],
+    );
     assert.equal((await api(gh.url, 'GET', '/api/v1/repos/alice/app/branch_protections', { basic: ['bob', 'bob-pass-1'] })).status, 403);
     assert.equal((await api(gh.url, 'DELETE', '/api/v1/repos/alice/app/branch_protections/scratch', { basic: alice })).status, 204);
     assert.equal((await api(gh.url, 'DELETE', '/api/v1/repos/alice/app/branch_protections/release%2F*', { basic: alice })).status, 204);
@@ -118,9 +168,15 @@ describe('require_signed_commits at git push', { skip }, () => {
     wt = sshWorkTree(root, aliceSsh);
     wt.commit('first, signed');
     assert.equal((await push(wt.dir, 'main')).status, 0);
-    const r = await api(gh.url, 'POST', '/api/v1/repos/alice/app/branch_protections', { basic: alice, body: { rule_name: 'main', enable_push: true, require_signed_commits: true } });
+    const r = await api(gh.url, 'POST', '/api/v1/repos/alice/app/branch_protections', {
+      basic: alice,
+      body: { rule_name: 'main', enable_push: true, require_signed_commits: true },
+    });
     assert.equal(r.status, 201);
-    await api(gh.url, 'POST', '/api/v1/repos/alice/app/branch_protections', { basic: alice, body: { rule_name: 'release*', enable_push: true, require_signed_commits: true } });
+    await api(gh.url, 'POST', '/api/v1/repos/alice/app/branch_protections', {
+      basic: alice,
+      body: { rule_name: 'release*', enable_push: true, require_signed_commits: true },
+    });
   });
 
   test('an unsigned push to the protected branch is refused: git exits non-zero and its stderr names the commit', async () => {
@@ -133,7 +189,7 @@ describe('require_signed_commits at git push', { skip }, () => {
   });
 
   test('an SSH-signed push by a key registered to the committer is accepted', async () => {
-    const sha = wt.commit('signed with alice\'s registered SSH key');
+    const sha = wt.commit("signed with alice's registered SSH key");
     const r = await push(wt.dir, 'main');
     assert.equal(r.status, 0, r.stderr);
     const commit = await api(gh.url, 'GET', `/api/v1/repos/alice/app/git/commits/${sha}`, { basic: alice });
@@ -144,7 +200,10 @@ describe('require_signed_commits at git push', { skip }, () => {
   test('a GPG-signed push by a key registered to the committer is accepted', async () => {
     const env = { ...gpg.env };
     const { execFileSync } = await import('node:child_process');
-    execFileSync('git', ['-c', 'gpg.format=openpgp', '-c', `user.signingkey=${aliceGpg}`, 'commit', '-q', '--allow-empty', '-S', '-m', 'gpg signed'], { cwd: wt.dir, env: { ...env, GIT_CONFIG_GLOBAL: '/dev/null' } });
+    execFileSync('git', ['-c', 'gpg.format=openpgp', '-c', `user.signingkey=${aliceGpg}`, 'commit', '-q', '--allow-empty', '-S', '-m', 'gpg signed'], {
+      cwd: wt.dir,
+      env: { ...env, GIT_CONFIG_GLOBAL: '/dev/null' },
+    });
     const r = await push(wt.dir, 'main');
     assert.equal(r.status, 0, r.stderr);
   });
@@ -153,7 +212,12 @@ describe('require_signed_commits at git push', { skip }, () => {
     const sha = wt.commit('signed by a stranger', { key: strangerSsh });
     const r = await push(wt.dir, 'main');
     assert.notEqual(r.status, 0);
-    assert.match(r.stderr, new RegExp(`unverified commit ${sha}: it is signed with SSH key ${strangerSsh.fingerprint.replace(/[+/]/g, '.')}, which is not a key of githost user alice`));
+    assert.match(
+      r.stderr,
+      new RegExp(
+        `unverified commit ${sha}: it is signed with SSH key ${strangerSsh.fingerprint.replace(/[+/]/g, '.')}, which is not a key of githost user alice`,
+      ),
+    );
     wt.git('reset', '-q', '--hard', 'HEAD~1');
   });
 
@@ -169,7 +233,7 @@ describe('require_signed_commits at git push', { skip }, () => {
     wt.git('reset', '-q', '--hard', 'HEAD~3');
   });
 
-  test('force push and deletion of the protected branch are refused (Gitea\'s messages)', async () => {
+  test("force push and deletion of the protected branch are refused (Gitea's messages)", async () => {
     wt.git('reset', '-q', '--hard', 'HEAD~1');
     wt.commit('rewritten, signed');
     const force = await push(wt.dir, '--force', 'main');
@@ -203,7 +267,10 @@ describe('require_signed_commits at git push', { skip }, () => {
     const r = await push(wt.dir, 'main');
     assert.notEqual(r.status, 0);
     assert.match(r.stderr, /remote: Not allowed to push to protected branch main/);
-    await api(gh.url, 'PATCH', '/api/v1/repos/alice/app/branch_protections/main', { basic: alice, body: { enable_push: true, enable_push_whitelist: true, push_whitelist_usernames: ['alice'] } });
+    await api(gh.url, 'PATCH', '/api/v1/repos/alice/app/branch_protections/main', {
+      basic: alice,
+      body: { enable_push: true, enable_push_whitelist: true, push_whitelist_usernames: ['alice'] },
+    });
     assert.equal((await push(wt.dir, 'main')).status, 0);
   });
 
@@ -214,4 +281,3 @@ describe('require_signed_commits at git push', { skip }, () => {
     assert.equal(r.status, 0, r.stderr);
   });
 });
-

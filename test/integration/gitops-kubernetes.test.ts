@@ -28,30 +28,44 @@ const commits: Record<string, string> = {};
 
 const cm = (value: string): string => `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: demo\ndata:\n  value: ${value}\n`;
 
-before(async () => {
-  const r = await startTestCluster();
-  if ('skip' in r) { skip = r.skip; return; }
-  cluster = r;
-  installCrds(cluster);
-  world = createGpgWorld();
-  repo = createRepo(world);
-  commits['unsigned'] = repo.commit({ 'app/cm.yaml': cm('unsigned') }, 'unsigned');
-  commits['alice'] = repo.commit({ 'app/cm.yaml': cm('alice') }, 'alice', world.keys.alice);
-  store = openKubernetesStore({ kubeconfig: cluster.kubeconfig });
-  await store.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
-  await store.apply({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: GPG_KEYS_CM, namespace: NS }, data: { [world.keys.alice.keyID]: world.keys.alice.armored } });
-  await store.apply({
-    apiVersion: API, kind: 'AppProject', metadata: { name: 'secure', namespace: NS },
-    spec: {
-      sourceRepos: ['*'], destinations: [{ server: '*', namespace: '*' }],
-      clusterResourceWhitelist: [{ group: '', kind: 'Namespace' }],
-      signatureKeys: [{ keyID: world.keys.alice.keyID }],
-    },
-  });
-  stateDir = mkdtempSync(join(tmpdir(), 'strait-gitops-k8s-'));
-  controller = new GitOpsController({ store, namespace: NS, stateDir, pollIntervalMs: 3_600_000, waitingRetryMs: 200 });
-  await controller.start();
-}, { timeout: 3_600_000 });
+before(
+  async () => {
+    const r = await startTestCluster();
+    if ('skip' in r) {
+      skip = r.skip;
+      return;
+    }
+    cluster = r;
+    installCrds(cluster);
+    world = createGpgWorld();
+    repo = createRepo(world);
+    commits['unsigned'] = repo.commit({ 'app/cm.yaml': cm('unsigned') }, 'unsigned');
+    commits['alice'] = repo.commit({ 'app/cm.yaml': cm('alice') }, 'alice', world.keys.alice);
+    store = openKubernetesStore({ kubeconfig: cluster.kubeconfig });
+    await store.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
+    await store.apply({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: GPG_KEYS_CM, namespace: NS },
+      data: { [world.keys.alice.keyID]: world.keys.alice.armored },
+    });
+    await store.apply({
+      apiVersion: API,
+      kind: 'AppProject',
+      metadata: { name: 'secure', namespace: NS },
+      spec: {
+        sourceRepos: ['*'],
+        destinations: [{ server: '*', namespace: '*' }],
+        clusterResourceWhitelist: [{ group: '', kind: 'Namespace' }],
+        signatureKeys: [{ keyID: world.keys.alice.keyID }],
+      },
+    });
+    stateDir = mkdtempSync(join(tmpdir(), 'strait-gitops-k8s-'));
+    controller = new GitOpsController({ store, namespace: NS, stateDir, pollIntervalMs: 3_600_000, waitingRetryMs: 200 });
+    await controller.start();
+  },
+  { timeout: 3_600_000 },
+);
 
 after(async () => {
   await controller?.stop();
@@ -63,7 +77,9 @@ after(async () => {
 
 async function app(name: string, revision: string, ns: string): Promise<void> {
   await store.apply({
-    apiVersion: API, kind: 'Application', metadata: { name, namespace: NS },
+    apiVersion: API,
+    kind: 'Application',
+    metadata: { name, namespace: NS },
     spec: {
       project: 'secure',
       source: { repoURL: repo.dir, path: 'app', targetRevision: revision },
@@ -73,10 +89,15 @@ async function app(name: string, revision: string, ns: string): Promise<void> {
   });
 }
 
-const status = (name: string, want: string): Promise<Application> => waitFor(async () => {
-  const a = await store.get<Application>(Kinds.Application, name, NS);
-  return a?.status?.sync?.status === want ? a : undefined;
-}, 30_000, `${name}: ${want}`);
+const status = (name: string, want: string): Promise<Application> =>
+  waitFor(
+    async () => {
+      const a = await store.get<Application>(Kinds.Application, name, NS);
+      return a?.status?.sync?.status === want ? a : undefined;
+    },
+    30_000,
+    `${name}: ${want}`,
+  );
 
 test('unsigned revision under an enforcing AppProject: Sync Error, "Revision is not signed", ResourceComparison Event, nothing applied', async (t) => {
   if (!cluster) return t.skip(skip);
@@ -86,12 +107,16 @@ test('unsigned revision under an enforcing AppProject: Sync Error, "Revision is 
   // the Event is recorded beside the status patch, not before it: wait for it to show
   type EventList = { items: { type: string; involvedObject: { kind: string } }[] };
   const c = cluster;
-  const items = await waitFor(() => {
-    const ev = c.kubectl(['get', 'events', '-n', NS, '--field-selector', 'reason=ResourceComparison,involvedObject.name=unsigned', '-o', 'json']);
-    assert.equal(ev.status, 0, ev.stderr);
-    const list = (JSON.parse(ev.stdout) as EventList).items;
-    return list.length > 0 ? list : undefined;
-  }, 15_000, 'ResourceComparison Event');
+  const items = await waitFor(
+    () => {
+      const ev = c.kubectl(['get', 'events', '-n', NS, '--field-selector', 'reason=ResourceComparison,involvedObject.name=unsigned', '-o', 'json']);
+      assert.equal(ev.status, 0, ev.stderr);
+      const list = (JSON.parse(ev.stdout) as EventList).items;
+      return list.length > 0 ? list : undefined;
+    },
+    15_000,
+    'ResourceComparison Event',
+  );
   assert.equal(items.length, 1, JSON.stringify(items));
   assert.equal(items[0]?.type, 'Warning');
   assert.equal(items[0]?.involvedObject.kind, 'Application');

@@ -25,13 +25,23 @@ const kubectlBin = ((): string | undefined => {
   return spawnSync('kubectl', ['version', '--client'], { encoding: 'utf8' }).status === 0 ? 'kubectl' : undefined;
 })();
 // in CI (.ci/run builds Helm first) a missing helm is a failure, elsewhere a skip that says why
-const missing = !existsSync(helmBin) ? `helm is not built (${helmBin}); run test/helm/build-helm.sh (slow the first time)`
-  : !kubectlBin ? 'kubectl is missing (test/k8s/build-apiserver.sh --kubectl)' : undefined;
+const missing = !existsSync(helmBin)
+  ? `helm is not built (${helmBin}); run test/helm/build-helm.sh (slow the first time)`
+  : !kubectlBin
+    ? 'kubectl is missing (test/k8s/build-apiserver.sh --kubectl)'
+    : undefined;
 const skip = missing && process.env['CI'] !== 'true' ? missing : false;
 const work = mkdtempSync(join(tmpdir(), 'strait-helm-'));
 after(() => rmSync(work, { recursive: true, force: true }));
 
-interface Obj { apiVersion: string; kind: string; metadata: { name: string; namespace?: string; labels?: Record<string, string> }; data?: Record<string, string>; spec?: Record<string, unknown>; [k: string]: unknown }
+interface Obj {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace?: string; labels?: Record<string, string> };
+  data?: Record<string, string>;
+  spec?: Record<string, unknown>;
+  [k: string]: unknown;
+}
 
 function tool(bin: string, args: string[]): { status: number | null; stdout: string; stderr: string } {
   // HOME-independent: Helm keeps no cache or repository config between tests
@@ -44,7 +54,10 @@ function helm(...args: string[]): string {
   assert.equal(r.status, 0, `helm ${args.join(' ')}: ${r.stderr}`);
   return r.stdout;
 }
-const objects = (text: string): Obj[] => parseAllDocuments(text).map((d) => d.toJS() as Obj | null).filter((o): o is Obj => !!o);
+const objects = (text: string): Obj[] =>
+  parseAllDocuments(text)
+    .map((d) => d.toJS() as Obj | null)
+    .filter((o): o is Obj => !!o);
 const key = (o: Obj): string => `${o.kind}/${o.metadata.namespace ?? ''}/${o.metadata.name}`;
 const template = (...args: string[]): Obj[] => objects(helm('template', 'strait', chart, '--namespace', 'strait-system', ...args));
 const config = (objs: Obj[]): Record<string, string> => objs.find((o) => o.kind === 'ConfigMap' && o.metadata.name === 'strait-config')!.data!;
@@ -55,7 +68,7 @@ test('charts/strait/templates and Chart.yaml are what scripts/gen-chart.mjs make
   assert.equal(readFileSync(join(chart, 'crds', 'crds.yaml'), 'utf8'), readFileSync(join(root, 'deploy', 'crds.yaml'), 'utf8'));
 });
 
-test('one version: package.json\'s is the chart\'s version and appVersion and the kustomize base\'s image tag', () => {
+test("one version: package.json's is the chart's version and appVersion and the kustomize base's image tag", () => {
   const version = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string }).version;
   const meta = parse(readFileSync(join(chart, 'Chart.yaml'), 'utf8')) as { version: string; appVersion: string };
   assert.equal(meta.version, version);
@@ -73,7 +86,8 @@ test('every CRD has exactly one storage version, and every served version one st
     assert.ok(versions.find((v) => v.storage)!.served, `${crd.metadata.name}: the storage version is served`);
     const conversion = (crd.spec as { conversion?: { strategy: string } }).conversion?.strategy ?? 'None';
     if (conversion === 'None') {
-      for (const v of versions) assert.ok(isDeepStrictEqual(v.schema, versions[0]!.schema), `${crd.metadata.name} ${v.name}: the schema of ${versions[0]!.name} (conversion None)`);
+      for (const v of versions)
+        assert.ok(isDeepStrictEqual(v.schema, versions[0]!.schema), `${crd.metadata.name} ${v.name}: the schema of ${versions[0]!.name} (conversion None)`);
     }
   }
 });
@@ -101,38 +115,65 @@ test('helm lint passes; helm template with the default values renders exactly th
   console.log(`helm template == kubectl kustomize deploy/: ${a.size} objects (${fromHelm.filter((o) => o.kind === 'CustomResourceDefinition').length} CRDs)`);
 });
 
-test('the values users change reach the daemons\' configuration (their own parsers), the workloads and the objects rendered', { skip }, () => {
+test("the values users change reach the daemons' configuration (their own parsers), the workloads and the objects rendered", { skip }, () => {
   const values = join(work, 'values.yaml');
-  writeFileSync(values, JSON.stringify({
-    clusterId: 'cluster-x', cidrs: { cluster: '10.20.0.0/16', service: '10.21.0.0/16' },
-    gateway: {
-      nodeSelector: { 'example.com/edge': 'yes' }, address: '172.30.9.2', standby: ['172.30.9.3'],
-      peers: [{ clusterId: 'cluster-y', endpoint: '172.30.8.2', port: 4500, subnets: ['10.30.0.0/16', '10.31.0.0/16'] },
-        { clusterId: 'cluster-z', endpoint: '172.30.7.2', port: 4501, subnets: ['10.40.0.0/16'] }],
-      resources: { requests: { cpu: '300m' } },
-    },
-    githost: { persistence: { enabled: true, size: '5Gi', storageClass: 'fast' } },
-    meshIngress: { enabled: false },
-    image: { repository: 'registry.example/strait', tag: '9.9.9', pullPolicy: 'IfNotPresent' },
-    tls: { enabled: false },
-  }));
+  writeFileSync(
+    values,
+    JSON.stringify({
+      clusterId: 'cluster-x',
+      cidrs: { cluster: '10.20.0.0/16', service: '10.21.0.0/16' },
+      gateway: {
+        nodeSelector: { 'example.com/edge': 'yes' },
+        address: '172.30.9.2',
+        standby: ['172.30.9.3'],
+        peers: [
+          { clusterId: 'cluster-y', endpoint: '172.30.8.2', port: 4500, subnets: ['10.30.0.0/16', '10.31.0.0/16'] },
+          { clusterId: 'cluster-z', endpoint: '172.30.7.2', port: 4501, subnets: ['10.40.0.0/16'] },
+        ],
+        resources: { requests: { cpu: '300m' } },
+      },
+      githost: { persistence: { enabled: true, size: '5Gi', storageClass: 'fast' } },
+      meshIngress: { enabled: false },
+      image: { repository: 'registry.example/strait', tag: '9.9.9', pullPolicy: 'IfNotPresent' },
+      tls: { enabled: false },
+    }),
+  );
   const objs = template('-f', values);
   const cm = config(objs);
   const gw = parseGatewayConfig(parse(cm['gateway.yaml']!), 'chart gateway.yaml');
   assert.equal(gw.clusterId, 'cluster-x');
   assert.deepEqual(gw.localSubnets, ['10.20.0.0/16', '10.21.0.0/16']);
-  assert.deepEqual(gw.peers.map((p) => [p.clusterId, p.endpoint, p.port, p.subnets]),
-    [['cluster-y', '172.30.8.2', 4500, ['10.30.0.0/16', '10.31.0.0/16']], ['cluster-z', '172.30.7.2', 4501, ['10.40.0.0/16']]]);
+  assert.deepEqual(
+    gw.peers.map((p) => [p.clusterId, p.endpoint, p.port, p.subnets]),
+    [
+      ['cluster-y', '172.30.8.2', 4500, ['10.30.0.0/16', '10.31.0.0/16']],
+      ['cluster-z', '172.30.7.2', 4501, ['10.40.0.0/16']],
+    ],
+  );
   const agent = parseNodeAgentConfig(parse(cm['node-agent.yaml']!), 'chart node-agent.yaml');
-  assert.deepEqual(agent.remoteSubnets, ['10.30.0.0/16', '10.31.0.0/16', '10.40.0.0/16'], 'every peer\'s subnets routed to the gateway');
+  assert.deepEqual(agent.remoteSubnets, ['10.30.0.0/16', '10.31.0.0/16', '10.40.0.0/16'], "every peer's subnets routed to the gateway");
   assert.equal(agent.gateway.address, '172.30.9.2');
   assert.deepEqual(agent.gateway.standby, ['172.30.9.3']);
   assert.equal((parse(cm['control.yaml']!) as { insecure?: boolean }).insecure, true, 'tls.enabled=false: plain HTTP');
-  const spec = (name: string): { nodeSelector?: Record<string, string>; affinity?: unknown; containers: { image: string; imagePullPolicy?: string; resources: unknown }[]; volumes: { name: string; persistentVolumeClaim?: { claimName: string } }[] } =>
-    ((objs.find((o) => ['DaemonSet', 'Deployment'].includes(o.kind) && o.metadata.name === name)!.spec as { template: { spec: never } }).template.spec);
+  const spec = (
+    name: string,
+  ): {
+    nodeSelector?: Record<string, string>;
+    affinity?: unknown;
+    containers: { image: string; imagePullPolicy?: string; resources: unknown }[];
+    volumes: { name: string; persistentVolumeClaim?: { claimName: string } }[];
+  } => (objs.find((o) => ['DaemonSet', 'Deployment'].includes(o.kind) && o.metadata.name === name)!.spec as { template: { spec: never } }).template.spec;
   assert.deepEqual(spec('strait-gateway').nodeSelector, { 'example.com/edge': 'yes' }, 'the given selector replaces the default one');
-  assert.deepEqual(spec('strait-gateway').containers[0]!.resources, { requests: { cpu: '300m', memory: '128Mi' }, limits: { memory: '512Mi' } }, 'merged with the defaults');
-  assert.match(JSON.stringify(spec('strait-node-agent').affinity), /"key":"example.com\/edge","operator":"NotIn","values":\["yes"\]/, 'no node agent on the gateway nodes');
+  assert.deepEqual(
+    spec('strait-gateway').containers[0]!.resources,
+    { requests: { cpu: '300m', memory: '128Mi' }, limits: { memory: '512Mi' } },
+    'merged with the defaults',
+  );
+  assert.match(
+    JSON.stringify(spec('strait-node-agent').affinity),
+    /"key":"example.com\/edge","operator":"NotIn","values":\["yes"\]/,
+    'no node agent on the gateway nodes',
+  );
   for (const w of ['strait-gateway', 'strait-node-agent', 'strait-control', 'strait-githost']) {
     assert.equal(spec(w).containers[0]!.image, 'registry.example/strait:9.9.9', w);
     assert.equal(spec(w).containers[0]!.imagePullPolicy, 'IfNotPresent', w);

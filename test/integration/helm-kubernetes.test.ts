@@ -20,22 +20,35 @@ const NS = 'strait-system';
 let cluster: TestCluster | undefined;
 let skip: string | undefined;
 
-before(async () => {
-  if (!existsSync(helmBin)) {
-    skip = `helm is not built (${helmBin}); run test/helm/build-helm.sh (slow the first time)`;
-    if (process.env['CI'] === 'true') throw new Error(`CI=true: ${skip}`);
-    return;
-  }
-  const r = await startTestCluster();
-  if ('skip' in r) { skip = r.skip; return; }
-  cluster = r;
-}, { timeout: 3_600_000 });
+before(
+  async () => {
+    if (!existsSync(helmBin)) {
+      skip = `helm is not built (${helmBin}); run test/helm/build-helm.sh (slow the first time)`;
+      if (process.env['CI'] === 'true') throw new Error(`CI=true: ${skip}`);
+      return;
+    }
+    const r = await startTestCluster();
+    if ('skip' in r) {
+      skip = r.skip;
+      return;
+    }
+    cluster = r;
+  },
+  { timeout: 3_600_000 },
+);
 
-after(async () => { await cluster?.stop(); });
+after(async () => {
+  await cluster?.stop();
+});
 
 function helmRun(...args: string[]): { status: number | null; stdout: string; stderr: string } {
   const c = cluster!;
-  const env = { ...process.env, HELM_CACHE_HOME: join(c.dir, 'helm-cache'), HELM_CONFIG_HOME: join(c.dir, 'helm-config'), HELM_DATA_HOME: join(c.dir, 'helm-data') };
+  const env = {
+    ...process.env,
+    HELM_CACHE_HOME: join(c.dir, 'helm-cache'),
+    HELM_CONFIG_HOME: join(c.dir, 'helm-config'),
+    HELM_DATA_HOME: join(c.dir, 'helm-data'),
+  };
   return spawnSync(helmBin, ['--kubeconfig', c.kubeconfigPath, ...args], { encoding: 'utf8', env, timeout: 300_000 });
 }
 function helm(...args: string[]): string {
@@ -48,24 +61,49 @@ function kubectl(...args: string[]): string {
   assert.equal(r.status, 0, `kubectl ${args.join(' ')}: ${r.stderr}`);
   return r.stdout;
 }
-const agentConfig = (): { gateway: { address: string } } => parse(kubectl('-n', NS, 'get', 'configmap', 'strait-config', '-o', 'jsonpath={.data.node-agent\\.yaml}')) as { gateway: { address: string } };
-const gatewayConfig = (): { clusterId: string } => parse(kubectl('-n', NS, 'get', 'configmap', 'strait-config', '-o', 'jsonpath={.data.gateway\\.yaml}')) as { clusterId: string };
+const agentConfig = (): { gateway: { address: string } } =>
+  parse(kubectl('-n', NS, 'get', 'configmap', 'strait-config', '-o', 'jsonpath={.data.node-agent\\.yaml}')) as { gateway: { address: string } };
+const gatewayConfig = (): { clusterId: string } =>
+  parse(kubectl('-n', NS, 'get', 'configmap', 'strait-config', '-o', 'jsonpath={.data.gateway\\.yaml}')) as { clusterId: string };
 
 // the namespaced and cluster-scoped kinds the chart renders (charts/strait/templates)
 const KINDS = ['daemonsets', 'deployments', 'services', 'configmaps', 'serviceaccounts', 'roles', 'rolebindings'];
 const CLUSTER_KINDS = ['clusterroles', 'clusterrolebindings', 'mutatingwebhookconfigurations'];
-const straitObjects = (): string[] => [
-  ...KINDS.flatMap((k) => kubectl('get', k, '-A', '-l', 'app.kubernetes.io/part-of=strait', '-o', 'jsonpath={range .items[*]}{.kind}/{.metadata.namespace}/{.metadata.name}{"\\n"}{end}').split('\n')),
-  ...CLUSTER_KINDS.flatMap((k) => kubectl('get', k, '-l', 'app.kubernetes.io/part-of=strait', '-o', 'jsonpath={range .items[*]}{.kind}/{.metadata.name}{"\\n"}{end}').split('\n')),
-].filter(Boolean).sort();
+const straitObjects = (): string[] =>
+  [
+    ...KINDS.flatMap((k) =>
+      kubectl(
+        'get',
+        k,
+        '-A',
+        '-l',
+        'app.kubernetes.io/part-of=strait',
+        '-o',
+        'jsonpath={range .items[*]}{.kind}/{.metadata.namespace}/{.metadata.name}{"\\n"}{end}',
+      ).split('\n'),
+    ),
+    ...CLUSTER_KINDS.flatMap((k) =>
+      kubectl('get', k, '-l', 'app.kubernetes.io/part-of=strait', '-o', 'jsonpath={range .items[*]}{.kind}/{.metadata.name}{"\\n"}{end}').split('\n'),
+    ),
+  ]
+    .filter(Boolean)
+    .sort();
 
-test('kustomize install adopted by helm install --take-ownership; helm upgrade and rollback change the configuration; helm uninstall leaves no object of the release, no finalizer, the CRDs and the custom resources', { timeout: 900_000 }, async (t) => {
-  if (skip) { t.skip(skip); return; }
+test('kustomize install adopted by helm install --take-ownership; helm upgrade and rollback change the configuration; helm uninstall leaves no object of the release, no finalizer, the CRDs and the custom resources', {
+  timeout: 900_000,
+}, async (t) => {
+  if (skip) {
+    t.skip(skip);
+    return;
+  }
   const t0 = Date.now();
   // 1. installed the way it could be before the chart: kubectl apply -k deploy/ (CRDs first)
   // kubectl prints no warning for strait's CRDs or objects (no deprecated version, no unknown field)
-  for (const args of [['apply', '--server-side', '-f', join(root, 'deploy', 'crds.yaml')], ['wait', '--for=condition=Established', 'crd', '--all', '--timeout=60s'],
-    ['apply', '--server-side', '-k', join(root, 'deploy')]]) {
+  for (const args of [
+    ['apply', '--server-side', '-f', join(root, 'deploy', 'crds.yaml')],
+    ['wait', '--for=condition=Established', 'crd', '--all', '--timeout=60s'],
+    ['apply', '--server-side', '-k', join(root, 'deploy')],
+  ]) {
     const r = cluster!.kubectl(args);
     assert.equal(r.status, 0, `kubectl ${args.join(' ')}: ${r.stderr}`);
     assert.doesNotMatch(r.stderr, /warning/i, `kubectl ${args.join(' ')}`);
@@ -73,7 +111,10 @@ test('kustomize install adopted by helm install --take-ownership; helm upgrade a
   const before = straitObjects();
   assert.ok(before.length > 20, before.join(' '));
   // a custom resource of a user, in another namespace
-  const se = cluster!.kubectl(['apply', '--server-side', '-f', '-'], JSON.stringify({ apiVersion: 'multicluster.x-k8s.io/v1alpha1', kind: 'ServiceExport', metadata: { name: 'echo', namespace: 'default' } }));
+  const se = cluster!.kubectl(
+    ['apply', '--server-side', '-f', '-'],
+    JSON.stringify({ apiVersion: 'multicluster.x-k8s.io/v1alpha1', kind: 'ServiceExport', metadata: { name: 'echo', namespace: 'default' } }),
+  );
   assert.equal(se.status, 0, se.stderr);
 
   // 2. a plain helm install refuses objects it does not own, and says so
@@ -86,7 +127,7 @@ test('kustomize install adopted by helm install --take-ownership; helm upgrade a
   const tInstall = Date.now();
   helm('install', 'strait', chart, '-n', NS, '--create-namespace', '--take-ownership', '--force-conflicts', '--set', 'clusterId=cluster-k');
   console.log(`helm install --take-ownership over kubectl apply -k: ${Date.now() - tInstall} ms`);
-  assert.deepEqual(straitObjects(), before, 'the same objects, now the release\'s');
+  assert.deepEqual(straitObjects(), before, "the same objects, now the release's");
   for (const o of ['daemonset/strait-gateway', 'deployment/strait-control']) {
     assert.equal(kubectl('-n', NS, 'get', o, '-o', 'jsonpath={.metadata.annotations.meta\\.helm\\.sh/release-name}'), 'strait', o);
   }
@@ -101,7 +142,14 @@ test('kustomize install adopted by helm install --take-ownership; helm upgrade a
   helm('rollback', 'strait', '1', '-n', NS);
   assert.equal(agentConfig().gateway.address, '192.0.2.1', 'rolled back');
   const history = JSON.parse(helm('history', 'strait', '-n', NS, '-o', 'json')) as { revision: number; status: string; description: string }[];
-  assert.deepEqual(history.map((h) => [h.revision, h.status]), [[1, 'superseded'], [2, 'superseded'], [3, 'deployed']]);
+  assert.deepEqual(
+    history.map((h) => [h.revision, h.status]),
+    [
+      [1, 'superseded'],
+      [2, 'superseded'],
+      [3, 'deployed'],
+    ],
+  );
   assert.match(history[2]!.description, /Rollback to 1/);
 
   // 4. uninstall: nothing of the release is left, and no finalizer holds anything back
@@ -118,12 +166,17 @@ test('kustomize install adopted by helm install --take-ownership; helm upgrade a
   // Helm never deletes crds/: the CRDs and the custom resources in other namespaces stay
   assert.equal(kubectl('get', 'crd', 'serviceexports.multicluster.x-k8s.io', '-o', 'jsonpath={.metadata.name}'), 'serviceexports.multicluster.x-k8s.io');
   assert.equal(kubectl('-n', 'default', 'get', 'serviceexport', 'echo', '-o', 'jsonpath={.metadata.name}'), 'echo');
-  assert.equal(kubectl('-n', 'default', 'get', 'serviceexport', 'echo', '-o', 'jsonpath={.metadata.finalizers}'), '', 'no finalizer on a user\'s object');
+  assert.equal(kubectl('-n', 'default', 'get', 'serviceexport', 'echo', '-o', 'jsonpath={.metadata.finalizers}'), '', "no finalizer on a user's object");
   console.log(`helm life cycle on a real kube-apiserver: ${Date.now() - t0} ms`);
 });
 
-test('the documented install into a cluster without strait: helm install --namespace strait-system --create-namespace (the chart labels the namespace privileged)', { timeout: 600_000 }, async (t) => {
-  if (skip) { t.skip(skip); return; }
+test('the documented install into a cluster without strait: helm install --namespace strait-system --create-namespace (the chart labels the namespace privileged)', {
+  timeout: 600_000,
+}, async (t) => {
+  if (skip) {
+    t.skip(skip);
+    return;
+  }
   // the namespaces the previous test's uninstall deleted: no controller-manager runs here, so the
   // test finishes their deletion as the namespace controller would (nothing is left in them)
   for (const ns of [NS, 'submariner-operator']) {

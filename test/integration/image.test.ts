@@ -11,11 +11,22 @@ import { describe, test } from 'node:test';
 
 const root = process.env['STRAIT_ROOT'] ?? process.cwd();
 const dockerfile = readFileSync(join(root, 'Dockerfile'), 'utf8');
-const ignored = readFileSync(join(root, '.dockerignore'), 'utf8').split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
+const ignored = readFileSync(join(root, '.dockerignore'), 'utf8')
+  .split('\n')
+  .map((l) => l.trim())
+  .filter((l) => l && !l.startsWith('#'));
 
-interface Stage { from: string; name: string; lines: string[] }
+interface Stage {
+  from: string;
+  name: string;
+  lines: string[];
+}
 function stages(text: string): Stage[] {
-  const joined = text.replace(/\\\n/g, ' ').split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
+  const joined = text
+    .replace(/\\\n/g, ' ')
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l && !l.startsWith('#'));
   const out: Stage[] = [];
   for (const l of joined) {
     const m = /^FROM\s+(\S+)(?:\s+AS\s+(\S+))?/i.exec(l);
@@ -28,13 +39,19 @@ function stages(text: string): Stage[] {
 describe('Dockerfile (static)', () => {
   const st = stages(dockerfile);
   test('multi-stage: a build stage with the toolchain, a runtime stage from a slim base', () => {
-    assert.deepEqual(st.map((s) => s.name), ['build', 'runtime']);
+    assert.deepEqual(
+      st.map((s) => s.name),
+      ['build', 'runtime'],
+    );
     assert.match(dockerfile, /^ARG RUNTIME_IMAGE=node:20-bookworm-slim$/m);
-    assert.ok(st[0]!.lines.some((l) => /node-gyp rebuild .*--directory native/.test(l)), 'the C addon is built inside the build stage');
+    assert.ok(
+      st[0]!.lines.some((l) => /node-gyp rebuild .*--directory native/.test(l)),
+      'the C addon is built inside the build stage',
+    );
     assert.ok(!st[1]!.lines.some((l) => /build-essential|npm (ci|install)|node-gyp/.test(l)), 'no toolchain in the runtime stage');
   });
 
-  test('the image is stamped with package.json\'s version: the build refuses another VERSION, the runtime stage labels it', () => {
+  test("the image is stamped with package.json's version: the build refuses another VERSION, the runtime stage labels it", () => {
     assert.match(st[0]!.lines.join('\n'), /ARG VERSION/);
     assert.match(st[0]!.lines.join('\n'), /if \[ "\$VERSION" != "\$want" \]; then echo .* exit 1; fi/);
     assert.match(st[1]!.lines.join('\n'), /LABEL .*org\.opencontainers\.image\.version=\$\{VERSION\}/);
@@ -60,7 +77,10 @@ describe('Dockerfile (static)', () => {
   test('the runtime copies only what the build stage produced, and runs as a numeric non-root user', () => {
     const rt = st[1]!;
     const froms = rt.lines.filter((l) => l.startsWith('COPY --from=')).map((l) => l.split(/\s+/)[2]!);
-    assert.deepEqual(froms.filter((p) => !p.startsWith('/src/')), []);
+    assert.deepEqual(
+      froms.filter((p) => !p.startsWith('/src/')),
+      [],
+    );
     for (const p of ['/src/dist/src', '/src/dist/daemon', '/src/dist/agents', '/src/native/build/Release/strait_native.node']) assert.ok(froms.includes(p), p);
     const user = rt.lines.filter((l) => l.startsWith('USER ')).at(-1);
     assert.match(user ?? '', /^USER [1-9][0-9]*:[1-9][0-9]*$/, 'numeric uid:gid so runAsNonRoot can check it');
@@ -79,12 +99,17 @@ function buildSkip(): string | undefined {
 function script(args: string[]): Promise<{ status: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     const c = spawn('bash', [join(root, 'test', 'image', 'build-image.sh'), ...args], {
-      env: { ...process.env, STRAIT_IMAGE_REBUILD: process.env['STRAIT_IMAGE_REBUILD'] ?? 'dockerfile' }, stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, STRAIT_IMAGE_REBUILD: process.env['STRAIT_IMAGE_REBUILD'] ?? 'dockerfile' },
+      stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';
     let stderr = '';
-    c.stdout.setEncoding('utf8').on('data', (d: string) => { stdout += d; });
-    c.stderr.setEncoding('utf8').on('data', (d: string) => { stderr += d; });
+    c.stdout.setEncoding('utf8').on('data', (d: string) => {
+      stdout += d;
+    });
+    c.stderr.setEncoding('utf8').on('data', (d: string) => {
+      stderr += d;
+    });
     c.on('close', (code) => resolve({ status: code ?? 1, stdout, stderr }));
   });
 }

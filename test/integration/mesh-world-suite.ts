@@ -21,7 +21,9 @@ function worldProcesses(stateDir: string, script: string): number[] {
     try {
       if (!readFileSync(`/proc/${d}/cmdline`, 'utf8').includes(script)) continue;
       if (readFileSync(`/proc/${d}/environ`, 'utf8').split('\0').includes(`STRAIT_STATE_DIR=${stateDir}`)) out.push(Number(d));
-    } catch { /* gone */ }
+    } catch {
+      /* gone */
+    }
   }
   return out;
 }
@@ -36,7 +38,9 @@ export function upMeshWorld(dataplane: 'sidecar' | 'node'): TestWorld {
 
 export function meshWorldSuite(dataplane: 'sidecar' | 'node'): void {
   let world: TestWorld;
-  before(() => { world = upMeshWorld(dataplane); });
+  before(() => {
+    world = upMeshWorld(dataplane);
+  });
   after(() => world?.cleanup());
 
   test(`the injected pods' proxies run as the ${dataplane} dataplane says`, () => {
@@ -68,7 +72,22 @@ export function meshWorldSuite(dataplane: 'sidecar' | 'node'): void {
   };
   // and through the unix socket in the state dir
   const viaSocket = () => {
-    const r = spawnSync('curl', ['-sS', '-m', '5', '-o', '/dev/null', '-w', '%{http_code}', '--unix-socket', join(world.stateDir, 'mesh', 'cluster-a', 'ingress.sock'), 'http://echo.mesh/'], { encoding: 'utf8' });
+    const r = spawnSync(
+      'curl',
+      [
+        '-sS',
+        '-m',
+        '5',
+        '-o',
+        '/dev/null',
+        '-w',
+        '%{http_code}',
+        '--unix-socket',
+        join(world.stateDir, 'mesh', 'cluster-a', 'ingress.sock'),
+        'http://echo.mesh/',
+      ],
+      { encoding: 'utf8' },
+    );
     return r.status === 0 ? `HTTP ${r.stdout.trim()}` : `exit ${r.status}`;
   };
   const until = (want: () => boolean, ms = 20_000) => {
@@ -77,9 +96,12 @@ export function meshWorldSuite(dataplane: 'sidecar' | 'node'): void {
   };
 
   const SETUPS: Record<string, string> = {
-    PERMISSIVE: 'apiVersion: security.istio.io/v1beta1\nkind: PeerAuthentication\nmetadata: {name: default, namespace: mesh}\nspec: {mtls: {mode: PERMISSIVE}}\n',
-    DISABLE: 'apiVersion: security.istio.io/v1beta1\nkind: PeerAuthentication\nmetadata: {name: default, namespace: mesh}\nspec: {mtls: {mode: DISABLE}}\n---\napiVersion: networking.istio.io/v1beta1\nkind: DestinationRule\nmetadata: {name: default, namespace: mesh}\nspec: {host: "*", trafficPolicy: {tls: {mode: DISABLE}}}\n',
-    STRICT: 'apiVersion: security.istio.io/v1beta1\nkind: PeerAuthentication\nmetadata: {name: default, namespace: mesh}\nspec: {mtls: {mode: STRICT}}\n---\napiVersion: networking.istio.io/v1beta1\nkind: DestinationRule\nmetadata: {name: default, namespace: mesh}\nspec: {host: "*.mesh.svc.cluster.local", trafficPolicy: {tls: {mode: ISTIO_MUTUAL}}}\n',
+    PERMISSIVE:
+      'apiVersion: security.istio.io/v1beta1\nkind: PeerAuthentication\nmetadata: {name: default, namespace: mesh}\nspec: {mtls: {mode: PERMISSIVE}}\n',
+    DISABLE:
+      'apiVersion: security.istio.io/v1beta1\nkind: PeerAuthentication\nmetadata: {name: default, namespace: mesh}\nspec: {mtls: {mode: DISABLE}}\n---\napiVersion: networking.istio.io/v1beta1\nkind: DestinationRule\nmetadata: {name: default, namespace: mesh}\nspec: {host: "*", trafficPolicy: {tls: {mode: DISABLE}}}\n',
+    STRICT:
+      'apiVersion: security.istio.io/v1beta1\nkind: PeerAuthentication\nmetadata: {name: default, namespace: mesh}\nspec: {mtls: {mode: STRICT}}\n---\napiVersion: networking.istio.io/v1beta1\nkind: DestinationRule\nmetadata: {name: default, namespace: mesh}\nspec: {host: "*.mesh.svc.cluster.local", trafficPolicy: {tls: {mode: ISTIO_MUTUAL}}}\n',
   };
   const EXPECT: Record<string, string[]> = {
     PERMISSIVE: ['HTTP 200', 'HTTP 200', 'HTTP 200'],
@@ -99,8 +121,11 @@ export function meshWorldSuite(dataplane: 'sidecar' | 'node'): void {
     });
   }
 
-  test('the echo pod\'s sidecar counted the mTLS connections and the reset (metrics on 15020, promtool)', () => {
-    const echo = world.record().clusters.find((c) => c.name === 'cluster-a')?.pods.find((p) => p.namespace === 'mesh' && p.name.startsWith('echo-'));
+  test("the echo pod's sidecar counted the mTLS connections and the reset (metrics on 15020, promtool)", () => {
+    const echo = world
+      .record()
+      .clusters.find((c) => c.name === 'cluster-a')
+      ?.pods.find((p) => p.namespace === 'mesh' && p.name.startsWith('echo-'));
     assert.ok(echo?.ip);
     const r = world.exec('cluster-a/mesh/outsider', ['curl', '-sS', '-m', '5', `http://${echo.ip}:15020/metrics`]);
     assert.equal(r.status, 0, r.stderr);
@@ -122,7 +147,7 @@ export function meshWorldSuite(dataplane: 'sidecar' | 'node'): void {
     assert.match(r.stdout, /Sidecar:\s+yes/);
   });
 
-  test('every cluster has its ingress host URL in `strait status -o json`; cluster-b\'s routes to its echo (no mesh there: plaintext)', () => {
+  test("every cluster has its ingress host URL in `strait status -o json`; cluster-b's routes to its echo (no mesh there: plaintext)", () => {
     const rec = world.record() as unknown as { clusters: { name: string; ingress?: string }[] };
     for (const c of rec.clusters) assert.match(c.ingress ?? '', /^http:\/\/127\.0\.0\.1:\d+$/, `ingress of ${c.name}`);
     const b = rec.clusters.find((c) => c.name === 'cluster-b')?.ingress as string;
@@ -144,12 +169,18 @@ export function meshWorldSuite(dataplane: 'sidecar' | 'node'): void {
     let stderr = '';
     let stdout = '';
     let sent = false;
-    child.stdout.setEncoding('utf8').on('data', (d: string) => { stdout += d; });
+    child.stdout.setEncoding('utf8').on('data', (d: string) => {
+      stdout += d;
+    });
     const status = new Promise<number | null>((resolve) => child.on('close', resolve));
     await new Promise<void>((resolve) => {
       child.stderr.setEncoding('utf8').on('data', (d: string) => {
         stderr += d;
-        if (!sent && /PERMISSIVE: applied/.test(stderr)) { sent = true; child.kill('SIGINT'); resolve(); } // once: a second Ctrl-C ends at once
+        if (!sent && /PERMISSIVE: applied/.test(stderr)) {
+          sent = true;
+          child.kill('SIGINT');
+          resolve();
+        } // once: a second Ctrl-C ends at once
       });
       child.on('close', () => resolve());
     });
@@ -164,13 +195,21 @@ export function meshWorldSuite(dataplane: 'sidecar' | 'node'): void {
     // the tests above left STRICT + the ISTIO_MUTUAL rule; the demo must put them back
     const r = await run(process.execPath, [BIN, 'demo', 'mesh', '-o', 'json', '--state-dir', world.stateDir]);
     assert.equal(r.status, 0, r.stdout + r.stderr);
-    const out = JSON.parse(r.stdout) as { ok: boolean; cluster: string; rows: { mode: string; observedAfterMs?: number; cells: Record<string, { measured: string; expected: string; ok: boolean }> }[]; restored: string[] };
+    const out = JSON.parse(r.stdout) as {
+      ok: boolean;
+      cluster: string;
+      rows: { mode: string; observedAfterMs?: number; cells: Record<string, { measured: string; expected: string; ok: boolean }> }[];
+      restored: string[];
+    };
     assert.equal(out.cluster, 'cluster-a');
-    assert.deepEqual(out.rows.map((row) => [row.mode, row.cells['inMesh']?.measured, row.cells['outsider']?.measured, row.cells['ingress']?.measured]), [
-      ['PERMISSIVE', 'HTTP 200', 'HTTP 200', 'HTTP 200'],
-      ['DISABLE', 'HTTP 200', 'HTTP 200', 'HTTP 200'],
-      ['STRICT', 'HTTP 200', 'exit 56', 'HTTP 200'],
-    ]);
+    assert.deepEqual(
+      out.rows.map((row) => [row.mode, row.cells['inMesh']?.measured, row.cells['outsider']?.measured, row.cells['ingress']?.measured]),
+      [
+        ['PERMISSIVE', 'HTTP 200', 'HTTP 200', 'HTTP 200'],
+        ['DISABLE', 'HTTP 200', 'HTTP 200', 'HTTP 200'],
+        ['STRICT', 'HTTP 200', 'exit 56', 'HTTP 200'],
+      ],
+    );
     assert.equal(out.ok, true);
     for (const row of out.rows) assert.equal(typeof row.observedAfterMs, 'number');
     console.log(`# demo mesh: modes seen after ${out.rows.map((row) => `${row.mode} ${row.observedAfterMs} ms`).join(', ')}`);

@@ -19,17 +19,23 @@ let broker: ResourceStore;
 let brokerDir: string | undefined;
 let agent: MulticlusterAgent | undefined;
 
-before(async () => {
-  const r = await startTestCluster();
-  if ('skip' in r) { skip = r.skip; return; }
-  cluster = r;
-  installCrds(cluster);
-  local = openKubernetesStore({ kubeconfig: cluster.kubeconfig });
-  brokerDir = mkdtempSync(join(tmpdir(), 'strait-broker-'));
-  broker = openEmbeddedStore({ dir: brokerDir });
-  agent = new MulticlusterAgent({ clusterId: 'cluster-a', local, broker, resyncMs: 1000 });
-  agent.start();
-}, { timeout: 3_600_000 });
+before(
+  async () => {
+    const r = await startTestCluster();
+    if ('skip' in r) {
+      skip = r.skip;
+      return;
+    }
+    cluster = r;
+    installCrds(cluster);
+    local = openKubernetesStore({ kubeconfig: cluster.kubeconfig });
+    brokerDir = mkdtempSync(join(tmpdir(), 'strait-broker-'));
+    broker = openEmbeddedStore({ dir: brokerDir });
+    agent = new MulticlusterAgent({ clusterId: 'cluster-a', local, broker, resyncMs: 1000 });
+    agent.start();
+  },
+  { timeout: 3_600_000 },
+);
 
 after(async () => {
   await agent?.stop();
@@ -43,7 +49,10 @@ test('a ServiceExport in the real API server gets Valid=True once synced to the 
   if (!cluster) return t.skip(skip);
   const svc = cluster.kubectl(['create', 'service', 'clusterip', 'nginx', '--tcp=8080:8080', '-n', 'default']);
   assert.equal(svc.status, 0, svc.stderr);
-  const ex = cluster.kubectl(['apply', '-f', '-'], JSON.stringify({ apiVersion: K.ServiceExport.apiVersion, kind: 'ServiceExport', metadata: { name: 'nginx', namespace: 'default' } }));
+  const ex = cluster.kubectl(
+    ['apply', '-f', '-'],
+    JSON.stringify({ apiVersion: K.ServiceExport.apiVersion, kind: 'ServiceExport', metadata: { name: 'nginx', namespace: 'default' } }),
+  );
   assert.equal(ex.status, 0, ex.stderr);
   let valid: Condition | undefined;
   for (let i = 0; i < 300 && valid?.status !== 'True'; i++) {
@@ -60,5 +69,8 @@ test('a ServiceExport in the real API server gets Valid=True once synced to the 
     if ((await local.list(K.ServiceImport, { namespace: 'default' })).items.length > 0) break;
     await new Promise((r) => setTimeout(r, 100));
   }
-  assert.equal(cluster.kubectl(['get', 'serviceimports.multicluster.x-k8s.io', '-n', 'default', '-o', 'name']).stdout.trim().split('\n').filter(Boolean).length >= 1, true);
+  assert.equal(
+    cluster.kubectl(['get', 'serviceimports.multicluster.x-k8s.io', '-n', 'default', '-o', 'name']).stdout.trim().split('\n').filter(Boolean).length >= 1,
+    true,
+  );
 });

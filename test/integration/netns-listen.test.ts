@@ -12,8 +12,7 @@ import { treeSkip } from '../helpers/private-tree.js';
 
 let holder: ChildProcess | undefined;
 let nsPath = '';
-const inNs = (args: string[]): SpawnSyncReturns<string> =>
-  spawnSync('nsenter', ['-t', String(holder?.pid), '-n', ...args], { encoding: 'utf8' });
+const inNs = (args: string[]): SpawnSyncReturns<string> => spawnSync('nsenter', ['-t', String(holder?.pid), '-n', ...args], { encoding: 'utf8' });
 
 before(async () => {
   if (treeSkip) return;
@@ -21,16 +20,29 @@ before(async () => {
   holder = spawn('unshare', ['--net', '--', 'sleep', '120'], { stdio: 'ignore' });
   await new Promise((r) => setTimeout(r, 200));
   nsPath = `/proc/${holder.pid}/ns/net`;
-  for (const cmd of [['ip', 'link', 'set', 'lo', 'up'], ['ip', 'addr', 'add', '10.77.0.2/32', 'dev', 'lo'], ['ip', 'addr', 'add', '10.77.0.3/32', 'dev', 'lo']]) {
+  for (const cmd of [
+    ['ip', 'link', 'set', 'lo', 'up'],
+    ['ip', 'addr', 'add', '10.77.0.2/32', 'dev', 'lo'],
+    ['ip', 'addr', 'add', '10.77.0.3/32', 'dev', 'lo'],
+  ]) {
     const r = inNs(cmd);
     assert.equal(r.status, 0, r.stderr);
   }
 });
-after(() => { holder?.kill('SIGKILL'); });
+after(() => {
+  holder?.kill('SIGKILL');
+});
 
 /** LISTEN sockets (hex port) in a /proc/<pid>/net/tcp table */
-const listenPorts = (pid: number | string): Set<number> => new Set(readFileSync(`/proc/${pid}/net/tcp`, 'utf8').split('\n').slice(1)
-  .map((l) => l.trim().split(/\s+/)).filter((f) => f[3] === '0A').map((f) => parseInt((f[1] ?? ':0').split(':')[1] ?? '0', 16)));
+const listenPorts = (pid: number | string): Set<number> =>
+  new Set(
+    readFileSync(`/proc/${pid}/net/tcp`, 'utf8')
+      .split('\n')
+      .slice(1)
+      .map((l) => l.trim().split(/\s+/))
+      .filter((f) => f[3] === '0A')
+      .map((f) => parseInt((f[1] ?? ':0').split(':')[1] ?? '0', 16)),
+  );
 
 test('a server on the fd lives in the other namespace and sees its peers', { skip: treeSkip }, async () => {
   const mine = readlinkSync('/proc/thread-self/ns/net');
@@ -45,7 +57,9 @@ test('a server on the fd lives in the other namespace and sees its peers', { ski
     const r = await new Promise<string>((resolve) => {
       const c = spawn('nsenter', ['-t', String(holder?.pid), '-n', 'curl', '-s', '-m', '5', '--interface', '10.77.0.3', `http://10.77.0.2:${echo.port}/x`]);
       let out = '';
-      c.stdout.on('data', (b: Buffer) => { out += b.toString(); });
+      c.stdout.on('data', (b: Buffer) => {
+        out += b.toString();
+      });
       c.on('exit', () => resolve(out));
     });
     const body = JSON.parse(r) as { remoteAddress: string; path: string; pod: string };
@@ -80,11 +94,23 @@ test('inNetnsSync runs a function inside the namespace and always comes back', {
   const mine = readlinkSync('/proc/thread-self/ns/net');
   const theirs = readlinkSync(nsPath);
   assert.notEqual(theirs, mine);
-  assert.equal(inNetnsSync(nsPath, () => readlinkSync('/proc/thread-self/ns/net')), theirs);
+  assert.equal(
+    inNetnsSync(nsPath, () => readlinkSync('/proc/thread-self/ns/net')),
+    theirs,
+  );
   assert.equal(readlinkSync('/proc/thread-self/ns/net'), mine);
-  assert.throws(() => inNetnsSync(nsPath, () => { throw new Error('boom inside'); }), /boom inside/);
+  assert.throws(
+    () =>
+      inNetnsSync(nsPath, () => {
+        throw new Error('boom inside');
+      }),
+    /boom inside/,
+  );
   assert.equal(readlinkSync('/proc/thread-self/ns/net'), mine, 'back home after a throw');
-  assert.throws(() => inNetnsSync('/run/netns/strait-test-does-not-exist', () => 1), (e: Error & { code?: string }) => e.code === 'STRAIT_ERR_SYSTEM_TOOL');
+  assert.throws(
+    () => inNetnsSync('/run/netns/strait-test-does-not-exist', () => 1),
+    (e: Error & { code?: string }) => e.code === 'STRAIT_ERR_SYSTEM_TOOL',
+  );
 });
 
 /** packets counted by the rule with this comment in the held namespace's table strait_test */
@@ -96,22 +122,30 @@ const counted = (comment: string): number => {
 
 test('connectInNetns: the connection leaves from the other namespace, with the mark asked for', { skip: treeSkip }, async () => {
   const mine = readlinkSync('/proc/thread-self/ns/net');
-  const rules = spawnSync('nsenter', ['-t', String(holder?.pid), '-n', 'nft', '-f', '-'], { encoding: 'utf8', input:
-    'table ip strait_test {\n chain out {\n  type filter hook output priority 0; policy accept;\n' +
-    '  tcp flags syn meta mark 0x539 counter comment "marked"\n  tcp flags syn meta mark 0 counter comment "unmarked"\n }\n}\n' });
+  const rules = spawnSync('nsenter', ['-t', String(holder?.pid), '-n', 'nft', '-f', '-'], {
+    encoding: 'utf8',
+    input:
+      'table ip strait_test {\n chain out {\n  type filter hook output priority 0; policy accept;\n' +
+      '  tcp flags syn meta mark 0x539 counter comment "marked"\n  tcp flags syn meta mark 0 counter comment "unmarked"\n }\n}\n',
+  });
   assert.equal(rules.status, 0, rules.stderr);
   // a server in the held namespace only (10.77.0.2 does not exist in ours)
-  const server = createServer((s: Socket) => { s.end(`${s.remoteAddress}\n`); });
+  const server = createServer((s: Socket) => {
+    s.end(`${s.remoteAddress}\n`);
+  });
   await new Promise<void>((res) => server.listen({ fd: listenInNetns(nsPath, '10.77.0.2', 0) }, res));
   const port = (server.address() as AddressInfo).port;
   const nsFd = openNetns(nsPath);
-  const fetchPeer = (mark: number): Promise<string> => new Promise((resolve, reject) => {
-    const c = connectInNetns(nsFd, mark, { host: '10.77.0.2', port });
-    let out = '';
-    c.on('data', (d: Buffer) => { out += d.toString(); });
-    c.on('end', () => resolve(out.trim()));
-    c.on('error', reject);
-  });
+  const fetchPeer = (mark: number): Promise<string> =>
+    new Promise((resolve, reject) => {
+      const c = connectInNetns(nsFd, mark, { host: '10.77.0.2', port });
+      let out = '';
+      c.on('data', (d: Buffer) => {
+        out += d.toString();
+      });
+      c.on('end', () => resolve(out.trim()));
+      c.on('error', reject);
+    });
   try {
     assert.equal(await fetchPeer(0x539), '10.77.0.2', 'connected inside the held namespace (its own address as source)');
     assert.equal(counted('marked'), 1, 'SO_MARK 0x539 on the connection');
@@ -135,7 +169,10 @@ test('connectInNetns: the connection leaves from the other namespace, with the m
 
 test('openNetns refuses what is not a network namespace; a socket that cannot be made is a failed connection, not a throw', { skip: treeSkip }, async () => {
   const mine = readlinkSync('/proc/thread-self/ns/net');
-  assert.throws(() => openNetns('/proc/self/status'), (e: Error & { code?: string }) => /not a network namespace/.test(e.message) && e.code === 'STRAIT_ERR_SYSTEM_TOOL');
+  assert.throws(
+    () => openNetns('/proc/self/status'),
+    (e: Error & { code?: string }) => /not a network namespace/.test(e.message) && e.code === 'STRAIT_ERR_SYSTEM_TOOL',
+  );
   assert.throws(() => openNetns('/proc/self/ns/mnt'), /not a network namespace/);
   assert.throws(() => openNetns('/run/netns/strait-test-does-not-exist'), /No such file/);
   // an fd that is not a namespace: setns fails, the socket is destroyed with that error
@@ -148,4 +185,3 @@ test('openNetns refuses what is not a network namespace; a socket that cannot be
   assert.match(err.message, /setns|Bad file descriptor/);
   assert.equal(readlinkSync('/proc/thread-self/ns/net'), mine);
 });
-

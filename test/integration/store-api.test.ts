@@ -6,9 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { isStraitError } from '../../src/base/errors/index.js';
-import {
-  connectStore, connectStoreFromFiles, openEmbeddedStore, serveStores, type ResourceStore,
-} from '../../src/platform/store/index.js';
+import { connectStore, connectStoreFromFiles, openEmbeddedStore, serveStores, type ResourceStore } from '../../src/platform/store/index.js';
 import { CM, cm, runStoreConformance } from '../conformance/store-suite.js';
 
 const HISTORY = 20;
@@ -21,7 +19,10 @@ async function world(clusters = ['cluster-a']) {
   const socketPath = join(dir, 'store.sock');
   const server = await serveStores({ socketPath, token: TOKEN, stores });
   return {
-    dir, socketPath, stores, server,
+    dir,
+    socketPath,
+    stores,
+    server,
     async cleanup() {
       await server.close();
       for (const s of stores.values()) await s.close();
@@ -107,8 +108,10 @@ describe('store API', () => {
     const w = await world();
     try {
       const tokenFile = join(w.dir, 'store.token');
-      assert.throws(() => connectStoreFromFiles({ socketPath: w.socketPath, tokenFile, cluster: 'cluster-a' }),
-        (err: unknown) => isStraitError(err, 'STRAIT_ERR_STORE_UNAVAILABLE'));
+      assert.throws(
+        () => connectStoreFromFiles({ socketPath: w.socketPath, tokenFile, cluster: 'cluster-a' }),
+        (err: unknown) => isStraitError(err, 'STRAIT_ERR_STORE_UNAVAILABLE'),
+      );
       writeFileSync(tokenFile, `${TOKEN}\n`, { mode: 0o600 });
       const c = connectStoreFromFiles({ socketPath: w.socketPath, tokenFile, cluster: 'cluster-a' });
       await c.apply(cm('via-file'));
@@ -173,16 +176,19 @@ describe('store API', () => {
     const b = w.stores.get('cluster-b')!;
     await a.apply(cm('one', { ns: 'default' }));
     const { request } = await import('node:http');
-    const open = (accept: string, query: string) => new Promise<{ lines: () => string[]; close: () => void; headers: Record<string, unknown> }>((resolve, reject) => {
-      const req = request({ socketPath: w.socketPath, path: `/v1/stream?${query}`, headers: { authorization: `Bearer ${TOKEN}`, accept } }, (res) => {
-        let buf = '';
-        res.setEncoding('utf8');
-        res.on('data', (c: string) => { buf += c; });
-        resolve({ lines: () => buf.split('\n'), close: () => req.destroy(), headers: res.headers });
+    const open = (accept: string, query: string) =>
+      new Promise<{ lines: () => string[]; close: () => void; headers: Record<string, unknown> }>((resolve, reject) => {
+        const req = request({ socketPath: w.socketPath, path: `/v1/stream?${query}`, headers: { authorization: `Bearer ${TOKEN}`, accept } }, (res) => {
+          let buf = '';
+          res.setEncoding('utf8');
+          res.on('data', (c: string) => {
+            buf += c;
+          });
+          resolve({ lines: () => buf.split('\n'), close: () => req.destroy(), headers: res.headers });
+        });
+        req.on('error', reject);
+        req.end();
       });
-      req.on('error', reject);
-      req.end();
-    });
     const until = async (f: () => boolean) => {
       const end = Date.now() + 5000;
       while (!f() && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
@@ -194,10 +200,17 @@ describe('store API', () => {
       const sse = await open('text/event-stream', q);
       assert.equal(nd.headers['content-type'], 'application/x-ndjson');
       assert.match(String(sse.headers['content-type']), /^text\/event-stream/);
-      const msgs = () => nd.lines().filter(Boolean).map((l) => JSON.parse(l) as { type: string; watch: number; items?: { metadata: { name: string } }[]; object?: { metadata: { name: string } } });
+      const msgs = () =>
+        nd
+          .lines()
+          .filter(Boolean)
+          .map((l) => JSON.parse(l) as { type: string; watch: number; items?: { metadata: { name: string } }[]; object?: { metadata: { name: string } } });
       await until(() => msgs().filter((m) => m.type === 'LIST').length === 2);
       const lists = msgs().filter((m) => m.type === 'LIST');
-      assert.deepEqual(lists.find((m) => m.watch === 0)?.items?.map((i) => i.metadata.name), ['one']);
+      assert.deepEqual(
+        lists.find((m) => m.watch === 0)?.items?.map((i) => i.metadata.name),
+        ['one'],
+      );
       assert.deepEqual(lists.find((m) => m.watch === 1)?.items, []);
       await b.apply(cm('two', { ns: 'default' }));
       await until(() => msgs().some((m) => m.type === 'ADDED' && m.watch === 1 && m.object?.metadata.name === 'two'));

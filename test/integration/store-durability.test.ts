@@ -37,28 +37,36 @@ test('every acknowledged write survives kill -9 of the store server (4 concurren
     const server = spawn(process.execPath, [join(fixtures, 'store-server.js'), storeDir, socketPath, token], { stdio: ['ignore', 'pipe', 'inherit'] });
     children.push(server);
     let ready!: () => void;
-    const isReady = new Promise<void>((r) => { ready = r; });
-    const serverExit = lines(server, (l) => { if (l === 'ready') ready(); });
+    const isReady = new Promise<void>((r) => {
+      ready = r;
+    });
+    const serverExit = lines(server, (l) => {
+      if (l === 'ready') ready();
+    });
     await isReady;
 
     // last acknowledged value and resourceVersion per object name
     const acked = new Map<string, { rv: number; value: string }>();
     let total = 0;
     let killAt: () => void;
-    const enough = new Promise<void>((r) => { killAt = r; });
+    const enough = new Promise<void>((r) => {
+      killAt = r;
+    });
     const stops: string[] = [];
     const writerExits = [];
     for (let id = 0; id < WRITERS; id++) {
       const w = spawn(process.execPath, [join(fixtures, 'store-writer.js'), socketPath, token, String(id)], { stdio: ['ignore', 'pipe', 'inherit'] });
       children.push(w);
-      writerExits.push(lines(w, (l) => {
-        const [what, name, rv, value] = l.split(' ');
-        if (what === 'ack') {
-          const prev = acked.get(name!);
-          if (!prev || prev.rv < Number(rv)) acked.set(name!, { rv: Number(rv), value: value! });
-          if (++total === 400) killAt();
-        } else if (what === 'stop') stops.push(name!);
-      }));
+      writerExits.push(
+        lines(w, (l) => {
+          const [what, name, rv, value] = l.split(' ');
+          if (what === 'ack') {
+            const prev = acked.get(name!);
+            if (!prev || prev.rv < Number(rv)) acked.set(name!, { rv: Number(rv), value: value! });
+            if (++total === 400) killAt();
+          } else if (what === 'stop') stops.push(name!);
+        }),
+      );
     }
     await enough;
     server.kill('SIGKILL');

@@ -13,7 +13,9 @@ const started = await startTestCluster({
 });
 
 if ('skip' in started) {
-  test('ResourceStore conformance: kubernetes (real kube-apiserver)', (t) => { t.skip(started.skip); });
+  test('ResourceStore conformance: kubernetes (real kube-apiserver)', (t) => {
+    t.skip(started.skip);
+  });
 } else {
   const cluster = started;
   installCrds(cluster);

@@ -18,24 +18,36 @@ const root = process.env['STRAIT_ROOT'] ?? process.cwd();
 let cluster: TestCluster | undefined;
 let skip: string | undefined;
 
-before(async () => {
-  const r = await startTestCluster({
-    // the conformance suite writes into namespaces it never creates, as the embedded store allows
-    disableAdmissionPlugins: ['NamespaceLifecycle'],
-    // ConfigMap watches straight from etcd (as with the watch cache off), so that etcd
-    // compaction makes a resourceVersion too old; the other kinds go through the cache
-    apiserverArgs: ['--watch-cache-sizes=configmaps#0'],
-  });
-  if ('skip' in r) { skip = r.skip; return; }
-  cluster = r;
-  installCrds(cluster);
-}, { timeout: 3_600_000 }); // the first build of kube-apiserver takes minutes (cached after)
+before(
+  async () => {
+    const r = await startTestCluster({
+      // the conformance suite writes into namespaces it never creates, as the embedded store allows
+      disableAdmissionPlugins: ['NamespaceLifecycle'],
+      // ConfigMap watches straight from etcd (as with the watch cache off), so that etcd
+      // compaction makes a resourceVersion too old; the other kinds go through the cache
+      apiserverArgs: ['--watch-cache-sizes=configmaps#0'],
+    });
+    if ('skip' in r) {
+      skip = r.skip;
+      return;
+    }
+    cluster = r;
+    installCrds(cluster);
+  },
+  { timeout: 3_600_000 },
+); // the first build of kube-apiserver takes minutes (cached after)
 
-after(async () => { await cluster?.stop(); });
+after(async () => {
+  await cluster?.stop();
+});
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-const cm = (name: string, data: Record<string, string> = { k: name }, namespace = 'default'): KubeObject =>
-  ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace }, data });
+const cm = (name: string, data: Record<string, string> = { k: name }, namespace = 'default'): KubeObject => ({
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
+  metadata: { name, namespace },
+  data,
+});
 
 async function waitFor(cond: () => boolean, ms = 20_000, what = 'condition'): Promise<void> {
   const deadline = Date.now() + ms;
@@ -69,22 +81,63 @@ describe('Kubernetes store against a real kube-apiserver', () => {
     const A = 'multicluster.x-k8s.io/v1alpha1';
     const B = 'multicluster.x-k8s.io/v1beta1';
     try {
-      const se = await store.apply({ apiVersion: A, kind: 'ServiceExport', metadata: { name: 'hello', namespace: 'default' }, spec: { exportedLabels: { tier: 'web' } } });
-      await store.updateStatus({ ...se, status: { conditions: [
-        { type: 'Valid', status: 'False', reason: 'AwaitingSync', message: 'Awaiting sync of the ServiceImport to the broker', lastTransitionTime: '2026-01-02T03:04:05Z' },
-        { type: 'Conflict', status: 'False', reason: 'NoConflicts', message: 'No conflicts with exports of other clusters', lastTransitionTime: '2026-01-02T03:04:05Z' },
-      ] } });
+      const se = await store.apply({
+        apiVersion: A,
+        kind: 'ServiceExport',
+        metadata: { name: 'hello', namespace: 'default' },
+        spec: { exportedLabels: { tier: 'web' } },
+      });
+      await store.updateStatus({
+        ...se,
+        status: {
+          conditions: [
+            {
+              type: 'Valid',
+              status: 'False',
+              reason: 'AwaitingSync',
+              message: 'Awaiting sync of the ServiceImport to the broker',
+              lastTransitionTime: '2026-01-02T03:04:05Z',
+            },
+            {
+              type: 'Conflict',
+              status: 'False',
+              reason: 'NoConflicts',
+              message: 'No conflicts with exports of other clusters',
+              lastTransitionTime: '2026-01-02T03:04:05Z',
+            },
+          ],
+        },
+      });
       const a = await store.get({ apiVersion: A, kind: 'ServiceExport' }, 'hello', 'default');
       const b = await store.get({ apiVersion: B, kind: 'ServiceExport' }, 'hello', 'default');
       assert.equal(b?.apiVersion, B);
       const body = (o: KubeObject | undefined) => ({ spec: o?.spec, status: o?.status, labels: o?.metadata.labels });
       assert.deepEqual(body(b), body(a));
       assert.equal((b?.status as { conditions: { reason: string }[] }).conditions[0]?.reason, 'AwaitingSync');
-      const k = cluster.kubectl(['get', 'serviceexports.v1beta1.multicluster.x-k8s.io', 'hello', '-n', 'default', '-o', 'jsonpath={.apiVersion} {.spec.exportedLabels.tier}']);
+      const k = cluster.kubectl([
+        'get',
+        'serviceexports.v1beta1.multicluster.x-k8s.io',
+        'hello',
+        '-n',
+        'default',
+        '-o',
+        'jsonpath={.apiVersion} {.spec.exportedLabels.tier}',
+      ]);
       assert.equal(k.stdout, `${B} web`, k.stderr);
-      await store.apply({ apiVersion: B, kind: 'ServiceImport', metadata: { name: 'hello', namespace: 'default' },
-        spec: { type: 'ClusterSetIP', ports: [{ name: 'tcp', protocol: 'TCP', port: 42 }], ipFamilies: ['IPv4'], sessionAffinity: 'ClientIP',
-          sessionAffinityConfig: { clientIP: { timeoutSeconds: 10 } }, internalTrafficPolicy: 'Cluster', trafficDistribution: 'PreferClose' } });
+      await store.apply({
+        apiVersion: B,
+        kind: 'ServiceImport',
+        metadata: { name: 'hello', namespace: 'default' },
+        spec: {
+          type: 'ClusterSetIP',
+          ports: [{ name: 'tcp', protocol: 'TCP', port: 42 }],
+          ipFamilies: ['IPv4'],
+          sessionAffinity: 'ClientIP',
+          sessionAffinityConfig: { clientIP: { timeoutSeconds: 10 } },
+          internalTrafficPolicy: 'Cluster',
+          trafficDistribution: 'PreferClose',
+        },
+      });
       const imp = await store.get({ apiVersion: A, kind: 'ServiceImport' }, 'hello', 'default');
       assert.equal(imp?.apiVersion, A);
       assert.equal((imp?.spec as { trafficDistribution: string }).trafficDistribution, 'PreferClose');
@@ -101,7 +154,8 @@ describe('Kubernetes store against a real kube-apiserver', () => {
       return { status: r.status ?? 1, stdout: r.stdout, stderr: r.stderr };
     };
     try {
-      const manifest = 'apiVersion: security.istio.io/v1beta1\nkind: PeerAuthentication\nmetadata: {name: default, namespace: default}\nspec: {mtls: {mode: STRICT}}\n';
+      const manifest =
+        'apiVersion: security.istio.io/v1beta1\nkind: PeerAuthentication\nmetadata: {name: default, namespace: default}\nspec: {mtls: {mode: STRICT}}\n';
       const a = strait(['apply', '-f', '-'], manifest);
       assert.equal(a.status, 0, a.stderr);
       assert.match(a.stdout, /peerauthentication\/default created/);
@@ -147,7 +201,13 @@ describe('Kubernetes store against a real kube-apiserver', () => {
       await cluster.compactEtcd();
       proxy.restore();
       await waitFor(() => evs.length >= 4, 60_000, `re-list events (got ${JSON.stringify(evs.map((e) => [e.type, e.object.metadata.name]))})`);
-      assert.deepEqual(evs.slice(1).map((e) => `${e.type} ${e.object.metadata.name}`).sort(), ['ADDED new', 'DELETED goes', 'MODIFIED seen']);
+      assert.deepEqual(
+        evs
+          .slice(1)
+          .map((e) => `${e.type} ${e.object.metadata.name}`)
+          .sort(),
+        ['ADDED new', 'DELETED goes', 'MODIFIED seen'],
+      );
       assert.deepEqual(evs.find((e) => e.type === 'MODIFIED')?.object['data'], { v: '2' });
       // and it keeps watching from the re-list
       await direct.apply(cm('after'));
@@ -170,14 +230,22 @@ describe('Kubernetes store against a real kube-apiserver', () => {
     try {
       const { resourceVersion } = await store.list(Kinds.PeerAuthentication);
       const w = store.watch(Kinds.PeerAuthentication, { resourceVersion }, (ev) => evs.push(ev));
-      const pa = (name: string): KubeObject => ({ apiVersion: 'security.istio.io/v1beta1', kind: 'PeerAuthentication', metadata: { name, namespace: 'default' }, spec: { mtls: { mode: 'STRICT' } } });
+      const pa = (name: string): KubeObject => ({
+        apiVersion: 'security.istio.io/v1beta1',
+        kind: 'PeerAuthentication',
+        metadata: { name, namespace: 'default' },
+        spec: { mtls: { mode: 'STRICT' } },
+      });
       await store.apply(pa('before'));
       await waitFor(() => evs.length === 1, 20_000, 'the first event');
       await cluster.stopApiserver();
       await cluster.startApiserver();
       await store.apply(pa('after'));
       await waitFor(() => evs.some((e) => e.object.metadata.name === 'after'), 60_000, 'an event after the restart');
-      assert.deepEqual(evs.map((e) => `${e.type} ${e.object.metadata.name}`), ['ADDED before', 'ADDED after']);
+      assert.deepEqual(
+        evs.map((e) => `${e.type} ${e.object.metadata.name}`),
+        ['ADDED before', 'ADDED after'],
+      );
       w.stop();
       await w.done;
     } finally {
@@ -214,12 +282,16 @@ describe('Kubernetes store against a real kube-apiserver', () => {
     try {
       const a = await store.serverSideApply(cm('ssa', { a: '1', b: '2' }), { fieldManager: 'strait-test' });
       const mf = (a.metadata as { managedFields?: { manager: string; operation: string }[] }).managedFields ?? [];
-      assert.ok(mf.some((m) => m.manager === 'strait-test' && m.operation === 'Apply'), JSON.stringify(mf));
+      assert.ok(
+        mf.some((m) => m.manager === 'strait-test' && m.operation === 'Apply'),
+        JSON.stringify(mf),
+      );
       const b = await store.serverSideApply(cm('ssa', { a: '1' }), { fieldManager: 'strait-test' });
       assert.deepEqual(b['data'], { a: '1' });
       // another manager's field is a conflict unless forced
-      await assert.rejects(store.serverSideApply(cm('ssa', { a: 'other' }), { fieldManager: 'someone-else', force: false }),
-        (e: unknown) => isStraitError(e, 'STRAIT_ERR_CONFLICT'));
+      await assert.rejects(store.serverSideApply(cm('ssa', { a: 'other' }), { fieldManager: 'someone-else', force: false }), (e: unknown) =>
+        isStraitError(e, 'STRAIT_ERR_CONFLICT'),
+      );
       const c = await store.serverSideApply(cm('ssa', { a: 'other' }), { fieldManager: 'someone-else', force: true });
       assert.deepEqual(c['data'], { a: 'other' });
       const dry = await store.apply(cm('dry'), { dryRun: true });
@@ -234,16 +306,28 @@ describe('Kubernetes store against a real kube-apiserver', () => {
   test('errors map to strait codes: 404, 409, 422, 400, 403, connection refused, silence', async (t) => {
     if (!cluster) return t.skip(skip);
     const store = openKubernetesStore({ kubeconfig: cluster.kubeconfig });
-    const codeOf = async (p: Promise<unknown>): Promise<string> => p.then(() => 'ok', (e: unknown) => (isStraitError(e) ? e.code : String(e)));
+    const codeOf = async (p: Promise<unknown>): Promise<string> =>
+      p.then(
+        () => 'ok',
+        (e: unknown) => (isStraitError(e) ? e.code : String(e)),
+      );
     try {
       const table: [string, () => Promise<unknown>, string][] = [
         ['update of a missing object', () => store.update(cm('missing')), 'STRAIT_ERR_NOT_FOUND'],
-        ['a stale resourceVersion', async () => {
-          const a = await store.apply(cm('c1'));
-          await store.apply(cm('c1', { k: 'v2' }));
-          return store.update({ ...a, data: { k: 'old' } });
-        }, 'STRAIT_ERR_CONFLICT'],
-        ['an invalid object (422)', () => store.apply({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'bad', namespace: 'default' }, spec: { ports: [{ port: 99999 }] } }), 'STRAIT_ERR_OBJECT_INVALID'],
+        [
+          'a stale resourceVersion',
+          async () => {
+            const a = await store.apply(cm('c1'));
+            await store.apply(cm('c1', { k: 'v2' }));
+            return store.update({ ...a, data: { k: 'old' } });
+          },
+          'STRAIT_ERR_CONFLICT',
+        ],
+        [
+          'an invalid object (422)',
+          () => store.apply({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'bad', namespace: 'default' }, spec: { ports: [{ port: 99999 }] } }),
+          'STRAIT_ERR_OBJECT_INVALID',
+        ],
         ['a bad label selector (400)', () => store.list(Kinds.ConfigMap, { labelSelector: 'a in (b' }), 'STRAIT_ERR_USAGE'],
         ['a name that is not DNS-1123', () => store.apply(cm('Not_Valid')), 'STRAIT_ERR_USAGE'],
         ['an unknown kind', () => store.get({ apiVersion: 'example.com/v1', kind: 'Nope' }, 'x'), 'STRAIT_ERR_KIND_UNKNOWN'],
@@ -263,10 +347,15 @@ describe('Kubernetes store against a real kube-apiserver', () => {
 
       // a server that accepts and never answers: the request gives up instead of hanging
       const silentSockets = new Set<Socket>();
-      const silent = createServer((sock) => { silentSockets.add(sock); });
+      const silent = createServer((sock) => {
+        silentSockets.add(sock);
+      });
       await new Promise<void>((r) => silent.listen(0, '127.0.0.1', () => r()));
       const silentPort = (silent.address() as AddressInfo).port;
-      const hung = openKubernetesStore({ kubeconfig: cluster.kubeconfig.replace(/server: https:\/\/127\.0\.0\.1:\d+/, `server: https://127.0.0.1:${silentPort}`), requestTimeoutMs: 300 });
+      const hung = openKubernetesStore({
+        kubeconfig: cluster.kubeconfig.replace(/server: https:\/\/127\.0\.0\.1:\d+/, `server: https://127.0.0.1:${silentPort}`),
+        requestTimeoutMs: 300,
+      });
       const hungErr = await hung.get(Kinds.ConfigMap, 'x').catch((e: unknown) => e);
       assert.ok(isStraitError(hungErr, 'STRAIT_ERR_STORE_UNAVAILABLE'), String(hungErr));
       assert.match(hungErr.message, /ETIMEDOUT/);
@@ -275,7 +364,11 @@ describe('Kubernetes store against a real kube-apiserver', () => {
       silent.close();
 
       // a kubeconfig problem is what the first call rejects with
-      for (const bad of [{ kubeConfigPath: '/nonexistent/kubeconfig' }, { kubeconfig: cluster.kubeconfig, context: 'nope' }, { kubeconfig: 'not: [a kubeconfig' }]) {
+      for (const bad of [
+        { kubeConfigPath: '/nonexistent/kubeconfig' },
+        { kubeconfig: cluster.kubeconfig, context: 'nope' },
+        { kubeconfig: 'not: [a kubeconfig' },
+      ]) {
         const s = openKubernetesStore(bad);
         assert.equal(await codeOf(s.get(Kinds.ConfigMap, 'x')), 'STRAIT_ERR_KUBE_CONFIG', JSON.stringify(bad).slice(0, 80));
         await s.close();
@@ -286,18 +379,26 @@ describe('Kubernetes store against a real kube-apiserver', () => {
     }
   });
 
-  test('a kind whose CRD is not installed is STRAIT_ERR_KUBE_CRD_MISSING on every call (not "not found", not an empty answer); requireKinds names them all', { timeout: 120_000 }, async (t) => {
+  test('a kind whose CRD is not installed is STRAIT_ERR_KUBE_CRD_MISSING on every call (not "not found", not an empty answer); requireKinds names them all', {
+    timeout: 120_000,
+  }, async (t) => {
     if (!cluster) return t.skip(skip);
     const c = cluster;
     const store = openKubernetesStore({ kubeconfig: c.kubeconfig });
-    const codeOf = async (p: Promise<unknown>): Promise<string> => p.then((v) => `ok ${JSON.stringify(v)}`, (e: unknown) => (isStraitError(e) ? e.code : String(e)));
+    const codeOf = async (p: Promise<unknown>): Promise<string> =>
+      p.then(
+        (v) => `ok ${JSON.stringify(v)}`,
+        (e: unknown) => (isStraitError(e) ? e.code : String(e)),
+      );
     // serviceexports goes (its group stays: a Status without details); maistra.io/v2 goes whole ("404 page not found")
     const gone = ['serviceexports.multicluster.x-k8s.io', 'servicemeshcontrolplanes.maistra.io'];
     try {
       assert.equal(c.kubectl(['delete', 'crd', ...gone]).status, 0);
       const missing = await (async () => {
         for (const deadline = Date.now() + 30_000; Date.now() < deadline; await sleep(200)) {
-          const e = await store.requireKinds([Kinds.ServiceExport, Kinds.ServiceImport, Kinds.ServiceMeshControlPlane, Kinds.ConfigMap]).catch((x: unknown) => x);
+          const e = await store
+            .requireKinds([Kinds.ServiceExport, Kinds.ServiceImport, Kinds.ServiceMeshControlPlane, Kinds.ConfigMap])
+            .catch((x: unknown) => x);
           if (isStraitError(e, 'STRAIT_ERR_KUBE_CRD_MISSING') && (e.detail as { resources: string[] }).resources.length === 2) return e;
         }
         throw new Error('the API server kept serving the deleted CRDs');
@@ -342,8 +443,14 @@ describe('Kubernetes store against a real kube-apiserver', () => {
     const store = openKubernetesStore({ kubeconfig: cluster.kubeconfig });
     try {
       const a = await store.apply({
-        apiVersion: app.apiVersion, kind: 'Application', metadata: { name: 'guestbook', namespace: 'default' },
-        spec: { project: 'default', source: { repoURL: 'https://example.com/r.git', path: '.' }, destination: { server: 'https://kubernetes.default.svc', namespace: 'default' } },
+        apiVersion: app.apiVersion,
+        kind: 'Application',
+        metadata: { name: 'guestbook', namespace: 'default' },
+        spec: {
+          project: 'default',
+          source: { repoURL: 'https://example.com/r.git', path: '.' },
+          destination: { server: 'https://kubernetes.default.svc', namespace: 'default' },
+        },
       });
       const b = await store.updateStatus({ ...a, status: { sync: { status: 'Synced' } } });
       assert.deepEqual(b.status, { sync: { status: 'Synced' } });

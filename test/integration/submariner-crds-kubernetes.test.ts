@@ -15,8 +15,17 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { parse, parseAllDocuments } from 'yaml';
 import {
-  BROKER_NAMESPACE, deployBroker, joinCluster, markGatewayPassive, MC_KINDS as K, OPERATOR_NAMESPACE, publishGatewayRecords, readEndpoint, readGateway,
-  type BrokerInfo, type GatewayRecords,
+  BROKER_NAMESPACE,
+  deployBroker,
+  joinCluster,
+  markGatewayPassive,
+  MC_KINDS as K,
+  OPERATOR_NAMESPACE,
+  publishGatewayRecords,
+  readEndpoint,
+  readGateway,
+  type BrokerInfo,
+  type GatewayRecords,
 } from '../../src/multicluster/control/clusterset/index.js';
 import { openKubernetesStore, type KubeObject, type ResourceStore } from '../../src/platform/store/index.js';
 import { newTestStore } from '../support/stores.js';
@@ -29,25 +38,64 @@ const VERSION = '0.1.0';
 let cluster: TestCluster | undefined;
 let skip: string | undefined;
 
-before(async () => {
-  const r = await startTestCluster();
-  if ('skip' in r) { skip = r.skip; return; }
-  cluster = r;
-}, { timeout: 3_600_000 });
+before(
+  async () => {
+    const r = await startTestCluster();
+    if ('skip' in r) {
+      skip = r.skip;
+      return;
+    }
+    cluster = r;
+  },
+  { timeout: 3_600_000 },
+);
 
-after(async () => { await cluster?.stop(); });
+after(async () => {
+  await cluster?.stop();
+});
 
-const network = (clusterId: string, n: number) => ({ clusterId, networkPlugin: 'generic', clusterCIDRs: [`10.${n}.0.0/16`], serviceCIDRs: [`100.${n}.0.0/16`] });
+const network = (clusterId: string, n: number) => ({
+  clusterId,
+  networkPlugin: 'generic',
+  clusterCIDRs: [`10.${n}.0.0/16`],
+  serviceCIDRs: [`100.${n}.0.0/16`],
+});
 
 /** a gateway's /records (what the data plane reports), for gateway `node` of `clusterId` */
 function recs(clusterId: string, n: number, node: string, haStatus: 'active' | 'passive', peer?: string): GatewayRecords {
   return {
-    endpoint: { clusterId, hostname: node, endpointIP: `172.16.${n}.1`, publicIP: `198.51.100.${n}`, cableDriver: 'strait-psk', subnets: [`10.${n}.0.0/16`, `100.${n}.0.0/16`] },
+    endpoint: {
+      clusterId,
+      hostname: node,
+      endpointIP: `172.16.${n}.1`,
+      publicIP: `198.51.100.${n}`,
+      cableDriver: 'strait-psk',
+      subnets: [`10.${n}.0.0/16`, `100.${n}.0.0/16`],
+    },
     gateway: { node, haStatus, summary: haStatus === 'active' ? 'All connections (1) are established' : 'There are no connections' },
-    connections: haStatus === 'active' && peer ? [{
-      gateway: node, cluster: peer, remoteIP: '172.16.2.1', nat: 'no', cableDriver: 'strait-psk', subnets: ['10.2.0.0/16', '100.2.0.0/16'],
-      status: 'connected', statusMessage: '', rttAvg: '412µs', rttAvgMs: 0.412, txBytes: 1200, rxBytes: 3400, txPackets: 3, rxPackets: 4, handshakes: 1, rekeys: 0,
-    }] : [],
+    connections:
+      haStatus === 'active' && peer
+        ? [
+            {
+              gateway: node,
+              cluster: peer,
+              remoteIP: '172.16.2.1',
+              nat: 'no',
+              cableDriver: 'strait-psk',
+              subnets: ['10.2.0.0/16', '100.2.0.0/16'],
+              status: 'connected',
+              statusMessage: '',
+              rttAvg: '412µs',
+              rttAvgMs: 0.412,
+              txBytes: 1200,
+              rxBytes: 3400,
+              txPackets: 3,
+              rxPackets: 4,
+              handshakes: 1,
+              rekeys: 0,
+            },
+          ]
+        : [],
   };
 }
 
@@ -100,13 +148,18 @@ function installCrds(docs: KubeObject[]): void {
   }
 }
 
-const upstreamCrds = (): KubeObject[] => readdirSync(fixtures).filter((f) => f.endsWith('.yaml')).sort()
-  .map((f) => parse(readFileSync(join(fixtures, f), 'utf8')) as KubeObject);
+const upstreamCrds = (): KubeObject[] =>
+  readdirSync(fixtures)
+    .filter((f) => f.endsWith('.yaml'))
+    .sort()
+    .map((f) => parse(readFileSync(join(fixtures, f), 'utf8')) as KubeObject);
 
 const straitCrds = (): KubeObject[] => {
   const r = spawnSync(process.execPath, [join(root, 'bin', 'strait.js'), 'crds'], { encoding: 'utf8' });
   assert.equal(r.status, 0, r.stderr);
-  return parseAllDocuments(r.stdout).map((d) => d.toJSON() as KubeObject).filter((o) => o && o.metadata.name.endsWith(`.${K.Gateway.apiVersion.split('/')[0]}`));
+  return parseAllDocuments(r.stdout)
+    .map((d) => d.toJSON() as KubeObject)
+    .filter((o) => o && o.metadata.name.endsWith(`.${K.Gateway.apiVersion.split('/')[0]}`));
 };
 
 /**
@@ -119,18 +172,25 @@ function strictDryRun(objs: KubeObject[]): string[] {
   for (const o of objs) {
     const what = `${o.kind} ${o.metadata.name}`;
     const c = kubectl(['create', '--dry-run=server', '--validate=strict', '-o', 'json', '-f', '-'], JSON.stringify(o));
-    if (c.status !== 0) { wrong.push(`${what}: ${c.stderr.trim()}`); continue; }
+    if (c.status !== 0) {
+      wrong.push(`${what}: ${c.stderr.trim()}`);
+      continue;
+    }
     if (o.kind !== 'Submariner') {
       // what the API server would store is what was sent: nothing pruned
       const stored = JSON.parse(c.stdout) as KubeObject;
       for (const part of ['spec', 'status'] as const) {
-        if (JSON.stringify(sorted(stored[part])) !== JSON.stringify(sorted(o[part]))) wrong.push(`${what}: ${part} changed by the API server: ${JSON.stringify(stored[part])}`);
+        if (JSON.stringify(sorted(stored[part])) !== JSON.stringify(sorted(o[part])))
+          wrong.push(`${what}: ${part} changed by the API server: ${JSON.stringify(stored[part])}`);
       }
       continue;
     }
     kubectl(['delete', 'submariner', o.metadata.name, '-n', NS, '--ignore-not-found']);
     const real = kubectl(['create', '-f', '-'], JSON.stringify({ ...o, status: undefined }));
-    if (real.status !== 0) { wrong.push(`${what}: ${real.stderr.trim()}`); continue; }
+    if (real.status !== 0) {
+      wrong.push(`${what}: ${real.stderr.trim()}`);
+      continue;
+    }
     const s = kubectl(['replace', '--subresource', 'status', '--dry-run=server', '--validate=strict', '-f', '-'], JSON.stringify(o));
     if (s.status !== 0) wrong.push(`${what} status: ${s.stderr.trim()}`);
     kubectl(['delete', 'submariner', o.metadata.name, '-n', NS]);
@@ -138,11 +198,19 @@ function strictDryRun(objs: KubeObject[]): string[] {
   return wrong;
 }
 
-const sorted = (v: unknown): unknown => (Array.isArray(v) ? v.map(sorted) : v && typeof v === 'object'
-  ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : 1)).map(([k, x]) => [k, sorted(x)])) : v);
+const sorted = (v: unknown): unknown =>
+  Array.isArray(v)
+    ? v.map(sorted)
+    : v && typeof v === 'object'
+      ? Object.fromEntries(
+          Object.entries(v as Record<string, unknown>)
+            .sort(([a], [b]) => (a < b ? -1 : 1))
+            .map(([k, x]) => [k, sorted(x)]),
+        )
+      : v;
 
-describe('Submariner\'s CRDs take strait\'s records, and strait\'s CRDs take the same', { timeout: 300_000 }, () => {
-  test('with Submariner\'s CRDs installed, the records strait writes pass a strict server-side dry run', async (t) => {
+describe("Submariner's CRDs take strait's records, and strait's CRDs take the same", { timeout: 300_000 }, () => {
+  test("with Submariner's CRDs installed, the records strait writes pass a strict server-side dry run", async (t) => {
     if (!cluster) return t.skip(skip);
     installCrds(upstreamCrds());
     assert.equal(kubectl(['create', 'namespace', NS]).status, 0);
@@ -152,18 +220,29 @@ describe('Submariner\'s CRDs take strait\'s records, and strait\'s CRDs take the
       const info = await deployBroker(broker, { brokerURL: 'https://192.0.2.10:6443', cluster: 'cluster-a' });
       await writeRecords(local, broker, info);
       objects = await submarinerObjects(local);
-      brokerObjects = (await broker.list(K.Broker, { namespace: BROKER_NAMESPACE })).items
-        .map((o) => ({ ...o, metadata: { name: o.metadata.name, namespace: BROKER_NAMESPACE } }));
+      brokerObjects = (await broker.list(K.Broker, { namespace: BROKER_NAMESPACE })).items.map((o) => ({
+        ...o,
+        metadata: { name: o.metadata.name, namespace: BROKER_NAMESPACE },
+      }));
     } finally {
       await broker.close();
       await local.close();
     }
     assert.deepEqual(objects.map((o) => `${o.kind}/${o.metadata.name}`).sort(), [
-      'Cluster/cluster-a', 'Endpoint/cluster-a.gw-a1', 'Endpoint/cluster-b.gw-b1', 'Gateway/gw-a1', 'Gateway/gw-a2', 'Gateway/gw-a3', 'Submariner/submariner',
+      'Cluster/cluster-a',
+      'Endpoint/cluster-a.gw-a1',
+      'Endpoint/cluster-b.gw-b1',
+      'Gateway/gw-a1',
+      'Gateway/gw-a2',
+      'Gateway/gw-a3',
+      'Submariner/submariner',
     ]);
     assert.deepEqual(strictDryRun(objects), []);
     // the broker's Broker object against Submariner's operator's CRD
-    assert.deepEqual(brokerObjects.map((o) => `${o.kind}/${o.metadata.name}`), ['Broker/submariner-broker']);
+    assert.deepEqual(
+      brokerObjects.map((o) => `${o.kind}/${o.metadata.name}`),
+      ['Broker/submariner-broker'],
+    );
     assert.equal(kubectl(['create', 'namespace', BROKER_NAMESPACE]).status, 0);
     assert.deepEqual(strictDryRun(brokerObjects), []);
     // no endpoint address is the unspecified one
@@ -173,9 +252,19 @@ describe('Submariner\'s CRDs take strait\'s records, and strait\'s CRDs take the
     }
     // the connection's endpoint is the remote gateway's, by its host name
     const gw = objects.find((o) => o.kind === 'Gateway' && o.metadata.name === 'gw-a1')!;
-    assert.deepEqual(readGateway(gw).connections.map((c) => [c.gateway, c.cluster, c.status]), [['gw-b1', 'cluster-b', 'connected']]);
+    assert.deepEqual(
+      readGateway(gw).connections.map((c) => [c.gateway, c.cluster, c.status]),
+      [['gw-b1', 'cluster-b', 'connected']],
+    );
     const sub = objects.find((o) => o.kind === 'Submariner')!.status as { gateways: { localEndpoint: { hostname: string }; haStatus: string }[] };
-    assert.deepEqual(sub.gateways.map((g) => [g.localEndpoint.hostname, g.haStatus]), [['gw-a1', 'active'], ['gw-a2', 'passive'], ['gw-a3', 'passive']]);
+    assert.deepEqual(
+      sub.gateways.map((g) => [g.localEndpoint.hostname, g.haStatus]),
+      [
+        ['gw-a1', 'active'],
+        ['gw-a2', 'passive'],
+        ['gw-a3', 'passive'],
+      ],
+    );
   });
 
   test('the dry run is a real check: the records strait wrote before (summary, byte counters, no nat_enabled) fail it', (t) => {
@@ -205,7 +294,7 @@ describe('Submariner\'s CRDs take strait\'s records, and strait\'s CRDs take the
     assert.match(wrong, /Gateway no-status: .*status: Required value/);
   });
 
-  test('the join and the gateway\'s publisher write them for real through the Kubernetes store; kubectl reads them back', async (t) => {
+  test("the join and the gateway's publisher write them for real through the Kubernetes store; kubectl reads them back", async (t) => {
     if (!cluster) return t.skip(skip);
     const broker = newTestStore();
     const kube = openKubernetesStore({ kubeConfigPath: cluster.kubeconfigPath });
@@ -217,31 +306,44 @@ describe('Submariner\'s CRDs take strait\'s records, and strait\'s CRDs take the
         assert.equal(r.status, 0, r.stderr);
         return (JSON.parse(r.stdout) as { items: KubeObject[] }).items;
       };
-      const rows = get('gateways.submariner.io').map((g) => readGateway(g).gateway).map((g) => `${g.node} ${g.haStatus} ${g.summary}`).sort();
+      const rows = get('gateways.submariner.io')
+        .map((g) => readGateway(g).gateway)
+        .map((g) => `${g.node} ${g.haStatus} ${g.summary}`)
+        .sort();
       assert.deepEqual(rows, [
         'gw-a1 active All connections (1) are established',
         'gw-a2 passive There are no connections',
         'gw-a3 passive Lost the lease to gw-a1 (expired): not reachable',
       ]);
-      const conns = get('gateways.submariner.io').flatMap((g) => readGateway(g).connections).map((c) => `${c.gateway} ${c.cluster} ${c.remoteIP} ${c.status} ${c.rttAvg}`);
+      const conns = get('gateways.submariner.io')
+        .flatMap((g) => readGateway(g).connections)
+        .map((c) => `${c.gateway} ${c.cluster} ${c.remoteIP} ${c.status} ${c.rttAvg}`);
       assert.deepEqual(conns, ['gw-b1 cluster-b 172.16.2.1 connected 412µs']);
-      const eps = get('endpoints.submariner.io').map((e) => readEndpoint(e, 'cluster-a')).map((e) => `${e.cluster} ${e.hostname} ${e.type}`).sort();
+      const eps = get('endpoints.submariner.io')
+        .map((e) => readEndpoint(e, 'cluster-a'))
+        .map((e) => `${e.cluster} ${e.hostname} ${e.type}`)
+        .sort();
       assert.deepEqual(eps, ['cluster-a gw-a1 local', 'cluster-b gw-b1 remote']);
       const [sub] = get('submariners.submariner.io');
       assert.equal(sub?.metadata.name, 'submariner');
       const spec = sub!.spec as Record<string, unknown>;
-      assert.deepEqual([spec['clusterID'], spec['clusterCIDR'], spec['serviceCIDR'], spec['brokerK8sApiServer'], spec['brokerK8sRemoteNamespace']],
-        ['cluster-a', '10.1.0.0/16', '100.1.0.0/16', '192.0.2.10:6443', 'submariner-k8s-broker']);
+      assert.deepEqual(
+        [spec['clusterID'], spec['clusterCIDR'], spec['serviceCIDR'], spec['brokerK8sApiServer'], spec['brokerK8sRemoteNamespace']],
+        ['cluster-a', '10.1.0.0/16', '100.1.0.0/16', '192.0.2.10:6443', 'submariner-k8s-broker'],
+      );
       const status = sub!.status as { clusterID: string; networkPlugin: string; gateways: { localEndpoint: { hostname: string } }[] };
       assert.equal(status.networkPlugin, 'generic');
-      assert.deepEqual(status.gateways.map((g) => g.localEndpoint.hostname), ['gw-a1', 'gw-a2', 'gw-a3']);
+      assert.deepEqual(
+        status.gateways.map((g) => g.localEndpoint.hostname),
+        ['gw-a1', 'gw-a2', 'gw-a3'],
+      );
     } finally {
       await broker.close();
       await kube.close();
     }
   });
 
-  test('with `strait crds` installed instead, the same objects and those Submariner\'s components write pass it too', (t) => {
+  test("with `strait crds` installed instead, the same objects and those Submariner's components write pass it too", (t) => {
     if (!cluster || objects.length === 0) return t.skip(skip ?? 'no records');
     const r = kubectl(['delete', '-f', fixtures, '--wait=true', '--timeout=60s']);
     assert.equal(r.status, 0, r.stderr);
@@ -250,24 +352,50 @@ describe('Submariner\'s CRDs take strait\'s records, and strait\'s CRDs take the
     assert.deepEqual(strictDryRun(brokerObjects), []);
     // as Submariner writes them: dual-stack lists, every latency field
     const ep = {
-      cluster_id: 'cluster-c', cable_name: 'submariner-cable-cluster-c-172-18-0-8', hostname: 'cluster-c-worker', subnets: ['10.3.0.0/16', 'fd00:3::/64'],
-      private_ip: '172.18.0.8', privateIPs: ['172.18.0.8', 'fc00:f853:ccd:e793::8'], public_ip: '66.187.232.132', publicIPs: ['66.187.232.132'],
-      healthCheckIP: '10.3.0.1', healthCheckIPs: ['10.3.0.1'], nat_enabled: true, backend: 'libreswan', backend_config: { preferred_server: 'false' },
+      cluster_id: 'cluster-c',
+      cable_name: 'submariner-cable-cluster-c-172-18-0-8',
+      hostname: 'cluster-c-worker',
+      subnets: ['10.3.0.0/16', 'fd00:3::/64'],
+      private_ip: '172.18.0.8',
+      privateIPs: ['172.18.0.8', 'fc00:f853:ccd:e793::8'],
+      public_ip: '66.187.232.132',
+      publicIPs: ['66.187.232.132'],
+      healthCheckIP: '10.3.0.1',
+      healthCheckIPs: ['10.3.0.1'],
+      nat_enabled: true,
+      backend: 'libreswan',
+      backend_config: { preferred_server: 'false' },
     };
     const theirs: KubeObject[] = [
       { apiVersion: K.Endpoint.apiVersion, kind: 'Endpoint', metadata: { name: 'cluster-c-submariner-cable-cluster-c-172-18-0-8', namespace: NS }, spec: ep },
-      { apiVersion: K.Gateway.apiVersion, kind: 'Gateway', metadata: { name: 'cluster-c-worker', namespace: NS }, status: {
-        version: 'v0.20.0', haStatus: 'active', localEndpoint: ep, statusFailure: '',
-        connections: [{ status: 'connected', statusMessage: '', endpoint: { ...ep, cluster_id: 'cluster-a' }, usingIP: '172.18.0.6', usingNAT: false,
-          latencyRTT: { last: '1.1ms', min: '0.9ms', average: '1ms', max: '1.2ms', stdDev: '0.1ms' } }],
-      } },
+      {
+        apiVersion: K.Gateway.apiVersion,
+        kind: 'Gateway',
+        metadata: { name: 'cluster-c-worker', namespace: NS },
+        status: {
+          version: 'v0.20.0',
+          haStatus: 'active',
+          localEndpoint: ep,
+          statusFailure: '',
+          connections: [
+            {
+              status: 'connected',
+              statusMessage: '',
+              endpoint: { ...ep, cluster_id: 'cluster-a' },
+              usingIP: '172.18.0.6',
+              usingNAT: false,
+              latencyRTT: { last: '1.1ms', min: '0.9ms', average: '1ms', max: '1.2ms', stdDev: '0.1ms' },
+            },
+          ],
+        },
+      },
     ];
     assert.deepEqual(strictDryRun(theirs), []);
   });
 
   // Helm's server-side apply of the chart's crds/ over a kubectl install conflicted on
   // brokers.submariner.io's .spec.versions: an empty `properties: {}` that the API server drops
-  test('every CRD `strait crds` prints is stored as printed: a second manager\'s server-side apply of the same file has no conflict', (t) => {
+  test("every CRD `strait crds` prints is stored as printed: a second manager's server-side apply of the same file has no conflict", (t) => {
     if (!cluster) return t.skip(skip ?? 'no cluster');
     const r = spawnSync(process.execPath, [join(root, 'bin', 'strait.js'), 'crds'], { encoding: 'utf8' });
     assert.equal(r.status, 0, r.stderr);
@@ -275,7 +403,9 @@ describe('Submariner\'s CRDs take strait\'s records, and strait\'s CRDs take the
       const a = kubectl(['apply', '--server-side', `--field-manager=${manager}`, '-f', '-'], r.stdout);
       assert.equal(a.status, 0, `${manager}: ${a.stderr}`);
     }
-    const printed = parseAllDocuments(r.stdout).map((d) => d.toJSON() as KubeObject).filter(Boolean);
+    const printed = parseAllDocuments(r.stdout)
+      .map((d) => d.toJSON() as KubeObject)
+      .filter(Boolean);
     for (const crd of printed) {
       const got = JSON.parse(kubectl(['get', 'crd', crd.metadata.name, '-o', 'json']).stdout) as KubeObject;
       const versions = (o: KubeObject): unknown => sorted((o['spec'] as { versions: unknown }).versions);

@@ -58,13 +58,19 @@ test('pod A -> pod B across clusters: 200, source preserved, wan carries only UD
   assert.equal(http?.body.remoteAddress, '10.1.1.10', 'the server sees the originating pod IP');
   assert.equal(http?.body.bodyBytes, MARKER.length);
   // every packet on the wan link is UDP (17) between ports 4500
-  const lines = String(p.get('wan-ports')?.['lines']).split(';').map((l) => l.trim()).filter(Boolean);
+  const lines = String(p.get('wan-ports')?.['lines'])
+    .split(';')
+    .map((l) => l.trim())
+    .filter(Boolean);
   assert.ok(lines.length > 0, dbg);
   for (const l of lines) assert.match(l, /^\d+ eth:ethertype:ip:udp(:[a-z]+)*,17,4500,4500$/, `unexpected traffic on the wan link: ${l}`);
   assert.equal(p.get('wan-marker')?.['count'], 0, 'the marker never appears on the wan link');
   assert.ok(Number(p.get('wan-marker')?.['packets']) >= 10);
   assert.ok(Number(p.get('node-marker')?.['count']) >= 1, 'control: the marker is visible in clear on the node link (VXLAN), so the capture works');
-  const recA = p.get('records-a')?.['records'] as { connections: { cluster: string; status: string; rttAvg: string; cableDriver: string }[]; gateway: { summary: string } };
+  const recA = p.get('records-a')?.['records'] as {
+    connections: { cluster: string; status: string; rttAvg: string; cableDriver: string }[];
+    gateway: { summary: string };
+  };
   assert.equal(recA.connections[0]?.cluster, 'cluster-b');
   assert.equal(recA.connections[0]?.status, 'connected');
   assert.match(recA.connections[0]?.rttAvg ?? '', /^\d+(\.\d+)?(ms|µs)$/);
@@ -101,7 +107,11 @@ echo "{\\"probe\\":\\"records-a\\",\\"records\\":$(records gwA)}"
 echo "{\\"probe\\":\\"wan\\",\\"frames\\":$(tshark -r /run/wan.pcap 2>/dev/null | wc -l),\\"ipFragments\\":$(tshark -r /run/wan.pcap -Y 'ip.flags.mf==1 || ip.frag_offset>0' 2>/dev/null | wc -l),\\"maxFrame\\":$(tshark -r /run/wan.pcap -T fields -e frame.len 2>/dev/null | sort -n | tail -1),\\"tunnelFragments\\":$(tshark -r /run/wan.pcap -Y 'udp.payload[0:1] == 05' 2>/dev/null | wc -l)}"
 `;
 
-interface UploadProbe { http: { code: string; body: { remoteAddress: string; bodyBytes: number } }; conn: { txBytes: number; txPackets: number }; wan: { frames: number; ipFragments: number; maxFrame: number; tunnelFragments: number } }
+interface UploadProbe {
+  http: { code: string; body: { remoteAddress: string; bodyBytes: number } };
+  conn: { txBytes: number; txPackets: number };
+  wan: { frames: number; ipFragments: number; maxFrame: number; tunnelFragments: number };
+}
 
 async function upload(env: string): Promise<UploadProbe & { dbg: string }> {
   const r = await runInPrivateTree(uploadScript(env), { timeoutMs: 60_000 });
@@ -116,7 +126,9 @@ async function upload(env: string): Promise<UploadProbe & { dbg: string }> {
   return { http: http!, conn: rec.connections[0]!, wan: p.get('wan') as unknown as UploadProbe['wan'], dbg };
 }
 
-test('default (offload) mode: a 4 MB upload crosses as super-packets sealed once, in tunnel fragments, without IP fragmentation', { skip: treeSkip }, async (t) => {
+test('default (offload) mode: a 4 MB upload crosses as super-packets sealed once, in tunnel fragments, without IP fragmentation', {
+  skip: treeSkip,
+}, async (t) => {
   const { conn: c, wan, dbg } = await upload('');
   assert.ok(c.txBytes >= 4194304, dbg);
   t.diagnostic(`offload: ${c.txPackets} tunnel messages for ${c.txBytes} bytes; wan: ${JSON.stringify(wan)}`);

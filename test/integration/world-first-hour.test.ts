@@ -12,26 +12,41 @@ import { waitFor } from '../helpers/wait.js';
 describe('a fresh world, as a new user meets it', () => {
   let world: TestWorld;
   const S = () => ['--state-dir', world.stateDir];
-  before(() => { world = upWorld(); });
+  before(() => {
+    world = upWorld();
+  });
   after(() => world?.cleanup());
 
-  test('strait get ns lists argocd (the control module\'s namespace) with the others', () => {
+  test("strait get ns lists argocd (the control module's namespace) with the others", () => {
     const r = strait(['get', 'ns', '-o', 'name', ...S()]);
     assert.equal(r.status, 0, r.stderr);
-    for (const ns of ['argocd', 'default', 'istio-system', 'kube-system', 'mesh', 'submariner-operator']) assert.match(r.stdout, new RegExp(`^namespace/${ns}$`, 'm'));
+    for (const ns of ['argocd', 'default', 'istio-system', 'kube-system', 'mesh', 'submariner-operator'])
+      assert.match(r.stdout, new RegExp(`^namespace/${ns}$`, 'm'));
   });
 
   test('pods with a sidecar count it: READY 2/2; pods without one 1/1', async () => {
-    const rows = await waitFor(() => {
-      const r = strait(['get', 'pods', '-n', 'mesh', ...S()]);
-      return /^client\s+2\/2\s+Running/m.test(r.stdout) && /^echo-\S+\s+2\/2\s+Running/m.test(r.stdout) ? r.stdout : undefined;
-    }, 15_000, 'mesh pods 2/2');
+    const rows = await waitFor(
+      () => {
+        const r = strait(['get', 'pods', '-n', 'mesh', ...S()]);
+        return /^client\s+2\/2\s+Running/m.test(r.stdout) && /^echo-\S+\s+2\/2\s+Running/m.test(r.stdout) ? r.stdout : undefined;
+      },
+      15_000,
+      'mesh pods 2/2',
+    );
     assert.match(rows, /^outsider\s+1\/1\s+Running/m, 'outsider has no sidecar');
     const def = strait(['get', 'pods', '-n', 'default', ...S()]);
     assert.match(def.stdout, /^client\s+1\/1\s+Running/m);
-    const statuses = JSON.parse(strait(['get', 'pods', '-n', 'mesh', '-o', 'json', ...S()]).stdout) as { items: { metadata: { name: string }; status: { containerStatuses?: { name: string; ready: boolean }[] } }[] };
+    const statuses = JSON.parse(strait(['get', 'pods', '-n', 'mesh', '-o', 'json', ...S()]).stdout) as {
+      items: { metadata: { name: string }; status: { containerStatuses?: { name: string; ready: boolean }[] } }[];
+    };
     const client = statuses.items.find((p) => p.metadata.name === 'client');
-    assert.deepEqual(client?.status.containerStatuses?.map((c) => [c.name, c.ready]), [['idle', true], ['istio-proxy', true]]);
+    assert.deepEqual(
+      client?.status.containerStatuses?.map((c) => [c.name, c.ready]),
+      [
+        ['idle', true],
+        ['istio-proxy', true],
+      ],
+    );
   });
 
   test('strait exec of a program that does not exist exits 127, as shells and kubectl do', () => {
@@ -41,11 +56,11 @@ describe('a fresh world, as a new user meets it', () => {
     assert.equal(world.exec('cluster-a/default/client', ['sh', '-c', 'exit 3']).status, 3);
   });
 
-  test('strait logs: a pod by its Deployment\'s name, its sidecar with -c istio-proxy, a process by its name', () => {
+  test("strait logs: a pod by its Deployment's name, its sidecar with -c istio-proxy, a process by its name", () => {
     const pod = strait(['logs', 'cluster-a/default/echo', ...S()]);
     assert.equal(pod.status, 0, pod.stderr);
     assert.match(pod.stdout, /"pod":"echo-[a-z0-9]+-[a-z0-9]+".*"msg":"echo serving"/);
-    assert.doesNotMatch(pod.stdout, /"cluster":"cluster-b"/, 'only this pod\'s lines');
+    assert.doesNotMatch(pod.stdout, /"cluster":"cluster-b"/, "only this pod's lines");
     const sidecar = strait(['logs', 'cluster-a/mesh/echo', '-c', 'istio-proxy', ...S()]);
     assert.equal(sidecar.status, 0, sidecar.stderr);
     assert.match(sidecar.stdout, /"msg":"sidecar ready"/);
@@ -63,7 +78,9 @@ describe('a fresh world, as a new user meets it', () => {
     appendFileSync(log, '{"msg":"the last line before"}\n');
     const child = spawn(process.execPath, [BIN, 'logs', 'world', '-f', '--tail', '5', ...S()], { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => { out += d; });
+    child.stdout.setEncoding('utf8').on('data', (d: string) => {
+      out += d;
+    });
     await waitFor(() => (out.includes('the last line before') ? true : undefined), 10_000, 'the last lines (--tail 5)');
     appendFileSync(log, '{"msg":"a line written while following"}\n');
     await waitFor(() => (out.includes('a line written while following') ? true : undefined), 5_000, 'the new line');
@@ -80,7 +97,7 @@ describe('a fresh world, as a new user meets it', () => {
     assert.match(r.stderr, new RegExp(`stop it with 'strait down --state-dir ${world.stateDir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}'`));
   });
 
-  test('strait get -o jsonpath reads the world\'s objects', () => {
+  test("strait get -o jsonpath reads the world's objects", () => {
     const r = strait(['get', 'svc', 'echo', '-o', 'jsonpath={.spec.clusterIP}', ...S()]);
     assert.equal(r.status, 0, r.stderr);
     assert.match(r.stdout, /^100\.1\.\d+\.\d+$/);

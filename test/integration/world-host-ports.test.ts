@@ -14,11 +14,12 @@ import { DEFAULT_WORLD } from '../../src/world/world-file/index.js';
 import { strait, upWorld } from '../helpers/world.js';
 import { waitFor } from '../helpers/wait.js';
 
-const occupy = (port: number): Promise<Server> => new Promise((done, fail) => {
-  const s = createServer((c) => c.destroy());
-  s.once('error', fail);
-  s.listen(port, '127.0.0.1', () => done(s));
-});
+const occupy = (port: number): Promise<Server> =>
+  new Promise((done, fail) => {
+    const s = createServer((c) => c.destroy());
+    s.once('error', fail);
+    s.listen(port, '127.0.0.1', () => done(s));
+  });
 
 test('a restart whose ports are taken: the new addresses are said, old clients are pointed there, old repoURLs keep syncing', async () => {
   const stateDir = mkdtempSync(join(tmpdir(), 'strait-ports-'));
@@ -26,8 +27,13 @@ test('a restart whose ports are taken: the new addresses are said, old clients a
   const worldFile = join(files, 'world.json');
   writeFileSync(worldFile, JSON.stringify({ ...DEFAULT_WORLD, tunnels: false }));
   const env = { ...process.env, STRAIT_CONFIG_DIR: join(files, 'config'), STRAIT_STATE_DIR: stateDir, GIT_TERMINAL_PROMPT: '0' };
-  const cli = (args: string[], input?: string) => spawnSync(process.execPath, [join(process.env['STRAIT_ROOT'] ?? process.cwd(), 'bin', 'strait.js'), ...args],
-    { encoding: 'utf8', env, input, timeout: 60_000 });
+  const cli = (args: string[], input?: string) =>
+    spawnSync(process.execPath, [join(process.env['STRAIT_ROOT'] ?? process.cwd(), 'bin', 'strait.js'), ...args], {
+      encoding: 'utf8',
+      env,
+      input,
+      timeout: 60_000,
+    });
   const git = (...args: string[]) => {
     const r = spawnSync('git', args, { cwd: join(files, 'work'), encoding: 'utf8', env });
     assert.equal(r.status, 0, `git ${args.join(' ')}: ${r.stderr}`);
@@ -42,8 +48,11 @@ test('a restart whose ports are taken: the new addresses are said, old clients a
     // a user, a repository and a commit on the code-hosting server, through its host URL
     const user = cli(['admin', 'user', 'create', '--state-dir', stateDir, '--username', 'alice', '--password', 'alice-pass-1', '--email', 'alice@example.com']);
     assert.equal(user.status, 0, user.stderr);
-    const repo = await fetch(`${rec1.githost}/api/v1/user/repos`, { method: 'POST', headers: { authorization: `Basic ${Buffer.from('alice:alice-pass-1').toString('base64')}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ name: 'app', private: false }) });
+    const repo = await fetch(`${rec1.githost}/api/v1/user/repos`, {
+      method: 'POST',
+      headers: { authorization: `Basic ${Buffer.from('alice:alice-pass-1').toString('base64')}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'app', private: false }),
+    });
     assert.equal(repo.status, 201);
     const cloneURL = ((await repo.json()) as { clone_url: string }).clone_url;
     assert.equal(cloneURL, `${rec1.githost}/alice/app.git`);
@@ -57,10 +66,11 @@ test('a restart whose ports are taken: the new addresses are said, old clients a
     git('commit', '-q', '-m', 'one');
     const push = (base: string) => git('push', '-q', base.replace('://', '://alice:alice-pass-1@') + '/alice/app.git', 'main');
     push(rec1.githost);
-    const appYaml = 'apiVersion: argoproj.io/v1alpha1\nkind: AppProject\nmetadata: {name: ports, namespace: argocd}\nspec:\n  sourceRepos: ["*"]\n'
-      + '  destinations: [{server: "https://kubernetes.default.svc", namespace: default}]\n---\n'
-      + `apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: ports-app, namespace: argocd}\nspec:\n  project: ports\n`
-      + `  source: {repoURL: "${cloneURL}", path: app, targetRevision: main}\n  destination: {server: "https://kubernetes.default.svc", namespace: default}\n  syncPolicy: {automated: {}}\n`;
+    const appYaml =
+      'apiVersion: argoproj.io/v1alpha1\nkind: AppProject\nmetadata: {name: ports, namespace: argocd}\nspec:\n  sourceRepos: ["*"]\n' +
+      '  destinations: [{server: "https://kubernetes.default.svc", namespace: default}]\n---\n' +
+      `apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: ports-app, namespace: argocd}\nspec:\n  project: ports\n` +
+      `  source: {repoURL: "${cloneURL}", path: app, targetRevision: main}\n  destination: {server: "https://kubernetes.default.svc", namespace: default}\n  syncPolicy: {automated: {}}\n`;
     const ap = cli(['apply', '--cluster', 'cluster-a', '-f', '-'], appYaml);
     assert.equal(ap.status, 0, ap.stderr);
     const live = () => {
@@ -79,7 +89,12 @@ test('a restart whose ports are taken: the new addresses are said, old clients a
     const rec2 = w2.record() as unknown as { control: string; githost: string };
     assert.notEqual(rec2.control, rec1.control);
     assert.notEqual(rec2.githost, rec1.githost);
-    assert.match(w2.upOutput, new RegExp(`127\\.0\\.0\\.1:${c1} is taken: the control API is on ${rec2.control.replace('http://', '').replace(/\./g, '\\.')} this time \\(\`strait status\` shows it\\)`));
+    assert.match(
+      w2.upOutput,
+      new RegExp(
+        `127\\.0\\.0\\.1:${c1} is taken: the control API is on ${rec2.control.replace('http://', '').replace(/\./g, '\\.')} this time \\(\`strait status\` shows it\\)`,
+      ),
+    );
     assert.match(w2.upOutput, new RegExp(`127\\.0\\.0\\.1:${g1} is taken: the code-hosting server is on`));
     const status = cli(['status']);
     assert.match(status.stdout, new RegExp(`control API: ${rec2.control.replace(/\./g, '\\.')}`));
@@ -87,7 +102,12 @@ test('a restart whose ports are taken: the new addresses are said, old clients a
     for (const s of held.splice(0)) await new Promise((r) => s.close(r));
     const old = cli(['app', 'list']);
     assert.notEqual(old.status, 0);
-    assert.match(old.stderr, new RegExp(`the local world's control API is now ${rec2.control.replace(/\./g, '\\.')} \\(\`strait status\` shows it\\); log in there: strait login ${new URL(rec2.control).host}`));
+    assert.match(
+      old.stderr,
+      new RegExp(
+        `the local world's control API is now ${rec2.control.replace(/\./g, '\\.')} \\(\`strait status\` shows it\\); log in there: strait login ${new URL(rec2.control).host}`,
+      ),
+    );
 
     // the Application still names the first run's clone URL; a push to the new address is followed
     writeFileSync(join(files, 'work', 'app', 'cm.yaml'), cm('2'));

@@ -14,7 +14,10 @@ async function killAndCheck(rec: { pid: number; supervisorPid: number }, before:
   process.kill(rec.pid, 'SIGKILL');
   assert.deepEqual(await waitGone([rec.pid, ...pids]), [], 'no world process survives');
   const after = hostNetworkState();
-  assert.deepEqual(after.netns.filter((n) => !before.netns.includes(n)).filter((n) => /^cluster-/.test(n)), []);
+  assert.deepEqual(
+    after.netns.filter((n) => !before.netns.includes(n)).filter((n) => /^cluster-/.test(n)),
+    [],
+  );
   assert.deepEqual(after.links.filter((l) => !before.links.includes(l)).filter(isWorldLinkName), []);
 }
 
@@ -40,12 +43,16 @@ test('kill -9 of a foreground strait up: every world process, namespace and inte
     assert.equal(status.status, 5);
     assert.match(status.stderr, /STRAIT_ERR_WORLD_NOT_RUNNING/);
   } finally {
-    try { process.kill(up.pid as number, 'SIGKILL'); } catch { /* gone */ }
+    try {
+      process.kill(up.pid as number, 'SIGKILL');
+    } catch {
+      /* gone */
+    }
     rmSync(stateDir, { recursive: true, force: true });
   }
 });
 
-test('kill -9 of a detached world\'s owner; a new world then starts on the same state dir', async () => {
+test("kill -9 of a detached world's owner; a new world then starts on the same state dir", async () => {
   const before = hostNetworkState();
   const world = upWorld();
   try {

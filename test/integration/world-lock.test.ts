@@ -24,8 +24,12 @@ function up(args: string[]): Promise<{ code: number; out: string; ms: number }> 
   return new Promise((done) => {
     const child = spawn(process.execPath, [BIN, 'up', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => { out += d; });
-    child.stderr.setEncoding('utf8').on('data', (d: string) => { out += d; });
+    child.stdout.setEncoding('utf8').on('data', (d: string) => {
+      out += d;
+    });
+    child.stderr.setEncoding('utf8').on('data', (d: string) => {
+      out += d;
+    });
     child.on('close', (code) => done({ code: code ?? 1, out, ms: performance.now() - t0 }));
   });
 }
@@ -64,13 +68,27 @@ test('two `strait up` at the same moment on one state dir: one runs, the other i
     // the running world still answers: its store (token + socket) and real traffic
     const pods = strait(['get', 'pods', '-A', '--cluster', 'cluster-a', '--state-dir', stateDir]);
     assert.equal(pods.status, 0, pods.stderr);
-    const curl = strait(['exec', '--state-dir', stateDir, 'cluster-a/default/client', '--', 'curl', '-s', '-m', '5', 'http://echo.default.svc.cluster.local:8080/hello']);
+    const curl = strait([
+      'exec',
+      '--state-dir',
+      stateDir,
+      'cluster-a/default/client',
+      '--',
+      'curl',
+      '-s',
+      '-m',
+      '5',
+      'http://echo.default.svc.cluster.local:8080/hello',
+    ]);
     assert.equal(curl.status, 0, curl.stderr);
     assert.match(curl.stdout, /hello/);
     // the program's options without `--`: a hint, not commander's bare "unknown option"
     const noDashes = strait(['exec', '--state-dir', stateDir, 'cluster-a/default/client', 'curl', '-s', 'http://echo:8080/']);
     assert.equal(noDashes.status, 2);
-    assert.match(noDashes.stderr, /STRAIT_ERR_USAGE: "-s" is an option of the program, not of strait exec: put the program after --, as in 'strait exec cluster-a\/default\/client -- curl -s http:\/\/echo:8080\/'/);
+    assert.match(
+      noDashes.stderr,
+      /STRAIT_ERR_USAGE: "-s" is an option of the program, not of strait exec: put the program after --, as in 'strait exec cluster-a\/default\/client -- curl -s http:\/\/echo:8080\/'/,
+    );
     // a program in a pod has its own sessions (strait login there never moves the host's current context)
     const cfg = strait(['exec', '--state-dir', stateDir, 'cluster-a/default/client', '--', 'sh', '-c', 'echo "$STRAIT_CONFIG_DIR"']);
     assert.equal(cfg.stdout.trim(), join(stateDir, 'pod-config', 'cluster-a', 'default', 'client'));

@@ -23,24 +23,41 @@ async function npmStart(script: string): Promise<{ npm: ChildProcess; stateDir: 
   const dir = mkdtempSync(join(tmpdir(), 'strait-npm-'));
   const stateDir = join(dir, 'state');
   mkdirSync(stateDir);
-  writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'strait-parent-test', private: true, scripts: { start: `${script} --state-dir ${JSON.stringify(stateDir)}` } }));
+  writeFileSync(
+    join(dir, 'package.json'),
+    JSON.stringify({ name: 'strait-parent-test', private: true, scripts: { start: `${script} --state-dir ${JSON.stringify(stateDir)}` } }),
+  );
   const npm = spawn('npm', ['start', '--silent'], {
-    cwd: dir, stdio: 'ignore', env: { ...process.env, npm_config_update_notifier: 'false', npm_config_fund: 'false' },
+    cwd: dir,
+    stdio: 'ignore',
+    env: { ...process.env, npm_config_update_notifier: 'false', npm_config_fund: 'false' },
   });
   const file = join(stateDir, 'world.json');
   const deadline = Date.now() + 60_000;
   let rec: { pid: number; supervisorPid: number; status: string } | undefined;
   while (Date.now() < deadline && rec?.status !== 'ready') {
     if (existsSync(file)) {
-      try { rec = JSON.parse(readFileSync(file, 'utf8')); } catch { /* being written */ }
+      try {
+        rec = JSON.parse(readFileSync(file, 'utf8'));
+      } catch {
+        /* being written */
+      }
     }
     await new Promise((r) => setTimeout(r, 50));
   }
   assert.equal(rec?.status, 'ready', `the world under npm start came up (${readFileSync(join(stateDir, 'logs', 'world.log'), 'utf8').slice(-2000)})`);
   return {
-    npm, stateDir, rec: rec!,
+    npm,
+    stateDir,
+    rec: rec!,
     cleanup: () => {
-      for (const pid of [npm.pid, rec?.pid]) { try { process.kill(pid as number, 'SIGKILL'); } catch { /* gone */ } }
+      for (const pid of [npm.pid, rec?.pid]) {
+        try {
+          process.kill(pid as number, 'SIGKILL');
+        } catch {
+          /* gone */
+        }
+      }
       rmSync(dir, { recursive: true, force: true });
     },
   };
@@ -57,7 +74,10 @@ async function signalAndCheck(script: string, signal: NodeJS.Signals): Promise<v
     assert.deepEqual(await waitGone([w.rec.pid, ...pids], 20_000), [], `no world process survives ${signal} to npm`);
     assert.equal(existsSync(join(w.stateDir, 'world.json')), false, 'world.json is gone');
     const after = hostNetworkState();
-    assert.deepEqual(after.netns.filter((n) => !before.netns.includes(n)).filter((n) => /^cluster-/.test(n)), []);
+    assert.deepEqual(
+      after.netns.filter((n) => !before.netns.includes(n)).filter((n) => /^cluster-/.test(n)),
+      [],
+    );
     assert.deepEqual(after.links.filter((l) => !before.links.includes(l)).filter(isWorldLinkName), []);
   } finally {
     w.cleanup();

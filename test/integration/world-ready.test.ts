@@ -25,7 +25,10 @@ test('the README commands work the moment strait up --detach returns', async () 
     const { stateDir } = world;
     const s = (...args: string[]) => strait([...args, '--state-dir', stateDir]);
     // every gateway pair is connected and its records are written
-    for (const [cluster, remote] of [['cluster-a', 'cluster-b'], ['cluster-b', 'cluster-a']] as const) {
+    for (const [cluster, remote] of [
+      ['cluster-a', 'cluster-b'],
+      ['cluster-b', 'cluster-a'],
+    ] as const) {
       const r = s('show', 'connections', '--cluster', cluster);
       assert.equal(r.status, 0, r.stderr);
       assert.match(r.stdout, new RegExp(`^GATEWAY +CLUSTER +REMOTE IP .*\\n.* ${remote} +198\\.18\\.\\d+\\.\\d+ .* connected `, 'm'), r.stdout);
@@ -34,7 +37,12 @@ test('the README commands work the moment strait up --detach returns', async () 
       assert.doesNotMatch(row, /<none>/, r.stdout);
       assert.match(row, /connected +\d+(\.\d+)?(µs|ms)/, r.stdout);
     }
-    const rec = JSON.parse(s('status', '-o', 'json').stdout) as { control?: string; githost?: string; inWorld: { control?: string; githost?: string }; clusters: { name: string; services: { name: string; clusterIP?: string }[] }[] };
+    const rec = JSON.parse(s('status', '-o', 'json').stdout) as {
+      control?: string;
+      githost?: string;
+      inWorld: { control?: string; githost?: string };
+      clusters: { name: string; services: { name: string; clusterIP?: string }[] }[];
+    };
     assert.match(rec.control ?? '', /^http:\/\/127\.0\.0\.1:\d+$/);
     assert.equal(rec.githost, `http://127.0.0.1:${githostPort}`);
     assert.equal(rec.inWorld.control, 'http://198.18.0.1:8080');
@@ -51,9 +59,12 @@ test('the README commands work the moment strait up --detach returns', async () 
 
     // the login of the README, from the host
     const password = readFileSync(join(stateDir, 'control', 'initial-admin-password'), 'utf8').trim();
-    const cli = (...args: string[]) => spawnSync(process.execPath, [BIN, ...args], {
-      encoding: 'utf8', timeout: 30_000, env: { ...process.env, STRAIT_CONFIG_DIR: config, STRAIT_STATE_DIR: stateDir },
-    });
+    const cli = (...args: string[]) =>
+      spawnSync(process.execPath, [BIN, ...args], {
+        encoding: 'utf8',
+        timeout: 30_000,
+        env: { ...process.env, STRAIT_CONFIG_DIR: config, STRAIT_STATE_DIR: stateDir },
+      });
     const login = cli('login', rec.control!.slice('http://'.length), '--plaintext', '--username', 'admin', '--password', password);
     assert.equal(login.status, 0, login.stderr);
     assert.match(login.stdout, /'admin:login' logged in successfully/);
@@ -62,16 +73,33 @@ test('the README commands work the moment strait up --detach returns', async () 
     // the world-internal address is refused from the host, naming the host URL
     const inside = cli('login', '198.18.0.1:8080', '--plaintext', '--username', 'admin', '--password', password);
     assert.equal(inside.status, 2, inside.stderr);
-    assert.match(inside.stderr, /STRAIT_ERR_WORLD_ADDRESS: "198\.18\.0\.1:8080" is an address inside the local world.*from the host use http:\/\/127\.0\.0\.1:\d+/);
+    assert.match(
+      inside.stderr,
+      /STRAIT_ERR_WORLD_ADDRESS: "198\.18\.0\.1:8080" is an address inside the local world.*from the host use http:\/\/127\.0\.0\.1:\d+/,
+    );
     assert.ok(inside.stderr.includes(rec.control!), inside.stderr);
     // ... while inside a pod it is the address to use
-    const fromPod = world.exec('cluster-a/default/client', [process.execPath, BIN, 'login', '198.18.0.1:8080', '--plaintext', '--username', 'admin', '--password', password]);
+    const fromPod = world.exec('cluster-a/default/client', [
+      process.execPath,
+      BIN,
+      'login',
+      '198.18.0.1:8080',
+      '--plaintext',
+      '--username',
+      'admin',
+      '--password',
+      password,
+    ]);
     assert.equal(fromPod.status, 0, fromPod.stderr);
 
     // githost answers on its host URL, and its links name it
     const user = s('admin', 'user', 'create', '--username', 'gitea_admin', '--password', 'secret-pass', '--email', 'a@example.com', '--admin');
     assert.equal(user.status, 0, user.stderr);
-    const created = spawnSync('curl', ['-s', '-u', 'gitea_admin:secret-pass', '-H', 'Content-Type: application/json', '-d', '{"name":"app"}', `${rec.githost}/api/v1/user/repos`], { encoding: 'utf8' });
+    const created = spawnSync(
+      'curl',
+      ['-s', '-u', 'gitea_admin:secret-pass', '-H', 'Content-Type: application/json', '-d', '{"name":"app"}', `${rec.githost}/api/v1/user/repos`],
+      { encoding: 'utf8' },
+    );
     const repo = JSON.parse(created.stdout) as { clone_url: string; html_url: string };
     assert.equal(repo.clone_url, `${rec.githost}/gitea_admin/app.git`);
     assert.equal(repo.html_url, `${rec.githost}/gitea_admin/app`);
@@ -83,7 +111,10 @@ test('the README commands work the moment strait up --detach returns', async () 
     assert.equal(clone.status, 0, clone.stderr);
     // ... and an Application whose repoURL is that link syncs: the control module fetches it inside the world
     const git = (...args: string[]) => {
-      const r = spawnSync('git', ['-C', dir, '-c', 'user.name=t', '-c', 'user.email=t@example.com', ...args], { encoding: 'utf8', env: { ...process.env, GIT_TERMINAL_PROMPT: '0' } });
+      const r = spawnSync('git', ['-C', dir, '-c', 'user.name=t', '-c', 'user.email=t@example.com', ...args], {
+        encoding: 'utf8',
+        env: { ...process.env, GIT_TERMINAL_PROMPT: '0' },
+      });
       assert.equal(r.status, 0, `git ${args.join(' ')}: ${r.stderr}`);
     };
     mkdirSync(join(dir, 'app'));

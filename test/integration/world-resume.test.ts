@@ -17,7 +17,7 @@ function coreWorld(dir: string): string {
 
 const CM = 'apiVersion: v1\nkind: ConfigMap\nmetadata: { name: mine, namespace: default }\ndata: { a: "1" }\n';
 
-test('a restarted world resumes and says so; --fresh starts clean and keeps what is not the world\'s', () => {
+test("a restarted world resumes and says so; --fresh starts clean and keeps what is not the world's", () => {
   const stateDir = mkdtempSync(join(tmpdir(), 'strait-resume-'));
   const elsewhere = mkdtempSync(join(tmpdir(), 'strait-elsewhere-'));
   try {
@@ -65,7 +65,7 @@ test('--fresh while the world of that state dir runs is refused and removes noth
     const r = strait(['up', '--fresh', '--detach', '--state-dir', w.stateDir]);
     assert.notEqual(r.status, 0);
     assert.match(r.stderr, /STRAIT_ERR_WORLD_RUNNING/);
-    assert.ok(existsSync(join(w.stateDir, 'store')), 'the running world\'s store is still there');
+    assert.ok(existsSync(join(w.stateDir, 'store')), "the running world's store is still there");
     assert.equal(strait(['status', '--state-dir', w.stateDir]).status, 0);
   } finally {
     w.cleanup();

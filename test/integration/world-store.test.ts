@@ -19,7 +19,9 @@ const skip = typeof connect !== 'function' ? 'the store API is not built yet' : 
 const skipGet = skip || (strait(['get', '--help']).status !== 0 ? 'the get command is not built yet' : false);
 
 let world: TestWorld;
-before(() => { if (!skip) world = upWorld(); });
+before(() => {
+  if (!skip) world = upWorld();
+});
 after(() => world?.cleanup());
 
 const client = (cluster: string): StoreClient => {
@@ -38,7 +40,7 @@ async function eventually<T>(what: string, fn: () => T | undefined, ms = 15_000)
   }
 }
 
-test('strait get pods -A --cluster cluster-b -o json lists the world\'s pods with their IPs', { skip: skipGet }, () => {
+test("strait get pods -A --cluster cluster-b -o json lists the world's pods with their IPs", { skip: skipGet }, () => {
   const r = strait(['get', 'pods', '-A', '--cluster', 'cluster-b', '-o', 'json', '--state-dir', world.stateDir]);
   assert.equal(r.status, 0, r.stderr);
   const out = JSON.parse(r.stdout) as { items: { metadata: { name: string; namespace: string }; status: { podIP: string; phase: string } }[] };
@@ -54,19 +56,36 @@ test('strait get pods -A --cluster cluster-b -o json lists the world\'s pods wit
 test('a Deployment and Service applied to the store become reachable pods behind a ClusterIP and a DNS name', { skip }, async () => {
   const store = client('cluster-a');
   try {
-    await store.apply({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web', namespace: 'shop' },
-      spec: { replicas: 2, selector: { matchLabels: { app: 'web' } }, template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'web', image: 'strait/echo', ports: [{ containerPort: 8080 }] }] } } } });
-    await store.apply({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'web', namespace: 'shop' }, spec: { selector: { app: 'web' }, ports: [{ port: 80, targetPort: 8080 }] } });
+    await store.apply({
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'web', namespace: 'shop' },
+      spec: {
+        replicas: 2,
+        selector: { matchLabels: { app: 'web' } },
+        template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'web', image: 'strait/echo', ports: [{ containerPort: 8080 }] }] } },
+      },
+    });
+    await store.apply({
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: 'web', namespace: 'shop' },
+      spec: { selector: { app: 'web' }, ports: [{ port: 80, targetPort: 8080 }] },
+    });
     const seen = new Set<string>();
-    await eventually('both replicas answering through web.shop', () => {
-      const r = world.exec('cluster-a/default/client', ['curl', '-s', '-m', '2', 'http://web.shop/']);
-      if (r.status !== 0) return undefined;
-      const body = JSON.parse(r.stdout) as { pod: string; namespace: string; remoteAddress: string };
-      assert.equal(body.namespace, 'shop');
-      assert.equal(body.remoteAddress, '10.1.1.2');
-      seen.add(body.pod);
-      return seen.size === 2 ? true : undefined;
-    }, 30_000);
+    await eventually(
+      'both replicas answering through web.shop',
+      () => {
+        const r = world.exec('cluster-a/default/client', ['curl', '-s', '-m', '2', 'http://web.shop/']);
+        if (r.status !== 0) return undefined;
+        const body = JSON.parse(r.stdout) as { pod: string; namespace: string; remoteAddress: string };
+        assert.equal(body.namespace, 'shop');
+        assert.equal(body.remoteAddress, '10.1.1.2');
+        seen.add(body.pod);
+        return seen.size === 2 ? true : undefined;
+      },
+      30_000,
+    );
     const bad = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'bad', namespace: 'shop' }, spec: { containers: [{ name: 'x', image: 'nginx' }] } };
     await store.apply(bad);
     let phase: unknown;

@@ -40,8 +40,17 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** Poll a check of the running world (CLI calls, logs) every 100 ms. */
 const eventually = async <T>(what: string, fn: () => T | undefined | false, ms = 15_000): Promise<T> => (await waitFor(fn, ms, what, 100)) as T;
 
-interface Node { name: string; role: string; underlayIP: string; publicIP?: string }
-interface Cluster { name: string; nodes: Node[]; pods: { name: string; ip: string; node?: string }[] }
+interface Node {
+  name: string;
+  role: string;
+  underlayIP: string;
+  publicIP?: string;
+}
+interface Cluster {
+  name: string;
+  nodes: Node[];
+  pods: { name: string; ip: string; node?: string }[];
+}
 const cluster = (name: string): Cluster => world.record().clusters.find((c) => c.name === name) as unknown as Cluster;
 const gwOf = (c: Cluster): Node => c.nodes.find((n) => n.role === 'gateway') as Node;
 
@@ -53,11 +62,13 @@ function metric(text: string, name: string, labels: string): number {
   return 0;
 }
 
-test('(d) show connections: cluster-b connected with an RTT; the tunnel PSK is the join\'s', async () => {
+test("(d) show connections: cluster-b connected with an RTT; the tunnel PSK is the join's", async () => {
   const row = await eventually('cluster-b connected with an RTT in show connections', () => {
     const r = s('show', 'connections', '--cluster', 'cluster-a', '-o', 'json');
     if (r.status !== 0) return undefined;
-    const c = (JSON.parse(r.stdout) as { connections: { cluster: string; status: string; rttAvg: string }[] }).connections.find((x) => x.cluster === 'cluster-b');
+    const c = (JSON.parse(r.stdout) as { connections: { cluster: string; status: string; rttAvg: string }[] }).connections.find(
+      (x) => x.cluster === 'cluster-b',
+    );
     return c?.status === 'connected' && /^[0-9.]+(ms|µs)$/.test(c.rttAvg) ? c : undefined;
   });
   assert.equal(row.status, 'connected');
@@ -66,7 +77,9 @@ test('(d) show connections: cluster-b connected with an RTT; the tunnel PSK is t
   assert.match(text.stdout, /cluster-b\s+198\.18\.2\.1\s+no\s+strait-psk\s+10\.2\.0\.0\/16, 100\.2\.0\.0\/16\s+connected\s+[0-9.]+(ms|µs)/);
 
   // the gateways' PSK is the broker-info PSK (docs/multicluster.md) (48 bytes, new per deploy), from the join's Secret
-  const info = JSON.parse(Buffer.from(readFileSync(join(world.stateDir, 'broker-info.subm'), 'utf8').trim(), 'base64').toString('utf8')) as { ipsecPSK: { data: { psk: string } } };
+  const info = JSON.parse(Buffer.from(readFileSync(join(world.stateDir, 'broker-info.subm'), 'utf8').trim(), 'base64').toString('utf8')) as {
+    ipsecPSK: { data: { psk: string } };
+  };
   assert.equal(Buffer.from(info.ipsecPSK.data.psk, 'base64').length, 48);
   for (const c of ['cluster-a', 'cluster-b']) {
     const file = join(world.stateDir, 'tunnel', `${c}.psk`);
@@ -87,12 +100,15 @@ test('(a)(b)(c) client -> echo of cluster-b by pod IP through VXLAN and the tunn
   const gwA = gwOf(a);
   const gwB = gwOf(b);
   const sup = String(rec.supervisorPid);
-  const agentCounters = () => (JSON.parse(curlInWorld(rec.supervisorPid, `http://${worker.underlayIP}:9464/records`)) as { counters: { txPackets: number; pumpReads: number } }).counters;
+  const agentCounters = () =>
+    (JSON.parse(curlInWorld(rec.supervisorPid, `http://${worker.underlayIP}:9464/records`)) as { counters: { txPackets: number; pumpReads: number } }).counters;
   const agentTx = () => agentCounters().txPackets;
 
   // capture on cluster-a's gateway WAN link (the root end of its eth1), between the two gateways only
   const pcap = join(tmp, 'wan.pcap');
-  const tshark = spawn('nsenter', ['-t', sup, '-n', 'tshark', '-q', '-i', 'c0g0', '-f', `host ${gwA.publicIP} and host ${gwB.publicIP}`, '-w', pcap], { stdio: 'ignore' });
+  const tshark = spawn('nsenter', ['-t', sup, '-n', 'tshark', '-q', '-i', 'c0g0', '-f', `host ${gwA.publicIP} and host ${gwB.publicIP}`, '-w', pcap], {
+    stdio: 'ignore',
+  });
   await eventually('tshark writing', () => existsSync(pcap) && statSync(pcap).size > 0, 15_000);
   await sleep(1000);
 
@@ -105,23 +121,33 @@ test('(a)(b)(c) client -> echo of cluster-b by pod IP through VXLAN and the tunn
   const body = JSON.parse(lines.join('\n')) as { remoteAddress: string; cluster: string; method: string };
   assert.equal(body.cluster, 'cluster-b');
   assert.equal(body.method, 'POST');
-  assert.equal(body.remoteAddress, client.ip, 'the echo in cluster-b sees the client pod\'s own address');
-  assert.ok(agentTx() > txBefore, 'the worker\'s node agent wrapped the request in VXLAN to its gateway');
-  assert.ok(agentCounters().pumpReads > pumpBefore, 'the agent\'s native pump carried it (the strait gateway answered the hello)');
+  assert.equal(body.remoteAddress, client.ip, "the echo in cluster-b sees the client pod's own address");
+  assert.ok(agentTx() > txBefore, "the worker's node agent wrapped the request in VXLAN to its gateway");
+  assert.ok(agentCounters().pumpReads > pumpBefore, "the agent's native pump carried it (the strait gateway answered the hello)");
 
   await sleep(1500); // keepalives too
   tshark.kill('SIGINT');
   await new Promise((res) => tshark.on('close', res));
   const raw = readFileSync(pcap);
   assert.equal(raw.includes(Buffer.from(MARKER)), false, 'the marker never appears on the wire');
-  const frames = spawnSync('tshark', ['-r', pcap, '-T', 'fields', '-e', 'frame.protocols', '-e', 'ip.proto', '-e', 'udp.srcport', '-e', 'udp.dstport'], { encoding: 'utf8' }).stdout.trim().split('\n').filter(Boolean);
+  const frames = spawnSync('tshark', ['-r', pcap, '-T', 'fields', '-e', 'frame.protocols', '-e', 'ip.proto', '-e', 'udp.srcport', '-e', 'udp.dstport'], {
+    encoding: 'utf8',
+  })
+    .stdout.trim()
+    .split('\n')
+    .filter(Boolean);
   // link-layer address resolution (ARP) aside, every packet between the gateways is UDP 4500 <-> 4500
   const fields = frames.filter((f) => !/^eth:ethertype:arp(\t|$)/.test(f)).map((f) => f.split('\t').slice(1).join('\t'));
   assert.ok(fields.length >= 4, `captured the request's packets: ${fields.length}`);
   assert.deepEqual([...new Set(fields)], ['17\t4500\t4500'], `only UDP 4500 <-> 4500 between the gateways: ${[...new Set(frames)].join(' | ')}`);
 
   // (c) replay what gateway A sent to gateway B, from the world root, into gateway B's UDP 4500
-  const payloads = spawnSync('tshark', ['-r', pcap, '-Y', `ip.src==${gwA.publicIP} && udp.dstport==4500`, '-T', 'fields', '-e', 'udp.payload'], { encoding: 'utf8' }).stdout.trim().split('\n').filter(Boolean);
+  const payloads = spawnSync('tshark', ['-r', pcap, '-Y', `ip.src==${gwA.publicIP} && udp.dstport==4500`, '-T', 'fields', '-e', 'udp.payload'], {
+    encoding: 'utf8',
+  })
+    .stdout.trim()
+    .split('\n')
+    .filter(Boolean);
   assert.ok(payloads.length > 0);
   const metricsB = () => curlInWorld(rec.supervisorPid, `http://${gwB.underlayIP}:9464/metrics`);
   const echoRequests = () => metric(curlInWorld(rec.supervisorPid, `http://${echo.ip}:9464/metrics`) + '\n', 'strait_echo_requests_total', '');
@@ -129,12 +155,23 @@ test('(a)(b)(c) client -> echo of cluster-b by pod IP through VXLAN and the tunn
   const echoBefore = echoRequests();
   const hex = join(tmp, 'replay.hex');
   spawnSync('sh', ['-c', `cat > ${hex}`], { input: payloads.join('\n') });
-  const sent = spawnSync('nsenter', ['-t', sup, '-n', process.execPath, '-e', `
+  const sent = spawnSync(
+    'nsenter',
+    [
+      '-t',
+      sup,
+      '-n',
+      process.execPath,
+      '-e',
+      `
 const d = require('node:dgram').createSocket('udp4');
 const lines = require('node:fs').readFileSync(${JSON.stringify(hex)}, 'utf8').split('\\n').filter(Boolean);
 let i = 0;
 const next = () => { if (i >= lines.length) { d.close(); console.log(lines.length); return; } d.send(Buffer.from(lines[i++].replace(/:/g, ''), 'hex'), 4500, ${JSON.stringify(gwB.publicIP)}, next); };
-next();`], { encoding: 'utf8' });
+next();`,
+    ],
+    { encoding: 'utf8' },
+  );
   assert.equal(sent.status, 0, sent.stderr);
   assert.equal(Number(sent.stdout.trim()), payloads.length);
   await sleep(500);
@@ -147,7 +184,7 @@ next();`], { encoding: 'utf8' });
   assert.equal(echoRequests(), echoBefore, 'the echo got no replayed request');
 });
 
-test('wrong PSK in the world: no tunnel and a clear error on both gateways; the join\'s PSK brings it back', async () => {
+test("wrong PSK in the world: no tunnel and a clear error on both gateways; the join's PSK brings it back", async () => {
   const rec = world.record();
   const gwA = gwOf(cluster('cluster-a'));
   const echo = cluster('cluster-b').pods.find((p) => p.name.startsWith('echo'))!;
@@ -158,7 +195,12 @@ test('wrong PSK in the world: no tunnel and a clear error on both gateways; the 
   const sizeA = statSync(logA).size;
   const sizeB = statSync(logB).size;
   const tail = (f: string, from: number) => readFileSync(f).subarray(from).toString('utf8');
-  const records = () => (JSON.parse(curlInWorld(rec.supervisorPid, `http://${gwA.underlayIP}:9464/records`) || '{"connections":[{}]}') as { connections: { status?: string; statusMessage?: string }[] }).connections[0]!;
+  const records = () =>
+    (
+      JSON.parse(curlInWorld(rec.supervisorPid, `http://${gwA.underlayIP}:9464/records`) || '{"connections":[{}]}') as {
+        connections: { status?: string; statusMessage?: string }[];
+      }
+    ).connections[0]!;
   const restart = (c: string) => {
     for (const pid of pidsByCommandLine(`--config ${join(world.stateDir, 'tunnel', `${c}.gateway.json`)}`)) process.kill(pid, 'SIGKILL');
   };
@@ -174,7 +216,7 @@ test('wrong PSK in the world: no tunnel and a clear error on both gateways; the 
     writeFileSync(pskFile, good, { mode: 0o600 });
     restart('cluster-b');
   }
-  await eventually('connected again with the join\'s PSK', () => records().status === 'connected', 20_000);
+  await eventually("connected again with the join's PSK", () => records().status === 'connected', 20_000);
   const ok = world.exec('cluster-a/default/client', ['curl', '-s', '-m', '5', `http://${echo.ip}:8080/`]);
   assert.equal(ok.status, 0, ok.stderr);
 });
@@ -183,7 +225,12 @@ test('faults: killing the control module and the multicluster daemons (broker sy
   const rec = world.record();
   const gwA = gwOf(cluster('cluster-a'));
   const echo = cluster('cluster-b').pods.find((p) => p.name.startsWith('echo'))!;
-  const records = () => (JSON.parse(curlInWorld(rec.supervisorPid, `http://${gwA.underlayIP}:9464/records`)) as { connections: { cluster: string; status: string; handshakes: number }[] }).connections[0]!;
+  const records = () =>
+    (
+      JSON.parse(curlInWorld(rec.supervisorPid, `http://${gwA.underlayIP}:9464/records`)) as {
+        connections: { cluster: string; status: string; handshakes: number }[];
+      }
+    ).connections[0]!;
   await eventually('connected', () => records().status === 'connected');
   await sleep(1500); // handshakes of a fresh (re)connection settle
   const before = records();

@@ -15,7 +15,10 @@ before(() => {
 after(() => world?.cleanup());
 
 const podIP = (cluster: string, name: string): string =>
-  world.record().clusters.find((c) => c.name === cluster)?.pods.find((p) => p.name === name)?.ip ?? 'missing';
+  world
+    .record()
+    .clusters.find((c) => c.name === cluster)
+    ?.pods.find((p) => p.name === name)?.ip ?? 'missing';
 
 test('curl from the client pod reaches echo by its cluster DNS name; echo sees the client pod IP', () => {
   const r = world.exec('cluster-a/default/client', ['curl', '-s', '-m', '5', 'http://echo.default.svc.cluster.local:8080/hello']);
@@ -30,13 +33,17 @@ test('curl from the client pod reaches echo by its cluster DNS name; echo sees t
   assert.equal(body.host, 'echo.default.svc.cluster.local:8080');
 });
 
-test('one pod runtime serves every echo pod, each from a socket inside that pod\'s own network namespace', () => {
+test("one pod runtime serves every echo pod, each from a socket inside that pod's own network namespace", () => {
   const rec = world.record() as ReturnType<TestWorld['record']> & { components: { name: string; pid?: number }[] };
   const sup = String(rec.supervisorPid);
   const echos = rec.clusters.flatMap((c) => c.pods.filter((p) => p.name.startsWith('echo')));
   // default/echo in each cluster, plus mesh/echo (with its sidecar) in cluster-a
   assert.equal(echos.length, rec.clusters.length + 1);
-  assert.deepEqual(rec.components.filter((c) => /echo/.test(c.name)), [], 'no process per echo pod');
+  assert.deepEqual(
+    rec.components.filter((c) => /echo/.test(c.name)),
+    [],
+    'no process per echo pod',
+  );
   assert.ok(rec.components.some((c) => c.name === 'pod-runtime' && c.pid));
   const listening = (netns: string | undefined): string => {
     const args = netns ? ['-t', sup, '-m', '-n', 'ip', 'netns', 'exec', netns, 'ss', '-Hltn'] : ['-t', sup, '-n', 'ss', '-Hltn'];
@@ -57,13 +64,18 @@ test('one pod runtime serves every echo pod, each from a socket inside that pod\
   assert.equal(self.status, 7, 'connection refused');
   // and the echo pod answers on its own loopback, seeing 127.0.0.1 (the peer in that namespace)
   const echoA = rec.clusters[0]?.pods.find((p) => p.name.startsWith('echo'));
-  const lo = spawnSync('nsenter', ['-t', sup, '-m', '-n', 'ip', 'netns', 'exec', echoA?.netns ?? '', 'curl', '-s', '-m', '3', 'http://127.0.0.1:8080/'], { encoding: 'utf8' });
+  const lo = spawnSync('nsenter', ['-t', sup, '-m', '-n', 'ip', 'netns', 'exec', echoA?.netns ?? '', 'curl', '-s', '-m', '3', 'http://127.0.0.1:8080/'], {
+    encoding: 'utf8',
+  });
   assert.equal(JSON.parse(lo.stdout).remoteAddress, '127.0.0.1');
   assert.equal(JSON.parse(lo.stdout).pod, echoA?.name);
 });
 
 test('the ClusterIP works directly (nftables DNAT), and the short name through the search path', () => {
-  const svc = world.record().clusters.find((c) => c.name === 'cluster-b')?.services.find((s) => s.name === 'echo');
+  const svc = world
+    .record()
+    .clusters.find((c) => c.name === 'cluster-b')
+    ?.services.find((s) => s.name === 'echo');
   assert.ok(svc?.clusterIP);
   const r = world.exec('cluster-b/default/client', ['curl', '-s', '-m', '5', `http://${svc.clusterIP}:8080/`]);
   assert.equal(r.status, 0, r.stderr);
@@ -152,7 +164,10 @@ test('status -o json describes the running world', () => {
   assert.equal(r.status, 0, r.stderr);
   const s = JSON.parse(r.stdout);
   assert.equal(s.status, 'ready');
-  assert.deepEqual(s.clusters.map((c: { name: string }) => c.name), ['cluster-a', 'cluster-b']);
+  assert.deepEqual(
+    s.clusters.map((c: { name: string }) => c.name),
+    ['cluster-a', 'cluster-b'],
+  );
   assert.equal(s.clusters[0].clusterCIDR, '10.1.0.0/16');
   assert.equal(s.clusters[1].serviceCIDR, '100.2.0.0/16');
   assert.ok(s.components.every((c: { ready: boolean }) => c.ready));
@@ -163,7 +178,10 @@ test('promtool accepts the metrics of every long-running process of the world', 
   // every echo pod serves its own /metrics on its pod IP (from the one pod runtime process)
   const echoPods = rec.clusters.flatMap((c) => c.pods.filter((p) => p.name.startsWith('echo')).map((p) => `${p.ip}:9464`));
   const targets = [...new Set([rec.metrics, ...rec.components.map((c) => c.metrics), ...echoPods])];
-  assert.ok(rec.components.every((c) => c.metrics), `every component names its metrics: ${JSON.stringify(rec.components)}`);
+  assert.ok(
+    rec.components.every((c) => c.metrics),
+    `every component names its metrics: ${JSON.stringify(rec.components)}`,
+  );
   assert.ok(targets.length >= 8, `supervisor, 2 echo pods, 2 gateways, 2 agents, githost: ${targets}`);
   for (const target of targets) {
     const scrape = spawnSync('nsenter', ['-t', String(rec.supervisorPid), '-n', 'curl', '-sf', `http://${target}/metrics`], { encoding: 'utf8' });
@@ -174,7 +192,7 @@ test('promtool accepts the metrics of every long-running process of the world', 
   }
 });
 
-test('the world\'s code-hosting server is reachable from the host on loopback', async () => {
+test("the world's code-hosting server is reachable from the host on loopback", async () => {
   const rec = world.record() as ReturnType<TestWorld['record']> & { githost?: string };
   assert.match(rec.githost ?? '', /^http:\/\/127\.0\.0\.1:\d+$/, 'status -o json reports githost');
   const res = await fetch(`${rec.githost}/api/v1/version`);
@@ -198,7 +216,10 @@ test('strait down: every process is gone and the host network is as before', asy
   assert.equal(r.status, 0, r.stderr);
   assert.deepEqual(await waitGone([rec.pid, ...pids]), []);
   const after = hostNetworkState();
-  assert.deepEqual(after.netns.filter((n) => !hostBefore.netns.includes(n)).filter((n) => /^cluster-/.test(n)), []);
+  assert.deepEqual(
+    after.netns.filter((n) => !hostBefore.netns.includes(n)).filter((n) => /^cluster-/.test(n)),
+    [],
+  );
   assert.deepEqual(after.links.filter((l) => !hostBefore.links.includes(l)).filter(isWorldLinkName), []);
   const status = strait(['status', '--state-dir', world.stateDir]);
   assert.equal(status.status, 5);

@@ -18,7 +18,8 @@ export const devDist = process.env['STRAIT_K8S_DEV_DIST'];
 
 /** Why the real-cluster tests cannot run here (undefined: they can). */
 export function gate(): string | undefined {
-  if (process.env['STRAIT_K8S_REAL'] !== '1' && process.env['STRAIT_K8S_REAL'] !== 'required') return 'opt-in: set STRAIT_K8S_REAL=1 (real clusters, ~4 min warm; the tools must be built first: docs/kubernetes.md)';
+  if (process.env['STRAIT_K8S_REAL'] !== '1' && process.env['STRAIT_K8S_REAL'] !== 'required')
+    return 'opt-in: set STRAIT_K8S_REAL=1 (real clusters, ~4 min warm; the tools must be built first: docs/kubernetes.md)';
   if (process.getuid?.() !== 0) return 'needs root';
   for (const t of ['containerd', 'ctr', 'runc', 'etcd', 'nsenter']) {
     if (spawnSync('sh', ['-c', `command -v ${t}`]).status !== 0) return `'${t}' is not installed (scripts/setup-system.sh)`;
@@ -36,7 +37,11 @@ export function gate(): string | undefined {
   return undefined;
 }
 
-export interface Run { status: number | null; stdout: string; stderr: string }
+export interface Run {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+}
 
 export function run(cmd: string, args: string[], timeoutMs = 120_000, cwd?: string): Run {
   const r: SpawnSyncReturns<string> = spawnSync(cmd, args, { encoding: 'utf8', timeout: timeoutMs, ...(cwd ? { cwd } : {}) });
@@ -52,8 +57,11 @@ export function sh(cmd: string, args: string[], timeoutMs = 120_000, cwd?: strin
 export const kubectl = (L: string, ...args: string[]): string => sh(clusters, ['kubectl', L, ...args]);
 /** kubectl's argv for cluster L as one process (clusters.sh exec execs it: killing it kills kubectl) */
 export const kubectlArgv = (L: string, ...args: string[]): string[] => [
-  'exec', join(execFileSync(join(root, 'test', 'k8s', 'build-apiserver.sh'), ['--print'], { encoding: 'utf8' }).trim(), 'kubectl'),
-  '--kubeconfig', join(state, `cluster-${L}`, 'admin.kubeconfig'), ...args,
+  'exec',
+  join(execFileSync(join(root, 'test', 'k8s', 'build-apiserver.sh'), ['--print'], { encoding: 'utf8' }).trim(), 'kubectl'),
+  '--kubeconfig',
+  join(state, `cluster-${L}`, 'admin.kubeconfig'),
+  ...args,
 ];
 export const kubectlRun = (L: string, ...args: string[]): Run => run(clusters, ['kubectl', L, ...args]);
 export const kubeconfig = (L: string): string => join(state, `cluster-${L}`, 'admin.kubeconfig');
@@ -115,7 +123,10 @@ export async function capture(iface: string, filter: string, file: string): Prom
     async stop() {
       await sleep(500);
       p.kill('SIGINT');
-      await new Promise<void>((r) => { if (p.exitCode !== null) r(); else p.once('exit', () => r()); });
+      await new Promise<void>((r) => {
+        if (p.exitCode !== null) r();
+        else p.once('exit', () => r());
+      });
       if (!existsSync(file)) throw new Error(`${tool} wrote no capture: ${err}`);
       return readFileSync(file);
     },
@@ -125,7 +136,29 @@ export async function capture(iface: string, filter: string, file: string): Prom
 /** Per-packet summary of a pcap file: "proto sport dport src dst" lines, by tshark or tcpdump. */
 export function packetSummary(file: string, tool: string): string[] {
   if (tool === 'tshark') {
-    const out = sh('tshark', ['-n', '-r', file, '-T', 'fields', '-E', 'separator=/t', '-e', 'ip.src', '-e', 'ip.dst', '-e', 'ip.proto', '-e', 'udp.srcport', '-e', 'udp.dstport', '-e', 'tcp.srcport', '-e', 'tcp.dstport']);
+    const out = sh('tshark', [
+      '-n',
+      '-r',
+      file,
+      '-T',
+      'fields',
+      '-E',
+      'separator=/t',
+      '-e',
+      'ip.src',
+      '-e',
+      'ip.dst',
+      '-e',
+      'ip.proto',
+      '-e',
+      'udp.srcport',
+      '-e',
+      'udp.dstport',
+      '-e',
+      'tcp.srcport',
+      '-e',
+      'tcp.dstport',
+    ]);
     return out.split('\n').filter(Boolean);
   }
   return sh('tcpdump', ['-n', '-r', file]).split('\n').filter(Boolean);

@@ -32,7 +32,25 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { parseAllDocuments } from 'yaml';
 import {
-  capture, clusters, devDist, gate, httpOf, inPod, kubeconfig, kubectl, kubectlArgv, kubectlRun, packetSummary, reuse, root, run, sh, sleep, strait, straitRun, until,
+  capture,
+  clusters,
+  devDist,
+  gate,
+  httpOf,
+  inPod,
+  kubeconfig,
+  kubectl,
+  kubectlArgv,
+  kubectlRun,
+  packetSummary,
+  reuse,
+  root,
+  run,
+  sh,
+  sleep,
+  strait,
+  straitRun,
+  until,
 } from './harness.js';
 import { createGpgWorld, createRepo } from '../helpers/signed-repo.js';
 import { defaultMeshObjects } from '../../src/mesh/control/index.js';
@@ -84,8 +102,10 @@ function renderDeploy(L: 'a' | 'b', i: number, R: 'a' | 'b', j: number): string 
   const text = rendered
     .replace('clusterId: cluster-a', `clusterId: cluster-${L}`)
     .replace('localSubnets: [10.1.0.0/16, 100.1.0.0/16]', `localSubnets: ${subnets(i)}`)
-    .replace('- { clusterId: cluster-b, endpoint: 192.0.2.2, port: 4500, subnets: [10.2.0.0/16, 100.2.0.0/16] }',
-      `- { clusterId: cluster-${R}, endpoint: 172.30.${j}.2, port: 4500, subnets: ${subnets(j)} }`)
+    .replace(
+      '- { clusterId: cluster-b, endpoint: 192.0.2.2, port: 4500, subnets: [10.2.0.0/16, 100.2.0.0/16] }',
+      `- { clusterId: cluster-${R}, endpoint: 172.30.${j}.2, port: 4500, subnets: ${subnets(j)} }`,
+    )
     .replace('remoteSubnets: [10.2.0.0/16, 100.2.0.0/16]', `remoteSubnets: ${subnets(j)}`)
     // the agents' gateway, and in cluster a the second gateway node (HA: its announcement moves them there)
     .replace('gateway: { address: 192.0.2.1, port: 4800 }', `gateway: { address: 172.30.${i}.2, port: 4800${L === 'a' ? ', standby: [172.30.1.3]' : ''} }`);
@@ -125,12 +145,29 @@ test('strait deployed on two real clusters: all pods Running, no restarts', { sk
     }
     // broker on A, both clusters join with their kubeconfigs
     strait('deploy-broker', '--kubeconfig', kubeconfig('a'), '--file', join(work, 'broker-info.subm'));
-    for (const [L, i] of [['a', 1], ['b', 2]] as const) {
-      strait('join', join(work, 'broker-info.subm'), '--clusterid', `cluster-${L}`, '--kubeconfig', kubeconfig(L),
-        '--clustercidr', CIDR(i).pods, '--servicecidr', CIDR(i).services);
+    for (const [L, i] of [
+      ['a', 1],
+      ['b', 2],
+    ] as const) {
+      strait(
+        'join',
+        join(work, 'broker-info.subm'),
+        '--clusterid',
+        `cluster-${L}`,
+        '--kubeconfig',
+        kubeconfig(L),
+        '--clustercidr',
+        CIDR(i).pods,
+        '--servicecidr',
+        CIDR(i).services,
+      );
     }
   }
-  for (const [L, i, R, j] of [['a', 1, 'b', 2], ['b', 2, 'a', 1]] as const) writeFileSync(join(work, `deploy-${L}.yaml`), renderDeploy(L, i, R, j));
+  for (const [L, i, R, j] of [
+    ['a', 1, 'b', 2],
+    ['b', 2, 'a', 1],
+  ] as const)
+    writeFileSync(join(work, `deploy-${L}.yaml`), renderDeploy(L, i, R, j));
   for (const L of ['a', 'b']) {
     const file = join(work, `deploy-${L}.yaml`);
     // a second apply once the CRDs of the first are established
@@ -140,13 +177,29 @@ test('strait deployed on two real clusters: all pods Running, no restarts', { sk
       kubectl(L, 'apply', '--server-side', '-f', file);
     }
     if (already && devDist && process.env['STRAIT_K8S_DEV_RESTART'] === '1') {
-      for (const w of ['daemonset/strait-gateway', 'daemonset/strait-node-agent', 'deployment/strait-control', 'deployment/strait-githost']) kubectl(L, '-n', 'strait-system', 'rollout', 'restart', w);
+      for (const w of ['daemonset/strait-gateway', 'daemonset/strait-node-agent', 'deployment/strait-control', 'deployment/strait-githost'])
+        kubectl(L, '-n', 'strait-system', 'rollout', 'restart', w);
     }
   }
   for (const L of ['a', 'b']) {
-    if (already) for (const w of ['daemonset/strait-gateway', 'daemonset/strait-node-agent', 'deployment/strait-control']) sh(clusters, ['kubectl', L, '-n', 'strait-system', 'rollout', 'status', w, '--timeout=300s'], 320_000);
-    await until(`cluster-${L}: strait pods Ready`, () => (kubectlRun(L, '-n', 'strait-system', 'wait', '--for=condition=Ready', 'pod', '--all', '--timeout=30s').status === 0 ? true : undefined), 300_000, 2000);
-    const restarts = kubectl(L, '-n', 'strait-system', 'get', 'pods', '-o', 'jsonpath={range .items[*]}{.metadata.name}={.status.containerStatuses[*].restartCount} {end}');
+    if (already)
+      for (const w of ['daemonset/strait-gateway', 'daemonset/strait-node-agent', 'deployment/strait-control'])
+        sh(clusters, ['kubectl', L, '-n', 'strait-system', 'rollout', 'status', w, '--timeout=300s'], 320_000);
+    await until(
+      `cluster-${L}: strait pods Ready`,
+      () => (kubectlRun(L, '-n', 'strait-system', 'wait', '--for=condition=Ready', 'pod', '--all', '--timeout=30s').status === 0 ? true : undefined),
+      300_000,
+      2000,
+    );
+    const restarts = kubectl(
+      L,
+      '-n',
+      'strait-system',
+      'get',
+      'pods',
+      '-o',
+      'jsonpath={range .items[*]}{.metadata.name}={.status.containerStatuses[*].restartCount} {end}',
+    );
     assert.doesNotMatch(restarts, /=[1-9]/, `cluster-${L}: restarts: ${restarts}`);
     forwardClustersetDns(L);
   }
@@ -154,10 +207,29 @@ test('strait deployed on two real clusters: all pods Running, no restarts', { sk
   // the server on B's worker, the client on A's worker (the test image: busybox httpd on
   // 8080 whose /cgi-bin/ip answers the client's address; curl, dig, iperf3)
   if (kubectlRun('b', 'get', 'pod', 'echo').status !== 0) {
-    kubectl('b', 'run', 'echo', '--image=localhost/strait-test:1', '--image-pull-policy=Never', '--labels=app=echo', '--overrides={"spec":{"nodeName":"b-wk"}}');
+    kubectl(
+      'b',
+      'run',
+      'echo',
+      '--image=localhost/strait-test:1',
+      '--image-pull-policy=Never',
+      '--labels=app=echo',
+      '--overrides={"spec":{"nodeName":"b-wk"}}',
+    );
   }
   if (kubectlRun('a', 'get', 'pod', 'client').status !== 0) {
-    kubectl('a', 'run', 'client', '--image=localhost/strait-test:1', '--image-pull-policy=Never', '--overrides={"spec":{"nodeName":"a-wk"}}', '--command', '--', 'sleep', '36000');
+    kubectl(
+      'a',
+      'run',
+      'client',
+      '--image=localhost/strait-test:1',
+      '--image-pull-policy=Never',
+      '--overrides={"spec":{"nodeName":"a-wk"}}',
+      '--command',
+      '--',
+      'sleep',
+      '36000',
+    );
   }
   kubectl('b', 'wait', '--for=condition=Ready', 'pod/echo', '--timeout=120s');
   kubectl('a', 'wait', '--for=condition=Ready', 'pod/client', '--timeout=120s');
@@ -166,20 +238,28 @@ test('strait deployed on two real clusters: all pods Running, no restarts', { sk
   deployed = true;
 });
 
-test('a pod on A\'s worker reaches a pod on B\'s worker with its own IP; B connected in A\'s records', { skip: skip ?? false, timeout: 300_000 }, async (t) => {
+test("a pod on A's worker reaches a pod on B's worker with its own IP; B connected in A's records", { skip: skip ?? false, timeout: 300_000 }, async (t) => {
   if (!needsDeploy(t)) return;
   const t0 = Date.now();
-  const res = await until('HTTP 200 from the pod on b-wk', () => {
-    const r = inPod('a', 'client', ['curl', '-sS', '-i', '-m', '5', `http://${pods.serverIp}:8080/cgi-bin/ip`], 20_000);
-    const h = httpOf(r.stdout);
-    return h.status === 200 ? h : undefined;
-  }, 120_000, 500);
+  const res = await until(
+    'HTTP 200 from the pod on b-wk',
+    () => {
+      const r = inPod('a', 'client', ['curl', '-sS', '-i', '-m', '5', `http://${pods.serverIp}:8080/cgi-bin/ip`], 20_000);
+      const h = httpOf(r.stdout);
+      return h.status === 200 ? h : undefined;
+    },
+    120_000,
+    500,
+  );
   assert.equal(res.body, pods.clientIp, `the server saw ${res.body} (client ${pods.clientIp})`);
   console.log(`pod on a-wk -> pod on b-wk: HTTP 200 after ${Date.now() - t0} ms`);
   // the gateways' drops since they started (bring-up included), for the record: an `auth`
   // drop would be a packet under keys the receiver does not have (a PSK or session mismatch)
   const drops: Record<string, Record<string, number>> = {};
-  for (const [L, i] of [['a', 1], ['b', 2]] as const) {
+  for (const [L, i] of [
+    ['a', 1],
+    ['b', 2],
+  ] as const) {
     const m = run(clusters, ['exec', 'curl', '-s', '-m', '5', `http://172.30.${i}.2:9464/metrics`]).stdout;
     for (const [, reason, n] of m.matchAll(/^strait_tunnel_drops_total\{reason="([a-z_]+)"\} ([0-9]+)$/gm)) {
       if (Number(n) > 0) (drops[`cluster-${L}`] ??= {})[reason as string] = Number(n);
@@ -193,8 +273,9 @@ test('a pod on A\'s worker reaches a pod on B\'s worker with its own IP; B conne
     assert.match(show.stdout, /cluster-b/);
     assert.match(show.stdout, /"connected"/);
   } else {
-    const gws = JSON.parse(kubectl('a', '-n', 'submariner-operator', 'get', 'gateways.submariner.io', '-o', 'json')) as
-      { items: { status?: { haStatus?: string; connections?: { status: string; latencyRTT?: { average?: string }; endpoint: { cluster_id: string } }[] } }[] };
+    const gws = JSON.parse(kubectl('a', '-n', 'submariner-operator', 'get', 'gateways.submariner.io', '-o', 'json')) as {
+      items: { status?: { haStatus?: string; connections?: { status: string; latencyRTT?: { average?: string }; endpoint: { cluster_id: string } }[] } }[];
+    };
     const active = gws.items.filter((g) => g.status?.haStatus === 'active');
     assert.equal(active.length, 1, JSON.stringify(gws.items.map((g) => g.status)));
     const conn = active[0]!.status!.connections!.find((c) => c.endpoint.cluster_id === 'cluster-b');
@@ -204,15 +285,33 @@ test('a pod on A\'s worker reaches a pod on B\'s worker with its own IP; B conne
   }
 });
 
-test('a ClusterIP Service on B\'s worker from A\'s worker: HTTP 200 with the client\'s IP; the link carries only UDP 4500, never the marker', { skip: skip ?? false, timeout: 300_000 }, async (t) => {
+test("a ClusterIP Service on B's worker from A's worker: HTTP 200 with the client's IP; the link carries only UDP 4500, never the marker", {
+  skip: skip ?? false,
+  timeout: 300_000,
+}, async (t) => {
   if (!needsDeploy(t)) return;
   const svc = join(work, 'echo-svc.yaml');
-  writeFileSync(svc, JSON.stringify({
-    apiVersion: 'v1', kind: 'List', items: [
-      { apiVersion: 'v1', kind: 'Service', metadata: { name: 'echo', namespace: 'default' }, spec: { selector: { app: 'echo' }, ports: [{ name: 'http', port: 80, targetPort: 8080, protocol: 'TCP' }] } },
-      { apiVersion: 'v1', kind: 'Service', metadata: { name: 'echo-headless', namespace: 'default' }, spec: { clusterIP: 'None', selector: { app: 'echo' }, ports: [{ name: 'http', port: 8080, protocol: 'TCP' }] } },
-    ],
-  }));
+  writeFileSync(
+    svc,
+    JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'List',
+      items: [
+        {
+          apiVersion: 'v1',
+          kind: 'Service',
+          metadata: { name: 'echo', namespace: 'default' },
+          spec: { selector: { app: 'echo' }, ports: [{ name: 'http', port: 80, targetPort: 8080, protocol: 'TCP' }] },
+        },
+        {
+          apiVersion: 'v1',
+          kind: 'Service',
+          metadata: { name: 'echo-headless', namespace: 'default' },
+          spec: { clusterIP: 'None', selector: { app: 'echo' }, ports: [{ name: 'http', port: 8080, protocol: 'TCP' }] },
+        },
+      ],
+    }),
+  );
   kubectl('b', 'apply', '-f', svc);
   const clusterIp = kubectl('b', 'get', 'service', 'echo', '-o', 'jsonpath={.spec.clusterIP}').trim();
   assert.match(clusterIp, /^10\.21\./);
@@ -225,11 +324,16 @@ test('a ClusterIP Service on B\'s worker from A\'s worker: HTTP 200 with the cli
   let res: { status: number; body: string } | undefined;
   try {
     const t0 = Date.now();
-    res = await until('HTTP 200 from the ClusterIP Service', () => {
-      const r = inPod('a', 'client', ['curl', '-sS', '-i', '-m', '5', '-H', `X-Marker: ${marker}`, `http://${clusterIp}/cgi-bin/ip?${marker}`], 20_000);
-      const h = httpOf(r.stdout);
-      return h.status === 200 ? h : undefined;
-    }, 60_000, 500);
+    res = await until(
+      'HTTP 200 from the ClusterIP Service',
+      () => {
+        const r = inPod('a', 'client', ['curl', '-sS', '-i', '-m', '5', '-H', `X-Marker: ${marker}`, `http://${clusterIp}/cgi-bin/ip?${marker}`], 20_000);
+        const h = httpOf(r.stdout);
+        return h.status === 200 ? h : undefined;
+      },
+      60_000,
+      500,
+    );
     console.log(`pod on a-wk -> ClusterIP ${clusterIp} (pod on b-wk): HTTP 200 after ${Date.now() - t0} ms`);
   } finally {
     const bytes = await cap.stop();
@@ -251,24 +355,39 @@ test('a ClusterIP Service on B\'s worker from A\'s worker: HTTP 200 with the cli
     });
     assert.deepEqual(other, [], `packets between the clusters other than the tunnel and the broker API (${cap.tool}): ${other.slice(0, 10).join(' | ')}`);
     assert.ok(kinds.tunnel > 0, 'the request crossed in the tunnel');
-    console.log(`link capture (${cap.tool}): ${summary.length} packets: ${kinds.tunnel} UDP 4500<->4500 (tunnel), ${kinds.broker} TCP to the broker's API (6443); marker absent`);
+    console.log(
+      `link capture (${cap.tool}): ${summary.length} packets: ${kinds.tunnel} UDP 4500<->4500 (tunnel), ${kinds.broker} TCP to the broker's API (6443); marker absent`,
+    );
   }
   assert.equal(res.body, pods.clientIp, `the server behind the ClusterIP saw ${res.body} (client ${pods.clientIp})`);
 });
 
-interface Condition { type: string; status: string; reason?: string }
+interface Condition {
+  type: string;
+  status: string;
+  reason?: string;
+}
 
-test('MCS: ServiceExport Valid AwaitingSync -> True; clusterset.local A/SRV from a pod in A; headless; cluster.local local; unexport', { skip: skip ?? false, timeout: 600_000 }, async (t) => {
+test('MCS: ServiceExport Valid AwaitingSync -> True; clusterset.local A/SRV from a pod in A; headless; cluster.local local; unexport', {
+  skip: skip ?? false,
+  timeout: 600_000,
+}, async (t) => {
   if (!needsDeploy(t)) return;
   run(clusters, ['kubectl', 'b', 'delete', 'serviceexport', 'echo', 'echo-headless', '--ignore-not-found']);
   // every state the export's Valid condition goes through, from before it exists: a raw watch
   // from resourceVersion 0 (the API server's watch cache as it is; a watch from a list's
   // resourceVersion can wait for the cache to reach it)
   const seen: string[] = [];
-  const watch = spawn(clusters, kubectlArgv('b', 'get', '--raw', '/apis/multicluster.x-k8s.io/v1alpha1/namespaces/default/serviceexports?watch=1&resourceVersion=0'), { stdio: ['ignore', 'pipe', 'pipe'] });
+  const watch = spawn(
+    clusters,
+    kubectlArgv('b', 'get', '--raw', '/apis/multicluster.x-k8s.io/v1alpha1/namespaces/default/serviceexports?watch=1&resourceVersion=0'),
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   let watchErr = '';
   let watchBuf = '';
-  watch.stderr.on('data', (d: Buffer) => { watchErr += d.toString(); });
+  watch.stderr.on('data', (d: Buffer) => {
+    watchErr += d.toString();
+  });
   watch.stdout.on('data', (d: Buffer) => {
     watchBuf += d.toString();
     let nl: number;
@@ -284,7 +403,10 @@ test('MCS: ServiceExport Valid AwaitingSync -> True; clusterset.local A/SRV from
   await sleep(1500);
   const t0 = Date.now();
   for (const name of ['echo', 'echo-headless']) {
-      writeFileSync(join(work, `export-${name}.json`), JSON.stringify({ apiVersion: 'multicluster.x-k8s.io/v1alpha1', kind: 'ServiceExport', metadata: { name, namespace: 'default' } }));
+    writeFileSync(
+      join(work, `export-${name}.json`),
+      JSON.stringify({ apiVersion: 'multicluster.x-k8s.io/v1alpha1', kind: 'ServiceExport', metadata: { name, namespace: 'default' } }),
+    );
     kubectl('b', 'apply', '-f', join(work, `export-${name}.json`));
   }
   try {
@@ -295,7 +417,10 @@ test('MCS: ServiceExport Valid AwaitingSync -> True; clusterset.local A/SRV from
     watch.kill();
   }
   console.log(`ServiceExport echo Valid: ${seen.join(' -> ')} (${Date.now() - t0} ms)`);
-  assert.ok(seen.some((s) => s === 'False/AwaitingSync'), `Valid went through False/AwaitingSync: ${seen.join(' -> ')}`);
+  assert.ok(
+    seen.some((s) => s === 'False/AwaitingSync'),
+    `Valid went through False/AwaitingSync: ${seen.join(' -> ')}`,
+  );
   const conds = JSON.parse(kubectl('b', 'get', 'serviceexport', 'echo', '-o', 'jsonpath={.status.conditions}')) as Condition[];
   assert.equal(conds.find((c) => c.type === 'Valid')?.status, 'True');
 
@@ -307,7 +432,12 @@ test('MCS: ServiceExport Valid AwaitingSync -> True; clusterset.local A/SRV from
   const digStatus = (name: string): string => /status: ([A-Z]+)/.exec(inPod('a', 'client', ['dig', '+time=2', '+tries=1', name], 20_000).stdout)?.[1] ?? '';
   // A records, the cluster-wide name and the per-cluster one
   const tDns = Date.now();
-  await until('echo.default.svc.clusterset.local answers from A', () => (dig('echo.default.svc.clusterset.local') === clusterIp ? true : undefined), 120_000, 1000);
+  await until(
+    'echo.default.svc.clusterset.local answers from A',
+    () => (dig('echo.default.svc.clusterset.local') === clusterIp ? true : undefined),
+    120_000,
+    1000,
+  );
   console.log(`echo.default.svc.clusterset.local -> ${clusterIp} from a pod in A after ${Date.now() - tDns} ms`);
   assert.equal(dig('cluster-b.echo.default.svc.clusterset.local'), clusterIp);
   // SRV: the named port, on the cluster-wide name and per cluster
@@ -326,23 +456,55 @@ test('MCS: ServiceExport Valid AwaitingSync -> True; clusterset.local A/SRV from
   if (kubectlRun('a', 'get', 'service', 'local-only').status !== 0) kubectl('a', 'create', 'service', 'clusterip', 'local-only', '--tcp=80:8080');
   const localIp = kubectl('a', 'get', 'service', 'local-only', '-o', 'jsonpath={.spec.clusterIP}').trim();
   await until('local-only.default.svc.cluster.local in A', () => (dig('local-only.default.svc.cluster.local') === localIp ? true : undefined), 30_000, 1000);
-  assert.equal(digStatus('echo.default.svc.cluster.local'), 'NXDOMAIN', 'B\'s echo is not in A\'s cluster.local');
+  assert.equal(digStatus('echo.default.svc.cluster.local'), 'NXDOMAIN', "B's echo is not in A's cluster.local");
   // unexport: the name stops resolving
   const tUn = Date.now();
   kubectl('b', 'delete', 'serviceexport', 'echo');
-  await until('echo.default.svc.clusterset.local NXDOMAIN after unexport', () => (digStatus('echo.default.svc.clusterset.local') === 'NXDOMAIN' ? true : undefined), 120_000, 1000);
+  await until(
+    'echo.default.svc.clusterset.local NXDOMAIN after unexport',
+    () => (digStatus('echo.default.svc.clusterset.local') === 'NXDOMAIN' ? true : undefined),
+    120_000,
+    1000,
+  );
   console.log(`unexported: NXDOMAIN in A after ${Date.now() - tUn} ms`);
   assert.equal(dig('echo-headless.default.svc.clusterset.local'), pods.serverIp, 'the other export still answers');
   run(clusters, ['kubectl', 'b', 'delete', 'serviceexport', 'echo-headless']);
 });
 
-test('signed GitOps in the cluster: an Application from the in-cluster githost syncs a signed revision and refuses an unsigned one', { skip: skip ?? false, timeout: 600_000 }, async (t) => {
+test('signed GitOps in the cluster: an Application from the in-cluster githost syncs a signed revision and refuses an unsigned one', {
+  skip: skip ?? false,
+  timeout: 600_000,
+}, async (t) => {
   if (!needsDeploy(t)) return;
   const t0 = Date.now();
   // the first administrator, with the server's own tool inside its pod (the only way to make the first one: docs/githost.md)
   const pw = `pw-${randomBytes(8).toString('hex')}`;
-  const created = sh(clusters, ['kubectl', 'a', '-n', 'strait-system', 'exec', 'deploy/strait-githost', '--', 'node', 'bin/strait.js', 'admin', 'user', 'create',
-    '--username', 'gitops_admin', '--password', pw, '--email', 'gitops@example.com', '--admin', '--access-token', '--state-dir', '/var/lib/strait', '-o', 'json']);
+  const created = sh(clusters, [
+    'kubectl',
+    'a',
+    '-n',
+    'strait-system',
+    'exec',
+    'deploy/strait-githost',
+    '--',
+    'node',
+    'bin/strait.js',
+    'admin',
+    'user',
+    'create',
+    '--username',
+    'gitops_admin',
+    '--password',
+    pw,
+    '--email',
+    'gitops@example.com',
+    '--admin',
+    '--access-token',
+    '--state-dir',
+    '/var/lib/strait',
+    '-o',
+    'json',
+  ]);
   const token = (JSON.parse(created) as { token: string }).token;
   assert.match(token, /^[0-9a-f]{40}$/);
   // the githost Service through a port-forward in the link namespace (where curl and git run here)
@@ -359,8 +521,21 @@ test('signed GitOps in the cluster: an Application from the in-cluster githost s
       setTimeout(() => reject(new Error(`kubectl port-forward: no port after 30 s: ${out}`)), 30_000).unref();
     });
     const base = `http://127.0.0.1:${port}`;
-    const api = (method: string, path: string, body?: unknown): string => sh(clusters, ['exec', 'curl', '-sS', '-f', '-X', method, '-H', `Authorization: token ${token}`,
-      '-H', 'Content-Type: application/json', ...(body ? ['-d', JSON.stringify(body)] : []), `${base}/api/v1${path}`]);
+    const api = (method: string, path: string, body?: unknown): string =>
+      sh(clusters, [
+        'exec',
+        'curl',
+        '-sS',
+        '-f',
+        '-X',
+        method,
+        '-H',
+        `Authorization: token ${token}`,
+        '-H',
+        'Content-Type: application/json',
+        ...(body ? ['-d', JSON.stringify(body)] : []),
+        `${base}/api/v1${path}`,
+      ]);
     api('POST', '/user/repos', { name: 'app', private: false, default_branch: 'main' });
     // an unsigned commit, then one signed by alice (real git and gpg), pushed over HTTP
     const world = createGpgWorld();
@@ -376,17 +551,40 @@ test('signed GitOps in the cluster: an Application from the in-cluster githost s
       const NS = 'strait-system';
       const API = 'argoproj.io/v1alpha1';
       const items: unknown[] = [
-        { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'argocd-gpg-keys-cm', namespace: NS }, data: { [world.keys.alice.keyID]: world.keys.alice.armored } },
-        { apiVersion: API, kind: 'AppProject', metadata: { name: 'secure', namespace: NS }, spec: { sourceRepos: ['*'], destinations: [{ server: '*', namespace: '*' }], signatureKeys: [{ keyID: world.keys.alice.keyID }] } },
+        {
+          apiVersion: 'v1',
+          kind: 'ConfigMap',
+          metadata: { name: 'argocd-gpg-keys-cm', namespace: NS },
+          data: { [world.keys.alice.keyID]: world.keys.alice.armored },
+        },
+        {
+          apiVersion: API,
+          kind: 'AppProject',
+          metadata: { name: 'secure', namespace: NS },
+          spec: { sourceRepos: ['*'], destinations: [{ server: '*', namespace: '*' }], signatureKeys: [{ keyID: world.keys.alice.keyID }] },
+        },
       ];
       for (const ns of ['gitops-signed', 'gitops-unsigned']) {
         items.push({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
-        items.push({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: 'strait-control-sync', namespace: ns }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'strait-control-sync' }, subjects: [{ kind: 'ServiceAccount', name: 'strait-control', namespace: NS }] });
+        items.push({
+          apiVersion: 'rbac.authorization.k8s.io/v1',
+          kind: 'RoleBinding',
+          metadata: { name: 'strait-control-sync', namespace: ns },
+          roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'strait-control-sync' },
+          subjects: [{ kind: 'ServiceAccount', name: 'strait-control', namespace: NS }],
+        });
       }
       const repoURL = 'http://strait-githost.strait-system.svc:3000/gitops_admin/app.git';
       const app = (name: string, rev: string, ns: string): unknown => ({
-        apiVersion: API, kind: 'Application', metadata: { name, namespace: NS },
-        spec: { project: 'secure', source: { repoURL, path: 'app', targetRevision: rev }, destination: { server: 'https://kubernetes.default.svc', namespace: ns }, syncPolicy: { automated: { prune: true, selfHeal: true } } },
+        apiVersion: API,
+        kind: 'Application',
+        metadata: { name, namespace: NS },
+        spec: {
+          project: 'secure',
+          source: { repoURL, path: 'app', targetRevision: rev },
+          destination: { server: 'https://kubernetes.default.svc', namespace: ns },
+          syncPolicy: { automated: { prune: true, selfHeal: true } },
+        },
       });
       items.push(app('from-githost-unsigned', unsigned, 'gitops-unsigned'), app('from-githost-signed', signed, 'gitops-signed'));
       writeFileSync(join(work, 'gitops.json'), JSON.stringify({ apiVersion: 'v1', kind: 'List', items }));
@@ -394,13 +592,31 @@ test('signed GitOps in the cluster: an Application from the in-cluster githost s
       kubectl('a', 'apply', '-f', join(work, 'gitops.json'));
       type App = { status?: { sync?: { status?: string; revision?: string }; operationState?: { phase?: string; message?: string } } };
       const appStatus = (name: string): App => JSON.parse(kubectl('a', '-n', NS, 'get', 'applications.argoproj.io', name, '-o', 'json')) as App;
-      const bad = await until('the unsigned revision: Sync Error', () => { const a = appStatus('from-githost-unsigned'); return a.status?.sync?.status === 'Sync Error' ? a : undefined; }, 120_000, 1000);
+      const bad = await until(
+        'the unsigned revision: Sync Error',
+        () => {
+          const a = appStatus('from-githost-unsigned');
+          return a.status?.sync?.status === 'Sync Error' ? a : undefined;
+        },
+        120_000,
+        1000,
+      );
       assert.equal(bad.status?.operationState?.message, 'Revision is not signed');
       assert.equal(kubectlRun('a', '-n', 'gitops-unsigned', 'get', 'configmap', 'demo').status, 1, 'nothing of the unsigned revision applied');
-      const good = await until('the signed revision: Synced', () => { const a = appStatus('from-githost-signed'); return a.status?.sync?.status === 'Synced' ? a : undefined; }, 120_000, 1000);
+      const good = await until(
+        'the signed revision: Synced',
+        () => {
+          const a = appStatus('from-githost-signed');
+          return a.status?.sync?.status === 'Synced' ? a : undefined;
+        },
+        120_000,
+        1000,
+      );
       assert.equal(good.status?.sync?.revision, signed);
       assert.equal(kubectl('a', '-n', 'gitops-signed', 'get', 'configmap', 'demo', '-o', 'jsonpath={.data.value}'), 'alice');
-      console.log(`GitOps from the in-cluster githost: unsigned -> Sync Error / "Revision is not signed", signed -> Synced, ${Date.now() - tApply} ms after apply (${Date.now() - t0} ms with the githost setup)`);
+      console.log(
+        `GitOps from the in-cluster githost: unsigned -> Sync Error / "Revision is not signed", signed -> Synced, ${Date.now() - tApply} ms after apply (${Date.now() - t0} ms with the githost setup)`,
+      );
     } finally {
       world.cleanup();
     }
@@ -409,26 +625,44 @@ test('signed GitOps in the cluster: an Application from the in-cluster githost s
   }
 });
 
-test('mesh in real pods: injected sidecars (init redirect, configuration from the control module); the traffic table PERMISSIVE / DISABLE / STRICT x in-mesh, outsider, ingress with real curl, STRICT plaintext exit 56', { skip: skip ?? false, timeout: 600_000 }, async (t) => {
+test('mesh in real pods: injected sidecars (init redirect, configuration from the control module); the traffic table PERMISSIVE / DISABLE / STRICT x in-mesh, outsider, ingress with real curl, STRICT plaintext exit 56', {
+  skip: skip ?? false,
+  timeout: 600_000,
+}, async (t) => {
   if (!needsDeploy(t)) return;
   const t0 = Date.now();
   // the mesh: a control plane whose member roll names "mesh", as `strait mesh` bootstraps it
-  writeFileSync(join(work, 'mesh.json'), JSON.stringify({ apiVersion: 'v1', kind: 'List', items: [
-    { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'istio-system' } },
-    { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'mesh' } },
-    ...defaultMeshObjects(['mesh']),
-    { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'echo', namespace: 'mesh' } },
-    { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'client', namespace: 'mesh' } },
-    { apiVersion: 'v1', kind: 'Service', metadata: { name: 'echo', namespace: 'mesh' }, spec: { selector: { app: 'echo' }, ports: [{ name: 'http', port: 8080, targetPort: 8080 }] } },
-  ] }));
+  writeFileSync(
+    join(work, 'mesh.json'),
+    JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'List',
+      items: [
+        { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'istio-system' } },
+        { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'mesh' } },
+        ...defaultMeshObjects(['mesh']),
+        { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'echo', namespace: 'mesh' } },
+        { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'client', namespace: 'mesh' } },
+        {
+          apiVersion: 'v1',
+          kind: 'Service',
+          metadata: { name: 'echo', namespace: 'mesh' },
+          spec: { selector: { app: 'echo' }, ports: [{ name: 'http', port: 8080, targetPort: 8080 }] },
+        },
+      ],
+    }),
+  );
   kubectl('a', 'apply', '-f', join(work, 'mesh.json'));
   // the ingress gateway's route (the control module's STRAIT_MESH_INGRESS; deploy/mesh-ingress.yaml)
   const route = JSON.stringify([{ pathPrefix: '/', namespace: 'mesh', service: 'echo', port: 8080 }]);
-  const env = JSON.parse(kubectl('a', '-n', 'strait-system', 'get', 'deployment', 'strait-control', '-o', 'jsonpath={.spec.template.spec.containers[0].env}')) as { name: string; value?: string }[];
+  const env = JSON.parse(
+    kubectl('a', '-n', 'strait-system', 'get', 'deployment', 'strait-control', '-o', 'jsonpath={.spec.template.spec.containers[0].env}'),
+  ) as { name: string; value?: string }[];
   if (env.find((e) => e.name === 'STRAIT_MESH_INGRESS')?.value !== route) {
     kubectl('a', '-n', 'strait-system', 'set', 'env', 'deployment/strait-control', `STRAIT_MESH_INGRESS=${route}`);
   }
-  for (const d of ['strait-control', 'strait-mesh-ingress']) sh(clusters, ['kubectl', 'a', '-n', 'strait-system', 'rollout', 'status', `deployment/${d}`, '--timeout=180s'], 200_000);
+  for (const d of ['strait-control', 'strait-mesh-ingress'])
+    sh(clusters, ['kubectl', 'a', '-n', 'strait-system', 'rollout', 'status', `deployment/${d}`, '--timeout=180s'], 200_000);
   const nodePort = kubectl('a', '-n', 'strait-system', 'get', 'service', 'strait-mesh-ingress', '-o', 'jsonpath={.spec.ports[0].nodePort}').trim();
   assert.match(nodePort, /^[0-9]+$/);
   // an external user: curl from outside the cluster (the link namespace) to the NodePort on A's gateway node
@@ -436,50 +670,124 @@ test('mesh in real pods: injected sidecars (init redirect, configuration from th
     const r = run(clusters, ['exec', 'curl', '-sS', '-m', '5', '-o', '/dev/null', '-w', '%{http_code}', `http://172.30.1.2:${nodePort}/cgi-bin/ip`], 30_000);
     return r.status === 0 ? `HTTP ${r.stdout.trim()}` : `exit ${r.status}`;
   };
-  await until('istio-ca-root-cert in the member namespace', () => (kubectlRun('a', '-n', 'mesh', 'get', 'configmap', 'istio-ca-root-cert').status === 0 ? true : undefined), 60_000, 1000);
+  await until(
+    'istio-ca-root-cert in the member namespace',
+    () => (kubectlRun('a', '-n', 'mesh', 'get', 'configmap', 'istio-ca-root-cert').status === 0 ? true : undefined),
+    60_000,
+    1000,
+  );
   // the injected pods (the webhook adds strait-init and strait-proxy), on A's worker
   const podSpec = (name: string, sa: string, labels: Record<string, string>, command?: string[]) => ({
-    apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'mesh', labels: { ...labels, 'sidecar.istio.io/inject': 'true' } },
-    spec: { serviceAccountName: sa, nodeName: 'a-wk', containers: [{ name, image: 'localhost/strait-test:1', imagePullPolicy: 'Never', ...(command ? { command } : {}), ports: [{ containerPort: 8080 }] }] },
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, namespace: 'mesh', labels: { ...labels, 'sidecar.istio.io/inject': 'true' } },
+    spec: {
+      serviceAccountName: sa,
+      nodeName: 'a-wk',
+      containers: [{ name, image: 'localhost/strait-test:1', imagePullPolicy: 'Never', ...(command ? { command } : {}), ports: [{ containerPort: 8080 }] }],
+    },
   });
   writeFileSync(join(work, 'mesh-probe.json'), JSON.stringify(podSpec('probe', 'client', { app: 'probe' }, ['sleep', '1'])));
-  writeFileSync(join(work, 'mesh-pods.json'), JSON.stringify({ apiVersion: 'v1', kind: 'List', items: [
-    podSpec('echo', 'echo', { app: 'echo' }), podSpec('client', 'client', { app: 'client' }, ['sleep', '36000']),
-  ] }));
+  writeFileSync(
+    join(work, 'mesh-pods.json'),
+    JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'List',
+      items: [podSpec('echo', 'echo', { app: 'echo' }), podSpec('client', 'client', { app: 'client' }, ['sleep', '36000'])],
+    }),
+  );
   // a control module that has just restarted (set env above) is Ready once its new webhook CA
   // is in the caBundle (/readyz), but the webhook Service's endpoints and kube-proxy follow a
   // moment later and failurePolicy Ignore admits pods without a sidecar meanwhile: wait until a
   // server-side dry run comes back injected
-  await until('the webhook injects', () => {
-    const r = kubectlRun('a', 'create', '--dry-run=server', '-o', 'jsonpath={.spec.containers[*].name}', '-f', join(work, 'mesh-probe.json'));
-    return r.status === 0 && r.stdout.includes('strait-proxy') ? true : undefined;
-  }, 120_000, 1000);
+  await until(
+    'the webhook injects',
+    () => {
+      const r = kubectlRun('a', 'create', '--dry-run=server', '-o', 'jsonpath={.spec.containers[*].name}', '-f', join(work, 'mesh-probe.json'));
+      return r.status === 0 && r.stdout.includes('strait-proxy') ? true : undefined;
+    },
+    120_000,
+    1000,
+  );
   kubectl('a', 'apply', '-f', join(work, 'mesh-pods.json'));
   for (const p of ['echo', 'client']) {
-    const spec = JSON.parse(kubectl('a', '-n', 'mesh', 'get', 'pod', p, '-o', 'json')) as { spec: { containers: { name: string }[]; initContainers?: { name: string }[] } };
-    assert.deepEqual(spec.spec.containers.map((c) => c.name), [p, 'strait-proxy'], `${p}: the sidecar injected`);
-    assert.deepEqual(spec.spec.initContainers?.map((c) => c.name), ['strait-init']);
+    const spec = JSON.parse(kubectl('a', '-n', 'mesh', 'get', 'pod', p, '-o', 'json')) as {
+      spec: { containers: { name: string }[]; initContainers?: { name: string }[] };
+    };
+    assert.deepEqual(
+      spec.spec.containers.map((c) => c.name),
+      [p, 'strait-proxy'],
+      `${p}: the sidecar injected`,
+    );
+    assert.deepEqual(
+      spec.spec.initContainers?.map((c) => c.name),
+      ['strait-init'],
+    );
   }
   try {
     kubectl('a', '-n', 'mesh', 'wait', '--for=condition=Ready', 'pod/echo', 'pod/client', '--timeout=180s');
   } catch (err) {
-    const why = ['echo', 'client'].map((p) => `${p}: ${kubectlRun('a', '-n', 'mesh', 'describe', 'pod', p).stdout.split('\n').slice(-15).join('\n')}\n${kubectlRun('a', '-n', 'mesh', 'logs', p, '--all-containers', '--tail=20').stdout}`).join('\n');
+    const why = ['echo', 'client']
+      .map(
+        (p) =>
+          `${p}: ${kubectlRun('a', '-n', 'mesh', 'describe', 'pod', p).stdout.split('\n').slice(-15).join('\n')}\n${kubectlRun('a', '-n', 'mesh', 'logs', p, '--all-containers', '--tail=20').stdout}`,
+      )
+      .join('\n');
     throw new Error(`${String(err)}\n${why}`, { cause: err });
   }
   console.log(`mesh pods injected and Ready in ${Date.now() - t0} ms`);
   const URL_ = 'http://echo.mesh.svc.cluster.local:8080/cgi-bin/ip';
   const outcome = (ns: string, pod: string): string => {
-    const r = run(clusters, ['kubectl', 'a', '-n', ns, 'exec', pod, '-c', pod, '--', 'curl', '-sS', '-m', '5', '-o', '/dev/null', '-w', '%{http_code}', URL_], 30_000);
+    const r = run(
+      clusters,
+      ['kubectl', 'a', '-n', ns, 'exec', pod, '-c', pod, '--', 'curl', '-sS', '-m', '5', '-o', '/dev/null', '-w', '%{http_code}', URL_],
+      30_000,
+    );
     return r.status === 0 ? `HTTP ${r.stdout.trim()}` : `exit ${r.status}`;
   };
   const SETUPS: Record<string, unknown[]> = {
-    PERMISSIVE: [{ apiVersion: 'security.istio.io/v1beta1', kind: 'PeerAuthentication', metadata: { name: 'default', namespace: 'mesh' }, spec: { mtls: { mode: 'PERMISSIVE' } } }],
-    DISABLE: [{ apiVersion: 'security.istio.io/v1beta1', kind: 'PeerAuthentication', metadata: { name: 'default', namespace: 'mesh' }, spec: { mtls: { mode: 'DISABLE' } } },
-      { apiVersion: 'networking.istio.io/v1beta1', kind: 'DestinationRule', metadata: { name: 'default', namespace: 'mesh' }, spec: { host: '*', trafficPolicy: { tls: { mode: 'DISABLE' } } } }],
-    STRICT: [{ apiVersion: 'security.istio.io/v1beta1', kind: 'PeerAuthentication', metadata: { name: 'default', namespace: 'mesh' }, spec: { mtls: { mode: 'STRICT' } } },
-      { apiVersion: 'networking.istio.io/v1beta1', kind: 'DestinationRule', metadata: { name: 'default', namespace: 'mesh' }, spec: { host: '*.mesh.svc.cluster.local', trafficPolicy: { tls: { mode: 'ISTIO_MUTUAL' } } } }],
+    PERMISSIVE: [
+      {
+        apiVersion: 'security.istio.io/v1beta1',
+        kind: 'PeerAuthentication',
+        metadata: { name: 'default', namespace: 'mesh' },
+        spec: { mtls: { mode: 'PERMISSIVE' } },
+      },
+    ],
+    DISABLE: [
+      {
+        apiVersion: 'security.istio.io/v1beta1',
+        kind: 'PeerAuthentication',
+        metadata: { name: 'default', namespace: 'mesh' },
+        spec: { mtls: { mode: 'DISABLE' } },
+      },
+      {
+        apiVersion: 'networking.istio.io/v1beta1',
+        kind: 'DestinationRule',
+        metadata: { name: 'default', namespace: 'mesh' },
+        spec: { host: '*', trafficPolicy: { tls: { mode: 'DISABLE' } } },
+      },
+    ],
+    STRICT: [
+      {
+        apiVersion: 'security.istio.io/v1beta1',
+        kind: 'PeerAuthentication',
+        metadata: { name: 'default', namespace: 'mesh' },
+        spec: { mtls: { mode: 'STRICT' } },
+      },
+      {
+        apiVersion: 'networking.istio.io/v1beta1',
+        kind: 'DestinationRule',
+        metadata: { name: 'default', namespace: 'mesh' },
+        spec: { host: '*.mesh.svc.cluster.local', trafficPolicy: { tls: { mode: 'ISTIO_MUTUAL' } } },
+      },
+    ],
   };
-  const EXPECT: Record<string, [string, string, string]> = { PERMISSIVE: ['HTTP 200', 'HTTP 200', 'HTTP 200'], DISABLE: ['HTTP 200', 'HTTP 200', 'HTTP 200'], STRICT: ['HTTP 200', 'exit 56', 'HTTP 200'] };
+  const EXPECT: Record<string, [string, string, string]> = {
+    PERMISSIVE: ['HTTP 200', 'HTTP 200', 'HTTP 200'],
+    DISABLE: ['HTTP 200', 'HTTP 200', 'HTTP 200'],
+    STRICT: ['HTTP 200', 'exit 56', 'HTTP 200'],
+  };
   const rows: string[] = [];
   for (const mode of ['PERMISSIVE', 'DISABLE', 'STRICT']) {
     run(clusters, ['kubectl', 'a', '-n', 'mesh', 'delete', 'destinationrule', 'default', '--ignore-not-found']);
@@ -487,10 +795,19 @@ test('mesh in real pods: injected sidecars (init redirect, configuration from th
     const tMode = Date.now();
     kubectl('a', 'apply', '-f', join(work, `mesh-${mode}.json`));
     const want = EXPECT[mode] as [string, string, string];
-    const got = await until(`${mode}: in-mesh client ${want[0]}, outsider ${want[1]}, ingress ${want[2]}`, () => {
-      const g: [string, string, string] = [outcome('mesh', 'client'), outcome('default', 'client'), viaIngress()];
-      return g.every((x, i) => x === want[i]) ? g : undefined;
-    }, 90_000, 1000).catch((err: unknown) => { throw new Error(`${String(err)} (last: in-mesh ${outcome('mesh', 'client')}, outsider ${outcome('default', 'client')}, ingress ${viaIngress()})`, { cause: err }); });
+    const got = await until(
+      `${mode}: in-mesh client ${want[0]}, outsider ${want[1]}, ingress ${want[2]}`,
+      () => {
+        const g: [string, string, string] = [outcome('mesh', 'client'), outcome('default', 'client'), viaIngress()];
+        return g.every((x, i) => x === want[i]) ? g : undefined;
+      },
+      90_000,
+      1000,
+    ).catch((err: unknown) => {
+      throw new Error(`${String(err)} (last: in-mesh ${outcome('mesh', 'client')}, outsider ${outcome('default', 'client')}, ingress ${viaIngress()})`, {
+        cause: err,
+      });
+    });
     rows.push(`${mode}: in-mesh ${got[0]}, outsider ${got[1]}, ingress ${got[2]} (${Date.now() - tMode} ms after apply)`);
   }
   console.log(`mesh traffic table in real pods: ${rows.join('; ')}`);
@@ -505,15 +822,22 @@ test('mesh in real pods: injected sidecars (init redirect, configuration from th
   const outsiderIp = kubectl('a', '-n', 'default', 'get', 'pod', 'client', '-o', 'jsonpath={.status.podIP}').trim();
   type Flow = { client: { address: string; identity?: string }; tls: string; outcome: string };
   const tObs = Date.now();
-  const flows = await until('echo\'s MeshTrafficObservation with the in-mesh client (mTLS) and the outsider (plaintext, reset)', () => {
-    const r = kubectlRun('a', '-n', 'mesh', 'get', 'meshtrafficobservations.mesh.strait.dev', 'echo', '-o', 'json');
-    if (r.status !== 0) return undefined;
-    const f = ((JSON.parse(r.stdout) as { status?: { flows?: Flow[] } }).status?.flows ?? []);
-    const mtls = f.some((x) => x.tls === 'mtls' && x.client.identity === 'spiffe://cluster.local/ns/mesh/sa/client');
-    const reset = f.some((x) => x.tls === 'plaintext' && x.outcome === 'reset' && x.client.address.endsWith(outsiderIp));
-    return mtls && reset ? f : undefined;
-  }, 30_000, 1000);
-  console.log(`mesh observed traffic in real pods: ${flows.length} flows in echo's MeshTrafficObservation (mTLS from the in-mesh client, the outsider's plaintext reset) ${Date.now() - tObs} ms after the table`);
+  const flows = await until(
+    "echo's MeshTrafficObservation with the in-mesh client (mTLS) and the outsider (plaintext, reset)",
+    () => {
+      const r = kubectlRun('a', '-n', 'mesh', 'get', 'meshtrafficobservations.mesh.strait.dev', 'echo', '-o', 'json');
+      if (r.status !== 0) return undefined;
+      const f = (JSON.parse(r.stdout) as { status?: { flows?: Flow[] } }).status?.flows ?? [];
+      const mtls = f.some((x) => x.tls === 'mtls' && x.client.identity === 'spiffe://cluster.local/ns/mesh/sa/client');
+      const reset = f.some((x) => x.tls === 'plaintext' && x.outcome === 'reset' && x.client.address.endsWith(outsiderIp));
+      return mtls && reset ? f : undefined;
+    },
+    30_000,
+    1000,
+  );
+  console.log(
+    `mesh observed traffic in real pods: ${flows.length} flows in echo's MeshTrafficObservation (mTLS from the in-mesh client, the outsider's plaintext reset) ${Date.now() - tObs} ms after the table`,
+  );
 });
 
 /** The gateway process of node `node` (hostNetwork: it shares the node's network namespace), its host PID. */
@@ -524,43 +848,87 @@ function gatewayPid(node: string): number | undefined {
     try {
       if (!readFileSync(`/proc/${d}/cmdline`, 'utf8').includes('dist/daemon/gateway/main.js')) continue;
       if (readlinkSync(`/proc/${d}/ns/net`) === `net:[${want}]`) return Number(d);
-    } catch { /* gone */ }
+    } catch {
+      /* gone */
+    }
   }
   return undefined;
 }
 
-test('gateway HA: two gateway nodes in A; the active gateway pod deleted, then its process killed (-9): traffic resumes, one active; the gaps', { skip: skip ?? false, timeout: 600_000 }, async (t) => {
+test('gateway HA: two gateway nodes in A; the active gateway pod deleted, then its process killed (-9): traffic resumes, one active; the gaps', {
+  skip: skip ?? false,
+  timeout: 600_000,
+}, async (t) => {
   if (!needsDeploy(t)) return;
   const NS = 'strait-system';
   const holder = (): string => kubectl('a', '-n', NS, 'get', 'lease', 'strait-gateway', '-o', 'jsonpath={.spec.holderIdentity}').trim();
-  const gatewayPod = (node: string): string => kubectl('a', '-n', NS, 'get', 'pods', '-l', 'app.kubernetes.io/name=strait-gateway', '--field-selector', `spec.nodeName=${node}`, '-o', 'jsonpath={.items[0].metadata.name}').trim();
+  const gatewayPod = (node: string): string =>
+    kubectl(
+      'a',
+      '-n',
+      NS,
+      'get',
+      'pods',
+      '-l',
+      'app.kubernetes.io/name=strait-gateway',
+      '--field-selector',
+      `spec.nodeName=${node}`,
+      '-o',
+      'jsonpath={.items[0].metadata.name}',
+    ).trim();
   const activeGateways = (): string[] => {
     const r = straitRun('show', 'gateways', '--kubeconfig', kubeconfig('a'));
     assert.equal(r.status, 0, r.stderr);
-    return r.stdout.split('\n').filter((l) => /^\S+\s+active\s/.test(l)).map((l) => l.split(/\s+/)[0] as string);
+    return r.stdout
+      .split('\n')
+      .filter((l) => /^\S+\s+active\s/.test(l))
+      .map((l) => l.split(/\s+/)[0] as string);
   };
-  assert.deepEqual(kubectl('a', 'get', 'nodes', '-l', 'submariner.io/gateway=true', '-o', 'jsonpath={.items[*].metadata.name}').trim().split(' ').sort(), ['a-gw', 'a-gw2']);
+  assert.deepEqual(kubectl('a', 'get', 'nodes', '-l', 'submariner.io/gateway=true', '-o', 'jsonpath={.items[*].metadata.name}').trim().split(' ').sort(), [
+    'a-gw',
+    'a-gw2',
+  ]);
   const url = `http://${pods.serverIp}:8080/cgi-bin/ip`;
-  await until('traffic before', () => (httpOf(inPod('a', 'client', ['curl', '-sS', '-i', '-m', '5', url], 20_000).stdout).status === 200 ? true : undefined), 60_000, 500);
+  await until(
+    'traffic before',
+    () => (httpOf(inPod('a', 'client', ['curl', '-sS', '-i', '-m', '5', url], 20_000).stdout).status === 200 ? true : undefined),
+    60_000,
+    500,
+  );
   await until('exactly one active gateway in A before', () => (activeGateways().length === 1 ? true : undefined), 60_000, 1000);
 
   /**
    * A curl every ~0.1 s from the pod on a-wk to the pod on b-wk for `seconds`, timestamps from
    * the pod's /proc/uptime (10 ms steps) while `disrupt` runs; the longest run of failures.
    */
-  const measure = async (what: string, disrupt: () => Promise<void> | void, seconds: number): Promise<{ gapMs: number; failures: number; tries: number; resumedAfterMs: number }> => {
+  const measure = async (
+    what: string,
+    disrupt: () => Promise<void> | void,
+    seconds: number,
+  ): Promise<{ gapMs: number; failures: number; tries: number; resumedAfterMs: number }> => {
     const loop = `end=$(( $(cut -d. -f1 /proc/uptime) + ${seconds} )); while [ $(cut -d. -f1 /proc/uptime) -lt $end ]; do t=$(cut -d' ' -f1 /proc/uptime); c=$(curl -s --connect-timeout 0.5 -m 1 -o /dev/null -w '%{http_code}' ${url}); echo "$t $c"; sleep 0.1; done`;
     const p = spawn(clusters, ['kubectl', 'a', 'exec', 'client', '--', 'sh', '-c', loop], { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
-    p.stdout.on('data', (d: Buffer) => { out += d.toString(); });
+    p.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+    });
     const done = new Promise<void>((r) => p.once('exit', () => r()));
     await sleep(3000);
     const atLine = out.split('\n').filter(Boolean).length;
     await disrupt();
     await done;
-    const rows = out.split('\n').filter(Boolean).map((l) => { const [ts, code] = l.split(' '); return { t: Number(ts) * 1000, ok: code === '200' }; });
+    const rows = out
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => {
+        const [ts, code] = l.split(' ');
+        return { t: Number(ts) * 1000, ok: code === '200' };
+      });
     assert.ok(rows.length > 20, `${what}: the loop ran (${rows.length} rows)`);
-    assert.ok(rows.slice(0, atLine).every((r) => r.ok), `${what}: all good before the disruption`);
+    assert.ok(
+      rows.slice(0, atLine).every((r) => r.ok),
+      `${what}: all good before the disruption`,
+    );
     assert.ok(rows.at(-1)?.ok, `${what}: traffic resumed by the end (${seconds} s)`);
     // the longest stretch from the last success before a failure run to the first success after it
     let gapMs = 0;
@@ -568,8 +936,14 @@ test('gateway HA: two gateway nodes in A; the active gateway pod deleted, then i
     let lastOk = rows[0]!.t;
     let resumedAt = rows[0]!.t;
     for (const r of rows) {
-      if (!r.ok) { failures++; continue; }
-      if (r.t - lastOk > gapMs) { gapMs = r.t - lastOk; resumedAt = r.t; }
+      if (!r.ok) {
+        failures++;
+        continue;
+      }
+      if (r.t - lastOk > gapMs) {
+        gapMs = r.t - lastOk;
+        resumedAt = r.t;
+      }
       lastOk = r.t;
     }
     const startT = rows[atLine]?.t ?? rows[0]!.t;
@@ -580,10 +954,34 @@ test('gateway HA: two gateway nodes in A; the active gateway pod deleted, then i
   const first = holder();
   assert.match(first, /^a-gw2?$/);
   const podGone = gatewayPod(first);
-  const del = await measure('pod deleted', () => { kubectl('a', '-n', NS, 'delete', 'pod', podGone, '--wait=false'); }, 40);
-  const second = await until('the other gateway holds the Lease', () => { const h = holder(); return h !== first ? h : undefined; }, 60_000, 500);
-  await until('exactly one active gateway in A after the pod deletion', () => { const a = activeGateways(); return a.length === 1 && a[0] === second ? a : undefined; }, 60_000, 1000);
-  console.log(`HA: active ${first}'s pod deleted: ${second} active; longest gap ${del.gapMs} ms (${del.failures}/${del.tries} curls failed), load ${readFileSync('/proc/loadavg', 'utf8').trim()}`);
+  const del = await measure(
+    'pod deleted',
+    () => {
+      kubectl('a', '-n', NS, 'delete', 'pod', podGone, '--wait=false');
+    },
+    40,
+  );
+  const second = await until(
+    'the other gateway holds the Lease',
+    () => {
+      const h = holder();
+      return h !== first ? h : undefined;
+    },
+    60_000,
+    500,
+  );
+  await until(
+    'exactly one active gateway in A after the pod deletion',
+    () => {
+      const a = activeGateways();
+      return a.length === 1 && a[0] === second ? a : undefined;
+    },
+    60_000,
+    1000,
+  );
+  console.log(
+    `HA: active ${first}'s pod deleted: ${second} active; longest gap ${del.gapMs} ms (${del.failures}/${del.tries} curls failed), load ${readFileSync('/proc/loadavg', 'utf8').trim()}`,
+  );
   sh(clusters, ['kubectl', 'a', '-n', NS, 'rollout', 'status', 'daemonset/strait-gateway', '--timeout=180s'], 200_000);
 
   // 2. the active gateway's process killed with SIGKILL (no release: the Lease expires, or the
@@ -591,12 +989,28 @@ test('gateway HA: two gateway nodes in A; the active gateway pod deleted, then i
   const pid = gatewayPid(second);
   assert.ok(pid, `the gateway process of ${second} on this host`);
   const restartsBefore = Number(kubectl('a', '-n', NS, 'get', 'pod', gatewayPod(second), '-o', 'jsonpath={.status.containerStatuses[0].restartCount}').trim());
-  const kill = await measure('kill -9', () => { process.kill(pid, 'SIGKILL'); }, 60);
+  const kill = await measure(
+    'kill -9',
+    () => {
+      process.kill(pid, 'SIGKILL');
+    },
+    60,
+  );
   const third = holder();
-  await until('exactly one active gateway in A after kill -9', () => { const a = activeGateways(); return a.length === 1 && a[0] === holder() ? a : undefined; }, 60_000, 1000);
+  await until(
+    'exactly one active gateway in A after kill -9',
+    () => {
+      const a = activeGateways();
+      return a.length === 1 && a[0] === holder() ? a : undefined;
+    },
+    60_000,
+    1000,
+  );
   const restartsAfter = Number(kubectl('a', '-n', NS, 'get', 'pod', gatewayPod(second), '-o', 'jsonpath={.status.containerStatuses[0].restartCount}').trim());
   assert.equal(restartsAfter, restartsBefore + 1, 'the killed container was restarted once');
-  console.log(`HA: active ${second}'s process killed (-9): ${third} active; longest gap ${kill.gapMs} ms (${kill.failures}/${kill.tries} curls failed), load ${readFileSync('/proc/loadavg', 'utf8').trim()}`);
+  console.log(
+    `HA: active ${second}'s process killed (-9): ${third} active; longest gap ${kill.gapMs} ms (${kill.failures}/${kill.tries} curls failed), load ${readFileSync('/proc/loadavg', 'utf8').trim()}`,
+  );
   haGaps.deleted = del.gapMs;
   haGaps.killed = kill.gapMs;
 });

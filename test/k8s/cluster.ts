@@ -61,7 +61,9 @@ function runBuild(args: string[]): Promise<{ status: number; stdout: string }> {
   return new Promise((resolve) => {
     const child = spawn('bash', [buildScript, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
     let stdout = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => { stdout += d; });
+    child.stdout.setEncoding('utf8').on('data', (d: string) => {
+      stdout += d;
+    });
     child.on('error', () => resolve({ status: 1, stdout }));
     child.on('close', (code) => resolve({ status: code ?? 1, stdout }));
   });
@@ -105,7 +107,9 @@ function httpsGet(url: string, ca: string, token: string): Promise<{ status: num
     const req = request(url, { ca, headers: { authorization: `Bearer ${token}` }, timeout: 2000 }, (res) => {
       let body = '';
       res.setEncoding('utf8');
-      res.on('data', (d: string) => { body += d; });
+      res.on('data', (d: string) => {
+        body += d;
+      });
       res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
     });
     req.on('error', (e) => resolve({ status: 0, body: String(e) }));
@@ -117,27 +121,70 @@ function httpsGet(url: string, ca: string, token: string): Promise<{ status: num
 /** A CA and a serving certificate for 127.0.0.1/localhost, made with openssl. */
 export function makeServingCert(dir: string, cn: string, sans: string): { caPem: string; certPath: string; keyPath: string } {
   const p = (f: string): string => join(dir, f);
-  const run = (args: string[]): void => { execFileSync('openssl', args, { stdio: ['ignore', 'ignore', 'pipe'] }); };
-  run(['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-days', '2',
-    '-subj', `/CN=${cn}-ca`, '-keyout', p(`${cn}-ca.key`), '-out', p(`${cn}-ca.crt`)]);
-  run(['req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-subj', `/CN=${cn}`,
-    '-keyout', p(`${cn}.key`), '-out', p(`${cn}.csr`)]);
+  const run = (args: string[]): void => {
+    execFileSync('openssl', args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  };
+  run([
+    'req',
+    '-x509',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:P-256',
+    '-nodes',
+    '-days',
+    '2',
+    '-subj',
+    `/CN=${cn}-ca`,
+    '-keyout',
+    p(`${cn}-ca.key`),
+    '-out',
+    p(`${cn}-ca.crt`),
+  ]);
+  run(['req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-subj', `/CN=${cn}`, '-keyout', p(`${cn}.key`), '-out', p(`${cn}.csr`)]);
   writeFileSync(p(`${cn}.ext`), `subjectAltName=${sans}\nextendedKeyUsage=serverAuth\n`);
-  run(['x509', '-req', '-in', p(`${cn}.csr`), '-CA', p(`${cn}-ca.crt`), '-CAkey', p(`${cn}-ca.key`), '-CAcreateserial',
-    '-days', '2', '-extfile', p(`${cn}.ext`), '-out', p(`${cn}.crt`)]);
+  run([
+    'x509',
+    '-req',
+    '-in',
+    p(`${cn}.csr`),
+    '-CA',
+    p(`${cn}-ca.crt`),
+    '-CAkey',
+    p(`${cn}-ca.key`),
+    '-CAcreateserial',
+    '-days',
+    '2',
+    '-extfile',
+    p(`${cn}.ext`),
+    '-out',
+    p(`${cn}.crt`),
+  ]);
   return { caPem: readFileSync(p(`${cn}-ca.crt`), 'utf8'), certPath: p(`${cn}.crt`), keyPath: p(`${cn}.key`) };
 }
 
 const live = new Set<ChildProcess>();
-process.on('exit', () => { for (const c of live) c.kill('SIGKILL'); });
+process.on('exit', () => {
+  for (const c of live) c.kill('SIGKILL');
+});
 
 function start(cmd: string, args: string[], logPath: string): ChildProcess {
   const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   const chunks: Buffer[] = [];
-  const keep = (d: Buffer): void => { chunks.push(d); if (chunks.length > 400) chunks.shift(); };
+  const keep = (d: Buffer): void => {
+    chunks.push(d);
+    if (chunks.length > 400) chunks.shift();
+  };
   child.stdout?.on('data', keep);
   child.stderr?.on('data', keep);
-  child.on('exit', () => { live.delete(child); try { writeFileSync(logPath, Buffer.concat(chunks)); } catch { /* dir gone */ } });
+  child.on('exit', () => {
+    live.delete(child);
+    try {
+      writeFileSync(logPath, Buffer.concat(chunks));
+    } catch {
+      /* dir gone */
+    }
+  });
   (child as ChildProcess & { logTail: () => string }).logTail = () => Buffer.concat(chunks).toString('utf8').slice(-4000);
   live.add(child);
   return child;
@@ -193,13 +240,32 @@ async function startTestClusterOnce(opts: StartOptions): Promise<StartResult> {
   };
   try {
     const [clientPort, peerPort, securePort] = [await freeTcpPort(), await freeTcpPort(), await freeTcpPort()];
-    const etcd = start('etcd', [
-      '--name', 'strait-test', '--data-dir', etcdDir,
-      '--listen-client-urls', `http://127.0.0.1:${clientPort}`, '--advertise-client-urls', `http://127.0.0.1:${clientPort}`,
-      '--listen-peer-urls', `http://127.0.0.1:${peerPort}`, '--initial-advertise-peer-urls', `http://127.0.0.1:${peerPort}`,
-      '--initial-cluster', `strait-test=http://127.0.0.1:${peerPort}`, '--log-level', 'warn', '--logger', 'zap',
-      '--quota-backend-bytes', String(256 * 1024 * 1024),
-    ], join(dir, 'etcd.log'));
+    const etcd = start(
+      'etcd',
+      [
+        '--name',
+        'strait-test',
+        '--data-dir',
+        etcdDir,
+        '--listen-client-urls',
+        `http://127.0.0.1:${clientPort}`,
+        '--advertise-client-urls',
+        `http://127.0.0.1:${clientPort}`,
+        '--listen-peer-urls',
+        `http://127.0.0.1:${peerPort}`,
+        '--initial-advertise-peer-urls',
+        `http://127.0.0.1:${peerPort}`,
+        '--initial-cluster',
+        `strait-test=http://127.0.0.1:${peerPort}`,
+        '--log-level',
+        'warn',
+        '--logger',
+        'zap',
+        '--quota-backend-bytes',
+        String(256 * 1024 * 1024),
+      ],
+      join(dir, 'etcd.log'),
+    );
     children.push(etcd);
 
     const { caPem, certPath, keyPath } = makeServingCert(dir, 'kube-apiserver', 'IP:127.0.0.1,DNS:localhost');
@@ -211,18 +277,26 @@ async function startTestClusterOnce(opts: StartOptions): Promise<StartResult> {
 
     const apiserverArgs = [
       `--etcd-servers=http://127.0.0.1:${clientPort}`,
-      '--bind-address=127.0.0.1', '--advertise-address=127.0.0.1', `--secure-port=${securePort}`,
-      `--tls-cert-file=${certPath}`, `--tls-private-key-file=${keyPath}`, `--cert-dir=${join(dir, 'certs')}`,
+      '--bind-address=127.0.0.1',
+      '--advertise-address=127.0.0.1',
+      `--secure-port=${securePort}`,
+      `--tls-cert-file=${certPath}`,
+      `--tls-private-key-file=${keyPath}`,
+      `--cert-dir=${join(dir, 'certs')}`,
       `--token-auth-file=${join(dir, 'tokens.csv')}`,
       '--authorization-mode=RBAC',
       '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
-      `--service-account-key-file=${join(dir, 'sa.pub')}`, `--service-account-signing-key-file=${join(dir, 'sa.key')}`,
+      `--service-account-key-file=${join(dir, 'sa.pub')}`,
+      `--service-account-signing-key-file=${join(dir, 'sa.key')}`,
       '--service-cluster-ip-range=10.96.0.0/16',
       // no controller-manager runs: nothing would create the "default" ServiceAccount
       `--disable-admission-plugins=${['ServiceAccount', ...(opts.disableAdmissionPlugins ?? [])].join(',')}`,
       '--allow-privileged=true',
-      '--enable-priority-and-fairness=false', '--endpoint-reconciler-type=none', '--profiling=false',
-      '--anonymous-auth=false', '--v=0',
+      '--enable-priority-and-fairness=false',
+      '--endpoint-reconciler-type=none',
+      '--profiling=false',
+      '--anonymous-auth=false',
+      '--v=0',
       ...(opts.apiserverArgs ?? []),
     ];
     const server = `https://127.0.0.1:${securePort}`;
@@ -244,35 +318,67 @@ async function startTestClusterOnce(opts: StartOptions): Promise<StartResult> {
     await startApiserver();
 
     const kubeconfig = [
-      'apiVersion: v1', 'kind: Config', 'current-context: strait-test', 'preferences: {}',
-      'clusters:', '- name: strait-test', '  cluster:', `    server: ${server}`,
+      'apiVersion: v1',
+      'kind: Config',
+      'current-context: strait-test',
+      'preferences: {}',
+      'clusters:',
+      '- name: strait-test',
+      '  cluster:',
+      `    server: ${server}`,
       `    certificate-authority-data: ${Buffer.from(caPem).toString('base64')}`,
-      'users:', '- name: strait-admin', '  user:', `    token: ${token}`,
-      'contexts:', '- name: strait-test', '  context:', '    cluster: strait-test', '    user: strait-admin', '',
+      'users:',
+      '- name: strait-admin',
+      '  user:',
+      `    token: ${token}`,
+      'contexts:',
+      '- name: strait-test',
+      '  context:',
+      '    cluster: strait-test',
+      '    user: strait-admin',
+      '',
     ].join('\n');
     const kubeconfigPath = join(dir, 'kubeconfig');
     writeFileSync(kubeconfigPath, kubeconfig, { mode: 0o600 });
     mkdirSync(join(dir, 'work'), { recursive: true });
     return {
-      kubeconfig, kubeconfigPath, server, token, caPem, dir: join(dir, 'work'),
+      kubeconfig,
+      kubeconfigPath,
+      server,
+      token,
+      caPem,
+      dir: join(dir, 'work'),
       kubectl(args: string[], input?: string) {
         const r = spawnSync(bins.kubectl, ['--kubeconfig', kubeconfigPath, ...args], {
-          encoding: 'utf8', input, timeout: 60_000, env: { ...process.env, KUBECONFIG: kubeconfigPath, HOME: dir },
+          encoding: 'utf8',
+          input,
+          timeout: 60_000,
+          env: { ...process.env, KUBECONFIG: kubeconfigPath, HOME: dir },
         });
         return { status: r.status ?? 1, stdout: r.stdout ?? '', stderr: (r.stderr ?? '') + (r.error ? String(r.error) : '') };
       },
       kubectlAsync(args: string[], input?: string) {
         return new Promise((resolve) => {
           const child = spawn(bins.kubectl, ['--kubeconfig', kubeconfigPath, ...args], {
-            env: { ...process.env, KUBECONFIG: kubeconfigPath, HOME: dir }, stdio: ['pipe', 'pipe', 'pipe'],
+            env: { ...process.env, KUBECONFIG: kubeconfigPath, HOME: dir },
+            stdio: ['pipe', 'pipe', 'pipe'],
           });
           let stdout = '';
           let stderr = '';
-          child.stdout.setEncoding('utf8').on('data', (d: string) => { stdout += d; });
-          child.stderr.setEncoding('utf8').on('data', (d: string) => { stderr += d; });
+          child.stdout.setEncoding('utf8').on('data', (d: string) => {
+            stdout += d;
+          });
+          child.stderr.setEncoding('utf8').on('data', (d: string) => {
+            stderr += d;
+          });
           const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-          child.on('error', (e) => { stderr += String(e); });
-          child.on('close', (code) => { clearTimeout(timer); resolve({ status: code ?? 1, stdout, stderr }); });
+          child.on('error', (e) => {
+            stderr += String(e);
+          });
+          child.on('close', (code) => {
+            clearTimeout(timer);
+            resolve({ status: code ?? 1, stdout, stderr });
+          });
           // kubectl may exit before reading stdin (EPIPE): its status and stderr say what happened
           child.stdin.on('error', () => undefined);
           child.stdin.end(input ?? '');

@@ -8,8 +8,14 @@
 // goes to the real server unchanged.
 import { join } from 'node:path';
 import {
-  openKubernetesStore, type KindRef, type KubeObject, type KubernetesResourceStore, type ListOptions, type ResourceStore,
-  type WatchEvent, type WatchOptions,
+  openKubernetesStore,
+  type KindRef,
+  type KubeObject,
+  type KubernetesResourceStore,
+  type ListOptions,
+  type ResourceStore,
+  type WatchEvent,
+  type WatchOptions,
 } from '../../src/platform/store/index.js';
 import { Kinds, type KindInfo } from '../../src/platform/resources/index.js';
 import type { TestCluster } from './cluster.js';
@@ -41,7 +47,9 @@ export function hideSystemObjects(store: KubernetesResourceStore): ResourceStore
       return { ...l, items: l.items.filter((o) => !isSystemObject(o)) };
     },
     watch<T extends KubeObject>(kind: KindRef, opts: WatchOptions, onEvent: (ev: WatchEvent<T>) => void) {
-      return store.watch<T>(kind, opts, (ev) => { if (!isSystemObject(ev.object)) onEvent(ev); });
+      return store.watch<T>(kind, opts, (ev) => {
+        if (!isSystemObject(ev.object)) onEvent(ev);
+      });
     },
     apply: (o, opts) => store.apply(o, opts),
     update: (o) => store.update(o),
@@ -52,8 +60,9 @@ export function hideSystemObjects(store: KubernetesResourceStore): ResourceStore
   };
 }
 
-const CLEAN: KindInfo[] = (Object.values(Kinds) as KindInfo[]).filter((k) =>
-  !k.apiVersion.startsWith('apps/') && !['Namespace', 'Service', 'Pod', 'Node', 'Secret', 'EndpointSlice', 'Lease'].includes(k.kind));
+const CLEAN: KindInfo[] = (Object.values(Kinds) as KindInfo[]).filter(
+  (k) => !k.apiVersion.startsWith('apps/') && !['Namespace', 'Service', 'Pod', 'Node', 'Secret', 'EndpointSlice', 'Lease'].includes(k.kind),
+);
 
 /** Delete every object a case made (namespaces too: no namespace controller runs, so finalize them). */
 export async function deleteEverything(cluster: TestCluster): Promise<void> {
@@ -67,8 +76,10 @@ export async function deleteEverything(cluster: TestCluster): Promise<void> {
     for (const ns of (await store.list(Kinds.Namespace)).items) {
       if (isSystemObject(ns)) continue;
       await store.delete(Kinds.Namespace, ns.metadata.name);
-      const r = cluster.kubectl(['replace', '--raw', `/api/v1/namespaces/${ns.metadata.name}/finalize`, '-f', '-'],
-        JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns.metadata.name }, spec: { finalizers: [] } }));
+      const r = cluster.kubectl(
+        ['replace', '--raw', `/api/v1/namespaces/${ns.metadata.name}/finalize`, '-f', '-'],
+        JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns.metadata.name }, spec: { finalizers: [] } }),
+      );
       if (r.status !== 0 && !/not found/i.test(r.stderr)) throw new Error(`finalize namespace ${ns.metadata.name}: ${r.stderr}`);
     }
   } finally {

@@ -13,11 +13,19 @@ export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
   let open = true;
   const live = new Set<Socket>();
   const server = createServer((client) => {
-    if (!open) { client.resetAndDestroy(); return; }
+    if (!open) {
+      client.resetAndDestroy();
+      return;
+    }
     const upstream = createConnection({ host: '127.0.0.1', port: targetPort });
     live.add(client);
     live.add(upstream);
-    const drop = (): void => { client.destroy(); upstream.destroy(); live.delete(client); live.delete(upstream); };
+    const drop = (): void => {
+      client.destroy();
+      upstream.destroy();
+      live.delete(client);
+      live.delete(upstream);
+    };
     client.on('error', drop);
     upstream.on('error', drop);
     client.on('close', drop);
@@ -34,7 +42,13 @@ export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
       for (const s of live) s.resetAndDestroy();
       live.clear();
     },
-    restore() { open = true; },
-    close: () => new Promise((r) => { for (const s of live) s.destroy(); server.close(() => r()); }),
+    restore() {
+      open = true;
+    },
+    close: () =>
+      new Promise((r) => {
+        for (const s of live) s.destroy();
+        server.close(() => r());
+      }),
   };
 }

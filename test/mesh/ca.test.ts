@@ -5,7 +5,16 @@ import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { test } from 'node:test';
 import { ManualClock } from '../../src/base/clock/index.js';
 import { isStraitError } from '../../src/base/errors/index.js';
-import { certificateUris, CertRotator, MeshCa, parseSpiffeId, publishRootCert, ROOT_CERT_CONFIGMAP, spiffeId, type WorkloadCert } from '../../src/mesh/control/index.js';
+import {
+  certificateUris,
+  CertRotator,
+  MeshCa,
+  parseSpiffeId,
+  publishRootCert,
+  ROOT_CERT_CONFIGMAP,
+  spiffeId,
+  type WorkloadCert,
+} from '../../src/mesh/control/index.js';
 import type { KubeObject, ResourceStore } from '../../src/platform/store/index.js';
 import { waitFor } from '../helpers/wait.js';
 import { testCa } from './helpers.js';
@@ -27,7 +36,7 @@ test('workload certificate: SPIFFE ID as URI SAN, signed by the root, 24 h by de
   assert.ok(x.checkPrivateKey(createPrivateKey(c.keyPem)));
 });
 
-test('a foreign CA\'s certificate does not verify against our root', () => {
+test("a foreign CA's certificate does not verify against our root", () => {
   const other = MeshCa.create({ trustDomain: 'cluster.local' });
   const c = other.issueSync('mesh', 'echo');
   assert.equal(new X509Certificate(c.certPem).checkIssued(new X509Certificate(testCa().rootPem)), false);
@@ -38,8 +47,14 @@ test('the root can be saved and loaded; a mismatched key is refused', () => {
   const again = MeshCa.load('cluster.local', ca.material());
   assert.equal(again.rootPem, ca.rootPem);
   const other = MeshCa.create();
-  assert.throws(() => MeshCa.load('cluster.local', { certPem: ca.rootPem, keyPem: other.material().keyPem }), (e) => isStraitError(e, 'STRAIT_ERR_MESH_CA_INVALID'));
-  assert.throws(() => MeshCa.load('cluster.local', { certPem: 'nope', keyPem: 'nope' }), (e) => isStraitError(e, 'STRAIT_ERR_MESH_CA_INVALID'));
+  assert.throws(
+    () => MeshCa.load('cluster.local', { certPem: ca.rootPem, keyPem: other.material().keyPem }),
+    (e) => isStraitError(e, 'STRAIT_ERR_MESH_CA_INVALID'),
+  );
+  assert.throws(
+    () => MeshCa.load('cluster.local', { certPem: 'nope', keyPem: 'nope' }),
+    (e) => isStraitError(e, 'STRAIT_ERR_MESH_CA_INVALID'),
+  );
 });
 
 const identityCases: { name: string; ns: string; sa: string; td?: string; ok: boolean }[] = [
@@ -80,8 +95,14 @@ test('root ConfigMap istio-ca-root-cert/root-cert.pem is published in member nam
   const applied: KubeObject[] = [];
   const objects = new Map<string, KubeObject>();
   const store = {
-    async get(_k: unknown, name: string, ns?: string) { return objects.get(`${ns}/${name}`); },
-    async apply(o: KubeObject) { applied.push(o); objects.set(`${o.metadata.namespace}/${o.metadata.name}`, o); return o; },
+    async get(_k: unknown, name: string, ns?: string) {
+      return objects.get(`${ns}/${name}`);
+    },
+    async apply(o: KubeObject) {
+      applied.push(o);
+      objects.set(`${o.metadata.namespace}/${o.metadata.name}`, o);
+      return o;
+    },
   } as unknown as ResourceStore;
   const changed = await publishRootCert(store, ['mesh', 'other'], testCa().rootPem);
   assert.deepEqual(changed, ['mesh', 'other']);
@@ -94,7 +115,11 @@ test('root ConfigMap istio-ca-root-cert/root-cert.pem is published in member nam
 test('issue(): an ECDSA P-256 workload key by default, RSA 2048 on request, both signed by the RSA root', async () => {
   const ca = testCa();
   const root = new X509Certificate(ca.rootPem);
-  for (const [keyType, want] of [[undefined, 'ec'], ['ec-p256', 'ec'], ['rsa-2048', 'rsa']] as const) {
+  for (const [keyType, want] of [
+    [undefined, 'ec'],
+    ['ec-p256', 'ec'],
+    ['rsa-2048', 'rsa'],
+  ] as const) {
     const c = await ca.issue('mesh', 'echo', keyType ? { keyType } : {});
     const x = new X509Certificate(c.certPem);
     assert.equal(x.publicKey.asymmetricKeyType, want, `${keyType}`);

@@ -15,26 +15,34 @@ test('a configuration without a version, and one with version 1, are read as bef
   assert.equal(validateSidecarConfig({ version: 1, ...v1 }).inbound.defaultMode, 'PERMISSIVE');
 });
 
-test('a newer version is refused as such, even when it parses as today\'s format and even with keys today\'s format lacks', () => {
+test("a newer version is refused as such, even when it parses as today's format and even with keys today's format lacks", () => {
   const cases: [unknown, RegExp][] = [
-    [{ version: 2, ...v1 }, /the sidecar configuration has format version 2, which this strait does not read \(it reads version 1; no version means 1\): a newer strait wrote it; upgrade this component/],
+    [
+      { version: 2, ...v1 },
+      /the sidecar configuration has format version 2, which this strait does not read \(it reads version 1; no version means 1\): a newer strait wrote it; upgrade this component/,
+    ],
     [{ version: 3, ...v1, inbound: { defaultMode: 'STRICT', tiers: [1] }, egress: {} }, /format version 3.*a newer strait wrote it/],
     [{ version: '1', ...v1 }, /format version "1".*a version is a positive integer/],
     [{ version: 0, ...v1 }, /format version 0.*a version is a positive integer/],
   ];
   for (const [raw, want] of cases) {
-    assert.throws(() => validateSidecarConfig(raw), (err: unknown) => {
-      assert.ok(isStraitError(err, 'STRAIT_ERR_VERSION_UNSUPPORTED'), String(err));
-      assert.match((err as Error).message, want);
-      return true;
-    });
+    assert.throws(
+      () => validateSidecarConfig(raw),
+      (err: unknown) => {
+        assert.ok(isStraitError(err, 'STRAIT_ERR_VERSION_UNSUPPORTED'), String(err));
+        assert.match((err as Error).message, want);
+        return true;
+      },
+    );
   }
 });
 
 test('a running proxy handed a newer configuration keeps the one it had', () => {
   const proxy = new SidecarProxy(v1);
-  assert.throws(() => proxy.update({ version: 2, inbound: { defaultMode: 'STRICT' }, outbound: { default: { mode: 'DISABLE' } } }),
-    (err: unknown) => isStraitError(err, 'STRAIT_ERR_VERSION_UNSUPPORTED'));
+  assert.throws(
+    () => proxy.update({ version: 2, inbound: { defaultMode: 'STRICT' }, outbound: { default: { mode: 'DISABLE' } } }),
+    (err: unknown) => isStraitError(err, 'STRAIT_ERR_VERSION_UNSUPPORTED'),
+  );
   assert.equal(proxy.config.inbound.defaultMode, 'PERMISSIVE', 'not read as STRICT');
   proxy.update({ version: 1, inbound: { defaultMode: 'STRICT' }, outbound: { default: { mode: 'DISABLE' } } });
   assert.equal(proxy.config.inbound.defaultMode, 'STRICT');

@@ -6,14 +6,16 @@ import type { KubeObject } from '../../src/platform/store/index.js';
 import { dr, pa, pod, smcp, smmr, svc } from './fixtures.js';
 
 const CP = 'istio-system';
-const world = (extra: KubeObject[], flags: { mtls?: boolean; automtls?: boolean; cp?: boolean } = { mtls: false, automtls: false, cp: false }): MeshView => buildMeshView([
-  smcp(CP, flags), smmr(CP, ['mesh']),
-  pod('mesh', 'echo-1', { labels: { app: 'echo' }, inject: 'annotation', ip: '10.1.0.10', sa: 'echo', port: 8080 }),
-  pod('mesh', 'client', { inject: 'annotation', ip: '10.1.0.11' }),
-  pod('mesh', 'outsider', { ip: '10.1.0.12' }),
-  svc('mesh', 'echo', 8080, { clusterIP: '10.96.0.20' }),
-  ...extra,
-]);
+const world = (extra: KubeObject[], flags: { mtls?: boolean; automtls?: boolean; cp?: boolean } = { mtls: false, automtls: false, cp: false }): MeshView =>
+  buildMeshView([
+    smcp(CP, flags),
+    smmr(CP, ['mesh']),
+    pod('mesh', 'echo-1', { labels: { app: 'echo' }, inject: 'annotation', ip: '10.1.0.10', sa: 'echo', port: 8080 }),
+    pod('mesh', 'client', { inject: 'annotation', ip: '10.1.0.11' }),
+    pod('mesh', 'outsider', { ip: '10.1.0.12' }),
+    svc('mesh', 'echo', 8080, { clusterIP: '10.96.0.20' }),
+    ...extra,
+  ]);
 const echo = (v: MeshView) => findWorkload(v, 'mesh', 'echo-1')!;
 const client = (v: MeshView) => findWorkload(v, 'mesh', 'client')!;
 const outboundMode = (v: MeshView) => describeWorkload(v, client(v)).outbound.find((r) => r.service === 'echo')!.mode;
@@ -21,7 +23,10 @@ const outboundMode = (v: MeshView) => describeWorkload(v, client(v)).outbound.fi
 test('SMCP: all three flags false → generated PERMISSIVE default, no DestinationRule, auto mTLS off', () => {
   const v = world([]);
   assert.equal(v.settings.autoMtls, false);
-  assert.deepEqual(v.peerAuthentications.map((p) => `${p.metadata.namespace}/${p.metadata.name}:${p.spec?.mtls?.mode}`), [`${CP}/default:PERMISSIVE`]);
+  assert.deepEqual(
+    v.peerAuthentications.map((p) => `${p.metadata.namespace}/${p.metadata.name}:${p.spec?.mtls?.mode}`),
+    [`${CP}/default:PERMISSIVE`],
+  );
   assert.equal(v.destinationRules.length, 0);
   assert.equal(describeWorkload(v, echo(v)).inbound?.mode, 'PERMISSIVE');
   assert.equal(outboundMode(v), 'DISABLE');
@@ -36,7 +41,10 @@ test('SMCP: flags false, namespace objects alone decide (STRICT + ISTIO_MUTUAL)'
 test('SMCP: dataPlane.mtls true → STRICT default and ISTIO_MUTUAL "*.local" DestinationRule', () => {
   const v = world([], { mtls: true, automtls: false, cp: false });
   assert.equal(describeWorkload(v, echo(v)).inbound?.mode, 'STRICT');
-  assert.deepEqual(v.destinationRules.map((d) => [d.metadata.namespace, d.spec?.host, d.spec?.trafficPolicy?.tls?.mode]), [[CP, '*.local', 'ISTIO_MUTUAL']]);
+  assert.deepEqual(
+    v.destinationRules.map((d) => [d.metadata.namespace, d.spec?.host, d.spec?.trafficPolicy?.tls?.mode]),
+    [[CP, '*.local', 'ISTIO_MUTUAL']],
+  );
   assert.equal(outboundMode(v), 'ISTIO_MUTUAL');
   const desc = describeWorkload(v, echo(v));
   assert.equal(desc.inbound?.sources[0]?.generated, true);
@@ -67,9 +75,14 @@ test('no SMCP: every namespace is a member, auto mTLS on, nothing generated', ()
 });
 
 test('injection: label wins over annotation; only in member namespaces', () => {
-  const v = buildMeshView([smcp(CP, {}), smmr(CP, ['mesh']),
-    pod('mesh', 'ann', { inject: 'annotation' }), pod('mesh', 'lbl', { inject: 'label' }), pod('mesh', 'no', { inject: 'label-false' }),
-    pod('other', 'nonmember', { inject: 'label' })]);
+  const v = buildMeshView([
+    smcp(CP, {}),
+    smmr(CP, ['mesh']),
+    pod('mesh', 'ann', { inject: 'annotation' }),
+    pod('mesh', 'lbl', { inject: 'label' }),
+    pod('mesh', 'no', { inject: 'label-false' }),
+    pod('other', 'nonmember', { inject: 'label' }),
+  ]);
   assert.equal(findWorkload(v, 'mesh', 'ann')?.sidecar, true);
   assert.equal(findWorkload(v, 'mesh', 'lbl')?.sidecar, true);
   assert.equal(findWorkload(v, 'mesh', 'no')?.sidecar, false, 'label "false" wins over annotation "true"');
@@ -77,14 +90,28 @@ test('injection: label wins over annotation; only in member namespaces', () => {
 });
 
 test('a Deployment without pods stands in for its pods', () => {
-  const v = buildMeshView([{ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'echo', namespace: 'mesh' },
-    spec: { template: { metadata: { labels: { app: 'echo' }, annotations: { 'sidecar.istio.io/inject': 'true' } }, spec: { containers: [{ name: 'c', ports: [{ containerPort: 8080 }] }] } } } }]);
+  const v = buildMeshView([
+    {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'echo', namespace: 'mesh' },
+      spec: {
+        template: {
+          metadata: { labels: { app: 'echo' }, annotations: { 'sidecar.istio.io/inject': 'true' } },
+          spec: { containers: [{ name: 'c', ports: [{ containerPort: 8080 }] }] },
+        },
+      },
+    },
+  ]);
   const w = findWorkload(v, 'mesh', 'echo');
   assert.equal(w?.sidecar, true);
   assert.deepEqual(w?.ports, [8080]);
 });
 
-const findings = (v: MeshView) => checkMesh(v).map((f) => f.rule).sort();
+const findings = (v: MeshView) =>
+  checkMesh(v)
+    .map((f) => f.rule)
+    .sort();
 
 test('check: STRICT namespace with an out-of-mesh client and a plaintext in-mesh client', () => {
   const v = world([pa('mesh', 'default', 'STRICT')]);
@@ -108,9 +135,20 @@ test('check: the STRICT setup of docs/mesh.md (STRICT + ISTIO_MUTUAL) warns only
 });
 
 test('check: shadowed policy, port-level without selector, selector in root, policy outside members, injection outside members', () => {
-  const v = world([pa('mesh', 'a', 'PERMISSIVE', { t: 1 }), pa('mesh', 'b', 'PERMISSIVE', { t: 2, ports: { 8080: 'STRICT' } }),
-    pa(CP, 'sel', 'STRICT', { selector: { app: 'echo' } }), pa('third', 'default', 'STRICT'), pod('third', 'wants', { inject: 'label' })]);
-  assert.deepEqual(findings(v), ['INJECT_OUTSIDE_MEMBERS', 'PEER_AUTHENTICATION_SHADOWED', 'POLICY_OUTSIDE_MEMBERS', 'PORT_LEVEL_WITHOUT_SELECTOR', 'SELECTOR_IN_ROOT_NAMESPACE']);
+  const v = world([
+    pa('mesh', 'a', 'PERMISSIVE', { t: 1 }),
+    pa('mesh', 'b', 'PERMISSIVE', { t: 2, ports: { 8080: 'STRICT' } }),
+    pa(CP, 'sel', 'STRICT', { selector: { app: 'echo' } }),
+    pa('third', 'default', 'STRICT'),
+    pod('third', 'wants', { inject: 'label' }),
+  ]);
+  assert.deepEqual(findings(v), [
+    'INJECT_OUTSIDE_MEMBERS',
+    'PEER_AUTHENTICATION_SHADOWED',
+    'POLICY_OUTSIDE_MEMBERS',
+    'PORT_LEVEL_WITHOUT_SELECTOR',
+    'SELECTOR_IN_ROOT_NAMESPACE',
+  ]);
 });
 
 test('sidecar config: per-port inbound, ClusterIP and per-endpoint outbound with the server SPIFFE ID', () => {
@@ -125,8 +163,21 @@ test('sidecar config: per-port inbound, ClusterIP and per-endpoint outbound with
 });
 
 test('describe: a Service with 53/UDP and 53/TCP (kube-dns) is one outbound row, the TCP port (sidecars carry TCP only)', () => {
-  const dns: KubeObject = { apiVersion: 'v1', kind: 'Service', metadata: { name: 'kube-dns', namespace: 'kube-system' },
-    spec: { clusterIP: '10.96.0.10', ports: [{ name: 'dns', port: 53, protocol: 'UDP' }, { name: 'dns-tcp', port: 53, protocol: 'TCP' }, { name: 'metrics', port: 9153 }] } };
-  const rows = describeWorkload(world([dns]), client(world([dns]))).outbound.filter((r) => r.service === 'kube-dns').map((r) => r.port);
+  const dns: KubeObject = {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { name: 'kube-dns', namespace: 'kube-system' },
+    spec: {
+      clusterIP: '10.96.0.10',
+      ports: [
+        { name: 'dns', port: 53, protocol: 'UDP' },
+        { name: 'dns-tcp', port: 53, protocol: 'TCP' },
+        { name: 'metrics', port: 9153 },
+      ],
+    },
+  };
+  const rows = describeWorkload(world([dns]), client(world([dns])))
+    .outbound.filter((r) => r.service === 'kube-dns')
+    .map((r) => r.port);
   assert.deepEqual(rows, [53, 9153]);
 });

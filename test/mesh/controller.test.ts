@@ -9,7 +9,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { after, before, test } from 'node:test';
-import { ingressConfigFor, MeshController, ROOT_CERT_CONFIGMAP, buildMeshView, type DestinationRule, type PeerAuthentication } from '../../src/mesh/control/index.js';
+import {
+  ingressConfigFor,
+  MeshController,
+  ROOT_CERT_CONFIGMAP,
+  buildMeshView,
+  type DestinationRule,
+  type PeerAuthentication,
+} from '../../src/mesh/control/index.js';
 import { curl, startEchoApp, testCa, type EchoApp } from './helpers.js';
 import { openEmbeddedStore, type ResourceStore } from '../../src/platform/store/index.js';
 import { pa, pod, smcp, smmr, svc } from './fixtures.js';
@@ -24,16 +31,38 @@ let inbound: number;
 
 before(async () => {
   store = openEmbeddedStore({ dir: mkdtempSync(join(tmpdir(), 'strait-meshctl-store-')) });
-  for (const o of [smcp('istio-system', { mtls: false, automtls: false, cp: false }), smmr('istio-system', ['mesh']),
+  for (const o of [
+    smcp('istio-system', { mtls: false, automtls: false, cp: false }),
+    smmr('istio-system', ['mesh']),
     pod('mesh', 'echo-1', { labels: { app: 'echo' }, inject: 'annotation', ip: '127.0.0.1', sa: 'echo', port: 8080 }),
-    pod('mesh', 'outsider', {}), svc('mesh', 'echo', 8080, { clusterIP: '10.96.0.20' })]) await store.apply(o);
+    pod('mesh', 'outsider', {}),
+    svc('mesh', 'echo', 8080, { clusterIP: '10.96.0.20' }),
+  ])
+    await store.apply(o);
   dir = mkdtempSync(join(tmpdir(), 'strait-meshctl-'));
   ctl = new MeshController({ store, ca: testCa(), dir });
   const first = await ctl.start();
   assert.deepEqual(first.written, [join('mesh', 'echo-1.json')]);
   app = await startEchoApp();
-  sidecar = spawn(process.execPath, [join(root, 'dist', 'agents', 'sidecar', 'main.js'), '--config', join(dir, 'mesh', 'echo-1.json'), '--bind', '127.0.0.1',
-    '--inbound-port', '0', '--outbound-port', '0', '--admin', '127.0.0.1:0', '--app', `127.0.0.1:${app.port}`], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, STRAIT_LOG_LEVEL: 'warn' } });
+  sidecar = spawn(
+    process.execPath,
+    [
+      join(root, 'dist', 'agents', 'sidecar', 'main.js'),
+      '--config',
+      join(dir, 'mesh', 'echo-1.json'),
+      '--bind',
+      '127.0.0.1',
+      '--inbound-port',
+      '0',
+      '--outbound-port',
+      '0',
+      '--admin',
+      '127.0.0.1:0',
+      '--app',
+      `127.0.0.1:${app.port}`,
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, STRAIT_LOG_LEVEL: 'warn' } },
+  );
   inbound = JSON.parse(await new Promise<string>((r) => createInterface({ input: sidecar.stdout! }).once('line', r)))['inbound'];
 });
 after(async () => {
@@ -47,7 +76,10 @@ after(async () => {
 function probe(): Promise<'reset' | 'ok'> {
   return new Promise((resolve) => {
     const s = connect(inbound, '127.0.0.1', () => s.write('GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'));
-    s.once('data', () => { s.destroy(); resolve('ok'); });
+    s.once('data', () => {
+      s.destroy();
+      resolve('ok');
+    });
     s.once('error', () => resolve('reset'));
     s.once('close', () => resolve('reset'));
   });
@@ -68,7 +100,10 @@ test('PeerAuthentication STRICT applied to the store reaches the running sidecar
   await store.apply(pa('mesh', 'default', 'STRICT'));
   let ms = -1;
   for (let i = 0; i < 3000; i++) {
-    if ((await probe()) === 'reset') { ms = performance.now() - t0; break; }
+    if ((await probe()) === 'reset') {
+      ms = performance.now() - t0;
+      break;
+    }
     await new Promise((r) => setTimeout(r, 1));
   }
   assert.ok(ms >= 0, 'STRICT never took effect');
@@ -91,17 +126,38 @@ test('a pod that loses injection loses its config file', async () => {
 });
 
 test('ingress config: TLS toward echo follows the rules for the gateway namespace', async () => {
-  const objs = [smcp('istio-system', { mtls: true }), smmr('istio-system', ['mesh']), pod('mesh', 'echo-1', { labels: { app: 'echo' }, inject: 'annotation', sa: 'echo' }), svc('mesh', 'echo', 8080, { clusterIP: '10.96.0.20' })];
-  const cfg = ingressConfigFor(buildMeshView(objs), [{ pathPrefix: '/', namespace: 'mesh', service: 'echo', port: 8080 }], { namespace: 'istio-system', serviceAccount: 'istio-ingressgateway-service-account' });
-  assert.deepEqual(cfg.routes, [{ pathPrefix: '/', service: 'echo.mesh', backend: { host: '10.96.0.20', port: 8080 }, tls: { mode: 'ISTIO_MUTUAL', sans: ['spiffe://cluster.local/ns/mesh/sa/echo'] } }]);
-  const off = ingressConfigFor(buildMeshView([objs[0] = smcp('istio-system', { mtls: false, automtls: false }), ...objs.slice(1)]), [{ pathPrefix: '/', namespace: 'mesh', service: 'echo', port: 8080 }], { namespace: 'istio-system', serviceAccount: 'gw' });
+  const objs = [
+    smcp('istio-system', { mtls: true }),
+    smmr('istio-system', ['mesh']),
+    pod('mesh', 'echo-1', { labels: { app: 'echo' }, inject: 'annotation', sa: 'echo' }),
+    svc('mesh', 'echo', 8080, { clusterIP: '10.96.0.20' }),
+  ];
+  const cfg = ingressConfigFor(buildMeshView(objs), [{ pathPrefix: '/', namespace: 'mesh', service: 'echo', port: 8080 }], {
+    namespace: 'istio-system',
+    serviceAccount: 'istio-ingressgateway-service-account',
+  });
+  assert.deepEqual(cfg.routes, [
+    {
+      pathPrefix: '/',
+      service: 'echo.mesh',
+      backend: { host: '10.96.0.20', port: 8080 },
+      tls: { mode: 'ISTIO_MUTUAL', sans: ['spiffe://cluster.local/ns/mesh/sa/echo'] },
+    },
+  ]);
+  const off = ingressConfigFor(
+    buildMeshView([(objs[0] = smcp('istio-system', { mtls: false, automtls: false })), ...objs.slice(1)]),
+    [{ pathPrefix: '/', namespace: 'mesh', service: 'echo', port: 8080 }],
+    { namespace: 'istio-system', serviceAccount: 'gw' },
+  );
   assert.equal(off.routes[0]?.tls.mode, 'DISABLE');
 });
 
-test('the operator\'s generated objects are kept in the store and follow the SMCP flags', async () => {
+test("the operator's generated objects are kept in the store and follow the SMCP flags", async () => {
   const PA = { apiVersion: 'security.istio.io/v1beta1', kind: 'PeerAuthentication' };
   const DR = { apiVersion: 'networking.istio.io/v1beta1', kind: 'DestinationRule' };
-  const settle = async (pred: () => Promise<boolean>) => { for (let i = 0; i < 200 && !(await pred()); i++) await new Promise((r) => setTimeout(r, 20)); };
+  const settle = async (pred: () => Promise<boolean>) => {
+    for (let i = 0; i < 200 && !(await pred()); i++) await new Promise((r) => setTimeout(r, 20));
+  };
   assert.equal((await store.get<PeerAuthentication>(PA, 'default', 'istio-system'))?.spec?.mtls?.mode, 'PERMISSIVE');
   assert.equal(await store.get(DR, 'default', 'istio-system'), undefined);
   await store.apply(smcp('istio-system', { mtls: true, automtls: false, cp: false }));

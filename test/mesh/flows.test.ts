@@ -12,7 +12,9 @@ const find = (flows: FlowReportEntry[], want: Partial<FlowReportEntry>): FlowRep
 
 describe('flows of a PERMISSIVE server, then STRICT', () => {
   let m: LoopbackMesh;
-  before(async () => { m = await startLoopbackMesh('PERMISSIVE'); });
+  before(async () => {
+    m = await startLoopbackMesh('PERMISSIVE');
+  });
   after(() => m.close());
 
   test('an in-mesh client is recorded as mtls with its SPIFFE ID; a plaintext client with its address', async () => {
@@ -26,18 +28,31 @@ describe('flows of a PERMISSIVE server, then STRICT', () => {
     assert.ok(report);
     assert.equal(report.flows.length, 2, JSON.stringify(report.flows));
     const mtls = find(report.flows, { tls: 'mtls' });
-    assert.deepEqual(mtls && { identity: mtls.identity, address: mtls.address, port: mtls.port, outcome: mtls.outcome, mode: mtls.mode, count: mtls.count },
-      { identity: 'spiffe://cluster.local/ns/mesh/sa/client', address: '127.0.0.1', port: m.app.port, outcome: 'accepted', mode: 'PERMISSIVE', count: 1 });
+    assert.deepEqual(mtls && { identity: mtls.identity, address: mtls.address, port: mtls.port, outcome: mtls.outcome, mode: mtls.mode, count: mtls.count }, {
+      identity: 'spiffe://cluster.local/ns/mesh/sa/client',
+      address: '127.0.0.1',
+      port: m.app.port,
+      outcome: 'accepted',
+      mode: 'PERMISSIVE',
+      count: 1,
+    });
     const plain = find(report.flows, { tls: 'plaintext' });
-    assert.deepEqual(plain && { identity: plain.identity, address: plain.address, outcome: plain.outcome, count: plain.count },
-      { identity: undefined, address: '127.0.0.2', outcome: 'accepted', count: 1 });
+    assert.deepEqual(plain && { identity: plain.identity, address: plain.address, outcome: plain.outcome, count: plain.count }, {
+      identity: undefined,
+      address: '127.0.0.2',
+      outcome: 'accepted',
+      count: 1,
+    });
     assert.equal(m.server.flows.report(), undefined, 'nothing new: nothing to report');
   });
 
   test('a known flow again: one entry, the report carries the new connections only', async () => {
     for (let i = 0; i < 3; i++) assert.equal((await curl(['--interface', '127.0.0.2', `http://127.0.0.1:${m.serverPort}/`])).code, '200');
     const report = m.server.flows.report();
-    assert.deepEqual(report?.flows.map((f) => [f.address, f.tls, f.count]), [['127.0.0.2', 'plaintext', 3]]);
+    assert.deepEqual(
+      report?.flows.map((f) => [f.address, f.tls, f.count]),
+      [['127.0.0.2', 'plaintext', 3]],
+    );
     assert.equal(find(m.server.flows.snapshot(), { address: '127.0.0.2', tls: 'plaintext' })?.count, 4);
   });
 
@@ -76,7 +91,10 @@ describe('the flow table is bounded', () => {
     server = new SidecarProxy(serverConfig(testCa().issueSync('mesh', 'echo'), 'PERMISSIVE'), { flowLimit: 3 });
     port = (await server.listenInbound({ host: '127.0.0.1', port: 0, app: { host: '127.0.0.1', port: app.port } })).port;
   });
-  after(async () => { await server.close(); await app.close(); });
+  after(async () => {
+    await server.close();
+    await app.close();
+  });
 
   test('six clients into a table of 3: the three seen last are kept, three evicted and reported', async () => {
     for (let i = 10; i < 16; i++) {
@@ -85,7 +103,13 @@ describe('the flow table is bounded', () => {
       await new Promise((res) => setTimeout(res, 5)); // distinct lastSeen milliseconds
     }
     assert.equal(server.flows.size, 3);
-    assert.deepEqual(server.flows.snapshot().map((f) => f.address).sort(), ['127.0.0.13', '127.0.0.14', '127.0.0.15']);
+    assert.deepEqual(
+      server.flows
+        .snapshot()
+        .map((f) => f.address)
+        .sort(),
+      ['127.0.0.13', '127.0.0.14', '127.0.0.15'],
+    );
     assert.equal(server.flows.evictedTotal, 3);
     const report = server.flows.report();
     assert.equal(report?.evicted, 3);
@@ -97,6 +121,12 @@ describe('the flow table is bounded', () => {
     assert.equal((await curl(['--interface', '127.0.0.13', `http://127.0.0.1:${port}/`])).code, '200');
     await new Promise((res) => setTimeout(res, 5));
     assert.equal((await curl(['--interface', '127.0.0.20', `http://127.0.0.1:${port}/`])).code, '200');
-    assert.deepEqual(server.flows.snapshot().map((f) => f.address).sort(), ['127.0.0.13', '127.0.0.15', '127.0.0.20']);
+    assert.deepEqual(
+      server.flows
+        .snapshot()
+        .map((f) => f.address)
+        .sort(),
+      ['127.0.0.13', '127.0.0.15', '127.0.0.20'],
+    );
   });
 });

@@ -19,7 +19,10 @@ test('sniffTls: 20k random and mutated inputs give -1, 0 or 1 and never throw', 
   assert.equal(sniffTls(Buffer.from([0x16, 0x03])), -1);
 });
 
-const valid = { inbound: { defaultMode: 'STRICT', ports: { '8080': 'PERMISSIVE' } }, outbound: { default: { mode: 'DISABLE' }, destinations: { '10.0.0.1:80': { mode: 'ISTIO_MUTUAL', sans: ['spiffe://x/ns/a/sa/b'] } } } };
+const valid = {
+  inbound: { defaultMode: 'STRICT', ports: { '8080': 'PERMISSIVE' } },
+  outbound: { default: { mode: 'DISABLE' }, destinations: { '10.0.0.1:80': { mode: 'ISTIO_MUTUAL', sans: ['spiffe://x/ns/a/sa/b'] } } },
+};
 const junk = [null, undefined, 0, -1, Infinity, '', 'STRICT', 'x'.repeat(300), [], {}, [1, 2], { mode: 'DISABLE' }, true, { __proto__: { mode: 'STRICT' } }];
 
 function mutate(v: unknown, depth: number, seed: number): unknown {

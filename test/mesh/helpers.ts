@@ -46,7 +46,11 @@ export async function startEchoApp(): Promise<EchoApp> {
   app.server.keepAliveTimeout = 60_000; // idle connections stay while a loaded machine catches up
   await new Promise<void>((r) => app.server.listen(0, '127.0.0.1', r));
   app.port = (app.server.address() as AddressInfo).port;
-  app.close = () => new Promise<void>((r) => { app.server.closeAllConnections(); app.server.close(() => r()); });
+  app.close = () =>
+    new Promise<void>((r) => {
+      app.server.closeAllConnections();
+      app.server.close(() => r());
+    });
   return app;
 }
 
@@ -94,7 +98,15 @@ export async function startLoopbackMesh(mode: InboundMode): Promise<LoopbackMesh
   const dir = mkdtempSync(join(tmpdir(), 'strait-mesh-'));
   writeFileSync(join(dir, 'root.pem'), ca.rootPem);
   return {
-    ca, app, serverCert, clientCert, server, client, serverPort, clientPort, dir,
+    ca,
+    app,
+    serverCert,
+    clientCert,
+    server,
+    client,
+    serverPort,
+    clientPort,
+    dir,
     close: async () => {
       await client.close();
       await server.close();

@@ -26,11 +26,16 @@ for (const row of table) {
       const gwCert = testCa().issueSync('istio-system', 'istio-ingressgateway-service-account');
       gw = new IngressGateway({
         identity: identityOf(gwCert),
-        routes: [{ pathPrefix: '/', service: 'echo.mesh', backend: { host: '127.0.0.1', port: m.serverPort }, tls: { mode: row.tls, sans: [m.serverCert.spiffeId] } }],
+        routes: [
+          { pathPrefix: '/', service: 'echo.mesh', backend: { host: '127.0.0.1', port: m.serverPort }, tls: { mode: row.tls, sans: [m.serverCert.spiffeId] } },
+        ],
       });
       port = (await gw.listen('127.0.0.1', 0)).port;
     });
-    after(async () => { await gw.close(); await m.close(); });
+    after(async () => {
+      await gw.close();
+      await m.close();
+    });
 
     test(`external curl gets HTTP ${row.expect}`, async () => {
       const r = await curl([`http://127.0.0.1:${port}/`]);
@@ -43,18 +48,29 @@ for (const row of table) {
 
 describe('ingress gateway checks the service identity and routes by prefix', () => {
   let m: LoopbackMesh;
-  before(async () => { m = await startLoopbackMesh('STRICT'); });
+  before(async () => {
+    m = await startLoopbackMesh('STRICT');
+  });
   after(() => m.close());
 
   test('a wrong expected SPIFFE ID gives 503; updating the route at runtime fixes it', async () => {
     const gw = new IngressGateway({
       identity: identityOf(testCa().issueSync('istio-system', 'gw')),
-      routes: [{ pathPrefix: '/', backend: { host: '127.0.0.1', port: m.serverPort }, tls: { mode: 'ISTIO_MUTUAL', sans: ['spiffe://cluster.local/ns/mesh/sa/someone-else'] } }],
+      routes: [
+        {
+          pathPrefix: '/',
+          backend: { host: '127.0.0.1', port: m.serverPort },
+          tls: { mode: 'ISTIO_MUTUAL', sans: ['spiffe://cluster.local/ns/mesh/sa/someone-else'] },
+        },
+      ],
     });
     const port = (await gw.listen('127.0.0.1', 0)).port;
     try {
       assert.equal((await curl([`http://127.0.0.1:${port}/`])).code, '503');
-      gw.update({ ...gw.config, routes: [{ pathPrefix: '/echo', backend: { host: '127.0.0.1', port: m.serverPort }, tls: { mode: 'ISTIO_MUTUAL', sans: [m.serverCert.spiffeId] } }] });
+      gw.update({
+        ...gw.config,
+        routes: [{ pathPrefix: '/echo', backend: { host: '127.0.0.1', port: m.serverPort }, tls: { mode: 'ISTIO_MUTUAL', sans: [m.serverCert.spiffeId] } }],
+      });
       assert.equal((await curl([`http://127.0.0.1:${port}/echo/x`])).code, '200');
       assert.equal((await curl([`http://127.0.0.1:${port}/other`])).code, '404');
     } finally {
@@ -65,7 +81,9 @@ describe('ingress gateway checks the service identity and routes by prefix', () 
 
 describe('the host reaches an ingress on a unix socket through a loopback relay', () => {
   let m: LoopbackMesh;
-  before(async () => { m = await startLoopbackMesh('STRICT'); });
+  before(async () => {
+    m = await startLoopbackMesh('STRICT');
+  });
   after(() => m.close());
 
   test('curl 127.0.0.1:<relay> → unix socket → ingress → mTLS → STRICT service: HTTP 200', async () => {

@@ -41,7 +41,9 @@ test('mesh describe: unknown pod exits 3 with the known pods', () => {
 test('mesh check: STRICT without ISTIO_MUTUAL is an error (exit 1), outsiders a warning', () => {
   const r = strait('mesh', 'check', '-o', 'json', '-f', m('world-mesh.yaml'), m('strict-no-dr.yaml'));
   assert.equal(r.status, 1);
-  const rules = JSON.parse(r.stdout).map((f: { rule: string }) => f.rule).sort();
+  const rules = JSON.parse(r.stdout)
+    .map((f: { rule: string }) => f.rule)
+    .sort();
   assert.deepEqual(rules, ['STRICT_OUT_OF_MESH_CLIENT', 'STRICT_PLAINTEXT_CLIENT']);
   assert.match(r.stderr, /STRAIT_ERR_MESH_CHECK_FAILED/);
 });
@@ -69,7 +71,9 @@ test('mesh describe takes a Deployment name as istioctl x describe takes a workl
   const dir = mkdtempSync(join(tmpdir(), 'strait-mesh-deploy-'));
   try {
     const file = join(dir, 'pods.yaml');
-    writeFileSync(file, `apiVersion: apps/v1
+    writeFileSync(
+      file,
+      `apiVersion: apps/v1
 kind: Deployment
 metadata: {name: web, namespace: mesh}
 spec:
@@ -87,7 +91,8 @@ apiVersion: v1
 kind: Pod
 metadata: {name: web-5d8f7c9b4-a1b2c, namespace: mesh, labels: {app: web}, annotations: {sidecar.istio.io/inject: "true"}}
 spec: {containers: [{name: web, image: strait/echo, ports: [{containerPort: 8080}]}]}
-`);
+`,
+    );
     const byDeployment = strait('mesh', 'describe', 'cluster-a/mesh/web', '-f', m('world-mesh.yaml'), m('strict.yaml'), file);
     assert.equal(byDeployment.status, 0, byDeployment.stderr);
     assert.match(byDeployment.stdout, /^Pod:\s+cluster-a\/mesh\/web-5d8f7c9b4-a1b2c \(Deployment web\)\n/);
@@ -95,7 +100,10 @@ spec: {containers: [{name: web, image: strait/echo, ports: [{containerPort: 8080
     const byPod = strait('mesh', 'describe', 'cluster-a/mesh/web-5d8f7c9b4-x2x7k', '-f', m('world-mesh.yaml'), m('strict.yaml'), file);
     assert.equal(byPod.status, 0, byPod.stderr);
     assert.match(byPod.stdout, /^Pod:\s+cluster-a\/mesh\/web-5d8f7c9b4-x2x7k \(Deployment web\)\n/);
-    const json = JSON.parse(strait('mesh', 'describe', 'mesh/web', '-o', 'json', '-f', m('world-mesh.yaml'), file).stdout) as { name: string; deployment: string };
+    const json = JSON.parse(strait('mesh', 'describe', 'mesh/web', '-o', 'json', '-f', m('world-mesh.yaml'), file).stdout) as {
+      name: string;
+      deployment: string;
+    };
     assert.deepEqual([json.name, json.deployment], ['web-5d8f7c9b4-a1b2c', 'web']);
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -105,12 +113,23 @@ spec: {containers: [{name: web, image: strait/echo, ports: [{containerPort: 8080
 test('mesh flows: every observed flow, with who STRICT would reset under the policy in force (PERMISSIVE)', () => {
   const r = strait('mesh', 'flows', '-o', 'json', '-f', m('world-mesh.yaml'), m('observed.yaml'));
   assert.equal(r.status, 0, r.stderr);
-  const rows = JSON.parse(r.stdout) as { namespace: string; workload: string; pod: string; tls: string; outcome: string; client: { address: string; identity?: string }; strictWouldReset: boolean }[];
-  assert.deepEqual(rows.map((x) => [x.namespace, x.workload, x.client.identity ?? x.client.address, x.tls, x.outcome, x.strictWouldReset]), [
-    ['mesh', 'echo', 'spiffe://cluster.local/ns/mesh/sa/client', 'mtls', 'accepted', false],
-    ['mesh', 'echo', '10.1.0.9', 'plaintext', 'accepted', true],
-    ['mesh', 'echo', '10.1.0.11', 'plaintext', 'reset', false],
-  ]);
+  const rows = JSON.parse(r.stdout) as {
+    namespace: string;
+    workload: string;
+    pod: string;
+    tls: string;
+    outcome: string;
+    client: { address: string; identity?: string };
+    strictWouldReset: boolean;
+  }[];
+  assert.deepEqual(
+    rows.map((x) => [x.namespace, x.workload, x.client.identity ?? x.client.address, x.tls, x.outcome, x.strictWouldReset]),
+    [
+      ['mesh', 'echo', 'spiffe://cluster.local/ns/mesh/sa/client', 'mtls', 'accepted', false],
+      ['mesh', 'echo', '10.1.0.9', 'plaintext', 'accepted', true],
+      ['mesh', 'echo', '10.1.0.11', 'plaintext', 'reset', false],
+    ],
+  );
   const text = strait('mesh', 'flows', '-f', m('world-mesh.yaml'), m('observed.yaml'));
   assert.equal(text.status, 0, text.stderr);
   const lines = text.stdout.trimEnd().split('\n');
@@ -126,7 +145,10 @@ test('mesh flows: every observed flow, with who STRICT would reset under the pol
 test('mesh flows --strict-would-reset: the plaintext client under PERMISSIVE, nobody once STRICT is in force', () => {
   const permissive = strait('mesh', 'flows', '--strict-would-reset', '-o', 'json', '-f', m('world-mesh.yaml'), m('observed.yaml'));
   assert.equal(permissive.status, 0, permissive.stderr);
-  assert.deepEqual((JSON.parse(permissive.stdout) as { client: { pod?: string } }[]).map((x) => x.client.pod), ['outsider']);
+  assert.deepEqual(
+    (JSON.parse(permissive.stdout) as { client: { pod?: string } }[]).map((x) => x.client.pod),
+    ['outsider'],
+  );
   // the stored objects still say true: the CLI decides again against the policy now
   const strict = strait('mesh', 'flows', '--strict-would-reset', '-o', 'json', '-f', m('world-mesh.yaml'), m('observed.yaml'), m('strict.yaml'));
   assert.equal(strict.status, 0, strict.stderr);
@@ -151,9 +173,15 @@ test('mesh describe: the observed clients and who STRICT would reset', () => {
   const r = strait('mesh', 'describe', 'cluster-a/mesh/echo', '-f', m('world-mesh.yaml'), m('observed.yaml'));
   assert.equal(r.status, 0, r.stderr);
   const section = r.stdout.slice(r.stdout.indexOf('Observed clients'));
-  assert.match(section, /^Observed clients \(inbound flows the sidecar saw\):\n {2}PORT\s+CLIENT\s+ADDRESS\s+TLS\s+OUTCOME\s+MODE\s+COUNT\s+LAST SEEN\s+STRICT\n/);
+  assert.match(
+    section,
+    /^Observed clients \(inbound flows the sidecar saw\):\n {2}PORT\s+CLIENT\s+ADDRESS\s+TLS\s+OUTCOME\s+MODE\s+COUNT\s+LAST SEEN\s+STRICT\n/,
+  );
   assert.match(section, /\n {2}8080\s+mesh\/outsider \(no sidecar\)\s+10\.1\.0\.9\s+plaintext\s+accepted\s+PERMISSIVE\s+2\s+\S+\s+would reset\n/);
-  assert.match(section, /\n {2}STRICT would reset 1 client: mesh\/outsider \(no sidecar\) \(10\.1\.0\.9\) on 8080\n {2}2 older flows evicted \(at most 256 are kept\)\n$/);
+  assert.match(
+    section,
+    /\n {2}STRICT would reset 1 client: mesh\/outsider \(no sidecar\) \(10\.1\.0\.9\) on 8080\n {2}2 older flows evicted \(at most 256 are kept\)\n$/,
+  );
   const json = JSON.parse(strait('mesh', 'describe', 'mesh/echo', '-o', 'json', '-f', m('world-mesh.yaml'), m('observed.yaml')).stdout);
   assert.equal(json.observed.flows.length, 3);
   assert.equal(json.observed.evictedFlows, 2);

@@ -16,14 +16,31 @@ function result(override?: { mode: string; client: DemoClient; measured: string;
   const rows = DEMO_MODES.map((mode, i) => {
     const cell = (c: DemoClient): DemoCell => {
       const measured = override && override.mode === mode && override.client === c ? override.measured : EXPECTED_OUTCOMES[mode][c].outcome;
-      return { measured, expected: EXPECTED_OUTCOMES[mode][c].outcome, spec: EXPECTED_OUTCOMES[mode][c].spec, ok: measured === EXPECTED_OUTCOMES[mode][c].outcome,
-        command: c === 'ingress' ? 'curl http://127.0.0.1:40000/' : `strait exec cluster-a/mesh/${c === 'inMesh' ? 'client' : 'outsider'} -- curl http://echo.mesh.svc.cluster.local:8080/`,
-        ...(override && measured === override.measured && override.mode === mode && override.client === c ? { error: override.error } : {}) };
+      return {
+        measured,
+        expected: EXPECTED_OUTCOMES[mode][c].outcome,
+        spec: EXPECTED_OUTCOMES[mode][c].spec,
+        ok: measured === EXPECTED_OUTCOMES[mode][c].outcome,
+        command:
+          c === 'ingress'
+            ? 'curl http://127.0.0.1:40000/'
+            : `strait exec cluster-a/mesh/${c === 'inMesh' ? 'client' : 'outsider'} -- curl http://echo.mesh.svc.cluster.local:8080/`,
+        ...(override && measured === override.measured && override.mode === mode && override.client === c ? { error: override.error } : {}),
+      };
     };
-    return { mode, applied: [`PeerAuthentication mesh/default ${mode}`], observedAfterMs: 100 * (i + 1), cells: { inMesh: cell('inMesh'), outsider: cell('outsider'), ingress: cell('ingress') } };
+    return {
+      mode,
+      applied: [`PeerAuthentication mesh/default ${mode}`],
+      observedAfterMs: 100 * (i + 1),
+      cells: { inMesh: cell('inMesh'), outsider: cell('outsider'), ingress: cell('ingress') },
+    };
   });
   return {
-    cluster: 'cluster-a', namespace: 'mesh', url: 'http://echo.mesh.svc.cluster.local:8080/', ingress: 'http://127.0.0.1:40000', rows,
+    cluster: 'cluster-a',
+    namespace: 'mesh',
+    url: 'http://echo.mesh.svc.cluster.local:8080/',
+    ingress: 'http://127.0.0.1:40000',
+    rows,
     restored: ['PeerAuthentication mesh/default deleted (there was none)', 'DestinationRule mesh/default deleted (there was none)'],
     ok: rows.every((r) => Object.values(r.cells).every((c) => c.ok)),
   };
@@ -33,7 +50,7 @@ test('demo mesh: the traffic table with the measured outcome next to the expecte
   assert.equal(formatMeshDemo(result()), golden('demo-mesh.txt'));
 });
 
-test('demo mesh: a cell that differs is marked and curl\'s error shown', () => {
+test("demo mesh: a cell that differs is marked and curl's error shown", () => {
   const r = result({ mode: 'STRICT', client: 'outsider', measured: 'HTTP 200', error: '' });
   assert.equal(r.ok, false);
   const text = formatMeshDemo(r);
@@ -44,7 +61,9 @@ test('demo mesh: a cell that differs is marked and curl\'s error shown', () => {
 });
 
 test('demo mesh without a running world exits 5 (STRAIT_ERR_WORLD_NOT_RUNNING)', () => {
-  const r = spawnSync(process.execPath, [join(root, 'bin', 'strait.js'), 'demo', 'mesh', '--state-dir', mkdtempSync(join(tmpdir(), 'strait-nodemo-'))], { encoding: 'utf8' });
+  const r = spawnSync(process.execPath, [join(root, 'bin', 'strait.js'), 'demo', 'mesh', '--state-dir', mkdtempSync(join(tmpdir(), 'strait-nodemo-'))], {
+    encoding: 'utf8',
+  });
   assert.equal(r.status, 5, r.stderr);
   assert.match(r.stderr, /STRAIT_ERR_WORLD_NOT_RUNNING/);
 });

@@ -82,7 +82,12 @@ test('the controller on the embedded store: generated PeerAuthentication, root C
     assert.equal((cm?.['data'] as Record<string, string>)['root-cert.pem'], testCa().rootPem);
     assert.equal(JSON.parse(readFileSync(join(out, 'mesh', 'echo.json'), 'utf8')).inbound.defaultMode, 'STRICT');
     // a change through the store's watch reaches the file
-    await store.apply({ apiVersion: 'security.istio.io/v1beta1', kind: 'PeerAuthentication', metadata: { name: 'default', namespace: 'mesh' }, spec: { mtls: { mode: 'DISABLE' } } });
+    await store.apply({
+      apiVersion: 'security.istio.io/v1beta1',
+      kind: 'PeerAuthentication',
+      metadata: { name: 'default', namespace: 'mesh' },
+      spec: { mtls: { mode: 'DISABLE' } },
+    });
     let mode = '';
     for (let i = 0; i < 200 && mode !== 'DISABLE'; i++) {
       await new Promise((r) => setTimeout(r, 20));

@@ -31,9 +31,13 @@ const DATAPLANE = (process.env['STRAIT_TEST_DATAPLANE'] ?? 'sidecar') as MeshDat
 
 function curlIn(ns: string, url: string): Promise<{ exit: number; code: string }> {
   return new Promise((resolve) => {
-    const c = spawn('ip', ['netns', 'exec', ns, 'curl', '-sS', '--max-time', '5', '-o', '/dev/null', '-w', '%{http_code}', url], { stdio: ['ignore', 'pipe', 'ignore'] });
+    const c = spawn('ip', ['netns', 'exec', ns, 'curl', '-sS', '--max-time', '5', '-o', '/dev/null', '-w', '%{http_code}', url], {
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
     let out = '';
-    c.stdout.on('data', (d) => { out += d; });
+    c.stdout.on('data', (d) => {
+      out += d;
+    });
     c.on('exit', (code) => resolve({ exit: code ?? -1, code: out.trim() }));
   });
 }
@@ -42,12 +46,17 @@ function curlHost(args: string[]): Promise<{ exit: number; code: string }> {
   return new Promise((resolve) => {
     const c = spawn('curl', ['-sS', '--max-time', '5', '-o', '/dev/null', '-w', '%{http_code}', ...args], { stdio: ['ignore', 'pipe', 'ignore'] });
     let out = '';
-    c.stdout.on('data', (d) => { out += d; });
+    c.stdout.on('data', (d) => {
+      out += d;
+    });
     c.on('exit', (code) => resolve({ exit: code ?? -1, code: out.trim() }));
   });
 }
 
-const annotated = (o: KubeObject, netns: string): KubeObject => ({ ...o, metadata: { ...o.metadata, annotations: { ...(o.metadata.annotations ?? {}), [NETNS_ANNOTATION]: netns } } });
+const annotated = (o: KubeObject, netns: string): KubeObject => ({
+  ...o,
+  metadata: { ...o.metadata, annotations: { ...(o.metadata.annotations ?? {}), [NETNS_ANNOTATION]: netns } },
+});
 
 async function main(): Promise<void> {
   sh('mount', '-t', 'tmpfs', 'strait-netns', '/run/netns');
@@ -63,7 +72,9 @@ async function main(): Promise<void> {
     sh('ip', '-n', name, 'addr', 'add', `${ip}/24`, 'dev', 'eth0');
     sh('ip', '-n', name, 'link', 'set', 'eth0', 'up');
   });
-  const app = spawn('ip', ['netns', 'exec', 'server', process.execPath, join(ROOT, 'dist', 'test', 'mesh', 'echo-app.js'), '8080'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const app = spawn('ip', ['netns', 'exec', 'server', process.execPath, join(ROOT, 'dist', 'test', 'mesh', 'echo-app.js'), '8080'], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   children.push(app);
   await new Promise((r) => createInterface({ input: app.stdout! }).once('line', r));
 
@@ -80,15 +91,33 @@ async function main(): Promise<void> {
   }
   const dir = mkdtempSync(join(tmpdir(), 'strait-agent-'));
   const agent = await startMeshAgent({
-    store, ca: MeshCa.create(), dir, sidecarScript: join(ROOT, 'dist', 'agents', 'sidecar', 'main.js'),
-    dataplane: DATAPLANE, nodeProxyScript: join(ROOT, 'dist', 'agents', 'mesh-node', 'main.js'),
+    store,
+    ca: MeshCa.create(),
+    dir,
+    sidecarScript: join(ROOT, 'dist', 'agents', 'sidecar', 'main.js'),
+    dataplane: DATAPLANE,
+    nodeProxyScript: join(ROOT, 'dist', 'agents', 'mesh-node', 'main.js'),
     ...(process.env['STRAIT_TEST_ROTATION_MS'] ? { workloadLifetimeMs: Number(process.env['STRAIT_TEST_ROTATION_MS']) } : {}),
     bootstrap: [smcp('istio-system', { mtls: false, automtls: false, cp: false }), smmr('istio-system', ['mesh'])],
-    ingress: { namespace: 'istio-system', serviceAccount: 'istio-ingressgateway-service-account',
-      routes: [{ pathPrefix: '/', namespace: 'mesh', service: 'echo', port: 8080, backend: { host: PODS.server, port: 8080 } }] },
+    ingress: {
+      namespace: 'istio-system',
+      serviceAccount: 'istio-ingressgateway-service-account',
+      routes: [{ pathPrefix: '/', namespace: 'mesh', service: 'echo', port: 8080, backend: { host: PODS.server, port: 8080 } }],
+    },
   });
-  const ingress = spawn(process.execPath, [join(ROOT, 'dist', 'daemon', 'mesh-ingress', 'main.js'), '--config', join(dir, 'ingress.json'),
-    '--listen', '127.0.0.1:0', '--listen-unix', join(dir, 'ingress.sock')], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, STRAIT_LOG_LEVEL: 'warn' } });
+  const ingress = spawn(
+    process.execPath,
+    [
+      join(ROOT, 'dist', 'daemon', 'mesh-ingress', 'main.js'),
+      '--config',
+      join(dir, 'ingress.json'),
+      '--listen',
+      '127.0.0.1:0',
+      '--listen-unix',
+      join(dir, 'ingress.sock'),
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, STRAIT_LOG_LEVEL: 'warn' } },
+  );
   children.push(ingress);
   const ingressPort = JSON.parse(await new Promise<string>((r) => createInterface({ input: ingress.stdout! }).once('line', r)))['port'] as number;
   const url = `http://${PODS.server}:8080/`;
@@ -132,7 +161,10 @@ async function main(): Promise<void> {
     for (let i = 0; i < 400 && (await curlIn('client', url)).exit !== 0; i++) await new Promise((r) => setTimeout(r, 10));
     const scrape = (): { expiry: number; updates: number } => {
       const m = execFileSync('curl', ['-sS', '--max-time', '5', `http://${PODS.server}:15020/metrics`], { encoding: 'utf8' });
-      return { expiry: Number(/^strait_mesh_certificate_expiry_seconds (\S+)/m.exec(m)?.[1]), updates: Number(/^strait_mesh_config_updates_total (\S+)/m.exec(m)?.[1]) };
+      return {
+        expiry: Number(/^strait_mesh_certificate_expiry_seconds (\S+)/m.exec(m)?.[1]),
+        updates: Number(/^strait_mesh_config_updates_total (\S+)/m.exec(m)?.[1]),
+      };
     };
     const first = scrape();
     const curls: number[] = [];
@@ -175,14 +207,18 @@ async function main(): Promise<void> {
     if (mode === 'STRICT') {
       // enforced when the outsider is reset; complete when the in-mesh client also originates mTLS (the rule came in)
       for (let i = 0; i < 400; i++) {
-        if ((await curlIn('outsider', url)).exit === 56) { strictMs = performance.now() - t0; break; }
+        if ((await curlIn('outsider', url)).exit === 56) {
+          strictMs = performance.now() - t0;
+          break;
+        }
       }
       for (let i = 0; i < 400 && (await curlIn('client', url)).exit !== 0; i++) await new Promise((r) => setTimeout(r, 10));
     } else {
       await new Promise((r) => setTimeout(r, 300));
     }
     table[mode] = {
-      inMesh: await curlIn('client', url), outsider: await curlIn('outsider', url),
+      inMesh: await curlIn('client', url),
+      outsider: await curlIn('outsider', url),
       ingress: await curlHost([`http://127.0.0.1:${ingressPort}/`]),
       ingressUnix: await curlHost(['--unix-socket', join(dir, 'ingress.sock'), 'http://echo.mesh/']),
     };
@@ -193,9 +229,11 @@ async function main(): Promise<void> {
   process.stdout.write(JSON.stringify({ status, table, strictMs, metrics }));
 }
 
-main().catch((err) => {
-  process.stdout.write(JSON.stringify({ error: String(err?.stack ?? err) }));
-  process.exitCode = 1;
-}).finally(() => {
-  for (const c of children) c.kill('SIGTERM');
-});
+main()
+  .catch((err) => {
+    process.stdout.write(JSON.stringify({ error: String(err?.stack ?? err) }));
+    process.exitCode = 1;
+  })
+  .finally(() => {
+    for (const c of children) c.kill('SIGTERM');
+  });

@@ -6,9 +6,10 @@ import { createServer, type AddressInfo } from 'node:net';
 import { originalDst, sidecarRedirectRules } from '../../src/mesh/dataplane/proxy/index.js';
 
 const sh = (cmd: string, ...args: string[]) => execFileSync(cmd, args, { encoding: 'utf8' });
-const run = (cmd: string, args: string[]) => new Promise<{ exit: number; out: string }>((resolve) => {
-  execFile(cmd, args, { timeout: 10_000 }, (err, stdout) => resolve({ exit: err ? ((err as unknown as { code: number }).code ?? -1) : 0, out: stdout }));
-});
+const run = (cmd: string, args: string[]) =>
+  new Promise<{ exit: number; out: string }>((resolve) => {
+    execFile(cmd, args, { timeout: 10_000 }, (err, stdout) => resolve({ exit: err ? ((err as unknown as { code: number }).code ?? -1) : 0, out: stdout }));
+  });
 
 async function main(): Promise<void> {
   sh('ip', 'link', 'set', 'lo', 'up');

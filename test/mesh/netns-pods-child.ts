@@ -32,7 +32,10 @@ function netns(name: string, ip: string, i: number): void {
 }
 
 function startIn(ns: string, args: string[]): Promise<Record<string, number>> {
-  const c = spawn('ip', ['netns', 'exec', ns, process.execPath, ...args], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, STRAIT_LOG_LEVEL: 'warn' } });
+  const c = spawn('ip', ['netns', 'exec', ns, process.execPath, ...args], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: { ...process.env, STRAIT_LOG_LEVEL: 'warn' },
+  });
   children.push(c);
   return new Promise((resolve, reject) => {
     createInterface({ input: c.stdout! }).once('line', (l) => resolve(JSON.parse(l)));
@@ -49,8 +52,12 @@ function curlArgs(prefix: string[], url: string) {
     const c = spawn('ip', [...prefix, '-sS', '--max-time', '5', '-o', '/dev/null', '-w', '%{http_code}', url], { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
-    c.stdout.on('data', (d) => { out += d; });
-    c.stderr.on('data', (d) => { err += d; });
+    c.stdout.on('data', (d) => {
+      out += d;
+    });
+    c.stderr.on('data', (d) => {
+      err += d;
+    });
     c.on('exit', (code) => resolve({ exit: code ?? -1, code: out.trim(), stderr: err.trim() }));
   });
 }
@@ -63,17 +70,22 @@ async function main(): Promise<void> {
   sh('ip', 'link', 'set', 'br0', 'up');
   Object.entries(PODS).forEach(([name, ip], i) => netns(name, ip, i));
   for (const name of ['server', 'client']) {
-    execFileSync('ip', ['netns', 'exec', name, 'nft', '-f', '-'], { input: sidecarRedirectRules({ inboundPort: 15006, outboundPort: 15001, proxyUid: UID, excludeInboundPorts: [15000] }) });
+    execFileSync('ip', ['netns', 'exec', name, 'nft', '-f', '-'], {
+      input: sidecarRedirectRules({ inboundPort: 15006, outboundPort: 15001, proxyUid: UID, excludeInboundPorts: [15000] }),
+    });
   }
 
   const dir = mkdtempSync(join(tmpdir(), 'strait-pods-'));
   chownSync(dir, UID, UID);
   const ca = MeshCa.create();
-  const base: KubeObject[] = [smcp('istio-system', { mtls: false, automtls: false, cp: false }), smmr('istio-system', ['mesh']),
+  const base: KubeObject[] = [
+    smcp('istio-system', { mtls: false, automtls: false, cp: false }),
+    smmr('istio-system', ['mesh']),
     pod('mesh', 'echo', { labels: { app: 'echo' }, inject: 'annotation', ip: PODS.server, sa: 'echo', port: 8080 }),
     pod('mesh', 'client', { inject: 'annotation', ip: PODS.client, sa: 'client' }),
     pod('mesh', 'outsider', { ip: PODS.outsider }),
-    svc('mesh', 'echo', 8080)];
+    svc('mesh', 'echo', 8080),
+  ];
   const certs = { echo: ca.issueSync('mesh', 'echo'), client: ca.issueSync('mesh', 'client') };
   const gwCert = ca.issueSync('istio-system', 'istio-ingressgateway-service-account');
   const write = (name: string, cfg: unknown) => {
@@ -84,12 +96,19 @@ async function main(): Promise<void> {
   };
   const configure = (objs: KubeObject[]) => {
     const view = buildMeshView(objs);
-    for (const [name, w] of [['echo', 'echo'], ['client', 'client']] as const) {
+    for (const [name, w] of [
+      ['echo', 'echo'],
+      ['client', 'client'],
+    ] as const) {
       const cert = certs[name];
       write(name, sidecarConfigFor(view, findWorkload(view, 'mesh', w)!, { certPem: cert.certPem, keyPem: cert.keyPem, rootPem: cert.rootPem }));
     }
-    return ingressConfigFor(view, [{ pathPrefix: '/', namespace: 'mesh', service: 'echo', port: 8080, backend: { host: PODS.server, port: 8080 } }],
-      { namespace: 'istio-system', serviceAccount: 'istio-ingressgateway-service-account' }, { certPem: gwCert.certPem, keyPem: gwCert.keyPem, rootPem: gwCert.rootPem });
+    return ingressConfigFor(
+      view,
+      [{ pathPrefix: '/', namespace: 'mesh', service: 'echo', port: 8080, backend: { host: PODS.server, port: 8080 } }],
+      { namespace: 'istio-system', serviceAccount: 'istio-ingressgateway-service-account' },
+      { certPem: gwCert.certPem, keyPem: gwCert.keyPem, rootPem: gwCert.rootPem },
+    );
   };
   const setups: Record<InboundMode, KubeObject[]> = {
     PERMISSIVE: [pa('mesh', 'default', 'PERMISSIVE')],
@@ -98,7 +117,14 @@ async function main(): Promise<void> {
   };
   let ingressCfg = configure([...base, ...setups.PERMISSIVE]);
   await startIn('server', [join(ROOT, 'dist', 'test', 'mesh', 'echo-app.js'), '8080']);
-  const sidecar = (name: string) => startIn(name === 'echo' ? 'server' : name, [join(ROOT, 'dist', 'agents', 'sidecar', 'main.js'), '--config', join(dir, `${name}.json`), '--uid', String(UID)]);
+  const sidecar = (name: string) =>
+    startIn(name === 'echo' ? 'server' : name, [
+      join(ROOT, 'dist', 'agents', 'sidecar', 'main.js'),
+      '--config',
+      join(dir, `${name}.json`),
+      '--uid',
+      String(UID),
+    ]);
   await sidecar('echo');
   await sidecar('client');
   const gw = new IngressGateway(ingressCfg);
@@ -117,9 +143,11 @@ async function main(): Promise<void> {
   process.stdout.write(JSON.stringify(table));
 }
 
-main().catch((err) => {
-  process.stdout.write(JSON.stringify({ error: String(err?.stack ?? err) }));
-  process.exitCode = 1;
-}).finally(() => {
-  for (const c of children) c.kill('SIGTERM');
-});
+main()
+  .catch((err) => {
+    process.stdout.write(JSON.stringify({ error: String(err?.stack ?? err) }));
+    process.exitCode = 1;
+  })
+  .finally(() => {
+    for (const c of children) c.kill('SIGTERM');
+  });

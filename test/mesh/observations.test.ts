@@ -7,7 +7,16 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { buildMeshView, inboundOf, OBSERVATION_KIND, ObservationWriter, PodFlows, strictWouldReset, type MeshTrafficObservation, type Workload } from '../../src/mesh/control/index.js';
+import {
+  buildMeshView,
+  inboundOf,
+  OBSERVATION_KIND,
+  ObservationWriter,
+  PodFlows,
+  strictWouldReset,
+  type MeshTrafficObservation,
+  type Workload,
+} from '../../src/mesh/control/index.js';
 import type { FlowReport, FlowReportEntry } from '../../src/mesh/dataplane/proxy/index.js';
 import { openEmbeddedStore, type KubeObject, type ResourceStore } from '../../src/platform/store/index.js';
 import { pa, pod, smcp, smmr } from './fixtures.js';
@@ -23,17 +32,33 @@ after(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const withNetns = (o: KubeObject): KubeObject => ({ ...o, metadata: { ...o.metadata, annotations: { ...o.metadata.annotations, 'strait.dev/netns': `ns-${o.metadata.name}` } } });
-const base = [smcp('istio-system', {}), smmr('istio-system', ['mesh']),
+const withNetns = (o: KubeObject): KubeObject => ({
+  ...o,
+  metadata: { ...o.metadata, annotations: { ...o.metadata.annotations, 'strait.dev/netns': `ns-${o.metadata.name}` } },
+});
+const base = [
+  smcp('istio-system', {}),
+  smmr('istio-system', ['mesh']),
   withNetns(pod('mesh', 'echo', { inject: 'annotation', ip: '10.1.0.5', port: 8080 })),
   withNetns(pod('mesh', 'client', { inject: 'annotation', ip: '10.1.0.7' })),
-  pod('mesh', 'outsider', { ip: '10.1.0.9', sa: 'default' })];
+  pod('mesh', 'outsider', { ip: '10.1.0.9', sa: 'default' }),
+];
 const t0 = Date.UTC(2026, 0, 1, 10);
-const entry = (e: Partial<FlowReportEntry>): FlowReportEntry => ({ address: '10.1.0.9', port: 8080, tls: 'plaintext', outcome: 'accepted', mode: 'PERMISSIVE', count: 1, firstSeen: t0, lastSeen: t0, ...e });
+const entry = (e: Partial<FlowReportEntry>): FlowReportEntry => ({
+  address: '10.1.0.9',
+  port: 8080,
+  tls: 'plaintext',
+  outcome: 'accepted',
+  mode: 'PERMISSIVE',
+  count: 1,
+  firstSeen: t0,
+  lastSeen: t0,
+  ...e,
+});
 const report = (flows: FlowReportEntry[], evicted = 0): FlowReport => ({ limit: 256, evicted, flows });
 const get = async (name: string) => store.get<MeshTrafficObservation>(OBSERVATION_KIND, name, 'mesh');
 
-test('reports become the pod\'s MeshTrafficObservation: mtls client by SPIFFE ID and pod, plaintext by pod address; STRICT would reset the plaintext one', async () => {
+test("reports become the pod's MeshTrafficObservation: mtls client by SPIFFE ID and pod, plaintext by pod address; STRICT would reset the plaintext one", async () => {
   const w = new ObservationWriter({ store });
   await w.start();
   const view = buildMeshView(base);
@@ -46,17 +71,44 @@ test('reports become the pod\'s MeshTrafficObservation: mtls client by SPIFFE ID
   assert.ok(await get('client'));
   assert.equal(await get('outsider'), undefined, 'no sidecar, no observation');
 
-  w.report('mesh/echo', report([
-    entry({ address: '10.1.0.7', identity: 'spiffe://cluster.local/ns/mesh/sa/client', tls: 'mtls', count: 3, lastSeen: t0 + 2000 }),
-    entry({ count: 2, lastSeen: t0 + 1000 }),
-  ]));
+  w.report(
+    'mesh/echo',
+    report([
+      entry({ address: '10.1.0.7', identity: 'spiffe://cluster.local/ns/mesh/sa/client', tls: 'mtls', count: 3, lastSeen: t0 + 2000 }),
+      entry({ count: 2, lastSeen: t0 + 1000 }),
+    ]),
+  );
   w.report('mesh/echo', report([entry({ count: 1, lastSeen: t0 + 3000 })]));
   await w.idle();
   const o = await get('echo');
-  assert.deepEqual(o?.status?.flows.map((f) => [f.client, f.tls, f.outcome, f.count, f.lastSeen, f.strictWouldReset]), [
-    [{ address: '10.1.0.9', namespace: 'mesh', pod: 'outsider', serviceAccount: 'default', sidecar: false }, 'plaintext', 'accepted', 3, new Date(t0 + 3000).toISOString(), true],
-    [{ address: '10.1.0.7', identity: 'spiffe://cluster.local/ns/mesh/sa/client', namespace: 'mesh', pod: 'client', serviceAccount: 'client', sidecar: true }, 'mtls', 'accepted', 3, new Date(t0 + 2000).toISOString(), false],
-  ]);
+  assert.deepEqual(
+    o?.status?.flows.map((f) => [f.client, f.tls, f.outcome, f.count, f.lastSeen, f.strictWouldReset]),
+    [
+      [
+        { address: '10.1.0.9', namespace: 'mesh', pod: 'outsider', serviceAccount: 'default', sidecar: false },
+        'plaintext',
+        'accepted',
+        3,
+        new Date(t0 + 3000).toISOString(),
+        true,
+      ],
+      [
+        {
+          address: '10.1.0.7',
+          identity: 'spiffe://cluster.local/ns/mesh/sa/client',
+          namespace: 'mesh',
+          pod: 'client',
+          serviceAccount: 'client',
+          sidecar: true,
+        },
+        'mtls',
+        'accepted',
+        3,
+        new Date(t0 + 2000).toISOString(),
+        false,
+      ],
+    ],
+  );
   assert.deepEqual(o?.status?.summary, { flows: 2, mtls: 1, plaintext: 1, tlsPassthrough: 0, reset: 0, strictWouldReset: 1 });
 
   // STRICT in force: the accepted plaintext flow is no longer something STRICT "would" reset
@@ -66,11 +118,14 @@ test('reports become the pod\'s MeshTrafficObservation: mtls client by SPIFFE ID
   await w.idle();
   const s = await get('echo');
   assert.equal(s?.status?.inbound?.mode, 'STRICT');
-  assert.deepEqual(s?.status?.flows.map((f) => [f.client.address, f.tls, f.outcome, f.reason, f.strictWouldReset]), [
-    ['10.1.0.9', 'plaintext', 'reset', 'plaintext', false],
-    ['10.1.0.9', 'plaintext', 'accepted', undefined, false],
-    ['10.1.0.7', 'mtls', 'accepted', undefined, false],
-  ]);
+  assert.deepEqual(
+    s?.status?.flows.map((f) => [f.client.address, f.tls, f.outcome, f.reason, f.strictWouldReset]),
+    [
+      ['10.1.0.9', 'plaintext', 'reset', 'plaintext', false],
+      ['10.1.0.9', 'plaintext', 'accepted', undefined, false],
+      ['10.1.0.7', 'mtls', 'accepted', undefined, false],
+    ],
+  );
   assert.equal(s?.status?.summary.reset, 1);
 
   // an unchanged view writes nothing
@@ -98,17 +153,31 @@ test('reports become the pod\'s MeshTrafficObservation: mtls client by SPIFFE ID
   again.stop();
 });
 
-test('per pod at most flowLimit flows: the one seen longest ago goes, counted in evictedFlows with the sidecar\'s own evictions', () => {
+test("per pod at most flowLimit flows: the one seen longest ago goes, counted in evictedFlows with the sidecar's own evictions", () => {
   const p = new PodFlows(2);
   p.merge(report([entry({ address: '10.1.0.20', lastSeen: t0 + 1 }), entry({ address: '10.1.0.21', lastSeen: t0 + 2 })], 5));
   p.merge(report([entry({ address: '10.1.0.22', lastSeen: t0 + 3 })]));
-  assert.deepEqual([...p.flows.values()].map((f) => f.address), ['10.1.0.21', '10.1.0.22']);
+  assert.deepEqual(
+    [...p.flows.values()].map((f) => f.address),
+    ['10.1.0.21', '10.1.0.22'],
+  );
   assert.equal(p.evicted, 6);
 });
 
 test('malformed report entries are skipped, the good ones kept', () => {
   const p = new PodFlows(8);
-  const r = p.merge({ evicted: -1, flows: [entry({}), { ...entry({}), port: 70000 }, { ...entry({}), tls: 'ssl' }, { ...entry({}), count: 1.5 }, 'x', null, { ...entry({}), address: 'a'.repeat(600) }] });
+  const r = p.merge({
+    evicted: -1,
+    flows: [
+      entry({}),
+      { ...entry({}), port: 70000 },
+      { ...entry({}), tls: 'ssl' },
+      { ...entry({}), count: 1.5 },
+      'x',
+      null,
+      { ...entry({}), address: 'a'.repeat(600) },
+    ],
+  });
   assert.deepEqual(r, { merged: 1, skipped: 6 });
   assert.equal(p.evicted, 0);
   assert.deepEqual(p.merge('nonsense'), { merged: 0, skipped: 0 });

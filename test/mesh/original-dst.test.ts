@@ -14,7 +14,7 @@ test('redirected connection: SO_ORIGINAL_DST gives the address the client dialle
   assert.equal(out.redirected.exit, 0);
   assert.equal(out.redirected.out, '10.99.0.2:8080');
   assert.equal(out.excludedPort.exit, 28, 'excluded port is not redirected (nobody answers on the veth: timeout)');
-  assert.equal(out.proxyUid.exit, 28, 'the proxy\'s own uid is not redirected');
+  assert.equal(out.proxyUid.exit, 28, "the proxy's own uid is not redirected");
   assert.equal(out.direct.exit, 0);
   assert.match(out.direct.out, /^127\.0\.0\.1:\d+$/);
 });

@@ -10,15 +10,30 @@ import { test } from 'node:test';
 const root = process.env['STRAIT_ROOT'] ?? process.cwd();
 
 test('traffic table: in-mesh client, out-of-mesh client, ingress gateway × PERMISSIVE/DISABLE/STRICT', () => {
-  const r = spawnSync('unshare', ['--net', '--mount', '--propagation', 'private', '--fork', '--kill-child', '--',
-    process.execPath, join(root, 'dist', 'test', 'mesh', 'netns-pods-child.js')], { encoding: 'utf8', timeout: 60_000, env: { ...process.env, STRAIT_ROOT: root } });
+  const r = spawnSync(
+    'unshare',
+    [
+      '--net',
+      '--mount',
+      '--propagation',
+      'private',
+      '--fork',
+      '--kill-child',
+      '--',
+      process.execPath,
+      join(root, 'dist', 'test', 'mesh', 'netns-pods-child.js'),
+    ],
+    { encoding: 'utf8', timeout: 60_000, env: { ...process.env, STRAIT_ROOT: root } },
+  );
   assert.equal(r.status, 0, `${r.stderr}\n${r.stdout}`);
   const t = JSON.parse(r.stdout);
   const cell = (c: { exit: number; code: string }) => (c.exit === 0 ? `HTTP ${c.code}` : `exit ${c.exit}`);
-  const got = Object.fromEntries(Object.entries(t).map(([mode, row]) => {
-    const x = row as Record<string, { exit: number; code: string }>;
-    return [mode, [cell(x['inMesh']!), cell(x['outsider']!), cell(x['ingress']!)]];
-  }));
+  const got = Object.fromEntries(
+    Object.entries(t).map(([mode, row]) => {
+      const x = row as Record<string, { exit: number; code: string }>;
+      return [mode, [cell(x['inMesh']!), cell(x['outsider']!), cell(x['ingress']!)]];
+    }),
+  );
   console.log(`# ${JSON.stringify(got)}`);
   assert.deepEqual(got, {
     PERMISSIVE: ['HTTP 200', 'HTTP 200', 'HTTP 200'],

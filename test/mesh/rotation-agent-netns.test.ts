@@ -13,17 +13,44 @@ const LIFETIME_MS = 8000;
 
 for (const dataplane of ['sidecar', 'node'] as const) {
   test(`${dataplane} dataplane: certificates of ${LIFETIME_MS / 1000} s rotate under traffic without a failed request or a restart`, () => {
-    const r = spawnSync('unshare', ['--net', '--mount', '--propagation', 'private', '--fork', '--kill-child', '--',
-      process.execPath, join(root, 'dist', 'test', 'mesh', 'netns-agent-child.js')],
-    { encoding: 'utf8', timeout: 120_000, env: { ...process.env, STRAIT_ROOT: root, STRAIT_TEST_DATAPLANE: dataplane, STRAIT_TEST_ROTATION_MS: String(LIFETIME_MS) } });
+    const r = spawnSync(
+      'unshare',
+      [
+        '--net',
+        '--mount',
+        '--propagation',
+        'private',
+        '--fork',
+        '--kill-child',
+        '--',
+        process.execPath,
+        join(root, 'dist', 'test', 'mesh', 'netns-agent-child.js'),
+      ],
+      {
+        encoding: 'utf8',
+        timeout: 120_000,
+        env: { ...process.env, STRAIT_ROOT: root, STRAIT_TEST_DATAPLANE: dataplane, STRAIT_TEST_ROTATION_MS: String(LIFETIME_MS) },
+      },
+    );
     assert.equal(r.status, 0, `${r.stderr}\n${r.stdout}`);
-    const out = JSON.parse(r.stdout) as { first: { expiry: number; updates: number }; last: { expiry: number; updates: number }; curls: number[]; pids: number[] };
+    const out = JSON.parse(r.stdout) as {
+      first: { expiry: number; updates: number };
+      last: { expiry: number; updates: number };
+      curls: number[];
+      pids: number[];
+    };
     assert.ok(out.curls.length >= 10, `${out.curls.length} curls`);
-    assert.deepEqual(out.curls.filter((e) => e !== 0), [], 'every request answered');
+    assert.deepEqual(
+      out.curls.filter((e) => e !== 0),
+      [],
+      'every request answered',
+    );
     assert.ok(out.first.expiry > 0 && out.first.expiry <= LIFETIME_MS / 1000, `a short-lived certificate: ${out.first.expiry} s left`);
     assert.ok(out.last.updates >= out.first.updates + 2, `rotations pushed to the server pod's proxy: updates ${out.first.updates} → ${out.last.updates}`);
     // the proxy holds a certificate re-issued after the first one (which has expired by now)
     assert.ok(out.last.expiry > 0, `the current certificate is valid: ${out.last.expiry} s left`);
-    console.log(`# ${dataplane}: ${out.curls.length} requests, config updates ${out.first.updates} → ${out.last.updates}, certificate expiry ${out.first.expiry} s → ${out.last.expiry} s`);
+    console.log(
+      `# ${dataplane}: ${out.curls.length} requests, config updates ${out.first.updates} → ${out.last.updates}, certificate expiry ${out.first.expiry} s → ${out.last.expiry} s`,
+    );
   });
 }

@@ -18,11 +18,16 @@ describe('certificate rotation with a lifetime of seconds', () => {
   const serverCerts: WorkloadCert[] = [];
   const clientCerts: WorkloadCert[] = [];
   let clientPort = 0;
-  const serverCfg = (c: WorkloadCert): SidecarConfig => ({ identity: identityOf(c), inbound: { defaultMode: 'STRICT' }, outbound: { default: { mode: 'DISABLE' } } });
+  const serverCfg = (c: WorkloadCert): SidecarConfig => ({
+    identity: identityOf(c),
+    inbound: { defaultMode: 'STRICT' },
+    outbound: { default: { mode: 'DISABLE' } },
+  });
   let serverPort = 0;
   let lifetimeMs = 6000;
   const clientCfg = (c: WorkloadCert): SidecarConfig => ({
-    identity: identityOf(c), inbound: { defaultMode: 'PERMISSIVE' },
+    identity: identityOf(c),
+    inbound: { defaultMode: 'PERMISSIVE' },
     outbound: { default: { mode: 'ISTIO_MUTUAL', sans: ['spiffe://cluster.local/ns/mesh/sa/echo'] } },
   });
 
@@ -36,8 +41,32 @@ describe('certificate rotation with a lifetime of seconds', () => {
     const issueMs = performance.now() - t0;
     lifetimeMs = Math.round(Math.min(30_000, Math.max(6000, 12 * issueMs)));
     const graceRatio = 0.75;
-    rotators.push(new CertRotator({ ca: testCa(), namespace: 'mesh', serviceAccount: 'echo', issue: { lifetimeMs }, graceRatio, onRotate: (c) => { serverCerts.push(c); server?.update(serverCfg(c)); } }));
-    rotators.push(new CertRotator({ ca: testCa(), namespace: 'mesh', serviceAccount: 'client', issue: { lifetimeMs }, graceRatio, onRotate: (c) => { clientCerts.push(c); client?.update(clientCfg(c)); } }));
+    rotators.push(
+      new CertRotator({
+        ca: testCa(),
+        namespace: 'mesh',
+        serviceAccount: 'echo',
+        issue: { lifetimeMs },
+        graceRatio,
+        onRotate: (c) => {
+          serverCerts.push(c);
+          server?.update(serverCfg(c));
+        },
+      }),
+    );
+    rotators.push(
+      new CertRotator({
+        ca: testCa(),
+        namespace: 'mesh',
+        serviceAccount: 'client',
+        issue: { lifetimeMs },
+        graceRatio,
+        onRotate: (c) => {
+          clientCerts.push(c);
+          client?.update(clientCfg(c));
+        },
+      }),
+    );
     server = new SidecarProxy(serverCfg(await (rotators[0] as CertRotator).start()));
     serverPort = (await server.listenInbound({ host: '127.0.0.1', port: 0, app: { host: '127.0.0.1', port: app.port } })).port;
     client = new SidecarProxy(clientCfg(await (rotators[1] as CertRotator).start()));
@@ -50,16 +79,17 @@ describe('certificate rotation with a lifetime of seconds', () => {
     await app.close();
   });
 
-  test('an open connection lives through rotations and past its certificates\' expiry; new connections use the new ones', async () => {
+  test("an open connection lives through rotations and past its certificates' expiry; new connections use the new ones", async () => {
     const agent = new Agent({ keepAlive: true, maxSockets: 1 });
-    const get = (): Promise<{ status: number; reused: boolean }> => new Promise((resolve, reject) => {
-      const req = request({ host: '127.0.0.1', port: clientPort, path: '/', agent }, (res) => {
-        res.resume();
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, reused: req.reusedSocket }));
+    const get = (): Promise<{ status: number; reused: boolean }> =>
+      new Promise((resolve, reject) => {
+        const req = request({ host: '127.0.0.1', port: clientPort, path: '/', agent }, (res) => {
+          res.resume();
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, reused: req.reusedSocket }));
+        });
+        req.on('error', reject);
+        req.end();
       });
-      req.on('error', reject);
-      req.end();
-    });
     assert.equal((await get()).status, 200);
     const firstExpiry = Math.max((serverCerts[0] as WorkloadCert).notAfter.getTime(), (clientCerts[0] as WorkloadCert).notAfter.getTime());
     let requests = 1;
@@ -83,13 +113,17 @@ describe('certificate rotation with a lifetime of seconds', () => {
     assert.equal(server.metrics.handshakeFailures.server.expired + server.metrics.handshakeFailures.server.other, 0, 'no handshake failed');
     assert.equal(server.metrics.upstreamErrors.inbound + client.metrics.upstreamErrors.outbound, 0);
     assert.equal(server.metrics.handshakes.serverOk, fresh + 1, 'one handshake per connection: the kept one was never re-made');
-    console.log(`# ${requests} requests over one connection across ${serverCerts.length - 1} server and ${clientCerts.length - 1} client rotations (${(lifetimeMs / 1000).toFixed(1)} s certificates), ${fresh} new connections, none failed`);
+    console.log(
+      `# ${requests} requests over one connection across ${serverCerts.length - 1} server and ${clientCerts.length - 1} client rotations (${(lifetimeMs / 1000).toFixed(1)} s certificates), ${fresh} new connections, none failed`,
+    );
   });
 });
 
 describe('TLS session reuse between sidecars', () => {
   let m: LoopbackMesh;
-  before(async () => { m = await startLoopbackMesh('STRICT'); });
+  before(async () => {
+    m = await startLoopbackMesh('STRICT');
+  });
   after(() => m.close());
 
   test('the next connection to the same destination resumes; a new configuration makes a full handshake', async () => {
@@ -107,7 +141,10 @@ describe('TLS session reuse between sidecars', () => {
     assert.equal((await curl([`http://127.0.0.1:${m.clientPort}/`])).code, '200');
     const cfg = m.client.config;
     const dest = Object.keys(cfg.outbound.destinations ?? {})[0] as string;
-    m.client.update({ ...cfg, outbound: { ...cfg.outbound, destinations: { [dest]: { mode: 'ISTIO_MUTUAL', sans: ['spiffe://cluster.local/ns/mesh/sa/other'] } } } });
+    m.client.update({
+      ...cfg,
+      outbound: { ...cfg.outbound, destinations: { [dest]: { mode: 'ISTIO_MUTUAL', sans: ['spiffe://cluster.local/ns/mesh/sa/other'] } } },
+    });
     const r = await curl([`http://127.0.0.1:${m.clientPort}/`]);
     assert.notEqual(r.code, '200');
     assert.ok(m.client.metrics.handshakeFailures.client['bad-peer-identity'] >= 1);

@@ -47,9 +47,11 @@ for (const row of table) {
   });
 }
 
-describe('STRICT refuses client certificates that are not the mesh CA\'s', () => {
+describe("STRICT refuses client certificates that are not the mesh CA's", () => {
   let m: LoopbackMesh;
-  before(async () => { m = await startLoopbackMesh('STRICT'); });
+  before(async () => {
+    m = await startLoopbackMesh('STRICT');
+  });
   after(() => m.close());
 
   const refused = async (extra: string[]): Promise<void> => {
@@ -89,7 +91,9 @@ describe('STRICT refuses client certificates that are not the mesh CA\'s', () =>
 
 describe('mode change at runtime, without a restart', () => {
   let m: LoopbackMesh;
-  before(async () => { m = await startLoopbackMesh('PERMISSIVE'); });
+  before(async () => {
+    m = await startLoopbackMesh('PERMISSIVE');
+  });
   after(() => m.close());
 
   test('PERMISSIVE → STRICT → PERMISSIVE takes effect on the next connection', async () => {
@@ -106,14 +110,15 @@ describe('mode change at runtime, without a restart', () => {
 
   test('a connection open across a certificate rotation and a mode change keeps working', async () => {
     const agent = new Agent({ keepAlive: true, maxSockets: 1 });
-    const get = (): Promise<{ status: number; reused: boolean }> => new Promise((resolve, reject) => {
-      const req = request({ host: '127.0.0.1', port: m.clientPort, path: '/', agent }, (res) => {
-        res.resume();
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, reused: req.reusedSocket }));
+    const get = (): Promise<{ status: number; reused: boolean }> =>
+      new Promise((resolve, reject) => {
+        const req = request({ host: '127.0.0.1', port: m.clientPort, path: '/', agent }, (res) => {
+          res.resume();
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, reused: req.reusedSocket }));
+        });
+        req.on('error', reject);
+        req.end();
       });
-      req.on('error', reject);
-      req.end();
-    });
     // issued before the first request: on a loaded machine issuing can take longer than an idle keep-alive lives
     const rotated = testCa().issueSync('mesh', 'echo');
     const handshakes = m.client.metrics.handshakes.clientOk;
@@ -131,12 +136,15 @@ describe('mode change at runtime, without a restart', () => {
   });
 });
 
-describe('PERMISSIVE passes the application\'s own TLS through (no istio ALPN), STRICT does not', () => {
+describe("PERMISSIVE passes the application's own TLS through (no istio ALPN), STRICT does not", () => {
   for (const mode of ['PERMISSIVE', 'STRICT'] as const) {
     test(`${mode}: curl https straight to a TLS application behind the sidecar`, async () => {
       const cert = testCa().issueSync('mesh', 'tls-app', { dnsNames: ['localhost'] });
       let served = 0;
-      const app = createHttpsServer({ cert: cert.certPem, key: cert.keyPem }, (_req, res) => { served++; res.end('tls app\n'); });
+      const app = createHttpsServer({ cert: cert.certPem, key: cert.keyPem }, (_req, res) => {
+        served++;
+        res.end('tls app\n');
+      });
       await new Promise<void>((r) => app.listen(0, '127.0.0.1', r));
       const p = new SidecarProxy(serverConfig(testCa().issueSync('mesh', 'echo'), mode));
       const port = (await p.listenInbound({ host: '127.0.0.1', port: 0, app: { host: '127.0.0.1', port: (app.address() as AddressInfo).port } })).port;

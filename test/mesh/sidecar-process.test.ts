@@ -25,8 +25,25 @@ before(async () => {
   app = await startEchoApp();
   dir = mkdtempSync(join(tmpdir(), 'strait-sidecar-'));
   writeFileSync(cfgFile(), JSON.stringify(serverConfig(cert, 'PERMISSIVE')));
-  child = spawn(process.execPath, [join(root, 'dist', 'agents', 'sidecar', 'main.js'), '--config', cfgFile(), '--bind', '127.0.0.1',
-    '--inbound-port', '0', '--outbound-port', '0', '--admin', '127.0.0.1:0', '--app', `127.0.0.1:${app.port}`], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, STRAIT_LOG_LEVEL: 'warn' } });
+  child = spawn(
+    process.execPath,
+    [
+      join(root, 'dist', 'agents', 'sidecar', 'main.js'),
+      '--config',
+      cfgFile(),
+      '--bind',
+      '127.0.0.1',
+      '--inbound-port',
+      '0',
+      '--outbound-port',
+      '0',
+      '--admin',
+      '127.0.0.1:0',
+      '--app',
+      `127.0.0.1:${app.port}`,
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, STRAIT_LOG_LEVEL: 'warn' } },
+  );
   const line = await new Promise<string>((resolve, reject) => {
     createInterface({ input: child.stdout! }).once('line', resolve);
     child.once('exit', (c) => reject(new Error(`sidecar exited ${c}`)));
@@ -43,7 +60,10 @@ after(async () => {
 function probe(): Promise<'reset' | 'ok'> {
   return new Promise((resolve) => {
     const s = connect(ports.inbound, '127.0.0.1', () => s.write('GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'));
-    s.once('data', () => { s.destroy(); resolve('ok'); });
+    s.once('data', () => {
+      s.destroy();
+      resolve('ok');
+    });
     s.once('error', () => resolve('reset'));
     s.once('close', () => resolve('reset'));
   });
@@ -80,7 +100,10 @@ test('a changed config file is picked up (back to PERMISSIVE)', async () => {
 });
 
 test('an invalid configuration is refused with its code and the old one stays', async () => {
-  const res = await fetch(`http://127.0.0.1:${ports.admin}/config`, { method: 'PUT', body: JSON.stringify({ inbound: { defaultMode: 'STRIKT' }, outbound: { default: { mode: 'DISABLE' } } }) });
+  const res = await fetch(`http://127.0.0.1:${ports.admin}/config`, {
+    method: 'PUT',
+    body: JSON.stringify({ inbound: { defaultMode: 'STRIKT' }, outbound: { default: { mode: 'DISABLE' } } }),
+  });
   assert.equal(res.status, 400);
   assert.equal(((await res.json()) as { code: string }).code, 'STRAIT_ERR_MESH_CONFIG_INVALID');
   assert.equal((await curl([`http://127.0.0.1:${ports.inbound}/`])).code, '200');

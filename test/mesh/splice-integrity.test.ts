@@ -67,19 +67,22 @@ describe('sidecar pair relays bytes exactly under backpressure', () => {
       const server = new SidecarProxy({ identity: identityOf(serverCert), inbound: { defaultMode: c.inbound }, outbound: { default: { mode: 'DISABLE' } } });
       const sp = (await server.listenInbound({ host: '127.0.0.1', port: 0, app: { host: '127.0.0.1', port: appPort } })).port;
       const client = new SidecarProxy({
-        identity: identityOf(testCa().issueSync('mesh', 'client')), inbound: { defaultMode: 'PERMISSIVE' },
+        identity: identityOf(testCa().issueSync('mesh', 'client')),
+        inbound: { defaultMode: 'PERMISSIVE' },
         outbound: { default: c.outbound === 'DISABLE' ? { mode: 'DISABLE' } : { mode: 'ISTIO_MUTUAL', sans: [serverCert.spiffeId] } },
       });
       const cp = (await client.listenOutbound({ host: '127.0.0.1', port: 0, destination: { host: '127.0.0.1', port: sp } })).port;
       try {
         const before = appGot.length;
-        const results = await Promise.all([0, 1].map(async () => {
-          const sock = connect({ host: '127.0.0.1', port: cp, allowHalfOpen: true });
-          await new Promise((r) => sock.once('connect', r));
-          const got = readSlowly(sock);
-          await writeChunked(sock, UP);
-          return got;
-        }));
+        const results = await Promise.all(
+          [0, 1].map(async () => {
+            const sock = connect({ host: '127.0.0.1', port: cp, allowHalfOpen: true });
+            await new Promise((r) => sock.once('connect', r));
+            const got = readSlowly(sock);
+            await writeChunked(sock, UP);
+            return got;
+          }),
+        );
         for (const r of results) assert.equal(r, sha(DOWN), 'the download arrives byte for byte');
         const ups = await Promise.all(appGot.slice(before));
         assert.equal(ups.length, 2);

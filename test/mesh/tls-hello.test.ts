@@ -29,7 +29,13 @@ async function capture(start: (port: number) => void): Promise<Buffer> {
 
 test('node:tls ClientHello: SNI and ALPN', async () => {
   const hello = await capture((port) => {
-    const c = tlsConnect({ host: '127.0.0.1', port, servername: 'echo.mesh.svc.cluster.local', ALPNProtocols: ['istio-peer-exchange', 'istio'], rejectUnauthorized: false });
+    const c = tlsConnect({
+      host: '127.0.0.1',
+      port,
+      servername: 'echo.mesh.svc.cluster.local',
+      ALPNProtocols: ['istio-peer-exchange', 'istio'],
+      rejectUnauthorized: false,
+    });
     c.on('error', () => {});
   });
   const info = decode(hello);
@@ -40,7 +46,9 @@ test('node:tls ClientHello: SNI and ALPN', async () => {
 });
 
 test('curl ClientHello: h2/http1.1 ALPN, no istio', async () => {
-  const hello = await capture((port) => { execFile('curl', ['-sk', '--max-time', '2', `https://localhost:${port}/`], () => {}); });
+  const hello = await capture((port) => {
+    execFile('curl', ['-sk', '--max-time', '2', `https://localhost:${port}/`], () => {});
+  });
   const info = decode(hello);
   assert.equal(info.status, 'ok');
   assert.equal(info.sni, 'localhost');

@@ -32,10 +32,11 @@ export async function startEcho(): Promise<Echo> {
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   e.port = (server.address() as AddressInfo).port;
-  e.close = () => new Promise<void>((r) => {
-    for (const c of e.conns) c.sock.destroy();
-    server.close(() => r());
-  });
+  e.close = () =>
+    new Promise<void>((r) => {
+      for (const c of e.conns) c.sock.destroy();
+      server.close(() => r());
+    });
   return e;
 }
 
@@ -102,10 +103,11 @@ export async function startForwarder(target: number, chop = 0): Promise<Forwarde
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   f.port = (server.address() as AddressInfo).port;
-  f.close = () => new Promise<void>((r) => {
-    for (const s of socks) s.destroy();
-    server.close(() => r());
-  });
+  f.close = () =>
+    new Promise<void>((r) => {
+      for (const s of socks) s.destroy();
+      server.close(() => r());
+    });
   return f;
 }
 
@@ -129,8 +131,14 @@ export async function startStrictServer(appPort: number): Promise<StrictServer> 
 /** Node's TLS as the mesh client of a server sidecar (through `port`). */
 export async function meshClient(port: number, s: StrictServer, extra: Record<string, unknown> = {}): Promise<TLSSocket> {
   const sock = tlsConnect({
-    host: '127.0.0.1', port, cert: s.clientCert.certPem, key: s.clientCert.keyPem, ca: s.clientCert.rootPem,
-    checkServerIdentity: () => undefined, ALPNProtocols: ['istio'], ...extra,
+    host: '127.0.0.1',
+    port,
+    cert: s.clientCert.certPem,
+    key: s.clientCert.keyPem,
+    ca: s.clientCert.rootPem,
+    checkServerIdentity: () => undefined,
+    ALPNProtocols: ['istio'],
+    ...extra,
   });
   await once(sock, 'secureConnect');
   return sock;

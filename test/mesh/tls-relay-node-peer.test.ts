@@ -104,7 +104,8 @@ describe('native TLS relay, client side, Node TLS server', { timeout: 120_000 },
     await once(server, 'listening');
     tlsPort = (server.address() as AddressInfo).port;
     client = new SidecarProxy({
-      identity: identityOf(ca.issueSync('mesh', 'client')), inbound: { defaultMode: 'PERMISSIVE' },
+      identity: identityOf(ca.issueSync('mesh', 'client')),
+      inbound: { defaultMode: 'PERMISSIVE' },
       outbound: { default: { mode: 'ISTIO_MUTUAL', sans: [serverCert.spiffeId] } },
     });
     clientPort = (await client.listenOutbound({ host: '127.0.0.1', port: 0, destination: { host: '127.0.0.1', port: tlsPort } })).port;

@@ -25,16 +25,17 @@ function watch(child: ChildProcessWithoutNullStreams): { out: () => string; unti
   };
   child.stdout.on('data', onData);
   child.stderr.on('data', onData);
-  const until = (text: string, ms = 10_000): Promise<void> => new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no ${JSON.stringify(text)} from ${child.spawnargs.join(' ')} in ${ms} ms; it printed:\n${out}`)), ms);
-    const check = (): void => {
-      if (out.includes(text)) {
-        clearTimeout(timer);
-        resolve();
-      } else waiters.push(check);
-    };
-    check();
-  });
+  const until = (text: string, ms = 10_000): Promise<void> =>
+    new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no ${JSON.stringify(text)} from ${child.spawnargs.join(' ')} in ${ms} ms; it printed:\n${out}`)), ms);
+      const check = (): void => {
+        if (out.includes(text)) {
+          clearTimeout(timer);
+          resolve();
+        } else waiters.push(check);
+      };
+      check();
+    });
   return { out: () => out, until };
 }
 
@@ -58,7 +59,21 @@ describe('native TLS relay, server side, openssl s_client', { timeout: 120_000 }
   });
 
   const sClient = (extra: string[]): ChildProcessWithoutNullStreams =>
-    spawn('openssl', ['s_client', '-connect', `127.0.0.1:${srv.port}`, '-cert', files.cert, '-key', files.key, '-CAfile', files.root, '-alpn', 'istio', '-no_ign_eof', ...extra]);
+    spawn('openssl', [
+      's_client',
+      '-connect',
+      `127.0.0.1:${srv.port}`,
+      '-cert',
+      files.cert,
+      '-key',
+      files.key,
+      '-CAfile',
+      files.root,
+      '-alpn',
+      'istio',
+      '-no_ign_eof',
+      ...extra,
+    ]);
 
   test('a KeyUpdate after the hand-off: the relay updates its read key and answers; bytes keep flowing', async () => {
     const before = relayCounts();
@@ -121,11 +136,27 @@ describe('native TLS relay, client side, openssl s_server', { timeout: 120_000 }
     writeFileSync(join(dir, 'root.pem'), serverCert.rootPem);
     for (const suite of ['TLS_AES_128_GCM_SHA256', 'TLS_AES_256_GCM_SHA384']) {
       const port = await freeTcpPort();
-      const p = spawn('openssl', ['s_server', '-accept', `127.0.0.1:${port}`, '-cert', s.cert, '-key', s.key, '-CAfile', join(dir, 'root.pem'),
-        '-Verify', '1', '-tls1_3', '-ciphersuites', suite, '-quiet']);
+      const p = spawn('openssl', [
+        's_server',
+        '-accept',
+        `127.0.0.1:${port}`,
+        '-cert',
+        s.cert,
+        '-key',
+        s.key,
+        '-CAfile',
+        join(dir, 'root.pem'),
+        '-Verify',
+        '1',
+        '-tls1_3',
+        '-ciphersuites',
+        suite,
+        '-quiet',
+      ]);
       const w = watch(p);
       const client = new SidecarProxy({
-        identity: identityOf(ca.issueSync('mesh', 'client')), inbound: { defaultMode: 'PERMISSIVE' },
+        identity: identityOf(ca.issueSync('mesh', 'client')),
+        inbound: { defaultMode: 'PERMISSIVE' },
         outbound: { default: { mode: 'ISTIO_MUTUAL', sans: [serverCert.spiffeId] } },
       });
       let app: Socket | undefined;
@@ -135,7 +166,9 @@ describe('native TLS relay, client side, openssl s_server', { timeout: 120_000 }
         const before = relayCounts();
         app = netConnect({ host: '127.0.0.1', port: cp });
         let got = '';
-        app.on('data', (d: Buffer) => { got += d.toString(); });
+        app.on('data', (d: Buffer) => {
+          got += d.toString();
+        });
         const gotLine = async (line: string): Promise<void> => {
           for (let i = 0; i < 200 && !got.includes(line); i++) await new Promise((r) => setTimeout(r, 25));
           assert.ok(got.includes(line), `${suite}: the app got ${JSON.stringify(got)}`);

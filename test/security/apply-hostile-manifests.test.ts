@@ -22,20 +22,45 @@ function strait(args: string[], input = ''): Promise<{ code: number; stdout: str
 }
 
 // nine levels of nine aliases each: 9^9 (387 million) strings if expanded
-const BOMB = ['apiVersion: v1', 'kind: ConfigMap', 'metadata: {name: lol}', 'data:', '  a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]',
-  ...'bcdefghi'.split('').map((l, i) => { const p = 'abcdefghi'[i]; return `  ${l}: &${l} [*${p},*${p},*${p},*${p},*${p},*${p},*${p},*${p},*${p}]`; }), ''].join('\n');
+const BOMB = [
+  'apiVersion: v1',
+  'kind: ConfigMap',
+  'metadata: {name: lol}',
+  'data:',
+  '  a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]',
+  ...'bcdefghi'.split('').map((l, i) => {
+    const p = 'abcdefghi'[i];
+    return `  ${l}: &${l} [*${p},*${p},*${p},*${p},*${p},*${p},*${p},*${p},*${p}]`;
+  }),
+  '',
+].join('\n');
 
 let dir: string;
-before(() => { dir = mkdtempSync(join(tmpdir(), 'strait-apply-hostile-')); });
+before(() => {
+  dir = mkdtempSync(join(tmpdir(), 'strait-apply-hostile-'));
+});
 after(() => rmSync(dir, { recursive: true, force: true }));
 
 const cases: { name: string; file: string; text: string; reason: RegExp }[] = [
   { name: 'a YAML alias bomb', file: 'bomb.yaml', text: BOMB, reason: /aliases expand more than 100 times/ },
-  { name: 'a second document that is an alias bomb', file: 'two.yaml', text: `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ok}\n---\n${BOMB}`, reason: /document 2: .*aliases expand/ },
-  { name: 'mappings nested 300 deep', file: 'deep.yaml',
-    text: `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: deep}\ndata: ${'{a: '.repeat(300)}x${'}'.repeat(300)}\n`, reason: /nest deeper than 128 levels/ },
-  { name: 'sequences nested 10,000 deep', file: 'deeper.yaml',
-    text: `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: deep}\ndata: ${'['.repeat(10_000)}${']'.repeat(10_000)}\n`, reason: /not valid YAML\/JSON/ },
+  {
+    name: 'a second document that is an alias bomb',
+    file: 'two.yaml',
+    text: `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ok}\n---\n${BOMB}`,
+    reason: /document 2: .*aliases expand/,
+  },
+  {
+    name: 'mappings nested 300 deep',
+    file: 'deep.yaml',
+    text: `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: deep}\ndata: ${'{a: '.repeat(300)}x${'}'.repeat(300)}\n`,
+    reason: /nest deeper than 128 levels/,
+  },
+  {
+    name: 'sequences nested 10,000 deep',
+    file: 'deeper.yaml',
+    text: `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: deep}\ndata: ${'['.repeat(10_000)}${']'.repeat(10_000)}\n`,
+    reason: /not valid YAML\/JSON/,
+  },
 ];
 for (const c of cases) {
   test(`strait apply of ${c.name}: exit 2, STRAIT_ERR_MANIFEST_PARSE, no stack trace`, async () => {

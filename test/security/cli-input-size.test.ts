@@ -17,21 +17,27 @@ function runCli(args: string[], stdinFile = '/dev/null'): Promise<{ status: numb
   closeSync(fd);
   let stderr = '';
   let peakKb = 0;
-  child.stderr?.setEncoding('utf8').on('data', (d: string) => { stderr += d; });
+  child.stderr?.setEncoding('utf8').on('data', (d: string) => {
+    stderr += d;
+  });
   const sampler = setInterval(() => {
     try {
       const m = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'));
       if (m) peakKb = Math.max(peakKb, Number(m[1]));
       // a CLI without the limit is stopped here, long before it could hurt the machine
       if (peakKb > 1024 * 1024) child.kill('SIGKILL');
-    } catch { /* gone */ }
+    } catch {
+      /* gone */
+    }
   }, 20);
   const killer = setTimeout(() => child.kill('SIGKILL'), 20_000);
-  return new Promise((resolve) => child.on('exit', (status) => {
-    clearInterval(sampler);
-    clearTimeout(killer);
-    resolve({ status, stderr, peakKb, ms: Date.now() - t0 });
-  }));
+  return new Promise((resolve) =>
+    child.on('exit', (status) => {
+      clearInterval(sampler);
+      clearTimeout(killer);
+      resolve({ status, stderr, peakKb, ms: Date.now() - t0 });
+    }),
+  );
 }
 
 const CASES: { name: string; args: string[]; stdin?: string; input: string }[] = [
@@ -46,7 +52,10 @@ for (const c of CASES) {
   test(`${c.name}: refused at the 4 MiB limit with a clear error, in bounded memory`, async () => {
     const r = await runCli(c.args, c.stdin);
     assert.equal(r.status, 2, r.stderr);
-    assert.equal(r.stderr, `error STRAIT_ERR_INPUT_TOO_LARGE: ${c.input} is larger than 4194304 bytes (4 MiB), the most strait reads from one input; split it or check that it is the file you meant\n`);
+    assert.equal(
+      r.stderr,
+      `error STRAIT_ERR_INPUT_TOO_LARGE: ${c.input} is larger than 4194304 bytes (4 MiB), the most strait reads from one input; split it or check that it is the file you meant\n`,
+    );
     assert.ok(r.peakKb < 200 * 1024, `peak RSS ${r.peakKb} kB`);
     assert.ok(r.ms < 15_000, `${r.ms} ms`);
   });

@@ -25,7 +25,7 @@ const AUTHOR = 'Eve\x1b[2K\x1b[1G\x1b[32mSynced\x1b[0m\x1b]0;pwned\x07\u009b2J';
 // eslint-disable-next-line no-control-regex
 const RAW = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/;
 
-describe('control characters from Git metadata in the CLI\'s output', () => {
+describe("control characters from Git metadata in the CLI's output", () => {
   let world: GpgWorld;
   let store: ResourceStore;
   let svc: GitOpsService;
@@ -43,17 +43,38 @@ describe('control characters from Git metadata in the CLI\'s output', () => {
     await svc.controller.keys.add(world.keys.alice.armored, false);
     const repo = createRepo(world, 'app-repo');
     repo.commit({ 'app/cm.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: demo}\ndata: {v: "1"}\n' }, 'first', world.keys.alice);
-    execFileSync('git', ['-c', `user.name=${AUTHOR}`, '-c', 'user.email=eve@example.com', 'commit', '-q', '--allow-empty', '-m', 'innocent'], { cwd: repo.dir, env: world.env });
+    execFileSync('git', ['-c', `user.name=${AUTHOR}`, '-c', 'user.email=eve@example.com', 'commit', '-q', '--allow-empty', '-m', 'innocent'], {
+      cwd: repo.dir,
+      env: world.env,
+    });
     unsigned = repo.git('rev-parse', 'HEAD');
     repo.commit({ 'app/cm.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: demo}\ndata: {v: "2"}\n' }, 'signed on top', world.keys.alice);
     const api = `${GROUPS.gitops}/v1alpha1`;
-    await store.apply({ apiVersion: api, kind: 'AppProject', metadata: { name: 'p', namespace: 'argocd' }, spec: {
-      sourceRepos: ['*'], destinations: [{ server: '*', namespace: '*' }],
-      sourceIntegrity: { git: { policies: [{ repos: [{ url: '*' }], gpg: { mode: 'strict', keys: [world.keys.alice.keyID] } }] } },
-    } });
-    await store.apply({ apiVersion: api, kind: 'Application', metadata: { name: 'guestbook', namespace: 'argocd' },
-      spec: { project: 'p', source: { repoURL: repo.dir, path: 'app', targetRevision: 'main' }, destination: { server: 'https://kubernetes.default.svc', namespace: 'default' } } });
-    await waitFor(async () => (await store.get<KubeObject & { status?: { sync?: { status: string } } }>(Kinds.Application, 'guestbook', 'argocd'))?.status?.sync?.status, 15_000, 'first reconcile');
+    await store.apply({
+      apiVersion: api,
+      kind: 'AppProject',
+      metadata: { name: 'p', namespace: 'argocd' },
+      spec: {
+        sourceRepos: ['*'],
+        destinations: [{ server: '*', namespace: '*' }],
+        sourceIntegrity: { git: { policies: [{ repos: [{ url: '*' }], gpg: { mode: 'strict', keys: [world.keys.alice.keyID] } }] } },
+      },
+    });
+    await store.apply({
+      apiVersion: api,
+      kind: 'Application',
+      metadata: { name: 'guestbook', namespace: 'argocd' },
+      spec: {
+        project: 'p',
+        source: { repoURL: repo.dir, path: 'app', targetRevision: 'main' },
+        destination: { server: 'https://kubernetes.default.svc', namespace: 'default' },
+      },
+    });
+    await waitFor(
+      async () => (await store.get<KubeObject & { status?: { sync?: { status: string } } }>(Kinds.Application, 'guestbook', 'argocd'))?.status?.sync?.status,
+      15_000,
+      'first reconcile',
+    );
     const secret = await store.get<KubeObject & { data: Record<string, string> }>(Kinds.Secret, ADMIN_SECRET, 'argocd');
     const password = Buffer.from(secret!.data['admin.password']!, 'base64').toString();
     const login = await strait('login', `127.0.0.1:${svc.api.port}`, '--username', 'admin', '--password', password, '--plaintext');
@@ -67,18 +88,28 @@ describe('control characters from Git metadata in the CLI\'s output', () => {
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  test('strait app sync and app get show the author\'s escapes as text; no control character is printed', async () => {
+  test("strait app sync and app get show the author's escapes as text; no control character is printed", async () => {
     const sync = await strait('app', 'sync', 'guestbook');
     assert.equal(sync.status, 1, sync.stderr);
     const get = await strait('app', 'get', 'guestbook');
     assert.equal(get.status, 0, get.stderr);
     const list = await strait('app', 'list');
     assert.equal(list.status, 0, list.stderr);
-    for (const [what, text] of [['app sync stdout', sync.stdout], ['app sync stderr', sync.stderr], ['app get', get.stdout], ['app list', list.stdout]] as const) {
+    for (const [what, text] of [
+      ['app sync stdout', sync.stdout],
+      ['app sync stderr', sync.stderr],
+      ['app get', get.stdout],
+      ['app list', list.stdout],
+    ] as const) {
       assert.doesNotMatch(text, RAW, `${what} printed a raw control character: ${JSON.stringify(text)}`);
     }
     // the refusal names the commit and its author, visibly
-    assert.match(get.stdout, new RegExp(`History commit ${unsigned} by Eve\\^\\[\\[2K\\^\\[\\[1G\\^\\[\\[32mSynced\\^\\[\\[0m\\^\\[\\]0;pwned\\^G\\\\u009b2J <eve@example.com> is not signed`));
+    assert.match(
+      get.stdout,
+      new RegExp(
+        `History commit ${unsigned} by Eve\\^\\[\\[2K\\^\\[\\[1G\\^\\[\\[32mSynced\\^\\[\\[0m\\^\\[\\]0;pwned\\^G\\\\u009b2J <eve@example.com> is not signed`,
+      ),
+    );
     assert.match(sync.stderr, /by Eve\^\[\[2K\^\[\[1G/);
   });
 

@@ -13,20 +13,29 @@ const run = promisify(execFile);
 
 function zone() {
   const z = new ClustersetZone('cluster-a');
-  z.upsert({ namespace: 'default', name: 'echo', headless: false, ports: [{ name: 'http', protocol: 'TCP', port: 8080 }],
-    clusters: new Map([['cluster-b', { ports: [], endpoints: [{ ip: '100.2.0.10', ready: true }] }]]) } as unknown as ZoneService);
+  z.upsert({
+    namespace: 'default',
+    name: 'echo',
+    headless: false,
+    ports: [{ name: 'http', protocol: 'TCP', port: 8080 }],
+    clusters: new Map([['cluster-b', { ports: [], endpoints: [{ ip: '100.2.0.10', ready: true }] }]]),
+  } as unknown as ZoneService);
   return z;
 }
 
 const query = (name: string, type: number): Buffer => dnsQuery(name, type);
 
 /** A server on the zone and a UDP client on loopback that counts the replies it gets; both closed after `fn`. */
-async function withClient(rateLimit: { qps: number; burst: number } | undefined,
-  fn: (dns: ClustersetDns, sock: Socket, replies: () => number) => Promise<void>): Promise<void> {
+async function withClient(
+  rateLimit: { qps: number; burst: number } | undefined,
+  fn: (dns: ClustersetDns, sock: Socket, replies: () => number) => Promise<void>,
+): Promise<void> {
   const dns = await startClustersetDns({ zone: zone(), port: 0, ...(rateLimit ? { rateLimit } : {}) });
   const sock = createSocket('udp4');
   let replies = 0;
-  sock.on('message', () => { replies++; });
+  sock.on('message', () => {
+    replies++;
+  });
   await new Promise<void>((r) => sock.bind(0, '127.0.0.1', r));
   try {
     await fn(dns, sock, () => replies);
@@ -40,7 +49,10 @@ test('20k malformed and mutated UDP packets do not crash the server, which still
   await withClient({ qps: 1e9, burst: 1e9 }, async (dns, sock, replies) => {
     const seeds = [query('echo.default.svc.clusterset.local', 1), query('_http._tcp.echo.default.svc.clusterset.local', 33), query('x.y', 255)];
     let seed = 7;
-    const rnd = (n: number) => { seed = (seed * 1103515245 + 12345) & 0x7fffffff; return seed % n; };
+    const rnd = (n: number) => {
+      seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+      return seed % n;
+    };
     for (let i = 0; i < 20_000; i++) {
       let b: Buffer;
       const kind = rnd(4);
@@ -69,11 +81,16 @@ test('malformed TCP frames (short, oversized length, garbage) do not crash the s
   try {
     for (const payload of [Buffer.from([0x00]), Buffer.from([0xff, 0xff, 1, 2, 3]), Buffer.from([0, 5, 1, 2, 3, 4, 5]), Buffer.alloc(3000, 0x41)]) {
       await new Promise<void>((res) => {
-        const s = connect(dns.port, '127.0.0.1', () => { s.end(payload); });
+        const s = connect(dns.port, '127.0.0.1', () => {
+          s.end(payload);
+        });
         s.on('error', () => res());
         s.on('close', () => res());
         s.resume();
-        setTimeout(() => { s.destroy(); res(); }, 300);
+        setTimeout(() => {
+          s.destroy();
+          res();
+        }, 300);
       });
     }
     const { stdout } = await run('dig', ['@127.0.0.1', '-p', String(dns.port), '+tcp', '+short', 'echo.default.svc.clusterset.local']);

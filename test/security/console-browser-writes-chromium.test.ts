@@ -21,7 +21,7 @@ import { waitFor } from '../helpers/wait.js';
 
 const SE = { apiVersion: Kinds.ServiceExport.apiVersion, kind: 'ServiceExport', metadata: { name: 'echo', namespace: 'default' } };
 
-describe('console writes in Chromium over HTTP/2, and a same-site page\'s forged ones', { skip: browserMissing() }, () => {
+describe("console writes in Chromium over HTTP/2, and a same-site page's forged ones", { skip: browserMissing() }, () => {
   let dir: string;
   let a: ResourceStore;
   let b: ResourceStore;
@@ -38,8 +38,23 @@ describe('console writes in Chromium over HTTP/2, and a same-site page\'s forged
     a = tempEmbeddedStore();
     b = tempEmbeddedStore();
     const cert = selfSignedCertificate(['127.0.0.1']);
-    svc = await startGitOpsService({ store: a, namespace: 'argocd', stateDir: dir, port: 0, tls: cert,
-      mounts: [createConsole({ stores: new Map([['cluster-a', a], ['cluster-b', b]]), home: 'cluster-a', namespace: 'argocd' })] });
+    svc = await startGitOpsService({
+      store: a,
+      namespace: 'argocd',
+      stateDir: dir,
+      port: 0,
+      tls: cert,
+      mounts: [
+        createConsole({
+          stores: new Map([
+            ['cluster-a', a],
+            ['cluster-b', b],
+          ]),
+          home: 'cluster-a',
+          namespace: 'argocd',
+        }),
+      ],
+    });
     const secret = await a.get<KubeObject & { data: Record<string, string> }>(Kinds.Secret, ADMIN_SECRET, 'argocd');
     password = Buffer.from(secret!.data['admin.password']!, 'base64').toString();
     // the attacker's page: another port of the same host, also https (so the Secure cookie is same-site to it)
@@ -81,10 +96,15 @@ describe('console writes in Chromium over HTTP/2, and a same-site page\'s forged
     assert.equal(protocol, 'h2', 'Chromium speaks HTTP/2 to the console');
     // the page's own calls (src/console/web/api.ts: same-origin fetch with the cookie)
     const result = await page.evaluate(async (se) => {
-      const put = await fetch(`/v1/clusters/cluster-b/apply?fieldManager=strait-console`, { method: 'POST', credentials: 'same-origin', headers: { 'content-type': 'application/json' }, body: JSON.stringify(se) });
+      const put = await fetch(`/v1/clusters/cluster-b/apply?fieldManager=strait-console`, {
+        method: 'POST',
+        credentials: 'same-origin',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(se),
+      });
       const q = new URLSearchParams({ apiVersion: se.apiVersion, kind: se.kind, name: se.metadata.name, namespace: se.metadata.namespace });
       const put2 = put.status;
-      const exists = await (await fetch(`/v1/clusters/cluster-b/object?${q.toString()}`)).json() as { object: unknown };
+      const exists = (await (await fetch(`/v1/clusters/cluster-b/object?${q.toString()}`)).json()) as { object: unknown };
       const del = await fetch(`/v1/clusters/cluster-b/object?${q.toString()}`, { method: 'DELETE', credentials: 'same-origin' });
       return { put: put2, existed: exists.object !== null, del: del.status };
     }, SE);
@@ -92,14 +112,21 @@ describe('console writes in Chromium over HTTP/2, and a same-site page\'s forged
     assert.equal(await b.get(Kinds.ServiceExport, 'echo', 'default'), undefined);
   });
 
-  test('a page on another port of the same host sends the admin\'s cookie with a forged write (fetch and form): refused, nothing written', async () => {
+  test("a page on another port of the same host sends the admin's cookie with a forged write (fetch and form): refused, nothing written", async () => {
     const cookies = await context.cookies(svc.api.url);
-    assert.ok(cookies.some((c) => c.name === 'argocd.token' && c.sameSite === 'Strict' && c.secure), JSON.stringify(cookies));
+    assert.ok(
+      cookies.some((c) => c.name === 'argocd.token' && c.sameSite === 'Strict' && c.secure),
+      JSON.stringify(cookies),
+    );
     const attacker = await context.newPage();
     const refused: number[] = [];
-    attacker.on('response', (r) => { if (r.url().includes('/v1/clusters/cluster-b/apply')) refused.push(r.status()); });
+    attacker.on('response', (r) => {
+      if (r.url().includes('/v1/clusters/cluster-b/apply')) refused.push(r.status());
+    });
     const sentCookie: Promise<boolean>[] = [];
-    attacker.on('request', (r) => { if (r.url().includes('/v1/clusters/cluster-b/apply')) sentCookie.push(r.allHeaders().then((h) => /argocd\.token=/.test(h['cookie'] ?? ''))); });
+    attacker.on('request', (r) => {
+      if (r.url().includes('/v1/clusters/cluster-b/apply')) sentCookie.push(r.allHeaders().then((h) => /argocd\.token=/.test(h['cookie'] ?? '')));
+    });
     await attacker.goto(`${evilOrigin}/`);
     assert.equal(await attacker.evaluate('window.forged'), 'sent');
     await attacker.evaluate('document.getElementById("f").submit()');

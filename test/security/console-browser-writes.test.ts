@@ -24,23 +24,30 @@ type Answer = { status: number; text: string; json: Record<string, unknown>; hea
 type Send = (method: string, path: string, headers: Record<string, string>, body?: string) => Promise<Answer>;
 
 const parse = (text: string): Record<string, unknown> => {
-  try { return JSON.parse(text) as Record<string, unknown>; } catch { return {}; }
+  try {
+    return JSON.parse(text) as Record<string, unknown>;
+  } catch {
+    return {};
+  }
 };
 
 /** HTTP/1.1 over TCP or TLS (node:http / node:https, no header normalisation) */
 function h1(url: string, ca?: string): Send {
   const u = new URL(url);
-  return (method, path, headers, body) => new Promise((resolve, reject) => {
-    const opts = { host: u.hostname, port: Number(u.port), method, path, headers, agent: false as const, ...(ca ? { ca } : {}) };
-    const req = (u.protocol === 'https:' ? httpsRequest : httpRequest)(opts, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => { text += c; });
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text, json: parse(text), headers: res.headers }));
+  return (method, path, headers, body) =>
+    new Promise((resolve, reject) => {
+      const opts = { host: u.hostname, port: Number(u.port), method, path, headers, agent: false as const, ...(ca ? { ca } : {}) };
+      const req = (u.protocol === 'https:' ? httpsRequest : httpRequest)(opts, (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => {
+          text += c;
+        });
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text, json: parse(text), headers: res.headers }));
+      });
+      req.on('error', reject);
+      req.end(body);
     });
-    req.on('error', reject);
-    req.end(body);
-  });
 }
 
 /** HTTP/2 over TLS (ALPN h2): the authority goes as `:authority`, no Host header */
@@ -48,26 +55,31 @@ function h2(url: string, ca: string): { send: Send; session: ClientHttp2Session 
   const session = h2connect(url, { ca });
   return {
     session,
-    send: (method, path, headers, body) => new Promise((resolve, reject) => {
-      const s = session.request({ ':method': method, ':path': path, ...headers });
-      let text = '';
-      let status = 0;
-      let got: Record<string, string | string[] | undefined> = {};
-      s.setEncoding('utf8');
-      s.on('response', (h) => { status = Number(h[':status']); got = h as typeof got; });
-      s.on('data', (c: string) => { text += c; });
-      s.on('end', () => resolve({ status, text, json: parse(text), headers: got }));
-      s.on('error', reject);
-      s.end(body);
-    }),
+    send: (method, path, headers, body) =>
+      new Promise((resolve, reject) => {
+        const s = session.request({ ':method': method, ':path': path, ...headers });
+        let text = '';
+        let status = 0;
+        let got: Record<string, string | string[] | undefined> = {};
+        s.setEncoding('utf8');
+        s.on('response', (h) => {
+          status = Number(h[':status']);
+          got = h as typeof got;
+        });
+        s.on('data', (c: string) => {
+          text += c;
+        });
+        s.on('end', () => resolve({ status, text, json: parse(text), headers: got }));
+        s.on('error', reject);
+        s.end(body);
+      }),
   };
 }
 
 const SAFE = new Set(['GET', 'HEAD', 'OPTIONS']);
 // the walk below makes failed logins from its own origin: not what this test is about
 const loginLimits = { maxFailures: 10_000, windowSeconds: 300, maxEntries: 100 };
-const fill = (template: string): string => template
-  .replace('{name}', 'web').replace('{keyID}', '4AEE18F83AFDEB23').replace('{cluster}', 'cluster-a');
+const fill = (template: string): string => template.replace('{name}', 'web').replace('{keyID}', '4AEE18F83AFDEB23').replace('{cluster}', 'cluster-a');
 
 describe('writes with the console session cookie from another origin', () => {
   let dir: string;
@@ -82,9 +94,12 @@ describe('writes with the console session cookie from another origin', () => {
 
   const v = `${GROUPS.gitops}/v1alpha1`;
   const guarded = {
-    apiVersion: v, kind: 'AppProject', metadata: { name: 'web', namespace: 'argocd' },
+    apiVersion: v,
+    kind: 'AppProject',
+    metadata: { name: 'web', namespace: 'argocd' },
     spec: {
-      sourceRepos: ['*'], destinations: [{ server: 'https://kubernetes.default.svc', namespace: '*' }],
+      sourceRepos: ['*'],
+      destinations: [{ server: 'https://kubernetes.default.svc', namespace: '*' }],
       sourceIntegrity: { git: { policies: [{ repos: [{ url: '*' }], gpg: { mode: 'head', keys: ['4AEE18F83AFDEB23'] } }] } },
     },
   };
@@ -102,19 +117,40 @@ describe('writes with the console session cookie from another origin', () => {
     dir = mkdtempSync(join(tmpdir(), 'strait-sec-csrf-'));
     a = tempEmbeddedStore();
     b = tempEmbeddedStore();
-    const stores = new Map([['cluster-a', a], ['cluster-b', b]]);
+    const stores = new Map([
+      ['cluster-a', a],
+      ['cluster-b', b],
+    ]);
     cert = selfSignedCertificate(['127.0.0.1']);
-    plain = await startGitOpsService({ store: a, namespace: 'argocd', stateDir: join(dir, 'plain'), port: 0, tls: false, loginLimits,
-      mounts: [createConsole({ stores, home: 'cluster-a', namespace: 'argocd' })] });
-    secure = await startGitOpsService({ store: a, namespace: 'argocd', stateDir: join(dir, 'tls'), port: 0, tls: cert, loginLimits,
-      mounts: [createConsole({ stores, home: 'cluster-a', namespace: 'argocd' })] });
+    plain = await startGitOpsService({
+      store: a,
+      namespace: 'argocd',
+      stateDir: join(dir, 'plain'),
+      port: 0,
+      tls: false,
+      loginLimits,
+      mounts: [createConsole({ stores, home: 'cluster-a', namespace: 'argocd' })],
+    });
+    secure = await startGitOpsService({
+      store: a,
+      namespace: 'argocd',
+      stateDir: join(dir, 'tls'),
+      port: 0,
+      tls: cert,
+      loginLimits,
+      mounts: [createConsole({ stores, home: 'cluster-a', namespace: 'argocd' })],
+    });
     const secret = await a.get<KubeObject & { data: Record<string, string> }>(Kinds.Secret, ADMIN_SECRET, 'argocd');
     password = Buffer.from(secret!.data['admin.password']!, 'base64').toString();
     await a.apply(guarded);
     const two = h2(secure.api.url, cert.cert);
     session = two.session;
     // the attacker's page: the same host, another port (same site, another origin)
-    const sibling = (url: string): string => { const u = new URL(url); u.port = String(Number(u.port) + 1); return u.origin; };
+    const sibling = (url: string): string => {
+      const u = new URL(url);
+      u.port = String(Number(u.port) + 1);
+      return u.origin;
+    };
     transports.push(
       { name: 'HTTP/1.1', send: h1(plain.api.url), origin: plain.api.url, sibling: sibling(plain.api.url) },
       { name: 'TLS HTTP/1.1', send: h1(secure.api.url, cert.cert), origin: secure.api.url, sibling: sibling(secure.api.url) },
@@ -131,13 +167,19 @@ describe('writes with the console session cookie from another origin', () => {
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  test('the list names every state-changing route the console\'s port serves (outside the RPCs, which take no cookie)', () => {
+  test("the list names every state-changing route the console's port serves (outside the RPCs, which take no cookie)", () => {
     const key = (r: { method: string; path: string }): string => `${r.method} ${r.path}`;
-    const served = plain.api.routes.filter((r) => r.via !== 'rpc' && !SAFE.has(r.method)).map(key).sort();
+    const served = plain.api.routes
+      .filter((r) => r.via !== 'rpc' && !SAFE.has(r.method))
+      .map(key)
+      .sort();
     const listed = BROWSER_WRITE_ROUTES.map(key).sort();
     assert.deepEqual(listed, served, 'a state-changing route is missing from src/console/server/browser-writes.ts (or listed but not served)');
     assert.ok(served.length >= 15, `${served.length} routes`);
-    assert.ok(plain.api.routes.some((r) => r.via === 'rpc' && r.path === '/project.ProjectService/Update'), 'the RPCs are enumerated too');
+    assert.ok(
+      plain.api.routes.some((r) => r.via === 'rpc' && r.path === '/project.ProjectService/Update'),
+      'the RPCs are enumerated too',
+    );
   });
 
   test('every listed route refuses the cookie from a sibling origin, from Origin: null, and without an Origin; JSON routes refuse text/plain', async () => {
@@ -154,7 +196,8 @@ describe('writes with the console session cookie from another origin', () => {
           ['no Origin at all', { cookie, ...json }],
         ];
         // a server with TLS of its own refuses http:// of its authority (without TLS it takes https://: a proxy in front)
-        if (t.origin.startsWith('https:')) attempts.push(['http:// of the same host and port', { cookie, origin: t.origin.replace(/^https:/, 'http:'), ...json }]);
+        if (t.origin.startsWith('https:'))
+          attempts.push(['http:// of the same host and port', { cookie, origin: t.origin.replace(/^https:/, 'http:'), ...json }]);
         for (const [what, headers] of attempts) {
           const got = await t.send(r.method, path, headers, body);
           assert.equal(got.status, 403, `${t.name} ${r.method} ${path} (${what}): ${got.text}`);
@@ -170,7 +213,10 @@ describe('writes with the console session cookie from another origin', () => {
         if (t.origin.startsWith('http:')) own.push({ origin: t.origin.replace(/^http:/, 'https:') });
         for (const own1 of own) {
           const ok = await t.send(r.method, path, { cookie, ...own1, ...json }, body);
-          assert.ok(ok.json['straitCode'] !== 'STRAIT_ERR_CROSS_ORIGIN' && ok.json['straitCode'] !== 'STRAIT_ERR_CONTENT_TYPE', `${t.name} ${r.method} ${path} from its own origin: ${ok.text}`);
+          assert.ok(
+            ok.json['straitCode'] !== 'STRAIT_ERR_CROSS_ORIGIN' && ok.json['straitCode'] !== 'STRAIT_ERR_CONTENT_TYPE',
+            `${t.name} ${r.method} ${path} from its own origin: ${ok.text}`,
+          );
         }
       }
     }
@@ -181,12 +227,30 @@ describe('writes with the console session cookie from another origin', () => {
       const cookie = await login(t.send);
       const evil = { cookie, origin: t.sibling, 'content-type': 'application/json' };
       await t.send('PUT', '/api/v1/projects/web', evil, JSON.stringify({ project: { spec: { ...guarded.spec, sourceIntegrity: null } } }));
-      await t.send('POST', '/api/v1/projects', { cookie, origin: 'null', 'content-type': 'application/json' },
-        JSON.stringify({ project: { metadata: { name: 'web' }, spec: { sourceRepos: ['*'] } }, upsert: true }));
-      await t.send('POST', '/api/v1/sshsigners?upsert=true', { cookie, 'content-type': 'text/plain' }, JSON.stringify({ allowedSigners: 'evil@example.com ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl' }));
+      await t.send(
+        'POST',
+        '/api/v1/projects',
+        { cookie, origin: 'null', 'content-type': 'application/json' },
+        JSON.stringify({ project: { metadata: { name: 'web' }, spec: { sourceRepos: ['*'] } }, upsert: true }),
+      );
+      await t.send(
+        'POST',
+        '/api/v1/sshsigners?upsert=true',
+        { cookie, 'content-type': 'text/plain' },
+        JSON.stringify({ allowedSigners: 'evil@example.com ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl' }),
+      );
       await t.send('POST', '/api/v1/applications/web/sync', { cookie, 'sec-fetch-site': 'same-site', 'content-type': 'application/json' }, '{}');
-      await t.send('POST', '/v1/clusters/cluster-a/apply', { cookie, origin: 'null', 'content-type': 'application/json' },
-        JSON.stringify({ apiVersion: Kinds.PeerAuthentication.apiVersion, kind: 'PeerAuthentication', metadata: { name: 'default', namespace: 'istio-system' }, spec: { mtls: { mode: 'DISABLE' } } }));
+      await t.send(
+        'POST',
+        '/v1/clusters/cluster-a/apply',
+        { cookie, origin: 'null', 'content-type': 'application/json' },
+        JSON.stringify({
+          apiVersion: Kinds.PeerAuthentication.apiVersion,
+          kind: 'PeerAuthentication',
+          metadata: { name: 'default', namespace: 'istio-system' },
+          spec: { mtls: { mode: 'DISABLE' } },
+        }),
+      );
       const p = await a.get<KubeObject & { spec: Record<string, unknown> }>({ apiVersion: v, kind: 'AppProject' }, 'web', 'argocd');
       assert.deepEqual(p?.spec['sourceIntegrity'], guarded.spec.sourceIntegrity, `${t.name}: the project keeps its sourceIntegrity`);
       const signers = await t.send('GET', '/api/v1/sshsigners', { cookie });
@@ -195,14 +259,23 @@ describe('writes with the console session cookie from another origin', () => {
     }
   });
 
-  test('the console\'s own writes go through on every transport (over HTTP/2 too, where the authority is `:authority`)', async () => {
+  test("the console's own writes go through on every transport (over HTTP/2 too, where the authority is `:authority`)", async () => {
     for (const t of transports) {
       const cookie = await login(t.send);
       const se = { apiVersion: Kinds.ServiceExport.apiVersion, kind: 'ServiceExport', metadata: { name: 'echo', namespace: 'default' } };
-      const put = await t.send('POST', '/v1/clusters/cluster-b/apply?fieldManager=strait-console', { cookie, origin: t.origin, 'content-type': 'application/json' }, JSON.stringify(se));
+      const put = await t.send(
+        'POST',
+        '/v1/clusters/cluster-b/apply?fieldManager=strait-console',
+        { cookie, origin: t.origin, 'content-type': 'application/json' },
+        JSON.stringify(se),
+      );
       assert.equal(put.status, 200, `${t.name}: ${put.text}`);
       assert.ok(await b.get(Kinds.ServiceExport, 'echo', 'default'));
-      const del = await t.send('DELETE', `/v1/clusters/cluster-b/object?apiVersion=${encodeURIComponent(se.apiVersion)}&kind=ServiceExport&name=echo&namespace=default`, { cookie, origin: t.origin });
+      const del = await t.send(
+        'DELETE',
+        `/v1/clusters/cluster-b/object?apiVersion=${encodeURIComponent(se.apiVersion)}&kind=ServiceExport&name=echo&namespace=default`,
+        { cookie, origin: t.origin },
+      );
       assert.deepEqual(del.json, { deleted: true }, `${t.name}: ${del.text}`);
       const out = await t.send('DELETE', '/api/v1/session', { cookie, origin: t.origin });
       assert.equal(out.status, 200, `${t.name}: ${out.text}`);
@@ -213,11 +286,20 @@ describe('writes with the console session cookie from another origin', () => {
     for (const t of transports) {
       const cookie = await login(t.send);
       const token = cookie.slice('argocd.token='.length);
-      const r = await t.send('POST', '/api/v1/applications/none/sync', { authorization: `Bearer ${token}`, 'content-type': 'application/x-www-form-urlencoded' }, '{}');
+      const r = await t.send(
+        'POST',
+        '/api/v1/applications/none/sync',
+        { authorization: `Bearer ${token}`, 'content-type': 'application/x-www-form-urlencoded' },
+        '{}',
+      );
       assert.equal(r.status, 404, `${t.name}: the sync ran (and found no such Application): ${r.text}`);
       // Connect's JSON unary call from the page's own origin, with the cookie and no token: not authenticated
-      const rpc = await t.send('POST', '/project.ProjectService/Update', { cookie, origin: t.origin, 'content-type': 'application/json' },
-        JSON.stringify({ project: { metadata: { name: 'web' }, spec: { sourceRepos: ['*'] } } }));
+      const rpc = await t.send(
+        'POST',
+        '/project.ProjectService/Update',
+        { cookie, origin: t.origin, 'content-type': 'application/json' },
+        JSON.stringify({ project: { metadata: { name: 'web' }, spec: { sourceRepos: ['*'] } } }),
+      );
       assert.equal(rpc.status, 401, `${t.name}: ${rpc.text}`);
       const p = await a.get<KubeObject & { spec: Record<string, unknown> }>({ apiVersion: v, kind: 'AppProject' }, 'web', 'argocd');
       assert.deepEqual(p?.spec['sourceIntegrity'], guarded.spec.sourceIntegrity);
@@ -225,11 +307,26 @@ describe('writes with the console session cookie from another origin', () => {
   });
 
   test('the session cookie is Secure when the API serves TLS (and only then)', async () => {
-    const tlsLogin = await transports[1]!.send('POST', '/api/v1/session', { 'content-type': 'application/json' }, JSON.stringify({ username: 'admin', password }));
+    const tlsLogin = await transports[1]!.send(
+      'POST',
+      '/api/v1/session',
+      { 'content-type': 'application/json' },
+      JSON.stringify({ username: 'admin', password }),
+    );
     assert.match(String(tlsLogin.headers['set-cookie']), /; Secure(;|$)/);
-    const h2Login = await transports[2]!.send('POST', '/api/v1/session', { 'content-type': 'application/json' }, JSON.stringify({ username: 'admin', password }));
+    const h2Login = await transports[2]!.send(
+      'POST',
+      '/api/v1/session',
+      { 'content-type': 'application/json' },
+      JSON.stringify({ username: 'admin', password }),
+    );
     assert.match(String(h2Login.headers['set-cookie']), /; Secure(;|$)/);
-    const plainLogin = await transports[0]!.send('POST', '/api/v1/session', { 'content-type': 'application/json' }, JSON.stringify({ username: 'admin', password }));
+    const plainLogin = await transports[0]!.send(
+      'POST',
+      '/api/v1/session',
+      { 'content-type': 'application/json' },
+      JSON.stringify({ username: 'admin', password }),
+    );
     assert.doesNotMatch(String(plainLogin.headers['set-cookie']), /Secure/);
   });
 });

@@ -24,7 +24,11 @@ function answerTo(query: Buffer, address: string, name?: string): Buffer {
   return res.toBuffer();
 }
 
-interface Seen { msg: Buffer; port: number; address: string }
+interface Seen {
+  msg: Buffer;
+  port: number;
+  address: string;
+}
 
 /** An upstream on 127.0.0.1 that records queries and answers each with `answer` after `delayMs`. */
 async function upstream(answer: (q: Buffer) => Buffer[], delayMs: number): Promise<{ sock: { close(): void }; port: number; seen: Seen[] }> {
@@ -50,7 +54,10 @@ async function upstream(answer: (q: Buffer) => Buffer[], delayMs: number): Promi
 async function dig(dns: ClustersetDns, name: string): Promise<string> {
   const { stdout } = await run('dig', [`@${dns.address}`, '-p', String(dns.port), '+time=3', '+tries=1', name]);
   const status = /status: ([A-Z]+)/.exec(stdout)?.[1] ?? '?';
-  const a = stdout.split('\n').filter((l) => l.trim() && !l.startsWith(';')).map((l) => l.trim().split(/\s+/).at(-1));
+  const a = stdout
+    .split('\n')
+    .filter((l) => l.trim() && !l.startsWith(';'))
+    .map((l) => l.trim().split(/\s+/).at(-1));
   return [status, ...a].join(' ');
 }
 

@@ -33,7 +33,8 @@ let signedA = '';
 
 const cm = (name: string, value: string): string => `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\ndata:\n  value: "${value}"\n`;
 const app = async (): Promise<Application> => (await store.get<Application>(Kinds.Application, 'guestbook', 'argocd'))!;
-const live = async (name: string): Promise<string | undefined> => (await store.get<KubeObject & { data?: Record<string, string> }>(Kinds.ConfigMap, name, 'guestbook'))?.data?.['value'];
+const live = async (name: string): Promise<string | undefined> =>
+  (await store.get<KubeObject & { data?: Record<string, string> }>(Kinds.ConfigMap, name, 'guestbook'))?.data?.['value'];
 
 async function git(cwd: string, ...args: string[]): Promise<string> {
   const r = await run('git', args, { cwd, env: world.env });
@@ -45,14 +46,27 @@ before(async () => {
   world = createGpgWorld();
   dir = mkdtempSync(join(tmpdir(), 'strait-replace-'));
   gh = await startGithost();
-  for (const [name, email] of [['alice', world.keys.alice.email], ['mallory', 'mallory@example.com']]) {
-    const r = await api(gh.url, 'POST', '/api/v1/admin/users', { token: gh.adminToken, body: { username: name, email, password: `${name}-pass-1`, must_change_password: false } });
+  for (const [name, email] of [
+    ['alice', world.keys.alice.email],
+    ['mallory', 'mallory@example.com'],
+  ]) {
+    const r = await api(gh.url, 'POST', '/api/v1/admin/users', {
+      token: gh.adminToken,
+      body: { username: name, email, password: `${name}-pass-1`, must_change_password: false },
+    });
     assert.equal(r.status, 201, JSON.stringify(r.body));
   }
   assert.equal((await api(gh.url, 'POST', '/api/v1/user/repos', { basic: ['alice', 'alice-pass-1'], body: { name: 'guestbook' } })).status, 201);
-  assert.equal((await api(gh.url, 'POST', '/api/v1/user/gpg_keys', { basic: ['alice', 'alice-pass-1'], body: { armored_public_key: world.keys.alice.armored } })).status, 201);
+  assert.equal(
+    (await api(gh.url, 'POST', '/api/v1/user/gpg_keys', { basic: ['alice', 'alice-pass-1'], body: { armored_public_key: world.keys.alice.armored } })).status,
+    201,
+  );
   // mallory may push (a collaborator with write access) but has no signing key anywhere
-  assert.equal((await api(gh.url, 'PUT', '/api/v1/repos/alice/guestbook/collaborators/mallory', { basic: ['alice', 'alice-pass-1'], body: { permission: 'write' } })).status, 204);
+  assert.equal(
+    (await api(gh.url, 'PUT', '/api/v1/repos/alice/guestbook/collaborators/mallory', { basic: ['alice', 'alice-pass-1'], body: { permission: 'write' } }))
+      .status,
+    204,
+  );
   const repoURL = `${gh.url}/alice/guestbook.git`;
   aliceURL = repoURL.replace('://', '://alice:alice-pass-1@');
   malloryURL = repoURL.replace('://', '://mallory:mallory-pass-1@');
@@ -62,21 +76,34 @@ before(async () => {
   gh.server.onPush((e) => svc.controller.notifyPush(`${gh.url}/${e.owner}/${e.repo}.git`));
   await svc.controller.keys.add(world.keys.alice.armored);
   const v = `${GROUPS.gitops}/v1alpha1`;
-  await store.apply({ apiVersion: v, kind: 'AppProject', metadata: { name: 'signed', namespace: 'argocd' }, spec: {
-    sourceRepos: [`${gh.url}/alice/*`], destinations: [{ server: 'https://kubernetes.default.svc', namespace: 'guestbook' }],
-    clusterResourceWhitelist: [{ group: '', kind: 'Namespace' }], signatureKeys: [{ keyID: world.keys.alice.keyID }],
-  } });
+  await store.apply({
+    apiVersion: v,
+    kind: 'AppProject',
+    metadata: { name: 'signed', namespace: 'argocd' },
+    spec: {
+      sourceRepos: [`${gh.url}/alice/*`],
+      destinations: [{ server: 'https://kubernetes.default.svc', namespace: 'guestbook' }],
+      clusterResourceWhitelist: [{ group: '', kind: 'Namespace' }],
+      signatureKeys: [{ keyID: world.keys.alice.keyID }],
+    },
+  });
 
   // signed commit A, synced
   alice = createRepo(world, 'alice');
   alice.git('config', 'user.email', world.keys.alice.email);
   signedA = alice.commit({ 'guestbook/release.yaml': cm('release', 'a'), 'guestbook/policy.yaml': cm('policy', 'locked-down') }, 'release a', world.keys.alice);
   await git(alice.dir, 'push', '-q', aliceURL, 'main');
-  await store.apply({ apiVersion: v, kind: 'Application', metadata: { name: 'guestbook', namespace: 'argocd' }, spec: {
-    project: 'signed', source: { repoURL, path: 'guestbook', targetRevision: 'main' },
-    destination: { server: 'https://kubernetes.default.svc', namespace: 'guestbook' },
-    syncPolicy: { automated: { prune: true, selfHeal: true }, syncOptions: ['CreateNamespace=true'] },
-  } });
+  await store.apply({
+    apiVersion: v,
+    kind: 'Application',
+    metadata: { name: 'guestbook', namespace: 'argocd' },
+    spec: {
+      project: 'signed',
+      source: { repoURL, path: 'guestbook', targetRevision: 'main' },
+      destination: { server: 'https://kubernetes.default.svc', namespace: 'guestbook' },
+      syncPolicy: { automated: { prune: true, selfHeal: true }, syncOptions: ['CreateNamespace=true'] },
+    },
+  });
   await waitFor(async () => (await app()).status?.sync?.revision === signedA && (await live('policy')) === 'locked-down', 15_000, 'A synced');
 
   malloryDir = join(dir, 'mallory');
@@ -103,7 +130,14 @@ test('a pushed refs/replace/<blob> does not change what the controller applies f
   // alice signs and pushes B; only release.yaml changes
   const signedB = alice.commit({ 'guestbook/release.yaml': cm('release', 'b') }, 'release b', world.keys.alice);
   await git(alice.dir, 'push', '-q', aliceURL, 'main');
-  const a = await waitFor(async () => { const x = await app(); return x.status?.sync?.revision === signedB && x.status.sync.status === 'Synced' ? x : undefined; }, 15_000, 'B synced');
+  const a = await waitFor(
+    async () => {
+      const x = await app();
+      return x.status?.sync?.revision === signedB && x.status.sync.status === 'Synced' ? x : undefined;
+    },
+    15_000,
+    'B synced',
+  );
   assert.equal(a.status?.operationState?.syncResult?.signer?.includes('alice@example.com'), true);
   assert.equal(await live('release'), 'b');
   assert.equal(await live('policy'), 'locked-down', 'the applied policy.yaml is the blob alice signed, not the one refs/replace/* substitutes');
@@ -111,7 +145,9 @@ test('a pushed refs/replace/<blob> does not change what the controller applies f
 
 test("the commit API does not show an unsigned commit as verified through a replace ref to another user's signed commit", async () => {
   await git(malloryDir, 'fetch', '-q', 'origin');
-  const unsigned = (await run('git', ['commit-tree', '-p', signedA, '-m', 'mallory: unsigned', `${signedA}^{tree}`], { cwd: malloryDir, env: world.env })).stdout.trim();
+  const unsigned = (
+    await run('git', ['commit-tree', '-p', signedA, '-m', 'mallory: unsigned', `${signedA}^{tree}`], { cwd: malloryDir, env: world.env })
+  ).stdout.trim();
   await git(malloryDir, 'push', '-q', 'origin', `${unsigned}:refs/heads/mallory`);
   await git(malloryDir, 'replace', unsigned, signedA);
   await git(malloryDir, 'push', '-q', 'origin', `refs/replace/${unsigned}`);

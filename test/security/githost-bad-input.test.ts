@@ -9,16 +9,27 @@ import { GithostDb } from '../../src/githost/server/index.js';
 import { api, startGithost, type Started } from '../helpers/githost.js';
 
 let gh: Started;
-before(async () => { gh = await startGithost({ maxBodyBytes: 64 * 1024 }); });
-after(async () => { await gh.close(); });
+before(async () => {
+  gh = await startGithost({ maxBodyBytes: 64 * 1024 });
+});
+after(async () => {
+  await gh.close();
+});
 
 /** A raw request (paths that fetch would normalise, bodies of any shape). */
-function raw(method: string, path: string, headers: Record<string, string>, body?: string | Buffer): Promise<{ status: number; text: string; headers: Record<string, unknown> }> {
+function raw(
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+  body?: string | Buffer,
+): Promise<{ status: number; text: string; headers: Record<string, unknown> }> {
   const u = new URL(gh.url);
   return new Promise((resolve, reject) => {
     const req = request({ host: u.hostname, port: u.port, method, path, headers, agent: false }, (res) => {
       let text = '';
-      res.on('data', (d) => { text += d; });
+      res.on('data', (d) => {
+        text += d;
+      });
       res.on('end', () => resolve({ status: res.statusCode ?? 0, text, headers: res.headers }));
     });
     req.on('error', reject);
@@ -31,33 +42,198 @@ const user = (over: Record<string, unknown>) => ({ username: 'eve', email: 'eve@
 test('bad input table: Gitea status codes and messages, no half-written state, the server keeps serving', async () => {
   const tok = { Authorization: `token ${gh.adminToken}`, 'Content-Type': 'application/json' };
   const cases: { name: string; method: string; path: string; headers?: Record<string, string>; body?: string | Buffer; status: number; message?: RegExp }[] = [
-    { name: 'malformed JSON', method: 'POST', path: '/api/v1/admin/users', headers: tok, body: '{"username": "eve",', status: 422, message: /DeserializationError/ },
+    {
+      name: 'malformed JSON',
+      method: 'POST',
+      path: '/api/v1/admin/users',
+      headers: tok,
+      body: '{"username": "eve",',
+      status: 422,
+      message: /DeserializationError/,
+    },
     { name: 'JSON array instead of object', method: 'POST', path: '/api/v1/admin/users', headers: tok, body: '[1,2]', status: 422 },
     { name: 'JSON null', method: 'POST', path: '/api/v1/admin/users', headers: tok, body: 'null', status: 422 },
-    { name: 'missing username', method: 'POST', path: '/api/v1/admin/users', headers: tok, body: JSON.stringify(user({ username: undefined })), status: 422, message: /\[Username\]: Required/ },
-    { name: 'missing e-mail', method: 'POST', path: '/api/v1/admin/users', headers: tok, body: JSON.stringify(user({ email: undefined })), status: 422, message: /\[Email\]: Required/ },
-    { name: 'username is a number', method: 'POST', path: '/api/v1/admin/users', headers: tok, body: JSON.stringify(user({ username: 5 })), status: 422, message: /must be a string/ },
-    { name: 'boolean is a string', method: 'POST', path: '/api/v1/admin/users', headers: tok, body: JSON.stringify(user({ must_change_password: 'no' })), status: 422, message: /must be a boolean/ },
-    { name: 'uid is a string', method: 'POST', path: '/api/v1/repos/migrate', headers: tok, body: JSON.stringify({ clone_addr: 'https://example.invalid/x', repo_name: 'x', uid: '1' }), status: 422, message: /must be an integer/ },
-    { name: 'huge body', method: 'POST', path: '/api/v1/admin/users', headers: tok, body: JSON.stringify(user({ full_name: 'x'.repeat(200_000) })), status: 413 },
-    { name: 'huge body, chunked', method: 'POST', path: '/api/v1/admin/users', headers: { ...tok, 'Transfer-Encoding': 'chunked' }, body: Buffer.alloc(300_000, 32), status: 413 },
-    { name: 'username with ../', method: 'POST', path: '/api/v1/admin/users', headers: tok, body: JSON.stringify(user({ username: '../etc' })), status: 422, message: /user name is invalid/ },
-    { name: 'username with slash', method: 'POST', path: '/api/v1/admin/users', headers: tok, body: JSON.stringify(user({ username: 'a/../../b' })), status: 422 },
-    { name: 'absolute path as username', method: 'POST', path: '/api/v1/admin/users', headers: tok, body: JSON.stringify(user({ username: '/tmp/x' })), status: 422 },
-    { name: 'control character in username', method: 'POST', path: '/api/v1/admin/users', headers: tok, body: JSON.stringify(user({ username: 'eve\u0000x' })), status: 422 },
-    { name: 'newline in username', method: 'POST', path: '/api/v1/admin/users', headers: tok, body: JSON.stringify(user({ username: 'eve\nroot' })), status: 422 },
-    { name: 'reserved username', method: 'POST', path: '/api/v1/admin/users', headers: tok, body: JSON.stringify(user({ username: 'api' })), status: 422, message: /reserved/ },
-    { name: 'control character in e-mail', method: 'POST', path: '/api/v1/admin/users', headers: tok, body: JSON.stringify(user({ email: 'eve@exa\rmple.com' })), status: 422, message: /e-mail invalid/ },
-    { name: 'repo name ../', method: 'POST', path: '/api/v1/user/repos', headers: tok, body: JSON.stringify({ name: '../../escape' }), status: 422, message: /repository name is invalid/ },
+    {
+      name: 'missing username',
+      method: 'POST',
+      path: '/api/v1/admin/users',
+      headers: tok,
+      body: JSON.stringify(user({ username: undefined })),
+      status: 422,
+      message: /\[Username\]: Required/,
+    },
+    {
+      name: 'missing e-mail',
+      method: 'POST',
+      path: '/api/v1/admin/users',
+      headers: tok,
+      body: JSON.stringify(user({ email: undefined })),
+      status: 422,
+      message: /\[Email\]: Required/,
+    },
+    {
+      name: 'username is a number',
+      method: 'POST',
+      path: '/api/v1/admin/users',
+      headers: tok,
+      body: JSON.stringify(user({ username: 5 })),
+      status: 422,
+      message: /must be a string/,
+    },
+    {
+      name: 'boolean is a string',
+      method: 'POST',
+      path: '/api/v1/admin/users',
+      headers: tok,
+      body: JSON.stringify(user({ must_change_password: 'no' })),
+      status: 422,
+      message: /must be a boolean/,
+    },
+    {
+      name: 'uid is a string',
+      method: 'POST',
+      path: '/api/v1/repos/migrate',
+      headers: tok,
+      body: JSON.stringify({ clone_addr: 'https://example.invalid/x', repo_name: 'x', uid: '1' }),
+      status: 422,
+      message: /must be an integer/,
+    },
+    {
+      name: 'huge body',
+      method: 'POST',
+      path: '/api/v1/admin/users',
+      headers: tok,
+      body: JSON.stringify(user({ full_name: 'x'.repeat(200_000) })),
+      status: 413,
+    },
+    {
+      name: 'huge body, chunked',
+      method: 'POST',
+      path: '/api/v1/admin/users',
+      headers: { ...tok, 'Transfer-Encoding': 'chunked' },
+      body: Buffer.alloc(300_000, 32),
+      status: 413,
+    },
+    {
+      name: 'username with ../',
+      method: 'POST',
+      path: '/api/v1/admin/users',
+      headers: tok,
+      body: JSON.stringify(user({ username: '../etc' })),
+      status: 422,
+      message: /user name is invalid/,
+    },
+    {
+      name: 'username with slash',
+      method: 'POST',
+      path: '/api/v1/admin/users',
+      headers: tok,
+      body: JSON.stringify(user({ username: 'a/../../b' })),
+      status: 422,
+    },
+    {
+      name: 'absolute path as username',
+      method: 'POST',
+      path: '/api/v1/admin/users',
+      headers: tok,
+      body: JSON.stringify(user({ username: '/tmp/x' })),
+      status: 422,
+    },
+    {
+      name: 'control character in username',
+      method: 'POST',
+      path: '/api/v1/admin/users',
+      headers: tok,
+      body: JSON.stringify(user({ username: 'eve\u0000x' })),
+      status: 422,
+    },
+    {
+      name: 'newline in username',
+      method: 'POST',
+      path: '/api/v1/admin/users',
+      headers: tok,
+      body: JSON.stringify(user({ username: 'eve\nroot' })),
+      status: 422,
+    },
+    {
+      name: 'reserved username',
+      method: 'POST',
+      path: '/api/v1/admin/users',
+      headers: tok,
+      body: JSON.stringify(user({ username: 'api' })),
+      status: 422,
+      message: /reserved/,
+    },
+    {
+      name: 'control character in e-mail',
+      method: 'POST',
+      path: '/api/v1/admin/users',
+      headers: tok,
+      body: JSON.stringify(user({ email: 'eve@exa\rmple.com' })),
+      status: 422,
+      message: /e-mail invalid/,
+    },
+    {
+      name: 'repo name ../',
+      method: 'POST',
+      path: '/api/v1/user/repos',
+      headers: tok,
+      body: JSON.stringify({ name: '../../escape' }),
+      status: 422,
+      message: /repository name is invalid/,
+    },
     { name: 'repo name ..', method: 'POST', path: '/api/v1/user/repos', headers: tok, body: JSON.stringify({ name: '..' }), status: 422, message: /reserved/ },
     { name: 'repo name absolute', method: 'POST', path: '/api/v1/user/repos', headers: tok, body: JSON.stringify({ name: '/etc/passwd' }), status: 422 },
-    { name: 'repo name ending .git', method: 'POST', path: '/api/v1/user/repos', headers: tok, body: JSON.stringify({ name: 'x.git' }), status: 422, message: /pattern/ },
+    {
+      name: 'repo name ending .git',
+      method: 'POST',
+      path: '/api/v1/user/repos',
+      headers: tok,
+      body: JSON.stringify({ name: 'x.git' }),
+      status: 422,
+      message: /pattern/,
+    },
     { name: 'repo name with control char', method: 'POST', path: '/api/v1/user/repos', headers: tok, body: JSON.stringify({ name: 'a\tb' }), status: 422 },
-    { name: 'default branch with ..', method: 'POST', path: '/api/v1/user/repos', headers: tok, body: JSON.stringify({ name: 'ok', default_branch: 'a/../b' }), status: 422 },
-    { name: 'default branch option-like', method: 'POST', path: '/api/v1/user/repos', headers: tok, body: JSON.stringify({ name: 'ok', default_branch: '-x' }), status: 422 },
-    { name: 'migrate repo_name traversal', method: 'POST', path: '/api/v1/repos/migrate', headers: tok, body: JSON.stringify({ clone_addr: 'https://example.invalid/x', repo_name: '../x', uid: 1 }), status: 422 },
-    { name: 'migrate clone_addr with control chars', method: 'POST', path: '/api/v1/repos/migrate', headers: tok, body: JSON.stringify({ clone_addr: 'https://exa\nmple.com/x', repo_name: 'x', uid: 1 }), status: 422 },
-    { name: 'migrate clone_addr option injection', method: 'POST', path: '/api/v1/repos/migrate', headers: tok, body: JSON.stringify({ clone_addr: '--upload-pack=touch /tmp/x', repo_name: 'x', uid: 1 }), status: 422 },
+    {
+      name: 'default branch with ..',
+      method: 'POST',
+      path: '/api/v1/user/repos',
+      headers: tok,
+      body: JSON.stringify({ name: 'ok', default_branch: 'a/../b' }),
+      status: 422,
+    },
+    {
+      name: 'default branch option-like',
+      method: 'POST',
+      path: '/api/v1/user/repos',
+      headers: tok,
+      body: JSON.stringify({ name: 'ok', default_branch: '-x' }),
+      status: 422,
+    },
+    {
+      name: 'migrate repo_name traversal',
+      method: 'POST',
+      path: '/api/v1/repos/migrate',
+      headers: tok,
+      body: JSON.stringify({ clone_addr: 'https://example.invalid/x', repo_name: '../x', uid: 1 }),
+      status: 422,
+    },
+    {
+      name: 'migrate clone_addr with control chars',
+      method: 'POST',
+      path: '/api/v1/repos/migrate',
+      headers: tok,
+      body: JSON.stringify({ clone_addr: 'https://exa\nmple.com/x', repo_name: 'x', uid: 1 }),
+      status: 422,
+    },
+    {
+      name: 'migrate clone_addr option injection',
+      method: 'POST',
+      path: '/api/v1/repos/migrate',
+      headers: tok,
+      body: JSON.stringify({ clone_addr: '--upload-pack=touch /tmp/x', repo_name: 'x', uid: 1 }),
+      status: 422,
+    },
     { name: 'encoded traversal in user path', method: 'GET', path: '/api/v1/users/..%2F..%2Fetc', headers: tok, status: 404 },
     { name: 'bad percent-encoding', method: 'GET', path: '/api/v1/users/%E0%A4%A', headers: tok, status: 400 },
     { name: 'commit rev with ..', method: 'GET', path: '/api/v1/repos/gitea_admin/x/git/commits/HEAD..HEAD', headers: tok, status: 404 },
@@ -69,8 +245,20 @@ test('bad input table: Gitea status codes and messages, no half-written state, t
     { name: 'unknown auth scheme', method: 'GET', path: '/api/v1/user', headers: { Authorization: 'Digest abc' }, status: 401 },
     { name: 'token of wrong shape', method: 'GET', path: '/api/v1/user', headers: { Authorization: 'token ../../etc' }, status: 401 },
     { name: 'unknown token', method: 'GET', path: '/api/v1/user', headers: { Authorization: `token ${'a'.repeat(40)}` }, status: 401 },
-    { name: 'wrong password', method: 'GET', path: '/api/v1/user', headers: { Authorization: `Basic ${Buffer.from('gitea_admin:nope-nope').toString('base64')}` }, status: 401 },
-    { name: 'unknown user', method: 'GET', path: '/api/v1/user', headers: { Authorization: `Basic ${Buffer.from('ghost1:nope-nope').toString('base64')}` }, status: 401 },
+    {
+      name: 'wrong password',
+      method: 'GET',
+      path: '/api/v1/user',
+      headers: { Authorization: `Basic ${Buffer.from('gitea_admin:nope-nope').toString('base64')}` },
+      status: 401,
+    },
+    {
+      name: 'unknown user',
+      method: 'GET',
+      path: '/api/v1/user',
+      headers: { Authorization: `Basic ${Buffer.from('ghost1:nope-nope').toString('base64')}` },
+      status: 401,
+    },
     { name: 'unknown route', method: 'GET', path: '/api/v1/nothing/here', status: 404 },
     { name: 'wrong method', method: 'DELETE', path: '/api/v1/admin/users', headers: tok, status: 405 },
   ];
@@ -106,10 +294,49 @@ test('fuzz: 600 random paths, headers and bodies never get a 5xx and never stop 
     return s / 2 ** 32;
   };
   const pick = <T>(xs: T[]): T => xs[Math.floor(rnd() * xs.length)] as T;
-  const pieces = ['api', 'v1', 'users', 'user', 'admin', 'repos', 'migrate', 'tokens', 'gpg_keys', 'git', 'commits', 'collaborators',
-    'gitea_admin', '..', '.', '%2e%2e', '%00', '%ff', 'a'.repeat(300), 'info', 'refs', 'x.git', 'HEAD', '-', '~', '%', ''];
-  const bodies = ['', '{', '{}', '[]', 'null', '"x"', '{"name":null}', '{"username":{"$gt":""}}', '{"clone_addr":"file:///etc"}',
-    '{"armored_public_key":"-----BEGIN PGP PUBLIC KEY BLOCK-----\\n\\n=AAAA\\n-----END PGP PUBLIC KEY BLOCK-----"}', '\u0000\u0001', '{"a":1e999}'];
+  const pieces = [
+    'api',
+    'v1',
+    'users',
+    'user',
+    'admin',
+    'repos',
+    'migrate',
+    'tokens',
+    'gpg_keys',
+    'git',
+    'commits',
+    'collaborators',
+    'gitea_admin',
+    '..',
+    '.',
+    '%2e%2e',
+    '%00',
+    '%ff',
+    'a'.repeat(300),
+    'info',
+    'refs',
+    'x.git',
+    'HEAD',
+    '-',
+    '~',
+    '%',
+    '',
+  ];
+  const bodies = [
+    '',
+    '{',
+    '{}',
+    '[]',
+    'null',
+    '"x"',
+    '{"name":null}',
+    '{"username":{"$gt":""}}',
+    '{"clone_addr":"file:///etc"}',
+    '{"armored_public_key":"-----BEGIN PGP PUBLIC KEY BLOCK-----\\n\\n=AAAA\\n-----END PGP PUBLIC KEY BLOCK-----"}',
+    '\u0000\u0001',
+    '{"a":1e999}',
+  ];
   for (let i = 0; i < 600; i++) {
     const path = `/${Array.from({ length: 1 + Math.floor(rnd() * 7) }, () => pick(pieces)).join('/')}${rnd() < 0.2 ? '?service=git-receive-pack' : ''}`;
     const method = pick(['GET', 'POST', 'PUT', 'DELETE', 'PATCH']);
@@ -117,7 +344,9 @@ test('fuzz: 600 random paths, headers and bodies never get a 5xx and never stop 
     const auth = pick(['', `token ${gh.adminToken}`, 'token x', 'Basic Og==', `Basic ${Buffer.from('gitea_admin:admin-pass-1').toString('base64')}`]);
     if (auth) headers['Authorization'] = auth;
     const body = method === 'GET' ? undefined : pick(bodies);
-    const r = await raw(method, path, headers, body).catch((e: Error) => { throw new Error(`${method} ${path} ${JSON.stringify(headers)} ${JSON.stringify(body)}: ${e.message}`); });
+    const r = await raw(method, path, headers, body).catch((e: Error) => {
+      throw new Error(`${method} ${path} ${JSON.stringify(headers)} ${JSON.stringify(body)}: ${e.message}`);
+    });
     assert.ok(r.status >= 200 && r.status < 500, `${method} ${path} -> ${r.status} ${r.text.slice(0, 200)}`);
   }
   assert.equal((await api(gh.url, 'GET', '/api/v1/version')).status, 200);

@@ -22,9 +22,15 @@ before(async () => {
   gh = await startGithost();
   dir = mkdtempSync(join(tmpdir(), 'strait-scopes-'));
   env = toolEnv(dir);
-  const u = await api(gh.url, 'POST', '/api/v1/admin/users', { token: gh.adminToken, body: { username: 'bob', email: 'bob@example.com', password: 'bob-pass-12', must_change_password: false } });
+  const u = await api(gh.url, 'POST', '/api/v1/admin/users', {
+    token: gh.adminToken,
+    body: { username: 'bob', email: 'bob@example.com', password: 'bob-pass-12', must_change_password: false },
+  });
   assert.equal(u.status, 201, JSON.stringify(u.body));
-  for (const [name, priv] of [['secret', true], ['open', false]] as const) {
+  for (const [name, priv] of [
+    ['secret', true],
+    ['open', false],
+  ] as const) {
     const r = await api(gh.url, 'POST', '/api/v1/user/repos', { basic: ['bob', 'bob-pass-12'], body: { name, private: priv, auto_init: true } });
     assert.equal(r.status, 201, JSON.stringify(r.body));
   }
@@ -46,12 +52,28 @@ test('a token without read:repository cannot clone, fetch or list refs of a priv
     assert.notEqual(clone.status, 0, `${name}: clone must fail`);
     assert.match(clone.stderr, /403|Token scope/, name);
     // the "token" scheme over plain HTTP, as a script would send it
-    const refs = await run('curl', ['-s', '-o', '/dev/null', '-w', '%{http_code}', '-H', `Authorization: token ${tokens[name]!}`,
-      `${gh.url}/bob/secret.git/info/refs?service=git-upload-pack`]);
+    const refs = await run('curl', [
+      '-s',
+      '-o',
+      '/dev/null',
+      '-w',
+      '%{http_code}',
+      '-H',
+      `Authorization: token ${tokens[name]!}`,
+      `${gh.url}/bob/secret.git/info/refs?service=git-upload-pack`,
+    ]);
     assert.equal(refs.stdout, '403', name);
     // a public repository with the token presented: refused too (as Gitea does; anonymous reads still work)
-    const open = await run('curl', ['-s', '-o', '/dev/null', '-w', '%{http_code}', '-H', `Authorization: token ${tokens[name]!}`,
-      `${gh.url}/bob/open.git/info/refs?service=git-upload-pack`]);
+    const open = await run('curl', [
+      '-s',
+      '-o',
+      '/dev/null',
+      '-w',
+      '%{http_code}',
+      '-H',
+      `Authorization: token ${tokens[name]!}`,
+      `${gh.url}/bob/open.git/info/refs?service=git-upload-pack`,
+    ]);
     assert.equal(open.stdout, '403', name);
   }
 });
@@ -60,7 +82,11 @@ test('read:repository clones but cannot push; write:repository pushes; public-on
   const work = join(dir, 'work');
   const clone = await run('git', ['clone', '-q', url(tokens['read:repository']!), work], { env });
   assert.equal(clone.status, 0, clone.stderr);
-  for (const [k, v] of [['user.name', 'Bob'], ['user.email', 'bob@example.com']]) await run('git', ['config', k!, v!], { cwd: work, env });
+  for (const [k, v] of [
+    ['user.name', 'Bob'],
+    ['user.email', 'bob@example.com'],
+  ])
+    await run('git', ['config', k!, v!], { cwd: work, env });
   assert.equal((await run('git', ['commit', '-q', '--allow-empty', '-m', 'x'], { cwd: work, env })).status, 0);
   const refused = await run('git', ['push', '-q', url(tokens['read:repository']!), 'HEAD:main'], { cwd: work, env });
   assert.notEqual(refused.status, 0);

@@ -29,14 +29,19 @@ const addKey = (user: string, armored: string) =>
 before(async () => {
   gh = await startGithost();
   for (const name of ['alice', 'mallory']) {
-    const r = await api(gh.url, 'POST', '/api/v1/admin/users', { token: gh.adminToken, body: { username: name, email: `${name}@example.com`, password: `${name}-pass-12`, must_change_password: false } });
+    const r = await api(gh.url, 'POST', '/api/v1/admin/users', {
+      token: gh.adminToken,
+      body: { username: name, email: `${name}@example.com`, password: `${name}-pass-12`, must_change_password: false },
+    });
     assert.equal(r.status, 201, JSON.stringify(r.body));
   }
   alice = await newKey('Alice', 'alice@example.com');
   mallory = await newKey('Mallory', 'mallory@example.com');
 });
 
-after(async () => { await gh?.close(); });
+after(async () => {
+  await gh?.close();
+});
 
 test("a user ID appended to another person's key without a self-signature does not make it the appender's key", async () => {
   const packets = [...alice.toPacketList()];
@@ -47,7 +52,7 @@ test("a user ID appended to another person's key without a self-signature does n
   const r = await addKey('mallory', forged);
   assert.equal(r.status, 404, JSON.stringify(r.body));
   assert.match(r.body.message, /None of the emails attached to the GPG key could be found/);
-  assert.doesNotMatch(r.body.message, /mallory@example\.com/, 'the unsigned user ID is not listed among the key\'s e-mails');
+  assert.doesNotMatch(r.body.message, /mallory@example\.com/, "the unsigned user ID is not listed among the key's e-mails");
 
   // a key whose only user ID is unsigned is no key at all to gpg
   const bare = fromPackets([mallory.toPacketList()[0]!, claim]);
@@ -58,7 +63,10 @@ test("a user ID appended to another person's key without a self-signature does n
   // alice can still add her own key
   const own = await addKey('alice', alice.armor());
   assert.equal(own.status, 201, JSON.stringify(own.body));
-  assert.deepEqual(own.body.emails.map((e: { email: string }) => e.email), ['alice@example.com']);
+  assert.deepEqual(
+    own.body.emails.map((e: { email: string }) => e.email),
+    ['alice@example.com'],
+  );
 });
 
 test("a subkey attached without a valid binding is not stored, so another person's subkey ID cannot be squatted", async () => {
@@ -73,13 +81,19 @@ test("a subkey attached without a valid binding is not stored, so another person
   assert.equal(r.status, 201, JSON.stringify(r.body));
   const listed: string[] = r.body.subkeys.map((s: { key_id: string }) => s.key_id);
   assert.ok(!listed.includes(carolSub), `carol's subkey ${carolSub} was stored under mallory: ${JSON.stringify(listed)}`);
-  assert.ok(listed.includes(mallory.subkeys[0]!.getKeyID().toHex().toUpperCase()), 'mallory\'s own bound subkey is kept');
+  assert.ok(listed.includes(mallory.subkeys[0]!.getKeyID().toHex().toUpperCase()), "mallory's own bound subkey is kept");
   // the stored key text holds only what counts
   const stored = await readKey({ armoredKey: r.body.public_key });
-  assert.deepEqual(stored.subkeys.map((s) => s.getKeyID().toHex().toUpperCase()), [mallory.subkeys[0]!.getKeyID().toHex().toUpperCase()]);
+  assert.deepEqual(
+    stored.subkeys.map((s) => s.getKeyID().toHex().toUpperCase()),
+    [mallory.subkeys[0]!.getKeyID().toHex().toUpperCase()],
+  );
 
   // carol (once she has an account) adds her key: not blocked by a squatted subkey ID
-  const u = await api(gh.url, 'POST', '/api/v1/admin/users', { token: gh.adminToken, body: { username: 'carol', email: 'carol@example.com', password: 'carol-pass-12', must_change_password: false } });
+  const u = await api(gh.url, 'POST', '/api/v1/admin/users', {
+    token: gh.adminToken,
+    body: { username: 'carol', email: 'carol@example.com', password: 'carol-pass-12', must_change_password: false },
+  });
   assert.equal(u.status, 201);
   const own = await addKey('carol', carol.armor());
   assert.equal(own.status, 201, JSON.stringify(own.body));

@@ -20,10 +20,16 @@ before(async () => {
   root = tempDir('local-import');
   env = toolEnv(root);
   for (const name of ['bob', 'mallory']) {
-    const r = await api(gh.url, 'POST', '/api/v1/admin/users', { token: gh.adminToken, body: { username: name, email: `${name}@example.com`, password: `${name}-pass-12`, must_change_password: false } });
+    const r = await api(gh.url, 'POST', '/api/v1/admin/users', {
+      token: gh.adminToken,
+      body: { username: name, email: `${name}@example.com`, password: `${name}-pass-12`, must_change_password: false },
+    });
     assert.equal(r.status, 201, JSON.stringify(r.body));
   }
-  const r = await api(gh.url, 'POST', '/api/v1/user/repos', { basic: ['bob', 'bob-pass-12'], body: { name: 'diary', private: true, auto_init: true, description: 'private thoughts' } });
+  const r = await api(gh.url, 'POST', '/api/v1/user/repos', {
+    basic: ['bob', 'bob-pass-12'],
+    body: { name: 'diary', private: true, auto_init: true, description: 'private thoughts' },
+  });
   assert.equal(r.status, 201, JSON.stringify(r.body));
   diary = join(gh.stateDir, 'githost', 'repos', 'bob', 'diary.git');
   assert.ok(existsSync(join(diary, 'HEAD')));
@@ -42,7 +48,9 @@ test("a non-admin cannot import another user's private repository from githost's
     const r = await migrate({ basic: ['mallory', 'mallory-pass-12'] }, addr, `loot${i}`);
     assert.equal(r.status, 422, JSON.stringify(r.body));
     assert.equal(r.body.message, 'You are not allowed to import local repositories.');
-    const clone = await runAsync('git', ['clone', '-q', authURL(gh.url, 'mallory', 'mallory-pass-12', `/mallory/loot${i}.git`), join(root, `loot${i}`)], { env });
+    const clone = await runAsync('git', ['clone', '-q', authURL(gh.url, 'mallory', 'mallory-pass-12', `/mallory/loot${i}.git`), join(root, `loot${i}`)], {
+      env,
+    });
     assert.notEqual(clone.status, 0, 'the copy must not exist');
   }
   // a local path outside githost is refused to a non-admin as well

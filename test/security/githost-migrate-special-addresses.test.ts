@@ -6,8 +6,12 @@ import { after, before, test } from 'node:test';
 import { api, startGithost, type Started } from '../helpers/githost.js';
 
 let gh: Started;
-before(async () => { gh = await startGithost({}); });
-after(async () => { await gh.close(); });
+before(async () => {
+  gh = await startGithost({});
+});
+after(async () => {
+  await gh.close();
+});
 
 const refused = 'You can not import from disallowed hosts.';
 
@@ -32,7 +36,10 @@ test('migration refuses clone addresses in special-purpose IPv6 ranges and IPv4 
     ['IPv4 NAT64 discovery', '192.0.0.170'],
   ];
   for (const [name, host] of hosts) {
-    const r = await api(gh.url, 'POST', '/api/v1/repos/migrate', { token: gh.adminToken, body: { clone_addr: `http://${host}:9/x.git`, repo_name: 'x', uid: 1 } });
+    const r = await api(gh.url, 'POST', '/api/v1/repos/migrate', {
+      token: gh.adminToken,
+      body: { clone_addr: `http://${host}:9/x.git`, repo_name: 'x', uid: 1 },
+    });
     assert.equal(r.status, 422, `${name}: ${JSON.stringify(r.body)}`);
     assert.equal((r.body as { message?: string }).message, refused, `${name} (${host})`);
   }

@@ -17,7 +17,9 @@ function ask(request: string): Promise<string> {
     const s = createConnection(join(gh.stateDir, 'githost', 'hook.sock'));
     let out = '';
     s.setEncoding('utf8');
-    s.on('data', (d: string) => { out += d; });
+    s.on('data', (d: string) => {
+      out += d;
+    });
     s.on('end', () => resolve(out));
     s.on('error', reject);
     s.end(request);
@@ -28,12 +30,20 @@ before(async () => {
   if (skip) return;
   gh = await startGithost();
   root = tempDir('githost-push-check');
-  await api(gh.url, 'POST', '/api/v1/admin/users', { token: gh.adminToken, body: { username: 'alice', email: 'alice@example.com', password: 'alice-pass-1', must_change_password: false } });
+  await api(gh.url, 'POST', '/api/v1/admin/users', {
+    token: gh.adminToken,
+    body: { username: 'alice', email: 'alice@example.com', password: 'alice-pass-1', must_change_password: false },
+  });
   await api(gh.url, 'POST', '/api/v1/user/repos', { basic: ['alice', 'alice-pass-1'], body: { name: 'app' } });
-  await api(gh.url, 'POST', '/api/v1/repos/alice/app/branch_protections', { basic: ['alice', 'alice-pass-1'], body: { rule_name: 'main', enable_push: true, require_signed_commits: true } });
+  await api(gh.url, 'POST', '/api/v1/repos/alice/app/branch_protections', {
+    basic: ['alice', 'alice-pass-1'],
+    body: { rule_name: 'main', enable_push: true, require_signed_commits: true },
+  });
 });
 
-after(async () => { await gh?.close(); });
+after(async () => {
+  await gh?.close();
+});
 
 test('the hook socket refuses a request without a live push token, and garbage', { skip }, async () => {
   const update = `${'0'.repeat(40)} ${'a'.repeat(40)} refs/heads/main\n`;
@@ -51,7 +61,14 @@ test('an unsigned commit cannot be pushed with an environment that claims no che
   const wt = sshWorkTree(root, key);
   const sha = wt.commit('unsigned', { sign: false });
   // the variables the hook reads come from the server, not from the client's environment
-  const env = { PATH: process.env['PATH'], HOME: root, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', STRAIT_GITHOST_CHECK: 'none', STRAIT_GITHOST_PUSH: 'authorized' };
+  const env = {
+    PATH: process.env['PATH'],
+    HOME: root,
+    GIT_CONFIG_NOSYSTEM: '1',
+    GIT_CONFIG_GLOBAL: '/dev/null',
+    STRAIT_GITHOST_CHECK: 'none',
+    STRAIT_GITHOST_PUSH: 'authorized',
+  };
   const r = await runAsync('git', ['push', authURL(gh.url, 'alice', 'alice-pass-1', '/alice/app.git'), 'main'], { cwd: wt.dir, env });
   assert.notEqual(r.status, 0);
   assert.match(r.stderr, new RegExp(`unverified commit ${sha}`));

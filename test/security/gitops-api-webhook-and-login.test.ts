@@ -52,7 +52,10 @@ before(async () => {
   password = (await ensureAdminSecret(store, 'argocd')).password;
   svc = await startGitOpsService({ store, namespace: 'argocd', stateDir: dir, port: 0, tls: false, pollIntervalMs: 3_600_000 });
   const notify = svc.controller.notifyPush.bind(svc.controller);
-  svc.controller.notifyPush = (url: string) => { refreshes.push(url); notify(url); };
+  svc.controller.notifyPush = (url: string) => {
+    refreshes.push(url);
+    notify(url);
+  };
 });
 
 after(async () => {
@@ -75,7 +78,7 @@ test('with webhook secrets configured, unsigned or wrongly signed webhooks are r
   for (const [name, headers] of refused) {
     const r = await hook(headers, body);
     assert.equal(r.status, 400, name);
-    assert.match((await r.json() as { message: string }).message, /^Webhook processing failed: /, name);
+    assert.match(((await r.json()) as { message: string }).message, /^Webhook processing failed: /, name);
   }
   assert.deepEqual(refreshes, [], 'a refused webhook triggered a refresh');
 
@@ -83,7 +86,11 @@ test('with webhook secrets configured, unsigned or wrongly signed webhooks are r
   assert.equal(giteaOK.status, 200);
   const githubOK = await hook({ 'X-GitHub-Event': 'push', 'X-Hub-Signature-256': `sha256=${hmac('github-shared', body).toUpperCase()}` }, body);
   assert.equal(githubOK.status, 200);
-  assert.deepEqual(refreshes, ['http://127.0.0.1:1/attacker/forced.git', 'http://127.0.0.1:1/attacker/forced.git'], 'each accepted webhook asks for one refresh');
+  assert.deepEqual(
+    refreshes,
+    ['http://127.0.0.1:1/attacker/forced.git', 'http://127.0.0.1:1/attacker/forced.git'],
+    'each accepted webhook asks for one refresh',
+  );
 
   // without any secret: accepted, as a refresh trigger only (Argo CD's behaviour, documented)
   await setWebhookSecrets({ 'webhook.gitea.secret': null, 'webhook.github.secret': null });
@@ -102,7 +109,10 @@ test("githost's push webhooks, signed with pushWebhookSecret, are accepted; unsi
     ok('git', ['commit', '-q', '--allow-empty', '-m', 'x'], { cwd: wt.dir, env });
     for (const gh of [signed, unsigned]) {
       assert.equal((await api(gh.url, 'POST', '/api/v1/user/repos', { token: gh.adminToken, body: { name: 'app' } })).status, 201);
-      const push = await run('git', ['push', '-q', `${gh.url}/gitea_admin/app.git`.replace('://', '://gitea_admin:admin-pass-1@'), 'main'], { cwd: wt.dir, env });
+      const push = await run('git', ['push', '-q', `${gh.url}/gitea_admin/app.git`.replace('://', '://gitea_admin:admin-pass-1@'), 'main'], {
+        cwd: wt.dir,
+        env,
+      });
       assert.equal(push.status, 0, push.stderr);
     }
     await waitFor(() => refreshes.includes(`${signed.url}/gitea_admin/app.git`), 5000, 'the signed push webhook accepted');
@@ -120,15 +130,25 @@ test('failed logins are limited per user: after 5 failures even the right passwo
   for (let i = 0; i < 5; i++) assert.equal((await login('admin', `guess-${i}`)).status, 401);
   const limited = await login('admin', password);
   assert.equal(limited.status, 401, 'the right password was accepted after 5 failures');
-  assert.equal((await limited.json() as { message: string }).message, 'Invalid username or password');
+  assert.equal(((await limited.json()) as { message: string }).message, 'Invalid username or password');
   const tooLong = await login('a'.repeat(33), 'x');
   assert.equal(tooLong.status, 400);
 });
 
-test('the limit follows Argo CD\'s environment variables; it lifts after the window, per client address too', async () => {
-  assert.deepEqual(loginLimitsFromEnv({ ARGOCD_SESSION_FAILURE_MAX_FAIL_COUNT: '3', ARGOCD_SESSION_FAILURE_WINDOW_SECONDS: '1' }), { maxFailures: 3, windowSeconds: 1, maxEntries: 10_000 });
-  assert.throws(() => loginLimitsFromEnv({ ARGOCD_SESSION_FAILURE_MAX_FAIL_COUNT: '0' }), (e: unknown) => isStraitError(e, 'STRAIT_ERR_CONFIG_INVALID'));
-  assert.throws(() => loginLimitsFromEnv({ ARGOCD_SESSION_FAILURE_WINDOW_SECONDS: 'soon' }), (e: unknown) => isStraitError(e, 'STRAIT_ERR_CONFIG_INVALID'));
+test("the limit follows Argo CD's environment variables; it lifts after the window, per client address too", async () => {
+  assert.deepEqual(loginLimitsFromEnv({ ARGOCD_SESSION_FAILURE_MAX_FAIL_COUNT: '3', ARGOCD_SESSION_FAILURE_WINDOW_SECONDS: '1' }), {
+    maxFailures: 3,
+    windowSeconds: 1,
+    maxEntries: 10_000,
+  });
+  assert.throws(
+    () => loginLimitsFromEnv({ ARGOCD_SESSION_FAILURE_MAX_FAIL_COUNT: '0' }),
+    (e: unknown) => isStraitError(e, 'STRAIT_ERR_CONFIG_INVALID'),
+  );
+  assert.throws(
+    () => loginLimitsFromEnv({ ARGOCD_SESSION_FAILURE_WINDOW_SECONDS: 'soon' }),
+    (e: unknown) => isStraitError(e, 'STRAIT_ERR_CONFIG_INVALID'),
+  );
 
   await svc.close();
   const old = { ...process.env };
@@ -144,7 +164,14 @@ test('the limit follows Argo CD\'s environment variables; it lifts after the win
   assert.equal((await login('admin', password)).status, 401, 'the address was not limited');
   // after the window the right password works again, and a success clears the count
   await new Promise((r) => setTimeout(r, 1100));
-  const ok = await waitFor(async () => { const r = await login('admin', password); return r.status === 200 ? r : undefined; }, 3000, 'login after the window');
+  const ok = await waitFor(
+    async () => {
+      const r = await login('admin', password);
+      return r.status === 200 ? r : undefined;
+    },
+    3000,
+    'login after the window',
+  );
   assert.ok(((await ok.json()) as { token?: string }).token);
 });
 
@@ -154,9 +181,14 @@ test('password guessing over gRPC counts against the same limit as REST', async 
   const { argocdService } = await import('../../src/gitops/wire/index.js');
   const own = await startGitOpsService({ store, namespace: 'argocd', stateDir: dir, port: 0, tls: false, pollIntervalMs: 3_600_000 });
   try {
-    const session = createClient(argocdService('session.SessionService'), createGrpcTransport({ baseUrl: own.api.url })) as unknown as
-      { create(req: { username: string; password: string }): Promise<{ token: string }> };
-    const code = (p: Promise<unknown>): Promise<number> => p.then(() => 0, (e: unknown) => (e instanceof ConnectError ? e.code : -1));
+    const session = createClient(argocdService('session.SessionService'), createGrpcTransport({ baseUrl: own.api.url })) as unknown as {
+      create(req: { username: string; password: string }): Promise<{ token: string }>;
+    };
+    const code = (p: Promise<unknown>): Promise<number> =>
+      p.then(
+        () => 0,
+        (e: unknown) => (e instanceof ConnectError ? e.code : -1),
+      );
     for (let i = 0; i < 5; i++) assert.equal(await code(session.create({ username: 'admin', password: `guess-${i}` })), 16, 'Unauthenticated');
     assert.equal(await code(session.create({ username: 'admin', password })), 16, 'the right password over gRPC after 5 failures');
     const rest = await fetch(`${own.api.url}/api/v1/session`, { method: 'POST', body: JSON.stringify({ username: 'admin', password }) });

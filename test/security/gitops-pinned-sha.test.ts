@@ -34,7 +34,8 @@ const V = `${GROUPS.gitops}/v1alpha1`;
 
 const cm = (name: string, value: string): string => `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\ndata:\n  value: "${value}"\n`;
 const app = async (name: string): Promise<Application> => (await store.get<Application>(Kinds.Application, name, 'argocd'))!;
-const live = async (ns: string): Promise<string | undefined> => (await store.get<KubeObject & { data?: Record<string, string> }>(Kinds.ConfigMap, 'policy', ns))?.data?.['value'];
+const live = async (ns: string): Promise<string | undefined> =>
+  (await store.get<KubeObject & { data?: Record<string, string> }>(Kinds.ConfigMap, 'policy', ns))?.data?.['value'];
 
 async function git(cwd: string, ...args: string[]): Promise<string> {
   const r = await run('git', args, { cwd, env: world.env });
@@ -43,23 +44,39 @@ async function git(cwd: string, ...args: string[]): Promise<string> {
 }
 
 async function pinnedApp(name: string, repoURL: string, ns: string): Promise<void> {
-  await store.apply({ apiVersion: V, kind: 'Application', metadata: { name, namespace: 'argocd' }, spec: {
-    project: 'signed', source: { repoURL, path: 'guestbook', targetRevision: signedNew },
-    destination: { server: 'https://kubernetes.default.svc', namespace: ns },
-    syncPolicy: { automated: { prune: true, selfHeal: true }, syncOptions: ['CreateNamespace=true'] },
-  } });
+  await store.apply({
+    apiVersion: V,
+    kind: 'Application',
+    metadata: { name, namespace: 'argocd' },
+    spec: {
+      project: 'signed',
+      source: { repoURL, path: 'guestbook', targetRevision: signedNew },
+      destination: { server: 'https://kubernetes.default.svc', namespace: ns },
+      syncPolicy: { automated: { prune: true, selfHeal: true }, syncOptions: ['CreateNamespace=true'] },
+    },
+  });
 }
 
 before(async () => {
   world = createGpgWorld();
   dir = mkdtempSync(join(tmpdir(), 'strait-pinned-'));
   gh = await startGithost();
-  for (const [name, email] of [['alice', world.keys.alice.email], ['mallory', 'mallory@example.com']]) {
-    const r = await api(gh.url, 'POST', '/api/v1/admin/users', { token: gh.adminToken, body: { username: name, email, password: `${name}-pass-1`, must_change_password: false } });
+  for (const [name, email] of [
+    ['alice', world.keys.alice.email],
+    ['mallory', 'mallory@example.com'],
+  ]) {
+    const r = await api(gh.url, 'POST', '/api/v1/admin/users', {
+      token: gh.adminToken,
+      body: { username: name, email, password: `${name}-pass-1`, must_change_password: false },
+    });
     assert.equal(r.status, 201, JSON.stringify(r.body));
   }
   assert.equal((await api(gh.url, 'POST', '/api/v1/user/repos', { basic: ['alice', 'alice-pass-1'], body: { name: 'guestbook' } })).status, 201);
-  assert.equal((await api(gh.url, 'PUT', '/api/v1/repos/alice/guestbook/collaborators/mallory', { basic: ['alice', 'alice-pass-1'], body: { permission: 'write' } })).status, 204);
+  assert.equal(
+    (await api(gh.url, 'PUT', '/api/v1/repos/alice/guestbook/collaborators/mallory', { basic: ['alice', 'alice-pass-1'], body: { permission: 'write' } }))
+      .status,
+    204,
+  );
   const repoURL = `${gh.url}/alice/guestbook.git`;
   aliceURL = repoURL.replace('://', '://alice:alice-pass-1@');
 
@@ -67,10 +84,17 @@ before(async () => {
   svc = await startGitOpsService({ store, namespace: 'argocd', stateDir: join(dir, 'state'), port: 0, tls: false, pollIntervalMs: 3_600_000 });
   gh.server.onPush((e) => svc.controller.notifyPush(`${gh.url}/${e.owner}/${e.repo}.git`));
   await svc.controller.keys.add(world.keys.alice.armored);
-  await store.apply({ apiVersion: V, kind: 'AppProject', metadata: { name: 'signed', namespace: 'argocd' }, spec: {
-    sourceRepos: ['*'], destinations: [{ server: 'https://kubernetes.default.svc', namespace: '*' }],
-    clusterResourceWhitelist: [{ group: '', kind: 'Namespace' }], signatureKeys: [{ keyID: world.keys.alice.keyID }],
-  } });
+  await store.apply({
+    apiVersion: V,
+    kind: 'AppProject',
+    metadata: { name: 'signed', namespace: 'argocd' },
+    spec: {
+      sourceRepos: ['*'],
+      destinations: [{ server: 'https://kubernetes.default.svc', namespace: '*' }],
+      clusterResourceWhitelist: [{ group: '', kind: 'Namespace' }],
+      signatureKeys: [{ keyID: world.keys.alice.keyID }],
+    },
+  });
 
   // two commits alice signed: the old one had the wide-open policy, the pinned one fixes it
   alice = createRepo(world, 'alice');
@@ -93,7 +117,11 @@ after(async () => {
 
 test('githost refuses a pushed branch or tag named like a full commit SHA; the pinned Application stays on its commit', async () => {
   await pinnedApp('hosted', `${gh.url}/alice/guestbook.git`, 'hosted');
-  await waitFor(async () => (await app('hosted')).status?.sync?.revision === signedNew && (await live('hosted')) === 'locked-down', 15_000, 'pinned commit synced');
+  await waitFor(
+    async () => (await app('hosted')).status?.sync?.revision === signedNew && (await live('hosted')) === 'locked-down',
+    15_000,
+    'pinned commit synced',
+  );
 
   for (const ref of [`refs/heads/${signedNew}`, `refs/tags/${signedNew}`, `refs/heads/${signedNew.toUpperCase()}`]) {
     const r = await run('git', ['push', 'origin', `${signedOld}:${ref}`], { cwd: malloryDir, env: world.env });
@@ -106,7 +134,10 @@ test('githost refuses a pushed branch or tag named like a full commit SHA; the p
   await git(malloryDir, 'push', '-q', 'origin', `${signedOld}:refs/heads/mallory-topic`);
 
   // the API's default_branch is another way in
-  const r = await api(gh.url, 'POST', '/api/v1/user/repos', { basic: ['mallory', 'mallory-pass-1'], body: { name: 'shaped', default_branch: signedNew, auto_init: true } });
+  const r = await api(gh.url, 'POST', '/api/v1/user/repos', {
+    basic: ['mallory', 'mallory-pass-1'],
+    body: { name: 'shaped', default_branch: signedNew, auto_init: true },
+  });
   assert.equal(r.status, 422, JSON.stringify(r.body));
   assert.match(String(r.body.message), /branch name is invalid \[name: "[0-9a-f]{40}"\]: looks like a full commit SHA/);
 
@@ -121,7 +152,14 @@ test('a branch and a tag named like the pinned SHA on another git server do not 
   await git(alice.dir, 'branch', signedNew, signedOld);
   await git(alice.dir, 'tag', signedNew, signedOld);
   await pinnedApp('direct', alice.dir, 'direct');
-  const a = await waitFor(async () => { const x = await app('direct'); return x.status?.sync?.status === 'Synced' ? x : undefined; }, 15_000, 'direct synced');
+  const a = await waitFor(
+    async () => {
+      const x = await app('direct');
+      return x.status?.sync?.status === 'Synced' ? x : undefined;
+    },
+    15_000,
+    'direct synced',
+  );
   assert.equal(a.status?.sync?.revision, signedNew, 'the pinned commit, not the branch named like it');
   assert.equal(await live('direct'), 'locked-down');
 });

@@ -33,27 +33,36 @@ const OLD_CLIENTS = ['argocd-client/v99.99.99+unknown grpc-go/1.75.0', 'argocd-c
 const cm = (value: string): string => `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: demo\ndata:\n  value: "${value}"\n`;
 const getApp = async (name: string): Promise<Application> => (await store.get<Application>(Kinds.Application, name, 'argocd'))!;
 const getProject = async (name: string): Promise<AppProject | undefined> => store.get<AppProject>(Kinds.AppProject, name, 'argocd');
-const live = async (ns: string): Promise<string | undefined> => (await store.get<KubeObject & { data?: Record<string, string> }>(Kinds.ConfigMap, 'demo', ns))?.data?.['value'];
+const live = async (ns: string): Promise<string | undefined> =>
+  (await store.get<KubeObject & { data?: Record<string, string> }>(Kinds.ConfigMap, 'demo', ns))?.data?.['value'];
 
 /** One unary call as a Connect client sends it (JSON), with the user agent a client puts there. */
-async function rpc(method: string, body: unknown, userAgent: string): Promise<{ status: number; body: { code?: string; message?: string } & Record<string, unknown> }> {
+async function rpc(
+  method: string,
+  body: unknown,
+  userAgent: string,
+): Promise<{ status: number; body: { code?: string; message?: string } & Record<string, unknown> }> {
   const res = await fetch(`${svc.api.url}/${method}`, {
-    method: 'POST', body: JSON.stringify(body),
+    method: 'POST',
+    body: JSON.stringify(body),
     headers: { 'content-type': 'application/json', 'connect-protocol-version': '1', authorization: `Bearer ${token}`, 'user-agent': userAgent },
   });
-  return { status: res.status, body: await res.json() as { code?: string; message?: string } };
+  return { status: res.status, body: (await res.json()) as { code?: string; message?: string } };
 }
 
 async function rest(method: string, path: string, body?: unknown): Promise<{ status: number; body: { message?: string } }> {
   const res = await fetch(`${svc.api.url}${path}`, {
-    method, headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, ...(body ? { body: JSON.stringify(body) } : {}),
+    method,
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+    ...(body ? { body: JSON.stringify(body) } : {}),
   });
-  return { status: res.status, body: await res.json() as { message?: string } };
+  return { status: res.status, body: (await res.json()) as { message?: string } };
 }
 
 const signedSpec = (): AppProject['spec'] => ({
   // (the Application's namespace is made below)
-  sourceRepos: [repo.dir], destinations: [{ server: 'https://kubernetes.default.svc', namespace: '*' }],
+  sourceRepos: [repo.dir],
+  destinations: [{ server: 'https://kubernetes.default.svc', namespace: '*' }],
   sourceIntegrity: { git: { policies: [{ repos: [{ url: '*' }], gpg: { mode: 'head', keys: [world.keys.alice.keyID] } }] } },
 });
 
@@ -66,8 +75,12 @@ before(async () => {
   const password = (await ensureAdminSecret(store, 'argocd')).password;
   svc = await startGitOpsService({ store, namespace: 'argocd', stateDir: join(dir, 'state'), port: 0, tls: false, pollIntervalMs: 3_600_000 });
   await svc.controller.keys.add(world.keys.alice.armored);
-  const login = await fetch(`${svc.api.url}/api/v1/session`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'admin', password }) });
-  token = (await login.json() as { token: string }).token;
+  const login = await fetch(`${svc.api.url}/api/v1/session`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ username: 'admin', password }),
+  });
+  token = ((await login.json()) as { token: string }).token;
   assert.ok(token, 'logged in');
 });
 
@@ -81,19 +94,35 @@ after(async () => {
 test('an older argocd client that updates the project over gRPC does not switch enforcement off, whatever it says it is', async () => {
   await store.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'guarded' } });
   await store.apply({ apiVersion: V, kind: 'AppProject', metadata: { name: 'si', namespace: 'argocd' }, spec: signedSpec() });
-  await store.apply({ apiVersion: V, kind: 'Application', metadata: { name: 'guarded', namespace: 'argocd' }, spec: {
-    project: 'si', source: { repoURL: repo.dir, path: 'app', targetRevision: 'main' },
-    destination: { server: 'https://kubernetes.default.svc', namespace: 'guarded' },
-    syncPolicy: { automated: { prune: true, selfHeal: true } },
-  } });
-  const refused = await waitFor(async () => { const a = await getApp('guarded'); return a.status?.sync?.status === 'Sync Error' ? a : undefined; }, 15_000, 'unsigned refused');
+  await store.apply({
+    apiVersion: V,
+    kind: 'Application',
+    metadata: { name: 'guarded', namespace: 'argocd' },
+    spec: {
+      project: 'si',
+      source: { repoURL: repo.dir, path: 'app', targetRevision: 'main' },
+      destination: { server: 'https://kubernetes.default.svc', namespace: 'guarded' },
+      syncPolicy: { automated: { prune: true, selfHeal: true } },
+    },
+  });
+  const refused = await waitFor(
+    async () => {
+      const a = await getApp('guarded');
+      return a.status?.sync?.status === 'Sync Error' ? a : undefined;
+    },
+    15_000,
+    'unsigned refused',
+  );
   assert.match(refused.status?.operationState?.message ?? '', /^Revision is not signed/);
 
   // `argocd proj add-source si <repo>` from a client without field 15: the message has no sourceIntegrity
   const stored = (await getProject('si'))!;
   const { sourceIntegrity: _si, ...carried } = stored.spec!;
   for (const [i, ua] of OLD_CLIENTS.entries()) {
-    const project = { metadata: { name: 'si', resourceVersion: (await getProject('si'))!.metadata.resourceVersion }, spec: { ...carried, sourceRepos: [repo.dir, `https://git.example/extra-${i}`] } };
+    const project = {
+      metadata: { name: 'si', resourceVersion: (await getProject('si'))!.metadata.resourceVersion },
+      spec: { ...carried, sourceRepos: [repo.dir, `https://git.example/extra-${i}`] },
+    };
     const r = await rpc('project.ProjectService/Update', { project }, ua);
     assert.equal(r.status, 200, `${ua}: ${JSON.stringify(r.body)}`);
     const after = (await getProject('si'))!;
@@ -121,10 +150,16 @@ test('an older argocd client that updates the project over gRPC does not switch 
 
 test('a project that whitelists a core-group kind (group "") updates over gRPC, binary and JSON, and keeps the empty group', async () => {
   const core = [{ group: '', kind: 'Namespace' }];
-  await store.apply({ apiVersion: V, kind: 'AppProject', metadata: { name: 'core', namespace: 'argocd' }, spec: {
-    sourceRepos: [repo.dir], destinations: [{ server: 'https://kubernetes.default.svc', namespace: '*' }],
-    clusterResourceWhitelist: core,
-  } });
+  await store.apply({
+    apiVersion: V,
+    kind: 'AppProject',
+    metadata: { name: 'core', namespace: 'argocd' },
+    spec: {
+      sourceRepos: [repo.dir],
+      destinations: [{ server: 'https://kubernetes.default.svc', namespace: '*' }],
+      clusterResourceWhitelist: core,
+    },
+  });
   const project = async (extra: string): Promise<unknown> => {
     const p = (await getProject('core'))!;
     return { metadata: { name: 'core', resourceVersion: p.metadata.resourceVersion }, spec: { ...p.spec, sourceRepos: [repo.dir, extra] } };
@@ -134,14 +169,22 @@ test('a project that whitelists a core-group kind (group "") updates over gRPC, 
   const { jsonToMessage } = await import('../../src/gitops/control/index.js');
   const bytes = toBinary(req, jsonToMessage(req, { project: await project('https://git.example/bin') }));
   const bin = await fetch(`${svc.api.url}/project.ProjectService/Update`, {
-    method: 'POST', body: bytes,
-    headers: { 'content-type': 'application/proto', 'connect-protocol-version': '1', authorization: `Bearer ${token}`, 'user-agent': 'argocd-client/v3.5.7+unknown grpc-go/1.79.0' },
+    method: 'POST',
+    body: bytes,
+    headers: {
+      'content-type': 'application/proto',
+      'connect-protocol-version': '1',
+      authorization: `Bearer ${token}`,
+      'user-agent': 'argocd-client/v3.5.7+unknown grpc-go/1.79.0',
+    },
   });
   const answer = new Uint8Array(await bin.arrayBuffer());
   assert.equal(bin.status, 200, Buffer.from(answer).toString());
   const { messageToJson } = await import('../../src/gitops/control/index.js');
-  const back = messageToJson(argocdMessage('github.com.argoproj.argo_cd.v3.pkg.apis.application.v1alpha1.AppProject'),
-    fromBinary(argocdMessage('github.com.argoproj.argo_cd.v3.pkg.apis.application.v1alpha1.AppProject'), answer)) as AppProject;
+  const back = messageToJson(
+    argocdMessage('github.com.argoproj.argo_cd.v3.pkg.apis.application.v1alpha1.AppProject'),
+    fromBinary(argocdMessage('github.com.argoproj.argo_cd.v3.pkg.apis.application.v1alpha1.AppProject'), answer),
+  ) as AppProject;
   assert.deepEqual(back.spec?.clusterResourceWhitelist, core, 'the answer carries the empty group');
   assert.deepEqual((await getProject('core'))!.spec?.sourceRepos, [repo.dir, 'https://git.example/bin'], 'the binary update is applied');
   assert.deepEqual((await getProject('core'))!.spec?.clusterResourceWhitelist, core, 'the stored whitelist keeps group ""');
@@ -155,7 +198,8 @@ test('a project that whitelists a core-group kind (group "") updates over gRPC, 
 
   // a refusal over gRPC: the status from the error's kind (NotFound), its STRAIT_ERR_* code in the metadata
   const missing = await fetch(`${svc.api.url}/project.ProjectService/Get`, {
-    method: 'POST', body: JSON.stringify({ name: 'no-such-project' }),
+    method: 'POST',
+    body: JSON.stringify({ name: 'no-such-project' }),
     headers: { 'content-type': 'application/json', 'connect-protocol-version': '1', authorization: `Bearer ${token}` },
   });
   assert.equal(missing.status, 404);
@@ -165,11 +209,18 @@ test('a project that whitelists a core-group kind (group "") updates over gRPC, 
 
 test('a sourceIntegrity repo glob that does not compile is refused on every write path, naming the value', async () => {
   for (const bad of ['{app,api', '[ab*', '!https://git.example/{a,b', 'https://git.example/app\\']) {
-    const spec = { ...signedSpec(), sourceIntegrity: { git: { policies: [{ repos: [{ url: '*' }, { url: bad }], gpg: { mode: 'head' as const, keys: [world.keys.alice.keyID] } }] } } };
+    const spec = {
+      ...signedSpec(),
+      sourceIntegrity: { git: { policies: [{ repos: [{ url: '*' }, { url: bad }], gpg: { mode: 'head' as const, keys: [world.keys.alice.keyID] } }] } },
+    };
     const obj = { apiVersion: V, kind: 'AppProject', metadata: { name: 'globs', namespace: 'argocd' }, spec };
     const want = /spec\.sourceIntegrity\.git\.policies\[0\]\.repos\[1\]\.url: is not a valid glob/;
     // the store (what kubectl/strait apply and the store API write through)
-    await assert.rejects(store.apply(obj), (e: Error & { code?: string }) => e.code === 'STRAIT_ERR_OBJECT_INVALID' && want.test(e.message) && e.message.includes(JSON.stringify(bad)), bad);
+    await assert.rejects(
+      store.apply(obj),
+      (e: Error & { code?: string }) => e.code === 'STRAIT_ERR_OBJECT_INVALID' && want.test(e.message) && e.message.includes(JSON.stringify(bad)),
+      bad,
+    );
     // the REST API
     const viaRest = await rest('POST', '/api/v1/projects', { project: { metadata: { name: 'globs' }, spec }, upsert: true });
     assert.equal(viaRest.status, 400, `${bad}: ${JSON.stringify(viaRest.body)}`);
@@ -192,7 +243,12 @@ test('the default project exists as Argo CD creates it, and an existing one is n
   assert.deepEqual(spec?.destinations, [{ server: '*', namespace: '*' }]);
   assert.deepEqual(spec?.clusterResourceWhitelist, [{ group: '*', kind: '*' }]);
   // an admin narrows it; a restart keeps theirs
-  await store.apply({ apiVersion: V, kind: 'AppProject', metadata: { name: 'default', namespace: 'argocd' }, spec: { sourceRepos: [repo.dir], destinations: [], ...{ sourceIntegrity: signedSpec()!.sourceIntegrity } } });
+  await store.apply({
+    apiVersion: V,
+    kind: 'AppProject',
+    metadata: { name: 'default', namespace: 'argocd' },
+    spec: { sourceRepos: [repo.dir], destinations: [], ...{ sourceIntegrity: signedSpec()!.sourceIntegrity } },
+  });
   await svc.close();
   svc = await startGitOpsService({ store, namespace: 'argocd', stateDir: join(dir, 'state'), port: 0, tls: false, pollIntervalMs: 3_600_000 });
   const kept = (await getProject('default'))!;

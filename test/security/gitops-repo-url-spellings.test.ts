@@ -30,33 +30,53 @@ const V = `${GROUPS.gitops}/v1alpha1`;
 
 const cm = (value: string): string => `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: demo\ndata:\n  value: "${value}"\n`;
 const getApp = async (name: string): Promise<Application> => (await store.get<Application>(Kinds.Application, name, 'argocd'))!;
-const live = async (ns: string): Promise<string | undefined> => (await store.get<KubeObject & { data?: Record<string, string> }>(Kinds.ConfigMap, 'demo', ns))?.data?.['value'];
+const live = async (ns: string): Promise<string | undefined> =>
+  (await store.get<KubeObject & { data?: Record<string, string> }>(Kinds.ConfigMap, 'demo', ns))?.data?.['value'];
 
 async function project(name: string, git: Record<string, unknown>): Promise<void> {
-  await store.apply({ apiVersion: V, kind: 'AppProject', metadata: { name, namespace: 'argocd' }, spec: {
-    sourceRepos: ['*'], destinations: [{ server: 'https://kubernetes.default.svc', namespace: '*' }],
-    clusterResourceWhitelist: [{ group: '', kind: 'Namespace' }], sourceIntegrity: { git },
-  } });
+  await store.apply({
+    apiVersion: V,
+    kind: 'AppProject',
+    metadata: { name, namespace: 'argocd' },
+    spec: {
+      sourceRepos: ['*'],
+      destinations: [{ server: 'https://kubernetes.default.svc', namespace: '*' }],
+      clusterResourceWhitelist: [{ group: '', kind: 'Namespace' }],
+      sourceIntegrity: { git },
+    },
+  });
 }
 
 async function app(name: string, projectName: string, repoURL: string): Promise<void> {
-  await store.apply({ apiVersion: V, kind: 'Application', metadata: { name, namespace: 'argocd' }, spec: {
-    project: projectName, source: { repoURL, path: 'app', targetRevision: 'main' },
-    destination: { server: 'https://kubernetes.default.svc', namespace: name },
-    syncPolicy: { automated: { prune: true, selfHeal: true }, syncOptions: ['CreateNamespace=true'] },
-  } });
+  await store.apply({
+    apiVersion: V,
+    kind: 'Application',
+    metadata: { name, namespace: 'argocd' },
+    spec: {
+      project: projectName,
+      source: { repoURL, path: 'app', targetRevision: 'main' },
+      destination: { server: 'https://kubernetes.default.svc', namespace: name },
+      syncPolicy: { automated: { prune: true, selfHeal: true }, syncOptions: ['CreateNamespace=true'] },
+    },
+  });
 }
 
 /** The Application's settled verdict: Synced (with what was applied) or the refusal. */
 async function verdict(name: string): Promise<{ sync: string; message: string; reason: string; applied: string | undefined; condition: string }> {
-  const a = await waitFor(async () => {
-    const x = await getApp(name);
-    const s = x.status?.sync?.status;
-    return s === 'Synced' || s === 'Sync Error' || x.status?.conditions?.some((k) => k.type === 'ComparisonError') ? x : undefined;
-  }, 20_000, `${name} settled`);
+  const a = await waitFor(
+    async () => {
+      const x = await getApp(name);
+      const s = x.status?.sync?.status;
+      return s === 'Synced' || s === 'Sync Error' || x.status?.conditions?.some((k) => k.type === 'ComparisonError') ? x : undefined;
+    },
+    20_000,
+    `${name} settled`,
+  );
   return {
-    sync: a.status?.sync?.status ?? '', message: a.status?.operationState?.message ?? '',
-    reason: a.status?.conditions?.find((k) => k.type === 'ComparisonError')?.reason ?? '', applied: await live(name),
+    sync: a.status?.sync?.status ?? '',
+    message: a.status?.operationState?.message ?? '',
+    reason: a.status?.conditions?.find((k) => k.type === 'ComparisonError')?.reason ?? '',
+    applied: await live(name),
     condition: a.status?.conditions?.find((k) => k.type === 'ComparisonError')?.message ?? '',
   };
 }
@@ -66,7 +86,15 @@ before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'strait-spellings-'));
   gh = await startGithost();
   hostPort = new URL(gh.url).host;
-  assert.equal((await api(gh.url, 'POST', '/api/v1/admin/users', { token: gh.adminToken, body: { username: 'alice', email: world.keys.alice.email, password: 'alice-pass-1', must_change_password: false } })).status, 201);
+  assert.equal(
+    (
+      await api(gh.url, 'POST', '/api/v1/admin/users', {
+        token: gh.adminToken,
+        body: { username: 'alice', email: world.keys.alice.email, password: 'alice-pass-1', must_change_password: false },
+      })
+    ).status,
+    201,
+  );
   assert.equal((await api(gh.url, 'POST', '/api/v1/user/repos', { basic: ['alice', 'alice-pass-1'], body: { name: 'app' } })).status, 201);
   const repo = createRepo(world, 'alice');
   unsigned = repo.commit({ 'app/cm.yaml': cm('unsigned') }, 'unsigned change');
@@ -110,9 +138,12 @@ test('the normalization table: every spelling of one repository is one repositor
   for (const [spelling, want] of same) assert.equal(normalizeRepoURL(spelling).url, want, spelling);
   // a policy naming the https URL applies to every spelling, http included; another repository stays outside
   const pol = { repos: [{ url: 'https://host/team/app' }], gpg: { mode: 'head' as const, keys: [] } };
-  for (const [spelling] of same.filter(([, w]) => /\/\/host\/team\/app$/.test(w) && w.startsWith('http'))) assert.equal(policyMatches(pol, spelling), true, spelling);
-  for (const url of ['http://host/team/app', 'http://anything@host/team/app', 'http://host:80/team/app.git', 'http://host.:0080//team/app']) assert.equal(policyMatches(pol, url), true, url);
-  for (const url of ['https://host/team/app2', 'https://host:8443/team/app', 'https://other/team/app', 'ssh://host/team/app']) assert.equal(policyMatches(pol, url), false, url);
+  for (const [spelling] of same.filter(([, w]) => /\/\/host\/team\/app$/.test(w) && w.startsWith('http')))
+    assert.equal(policyMatches(pol, spelling), true, spelling);
+  for (const url of ['http://host/team/app', 'http://anything@host/team/app', 'http://host:80/team/app.git', 'http://host.:0080//team/app'])
+    assert.equal(policyMatches(pol, url), true, url);
+  for (const url of ['https://host/team/app2', 'https://host:8443/team/app', 'https://other/team/app', 'ssh://host/team/app'])
+    assert.equal(policyMatches(pol, url), false, url);
   // an exclusion cannot be reached by user info either
   const excl = { repos: [{ url: '*' }, { url: '!*legacy*' }], gpg: { mode: 'head' as const, keys: [] } };
   assert.equal(policyMatches(excl, 'https://legacy@host/team/app'), true);
@@ -139,7 +170,10 @@ test('every spelling of the repository the policy names is verified: the unsigne
 
 test('a repository no policy names: not verified (Argo CD), or refused when the project sets requireMatch', async () => {
   await project('open', { policies: [{ repos: [{ url: 'https://elsewhere.example/*' }], gpg: { mode: 'head', keys: [world.keys.alice.keyID] } }] });
-  await project('closed', { requireMatch: true, policies: [{ repos: [{ url: 'https://elsewhere.example/*' }], gpg: { mode: 'head', keys: [world.keys.alice.keyID] } }] });
+  await project('closed', {
+    requireMatch: true,
+    policies: [{ repos: [{ url: 'https://elsewhere.example/*' }], gpg: { mode: 'head', keys: [world.keys.alice.keyID] } }],
+  });
   await app('open', 'open', `http://${hostPort}/alice/app.git`);
   await app('closed', 'closed', `http://${hostPort}/alice/app.git`);
   const open = await verdict('open');

@@ -31,26 +31,47 @@ const cm = (name: string): string => `apiVersion: v1\nkind: ConfigMap\nmetadata:
 const liveCM = async (name: string): Promise<KubeObject | undefined> => store.get<KubeObject>(Kinds.ConfigMap, name, 'team');
 const status = async (name: string) => (await store.get<Application>(Kinds.Application, name, 'argocd'))?.status;
 /** The status once the controller has judged the Application: refused (a condition) or synced. */
-const judged = (name: string) => waitFor(() => status(name).then((x) => (x?.conditions?.length || x?.sync?.status === 'Synced' ? x : undefined)), 10_000, `${name} judged`);
+const judged = (name: string) =>
+  waitFor(() => status(name).then((x) => (x?.conditions?.length || x?.sync?.status === 'Synced' ? x : undefined)), 10_000, `${name} judged`);
 
 before(async () => {
   world = createGpgWorld();
   dir = mkdtempSync(join(tmpdir(), 'strait-srcrepos-'));
   gh = await startGithost();
-  for (const [user, repo, file] of [['alice', 'app', 'alice-app'], ['bob', 'infra', 'bob-infra']] as const) {
-    assert.equal((await api(gh.url, 'POST', '/api/v1/admin/users', { token: gh.adminToken, body: { username: user, email: `${user}@example.com`, password: `${user}-pass-12`, must_change_password: false } })).status, 201);
+  for (const [user, repo, file] of [
+    ['alice', 'app', 'alice-app'],
+    ['bob', 'infra', 'bob-infra'],
+  ] as const) {
+    assert.equal(
+      (
+        await api(gh.url, 'POST', '/api/v1/admin/users', {
+          token: gh.adminToken,
+          body: { username: user, email: `${user}@example.com`, password: `${user}-pass-12`, must_change_password: false },
+        })
+      ).status,
+      201,
+    );
     assert.equal((await api(gh.url, 'POST', '/api/v1/user/repos', { basic: [user, `${user}-pass-12`], body: { name: repo } })).status, 201);
     const r = createRepo(world, `${user}-${repo}`);
     r.commit({ 'deploy/cm.yaml': cm(file) }, file);
-    const push = await run('git', ['push', '-q', `${gh.url}/${user}/${repo}.git`.replace('://', `://${user}:${user}-pass-12@`), 'main'], { cwd: r.dir, env: world.env });
+    const push = await run('git', ['push', '-q', `${gh.url}/${user}/${repo}.git`.replace('://', `://${user}:${user}-pass-12@`), 'main'], {
+      cwd: r.dir,
+      env: world.env,
+    });
     assert.equal(push.status, 0, push.stderr);
   }
   store = tempEmbeddedStore();
   svc = await startGitOpsService({ store, namespace: 'argocd', stateDir: dir, port: 0, tls: false, pollIntervalMs: 3_600_000 });
-  await store.apply({ apiVersion: V, kind: 'AppProject', metadata: { name: 'team-alice', namespace: 'argocd' }, spec: {
-    sourceRepos: [`${gh.url}/alice/*`], destinations: [{ server: 'https://kubernetes.default.svc', namespace: 'team' }],
-    clusterResourceWhitelist: [{ group: '', kind: 'Namespace' }],
-  } });
+  await store.apply({
+    apiVersion: V,
+    kind: 'AppProject',
+    metadata: { name: 'team-alice', namespace: 'argocd' },
+    spec: {
+      sourceRepos: [`${gh.url}/alice/*`],
+      destinations: [{ server: 'https://kubernetes.default.svc', namespace: 'team' }],
+      clusterResourceWhitelist: [{ group: '', kind: 'Namespace' }],
+    },
+  });
 });
 
 after(async () => {
@@ -61,11 +82,18 @@ after(async () => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
-const application = (name: string, repoURL: string) => store.apply({ apiVersion: V, kind: 'Application', metadata: { name, namespace: 'argocd' }, spec: {
-  project: 'team-alice', source: { repoURL, path: 'deploy', targetRevision: 'main' },
-  destination: { server: 'https://kubernetes.default.svc', namespace: 'team' },
-  syncPolicy: { automated: { prune: false }, syncOptions: ['CreateNamespace=true'] },
-} });
+const application = (name: string, repoURL: string) =>
+  store.apply({
+    apiVersion: V,
+    kind: 'Application',
+    metadata: { name, namespace: 'argocd' },
+    spec: {
+      project: 'team-alice',
+      source: { repoURL, path: 'deploy', targetRevision: 'main' },
+      destination: { server: 'https://kubernetes.default.svc', namespace: 'team' },
+      syncPolicy: { automated: { prune: false }, syncOptions: ['CreateNamespace=true'] },
+    },
+  });
 
 test("an Application cannot reach another owner's repository through dot segments in its repoURL", async () => {
   const host = gh.url;
@@ -85,17 +113,28 @@ test("an Application cannot reach another owner's repository through dot segment
   await waitFor(async () => (await liveCM('alice-app')) !== undefined, 15_000, 'own repository applied');
   for (const [i, repoURL] of attempts.entries()) {
     const s = await judged(`sneak-${i}`);
-    assert.ok(s.conditions?.some((c) => c.type === 'InvalidSpecError' && /refused|not permitted/.test(c.message ?? '')), `${repoURL}: ${JSON.stringify(s.conditions)}`);
+    assert.ok(
+      s.conditions?.some((c) => c.type === 'InvalidSpecError' && /refused|not permitted/.test(c.message ?? '')),
+      `${repoURL}: ${JSON.stringify(s.conditions)}`,
+    );
   }
   for (const name of ['other-owner', 'nested']) {
     const s = await judged(name);
-    assert.ok(s.conditions?.some((c) => c.type === 'InvalidSpecError' && /is not permitted in project 'team-alice'/.test(c.message ?? '')), `${name}: ${JSON.stringify(s.conditions)}`);
+    assert.ok(
+      s.conditions?.some((c) => c.type === 'InvalidSpecError' && /is not permitted in project 'team-alice'/.test(c.message ?? '')),
+      `${name}: ${JSON.stringify(s.conditions)}`,
+    );
   }
   assert.equal(await liveCM('bob-infra'), undefined, "bob's manifests were applied");
 });
 
 test('sourceRepos matching follows Argo CD: normalized URLs, "*" within a segment, "**" across, "!" refuses', () => {
-  const project = (sourceRepos: string[]): AppProject => ({ apiVersion: V, kind: 'AppProject', metadata: { name: 'p', namespace: 'argocd' }, spec: { sourceRepos } });
+  const project = (sourceRepos: string[]): AppProject => ({
+    apiVersion: V,
+    kind: 'AppProject',
+    metadata: { name: 'p', namespace: 'argocd' },
+    spec: { sourceRepos },
+  });
   const cases: { name: string; patterns: string[]; url: string; allowed: boolean }[] = [
     { name: 'star within the owner', patterns: ['https://git.example/alice/*'], url: 'https://git.example/alice/app.git', allowed: true },
     { name: 'star does not cross /', patterns: ['https://git.example/alice/*'], url: 'https://git.example/alice/group/app', allowed: false },

@@ -35,7 +35,11 @@ before(async () => {
   store = tempEmbeddedStore();
   const password = (await ensureAdminSecret(store, 'argocd')).password;
   svc = await startGitOpsService({ store, namespace: 'argocd', stateDir: join(dir, 'state'), port: 0, tls: false, pollIntervalMs: 3_600_000 });
-  const r = await fetch(`${svc.api.url}/api/v1/session`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'admin', password }) });
+  const r = await fetch(`${svc.api.url}/api/v1/session`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ username: 'admin', password }),
+  });
   token = ((await r.json()) as { token: string }).token;
 });
 
@@ -47,7 +51,8 @@ after(async () => {
 
 test('a commit signed today by a key whose allowed_signers line ended in 2020, dated 2019, is refused (expired), nothing applied', { skip }, async () => {
   const added = await fetch(`${svc.api.url}/api/v1/sshsigners`, {
-    method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
     body: JSON.stringify({ allowedSigners: `bob@example.com valid-before="20200101Z" ${bob.pub}\n` }),
   });
   assert.equal(added.status, 200, await added.text());
@@ -55,21 +60,42 @@ test('a commit signed today by a key whose allowed_signers line ended in 2020, d
   mkdirSync(join(wt.dir, 'app'));
   writeFileSync(join(wt.dir, 'app', 'cm.yaml'), 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: demo\ndata:\n  value: "backdated"\n');
   const sha = wt.commit('backdated', { date: '2019-06-01T12:00:00Z' });
-  await store.apply({ apiVersion: V, kind: 'AppProject', metadata: { name: 'ssh', namespace: 'argocd' }, spec: {
-    sourceRepos: ['*'], destinations: [{ server: '*', namespace: '*' }], clusterResourceWhitelist: [{ group: '', kind: 'Namespace' }],
-    sshSigners: [{ principal: '*@example.com' }],
-  } });
-  await store.apply({ apiVersion: V, kind: 'Application', metadata: { name: 'backdated', namespace: 'argocd' }, spec: {
-    project: 'ssh', source: { repoURL: wt.dir, path: 'app', targetRevision: sha },
-    destination: { server: 'https://kubernetes.default.svc', namespace: 'backdated' }, syncPolicy: { automated: {}, syncOptions: ['CreateNamespace=true'] },
-  } });
-  const a = await waitFor(async () => {
-    const x = await store.get<Application>(Kinds.Application, 'backdated', 'argocd');
-    return x?.status?.sync?.status === 'Synced' || x?.status?.sync?.status === 'Sync Error' ? x : undefined;
-  }, 20_000, 'settled');
+  await store.apply({
+    apiVersion: V,
+    kind: 'AppProject',
+    metadata: { name: 'ssh', namespace: 'argocd' },
+    spec: {
+      sourceRepos: ['*'],
+      destinations: [{ server: '*', namespace: '*' }],
+      clusterResourceWhitelist: [{ group: '', kind: 'Namespace' }],
+      sshSigners: [{ principal: '*@example.com' }],
+    },
+  });
+  await store.apply({
+    apiVersion: V,
+    kind: 'Application',
+    metadata: { name: 'backdated', namespace: 'argocd' },
+    spec: {
+      project: 'ssh',
+      source: { repoURL: wt.dir, path: 'app', targetRevision: sha },
+      destination: { server: 'https://kubernetes.default.svc', namespace: 'backdated' },
+      syncPolicy: { automated: {}, syncOptions: ['CreateNamespace=true'] },
+    },
+  });
+  const a = await waitFor(
+    async () => {
+      const x = await store.get<Application>(Kinds.Application, 'backdated', 'argocd');
+      return x?.status?.sync?.status === 'Synced' || x?.status?.sync?.status === 'Sync Error' ? x : undefined;
+    },
+    20_000,
+    'settled',
+  );
   assert.equal(a.status?.sync?.status, 'Sync Error', JSON.stringify(a.status?.signature));
   assert.equal(a.status?.signature?.status, 'expired');
-  assert.match(a.status?.operationState?.message ?? '', /valid before 2020-01-01T00:00:00Z only \(checked when verified, 20\d\d-.*the commit is dated 2019-06-01T12:00:00Z/);
+  assert.match(
+    a.status?.operationState?.message ?? '',
+    /valid before 2020-01-01T00:00:00Z only \(checked when verified, 20\d\d-.*the commit is dated 2019-06-01T12:00:00Z/,
+  );
   assert.equal(await store.get(Kinds.ConfigMap, 'demo', 'backdated'), undefined, 'nothing applied');
 });
 
@@ -84,12 +110,20 @@ test('a certificate that expired in 2020 signing data dated 2019 is expired when
     execFileSync('ssh-keygen', ['-q', '-s', ca.path, '-I', 'carol', '-n', 'carol@example.com', '-V', '20190101:20200101', `${carol.path}.pub`]);
     execFileSync('ssh-add', ['-q', carol.path], { env: { ...process.env, SSH_AUTH_SOCK: sock } });
     const data = Buffer.from('tree 0\n');
-    const armored = execFileSync('ssh-keygen', ['-Y', 'sign', '-q', '-f', `${carol.path}-cert.pub`, '-n', 'git'], { input: data, encoding: 'utf8', env: { ...process.env, SSH_AUTH_SOCK: sock } });
+    const armored = execFileSync('ssh-keygen', ['-Y', 'sign', '-q', '-f', `${carol.path}-cert.pub`, '-n', 'git'], {
+      input: data,
+      encoding: 'utf8',
+      env: { ...process.env, SSH_AUTH_SOCK: sock },
+    });
     const signers = AllowedSigners.parse(`*@example.com cert-authority ${ca.pub}\n`);
     const now = await verifyDetached(data, armored, [], { sshSigners: signers, signedAt: new Date('2019-06-01T00:00:00Z') });
     assert.equal(now.status, 'expired', now.message);
     assert.match(now.message, /certificate expired at 2020-01-01T00:00:00Z \(checked when verified/);
-    const then = await verifyDetached(data, armored, [], { sshSigners: signers, signedAt: new Date('2019-06-01T00:00:00Z'), now: new Date('2019-07-01T00:00:00Z') });
+    const then = await verifyDetached(data, armored, [], {
+      sshSigners: signers,
+      signedAt: new Date('2019-06-01T00:00:00Z'),
+      now: new Date('2019-07-01T00:00:00Z'),
+    });
     assert.equal(then.status, 'valid', then.message);
     assert.equal(then.keyExpires, '2020-01-01T00:00:00.000Z', 'a cached verdict is re-judged when the certificate ends');
   } finally {

@@ -6,9 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { isStraitError } from '../../src/base/errors/index.js';
-import {
-  checkToken, issueToken, RepoCache, renderManifests, startGitOpsService, type GitOpsService,
-} from '../../src/gitops/control/index.js';
+import { checkToken, issueToken, RepoCache, renderManifests, startGitOpsService, type GitOpsService } from '../../src/gitops/control/index.js';
 import { Keyring, readPublicKeys, verifyCommitSignature, verifyTagSignature } from '../../src/platform/signatures/index.js';
 import { tempEmbeddedStore } from '../helpers/embedded-store.js';
 import { createGpgWorld, createRepo, type GpgWorld, type TestRepo } from '../helpers/signed-repo.js';
@@ -25,13 +23,18 @@ before(async () => {
   keyring = await Keyring.fromKeys(await readPublicKeys(world.keys.bob.armored + world.keys.alice.armored));
   dir = mkdtempSync(join(tmpdir(), 'strait-sec-'));
 });
-after(() => { world?.cleanup(); rmSync(dir, { recursive: true, force: true }); });
+after(() => {
+  world?.cleanup();
+  rmSync(dir, { recursive: true, force: true });
+});
 
 test('a signature transplanted from one commit onto another is a bad signature', async () => {
   const a = repo.commit({ 'f.yaml': 'a: 1\n' }, 'good', world.keys.bob);
   const b = repo.commit({ 'f.yaml': 'a: 2\n' }, 'evil');
   const sig = /\ngpgsig ([\s\S]*?-----END PGP SIGNATURE-----)\n/.exec(cat('commit', a).toString())![1]!;
-  const raw = cat('commit', b).toString().replace(/\ncommitter ([^\n]*)\n/, (m) => `${m}gpgsig ${sig}\n`);
+  const raw = cat('commit', b)
+    .toString()
+    .replace(/\ncommitter ([^\n]*)\n/, (m) => `${m}gpgsig ${sig}\n`);
   const r = await verifyCommitSignature(Buffer.from(raw), keyring);
   assert.equal(r.status, 'bad-signature', r.message);
 });
@@ -70,7 +73,10 @@ test('repoURL cannot run commands through git (ext:: transport, option injection
 
 test('kustomization resources cannot leave the repository', () => {
   const files = [{ path: 'app/kustomization.yaml', content: 'resources:\n- ../../etc/passwd\n' }];
-  assert.throws(() => renderManifests(files, 'app'), (e: unknown) => isStraitError(e, 'STRAIT_ERR_MANIFEST_INVALID') && /inside the repository/.test(e.message));
+  assert.throws(
+    () => renderManifests(files, 'app'),
+    (e: unknown) => isStraitError(e, 'STRAIT_ERR_MANIFEST_INVALID') && /inside the repository/.test(e.message),
+  );
 });
 
 test('session tokens: forged, re-signed, expired or alg=none tokens are refused', () => {

@@ -34,7 +34,9 @@ function stall(port: number, head: string, declared: number, sent: number, waitM
     };
     const timer = setTimeout(() => done(false), waitMs);
     sock.setEncoding('latin1');
-    sock.on('data', (d: string) => { text += d; });
+    sock.on('data', (d: string) => {
+      text += d;
+    });
     sock.on('error', () => undefined);
     sock.on('close', () => done(true));
   });
@@ -60,12 +62,29 @@ describe('store API: hostile bodies and paths', () => {
   });
 
   const cases: { name: string; method: string; path: string; body?: string; message: RegExp }[] = [
-    { name: 'an object nested 10,000 deep', method: 'POST', path: '/v1/clusters/cluster-a/apply',
-      body: deepJson((d) => `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"deep","annotations":{"a":"b"}},"data":${d.replace(/\[/g, '{"a":').replace(/\]/g, '}').replace('{"a":}', '"x"')}}`),
-      message: /deeper than 128 levels/ },
-    { name: 'an array nested 10,000 deep', method: 'POST', path: '/v1/clusters/cluster-a/apply',
-      body: deepJson((d) => `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"deep"},"binaryData":${d}}`), message: /deeper than 128 levels/ },
-    { name: 'bad percent-encoding in the cluster name', method: 'GET', path: '/v1/clusters/%E0%A4%A/list?apiVersion=v1&kind=Pod', message: /not valid percent-encoding/ },
+    {
+      name: 'an object nested 10,000 deep',
+      method: 'POST',
+      path: '/v1/clusters/cluster-a/apply',
+      body: deepJson(
+        (d) =>
+          `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"deep","annotations":{"a":"b"}},"data":${d.replace(/\[/g, '{"a":').replace(/\]/g, '}').replace('{"a":}', '"x"')}}`,
+      ),
+      message: /deeper than 128 levels/,
+    },
+    {
+      name: 'an array nested 10,000 deep',
+      method: 'POST',
+      path: '/v1/clusters/cluster-a/apply',
+      body: deepJson((d) => `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"deep"},"binaryData":${d}}`),
+      message: /deeper than 128 levels/,
+    },
+    {
+      name: 'bad percent-encoding in the cluster name',
+      method: 'GET',
+      path: '/v1/clusters/%E0%A4%A/list?apiVersion=v1&kind=Pod',
+      message: /not valid percent-encoding/,
+    },
     { name: 'a lone % in the cluster name', method: 'GET', path: '/v1/clusters/%/list?apiVersion=v1&kind=Pod', message: /not valid percent-encoding/ },
   ];
   for (const c of cases) {
@@ -74,7 +93,7 @@ describe('store API: hostile bodies and paths', () => {
       assert.equal(r.status, 400, r.body.slice(0, 300));
       const body = JSON.parse(r.body);
       assert.equal(body.code, 'STRAIT_ERR_USAGE');
-      assert.equal(r.headers['strait-error-code'], 'STRAIT_ERR_USAGE', 'the header names the body\'s code');
+      assert.equal(r.headers['strait-error-code'], 'STRAIT_ERR_USAGE', "the header names the body's code");
       assert.match(body.message, c.message);
     });
   }
@@ -97,8 +116,13 @@ describe('control module API: hostile bodies and paths', () => {
     store = openEmbeddedStore({ dir: join(dir, 'store') });
     svc = await startGitOpsService({ store, namespace: 'argocd', stateDir: dir, port: 0, tls: false, initialPasswordFile: join(dir, 'pw') });
     where = { host: '127.0.0.1', port: svc.api.port };
-    const login = await raw(where, 'POST', '/api/v1/session', { 'content-type': 'application/json' },
-      JSON.stringify({ username: 'admin', password: readFileSync(join(dir, 'pw'), 'utf8').trim() }));
+    const login = await raw(
+      where,
+      'POST',
+      '/api/v1/session',
+      { 'content-type': 'application/json' },
+      JSON.stringify({ username: 'admin', password: readFileSync(join(dir, 'pw'), 'utf8').trim() }),
+    );
     assert.equal(login.status, 200, login.body);
     token = JSON.parse(login.body).token;
   });
@@ -109,9 +133,27 @@ describe('control module API: hostile bodies and paths', () => {
   });
 
   const cases: { name: string; method: string; path: string; body?: string; message: RegExp }[] = [
-    { name: 'a login body nested 10,000 deep', method: 'POST', path: '/api/v1/session', body: deepJson((d) => `{"username":${d}}`), message: /deeper than 128 levels/ },
-    { name: 'a key body nested 10,000 deep', method: 'POST', path: '/api/v1/gpgkeys', body: deepJson((d) => `{"publickey":{"keyData":${d}}}`), message: /deeper than 128 levels/ },
-    { name: 'a webhook body nested 10,000 deep', method: 'POST', path: '/api/webhook', body: deepJson((d) => `{"repository":${d}}`), message: /deeper than 128 levels/ },
+    {
+      name: 'a login body nested 10,000 deep',
+      method: 'POST',
+      path: '/api/v1/session',
+      body: deepJson((d) => `{"username":${d}}`),
+      message: /deeper than 128 levels/,
+    },
+    {
+      name: 'a key body nested 10,000 deep',
+      method: 'POST',
+      path: '/api/v1/gpgkeys',
+      body: deepJson((d) => `{"publickey":{"keyData":${d}}}`),
+      message: /deeper than 128 levels/,
+    },
+    {
+      name: 'a webhook body nested 10,000 deep',
+      method: 'POST',
+      path: '/api/webhook',
+      body: deepJson((d) => `{"repository":${d}}`),
+      message: /deeper than 128 levels/,
+    },
     { name: 'a body that is not JSON', method: 'POST', path: '/api/v1/session', body: '{"username":', message: /not valid JSON/ },
     { name: 'bad percent-encoding in an application name', method: 'GET', path: '/api/v1/applications/%E0%A4%A', message: /not valid percent-encoding/ },
     { name: 'bad percent-encoding in a key ID', method: 'DELETE', path: '/api/v1/gpgkeys/%ZZ', message: /not valid percent-encoding/ },
@@ -141,15 +183,22 @@ describe('githost: hostile bodies and bodies that stop arriving', () => {
     const made = await api(gh.url, 'POST', '/api/v1/user/repos', { token: gh.adminToken, body: { name: 'stall' } });
     assert.equal(made.status, 201, JSON.stringify(made.body));
   });
-  after(async () => { await gh.close(); });
+  after(async () => {
+    await gh.close();
+  });
 
-  test('a body nested 10,000 deep: 422 DeserializationError in Gitea\'s shape', async () => {
-    const r = await raw({ host: '127.0.0.1', port }, 'POST', '/api/v1/admin/users',
-      { authorization: `token ${gh.adminToken}`, 'content-type': 'application/json' }, deepJson((d) => `{"username":${d}}`));
+  test("a body nested 10,000 deep: 422 DeserializationError in Gitea's shape", async () => {
+    const r = await raw(
+      { host: '127.0.0.1', port },
+      'POST',
+      '/api/v1/admin/users',
+      { authorization: `token ${gh.adminToken}`, 'content-type': 'application/json' },
+      deepJson((d) => `{"username":${d}}`),
+    );
     assert.equal(r.status, 422, r.body.slice(0, 300));
     const body = JSON.parse(r.body);
     assert.deepEqual(Object.keys(body).sort(), ['message', 'url']);
-    assert.equal(r.headers['strait-error-code'], 'STRAIT_ERR_GITHOST_FIELD_INVALID', 'Gitea\'s body, the code in a header');
+    assert.equal(r.headers['strait-error-code'], 'STRAIT_ERR_GITHOST_FIELD_INVALID', "Gitea's body, the code in a header");
     assert.match(body.message, /DeserializationError: .*deeper than 128 levels/);
   });
 
@@ -165,7 +214,8 @@ describe('githost: hostile bodies and bodies that stop arriving', () => {
 
   test('a git push body that stops arriving: the connection is closed after bodyTimeoutMs', async () => {
     const basic = Buffer.from('gitea_admin:admin-pass-1').toString('base64');
-    const head = `POST /gitea_admin/stall.git/git-receive-pack HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Basic ${basic}\r\n` +
+    const head =
+      `POST /gitea_admin/stall.git/git-receive-pack HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Basic ${basic}\r\n` +
       'Content-Type: application/x-git-receive-pack-request\r\n';
     const r = await stall(port, head, 100_000, 10, 5000);
     assert.ok(r.closed, `the connection was still open after 5 s; got ${JSON.stringify(r.text.slice(0, 200))}`);

@@ -14,13 +14,19 @@ let cluster: TestCluster | undefined;
 let skip: string | undefined;
 let store: KubernetesResourceStore;
 
-before(async () => {
-  const r = await startTestCluster({});
-  if ('skip' in r) { skip = r.skip; return; }
-  cluster = r;
-  installCrds(cluster);
-  store = openKubernetesStore({ kubeconfig: cluster.kubeconfig });
-}, { timeout: 3_600_000 });
+before(
+  async () => {
+    const r = await startTestCluster({});
+    if ('skip' in r) {
+      skip = r.skip;
+      return;
+    }
+    cluster = r;
+    installCrds(cluster);
+    store = openKubernetesStore({ kubeconfig: cluster.kubeconfig });
+  },
+  { timeout: 3_600_000 },
+);
 after(async () => {
   await store?.close();
   await cluster?.stop();
@@ -41,17 +47,27 @@ async function eventually<T>(what: string, fn: () => Promise<T | undefined>, ms 
   }
 }
 
-test('kubectl-made objects that break strait\'s rules: a ServiceImport is skipped, a PeerAuthentication reads as STRICT; both get an Event', async (t) => {
+test("kubectl-made objects that break strait's rules: a ServiceImport is skipped, a PeerAuthentication reads as STRICT; both get an Event", async (t) => {
   if (!cluster) return t.skip(skip);
   const seen: WatchEvent[] = [];
-  const w = store.watch(Kinds.PeerAuthentication, {}, (ev) => { seen.push(ev); });
+  const w = store.watch(Kinds.PeerAuthentication, {}, (ev) => {
+    seen.push(ev);
+  });
   try {
     // the CRD schema takes both; strait's rules do not (an IP list entry that is no IP;
     // portLevelMtls without a selector, with an intent to weaken a port)
-    kubectlApply('apiVersion: multicluster.x-k8s.io/v1alpha1\nkind: ServiceImport\nmetadata: {name: hostile, namespace: default}\nspec: {type: ClusterSetIP, ips: ["1.2.3.4 . tcp . 1 }"]}\n');
-    kubectlApply('apiVersion: security.istio.io/v1beta1\nkind: PeerAuthentication\nmetadata: {name: weaken, namespace: default}\nspec: {mtls: {mode: STRICT}, portLevelMtls: {"8080": {mode: DISABLE}}}\n');
+    kubectlApply(
+      'apiVersion: multicluster.x-k8s.io/v1alpha1\nkind: ServiceImport\nmetadata: {name: hostile, namespace: default}\nspec: {type: ClusterSetIP, ips: ["1.2.3.4 . tcp . 1 }"]}\n',
+    );
+    kubectlApply(
+      'apiVersion: security.istio.io/v1beta1\nkind: PeerAuthentication\nmetadata: {name: weaken, namespace: default}\nspec: {mtls: {mode: STRICT}, portLevelMtls: {"8080": {mode: DISABLE}}}\n',
+    );
     const imports = await store.list(Kinds.ServiceImport, { namespace: 'default' });
-    assert.deepEqual(imports.items.map((o) => o.metadata.name), [], 'the invalid ServiceImport is not delivered');
+    assert.deepEqual(
+      imports.items.map((o) => o.metadata.name),
+      [],
+      'the invalid ServiceImport is not delivered',
+    );
     const pas = await store.list<KubeObject & { spec: unknown }>(Kinds.PeerAuthentication, { namespace: 'default' });
     assert.equal(pas.items.length, 1);
     assert.deepEqual(pas.items[0]!.spec, { mtls: { mode: 'STRICT' } }, 'read as STRICT for its namespace, no port weakened');
@@ -60,7 +76,10 @@ test('kubectl-made objects that break strait\'s rules: a ServiceImport is skippe
     assert.deepEqual(watched.object.spec, { mtls: { mode: 'STRICT' } });
     const events = await eventually('two InvalidObject Events', async () => {
       const l = await store.list<KubeObject & { reason?: string; involvedObject?: { name: string } }>(Kinds.Event, { namespace: 'default' });
-      const mine = l.items.filter((e) => e.reason === 'InvalidObject').map((e) => e.involvedObject?.name).sort();
+      const mine = l.items
+        .filter((e) => e.reason === 'InvalidObject')
+        .map((e) => e.involvedObject?.name)
+        .sort();
       return mine.length >= 2 ? mine : undefined;
     });
     assert.deepEqual(events, ['hostile', 'weaken']);

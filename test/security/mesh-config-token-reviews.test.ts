@@ -18,22 +18,34 @@ describe('TokenReviews made by the mesh configuration service for unknown tokens
   let cert: { cert: string; key: string };
   const reviewed: string[] = [];
 
-  const get = (token: string, localAddress = '127.0.0.1'): Promise<number> => new Promise((resolve, reject) => {
-    const req = request({
-      host: '127.0.0.1', port: server.port, path: '/v1/sidecar', method: 'GET', ca: cert.cert, localAddress,
-      agent: new Agent({ keepAlive: false, ca: cert.cert }), headers: { authorization: `Bearer ${token}` },
-    }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode ?? 0));
+  const get = (token: string, localAddress = '127.0.0.1'): Promise<number> =>
+    new Promise((resolve, reject) => {
+      const req = request(
+        {
+          host: '127.0.0.1',
+          port: server.port,
+          path: '/v1/sidecar',
+          method: 'GET',
+          ca: cert.cert,
+          localAddress,
+          agent: new Agent({ keepAlive: false, ca: cert.cert }),
+          headers: { authorization: `Bearer ${token}` },
+        },
+        (res) => {
+          res.resume();
+          res.on('end', () => resolve(res.statusCode ?? 0));
+        },
+      );
+      req.on('error', reject);
+      req.end();
     });
-    req.on('error', reject);
-    req.end();
-  });
 
   before(async () => {
     cert = selfSignedCertificate(['127.0.0.1']);
     server = await serveMeshConfig({
-      cert: cert.cert, key: cert.key, port: 0,
+      cert: cert.cert,
+      key: cert.key,
+      port: 0,
       // the default burst; a slow refill, so that the bound does not depend on how fast this machine is
       reviewLimits: { refillMs: REFILL_MS },
       // the daemon's authenticate is one TokenReview per call (src/mesh/control/run/token-review.ts tokenReviewer)
@@ -56,9 +68,14 @@ describe('TokenReviews made by the mesh configuration service for unknown tokens
     const ms = Date.now() - t0;
     // the burst, plus the bucket's refill over the time the 200 requests took
     const bound = DEFAULT_TOKEN_REVIEW_LIMITS.burst + Math.ceil(ms / REFILL_MS) + 1;
-    console.log(`# 200 random tokens from one address in ${ms} ms: ${reviewed.length} TokenReviews (bound ${bound}); ${statuses.filter((s) => s === 429).length} answered 429`);
+    console.log(
+      `# 200 random tokens from one address in ${ms} ms: ${reviewed.length} TokenReviews (bound ${bound}); ${statuses.filter((s) => s === 429).length} answered 429`,
+    );
     assert.ok(reviewed.length <= bound, `${reviewed.length} TokenReviews for 200 requests in ${ms} ms`);
-    assert.ok(statuses.every((s) => s === 401 || s === 429), String([...new Set(statuses)]));
+    assert.ok(
+      statuses.every((s) => s === 401 || s === 429),
+      String([...new Set(statuses)]),
+    );
     assert.equal(statuses.at(-1), 429);
   });
 

@@ -17,7 +17,10 @@ import { Registry, registerProxyMetrics } from '../../src/mesh/control/metrics/i
 import { IngressGateway, SidecarProxy, workloadSpiffeId } from '../../src/mesh/dataplane/proxy/index.js';
 import { curl, identityOf, serverConfig, startEchoApp, testCa, type EchoApp } from '../mesh/helpers.js';
 
-interface Pair { certPem: string; keyPem: string }
+interface Pair {
+  certPem: string;
+  keyPem: string;
+}
 
 /** [name, subjectAltName line for openssl (undefined: no SAN at all)] */
 const BAD: [string, string | undefined][] = [
@@ -37,14 +40,56 @@ function signed(name: string, san: string | undefined): Pair {
   const base = join(dir, name.replace(/\W+/g, '-'));
   writeFileSync(join(dir, 'ca.crt'), ca.certPem);
   writeFileSync(join(dir, 'ca.key'), ca.keyPem, { mode: 0o600 });
-  writeFileSync(`${base}.ext`, [
-    'basicConstraints=critical,CA:FALSE', 'keyUsage=critical,digitalSignature', 'extendedKeyUsage=serverAuth,clientAuth',
-    ...(san ? [`subjectAltName=critical,${san}`] : []),
-  ].join('\n') + '\n');
-  execFileSync('openssl', ['req', '-new', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes',
-    '-keyout', `${base}.key`, '-subj', '/O=strait mesh', '-out', `${base}.csr`], { stdio: 'ignore' });
-  execFileSync('openssl', ['x509', '-req', '-in', `${base}.csr`, '-CA', join(dir, 'ca.crt'), '-CAkey', join(dir, 'ca.key'),
-    '-set_serial', `0x${randomBytes(8).toString('hex')}`, '-days', '1', '-extfile', `${base}.ext`, '-out', `${base}.crt`], { stdio: 'ignore' });
+  writeFileSync(
+    `${base}.ext`,
+    [
+      'basicConstraints=critical,CA:FALSE',
+      'keyUsage=critical,digitalSignature',
+      'extendedKeyUsage=serverAuth,clientAuth',
+      ...(san ? [`subjectAltName=critical,${san}`] : []),
+    ].join('\n') + '\n',
+  );
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-new',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:prime256v1',
+      '-nodes',
+      '-keyout',
+      `${base}.key`,
+      '-subj',
+      '/O=strait mesh',
+      '-out',
+      `${base}.csr`,
+    ],
+    { stdio: 'ignore' },
+  );
+  execFileSync(
+    'openssl',
+    [
+      'x509',
+      '-req',
+      '-in',
+      `${base}.csr`,
+      '-CA',
+      join(dir, 'ca.crt'),
+      '-CAkey',
+      join(dir, 'ca.key'),
+      '-set_serial',
+      `0x${randomBytes(8).toString('hex')}`,
+      '-days',
+      '1',
+      '-extfile',
+      `${base}.ext`,
+      '-out',
+      `${base}.crt`,
+    ],
+    { stdio: 'ignore' },
+  );
   return { certPem: readFileSync(`${base}.crt`, 'utf8'), keyPem: readFileSync(`${base}.key`, 'utf8') };
 }
 
@@ -52,20 +97,35 @@ function signed(name: string, san: string | undefined): Pair {
 function tlsRequest(port: number, pair: Pair, alpn?: string[]): Promise<string> {
   return new Promise((resolve) => {
     let text = '';
-    const s = tlsConnect({
-      host: '127.0.0.1', port, cert: pair.certPem, key: pair.keyPem, ca: testCa().rootPem,
-      checkServerIdentity: () => undefined, ...(alpn ? { ALPNProtocols: alpn } : {}),
-    }, () => s.write('GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'));
-    s.on('data', (d: Buffer) => { text += d.toString(); });
+    const s = tlsConnect(
+      {
+        host: '127.0.0.1',
+        port,
+        cert: pair.certPem,
+        key: pair.keyPem,
+        ca: testCa().rootPem,
+        checkServerIdentity: () => undefined,
+        ...(alpn ? { ALPNProtocols: alpn } : {}),
+      },
+      () => s.write('GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'),
+    );
+    s.on('data', (d: Buffer) => {
+      text += d.toString();
+    });
     s.on('error', () => undefined);
     const t = setTimeout(() => s.destroy(), 3000);
-    s.on('close', () => { clearTimeout(t); resolve(text); });
+    s.on('close', () => {
+      clearTimeout(t);
+      resolve(text);
+    });
   });
 }
 
 let app: EchoApp;
 const good = (): Pair => testCa().issueSync('mesh', 'client');
-before(async () => { app = await startEchoApp(); });
+before(async () => {
+  app = await startEchoApp();
+});
 after(() => app.close());
 
 for (const mode of ['STRICT', 'PERMISSIVE'] as const) {
@@ -112,7 +172,11 @@ async function fakeService(pair: Pair): Promise<{ server: TlsServer; port: numbe
 async function viaSidecar(pair: Pair): Promise<{ exit: number; code: string; client: SidecarProxy }> {
   const svc = await fakeService(pair);
   // ISTIO_MUTUAL without subjectAltNames: any workload of the mesh's trust domain
-  const client = new SidecarProxy({ identity: identityOf(testCa().issueSync('mesh', 'client')), inbound: { defaultMode: 'PERMISSIVE' }, outbound: { default: { mode: 'ISTIO_MUTUAL' } } });
+  const client = new SidecarProxy({
+    identity: identityOf(testCa().issueSync('mesh', 'client')),
+    inbound: { defaultMode: 'PERMISSIVE' },
+    outbound: { default: { mode: 'ISTIO_MUTUAL' } },
+  });
   const cp = (await client.listenOutbound({ host: '127.0.0.1', port: 0, destination: { host: '127.0.0.1', port: svc.port } })).port;
   try {
     const r = await curl([`http://127.0.0.1:${cp}/`]);
@@ -166,15 +230,25 @@ describe('ingress ISTIO_MUTUAL: the gateway refuses a service that is no mesh wo
 
 test('workloadSpiffeId: exactly one URI SAN of the workload shape', () => {
   assert.deepEqual(workloadSpiffeId(['spiffe://cluster.local/ns/a/sa/b']), { id: 'spiffe://cluster.local/ns/a/sa/b', trustDomain: 'cluster.local' });
-  for (const uris of [[], ['spiffe://cluster.local/ns/a/sa/b', 'spiffe://cluster.local/ns/a/sa/c'], ['spiffe://cluster.local/ns/A/sa/b'],
-    ['spiffe://cluster.local/ns/a/sa/b/c'], ['spiffe://cluster.local/ns/a/sa/'], ['spiffe:///ns/a/sa/b'], ['https://cluster.local/ns/a/sa/b'],
-    ['spiffe://Cluster.local/ns/a/sa/b'], ['spiffe://cluster.local/ns/a/sa/b, URI:spiffe://x']]) {
+  for (const uris of [
+    [],
+    ['spiffe://cluster.local/ns/a/sa/b', 'spiffe://cluster.local/ns/a/sa/c'],
+    ['spiffe://cluster.local/ns/A/sa/b'],
+    ['spiffe://cluster.local/ns/a/sa/b/c'],
+    ['spiffe://cluster.local/ns/a/sa/'],
+    ['spiffe:///ns/a/sa/b'],
+    ['https://cluster.local/ns/a/sa/b'],
+    ['spiffe://Cluster.local/ns/a/sa/b'],
+    ['spiffe://cluster.local/ns/a/sa/b, URI:spiffe://x'],
+  ]) {
     assert.equal(typeof workloadSpiffeId(uris), 'string', JSON.stringify(uris));
   }
 });
 
 test('a sidecar identity without a SPIFFE ID is refused at configuration', () => {
   const p = signed('own-no-spiffe', 'DNS:echo.mesh');
-  assert.throws(() => new SidecarProxy({ identity: { ...p, rootPem: testCa().rootPem }, inbound: { defaultMode: 'STRICT' }, outbound: { default: { mode: 'DISABLE' } } }),
-    (err: Error & { code?: string }) => err.code === 'STRAIT_ERR_MESH_CONFIG_INVALID' && /SPIFFE/.test(err.message));
+  assert.throws(
+    () => new SidecarProxy({ identity: { ...p, rootPem: testCa().rootPem }, inbound: { defaultMode: 'STRICT' }, outbound: { default: { mode: 'DISABLE' } } }),
+    (err: Error & { code?: string }) => err.code === 'STRAIT_ERR_MESH_CONFIG_INVALID' && /SPIFFE/.test(err.message),
+  );
 });

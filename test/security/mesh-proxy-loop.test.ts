@@ -13,11 +13,28 @@ const root = process.env['STRAIT_ROOT'] ?? process.cwd();
 
 for (const dataplane of ['sidecar', 'node'] as const) {
   test(`${dataplane} dataplane: connections straight to the proxy's own ports are reset, not relayed to itself`, () => {
-    const r = spawnSync('unshare', ['--net', '--mount', '--propagation', 'private', '--fork', '--kill-child', '--',
-      process.execPath, join(root, 'dist', 'test', 'mesh', 'netns-agent-child.js')],
-    { encoding: 'utf8', timeout: 90_000, env: { ...process.env, STRAIT_ROOT: root, STRAIT_TEST_DATAPLANE: dataplane, STRAIT_TEST_LOOP_PROBE: '1' } });
+    const r = spawnSync(
+      'unshare',
+      [
+        '--net',
+        '--mount',
+        '--propagation',
+        'private',
+        '--fork',
+        '--kill-child',
+        '--',
+        process.execPath,
+        join(root, 'dist', 'test', 'mesh', 'netns-agent-child.js'),
+      ],
+      { encoding: 'utf8', timeout: 90_000, env: { ...process.env, STRAIT_ROOT: root, STRAIT_TEST_DATAPLANE: dataplane, STRAIT_TEST_LOOP_PROBE: '1' } },
+    );
     assert.equal(r.status, 0, `${r.stderr}\n${r.stdout}`);
-    const out = JSON.parse(r.stdout) as { before: { exit: number }; probes: Record<string, { exit: number; code: string }>; fds: number[]; after: { exit: number; code: string } };
+    const out = JSON.parse(r.stdout) as {
+      before: { exit: number };
+      probes: Record<string, { exit: number; code: string }>;
+      fds: number[];
+      after: { exit: number; code: string };
+    };
     assert.equal(out.before.exit, 0);
     for (const [name, p] of Object.entries(out.probes)) {
       // reset at once (the loop made curl wait until its --max-time: exit 28). The reset can

@@ -14,15 +14,22 @@ function raw(port: number, bytes: Buffer, waitMs = 2000): Promise<{ data: Buffer
     let reset = false;
     const s = connect(port, '127.0.0.1', () => s.write(bytes));
     s.on('data', (d) => chunks.push(d));
-    s.on('error', () => { reset = true; });
+    s.on('error', () => {
+      reset = true;
+    });
     const t = setTimeout(() => s.destroy(), waitMs);
-    s.on('close', () => { clearTimeout(t); resolve({ data: Buffer.concat(chunks), reset }); });
+    s.on('close', () => {
+      clearTimeout(t);
+      resolve({ data: Buffer.concat(chunks), reset });
+    });
   });
 }
 
 describe('STRICT inbound', () => {
   let m: LoopbackMesh;
-  before(async () => { m = await startLoopbackMesh('STRICT'); });
+  before(async () => {
+    m = await startLoopbackMesh('STRICT');
+  });
   after(() => m.close());
 
   test('a plaintext request with a large body is reset and never reaches the application', async () => {
@@ -62,14 +69,17 @@ function assertRefused(exit: number, stderr: string): void {
 
 describe('outbound refuses the wrong server', () => {
   let app: EchoApp;
-  before(async () => { app = await startEchoApp(); });
+  before(async () => {
+    app = await startEchoApp();
+  });
   after(() => app.close());
 
-  const attempt = async (serverCert: ReturnType<MeshCa["issueSync"]>): Promise<{ exit: number; stderr: string; client: SidecarProxy }> => {
+  const attempt = async (serverCert: ReturnType<MeshCa['issueSync']>): Promise<{ exit: number; stderr: string; client: SidecarProxy }> => {
     const server = new SidecarProxy(serverConfig(serverCert, 'PERMISSIVE'));
     const sp = (await server.listenInbound({ host: '127.0.0.1', port: 0, app: { host: '127.0.0.1', port: app.port } })).port;
     const client = new SidecarProxy({
-      identity: identityOf(testCa().issueSync('mesh', 'client')), inbound: { defaultMode: 'PERMISSIVE' },
+      identity: identityOf(testCa().issueSync('mesh', 'client')),
+      inbound: { defaultMode: 'PERMISSIVE' },
       outbound: { default: { mode: 'ISTIO_MUTUAL', sans: ['spiffe://cluster.local/ns/mesh/sa/echo'] } },
     });
     const cp = (await client.listenOutbound({ host: '127.0.0.1', port: 0, destination: { host: '127.0.0.1', port: sp } })).port;

@@ -7,7 +7,18 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { prng } from '../helpers/prng.js';
-import { closedOf, meshClient, relayCounts, roundTrip, startEcho, startForwarder, startStrictServer, type Echo, type Forwarder, type StrictServer } from '../mesh/tls-relay-helpers.js';
+import {
+  closedOf,
+  meshClient,
+  relayCounts,
+  roundTrip,
+  startEcho,
+  startForwarder,
+  startStrictServer,
+  type Echo,
+  type Forwarder,
+  type StrictServer,
+} from '../mesh/tls-relay-helpers.js';
 
 const SEED = 0x5eed7115;
 const CASES = 40;
@@ -30,22 +41,31 @@ function header(type: number, version: number, len: number): Buffer {
 
 const ATTACKS: Attack[] = [
   { name: 'random bytes', run: (f, rnd) => f.upstream!.write(bytes(rnd, 1 + (rnd() % 300))) },
-  { name: 'forged application record (does not open)', run: (f, rnd) => {
-    const len = 17 + (rnd() % 2000);
-    f.upstream!.write(Buffer.concat([header(23, 0x0303, len), bytes(rnd, len)]));
-  } },
+  {
+    name: 'forged application record (does not open)',
+    run: (f, rnd) => {
+      const len = 17 + (rnd() % 2000);
+      f.upstream!.write(Buffer.concat([header(23, 0x0303, len), bytes(rnd, len)]));
+    },
+  },
   { name: 'length past 2^14 + 256', run: (f, rnd) => f.upstream!.write(Buffer.concat([header(23, 0x0303, 16641 + (rnd() % 48000)), bytes(rnd, 64)])) },
   { name: 'length too short for a tag', run: (f, rnd) => f.upstream!.write(Buffer.concat([header(23, 0x0303, rnd() % 17), bytes(rnd, 16)])) },
-  { name: 'wrong content type', run: (f, rnd) => {
-    const types = [0, 20, 21, 22, 24, 255];
-    f.upstream!.write(Buffer.concat([header(types[rnd() % types.length]!, 0x0303, 40), bytes(rnd, 40)]));
-  } },
+  {
+    name: 'wrong content type',
+    run: (f, rnd) => {
+      const types = [0, 20, 21, 22, 24, 255];
+      f.upstream!.write(Buffer.concat([header(types[rnd() % types.length]!, 0x0303, 40), bytes(rnd, 40)]));
+    },
+  },
   { name: 'wrong version', run: (f, rnd) => f.upstream!.write(Buffer.concat([header(23, [0x0301, 0x0302, 0x0304, 0xffff][rnd() % 4]!, 40), bytes(rnd, 40)])) },
   { name: 'replayed record', run: (f) => f.upstream!.write(f.lastUp!) },
-  { name: 'record cut short, then FIN', run: (f, rnd) => {
-    f.upstream!.write(Buffer.concat([header(23, 0x0303, 100), bytes(rnd, 1 + (rnd() % 98))]));
-    f.upstream!.end();
-  } },
+  {
+    name: 'record cut short, then FIN',
+    run: (f, rnd) => {
+      f.upstream!.write(Buffer.concat([header(23, 0x0303, 100), bytes(rnd, 1 + (rnd() % 98))]));
+      f.upstream!.end();
+    },
+  },
 ];
 
 describe('native TLS relay: malformed records close the connection, never crash', () => {

@@ -14,11 +14,15 @@ import { buildPlan, DEFAULT_WORLD, parseWorld, serviceViews, startClusterSync, t
 import { MemoryStore } from '../helpers/memory-store.js';
 import { dr, pa, pod, smcp, smmr, svc } from '../mesh/fixtures.js';
 
-const CRAFTED_IP = '100.1.0.99 . tcp . 1 }\n  }\n  chain evil {\n    type filter hook input priority 0; policy accept;\n  }\n  set pad {\n'
-  + '    type ipv4_addr . inet_proto . inet_service\n    elements = { 100.1.0.98';
+const CRAFTED_IP =
+  '100.1.0.99 . tcp . 1 }\n  }\n  chain evil {\n    type filter hook input priority 0; policy accept;\n  }\n  set pad {\n' +
+  '    type ipv4_addr . inet_proto . inet_service\n    elements = { 100.1.0.98';
 
 const service = (name: string, spec: Record<string, unknown>, t = 1): KubeObject => ({
-  apiVersion: 'v1', kind: 'Service', metadata: { name, namespace: 'default', creationTimestamp: `2026-01-01T00:00:0${t}Z` }, spec,
+  apiVersion: 'v1',
+  kind: 'Service',
+  metadata: { name, namespace: 'default', creationTimestamp: `2026-01-01T00:00:0${t}Z` },
+  spec,
 });
 
 test('service proxy renderer: a crafted clusterIP is refused, never escaped; a contested key goes to the first service; nft takes the script', () => {
@@ -38,20 +42,32 @@ test('service proxy renderer: a crafted clusterIP is refused, never escaped; a c
 });
 
 test('service views: each Service is parsed on its own; bad ones are refused with a reason, the oldest keeps a contested ClusterIP', () => {
-  const views = serviceViews([
-    service('good', { clusterIP: '100.1.0.11', ports: [{ port: 80 }] }, 1),
-    service('ports-x', { clusterIP: '100.1.0.12', ports: 'x' }, 2),
-    service('crafted', { clusterIP: CRAFTED_IP, ports: [{ port: 80 }] }, 3),
-    service('dup', { clusterIP: '100.1.0.11', ports: [{ port: 80 }] }, 4),
-    service('headless', { clusterIP: 'None' }, 5),
-  ], []);
-  assert.deepEqual(views.proxy.map((p) => p.name), ['good']);
-  assert.deepEqual(views.dns.map((d) => d.name), ['good', 'headless']);
-  assert.deepEqual(views.refused.map((r) => [r.name, r.reason]), [
-    ['ports-x', 'spec.ports must be a list (got "x")'],
-    ['crafted', `spec.clusterIP ${JSON.stringify(CRAFTED_IP)} is not an IPv4 address`],
-    ['dup', 'spec.clusterIP 100.1.0.11 is already allocated to Service default/good'],
-  ]);
+  const views = serviceViews(
+    [
+      service('good', { clusterIP: '100.1.0.11', ports: [{ port: 80 }] }, 1),
+      service('ports-x', { clusterIP: '100.1.0.12', ports: 'x' }, 2),
+      service('crafted', { clusterIP: CRAFTED_IP, ports: [{ port: 80 }] }, 3),
+      service('dup', { clusterIP: '100.1.0.11', ports: [{ port: 80 }] }, 4),
+      service('headless', { clusterIP: 'None' }, 5),
+    ],
+    [],
+  );
+  assert.deepEqual(
+    views.proxy.map((p) => p.name),
+    ['good'],
+  );
+  assert.deepEqual(
+    views.dns.map((d) => d.name),
+    ['good', 'headless'],
+  );
+  assert.deepEqual(
+    views.refused.map((r) => [r.name, r.reason]),
+    [
+      ['ports-x', 'spec.ports must be a list (got "x")'],
+      ['crafted', `spec.clusterIP ${JSON.stringify(CRAFTED_IP)} is not an IPv4 address`],
+      ['dup', 'spec.clusterIP 100.1.0.11 is already allocated to Service default/good'],
+    ],
+  );
 });
 
 test('cluster sync: a Service with ports: "x" that got into the store is skipped and reported with an Event; the others are programmed', async () => {
@@ -60,11 +76,16 @@ test('cluster sync: a Service with ports: "x" that got into the store is skipped
   await store.apply(service('bad', { selector: { app: 'x' }, ports: 'x' }));
   await store.apply(service('fine', { ports: [{ port: 80 }] }));
   const programmed: ServiceViews[] = [];
-  const sync = startClusterSync(cluster, store, silentLogger(), async (v) => { programmed.push(v); });
+  const sync = startClusterSync(cluster, store, silentLogger(), async (v) => {
+    programmed.push(v);
+  });
   try {
     await sync.settled();
     const last = programmed.at(-1)!;
-    assert.ok(last.proxy.some((p) => p.name === 'fine' && /^100\.1\.0\.\d+$/.test(p.clusterIP)), JSON.stringify(last));
+    assert.ok(
+      last.proxy.some((p) => p.name === 'fine' && /^100\.1\.0\.\d+$/.test(p.clusterIP)),
+      JSON.stringify(last),
+    );
     assert.ok(last.dns.some((d) => d.name === 'fine'));
     assert.ok(!last.dns.some((d) => d.name === 'bad'));
     const ev = store.events.find((e) => e.involvedObject.name === 'bad');
@@ -78,10 +99,18 @@ test('cluster sync: a Service with ports: "x" that got into the store is skipped
 test('mesh: a DestinationRule with host: 5 is ignored and reported; a STRICT PeerAuthentication is still enforced', () => {
   const bad = dr('mesh', 'crash', 'x', undefined);
   (bad.spec as Record<string, unknown>)['host'] = 5;
-  const v = buildMeshView([smcp('istio-system', {}), smmr('istio-system', ['mesh']),
+  const v = buildMeshView([
+    smcp('istio-system', {}),
+    smmr('istio-system', ['mesh']),
     pod('mesh', 'echo-1', { labels: { app: 'echo' }, inject: 'annotation', ip: '10.1.0.10', port: 8080 }),
-    svc('mesh', 'echo', 8080, { clusterIP: '10.96.0.20' }), bad, pa('mesh', 'default', 'STRICT')]);
-  assert.deepEqual(v.invalid.map((i) => [i.kind, i.name]), [['DestinationRule', 'crash']]);
+    svc('mesh', 'echo', 8080, { clusterIP: '10.96.0.20' }),
+    bad,
+    pa('mesh', 'default', 'STRICT'),
+  ]);
+  assert.deepEqual(
+    v.invalid.map((i) => [i.kind, i.name]),
+    [['DestinationRule', 'crash']],
+  );
   const cfg = sidecarConfigFor(v, findWorkload(v, 'mesh', 'echo-1')!);
   assert.equal(cfg.inbound.defaultMode, 'STRICT');
 });
@@ -91,9 +120,16 @@ test('mesh: a PeerAuthentication that does not parse is enforced as STRICT for i
   (unknownMode.spec as Record<string, unknown>)['mtls'] = { mode: 'OFF' };
   const stringSpec = pa('mesh', 'wl', undefined, { selector: { app: 'echo' } });
   (stringSpec as Record<string, unknown>)['spec'] = 'DISABLE';
-  for (const [what, objs] of [['an unknown mode', [unknownMode]], ['a spec that is a string', [stringSpec]]] as const) {
-    const v = buildMeshView([smcp('istio-system', {}), smmr('istio-system', ['mesh']),
-      pod('mesh', 'echo-1', { labels: { app: 'echo' }, inject: 'annotation', ip: '10.1.0.10', port: 8080 }), ...objs]);
+  for (const [what, objs] of [
+    ['an unknown mode', [unknownMode]],
+    ['a spec that is a string', [stringSpec]],
+  ] as const) {
+    const v = buildMeshView([
+      smcp('istio-system', {}),
+      smmr('istio-system', ['mesh']),
+      pod('mesh', 'echo-1', { labels: { app: 'echo' }, inject: 'annotation', ip: '10.1.0.10', port: 8080 }),
+      ...objs,
+    ]);
     assert.equal(v.invalid.length, 1, what);
     assert.match(v.invalid[0]!.action, /enforced as STRICT/);
     assert.equal(sidecarConfigFor(v, findWorkload(v, 'mesh', 'echo-1')!).inbound.defaultMode, 'STRICT', what);

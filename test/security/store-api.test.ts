@@ -34,17 +34,72 @@ describe('store API under hostile input', () => {
   });
 
   const cases: { name: string; method: string; path: string; headers?: Record<string, string>; body?: string | Buffer; status: number; code: string }[] = [
-    { name: 'token prefix only', method: 'GET', path: '/v1/clusters', headers: { authorization: `Bearer ${TOKEN.slice(0, 10)}` }, status: 401, code: 'STRAIT_ERR_UNAUTHORIZED' },
-    { name: 'token in another scheme', method: 'GET', path: '/v1/clusters', headers: { authorization: `Basic ${TOKEN}` }, status: 401, code: 'STRAIT_ERR_UNAUTHORIZED' },
-    { name: 'unauthenticated write', method: 'POST', path: '/v1/clusters/cluster-a/apply', headers: {}, body: '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x"}}', status: 401, code: 'STRAIT_ERR_UNAUTHORIZED' },
+    {
+      name: 'token prefix only',
+      method: 'GET',
+      path: '/v1/clusters',
+      headers: { authorization: `Bearer ${TOKEN.slice(0, 10)}` },
+      status: 401,
+      code: 'STRAIT_ERR_UNAUTHORIZED',
+    },
+    {
+      name: 'token in another scheme',
+      method: 'GET',
+      path: '/v1/clusters',
+      headers: { authorization: `Basic ${TOKEN}` },
+      status: 401,
+      code: 'STRAIT_ERR_UNAUTHORIZED',
+    },
+    {
+      name: 'unauthenticated write',
+      method: 'POST',
+      path: '/v1/clusters/cluster-a/apply',
+      headers: {},
+      body: '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x"}}',
+      status: 401,
+      code: 'STRAIT_ERR_UNAUTHORIZED',
+    },
     { name: 'body that is not JSON', method: 'POST', path: '/v1/clusters/cluster-a/apply', body: '{not json', status: 400, code: 'STRAIT_ERR_USAGE' },
     { name: 'body that is a JSON string', method: 'POST', path: '/v1/clusters/cluster-a/apply', body: '"x"', status: 400, code: 'STRAIT_ERR_USAGE' },
-    { name: 'body with a bad name', method: 'POST', path: '/v1/clusters/cluster-a/apply', body: '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"../../etc"}}', status: 400, code: 'STRAIT_ERR_USAGE' },
-    { name: 'prototype pollution attempt', method: 'POST', path: '/v1/clusters/cluster-a/apply', body: '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"p","__proto__":{"polluted":1}},"__proto__":{"polluted":1}}', status: 200, code: '' },
-    { name: 'oversized body (17 MiB)', method: 'POST', path: '/v1/clusters/cluster-a/apply', body: Buffer.alloc(17 * 1024 * 1024, 0x20), status: 400, code: 'STRAIT_ERR_USAGE' },
-    { name: 'path traversal in the cluster name', method: 'GET', path: '/v1/clusters/..%2F..%2Fetc/list?apiVersion=v1&kind=Pod', status: 404, code: 'STRAIT_ERR_CLUSTER_UNKNOWN' },
+    {
+      name: 'body with a bad name',
+      method: 'POST',
+      path: '/v1/clusters/cluster-a/apply',
+      body: '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"../../etc"}}',
+      status: 400,
+      code: 'STRAIT_ERR_USAGE',
+    },
+    {
+      name: 'prototype pollution attempt',
+      method: 'POST',
+      path: '/v1/clusters/cluster-a/apply',
+      body: '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"p","__proto__":{"polluted":1}},"__proto__":{"polluted":1}}',
+      status: 200,
+      code: '',
+    },
+    {
+      name: 'oversized body (17 MiB)',
+      method: 'POST',
+      path: '/v1/clusters/cluster-a/apply',
+      body: Buffer.alloc(17 * 1024 * 1024, 0x20),
+      status: 400,
+      code: 'STRAIT_ERR_USAGE',
+    },
+    {
+      name: 'path traversal in the cluster name',
+      method: 'GET',
+      path: '/v1/clusters/..%2F..%2Fetc/list?apiVersion=v1&kind=Pod',
+      status: 404,
+      code: 'STRAIT_ERR_CLUSTER_UNKNOWN',
+    },
     { name: 'unknown operation', method: 'PATCH', path: '/v1/clusters/cluster-a/apply', status: 404, code: 'STRAIT_ERR_NOT_FOUND' },
-    { name: 'watch with a non-numeric resourceVersion', method: 'GET', path: '/v1/clusters/cluster-a/watch?apiVersion=v1&kind=Pod&resourceVersion=1e9', status: 200, code: 'ERROR:STRAIT_ERR_USAGE' },
+    {
+      name: 'watch with a non-numeric resourceVersion',
+      method: 'GET',
+      path: '/v1/clusters/cluster-a/watch?apiVersion=v1&kind=Pod&resourceVersion=1e9',
+      status: 200,
+      code: 'ERROR:STRAIT_ERR_USAGE',
+    },
   ];
   for (const c of cases) {
     test(c.name, async () => {
@@ -68,7 +123,12 @@ describe('store API under hostile input', () => {
   });
 
   test('garbage bytes on the socket do not take the server down', async () => {
-    for (const junk of ['\x00\x01\x02\xff', 'GET / HTTP/9.9\r\n\r\n', 'A'.repeat(100_000), 'POST /v1/clusters/cluster-a/apply HTTP/1.1\r\ncontent-length: 99999999\r\n\r\n{']) {
+    for (const junk of [
+      '\x00\x01\x02\xff',
+      'GET / HTTP/9.9\r\n\r\n',
+      'A'.repeat(100_000),
+      'POST /v1/clusters/cluster-a/apply HTTP/1.1\r\ncontent-length: 99999999\r\n\r\n{',
+    ]) {
       await new Promise<void>((resolve) => {
         const s = connect(socketPath, () => {
           s.end(junk);
@@ -76,7 +136,10 @@ describe('store API under hostile input', () => {
         s.on('error', () => resolve());
         s.on('close', () => resolve());
         s.resume();
-        setTimeout(() => { s.destroy(); resolve(); }, 500);
+        setTimeout(() => {
+          s.destroy();
+          resolve();
+        }, 500);
       });
     }
     const c = connectStore({ socketPath, token: TOKEN, cluster: 'cluster-a' });

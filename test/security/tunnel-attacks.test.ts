@@ -1,7 +1,17 @@
 // Attack regressions for the tunnel (docs/tunnel-protocol.md): every bad packet is dropped and counted.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { TYPE_DATA, TYPE_INIT, TYPE_RESPONSE, TYPE_FRAGMENT, FEATURE_FRAG, FEATURE_VNET, FRAG_HEADER, NEXT_IPV4_VNET, writeFragmentHeader } from '../../src/multicluster/wire/tunnel/index.js';
+import {
+  TYPE_DATA,
+  TYPE_INIT,
+  TYPE_RESPONSE,
+  TYPE_FRAGMENT,
+  FEATURE_FRAG,
+  FEATURE_VNET,
+  FRAG_HEADER,
+  NEXT_IPV4_VNET,
+  writeFragmentHeader,
+} from '../../src/multicluster/wire/tunnel/index.js';
 import { fakePacket, tunnelPair, type Pair } from '../helpers/tunnel-pair.js';
 
 function connected(): Pair {
@@ -17,7 +27,10 @@ function sendData(p: Pair, n: number): Buffer[] {
   const peer = p.a.peer('cluster-b')!;
   const before = p.wire.length;
   for (let i = 0; i < n; i++) p.a.sendPacket(peer, fakePacket(`pkt-${i}`));
-  return p.wire.slice(before).filter((d) => d.from === 'a' && d.bytes[0] === TYPE_DATA && d.bytes[1] === 0).map((d) => d.bytes);
+  return p.wire
+    .slice(before)
+    .filter((d) => d.from === 'a' && d.bytes[0] === TYPE_DATA && d.bytes[1] === 0)
+    .map((d) => d.bytes);
 }
 
 test('replayed data packets are dropped and counted, nothing is delivered twice', () => {
@@ -157,7 +170,10 @@ test('wrong PSK: no tunnel, and a clear error on both sides', () => {
   assert.equal(recB.reason, 'psk-mismatch');
   assert.match(recB.statusMessage, /^psk-mismatch: .*does not authenticate under this gateway's PSK/);
   assert.ok(p.eventsA.some((e) => e.code === 'STRAIT_ERR_TUNNEL_HANDSHAKE_TIMEOUT'));
-  assert.ok(p.eventsB.some((e) => e.code === 'STRAIT_ERR_TUNNEL_AUTH' && /different PSK/.test(e.msg)), JSON.stringify(p.eventsB));
+  assert.ok(
+    p.eventsB.some((e) => e.code === 'STRAIT_ERR_TUNNEL_AUTH' && /different PSK/.test(e.msg)),
+    JSON.stringify(p.eventsB),
+  );
   assert.ok(p.b.counters.drops.auth >= 3);
   assert.equal(p.b.peer('cluster-a')!.current, undefined);
   assert.equal(p.a.sendPacket(p.a.peer('cluster-b')!, fakePacket('secret')), false);
@@ -177,7 +193,10 @@ function fragPair(): Pair {
 function sendSuper(p: Pair, n: number, fill: number): Buffer[] {
   const before = p.wire.length;
   p.a.sendPacket(p.a.peer('cluster-b')!, Buffer.alloc(n, fill), NEXT_IPV4_VNET);
-  return p.wire.slice(before).filter((d) => d.from === 'a' && d.bytes[0] === TYPE_FRAGMENT).map((d) => d.bytes);
+  return p.wire
+    .slice(before)
+    .filter((d) => d.from === 'a' && d.bytes[0] === TYPE_FRAGMENT)
+    .map((d) => d.bytes);
 }
 
 test('fragments: a replayed set of a delivered message is dropped as replay and delivers nothing', () => {

@@ -11,13 +11,30 @@ import { curlInWorld } from '../helpers/world-ha.js';
 import { BIN, upWorld, type TestWorld } from '../helpers/world.js';
 import { waitFor } from '../helpers/wait.js';
 
-interface Node { name: string; role: string; underlayIP: string; podCIDR: string }
-interface Pod { name: string; ip: string; node: string }
-interface Cluster { name: string; nodes: Node[]; pods: Pod[] }
+interface Node {
+  name: string;
+  role: string;
+  underlayIP: string;
+  podCIDR: string;
+}
+interface Pod {
+  name: string;
+  ip: string;
+  node: string;
+}
+interface Cluster {
+  name: string;
+  nodes: Node[];
+  pods: Pod[];
+}
 
 let world: TestWorld;
-before(() => { world = upWorld(); });
-after(() => { world?.cleanup(); });
+before(() => {
+  world = upWorld();
+});
+after(() => {
+  world?.cleanup();
+});
 
 const cluster = (name: string): Cluster => world.record().clusters.find((c) => c.name === name) as unknown as Cluster;
 const PORT = 9999;
@@ -60,7 +77,7 @@ function metric(text: string, name: string, labels: string): number {
   return 0;
 }
 
-test('a pod\'s forged VXLAN frame to its gateway never reaches the remote cluster with another pod\'s source', async () => {
+test("a pod's forged VXLAN frame to its gateway never reaches the remote cluster with another pod's source", async () => {
   const a = cluster('cluster-a');
   const b = cluster('cluster-b');
   const client = a.pods.find((p) => p.name === 'client')!;
@@ -68,22 +85,34 @@ test('a pod\'s forged VXLAN frame to its gateway never reaches the remote cluste
   const gwA = a.nodes.find((n) => n.role === 'gateway')!;
   // another pod's address of cluster-a: on the gateway node, not the client's worker
   const [net] = gwA.podCIDR.split('/') as [string];
-  const victim = net.split('.').map(Number).map((o, i) => (i === 3 ? o + 7 : o)).join('.');
+  const victim = net
+    .split('.')
+    .map(Number)
+    .map((o, i) => (i === 3 ? o + 7 : o))
+    .join('.');
   assert.notEqual(client.node, gwA.name);
 
   // listen in cluster-b's echo pod for 25 s
   const lines: string[] = [];
-  const listener = spawn(process.execPath, [BIN, 'exec', '--state-dir', world.stateDir, `cluster-b/default/${echo.name}`, '--', process.execPath, '-e', LISTENER, '25000'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const listener = spawn(
+    process.execPath,
+    [BIN, 'exec', '--state-dir', world.stateDir, `cluster-b/default/${echo.name}`, '--', process.execPath, '-e', LISTENER, '25000'],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
   listener.stdout.setEncoding('utf8');
   listener.stdout.on('data', (d: string) => lines.push(...d.split('\n').filter(Boolean)));
   try {
     await waitFor(() => lines.includes('listening'), 20_000, 'the listener in the echo pod');
 
     // the control: the client's own datagrams through its node agent arrive with its address
-    await waitFor(() => {
-      world.exec('cluster-a/default/client', [process.execPath, '-e', GENUINE, echo.ip, 'genuine']);
-      return lines.some((l) => l === `${client.ip} genuine`);
-    }, 20_000, 'a genuine datagram of the client pod at the echo pod (the tunnel is up)');
+    await waitFor(
+      () => {
+        world.exec('cluster-a/default/client', [process.execPath, '-e', GENUINE, echo.ip, 'genuine']);
+        return lines.some((l) => l === `${client.ip} genuine`);
+      },
+      20_000,
+      'a genuine datagram of the client pod at the echo pod (the tunnel is up)',
+    );
 
     const metrics = () => curlInWorld(world.record().supervisorPid, `http://${gwA.underlayIP}:9464/metrics`);
     const unknownBefore = metric(metrics(), 'strait_tunnel_drops_total', 'reason="unknown_sender"');
@@ -91,13 +120,25 @@ test('a pod\'s forged VXLAN frame to its gateway never reaches the remote cluste
     const r = world.exec('cluster-a/default/client', [process.execPath, '-e', FORGE, gwA.underlayIP, victim, echo.ip, 'spoofed']);
     assert.equal(r.status, 0, r.stderr);
     // the client still gets through after the attack (the gateway did not fall over)
-    await waitFor(() => {
-      world.exec('cluster-a/default/client', [process.execPath, '-e', GENUINE, echo.ip, 'after']);
-      return lines.some((l) => l === `${client.ip} after`);
-    }, 20_000, 'a genuine datagram after the forged ones');
+    await waitFor(
+      () => {
+        world.exec('cluster-a/default/client', [process.execPath, '-e', GENUINE, echo.ip, 'after']);
+        return lines.some((l) => l === `${client.ip} after`);
+      },
+      20_000,
+      'a genuine datagram after the forged ones',
+    );
     await new Promise((res) => setTimeout(res, 500));
-    assert.deepEqual(lines.filter((l) => l.endsWith(' spoofed')), [], `the echo pod saw forged datagrams: ${lines.join(' | ')}`);
-    assert.equal(lines.some((l) => l.startsWith(`${victim} `)), false, 'nothing arrived with the other pod\'s address');
+    assert.deepEqual(
+      lines.filter((l) => l.endsWith(' spoofed')),
+      [],
+      `the echo pod saw forged datagrams: ${lines.join(' | ')}`,
+    );
+    assert.equal(
+      lines.some((l) => l.startsWith(`${victim} `)),
+      false,
+      "nothing arrived with the other pod's address",
+    );
     assert.ok(metric(metrics(), 'strait_tunnel_drops_total', 'reason="unknown_sender"') >= unknownBefore + 5, 'the gateway counted the forged frames');
   } finally {
     listener.kill();

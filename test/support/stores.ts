@@ -6,8 +6,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { E } from '../../src/base/errors/index.js';
 import {
-  openEmbeddedStore, type ApplyOptions, type CoreEvent, type KindRef, type KubeObject, type ListOptions, type ObjectList, type ResourceStore,
-  type Watch, type WatchEvent, type WatchOptions,
+  openEmbeddedStore,
+  type ApplyOptions,
+  type CoreEvent,
+  type KindRef,
+  type KubeObject,
+  type ListOptions,
+  type ObjectList,
+  type ResourceStore,
+  type Watch,
+  type WatchEvent,
+  type WatchOptions,
 } from '../../src/platform/store/index.js';
 
 export function newTestStore(): ResourceStore {
@@ -41,30 +50,70 @@ export class FlakyStore implements ResourceStore {
     if (this.down) throw E.storeUnavailable('flaky', 'store is down');
   }
 
-  async get<T extends KubeObject = KubeObject>(kind: KindRef, name: string, namespace?: string): Promise<T | undefined> { this.check(); return this.inner.get<T>(kind, name, namespace); }
-  async list<T extends KubeObject = KubeObject>(kind: KindRef, opts?: ListOptions): Promise<ObjectList<T>> { this.lists++; this.check(); return this.inner.list<T>(kind, opts); }
-  async apply<T extends KubeObject = KubeObject>(obj: T): Promise<T> { this.check(); return this.inner.apply(obj); }
-  async update<T extends KubeObject = KubeObject>(obj: T): Promise<T> { this.check(); return this.inner.update(obj); }
-  async updateStatus<T extends KubeObject = KubeObject>(obj: T): Promise<T> { this.check(); return this.inner.updateStatus(obj); }
-  async delete(kind: KindRef, name: string, namespace?: string): Promise<boolean> { this.check(); return this.inner.delete(kind, name, namespace); }
-  async recordEvent(ev: CoreEvent): Promise<void> { this.check(); return this.inner.recordEvent(ev); }
-  async close(): Promise<void> { return this.inner.close(); }
+  async get<T extends KubeObject = KubeObject>(kind: KindRef, name: string, namespace?: string): Promise<T | undefined> {
+    this.check();
+    return this.inner.get<T>(kind, name, namespace);
+  }
+  async list<T extends KubeObject = KubeObject>(kind: KindRef, opts?: ListOptions): Promise<ObjectList<T>> {
+    this.lists++;
+    this.check();
+    return this.inner.list<T>(kind, opts);
+  }
+  async apply<T extends KubeObject = KubeObject>(obj: T): Promise<T> {
+    this.check();
+    return this.inner.apply(obj);
+  }
+  async update<T extends KubeObject = KubeObject>(obj: T): Promise<T> {
+    this.check();
+    return this.inner.update(obj);
+  }
+  async updateStatus<T extends KubeObject = KubeObject>(obj: T): Promise<T> {
+    this.check();
+    return this.inner.updateStatus(obj);
+  }
+  async delete(kind: KindRef, name: string, namespace?: string): Promise<boolean> {
+    this.check();
+    return this.inner.delete(kind, name, namespace);
+  }
+  async recordEvent(ev: CoreEvent): Promise<void> {
+    this.check();
+    return this.inner.recordEvent(ev);
+  }
+  async close(): Promise<void> {
+    return this.inner.close();
+  }
 
   watch<T extends KubeObject = KubeObject>(kind: KindRef, opts: WatchOptions, onEvent: (ev: WatchEvent<T>) => void): Watch {
     let fail!: (e: Error) => void;
-    const failed = new Promise<void>((_res, rej) => { fail = rej; });
+    const failed = new Promise<void>((_res, rej) => {
+      fail = rej;
+    });
     failed.catch(() => undefined);
     if (this.down) {
       fail(E.storeUnavailable('flaky', 'store is down'));
       return { stop: () => undefined, done: failed };
     }
-    const w = this.inner.watch<T>(kind, opts, (ev) => { if (!this.down) onEvent(ev); });
+    const w = this.inner.watch<T>(kind, opts, (ev) => {
+      if (!this.down) onEvent(ev);
+    });
     // the error first: stopping the inner watch resolves its done, which would win the race
-    const entry = { w, fail: (e: Error) => { fail(e); w.stop(); } };
+    const entry = {
+      w,
+      fail: (e: Error) => {
+        fail(e);
+        w.stop();
+      },
+    };
     this.watches.add(entry);
     const done = Promise.race([w.done, failed]);
     done.catch(() => undefined);
-    return { stop: () => { this.watches.delete(entry); w.stop(); }, done };
+    return {
+      stop: () => {
+        this.watches.delete(entry);
+        w.stop();
+      },
+      done,
+    };
   }
 }
 
@@ -87,17 +136,35 @@ export class CountingStore implements ResourceStore {
     return p;
   }
 
-  async get<T extends KubeObject = KubeObject>(kind: KindRef, name: string, namespace?: string): Promise<T | undefined> { this.calls.get++; return this.inner.get<T>(kind, name, namespace); }
-  async list<T extends KubeObject = KubeObject>(kind: KindRef, opts?: ListOptions): Promise<ObjectList<T>> { this.calls.list++; return this.inner.list<T>(kind, opts); }
-  async apply<T extends KubeObject = KubeObject>(obj: T, opts?: ApplyOptions): Promise<T> { return this.wrote(obj.kind, this.inner.apply(obj, opts)); }
-  async update<T extends KubeObject = KubeObject>(obj: T): Promise<T> { return this.wrote(obj.kind, this.inner.update(obj)); }
-  async updateStatus<T extends KubeObject = KubeObject>(obj: T): Promise<T> { return this.wrote(`${obj.kind}/status`, this.inner.updateStatus(obj)); }
+  async get<T extends KubeObject = KubeObject>(kind: KindRef, name: string, namespace?: string): Promise<T | undefined> {
+    this.calls.get++;
+    return this.inner.get<T>(kind, name, namespace);
+  }
+  async list<T extends KubeObject = KubeObject>(kind: KindRef, opts?: ListOptions): Promise<ObjectList<T>> {
+    this.calls.list++;
+    return this.inner.list<T>(kind, opts);
+  }
+  async apply<T extends KubeObject = KubeObject>(obj: T, opts?: ApplyOptions): Promise<T> {
+    return this.wrote(obj.kind, this.inner.apply(obj, opts));
+  }
+  async update<T extends KubeObject = KubeObject>(obj: T): Promise<T> {
+    return this.wrote(obj.kind, this.inner.update(obj));
+  }
+  async updateStatus<T extends KubeObject = KubeObject>(obj: T): Promise<T> {
+    return this.wrote(`${obj.kind}/status`, this.inner.updateStatus(obj));
+  }
   async delete(kind: KindRef, name: string, namespace?: string): Promise<boolean> {
     this.calls.write++;
     this.written.push(`${kind.kind}-`);
     return this.inner.delete(kind, name, namespace);
   }
-  async recordEvent(ev: CoreEvent): Promise<void> { return this.inner.recordEvent(ev); }
-  async close(): Promise<void> { return this.inner.close(); }
-  watch<T extends KubeObject = KubeObject>(kind: KindRef, opts: WatchOptions, onEvent: (ev: WatchEvent<T>) => void): Watch { return this.inner.watch<T>(kind, opts, onEvent); }
+  async recordEvent(ev: CoreEvent): Promise<void> {
+    return this.inner.recordEvent(ev);
+  }
+  async close(): Promise<void> {
+    return this.inner.close();
+  }
+  watch<T extends KubeObject = KubeObject>(kind: KindRef, opts: WatchOptions, onEvent: (ev: WatchEvent<T>) => void): Watch {
+    return this.inner.watch<T>(kind, opts, onEvent);
+  }
 }

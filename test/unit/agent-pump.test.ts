@@ -16,7 +16,17 @@ import { NodeAgent, parseNodeAgentConfig } from '../../src/multicluster/dataplan
 import { UdpTransport } from '../../src/multicluster/dataplane/udp/index.js';
 import { native } from '../../src/platform/native/index.js';
 import {
-  encodeAnnounce, writeHeaders, writeExtHeader, VXLAN_OVERHEAD, ETHERTYPE_STRAIT, AGENT_MAC, GATEWAY_MAC, EXT_HEADER, EXT_HELLO, EXT_HELLO_ACK, EXT_FEATURE_FRAGMENTS,
+  encodeAnnounce,
+  writeHeaders,
+  writeExtHeader,
+  VXLAN_OVERHEAD,
+  ETHERTYPE_STRAIT,
+  AGENT_MAC,
+  GATEWAY_MAC,
+  EXT_HEADER,
+  EXT_HELLO,
+  EXT_HELLO_ACK,
+  EXT_FEATURE_FRAGMENTS,
 } from '../../src/multicluster/wire/vxlan/index.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -33,7 +43,11 @@ class FakeGateway {
   readonly got: Buffer[] = [];
   ack = true;
   hellos = 0;
-  private constructor(readonly sock: Socket, readonly address: string, readonly port: number) {}
+  private constructor(
+    readonly sock: Socket,
+    readonly address: string,
+    readonly port: number,
+  ) {}
   static async bind(address: string, port: number): Promise<FakeGateway> {
     const s = createSocket('udp4');
     s.on('error', () => undefined);
@@ -72,12 +86,26 @@ function fifo(): { fd: number; wfd: number; close(): void } {
   execFileSync('mkfifo', [path]);
   const fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
   const wfd = openSync(path, constants.O_WRONLY);
-  return { fd, wfd, close: () => { closeSync(wfd); closeSync(fd); rmSync(dir, { recursive: true, force: true }); } };
+  return {
+    fd,
+    wfd,
+    close: () => {
+      closeSync(wfd);
+      closeSync(fd);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
 }
 
 /** An agent wired to `gw` with `tunFd` as its device (not started: no TUN, no routes). */
 async function agentFor(gw: FakeGateway, tunFd: number, standby: string[] = []): Promise<NodeAgent> {
-  const a = new NodeAgent(parseNodeAgentConfig({ remoteSubnets: ['10.77.0.0/16'], gateway: { address: gw.address, port: gw.port, standby }, vxlan: { listen: '127.0.0.1', port: 0 } }));
+  const a = new NodeAgent(
+    parseNodeAgentConfig({
+      remoteSubnets: ['10.77.0.0/16'],
+      gateway: { address: gw.address, port: gw.port, standby },
+      vxlan: { listen: '127.0.0.1', port: 0 },
+    }),
+  );
   const inner = a as unknown as Record<string, unknown>;
   const sock = await UdpTransport.bind('127.0.0.1', 0, (m, addr, p) => (inner['fromGateway'] as (m: Buffer, a: string, p: number) => void).call(a, m, addr, p));
   inner['sock'] = sock;
@@ -191,45 +219,52 @@ test('agent pump: frames are byte-identical to the JS path for the same reads, c
 async function settled(n: () => number): Promise<void> {
   let last = -1;
   let same = 0;
-  await waitFor(() => {
-    const v = n();
-    same = v === last && v > 0 ? same + 1 : 0;
-    last = v;
-    return same >= 4;
-  }, 10_000, 'datagrams to settle', 50);
+  await waitFor(
+    () => {
+      const v = n();
+      same = v === last && v > 0 ? same + 1 : 0;
+      last = v;
+      return same >= 4;
+    },
+    10_000,
+    'datagrams to settle',
+    50,
+  );
 }
 
-test('agent pump: garbage from the device side is counted and survived; a valid packet still leaves', { skip }, () => withPumpAgent(async (gw, f, a) => {
-  hello(a);
-  await waitFor(() => a.pumping, 5000, 'the pump to start');
-  const r = rng(7);
-  // 20k random and mutated chunks, written without waiting (reads merge and split them)
-  let written = 0;
-  const valid = Buffer.alloc(10 + 1400);
-  valid[10] = 0x45;
-  for (let i = 0; i < 20_000; i++) {
-    const len = 1 + ((r() * (r() < 0.02 ? 65000 : 200)) | 0);
-    const b = r() < 0.5 ? Buffer.alloc(len) : Buffer.from(valid.subarray(0, Math.min(len, valid.length)));
-    for (let j = 0; j < 4; j++) b[(r() * b.length) | 0] = (r() * 256) | 0;
-    if (len > 2000) b[0] = 1; // mostly a GSO header: fragments of garbage
-    let off = 0;
-    while (off < b.length) off += writeSync(f.wfd, b, off);
-    written += b.length;
-    if (i % 500 === 0) await new Promise((resolve) => setImmediate(resolve));
-  }
-  // every byte written has been read (slot 7 of the pump's counters: bytes read)
-  await waitFor(() => a.counters.pump[7] === written, 10_000, 'the pump to drain the garbage');
-  await settled(() => gw.got.length + 1); // and what it sent has arrived
-  assert.ok(a.pumping);
-  const before = gw.got.length;
-  writeSync(f.wfd, valid);
-  await waitFor(() => gw.got.length === before + 1, 5000, 'the valid packet after the garbage');
-  const frame = gw.got[before] as Buffer;
-  assert.equal(frame.length, VXLAN_OVERHEAD + 1400);
-  assert.ok(frame.subarray(VXLAN_OVERHEAD).equals(valid.subarray(10)));
-}));
+test('agent pump: garbage from the device side is counted and survived; a valid packet still leaves', { skip }, () =>
+  withPumpAgent(async (gw, f, a) => {
+    hello(a);
+    await waitFor(() => a.pumping, 5000, 'the pump to start');
+    const r = rng(7);
+    // 20k random and mutated chunks, written without waiting (reads merge and split them)
+    let written = 0;
+    const valid = Buffer.alloc(10 + 1400);
+    valid[10] = 0x45;
+    for (let i = 0; i < 20_000; i++) {
+      const len = 1 + ((r() * (r() < 0.02 ? 65000 : 200)) | 0);
+      const b = r() < 0.5 ? Buffer.alloc(len) : Buffer.from(valid.subarray(0, Math.min(len, valid.length)));
+      for (let j = 0; j < 4; j++) b[(r() * b.length) | 0] = (r() * 256) | 0;
+      if (len > 2000) b[0] = 1; // mostly a GSO header: fragments of garbage
+      let off = 0;
+      while (off < b.length) off += writeSync(f.wfd, b, off);
+      written += b.length;
+      if (i % 500 === 0) await new Promise((resolve) => setImmediate(resolve));
+    }
+    // every byte written has been read (slot 7 of the pump's counters: bytes read)
+    await waitFor(() => a.counters.pump[7] === written, 10_000, 'the pump to drain the garbage');
+    await settled(() => gw.got.length + 1); // and what it sent has arrived
+    assert.ok(a.pumping);
+    const before = gw.got.length;
+    writeSync(f.wfd, valid);
+    await waitFor(() => gw.got.length === before + 1, 5000, 'the valid packet after the garbage');
+    const frame = gw.got[before] as Buffer;
+    assert.equal(frame.length, VXLAN_OVERHEAD + 1400);
+    assert.ok(frame.subarray(VXLAN_OVERHEAD).equals(valid.subarray(10)));
+  }),
+);
 
-test('agent pump: an HA announcement stops it; the new gateway\'s hello-ack restarts it towards that gateway', { skip }, async () => {
+test("agent pump: an HA announcement stops it; the new gateway's hello-ack restarts it towards that gateway", { skip }, async () => {
   const g1 = await FakeGateway.bind('127.0.0.2', 0);
   const g2 = await FakeGateway.bind('127.0.0.3', g1.port);
   const f = fifo();
@@ -269,54 +304,58 @@ test('agent pump: an HA announcement stops it; the new gateway\'s hello-ack rest
   }
 });
 
-test('agent pump: closing the UDP transport under it stops the pump; the agent still stops cleanly', { skip }, () => withPumpAgent(async (_gw, f, a) => {
-  hello(a);
-  await waitFor(() => a.pumping, 5000, 'the pump to start');
-  const pkt = Buffer.alloc(10 + 30000);
-  pkt[0] = 1;
-  pkt[1] = 1;
-  pkt[10] = 0x45;
-  for (let i = 0; i < 10; i++) writeSync(f.wfd, pkt); // the pump is busy sending when the socket closes
-  await ((a as unknown as Record<string, unknown>)['sock'] as UdpTransport).close();
-  // the pump no longer reads the device (it would send on a closed, possibly reused
-  // descriptor): empty the FIFO here, write one more packet, and it stays unread
-  const sink = Buffer.alloc(65536);
-  for (;;) {
-    try {
-      if (readSync(f.fd, sink) <= 0) break;
-    } catch {
-      break; // EAGAIN: empty
+test('agent pump: closing the UDP transport under it stops the pump; the agent still stops cleanly', { skip }, () =>
+  withPumpAgent(async (_gw, f, a) => {
+    hello(a);
+    await waitFor(() => a.pumping, 5000, 'the pump to start');
+    const pkt = Buffer.alloc(10 + 30000);
+    pkt[0] = 1;
+    pkt[1] = 1;
+    pkt[10] = 0x45;
+    for (let i = 0; i < 10; i++) writeSync(f.wfd, pkt); // the pump is busy sending when the socket closes
+    await ((a as unknown as Record<string, unknown>)['sock'] as UdpTransport).close();
+    // the pump no longer reads the device (it would send on a closed, possibly reused
+    // descriptor): empty the FIFO here, write one more packet, and it stays unread
+    const sink = Buffer.alloc(65536);
+    for (;;) {
+      try {
+        if (readSync(f.fd, sink) <= 0) break;
+      } catch {
+        break; // EAGAIN: empty
+      }
     }
-  }
-  const reads = a.counters.pump[6] as number;
-  writeSync(f.wfd, pkt.subarray(0, 110));
-  await new Promise((resolve) => setTimeout(resolve, 300));
-  assert.equal(a.counters.pump[6], reads);
-  assert.equal(readSync(f.fd, sink), 110);
-  await a.stop();
-  assert.equal(a.pumping, false);
-}));
-
-test('agent pump: a start that fails (EBUSY) is reported and retried at the next hello-ack', { skip }, () => withPumpAgent(async (_gw, f, a) => {
-  const other = await UdpTransport.bind('127.0.0.1', 0, () => undefined);
-  const errors: unknown[] = [];
-  a.onPumpError = (err) => errors.push(err);
-  const hdr = Buffer.alloc(VXLAN_OVERHEAD);
-  try {
-    // someone else pumps this device: the agent's start fails with EBUSY
-    native().pumpStart(f.fd, other.nativeFd, hdr, hdr, hdr, 1000, 1200, 0x7f000001, 9, 0, new Float64Array(8));
-    hello(a);
-    await waitFor(() => errors.length >= 1, 5000, 'the failed start to be reported');
-    assert.match(String(errors[0]), /pumped already/);
+    const reads = a.counters.pump[6] as number;
+    writeSync(f.wfd, pkt.subarray(0, 110));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    assert.equal(a.counters.pump[6], reads);
+    assert.equal(readSync(f.fd, sink), 110);
+    await a.stop();
     assert.equal(a.pumping, false);
-    native().pumpStop(f.fd);
-    // the periodic hello (every 500 ms) may have retried once more before the stop: at most one failure per answer
-    const failed = errors.length;
-    hello(a);
-    await waitFor(() => a.pumping, 5000, 'the pump to start at the next hello-ack');
-    assert.equal(errors.length, failed, 'no failure once the device is free');
-  } finally {
-    native().pumpStop(f.fd);
-    await other.close();
-  }
-}));
+  }),
+);
+
+test('agent pump: a start that fails (EBUSY) is reported and retried at the next hello-ack', { skip }, () =>
+  withPumpAgent(async (_gw, f, a) => {
+    const other = await UdpTransport.bind('127.0.0.1', 0, () => undefined);
+    const errors: unknown[] = [];
+    a.onPumpError = (err) => errors.push(err);
+    const hdr = Buffer.alloc(VXLAN_OVERHEAD);
+    try {
+      // someone else pumps this device: the agent's start fails with EBUSY
+      native().pumpStart(f.fd, other.nativeFd, hdr, hdr, hdr, 1000, 1200, 0x7f000001, 9, 0, new Float64Array(8));
+      hello(a);
+      await waitFor(() => errors.length >= 1, 5000, 'the failed start to be reported');
+      assert.match(String(errors[0]), /pumped already/);
+      assert.equal(a.pumping, false);
+      native().pumpStop(f.fd);
+      // the periodic hello (every 500 ms) may have retried once more before the stop: at most one failure per answer
+      const failed = errors.length;
+      hello(a);
+      await waitFor(() => a.pumping, 5000, 'the pump to start at the next hello-ack');
+      assert.equal(errors.length, failed, 'no failure once the device is free');
+    } finally {
+      native().pumpStop(f.fd);
+      await other.close();
+    }
+  }),
+);

@@ -8,7 +8,10 @@ import { argocdMessage, argocdService } from '../../src/gitops/wire/index.js';
 
 const V1A1 = 'github.com.argoproj.argo_cd.v3.pkg.apis.application.v1alpha1';
 const str = (tag: number, s: string): number[] => [tag, s.length, ...Buffer.from(s)];
-const msg = (tag: number, ...parts: number[][]): number[] => { const body = parts.flat(); return [tag, body.length, ...body]; };
+const msg = (tag: number, ...parts: number[][]): number[] => {
+  const body = parts.flat();
+  return [tag, body.length, ...body];
+};
 
 test('field numbers: bytes as upstream numbers them (session.proto, gpgkey.proto, generated.proto)', () => {
   const cases: [string, Record<string, unknown>, number[]][] = [
@@ -22,7 +25,11 @@ test('field numbers: bytes as upstream numbers them (session.proto, gpgkey.proto
     // OperationState: phase = 2, finishedAt = 7 (metav1.Time: seconds = 1, nanos = 2, both written as go-to-protobuf's Marshal does)
     [`${V1A1}.OperationState`, { phase: 'Error', finishedAt: '1970-01-01T00:01:40Z' }, [...str(0x12, 'Error'), 0x3a, 4, 0x08, 100, 0x10, 0]],
     // ApplicationWatchEvent: type = 1, application = 2 (metadata = 1: name = 1)
-    [`${V1A1}.ApplicationWatchEvent`, { type: 'ADDED', application: { metadata: { name: 'g' } } }, [...str(0x0a, 'ADDED'), 0x12, 5, 0x0a, 3, ...str(0x0a, 'g')]],
+    [
+      `${V1A1}.ApplicationWatchEvent`,
+      { type: 'ADDED', application: { metadata: { name: 'g' } } },
+      [...str(0x0a, 'ADDED'), 0x12, 5, 0x0a, 3, ...str(0x0a, 'g')],
+    ],
     // meta/v1 GroupKind is proto2 (go-to-protobuf): a core-group entry's empty group = 1 is present, kind = 2
     ['k8s.io.apimachinery.pkg.apis.meta.v1.GroupKind', { group: '', kind: 'Namespace' }, [0x0a, 0, ...str(0x12, 'Namespace')]],
     // AppProjectSpec.clusterResourceWhitelist = 5 keeps it
@@ -30,8 +37,11 @@ test('field numbers: bytes as upstream numbers them (session.proto, gpgkey.proto
     // SyncPolicyAutomated.enabled = 4 (*bool upstream): false is sent, not dropped
     [`${V1A1}.SyncPolicyAutomated`, { enabled: false }, [0x20, 0]],
     // AppProjectSpec.sourceIntegrity = 15 (argo-cd v3.5.7): git = 1, policies = 1, repos = 1 (url = 1), gpg = 2 (mode = 1, keys = 3)
-    [`${V1A1}.AppProjectSpec`, { sourceIntegrity: { git: { policies: [{ repos: [{ url: 'u' }], gpg: { mode: 'strict', keys: ['K'] } }] } } },
-      msg(0x7a, msg(0x0a, msg(0x0a, msg(0x0a, str(0x0a, 'u')), msg(0x12, str(0x0a, 'strict'), str(0x1a, 'K')))))],
+    [
+      `${V1A1}.AppProjectSpec`,
+      { sourceIntegrity: { git: { policies: [{ repos: [{ url: 'u' }], gpg: { mode: 'strict', keys: ['K'] } }] } } },
+      msg(0x7a, msg(0x0a, msg(0x0a, msg(0x0a, str(0x0a, 'u')), msg(0x12, str(0x0a, 'strict'), str(0x1a, 'K'))))),
+    ],
   ];
   for (const [name, json, bytes] of cases) {
     const desc = argocdMessage(name);
@@ -44,7 +54,11 @@ test('the JSON bridge drops what Argo CD has no field for and keeps maps', () =>
   const desc = argocdMessage(`${V1A1}.Application`);
   const app = {
     metadata: { name: 'guestbook', namespace: 'argocd', labels: { a: 'b' }, creationTimestamp: '2026-01-02T03:04:05Z' },
-    status: { sync: { status: 'Synced', revision: 'abc' }, signature: { status: 'valid' }, operationState: { phase: 'Succeeded', startedAt: '2026-01-02T03:04:05.250Z' } },
+    status: {
+      sync: { status: 'Synced', revision: 'abc' },
+      signature: { status: 'valid' },
+      operationState: { phase: 'Succeeded', startedAt: '2026-01-02T03:04:05.250Z' },
+    },
   };
   assert.deepEqual(messageToJson(desc, jsonToMessage(desc, app)), {
     metadata: { name: 'guestbook', namespace: 'argocd', labels: { a: 'b' }, creationTimestamp: '2026-01-02T03:04:05Z' },
@@ -53,7 +67,10 @@ test('the JSON bridge drops what Argo CD has no field for and keeps maps', () =>
 });
 
 test('the services and methods the argocd CLI calls are declared', () => {
-  const methods = (s: string): string[] => argocdService(s).methods.map((m) => m.name).sort();
+  const methods = (s: string): string[] =>
+    argocdService(s)
+      .methods.map((m) => m.name)
+      .sort();
   assert.deepEqual(methods('session.SessionService'), ['Create', 'Delete', 'GetUserInfo']);
   assert.deepEqual(methods('gpgkey.GPGKeyService'), ['Create', 'Delete', 'Get', 'List']);
   assert.deepEqual(methods('application.ApplicationService'), ['Get', 'List', 'Sync', 'Watch']);
@@ -64,13 +81,23 @@ test('a project update over gRPC keeps what the messages cannot carry, sourceInt
   const A = 'D56C4FCA57A46444';
   const B = '4AEE18F83AFDEB23';
   const rules = (who: string): Record<string, unknown> => ({ signerIdentities: [`* <${who}@example.com>`] });
-  const pol = (url: string, keys: string[], strait?: Record<string, unknown>): Record<string, unknown> => ({ repos: [{ url }], gpg: { mode: 'strict', keys }, ...(strait ? { strait } : {}) });
+  const pol = (url: string, keys: string[], strait?: Record<string, unknown>): Record<string, unknown> => ({
+    repos: [{ url }],
+    gpg: { mode: 'strict', keys },
+    ...(strait ? { strait } : {}),
+  });
   const stored = {
-    sourceRepos: ['*'], sshSigners: [{ principal: 'alice@example.com' }], roles: [{ name: 'ci' }],
-    sourceIntegrity: { git: { policies: [pol('https://a/*', [A], rules('alice')), pol('https://b/*', [B], rules('bob')), pol('https://c/*', [A])] }, helm: { policies: [] } },
+    sourceRepos: ['*'],
+    sshSigners: [{ principal: 'alice@example.com' }],
+    roles: [{ name: 'ci' }],
+    sourceIntegrity: {
+      git: { policies: [pol('https://a/*', [A], rules('alice')), pol('https://b/*', [B], rules('bob')), pol('https://c/*', [A])] },
+      helm: { policies: [] },
+    },
   };
   // what the client read: the stored spec through the message
-  const wire = (spec: unknown): Record<string, unknown> => messageToJson(argocdMessage(`${V1A1}.AppProjectSpec`), jsonToMessage(argocdMessage(`${V1A1}.AppProjectSpec`), spec));
+  const wire = (spec: unknown): Record<string, unknown> =>
+    messageToJson(argocdMessage(`${V1A1}.AppProjectSpec`), jsonToMessage(argocdMessage(`${V1A1}.AppProjectSpec`), spec));
   const seen = wire(stored) as { sourceIntegrity: { git: { policies: Record<string, unknown>[] } } };
   assert.equal(JSON.stringify(seen).includes('strait'), false, 'the client never sees the strait rules');
   const v35 = 'argocd-client/v3.5.7+unknown grpc-go/1.79.0';
@@ -80,12 +107,17 @@ test('a project update over gRPC keeps what the messages cannot carry, sourceInt
   const [p0, p1, p2] = seen.sourceIntegrity.git.policies as [Record<string, unknown>, Record<string, unknown>, Record<string, unknown>];
   const cases: [string, Record<string, unknown>, unknown[]][] = [
     ['unchanged', with_([p0, p1, p2]), stored.sourceIntegrity.git.policies],
-    ['policy 1 edited (--add-gpg-key): its rules stay', with_([p0, { ...p1, gpg: { mode: 'strict', keys: [B, A] } }, p2]),
-      [pol('https://a/*', [A], rules('alice')), pol('https://b/*', [B, A], rules('bob')), pol('https://c/*', [A])]],
-    ['policy 0 edited to look like policy 2: paired by index', with_([p2, p1, p2]),
-      [pol('https://c/*', [A], rules('alice')), pol('https://b/*', [B], rules('bob')), pol('https://c/*', [A])]],
-    ['a policy appended: new, no rules', with_([p0, p1, p2, pol('https://d/*', [B])]),
-      [...stored.sourceIntegrity.git.policies, pol('https://d/*', [B])]],
+    [
+      'policy 1 edited (--add-gpg-key): its rules stay',
+      with_([p0, { ...p1, gpg: { mode: 'strict', keys: [B, A] } }, p2]),
+      [pol('https://a/*', [A], rules('alice')), pol('https://b/*', [B, A], rules('bob')), pol('https://c/*', [A])],
+    ],
+    [
+      'policy 0 edited to look like policy 2: paired by index',
+      with_([p2, p1, p2]),
+      [pol('https://c/*', [A], rules('alice')), pol('https://b/*', [B], rules('bob')), pol('https://c/*', [A])],
+    ],
+    ['a policy appended: new, no rules', with_([p0, p1, p2, pol('https://d/*', [B])]), [...stored.sourceIntegrity.git.policies, pol('https://d/*', [B])]],
     ['policy 0 deleted: the others keep theirs', with_([p1, p2]), [pol('https://b/*', [B], rules('bob')), pol('https://c/*', [A])]],
     ['policies 0 and 1 deleted', with_([p2]), [pol('https://c/*', [A])]],
   ];
@@ -102,12 +134,24 @@ test('a project update over gRPC keeps what the messages cannot carry, sourceInt
     assert.deepEqual(projectSpecFromRpc('p', noSi, stored as never, ua).sourceIntegrity, stored.sourceIntegrity, ua);
   }
   // a client that says it is argocd >= 3.5 leaves it out only to remove it: refused, with the explicit ways
-  assert.throws(() => projectSpecFromRpc('p', noSi, stored as never, v35), (e: Error & { code?: string }) =>
-    e.code === 'STRAIT_ERR_GITOPS_SOURCE_INTEGRITY_LEFT_OUT' && /--gpg-mode none/.test(e.message));
+  assert.throws(
+    () => projectSpecFromRpc('p', noSi, stored as never, v35),
+    (e: Error & { code?: string }) => e.code === 'STRAIT_ERR_GITOPS_SOURCE_INTEGRITY_LEFT_OUT' && /--gpg-mode none/.test(e.message),
+  );
   // named but empty: removed (strait's helm part stays)
   assert.deepEqual(projectSpecFromRpc('p', { ...noSi, sourceIntegrity: {} }, stored as never, v32).sourceIntegrity, { helm: { policies: [] } });
   const { helm: _h, ...gitOnly } = stored.sourceIntegrity;
   assert.equal(projectSpecFromRpc('p', { ...noSi, sourceIntegrity: {} }, { ...stored, sourceIntegrity: gitOnly } as never, v32).sourceIntegrity, null);
-  assert.deepEqual([v35, 'argocd-client/v3.6.1 grpc-go/1', 'argocd-client/v4.0.0', v32, 'argocd-client/v3.4.9', 'xargocd-client/v3.5.0', 'argocd-client/v99.99.99+unknown'].map(claimsSourceIntegrity),
-    [true, true, true, false, false, false, false]);
+  assert.deepEqual(
+    [
+      v35,
+      'argocd-client/v3.6.1 grpc-go/1',
+      'argocd-client/v4.0.0',
+      v32,
+      'argocd-client/v3.4.9',
+      'xargocd-client/v3.5.0',
+      'argocd-client/v99.99.99+unknown',
+    ].map(claimsSourceIntegrity),
+    [true, true, true, false, false, false, false],
+  );
 });

@@ -21,7 +21,7 @@ test('strait with an unknown command exits 2 with a message', () => {
   assert.match(r.stderr, /unknown command/);
 });
 
-test('strait version -o json prints the package version (package.json\'s, the one place it is written)', () => {
+test("strait version -o json prints the package version (package.json's, the one place it is written)", () => {
   const r = strait('version', '-o', 'json');
   assert.equal(r.status, 0, r.stderr);
   const pkg = JSON.parse(readFileSync(join(process.env['STRAIT_ROOT'] ?? process.cwd(), 'package.json'), 'utf8')) as { version: string };
@@ -59,7 +59,11 @@ test('a command shows the global options it takes in --help and refuses the othe
   assert.match(up.stdout, /--state-dir <dir>/);
   assert.doesNotMatch(up.stdout, /--cluster/);
   assert.doesNotMatch(strait('version', '--help').stdout, /Global Options/);
-  for (const args of [['up', '--cluster', 'x'], ['--cluster', 'x', 'version'], ['version', '--state-dir', '/nonexistent']]) {
+  for (const args of [
+    ['up', '--cluster', 'x'],
+    ['--cluster', 'x', 'version'],
+    ['version', '--state-dir', '/nonexistent'],
+  ]) {
     const r = strait(...args);
     assert.equal(r.status, 2, args.join(' '));
     assert.match(r.stderr, /unknown option '--(cluster|state-dir)'/);
@@ -85,7 +89,9 @@ test('strait --help into a reader that closes early (| head -1) exits without a 
   const child = spawn(process.execPath, [join(root, 'bin', 'strait.js'), 'verify', '--help'], { stdio: ['ignore', 'pipe', 'pipe'] });
   child.stdout.destroy(); // the reader is gone before the help is written
   let stderr = '';
-  child.stderr.on('data', (d: Buffer) => { stderr += d.toString(); });
+  child.stderr.on('data', (d: Buffer) => {
+    stderr += d.toString();
+  });
   const code = await new Promise<number | null>((r) => child.on('close', (c) => r(c)));
   assert.equal(code, 0, stderr);
   assert.doesNotMatch(stderr, /EPIPE|Unhandled/);

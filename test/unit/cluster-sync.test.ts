@@ -26,32 +26,67 @@ test('cluster sync: a Service gets a ClusterIP and an EndpointSlice of its Runni
   const cluster = buildPlan(parseWorld(DEFAULT_WORLD)).clusters[0];
   assert.ok(cluster);
   const programmed: ServiceViews[] = [];
-  const sync = startClusterSync(cluster, store, silentLogger(), async (v) => { programmed.push(v); });
+  const sync = startClusterSync(cluster, store, silentLogger(), async (v) => {
+    programmed.push(v);
+  });
   try {
-    for (const [name, ip, phase] of [['a', '10.1.0.5', 'Running'], ['b', '10.1.1.5', 'Running'], ['c', '10.1.1.6', 'Pending']] as const) {
-      const pod = await store.apply({ ...Pod, metadata: { name, namespace: 'shop', labels: { app: 'web' } }, spec: { containers: [{ name: 'x', image: 'strait/echo' }] } });
+    for (const [name, ip, phase] of [
+      ['a', '10.1.0.5', 'Running'],
+      ['b', '10.1.1.5', 'Running'],
+      ['c', '10.1.1.6', 'Pending'],
+    ] as const) {
+      const pod = await store.apply({
+        ...Pod,
+        metadata: { name, namespace: 'shop', labels: { app: 'web' } },
+        spec: { containers: [{ name: 'x', image: 'strait/echo' }] },
+      });
       await store.updateStatus({ ...pod, status: { phase, podIP: ip } });
     }
-    await store.apply({ ...Service, metadata: { name: 'web', namespace: 'shop' }, spec: { selector: { app: 'web' }, ports: [{ name: 'http', port: 80, targetPort: 8080 }] } });
+    await store.apply({
+      ...Service,
+      metadata: { name: 'web', namespace: 'shop' },
+      spec: { selector: { app: 'web' }, ports: [{ name: 'http', port: 80, targetPort: 8080 }] },
+    });
     await sync.settled();
     await sync.settled();
     const svc = await store.get(Service, 'web', 'shop');
     assert.equal((svc?.spec as { clusterIP: string }).clusterIP, '100.1.0.11');
     const slice = await store.get(Slice, 'web-world', 'shop');
-    assert.deepEqual((slice?.['endpoints'] as { addresses: string[] }[]).map((e) => e.addresses[0]), ['10.1.0.5', '10.1.1.5'], 'Running pods only');
+    assert.deepEqual(
+      (slice?.['endpoints'] as { addresses: string[] }[]).map((e) => e.addresses[0]),
+      ['10.1.0.5', '10.1.1.5'],
+      'Running pods only',
+    );
     assert.deepEqual(slice?.['ports'], [{ name: 'http', port: 8080, protocol: 'TCP' }]);
     const last = programmed.at(-1);
-    assert.deepEqual(last?.proxy.find((p) => p.name === 'web'), {
-      namespace: 'shop', name: 'web', clusterIP: '100.1.0.11',
-      ports: [{ protocol: 'TCP', port: 80, endpoints: [{ ip: '10.1.0.5', port: 8080 }, { ip: '10.1.1.5', port: 8080 }] }],
-    });
+    assert.deepEqual(
+      last?.proxy.find((p) => p.name === 'web'),
+      {
+        namespace: 'shop',
+        name: 'web',
+        clusterIP: '100.1.0.11',
+        ports: [
+          {
+            protocol: 'TCP',
+            port: 80,
+            endpoints: [
+              { ip: '10.1.0.5', port: 8080 },
+              { ip: '10.1.1.5', port: 8080 },
+            ],
+          },
+        ],
+      },
+    );
     assert.deepEqual(last?.dns.find((d) => d.name === 'web')?.clusterIP, '100.1.0.11');
     // the Service goes: its slice goes, and the data plane forgets it
     await store.delete(Service, 'web', 'shop');
     await sync.settled();
     await sync.settled();
     assert.equal(await store.get(Slice, 'web-world', 'shop'), undefined);
-    assert.equal(programmed.at(-1)?.proxy.find((p) => p.name === 'web'), undefined);
+    assert.equal(
+      programmed.at(-1)?.proxy.find((p) => p.name === 'web'),
+      undefined,
+    );
   } finally {
     sync.stop();
     await store.close();

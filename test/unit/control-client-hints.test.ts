@@ -22,11 +22,24 @@ after(() => {
 });
 
 const cases: { name: string; server: string; text: string; want: RegExp }[] = [
-  { name: 'OpenSSL wrong version number (TLS to plain HTTP)', server: '127.0.0.1:8080', text: 'EPROTO 4087A0B1:error:0A00010B:SSL routines:ssl3_get_record:wrong version number',
-    want: /^the server speaks plain HTTP, not TLS: add --plaintext \(strait login 127\.0\.0\.1:8080 --plaintext …\), not --insecure$/ },
-  { name: 'refused where the world moved its control API', server: '127.0.0.1:8080', text: 'ECONNREFUSED connect ECONNREFUSED 127.0.0.1:8080',
-    want: /^connection refused: the local world's control API is now http:\/\/127\.0\.0\.1:40123 \(`strait status` shows it\); log in there: strait login 127\.0\.0\.1:40123 --plaintext/ },
-  { name: 'refused at the world\'s own address', server: '127.0.0.1:40123', text: 'ECONNREFUSED', want: /^connection refused; is the control module running\? \(`strait status` shows where/ },
+  {
+    name: 'OpenSSL wrong version number (TLS to plain HTTP)',
+    server: '127.0.0.1:8080',
+    text: 'EPROTO 4087A0B1:error:0A00010B:SSL routines:ssl3_get_record:wrong version number',
+    want: /^the server speaks plain HTTP, not TLS: add --plaintext \(strait login 127\.0\.0\.1:8080 --plaintext …\), not --insecure$/,
+  },
+  {
+    name: 'refused where the world moved its control API',
+    server: '127.0.0.1:8080',
+    text: 'ECONNREFUSED connect ECONNREFUSED 127.0.0.1:8080',
+    want: /^connection refused: the local world's control API is now http:\/\/127\.0\.0\.1:40123 \(`strait status` shows it\); log in there: strait login 127\.0\.0\.1:40123 --plaintext/,
+  },
+  {
+    name: "refused at the world's own address",
+    server: '127.0.0.1:40123',
+    text: 'ECONNREFUSED',
+    want: /^connection refused; is the control module running\? \(`strait status` shows where/,
+  },
   { name: 'refused elsewhere', server: 'ctl.example:443', text: 'ECONNREFUSED', want: /`strait status`/ },
   { name: 'self-signed certificate', server: 'h:8443', text: 'self-signed certificate', want: /use --insecure for a self-signed certificate/ },
 ];

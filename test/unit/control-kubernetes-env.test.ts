@@ -7,7 +7,10 @@ import { meshConfigSettingsFromEnv, webhookRecheckMsFromEnv, webhookSettingsFrom
 import { dnsSettingsFromEnv } from '../../src/multicluster/control/run/index.js';
 
 const refused = (fn: () => unknown, variable: string, value: string): void => {
-  assert.throws(fn, (err: unknown) => isStraitError(err) && err.code === 'STRAIT_ERR_CONFIG_INVALID' && err.message.includes(variable) && err.message.includes(value));
+  assert.throws(
+    fn,
+    (err: unknown) => isStraitError(err) && err.code === 'STRAIT_ERR_CONFIG_INVALID' && err.message.includes(variable) && err.message.includes(value),
+  );
 };
 
 test('STRAIT_WEBHOOK_CONFIG: strait-sidecar-injector by default; "off" writes no caBundle (configName undefined)', () => {
@@ -19,7 +22,8 @@ test('STRAIT_WEBHOOK_CONFIG: strait-sidecar-injector by default; "off" writes no
 test('STRAIT_WEBHOOK_RECHECK_SECONDS: 30 s by default; whole seconds >= 1, else refused naming the value', () => {
   assert.equal(webhookRecheckMsFromEnv({}), 30_000);
   assert.equal(webhookRecheckMsFromEnv({ STRAIT_WEBHOOK_RECHECK_SECONDS: '1' }), 1000);
-  for (const bad of ['0', '-1', '1.5', 'soon', '']) refused(() => webhookRecheckMsFromEnv({ STRAIT_WEBHOOK_RECHECK_SECONDS: bad }), 'STRAIT_WEBHOOK_RECHECK_SECONDS', bad);
+  for (const bad of ['0', '-1', '1.5', 'soon', ''])
+    refused(() => webhookRecheckMsFromEnv({ STRAIT_WEBHOOK_RECHECK_SECONDS: bad }), 'STRAIT_WEBHOOK_RECHECK_SECONDS', bad);
 });
 
 test('STRAIT_DNS_PORT and STRAIT_MESH_CONFIG_PORT: defaults, "off", bad ports refused', () => {

@@ -6,15 +6,15 @@ import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
 import { ManualClock } from '../../src/base/clock/index.js';
 import { isStraitError } from '../../src/base/errors/index.js';
-import {
-  DEFAULT_BACKOFF, DebouncedLoop, Informer, KeyQueue, backoffDelay, reconcileOnChange, type Requeue,
-} from '../../src/platform/controller/index.js';
+import { DEFAULT_BACKOFF, DebouncedLoop, Informer, KeyQueue, backoffDelay, reconcileOnChange, type Requeue } from '../../src/platform/controller/index.js';
 import type { KubeObject, ResourceStore } from '../../src/platform/store/index.js';
 import { FlakyStore, newTestStore } from '../support/stores.js';
 
 const CM = { apiVersion: 'v1', kind: 'ConfigMap' };
-const cm = (name: string): KubeObject => ({ ...CM, metadata: { name, namespace: 'default' }, data: { v: name } } as KubeObject);
-const turns = async (n = 20): Promise<void> => { for (let i = 0; i < n; i++) await new Promise((r) => setImmediate(r)); };
+const cm = (name: string): KubeObject => ({ ...CM, metadata: { name, namespace: 'default' }, data: { v: name } }) as KubeObject;
+const turns = async (n = 20): Promise<void> => {
+  for (let i = 0; i < n; i++) await new Promise((r) => setImmediate(r));
+};
 async function until(what: string, cond: () => boolean, ms = 3000): Promise<void> {
   const end = Date.now() + ms;
   while (!cond()) {
@@ -29,10 +29,19 @@ const store = (): FlakyStore => {
   stores.push(s);
   return s;
 };
-after(async () => { for (const s of stores) await s.close(); });
+after(async () => {
+  for (const s of stores) await s.close();
+});
 
 test('the backoff policy: 100 ms doubling to at most 2 s', () => {
-  const table: [number, number][] = [[1, 100], [2, 200], [3, 400], [5, 1600], [6, 2000], [50, 2000]];
+  const table: [number, number][] = [
+    [1, 100],
+    [2, 200],
+    [3, 400],
+    [5, 1600],
+    [6, 2000],
+    [50, 2000],
+  ];
   for (const [attempt, ms] of table) assert.equal(backoffDelay(attempt), ms, `attempt ${attempt}`);
   assert.equal(backoffDelay(3, { initialMs: 1000, maxMs: 300_000 }), 4000);
   assert.deepEqual(DEFAULT_BACKOFF, { initialMs: 100, maxMs: 2000 });
@@ -45,11 +54,17 @@ test('informer: a watch that expires (410) is re-listed after the backoff, and t
   const lists: string[][] = [];
   const events: string[] = [];
   const errors: unknown[] = [];
-  const inf = new Informer(s, CM, { namespace: 'default' }, {
-    onList: (items) => lists.push(items.map((o) => o.metadata.name).sort()),
-    onEvent: (type, o) => events.push(`${type} ${o.metadata.name}`),
-    onError: (err) => errors.push(err),
-  }, { clock }).start();
+  const inf = new Informer(
+    s,
+    CM,
+    { namespace: 'default' },
+    {
+      onList: (items) => lists.push(items.map((o) => o.metadata.name).sort()),
+      onEvent: (type, o) => events.push(`${type} ${o.metadata.name}`),
+      onError: (err) => errors.push(err),
+    },
+    { clock },
+  ).start();
   try {
     await inf.firstSync;
     await until('the watch', () => inf.synced);
@@ -104,17 +119,22 @@ test('informer: while the store is down it lists again after 100, 200, 400 ms ..
 
 test('queue: a key added many times runs once, and never twice at a time', async () => {
   let release!: () => void;
-  const gate = new Promise<void>((r) => { release = r; });
+  const gate = new Promise<void>((r) => {
+    release = r;
+  });
   const runs: string[] = [];
   let inside = 0;
   let most = 0;
-  const q = new KeyQueue(async (k) => {
-    inside++;
-    most = Math.max(most, inside);
-    runs.push(k);
-    if (k === 'a' && runs.length === 1) await gate;
-    inside--;
-  }, { concurrency: 4 });
+  const q = new KeyQueue(
+    async (k) => {
+      inside++;
+      most = Math.max(most, inside);
+      runs.push(k);
+      if (k === 'a' && runs.length === 1) await gate;
+      inside--;
+    },
+    { concurrency: 4 },
+  );
   q.add('a');
   await until('a to start', () => runs.length === 1);
   for (let i = 0; i < 5; i++) q.add('a'); // while a runs: one more run, after this one
@@ -134,11 +154,14 @@ test('queue: a failing key is retried after 100, 200, 400 ms; success resets; wa
   const results: (Requeue | 'throw')[] = ['throw', 'backoff', 'throw', undefined, 'throw', { afterMs: 5000 }, undefined];
   let runs = 0;
   const errors: string[] = [];
-  const q = new KeyQueue(async () => {
-    const r = results[runs++];
-    if (r === 'throw') throw new Error(`run ${runs}`);
-    return r;
-  }, { clock, onError: (k, e) => errors.push(`${k}: ${(e as Error).message}`) });
+  const q = new KeyQueue(
+    async () => {
+      const r = results[runs++];
+      if (r === 'throw') throw new Error(`run ${runs}`);
+      return r;
+    },
+    { clock, onError: (k, e) => errors.push(`${k}: ${(e as Error).message}`) },
+  );
   try {
     q.add('x');
     await until('the first run', () => runs === 1);
@@ -159,7 +182,9 @@ test('queue: a failing key is retried after 100, 200, 400 ms; success resets; wa
     await until('run 6 after 100 ms', () => runs === 6);
     await q.drained();
     let idle = false;
-    void q.idle().then(() => { idle = true; });
+    void q.idle().then(() => {
+      idle = true;
+    });
     await turns();
     assert.equal(idle, false, 'a waiting key is not idle');
     clock.advance(4999);
@@ -180,11 +205,17 @@ test('debounced loop: a burst is one run, a schedule while running is one more, 
   let fail = false;
   let release: (() => void) | undefined;
   const errors: unknown[] = [];
-  const loop = new DebouncedLoop(async () => {
-    runs++;
-    if (release === undefined && runs === 2) await new Promise<void>((r) => { release = r; });
-    if (fail) throw new Error('broken');
-  }, { debounceMs: 10, clock, onError: (e) => errors.push(e) });
+  const loop = new DebouncedLoop(
+    async () => {
+      runs++;
+      if (release === undefined && runs === 2)
+        await new Promise<void>((r) => {
+          release = r;
+        });
+      if (fail) throw new Error('broken');
+    },
+    { debounceMs: 10, clock, onError: (e) => errors.push(e) },
+  );
   try {
     for (let i = 0; i < 10; i++) loop.schedule();
     await new Promise((r) => setTimeout(r, 40));
@@ -216,10 +247,15 @@ test('reconcileOnChange: changes of the watched kinds are coalesced into runs of
   const s = store();
   let runs = 0;
   const seen: number[] = [];
-  const loop = reconcileOnChange(s, [CM], async () => {
-    runs++;
-    seen.push((await s.list(CM)).items.length);
-  }, { debounceMs: 20 });
+  const loop = reconcileOnChange(
+    s,
+    [CM],
+    async () => {
+      runs++;
+      seen.push((await s.list(CM)).items.length);
+    },
+    { debounceMs: 20 },
+  );
   try {
     await loop.settled();
     const before = runs;

@@ -18,9 +18,30 @@ function run(entry: string, args: string[]): { status: number | null; stderr: st
 const cases: { name: string; entry: string; file?: string; content?: string; code: string; status: number }[] = [
   { name: 'gateway without --config', entry: 'daemon/gateway/main.js', code: 'STRAIT_ERR_USAGE', status: 2 },
   { name: 'gateway with a missing file', entry: 'daemon/gateway/main.js', file: 'missing.yaml', code: 'STRAIT_ERR_FILE_UNREADABLE', status: 2 },
-  { name: 'gateway with an unknown key', entry: 'daemon/gateway/main.js', file: 'gw.yaml', content: 'clusterId: a\npsk: sixteen-chars-psk!!\nlocalSubnets: [10.1.0.0/16]\npeers: []\ntunel: {}\n', code: 'STRAIT_ERR_CONFIG_UNKNOWN_KEY', status: 2 },
-  { name: 'gateway with a bad CIDR', entry: 'daemon/gateway/main.js', file: 'gw2.yaml', content: 'clusterId: a\npsk: sixteen-chars-psk!!\nlocalSubnets: [10.1.0.1/16]\npeers: []\n', code: 'STRAIT_ERR_CONFIG_INVALID', status: 2 },
-  { name: 'agent with a renamed key', entry: 'agents/node-agent/main.js', file: 'ag.yaml', content: '{"remoteCIDRs": [], "remoteSubnets": [], "gateway": {"address": "10.0.0.1"}}', code: 'STRAIT_ERR_CONFIG_RENAMED_KEY', status: 2 },
+  {
+    name: 'gateway with an unknown key',
+    entry: 'daemon/gateway/main.js',
+    file: 'gw.yaml',
+    content: 'clusterId: a\npsk: sixteen-chars-psk!!\nlocalSubnets: [10.1.0.0/16]\npeers: []\ntunel: {}\n',
+    code: 'STRAIT_ERR_CONFIG_UNKNOWN_KEY',
+    status: 2,
+  },
+  {
+    name: 'gateway with a bad CIDR',
+    entry: 'daemon/gateway/main.js',
+    file: 'gw2.yaml',
+    content: 'clusterId: a\npsk: sixteen-chars-psk!!\nlocalSubnets: [10.1.0.1/16]\npeers: []\n',
+    code: 'STRAIT_ERR_CONFIG_INVALID',
+    status: 2,
+  },
+  {
+    name: 'agent with a renamed key',
+    entry: 'agents/node-agent/main.js',
+    file: 'ag.yaml',
+    content: '{"remoteCIDRs": [], "remoteSubnets": [], "gateway": {"address": "10.0.0.1"}}',
+    code: 'STRAIT_ERR_CONFIG_RENAMED_KEY',
+    status: 2,
+  },
 ];
 
 for (const c of cases) {
@@ -37,13 +58,19 @@ for (const c of cases) {
   });
 }
 
-test('daemon config: the control module\'s poll interval from STRAIT_CONTROL_POLL_INTERVAL is validated like the flag', () => {
-  const bad = spawnSync(process.execPath, [join(root, 'dist', 'daemon/control/main.js'), '--insecure', '--state-dir', join(dir, 'ctl'), '--store-dir', join(dir, 'ctl', 'store')],
-    { encoding: 'utf8', timeout: 20_000, env: { ...process.env, STRAIT_CONTROL_POLL_INTERVAL: 'three minutes' } });
+test("daemon config: the control module's poll interval from STRAIT_CONTROL_POLL_INTERVAL is validated like the flag", () => {
+  const bad = spawnSync(
+    process.execPath,
+    [join(root, 'dist', 'daemon/control/main.js'), '--insecure', '--state-dir', join(dir, 'ctl'), '--store-dir', join(dir, 'ctl', 'store')],
+    { encoding: 'utf8', timeout: 20_000, env: { ...process.env, STRAIT_CONTROL_POLL_INTERVAL: 'three minutes' } },
+  );
   assert.equal(bad.status, 2, bad.stderr);
   assert.match(bad.stderr, /STRAIT_ERR_CONFIG_INVALID: .*pollIntervalSeconds.*"three minutes"/);
-  const zero = spawnSync(process.execPath, [join(root, 'dist', 'daemon/control/main.js'), '--insecure', '--state-dir', join(dir, 'ctl'), '--store-dir', join(dir, 'ctl', 'store')],
-    { encoding: 'utf8', timeout: 20_000, env: { ...process.env, STRAIT_CONTROL_POLL_INTERVAL: '0' } });
+  const zero = spawnSync(
+    process.execPath,
+    [join(root, 'dist', 'daemon/control/main.js'), '--insecure', '--state-dir', join(dir, 'ctl'), '--store-dir', join(dir, 'ctl', 'store')],
+    { encoding: 'utf8', timeout: 20_000, env: { ...process.env, STRAIT_CONTROL_POLL_INTERVAL: '0' } },
+  );
   assert.equal(zero.status, 2, zero.stderr);
   assert.match(zero.stderr, /STRAIT_ERR_CONFIG_INVALID: .*pollIntervalSeconds/);
 });

@@ -9,15 +9,38 @@ test('echo: any method and path gets 200 and JSON naming the peer address and po
   const echo = await startEcho({ cluster: 'c', namespace: 'ns', pod: 'p', node: 'n' }, 0, '127.0.0.1');
   try {
     // curl binds 127.0.0.2 on its side: the echo must report exactly that
-    const { stdout } = await promisify(execFile)('curl', ['-s', '--interface', '127.0.0.2', '--local-port', '40111-40199', '-X', 'POST', '-d', 'x',
-      '-w', '\n%{http_code} %{local_port}', `http://127.0.0.1:${echo.port}/a/b?c=1`], { encoding: 'utf8' });
+    const { stdout } = await promisify(execFile)(
+      'curl',
+      [
+        '-s',
+        '--interface',
+        '127.0.0.2',
+        '--local-port',
+        '40111-40199',
+        '-X',
+        'POST',
+        '-d',
+        'x',
+        '-w',
+        '\n%{http_code} %{local_port}',
+        `http://127.0.0.1:${echo.port}/a/b?c=1`,
+      ],
+      { encoding: 'utf8' },
+    );
     const lines = stdout.trim().split('\n');
     const body = lines[0];
     const [code, localPort] = (lines.at(-1) ?? '').split(' ');
     assert.equal(code, '200');
     assert.deepEqual(JSON.parse(body ?? ''), {
-      remoteAddress: '127.0.0.2', remotePort: Number(localPort), cluster: 'c', namespace: 'ns', pod: 'p', node: 'n',
-      method: 'POST', path: '/a/b?c=1', host: `127.0.0.1:${echo.port}`,
+      remoteAddress: '127.0.0.2',
+      remotePort: Number(localPort),
+      cluster: 'c',
+      namespace: 'ns',
+      pod: 'p',
+      node: 'n',
+      method: 'POST',
+      path: '/a/b?c=1',
+      host: `127.0.0.1:${echo.port}`,
     });
     assert.equal(echo.counters.requests, 1);
   } finally {

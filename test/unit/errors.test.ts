@@ -3,7 +3,15 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import {
-  E, ERROR_GROUPS, KINDS, definitionOf, grpcStatusOf, isStraitError, listErrorCodes, listErrorDefinitions, listKinds,
+  E,
+  ERROR_GROUPS,
+  KINDS,
+  definitionOf,
+  grpcStatusOf,
+  isStraitError,
+  listErrorCodes,
+  listErrorDefinitions,
+  listKinds,
 } from '../../src/base/errors/index.js';
 
 const root = process.env['STRAIT_ROOT'] ?? process.cwd();
@@ -32,15 +40,20 @@ function parseDoc() {
 
 test('docs/errors.md shows the kind table of src/base/errors/kinds.ts', () => {
   const { kinds } = parseDoc();
-  assert.deepEqual(kinds, listKinds().map((kind) => ({ kind, exit: KINDS[kind].exit, http: KINDS[kind].http, grpc: KINDS[kind].grpc })));
+  assert.deepEqual(
+    kinds,
+    listKinds().map((kind) => ({ kind, exit: KINDS[kind].exit, http: KINDS[kind].http, grpc: KINDS[kind].grpc })),
+  );
 });
 
 test('docs/errors.md has one section per owner, in the order of the source, with its codes in order and their kinds', () => {
   const { codes, sections } = parseDoc();
   assert.deepEqual(sections, ['Kinds', ...Object.keys(ERROR_GROUPS)]);
   const defs = listErrorDefinitions();
-  assert.deepEqual(codes.map(({ owner, code, kind, exit }) => ({ owner, code, kind, exit })),
-    defs.map((d) => ({ owner: d.owner, code: d.code, kind: d.kind, exit: KINDS[d.kind].exit })));
+  assert.deepEqual(
+    codes.map(({ owner, code, kind, exit }) => ({ owner, code, kind, exit })),
+    defs.map((d) => ({ owner: d.owner, code: d.code, kind: d.kind, exit: KINDS[d.kind].exit })),
+  );
 });
 
 test('codes and factory names are unique across owners', () => {
@@ -51,7 +64,7 @@ test('codes and factory names are unique across owners', () => {
   for (const c of codes) assert.match(c, /^STRAIT_ERR_[A-Z0-9_]+$/);
 });
 
-test('the githost API status in docs/errors.md is Gitea\'s where it differs, the kind\'s otherwise', () => {
+test("the githost API status in docs/errors.md is Gitea's where it differs, the kind's otherwise", () => {
   const { codes } = parseDoc();
   for (const row of codes) {
     const d = definitionOf(row.code);
@@ -78,8 +91,11 @@ test('exit, HTTP and gRPC status come from the kind', () => {
     { err: E.internal('bug'), kind: 'internal', exit: 1, http: 500, grpc: 13 },
   ] as const;
   for (const c of cases) {
-    assert.deepEqual({ kind: c.err.kind, exit: c.err.exitCode, http: c.err.httpStatus, grpc: grpcStatusOf(c.err.kind).code },
-      { kind: c.kind, exit: c.exit, http: c.http, grpc: c.grpc }, c.err.code);
+    assert.deepEqual(
+      { kind: c.err.kind, exit: c.err.exitCode, http: c.err.httpStatus, grpc: grpcStatusOf(c.err.kind).code },
+      { kind: c.kind, exit: c.exit, http: c.http, grpc: c.grpc },
+      c.err.code,
+    );
   }
 });
 
@@ -94,7 +110,7 @@ test('errors quote the offending value and keep their code', () => {
   assert.equal(isStraitError(err, 'STRAIT_ERR_TYPO'), false);
 });
 
-test('HTTP errors: a definition gives the code, its protocol status where it has one, the kind\'s otherwise', async () => {
+test("HTTP errors: a definition gives the code, its protocol status where it has one, the kind's otherwise", async () => {
   const { HttpError, toHttpError, httpStatusOf } = await import('../../src/platform/http/index.js');
   const cases = [
     { err: new HttpError(E.httpBodyTooLarge, 'big', 'too-large'), code: 'STRAIT_ERR_HTTP_BODY_TOO_LARGE', http: 413, grpc: 3 },
@@ -109,8 +125,11 @@ test('HTTP errors: a definition gives the code, its protocol status where it has
   ];
   for (const c of cases) {
     assert.ok(isStraitError(c.err), c.code);
-    assert.deepEqual({ code: c.err.code, http: c.err.status, of: httpStatusOf(c.err), grpc: grpcStatusOf(c.err.kind).code },
-      { code: c.code, http: c.http, of: c.http, grpc: c.grpc }, c.code);
+    assert.deepEqual(
+      { code: c.err.code, http: c.err.status, of: httpStatusOf(c.err), grpc: grpcStatusOf(c.err.kind).code },
+      { code: c.code, http: c.http, of: c.http, grpc: c.grpc },
+      c.code,
+    );
   }
   assert.equal(new HttpError(E.httpBodyTooLarge, 'big', 'too-large').problem, 'too-large');
 });

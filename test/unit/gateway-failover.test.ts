@@ -17,20 +17,34 @@ function packet(n: number): Buffer {
 }
 
 function gatewayB(name: string, aPort: number, got: string[]): Promise<Gateway> {
-  return startGateway({
-    clusterId: 'cluster-b', name, psk: PSK, localSubnets: ['10.2.0.0/16'],
-    tunnel: { listen: '127.0.0.1', port: 0 }, vxlan: { listen: '127.0.0.1', port: 0 },
-    peers: [{ clusterId: 'cluster-a', endpoint: '127.0.0.1', port: aPort, subnets: ['10.1.0.0/16'] }],
-  }, { noTun: true, onDeliver: (p) => got.push(`${name}:${p.subarray(28).toString()}`) });
+  return startGateway(
+    {
+      clusterId: 'cluster-b',
+      name,
+      psk: PSK,
+      localSubnets: ['10.2.0.0/16'],
+      tunnel: { listen: '127.0.0.1', port: 0 },
+      vxlan: { listen: '127.0.0.1', port: 0 },
+      peers: [{ clusterId: 'cluster-a', endpoint: '127.0.0.1', port: aPort, subnets: ['10.1.0.0/16'] }],
+    },
+    { noTun: true, onDeliver: (p) => got.push(`${name}:${p.subarray(28).toString()}`) },
+  );
 }
 
 test('passive gateway takes over: traffic from cluster-a resumes through it', async (t) => {
   const got: string[] = [];
-  const ga = await startGateway({
-    clusterId: 'cluster-a', name: 'gw-a', psk: PSK, localSubnets: ['10.1.0.0/16'],
-    tunnel: { listen: '127.0.0.1', port: 0 }, vxlan: { listen: '127.0.0.1', port: 0 },
-    peers: [{ clusterId: 'cluster-b', endpoint: '127.0.0.1', port: 9, subnets: ['10.2.0.0/16'] }],
-  }, { noTun: true });
+  const ga = await startGateway(
+    {
+      clusterId: 'cluster-a',
+      name: 'gw-a',
+      psk: PSK,
+      localSubnets: ['10.1.0.0/16'],
+      tunnel: { listen: '127.0.0.1', port: 0 },
+      vxlan: { listen: '127.0.0.1', port: 0 },
+      peers: [{ clusterId: 'cluster-b', endpoint: '127.0.0.1', port: 9, subnets: ['10.2.0.0/16'] }],
+    },
+    { noTun: true },
+  );
   const gb1 = await gatewayB('gw-b1', ga.tunnelPort, got);
   let gb2: Gateway | undefined;
   try {

@@ -11,7 +11,15 @@ import { parseGatewayConfig, startGateway } from '../../src/multicluster/datapla
 import { NodeAgent, parseNodeAgentConfig } from '../../src/multicluster/dataplane/node-agent/index.js';
 import { TunnelEndpoint } from '../../src/multicluster/dataplane/tunnel/index.js';
 import { systemClock } from '../../src/base/clock/index.js';
-import { announceEpoch, encodeAnnounce, writeHeaders, VXLAN_OVERHEAD, ETHERTYPE_IPV4, AGENT_MAC, GATEWAY_MAC } from '../../src/multicluster/wire/vxlan/index.js';
+import {
+  announceEpoch,
+  encodeAnnounce,
+  writeHeaders,
+  VXLAN_OVERHEAD,
+  ETHERTYPE_IPV4,
+  AGENT_MAC,
+  GATEWAY_MAC,
+} from '../../src/multicluster/wire/vxlan/index.js';
 import { MemoryStore } from '../helpers/memory-store.js';
 import { gatewayRecords } from '../../src/multicluster/control/gateway/index.js';
 
@@ -26,7 +34,13 @@ async function until(what: string, cond: () => boolean, ms = 5000): Promise<void
 
 function elector(store: MemoryStore, identity: string, log: string[], durationMs = 300, createDelayMs = 0) {
   return new LeaseElector({
-    store, namespace: 'submariner-operator', name: 'strait-gateway', identity, leaseDurationMs: durationMs, renewMs: 60, createDelayMs,
+    store,
+    namespace: 'submariner-operator',
+    name: 'strait-gateway',
+    identity,
+    leaseDurationMs: durationMs,
+    renewMs: 60,
+    createDelayMs,
     onActive: (e) => log.push(`${identity}:active@${e}`),
     onPassive: (h, e) => log.push(`${identity}:passive(${h ?? ''})@${e}`),
     onLost: (h) => log.push(`${identity}:lost(${h ?? ''})`),
@@ -43,7 +57,11 @@ test('lease: one of two candidates is active; the other takes over when the leas
   b.start();
   await until('gw-2 passive', () => log.includes('gw-2:passive(gw-1)@0'));
   assert.equal(b.isActive, false);
-  const l = await store.get<KubeObject<{ holderIdentity: string; leaseDurationSeconds: number; renewTime: string }>>(LEASE_KIND, 'strait-gateway', 'submariner-operator');
+  const l = await store.get<KubeObject<{ holderIdentity: string; leaseDurationSeconds: number; renewTime: string }>>(
+    LEASE_KIND,
+    'strait-gateway',
+    'submariner-operator',
+  );
   assert.equal(l?.spec?.holderIdentity, 'gw-1');
   assert.equal(l?.spec?.leaseDurationSeconds, 1, 'whole seconds for Kubernetes tools, rounded up');
   assert.equal(l?.metadata.annotations?.['strait.dev/lease-duration-ms'], '300');
@@ -96,8 +114,16 @@ test('lease: a store that fails leaves the active candidate active (and its rene
   const log: string[] = [];
   const renewed: number[] = [];
   const a = new LeaseElector({
-    store, namespace: 'submariner-operator', name: 'strait-gateway', identity: 'gw-1', leaseDurationMs: 300, renewMs: 60,
-    onActive: () => undefined, onPassive: () => undefined, onLost: (h) => log.push(`lost(${h ?? ''})`), onRenewed: (at) => renewed.push(at),
+    store,
+    namespace: 'submariner-operator',
+    name: 'strait-gateway',
+    identity: 'gw-1',
+    leaseDurationMs: 300,
+    renewMs: 60,
+    onActive: () => undefined,
+    onPassive: () => undefined,
+    onLost: (h) => log.push(`lost(${h ?? ''})`),
+    onRenewed: (at) => renewed.push(at),
   });
   a.start();
   await until('gw-1 active', () => a.isActive);
@@ -149,13 +175,24 @@ test('lease (Kubernetes mode): a create-only write decides a race at once; with 
     return true;
   };
   const renewed: number[] = [];
-  const mk = (identity: string) => new LeaseElector({
-    store, namespace: 'strait-system', name: 'strait-gateway', identity, leaseDurationMs: 600, renewMs: 60, renewDeadlineMs: 250, create, ensureNamespace: false,
-    onActive: (e, _why, former) => log.push(`${identity}:active@${e}${former ? `<-${former}` : ''}`),
-    onPassive: (h) => log.push(`${identity}:passive(${h ?? ''})`),
-    onLost: (h, why) => log.push(`${identity}:lost(${h ?? ''}${why ? `: ${why}` : ''})`),
-    onRenewed: (at) => { if (identity === 'gw-1') renewed.push(at); },
-  });
+  const mk = (identity: string) =>
+    new LeaseElector({
+      store,
+      namespace: 'strait-system',
+      name: 'strait-gateway',
+      identity,
+      leaseDurationMs: 600,
+      renewMs: 60,
+      renewDeadlineMs: 250,
+      create,
+      ensureNamespace: false,
+      onActive: (e, _why, former) => log.push(`${identity}:active@${e}${former ? `<-${former}` : ''}`),
+      onPassive: (h) => log.push(`${identity}:passive(${h ?? ''})`),
+      onLost: (h, why) => log.push(`${identity}:lost(${h ?? ''}${why ? `: ${why}` : ''})`),
+      onRenewed: (at) => {
+        if (identity === 'gw-1') renewed.push(at);
+      },
+    });
   const a = mk('gw-1');
   const b = mk('gw-2');
   a.start();
@@ -175,7 +212,10 @@ test('lease (Kubernetes mode): a create-only write decides a race at once; with 
   if (holder === a) assert.ok(renewed.length - n <= 1, 'failed renewals are not confirmations');
   failing = false;
   await until('the other active', () => other.isActive, 3000);
-  assert.ok(log.some((x) => new RegExp(`:active@1<-${holder === a ? 'gw-1' : 'gw-2'}$`).test(x)), log.join(' '));
+  assert.ok(
+    log.some((x) => new RegExp(`:active@1<-${holder === a ? 'gw-1' : 'gw-2'}$`).test(x)),
+    log.join(' '),
+  );
   store.update = orig;
   a.stop();
   b.stop();
@@ -221,14 +261,28 @@ test('node agent: follows an announcement from a configured gateway with a newer
 
 test('gateway config: ha must list the gateway itself and renew well within the lease', () => {
   const base = {
-    clusterId: 'cluster-a', name: 'gw-1', psk: 'x'.repeat(32), localSubnets: ['10.1.0.0/16'], peers: [],
-    ha: { members: [{ name: 'gw-1', address: '172.18.0.2' }, { name: 'gw-2', address: '172.18.0.3' }], store: { socket: '/s', tokenFile: '/t', cluster: 'cluster-a' } },
+    clusterId: 'cluster-a',
+    name: 'gw-1',
+    psk: 'x'.repeat(32),
+    localSubnets: ['10.1.0.0/16'],
+    peers: [],
+    ha: {
+      members: [
+        { name: 'gw-1', address: '172.18.0.2' },
+        { name: 'gw-2', address: '172.18.0.3' },
+      ],
+      store: { socket: '/s', tokenFile: '/t', cluster: 'cluster-a' },
+    },
   };
   const ok = parseGatewayConfig(base);
   assert.equal(ok.ha?.leaseDurationMs, 1000);
   assert.equal(ok.ha?.renewMs, 200);
   assert.equal(ok.ha?.port, 4801);
-  const bad = (cfg: unknown, re: RegExp) => assert.throws(() => parseGatewayConfig(cfg), (e: unknown) => isStraitError(e) && re.test(e.message));
+  const bad = (cfg: unknown, re: RegExp) =>
+    assert.throws(
+      () => parseGatewayConfig(cfg),
+      (e: unknown) => isStraitError(e) && re.test(e.message),
+    );
   bad({ ...base, name: 'gw-9' }, /ha\.members.*gw-9/);
   bad({ ...base, ha: { ...base.ha, renewMs: 600 } }, /renewMs/);
   bad({ ...base, ha: { ...base.ha, members: [base.ha.members[0]] } }, /members/);
@@ -249,17 +303,33 @@ test('passive gateway: ignores the tunnel protocol, reports passive; once active
   const psk = 'ha-unit-psk-0123456789abcdef';
   const sent: { msg: Buffer; port: number }[] = [];
   const remote = new TunnelEndpoint({
-    clusterId: 'cluster-b', psk, clock: systemClock, peers: [{ clusterId: 'cluster-a', address: '127.0.0.1', port: 9, subnets: ['10.1.0.0/16'] }],
+    clusterId: 'cluster-b',
+    psk,
+    clock: systemClock,
+    peers: [{ clusterId: 'cluster-a', address: '127.0.0.1', port: 9, subnets: ['10.1.0.0/16'] }],
     send: (chunks, port) => sent.push({ msg: Buffer.concat(Array.isArray(chunks) ? chunks : [chunks]), port }),
     deliver: () => undefined,
   });
-  const gw = await startGateway({
-    clusterId: 'cluster-a', name: 'gw-1', psk, localSubnets: ['10.1.0.0/16'],
-    tunnel: { listen: '127.0.0.1', port: 0 }, vxlan: { listen: '127.0.0.1', port: 0, agentPort: (agentSock.address()).port },
-    peers: [{ clusterId: 'cluster-b', endpoint: '127.0.0.1', port: 9, subnets: ['10.2.0.0/16'] }],
-    nodes: [{ address: '127.0.0.1', podCIDRs: ['10.1.1.0/24'] }],
-    ha: { members: [{ name: 'gw-1', address: '127.0.0.1' }, { name: 'gw-2', address: '127.0.0.2' }], store: { socket: '/s', tokenFile: '/t', cluster: 'cluster-a' } },
-  }, { noTun: true });
+  const gw = await startGateway(
+    {
+      clusterId: 'cluster-a',
+      name: 'gw-1',
+      psk,
+      localSubnets: ['10.1.0.0/16'],
+      tunnel: { listen: '127.0.0.1', port: 0 },
+      vxlan: { listen: '127.0.0.1', port: 0, agentPort: agentSock.address().port },
+      peers: [{ clusterId: 'cluster-b', endpoint: '127.0.0.1', port: 9, subnets: ['10.2.0.0/16'] }],
+      nodes: [{ address: '127.0.0.1', podCIDRs: ['10.1.1.0/24'] }],
+      ha: {
+        members: [
+          { name: 'gw-1', address: '127.0.0.1' },
+          { name: 'gw-2', address: '127.0.0.2' },
+        ],
+        store: { socket: '/s', tokenFile: '/t', cluster: 'cluster-a' },
+      },
+    },
+    { noTun: true },
+  );
   try {
     assert.equal(gw.haStatus, 'passive');
     assert.deepEqual(gw.gatewayRecord(), { node: 'gw-1', haStatus: 'passive', summary: 'There are no connections' });
@@ -299,14 +369,21 @@ test('passive gateway: ignores the tunnel protocol, reports passive; once active
 });
 
 test('Kubernetes mode (ha without members): the passive gateway learns the active one from its announcement of the lease epoch, and is ready then', async () => {
-  const gw = await startGateway({
-    clusterId: 'cluster-a', name: 'gw-2', psk: 'ha-unit-psk-0123456789abcdef', localSubnets: ['10.1.0.0/16'],
-    tunnel: { listen: '127.0.0.1', port: 0 }, vxlan: { listen: '127.0.0.1', port: 0 },
-    peers: [{ clusterId: 'cluster-b', endpoint: '127.0.0.1', port: 9, subnets: ['10.2.0.0/16'] }],
-    // the other gateway node is one of the cluster's nodes (docs: it must be, to be heard)
-    nodes: [{ address: '127.0.0.3', podCIDRs: ['10.1.3.0/24'] }],
-    ha: { kubernetes: {} },
-  }, { noTun: true });
+  const gw = await startGateway(
+    {
+      clusterId: 'cluster-a',
+      name: 'gw-2',
+      psk: 'ha-unit-psk-0123456789abcdef',
+      localSubnets: ['10.1.0.0/16'],
+      tunnel: { listen: '127.0.0.1', port: 0 },
+      vxlan: { listen: '127.0.0.1', port: 0 },
+      peers: [{ clusterId: 'cluster-b', endpoint: '127.0.0.1', port: 9, subnets: ['10.2.0.0/16'] }],
+      // the other gateway node is one of the cluster's nodes (docs: it must be, to be heard)
+      nodes: [{ address: '127.0.0.3', podCIDRs: ['10.1.3.0/24'] }],
+      ha: { kubernetes: {} },
+    },
+    { noTun: true },
+  );
   const active = createSocket('udp4');
   await new Promise<void>((r) => active.bind(0, '127.0.0.3', () => r()));
   const stranger = createSocket('udp4');
@@ -342,11 +419,18 @@ test('Kubernetes mode (ha without members): the passive gateway learns the activ
 });
 
 test('fencing per send: the clock is read once per callback and every 64 sends; nothing is sent past the deadline beyond that bound', async () => {
-  const gw = await startGateway({
-    clusterId: 'cluster-a', name: 'gw-1', psk: 'ha-unit-psk-0123456789abcdef', localSubnets: ['10.1.0.0/16'],
-    tunnel: { listen: '127.0.0.1', port: 0 }, vxlan: { listen: '127.0.0.1', port: 0 },
-    peers: [{ clusterId: 'cluster-b', endpoint: '127.0.0.1', port: 9, subnets: ['10.2.0.0/16'] }],
-  }, { noTun: true });
+  const gw = await startGateway(
+    {
+      clusterId: 'cluster-a',
+      name: 'gw-1',
+      psk: 'ha-unit-psk-0123456789abcdef',
+      localSubnets: ['10.1.0.0/16'],
+      tunnel: { listen: '127.0.0.1', port: 0 },
+      vxlan: { listen: '127.0.0.1', port: 0 },
+      peers: [{ clusterId: 'cluster-b', endpoint: '127.0.0.1', port: 9, subnets: ['10.2.0.0/16'] }],
+    },
+    { noTun: true },
+  );
   const send = (gw as unknown as { sendTunnel(b: Buffer, port: number, address: string): void }).sendTunnel.bind(gw);
   const dgram = Buffer.alloc(64);
   try {
@@ -356,7 +440,7 @@ test('fencing per send: the clock is read once per callback and every 64 sends; 
     let sentLate = 0;
     let droppedEarly = 0;
     // by count past the deadline, not by time (a busy machine sends slowly)
-    for (let late = 0; late < 200;) {
+    for (let late = 0; late < 200; ) {
       const t = performance.now();
       if (t > deadline) late++;
       const before = gw.vxlan.fencedDrops;

@@ -5,14 +5,37 @@ import { isStraitError, type ErrorCode } from '../../src/base/errors/index.js';
 import { UdpTransport } from '../../src/multicluster/dataplane/udp/index.js';
 import { waitFor } from '../helpers/wait.js';
 import { COLUMNS, connectionRow } from '../../src/multicluster/cli/index.js';
-import { advertisedAddress, formatRtt, inPodCidrs, NodeTable, parseGatewayConfig, startGateway, type Gateway } from '../../src/multicluster/dataplane/gateway/index.js';
+import {
+  advertisedAddress,
+  formatRtt,
+  inPodCidrs,
+  NodeTable,
+  parseGatewayConfig,
+  startGateway,
+  type Gateway,
+} from '../../src/multicluster/dataplane/gateway/index.js';
 import { parseNodeAgentConfig } from '../../src/multicluster/dataplane/node-agent/index.js';
-import { vxlan, writeHeaders, writeExtHeader, AGENT_MAC, GATEWAY_MAC, VXLAN_OVERHEAD, EXT_HEADER, EXT_FRAGMENT, ETHERTYPE_STRAIT } from '../../src/multicluster/wire/vxlan/index.js';
+import {
+  vxlan,
+  writeHeaders,
+  writeExtHeader,
+  AGENT_MAC,
+  GATEWAY_MAC,
+  VXLAN_OVERHEAD,
+  EXT_HEADER,
+  EXT_FRAGMENT,
+  ETHERTYPE_STRAIT,
+} from '../../src/multicluster/wire/vxlan/index.js';
 import { ipv4, udp } from '../../src/multicluster/wire/ipv4/index.js';
 
 const CONNECTION_COLUMNS = COLUMNS.connections;
 
-const base = { clusterId: 'cluster-a', psk: 'a-psk-of-sixteen-chars', localSubnets: ['10.1.0.0/16'], peers: [{ clusterId: 'cluster-b', endpoint: '127.0.0.1', subnets: ['10.2.0.0/16'] }] };
+const base = {
+  clusterId: 'cluster-a',
+  psk: 'a-psk-of-sixteen-chars',
+  localSubnets: ['10.1.0.0/16'],
+  peers: [{ clusterId: 'cluster-b', endpoint: '127.0.0.1', subnets: ['10.2.0.0/16'] }],
+};
 
 test('gateway config: defaults, unknown keys, renamed keys, bad CIDRs, PSK source', () => {
   const c = parseGatewayConfig(base);
@@ -28,8 +51,16 @@ test('gateway config: defaults, unknown keys, renamed keys, bad CIDRs, PSK sourc
     ['short PSK', { ...base, psk: 'short' }, 'STRAIT_ERR_CONFIG_INVALID'],
     ['VNI too large', { ...base, vxlan: { vni: 1 << 24 } }, 'STRAIT_ERR_CONFIG_INVALID'],
   ];
-  for (const [name, input, code] of cases) assert.throws(() => parseGatewayConfig(input), (e) => isStraitError(e, code), name);
-  assert.throws(() => parseNodeAgentConfig({ remoteSubnets: ['x'], gateway: { address: '10.0.0.1' } }), (e) => isStraitError(e, 'STRAIT_ERR_CONFIG_INVALID'));
+  for (const [name, input, code] of cases)
+    assert.throws(
+      () => parseGatewayConfig(input),
+      (e) => isStraitError(e, code),
+      name,
+    );
+  assert.throws(
+    () => parseNodeAgentConfig({ remoteSubnets: ['x'], gateway: { address: '10.0.0.1' } }),
+    (e) => isStraitError(e, 'STRAIT_ERR_CONFIG_INVALID'),
+  );
   assert.equal(parseNodeAgentConfig({ remoteSubnets: ['10.2.0.0/16'], gateway: { address: '10.0.0.1' } }).vxlan.vni, 100);
 });
 
@@ -47,17 +78,33 @@ function udpPacket(src: number, dst: number, text: string): Buffer {
 /** gateway A (cluster-a, VXLAN from agents) and gateway B (cluster-b, delivers into `got`) tunnelled over loopback */
 async function gatewayPair(): Promise<{ ga: Gateway; gb: Gateway; got: Buffer[] }> {
   const got: Buffer[] = [];
-  const gb: Gateway = await startGateway({
-    ...base, clusterId: 'cluster-b', name: 'gw-b', localSubnets: ['10.2.0.0/16'],
-    tunnel: { listen: '127.0.0.1', port: 0 }, vxlan: { listen: '127.0.0.1', port: 0 },
-    peers: [{ clusterId: 'cluster-a', endpoint: '127.0.0.1', port: 9, subnets: ['10.1.0.0/16'] }],
-  }, { noTun: true, onDeliver: (p) => got.push(Buffer.from(p)) });
-  const ga: Gateway = await startGateway({
-    ...base, name: 'gw-a', tunnel: { listen: '127.0.0.1', port: 0 }, vxlan: { listen: '127.0.0.1', port: 0 },
-    peers: [{ clusterId: 'cluster-b', endpoint: '127.0.0.1', port: gb.tunnelPort, subnets: ['10.2.0.0/16'] }],
-    // the node agents: 127.0.0.1 (pods 10.1.0.0/24) and 127.0.0.2 (pods 10.1.1.0/24)
-    nodes: [{ address: '127.0.0.1', podCIDRs: ['10.1.0.0/24'] }, { address: '127.0.0.2', podCIDRs: ['10.1.1.0/24'] }],
-  }, { noTun: true });
+  const gb: Gateway = await startGateway(
+    {
+      ...base,
+      clusterId: 'cluster-b',
+      name: 'gw-b',
+      localSubnets: ['10.2.0.0/16'],
+      tunnel: { listen: '127.0.0.1', port: 0 },
+      vxlan: { listen: '127.0.0.1', port: 0 },
+      peers: [{ clusterId: 'cluster-a', endpoint: '127.0.0.1', port: 9, subnets: ['10.1.0.0/16'] }],
+    },
+    { noTun: true, onDeliver: (p) => got.push(Buffer.from(p)) },
+  );
+  const ga: Gateway = await startGateway(
+    {
+      ...base,
+      name: 'gw-a',
+      tunnel: { listen: '127.0.0.1', port: 0 },
+      vxlan: { listen: '127.0.0.1', port: 0 },
+      peers: [{ clusterId: 'cluster-b', endpoint: '127.0.0.1', port: gb.tunnelPort, subnets: ['10.2.0.0/16'] }],
+      // the node agents: 127.0.0.1 (pods 10.1.0.0/24) and 127.0.0.2 (pods 10.1.1.0/24)
+      nodes: [
+        { address: '127.0.0.1', podCIDRs: ['10.1.0.0/24'] },
+        { address: '127.0.0.2', podCIDRs: ['10.1.1.0/24'] },
+      ],
+    },
+    { noTun: true },
+  );
   gb.setPeerEndpoint('cluster-a', '127.0.0.1', ga.tunnelPort);
   return { ga, gb, got };
 }
@@ -68,10 +115,15 @@ test('two gateways on loopback: VXLAN in, tunnel across, records and anti-spoofi
   try {
     for (let i = 0; i < 50 && ga.connectionRecords()[0]?.status !== 'connected'; i++) await new Promise((r) => setTimeout(r, 20));
     assert.equal(ga.connectionRecords()[0]?.status, 'connected');
-    const frame = (src: number, text: string) => vxlan.encode({ vni: 100, dst: GATEWAY_MAC, src: AGENT_MAC, etherType: 0x0800, payload: udpPacket(src, 0x0a020005, text) });
+    const frame = (src: number, text: string) =>
+      vxlan.encode({ vni: 100, dst: GATEWAY_MAC, src: AGENT_MAC, etherType: 0x0800, payload: udpPacket(src, 0x0a020005, text) });
     agent.send(frame(0x0a010007, 'through-the-tunnel'), ga.vxlanPort, '127.0.0.1');
     agent.send(Buffer.from('garbage'), ga.vxlanPort, '127.0.0.1');
-    agent.send(vxlan.encode({ vni: 100, dst: GATEWAY_MAC, src: AGENT_MAC, etherType: 0x0800, payload: udpPacket(0x0a010007, 0x0a090001, 'nowhere') }), ga.vxlanPort, '127.0.0.1');
+    agent.send(
+      vxlan.encode({ vni: 100, dst: GATEWAY_MAC, src: AGENT_MAC, etherType: 0x0800, payload: udpPacket(0x0a010007, 0x0a090001, 'nowhere') }),
+      ga.vxlanPort,
+      '127.0.0.1',
+    );
     for (let i = 0; i < 50 && got.length === 0; i++) await new Promise((r) => setTimeout(r, 20));
     assert.equal(got.length, 1);
     assert.match(got[0]!.toString('latin1'), /through-the-tunnel/);
@@ -99,7 +151,7 @@ test('two gateways on loopback: VXLAN in, tunnel across, records and anti-spoofi
   }
 });
 
-test('gateway: an agent\'s GSO run of extension fragments is taken whole; a broken run takes the per-datagram path', async () => {
+test("gateway: an agent's GSO run of extension fragments is taken whole; a broken run takes the per-datagram path", async () => {
   const { ga, gb, got } = await gatewayPair();
   const agent = await UdpTransport.bind('127.0.0.1', 0, () => undefined);
   try {
@@ -140,9 +192,13 @@ test('gateway: an agent\'s GSO run of extension fragments is taken whole; a brok
   }
 });
 
-test('gateway: VXLAN only from the cluster\'s nodes, inner source in the sending node\'s pod CIDRs; drops counted, never a crash', async () => {
+test("gateway: VXLAN only from the cluster's nodes, inner source in the sending node's pod CIDRs; drops counted, never a crash", async () => {
   const { ga, gb, got } = await gatewayPair();
-  const bind = async (address: string) => { const s = createSocket('udp4'); await new Promise<void>((r) => s.bind(0, address, () => r())); return s; };
+  const bind = async (address: string) => {
+    const s = createSocket('udp4');
+    await new Promise<void>((r) => s.bind(0, address, () => r()));
+    return s;
+  };
   const node1 = await bind('127.0.0.1');
   const node2 = await bind('127.0.0.2');
   const pod = await bind('127.0.0.9');
@@ -150,7 +206,8 @@ test('gateway: VXLAN only from the cluster\'s nodes, inner source in the sending
   pod.on('message', (m) => hellos.push(m));
   try {
     await waitFor(() => ga.connectionRecords()[0]?.status === 'connected', 5000, 'tunnel up');
-    const frame = (src: number, text: string) => vxlan.encode({ vni: 100, dst: GATEWAY_MAC, src: AGENT_MAC, etherType: 0x0800, payload: udpPacket(src, 0x0a020005, text) });
+    const frame = (src: number, text: string) =>
+      vxlan.encode({ vni: 100, dst: GATEWAY_MAC, src: AGENT_MAC, etherType: 0x0800, payload: udpPacket(src, 0x0a020005, text) });
     const d = ga.tunnel.counters.drops;
     // each node for its own pods: through
     node1.send(frame(0x0a010007, 'node1-own-pod'), ga.vxlanPort, '127.0.0.1');
@@ -188,9 +245,15 @@ test('gateway: VXLAN only from the cluster\'s nodes, inner source in the sending
     node1.send(frame(0x0a010008, 'node1-still'), ga.vxlanPort, '127.0.0.1');
     await waitFor(() => got.length === 3, 5000, 'node 1 still delivered');
     await new Promise((r) => setTimeout(r, 100));
-    assert.deepEqual(got.map((p) => /node\d-[a-z-]+|pod-[a-z-]+|y{3}/.exec(p.toString('latin1'))?.[0]), ['node1-own-pod', 'node2-own-pod', 'node1-still']);
+    assert.deepEqual(
+      got.map((p) => /node\d-[a-z-]+|pod-[a-z-]+|y{3}/.exec(p.toString('latin1'))?.[0]),
+      ['node1-own-pod', 'node2-own-pod', 'node1-still'],
+    );
     assert.equal(hellos.length, 0, 'no hello-ack to a non-node');
-    assert.throws(() => ga.setNodes([{ address: '127.0.0.1', podCIDRs: ['10.1.0.1/24'] }]), (e) => isStraitError(e, 'STRAIT_ERR_CONFIG_INVALID'));
+    assert.throws(
+      () => ga.setNodes([{ address: '127.0.0.1', podCIDRs: ['10.1.0.1/24'] }]),
+      (e) => isStraitError(e, 'STRAIT_ERR_CONFIG_INVALID'),
+    );
     node1.send(frame(0x0a010009, 'node1-after-bad-update'), ga.vxlanPort, '127.0.0.1');
     await waitFor(() => got.length === 4, 5000, 'a rejected update keeps the table');
     void gb;
@@ -205,11 +268,23 @@ test('gateway: VXLAN only from the cluster\'s nodes, inner source in the sending
 
 test('inPodCidrs: precomputed network and mask, union of a node listed twice, HA members without pods', () => {
   const t = new NodeTable();
-  t.set([{ address: '192.0.2.1', podCIDRs: ['10.1.0.0/24', '10.9.0.0/16'] }, { address: '192.0.2.2', podCIDRs: ['0.0.0.0/0'] }, { address: '192.0.2.1', podCIDRs: ['10.7.7.7/32'] }], ['192.0.2.3', '192.0.2.1']);
+  t.set(
+    [
+      { address: '192.0.2.1', podCIDRs: ['10.1.0.0/24', '10.9.0.0/16'] },
+      { address: '192.0.2.2', podCIDRs: ['0.0.0.0/0'] },
+      { address: '192.0.2.1', podCIDRs: ['10.7.7.7/32'] },
+    ],
+    ['192.0.2.3', '192.0.2.1'],
+  );
   const n1 = t.sender('192.0.2.1')!;
   const cases: [string, number, boolean][] = [
-    ['first CIDR', 0x0a010001, true], ['first CIDR, last address', 0x0a0100ff, true], ['next /24', 0x0a010100, false],
-    ['second CIDR', 0x0a09ffff, true], ['listed twice: /32', 0x0a070707, true], ['next to the /32', 0x0a070708, false], ['0.0.0.0', 0, false],
+    ['first CIDR', 0x0a010001, true],
+    ['first CIDR, last address', 0x0a0100ff, true],
+    ['next /24', 0x0a010100, false],
+    ['second CIDR', 0x0a09ffff, true],
+    ['listed twice: /32', 0x0a070707, true],
+    ['next to the /32', 0x0a070708, false],
+    ['0.0.0.0', 0, false],
   ];
   for (const [name, ip, want] of cases) assert.equal(inPodCidrs(n1, ip), want, name);
   assert.equal(inPodCidrs(t.sender('192.0.2.2')!, 0xffffffff), true, '/0 holds everything');
@@ -222,8 +297,10 @@ test('inPodCidrs: precomputed network and mask, union of a node listed twice, HA
 test('the Endpoint record publishes a real address, never the unspecified listen address 0.0.0.0', () => {
   const ifs = {
     lo: [{ address: '127.0.0.1', netmask: '255.0.0.0', family: 'IPv4', mac: '00:00:00:00:00:00', internal: true, cidr: '127.0.0.1/8' }],
-    eth1: [{ address: 'fe80::1', netmask: 'ffff:ffff:ffff:ffff::', family: 'IPv6', mac: '02:00:00:00:00:01', internal: false, cidr: 'fe80::1/64', scopeid: 2 },
-      { address: '172.18.0.3', netmask: '255.255.0.0', family: 'IPv4', mac: '02:00:00:00:00:01', internal: false, cidr: '172.18.0.3/16' }],
+    eth1: [
+      { address: 'fe80::1', netmask: 'ffff:ffff:ffff:ffff::', family: 'IPv6', mac: '02:00:00:00:00:01', internal: false, cidr: 'fe80::1/64', scopeid: 2 },
+      { address: '172.18.0.3', netmask: '255.255.0.0', family: 'IPv4', mac: '02:00:00:00:00:01', internal: false, cidr: '172.18.0.3/16' },
+    ],
   } as unknown as Parameters<typeof advertisedAddress>[1];
   assert.equal(advertisedAddress('0.0.0.0', ifs), '172.18.0.3');
   assert.equal(advertisedAddress('10.0.0.5', ifs), '10.0.0.5');

@@ -11,10 +11,24 @@ import { tempDir } from '../helpers/githost.js';
 const root = process.env['STRAIT_ROOT'] ?? process.cwd();
 const strait = (...args: string[]) => spawnSync(process.execPath, [join(root, 'bin', 'strait.js'), ...args], { encoding: 'utf8' });
 
-test('admin user create prints Gitea\'s line and the token on its own line; the user is an admin with a hashed password', () => {
+test("admin user create prints Gitea's line and the token on its own line; the user is an admin with a hashed password", () => {
   const dir = tempDir('githost-cli');
   try {
-    const r = strait('admin', 'user', 'create', '--username', 'gitea_admin', '--password', 'secret-pass-1', '--email', 'admin@example.com', '--admin', '--access-token', '--state-dir', dir);
+    const r = strait(
+      'admin',
+      'user',
+      'create',
+      '--username',
+      'gitea_admin',
+      '--password',
+      'secret-pass-1',
+      '--email',
+      'admin@example.com',
+      '--admin',
+      '--access-token',
+      '--state-dir',
+      dir,
+    );
     assert.equal(r.status, 0, r.stderr);
     const lines = r.stdout.trimEnd().split('\n');
     assert.equal(lines[0], "New user 'gitea_admin' has been successfully created!");
@@ -22,7 +36,23 @@ test('admin user create prints Gitea\'s line and the token on its own line; the 
     assert.equal(lines.length, 2);
     const plain = strait('admin', 'user', 'create', '--username', 'second', '--password', 'secret-pass-2', '--email', 'second@example.com', '--state-dir', dir);
     assert.equal(plain.stdout, "New user 'second' has been successfully created!\n");
-    const json = strait('admin', 'user', 'create', '--username', 'third', '--password', 'secret-pass-3', '--email', 'third@example.com', '--must-change-password', '--access-token', '--state-dir', dir, '-o', 'json');
+    const json = strait(
+      'admin',
+      'user',
+      'create',
+      '--username',
+      'third',
+      '--password',
+      'secret-pass-3',
+      '--email',
+      'third@example.com',
+      '--must-change-password',
+      '--access-token',
+      '--state-dir',
+      dir,
+      '-o',
+      'json',
+    );
     assert.equal(json.status, 0, json.stderr);
     assert.deepEqual(Object.keys(JSON.parse(json.stdout)).sort(), ['admin', 'email', 'id', 'token', 'username']);
 
@@ -41,10 +71,30 @@ test('admin user create prints Gitea\'s line and the token on its own line; the 
     }
 
     const cases: { name: string; args: string[]; exit: number; code: string }[] = [
-      { name: 'duplicate user', args: ['--username', 'gitea_admin', '--password', 'secret-pass-1', '--email', 'x@example.com'], exit: 4, code: 'STRAIT_ERR_GITHOST_USER_EXISTS' },
-      { name: 'duplicate e-mail', args: ['--username', 'other', '--password', 'secret-pass-1', '--email', 'ADMIN@example.com'], exit: 4, code: 'STRAIT_ERR_GITHOST_EMAIL_USED' },
-      { name: 'short password', args: ['--username', 'other', '--password', 'short', '--email', 'o@example.com'], exit: 2, code: 'STRAIT_ERR_GITHOST_PASSWORD_TOO_SHORT' },
-      { name: 'traversal name', args: ['--username', '../x', '--password', 'secret-pass-1', '--email', 'o@example.com'], exit: 2, code: 'STRAIT_ERR_GITHOST_NAME_INVALID' },
+      {
+        name: 'duplicate user',
+        args: ['--username', 'gitea_admin', '--password', 'secret-pass-1', '--email', 'x@example.com'],
+        exit: 4,
+        code: 'STRAIT_ERR_GITHOST_USER_EXISTS',
+      },
+      {
+        name: 'duplicate e-mail',
+        args: ['--username', 'other', '--password', 'secret-pass-1', '--email', 'ADMIN@example.com'],
+        exit: 4,
+        code: 'STRAIT_ERR_GITHOST_EMAIL_USED',
+      },
+      {
+        name: 'short password',
+        args: ['--username', 'other', '--password', 'short', '--email', 'o@example.com'],
+        exit: 2,
+        code: 'STRAIT_ERR_GITHOST_PASSWORD_TOO_SHORT',
+      },
+      {
+        name: 'traversal name',
+        args: ['--username', '../x', '--password', 'secret-pass-1', '--email', 'o@example.com'],
+        exit: 2,
+        code: 'STRAIT_ERR_GITHOST_NAME_INVALID',
+      },
       { name: 'missing e-mail', args: ['--username', 'other', '--password', 'secret-pass-1'], exit: 2, code: 'STRAIT_ERR_USAGE' },
     ];
     for (const c of cases) {

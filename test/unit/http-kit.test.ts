@@ -7,7 +7,16 @@ import { test } from 'node:test';
 import { E } from '../../src/base/errors/index.js';
 import { listenServer } from '../../src/base/net/index.js';
 import {
-  HttpError, MAX_JSON_DEPTH, decodeComponent, exceedsDepth, handleWith, httpStatusOf, parseJsonObject, readJsonBody, sendJson, toHttpError,
+  HttpError,
+  MAX_JSON_DEPTH,
+  decodeComponent,
+  exceedsDepth,
+  handleWith,
+  httpStatusOf,
+  parseJsonObject,
+  readJsonBody,
+  sendJson,
+  toHttpError,
 } from '../../src/platform/http/index.js';
 
 test('exceedsDepth counts [ and { outside strings only', () => {
@@ -34,7 +43,11 @@ test('parseJsonObject: each bad body is a 400 HttpError naming its problem', () 
     { text: `{"a":${'['.repeat(200)}${']'.repeat(200)}}`, problem: 'too-deep' },
   ];
   for (const c of cases) {
-    assert.throws(() => parseJsonObject(c.text), (e: unknown) => e instanceof HttpError && e.status === 400 && e.problem === c.problem, c.text.slice(0, 20));
+    assert.throws(
+      () => parseJsonObject(c.text),
+      (e: unknown) => e instanceof HttpError && e.status === 400 && e.problem === c.problem,
+      c.text.slice(0, 20),
+    );
   }
   assert.deepEqual(parseJsonObject('  ', MAX_JSON_DEPTH, true), {});
   assert.deepEqual(parseJsonObject('{"a":[{"b":1}]}'), { a: [{ b: 1 }] });
@@ -49,24 +62,35 @@ test('one table from StraitErrors to HTTP statuses', () => {
   assert.equal(httpStatusOf(E.watchExpired('1', '2')), 410);
   assert.equal(httpStatusOf(E.internal('x')), 500);
   assert.equal(toHttpError(new Error('boom')).status, 500);
-  assert.throws(() => decodeComponent('%E0%A4%A'), (e: unknown) => e instanceof HttpError && e.status === 400);
+  assert.throws(
+    () => decodeComponent('%E0%A4%A'),
+    (e: unknown) => e instanceof HttpError && e.status === 400,
+  );
   assert.equal(decodeComponent('a%2Fb'), 'a/b');
 });
 
 test('readJsonBody on a real server: limit by Content-Length and by bytes, time limit, then the connection closes', async () => {
-  const server = createServer(handleWith(async (req, res) => {
-    sendJson(res, 200, await readJsonBody(req, { limit: 1000, timeoutMs: 300 }));
-  }, (err) => ({ status: toHttpError(err).status, body: { message: toHttpError(err).message } })));
+  const server = createServer(
+    handleWith(
+      async (req, res) => {
+        sendJson(res, 200, await readJsonBody(req, { limit: 1000, timeoutMs: 300 }));
+      },
+      (err) => ({ status: toHttpError(err).status, body: { message: toHttpError(err).message } }),
+    ),
+  );
   const bound = await listenServer(server, { port: 0, host: '127.0.0.1' });
-  const post = (body: string, headers: Record<string, string> = {}): Promise<{ status: number; text: string }> => new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port: bound.port, method: 'POST', path: '/', headers, agent: false }, (res) => {
-      let text = '';
-      res.on('data', (d) => { text += d; });
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+  const post = (body: string, headers: Record<string, string> = {}): Promise<{ status: number; text: string }> =>
+    new Promise((resolve, reject) => {
+      const req = request({ host: '127.0.0.1', port: bound.port, method: 'POST', path: '/', headers, agent: false }, (res) => {
+        let text = '';
+        res.on('data', (d) => {
+          text += d;
+        });
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+      });
+      req.on('error', reject);
+      req.end(body);
     });
-    req.on('error', reject);
-    req.end(body);
-  });
   try {
     assert.deepEqual(await post('{"a":1}'), { status: 200, text: '{"a":1}' });
     assert.equal((await post('x'.repeat(2000))).status, 413);
@@ -75,7 +99,9 @@ test('readJsonBody on a real server: limit by Content-Length and by bytes, time 
       const t0 = Date.now();
       let text = '';
       const s = connect(bound.port, '127.0.0.1', () => s.write('POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{"a":'));
-      s.on('data', (d) => { text += String(d); });
+      s.on('data', (d) => {
+        text += String(d);
+      });
       s.on('close', () => resolve({ text, ms: Date.now() - t0 }));
       setTimeout(() => s.destroy(), 5000);
     });

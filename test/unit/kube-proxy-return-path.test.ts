@@ -31,7 +31,7 @@ test('return path: the rules name the remote subnets, the TUN device and one mar
   assert.deepEqual(nextHop('garbage', '172.31.2.1'), []);
 });
 
-test('return path: off by default; deploy/ turns it on; a mark that is kube-proxy\'s is refused', () => {
+test("return path: off by default; deploy/ turns it on; a mark that is kube-proxy's is refused", () => {
   const agent = { remoteSubnets: REMOTE, gateway: { address: '172.31.2.1' } };
   assert.deepEqual(parseNodeAgentConfig(agent).kubeProxyReturnPath, { enabled: false, mark: 0x2000, table: 148 });
   assert.throws(() => parseNodeAgentConfig({ ...agent, kubeProxyReturnPath: { enabled: true, mark: 0x4000 } }), { code: 'STRAIT_ERR_CONFIG_INVALID' });
@@ -87,11 +87,19 @@ table ip kube-proxy {
   }
 }
 EOF
-${mode !== 'none' ? `
+${
+  mode !== 'none'
+    ? `
 ip netns exec gw node --input-type=module -e "const m = await import('${mod}'); m.programGatewayReturnPath(['10.10.0.0/16', '10.11.0.0/16']);"
-` : ''}${mode === 'both' ? `
+`
+    : ''
+}${
+  mode === 'both'
+    ? `
 ip netns exec wk node --input-type=module -e "const m = await import('${mod}'); new m.AgentReturnPath({ tunName: 'strait0', remoteSubnets: ['10.10.0.0/16', '10.11.0.0/16'], mark: 0x2000, table: 148 }).start('172.31.2.1');"
-` : ''}
+`
+    : ''
+}
 # the Service's pod answers the address it sees
 ip netns exec pod node -e "require('net').createServer((s) => s.end(s.remoteAddress + '\\n')).listen(8080, '10.20.1.2')" &
 sleep 1
@@ -101,7 +109,9 @@ let out = ''; s.on('data', (d) => { out += d; }); s.on('end', () => { console.lo
 s.on('error', (e) => { console.log('ERROR ' + e.message); process.exit(0); });
 setTimeout(() => { console.log('TIMEOUT'); process.exit(0); }, 3000);
 "
-${mode === 'both' ? `
+${
+  mode === 'both'
+    ? `
 # (read first: under pipefail, grep -q closing the pipe early can fail \`ip rule show\` with SIGPIPE)
 rules="$(ip -n wk rule show)"; grep -q 'fwmark 0x2000/0x2000 lookup 148' <<<"$rules" && echo RULE
 ip -n wk route show table 148
@@ -109,10 +119,14 @@ ip -n wk route show table 148
 ip netns exec wk node --input-type=module -e "const m = await import('${mod}'); new m.AgentReturnPath({ tunName: 'strait0', remoteSubnets: ['10.10.0.0/16'], mark: 0x2000, table: 148 }).close();"
 ip netns exec wk nft list tables | grep -c strait-agent || true
 ip -n wk rule show | grep -c 'lookup 148' || true
-` : ''}
+`
+    : ''
+}
 `;
 
-test('return path: without it the pod sees the gateway node (masqueraded); the gateway half alone loses the reply; both: the client\'s own address', { skip: treeSkip }, async () => {
+test("return path: without it the pod sees the gateway node (masqueraded); the gateway half alone loses the reply; both: the client's own address", {
+  skip: treeSkip,
+}, async () => {
   const none = await runInPrivateTree(SCRIPT('none'));
   assert.equal(none.code, 0, none.stderr);
   // kube-proxy's masquerade: the pod sees the gateway node's address (what real clusters showed)

@@ -10,7 +10,8 @@ import { test } from 'node:test';
 
 const root = process.env['STRAIT_ROOT'] ?? process.cwd();
 const source = join(root, 'bin', 'strait.js');
-const link = (dir: string) => spawnSync(process.execPath, [join(root, 'scripts', 'link-bin.mjs'), '--dir', dir], { encoding: 'utf8', env: { ...process.env, CI: '', STRAIT_NO_LINK: '' } });
+const link = (dir: string) =>
+  spawnSync(process.execPath, [join(root, 'scripts', 'link-bin.mjs'), '--dir', dir], { encoding: 'utf8', env: { ...process.env, CI: '', STRAIT_NO_LINK: '' } });
 
 test('link-bin: creates the link, then is silent; the linked strait runs from any directory', () => {
   const dir = mkdtempSync(join(tmpdir(), 'strait-link-'));

@@ -11,7 +11,9 @@ test('ask: the question is shown, a secret answer is not echoed', async () => {
   const input = new PassThrough();
   const output = new PassThrough();
   let shown = '';
-  output.setEncoding('utf8').on('data', (d: string) => { shown += d; });
+  output.setEncoding('utf8').on('data', (d: string) => {
+    shown += d;
+  });
   const answer = ask('Password: ', true, input, output);
   input.write('s3cret-pass\n');
   assert.equal(await answer, 's3cret-pass');
@@ -23,7 +25,9 @@ test('ask: a user name is echoed as typed', async () => {
   const input = new PassThrough();
   const output = new PassThrough();
   let shown = '';
-  output.setEncoding('utf8').on('data', (d: string) => { shown += d; });
+  output.setEncoding('utf8').on('data', (d: string) => {
+    shown += d;
+  });
   const answer = ask('Username: ', false, input, output);
   input.write('admin\n');
   assert.equal(await answer, 'admin');

@@ -29,8 +29,13 @@ test('config client: failures retried after 1 s, then 2 s; a configuration reset
   const errors: string[] = [];
   const configs: unknown[] = [];
   const client = followMeshConfig({
-    url: `https://127.0.0.1:${port}`, path: '/v1/sidecar', tokenFile: join(dir, 'token'), caFile: join(dir, 'ca.pem'), waitS: 1,
-    onConfig: (c) => configs.push(c), onError: (m) => errors.push(m),
+    url: `https://127.0.0.1:${port}`,
+    path: '/v1/sidecar',
+    tokenFile: join(dir, 'token'),
+    caFile: join(dir, 'ca.pem'),
+    waitS: 1,
+    onConfig: (c) => configs.push(c),
+    onError: (m) => errors.push(m),
   });
   try {
     const t0 = Date.now();

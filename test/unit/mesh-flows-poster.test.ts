@@ -14,30 +14,57 @@ import { meshFlowsPoster, type MeshFlowsPoster } from '../../src/mesh/dataplane/
 const report = (n: number) => ({ limit: 256, evicted: 0, flows: [{ n }] });
 
 /** A TLS /v1/flows server on loopback answering with `answer(n, req, res)` (n: the report's number), and a poster (maxQueued 2) aimed at it. */
-async function fixture(answer: (n: number, req: IncomingMessage, res: ServerResponse) => void): Promise<{ dir: string; poster: MeshFlowsPoster; errors: string[]; close(): void }> {
+async function fixture(
+  answer: (n: number, req: IncomingMessage, res: ServerResponse) => void,
+): Promise<{ dir: string; poster: MeshFlowsPoster; errors: string[]; close(): void }> {
   const dir = mkdtempSync(join(tmpdir(), 'strait-flows-poster-'));
   const tls = createWebhookTls(['127.0.0.1']);
   writeFileSync(join(dir, 'ca.pem'), tls.caPem);
   writeFileSync(join(dir, 'token'), 'tok-1\n');
   const server: Server = createServer({ cert: tls.certPem, key: tls.keyPem }, (req, res) => {
     let body = '';
-    req.setEncoding('utf8').on('data', (c: string) => { body += c; }).on('end', () => {
-      if (req.method !== 'POST' || req.url !== '/v1/flows') { res.writeHead(404).end(); return; }
-      answer((JSON.parse(body) as { flows: { n: number }[] }).flows[0]?.n ?? 0, req, res);
-    });
+    req
+      .setEncoding('utf8')
+      .on('data', (c: string) => {
+        body += c;
+      })
+      .on('end', () => {
+        if (req.method !== 'POST' || req.url !== '/v1/flows') {
+          res.writeHead(404).end();
+          return;
+        }
+        answer((JSON.parse(body) as { flows: { n: number }[] }).flows[0]?.n ?? 0, req, res);
+      });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const port = (server.address() as { port: number }).port;
   const errors: string[] = [];
-  const poster = meshFlowsPoster({ url: `https://127.0.0.1:${port}`, tokenFile: join(dir, 'token'), caFile: join(dir, 'ca.pem'), maxQueued: 2, onError: (m) => errors.push(m) });
-  return { dir, poster, errors, close: () => { server.close(); rmSync(dir, { recursive: true, force: true }); } };
+  const poster = meshFlowsPoster({
+    url: `https://127.0.0.1:${port}`,
+    tokenFile: join(dir, 'token'),
+    caFile: join(dir, 'ca.pem'),
+    maxQueued: 2,
+    onError: (m) => errors.push(m),
+  });
+  return {
+    dir,
+    poster,
+    errors,
+    close: () => {
+      server.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
 }
 
 test('reports arrive in order with the token; after a failure the kept report goes first; the queue is bounded', async () => {
   const got: { auth: string | undefined; n: number }[] = [];
   let failing = true;
   const f = await fixture((n, req, res) => {
-    if (failing) { res.writeHead(503, { 'content-type': 'application/json' }).end('{"message":"busy"}'); return; }
+    if (failing) {
+      res.writeHead(503, { 'content-type': 'application/json' }).end('{"message":"busy"}');
+      return;
+    }
     got.push({ auth: req.headers.authorization, n });
     res.writeHead(204).end();
   });
@@ -56,7 +83,10 @@ test('reports arrive in order with the token; after a failure the kept report go
     assert.equal(p.queued, 0);
     // at most 2 kept, the new one included: 2 went too
     assert.equal(p.dropped, 2);
-    assert.deepEqual(got.map((g) => g.n), [3, 4]);
+    assert.deepEqual(
+      got.map((g) => g.n),
+      [3, 4],
+    );
     assert.ok(got.every((g) => g.auth === 'Bearer tok-2'));
     await p.send();
     assert.equal(got.length, 2, 'nothing queued, nothing sent');
@@ -68,9 +98,15 @@ test('reports arrive in order with the token; after a failure the kept report go
 test('a report in flight survives a full queue behind it; a report refused as such (400) is dropped, not retried', async () => {
   const got: number[] = [];
   const f = await fixture((n, _req, res) => {
-    if (n === 99) { res.writeHead(400).end('{"message":"bad"}'); return; }
+    if (n === 99) {
+      res.writeHead(400).end('{"message":"bad"}');
+      return;
+    }
     // slow: the next reports queue up behind this one
-    setTimeout(() => { got.push(n); res.writeHead(204).end(); }, 300);
+    setTimeout(() => {
+      got.push(n);
+      res.writeHead(204).end();
+    }, 300);
   });
   try {
     const p = f.poster;

@@ -87,7 +87,9 @@ const bad: Bad[] = [
 
 test('every entry point of entries.h is exported, typed and checked here', { skip }, () => {
   const rows = readFileSync(new URL('../../../native/src/entries.h', import.meta.url), 'utf8')
-    .split('\n').map((l) => /^STRAIT_ENTRY\((\w+),/.exec(l)?.[1]).filter((x): x is string => x !== undefined);
+    .split('\n')
+    .map((l) => /^STRAIT_ENTRY\((\w+),/.exec(l)?.[1])
+    .filter((x): x is string => x !== undefined);
   assert.ok(rows.length >= 21, `entries.h lists ${rows.length} entry points`);
   assert.deepEqual(Object.keys(native()).sort(), [...rows].sort());
   // tlsRelayStats takes no argument (extra arguments are ignored, as JS does): no bad call
@@ -98,13 +100,17 @@ test('every entry point of entries.h is exported, typed and checked here', { ski
 test('a missing or wrongly typed argument: a TypeError with STRAIT_ERR_USAGE naming it', { skip }, () => {
   const n = native();
   for (const [name, mention, call] of bad) {
-    assert.throws(() => call(n), (err: unknown) => {
-      assert.ok(err instanceof TypeError, `${name}: ${String(err)} is not a TypeError`);
-      assert.equal((err as { code?: string }).code, 'STRAIT_ERR_USAGE', `${name}: ${err.message}`);
-      assert.ok(err.message.startsWith(`${name}: `), err.message);
-      assert.ok(err.message.includes(mention), `${name}: "${err.message}" does not name ${mention}`);
-      return true;
-    }, `${name} (${mention}) did not throw`);
+    assert.throws(
+      () => call(n),
+      (err: unknown) => {
+        assert.ok(err instanceof TypeError, `${name}: ${String(err)} is not a TypeError`);
+        assert.equal((err as { code?: string }).code, 'STRAIT_ERR_USAGE', `${name}: ${err.message}`);
+        assert.ok(err.message.startsWith(`${name}: `), err.message);
+        assert.ok(err.message.includes(mention), `${name}: "${err.message}" does not name ${mention}`);
+        return true;
+      },
+      `${name} (${mention}) did not throw`,
+    );
   }
 });
 
@@ -121,8 +127,13 @@ test('valid calls still work; a failed system call: STRAIT_ERR_SYSTEM_TOOL with 
   // to an unused loopback port: the datagram leaves (bytes sent)
   assert.equal(n.udpSend(fd, buf, 0, 10, 0, 0x7f000001, port), 10);
   // a UDP socket has no original destination
-  assert.throws(() => n.getOriginalDst(fd), (err: Error & { code?: string }) => err.code === 'STRAIT_ERR_SYSTEM_TOOL');
+  assert.throws(
+    () => n.getOriginalDst(fd),
+    (err: Error & { code?: string }) => err.code === 'STRAIT_ERR_SYSTEM_TOOL',
+  );
   n.udpClose(fd);
-  assert.throws(() => n.netnsOpen('/nonexistent/netns'), (err: Error & { code?: string }) =>
-    err.code === 'STRAIT_ERR_SYSTEM_TOOL' && /\(errno 2\)/.test(err.message) && !(err instanceof TypeError));
+  assert.throws(
+    () => n.netnsOpen('/nonexistent/netns'),
+    (err: Error & { code?: string }) => err.code === 'STRAIT_ERR_SYSTEM_TOOL' && /\(errno 2\)/.test(err.message) && !(err instanceof TypeError),
+  );
 });

@@ -12,7 +12,7 @@ test('node agent: $STRAIT_NODE_NAME names the node when the file does not', () =
   assert.equal(parseNodeAgentConfig(withNodeName(file, 'a-wk')).nodeName, 'a-wk');
 });
 
-test('node agent: the file\'s nodeName wins over $STRAIT_NODE_NAME', () => {
+test("node agent: the file's nodeName wins over $STRAIT_NODE_NAME", () => {
   assert.equal(parseNodeAgentConfig(withNodeName({ ...file, nodeName: 'from-file' }, 'a-wk')).nodeName, 'from-file');
 });
 

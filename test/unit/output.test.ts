@@ -4,11 +4,17 @@ import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import { escapeControls, formatJson, formatJsonLine, formatTable, formatYaml } from '../../src/platform/cli-kit/index.js';
 
 test('formatTable pads columns like subctl', () => {
-  const out = formatTable(['NODE', 'HA STATUS', 'SUMMARY'], [['gw-a', 'active', 'All connections (1) are established'], ['gateway-node-2', 'passive', '']]);
-  assert.equal(out,
-    'NODE             HA STATUS   SUMMARY\n' +
-    'gw-a             active      All connections (1) are established\n' +
-    'gateway-node-2   passive     <none>\n');
+  const out = formatTable(
+    ['NODE', 'HA STATUS', 'SUMMARY'],
+    [
+      ['gw-a', 'active', 'All connections (1) are established'],
+      ['gateway-node-2', 'passive', ''],
+    ],
+  );
+  assert.equal(
+    out,
+    'NODE             HA STATUS   SUMMARY\n' + 'gw-a             active      All connections (1) are established\n' + 'gateway-node-2   passive     <none>\n',
+  );
 });
 
 // eslint-disable-next-line no-control-regex

@@ -4,7 +4,17 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { PodFlows, readReportEntry } from '../../src/mesh/control/observe/index.js';
 
-const entry = (over: Record<string, unknown> = {}) => ({ address: '10.0.0.9', port: 8080, tls: 'plaintext', outcome: 'accepted', mode: 'PERMISSIVE', count: 1, firstSeen: 1_700_000_000_000, lastSeen: 1_700_000_000_000, ...over });
+const entry = (over: Record<string, unknown> = {}) => ({
+  address: '10.0.0.9',
+  port: 8080,
+  tls: 'plaintext',
+  outcome: 'accepted',
+  mode: 'PERMISSIVE',
+  count: 1,
+  firstSeen: 1_700_000_000_000,
+  lastSeen: 1_700_000_000_000,
+  ...over,
+});
 
 test('a time past what a Date prints is not an entry (toISOString would throw when the object is written)', () => {
   assert.ok(readReportEntry(entry()));

@@ -35,7 +35,11 @@ describe('process entries: --help and --version exit 0 cleanly', () => {
     for (const flag of ['--help', '-h', '--version', '-V']) {
       test(`${entry} ${flag}`, () => {
         // no environment that could make an agent start: only PATH
-        const r = spawnSync(process.execPath, [join(root, 'dist', entry), flag], { encoding: 'utf8', timeout: 20_000, env: { PATH: process.env['PATH'] ?? '' } });
+        const r = spawnSync(process.execPath, [join(root, 'dist', entry), flag], {
+          encoding: 'utf8',
+          timeout: 20_000,
+          env: { PATH: process.env['PATH'] ?? '' },
+        });
         assert.equal(r.status, 0, `exit ${r.status}: ${r.stderr}`);
         assert.equal(r.stderr, '');
         assert.ok(r.stdout.trim().length > 0, 'prints something');
@@ -69,9 +73,29 @@ describe('a taken port is STRAIT_ERR_PORT_IN_USE, naming the address', () => {
   });
 
   for (const [name, args] of [
-    ['strait githost serve --port N', (port: number, dir: string) => [join(root, 'bin', 'strait.js'), 'githost', 'serve', '--port', String(port), '--state-dir', dir]],
-    ['daemon/githost/main.js --port N', (port: number, dir: string) => [join(root, 'dist', 'daemon', 'githost', 'main.js'), '--port', String(port), '--state-dir', dir]],
-    ['daemon/control/main.js --listen', (port: number, dir: string) => [join(root, 'dist', 'daemon', 'control', 'main.js'), '--listen', `127.0.0.1:${port}`, '--insecure', '--state-dir', dir, '--store-dir', join(dir, 'store'), '--metrics-listen', '127.0.0.1:0']],
+    [
+      'strait githost serve --port N',
+      (port: number, dir: string) => [join(root, 'bin', 'strait.js'), 'githost', 'serve', '--port', String(port), '--state-dir', dir],
+    ],
+    [
+      'daemon/githost/main.js --port N',
+      (port: number, dir: string) => [join(root, 'dist', 'daemon', 'githost', 'main.js'), '--port', String(port), '--state-dir', dir],
+    ],
+    [
+      'daemon/control/main.js --listen',
+      (port: number, dir: string) => [
+        join(root, 'dist', 'daemon', 'control', 'main.js'),
+        '--listen',
+        `127.0.0.1:${port}`,
+        '--insecure',
+        '--state-dir',
+        dir,
+        '--store-dir',
+        join(dir, 'store'),
+        '--metrics-listen',
+        '127.0.0.1:0',
+      ],
+    ],
   ] as const) {
     test(`${name} with the port taken exits 4 with one line`, async () => {
       const { server, port } = await occupied();
@@ -79,10 +103,15 @@ describe('a taken port is STRAIT_ERR_PORT_IN_USE, naming the address', () => {
       try {
         const child = spawn(process.execPath, args(port, dir), { stdio: ['ignore', 'pipe', 'pipe'] });
         let stderr = '';
-        child.stderr.setEncoding('utf8').on('data', (d: string) => { stderr += d; });
+        child.stderr.setEncoding('utf8').on('data', (d: string) => {
+          stderr += d;
+        });
         const code = await new Promise<number | null>((r) => {
           const t = setTimeout(() => child.kill('SIGKILL'), 30_000);
-          child.on('exit', (c) => { clearTimeout(t); r(c); });
+          child.on('exit', (c) => {
+            clearTimeout(t);
+            r(c);
+          });
         });
         assert.equal(code, 4, stderr);
         assert.match(stderr, new RegExp(`^error STRAIT_ERR_PORT_IN_USE: cannot listen on 127\\.0\\.0\\.1:${port}: `));

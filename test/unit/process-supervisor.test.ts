@@ -52,7 +52,10 @@ test('supervised process: a crash is restarted after the backoff (doubling, capp
   }).start();
   await until(() => starts.length >= 5, 'five runs');
   await p.stop();
-  assert.deepEqual(exits.slice(0, 4).map((e) => e.restartInMs), [100, 200, 300, 300]);
+  assert.deepEqual(
+    exits.slice(0, 4).map((e) => e.restartInMs),
+    [100, 200, 300, 300],
+  );
   for (const e of exits.slice(0, 4)) assert.equal(e.code, 3);
   // each restart waited at least its delay
   for (let i = 1; i < 5; i++) {
@@ -78,14 +81,18 @@ test('supervised process: a run longer than stableAfterMs starts the backoff ove
   }).start();
   await until(() => exits.length >= 3, 'three exits');
   await p.stop();
-  assert.deepEqual(exits.slice(0, 3).map((e) => e.restartInMs), [50, 50, 50]);
+  assert.deepEqual(
+    exits.slice(0, 3).map((e) => e.restartInMs),
+    [50, 50, 50],
+  );
 });
 
 test('supervised process: ready over IPC per run; other messages and sends go through; stopped runs are not restarted', async () => {
   const got: unknown[] = [];
   let readies = 0;
   // ready after the first message, echoes every message, exits on {exit:true}
-  const child = 'let r=false; process.on("message",(m)=>{ if(m.exit) process.exit(1); if(!r){r=true; process.send({type:"ready"});} process.send({type:"echo",m}); });';
+  const child =
+    'let r=false; process.on("message",(m)=>{ if(m.exit) process.exit(1); if(!r){r=true; process.send({type:"ready"});} process.send({type:"echo",m}); });';
   const p: SupervisedProcess = new SupervisedProcess({
     command: [process.execPath, '-e', child],
     logFile: join(tmp(), 'talker.log'),
@@ -133,7 +140,9 @@ test('supervised process: a prepare that throws counts as a failed start and is 
     command: ['sleep', '30'],
     logFile: join(tmp(), 'prep.log'),
     backoff: { initialMs: 30, maxMs: 1000 },
-    prepare: () => { if (++calls < 3) throw new Error('not yet'); },
+    prepare: () => {
+      if (++calls < 3) throw new Error('not yet');
+    },
     onPrepareError: (_err, ms) => retries.push(ms),
   }).start();
   await until(() => p.running, 'started after two failed prepares');
@@ -162,7 +171,11 @@ test('supervised process: stop signals only the PID it spawned (not its process 
     assert.equal(alive(otherPid), true, 'another supervised process is not signalled');
   } finally {
     // the grandchild outlived its parent: the test ends it by its PID
-    try { process.kill(grandchild, 'SIGKILL'); } catch { /* gone */ }
+    try {
+      process.kill(grandchild, 'SIGKILL');
+    } catch {
+      /* gone */
+    }
     await other.stop();
   }
   assert.equal(alive(otherPid), false);

@@ -13,7 +13,8 @@ test('process table: a crashing component is restarted with growing delays; logs
   const table = new ProcessTable(dir, silentLogger());
   table.add({ name: 'crasher', command: ['sh', '-c', 'echo "{\\"msg\\":\\"started\\"}"; exit 3'] });
   table.add({
-    name: 'steady', ready: 'ipc',
+    name: 'steady',
+    ready: 'ipc',
     command: [process.execPath, '-e', 'process.send({type:"ready"}); setInterval(() => {}, 1000)'],
   });
   await table.waitReady(5000);
@@ -46,7 +47,8 @@ test('process table: hello reaches the process at every start (its work again af
   let hellos = 0;
   const got: unknown[] = [];
   // echoes every message back; ready after the first; exits on {exit:true} (restarted by the table)
-  const child = 'let r=false; process.on("message",(m)=>{ if(m.exit) process.exit(1); if(!r){r=true; process.send({type:"ready"});} process.send({type:"echo",m}); });';
+  const child =
+    'let r=false; process.on("message",(m)=>{ if(m.exit) process.exit(1); if(!r){r=true; process.send({type:"ready"});} process.send({type:"echo",m}); });';
   table.add({ name: 'talker', ready: 'ipc', command: [process.execPath, '-e', child], hello: () => ({ n: ++hellos }), onMessage: (m) => got.push(m) });
   await table.waitReady(5000);
   const until = async (pred: () => boolean): Promise<void> => {

@@ -44,8 +44,17 @@ for (const c of cases) {
   test(`${c.name} loads no heavy control-plane module`, { skip: existsSync(join(dist, c.entry)) ? false : `${c.entry} not built here` }, () => {
     const { files, packages } = loads(c.entry);
     for (const p of NEVER_PACKAGES) assert.ok(!packages.includes(p), `${c.entry} loads ${p}`);
-    for (const re of NEVER_FILES) assert.deepEqual(files.filter((f) => re.test(f)), [], `${c.entry} loads ${re}`);
-    assert.deepEqual(packages.filter((p) => !c.allowed.includes(p)), [], `${c.entry}: npm packages beyond ${c.allowed.join(', ')}`);
+    for (const re of NEVER_FILES)
+      assert.deepEqual(
+        files.filter((f) => re.test(f)),
+        [],
+        `${c.entry} loads ${re}`,
+      );
+    assert.deepEqual(
+      packages.filter((p) => !c.allowed.includes(p)),
+      [],
+      `${c.entry}: npm packages beyond ${c.allowed.join(', ')}`,
+    );
   });
 }
 

@@ -6,7 +6,21 @@ import { test } from 'node:test';
 import { renderProxyRules, type ProxyService } from '../../src/world/service-proxy/index.js';
 
 const services = [
-  { namespace: 'default', name: 'echo', clusterIP: '100.1.0.11', ports: [{ protocol: 'TCP', port: 8080, endpoints: [{ ip: '10.1.0.2', port: 8080 }, { ip: '10.1.1.3', port: 8080 }] }] },
+  {
+    namespace: 'default',
+    name: 'echo',
+    clusterIP: '100.1.0.11',
+    ports: [
+      {
+        protocol: 'TCP',
+        port: 8080,
+        endpoints: [
+          { ip: '10.1.0.2', port: 8080 },
+          { ip: '10.1.1.3', port: 8080 },
+        ],
+      },
+    ],
+  },
   { namespace: 'kube-system', name: 'kube-dns', clusterIP: '100.1.0.10', ports: [{ protocol: 'UDP', port: 53, endpoints: [{ ip: '172.18.0.1', port: 53 }] }] },
   { namespace: 'default', name: 'empty', clusterIP: '100.1.0.12', ports: [{ protocol: 'TCP', port: 80, endpoints: [] }] },
 ] as unknown as ProxyService[];
@@ -22,7 +36,16 @@ test('service proxy: verdict map, random endpoint choice, hairpin masquerade, re
 
 test('service proxy: nft accepts the script twice (replacement is atomic) and with no services', () => {
   const script = renderProxyRules(services);
-  const r = spawnSync('unshare', ['--net', 'sh', '-c', 'nft -f - <<EOF\n' + script + 'EOF\nnft -f - <<EOF\n' + script + 'EOF\nnft -f - <<EOF\n' + renderProxyRules([]) + 'EOF\nnft list table ip strait-proxy'], { encoding: 'utf8' });
+  const r = spawnSync(
+    'unshare',
+    [
+      '--net',
+      'sh',
+      '-c',
+      'nft -f - <<EOF\n' + script + 'EOF\nnft -f - <<EOF\n' + script + 'EOF\nnft -f - <<EOF\n' + renderProxyRules([]) + 'EOF\nnft list table ip strait-proxy',
+    ],
+    { encoding: 'utf8' },
+  );
   assert.equal(r.status, 0, r.stderr);
   assert.doesNotMatch(r.stdout, /100\.1\.0\.11/);
 });

@@ -8,19 +8,38 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { isStraitError } from '../../src/base/errors/index.js';
 import {
-  EXCLUDE_INBOUND_ANNOTATION, INIT_CONTAINER, PROXY_CONTAINER, ROOT_DIR, STATUS_ANNOTATION, TOKEN_AUDIENCE, TOKEN_DIR, excludedInboundPorts, reviewAdmission, sidecarContainers, sidecarPatch, type JsonPatchOp,
+  EXCLUDE_INBOUND_ANNOTATION,
+  INIT_CONTAINER,
+  PROXY_CONTAINER,
+  ROOT_DIR,
+  STATUS_ANNOTATION,
+  TOKEN_AUDIENCE,
+  TOKEN_DIR,
+  excludedInboundPorts,
+  reviewAdmission,
+  sidecarContainers,
+  sidecarPatch,
+  type JsonPatchOp,
 } from '../../src/mesh/control/sidecar-injector/index.js';
 
 const opts = { image: 'strait:test' };
-type Pod = { metadata: { name: string; labels?: Record<string, string>; annotations?: Record<string, string> }; spec: { containers: { name: string }[]; initContainers?: { name: string }[] } };
-const pod = (meta: Partial<Pod['metadata']> = {}, spec: Partial<Pod['spec']> = {}): Pod =>
-  ({ metadata: { name: 'p', ...meta }, spec: { containers: [{ name: 'app' }], ...spec } });
+type Pod = {
+  metadata: { name: string; labels?: Record<string, string>; annotations?: Record<string, string> };
+  spec: { containers: { name: string }[]; initContainers?: { name: string }[] };
+};
+const pod = (meta: Partial<Pod['metadata']> = {}, spec: Partial<Pod['spec']> = {}): Pod => ({
+  metadata: { name: 'p', ...meta },
+  spec: { containers: [{ name: 'app' }], ...spec },
+});
 
 /** RFC 6902 "add" as the API server applies it (enough for these patches). */
 function applyPatch(doc: unknown, ops: JsonPatchOp[]): unknown {
   const out = structuredClone(doc) as Record<string, unknown>;
   for (const op of ops) {
-    const parts = op.path.split('/').slice(1).map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+    const parts = op.path
+      .split('/')
+      .slice(1)
+      .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
     let cur: Record<string, unknown> | unknown[] = out;
     for (const p of parts.slice(0, -1)) cur = (cur as Record<string, unknown>)[p] as Record<string, unknown>;
     const last = parts.at(-1)!;
@@ -30,16 +49,40 @@ function applyPatch(doc: unknown, ops: JsonPatchOp[]): unknown {
   return out;
 }
 
-const names = (p: unknown, field: 'containers' | 'initContainers'): string[] =>
-  ((p as Pod).spec[field] ?? []).map((c) => c.name);
+const names = (p: unknown, field: 'containers' | 'initContainers'): string[] => ((p as Pod).spec[field] ?? []).map((c) => c.name);
 
 const cases: { name: string; pod: Pod; containers: string[]; init: string[] }[] = [
-  { name: 'label inject=true injects', pod: pod({ labels: { 'sidecar.istio.io/inject': 'true' } }), containers: ['app', PROXY_CONTAINER], init: [INIT_CONTAINER] },
-  { name: 'annotation inject=true injects', pod: pod({ annotations: { 'sidecar.istio.io/inject': 'true' } }), containers: ['app', PROXY_CONTAINER], init: [INIT_CONTAINER] },
-  { name: 'label false wins over annotation true', pod: pod({ labels: { 'sidecar.istio.io/inject': 'false' }, annotations: { 'sidecar.istio.io/inject': 'true' } }), containers: ['app'], init: [] },
+  {
+    name: 'label inject=true injects',
+    pod: pod({ labels: { 'sidecar.istio.io/inject': 'true' } }),
+    containers: ['app', PROXY_CONTAINER],
+    init: [INIT_CONTAINER],
+  },
+  {
+    name: 'annotation inject=true injects',
+    pod: pod({ annotations: { 'sidecar.istio.io/inject': 'true' } }),
+    containers: ['app', PROXY_CONTAINER],
+    init: [INIT_CONTAINER],
+  },
+  {
+    name: 'label false wins over annotation true',
+    pod: pod({ labels: { 'sidecar.istio.io/inject': 'false' }, annotations: { 'sidecar.istio.io/inject': 'true' } }),
+    containers: ['app'],
+    init: [],
+  },
   { name: 'no label, no annotation: nothing', pod: pod(), containers: ['app'], init: [] },
-  { name: 'existing init containers are kept, ours appended', pod: pod({ labels: { 'sidecar.istio.io/inject': 'true' } }, { initContainers: [{ name: 'migrate' }] }), containers: ['app', PROXY_CONTAINER], init: ['migrate', INIT_CONTAINER] },
-  { name: 'already injected: nothing (idempotent)', pod: pod({ labels: { 'sidecar.istio.io/inject': 'true' } }, { containers: [{ name: 'app' }, { name: PROXY_CONTAINER }] }), containers: ['app', PROXY_CONTAINER], init: [] },
+  {
+    name: 'existing init containers are kept, ours appended',
+    pod: pod({ labels: { 'sidecar.istio.io/inject': 'true' } }, { initContainers: [{ name: 'migrate' }] }),
+    containers: ['app', PROXY_CONTAINER],
+    init: ['migrate', INIT_CONTAINER],
+  },
+  {
+    name: 'already injected: nothing (idempotent)',
+    pod: pod({ labels: { 'sidecar.istio.io/inject': 'true' } }, { containers: [{ name: 'app' }, { name: PROXY_CONTAINER }] }),
+    containers: ['app', PROXY_CONTAINER],
+    init: [],
+  },
 ];
 
 for (const c of cases) {
@@ -59,7 +102,11 @@ test('the injected pod records what was injected in sidecar.istio.io/status, kee
 });
 
 test('reviewAdmission answers with the request uid, allowed, and a base64 JSONPatch only when injecting', () => {
-  const review = (object: unknown, operation = 'CREATE') => ({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: { uid: 'u-1', kind: { group: '', version: 'v1', kind: 'Pod' }, operation, object } });
+  const review = (object: unknown, operation = 'CREATE') => ({
+    apiVersion: 'admission.k8s.io/v1',
+    kind: 'AdmissionReview',
+    request: { uid: 'u-1', kind: { group: '', version: 'v1', kind: 'Pod' }, operation, object },
+  });
   const yes = reviewAdmission(review(pod({ labels: { 'sidecar.istio.io/inject': 'true' } })), opts);
   assert.equal(yes.response.uid, 'u-1');
   assert.equal(yes.response.allowed, true);
@@ -71,7 +118,11 @@ test('reviewAdmission answers with the request uid, allowed, and a base64 JSONPa
 });
 
 test('fuzz: 20k random and mutated AdmissionReviews never throw anything but StraitError', () => {
-  const seed = { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: { uid: 'x', kind: { kind: 'Pod' }, operation: 'CREATE', object: pod({ labels: { 'sidecar.istio.io/inject': 'true' } }) } };
+  const seed = {
+    apiVersion: 'admission.k8s.io/v1',
+    kind: 'AdmissionReview',
+    request: { uid: 'x', kind: { kind: 'Pod' }, operation: 'CREATE', object: pod({ labels: { 'sidecar.istio.io/inject': 'true' } }) },
+  };
   const values: unknown[] = [null, 0, -1, 'true', 'x', [], {}, [null], { name: 1 }, true, 1e308, '/'];
   const pick = <T>(a: T[]): T => a[Math.floor(Math.random() * a.length)]!;
   function mutate(v: unknown, depth: number): unknown {
@@ -98,11 +149,24 @@ test('fuzz: 20k random and mutated AdmissionReviews never throw anything but Str
 
 test('Kubernetes mode (control): the proxy follows the mesh configuration service with a projected token (audience strait) and the mesh root; volumes added or appended', () => {
   const k = { image: 'strait:test', control: 'https://strait-control.strait-system.svc:15012' };
-  type Full = { metadata: Pod['metadata']; spec: { volumes?: { name: string; projected?: { sources: { serviceAccountToken?: { audience: string; path: string } }[] }; configMap?: { name: string; optional: boolean } }[]; containers: { name: string; args?: string[]; volumeMounts?: { name: string; mountPath: string }[] }[] } };
+  type Full = {
+    metadata: Pod['metadata'];
+    spec: {
+      volumes?: {
+        name: string;
+        projected?: { sources: { serviceAccountToken?: { audience: string; path: string } }[] };
+        configMap?: { name: string; optional: boolean };
+      }[];
+      containers: { name: string; args?: string[]; volumeMounts?: { name: string; mountPath: string }[] }[];
+    };
+  };
   for (const existing of [undefined, [{ name: 'data' }]]) {
-    const p = pod({ labels: { 'sidecar.istio.io/inject': 'true' } }, existing ? { volumes: existing } as Partial<Pod['spec']> : {});
+    const p = pod({ labels: { 'sidecar.istio.io/inject': 'true' } }, existing ? ({ volumes: existing } as Partial<Pod['spec']>) : {});
     const patched = applyPatch(p, sidecarPatch(p, k)) as Full;
-    assert.deepEqual(patched.spec.volumes?.map((v) => v.name), [...(existing ? ['data'] : []), 'strait-token', 'strait-root']);
+    assert.deepEqual(
+      patched.spec.volumes?.map((v) => v.name),
+      [...(existing ? ['data'] : []), 'strait-token', 'strait-root'],
+    );
     const token = patched.spec.volumes?.find((v) => v.name === 'strait-token')?.projected?.sources[0]?.serviceAccountToken;
     assert.deepEqual(token && { audience: token.audience, path: token.path }, { audience: TOKEN_AUDIENCE, path: 'token' });
     assert.deepEqual(patched.spec.volumes?.find((v) => v.name === 'strait-root')?.configMap, { name: 'istio-ca-root-cert', optional: true });
@@ -111,7 +175,10 @@ test('Kubernetes mode (control): the proxy follows the mesh configuration servic
     assert.equal(args[args.indexOf('--control') + 1], k.control);
     assert.equal(args[args.indexOf('--control-token') + 1], `${TOKEN_DIR}/token`);
     assert.equal(args[args.indexOf('--control-ca') + 1], `${ROOT_DIR}/root-cert.pem`);
-    assert.deepEqual(proxy?.volumeMounts?.map((m) => m.mountPath), [TOKEN_DIR, ROOT_DIR]);
+    assert.deepEqual(
+      proxy?.volumeMounts?.map((m) => m.mountPath),
+      [TOKEN_DIR, ROOT_DIR],
+    );
   }
   // without control (the world): no volumes, no --control
   const p = pod({ labels: { 'sidecar.istio.io/inject': 'true' } });
@@ -120,12 +187,16 @@ test('Kubernetes mode (control): the proxy follows the mesh configuration servic
   assert.ok(!plain.spec.containers.find((c) => c.name === PROXY_CONTAINER)?.args?.includes('--control'));
 });
 
-test('a pod of a namespace outside the mesh gets no sidecar (the AdmissionReview\'s namespace, then the pod\'s)', () => {
+test("a pod of a namespace outside the mesh gets no sidecar (the AdmissionReview's namespace, then the pod's)", () => {
   const k = { image: 'strait:test', inMesh: (ns: string) => ns === 'mesh' };
   const p = pod({ labels: { 'sidecar.istio.io/inject': 'true' } });
   assert.deepEqual(sidecarPatch(p, k, 'default'), []);
   assert.ok(sidecarPatch(p, k, 'mesh').length > 0);
-  const review = (namespace: string) => ({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: { uid: 'u', namespace, kind: { kind: 'Pod' }, operation: 'CREATE', object: p } });
+  const review = (namespace: string) => ({
+    apiVersion: 'admission.k8s.io/v1',
+    kind: 'AdmissionReview',
+    request: { uid: 'u', namespace, kind: { kind: 'Pod' }, operation: 'CREATE', object: p },
+  });
   assert.equal(reviewAdmission(review('default'), k).response.patch, undefined);
   assert.ok(reviewAdmission(review('mesh'), k).response.patch);
 });
@@ -139,7 +210,7 @@ test('every script the injected containers run exists in dist/ (the image copies
   }
 });
 
-test('the init container\'s redirect script (--dry-run): the proxy uid spared, admin/metrics and the given ports excluded; bad ports refused', () => {
+test("the init container's redirect script (--dry-run): the proxy uid spared, admin/metrics and the given ports excluded; bad ports refused", () => {
   const init = join(process.env['STRAIT_ROOT'] ?? process.cwd(), 'dist', 'agents', 'sidecar', 'init.js');
   const r = spawnSync(process.execPath, [init, '--dry-run', '--proxy-uid', '1337', '--exclude-inbound-ports', '8081,9090'], { encoding: 'utf8' });
   assert.equal(r.status, 0, r.stderr);
@@ -152,7 +223,7 @@ test('the init container\'s redirect script (--dry-run): the proxy uid spared, a
   assert.match(bad.stderr, /STRAIT_ERR_USAGE: --exclude-inbound-ports must be an integer/);
 });
 
-test('traffic.sidecar.istio.io/excludeInboundPorts reaches the init container\'s redirect; a malformed value excludes nothing', () => {
+test("traffic.sidecar.istio.io/excludeInboundPorts reaches the init container's redirect; a malformed value excludes nothing", () => {
   type Init = { spec: { initContainers: { name: string; args: string[] }[] } };
   const initArgs = (annotations: Record<string, string>): string[] => {
     const p = pod({ labels: { 'sidecar.istio.io/inject': 'true' }, annotations });

@@ -60,10 +60,20 @@ test('verifyCommitSignature: every status, table', async (t) => {
     { name: 'no keys at all', raw: good, keys: [], status: 'unknown-key' },
     { name: 'tampered message', raw: good.replace('Add things', 'Add other things'), keys: [alice.pub], status: 'bad-signature' },
     { name: 'tampered author', raw: good.replace('Alice Doe', 'Alice Dot'), keys: [alice.pub], status: 'bad-signature' },
-    { name: 'key expired since signing', raw: await signCommit(UNSIGNED, expiring.priv, new Date(past.getTime() + 10_000)), keys: [expiring.pub], status: 'expired' },
+    {
+      name: 'key expired since signing',
+      raw: await signCommit(UNSIGNED, expiring.priv, new Date(past.getTime() + 10_000)),
+      keys: [expiring.pub],
+      status: 'expired',
+    },
     { name: 'key revoked', raw: await signCommit(UNSIGNED, toRevoke.priv), keys: [String(revoked.publicKey)], status: 'revoked' },
     { name: 'garbage key text is skipped', raw: good, keys: ['not a key', alice.pub], status: 'valid' },
-    { name: 'SSH signature is not OpenPGP', raw: UNSIGNED.replace('\n\n', '\ngpgsig -----BEGIN SSH SIGNATURE-----\n abc\n -----END SSH SIGNATURE-----\n\n'), keys: [alice.pub], status: 'bad-signature' },
+    {
+      name: 'SSH signature is not OpenPGP',
+      raw: UNSIGNED.replace('\n\n', '\ngpgsig -----BEGIN SSH SIGNATURE-----\n abc\n -----END SSH SIGNATURE-----\n\n'),
+      keys: [alice.pub],
+      status: 'bad-signature',
+    },
     { name: 'malformed object', raw: 'hello\n\nworld', keys: [alice.pub], status: 'bad-signature' },
   ];
   for (const c of cases) {
@@ -89,8 +99,9 @@ test('parseArmoredPublicKey describes the key as key stores need it', async () =
   assert.equal(info.canSign, true);
   assert.equal(info.subkeys.length, 1);
   assert.equal(info.subkeys[0]?.canEncryptComms, true);
-  await assert.rejects(parseArmoredPublicKey('-----BEGIN PGP PUBLIC KEY BLOCK-----\n\nxx\n-----END PGP PUBLIC KEY BLOCK-----\n'),
-    (e: unknown) => isStraitError(e, 'STRAIT_ERR_SIGNATURE_KEY_INVALID'));
+  await assert.rejects(parseArmoredPublicKey('-----BEGIN PGP PUBLIC KEY BLOCK-----\n\nxx\n-----END PGP PUBLIC KEY BLOCK-----\n'), (e: unknown) =>
+    isStraitError(e, 'STRAIT_ERR_SIGNATURE_KEY_INVALID'),
+  );
   const priv = await generateKey({ userIDs: [{ email: 'p@example.com' }], format: 'armored' });
   await assert.rejects(parseArmoredPublicKey(priv.privateKey), /private key/);
 });

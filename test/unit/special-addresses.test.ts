@@ -104,7 +104,10 @@ for (const [addr, pub, range, embedded] of CASES) {
 }
 
 test('every registry entry parses, has no host bits set, and classes its first address', () => {
-  for (const [table, width] of [[IPV4_SPECIAL, 32], [IPV6_SPECIAL, 128]] as const) {
+  for (const [table, width] of [
+    [IPV4_SPECIAL, 32],
+    [IPV6_SPECIAL, 128],
+  ] as const) {
     for (const e of table) {
       const [a, p] = e.cidr.split('/') as [string, string];
       const prefix = Number(p);

@@ -21,7 +21,10 @@ test('a spliced plaintext upstream relays byte for byte while its peer holds chu
         const n = Math.min(data.length - off, 512 + Math.floor(Math.random() * 3.5 * 1024));
         const ok = s.write(data.subarray(off, off + n));
         off += n;
-        if (!ok) { s.once('drain', more); return; }
+        if (!ok) {
+          s.once('drain', more);
+          return;
+        }
         setImmediate(more);
         return;
       }
@@ -34,7 +37,10 @@ test('a spliced plaintext upstream relays byte for byte while its peer holds chu
   const front = createServer({ allowHalfOpen: true }, (down: Socket) => {
     splice(down, connectSpliced({ host: '127.0.0.1', port: sourcePort, allowHalfOpen: true }));
     down.cork();
-    timer = setInterval(() => { down.uncork(); down.cork(); }, 3);
+    timer = setInterval(() => {
+      down.uncork();
+      down.cork();
+    }, 3);
     down.once('finish', () => clearInterval(timer));
   });
   const frontPort = await listen(front);

@@ -87,7 +87,10 @@ describe('embedded store', () => {
     const dir = mkdtempSync(join(tmpdir(), 'strait-store-'));
     try {
       const s = openEmbeddedStore({ dir });
-      assert.throws(() => openEmbeddedStore({ dir }), (err: unknown) => isStraitError(err, 'STRAIT_ERR_STORE_UNAVAILABLE'));
+      assert.throws(
+        () => openEmbeddedStore({ dir }),
+        (err: unknown) => isStraitError(err, 'STRAIT_ERR_STORE_UNAVAILABLE'),
+      );
       await s.close();
       const again = openEmbeddedStore({ dir });
       await again.close();
@@ -126,7 +129,10 @@ describe('label selector parser', () => {
   }
   for (const bad of ['a in (x', 'a=b=c', '!', 'a in x', 'Bad Key=1', 'a=(x)']) {
     test(`rejects ${JSON.stringify(bad)}`, () => {
-      assert.throws(() => parseSelector(bad), (err: unknown) => isStraitError(err, 'STRAIT_ERR_USAGE'));
+      assert.throws(
+        () => parseSelector(bad),
+        (err: unknown) => isStraitError(err, 'STRAIT_ERR_USAGE'),
+      );
     });
   }
   test('fuzz: random selectors parse or fail with a StraitError', () => {
@@ -154,7 +160,11 @@ describe('JSON merge patch (RFC 7386 examples)', () => {
     [{ a: 'c' }, { a: ['b'] }, { a: ['b'] }],
     [{ a: { b: 'c' } }, { a: { b: 'd', c: null } }, { a: { b: 'd' } }],
     [{ a: [{ b: 'c' }] }, { a: [1] }, { a: [1] }],
-    [['a', 'b'], ['c', 'd'], ['c', 'd']],
+    [
+      ['a', 'b'],
+      ['c', 'd'],
+      ['c', 'd'],
+    ],
     [{ a: 'b' }, ['c'], ['c']],
     [{ a: 'foo' }, null, null],
     [{ a: 'foo' }, 'bar', 'bar'],

@@ -36,7 +36,7 @@ test('crossed handshakes: both initiations in flight at once, then data both way
 });
 
 for (const cross of [false, true]) {
-  test(`one gateway restarted alone${cross ? ', its initiation crossing the other\'s' : ''}: data resumes, no auth drop`, () => {
+  test(`one gateway restarted alone${cross ? ", its initiation crossing the other's" : ''}: data resumes, no auth drop`, () => {
     const p = tunnelPair();
     p.a.start();
     p.b.start();

@@ -103,7 +103,10 @@ test('rekey by volume: after rekeyAfterPackets a new handshake runs', () => {
 test('under load the responder answers with a cookie and accepts the retry with mac2', () => {
   const p = tunnelPair({ limits: { handshakeRateLimit: 0 } });
   p.a.start();
-  assert.ok(p.wire.some((d) => d.from === 'b' && d.bytes[0] === TYPE_COOKIE), 'cookie reply sent');
+  assert.ok(
+    p.wire.some((d) => d.from === 'b' && d.bytes[0] === TYPE_COOKIE),
+    'cookie reply sent',
+  );
   assert.equal(p.a.peer('cluster-b')!.status, 'connecting');
   assert.ok(p.a.peer('cluster-b')!.cookie, 'initiator stored the cookie');
   p.clock.advance(7000);

@@ -5,7 +5,16 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { randomBytes } from 'node:crypto';
 import {
-  FEATURE_FRAG, FEATURE_VNET, FRAG_HEADER, MAX_FRAGMENTED_BODY, NEXT_IPV4_VNET, TYPE_DATA, TYPE_FRAGMENT, fragment, fragmentPlan, writeFragmentHeader,
+  FEATURE_FRAG,
+  FEATURE_VNET,
+  FRAG_HEADER,
+  MAX_FRAGMENTED_BODY,
+  NEXT_IPV4_VNET,
+  TYPE_DATA,
+  TYPE_FRAGMENT,
+  fragment,
+  fragmentPlan,
+  writeFragmentHeader,
 } from '../../src/multicluster/wire/tunnel/index.js';
 import { Reassembler, FRAG_DUPLICATE, FRAG_INCONSISTENT, FRAG_PENDING } from '../../src/multicluster/dataplane/tunnel/index.js';
 import { tunnelPair, type Pair } from '../helpers/tunnel-pair.js';
@@ -83,7 +92,10 @@ test('fragments in any order (reversed, shuffled, interleaved across messages) r
   for (const f of [...m1].reverse()) p.inject('b', f);
   assert.equal(p.deliveredB.length, 1);
   // a fixed shuffle: sort by a multiplicative hash of the position
-  const mixed = m2.map((f, i): [number, Buffer] => [Math.imul(i + 1, 0x9e3779b1) >>> 0, f]).sort((x, y) => x[0] - y[0]).map((x) => x[1]);
+  const mixed = m2
+    .map((f, i): [number, Buffer] => [Math.imul(i + 1, 0x9e3779b1) >>> 0, f])
+    .sort((x, y) => x[0] - y[0])
+    .map((x) => x[1]);
   assert.equal(new Set(mixed.map((b) => b.toString('hex'))).size, m2.length, 'a permutation');
   const m3 = capture(p, superPacket(20_000, 3));
   for (let i = 0; i < Math.max(mixed.length, m3.length); i++) {
@@ -91,7 +103,14 @@ test('fragments in any order (reversed, shuffled, interleaved across messages) r
     if (m3[i]) p.inject('b', m3[i]!);
   }
   assert.equal(p.deliveredB.length, 3);
-  assert.deepEqual(p.deliveredB.map((b) => [b.length, b[100]]).sort((x, y) => y[0]! - x[0]!), [[40_000, 1], [30_000, 2], [20_000, 3]]);
+  assert.deepEqual(
+    p.deliveredB.map((b) => [b.length, b[100]]).sort((x, y) => y[0]! - x[0]!),
+    [
+      [40_000, 1],
+      [30_000, 2],
+      [20_000, 3],
+    ],
+  );
 });
 
 test('a lost fragment loses only its message; the slot is given up after the timeout', () => {
@@ -129,9 +148,28 @@ test('a tampered fragment, a forged one or one moved to another index never gets
   const p = connected();
   const cases: [string, (m: Buffer[]) => Buffer[]][] = [
     ['bit flip in the data', (m) => m.map((f, i) => (i === 2 ? Buffer.from(f).fill(0xff, 40, 41) : f))],
-    ['next header changed (bound into the rebuilt associated data)', (m) => m.map((f) => { const c = Buffer.from(f); c[1] = 0; return c; })],
-    ['two fragments swapped (index rewritten)', (m) => m.map((f, i) => { const c = Buffer.from(i === 0 ? m[1]! : i === 1 ? m[0]! : f); if (i < 2) c[2] = i; return c; })],
-    ['a forged fragment replaces a real one', (m) => m.map((f, i) => (i === 1 ? Buffer.concat([f.subarray(0, FRAG_HEADER), randomBytes(f.length - FRAG_HEADER)]) : f))],
+    [
+      'next header changed (bound into the rebuilt associated data)',
+      (m) =>
+        m.map((f) => {
+          const c = Buffer.from(f);
+          c[1] = 0;
+          return c;
+        }),
+    ],
+    [
+      'two fragments swapped (index rewritten)',
+      (m) =>
+        m.map((f, i) => {
+          const c = Buffer.from(i === 0 ? m[1]! : i === 1 ? m[0]! : f);
+          if (i < 2) c[2] = i;
+          return c;
+        }),
+    ],
+    [
+      'a forged fragment replaces a real one',
+      (m) => m.map((f, i) => (i === 1 ? Buffer.concat([f.subarray(0, FRAG_HEADER), randomBytes(f.length - FRAG_HEADER)]) : f)),
+    ],
   ];
   for (const [name, mutate] of cases) {
     const auth = p.b.counters.drops.auth;
@@ -201,15 +239,72 @@ test('fragment codec: encode/decode round trip and every header rule', () => {
   const d = fragment.decode(b);
   assert.deepEqual({ ...d, data: Buffer.from(d.data) }, f);
   const bad: [string, (x: Buffer) => Buffer, RegExp][] = [
-    ['count 1', (x) => { x[3] = 1; return x; }, /count 1 is not in 2\.\.64/],
-    ['count 65', (x) => { x[3] = 65; return x; }, /count 65/],
-    ['index = count', (x) => { x[2] = 3; return x; }, /index 3 is not below/],
-    ['next header 1 (probe)', (x) => { x[1] = 1; return x; }, /next header 1 cannot be fragmented/],
-    ['reserved', (x) => { x[19] = 1; return x; }, /reserved/],
-    ['size below 64', (x) => { x.writeUInt16BE(10, 16); return x; }, /size 10 is below 64/],
-    ['too big in all', (x) => { x[3] = 64; x.writeUInt16BE(1100, 16); return x; }, /exceed/],
+    [
+      'count 1',
+      (x) => {
+        x[3] = 1;
+        return x;
+      },
+      /count 1 is not in 2\.\.64/,
+    ],
+    [
+      'count 65',
+      (x) => {
+        x[3] = 65;
+        return x;
+      },
+      /count 65/,
+    ],
+    [
+      'index = count',
+      (x) => {
+        x[2] = 3;
+        return x;
+      },
+      /index 3 is not below/,
+    ],
+    [
+      'next header 1 (probe)',
+      (x) => {
+        x[1] = 1;
+        return x;
+      },
+      /next header 1 cannot be fragmented/,
+    ],
+    [
+      'reserved',
+      (x) => {
+        x[19] = 1;
+        return x;
+      },
+      /reserved/,
+    ],
+    [
+      'size below 64',
+      (x) => {
+        x.writeUInt16BE(10, 16);
+        return x;
+      },
+      /size 10 is below 64/,
+    ],
+    [
+      'too big in all',
+      (x) => {
+        x[3] = 64;
+        x.writeUInt16BE(1100, 16);
+        return x;
+      },
+      /exceed/,
+    ],
     ['short middle fragment', (x) => x.subarray(0, x.length - 1), /carries 299 bytes, expected 300/],
-    ['sequence above 2^53', (x) => { x.writeUInt32BE(0x200000, 8); return x; }, /2\^53/],
+    [
+      'sequence above 2^53',
+      (x) => {
+        x.writeUInt32BE(0x200000, 8);
+        return x;
+      },
+      /2\^53/,
+    ],
   ];
   for (const [name, mutate, re] of bad) assert.throws(() => fragment.decode(mutate(Buffer.from(b))), re, name);
   // the last fragment may be shorter, not longer, not empty

@@ -55,7 +55,10 @@ test('udp batch: interoperates with plain node:dgram peers both ways', async () 
     for (let i = 0; i < 5; i++) t.send(Buffer.from(`x${i}`.padEnd(100, '.')), plain.address().port, '127.0.0.1');
     plain.send('hello', t.port, '127.0.0.1');
     await new Promise((r) => setTimeout(r, 200));
-    assert.deepEqual(toPlain, [0, 1, 2, 3, 4].map((i) => `x${i}`.padEnd(100, '.')));
+    assert.deepEqual(
+      toPlain,
+      [0, 1, 2, 3, 4].map((i) => `x${i}`.padEnd(100, '.')),
+    );
     assert.deepEqual(fromPlain, ['hello 127.0.0.1:true']);
   } finally {
     await t.close();

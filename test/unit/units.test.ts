@@ -38,7 +38,10 @@ const RTT: { name: string; go: string; ms: number | undefined; shown: string }[]
 
 type Units = { parseGoDuration: typeof parseGoDuration; formatRtt: typeof formatRtt; formatMs: typeof formatMs };
 
-for (const [where, load] of [['src/base/units', async (): Promise<Units> => ({ parseGoDuration, formatRtt, formatMs })], ['console copy', () => webModule<Units>('units.ts')]] as const) {
+for (const [where, load] of [
+  ['src/base/units', async (): Promise<Units> => ({ parseGoDuration, formatRtt, formatMs })],
+  ['console copy', () => webModule<Units>('units.ts')],
+] as const) {
   for (const c of RTT) {
     test(`RTT (${where}): ${c.name}: ${c.go} -> ${c.shown}`, async () => {
       const u = await load();
@@ -51,16 +54,44 @@ for (const [where, load] of [['src/base/units', async (): Promise<Units> => ({ p
 }
 
 // the publisher: readings every second, a publish every 30 s (the records' refresh)
-const RATES: { name: string; readings: { at: number; tx: number; rx: number; publish?: boolean }[]; first: boolean[]; published: ({ txBps: number; rxBps: number } | undefined)[] }[] = [
-  { name: 'the first rate is due after one window, then each publish closes a window',
-    readings: [{ at: 0, tx: 0, rx: 0, publish: true }, { at: 1000, tx: 1000, rx: 500 }, { at: 1000, tx: 1000, rx: 500, publish: true }, { at: 31_000, tx: 16_840, rx: 500, publish: true }],
-    first: [false, true, true, false], published: [undefined, undefined, { txBps: 1000, rxBps: 500 }, { txBps: 528, rxBps: 0 }] },
-  { name: 'a publish sooner than a window keeps the last rate',
-    readings: [{ at: 0, tx: 0, rx: 0 }, { at: 2000, tx: 2000, rx: 0, publish: true }, { at: 2300, tx: 9000, rx: 0, publish: true }],
-    first: [false, true, false], published: [undefined, { txBps: 1000, rxBps: 0 }, { txBps: 1000, rxBps: 0 }] },
-  { name: 'counters that went back (a restarted gateway) start a new window, no negative rate',
-    readings: [{ at: 0, tx: 5000, rx: 0 }, { at: 2000, tx: 7000, rx: 0, publish: true }, { at: 3000, tx: 10, rx: 0, publish: true }, { at: 5000, tx: 2010, rx: 0, publish: true }],
-    first: [false, true, false, true], published: [undefined, { txBps: 1000, rxBps: 0 }, undefined, { txBps: 1000, rxBps: 0 }] },
+const RATES: {
+  name: string;
+  readings: { at: number; tx: number; rx: number; publish?: boolean }[];
+  first: boolean[];
+  published: ({ txBps: number; rxBps: number } | undefined)[];
+}[] = [
+  {
+    name: 'the first rate is due after one window, then each publish closes a window',
+    readings: [
+      { at: 0, tx: 0, rx: 0, publish: true },
+      { at: 1000, tx: 1000, rx: 500 },
+      { at: 1000, tx: 1000, rx: 500, publish: true },
+      { at: 31_000, tx: 16_840, rx: 500, publish: true },
+    ],
+    first: [false, true, true, false],
+    published: [undefined, undefined, { txBps: 1000, rxBps: 500 }, { txBps: 528, rxBps: 0 }],
+  },
+  {
+    name: 'a publish sooner than a window keeps the last rate',
+    readings: [
+      { at: 0, tx: 0, rx: 0 },
+      { at: 2000, tx: 2000, rx: 0, publish: true },
+      { at: 2300, tx: 9000, rx: 0, publish: true },
+    ],
+    first: [false, true, false],
+    published: [undefined, { txBps: 1000, rxBps: 0 }, { txBps: 1000, rxBps: 0 }],
+  },
+  {
+    name: 'counters that went back (a restarted gateway) start a new window, no negative rate',
+    readings: [
+      { at: 0, tx: 5000, rx: 0 },
+      { at: 2000, tx: 7000, rx: 0, publish: true },
+      { at: 3000, tx: 10, rx: 0, publish: true },
+      { at: 5000, tx: 2010, rx: 0, publish: true },
+    ],
+    first: [false, true, false, true],
+    published: [undefined, { txBps: 1000, rxBps: 0 }, undefined, { txBps: 1000, rxBps: 0 }],
+  },
 ];
 for (const c of RATES) {
   test(`publisher rate: ${c.name}`, () => {
@@ -75,14 +106,34 @@ for (const c of RATES) {
 }
 test('publisher rate: a window is at least MIN_WINDOW_MS', () => assert.equal(MIN_WINDOW_MS, 1000));
 
-type Rates = { rateOf: (c: Record<string, unknown>, prev: { tx: number; rx: number; at: number } | undefined) => { txBps: number; rxBps: number; at: number } | undefined };
+type Rates = {
+  rateOf: (c: Record<string, unknown>, prev: { tx: number; rx: number; at: number } | undefined) => { txBps: number; rxBps: number; at: number } | undefined;
+};
 const T0 = Date.parse('2026-11-27T12:00:00.000Z');
 const iso = (ms: number): string => new Date(T0 + ms).toISOString();
-const CONSOLE: { name: string; reading: Record<string, unknown>; prev?: { tx: number; rx: number; at: number }; want: { txBps: number; rxBps: number } | undefined }[] = [
-  { name: 'the publisher\'s rate is shown at once (no "measuring…")', reading: { countersAt: iso(0), txBytes: 1, rxBytes: 1, txBps: 528, rxBps: 12 }, want: { txBps: 528, rxBps: 12 } },
-  { name: 'a 30-s counter step over the counters\' 30 s, not over the page\'s update time',
-    reading: { countersAt: iso(30_000), txBytes: 15_840, rxBytes: 0 }, prev: { tx: 0, rx: 0, at: T0 }, want: { txBps: 528, rxBps: 0 } },
-  { name: 'the same reading again (another field changed) gives no rate', reading: { countersAt: iso(0), txBytes: 100, rxBytes: 0 }, prev: { tx: 100, rx: 0, at: T0 }, want: undefined },
+const CONSOLE: {
+  name: string;
+  reading: Record<string, unknown>;
+  prev?: { tx: number; rx: number; at: number };
+  want: { txBps: number; rxBps: number } | undefined;
+}[] = [
+  {
+    name: 'the publisher\'s rate is shown at once (no "measuring…")',
+    reading: { countersAt: iso(0), txBytes: 1, rxBytes: 1, txBps: 528, rxBps: 12 },
+    want: { txBps: 528, rxBps: 12 },
+  },
+  {
+    name: "a 30-s counter step over the counters' 30 s, not over the page's update time",
+    reading: { countersAt: iso(30_000), txBytes: 15_840, rxBytes: 0 },
+    prev: { tx: 0, rx: 0, at: T0 },
+    want: { txBps: 528, rxBps: 0 },
+  },
+  {
+    name: 'the same reading again (another field changed) gives no rate',
+    reading: { countersAt: iso(0), txBytes: 100, rxBytes: 0 },
+    prev: { tx: 100, rx: 0, at: T0 },
+    want: undefined,
+  },
   { name: 'no reading time, no rate', reading: { txBytes: 100, rxBytes: 0 }, prev: { tx: 0, rx: 0, at: T0 - 30_000 }, want: undefined },
   { name: 'counters that went back give none', reading: { countersAt: iso(5000), txBytes: 10, rxBytes: 0 }, prev: { tx: 100, rx: 0, at: T0 }, want: undefined },
 ];

@@ -4,7 +4,15 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { onesSum } from '../../src/multicluster/wire/ipv4/index.js';
-import { segmentVnet, vnetHeader, VNET_F_NEEDS_CSUM, VNET_GSO_TCPV4, VNET_GSO_NONE, VNET_HDR_LEN, type SegmentSink } from '../../src/multicluster/wire/tunnel/index.js';
+import {
+  segmentVnet,
+  vnetHeader,
+  VNET_F_NEEDS_CSUM,
+  VNET_GSO_TCPV4,
+  VNET_GSO_NONE,
+  VNET_HDR_LEN,
+  type SegmentSink,
+} from '../../src/multicluster/wire/tunnel/index.js';
 import { isStraitError } from '../../src/base/errors/index.js';
 
 function collect(): SegmentSink & { out: Buffer[] } {
@@ -36,7 +44,14 @@ function superPacket(payloadLen: number, mss: number, tcpFlags: number, ecn = fa
   ip[33] = tcpFlags;
   ip.writeUInt16BE(502, 34);
   Buffer.from([1, 1, 8, 10, 0, 0, 0, 1, 0, 0, 0, 2]).copy(ip, 40);
-  const hdr = vnetHeader.encode({ flags: VNET_F_NEEDS_CSUM, gsoType: VNET_GSO_TCPV4 | (ecn ? 0x80 : 0), hdrLen: 52, gsoSize: mss, csumStart: 20, csumOffset: 16 });
+  const hdr = vnetHeader.encode({
+    flags: VNET_F_NEEDS_CSUM,
+    gsoType: VNET_GSO_TCPV4 | (ecn ? 0x80 : 0),
+    hdrLen: 52,
+    gsoSize: mss,
+    csumStart: 20,
+    csumOffset: 16,
+  });
   return { pkt: Buffer.concat([hdr, ip, payload]), payload };
 }
 
@@ -62,7 +77,7 @@ test('a TCP super-packet becomes MSS-sized segments with valid checksums, IDs, s
       assert.equal(s.readUInt32BE(24), (0xfffff000 + i * mss) >>> 0, `${name}: sequence`);
       assert.equal(onesSum(s, 20, s.length - 20, pseudo(s, 6, s.length - 20)), 0xffff, `${name}: TCP checksum of segment ${i}`);
       const last = i === count - 1;
-      assert.equal(s[33], (flags & ~(last ? 0 : 0x09)) & ~(i > 0 ? 0x80 : 0), `${name}: flags of segment ${i}`);
+      assert.equal(s[33], flags & ~(last ? 0 : 0x09) & ~(i > 0 ? 0x80 : 0), `${name}: flags of segment ${i}`);
       assert.ok(dLen <= mss);
       assert.deepEqual(s.subarray(40, 52), pkt.subarray(VNET_HDR_LEN + 40, VNET_HDR_LEN + 52), 'options copied');
       joined.push(s.subarray(52));
@@ -98,16 +113,51 @@ test('a plain packet with NEEDS_CSUM gets its checksum completed (UDP and TCP)',
 test('headers segmentVnet cannot honour are StraitErrors (never a crash)', () => {
   const { pkt } = superPacket(3000, 1348, 0x10);
   const bad: [string, (b: Buffer) => Buffer][] = [
-    ['IPv6 GSO type', (b) => { b[1] = 4; return b; }],
-    ['UDP inside', (b) => { b[VNET_HDR_LEN + 9] = 17; return b; }],
-    ['zero MSS', (b) => { b.writeUInt16LE(0, 4); return b; }],
-    ['not IPv4', (b) => { b[VNET_HDR_LEN] = 0x65; return b; }],
+    [
+      'IPv6 GSO type',
+      (b) => {
+        b[1] = 4;
+        return b;
+      },
+    ],
+    [
+      'UDP inside',
+      (b) => {
+        b[VNET_HDR_LEN + 9] = 17;
+        return b;
+      },
+    ],
+    [
+      'zero MSS',
+      (b) => {
+        b.writeUInt16LE(0, 4);
+        return b;
+      },
+    ],
+    [
+      'not IPv4',
+      (b) => {
+        b[VNET_HDR_LEN] = 0x65;
+        return b;
+      },
+    ],
     ['TCP header longer than the packet', (b) => b.subarray(0, VNET_HDR_LEN + 30)],
-    ['checksum offset outside', (b) => { b[1] = 0; b.writeUInt16LE(60_000, 8); return b; }],
+    [
+      'checksum offset outside',
+      (b) => {
+        b[1] = 0;
+        b.writeUInt16LE(60_000, 8);
+        return b;
+      },
+    ],
     ['too short', (b) => b.subarray(0, 12)],
   ];
   for (const [name, mutate] of bad) {
     const b = mutate(Buffer.from(pkt));
-    assert.throws(() => segmentVnet(b, 0, b.length, Buffer.alloc(65536), collect()), (e) => isStraitError(e, 'STRAIT_ERR_TUNNEL_MALFORMED'), name);
+    assert.throws(
+      () => segmentVnet(b, 0, b.length, Buffer.alloc(65536), collect()),
+      (e) => isStraitError(e, 'STRAIT_ERR_TUNNEL_MALFORMED'),
+      name,
+    );
   }
 });

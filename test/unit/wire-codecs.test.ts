@@ -5,14 +5,29 @@ import { test } from 'node:test';
 import { isStraitError } from '../../src/base/errors/index.js';
 import { vxlan, macFromString, ETHERTYPE_IPV4 } from '../../src/multicluster/wire/vxlan/index.js';
 import { ipv4, udp, PROTO_UDP } from '../../src/multicluster/wire/ipv4/index.js';
-import { handshakeInit, handshakeResponse, cookieReply, dataPacket, initPayload, responsePayload, fragment, writeDataHeader } from '../../src/multicluster/wire/tunnel/index.js';
+import {
+  handshakeInit,
+  handshakeResponse,
+  cookieReply,
+  dataPacket,
+  initPayload,
+  responsePayload,
+  fragment,
+  writeDataHeader,
+} from '../../src/multicluster/wire/tunnel/index.js';
 import { Session } from '../../src/multicluster/dataplane/tunnel/index.js';
 import { computeVectors } from '../helpers/vectors.js';
 
 const root = process.env['STRAIT_ROOT'] ?? process.cwd();
 
 test('VXLAN: RFC 7348 header bytes for VNI 42 and an inner Ethernet frame', () => {
-  const frame = { vni: 42, dst: macFromString('02:00:00:00:00:02'), src: macFromString('02:00:00:00:00:01'), etherType: ETHERTYPE_IPV4, payload: Buffer.from('abcd', 'hex') };
+  const frame = {
+    vni: 42,
+    dst: macFromString('02:00:00:00:00:02'),
+    src: macFromString('02:00:00:00:00:01'),
+    etherType: ETHERTYPE_IPV4,
+    payload: Buffer.from('abcd', 'hex'),
+  };
   const b = vxlan.encode(frame);
   assert.equal(b.toString('hex'), '08000000' + '00002a00' + '020000000002' + '020000000001' + '0800' + 'abcd');
   assert.equal(vxlan.encodingLength(frame), b.length);
@@ -39,10 +54,16 @@ test('IPv4 + UDP: checksums verify, views are returned, corruption is malformed'
   assert.equal(Buffer.from(du.payload).toString(), 'hello');
   const bad = Buffer.from(p);
   bad[12]! ^= 1;
-  assert.throws(() => ipv4.decode(bad, 0), (e) => isStraitError(e, 'STRAIT_ERR_TUNNEL_MALFORMED'));
+  assert.throws(
+    () => ipv4.decode(bad, 0),
+    (e) => isStraitError(e, 'STRAIT_ERR_TUNNEL_MALFORMED'),
+  );
   const badU = Buffer.from(u);
   badU[9]! ^= 1;
-  assert.throws(() => udp.decode(badU, 0, ips), (e) => isStraitError(e, 'STRAIT_ERR_TUNNEL_MALFORMED'));
+  assert.throws(
+    () => udp.decode(badU, 0, ips),
+    (e) => isStraitError(e, 'STRAIT_ERR_TUNNEL_MALFORMED'),
+  );
 });
 
 test('tunnel messages round-trip', () => {
@@ -58,9 +79,17 @@ test('tunnel messages round-trip', () => {
   assert.equal(cookieReply.decode(c, 0).receiverIndex, 3);
   const dp = dataPacket.encode({ next: 0, spi: 5, seq: 2 ** 40 + 3, ciphertext: Buffer.alloc(20) });
   assert.equal(dataPacket.decode(dp, 0).seq, 2 ** 40 + 3);
-  assert.deepEqual(initPayload.decode(initPayload.encode({ timestamp: 123456789012, maxVersion: 1, features: 1, clusterId: 'cluster-a' }), 0), { timestamp: 123456789012, maxVersion: 1, features: 1, clusterId: 'cluster-a' });
+  assert.deepEqual(initPayload.decode(initPayload.encode({ timestamp: 123456789012, maxVersion: 1, features: 1, clusterId: 'cluster-a' }), 0), {
+    timestamp: 123456789012,
+    maxVersion: 1,
+    features: 1,
+    clusterId: 'cluster-a',
+  });
   assert.deepEqual(responsePayload.decode(responsePayload.encode({ version: 1, features: 0, clusterId: 'b' }), 0), { version: 1, features: 0, clusterId: 'b' });
-  assert.throws(() => initPayload.encode({ timestamp: 1, maxVersion: 1, features: 0, clusterId: 'Bad ID' }), (e) => isStraitError(e, 'STRAIT_ERR_TUNNEL_MALFORMED'));
+  assert.throws(
+    () => initPayload.encode({ timestamp: 1, maxVersion: 1, features: 0, clusterId: 'Bad ID' }),
+    (e) => isStraitError(e, 'STRAIT_ERR_TUNNEL_MALFORMED'),
+  );
 });
 
 test('test vectors: fixed keys give fixed bytes (test/vectors/tunnel-v1.json)', () => {
@@ -72,15 +101,25 @@ test('test vectors: fixed keys give fixed bytes (test/vectors/tunnel-v1.json)', 
 });
 
 test('test vectors: the fragments of tunnel-v1.json reassemble and open under the responder key (any order)', () => {
-  const file = JSON.parse(readFileSync(join(root, 'test', 'vectors', 'tunnel-v1.json'), 'utf8')) as { input: Record<string, number>; expected: Record<string, string> };
+  const file = JSON.parse(readFileSync(join(root, 'test', 'vectors', 'tunnel-v1.json'), 'utf8')) as {
+    input: Record<string, number>;
+    expected: Record<string, string>;
+  };
   const e = file.expected;
-  const frags = Object.keys(e).filter((k) => k.startsWith('fragment')).map((k) => fragment.decode(Buffer.from(e[k]!, 'hex')));
+  const frags = Object.keys(e)
+    .filter((k) => k.startsWith('fragment'))
+    .map((k) => fragment.decode(Buffer.from(e[k]!, 'hex')));
   assert.equal(frags.length, 3);
   for (const k of Object.keys(e).filter((x) => x.startsWith('fragment'))) assert.ok(e[k]!.length / 2 <= file.input['maxDatagram']!);
   const body = Buffer.alloc(16 + (frags.length - 1) * frags[0]!.size + frags[frags.length - 1]!.data.length);
   for (const f of [...frags].reverse()) Buffer.from(f.data).copy(body, 16 + f.index * f.size);
   writeDataHeader(body, 0, frags[0]!.next, frags[0]!.spi, frags[0]!.seq);
-  const keys = { send: Buffer.from(e['keyResponderToInitiator']!, 'hex'), recv: Buffer.from(e['keyInitiatorToResponder']!, 'hex'), sendSalt: Buffer.from(e['saltResponderToInitiator']!, 'hex'), recvSalt: Buffer.from(e['saltInitiatorToResponder']!, 'hex') };
+  const keys = {
+    send: Buffer.from(e['keyResponderToInitiator']!, 'hex'),
+    recv: Buffer.from(e['keyInitiatorToResponder']!, 'hex'),
+    sendSalt: Buffer.from(e['saltResponderToInitiator']!, 'hex'),
+    recvSalt: Buffer.from(e['saltInitiatorToResponder']!, 'hex'),
+  };
   const plain = new Session(1, 2, false, 0, keys).open(body, frags[0]!.seq);
   assert.ok(plain);
   assert.equal(plain.length, file.input['fragmentedLength']);

@@ -11,11 +11,15 @@ import { refuseWorldAddressFromHost } from '../../src/platform/cli-kit/index.js'
 test('world-internal addresses are refused from the host with the host URL; others pass', () => {
   const dir = mkdtempSync(join(tmpdir(), 'strait-addr-'));
   try {
-    writeFileSync(join(dir, 'world.json'), JSON.stringify({
-      control: 'http://127.0.0.1:18080', githost: 'http://127.0.0.1:13000',
-      inWorld: { control: 'http://198.18.0.1:8080', githost: 'http://198.18.0.1:3000' },
-      clusters: [{ clusterCIDR: '10.201.0.0/16', serviceCIDR: '100.201.0.0/16', nodeCIDR: '172.31.250.0/24' }],
-    }));
+    writeFileSync(
+      join(dir, 'world.json'),
+      JSON.stringify({
+        control: 'http://127.0.0.1:18080',
+        githost: 'http://127.0.0.1:13000',
+        inWorld: { control: 'http://198.18.0.1:8080', githost: 'http://198.18.0.1:3000' },
+        clusters: [{ clusterCIDR: '10.201.0.0/16', serviceCIDR: '100.201.0.0/16', nodeCIDR: '172.31.250.0/24' }],
+      }),
+    );
     const refused = (target: string): string => {
       try {
         refuseWorldAddressFromHost(target, dir);
@@ -24,7 +28,10 @@ test('world-internal addresses are refused from the host with the host URL; othe
       }
       return 'passed';
     };
-    assert.match(refused('198.18.0.1:8080'), /^STRAIT_ERR_WORLD_ADDRESS: "198\.18\.0\.1:8080" is an address inside the local world.*from the host use http:\/\/127\.0\.0\.1:18080$/);
+    assert.match(
+      refused('198.18.0.1:8080'),
+      /^STRAIT_ERR_WORLD_ADDRESS: "198\.18\.0\.1:8080" is an address inside the local world.*from the host use http:\/\/127\.0\.0\.1:18080$/,
+    );
     assert.match(refused('http://198.18.0.1:3000/alice/app.git'), /from the host use http:\/\/127\.0\.0\.1:13000$/);
     assert.match(refused('https://198.19.4.4'), /STRAIT_ERR_WORLD_ADDRESS: "198\.19\.4\.4".*'strait status' lists/);
     assert.match(refused('10.201.3.4:8080'), /STRAIT_ERR_WORLD_ADDRESS/);

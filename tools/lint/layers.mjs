@@ -109,7 +109,10 @@ function packagesOf(a) {
 export default {
   meta: {
     type: 'problem',
-    docs: { description: 'enforce strait layout: areas base <- platform <- products <- world <- cli <- daemon/agents; inside a product wire <- dataplane <- control <- cli' },
+    docs: {
+      description:
+        'enforce strait layout: areas base <- platform <- products <- world <- cli <- daemon/agents; inside a product wire <- dataplane <- control <- cli',
+    },
     schema: [],
   },
   create(context) {
@@ -161,17 +164,31 @@ export default {
           const text = context.sourceCode.text;
           const lines = text.split('\n').length - (text.endsWith('\n') ? 1 : 0);
           if (lines > MAX_ENTRY_LINES) {
-            context.report({ node, message: `'${file}' has ${lines} lines, more than ${MAX_ENTRY_LINES}: a process entry keeps argv, config file, signals and the call to one product's run; move the rest into the product` });
+            context.report({
+              node,
+              message: `'${file}' has ${lines} lines, more than ${MAX_ENTRY_LINES}: a process entry keeps argv, config file, signals and the call to one product's run; move the rest into the product`,
+            });
           }
         }
         if (!from) {
-          context.report({ node, message: `'${file}' is in no strait area (src/{base,platform,world,console,control-module,cli}/, src/{${PRODUCTS.join(',')}}/{wire,dataplane,control,cli}/, daemon/, agents/, test/, bench/)` });
+          context.report({
+            node,
+            message: `'${file}' is in no strait area (src/{base,platform,world,console,control-module,cli}/, src/{${PRODUCTS.join(',')}}/{wire,dataplane,control,cli}/, daemon/, agents/, test/, bench/)`,
+          });
         }
       },
-      ImportDeclaration(node) { check(node.source, node.source.value, node.importKind === 'type'); },
-      ExportNamedDeclaration(node) { if (node.source) check(node.source, node.source.value, node.exportKind === 'type'); },
-      ExportAllDeclaration(node) { check(node.source, node.source.value, node.exportKind === 'type'); },
-      ImportExpression(node) { if (node.source.type === 'Literal') check(node.source, node.source.value, false); },
+      ImportDeclaration(node) {
+        check(node.source, node.source.value, node.importKind === 'type');
+      },
+      ExportNamedDeclaration(node) {
+        if (node.source) check(node.source, node.source.value, node.exportKind === 'type');
+      },
+      ExportAllDeclaration(node) {
+        check(node.source, node.source.value, node.exportKind === 'type');
+      },
+      ImportExpression(node) {
+        if (node.source.type === 'Literal') check(node.source, node.source.value, false);
+      },
     };
   },
 };

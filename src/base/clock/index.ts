@@ -21,13 +21,23 @@ export const systemClock: Clock = {
 export class ManualClock implements Clock {
   private t: number;
   private timers: { at: number; fn: () => void; live: boolean }[] = [];
-  constructor(start = 0) { this.t = start; }
-  now(): number { return this.t; }
-  monotonic(): number { return this.t; }
+  constructor(start = 0) {
+    this.t = start;
+  }
+  now(): number {
+    return this.t;
+  }
+  monotonic(): number {
+    return this.t;
+  }
   setTimeout(fn: () => void, ms: number): { cancel(): void } {
     const timer = { at: this.t + ms, fn, live: true };
     this.timers.push(timer);
-    return { cancel: () => { timer.live = false; } };
+    return {
+      cancel: () => {
+        timer.live = false;
+      },
+    };
   }
   advance(ms: number): void {
     const end = this.t + ms;

@@ -17,10 +17,10 @@ export function parseIpv4(value: unknown): Ipv4 | undefined {
   const n = ipv4ToInt(value);
   if (n === undefined) return undefined;
   const canonical = intToIpv4(n);
-  return canonical === value ? canonical as Ipv4 : undefined;
+  return canonical === value ? (canonical as Ipv4) : undefined;
 }
 
 /** The port when `value` is an integer from 1 to 65535, else undefined. */
 export function parsePort(value: unknown): Port | undefined {
-  return typeof value === 'number' && Number.isInteger(value) && value >= 1 && value <= 65535 ? value as Port : undefined;
+  return typeof value === 'number' && Number.isInteger(value) && value >= 1 && value <= 65535 ? (value as Port) : undefined;
 }

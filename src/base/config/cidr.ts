@@ -42,11 +42,11 @@ export function parseCidr(text: string, where = 'cidr'): Cidr {
 
 export function cidrContains(c: Cidr, ip: number): boolean {
   const mask = c.prefix === 0 ? 0 : (0xffffffff << (32 - c.prefix)) >>> 0;
-  return ((ip & mask) >>> 0) === c.network;
+  return (ip & mask) >>> 0 === c.network;
 }
 
 export function cidrsOverlap(a: Cidr, b: Cidr): boolean {
   const p = Math.min(a.prefix, b.prefix);
   const mask = p === 0 ? 0 : (0xffffffff << (32 - p)) >>> 0;
-  return ((a.network & mask) >>> 0) === ((b.network & mask) >>> 0);
+  return (a.network & mask) >>> 0 === (b.network & mask) >>> 0;
 }

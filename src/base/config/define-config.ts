@@ -19,7 +19,11 @@ export function editDistance(a: string, b: string): number {
   for (let i = 1; i <= a.length; i++) {
     const cur = [i];
     for (let j = 1; j <= b.length; j++) {
-      cur[j] = Math.min((prev[j] as number) + 1, (cur[j - 1] as number) + 1, (prev[j - 1] as number) + (a[i - 1]?.toLowerCase() === b[j - 1]?.toLowerCase() ? 0 : 1));
+      cur[j] = Math.min(
+        (prev[j] as number) + 1,
+        (cur[j - 1] as number) + 1,
+        (prev[j - 1] as number) + (a[i - 1]?.toLowerCase() === b[j - 1]?.toLowerCase() ? 0 : 1),
+      );
     }
     prev = cur;
   }
@@ -32,7 +36,10 @@ export function closestKey(key: string, known: readonly string[]): string | unde
   let bestD = Math.max(2, Math.floor(key.length / 3)) + 1;
   for (const k of known) {
     const d = editDistance(key, k);
-    if (d < bestD) { best = k; bestD = d; }
+    if (d < bestD) {
+      best = k;
+      bestD = d;
+    }
   }
   return best;
 }
@@ -53,7 +60,10 @@ export function deepFreeze<T>(value: T): Readonly<T> {
 }
 
 function jsonPath(base: string, instancePath: string): string {
-  const parts = instancePath.split('/').slice(1).map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+  const parts = instancePath
+    .split('/')
+    .slice(1)
+    .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
   let out = base;
   for (const p of parts) out += /^\d+$/.test(p) ? `[${p}]` : out ? `.${p}` : p;
   return out;
@@ -98,7 +108,9 @@ export function defineConfig<T>(schema: ConfigSchema<T>, opts: { prefix?: string
         }
         // an enum names what it allows ("must be one of: gateway, worker"), not only that there is a list
         const allowed = err.keyword === 'enum' ? (err.params as { allowedValues?: unknown[] }).allowedValues : undefined;
-        const rule = allowed ? `must be one of: ${allowed.map((v) => (typeof v === 'string' ? v : JSON.stringify(v))).join(', ')}` : err.message ?? 'is invalid';
+        const rule = allowed
+          ? `must be one of: ${allowed.map((v) => (typeof v === 'string' ? v : JSON.stringify(v))).join(', ')}`
+          : (err.message ?? 'is invalid');
         throw E.configInvalid(where ? `${where}: ${at || '(top level)'}` : at || '(top level)', valueAt(copy, err.instancePath), rule);
       }
       return deepFreeze(copy as T);

@@ -4,7 +4,8 @@ import { E } from './codes.js';
 
 /** A flag that must be an integer from 1 to `max`. */
 export function positiveIntArg(v: string, what: string, max: number): number {
-  if (!/^\d{1,9}$/.test(v) || Number(v) < 1 || Number(v) > max) throw E.usage(`${what} must be an integer from 1 to ${max}, got ${JSON.stringify(v)}`, { value: v });
+  if (!/^\d{1,9}$/.test(v) || Number(v) < 1 || Number(v) > max)
+    throw E.usage(`${what} must be an integer from 1 to ${max}, got ${JSON.stringify(v)}`, { value: v });
   return Number(v);
 }
 

@@ -33,7 +33,15 @@ export interface ErrorCodeInfo {
 }
 
 const INFO: ErrorCodeInfo[] = Object.entries(ERROR_GROUPS).flatMap(([owner, group]) =>
-  Object.entries(group).map(([name, f]) => ({ owner: owner as ErrorOwner, name, code: f.code, kind: f.kind, giteaStatus: f.giteaStatus, httpStatus: f.httpStatus })));
+  Object.entries(group).map(([name, f]) => ({
+    owner: owner as ErrorOwner,
+    name,
+    code: f.code,
+    kind: f.kind,
+    giteaStatus: f.giteaStatus,
+    httpStatus: f.httpStatus,
+  })),
+);
 
 const BY_CODE = new Map<string, ErrorCodeInfo>(INFO.map((i) => [i.code, i]));
 

@@ -7,7 +7,7 @@ import { StraitError, type ErrorDetail } from './strait-error.js';
 export function q(value: unknown): string {
   let s: string;
   try {
-    s = typeof value === 'string' ? JSON.stringify(value) : JSON.stringify(value) ?? String(value);
+    s = typeof value === 'string' ? JSON.stringify(value) : (JSON.stringify(value) ?? String(value));
   } catch {
     s = String(value);
   }
@@ -40,7 +40,8 @@ export function def<const C extends `STRAIT_ERR_${string}`, A extends unknown[]>
     const { message, detail } = build(...args);
     // every definition is part of E, so its code is an ErrorCode (the union is derived from E)
     return new StraitError(code as string as ErrorCode, kind, message, {
-      detail: detail ?? {}, ...(opts.httpStatus === undefined ? {} : { httpStatus: opts.httpStatus }),
+      detail: detail ?? {},
+      ...(opts.httpStatus === undefined ? {} : { httpStatus: opts.httpStatus }),
     });
   };
   return Object.assign(factory, { code, kind, giteaStatus: opts.giteaStatus, httpStatus: opts.httpStatus });

@@ -19,7 +19,11 @@ export const GRPC_CODES = {
 
 export type GrpcStatusName = keyof typeof GRPC_CODES;
 
-interface KindRow { readonly exit: number; readonly http: number; readonly grpc: GrpcStatusName }
+interface KindRow {
+  readonly exit: number;
+  readonly http: number;
+  readonly grpc: GrpcStatusName;
+}
 
 /**
  * kind -> exit status, HTTP status, gRPC status. Kinds that share an exit status differ

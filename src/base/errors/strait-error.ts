@@ -16,8 +16,7 @@ export class StraitError extends Error {
   /** the definition's protocol status (405, 408, 413, 429) where it has one; undefined: the kind's */
   readonly httpStatusOverride: number | undefined;
 
-  constructor(code: ErrorCode, kind: ErrorKind, message: string,
-    opts: { detail?: ErrorDetail; cause?: unknown; httpStatus?: number | undefined } = {}) {
+  constructor(code: ErrorCode, kind: ErrorKind, message: string, opts: { detail?: ErrorDetail; cause?: unknown; httpStatus?: number | undefined } = {}) {
     super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
     this.name = 'StraitError';
     this.code = code;

@@ -7,12 +7,15 @@ export type { Logger };
 let root: Logger | undefined;
 
 export function rootLogger(): Logger {
-  root ??= pino({
-    level: process.env['STRAIT_LOG_LEVEL'] ?? 'info',
-    base: { pid: process.pid, proc: process.env['STRAIT_PROC'] ?? undefined },
-    timestamp: pino.stdTimeFunctions.isoTime,
-    formatters: { level: (label) => ({ level: label }) },
-  }, pino.destination({ fd: Number(process.env['STRAIT_LOG_FD'] ?? 2), sync: false }));
+  root ??= pino(
+    {
+      level: process.env['STRAIT_LOG_LEVEL'] ?? 'info',
+      base: { pid: process.pid, proc: process.env['STRAIT_PROC'] ?? undefined },
+      timestamp: pino.stdTimeFunctions.isoTime,
+      formatters: { level: (label) => ({ level: label }) },
+    },
+    pino.destination({ fd: Number(process.env['STRAIT_LOG_FD'] ?? 2), sync: false }),
+  );
   return root;
 }
 

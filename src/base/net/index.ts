@@ -29,9 +29,12 @@ export function describeListenAt(at: ListenAt): string {
 function listenError(at: ListenAt, err: NodeJS.ErrnoException): Error {
   const where = describeListenAt(at);
   if (err.code === 'EADDRINUSE') return E.portInUse(where);
-  const reason = err.code === 'EACCES' ? 'permission denied (ports below 1024 need root)'
-    : err.code === 'EADDRNOTAVAIL' ? 'no such address on this machine'
-      : `${err.code ?? 'error'}: ${err.message}`;
+  const reason =
+    err.code === 'EACCES'
+      ? 'permission denied (ports below 1024 need root)'
+      : err.code === 'EADDRNOTAVAIL'
+        ? 'no such address on this machine'
+        : `${err.code ?? 'error'}: ${err.message}`;
   return E.listenFailed(where, reason);
 }
 
@@ -61,9 +64,10 @@ export async function listenServer(server: Server, at: ListenAt): Promise<Listen
   return {
     port: typeof address === 'object' ? address.port : 0,
     address,
-    close: () => new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      for (const s of open) s.destroy();
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        for (const s of open) s.destroy();
+      }),
   };
 }

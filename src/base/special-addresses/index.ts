@@ -18,8 +18,13 @@ export interface SpecialRange {
   readonly embeds?: 'low32' | '6to4';
 }
 
-const r = (cidr: string, name: string, ref: string, global = false, embeds?: 'low32' | '6to4'): SpecialRange =>
-  ({ cidr, name, ref, global, ...(embeds ? { embeds } : {}) });
+const r = (cidr: string, name: string, ref: string, global = false, embeds?: 'low32' | '6to4'): SpecialRange => ({
+  cidr,
+  name,
+  ref,
+  global,
+  ...(embeds ? { embeds } : {}),
+});
 
 /** IANA IPv4 Special-Purpose Address Registry (2024-10), plus multicast (RFC 5771). */
 export const IPV4_SPECIAL: readonly SpecialRange[] = Object.freeze([
@@ -98,18 +103,25 @@ export interface AddressClass {
   embedded?: string;
 }
 
-interface Compiled { bits: bigint; prefix: number; range: SpecialRange }
+interface Compiled {
+  bits: bigint;
+  prefix: number;
+  range: SpecialRange;
+}
 
 function compile(table: readonly SpecialRange[], width: number, parse: (a: string) => bigint | undefined): Compiled[] {
-  return table.map((range) => {
-    const [a, p] = range.cidr.split('/') as [string, string];
-    const bits = parse(a);
-    if (bits === undefined) throw new Error(`special-addresses: bad table entry ${range.cidr}`);
-    return { bits, prefix: Number(p), range };
-  })
-    // longest prefix first: the first match is the most specific
-    .sort((x, y) => y.prefix - x.prefix)
-    .map((c) => ({ ...c, bits: c.bits >> BigInt(width - c.prefix) }));
+  return (
+    table
+      .map((range) => {
+        const [a, p] = range.cidr.split('/') as [string, string];
+        const bits = parse(a);
+        if (bits === undefined) throw new Error(`special-addresses: bad table entry ${range.cidr}`);
+        return { bits, prefix: Number(p), range };
+      })
+      // longest prefix first: the first match is the most specific
+      .sort((x, y) => y.prefix - x.prefix)
+      .map((c) => ({ ...c, bits: c.bits >> BigInt(width - c.prefix) }))
+  );
 }
 
 /** The 32 bits of a dotted-quad IPv4 address (four decimal octets, no leading zeros). */

@@ -4,7 +4,7 @@
 // The console's browser bundle has its own copy (src/console/web/units.ts), held to the same
 // table by test/unit/units.test.ts.
 
-const UNIT_MS: Record<string, number> = { ns: 1e-6, us: 1e-3, 'µs': 1e-3, 'μs': 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+const UNIT_MS: Record<string, number> = { ns: 1e-6, us: 1e-3, µs: 1e-3, μs: 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
 
 /** Milliseconds of a Go duration text ("3.265366ms", "1m2.5s", "0s"); undefined when it is none. */
 export function parseGoDuration(text: string): number | undefined {

@@ -12,13 +12,26 @@ export function registerApiResourcesCommand(program: Command): void {
       const format = parseOutputFormat(opts.output, ['text', 'json']);
       const kinds = [...allKinds()].sort((a, b) => a.plural.localeCompare(b.plural));
       if (format === 'json') {
-        process.stdout.write(formatJson(kinds.map((k) => ({
-          name: k.plural, singularName: k.singular, shortNames: k.shortNames, apiVersion: k.apiVersion,
-          alsoServed: k.alsoServed ?? [], namespaced: k.namespaced, kind: k.kind,
-        }))));
+        process.stdout.write(
+          formatJson(
+            kinds.map((k) => ({
+              name: k.plural,
+              singularName: k.singular,
+              shortNames: k.shortNames,
+              apiVersion: k.apiVersion,
+              alsoServed: k.alsoServed ?? [],
+              namespaced: k.namespaced,
+              kind: k.kind,
+            })),
+          ),
+        );
         return;
       }
-      process.stdout.write(formatTable(['NAME', 'SHORTNAMES', 'APIVERSION', 'NAMESPACED', 'KIND'],
-        kinds.map((k) => [k.plural, k.shortNames.join(','), k.apiVersion, String(k.namespaced), k.kind])));
+      process.stdout.write(
+        formatTable(
+          ['NAME', 'SHORTNAMES', 'APIVERSION', 'NAMESPACED', 'KIND'],
+          kinds.map((k) => [k.plural, k.shortNames.join(','), k.apiVersion, String(k.namespaced), k.kind]),
+        ),
+      );
     });
 }

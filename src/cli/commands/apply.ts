@@ -31,8 +31,10 @@ export function loadForWrite(files: string[], namespace: string | undefined): Lo
     if (!info?.namespaced) continue;
     const own = m.object.metadata.namespace;
     if (namespace && own && own !== namespace) {
-      throw E.usage(`${m.source} document ${m.docIndex}: the namespace of ${m.object.kind} "${m.object.metadata.name}" is "${own}", not "${namespace}" given with -n; remove one of them`,
-        { source: m.source, docIndex: m.docIndex });
+      throw E.usage(
+        `${m.source} document ${m.docIndex}: the namespace of ${m.object.kind} "${m.object.metadata.name}" is "${own}", not "${namespace}" given with -n; remove one of them`,
+        { source: m.source, docIndex: m.docIndex },
+      );
     }
     m.object.metadata.namespace = own ?? namespace ?? 'default';
   }
@@ -59,26 +61,28 @@ async function applyAll(store: ResourceStore, manifests: LoadedManifest[], dryRu
 }
 
 export function registerApplyCommand(program: Command): void {
-  addStoreOptions(program
-    .command('apply')
-    .description('create or update resources from a file, a directory of .yaml/.yml/.json files, or - (standard input)')
-    .requiredOption('-f, --filename <path...>', 'file, directory or - for standard input (repeatable)')
-    .option('-n, --namespace <ns>', 'namespace for objects that name none')
-    .option('--dry-run [strategy]', 'client: validate the files only (no world needed); server: also the store\'s checks; nothing is written')
-    .option('-o, --output <format>', 'text, json or yaml', 'text'))
-    .action(async (_opts: unknown, cmd: Command) => {
-      const opts = cmd.optsWithGlobals<ApplyOptions>();
-      const format = parseOutputFormat(opts.output, ['text', 'json', 'yaml']);
-      const dryRun = parseDryRun(opts.dryRun);
-      const manifests = loadForWrite(opts.filename, opts.namespace);
-      const results = dryRun === 'client'
+  addStoreOptions(
+    program
+      .command('apply')
+      .description('create or update resources from a file, a directory of .yaml/.yml/.json files, or - (standard input)')
+      .requiredOption('-f, --filename <path...>', 'file, directory or - for standard input (repeatable)')
+      .option('-n, --namespace <ns>', 'namespace for objects that name none')
+      .option('--dry-run [strategy]', "client: validate the files only (no world needed); server: also the store's checks; nothing is written")
+      .option('-o, --output <format>', 'text, json or yaml', 'text'),
+  ).action(async (_opts: unknown, cmd: Command) => {
+    const opts = cmd.optsWithGlobals<ApplyOptions>();
+    const format = parseOutputFormat(opts.output, ['text', 'json', 'yaml']);
+    const dryRun = parseDryRun(opts.dryRun);
+    const manifests = loadForWrite(opts.filename, opts.namespace);
+    const results =
+      dryRun === 'client'
         ? manifests.map((m) => ({ object: m.object, verb: 'created (dry run)' }))
         : await withStore(opts, (store) => applyAll(store, manifests, dryRun === 'server'));
-      if (format === 'json' || format === 'yaml') {
-        const list = { apiVersion: 'v1', kind: 'List', items: results.map((r) => r.object) };
-        process.stdout.write(format === 'json' ? formatJson(list) : formatYaml(list));
-        return;
-      }
-      for (const r of results) process.stdout.write(`${ref(r.object)} ${r.verb}\n`);
-    });
+    if (format === 'json' || format === 'yaml') {
+      const list = { apiVersion: 'v1', kind: 'List', items: results.map((r) => r.object) };
+      process.stdout.write(format === 'json' ? formatJson(list) : formatYaml(list));
+      return;
+    }
+    for (const r of results) process.stdout.write(`${ref(r.object)} ${r.verb}\n`);
+  });
 }

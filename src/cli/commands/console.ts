@@ -21,7 +21,10 @@ export function consoleURL(opts: { server?: string; plaintext?: boolean; stateDi
     const s = currentSession();
     return { url: `${baseURL(s.server, s.plaintext)}${CONSOLE_PATH}`, source: `the strait login session of ${s.server}` };
   } catch {
-    throw E.usage(`no console to name: no world runs in ${JSON.stringify(stateDir)} and no 'strait login' session exists; start one with 'strait up', or give --server HOST:PORT`, { stateDir });
+    throw E.usage(
+      `no console to name: no world runs in ${JSON.stringify(stateDir)} and no 'strait login' session exists; start one with 'strait up', or give --server HOST:PORT`,
+      { stateDir },
+    );
   }
 }
 
@@ -63,6 +66,7 @@ export function registerConsoleCommand(program: Command): void {
         return;
       }
       process.stdout.write(`${url}\n`);
-      if (opts.open) console.error(opened ? `strait: opened with ${how}` : 'strait: no browser found (xdg-open, sensible-browser, $BROWSER): open the URL above yourself');
+      if (opts.open)
+        console.error(opened ? `strait: opened with ${how}` : 'strait: no browser found (xdg-open, sensible-browser, $BROWSER): open the URL above yourself');
     });
 }

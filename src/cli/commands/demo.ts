@@ -12,23 +12,28 @@ async function gitops(opts: { keep: boolean }): Promise<void> {
 export function registerDemoCommand(program: Command): void {
   const demo: Command = program
     .command('demo')
-    .description('walk the scenarios of docs/gitops.md and docs/mesh.md: signed GitOps (default, or `demo gitops`) and the mesh traffic table in the running world (`demo mesh`)')
+    .description(
+      'walk the scenarios of docs/gitops.md and docs/mesh.md: signed GitOps (default, or `demo gitops`) and the mesh traffic table in the running world (`demo mesh`)',
+    )
     .option('--keep', 'keep the temporary directory (keys, repositories, stores) afterwards', false)
     .action(async (opts: { keep: boolean }) => {
       await gitops(opts);
       console.log('mesh: `strait up --detach` then `strait demo mesh` measures the traffic table of docs/mesh.md in the world');
     });
 
-  demo.command('gitops')
+  demo
+    .command('gitops')
     .description('the signed GitOps scenario: code-hosting API, signed and unsigned pushes, key import, both outcomes (no world needed)')
     .option('--keep', 'keep the temporary directory (keys, repositories, stores) afterwards', false)
     // `demo gitops --keep` may land on the parent's --keep
     .action((opts: { keep: boolean }) => gitops({ keep: opts.keep || (demo.opts() as { keep?: boolean }).keep === true }));
 
   takesGlobals(demo.command('mesh'), 'stateDir')
-    .description('in the running world: apply PERMISSIVE, DISABLE and STRICT as the default PeerAuthentication of namespace mesh, ' +
-      'curl echo from the in-mesh pod client, the out-of-mesh pod outsider and the host through the ingress gateway, ' +
-      'print the traffic table of docs/mesh.md with each measured outcome next to the expected one, then restore the original policy; exit 1 when a cell differs')
+    .description(
+      'in the running world: apply PERMISSIVE, DISABLE and STRICT as the default PeerAuthentication of namespace mesh, ' +
+        'curl echo from the in-mesh pod client, the out-of-mesh pod outsider and the host through the ingress gateway, ' +
+        'print the traffic table of docs/mesh.md with each measured outcome next to the expected one, then restore the original policy; exit 1 when a cell differs',
+    )
     .option('--timeout <seconds>', 'how long to wait for each mode to take effect', '30')
     .option('-o, --output <format>', 'text or json', 'text')
     .action(async (_opts: unknown, cmd: Command) => {
@@ -43,7 +48,10 @@ export function registerDemoCommand(program: Command): void {
       const files = stateFiles(stateDir);
       // Ctrl-C ends the demo after the current step and still restores the original policy
       const stop = new AbortController();
-      const onInt = (): void => { process.stderr.write('demo: stopping; restoring the original policy\n'); stop.abort(); };
+      const onInt = (): void => {
+        process.stderr.write('demo: stopping; restoring the original policy\n');
+        stop.abort();
+      };
       process.once('SIGINT', onInt);
       const result = await runMeshDemo({
         signal: stop.signal,

@@ -4,7 +4,16 @@ import { E } from '../../base/errors/index.js';
 import { findKind, type KindInfo } from '../../platform/resources/index.js';
 import type { KindRef, KubeObject, ObjectList, ResourceStore } from '../../platform/store/index.js';
 import {
-  addStoreOptions, formatJson, formatJsonLine, formatTable, formatYaml, parseJsonPathTemplate, parseOutputFormat, type JsonPathTemplate, type StoreCliOptions, withStore,
+  addStoreOptions,
+  formatJson,
+  formatJsonLine,
+  formatTable,
+  formatYaml,
+  parseJsonPathTemplate,
+  parseOutputFormat,
+  type JsonPathTemplate,
+  type StoreCliOptions,
+  withStore,
 } from '../../platform/cli-kit/index.js';
 import { tableFor } from './resource-columns.js';
 
@@ -37,7 +46,11 @@ export function parseGetOutput(value: string | undefined): Output {
 /** The kinds of "pods,svc" or "all", each once, in the order typed. */
 export function parseKinds(arg: string): KindInfo[] {
   const out: KindInfo[] = [];
-  for (const typed of arg.split(',').map((s) => s.trim()).filter(Boolean).flatMap((s) => (s.toLowerCase() === 'all' ? ALL : [s]))) {
+  for (const typed of arg
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)
+    .flatMap((s) => (s.toLowerCase() === 'all' ? ALL : [s]))) {
     const info = findKind(typed);
     if (!out.includes(info)) out.push(info);
   }
@@ -52,82 +65,109 @@ export function resourceName(o: KubeObject): string {
 }
 
 export function registerGetCommand(program: Command): void {
-  addStoreOptions(program
-    .command('get')
-    .description('list resources of one or more kinds ("pods,svc", "all"), or show one (kinds by plural, singular, short name or Kind; see api-resources)')
-    .argument('<kind>', 'kind, e.g. pods, svc, peerauthentications, serviceexports; several with commas (pods,svc); all = pods, services, deployments')
-    .argument('[name]', 'name of one object')
-    .option('-n, --namespace <ns>', 'namespace (default "default")')
-    .option('-A, --all-namespaces', 'list across all namespaces')
-    .option('-l, --selector <selector>', 'label selector, e.g. app=echo,tier!=db')
-    .option('-o, --output <format>', "text, wide, json, yaml, name, or jsonpath=TEMPLATE (e.g. -o jsonpath='{.items[*].metadata.name}')", 'text')
-    .option('-w, --watch', 'after listing, print every change until interrupted (-o json: one event per line)'))
-    .action(async (kindArg: string, name: string | undefined, _opts: unknown, cmd: Command) => {
-      const opts = cmd.optsWithGlobals<GetOptions>();
-      const out = parseGetOutput(opts.output);
-      const kinds = parseKinds(kindArg);
-      if (name !== undefined && opts.selector !== undefined) throw E.usage('give either NAME or -l SELECTOR, not both');
-      const nsOf = (info: KindInfo): string | undefined => (info.namespaced ? (opts.allNamespaces ? undefined : (opts.namespace ?? 'default')) : undefined);
-      await withStore(opts, async (store) => {
-        if (opts.watch) {
-          if (kinds.length !== 1 || name !== undefined) throw E.usage('-w watches one kind: strait get KIND -w');
-          const info = kinds[0] as KindInfo;
-          if (out.format === 'name' || out.format === 'jsonpath') throw E.usage('-w prints text, wide or json');
-          const ref = { apiVersion: info.apiVersion, kind: info.kind };
-          const ns = nsOf(info);
-          const list = await store.list(ref, { namespace: ns, labelSelector: opts.selector });
-          await watchAndPrint(store, info.kind, ref, list, { namespace: ns, labelSelector: opts.selector, format: out.format, allNamespaces: info.namespaced && ns === undefined });
-          return;
+  addStoreOptions(
+    program
+      .command('get')
+      .description('list resources of one or more kinds ("pods,svc", "all"), or show one (kinds by plural, singular, short name or Kind; see api-resources)')
+      .argument('<kind>', 'kind, e.g. pods, svc, peerauthentications, serviceexports; several with commas (pods,svc); all = pods, services, deployments')
+      .argument('[name]', 'name of one object')
+      .option('-n, --namespace <ns>', 'namespace (default "default")')
+      .option('-A, --all-namespaces', 'list across all namespaces')
+      .option('-l, --selector <selector>', 'label selector, e.g. app=echo,tier!=db')
+      .option('-o, --output <format>', "text, wide, json, yaml, name, or jsonpath=TEMPLATE (e.g. -o jsonpath='{.items[*].metadata.name}')", 'text')
+      .option('-w, --watch', 'after listing, print every change until interrupted (-o json: one event per line)'),
+  ).action(async (kindArg: string, name: string | undefined, _opts: unknown, cmd: Command) => {
+    const opts = cmd.optsWithGlobals<GetOptions>();
+    const out = parseGetOutput(opts.output);
+    const kinds = parseKinds(kindArg);
+    if (name !== undefined && opts.selector !== undefined) throw E.usage('give either NAME or -l SELECTOR, not both');
+    const nsOf = (info: KindInfo): string | undefined => (info.namespaced ? (opts.allNamespaces ? undefined : (opts.namespace ?? 'default')) : undefined);
+    await withStore(opts, async (store) => {
+      if (opts.watch) {
+        if (kinds.length !== 1 || name !== undefined) throw E.usage('-w watches one kind: strait get KIND -w');
+        const info = kinds[0] as KindInfo;
+        if (out.format === 'name' || out.format === 'jsonpath') throw E.usage('-w prints text, wide or json');
+        const ref = { apiVersion: info.apiVersion, kind: info.kind };
+        const ns = nsOf(info);
+        const list = await store.list(ref, { namespace: ns, labelSelector: opts.selector });
+        await watchAndPrint(store, info.kind, ref, list, {
+          namespace: ns,
+          labelSelector: opts.selector,
+          format: out.format,
+          allNamespaces: info.namespaced && ns === undefined,
+        });
+        return;
+      }
+      // one object of each kind, or the lists
+      const groups: { info: KindInfo; items: KubeObject[]; resourceVersion?: string }[] = [];
+      for (const info of kinds) {
+        const ref = { apiVersion: info.apiVersion, kind: info.kind };
+        if (name !== undefined) {
+          const o = await store.get(ref, name, nsOf(info) ?? opts.namespace);
+          if (!o) throw E.notFound(info.kind, name, info.namespaced ? (nsOf(info) ?? opts.namespace ?? 'default') : undefined);
+          groups.push({ info, items: [o] });
+        } else {
+          const list = await store.list(ref, { namespace: nsOf(info), labelSelector: opts.selector });
+          groups.push({ info, items: list.items, resourceVersion: list.resourceVersion });
         }
-        // one object of each kind, or the lists
-        const groups: { info: KindInfo; items: KubeObject[]; resourceVersion?: string }[] = [];
-        for (const info of kinds) {
-          const ref = { apiVersion: info.apiVersion, kind: info.kind };
-          if (name !== undefined) {
-            const o = await store.get(ref, name, nsOf(info) ?? opts.namespace);
-            if (!o) throw E.notFound(info.kind, name, info.namespaced ? (nsOf(info) ?? opts.namespace ?? 'default') : undefined);
-            groups.push({ info, items: [o] });
-          } else {
-            const list = await store.list(ref, { namespace: nsOf(info), labelSelector: opts.selector });
-            groups.push({ info, items: list.items, resourceVersion: list.resourceVersion });
-          }
-        }
-        const items = groups.flatMap((g) => g.items);
-        // one object asked for by name prints as itself; otherwise a List, as kubectl does
-        const single = name !== undefined && kinds.length === 1 ? items[0] : undefined;
-        const asData = (): unknown => single ?? {
-          apiVersion: 'v1', kind: 'List', metadata: { resourceVersion: groups.length === 1 ? (groups[0]?.resourceVersion ?? '') : '' }, items,
+      }
+      const items = groups.flatMap((g) => g.items);
+      // one object asked for by name prints as itself; otherwise a List, as kubectl does
+      const single = name !== undefined && kinds.length === 1 ? items[0] : undefined;
+      const asData = (): unknown =>
+        single ?? {
+          apiVersion: 'v1',
+          kind: 'List',
+          metadata: { resourceVersion: groups.length === 1 ? (groups[0]?.resourceVersion ?? '') : '' },
+          items,
         };
-        switch (out.format) {
-          case 'json': process.stdout.write(formatJson(asData())); return;
-          case 'yaml': process.stdout.write(formatYaml(asData())); return;
-          case 'jsonpath': process.stdout.write(out.template.render(asData())); return;
-          case 'name': for (const o of items) process.stdout.write(`${resourceName(o)}\n`); return;
-          default: break;
-        }
-        if (items.length === 0) {
-          const ns = kinds.every((k) => k.namespaced) && !opts.allNamespaces ? (opts.namespace ?? 'default') : undefined;
-          process.stderr.write(ns ? `No resources found in ${ns} namespace.\n` : 'No resources found\n');
+      switch (out.format) {
+        case 'json':
+          process.stdout.write(formatJson(asData()));
           return;
-        }
-        // several kinds: a table per kind, names as KIND/NAME, a blank line between (kubectl's layout)
-        const several = kinds.length > 1;
-        const tables: string[] = [];
-        for (const g of groups) {
-          if (g.items.length === 0) continue;
-          const t = tableFor(g.info.kind, g.items, { wide: out.format === 'wide', allNamespaces: g.info.namespaced && nsOf(g.info) === undefined && name === undefined });
-          const nameCol = t.headers.indexOf('NAME');
-          const rows = several ? t.rows.map((r, i) => r.map((c, j) => (j === nameCol ? resourceName(g.items[i] as KubeObject) : c))) : t.rows;
-          tables.push(formatTable(t.headers, rows));
-        }
-        process.stdout.write(tables.join('\n'));
-      });
+        case 'yaml':
+          process.stdout.write(formatYaml(asData()));
+          return;
+        case 'jsonpath':
+          process.stdout.write(out.template.render(asData()));
+          return;
+        case 'name':
+          for (const o of items) process.stdout.write(`${resourceName(o)}\n`);
+          return;
+        default:
+          break;
+      }
+      if (items.length === 0) {
+        const ns = kinds.every((k) => k.namespaced) && !opts.allNamespaces ? (opts.namespace ?? 'default') : undefined;
+        process.stderr.write(ns ? `No resources found in ${ns} namespace.\n` : 'No resources found\n');
+        return;
+      }
+      // several kinds: a table per kind, names as KIND/NAME, a blank line between (kubectl's layout)
+      const several = kinds.length > 1;
+      const tables: string[] = [];
+      for (const g of groups) {
+        if (g.items.length === 0) continue;
+        const t = tableFor(g.info.kind, g.items, {
+          wide: out.format === 'wide',
+          allNamespaces: g.info.namespaced && nsOf(g.info) === undefined && name === undefined,
+        });
+        const nameCol = t.headers.indexOf('NAME');
+        const rows = several ? t.rows.map((r, i) => r.map((c, j) => (j === nameCol ? resourceName(g.items[i] as KubeObject) : c))) : t.rows;
+        tables.push(formatTable(t.headers, rows));
+      }
+      process.stdout.write(tables.join('\n'));
     });
+  });
 }
 
 /** kubectl get -w: the list, then one line per change (rows without a header, or JSON events), until SIGINT/SIGTERM. */
-async function watchAndPrint(store: ResourceStore, kind: string, ref: KindRef, list: ObjectList,
-  opts: { namespace?: string; labelSelector?: string; format: string; allNamespaces: boolean }): Promise<void> {
+async function watchAndPrint(
+  store: ResourceStore,
+  kind: string,
+  ref: KindRef,
+  list: ObjectList,
+  opts: { namespace?: string; labelSelector?: string; format: string; allNamespaces: boolean },
+): Promise<void> {
   const json = opts.format === 'json' || opts.format === 'yaml';
   const wide = opts.format === 'wide';
   if (json) for (const o of list.items) process.stdout.write(formatJsonLine({ type: 'ADDED', object: o }));

@@ -22,7 +22,11 @@ interface LogSource {
 /** A pod by name, or the pod of a Deployment (echo → echo-<hash>-<id>) when there is exactly one. */
 function resolvePodName(rec: WorldRecord | undefined, cluster: string, namespace: string, name: string): string {
   const c = rec?.clusters.find((x) => x.name === cluster);
-  if (rec && !c) throw E.clusterUnknown(cluster, rec.clusters.map((x) => x.name));
+  if (rec && !c)
+    throw E.clusterUnknown(
+      cluster,
+      rec.clusters.map((x) => x.name),
+    );
   if (!c) return name;
   const pods = c.pods.filter((p) => p.namespace === namespace);
   if (pods.some((p) => p.name === name)) return name;
@@ -54,8 +58,16 @@ export function logSource(stateDir: string, rec: WorldRecord | undefined, target
   if (container !== undefined) throw E.usage('-c names a container of a pod: strait logs CLUSTER/NAMESPACE/POD -c CONTAINER');
   const file = join(stateDir, 'logs', `${target}.log`);
   if (!existsSync(file)) {
-    const known = existsSync(join(stateDir, 'logs')) ? readdirSync(join(stateDir, 'logs')).filter((f) => f.endsWith('.log')).map((f) => f.slice(0, -4)).sort() : [];
-    throw E.usage(`no log of ${JSON.stringify(target)} in ${join(stateDir, 'logs')}; components: ${known.join(', ') || '(none: has a world run with this state dir?)'}`, { target });
+    const known = existsSync(join(stateDir, 'logs'))
+      ? readdirSync(join(stateDir, 'logs'))
+          .filter((f) => f.endsWith('.log'))
+          .map((f) => f.slice(0, -4))
+          .sort()
+      : [];
+    throw E.usage(
+      `no log of ${JSON.stringify(target)} in ${join(stateDir, 'logs')}; components: ${known.join(', ') || '(none: has a world run with this state dir?)'}`,
+      { target },
+    );
   }
   return { file };
 }
@@ -84,9 +96,10 @@ function readLines(file: string, offset: number): { lines: string[]; offset: num
 }
 
 export function registerLogsCommand(program: Command): void {
-  takesGlobals(program
-    .command('logs'), 'stateDir')
-    .description('print the logs of a pod (CLUSTER/NAMESPACE/POD, or a Deployment\'s pod by the Deployment\'s name) or of a world process (a COMPONENT of strait status, or world)')
+  takesGlobals(program.command('logs'), 'stateDir')
+    .description(
+      "print the logs of a pod (CLUSTER/NAMESPACE/POD, or a Deployment's pod by the Deployment's name) or of a world process (a COMPONENT of strait status, or world)",
+    )
     .argument('<target>', 'CLUSTER/NAMESPACE/POD (e.g. cluster-a/default/echo) or COMPONENT (e.g. cluster-a.control, githost, world)')
     .option('-c, --container <name>', `a pod's container: its workload (default) or ${SIDECAR} (the sidecar of an injected pod)`)
     .option('-f, --follow', 'keep printing new lines until interrupted or the world stops')

@@ -4,7 +4,11 @@ import type { KubeObject } from '../../platform/store/index.js';
 import { formatAge } from '../../platform/cli-kit/index.js';
 
 type Cell = string | number | undefined;
-interface Column { header: string; value(o: KubeObject): Cell; wide?: boolean }
+interface Column {
+  header: string;
+  value(o: KubeObject): Cell;
+  wide?: boolean;
+}
 
 const get = (o: unknown, ...path: string[]): unknown => {
   let cur = o;
@@ -32,18 +36,24 @@ function servicePorts(o: KubeObject): string | undefined {
 
 const COLUMNS: Record<string, Column[]> = {
   Pod: [
-    { header: 'READY', value: (o) => {
-      // as kubectl: ready containers of containerStatuses (an injected sidecar is one), else the spec's
-      const cs = get(o, 'status', 'containerStatuses') as { ready?: boolean }[] | undefined;
-      if (Array.isArray(cs) && cs.length) return `${cs.filter((c) => c.ready === true).length}/${cs.length}`;
-      const n = (get(o, 'spec', 'containers') as unknown[] | undefined)?.length ?? 0;
-      return `${get(o, 'status', 'phase') === 'Running' ? n : 0}/${n}`;
-    } },
+    {
+      header: 'READY',
+      value: (o) => {
+        // as kubectl: ready containers of containerStatuses (an injected sidecar is one), else the spec's
+        const cs = get(o, 'status', 'containerStatuses') as { ready?: boolean }[] | undefined;
+        if (Array.isArray(cs) && cs.length) return `${cs.filter((c) => c.ready === true).length}/${cs.length}`;
+        const n = (get(o, 'spec', 'containers') as unknown[] | undefined)?.length ?? 0;
+        return `${get(o, 'status', 'phase') === 'Running' ? n : 0}/${n}`;
+      },
+    },
     { header: 'STATUS', value: (o) => s(get(o, 'status', 'phase')) ?? 'Pending' },
-    { header: 'RESTARTS', value: (o) => {
-      const cs = get(o, 'status', 'containerStatuses') as { restartCount?: number }[] | undefined;
-      return Array.isArray(cs) ? cs.reduce((n, c) => n + (typeof c.restartCount === 'number' ? c.restartCount : 0), 0) : 0;
-    } },
+    {
+      header: 'RESTARTS',
+      value: (o) => {
+        const cs = get(o, 'status', 'containerStatuses') as { restartCount?: number }[] | undefined;
+        return Array.isArray(cs) ? cs.reduce((n, c) => n + (typeof c.restartCount === 'number' ? c.restartCount : 0), 0) : 0;
+      },
+    },
     age,
     { header: 'IP', value: (o) => s(get(o, 'status', 'podIP')), wide: true },
     { header: 'NODE', value: (o) => s(get(o, 'spec', 'nodeName')), wide: true },
@@ -54,7 +64,14 @@ const COLUMNS: Record<string, Column[]> = {
     { header: 'EXTERNAL-IP', value: (o) => s(get(o, 'spec', 'externalName')) },
     { header: 'PORT(S)', value: servicePorts },
     age,
-    { header: 'SELECTOR', value: (o) => Object.entries((get(o, 'spec', 'selector') ?? {}) as Record<string, string>).map(([k, v]) => `${k}=${v}`).join(','), wide: true },
+    {
+      header: 'SELECTOR',
+      value: (o) =>
+        Object.entries((get(o, 'spec', 'selector') ?? {}) as Record<string, string>)
+          .map(([k, v]) => `${k}=${v}`)
+          .join(','),
+      wide: true,
+    },
   ],
   Deployment: [
     { header: 'READY', value: (o) => `${get(o, 'status', 'readyReplicas') ?? 0}/${get(o, 'spec', 'replicas') ?? 1}` },
@@ -67,9 +84,26 @@ const COLUMNS: Record<string, Column[]> = {
   Namespace: [{ header: 'STATUS', value: (o) => s(get(o, 'status', 'phase')) ?? 'Active' }, age],
   Node: [
     { header: 'STATUS', value: (o) => (condition(o, 'Ready') === 'False' ? 'NotReady' : 'Ready') },
-    { header: 'ROLES', value: (o) => Object.keys(o.metadata.labels ?? {}).filter((k) => k.startsWith('node-role.kubernetes.io/')).map((k) => k.slice(24)).join(',') || '<none>' },
+    {
+      header: 'ROLES',
+      value: (o) =>
+        Object.keys(o.metadata.labels ?? {})
+          .filter((k) => k.startsWith('node-role.kubernetes.io/'))
+          .map((k) => k.slice(24))
+          .join(',') || '<none>',
+    },
     age,
-    { header: 'INTERNAL-IP', value: (o) => s(get((get(o, 'status', 'addresses') as unknown[] | undefined)?.find((a) => get(a, 'type') === 'InternalIP'), 'address')), wide: true },
+    {
+      header: 'INTERNAL-IP',
+      value: (o) =>
+        s(
+          get(
+            (get(o, 'status', 'addresses') as unknown[] | undefined)?.find((a) => get(a, 'type') === 'InternalIP'),
+            'address',
+          ),
+        ),
+      wide: true,
+    },
   ],
   EndpointSlice: [
     { header: 'ADDRESSTYPE', value: (o) => s(o['addressType']) },
@@ -85,7 +119,10 @@ const COLUMNS: Record<string, Column[]> = {
     { header: 'OBJECT', value: (o) => `${String(get(o, 'involvedObject', 'kind')).toLowerCase()}/${s(get(o, 'involvedObject', 'name'))}` },
     { header: 'MESSAGE', value: (o) => s(o['message']) },
   ],
-  AppProject: [{ header: 'SIGNATURE KEYS', value: (o) => (get(o, 'spec', 'signatureKeys') as unknown[] | undefined)?.map((k) => get(k, 'keyID')).join(',') }, age],
+  AppProject: [
+    { header: 'SIGNATURE KEYS', value: (o) => (get(o, 'spec', 'signatureKeys') as unknown[] | undefined)?.map((k) => get(k, 'keyID')).join(',') },
+    age,
+  ],
   Application: [
     { header: 'SYNC STATUS', value: (o) => s(get(o, 'status', 'sync', 'status')) ?? 'Unknown' },
     { header: 'HEALTH STATUS', value: (o) => s(get(o, 'status', 'health', 'status')) ?? 'Unknown' },
@@ -134,19 +171,13 @@ const COLUMNS: Record<string, Column[]> = {
     { header: 'BACKEND', value: (o) => s(get(o, 'spec', 'backend')) },
     age,
   ],
-  Gateway: [
-    { header: 'HA STATUS', value: (o) => s(get(o, 'status', 'haStatus')) },
-    { header: 'SUMMARY', value: (o) => s(get(o, 'status', 'summary')) },
-    age,
-  ],
+  Gateway: [{ header: 'HA STATUS', value: (o) => s(get(o, 'status', 'haStatus')) }, { header: 'SUMMARY', value: (o) => s(get(o, 'status', 'summary')) }, age],
 };
 
 /** Headers and rows for a list of objects of one kind. */
 export function tableFor(kind: string, items: KubeObject[], opts: { wide: boolean; allNamespaces: boolean }): { headers: string[]; rows: Cell[][] } {
   const cols = (COLUMNS[kind] ?? [age]).filter((c) => opts.wide || !c.wide);
   const headers = [...(opts.allNamespaces ? ['NAMESPACE'] : []), 'NAME', ...cols.map((c) => c.header)];
-  const rows = items.map((o) => [
-    ...(opts.allNamespaces ? [o.metadata.namespace] : []), o.metadata.name, ...cols.map((c) => c.value(o)),
-  ]);
+  const rows = items.map((o) => [...(opts.allNamespaces ? [o.metadata.namespace] : []), o.metadata.name, ...cols.map((c) => c.value(o))]);
   return { headers, rows };
 }

@@ -15,11 +15,23 @@ import type { ResourceStore } from '../../platform/store/index.js';
 import { CLUSTER_KINDS, openClusterStore, openTarget, udpResolver, type TargetOptions } from '../../multicluster/cli/index.js';
 import { VERIFY_KINDS, verifyTraffic, type VerifyKind } from '../verify-traffic.js';
 import {
-  addKubeOptions, formatJson, formatTable, isKubeMode, parseOutputFormat, refuseWorldOptions, resolveStateDir, takesGlobals,
+  addKubeOptions,
+  formatJson,
+  formatTable,
+  isKubeMode,
+  parseOutputFormat,
+  refuseWorldOptions,
+  resolveStateDir,
+  takesGlobals,
 } from '../../platform/cli-kit/index.js';
 import { execInPod, readWorldRecord, runningWorld } from '../world-file.js';
 
-interface Flags extends TargetOptions { tocluster?: string; only: string; dns?: string; output: string }
+interface Flags extends TargetOptions {
+  tocluster?: string;
+  only: string;
+  dns?: string;
+  output: string;
+}
 
 /** A row of the table: a traffic check of the world, a record check, or one skipped (SKIP, with why). */
 interface VerifyRow {
@@ -37,28 +49,38 @@ interface VerifyRow {
 const SKIPPED: Record<VerifyKind, { name: string; detail: string }> = {
   connectivity: {
     name: 'pod traffic',
-    detail: 'local world only: strait curls from its own client pod to the other cluster\'s echo pod and Service there; '
-      + 'it creates no pods in a Kubernetes cluster (curl across from a pod of yours with kubectl exec)',
+    detail:
+      "local world only: strait curls from its own client pod to the other cluster's echo pod and Service there; " +
+      'it creates no pods in a Kubernetes cluster (curl across from a pod of yours with kubectl exec)',
   },
   'service-discovery': {
     name: 'export, dig and curl a test service',
-    detail: 'local world only: strait exports a throw-away Service and digs its clusterset.local name from its own pod there; '
-      + 'in Kubernetes, --dns HOST:PORT compares the clusterset DNS answers with the imported EndpointSlices',
+    detail:
+      'local world only: strait exports a throw-away Service and digs its clusterset.local name from its own pod there; ' +
+      'in Kubernetes, --dns HOST:PORT compares the clusterset DNS answers with the imported EndpointSlices',
   },
 };
 
 async function dnsRows(store: ResourceStore, cluster: string, dns: { host: string; port: number }): Promise<VerifyRow[]> {
   const resolve: ResolveA = udpResolver(dns.host, dns.port);
   return (await verifyCluster(store, cluster, resolve)).map((c) => ({
-    check: c.check === 'connection' ? 'connectivity' : 'service-discovery', name: c.check === 'connection' ? 'gateway connection' : `answer ${c.target}`,
-    from: cluster, to: c.check === 'connection' ? c.target : dns.host, result: c.result === 'pass' ? 'PASS' : 'FAIL', detail: c.detail, ms: 0,
+    check: c.check === 'connection' ? 'connectivity' : 'service-discovery',
+    name: c.check === 'connection' ? 'gateway connection' : `answer ${c.target}`,
+    from: cluster,
+    to: c.check === 'connection' ? c.target : dns.host,
+    result: c.result === 'pass' ? 'PASS' : 'FAIL',
+    detail: c.detail,
+    ms: 0,
   }));
 }
 
 /** Kubernetes mode: the records' checks, the DNS check with --dns, and the pod-traffic checks as SKIP. */
 async function verifyKubernetes(opts: Flags, only: VerifyKind[], dns: { host: string; port: number } | undefined): Promise<VerifyRow[]> {
   if (opts.tocluster !== undefined) {
-    throw E.usage('--tocluster names a cluster of the local world; in Kubernetes mode verify checks the cluster of --kubeconfig/--context against every cluster joined to its broker', { flag: 'tocluster' });
+    throw E.usage(
+      '--tocluster names a cluster of the local world; in Kubernetes mode verify checks the cluster of --kubeconfig/--context against every cluster joined to its broker',
+      { flag: 'tocluster' },
+    );
   }
   const target = openTarget(opts);
   const kube = target.kube!;
@@ -66,7 +88,14 @@ async function verifyKubernetes(opts: Flags, only: VerifyKind[], dns: { host: st
   try {
     try {
       await kube.requireKinds(CLUSTER_KINDS);
-      rows.push({ check: 'setup', name: 'crds', from: target.name, to: kube.server, result: 'PASS', detail: 'the API server serves the multicluster kinds (deploy/crds.yaml)' });
+      rows.push({
+        check: 'setup',
+        name: 'crds',
+        from: target.name,
+        to: kube.server,
+        result: 'PASS',
+        detail: 'the API server serves the multicluster kinds (deploy/crds.yaml)',
+      });
     } catch (err) {
       if (!isStraitError(err, 'STRAIT_ERR_KUBE_CRD_MISSING')) throw err;
       rows.push({ check: 'setup', name: 'crds', from: target.name, to: kube.server, result: 'FAIL', detail: err.message });
@@ -79,7 +108,7 @@ async function verifyKubernetes(opts: Flags, only: VerifyKind[], dns: { host: st
       if (c.name !== 'joined' && c.name !== 'broker' && !only.includes(c.check)) continue;
       rows.push({ check: c.check, name: c.name, from, to: c.target, result: c.result === 'pass' ? 'PASS' : 'FAIL', detail: c.detail });
     }
-    if (dns && clusterId) rows.push(...await dnsRows(kube, clusterId, dns));
+    if (dns && clusterId) rows.push(...(await dnsRows(kube, clusterId, dns)));
     for (const k of only) rows.push({ check: k, name: SKIPPED[k].name, from, to: '-', result: 'SKIP', detail: SKIPPED[k].detail });
   } finally {
     await target.close();
@@ -88,23 +117,31 @@ async function verifyKubernetes(opts: Flags, only: VerifyKind[], dns: { host: st
 }
 
 export function registerVerifyCommand(program: Command): void {
-  addKubeOptions(takesGlobals(program
-    .command('verify'), 'cluster', 'stateDir'))
-    .description('verify the cluster set with real pod traffic (like subctl verify): connectivity and service discovery between two clusters; '
-      + 'with --kubeconfig/--context, what the records of a Kubernetes cluster say (pod-traffic checks are listed as SKIP there)')
+  addKubeOptions(takesGlobals(program.command('verify'), 'cluster', 'stateDir'))
+    .description(
+      'verify the cluster set with real pod traffic (like subctl verify): connectivity and service discovery between two clusters; ' +
+        'with --kubeconfig/--context, what the records of a Kubernetes cluster say (pod-traffic checks are listed as SKIP there)',
+    )
     .option('--tocluster <name>', 'the other cluster (default: the first other cluster of the world; local world only)')
     .option('--only <checks>', `comma-separated: ${VERIFY_KINDS.join(',')}`, VERIFY_KINDS.join(','))
-    .option('--dns <host:port>', 'also compare this clusterset DNS server\'s answers with the cluster\'s imported EndpointSlices')
+    .option('--dns <host:port>', "also compare this clusterset DNS server's answers with the cluster's imported EndpointSlices")
     .option('-o, --output <format>', 'output format: text or json', 'text')
-    .addHelpText('after', '\nExit status 0 when every check passes (SKIP is not a failure), 1 (STRAIT_ERR_MC_VERIFY_FAILED) when any fails.\n'
-      + 'In Kubernetes mode the checks are: CRDs served, cluster joined, broker reachable with the join\'s token, exactly one active\n'
-      + 'gateway, a connected connection (with RTT) to every other joined cluster, every ServiceExport Valid=True, and with --dns\n'
-      + 'the clusterset DNS answers; the pod-traffic checks need the local world\'s pods and are listed as SKIP.\n')
+    .addHelpText(
+      'after',
+      '\nExit status 0 when every check passes (SKIP is not a failure), 1 (STRAIT_ERR_MC_VERIFY_FAILED) when any fails.\n' +
+        "In Kubernetes mode the checks are: CRDs served, cluster joined, broker reachable with the join's token, exactly one active\n" +
+        'gateway, a connected connection (with RTT) to every other joined cluster, every ServiceExport Valid=True, and with --dns\n' +
+        "the clusterset DNS answers; the pod-traffic checks need the local world's pods and are listed as SKIP.\n",
+    )
     .action(async (_opts: unknown, cmd: Command) => {
       const opts = cmd.optsWithGlobals<Flags>();
       const format = parseOutputFormat(opts.output, ['text', 'json']);
-      const only = opts.only.split(',').map((s) => s.trim()).filter(Boolean);
-      for (const k of only) if (!VERIFY_KINDS.includes(k as VerifyKind)) throw E.usage(`--only ${JSON.stringify(k)} is not one of ${VERIFY_KINDS.join(', ')}`, { value: k });
+      const only = opts.only
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean);
+      for (const k of only)
+        if (!VERIFY_KINDS.includes(k as VerifyKind)) throw E.usage(`--only ${JSON.stringify(k)} is not one of ${VERIFY_KINDS.join(', ')}`, { value: k });
       let dns: { host: string; port: number } | undefined;
       if (opts.dns) {
         const m = /^(.+):(\d+)$/.exec(opts.dns);
@@ -112,14 +149,20 @@ export function registerVerifyCommand(program: Command): void {
         dns = { host: m[1]!, port: Number(m[2]) };
       }
       refuseWorldOptions(cmd, opts);
-      const checks: VerifyRow[] = isKubeMode(opts) ? await verifyKubernetes(opts, only as VerifyKind[], dns) : await verifyWorld(opts, only as VerifyKind[], dns);
+      const checks: VerifyRow[] = isKubeMode(opts)
+        ? await verifyKubernetes(opts, only as VerifyKind[], dns)
+        : await verifyWorld(opts, only as VerifyKind[], dns);
       const failed = checks.filter((c) => c.result === 'FAIL');
       const passed = checks.filter((c) => c.result === 'PASS').length;
       const skipped = checks.length - failed.length - passed;
       if (format === 'json') process.stdout.write(formatJson({ passed: failed.length === 0, checks }));
       else {
-        process.stdout.write(formatTable(['CHECK', 'NAME', 'FROM', 'TO', 'RESULT', 'TIME', 'DETAIL'],
-          checks.map((c) => [c.check, c.name, c.from, c.to, c.result, c.ms === undefined ? '-' : `${c.ms} ms`, c.detail])));
+        process.stdout.write(
+          formatTable(
+            ['CHECK', 'NAME', 'FROM', 'TO', 'RESULT', 'TIME', 'DETAIL'],
+            checks.map((c) => [c.check, c.name, c.from, c.to, c.result, c.ms === undefined ? '-' : `${c.ms} ms`, c.detail]),
+          ),
+        );
         process.stdout.write(`\n${passed} of ${checks.length - skipped} checks passed${skipped ? `, ${skipped} skipped` : ''}\n`);
       }
       if (failed.length > 0) throw E.mcVerifyFailed(failed.map((c) => `${c.check} ${c.name} (${c.from} -> ${c.to}): ${c.detail}`));
@@ -143,12 +186,18 @@ async function verifyWorld(opts: Flags, only: VerifyKind[], dns: { host: string;
       const to = opts.tocluster ?? rec.clusters.find((c) => c.name !== opts.cluster)?.name;
       if (!to || to === opts.cluster) throw E.usage(`--tocluster must name a cluster other than "${opts.cluster}"`, { value: opts.tocluster });
       for (const c of [opts.cluster, to]) if (!(await readJoin(store(c)))) throw E.mcNotJoined(c);
-      checks.push(...await verifyTraffic({
-        rec, from: opts.cluster, to, only, store,
-        exec: (netns, command, timeoutMs) => execInPod(rec, netns, command, timeoutMs),
-      }));
+      checks.push(
+        ...(await verifyTraffic({
+          rec,
+          from: opts.cluster,
+          to,
+          only,
+          store,
+          exec: (netns, command, timeoutMs) => execInPod(rec, netns, command, timeoutMs),
+        })),
+      );
     }
-    if (dns) checks.push(...await dnsRows(store(opts.cluster), opts.cluster, dns));
+    if (dns) checks.push(...(await dnsRows(store(opts.cluster), opts.cluster, dns)));
   } finally {
     for (const s of stores.values()) await s.close().catch(() => undefined);
   }

@@ -13,13 +13,30 @@ import type { WorldState } from '../../world/supervisor/index.js';
 import { clearStateDirLock, lockStateDir, type StateDirLock } from '../../world/state-lock/index.js';
 import { DAEMON_ENV, DAEMON_NODE_FLAGS } from '../../base/node-flags/index.js';
 import { formatJson, formatTable, parseOutputFormat, resolveStateDir, stateFiles, takesGlobals } from '../../platform/cli-kit/index.js';
-import { downCommand, findPod, isAlive, podExecArgv, readWorldRecord, removeWorldRecord, removeWorldState, runningWorld, worldStateIn, writeWorldRecord, type WorldRecord } from '../world-file.js';
+import {
+  downCommand,
+  findPod,
+  isAlive,
+  podExecArgv,
+  readWorldRecord,
+  removeWorldRecord,
+  removeWorldState,
+  runningWorld,
+  worldStateIn,
+  writeWorldRecord,
+  type WorldRecord,
+} from '../world-file.js';
 
 const here = (rel: string): string => fileURLToPath(new URL(rel, import.meta.url));
 // dist/src/cli/commands/world.js -> dist/daemon/world.js
 const SUPERVISOR = here('../../../daemon/world.js');
 
-interface UpOptions { world?: string; stateDir?: string; detach?: boolean; fresh?: boolean }
+interface UpOptions {
+  world?: string;
+  stateDir?: string;
+  detach?: boolean;
+  fresh?: boolean;
+}
 
 function tail(file: string, lines = 15): string {
   try {
@@ -103,16 +120,22 @@ interface HostPorts {
  * keep working. `githostURLs` lists every host URL the code-hosting server has had, newest
  * last: the control module fetches a repoURL naming any of them inside the world.
  */
-interface SavedHostPorts { control?: number; githost?: number; ingress?: number[]; githostURLs?: string[] }
+interface SavedHostPorts {
+  control?: number;
+  githost?: number;
+  ingress?: number[];
+  githostURLs?: string[];
+}
 
 const HOST_PORTS_FILE = 'host-ports.json';
 
 function readHostPorts(stateDir: string): SavedHostPorts {
   try {
     const v = JSON.parse(readFileSync(join(stateDir, HOST_PORTS_FILE), 'utf8')) as SavedHostPorts;
-    const port = (n: unknown): number | undefined => (Number.isInteger(n) && (n as number) > 0 && (n as number) < 65536 ? n as number : undefined);
+    const port = (n: unknown): number | undefined => (Number.isInteger(n) && (n as number) > 0 && (n as number) < 65536 ? (n as number) : undefined);
     return {
-      ...(port(v.control) ? { control: port(v.control) } : {}), ...(port(v.githost) ? { githost: port(v.githost) } : {}),
+      ...(port(v.control) ? { control: port(v.control) } : {}),
+      ...(port(v.githost) ? { githost: port(v.githost) } : {}),
       ingress: Array.isArray(v.ingress) ? v.ingress.map(port).filter((n): n is number => n !== undefined) : [],
       githostURLs: Array.isArray(v.githostURLs) ? v.githostURLs.filter((u) => typeof u === 'string' && /^http:\/\/127\.0\.0\.1:\d+$/.test(u)) : [],
     };
@@ -123,7 +146,11 @@ function readHostPorts(stateDir: string): SavedHostPorts {
 
 async function bindHostPorts(stateDir: string, ingressCount: number): Promise<HostPorts> {
   const saved = readHostPorts(stateDir);
-  const ports: HostPorts = { ingress: await bindIngressPorts(ingressCount, saved.ingress ?? []), githost: await bindGithostPort(saved.githost), control: await bindControlPort(saved.control) };
+  const ports: HostPorts = {
+    ingress: await bindIngressPorts(ingressCount, saved.ingress ?? []),
+    githost: await bindGithostPort(saved.githost),
+    control: await bindControlPort(saved.control),
+  };
   // a port the last run had and this one could not bind: say where the server is now
   const moved = (what: string, before: number | undefined, now: number | undefined, hint: string): void => {
     if (before !== undefined && now !== undefined && before !== now) {
@@ -137,7 +164,7 @@ async function bindHostPorts(stateDir: string, ingressCount: number): Promise<Ho
   const next: SavedHostPorts = {
     ...(ports.control ? { control: ports.control.port } : saved.control ? { control: saved.control } : {}),
     ...(ports.githost ? { githost: ports.githost.port } : saved.githost ? { githost: saved.githost } : {}),
-    ingress: ports.ingress.length > 0 ? ports.ingress.map((b) => b.port) : saved.ingress ?? [],
+    ingress: ports.ingress.length > 0 ? ports.ingress.map((b) => b.port) : (saved.ingress ?? []),
     githostURLs,
   };
   writeFileSync(join(stateDir, HOST_PORTS_FILE), JSON.stringify(next, null, 2) + '\n');
@@ -199,7 +226,9 @@ async function upForeground(stateDir: string, worldFile: string | undefined, ing
     const can = canUseUserNamespaces();
     if (!can.ok) throw E.notRoot(`strait up (${can.reason})`);
   }
-  const argv = privateTreeCommand([process.execPath, ...DAEMON_NODE_FLAGS, SUPERVISOR, '--state-dir', stateDir, ...(worldFile ? ['--world', worldFile] : [])], { userNamespace });
+  const argv = privateTreeCommand([process.execPath, ...DAEMON_NODE_FLAGS, SUPERVISOR, '--state-dir', stateDir, ...(worldFile ? ['--world', worldFile] : [])], {
+    userNamespace,
+  });
   const logFile = join(stateDir, 'logs', 'world.log');
   const logFd = openSync(logFile, 'a');
   const ports = await bindHostPorts(stateDir, ingressCount);
@@ -251,9 +280,12 @@ async function upForeground(stateDir: string, worldFile: string | undefined, ing
   // only the process it started (npm, a shell running `a && strait up`) leaves this process
   // orphaned; its parent changes, and the world stops as if signalled
   const parent = process.ppid;
-  const orphanWatch = parent > 1 ? setInterval(() => {
-    if (process.ppid !== parent) stop();
-  }, 250) : undefined;
+  const orphanWatch =
+    parent > 1
+      ? setInterval(() => {
+          if (process.ppid !== parent) stop();
+        }, 250)
+      : undefined;
   const code = await new Promise<number>((done) => child.on('exit', (c, s) => done(c ?? (s ? 128 : 1))));
   clearInterval(orphanWatch);
   removeWorldRecord(stateDir, process.pid);
@@ -278,15 +310,18 @@ async function upDetached(stateDir: string, worldFile: string | undefined, ingre
     const can = canUseUserNamespaces();
     if (!can.ok) throw E.notRoot(`strait up (${can.reason})`);
   }
-  const argv = privateTreeCommand([process.execPath, ...DAEMON_NODE_FLAGS, SUPERVISOR, '--state-dir', stateDir, '--record', ...(worldFile ? ['--world', worldFile] : [])],
-    { userNamespace, dieWithParent: false });
+  const argv = privateTreeCommand(
+    [process.execPath, ...DAEMON_NODE_FLAGS, SUPERVISOR, '--state-dir', stateDir, '--record', ...(worldFile ? ['--world', worldFile] : [])],
+    { userNamespace, dieWithParent: false },
+  );
   const logFile = join(stateDir, 'logs', 'world.log');
   const fd = openSync(logFile, 'a');
   const ports = await bindHostPorts(stateDir, ingressCount);
   // the world's processes share the state dir's lock, and its owner (unshare) is named in it
   const stdio: (number | 'ignore' | 'inherit' | 'ipc')[] = ['ignore', fd, fd, lock.fd];
   const child = spawn(argv[0] as string, argv.slice(1), {
-    detached: true, stdio,
+    detached: true,
+    stdio,
     env: { ...process.env, ...DAEMON_ENV, STRAIT_USERNS: userNamespace ? '1' : '0', STRAIT_PROC: 'world', ...hostPortEnv(stdio, ports) },
   });
   if (child.pid) lock.setHolder(child.pid);
@@ -294,7 +329,9 @@ async function upDetached(stateDir: string, worldFile: string | undefined, ingre
   closeHostPorts(ports);
   child.unref();
   let exited: number | null = null;
-  child.on('exit', (c) => { exited = c ?? 1; });
+  child.on('exit', (c) => {
+    exited = c ?? 1;
+  });
   const deadline = Date.now() + 60_000;
   while (Date.now() < deadline) {
     const rec = readWorldRecord(stateDir);
@@ -315,7 +352,9 @@ async function upDetached(stateDir: string, worldFile: string | undefined, ingre
 /** "/ → echo.mesh (ISTIO_MUTUAL)" from the ingress gateway's configuration file */
 function ingressRoutes(stateDir: string, cluster: string): string {
   try {
-    const cfg = JSON.parse(readFileSync(join(stateDir, 'mesh', cluster, 'ingress.json'), 'utf8')) as { routes?: { pathPrefix: string; service: string; tls?: { mode?: string } }[] };
+    const cfg = JSON.parse(readFileSync(join(stateDir, 'mesh', cluster, 'ingress.json'), 'utf8')) as {
+      routes?: { pathPrefix: string; service: string; tls?: { mode?: string } }[];
+    };
     const routes = (cfg.routes ?? []).map((r) => `${r.pathPrefix} → ${r.service} (${r.tls?.mode ?? 'DISABLE'})`);
     return routes.length ? routes.join(', ') : 'no routes';
   } catch {
@@ -328,21 +367,41 @@ function statusText(rec: WorldRecord): string {
   for (const c of rec.clusters) {
     for (const n of c.nodes) rows.push([c.name, 'node', n.name, n.role, n.underlayIP, n.publicIP ?? '', n.podCIDR]);
     for (const p of c.pods) rows.push([c.name, 'pod', `${p.namespace}/${p.name}`, p.image, p.ip, '', p.node]);
-    for (const s of c.services) rows.push([c.name, 'service', `${s.namespace}/${s.name}`, s.ports.map((p) => `${p.port}/${p.protocol}`).join(','), s.clusterIP ?? 'None', '', '']);
+    for (const s of c.services)
+      rows.push([c.name, 'service', `${s.namespace}/${s.name}`, s.ports.map((p) => `${p.port}/${p.protocol}`).join(','), s.clusterIP ?? 'None', '', '']);
   }
-  const head = `world ${rec.status} (pid ${rec.pid}, boot ${rec.bootMs} ms, state dir ${rec.stateDir}${rec.userNamespace ? ', user namespace' : ''})\n`
-    + `store ${rec.store.available ? rec.store.socket : `unavailable: ${rec.store.reason ?? ''}`}; metrics ${rec.metrics}; logs ${rec.logs}\n`;
-  const ingress = rec.clusters.map((c) => `ingress ${c.name}: ${c.ingress ? `${c.ingress} → ${ingressRoutes(rec.stateDir, c.name)}` : 'none (no mesh in this world, or no host port)'}\n`).join('');
+  const head =
+    `world ${rec.status} (pid ${rec.pid}, boot ${rec.bootMs} ms, state dir ${rec.stateDir}${rec.userNamespace ? ', user namespace' : ''})\n` +
+    `store ${rec.store.available ? rec.store.socket : `unavailable: ${rec.store.reason ?? ''}`}; metrics ${rec.metrics}; logs ${rec.logs}\n`;
+  const ingress = rec.clusters
+    .map((c) => `ingress ${c.name}: ${c.ingress ? `${c.ingress} → ${ingressRoutes(rec.stateDir, c.name)}` : 'none (no mesh in this world, or no host port)'}\n`)
+    .join('');
   // every server a person talks to, as the host reaches it, and as pods and nodes do
-  const served = (what: string, host: string | undefined, inWorld: string | undefined, how: string): string => (inWorld
-    ? `${what}: ${host ?? 'not published on the host'}${host ? how : ''} (in the world ${inWorld})\n` : '');
-  const control = served('control API', rec.control, rec.inWorld?.control,
-    ` — strait login ${rec.control?.replace(/^http:\/\//, '')} --plaintext --username admin --password "$(cat ${join(rec.stateDir, 'control', 'initial-admin-password')})"`);
+  const served = (what: string, host: string | undefined, inWorld: string | undefined, how: string): string =>
+    inWorld ? `${what}: ${host ?? 'not published on the host'}${host ? how : ''} (in the world ${inWorld})\n` : '';
+  const control = served(
+    'control API',
+    rec.control,
+    rec.inWorld?.control,
+    ` — strait login ${rec.control?.replace(/^http:\/\//, '')} --plaintext --username admin --password "$(cat ${join(rec.stateDir, 'control', 'initial-admin-password')})"`,
+  );
   const githost = served('githost', rec.githost, rec.inWorld?.githost, '');
   const consoleLine = served('web console', rec.console, rec.inWorld?.console, ' — log in as admin with the same password (strait console --open)');
-  const comps = formatTable(['COMPONENT', 'PID', 'READY', 'RESTARTS', 'METRICS'],
-    rec.components.map((c) => [c.name, c.pid ?? '', c.ready ? 'yes' : 'no', c.restarts, c.metrics ?? '']));
-  return head + control + consoleLine + githost + ingress + '\n' + formatTable(['CLUSTER', 'KIND', 'NAME', 'ROLE/IMAGE/PORTS', 'ADDRESS', 'PUBLIC', 'NODE/CIDR'], rows) + '\n' + comps;
+  const comps = formatTable(
+    ['COMPONENT', 'PID', 'READY', 'RESTARTS', 'METRICS'],
+    rec.components.map((c) => [c.name, c.pid ?? '', c.ready ? 'yes' : 'no', c.restarts, c.metrics ?? '']),
+  );
+  return (
+    head +
+    control +
+    consoleLine +
+    githost +
+    ingress +
+    '\n' +
+    formatTable(['CLUSTER', 'KIND', 'NAME', 'ROLE/IMAGE/PORTS', 'ADDRESS', 'PUBLIC', 'NODE/CIDR'], rows) +
+    '\n' +
+    comps
+  );
 }
 
 /** `strait down`: the supervisor shuts the world down in order, killed after 15 s; the state dir's world record, socket and lock go. */
@@ -371,7 +430,10 @@ async function execInPod(ref: string, command: string[], stateDir: string | unde
   const beforeDashes = dashes < 0 ? command : [];
   const option = beforeDashes.find((a) => a.startsWith('-'));
   if (option !== undefined) {
-    throw E.usage(`${JSON.stringify(option)} is an option of the program, not of strait exec: put the program after --, as in 'strait exec ${ref} -- ${command.join(' ')}'`, { value: option });
+    throw E.usage(
+      `${JSON.stringify(option)} is an option of the program, not of strait exec: put the program after --, as in 'strait exec ${ref} -- ${command.join(' ')}'`,
+      { value: option },
+    );
   }
   const rec = runningWorld(resolveStateDir(stateDir));
   const pod = findPod(rec, ref);
@@ -381,23 +443,27 @@ async function execInPod(ref: string, command: string[], stateDir: string | unde
   // context): the pod's config dir is <state dir>/pod-config/CLUSTER/NAMESPACE/POD
   const podConfig = join(rec.stateDir, 'pod-config', ...ref.split('/'));
   const child = spawn('nsenter', argv, { stdio: 'inherit', env: { ...process.env, STRAIT_STATE_DIR: rec.stateDir, STRAIT_CONFIG_DIR: podConfig } });
-  const forward = (sig: NodeJS.Signals) => () => { child.kill(sig); };
+  const forward = (sig: NodeJS.Signals) => () => {
+    child.kill(sig);
+  };
   process.on('SIGINT', forward('SIGINT'));
   process.on('SIGTERM', forward('SIGTERM'));
   process.exitCode = await new Promise<number>((done) => {
-    child.on('error', (err) => { console.error(`error STRAIT_ERR_SYSTEM_TOOL: nsenter: ${err.message}`); done(1); });
+    child.on('error', (err) => {
+      console.error(`error STRAIT_ERR_SYSTEM_TOOL: nsenter: ${err.message}`);
+      done(1);
+    });
     // a program killed by a signal exits 128 + its number, as shells report it
     child.on('exit', (code, signal) => done(code ?? 128 + (signal ? osConstants.signals[signal] : 0)));
   });
 }
 
 export function registerWorldCommands(program: Command): void {
-  takesGlobals(program
-    .command('up'), 'stateDir')
+  takesGlobals(program.command('up'), 'stateDir')
     .description('build the local world (clusters, nodes, pods in private network namespaces) and run it until Ctrl-C or `strait down`')
     .option('--world <file>', 'world file (YAML or JSON); default: the built-in two-cluster world')
     .option('--detach', 'run in the background; return once the world is ready')
-    .option('--fresh', "start clean: remove the world state an earlier run left in the state dir (stores, repositories, keys, logs; nothing else in it)")
+    .option('--fresh', 'start clean: remove the world state an earlier run left in the state dir (stores, repositories, keys, logs; nothing else in it)')
     .action(async (_opts: unknown, cmd: Command) => {
       const opts = cmd.optsWithGlobals<UpOptions>();
       const stateDir = resolveStateDir(opts.stateDir);
@@ -410,22 +476,22 @@ export function registerWorldCommands(program: Command): void {
       const lock = lockStateDir(stateDir, downCommand(stateDir));
       try {
         prepareStateDir(stateDir, opts.fresh === true, lock);
-        process.exitCode = opts.detach ? await upDetached(stateDir, worldFile, ingressCount, lock) : await upForeground(stateDir, worldFile, ingressCount, lock);
+        process.exitCode = opts.detach
+          ? await upDetached(stateDir, worldFile, ingressCount, lock)
+          : await upForeground(stateDir, worldFile, ingressCount, lock);
       } catch (err) {
         lock.release();
         throw err;
       }
     });
 
-  takesGlobals(program
-    .command('down'), 'stateDir')
+  takesGlobals(program.command('down'), 'stateDir')
     .description('stop the world of a state dir; every namespace and interface it made is gone')
     .action(async (_opts: unknown, cmd: Command) => {
       await stopWorld(resolveStateDir(cmd.optsWithGlobals<{ stateDir?: string }>().stateDir));
     });
 
-  takesGlobals(program
-    .command('status'), 'stateDir')
+  takesGlobals(program.command('status'), 'stateDir')
     .description('show the running world: clusters, nodes, pods, services, components')
     .option('-o, --output <format>', 'text or json', 'text')
     .action((_opts: unknown, cmd: Command) => {
@@ -435,9 +501,8 @@ export function registerWorldCommands(program: Command): void {
       process.stdout.write(format === 'json' ? formatJson(rec) : statusText(rec));
     });
 
-  takesGlobals(program
-    .command('exec'), 'stateDir')
-    .description('run a host program inside a pod\'s network namespace, with the pod\'s resolv.conf; exits with its exit code')
+  takesGlobals(program.command('exec'), 'stateDir')
+    .description("run a host program inside a pod's network namespace, with the pod's resolv.conf; exits with its exit code")
     .argument('<pod>', 'CLUSTER/NAMESPACE/POD')
     .argument('<command...>', 'program and arguments (put them after --)')
     .usage('[--state-dir DIR] CLUSTER/NAMESPACE/POD -- CMD [ARGS...]')

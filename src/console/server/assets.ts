@@ -11,8 +11,12 @@ import { createHash } from 'node:crypto';
 export const DEFAULT_ASSETS_DIR = fileURLToPath(new URL('../../../console/', import.meta.url));
 
 const TYPES: Record<string, string> = {
-  '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8',
-  '.svg': 'image/svg+xml', '.json': 'application/json', '.map': 'application/json',
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.svg': 'image/svg+xml',
+  '.json': 'application/json',
+  '.map': 'application/json',
 };
 
 export interface Asset {
@@ -25,7 +29,10 @@ export interface Asset {
 export class Assets {
   private readonly files = new Map<string, Asset>();
 
-  constructor(readonly dir: string, config: unknown) {
+  constructor(
+    readonly dir: string,
+    config: unknown,
+  ) {
     for (const name of ['index.html', 'app.js', 'app.css']) {
       const file = join(dir, name);
       if (!existsSync(file) || !statSync(file).isFile()) continue;
@@ -37,7 +44,9 @@ export class Assets {
       }
       const ext = name.slice(name.lastIndexOf('.'));
       this.files.set(name, {
-        type: TYPES[ext] ?? 'application/octet-stream', body, gzip: gzipSync(body, { level: 9 }),
+        type: TYPES[ext] ?? 'application/octet-stream',
+        body,
+        gzip: gzipSync(body, { level: 9 }),
         etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`,
       });
     }

@@ -8,16 +8,29 @@ import type { KindRef } from '../../platform/store/index.js';
 export const MESH_TRAFFIC: KindRef = { apiVersion: Kinds.MeshTrafficObservation.apiVersion, kind: Kinds.MeshTrafficObservation.kind };
 
 export const READ_KINDS: readonly KindName[] = [
-  'Namespace', 'Node', 'Pod', 'Service', 'Deployment', 'EndpointSlice', 'Event',
-  'ServiceExport', 'ServiceImport', 'Cluster', 'Endpoint', 'Gateway',
-  'PeerAuthentication', 'DestinationRule', 'ServiceMeshControlPlane',
-  'Application', 'AppProject', 'MeshTrafficObservation',
+  'Namespace',
+  'Node',
+  'Pod',
+  'Service',
+  'Deployment',
+  'EndpointSlice',
+  'Event',
+  'ServiceExport',
+  'ServiceImport',
+  'Cluster',
+  'Endpoint',
+  'Gateway',
+  'PeerAuthentication',
+  'DestinationRule',
+  'ServiceMeshControlPlane',
+  'Application',
+  'AppProject',
+  'MeshTrafficObservation',
 ];
 export const WRITE_KINDS: readonly KindName[] = ['ServiceExport', 'PeerAuthentication'];
 
 const versionsOf = (name: KindName): string[] => [Kinds[name].apiVersion, ...(Kinds[name].alsoServed ?? [])];
-const matches = (names: readonly KindName[], k: KindRef): boolean =>
-  names.some((n) => Kinds[n].kind === k.kind && versionsOf(n).includes(k.apiVersion));
+const matches = (names: readonly KindName[], k: KindRef): boolean => names.some((n) => Kinds[n].kind === k.kind && versionsOf(n).includes(k.apiVersion));
 
 export const mayRead = (k: KindRef): boolean => matches(READ_KINDS, k);
 export const mayWrite = (k: KindRef): boolean => matches(WRITE_KINDS, k);

@@ -29,7 +29,8 @@ export interface ConsoleOptions {
 export const CONSOLE_PATH = '/console/';
 
 const SECURITY_HEADERS: Record<string, string> = {
-  'content-security-policy': "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
+  'content-security-policy':
+    "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
   'x-content-type-options': 'nosniff',
   'x-frame-options': 'DENY',
   'referrer-policy': 'no-referrer',
@@ -73,14 +74,18 @@ export function createConsole(opts: ConsoleOptions): ApiMount {
     }
     const rest = path.slice(CONSOLE_PATH.length);
     // a file of the bundle, or the page itself for every route of the page (#/... or /console/...)
-    const asset = (/^[a-z]+\.(js|css)$/.test(rest) ? assets.get(rest) : assets.get('index.html'));
+    const asset = /^[a-z]+\.(js|css)$/.test(rest) ? assets.get(rest) : assets.get('index.html');
     if (!asset || (rest.includes('.') && !/^[a-z]+\.(js|css)$/.test(rest))) {
       sendJson(res, 404, E.notFound('file', rest).toJSON());
       return;
     }
     const gzip = /\bgzip\b/.test(String(req.headers['accept-encoding'] ?? ''));
     const headers: Record<string, string | number> = {
-      ...SECURITY_HEADERS, 'content-type': asset.type, etag: asset.etag, 'cache-control': 'no-cache', vary: 'accept-encoding',
+      ...SECURITY_HEADERS,
+      'content-type': asset.type,
+      etag: asset.etag,
+      'cache-control': 'no-cache',
+      vary: 'accept-encoding',
     };
     if (req.headers['if-none-match'] === asset.etag) {
       res.writeHead(304, headers);
@@ -93,10 +98,7 @@ export function createConsole(opts: ConsoleOptions): ApiMount {
   }
 
   return {
-    routes: [
-      ...STORE_ROUTES,
-      { method: 'GET', path: '/' }, { method: 'GET', path: '/console' }, { method: 'GET', path: `${CONSOLE_PATH}{file}` },
-    ],
+    routes: [...STORE_ROUTES, { method: 'GET', path: '/' }, { method: 'GET', path: '/console' }, { method: 'GET', path: `${CONSOLE_PATH}{file}` }],
     serves(path, method) {
       if (store.serves(path)) return true;
       return (method === 'GET' || method === 'HEAD') && (path === '/' || path === '/console' || path.startsWith(CONSOLE_PATH));

@@ -3,7 +3,11 @@
 // client calls), all on the page's own origin, with the session cookie the login set.
 
 export class ApiError extends Error {
-  constructor(readonly status: number, readonly code: string, message: string) {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
     super(message);
   }
 }
@@ -11,7 +15,16 @@ export class ApiError extends Error {
 export type Obj = {
   apiVersion: string;
   kind: string;
-  metadata: { name: string; namespace?: string; uid?: string; resourceVersion?: string; labels?: Record<string, string>; annotations?: Record<string, string>; creationTimestamp?: string; ownerReferences?: { kind: string; name: string }[] };
+  metadata: {
+    name: string;
+    namespace?: string;
+    uid?: string;
+    resourceVersion?: string;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+    creationTimestamp?: string;
+    ownerReferences?: { kind: string; name: string }[];
+  };
   spec?: Record<string, unknown>;
   status?: Record<string, unknown>;
   [k: string]: unknown;
@@ -19,13 +32,18 @@ export type Obj = {
 
 async function call<T>(method: string, path: string, body?: unknown): Promise<T> {
   const res = await fetch(path, {
-    method, credentials: 'same-origin',
+    method,
+    credentials: 'same-origin',
     headers: body === undefined ? { accept: 'application/json' } : { accept: 'application/json', 'content-type': 'application/json' },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
   const text = await res.text();
   let parsed: Record<string, unknown> = {};
-  try { parsed = text ? JSON.parse(text) as Record<string, unknown> : {}; } catch { /* not JSON */ }
+  try {
+    parsed = text ? (JSON.parse(text) as Record<string, unknown>) : {};
+  } catch {
+    /* not JSON */
+  }
   if (!res.ok) {
     // the control API answers {error, code, message} (code: gRPC status), the store API {code, message}
     const message = typeof parsed['message'] === 'string' ? parsed['message'] : `HTTP ${res.status}`;
@@ -50,5 +68,11 @@ export const deleteObject = (cluster: string, kind: { apiVersion: string; kind: 
   call<{ deleted: boolean }>('DELETE', `/v1/clusters/${enc(cluster)}/object?${q({ apiVersion: kind.apiVersion, kind: kind.kind, name, namespace })}`);
 export const syncApplication = (name: string) => call<Obj>('POST', `/api/v1/applications/${enc(name)}/sync`, {});
 export const refreshApplication = (name: string) => call<Obj>('GET', `/api/v1/applications/${enc(name)}?refresh=normal`);
-export interface GpgKey { keyID: string; fingerprint?: string; owner?: string; trust?: string; subType?: string }
+export interface GpgKey {
+  keyID: string;
+  fingerprint?: string;
+  owner?: string;
+  trust?: string;
+  subType?: string;
+}
 export const gpgKeys = () => call<{ items: GpgKey[] | null }>('GET', '/api/v1/gpgkeys');

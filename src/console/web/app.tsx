@@ -17,7 +17,7 @@ const VIEWS = [
 ] as const;
 type ViewId = (typeof VIEWS)[number]['id'];
 
-const routeOf = (hash: string): ViewId => (VIEWS.find((v) => `#/${v.id}` === hash)?.id ?? 'topology');
+const routeOf = (hash: string): ViewId => VIEWS.find((v) => `#/${v.id}` === hash)?.id ?? 'topology';
 
 function Login({ onIn }: { onIn: (user: string) => void }) {
   const [username, setUsername] = useState('admin');
@@ -42,13 +42,36 @@ function Login({ onIn }: { onIn: (user: string) => void }) {
       <h1>strait console</h1>
       <form onSubmit={submit} aria-describedby={error ? 'login-error' : undefined}>
         <label for="username">Username</label>
-        <input id="username" name="username" autocomplete="username" value={username} onInput={(e) => setUsername((e.target as HTMLInputElement).value)} required />
+        <input
+          id="username"
+          name="username"
+          autocomplete="username"
+          value={username}
+          onInput={(e) => setUsername((e.target as HTMLInputElement).value)}
+          required
+        />
         <label for="password">Password</label>
-        <input id="password" name="password" type="password" autocomplete="current-password" value={password} onInput={(e) => setPassword((e.target as HTMLInputElement).value)} required />
-        <button type="submit" disabled={busy}>{busy ? 'Logging in…' : 'Log in'}</button>
-        {error ? <p id="login-error" role="alert" class="error-text">✕ {error}</p> : null}
+        <input
+          id="password"
+          name="password"
+          type="password"
+          autocomplete="current-password"
+          value={password}
+          onInput={(e) => setPassword((e.target as HTMLInputElement).value)}
+          required
+        />
+        <button type="submit" disabled={busy}>
+          {busy ? 'Logging in…' : 'Log in'}
+        </button>
+        {error ? (
+          <p id="login-error" role="alert" class="error-text">
+            ✕ {error}
+          </p>
+        ) : null}
       </form>
-      <p class="muted">The control module's admin account, as for <code>strait login</code>. In a local world: <code>strait status</code> names the password file.</p>
+      <p class="muted">
+        The control module's admin account, as for <code>strait login</code>. In a local world: <code>strait status</code> names the password file.
+      </p>
     </main>
   );
 }
@@ -64,10 +87,13 @@ function Shell({ user, onOut }: { user: string; onOut: () => void }) {
     return () => removeEventListener('hashchange', f);
   }, []);
   useEffect(() => {
-    storeClusters().then((r) => setClusters(r.clusters.sort()), (err: Error) => {
-      if (err instanceof ApiError && err.status === 401) onOut();
-      else setError(err.message);
-    });
+    storeClusters().then(
+      (r) => setClusters(r.clusters.sort()),
+      (err: Error) => {
+        if (err instanceof ApiError && err.status === 401) onOut();
+        else setError(err.message);
+      },
+    );
   }, []);
   const live = useMemo(() => (clusters ? new Live(watchesFor(clusters)) : undefined), [clusters]);
   useEffect(() => {
@@ -76,13 +102,22 @@ function Shell({ user, onOut }: { user: string; onOut: () => void }) {
       setTick((t) => t + 1);
       if (live.state !== 'closed') return;
       // the stream was refused: back to the login when the session is gone, else follow again
-      userInfo().then((u) => {
-        if (!u.loggedIn) onOut();
-        else setTimeout(() => { if (live.state === 'closed') live.start(); }, 2000);
-      }, () => setTimeout(() => live.start(), 2000));
+      userInfo().then(
+        (u) => {
+          if (!u.loggedIn) onOut();
+          else
+            setTimeout(() => {
+              if (live.state === 'closed') live.start();
+            }, 2000);
+        },
+        () => setTimeout(() => live.start(), 2000),
+      );
     });
     live.start();
-    return () => { off(); live.stop(); };
+    return () => {
+      off();
+      live.stop();
+    };
   }, [live]);
   useEffect(() => {
     const v = VIEWS.find((x) => x.id === route);
@@ -91,26 +126,57 @@ function Shell({ user, onOut }: { user: string; onOut: () => void }) {
   const mayAct = user === 'admin';
   return (
     <>
-      <a class="skip" href="#main">Skip to the view</a>
+      <a class="skip" href="#main">
+        Skip to the view
+      </a>
       <header class="top">
         <span class="brand">strait console</span>
         <nav aria-label="Views">
-          <ul>{VIEWS.map((v) => <li><a href={`#/${v.id}`} aria-current={route === v.id ? 'page' : undefined}>{v.title}</a></li>)}</ul>
+          <ul>
+            {VIEWS.map((v) => (
+              <li>
+                <a href={`#/${v.id}`} aria-current={route === v.id ? 'page' : undefined}>
+                  {v.title}
+                </a>
+              </li>
+            ))}
+          </ul>
         </nav>
         <span class="who">
-          {live ? <span role="status" data-testid="live-state"><Badge tone={live.state === 'live' ? 'ok' : 'warn'}>{live.state}</Badge></span> : null}
-          {' '}<span>{user}</span>{' '}
-          <button type="button" onClick={() => { void logout().finally(onOut); }}>Log out</button>
+          {live ? (
+            <span role="status" data-testid="live-state">
+              <Badge tone={live.state === 'live' ? 'ok' : 'warn'}>{live.state}</Badge>
+            </span>
+          ) : null}{' '}
+          <span>{user}</span>{' '}
+          <button
+            type="button"
+            onClick={() => {
+              void logout().finally(onOut);
+            }}
+          >
+            Log out
+          </button>
         </span>
       </header>
       <main id="main" tabIndex={-1}>
         <h1>{VIEWS.find((v) => v.id === route)?.title}</h1>
-        {error ? <p role="alert" class="error-text">✕ {error}</p> : null}
-        {!live || !clusters ? <p>Loading…</p>
-          : route === 'topology' ? <TopologyView live={live} clusters={clusters} />
-            : route === 'services' ? <ServicesView live={live} clusters={clusters} mayAct={mayAct} />
-              : route === 'mesh' ? <MeshView live={live} clusters={clusters} mayAct={mayAct} />
-                : <GitOpsView live={live} mayAct={mayAct} />}
+        {error ? (
+          <p role="alert" class="error-text">
+            ✕ {error}
+          </p>
+        ) : null}
+        {!live || !clusters ? (
+          <p>Loading…</p>
+        ) : route === 'topology' ? (
+          <TopologyView live={live} clusters={clusters} />
+        ) : route === 'services' ? (
+          <ServicesView live={live} clusters={clusters} mayAct={mayAct} />
+        ) : route === 'mesh' ? (
+          <MeshView live={live} clusters={clusters} mayAct={mayAct} />
+        ) : (
+          <GitOpsView live={live} mayAct={mayAct} />
+        )}
       </main>
     </>
   );
@@ -119,7 +185,10 @@ function Shell({ user, onOut }: { user: string; onOut: () => void }) {
 export function App() {
   const [user, setUser] = useState<string | null | undefined>(undefined);
   useEffect(() => {
-    userInfo().then((u) => setUser(u.loggedIn ? u.username ?? 'admin' : null), () => setUser(null));
+    userInfo().then(
+      (u) => setUser(u.loggedIn ? (u.username ?? 'admin') : null),
+      () => setUser(null),
+    );
   }, []);
   if (user === undefined) return <p>Loading…</p>;
   if (user === null) return <Login onIn={setUser} />;

@@ -8,7 +8,7 @@ export interface ConsoleConfig {
 
 export function readConfig(): ConsoleConfig {
   const el = document.getElementById('console-config');
-  const parsed = el?.textContent ? JSON.parse(el.textContent) as Partial<ConsoleConfig> : {};
+  const parsed = el?.textContent ? (JSON.parse(el.textContent) as Partial<ConsoleConfig>) : {};
   return { kinds: parsed.kinds ?? {}, home: parsed.home ?? '', namespace: parsed.namespace ?? 'argocd' };
 }
 

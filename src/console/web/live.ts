@@ -20,7 +20,6 @@ type Msg =
 /** closed: the server refused the stream (a session that expired): the page checks the session */
 export type LiveState = 'connecting' | 'live' | 'reconnecting' | 'closed';
 
-
 const keyOf = (o: Obj): string => `${o.metadata.namespace ?? ''}/${o.metadata.name}`;
 
 export class Live {
@@ -44,12 +43,22 @@ export class Live {
     for (const w of this.watches) p.append('watch', `${w.cluster},${CONFIG.kinds[w.kind] ?? 'v1'},${w.kind}`);
     const es = new EventSource(`/v1/stream?${p.toString()}`);
     this.source = es;
-    es.onopen = () => { this.state = 'live'; this.changed(); };
+    es.onopen = () => {
+      this.state = 'live';
+      this.changed();
+    };
     // the browser retries a dropped stream by itself; a refused one (401) it closes
-    es.onerror = () => { this.state = es.readyState === EventSource.CLOSED ? 'closed' : 'reconnecting'; this.changed(); };
+    es.onerror = () => {
+      this.state = es.readyState === EventSource.CLOSED ? 'closed' : 'reconnecting';
+      this.changed();
+    };
     es.onmessage = (ev: MessageEvent<string>) => {
       let msg: Msg;
-      try { msg = JSON.parse(ev.data) as Msg; } catch { return; }
+      try {
+        msg = JSON.parse(ev.data) as Msg;
+      } catch {
+        return;
+      }
       this.apply(msg);
     };
   }
@@ -95,7 +104,7 @@ export class Live {
       if (w.kind === 'Gateway') for (const o of msg.items) this.sample(w.cluster, o);
     } else {
       let set = this.sets.get(key);
-      if (!set) this.sets.set(key, set = new Map());
+      if (!set) this.sets.set(key, (set = new Map()));
       if (msg.type === 'DELETED') set.delete(keyOf(msg.object));
       else set.set(keyOf(msg.object), msg.object);
       if (w.kind === 'Gateway' && msg.type !== 'DELETED') this.sample(w.cluster, msg.object);
@@ -115,7 +124,8 @@ export class Live {
       if (!c.cluster) continue;
       const k = `${cluster}/${st.node ?? gw.metadata.name}/${c.cluster}`;
       const r = rateOf(c, this.counters.get(k));
-      if (typeof c.txBytes === 'number' && typeof c.rxBytes === 'number' && c.countersAt) this.counters.set(k, { tx: c.txBytes, rx: c.rxBytes, at: Date.parse(c.countersAt) });
+      if (typeof c.txBytes === 'number' && typeof c.rxBytes === 'number' && c.countersAt)
+        this.counters.set(k, { tx: c.txBytes, rx: c.rxBytes, at: Date.parse(c.countersAt) });
       if (r) this.rates.set(k, r);
     }
   }
@@ -138,7 +148,19 @@ export function watchesFor(clusters: string[]): WatchSpec[] {
       for (const kind of ['Cluster', 'ServiceImport', 'Endpoint', 'Event']) out.push({ cluster: c, kind });
       continue;
     }
-    for (const kind of ['Node', 'Pod', 'Service', 'ServiceExport', 'ServiceImport', 'Gateway', 'Endpoint', 'Cluster', 'Namespace', 'PeerAuthentication', 'MeshTrafficObservation']) {
+    for (const kind of [
+      'Node',
+      'Pod',
+      'Service',
+      'ServiceExport',
+      'ServiceImport',
+      'Gateway',
+      'Endpoint',
+      'Cluster',
+      'Namespace',
+      'PeerAuthentication',
+      'MeshTrafficObservation',
+    ]) {
       out.push({ cluster: c, kind });
     }
     if (c === CONFIG.home) for (const kind of ['Application', 'AppProject']) out.push({ cluster: c, kind });

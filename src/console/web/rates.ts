@@ -9,7 +9,14 @@ export interface Rate {
 }
 
 /** one connection of a Gateway's status, as far as its counters go */
-export interface CounterReading { cluster?: string; txBytes?: number; rxBytes?: number; countersAt?: string; txBps?: number; rxBps?: number }
+export interface CounterReading {
+  cluster?: string;
+  txBytes?: number;
+  rxBytes?: number;
+  countersAt?: string;
+  txBps?: number;
+  rxBps?: number;
+}
 
 /**
  * The rate a reading gives: the publisher's (over the counters' own times), else the delta

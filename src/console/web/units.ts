@@ -2,7 +2,7 @@
 // src/console/web): RTTs from Go duration text in one unit with 3 significant digits.
 // test/unit/units.test.ts holds both to the same table.
 
-const UNIT_MS: Record<string, number> = { ns: 1e-6, us: 1e-3, 'µs': 1e-3, 'μs': 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+const UNIT_MS: Record<string, number> = { ns: 1e-6, us: 1e-3, µs: 1e-3, μs: 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
 
 export function parseGoDuration(text: string): number | undefined {
   const t = text.trim();

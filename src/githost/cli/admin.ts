@@ -18,12 +18,11 @@ interface UserCreateOptions {
 export function registerAdminCommand(program: Command): void {
   const admin = program.command('admin').description('local administration of the code-hosting server (works on its state dir)');
   const user = admin.command('user').description('manage githost users');
-  takesGlobals(user
-    .command('create'), 'stateDir')
+  takesGlobals(user.command('create'), 'stateDir')
     .description('create a user; the first administrator can only be created this way')
     .option('--username <name>', 'user name')
     .option('--password <password>', 'password (at least 8 characters)')
-    .option('--email <email>', 'e-mail address (must match the e-mail of the user\'s GPG keys)')
+    .option('--email <email>', "e-mail address (must match the e-mail of the user's GPG keys)")
     .option('--admin', 'make the user a site administrator', false)
     .option('--must-change-password', 'require a password change before API use with the password', false)
     .option('--access-token', 'also create an access token (scope all) and print it', false)

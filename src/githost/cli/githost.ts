@@ -5,7 +5,12 @@ import { E } from '../../base/errors/index.js';
 import type { GithostServer } from '../server/index.js';
 import { resolveStateDir, takesGlobals } from '../../platform/cli-kit/index.js';
 
-interface ServeOptions { port?: string; host?: string; stateDir?: string; config?: string }
+interface ServeOptions {
+  port?: string;
+  host?: string;
+  stateDir?: string;
+  config?: string;
+}
 
 /** Build the githost settings from a config file and flags (flags win). */
 export async function githostSettingsFrom(opts: ServeOptions): Promise<Record<string, unknown>> {
@@ -18,7 +23,8 @@ export async function githostSettingsFrom(opts: ServeOptions): Promise<Record<st
   const settings: Record<string, unknown> = { ...(fromFile as Record<string, unknown>) };
   if (opts.port !== undefined) {
     const port = Number(opts.port);
-    if (!Number.isInteger(port) || port < 0 || port > 65535) throw E.usage(`--port ${JSON.stringify(opts.port)} is not a TCP port (0-65535)`, { port: opts.port });
+    if (!Number.isInteger(port) || port < 0 || port > 65535)
+      throw E.usage(`--port ${JSON.stringify(opts.port)} is not a TCP port (0-65535)`, { port: opts.port });
     settings['port'] = port;
   }
   if (opts.host !== undefined) settings['host'] = opts.host;
@@ -41,8 +47,7 @@ export async function serveGithost(opts: ServeOptions): Promise<GithostServer> {
 
 export function registerGithostCommand(program: Command): void {
   const githost = program.command('githost').description('the Gitea-compatible code-hosting server');
-  takesGlobals(githost
-    .command('serve'), 'stateDir')
+  takesGlobals(githost.command('serve'), 'stateDir')
     .description('run the code-hosting server (API /api/v1 and git over HTTP)')
     .option('--port <port>', 'TCP port (default 3000; 0 picks a free one)')
     .option('--host <address>', 'address to listen on (default 127.0.0.1)')

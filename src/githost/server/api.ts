@@ -104,7 +104,12 @@ export class GiteaApi {
         const header = req.headers['authorization'] ?? '';
         const doer = await this.auth.identify(req.headers);
         const ctx: Ctx = {
-          req, res, path, query: new URL(req.url ?? '/', 'http://localhost').searchParams, params, doer,
+          req,
+          res,
+          path,
+          query: new URL(req.url ?? '/', 'http://localhost').searchParams,
+          params,
+          doer,
           authScheme: header.split(' ')[0]?.toLowerCase() ?? '',
         };
         if (doer?.via === 'password' && doer.user.must_change_password === 1 && !route.parts.includes('tokens')) {
@@ -138,7 +143,10 @@ export class GiteaApi {
 
   private requireScope(doer: Doer, level: 'read' | 'write', category: ScopeCategory): void {
     if (doer.via === 'token' && !scopeAllows(doer.scopes, level, category)) {
-      throw new HttpError(E.githostDenied, `token does not have at least one of required scope(s): [${level}:${category}], token scope=${doer.scopes.join(',')}`);
+      throw new HttpError(
+        E.githostDenied,
+        `token does not have at least one of required scope(s): [${level}:${category}], token scope=${doer.scopes.join(',')}`,
+      );
     }
   }
 
@@ -149,7 +157,8 @@ export class GiteaApi {
   private userParam(name: string | undefined, doer: Doer | undefined): UserRow {
     const u = name && isValidUsername(name) ? this.svc.db.userByName(name) : undefined;
     if (!u) throw notFound(`user redirect does not exist [name: ${name ?? ''}]`);
-    if (u.visibility === 'private' && !(doer && (doer.user.id === u.id || doer.user.is_admin === 1))) throw notFound(`user redirect does not exist [name: ${name ?? ''}]`);
+    if (u.visibility === 'private' && !(doer && (doer.user.id === u.id || doer.user.is_admin === 1)))
+      throw notFound(`user redirect does not exist [name: ${name ?? ''}]`);
     if (u.visibility === 'limited' && !doer) throw notFound(`user redirect does not exist [name: ${name ?? ''}]`);
     return u;
   }
@@ -161,7 +170,8 @@ export class GiteaApi {
     if (!owner || !repo || !this.svc.permission(repo, c.doer?.user).pull) throw notFound(`repository does not exist [${ownerName ?? ''}/${repoName ?? ''}]`);
     // Gitea's checkTokenPublicOnly: a public-only token reaches public repositories only,
     // through the API as over git HTTP
-    if (repo.private === 1 && c.doer?.via === 'token' && c.doer.scopes.includes('public-only')) throw new HttpError(E.githostDenied, 'token scope is limited to public repos');
+    if (repo.private === 1 && c.doer?.via === 'token' && c.doer.scopes.includes('public-only'))
+      throw new HttpError(E.githostDenied, 'token scope is limited to public repos');
     return { owner, repo };
   }
 
@@ -204,14 +214,16 @@ export class GiteaApi {
   // --- tokens ------------------------------------------------------------------------
 
   private basicOnly(c: Ctx): Doer {
-    if (c.authScheme !== 'basic' || !c.doer) throw new HttpError(E.githostUnauthenticated, 'auth required: this endpoint takes HTTP basic auth with the user\'s name and password');
+    if (c.authScheme !== 'basic' || !c.doer)
+      throw new HttpError(E.githostUnauthenticated, "auth required: this endpoint takes HTTP basic auth with the user's name and password");
     if (c.doer.via !== 'password') throw new HttpError(E.githostUnauthenticated, 'auth method not allowed: use the password, not a token');
     return c.doer;
   }
 
   private selfOrAdmin(doer: Doer, name: string | undefined): UserRow {
     const target = this.userParam(name, doer);
-    if (doer.user.id !== target.id && doer.user.is_admin !== 1) throw new HttpError(E.githostDenied, 'doer should be the site admin or be same as the contextUser');
+    if (doer.user.id !== target.id && doer.user.is_admin !== 1)
+      throw new HttpError(E.githostDenied, 'doer should be the site admin or be same as the contextUser');
     return target;
   }
 
@@ -221,7 +233,11 @@ export class GiteaApi {
     const f = new Fields(await this.body(c));
     const name = f.string('name', 'Name', { required: true, max: 255 });
     const scopes = normalizeScopes(f.stringList('scopes', 'Scopes'));
-    if (!scopes) throw new HttpError(E.githostRequestInvalid, `invalid access token scope provided; known scopes: all, read:user, write:user, read:repository, write:repository, read:admin, write:admin, ...`);
+    if (!scopes)
+      throw new HttpError(
+        E.githostRequestInvalid,
+        `invalid access token scope provided; known scopes: all, read:user, write:user, read:repository, write:repository, read:admin, write:admin, ...`,
+      );
     const made = createToken(this.svc.db, target.id, name, scopes);
     if (!made) throw new HttpError(E.githostTokenNameUsed, 'access token name has been used already');
     sendJson(c.res, 201, toAccessToken(made.row, made.token));
@@ -230,7 +246,11 @@ export class GiteaApi {
   private async listTokens(c: Ctx): Promise<void> {
     const doer = this.basicOnly(c);
     const target = this.selfOrAdmin(doer, c.params[0]);
-    sendJson(c.res, 200, this.svc.db.tokensOf(target.id).map((t) => toAccessToken(t)));
+    sendJson(
+      c.res,
+      200,
+      this.svc.db.tokensOf(target.id).map((t) => toAccessToken(t)),
+    );
   }
 
   private async deleteToken(c: Ctx): Promise<void> {
@@ -259,10 +279,16 @@ export class GiteaApi {
     f.bool('send_notify', 'SendNotify');
     f.int('source_id', 'SourceID');
     const visibility = f.string('visibility', 'Visibility') || 'public';
-    if (!['public', 'limited', 'private'].includes(visibility)) throw new HttpError(E.githostFieldInvalid, `[Visibility]: must be public, limited or private, got ${JSON.stringify(visibility)}`);
+    if (!['public', 'limited', 'private'].includes(visibility))
+      throw new HttpError(E.githostFieldInvalid, `[Visibility]: must be public, limited or private, got ${JSON.stringify(visibility)}`);
     if (!password) throw new HttpError(E.githostRequestInvalid, 'password is required for a local user');
     const user = await createUser(this.svc.db, {
-      username, email, password, loginName, fullName, mustChangePassword: mustChange,
+      username,
+      email,
+      password,
+      loginName,
+      fullName,
+      mustChangePassword: mustChange,
       visibility: visibility as 'public' | 'limited' | 'private',
     });
     this.log.info({ user: user.name, by: doer.user.name }, 'created user');
@@ -340,13 +366,15 @@ export class GiteaApi {
   private keyJson(k: PublicKeyRow, doer: UserRow | undefined): Record<string, unknown> {
     const mine = doer !== undefined && (doer.id === k.owner_id || doer.is_admin === 1);
     const owner = mine ? this.svc.db.userById(k.owner_id) : undefined;
-    return toPublicKey(k, this.links(), owner ? toUser(owner, owner, this.links()) as Record<string, unknown> : undefined);
+    return toPublicKey(k, this.links(), owner ? (toUser(owner, owner, this.links()) as Record<string, unknown>) : undefined);
   }
 
   private async sendKeys(c: Ctx, user: UserRow): Promise<void> {
     const fingerprint = c.query.get('fingerprint') ?? '';
     const rows = fingerprint
-      ? [this.svc.db.publicKeyByFingerprint(fingerprint)].filter((k): k is PublicKeyRow => k !== undefined && (c.params[0] === undefined || k.owner_id === user.id))
+      ? [this.svc.db.publicKeyByFingerprint(fingerprint)].filter(
+          (k): k is PublicKeyRow => k !== undefined && (c.params[0] === undefined || k.owner_id === user.id),
+        )
       : this.svc.db.publicKeysOf(user.id);
     await this.sendPage(c, rows, async (page) => page.map((k) => this.keyJson(k, c.doer?.user)));
   }
@@ -378,7 +406,12 @@ export class GiteaApi {
       throw err;
     }
     if (parsed.key.cert) throw new HttpError(E.githostFieldInvalid, 'Invalid key content: a certificate is not a user key; add the key it certifies');
-    const row = this.svc.db.insertPublicKey({ owner_id: doer.user.id, name: title, fingerprint: parsed.key.fingerprint, content: `${parsed.key.type} ${parsed.key.blob.toString('base64')}` });
+    const row = this.svc.db.insertPublicKey({
+      owner_id: doer.user.id,
+      name: title,
+      fingerprint: parsed.key.fingerprint,
+      content: `${parsed.key.type} ${parsed.key.blob.toString('base64')}`,
+    });
     if (row === 'fingerprint') throw new HttpError(E.githostKeyUsed, 'Key content has been used as non-deploy key');
     if (row === 'name') throw new HttpError(E.githostKeyUsed, 'Key title has been used');
     this.log.info({ user: doer.user.name, fingerprint: row.fingerprint }, 'added SSH key');
@@ -390,7 +423,7 @@ export class GiteaApi {
     this.requireScope(doer, 'read', 'user');
     const id = pathInt(c.params[0]);
     const key = id > 0 ? this.svc.db.publicKeyById(id) : undefined;
-    if (!key) throw new HttpError(E.githostNotFound, 'The target couldn\'t be found.');
+    if (!key) throw new HttpError(E.githostNotFound, "The target couldn't be found.");
     sendJson(c.res, 200, this.keyJson(key, doer.user));
   }
 
@@ -399,7 +432,7 @@ export class GiteaApi {
     this.requireScope(doer, 'write', 'user');
     const id = pathInt(c.params[0]);
     const key = id > 0 ? this.svc.db.publicKeyById(id) : undefined;
-    if (!key) throw new HttpError(E.githostNotFound, 'The target couldn\'t be found.');
+    if (!key) throw new HttpError(E.githostNotFound, "The target couldn't be found.");
     if (key.owner_id !== doer.user.id) throw new HttpError(E.githostDenied, 'You do not have access to this key');
     this.svc.db.deletePublicKey(doer.user.id, key.id);
     this.log.info({ user: doer.user.name, fingerprint: key.fingerprint }, 'deleted SSH key');
@@ -413,13 +446,14 @@ export class GiteaApi {
     const doer = this.requireDoer(c);
     this.requireScope(doer, level, 'repository');
     const { repo } = this.repoParam(c);
-    if (!this.svc.permission(repo, doer.user).admin) throw new HttpError(E.githostDenied, 'user should be an owner or a collaborator with admin write of a repository');
+    if (!this.svc.permission(repo, doer.user).admin)
+      throw new HttpError(E.githostDenied, 'user should be an owner or a collaborator with admin write of a repository');
     return repo;
   }
 
   private protectionParam(c: Ctx, repo: RepoRow): ReturnType<typeof loadRule> {
     const row = this.svc.db.protectionByName(repo.id, c.params[2] ?? '');
-    if (!row) throw new HttpError(E.githostNotFound, 'The target couldn\'t be found.');
+    if (!row) throw new HttpError(E.githostNotFound, "The target couldn't be found.");
     return loadRule(row);
   }
 
@@ -472,15 +506,17 @@ export class GiteaApi {
   private tagAllowlist(body: Record<string, unknown>): string[] | undefined {
     const v = body['whitelist_usernames'];
     if (v === undefined || v === null) return undefined;
-    if (!Array.isArray(v) || v.some((n) => typeof n !== 'string')) throw new HttpError(E.githostFieldInvalid, '[WhitelistUsernames]: must be a list of usernames');
-    for (const name of v as string[]) if (!this.svc.db.userByName(name)) throw new HttpError(E.githostUserUnknown, `user does not exist [uid: 0, name: ${name}]`);
+    if (!Array.isArray(v) || v.some((n) => typeof n !== 'string'))
+      throw new HttpError(E.githostFieldInvalid, '[WhitelistUsernames]: must be a list of usernames');
+    for (const name of v as string[])
+      if (!this.svc.db.userByName(name)) throw new HttpError(E.githostUserUnknown, `user does not exist [uid: 0, name: ${name}]`);
     return v as string[];
   }
 
   private tagProtectionParam(c: Ctx, repo: RepoRow): ProtectedTagRow {
     const id = Number(c.params[2] ?? '');
     const row = Number.isSafeInteger(id) ? this.svc.db.tagProtectionById(repo.id, id) : undefined;
-    if (!row) throw new HttpError(E.githostNotFound, 'The target couldn\'t be found.');
+    if (!row) throw new HttpError(E.githostNotFound, "The target couldn't be found.");
     return row;
   }
 
@@ -536,7 +572,8 @@ export class GiteaApi {
     this.requireScope(doer, 'read', 'repository');
     const publicOnly = doer.via === 'token' && doer.scopes.includes('public-only');
     const collab = this.svc.db.collaborationsOf(doer.user.id);
-    const rows = this.svc.db.allRepos()
+    const rows = this.svc.db
+      .allRepos()
       .filter((r) => r.owner_id === doer.user.id || collab.has(r.id))
       .filter((r) => !(publicOnly && r.private === 1))
       .map((repo) => ({ repo, owner: this.svc.db.userById(repo.owner_id) }))
@@ -551,7 +588,8 @@ export class GiteaApi {
     const owner = this.userParam(c.params[0], c.doer);
     const doer = c.doer?.user;
     const publicOnly = c.doer?.via === 'token' && c.doer.scopes.includes('public-only');
-    const rows = this.svc.db.reposOfOwner(owner.id)
+    const rows = this.svc.db
+      .reposOfOwner(owner.id)
       .filter((repo) => this.svc.permission(repo, doer).pull && !(publicOnly && repo.private === 1))
       .sort((a, b) => b.updated_unix - a.updated_unix || b.id - a.id)
       .map((repo) => ({ repo, owner }));
@@ -573,36 +611,43 @@ export class GiteaApi {
     const mode = q.get('mode') ?? '';
     if (!['', 'source', 'fork', 'mirror', 'collaborative'].includes(mode)) throw new HttpError(E.githostFieldInvalid, `Invalid search mode: "${mode}"`);
     const sort = q.get('sort') ?? '';
-    const order = sort ? (q.get('order') || 'asc') : 'asc';
+    const order = sort ? q.get('order') || 'asc' : 'asc';
     if (sort && order !== 'asc' && order !== 'desc') throw new HttpError(E.githostFieldInvalid, `Invalid sort order: "${order}"`);
     if (sort && !SORT_KEYS.includes(sort)) throw new HttpError(E.githostFieldInvalid, `Invalid sort mode: "${sort}"`);
     const includeDesc = formBool('includeDesc');
     const isPrivate = q.get('is_private') ? formBool('is_private') : undefined;
     // githost has no archived or template repositories, no forks, stars, teams or topics
-    const none = (q.get('archived') && formBool('archived')) || (q.get('template') && formBool('template')) || mode === 'fork'
-      || formInt('starredBy') > 0 || formInt('team_id') > 0 || formBool('topic');
+    const none =
+      (q.get('archived') && formBool('archived')) ||
+      (q.get('template') && formBool('template')) ||
+      mode === 'fork' ||
+      formInt('starredBy') > 0 ||
+      formInt('team_id') > 0 ||
+      formBool('topic');
     const collab = uid > 0 ? this.svc.db.collaborationsOf(uid) : new Map<number, string>();
     const owners = new Map<number, UserRow | undefined>();
     const ownerOf = (id: number) => {
       if (!owners.has(id)) owners.set(id, this.svc.db.userById(id));
       return owners.get(id);
     };
-    const rows = none ? [] : this.svc.db.allRepos().flatMap((repo) => {
-      const owner = ownerOf(repo.owner_id);
-      if (!owner || !this.canSeeUser(owner, doer)) return [];
-      // anonymous callers and private=false see public repositories only; others what they can read
-      if (repo.private === 1 && (!private_ || !this.svc.permission(repo, doer).pull)) return [];
-      if (isPrivate !== undefined && (repo.private === 1) !== isPrivate) return [];
-      if (uid > 0) {
-        const owns = repo.owner_id === uid;
-        const collaborates = collab.has(repo.id);
-        if (mode === 'collaborative' ? !collaborates : exclusive ? !owns : !(owns || collaborates)) return [];
-      } else if (mode === 'collaborative') return [];
-      if ((mode === 'source' || mode === 'collaborative') && repo.mirror === 1) return [];
-      if (mode === 'mirror' && repo.mirror !== 1) return [];
-      if (keyword && !repo.lower_name.includes(keyword) && !(includeDesc && repo.description.toLowerCase().includes(keyword))) return [];
-      return [{ repo, owner }];
-    });
+    const rows = none
+      ? []
+      : this.svc.db.allRepos().flatMap((repo) => {
+          const owner = ownerOf(repo.owner_id);
+          if (!owner || !this.canSeeUser(owner, doer)) return [];
+          // anonymous callers and private=false see public repositories only; others what they can read
+          if (repo.private === 1 && (!private_ || !this.svc.permission(repo, doer).pull)) return [];
+          if (isPrivate !== undefined && (repo.private === 1) !== isPrivate) return [];
+          if (uid > 0) {
+            const owns = repo.owner_id === uid;
+            const collaborates = collab.has(repo.id);
+            if (mode === 'collaborative' ? !collaborates : exclusive ? !owns : !(owns || collaborates)) return [];
+          } else if (mode === 'collaborative') return [];
+          if ((mode === 'source' || mode === 'collaborative') && repo.mirror === 1) return [];
+          if (mode === 'mirror' && repo.mirror !== 1) return [];
+          if (keyword && !repo.lower_name.includes(keyword) && !(includeDesc && repo.description.toLowerCase().includes(keyword))) return [];
+          return [{ repo, owner }];
+        });
     const dir = order === 'desc' ? -1 : 1;
     const by: Record<string, (a: RepoRow, b: RepoRow) => number> = {
       alpha: (a, b) => cmp(ownerOf(a.owner_id)?.lower_name ?? '', ownerOf(b.owner_id)?.lower_name ?? '') || cmp(a.lower_name, b.lower_name),
@@ -610,9 +655,13 @@ export class GiteaApi {
       updated: (a, b) => a.updated_unix - b.updated_unix || a.id - b.id,
       id: (a, b) => a.id - b.id,
     };
-    const sorter = sort ? (by[sort] ?? by['id'] as (a: RepoRow, b: RepoRow) => number) : (a: RepoRow, b: RepoRow) => cmp(a.lower_name, b.lower_name) || a.id - b.id;
+    const sorter = sort
+      ? (by[sort] ?? (by['id'] as (a: RepoRow, b: RepoRow) => number))
+      : (a: RepoRow, b: RepoRow) => cmp(a.lower_name, b.lower_name) || a.id - b.id;
     const priority = formInt('priority_owner_id');
-    rows.sort((a, b) => (priority > 0 ? Number(b.repo.owner_id === priority) - Number(a.repo.owner_id === priority) : 0) || (sort ? dir : 1) * sorter(a.repo, b.repo));
+    rows.sort(
+      (a, b) => (priority > 0 ? Number(b.repo.owner_id === priority) - Number(a.repo.owner_id === priority) : 0) || (sort ? dir : 1) * sorter(a.repo, b.repo),
+    );
     await this.sendPage(c, rows, this.reposJson(doer), (data) => ({ ok: true, data }));
   }
 
@@ -625,7 +674,8 @@ export class GiteaApi {
     const priv = f.bool('private', 'Private');
     const defaultBranch = f.string('default_branch', 'DefaultBranch', { max: 255 });
     const autoInit = f.bool('auto_init', 'AutoInit');
-    if (defaultBranch && (!/^\w[\w./-]*$/.test(defaultBranch) || /\.\.|\/\/|\/\.|\.lock$|[/.]$/.test(defaultBranch))) throw new HttpError(E.githostFieldInvalid, `[DefaultBranch]: ${JSON.stringify(defaultBranch)} is not a valid branch name`);
+    if (defaultBranch && (!/^\w[\w./-]*$/.test(defaultBranch) || /\.\.|\/\/|\/\.|\.lock$|[/.]$/.test(defaultBranch)))
+      throw new HttpError(E.githostFieldInvalid, `[DefaultBranch]: ${JSON.stringify(defaultBranch)} is not a valid branch name`);
     if (defaultBranch) checkRefName('branch', defaultBranch);
     const repo = await this.svc.createRepo({ owner: doer.user, name, description, private: priv, defaultBranch, autoInit });
     sendJson(c.res, 201, await this.repoJson(doer.user, repo, doer.user));
@@ -642,8 +692,16 @@ export class GiteaApi {
     const description = f.string('description', 'Description', { max: 2048 });
     const mirror = f.bool('mirror', 'Mirror');
     const priv = f.bool('private', 'Private');
-    for (const [k, n] of [['issues', 'Issues'], ['milestones', 'Milestones'], ['labels', 'Labels'], ['releases', 'Releases'],
-      ['pull_requests', 'PullRequests'], ['wiki', 'Wiki'], ['lfs', 'LFS']] as const) f.bool(k, n);
+    for (const [k, n] of [
+      ['issues', 'Issues'],
+      ['milestones', 'Milestones'],
+      ['labels', 'Labels'],
+      ['releases', 'Releases'],
+      ['pull_requests', 'PullRequests'],
+      ['wiki', 'Wiki'],
+      ['lfs', 'LFS'],
+    ] as const)
+      f.bool(k, n);
     const authUsername = f.string('auth_username', 'AuthUsername');
     const authPassword = f.string('auth_password', 'AuthPassword');
     const authToken = f.string('auth_token', 'AuthToken');
@@ -653,12 +711,22 @@ export class GiteaApi {
     else if (uid !== undefined && uid !== 0) owner = this.svc.db.userById(uid);
     if (!owner) throw new HttpError(E.githostUserUnknown, `user does not exist [${ownerName ? `name: ${ownerName}` : `uid: ${uid ?? ''}`}]`);
     if (owner.id !== doer.user.id && doer.user.is_admin !== 1) {
-      throw new HttpError(E.githostDenied, `Given user is not an organization, and only a site admin may migrate into another user's account [owner: ${owner.name}]`);
+      throw new HttpError(
+        E.githostDenied,
+        `Given user is not an organization, and only a site admin may migrate into another user's account [owner: ${owner.name}]`,
+      );
     }
     const repo = await this.svc.migrate({
-      owner, doer: doer.user, name: repoName, description, private: priv, mirror, cloneAddr,
+      owner,
+      doer: doer.user,
+      name: repoName,
+      description,
+      private: priv,
+      mirror,
+      cloneAddr,
       // as Gitea: a token goes to the source as "oauth2:<token>" and wins over a name and password
-      authUsername: authToken ? 'oauth2' : authUsername, authPassword: authToken || authPassword,
+      authUsername: authToken ? 'oauth2' : authUsername,
+      authPassword: authToken || authPassword,
     });
     sendJson(c.res, 201, await this.repoJson(owner, repo, doer.user));
   }
@@ -673,13 +741,15 @@ export class GiteaApi {
     const doer = this.requireDoer(c);
     this.requireScope(doer, 'write', 'repository');
     const { repo } = this.repoParam(c);
-    if (!this.svc.permission(repo, doer.user).admin) throw new HttpError(E.githostDenied, 'only the owner, a repository admin or a site admin can add collaborators');
+    if (!this.svc.permission(repo, doer.user).admin)
+      throw new HttpError(E.githostDenied, 'only the owner, a repository admin or a site admin can add collaborators');
     const name = c.params[2];
     const user = name && isValidUsername(name) ? this.svc.db.userByName(name) : undefined;
     if (!user) throw new HttpError(E.githostUserUnknown, `user does not exist [name: ${name ?? ''}]`);
     const f = new Fields(await this.body(c));
     const mode = f.string('permission', 'Permission') || 'write';
-    if (!['read', 'write', 'admin'].includes(mode)) throw new HttpError(E.githostFieldInvalid, `[Permission]: must be read, write or admin, got ${JSON.stringify(mode)}`);
+    if (!['read', 'write', 'admin'].includes(mode))
+      throw new HttpError(E.githostFieldInvalid, `[Permission]: must be read, write or admin, got ${JSON.stringify(mode)}`);
     this.svc.db.setCollaboration(repo.id, user.id, mode);
     c.res.writeHead(204).end();
   }
@@ -714,7 +784,10 @@ function listOptions(q: URLSearchParams): { page: number; limit: number } {
 
 /** Go's url.Values.Encode: keys sorted, QueryEscape (space as "+", only A-Za-z0-9-_.~ unescaped). */
 function goQuery(q: URLSearchParams): string {
-  const esc = (s: string) => encodeURIComponent(s).replace(/[!'()*]/g, (ch) => `%${ch.charCodeAt(0).toString(16).toUpperCase()}`).replace(/%20/g, '+');
+  const esc = (s: string) =>
+    encodeURIComponent(s)
+      .replace(/[!'()*]/g, (ch) => `%${ch.charCodeAt(0).toString(16).toUpperCase()}`)
+      .replace(/%20/g, '+');
   const keys = [...new Set(q.keys())].sort();
   return keys.flatMap((k) => q.getAll(k).map((v) => `${esc(k)}=${esc(v)}`)).join('&');
 }

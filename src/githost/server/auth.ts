@@ -42,11 +42,15 @@ export class Authenticator {
       if (colon < 0) throw new HttpError(E.githostUnauthenticated, 'invalid basic auth header: expected base64 of "username:password"');
       return this.byBasic(decoded.slice(0, colon), decoded.slice(colon + 1));
     }
-    throw new HttpError(E.githostUnauthenticated, `unsupported authorization scheme ${JSON.stringify(scheme.slice(0, 20))}; use "token <ACCESS_TOKEN>" or HTTP basic auth`);
+    throw new HttpError(
+      E.githostUnauthenticated,
+      `unsupported authorization scheme ${JSON.stringify(scheme.slice(0, 20))}; use "token <ACCESS_TOKEN>" or HTTP basic auth`,
+    );
   }
 
   byToken(token: string): Doer {
-    if (!TOKEN.test(token)) throw new HttpError(E.githostUnauthenticated, 'invalid access token: a token is 40 hex characters as POST /api/v1/users/{username}/tokens returned it');
+    if (!TOKEN.test(token))
+      throw new HttpError(E.githostUnauthenticated, 'invalid access token: a token is 40 hex characters as POST /api/v1/users/{username}/tokens returned it');
     const doer = this.tokenDoer(token);
     if (!doer) throw new HttpError(E.githostUnauthenticated, 'invalid access token: no token matches it (was it deleted?)');
     return doer;
@@ -75,7 +79,11 @@ export class Authenticator {
       if (doer) return doer;
       if (nameIsToken) throw new HttpError(E.githostUnauthenticated, 'invalid access token: no token matches it (was it deleted?)');
     }
-    if (nameIsToken) throw new HttpError(E.githostUnauthenticated, name === '' ? 'invalid basic auth header: no user name or token' : `user's password is invalid [name: ${name}]`);
+    if (nameIsToken)
+      throw new HttpError(
+        E.githostUnauthenticated,
+        name === '' ? 'invalid basic auth header: no user name or token' : `user's password is invalid [name: ${name}]`,
+      );
     return this.byPassword(name, password);
   }
 

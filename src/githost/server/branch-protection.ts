@@ -44,19 +44,45 @@ export interface BranchProtectionRule {
   block_admin_merge_override: boolean;
 }
 
-const BOOLS = ['enable_push', 'enable_push_whitelist', 'push_whitelist_deploy_keys', 'enable_force_push', 'enable_force_push_allowlist',
-  'force_push_allowlist_deploy_keys', 'enable_merge_whitelist', 'enable_status_check', 'enable_approvals_whitelist', 'block_on_rejected_reviews',
-  'block_on_official_review_requests', 'block_on_outdated_branch', 'dismiss_stale_approvals', 'ignore_stale_approvals', 'require_signed_commits',
-  'block_admin_merge_override'] as const;
-const LISTS = ['push_whitelist_usernames', 'push_whitelist_teams', 'force_push_allowlist_usernames', 'force_push_allowlist_teams',
-  'merge_whitelist_usernames', 'merge_whitelist_teams', 'status_check_contexts', 'approvals_whitelist_username', 'approvals_whitelist_teams'] as const;
+const BOOLS = [
+  'enable_push',
+  'enable_push_whitelist',
+  'push_whitelist_deploy_keys',
+  'enable_force_push',
+  'enable_force_push_allowlist',
+  'force_push_allowlist_deploy_keys',
+  'enable_merge_whitelist',
+  'enable_status_check',
+  'enable_approvals_whitelist',
+  'block_on_rejected_reviews',
+  'block_on_official_review_requests',
+  'block_on_outdated_branch',
+  'dismiss_stale_approvals',
+  'ignore_stale_approvals',
+  'require_signed_commits',
+  'block_admin_merge_override',
+] as const;
+const LISTS = [
+  'push_whitelist_usernames',
+  'push_whitelist_teams',
+  'force_push_allowlist_usernames',
+  'force_push_allowlist_teams',
+  'merge_whitelist_usernames',
+  'merge_whitelist_teams',
+  'status_check_contexts',
+  'approvals_whitelist_username',
+  'approvals_whitelist_teams',
+] as const;
 const USER_LISTS = ['push_whitelist_usernames', 'force_push_allowlist_usernames', 'merge_whitelist_usernames', 'approvals_whitelist_username'] as const;
 const STRINGS = ['protected_file_patterns', 'unprotected_file_patterns'] as const;
 
-export const emptyRule = (): BranchProtectionRule => ({
-  ...Object.fromEntries(BOOLS.map((k) => [k, false])), ...Object.fromEntries(LISTS.map((k) => [k, []])),
-  ...Object.fromEntries(STRINGS.map((k) => [k, ''])), required_approvals: 0,
-} as unknown as BranchProtectionRule);
+export const emptyRule = (): BranchProtectionRule =>
+  ({
+    ...Object.fromEntries(BOOLS.map((k) => [k, false])),
+    ...Object.fromEntries(LISTS.map((k) => [k, []])),
+    ...Object.fromEntries(STRINGS.map((k) => [k, ''])),
+    required_approvals: 0,
+  }) as unknown as BranchProtectionRule;
 
 /** Gitea's glob.IsSpecialByte: a rule name with one of these is a glob. */
 export const isRuleNameSpecial = (name: string): boolean => /[*?[\]{}\\]/.test(name);
@@ -78,7 +104,10 @@ function globRegExp(pattern: string): RegExp | null {
       if (n === undefined) ok = false;
       else re += esc(n);
     } else if (c === '*') {
-      if (pattern[i + 1] === '*') { re += '[^]*'; i++; } else re += '[^/]*';
+      if (pattern[i + 1] === '*') {
+        re += '[^]*';
+        i++;
+      } else re += '[^/]*';
     } else if (c === '?') re += '[^/]';
     else if (c === '[') {
       const end = pattern.indexOf(']', i + 2);
@@ -90,12 +119,22 @@ function globRegExp(pattern: string): RegExp | null {
         re += `[${neg ? '^' : ''}${body.replace(/[\\\]^]/g, '\\$&')}]`;
         i = end;
       }
-    } else if (c === '{') { depth++; re += '(?:'; } else if (c === '}' && depth > 0) { depth--; re += ')'; } else if (c === ',' && depth > 0) re += '|';
+    } else if (c === '{') {
+      depth++;
+      re += '(?:';
+    } else if (c === '}' && depth > 0) {
+      depth--;
+      re += ')';
+    } else if (c === ',' && depth > 0) re += '|';
     else re += esc(c);
   }
   let out: RegExp | null = null;
   if (ok && depth === 0) {
-    try { out = new RegExp(`^${re}$`); } catch { out = null; }
+    try {
+      out = new RegExp(`^${re}$`);
+    } catch {
+      out = null;
+    }
   }
   if (globCache.size > 1000) globCache.clear();
   globCache.set(pattern, out);
@@ -115,16 +154,26 @@ export interface LoadedRule {
 
 export function loadRule(row: ProtectedBranchRow): LoadedRule {
   let parsed: Partial<BranchProtectionRule> = {};
-  try { parsed = JSON.parse(row.rule) as Partial<BranchProtectionRule>; } catch { /* a broken row protects with the defaults: no push */ }
+  try {
+    parsed = JSON.parse(row.rule) as Partial<BranchProtectionRule>;
+  } catch {
+    /* a broken row protects with the defaults: no push */
+  }
   return { row, rule: { ...emptyRule(), ...parsed } };
 }
 
 /** The repository's rules in Gitea's order. */
 export function sortedRules(db: GithostDb, repoId: number): LoadedRule[] {
-  return db.protectionsOf(repoId).map(loadRule).sort((a, b) =>
-    a.row.priority - b.row.priority
-    || Number(isRuleNameSpecial(a.row.rule_name)) - Number(isRuleNameSpecial(b.row.rule_name))
-    || a.row.created_unix - b.row.created_unix || a.row.id - b.row.id);
+  return db
+    .protectionsOf(repoId)
+    .map(loadRule)
+    .sort(
+      (a, b) =>
+        a.row.priority - b.row.priority ||
+        Number(isRuleNameSpecial(a.row.rule_name)) - Number(isRuleNameSpecial(b.row.rule_name)) ||
+        a.row.created_unix - b.row.created_unix ||
+        a.row.id - b.row.id,
+    );
 }
 
 export function firstMatchingRule(rules: readonly LoadedRule[], branch: string): LoadedRule | undefined {
@@ -179,7 +228,10 @@ export function applyOptions(db: GithostDb, base: BranchProtectionRule, body: Re
   }
   if (r.push_whitelist_teams.length || r.force_push_allowlist_teams.length || r.merge_whitelist_teams.length || r.approvals_whitelist_teams.length) {
     // githost has no organizations: Gitea ignores team names for a user-owned repository
-    r.push_whitelist_teams = []; r.force_push_allowlist_teams = []; r.merge_whitelist_teams = []; r.approvals_whitelist_teams = [];
+    r.push_whitelist_teams = [];
+    r.force_push_allowlist_teams = [];
+    r.merge_whitelist_teams = [];
+    r.approvals_whitelist_teams = [];
   }
   return normalize(r);
 }

@@ -139,8 +139,13 @@ export function toAccessToken(t: TokenRow, sha1 = ''): Record<string, unknown> {
 /** Gitea's PublicKey (convert.ToPublicKey; owner and key_type only for the owner or a site admin). */
 export function toPublicKey(k: PublicKeyRow, links: Links, owner?: Record<string, unknown>): Record<string, unknown> {
   return {
-    id: k.id, key: k.content, url: `${links.base}/api/v1/user/keys/${k.id}`, title: k.name, fingerprint: k.fingerprint,
-    created_at: iso(k.created_unix), last_used_at: iso(k.updated_unix),
+    id: k.id,
+    key: k.content,
+    url: `${links.base}/api/v1/user/keys/${k.id}`,
+    title: k.name,
+    fingerprint: k.fingerprint,
+    created_at: iso(k.created_unix),
+    last_used_at: iso(k.updated_unix),
     ...(owner ? { user: owner, key_type: 'user' } : {}),
   };
 }

@@ -240,7 +240,9 @@ export class GithostDb {
       tagProtectionByPattern: d.prepare<[number, string], ProtectedTagRow>('SELECT * FROM protected_tag WHERE repo_id = ? AND name_pattern = ?'),
       insertTagProtection: d.prepare(`INSERT INTO protected_tag (repo_id, name_pattern, allowlist_usernames, created_unix, updated_unix)
         VALUES (@repo_id, @name_pattern, @allowlist_usernames, @created_unix, @updated_unix)`),
-      updateTagProtection: d.prepare<[string, string, number, number]>('UPDATE protected_tag SET name_pattern = ?, allowlist_usernames = ?, updated_unix = ? WHERE id = ?'),
+      updateTagProtection: d.prepare<[string, string, number, number]>(
+        'UPDATE protected_tag SET name_pattern = ?, allowlist_usernames = ?, updated_unix = ? WHERE id = ?',
+      ),
       deleteTagProtection: d.prepare<[number, number]>('DELETE FROM protected_tag WHERE repo_id = ? AND id = ?'),
       insertGpgKey: d.prepare(`INSERT INTO gpg_key (owner_id, key_id, primary_key_id, content, emails, can_sign, can_encrypt_comms,
         can_encrypt_storage, can_certify, verified, created_unix, expired_unix, added_unix) VALUES (@owner_id, @key_id, @primary_key_id,
@@ -252,26 +254,50 @@ export class GithostDb {
     if (this.db.open) this.db.close();
   }
 
-  userById(id: number): UserRow | undefined { return this.q.userById.get(id); }
-  userByName(name: string): UserRow | undefined { return this.q.userByName.get(name.toLowerCase()); }
-  userByEmail(email: string): UserRow | undefined { return this.q.userByEmail.get(email.toLowerCase()); }
-  userCount(): number { return this.q.userCount.get()?.n ?? 0; }
+  userById(id: number): UserRow | undefined {
+    return this.q.userById.get(id);
+  }
+  userByName(name: string): UserRow | undefined {
+    return this.q.userByName.get(name.toLowerCase());
+  }
+  userByEmail(email: string): UserRow | undefined {
+    return this.q.userByEmail.get(email.toLowerCase());
+  }
+  userCount(): number {
+    return this.q.userCount.get()?.n ?? 0;
+  }
 
   /** Insert a user; name and e-mail uniqueness is checked inside the same transaction. */
   insertUser(u: NewUser): UserRow {
     const now = Math.floor(Date.now() / 1000);
-    return this.db.transaction(() => {
-      if (this.userByName(u.name)) throw E.githostUserExists(u.name);
-      if (this.userByEmail(u.email)) throw E.githostEmailUsed(u.email);
-      const info = this.q.insertUser.run({ ...u, lower_name: u.name.toLowerCase(), lower_email: u.email.toLowerCase(), created_unix: now, updated_unix: now });
-      return this.userById(Number(info.lastInsertRowid)) as UserRow;
-    }).immediate();
+    return this.db
+      .transaction(() => {
+        if (this.userByName(u.name)) throw E.githostUserExists(u.name);
+        if (this.userByEmail(u.email)) throw E.githostEmailUsed(u.email);
+        const info = this.q.insertUser.run({
+          ...u,
+          lower_name: u.name.toLowerCase(),
+          lower_email: u.email.toLowerCase(),
+          created_unix: now,
+          updated_unix: now,
+        });
+        return this.userById(Number(info.lastInsertRowid)) as UserRow;
+      })
+      .immediate();
   }
 
-  tokenByHash(hash: string): TokenRow | undefined { return this.q.tokenByHash.get(hash); }
-  tokenByName(uid: number, name: string): TokenRow | undefined { return this.q.tokenByName.get(uid, name); }
-  tokensOf(uid: number): TokenRow[] { return this.q.tokensOf.all(uid); }
-  deleteToken(uid: number, id: number): boolean { return this.q.deleteToken.run(uid, id).changes > 0; }
+  tokenByHash(hash: string): TokenRow | undefined {
+    return this.q.tokenByHash.get(hash);
+  }
+  tokenByName(uid: number, name: string): TokenRow | undefined {
+    return this.q.tokenByName.get(uid, name);
+  }
+  tokensOf(uid: number): TokenRow[] {
+    return this.q.tokensOf.all(uid);
+  }
+  deleteToken(uid: number, id: number): boolean {
+    return this.q.deleteToken.run(uid, id).changes > 0;
+  }
 
   /**
    * Record a token's use (Gitea's last_used_at). Written at most once a second per
@@ -285,98 +311,158 @@ export class GithostDb {
   /** Insert a token; returns undefined when the user already has one with that name. */
   insertToken(t: Omit<TokenRow, 'id' | 'created_unix' | 'updated_unix'>): TokenRow | undefined {
     const now = Math.floor(Date.now() / 1000);
-    return this.db.transaction(() => {
-      if (this.tokenByName(t.uid, t.name)) return undefined;
-      const info = this.q.insertToken.run({ ...t, created_unix: now, updated_unix: now });
-      return { ...t, id: Number(info.lastInsertRowid), created_unix: now, updated_unix: now };
-    }).immediate();
+    return this.db
+      .transaction(() => {
+        if (this.tokenByName(t.uid, t.name)) return undefined;
+        const info = this.q.insertToken.run({ ...t, created_unix: now, updated_unix: now });
+        return { ...t, id: Number(info.lastInsertRowid), created_unix: now, updated_unix: now };
+      })
+      .immediate();
   }
 
-  repoByName(ownerId: number, name: string): RepoRow | undefined { return this.q.repoByName.get(ownerId, name.toLowerCase()); }
-  repoById(id: number): RepoRow | undefined { return this.q.repoById.get(id); }
-  allRepos(): (RepoRow & { owner_lower: string })[] { return this.q.allRepos.all(); }
-  reposOfOwner(ownerId: number): RepoRow[] { return this.q.reposOfOwner.all(ownerId); }
+  repoByName(ownerId: number, name: string): RepoRow | undefined {
+    return this.q.repoByName.get(ownerId, name.toLowerCase());
+  }
+  repoById(id: number): RepoRow | undefined {
+    return this.q.repoById.get(id);
+  }
+  allRepos(): (RepoRow & { owner_lower: string })[] {
+    return this.q.allRepos.all();
+  }
+  reposOfOwner(ownerId: number): RepoRow[] {
+    return this.q.reposOfOwner.all(ownerId);
+  }
   /** repository id to access mode for every repository `userId` collaborates on */
   collaborationsOf(userId: number): Map<number, string> {
     return new Map(this.q.collaborations.all(userId).map((c) => [c.repo_id, c.mode]));
   }
-  touchRepo(id: number): void { this.q.touchRepo.run(Math.floor(Date.now() / 1000), id); }
-  setDefaultBranch(id: number, branch: string): void { this.q.setDefaultBranch.run(branch, id); }
+  touchRepo(id: number): void {
+    this.q.touchRepo.run(Math.floor(Date.now() / 1000), id);
+  }
+  setDefaultBranch(id: number, branch: string): void {
+    this.q.setDefaultBranch.run(branch, id);
+  }
 
   /** Insert a repository row, running `commitFiles` (e.g. the rename into place) inside the transaction. */
   insertRepo(r: NewRepo, ownerName: string, commitFiles: () => void): RepoRow {
     const now = Math.floor(Date.now() / 1000);
-    return this.db.transaction(() => {
-      if (this.repoByName(r.owner_id, r.name)) throw E.githostRepoExists(ownerName, r.name);
-      const info = this.q.insertRepo.run({ ...r, lower_name: r.name.toLowerCase(), created_unix: now, updated_unix: now });
-      commitFiles();
-      return this.repoById(Number(info.lastInsertRowid)) as RepoRow;
-    }).immediate();
+    return this.db
+      .transaction(() => {
+        if (this.repoByName(r.owner_id, r.name)) throw E.githostRepoExists(ownerName, r.name);
+        const info = this.q.insertRepo.run({ ...r, lower_name: r.name.toLowerCase(), created_unix: now, updated_unix: now });
+        commitFiles();
+        return this.repoById(Number(info.lastInsertRowid)) as RepoRow;
+      })
+      .immediate();
   }
 
-  collaborationMode(repoId: number, userId: number): string | undefined { return this.q.collaboration.get(repoId, userId)?.mode; }
+  collaborationMode(repoId: number, userId: number): string | undefined {
+    return this.q.collaboration.get(repoId, userId)?.mode;
+  }
   setCollaboration(repoId: number, userId: number, mode: string): void {
     this.q.upsertCollaboration.run(repoId, userId, mode, Math.floor(Date.now() / 1000));
   }
 
-  gpgKeysOf(uid: number): GpgKeyRow[] { return this.q.gpgKeysOf.all(uid); }
-  gpgKeyByKeyId(keyId: string): GpgKeyRow | undefined { return this.q.gpgKeyByKeyId.get(keyId); }
+  gpgKeysOf(uid: number): GpgKeyRow[] {
+    return this.q.gpgKeysOf.all(uid);
+  }
+  gpgKeyByKeyId(keyId: string): GpgKeyRow | undefined {
+    return this.q.gpgKeyByKeyId.get(keyId);
+  }
   /** a key (primary or subkey) by its row id, when `ownerId` owns it */
-  gpgKeyOfUser(ownerId: number, id: number): GpgKeyRow | undefined { return this.q.gpgKeyOfUser.get(id, ownerId); }
-  gpgSubkeys(keyId: string): GpgKeyRow[] { return this.q.gpgSubkeys.all(keyId); }
+  gpgKeyOfUser(ownerId: number, id: number): GpgKeyRow | undefined {
+    return this.q.gpgKeyOfUser.get(id, ownerId);
+  }
+  gpgSubkeys(keyId: string): GpgKeyRow[] {
+    return this.q.gpgSubkeys.all(keyId);
+  }
   /** delete a key and the subkeys it is the primary of (Gitea's deleteGPGKey) */
-  deleteGpgKey(ownerId: number, keyId: string): number { return this.q.deleteGpgKey.run(ownerId, keyId, keyId).changes; }
-  publicKeysOf(uid: number): PublicKeyRow[] { return this.q.publicKeysOf.all(uid); }
-  publicKeyById(id: number): PublicKeyRow | undefined { return this.q.publicKeyById.get(id); }
-  publicKeyByFingerprint(fp: string): PublicKeyRow | undefined { return this.q.publicKeyByFingerprint.get(fp); }
+  deleteGpgKey(ownerId: number, keyId: string): number {
+    return this.q.deleteGpgKey.run(ownerId, keyId, keyId).changes;
+  }
+  publicKeysOf(uid: number): PublicKeyRow[] {
+    return this.q.publicKeysOf.all(uid);
+  }
+  publicKeyById(id: number): PublicKeyRow | undefined {
+    return this.q.publicKeyById.get(id);
+  }
+  publicKeyByFingerprint(fp: string): PublicKeyRow | undefined {
+    return this.q.publicKeyByFingerprint.get(fp);
+  }
   /** Insert an SSH key; undefined when its fingerprint or the owner's title is taken (checked in the same transaction). */
   insertPublicKey(k: Omit<PublicKeyRow, 'id' | 'created_unix' | 'updated_unix'>): PublicKeyRow | 'fingerprint' | 'name' {
     const now = Math.floor(Date.now() / 1000);
-    return this.db.transaction(() => {
-      if (this.q.publicKeyByFingerprint.get(k.fingerprint)) return 'fingerprint' as const;
-      if (this.q.publicKeyByName.get(k.owner_id, k.name)) return 'name' as const;
-      const info = this.q.insertPublicKey.run({ ...k, created_unix: now, updated_unix: now });
-      return { ...k, id: Number(info.lastInsertRowid), created_unix: now, updated_unix: now };
-    }).immediate();
+    return this.db
+      .transaction(() => {
+        if (this.q.publicKeyByFingerprint.get(k.fingerprint)) return 'fingerprint' as const;
+        if (this.q.publicKeyByName.get(k.owner_id, k.name)) return 'name' as const;
+        const info = this.q.insertPublicKey.run({ ...k, created_unix: now, updated_unix: now });
+        return { ...k, id: Number(info.lastInsertRowid), created_unix: now, updated_unix: now };
+      })
+      .immediate();
   }
-  deletePublicKey(ownerId: number, id: number): boolean { return this.q.deletePublicKey.run(ownerId, id).changes > 0; }
+  deletePublicKey(ownerId: number, id: number): boolean {
+    return this.q.deletePublicKey.run(ownerId, id).changes > 0;
+  }
 
-  protectionsOf(repoId: number): ProtectedBranchRow[] { return this.q.protectionsOf.all(repoId); }
-  protectionByName(repoId: number, name: string): ProtectedBranchRow | undefined { return this.q.protectionByName.get(repoId, name); }
+  protectionsOf(repoId: number): ProtectedBranchRow[] {
+    return this.q.protectionsOf.all(repoId);
+  }
+  protectionByName(repoId: number, name: string): ProtectedBranchRow | undefined {
+    return this.q.protectionByName.get(repoId, name);
+  }
   /** Insert a rule; undefined when the repository has one with that name. */
   insertProtection(p: Omit<ProtectedBranchRow, 'id' | 'created_unix' | 'updated_unix'>): ProtectedBranchRow | undefined {
     const now = Math.floor(Date.now() / 1000);
-    return this.db.transaction(() => {
-      if (this.protectionByName(p.repo_id, p.rule_name)) return undefined;
-      const info = this.q.insertProtection.run({ ...p, created_unix: now, updated_unix: now });
-      return { ...p, id: Number(info.lastInsertRowid), created_unix: now, updated_unix: now };
-    }).immediate();
+    return this.db
+      .transaction(() => {
+        if (this.protectionByName(p.repo_id, p.rule_name)) return undefined;
+        const info = this.q.insertProtection.run({ ...p, created_unix: now, updated_unix: now });
+        return { ...p, id: Number(info.lastInsertRowid), created_unix: now, updated_unix: now };
+      })
+      .immediate();
   }
-  updateProtection(id: number, priority: number, rule: string): void { this.q.updateProtection.run(priority, rule, Math.floor(Date.now() / 1000), id); }
-  deleteProtection(repoId: number, id: number): boolean { return this.q.deleteProtection.run(repoId, id).changes > 0; }
+  updateProtection(id: number, priority: number, rule: string): void {
+    this.q.updateProtection.run(priority, rule, Math.floor(Date.now() / 1000), id);
+  }
+  deleteProtection(repoId: number, id: number): boolean {
+    return this.q.deleteProtection.run(repoId, id).changes > 0;
+  }
 
-  tagProtectionsOf(repoId: number): ProtectedTagRow[] { return this.q.tagProtectionsOf.all(repoId); }
-  tagProtectionById(repoId: number, id: number): ProtectedTagRow | undefined { return this.q.tagProtectionById.get(repoId, id); }
+  tagProtectionsOf(repoId: number): ProtectedTagRow[] {
+    return this.q.tagProtectionsOf.all(repoId);
+  }
+  tagProtectionById(repoId: number, id: number): ProtectedTagRow | undefined {
+    return this.q.tagProtectionById.get(repoId, id);
+  }
   /** Insert a rule; undefined when the repository has one with that pattern. */
   insertTagProtection(repoId: number, namePattern: string, usernames: string[]): ProtectedTagRow | undefined {
     const now = Math.floor(Date.now() / 1000);
-    return this.db.transaction(() => {
-      if (this.q.tagProtectionByPattern.get(repoId, namePattern)) return undefined;
-      const row = { repo_id: repoId, name_pattern: namePattern, allowlist_usernames: JSON.stringify(usernames), created_unix: now, updated_unix: now };
-      const info = this.q.insertTagProtection.run(row);
-      return { ...row, id: Number(info.lastInsertRowid) };
-    }).immediate();
+    return this.db
+      .transaction(() => {
+        if (this.q.tagProtectionByPattern.get(repoId, namePattern)) return undefined;
+        const row = { repo_id: repoId, name_pattern: namePattern, allowlist_usernames: JSON.stringify(usernames), created_unix: now, updated_unix: now };
+        const info = this.q.insertTagProtection.run(row);
+        return { ...row, id: Number(info.lastInsertRowid) };
+      })
+      .immediate();
   }
   updateTagProtection(id: number, namePattern: string, usernames: string[]): void {
     this.q.updateTagProtection.run(namePattern, JSON.stringify(usernames), Math.floor(Date.now() / 1000), id);
   }
-  deleteTagProtection(repoId: number, id: number): boolean { return this.q.deleteTagProtection.run(repoId, id).changes > 0; }
+  deleteTagProtection(repoId: number, id: number): boolean {
+    return this.q.deleteTagProtection.run(repoId, id).changes > 0;
+  }
 
   insertGpgKeys(keys: NewGpgKey[]): GpgKeyRow[] {
     const now = Math.floor(Date.now() / 1000);
-    return this.db.transaction(() => keys.map((k) => {
-      const info = this.q.insertGpgKey.run({ ...k, added_unix: now });
-      return { ...k, id: Number(info.lastInsertRowid), added_unix: now };
-    })).immediate();
+    return this.db
+      .transaction(() =>
+        keys.map((k) => {
+          const info = this.q.insertGpgKey.run({ ...k, added_unix: now });
+          return { ...k, id: Number(info.lastInsertRowid), added_unix: now };
+        }),
+      )
+      .immediate();
   }
 }

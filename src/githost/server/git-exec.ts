@@ -34,7 +34,10 @@ export function gitEnv(home: string, extra: Record<string, string> = {}): NodeJS
   };
 }
 
-export function runGit(args: string[], opts: { cwd?: string; env: NodeJS.ProcessEnv; timeoutMs?: number; maxOutput?: number; input?: Buffer }): Promise<GitResult> {
+export function runGit(
+  args: string[],
+  opts: { cwd?: string; env: NodeJS.ProcessEnv; timeoutMs?: number; maxOutput?: number; input?: Buffer },
+): Promise<GitResult> {
   const maxOutput = opts.maxOutput ?? 64 * 1024 * 1024;
   return new Promise((resolve, reject) => {
     const child = spawn('git', args, { cwd: opts.cwd, env: opts.env, stdio: ['pipe', 'pipe', 'pipe'] });

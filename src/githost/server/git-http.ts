@@ -17,7 +17,8 @@ import type { PushEvents } from './push-events.js';
 import type { GithostService } from './service.js';
 import { HOOK_CLIENT, type PushChecks } from './push-check.js';
 
-const GIT_PATH = /^\/([^/]+)\/([^/]+?)(?:\.git)?(\/(?:info\/refs|git-upload-pack|git-receive-pack|HEAD|objects\/[0-9a-f]{2}\/[0-9a-f]{38,62}|objects\/pack\/pack-[0-9a-f]{40,64}\.(?:pack|idx)|objects\/info\/(?:packs|alternates|http-alternates)))$/;
+const GIT_PATH =
+  /^\/([^/]+)\/([^/]+?)(?:\.git)?(\/(?:info\/refs|git-upload-pack|git-receive-pack|HEAD|objects\/[0-9a-f]{2}\/[0-9a-f]{38,62}|objects\/pack\/pack-[0-9a-f]{40,64}\.(?:pack|idx)|objects\/info\/(?:packs|alternates|http-alternates)))$/;
 
 /** Owner, repo and the git sub-path of a URL path, when it is a git HTTP path. */
 export function parseGitPath(path: string): { owner: string; repo: string; rest: string } | undefined {
@@ -27,7 +28,14 @@ export function parseGitPath(path: string): { owner: string; repo: string; rest:
 }
 
 interface BackendRequest {
-  owner: UserRow; repoName: string; repoDir: string; rest: string; query: string; doer: Doer | undefined; isPush: boolean; repoId: number;
+  owner: UserRow;
+  repoName: string;
+  repoDir: string;
+  rest: string;
+  query: string;
+  doer: Doer | undefined;
+  isPush: boolean;
+  repoId: number;
   /** the push check token (every authorized push) */
   check: string | undefined;
 }
@@ -171,15 +179,31 @@ export class GitHttp {
       if (!perm.push) {
         req.resume();
         this.log.info({ user: doer.user.name, repo: `${owner.name}/${repo.name}` }, 'push refused: no write access');
-        plain(res, 403, `User permission denied for writing: ${doer.user.name} may not push to ${owner.name}/${repo.name}; ask its owner to add you as a collaborator with write access.`);
+        plain(
+          res,
+          403,
+          `User permission denied for writing: ${doer.user.name} may not push to ${owner.name}/${repo.name}; ask its owner to add you as a collaborator with write access.`,
+        );
         return;
       }
     }
     // the push check (push-check.ts: ref names, branch protection) runs in the pre-receive hook, for this push only
-    const check = isPush && parsed.rest === '/git-receive-pack' && doer !== undefined
-      ? this.checks.register({ owner, repo, doer: doer.user, repoDir: this.svc.repoPath(owner, repo) }) : undefined;
+    const check =
+      isPush && parsed.rest === '/git-receive-pack' && doer !== undefined
+        ? this.checks.register({ owner, repo, doer: doer.user, repoDir: this.svc.repoPath(owner, repo) })
+        : undefined;
     try {
-      await this.runBackend(req, res, { owner, repoName: repo.name, repoDir: `${owner.lower_name}/${repo.lower_name}.git`, rest: parsed.rest, query, doer, isPush, repoId: repo.id, check });
+      await this.runBackend(req, res, {
+        owner,
+        repoName: repo.name,
+        repoDir: `${owner.lower_name}/${repo.lower_name}.git`,
+        rest: parsed.rest,
+        query,
+        doer,
+        isPush,
+        repoId: repo.id,
+        check,
+      });
     } finally {
       if (check) this.checks.unregister(check);
     }
@@ -193,7 +217,9 @@ export class GitHttp {
       // killing only `git` would leave them holding our pipes
       const child = spawn('git', ['http-backend'], { env, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
       let stderr = '';
-      child.stderr.on('data', (d: Buffer) => { if (stderr.length < 8192) stderr += d.toString('utf8'); });
+      child.stderr.on('data', (d: Buffer) => {
+        if (stderr.length < 8192) stderr += d.toString('utf8');
+      });
       child.on('error', (err) => {
         this.log.error({ err }, 'git http-backend could not start');
         if (!res.headersSent) plain(res, 500, 'strait githost: git http-backend could not start');
@@ -234,10 +260,14 @@ export class GitHttp {
       STRAIT_GITHOST_PUSH: r.isPush ? 'authorized' : '',
       STRAIT_GITHOST_PUSH_LOG: pushLog ?? '',
       STRAIT_GITHOST_CHECK: r.check ? 'socket' : 'none',
-      ...(r.check ? {
-        STRAIT_GITHOST_HOOK_TOKEN: r.check, STRAIT_GITHOST_HOOK_SOCKET: this.checks.address,
-        STRAIT_GITHOST_NODE: process.execPath, STRAIT_GITHOST_HOOK_CLIENT: HOOK_CLIENT,
-      } : {}),
+      ...(r.check
+        ? {
+            STRAIT_GITHOST_HOOK_TOKEN: r.check,
+            STRAIT_GITHOST_HOOK_SOCKET: this.checks.address,
+            STRAIT_GITHOST_NODE: process.execPath,
+            STRAIT_GITHOST_HOOK_CLIENT: HOOK_CLIENT,
+          }
+        : {}),
     });
     if (req.headers['content-length'] !== undefined) env['CONTENT_LENGTH'] = String(req.headers['content-length']);
     return env;
@@ -262,7 +292,9 @@ export class GitHttp {
     req.pipe(child.stdin);
     child.stdin.on('error', () => undefined);
     req.on('aborted', kill);
-    res.on('close', () => { if (child.exitCode === null) kill(); });
+    res.on('close', () => {
+      if (child.exitCode === null) kill();
+    });
   }
 
   private async afterPush(pushLog: string, r: { owner: UserRow; repoName: string; doer: Doer | undefined; repoId: number }): Promise<void> {

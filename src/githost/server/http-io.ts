@@ -3,9 +3,7 @@
 // with 422 "[]: DeserializationError: ...".
 import { E } from '../../base/errors/index.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import {
-  HttpError, readJsonBody as readJson, sendError as sendErrorAnswer, sendJson as sendJsonAs,
-} from '../../platform/http/index.js';
+import { HttpError, readJsonBody as readJson, sendError as sendErrorAnswer, sendJson as sendJsonAs } from '../../platform/http/index.js';
 
 export { HttpError };
 
@@ -15,10 +13,21 @@ export function sendJson(res: ServerResponse, status: number, body: unknown): vo
   sendJsonAs(res, status, body, GITEA_JSON);
 }
 
-export function sendError(req: IncomingMessage, res: ServerResponse, status: number, message: string, swaggerURL: string,
-  headers?: Record<string, string>, code?: string): void {
+export function sendError(
+  req: IncomingMessage,
+  res: ServerResponse,
+  status: number,
+  message: string,
+  swaggerURL: string,
+  headers?: Record<string, string>,
+  code?: string,
+): void {
   sendErrorAnswer(req, res, {
-    status, body: { message, url: swaggerURL }, contentType: GITEA_JSON, ...(headers ? { headers } : {}), ...(code ? { code } : {}),
+    status,
+    body: { message, url: swaggerURL },
+    contentType: GITEA_JSON,
+    ...(headers ? { headers } : {}),
+    ...(code ? { code } : {}),
   });
 }
 
@@ -27,7 +36,8 @@ export async function readJsonBody(req: IncomingMessage, limit: number, timeoutM
   try {
     return await readJson(req, { limit, timeoutMs, emptyIsObject: true });
   } catch (e) {
-    if (e instanceof HttpError && e.status === 400 && e.problem !== 'aborted') throw new HttpError(E.githostFieldInvalid, `[]: DeserializationError: ${e.message}`, e.problem);
+    if (e instanceof HttpError && e.status === 400 && e.problem !== 'aborted')
+      throw new HttpError(E.githostFieldInvalid, `[]: DeserializationError: ${e.message}`, e.problem);
     throw e;
   }
 }

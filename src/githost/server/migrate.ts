@@ -68,7 +68,7 @@ function localSource(addr: string, hasScheme: boolean, requester: CloneRequester
   const data = realPath(requester.dataDir) ?? resolve(requester.dataDir);
   const rel = relative(data, real);
   if (rel === '' || (!rel.startsWith('..') && !isAbsolute(rel))) {
-    throw E.githostImportRefused(addr, 'You can not import from the server\'s own data directory: its repositories are served with their own permissions.');
+    throw E.githostImportRefused(addr, "You can not import from the server's own data directory: its repositories are served with their own permissions.");
   }
   // git gets the resolved path: a symlink swapped after this check does not move the clone
   return { target: real, local: true, pins: [], username: '', password: '' };
@@ -146,7 +146,8 @@ export async function cloneInto(src: CloneSource, dest: string, mirror: boolean,
   if (r.code !== 0) {
     const stderr = r.stderr.replace(/Authorization: Basic \S+/g, 'Authorization: Basic ***');
     if (/Authentication failed|401/.test(stderr)) throw E.githostMigrateFailed(src.target, `Authentication failed: ${stderr}`);
-    if (/\b30[1278]\b|redirect/i.test(stderr)) throw E.githostMigrateFailed(src.target, `the source answered with a redirect, which is not followed: ${stderr}`);
+    if (/\b30[1278]\b|redirect/i.test(stderr))
+      throw E.githostMigrateFailed(src.target, `the source answered with a redirect, which is not followed: ${stderr}`);
     throw E.githostMigrateFailed(src.target, stderr);
   }
 }

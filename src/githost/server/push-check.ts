@@ -23,9 +23,7 @@ import { rmSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { join, resolve, sep } from 'node:path';
 import type { Logger } from '../../base/log/index.js';
-import {
-  AllowedSigners, Keyring, gitObjectMatches, readPublicKeys, verifyCommitSignature,
-} from '../../platform/signatures/index.js';
+import { AllowedSigners, Keyring, gitObjectMatches, readPublicKeys, verifyCommitSignature } from '../../platform/signatures/index.js';
 import { canUserPush, firstMatchingRule, sortedRules, type LoadedRule } from './branch-protection.js';
 import type { RepoRow, UserRow } from './db.js';
 import { runGit } from './git-exec.js';
@@ -80,7 +78,10 @@ export class PushChecks {
   address = '';
   private readonly pushes = new Map<string, PushContext>();
 
-  constructor(private readonly svc: GithostService, private readonly log: Logger) {}
+  constructor(
+    private readonly svc: GithostService,
+    private readonly log: Logger,
+  ) {}
 
   async start(root: string): Promise<void> {
     const path = join(root, 'hook.sock');
@@ -99,7 +100,10 @@ export class PushChecks {
     const server = createServer({ allowHalfOpen: true }, (sock) => this.serve(sock));
     await new Promise<void>((ok, fail) => {
       server.once('error', fail);
-      server.listen(listenOn, () => { server.off('error', fail); ok(); });
+      server.listen(listenOn, () => {
+        server.off('error', fail);
+        ok();
+      });
     });
     this.server = server;
   }
@@ -126,7 +130,9 @@ export class PushChecks {
     let buf = '';
     sock.setEncoding('utf8');
     sock.on('error', () => undefined);
-    const answer = (a: CheckAnswer): void => { sock.end(`${JSON.stringify(a)}\n`); };
+    const answer = (a: CheckAnswer): void => {
+      sock.end(`${JSON.stringify(a)}\n`);
+    };
     sock.on('data', (d: string) => {
       buf += d;
       if (buf.length > MAX_REQUEST) {
@@ -210,8 +216,16 @@ export class PushChecks {
     return { ok: true, message: '' };
   }
 
-  private async checkBranch(ctx: PushContext, hit: LoadedRule, rules: LoadedRule[], branch: string, oldSha: string, newSha: string,
-    git: { cwd: string; env: NodeJS.ProcessEnv }, verifier: CommitVerifier): Promise<string | undefined> {
+  private async checkBranch(
+    ctx: PushContext,
+    hit: LoadedRule,
+    rules: LoadedRule[],
+    branch: string,
+    oldSha: string,
+    newSha: string,
+    git: { cwd: string; env: NodeJS.ProcessEnv },
+    verifier: CommitVerifier,
+  ): Promise<string | undefined> {
     const rule = hit.rule;
     if (ZERO.test(newSha)) return `branch ${branch} is protected from deletion`;
     let force = false;
@@ -228,11 +242,16 @@ export class PushChecks {
       if (!ZERO.test(oldSha)) range = [newSha, `^${oldSha}`];
       else {
         const heads = await runGit(['for-each-ref', '--format=%(objectname) %(refname)', 'refs/heads/'], git);
-        const guarded = heads.stdout.toString('utf8').split('\n').map((l) => l.split(' ')).filter(([sha, name]) => {
-          if (!sha || !name) return false;
-          const other = firstMatchingRule(rules, name.slice('refs/heads/'.length));
-          return other?.rule.require_signed_commits === true;
-        }).map(([sha]) => `^${sha as string}`);
+        const guarded = heads.stdout
+          .toString('utf8')
+          .split('\n')
+          .map((l) => l.split(' '))
+          .filter(([sha, name]) => {
+            if (!sha || !name) return false;
+            const other = firstMatchingRule(rules, name.slice('refs/heads/'.length));
+            return other?.rule.require_signed_commits === true;
+          })
+          .map(([sha]) => `^${sha as string}`);
         range = [newSha, ...guarded];
       }
       const list = await runGit(['rev-list', `--max-count=${MAX_CHECKED_COMMITS + 1}`, ...range, '--'], git);

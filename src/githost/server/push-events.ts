@@ -21,12 +21,19 @@ export type PushListener = (event: PushEvent) => void;
 export class PushEvents {
   private readonly listeners = new Set<PushListener>();
 
-  constructor(private readonly webhooks: readonly string[], private readonly log: Logger, private readonly baseURL: () => string, private readonly secret = '') {}
+  constructor(
+    private readonly webhooks: readonly string[],
+    private readonly log: Logger,
+    private readonly baseURL: () => string,
+    private readonly secret = '',
+  ) {}
 
   /** Subscribe; returns the unsubscribe function. */
   onPush(cb: PushListener): () => void {
     this.listeners.add(cb);
-    return () => { this.listeners.delete(cb); };
+    return () => {
+      this.listeners.delete(cb);
+    };
   }
 
   /** Parse post-receive lines ("<old> <new> <ref>") and publish each. */

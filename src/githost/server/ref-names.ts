@@ -21,6 +21,11 @@ export function refNameRefusal(ref: string): string | undefined {
 /** STRAIT_ERR_GITHOST_NAME_INVALID for a branch or tag name that looks like a full commit SHA. */
 export function checkRefName(kind: 'branch' | 'tag', name: string): string {
   const why = refNameRefusal(`refs/${kind === 'branch' ? 'heads' : 'tags'}/${name}`);
-  if (why) throw E.githostNameInvalid(kind, name, 'looks like a full commit SHA (40 or 64 hex digits), which names a commit, never a branch or tag; pick another name');
+  if (why)
+    throw E.githostNameInvalid(
+      kind,
+      name,
+      'looks like a full commit SHA (40 or 64 hex digits), which names a commit, never a branch or tag; pick another name',
+    );
   return name;
 }

@@ -61,7 +61,9 @@ export class RepoFiles {
   /** Hooks and settings every served repository has. */
   async prepare(dir: string, defaultBranch?: string): Promise<void> {
     const env = this.env();
-    const set = async (k: string, v: string) => { await git(['config', k, v], { cwd: dir, env }); };
+    const set = async (k: string, v: string) => {
+      await git(['config', k, v], { cwd: dir, env });
+    };
     await set('receive.fsckObjects', 'true');
     await set('receive.denyNonFastForwards', 'false');
     await set('http.receivepack', 'true');
@@ -77,7 +79,10 @@ export class RepoFiles {
     const hooks = join(dir, 'hooks');
     mkdirSync(hooks, { recursive: true });
     for (const f of readdirSync(hooks)) if (f.endsWith('.sample')) rmSync(join(hooks, f), { force: true });
-    for (const [name, text] of [['pre-receive', PRE_RECEIVE], ['post-receive', POST_RECEIVE]] as const) {
+    for (const [name, text] of [
+      ['pre-receive', PRE_RECEIVE],
+      ['post-receive', POST_RECEIVE],
+    ] as const) {
       const p = join(hooks, name);
       if (!existsSync(p) || readFileSync(p, 'utf8') !== text) writeFileSync(p, text);
       chmodSync(p, 0o755);

@@ -76,7 +76,11 @@ export class GithostServer {
     // hooks of repositories made by an older version are brought up to date
     for (const r of this.db.allRepos()) {
       const dir = files.pathOf(r.owner_lower, r.lower_name);
-      try { files.installHooks(dir); } catch (err) { this.log.warn({ err, dir }, 'could not update the hooks of a repository'); }
+      try {
+        files.installHooks(dir);
+      } catch (err) {
+        this.log.warn({ err, dir }, 'could not update the hooks of a repository');
+      }
     }
     this.root = paths.root;
     this.service = new GithostService(this.db, files, this.settings, this.log);
@@ -85,7 +89,9 @@ export class GithostServer {
     this.events = new PushEvents(this.settings.pushWebhooks, this.log, () => this.url, this.settings.pushWebhookSecret);
     this.api = new GiteaApi(this.service, auth, () => this.links(), this.log);
     this.gitHttp = new GitHttp(this.service, auth, this.events, this.log, this.checks);
-    this.server = createServer((req, res) => { void this.route(req, res); });
+    this.server = createServer((req, res) => {
+      void this.route(req, res);
+    });
     // a push may take long as a whole; what must not stall is the body (bodyTimeoutMs:
     // a JSON body must arrive within it, a git body may not pause for longer)
     this.server.requestTimeout = 0;

@@ -73,8 +73,11 @@ export class GithostService {
     const head = await runGit(['rev-parse', '--verify', '--quiet', 'HEAD'], { cwd, env });
     if (head.code === 0) return;
     const branches = pushedRefs.filter((r) => r.startsWith('refs/heads/'));
-    const pick = branches.find((r) => r === `refs/heads/${repo.default_branch}`) ?? branches.find((r) => r === 'refs/heads/main')
-      ?? branches.find((r) => r === 'refs/heads/master') ?? branches[0];
+    const pick =
+      branches.find((r) => r === `refs/heads/${repo.default_branch}`) ??
+      branches.find((r) => r === 'refs/heads/main') ??
+      branches.find((r) => r === 'refs/heads/master') ??
+      branches[0];
     if (!pick) return;
     const exists = await runGit(['rev-parse', '--verify', '--quiet', pick], { cwd, env });
     if (exists.code !== 0) return;
@@ -103,15 +106,19 @@ export class GithostService {
   }
 
   private finish(tmp: string, input: CreateRepoInput, extra: { mirror: boolean; originalURL: string; defaultBranch: string }): RepoRow {
-    return this.db.insertRepo({
-      owner_id: input.owner.id,
-      name: input.name,
-      description: input.description,
-      private: input.private ? 1 : 0,
-      mirror: extra.mirror ? 1 : 0,
-      original_url: extra.originalURL,
-      default_branch: extra.defaultBranch,
-    }, input.owner.name, () => this.files.commit(tmp, input.owner.lower_name, input.name.toLowerCase()));
+    return this.db.insertRepo(
+      {
+        owner_id: input.owner.id,
+        name: input.name,
+        description: input.description,
+        private: input.private ? 1 : 0,
+        mirror: extra.mirror ? 1 : 0,
+        original_url: extra.originalURL,
+        default_branch: extra.defaultBranch,
+      },
+      input.owner.name,
+      () => this.files.commit(tmp, input.owner.lower_name, input.name.toLowerCase()),
+    );
   }
 
   async createRepo(input: CreateRepoInput): Promise<RepoRow> {
@@ -134,7 +141,10 @@ export class GithostService {
   private async initialCommit(dir: string, input: CreateRepoInput, branch: string): Promise<void> {
     const who = input.owner.full_name || input.owner.name;
     const env = this.files.env({
-      GIT_AUTHOR_NAME: who, GIT_AUTHOR_EMAIL: input.owner.email, GIT_COMMITTER_NAME: who, GIT_COMMITTER_EMAIL: input.owner.email,
+      GIT_AUTHOR_NAME: who,
+      GIT_AUTHOR_EMAIL: input.owner.email,
+      GIT_COMMITTER_NAME: who,
+      GIT_COMMITTER_EMAIL: input.owner.email,
     });
     const readme = `# ${input.name}\n\n${input.description ? `${input.description}\n` : ''}`;
     const blob = (await git(['hash-object', '-w', '--stdin'], { cwd: dir, env, input: Buffer.from(readme) })).toString().trim();
@@ -145,8 +155,10 @@ export class GithostService {
 
   async migrate(input: MigrateInput): Promise<RepoRow> {
     checkRepoName(input.name);
-    const src = await checkCloneAddr(input.cloneAddr, { username: input.authUsername, password: input.authPassword }, this.settings,
-      { isAdmin: input.doer.is_admin === 1, dataDir: this.files.root });
+    const src = await checkCloneAddr(input.cloneAddr, { username: input.authUsername, password: input.authPassword }, this.settings, {
+      isAdmin: input.doer.is_admin === 1,
+      dataDir: this.files.root,
+    });
     const key = this.reserve(input.owner, input.name);
     const tmp = this.files.tempPath();
     let done = false;
@@ -181,19 +193,42 @@ export class GithostService {
     const userEmail = user.lower_email;
     const emails = info.emails.filter((e) => e === userEmail).map((email) => ({ email, verified: true }));
     if (emails.length === 0) {
-      throw new HttpError(E.githostNotFound, `None of the emails attached to the GPG key could be found. The key's e-mails ${JSON.stringify(info.emails)} must include the e-mail of user ${user.name}.`);
+      throw new HttpError(
+        E.githostNotFound,
+        `None of the emails attached to the GPG key could be found. The key's e-mails ${JSON.stringify(info.emails)} must include the e-mail of user ${user.name}.`,
+      );
     }
     const secs = (d: Date | undefined) => (d ? Math.floor(d.getTime() / 1000) : 0);
-    const rows: NewGpgKey[] = [{
-      owner_id: user.id, key_id: info.keyID, primary_key_id: '', content: info.armored, emails: JSON.stringify(emails),
-      can_sign: info.canSign ? 1 : 0, can_encrypt_comms: info.canEncryptComms ? 1 : 0, can_encrypt_storage: info.canEncryptStorage ? 1 : 0,
-      can_certify: info.canCertify ? 1 : 0, verified: 1, created_unix: secs(info.created), expired_unix: secs(info.expires),
-    }];
+    const rows: NewGpgKey[] = [
+      {
+        owner_id: user.id,
+        key_id: info.keyID,
+        primary_key_id: '',
+        content: info.armored,
+        emails: JSON.stringify(emails),
+        can_sign: info.canSign ? 1 : 0,
+        can_encrypt_comms: info.canEncryptComms ? 1 : 0,
+        can_encrypt_storage: info.canEncryptStorage ? 1 : 0,
+        can_certify: info.canCertify ? 1 : 0,
+        verified: 1,
+        created_unix: secs(info.created),
+        expired_unix: secs(info.expires),
+      },
+    ];
     for (const s of info.subkeys) {
       rows.push({
-        owner_id: user.id, key_id: s.keyID, primary_key_id: info.keyID, content: '', emails: '[]',
-        can_sign: s.canSign ? 1 : 0, can_encrypt_comms: s.canEncryptComms ? 1 : 0, can_encrypt_storage: s.canEncryptStorage ? 1 : 0,
-        can_certify: s.canCertify ? 1 : 0, verified: 1, created_unix: secs(s.created), expired_unix: secs(s.expires),
+        owner_id: user.id,
+        key_id: s.keyID,
+        primary_key_id: info.keyID,
+        content: '',
+        emails: '[]',
+        can_sign: s.canSign ? 1 : 0,
+        can_encrypt_comms: s.canEncryptComms ? 1 : 0,
+        can_encrypt_storage: s.canEncryptStorage ? 1 : 0,
+        can_certify: s.canCertify ? 1 : 0,
+        verified: 1,
+        created_unix: secs(s.created),
+        expired_unix: secs(s.expires),
       });
     }
     try {
@@ -242,7 +277,11 @@ export class GithostService {
     const committer = committerEmail ? this.db.userByEmail(committerEmail) : undefined;
     const author = authorEmail ? this.db.userByEmail(authorEmail) : undefined;
     const keys = committer ? this.db.gpgKeysOf(committer.id).filter((k) => k.primary_key_id === '' && k.content) : [];
-    const check = await verifyCommitSignature(raw.stdout, keys.map((k) => k.content), { sshSigners: committer ? this.sshSignersOf(committer) : new AllowedSigners() });
+    const check = await verifyCommitSignature(
+      raw.stdout,
+      keys.map((k) => k.content),
+      { sshSigners: committer ? this.sshSignersOf(committer) : new AllowedSigners() },
+    );
     const c = check.commit;
     let reason: string;
     let verified = false;

@@ -22,7 +22,8 @@ export function tagMatcher(pattern: string): RegExp {
     }
   }
   const re = compileGlob(pattern, '');
-  if (!re) throw new HttpError(E.githostFieldInvalid, `name_pattern ${JSON.stringify(pattern)} is not a valid glob (an unclosed "[" or "{", or a trailing "\\")`);
+  if (!re)
+    throw new HttpError(E.githostFieldInvalid, `name_pattern ${JSON.stringify(pattern)} is not a valid glob (an unclosed "[" or "{", or a trailing "\\")`);
   return re;
 }
 
@@ -37,8 +38,12 @@ export function usernamesOf(row: ProtectedTagRow): string[] {
 
 export function toTagProtection(row: ProtectedTagRow): Record<string, unknown> {
   return {
-    id: row.id, name_pattern: row.name_pattern, whitelist_usernames: usernamesOf(row), whitelist_teams: [],
-    created_at: iso(row.created_unix), updated_at: iso(row.updated_unix),
+    id: row.id,
+    name_pattern: row.name_pattern,
+    whitelist_usernames: usernamesOf(row),
+    whitelist_teams: [],
+    created_at: iso(row.created_unix),
+    updated_at: iso(row.updated_unix),
   };
 }
 

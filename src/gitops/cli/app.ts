@@ -37,7 +37,7 @@ function refusal(a: Application): string | undefined {
   const sig = s.signature;
   if (sig?.enforced && sig.status !== 'valid' && (sig.objectSHA === s.sync?.revision || sig.failedCommit !== undefined)) return `refused: ${sig.status}`;
   const c = (s.conditions ?? []).find((x) => /Error$/.test(x.type));
-  return c ? (s.sync?.status === 'Sync Error' ? `refused: ${c.reason ?? c.type}` : c.reason ?? c.type) : undefined;
+  return c ? (s.sync?.status === 'Sync Error' ? `refused: ${c.reason ?? c.type}` : (c.reason ?? c.type)) : undefined;
 }
 
 /**
@@ -70,15 +70,30 @@ function describe(a: Application): string {
     ['Sync Policy:', a.spec?.syncPolicy?.automated ? 'Automated' + (a.spec.syncPolicy.automated.prune ? ' (Prune)' : '') : '<none>'],
     ['Sync Status:', syncText(a)],
     ['Health Status:', s.health?.status ?? 'Unknown'],
-    ['Signature:', s.signature ? `${s.signature.status}${s.signature.keyID ? ` (key ${s.signature.keyID}${s.signature.signer ? `, ${s.signature.signer}` : ''})` : ''}${s.signature.enforced ? ', enforced' : ''}` : '<none>'],
+    [
+      'Signature:',
+      s.signature
+        ? `${s.signature.status}${s.signature.keyID ? ` (key ${s.signature.keyID}${s.signature.signer ? `, ${s.signature.signer}` : ''})` : ''}${s.signature.enforced ? ', enforced' : ''}`
+        : '<none>',
+    ],
     ['Last Sync:', lastSync(a)],
   ];
   let out = lines.map(([k, v]) => `${(k ?? '').padEnd(18)}${v}`).join('\n') + '\n';
   if ((s.conditions ?? []).length > 0) {
-    out += '\n' + formatTable(['CONDITION', 'MESSAGE', 'LAST TRANSITION'], (s.conditions ?? []).map((c) => [c.type, c.message, c.lastTransitionTime]));
+    out +=
+      '\n' +
+      formatTable(
+        ['CONDITION', 'MESSAGE', 'LAST TRANSITION'],
+        (s.conditions ?? []).map((c) => [c.type, c.message, c.lastTransitionTime]),
+      );
   }
   if ((s.resources ?? []).length > 0) {
-    out += '\n' + formatTable(['GROUP', 'KIND', 'NAMESPACE', 'NAME', 'STATUS'], (s.resources ?? []).map((r) => [r.group, r.kind, r.namespace, r.name, r.status]));
+    out +=
+      '\n' +
+      formatTable(
+        ['GROUP', 'KIND', 'NAMESPACE', 'NAME', 'STATUS'],
+        (s.resources ?? []).map((r) => [r.group, r.kind, r.namespace, r.name, r.status]),
+      );
   }
   return out;
 }
@@ -92,16 +107,21 @@ function print(a: Application, output: string): void {
 
 export function registerAppCommand(program: Command): void {
   const app = program.command('app').description('inspect and sync GitOps Applications');
-  app.command('get')
+  app
+    .command('get')
     .description('show an Application and its sync, signature and resource status')
     .argument('<name>')
     .option('-o, --output <format>', 'text, json or yaml', 'text')
     .option('--refresh', 'compare with Git now before showing', false)
     .option('--server <server>', 'control module (default: the current session)')
     .action(async (name: string, opts: { output: string; refresh: boolean; server?: string }) => {
-      print(await call<Application>('GET', `/api/v1/applications/${encodeURIComponent(name)}${opts.refresh ? '?refresh=normal' : ''}`, undefined, opts.server), opts.output);
+      print(
+        await call<Application>('GET', `/api/v1/applications/${encodeURIComponent(name)}${opts.refresh ? '?refresh=normal' : ''}`, undefined, opts.server),
+        opts.output,
+      );
     });
-  app.command('sync')
+  app
+    .command('sync')
     .description('sync an Application now (refused when its revision is not signed as its project requires)')
     .argument('<name>')
     .option('-o, --output <format>', 'text, json or yaml', 'text')
@@ -116,7 +136,8 @@ export function registerAppCommand(program: Command): void {
         throw E.syncFailed(name, op?.operation?.sync.revision ?? a.status?.sync?.revision, why);
       }
     });
-  app.command('list')
+  app
+    .command('list')
     .description('list Applications')
     .option('-o, --output <format>', 'text, json or yaml', 'text')
     .option('--server <server>', 'control module (default: the current session)')
@@ -126,9 +147,19 @@ export function registerAppCommand(program: Command): void {
       if (format === 'json') return void process.stdout.write(formatJson(list.items));
       if (format === 'yaml') return void process.stdout.write(formatYaml(list.items));
       // REVISION is the one the target resolves to now (a refused one too); LAST GOOD the last that synced
-      process.stdout.write(formatTable(['NAME', 'PROJECT', 'SYNC STATUS', 'REVISION', 'LAST GOOD', 'SIGNATURE', 'MESSAGE'], list.items.map((a) => [
-        a.metadata.name, a.spec?.project ?? 'default', a.status?.sync?.status ?? 'Unknown', a.status?.sync?.revision?.slice(0, 12),
-        short(lastGoodRevision(a)) || '<none>', a.status?.signature?.status, a.status?.operationState?.message,
-      ])));
+      process.stdout.write(
+        formatTable(
+          ['NAME', 'PROJECT', 'SYNC STATUS', 'REVISION', 'LAST GOOD', 'SIGNATURE', 'MESSAGE'],
+          list.items.map((a) => [
+            a.metadata.name,
+            a.spec?.project ?? 'default',
+            a.status?.sync?.status ?? 'Unknown',
+            a.status?.sync?.revision?.slice(0, 12),
+            short(lastGoodRevision(a)) || '<none>',
+            a.status?.signature?.status,
+            a.status?.operationState?.message,
+          ]),
+        ),
+      );
     });
 }

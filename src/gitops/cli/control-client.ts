@@ -75,7 +75,12 @@ export interface ApiResponse {
   body: unknown;
 }
 
-export function apiRequest(ctx: { server: string; insecure: boolean; plaintext: boolean; token?: string }, method: string, path: string, body?: unknown): Promise<ApiResponse> {
+export function apiRequest(
+  ctx: { server: string; insecure: boolean; plaintext: boolean; token?: string },
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<ApiResponse> {
   // a world-internal address (a session made inside a pod, or copied from the docs) is not
   // reachable from the host: say which host URL serves it instead of sending it off-host
   try {
@@ -99,7 +104,11 @@ export function apiRequest(ctx: { server: string; insecure: boolean; plaintext: 
       res.on('end', () => {
         const text = Buffer.concat(chunks).toString('utf8');
         let parsed: unknown = text;
-        try { parsed = text ? JSON.parse(text) : {}; } catch { /* keep the text */ }
+        try {
+          parsed = text ? JSON.parse(text) : {};
+        } catch {
+          /* keep the text */
+        }
         resolve({ status: res.statusCode ?? 0, body: parsed });
       });
     });
@@ -138,9 +147,10 @@ export function connectHint(server: string, text: string, message: string): stri
     if (now && /^(127\.0\.0\.1|localhost):\d+$/.test(host) && new URL(now).host !== host) {
       return `connection refused: the local world's control API is now ${now} (\`strait status\` shows it); log in there: strait login ${new URL(now).host} --plaintext --username admin --password …`;
     }
-    return 'connection refused; is the control module running? (`strait status` shows where a local world\'s control API listens)';
+    return "connection refused; is the control module running? (`strait status` shows where a local world's control API listens)";
   }
-  if (/certificate|self.signed|SSL|EPROTO/i.test(text)) return `${message}; use --insecure for a self-signed certificate, or --plaintext for a server without TLS`;
+  if (/certificate|self.signed|SSL|EPROTO/i.test(text))
+    return `${message}; use --insecure for a self-signed certificate, or --plaintext for a server without TLS`;
   return message;
 }
 
@@ -158,13 +168,15 @@ export function rpcTransport(ctx: { server: string; insecure: boolean; plaintext
   const root = (ctx.grpcWebRootPath ?? '').replace(/^\/+|\/+$/g, '');
   const baseUrl = baseURL(ctx.server, ctx.plaintext) + (root ? `/${root}` : '');
   const nodeOptions = { rejectUnauthorized: !ctx.insecure };
-  return ctx.grpcWeb || root
-    ? createGrpcWebTransport({ baseUrl, httpVersion: '1.1', nodeOptions })
-    : createGrpcTransport({ baseUrl, nodeOptions });
+  return ctx.grpcWeb || root ? createGrpcWebTransport({ baseUrl, httpVersion: '1.1', nodeOptions }) : createGrpcTransport({ baseUrl, nodeOptions });
 }
 
 /** session.SessionService/Create over gRPC or gRPC-web: the session token, or loginFailed. */
-export async function sessionCreate(ctx: { server: string; insecure: boolean; plaintext: boolean; grpcWeb: boolean; grpcWebRootPath?: string }, username: string, password: string): Promise<string> {
+export async function sessionCreate(
+  ctx: { server: string; insecure: boolean; plaintext: boolean; grpcWeb: boolean; grpcWebRootPath?: string },
+  username: string,
+  password: string,
+): Promise<string> {
   const svc = argocdService('session.SessionService');
   // an untyped service descriptor gives an untyped client: methods take and return Messages
   const client = createClient(svc, rpcTransport(ctx)) as unknown as Record<string, (req: Message, o: { timeoutMs: number }) => Promise<Message>>;

@@ -10,14 +10,21 @@ async function normalizeKeyID(id: string): Promise<string> {
 }
 
 function print(value: unknown, format: string): boolean {
-  if (format === 'json') { process.stdout.write(formatJson(value)); return true; }
-  if (format === 'yaml') { process.stdout.write(formatYaml(value)); return true; }
+  if (format === 'json') {
+    process.stdout.write(formatJson(value));
+    return true;
+  }
+  if (format === 'yaml') {
+    process.stdout.write(formatYaml(value));
+    return true;
+  }
   return false;
 }
 
 export function registerGpgCommand(program: Command): void {
   const gpg = program.command('gpg').description('manage the GnuPG public keys used to verify commit signatures');
-  gpg.command('list')
+  gpg
+    .command('list')
     .description('list the configured GnuPG public keys')
     .option('-o, --output <format>', 'wide, json or yaml', 'wide')
     .option('--server <server>', 'control module (default: the current session)')
@@ -25,9 +32,15 @@ export function registerGpgCommand(program: Command): void {
       const format = parseOutputFormat(opts.output, ['wide', 'text', 'json', 'yaml']);
       const list = await call<{ items: KeyInfo[] }>('GET', '/api/v1/gpgkeys', undefined, opts.server);
       if (print(list.items, format)) return;
-      process.stdout.write(formatTable(['KEYID', 'TYPE', 'IDENTITY'], list.items.map((k) => [k.keyID, k.subType.toUpperCase(), k.owner])));
+      process.stdout.write(
+        formatTable(
+          ['KEYID', 'TYPE', 'IDENTITY'],
+          list.items.map((k) => [k.keyID, k.subType.toUpperCase(), k.owner]),
+        ),
+      );
     });
-  gpg.command('get')
+  gpg
+    .command('get')
     .description('show the GnuPG public key with ID KEYID')
     .argument('<keyid>', '16 hex digits, or a 40-hex fingerprint')
     .option('-o, --output <format>', 'wide, json or yaml', 'wide')
@@ -42,19 +55,26 @@ export function registerGpgCommand(program: Command): void {
       console.log(`Key owner:       ${key.owner}`);
       console.log(`Key data follows until EOF:\n${key.keyData}`);
     });
-  gpg.command('add')
-    .description("add the GnuPG public keys of an ASCII-armored file to the key store")
+  gpg
+    .command('add')
+    .description('add the GnuPG public keys of an ASCII-armored file to the key store')
     .requiredOption('-f, --from <file>', 'file with the ASCII-armored public key(s)')
     .option('--upsert', 'replace keys that exist already', false)
     .option('--server <server>', 'control module (default: the current session)')
     .action(async (opts: { from: string; upsert: boolean; server?: string }) => {
       const keyData = readInput(opts.from);
-      const r = await call<{ created: { items: KeyInfo[] }; skipped?: string[] }>('POST', `/api/v1/gpgkeys${opts.upsert ? '?upsert=true' : ''}`, { keyData }, opts.server);
+      const r = await call<{ created: { items: KeyInfo[] }; skipped?: string[] }>(
+        'POST',
+        `/api/v1/gpgkeys${opts.upsert ? '?upsert=true' : ''}`,
+        { keyData },
+        opts.server,
+      );
       let line = `Created ${r.created.items.length} key(s) from input file`;
       if ((r.skipped ?? []).length > 0) line += `, and ${r.skipped!.length} key(s) were skipped because they exist already`;
       console.log(`${line}.`);
     });
-  gpg.command('rm')
+  gpg
+    .command('rm')
     .description('remove the GnuPG public key with ID KEYID from the key store')
     .argument('<keyid>', '16 hex digits, or a 40-hex fingerprint')
     .option('--server <server>', 'control module (default: the current session)')

@@ -8,7 +8,12 @@ import { E } from '../../base/errors/index.js';
 import { saveSession, sessionCreate } from './control-client.js';
 
 /** Ask one line on the terminal; `secret`: nothing is echoed. */
-export async function ask(question: string, secret: boolean, input: NodeJS.ReadableStream = process.stdin, output: NodeJS.WritableStream = process.stderr): Promise<string> {
+export async function ask(
+  question: string,
+  secret: boolean,
+  input: NodeJS.ReadableStream = process.stdin,
+  output: NodeJS.WritableStream = process.stderr,
+): Promise<string> {
   let muted = false;
   const sink = new Writable({
     write(chunk: Buffer, _enc, done) {
@@ -40,18 +45,35 @@ export function registerLoginCommand(program: Command): void {
     .description('log in to a control module (GitOps API) and keep the session in the user config dir')
     .argument('<server>', 'control module address, e.g. 127.0.0.1:8080 or https://host:8080')
     .option('--username <name>', 'user name (admin); asked for in a terminal when left out')
-    .option('--password <password>', "the user's password as it is (admin's: the file `strait status` names, <state dir>/control/initial-admin-password); asked for in a terminal when left out")
+    .option(
+      '--password <password>',
+      "the user's password as it is (admin's: the file `strait status` names, <state dir>/control/initial-admin-password); asked for in a terminal when left out",
+    )
     .option('--insecure', 'skip verification of the server certificate (self-signed)', false)
     .option('--grpc-web', 'speak gRPC-web over HTTP/1.1 instead of gRPC over HTTP/2 (for proxies without HTTP/2)', false)
     .option('--grpc-web-root-path <path>', 'gRPC-web behind a path prefix (implies --grpc-web)')
     .option('--plaintext', 'the server speaks plain HTTP (started without TLS)', false)
-    .action(async (server: string, opts: { username?: string; password?: string; insecure: boolean; grpcWeb: boolean; grpcWebRootPath?: string; plaintext: boolean }) => {
-      const username = await credential(opts.username, '--username', 'Username: ', false);
-      const password = await credential(opts.password, '--password', 'Password: ', true);
-      const token = await sessionCreate({ server, insecure: opts.insecure, plaintext: opts.plaintext, grpcWeb: opts.grpcWeb, ...(opts.grpcWebRootPath ? { grpcWebRootPath: opts.grpcWebRootPath } : {}) },
-        username, password);
-      saveSession({ server, user: username, token, insecure: opts.insecure, plaintext: opts.plaintext, grpcWeb: opts.grpcWeb });
-      console.log(`'${username}:login' logged in successfully`);
-      console.log(`Context '${server}' updated`);
-    });
+    .action(
+      async (
+        server: string,
+        opts: { username?: string; password?: string; insecure: boolean; grpcWeb: boolean; grpcWebRootPath?: string; plaintext: boolean },
+      ) => {
+        const username = await credential(opts.username, '--username', 'Username: ', false);
+        const password = await credential(opts.password, '--password', 'Password: ', true);
+        const token = await sessionCreate(
+          {
+            server,
+            insecure: opts.insecure,
+            plaintext: opts.plaintext,
+            grpcWeb: opts.grpcWeb,
+            ...(opts.grpcWebRootPath ? { grpcWebRootPath: opts.grpcWebRootPath } : {}),
+          },
+          username,
+          password,
+        );
+        saveSession({ server, user: username, token, insecure: opts.insecure, plaintext: opts.plaintext, grpcWeb: opts.grpcWeb });
+        console.log(`'${username}:login' logged in successfully`);
+        console.log(`Context '${server}' updated`);
+      },
+    );
 }

@@ -35,11 +35,16 @@ export async function ensureAdminSecret(store: ResourceStore, namespace: string,
     changed = true;
   }
   if (changed) {
-    await store.apply<Secret>({
-      apiVersion: 'v1', kind: 'Secret', type: 'Opaque',
-      metadata: { name: ADMIN_SECRET, namespace, labels: { 'app.kubernetes.io/part-of': GROUPS.gitopsWord } },
-      data,
-    }, { fieldManager: 'strait-gitops' });
+    await store.apply<Secret>(
+      {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        type: 'Opaque',
+        metadata: { name: ADMIN_SECRET, namespace, labels: { 'app.kubernetes.io/part-of': GROUPS.gitopsWord } },
+        data,
+      },
+      { fieldManager: 'strait-gitops' },
+    );
   }
   return {
     password: Buffer.from(data['admin.password'] as string, 'base64').toString('utf8'),

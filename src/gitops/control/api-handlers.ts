@@ -108,12 +108,24 @@ export function createApiHandlers(controller: GitOpsController, account: AdminAc
       const name = userOf(caller);
       return name ? { loggedIn: true, username: name, iss: 'strait' } : { loggedIn: false };
     }, false),
-    'version.VersionService/Version': u(() => ({
-      Version: `v${STRAIT_VERSION}+strait`, Platform: `${process.platform}/${process.arch}`, Compiler: 'node', GoVersion: process.version,
-    }), false),
-    'cluster.SettingsService/Get': u(() => ({
-      appLabelKey: 'app.kubernetes.io/instance', userLoginsDisabled: false, trackingMethod: 'label', controllerNamespace: controller.namespace,
-    }), false),
+    'version.VersionService/Version': u(
+      () => ({
+        Version: `v${STRAIT_VERSION}+strait`,
+        Platform: `${process.platform}/${process.arch}`,
+        Compiler: 'node',
+        GoVersion: process.version,
+      }),
+      false,
+    ),
+    'cluster.SettingsService/Get': u(
+      () => ({
+        appLabelKey: 'app.kubernetes.io/instance',
+        userLoginsDisabled: false,
+        trackingMethod: 'label',
+        controllerNamespace: controller.namespace,
+      }),
+      false,
+    ),
     'account.AccountService/CanI': u(() => ({ value: 'yes' })),
     'account.AccountService/ListAccounts': u(() => ({ items: [{ name: ADMIN_USER, enabled: true, capabilities: ['login'] }] })),
     'account.AccountService/GetAccount': u((req) => {
@@ -143,22 +155,22 @@ export function createApiHandlers(controller: GitOpsController, account: AdminAc
       return {};
     }),
     'application.ApplicationService/List': u(async (req) => {
-      const projects = [...(req['projects'] as string[] | undefined ?? []), ...(req['project'] as string[] | undefined ?? [])];
+      const projects = [...((req['projects'] as string[] | undefined) ?? []), ...((req['project'] as string[] | undefined) ?? [])];
       const items = (await controller.listApplications()).filter((a) => projects.length === 0 || projects.includes(a.spec?.project || 'default'));
       return { metadata: {}, items };
     }),
     'application.ApplicationService/Get': u(async (req) => {
       const name = str(req['name']);
       if (str(req['refresh'])) await controller.refresh(name);
-      return await getApp(name) as unknown as Json;
+      return (await getApp(name)) as unknown as Json;
     }),
     'application.ApplicationService/Sync': u(async (req) => {
       const name = str(req['name']);
       await getApp(name);
       await controller.syncNow(name);
-      return await getApp(name) as unknown as Json;
+      return (await getApp(name)) as unknown as Json;
     }),
-    'project.ProjectService/Get': u(async (req) => await getProject(str(req['name'])) as unknown as Json),
+    'project.ProjectService/Get': u(async (req) => (await getProject(str(req['name']))) as unknown as Json),
     // what `argocd proj get` calls: no global projects, repositories or clusters in strait
     'project.ProjectService/GetDetailedProject': u(async (req) => ({ project: await getProject(str(req['name'])) })),
     'project.ProjectService/List': u(async () => ({ metadata: {}, items: await controller.listProjects() })),
@@ -173,7 +185,7 @@ export function createApiHandlers(controller: GitOpsController, account: AdminAc
         if (JSON.stringify(existing.spec ?? {}) === JSON.stringify(p.spec ?? {})) return existing as unknown as Json;
         throw new ApiError(E.apiRequestInvalid, `existing project spec is different, use upsert flag to force update`);
       }
-      return await controller.saveProject(p) as unknown as Json;
+      return (await controller.saveProject(p)) as unknown as Json;
     }),
     // Argo CD replaces the spec (a list left out is emptied); spec.sourceIntegrity is kept when left out (controller.replaceProject);
     // over gRPC what Argo CD's messages cannot carry is kept, sourceIntegrity left out too, whatever the client says it is (rpc-project-spec.ts)
@@ -181,7 +193,7 @@ export function createApiHandlers(controller: GitOpsController, account: AdminAc
       const p = projectFrom(req);
       const existing = await getProject(p.metadata.name);
       const spec = caller.rpc ? projectSpecFromRpc(p.metadata.name, p.spec ?? {}, existing.spec ?? {}, caller.rpc.userAgent) : p.spec;
-      return await controller.replaceProject({ ...p, ...(spec ? { spec } : {}) }) as unknown as Json;
+      return (await controller.replaceProject({ ...p, ...(spec ? { spec } : {}) })) as unknown as Json;
     }),
   };
 

@@ -18,7 +18,10 @@ export interface ApiListener {
 
 const PREFACE = Buffer.from('PRI * HTTP/2.0');
 
-export async function listenApi(handler: (req: AnyRequest, res: AnyResponse) => void, opts: { host: string; port: number; tls?: { cert: string; key: string } | undefined }): Promise<ApiListener> {
+export async function listenApi(
+  handler: (req: AnyRequest, res: AnyResponse) => void,
+  opts: { host: string; port: number; tls?: { cert: string; key: string } | undefined },
+): Promise<ApiListener> {
   let server: Server;
   if (opts.tls) {
     server = createSecureServer({ cert: opts.tls.cert, key: opts.tls.key, allowHTTP1: true }, handler);

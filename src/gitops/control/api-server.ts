@@ -29,7 +29,20 @@ import type { Logger } from 'pino';
 import { E, grpcStatusOf } from '../../base/errors/index.js';
 import { silentLogger } from '../../base/log/index.js';
 import {
-  HttpError, MAX_JSON_DEPTH, decodeComponent, handleWith, parseJsonObject, readBody as readRequestBody, readJsonBody, requestTarget, sendJson, toHttpError, browserWriteRefusal, httpStatusOf, type ErrorAnswer, type RequestTarget,
+  HttpError,
+  MAX_JSON_DEPTH,
+  decodeComponent,
+  handleWith,
+  parseJsonObject,
+  readBody as readRequestBody,
+  readJsonBody,
+  requestTarget,
+  sendJson,
+  toHttpError,
+  browserWriteRefusal,
+  httpStatusOf,
+  type ErrorAnswer,
+  type RequestTarget,
 } from '../../platform/http/index.js';
 import { ADMIN_USER, checkToken, type AdminAccount } from './admin.js';
 import { createApiHandlers, type Json } from './api-handlers.js';
@@ -86,8 +99,7 @@ function argoError(e: HttpError): ErrorAnswer {
   return { status: e.status, body: { error: e.message, code: grpcStatusOf(e.kind).code, message: e.message }, code: e.code };
 }
 
-const readBody = (req: IncomingMessage, limit = 1024 * 1024): Promise<Record<string, unknown>> =>
-  readJsonBody(req, { limit, emptyIsObject: true });
+const readBody = (req: IncomingMessage, limit = 1024 * 1024): Promise<Record<string, unknown>> => readJsonBody(req, { limit, emptyIsObject: true });
 const send = (res: ServerResponse, status: number, body: unknown): void => sendJson(res, status, body);
 
 /** The browser session's cookie (HttpOnly, SameSite=Strict, Secure with TLS; writes with it: browser-writes.ts). */
@@ -109,7 +121,10 @@ interface Route {
   auth?: (req: IncomingMessage) => void;
   run(req: IncomingMessage, res: ServerResponse, params: Record<string, string>, url: RequestTarget): Promise<void>;
 }
-interface RouteMatcher { route: Route; re: RegExp }
+interface RouteMatcher {
+  route: Route;
+  re: RegExp;
+}
 
 const templateRegExp = (template: string): RegExp =>
   new RegExp(`^${template.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{([A-Za-z]+)\}/g, '(?<$1>[^/]+)')}$`);
@@ -139,58 +154,129 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer>
   const gpgkeysUser = (req: IncomingMessage): void => void api.user({ token: tokenOf(req), addr: '' });
   // every REST route (the dispatcher below walks this table; ApiServer.routes lists it)
   const routes: Route[] = [
-    { method: 'POST', path: '/api/v1/session', run: async (req, res) => {
-      const r = await rpc('session.SessionService/Create', req, await readBody(req));
-      res.setHeader('set-cookie', sessionCookie(String(r['token'])));
-      send(res, 200, r);
-    } },
-    { method: 'DELETE', path: '/api/v1/session', run: async (req, res) => {
-      // tokens are stateless: logging out forgets the cookie (a client holding the token may still use it until it expires)
-      res.setHeader('set-cookie', sessionCookie('', '; Max-Age=0'));
-      send(res, 200, await rpc('session.SessionService/Delete', req, {}));
-    } },
+    {
+      method: 'POST',
+      path: '/api/v1/session',
+      run: async (req, res) => {
+        const r = await rpc('session.SessionService/Create', req, await readBody(req));
+        res.setHeader('set-cookie', sessionCookie(String(r['token'])));
+        send(res, 200, r);
+      },
+    },
+    {
+      method: 'DELETE',
+      path: '/api/v1/session',
+      run: async (req, res) => {
+        // tokens are stateless: logging out forgets the cookie (a client holding the token may still use it until it expires)
+        res.setHeader('set-cookie', sessionCookie('', '; Max-Age=0'));
+        send(res, 200, await rpc('session.SessionService/Delete', req, {}));
+      },
+    },
     { method: 'GET', path: '/api/v1/session/userinfo', run: async (req, res) => send(res, 200, await rpc('session.SessionService/GetUserInfo', req, {})) },
-    { method: 'POST', path: '/api/webhook', run: async (req, res) => {
-      const raw = await readRequestBody(req, 8 * 1024 * 1024);
-      const refusal = webhookRefusal(req.headers, raw, opts.webhookSecrets ? await opts.webhookSecrets() : {});
-      if (refusal) {
-        log.info({ addr: req.socket.remoteAddress, refusal }, 'webhook refused');
-        throw new HttpError(E.webhookRefused, `Webhook processing failed: ${refusal}`);
-      }
-      const body = parseJsonObject(raw.toString('utf8'), MAX_JSON_DEPTH, true) as { repository?: { clone_url?: string; html_url?: string; ssh_url?: string } };
-      for (const u of [body.repository?.clone_url, body.repository?.html_url]) if (typeof u === 'string' && u) controller.notifyPush(u);
-      send(res, 200, {});
-    } },
+    {
+      method: 'POST',
+      path: '/api/webhook',
+      run: async (req, res) => {
+        const raw = await readRequestBody(req, 8 * 1024 * 1024);
+        const refusal = webhookRefusal(req.headers, raw, opts.webhookSecrets ? await opts.webhookSecrets() : {});
+        if (refusal) {
+          log.info({ addr: req.socket.remoteAddress, refusal }, 'webhook refused');
+          throw new HttpError(E.webhookRefused, `Webhook processing failed: ${refusal}`);
+        }
+        const body = parseJsonObject(raw.toString('utf8'), MAX_JSON_DEPTH, true) as {
+          repository?: { clone_url?: string; html_url?: string; ssh_url?: string };
+        };
+        for (const u of [body.repository?.clone_url, body.repository?.html_url]) if (typeof u === 'string' && u) controller.notifyPush(u);
+        send(res, 200, {});
+      },
+    },
     { method: 'GET', path: '/api/v1/gpgkeys', auth: gpgkeysUser, run: async (req, res) => send(res, 200, await rpc('gpgkey.GPGKeyService/List', req, {})) },
-    { method: 'GET', path: '/api/v1/gpgkeys/{keyID}', auth: gpgkeysUser, run: async (req, res, p) => send(res, 200, await rpc('gpgkey.GPGKeyService/Get', req, { keyID: p['keyID'] })) },
-    { method: 'POST', path: '/api/v1/gpgkeys', auth: gpgkeysUser, run: async (req, res, _p, url) => {
-      const body = await readBody(req);
-      send(res, 200, await rpc('gpgkey.GPGKeyService/Create', req, { publickey: body['publickey'] ?? body, upsert: url.query.get('upsert') === 'true' }));
-    } },
-    { method: 'DELETE', path: '/api/v1/gpgkeys', auth: gpgkeysUser, run: async (req, res, _p, url) => send(res, 200, await rpc('gpgkey.GPGKeyService/Delete', req, { keyID: url.query.get('keyID') ?? '' })) },
-    { method: 'DELETE', path: '/api/v1/gpgkeys/{keyID}', auth: gpgkeysUser, run: async (req, res, p) => send(res, 200, await rpc('gpgkey.GPGKeyService/Delete', req, { keyID: p['keyID'] })) },
-    { method: 'GET', path: '/api/v1/sshsigners', auth: gpgkeysUser, run: async (req, res) => send(res, 200, await rpc('strait.SshSignerService/List', req, {})) },
-    { method: 'POST', path: '/api/v1/sshsigners', auth: gpgkeysUser, run: async (req, res, _p, url) => {
-      const body = await readBody(req);
-      send(res, 200, await rpc('strait.SshSignerService/Create', req, { allowedSigners: body['allowedSigners'] ?? '', upsert: url.query.get('upsert') === 'true' }));
-    } },
-    { method: 'DELETE', path: '/api/v1/sshsigners', auth: gpgkeysUser, run: async (req, res, _p, url) => send(res, 200, await rpc('strait.SshSignerService/Delete', req, { fingerprint: url.query.get('fingerprint') ?? '' })) },
+    {
+      method: 'GET',
+      path: '/api/v1/gpgkeys/{keyID}',
+      auth: gpgkeysUser,
+      run: async (req, res, p) => send(res, 200, await rpc('gpgkey.GPGKeyService/Get', req, { keyID: p['keyID'] })),
+    },
+    {
+      method: 'POST',
+      path: '/api/v1/gpgkeys',
+      auth: gpgkeysUser,
+      run: async (req, res, _p, url) => {
+        const body = await readBody(req);
+        send(res, 200, await rpc('gpgkey.GPGKeyService/Create', req, { publickey: body['publickey'] ?? body, upsert: url.query.get('upsert') === 'true' }));
+      },
+    },
+    {
+      method: 'DELETE',
+      path: '/api/v1/gpgkeys',
+      auth: gpgkeysUser,
+      run: async (req, res, _p, url) => send(res, 200, await rpc('gpgkey.GPGKeyService/Delete', req, { keyID: url.query.get('keyID') ?? '' })),
+    },
+    {
+      method: 'DELETE',
+      path: '/api/v1/gpgkeys/{keyID}',
+      auth: gpgkeysUser,
+      run: async (req, res, p) => send(res, 200, await rpc('gpgkey.GPGKeyService/Delete', req, { keyID: p['keyID'] })),
+    },
+    {
+      method: 'GET',
+      path: '/api/v1/sshsigners',
+      auth: gpgkeysUser,
+      run: async (req, res) => send(res, 200, await rpc('strait.SshSignerService/List', req, {})),
+    },
+    {
+      method: 'POST',
+      path: '/api/v1/sshsigners',
+      auth: gpgkeysUser,
+      run: async (req, res, _p, url) => {
+        const body = await readBody(req);
+        send(
+          res,
+          200,
+          await rpc('strait.SshSignerService/Create', req, { allowedSigners: body['allowedSigners'] ?? '', upsert: url.query.get('upsert') === 'true' }),
+        );
+      },
+    },
+    {
+      method: 'DELETE',
+      path: '/api/v1/sshsigners',
+      auth: gpgkeysUser,
+      run: async (req, res, _p, url) => send(res, 200, await rpc('strait.SshSignerService/Delete', req, { fingerprint: url.query.get('fingerprint') ?? '' })),
+    },
     { method: 'GET', path: '/api/v1/applications', run: async (req, res) => send(res, 200, await rpc('application.ApplicationService/List', req, {})) },
-    { method: 'GET', path: '/api/v1/applications/{name}', run: async (req, res, p, url) => send(res, 200, await rpc('application.ApplicationService/Get', req, { name: p['name'], refresh: url.query.get('refresh') ?? '' })) },
-    { method: 'POST', path: '/api/v1/applications/{name}/sync', run: async (req, res, p) => send(res, 200, await rpc('application.ApplicationService/Sync', req, { name: p['name'] })) },
+    {
+      method: 'GET',
+      path: '/api/v1/applications/{name}',
+      run: async (req, res, p, url) =>
+        send(res, 200, await rpc('application.ApplicationService/Get', req, { name: p['name'], refresh: url.query.get('refresh') ?? '' })),
+    },
+    {
+      method: 'POST',
+      path: '/api/v1/applications/{name}/sync',
+      run: async (req, res, p) => send(res, 200, await rpc('application.ApplicationService/Sync', req, { name: p['name'] })),
+    },
     { method: 'GET', path: '/api/v1/projects', run: async (req, res) => send(res, 200, await rpc('project.ProjectService/List', req, {})) },
     { method: 'POST', path: '/api/v1/projects', run: async (req, res) => send(res, 200, await rpc('project.ProjectService/Create', req, await readBody(req))) },
-    { method: 'GET', path: '/api/v1/projects/{name}', run: async (req, res, p) => send(res, 200, await rpc('project.ProjectService/Get', req, { name: p['name'] })) },
-    { method: 'PUT', path: '/api/v1/projects/{name}', run: async (req, res, pp) => {
-      // grpc-gateway's route is /api/v1/projects/{project.metadata.name}: the path names the project
-      const name = pp['name'] ?? '';
-      const body = await readBody(req);
-      const p = body['project'];
-      if (typeof p !== 'object' || p === null || Array.isArray(p)) throw new HttpError(E.apiRequestInvalid, 'project is required');
-      const meta = (p as { metadata?: { name?: unknown } }).metadata ?? {};
-      if (meta.name !== undefined && meta.name !== name) throw new HttpError(E.apiRequestInvalid, `project.metadata.name ${JSON.stringify(meta.name)} does not match the path's ${JSON.stringify(name)}`);
-      send(res, 200, await rpc('project.ProjectService/Update', req, { project: { ...p, metadata: { ...meta, name } } }));
-    } },
+    {
+      method: 'GET',
+      path: '/api/v1/projects/{name}',
+      run: async (req, res, p) => send(res, 200, await rpc('project.ProjectService/Get', req, { name: p['name'] })),
+    },
+    {
+      method: 'PUT',
+      path: '/api/v1/projects/{name}',
+      run: async (req, res, pp) => {
+        // grpc-gateway's route is /api/v1/projects/{project.metadata.name}: the path names the project
+        const name = pp['name'] ?? '';
+        const body = await readBody(req);
+        const p = body['project'];
+        if (typeof p !== 'object' || p === null || Array.isArray(p)) throw new HttpError(E.apiRequestInvalid, 'project is required');
+        const meta = (p as { metadata?: { name?: unknown } }).metadata ?? {};
+        if (meta.name !== undefined && meta.name !== name)
+          throw new HttpError(E.apiRequestInvalid, `project.metadata.name ${JSON.stringify(meta.name)} does not match the path's ${JSON.stringify(name)}`);
+        send(res, 200, await rpc('project.ProjectService/Update', req, { project: { ...p, metadata: { ...meta, name } } }));
+      },
+    },
     { method: 'GET', path: '/api/version', run: async (req, res) => send(res, 200, await rpc('version.VersionService/Version', req, {})) },
     { method: 'GET', path: '/api/v1/settings', run: async (req, res) => send(res, 200, await rpc('cluster.SettingsService/Get', req, {})) },
   ];
@@ -246,7 +332,8 @@ export async function startApiServer(opts: ApiServerOptions): Promise<ApiServer>
   };
   const bound = await listenApi(front, { host, port: opts.port ?? 8080, tls: opts.tls });
   return {
-    server: bound.server, port: bound.port,
+    server: bound.server,
+    port: bound.port,
     routes: [
       ...routes.map((r) => ({ method: r.method, path: r.path, via: 'rest' as const })),
       ...mounts.flatMap((m) => m.routes.map((r) => ({ ...r, via: 'mount' as const }))),

@@ -1,7 +1,15 @@
 // Argo CD's API over gRPC, gRPC-web and Connect (one router, @connectrpc/connect), in front of
 // the same handlers as the REST API (api-handlers.ts). Messages cross as JSON (argocd-json.ts).
 import type { DescMethodServerStreaming, DescMethodUnary, Message } from '@bufbuild/protobuf';
-import { ConnectError, createConnectRouter, createContextKey, createContextValues, type Code, type ConnectRouter, type HandlerContext } from '@connectrpc/connect';
+import {
+  ConnectError,
+  createConnectRouter,
+  createContextKey,
+  createContextValues,
+  type Code,
+  type ConnectRouter,
+  type HandlerContext,
+} from '@connectrpc/connect';
 import type { UniversalServerResponse } from '@connectrpc/connect/protocol';
 import { universalRequestFromNodeRequest, universalResponseToNodeResponse } from '@connectrpc/connect-node';
 import { grpcStatusOf } from '../../base/errors/index.js';
@@ -21,7 +29,8 @@ function callerOf(ctx: HandlerContext): Caller {
   // session cookie (Argo CD takes it only through its REST gateway): a page of another origin
   // could send it along with a gRPC-web or Connect request
   return {
-    token: h.get('token') ?? (auth.startsWith('Bearer ') ? auth.slice(7).trim() : undefined), addr: ctx.values.get(CLIENT_ADDR),
+    token: h.get('token') ?? (auth.startsWith('Bearer ') ? auth.slice(7).trim() : undefined),
+    addr: ctx.values.get(CLIENT_ADDR),
     rpc: { userAgent: h.get('user-agent') ?? '' },
   };
 }
@@ -84,7 +93,8 @@ const safeDecode = (v: string): string => {
  *  (argocd's gRPC-web proxy shows the header as it comes). */
 export function grpcMessage(text: string): string {
   let out = '';
-  for (const b of Buffer.from(text, 'utf8')) out += b >= 0x20 && b <= 0x7e && b !== 0x25 ? String.fromCharCode(b) : `%${b.toString(16).toUpperCase().padStart(2, '0')}`;
+  for (const b of Buffer.from(text, 'utf8'))
+    out += b >= 0x20 && b <= 0x7e && b !== 0x25 ? String.fromCharCode(b) : `%${b.toString(16).toUpperCase().padStart(2, '0')}`;
   return out;
 }
 
@@ -109,7 +119,13 @@ async function trailersOnly(res: UniversalServerResponse): Promise<UniversalServ
       const value = line.slice(i + 1).trim();
       header.set(name, name.toLowerCase() === 'grpc-message' ? grpcMessage(safeDecode(value)) : value);
     }
-    return { ...res, header, body: (async function* () { /* trailers-only: no frames */ })() };
+    return {
+      ...res,
+      header,
+      body: (async function* () {
+        /* trailers-only: no frames */
+      })(),
+    };
   }
   return {
     ...res,
@@ -144,13 +160,22 @@ export function createArgoRpcHandler(api: ApiHandlers, fallback: (req: AnyReques
   const handler = (req: AnyRequest, res: AnyResponse): void => {
     const path = rpcPathOf(req.url ?? '/', known);
     const h = path ? handlers.get(path) : undefined;
-    const contentType = String(req.headers['content-type'] ?? '').split(';')[0]!.trim();
+    const contentType = String(req.headers['content-type'] ?? '')
+      .split(';')[0]!
+      .trim();
     if ((!h || !path) && contentType.startsWith('application/grpc')) {
       // an RPC strait does not serve (docs/gitops.md): Unimplemented, trailers-only, as gRPC servers answer
-      const headers = { 'content-type': contentType, 'grpc-status': String(GRPC_UNIMPLEMENTED), 'grpc-message': grpcMessage(`unknown method ${req.url ?? ''}: strait does not serve it`) };
+      const headers = {
+        'content-type': contentType,
+        'grpc-status': String(GRPC_UNIMPLEMENTED),
+        'grpc-message': grpcMessage(`unknown method ${req.url ?? ''}: strait does not serve it`),
+      };
       // HTTP/2: one HEADERS frame that ends the stream (a gRPC client takes a later one for trailers)
       if ('stream' in res) res.stream.respond({ ':status': 200, ...headers }, { endStream: true });
-      else { res.writeHead(200, headers); res.end(); }
+      else {
+        res.writeHead(200, headers);
+        res.end();
+      }
       return;
     }
     if (!h || !path) return fallback(req, res);

@@ -28,7 +28,10 @@ export class CommitReader {
   private idle: NodeJS.Timeout | undefined;
   private closed = false;
 
-  constructor(private readonly dir: string, private readonly idleMs = 15_000) {}
+  constructor(
+    private readonly dir: string,
+    private readonly idleMs = 15_000,
+  ) {}
 
   /** The raw commit objects (undefined for an ID the repository does not have), in the order asked. */
   async readMany(ids: readonly string[]): Promise<(Buffer | undefined)[]> {
@@ -53,16 +56,22 @@ export class CommitReader {
   private start(): ChildProcessWithoutNullStreams {
     if (this.closed) throw E.internal('commit reader used after close');
     if (this.idle) clearTimeout(this.idle);
-    this.idle = setTimeout(() => { if (this.pending.length === 0) this.stop(); }, this.idleMs);
+    this.idle = setTimeout(() => {
+      if (this.pending.length === 0) this.stop();
+    }, this.idleMs);
     this.idle.unref();
     if (this.child) return this.child;
     const child = spawnGit(this.dir, ['cat-file', '--batch']);
     this.child = child;
     this.acc = Buffer.alloc(0);
     let stderr = '';
-    child.stderr.on('data', (c: Buffer) => { if (stderr.length < 4096) stderr += c.toString(); });
+    child.stderr.on('data', (c: Buffer) => {
+      if (stderr.length < 4096) stderr += c.toString();
+    });
     child.stdout.on('data', (c: Buffer) => this.onData(c));
-    child.stdin.on('error', () => { /* the exit handler rejects what is pending */ });
+    child.stdin.on('error', () => {
+      /* the exit handler rejects what is pending */
+    });
     child.on('error', (err) => this.stop(err));
     child.on('close', (code) => {
       if (this.child === child) this.stop(E.systemTool('git cat-file --batch', code ?? 'signal', stderr.trim()));
@@ -116,7 +125,9 @@ export class CommitReader {
       off = nl + 1 + size + 1;
       this.pending.shift();
       if (parts[1] !== 'commit' || parts[0] !== p.id || !gitObjectMatches('commit', raw, p.id)) {
-        p.reject(E.internal(`git returned content that is not the commit ${p.id} that was asked for (${JSON.stringify(header.slice(0, 120))}); refusing to use it`));
+        p.reject(
+          E.internal(`git returned content that is not the commit ${p.id} that was asked for (${JSON.stringify(header.slice(0, 120))}); refusing to use it`),
+        );
         continue;
       }
       p.resolve(raw);

@@ -31,10 +31,18 @@ export abstract class ConfigMapStore {
   /** Load now, then follow the ConfigMap; `onChange` runs after each reload. */
   async start(onChange: () => void): Promise<void> {
     await this.reload();
-    this.informer = new Informer(this.store, Kinds.ConfigMap, { namespace: this.namespace }, eventHandlers((ev) => {
-      if (ev.object.metadata.name !== this.name) return;
-      void this.reload().then(onChange, (err: unknown) => this.log.warn({ err }, `reloading ${this.what} failed`));
-    }, (err) => this.log.debug({ err }, 'watch ended; listing again'))).start();
+    this.informer = new Informer(
+      this.store,
+      Kinds.ConfigMap,
+      { namespace: this.namespace },
+      eventHandlers(
+        (ev) => {
+          if (ev.object.metadata.name !== this.name) return;
+          void this.reload().then(onChange, (err: unknown) => this.log.warn({ err }, `reloading ${this.what} failed`));
+        },
+        (err) => this.log.debug({ err }, 'watch ended; listing again'),
+      ),
+    ).start();
   }
 
   stop(): void {
@@ -43,7 +51,10 @@ export abstract class ConfigMapStore {
 
   /** Read the ConfigMap and rebuild (serialized). */
   reload(): Promise<void> {
-    this.loading = this.loading.then(() => this.load(), () => this.load());
+    this.loading = this.loading.then(
+      () => this.load(),
+      () => this.load(),
+    );
     return this.loading;
   }
 
@@ -56,10 +67,15 @@ export abstract class ConfigMapStore {
     this.lastProblems = summary;
     for (const p of problems) {
       this.log.warn({ configMap: this.name, ...p.log }, p.logMessage);
-      await this.store.recordEvent({
-        involvedObject: { apiVersion: 'v1', kind: 'ConfigMap', name: this.name, namespace: this.namespace },
-        type: 'Warning', reason: p.reason, message: p.message, source: 'strait-gitops',
-      }).catch(() => undefined);
+      await this.store
+        .recordEvent({
+          involvedObject: { apiVersion: 'v1', kind: 'ConfigMap', name: this.name, namespace: this.namespace },
+          type: 'Warning',
+          reason: p.reason,
+          message: p.message,
+          source: 'strait-gitops',
+        })
+        .catch(() => undefined);
     }
   }
 
@@ -75,11 +91,15 @@ export abstract class ConfigMapStore {
         if (cm) {
           await this.store.update<ConfigMap>({ ...cm, data });
         } else {
-          await this.store.apply<ConfigMap>({
-            apiVersion: 'v1', kind: 'ConfigMap',
-            metadata: { name: this.name, namespace: this.namespace, labels: { 'app.kubernetes.io/part-of': 'argocd' } },
-            data,
-          }, { fieldManager: 'strait-gitops' });
+          await this.store.apply<ConfigMap>(
+            {
+              apiVersion: 'v1',
+              kind: 'ConfigMap',
+              metadata: { name: this.name, namespace: this.namespace, labels: { 'app.kubernetes.io/part-of': 'argocd' } },
+              data,
+            },
+            { fieldManager: 'strait-gitops' },
+          );
         }
         break;
       } catch (err) {

@@ -112,10 +112,20 @@ export class GitOpsController {
     await this.keys.start(() => this.requeueEnforcing());
     await this.sshSigners.start(() => this.requeueEnforcing());
     const watchEnded = (err: unknown): void => this.log.debug({ err }, 'watch ended; listing again');
-    const projInf = new Informer<AppProject>(this.store, Kinds.AppProject, { namespace: this.namespace }, eventHandlers((ev) => this.onProject(ev), watchEnded)).start();
+    const projInf = new Informer<AppProject>(
+      this.store,
+      Kinds.AppProject,
+      { namespace: this.namespace },
+      eventHandlers((ev) => this.onProject(ev), watchEnded),
+    ).start();
     this.informers.push(projInf);
     await projInf.firstSync;
-    const appInf = new Informer<Application>(this.store, Kinds.Application, { namespace: this.namespace }, eventHandlers((ev) => this.onApp(ev), watchEnded)).start();
+    const appInf = new Informer<Application>(
+      this.store,
+      Kinds.Application,
+      { namespace: this.namespace },
+      eventHandlers((ev) => this.onApp(ev), watchEnded),
+    ).start();
     this.informers.push(appInf);
     await appInf.firstSync;
     const every = this.opts.pollIntervalMs ?? 180_000;
@@ -139,17 +149,22 @@ export class GitOpsController {
   notifyPush(repoURL: string): void {
     // compared as git fetches them: a repoURL naming the server by an earlier address is the same repository
     const pushed = rewriteRepoURL(repoURL, REWRITES);
-    const names = [...this.apps.values()].filter((a) => sameRepoURL(rewriteRepoURL(a.spec?.source?.repoURL ?? '', REWRITES), pushed)).map((a) => a.metadata.name);
+    const names = [...this.apps.values()]
+      .filter((a) => sameRepoURL(rewriteRepoURL(a.spec?.source?.repoURL ?? '', REWRITES), pushed))
+      .map((a) => a.metadata.name);
     if (names.length === 0) return;
     const url = this.apps.get(names[0]!)?.spec?.source?.repoURL ?? repoURL;
-    void this.repos.sync(url, { force: true }).catch(() => undefined).then(() => {
-      for (const n of names) this.enqueue(n);
-    });
+    void this.repos
+      .sync(url, { force: true })
+      .catch(() => undefined)
+      .then(() => {
+        for (const n of names) this.enqueue(n);
+      });
   }
 
   /** Reconcile one Application now and sync it (strait app sync); resolves with the status written. */
   async syncNow(name: string): Promise<ReconcileOutcome | undefined> {
-    const app = this.apps.get(name) ?? await this.store.get<Application>(Kinds.Application, name, this.namespace);
+    const app = this.apps.get(name) ?? (await this.store.get<Application>(Kinds.Application, name, this.namespace));
     if (!app) return undefined;
     if (!this.apps.has(name)) this.apps.set(name, app);
     return new Promise((resolve) => this.enqueue(name, { sync: true, waiter: resolve }));
@@ -183,11 +198,20 @@ export class GitOpsController {
 
   /** Create or replace an AppProject's spec, labels and annotations (the API's project create/update). */
   async saveProject(p: AppProject): Promise<AppProject> {
-    return this.store.apply<AppProject>({
-      apiVersion: `${GROUPS.gitops}/v1alpha1`, kind: 'AppProject',
-      metadata: { name: p.metadata.name, namespace: this.namespace, ...(p.metadata.labels ? { labels: p.metadata.labels } : {}), ...(p.metadata.annotations ? { annotations: p.metadata.annotations } : {}) },
-      spec: p.spec ?? {},
-    }, { fieldManager: 'strait-gitops' });
+    return this.store.apply<AppProject>(
+      {
+        apiVersion: `${GROUPS.gitops}/v1alpha1`,
+        kind: 'AppProject',
+        metadata: {
+          name: p.metadata.name,
+          namespace: this.namespace,
+          ...(p.metadata.labels ? { labels: p.metadata.labels } : {}),
+          ...(p.metadata.annotations ? { annotations: p.metadata.annotations } : {}),
+        },
+        spec: p.spec ?? {},
+      },
+      { fieldManager: 'strait-gitops' },
+    );
   }
 
   /**
@@ -206,7 +230,11 @@ export class GitOpsController {
     // the resourceVersion just read: a write in between is a conflict, not lost
     return this.store.update<AppProject>({
       ...existing,
-      metadata: { ...meta, ...(p.metadata.labels ? { labels: p.metadata.labels } : {}), ...(p.metadata.annotations ? { annotations: p.metadata.annotations } : {}) },
+      metadata: {
+        ...meta,
+        ...(p.metadata.labels ? { labels: p.metadata.labels } : {}),
+        ...(p.metadata.annotations ? { annotations: p.metadata.annotations } : {}),
+      },
       spec: spec as AppProject['spec'] & object,
     });
   }
@@ -227,13 +255,27 @@ export class GitOpsController {
     const ended = (): void => wake?.();
     signal.addEventListener('abort', ended);
     let done = false;
-    w.done.then(() => { done = true; ended(); }, () => { done = true; ended(); });
+    w.done.then(
+      () => {
+        done = true;
+        ended();
+      },
+      () => {
+        done = true;
+        ended();
+      },
+    );
     try {
       while (!signal.aborted) {
         const next = queue.shift();
-        if (next) { yield next; continue; }
+        if (next) {
+          yield next;
+          continue;
+        }
         if (done) return;
-        await new Promise<void>((r) => { wake = r; });
+        await new Promise<void>((r) => {
+          wake = r;
+        });
         wake = undefined;
       }
     } finally {
@@ -324,8 +366,17 @@ export class GitOpsController {
     }
     for (const ev of outcome.events) {
       await this.store.recordEvent({
-        involvedObject: { apiVersion: app.apiVersion, kind: 'Application', name: app.metadata.name, namespace: this.namespace, ...(app.metadata.uid ? { uid: app.metadata.uid } : {}) },
-        type: ev.type, reason: ev.reason, message: ev.message, source: 'strait-gitops',
+        involvedObject: {
+          apiVersion: app.apiVersion,
+          kind: 'Application',
+          name: app.metadata.name,
+          namespace: this.namespace,
+          ...(app.metadata.uid ? { uid: app.metadata.uid } : {}),
+        },
+        type: ev.type,
+        reason: ev.reason,
+        message: ev.message,
+        source: 'strait-gitops',
       });
     }
     if (outcome.failure) this.log.info({ app: app.metadata.name, kind: outcome.failure.kind, reason: outcome.failure.reason }, outcome.failure.message);

@@ -10,14 +10,18 @@ export const DEFAULT_PROJECT = 'default';
 /** Create the `default` project when the namespace has none; true when it was created. */
 export async function ensureDefaultProject(store: ResourceStore, namespace: string): Promise<boolean> {
   if (await store.get<AppProject>(Kinds.AppProject, DEFAULT_PROJECT, namespace)) return false;
-  await store.apply<AppProject>({
-    apiVersion: `${GROUPS.gitops}/v1alpha1`, kind: 'AppProject',
-    metadata: { name: DEFAULT_PROJECT, namespace },
-    spec: {
-      sourceRepos: ['*'],
-      destinations: [{ server: '*', namespace: '*' }],
-      clusterResourceWhitelist: [{ group: '*', kind: '*' }],
+  await store.apply<AppProject>(
+    {
+      apiVersion: `${GROUPS.gitops}/v1alpha1`,
+      kind: 'AppProject',
+      metadata: { name: DEFAULT_PROJECT, namespace },
+      spec: {
+        sourceRepos: ['*'],
+        destinations: [{ server: '*', namespace: '*' }],
+        clusterResourceWhitelist: [{ group: '*', kind: '*' }],
+      },
     },
-  }, { fieldManager: 'strait-gitops' });
+    { fieldManager: 'strait-gitops' },
+  );
   return true;
 }

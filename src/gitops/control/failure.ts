@@ -26,7 +26,5 @@ export class ReconcileFailure extends Error {
 
 export const stalled = (type: string, reason: string, message: string, opts?: ReconcileFailure['opts']): ReconcileFailure =>
   new ReconcileFailure('stalled', type, reason, message, opts);
-export const waiting = (type: string, reason: string, message: string): ReconcileFailure =>
-  new ReconcileFailure('waiting', type, reason, message);
-export const transient = (type: string, reason: string, message: string): ReconcileFailure =>
-  new ReconcileFailure('transient', type, reason, message);
+export const waiting = (type: string, reason: string, message: string): ReconcileFailure => new ReconcileFailure('waiting', type, reason, message);
+export const transient = (type: string, reason: string, message: string): ReconcileFailure => new ReconcileFailure('transient', type, reason, message);

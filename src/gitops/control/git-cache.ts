@@ -62,7 +62,10 @@ export class RepoCache {
   private readonly objects = new Map<string, Buffer>();
   private readonly manifests = new Map<string, ManifestFile[]>();
 
-  constructor(private readonly dir: string, private readonly minFetchIntervalMs = 1000) {
+  constructor(
+    private readonly dir: string,
+    private readonly minFetchIntervalMs = 1000,
+  ) {
     mkdirSync(dir, { recursive: true });
   }
 
@@ -81,15 +84,19 @@ export class RepoCache {
     const s = this.stateOf(url);
     if (s.fetching) {
       if (!opts.force) return s.fetching;
-      s.refetch ??= s.fetching.catch(() => undefined).then(() => {
-        s.refetch = undefined;
-        return this.sync(url, { force: true });
-      });
+      s.refetch ??= s.fetching
+        .catch(() => undefined)
+        .then(() => {
+          s.refetch = undefined;
+          return this.sync(url, { force: true });
+        });
       return s.refetch;
     }
     const now = opts.now ?? Date.now();
     if (!opts.force && s.fetchedAt > 0 && now - s.fetchedAt < this.minFetchIntervalMs) return;
-    s.fetching = this.fetch(url, s).finally(() => { s.fetching = undefined; });
+    s.fetching = this.fetch(url, s).finally(() => {
+      s.fetching = undefined;
+    });
     return s.fetching;
   }
 
@@ -185,7 +192,9 @@ export class RepoCache {
    */
   async ancestry(url: string, commit: string, exclude: readonly string[] = []): Promise<{ id: string; parents: string[] }[]> {
     for (const id of [commit, ...exclude]) if (!FULL_SHA.test(id)) throw E.internal(`not a full commit ID: ${JSON.stringify(id)}`);
-    const out = (await git(this.stateOf(url).dir, ['rev-list', '--topo-order', '--parents', commit, ...(exclude.length ? ['--not', ...exclude] : []), '--'])).toString('latin1');
+    const out = (
+      await git(this.stateOf(url).dir, ['rev-list', '--topo-order', '--parents', commit, ...(exclude.length ? ['--not', ...exclude] : []), '--'])
+    ).toString('latin1');
     const list: { id: string; parents: string[] }[] = [];
     for (const line of out.split('\n')) {
       if (!line) continue;
@@ -222,7 +231,10 @@ export class RepoCache {
    * when the directory holds a kustomization.yaml, the files its `resources` name.
    */
   async readFiles(url: string, commit: string, path: string): Promise<ManifestFile[]> {
-    const clean = path.replace(/^\.?\/+/, '').replace(/\/+$/, '').replace(/^\.$/, '');
+    const clean = path
+      .replace(/^\.?\/+/, '')
+      .replace(/\/+$/, '')
+      .replace(/^\.$/, '');
     const key = `${url}\n${commit}\n${clean}`;
     const hit = this.manifests.get(key);
     if (hit) return hit;

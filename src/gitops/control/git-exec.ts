@@ -10,7 +10,11 @@ const NO_GRAFTS = '/dev/null/strait-no-grafts';
 
 // read per call: PATH and friends may change while the process runs (tests put a fake gpg first)
 export const gitEnv = (): NodeJS.ProcessEnv => ({
-  ...process.env, GIT_TERMINAL_PROMPT: '0', GIT_ASKPASS: '/bin/true', GIT_CONFIG_NOSYSTEM: '1', LC_ALL: 'C',
+  ...process.env,
+  GIT_TERMINAL_PROMPT: '0',
+  GIT_ASKPASS: '/bin/true',
+  GIT_CONFIG_NOSYSTEM: '1',
+  LC_ALL: 'C',
   // no ext:: or fd:: transports from a repoURL
   GIT_ALLOW_PROTOCOL: 'file:git:http:https:ssh',
   // objects are read as stored: no refs/replace/* substitution, no info/grafts

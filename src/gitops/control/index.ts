@@ -20,7 +20,16 @@ export { LoginLimiter, loginLimitsFromEnv, DEFAULT_LOGIN_LIMITS, type LoginLimit
 export { readWebhookSecrets, webhookRefusal, type WebhookSecrets } from './webhook-auth.js';
 export { ensureServingCertificate, selfSignedCertificate } from './tls.js';
 export { createGitOpsMetrics, type GitOpsMetrics } from './metrics.js';
-export type { AppProject, AppProjectSpec, Application, ApplicationSpec, ApplicationStatus, SignatureStatus, SourceIntegrity, SourceIntegrityGitPolicy } from './types.js';
+export type {
+  AppProject,
+  AppProjectSpec,
+  Application,
+  ApplicationSpec,
+  ApplicationStatus,
+  SignatureStatus,
+  SourceIntegrity,
+  SourceIntegrityGitPolicy,
+} from './types.js';
 export { startGitOpsService, type GitOpsService, type GitOpsServiceOptions } from './service.js';
 export { createApiHandlers, ApiError, type ApiHandlers } from './api-handlers.js';
 export { createArgoRpcHandler } from './argocd-rpc.js';

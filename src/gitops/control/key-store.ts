@@ -59,7 +59,12 @@ export class KeyStore extends ConfigMapStore {
     }
     this.keyring = ring;
     this.problems = problems;
-    return problems.map((p) => ({ reason: 'InvalidKeyEntry', message: `entry ${p.entry} ignored: ${p.reason}`, logMessage: `ignoring key store entry: ${p.reason}`, log: { entry: p.entry } }));
+    return problems.map((p) => ({
+      reason: 'InvalidKeyEntry',
+      message: `entry ${p.entry} ignored: ${p.reason}`,
+      logMessage: `ignoring key store entry: ${p.reason}`,
+      log: { entry: p.entry },
+    }));
   }
 
   list(): KeyInfo[] {

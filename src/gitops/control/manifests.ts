@@ -15,22 +15,30 @@ import type { ManifestFile } from './git-cache.js';
 const KUSTOMIZATION = ['kustomization.yaml', 'kustomization.yml', 'Kustomization'];
 
 /** A document of a file, not yet validated, and where it came from. */
-interface Rendered { source: string; docIndex: number; value: unknown }
+interface Rendered {
+  source: string;
+  docIndex: number;
+  value: unknown;
+}
 
 /** The non-empty documents of a file (yamlDocuments: syntax, alias bombs and depth are STRAIT_ERR_MANIFEST_PARSE). */
 function parseDocs(f: ManifestFile): { docIndex: number; value: unknown }[] {
-  return yamlDocuments(f.content, f.path).map((value, i) => ({ docIndex: i + 1, value })).filter((d) => d.value !== null);
+  return yamlDocuments(f.content, f.path)
+    .map((value, i) => ({ docIndex: i + 1, value }))
+    .filter((d) => d.value !== null);
 }
 
 function parseFile(f: ManifestFile): Rendered[] {
   const out: Rendered[] = [];
   for (const { docIndex, value } of parseDocs(f)) {
     const v = value as { kind?: unknown; items?: unknown };
-    const items = typeof v === 'object' && typeof v.kind === 'string' && v.kind.endsWith('List') && Array.isArray(v.items) ? v.items as unknown[] : [value];
+    const items = typeof v === 'object' && typeof v.kind === 'string' && v.kind.endsWith('List') && Array.isArray(v.items) ? (v.items as unknown[]) : [value];
     for (const o of items) {
-      if (typeof o !== 'object' || o === null || Array.isArray(o)) throw E.manifestInvalid(f.path, docIndex, '(document)', 'must be an object with apiVersion, kind and metadata', o);
+      if (typeof o !== 'object' || o === null || Array.isArray(o))
+        throw E.manifestInvalid(f.path, docIndex, '(document)', 'must be an object with apiVersion, kind and metadata', o);
       const md = (o as { metadata?: unknown }).metadata;
-      if (typeof md !== 'object' || md === null || Array.isArray(md)) throw E.manifestInvalid(f.path, docIndex, 'metadata', 'is required and must be an object', md);
+      if (typeof md !== 'object' || md === null || Array.isArray(md))
+        throw E.manifestInvalid(f.path, docIndex, 'metadata', 'is required and must be an object', md);
       out.push({ source: f.path, docIndex, value: o });
     }
   }
@@ -40,7 +48,10 @@ function parseFile(f: ManifestFile): Rendered[] {
 /** Render the objects of `dir` (repository-relative, '' = root) from all files below it, validated. */
 export function renderManifests(files: readonly ManifestFile[], dir: string): KubeObject[] {
   const byPath = new Map(files.map((f) => [f.path, f]));
-  const root = dir.replace(/^\.?\/+/, '').replace(/\/+$/, '').replace(/^\.$/, '');
+  const root = dir
+    .replace(/^\.?\/+/, '')
+    .replace(/\/+$/, '')
+    .replace(/^\.$/, '');
   return renderDir(byPath, root, 0).map((r) => validateObject(r.value, { source: r.source, docIndex: r.docIndex }));
 }
 
@@ -49,14 +60,14 @@ function renderDir(byPath: Map<string, ManifestFile>, dir: string, depth: number
   const join = (p: string): string => (dir ? `${dir}/${p}` : p);
   const kust = KUSTOMIZATION.map((k) => byPath.get(join(k))).find((f) => f !== undefined);
   if (!kust) {
-    const direct = [...byPath.values()]
-      .filter((f) => posix.dirname(f.path) === (dir || '.'))
-      .sort((a, b) => a.path.localeCompare(b.path));
+    const direct = [...byPath.values()].filter((f) => posix.dirname(f.path) === (dir || '.')).sort((a, b) => a.path.localeCompare(b.path));
     return direct.flatMap(parseFile);
   }
   const first = parseDocs(kust)[0]?.value;
   const k = (typeof first === 'object' && first !== null && !Array.isArray(first) ? first : {}) as {
-    resources?: unknown; namespace?: unknown; commonLabels?: unknown;
+    resources?: unknown;
+    namespace?: unknown;
+    commonLabels?: unknown;
   };
   const resources = Array.isArray(k.resources) ? k.resources : [];
   const out: Rendered[] = [];
@@ -70,7 +81,8 @@ function renderDir(byPath: Map<string, ManifestFile>, dir: string, depth: number
     else throw E.manifestInvalid(kust.path, 0, 'resources', 'names a file or directory that does not exist', r);
   }
   const ns = typeof k.namespace === 'string' ? k.namespace : undefined;
-  const labels = k.commonLabels && typeof k.commonLabels === 'object' && !Array.isArray(k.commonLabels) ? k.commonLabels as Record<string, unknown> : undefined;
+  const labels =
+    k.commonLabels && typeof k.commonLabels === 'object' && !Array.isArray(k.commonLabels) ? (k.commonLabels as Record<string, unknown>) : undefined;
   for (const r of out) {
     // the result is validated as a whole afterwards: a non-string label fails there
     const o = r.value as { kind?: unknown; metadata: Record<string, unknown> };

@@ -29,8 +29,7 @@ export function sourceRepoAllowed(project: AppProject, repoURL: string): boolean
 }
 
 export function destinationAllowed(project: AppProject, server: string, namespace: string): boolean {
-  return (project.spec?.destinations ?? []).some((d) =>
-    globMatch(d.server ?? '*', server) && globMatch(d.namespace ?? '*', namespace));
+  return (project.spec?.destinations ?? []).some((d) => globMatch(d.server ?? '*', server) && globMatch(d.namespace ?? '*', namespace));
 }
 
 function kindMatches(list: GroupKind[], group: string, kind: string): boolean {
@@ -55,7 +54,11 @@ export function signatureKeyIDs(project: AppProject): { ids: string[]; invalid: 
   const ids: string[] = [];
   const invalid: string[] = [];
   for (const k of project.spec?.signatureKeys ?? []) {
-    try { ids.push(normalizeKeyID(String(k?.keyID ?? ''))); } catch { invalid.push(String(k?.keyID ?? '')); }
+    try {
+      ids.push(normalizeKeyID(String(k?.keyID ?? '')));
+    } catch {
+      invalid.push(String(k?.keyID ?? ''));
+    }
   }
   return { ids, invalid };
 }

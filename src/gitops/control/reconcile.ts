@@ -8,7 +8,16 @@
 import { isStraitError } from '../../base/errors/index.js';
 import { Kinds, type KindInfo } from '../../platform/resources/index.js';
 import type { SignatureFailureKind, VerificationResult, VerificationStatus } from '../../platform/signatures/index.js';
-import { expiredMessage, failureKind, SIGNATURE_FAILURES, verifyCommitSignature, verifyTagSignature, type AllowedSigners, type Keyring, type VerifyOptions } from '../../platform/signatures/index.js';
+import {
+  expiredMessage,
+  failureKind,
+  SIGNATURE_FAILURES,
+  verifyCommitSignature,
+  verifyTagSignature,
+  type AllowedSigners,
+  type Keyring,
+  type VerifyOptions,
+} from '../../platform/signatures/index.js';
 import type { KubeObject, ResourceStore } from '../../platform/store/index.js';
 import { stalled, transient, waiting, ReconcileFailure } from './failure.js';
 import type { RepoCache, ResolvedRevision } from './git-cache.js';
@@ -61,8 +70,8 @@ interface Comparison {
   toPrune: ResourceStatus[];
 }
 
-const groupOf = (apiVersion: string): string => (apiVersion.includes('/') ? apiVersion.split('/')[0] ?? '' : '');
-const versionOf = (apiVersion: string): string => (apiVersion.includes('/') ? apiVersion.split('/')[1] ?? '' : apiVersion);
+const groupOf = (apiVersion: string): string => (apiVersion.includes('/') ? (apiVersion.split('/')[0] ?? '') : '');
+const versionOf = (apiVersion: string): string => (apiVersion.includes('/') ? (apiVersion.split('/')[1] ?? '') : apiVersion);
 
 function kindInfo(apiVersion: string, kind: string): KindInfo | undefined {
   return Object.values(Kinds).find((k: KindInfo) => k.kind === kind && (k.apiVersion === apiVersion || (k.alsoServed ?? []).includes(apiVersion)));
@@ -80,16 +89,23 @@ async function stepSpec(ctx: ReconcileContext, p: AppProject): Promise<Target> {
   const pname = p.metadata.name;
   if (src.chart || src.helm) {
     if (integrityPolicyFor(p, src.repoURL ?? '').kind !== 'open') {
-      throw stalled('ComparisonError', 'VerificationUnsupported',
+      throw stalled(
+        'ComparisonError',
+        'VerificationUnsupported',
         `Signature verification works for Git repositories only: chart ${JSON.stringify(src.chart ?? '')} from ${JSON.stringify(src.repoURL ?? '')} cannot be verified, and project ${pname} enforces signatures; use a Git source`,
-        { syncError: true, eventReason: 'ResourceComparison' });
+        { syncError: true, eventReason: 'ResourceComparison' },
+      );
     }
     throw stalled('InvalidSpecError', 'HelmUnsupported', `Helm chart sources are not supported; use a Git source with manifests in source.path`);
   }
   if (!src.repoURL) throw stalled('InvalidSpecError', 'InvalidSpec', 'spec.source.repoURL is required');
   const repo = normalizeRepoURL(src.repoURL);
   if (repo.error !== undefined) {
-    throw stalled('InvalidSpecError', 'InvalidSpec', `spec.source.repoURL ${JSON.stringify(src.repoURL)} is refused: ${repo.error}; write the repository's URL without them`);
+    throw stalled(
+      'InvalidSpecError',
+      'InvalidSpec',
+      `spec.source.repoURL ${JSON.stringify(src.repoURL)} is refused: ${repo.error}; write the repository's URL without them`,
+    );
   }
   if (!sourceRepoAllowed(p, src.repoURL)) {
     throw stalled('InvalidSpecError', 'SourceNotPermitted', `application repo ${src.repoURL} is not permitted in project '${pname}'`);
@@ -98,8 +114,7 @@ async function stepSpec(ctx: ReconcileContext, p: AppProject): Promise<Target> {
   const ns = ctx.app.spec?.destination?.namespace ?? '';
   if (!server) throw stalled('InvalidSpecError', 'InvalidSpec', 'spec.destination.server is required');
   if (!destinationAllowed(p, server, ns)) {
-    throw stalled('InvalidSpecError', 'DestinationNotPermitted',
-      `application destination {${server} ${ns}} is not permitted in project '${pname}'`);
+    throw stalled('InvalidSpecError', 'DestinationNotPermitted', `application destination {${server} ${ns}} is not permitted in project '${pname}'`);
   }
   const { invalid } = signatureKeyIDs(p);
   if (invalid.length > 0) {
@@ -107,7 +122,11 @@ async function stepSpec(ctx: ReconcileContext, p: AppProject): Promise<Target> {
   }
   const badSsh = sshSignerRules(p).invalid;
   if (badSsh.length > 0) {
-    throw stalled('InvalidSpecError', 'InvalidSignatureKey', `project '${pname}' lists sshSigners ${badSsh.join(', ')}: each needs a fingerprint "SHA256:<43 base64 characters>" and/or a principal`);
+    throw stalled(
+      'InvalidSpecError',
+      'InvalidSignatureKey',
+      `project '${pname}' lists sshSigners ${badSsh.join(', ')}: each needs a fingerprint "SHA256:<43 base64 characters>" and/or a principal`,
+    );
   }
   const dest = ctx.deps.destination(server);
   if (!dest) throw waiting('InvalidSpecError', 'UnknownDestination', `destination server ${server} is not a known cluster`);
@@ -144,9 +163,12 @@ async function verifyHead(ctx: ReconcileContext, target: Target, r: ResolvedRevi
   const { ring, version } = ctx.deps.keyring();
   const ssh = ctx.deps.sshSigners?.();
   // enforced: SSH signers only as the project's sshSigners allow (none listed, none allowed); else every allowed signer is shown as valid
-  const sshRules = policy ? policy.sshRules ?? [] : undefined;
+  const sshRules = policy ? (policy.sshRules ?? []) : undefined;
   const opts: VerifyOptions = {
-    now: ctx.deps.now(), ...(policy ? { rules: policy.rules } : {}), ...(ssh ? { sshSigners: ssh.signers } : {}), ...(sshRules ? { sshRules } : {}),
+    now: ctx.deps.now(),
+    ...(policy ? { rules: policy.rules } : {}),
+    ...(ssh ? { sshSigners: ssh.signers } : {}),
+    ...(sshRules ? { sshRules } : {}),
   };
   const cacheKey = `${r.verifyType}:${r.verifySha}|${version}|${policy?.key ?? '*'}|ssh:${ssh?.version ?? 0}`;
   let result = ctx.deps.verifyCache.get(cacheKey);
@@ -186,12 +208,23 @@ async function stepVerify(ctx: ReconcileContext, p: AppProject, target: Target, 
   const policy = lookup.kind === 'enforced' ? lookup.policy : undefined;
   const enforced = policy !== undefined || lookup.kind === 'conflict';
   const status = (x: { status: VerificationStatus; keyID: string; primaryKeyID: string; signer: string; message: string }): SignatureStatus => ({
-    status: x.status, keyID: x.keyID, primaryKeyID: x.primaryKeyID, signer: x.signer, message: x.message,
-    verifiedObject: r.verifyType, objectSHA: r.verifySha, enforced, ...(policy ? { mode: policy.mode, policy: policy.name } : {}),
+    status: x.status,
+    keyID: x.keyID,
+    primaryKeyID: x.primaryKeyID,
+    signer: x.signer,
+    message: x.message,
+    verifiedObject: r.verifyType,
+    objectSHA: r.verifySha,
+    enforced,
+    ...(policy ? { mode: policy.mode, policy: policy.name } : {}),
   });
   if (policy && r.verifyType === 'tag') {
     const misnamed = await tagNameRefusal(ctx, target, r);
-    if (misnamed) return { signature: status({ ...EMPTY_RESULT, status: 'not-allowed', message: misnamed }), refusal: { kind: 'policy-conflict', message: misnamed, reason: 'SignatureTagNameMismatch' } };
+    if (misnamed)
+      return {
+        signature: status({ ...EMPTY_RESULT, status: 'not-allowed', message: misnamed }),
+        refusal: { kind: 'policy-conflict', message: misnamed, reason: 'SignatureTagNameMismatch' },
+      };
   }
   if (policy?.mode !== 'strict' || r.verifyType === 'tag') {
     const result = await verifyHead(ctx, target, r, policy);
@@ -221,12 +254,20 @@ async function tagNameRefusal(ctx: ReconcileContext, target: Target, r: Resolved
   const signedName = /^tag (.*)$/m.exec(header)?.[1];
   const refName = r.ref.startsWith('refs/tags/') ? r.ref.slice('refs/tags/'.length) : undefined;
   if (signedName !== undefined && signedName === refName) return undefined;
-  return `Annotated tag ${r.verifySha} was signed as tag ${JSON.stringify(signedName ?? '')} but is found as ${r.ref}; `
-    + 'a signed tag is trusted only under the name it was signed with: push it under its own name or sign a new tag';
+  return (
+    `Annotated tag ${r.verifySha} was signed as tag ${JSON.stringify(signedName ?? '')} but is found as ${r.ref}; ` +
+    'a signed tag is trusted only under the name it was signed with: push it under its own name or sign a new tag'
+  );
 }
 
 /** Strict mode's history check; `signature` is the annotated tag's (already valid), else the commit's comes from the check. */
-async function strictHistory(ctx: ReconcileContext, target: Target, r: ResolvedRevision, policy: IntegrityPolicy, tagSignature: SignatureStatus | undefined): Promise<Verified> {
+async function strictHistory(
+  ctx: ReconcileContext,
+  target: Target,
+  r: ResolvedRevision,
+  policy: IntegrityPolicy,
+  tagSignature: SignatureStatus | undefined,
+): Promise<Verified> {
   const { ring, version } = ctx.deps.keyring();
   const now = ctx.deps.now();
   const t0 = performance.now();
@@ -235,10 +276,21 @@ async function strictHistory(ctx: ReconcileContext, target: Target, r: ResolvedR
   const h = await ctx.deps.history.verify(target.repoURL, r.commit, policy, ring, version, now, ssh);
   ctx.deps.metrics?.verifySeconds.observe((performance.now() - t0) / 1000);
   const own = judge(h.head, policy.rules, now.getTime());
-  const headResult = { status: own?.status ?? h.head.status, keyID: h.head.keyID, primaryKeyID: h.head.primaryKeyID, signer: h.head.signer, message: own?.message ?? h.head.message };
+  const headResult = {
+    status: own?.status ?? h.head.status,
+    keyID: h.head.keyID,
+    primaryKeyID: h.head.primaryKeyID,
+    signer: h.head.signer,
+    message: own?.message ?? h.head.message,
+  };
   ctx.deps.metrics?.verifications.inc({ outcome: headResult.status });
   const signature: SignatureStatus = tagSignature ?? {
-    ...headResult, verifiedObject: 'commit', objectSHA: r.commit, enforced: true, mode: policy.mode, policy: policy.name,
+    ...headResult,
+    verifiedObject: 'commit',
+    objectSHA: r.commit,
+    enforced: true,
+    mode: policy.mode,
+    policy: policy.name,
   };
   signature.commitsChecked = h.commitsChecked;
   if (h.seals.length > 0) signature.seals = h.seals;
@@ -254,7 +306,7 @@ async function strictHistory(ctx: ReconcileContext, target: Target, r: ResolvedR
 /** A refusal stalls the sync: Sync Error, the ResourceComparison Event every refusal records (docs/gitops.md "Refusals") and an Event with the refusal's own reason. */
 function enforceSignature(v: Verified): void {
   if (!v.refusal) return;
-  const reason = v.refusal.kind === 'policy-conflict' ? v.refusal.reason ?? 'SourceIntegrityPolicyConflict' : SIGNATURE_FAILURES[v.refusal.kind].reason;
+  const reason = v.refusal.kind === 'policy-conflict' ? (v.refusal.reason ?? 'SourceIntegrityPolicyConflict') : SIGNATURE_FAILURES[v.refusal.kind].reason;
   throw stalled('ComparisonError', reason, v.refusal.message, { syncError: true, eventReason: 'ResourceComparison', ownEvent: true });
 }
 
@@ -288,15 +340,20 @@ async function stepRender(ctx: ReconcileContext, p: AppProject, target: Target, 
     if (namespaced) {
       o.metadata.namespace ||= destNs || 'default';
       if (!destinationAllowed(p, server, o.metadata.namespace)) {
-        throw stalled('SyncError', 'DestinationNotPermitted',
-          `namespace ${o.metadata.namespace} of ${o.kind}/${o.metadata.name} is not permitted in project '${p.metadata.name}'`, { syncError: true });
+        throw stalled(
+          'SyncError',
+          'DestinationNotPermitted',
+          `namespace ${o.metadata.namespace} of ${o.kind}/${o.metadata.name} is not permitted in project '${p.metadata.name}'`,
+          { syncError: true },
+        );
       }
     } else {
       delete o.metadata.namespace;
     }
     if (!resourceAllowed(p, group, o.kind, namespaced)) {
-      throw stalled('SyncError', 'ResourceNotPermitted',
-        `resource ${group}:${o.kind} "${o.metadata.name}" is not permitted in project ${p.metadata.name}`, { syncError: true });
+      throw stalled('SyncError', 'ResourceNotPermitted', `resource ${group}:${o.kind} "${o.metadata.name}" is not permitted in project ${p.metadata.name}`, {
+        syncError: true,
+      });
     }
     o.metadata.labels = { ...(o.metadata.labels ?? {}), [TRACKING_LABEL]: ctx.app.metadata.name };
   }
@@ -327,7 +384,14 @@ async function stepCompare(ctx: ReconcileContext, target: Target, desired: KubeO
     const { metadata, status: _s, ...body } = o;
     const same = live !== undefined && contains(live, body) && contains(live.metadata.labels ?? {}, metadata.labels ?? {});
     if (!same) outOfSync = true;
-    resources.push({ group: groupOf(o.apiVersion), version: versionOf(o.apiVersion), kind: o.kind, namespace: o.metadata.namespace ?? '', name: o.metadata.name, status: same ? 'Synced' : 'OutOfSync' });
+    resources.push({
+      group: groupOf(o.apiVersion),
+      version: versionOf(o.apiVersion),
+      kind: o.kind,
+      namespace: o.metadata.namespace ?? '',
+      name: o.metadata.name,
+      status: same ? 'Synced' : 'OutOfSync',
+    });
   }
   const want = new Set(resources.map(resKey));
   const previous = ctx.app.status?.resources ?? [];
@@ -337,7 +401,13 @@ async function stepCompare(ctx: ReconcileContext, target: Target, desired: KubeO
 }
 
 /** Apply (and prune) when a sync is due; the comparison as the sync left it, and whether it ran. */
-async function stepSync(ctx: ReconcileContext, target: Target, resolved: ResolvedRevision, desired: KubeObject[], compared: Comparison): Promise<{ comparison: Comparison; synced: boolean }> {
+async function stepSync(
+  ctx: ReconcileContext,
+  target: Target,
+  resolved: ResolvedRevision,
+  desired: KubeObject[],
+  compared: Comparison,
+): Promise<{ comparison: Comparison; synced: boolean }> {
   const policy = ctx.app.spec?.syncPolicy;
   const automated = policy?.automated ?? undefined;
   const lastOp = ctx.app.status?.operationState;
@@ -346,10 +416,12 @@ async function stepSync(ctx: ReconcileContext, target: Target, resolved: Resolve
   const auto = automated !== undefined && automated !== null;
   // a new target after a failed or refused attempt is synced even when the live state already
   // matches it: the last operation then speaks of this revision, not of the one it refused
-  const retargetAfterFailure = auto && lastOp !== undefined && lastOp.phase !== 'Succeeded'
-    && (lastOp.operation?.sync.revision ?? '') !== revision && lastSynced !== revision;
-  const should = ctx.manualSync || retargetAfterFailure || (auto && compared.outOfSync
-    && (revision !== lastSynced || automated.selfHeal === true || lastSynced === undefined));
+  const retargetAfterFailure =
+    auto && lastOp !== undefined && lastOp.phase !== 'Succeeded' && (lastOp.operation?.sync.revision ?? '') !== revision && lastSynced !== revision;
+  const should =
+    ctx.manualSync ||
+    retargetAfterFailure ||
+    (auto && compared.outOfSync && (revision !== lastSynced || automated.selfHeal === true || lastSynced === undefined));
   if (!should) return { comparison: compared, synced: false };
   const dest = target.dest;
   let toPrune = compared.toPrune;
@@ -362,7 +434,9 @@ async function stepSync(ctx: ReconcileContext, target: Target, resolved: Resolve
         if (createNs) {
           await dest.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } }, { fieldManager: FIELD_MANAGER });
         } else if (ns !== 'default' && !desired.some((o) => o.kind === 'Namespace' && o.metadata.name === ns)) {
-          throw stalled('SyncError', 'NamespaceNotFound', `namespaces "${ns}" not found; create it or add the sync option CreateNamespace=true`, { syncError: true });
+          throw stalled('SyncError', 'NamespaceNotFound', `namespaces "${ns}" not found; create it or add the sync option CreateNamespace=true`, {
+            syncError: true,
+          });
         }
       }
     }
@@ -458,11 +532,20 @@ export async function reconcileApplication(app: Application, deps: ReconcileDeps
   let result: ReconcileOutcome['result'] = 'compared';
   if (failure) {
     const old = (prev.conditions ?? []).find((c) => c.type === failure!.conditionType && c.message === failure!.message);
-    status.conditions = [...keep, { type: failure.conditionType, status: 'True', reason: failure.reason, message: failure.message, lastTransitionTime: old?.lastTransitionTime ?? now }];
+    status.conditions = [
+      ...keep,
+      { type: failure.conditionType, status: 'True', reason: failure.reason, message: failure.message, lastTransitionTime: old?.lastTransitionTime ?? now },
+    ];
     const lastResult = prev.operationState?.syncResult;
     const attempted = seen.revision;
-    const errorOp = { phase: 'Error' as const, message: failure.message, startedAt: started, finishedAt: now,
-      operation: { sync: attempted ? { revision: attempted } : {} }, ...(lastResult ? { syncResult: lastResult } : {}) };
+    const errorOp = {
+      phase: 'Error' as const,
+      message: failure.message,
+      startedAt: started,
+      finishedAt: now,
+      operation: { sync: attempted ? { revision: attempted } : {} },
+      ...(lastResult ? { syncResult: lastResult } : {}),
+    };
     // status.sync speaks of the revision the target resolves to now (the one refused), never
     // of an earlier one: the last good revision stays in operationState.syncResult and history
     const { revision: _before, ...sync } = prev.sync ?? {};
@@ -482,18 +565,26 @@ export async function reconcileApplication(app: Application, deps: ReconcileDeps
       result = 'failed';
     }
     if (failure.opts.eventReason) events.push({ type: 'Warning', reason: failure.opts.eventReason, message: failure.message });
-    if (failure.opts.ownEvent && failure.reason !== failure.opts.eventReason) events.push({ type: 'Warning', reason: failure.reason, message: failure.message });
+    if (failure.opts.ownEvent && failure.reason !== failure.opts.eventReason)
+      events.push({ type: 'Warning', reason: failure.reason, message: failure.message });
   } else if (done) {
     status.conditions = keep;
     const { comparison, signature } = done;
     const revision = done.resolved.commit;
-    status.sync = { status: comparison.outOfSync ? 'OutOfSync' : 'Synced', revision, comparedTo: { ...(src ? { source: src } : {}), ...(destination ? { destination } : {}) } };
+    status.sync = {
+      status: comparison.outOfSync ? 'OutOfSync' : 'Synced',
+      revision,
+      comparedTo: { ...(src ? { source: src } : {}), ...(destination ? { destination } : {}) },
+    };
     status.resources = comparison.resources;
     status.health = { status: comparison.resources.every((r) => r.status === 'Synced') ? 'Healthy' : 'Missing' };
     if (done.synced) {
       const signer = signature.status === 'valid' ? `${signature.signer} (${signature.keyID})` : undefined;
       status.operationState = {
-        phase: 'Succeeded', message: 'successfully synced (all tasks run)', startedAt: started, finishedAt: now,
+        phase: 'Succeeded',
+        message: 'successfully synced (all tasks run)',
+        startedAt: started,
+        finishedAt: now,
         operation: { sync: { revision } },
         syncResult: { revision, ...(signer ? { signer } : {}), resources: comparison.resources },
       };

@@ -68,7 +68,10 @@ export function normalizeRepoURL(raw: string): NormalizedRepoURL {
   if (/%2f|%5c/.test(path)) return { error: 'its path has an encoded "/" or "\\"' };
   if (path.split('/').some((seg) => seg === '.' || seg === '..')) return { error: 'its path has a "." or ".." segment' };
   if (m) path = path.replace(/\/{2,}/g, '/');
-  path = path.replace(/\/+$/, '').replace(/\.git$/, '').replace(/\/+$/, '');
+  path = path
+    .replace(/\/+$/, '')
+    .replace(/\.git$/, '')
+    .replace(/\/+$/, '');
   return { url: `${prefix}${path}${tail}` };
 }
 
@@ -90,7 +93,10 @@ export function sameRepoURL(a: string, b: string): boolean {
 }
 
 /** git's `url.<base>.insteadOf <prefix>` rules given through the environment (GIT_CONFIG_COUNT, GIT_CONFIG_KEY_n, GIT_CONFIG_VALUE_n) */
-export interface InsteadOf { base: string; prefix: string }
+export interface InsteadOf {
+  base: string;
+  prefix: string;
+}
 
 export function insteadOfRules(env: NodeJS.ProcessEnv): InsteadOf[] {
   const n = Number(env['GIT_CONFIG_COUNT'] ?? 0);

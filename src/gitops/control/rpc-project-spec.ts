@@ -49,14 +49,22 @@ function keepUnwiredInList(desc: DescMessage, incoming: unknown[], stored: unkno
   const now = incoming.map((e) => seen(desc, e));
   const pair: (number | undefined)[] = incoming.map(() => undefined);
   const used = new Set<number>();
-  const take = (i: number, j: number): void => { pair[i] = j; used.add(j); };
-  incoming.forEach((_, i) => { if (i < stored.length && now[i] !== undefined && now[i] === was[i]) take(i, i); });
+  const take = (i: number, j: number): void => {
+    pair[i] = j;
+    used.add(j);
+  };
+  incoming.forEach((_, i) => {
+    if (i < stored.length && now[i] !== undefined && now[i] === was[i]) take(i, i);
+  });
   incoming.forEach((_, i) => {
     if (pair[i] !== undefined || now[i] === undefined) return;
     const j = was.findIndex((w, j2) => !used.has(j2) && w === now[i]);
     if (j >= 0) take(i, j);
   });
-  if (incoming.length >= stored.length) incoming.forEach((_, i) => { if (pair[i] === undefined && i < stored.length && !used.has(i)) take(i, i); });
+  if (incoming.length >= stored.length)
+    incoming.forEach((_, i) => {
+      if (pair[i] === undefined && i < stored.length && !used.has(i)) take(i, i);
+    });
   return incoming.map((e, i) => {
     const j = pair[i];
     const s = j === undefined ? undefined : stored[j];

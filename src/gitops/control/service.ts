@@ -56,7 +56,10 @@ export async function startGitOpsService(opts: GitOpsServiceOptions): Promise<Gi
   const loginLimits = opts.loginLimits ?? loginLimitsFromEnv();
   const account = await ensureAdminSecret(opts.store, namespace, opts.initialPasswordFile ? { initialPasswordFile: opts.initialPasswordFile } : {});
   const controller = new GitOpsController({
-    store: opts.store, namespace, stateDir: opts.stateDir, log,
+    store: opts.store,
+    namespace,
+    stateDir: opts.stateDir,
+    log,
     ...(opts.destinations ? { destinations: opts.destinations } : {}),
     ...(opts.pollIntervalMs ? { pollIntervalMs: opts.pollIntervalMs } : {}),
     metrics: createGitOpsMetrics(opts.registry),
@@ -65,14 +68,20 @@ export async function startGitOpsService(opts: GitOpsServiceOptions): Promise<Gi
   const host = opts.host ?? '127.0.0.1';
   const tls = opts.tls === true ? await ensureServingCertificate(opts.store, namespace, [host, '127.0.0.1', 'localhost']) : opts.tls || undefined;
   const api = await startApiServer({
-    controller, account, host, port: opts.port ?? 8080, log, ...(tls ? { tls } : {}),
+    controller,
+    account,
+    host,
+    port: opts.port ?? 8080,
+    log,
+    ...(tls ? { tls } : {}),
     webhookSecrets: () => readWebhookSecrets(opts.store, namespace),
     loginLimits,
     ...(opts.mounts ? { mounts: opts.mounts } : {}),
   });
   log.info({ url: api.url, namespace }, 'GitOps API listening');
   return {
-    controller, api,
+    controller,
+    api,
     async close() {
       await api.close();
       await controller.stop();

@@ -44,7 +44,7 @@ export type PolicyLookup =
 /** The glob as compared: reduced as a URL is (a glob that is no URL: trimmed, lower case). */
 function patternIdentity(pattern: string): string {
   const t = pattern.trim();
-  return t === '*' ? '*' : repoIdentity(t).url ?? t.toLowerCase();
+  return t === '*' ? '*' : (repoIdentity(t).url ?? t.toLowerCase());
 }
 
 /**
@@ -82,7 +82,11 @@ export function integrityPolicyFor(project: AppProject, repoURL: string): Policy
     const policies = si.git?.policies ?? [];
     const id = repoIdentity(repoURL);
     if (id.error !== undefined && (policies.length > 0 || si.git?.requireMatch === true)) {
-      return { kind: 'conflict', reason: 'SourceIntegrityPolicyConflict', message: `repo URL ${repoURL} cannot be matched against the source integrity policies of project '${pname}': ${id.error}` };
+      return {
+        kind: 'conflict',
+        reason: 'SourceIntegrityPolicyConflict',
+        message: `repo URL ${repoURL} cannot be matched against the source integrity policies of project '${pname}': ${id.error}`,
+      };
     }
     const hits = policies.map((p, i) => ({ p, i })).filter(({ p }) => p && policyMatches(p, repoURL));
     if (hits.length === 0) {
@@ -102,8 +106,9 @@ export function integrityPolicyFor(project: AppProject, repoURL: string): Policy
       return {
         kind: 'conflict',
         reason: 'SourceIntegrityPolicyConflict',
-        message: `multiple (${hits.length}) git source integrity policies of project '${pname}' match repo URL ${repoURL} `
-          + `(policies ${hits.map((h) => h.i).join(', ')}); change their repos so that one matches`,
+        message:
+          `multiple (${hits.length}) git source integrity policies of project '${pname}' match repo URL ${repoURL} ` +
+          `(policies ${hits.map((h) => h.i).join(', ')}); change their repos so that one matches`,
       };
     }
     const { p, i } = hits[0]!;
@@ -121,5 +126,14 @@ export function integrityPolicyFor(project: AppProject, repoURL: string): Policy
   const { ids } = signatureKeyIDs(project);
   if ((project.spec?.signatureKeys ?? []).length === 0 && !ssh) return { kind: 'open', why: `project '${pname}' lists no signatureKeys or sshSigners` };
   const rules: SignerRules = { allowedKeyIDs: ids, allowedBy: "the project's signatureKeys" };
-  return { kind: 'enforced', policy: { name: ssh && ids.length === 0 ? 'sshSigners' : 'signatureKeys', mode: 'head', rules, ...sshPart, key: `${pname}|signatureKeys|${ids.join(',')}${sshKey}` } };
+  return {
+    kind: 'enforced',
+    policy: {
+      name: ssh && ids.length === 0 ? 'sshSigners' : 'signatureKeys',
+      mode: 'head',
+      rules,
+      ...sshPart,
+      key: `${pname}|signatureKeys|${ids.join(',')}${sshKey}`,
+    },
+  };
 }

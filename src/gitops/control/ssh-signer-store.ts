@@ -12,7 +12,13 @@ import { E } from '../../base/errors/index.js';
 import { silentLogger } from '../../base/log/index.js';
 import { SSH_SIGNERS_CM } from '../../platform/resources/index.js';
 import {
-  AllowedSigners, describeSshKey, normalizeFingerprint, parseAllowedSignerLine, sshKeyText, type AllowedSigner, type AllowedSignerProblem,
+  AllowedSigners,
+  describeSshKey,
+  normalizeFingerprint,
+  parseAllowedSignerLine,
+  sshKeyText,
+  type AllowedSigner,
+  type AllowedSignerProblem,
 } from '../../platform/signatures/index.js';
 import type { ResourceStore } from '../../platform/store/index.js';
 import { ConfigMapStore } from './configmap-store.js';
@@ -41,11 +47,16 @@ const rfc3339 = (secs: number): string => new Date(secs * 1000).toISOString().re
 
 export function signerInfo(e: AllowedSigner): SshSignerInfo {
   return {
-    fingerprint: e.key.fingerprint, keyType: describeSshKey(e.key), principals: e.principals, certAuthority: e.certAuthority,
+    fingerprint: e.key.fingerprint,
+    keyType: describeSshKey(e.key),
+    principals: e.principals,
+    certAuthority: e.certAuthority,
     ...(e.namespaces !== undefined ? { namespaces: e.namespaces } : {}),
     ...(e.validAfter !== undefined ? { validAfter: rfc3339(e.validAfter) } : {}),
     ...(e.validBefore !== undefined ? { validBefore: rfc3339(e.validBefore) } : {}),
-    publicKey: sshKeyText(e.key), comment: e.comment, line: e.text,
+    publicKey: sshKeyText(e.key),
+    comment: e.comment,
+    line: e.text,
   };
 }
 
@@ -72,11 +83,17 @@ export class SshSignerStore extends ConfigMapStore {
     const signers = AllowedSigners.parse(data[ALLOWED_SIGNERS_KEY] ?? '');
     const problems = [...signers.problems];
     for (const k of Object.keys(data)) {
-      if (k !== ALLOWED_SIGNERS_KEY) problems.push({ line: 0, text: k, reason: `entry ${JSON.stringify(k)} is not read; put every line in the entry "${ALLOWED_SIGNERS_KEY}"` });
+      if (k !== ALLOWED_SIGNERS_KEY)
+        problems.push({ line: 0, text: k, reason: `entry ${JSON.stringify(k)} is not read; put every line in the entry "${ALLOWED_SIGNERS_KEY}"` });
     }
     this.signers = signers;
     this.problems = problems;
-    return problems.map((p) => ({ reason: 'InvalidSshSignerEntry', message: p.reason, logMessage: `ignoring SSH allowed signers line: ${p.reason}`, log: { line: p.line } }));
+    return problems.map((p) => ({
+      reason: 'InvalidSshSignerEntry',
+      message: p.reason,
+      logMessage: `ignoring SSH allowed signers line: ${p.reason}`,
+      log: { line: p.line },
+    }));
   }
 
   list(): SshSignerInfo[] {
@@ -103,7 +120,11 @@ export class SshSignerStore extends ConfigMapStore {
       const have = new Set(current.map(lineFingerprint).filter((f): f is string => f !== undefined));
       const incoming = new Set(entries.map((e) => e.key.fingerprint));
       let kept = current;
-      if (upsert) kept = current.filter((l) => { const f = lineFingerprint(l); return f === undefined || !incoming.has(f); });
+      if (upsert)
+        kept = current.filter((l) => {
+          const f = lineFingerprint(l);
+          return f === undefined || !incoming.has(f);
+        });
       const added: string[] = [];
       created.length = 0;
       skipped.length = 0;
@@ -125,11 +146,13 @@ export class SshSignerStore extends ConfigMapStore {
     // a '+' in a query string that was not percent-encoded arrives as a space; fingerprints have none
     const fp = normalizeFingerprint(fingerprint.trim().replace(/ /g, '+'));
     let found = false;
-    await this.modify((current) => current.filter((l) => {
-      const hit = lineFingerprint(l) === fp;
-      if (hit) found = true;
-      return !hit;
-    }));
+    await this.modify((current) =>
+      current.filter((l) => {
+        const hit = lineFingerprint(l) === fp;
+        if (hit) found = true;
+        return !hit;
+      }),
+    );
     if (!found) throw E.sshSignerNotFound(fp);
   }
 

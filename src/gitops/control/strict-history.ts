@@ -24,7 +24,16 @@
 // history is long, V is computed exactly from `git rev-list --topo-order --parents`, and
 // the refusal names the oldest failing commit in V (the first that broke the chain), with
 // its author and why, and how many others fail.
-import type { AllowedSigners, Keyring, SignatureFailureKind, SignerRules, SshSignerRule, VerificationResult, VerificationStatus, VerifyOptions } from '../../platform/signatures/index.js';
+import type {
+  AllowedSigners,
+  Keyring,
+  SignatureFailureKind,
+  SignerRules,
+  SshSignerRule,
+  VerificationResult,
+  VerificationStatus,
+  VerifyOptions,
+} from '../../platform/signatures/index.js';
 import { aboutSubject, checkSigner, expiredMessage, failureKind, isSshKeyID, verifyCommitSignatures } from '../../platform/signatures/index.js';
 
 /** SSH signatures in a history: the allowed signers (with a version for the caches) and the project's sshSigners. */
@@ -108,7 +117,10 @@ export function judge(v: CommitVerdict, rules: SignerRules, now: number): Policy
 /** judge() of each verdict once per check, however many passes ask (the policy and `now` are the check's). */
 class Judged {
   private readonly m = new Map<CommitVerdict, PolicyFailure | undefined>();
-  constructor(private readonly rules: SignerRules, private readonly now: number) {}
+  constructor(
+    private readonly rules: SignerRules,
+    private readonly now: number,
+  ) {}
   of(v: CommitVerdict): PolicyFailure | undefined {
     if (this.m.has(v)) return this.m.get(v);
     const f = judge(v, this.rules, this.now);
@@ -159,7 +171,10 @@ export class HistoryVerifier {
   /** `${url}|${policyKey}|${ringVersion}` -> targets whose whole ancestry passed */
   private readonly tips = new Map<string, { id: string; until: number }[]>();
 
-  constructor(private readonly source: CommitSource, opts: HistoryVerifierOptions = {}) {
+  constructor(
+    private readonly source: CommitSource,
+    opts: HistoryVerifierOptions = {},
+  ) {
     this.verdicts = new Bounded(opts.maxVerdicts ?? 100_000);
     this.okUntil = new Bounded(opts.maxMemo ?? 100_000);
   }
@@ -208,7 +223,14 @@ export class HistoryVerifier {
   }
 
   /** One chunk: parsed here, the public-key checks of many on the thread pool (verifyCommitSignatures). */
-  private async check(ids: readonly string[], raws: readonly (Buffer | undefined)[], ring: Keyring, ringVersion: number | string, opts: VerifyOptions, made: Map<string, CommitVerdict>): Promise<void> {
+  private async check(
+    ids: readonly string[],
+    raws: readonly (Buffer | undefined)[],
+    ring: Keyring,
+    ringVersion: number | string,
+    opts: VerifyOptions,
+    made: Map<string, CommitVerdict>,
+  ): Promise<void> {
     const present: Buffer[] = [];
     for (const raw of raws) if (raw) present.push(raw);
     const results = await verifyCommitSignatures(present, ring, opts);
@@ -220,7 +242,15 @@ export class HistoryVerifier {
   }
 
   /** Strict mode for one target commit under one policy. */
-  async verify(url: string, target: string, policy: { key: string; rules: SignerRules }, ring: Keyring, keyringVersion: number, nowDate: Date, ssh?: SshTrust): Promise<HistoryOutcome> {
+  async verify(
+    url: string,
+    target: string,
+    policy: { key: string; rules: SignerRules },
+    ring: Keyring,
+    keyringVersion: number,
+    nowDate: Date,
+    ssh?: SshTrust,
+  ): Promise<HistoryOutcome> {
     const now = nowDate.getTime();
     // verdicts depend on the keyring and, for SSH-signed commits, on the allowed signers and sshSigners
     const ringVersion = ssh ? `${keyringVersion}|ssh${ssh.version}|${JSON.stringify(ssh.rules ?? null)}` : keyringVersion;
@@ -282,18 +312,24 @@ export class HistoryVerifier {
       while (stack.length > 0) {
         const top = stack[stack.length - 1]!;
         const v = set.get(top.id)!;
-        if (state.has(top.id)) { stack.pop(); continue; }
+        if (state.has(top.id)) {
+          stack.pop();
+          continue;
+        }
         const seal = isGoodSeal(v, now);
         if (!seal && top.i < v.parents.length) {
           const p = v.parents[top.i++]!;
           if (set.has(p) && !state.has(p)) stack.push({ id: p, i: 0 });
           continue;
         }
-        const good = judged.of(v) === undefined && (seal || v.parents.every((p) => {
-          if (set.has(p)) return state.get(p) === true;
-          if ((this.okUntil.get(memo + p) ?? 0) > now) return true;
-          return outsideIsGood === 'all' || outsideIsGood.has(p);
-        }));
+        const good =
+          judged.of(v) === undefined &&
+          (seal ||
+            v.parents.every((p) => {
+              if (set.has(p)) return state.get(p) === true;
+              if ((this.okUntil.get(memo + p) ?? 0) > now) return true;
+              return outsideIsGood === 'all' || outsideIsGood.has(p);
+            }));
         state.set(top.id, good);
         if (good) ok.add(top.id);
         stack.pop();
@@ -305,11 +341,33 @@ export class HistoryVerifier {
   }
 
   /** V exactly as Argo CD computes it, from git's ancestry of the target. */
-  private async exact(url: string, target: string, head: CommitVerdict, policy: { key: string; rules: SignerRules }, judged: Judged, ring: Keyring, ringVersion: number | string, now: number, memo: string, ssh?: SshTrust): Promise<HistoryOutcome> {
+  private async exact(
+    url: string,
+    target: string,
+    head: CommitVerdict,
+    policy: { key: string; rules: SignerRules },
+    judged: Judged,
+    ring: Keyring,
+    ringVersion: number | string,
+    now: number,
+    memo: string,
+    ssh?: SshTrust,
+  ): Promise<HistoryOutcome> {
     const tipKey = `${url}|${policy.key}|${ringVersion}`;
     const tips = (this.tips.get(tipKey) ?? []).filter((t) => t.until > now);
-    const list = await this.source.ancestry(url, target, tips.map((t) => t.id));
-    const verdicts = await this.verdictsOf(url, list.map((x) => x.id), ring, ringVersion, now, ssh);
+    const list = await this.source.ancestry(
+      url,
+      target,
+      tips.map((t) => t.id),
+    );
+    const verdicts = await this.verdictsOf(
+      url,
+      list.map((x) => x.id),
+      ring,
+      ringVersion,
+      now,
+      ssh,
+    );
     const set = new Map<string, CommitVerdict>();
     list.forEach((x, i) => {
       // git's parents are authoritative (a commit object that cannot be parsed has none of its own)
@@ -326,7 +384,11 @@ export class HistoryVerifier {
       // ancestors*(good seals) inside the listed commits
       const excluded = new Set<string>();
       const queue: string[] = [];
-      for (const [id, v] of set) if (isGoodSeal(v, now)) { seals.push(id); queue.push(id); }
+      for (const [id, v] of set)
+        if (isGoodSeal(v, now)) {
+          seals.push(id);
+          queue.push(id);
+        }
       while (queue.length > 0) {
         const id = queue.pop()!;
         if (excluded.has(id) || !set.has(id)) continue;
@@ -361,16 +423,26 @@ export class HistoryVerifier {
     const f = first.f!;
     const inHistory = first.id !== target;
     const subject = inHistory ? `History commit ${first.id} by ${v.author}` : 'Revision';
-    const scope = seals.length > 0
-      ? `every commit since the seal commit${seals.length > 1 ? 's' : ''} ${seals.map((s) => s.slice(0, 12)).join(', ')}`
-      : 'every commit down to the root';
+    const scope =
+      seals.length > 0
+        ? `every commit since the seal commit${seals.length > 1 ? 's' : ''} ${seals.map((s) => s.slice(0, 12)).join(', ')}`
+        : 'every commit down to the root';
     const more = failing.length > 1 ? `; ${failing.length - 1} more commit${failing.length > 2 ? 's' : ''} fail` : '';
-    const message = inHistory || failing.length > 1
-      ? `${aboutSubject(f.message, subject)} (strict mode: ${scope} must be signed by an allowed key${more})`
-      : f.message;
+    const message =
+      inHistory || failing.length > 1 ? `${aboutSubject(f.message, subject)} (strict mode: ${scope} must be signed by an allowed key${more})` : f.message;
     return {
-      head, commitsChecked: checked.length, seals,
-      failure: { kind: failureKind(f.status, inHistory), status: f.status, message, commit: first.id, author: v.author, keyID: v.keyID, failing: failing.length },
+      head,
+      commitsChecked: checked.length,
+      seals,
+      failure: {
+        kind: failureKind(f.status, inHistory),
+        status: f.status,
+        message,
+        commit: first.id,
+        author: v.author,
+        keyID: v.keyID,
+        failing: failing.length,
+      },
     };
   }
 
@@ -394,8 +466,18 @@ export class HistoryVerifier {
 function makeVerdict(id: string, r: VerificationResult | undefined): CommitVerdict {
   if (!r) {
     return {
-      id, parents: [], author: '(unknown)', committerEmail: '', seal: false, status: 'bad-signature', message: `Revision cannot be verified: commit ${id} is not in the repository`,
-      keyID: '', primaryKeyID: '', signer: '', identities: [], expires: Infinity,
+      id,
+      parents: [],
+      author: '(unknown)',
+      committerEmail: '',
+      seal: false,
+      status: 'bad-signature',
+      message: `Revision cannot be verified: commit ${id} is not in the repository`,
+      keyID: '',
+      primaryKeyID: '',
+      signer: '',
+      identities: [],
+      expires: Infinity,
     };
   }
   const c = r.commit;

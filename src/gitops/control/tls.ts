@@ -17,7 +17,10 @@ export function selfSignedCertificate(hosts: string[]): { cert: string; key: str
   cert.serialNumber = `01${randomBytes(8).toString('hex')}`;
   cert.validity.notBefore = new Date(Date.now() - 3600_000);
   cert.validity.notAfter = new Date(Date.now() + 365 * 24 * 3600_000);
-  const attrs = [{ name: 'commonName', value: 'strait-control' }, { name: 'organizationName', value: 'strait' }];
+  const attrs = [
+    { name: 'commonName', value: 'strait-control' },
+    { name: 'organizationName', value: 'strait' },
+  ];
   cert.setSubject(attrs);
   cert.setIssuer(attrs);
   cert.setExtensions([
@@ -37,9 +40,14 @@ export async function ensureServingCertificate(store: ResourceStore, namespace: 
   const k = s?.data?.['tls.key'];
   if (crt && k) return { cert: Buffer.from(crt, 'base64').toString(), key: Buffer.from(k, 'base64').toString() };
   const made = selfSignedCertificate(hosts);
-  await store.apply<Secret>({
-    apiVersion: 'v1', kind: 'Secret', metadata: { name: ADMIN_SECRET, namespace },
-    data: { ...(s?.data ?? {}), 'tls.crt': Buffer.from(made.cert).toString('base64'), 'tls.key': Buffer.from(made.key).toString('base64') },
-  }, { fieldManager: 'strait-gitops' });
+  await store.apply<Secret>(
+    {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: ADMIN_SECRET, namespace },
+      data: { ...(s?.data ?? {}), 'tls.crt': Buffer.from(made.cert).toString('base64'), 'tls.key': Buffer.from(made.key).toString('base64') },
+    },
+    { fieldManager: 'strait-gitops' },
+  );
   return made;
 }

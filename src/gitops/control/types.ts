@@ -1,7 +1,10 @@
 // AppProject and Application as argoproj.io/v1alpha1 defines them (the fields strait uses).
 import type { KubeObject } from '../../platform/store/index.js';
 
-export interface GroupKind { group: string; kind: string }
+export interface GroupKind {
+  group: string;
+  kind: string;
+}
 
 export interface AppProjectSpec {
   description?: string;
@@ -105,7 +108,11 @@ export interface SignatureStatus {
 }
 
 export interface ApplicationStatus {
-  sync?: { status: 'Synced' | 'OutOfSync' | 'Sync Error' | 'Unknown'; revision?: string; comparedTo?: { source?: ApplicationSource; destination?: ApplicationSpec['destination'] } };
+  sync?: {
+    status: 'Synced' | 'OutOfSync' | 'Sync Error' | 'Unknown';
+    revision?: string;
+    comparedTo?: { source?: ApplicationSource; destination?: ApplicationSpec['destination'] };
+  };
   health?: { status: 'Healthy' | 'Missing' | 'Degraded' | 'Unknown' };
   operationState?: {
     phase: 'Succeeded' | 'Error' | 'Failed';

@@ -8,25 +8,38 @@ import { BROKER_KINDS, openClusterStore } from './index.js';
 import { addKubeOptions, formatJson, isKubeMode, openKubeStore, parseOutputFormat, resolveStateDir, takesGlobals } from '../../platform/cli-kit/index.js';
 
 export function registerBrokerCommands(program: Command): void {
-  addKubeOptions(takesGlobals(program
-    .command('deploy-broker'), 'cluster', 'stateDir'))
-    .description('deploy the multicluster broker and write broker-info.subm: with a new IPsec PSK on a broker no cluster has joined, '
-      + 'with the cluster set\'s PSK on one that clusters have joined (one PSK per cluster set; --new-psk mints a new one, then every cluster joins again); '
-      + 'with --kubeconfig/--context, into the namespace submariner-k8s-broker of that API server')
+  addKubeOptions(takesGlobals(program.command('deploy-broker'), 'cluster', 'stateDir'))
+    .description(
+      'deploy the multicluster broker and write broker-info.subm: with a new IPsec PSK on a broker no cluster has joined, ' +
+        "with the cluster set's PSK on one that clusters have joined (one PSK per cluster set; --new-psk mints a new one, then every cluster joins again); " +
+        'with --kubeconfig/--context, into the namespace submariner-k8s-broker of that API server',
+    )
     .option('--file <path>', 'where to write the broker info', 'broker-info.subm')
     .option('--components <list>', 'enabled components, comma separated', 'service-discovery,connectivity')
     .option('--token-ttl <seconds>', 'lifetime of the broker token joined clusters use (Kubernetes mode)', String(365 * 24 * 3600))
     .option('--new-psk', 'mint a new IPsec PSK although clusters have joined with the current one: every joined cluster must then join again with the new file')
     .option('-o, --output <format>', 'output format: text or json', 'text')
     .action(async (_opts: unknown, cmd: Command) => {
-      const opts = cmd.optsWithGlobals<{ cluster: string; stateDir?: string; file: string; components: string; output: string; kubeconfig?: string; context?: string; tokenTtl: string; newPsk?: boolean }>();
+      const opts = cmd.optsWithGlobals<{
+        cluster: string;
+        stateDir?: string;
+        file: string;
+        components: string;
+        output: string;
+        kubeconfig?: string;
+        context?: string;
+        tokenTtl: string;
+        newPsk?: boolean;
+      }>();
       const format = parseOutputFormat(opts.output, ['text', 'json']);
-      const components = opts.components.split(',').map((c) => c.trim()).filter(Boolean);
+      const components = opts.components
+        .split(',')
+        .map((c) => c.trim())
+        .filter(Boolean);
       const ttl = Number(opts.tokenTtl);
-      if (!Number.isInteger(ttl) || ttl < 600) throw E.usage(`--token-ttl ${JSON.stringify(opts.tokenTtl)} must be a whole number of seconds, at least 600`, { value: opts.tokenTtl });
-      const access = isKubeMode(opts)
-        ? { kube: openKubeStore(opts) }
-        : { world: openClusterStore(resolveStateDir(opts.stateDir), 'broker') };
+      if (!Number.isInteger(ttl) || ttl < 600)
+        throw E.usage(`--token-ttl ${JSON.stringify(opts.tokenTtl)} must be a whole number of seconds, at least 600`, { value: opts.tokenTtl });
+      const access = isKubeMode(opts) ? { kube: openKubeStore(opts) } : { world: openClusterStore(resolveStateDir(opts.stateDir), 'broker') };
       const store = access.kube ?? access.world!.store;
       try {
         let info: DeployedBroker;
@@ -35,14 +48,22 @@ export function registerBrokerCommands(program: Command): void {
           // the broker holds Clusters, Endpoints, Gateways and ServiceImports: without their CRDs every join would fail
           // ... and the Broker object describing it (subctl show brokers)
           await access.kube.requireKinds([...BROKER_KINDS, MC_KINDS.Broker]);
-          const k = await deployKubernetesBroker(access.kube, { cluster: opts.cluster, components: components as never, tokenSeconds: ttl, newPsk: opts.newPsk === true });
+          const k = await deployKubernetesBroker(access.kube, {
+            cluster: opts.cluster,
+            components: components as never,
+            tokenSeconds: ttl,
+            newPsk: opts.newPsk === true,
+          });
           info = k;
           tokenExpires = k.tokenExpires;
         } else {
           const w = access.world!;
           info = await deployBroker(w.store, {
-            brokerURL: w.url, cluster: opts.cluster, ...(w.token ? { token: w.token } : {}),
-            components: components as never, newPsk: opts.newPsk === true,
+            brokerURL: w.url,
+            cluster: opts.cluster,
+            ...(w.token ? { token: w.token } : {}),
+            components: components as never,
+            newPsk: opts.newPsk === true,
           });
         }
         const text = encodeBrokerInfo(info);
@@ -50,22 +71,32 @@ export function registerBrokerCommands(program: Command): void {
         writeFileSync(file, text, { mode: 0o600 });
         chmodSync(file, 0o600);
         if (format === 'json') {
-          process.stdout.write(formatJson({
-            file, brokerURL: info.brokerURL, components: info.components, cluster: opts.cluster, pskBytes: info.ipsecPSK.length,
-            psk: info.pskKept ? 'kept' : 'new', joined: info.joined, ...(!info.pskKept && info.joined.length > 0 ? { mustJoinAgain: info.joined } : {}),
-            ...(tokenExpires !== undefined ? { namespace: info.brokerNamespace, tokenExpires } : {}),
-          }));
+          process.stdout.write(
+            formatJson({
+              file,
+              brokerURL: info.brokerURL,
+              components: info.components,
+              cluster: opts.cluster,
+              pskBytes: info.ipsecPSK.length,
+              psk: info.pskKept ? 'kept' : 'new',
+              joined: info.joined,
+              ...(!info.pskKept && info.joined.length > 0 ? { mustJoinAgain: info.joined } : {}),
+              ...(tokenExpires !== undefined ? { namespace: info.brokerNamespace, tokenExpires } : {}),
+            }),
+          );
         } else {
-          process.stdout.write(` ✓ Deploying the broker on ${opts.cluster}${access.kube ? ` (${info.brokerURL}, namespace ${info.brokerNamespace})` : ''}\n ✓ The broker has been deployed\n`
-            + (tokenExpires !== undefined ? ` ✓ Token of ServiceAccount ${info.brokerNamespace}/strait-broker-client valid until ${tokenExpires}\n` : '')
-            + ` ✓ Creating ${opts.file} file\n`
-            + (info.pskKept
-              ? ` ✓ Keeping the cluster set's IPsec PSK in ${opts.file} (joined with it: ${info.joined.join(', ')})\n`
-              : ` ✓ A new IPsec PSK will be generated for ${opts.file}\n`
-                + (info.joined.length > 0
-                  ? ` ! The joined clusters still use the previous PSK: join every one of them with ${opts.file} now, or their tunnels fail (psk-mismatch):\n`
-                    + info.joined.map((c) => `     strait join ${opts.file} --clusterid ${c}\n`).join('')
-                  : '')));
+          process.stdout.write(
+            ` ✓ Deploying the broker on ${opts.cluster}${access.kube ? ` (${info.brokerURL}, namespace ${info.brokerNamespace})` : ''}\n ✓ The broker has been deployed\n` +
+              (tokenExpires !== undefined ? ` ✓ Token of ServiceAccount ${info.brokerNamespace}/strait-broker-client valid until ${tokenExpires}\n` : '') +
+              ` ✓ Creating ${opts.file} file\n` +
+              (info.pskKept
+                ? ` ✓ Keeping the cluster set's IPsec PSK in ${opts.file} (joined with it: ${info.joined.join(', ')})\n`
+                : ` ✓ A new IPsec PSK will be generated for ${opts.file}\n` +
+                  (info.joined.length > 0
+                    ? ` ! The joined clusters still use the previous PSK: join every one of them with ${opts.file} now, or their tunnels fail (psk-mismatch):\n` +
+                      info.joined.map((c) => `     strait join ${opts.file} --clusterid ${c}\n`).join('')
+                    : '')),
+          );
         }
       } finally {
         await store.close();

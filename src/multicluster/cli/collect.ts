@@ -1,7 +1,18 @@
 // Gathering what `strait show` prints from a cluster's store (and its broker).
 import {
-  describeBroker, listJoinedClusters, MC_KINDS as K, networkOf, OPERATOR_NAMESPACE, readEndpoint, readGateway, readJoin, withRemoteGateways,
-  type BrokerDescription, type ClusterNetwork, type Condition, type ConnectionRow,
+  describeBroker,
+  listJoinedClusters,
+  MC_KINDS as K,
+  networkOf,
+  OPERATOR_NAMESPACE,
+  readEndpoint,
+  readGateway,
+  readJoin,
+  withRemoteGateways,
+  type BrokerDescription,
+  type ClusterNetwork,
+  type Condition,
+  type ConnectionRow,
 } from '../control/clusterset/index.js';
 import type { KubeObject, ResourceStore } from '../../platform/store/index.js';
 import { VERSION } from '../../platform/cli-kit/index.js';
@@ -11,7 +22,9 @@ export const COMPONENTS = ['strait-gateway', 'strait-node-agent', 'strait-contro
 
 /** The world's process names of each component (cluster-a.gateway.gateway, cluster-a.worker.node-agent, cluster-a.control). */
 const WORLD_PROCESS: Record<(typeof COMPONENTS)[number], RegExp> = {
-  'strait-gateway': /\.gateway$/, 'strait-node-agent': /\.node-agent$/, 'strait-control': /^[^.]+\.control$/,
+  'strait-gateway': /\.gateway$/,
+  'strait-node-agent': /\.node-agent$/,
+  'strait-control': /^[^.]+\.control$/,
 };
 
 /** The components a world runs for `cluster`: each with a ready process, at this install's version. */
@@ -52,11 +65,16 @@ const GOARCH: Record<string, string> = { x64: 'amd64', arm64: 'arm64', arm: 'arm
  * ready processes); a Gateway record that reports its version overrides it. A component
  * neither reports is not running: its RUNNING column is empty.
  */
-export async function collectShow(local: ResourceStore, broker: ResourceStore | undefined, cluster: string,
-  running: ReadonlyMap<string, string> = new Map()): Promise<ShowData> {
+export async function collectShow(
+  local: ResourceStore,
+  broker: ResourceStore | undefined,
+  cluster: string,
+  running: ReadonlyMap<string, string> = new Map(),
+): Promise<ShowData> {
   const join = await readJoin(local);
   const clusterId = join?.clusterId ?? cluster;
-  const endpoints = (await local.list(K.Endpoint, {})).items.map((e) => readEndpoint(e, clusterId))
+  const endpoints = (await local.list(K.Endpoint, {})).items
+    .map((e) => readEndpoint(e, clusterId))
     .sort((a, b) => (a.type === b.type ? a.cluster.localeCompare(b.cluster) : a.type === 'local' ? -1 : 1));
   const gws = (await local.list(K.Gateway, {})).items.map(readGateway);
   const reported = new Map(running);
@@ -65,8 +83,11 @@ export async function collectShow(local: ResourceStore, broker: ResourceStore | 
     if (v) reported.set('strait-gateway', v);
   }
   const versions: VersionRow[] = COMPONENTS.map((component) => ({
-    component, repository: process.env['STRAIT_IMAGE_REPOSITORY'] ?? 'localhost/strait',
-    configured: VERSION, running: reported.get(component) ?? '', arch: GOARCH[process.arch] ?? process.arch,
+    component,
+    repository: process.env['STRAIT_IMAGE_REPOSITORY'] ?? 'localhost/strait',
+    configured: VERSION,
+    running: reported.get(component) ?? '',
+    arch: GOARCH[process.arch] ?? process.arch,
   }));
   let brokers: BrokerDescription[] = [];
   if (broker) {
@@ -76,7 +97,10 @@ export async function collectShow(local: ResourceStore, broker: ResourceStore | 
       brokers = [];
     }
   }
-  const connections = withRemoteGateways(gws.flatMap((g) => g.connections), endpoints).sort((a, b) => a.cluster.localeCompare(b.cluster));
+  const connections = withRemoteGateways(
+    gws.flatMap((g) => g.connections),
+    endpoints,
+  ).sort((a, b) => a.cluster.localeCompare(b.cluster));
   return {
     cluster: clusterId,
     connections,
@@ -99,25 +123,37 @@ async function clusterRows(local: ResourceStore, broker: ResourceStore | undefin
   let networks: ClusterNetwork[] | undefined;
   if (broker) networks = await listJoinedClusters(broker).catch(() => undefined);
   networks ??= (await local.list(K.Cluster, { namespace: OPERATOR_NAMESPACE })).items.map(networkOf);
-  return networks.map((n) => ({
-    ...n,
-    connection: n.clusterId === clusterId ? 'local' : connections.find((c) => c.cluster === n.clusterId)?.status ?? '',
-  })).sort((a, b) => a.clusterId.localeCompare(b.clusterId));
+  return networks
+    .map((n) => ({
+      ...n,
+      connection: n.clusterId === clusterId ? 'local' : (connections.find((c) => c.cluster === n.clusterId)?.status ?? ''),
+    }))
+    .sort((a, b) => a.clusterId.localeCompare(b.clusterId));
 }
 
 function exportRow(o: KubeObject): ExportRow {
   const valid = ((o.status as { conditions?: Condition[] } | undefined)?.conditions ?? []).find((c) => c.type === 'Valid');
-  return { namespace: o.metadata.namespace ?? '', name: o.metadata.name, valid: valid?.status ?? 'Unknown', reason: valid?.reason ?? '', message: valid?.message ?? '' };
+  return {
+    namespace: o.metadata.namespace ?? '',
+    name: o.metadata.name,
+    valid: valid?.status ?? 'Unknown',
+    reason: valid?.reason ?? '',
+    message: valid?.message ?? '',
+  };
 }
 
 function importRow(o: KubeObject): ImportRow {
   const spec = (o.spec ?? {}) as { type?: string; ips?: unknown; ports?: { port?: number; protocol?: string; name?: string }[] };
   const status = (o.status ?? {}) as { clusters?: { cluster?: string }[] };
   return {
-    namespace: o.metadata.namespace ?? '', name: o.metadata.name, type: spec.type ?? '',
+    namespace: o.metadata.namespace ?? '',
+    name: o.metadata.name,
+    type: spec.type ?? '',
     ips: Array.isArray(spec.ips) ? spec.ips.filter((x): x is string => typeof x === 'string') : [],
     ports: (spec.ports ?? []).map((p) => `${p.port ?? '?'}/${p.protocol ?? 'TCP'}`),
-    clusters: (status.clusters ?? []).map((c) => c.cluster ?? '').filter(Boolean).sort(),
+    clusters: (status.clusters ?? [])
+      .map((c) => c.cluster ?? '')
+      .filter(Boolean)
+      .sort(),
   };
 }
-

@@ -8,7 +8,12 @@ import type { DiagnoseCheck } from '../control/clusterset/index.js';
 /** deploy/kustomization.yaml's namespace */
 export const STRAIT_NAMESPACE = 'strait-system';
 
-interface ContainerStatus { name: string; ready?: boolean; restartCount?: number; state?: { waiting?: { reason?: string; message?: string } } }
+interface ContainerStatus {
+  name: string;
+  ready?: boolean;
+  restartCount?: number;
+  state?: { waiting?: { reason?: string; message?: string } };
+}
 interface PodLike {
   metadata: { name: string };
   spec?: { volumes?: { name: string; persistentVolumeClaim?: { claimName: string } }[] };
@@ -19,14 +24,28 @@ interface PodLike {
     initContainerStatuses?: ContainerStatus[];
   };
 }
-interface ClaimLike { metadata: { name: string }; spec?: { storageClassName?: string }; status?: { phase?: string } }
+interface ClaimLike {
+  metadata: { name: string };
+  spec?: { storageClassName?: string };
+  status?: { phase?: string };
+}
 
 /** container states that do not end by themselves */
-const STUCK = new Set(['CrashLoopBackOff', 'ImagePullBackOff', 'ErrImagePull', 'InvalidImageName', 'CreateContainerConfigError', 'CreateContainerError', 'RunContainerError']);
+const STUCK = new Set([
+  'CrashLoopBackOff',
+  'ImagePullBackOff',
+  'ErrImagePull',
+  'InvalidImageName',
+  'CreateContainerConfigError',
+  'CreateContainerError',
+  'RunContainerError',
+]);
 
 export async function diagnoseWorkloads(kube: KubernetesResourceStore, namespace = STRAIT_NAMESPACE): Promise<DiagnoseCheck[]> {
   const out: DiagnoseCheck[] = [];
-  const add = (status: DiagnoseCheck['status'], message: string): void => { out.push({ check: 'workloads', status, message }); };
+  const add = (status: DiagnoseCheck['status'], message: string): void => {
+    out.push({ check: 'workloads', status, message });
+  };
   let pods: PodLike[];
   let claims: Map<string, ClaimLike>;
   let what = 'pods';
@@ -60,13 +79,22 @@ export async function diagnoseWorkloads(kube: KubernetesResourceStore, namespace
           const sc = claim.spec?.storageClassName;
           // with a StorageClass that binds on first use (WaitForFirstConsumer) a claim is Pending until the pod is scheduled
           const stuck = sc === undefined || sc === '' || scheduled?.status === 'False';
-          problems.push(stuck
-            ? ['fail', `${who} is Pending: its PersistentVolumeClaim ${name} is not bound (${claim.status?.phase ?? 'Pending'}; storage class ${sc || 'none: the cluster has no default StorageClass'}): nothing provisions a volume for it. `
-              + `Make a PersistentVolume or a StorageClass with a provisioner, or use the emptyDir deploy/ has by default (kubectl -n ${namespace} describe pvc ${name})`]
-            : ['warn', `${who} is Pending: its PersistentVolumeClaim ${name} is not bound yet (storage class ${sc}; kubectl -n ${namespace} describe pvc ${name})`]);
+          problems.push(
+            stuck
+              ? [
+                  'fail',
+                  `${who} is Pending: its PersistentVolumeClaim ${name} is not bound (${claim.status?.phase ?? 'Pending'}; storage class ${sc || 'none: the cluster has no default StorageClass'}): nothing provisions a volume for it. ` +
+                    `Make a PersistentVolume or a StorageClass with a provisioner, or use the emptyDir deploy/ has by default (kubectl -n ${namespace} describe pvc ${name})`,
+                ]
+              : [
+                  'warn',
+                  `${who} is Pending: its PersistentVolumeClaim ${name} is not bound yet (storage class ${sc}; kubectl -n ${namespace} describe pvc ${name})`,
+                ],
+          );
         }
       }
-      if (problems.length === 0 && scheduled?.status === 'False') problems.push(['fail', `${who} is Pending: ${scheduled.reason ?? 'not scheduled'}: ${scheduled.message ?? ''}`.trim()]);
+      if (problems.length === 0 && scheduled?.status === 'False')
+        problems.push(['fail', `${who} is Pending: ${scheduled.reason ?? 'not scheduled'}: ${scheduled.message ?? ''}`.trim()]);
     } else if (st.phase === 'Failed' || st.phase === 'Unknown') {
       problems.push(['fail', `${who} is ${st.phase}`]);
     } else if (st.phase === 'Succeeded') {
@@ -75,7 +103,11 @@ export async function diagnoseWorkloads(kube: KubernetesResourceStore, namespace
     for (const cs of [...(st.initContainerStatuses ?? []), ...(st.containerStatuses ?? [])]) {
       const w = cs.state?.waiting;
       if (w?.reason && STUCK.has(w.reason)) problems.push(['fail', `${who}: container ${cs.name} is ${w.reason}${w.message ? `: ${w.message}` : ''}`]);
-      else if ((cs.restartCount ?? 0) > 0) problems.push(['warn', `${who}: container ${cs.name} restarted ${cs.restartCount} time(s) (kubectl -n ${namespace} logs ${pod.metadata.name} -c ${cs.name} --previous)`]);
+      else if ((cs.restartCount ?? 0) > 0)
+        problems.push([
+          'warn',
+          `${who}: container ${cs.name} restarted ${cs.restartCount} time(s) (kubectl -n ${namespace} logs ${pod.metadata.name} -c ${cs.name} --previous)`,
+        ]);
     }
     if (problems.length === 0 && st.phase === 'Pending') problems.push(['warn', `${who} is Pending`]);
     if (problems.length === 0 && st.phase === 'Running') healthy++;

@@ -20,14 +20,21 @@ interface Flags extends TargetOptions {
 
 function print(format: string, checks: DiagnoseCheck[]): void {
   if (format === 'json') process.stdout.write(formatJson({ checks }));
-  else process.stdout.write(formatTable(['CHECK', 'STATUS', 'MESSAGE'], checks.map((c) => [c.check, c.status, c.message])));
+  else
+    process.stdout.write(
+      formatTable(
+        ['CHECK', 'STATUS', 'MESSAGE'],
+        checks.map((c) => [c.check, c.status, c.message]),
+      ),
+    );
 }
 
 export function registerDiagnoseCommand(program: Command): void {
-  addKubeOptions(takesGlobals(program
-    .command('diagnose'), 'cluster', 'stateDir'))
-    .description('check the cluster set: CIDR overlaps, broker info, endpoints, active gateway, connections, exports; with --clusterid, what blocks that join; '
-      + 'with --kubeconfig/--context, of a Kubernetes cluster (and whether strait\'s CRDs are installed there and its pods run: an unbound volume claim, an unschedulable or crashing pod)')
+  addKubeOptions(takesGlobals(program.command('diagnose'), 'cluster', 'stateDir'))
+    .description(
+      'check the cluster set: CIDR overlaps, broker info, endpoints, active gateway, connections, exports; with --clusterid, what blocks that join; ' +
+        "with --kubeconfig/--context, of a Kubernetes cluster (and whether strait's CRDs are installed there and its pods run: an unbound volume claim, an unschedulable or crashing pod)",
+    )
     .option('--broker-info <file>', 'broker-info.subm to check (default: the broker the cluster joined)')
     .option('--clusterid <id>', 'check a join of this cluster ID')
     .option('--clustercidr <cidrs>', 'cluster CIDRs of the candidate')
@@ -49,7 +56,7 @@ export function registerDiagnoseCommand(program: Command): void {
             await target.kube.requireKinds(CLUSTER_KINDS);
             checks.push({ check: 'crds', status: 'ok', message: `the API server ${target.kube.server} serves the multicluster kinds (deploy/crds.yaml)` });
             // strait's own pods: Pending (an unbound claim, unschedulable), crashing, restarted
-            checks.push(...await diagnoseWorkloads(target.kube));
+            checks.push(...(await diagnoseWorkloads(target.kube)));
           } catch (err) {
             if (!isStraitError(err, 'STRAIT_ERR_KUBE_CRD_MISSING')) throw err;
             checks.push({ check: 'crds', status: 'fail', message: err.message });
@@ -69,11 +76,17 @@ export function registerDiagnoseCommand(program: Command): void {
           if (checks.length > 0) print(format, [...checks, { check: 'join', status: 'fail', message: err.message }]);
           throw err;
         }
-        const clusterId = target.kube ? (await readJoin(local))?.clusterId ?? target.name : opts.cluster;
-        checks.push(...await diagnose({
-          broker, local, localClusterId: clusterId,
-          ...(opts.clusterid ? { candidate: { ...(info ? { info, source: opts.brokerInfo } : {}), network: discoverNetwork(target.stateDir, opts.clusterid, opts) } } : {}),
-        }));
+        const clusterId = target.kube ? ((await readJoin(local))?.clusterId ?? target.name) : opts.cluster;
+        checks.push(
+          ...(await diagnose({
+            broker,
+            local,
+            localClusterId: clusterId,
+            ...(opts.clusterid
+              ? { candidate: { ...(info ? { info, source: opts.brokerInfo } : {}), network: discoverNetwork(target.stateDir, opts.clusterid, opts) } }
+              : {}),
+          })),
+        );
         print(format, checks);
         const failed = checks.filter((c) => c.status === 'fail').map((c) => c.message);
         if (failed.length > 0) throw E.mcDiagnoseFailed(failed);

@@ -7,11 +7,15 @@ import { MC_KINDS as K, readJoin } from '../control/clusterset/index.js';
 import { openTarget, type ClusterTarget, type TargetOptions } from './index.js';
 import { addKubeOptions, formatJson, parseOutputFormat, refuseWorldOptions, takesGlobals } from '../../platform/cli-kit/index.js';
 
-interface Flags extends TargetOptions { namespace: string; output: string }
+interface Flags extends TargetOptions {
+  namespace: string;
+  output: string;
+}
 
-const common = (c: Command) => addKubeOptions(takesGlobals(c, 'cluster', 'stateDir'))
-  .option('-n, --namespace <ns>', 'namespace of the service', 'default')
-  .option('-o, --output <format>', 'output format: text or json', 'text');
+const common = (c: Command) =>
+  addKubeOptions(takesGlobals(c, 'cluster', 'stateDir'))
+    .option('-n, --namespace <ns>', 'namespace of the service', 'default')
+    .option('-o, --output <format>', 'output format: text or json', 'text');
 
 /** Open the command's cluster; in Kubernetes mode the ServiceExport CRD must be served. */
 async function open(cmd: Command): Promise<{ opts: Flags; format: string; target: ClusterTarget }> {
@@ -30,8 +34,8 @@ async function open(cmd: Command): Promise<{ opts: Flags; format: string; target
 
 export function registerExportCommands(program: Command): void {
   const ex = program.command('export').description('export a resource to the cluster set');
-  common(ex.command('service').description('export a Service: create its ServiceExport').argument('<name>', 'service name'))
-    .action(async (name: string, _opts: unknown, cmd: Command) => {
+  common(ex.command('service').description('export a Service: create its ServiceExport').argument('<name>', 'service name')).action(
+    async (name: string, _opts: unknown, cmd: Command) => {
       const { opts, format, target } = await open(cmd);
       const { store } = target;
       try {
@@ -47,10 +51,11 @@ export function registerExportCommands(program: Command): void {
       } finally {
         await target.close();
       }
-    });
+    },
+  );
   const un = program.command('unexport').description('stop exporting a resource to the cluster set');
-  common(un.command('service').description('unexport a Service: delete its ServiceExport').argument('<name>', 'service name'))
-    .action(async (name: string, _opts: unknown, cmd: Command) => {
+  common(un.command('service').description('unexport a Service: delete its ServiceExport').argument('<name>', 'service name')).action(
+    async (name: string, _opts: unknown, cmd: Command) => {
       const { opts, format, target } = await open(cmd);
       const { store } = target;
       try {
@@ -62,5 +67,6 @@ export function registerExportCommands(program: Command): void {
       } finally {
         await target.close();
       }
-    });
+    },
+  );
 }

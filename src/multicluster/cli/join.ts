@@ -5,7 +5,14 @@ import { CABLE_DRIVERS, joinCluster, parseBrokerInfo, setupKubernetesClusterSide
 import type { KubernetesResourceStore, ResourceStore } from '../../platform/store/index.js';
 import { BROKER_KINDS, CLUSTER_KINDS, openBrokerFromInfo, openClusterStore, readWorld } from './index.js';
 import {
-  addKubeOptions, formatJson, isKubeMode, openKubeStore, parseOutputFormat, readInput, resolveStateDir, takesGlobals,
+  addKubeOptions,
+  formatJson,
+  isKubeMode,
+  openKubeStore,
+  parseOutputFormat,
+  readInput,
+  resolveStateDir,
+  takesGlobals,
 } from '../../platform/cli-kit/index.js';
 
 export function readBrokerInfoFile(path: string) {
@@ -19,10 +26,20 @@ export function parseBool(flag: string, value: string | boolean | undefined, dfl
   throw E.usage(`--${flag} takes true or false, not ${JSON.stringify(value)}`, { flag, value });
 }
 
-const list = (s: string | undefined) => (s ? s.split(',').map((x) => x.trim()).filter(Boolean) : []);
+const list = (s: string | undefined) =>
+  s
+    ? s
+        .split(',')
+        .map((x) => x.trim())
+        .filter(Boolean)
+    : [];
 
 /** Network details: flags first, else the running world's description of the cluster (none in Kubernetes mode: stateDir undefined). */
-export function discoverNetwork(stateDir: string | undefined, clusterId: string, flags: { clustercidr?: string; servicecidr?: string; networkPlugin?: string }): ClusterNetwork {
+export function discoverNetwork(
+  stateDir: string | undefined,
+  clusterId: string,
+  flags: { clustercidr?: string; servicecidr?: string; networkPlugin?: string },
+): ClusterNetwork {
   const wc = stateDir === undefined ? undefined : readWorld(stateDir)?.clusters?.find((c) => c.name === clusterId);
   return {
     clusterId,
@@ -49,10 +66,11 @@ interface JoinFlags {
 }
 
 export function registerJoinCommand(program: Command): void {
-  addKubeOptions(takesGlobals(program
-    .command('join'), 'stateDir'))
-    .description('join a cluster to the broker described by a broker-info file; with --kubeconfig/--context, a Kubernetes cluster '
-      + '(needs --clustercidr and --servicecidr, and deploy/crds.yaml applied)')
+  addKubeOptions(takesGlobals(program.command('join'), 'stateDir'))
+    .description(
+      'join a cluster to the broker described by a broker-info file; with --kubeconfig/--context, a Kubernetes cluster ' +
+        '(needs --clustercidr and --servicecidr, and deploy/crds.yaml applied)',
+    )
     .argument('<broker-info>', 'the broker-info.subm file written by deploy-broker')
     .option('--clusterid <id>', 'ID of the joining cluster (a DNS label)')
     .option('--cable-driver <driver>', `cable driver: ${CABLE_DRIVERS.join(' or ')}`, 'strait')
@@ -72,7 +90,7 @@ export function registerJoinCommand(program: Command): void {
       const natt = parseBool('natt', opts.natt, true);
       const kubeMode = isKubeMode(opts);
       if (kubeMode && (!opts.clustercidr || !opts.servicecidr)) {
-        throw E.usage('join --kubeconfig needs --clustercidr and --servicecidr (the cluster\'s pod and service CIDRs)', { flag: 'kubeconfig' });
+        throw E.usage("join --kubeconfig needs --clustercidr and --servicecidr (the cluster's pod and service CIDRs)", { flag: 'kubeconfig' });
       }
       let kube: KubernetesResourceStore | undefined;
       if (kubeMode) {
@@ -97,7 +115,12 @@ export function registerJoinCommand(program: Command): void {
       let local: { store: ResourceStore };
       if (kube) {
         local = { store: kube };
-        network = { clusterId: opts.clusterid, networkPlugin: opts.networkPlugin ?? 'strait', clusterCIDRs: list(opts.clustercidr), serviceCIDRs: list(opts.servicecidr) };
+        network = {
+          clusterId: opts.clusterid,
+          networkPlugin: opts.networkPlugin ?? 'strait',
+          clusterCIDRs: list(opts.clustercidr),
+          serviceCIDRs: list(opts.servicecidr),
+        };
       } else {
         const stateDir = resolveStateDir(opts.stateDir);
         network = discoverNetwork(stateDir, opts.clusterid, opts);
@@ -112,15 +135,17 @@ export function registerJoinCommand(program: Command): void {
         if (format === 'json') {
           process.stdout.write(formatJson({ ...r, brokerURL: info.brokerURL, cableDriver: opts.cableDriver, natEnabled: natt, network }));
         } else {
-          process.stdout.write([
-            `* ${file} says broker is at: ${info.brokerURL}`,
-            `        Network plugin:  ${network.networkPlugin}`,
-            `        Service CIDRs:   [${network.serviceCIDRs.join(' ')}]`,
-            `        Cluster CIDRs:   [${network.clusterCIDRs.join(' ')}]`,
-            ' ✓ Discovering network details',
-            ` ✓ ${r.rejoined ? 'Rejoined' : 'Joined'} cluster ${r.clusterId} to the broker (cable driver ${opts.cableDriver}, NAT-T ${natt ? 'on' : 'off'})`,
-            '',
-          ].join('\n'));
+          process.stdout.write(
+            [
+              `* ${file} says broker is at: ${info.brokerURL}`,
+              `        Network plugin:  ${network.networkPlugin}`,
+              `        Service CIDRs:   [${network.serviceCIDRs.join(' ')}]`,
+              `        Cluster CIDRs:   [${network.clusterCIDRs.join(' ')}]`,
+              ' ✓ Discovering network details',
+              ` ✓ ${r.rejoined ? 'Rejoined' : 'Joined'} cluster ${r.clusterId} to the broker (cable driver ${opts.cableDriver}, NAT-T ${natt ? 'on' : 'off'})`,
+              '',
+            ].join('\n'),
+          );
         }
       } finally {
         await broker?.close();

@@ -70,8 +70,15 @@ export const SHOW_ALL: ShowWhat[] = ['brokers', 'networks', 'endpoints', 'connec
 /** Every section `show` has a subcommand for: subctl's, then the cluster set's clusters, exports and imports. */
 export const SHOW_SECTIONS: ShowWhat[] = ['connections', 'endpoints', 'gateways', 'networks', 'versions', 'brokers', 'clusters', 'exports', 'imports'];
 const TITLES: Record<ShowWhat, string> = {
-  connections: 'Connections', endpoints: 'Endpoints', gateways: 'Gateways', networks: 'Network details', versions: 'Versions', brokers: 'Brokers',
-  clusters: 'Clusters', exports: 'Service exports', imports: 'Service imports',
+  connections: 'Connections',
+  endpoints: 'Endpoints',
+  gateways: 'Gateways',
+  networks: 'Network details',
+  versions: 'Versions',
+  brokers: 'Brokers',
+  clusters: 'Clusters',
+  exports: 'Service exports',
+  imports: 'Service imports',
 };
 
 export function renderSection(what: ShowWhat, d: ShowData): string {
@@ -83,27 +90,66 @@ export function renderSection(what: ShowWhat, d: ShowData): string {
       return head + formatTable([...COLUMNS.connections], d.connections.map(connectionRow));
     case 'endpoints':
       if (d.endpoints.length === 0) return none('endpoints');
-      return head + formatTable([...COLUMNS.endpoints], d.endpoints.map((r) => [r.cluster, r.endpointIP, r.publicIP, r.cableDriver, r.type]));
+      return (
+        head +
+        formatTable(
+          [...COLUMNS.endpoints],
+          d.endpoints.map((r) => [r.cluster, r.endpointIP, r.publicIP, r.cableDriver, r.type]),
+        )
+      );
     case 'gateways':
       if (d.gateways.length === 0) return none('gateways');
-      return head + formatTable([...COLUMNS.gateways], d.gateways.map((r) => [r.node, r.haStatus, r.summary]));
+      return (
+        head +
+        formatTable(
+          [...COLUMNS.gateways],
+          d.gateways.map((r) => [r.node, r.haStatus, r.summary]),
+        )
+      );
     case 'versions':
-      return head + formatTable([...COLUMNS.versions], d.versions.map((r) => [r.component, r.repository, r.configured, r.running, r.arch]));
+      return (
+        head +
+        formatTable(
+          [...COLUMNS.versions],
+          d.versions.map((r) => [r.component, r.repository, r.configured, r.running, r.arch]),
+        )
+      );
     case 'brokers':
       if (d.brokers.length === 0) return none('brokers');
-      return head + formatTable([...COLUMNS.brokers], d.brokers.map((b) =>
-        [b.namespace, b.name, b.components.join(', '), b.globalnetEnabled ? 'yes' : 'no', '', '', b.customDomains.join(', ')]));
+      return (
+        head +
+        formatTable(
+          [...COLUMNS.brokers],
+          d.brokers.map((b) => [b.namespace, b.name, b.components.join(', '), b.globalnetEnabled ? 'yes' : 'no', '', '', b.customDomains.join(', ')]),
+        )
+      );
     case 'clusters':
       if (d.clusters.length === 0) return none('clusters (the cluster has not joined)');
-      return head + formatTable([...COLUMNS.clusters], d.clusters.map((c) =>
-        [c.clusterId, c.networkPlugin, c.serviceCIDRs.join(', '), c.clusterCIDRs.join(', '), c.connection]));
+      return (
+        head +
+        formatTable(
+          [...COLUMNS.clusters],
+          d.clusters.map((c) => [c.clusterId, c.networkPlugin, c.serviceCIDRs.join(', '), c.clusterCIDRs.join(', '), c.connection]),
+        )
+      );
     case 'exports':
       if (d.exports.length === 0) return none('service exports');
-      return head + formatTable([...COLUMNS.exports], d.exports.map((e) => [e.namespace, e.name, e.valid, e.reason, e.message]));
+      return (
+        head +
+        formatTable(
+          [...COLUMNS.exports],
+          d.exports.map((e) => [e.namespace, e.name, e.valid, e.reason, e.message]),
+        )
+      );
     case 'imports':
       if (d.imports.length === 0) return none('service imports');
-      return head + formatTable([...COLUMNS.imports], d.imports.map((i) =>
-        [i.namespace, i.name, i.type, i.ips.join(', '), i.ports.join(', '), i.clusters.join(', ')]));
+      return (
+        head +
+        formatTable(
+          [...COLUMNS.imports],
+          d.imports.map((i) => [i.namespace, i.name, i.type, i.ips.join(', '), i.ports.join(', '), i.clusters.join(', ')]),
+        )
+      );
     case 'networks': {
       if (!d.network) return none('network details (the cluster has not joined)');
       const n = d.network;

@@ -7,7 +7,9 @@ import { CLUSTER_KINDS, collectShow, openTarget, renderShow, SHOW_ALL, SHOW_SECT
 import { addKubeOptions, formatJson, parseOutputFormat, refuseWorldOptions, takesGlobals } from '../../platform/cli-kit/index.js';
 
 export function registerShowCommands(program: Command): void {
-  const show = program.command('show').description('show the cluster-link records of a cluster (like subctl show); --kubeconfig/--context: of a Kubernetes cluster');
+  const show = program
+    .command('show')
+    .description('show the cluster-link records of a cluster (like subctl show); --kubeconfig/--context: of a Kubernetes cluster');
   const whats: (ShowWhat | 'all')[] = [...SHOW_SECTIONS, 'all'];
   for (const what of whats) {
     addKubeOptions(takesGlobals(show.command(what), 'cluster', 'stateDir'))

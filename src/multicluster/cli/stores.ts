@@ -13,7 +13,16 @@ import { join } from 'node:path';
 import { MC_KINDS as K, openBrokerByUrl, openBrokerOfCluster as openJoinedBroker, type BrokerInfo } from '../control/clusterset/index.js';
 import { connectStore, openEmbeddedStore, type KubernetesResourceStore, type ResourceStore } from '../../platform/store/index.js';
 import {
-  isAlive, isKubeMode, kubeLabel, openKubeStore, readInput, readWorldRecord, resolveStateDir, stateFiles, type KubeCliOptions, type WorldRecord,
+  isAlive,
+  isKubeMode,
+  kubeLabel,
+  openKubeStore,
+  readInput,
+  readWorldRecord,
+  resolveStateDir,
+  stateFiles,
+  type KubeCliOptions,
+  type WorldRecord,
 } from '../../platform/cli-kit/index.js';
 import { E } from '../../base/errors/index.js';
 import { kubeComponents, worldComponents } from './collect.js';
@@ -108,7 +117,10 @@ export function openTarget(opts: TargetOptions, o: { existing?: boolean } = {}):
   if (isKubeMode(opts)) {
     const kube = openKubeStore(opts);
     return {
-      mode: 'kubernetes', store: kube, kube, name: kubeLabel(opts),
+      mode: 'kubernetes',
+      store: kube,
+      kube,
+      name: kubeLabel(opts),
       openBroker: () => openJoinedBroker(kube),
       running: () => kubeComponents(kube),
       close: () => kube.close(),
@@ -117,7 +129,10 @@ export function openTarget(opts: TargetOptions, o: { existing?: boolean } = {}):
   const stateDir = resolveStateDir(opts.stateDir);
   const { store } = openClusterStore(stateDir, opts.cluster, o);
   return {
-    mode: 'world', store, name: opts.cluster, stateDir,
+    mode: 'world',
+    store,
+    name: opts.cluster,
+    stateDir,
     openBroker: () => openBrokerOfCluster(store, stateDir),
     running: () => Promise.resolve(worldComponents(readRunningWorld(stateDir)?.components ?? [], opts.cluster)),
     close: () => store.close(),

@@ -8,10 +8,7 @@ import { createRequire } from 'node:module';
 import type { JSONPath as JSONPathFn } from 'jsonpath-plus';
 import { E } from '../../base/errors/index.js';
 
-type Node =
-  | { type: 'text'; text: string }
-  | { type: 'expr'; path: string }
-  | { type: 'range'; path: string; body: Node[] };
+type Node = { type: 'text'; text: string } | { type: 'expr'; path: string } | { type: 'range'; path: string; body: Node[] };
 
 export interface JsonPathTemplate {
   readonly source: string;

@@ -16,7 +16,10 @@ export interface KubeCliOptions {
 /** Declare --kubeconfig and --context on `cmd`. */
 export function addKubeOptions<C extends Command>(cmd: C): C {
   cmd
-    .option('--kubeconfig <file>', 'Kubernetes mode: act on the cluster of this kubeconfig instead of the local world (with --context only: $KUBECONFIG, else ~/.kube/config)')
+    .option(
+      '--kubeconfig <file>',
+      'Kubernetes mode: act on the cluster of this kubeconfig instead of the local world (with --context only: $KUBECONFIG, else ~/.kube/config)',
+    )
     .option('--context <name>', 'Kubernetes mode: the kubeconfig context to use (default: its current-context)');
   return cmd;
 }
@@ -50,9 +53,14 @@ export function refuseWorldOptions(cmd: Command, opts: KubeCliOptions): void {
   if (!isKubeMode(opts)) return;
   let root: Command = cmd;
   while (root.parent) root = root.parent;
-  for (const [name, flag] of [['cluster', '--cluster'], ['stateDir', '--state-dir']] as const) {
+  for (const [name, flag] of [
+    ['cluster', '--cluster'],
+    ['stateDir', '--state-dir'],
+  ] as const) {
     if (root.getOptionValueSource(name) === 'cli' || cmd.getOptionValueSource(name) === 'cli') {
-      throw E.usage(`${flag} names the local world; with --kubeconfig/--context the cluster is the kubeconfig's (pick it with --context)`, { flag: flag.slice(2) });
+      throw E.usage(`${flag} names the local world; with --kubeconfig/--context the cluster is the kubeconfig's (pick it with --context)`, {
+        flag: flag.slice(2),
+      });
     }
   }
 }

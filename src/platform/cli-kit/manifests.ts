@@ -22,7 +22,9 @@ export function loadManifests(source: string, opts: { stdin?: string } = {}): Lo
     throw E.fileUnreadable(source, 'no such file or directory');
   }
   if (!st.isDirectory()) return parseManifests(readInput(source), source);
-  const files = readdirSync(source).filter((f) => MANIFEST_FILE.test(f)).sort();
+  const files = readdirSync(source)
+    .filter((f) => MANIFEST_FILE.test(f))
+    .sort();
   return files.flatMap((f) => {
     const p = join(source, f);
     return statSync(p).isFile() ? parseManifests(readInput(p), p) : [];

@@ -15,9 +15,16 @@ export function parseOutputFormat(value: string | undefined, allowed: OutputForm
 export function formatTable(headers: string[], rows: (string | number | undefined)[][]): string {
   const cells = [headers, ...rows.map((r) => r.map((c) => (c === undefined || c === '' ? '<none>' : String(c))))];
   const widths = headers.map((_, i) => Math.max(...cells.map((r) => (r[i] ?? '').length)));
-  return cells
-    .map((r) => r.map((c, i) => (i === r.length - 1 ? c : (c ?? '').padEnd((widths[i] ?? 0) + 3))).join('').trimEnd())
-    .join('\n') + '\n';
+  return (
+    cells
+      .map((r) =>
+        r
+          .map((c, i) => (i === r.length - 1 ? c : (c ?? '').padEnd((widths[i] ?? 0) + 3)))
+          .join('')
+          .trimEnd(),
+      )
+      .join('\n') + '\n'
+  );
 }
 
 // DEL and the C1 controls: JSON.stringify and yaml leave them raw (C0 they escape); the terminal

@@ -16,7 +16,11 @@ function worldRanges(w: WorldRecord | undefined): Cidr[] {
   const out: Cidr[] = [];
   for (const t of texts) {
     if (!t) continue;
-    try { out.push(parseCidr(t)); } catch { /* not a CIDR: skip */ }
+    try {
+      out.push(parseCidr(t));
+    } catch {
+      /* not a CIDR: skip */
+    }
   }
   return out;
 }
@@ -34,7 +38,12 @@ function routes(): { dest: number; mask: number; gateway: number }[] {
     const n = parseInt(h ?? '0', 16) >>> 0;
     return (((n & 0xff) << 24) | ((n & 0xff00) << 8) | ((n >>> 8) & 0xff00) | (n >>> 24)) >>> 0;
   };
-  return text.trim().split('\n').slice(1).map((l) => l.trim().split(/\s+/)).map((f) => ({ dest: word(f[1]), gateway: word(f[2]), mask: word(f[7]) }));
+  return text
+    .trim()
+    .split('\n')
+    .slice(1)
+    .map((l) => l.trim().split(/\s+/))
+    .map((f) => ({ dest: word(f[1]), gateway: word(f[2]), mask: word(f[7]) }));
 }
 
 /**
@@ -49,7 +58,7 @@ function onHost(ip: number, ranges: Cidr[]): boolean {
     /* not readable (no privilege): judge by the routes */
   }
   const rs = routes();
-  if (rs.some((r) => r.mask !== 0 && ((ip & r.mask) >>> 0) === r.dest)) return false;
+  if (rs.some((r) => r.mask !== 0 && (ip & r.mask) >>> 0 === r.dest)) return false;
   return !rs.some((r) => r.mask === 0 && r.gateway !== 0 && ranges.some((c) => cidrContains(c, r.gateway)));
 }
 
@@ -71,7 +80,11 @@ export function refuseWorldAddressFromHost(target: string, stateDir?: string): v
   const ranges = worldRanges(w);
   if (!ranges.some((c) => cidrContains(c, ip)) || !onHost(ip, ranges)) return;
   const hostOf = (u: string | undefined): string | undefined => {
-    try { return u ? new URL(u).host : undefined; } catch { return undefined; }
+    try {
+      return u ? new URL(u).host : undefined;
+    } catch {
+      return undefined;
+    }
   };
   const port = url.port || (url.protocol === 'https:' ? '443' : '80');
   const same = (u: string | undefined): boolean => hostOf(u) === `${url.hostname}:${port}`;

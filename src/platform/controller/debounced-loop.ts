@@ -27,7 +27,10 @@ export class DebouncedLoop {
   private waiters: (() => void)[] = [];
   private readonly clock: Clock;
 
-  constructor(private readonly run: () => Promise<void>, private readonly o: DebouncedLoopOptions = {}) {
+  constructor(
+    private readonly run: () => Promise<void>,
+    private readonly o: DebouncedLoopOptions = {},
+  ) {
     this.clock = o.clock ?? systemClock;
   }
 
@@ -47,20 +50,25 @@ export class DebouncedLoop {
     this.retry = undefined;
     this.running = true;
     this.again = false;
-    this.run().then(() => {
-      this.failures = 0;
-      return true;
-    }, (err: unknown) => {
-      this.failures++;
-      this.o.onError?.(err);
-      return false;
-    }).then((ok) => {
-      this.running = false;
-      if (this.stopped) return;
-      if (!ok) this.retry = this.clock.setTimeout(() => this.schedule(), backoffDelay(this.failures, this.o.backoff ?? DEFAULT_BACKOFF));
-      else if (this.again) this.schedule();
-      else for (const w of this.waiters.splice(0)) w();
-    });
+    this.run()
+      .then(
+        () => {
+          this.failures = 0;
+          return true;
+        },
+        (err: unknown) => {
+          this.failures++;
+          this.o.onError?.(err);
+          return false;
+        },
+      )
+      .then((ok) => {
+        this.running = false;
+        if (this.stopped) return;
+        if (!ok) this.retry = this.clock.setTimeout(() => this.schedule(), backoffDelay(this.failures, this.o.backoff ?? DEFAULT_BACKOFF));
+        else if (this.again) this.schedule();
+        else for (const w of this.waiters.splice(0)) w();
+      });
   }
 
   /** Asks for a run and resolves after the next one that ends cleanly. */
@@ -95,8 +103,15 @@ export type WatchedKind = KindRef | { kind: KindRef; labelSelector: string };
 export function reconcileOnChange(store: ResourceStore, kinds: readonly WatchedKind[], run: () => Promise<void>, o: DebouncedLoopOptions = {}): ReconcileLoop {
   const loop = new DebouncedLoop(run, o);
   const schedule = (): void => loop.schedule();
-  const informers = kinds.map((k) => new Informer(store, 'labelSelector' in k ? k.kind : k, 'labelSelector' in k ? { labelSelector: k.labelSelector } : {}, { onList: schedule, onEvent: schedule },
-    { ...(o.clock ? { clock: o.clock } : {}), ...(o.backoff ? { backoff: o.backoff } : {}) }).start());
+  const informers = kinds.map((k) =>
+    new Informer(
+      store,
+      'labelSelector' in k ? k.kind : k,
+      'labelSelector' in k ? { labelSelector: k.labelSelector } : {},
+      { onList: schedule, onEvent: schedule },
+      { ...(o.clock ? { clock: o.clock } : {}), ...(o.backoff ? { backoff: o.backoff } : {}) },
+    ).start(),
+  );
   loop.schedule();
   return {
     schedule,

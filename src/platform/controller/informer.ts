@@ -41,7 +41,9 @@ export class Informer<T extends KubeObject = KubeObject> {
   ) {
     this.clock = o.clock ?? systemClock;
     this.backoff = o.backoff ?? DEFAULT_BACKOFF;
-    this.firstSync = new Promise<void>((r) => { this.markFirstSync = r; });
+    this.firstSync = new Promise<void>((r) => {
+      this.markFirstSync = r;
+    });
   }
 
   start(): this {
@@ -85,7 +87,9 @@ export class Informer<T extends KubeObject = KubeObject> {
 /** Handlers for an owner that wants events only: each listed object comes as MODIFIED. */
 export function eventHandlers<T extends KubeObject>(onEvent: (ev: WatchEvent<T>) => void, onError?: (err: unknown) => void): InformerHandlers<T> {
   return {
-    onList: (items) => { for (const object of items) onEvent({ type: 'MODIFIED', object }); },
+    onList: (items) => {
+      for (const object of items) onEvent({ type: 'MODIFIED', object });
+    },
     onEvent: (type, object) => onEvent({ type, object }),
     ...(onError ? { onError } : {}),
   };

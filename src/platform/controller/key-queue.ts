@@ -31,7 +31,10 @@ export class KeyQueue {
   private readonly backoff: BackoffPolicy;
   private readonly concurrency: number;
 
-  constructor(private readonly handler: (key: string) => Promise<Requeue>, private readonly o: KeyQueueOptions = {}) {
+  constructor(
+    private readonly handler: (key: string) => Promise<Requeue>,
+    private readonly o: KeyQueueOptions = {},
+  ) {
     this.clock = o.clock ?? systemClock;
     this.backoff = o.backoff ?? DEFAULT_BACKOFF;
     this.concurrency = Math.max(1, o.concurrency ?? 1);
@@ -91,10 +94,13 @@ export class KeyQueue {
   }
 
   private retryAfter(key: string, ms: number): void {
-    this.timers.set(key, this.clock.setTimeout(() => {
-      this.timers.delete(key);
-      this.add(key);
-    }, ms));
+    this.timers.set(
+      key,
+      this.clock.setTimeout(() => {
+        this.timers.delete(key);
+        this.add(key);
+      }, ms),
+    );
   }
 
   private notify(): void {

@@ -30,7 +30,7 @@ const one = (v: string | string[] | undefined): string | undefined => (Array.isA
 /** Whether the request carries the named cookie (with any value). */
 export function carriesCookie(headers: BrowserWriteRequest['headers'], name: string): boolean {
   const raw = headers['cookie'];
-  const all = Array.isArray(raw) ? raw.join('; ') : raw ?? '';
+  const all = Array.isArray(raw) ? raw.join('; ') : (raw ?? '');
   return all.split(';').some((c) => c.trim().startsWith(`${name}=`));
 }
 
@@ -51,7 +51,10 @@ export function servingOrigin(req: BrowserWriteRequest, tls: boolean): string | 
  * `jsonBody(path)`: whether the path takes JSON (false for transports with their own content
  * types, such as gRPC, which take no cookie).
  */
-export function browserWriteRefusal(req: BrowserWriteRequest, opts: { cookie: string; tls: boolean; jsonBody?: (path: string) => boolean }): StraitError | undefined {
+export function browserWriteRefusal(
+  req: BrowserWriteRequest,
+  opts: { cookie: string; tls: boolean; jsonBody?: (path: string) => boolean },
+): StraitError | undefined {
   const method = (req.method ?? 'GET').toUpperCase();
   if (SAFE_METHODS.has(method) || !carriesCookie(req.headers, opts.cookie)) return undefined;
   const path = (req.url ?? '/').split('?')[0] ?? '/';

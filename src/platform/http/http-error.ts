@@ -25,7 +25,11 @@ export const STRAIT_ERROR_HEADER = 'strait-error-code';
 
 export class HttpError extends StraitError {
   /** `new HttpError(E.httpNoRoute, 'no route for GET /x')`: the code and kind from the definition */
-  constructor(of: ErrorClass, message: string, readonly problem?: BodyProblem) {
+  constructor(
+    of: ErrorClass,
+    message: string,
+    readonly problem?: BodyProblem,
+  ) {
     // a definition (a factory function) names its protocol status `httpStatus`; an error, `httpStatusOverride`
     const override = of instanceof StraitError ? of.httpStatusOverride : of.httpStatus;
     super(of.code, of.kind, message, { httpStatus: override });

@@ -29,8 +29,9 @@ export interface JsonBodyLimits {
 
 /** Read a request body of JSON that must be an object. Errors are HttpErrors with a `problem`. */
 export function readJsonBody(req: IncomingMessage, limits: JsonBodyLimits): Promise<Record<string, unknown>> {
-  return readBody(req, limits.limit, limits.timeoutMs ?? BODY_TIMEOUT_MS)
-    .then((buf) => parseJsonObject(buf.toString('utf8'), limits.maxDepth ?? MAX_JSON_DEPTH, limits.emptyIsObject ?? false));
+  return readBody(req, limits.limit, limits.timeoutMs ?? BODY_TIMEOUT_MS).then((buf) =>
+    parseJsonObject(buf.toString('utf8'), limits.maxDepth ?? MAX_JSON_DEPTH, limits.emptyIsObject ?? false),
+  );
 }
 
 /** Read a whole request body of at most `limit` bytes within `timeoutMs`. */
@@ -63,7 +64,9 @@ export function readBody(req: IncomingMessage, limit: number, timeoutMs = BODY_T
     const timer = setTimeout(() => fail(new HttpError(E.httpBodyTimeout, `request body did not arrive within ${timeoutMs / 1000} s`, 'timeout')), timeoutMs);
     req.on('data', onData);
     req.on('error', (e) => fail(new HttpError(E.httpBodyAborted, `reading the request body failed: ${e.message}`, 'aborted')));
-    req.on('close', () => { if (!req.complete) fail(new HttpError(E.httpBodyAborted, 'the client went away before the request body ended', 'aborted')); });
+    req.on('close', () => {
+      if (!req.complete) fail(new HttpError(E.httpBodyAborted, 'the client went away before the request body ended', 'aborted'));
+    });
     req.on('end', () => {
       if (settled) return;
       settled = true;
@@ -102,7 +105,8 @@ export function exceedsDepth(text: string, max: number): boolean {
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (inString) {
-      if (c === 0x5c) i++; // backslash: skip the escaped character
+      if (c === 0x5c)
+        i++; // backslash: skip the escaped character
       else if (c === 0x22) inString = false;
     } else if (c === 0x22) inString = true;
     else if (c === 0x7b || c === 0x5b) {

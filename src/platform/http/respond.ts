@@ -36,8 +36,7 @@ export function sendError(req: IncomingMessage, res: ServerResponse, answer: Err
 }
 
 /** A request listener around an async handler: whatever it throws is answered by `answer`. */
-export function handleWith(handle: (req: IncomingMessage, res: ServerResponse) => Promise<void>,
-  answer: (err: unknown) => ErrorAnswer): RequestListener {
+export function handleWith(handle: (req: IncomingMessage, res: ServerResponse) => Promise<void>, answer: (err: unknown) => ErrorAnswer): RequestListener {
   return (req, res) => {
     handle(req, res).catch((err: unknown) => sendError(req, res, answer(err)));
   };

@@ -23,13 +23,16 @@ export type MetricsServer = ListeningServer;
 
 /** Answer a scrape: the registry's text exposition, or 500 with the collect error. */
 export function answerMetrics(registry: Registry, res: ServerResponse): void {
-  registry.metrics().then((text) => {
-    res.writeHead(200, { 'content-type': registry.contentType });
-    res.end(text);
-  }, (err: unknown) => {
-    res.writeHead(500, { 'content-type': 'text/plain' });
-    res.end(String(err));
-  });
+  registry.metrics().then(
+    (text) => {
+      res.writeHead(200, { 'content-type': registry.contentType });
+      res.end(text);
+    },
+    (err: unknown) => {
+      res.writeHead(500, { 'content-type': 'text/plain' });
+      res.end(String(err));
+    },
+  );
 }
 
 /**
@@ -38,7 +41,12 @@ export function answerMetrics(registry: Registry, res: ServerResponse): void {
  * else 503 with what the process still waits for. Anything else is a 404 that names what
  * there is.
  */
-export async function serveMetrics(registry: Registry, at: ListenAt, json: Record<string, () => unknown> = {}, pending?: () => readonly string[]): Promise<MetricsServer> {
+export async function serveMetrics(
+  registry: Registry,
+  at: ListenAt,
+  json: Record<string, () => unknown> = {},
+  pending?: () => readonly string[],
+): Promise<MetricsServer> {
   const paths = ['/metrics', ...(pending ? ['/readyz'] : []), ...Object.keys(json).map((k) => `/${k}`)];
   const server = createServer((req, res) => {
     const url = req.url ?? '/';

@@ -35,16 +35,36 @@ export interface NativeAddon {
   /** the original destination of a redirected connection (SO_ORIGINAL_DST) */
   getOriginalDst(fd: number): { address: string; port: number; family: 4 | 6 };
   /** start the TUN -> VXLAN pump thread of a device (native/src/pump.c) */
-  pumpStart(tunFd: number, udpFd: number, hdrIpv4: Buffer, hdrVnet: Buffer, hdrStrait: Buffer, fragSize: number,
-    maxDatagram: number, addr: number, port: number, msgId: number, counters: Float64Array): void;
+  pumpStart(
+    tunFd: number,
+    udpFd: number,
+    hdrIpv4: Buffer,
+    hdrVnet: Buffer,
+    hdrStrait: Buffer,
+    fragSize: number,
+    maxDatagram: number,
+    addr: number,
+    port: number,
+    msgId: number,
+    counters: Float64Array,
+  ): void;
   /** stop the pump of a device (-1: none); the next message id, or -1 when none ran */
   pumpStop(tunFd: number): number;
   /**
    * relay a TLS 1.3 connection's records natively (native/src/tlsrec.c); suite 1 (TLS_AES_128_GCM_SHA256)
    * or 2 (TLS_AES_256_GCM_SHA384). The relay's id, or why the pending bytes failed
    */
-  tlsRelayStart(tlsFd: number, plainFd: number, suite: number, readSecret: Buffer, readSeq: number, writeSecret: Buffer,
-    writeSeq: number, pending: Buffer, onEnd: (id: number, reason: string, errno: number) => void): number | string;
+  tlsRelayStart(
+    tlsFd: number,
+    plainFd: number,
+    suite: number,
+    readSecret: Buffer,
+    readSeq: number,
+    writeSecret: Buffer,
+    writeSeq: number,
+    pending: Buffer,
+    onEnd: (id: number, reason: string, errno: number) => void,
+  ): number | string;
   /** true when the relay was running (no onEnd then) */
   tlsRelayStop(id: number): boolean;
   /** [active, started, ended, failed, recordsIn, recordsOut, tickets, keyUpdates] */

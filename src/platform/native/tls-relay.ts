@@ -34,7 +34,12 @@ type Handle = { fd?: number; reading?: boolean; readStop?: () => number };
 type Role = 'client' | 'server';
 
 /** what taps did: handed off, stayed on Node's TLS, relays that ended cleanly or failed */
-export interface TlsOffloadCounters { handoffs: number; fallbacks: number; ended: number; failed: number }
+export interface TlsOffloadCounters {
+  handoffs: number;
+  fallbacks: number;
+  ended: number;
+  failed: number;
+}
 
 /** counters of every tap in this process (plain integers, read at scrape time) */
 export const tlsOffloadCounters: TlsOffloadCounters = { handoffs: 0, fallbacks: 0, ended: 0, failed: 0 };
@@ -141,7 +146,11 @@ export class TlsTap extends Duplex {
   private inflight = 0;
 
   /** `counters`: the owner's own counters, counted besides the process-wide ones */
-  constructor(readonly raw: Socket, private readonly role: Role, private readonly counters?: TlsOffloadCounters) {
+  constructor(
+    readonly raw: Socket,
+    private readonly role: Role,
+    private readonly counters?: TlsOffloadCounters,
+  ) {
     super({ allowHalfOpen: true });
     raw.on('data', (chunk: Buffer) => this.onRaw(chunk));
     raw.on('end', () => {
@@ -274,11 +283,32 @@ export class TlsTap extends Duplex {
     const plainFd = handleOf(plain)?.fd ?? -1;
     let pendingLen = this.rd.parser.partial;
     for (let j = i; j < recs.length; j++) pendingLen += (recs[j] as Buffer).length;
-    if (this.wr.early || this.rd.early || this.wr.parser.partial > 0 || pendingLen > MAX_PENDING || rawFd < 0 || plainFd < 0 ||
-      this.inflight > 0 || this.readableLength > 0 || raw.readableLength > 0 ||
-      tls.readableLength > 0 || tls.writableLength > 0 || this.writableLength > 0 || raw.writableLength > 0 ||
-      plain.writableLength > 0 || plain.readableLength > 0 || plain.destroyed || raw.destroyed || tls.destroyed ||
-      plain.connecting || plain.readableEnded || plain.writableEnded || tls.writableEnded || tls.readableEnded || this.rawEnded) {
+    if (
+      this.wr.early ||
+      this.rd.early ||
+      this.wr.parser.partial > 0 ||
+      pendingLen > MAX_PENDING ||
+      rawFd < 0 ||
+      plainFd < 0 ||
+      this.inflight > 0 ||
+      this.readableLength > 0 ||
+      raw.readableLength > 0 ||
+      tls.readableLength > 0 ||
+      tls.writableLength > 0 ||
+      this.writableLength > 0 ||
+      raw.writableLength > 0 ||
+      plain.writableLength > 0 ||
+      plain.readableLength > 0 ||
+      plain.destroyed ||
+      raw.destroyed ||
+      tls.destroyed ||
+      plain.connecting ||
+      plain.readableEnded ||
+      plain.writableEnded ||
+      tls.writableEnded ||
+      tls.readableEnded ||
+      this.rawEnded
+    ) {
       return false;
     }
     const opts = this.armed as ArmOptions;
@@ -304,8 +334,17 @@ export class TlsTap extends Duplex {
       raw.pause();
       plain.pause();
       try {
-        id = native().tlsRelayStart(rawFd, plainFd, this.suite, readSecret, this.rd.seq, writeSecret, this.wr.seq,
-          Buffer.concat(parts), (_id: number, reason: string) => this.relayEnded(reason));
+        id = native().tlsRelayStart(
+          rawFd,
+          plainFd,
+          this.suite,
+          readSecret,
+          this.rd.seq,
+          writeSecret,
+          this.wr.seq,
+          Buffer.concat(parts),
+          (_id: number, reason: string) => this.relayEnded(reason),
+        );
       } catch {
         id = 'start';
       }

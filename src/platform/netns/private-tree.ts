@@ -21,7 +21,14 @@ export function privateTreeCommand(command: string[], opts: PrivateTreeOptions):
     // if the starting process dies (even kill -9), unshare gets SIGKILL ...
     ...(opts.dieWithParent === false ? [] : ['setpriv', '--pdeathsig', 'KILL']),
     // ... and --kill-child passes it on to pid 1 of the new pid namespace
-    'unshare', '--pid', '--fork', '--kill-child', '--mount', '--net', '--propagation', 'private',
+    'unshare',
+    '--pid',
+    '--fork',
+    '--kill-child',
+    '--mount',
+    '--net',
+    '--propagation',
+    'private',
     ...(opts.userNamespace ? ['--user', '--map-root-user'] : []),
     ...command,
   ];

@@ -126,7 +126,10 @@ export class SupervisedProcess {
     if (!child || child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
     return new Promise<void>((resolve) => {
       const kill = setTimeout(() => child.kill('SIGKILL'), graceMs);
-      child.once('exit', () => { clearTimeout(kill); resolve(); });
+      child.once('exit', () => {
+        clearTimeout(kill);
+        resolve();
+      });
       child.kill('SIGTERM');
     });
   }
@@ -202,11 +205,15 @@ export class SupervisedProcess {
   private probe(child: ChildProcess, p: { http: string; match?: string }): void {
     const poll = (): void => {
       if (this.child !== child || this.isReady || this.stopped) return;
-      const again = (): void => { setTimeout(poll, 100).unref(); };
+      const again = (): void => {
+        setTimeout(poll, 100).unref();
+      };
       const req = get(p.http, { timeout: 1000 }, (res) => {
         let body = '';
         res.setEncoding('utf8');
-        res.on('data', (d: string) => { if (body.length < 1 << 20) body += d; });
+        res.on('data', (d: string) => {
+          if (body.length < 1 << 20) body += d;
+        });
         res.on('end', () => {
           if (res.statusCode === 200 && (!p.match || body.includes(p.match))) this.markReady(child);
           else again();

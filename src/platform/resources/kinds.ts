@@ -20,8 +20,15 @@ export interface KindInfo {
   storageVersion?: string;
 }
 
-const k = (apiVersion: string, kind: string, plural: string, namespaced: boolean, shortNames: string[] = [], alsoServed: string[] = [], storageVersion?: string): KindInfo =>
-  ({ apiVersion, kind, plural, singular: kind.toLowerCase(), shortNames, namespaced, alsoServed, ...(storageVersion ? { storageVersion } : {}) });
+const k = (
+  apiVersion: string,
+  kind: string,
+  plural: string,
+  namespaced: boolean,
+  shortNames: string[] = [],
+  alsoServed: string[] = [],
+  storageVersion?: string,
+): KindInfo => ({ apiVersion, kind, plural, singular: kind.toLowerCase(), shortNames, namespaced, alsoServed, ...(storageVersion ? { storageVersion } : {}) });
 
 // The MCS API serves v1alpha1 (what strait reads and writes) and v1beta1 (upstream's
 // storage version) with one schema: docs/multicluster.md, "API versions".
@@ -47,8 +54,14 @@ export const Kinds = {
   ServiceMeshControlPlane: k(`${GROUPS.meshOperator}/v2`, 'ServiceMeshControlPlane', 'servicemeshcontrolplanes', true, ['smcp']),
   ServiceMeshMemberRoll: k(`${GROUPS.meshOperator}/v1`, 'ServiceMeshMemberRoll', 'servicemeshmemberrolls', true, ['smmr']),
   PeerAuthentication: k(`security.${GROUPS.mesh}/v1beta1`, 'PeerAuthentication', 'peerauthentications', true, ['pa'], [`security.${GROUPS.mesh}/v1`]),
-  DestinationRule: k(`networking.${GROUPS.mesh}/v1beta1`, 'DestinationRule', 'destinationrules', true, ['dr'],
-    [`networking.${GROUPS.mesh}/v1alpha3`, `networking.${GROUPS.mesh}/v1`]),
+  DestinationRule: k(
+    `networking.${GROUPS.mesh}/v1beta1`,
+    'DestinationRule',
+    'destinationrules',
+    true,
+    ['dr'],
+    [`networking.${GROUPS.mesh}/v1alpha3`, `networking.${GROUPS.mesh}/v1`],
+  ),
   // the inbound connections each sidecar saw, written by the mesh agent (docs/mesh.md, Observed traffic)
   MeshTrafficObservation: k(`${GROUPS.straitMesh}/v1alpha1`, 'MeshTrafficObservation', 'meshtrafficobservations', true, ['mto']),
   // (C) multicluster

@@ -35,7 +35,10 @@ function validatorFor(kind: KindName): ValidateFunction {
 
 /** "/spec/ports/0/port" -> "spec.ports[0].port" */
 function fieldPath(instancePath: string, extra?: string): string {
-  const parts = instancePath.split('/').slice(1).map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+  const parts = instancePath
+    .split('/')
+    .slice(1)
+    .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
   if (extra !== undefined) parts.push(extra);
   let out = '';
   for (const p of parts) {
@@ -47,13 +50,18 @@ function fieldPath(instancePath: string, extra?: string): string {
 }
 
 const TYPE_WORDS: Record<string, string> = {
-  string: 'a string', integer: 'an integer', number: 'a number', boolean: 'true or false', object: 'an object (a map of fields)', array: 'a list',
+  string: 'a string',
+  integer: 'an integer',
+  number: 'a number',
+  boolean: 'true or false',
+  object: 'an object (a map of fields)',
+  array: 'a list',
 };
 
 function describe(err: ErrorObject): { path: string; rule: string; value: unknown } {
   const p = err.params as Record<string, unknown>;
   const parent = (err.parentSchema ?? {}) as Record<string, unknown>;
-  const desc = typeof parent['description'] === 'string' ? parent['description'] as string : undefined;
+  const desc = typeof parent['description'] === 'string' ? (parent['description'] as string) : undefined;
   switch (err.keyword) {
     case 'required':
       return { path: fieldPath(err.instancePath, String(p['missingProperty'])), rule: 'is required', value: undefined };
@@ -79,7 +87,11 @@ function describe(err: ErrorObject): { path: string; rule: string; value: unknow
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-interface Violation { path: string; rule: string; value?: unknown }
+interface Violation {
+  path: string;
+  rule: string;
+  value?: unknown;
+}
 
 /** The kind of `input` and the first rule it breaks (undefined when valid); throws STRAIT_ERR_KIND_UNKNOWN. */
 function check(input: unknown): { info?: KindInfo; broken?: Violation } {

@@ -2,7 +2,12 @@
 // the reason, and the offending line.
 import type { YAMLError } from 'yaml';
 
-export interface YamlErrorPlace { line: number; column: number; reason: string; text: string }
+export interface YamlErrorPlace {
+  line: number;
+  column: number;
+  reason: string;
+  text: string;
+}
 
 /** An error of the yaml library (parsed with prettyErrors), placed in `source`. */
 export function placeYamlError(err: YAMLError, source: string): YamlErrorPlace {

@@ -93,7 +93,8 @@ export function parseAllowedSignerLine(text: string, line = 1): AllowedSigner {
     principals = principals.slice(1, -1);
   }
   if (principals === '' || principals.split(',').some((p) => p === '' || p === '!')) throw bad('the principals list has an empty pattern');
-  if (KEY_TYPE.test(principals) && !principals.includes('@')) throw bad(`the line starts with ${JSON.stringify(principals)}, a key type: the principals are missing`);
+  if (KEY_TYPE.test(principals) && !principals.includes('@'))
+    throw bad(`the line starts with ${JSON.stringify(principals)}, a key type: the principals are missing`);
   let next = nextToken(first.rest);
   if (!next || next.token.startsWith('\0')) throw bad(next ? 'a double quote is not closed' : 'no key follows the principals');
   const out: Omit<AllowedSigner, 'key' | 'comment'> = { line, text, principals, certAuthority: false };
@@ -106,8 +107,10 @@ export function parseAllowedSignerLine(text: string, line = 1): AllowedSigner {
         out.certAuthority = true;
         continue;
       }
-      if (!['namespaces', 'valid-after', 'valid-before'].includes(name)) throw bad(`unknown option ${JSON.stringify(opt.slice(0, 60))} (cert-authority, namespaces, valid-after, valid-before)`);
-      if (raw === undefined || raw.length < 2 || !raw.startsWith('"') || !raw.endsWith('"')) throw bad(`option ${name} needs a double-quoted value, e.g. ${name}="${name === 'namespaces' ? 'git' : '20250101'}"`);
+      if (!['namespaces', 'valid-after', 'valid-before'].includes(name))
+        throw bad(`unknown option ${JSON.stringify(opt.slice(0, 60))} (cert-authority, namespaces, valid-after, valid-before)`);
+      if (raw === undefined || raw.length < 2 || !raw.startsWith('"') || !raw.endsWith('"'))
+        throw bad(`option ${name} needs a double-quoted value, e.g. ${name}="${name === 'namespaces' ? 'git' : '20250101'}"`);
       const value = raw.slice(1, -1);
       if (name === 'namespaces') {
         if (value === '') throw bad('namespaces="" allows no namespace');

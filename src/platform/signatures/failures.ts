@@ -27,12 +27,12 @@ type RefusalFactory = ((message: string, detail?: { commit?: string; author?: st
 const row = (error: RefusalFactory, reason: string, words: string): SignatureFailureInfo => ({ error, code: error.code, reason, words });
 
 export const SIGNATURE_FAILURES: Readonly<Record<SignatureFailureKind, SignatureFailureInfo>> = Object.freeze({
-  'unsigned': row(E.signatureUnsigned, 'SignatureUnsigned', 'not signed'),
+  unsigned: row(E.signatureUnsigned, 'SignatureUnsigned', 'not signed'),
   'unknown-key': row(E.signatureUnknownKey, 'SignatureUnknownKey', 'signed with a key that is not imported'),
   'not-allowed': row(E.signatureKeyNotAllowed, 'SignatureKeyNotAllowed', 'signed with a key the policy does not allow'),
   'signer-not-allowed': row(E.signatureSignerNotAllowed, 'SignatureSignerNotAllowed', 'signed by a signer the identity rules do not allow'),
-  'expired': row(E.signatureExpired, 'SignatureExpired', 'signed with an expired key'),
-  'revoked': row(E.signatureRevoked, 'SignatureRevoked', 'signed with a revoked key'),
+  expired: row(E.signatureExpired, 'SignatureExpired', 'signed with an expired key'),
+  revoked: row(E.signatureRevoked, 'SignatureRevoked', 'signed with a revoked key'),
   'bad-signature': row(E.signatureBad, 'SignatureBad', 'bad signature'),
   'history-unsigned': row(E.signatureHistoryUnsigned, 'SignatureHistoryUnsigned', 'a commit in the history is not signed'),
 });

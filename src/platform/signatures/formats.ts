@@ -21,4 +21,3 @@ export function signatureFormatOf(signature: string): SignatureFormat | undefine
   const head = signature.trimStart();
   return ARMOUR.find(([a]) => head.startsWith(a))?.[1];
 }
-

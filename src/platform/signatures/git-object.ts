@@ -84,9 +84,7 @@ function parseIdent(value: string, which: string, what: 'commit' | 'tag'): GitId
   const sign = tz[0] === '-' ? -1 : 1;
   const offMin = sign * (Number(tz.slice(1, 3)) * 60 + Number(tz.slice(3, 5)));
   const local = new Date((time + offMin * 60) * 1000);
-  const date = Number.isFinite(local.getTime())
-    ? `${local.toISOString().slice(0, 19)}${tz.slice(0, 3)}:${tz.slice(3)}`.replace(/\+00:00$/, 'Z')
-    : '';
+  const date = Number.isFinite(local.getTime()) ? `${local.toISOString().slice(0, 19)}${tz.slice(0, 3)}:${tz.slice(3)}`.replace(/\+00:00$/, 'Z') : '';
   return { name: utf8(m[1] as string), email: utf8(m[2] as string), time, tz, date };
 }
 
@@ -214,7 +212,11 @@ export function parseTagObject(raw: Buffer | Uint8Array | string): TagObject {
     return { object, objectType, tag, tagger, headers, message: utf8(message), signature: undefined, payload: Buffer.from(s, 'latin1') };
   }
   return {
-    object, objectType, tag, tagger, headers,
+    object,
+    objectType,
+    tag,
+    tagger,
+    headers,
     message: utf8(message.slice(0, sigAt)),
     signature: message.slice(sigAt),
     payload: Buffer.from(s.slice(0, messageAt + sigAt), 'latin1'),

@@ -53,16 +53,24 @@ async function signingStates(key: openpgp.PublicKey): Promise<Map<string, Signin
     }
   };
   out.set(key.getKeyID().toHex().toUpperCase(), {
-    packet: key.keyPacket, fingerprint: key.getFingerprint().toUpperCase(), created: key.keyPacket.created, revoked: primaryRevoked, expires: primaryExpires,
-    canSign: !primaryRevoked && await canSign(key.getKeyID()),
+    packet: key.keyPacket,
+    fingerprint: key.getFingerprint().toUpperCase(),
+    created: key.keyPacket.created,
+    revoked: primaryRevoked,
+    expires: primaryExpires,
+    canSign: !primaryRevoked && (await canSign(key.getKeyID())),
   });
   for (const sub of key.subkeys) {
-    const revoked = primaryRevoked || await sub.isRevoked(undefined as never, undefined as never).catch(() => false);
+    const revoked = primaryRevoked || (await sub.isRevoked(undefined as never, undefined as never).catch(() => false));
     const subExp = asDate(await sub.getExpirationTime().catch(() => null));
     const expires = [primaryExpires, subExp].filter((d): d is Date => d !== null).sort((a, b) => a.getTime() - b.getTime())[0] ?? null;
     out.set(sub.getKeyID().toHex().toUpperCase(), {
-      packet: sub.keyPacket, fingerprint: sub.getFingerprint().toUpperCase(), created: sub.keyPacket.created, revoked, expires,
-      canSign: !revoked && await canSign(sub.getKeyID()),
+      packet: sub.keyPacket,
+      fingerprint: sub.getFingerprint().toUpperCase(),
+      created: sub.keyPacket.created,
+      revoked,
+      expires,
+      canSign: !revoked && (await canSign(sub.getKeyID())),
     });
   }
   return out;
@@ -127,7 +135,13 @@ export class Keyring {
   async add(key: openpgp.PublicKey, keyData?: string): Promise<KeyringEntry> {
     const info = await keyStoreInfo(key);
     if (keyData) info.keyData = keyData;
-    const entry: KeyringEntry = { info, key, subkeyIDs: key.subkeys.map((s) => hexID(s.getKeyID())), userIDs: await verifiedUserIDs(key), signing: await signingStates(key) };
+    const entry: KeyringEntry = {
+      info,
+      key,
+      subkeyIDs: key.subkeys.map((s) => hexID(s.getKeyID())),
+      userIDs: await verifiedUserIDs(key),
+      signing: await signingStates(key),
+    };
     this.remove(info.keyID);
     this.byPrimary.set(info.keyID, entry);
     this.byAny.set(info.keyID, entry);

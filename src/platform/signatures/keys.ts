@@ -97,7 +97,7 @@ export async function verifiedUserIDs(key: Key): Promise<string[]> {
   const out: string[] = [];
   for (const u of key.users) {
     const id = u.userID?.userID;
-    if (typeof id === 'string' && await hasValidSelfCertification(u)) out.push(id);
+    if (typeof id === 'string' && (await hasValidSelfCertification(u))) out.push(id);
   }
   return out;
 }

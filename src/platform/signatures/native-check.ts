@@ -43,8 +43,13 @@ function keyOf(packet: KeyPacketLike): { key: KeyObject; kind: 'rsa' | 'ed25519'
     const p = packet.publicParams;
     if ((packet.algorithm === 1 || packet.algorithm === 3) && p['n'] instanceof Uint8Array && p['e'] instanceof Uint8Array) {
       made = { key: createPublicKey({ key: { kty: 'RSA', n: b64u(p['n']), e: b64u(p['e']) }, format: 'jwk' }), kind: 'rsa', size: p['n'].length };
-    } else if (packet.algorithm === 22 && p['Q'] instanceof Uint8Array && p['Q'].length === 33 && p['Q'][0] === 0x40
-      && String((p['oid'] as { getName?: () => string } | undefined)?.getName?.() ?? '').startsWith('ed25519')) {
+    } else if (
+      packet.algorithm === 22 &&
+      p['Q'] instanceof Uint8Array &&
+      p['Q'].length === 33 &&
+      p['Q'][0] === 0x40 &&
+      String((p['oid'] as { getName?: () => string } | undefined)?.getName?.() ?? '').startsWith('ed25519')
+    ) {
       made = { key: createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: b64u(p['Q'].subarray(1)) }, format: 'jwk' }), kind: 'ed25519', size: 32 };
     } else if (packet.algorithm === 27 && p['A'] instanceof Uint8Array && p['A'].length === 32) {
       made = { key: createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: b64u(p['A']) }, format: 'jwk' }), kind: 'ed25519', size: 32 };
@@ -83,7 +88,11 @@ export function runPublicKeyJob(job: PublicKeyJob): boolean {
 
 /** OpenSSL's check of a job on libuv's thread pool (many checks at once use every core). */
 export function runPublicKeyJobPooled(job: PublicKeyJob): Promise<boolean> {
-  return new Promise((resolve, reject) => cryptoVerify(job.algo, job.data, job.kind === 'rsa' ? { key: job.key, padding: constants.RSA_PKCS1_PADDING } : job.key, job.signature, (err, ok) => (err ? reject(err) : resolve(ok))));
+  return new Promise((resolve, reject) =>
+    cryptoVerify(job.algo, job.data, job.kind === 'rsa' ? { key: job.key, padding: constants.RSA_PKCS1_PADDING } : job.key, job.signature, (err, ok) =>
+      err ? reject(err) : resolve(ok),
+    ),
+  );
 }
 
 /**
@@ -107,7 +116,9 @@ export class PublicKeyBatch {
     if (!this.pooled) return;
     this.left++;
     try {
-      cryptoVerify(job.algo, job.data, job.kind === 'rsa' ? { key: job.key, padding: constants.RSA_PKCS1_PADDING } : job.key, job.signature, (err, ok) => this.settle(i, err ?? ok));
+      cryptoVerify(job.algo, job.data, job.kind === 'rsa' ? { key: job.key, padding: constants.RSA_PKCS1_PADDING } : job.key, job.signature, (err, ok) =>
+        this.settle(i, err ?? ok),
+      );
     } catch (err) {
       this.settle(i, err as Error);
     }
@@ -117,7 +128,9 @@ export class PublicKeyBatch {
     if (!this.pooled) {
       for (let i = 0; i < this.jobs.length; i++) this.outcomes[i] = runHere(this.jobs[i]!);
     } else if (this.left > 0) {
-      await new Promise<void>((resolve) => { this.wake = resolve; });
+      await new Promise<void>((resolve) => {
+        this.wake = resolve;
+      });
     }
     return this.outcomes;
   }
@@ -163,8 +176,12 @@ export function publicKeyJob(p: PreparedCheck, sig: SigPacket, params: Record<st
     if (!(s instanceof Uint8Array)) throw new Error('malformed RSA signature');
     return { algo: p.hashName, data: p.toHash, key: p.k.key, kind: 'rsa', signature: leftPad(s, p.k.size), late };
   }
-  const rs = params['RS'] instanceof Uint8Array ? Buffer.from(params['RS'])
-    : params['r'] instanceof Uint8Array && params['s'] instanceof Uint8Array ? Buffer.concat([leftPad(params['r'], 32), leftPad(params['s'], 32)]) : undefined;
+  const rs =
+    params['RS'] instanceof Uint8Array
+      ? Buffer.from(params['RS'])
+      : params['r'] instanceof Uint8Array && params['s'] instanceof Uint8Array
+        ? Buffer.concat([leftPad(params['r'], 32), leftPad(params['s'], 32)])
+        : undefined;
   if (!rs || rs.length !== 64) throw new Error('malformed Ed25519 signature');
   return { algo: null, data: p.digest, key: p.k.key, kind: 'ed25519', signature: rs, late };
 }

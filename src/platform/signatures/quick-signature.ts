@@ -26,59 +26,115 @@ function packetBody(bin: Uint8Array): Uint8Array | undefined {
     if ((tagByte & 0x3f) !== 2) return undefined;
     const l0 = bin[1];
     if (l0 === undefined) return undefined;
-    if (l0 < 192) { len = l0; off = 2; }
-    else if (l0 < 224) { if (bin.length < 3) return undefined; len = ((l0 - 192) << 8) + bin[2]! + 192; off = 3; }
-    else if (l0 === 255) { if (bin.length < 6) return undefined; len = ((bin[2]! << 24) >>> 0) + (bin[3]! << 16) + (bin[4]! << 8) + bin[5]!; off = 6; }
-    else return undefined; // partial body lengths
+    if (l0 < 192) {
+      len = l0;
+      off = 2;
+    } else if (l0 < 224) {
+      if (bin.length < 3) return undefined;
+      len = ((l0 - 192) << 8) + bin[2]! + 192;
+      off = 3;
+    } else if (l0 === 255) {
+      if (bin.length < 6) return undefined;
+      len = ((bin[2]! << 24) >>> 0) + (bin[3]! << 16) + (bin[4]! << 8) + bin[5]!;
+      off = 6;
+    } else return undefined; // partial body lengths
   } else {
     if (((tagByte >> 2) & 0x0f) !== 2) return undefined;
     const lt = tagByte & 3;
-    if (lt === 0) { if (bin.length < 2) return undefined; len = bin[1]!; off = 2; }
-    else if (lt === 1) { if (bin.length < 3) return undefined; len = (bin[1]! << 8) + bin[2]!; off = 3; }
-    else if (lt === 2) { if (bin.length < 5) return undefined; len = ((bin[1]! << 24) >>> 0) + (bin[2]! << 16) + (bin[3]! << 8) + bin[4]!; off = 5; }
-    else return undefined;
+    if (lt === 0) {
+      if (bin.length < 2) return undefined;
+      len = bin[1]!;
+      off = 2;
+    } else if (lt === 1) {
+      if (bin.length < 3) return undefined;
+      len = (bin[1]! << 8) + bin[2]!;
+      off = 3;
+    } else if (lt === 2) {
+      if (bin.length < 5) return undefined;
+      len = ((bin[1]! << 24) >>> 0) + (bin[2]! << 16) + (bin[3]! << 8) + bin[4]!;
+      off = 5;
+    } else return undefined;
   }
   if (off + len !== bin.length) return undefined;
   return bin.subarray(off, off + len);
 }
 
-interface Subpackets { created?: number; expiresIn?: number; issuer?: string; fingerprint?: string; ok: boolean }
+interface Subpackets {
+  created?: number;
+  expiresIn?: number;
+  issuer?: string;
+  fingerprint?: string;
+  ok: boolean;
+}
 
 function readSubpackets(area: Uint8Array, into: Subpackets, hashed: boolean): void {
   let p = 0;
   while (p < area.length) {
     const l0 = area[p]!;
     let len: number;
-    if (l0 < 192) { len = l0; p += 1; }
-    else if (l0 < 255) { if (p + 1 >= area.length) { into.ok = false; return; } len = ((l0 - 192) << 8) + area[p + 1]! + 192; p += 2; }
-    else { if (p + 4 >= area.length) { into.ok = false; return; } len = ((area[p + 1]! << 24) >>> 0) + (area[p + 2]! << 16) + (area[p + 3]! << 8) + area[p + 4]!; p += 5; }
-    if (len < 1 || p + len > area.length) { into.ok = false; return; }
+    if (l0 < 192) {
+      len = l0;
+      p += 1;
+    } else if (l0 < 255) {
+      if (p + 1 >= area.length) {
+        into.ok = false;
+        return;
+      }
+      len = ((l0 - 192) << 8) + area[p + 1]! + 192;
+      p += 2;
+    } else {
+      if (p + 4 >= area.length) {
+        into.ok = false;
+        return;
+      }
+      len = ((area[p + 1]! << 24) >>> 0) + (area[p + 2]! << 16) + (area[p + 3]! << 8) + area[p + 4]!;
+      p += 5;
+    }
+    if (len < 1 || p + len > area.length) {
+      into.ok = false;
+      return;
+    }
     const critical = (area[p]! & 0x80) !== 0;
     const type = area[p]! & 0x7f;
     const body = area.subarray(p + 1, p + len);
     p += len;
     switch (type) {
       case 2:
-        if (!hashed || body.length !== 4) { into.ok = false; return; }
+        if (!hashed || body.length !== 4) {
+          into.ok = false;
+          return;
+        }
         into.created = ((body[0]! << 24) >>> 0) + (body[1]! << 16) + (body[2]! << 8) + body[3]!;
         break;
       case 3:
-        if (!hashed || body.length !== 4) { into.ok = false; return; }
+        if (!hashed || body.length !== 4) {
+          into.ok = false;
+          return;
+        }
         into.expiresIn = ((body[0]! << 24) >>> 0) + (body[1]! << 16) + (body[2]! << 8) + body[3]!;
         break;
       case 16:
-        if (body.length !== 8) { into.ok = false; return; }
+        if (body.length !== 8) {
+          into.ok = false;
+          return;
+        }
         into.issuer = Buffer.from(body).toString('hex').toUpperCase();
         break;
       case 33:
-        if (body.length !== 21 || body[0] !== 4) { into.ok = false; return; }
+        if (body.length !== 21 || body[0] !== 4) {
+          into.ok = false;
+          return;
+        }
         into.fingerprint = Buffer.from(body.subarray(1)).toString('hex').toUpperCase();
         break;
       case 12: // a revocation key: openpgp.js decides
         into.ok = false;
         return;
       default:
-        if (critical) { into.ok = false; return; }
+        if (critical) {
+          into.ok = false;
+          return;
+        }
     }
   }
 }
@@ -86,7 +142,7 @@ function readSubpackets(area: Uint8Array, into: Subpackets, hashed: boolean): vo
 /** A v4 signature packet's MPI at `p`: [value, next offset], or undefined. */
 function mpi(b: Uint8Array, p: number): [Uint8Array, number] | undefined {
   if (p + 2 > b.length) return undefined;
-  const bytes = (((b[p]! << 8) + b[p + 1]!) + 7) >> 3;
+  const bytes = ((b[p]! << 8) + b[p + 1]! + 7) >> 3;
   if (p + 2 + bytes > b.length) return undefined;
   return [b.subarray(p + 2, p + 2 + bytes), p + 2 + bytes];
 }
@@ -130,7 +186,17 @@ export function readQuickSignature(bin: Uint8Array): QuickSignature | undefined 
   // the bytes the signature covers, after the document: the packet up to the unhashed area (and the v4 trailer)
   const signatureData = b.subarray(0, 6 + hashedLen);
   const expires = sub.expiresIn ? new Date((sub.created + sub.expiresIn) * 1000) : Infinity;
-  return new Quick(signatureType, hashAlgorithm, publicKeyAlgorithm, signedHashValue, params, issuerKeyID, new Date(sub.created * 1000), signatureData, expires);
+  return new Quick(
+    signatureType,
+    hashAlgorithm,
+    publicKeyAlgorithm,
+    signedHashValue,
+    params,
+    issuerKeyID,
+    new Date(sub.created * 1000),
+    signatureData,
+    expires,
+  );
 }
 
 /** What readQuickSignature returns: the fields, and the methods native-check.ts calls (on the prototype: no closures per signature). */

@@ -46,7 +46,8 @@ export function identityGlobMatch(pattern: string, value: string): boolean {
   return re.test(value);
 }
 
-export const emailOf = (identity: string): string => (/<([^<>]*)>\s*$/.exec(identity)?.[1] ?? (identity.includes('@') && !identity.includes(' ') ? identity : '')).toLowerCase();
+export const emailOf = (identity: string): string =>
+  (/<([^<>]*)>\s*$/.exec(identity)?.[1] ?? (identity.includes('@') && !identity.includes(' ') ? identity : '')).toLowerCase();
 
 const canonical = (id: string): string => (id.length === 40 ? id.slice(24) : id).toUpperCase();
 const quote = (s: string): string => JSON.stringify(s);
@@ -60,7 +61,10 @@ export function checkSigner(signer: Signer, rules: SignerRules, committerEmail?:
   if (rules.allowedKeyIDs !== undefined) {
     const allowed = new Set(rules.allowedKeyIDs.map(canonical));
     if (!allowed.has(signer.keyID) && !(signer.primaryKeyID && allowed.has(signer.primaryKeyID))) {
-      return { status: 'not-allowed', message: `Revision is signed with key ${signer.keyID}${via}, which is not allowed by ${rules.allowedBy ?? "the project's signatureKeys"}` };
+      return {
+        status: 'not-allowed',
+        message: `Revision is signed with key ${signer.keyID}${via}, which is not allowed by ${rules.allowedBy ?? "the project's signatureKeys"}`,
+      };
     }
   }
   const patterns = rules.identities ?? [];

@@ -15,10 +15,15 @@ type Fail = (why: string) => StraitError;
 export class SshReader {
   pos = 0;
 
-  constructor(readonly buf: Buffer, private readonly fail: Fail, private readonly what: string) {}
+  constructor(
+    readonly buf: Buffer,
+    private readonly fail: Fail,
+    private readonly what: string,
+  ) {}
 
   private need(n: number, field: string): void {
-    if (n > this.buf.length - this.pos) throw this.fail(`${this.what} is truncated: ${field} needs ${n} bytes at offset ${this.pos}, ${this.buf.length - this.pos} left`);
+    if (n > this.buf.length - this.pos)
+      throw this.fail(`${this.what} is truncated: ${field} needs ${n} bytes at offset ${this.pos}, ${this.buf.length - this.pos} left`);
   }
 
   u32(field: string): number {
@@ -245,7 +250,11 @@ export function parseSshPublicKey(blob: Buffer, fail: Fail = (why) => E.sshKeyIn
   }
   if (signatureKey.cert) throw fail('the certificate is signed by another certificate');
   const out = {
-    type, blob, fingerprint: fingerprintOf(plainBlob), algorithm, bits,
+    type,
+    blob,
+    fingerprint: fingerprintOf(plainBlob),
+    algorithm,
+    bits,
     cert: { certType, keyId, principals, validAfter, validBefore, criticalOptions, signatureKey, signed, signature },
   } as SshPublicKey;
   lazyKey(out, jwk, plainType, fail);
@@ -301,5 +310,7 @@ export function checkSshSignatureBlob(key: SshPublicKey, sigBlob: Buffer, data: 
   if (!hash) return `RSA signature algorithm ${JSON.stringify(alg)} is not acceptable (rsa-sha2-256 or rsa-sha2-512; never SHA-1 ssh-rsa)`;
   const modLen = Math.ceil(key.bits / 8);
   if (sig.length > modLen) return 'the RSA signature is longer than the modulus';
-  return cryptoVerify(hash, data, { key: key.key, padding: constants.RSA_PKCS1_PADDING }, leftPad(sig, modLen)) ? undefined : 'the RSA signature does not match';
+  return cryptoVerify(hash, data, { key: key.key, padding: constants.RSA_PKCS1_PADDING }, leftPad(sig, modLen))
+    ? undefined
+    : 'the RSA signature does not match';
 }

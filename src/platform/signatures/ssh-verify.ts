@@ -47,8 +47,21 @@ export interface SshVerifyOptions {
 
 const NAMESPACE = 'git';
 
-const result = (status: VerificationStatus, keyID: string, message: string, extra: Partial<VerificationResult> = {}): VerificationResult =>
-  ({ status, keyID, primaryKeyID: '', signer: '', fingerprint: keyID, signerEmail: '', signerIdentities: [], keyExpires: '', signature: '', payload: '', message, reason: message, ...extra });
+const result = (status: VerificationStatus, keyID: string, message: string, extra: Partial<VerificationResult> = {}): VerificationResult => ({
+  status,
+  keyID,
+  primaryKeyID: '',
+  signer: '',
+  fingerprint: keyID,
+  signerEmail: '',
+  signerIdentities: [],
+  keyExpires: '',
+  signature: '',
+  payload: '',
+  message,
+  reason: message,
+  ...extra,
+});
 
 const iso = (secs: number | bigint): string => {
   const n = Number(secs);
@@ -85,13 +98,19 @@ function judgeLine(e: AllowedSigner, sig: SshSignature, at: number): Verdict {
   if (e.namespaces !== undefined && !matchPatternList(NAMESPACE, e.namespaces)) {
     return refuse('not-allowed', `whose allowed_signers line ${e.line} allows namespaces "${e.namespaces}", not "${NAMESPACE}"`);
   }
-  if (e.validAfter !== undefined && at < e.validAfter) return refuse('expired', `whose allowed_signers line ${e.line} makes it valid after ${iso(e.validAfter)} only`);
-  if (e.validBefore !== undefined && at > e.validBefore) return refuse('expired', `whose allowed_signers line ${e.line} makes it valid before ${iso(e.validBefore)} only`);
+  if (e.validAfter !== undefined && at < e.validAfter)
+    return refuse('expired', `whose allowed_signers line ${e.line} makes it valid after ${iso(e.validAfter)} only`);
+  if (e.validBefore !== undefined && at > e.validBefore)
+    return refuse('expired', `whose allowed_signers line ${e.line} makes it valid before ${iso(e.validBefore)} only`);
   const cert = sig.publicKey.cert;
   if (!cert) return { ok: true, status: 'valid', why: '', principals: plainPrincipals };
   const principals = cert.principals.filter((p) => matchPatternList(p, e.principals));
   if (principals.length === 0) {
-    return refuse('not-allowed', `whose certificate principals ${JSON.stringify(cert.principals)} match none of "${e.principals}" (allowed_signers line ${e.line})`, cert.principals);
+    return refuse(
+      'not-allowed',
+      `whose certificate principals ${JSON.stringify(cert.principals)} match none of "${e.principals}" (allowed_signers line ${e.line})`,
+      cert.principals,
+    );
   }
   const t = BigInt(at);
   if (t < cert.validAfter) return refuse('expired', `whose certificate is valid from ${iso(cert.validAfter)}`, principals);
@@ -114,7 +133,12 @@ export function verifySshSignature(payload: Uint8Array, armored: string, opts: S
   const caFp = key.cert?.signatureKey.fingerprint ?? '';
   const base: Partial<VerificationResult> = caFp ? { primaryKeyID: caFp } : {};
   if (sig.namespace !== NAMESPACE) {
-    return result('bad-signature', fp, `Revision has an SSH signature from key ${fp} for namespace ${JSON.stringify(sig.namespace)}, not "${NAMESPACE}" (not made by git)`, base);
+    return result(
+      'bad-signature',
+      fp,
+      `Revision has an SSH signature from key ${fp} for namespace ${JSON.stringify(sig.namespace)}, not "${NAMESPACE}" (not made by git)`,
+      base,
+    );
   }
   const lines = opts.signers?.candidates(key) ?? [];
   if (lines.length === 0) {
@@ -154,12 +178,26 @@ export function verifySshSignature(payload: Uint8Array, armored: string, opts: S
   }
   const principals = [...new Set(accepted.flatMap((v) => v.principals))];
   // when the last accepting line (or the certificate) stops being valid: a cached verdict is re-judged then
-  const until = Math.max(...lines.filter((_, i) => verdicts[i]?.ok).map((e) => Math.min(e.validBefore ?? Infinity,
-    key.cert && key.cert.validBefore !== SSH_FOREVER ? Number(key.cert.validBefore) : Infinity)));
+  const until = Math.max(
+    ...lines
+      .filter((_, i) => verdicts[i]?.ok)
+      .map((e) => Math.min(e.validBefore ?? Infinity, key.cert && key.cert.validBefore !== SSH_FOREVER ? Number(key.cert.validBefore) : Infinity)),
+  );
   const keyExpires = Number.isFinite(until) && until < 253402300800 ? new Date(until * 1000).toISOString() : '';
-  const extra = { ...base, signer: principals.join(','), signerEmail: emailOf(principals), signerIdentities: principals, ...(keyExpires ? { keyExpires } : {}) };
+  const extra = {
+    ...base,
+    signer: principals.join(','),
+    signerEmail: emailOf(principals),
+    signerIdentities: principals,
+    ...(keyExpires ? { keyExpires } : {}),
+  };
   if (opts.rules !== undefined && !sshRulesAllow(opts.rules, sig, principals)) {
-    return result('not-allowed', fp, `Revision is signed with SSH key ${fp} of ${principals.join(',')}, which is not allowed by the project's sshSigners`, extra);
+    return result(
+      'not-allowed',
+      fp,
+      `Revision is signed with SSH key ${fp} of ${principals.join(',')}, which is not allowed by the project's sshSigners`,
+      extra,
+    );
   }
   return result('valid', fp, `Revision is signed with SSH key ${fp} (${desc}) of ${principals.join(',')}`, extra);
 }

@@ -17,7 +17,18 @@ import { openpgp as loadOpenpgp } from './openpgp.js';
 import { isStraitError } from '../../base/errors/index.js';
 import { parseCommitObject, parseTagObject, type CommitObject, type TagObject } from './git-object.js';
 import { Keyring, readPublicKeys, type KeyringEntry, type SigningKeyState } from './keyring.js';
-import { concludePublicKeyJob, nativeCheck, prepareNativeCheck, publicKeyJob, runPublicKeyJob, runPublicKeyJobPooled, PublicKeyBatch, publicKeyFailure, type PublicKeyJob, type SigPacket } from './native-check.js';
+import {
+  concludePublicKeyJob,
+  nativeCheck,
+  prepareNativeCheck,
+  publicKeyJob,
+  runPublicKeyJob,
+  runPublicKeyJobPooled,
+  PublicKeyBatch,
+  publicKeyFailure,
+  type PublicKeyJob,
+  type SigPacket,
+} from './native-check.js';
 import { readQuickSignature } from './quick-signature.js';
 import { signatureFormatOf } from './formats.js';
 import { checkSigner, type SignerRules } from './signer-rules.js';
@@ -97,8 +108,21 @@ interface SignaturePacketLike {
   verify(key: unknown, signatureType: number, data: unknown, date: Date, detached: boolean): Promise<void>;
 }
 
-const result = (status: VerificationStatus, keyID: string, message: string, extra: Partial<VerificationResult> = {}): VerificationResult =>
-  ({ status, keyID, primaryKeyID: '', signer: '', fingerprint: '', signerEmail: '', signerIdentities: [], keyExpires: '', signature: '', payload: '', message, reason: message, ...extra });
+const result = (status: VerificationStatus, keyID: string, message: string, extra: Partial<VerificationResult> = {}): VerificationResult => ({
+  status,
+  keyID,
+  primaryKeyID: '',
+  signer: '',
+  fingerprint: '',
+  signerEmail: '',
+  signerIdentities: [],
+  keyExpires: '',
+  signature: '',
+  payload: '',
+  message,
+  reason: message,
+  ...extra,
+});
 
 /** A result made by another format's verifier (formats.ts), with every field filled. */
 export const verificationResult = result;
@@ -154,13 +178,20 @@ function issuerOf(sig: openpgp.Signature): { id: string; at: Date | null } | und
   let id = pkt.issuerKeyID ? pkt.issuerKeyID.toHex().toUpperCase() : '';
   if (/^0+$/.test(id)) id = '';
   if (!id && pkt.issuerFingerprint && pkt.issuerFingerprint.length >= 8) {
-    id = Buffer.from(pkt.issuerFingerprint.subarray(pkt.issuerFingerprint.length - 8)).toString('hex').toUpperCase();
+    id = Buffer.from(pkt.issuerFingerprint.subarray(pkt.issuerFingerprint.length - 8))
+      .toString('hex')
+      .toUpperCase();
   }
   return { id, at: pkt.created ?? null };
 }
 
 /** Verify an armored detached signature over `payload`. */
-export async function verifyDetached(payload: Uint8Array, armoredSignature: string | undefined, keys: VerificationKeys, opts: VerifyOptions = {}): Promise<VerificationResult> {
+export async function verifyDetached(
+  payload: Uint8Array,
+  armoredSignature: string | undefined,
+  keys: VerificationKeys,
+  opts: VerifyOptions = {},
+): Promise<VerificationResult> {
   return withInput(await check(payload, armoredSignature, keys, opts), payload, armoredSignature);
 }
 
@@ -211,19 +242,34 @@ function checkFormat(payload: Uint8Array, armoredSignature: string | undefined, 
 }
 
 /** The signing key of an OpenPGP signature, or the outcome that needs no public-key check (unknown key, revoked, ...). */
-function signingKey(keyring: Keyring, issuer: { id: string; at: Date | null } | undefined, signatureType: number, opts: VerifyOptions): KeyContext | VerificationResult {
+function signingKey(
+  keyring: Keyring,
+  issuer: { id: string; at: Date | null } | undefined,
+  signatureType: number,
+  opts: VerifyOptions,
+): KeyContext | VerificationResult {
   if (!issuer || !issuer.id) return result('bad-signature', '', 'Revision has an OpenPGP signature without an issuer key ID');
   const keyID = issuer.id;
   const signedAt = issuer.at ? issuer.at.toISOString() : undefined;
   const entry = keyring.find(keyID);
   if (!entry) {
-    return result('unknown-key', keyID, `Revision is signed with key ${keyID}, which is not imported into the controller's key store`, signedAt ? { signedAt } : {});
+    return result(
+      'unknown-key',
+      keyID,
+      `Revision is signed with key ${keyID}, which is not imported into the controller's key store`,
+      signedAt ? { signedAt } : {},
+    );
   }
   const state = entry.signing.get(keyID);
   const k = describeSigningKey(entry, state);
   const extra: Partial<VerificationResult> = {
-    primaryKeyID: entry.info.keyID, signer: entry.info.owner, signerEmail: k.email, fingerprint: state?.fingerprint ?? '', signerIdentities: entry.userIDs,
-    keyExpires: k.expires, ...(signedAt ? { signedAt } : {}),
+    primaryKeyID: entry.info.keyID,
+    signer: entry.info.owner,
+    signerEmail: k.email,
+    fingerprint: state?.fingerprint ?? '',
+    signerIdentities: entry.userIDs,
+    keyExpires: k.expires,
+    ...(signedAt ? { signedAt } : {}),
   };
   if (!state) return result('unknown-key', keyID, `Revision is signed with key ${keyID}, which is not imported into the controller's key store`, extra);
   if (state.revoked) return result('revoked', keyID, `Revision is signed with key ${keyID}, which has been revoked`, extra);
@@ -243,7 +289,7 @@ const described = new WeakMap<KeyringEntry, WeakMap<object, { email: string; exp
 const NO_STATE = {};
 function describeSigningKey(entry: KeyringEntry, state: SigningKeyState | undefined): { email: string; expires: string } {
   let byState = described.get(entry);
-  if (!byState) described.set(entry, byState = new WeakMap());
+  if (!byState) described.set(entry, (byState = new WeakMap()));
   let d = byState.get(state ?? NO_STATE);
   if (!d) {
     d = { email: /<([^<>]*)>/.exec(entry.info.owner)?.[1] ?? '', expires: state?.expires ? state.expires.toISOString() : '' };
@@ -394,7 +440,11 @@ const POOL_FROM = 16;
  * more than POOL_FROM commits run on libuv's thread pool (every core) while the next
  * commits are read. Never throws for bad input.
  */
-export async function verifyCommitSignatures(raws: readonly (Buffer | Uint8Array)[], keyring: Keyring, opts: VerifyOptions = {}): Promise<VerificationResult[]> {
+export async function verifyCommitSignatures(
+  raws: readonly (Buffer | Uint8Array)[],
+  keyring: Keyring,
+  opts: VerifyOptions = {},
+): Promise<VerificationResult[]> {
   const out = new Array<VerificationResult>(raws.length);
   const batch = new PublicKeyBatch(raws.length > POOL_FROM);
   const waiting: { i: number; c: CommitObject; o: VerifyOptions; ctx: KeyContext; job: PublicKeyJob }[] = [];
@@ -420,7 +470,11 @@ export async function verifyCommitSignatures(raws: readonly (Buffer | Uint8Array
       waiting.push({ i, c, o, ctx: step!.ctx, job: step!.job });
     } else {
       const commit = c;
-      slow.push(settle(step!, c.payload, c.signature!, keyring, o).then((r) => { out[i] = withCommit(withInput(r, commit.payload, commit.signature), commit); }));
+      slow.push(
+        settle(step!, c.payload, c.signature!, keyring, o).then((r) => {
+          out[i] = withCommit(withInput(r, commit.payload, commit.signature), commit);
+        }),
+      );
     }
   }
   const outcomes = await batch.run();
@@ -438,8 +492,11 @@ function withCommit(r: VerificationResult, c: CommitObject): VerificationResult 
 }
 
 /** A commit's options: the committer's e-mail for the signer rules, its time for SSH validity. */
-const commitOptions = (c: CommitObject, opts: VerifyOptions): VerifyOptions =>
-  ({ ...opts, committerEmail: c.committer.email, signedAt: opts.signedAt ?? new Date(c.committer.time * 1000) });
+const commitOptions = (c: CommitObject, opts: VerifyOptions): VerifyOptions => ({
+  ...opts,
+  committerEmail: c.committer.email,
+  signedAt: opts.signedAt ?? new Date(c.committer.time * 1000),
+});
 
 /** Verify the signature of a raw annotated tag object (see verifyCommitSignature). */
 export async function verifyTagSignature(raw: Buffer | Uint8Array | string, keys: VerificationKeys, opts: VerifyOptions = {}): Promise<VerificationResult> {
@@ -451,5 +508,8 @@ export async function verifyTagSignature(raw: Buffer | Uint8Array | string, keys
     throw err;
   }
   const at = opts.signedAt ?? (t.tagger ? new Date(t.tagger.time * 1000) : undefined);
-  return { ...(await verifyDetached(t.payload, t.signature, keys, { ...opts, committerEmail: t.tagger?.email ?? '', ...(at ? { signedAt: at } : {}) })), tag: t };
+  return {
+    ...(await verifyDetached(t.payload, t.signature, keys, { ...opts, committerEmail: t.tagger?.email ?? '', ...(at ? { signedAt: at } : {}) })),
+    tag: t,
+  };
 }

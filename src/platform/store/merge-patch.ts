@@ -10,7 +10,8 @@ export function mergePatch(target: Json, patch: Json): Json {
   for (const [k, v] of Object.entries(patch)) {
     if (v === null) delete out[k];
     // defineProperty, not assignment: a key named "__proto__" stays an ordinary data key
-    else Object.defineProperty(out, k, { value: mergePatch(Object.hasOwn(out, k) ? out[k] : undefined, v), writable: true, enumerable: true, configurable: true });
+    else
+      Object.defineProperty(out, k, { value: mergePatch(Object.hasOwn(out, k) ? out[k] : undefined, v), writable: true, enumerable: true, configurable: true });
   }
   return out;
 }

@@ -45,11 +45,17 @@ export function checkObjectShape(obj: KubeObject): void {
   }
   const name = obj.metadata.name;
   if (typeof name !== 'string' || name.length > 253 || !DNS1123_SUBDOMAIN.test(name)) {
-    throw E.usage(`${obj.kind} metadata.name ${JSON.stringify(name)} must be a DNS-1123 name (lowercase letters, digits, '-' and '.', at most 253 characters)`,
-      { kind: obj.kind, name });
+    throw E.usage(
+      `${obj.kind} metadata.name ${JSON.stringify(name)} must be a DNS-1123 name (lowercase letters, digits, '-' and '.', at most 253 characters)`,
+      { kind: obj.kind, name },
+    );
   }
   const ns = obj.metadata.namespace;
   if (ns !== undefined && (typeof ns !== 'string' || (ns !== '' && (ns.length > 63 || !/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(ns))))) {
-    throw E.usage(`${obj.kind} ${JSON.stringify(name)} metadata.namespace ${JSON.stringify(ns)} must be a DNS-1123 label`, { kind: obj.kind, name, namespace: ns });
+    throw E.usage(`${obj.kind} ${JSON.stringify(name)} metadata.namespace ${JSON.stringify(ns)} must be a DNS-1123 label`, {
+      kind: obj.kind,
+      name,
+      namespace: ns,
+    });
   }
 }

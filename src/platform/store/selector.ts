@@ -76,12 +76,24 @@ export function matchesSelector(reqs: Requirement[], labels: Record<string, stri
     const has = Object.prototype.hasOwnProperty.call(l, r.key);
     const v = has ? l[r.key] : undefined;
     switch (r.op) {
-      case 'eq': if (v !== r.value) return false; break;
-      case 'neq': if (v === r.value) return false; break;
-      case 'in': if (!has || !r.values.includes(v!)) return false; break;
-      case 'notin': if (has && r.values.includes(v!)) return false; break;
-      case 'exists': if (!has) return false; break;
-      case 'notexists': if (has) return false; break;
+      case 'eq':
+        if (v !== r.value) return false;
+        break;
+      case 'neq':
+        if (v === r.value) return false;
+        break;
+      case 'in':
+        if (!has || !r.values.includes(v!)) return false;
+        break;
+      case 'notin':
+        if (has && r.values.includes(v!)) return false;
+        break;
+      case 'exists':
+        if (!has) return false;
+        break;
+      case 'notexists':
+        if (has) return false;
+        break;
     }
   }
   return true;

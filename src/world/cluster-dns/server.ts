@@ -64,7 +64,10 @@ function answer(resolvers: DnsResolver[], request: dns2.Packet, stats: DnsStats)
 
 /** dns2's UDP server, with implausible packets dropped before its parser sees them */
 class CheckedUdpServer extends dns2.UDPServer {
-  constructor(onRequest: dns2.DnsHandler, private readonly stats: DnsStats) {
+  constructor(
+    onRequest: dns2.DnsHandler,
+    private readonly stats: DnsStats,
+  ) {
     super(onRequest);
   }
 
@@ -123,7 +126,9 @@ export async function startDnsServer(opts: DnsServerOptions): Promise<RunningDns
   };
   const udp = new CheckedUdpServer(onRequest as dns2.DnsHandler, stats);
   const tcp = tcpServer(opts.resolvers, stats);
-  const onBad = (): void => { stats.malformed++; };
+  const onBad = (): void => {
+    stats.malformed++;
+  };
   udp.on('requestError', onBad);
   udp.on('error', onBad);
   udp.bind(opts.port, opts.address);
@@ -134,10 +139,7 @@ export async function startDnsServer(opts: DnsServerOptions): Promise<RunningDns
     stats,
     port,
     async close() {
-      await Promise.all([
-        new Promise<void>((resolve) => udp.close(() => resolve())),
-        new Promise<void>((resolve) => tcp.close(() => resolve())),
-      ]);
+      await Promise.all([new Promise<void>((resolve) => udp.close(() => resolve())), new Promise<void>((resolve) => tcp.close(() => resolve()))]);
     },
   };
 }

@@ -22,7 +22,15 @@
 import { accessSync, constants, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { WORLD_CONTROL_PORT, WORLD_GITHOST_PORT, type Component, type ComponentContext, type PlanCluster, type PlanNode, type WorldPlan } from '../supervisor/index.js';
+import {
+  WORLD_CONTROL_PORT,
+  WORLD_GITHOST_PORT,
+  type Component,
+  type ComponentContext,
+  type PlanCluster,
+  type PlanNode,
+  type WorldPlan,
+} from '../supervisor/index.js';
 import { meshComponents } from './mesh.js';
 
 /** absolute path of a compiled process entry (dist/daemon/..., dist/agents/...) */
@@ -64,14 +72,17 @@ function gatewayConfig(ctx: ComponentContext, c: PlanCluster, gw: PlanNode, gws:
     // the peer gateway starts at the same moment: retry a lost first initiation quickly
     timers: { rekeyTimeoutMs: 500, handshakeAttempts: 20 },
     // two gateway nodes: the lease in the cluster's store says which one is active
-    ...(gws.length > 1 ? {
-      ha: {
-        members: gws.map((g) => ({ name: g.name, address: g.underlayIP })),
-        // failover within 1 s also when the active one freezes (a dead one is seen at once)
-        leaseDurationMs: 700, renewMs: 150,
-        store: { socket: ctx.storeSocket, tokenFile: ctx.storeTokenFile, cluster: c.name },
-      },
-    } : {}),
+    ...(gws.length > 1
+      ? {
+          ha: {
+            members: gws.map((g) => ({ name: g.name, address: g.underlayIP })),
+            // failover within 1 s also when the active one freezes (a dead one is seen at once)
+            leaseDurationMs: 700,
+            renewMs: 150,
+            store: { socket: ctx.storeSocket, tokenFile: ctx.storeTokenFile, cluster: c.name },
+          },
+        }
+      : {}),
   };
 }
 
@@ -138,14 +149,25 @@ function tunnelComponents(plan: WorldPlan, ctx: ComponentContext): Component[] {
 function githostComponent(plan: WorldPlan, ctx: ComponentContext): Component {
   const port = WORLD_GITHOST_PORT;
   const file = join(ctx.stateDir, 'githost-world.json');
-  writeFileSync(file, JSON.stringify({
-    // its public address (Gitea's ROOT_URL): the links it hands out (clone_url, html_url,
-    // the API's error links) name the host's loopback port when `strait up` published one,
-    // since people use them from the host; inside the world it is http://198.18.0.1:3000
-    host: '0.0.0.0', port, baseURL: ctx.hostURLs.githost ?? `http://${plan.internet.rootIP}:${port}`, allowLocalNetworks: true, allowImportLocal: true,
-    // pushes reach the control module at once (docs/gitops.md)
-    pushWebhooks: [`http://127.0.0.1:${CONTROL_PORT}/api/webhook`],
-  }, null, 2) + '\n');
+  writeFileSync(
+    file,
+    JSON.stringify(
+      {
+        // its public address (Gitea's ROOT_URL): the links it hands out (clone_url, html_url,
+        // the API's error links) name the host's loopback port when `strait up` published one,
+        // since people use them from the host; inside the world it is http://198.18.0.1:3000
+        host: '0.0.0.0',
+        port,
+        baseURL: ctx.hostURLs.githost ?? `http://${plan.internet.rootIP}:${port}`,
+        allowLocalNetworks: true,
+        allowImportLocal: true,
+        // pushes reach the control module at once (docs/gitops.md)
+        pushWebhooks: [`http://127.0.0.1:${CONTROL_PORT}/api/webhook`],
+      },
+      null,
+      2,
+    ) + '\n',
+  );
   return {
     name: 'githost',
     command: [process.execPath, entry('daemon/world-githost.js'), '--state-dir', ctx.stateDir, '--config', file],
@@ -171,9 +193,23 @@ function controlComponent(plan: WorldPlan, ctx: ComponentContext): Component | u
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   return {
     name: `${own.name}.control`,
-    command: [process.execPath, entry('daemon/control/main.js'), '--state-dir', dir, '--store-socket', ctx.storeSocket,
-      '--store-token-file', ctx.storeTokenFile, '--cluster', own.name, '--insecure',
-      '--listen', `0.0.0.0:${CONTROL_PORT}`, '--metrics-listen', `0.0.0.0:${ctx.metricsPort + 2}`],
+    command: [
+      process.execPath,
+      entry('daemon/control/main.js'),
+      '--state-dir',
+      dir,
+      '--store-socket',
+      ctx.storeSocket,
+      '--store-token-file',
+      ctx.storeTokenFile,
+      '--cluster',
+      own.name,
+      '--insecure',
+      '--listen',
+      `0.0.0.0:${CONTROL_PORT}`,
+      '--metrics-listen',
+      `0.0.0.0:${ctx.metricsPort + 2}`,
+    ],
     ready: 'ipc',
     metrics: `${plan.internet.rootIP}:${ctx.metricsPort + 2}`,
     env: {
@@ -181,8 +217,9 @@ function controlComponent(plan: WorldPlan, ctx: ComponentContext): Component | u
       // repoURLs copied from the code-hosting server's links name its host URL, this run's or
       // an earlier run's (when its port was taken): git fetches them from inside the world
       // (url.<inWorld>.insteadOf <host URL>, one value per URL, git-config(1))
-      ...(ctx.hostURLs.githost && plan.githost ? gitInsteadOf(`http://${plan.internet.rootIP}:${WORLD_GITHOST_PORT}/`,
-        [ctx.hostURLs.githost, ...(ctx.hostURLs.githostEarlier ?? [])]) : {}),
+      ...(ctx.hostURLs.githost && plan.githost
+        ? gitInsteadOf(`http://${plan.internet.rootIP}:${WORLD_GITHOST_PORT}/`, [ctx.hostURLs.githost, ...(ctx.hostURLs.githostEarlier ?? [])])
+        : {}),
     },
   };
 }
@@ -212,18 +249,27 @@ function multiclusterComponents(plan: WorldPlan, ctx: ComponentContext, gateways
       store: { socket: ctx.storeSocket, tokenFile: ctx.storeTokenFile },
       dns: { enabled: false },
       // the gateways' records, when gateways run (no TUN device: none, and nothing to wait for)
-      ...(gw && gatewaysRun ? {
-        records: {
-          url: `http://${gw.underlayIP}:${ctx.metricsPort}/records`,
-          standbyUrls: gatewaysOf(c).filter((g) => g !== gw).map((g) => `http://${g.underlayIP}:${ctx.metricsPort}/records`),
-        },
-        pskFile: pskFileOf(ctx, c),
-      } : {}),
+      ...(gw && gatewaysRun
+        ? {
+            records: {
+              url: `http://${gw.underlayIP}:${ctx.metricsPort}/records`,
+              standbyUrls: gatewaysOf(c)
+                .filter((g) => g !== gw)
+                .map((g) => `http://${g.underlayIP}:${ctx.metricsPort}/records`),
+            },
+            pskFile: pskFileOf(ctx, c),
+          }
+        : {}),
       metrics: { listen: gw ? gw.underlayIP : '127.0.0.1', port: ctx.metricsPort + 2 },
-      ...(c === first ? { bootstrap: {
-        brokerCluster: c.name, brokerInfoFile: join(ctx.stateDir, 'broker-info.subm'),
-        clusters: plan.clusters.map((x) => ({ clusterId: x.name, clusterCIDR: x.clusterCIDR, serviceCIDR: x.serviceCIDR })),
-      } } : {}),
+      ...(c === first
+        ? {
+            bootstrap: {
+              brokerCluster: c.name,
+              brokerInfoFile: join(ctx.stateDir, 'broker-info.subm'),
+              clusters: plan.clusters.map((x) => ({ clusterId: x.name, clusterCIDR: x.clusterCIDR, serviceCIDR: x.serviceCIDR })),
+            },
+          }
+        : {}),
     };
     const file = join(ctx.stateDir, `${c.name}.multicluster.json`);
     writeFileSync(file, JSON.stringify(cfg, null, 2) + '\n', { mode: 0o600 });

@@ -43,7 +43,12 @@ export function ingressSocket(stateDir: string, cluster: string): string {
   return join(stateDir, 'mesh', cluster, 'ingress.sock');
 }
 
-export interface IngressRoute { pathPrefix: string; namespace: string; service: string; port: number }
+export interface IngressRoute {
+  pathPrefix: string;
+  namespace: string;
+  service: string;
+  port: number;
+}
 
 /** What a cluster's ingress gateway routes `/` to: echo.mesh, else echo.default, else nothing. */
 export function defaultIngressRoutes(c: MeshPlanView['clusters'][number]): IngressRoute[] {
@@ -54,8 +59,12 @@ export function defaultIngressRoutes(c: MeshPlanView['clusters'][number]): Ingre
   return c.services ? [] : [{ pathPrefix: '/', namespace: 'mesh', service: 'echo', port: 8080 }];
 }
 
-export function meshComponents(plan: MeshPlanView, ctx: MeshComponentContext, here: (rel: string) => string,
-  opts: { members?: string[]; routes?: IngressRoute[] } = {}): MeshComponent[] {
+export function meshComponents(
+  plan: MeshPlanView,
+  ctx: MeshComponentContext,
+  here: (rel: string) => string,
+  opts: { members?: string[]; routes?: IngressRoute[] } = {},
+): MeshComponent[] {
   const members = opts.members ?? ['mesh'];
   const out: MeshComponent[] = [];
   plan.clusters.forEach((c, i) => {
@@ -63,7 +72,9 @@ export function meshComponents(plan: MeshPlanView, ctx: MeshComponentContext, he
     // the agent's own metrics: world root, one port per cluster after the githost's
     const agentMetrics = `${plan.internet.rootIP}:${ctx.metricsPort + 10 + i}`;
     out.push({
-      name: `${c.name}.mesh-agent`, ready: 'ipc', metrics: agentMetrics,
+      name: `${c.name}.mesh-agent`,
+      ready: 'ipc',
+      metrics: agentMetrics,
       command: [process.execPath, here('agents/mesh/main.js')],
       env: {
         STRAIT_CLUSTER: c.name,
@@ -76,9 +87,21 @@ export function meshComponents(plan: MeshPlanView, ctx: MeshComponentContext, he
     const gw = c.nodes.find((n) => n.role === 'gateway');
     if (!gw) return;
     out.push({
-      name: `${c.name}.${gw.name}.mesh-ingress`, netns: gw.netns, ready: 'ipc',
-      command: [process.execPath, here('daemon/mesh-ingress/main.js'), '--config', join(ctx.stateDir, 'mesh', c.name, 'ingress.json'),
-        '--listen', `0.0.0.0:${INGRESS_PORT}`, '--listen-unix', ingressSocket(ctx.stateDir, c.name), '--metrics', `0.0.0.0:${INGRESS_METRICS_PORT}`],
+      name: `${c.name}.${gw.name}.mesh-ingress`,
+      netns: gw.netns,
+      ready: 'ipc',
+      command: [
+        process.execPath,
+        here('daemon/mesh-ingress/main.js'),
+        '--config',
+        join(ctx.stateDir, 'mesh', c.name, 'ingress.json'),
+        '--listen',
+        `0.0.0.0:${INGRESS_PORT}`,
+        '--listen-unix',
+        ingressSocket(ctx.stateDir, c.name),
+        '--metrics',
+        `0.0.0.0:${INGRESS_METRICS_PORT}`,
+      ],
       metrics: `${gw.underlayIP}:${INGRESS_METRICS_PORT}`,
     });
   });

@@ -86,7 +86,9 @@ export function renderProxyRules(services: ProxyService[]): string {
         chains.push(`  chain ${chain} {\n    numgen random mod ${eps.length} vmap { ${arms} }\n  }`);
       }
       for (const e of eps) {
-        chains.push(`  chain ${e.chain} {\n    ip saddr ${e.ep.ip} meta mark set meta mark | ${MASQ_MARK}\n    meta l4proto ${proto} dnat to ${e.ep.ip}:${e.ep.port}\n  }`);
+        chains.push(
+          `  chain ${e.chain} {\n    ip saddr ${e.ep.ip} meta mark set meta mark | ${MASQ_MARK}\n    meta l4proto ${proto} dnat to ${e.ep.ip}:${e.ep.port}\n  }`,
+        );
       }
     }
   }

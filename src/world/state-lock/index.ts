@@ -81,7 +81,8 @@ export function lockStateDir(stateDir: string, stop: string, pid = process.pid):
     open = false;
   };
   return {
-    fd, path,
+    fd,
+    path,
     ...(earlier !== undefined && earlier !== pid ? { staleHolder: earlier } : {}),
     setHolder: (p: number) => writeHolder(fd, p),
     release: () => {

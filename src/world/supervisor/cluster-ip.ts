@@ -13,7 +13,7 @@ import type { Admission, KubeObject } from '../../platform/store/index.js';
 
 type Spec = { type?: string; clusterIP?: string; clusterIPs?: string[] };
 
-const specOf = (o: KubeObject | undefined): Spec => (o?.spec && typeof o.spec === 'object' ? o.spec as Spec : {});
+const specOf = (o: KubeObject | undefined): Spec => (o?.spec && typeof o.spec === 'object' ? (o.spec as Spec) : {});
 const nameOf = (o: KubeObject): string => `${o.metadata.namespace ?? 'default'}/${o.metadata.name}`;
 
 /** The admission that keeps ClusterIPs unique and inside `serviceCIDR`. */
@@ -45,14 +45,26 @@ export function clusterIpAdmission(serviceCIDR: string): Admission {
           return;
         }
       }
-      throw E.objectInvalid('Service', me, 'spec.clusterIP', `no address is free in the service CIDR ${serviceCIDR}; delete a Service or give this one clusterIP: None`);
+      throw E.objectInvalid(
+        'Service',
+        me,
+        'spec.clusterIP',
+        `no address is free in the service CIDR ${serviceCIDR}; delete a Service or give this one clusterIP: None`,
+      );
     }
     const n = ipv4ToInt(spec.clusterIP);
     if (n === undefined || !cidrContains(cidr, n)) {
       throw E.objectInvalid('Service', me, 'spec.clusterIP', `provided IP is not in the valid range; the range of valid IPs is ${serviceCIDR}`, spec.clusterIP);
     }
     const holder = held.get(spec.clusterIP);
-    if (holder) throw E.objectInvalid('Service', me, 'spec.clusterIP', `provided IP is already allocated (to Service ${holder}); leave clusterIP out to get a free one`, spec.clusterIP);
+    if (holder)
+      throw E.objectInvalid(
+        'Service',
+        me,
+        'spec.clusterIP',
+        `provided IP is already allocated (to Service ${holder}); leave clusterIP out to get a free one`,
+        spec.clusterIP,
+      );
     // one IPv4 family: clusterIPs follows clusterIP
     next.spec = { ...spec, clusterIPs: [spec.clusterIP] };
   };

@@ -27,8 +27,17 @@ const MANAGER = 'strait-world';
 /** the EndpointSlices of a Service (the world's own and any other controller's); not the imported MCS ones */
 const SERVICE_SLICES = 'kubernetes.io/service-name';
 
-interface ServiceSpec { clusterIP?: string; clusterIPs?: string[]; selector?: Record<string, string>; ports?: { name?: string; port: number; targetPort?: number | string; protocol?: string }[] }
-interface PodLike { metadata: { name: string; namespace?: string; labels?: Record<string, string>; uid?: string }; spec?: { nodeName?: string }; status?: { podIP?: string; phase?: string } }
+interface ServiceSpec {
+  clusterIP?: string;
+  clusterIPs?: string[];
+  selector?: Record<string, string>;
+  ports?: { name?: string; port: number; targetPort?: number | string; protocol?: string }[];
+}
+interface PodLike {
+  metadata: { name: string; namespace?: string; labels?: Record<string, string>; uid?: string };
+  spec?: { nodeName?: string };
+  status?: { podIP?: string; phase?: string };
+}
 
 export interface ClusterSync {
   /** resolves after the next reconcile has finished */
@@ -51,7 +60,7 @@ function sameEndpoints(a: unknown, b: unknown): boolean {
   return JSON.stringify(a) === JSON.stringify(b);
 }
 
-const rec = (v: unknown): Record<string, unknown> => (typeof v === 'object' && v !== null && !Array.isArray(v) ? v as Record<string, unknown> : {});
+const rec = (v: unknown): Record<string, unknown> => (typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : {});
 const errText = (err: unknown): string => (err instanceof Error ? err.message : String(err));
 
 export function startClusterSync(cluster: PlanCluster, store: ResourceStore, log: Logger, program: (views: ServiceViews) => Promise<void>): ClusterSync {
@@ -67,17 +76,24 @@ export function startClusterSync(cluster: PlanCluster, store: ResourceStore, log
       reported.set(key, r.reason);
       log.warn({ cluster: cluster.name, service: key, reason: r.reason }, 'Service refused by the service proxy; the others are programmed');
       const uid = svcs.find((s) => s.metadata.name === r.name && (s.metadata.namespace ?? 'default') === r.namespace)?.metadata.uid;
-      store.recordEvent({
-        involvedObject: { apiVersion: 'v1', kind: 'Service', name: r.name, namespace: r.namespace, ...(uid ? { uid } : {}) },
-        type: 'Warning', reason: 'ServiceRefused', message: r.reason, source: MANAGER,
-      }).catch((err: unknown) => log.warn({ err, service: key }, 'cannot record the Event'));
+      store
+        .recordEvent({
+          involvedObject: { apiVersion: 'v1', kind: 'Service', name: r.name, namespace: r.namespace, ...(uid ? { uid } : {}) },
+          type: 'Warning',
+          reason: 'ServiceRefused',
+          message: r.reason,
+          source: MANAGER,
+        })
+        .catch((err: unknown) => log.warn({ err, service: key }, 'cannot record the Event'));
     }
     for (const key of [...reported.keys()]) if (!now.has(key)) reported.delete(key);
   }
 
   async function reconcile(): Promise<void> {
     const [svcs, slices, pods] = await Promise.all([
-      store.list(kindRef(Kinds.Service)), store.list(kindRef(Kinds.EndpointSlice), { labelSelector: SERVICE_SLICES }), store.list(kindRef(Kinds.Pod)),
+      store.list(kindRef(Kinds.Service)),
+      store.list(kindRef(Kinds.EndpointSlice), { labelSelector: SERVICE_SLICES }),
+      store.list(kindRef(Kinds.Pod)),
     ]);
     const refused: RefusedService[] = [];
     const refuse = (svc: KubeObject, reason: string): void => {
@@ -122,8 +138,10 @@ export function startClusterSync(cluster: PlanCluster, store: ResourceStore, log
       }
     }
     const failed = new Set(refused.map((r) => `${r.namespace}/${r.name}`));
-    const views = serviceViews(svcs.items.filter((s) => !failed.has(`${s.metadata.namespace ?? 'default'}/${s.metadata.name}`)),
-      slices.items.filter((s) => s.metadata.labels?.['kubernetes.io/service-name']));
+    const views = serviceViews(
+      svcs.items.filter((s) => !failed.has(`${s.metadata.namespace ?? 'default'}/${s.metadata.name}`)),
+      slices.items.filter((s) => s.metadata.labels?.['kubernetes.io/service-name']),
+    );
     report([...refused, ...views.refused], svcs.items);
     await program(views);
   }
@@ -134,28 +152,49 @@ export function startClusterSync(cluster: PlanCluster, store: ResourceStore, log
     const selector = Object.entries(rec(spec.selector)).filter((e): e is [string, string] => typeof e[1] === 'string');
     if (selector.length === 0) return;
     const ns = svc.metadata.namespace ?? 'default';
-    const chosen = ready.filter((p) => (p.metadata.namespace ?? 'default') === ns && selector.every(([k, v]) => p.metadata.labels?.[k] === v))
+    const chosen = ready
+      .filter((p) => (p.metadata.namespace ?? 'default') === ns && selector.every(([k, v]) => p.metadata.labels?.[k] === v))
       .sort((a, b) => a.metadata.name.localeCompare(b.metadata.name));
     const endpoints = chosen.map((p) => ({
-      addresses: [p.status?.podIP as string], conditions: { ready: true }, ...(p.spec?.nodeName ? { nodeName: p.spec.nodeName } : {}),
+      addresses: [p.status?.podIP as string],
+      conditions: { ready: true },
+      ...(p.spec?.nodeName ? { nodeName: p.spec.nodeName } : {}),
       targetRef: { kind: 'Pod', name: p.metadata.name, namespace: ns, ...(p.metadata.uid ? { uid: p.metadata.uid } : {}) },
     }));
     if (spec.ports !== undefined && !Array.isArray(spec.ports)) throw new Error('spec.ports is not a list');
-    const ports = (spec.ports ?? []).map((p) => ({ ...(p.name ? { name: p.name } : {}), port: typeof p.targetPort === 'number' ? p.targetPort : p.port, protocol: p.protocol ?? 'TCP' }));
+    const ports = (spec.ports ?? []).map((p) => ({
+      ...(p.name ? { name: p.name } : {}),
+      port: typeof p.targetPort === 'number' ? p.targetPort : p.port,
+      protocol: p.protocol ?? 'TCP',
+    }));
     const name = `${svc.metadata.name}-world`;
     const existing = slices.find((s) => s.metadata.name === name && (s.metadata.namespace ?? 'default') === ns);
     if (existing && sameEndpoints(existing['endpoints'] ?? [], endpoints) && sameEndpoints(existing['ports'] ?? [], ports)) return;
     const slice: KubeObject = {
-      apiVersion: Kinds.EndpointSlice.apiVersion, kind: 'EndpointSlice',
-      metadata: { name, namespace: ns, labels: { 'kubernetes.io/service-name': svc.metadata.name, 'endpointslice.kubernetes.io/managed-by': MANAGER, ...MANAGED_BY } },
-      addressType: 'IPv4', endpoints, ports,
+      apiVersion: Kinds.EndpointSlice.apiVersion,
+      kind: 'EndpointSlice',
+      metadata: {
+        name,
+        namespace: ns,
+        labels: { 'kubernetes.io/service-name': svc.metadata.name, 'endpointslice.kubernetes.io/managed-by': MANAGER, ...MANAGED_BY },
+      },
+      addressType: 'IPv4',
+      endpoints,
+      ports,
     };
-    const saved = existing ? await store.update({ ...slice, metadata: { ...slice.metadata, resourceVersion: existing.metadata.resourceVersion as string } }) : await store.apply(slice, { fieldManager: MANAGER });
+    const saved = existing
+      ? await store.update({ ...slice, metadata: { ...slice.metadata, resourceVersion: existing.metadata.resourceVersion as string } })
+      : await store.apply(slice, { fieldManager: MANAGER });
     if (existing) Object.assign(existing, saved);
     else slices.push(saved);
   }
 
-  return reconcileOnChange(store, [kindRef(Kinds.Service), { kind: kindRef(Kinds.EndpointSlice), labelSelector: SERVICE_SLICES }, kindRef(Kinds.Pod)], reconcile, {
-    onError: (err) => log.warn({ err, cluster: cluster.name }, 'cluster sync failed; retrying'),
-  });
+  return reconcileOnChange(
+    store,
+    [kindRef(Kinds.Service), { kind: kindRef(Kinds.EndpointSlice), labelSelector: SERVICE_SLICES }, kindRef(Kinds.Pod)],
+    reconcile,
+    {
+      onError: (err) => log.warn({ err, cluster: cluster.name }, 'cluster sync failed; retrying'),
+    },
+  );
 }

@@ -18,26 +18,43 @@ export const NETNS_ANNOTATION = 'strait.dev/netns';
 export function clusterObjects(c: PlanCluster, startedAt: string): KubeObject[] {
   const out: KubeObject[] = [];
   for (const ns of c.namespaces) {
-    out.push({ apiVersion: Kinds.Namespace.apiVersion, kind: 'Namespace', metadata: { name: ns, labels: { 'kubernetes.io/metadata.name': ns, ...MANAGED_BY } }, spec: {}, status: { phase: 'Active' } });
+    out.push({
+      apiVersion: Kinds.Namespace.apiVersion,
+      kind: 'Namespace',
+      metadata: { name: ns, labels: { 'kubernetes.io/metadata.name': ns, ...MANAGED_BY } },
+      spec: {},
+      status: { phase: 'Active' },
+    });
   }
   for (const n of c.nodes) {
     out.push({
-      apiVersion: Kinds.Node.apiVersion, kind: 'Node',
+      apiVersion: Kinds.Node.apiVersion,
+      kind: 'Node',
       metadata: {
         name: n.name,
-        labels: { ...MANAGED_BY, 'kubernetes.io/hostname': n.name, [`node-role.kubernetes.io/${n.role}`]: '', ...(n.role === 'gateway' ? { 'submariner.io/gateway': 'true' } : {}) },
+        labels: {
+          ...MANAGED_BY,
+          'kubernetes.io/hostname': n.name,
+          [`node-role.kubernetes.io/${n.role}`]: '',
+          ...(n.role === 'gateway' ? { 'submariner.io/gateway': 'true' } : {}),
+        },
         annotations: { [NETNS_ANNOTATION]: n.netns },
       },
       spec: { podCIDR: n.podCIDR, podCIDRs: [n.podCIDR] },
       status: {
-        addresses: [{ type: 'InternalIP', address: n.underlayIP }, ...(n.publicIP ? [{ type: 'ExternalIP', address: n.publicIP }] : []), { type: 'Hostname', address: n.name }],
+        addresses: [
+          { type: 'InternalIP', address: n.underlayIP },
+          ...(n.publicIP ? [{ type: 'ExternalIP', address: n.publicIP }] : []),
+          { type: 'Hostname', address: n.name },
+        ],
         conditions: [{ type: 'Ready', status: 'True', reason: 'StraitWorld', lastTransitionTime: startedAt }],
       },
     });
   }
   for (const d of c.deployments) {
     out.push({
-      apiVersion: Kinds.Deployment.apiVersion, kind: 'Deployment',
+      apiVersion: Kinds.Deployment.apiVersion,
+      kind: 'Deployment',
       metadata: { name: d.name, namespace: d.namespace, labels: { ...d.labels, ...MANAGED_BY } },
       spec: {
         replicas: d.replicas,
@@ -52,18 +69,43 @@ export function clusterObjects(c: PlanCluster, startedAt: string): KubeObject[] 
   }
   for (const p of c.pods) {
     out.push({
-      apiVersion: Kinds.Pod.apiVersion, kind: 'Pod',
+      apiVersion: Kinds.Pod.apiVersion,
+      kind: 'Pod',
       metadata: {
-        name: p.name, namespace: p.namespace, labels: { ...p.labels, ...MANAGED_BY },
+        name: p.name,
+        namespace: p.namespace,
+        labels: { ...p.labels, ...MANAGED_BY },
         annotations: { ...p.annotations, [NETNS_ANNOTATION]: p.netns },
-        ...(p.deployment ? { ownerReferences: [{ apiVersion: Kinds.Deployment.apiVersion, kind: 'Deployment', name: p.deployment, uid: uid(c.name, 'deploy', p.namespace, p.deployment), controller: true }] } : {}),
+        ...(p.deployment
+          ? {
+              ownerReferences: [
+                {
+                  apiVersion: Kinds.Deployment.apiVersion,
+                  kind: 'Deployment',
+                  name: p.deployment,
+                  uid: uid(c.name, 'deploy', p.namespace, p.deployment),
+                  controller: true,
+                },
+              ],
+            }
+          : {}),
       },
       spec: {
         nodeName: p.node,
-        containers: [{ name: p.image.split('/')[1] ?? 'main', image: p.image, ...(p.image === 'strait/echo' ? { ports: [{ containerPort: p.port, protocol: 'TCP' }] } : {}) }],
+        containers: [
+          {
+            name: p.image.split('/')[1] ?? 'main',
+            image: p.image,
+            ...(p.image === 'strait/echo' ? { ports: [{ containerPort: p.port, protocol: 'TCP' }] } : {}),
+          },
+        ],
       },
       status: {
-        phase: 'Running', podIP: p.ip, podIPs: [{ ip: p.ip }], hostIP: c.nodes.find((n) => n.name === p.node)?.underlayIP, startTime: startedAt,
+        phase: 'Running',
+        podIP: p.ip,
+        podIPs: [{ ip: p.ip }],
+        hostIP: c.nodes.find((n) => n.name === p.node)?.underlayIP,
+        startTime: startedAt,
         conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: startedAt }],
       },
     });
@@ -77,7 +119,8 @@ export function clusterObjects(c: PlanCluster, startedAt: string): KubeObject[] 
 
 function serviceObject(s: PlanService): KubeObject {
   return {
-    apiVersion: Kinds.Service.apiVersion, kind: 'Service',
+    apiVersion: Kinds.Service.apiVersion,
+    kind: 'Service',
     metadata: { name: s.name, namespace: s.namespace, labels: { ...(s.name === 'kube-dns' ? { 'k8s-app': 'kube-dns' } : {}), ...MANAGED_BY } },
     spec: {
       type: 'ClusterIP',
@@ -95,12 +138,19 @@ function endpointSliceObject(c: PlanCluster, s: PlanService): KubeObject {
   const endpoints = s.fixedEndpoints
     ? s.fixedEndpoints.map((ip) => ({ addresses: [ip], conditions: { ready: true } }))
     : pods.map((p) => ({
-      addresses: [p.ip], conditions: { ready: true }, nodeName: p.node,
-      targetRef: { kind: 'Pod', name: p.name, namespace: p.namespace, uid: uid(c.name, 'pod', p.namespace, p.name) },
-    }));
+        addresses: [p.ip],
+        conditions: { ready: true },
+        nodeName: p.node,
+        targetRef: { kind: 'Pod', name: p.name, namespace: p.namespace, uid: uid(c.name, 'pod', p.namespace, p.name) },
+      }));
   return {
-    apiVersion: Kinds.EndpointSlice.apiVersion, kind: 'EndpointSlice',
-    metadata: { name: `${s.name}-world`, namespace: s.namespace, labels: { 'kubernetes.io/service-name': s.name, 'endpointslice.kubernetes.io/managed-by': 'strait-world', ...MANAGED_BY } },
+    apiVersion: Kinds.EndpointSlice.apiVersion,
+    kind: 'EndpointSlice',
+    metadata: {
+      name: `${s.name}-world`,
+      namespace: s.namespace,
+      labels: { 'kubernetes.io/service-name': s.name, 'endpointslice.kubernetes.io/managed-by': 'strait-world', ...MANAGED_BY },
+    },
     addressType: 'IPv4',
     endpoints,
     ports: s.ports.map((p) => ({ ...(p.name ? { name: p.name } : {}), port: p.targetPort, protocol: p.protocol })),

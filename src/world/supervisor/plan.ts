@@ -144,9 +144,7 @@ function planNodes(wc: WorldCluster, ci: number, nodeCIDR: string, internetCIDR:
     };
     if (n.role === 'gateway') {
       // 198.18.<cluster+1>.<gateway+1> in the default /16
-      node.publicIP = internetPrefix <= 16
-        ? hostAt(internetCIDR, (ci + 1) * 256 + gatewayCount + 1)
-        : hostAt(internetCIDR, 2 + ci * 2 + gatewayCount);
+      node.publicIP = internetPrefix <= 16 ? hostAt(internetCIDR, (ci + 1) * 256 + gatewayCount + 1) : hostAt(internetCIDR, 2 + ci * 2 + gatewayCount);
       node.internetVeth = `c${ci}g${ni}`;
       gatewayCount++;
     }
@@ -175,8 +173,14 @@ function placePods(wc: WorldCluster, cluster: PlanCluster): void {
     const vi = vethIndex.get(node.name) ?? 0;
     vethIndex.set(node.name, vi + 1);
     cluster.pods.push({
-      cluster: wc.name, namespace: ns, name, node: node.name, netns: `${wc.name}.${ns}.${name}`,
-      ip: hostAt(node.podCIDR, host), hostVeth: `vp${vi}`, ...p,
+      cluster: wc.name,
+      namespace: ns,
+      name,
+      node: node.name,
+      netns: `${wc.name}.${ns}.${name}`,
+      ip: hostAt(node.podCIDR, host),
+      hostVeth: `vp${vi}`,
+      ...p,
     });
   };
   // pinned pods first, then the rest spread over the least-loaded nodes
@@ -186,25 +190,40 @@ function placePods(wc: WorldCluster, cluster: PlanCluster): void {
     for (const p of ns.pods) {
       pending.push({
         pinned: !!p.node,
-        run: () => addPod(ns.namespace, p.name, place(p.node ?? undefined), {
-          image: p.image, port: p.port, labels: { ...(p.labels ?? { run: p.name }) }, annotations: { ...(p.annotations ?? {}) },
-        }),
+        run: () =>
+          addPod(ns.namespace, p.name, place(p.node ?? undefined), {
+            image: p.image,
+            port: p.port,
+            labels: { ...(p.labels ?? { run: p.name }) },
+            annotations: { ...(p.annotations ?? {}) },
+          }),
       });
     }
     for (const d of ns.deployments) {
       const labels = { ...(d.labels ?? { app: d.name }) };
       cluster.deployments.push({
-        cluster: wc.name, namespace: ns.namespace, name: d.name, image: d.image, replicas: d.replicas, port: d.port,
-        labels, annotations: { ...(d.annotations ?? {}) },
+        cluster: wc.name,
+        namespace: ns.namespace,
+        name: d.name,
+        image: d.image,
+        replicas: d.replicas,
+        port: d.port,
+        labels,
+        annotations: { ...(d.annotations ?? {}) },
       });
       const rs = nameSuffix(`${wc.name}/${ns.namespace}/${d.name}`, 10);
       for (let r = 0; r < d.replicas; r++) {
         const name = `${d.name}-${rs}-${nameSuffix(`${wc.name}/${ns.namespace}/${d.name}/${r}`)}`;
         pending.push({
           pinned: !!d.node,
-          run: () => addPod(ns.namespace, name, place(d.node ?? undefined), {
-            image: d.image, port: d.port, labels: { ...labels }, annotations: { ...(d.annotations ?? {}) }, deployment: d.name,
-          }),
+          run: () =>
+            addPod(ns.namespace, name, place(d.node ?? undefined), {
+              image: d.image,
+              port: d.port,
+              labels: { ...labels },
+              annotations: { ...(d.annotations ?? {}) },
+              deployment: d.name,
+            }),
         });
       }
     }
@@ -216,15 +235,24 @@ function placePods(wc: WorldCluster, cluster: PlanCluster): void {
 /** Services: .1 is kept for a future "kubernetes" Service, .10 is DNS, the rest from .11 up. */
 function planServices(wc: WorldCluster, cluster: PlanCluster): void {
   cluster.services.push({
-    cluster: wc.name, namespace: 'kube-system', name: 'kube-dns', clusterIP: cluster.dnsIP, selector: {},
-    ports: [{ name: 'dns', port: 53, targetPort: 53, protocol: 'UDP' }, { name: 'dns-tcp', port: 53, targetPort: 53, protocol: 'TCP' }],
+    cluster: wc.name,
+    namespace: 'kube-system',
+    name: 'kube-dns',
+    clusterIP: cluster.dnsIP,
+    selector: {},
+    ports: [
+      { name: 'dns', port: 53, targetPort: 53, protocol: 'UDP' },
+      { name: 'dns-tcp', port: 53, targetPort: 53, protocol: 'TCP' },
+    ],
     fixedEndpoints: [cluster.rootIP],
   });
   let nextService = 11;
   for (const ns of wc.workloads) {
     for (const s of ns.services) {
       cluster.services.push({
-        cluster: wc.name, namespace: ns.namespace, name: s.name,
+        cluster: wc.name,
+        namespace: ns.namespace,
+        name: s.name,
         ...(s.headless ? {} : { clusterIP: hostAt(wc.serviceCIDR, nextService++) }),
         selector: { ...(s.selector ?? { app: s.name }) },
         ports: s.ports.map((p) => ({ ...(p.name ? { name: p.name } : {}), port: p.port, targetPort: p.targetPort ?? p.port, protocol: p.protocol })),

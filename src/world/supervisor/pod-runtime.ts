@@ -17,8 +17,15 @@ import { MANAGED_BY, NETNS_ANNOTATION } from './objects.js';
 import { nameSuffix, type PlanCluster, type PlanPod } from './plan.js';
 import { addPodNetwork, removePodNetwork } from './topology.js';
 
-interface PodTemplate { metadata?: { labels?: Record<string, string>; annotations?: Record<string, string> }; spec?: { nodeName?: string; containers?: { image?: string; ports?: { containerPort?: number }[] }[] } }
-interface DeploymentSpec { replicas?: number; selector?: { matchLabels?: Record<string, string> }; template?: PodTemplate }
+interface PodTemplate {
+  metadata?: { labels?: Record<string, string>; annotations?: Record<string, string> };
+  spec?: { nodeName?: string; containers?: { image?: string; ports?: { containerPort?: number }[] }[] };
+}
+interface DeploymentSpec {
+  replicas?: number;
+  selector?: { matchLabels?: Record<string, string> };
+  template?: PodTemplate;
+}
 
 export interface PodHooks {
   /** start the pod's process (strait/echo) */
@@ -42,7 +49,10 @@ async function reconcileDeployments(cluster: PlanCluster, store: ResourceStore):
   for (const d of deps.items) {
     const spec = (d.spec ?? {}) as DeploymentSpec;
     const ns = d.metadata.namespace ?? 'default';
-    const owned = pods.items.filter((p) => (p.metadata.namespace ?? 'default') === ns && p.metadata.ownerReferences?.some((o) => o.kind === 'Deployment' && o.name === d.metadata.name))
+    const owned = pods.items
+      .filter(
+        (p) => (p.metadata.namespace ?? 'default') === ns && p.metadata.ownerReferences?.some((o) => o.kind === 'Deployment' && o.name === d.metadata.name),
+      )
       .sort((a, b) => a.metadata.name.localeCompare(b.metadata.name));
     const want = spec.replicas ?? 1;
     const rs = nameSuffix(`${cluster.name}/${ns}/${d.metadata.name}`, 10);
@@ -51,9 +61,12 @@ async function reconcileDeployments(cluster: PlanCluster, store: ResourceStore):
       if (owned.some((p) => p.metadata.name === name)) continue;
       const tpl = spec.template ?? {};
       const pod: KubeObject = {
-        apiVersion: Kinds.Pod.apiVersion, kind: 'Pod',
+        apiVersion: Kinds.Pod.apiVersion,
+        kind: 'Pod',
         metadata: {
-          name, namespace: ns, labels: { ...(tpl.metadata?.labels ?? {}), ...MANAGED_BY },
+          name,
+          namespace: ns,
+          labels: { ...(tpl.metadata?.labels ?? {}), ...MANAGED_BY },
           ...(tpl.metadata?.annotations ? { annotations: { ...tpl.metadata.annotations } } : {}),
           ownerReferences: [{ apiVersion: d.apiVersion, kind: 'Deployment', name: d.metadata.name, uid: d.metadata.uid ?? '', controller: true }],
         },
@@ -65,7 +78,9 @@ async function reconcileDeployments(cluster: PlanCluster, store: ResourceStore):
     const readyCount = Math.min(want, owned.length);
     const status = d.status as { replicas?: number; readyReplicas?: number } | undefined;
     if (status?.replicas !== want || status.readyReplicas !== readyCount) {
-      await store.updateStatus({ ...d, status: { replicas: want, readyReplicas: readyCount, availableReplicas: readyCount, updatedReplicas: readyCount } }).catch(() => undefined);
+      await store
+        .updateStatus({ ...d, status: { replicas: want, readyReplicas: readyCount, availableReplicas: readyCount, updatedReplicas: readyCount } })
+        .catch(() => undefined);
     }
   }
 }
@@ -78,16 +93,25 @@ async function markRunning(cluster: PlanCluster, store: ResourceStore, log: Logg
   await store.updateStatus({
     ...obj,
     spec: { ...spec, nodeName },
-    status: { phase: 'Running', podIP: pod.ip, podIPs: [{ ip: pod.ip }], hostIP: node?.underlayIP, startTime: new Date().toISOString(), conditions: [{ type: 'Ready', status: 'True' }] },
+    status: {
+      phase: 'Running',
+      podIP: pod.ip,
+      podIPs: [{ ip: pod.ip }],
+      hostIP: node?.underlayIP,
+      startTime: new Date().toISOString(),
+      conditions: [{ type: 'Ready', status: 'True' }],
+    },
   });
   // where it runs, as the world's own pods say it: spec.nodeName and the netns annotation
   const fresh = await store.get(kindRef(Kinds.Pod), obj.metadata.name, pod.namespace);
   if (fresh) {
-    await store.update({
-      ...fresh,
-      metadata: { ...fresh.metadata, annotations: { ...(fresh.metadata.annotations ?? {}), [NETNS_ANNOTATION]: pod.netns } },
-      spec: { ...(fresh.spec as object), nodeName },
-    }).catch((err: unknown) => log.warn({ err, pod: keyOf(pod.namespace, pod.name) }, 'could not record the pod\'s node'));
+    await store
+      .update({
+        ...fresh,
+        metadata: { ...fresh.metadata, annotations: { ...(fresh.metadata.annotations ?? {}), [NETNS_ANNOTATION]: pod.netns } },
+        spec: { ...(fresh.spec as object), nodeName },
+      })
+      .catch((err: unknown) => log.warn({ err, pod: keyOf(pod.namespace, pod.name) }, "could not record the pod's node"));
   }
 }
 
@@ -128,7 +152,10 @@ export function startPodRuntime(cluster: PlanCluster, store: ResourceStore, log:
       const image = spec?.containers?.[0]?.image ?? '';
       if (!(IMAGES as readonly string[]).includes(image)) {
         if ((obj.status as { phase?: string } | undefined)?.phase !== 'Failed') {
-          await store.updateStatus({ ...obj, status: { phase: 'Failed', reason: 'ErrImagePull', message: `image ${JSON.stringify(image)} is not built in; use one of ${IMAGES.join(', ')}` } });
+          await store.updateStatus({
+            ...obj,
+            status: { phase: 'Failed', reason: 'ErrImagePull', message: `image ${JSON.stringify(image)} is not built in; use one of ${IMAGES.join(', ')}` },
+          });
         }
         continue;
       }
@@ -140,9 +167,17 @@ export function startPodRuntime(cluster: PlanCluster, store: ResourceStore, log:
       }
       const ns = obj.metadata.namespace ?? 'default';
       const pod: PlanPod = {
-        cluster: cluster.name, namespace: ns, name: obj.metadata.name, node: nodeName, netns: `${cluster.name}.${ns}.${obj.metadata.name}`,
-        ip: slot.ip, hostVeth: slot.veth, image: image as Image, port: spec?.containers?.[0]?.ports?.[0]?.containerPort ?? 8080,
-        labels: { ...(obj.metadata.labels ?? {}) }, annotations: { ...(obj.metadata.annotations ?? {}) },
+        cluster: cluster.name,
+        namespace: ns,
+        name: obj.metadata.name,
+        node: nodeName,
+        netns: `${cluster.name}.${ns}.${obj.metadata.name}`,
+        ip: slot.ip,
+        hostVeth: slot.veth,
+        image: image as Image,
+        port: spec?.containers?.[0]?.ports?.[0]?.containerPort ?? 8080,
+        labels: { ...(obj.metadata.labels ?? {}) },
+        annotations: { ...(obj.metadata.annotations ?? {}) },
       };
       mine.set(key, pod);
       cluster.pods.push(pod);

@@ -46,7 +46,11 @@ interface Entry {
 export class ProcessTable {
   private entries = new Map<string, Entry>();
 
-  constructor(private readonly logDir: string, private readonly log: Logger, private readonly onChange: () => void = () => undefined) {
+  constructor(
+    private readonly logDir: string,
+    private readonly log: Logger,
+    private readonly onChange: () => void = () => undefined,
+  ) {
     mkdirSync(logDir, { recursive: true });
   }
 
@@ -87,7 +91,18 @@ export class ProcessTable {
       await Promise.race([
         Promise.all(pending.map((e) => new Promise<void>((resolve) => e.waiters.push(resolve)))),
         new Promise<void>((_, reject) => {
-          timer = setTimeout(() => reject(new Error(`components not ready after ${timeoutMs} ms: ${pending.filter((e) => !e.ready).map((e) => e.spec.name).join(', ')}`)), timeoutMs);
+          timer = setTimeout(
+            () =>
+              reject(
+                new Error(
+                  `components not ready after ${timeoutMs} ms: ${pending
+                    .filter((e) => !e.ready)
+                    .map((e) => e.spec.name)
+                    .join(', ')}`,
+                ),
+              ),
+            timeoutMs,
+          );
         }),
       ]);
     } finally {

@@ -63,7 +63,8 @@ export interface ComponentContext {
    * it hands out from these (the code-hosting server's baseURL).
    */
   hostURLs: {
-    githost?: string; control?: string;
+    githost?: string;
+    control?: string;
     /** the code-hosting server's host URLs of earlier runs of this state dir, which repoURLs may still name */
     githostEarlier?: string[];
   };
@@ -83,16 +84,41 @@ type ServiceState = WorldState['clusters'][number]['services'];
 /** the Services a cluster's data plane serves now (from the plan, then from its store) */
 function servicesOf(views: ServiceViews): ServiceState {
   const ports = new Map(views.proxy.map((p) => [`${p.namespace}/${p.name}`, p.ports.map((x) => ({ port: x.port, protocol: x.protocol }))]));
-  return views.dns.map((d) => ({ namespace: d.namespace, name: d.name, ...(d.clusterIP ? { clusterIP: d.clusterIP } : {}), ports: ports.get(`${d.namespace}/${d.name}`) ?? [] }))
+  return views.dns
+    .map((d) => ({
+      namespace: d.namespace,
+      name: d.name,
+      ...(d.clusterIP ? { clusterIP: d.clusterIP } : {}),
+      ports: ports.get(`${d.namespace}/${d.name}`) ?? [],
+    }))
     .sort((a, b) => `${a.namespace}/${a.name}`.localeCompare(`${b.namespace}/${b.name}`));
 }
 
 function clusterState(c: PlanCluster, services?: ServiceState): WorldState['clusters'][number] {
   return {
-    name: c.name, clusterCIDR: c.clusterCIDR, serviceCIDR: c.serviceCIDR, nodeCIDR: c.nodeCIDR, dnsIP: c.dnsIP, dnsServer: `${c.rootIP}:53`,
-    nodes: c.nodes.map((n) => ({ name: n.name, role: n.role, netns: n.netns, underlayIP: n.underlayIP, podCIDR: n.podCIDR, ...(n.publicIP ? { publicIP: n.publicIP } : {}) })),
+    name: c.name,
+    clusterCIDR: c.clusterCIDR,
+    serviceCIDR: c.serviceCIDR,
+    nodeCIDR: c.nodeCIDR,
+    dnsIP: c.dnsIP,
+    dnsServer: `${c.rootIP}:53`,
+    nodes: c.nodes.map((n) => ({
+      name: n.name,
+      role: n.role,
+      netns: n.netns,
+      underlayIP: n.underlayIP,
+      podCIDR: n.podCIDR,
+      ...(n.publicIP ? { publicIP: n.publicIP } : {}),
+    })),
     pods: c.pods.map((p) => ({ namespace: p.namespace, name: p.name, node: p.node, netns: p.netns, ip: p.ip, image: p.image })),
-    services: services ?? c.services.map((s) => ({ namespace: s.namespace, name: s.name, ...(s.clusterIP ? { clusterIP: s.clusterIP } : {}), ports: s.ports.map((p) => ({ port: p.port, protocol: p.protocol })) })),
+    services:
+      services ??
+      c.services.map((s) => ({
+        namespace: s.namespace,
+        name: s.name,
+        ...(s.clusterIP ? { clusterIP: s.clusterIP } : {}),
+        ports: s.ports.map((p) => ({ port: p.port, protocol: p.protocol })),
+      })),
   };
 }
 
@@ -105,7 +131,8 @@ function refsOf(o: KubeObject): string[] {
   return [
     ...(o.metadata.ownerReferences ?? []).map((r) => `${r.kind}/${ns}/${r.name}`),
     ...((o['endpoints'] ?? []) as { targetRef?: { kind: string; name: string; namespace?: string } }[])
-      .filter((e) => e.targetRef).map((e) => `${e.targetRef?.kind}/${e.targetRef?.namespace ?? ''}/${e.targetRef?.name}`),
+      .filter((e) => e.targetRef)
+      .map((e) => `${e.targetRef?.kind}/${e.targetRef?.namespace ?? ''}/${e.targetRef?.name}`),
   ];
 }
 
@@ -123,24 +150,33 @@ async function registerObjects(store: ResourceStore, objs: KubeObject[]): Promis
     let wave = pending.filter((o) => refsOf(o).every((k) => uids.has(k) || !keys.has(k)));
     if (wave.length === 0) wave = pending; // a reference cycle: no uid to wait for
     pending = pending.filter((o) => !wave.includes(o));
-    await Promise.all(wave.map(async (obj) => {
-      const { status, ...rest } = obj;
-      const meta = rest.metadata;
-      for (const o of meta.ownerReferences ?? []) o.uid = uids.get(`${o.kind}/${meta.namespace ?? ''}/${o.name}`) ?? o.uid;
-      for (const e of (rest['endpoints'] ?? []) as { targetRef?: { kind: string; name: string; namespace?: string; uid?: string } }[]) {
-        if (e.targetRef) e.targetRef.uid = uids.get(`${e.targetRef.kind}/${e.targetRef.namespace ?? ''}/${e.targetRef.name}`) ?? e.targetRef.uid;
-      }
-      const applied = await store.apply(rest as KubeObject, { fieldManager: 'strait-world' });
-      if (applied.metadata.uid) uids.set(keyOf(applied), applied.metadata.uid);
-      if (status !== undefined) await store.updateStatus({ ...applied, status });
-    }));
+    await Promise.all(
+      wave.map(async (obj) => {
+        const { status, ...rest } = obj;
+        const meta = rest.metadata;
+        for (const o of meta.ownerReferences ?? []) o.uid = uids.get(`${o.kind}/${meta.namespace ?? ''}/${o.name}`) ?? o.uid;
+        for (const e of (rest['endpoints'] ?? []) as { targetRef?: { kind: string; name: string; namespace?: string; uid?: string } }[]) {
+          if (e.targetRef) e.targetRef.uid = uids.get(`${e.targetRef.kind}/${e.targetRef.namespace ?? ''}/${e.targetRef.name}`) ?? e.targetRef.uid;
+        }
+        const applied = await store.apply(rest as KubeObject, { fieldManager: 'strait-world' });
+        if (applied.metadata.uid) uids.set(keyOf(applied), applied.metadata.uid);
+        if (status !== undefined) await store.updateStatus({ ...applied, status });
+      }),
+    );
   }
   const wanted = new Set(objs.map(keyOf));
-  await Promise.all(PRUNE_KINDS.map(async (k) => {
-    const list = await store.list({ apiVersion: k.apiVersion, kind: k.kind }, { labelSelector: 'app.kubernetes.io/managed-by=strait-world' });
-    return list.items.filter((o) => !wanted.has(keyOf(o)));
-  })).then((stale) => Promise.all(PRUNE_KINDS.flatMap((k, i) => (stale[i] ?? []).map((o) =>
-    store.delete({ apiVersion: k.apiVersion, kind: k.kind }, o.metadata.name, o.metadata.namespace)))));
+  await Promise.all(
+    PRUNE_KINDS.map(async (k) => {
+      const list = await store.list({ apiVersion: k.apiVersion, kind: k.kind }, { labelSelector: 'app.kubernetes.io/managed-by=strait-world' });
+      return list.items.filter((o) => !wanted.has(keyOf(o)));
+    }),
+  ).then((stale) =>
+    Promise.all(
+      PRUNE_KINDS.flatMap((k, i) =>
+        (stale[i] ?? []).map((o) => store.delete({ apiVersion: k.apiVersion, kind: k.kind }, o.metadata.name, o.metadata.namespace)),
+      ),
+    ),
+  );
 }
 
 async function openStores(opts: WorldOptions, plan: WorldPlan, objects: Map<string, KubeObject[]>, log: Logger) {
@@ -167,10 +203,23 @@ async function openStores(opts: WorldOptions, plan: WorldPlan, objects: Map<stri
 }
 
 /** the echo pods of the world, as the pod runtime takes them */
-function echoPods(plan: WorldPlan): { cluster: string; namespace: string; pod: string; node: string; netns: string; port: number; metricsPort: number; ip: string }[] {
-  return plan.clusters.flatMap((c) => c.pods.filter((p) => p.image === 'strait/echo').map((p: PlanPod) => ({
-    cluster: c.name, namespace: p.namespace, pod: p.name, node: p.node, netns: p.netns, port: p.port, metricsPort: plan.metricsPort, ip: p.ip,
-  })));
+function echoPods(
+  plan: WorldPlan,
+): { cluster: string; namespace: string; pod: string; node: string; netns: string; port: number; metricsPort: number; ip: string }[] {
+  return plan.clusters.flatMap((c) =>
+    c.pods
+      .filter((p) => p.image === 'strait/echo')
+      .map((p: PlanPod) => ({
+        cluster: c.name,
+        namespace: p.namespace,
+        pod: p.name,
+        node: p.node,
+        netns: p.netns,
+        port: p.port,
+        metricsPort: plan.metricsPort,
+        ip: p.ip,
+      })),
+  );
 }
 
 export const POD_RUNTIME = 'pod-runtime';
@@ -199,7 +248,11 @@ function podRuntime(processes: ProcessTable, plan: WorldPlan, program: string): 
           onMessage: (m) => {
             const ack = m as { type?: string; seq?: number };
             if (ack?.type !== 'applied') return;
-            for (const [s, resolve] of acks) if (s <= (ack.seq ?? 0)) { acks.delete(s); resolve(); }
+            for (const [s, resolve] of acks)
+              if (s <= (ack.seq ?? 0)) {
+                acks.delete(s);
+                resolve();
+              }
           },
         });
         return Promise.resolve();
@@ -207,8 +260,14 @@ function podRuntime(processes: ProcessTable, plan: WorldPlan, program: string): 
       const msg = message() as { seq: number };
       if (!processes.send(POD_RUNTIME, msg)) return Promise.resolve();
       return new Promise<void>((resolve) => {
-        const timer = setTimeout(() => { acks.delete(msg.seq); resolve(); }, 3000);
-        acks.set(msg.seq, () => { clearTimeout(timer); resolve(); });
+        const timer = setTimeout(() => {
+          acks.delete(msg.seq);
+          resolve();
+        }, 3000);
+        acks.set(msg.seq, () => {
+          clearTimeout(timer);
+          resolve();
+        });
       });
     },
   };
@@ -231,10 +290,21 @@ function componentContext(opts: WorldOptions, plan: WorldPlan, githostHost: Host
       ...(githostHost ? { githost: `http://127.0.0.1:${githostHost.port}` } : {}),
       ...(controlHost ? { control: `http://127.0.0.1:${controlHost.port}` } : {}),
       ...(githostHost && process.env['STRAIT_GITHOST_EARLIER_URLS']
-        ? { githostEarlier: (process.env['STRAIT_GITHOST_EARLIER_URLS'] ?? '').split(',').filter((u) => /^http:\/\/127\.0\.0\.1:\d+$/.test(u)) } : {}),
+        ? { githostEarlier: (process.env['STRAIT_GITHOST_EARLIER_URLS'] ?? '').split(',').filter((u) => /^http:\/\/127\.0\.0\.1:\d+$/.test(u)) }
+        : {}),
     },
-    stateDir: opts.stateDir, storeSocket, storeTokenFile, metricsPort: plan.metricsPort, log: opts.log,
-    env: { ...DAEMON_ENV, STRAIT_STATE_DIR: opts.stateDir, STRAIT_STORE_SOCKET: storeSocket, STRAIT_STORE_TOKEN_FILE: storeTokenFile, STRAIT_METRICS_PORT: String(plan.metricsPort) },
+    stateDir: opts.stateDir,
+    storeSocket,
+    storeTokenFile,
+    metricsPort: plan.metricsPort,
+    log: opts.log,
+    env: {
+      ...DAEMON_ENV,
+      STRAIT_STATE_DIR: opts.stateDir,
+      STRAIT_STORE_SOCKET: storeSocket,
+      STRAIT_STORE_TOKEN_FILE: storeTokenFile,
+      STRAIT_METRICS_PORT: String(plan.metricsPort),
+    },
   };
 }
 
@@ -256,7 +326,10 @@ class ClusterServing {
   private readonly serviceStates = new Map<string, ServiceState>();
   private readonly queues = new Map<string, Promise<void>>();
 
-  constructor(private readonly plan: WorldPlan, private readonly onServices: () => void) {
+  constructor(
+    private readonly plan: WorldPlan,
+    private readonly onServices: () => void,
+  ) {
     this.zones = new Map(plan.clusters.map((c) => [c.name, new ClusterZone()]));
     this.clustersetZones = new Map(plan.clusters.map((c) => [c.name, new ClustersetZone(c.name)]));
     this.resolvers = new Map(plan.clusters.map((c) => [c.name, [this.zones.get(c.name) as ClusterZone]]));
@@ -267,12 +340,31 @@ class ClusterServing {
     const jobs: Promise<unknown>[] = [];
     for (const c of this.plan.clusters) {
       const objs = objects.get(c.name) as KubeObject[];
-      jobs.push(this.program(c, serviceViews(objs.filter((o) => o.kind === 'Service'), objs.filter((o) => o.kind === 'EndpointSlice'))));
-      jobs.push(startDnsServer({ address: c.rootIP, port: CLUSTER_DNS_PORT, resolvers: this.resolvers.get(c.name) as DnsResolver[] }).then((s) => { this.dnsServers.set(c.name, s); }));
-      jobs.push(startClustersetDns({
-        zone: this.clustersetZones.get(c.name) as ClustersetZone, address: c.rootIP, port: 53, log,
-        upstream: { address: c.rootIP, port: CLUSTER_DNS_PORT },
-      }).then((s) => { this.clustersetServers.set(c.name, s); }));
+      jobs.push(
+        this.program(
+          c,
+          serviceViews(
+            objs.filter((o) => o.kind === 'Service'),
+            objs.filter((o) => o.kind === 'EndpointSlice'),
+          ),
+        ),
+      );
+      jobs.push(
+        startDnsServer({ address: c.rootIP, port: CLUSTER_DNS_PORT, resolvers: this.resolvers.get(c.name) as DnsResolver[] }).then((s) => {
+          this.dnsServers.set(c.name, s);
+        }),
+      );
+      jobs.push(
+        startClustersetDns({
+          zone: this.clustersetZones.get(c.name) as ClustersetZone,
+          address: c.rootIP,
+          port: 53,
+          log,
+          upstream: { address: c.rootIP, port: CLUSTER_DNS_PORT },
+        }).then((s) => {
+          this.clustersetServers.set(c.name, s);
+        }),
+      );
     }
     return Promise.all(jobs);
   }
@@ -282,17 +374,19 @@ class ClusterServing {
    * one update at a time per cluster, so an older table never lands after a newer one.
    */
   program(c: PlanCluster, views: ServiceViews): Promise<void> {
-    const next = (this.queues.get(c.name) ?? Promise.resolve()).catch(() => undefined).then(async () => {
-      this.zones.get(c.name)?.setServices(views.dns);
-      const services = servicesOf(views);
-      const changed = JSON.stringify(services) !== JSON.stringify(this.serviceStates.get(c.name));
-      this.serviceStates.set(c.name, services);
-      if (changed) this.onServices();
-      const rules = renderProxyRules(views.proxy);
-      if (this.lastRules.get(c.name) === rules) return;
-      await Promise.all(c.nodes.map((n) => syncServiceProxy(n.netns, views.proxy)));
-      this.lastRules.set(c.name, rules);
-    });
+    const next = (this.queues.get(c.name) ?? Promise.resolve())
+      .catch(() => undefined)
+      .then(async () => {
+        this.zones.get(c.name)?.setServices(views.dns);
+        const services = servicesOf(views);
+        const changed = JSON.stringify(services) !== JSON.stringify(this.serviceStates.get(c.name));
+        this.serviceStates.set(c.name, services);
+        if (changed) this.onServices();
+        const rules = renderProxyRules(views.proxy);
+        if (this.lastRules.get(c.name) === rules) return;
+        await Promise.all(c.nodes.map((n) => syncServiceProxy(n.netns, views.proxy)));
+        this.lastRules.set(c.name, rules);
+      });
     this.queues.set(c.name, next);
     return next;
   }
@@ -313,14 +407,41 @@ class ClusterServing {
 /** The supervisor's own metrics, in the world root, on every address. */
 function serveWorldMetrics(plan: WorldPlan, processes: ProcessTable, serving: ClusterServing, boot: { ms?: number }): Promise<MetricsServer> {
   const registry = createRegistry('world');
-  new Gauge({ name: 'strait_world_pods', help: 'pods in the world', labelNames: ['cluster'], registers: [registry],
-    collect() { for (const c of plan.clusters) this.set({ cluster: c.name }, c.pods.length); } });
-  new Gauge({ name: 'strait_world_component_restarts', help: 'restarts of each supervised component', labelNames: ['name'], registers: [registry],
-    collect() { for (const s of processes.status()) this.set({ name: s.name }, s.restarts); } });
-  new Gauge({ name: 'strait_world_dns_queries', help: 'DNS queries answered by the cluster DNS servers', labelNames: ['cluster'], registers: [registry],
-    collect() { for (const c of plan.clusters) this.set({ cluster: c.name }, serving.dnsServers.get(c.name)?.stats.queries ?? 0); } });
-  new Gauge({ name: 'strait_world_boot_seconds', help: 'time from start to ready', registers: [registry],
-    collect() { if (boot.ms !== undefined) this.set(boot.ms / 1000); } });
+  new Gauge({
+    name: 'strait_world_pods',
+    help: 'pods in the world',
+    labelNames: ['cluster'],
+    registers: [registry],
+    collect() {
+      for (const c of plan.clusters) this.set({ cluster: c.name }, c.pods.length);
+    },
+  });
+  new Gauge({
+    name: 'strait_world_component_restarts',
+    help: 'restarts of each supervised component',
+    labelNames: ['name'],
+    registers: [registry],
+    collect() {
+      for (const s of processes.status()) this.set({ name: s.name }, s.restarts);
+    },
+  });
+  new Gauge({
+    name: 'strait_world_dns_queries',
+    help: 'DNS queries answered by the cluster DNS servers',
+    labelNames: ['cluster'],
+    registers: [registry],
+    collect() {
+      for (const c of plan.clusters) this.set({ cluster: c.name }, serving.dnsServers.get(c.name)?.stats.queries ?? 0);
+    },
+  });
+  new Gauge({
+    name: 'strait_world_boot_seconds',
+    help: 'time from start to ready',
+    registers: [registry],
+    collect() {
+      if (boot.ms !== undefined) this.set(boot.ms / 1000);
+    },
+  });
   registerDnsMetrics(registry, () => [...serving.clustersetServers].map(([cluster, s]) => ({ labels: { cluster }, counters: s.counters })));
   return serveMetrics(registry, { port: plan.metricsPort, host: '0.0.0.0' });
 }
@@ -353,16 +474,18 @@ async function relayIngress(plan: WorldPlan, stateDir: string, log: Logger): Pro
   const ingressPorts = (process.env['STRAIT_INGRESS_PORT'] ?? '').split(',').filter(Boolean);
   const ingress: Ingress = new Map();
   if (!plan.mesh) return ingress;
-  await Promise.all(plan.clusters.map(async (c, i) => {
-    const fd = ingressFds[i];
-    const port = ingressPorts[i];
-    if (fd === undefined || !Number.isInteger(fd) || port === undefined) return;
-    const relay = await startRelay({ fd }, join(stateDir, 'mesh', c.name, 'ingress.sock')).catch((err: unknown) => {
-      log.warn({ err: String(err), cluster: c.name }, 'no host port for the ingress gateway');
-      return undefined;
-    });
-    if (relay) ingress.set(c.name, { relay, url: `http://127.0.0.1:${port}` });
-  }));
+  await Promise.all(
+    plan.clusters.map(async (c, i) => {
+      const fd = ingressFds[i];
+      const port = ingressPorts[i];
+      if (fd === undefined || !Number.isInteger(fd) || port === undefined) return;
+      const relay = await startRelay({ fd }, join(stateDir, 'mesh', c.name, 'ingress.sock')).catch((err: unknown) => {
+        log.warn({ err: String(err), cluster: c.name }, 'no host port for the ingress gateway');
+        return undefined;
+      });
+      if (relay) ingress.set(c.name, { relay, url: `http://127.0.0.1:${port}` });
+    }),
+  );
   return ingress;
 }
 
@@ -373,9 +496,9 @@ async function relayIngress(plan: WorldPlan, stateDir: string, log: Logger): Pro
 function relayHostPort(plan: WorldPlan, log: Logger, what: string, bound: HostPort, port: number): Promise<{ close(): Promise<void> } | undefined> {
   return bound
     ? startRelay({ fd: bound.fd }, { host: plan.internet.rootIP, port }).catch((err: unknown) => {
-      log.warn({ err: String(err) }, `no host port for the ${what}`);
-      return undefined;
-    })
+        log.warn({ err: String(err) }, `no host port for the ${what}`);
+        return undefined;
+      })
     : Promise.resolve(undefined);
 }
 
@@ -407,9 +530,12 @@ function worldState(p: StateParts): WorldState {
     ...(p.published.control ? { console: `${p.published.control}/console/` } : {}),
     inWorld: {
       ...(plan.githost ? { githost: `http://${plan.internet.rootIP}:${WORLD_GITHOST_PORT}` } : {}),
-      ...(plan.clusters.length > 0 ? {
-        control: `http://${plan.internet.rootIP}:${WORLD_CONTROL_PORT}`, console: `http://${plan.internet.rootIP}:${WORLD_CONTROL_PORT}/console/`,
-      } : {}),
+      ...(plan.clusters.length > 0
+        ? {
+            control: `http://${plan.internet.rootIP}:${WORLD_CONTROL_PORT}`,
+            console: `http://${plan.internet.rootIP}:${WORLD_CONTROL_PORT}/console/`,
+          }
+        : {}),
     },
     clusters: plan.clusters.map((c) => ({
       ...clusterState(c, p.serving.services(c.name)),
@@ -426,8 +552,13 @@ export function readyTimeoutMs(components: number): number {
 
 /** The running world's parts, stopped from the outside in: relays, store syncs, processes, cluster serving, metrics, stores. */
 async function stopWorldParts(w: {
-  ingress: Ingress; relays: ({ close(): Promise<void> } | undefined)[]; syncs: { stop(): void }[]; processes: ProcessTable;
-  serving: ClusterServing; metricsServer: MetricsServer; store: Awaited<ReturnType<typeof openStores>>;
+  ingress: Ingress;
+  relays: ({ close(): Promise<void> } | undefined)[];
+  syncs: { stop(): void }[];
+  processes: ProcessTable;
+  serving: ClusterServing;
+  metricsServer: MetricsServer;
+  store: Awaited<ReturnType<typeof openStores>>;
 }): Promise<void> {
   for (const i of w.ingress.values()) await i.relay.close();
   for (const r of w.relays) await r?.close();
@@ -454,7 +585,9 @@ export async function runWorld(opts: WorldOptions): Promise<RunningWorld> {
   const boot: { ready: boolean; ms?: number } = { ready: false };
   // the world's parts once it is ready: from then on every change is told to the owner
   const live: { parts?: StateParts } = {};
-  const changed = (): void => { if (live.parts) opts.notify({ type: 'state', state: worldState(live.parts) }); };
+  const changed = (): void => {
+    if (live.parts) opts.notify({ type: 'state', state: worldState(live.parts) });
+  };
   const processes = new ProcessTable(logDir, log, changed);
   // one process, the pod runtime, serves the built-in workload of every echo pod: it
   // makes each pod's sockets inside that pod's namespace (daemon/pod-runtime.ts)
@@ -480,11 +613,21 @@ export async function runWorld(opts: WorldOptions): Promise<RunningWorld> {
   for (const c of plan.clusters) {
     serving.addResolvers(c.name, opts.dnsResolvers?.(c, store.available ? store.stores.get(c.name) : undefined, plan) ?? []);
   }
-  const syncs = store.available ? followStores(plan, store.stores, serving, {
-    start: (_c, p) => { if (p.image === 'strait/echo') runtime.sync(); },
-    stop: (_c, p) => (p.image === 'strait/echo' ? runtime.sync() : Promise.resolve()),
-    changed,
-  }, log) : [];
+  const syncs = store.available
+    ? followStores(
+        plan,
+        store.stores,
+        serving,
+        {
+          start: (_c, p) => {
+            if (p.image === 'strait/echo') runtime.sync();
+          },
+          stop: (_c, p) => (p.image === 'strait/echo' ? runtime.sync() : Promise.resolve()),
+          changed,
+        },
+        log,
+      )
+    : [];
   const ingress = await relayIngress(plan, opts.stateDir, log);
   const githostRelay = await relayHostPort(plan, log, 'code-hosting server', githostHost, WORLD_GITHOST_PORT);
   const controlRelay = await relayHostPort(plan, log, 'control module', controlHost, WORLD_CONTROL_PORT);
@@ -494,7 +637,13 @@ export async function runWorld(opts: WorldOptions): Promise<RunningWorld> {
   boot.ready = true;
   boot.ms = Math.round(performance.now() - t0);
   const ready: StateParts = {
-    plan, boot, logDir, store, serving, ingress, processes,
+    plan,
+    boot,
+    logDir,
+    store,
+    serving,
+    ingress,
+    processes,
     published: {
       ...(githostRelay && ctx.hostURLs.githost ? { githost: ctx.hostURLs.githost } : {}),
       ...(controlRelay && ctx.hostURLs.control ? { control: ctx.hostURLs.control } : {}),

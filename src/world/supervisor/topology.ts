@@ -29,12 +29,7 @@ export async function mountPrivateNetnsDirs(): Promise<void> {
 }
 
 export function resolvConf(cluster: PlanCluster, namespace: string): string {
-  return [
-    `nameserver ${cluster.dnsIP}`,
-    `search ${namespace}.svc.${DNS_DOMAIN} svc.${DNS_DOMAIN} ${DNS_DOMAIN}`,
-    'options ndots:5',
-    '',
-  ].join('\n');
+  return [`nameserver ${cluster.dnsIP}`, `search ${namespace}.svc.${DNS_DOMAIN} svc.${DNS_DOMAIN} ${DNS_DOMAIN}`, 'options ndots:5', ''].join('\n');
 }
 
 function rootLines(plan: WorldPlan): string[] {
@@ -43,11 +38,17 @@ function rootLines(plan: WorldPlan): string[] {
     for (const n of c.nodes) lines.push(`netns add ${n.netns}`);
     for (const p of c.pods) lines.push(`netns add ${p.netns}`);
   }
-  lines.push(`link add ${plan.internet.bridge} type bridge`, `link set ${plan.internet.bridge} up`,
-    `addr add ${plan.internet.rootIP}/${prefixOf(plan.internet.cidr)} dev ${plan.internet.bridge}`);
+  lines.push(
+    `link add ${plan.internet.bridge} type bridge`,
+    `link set ${plan.internet.bridge} up`,
+    `addr add ${plan.internet.rootIP}/${prefixOf(plan.internet.cidr)} dev ${plan.internet.bridge}`,
+  );
   for (const c of plan.clusters) {
-    lines.push(`link add ${c.underlayBridge} type bridge`, `link set ${c.underlayBridge} up`,
-      `addr add ${c.rootIP}/${prefixOf(c.nodeCIDR)} dev ${c.underlayBridge}`);
+    lines.push(
+      `link add ${c.underlayBridge} type bridge`,
+      `link set ${c.underlayBridge} up`,
+      `addr add ${c.rootIP}/${prefixOf(c.nodeCIDR)} dev ${c.underlayBridge}`,
+    );
     for (const n of c.nodes) {
       lines.push(`link add eth0 netns ${n.netns} type veth peer name ${n.rootVeth}`, `link set ${n.rootVeth} master ${c.underlayBridge} up`);
       if (n.internetVeth) {
@@ -78,8 +79,13 @@ function nodeLines(c: PlanCluster, n: PlanNode, plan: WorldPlan): string[] {
 }
 
 function podLines(p: PlanPod, node: PlanNode): string[] {
-  return ['link set lo up', 'link set eth0 up', `addr add ${p.ip}/32 dev eth0`,
-    `route add ${node.bridgeIP} dev eth0 scope link`, `route add default via ${node.bridgeIP} dev eth0`];
+  return [
+    'link set lo up',
+    'link set eth0 up',
+    `addr add ${p.ip}/32 dev eth0`,
+    `route add ${node.bridgeIP} dev eth0 scope link`,
+    `route add default via ${node.bridgeIP} dev eth0`,
+  ];
 }
 
 // TCP SYNs forwarded by a node carry an MSS that fits the route they take, so pods
@@ -106,10 +112,14 @@ export async function buildTopology(plan: WorldPlan): Promise<void> {
   const jobs: Promise<unknown>[] = [];
   for (const c of plan.clusters) {
     for (const n of c.nodes) {
-      jobs.push(setSysctls(n.netns, NODE_SYSCTLS)
-        .then(() => ipBatch(nodeLines(c, n, plan), n.netns))
-        .then(() => setSysctls(n.netns, { 'net.ipv4.conf.eth0.send_redirects': 0, 'net.ipv4.conf.cbr0.send_redirects': 0, 'net.ipv4.conf.eth0.rp_filter': 0 }))
-        .then(() => nftApply(n.netns, NODE_NFT)));
+      jobs.push(
+        setSysctls(n.netns, NODE_SYSCTLS)
+          .then(() => ipBatch(nodeLines(c, n, plan), n.netns))
+          .then(() =>
+            setSysctls(n.netns, { 'net.ipv4.conf.eth0.send_redirects': 0, 'net.ipv4.conf.cbr0.send_redirects': 0, 'net.ipv4.conf.eth0.rp_filter': 0 }),
+          )
+          .then(() => nftApply(n.netns, NODE_NFT)),
+      );
     }
     for (const p of c.pods) {
       const dir = `/etc/netns/${p.netns}`;

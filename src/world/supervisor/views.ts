@@ -24,11 +24,15 @@ export interface ServiceViews {
   refused: RefusedService[];
 }
 
-const rec = (v: unknown): Record<string, unknown> | undefined => (typeof v === 'object' && v !== null && !Array.isArray(v) ? v as Record<string, unknown> : undefined);
+const rec = (v: unknown): Record<string, unknown> | undefined =>
+  typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
 const list = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
 
 /** The ready endpoint addresses and the slice ports of one Service's slices. */
-interface Endpoints { ips: Ipv4[]; slicePorts: { name?: string; protocol: string; port: Port }[] }
+interface Endpoints {
+  ips: Ipv4[];
+  slicePorts: { name?: string; protocol: string; port: Port }[];
+}
 
 function endpointsOf(slices: KubeObject[], ns: string, name: string): Endpoints[] {
   const out: Endpoints[] = [];
@@ -48,7 +52,11 @@ function endpointsOf(slices: KubeObject[], ns: string, name: string): Endpoints[
       const p = rec(x);
       const port = parsePort(p?.['port']);
       if (!p || !port) continue;
-      slicePorts.push({ ...(typeof p['name'] === 'string' ? { name: p['name'] } : {}), protocol: typeof p['protocol'] === 'string' ? p['protocol'] : 'TCP', port });
+      slicePorts.push({
+        ...(typeof p['name'] === 'string' ? { name: p['name'] } : {}),
+        protocol: typeof p['protocol'] === 'string' ? p['protocol'] : 'TCP',
+        port,
+      });
     }
     out.push({ ips, slicePorts });
   }
@@ -92,8 +100,9 @@ export function serviceViews(services: KubeObject[], slices: KubeObject[]): Serv
   const dns: ServiceRecord[] = [];
   const refused: RefusedService[] = [];
   // the oldest Service keeps a contested ClusterIP, as the allocator would have given it first
-  const ordered = [...services].sort((a, b) => age(a) - age(b)
-    || `${a.metadata.namespace}/${a.metadata.name}`.localeCompare(`${b.metadata.namespace}/${b.metadata.name}`));
+  const ordered = [...services].sort(
+    (a, b) => age(a) - age(b) || `${a.metadata.namespace}/${a.metadata.name}`.localeCompare(`${b.metadata.namespace}/${b.metadata.name}`),
+  );
   const holders = new Map<string, string>();
   for (const svc of ordered) {
     const ns = svc.metadata.namespace ?? 'default';

@@ -26,7 +26,11 @@ export interface RuntimePod {
   metricsPort: number;
 }
 
-interface Serving { key: string; echo: EchoServer; metrics: MetricsServer }
+interface Serving {
+  key: string;
+  echo: EchoServer;
+  metrics: MetricsServer;
+}
 
 const keyOf = (p: RuntimePod): string => `${p.cluster}/${p.namespace}/${p.pod}/${p.netns}`;
 
@@ -39,7 +43,10 @@ async function startPod(p: RuntimePod): Promise<Serving> {
       name: 'strait_echo_requests_total',
       help: 'HTTP requests the echo workload answered',
       registers: [registry],
-      collect() { this.reset(); this.inc(echo.counters.requests); },
+      collect() {
+        this.reset();
+        this.inc(echo.counters.requests);
+      },
     });
     const metrics = await serveMetrics(registry, { fd: listenInNetns(p.netns, '0.0.0.0', p.metricsPort) });
     return { key: keyOf(p), echo, metrics };
@@ -70,15 +77,19 @@ export function runPodRuntime(): void {
       for (const s of gone) serving.delete(s.key);
       await Promise.all(gone.map(stopPod));
       const failed: { pod: string; error: string }[] = [];
-      await Promise.all([...want].filter(([k]) => !serving.has(k)).map(async ([k, p]) => {
-        try {
-          serving.set(k, await startPod(p));
-          log.info({ cluster: p.cluster, namespace: p.namespace, pod: p.pod, netns: p.netns, port: p.port }, 'echo serving');
-        } catch (err) {
-          failed.push({ pod: k, error: (err as Error).message });
-          log.error({ err, pod: k }, 'echo could not start');
-        }
-      }));
+      await Promise.all(
+        [...want]
+          .filter(([k]) => !serving.has(k))
+          .map(async ([k, p]) => {
+            try {
+              serving.set(k, await startPod(p));
+              log.info({ cluster: p.cluster, namespace: p.namespace, pod: p.pod, netns: p.netns, port: p.port }, 'echo serving');
+            } catch (err) {
+              failed.push({ pod: k, error: (err as Error).message });
+              log.error({ err, pod: k }, 'echo could not start');
+            }
+          }),
+      );
       for (const s of gone) log.info({ pod: s.key }, 'echo stopped');
       if (!announced && failed.length === 0) {
         announced = true;
@@ -86,10 +97,13 @@ export function runPodRuntime(): void {
       }
       process.send?.({ type: 'applied', seq, failed });
       // a pod that could not start is tried again until a newer list replaces this one
-      if (failed.length) setTimeout(() => { if (latest === seq) void apply(seq, pods); }, 500);
+      if (failed.length)
+        setTimeout(() => {
+          if (latest === seq) void apply(seq, pods);
+        }, 500);
     });
     return queue;
-  }
+  };
 
   process.on('message', (m: unknown) => {
     const msg = m as { type?: string; seq?: number; pods?: RuntimePod[] };
@@ -104,6 +118,8 @@ export function runPodRuntime(): void {
     await Promise.all(all.map(stopPod));
   });
   // the world owns us: without it there is nothing to serve for
-  process.on('disconnect', () => { void life.shutdown(log).then(() => process.exit(0)); });
+  process.on('disconnect', () => {
+    void life.shutdown(log).then(() => process.exit(0));
+  });
   log.info('pod runtime started');
 }

@@ -209,23 +209,32 @@ export const DEFAULT_WORLD = {
     name: `cluster-${x}`,
     clusterCIDR: `10.${i + 1}.0.0/16`,
     serviceCIDR: `100.${i + 1}.0.0/16`,
-    nodes: [{ name: 'gateway', role: 'gateway' }, { name: 'worker', role: 'worker' }],
-    workloads: [{
-      namespace: 'default',
-      deployments: [{ name: 'echo', image: 'strait/echo', replicas: 1, port: 8080 }],
-      services: [{ name: 'echo', ports: [{ name: 'http', port: 8080 }] }],
-      pods: [{ name: 'client', image: 'strait/idle', node: 'worker' }],
-    },
-    // the mesh member namespace of cluster-a (docs/mesh.md, In the local world)
-    ...(x === 'a' ? [{
-      namespace: 'mesh',
-      deployments: [{ name: 'echo', image: 'strait/echo', replicas: 1, port: 8080, annotations: { [MESH_INJECT]: 'true' } }],
-      services: [{ name: 'echo', ports: [{ name: 'http', port: 8080 }] }],
-      pods: [
-        { name: 'client', image: 'strait/idle', node: 'worker', annotations: { [MESH_INJECT]: 'true' } },
-        { name: 'outsider', image: 'strait/idle', node: 'worker' },
-      ],
-    }] : [])],
+    nodes: [
+      { name: 'gateway', role: 'gateway' },
+      { name: 'worker', role: 'worker' },
+    ],
+    workloads: [
+      {
+        namespace: 'default',
+        deployments: [{ name: 'echo', image: 'strait/echo', replicas: 1, port: 8080 }],
+        services: [{ name: 'echo', ports: [{ name: 'http', port: 8080 }] }],
+        pods: [{ name: 'client', image: 'strait/idle', node: 'worker' }],
+      },
+      // the mesh member namespace of cluster-a (docs/mesh.md, In the local world)
+      ...(x === 'a'
+        ? [
+            {
+              namespace: 'mesh',
+              deployments: [{ name: 'echo', image: 'strait/echo', replicas: 1, port: 8080, annotations: { [MESH_INJECT]: 'true' } }],
+              services: [{ name: 'echo', ports: [{ name: 'http', port: 8080 }] }],
+              pods: [
+                { name: 'client', image: 'strait/idle', node: 'worker', annotations: { [MESH_INJECT]: 'true' } },
+                { name: 'outsider', image: 'strait/idle', node: 'worker' },
+              ],
+            },
+          ]
+        : []),
+    ],
   })),
 };
 
@@ -257,7 +266,11 @@ function checkWorld(w: WorldFile): void {
     const at = `world.clusters[${i}]`;
     if (seen.has(c.name)) throw E.worldInvalid(`${at}.name`, c.name, 'is used by two clusters; cluster names must be unique');
     seen.add(c.name);
-    const fields: [string, string][] = [['clusterCIDR', c.clusterCIDR], ['serviceCIDR', c.serviceCIDR], ['nodeCIDR', nodeCidrOf(c, i)]];
+    const fields: [string, string][] = [
+      ['clusterCIDR', c.clusterCIDR],
+      ['serviceCIDR', c.serviceCIDR],
+      ['nodeCIDR', nodeCidrOf(c, i)],
+    ];
     for (const [field, text] of fields) {
       const cidr = wrap(`${at}.${field}`, () => parseCidr(text, `${at}.${field}`));
       if (cidr.prefix > 28) throw E.worldInvalid(`${at}.${field}`, text, 'is too small; use a /28 or larger');
@@ -273,8 +286,14 @@ function checkWorld(w: WorldFile): void {
       throw E.worldInvalid(`${at}.nodeCIDRMaskSize`, c.nodeCIDRMaskSize, `does not give each of the ${c.nodes.length} nodes a slice of ${c.clusterCIDR}`);
     }
     const gateways = c.nodes.filter((n) => n.role === 'gateway').length;
-    if (gateways < 1 || gateways > 2) throw E.worldInvalid(`${at}.nodes`, `${gateways} gateway nodes`, 'must have exactly one or two nodes with role "gateway"');
-    if (!c.nodes.some((n) => n.role === 'worker')) throw E.worldInvalid(`${at}.nodes`, c.nodes.map((n) => n.name), 'must have at least one node with role "worker"');
+    if (gateways < 1 || gateways > 2)
+      throw E.worldInvalid(`${at}.nodes`, `${gateways} gateway nodes`, 'must have exactly one or two nodes with role "gateway"');
+    if (!c.nodes.some((n) => n.role === 'worker'))
+      throw E.worldInvalid(
+        `${at}.nodes`,
+        c.nodes.map((n) => n.name),
+        'must have at least one node with role "worker"',
+      );
     const nodeNames = new Set<string>();
     c.nodes.forEach((n, j) => {
       if (nodeNames.has(n.name)) throw E.worldInvalid(`${at}.nodes[${j}].name`, n.name, 'is used twice in this cluster');
@@ -289,10 +308,12 @@ function checkWorld(w: WorldFile): void {
       ns.pods.forEach((p, k) => {
         if (podNames.has(p.name)) throw E.worldInvalid(`${nat}.pods[${k}].name`, p.name, 'is used twice in this namespace');
         podNames.add(p.name);
-        if (p.node !== undefined && p.node !== null && !nodeNames.has(p.node)) throw E.worldInvalid(`${nat}.pods[${k}].node`, p.node, `is not a node of ${c.name}`);
+        if (p.node !== undefined && p.node !== null && !nodeNames.has(p.node))
+          throw E.worldInvalid(`${nat}.pods[${k}].node`, p.node, `is not a node of ${c.name}`);
       });
       ns.deployments.forEach((d, k) => {
-        if (d.node !== undefined && d.node !== null && !nodeNames.has(d.node)) throw E.worldInvalid(`${nat}.deployments[${k}].node`, d.node, `is not a node of ${c.name}`);
+        if (d.node !== undefined && d.node !== null && !nodeNames.has(d.node))
+          throw E.worldInvalid(`${nat}.deployments[${k}].node`, d.node, `is not a node of ${c.name}`);
       });
       const svcNames = new Set<string>();
       ns.services.forEach((s, k) => {

@@ -22,14 +22,23 @@ let cookie: string;
 
 const call = async (method: string, path: string, opts: { body?: unknown; cookie?: string; headers?: Record<string, string> } = {}) => {
   const res = await fetch(`${base}${path}`, {
-    method, redirect: 'manual',
+    method,
+    redirect: 'manual',
     // with the cookie, as the console's page sends it: from its own origin
-    headers: { ...(opts.cookie ? { cookie: opts.cookie, origin: base } : {}), ...(opts.body !== undefined ? { 'content-type': 'application/json' } : {}), ...opts.headers },
+    headers: {
+      ...(opts.cookie ? { cookie: opts.cookie, origin: base } : {}),
+      ...(opts.body !== undefined ? { 'content-type': 'application/json' } : {}),
+      ...opts.headers,
+    },
     ...(opts.body !== undefined ? { body: JSON.stringify(opts.body) } : {}),
   });
   const text = await res.text();
   let json: Record<string, unknown> = {};
-  try { json = JSON.parse(text) as Record<string, unknown>; } catch { /* not JSON */ }
+  try {
+    json = JSON.parse(text) as Record<string, unknown>;
+  } catch {
+    /* not JSON */
+  }
   return { status: res.status, json, text, headers: res.headers };
 };
 
@@ -37,8 +46,18 @@ before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'strait-console-'));
   a = tempEmbeddedStore();
   b = tempEmbeddedStore();
-  const stores = new Map([['cluster-a', a], ['cluster-b', b]]);
-  svc = await startGitOpsService({ store: a, namespace: 'argocd', stateDir: dir, port: 0, tls: false, mounts: [createConsole({ stores, home: 'cluster-a', namespace: 'argocd' })] });
+  const stores = new Map([
+    ['cluster-a', a],
+    ['cluster-b', b],
+  ]);
+  svc = await startGitOpsService({
+    store: a,
+    namespace: 'argocd',
+    stateDir: dir,
+    port: 0,
+    tls: false,
+    mounts: [createConsole({ stores, home: 'cluster-a', namespace: 'argocd' })],
+  });
   base = svc.api.url;
   const secret = await a.get<KubeObject & { data: Record<string, string> }>(Kinds.Secret, ADMIN_SECRET, 'argocd');
   const password = Buffer.from(secret!.data['admin.password']!, 'base64').toString();
@@ -63,7 +82,10 @@ test('the page: / redirects to /console/; the page carries its configuration, th
   assert.equal(page.status, 200);
   assert.match(page.headers.get('content-type') ?? '', /^text\/html/);
   assert.match(page.headers.get('content-security-policy') ?? '', /default-src 'self'.*frame-ancestors 'none'/);
-  const config = JSON.parse(/<script type="application\/json" id="console-config">(.*?)<\/script>/.exec(page.text)![1]!) as { kinds: Record<string, string>; home: string };
+  const config = JSON.parse(/<script type="application\/json" id="console-config">(.*?)<\/script>/.exec(page.text)![1]!) as {
+    kinds: Record<string, string>;
+    home: string;
+  };
   assert.equal(config.home, 'cluster-a');
   assert.equal(config.kinds['ServiceExport'], Kinds.ServiceExport.apiVersion);
   // a route of the page is the page; an unknown file is not
@@ -78,7 +100,7 @@ test('the page: / redirects to /console/; the page carries its configuration, th
   const again = await fetch(`${base}/console/app.js`, { headers: { 'if-none-match': etag } });
   assert.equal(again.status, 304);
   // no CDN: the bundle names no remote host to load from
-  const js = (await (await fetch(`${base}/console/app.js`)).text());
+  const js = await (await fetch(`${base}/console/app.js`)).text();
   assert.doesNotMatch(js, /(src|href)=["']https?:\/\//);
 });
 
@@ -98,7 +120,10 @@ test('with the session: the same store API paths as the CLI; the kinds of the vi
   await b.apply({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'echo', namespace: 'default' }, spec: { ports: [{ port: 8080 }] } });
   const list = await call('GET', `/v1/clusters/cluster-b/list?apiVersion=v1&kind=Service`, { cookie });
   assert.equal(list.status, 200);
-  assert.deepEqual((list.json['items'] as KubeObject[]).map((o) => o.metadata.name), ['echo']);
+  assert.deepEqual(
+    (list.json['items'] as KubeObject[]).map((o) => o.metadata.name),
+    ['echo'],
+  );
   for (const kind of ['Secret', 'ConfigMap', 'Lease']) {
     const api = kind === 'Lease' ? 'coordination.k8s.io/v1' : 'v1';
     const r = await call('GET', `/v1/clusters/cluster-a/list?apiVersion=${api}&kind=${kind}`, { cookie });
@@ -118,7 +143,12 @@ test('writes: a ServiceExport and a PeerAuthentication are applied and deleted; 
   const ok = await call('POST', '/v1/clusters/cluster-b/apply?fieldManager=strait-console', { cookie, body: se });
   assert.equal(ok.status, 200, ok.text);
   assert.ok(await b.get(Kinds.ServiceExport, 'echo', 'default'));
-  const pa = { apiVersion: Kinds.PeerAuthentication.apiVersion, kind: 'PeerAuthentication', metadata: { name: 'default', namespace: 'mesh' }, spec: { mtls: { mode: 'STRICT' } } };
+  const pa = {
+    apiVersion: Kinds.PeerAuthentication.apiVersion,
+    kind: 'PeerAuthentication',
+    metadata: { name: 'default', namespace: 'mesh' },
+    spec: { mtls: { mode: 'STRICT' } },
+  };
   assert.equal((await call('POST', '/v1/clusters/cluster-a/apply', { cookie, body: pa })).status, 200);
   const cm = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x', namespace: 'default' }, data: { a: 'b' } };
   const refused = await call('POST', '/v1/clusters/cluster-a/apply', { cookie, body: cm });
@@ -126,15 +156,29 @@ test('writes: a ServiceExport and a PeerAuthentication are applied and deleted; 
   assert.equal(refused.json['code'], 'STRAIT_ERR_STORE_FORBIDDEN');
   assert.equal(await a.get(Kinds.ConfigMap, 'x', 'default'), undefined);
   assert.equal((await call('PUT', '/v1/clusters/cluster-b/status', { cookie, body: { ...se, status: { conditions: [] } } })).status, 403);
-  assert.equal((await call('POST', '/v1/clusters/cluster-a/events', { cookie, body: { involvedObject: { apiVersion: 'v1', kind: 'Pod', name: 'x' }, type: 'Normal', reason: 'x', message: 'x' } })).status, 403);
+  assert.equal(
+    (
+      await call('POST', '/v1/clusters/cluster-a/events', {
+        cookie,
+        body: { involvedObject: { apiVersion: 'v1', kind: 'Pod', name: 'x' }, type: 'Normal', reason: 'x', message: 'x' },
+      })
+    ).status,
+    403,
+  );
   // without a session a write is 401 and its body is not even read
   assert.equal((await call('POST', '/v1/clusters/cluster-b/apply', { body: se })).status, 401);
-  const cross = await call('DELETE', `/v1/clusters/cluster-b/object?apiVersion=${encodeURIComponent(Kinds.ServiceExport.apiVersion)}&kind=ServiceExport&name=echo&namespace=default`,
-    { cookie, headers: { origin: 'http://evil.example' } });
+  const cross = await call(
+    'DELETE',
+    `/v1/clusters/cluster-b/object?apiVersion=${encodeURIComponent(Kinds.ServiceExport.apiVersion)}&kind=ServiceExport&name=echo&namespace=default`,
+    { cookie, headers: { origin: 'http://evil.example' } },
+  );
   assert.equal(cross.status, 403);
   assert.ok(await b.get(Kinds.ServiceExport, 'echo', 'default'));
-  const del = await call('DELETE', `/v1/clusters/cluster-b/object?apiVersion=${encodeURIComponent(Kinds.ServiceExport.apiVersion)}&kind=ServiceExport&name=echo&namespace=default`,
-    { cookie, headers: { origin: base } });
+  const del = await call(
+    'DELETE',
+    `/v1/clusters/cluster-b/object?apiVersion=${encodeURIComponent(Kinds.ServiceExport.apiVersion)}&kind=ServiceExport&name=echo&namespace=default`,
+    { cookie, headers: { origin: base } },
+  );
   assert.deepEqual(del.json, { deleted: true });
 });
 
@@ -149,7 +193,10 @@ test('the stream over the control port: server-sent events of the list and then 
     while (!re.test(text)) {
       const left = end - Date.now();
       assert.ok(left > 0, `no ${re} within ${ms} ms: ${text}`);
-      const r = await Promise.race([reader.read(), new Promise<{ done: true; value: undefined }>((ok) => setTimeout(() => ok({ done: true, value: undefined }), left))]);
+      const r = await Promise.race([
+        reader.read(),
+        new Promise<{ done: true; value: undefined }>((ok) => setTimeout(() => ok({ done: true, value: undefined }), left)),
+      ]);
       if (r.value) text += Buffer.from(r.value).toString('utf8');
       if (r.done && !re.test(text)) assert.fail(`stream ended or timed out without ${re}: ${text}`);
     }

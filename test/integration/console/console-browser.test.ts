@@ -82,24 +82,41 @@ describe('web console in Chromium against a running world', { skip: missing }, (
   test('topology: both clusters, joined, and a connected tunnel each way', async () => {
     await view('Topology');
     const clusters = page.getByTestId('clusters');
-    await clusters.getByRole('row', { name: /cluster-a/ }).filter({ hasText: 'joined' }).waitFor({ timeout: 15_000 });
-    await clusters.getByRole('row', { name: /cluster-b/ }).filter({ hasText: 'joined' }).waitFor();
+    await clusters
+      .getByRole('row', { name: /cluster-a/ })
+      .filter({ hasText: 'joined' })
+      .waitFor({ timeout: 15_000 });
+    await clusters
+      .getByRole('row', { name: /cluster-b/ })
+      .filter({ hasText: 'joined' })
+      .waitFor();
     const tunnels = page.getByTestId('tunnels');
-    for (const [from, to] of [['cluster-a', 'cluster-b'], ['cluster-b', 'cluster-a']]) {
-      await tunnels.getByRole('row', { name: new RegExp(`^${from}`) }).filter({ hasText: to }).filter({ hasText: 'connected' }).waitFor({ timeout: 15_000 });
+    for (const [from, to] of [
+      ['cluster-a', 'cluster-b'],
+      ['cluster-b', 'cluster-a'],
+    ]) {
+      await tunnels
+        .getByRole('row', { name: new RegExp(`^${from}`) })
+        .filter({ hasText: to })
+        .filter({ hasText: 'connected' })
+        .waitFor({ timeout: 15_000 });
     }
     await page.getByTestId('no-problems').waitFor();
     await shot('topology');
   });
 
-  test('services: an export in cluster-b shows in cluster-a\'s services within 2 s; unexport from the console removes it', async () => {
+  test("services: an export in cluster-b shows in cluster-a's services within 2 s; unexport from the console removes it", async () => {
     await view('Services');
     const imports = page.getByTestId('imports-cluster-a');
     assert.equal(await imports.getByText('default/echo').count(), 0);
     const r = strait(['export', 'service', 'echo', '--cluster', 'cluster-b', '--state-dir', world.stateDir]);
     assert.equal(r.status, 0, r.stderr);
     const t0 = Date.now();
-    await page.getByTestId('imports-cluster-a').getByRole('row', { name: /default\/echo/ }).filter({ hasText: 'cluster-b' }).waitFor({ timeout: 10_000 });
+    await page
+      .getByTestId('imports-cluster-a')
+      .getByRole('row', { name: /default\/echo/ })
+      .filter({ hasText: 'cluster-b' })
+      .waitFor({ timeout: 10_000 });
     const ms = Date.now() - t0;
     console.log(`# export in cluster-b → visible in cluster-a's services view: ${ms} ms`);
     assert.ok(ms <= 2000, `the import showed after ${ms} ms`);
@@ -108,7 +125,10 @@ describe('web console in Chromium against a running world', { skip: missing }, (
     await row.getByText('echo.default.svc.clusterset.local', { exact: true }).waitFor();
     await shot('services');
     await row.getByRole('button', { name: 'Unexport default/echo from cluster-b' }).click();
-    await page.getByTestId('imports-cluster-a').getByRole('row', { name: /default\/echo/ }).waitFor({ state: 'detached', timeout: 10_000 });
+    await page
+      .getByTestId('imports-cluster-a')
+      .getByRole('row', { name: /default\/echo/ })
+      .waitFor({ state: 'detached', timeout: 10_000 });
   });
 
   test('gitops: syncing an unsigned revision of a project that enforces signatures shows `Revision is not signed`', async () => {
@@ -120,14 +140,28 @@ describe('web console in Chromium against a running world', { skip: missing }, (
     git('add', '-A');
     git('-c', 'user.name=Tester', '-c', 'user.email=t@example.com', '-c', 'commit.gpgsign=false', 'commit', '-q', '-m', 'unsigned');
     const v = `${GROUPS.gitops}/v1alpha1`;
-    await storeA.apply({ apiVersion: v, kind: 'AppProject', metadata: { name: 'signed-only', namespace: 'argocd' }, spec: {
-      sourceRepos: ['*'], destinations: [{ server: 'https://kubernetes.default.svc', namespace: 'web' }],
-      clusterResourceWhitelist: [{ group: '', kind: 'Namespace' }], signatureKeys: [{ keyID: '4AEE18F83AFDEB23' }],
-    } });
-    await storeA.apply({ apiVersion: v, kind: 'Application', metadata: { name: 'web', namespace: 'argocd' }, spec: {
-      project: 'signed-only', source: { repoURL: repoDir, path: 'web', targetRevision: 'main' },
-      destination: { server: 'https://kubernetes.default.svc', namespace: 'web' }, syncPolicy: { syncOptions: ['CreateNamespace=true'] },
-    } });
+    await storeA.apply({
+      apiVersion: v,
+      kind: 'AppProject',
+      metadata: { name: 'signed-only', namespace: 'argocd' },
+      spec: {
+        sourceRepos: ['*'],
+        destinations: [{ server: 'https://kubernetes.default.svc', namespace: 'web' }],
+        clusterResourceWhitelist: [{ group: '', kind: 'Namespace' }],
+        signatureKeys: [{ keyID: '4AEE18F83AFDEB23' }],
+      },
+    });
+    await storeA.apply({
+      apiVersion: v,
+      kind: 'Application',
+      metadata: { name: 'web', namespace: 'argocd' },
+      spec: {
+        project: 'signed-only',
+        source: { repoURL: repoDir, path: 'web', targetRevision: 'main' },
+        destination: { server: 'https://kubernetes.default.svc', namespace: 'web' },
+        syncPolicy: { syncOptions: ['CreateNamespace=true'] },
+      },
+    });
     await view('GitOps');
     const card = page.getByTestId('app-web');
     await card.waitFor({ timeout: 10_000 });
@@ -135,39 +169,76 @@ describe('web console in Chromium against a running world', { skip: missing }, (
     await page.getByTestId('signature-web').filter({ hasText: 'Revision is not signed' }).waitFor({ timeout: 20_000 });
     assert.match(await page.getByTestId('signature-web').innerText(), /refused/);
     assert.equal(await storeA.get(Kinds.ConfigMap, 'web', 'web'), undefined, 'nothing of the unsigned revision was applied');
-    await page.getByTestId('projects').getByRole('row', { name: /signed-only/ }).getByText('4AEE18F83AFDEB23').waitFor();
+    await page
+      .getByTestId('projects')
+      .getByRole('row', { name: /signed-only/ })
+      .getByText('4AEE18F83AFDEB23')
+      .waitFor();
     await shot('gitops');
   });
 
   test('mesh: mode and why per workload; the out-of-mesh client is what STRICT would reset, and is reset once STRICT is applied', async () => {
     await view('Mesh');
-    await page.getByTestId('workloads-cluster-a-mesh').getByRole('row', { name: /outsider/ }).getByText('no sidecar', { exact: false }).waitFor({ timeout: 10_000 });
+    await page
+      .getByTestId('workloads-cluster-a-mesh')
+      .getByRole('row', { name: /outsider/ })
+      .getByText('no sidecar', { exact: false })
+      .waitFor({ timeout: 10_000 });
     // the sidecars' observed traffic (MeshTrafficObservation): a plaintext client outside the mesh
     // in-mesh clients originate mTLS to the mesh namespace (auto mTLS is off in the world's control plane)
-    await storeA.apply({ apiVersion: Kinds.DestinationRule.apiVersion, kind: 'DestinationRule', metadata: { name: 'default', namespace: 'mesh' },
-      spec: { host: '*.mesh.svc.cluster.local', trafficPolicy: { tls: { mode: 'ISTIO_MUTUAL' } } } });
+    await storeA.apply({
+      apiVersion: Kinds.DestinationRule.apiVersion,
+      kind: 'DestinationRule',
+      metadata: { name: 'default', namespace: 'mesh' },
+      spec: { host: '*.mesh.svc.cluster.local', trafficPolicy: { tls: { mode: 'ISTIO_MUTUAL' } } },
+    });
     // both clients reach echo (the in-mesh client once its sidecar has its certificate), a bounded number of tries
     const reach = async (pod: string): Promise<boolean> => {
       for (let i = 0; i < 30; i++) {
-        const r = world.exec(`cluster-a/mesh/${pod}`, ['curl', '-s', '-m', '5', '-o', '/dev/null', '-w', '%{http_code}', 'http://echo.mesh.svc.cluster.local:8080/']);
+        const r = world.exec(`cluster-a/mesh/${pod}`, [
+          'curl',
+          '-s',
+          '-m',
+          '5',
+          '-o',
+          '/dev/null',
+          '-w',
+          '%{http_code}',
+          'http://echo.mesh.svc.cluster.local:8080/',
+        ]);
         if (r.stdout.trim() === '200') return true;
         await new Promise((ok) => setTimeout(ok, 500));
       }
       return false;
     };
-    assert.ok(await reach('outsider') && await reach('client'), 'both clients reach echo');
+    assert.ok((await reach('outsider')) && (await reach('client')), 'both clients reach echo');
     const flagged = page.getByTestId('strict-would-break').getByRole('row', { name: /echo/ }).filter({ hasText: 'outsider' });
     await flagged.waitFor({ timeout: 10_000 });
     // the in-mesh client: mTLS, with its SPIFFE identity, and not on the STRICT list
-    await page.getByTestId('flows-cluster-a-mesh').getByRole('row', { name: /^spiffe:\/\/[^ ]*\/ns\/mesh\/sa\/[^ ]* → echo/ }).filter({ hasText: 'mtls' }).waitFor({ timeout: 10_000 });
+    await page
+      .getByTestId('flows-cluster-a-mesh')
+      .getByRole('row', { name: /^spiffe:\/\/[^ ]*\/ns\/mesh\/sa\/[^ ]* → echo/ })
+      .filter({ hasText: 'mtls' })
+      .waitFor({ timeout: 10_000 });
     assert.equal(await page.getByTestId('strict-would-break').getByRole('row').filter({ hasText: 'mtls' }).count(), 0);
-    assert.equal(await page.getByTestId('strict-would-break').getByRole('row', { name: /mesh\/client/ }).count(), 0, 'the in-mesh client is not on the STRICT list');
+    assert.equal(
+      await page
+        .getByTestId('strict-would-break')
+        .getByRole('row', { name: /mesh\/client/ })
+        .count(),
+      0,
+      'the in-mesh client is not on the STRICT list',
+    );
     await shot('mesh');
     const form = page.getByRole('form', { name: 'PeerAuthentication mode of cluster-a/mesh' });
     await form.getByLabel('Namespace-wide mode').selectOption('STRICT');
     await form.getByRole('button', { name: /Apply mode STRICT/ }).click();
     world.exec('cluster-a/mesh/outsider', ['curl', '-s', '-m', '5', '-o', '/dev/null', 'http://echo.mesh.svc.cluster.local:8080/']);
-    await page.getByTestId('flows-cluster-a-mesh').getByRole('row', { name: /outsider/ }).filter({ hasText: 'reset by STRICT' }).waitFor({ timeout: 15_000 });
+    await page
+      .getByTestId('flows-cluster-a-mesh')
+      .getByRole('row', { name: /outsider/ })
+      .filter({ hasText: 'reset by STRICT' })
+      .waitFor({ timeout: 15_000 });
     await shot('mesh-strict');
   });
 });

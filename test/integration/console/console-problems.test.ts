@@ -38,15 +38,27 @@ describe('console topology: failures at once', { skip: browserMissing() }, () =>
     await joinCluster({ broker, local: stores.get('cluster-a')!, info, source: 'b.subm', network: net('cluster-a', '10.1.0.0/16', '100.1.0.0/16') });
     await joinCluster({ broker, local: stores.get('cluster-b')!, info, source: 'b.subm', network: net('cluster-b', '10.2.0.0/16', '100.2.0.0/16') });
     // cluster-c's join is refused: its cluster CIDR overlaps cluster-a's
-    await assert.rejects(joinCluster({ broker, local: stores.get('cluster-c')!, info, source: 'b.subm', network: net('cluster-c', '10.1.128.0/17', '100.3.0.0/16') }));
+    await assert.rejects(
+      joinCluster({ broker, local: stores.get('cluster-c')!, info, source: 'b.subm', network: net('cluster-c', '10.1.128.0/17', '100.3.0.0/16') }),
+    );
     for (const c of ['cluster-a', 'cluster-b', 'cluster-c']) {
       await stores.get(c)!.apply({ apiVersion: 'v1', kind: 'Node', metadata: { name: 'gateway', labels: { 'node-role.kubernetes.io/gateway': '' } } });
     }
-    await gateway(stores.get('cluster-a')!, 'active', [{ cluster: 'cluster-b', remoteIP: '198.18.2.1', status: 'connecting', statusMessage: 'no handshake answer for 12 s', rttAvg: '' }],
-      '1 connection(s) of 1 are not established');
+    await gateway(
+      stores.get('cluster-a')!,
+      'active',
+      [{ cluster: 'cluster-b', remoteIP: '198.18.2.1', status: 'connecting', statusMessage: 'no handshake answer for 12 s', rttAvg: '' }],
+      '1 connection(s) of 1 are not established',
+    );
     await gateway(stores.get('cluster-b')!, 'passive', [], 'Lease not confirmed for 900 ms past its deadline: fenced, sending nothing into the tunnel');
-    svc = await startGitOpsService({ store: stores.get('cluster-a')!, namespace: 'argocd', stateDir: join(dir, 'state'), port: 0, tls: false,
-      mounts: [createConsole({ stores, home: 'cluster-a', namespace: 'argocd' })] });
+    svc = await startGitOpsService({
+      store: stores.get('cluster-a')!,
+      namespace: 'argocd',
+      stateDir: join(dir, 'state'),
+      port: 0,
+      tls: false,
+      mounts: [createConsole({ stores, home: 'cluster-a', namespace: 'argocd' })],
+    });
     browser = await launchBrowser();
   });
 
@@ -66,14 +78,27 @@ describe('console topology: failures at once', { skip: browserMissing() }, () =>
     await page.getByRole('button', { name: 'Log in' }).click();
     const problems = page.getByTestId('problems');
     await problems.waitFor({ timeout: 15_000 });
-    for (const text of ['tunnel cluster-a → cluster-b is connecting', 'cluster-b has no active gateway', 'gateway cluster-b/gateway is passive',
-      'cluster-c has not joined the broker', 'CIDROverlap: Cluster cluster-c']) {
+    for (const text of [
+      'tunnel cluster-a → cluster-b is connecting',
+      'cluster-b has no active gateway',
+      'gateway cluster-b/gateway is passive',
+      'cluster-c has not joined the broker',
+      'CIDROverlap: Cluster cluster-c',
+    ]) {
       await problems.getByText(text, { exact: false }).first().waitFor({ timeout: 10_000 });
     }
     assert.match(await problems.innerText(), /"10\.1\.128\.0\/17".*"10\.1\.0\.0\/16"/);
     assert.match(await problems.innerText(), /no handshake answer for 12 s/);
-    await page.getByTestId('tunnels').getByRole('row', { name: /^cluster-a/ }).getByText('connecting').waitFor();
-    await page.getByTestId('clusters').getByRole('row', { name: /^cluster-c/ }).getByText('not joined').waitFor();
+    await page
+      .getByTestId('tunnels')
+      .getByRole('row', { name: /^cluster-a/ })
+      .getByText('connecting')
+      .waitFor();
+    await page
+      .getByTestId('clusters')
+      .getByRole('row', { name: /^cluster-c/ })
+      .getByText('not joined')
+      .waitFor();
     if (shots) {
       mkdirSync(shots, { recursive: true });
       await page.waitForTimeout(500);
@@ -81,7 +106,7 @@ describe('console topology: failures at once', { skip: browserMissing() }, () =>
     }
   });
 
-  test('keyboard only: the skip link, the views\' navigation (aria-current) and a labelled form, without a mouse', async () => {
+  test("keyboard only: the skip link, the views' navigation (aria-current) and a labelled form, without a mouse", async () => {
     const secret = await stores.get('cluster-a')!.get<KubeObject & { data: Record<string, string> }>(Kinds.Secret, ADMIN_SECRET, 'argocd');
     const password = Buffer.from(secret!.data['admin.password']!, 'base64').toString();
     const page = await browser.browser.newPage();
@@ -106,6 +131,7 @@ describe('console topology: failures at once', { skip: browserMissing() }, () =>
     // the services view's export form is reachable and every control has a name
     await page.goto(`${svc.api.url}/console/#/services`);
     await page.getByRole('form', { name: 'Export a service' }).waitFor();
-    for (const label of ['Cluster', 'Service']) assert.equal(await page.getByRole('form', { name: 'Export a service' }).getByLabel(label, { exact: true }).count(), 1);
+    for (const label of ['Cluster', 'Service'])
+      assert.equal(await page.getByRole('form', { name: 'Export a service' }).getByLabel(label, { exact: true }).count(), 1);
   });
 });

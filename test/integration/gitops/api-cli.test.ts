@@ -24,7 +24,9 @@ let server: string;
 let password: string;
 
 function strait(...args: string[]): Promise<RunResult> {
-  return run(process.execPath, [join(root, 'bin', 'strait.js'), ...args], { env: { ...process.env, XDG_CONFIG_HOME: join(dir, 'config'), STRAIT_CONFIG_DIR: '' } });
+  return run(process.execPath, [join(root, 'bin', 'strait.js'), ...args], {
+    env: { ...process.env, XDG_CONFIG_HOME: join(dir, 'config'), STRAIT_CONFIG_DIR: '' },
+  });
 }
 
 async function curl(...args: string[]): Promise<{ status: number; body: unknown }> {
@@ -64,7 +66,15 @@ test('the admin Secret is generated at first start with a base64 admin.password'
 });
 
 test('POST /api/v1/session with curl: token on success, 401 with a grpc-gateway error otherwise', async () => {
-  const bad = await curl('-X', 'POST', `https://${server}/api/v1/session`, '-H', 'content-type: application/json', '-d', '{"username":"admin","password":"nope"}');
+  const bad = await curl(
+    '-X',
+    'POST',
+    `https://${server}/api/v1/session`,
+    '-H',
+    'content-type: application/json',
+    '-d',
+    '{"username":"admin","password":"nope"}',
+  );
   assert.equal(bad.status, 401);
   assert.deepEqual(bad.body, { error: 'Invalid username or password', code: 16, message: 'Invalid username or password' });
   const ok = await curl('-X', 'POST', `https://${server}/api/v1/session`, '-d', JSON.stringify({ username: 'admin', password }));
@@ -101,11 +111,23 @@ async function recordingRelay(port: number): Promise<{ port: number; firsts: str
     const up = createConnection({ host: '127.0.0.1', port });
     c.once('data', (d: Buffer) => firsts.push(d.subarray(0, 60).toString('latin1')));
     c.pipe(up).pipe(c);
-    const drop = (): void => { c.destroy(); up.destroy(); };
-    c.on('error', drop); up.on('error', drop); c.on('close', drop); up.on('close', drop);
+    const drop = (): void => {
+      c.destroy();
+      up.destroy();
+    };
+    c.on('error', drop);
+    up.on('error', drop);
+    c.on('close', drop);
+    up.on('close', drop);
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  return { port: (server.address() as AddressInfo).port, firsts, close: () => { server.close(); } };
+  return {
+    port: (server.address() as AddressInfo).port,
+    firsts,
+    close: () => {
+      server.close();
+    },
+  };
 }
 
 test('strait login speaks gRPC over HTTP/2 (h2c with --plaintext), gRPC-web over HTTP/1.1 with --grpc-web', async () => {
@@ -164,7 +186,12 @@ test('strait gpg add|list|get|rm with argocd texts, and the ConfigMap entries', 
 
   const get = await strait('gpg', 'get', world.keys.alice.fingerprint);
   assert.equal(get.status, 0, get.stderr);
-  assert.match(get.stdout, new RegExp(`^Key ID:          ${world.keys.alice.keyID}\nKey fingerprint: ${world.keys.alice.fingerprint}\nKey subtype:     ED25519\nKey owner:       Alice Tester <alice@example.com>\nKey data follows until EOF:\n-----BEGIN PGP PUBLIC KEY BLOCK-----`));
+  assert.match(
+    get.stdout,
+    new RegExp(
+      `^Key ID:          ${world.keys.alice.keyID}\nKey fingerprint: ${world.keys.alice.fingerprint}\nKey subtype:     ED25519\nKey owner:       Alice Tester <alice@example.com>\nKey data follows until EOF:\n-----BEGIN PGP PUBLIC KEY BLOCK-----`,
+    ),
+  );
   const json = JSON.parse((await strait('gpg', 'get', world.keys.alice.keyID.toLowerCase(), '-o', 'json')).stdout);
   assert.deepEqual(Object.keys(json).sort(), ['fingerprint', 'keyData', 'keyID', 'owner', 'subType', 'trust']);
 
@@ -186,11 +213,27 @@ test('strait app sync / get -o json show the refusal of an unsigned revision', a
   const repo = createRepo(world, 'app-repo');
   repo.commit({ 'app/cm.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: demo}\ndata: {v: "1"}\n' }, 'unsigned');
   const api = `${GROUPS.gitops}/v1alpha1`;
-  await store.apply({ apiVersion: api, kind: 'AppProject', metadata: { name: 'p', namespace: 'argocd' },
-    spec: { sourceRepos: ['*'], destinations: [{ server: '*', namespace: '*' }], signatureKeys: [{ keyID: world.keys.alice.keyID }] } });
-  await store.apply({ apiVersion: api, kind: 'Application', metadata: { name: 'guestbook', namespace: 'argocd' },
-    spec: { project: 'p', source: { repoURL: repo.dir, path: 'app', targetRevision: 'main' }, destination: { server: 'https://kubernetes.default.svc', namespace: 'default' } } });
-  await waitFor(async () => (await store.get<KubeObject & { status?: { sync?: { status: string } } }>(Kinds.Application, 'guestbook', 'argocd'))?.status?.sync?.status, 10_000, 'first reconcile');
+  await store.apply({
+    apiVersion: api,
+    kind: 'AppProject',
+    metadata: { name: 'p', namespace: 'argocd' },
+    spec: { sourceRepos: ['*'], destinations: [{ server: '*', namespace: '*' }], signatureKeys: [{ keyID: world.keys.alice.keyID }] },
+  });
+  await store.apply({
+    apiVersion: api,
+    kind: 'Application',
+    metadata: { name: 'guestbook', namespace: 'argocd' },
+    spec: {
+      project: 'p',
+      source: { repoURL: repo.dir, path: 'app', targetRevision: 'main' },
+      destination: { server: 'https://kubernetes.default.svc', namespace: 'default' },
+    },
+  });
+  await waitFor(
+    async () => (await store.get<KubeObject & { status?: { sync?: { status: string } } }>(Kinds.Application, 'guestbook', 'argocd'))?.status?.sync?.status,
+    10_000,
+    'first reconcile',
+  );
   const sync = await strait('app', 'sync', 'guestbook');
   assert.equal(sync.status, 1, sync.stderr);
   // why, on stderr (a refused sync used to exit 1 with nothing there)

@@ -31,7 +31,9 @@ let unsignedRepo: TestRepo;
 
 /** argocd with its own config file and HOME in the test's temp dir: nothing lands in ~/.config. */
 function argocd(config: string, ...args: string[]): Promise<RunResult> {
-  return run(argocdBin, [...args, '--config', join(dir, config)], { env: { ...process.env, HOME: join(dir, 'home'), XDG_CONFIG_HOME: join(dir, 'home', '.config'), ARGOCD_SERVER: '', ARGOCD_AUTH_TOKEN: '' } });
+  return run(argocdBin, [...args, '--config', join(dir, config)], {
+    env: { ...process.env, HOME: join(dir, 'home'), XDG_CONFIG_HOME: join(dir, 'home', '.config'), ARGOCD_SERVER: '', ARGOCD_AUTH_TOKEN: '' },
+  });
 }
 
 before(async () => {
@@ -52,11 +54,31 @@ before(async () => {
   signedRepo.commit({ 'app/cm.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: signed-demo}\ndata: {v: "1"}\n' }, 'signed by alice', world.keys.alice);
   unsignedRepo = createRepo(world, 'unsigned-repo');
   unsignedRepo.commit({ 'app/cm.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: unsigned-demo}\ndata: {v: "1"}\n' }, 'unsigned');
-  await store.apply({ apiVersion: api, kind: 'AppProject', metadata: { name: 'signed', namespace: 'argocd' },
-    spec: { description: 'only alice', sourceRepos: ['*'], destinations: [{ server: '*', namespace: '*' }], signatureKeys: [{ keyID: world.keys.alice.keyID }] } });
-  for (const [name, repo] of [['guestbook', signedRepo], ['unsigned', unsignedRepo]] as const) {
-    await store.apply({ apiVersion: api, kind: 'Application', metadata: { name, namespace: 'argocd' },
-      spec: { project: 'signed', source: { repoURL: repo.dir, path: 'app', targetRevision: 'main' }, destination: { server: 'https://kubernetes.default.svc', namespace: 'default' } } });
+  await store.apply({
+    apiVersion: api,
+    kind: 'AppProject',
+    metadata: { name: 'signed', namespace: 'argocd' },
+    spec: {
+      description: 'only alice',
+      sourceRepos: ['*'],
+      destinations: [{ server: '*', namespace: '*' }],
+      signatureKeys: [{ keyID: world.keys.alice.keyID }],
+    },
+  });
+  for (const [name, repo] of [
+    ['guestbook', signedRepo],
+    ['unsigned', unsignedRepo],
+  ] as const) {
+    await store.apply({
+      apiVersion: api,
+      kind: 'Application',
+      metadata: { name, namespace: 'argocd' },
+      spec: {
+        project: 'signed',
+        source: { repoURL: repo.dir, path: 'app', targetRevision: 'main' },
+        destination: { server: 'https://kubernetes.default.svc', namespace: 'default' },
+      },
+    });
   }
 });
 
@@ -86,7 +108,10 @@ test('argocd --plaintext against a control module without TLS: h2c gRPC and gRPC
   const plain = await startGitOpsService({ store, namespace: 'argocd', stateDir: dir, port: 0, tls: false });
   try {
     const at = `127.0.0.1:${plain.api.port}`;
-    for (const [cfg, extra] of [['plain.yaml', []], ['plain-web.yaml', ['--grpc-web']]] as const) {
+    for (const [cfg, extra] of [
+      ['plain.yaml', []],
+      ['plain-web.yaml', ['--grpc-web']],
+    ] as const) {
       const login = await argocd(cfg, 'login', at, '--username', 'admin', '--password', password, '--plaintext', ...extra);
       assert.equal(login.status, 0, login.stderr);
       const who = await argocd(cfg, 'account', 'get-user-info');
@@ -136,7 +161,11 @@ test('argocd gpg add --from, list -o json, get, rm; errors carry NotFound, Inval
   assert.notEqual(gone.status, 0);
   assert.match(gone.stderr, /code = NotFound desc = no GnuPG public key with ID/);
   const goneWeb = await argocd('web.yaml', 'gpg', 'get', world.keys.bob.keyID);
-  assert.match(goneWeb.stderr, /code = NotFound desc = no GnuPG public key with ID [0-9A-F]{16} is configured; 'strait gpg list'/, 'status and readable message in the gRPC-web headers');
+  assert.match(
+    goneWeb.stderr,
+    /code = NotFound desc = no GnuPG public key with ID [0-9A-F]{16} is configured; 'strait gpg list'/,
+    'status and readable message in the gRPC-web headers',
+  );
   const unserved = await argocd('grpc.yaml', 'cluster', 'list');
   assert.match(unserved.stderr, /code = Unimplemented desc = unknown method \/cluster\.ClusterService\/List/);
   const unservedWeb = await argocd('web.yaml', 'cluster', 'list');
@@ -149,7 +178,11 @@ test('argocd gpg add --from, list -o json, get, rm; errors carry NotFound, Inval
 });
 
 test('argocd proj get, app list, app get', { skip }, async () => {
-  await waitFor(async () => (await store.get<KubeObject & { status?: { sync?: { status: string } } }>(Kinds.Application, 'unsigned', 'argocd'))?.status?.sync?.status, 20_000, 'first reconcile');
+  await waitFor(
+    async () => (await store.get<KubeObject & { status?: { sync?: { status: string } } }>(Kinds.Application, 'unsigned', 'argocd'))?.status?.sync?.status,
+    20_000,
+    'first reconcile',
+  );
   const proj = await argocd('grpc.yaml', 'proj', 'get', 'signed');
   assert.equal(proj.status, 0, proj.stderr);
   assert.match(proj.stdout, /Name:\s+signed\n/);
@@ -195,7 +228,9 @@ test('argocd version shows the client and strait as the server', { skip }, async
   assert.match(r.stdout, /^argocd-server: v\d+\.\d+\.\d+\+strait$/m);
 });
 
-test('spec.sourceIntegrity through the API: REST create/update set it, other argocd proj commands keep it, adding signatureKeys to it is refused', { skip }, async () => {
+test('spec.sourceIntegrity through the API: REST create/update set it, other argocd proj commands keep it, adding signatureKeys to it is refused', {
+  skip,
+}, async () => {
   const login = await run('curl', ['-sk', '-X', 'POST', `https://${server}/api/v1/session`, '-d', JSON.stringify({ username: 'admin', password })]);
   const token = (JSON.parse(login.stdout) as { token: string }).token;
   const curl = (method: string, path: string, body: unknown): Promise<RunResult> =>
@@ -208,11 +243,13 @@ test('spec.sourceIntegrity through the API: REST create/update set it, other arg
   const updated = await curl('PUT', '/api/v1/projects/si', { project: { metadata: { name: 'si' }, spec: { ...base, sourceIntegrity: si } } });
   assert.match(updated.stdout, /\n200$/, updated.stdout);
   const stored = async (): Promise<{ sourceRepos?: string[]; signatureKeys?: unknown[]; sourceIntegrity?: unknown }> =>
-    ((await store.get<KubeObject & { spec: Record<string, unknown> }>(Kinds.AppProject, 'si', 'argocd'))!.spec);
+    (await store.get<KubeObject & { spec: Record<string, unknown> }>(Kinds.AppProject, 'si', 'argocd'))!.spec;
   assert.deepEqual((await stored()).sourceIntegrity, si);
 
   // sourceIntegrity left out is kept (an older client cannot send it): with signatureKeys that is both
-  const both = await curl('PUT', '/api/v1/projects/si', { project: { metadata: { name: 'si' }, spec: { ...base, signatureKeys: [{ keyID: world.keys.alice.keyID }] } } });
+  const both = await curl('PUT', '/api/v1/projects/si', {
+    project: { metadata: { name: 'si' }, spec: { ...base, signatureKeys: [{ keyID: world.keys.alice.keyID }] } },
+  });
   assert.match(both.stdout, /\n400$/);
   const err = JSON.parse(both.stdout.replace(/\n\d+$/, '')) as { code: number; message: string };
   assert.equal(err.code, 3, 'InvalidArgument');
@@ -237,48 +274,112 @@ test('spec.sourceIntegrity through the API: REST create/update set it, other arg
 });
 
 test('argocd proj remove-signature-key removes the last key (the way from signatureKeys to sourceIntegrity)', { skip }, async () => {
-  await store.apply({ apiVersion: `${GROUPS.gitops}/v1alpha1`, kind: 'AppProject', metadata: { name: 'legacy', namespace: 'argocd' },
-    spec: { sourceRepos: ['*'], destinations: [{ server: '*', namespace: '*' }], signatureKeys: [{ keyID: world.keys.alice.keyID }] } });
+  await store.apply({
+    apiVersion: `${GROUPS.gitops}/v1alpha1`,
+    kind: 'AppProject',
+    metadata: { name: 'legacy', namespace: 'argocd' },
+    spec: { sourceRepos: ['*'], destinations: [{ server: '*', namespace: '*' }], signatureKeys: [{ keyID: world.keys.alice.keyID }] },
+  });
   const r = await argocd('grpc.yaml', 'proj', 'remove-signature-key', 'legacy', world.keys.alice.keyID);
   assert.equal(r.status, 0, r.stderr);
   const spec = (await store.get<KubeObject & { spec: { signatureKeys?: unknown[] } }>(Kinds.AppProject, 'legacy', 'argocd'))!.spec;
   assert.deepEqual(spec.signatureKeys ?? [], []);
 });
 
-type StoredSpec = { description?: string; sourceRepos?: string[]; signatureKeys?: unknown[]; sshSigners?: unknown[]; sourceIntegrity?: { git?: { policies: unknown[] } } };
-const storedSpec = async (name: string): Promise<StoredSpec> =>
-  (await store.get<KubeObject & { spec: StoredSpec }>(Kinds.AppProject, name, 'argocd'))!.spec;
+type StoredSpec = {
+  description?: string;
+  sourceRepos?: string[];
+  signatureKeys?: unknown[];
+  sshSigners?: unknown[];
+  sourceIntegrity?: { git?: { policies: unknown[] } };
+};
+const storedSpec = async (name: string): Promise<StoredSpec> => (await store.get<KubeObject & { spec: StoredSpec }>(Kinds.AppProject, name, 'argocd'))!.spec;
 
 test('argocd proj source-integrity git policies add, list, update, delete: the spec strait stores', { skip }, async () => {
   const alice = world.keys.alice.keyID;
   const bob = world.keys.bob.keyID;
-  await store.apply({ apiVersion: `${GROUPS.gitops}/v1alpha1`, kind: 'AppProject', metadata: { name: 'si35', namespace: 'argocd' },
-    spec: { sourceRepos: ['https://git.example/a'], destinations: [{ server: '*', namespace: '*' }] } });
+  await store.apply({
+    apiVersion: `${GROUPS.gitops}/v1alpha1`,
+    kind: 'AppProject',
+    metadata: { name: 'si35', namespace: 'argocd' },
+    spec: { sourceRepos: ['https://git.example/a'], destinations: [{ server: '*', namespace: '*' }] },
+  });
   const none = await argocd('grpc.yaml', 'proj', 'source-integrity', 'git', 'policies', 'list', 'si35');
   assert.notEqual(none.status, 0);
   // argocd 3.5 prints a command's error on stdout, as `Error: <message>`
   assert.equal(none.stdout, 'Error: no source integrity git policies defined for project "si35"\n');
 
-  const add = await argocd('grpc.yaml', 'proj', 'source-integrity', 'git', 'policies', 'add', 'si35',
-    '--repo-url', 'https://git.example/team/*', '--repo-url', '!https://git.example/team/sandbox', '--gpg-mode', 'strict', '--gpg-key', world.keys.alice.fingerprint);
+  const add = await argocd(
+    'grpc.yaml',
+    'proj',
+    'source-integrity',
+    'git',
+    'policies',
+    'add',
+    'si35',
+    '--repo-url',
+    'https://git.example/team/*',
+    '--repo-url',
+    '!https://git.example/team/sandbox',
+    '--gpg-mode',
+    'strict',
+    '--gpg-key',
+    world.keys.alice.fingerprint,
+  );
   assert.equal(add.status, 0, add.stderr);
-  assert.equal(add.stdout, 'ID  GPG-MODE  GPG-KEYS          REPO-URLS\n' +
-    `0   strict    ${alice}  https://git.example/team/*, !https://git.example/team/sandbox\n`, 'the fingerprint reduced to the key ID');
+  assert.equal(
+    add.stdout,
+    'ID  GPG-MODE  GPG-KEYS          REPO-URLS\n' + `0   strict    ${alice}  https://git.example/team/*, !https://git.example/team/sandbox\n`,
+    'the fingerprint reduced to the key ID',
+  );
   assert.equal(add.stderr, '', 'alice is in the key store: no warning');
   const first = { repos: [{ url: 'https://git.example/team/*' }, { url: '!https://git.example/team/sandbox' }], gpg: { mode: 'strict', keys: [alice] } };
   assert.deepEqual((await storedSpec('si35')).sourceIntegrity, { git: { policies: [first] } });
 
   // bob's key was removed from the key store by the gpg test: the CLI warns (it lists the keys through GPGKeyService/List)
-  const second = await argocd('web.yaml', 'proj', 'source-integrity', 'git', 'policies', 'add', 'si35', '--repo-url', 'https://git.example/ops/*', '--gpg-mode', 'head', '--gpg-key', bob);
+  const second = await argocd(
+    'web.yaml',
+    'proj',
+    'source-integrity',
+    'git',
+    'policies',
+    'add',
+    'si35',
+    '--repo-url',
+    'https://git.example/ops/*',
+    '--gpg-mode',
+    'head',
+    '--gpg-key',
+    bob,
+  );
   assert.equal(second.status, 0, second.stderr);
   assert.equal(second.stderr, `Warning: Following GPG keys are not in repo-server keyring: ${bob}\n`);
   const list = await argocd('grpc.yaml', 'proj', 'source-integrity', 'git', 'policies', 'list', 'si35');
   assert.equal(list.status, 0, list.stderr);
-  assert.equal(list.stdout, 'ID  GPG-MODE  GPG-KEYS          REPO-URLS\n' +
-    `0   strict    ${alice}  https://git.example/team/*, !https://git.example/team/sandbox\n` +
-    `1   head      ${bob}  https://git.example/ops/*\n`);
+  assert.equal(
+    list.stdout,
+    'ID  GPG-MODE  GPG-KEYS          REPO-URLS\n' +
+      `0   strict    ${alice}  https://git.example/team/*, !https://git.example/team/sandbox\n` +
+      `1   head      ${bob}  https://git.example/ops/*\n`,
+  );
 
-  const update = await argocd('grpc.yaml', 'proj', 'source-integrity', 'git', 'policies', 'update', 'si35', '1', '--gpg-mode', 'strict', '--add-gpg-key', alice, '--add-repo-url', 'https://git.example/infra/*', '--yes');
+  const update = await argocd(
+    'grpc.yaml',
+    'proj',
+    'source-integrity',
+    'git',
+    'policies',
+    'update',
+    'si35',
+    '1',
+    '--gpg-mode',
+    'strict',
+    '--add-gpg-key',
+    alice,
+    '--add-repo-url',
+    'https://git.example/infra/*',
+    '--yes',
+  );
   assert.equal(update.status, 0, update.stderr);
   const edited = { repos: [{ url: 'https://git.example/ops/*' }, { url: 'https://git.example/infra/*' }], gpg: { mode: 'strict', keys: [bob, alice] } };
   assert.deepEqual((await storedSpec('si35')).sourceIntegrity, { git: { policies: [first, edited] } });
@@ -286,7 +387,10 @@ test('argocd proj source-integrity git policies add, list, update, delete: the s
   const noRepos = await argocd('grpc.yaml', 'proj', 'source-integrity', 'git', 'policies', 'add', 'si35', '--gpg-mode', 'head', '--gpg-key', alice);
   assert.notEqual(noRepos.status, 0);
   assert.match(noRepos.stderr, /Warning: Policy has no repository URLs and will never be used/);
-  assert.match(noRepos.stdout, /^Error: failed updating project "si35": rpc error: code = InvalidArgument desc = AppProject "argocd\/si35": spec\.sourceIntegrity\.git\.policies\[2\]\.repos: is required/);
+  assert.match(
+    noRepos.stdout,
+    /^Error: failed updating project "si35": rpc error: code = InvalidArgument desc = AppProject "argocd\/si35": spec\.sourceIntegrity\.git\.policies\[2\]\.repos: is required/,
+  );
   assert.deepEqual((await storedSpec('si35')).sourceIntegrity, { git: { policies: [first, edited] } });
   const out = await argocd('grpc.yaml', 'proj', 'source-integrity', 'git', 'policies', 'update', 'si35', '2', '--gpg-mode', 'none', '--yes');
   assert.notEqual(out.status, 0);
@@ -295,8 +399,17 @@ test('argocd proj source-integrity git policies add, list, update, delete: the s
   // what Argo CD's messages cannot carry stays: policy 0's strait signer rules, spec.sshSigners
   const rules = { signerIdentities: ['* <alice@example.com>'], committerEmailMatchesSigner: true };
   const sshSigners = [{ principal: 'alice@example.com' }];
-  await store.apply({ apiVersion: `${GROUPS.gitops}/v1alpha1`, kind: 'AppProject', metadata: { name: 'si35', namespace: 'argocd' },
-    spec: { sourceRepos: ['https://git.example/a'], destinations: [{ server: '*', namespace: '*' }], sshSigners, sourceIntegrity: { git: { policies: [{ ...first, strait: rules }, edited] } } } });
+  await store.apply({
+    apiVersion: `${GROUPS.gitops}/v1alpha1`,
+    kind: 'AppProject',
+    metadata: { name: 'si35', namespace: 'argocd' },
+    spec: {
+      sourceRepos: ['https://git.example/a'],
+      destinations: [{ server: '*', namespace: '*' }],
+      sshSigners,
+      sourceIntegrity: { git: { policies: [{ ...first, strait: rules }, edited] } },
+    },
+  });
   const keysOnly = await argocd('web.yaml', 'proj', 'source-integrity', 'git', 'policies', 'update', 'si35', '0', '--gpg-key', bob, '--yes');
   assert.equal(keysOnly.status, 0, keysOnly.stderr);
   const source = await argocd('grpc.yaml', 'proj', 'add-source', 'si35', 'https://git.example/extra');
@@ -333,9 +446,26 @@ test('argocd proj source-integrity git policies add, list, update, delete: the s
 
 test('argocd proj source-integrity git policies add on a project with signatureKeys is refused (cannot be used together)', { skip }, async () => {
   const before = await storedSpec('signed');
-  const r = await argocd('grpc.yaml', 'proj', 'source-integrity', 'git', 'policies', 'add', 'signed', '--repo-url', '*', '--gpg-mode', 'strict', '--gpg-key', world.keys.alice.keyID);
+  const r = await argocd(
+    'grpc.yaml',
+    'proj',
+    'source-integrity',
+    'git',
+    'policies',
+    'add',
+    'signed',
+    '--repo-url',
+    '*',
+    '--gpg-mode',
+    'strict',
+    '--gpg-key',
+    world.keys.alice.keyID,
+  );
   assert.notEqual(r.status, 0);
-  assert.match(r.stdout, /^Error: failed updating project "signed": rpc error: code = InvalidArgument desc = AppProject "argocd\/signed": spec\.sourceIntegrity: cannot be used together with spec\.signatureKeys \(Argo CD 3\.5\); move the key IDs into a policy/);
+  assert.match(
+    r.stdout,
+    /^Error: failed updating project "signed": rpc error: code = InvalidArgument desc = AppProject "argocd\/signed": spec\.sourceIntegrity: cannot be used together with spec\.signatureKeys \(Argo CD 3\.5\); move the key IDs into a policy/,
+  );
   assert.deepEqual(await storedSpec('signed'), before);
 });
 
@@ -344,17 +474,44 @@ test('a strict policy added with argocd refuses a sync whose history has an unsi
   const unsigned = repo.commit({ 'app/cm.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: strict-demo}\ndata: {v: "1"}\n' }, 'unsigned base');
   repo.commit({ 'app/cm.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: strict-demo}\ndata: {v: "2"}\n' }, 'signed by alice', world.keys.alice);
   const api = `${GROUPS.gitops}/v1alpha1`;
-  await store.apply({ apiVersion: api, kind: 'AppProject', metadata: { name: 'strict35', namespace: 'argocd' },
-    spec: { sourceRepos: ['*'], destinations: [{ server: '*', namespace: '*' }] } });
-  await store.apply({ apiVersion: api, kind: 'Application', metadata: { name: 'strict-app', namespace: 'argocd' },
-    spec: { project: 'strict35', source: { repoURL: repo.dir, path: 'app', targetRevision: 'main' }, destination: { server: 'https://kubernetes.default.svc', namespace: 'default' } } });
+  await store.apply({
+    apiVersion: api,
+    kind: 'AppProject',
+    metadata: { name: 'strict35', namespace: 'argocd' },
+    spec: { sourceRepos: ['*'], destinations: [{ server: '*', namespace: '*' }] },
+  });
+  await store.apply({
+    apiVersion: api,
+    kind: 'Application',
+    metadata: { name: 'strict-app', namespace: 'argocd' },
+    spec: {
+      project: 'strict35',
+      source: { repoURL: repo.dir, path: 'app', targetRevision: 'main' },
+      destination: { server: 'https://kubernetes.default.svc', namespace: 'default' },
+    },
+  });
 
-  const add = await argocd('grpc.yaml', 'proj', 'source-integrity', 'git', 'policies', 'add', 'strict35', '--repo-url', '*', '--gpg-mode', 'head', '--gpg-key', world.keys.alice.keyID);
+  const add = await argocd(
+    'grpc.yaml',
+    'proj',
+    'source-integrity',
+    'git',
+    'policies',
+    'add',
+    'strict35',
+    '--repo-url',
+    '*',
+    '--gpg-mode',
+    'head',
+    '--gpg-key',
+    world.keys.alice.keyID,
+  );
   assert.equal(add.status, 0, add.stderr);
   const head = await argocd('grpc.yaml', 'app', 'sync', 'strict-app', '--timeout', '60');
   assert.equal(head.status, 0, head.stdout + head.stderr);
   assert.match(head.stdout, /Sync Status:\s+Synced to main \(/);
-  const cm = async (): Promise<string | undefined> => (await store.get<KubeObject & { data?: Record<string, string> }>(Kinds.ConfigMap, 'strict-demo', 'default'))?.data?.['v'];
+  const cm = async (): Promise<string | undefined> =>
+    (await store.get<KubeObject & { data?: Record<string, string> }>(Kinds.ConfigMap, 'strict-demo', 'default'))?.data?.['v'];
   assert.equal(await cm(), '2');
 
   const strict = await argocd('web.yaml', 'proj', 'source-integrity', 'git', 'policies', 'update', 'strict35', '0', '--gpg-mode', 'strict', '--yes');

@@ -42,10 +42,17 @@ async function app(name: string, spec: Application['spec']): Promise<void> {
 const getApp = async (name: string): Promise<Application> => (await store.get<Application>(Kinds.Application, name, NS))!;
 
 function waitStatus(name: string, pred: (a: Application) => boolean, what: string, timeoutMs = 15_000): Promise<Application> {
-  return waitFor(async () => { const a = await getApp(name); return a && pred(a) ? a : undefined; }, timeoutMs, `${name}: ${what}`);
+  return waitFor(
+    async () => {
+      const a = await getApp(name);
+      return a && pred(a) ? a : undefined;
+    },
+    timeoutMs,
+    `${name}: ${what}`,
+  );
 }
 
-const liveCM = async (ns: string, name: string): Promise<KubeObject & { data?: Record<string, string> } | undefined> => store.get(Kinds.ConfigMap, name, ns);
+const liveCM = async (ns: string, name: string): Promise<(KubeObject & { data?: Record<string, string> }) | undefined> => store.get(Kinds.ConfigMap, name, ns);
 
 const spec = (revision: string, ns: string, projectName = 'secure', extra: Partial<NonNullable<Application['spec']>> = {}): Application['spec'] => ({
   project: projectName,
@@ -64,7 +71,11 @@ before(async () => {
   c['carol'] = repo.commit({ 'app/cm.yaml': cm('demo', 'carol') }, 'carol', world.keys.carol, { gpgProgram: world.fakedTimeGpg });
   c['dave'] = repo.commit({ 'app/cm.yaml': cm('demo', 'dave') }, 'dave', world.keys.dave);
   c['eve'] = repo.commit({ 'app/cm.yaml': cm('demo', 'eve') }, 'eve', world.keys.eve);
-  c['svc'] = repo.commit({ 'app/svc.yaml': 'apiVersion: v1\nkind: Service\nmetadata: {name: web}\nspec: {ports: [{port: 80}]}\n' }, 'service', world.keys.alice);
+  c['svc'] = repo.commit(
+    { 'app/svc.yaml': 'apiVersion: v1\nkind: Service\nmetadata: {name: web}\nspec: {ports: [{port: 80}]}\n' },
+    'service',
+    world.keys.alice,
+  );
   repo.git('branch', 'signed-alice', c['alice']!);
   repo.git('branch', 'unsigned-branch', c['unsigned']!);
   repo.tag('light-alice', c['alice']!);
@@ -79,11 +90,14 @@ before(async () => {
 
   store = tempEmbeddedStore();
   await store.apply({
-    apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: GPG_KEYS_CM, namespace: NS },
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: GPG_KEYS_CM, namespace: NS },
     data: Object.fromEntries([world.keys.alice, world.keys.bob, world.keys.carol, world.keys.dave].map((k) => [k.keyID, k.armored])),
   });
   await project('secure', {
-    sourceRepos: ['*'], destinations: [{ server: '*', namespace: '*' }],
+    sourceRepos: ['*'],
+    destinations: [{ server: '*', namespace: '*' }],
     clusterResourceWhitelist: [{ group: '', kind: 'Namespace' }],
     signatureKeys: [world.keys.alice, world.keys.bob, world.keys.carol, world.keys.dave].map((k) => ({ keyID: k.keyID })),
   });
@@ -91,10 +105,15 @@ before(async () => {
   await project('open', { sourceRepos: ['*'], destinations: [{ server: '*', namespace: '*' }] });
   await project('eve-proj', { sourceRepos: ['*'], destinations: [{ server: '*', namespace: '*' }], signatureKeys: [{ keyID: world.keys.eve.fingerprint }] });
   await project('strict-rules', {
-    sourceRepos: ['https://git.example/allowed/*'], destinations: [{ server: 'https://kubernetes.default.svc', namespace: 'team-*' }],
+    sourceRepos: ['https://git.example/allowed/*'],
+    destinations: [{ server: 'https://kubernetes.default.svc', namespace: 'team-*' }],
     namespaceResourceWhitelist: [{ group: '', kind: 'ConfigMap' }],
   });
-  await project('cm-only', { sourceRepos: [repo.dir], destinations: [{ server: '*', namespace: 'team-*' }], namespaceResourceWhitelist: [{ group: '', kind: 'ConfigMap' }] });
+  await project('cm-only', {
+    sourceRepos: [repo.dir],
+    destinations: [{ server: '*', namespace: 'team-*' }],
+    namespaceResourceWhitelist: [{ group: '', kind: 'ConfigMap' }],
+  });
 
   fakeGpg = installFakeGpg(world.dir);
   stateDir = mkdtempSync(join(tmpdir(), 'strait-gitops-state-'));
@@ -114,7 +133,12 @@ describe('refusals under enforcement (nothing applied)', () => {
   const cases: { name: string; revision: () => string; project?: string; message: (w: GpgWorld) => RegExp }[] = [
     { name: 'unsigned', revision: () => c['unsigned']!, message: () => /^Revision is not signed$/ },
     { name: 'unknown-key', revision: () => c['eve']!, message: (w) => new RegExp(`key ${w.keys.eve.keyID}, which is not imported`) },
-    { name: 'not-allowed', revision: () => 'signed-alice', project: 'only-bob', message: (w) => new RegExp(`key ${w.keys.alice.signingSubkeyID} \\(subkey of ${w.keys.alice.keyID}\\), which is not allowed`) },
+    {
+      name: 'not-allowed',
+      revision: () => 'signed-alice',
+      project: 'only-bob',
+      message: (w) => new RegExp(`key ${w.keys.alice.signingSubkeyID} \\(subkey of ${w.keys.alice.keyID}\\), which is not allowed`),
+    },
     { name: 'bad-signature', revision: () => 'tampered', message: (w) => new RegExp(`bad signature from key ${w.keys.bob.keyID}`) },
     { name: 'expired', revision: () => c['carol']!, message: (w) => new RegExp(`key ${w.keys.carol.keyID}, which expired on`) },
     { name: 'revoked', revision: () => c['dave']!, message: (w) => new RegExp(`key ${w.keys.dave.keyID}, which has been revoked`) },
@@ -189,11 +213,15 @@ test('retargeting from a refused revision to a lightweight tag on a signed commi
   await waitStatus(name, (x) => x.status?.sync?.status === 'Sync Error', 'Sync Error');
   // the live state already matches the tag's commit (alice): nothing differs, yet the refusal must not linger
   await app(name, spec('light-alice', 'ns-retarget'));
-  const a = await waitStatus(name, (x) => x.status?.sync?.status === 'Synced' && x.status?.operationState?.phase === 'Succeeded', 'Synced with a Succeeded last sync');
+  const a = await waitStatus(
+    name,
+    (x) => x.status?.sync?.status === 'Synced' && x.status?.operationState?.phase === 'Succeeded',
+    'Synced with a Succeeded last sync',
+  );
   assert.equal(a.status?.sync?.revision, c['alice']);
   assert.equal(a.status?.operationState?.operation?.sync.revision, c['alice']);
   assert.equal(a.status?.signature?.status, 'valid');
-  assert.equal(a.status?.signature?.verifiedObject, 'commit', 'a lightweight tag: the commit\'s signature counts');
+  assert.equal(a.status?.signature?.verifiedObject, 'commit', "a lightweight tag: the commit's signature counts");
   assert.match(a.status?.operationState?.syncResult?.signer ?? '', /Alice Tester/);
   assert.equal((a.status?.conditions ?? []).filter((k) => k.type === 'ComparisonError').length, 0);
 });
@@ -227,11 +255,36 @@ test('a Helm source in an enforcing project is refused: verification works for G
 
 describe('project rules', () => {
   const cases: { name: string; spec: () => Application['spec']; type: string; message: RegExp }[] = [
-    { name: 'source repo not permitted', spec: () => spec('main', 'team-a', 'strict-rules'), type: 'InvalidSpecError', message: /application repo .* is not permitted in project 'strict-rules'/ },
-    { name: 'destination not permitted', spec: () => spec('main', 'prod', 'cm-only'), type: 'InvalidSpecError', message: /application destination \{https:\/\/kubernetes.default.svc prod\} is not permitted/ },
-    { name: 'kind not in namespaceResourceWhitelist', spec: () => spec(c['svc']!, 'team-b', 'cm-only'), type: 'SyncError', message: /resource :Service "web" is not permitted in project cm-only/ },
-    { name: 'project missing', spec: () => spec('main', 'team-c', 'no-such-project'), type: 'InvalidSpecError', message: /project no-such-project which does not exist/ },
-    { name: 'unknown destination cluster', spec: () => ({ ...spec('main', 'x', 'open'), destination: { server: 'https://elsewhere:6443', namespace: 'x' } }), type: 'InvalidSpecError', message: /not a known cluster/ },
+    {
+      name: 'source repo not permitted',
+      spec: () => spec('main', 'team-a', 'strict-rules'),
+      type: 'InvalidSpecError',
+      message: /application repo .* is not permitted in project 'strict-rules'/,
+    },
+    {
+      name: 'destination not permitted',
+      spec: () => spec('main', 'prod', 'cm-only'),
+      type: 'InvalidSpecError',
+      message: /application destination \{https:\/\/kubernetes.default.svc prod\} is not permitted/,
+    },
+    {
+      name: 'kind not in namespaceResourceWhitelist',
+      spec: () => spec(c['svc']!, 'team-b', 'cm-only'),
+      type: 'SyncError',
+      message: /resource :Service "web" is not permitted in project cm-only/,
+    },
+    {
+      name: 'project missing',
+      spec: () => spec('main', 'team-c', 'no-such-project'),
+      type: 'InvalidSpecError',
+      message: /project no-such-project which does not exist/,
+    },
+    {
+      name: 'unknown destination cluster',
+      spec: () => ({ ...spec('main', 'x', 'open'), destination: { server: 'https://elsewhere:6443', namespace: 'x' } }),
+      type: 'InvalidSpecError',
+      message: /not a known cluster/,
+    },
   ];
   for (const tc of cases) {
     test(tc.name, async () => {
@@ -249,7 +302,10 @@ test('importing a key through the key store makes it effective at once', async (
   await waitStatus('eve-app', (x) => x.status?.sync?.status === 'Sync Error', 'Sync Error');
   const t0 = Date.now();
   const r = await controller.keys.add(world.keys.eve.armored);
-  assert.deepEqual(r.created.map((k) => k.keyID), [world.keys.eve.keyID]);
+  assert.deepEqual(
+    r.created.map((k) => k.keyID),
+    [world.keys.eve.keyID],
+  );
   await waitStatus('eve-app', (x) => x.status?.sync?.status === 'Synced', 'Synced after import', 5000);
   console.log(`# key import -> Application synced in ${Date.now() - t0} ms`);
   assert.equal((await liveCM('ns-eve', 'demo'))?.data?.['value'], 'eve');
@@ -260,13 +316,16 @@ test('importing a key through the key store makes it effective at once', async (
 
 test('key store entries with a wrong name, no key or several keys are reported and ignored', async () => {
   const current = await store.get<KubeObject & { data: Record<string, string> }>(Kinds.ConfigMap, GPG_KEYS_CM, NS);
-  await store.update({ ...current!, data: {
-    ...current!.data,
-    [world.keys.bob.keyID.replace(/.$/, '0')]: world.keys.eve.armored,
-    '0123456789ABCDEF': 'not a key',
-    [world.keys.eve.keyID]: world.keys.eve.armored + world.keys.bob.armored,
-    'not-an-id': world.keys.eve.armored,
-  } });
+  await store.update({
+    ...current!,
+    data: {
+      ...current!.data,
+      [world.keys.bob.keyID.replace(/.$/, '0')]: world.keys.eve.armored,
+      '0123456789ABCDEF': 'not a key',
+      [world.keys.eve.keyID]: world.keys.eve.armored + world.keys.bob.armored,
+      'not-an-id': world.keys.eve.armored,
+    },
+  });
   await waitFor(() => controller.keys.problems.length === 4, 5000, 'four problems');
   const reasons = controller.keys.problems.map((p) => p.reason).join('\n');
   assert.match(reasons, /differs from its key's ID/);
@@ -334,16 +393,32 @@ test('a verdict cached while the key was valid is refused once the key has expir
   let clock = new Date('2020-07-01T00:00:00Z'); // carol's key: made 2020-01-01, expires in 2021
   const ctl = new GitOpsController({ store: own, namespace: NS, stateDir: dir, pollIntervalMs: 3_600_000, waitingRetryMs: 200, now: () => clock });
   try {
-    await own.apply({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: GPG_KEYS_CM, namespace: NS }, data: { [world.keys.carol.keyID]: world.keys.carol.armored } });
-    await own.apply({ apiVersion: API, kind: 'AppProject', metadata: { name: 'carol', namespace: NS },
-      spec: { sourceRepos: ['*'], destinations: [{ server: '*', namespace: '*' }], signatureKeys: [{ keyID: world.keys.carol.keyID }] } });
+    await own.apply({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: GPG_KEYS_CM, namespace: NS },
+      data: { [world.keys.carol.keyID]: world.keys.carol.armored },
+    });
+    await own.apply({
+      apiVersion: API,
+      kind: 'AppProject',
+      metadata: { name: 'carol', namespace: NS },
+      spec: { sourceRepos: ['*'], destinations: [{ server: '*', namespace: '*' }], signatureKeys: [{ keyID: world.keys.carol.keyID }] },
+    });
     await own.apply({ apiVersion: API, kind: 'Application', metadata: { name: 'expiry', namespace: NS }, spec: spec(c['carol']!, 'expiry', 'carol') });
     await ctl.start();
     const get = async (): Promise<Application> => (await own.get<Application>(Kinds.Application, 'expiry', NS))!;
     await waitFor(async () => ((await get())?.status?.signature?.status === 'valid' ? true : undefined), 15_000, 'valid while the key is');
     clock = new Date('2022-01-01T00:00:00Z');
     await ctl.refresh('expiry');
-    const a = await waitFor(async () => { const x = await get(); return x?.status?.signature?.status === 'expired' ? x : undefined; }, 15_000, 'expired after the clock passed the key\'s expiry');
+    const a = await waitFor(
+      async () => {
+        const x = await get();
+        return x?.status?.signature?.status === 'expired' ? x : undefined;
+      },
+      15_000,
+      "expired after the clock passed the key's expiry",
+    );
     assert.match(a.status?.conditions?.find((x) => x.type === 'ComparisonError')?.message ?? '', new RegExp(`key ${world.keys.carol.keyID}, which expired on`));
   } finally {
     await ctl.stop();

@@ -13,7 +13,9 @@ const root = process.env['STRAIT_ROOT'] ?? process.cwd();
 const main = join(root, 'dist', 'daemon', 'control', 'main.js');
 let dir: string;
 
-before(() => { dir = mkdtempSync(join(tmpdir(), 'strait-control-cfg-')); });
+before(() => {
+  dir = mkdtempSync(join(tmpdir(), 'strait-control-cfg-'));
+});
 after(() => rmSync(dir, { recursive: true, force: true }));
 
 const cases: { name: string; yaml: string; code: string; message: RegExp }[] = [
@@ -35,12 +37,19 @@ for (const c of cases) {
 }
 
 test('the control module process starts on an embedded store, serves the API and /metrics, and stops on SIGTERM', async () => {
-  const child = spawn(process.execPath, [main, '--state-dir', join(dir, 'state'), '--insecure', '--listen', '127.0.0.1:0', '--metrics-listen', '127.0.0.1:0', '--poll-interval', '5'],
-    { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, STRAIT_LOG_LEVEL: 'warn' } });
+  const child = spawn(
+    process.execPath,
+    [main, '--state-dir', join(dir, 'state'), '--insecure', '--listen', '127.0.0.1:0', '--metrics-listen', '127.0.0.1:0', '--poll-interval', '5'],
+    { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, STRAIT_LOG_LEVEL: 'warn' } },
+  );
   let out = '';
-  child.stdout.setEncoding('utf8').on('data', (d: string) => { out += d; });
+  child.stdout.setEncoding('utf8').on('data', (d: string) => {
+    out += d;
+  });
   let err = '';
-  child.stderr.setEncoding('utf8').on('data', (d: string) => { err += d; });
+  child.stderr.setEncoding('utf8').on('data', (d: string) => {
+    err += d;
+  });
   try {
     const deadline = Date.now() + 20_000;
     while (!out.includes('\n') && Date.now() < deadline && child.exitCode === null) await new Promise((r) => setTimeout(r, 50));
@@ -61,7 +70,7 @@ test('the control module process starts on an embedded store, serves the API and
     assert.equal(check.status, 0, check.stdout + check.stderr);
   } finally {
     child.kill('SIGTERM');
-    const [code] = await once(child, 'exit') as [number | null];
+    const [code] = (await once(child, 'exit')) as [number | null];
     assert.equal(code, 0, err);
   }
 });

@@ -13,7 +13,13 @@ test('strait demo shows the refused unsigned push and the synced signed push', a
   assert.match(r.stdout, /POST \/api\/v1\/users\/gitea_admin\/tokens -> token/);
   assert.match(r.stdout, /Created 1 key\(s\) from input file\./);
   assert.match(r.stdout, /KEYID\s+TYPE\s+IDENTITY\n\s+[0-9A-F]{16}\s+ED25519\s+Developer <developer@example.com>/);
-  assert.match(r.stdout, /unsigned commit [0-9a-f]{12} pushed -> Application guestbook: Sync Error; last sync: "Revision is not signed"; condition ComparisonError; Event ResourceComparison x1; applied: nothing/);
-  assert.match(r.stdout, /signed commit [0-9a-f]{12} pushed -> Application guestbook: Synced to [0-9a-f]{12}, signed by Developer <developer@example.com> \([0-9A-F]{16}\); ConfigMap guestbook\/guestbook-ui release=2-signed/);
+  assert.match(
+    r.stdout,
+    /unsigned commit [0-9a-f]{12} pushed -> Application guestbook: Sync Error; last sync: "Revision is not signed"; condition ComparisonError; Event ResourceComparison x1; applied: nothing/,
+  );
+  assert.match(
+    r.stdout,
+    /signed commit [0-9a-f]{12} pushed -> Application guestbook: Synced to [0-9a-f]{12}, signed by Developer <developer@example.com> \([0-9A-F]{16}\); ConfigMap guestbook\/guestbook-ui release=2-signed/,
+  );
   assert.match(r.stdout, /demo: both outcomes as docs\/gitops\.md describes/);
 });

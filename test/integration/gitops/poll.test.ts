@@ -26,13 +26,29 @@ before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'strait-poll-'));
   store = tempEmbeddedStore();
   const api = `${GROUPS.gitops}/v1alpha1`;
-  await store.apply({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: GPG_KEYS_CM, namespace: 'argocd' }, data: { [world.keys.bob.keyID]: world.keys.bob.armored } });
-  await store.apply({ apiVersion: api, kind: 'AppProject', metadata: { name: 'p', namespace: 'argocd' },
-    spec: { sourceRepos: ['*'], destinations: [{ server: '*', namespace: '*' }], signatureKeys: [{ keyID: world.keys.bob.keyID }] } });
-  await store.apply({ apiVersion: api, kind: 'Application', metadata: { name: 'polled', namespace: 'argocd' }, spec: {
-    project: 'p', source: { repoURL: repo.dir, path: 'app', targetRevision: 'main' },
-    destination: { server: 'https://kubernetes.default.svc', namespace: 'default' }, syncPolicy: { automated: {} },
-  } });
+  await store.apply({
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: GPG_KEYS_CM, namespace: 'argocd' },
+    data: { [world.keys.bob.keyID]: world.keys.bob.armored },
+  });
+  await store.apply({
+    apiVersion: api,
+    kind: 'AppProject',
+    metadata: { name: 'p', namespace: 'argocd' },
+    spec: { sourceRepos: ['*'], destinations: [{ server: '*', namespace: '*' }], signatureKeys: [{ keyID: world.keys.bob.keyID }] },
+  });
+  await store.apply({
+    apiVersion: api,
+    kind: 'Application',
+    metadata: { name: 'polled', namespace: 'argocd' },
+    spec: {
+      project: 'p',
+      source: { repoURL: repo.dir, path: 'app', targetRevision: 'main' },
+      destination: { server: 'https://kubernetes.default.svc', namespace: 'default' },
+      syncPolicy: { automated: {} },
+    },
+  });
   controller = new GitOpsController({ store, namespace: 'argocd', stateDir: dir, pollIntervalMs: 1500 });
   await controller.start();
 });
@@ -44,16 +60,21 @@ after(async () => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
-const live = async (): Promise<string | undefined> => (await store.get<KubeObject & { data?: Record<string, string> }>(Kinds.ConfigMap, 'polled', 'default'))?.data?.['v'];
+const live = async (): Promise<string | undefined> =>
+  (await store.get<KubeObject & { data?: Record<string, string> }>(Kinds.ConfigMap, 'polled', 'default'))?.data?.['v'];
 
 test('a new signed commit is synced by the next poll', async () => {
   await waitFor(async () => (await live()) === '1', 10_000, 'first sync');
   const sha = repo.commit({ 'app/cm.yaml': cm('2') }, 'two', world.keys.bob);
   await waitFor(async () => (await live()) === '2', 10_000, 'polled sync');
   // the status is written after the objects are applied: wait for it too
-  const revision = await waitFor(async () => {
-    const r = (await store.get<Application>(Kinds.Application, 'polled', 'argocd'))?.status?.sync?.revision;
-    return r === sha ? r : undefined;
-  }, 10_000, 'the status of the polled sync');
+  const revision = await waitFor(
+    async () => {
+      const r = (await store.get<Application>(Kinds.Application, 'polled', 'argocd'))?.status?.sync?.revision;
+      return r === sha ? r : undefined;
+    },
+    10_000,
+    'the status of the polled sync',
+  );
   assert.equal(revision, sha);
 });

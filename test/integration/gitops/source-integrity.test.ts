@@ -33,21 +33,37 @@ function commit(value: string, message: string, signer?: TestKey, committerEmail
   if (!committerEmail || !signer) return repo.commit({ 'app/cm.yaml': cm(value) }, message, signer);
   writeFileSync(join(repo.dir, 'app', 'cm.yaml'), cm(value));
   repo.git('add', '-A');
-  execFileSync('git', ['-c', `user.signingkey=${signer.fingerprint}`, 'commit', '-q', '-m', message, '-S'],
-    { cwd: repo.dir, env: { ...world.env, GIT_COMMITTER_EMAIL: committerEmail }, stdio: 'pipe' });
+  execFileSync('git', ['-c', `user.signingkey=${signer.fingerprint}`, 'commit', '-q', '-m', message, '-S'], {
+    cwd: repo.dir,
+    env: { ...world.env, GIT_COMMITTER_EMAIL: committerEmail },
+    stdio: 'pipe',
+  });
   return repo.git('rev-parse', 'HEAD');
 }
 
-const policy = (url: string, mode: 'none' | 'head' | 'strict', keys: TestKey[], strait?: Record<string, unknown>): NonNullable<NonNullable<AppProject['spec']>['sourceIntegrity']>['git'] =>
-  ({ policies: [{ repos: [{ url }], gpg: { mode, keys: keys.map((k) => k.keyID) }, ...(strait ? { strait } : {}) }] });
+const policy = (
+  url: string,
+  mode: 'none' | 'head' | 'strict',
+  keys: TestKey[],
+  strait?: Record<string, unknown>,
+): NonNullable<NonNullable<AppProject['spec']>['sourceIntegrity']>['git'] => ({
+  policies: [{ repos: [{ url }], gpg: { mode, keys: keys.map((k) => k.keyID) }, ...(strait ? { strait } : {}) }],
+});
 
 async function project(name: string, spec: AppProject['spec']): Promise<void> {
-  await store.apply({ apiVersion: API, kind: 'AppProject', metadata: { name, namespace: NS }, spec: { sourceRepos: ['*'], destinations: [{ server: '*', namespace: '*' }], ...spec } });
+  await store.apply({
+    apiVersion: API,
+    kind: 'AppProject',
+    metadata: { name, namespace: NS },
+    spec: { sourceRepos: ['*'], destinations: [{ server: '*', namespace: '*' }], ...spec },
+  });
 }
 
 async function app(name: string, revision: string, projectName: string): Promise<void> {
   await store.apply({
-    apiVersion: API, kind: 'Application', metadata: { name, namespace: NS },
+    apiVersion: API,
+    kind: 'Application',
+    metadata: { name, namespace: NS },
     spec: {
       project: projectName,
       source: { repoURL: repo.dir, path: 'app', targetRevision: revision },
@@ -59,11 +75,24 @@ async function app(name: string, revision: string, projectName: string): Promise
 
 const getApp = async (name: string): Promise<Application> => (await store.get<Application>(Kinds.Application, name, NS))!;
 const waitStatus = (name: string, pred: (a: Application) => boolean, what: string): Promise<Application> =>
-  waitFor(async () => { const a = await getApp(name); return a && pred(a) ? a : undefined; }, 20_000, `${name}: ${what}`);
-const settled = (name: string, revision?: () => string): Promise<Application> => waitStatus(name, (a) =>
-  (a.status?.sync?.status === 'Synced' || a.status?.sync?.status === 'Sync Error')
-  && (!revision || a.status?.operationState?.operation?.sync.revision === revision()), 'a sync result');
-const live = async (name: string): Promise<string | undefined> => (await store.get<KubeObject & { data?: Record<string, string> }>(Kinds.ConfigMap, 'demo', `ns-${name}`))?.data?.['value'];
+  waitFor(
+    async () => {
+      const a = await getApp(name);
+      return a && pred(a) ? a : undefined;
+    },
+    20_000,
+    `${name}: ${what}`,
+  );
+const settled = (name: string, revision?: () => string): Promise<Application> =>
+  waitStatus(
+    name,
+    (a) =>
+      (a.status?.sync?.status === 'Synced' || a.status?.sync?.status === 'Sync Error') &&
+      (!revision || a.status?.operationState?.operation?.sync.revision === revision()),
+    'a sync result',
+  );
+const live = async (name: string): Promise<string | undefined> =>
+  (await store.get<KubeObject & { data?: Record<string, string> }>(Kinds.ConfigMap, 'demo', `ns-${name}`))?.data?.['value'];
 
 before(async () => {
   world = createGpgWorld();
@@ -82,7 +111,11 @@ before(async () => {
   c['side-unsigned'] = repo.commit({ 'app/side.yaml': cm('side').replace('name: demo', 'name: side') }, 'unsigned work on a side branch');
   repo.git('checkout', '-q', '-b', 'merged', c['m3']!);
   c['merged-base'] = commit('merged-base', 'signed on the main line', alice);
-  execFileSync('git', ['-c', `user.signingkey=${alice.fingerprint}`, 'merge', '-q', '--no-ff', '-S', '-m', 'merge side', 'side'], { cwd: repo.dir, env: world.env, stdio: 'pipe' });
+  execFileSync('git', ['-c', `user.signingkey=${alice.fingerprint}`, 'merge', '-q', '--no-ff', '-S', '-m', 'merge side', 'side'], {
+    cwd: repo.dir,
+    env: world.env,
+    stdio: 'pipe',
+  });
   c['merge'] = repo.git('rev-parse', 'HEAD');
   // sealed: the unsigned middle commit reviewed and sealed by alice
   repo.git('checkout', '-q', '-b', 'sealed', c['mid-top']!);
@@ -104,7 +137,9 @@ before(async () => {
 
   store = tempEmbeddedStore();
   await store.apply({
-    apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: GPG_KEYS_CM, namespace: NS },
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: GPG_KEYS_CM, namespace: NS },
     data: Object.fromEntries([world.keys.alice, world.keys.bob, world.keys.carol].map((k) => [k.keyID, k.armored])),
   });
   const url = repo.dir;
@@ -113,10 +148,16 @@ before(async () => {
   await project('strict-alice-only', { sourceIntegrity: { git: policy(url, 'strict', [alice]) } });
   await project('none', { sourceIntegrity: { git: policy(url, 'none', []) } });
   await project('other-repos', { sourceIntegrity: { git: policy('https://git.example/*', 'strict', [alice]) } });
-  await project('two-policies', { sourceIntegrity: { git: { policies: [
-    { repos: [{ url: '*' }], gpg: { mode: 'head', keys: [alice.keyID] } },
-    { repos: [{ url: `${url.slice(0, -2)}*` }], gpg: { mode: 'strict', keys: [alice.keyID] } },
-  ] } } });
+  await project('two-policies', {
+    sourceIntegrity: {
+      git: {
+        policies: [
+          { repos: [{ url: '*' }], gpg: { mode: 'head', keys: [alice.keyID] } },
+          { repos: [{ url: `${url.slice(0, -2)}*` }], gpg: { mode: 'strict', keys: [alice.keyID] } },
+        ],
+      },
+    },
+  });
   await project('identity', { sourceIntegrity: { git: policy(url, 'head', [alice, bob], { signerIdentities: ['* <alice@example.com>'] }) } });
   await project('committer', { sourceIntegrity: { git: policy(url, 'head', [alice, bob], { committerEmailMatchesSigner: true }) } });
 
@@ -138,32 +179,62 @@ describe('head and strict modes', () => {
     { name: 'strict-clean', revision: () => 'main', project: 'strict', synced: true, checked: 3 },
     { name: 'head-middle', revision: () => 'middle', project: 'head', synced: true },
     {
-      name: 'strict-middle', revision: () => 'middle', project: 'strict', synced: false, reason: 'SignatureHistoryUnsigned',
-      message: () => new RegExp(`^History commit ${c['mid-unsigned']} by Test Author <author@example.com> is not signed \\(strict mode: every commit down to the root must be signed by an allowed key\\)$`),
+      name: 'strict-middle',
+      revision: () => 'middle',
+      project: 'strict',
+      synced: false,
+      reason: 'SignatureHistoryUnsigned',
+      message: () =>
+        new RegExp(
+          `^History commit ${c['mid-unsigned']} by Test Author <author@example.com> is not signed \\(strict mode: every commit down to the root must be signed by an allowed key\\)$`,
+        ),
     },
     { name: 'head-merge', revision: () => 'merged', project: 'head', synced: true },
     {
-      name: 'strict-merge', revision: () => 'merged', project: 'strict', synced: false, reason: 'SignatureHistoryUnsigned',
+      name: 'strict-merge',
+      revision: () => 'merged',
+      project: 'strict',
+      synced: false,
+      reason: 'SignatureHistoryUnsigned',
       message: () => new RegExp(`^History commit ${c['side-unsigned']} by Test Author <author@example.com> is not signed`),
     },
     { name: 'strict-sealed', revision: () => 'sealed', project: 'strict', synced: true },
     {
-      name: 'strict-key-in-history', revision: () => 'main', project: 'strict-alice-only', synced: false, reason: 'SignatureKeyNotAllowed',
-      message: () => new RegExp(`^History commit ${c['m2']} by Test Author <author@example.com> is signed with key ${world.keys.bob.keyID}, which is not allowed by the project's sourceIntegrity.git.policies\\[0\\].gpg.keys`),
+      name: 'strict-key-in-history',
+      revision: () => 'main',
+      project: 'strict-alice-only',
+      synced: false,
+      reason: 'SignatureKeyNotAllowed',
+      message: () =>
+        new RegExp(
+          `^History commit ${c['m2']} by Test Author <author@example.com> is signed with key ${world.keys.bob.keyID}, which is not allowed by the project's sourceIntegrity.git.policies\\[0\\].gpg.keys`,
+        ),
     },
     { name: 'strict-signed-tag', revision: () => 'v-main', project: 'strict', synced: true },
     {
-      name: 'strict-signed-tag-middle', revision: () => 'v-middle', project: 'strict', synced: false, reason: 'SignatureHistoryUnsigned',
+      name: 'strict-signed-tag-middle',
+      revision: () => 'v-middle',
+      project: 'strict',
+      synced: false,
+      reason: 'SignatureHistoryUnsigned',
       message: () => new RegExp(`^History commit ${c['mid-unsigned']} by Test Author <author@example.com> is not signed`),
     },
     {
-      name: 'strict-unsigned-tag', revision: () => 'v-main-plain', project: 'strict', synced: false, reason: 'SignatureUnsigned',
+      name: 'strict-unsigned-tag',
+      revision: () => 'v-main-plain',
+      project: 'strict',
+      synced: false,
+      reason: 'SignatureUnsigned',
       message: () => /^Revision is not signed: annotated tag v-main-plain \([0-9a-f]{40}\) carries no signature$/,
     },
     { name: 'mode-none', revision: () => 'middle', project: 'none', synced: true },
     { name: 'no-matching-policy', revision: () => 'middle', project: 'other-repos', synced: true },
     {
-      name: 'two-matching-policies', revision: () => 'main', project: 'two-policies', synced: false, reason: 'SourceIntegrityPolicyConflict',
+      name: 'two-matching-policies',
+      revision: () => 'main',
+      project: 'two-policies',
+      synced: false,
+      reason: 'SourceIntegrityPolicyConflict',
       message: () => /^multiple \(2\) git source integrity policies of project 'two-policies' match repo URL .* \(policies 0, 1\)/,
     },
   ];
@@ -185,10 +256,18 @@ describe('head and strict modes', () => {
       const cond = a.status?.conditions?.find((k) => k.type === 'ComparisonError');
       assert.equal(cond?.reason, tc.reason);
       // the status is written before the Events
-      await waitFor(async () => (await listEvents(store)).some((e) => e.name === tc.name && e.reason === 'ResourceComparison' && e.type === 'Warning') || undefined,
-        10_000, 'the ResourceComparison Event (docs/gitops.md, "Refusals")');
-      await waitFor(async () => (await listEvents(store)).some((e) => e.name === tc.name && e.reason === tc.reason && e.type === 'Warning' && tc.message!().test(e.message)) || undefined,
-        10_000, `an Event with reason ${tc.reason}`);
+      await waitFor(
+        async () => (await listEvents(store)).some((e) => e.name === tc.name && e.reason === 'ResourceComparison' && e.type === 'Warning') || undefined,
+        10_000,
+        'the ResourceComparison Event (docs/gitops.md, "Refusals")',
+      );
+      await waitFor(
+        async () =>
+          (await listEvents(store)).some((e) => e.name === tc.name && e.reason === tc.reason && e.type === 'Warning' && tc.message!().test(e.message)) ||
+          undefined,
+        10_000,
+        `an Event with reason ${tc.reason}`,
+      );
       assert.equal(await live(tc.name), undefined, 'nothing applied');
     });
   }
@@ -201,7 +280,10 @@ describe('head and strict modes', () => {
     await app('two-bad', 'two-bad', 'strict');
     const a = await settled('two-bad');
     assert.equal(a.status?.signature?.failedCommit, c['mid-unsigned']);
-    assert.match(a.status?.operationState?.message ?? '', new RegExp(`^History commit ${c['mid-unsigned']} by .* is not signed \\(strict mode: .*; 1 more commit fail\\)$`));
+    assert.match(
+      a.status?.operationState?.message ?? '',
+      new RegExp(`^History commit ${c['mid-unsigned']} by .* is not signed \\(strict mode: .*; 1 more commit fail\\)$`),
+    );
     assert.notEqual(later, c['mid-unsigned']);
   });
 
@@ -251,8 +333,17 @@ describe('signer identity rules (strait extension)', () => {
     const a = await settled('id-bob');
     assert.equal(a.status?.sync?.status, 'Sync Error');
     assert.equal(a.status?.conditions?.find((k) => k.type === 'ComparisonError')?.reason, 'SignatureSignerNotAllowed');
-    assert.match(a.status?.operationState?.message ?? '', new RegExp(`key ${world.keys.bob.keyID} of "Bob Tester <bob@example.com>", which matches none of the allowed signer identities \\("\\* <alice@example.com>"\\)`));
-    await waitFor(async () => (await listEvents(store)).some((e) => e.name === 'id-bob' && e.reason === 'SignatureSignerNotAllowed') || undefined, 10_000, 'a SignatureSignerNotAllowed Event');
+    assert.match(
+      a.status?.operationState?.message ?? '',
+      new RegExp(
+        `key ${world.keys.bob.keyID} of "Bob Tester <bob@example.com>", which matches none of the allowed signer identities \\("\\* <alice@example.com>"\\)`,
+      ),
+    );
+    await waitFor(
+      async () => (await listEvents(store)).some((e) => e.name === 'id-bob' && e.reason === 'SignatureSignerNotAllowed') || undefined,
+      10_000,
+      'a SignatureSignerNotAllowed Event',
+    );
   });
 
   test('the same rule lets alice through', async () => {
@@ -264,7 +355,10 @@ describe('signer identity rules (strait extension)', () => {
     await app('committer-other', 'main', 'committer');
     const bad = await settled('committer-other');
     assert.equal(bad.status?.sync?.status, 'Sync Error');
-    assert.match(bad.status?.operationState?.message ?? '', /but its committer e-mail "author@example.com" is not the signer's verified e-mail \("alice@example.com"\)/);
+    assert.match(
+      bad.status?.operationState?.message ?? '',
+      /but its committer e-mail "author@example.com" is not the signer's verified e-mail \("alice@example.com"\)/,
+    );
     await app('committer-self', 'committer-alice', 'committer');
     const ok = await settled('committer-self');
     assert.equal(ok.status?.sync?.status, 'Synced', ok.status?.operationState?.message);
@@ -273,7 +367,8 @@ describe('signer identity rules (strait extension)', () => {
 
 describe('signatureKeys and sourceIntegrity in one project are refused', () => {
   const both = (): AppProject['spec'] => ({
-    sourceRepos: ['*'], destinations: [{ server: '*', namespace: '*' }],
+    sourceRepos: ['*'],
+    destinations: [{ server: '*', namespace: '*' }],
     signatureKeys: [{ keyID: world.keys.alice.keyID }],
     sourceIntegrity: { git: policy('*', 'strict', [world.keys.alice]) },
   });
@@ -287,27 +382,43 @@ describe('signatureKeys and sourceIntegrity in one project are refused', () => {
     const file = join(stateDir, 'both.yaml');
     writeFileSync(file, JSON.stringify({ apiVersion: API, kind: 'AppProject', metadata: { name: 'both', namespace: NS }, spec: both() }));
     const root = process.env['STRAIT_ROOT'] ?? process.cwd();
-    const r = spawnSync(process.execPath, [join(root, 'bin', 'strait.js'), 'apply', '-f', file, '--state-dir', join(stateDir, 'no-world')], { encoding: 'utf8' });
+    const r = spawnSync(process.execPath, [join(root, 'bin', 'strait.js'), 'apply', '-f', file, '--state-dir', join(stateDir, 'no-world')], {
+      encoding: 'utf8',
+    });
     assert.equal(r.status, 2, r.stderr);
-    assert.match(r.stderr, /^error STRAIT_ERR_MANIFEST_INVALID: .*both.yaml document 1: spec.sourceIntegrity: cannot be used together with spec.signatureKeys \(Argo CD 3.5\); move the key IDs into a policy/);
+    assert.match(
+      r.stderr,
+      /^error STRAIT_ERR_MANIFEST_INVALID: .*both.yaml document 1: spec.sourceIntegrity: cannot be used together with spec.signatureKeys \(Argo CD 3.5\); move the key IDs into a policy/,
+    );
   });
 
   test('adding signatureKeys to a project that has sourceIntegrity (an update that merges)', async () => {
     await project('si-only', { sourceIntegrity: { git: policy('*', 'head', [world.keys.alice]) } });
-    await assert.rejects(store.apply({ apiVersion: API, kind: 'AppProject', metadata: { name: 'si-only', namespace: NS }, spec: { signatureKeys: [{ keyID: world.keys.bob.keyID }] } }),
-      /AppProject "argocd\/si-only": spec.sourceIntegrity: cannot be used together with spec.signatureKeys/);
+    await assert.rejects(
+      store.apply({
+        apiVersion: API,
+        kind: 'AppProject',
+        metadata: { name: 'si-only', namespace: NS },
+        spec: { signatureKeys: [{ keyID: world.keys.bob.keyID }] },
+      }),
+      /AppProject "argocd\/si-only": spec.sourceIntegrity: cannot be used together with spec.signatureKeys/,
+    );
   });
 
   test('GitOps content: an Application that would apply such a project is refused before anything is applied', async () => {
     repo.git('checkout', '-q', '-b', 'ships-project', c['m3']!);
-    const yaml = `apiVersion: ${API}\nkind: AppProject\nmetadata:\n  name: both\nspec:\n  sourceRepos: ["*"]\n  signatureKeys: [{keyID: ${world.keys.alice.keyID}}]\n`
-      + `  sourceIntegrity: {git: {policies: [{repos: [{url: "*"}], gpg: {mode: head, keys: [${world.keys.alice.keyID}]}}]}}\n`;
+    const yaml =
+      `apiVersion: ${API}\nkind: AppProject\nmetadata:\n  name: both\nspec:\n  sourceRepos: ["*"]\n  signatureKeys: [{keyID: ${world.keys.alice.keyID}}]\n` +
+      `  sourceIntegrity: {git: {policies: [{repos: [{url: "*"}], gpg: {mode: head, keys: [${world.keys.alice.keyID}]}}]}}\n`;
     c['ships'] = repo.commit({ 'app/project.yaml': yaml }, 'ships a project', world.keys.alice);
     repo.git('checkout', '-q', 'main');
     await project('open', {});
     await app('ships-project', 'ships-project', 'open');
     const a = await waitStatus('ships-project', (x) => (x.status?.conditions ?? []).some((k) => k.reason === 'ManifestInvalid'), 'ManifestInvalid');
-    assert.match(a.status?.conditions?.find((k) => k.reason === 'ManifestInvalid')?.message ?? '', /spec.sourceIntegrity: cannot be used together with spec.signatureKeys/);
+    assert.match(
+      a.status?.conditions?.find((k) => k.reason === 'ManifestInvalid')?.message ?? '',
+      /spec.sourceIntegrity: cannot be used together with spec.signatureKeys/,
+    );
     assert.equal(await store.get(Kinds.AppProject, 'both', `ns-ships-project`), undefined);
   });
 });

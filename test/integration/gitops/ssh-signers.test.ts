@@ -7,7 +7,14 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { ADMIN_SECRET, ALLOWED_SIGNERS_KEY, startGitOpsService, type Application, type AppProject, type GitOpsService } from '../../../src/gitops/control/index.js';
+import {
+  ADMIN_SECRET,
+  ALLOWED_SIGNERS_KEY,
+  startGitOpsService,
+  type Application,
+  type AppProject,
+  type GitOpsService,
+} from '../../../src/gitops/control/index.js';
 import { GROUPS, Kinds, SSH_SIGNERS_CM } from '../../../src/platform/resources/index.js';
 import type { KubeObject, ResourceStore } from '../../../src/platform/store/index.js';
 import { tempEmbeddedStore } from '../../helpers/embedded-store.js';
@@ -34,28 +41,43 @@ const c: Record<string, string> = {};
 const cm = (value: string): string => `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: demo\ndata:\n  value: ${value}\n`;
 
 function strait(...args: string[]): Promise<RunResult> {
-  return run(process.execPath, [join(root, 'bin', 'strait.js'), ...args], { env: { ...process.env, XDG_CONFIG_HOME: join(dir, 'config'), STRAIT_CONFIG_DIR: '' } });
+  return run(process.execPath, [join(root, 'bin', 'strait.js'), ...args], {
+    env: { ...process.env, XDG_CONFIG_HOME: join(dir, 'config'), STRAIT_CONFIG_DIR: '' },
+  });
 }
 
 async function project(name: string, spec: AppProject['spec']): Promise<void> {
-  await store.apply({ apiVersion: API, kind: 'AppProject', metadata: { name, namespace: NS }, spec: { sourceRepos: ['*'], destinations: [{ server: '*', namespace: '*' }], ...spec } });
+  await store.apply({
+    apiVersion: API,
+    kind: 'AppProject',
+    metadata: { name, namespace: NS },
+    spec: { sourceRepos: ['*'], destinations: [{ server: '*', namespace: '*' }], ...spec },
+  });
 }
 
 async function app(name: string, projectName: string, revision: string): Promise<void> {
   await store.apply({
-    apiVersion: API, kind: 'Application', metadata: { name, namespace: NS },
+    apiVersion: API,
+    kind: 'Application',
+    metadata: { name, namespace: NS },
     spec: {
-      project: projectName, source: { repoURL: wt.dir, path: 'app', targetRevision: revision },
-      destination: { server: 'https://kubernetes.default.svc', namespace: name }, syncPolicy: { automated: {}, syncOptions: ['CreateNamespace=true'] },
+      project: projectName,
+      source: { repoURL: wt.dir, path: 'app', targetRevision: revision },
+      destination: { server: 'https://kubernetes.default.svc', namespace: name },
+      syncPolicy: { automated: {}, syncOptions: ['CreateNamespace=true'] },
     },
   });
 }
 
 function waitApp(name: string, pred: (a: Application) => boolean, what: string): Promise<Application> {
-  return waitFor(async () => {
-    const a = await store.get<Application>(Kinds.Application, name, NS);
-    return a && pred(a) ? a : undefined;
-  }, 20_000, `${name}: ${what}`);
+  return waitFor(
+    async () => {
+      const a = await store.get<Application>(Kinds.Application, name, NS);
+      return a && pred(a) ? a : undefined;
+    },
+    20_000,
+    `${name}: ${what}`,
+  );
 }
 
 const condition = (a: Application): string => a.status?.conditions?.find((x) => x.type === 'ComparisonError')?.message ?? '';
@@ -95,7 +117,7 @@ after(async () => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
-test('strait ssh-signers add|list|rm and the REST API keep git\'s allowed_signers text in its ConfigMap', { skip }, async () => {
+test("strait ssh-signers add|list|rm and the REST API keep git's allowed_signers text in its ConfigMap", { skip }, async () => {
   const add = await strait('ssh-signers', 'add', '--principals', 'alice@example.com', '--key', `${alice.path}.pub`, '--namespaces', 'git');
   assert.equal(add.status, 0, add.stderr);
   assert.equal(add.stdout, 'Created 1 allowed signer line(s).\n');
@@ -117,7 +139,11 @@ test('strait ssh-signers add|list|rm and the REST API keep git\'s allowed_signer
   // REST: unauthenticated changes refused; eve added and removed by fingerprint
   assert.equal((await fetch(`http://${server}/api/v1/sshsigners`, { method: 'POST', body: JSON.stringify({ allowedSigners: `e@x ${eve.pub}` }) })).status, 401);
   const auth = { authorization: `Bearer ${token}` };
-  const created = await fetch(`http://${server}/api/v1/sshsigners`, { method: 'POST', headers: auth, body: JSON.stringify({ allowedSigners: `eve@example.com ${eve.pub}` }) });
+  const created = await fetch(`http://${server}/api/v1/sshsigners`, {
+    method: 'POST',
+    headers: auth,
+    body: JSON.stringify({ allowedSigners: `eve@example.com ${eve.pub}` }),
+  });
   assert.equal(created.status, 200);
   assert.equal(((await created.json()) as { created: { items: { fingerprint: string }[] } }).created.items[0]!.fingerprint, eve.fingerprint);
   const rm = await strait('ssh-signers', 'rm', eve.fingerprint);
@@ -126,17 +152,24 @@ test('strait ssh-signers add|list|rm and the REST API keep git\'s allowed_signer
   assert.equal(gone.status, 3, gone.stderr);
   assert.match(gone.stderr, /no SSH allowed signer with key fingerprint/);
   const json = JSON.parse((await strait('ssh-signers', 'list', '-o', 'json')).stdout) as { fingerprint: string }[];
-  assert.deepEqual(json.map((s) => s.fingerprint), [alice.fingerprint, bob.fingerprint]);
+  assert.deepEqual(
+    json.map((s) => s.fingerprint),
+    [alice.fingerprint, bob.fingerprint],
+  );
 });
 
 test('a bad line in the ConfigMap is reported as a Warning Event and the other lines still work', { skip }, async () => {
   const cmap = await store.get<KubeObject & { data: Record<string, string> }>(Kinds.ConfigMap, SSH_SIGNERS_CM, NS);
   await store.update({ ...cmap!, data: { [ALLOWED_SIGNERS_KEY]: `${cmap!.data[ALLOWED_SIGNERS_KEY]}nobody@example.com frobnicate ${eve.pub}\n` } });
-  await waitFor(async () => (await listEvents(store)).find((e) => e.reason === 'InvalidSshSignerEntry' && /line 3: unknown option "frobnicate"/.test(e.message)), 10_000, 'InvalidSshSignerEntry event');
+  await waitFor(
+    async () => (await listEvents(store)).find((e) => e.reason === 'InvalidSshSignerEntry' && /line 3: unknown option "frobnicate"/.test(e.message)),
+    10_000,
+    'InvalidSshSignerEntry event',
+  );
   assert.equal(svc.controller.sshSigners.signers.entries.length, 2);
 });
 
-test('Applications: SSH-signed revisions synced or refused by the project\'s sshSigners', { skip }, async () => {
+test("Applications: SSH-signed revisions synced or refused by the project's sshSigners", { skip }, async () => {
   await project('ssh', { sshSigners: [{ principal: '*@example.com' }] });
   await project('only-bob', { sshSigners: [{ fingerprint: bob.fingerprint }] });
   await app('ssh-alice', 'ssh', c['alice']!);
@@ -150,7 +183,12 @@ test('Applications: SSH-signed revisions synced or refused by the project\'s ssh
   assert.equal(ok.status?.operationState?.syncResult?.signer, `alice@example.com (${alice.fingerprint})`);
   assert.ok(await store.get(Kinds.ConfigMap, 'demo', 'ssh-alice'));
   const unknown = await waitApp('ssh-eve', (a) => a.status?.signature?.status === 'unknown-key', 'refused: unknown key');
-  assert.match(condition(unknown), new RegExp(`signed with SSH key ${eve.fingerprint.replace(/[+/]/g, '.')} \\(ED25519\\), which is not in the SSH allowed signers \\(revision ${c['eve']}\\)`));
+  assert.match(
+    condition(unknown),
+    new RegExp(
+      `signed with SSH key ${eve.fingerprint.replace(/[+/]/g, '.')} \\(ED25519\\), which is not in the SSH allowed signers \\(revision ${c['eve']}\\)`,
+    ),
+  );
   const late = await waitApp('ssh-bob-late', (a) => a.status?.signature?.status === 'expired', 'refused: expired at commit time');
   assert.match(condition(late), /valid before 2025-01-01T00:00:00Z only; the commit is dated 2025-06-01T12:00:00Z/);
   await waitApp('ssh-unsigned', (a) => a.status?.signature?.status === 'unsigned', 'refused: unsigned');
@@ -172,7 +210,11 @@ test('a project whose sshSigners entry is malformed is refused with a clear mess
 test('sourceIntegrity strict with sshSigners: SSH-signed history back to a seal syncs; an unsigned commit after the seal is named', { skip }, async () => {
   const re = await strait('ssh-signers', 'add', '--principals', 'alice@example.com', '--key', `${alice.path}.pub`);
   assert.equal(re.status, 0, re.stderr);
-  await waitFor(async () => svc.controller.sshSigners.signers.entries.some((e) => e.principals === 'alice@example.com') || undefined, 10_000, 'alice allowed again');
+  await waitFor(
+    async () => svc.controller.sshSigners.signers.entries.some((e) => e.principals === 'alice@example.com') || undefined,
+    10_000,
+    'alice allowed again',
+  );
   const policy = { repos: [{ url: '*' }], gpg: { mode: 'strict' as const, keys: [] } };
   await project('ssh-strict', { sourceIntegrity: { git: { policies: [policy] } }, sshSigners: [{ principal: 'alice@example.com' }] });
   const step = (value: string, opts: Parameters<typeof wt.commit>[1] = {}, message = value): string => {

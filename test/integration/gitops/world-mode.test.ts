@@ -37,25 +37,72 @@ before(async () => {
   b = tempEmbeddedStore();
   const socketPath = join(dir, 'store.sock');
   writeFileSync(join(dir, 'store.token'), 'test-token\n', { mode: 0o600 });
-  api = await serveStores({ socketPath, token: 'test-token', stores: new Map([['cluster-a', a], ['cluster-b', b]]) });
+  api = await serveStores({
+    socketPath,
+    token: 'test-token',
+    stores: new Map([
+      ['cluster-a', a],
+      ['cluster-b', b],
+    ]),
+  });
   const v = `${GROUPS.gitops}/v1alpha1`;
-  await a.apply({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: GPG_KEYS_CM, namespace: 'argocd' }, data: { [world.keys.bob.keyID]: world.keys.bob.armored } });
-  await a.apply({ apiVersion: v, kind: 'AppProject', metadata: { name: 'p', namespace: 'argocd' }, spec: {
-    sourceRepos: ['*'], destinations: [{ server: 'https://cluster-b', namespace: 'web' }],
-    clusterResourceWhitelist: [{ group: '', kind: 'Namespace' }], signatureKeys: [{ keyID: world.keys.bob.keyID }],
-  } });
-  for (const [name, rev] of [['web', 'HEAD~1'], ['web-unsigned', 'main']] as const) {
-    await a.apply({ apiVersion: v, kind: 'Application', metadata: { name, namespace: 'argocd' }, spec: {
-      project: 'p', source: { repoURL: repo.dir, path: 'web', targetRevision: rev === 'HEAD~1' ? repo.git('rev-parse', 'HEAD~1') : rev },
-      destination: { server: 'https://cluster-b', namespace: 'web' },
-      syncPolicy: { automated: { prune: true }, syncOptions: ['CreateNamespace=true'] },
-    } });
+  await a.apply({
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: GPG_KEYS_CM, namespace: 'argocd' },
+    data: { [world.keys.bob.keyID]: world.keys.bob.armored },
+  });
+  await a.apply({
+    apiVersion: v,
+    kind: 'AppProject',
+    metadata: { name: 'p', namespace: 'argocd' },
+    spec: {
+      sourceRepos: ['*'],
+      destinations: [{ server: 'https://cluster-b', namespace: 'web' }],
+      clusterResourceWhitelist: [{ group: '', kind: 'Namespace' }],
+      signatureKeys: [{ keyID: world.keys.bob.keyID }],
+    },
+  });
+  for (const [name, rev] of [
+    ['web', 'HEAD~1'],
+    ['web-unsigned', 'main'],
+  ] as const) {
+    await a.apply({
+      apiVersion: v,
+      kind: 'Application',
+      metadata: { name, namespace: 'argocd' },
+      spec: {
+        project: 'p',
+        source: { repoURL: repo.dir, path: 'web', targetRevision: rev === 'HEAD~1' ? repo.git('rev-parse', 'HEAD~1') : rev },
+        destination: { server: 'https://cluster-b', namespace: 'web' },
+        syncPolicy: { automated: { prune: true }, syncOptions: ['CreateNamespace=true'] },
+      },
+    });
   }
   fake = installFakeGpg(dir);
-  child = spawn(process.execPath, [join(root, 'dist', 'daemon', 'control', 'main.js'), '--state-dir', join(dir, 'control'),
-    '--store-socket', socketPath, '--store-token-file', join(dir, 'store.token'), '--cluster', 'cluster-a',
-    '--insecure', '--listen', '127.0.0.1:0', '--metrics-listen', '127.0.0.1:0'], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, STRAIT_LOG_LEVEL: 'warn' } });
-  child.stderr?.setEncoding('utf8').on('data', (d: string) => { stderr += d; });
+  child = spawn(
+    process.execPath,
+    [
+      join(root, 'dist', 'daemon', 'control', 'main.js'),
+      '--state-dir',
+      join(dir, 'control'),
+      '--store-socket',
+      socketPath,
+      '--store-token-file',
+      join(dir, 'store.token'),
+      '--cluster',
+      'cluster-a',
+      '--insecure',
+      '--listen',
+      '127.0.0.1:0',
+      '--metrics-listen',
+      '127.0.0.1:0',
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, STRAIT_LOG_LEVEL: 'warn' } },
+  );
+  child.stderr?.setEncoding('utf8').on('data', (d: string) => {
+    stderr += d;
+  });
 });
 
 after(async () => {
@@ -72,17 +119,34 @@ after(async () => {
 });
 
 test('a signed revision lands in cluster-b; the unsigned one is refused; no gpg ran', async () => {
-  await waitFor(async () => (await b.get<KubeObject & { data?: Record<string, string> }>(Kinds.ConfigMap, 'web', 'web'))?.data?.['where'] === 'cluster-b', 20_000, 'cluster-b applied')
-    .catch(async (err: Error) => {
-      const st = (await a.get<Application>(Kinds.Application, 'web', 'argocd'))?.status;
-      throw new Error(`${err.message}; status ${JSON.stringify(st)}; daemon stderr: ${stderr}`);
-    });
+  await waitFor(
+    async () => (await b.get<KubeObject & { data?: Record<string, string> }>(Kinds.ConfigMap, 'web', 'web'))?.data?.['where'] === 'cluster-b',
+    20_000,
+    'cluster-b applied',
+  ).catch(async (err: Error) => {
+    const st = (await a.get<Application>(Kinds.Application, 'web', 'argocd'))?.status;
+    throw new Error(`${err.message}; status ${JSON.stringify(st)}; daemon stderr: ${stderr}`);
+  });
   assert.ok(await b.get(Kinds.Namespace, 'web'), 'CreateNamespace in cluster-b');
   assert.equal(await a.get(Kinds.ConfigMap, 'web', 'web'), undefined, 'nothing in cluster-a');
-  const refused = await waitFor(async () => { const x = await a.get<Application>(Kinds.Application, 'web-unsigned', 'argocd'); return x?.status?.sync?.status === 'Sync Error' ? x : undefined; }, 20_000, 'Sync Error');
+  const refused = await waitFor(
+    async () => {
+      const x = await a.get<Application>(Kinds.Application, 'web-unsigned', 'argocd');
+      return x?.status?.sync?.status === 'Sync Error' ? x : undefined;
+    },
+    20_000,
+    'Sync Error',
+  );
   assert.equal(refused.status?.operationState?.message, 'Revision is not signed');
   // the objects land before the one status patch at the end of the reconcile: wait for it
-  const synced = await waitFor(async () => { const x = await a.get<Application>(Kinds.Application, 'web', 'argocd'); return x?.status?.sync?.status === 'Synced' ? x : undefined; }, 20_000, 'Synced');
+  const synced = await waitFor(
+    async () => {
+      const x = await a.get<Application>(Kinds.Application, 'web', 'argocd');
+      return x?.status?.sync?.status === 'Synced' ? x : undefined;
+    },
+    20_000,
+    'Synced',
+  );
   assert.equal(synced.status?.sync?.status, 'Synced');
   assert.deepEqual(fake.calls(), [], 'the control module process never ran gpg');
 });

@@ -12,7 +12,8 @@ import { openEmbeddedStore } from '../../../src/platform/store/index.js';
 
 const root = process.env['STRAIT_ROOT'] ?? process.cwd();
 const state = mkdtempSync(join(tmpdir(), 'strait-mc-cli-'));
-const strait = (...args: string[]) => spawnSync(process.execPath, [join(root, 'bin', 'strait.js'), ...args, '--state-dir', state], { encoding: 'utf8', cwd: state });
+const strait = (...args: string[]) =>
+  spawnSync(process.execPath, [join(root, 'bin', 'strait.js'), ...args, '--state-dir', state], { encoding: 'utf8', cwd: state });
 
 let storeBuilt = true;
 try {
@@ -41,7 +42,10 @@ test('deploy-broker, join, export, show and diagnose through the CLI', { skip: s
   assert.notEqual(t.status, 0);
   assert.match(t.stderr, /STRAIT_ERR_MC_BROKER_INFO_/);
 
-  for (const [id, cc, sc] of [['cluster-a', '10.1.0.0/16', '100.1.0.0/16'], ['cluster-b', '10.2.0.0/16', '100.2.0.0/16']] as const) {
+  for (const [id, cc, sc] of [
+    ['cluster-a', '10.1.0.0/16', '100.1.0.0/16'],
+    ['cluster-b', '10.2.0.0/16', '100.2.0.0/16'],
+  ] as const) {
     const j = strait('join', 'broker-info.subm', '--clusterid', id, '--clustercidr', cc, '--servicecidr', sc, '--cable-driver', 'libreswan', '--natt=false');
     assert.equal(j.status, 0, j.stderr);
     assert.match(j.stdout, new RegExp(`Joined cluster ${id}`));
@@ -56,7 +60,12 @@ test('deploy-broker, join, export, show and diagnose through the CLI', { skip: s
 
   // a Service in cluster-b (as the world would create it), then export it
   const b = openEmbeddedStore({ dir: join(state, 'stores', 'cluster-b') });
-  await b.apply({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'echo', namespace: 'default' }, spec: { type: 'ClusterIP', clusterIP: '100.2.0.10', ports: [{ name: 'http', port: 8080 }] } });
+  await b.apply({
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { name: 'echo', namespace: 'default' },
+    spec: { type: 'ClusterIP', clusterIP: '100.2.0.10', ports: [{ name: 'http', port: 8080 }] },
+  });
   await b.close();
   const ex = strait('export', 'service', '--namespace', 'default', 'echo', '--cluster', 'cluster-b');
   assert.equal(ex.status, 0, ex.stderr);
@@ -67,7 +76,12 @@ test('deploy-broker, join, export, show and diagnose through the CLI', { skip: s
 
   const nets = strait('show', 'networks', '--cluster', 'cluster-b', '-o', 'json');
   assert.equal(nets.status, 0, nets.stderr);
-  assert.deepEqual(JSON.parse(nets.stdout).networks, { clusterId: 'cluster-b', networkPlugin: 'strait', serviceCIDRs: ['100.2.0.0/16'], clusterCIDRs: ['10.2.0.0/16'] });
+  assert.deepEqual(JSON.parse(nets.stdout).networks, {
+    clusterId: 'cluster-b',
+    networkPlugin: 'strait',
+    serviceCIDRs: ['100.2.0.0/16'],
+    clusterCIDRs: ['10.2.0.0/16'],
+  });
   const all = strait('show', 'all', '--cluster', 'cluster-b');
   assert.equal(all.status, 0, all.stderr);
   assert.match(all.stdout, /COMPONENT\s+REPOSITORY\s+CONFIGURED\s+RUNNING\s+ARCH/);

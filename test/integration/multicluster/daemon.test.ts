@@ -15,14 +15,24 @@ test('the daemon answers clusterset names for exports of other clusters and serv
   const broker = newTestStore();
   const a = newTestStore();
   const b = newTestStore();
-  const d = await runMulticlusterDaemon({
-    clusterId: 'cluster-a', store: { socket: '/nonexistent', tokenFile: '/nonexistent' },
-    dns: { port: 0 }, metrics: { port: 0 },
-  }, { local: a, broker, log: silentLogger() });
+  const d = await runMulticlusterDaemon(
+    {
+      clusterId: 'cluster-a',
+      store: { socket: '/nonexistent', tokenFile: '/nonexistent' },
+      dns: { port: 0 },
+      metrics: { port: 0 },
+    },
+    { local: a, broker, log: silentLogger() },
+  );
   const agentB = new MulticlusterAgent({ clusterId: 'cluster-b', local: b, broker });
   agentB.start();
   try {
-    await b.apply({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'echo', namespace: 'default' }, spec: { clusterIP: '100.2.0.10', ports: [{ name: 'http', port: 8080 }] } });
+    await b.apply({
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: 'echo', namespace: 'default' },
+      spec: { clusterIP: '100.2.0.10', ports: [{ name: 'http', port: 8080 }] },
+    });
     await b.apply({ apiVersion: K.ServiceExport.apiVersion, kind: 'ServiceExport', metadata: { name: 'echo', namespace: 'default' } });
     let answer = '';
     for (let i = 0; i < 50 && answer !== '100.2.0.10'; i++) {
@@ -43,6 +53,8 @@ test('the daemon answers clusterset names for exports of other clusters and serv
 });
 
 test('the daemon refuses an unknown configuration key with a coded error', async () => {
-  await assert.rejects(runMulticlusterDaemon({ clusterId: 'cluster-a', store: { socket: 's', tokenFile: 't' }, dnss: {} }),
-    (err: unknown) => isStraitError(err, 'STRAIT_ERR_CONFIG_UNKNOWN_KEY') && /dnss/.test((err as Error).message));
+  await assert.rejects(
+    runMulticlusterDaemon({ clusterId: 'cluster-a', store: { socket: 's', tokenFile: 't' }, dnss: {} }),
+    (err: unknown) => isStraitError(err, 'STRAIT_ERR_CONFIG_UNKNOWN_KEY') && /dnss/.test((err as Error).message),
+  );
 });

@@ -12,11 +12,18 @@ import { ClustersetZone, startClustersetDns, type ClustersetDns, type ZoneServic
 const run = promisify(execFile);
 
 // plain strings and numbers here; the zone's typed values (Ipv4, Port) come from source.ts in the product
-const svc = (name: string, clusters: Record<string, { ip: string; hostname?: string }[]>, opts: { headless?: boolean; ports?: { name?: string; protocol: string; port: number }[] } = {}): ZoneService => ({
-  namespace: 'default', name, headless: opts.headless ?? false,
-  ports: opts.ports ?? [{ name: 'http', protocol: 'TCP', port: 8080 }],
-  clusters: new Map(Object.entries(clusters).map(([c, eps]) => [c, { ports: [], endpoints: eps.map((e) => ({ ...e, ready: true })) }])),
-} as unknown as ZoneService);
+const svc = (
+  name: string,
+  clusters: Record<string, { ip: string; hostname?: string }[]>,
+  opts: { headless?: boolean; ports?: { name?: string; protocol: string; port: number }[] } = {},
+): ZoneService =>
+  ({
+    namespace: 'default',
+    name,
+    headless: opts.headless ?? false,
+    ports: opts.ports ?? [{ name: 'http', protocol: 'TCP', port: 8080 }],
+    clusters: new Map(Object.entries(clusters).map(([c, eps]) => [c, { ports: [], endpoints: eps.map((e) => ({ ...e, ready: true })) }])),
+  }) as unknown as ZoneService;
 
 let zone: ClustersetZone;
 let dns: ClustersetDns;
@@ -30,13 +37,37 @@ before(async () => {
   zone.upsert(svc('both', { 'cluster-a': [{ ip: '100.1.0.11' }], 'cluster-b': [{ ip: '100.2.0.11' }] }));
   zone.upsert(svc('rr', { 'cluster-b': [{ ip: '100.2.0.12' }], 'cluster-c': [{ ip: '100.3.0.12' }] }));
   zone.upsert(svc('lost', { 'cluster-d': [{ ip: '100.4.0.13' }] }));
-  zone.upsert(svc('db', { 'cluster-b': [{ ip: '10.2.1.5', hostname: 'db-0' }, { ip: '10.2.1.6', hostname: 'db-1' }] },
-    { headless: true, ports: [{ name: 'postgres', protocol: 'TCP', port: 5432 }] }));
+  zone.upsert(
+    svc(
+      'db',
+      {
+        'cluster-b': [
+          { ip: '10.2.1.5', hostname: 'db-0' },
+          { ip: '10.2.1.6', hostname: 'db-1' },
+        ],
+      },
+      { headless: true, ports: [{ name: 'postgres', protocol: 'TCP', port: 5432 }] },
+    ),
+  );
   // the conformance suite's shapes: tcp/42 and udp/42 under one name; pods named by address
-  const fortyTwo = [{ name: 'tcp', protocol: 'TCP', port: 42 }, { name: 'udp', protocol: 'UDP', port: 42 }];
+  const fortyTwo = [
+    { name: 'tcp', protocol: 'TCP', port: 42 },
+    { name: 'udp', protocol: 'UDP', port: 42 },
+  ];
   zone.upsert(svc('hello', { 'cluster-a': [{ ip: '100.1.0.42' }], 'cluster-b': [{ ip: '100.2.0.42' }] }, { ports: fortyTwo }));
-  zone.upsert(svc('hs', { 'cluster-a': [{ ip: '10.1.0.7', hostname: '10-1-0-7' }], 'cluster-b': [{ ip: '10.2.0.8', hostname: '10-2-0-8' }, { ip: '10.2.0.9', hostname: 'web-0' }] },
-    { headless: true, ports: fortyTwo }));
+  zone.upsert(
+    svc(
+      'hs',
+      {
+        'cluster-a': [{ ip: '10.1.0.7', hostname: '10-1-0-7' }],
+        'cluster-b': [
+          { ip: '10.2.0.8', hostname: '10-2-0-8' },
+          { ip: '10.2.0.9', hostname: 'web-0' },
+        ],
+      },
+      { headless: true, ports: fortyTwo },
+    ),
+  );
   // the cluster's own DNS, for names outside clusterset.local
   upstream = createSocket('udp4');
   upstream.on('message', (msg, r) => {
@@ -61,54 +92,97 @@ async function dig(server: ClustersetDns, ...args: string[]): Promise<string> {
   const { stdout } = await run('dig', [`@${server.address}`, '-p', String(server.port), '+time=2', '+tries=1', ...args]);
   const status = /status: ([A-Z]+)/.exec(stdout)?.[1] ?? '?';
   const flags = /flags: ([a-z ]+);/.exec(stdout)?.[1] ?? '';
-  const records = stdout.split('\n').filter((l) => l.trim() && !l.startsWith(';')).map((l) => l.trim().split(/\s+/).join(' '));
+  const records = stdout
+    .split('\n')
+    .filter((l) => l.trim() && !l.startsWith(';'))
+    .map((l) => l.trim().split(/\s+/).join(' '));
   return [`;; status ${status}${flags.split(' ').includes('aa') ? ' aa' : ''}`, ...records].join('\n');
 }
 
 const SOA = 'clusterset.local. 5 IN SOA ns.dns.clusterset.local. hostmaster.clusterset.local. 1 7200 1800 86400 5';
 
 const golden: { name: string; args: string[]; want: string }[] = [
-  { name: 'service exported only by cluster-b -> its ClusterIP', args: ['echo.default.svc.clusterset.local', 'A'],
-    want: ';; status NOERROR aa\necho.default.svc.clusterset.local. 5 IN A 100.2.0.10' },
-  { name: 'one cluster by name', args: ['cluster-b.echo.default.svc.clusterset.local', 'A'],
-    want: ';; status NOERROR aa\ncluster-b.echo.default.svc.clusterset.local. 5 IN A 100.2.0.10' },
-  { name: 'a cluster that does not export the service', args: ['cluster-a.echo.default.svc.clusterset.local', 'A'],
-    want: `;; status NXDOMAIN aa\n${SOA}` },
-  { name: 'the local cluster wins when it exports', args: ['both.default.svc.clusterset.local', 'A'],
-    want: ';; status NOERROR aa\nboth.default.svc.clusterset.local. 5 IN A 100.1.0.11' },
-  { name: 'headless: every pod IP', args: ['db.default.svc.clusterset.local', 'A'],
-    want: ';; status NOERROR aa\ndb.default.svc.clusterset.local. 5 IN A 10.2.1.5\ndb.default.svc.clusterset.local. 5 IN A 10.2.1.6' },
-  { name: 'headless: one pod by name', args: ['db-1.cluster-b.db.default.svc.clusterset.local', 'A'],
-    want: ';; status NOERROR aa\ndb-1.cluster-b.db.default.svc.clusterset.local. 5 IN A 10.2.1.6' },
-  { name: 'SRV for a named port', args: ['_http._tcp.echo.default.svc.clusterset.local', 'SRV'],
-    want: ';; status NOERROR aa\n_http._tcp.echo.default.svc.clusterset.local. 5 IN SRV 0 50 8080 echo.default.svc.clusterset.local.\necho.default.svc.clusterset.local. 5 IN A 100.2.0.10' },
-  { name: 'SRV of a headless service names each pod', args: ['_postgres._tcp.db.default.svc.clusterset.local', 'SRV'],
-    want: ';; status NOERROR aa\n_postgres._tcp.db.default.svc.clusterset.local. 5 IN SRV 0 50 5432 db-0.cluster-b.db.default.svc.clusterset.local.\n_postgres._tcp.db.default.svc.clusterset.local. 5 IN SRV 0 50 5432 db-1.cluster-b.db.default.svc.clusterset.local.\ndb-0.cluster-b.db.default.svc.clusterset.local. 5 IN A 10.2.1.5\ndb-1.cluster-b.db.default.svc.clusterset.local. 5 IN A 10.2.1.6' },
-  { name: 'SRV of a service name: one record for tcp/42 and udp/42', args: ['hello.default.svc.clusterset.local', 'SRV'],
-    want: ';; status NOERROR aa\nhello.default.svc.clusterset.local. 5 IN SRV 0 50 42 hello.default.svc.clusterset.local.\nhello.default.svc.clusterset.local. 5 IN A 100.1.0.42' },
-  { name: 'SRV of a headless service name: each pod once, StatefulSet hostnames kept', args: ['hs.default.svc.clusterset.local', 'SRV'],
-    want: ';; status NOERROR aa\nhs.default.svc.clusterset.local. 5 IN SRV 0 50 42 10-1-0-7.cluster-a.hs.default.svc.clusterset.local.\n'
-      + 'hs.default.svc.clusterset.local. 5 IN SRV 0 50 42 10-2-0-8.cluster-b.hs.default.svc.clusterset.local.\n'
-      + 'hs.default.svc.clusterset.local. 5 IN SRV 0 50 42 web-0.cluster-b.hs.default.svc.clusterset.local.\n'
-      + '10-1-0-7.cluster-a.hs.default.svc.clusterset.local. 5 IN A 10.1.0.7\n10-2-0-8.cluster-b.hs.default.svc.clusterset.local. 5 IN A 10.2.0.8\n'
-      + 'web-0.cluster-b.hs.default.svc.clusterset.local. 5 IN A 10.2.0.9' },
-  { name: 'SRV of one named port of the headless service', args: ['_udp._udp.hs.default.svc.clusterset.local', 'SRV'],
-    want: ';; status NOERROR aa\n_udp._udp.hs.default.svc.clusterset.local. 5 IN SRV 0 50 42 10-1-0-7.cluster-a.hs.default.svc.clusterset.local.\n'
-      + '_udp._udp.hs.default.svc.clusterset.local. 5 IN SRV 0 50 42 10-2-0-8.cluster-b.hs.default.svc.clusterset.local.\n'
-      + '_udp._udp.hs.default.svc.clusterset.local. 5 IN SRV 0 50 42 web-0.cluster-b.hs.default.svc.clusterset.local.\n'
-      + '10-1-0-7.cluster-a.hs.default.svc.clusterset.local. 5 IN A 10.1.0.7\n10-2-0-8.cluster-b.hs.default.svc.clusterset.local. 5 IN A 10.2.0.8\n'
-      + 'web-0.cluster-b.hs.default.svc.clusterset.local. 5 IN A 10.2.0.9' },
+  {
+    name: 'service exported only by cluster-b -> its ClusterIP',
+    args: ['echo.default.svc.clusterset.local', 'A'],
+    want: ';; status NOERROR aa\necho.default.svc.clusterset.local. 5 IN A 100.2.0.10',
+  },
+  {
+    name: 'one cluster by name',
+    args: ['cluster-b.echo.default.svc.clusterset.local', 'A'],
+    want: ';; status NOERROR aa\ncluster-b.echo.default.svc.clusterset.local. 5 IN A 100.2.0.10',
+  },
+  { name: 'a cluster that does not export the service', args: ['cluster-a.echo.default.svc.clusterset.local', 'A'], want: `;; status NXDOMAIN aa\n${SOA}` },
+  {
+    name: 'the local cluster wins when it exports',
+    args: ['both.default.svc.clusterset.local', 'A'],
+    want: ';; status NOERROR aa\nboth.default.svc.clusterset.local. 5 IN A 100.1.0.11',
+  },
+  {
+    name: 'headless: every pod IP',
+    args: ['db.default.svc.clusterset.local', 'A'],
+    want: ';; status NOERROR aa\ndb.default.svc.clusterset.local. 5 IN A 10.2.1.5\ndb.default.svc.clusterset.local. 5 IN A 10.2.1.6',
+  },
+  {
+    name: 'headless: one pod by name',
+    args: ['db-1.cluster-b.db.default.svc.clusterset.local', 'A'],
+    want: ';; status NOERROR aa\ndb-1.cluster-b.db.default.svc.clusterset.local. 5 IN A 10.2.1.6',
+  },
+  {
+    name: 'SRV for a named port',
+    args: ['_http._tcp.echo.default.svc.clusterset.local', 'SRV'],
+    want: ';; status NOERROR aa\n_http._tcp.echo.default.svc.clusterset.local. 5 IN SRV 0 50 8080 echo.default.svc.clusterset.local.\necho.default.svc.clusterset.local. 5 IN A 100.2.0.10',
+  },
+  {
+    name: 'SRV of a headless service names each pod',
+    args: ['_postgres._tcp.db.default.svc.clusterset.local', 'SRV'],
+    want: ';; status NOERROR aa\n_postgres._tcp.db.default.svc.clusterset.local. 5 IN SRV 0 50 5432 db-0.cluster-b.db.default.svc.clusterset.local.\n_postgres._tcp.db.default.svc.clusterset.local. 5 IN SRV 0 50 5432 db-1.cluster-b.db.default.svc.clusterset.local.\ndb-0.cluster-b.db.default.svc.clusterset.local. 5 IN A 10.2.1.5\ndb-1.cluster-b.db.default.svc.clusterset.local. 5 IN A 10.2.1.6',
+  },
+  {
+    name: 'SRV of a service name: one record for tcp/42 and udp/42',
+    args: ['hello.default.svc.clusterset.local', 'SRV'],
+    want: ';; status NOERROR aa\nhello.default.svc.clusterset.local. 5 IN SRV 0 50 42 hello.default.svc.clusterset.local.\nhello.default.svc.clusterset.local. 5 IN A 100.1.0.42',
+  },
+  {
+    name: 'SRV of a headless service name: each pod once, StatefulSet hostnames kept',
+    args: ['hs.default.svc.clusterset.local', 'SRV'],
+    want:
+      ';; status NOERROR aa\nhs.default.svc.clusterset.local. 5 IN SRV 0 50 42 10-1-0-7.cluster-a.hs.default.svc.clusterset.local.\n' +
+      'hs.default.svc.clusterset.local. 5 IN SRV 0 50 42 10-2-0-8.cluster-b.hs.default.svc.clusterset.local.\n' +
+      'hs.default.svc.clusterset.local. 5 IN SRV 0 50 42 web-0.cluster-b.hs.default.svc.clusterset.local.\n' +
+      '10-1-0-7.cluster-a.hs.default.svc.clusterset.local. 5 IN A 10.1.0.7\n10-2-0-8.cluster-b.hs.default.svc.clusterset.local. 5 IN A 10.2.0.8\n' +
+      'web-0.cluster-b.hs.default.svc.clusterset.local. 5 IN A 10.2.0.9',
+  },
+  {
+    name: 'SRV of one named port of the headless service',
+    args: ['_udp._udp.hs.default.svc.clusterset.local', 'SRV'],
+    want:
+      ';; status NOERROR aa\n_udp._udp.hs.default.svc.clusterset.local. 5 IN SRV 0 50 42 10-1-0-7.cluster-a.hs.default.svc.clusterset.local.\n' +
+      '_udp._udp.hs.default.svc.clusterset.local. 5 IN SRV 0 50 42 10-2-0-8.cluster-b.hs.default.svc.clusterset.local.\n' +
+      '_udp._udp.hs.default.svc.clusterset.local. 5 IN SRV 0 50 42 web-0.cluster-b.hs.default.svc.clusterset.local.\n' +
+      '10-1-0-7.cluster-a.hs.default.svc.clusterset.local. 5 IN A 10.1.0.7\n10-2-0-8.cluster-b.hs.default.svc.clusterset.local. 5 IN A 10.2.0.8\n' +
+      'web-0.cluster-b.hs.default.svc.clusterset.local. 5 IN A 10.2.0.9',
+  },
   { name: 'SRV on an unknown port name', args: ['_grpc._tcp.echo.default.svc.clusterset.local', 'SRV'], want: `;; status NXDOMAIN aa\n${SOA}` },
   { name: 'a name that is not exported', args: ['nothere.default.svc.clusterset.local', 'A'], want: `;; status NXDOMAIN aa\n${SOA}` },
   { name: 'another type of a known name is NODATA', args: ['echo.default.svc.clusterset.local', 'AAAA'], want: `;; status NOERROR aa\n${SOA}` },
   { name: 'only a disconnected cluster exports it', args: ['lost.default.svc.clusterset.local', 'A'], want: `;; status NOERROR aa\n${SOA}` },
-  { name: 'names are case-insensitive and echoed as asked', args: ['Echo.DEFAULT.svc.ClusterSet.local', 'A'],
-    want: ';; status NOERROR aa\nEcho.DEFAULT.svc.ClusterSet.local. 5 IN A 100.2.0.10' },
+  {
+    name: 'names are case-insensitive and echoed as asked',
+    args: ['Echo.DEFAULT.svc.ClusterSet.local', 'A'],
+    want: ';; status NOERROR aa\nEcho.DEFAULT.svc.ClusterSet.local. 5 IN A 100.2.0.10',
+  },
   { name: 'the zone apex SOA', args: ['clusterset.local', 'SOA'], want: `;; status NOERROR aa\n${SOA}` },
-  { name: 'over TCP too', args: ['+tcp', 'echo.default.svc.clusterset.local', 'A'],
-    want: ';; status NOERROR aa\necho.default.svc.clusterset.local. 5 IN A 100.2.0.10' },
-  { name: 'other names go to the cluster DNS', args: ['echo.default.svc.cluster.local', 'A'],
-    want: ';; status NOERROR\necho.default.svc.cluster.local. 30 IN A 192.0.2.7' },
+  {
+    name: 'over TCP too',
+    args: ['+tcp', 'echo.default.svc.clusterset.local', 'A'],
+    want: ';; status NOERROR aa\necho.default.svc.clusterset.local. 5 IN A 100.2.0.10',
+  },
+  {
+    name: 'other names go to the cluster DNS',
+    args: ['echo.default.svc.cluster.local', 'A'],
+    want: ';; status NOERROR\necho.default.svc.cluster.local. 30 IN A 192.0.2.7',
+  },
 ];
 
 for (const g of golden) {

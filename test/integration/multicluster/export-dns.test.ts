@@ -33,25 +33,41 @@ test('export echo in cluster-b -> dig in cluster-a answers its ClusterIP within 
   const dns = await startClustersetDns({ zone, port: 0 });
   const dig = async (name: string) => {
     const { stdout } = await run('dig', ['@127.0.0.1', '-p', String(dns.port), '+time=1', '+tries=1', name]);
-    return { status: /status: ([A-Z]+)/.exec(stdout)?.[1], answer: stdout.split('\n').filter((l) => l && !l.startsWith(';')).map((l) => l.split(/\s+/).pop()) };
+    return {
+      status: /status: ([A-Z]+)/.exec(stdout)?.[1],
+      answer: stdout
+        .split('\n')
+        .filter((l) => l && !l.startsWith(';'))
+        .map((l) => l.split(/\s+/).pop()),
+    };
   };
   try {
-    await b.apply({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'echo', namespace: 'default' },
-      spec: { type: 'ClusterIP', clusterIP: '100.2.0.10', ports: [{ name: 'http', protocol: 'TCP', port: 8080 }] } });
+    await b.apply({
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: 'echo', namespace: 'default' },
+      spec: { type: 'ClusterIP', clusterIP: '100.2.0.10', ports: [{ name: 'http', protocol: 'TCP', port: 8080 }] },
+    });
     assert.equal((await dig('echo.default.svc.clusterset.local')).status, 'NXDOMAIN');
     await b.apply({ apiVersion: K.ServiceExport.apiVersion, kind: 'ServiceExport', metadata: { name: 'echo', namespace: 'default' } });
     const took = await until('the answer', async () => (await dig('echo.default.svc.clusterset.local')).answer[0] === '100.2.0.10', 1000);
     assert.ok(took < 1000);
     assert.deepEqual((await dig('cluster-b.echo.default.svc.clusterset.local')).answer, ['100.2.0.10']);
-    const valid = ((await b.get(K.ServiceExport, 'echo', 'default'))?.status as { conditions: { type: string; status: string }[] }).conditions.find((c) => c.type === 'Valid');
+    const valid = ((await b.get(K.ServiceExport, 'echo', 'default'))?.status as { conditions: { type: string; status: string }[] }).conditions.find(
+      (c) => c.type === 'Valid',
+    );
     assert.equal(valid?.status, 'True');
     // strait verify's service-discovery checks pass against this DNS server (it walks the
     // ServiceImports, which are written just after the slices that make the name answer)
     await until('the ServiceImport', async () => (await a.get(K.ServiceImport, 'echo', 'default'))?.status !== undefined, 1000);
     const checks = await verifyCluster(a, 'cluster-a', udpResolver('127.0.0.1', dns.port));
-    assert.deepEqual(checks.map((c) => [c.target, c.result]), [
-      ['cluster-b.echo.default.svc.clusterset.local', 'pass'], ['echo.default.svc.clusterset.local', 'pass'],
-    ]);
+    assert.deepEqual(
+      checks.map((c) => [c.target, c.result]),
+      [
+        ['cluster-b.echo.default.svc.clusterset.local', 'pass'],
+        ['echo.default.svc.clusterset.local', 'pass'],
+      ],
+    );
     // ... and fail against a server that does not know the name
     const wrong = await verifyCluster(a, 'cluster-a', async () => ({ rcode: 3, addresses: [] }));
     assert.ok(wrong.every((c) => c.result === 'fail'));

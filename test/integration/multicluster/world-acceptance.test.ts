@@ -11,7 +11,9 @@ import { after, before, test } from 'node:test';
 import { strait, upWorld, type TestWorld } from '../../helpers/world.js';
 
 let world: TestWorld;
-before(() => { world = upWorld(); });
+before(() => {
+  world = upWorld();
+});
 after(() => world?.cleanup());
 
 const s = (...args: string[]) => strait([...args, '--state-dir', world.stateDir]);
@@ -40,7 +42,9 @@ test('export echo in cluster-b and reach it from cluster-a by its clusterset.loc
   await eventually('the clusterset answer', () => dig('echo.default.svc.clusterset.local') === clusterIP);
   assert.equal(dig('cluster-b.echo.default.svc.clusterset.local'), clusterIP);
 
-  const se = JSON.parse(s('get', 'serviceexport', 'echo', '-n', 'default', '--cluster', 'cluster-b', '-o', 'json').stdout) as { status: { conditions: { type: string; status: string; message: string }[] } };
+  const se = JSON.parse(s('get', 'serviceexport', 'echo', '-n', 'default', '--cluster', 'cluster-b', '-o', 'json').stdout) as {
+    status: { conditions: { type: string; status: string; message: string }[] };
+  };
   const valid = se.status.conditions.find((c) => c.type === 'Valid');
   assert.equal(valid?.status, 'True');
   assert.match(valid!.message, /synced to the broker/);
@@ -53,13 +57,24 @@ test('export echo in cluster-b and reach it from cluster-a by its clusterset.loc
   assert.equal(JSON.parse(body).remoteAddress, clientIP);
   assert.equal(JSON.parse(body).cluster, 'cluster-b');
 
-  const overlap = s('join', join(world.stateDir, 'broker-info.subm'), '--clusterid', 'cluster-c', '--clustercidr', '10.2.128.0/17', '--servicecidr', '100.3.0.0/16');
+  const overlap = s(
+    'join',
+    join(world.stateDir, 'broker-info.subm'),
+    '--clusterid',
+    'cluster-c',
+    '--clustercidr',
+    '10.2.128.0/17',
+    '--servicecidr',
+    '100.3.0.0/16',
+  );
   assert.equal(overlap.status, 4, overlap.stderr);
   assert.match(overlap.stderr, /cluster "cluster-c" cannot join: its CIDR "10\.2\.128\.0\/17" overlaps CIDR "10\.2\.0\.0\/16" of joined cluster "cluster-b"/);
 
   const un = s('unexport', 'service', '--namespace', 'default', 'echo', '--cluster', 'cluster-b');
   assert.equal(un.status, 0, un.stderr);
-  await eventually('NXDOMAIN after unexport', () => /status: NXDOMAIN/.test(world.exec('cluster-a/default/client', ['dig', '+time=1', 'echo.default.svc.clusterset.local']).stdout));
+  await eventually('NXDOMAIN after unexport', () =>
+    /status: NXDOMAIN/.test(world.exec('cluster-a/default/client', ['dig', '+time=1', 'echo.default.svc.clusterset.local']).stdout),
+  );
 });
 
 // The world's pod resolver is the clusterset.local server itself (SRV, headless,
@@ -80,14 +95,17 @@ test('the world resolver answers SRV, headless and per-pod clusterset names and 
   let srvIP = '';
   await eventually('echo-srv ClusterIP', () => {
     const out = s('get', 'service', 'echo-srv', '-n', 'default', '--cluster', 'cluster-b', '-o', 'json');
-    srvIP = out.status === 0 ? (JSON.parse(out.stdout) as { spec: { clusterIP?: string } }).spec.clusterIP ?? '' : '';
+    srvIP = out.status === 0 ? ((JSON.parse(out.stdout) as { spec: { clusterIP?: string } }).spec.clusterIP ?? '') : '';
     return srvIP !== '';
   });
   // dig through the pod's own resolv.conf: the answer section, whitespace collapsed
   const dig = (...args: string[]) => {
     const out = world.exec('cluster-a/default/client', ['dig', '+time=1', '+tries=2', '+noall', '+comments', '+answer', '+additional', ...args]).stdout;
     const status = /status: ([A-Z]+)/.exec(out)?.[1] ?? '?';
-    const rrs = out.split('\n').filter((l) => l.trim() && !l.startsWith(';')).map((l) => l.trim().split(/\s+/).join(' '));
+    const rrs = out
+      .split('\n')
+      .filter((l) => l.trim() && !l.startsWith(';'))
+      .map((l) => l.trim().split(/\s+/).join(' '));
     return [status, ...rrs].join('\n');
   };
   const hl = 'echo-hl.default.svc.clusterset.local';
@@ -97,32 +115,59 @@ test('the world resolver answers SRV, headless and per-pod clusterset names and 
   await eventually('the headless import', () => dig(hl, 'A') === `NOERROR\n${hl}. 5 IN A ${echoPod.ip}`);
   const table: { name: string; args: string[]; want: string }[] = [
     { name: 'per-pod name of a headless service', args: [pod, 'A'], want: `NOERROR\n${pod}. 5 IN A ${echoPod.ip}` },
-    { name: 'SRV of a headless service names each pod', args: [`_http._tcp.${hl}`, 'SRV'],
-      want: `NOERROR\n_http._tcp.${hl}. 5 IN SRV 0 50 8080 ${pod}.\n${pod}. 5 IN A ${echoPod.ip}` },
-    { name: 'SRV for a named port of a ClusterIP service', args: ['_web._tcp.echo-srv.default.svc.clusterset.local', 'SRV'],
-      want: `NOERROR\n_web._tcp.echo-srv.default.svc.clusterset.local. 5 IN SRV 0 50 8081 echo-srv.default.svc.clusterset.local.\necho-srv.default.svc.clusterset.local. 5 IN A ${srvIP}` },
-    { name: 'SRV for one cluster', args: ['_web._tcp.cluster-b.echo-srv.default.svc.clusterset.local', 'SRV'],
-      want: `NOERROR\n_web._tcp.cluster-b.echo-srv.default.svc.clusterset.local. 5 IN SRV 0 50 8081 cluster-b.echo-srv.default.svc.clusterset.local.\ncluster-b.echo-srv.default.svc.clusterset.local. 5 IN A ${srvIP}` },
+    {
+      name: 'SRV of a headless service names each pod',
+      args: [`_http._tcp.${hl}`, 'SRV'],
+      want: `NOERROR\n_http._tcp.${hl}. 5 IN SRV 0 50 8080 ${pod}.\n${pod}. 5 IN A ${echoPod.ip}`,
+    },
+    {
+      name: 'SRV for a named port of a ClusterIP service',
+      args: ['_web._tcp.echo-srv.default.svc.clusterset.local', 'SRV'],
+      want: `NOERROR\n_web._tcp.echo-srv.default.svc.clusterset.local. 5 IN SRV 0 50 8081 echo-srv.default.svc.clusterset.local.\necho-srv.default.svc.clusterset.local. 5 IN A ${srvIP}`,
+    },
+    {
+      name: 'SRV for one cluster',
+      args: ['_web._tcp.cluster-b.echo-srv.default.svc.clusterset.local', 'SRV'],
+      want: `NOERROR\n_web._tcp.cluster-b.echo-srv.default.svc.clusterset.local. 5 IN SRV 0 50 8081 cluster-b.echo-srv.default.svc.clusterset.local.\ncluster-b.echo-srv.default.svc.clusterset.local. 5 IN A ${srvIP}`,
+    },
     { name: 'a name that is not exported', args: ['nothere.default.svc.clusterset.local', 'A'], want: 'NXDOMAIN' },
     { name: 'a pod that does not exist', args: [`nopod.cluster-b.${hl}`, 'A'], want: 'NXDOMAIN' },
-    { name: 'cluster.local goes to the cluster DNS', args: ['kube-dns.kube-system.svc.cluster.local', 'A'],
-      want: `NOERROR\nkube-dns.kube-system.svc.cluster.local. 5 IN A ${rec.clusters.find((c) => c.name === 'cluster-a')!.services.find((x) => x.name === 'kube-dns')!.clusterIP}` },
+    {
+      name: 'cluster.local goes to the cluster DNS',
+      args: ['kube-dns.kube-system.svc.cluster.local', 'A'],
+      want: `NOERROR\nkube-dns.kube-system.svc.cluster.local. 5 IN A ${rec.clusters.find((c) => c.name === 'cluster-a')!.services.find((x) => x.name === 'kube-dns')!.clusterIP}`,
+    },
     { name: 'an unknown cluster.local name is NXDOMAIN from the cluster DNS', args: ['nothere.default.svc.cluster.local', 'A'], want: 'NXDOMAIN' },
   ];
   for (const t of table) assert.equal(dig(...t.args), t.want, t.name);
   // the curl path through the SRV target's name works too (the ClusterIP, port 8081 -> 8080)
-  const curl = world.exec('cluster-a/default/client', ['curl', '-s', '-m', '5', '-o', '/dev/null', '-w', '%{http_code}', 'http://echo-srv.default.svc.clusterset.local:8081/']);
+  const curl = world.exec('cluster-a/default/client', [
+    'curl',
+    '-s',
+    '-m',
+    '5',
+    '-o',
+    '/dev/null',
+    '-w',
+    '%{http_code}',
+    'http://echo-srv.default.svc.clusterset.local:8081/',
+  ]);
   assert.equal(curl.stdout, '200', curl.stderr);
   for (const name of ['echo-hl', 'echo-srv']) assert.equal(s('unexport', 'service', '--namespace', 'default', name, '--cluster', 'cluster-b').status, 0);
   await eventually('NXDOMAIN after unexport', () => dig(hl, 'A') === 'NXDOMAIN');
   // the world's /metrics counts these queries by type and rcode, per cluster, and promtool accepts it
-  const metrics = spawnSync('nsenter', ['-t', String(rec.supervisorPid), '-n', '--', 'curl', '-sf', `http://${(rec as unknown as { metrics: string }).metrics}/metrics`], { encoding: 'utf8' }).stdout;
+  const metrics = spawnSync(
+    'nsenter',
+    ['-t', String(rec.supervisorPid), '-n', '--', 'curl', '-sf', `http://${(rec as unknown as { metrics: string }).metrics}/metrics`],
+    { encoding: 'utf8' },
+  ).stdout;
   const sample = (name: string, labels: string[]) => metrics.split('\n').find((l) => l.startsWith(`${name}{`) && labels.every((x) => l.includes(x)));
   for (const [name, labels] of [
     ['strait_dns_queries_total', ['qtype="SRV"', 'rcode="NOERROR"', 'cluster="cluster-a"']],
     ['strait_dns_queries_total', ['qtype="A"', 'rcode="NXDOMAIN"', 'cluster="cluster-a"']],
     ['strait_dns_forwarded_total', ['cluster="cluster-a"']],
-  ] as [string, string[]][]) assert.match(sample(name, labels) ?? '(none)', / [1-9]\d*$/, `${name} ${labels.join(',')}`);
+  ] as [string, string[]][])
+    assert.match(sample(name, labels) ?? '(none)', / [1-9]\d*$/, `${name} ${labels.join(',')}`);
   const promtool = spawnSync('promtool', ['check', 'metrics'], { input: metrics, encoding: 'utf8' });
   assert.equal(promtool.status, 0, promtool.stdout + promtool.stderr);
 });
@@ -133,7 +178,9 @@ test('strait verify: connectivity and service discovery with pod traffic in the 
   assert.equal(r.status, 0, r.stderr + r.stdout);
   const out = JSON.parse(r.stdout) as { passed: boolean; checks: { check: string; name: string; from: string; to: string; result: string; detail: string }[] };
   assert.equal(out.passed, true);
-  const names = out.checks.map((c) => `${c.check}: ${c.name.replace(/strait-verify-[0-9a-f]+/, 'SVC').replace(/ [0-9.]+:\d+$/, '')} ${c.from.split('/')[0]}->${c.to.split('/')[0]}`);
+  const names = out.checks.map(
+    (c) => `${c.check}: ${c.name.replace(/strait-verify-[0-9a-f]+/, 'SVC').replace(/ [0-9.]+:\d+$/, '')} ${c.from.split('/')[0]}->${c.to.split('/')[0]}`,
+  );
   assert.deepEqual(names, [
     'connectivity: gateway connection cluster-a->cluster-b',
     'connectivity: pod to pod cluster-a->cluster-b',
@@ -148,7 +195,10 @@ test('strait verify: connectivity and service discovery with pod traffic in the 
     'service-discovery: curl SVC.default.svc.clusterset.local:8080 cluster-a->cluster-b',
     'service-discovery: unexport: dig SVC.default.svc.clusterset.local cluster-a->cluster-b',
   ]);
-  const clientA = world.record().clusters.find((c) => c.name === 'cluster-a')!.pods.find((p) => p.name === 'client')!.ip;
+  const clientA = world
+    .record()
+    .clusters.find((c) => c.name === 'cluster-a')!
+    .pods.find((p) => p.name === 'client')!.ip;
   assert.match(out.checks[1]!.detail, new RegExp(`source seen ${clientA.replace(/\./g, '\\.')} \\(the client pod\\)`));
   // the throw-away service is gone again
   assert.doesNotMatch(s('get', 'services', '-n', 'default', '--cluster', 'cluster-b').stdout, /strait-verify-/);

@@ -19,7 +19,12 @@ async function eventually(what: string, fn: () => boolean, ms = 15_000): Promise
   }
 }
 
-interface Condition { type: string; status: string; reason?: string; message: string }
+interface Condition {
+  type: string;
+  status: string;
+  reason?: string;
+  message: string;
+}
 const validOf = (stateDir: string, cluster: string, name: string): Condition | undefined => {
   const r = strait(['get', 'serviceexport', name, '-n', 'default', '--cluster', cluster, '-o', 'json', '--state-dir', stateDir]);
   if (r.status !== 0) return undefined;
@@ -30,8 +35,11 @@ async function exportAndWait(stateDir: string, cluster: string, name: string): P
   const ex = strait(['export', 'service', '--namespace', 'default', name, '--cluster', cluster, '--state-dir', stateDir]);
   assert.equal(ex.status, 0, ex.stderr);
   let last: Condition | undefined;
-  await eventually(`ServiceExport ${cluster}/default/${name} Valid=True`, () => (last = validOf(stateDir, cluster, name))?.status === 'True', 15_000)
-    .catch((err: Error) => { throw new Error(`${err.message}; last Valid condition: ${JSON.stringify(last)}`); });
+  await eventually(`ServiceExport ${cluster}/default/${name} Valid=True`, () => (last = validOf(stateDir, cluster, name))?.status === 'True', 15_000).catch(
+    (err: Error) => {
+      throw new Error(`${err.message}; last Valid condition: ${JSON.stringify(last)}`);
+    },
+  );
   assert.match(last!.message, /synced to the broker/);
 }
 
@@ -55,7 +63,10 @@ test('up, export, down, up, export: the restarted world syncs exports and verify
   assert.doesNotMatch(diag.stdout, /not authorized/, diag.stdout);
   const r = strait(['verify', '--cluster', 'cluster-a', '--tocluster', 'cluster-b', '-o', 'json', '--state-dir', stateDir]);
   const out = JSON.parse(r.stdout) as { passed: boolean; checks: { check: string; name: string; result: string; detail: string }[] };
-  assert.deepEqual(out.checks.filter((c) => c.result !== 'PASS').map((c) => `${c.check} ${c.name}: ${c.detail}`), []);
+  assert.deepEqual(
+    out.checks.filter((c) => c.result !== 'PASS').map((c) => `${c.check} ${c.name}: ${c.detail}`),
+    [],
+  );
   assert.equal(out.checks.length, 12);
   assert.equal(r.status, 0, r.stderr);
 });

@@ -2,7 +2,13 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Registry } from 'prom-client';
 import {
-  LABEL_SERVICE_NAME, LABEL_SOURCE_CLUSTER, MC_KINDS as K, MulticlusterAgent, MulticlusterMetrics, BROKER_NAMESPACE, type Condition,
+  LABEL_SERVICE_NAME,
+  LABEL_SOURCE_CLUSTER,
+  MC_KINDS as K,
+  MulticlusterAgent,
+  MulticlusterMetrics,
+  BROKER_NAMESPACE,
+  type Condition,
 } from '../../../src/multicluster/control/clusterset/index.js';
 import { ClustersetZone, ZoneSource } from '../../../src/multicluster/control/clusterset-dns/index.js';
 import type { KubeObject } from '../../../src/platform/store/index.js';
@@ -16,18 +22,27 @@ async function waitFor<T>(what: string, fn: () => Promise<T | undefined | false>
     try {
       const v = await fn();
       if (v) return v;
-    } catch (err) { last = err; }
+    } catch (err) {
+      last = err;
+    }
     await new Promise((r) => setTimeout(r, 10));
   }
   throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
 }
 
 const service = (ns: string, name: string, ip: string, port = 8080, extra: Record<string, unknown> = {}): KubeObject => ({
-  apiVersion: 'v1', kind: 'Service', metadata: { name, namespace: ns },
+  apiVersion: 'v1',
+  kind: 'Service',
+  metadata: { name, namespace: ns },
   spec: { type: 'ClusterIP', clusterIP: ip, selector: { app: name }, ports: [{ name: 'http', protocol: 'TCP', port, targetPort: port }], ...extra },
 });
-const exportOf = (ns: string, name: string): KubeObject => ({ apiVersion: K.ServiceExport.apiVersion, kind: 'ServiceExport', metadata: { name, namespace: ns } });
-const conds = async (s: ResourceStore, ns: string, name: string) => ((await s.get(K.ServiceExport, name, ns))?.status as { conditions?: Condition[] } | undefined)?.conditions ?? [];
+const exportOf = (ns: string, name: string): KubeObject => ({
+  apiVersion: K.ServiceExport.apiVersion,
+  kind: 'ServiceExport',
+  metadata: { name, namespace: ns },
+});
+const conds = async (s: ResourceStore, ns: string, name: string) =>
+  ((await s.get(K.ServiceExport, name, ns))?.status as { conditions?: Condition[] } | undefined)?.conditions ?? [];
 const cond = async (s: ResourceStore, ns: string, name: string, type: string) => (await conds(s, ns, name)).find((c) => c.type === type);
 
 function world() {
@@ -40,7 +55,19 @@ function world() {
   const agentB = new MulticlusterAgent({ clusterId: 'cluster-b', local: b, broker, metrics, resyncMs: 300 });
   agentA.start();
   agentB.start();
-  return { broker, a, b, agentA, agentB, registry, stop: async () => { await agentA.stop(); await agentB.stop(); await Promise.all([broker.close(), a.close(), b.close()]); } };
+  return {
+    broker,
+    a,
+    b,
+    agentA,
+    agentB,
+    registry,
+    stop: async () => {
+      await agentA.stop();
+      await agentB.stop();
+      await Promise.all([broker.close(), a.close(), b.close()]);
+    },
+  };
 }
 
 test('export in cluster-b: Valid goes AwaitingSync -> True, and both clusters import it with MCS labels', async () => {
@@ -48,10 +75,13 @@ test('export in cluster-b: Valid goes AwaitingSync -> True, and both clusters im
   try {
     // record every status the export passes through
     const seen: Condition[][] = [];
-    w.b.watch(K.ServiceExport, {}, (ev) => seen.push(((ev.object.status as { conditions?: Condition[] })?.conditions ?? [])));
+    w.b.watch(K.ServiceExport, {}, (ev) => seen.push((ev.object.status as { conditions?: Condition[] })?.conditions ?? []));
     await w.b.apply(service('default', 'echo', '100.2.0.10'));
     await w.b.apply(exportOf('default', 'echo'));
-    const valid = await waitFor('Valid True', async () => { const c = await cond(w.b, 'default', 'echo', 'Valid'); return c?.status === 'True' && c; });
+    const valid = await waitFor('Valid True', async () => {
+      const c = await cond(w.b, 'default', 'echo', 'Valid');
+      return c?.status === 'True' && c;
+    });
     assert.equal(valid.reason, 'ServiceExported');
     assert.match(valid.message, /synced to the broker/);
     assert.match(valid.lastTransitionTime, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
@@ -62,10 +92,21 @@ test('export in cluster-b: Valid goes AwaitingSync -> True, and both clusters im
     assert.equal((await cond(w.b, 'default', 'echo', 'Conflict'))?.status, 'False');
 
     for (const s of [w.a, w.b]) {
-      const imp = await waitFor('ServiceImport with status', async () => { const i = await s.get(K.ServiceImport, 'echo', 'default'); return i?.status !== undefined && i; });
-      assert.deepEqual(imp.spec, { type: 'ClusterSetIP', ports: [{ name: 'http', protocol: 'TCP', port: 8080 }], ipFamilies: ['IPv4'], sessionAffinity: 'None' });
+      const imp = await waitFor('ServiceImport with status', async () => {
+        const i = await s.get(K.ServiceImport, 'echo', 'default');
+        return i?.status !== undefined && i;
+      });
+      assert.deepEqual(imp.spec, {
+        type: 'ClusterSetIP',
+        ports: [{ name: 'http', protocol: 'TCP', port: 8080 }],
+        ipFamilies: ['IPv4'],
+        sessionAffinity: 'None',
+      });
       assert.deepEqual(imp.status, { clusters: [{ cluster: 'cluster-b' }] });
-      const slices = await waitFor('slice', async () => { const l = await s.list(K.EndpointSlice, { namespace: 'default', labelSelector: `${LABEL_SERVICE_NAME}=echo` }); return l.items.length > 0 && l.items; });
+      const slices = await waitFor('slice', async () => {
+        const l = await s.list(K.EndpointSlice, { namespace: 'default', labelSelector: `${LABEL_SERVICE_NAME}=echo` });
+        return l.items.length > 0 && l.items;
+      });
       assert.equal(slices[0]!.metadata.labels?.[LABEL_SOURCE_CLUSTER], 'cluster-b');
       assert.deepEqual((slices[0]!['endpoints'] as { addresses: string[] }[])[0]!.addresses, ['100.2.0.10']);
     }
@@ -97,12 +138,18 @@ test('an export without its Service, and of an ExternalName service, is invalid 
   const w = world();
   try {
     await w.a.apply(exportOf('default', 'ghost'));
-    const v = await waitFor('ServiceNotFound', async () => { const c = await cond(w.a, 'default', 'ghost', 'Valid'); return c?.reason === 'ServiceNotFound' && c; });
+    const v = await waitFor('ServiceNotFound', async () => {
+      const c = await cond(w.a, 'default', 'ghost', 'Valid');
+      return c?.reason === 'ServiceNotFound' && c;
+    });
     assert.equal(v.status, 'False');
     assert.match(v.message, /default\/ghost.*does not exist/);
     await w.a.apply(service('default', 'ext', '', 80, { type: 'ExternalName', externalName: 'example.org', clusterIP: undefined }));
     await w.a.apply(exportOf('default', 'ext'));
-    const u = await waitFor('Unsupported', async () => { const c = await cond(w.a, 'default', 'ext', 'Valid'); return c?.reason === 'UnsupportedServiceType' && c; });
+    const u = await waitFor('Unsupported', async () => {
+      const c = await cond(w.a, 'default', 'ext', 'Valid');
+      return c?.reason === 'UnsupportedServiceType' && c;
+    });
     assert.match(u.message, /ExternalName/);
     // creating the missing service makes the export valid
     await w.a.apply(service('default', 'ghost', '100.1.0.20'));
@@ -124,11 +171,17 @@ test('conflicting ports across clusters: oldest export wins, Conflict on every c
     await w.a.apply(service('default', 'echo', '100.1.0.10', 9090));
     await w.a.apply(exportOf('default', 'echo'));
     for (const s of [w.a, w.b]) {
-      const c = await waitFor('conflict', async () => { const x = await cond(s, 'default', 'echo', 'Conflict'); return x?.status === 'True' && x; });
+      const c = await waitFor('conflict', async () => {
+        const x = await cond(s, 'default', 'echo', 'Conflict');
+        return x?.status === 'True' && x;
+      });
       assert.equal(c.reason, 'ConflictingPorts');
       assert.match(c.message, /cluster-b \(oldest export\)/);
     }
-    const imp = await waitFor('import of both', async () => { const i = await w.a.get(K.ServiceImport, 'echo', 'default'); return (i?.status as { clusters: unknown[] })?.clusters.length === 2 && i; });
+    const imp = await waitFor('import of both', async () => {
+      const i = await w.a.get(K.ServiceImport, 'echo', 'default');
+      return (i?.status as { clusters: unknown[] })?.clusters.length === 2 && i;
+    });
     assert.deepEqual((imp.spec as { ports: unknown }).ports, [{ name: 'http', protocol: 'TCP', port: 8080 }]);
     // resolving the conflict clears it on both
     await w.a.apply(service('default', 'echo', '100.1.0.10', 8080));
@@ -144,7 +197,10 @@ test('a broker that is down leaves imports in place; everything re-converges whe
     await w.b.apply(service('default', 'echo', '100.2.0.10'));
     await w.b.apply(exportOf('default', 'echo'));
     await waitFor('imported in a', () => w.a.get(K.ServiceImport, 'echo', 'default'));
-    const before = await waitFor('b valid', async () => { const c = await cond(w.b, 'default', 'echo', 'Valid'); return c?.status === 'True' && c; });
+    const before = await waitFor('b valid', async () => {
+      const c = await cond(w.b, 'default', 'echo', 'Valid');
+      return c?.status === 'True' && c;
+    });
 
     // cluster-a's clusterset zone, fed from its own store
     const zone = new ClustersetZone('cluster-a');
@@ -181,15 +237,26 @@ test('headless export carries pod IPs and hostnames', async () => {
   const w = world();
   try {
     await w.b.apply(service('default', 'db', 'None', 5432, { clusterIP: 'None' }));
-    for (const [n, ip] of [['db-0', '10.2.1.5'], ['db-1', '10.2.1.6']] as const) {
-      await w.b.apply({ apiVersion: 'v1', kind: 'Pod', metadata: { name: n, namespace: 'default', labels: { app: 'db' } }, spec: { containers: [{ name: 'db', image: 'strait/echo' }] } });
+    for (const [n, ip] of [
+      ['db-0', '10.2.1.5'],
+      ['db-1', '10.2.1.6'],
+    ] as const) {
+      await w.b.apply({
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: n, namespace: 'default', labels: { app: 'db' } },
+        spec: { containers: [{ name: 'db', image: 'strait/echo' }] },
+      });
       const p = await w.b.get(K.Pod, n, 'default');
       await w.b.updateStatus({ ...p!, status: { phase: 'Running', podIP: ip } });
     }
     await w.b.apply(exportOf('default', 'db'));
     const imp = await waitFor('headless import', () => w.a.get(K.ServiceImport, 'db', 'default'));
     assert.equal((imp.spec as { type: string }).type, 'Headless');
-    const s = await waitFor('slice', async () => (await w.a.list(K.EndpointSlice, { namespace: 'default', labelSelector: `${LABEL_SERVICE_NAME}=db` })).items[0]);
+    const s = await waitFor(
+      'slice',
+      async () => (await w.a.list(K.EndpointSlice, { namespace: 'default', labelSelector: `${LABEL_SERVICE_NAME}=db` })).items[0],
+    );
     assert.deepEqual(s['endpoints'], [
       { addresses: ['10.2.1.5'], hostname: 'db-0', conditions: { ready: true } },
       { addresses: ['10.2.1.6'], hostname: 'db-1', conditions: { ready: true } },
@@ -204,16 +271,24 @@ test("headless export from the cluster's EndpointSlices: a StatefulSet pod's hos
   try {
     await w.b.apply(service('default', 'hs', 'None', 42, { clusterIP: 'None' }));
     await w.b.apply({
-      apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice',
+      apiVersion: 'discovery.k8s.io/v1',
+      kind: 'EndpointSlice',
       metadata: { name: 'hs-abc', namespace: 'default', labels: { 'kubernetes.io/service-name': 'hs' } },
-      addressType: 'IPv4', ports: [{ name: 'tcp', protocol: 'TCP', port: 42 }, { name: 'udp', protocol: 'UDP', port: 42 }],
+      addressType: 'IPv4',
+      ports: [
+        { name: 'tcp', protocol: 'TCP', port: 42 },
+        { name: 'udp', protocol: 'UDP', port: 42 },
+      ],
       endpoints: [
         { addresses: ['10.2.0.9'], hostname: 'web-0', conditions: { ready: true } },
         { addresses: ['10.2.0.8'], conditions: { ready: true } },
       ],
     });
     await w.b.apply(exportOf('default', 'hs'));
-    const s = await waitFor('slice', async () => (await w.a.list(K.EndpointSlice, { namespace: 'default', labelSelector: `${LABEL_SERVICE_NAME}=hs` })).items[0]);
+    const s = await waitFor(
+      'slice',
+      async () => (await w.a.list(K.EndpointSlice, { namespace: 'default', labelSelector: `${LABEL_SERVICE_NAME}=hs` })).items[0],
+    );
     assert.deepEqual(s['endpoints'], [
       { addresses: ['10.2.0.8'], hostname: '10-2-0-8', conditions: { ready: true } },
       { addresses: ['10.2.0.9'], hostname: 'web-0', conditions: { ready: true } },
@@ -228,27 +303,50 @@ test("the ServiceImport carries the Service's affinity, traffic policy, IP famil
   try {
     await w.b.apply({
       ...service('default', 'hello', '100.2.0.42', 42, {
-        sessionAffinity: 'ClientIP', sessionAffinityConfig: { clientIP: { timeoutSeconds: 10 } },
-        internalTrafficPolicy: 'Cluster', trafficDistribution: 'PreferClose', ipFamilies: ['IPv4'],
+        sessionAffinity: 'ClientIP',
+        sessionAffinityConfig: { clientIP: { timeoutSeconds: 10 } },
+        internalTrafficPolicy: 'Cluster',
+        trafficDistribution: 'PreferClose',
+        ipFamilies: ['IPv4'],
       }),
       metadata: { name: 'hello', namespace: 'default', labels: { 'dummy-svc': 'dummy' }, annotations: { 'dummy-svc': 'dummy' } },
     });
     // written by a v1beta1 client, as the MCS conformance suite does
-    await w.b.apply({ apiVersion: 'multicluster.x-k8s.io/v1beta1', kind: 'ServiceExport', metadata: { name: 'hello', namespace: 'default' },
-      spec: { exportedLabels: { 'dummy-label': 'true' }, exportedAnnotations: { 'dummy-annotation': 'true' } } });
+    await w.b.apply({
+      apiVersion: 'multicluster.x-k8s.io/v1beta1',
+      kind: 'ServiceExport',
+      metadata: { name: 'hello', namespace: 'default' },
+      spec: { exportedLabels: { 'dummy-label': 'true' }, exportedAnnotations: { 'dummy-annotation': 'true' } },
+    });
     for (const s of [w.a, w.b]) {
-      const imp = await waitFor('import', async () => { const i = await s.get({ apiVersion: 'multicluster.x-k8s.io/v1beta1', kind: 'ServiceImport' }, 'hello', 'default'); return i?.metadata.labels?.['dummy-label'] ? i : undefined; });
+      const imp = await waitFor('import', async () => {
+        const i = await s.get({ apiVersion: 'multicluster.x-k8s.io/v1beta1', kind: 'ServiceImport' }, 'hello', 'default');
+        return i?.metadata.labels?.['dummy-label'] ? i : undefined;
+      });
       assert.equal(imp.apiVersion, 'multicluster.x-k8s.io/v1beta1');
       assert.deepEqual(imp.spec, {
-        type: 'ClusterSetIP', ports: [{ name: 'http', protocol: 'TCP', port: 42 }], ipFamilies: ['IPv4'],
-        sessionAffinity: 'ClientIP', sessionAffinityConfig: { clientIP: { timeoutSeconds: 10 } }, internalTrafficPolicy: 'Cluster', trafficDistribution: 'PreferClose',
+        type: 'ClusterSetIP',
+        ports: [{ name: 'http', protocol: 'TCP', port: 42 }],
+        ipFamilies: ['IPv4'],
+        sessionAffinity: 'ClientIP',
+        sessionAffinityConfig: { clientIP: { timeoutSeconds: 10 } },
+        internalTrafficPolicy: 'Cluster',
+        trafficDistribution: 'PreferClose',
       });
       assert.equal(imp.metadata.labels?.['dummy-svc'], undefined, "the Service's own labels stay");
       assert.deepEqual(imp.metadata.annotations, { 'dummy-annotation': 'true' });
     }
     // a label no longer exported goes from the import
-    await w.b.apply({ apiVersion: K.ServiceExport.apiVersion, kind: 'ServiceExport', metadata: { name: 'hello', namespace: 'default' }, spec: { exportedLabels: null, exportedAnnotations: null } });
-    await waitFor('labels gone', async () => { const i = await w.a.get(K.ServiceImport, 'hello', 'default'); return i && !i.metadata.labels?.['dummy-label'] && !i.metadata.annotations?.['dummy-annotation']; });
+    await w.b.apply({
+      apiVersion: K.ServiceExport.apiVersion,
+      kind: 'ServiceExport',
+      metadata: { name: 'hello', namespace: 'default' },
+      spec: { exportedLabels: null, exportedAnnotations: null },
+    });
+    await waitFor('labels gone', async () => {
+      const i = await w.a.get(K.ServiceImport, 'hello', 'default');
+      return i && !i.metadata.labels?.['dummy-label'] && !i.metadata.annotations?.['dummy-annotation'];
+    });
   } finally {
     await w.stop();
   }
@@ -258,25 +356,50 @@ test('KEP conflict rules: added ports are merged and reported; labels, annotatio
   const w = world();
   try {
     await w.b.apply(service('default', 'hello', '100.2.0.42', 42, { sessionAffinity: 'ClientIP' }));
-    await w.b.apply({ apiVersion: K.ServiceExport.apiVersion, kind: 'ServiceExport', metadata: { name: 'hello', namespace: 'default' },
-      spec: { exportedLabels: { 'dummy-label': 'true' }, exportedAnnotations: { 'dummy-annotation': 'true' } } });
+    await w.b.apply({
+      apiVersion: K.ServiceExport.apiVersion,
+      kind: 'ServiceExport',
+      metadata: { name: 'hello', namespace: 'default' },
+      spec: { exportedLabels: { 'dummy-label': 'true' }, exportedAnnotations: { 'dummy-annotation': 'true' } },
+    });
     await waitFor('b valid', async () => (await cond(w.b, 'default', 'hello', 'Valid'))?.status === 'True');
     assert.equal((await cond(w.b, 'default', 'hello', 'Conflict'))?.status, 'False');
     await new Promise((r) => setTimeout(r, 1100));
-    await w.a.apply({ ...service('default', 'hello', '100.1.0.42', 42), spec: {
-      type: 'ClusterIP', clusterIP: '100.1.0.42', selector: { app: 'hello' },
-      ports: [{ name: 'http', protocol: 'TCP', port: 42 }, { name: 'stcp', protocol: 'SCTP', port: 142 }],
-    } });
-    await w.a.apply({ apiVersion: K.ServiceExport.apiVersion, kind: 'ServiceExport', metadata: { name: 'hello', namespace: 'default' },
-      spec: { exportedLabels: { 'dummy-label2': 'true' }, exportedAnnotations: { 'dummy-annotation2': 'true' } } });
+    await w.a.apply({
+      ...service('default', 'hello', '100.1.0.42', 42),
+      spec: {
+        type: 'ClusterIP',
+        clusterIP: '100.1.0.42',
+        selector: { app: 'hello' },
+        ports: [
+          { name: 'http', protocol: 'TCP', port: 42 },
+          { name: 'stcp', protocol: 'SCTP', port: 142 },
+        ],
+      },
+    });
+    await w.a.apply({
+      apiVersion: K.ServiceExport.apiVersion,
+      kind: 'ServiceExport',
+      metadata: { name: 'hello', namespace: 'default' },
+      spec: { exportedLabels: { 'dummy-label2': 'true' }, exportedAnnotations: { 'dummy-annotation2': 'true' } },
+    });
     for (const s of [w.a, w.b]) {
-      const c = await waitFor('conflict', async () => { const x = await cond(s, 'default', 'hello', 'Conflict'); return x?.status === 'True' && x; });
+      const c = await waitFor('conflict', async () => {
+        const x = await cond(s, 'default', 'hello', 'Conflict');
+        return x?.status === 'True' && x;
+      });
       assert.equal(c.reason, 'ConflictingPorts');
       for (const what of ['ports', 'session affinity', 'exported labels', 'exported annotations']) assert.match(c.message, new RegExp(what));
       assert.match(c.message, /cluster-a exports other ports/);
     }
-    const imp = await waitFor('import of both', async () => { const i = await w.a.get(K.ServiceImport, 'hello', 'default'); return (i?.status as { clusters: unknown[] })?.clusters.length === 2 && i; });
-    assert.deepEqual((imp.spec as { ports: unknown }).ports, [{ name: 'http', protocol: 'TCP', port: 42 }, { name: 'stcp', protocol: 'SCTP', port: 142 }]);
+    const imp = await waitFor('import of both', async () => {
+      const i = await w.a.get(K.ServiceImport, 'hello', 'default');
+      return (i?.status as { clusters: unknown[] })?.clusters.length === 2 && i;
+    });
+    assert.deepEqual((imp.spec as { ports: unknown }).ports, [
+      { name: 'http', protocol: 'TCP', port: 42 },
+      { name: 'stcp', protocol: 'SCTP', port: 142 },
+    ]);
     assert.equal((imp.spec as { sessionAffinity: string }).sessionAffinity, 'ClientIP');
     assert.equal(imp.metadata.labels?.['dummy-label'], 'true');
     assert.equal(imp.metadata.labels?.['dummy-label2'], undefined);

@@ -54,18 +54,28 @@ test('export in cluster-b: cluster-a commits its import before cluster-b commits
   const order: string[] = [];
   const watches = [
     a.watch(K.EndpointSlice, { namespace: 'default' }, (ev) => order.push(`a ${ev.type} EndpointSlice ${ev.object.metadata.name}`)),
-    b.watch(K.ServiceExport, { namespace: 'default' }, (ev) => { if (ev.object.status) order.push(`b status ServiceExport ${ev.object.metadata.name}`); }),
+    b.watch(K.ServiceExport, { namespace: 'default' }, (ev) => {
+      if (ev.object.status) order.push(`b status ServiceExport ${ev.object.metadata.name}`);
+    }),
   ];
   try {
     for (const name of ['first', 'second']) {
-      await b.apply({ apiVersion: 'v1', kind: 'Service', metadata: { name, namespace: 'default' }, spec: { type: 'ClusterIP', clusterIP: '100.2.0.10', ports: [{ name: 'http', protocol: 'TCP', port: 80 }] } });
+      await b.apply({
+        apiVersion: 'v1',
+        kind: 'Service',
+        metadata: { name, namespace: 'default' },
+        spec: { type: 'ClusterIP', clusterIP: '100.2.0.10', ports: [{ name: 'http', protocol: 'TCP', port: 80 }] },
+      });
       await Promise.all(agents.map((x) => x.idle()));
       order.length = 0;
       await b.apply({ apiVersion: K.ServiceExport.apiVersion, kind: 'ServiceExport', metadata: { name, namespace: 'default' } } as KubeObject);
       for (let i = 0; i < 300 && !order.some((o) => o.startsWith('b status')); i++) await new Promise((r) => setTimeout(r, 10));
       await Promise.all(agents.map((x) => x.idle()));
       assert.equal(order[0], `a ADDED EndpointSlice ${name}.cluster-b`, `${name}: ${order.join('; ')}`);
-      assert.ok(order.some((o) => o.startsWith('b status')), `${name}: ${order.join('; ')}`);
+      assert.ok(
+        order.some((o) => o.startsWith('b status')),
+        `${name}: ${order.join('; ')}`,
+      );
       assert.equal(lanes.foreground, 0);
     }
   } finally {

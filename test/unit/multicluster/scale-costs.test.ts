@@ -10,7 +10,12 @@ import { test } from 'node:test';
 import { promisify } from 'node:util';
 import { silentLogger } from '../../../src/base/log/index.js';
 import {
-  BROKER_NAMESPACE, MC_KINDS as K, MulticlusterAgent, OPERATOR_NAMESPACE, startRecordsPublisher, type GatewayRecords,
+  BROKER_NAMESPACE,
+  MC_KINDS as K,
+  MulticlusterAgent,
+  OPERATOR_NAMESPACE,
+  startRecordsPublisher,
+  type GatewayRecords,
 } from '../../../src/multicluster/control/clusterset/index.js';
 import { ClustersetZone, startClustersetDns, ZoneSource, type ZoneService } from '../../../src/multicluster/control/clusterset-dns/index.js';
 import { openEmbeddedStore, type KubeObject } from '../../../src/platform/store/index.js';
@@ -29,7 +34,9 @@ async function waitFor<T>(what: string, fn: () => Promise<T | undefined | false>
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 const service = (name: string, ip: string): KubeObject => ({
-  apiVersion: 'v1', kind: 'Service', metadata: { name, namespace: 'scale' },
+  apiVersion: 'v1',
+  kind: 'Service',
+  metadata: { name, namespace: 'scale' },
   spec: { type: 'ClusterIP', clusterIP: ip, ports: [{ name: 'http', protocol: 'TCP', port: 80 }] },
 });
 const exportOf = (name: string): KubeObject => ({ apiVersion: K.ServiceExport.apiVersion, kind: 'ServiceExport', metadata: { name, namespace: 'scale' } });
@@ -55,8 +62,11 @@ async function oneMoreExport(existing: number): Promise<{ a: CountingStore; b: C
     await b.apply(service('new', '100.2.200.1'));
     await b.apply(exportOf('new'));
     await waitFor('the new export imported with its status', async () => (await a.inner.get(K.ServiceImport, 'new', 'scale'))?.status !== undefined);
-    await waitFor('the new export valid', async () => ((await b.inner.get(K.ServiceExport, 'new', 'scale'))?.status as { conditions?: { type: string; status: string }[] } | undefined)
-      ?.conditions?.some((c) => c.type === 'Valid' && c.status === 'True'));
+    await waitFor('the new export valid', async () =>
+      ((await b.inner.get(K.ServiceExport, 'new', 'scale'))?.status as { conditions?: { type: string; status: string }[] } | undefined)?.conditions?.some(
+        (c) => c.type === 'Valid' && c.status === 'True',
+      ),
+    );
     await agentA.idle();
     await agentB.idle();
     return { a, b, broker };
@@ -79,27 +89,35 @@ test('one export costs a constant number of store calls, and no list, with 3 or 
   assert.ok(many.a.calls.write <= 4, `importing cluster's writes for one export: ${many.a.written.join(', ')}`);
 });
 
-test('the world\'s cluster sync does not re-list and re-program for an imported (MCS) slice, and does for a Service\'s own', async () => {
+test("the world's cluster sync does not re-list and re-program for an imported (MCS) slice, and does for a Service's own", async () => {
   const dir = mkdtempSync(join(tmpdir(), 'strait-sync-'));
   const store = openEmbeddedStore({ dir });
   const cluster = buildPlan(parseWorld(DEFAULT_WORLD)).clusters[0]!;
   let runs = 0;
-  const sync = startClusterSync(cluster, store, silentLogger(), async () => { runs++; });
+  const sync = startClusterSync(cluster, store, silentLogger(), async () => {
+    runs++;
+  });
   try {
     await sync.settled();
     await sleep(100);
     const before = runs;
     const slice = (name: string, labels: Record<string, string>): KubeObject => ({
-      apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', metadata: { name, namespace: 'scale', labels },
-      addressType: 'IPv4', endpoints: [{ addresses: ['100.2.0.11'] }], ports: [{ port: 80, protocol: 'TCP' }],
+      apiVersion: 'discovery.k8s.io/v1',
+      kind: 'EndpointSlice',
+      metadata: { name, namespace: 'scale', labels },
+      addressType: 'IPv4',
+      endpoints: [{ addresses: ['100.2.0.11'] }],
+      ports: [{ port: 80, protocol: 'TCP' }],
     });
     for (let i = 0; i < 5; i++) {
-      await store.apply(slice(`imported-${i}`, { 'multicluster.kubernetes.io/service-name': `svc-${i}`, 'endpointslice.kubernetes.io/managed-by': 'strait-multicluster' }));
+      await store.apply(
+        slice(`imported-${i}`, { 'multicluster.kubernetes.io/service-name': `svc-${i}`, 'endpointslice.kubernetes.io/managed-by': 'strait-multicluster' }),
+      );
     }
     await sleep(300); // ten debounce periods
     assert.equal(runs, before, 'no reconcile for slices imported from other clusters');
     await store.apply(slice('web-abcde', { 'kubernetes.io/service-name': 'web' }));
-    await waitFor('a reconcile for a Service\'s own slice', () => runs > before, 3000);
+    await waitFor("a reconcile for a Service's own slice", () => runs > before, 3000);
   } finally {
     sync.stop();
     await store.close();
@@ -108,9 +126,29 @@ test('the world\'s cluster sync does not re-list and re-program for an imported 
 });
 
 const records = (tx: number, status: string, rtt: string): GatewayRecords => ({
-  endpoint: { clusterId: 'cluster-a', hostname: 'cluster-a-gw', endpointIP: '172.16.1.1', publicIP: '198.51.100.1', cableDriver: 'strait-psk', subnets: ['10.1.0.0/16'] },
+  endpoint: {
+    clusterId: 'cluster-a',
+    hostname: 'cluster-a-gw',
+    endpointIP: '172.16.1.1',
+    publicIP: '198.51.100.1',
+    cableDriver: 'strait-psk',
+    subnets: ['10.1.0.0/16'],
+  },
   gateway: { node: 'cluster-a-gw', haStatus: 'active', summary: 'All connections (1) are established' },
-  connections: [{ gateway: 'cluster-a-gw', cluster: 'cluster-b', remoteIP: '198.51.100.2', nat: 'no', cableDriver: 'strait-psk', subnets: ['10.2.0.0/16'], status, rttAvg: rtt, txBytes: tx, rxBytes: tx }],
+  connections: [
+    {
+      gateway: 'cluster-a-gw',
+      cluster: 'cluster-b',
+      remoteIP: '198.51.100.2',
+      nat: 'no',
+      cableDriver: 'strait-psk',
+      subnets: ['10.2.0.0/16'],
+      status,
+      rttAvg: rtt,
+      txBytes: tx,
+      rxBytes: tx,
+    },
+  ],
 });
 
 test('the records publisher writes nothing while only counters and RTT move; a status change and a new remote Endpoint are written', async () => {
@@ -127,17 +165,40 @@ test('the records publisher writes nothing while only counters and RTT move; a s
     const from = polls;
     await sleep(300);
     assert.ok(polls - from >= 10, `polled ${polls - from} times`);
-    assert.deepEqual({ local: local.calls, broker: broker.calls }, { local: { list: 0, get: 0, write: 0 }, broker: { list: 0, get: 0, write: 0 } },
-      'polls that differ only in counters and RTT touch no store');
+    assert.deepEqual(
+      { local: local.calls, broker: broker.calls },
+      { local: { list: 0, get: 0, write: 0 }, broker: { list: 0, get: 0, write: 0 } },
+      'polls that differ only in counters and RTT touch no store',
+    );
     status = 'error';
-    await waitFor('the status change published', async () => {
-      const gw = (await local.inner.list(K.Gateway, {})).items[0];
-      return (gw?.status as { connections?: { status: string }[] } | undefined)?.connections?.[0]?.status === 'error';
-    }, 3000);
+    await waitFor(
+      'the status change published',
+      async () => {
+        const gw = (await local.inner.list(K.Gateway, {})).items[0];
+        return (gw?.status as { connections?: { status: string }[] } | undefined)?.connections?.[0]?.status === 'error';
+      },
+      3000,
+    );
     // another cluster's Endpoint appears on the broker: copied in, without a change of these records
-    await broker.inner.apply({ apiVersion: K.Endpoint.apiVersion, kind: 'Endpoint', metadata: { name: 'cluster-b-cluster-b-gw', namespace: BROKER_NAMESPACE },
-      spec: { cluster_id: 'cluster-b', clusterId: 'cluster-b', hostname: 'cluster-b-gw', endpointIP: '172.16.2.1', publicIP: '198.51.100.2', cableDriver: 'strait-psk', subnets: ['10.2.0.0/16'] } });
-    await waitFor('the remote Endpoint copied in', async () => (await local.inner.get(K.Endpoint, 'cluster-b-cluster-b-gw', OPERATOR_NAMESPACE)) !== undefined, 3000);
+    await broker.inner.apply({
+      apiVersion: K.Endpoint.apiVersion,
+      kind: 'Endpoint',
+      metadata: { name: 'cluster-b-cluster-b-gw', namespace: BROKER_NAMESPACE },
+      spec: {
+        cluster_id: 'cluster-b',
+        clusterId: 'cluster-b',
+        hostname: 'cluster-b-gw',
+        endpointIP: '172.16.2.1',
+        publicIP: '198.51.100.2',
+        cableDriver: 'strait-psk',
+        subnets: ['10.2.0.0/16'],
+      },
+    });
+    await waitFor(
+      'the remote Endpoint copied in',
+      async () => (await local.inner.get(K.Endpoint, 'cluster-b-cluster-b-gw', OPERATOR_NAMESPACE)) !== undefined,
+      3000,
+    );
   } finally {
     await pub.stop();
     await Promise.all([local.close(), broker.close()]);
@@ -149,17 +210,28 @@ test('a Gateway record that changes only its RTT leaves the clusterset zone (and
   const zone = new ClustersetZone('cluster-a');
   const source = new ZoneSource(store, zone);
   const gateway = (status: string, rtt: string): KubeObject => ({
-    apiVersion: K.Gateway.apiVersion, kind: 'Gateway', metadata: { name: 'cluster-a-gw', namespace: OPERATOR_NAMESPACE },
-    status: { node: 'cluster-a-gw', haStatus: 'active', summary: 'x', connections: [{ gateway: 'cluster-a-gw', cluster: 'cluster-b', remoteIP: '198.51.100.2', status, rttAvg: rtt }] },
+    apiVersion: K.Gateway.apiVersion,
+    kind: 'Gateway',
+    metadata: { name: 'cluster-a-gw', namespace: OPERATOR_NAMESPACE },
+    status: {
+      node: 'cluster-a-gw',
+      haStatus: 'active',
+      summary: 'x',
+      connections: [{ gateway: 'cluster-a-gw', cluster: 'cluster-b', remoteIP: '198.51.100.2', status, rttAvg: rtt }],
+    },
   });
   try {
     source.start();
     const gw = await store.apply(gateway('connected', '100µs'));
     await store.updateStatus({ ...gw, status: gateway('connected', '100µs').status });
-    await waitFor('health from the record', async () => { await sleep(50); return zone.generation > 0; });
+    await waitFor('health from the record', async () => {
+      await sleep(50);
+      return zone.generation > 0;
+    });
     await sleep(100);
     const g0 = zone.generation;
-    for (const rtt of ['200µs', '300µs', '400µs']) await store.updateStatus({ ...gw, metadata: { ...gw.metadata, resourceVersion: undefined }, status: gateway('connected', rtt).status });
+    for (const rtt of ['200µs', '300µs', '400µs'])
+      await store.updateStatus({ ...gw, metadata: { ...gw.metadata, resourceVersion: undefined }, status: gateway('connected', rtt).status });
     await sleep(200);
     assert.equal(zone.generation, g0, 'RTT-only changes do not move the zone');
     await store.updateStatus({ ...gw, metadata: { ...gw.metadata, resourceVersion: undefined }, status: gateway('connecting', '400µs').status });
@@ -170,19 +242,28 @@ test('a Gateway record that changes only its RTT leaves the clusterset zone (and
   }
 });
 
-test('an export leaves every other name\'s DNS answer cached; a change of that name is answered at once', async () => {
+test("an export leaves every other name's DNS answer cached; a change of that name is answered at once", async () => {
   const zone = new ClustersetZone('cluster-a');
-  const svc = (name: string, ip: string) => ({
-    namespace: 'scale', name, headless: false, ports: [{ name: 'http', protocol: 'TCP', port: 80 }],
-    clusters: new Map([['cluster-b', { ports: [], endpoints: [{ ip, ready: true }] }]]),
-  }) as unknown as ZoneService;
+  const svc = (name: string, ip: string) =>
+    ({
+      namespace: 'scale',
+      name,
+      headless: false,
+      ports: [{ name: 'http', protocol: 'TCP', port: 80 }],
+      clusters: new Map([['cluster-b', { ports: [], endpoints: [{ ip, ready: true }] }]]),
+    }) as unknown as ZoneService;
   for (let i = 0; i < 50; i++) zone.upsert(svc(`svc-${i}`, `100.2.0.${i + 1}`));
   let resolves = 0;
   const resolve = zone.resolve.bind(zone);
-  zone.resolve = (q, t) => { resolves++; return resolve(q, t); };
+  zone.resolve = (q, t) => {
+    resolves++;
+    return resolve(q, t);
+  };
   const dns = await startClustersetDns({ zone, address: '127.0.0.1', port: 0 });
   const dig = async (name: string): Promise<string> =>
-    (await promisify(execFile)('dig', [`@127.0.0.1`, '-p', String(dns.port), '+time=2', '+tries=1', '+short', `${name}.scale.svc.clusterset.local`])).stdout.trim();
+    (
+      await promisify(execFile)('dig', [`@127.0.0.1`, '-p', String(dns.port), '+time=2', '+tries=1', '+short', `${name}.scale.svc.clusterset.local`])
+    ).stdout.trim();
   try {
     assert.equal(await dig('svc-1'), '100.2.0.2');
     assert.equal(await dig('svc-1'), '100.2.0.2');

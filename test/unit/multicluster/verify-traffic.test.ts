@@ -9,7 +9,14 @@ import type { WorldRecord } from '../../../src/cli/world-file.js';
 import { MC_KINDS as K } from '../../../src/multicluster/control/clusterset/index.js';
 import { newTestStore } from '../../support/stores.js';
 
-const pod = (cluster: string, name: string, image: string, ip: string) => ({ namespace: 'default', name, node: 'worker', netns: `${cluster}.default.${name}`, ip, image });
+const pod = (cluster: string, name: string, image: string, ip: string) => ({
+  namespace: 'default',
+  name,
+  node: 'worker',
+  netns: `${cluster}.default.${name}`,
+  ip,
+  image,
+});
 const rec = {
   clusters: [
     { name: 'cluster-a', pods: [pod('cluster-a', 'client', 'strait/idle', '10.1.1.2'), pod('cluster-a', 'echo-a', 'strait/echo', '10.1.0.2')] },
@@ -18,13 +25,24 @@ const rec = {
 } as unknown as WorldRecord;
 
 async function stores() {
-  const m = new Map([['cluster-a', newTestStore()], ['cluster-b', newTestStore()]]);
+  const m = new Map([
+    ['cluster-a', newTestStore()],
+    ['cluster-b', newTestStore()],
+  ]);
   for (const [c, s] of m) {
     const x = c.slice(-1) === 'a' ? 1 : 2;
-    await s.apply({ apiVersion: 'v1', kind: 'Pod', metadata: { name: `echo-${c.slice(-1)}`, namespace: 'default', labels: { app: 'echo' } },
-      spec: { containers: [{ name: 'echo', image: 'strait/echo', ports: [{ containerPort: 8080 }] }] } });
-    await s.apply({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'echo', namespace: 'default' },
-      spec: { clusterIP: `100.${x}.0.11`, selector: { app: 'echo' }, ports: [{ name: 'http', port: 8080, targetPort: 8080 }] } });
+    await s.apply({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: `echo-${c.slice(-1)}`, namespace: 'default', labels: { app: 'echo' } },
+      spec: { containers: [{ name: 'echo', image: 'strait/echo', ports: [{ containerPort: 8080 }] }] },
+    });
+    await s.apply({
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: 'echo', namespace: 'default' },
+      spec: { clusterIP: `100.${x}.0.11`, selector: { app: 'echo' }, ports: [{ name: 'http', port: 8080, targetPort: 8080 }] },
+    });
   }
   // a ClusterIP for the throw-away service, as the world's cluster sync would give it
   const b = m.get('cluster-b')!;
@@ -39,7 +57,11 @@ async function stores() {
 test('verify fails on a rewritten source address, a missing gateway connection, and a discovery that never answers', async () => {
   const m = await stores();
   const opts: TrafficOptions = {
-    rec, from: 'cluster-a', to: 'cluster-b', only: ['connectivity', 'service-discovery'], timeoutMs: 300,
+    rec,
+    from: 'cluster-a',
+    to: 'cluster-b',
+    only: ['connectivity', 'service-discovery'],
+    timeoutMs: 300,
     store: (c) => m.get(c)!,
     exec: async (netns, cmd) => {
       if (cmd[0] === 'curl') return { code: 0, stdout: `${JSON.stringify({ remoteAddress: '172.16.2.1' })}\n200`, stderr: '' };
@@ -57,14 +79,21 @@ test('verify fails on a rewritten source address, a missing gateway connection, 
   assert.deepEqual(result(/^dig /), ['FAIL', 'FAIL']);
   assert.deepEqual(result(/^unexport/), ['PASS']);
   // nothing left behind
-  assert.deepEqual((await m.get('cluster-b')!.list(K.Service, { namespace: 'default' })).items.map((s) => s.metadata.name), ['echo']);
+  assert.deepEqual(
+    (await m.get('cluster-b')!.list(K.Service, { namespace: 'default' })).items.map((s) => s.metadata.name),
+    ['echo'],
+  );
   assert.equal((await m.get('cluster-b')!.list(K.ServiceExport, {})).items.length, 0);
 });
 
 test('verify names what is missing when a cluster has no pods to verify with', async () => {
   const m = await stores();
   const checks = await verifyTraffic({
-    rec, from: 'cluster-a', to: 'cluster-z', only: ['connectivity'], store: (c) => m.get(c) ?? newTestStore(),
+    rec,
+    from: 'cluster-a',
+    to: 'cluster-z',
+    only: ['connectivity'],
+    store: (c) => m.get(c) ?? newTestStore(),
     exec: async () => ({ code: 1, stdout: '', stderr: '' }),
   });
   assert.equal(checks.length, 1);

@@ -3,10 +3,21 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { E } from '../../../src/base/errors/index.js';
 import {
-  aboutSubject, checkSigner, emailOf, failureKind, identityGlobMatch, signatureFormatOf, SIGNATURE_FAILURES, type Signer,
+  aboutSubject,
+  checkSigner,
+  emailOf,
+  failureKind,
+  identityGlobMatch,
+  signatureFormatOf,
+  SIGNATURE_FAILURES,
+  type Signer,
 } from '../../../src/platform/signatures/index.js';
 
-const alice: Signer = { keyID: '1111222233334444', primaryKeyID: 'AAAABBBBCCCCDDDD', identities: ['Alice Tester <alice@example.com>', 'Alice <ALICE@work.example>'] };
+const alice: Signer = {
+  keyID: '1111222233334444',
+  primaryKeyID: 'AAAABBBBCCCCDDDD',
+  identities: ['Alice Tester <alice@example.com>', 'Alice <ALICE@work.example>'],
+};
 
 test('identity globs: "*" and "?" over the whole user ID, case-insensitive, nothing else special', () => {
   const cases: [string, string, boolean][] = [
@@ -32,27 +43,44 @@ test('checkSigner: the key list, then identities, then the committer e-mail', ()
   assert.equal(checkSigner(alice, {}), undefined, 'no rules: any key');
   assert.equal(checkSigner(alice, { allowedKeyIDs: ['aaaabbbbccccdddd'] }), undefined, 'the primary key listed (any case)');
   assert.equal(checkSigner(alice, { allowedKeyIDs: ['1111222233334444'] }), undefined, 'the signing subkey listed');
-  assert.equal(checkSigner(alice, { allowedKeyIDs: ['0000000000000000AAAABBBBCCCCDDDD'.padStart(40, '0')] }), undefined, 'a fingerprint ending in the primary key ID');
+  assert.equal(
+    checkSigner(alice, { allowedKeyIDs: ['0000000000000000AAAABBBBCCCCDDDD'.padStart(40, '0')] }),
+    undefined,
+    'a fingerprint ending in the primary key ID',
+  );
   const notListed = checkSigner(alice, { allowedKeyIDs: ['9999999999999999'], allowedBy: 'policy 3' });
-  assert.deepEqual(notListed, { status: 'not-allowed', message: 'Revision is signed with key 1111222233334444 (subkey of AAAABBBBCCCCDDDD), which is not allowed by policy 3' });
+  assert.deepEqual(notListed, {
+    status: 'not-allowed',
+    message: 'Revision is signed with key 1111222233334444 (subkey of AAAABBBBCCCCDDDD), which is not allowed by policy 3',
+  });
 
   assert.equal(checkSigner(alice, { identities: ['* <*@work.example>'] }), undefined);
   const noMatch = checkSigner(alice, { identities: ['* <*@other.example>'] });
   assert.equal(noMatch?.status, 'signer-not-allowed');
-  assert.equal(noMatch?.message, 'Revision is signed with key 1111222233334444 (subkey of AAAABBBBCCCCDDDD) of "Alice Tester <alice@example.com>", "Alice <ALICE@work.example>", which matches none of the allowed signer identities ("* <*@other.example>")');
+  assert.equal(
+    noMatch?.message,
+    'Revision is signed with key 1111222233334444 (subkey of AAAABBBBCCCCDDDD) of "Alice Tester <alice@example.com>", "Alice <ALICE@work.example>", which matches none of the allowed signer identities ("* <*@other.example>")',
+  );
 
   assert.equal(checkSigner(alice, { committerEmailMatchesSigner: true }, 'Alice@Example.com'), undefined);
   const other = checkSigner(alice, { committerEmailMatchesSigner: true }, 'mallory@example.com');
   assert.equal(other?.status, 'signer-not-allowed');
-  assert.match(other?.message ?? '', /but its committer e-mail "mallory@example.com" is not the signer's verified e-mail \("alice@example.com", "alice@work.example"\)$/);
+  assert.match(
+    other?.message ?? '',
+    /but its committer e-mail "mallory@example.com" is not the signer's verified e-mail \("alice@example.com", "alice@work.example"\)$/,
+  );
   // the e-mail must belong to an identity that matched the pattern, not to any of the key's
   const tied = checkSigner(alice, { identities: ['* <*@work.example>'], committerEmailMatchesSigner: true }, 'alice@example.com');
   assert.equal(tied?.status, 'signer-not-allowed');
   assert.equal(checkSigner(alice, { committerEmailMatchesSigner: true })?.status, 'signer-not-allowed', 'no committer e-mail');
-  assert.equal(checkSigner({ ...alice, identities: [] }, { committerEmailMatchesSigner: true }, 'alice@example.com')?.status, 'signer-not-allowed', 'no verified identity: no e-mail');
+  assert.equal(
+    checkSigner({ ...alice, identities: [] }, { committerEmailMatchesSigner: true }, 'alice@example.com')?.status,
+    'signer-not-allowed',
+    'no verified identity: no e-mail',
+  );
 });
 
-test('the refusal table: one code, one reason per kind; codes are the error factories\'', () => {
+test("the refusal table: one code, one reason per kind; codes are the error factories'", () => {
   const reasons = new Set<string>();
   for (const [kind, info] of Object.entries(SIGNATURE_FAILURES)) {
     assert.match(info.code, /^STRAIT_ERR_SIGNATURE_[A-Z_]+$/, kind);

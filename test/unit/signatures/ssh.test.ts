@@ -10,7 +10,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import {
-  AllowedSigners, parseAllowedSignerLine, parseSshPublicKeyLine, parseSshTime, matchPatternList, verifyCommitSignature, type SshSignerRule,
+  AllowedSigners,
+  parseAllowedSignerLine,
+  parseSshPublicKeyLine,
+  parseSshTime,
+  matchPatternList,
+  verifyCommitSignature,
+  type SshSignerRule,
 } from '../../../src/platform/signatures/index.js';
 import { hasSshKeygen, sshKey, sshSign, sshWorkTree, type SshTestKey } from '../../helpers/ssh-signing.js';
 
@@ -25,14 +31,19 @@ before(() => {
   alice = sshKey(dir, 'alice');
   bob = sshKey(dir, 'bob');
 });
-after(() => { if (dir) rmSync(dir, { recursive: true, force: true }); });
+after(() => {
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
 
 /** What `git verify-commit` says about `rev` with this allowed_signers text: accepted or not. */
 function gitAccepts(wtDir: string, allowed: string, rev: string): boolean {
   const file = join(dir, `allowed-${Math.random().toString(36).slice(2)}`);
   writeFileSync(file, allowed);
-  const r = spawnSync('git', ['-c', 'gpg.format=ssh', '-c', `gpg.ssh.allowedSignersFile=${file}`, 'verify-commit', rev],
-    { cwd: wtDir, encoding: 'utf8', env: { PATH: process.env['PATH'], HOME: dir, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null' } });
+  const r = spawnSync('git', ['-c', 'gpg.format=ssh', '-c', `gpg.ssh.allowedSignersFile=${file}`, 'verify-commit', rev], {
+    cwd: wtDir,
+    encoding: 'utf8',
+    env: { PATH: process.env['PATH'], HOME: dir, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null' },
+  });
   return r.status === 0;
 }
 
@@ -41,7 +52,13 @@ async function verify(raw: Buffer, allowed: string, rules?: SshSignerRule[], now
 }
 
 describe('SSH public keys', { skip }, () => {
-  for (const [type, bits] of [['ed25519', undefined], ['ecdsa', 256], ['ecdsa', 384], ['ecdsa', 521], ['rsa', 3072]] as const) {
+  for (const [type, bits] of [
+    ['ed25519', undefined],
+    ['ecdsa', 256],
+    ['ecdsa', 384],
+    ['ecdsa', 521],
+    ['rsa', 3072],
+  ] as const) {
     test(`${type}${bits ? `-${bits}` : ''}: fingerprint as ssh-keygen -l prints it`, () => {
       const k = sshKey(dir, `k-${type}-${bits ?? 0}`, type, bits);
       assert.equal(parseSshPublicKeyLine(k.pub).key.fingerprint, k.fingerprint);
@@ -50,14 +67,20 @@ describe('SSH public keys', { skip }, () => {
 
   test('an RSA key under 1024 bits, a DSA-looking type and garbage are STRAIT_ERR_SSH_KEY_INVALID', () => {
     for (const line of ['ssh-dss AAAAB3NzaC1kc3MAAACBAP', 'ssh-ed25519 AAAA', 'not a key', 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIA==']) {
-      assert.throws(() => parseSshPublicKeyLine(line), (e: { code?: string }) => e.code === 'STRAIT_ERR_SSH_KEY_INVALID', line);
+      assert.throws(
+        () => parseSshPublicKeyLine(line),
+        (e: { code?: string }) => e.code === 'STRAIT_ERR_SSH_KEY_INVALID',
+        line,
+      );
     }
   });
 });
 
 describe('allowed_signers parsing', { skip }, () => {
   test('principals, options and key as ssh-keygen reads them', () => {
-    const e = parseAllowedSignerLine(`"alice@example.com,*@ops.example.com" namespaces="git,file",valid-after="20240101",VALID-BEFORE="20260101Z" ${alice.pub}`);
+    const e = parseAllowedSignerLine(
+      `"alice@example.com,*@ops.example.com" namespaces="git,file",valid-after="20240101",VALID-BEFORE="20260101Z" ${alice.pub}`,
+    );
     assert.equal(e.principals, 'alice@example.com,*@ops.example.com');
     assert.equal(e.namespaces, 'git,file');
     assert.equal(e.validBefore, Date.UTC(2026, 0, 1) / 1000);
@@ -66,12 +89,23 @@ describe('allowed_signers parsing', { skip }, () => {
   });
 
   test('bad lines are reported by number and skipped; comments and blank lines ignored', () => {
-    const set = AllowedSigners.parse([
-      '# comment', '', `alice@example.com ${alice.pub}`, `bob@example.com frobnicate ${bob.pub}`, `bob@example.com valid-before=20250101 ${bob.pub}`,
-      `bob@example.com valid-before="2025" ${bob.pub}`, alice.pub, `x@y "unterminated ${bob.pub}`,
-    ].join('\n'));
+    const set = AllowedSigners.parse(
+      [
+        '# comment',
+        '',
+        `alice@example.com ${alice.pub}`,
+        `bob@example.com frobnicate ${bob.pub}`,
+        `bob@example.com valid-before=20250101 ${bob.pub}`,
+        `bob@example.com valid-before="2025" ${bob.pub}`,
+        alice.pub,
+        `x@y "unterminated ${bob.pub}`,
+      ].join('\n'),
+    );
     assert.equal(set.entries.length, 1);
-    assert.deepEqual(set.problems.map((p) => p.line), [4, 5, 6, 7, 8]);
+    assert.deepEqual(
+      set.problems.map((p) => p.line),
+      [4, 5, 6, 7, 8],
+    );
     assert.match(set.problems[0]!.reason, /unknown option "frobnicate"/);
     assert.match(set.problems[1]!.reason, /double-quoted value/);
     assert.match(set.problems[3]!.reason, /principals are missing/);
@@ -96,7 +130,13 @@ describe('allowed_signers parsing', { skip }, () => {
 
 describe('SSH-signed commits (real git, real ssh-keygen)', { skip }, () => {
   test('accepted for every key type, and git verify-commit agrees', async () => {
-    for (const [type, bits] of [['ed25519', undefined], ['ecdsa', 256], ['ecdsa', 384], ['ecdsa', 521], ['rsa', 2048]] as const) {
+    for (const [type, bits] of [
+      ['ed25519', undefined],
+      ['ecdsa', 256],
+      ['ecdsa', 384],
+      ['ecdsa', 521],
+      ['rsa', 2048],
+    ] as const) {
       const k = sshKey(dir, `signer-${type}-${bits ?? 0}`, type, bits);
       const wt = sshWorkTree(dir, k);
       const sha = wt.commit(`signed by ${type}`);
@@ -114,18 +154,28 @@ describe('SSH-signed commits (real git, real ssh-keygen)', { skip }, () => {
     execFileSync('ssh-keygen', ['-q', '-p', '-N', '', '-P', '', '-m', 'PEM', '-f', k.path]);
     const priv = createPrivateKey(readFileSync(k.path));
     const msg = Buffer.from('payload\n');
-    const str = (b: Buffer | string) => { const x = Buffer.from(b); const l = Buffer.alloc(4); l.writeUInt32BE(x.length); return Buffer.concat([l, x]); };
+    const str = (b: Buffer | string) => {
+      const x = Buffer.from(b);
+      const l = Buffer.alloc(4);
+      l.writeUInt32BE(x.length);
+      return Buffer.concat([l, x]);
+    };
     const h = createHash('sha512').update(msg).digest();
     const signed = Buffer.concat([Buffer.from('SSHSIG'), str('git'), str(''), str('sha512'), str(h)]);
     const sigBlob = Buffer.concat([str('rsa-sha2-256'), str(cryptoSign('sha256', signed, priv))]);
     const pubBlob = Buffer.from(k.pub.split(' ')[1]!, 'base64');
-    const ver = Buffer.alloc(4); ver.writeUInt32BE(1);
+    const ver = Buffer.alloc(4);
+    ver.writeUInt32BE(1);
     const blob = Buffer.concat([Buffer.from('SSHSIG'), ver, str(pubBlob), str('git'), str(''), str('sha512'), str(sigBlob)]);
     const armored = `-----BEGIN SSH SIGNATURE-----\n${blob.toString('base64').replace(/(.{70})/g, '$1\n')}\n-----END SSH SIGNATURE-----\n`;
     const allowed = `a@example.com ${k.pub}\n`;
     writeFileSync(join(dir, 'rsa256.allowed'), allowed);
     writeFileSync(join(dir, 'rsa256.sig'), armored);
-    const ssh = spawnSync('ssh-keygen', ['-Y', 'verify', '-f', join(dir, 'rsa256.allowed'), '-I', 'a@example.com', '-n', 'git', '-s', join(dir, 'rsa256.sig')], { input: msg });
+    const ssh = spawnSync(
+      'ssh-keygen',
+      ['-Y', 'verify', '-f', join(dir, 'rsa256.allowed'), '-I', 'a@example.com', '-n', 'git', '-s', join(dir, 'rsa256.sig')],
+      { input: msg },
+    );
     assert.equal(ssh.status, 0, String(ssh.stderr));
     const { verifyDetached } = await import('../../../src/platform/signatures/index.js');
     const r = await verifyDetached(msg, armored, [], { sshSigners: AllowedSigners.parse(allowed) });
@@ -138,7 +188,10 @@ describe('SSH-signed commits (real git, real ssh-keygen)', { skip }, () => {
     const allowed = `alice@example.com ${alice.pub}\nbob@example.com ${bob.pub}\n`;
     const refused = await verify(wt.raw(sha), allowed, [{ principal: 'bob@example.com' }]);
     assert.equal(refused.status, 'not-allowed');
-    assert.match(refused.message, new RegExp(`SSH key ${alice.fingerprint.replace(/[+/]/g, '.')} of alice@example.com, which is not allowed by the project's sshSigners`));
+    assert.match(
+      refused.message,
+      new RegExp(`SSH key ${alice.fingerprint.replace(/[+/]/g, '.')} of alice@example.com, which is not allowed by the project's sshSigners`),
+    );
     assert.equal((await verify(wt.raw(sha), allowed, [{ principal: '*@example.com' }])).status, 'valid');
     assert.equal((await verify(wt.raw(sha), allowed, [{ fingerprint: alice.fingerprint }])).status, 'valid');
     assert.equal((await verify(wt.raw(sha), allowed, [{ fingerprint: alice.fingerprint, principal: 'bob@*' }])).status, 'not-allowed');
@@ -185,7 +238,11 @@ describe('SSH-signed commits (real git, real ssh-keygen)', { skip }, () => {
     const sig = sshSign(alice, Buffer.from(raw, 'latin1'), 'file');
     const at = raw.indexOf('\n\n');
     const forged = `${raw.slice(0, at)}\ngpgsig ${sig.trimEnd().split('\n').join('\n ')}${raw.slice(at)}`;
-    const sha = execFileSync('git', ['hash-object', '-t', 'commit', '-w', '--stdin'], { cwd: wt.dir, input: Buffer.from(forged, 'latin1'), encoding: 'utf8' }).trim();
+    const sha = execFileSync('git', ['hash-object', '-t', 'commit', '-w', '--stdin'], {
+      cwd: wt.dir,
+      input: Buffer.from(forged, 'latin1'),
+      encoding: 'utf8',
+    }).trim();
     const allowed = `alice@example.com ${alice.pub}\n`;
     const r = await verify(wt.raw(sha), allowed);
     assert.equal(r.status, 'bad-signature');
@@ -231,14 +288,20 @@ describe('SSH certificates (cert-authority)', { skip }, () => {
     agentPid = agent.pid;
     for (let i = 0; i < 100 && spawnSync('test', ['-S', sock]).status !== 0; i++) await new Promise((r) => setTimeout(r, 20));
   });
-  after(() => { if (agentPid) process.kill(agentPid); });
+  after(() => {
+    if (agentPid) process.kill(agentPid);
+  });
 
   function certSign(name: string, principals: string, validity: string, data: Buffer): { armored: string; ca: SshTestKey } {
     const ca = sshKey(dir, `${name}-ca`);
     const user = sshKey(dir, name);
     execFileSync('ssh-keygen', ['-q', '-s', ca.path, '-I', name, '-n', principals, '-V', validity, `${user.path}.pub`]);
     execFileSync('ssh-add', ['-q', user.path], { env: { ...process.env, SSH_AUTH_SOCK: sock } });
-    const armored = execFileSync('ssh-keygen', ['-Y', 'sign', '-q', '-f', `${user.path}-cert.pub`, '-n', 'git'], { input: data, encoding: 'utf8', env: { ...process.env, SSH_AUTH_SOCK: sock } });
+    const armored = execFileSync('ssh-keygen', ['-Y', 'sign', '-q', '-f', `${user.path}-cert.pub`, '-n', 'git'], {
+      input: data,
+      encoding: 'utf8',
+      env: { ...process.env, SSH_AUTH_SOCK: sock },
+    });
     return { armored, ca };
   }
 
@@ -246,13 +309,22 @@ describe('SSH certificates (cert-authority)', { skip }, () => {
     const { verifyDetached } = await import('../../../src/platform/signatures/index.js');
     const data = Buffer.from('tree 0\n');
     const { armored, ca } = certSign('carol', 'carol@example.com', '20240101:20300101', data);
-    const ok = await verifyDetached(data, armored, [], { sshSigners: AllowedSigners.parse(`*@example.com cert-authority ${ca.pub}\n`), signedAt: new Date('2025-01-01') });
+    const ok = await verifyDetached(data, armored, [], {
+      sshSigners: AllowedSigners.parse(`*@example.com cert-authority ${ca.pub}\n`),
+      signedAt: new Date('2025-01-01'),
+    });
     assert.equal(ok.status, 'valid', ok.message);
     assert.equal(ok.signer, 'carol@example.com');
     assert.equal(ok.primaryKeyID, ca.fingerprint);
-    const wrong = await verifyDetached(data, armored, [], { sshSigners: AllowedSigners.parse(`*@ops.example.com cert-authority ${ca.pub}\n`), signedAt: new Date('2025-01-01') });
+    const wrong = await verifyDetached(data, armored, [], {
+      sshSigners: AllowedSigners.parse(`*@ops.example.com cert-authority ${ca.pub}\n`),
+      signedAt: new Date('2025-01-01'),
+    });
     assert.equal(wrong.status, 'not-allowed');
-    const late = await verifyDetached(data, armored, [], { sshSigners: AllowedSigners.parse(`*@example.com cert-authority ${ca.pub}\n`), signedAt: new Date('2031-01-01') });
+    const late = await verifyDetached(data, armored, [], {
+      sshSigners: AllowedSigners.parse(`*@example.com cert-authority ${ca.pub}\n`),
+      signedAt: new Date('2031-01-01'),
+    });
     assert.equal(late.status, 'expired');
     assert.match(late.message, /certificate expired at 2030-01-01/);
     // the CA's key listed without cert-authority does not vouch for its certificates

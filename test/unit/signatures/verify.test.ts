@@ -7,7 +7,16 @@ import { after, before, describe, test } from 'node:test';
 import * as openpgp from 'openpgp';
 import { isStraitError } from '../../../src/base/errors/index.js';
 import {
-  Keyring, normalizeKeyID, parseCommitObject, parseTagObject, readPublicKeys, readQuickSignature, verifyCommitSignature, verifyCommitSignatures, verifyDetached, verifyTagSignature,
+  Keyring,
+  normalizeKeyID,
+  parseCommitObject,
+  parseTagObject,
+  readPublicKeys,
+  readQuickSignature,
+  verifyCommitSignature,
+  verifyCommitSignatures,
+  verifyDetached,
+  verifyTagSignature,
 } from '../../../src/platform/signatures/index.js';
 import { prng } from '../../helpers/prng.js';
 import { createGpgWorld, createRepo, type GpgWorld, type TestRepo } from '../../helpers/signed-repo.js';
@@ -38,11 +47,45 @@ after(() => world?.cleanup());
 describe('verifyCommitSignature outcomes (table)', () => {
   const cases: { name: string; commit: string; allowed?: () => string[]; status: string; keyID: () => string; message: RegExp }[] = [
     { name: 'unsigned', commit: 'unsigned', status: 'unsigned', keyID: () => '', message: /^Revision is not signed$/ },
-    { name: 'signing subkey of alice', commit: 'alice', status: 'valid', keyID: () => world.keys.alice.signingSubkeyID!, message: /subkey of .* by Alice Tester <alice@example.com>/ },
-    { name: 'subkey allowed through its primary key ID', commit: 'alice', allowed: () => [world.keys.alice.keyID], status: 'valid', keyID: () => world.keys.alice.signingSubkeyID!, message: /Alice/ },
-    { name: 'subkey allowed through the subkey ID', commit: 'alice', allowed: () => [world.keys.alice.signingSubkeyID!], status: 'valid', keyID: () => world.keys.alice.signingSubkeyID!, message: /Alice/ },
-    { name: 'imported but not listed', commit: 'alice', allowed: () => [world.keys.bob.keyID], status: 'not-allowed', keyID: () => world.keys.alice.signingSubkeyID!, message: /not allowed by the project's signatureKeys/ },
-    { name: 'rsa primary key', commit: 'bob', allowed: () => [world.keys.bob.fingerprint], status: 'valid', keyID: () => world.keys.bob.keyID, message: /Bob Tester/ },
+    {
+      name: 'signing subkey of alice',
+      commit: 'alice',
+      status: 'valid',
+      keyID: () => world.keys.alice.signingSubkeyID!,
+      message: /subkey of .* by Alice Tester <alice@example.com>/,
+    },
+    {
+      name: 'subkey allowed through its primary key ID',
+      commit: 'alice',
+      allowed: () => [world.keys.alice.keyID],
+      status: 'valid',
+      keyID: () => world.keys.alice.signingSubkeyID!,
+      message: /Alice/,
+    },
+    {
+      name: 'subkey allowed through the subkey ID',
+      commit: 'alice',
+      allowed: () => [world.keys.alice.signingSubkeyID!],
+      status: 'valid',
+      keyID: () => world.keys.alice.signingSubkeyID!,
+      message: /Alice/,
+    },
+    {
+      name: 'imported but not listed',
+      commit: 'alice',
+      allowed: () => [world.keys.bob.keyID],
+      status: 'not-allowed',
+      keyID: () => world.keys.alice.signingSubkeyID!,
+      message: /not allowed by the project's signatureKeys/,
+    },
+    {
+      name: 'rsa primary key',
+      commit: 'bob',
+      allowed: () => [world.keys.bob.fingerprint],
+      status: 'valid',
+      keyID: () => world.keys.bob.keyID,
+      message: /Bob Tester/,
+    },
     { name: 'key not imported', commit: 'eve', status: 'unknown-key', keyID: () => world.keys.eve.keyID, message: /not imported/ },
     { name: 'expired key', commit: 'carol', status: 'expired', keyID: () => world.keys.carol.keyID, message: /expired on 202[01]-/ },
     { name: 'revoked key', commit: 'dave', status: 'revoked', keyID: () => world.keys.dave.keyID, message: /has been revoked/ },
@@ -70,7 +113,9 @@ test('the rebuilt payload is what gpg itself verifies (payload is exact)', () =>
   assert.ok(c.signature);
   writeFileSync(join(world.dir, 'payload'), c.payload);
   writeFileSync(join(world.dir, 'payload.sig'), c.signature!);
-  const r = spawnSync('gpg', ['--homedir', world.gnupgHome, '--batch', '--verify', join(world.dir, 'payload.sig'), join(world.dir, 'payload')], { encoding: 'utf8' });
+  const r = spawnSync('gpg', ['--homedir', world.gnupgHome, '--batch', '--verify', join(world.dir, 'payload.sig'), join(world.dir, 'payload')], {
+    encoding: 'utf8',
+  });
   assert.equal(r.status, 0, r.stderr);
   assert.match(r.stderr, /Good signature from "Bob Tester/);
   assert.equal(c.tree.length, 40);
@@ -109,7 +154,10 @@ test('key ID rules', () => {
   ];
   for (const [input, want] of table) {
     if (want === null) {
-      assert.throws(() => normalizeKeyID(input), (e: unknown) => isStraitError(e, 'STRAIT_ERR_GITOPS_KEY_ID_INVALID') && e.message === `${input} is not a valid GnuPG key ID`);
+      assert.throws(
+        () => normalizeKeyID(input),
+        (e: unknown) => isStraitError(e, 'STRAIT_ERR_GITOPS_KEY_ID_INVALID') && e.message === `${input} is not a valid GnuPG key ID`,
+      );
     } else {
       assert.equal(normalizeKeyID(input), want);
     }
@@ -125,13 +173,20 @@ test('readPublicKeys refuses what is not a public key', async () => {
 test('fuzz: parsers throw only StraitError on 20k mutated objects', () => {
   const seeds = [raw(sha['bob']!), raw(sha['alice']!), raw(repo.git('rev-parse', 'v1-signed'), 'tag')];
   let seed = 12345;
-  const rnd = (n: number): number => { seed = (seed * 1103515245 + 12345) & 0x7fffffff; return seed % n; };
+  const rnd = (n: number): number => {
+    seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+    return seed % n;
+  };
   for (let i = 0; i < 20000; i++) {
     const base = Buffer.from(seeds[i % seeds.length]!);
     const buf = i % 7 === 0 ? Buffer.from(Array.from({ length: rnd(300) }, () => rnd(256))) : base.subarray(0, rnd(base.length + 1));
     for (let m = rnd(4); m > 0 && buf.length > 0; m--) buf[rnd(buf.length)] = rnd(256);
     for (const parse of [parseCommitObject, parseTagObject]) {
-      try { parse(buf); } catch (e) { assert.ok(isStraitError(e), `non-StraitError: ${String(e)}`); }
+      try {
+        parse(buf);
+      } catch (e) {
+        assert.ok(isStraitError(e), `non-StraitError: ${String(e)}`);
+      }
     }
   }
 });
@@ -150,17 +205,26 @@ test('differential: node:crypto and openpgp.js engines give the same outcome', a
   }
 });
 
-test('differential: the quick signature reader reads gpg\'s signatures as openpgp.js does', async () => {
+test("differential: the quick signature reader reads gpg's signatures as openpgp.js does", async () => {
   let read = 0;
   for (const name of ['alice', 'bob', 'carol', 'dave', 'eve']) {
     const c = parseCommitObject(raw(sha[name]!));
-    const body = c.signature!.split('\n').filter((l) => l && !l.startsWith('-----') && !l.startsWith('=') && !/^[A-Za-z]+: /.test(l)).join('');
+    const body = c
+      .signature!.split('\n')
+      .filter((l) => l && !l.startsWith('-----') && !l.startsWith('=') && !/^[A-Za-z]+: /.test(l))
+      .join('');
     const bin = Buffer.from(body, 'base64');
     const q = readQuickSignature(bin);
     assert.ok(q, `${name}: the quick reader takes gpg's signature`);
     const full = (await openpgp.readSignature({ binarySignature: bin })).packets[0] as unknown as {
-      issuerKeyID: { toHex(): string }; created: Date; hashAlgorithm: number; publicKeyAlgorithm: number; signedHashValue: Uint8Array; signatureType: number;
-      toHash(t: number, d: unknown, detached: boolean): Uint8Array; getExpirationTime(): Date | number;
+      issuerKeyID: { toHex(): string };
+      created: Date;
+      hashAlgorithm: number;
+      publicKeyAlgorithm: number;
+      signedHashValue: Uint8Array;
+      signatureType: number;
+      toHash(t: number, d: unknown, detached: boolean): Uint8Array;
+      getExpirationTime(): Date | number;
     };
     assert.equal(q.issuerKeyID, full.issuerKeyID.toHex().toUpperCase());
     assert.equal(q.created.getTime(), full.created.getTime());
@@ -180,10 +244,16 @@ test('differential: the quick signature reader reads gpg\'s signatures as openpg
 
 test('fuzz: the quick reader never throws on 20k mutated signature packets', () => {
   const c = parseCommitObject(raw(sha['bob']!));
-  const body = c.signature!.split('\n').filter((l) => l && !l.startsWith('-----') && !l.startsWith('=')).join('');
+  const body = c
+    .signature!.split('\n')
+    .filter((l) => l && !l.startsWith('-----') && !l.startsWith('='))
+    .join('');
   const base = Buffer.from(body, 'base64');
   let seed = 4242;
-  const rnd = (n: number): number => { seed = (seed * 1103515245 + 12345) & 0x7fffffff; return seed % n; };
+  const rnd = (n: number): number => {
+    seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+    return seed % n;
+  };
   for (let i = 0; i < 20000; i++) {
     const buf = Buffer.from(i % 5 === 0 ? base.subarray(0, rnd(base.length + 1)) : base);
     for (let m = 1 + rnd(3); m > 0 && buf.length > 0; m--) buf[rnd(buf.length)] = rnd(256);
@@ -195,7 +265,10 @@ test('fuzz: mutated signatures never throw, and never verify as valid', async ()
   const c0 = parseCommitObject(raw(sha['bob']!));
   const sigText = c0.signature!;
   let seed = 777;
-  const rnd = (n: number): number => { seed = (seed * 1103515245 + 12345) & 0x7fffffff; return seed % n; };
+  const rnd = (n: number): number => {
+    seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+    return seed % n;
+  };
   const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=\n-: ';
   for (let i = 0; i < 3000; i++) {
     const chars = sigText.split('');
@@ -233,14 +306,19 @@ test('differential: the batch (strict history) gives each commit what verifyComm
     else inputs.push(Buffer.concat([base.subarray(0, sigAt > 0 ? sigAt : 0), base.subarray(sigAt > 0 ? sigAt : 0)]));
     if (kind < 2) inputs.push(base);
   }
-  const options = [{}, { allowedKeyIDs: [world.keys.bob.keyID] }, { rules: { identities: ['* <alice@example.com>'], committerEmailMatchesSigner: true } }, { engine: 'openpgp' as const }];
+  const options = [
+    {},
+    { allowedKeyIDs: [world.keys.bob.keyID] },
+    { rules: { identities: ['* <alice@example.com>'], committerEmailMatchesSigner: true } },
+    { engine: 'openpgp' as const },
+  ];
   let valid = 0;
   for (const opts of options) {
     const one = await Promise.all(inputs.map((x) => verifyCommitSignature(x, keyring, opts)));
     // pooled (more than 16 at once) and on this thread (16 or fewer)
     const pooled = await verifyCommitSignatures(inputs, keyring, opts);
     const here: typeof pooled = [];
-    for (let start = 0; start < inputs.length; start += 16) here.push(...await verifyCommitSignatures(inputs.slice(start, start + 16), keyring, opts));
+    for (let start = 0; start < inputs.length; start += 16) here.push(...(await verifyCommitSignatures(inputs.slice(start, start + 16), keyring, opts)));
     for (let i = 0; i < inputs.length; i++) {
       assert.deepEqual(pooled[i], one[i], `input ${i} (pooled), ${JSON.stringify(opts)}: ${one[i]!.message}`);
       assert.deepEqual(here[i], one[i], `input ${i}, ${JSON.stringify(opts)}: ${one[i]!.message}`);
@@ -249,6 +327,7 @@ test('differential: the batch (strict history) gives each commit what verifyComm
   }
   // the table above holds every outcome; the mutations reach past the parser
   const statuses = new Set((await verifyCommitSignatures(inputs, keyring)).map((r) => r.status));
-  for (const st of ['valid', 'unsigned', 'unknown-key', 'expired', 'revoked', 'bad-signature']) assert.ok(statuses.has(st as never), `outcome ${st} is covered`);
+  for (const st of ['valid', 'unsigned', 'unknown-key', 'expired', 'revoked', 'bad-signature'])
+    assert.ok(statuses.has(st as never), `outcome ${st} is covered`);
   assert.ok(valid > 0);
 });

@@ -16,7 +16,8 @@ export const base = {
     detail: { path, oldKey, newKey },
   })),
   versionUnsupported: def('STRAIT_ERR_VERSION_UNSUPPORTED', 'usage', (what: string, version: unknown, supported: number[]) => ({
-    message: `${what} has format version ${q(version)}, which this strait does not read (it reads version ${supported.join(', ')}; no version means ${supported[0]}): ` +
+    message:
+      `${what} has format version ${q(version)}, which this strait does not read (it reads version ${supported.join(', ')}; no version means ${supported[0]}): ` +
       (typeof version === 'number' && Number.isInteger(version) && version > Math.max(...supported)
         ? 'a newer strait wrote it; upgrade this component (docs/upgrades.md, "Version skew")'
         : 'a version is a positive integer'),
@@ -28,7 +29,7 @@ export const base = {
     detail: { path, reason },
   })),
   inputTooLarge: def('STRAIT_ERR_INPUT_TOO_LARGE', 'usage', (path: string, limitBytes: number) => ({
-    message: `${q(path)} is larger than ${limitBytes} bytes (${Math.round(limitBytes / 1024 / 1024 * 10) / 10} MiB), the most strait reads from one input; split it or check that it is the file you meant`,
+    message: `${q(path)} is larger than ${limitBytes} bytes (${Math.round((limitBytes / 1024 / 1024) * 10) / 10} MiB), the most strait reads from one input; split it or check that it is the file you meant`,
     detail: { path, limitBytes },
   })),
   notRoot: def('STRAIT_ERR_PRIVILEGE', 'denied', (what: string) => ({

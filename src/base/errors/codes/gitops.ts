@@ -47,10 +47,11 @@ export const gitops = {
     detail: { app, revision, reason },
   })),
   sourceIntegrityLeftOut: def('STRAIT_ERR_GITOPS_SOURCE_INTEGRITY_LEFT_OUT', 'usage', (project: string, userAgent: string) => ({
-    message: `project ${q(project)}: the update leaves spec.sourceIntegrity out, and strait keeps a field an update does not carry `
-      + `(the client, ${q(userAgent)}, may not know it); to switch verification off set the policy's mode to none `
-      + `(argocd proj source-integrity git policies update ${project} <N> --gpg-mode none), or remove spec.sourceIntegrity explicitly `
-      + `(PUT /api/v1/projects/${project} with "sourceIntegrity": null, or kubectl/strait apply)`,
+    message:
+      `project ${q(project)}: the update leaves spec.sourceIntegrity out, and strait keeps a field an update does not carry ` +
+      `(the client, ${q(userAgent)}, may not know it); to switch verification off set the policy's mode to none ` +
+      `(argocd proj source-integrity git policies update ${project} <N> --gpg-mode none), or remove spec.sourceIntegrity explicitly ` +
+      `(PUT /api/v1/projects/${project} with "sourceIntegrity": null, or kubectl/strait apply)`,
     detail: { project, userAgent },
   })),
   // --- the control API's refusals, in Argo CD's words (src/gitops/control/api-handlers.ts, api-server.ts) ---

@@ -28,9 +28,10 @@ export const multicluster = {
     detail: { source, what },
   })),
   mcBrokerPskUnknown: def('STRAIT_ERR_MC_BROKER_PSK_UNKNOWN', 'conflict', (clusters: string[]) => ({
-    message: `the broker already has joined clusters (${clusters.join(', ')}) and does not hold the PSK they share (deployed by an older strait); `
-      + `deploying it again would leave the set with two PSKs. Keep using the broker-info.subm they joined with, or run 'strait deploy-broker --new-psk' `
-      + `and then join every cluster with the new file: ${clusters.map((c) => `strait join broker-info.subm --clusterid ${c}`).join('; ')}`,
+    message:
+      `the broker already has joined clusters (${clusters.join(', ')}) and does not hold the PSK they share (deployed by an older strait); ` +
+      `deploying it again would leave the set with two PSKs. Keep using the broker-info.subm they joined with, or run 'strait deploy-broker --new-psk' ` +
+      `and then join every cluster with the new file: ${clusters.map((c) => `strait join broker-info.subm --clusterid ${c}`).join('; ')}`,
     detail: { clusters },
   })),
   mcBrokerNotDeployed: def('STRAIT_ERR_MC_BROKER_NOT_DEPLOYED', 'notFound', (where: string) => ({
@@ -45,11 +46,10 @@ export const multicluster = {
     message: `cluster ID ${q(clusterId)} is not a DNS label (lower case letters, digits and '-', at most 63, starting and ending with a letter or digit); pick another --clusterid`,
     detail: { clusterId },
   })),
-  mcCidrOverlap: def('STRAIT_ERR_MC_CIDR_OVERLAP', 'conflict',
-    (cluster: string, cidr: string, otherCluster: string, otherCidr: string) => ({
-      message: `cluster ${q(cluster)} cannot join: its CIDR ${q(cidr)} overlaps CIDR ${q(otherCidr)} of joined cluster ${q(otherCluster)}; change one of the CIDRs (or enable a global-IP scheme) and join again`,
-      detail: { cluster, cidr, otherCluster, otherCidr },
-    })),
+  mcCidrOverlap: def('STRAIT_ERR_MC_CIDR_OVERLAP', 'conflict', (cluster: string, cidr: string, otherCluster: string, otherCidr: string) => ({
+    message: `cluster ${q(cluster)} cannot join: its CIDR ${q(cidr)} overlaps CIDR ${q(otherCidr)} of joined cluster ${q(otherCluster)}; change one of the CIDRs (or enable a global-IP scheme) and join again`,
+    detail: { cluster, cidr, otherCluster, otherCidr },
+  })),
   mcNetworkUnknown: def('STRAIT_ERR_MC_NETWORK_UNKNOWN', 'usage', (cluster: string, what: string) => ({
     message: `cannot discover the ${what} of cluster ${q(cluster)}; pass it with the matching join flag (--clustercidr, --servicecidr)`,
     detail: { cluster, what },

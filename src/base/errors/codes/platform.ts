@@ -8,16 +8,14 @@ function refusal<const C extends `STRAIT_ERR_SIGNATURE_${string}`>(code: C) {
 
 export const platform = {
   // --- resources and stores ---
-  manifestInvalid: def('STRAIT_ERR_MANIFEST_INVALID', 'usage',
-    (source: string, docIndex: number, fieldPath: string, rule: string, value?: unknown) => ({
-      message: `${source} document ${docIndex}: ${fieldPath}: ${rule}${value === undefined ? '' : ` (got ${q(value)})`}`,
-      detail: { source, docIndex, fieldPath, rule, value },
-    })),
-  objectInvalid: def('STRAIT_ERR_OBJECT_INVALID', 'usage',
-    (kind: string, name: string, fieldPath: string, rule: string, value?: unknown) => ({
-      message: `${kind} ${q(name)}: ${fieldPath}: ${rule}${value === undefined ? '' : ` (got ${q(value)})`}`,
-      detail: { kind, name, fieldPath, rule, value },
-    })),
+  manifestInvalid: def('STRAIT_ERR_MANIFEST_INVALID', 'usage', (source: string, docIndex: number, fieldPath: string, rule: string, value?: unknown) => ({
+    message: `${source} document ${docIndex}: ${fieldPath}: ${rule}${value === undefined ? '' : ` (got ${q(value)})`}`,
+    detail: { source, docIndex, fieldPath, rule, value },
+  })),
+  objectInvalid: def('STRAIT_ERR_OBJECT_INVALID', 'usage', (kind: string, name: string, fieldPath: string, rule: string, value?: unknown) => ({
+    message: `${kind} ${q(name)}: ${fieldPath}: ${rule}${value === undefined ? '' : ` (got ${q(value)})`}`,
+    detail: { kind, name, fieldPath, rule, value },
+  })),
   manifestParse: def('STRAIT_ERR_MANIFEST_PARSE', 'usage', (source: string, docIndex: number, reason: string) => ({
     message: `${source} document ${docIndex}: not valid YAML/JSON: ${reason}`,
     detail: { source, docIndex, reason },
@@ -43,8 +41,9 @@ export const platform = {
     detail: { resourceVersion, oldest },
   })),
   storeUnavailable: def('STRAIT_ERR_STORE_UNAVAILABLE', 'unavailable', (where: string, reason: string) => ({
-    message: `resource store at ${q(where)} is not reachable: ${reason}; ${/^https?:/.test(where)
-      ? 'is the Kubernetes API server up, and are --kubeconfig and --context the right ones?' : "is 'strait up' running?"}`,
+    message: `resource store at ${q(where)} is not reachable: ${reason}; ${
+      /^https?:/.test(where) ? 'is the Kubernetes API server up, and are --kubeconfig and --context the right ones?' : "is 'strait up' running?"
+    }`,
     detail: { where, reason },
   })),
   unauthorized: def('STRAIT_ERR_UNAUTHORIZED', 'unauthenticated', (what: string) => ({
@@ -78,9 +77,10 @@ export const platform = {
     detail: { what, status, reason, apiMessage: message },
   })),
   kubeCrdMissing: def('STRAIT_ERR_KUBE_CRD_MISSING', 'notFound', (server: string, resources: string[]) => ({
-    message: `the Kubernetes API server ${q(server)} does not serve ${resources.map((r) => q(r)).join(', ')}: `
-      + `strait's CustomResourceDefinitions are not installed there; apply them first: kubectl apply -f deploy/crds.yaml `
-      + `(or: strait crds | kubectl apply -f -), then wait for them: kubectl wait --for condition=Established crd -l app.kubernetes.io/part-of=strait`,
+    message:
+      `the Kubernetes API server ${q(server)} does not serve ${resources.map((r) => q(r)).join(', ')}: ` +
+      `strait's CustomResourceDefinitions are not installed there; apply them first: kubectl apply -f deploy/crds.yaml ` +
+      `(or: strait crds | kubectl apply -f -), then wait for them: kubectl wait --for condition=Established crd -l app.kubernetes.io/part-of=strait`,
     detail: { server, resources },
   })),
   kubeForbidden: def('STRAIT_ERR_KUBE_FORBIDDEN', 'denied', (what: string, message: string) => ({
@@ -93,10 +93,15 @@ export const platform = {
     message: `not a valid git ${what} object: ${why}`,
     detail: { why, what },
   })),
-  signatureKeyInvalid: def('STRAIT_ERR_SIGNATURE_KEY_INVALID', 'usage', (why: string) => ({
-    message: `failed to parse gpg key: ${why}; give an ASCII armored public key (gpg --armor --export KEYID)`,
-    detail: { why },
-  }), { giteaStatus: 422 }),
+  signatureKeyInvalid: def(
+    'STRAIT_ERR_SIGNATURE_KEY_INVALID',
+    'usage',
+    (why: string) => ({
+      message: `failed to parse gpg key: ${why}; give an ASCII armored public key (gpg --armor --export KEYID)`,
+      detail: { why },
+    }),
+    { giteaStatus: 422 },
+  ),
 
   // --- signature refusals: one code per kind (src/platform/signatures/failures.ts); the
   // message names the revision or commit, its author and why
@@ -109,10 +114,15 @@ export const platform = {
   signatureBad: refusal('STRAIT_ERR_SIGNATURE_BAD'),
   signatureHistoryUnsigned: refusal('STRAIT_ERR_SIGNATURE_HISTORY_UNSIGNED'),
   // --- signatures: SSH keys, SSHSIG signatures, allowed_signers ---
-  sshKeyInvalid: def('STRAIT_ERR_SSH_KEY_INVALID', 'usage', (why: string, value?: string) => ({
-    message: `not a usable SSH public key${value === undefined ? '' : ` ${q(value)}`}: ${why}; give one line of a .pub file ("ssh-ed25519 AAAA... comment")`,
-    detail: { why, value },
-  }), { giteaStatus: 422 }),
+  sshKeyInvalid: def(
+    'STRAIT_ERR_SSH_KEY_INVALID',
+    'usage',
+    (why: string, value?: string) => ({
+      message: `not a usable SSH public key${value === undefined ? '' : ` ${q(value)}`}: ${why}; give one line of a .pub file ("ssh-ed25519 AAAA... comment")`,
+      detail: { why, value },
+    }),
+    { giteaStatus: 422 },
+  ),
   sshSignatureInvalid: def('STRAIT_ERR_SSH_SIGNATURE_INVALID', 'usage', (why: string) => ({
     message: `not a valid SSH signature (PROTOCOL.sshsig): ${why}`,
     detail: { why },

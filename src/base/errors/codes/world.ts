@@ -19,8 +19,9 @@ export const world = {
     detail: { stateDir, pid },
   })),
   worldAddress: def('STRAIT_ERR_WORLD_ADDRESS', 'usage', (address: string, hostURL: string | undefined) => ({
-    message: `${q(address)} is an address inside the local world, which this host does not reach (the request would leave through the host's default route); `
-      + (hostURL ? `from the host use ${hostURL}` : "from the host use the address 'strait status' lists for it (127.0.0.1:PORT)"),
+    message:
+      `${q(address)} is an address inside the local world, which this host does not reach (the request would leave through the host's default route); ` +
+      (hostURL ? `from the host use ${hostURL}` : "from the host use the address 'strait status' lists for it (127.0.0.1:PORT)"),
     detail: { address, ...(hostURL ? { hostURL } : {}) },
   })),
   podNotFound: def('STRAIT_ERR_POD_NOT_FOUND', 'notFound', (ref: string) => ({

@@ -7,26 +7,61 @@ export type Tone = 'ok' | 'warn' | 'bad' | 'info';
 const SYMBOL: Record<Tone, string> = { ok: '✓', warn: '!', bad: '✕', info: '•' };
 
 export function Badge({ tone, children, title }: { tone: Tone; children: ComponentChildren; title?: string }) {
-  return <span class={`badge ${tone}`} {...(title ? { title } : {})}><span aria-hidden="true">{SYMBOL[tone]} </span>{children}</span>;
+  return (
+    <span class={`badge ${tone}`} {...(title ? { title } : {})}>
+      <span aria-hidden="true">{SYMBOL[tone]} </span>
+      {children}
+    </span>
+  );
 }
 
 export function Section({ title, id, children, actions }: { title: string; id: string; children: ComponentChildren; actions?: ComponentChildren }) {
   return (
     <section aria-labelledby={`${id}-h`} class="section">
-      <div class="section-head"><h2 id={`${id}-h`}>{title}</h2>{actions}</div>
+      <div class="section-head">
+        <h2 id={`${id}-h`}>{title}</h2>
+        {actions}
+      </div>
       {children}
     </section>
   );
 }
 
-export function Table({ caption, head, rows, empty, testId }: { caption: string; head: string[]; rows: ComponentChildren[][]; empty: string; testId?: string }) {
-  if (rows.length === 0) return <p class="empty" {...(testId ? { 'data-testid': testId } : {})}>{empty}</p>;
+export function Table({
+  caption,
+  head,
+  rows,
+  empty,
+  testId,
+}: {
+  caption: string;
+  head: string[];
+  rows: ComponentChildren[][];
+  empty: string;
+  testId?: string;
+}) {
+  if (rows.length === 0)
+    return (
+      <p class="empty" {...(testId ? { 'data-testid': testId } : {})}>
+        {empty}
+      </p>
+    );
   return (
     <div class="table-wrap">
       <table {...(testId ? { 'data-testid': testId } : {})}>
         <caption>{caption}</caption>
-        <thead><tr>{head.map((h) => <th scope="col">{h}</th>)}</tr></thead>
-        <tbody>{rows.map((r) => <tr>{r.map((c, i) => (i === 0 ? <th scope="row">{c}</th> : <td>{c}</td>))}</tr>)}</tbody>
+        <thead>
+          <tr>
+            {head.map((h) => (
+              <th scope="col">{h}</th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>
+          {rows.map((r) => (
+            <tr>{r.map((c, i) => (i === 0 ? <th scope="row">{c}</th> : <td>{c}</td>))}</tr>
+          ))}
+        </tbody>
       </table>
     </div>
   );
@@ -52,8 +87,18 @@ export function Action({ label, run, disabled, describe }: { label: string; run:
   };
   return (
     <span class="action">
-      <button type="button" onClick={click} disabled={busy || disabled} aria-busy={busy} {...(describe ? { 'aria-label': describe } : {})}>{busy ? `${label}…` : label}</button>
-      {error ? <span role="alert" class="error-text">✕ {error}</span> : done ? <span class="sr-only" role="status">{label} done</span> : null}
+      <button type="button" onClick={click} disabled={busy || disabled} aria-busy={busy} {...(describe ? { 'aria-label': describe } : {})}>
+        {busy ? `${label}…` : label}
+      </button>
+      {error ? (
+        <span role="alert" class="error-text">
+          ✕ {error}
+        </span>
+      ) : done ? (
+        <span class="sr-only" role="status">
+          {label} done
+        </span>
+      ) : null}
     </span>
   );
 }

@@ -24,22 +24,63 @@ function AppCard({ a, mayAct }: { a: AppRow; mayAct: boolean }) {
         </span>
       </header>
       <dl class="facts">
-        <dt>Sync</dt><dd><Badge tone={syncTone(a.sync)}>{a.sync}</Badge></dd>
-        <dt>Health</dt><dd><Badge tone={healthTone(a.health)}>{a.health}</Badge></dd>
-        <dt>Revision</dt><dd data-testid={`revision-${a.name}`}><span class="mono" title={a.revision}>{a.revision ? short(a.revision) : '–'}</span>
-          {a.sync === 'Sync Error' ? <> <Badge tone="bad">refused</Badge></> : null}
-          {a.lastGood ? <span class="muted"> · last good: <span class="mono" title={a.lastGood}>{short(a.lastGood)}</span></span> : null}</dd>
-        <dt>Signature</dt><dd data-testid={`signature-${a.name}`}><Badge tone={v.ok ? 'ok' : 'bad'}>{v.ok ? 'verified' : 'refused'}</Badge> {v.text}
-          {a.signature && !v.ok && a.signature.enforced === false ? <span class="muted"> (not enforced by the project)</span> : null}</dd>
-        <dt>Source</dt><dd class="mono">{a.repoURL} {a.path ? `· ${a.path}` : ''} · {a.targetRevision}</dd>
-        <dt>Project</dt><dd>{a.project}</dd>
-        <dt>Destination</dt><dd class="mono">{a.destination}</dd>
-        <dt>Last operation</dt><dd data-testid={`operation-${a.name}`}>{a.phase ? <Badge tone={a.phase === 'Succeeded' ? 'ok' : 'bad'}>{a.phase}</Badge> : '–'} {a.operationMessage}</dd>
-        <dt>Conditions</dt><dd>{a.conditions.length ? <Conditions list={a.conditions} /> : 'none'}</dd>
-        <dt>Reconciled</dt><dd>{a.reconciledAt ? ago(a.reconciledAt) : '–'}</dd>
+        <dt>Sync</dt>
+        <dd>
+          <Badge tone={syncTone(a.sync)}>{a.sync}</Badge>
+        </dd>
+        <dt>Health</dt>
+        <dd>
+          <Badge tone={healthTone(a.health)}>{a.health}</Badge>
+        </dd>
+        <dt>Revision</dt>
+        <dd data-testid={`revision-${a.name}`}>
+          <span class="mono" title={a.revision}>
+            {a.revision ? short(a.revision) : '–'}
+          </span>
+          {a.sync === 'Sync Error' ? (
+            <>
+              {' '}
+              <Badge tone="bad">refused</Badge>
+            </>
+          ) : null}
+          {a.lastGood ? (
+            <span class="muted">
+              {' '}
+              · last good:{' '}
+              <span class="mono" title={a.lastGood}>
+                {short(a.lastGood)}
+              </span>
+            </span>
+          ) : null}
+        </dd>
+        <dt>Signature</dt>
+        <dd data-testid={`signature-${a.name}`}>
+          <Badge tone={v.ok ? 'ok' : 'bad'}>{v.ok ? 'verified' : 'refused'}</Badge> {v.text}
+          {a.signature && !v.ok && a.signature.enforced === false ? <span class="muted"> (not enforced by the project)</span> : null}
+        </dd>
+        <dt>Source</dt>
+        <dd class="mono">
+          {a.repoURL} {a.path ? `· ${a.path}` : ''} · {a.targetRevision}
+        </dd>
+        <dt>Project</dt>
+        <dd>{a.project}</dd>
+        <dt>Destination</dt>
+        <dd class="mono">{a.destination}</dd>
+        <dt>Last operation</dt>
+        <dd data-testid={`operation-${a.name}`}>
+          {a.phase ? <Badge tone={a.phase === 'Succeeded' ? 'ok' : 'bad'}>{a.phase}</Badge> : '–'} {a.operationMessage}
+        </dd>
+        <dt>Conditions</dt>
+        <dd>{a.conditions.length ? <Conditions list={a.conditions} /> : 'none'}</dd>
+        <dt>Reconciled</dt>
+        <dd>{a.reconciledAt ? ago(a.reconciledAt) : '–'}</dd>
       </dl>
-      <Table caption={`Sync history of ${a.name} (newest first)`} head={['#', 'Revision', 'Signer', 'Deployed']} empty="Never synced."
-        rows={a.history.map((h) => [h.id, <span class="mono">{short(h.revision)}</span>, h.signer ?? '–', ago(h.deployedAt)])} />
+      <Table
+        caption={`Sync history of ${a.name} (newest first)`}
+        head={['#', 'Revision', 'Signer', 'Deployed']}
+        empty="Never synced."
+        rows={a.history.map((h) => [h.id, <span class="mono">{short(h.revision)}</span>, h.signer ?? '–', ago(h.deployedAt)])}
+      />
     </article>
   );
 }
@@ -55,13 +96,27 @@ function Keys() {
       setError(String((err as Error).message));
     }
   };
-  useEffect(() => { void load(); }, []);
+  useEffect(() => {
+    void load();
+  }, []);
   return (
     <Section title="Imported GnuPG keys" id="keys" actions={<Action label="Reload keys" run={load} />}>
-      {error ? <p role="alert" class="error-text">✕ {error}</p> : null}
-      {keys === undefined ? <p>Loading…</p> : <Table caption="Keys the control module verifies signatures with" testId="gpg-keys"
-        head={['Key ID', 'Owner', 'Type', 'Fingerprint']} empty="No key is imported: every signed revision is refused."
-        rows={keys.map((k) => [<span class="mono">{k.keyID}</span>, k.owner ?? '–', k.subType ?? '–', <span class="mono">{k.fingerprint ?? '–'}</span>])} />}
+      {error ? (
+        <p role="alert" class="error-text">
+          ✕ {error}
+        </p>
+      ) : null}
+      {keys === undefined ? (
+        <p>Loading…</p>
+      ) : (
+        <Table
+          caption="Keys the control module verifies signatures with"
+          testId="gpg-keys"
+          head={['Key ID', 'Owner', 'Type', 'Fingerprint']}
+          empty="No key is imported: every signed revision is refused."
+          rows={keys.map((k) => [<span class="mono">{k.keyID}</span>, k.owner ?? '–', k.subType ?? '–', <span class="mono">{k.fingerprint ?? '–'}</span>])}
+        />
+      )}
     </Section>
   );
 }
@@ -72,13 +127,27 @@ export function GitOpsView({ live, mayAct }: { live: Live; mayAct: boolean }) {
   return (
     <>
       <Section title="Applications" id="apps">
-        {apps.length === 0 ? <p class="empty">No Application. Apply one with <code>strait apply -f app.yaml</code>.</p> : apps.map((a) => <AppCard a={a} mayAct={mayAct} />)}
+        {apps.length === 0 ? (
+          <p class="empty">
+            No Application. Apply one with <code>strait apply -f app.yaml</code>.
+          </p>
+        ) : (
+          apps.map((a) => <AppCard a={a} mayAct={mayAct} />)
+        )}
       </Section>
       <Section title="Projects and their policy" id="projects">
-        <Table caption="AppProjects: the repositories, destinations and signature keys each allows" testId="projects"
-          head={['Project', 'Source repositories', 'Destinations', 'Signature keys']} empty="No AppProject (the default project allows everything and enforces no signature)."
-          rows={projs.map((p) => [p.name, p.sourceRepos.join(', ') || '–', p.destinations.join(', ') || '–',
-            p.signatureKeys.length ? <span class="mono">{p.signatureKeys.join(', ')}</span> : <Badge tone="warn">none: signatures not enforced</Badge>])} />
+        <Table
+          caption="AppProjects: the repositories, destinations and signature keys each allows"
+          testId="projects"
+          head={['Project', 'Source repositories', 'Destinations', 'Signature keys']}
+          empty="No AppProject (the default project allows everything and enforces no signature)."
+          rows={projs.map((p) => [
+            p.name,
+            p.sourceRepos.join(', ') || '–',
+            p.destinations.join(', ') || '–',
+            p.signatureKeys.length ? <span class="mono">{p.signatureKeys.join(', ')}</span> : <Badge tone="warn">none: signatures not enforced</Badge>,
+          ])}
+        />
       </Section>
       <Keys />
     </>

@@ -9,8 +9,7 @@ import { formatBytes, topology, type Topology } from '../model';
 import { formatRtt } from '../units';
 import { Badge, Section, Table } from './common';
 
-const rateText = (t: Topology['tunnels'][number]): string =>
-  (t.rate ? `↑ ${formatBytes(t.rate.txBps)}/s ↓ ${formatBytes(t.rate.rxBps)}/s` : '–');
+const rateText = (t: Topology['tunnels'][number]): string => (t.rate ? `↑ ${formatBytes(t.rate.txBps)}/s ↓ ${formatBytes(t.rate.rxBps)}/s` : '–');
 
 function elements(topo: Topology): cytoscape.ElementDefinition[] {
   const els: cytoscape.ElementDefinition[] = [];
@@ -29,7 +28,11 @@ function elements(topo: Topology): cytoscape.ElementDefinition[] {
         position: { x: cx, y: j * 90 },
       });
     });
-    if (topo.broker) els.push({ data: { id: `j:${c.name}`, source: 'broker', target: `c:${c.name}`, label: c.joined ? 'joined' : 'not joined' }, classes: c.joined ? 'join' : 'join missing' });
+    if (topo.broker)
+      els.push({
+        data: { id: `j:${c.name}`, source: 'broker', target: `c:${c.name}`, label: c.joined ? 'joined' : 'not joined' },
+        classes: c.joined ? 'join' : 'join missing',
+      });
   });
   // one edge per pair of clusters: both ends' records side by side
   const seen = new Set<string>();
@@ -48,14 +51,47 @@ function elements(topo: Topology): cytoscape.ElementDefinition[] {
 }
 
 const STYLE: cytoscape.StylesheetJson = [
-  { selector: 'node', style: { label: 'data(label)', 'text-wrap': 'wrap', 'font-size': 12, 'text-valign': 'center', 'text-halign': 'center', color: '#111', 'font-family': 'system-ui, sans-serif' } },
-  { selector: '.cluster', style: { 'background-color': '#eef3fb', 'border-color': '#5a6f8f', 'border-width': 2, 'text-valign': 'top', 'font-weight': 'bold', padding: '24px', shape: 'round-rectangle' } },
+  {
+    selector: 'node',
+    style: {
+      label: 'data(label)',
+      'text-wrap': 'wrap',
+      'font-size': 12,
+      'text-valign': 'center',
+      'text-halign': 'center',
+      color: '#111',
+      'font-family': 'system-ui, sans-serif',
+    },
+  },
+  {
+    selector: '.cluster',
+    style: {
+      'background-color': '#eef3fb',
+      'border-color': '#5a6f8f',
+      'border-width': 2,
+      'text-valign': 'top',
+      'font-weight': 'bold',
+      padding: '24px',
+      shape: 'round-rectangle',
+    },
+  },
   { selector: '.node', style: { shape: 'round-rectangle', width: 150, height: 46, 'background-color': '#fff', 'border-width': 2, 'border-color': '#777' } },
   { selector: '.gateway.active', style: { 'border-color': '#1b7f3b', 'border-width': 3, 'background-color': '#e9f7ee' } },
   { selector: '.gateway.passive', style: { 'border-color': '#9a6700', 'border-style': 'dashed', 'background-color': '#fff8e5' } },
   { selector: '.notready', style: { 'border-color': '#b3261e', 'border-style': 'dotted' } },
   { selector: '.broker', style: { shape: 'diamond', width: 90, height: 90, 'background-color': '#f1ecfa', 'border-color': '#5b3f8f', 'border-width': 2 } },
-  { selector: 'edge', style: { label: 'data(label)', 'text-wrap': 'wrap', 'font-size': 11, 'curve-style': 'bezier', 'text-background-color': '#fff', 'text-background-opacity': 0.9, 'text-background-padding': '2px' } },
+  {
+    selector: 'edge',
+    style: {
+      label: 'data(label)',
+      'text-wrap': 'wrap',
+      'font-size': 11,
+      'curve-style': 'bezier',
+      'text-background-color': '#fff',
+      'text-background-opacity': 0.9,
+      'text-background-padding': '2px',
+    },
+  },
   { selector: '.join', style: { 'line-color': '#9aa6b8', 'line-style': 'dotted', width: 2, 'font-size': 10 } },
   { selector: '.join.missing', style: { 'line-color': '#b3261e', 'line-style': 'dashed' } },
   { selector: '.tunnel.up', style: { 'line-color': '#1b7f3b', width: 4 } },
@@ -77,7 +113,9 @@ function Graph({ topo }: { topo: Topology }) {
     const ids = new Set(els.map((e) => e.data.id as string));
     let added = false;
     c.batch(() => {
-      c.elements().filter((e) => !ids.has(e.id())).remove();
+      c.elements()
+        .filter((e) => !ids.has(e.id()))
+        .remove();
       for (const e of els) {
         const have = c.getElementById(e.data.id as string);
         if (have.nonempty()) {
@@ -100,26 +138,66 @@ export function TopologyView({ live, clusters }: { live: Live; clusters: string[
   return (
     <>
       <Section title="Problems" id="problems">
-        {topo.problems.length === 0
-          ? <p data-testid="no-problems"><Badge tone="ok">no problems</Badge> every tunnel is connected and every cluster has an active gateway</p>
-          : <ul class="problems" data-testid="problems">{topo.problems.map((p) => <li><Badge tone={p.severity === 'error' ? 'bad' : 'warn'}>{p.severity}</Badge> <strong>{p.what}</strong>{p.detail ? ` — ${p.detail}` : ''}</li>)}</ul>}
+        {topo.problems.length === 0 ? (
+          <p data-testid="no-problems">
+            <Badge tone="ok">no problems</Badge> every tunnel is connected and every cluster has an active gateway
+          </p>
+        ) : (
+          <ul class="problems" data-testid="problems">
+            {topo.problems.map((p) => (
+              <li>
+                <Badge tone={p.severity === 'error' ? 'bad' : 'warn'}>{p.severity}</Badge> <strong>{p.what}</strong>
+                {p.detail ? ` — ${p.detail}` : ''}
+              </li>
+            ))}
+          </ul>
+        )}
       </Section>
-      <Section title="Graph" id="graph"><Graph topo={topo} /></Section>
+      <Section title="Graph" id="graph">
+        <Graph topo={topo} />
+      </Section>
       <Section title="Tunnels" id="tunnels">
-        <Table caption="Tunnels between gateways, as each gateway reports them" testId="tunnels"
-          head={['From', 'To cluster', 'Remote IP', 'Status', 'RTT avg.', 'Throughput', 'Bytes (tx / rx)']} empty="No tunnels reported yet."
-          rows={topo.tunnels.map((t) => [`${t.cluster} (${t.gateway})`, t.peer, t.remoteIP,
-            <Badge tone={t.status === 'connected' ? 'ok' : 'bad'} title={t.statusMessage}>{t.status}</Badge>, t.rttAvg ? formatRtt(t.rttAvg) : '–', rateText(t),
-            t.txBytes === undefined ? '–' : `${formatBytes(t.txBytes)} / ${formatBytes(t.rxBytes ?? 0)}`])} />
+        <Table
+          caption="Tunnels between gateways, as each gateway reports them"
+          testId="tunnels"
+          head={['From', 'To cluster', 'Remote IP', 'Status', 'RTT avg.', 'Throughput', 'Bytes (tx / rx)']}
+          empty="No tunnels reported yet."
+          rows={topo.tunnels.map((t) => [
+            `${t.cluster} (${t.gateway})`,
+            t.peer,
+            t.remoteIP,
+            <Badge tone={t.status === 'connected' ? 'ok' : 'bad'} title={t.statusMessage}>
+              {t.status}
+            </Badge>,
+            t.rttAvg ? formatRtt(t.rttAvg) : '–',
+            rateText(t),
+            t.txBytes === undefined ? '–' : `${formatBytes(t.txBytes)} / ${formatBytes(t.rxBytes ?? 0)}`,
+          ])}
+        />
       </Section>
       <Section title="Clusters and nodes" id="clusters">
-        <Table caption="Clusters, their nodes and gateways" testId="clusters"
-          head={['Cluster', 'Joined', 'Cluster CIDRs', 'Service CIDRs', 'Nodes', 'Gateways']} empty="No clusters."
-          rows={topo.clusters.map((c) => [c.name,
+        <Table
+          caption="Clusters, their nodes and gateways"
+          testId="clusters"
+          head={['Cluster', 'Joined', 'Cluster CIDRs', 'Service CIDRs', 'Nodes', 'Gateways']}
+          empty="No clusters."
+          rows={topo.clusters.map((c) => [
+            c.name,
             topo.broker ? <Badge tone={c.joined ? 'ok' : 'bad'}>{c.joined ? 'joined' : 'not joined'}</Badge> : 'no broker',
-            c.clusterCIDRs.join(', ') || '–', c.serviceCIDRs.join(', ') || '–',
+            c.clusterCIDRs.join(', ') || '–',
+            c.serviceCIDRs.join(', ') || '–',
             c.nodes.map((n) => `${n.name} (${n.role}${n.ready ? '' : ', not ready'})`).join(', '),
-            c.gateways.length === 0 ? 'none' : <span>{c.gateways.map((g) => <Badge tone={g.haStatus === 'active' ? 'ok' : 'warn'} title={g.summary}>{`${g.node}: ${g.haStatus}`}</Badge>)}</span>])} />
+            c.gateways.length === 0 ? (
+              'none'
+            ) : (
+              <span>
+                {c.gateways.map((g) => (
+                  <Badge tone={g.haStatus === 'active' ? 'ok' : 'warn'} title={g.summary}>{`${g.node}: ${g.haStatus}`}</Badge>
+                ))}
+              </span>
+            ),
+          ])}
+        />
       </Section>
     </>
   );

@@ -7,12 +7,14 @@ export function defaultMeshObjects(members: string[], controlPlaneNamespace = 'i
   return [
     { apiVersion: 'v1', kind: 'Namespace', metadata: { name: controlPlaneNamespace } },
     {
-      apiVersion: Kinds.ServiceMeshControlPlane.apiVersion, kind: 'ServiceMeshControlPlane',
+      apiVersion: Kinds.ServiceMeshControlPlane.apiVersion,
+      kind: 'ServiceMeshControlPlane',
       metadata: { name: 'basic', namespace: controlPlaneNamespace },
       spec: { version: 'v2.6', security: { dataPlane: { mtls: false, automtls: false }, controlPlane: { mtls: false } } },
     },
     {
-      apiVersion: Kinds.ServiceMeshMemberRoll.apiVersion, kind: 'ServiceMeshMemberRoll',
+      apiVersion: Kinds.ServiceMeshMemberRoll.apiVersion,
+      kind: 'ServiceMeshMemberRoll',
       metadata: { name: 'default', namespace: controlPlaneNamespace },
       spec: { members },
     },

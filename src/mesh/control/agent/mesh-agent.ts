@@ -64,35 +64,50 @@ export async function startMeshAgent(o: MeshAgentOptions): Promise<MeshAgent> {
   let stopped = false;
   const publish = (): void => {
     if (stopped || o.sidecars === false) return;
-    if (publishing) { again = true; return; }
+    if (publishing) {
+      again = true;
+      return;
+    }
     const sidecars = supervisor.status();
     for (const s of sidecars) touched.add(s.pod.split('/')[0] as string);
     publishing = publishSidecarStatus(o.store, sidecars, [...touched])
-      .catch((err: unknown) => o.log?.warn({ err: String(err) }, 'cannot write the sidecars into their pods\' status; retried at the next change'))
+      .catch((err: unknown) => o.log?.warn({ err: String(err) }, "cannot write the sidecars into their pods' status; retried at the next change"))
       .finally(() => {
         publishing = undefined;
-        if (again) { again = false; publish(); }
+        if (again) {
+          again = false;
+          publish();
+        }
       });
   };
   // what the proxies saw, into one MeshTrafficObservation per pod (read back first: flows survive a restart of the agent)
-  const observations = o.sidecars === false ? undefined
-    : new ObservationWriter({ store: o.store, ...(o.log ? { log: o.log } : {}), ...(o.flowLimit !== undefined ? { flowLimit: o.flowLimit } : {}) });
+  const observations =
+    o.sidecars === false
+      ? undefined
+      : new ObservationWriter({ store: o.store, ...(o.log ? { log: o.log } : {}), ...(o.flowLimit !== undefined ? { flowLimit: o.flowLimit } : {}) });
   await observations?.start();
   const common = {
-    onChange: publish, dir: o.dir,
+    onChange: publish,
+    dir: o.dir,
     ...(observations ? { onFlows: (pod: string, report: unknown) => observations.report(pod, report) } : {}),
     ...(o.flowLimit !== undefined ? { flowLimit: o.flowLimit } : {}),
-    ...(o.nodeBinary ? { nodeBinary: o.nodeBinary } : {}), ...(o.excludeInboundPorts ? { excludeInboundPorts: o.excludeInboundPorts } : {}), ...(o.log ? { log: o.log } : {}),
+    ...(o.nodeBinary ? { nodeBinary: o.nodeBinary } : {}),
+    ...(o.excludeInboundPorts ? { excludeInboundPorts: o.excludeInboundPorts } : {}),
+    ...(o.log ? { log: o.log } : {}),
   };
   let supervisor: ProxySupervisor;
   if (o.dataplane === 'node') {
-    if (!o.nodeProxyScript) throw E.usage('the mesh agent needs nodeProxyScript (agents/mesh-node/main.js) for dataplane \'node\'');
+    if (!o.nodeProxyScript) throw E.usage("the mesh agent needs nodeProxyScript (agents/mesh-node/main.js) for dataplane 'node'");
     supervisor = new NodeProxySupervisor({ ...common, nodeProxyScript: o.nodeProxyScript });
   } else {
     supervisor = new SidecarSupervisor({ ...common, sidecarScript: o.sidecarScript, ...(o.proxyUid !== undefined ? { proxyUid: o.proxyUid } : {}) });
   }
   const controller = new MeshController({
-    store: o.store, ca: o.ca, dir: o.dir, ...(o.log ? { log: o.log } : {}), ...(o.ingress ? { ingress: o.ingress } : {}),
+    store: o.store,
+    ca: o.ca,
+    dir: o.dir,
+    ...(o.log ? { log: o.log } : {}),
+    ...(o.ingress ? { ingress: o.ingress } : {}),
     ...(o.workloadLifetimeMs ? { workloadLifetimeMs: o.workloadLifetimeMs } : {}),
     ...(o.proxyUid !== undefined ? { proxyUid: o.proxyUid } : {}),
     onReconciled: (r) => {
@@ -107,7 +122,9 @@ export async function startMeshAgent(o: MeshAgentOptions): Promise<MeshAgent> {
   });
   await controller.start();
   return {
-    controller, supervisor, observations,
+    controller,
+    supervisor,
+    observations,
     stop: async () => {
       stopped = true;
       controller.stop();

@@ -12,7 +12,15 @@ import { PROCESS_BACKOFF, SupervisedProcess } from '../../../platform/process/in
 import { PROXY_MARK } from '../../dataplane/proxy/index.js';
 import type { MeshView } from '../policy/index.js';
 import { installRedirect, removeRedirect } from './redirect.js';
-import { INBOUND_PORT, METRICS_PORT, OUTBOUND_PORT, podRedirectScript, type ProxyStatus, type ProxySupervisor, type ProxySupervisorOptions } from './sidecar-supervisor.js';
+import {
+  INBOUND_PORT,
+  METRICS_PORT,
+  OUTBOUND_PORT,
+  podRedirectScript,
+  type ProxyStatus,
+  type ProxySupervisor,
+  type ProxySupervisorOptions,
+} from './sidecar-supervisor.js';
 
 /** Each node proxy logs to <dir>/node-proxy.<node>.log. */
 export interface NodeProxySupervisorOptions extends ProxySupervisorOptions {
@@ -97,10 +105,21 @@ export class NodeProxySupervisor implements ProxySupervisor {
 
   private supervise(node: string, self: () => NodeProc): SupervisedProcess {
     return new SupervisedProcess({
-      command: [this.o.nodeBinary ?? process.execPath, this.o.nodeProxyScript, '--node', node,
-        '--inbound-port', String(INBOUND_PORT), '--outbound-port', String(OUTBOUND_PORT),
-        '--mark', String(this.o.mark ?? PROXY_MARK), '--metrics-port', String(this.o.metricsPort ?? METRICS_PORT),
-        ...(this.o.flowLimit !== undefined ? ['--flow-limit', String(this.o.flowLimit)] : [])],
+      command: [
+        this.o.nodeBinary ?? process.execPath,
+        this.o.nodeProxyScript,
+        '--node',
+        node,
+        '--inbound-port',
+        String(INBOUND_PORT),
+        '--outbound-port',
+        String(OUTBOUND_PORT),
+        '--mark',
+        String(this.o.mark ?? PROXY_MARK),
+        '--metrics-port',
+        String(this.o.metricsPort ?? METRICS_PORT),
+        ...(this.o.flowLimit !== undefined ? ['--flow-limit', String(this.o.flowLimit)] : []),
+      ],
       env: { ...process.env, STRAIT_PROC: `mesh-node ${node}` },
       logFile: join(this.o.dir, `node-proxy.${node}.log`),
       stdout: 'ignore',
@@ -156,7 +175,7 @@ export class NodeProxySupervisor implements ProxySupervisor {
         installRedirect(p.netns, podRedirectScript({ proxyMark: this.o.mark ?? PROXY_MARK }, this.o.excludeInboundPorts));
         p.redirected = true;
       } catch (err) {
-        this.o.log?.warn({ pod: p.key, netns: p.netns, err: String(err) }, 'cannot install the pod\'s redirect; retrying');
+        this.o.log?.warn({ pod: p.key, netns: p.netns, err: String(err) }, "cannot install the pod's redirect; retrying");
         p.restarts++;
         this.retry(p);
         return;

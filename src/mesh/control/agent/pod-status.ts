@@ -6,20 +6,36 @@ import type { KubeObject, ResourceStore } from '../../../platform/store/index.js
 
 export const SIDECAR_CONTAINER = 'istio-proxy';
 
-interface ContainerStatus { name: string; image?: string; ready: boolean; started: boolean; restartCount: number }
+interface ContainerStatus {
+  name: string;
+  image?: string;
+  ready: boolean;
+  started: boolean;
+  restartCount: number;
+}
 
-export interface SidecarState { pod: string; ready: boolean; restarts: number }
+export interface SidecarState {
+  pod: string;
+  ready: boolean;
+  restarts: number;
+}
 
 /** The containerStatuses a pod should carry, or undefined when it carries none and needs none. */
 export function wantedContainerStatuses(pod: KubeObject, sidecar: SidecarState | undefined): ContainerStatus[] | undefined {
   const status = (pod.status ?? {}) as { phase?: string; containerStatuses?: ContainerStatus[] };
   const running = status.phase === 'Running';
-  const containers = ((pod.spec as { containers?: { name: string; image?: string }[] } | undefined)?.containers ?? []);
+  const containers = (pod.spec as { containers?: { name: string; image?: string }[] } | undefined)?.containers ?? [];
   const had = status.containerStatuses;
   if (!sidecar && !had?.some((c) => c.name === SIDECAR_CONTAINER)) return undefined;
   const app = containers.map((c) => {
     const old = had?.find((h) => h.name === c.name);
-    return { name: c.name, ...(c.image ? { image: c.image } : {}), ready: old?.ready ?? running, started: old?.started ?? running, restartCount: old?.restartCount ?? 0 };
+    return {
+      name: c.name,
+      ...(c.image ? { image: c.image } : {}),
+      ready: old?.ready ?? running,
+      started: old?.started ?? running,
+      restartCount: old?.restartCount ?? 0,
+    };
   });
   if (!sidecar) return app;
   return [...app, { name: SIDECAR_CONTAINER, image: 'strait/sidecar', ready: running && sidecar.ready, started: true, restartCount: sidecar.restarts }];

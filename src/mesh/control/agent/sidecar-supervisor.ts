@@ -69,7 +69,14 @@ export interface ProxySupervisor {
 }
 
 /** One pod's proxy: `pid` is the process serving it (its sidecar, or the node proxy). */
-export interface ProxyStatus { pod: string; netns: string; running: boolean; ready: boolean; pid?: number; restarts: number }
+export interface ProxyStatus {
+  pod: string;
+  netns: string;
+  running: boolean;
+  ready: boolean;
+  pid?: number;
+  restarts: number;
+}
 
 export class SidecarSupervisor implements ProxySupervisor {
   private readonly running = new Map<string, Running>();
@@ -102,10 +109,29 @@ export class SidecarSupervisor implements ProxySupervisor {
     const [ns, pod] = key.split('/') as [string, string];
     const uid = this.o.proxyUid ?? PROXY_UID;
     const proc = new SupervisedProcess({
-      command: ['ip', 'netns', 'exec', netns, this.o.nodeBinary ?? process.execPath, ...SIDECAR_NODE_FLAGS, this.o.sidecarScript,
-        '--config', join(this.o.dir, ns, `${pod}.json`), '--uid', String(uid),
-        '--inbound-port', String(INBOUND_PORT), '--outbound-port', String(OUTBOUND_PORT), '--admin', `127.0.0.1:${ADMIN_PORT}`, '--config-ipc', '--metrics', `0.0.0.0:${METRICS_PORT}`,
-        ...(this.o.flowLimit !== undefined ? ['--flow-limit', String(this.o.flowLimit)] : [])],
+      command: [
+        'ip',
+        'netns',
+        'exec',
+        netns,
+        this.o.nodeBinary ?? process.execPath,
+        ...SIDECAR_NODE_FLAGS,
+        this.o.sidecarScript,
+        '--config',
+        join(this.o.dir, ns, `${pod}.json`),
+        '--uid',
+        String(uid),
+        '--inbound-port',
+        String(INBOUND_PORT),
+        '--outbound-port',
+        String(OUTBOUND_PORT),
+        '--admin',
+        `127.0.0.1:${ADMIN_PORT}`,
+        '--config-ipc',
+        '--metrics',
+        `0.0.0.0:${METRICS_PORT}`,
+        ...(this.o.flowLimit !== undefined ? ['--flow-limit', String(this.o.flowLimit)] : []),
+      ],
       env: { ...process.env, STRAIT_PROC: `sidecar ${key}` },
       logFile: join(this.o.dir, ns, `${pod}.log`),
       stdout: 'ignore',
@@ -142,7 +168,14 @@ export class SidecarSupervisor implements ProxySupervisor {
   }
 
   status(): ProxyStatus[] {
-    return [...this.running.values()].map(({ key, netns, proc }) => ({ pod: key, netns, running: proc.running, ready: proc.ready, ...(proc.pid ? { pid: proc.pid } : {}), restarts: proc.restarts }));
+    return [...this.running.values()].map(({ key, netns, proc }) => ({
+      pod: key,
+      netns,
+      running: proc.running,
+      ready: proc.ready,
+      ...(proc.pid ? { pid: proc.pid } : {}),
+      restarts: proc.restarts,
+    }));
   }
 
   async stop(): Promise<void> {

@@ -20,14 +20,23 @@ export async function loadOrCreateCaInStore(store: ResourceStore, namespace: str
   } else {
     ca = MeshCa.create({ trustDomain });
     const m = ca.material();
-    await store.apply({
-      apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace }, type: 'Opaque',
-      data: { 'ca.crt': b64(m.certPem), 'ca.key': b64(m.keyPem), trustDomain: b64(trustDomain) },
-    }, { fieldManager: 'strait-mesh-ca' });
+    await store.apply(
+      {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name, namespace },
+        type: 'Opaque',
+        data: { 'ca.crt': b64(m.certPem), 'ca.key': b64(m.keyPem), trustDomain: b64(trustDomain) },
+      },
+      { fieldManager: 'strait-mesh-ca' },
+    );
   }
   const cm = await store.get({ apiVersion: 'v1', kind: 'ConfigMap' }, name, namespace);
   if ((cm?.['data'] as Record<string, string> | undefined)?.['ca.crt'] !== ca.rootPem) {
-    await store.apply({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace }, data: { 'ca.crt': ca.rootPem } }, { fieldManager: 'strait-mesh-ca' });
+    await store.apply(
+      { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace }, data: { 'ca.crt': ca.rootPem } },
+      { fieldManager: 'strait-mesh-ca' },
+    );
   }
   return ca;
 }

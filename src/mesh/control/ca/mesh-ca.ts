@@ -77,18 +77,18 @@ function exportKey(privateKey: KeyObject, publicKey: KeyObject): NewKey {
 
 function newKeySync(type: WorkloadKeyType): NewKey {
   const p = keyParams(type);
-  const { privateKey, publicKey } = p.kind === 'rsa'
-    ? generateKeyPairSync('rsa', p.opts as { modulusLength: number })
-    : generateKeyPairSync('ec', p.opts as { namedCurve: string });
+  const { privateKey, publicKey } =
+    p.kind === 'rsa' ? generateKeyPairSync('rsa', p.opts as { modulusLength: number }) : generateKeyPairSync('ec', p.opts as { namedCurve: string });
   return exportKey(privateKey, publicKey);
 }
 
 /** Key generation on the libuv thread pool: the event loop keeps running meanwhile. */
 async function newKey(type: WorkloadKeyType): Promise<NewKey> {
   const p = keyParams(type);
-  const { privateKey, publicKey } = p.kind === 'rsa'
-    ? await generateKeyPairAsync('rsa', p.opts as { modulusLength: number })
-    : await generateKeyPairAsync('ec', p.opts as { namedCurve: string });
+  const { privateKey, publicKey } =
+    p.kind === 'rsa'
+      ? await generateKeyPairAsync('rsa', p.opts as { modulusLength: number })
+      : await generateKeyPairAsync('ec', p.opts as { namedCurve: string });
   return exportKey(privateKey, publicKey);
 }
 
@@ -136,7 +136,8 @@ export class MeshCa {
     } catch (err) {
       throw E.meshCaInvalid((err as Error).message);
     }
-    if (this.rootKey.asymmetricKeyType !== 'rsa') throw E.meshCaInvalid(`the root key is ${this.rootKey.asymmetricKeyType ?? 'unknown'}; the mesh root must be RSA`);
+    if (this.rootKey.asymmetricKeyType !== 'rsa')
+      throw E.meshCaInvalid(`the root key is ${this.rootKey.asymmetricKeyType ?? 'unknown'}; the mesh root must be RSA`);
     if (!x.checkPrivateKey(this.rootKey)) throw E.meshCaInvalid('the root key does not belong to the root certificate');
     this.rootKeyPem = material.keyPem;
     this.rootPem = forge.pki.certificateToPem(this.rootCert);
@@ -156,7 +157,10 @@ export class MeshCa {
     cert.serialNumber = serial();
     cert.validity.notBefore = new Date(now.getTime() - CLOCK_SKEW_MS);
     cert.validity.notAfter = new Date(now.getTime() + (opts.lifetimeMs ?? DEFAULT_ROOT_LIFETIME_MS));
-    const subject = [{ name: 'organizationName', value: opts.organization ?? 'strait mesh' }, { name: 'commonName', value: `root ${trustDomain}` }];
+    const subject = [
+      { name: 'organizationName', value: opts.organization ?? 'strait mesh' },
+      { name: 'commonName', value: `root ${trustDomain}` },
+    ];
     cert.setSubject(subject);
     cert.setIssuer(subject);
     cert.setExtensions([
@@ -213,7 +217,8 @@ export class MeshCa {
     cert.setSubject([{ name: 'organizationName', value: this.rootCert.subject.getField('O')?.value ?? 'strait mesh' }]);
     cert.setIssuer(this.rootCert.subject.attributes);
     const altNames: { type: number; value: string }[] = [{ type: 6, value: id }];
-    for (const dns of opts.dnsNames ?? []) altNames.push(isIP(dns) ? { type: 7, ip: dns } as unknown as { type: number; value: string } : { type: 2, value: dns });
+    for (const dns of opts.dnsNames ?? [])
+      altNames.push(isIP(dns) ? ({ type: 7, ip: dns } as unknown as { type: number; value: string }) : { type: 2, value: dns });
     cert.setExtensions([
       { name: 'basicConstraints', cA: false, critical: true },
       // key encipherment is an RSA use (TLS 1.2 RSA key exchange); an EC key only signs
@@ -230,5 +235,8 @@ export class MeshCa {
 /** The URI SANs of a PEM certificate (spiffe://...), read with node:crypto. */
 export function certificateUris(certPem: string): string[] {
   const san = new X509Certificate(certPem).subjectAltName ?? '';
-  return san.split(/,\s*/).filter((s) => s.startsWith('URI:')).map((s) => s.slice(4));
+  return san
+    .split(/,\s*/)
+    .filter((s) => s.startsWith('URI:'))
+    .map((s) => s.slice(4));
 }

@@ -46,8 +46,11 @@ export class CertRotator {
   async rotateNow(): Promise<WorkloadCert> {
     const clock = this.opts.clock ?? systemClock;
     const issue = this.opts.issue ?? {};
-    const cert = await this.opts.ca.issue(this.opts.namespace, this.opts.serviceAccount,
-      this.opts.clock ? { ...issue, notBefore: new Date(clock.now()) } : issue);
+    const cert = await this.opts.ca.issue(
+      this.opts.namespace,
+      this.opts.serviceAccount,
+      this.opts.clock ? { ...issue, notBefore: new Date(clock.now()) } : issue,
+    );
     if (this.stopped && this.cert) return this.cert; // stopped while issuing: keep what was handed over
     this.cert = cert;
     this.rotations++;
@@ -74,7 +77,9 @@ export class CertRotator {
     this.opts.onError?.(err);
     if (this.stopped) return;
     const clock = this.opts.clock ?? systemClock;
-    this.timer = clock.setTimeout(() => { this.rotateNow().catch((e: unknown) => this.retry(e)); }, 60_000);
+    this.timer = clock.setTimeout(() => {
+      this.rotateNow().catch((e: unknown) => this.retry(e));
+    }, 60_000);
   }
 
   stop(): void {

@@ -92,11 +92,15 @@ export async function serveMeshConfig(o: MeshConfigServerOptions): Promise<MeshC
       const text = g.config();
       return text === undefined ? new HttpError(E.meshConfigUnknown, 'the ingress configuration is not computed yet') : { text, outside: false };
     }
-    if (!caller.pod) return new HttpError(E.meshCallerDenied, 'the token is not bound to a pod (project a ServiceAccount token with audience "strait" into the pod)');
+    if (!caller.pod)
+      return new HttpError(E.meshCallerDenied, 'the token is not bound to a pod (project a ServiceAccount token with audience "strait" into the pod)');
     const st = o.podConfig(caller.namespace, caller.pod);
     if (!st) return new HttpError(E.meshConfigUnknown, `pod ${caller.namespace}/${caller.pod} is not known to the mesh controller yet`);
     if (st.serviceAccount !== caller.serviceAccount) {
-      return new HttpError(E.meshCallerDenied, `the token's ServiceAccount ${caller.serviceAccount} is not pod ${caller.namespace}/${caller.pod}'s (${st.serviceAccount})`);
+      return new HttpError(
+        E.meshCallerDenied,
+        `the token's ServiceAccount ${caller.serviceAccount} is not pod ${caller.namespace}/${caller.pod}'s (${st.serviceAccount})`,
+      );
     }
     return st.state === 'mesh' ? { text: st.text, outside: false } : { text: PASS_THROUGH, outside: true };
   };
@@ -133,7 +137,11 @@ export async function serveMeshConfig(o: MeshConfigServerOptions): Promise<MeshC
       if (lastFlows.size > 50_000) for (const [k, t] of lastFlows) if (now - t > 60_000) lastFlows.delete(k);
       lastFlows.set(key, now);
       const report = await readJsonBody(req, { limit: 1 << 20 });
-      if (!o.onFlows?.(caller.namespace, caller.pod as string, report)) throw new HttpError(E.meshFlowsNotRecorded, 'observed traffic is not being recorded now (the control module cannot write MeshTrafficObservations yet); send it again later');
+      if (!o.onFlows?.(caller.namespace, caller.pod as string, report))
+        throw new HttpError(
+          E.meshFlowsNotRecorded,
+          'observed traffic is not being recorded now (the control module cannot write MeshTrafficObservations yet); send it again later',
+        );
       o.onRequest?.('flows');
       res.writeHead(204).end();
       return;
@@ -152,7 +160,10 @@ export async function serveMeshConfig(o: MeshConfigServerOptions): Promise<MeshC
       if (etag !== have) {
         o.onRequest?.(a.outside ? 'outside' : 'config');
         res.writeHead(200, {
-          'content-type': 'application/json', 'content-length': Buffer.byteLength(a.text), etag, 'cache-control': 'no-store',
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(a.text),
+          etag,
+          'cache-control': 'no-store',
           'strait-mesh': a.outside ? 'outside' : 'member',
         });
         res.end(a.text);
@@ -166,7 +177,12 @@ export async function serveMeshConfig(o: MeshConfigServerOptions): Promise<MeshC
       }
       // until a reconcile (notify) or the deadline; then look again
       await new Promise<void>((resolve) => {
-        const done = (): void => { clearTimeout(t); waiters.delete(done); req.socket.off('close', done); resolve(); };
+        const done = (): void => {
+          clearTimeout(t);
+          waiters.delete(done);
+          req.socket.off('close', done);
+          resolve();
+        };
         const t = setTimeout(done, left);
         waiters.add(done);
         req.socket.once('close', done);
@@ -174,18 +190,25 @@ export async function serveMeshConfig(o: MeshConfigServerOptions): Promise<MeshC
     }
   };
 
-  const server = createServer({ cert: o.cert, key: o.key, minVersion: 'TLSv1.2' }, handleWith(handle, (err) => {
-    const e = toHttpError(err);
-    return { status: e.status, body: { message: e.message }, code: e.code };
-  }));
+  const server = createServer(
+    { cert: o.cert, key: o.key, minVersion: 'TLSv1.2' },
+    handleWith(handle, (err) => {
+      const e = toHttpError(err);
+      return { status: e.status, body: { message: e.message }, code: e.code };
+    }),
+  );
   // long polls: the server must not cut them (Node's default request timeout is 300 s)
   server.requestTimeout = (maxWait + 30) * 1000;
   const bound = await listenServer(server, { port: o.port ?? 0, host: o.host ?? '127.0.0.1' });
   return {
     port: bound.port,
     server,
-    notify() { for (const w of [...waiters]) w(); },
-    setCertificate(cert, key) { server.setSecureContext({ cert, key, minVersion: 'TLSv1.2' }); },
+    notify() {
+      for (const w of [...waiters]) w();
+    },
+    setCertificate(cert, key) {
+      server.setSecureContext({ cert, key, minVersion: 'TLSv1.2' });
+    },
     async close() {
       for (const w of [...waiters]) w();
       server.closeAllConnections();

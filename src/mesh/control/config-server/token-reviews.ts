@@ -22,12 +22,21 @@ export interface TokenReviewLimits {
 }
 
 export const DEFAULT_TOKEN_REVIEW_LIMITS: Readonly<TokenReviewLimits> = Object.freeze({
-  ttlMs: 60_000, cacheSize: 10_000, burst: 10, refillMs: 2_000, globalBurst: 100, globalRefillMs: 20, maxSources: 10_000,
+  ttlMs: 60_000,
+  cacheSize: 10_000,
+  burst: 10,
+  refillMs: 2_000,
+  globalBurst: 100,
+  globalRefillMs: 20,
+  maxSources: 10_000,
 });
 
 export const THROTTLED = Symbol('throttled');
 
-interface Bucket { tokens: number; at: number }
+interface Bucket {
+  tokens: number;
+  at: number;
+}
 
 function take(b: Bucket, burst: number, refillMs: number, now: number): boolean {
   const refilled = Math.min(burst, b.tokens + (now - b.at) / refillMs);
@@ -41,8 +50,11 @@ function take(b: Bucket, burst: number, refillMs: number, now: number): boolean 
 }
 
 /** `review` bounded: its answers cached, its calls limited per source and in all. */
-export function boundedReviews<T>(review: (token: string) => Promise<T | undefined>, limits: Partial<TokenReviewLimits> = {},
-  now: () => number = Date.now): (token: string, source: string) => Promise<T | undefined | typeof THROTTLED> {
+export function boundedReviews<T>(
+  review: (token: string) => Promise<T | undefined>,
+  limits: Partial<TokenReviewLimits> = {},
+  now: () => number = Date.now,
+): (token: string, source: string) => Promise<T | undefined | typeof THROTTLED> {
   const l = { ...DEFAULT_TOKEN_REVIEW_LIMITS, ...limits };
   const answers = new Map<string, { caller: T | undefined; until: number }>();
   const sources = new Map<string, Bucket>();
@@ -55,7 +67,8 @@ export function boundedReviews<T>(review: (token: string) => Promise<T | undefin
     if (hit) answers.delete(key);
     const source = rawSource.replace(/^::ffff:/, '');
     let b = sources.get(source);
-    if (b) sources.delete(source); // re-inserted below: the map's order is the order of last use
+    if (b)
+      sources.delete(source); // re-inserted below: the map's order is the order of last use
     else b = { tokens: l.burst, at: t };
     sources.set(source, b);
     while (sources.size > l.maxSources) sources.delete(sources.keys().next().value as string);

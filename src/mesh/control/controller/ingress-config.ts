@@ -15,8 +15,21 @@ export interface IngressRouteSpec {
   backend?: { host: string; port: number };
 }
 
-export function ingressConfigFor(view: MeshView, routes: IngressRouteSpec[], gateway: { namespace: string; serviceAccount: string }, identity?: ProxyIdentity): IngressConfig {
-  const gw: Workload = { namespace: gateway.namespace, name: 'ingress-gateway', labels: {}, serviceAccount: gateway.serviceAccount, ports: [], sidecar: true, injection: 'gateway' };
+export function ingressConfigFor(
+  view: MeshView,
+  routes: IngressRouteSpec[],
+  gateway: { namespace: string; serviceAccount: string },
+  identity?: ProxyIdentity,
+): IngressConfig {
+  const gw: Workload = {
+    namespace: gateway.namespace,
+    name: 'ingress-gateway',
+    labels: {},
+    serviceAccount: gateway.serviceAccount,
+    ports: [],
+    sidecar: true,
+    injection: 'gateway',
+  };
   return {
     ...(identity ? { identity } : {}),
     routes: routes.flatMap((r) => {
@@ -26,12 +39,18 @@ export function ingressConfigFor(view: MeshView, routes: IngressRouteSpec[], gat
       const row = outboundTo(view, gw, svc, port);
       const backend = r.backend ?? (svc.clusterIP ? { host: svc.clusterIP, port: port.port } : undefined);
       if (!backend) return [];
-      const sans = [...new Set(row.endpoints.map((e) => spiffeId({ trustDomain: view.settings.trustDomain, namespace: svc.namespace, serviceAccount: e.serviceAccount })))];
-      return [{
-        pathPrefix: r.pathPrefix, service: `${svc.name}.${svc.namespace}`, backend,
-        tls: row.mode === 'ISTIO_MUTUAL' ? { mode: 'ISTIO_MUTUAL' as const, sans } : { mode: 'DISABLE' as const },
-        ...(r.host ? { host: r.host } : {}),
-      }];
+      const sans = [
+        ...new Set(row.endpoints.map((e) => spiffeId({ trustDomain: view.settings.trustDomain, namespace: svc.namespace, serviceAccount: e.serviceAccount }))),
+      ];
+      return [
+        {
+          pathPrefix: r.pathPrefix,
+          service: `${svc.name}.${svc.namespace}`,
+          backend,
+          tls: row.mode === 'ISTIO_MUTUAL' ? { mode: 'ISTIO_MUTUAL' as const, sans } : { mode: 'DISABLE' as const },
+          ...(r.host ? { host: r.host } : {}),
+        },
+      ];
     }),
   };
 }

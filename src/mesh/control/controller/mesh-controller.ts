@@ -17,8 +17,16 @@ import { ingressConfigFor, type IngressRouteSpec } from './ingress-config.js';
 export const INGRESS_FILE = 'ingress.json';
 
 /** Every kind mesh policy depends on. */
-export const MESH_KINDS: readonly KindInfo[] = [Kinds.Namespace, Kinds.Pod, Kinds.Deployment, Kinds.Service, Kinds.ServiceMeshControlPlane,
-  Kinds.ServiceMeshMemberRoll, Kinds.PeerAuthentication, Kinds.DestinationRule];
+export const MESH_KINDS: readonly KindInfo[] = [
+  Kinds.Namespace,
+  Kinds.Pod,
+  Kinds.Deployment,
+  Kinds.Service,
+  Kinds.ServiceMeshControlPlane,
+  Kinds.ServiceMeshMemberRoll,
+  Kinds.PeerAuthentication,
+  Kinds.DestinationRule,
+];
 
 export async function listMeshObjects(store: ResourceStore): Promise<{ objects: KubeObject[]; versions: Map<string, string> }> {
   const objects: KubeObject[] = [];
@@ -55,9 +63,7 @@ export interface MeshControllerOptions {
  * `outside` = the pod is known but not in the mesh (why: not a member namespace, no injection);
  * undefined = the controller has not seen the pod (yet).
  */
-export type PodConfigState =
-  | { state: 'mesh'; serviceAccount: string; text: string }
-  | { state: 'outside'; serviceAccount: string; why: string };
+export type PodConfigState = { state: 'mesh'; serviceAccount: string; text: string } | { state: 'outside'; serviceAccount: string; why: string };
 
 export interface ReconcileResult {
   written: string[];
@@ -89,10 +95,17 @@ export class MeshController {
   async start(): Promise<ReconcileResult> {
     const first = await this.reconcile();
     if (!this.stopped) {
-      this.loop = reconcileOnChange(this.o.store, MESH_KINDS.map((k) => ({ apiVersion: k.apiVersion, kind: k.kind })), async () => { await this.reconcile(); }, {
-        debounceMs: this.o.debounceMs ?? 20,
-        onError: (err) => this.o.log?.warn({ err: String(err) }, 'mesh reconcile failed; retrying'),
-      });
+      this.loop = reconcileOnChange(
+        this.o.store,
+        MESH_KINDS.map((k) => ({ apiVersion: k.apiVersion, kind: k.kind })),
+        async () => {
+          await this.reconcile();
+        },
+        {
+          debounceMs: this.o.debounceMs ?? 20,
+          onError: (err) => this.o.log?.warn({ err: String(err) }, 'mesh reconcile failed; retrying'),
+        },
+      );
     }
     return first;
   }
@@ -107,7 +120,9 @@ export class MeshController {
     let cert = this.certs.get(key);
     if (!cert) {
       const rotator = new CertRotator({
-        ca: this.o.ca, namespace: ns, serviceAccount: sa,
+        ca: this.o.ca,
+        namespace: ns,
+        serviceAccount: sa,
         ...(this.o.workloadLifetimeMs ? { issue: { lifetimeMs: this.o.workloadLifetimeMs } } : {}),
         onError: (err) => this.o.log?.warn({ err: String(err), workload: key }, 'certificate rotation failed; retrying in a minute'),
         onRotate: (c) => {
@@ -132,7 +147,8 @@ export class MeshController {
     const written: string[] = [];
     const changed: ReconcileResult['changed'] = [];
     const pods = new Map<string, { serviceAccount: string; sidecar: boolean; why: string }>();
-    for (const w of view.workloads) if (!w.fromDeployment) pods.set(`${w.namespace}/${w.name}`, { serviceAccount: w.serviceAccount, sidecar: w.sidecar, why: w.injection });
+    for (const w of view.workloads)
+      if (!w.fromDeployment) pods.set(`${w.namespace}/${w.name}`, { serviceAccount: w.serviceAccount, sidecar: w.sidecar, why: w.injection });
     for (const w of view.workloads) {
       if (!w.sidecar) continue;
       const cert = await this.certFor(w.namespace, w.serviceAccount);
@@ -191,10 +207,15 @@ export class MeshController {
       this.reportedInvalid.set(k, p.reason);
       this.o.log?.warn({ policy: k, reason: p.reason, action: p.action }, 'mesh policy does not parse');
       const info = p.kind === 'PeerAuthentication' ? Kinds.PeerAuthentication : Kinds.DestinationRule;
-      this.o.store.recordEvent({
-        involvedObject: { apiVersion: info.apiVersion, kind: p.kind, name: p.name, ...(p.namespace ? { namespace: p.namespace } : {}) },
-        type: 'Warning', reason: 'InvalidPolicy', message: `${p.reason}; ${p.action}`, source: 'strait-mesh',
-      }).catch((err: unknown) => this.o.log?.warn({ err: String(err), policy: k }, 'cannot record the Event'));
+      this.o.store
+        .recordEvent({
+          involvedObject: { apiVersion: info.apiVersion, kind: p.kind, name: p.name, ...(p.namespace ? { namespace: p.namespace } : {}) },
+          type: 'Warning',
+          reason: 'InvalidPolicy',
+          message: `${p.reason}; ${p.action}`,
+          source: 'strait-mesh',
+        })
+        .catch((err: unknown) => this.o.log?.warn({ err: String(err), policy: k }, 'cannot record the Event'));
     }
     for (const k of [...this.reportedInvalid.keys()]) if (!now.has(k)) this.reportedInvalid.delete(k);
   }
@@ -256,7 +277,10 @@ export class MeshController {
 
   /** Files currently written, relative to dir. */
   files(): string[] {
-    return readdirSync(this.o.dir, { recursive: true }).map(String).filter((f) => f.endsWith('.json')).sort();
+    return readdirSync(this.o.dir, { recursive: true })
+      .map(String)
+      .filter((f) => f.endsWith('.json'))
+      .sort();
   }
 
   stop(): void {

@@ -33,8 +33,14 @@ export function flowRows(observations: readonly MeshTrafficObservation[], view: 
       rows.push(row);
     }
   }
-  return rows.sort((a, b) => a.namespace.localeCompare(b.namespace) || a.workload.localeCompare(b.workload) || a.pod.localeCompare(b.pod)
-    || a.port - b.port || b.lastSeen.localeCompare(a.lastSeen));
+  return rows.sort(
+    (a, b) =>
+      a.namespace.localeCompare(b.namespace) ||
+      a.workload.localeCompare(b.workload) ||
+      a.pod.localeCompare(b.pod) ||
+      a.port - b.port ||
+      b.lastSeen.localeCompare(a.lastSeen),
+  );
 }
 
 /** The observations of the store (one namespace, or all) and the mesh's policy now, as rows. */

@@ -29,9 +29,16 @@ export function readReportEntry(v: unknown): FlowReportEntry | undefined {
   if (!TLS.has(e['tls'] as string) || !OUTCOMES.has(e['outcome'] as string) || !MODES.has(e['mode'] as string)) return undefined;
   if ((e['reason'] !== undefined && !text(e['reason'])) || !count(e['count']) || !time(e['firstSeen']) || !time(e['lastSeen'])) return undefined;
   return {
-    address: e['address'], ...(e['identity'] !== undefined ? { identity: e['identity'] as string } : {}), port: e['port'],
-    tls: e['tls'] as FlowTls, outcome: e['outcome'] as FlowOutcome, ...(e['reason'] ? { reason: e['reason'] as string } : {}),
-    mode: e['mode'] as FlowMode, count: e['count'], firstSeen: e['firstSeen'], lastSeen: e['lastSeen'],
+    address: e['address'],
+    ...(e['identity'] !== undefined ? { identity: e['identity'] as string } : {}),
+    port: e['port'],
+    tls: e['tls'] as FlowTls,
+    outcome: e['outcome'] as FlowOutcome,
+    ...(e['reason'] ? { reason: e['reason'] as string } : {}),
+    mode: e['mode'] as FlowMode,
+    count: e['count'],
+    firstSeen: e['firstSeen'],
+    lastSeen: e['lastSeen'],
   };
 }
 
@@ -55,7 +62,10 @@ export class PodFlows {
     let skipped = 0;
     for (const raw of list) {
       const e = readReportEntry(raw);
-      if (!e) { skipped++; continue; }
+      if (!e) {
+        skipped++;
+        continue;
+      }
       this.add(e);
       merged++;
     }
@@ -74,7 +84,8 @@ export class PodFlows {
         have.lastSeen = e.lastSeen;
         have.mode = e.mode;
         have.address = e.address;
-        if (e.reason) have.reason = e.reason; else delete have.reason;
+        if (e.reason) have.reason = e.reason;
+        else delete have.reason;
       }
       return;
     }
@@ -95,8 +106,18 @@ export class PodFlows {
     for (const f of flows) {
       const firstSeen = Date.parse(f.firstSeen ?? f.lastSeen);
       const lastSeen = Date.parse(f.lastSeen);
-      const e = readReportEntry({ address: f.client?.address, ...(f.client?.identity !== undefined ? { identity: f.client.identity } : {}),
-        port: f.port, tls: f.tls, outcome: f.outcome, ...(f.reason ? { reason: f.reason } : {}), mode: f.mode, count: f.count, firstSeen, lastSeen });
+      const e = readReportEntry({
+        address: f.client?.address,
+        ...(f.client?.identity !== undefined ? { identity: f.client.identity } : {}),
+        port: f.port,
+        tls: f.tls,
+        outcome: f.outcome,
+        ...(f.reason ? { reason: f.reason } : {}),
+        mode: f.mode,
+        count: f.count,
+        firstSeen,
+        lastSeen,
+      });
       if (e) this.add(e);
     }
     if (count(evicted)) this.evicted = addCapped(this.evicted, evicted);

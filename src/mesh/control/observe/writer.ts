@@ -15,7 +15,14 @@ import { DEFAULT_FLOW_LIMIT, type FlowReport } from '../../dataplane/proxy/index
 import { inboundOf, type MeshView, type Workload } from '../policy/index.js';
 import { PodFlows, type HeldFlow } from './pod-flows.js';
 import { strictWouldReset } from './strict.js';
-import { OBSERVATION_KIND, type MeshTrafficObservation, type ObservationSpec, type ObservationStatus, type ObservedClient, type ObservedFlow } from './types.js';
+import {
+  OBSERVATION_KIND,
+  type MeshTrafficObservation,
+  type ObservationSpec,
+  type ObservationStatus,
+  type ObservedClient,
+  type ObservedFlow,
+} from './types.js';
 
 export interface ObservationWriterOptions {
   store: ResourceStore;
@@ -67,10 +74,19 @@ export function observationOf(view: MeshView, w: Workload, flows: PodFlows): { s
   const byIp = new Map<string, Workload>();
   for (const x of view.workloads) if (x.ip && !x.fromDeployment) byIp.set(x.ip, x);
   const inbound = inboundOf(view, w);
-  const held = [...flows.flows.values()].sort((a, b) => a.port - b.port || b.lastSeen - a.lastSeen || (a.identity ?? a.address).localeCompare(b.identity ?? b.address));
+  const held = [...flows.flows.values()].sort(
+    (a, b) => a.port - b.port || b.lastSeen - a.lastSeen || (a.identity ?? a.address).localeCompare(b.identity ?? b.address),
+  );
   const out: ObservedFlow[] = held.map((f) => ({
-    client: clientOf(f, byIp), port: f.port, tls: f.tls, outcome: f.outcome, ...(f.reason ? { reason: f.reason } : {}), mode: f.mode, count: f.count,
-    firstSeen: new Date(f.firstSeen).toISOString(), lastSeen: new Date(f.lastSeen).toISOString(),
+    client: clientOf(f, byIp),
+    port: f.port,
+    tls: f.tls,
+    outcome: f.outcome,
+    ...(f.reason ? { reason: f.reason } : {}),
+    mode: f.mode,
+    count: f.count,
+    firstSeen: new Date(f.firstSeen).toISOString(),
+    lastSeen: new Date(f.lastSeen).toISOString(),
     strictWouldReset: strictWouldReset(inbound, f),
   }));
   const summary = { flows: out.length, mtls: 0, plaintext: 0, tlsPassthrough: 0, reset: 0, strictWouldReset: 0 };
@@ -83,12 +99,19 @@ export function observationOf(view: MeshView, w: Workload, flows: PodFlows): { s
   }
   return {
     spec: {
-      pod: w.name, ...(w.deployment ? { deployment: w.deployment } : {}), serviceAccount: w.serviceAccount,
-      spiffeId: spiffeId({ trustDomain: view.settings.trustDomain, namespace: w.namespace, serviceAccount: w.serviceAccount }), ...(w.ip ? { address: w.ip } : {}),
+      pod: w.name,
+      ...(w.deployment ? { deployment: w.deployment } : {}),
+      serviceAccount: w.serviceAccount,
+      spiffeId: spiffeId({ trustDomain: view.settings.trustDomain, namespace: w.namespace, serviceAccount: w.serviceAccount }),
+      ...(w.ip ? { address: w.ip } : {}),
     },
     status: {
       ...(flows.lastReport ? { lastReport: new Date(flows.lastReport).toISOString() } : {}),
-      flowLimit: flows.limit, evictedFlows: flows.evicted, inbound, summary, flows: out,
+      flowLimit: flows.limit,
+      evictedFlows: flows.evicted,
+      inbound,
+      summary,
+      flows: out,
     },
   };
 }

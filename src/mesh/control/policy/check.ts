@@ -22,12 +22,15 @@ export function checkMesh(view: MeshView): Finding[] {
   for (const s of view.services) {
     const eps = endpointsOf(view, s);
     for (const p of s.ports) {
-      const strictEps = eps.filter((e) => e.sidecar && (inboundOf(view, e).ports.find((x) => x.port === p.targetPort)?.mode ?? inboundOf(view, e).mode) === 'STRICT');
+      const strictEps = eps.filter(
+        (e) => e.sidecar && (inboundOf(view, e).ports.find((x) => x.port === p.targetPort)?.mode ?? inboundOf(view, e).mode) === 'STRICT',
+      );
       if (strictEps.length > 0) {
         const outsiders = view.workloads.filter((w) => !w.sidecar && !eps.includes(w));
         if (outsiders.length > 0) {
           out.push({
-            severity: 'warning', rule: 'STRICT_OUT_OF_MESH_CLIENT',
+            severity: 'warning',
+            rule: 'STRICT_OUT_OF_MESH_CLIENT',
             message: `service ${s.namespace}/${s.name}:${p.port} is STRICT; clients without a sidecar (${outsiders.map((w) => `${w.namespace}/${w.name}`).join(', ')}) will get "connection reset by peer" (curl exit 56)`,
             objects: [`Service ${s.namespace}/${s.name}`, ...outsiders.map((w) => `Pod ${w.namespace}/${w.name}`)],
           });
@@ -52,11 +55,15 @@ export function checkMesh(view: MeshView): Finding[] {
       const target = `${s.namespace}/${s.name}:${p.port}`;
       for (const [rule, e] of byRule) {
         const clients = e.clients.join(', ');
-        const message = rule === 'STRICT_PLAINTEXT_CLIENT'
-          ? `in-mesh client(s) ${clients} send plaintext to STRICT ${target} (${e.reason}); apply a DestinationRule with tls.mode ISTIO_MUTUAL for ${s.host} or turn on auto mTLS`
-          : rule === 'ISTIO_MUTUAL_WITHOUT_SIDECAR'
-            ? `${clients} originate ISTIO_MUTUAL toward ${target}, but endpoint(s) ${eps.filter((x) => !x.sidecar).map((x) => x.name).join(', ')} have no sidecar to terminate it`
-            : `${clients} originate ISTIO_MUTUAL toward ${target}, whose inbound mode is DISABLE; the application would receive TLS bytes`;
+        const message =
+          rule === 'STRICT_PLAINTEXT_CLIENT'
+            ? `in-mesh client(s) ${clients} send plaintext to STRICT ${target} (${e.reason}); apply a DestinationRule with tls.mode ISTIO_MUTUAL for ${s.host} or turn on auto mTLS`
+            : rule === 'ISTIO_MUTUAL_WITHOUT_SIDECAR'
+              ? `${clients} originate ISTIO_MUTUAL toward ${target}, but endpoint(s) ${eps
+                  .filter((x) => !x.sidecar)
+                  .map((x) => x.name)
+                  .join(', ')} have no sidecar to terminate it`
+              : `${clients} originate ISTIO_MUTUAL toward ${target}, whose inbound mode is DISABLE; the application would receive TLS bytes`;
         out.push({ severity: 'error', rule, message, objects: [`Service ${s.namespace}/${s.name}`, ...e.rules, ...e.clients.map((c) => `Pod ${c}`)] });
       }
     }
@@ -70,25 +77,49 @@ export function checkMesh(view: MeshView): Finding[] {
       const k = `${sh.namespace}/${sh.name}`;
       if (seen.has(k)) continue;
       seen.add(k);
-      out.push({ severity: 'warning', rule: 'PEER_AUTHENTICATION_SHADOWED',
-        message: `PeerAuthentication ${k} has no effect: an older ${sh.scope}-wide policy in the same scope wins`, objects: [`PeerAuthentication ${k}`] });
+      out.push({
+        severity: 'warning',
+        rule: 'PEER_AUTHENTICATION_SHADOWED',
+        message: `PeerAuthentication ${k} has no effect: an older ${sh.scope}-wide policy in the same scope wins`,
+        objects: [`PeerAuthentication ${k}`],
+      });
     }
   }
   for (const pa of view.peerAuthentications) {
     const k = `${pa.metadata.namespace}/${pa.metadata.name}`;
     if (pa.spec?.portLevelMtls && Object.keys(pa.spec.portLevelMtls).length > 0 && !selectorOf(pa)) {
-      out.push({ severity: 'warning', rule: 'PORT_LEVEL_WITHOUT_SELECTOR', message: `PeerAuthentication ${k} has portLevelMtls but no selector; Istio applies port-level settings only to workload policies`, objects: [`PeerAuthentication ${k}`] });
+      out.push({
+        severity: 'warning',
+        rule: 'PORT_LEVEL_WITHOUT_SELECTOR',
+        message: `PeerAuthentication ${k} has portLevelMtls but no selector; Istio applies port-level settings only to workload policies`,
+        objects: [`PeerAuthentication ${k}`],
+      });
     }
     if (selectorOf(pa) && pa.metadata.namespace === root) {
-      out.push({ severity: 'warning', rule: 'SELECTOR_IN_ROOT_NAMESPACE', message: `PeerAuthentication ${k} has a selector in the root namespace ${root}; it is ignored`, objects: [`PeerAuthentication ${k}`] });
+      out.push({
+        severity: 'warning',
+        rule: 'SELECTOR_IN_ROOT_NAMESPACE',
+        message: `PeerAuthentication ${k} has a selector in the root namespace ${root}; it is ignored`,
+        objects: [`PeerAuthentication ${k}`],
+      });
     }
     if (pa.metadata.namespace && pa.metadata.namespace !== root && !view.members.has(pa.metadata.namespace)) {
-      out.push({ severity: 'warning', rule: 'POLICY_OUTSIDE_MEMBERS', message: `PeerAuthentication ${k} is in namespace ${pa.metadata.namespace}, which is not a mesh member; add it to the ServiceMeshMemberRoll`, objects: [`PeerAuthentication ${k}`] });
+      out.push({
+        severity: 'warning',
+        rule: 'POLICY_OUTSIDE_MEMBERS',
+        message: `PeerAuthentication ${k} is in namespace ${pa.metadata.namespace}, which is not a mesh member; add it to the ServiceMeshMemberRoll`,
+        objects: [`PeerAuthentication ${k}`],
+      });
     }
   }
   for (const w of view.workloads) {
     if (!w.sidecar && /not a mesh member/.test(w.injection)) {
-      out.push({ severity: 'warning', rule: 'INJECT_OUTSIDE_MEMBERS', message: `${w.namespace}/${w.name} asks for ${INJECT_KEY}=true, but namespace ${w.namespace} is not a mesh member; it runs without a sidecar`, objects: [`Pod ${w.namespace}/${w.name}`] });
+      out.push({
+        severity: 'warning',
+        rule: 'INJECT_OUTSIDE_MEMBERS',
+        message: `${w.namespace}/${w.name} asks for ${INJECT_KEY}=true, but namespace ${w.namespace} is not a mesh member; it runs without a sidecar`,
+        objects: [`Pod ${w.namespace}/${w.name}`],
+      });
     }
   }
   return out;

@@ -25,10 +25,19 @@ export interface ControlPlaneSettings {
 export function controlPlaneSettings(smcps: readonly ServiceMeshControlPlane[]): ControlPlaneSettings {
   const smcp = [...smcps].sort((a, b) => (Date.parse(a.metadata.creationTimestamp ?? '') || 0) - (Date.parse(b.metadata.creationTimestamp ?? '') || 0))[0];
   if (!smcp) {
-    return { rootNamespace: DEFAULT_ROOT_NAMESPACE, trustDomain: 'cluster.local', dataPlaneMtls: false, autoMtls: true, controlPlaneMtls: false, implicit: true };
+    return {
+      rootNamespace: DEFAULT_ROOT_NAMESPACE,
+      trustDomain: 'cluster.local',
+      dataPlaneMtls: false,
+      autoMtls: true,
+      controlPlaneMtls: false,
+      implicit: true,
+    };
   }
   // read field by field: a value of the wrong type counts as unset
-  const sec = (smcp.spec?.security && typeof smcp.spec.security === 'object' ? smcp.spec.security : {}) as NonNullable<NonNullable<ServiceMeshControlPlane['spec']>['security']>;
+  const sec = (smcp.spec?.security && typeof smcp.spec.security === 'object' ? smcp.spec.security : {}) as NonNullable<
+    NonNullable<ServiceMeshControlPlane['spec']>['security']
+  >;
   const domain = sec.trust?.domain;
   const automtls = sec.dataPlane?.automtls;
   return {
@@ -47,17 +56,27 @@ export function generatedPolicies(s: ControlPlaneSettings): { peerAuthentication
   if (s.implicit || !s.smcp) return { peerAuthentications: [], destinationRules: [] };
   const from = `${Kinds.ServiceMeshControlPlane.kind}/${s.smcp.name}`;
   const meta = (name: string) => ({
-    name, namespace: s.rootNamespace,
+    name,
+    namespace: s.rootNamespace,
     // generated with the control plane: older than anything a user applies afterwards
     creationTimestamp: '1970-01-01T00:00:00Z',
     annotations: { [GENERATED_ANNOTATION]: from },
   });
   const pa: PeerAuthentication = {
-    apiVersion: Kinds.PeerAuthentication.apiVersion, kind: 'PeerAuthentication', metadata: meta('default'),
+    apiVersion: Kinds.PeerAuthentication.apiVersion,
+    kind: 'PeerAuthentication',
+    metadata: meta('default'),
     spec: { mtls: { mode: s.dataPlaneMtls ? 'STRICT' : 'PERMISSIVE' } },
   };
   const drs: DestinationRule[] = s.dataPlaneMtls
-    ? [{ apiVersion: Kinds.DestinationRule.apiVersion, kind: 'DestinationRule', metadata: meta('default'), spec: { host: '*.local', trafficPolicy: { tls: { mode: 'ISTIO_MUTUAL' } } } }]
+    ? [
+        {
+          apiVersion: Kinds.DestinationRule.apiVersion,
+          kind: 'DestinationRule',
+          metadata: meta('default'),
+          spec: { host: '*.local', trafficPolicy: { tls: { mode: 'ISTIO_MUTUAL' } } },
+        },
+      ]
     : [];
   return { peerAuthentications: [pa], destinationRules: drs };
 }

@@ -46,16 +46,31 @@ function modeOnPort(view: MeshView, w: Workload, port: number): EffectiveMode {
 /** Outbound TLS from client `w` toward one service port (all endpoints must have a sidecar for auto mTLS). */
 export function outboundTo(view: MeshView, w: Workload, s: MeshService, port: { port: number; targetPort: number }): OutboundRow {
   const eps = endpointsOf(view, s).map((e) => ({
-    name: e.name, sidecar: e.sidecar, serviceAccount: e.serviceAccount, ...(e.ip ? { ip: e.ip } : {}),
+    name: e.name,
+    sidecar: e.sidecar,
+    serviceAccount: e.serviceAccount,
+    ...(e.ip ? { ip: e.ip } : {}),
     ...(e.sidecar ? { inboundMode: modeOnPort(view, e, port.targetPort) } : {}),
   }));
   const allSidecar = eps.length > 0 && eps.every((e) => e.sidecar);
   const anyDisable = eps.some((e) => e.inboundMode === 'DISABLE');
-  const base = { service: s.name, namespace: s.namespace, host: s.host, port: port.port, targetPort: port.targetPort, endpoints: eps, ...(s.clusterIP ? { clusterIP: s.clusterIP } : {}) };
-  if (!w.sidecar) return { ...base, mode: 'DISABLE', reason: 'client has no sidecar: the application\'s bytes go out as they are' };
-  const res = resolveOutbound(view.destinationRules, w.namespace, { host: s.host, namespace: s.namespace, port: port.port },
+  const base = {
+    service: s.name,
+    namespace: s.namespace,
+    host: s.host,
+    port: port.port,
+    targetPort: port.targetPort,
+    endpoints: eps,
+    ...(s.clusterIP ? { clusterIP: s.clusterIP } : {}),
+  };
+  if (!w.sidecar) return { ...base, mode: 'DISABLE', reason: "client has no sidecar: the application's bytes go out as they are" };
+  const res = resolveOutbound(
+    view.destinationRules,
+    w.namespace,
+    { host: s.host, namespace: s.namespace, port: port.port },
     { sidecar: allSidecar, ...(anyDisable ? { inboundMode: 'DISABLE' as const } : {}) },
-    { rootNamespace: view.settings.rootNamespace, autoMtls: view.settings.autoMtls });
+    { rootNamespace: view.settings.rootNamespace, autoMtls: view.settings.autoMtls },
+  );
   return { ...base, ...res };
 }
 
@@ -63,10 +78,18 @@ export function describeWorkload(view: MeshView, w: Workload): WorkloadDescripti
   const outbound: OutboundRow[] = [];
   for (const s of view.services) for (const p of s.ports) outbound.push(outboundTo(view, w, s, p));
   return {
-    namespace: w.namespace, name: w.name, ...(w.deployment ? { deployment: w.deployment } : {}), serviceAccount: w.serviceAccount,
+    namespace: w.namespace,
+    name: w.name,
+    ...(w.deployment ? { deployment: w.deployment } : {}),
+    serviceAccount: w.serviceAccount,
     spiffeId: spiffeId({ trustDomain: view.settings.trustDomain, namespace: w.namespace, serviceAccount: w.serviceAccount }),
-    sidecar: w.sidecar, injection: w.injection, rootNamespace: view.settings.rootNamespace, autoMtls: view.settings.autoMtls,
-    ...(view.settings.smcp ? { controlPlane: { ...view.settings.smcp, dataPlaneMtls: view.settings.dataPlaneMtls, controlPlaneMtls: view.settings.controlPlaneMtls } } : {}),
+    sidecar: w.sidecar,
+    injection: w.injection,
+    rootNamespace: view.settings.rootNamespace,
+    autoMtls: view.settings.autoMtls,
+    ...(view.settings.smcp
+      ? { controlPlane: { ...view.settings.smcp, dataPlaneMtls: view.settings.dataPlaneMtls, controlPlaneMtls: view.settings.controlPlaneMtls } }
+      : {}),
     inbound: w.sidecar ? inboundOf(view, w) : undefined,
     outbound,
   };

@@ -64,8 +64,13 @@ function bestIn(rules: readonly DestinationRule[], ns: string, dest: Destination
 }
 
 /** The DestinationRule that applies to traffic from a client in `clientNs` to `dest`, and where it was found. */
-export function selectDestinationRule(rules: readonly DestinationRule[], clientNs: string, dest: DestinationRef, rootNamespace: string, domain?: string):
-  { rule: DestinationRule; scope: 'client-namespace' | 'service-namespace' | 'root-namespace' } | undefined {
+export function selectDestinationRule(
+  rules: readonly DestinationRule[],
+  clientNs: string,
+  dest: DestinationRef,
+  rootNamespace: string,
+  domain?: string,
+): { rule: DestinationRule; scope: 'client-namespace' | 'service-namespace' | 'root-namespace' } | undefined {
   if (clientNs !== rootNamespace) {
     const r = bestIn(rules, clientNs, dest, clientNs, domain);
     if (r) return { rule: r, scope: 'client-namespace' };
@@ -85,12 +90,22 @@ export function tlsFor(rule: DestinationRule, port: number): TlsSettings | undef
   return tp?.tls?.mode ? tp.tls : undefined;
 }
 
-export function resolveOutbound(rules: readonly DestinationRule[], clientNs: string, dest: DestinationRef, endpoint: EndpointFacts,
-  opts: { rootNamespace: string; autoMtls: boolean; domain?: string }): OutboundResolution {
+export function resolveOutbound(
+  rules: readonly DestinationRule[],
+  clientNs: string,
+  dest: DestinationRef,
+  endpoint: EndpointFacts,
+  opts: { rootNamespace: string; autoMtls: boolean; domain?: string },
+): OutboundResolution {
   const found = selectDestinationRule(rules, clientNs, dest, opts.rootNamespace, opts.domain);
   const rule: PolicySource | undefined = found
-    ? { kind: 'DestinationRule', namespace: found.rule.metadata.namespace ?? '', name: found.rule.metadata.name, scope: found.scope,
-      ...(found.rule.metadata.annotations?.['strait.dev/generated-from'] !== undefined ? { generated: true } : {}) }
+    ? {
+        kind: 'DestinationRule',
+        namespace: found.rule.metadata.namespace ?? '',
+        name: found.rule.metadata.name,
+        scope: found.scope,
+        ...(found.rule.metadata.annotations?.['strait.dev/generated-from'] !== undefined ? { generated: true } : {}),
+      }
     : undefined;
   const tls = found ? tlsFor(found.rule, dest.port) : undefined;
   if (tls?.mode) return { mode: tls.mode, reason: 'destination-rule', tls, ...(rule ? { rule } : {}) };

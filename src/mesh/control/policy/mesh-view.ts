@@ -71,13 +71,18 @@ const rec = (v: unknown): Record<string, string> => {
   for (const [k, x] of Object.entries(v)) if (typeof x === 'string') out[k] = x;
   return out;
 };
-const obj = (v: unknown): Record<string, unknown> => (v && typeof v === 'object' && !Array.isArray(v) ? v as Record<string, unknown> : {});
+const obj = (v: unknown): Record<string, unknown> => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {});
 
 function injectionOf(labels: Record<string, string>, annotations: Record<string, string>, member: boolean): { sidecar: boolean; why: string } {
   const label = labels[INJECT_KEY];
   const ann = annotations[INJECT_KEY];
   const value = label ?? ann;
-  const where = label !== undefined ? `label ${INJECT_KEY}=${JSON.stringify(label)}` : ann !== undefined ? `annotation ${INJECT_KEY}=${JSON.stringify(ann)}` : `no ${INJECT_KEY}`;
+  const where =
+    label !== undefined
+      ? `label ${INJECT_KEY}=${JSON.stringify(label)}`
+      : ann !== undefined
+        ? `annotation ${INJECT_KEY}=${JSON.stringify(ann)}`
+        : `no ${INJECT_KEY}`;
   if (value !== 'true') return { sidecar: false, why: where };
   if (!member) return { sidecar: false, why: `${where}, but the namespace is not a mesh member` };
   return { sidecar: true, why: where };
@@ -119,18 +124,27 @@ function meshNamespaces(objects: readonly KubeObject[], of: KindsOf, settings: M
 }
 
 function meshService(s: Obj): MeshService {
-  const ports: ServicePort[] = list(s.spec?.['ports']).map(obj).flatMap((p) => {
-    const port = p['port'];
-    if (typeof port !== 'number' || !Number.isInteger(port) || port < 1 || port > 65535) return [];
-    // the sidecars carry TCP only: a UDP or SCTP port (kube-dns 53/UDP beside 53/TCP) has no TLS mode
-    const protocol = str(p['protocol']) ?? 'TCP';
-    if (protocol !== 'TCP') return [];
-    const tp = p['targetPort'];
-    return [{ port, targetPort: typeof tp === 'number' ? tp : port, ...(str(p['name']) ? { name: str(p['name']) as string } : {}) }];
-  });
+  const ports: ServicePort[] = list(s.spec?.['ports'])
+    .map(obj)
+    .flatMap((p) => {
+      const port = p['port'];
+      if (typeof port !== 'number' || !Number.isInteger(port) || port < 1 || port > 65535) return [];
+      // the sidecars carry TCP only: a UDP or SCTP port (kube-dns 53/UDP beside 53/TCP) has no TLS mode
+      const protocol = str(p['protocol']) ?? 'TCP';
+      if (protocol !== 'TCP') return [];
+      const tp = p['targetPort'];
+      return [{ port, targetPort: typeof tp === 'number' ? tp : port, ...(str(p['name']) ? { name: str(p['name']) as string } : {}) }];
+    });
   const ns = s.metadata.namespace ?? 'default';
   const ip = parseIpv4(s.spec?.['clusterIP']);
-  return { namespace: ns, name: s.metadata.name, host: serviceFqdn(s.metadata.name, ns), selector: rec(s.spec?.['selector']), ports, ...(ip ? { clusterIP: ip } : {}) };
+  return {
+    namespace: ns,
+    name: s.metadata.name,
+    host: serviceFqdn(s.metadata.name, ns),
+    selector: rec(s.spec?.['selector']),
+    ports,
+    ...(ip ? { clusterIP: ip } : {}),
+  };
 }
 
 function podWorkload(p: Obj, members: ReadonlySet<string>): Workload {
@@ -141,9 +155,16 @@ function podWorkload(p: Obj, members: ReadonlySet<string>): Workload {
   const netns = p.metadata.annotations?.[NETNS_ANNOTATION];
   const node = str(p.spec?.['nodeName']);
   return {
-    namespace: ns, name: p.metadata.name, labels,
+    namespace: ns,
+    name: p.metadata.name,
+    labels,
     serviceAccount: str(p.spec?.['serviceAccountName']) ?? 'default',
-    ports: containerPorts(p.spec), sidecar: inj.sidecar, injection: inj.why, ...(ip ? { ip } : {}), ...(netns ? { netns } : {}), ...(node ? { node } : {}),
+    ports: containerPorts(p.spec),
+    sidecar: inj.sidecar,
+    injection: inj.why,
+    ...(ip ? { ip } : {}),
+    ...(netns ? { netns } : {}),
+    ...(node ? { node } : {}),
   };
 }
 
@@ -151,9 +172,17 @@ function podWorkload(p: Obj, members: ReadonlySet<string>): Workload {
  * A Deployment names the pod workloads it owns (its selector, else its template's labels, over
  * the pods' labels); one with no pod of its template's labels yet is a workload of its own.
  */
-function addDeployment(d: Obj, workloads: Workload[], podLabelsSeen: readonly { ns: string; labels: Record<string, string> }[], members: ReadonlySet<string>): void {
+function addDeployment(
+  d: Obj,
+  workloads: Workload[],
+  podLabelsSeen: readonly { ns: string; labels: Record<string, string> }[],
+  members: ReadonlySet<string>,
+): void {
   const ns = d.metadata.namespace ?? 'default';
-  const tpl = obj(d.spec?.['template']) as { metadata?: { labels?: Record<string, string>; annotations?: Record<string, string> }; spec?: Record<string, unknown> };
+  const tpl = obj(d.spec?.['template']) as {
+    metadata?: { labels?: Record<string, string>; annotations?: Record<string, string> };
+    spec?: Record<string, unknown>;
+  };
   const labels = rec(tpl.metadata?.labels);
   const hasPods = podLabelsSeen.some((p) => p.ns === ns && Object.keys(labels).length > 0 && Object.entries(labels).every(([k, v]) => p.labels[k] === v));
   // the pods it owns: its selector (else its template's labels) over the pods' labels
@@ -161,14 +190,21 @@ function addDeployment(d: Obj, workloads: Workload[], podLabelsSeen: readonly { 
   const match = Object.keys(selector).length > 0 ? selector : labels;
   if (Object.keys(match).length > 0) {
     for (const w of workloads) {
-      if (w.namespace === ns && !w.fromDeployment && w.deployment === undefined && Object.entries(match).every(([k, v]) => w.labels[k] === v)) w.deployment = d.metadata.name;
+      if (w.namespace === ns && !w.fromDeployment && w.deployment === undefined && Object.entries(match).every(([k, v]) => w.labels[k] === v))
+        w.deployment = d.metadata.name;
     }
   }
   if (hasPods) return;
   const inj = injectionOf(labels, rec(tpl.metadata?.annotations), members.has(ns));
   workloads.push({
-    namespace: ns, name: d.metadata.name, labels, serviceAccount: str(tpl.spec?.['serviceAccountName']) ?? 'default',
-    ports: containerPorts(tpl.spec), sidecar: inj.sidecar, injection: inj.why, fromDeployment: true,
+    namespace: ns,
+    name: d.metadata.name,
+    labels,
+    serviceAccount: str(tpl.spec?.['serviceAccountName']) ?? 'default',
+    ports: containerPorts(tpl.spec),
+    sidecar: inj.sidecar,
+    injection: inj.why,
+    fromDeployment: true,
   });
 }
 
@@ -220,13 +256,15 @@ export function buildMeshView(objects: readonly KubeObject[]): MeshView {
 }
 
 export function servicesSelecting(services: readonly MeshService[], w: Workload): MeshService[] {
-  return services.filter((s) => s.namespace === w.namespace && Object.keys(s.selector).length > 0
-    && Object.entries(s.selector).every(([k, v]) => w.labels[k] === v));
+  return services.filter(
+    (s) => s.namespace === w.namespace && Object.keys(s.selector).length > 0 && Object.entries(s.selector).every(([k, v]) => w.labels[k] === v),
+  );
 }
 
 export function endpointsOf(view: MeshView, s: MeshService): Workload[] {
-  return view.workloads.filter((w) => w.namespace === s.namespace && Object.keys(s.selector).length > 0
-    && Object.entries(s.selector).every(([k, v]) => w.labels[k] === v));
+  return view.workloads.filter(
+    (w) => w.namespace === s.namespace && Object.keys(s.selector).length > 0 && Object.entries(s.selector).every(([k, v]) => w.labels[k] === v),
+  );
 }
 
 /**
@@ -236,6 +274,5 @@ export function endpointsOf(view: MeshView, s: MeshService): Workload[] {
  */
 export function findWorkload(view: MeshView, namespace: string, name: string): Workload | undefined {
   const inNs = view.workloads.filter((w) => w.namespace === namespace);
-  return inNs.find((w) => w.name === name)
-    ?? inNs.filter((w) => w.deployment === name).sort((a, b) => a.name.localeCompare(b.name))[0];
+  return inNs.find((w) => w.name === name) ?? inNs.filter((w) => w.deployment === name).sort((a, b) => a.name.localeCompare(b.name))[0];
 }

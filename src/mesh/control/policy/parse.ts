@@ -20,7 +20,8 @@ export interface InvalidPolicy {
 const MTLS: readonly string[] = ['UNSET', 'DISABLE', 'PERMISSIVE', 'STRICT'];
 const TLS: readonly string[] = ['DISABLE', 'SIMPLE', 'MUTUAL', 'ISTIO_MUTUAL'];
 
-const rec = (v: unknown): Record<string, unknown> | undefined => (typeof v === 'object' && v !== null && !Array.isArray(v) ? v as Record<string, unknown> : undefined);
+const rec = (v: unknown): Record<string, unknown> | undefined =>
+  typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
 const optRec = (v: unknown): boolean => v === undefined || rec(v) !== undefined;
 
 function stringMap(v: unknown): Record<string, string> | undefined {
@@ -34,7 +35,8 @@ function modeProblem(m: unknown, path: string): string | undefined {
   if (m === undefined) return undefined;
   const r = rec(m);
   if (!r) return `${path} must be an object`;
-  if (r['mode'] !== undefined && (typeof r['mode'] !== 'string' || !MTLS.includes(r['mode']))) return `${path}.mode ${JSON.stringify(r['mode'])} is not one of ${MTLS.join(', ')}`;
+  if (r['mode'] !== undefined && (typeof r['mode'] !== 'string' || !MTLS.includes(r['mode'])))
+    return `${path}.mode ${JSON.stringify(r['mode'])} is not one of ${MTLS.join(', ')}`;
   return undefined;
 }
 
@@ -66,13 +68,21 @@ export function readPeerAuthentication(pa: PeerAuthentication): { pa: PeerAuthen
   if (!reason) return { pa };
   const labels = stringMap(rec(rec(pa.spec)?.['selector'])?.['matchLabels']);
   const strict: PeerAuthentication = {
-    apiVersion: pa.apiVersion, kind: pa.kind, metadata: pa.metadata,
+    apiVersion: pa.apiVersion,
+    kind: pa.kind,
+    metadata: pa.metadata,
     spec: { ...(labels && Object.keys(labels).length > 0 ? { selector: { matchLabels: labels } } : {}), mtls: { mode: 'STRICT' as MtlsMode } },
   };
   const scope = labels && Object.keys(labels).length > 0 ? 'the workloads it selects' : 'its whole namespace';
   return {
     pa: strict,
-    invalid: { kind: 'PeerAuthentication', namespace: pa.metadata.namespace ?? '', name: pa.metadata.name, reason, action: `enforced as STRICT for ${scope} until it is fixed` },
+    invalid: {
+      kind: 'PeerAuthentication',
+      namespace: pa.metadata.namespace ?? '',
+      name: pa.metadata.name,
+      reason,
+      action: `enforced as STRICT for ${scope} until it is fixed`,
+    },
   };
 }
 
@@ -80,9 +90,11 @@ function tlsProblem(t: unknown, path: string): string | undefined {
   if (t === undefined) return undefined;
   const r = rec(t);
   if (!r) return `${path} must be an object`;
-  if (r['mode'] !== undefined && (typeof r['mode'] !== 'string' || !TLS.includes(r['mode'] as TlsMode))) return `${path}.mode ${JSON.stringify(r['mode'])} is not one of ${TLS.join(', ')}`;
+  if (r['mode'] !== undefined && (typeof r['mode'] !== 'string' || !TLS.includes(r['mode'] as TlsMode)))
+    return `${path}.mode ${JSON.stringify(r['mode'])} is not one of ${TLS.join(', ')}`;
   if (r['sni'] !== undefined && typeof r['sni'] !== 'string') return `${path}.sni must be a string`;
-  if (r['subjectAltNames'] !== undefined && !(Array.isArray(r['subjectAltNames']) && r['subjectAltNames'].every((x) => typeof x === 'string'))) return `${path}.subjectAltNames must be a list of strings`;
+  if (r['subjectAltNames'] !== undefined && !(Array.isArray(r['subjectAltNames']) && r['subjectAltNames'].every((x) => typeof x === 'string')))
+    return `${path}.subjectAltNames must be a list of strings`;
   return undefined;
 }
 
@@ -90,7 +102,8 @@ function destinationRuleProblem(dr: DestinationRule): string | undefined {
   const s = rec(dr.spec);
   if (!s) return 'spec must be an object';
   if (typeof s['host'] !== 'string' || s['host'] === '') return `spec.host must be a non-empty string (got ${JSON.stringify(s['host'])})`;
-  if (s['exportTo'] !== undefined && !(Array.isArray(s['exportTo']) && s['exportTo'].every((x) => typeof x === 'string'))) return 'spec.exportTo must be a list of strings';
+  if (s['exportTo'] !== undefined && !(Array.isArray(s['exportTo']) && s['exportTo'].every((x) => typeof x === 'string')))
+    return 'spec.exportTo must be a list of strings';
   const tp = s['trafficPolicy'];
   if (tp === undefined) return undefined;
   const t = rec(tp);
@@ -117,5 +130,13 @@ function destinationRuleProblem(dr: DestinationRule): string | undefined {
 export function readDestinationRule(dr: DestinationRule): { dr?: DestinationRule; invalid?: InvalidPolicy } {
   const reason = destinationRuleProblem(dr);
   if (!reason) return { dr };
-  return { invalid: { kind: 'DestinationRule', namespace: dr.metadata.namespace ?? '', name: dr.metadata.name, reason, action: 'ignored (auto mTLS decides) until it is fixed' } };
+  return {
+    invalid: {
+      kind: 'DestinationRule',
+      namespace: dr.metadata.namespace ?? '',
+      name: dr.metadata.name,
+      reason,
+      action: 'ignored (auto mTLS decides) until it is fixed',
+    },
+  };
 }

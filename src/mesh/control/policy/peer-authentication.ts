@@ -73,10 +73,13 @@ export function resolveInbound(workload: WorkloadRef, policies: readonly PeerAut
     const sel = selectorOf(p);
     if (!sel) {
       if (p.metadata.namespace === rootNamespace) {
-        if (!mesh) mesh = p; else shadowed.push(src(p, 'mesh'));
-      } else if (!ns) ns = p; else shadowed.push(src(p, 'namespace'));
+        if (!mesh) mesh = p;
+        else shadowed.push(src(p, 'mesh'));
+      } else if (!ns) ns = p;
+      else shadowed.push(src(p, 'namespace'));
     } else if (p.metadata.namespace !== rootNamespace && labelsMatch(sel, workload.labels)) {
-      if (!wl) wl = p; else shadowed.push(src(p, 'workload'));
+      if (!wl) wl = p;
+      else shadowed.push(src(p, 'workload'));
     }
   }
   let mode: EffectiveMode = 'PERMISSIVE';
@@ -99,13 +102,15 @@ export function resolveInbound(workload: WorkloadRef, policies: readonly PeerAut
   const portLevel = wl?.spec?.portLevelMtls ?? {};
   const portSet = new Set<number>(workload.ports);
   for (const k of Object.keys(portLevel)) if (/^\d+$/.test(k)) portSet.add(Number(k));
-  const ports: PortMode[] = [...portSet].sort((a, b) => a - b).map((port) => {
-    const pl = portLevel[String(port)];
-    if (wl && pl !== undefined) {
-      const m = modeOf(pl);
-      return { port, mode: m === 'UNSET' ? mode : m, sources: [...sources, { ...src(wl, 'port'), port }] };
-    }
-    return { port, mode, sources: [...sources] };
-  });
+  const ports: PortMode[] = [...portSet]
+    .sort((a, b) => a - b)
+    .map((port) => {
+      const pl = portLevel[String(port)];
+      if (wl && pl !== undefined) {
+        const m = modeOf(pl);
+        return { port, mode: m === 'UNSET' ? mode : m, sources: [...sources, { ...src(wl, 'port'), port }] };
+      }
+      return { port, mode, sources: [...sources] };
+    });
   return { mode, sources, ports, shadowed };
 }

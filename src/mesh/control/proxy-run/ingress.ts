@@ -40,15 +40,21 @@ re-read when it changes.
 `;
 
 export async function runMeshIngress(): Promise<void> {
-  const { values } = parseArgs({ options: {
-    config: { type: 'string' }, listen: { type: 'string', default: '0.0.0.0:15080' }, 'listen-unix': { type: 'string' }, metrics: { type: 'string' },
-    control: { type: 'string' },
-    'control-token': { type: 'string', default: '/var/run/secrets/strait/token/token' },
-    'control-ca': { type: 'string', default: '/var/run/secrets/strait/root/ca.crt' },
-  } });
+  const { values } = parseArgs({
+    options: {
+      config: { type: 'string' },
+      listen: { type: 'string', default: '0.0.0.0:15080' },
+      'listen-unix': { type: 'string' },
+      metrics: { type: 'string' },
+      control: { type: 'string' },
+      'control-token': { type: 'string', default: '/var/run/secrets/strait/token/token' },
+      'control-ca': { type: 'string', default: '/var/run/secrets/strait/root/ca.crt' },
+    },
+  });
   if (!values.config && !values.control) throw E.usage('--config FILE or --control URL is required (add --help for usage)');
   if (values.config && values.control) throw E.usage('give --config FILE or --control URL, not both');
-  if (values.control !== undefined && !/^https:\/\/[^/]+$/.test(values.control)) throw E.usage(`--control must be https://HOST:PORT, got ${JSON.stringify(values.control)}`, { value: values.control });
+  if (values.control !== undefined && !/^https:\/\/[^/]+$/.test(values.control))
+    throw E.usage(`--control must be https://HOST:PORT, got ${JSON.stringify(values.control)}`, { value: values.control });
   const log = createLogger('mesh-ingress');
   const life = new Lifecycle();
   const l = hostPort(values.listen as string);
@@ -57,14 +63,22 @@ export async function runMeshIngress(): Promise<void> {
     // Kubernetes mode: from the control module's mesh configuration service, with this pod's
     // token (its ServiceAccount is the gateway's identity); nothing listens before the first one
     let resolveFirst: (c: unknown) => void = () => undefined;
-    const first = new Promise<unknown>((r) => { resolveFirst = r; });
+    const first = new Promise<unknown>((r) => {
+      resolveFirst = r;
+    });
     const holder: { gw?: IngressGateway } = {};
     let lastError = '';
     const client = followMeshConfig({
-      url: values.control, path: '/v1/ingress', tokenFile: values['control-token'] as string, caFile: values['control-ca'] as string,
+      url: values.control,
+      path: '/v1/ingress',
+      tokenFile: values['control-token'] as string,
+      caFile: values['control-ca'] as string,
       onConfig: (config) => {
         lastError = '';
-        if (!holder.gw) { resolveFirst(config); return; }
+        if (!holder.gw) {
+          resolveFirst(config);
+          return;
+        }
         try {
           holder.gw.update(config as ConstructorParameters<typeof IngressGateway>[0]);
           log.info('ingress configuration from the control module applied');

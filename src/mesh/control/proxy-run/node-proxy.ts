@@ -63,11 +63,20 @@ function nodeProxyArgs() {
   });
   if (!process.send) throw E.usage('strait-mesh-node is started by the mesh agent with an IPC channel (docs/mesh-node.md)');
   const mark = Number(values.mark);
-  if (!Number.isInteger(mark) || mark <= 0 || mark > 0xffffffff) throw E.usage(`--mark must be a positive 32-bit integer, got ${JSON.stringify(values.mark)}`, { value: values.mark });
+  if (!Number.isInteger(mark) || mark <= 0 || mark > 0xffffffff)
+    throw E.usage(`--mark must be a positive 32-bit integer, got ${JSON.stringify(values.mark)}`, { value: values.mark });
   const metricsPort = port(values['metrics-port'], '--metrics-port');
   const flowLimit = values['flow-limit'] === undefined ? undefined : positiveIntArg(values['flow-limit'], '--flow-limit', MAX_FLOW_LIMIT);
   const flowReportMs = positiveIntArg(values['flow-report-ms'], '--flow-report-ms', 3_600_000);
-  return { node: values.node as string, inboundPort: port(values['inbound-port'], '--inbound-port'), outboundPort: port(values['outbound-port'], '--outbound-port'), mark, metricsPort, flowLimit, flowReportMs };
+  return {
+    node: values.node as string,
+    inboundPort: port(values['inbound-port'], '--inbound-port'),
+    outboundPort: port(values['outbound-port'], '--outbound-port'),
+    mark,
+    metricsPort,
+    flowLimit,
+    flowReportMs,
+  };
 }
 
 /** One message of the mesh agent: a pod to serve (its configuration file), a new configuration, a pod gone. */
@@ -106,13 +115,17 @@ export async function runNodeProxy(): Promise<void> {
   const log = createLogger('mesh-node', { node: a.node });
   const life = new Lifecycle();
   const proxy = new NodeProxy({
-    inboundPort: a.inboundPort, outboundPort: a.outboundPort, mark: a.mark,
+    inboundPort: a.inboundPort,
+    outboundPort: a.outboundPort,
+    mark: a.mark,
     ...(a.flowLimit !== undefined ? { flowLimit: a.flowLimit } : {}),
     // per connection: only when someone reads it
     ...(log.isLevelEnabled('debug') ? { onEvent: (pod: string, ev: object) => log.debug({ pod, ...ev }, 'connection') } : {}),
   });
   const metrics = new Map<string, MetricsServer>();
-  const send = (m: Record<string, unknown>): void => { if (process.connected) process.send?.(m); };
+  const send = (m: Record<string, unknown>): void => {
+    if (process.connected) process.send?.(m);
+  };
 
   const serve = async (pod: string, netns: string, config: unknown): Promise<void> => {
     const had = proxy.pod(pod);
@@ -133,7 +146,9 @@ export async function runNodeProxy(): Promise<void> {
     send({ type: 'pod-ready', pod });
   };
 
-  process.on('message', (m: Message) => { void onMessage(m, proxy, metrics, serve, send, log); });
+  process.on('message', (m: Message) => {
+    void onMessage(m, proxy, metrics, serve, send, log);
+  });
   // each pod's inbound flows, to the agent that writes them into the store (only what changed)
   const flowTimer = setInterval(() => {
     for (const p of proxy.list()) {
@@ -143,7 +158,9 @@ export async function runNodeProxy(): Promise<void> {
   }, a.flowReportMs);
   flowTimer.unref();
   life.onShutdown('flows', () => clearInterval(flowTimer));
-  process.on('disconnect', () => { void life.shutdown(log).then(() => process.exit(0)); });
+  process.on('disconnect', () => {
+    void life.shutdown(log).then(() => process.exit(0));
+  });
   life.onShutdown('pods', async () => {
     await Promise.all([...metrics.values()].map((s) => s.close()));
     await proxy.close();

@@ -8,7 +8,9 @@ import { answerMetrics } from '../../../platform/metrics/index.js';
 import type { Registry } from '../metrics/index.js';
 import type { SidecarProxy } from '../../dataplane/proxy/index.js';
 
-const json = (res: ServerResponse, body: unknown): void => { res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body)); };
+const json = (res: ServerResponse, body: unknown): void => {
+  res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+};
 
 async function answer(proxy: SidecarProxy, reg: Registry, managed: boolean, req: IncomingMessage, res: ServerResponse): Promise<void> {
   if (req.method === 'PUT' && req.url === '/config') {

@@ -73,18 +73,24 @@ export function parseSidecarArgs(argv: string[]): SidecarSettings {
       'control-ca': { type: 'string', default: '/var/run/secrets/strait/root/root-cert.pem' },
     },
   });
-  if (values.control !== undefined && (values.config !== undefined || values['config-ipc'])) throw E.usage('--control takes the configuration from the control module: give no --config or --config-ipc with it');
-  if (values.control !== undefined && !/^https:\/\/[^/]+$/.test(values.control)) throw E.usage(`--control must be https://HOST:PORT, got ${JSON.stringify(values.control)}`, { value: values.control });
+  if (values.control !== undefined && (values.config !== undefined || values['config-ipc']))
+    throw E.usage('--control takes the configuration from the control module: give no --config or --config-ipc with it');
+  if (values.control !== undefined && !/^https:\/\/[^/]+$/.test(values.control))
+    throw E.usage(`--control must be https://HOST:PORT, got ${JSON.stringify(values.control)}`, { value: values.control });
   return {
-    config: values.config, configIpc: values['config-ipc'] === true,
-    inboundPort: Number(values['inbound-port']), outboundPort: Number(values['outbound-port']),
+    config: values.config,
+    configIpc: values['config-ipc'] === true,
+    inboundPort: Number(values['inbound-port']),
+    outboundPort: Number(values['outbound-port']),
     admin: values['admin-socket'] ?? (hostPortArg(values.admin, '--admin') as Address),
     bind: values.bind as string,
-    app: hostPortArg(values.app, '--app'), outboundDestination: hostPortArg(values['outbound-destination'], '--outbound-destination'),
+    app: hostPortArg(values.app, '--app'),
+    outboundDestination: hostPortArg(values['outbound-destination'], '--outbound-destination'),
     uid: values.uid === undefined ? undefined : Number(values.uid),
     metrics: hostPortArg(values.metrics, '--metrics'),
     flowLimit: positiveIntArg(values['flow-limit'] as string, '--flow-limit', MAX_FLOW_LIMIT),
     flowReportMs: positiveIntArg(values['flow-report-ms'] as string, '--flow-report-ms', 3_600_000),
-    control: values.control === undefined ? undefined : { url: values.control, tokenFile: values['control-token'] as string, caFile: values['control-ca'] as string },
+    control:
+      values.control === undefined ? undefined : { url: values.control, tokenFile: values['control-token'] as string, caFile: values['control-ca'] as string },
   };
 }

@@ -21,11 +21,16 @@ export interface ControlSource {
 
 export function controlSource(c: Control, log: Logger): ControlSource {
   let resolveFirst: (config: unknown) => void = () => undefined;
-  const first = new Promise<unknown>((r) => { resolveFirst = r; });
+  const first = new Promise<unknown>((r) => {
+    resolveFirst = r;
+  });
   let proxy: SidecarProxy | undefined;
   let lastError = '';
   const client = followMeshConfig({
-    url: c.url, path: '/v1/sidecar', tokenFile: c.tokenFile, caFile: c.caFile,
+    url: c.url,
+    path: '/v1/sidecar',
+    tokenFile: c.tokenFile,
+    caFile: c.caFile,
     onConfig: (config, outside) => {
       lastError = '';
       if (!proxy) {
@@ -45,14 +50,22 @@ export function controlSource(c: Control, log: Logger): ControlSource {
       lastError = message;
     },
   });
-  return { first, attach: (p) => { proxy = p; }, stop: () => client.stop() };
+  return {
+    first,
+    attach: (p) => {
+      proxy = p;
+    },
+    stop: () => client.stop(),
+  };
 }
 
 /** The flows seen, to the control module, which writes the pod's MeshTrafficObservation. */
 export function postFlowsToControl(proxy: SidecarProxy, c: Control, everyMs: number, life: Lifecycle, log: Logger): void {
   let lastFlowError = '';
   const poster = meshFlowsPoster({
-    url: c.url, tokenFile: c.tokenFile, caFile: c.caFile,
+    url: c.url,
+    tokenFile: c.tokenFile,
+    caFile: c.caFile,
     onError: (message) => {
       if (message !== lastFlowError) log.warn({ err: message }, 'flow report not delivered; kept for the next one');
       lastFlowError = message;
@@ -72,7 +85,9 @@ export function postFlowsToControl(proxy: SidecarProxy, c: Control, everyMs: num
  * needs the ports.
  */
 export function followIpc(proxy: SidecarProxy, everyMs: number, life: Lifecycle, log: Logger): void {
-  process.on('disconnect', () => { void life.shutdown(log).then(() => process.exit(0)); });
+  process.on('disconnect', () => {
+    void life.shutdown(log).then(() => process.exit(0));
+  });
   process.on('message', (m: { type?: string; config?: unknown }) => {
     if (m?.type !== 'config') return;
     try {

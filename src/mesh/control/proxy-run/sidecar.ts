@@ -26,7 +26,7 @@ export async function runSidecar(s: SidecarSettings): Promise<void> {
   const log = createLogger('sidecar');
   const life = new Lifecycle();
   const control = s.control ? controlSource(s.control, log) : undefined;
-  const first = control ? await control.first : s.config ? JSON.parse(readFileSync(s.config, 'utf8')) as unknown : PERMISSIVE;
+  const first = control ? await control.first : s.config ? (JSON.parse(readFileSync(s.config, 'utf8')) as unknown) : PERMISSIVE;
   const proxy = new SidecarProxy(first, { originalDst, flowLimit: s.flowLimit, onEvent: (ev) => log.debug(ev, 'connection') });
   if (control && s.control) {
     control.attach(proxy);
@@ -39,7 +39,10 @@ export async function runSidecar(s: SidecarSettings): Promise<void> {
   else if (s.config) followFile(proxy, s.config, life, log);
   const reg = new Registry();
   registerProxyMetrics(reg, proxy.metrics);
-  const adminServer = await listenServer(createServer(sidecarAdmin(proxy, reg, s.configIpc || control !== undefined)), typeof s.admin === 'string' ? { path: s.admin } : s.admin);
+  const adminServer = await listenServer(
+    createServer(sidecarAdmin(proxy, reg, s.configIpc || control !== undefined)),
+    typeof s.admin === 'string' ? { path: s.admin } : s.admin,
+  );
   life.onShutdown('admin', () => adminServer.close());
   if (s.metrics) {
     // Prometheus only, reachable from outside the pod (Istio's 15020); excluded from the redirect

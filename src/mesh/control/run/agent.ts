@@ -49,7 +49,8 @@ export async function runMeshAgent(): Promise<void> {
   const stateDir = env('STRAIT_STATE_DIR');
   const socketPath = env('STRAIT_STORE_SOCKET');
   const tokenFile = env('STRAIT_STORE_TOKEN_FILE');
-  if (!cluster || !stateDir || !socketPath || !tokenFile) throw E.usage('STRAIT_CLUSTER, STRAIT_STATE_DIR, STRAIT_STORE_SOCKET and STRAIT_STORE_TOKEN_FILE are required in the environment (add --help for usage)');
+  if (!cluster || !stateDir || !socketPath || !tokenFile)
+    throw E.usage('STRAIT_CLUSTER, STRAIT_STATE_DIR, STRAIT_STORE_SOCKET and STRAIT_STORE_TOKEN_FILE are required in the environment (add --help for usage)');
   const log = createLogger('mesh-agent', { cluster });
   const life = new Lifecycle();
   const meshDir = join(stateDir, 'mesh');
@@ -69,29 +70,54 @@ export async function runMeshAgent(): Promise<void> {
   // the proxies' entries beside the agent's (dist/agents/mesh/)
   const here = fileURLToPath(new URL('../../../../agents/mesh/', import.meta.url));
   const agent = await startMeshAgent({
-    sidecars: proxies, dataplane,
+    sidecars: proxies,
+    dataplane,
     nodeProxyScript: join(here, '..', 'mesh-node', 'main.js'),
-    store, ca, dir, log,
+    store,
+    ca,
+    dir,
+    log,
     // the world scrapes every pod's metrics port in plaintext: it bypasses the sidecar
     ...(env('STRAIT_METRICS_PORT') ? { excludeInboundPorts: [Number(env('STRAIT_METRICS_PORT'))] } : {}),
     sidecarScript: join(here, '..', 'sidecar', 'main.js'),
     ...(members ? { bootstrap: defaultMeshObjects(members.split(',').filter(Boolean)) } : {}),
-    ...(routes ? { ingress: { namespace: 'istio-system', serviceAccount: 'istio-ingressgateway-service-account', routes: JSON.parse(routes) as IngressRouteSpec[] } } : {}),
+    ...(routes
+      ? { ingress: { namespace: 'istio-system', serviceAccount: 'istio-ingressgateway-service-account', routes: JSON.parse(routes) as IngressRouteSpec[] } }
+      : {}),
   });
   life.onShutdown('agent', () => agent.stop());
   const metricsAt = env('STRAIT_MESH_METRICS');
   if (metricsAt) {
     const reg = new Registry();
-    new Counter({ name: 'strait_mesh_agent_reconciles_total', help: 'reconcile passes of the mesh controller', registers: [reg],
-      collect(this: Counter<string>) { this.reset(); this.inc(agent.controller.reconciles); } });
-    new Gauge({ name: 'strait_mesh_agent_sidecars', help: 'sidecars the agent supervises, by state', labelNames: ['state'], registers: [reg],
+    new Counter({
+      name: 'strait_mesh_agent_reconciles_total',
+      help: 'reconcile passes of the mesh controller',
+      registers: [reg],
+      collect(this: Counter<string>) {
+        this.reset();
+        this.inc(agent.controller.reconciles);
+      },
+    });
+    new Gauge({
+      name: 'strait_mesh_agent_sidecars',
+      help: 'sidecars the agent supervises, by state',
+      labelNames: ['state'],
+      registers: [reg],
       collect(this: Gauge<string>) {
         const st = agent.supervisor.status();
         this.set({ state: 'running' }, st.filter((x) => x.running).length);
         this.set({ state: 'ready' }, st.filter((x) => x.ready).length);
-      } });
-    new Counter({ name: 'strait_mesh_agent_sidecar_restarts_total', help: 'sidecar restarts', registers: [reg],
-      collect(this: Counter<string>) { this.reset(); this.inc(agent.supervisor.status().reduce((n, x) => n + x.restarts, 0)); } });
+      },
+    });
+    new Counter({
+      name: 'strait_mesh_agent_sidecar_restarts_total',
+      help: 'sidecar restarts',
+      registers: [reg],
+      collect(this: Counter<string>) {
+        this.reset();
+        this.inc(agent.supervisor.status().reduce((n, x) => n + x.restarts, 0));
+      },
+    });
     const m = /^(.+):(\d+)$/.exec(metricsAt);
     if (!m) throw E.configInvalid('STRAIT_MESH_METRICS', metricsAt, 'must be HOST:PORT');
     const srv = await serveMetrics(reg, { port: Number(m[2]), host: (m[1] as string).replace(/^\[|\]$/g, '') });

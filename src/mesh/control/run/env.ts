@@ -28,7 +28,9 @@ export function meshConfigSettingsFromEnv(env: NodeJS.ProcessEnv, namespace: str
  */
 export function ingressSettingsFromEnv(env: NodeJS.ProcessEnv): MeshKubernetesOptions['ingress'] {
   const text = env['STRAIT_MESH_INGRESS'] ?? '[]';
-  const bad = (why: string): never => { throw E.configInvalid('STRAIT_MESH_INGRESS', text, why); };
+  const bad = (why: string): never => {
+    throw E.configInvalid('STRAIT_MESH_INGRESS', text, why);
+  };
   let routes: unknown;
   try {
     routes = JSON.parse(text);
@@ -39,7 +41,8 @@ export function ingressSettingsFromEnv(env: NodeJS.ProcessEnv): MeshKubernetesOp
   for (const r of routes as Record<string, unknown>[]) {
     if (typeof r !== 'object' || r === null) return bad('every route is an object');
     if (typeof r['pathPrefix'] !== 'string' || !r['pathPrefix'].startsWith('/')) bad('every route has a pathPrefix starting with "/"');
-    for (const k of ['namespace', 'service']) if (typeof r[k] !== 'string' || !/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(r[k] as string)) bad(`every route has a ${k} (a DNS label)`);
+    for (const k of ['namespace', 'service'])
+      if (typeof r[k] !== 'string' || !/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(r[k] as string)) bad(`every route has a ${k} (a DNS label)`);
     if (!Number.isInteger(r['port']) || (r['port'] as number) < 1 || (r['port'] as number) > 65535) bad('every route has a port 1-65535');
     for (const k of Object.keys(r)) if (!['pathPrefix', 'namespace', 'service', 'port', 'host'].includes(k)) bad(`unknown key ${JSON.stringify(k)} in a route`);
   }
@@ -60,9 +63,12 @@ export function webhookSettingsFromEnv(env: NodeJS.ProcessEnv): MeshKubernetesOp
     host: listen,
     port: Number(env['STRAIT_WEBHOOK_PORT'] ?? 9443),
     // "off": this process writes no caBundle (injection configured another way, e.g. cert-manager's CA injector)
-    configName: env['STRAIT_WEBHOOK_CONFIG'] === 'off' ? undefined : env['STRAIT_WEBHOOK_CONFIG'] ?? 'strait-sidecar-injector',
+    configName: env['STRAIT_WEBHOOK_CONFIG'] === 'off' ? undefined : (env['STRAIT_WEBHOOK_CONFIG'] ?? 'strait-sidecar-injector'),
     service: env['STRAIT_WEBHOOK_SERVICE'] ?? 'strait-control',
-    extraHosts: (env['STRAIT_WEBHOOK_HOSTS'] ?? '').split(',').map((h) => h.trim()).filter(Boolean),
+    extraHosts: (env['STRAIT_WEBHOOK_HOSTS'] ?? '')
+      .split(',')
+      .map((h) => h.trim())
+      .filter(Boolean),
     image: env['STRAIT_SIDECAR_IMAGE'] ?? imageOfThisPod(),
     ...(env['STRAIT_SIDECAR_IMAGE'] === undefined && env['STRAIT_POD_NAME'] ? { imageFromPod: env['STRAIT_POD_NAME'] } : {}),
   };

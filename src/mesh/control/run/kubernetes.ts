@@ -72,7 +72,11 @@ type View = Parameters<ObservationWriter['update']>[0];
  * world's mesh agent writes them. Until the stored ones can be read (the CRD and the RBAC of
  * deploy/ applied), reports are answered 503 and the proxies keep them.
  */
-async function startObservations(o: MeshKubernetesOptions, signal: AbortSignal, tasks: Promise<void>[]): Promise<{ writer(): ObservationWriter | undefined; update(v: View): void }> {
+async function startObservations(
+  o: MeshKubernetesOptions,
+  signal: AbortSignal,
+  tasks: Promise<void>[],
+): Promise<{ writer(): ObservationWriter | undefined; update(v: View): void }> {
   const observeLog = o.log.child({ part: 'observe' });
   let writer: ObservationWriter | undefined;
   let lastView: View | undefined;
@@ -89,27 +93,53 @@ async function startObservations(o: MeshKubernetesOptions, signal: AbortSignal, 
     return true;
   };
   await attempt().catch((err: unknown) => {
-    o.log.warn({ err: isStraitError(err) ? err.message : String(err) }, 'observed traffic: cannot read MeshTrafficObservations (deploy/crds.yaml and the RBAC of deploy/rbac/control.yaml applied?); retrying');
+    o.log.warn(
+      { err: isStraitError(err) ? err.message : String(err) },
+      'observed traffic: cannot read MeshTrafficObservations (deploy/crds.yaml and the RBAC of deploy/rbac/control.yaml applied?); retrying',
+    );
     tasks.push(until('reading MeshTrafficObservations', attempt, (o.retryMs ?? 2000) * 5, signal, o.log));
   });
-  return { writer: () => writer, update: (v) => { lastView = v; writer?.update(v); } };
+  return {
+    writer: () => writer,
+    update: (v) => {
+      lastView = v;
+      writer?.update(v);
+    },
+  };
 }
 
 /** The mesh configuration service: its certificate chains to the mesh root, which every member namespace has (istio-ca-root-cert). */
-async function startConfigService(o: MeshKubernetesOptions, c: NonNullable<MeshKubernetesOptions['meshConfig']>, ca: MeshCa, mesh: MeshController, registry: Registry,
-  observations: () => ObservationWriter | undefined): Promise<{ server: MeshConfigServer; rotator: CertRotator }> {
+async function startConfigService(
+  o: MeshKubernetesOptions,
+  c: NonNullable<MeshKubernetesOptions['meshConfig']>,
+  ca: MeshCa,
+  mesh: MeshController,
+  registry: Registry,
+  observations: () => ObservationWriter | undefined,
+): Promise<{ server: MeshConfigServer; rotator: CertRotator }> {
   const hosts = [...serviceHosts(o.webhook.service, o.namespace), ...o.webhook.extraHosts];
   const serving: { server?: MeshConfigServer } = {};
   const rotator = new CertRotator({
-    ca, namespace: o.namespace, serviceAccount: o.webhook.service, issue: { dnsNames: hosts, lifetimeMs: 30 * 24 * 3600_000 },
+    ca,
+    namespace: o.namespace,
+    serviceAccount: o.webhook.service,
+    issue: { dnsNames: hosts, lifetimeMs: 30 * 24 * 3600_000 },
     // the first one is served below; later ones replace it
     onRotate: (cert) => serving.server?.setCertificate(cert.chainPem, cert.keyPem),
     onError: (err) => o.log.warn({ err: String(err) }, 'mesh configuration service: certificate rotation failed; retrying'),
   });
   const cert = await rotator.start();
-  const requests = new Counter({ name: 'strait_control_mesh_config_requests_total', help: 'requests to the mesh configuration service, by outcome', labelNames: ['outcome'], registers: [registry] });
+  const requests = new Counter({
+    name: 'strait_control_mesh_config_requests_total',
+    help: 'requests to the mesh configuration service, by outcome',
+    labelNames: ['outcome'],
+    registers: [registry],
+  });
   const server = await serveMeshConfig({
-    cert: cert.chainPem, key: cert.keyPem, host: c.host, port: c.port,
+    cert: cert.chainPem,
+    key: cert.keyPem,
+    host: c.host,
+    port: c.port,
     authenticate: tokenReviewer(o.store, o.log),
     podConfig: (ns, pod) => mesh.podConfig(ns, pod),
     ...(o.ingress ? { ingress: { namespace: o.namespace, serviceAccount: o.ingress.serviceAccount, config: () => mesh.ingressConfig() } } : {}),
@@ -135,21 +165,34 @@ export async function runMeshKubernetes(o: MeshKubernetesOptions, registry: Regi
   const observations = o.meshConfig ? await startObservations(o, abort.signal, tasks) : undefined;
   let config: { server: MeshConfigServer; rotator: CertRotator } | undefined;
   const mesh = new MeshController({
-    store: o.store, ca, dir: meshDir, log: o.log.child({ part: 'mesh' }),
-    onReconciled: (r) => { config?.server.notify(); observations?.update(r.view); },
+    store: o.store,
+    ca,
+    dir: meshDir,
+    log: o.log.child({ part: 'mesh' }),
+    onReconciled: (r) => {
+      config?.server.notify();
+      observations?.update(r.view);
+    },
     ...(o.ingress ? { ingress: { namespace: o.namespace, serviceAccount: o.ingress.serviceAccount, routes: o.ingress.routes } } : {}),
   });
   await mesh.start();
   if (o.meshConfig && observations) config = await startConfigService(o, o.meshConfig, ca, mesh, registry, observations.writer);
   new Counter({
-    name: 'strait_control_mesh_reconciles_total', help: 'reconcile passes of the mesh controller (certificates, root ConfigMaps, policy)', registers: [registry],
-    collect(this: Counter<string>) { this.reset(); this.inc(mesh.reconciles); },
+    name: 'strait_control_mesh_reconciles_total',
+    help: 'reconcile passes of the mesh controller (certificates, root ConfigMaps, policy)',
+    registers: [registry],
+    collect(this: Counter<string>) {
+      this.reset();
+      this.inc(mesh.reconciles);
+    },
   });
   const webhook = await startWebhook(o, mesh, registry, abort.signal);
   tasks.push(webhook.task);
   const configName = o.webhook.configName;
   return {
-    webhook: webhook.injector, mesh, meshConfig: config?.server,
+    webhook: webhook.injector,
+    mesh,
+    meshConfig: config?.server,
     pending: () => (webhook.caBundleWritten() ? [] : [`the caBundle of MutatingWebhookConfiguration ${configName}`]),
     async close() {
       abort.abort();

@@ -5,11 +5,16 @@ import { isStraitError } from '../../../base/errors/index.js';
 
 // the abort listener goes with its timer: one left behind per retry piled up on the signal
 // (MaxListenersExceededWarning after 11 retries)
-export const sleep = (ms: number, signal: AbortSignal): Promise<void> => new Promise((r) => {
-  const done = (): void => { clearTimeout(t); signal.removeEventListener('abort', done); r(); };
-  const t = setTimeout(done, ms);
-  signal.addEventListener('abort', done, { once: true });
-});
+export const sleep = (ms: number, signal: AbortSignal): Promise<void> =>
+  new Promise((r) => {
+    const done = (): void => {
+      clearTimeout(t);
+      signal.removeEventListener('abort', done);
+      r();
+    };
+    const t = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
+  });
 
 /** Retry `step` until it returns true or the signal aborts. */
 export async function until(what: string, step: () => Promise<boolean>, ms: number, signal: AbortSignal, log: Logger): Promise<void> {

@@ -16,10 +16,12 @@ export function tokenReviewer(store: KubernetesResourceStore, log: Logger): (tok
   return async (token) => {
     try {
       const r = await store.raw({
-        method: 'POST', path: '/apis/authentication.k8s.io/v1/tokenreviews',
+        method: 'POST',
+        path: '/apis/authentication.k8s.io/v1/tokenreviews',
         body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token, audiences: [TOKEN_AUDIENCE] } },
       });
-      const st = (r.body as { status?: { authenticated?: boolean; audiences?: string[]; user?: { username?: string; extra?: Record<string, string[]> } } }).status;
+      const st = (r.body as { status?: { authenticated?: boolean; audiences?: string[]; user?: { username?: string; extra?: Record<string, string[]> } } })
+        .status;
       const m = /^system:serviceaccount:([^:]+):([^:]+)$/.exec(st?.user?.username ?? '');
       if (st?.authenticated === true && m && (st.audiences ?? []).includes(TOKEN_AUDIENCE)) {
         const pod = st.user?.extra?.['authentication.kubernetes.io/pod-name']?.[0];

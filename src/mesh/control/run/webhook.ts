@@ -9,7 +9,14 @@ import { Counter, type Registry } from 'prom-client';
 import { E, isStraitError } from '../../../base/errors/index.js';
 import type { KubeObject, KubernetesResourceStore } from '../../../platform/store/index.js';
 import type { MeshController } from '../controller/index.js';
-import { createWebhookTls, patchWebhookCaBundle, serveSidecarInjector, serviceHosts, webhookCaBundleCurrent, type SidecarInjector } from '../sidecar-injector/index.js';
+import {
+  createWebhookTls,
+  patchWebhookCaBundle,
+  serveSidecarInjector,
+  serviceHosts,
+  webhookCaBundleCurrent,
+  type SidecarInjector,
+} from '../sidecar-injector/index.js';
 import type { MeshKubernetesOptions } from './kubernetes.js';
 import { sleep } from './retry.js';
 
@@ -30,11 +37,11 @@ async function sidecarImage(store: KubernetesResourceStore, o: MeshKubernetesOpt
     const cs = pod?.spec?.containers ?? [];
     const image = (cs.find((c) => c.name === 'control') ?? cs[0])?.image;
     if (image) {
-      log.info({ image }, 'injected containers run this pod\'s image');
+      log.info({ image }, "injected containers run this pod's image");
       return image;
     }
   } catch (err) {
-    log.warn({ err: isStraitError(err) ? err.message : String(err), pod: name }, 'cannot read this pod\'s image; the injected containers run the default');
+    log.warn({ err: isStraitError(err) ? err.message : String(err), pod: name }, "cannot read this pod's image; the injected containers run the default");
   }
   return o.webhook.image;
 }
@@ -47,7 +54,8 @@ async function keepCaBundle(o: MeshKubernetesOptions, configName: string, caPem:
       if (!(await webhookCaBundleCurrent(o.store, configName, caPem))) {
         state.written = false;
         const n = await patchWebhookCaBundle(o.store, configName, caPem);
-        if (n === 0) throw E.configInvalid('MutatingWebhookConfiguration', configName, 'at least one webhook (it has none: nothing would call the sidecar injector)');
+        if (n === 0)
+          throw E.configInvalid('MutatingWebhookConfiguration', configName, 'at least one webhook (it has none: nothing would call the sidecar injector)');
         o.log.info({ config: configName, webhooks: n }, 'webhook caBundle written');
       }
       state.written = true;
@@ -63,11 +71,20 @@ async function keepCaBundle(o: MeshKubernetesOptions, configName: string, caPem:
 }
 
 export async function startWebhook(o: MeshKubernetesOptions, mesh: MeshController, registry: Registry, signal: AbortSignal): Promise<Webhook> {
-  const reviews = new Counter({ name: 'strait_control_webhook_reviews_total', help: 'AdmissionReviews answered by the sidecar injector, by outcome', labelNames: ['outcome'], registers: [registry] });
+  const reviews = new Counter({
+    name: 'strait_control_webhook_reviews_total',
+    help: 'AdmissionReviews answered by the sidecar injector, by outcome',
+    labelNames: ['outcome'],
+    registers: [registry],
+  });
   const tls = createWebhookTls([...serviceHosts(o.webhook.service, o.namespace), ...o.webhook.extraHosts]);
   const image = await sidecarImage(o.store, o, o.log);
   const injector = await serveSidecarInjector({
-    cert: tls.certPem, key: tls.keyPem, image, host: o.webhook.host, port: o.webhook.port,
+    cert: tls.certPem,
+    key: tls.keyPem,
+    image,
+    host: o.webhook.host,
+    port: o.webhook.port,
     ...(o.meshConfig ? { control: o.meshConfig.url } : {}),
     inMesh: (ns) => mesh.isMember(ns),
     onReview: (outcome) => reviews.inc({ outcome }),

@@ -4,7 +4,19 @@
 export { serveSidecarInjector, type SidecarInjector, type SidecarInjectorOptions } from './server.js';
 export { reviewAdmission, type AdmissionResponse } from './review.js';
 export {
-  sidecarPatch, sidecarContainers, sidecarVolumes, wantsSidecar, PROXY_CONTAINER, INIT_CONTAINER, STATUS_ANNOTATION, TOKEN_AUDIENCE, TOKEN_DIR, ROOT_DIR, EXCLUDE_INBOUND_ANNOTATION, excludedInboundPorts,
-  type SidecarOptions, type JsonPatchOp,
+  sidecarPatch,
+  sidecarContainers,
+  sidecarVolumes,
+  wantsSidecar,
+  PROXY_CONTAINER,
+  INIT_CONTAINER,
+  STATUS_ANNOTATION,
+  TOKEN_AUDIENCE,
+  TOKEN_DIR,
+  ROOT_DIR,
+  EXCLUDE_INBOUND_ANNOTATION,
+  excludedInboundPorts,
+  type SidecarOptions,
+  type JsonPatchOp,
 } from './patch.js';
 export { createWebhookTls, patchWebhookCaBundle, serviceHosts, webhookCaBundleCurrent, type WebhookTls } from './webhook-tls.js';

@@ -36,7 +36,10 @@ export const EXCLUDE_INBOUND_ANNOTATION = 'traffic.sidecar.istio.io/excludeInbou
 export function excludedInboundPorts(pod: PodLike): number[] {
   const v = pod.metadata?.annotations?.[EXCLUDE_INBOUND_ANNOTATION];
   if (typeof v !== 'string') return [];
-  const parts = v.split(',').map((p) => p.trim()).filter(Boolean);
+  const parts = v
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean);
   if (!parts.every((p) => /^[0-9]{1,5}$/.test(p) && Number(p) >= 1 && Number(p) <= 65535)) return [];
   return [...new Set(parts.map(Number))];
 }
@@ -52,7 +55,11 @@ export const PROXY_CONTAINER = 'strait-proxy';
 export const INIT_CONTAINER = 'strait-init';
 export const STATUS_ANNOTATION = INJECT_KEY.replace(/\/inject$/, '/status');
 
-export interface JsonPatchOp { op: 'add'; path: string; value: unknown }
+export interface JsonPatchOp {
+  op: 'add';
+  path: string;
+  value: unknown;
+}
 
 interface PodLike {
   metadata?: { name?: string; generateName?: string; namespace?: string; labels?: Record<string, unknown>; annotations?: Record<string, unknown> };
@@ -91,10 +98,20 @@ export function sidecarContainers(opts: SidecarOptions, excludeInbound: number[]
       name: INIT_CONTAINER,
       image: opts.image,
       command: ['node', 'dist/agents/sidecar/init.js'],
-      args: ['--inbound-port', String(inbound), '--outbound-port', String(outbound), '--proxy-uid', String(uid),
-        ...(excludeInbound.length ? ['--exclude-inbound-ports', excludeInbound.join(',')] : [])],
+      args: [
+        '--inbound-port',
+        String(inbound),
+        '--outbound-port',
+        String(outbound),
+        '--proxy-uid',
+        String(uid),
+        ...(excludeInbound.length ? ['--exclude-inbound-ports', excludeInbound.join(',')] : []),
+      ],
       securityContext: {
-        runAsUser: 0, runAsNonRoot: false, allowPrivilegeEscalation: false, readOnlyRootFilesystem: true,
+        runAsUser: 0,
+        runAsNonRoot: false,
+        allowPrivilegeEscalation: false,
+        readOnlyRootFilesystem: true,
         capabilities: { drop: ['ALL'], add: ['NET_ADMIN', 'NET_RAW'] },
       },
     },
@@ -102,13 +119,31 @@ export function sidecarContainers(opts: SidecarOptions, excludeInbound: number[]
       name: PROXY_CONTAINER,
       image: opts.image,
       command: ['node', ...SIDECAR_NODE_FLAGS, 'dist/agents/sidecar/main.js'],
-      args: ['--inbound-port', String(inbound), '--outbound-port', String(outbound), '--metrics', `0.0.0.0:${METRICS_PORT}`,
-        ...(opts.control ? ['--control', opts.control, '--control-token', `${TOKEN_DIR}/token`, '--control-ca', `${ROOT_DIR}/root-cert.pem`] : [])],
+      args: [
+        '--inbound-port',
+        String(inbound),
+        '--outbound-port',
+        String(outbound),
+        '--metrics',
+        `0.0.0.0:${METRICS_PORT}`,
+        ...(opts.control ? ['--control', opts.control, '--control-token', `${TOKEN_DIR}/token`, '--control-ca', `${ROOT_DIR}/root-cert.pem`] : []),
+      ],
       env,
       ports: [{ name: 'strait-metrics', containerPort: METRICS_PORT, protocol: 'TCP' }],
-      ...(opts.control ? { volumeMounts: [{ name: 'strait-token', mountPath: TOKEN_DIR, readOnly: true }, { name: 'strait-root', mountPath: ROOT_DIR, readOnly: true }] } : {}),
+      ...(opts.control
+        ? {
+            volumeMounts: [
+              { name: 'strait-token', mountPath: TOKEN_DIR, readOnly: true },
+              { name: 'strait-root', mountPath: ROOT_DIR, readOnly: true },
+            ],
+          }
+        : {}),
       securityContext: {
-        runAsUser: uid, runAsGroup: uid, runAsNonRoot: true, allowPrivilegeEscalation: false, readOnlyRootFilesystem: true,
+        runAsUser: uid,
+        runAsGroup: uid,
+        runAsNonRoot: true,
+        allowPrivilegeEscalation: false,
+        readOnlyRootFilesystem: true,
         capabilities: { drop: ['ALL'] },
       },
       resources: { requests: { cpu: '10m', memory: '40Mi' }, limits: { memory: '256Mi' } },

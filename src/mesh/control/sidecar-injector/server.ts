@@ -41,10 +41,13 @@ export async function serveSidecarInjector(opts: SidecarInjectorOptions): Promis
     sendJson(res, 200, out);
   };
   // errors as {message}; a StraitError from the review is the caller's bad AdmissionReview
-  const server = createServer({ cert: opts.cert, key: opts.key, minVersion: 'TLSv1.2' }, handleWith(handle, (err) => {
-    const e = isStraitError(err) && !(err instanceof HttpError) ? new HttpError({ code: err.code, kind: 'usage' }, err.message) : toHttpError(err);
-    return { status: e.status, body: { message: e.message }, code: e.code };
-  }));
+  const server = createServer(
+    { cert: opts.cert, key: opts.key, minVersion: 'TLSv1.2' },
+    handleWith(handle, (err) => {
+      const e = isStraitError(err) && !(err instanceof HttpError) ? new HttpError({ code: err.code, kind: 'usage' }, err.message) : toHttpError(err);
+      return { status: e.status, body: { message: e.message }, code: e.code };
+    }),
+  );
   const bound = await listenServer(server, { port: opts.port ?? 0, host: opts.host ?? '127.0.0.1' });
   return { port: bound.port, server, close: () => bound.close() };
 }

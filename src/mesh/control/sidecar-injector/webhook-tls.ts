@@ -35,7 +35,10 @@ export function createWebhookTls(hosts: string[], now = new Date()): WebhookTls 
   caCert.serialNumber = '01' + randomBytes(15).toString('hex');
   caCert.validity.notBefore = new Date(now.getTime() - 60_000);
   caCert.validity.notAfter = new Date(now.getTime() + 10 * 365 * 24 * 3600_000);
-  const caName = [{ name: 'commonName', value: 'strait-webhook-ca' }, { name: 'organizationName', value: 'strait' }];
+  const caName = [
+    { name: 'commonName', value: 'strait-webhook-ca' },
+    { name: 'organizationName', value: 'strait' },
+  ];
   caCert.setSubject(caName);
   caCert.setIssuer(caName);
   caCert.setExtensions([
@@ -77,7 +80,10 @@ export async function patchWebhookCaBundle(store: KubernetesResourceStore, name:
     const n = cfg.webhooks?.length ?? 0;
     const ops: unknown[] = [{ op: 'test', path: '/metadata/resourceVersion', value: cfg.metadata.resourceVersion }];
     for (let i = 0; i < n; i++) ops.push({ op: 'add', path: `/webhooks/${i}/clientConfig/caBundle`, value: bundle });
-    const res = await store.raw({ method: 'PATCH', path, body: ops, contentType: 'application/json-patch+json', query: { fieldManager: 'strait-control' } }, attempt < 3 ? [409, 422] : []);
+    const res = await store.raw(
+      { method: 'PATCH', path, body: ops, contentType: 'application/json-patch+json', query: { fieldManager: 'strait-control' } },
+      attempt < 3 ? [409, 422] : [],
+    );
     if (res.status < 300) return n;
   }
 }

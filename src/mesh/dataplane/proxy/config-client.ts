@@ -29,30 +29,46 @@ export interface MeshConfigClient {
   stop(): void;
 }
 
-interface Answer { status: number; etag?: string; outside: boolean; body: string }
+interface Answer {
+  status: number;
+  etag?: string;
+  outside: boolean;
+  body: string;
+}
 
 function get(o: MeshConfigClientOptions, etag: string | undefined, waitS: number, signal: AbortSignal): Promise<Answer> {
   const token = readFileSync(o.tokenFile, 'utf8').trim();
   const ca = readFileSync(o.caFile, 'utf8');
   const u = new URL(`${o.path}?wait=${waitS}`, o.url);
   return new Promise((resolve, reject) => {
-    const req = request(u, {
-      method: 'GET', ca, signal, timeout: (waitS + 15) * 1000,
-      headers: { authorization: `Bearer ${token}`, ...(etag ? { 'if-none-match': etag } : {}) },
-    }, (res) => {
-      const chunks: Buffer[] = [];
-      let size = 0;
-      res.on('data', (c: Buffer) => {
-        size += c.length;
-        if (size > 8 << 20) req.destroy(new Error('configuration larger than 8 MiB'));
-        else chunks.push(c);
-      });
-      res.on('end', () => resolve({
-        status: res.statusCode ?? 0, outside: res.headers['strait-mesh'] === 'outside', body: Buffer.concat(chunks).toString('utf8'),
-        ...(typeof res.headers.etag === 'string' ? { etag: res.headers.etag } : {}),
-      }));
-      res.on('error', reject);
-    });
+    const req = request(
+      u,
+      {
+        method: 'GET',
+        ca,
+        signal,
+        timeout: (waitS + 15) * 1000,
+        headers: { authorization: `Bearer ${token}`, ...(etag ? { 'if-none-match': etag } : {}) },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        let size = 0;
+        res.on('data', (c: Buffer) => {
+          size += c.length;
+          if (size > 8 << 20) req.destroy(new Error('configuration larger than 8 MiB'));
+          else chunks.push(c);
+        });
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            outside: res.headers['strait-mesh'] === 'outside',
+            body: Buffer.concat(chunks).toString('utf8'),
+            ...(typeof res.headers.etag === 'string' ? { etag: res.headers.etag } : {}),
+          }),
+        );
+        res.on('error', reject);
+      },
+    );
     req.on('timeout', () => req.destroy(new Error(`no answer in ${waitS + 15} s`)));
     req.on('error', reject);
     req.end();
@@ -66,11 +82,16 @@ export function followMeshConfig(o: MeshConfigClientOptions): MeshConfigClient {
   let etag: string | undefined;
   const backoff = new Backoff(CONFIG_BACKOFF);
   // the abort listener goes with its timer (one per retry would pile up on the signal)
-  const pause = (ms: number): Promise<void> => new Promise((r) => {
-    const done = (): void => { clearTimeout(t); abort.signal.removeEventListener('abort', done); r(); };
-    const t = setTimeout(done, ms);
-    abort.signal.addEventListener('abort', done, { once: true });
-  });
+  const pause = (ms: number): Promise<void> =>
+    new Promise((r) => {
+      const done = (): void => {
+        clearTimeout(t);
+        abort.signal.removeEventListener('abort', done);
+        r();
+      };
+      const t = setTimeout(done, ms);
+      abort.signal.addEventListener('abort', done, { once: true });
+    });
   void (async () => {
     while (!abort.signal.aborted) {
       try {
@@ -82,9 +103,16 @@ export function followMeshConfig(o: MeshConfigClientOptions): MeshConfigClient {
           o.onConfig(config, a.outside);
           continue;
         }
-        if (a.status === 304) { backoff.reset(); continue; }
+        if (a.status === 304) {
+          backoff.reset();
+          continue;
+        }
         let msg = a.body;
-        try { msg = (JSON.parse(a.body) as { message?: string }).message ?? a.body; } catch { /* as sent */ }
+        try {
+          msg = (JSON.parse(a.body) as { message?: string }).message ?? a.body;
+        } catch {
+          /* as sent */
+        }
         o.onError(`${o.url}${o.path}: HTTP ${a.status}: ${msg}`, a.status);
       } catch (err) {
         if (abort.signal.aborted) return;
@@ -112,7 +140,9 @@ export interface MeshFlowsPoster {
  * the service refuses as such (400, 413) is dropped. Delivery is at least once: an answer lost
  * after the service took a report makes it count twice.
  */
-export function meshFlowsPoster(o: Pick<MeshConfigClientOptions, 'url' | 'tokenFile' | 'caFile'> & { maxQueued?: number; onError(message: string): void }): MeshFlowsPoster {
+export function meshFlowsPoster(
+  o: Pick<MeshConfigClientOptions, 'url' | 'tokenFile' | 'caFile'> & { maxQueued?: number; onError(message: string): void },
+): MeshFlowsPoster {
   const queue: string[] = [];
   const max = o.maxQueued ?? 30;
   let dropped = 0;
@@ -121,28 +151,46 @@ export function meshFlowsPoster(o: Pick<MeshConfigClientOptions, 'url' | 'tokenF
     const token = readFileSync(o.tokenFile, 'utf8').trim();
     const ca = readFileSync(o.caFile, 'utf8');
     return new Promise((resolve, reject) => {
-      const req = request(new URL('/v1/flows', o.url), {
-        method: 'POST', ca, timeout: 15_000,
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
-      }, (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (c: string) => { if (text.length < 4096) text += c; });
-        res.on('end', () => (res.statusCode === 204 || res.statusCode === 400 || res.statusCode === 413
-          ? resolve(res.statusCode) : reject(new Error(`HTTP ${res.statusCode}: ${text.slice(0, 300)}`))));
-        res.on('error', reject);
-      });
+      const req = request(
+        new URL('/v1/flows', o.url),
+        {
+          method: 'POST',
+          ca,
+          timeout: 15_000,
+          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+        },
+        (res) => {
+          let text = '';
+          res.setEncoding('utf8');
+          res.on('data', (c: string) => {
+            if (text.length < 4096) text += c;
+          });
+          res.on('end', () =>
+            res.statusCode === 204 || res.statusCode === 400 || res.statusCode === 413
+              ? resolve(res.statusCode)
+              : reject(new Error(`HTTP ${res.statusCode}: ${text.slice(0, 300)}`)),
+          );
+          res.on('error', reject);
+        },
+      );
       req.on('timeout', () => req.destroy(new Error('no answer in 15 s')));
       req.on('error', reject);
       req.end(body);
     });
   };
   return {
-    get queued() { return queue.length; },
-    get dropped() { return dropped; },
+    get queued() {
+      return queue.length;
+    },
+    get dropped() {
+      return dropped;
+    },
     async send(report) {
       if (report !== undefined) queue.push(JSON.stringify(report));
-      while (queue.length > max) { queue.shift(); dropped++; }
+      while (queue.length > max) {
+        queue.shift();
+        dropped++;
+      }
       if (busy) return;
       busy = true;
       // the report in flight is off the queue (a trim meanwhile cannot touch it); back at its head on failure
@@ -150,13 +198,19 @@ export function meshFlowsPoster(o: Pick<MeshConfigClientOptions, 'url' | 'tokenF
       try {
         while ((inFlight = queue.shift()) !== undefined) {
           const status = await post(inFlight);
-          if (status !== 204) { dropped++; o.onError(`${o.url}/v1/flows: HTTP ${status}: the report was refused; dropped`); }
+          if (status !== 204) {
+            dropped++;
+            o.onError(`${o.url}/v1/flows: HTTP ${status}: the report was refused; dropped`);
+          }
           inFlight = undefined;
         }
       } catch (err) {
         if (inFlight !== undefined) {
           queue.unshift(inFlight);
-          while (queue.length > max) { queue.shift(); dropped++; }
+          while (queue.length > max) {
+            queue.shift();
+            dropped++;
+          }
         }
         o.onError(`${o.url}/v1/flows: ${(err as Error).message}`);
       } finally {

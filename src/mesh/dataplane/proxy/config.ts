@@ -51,9 +51,11 @@ function checkOutbound(path: string, v: unknown): OutboundPolicy {
   if (typeof v !== 'object' || v === null) throw E.meshConfigInvalid(path, v, 'must be an object {mode, sans?}');
   const o = v as Record<string, unknown>;
   for (const k of Object.keys(o)) if (k !== 'mode' && k !== 'sans') throw E.meshConfigInvalid(`${path}.${k}`, o[k], 'is not a known key (mode, sans)');
-  if (!OUTBOUND_MODES.includes(o['mode'] as OutboundTlsMode)) throw E.meshConfigInvalid(`${path}.mode`, o['mode'], `must be one of ${OUTBOUND_MODES.join(', ')}`);
+  if (!OUTBOUND_MODES.includes(o['mode'] as OutboundTlsMode))
+    throw E.meshConfigInvalid(`${path}.mode`, o['mode'], `must be one of ${OUTBOUND_MODES.join(', ')}`);
   const sans = o['sans'];
-  if (sans !== undefined && (!Array.isArray(sans) || sans.some((s) => typeof s !== 'string'))) throw E.meshConfigInvalid(`${path}.sans`, sans, 'must be a list of SPIFFE IDs');
+  if (sans !== undefined && (!Array.isArray(sans) || sans.some((s) => typeof s !== 'string')))
+    throw E.meshConfigInvalid(`${path}.sans`, sans, 'must be a list of SPIFFE IDs');
   return { mode: o['mode'] as OutboundTlsMode, ...(sans ? { sans: [...(sans as string[])] } : {}) };
 }
 
@@ -67,13 +69,17 @@ export function validateSidecarConfig(raw: unknown): Readonly<SidecarConfig> {
   // the format's version first: a newer control module's configuration is refused as such, never
   // read as this format (or refused for a key this version does not know). No version: version 1,
   // what every control module sends today (docs/upgrades.md, "Version skew")
-  if (c['version'] !== undefined && !SIDECAR_CONFIG_VERSIONS.includes(c['version'] as number)) throw E.versionUnsupported('the sidecar configuration', c['version'], SIDECAR_CONFIG_VERSIONS);
-  for (const k of Object.keys(c)) if (!['version', 'identity', 'inbound', 'outbound'].includes(k)) throw E.meshConfigInvalid(k, c[k], 'is not a known key (version, identity, inbound, outbound)');
+  if (c['version'] !== undefined && !SIDECAR_CONFIG_VERSIONS.includes(c['version'] as number))
+    throw E.versionUnsupported('the sidecar configuration', c['version'], SIDECAR_CONFIG_VERSIONS);
+  for (const k of Object.keys(c))
+    if (!['version', 'identity', 'inbound', 'outbound'].includes(k))
+      throw E.meshConfigInvalid(k, c[k], 'is not a known key (version, identity, inbound, outbound)');
   let identity: ProxyIdentity | undefined;
   if (c['identity'] !== undefined) {
     const id = c['identity'] as Record<string, unknown>;
     for (const k of ['certPem', 'keyPem', 'rootPem']) {
-      if (typeof id?.[k] !== 'string' || !(id[k] as string).includes('-----BEGIN')) throw E.meshConfigInvalid(`identity.${k}`, typeof id?.[k], 'must be a PEM string');
+      if (typeof id?.[k] !== 'string' || !(id[k] as string).includes('-----BEGIN'))
+        throw E.meshConfigInvalid(`identity.${k}`, typeof id?.[k], 'must be a PEM string');
     }
     identity = { certPem: id['certPem'] as string, keyPem: id['keyPem'] as string, rootPem: id['rootPem'] as string };
     // the mesh's trust domain comes from this certificate: without a SPIFFE ID no peer could be checked

@@ -106,7 +106,8 @@ export class FlowTable {
   dirty = false;
 
   constructor(readonly limit = DEFAULT_FLOW_LIMIT) {
-    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_FLOW_LIMIT) throw E.configInvalid('flowLimit', String(limit), `must be an integer from 1 to ${MAX_FLOW_LIMIT}`);
+    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_FLOW_LIMIT)
+      throw E.configInvalid('flowLimit', String(limit), `must be an integer from 1 to ${MAX_FLOW_LIMIT}`);
     startClock();
   }
 
@@ -208,7 +209,15 @@ export class FlowTable {
 
 function entryOf(e: FlowEntry, count: number): FlowReportEntry {
   return {
-    address: e.address, ...(e.identity !== undefined ? { identity: e.identity } : {}), port: e.port, tls: e.tls, outcome: e.outcome,
-    ...(e.reason ? { reason: e.reason } : {}), mode: e.mode, count, firstSeen: CLOCK_EPOCH + e.firstSeen * TICK_MS, lastSeen: CLOCK_EPOCH + e.lastSeen * TICK_MS,
+    address: e.address,
+    ...(e.identity !== undefined ? { identity: e.identity } : {}),
+    port: e.port,
+    tls: e.tls,
+    outcome: e.outcome,
+    ...(e.reason ? { reason: e.reason } : {}),
+    mode: e.mode,
+    count,
+    firstSeen: CLOCK_EPOCH + e.firstSeen * TICK_MS,
+    lastSeen: CLOCK_EPOCH + e.lastSeen * TICK_MS,
   };
 }

@@ -60,7 +60,9 @@ export function sanEntries(san: string | undefined): { type: string; value: stri
 
 /** URI SANs of a peer certificate as node:tls reports it. */
 export function peerUris(cert: PeerCertificate | undefined): string[] {
-  return sanEntries(cert?.subjectaltname).filter((e) => e.type === 'URI').map((e) => e.value);
+  return sanEntries(cert?.subjectaltname)
+    .filter((e) => e.type === 'URI')
+    .map((e) => e.value);
 }
 
 export interface WorkloadSpiffeId {
@@ -88,7 +90,11 @@ export function trustDomainOf(certPem: string): string | { reason: string } {
   } catch (err) {
     return { reason: `the certificate does not parse: ${(err as Error).message}` };
   }
-  const w = workloadSpiffeId(sanEntries(san).filter((e) => e.type === 'URI').map((e) => e.value));
+  const w = workloadSpiffeId(
+    sanEntries(san)
+      .filter((e) => e.type === 'URI')
+      .map((e) => e.value),
+  );
   return typeof w === 'string' ? { reason: w } : w.trustDomain;
 }
 
@@ -109,7 +115,9 @@ export function meshPeerIdentity(cert: PeerCertificate | undefined, trustDomain:
   if (allowed !== undefined) {
     return allowed.has(w.id) ? w.id : mismatch(`peer SPIFFE ID ${JSON.stringify(w.id)} is not one of ${JSON.stringify([...allowed])}`);
   }
-  return w.trustDomain === trustDomain ? w.id : mismatch(`peer SPIFFE ID ${JSON.stringify(w.id)} is not in the mesh's trust domain ${JSON.stringify(trustDomain)}`);
+  return w.trustDomain === trustDomain
+    ? w.id
+    : mismatch(`peer SPIFFE ID ${JSON.stringify(w.id)} is not in the mesh's trust domain ${JSON.stringify(trustDomain)}`);
 }
 
 /**

@@ -1,11 +1,37 @@
 // The mesh data plane: sidecar proxy (inbound enforcement, outbound mTLS origination),
 // the node-level proxy (the same per pod, for every pod of a node in one process)
 // and the ingress gateway. Node built-ins only; configuration arrives as plain objects.
-export { SidecarProxy, type Address, type InboundListenOptions, type OutboundListenOptions, type OriginalDst, type ProxyEvent, type SidecarOptions } from './sidecar.js';
-export { validateSidecarConfig, INBOUND_MODES, OUTBOUND_MODES, type InboundMode, type OutboundPolicy, type OutboundTlsMode, type ProxyIdentity, type SidecarConfig } from './config.js';
+export {
+  SidecarProxy,
+  type Address,
+  type InboundListenOptions,
+  type OutboundListenOptions,
+  type OriginalDst,
+  type ProxyEvent,
+  type SidecarOptions,
+} from './sidecar.js';
+export {
+  validateSidecarConfig,
+  INBOUND_MODES,
+  OUTBOUND_MODES,
+  type InboundMode,
+  type OutboundPolicy,
+  type OutboundTlsMode,
+  type ProxyIdentity,
+  type SidecarConfig,
+} from './config.js';
 export { ProxyMetrics, MAX_PRINCIPALS, OTHER_PRINCIPAL, classifyTlsError, type AcceptReason, type HandshakeFailure, type ResetReason } from './metrics.js';
 export { sniffTls } from './sniff.js';
-export { FlowTable, DEFAULT_FLOW_LIMIT, MAX_FLOW_LIMIT, type FlowMode, type FlowOutcome, type FlowReport, type FlowReportEntry, type FlowTls } from './flows.js';
+export {
+  FlowTable,
+  DEFAULT_FLOW_LIMIT,
+  MAX_FLOW_LIMIT,
+  type FlowMode,
+  type FlowOutcome,
+  type FlowReport,
+  type FlowReportEntry,
+  type FlowTls,
+} from './flows.js';
 export { peerUris, sanEntries, spiffeChecker, meshPeerIdentity, workloadSpiffeId, trustDomainOf, MESH_ALPN, type WorkloadSpiffeId } from './identity.js';
 export { connectSpliced, resetSocket, splice, type Connector } from './splice.js';
 export { NodeProxy, PROXY_MARK, type MeshPod, type NodeProxyOptions } from './node-proxy.js';

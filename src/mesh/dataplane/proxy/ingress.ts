@@ -53,11 +53,18 @@ function validateIngressConfig(raw: unknown): IngressConfig {
   if (!Array.isArray(c['routes'])) throw E.meshConfigInvalid('ingress.routes', c['routes'], 'must be a list of routes');
   const routes = (c['routes'] as Record<string, unknown>[]).map((r, i) => {
     const b = r?.['backend'] as Record<string, unknown> | undefined;
-    if (typeof r?.['pathPrefix'] !== 'string' || !(r['pathPrefix'] as string).startsWith('/')) throw E.meshConfigInvalid(`ingress.routes[${i}].pathPrefix`, r?.['pathPrefix'], 'must start with "/"');
-    if (typeof b?.['host'] !== 'string' || typeof b?.['port'] !== 'number') throw E.meshConfigInvalid(`ingress.routes[${i}].backend`, b, 'must be {host, port}');
+    if (typeof r?.['pathPrefix'] !== 'string' || !(r['pathPrefix'] as string).startsWith('/'))
+      throw E.meshConfigInvalid(`ingress.routes[${i}].pathPrefix`, r?.['pathPrefix'], 'must start with "/"');
+    if (typeof b?.['host'] !== 'string' || typeof b?.['port'] !== 'number')
+      throw E.meshConfigInvalid(`ingress.routes[${i}].backend`, b, 'must be {host, port}');
     const tls = validateSidecarConfig({ inbound: { defaultMode: 'PERMISSIVE' }, outbound: { default: r['tls'] } }).outbound.default;
-    return { pathPrefix: r['pathPrefix'] as string, backend: { host: b['host'] as string, port: b['port'] as number }, tls,
-      ...(typeof r['host'] === 'string' ? { host: r['host'] } : {}), ...(typeof r['service'] === 'string' ? { service: r['service'] } : {}) };
+    return {
+      pathPrefix: r['pathPrefix'] as string,
+      backend: { host: b['host'] as string, port: b['port'] as number },
+      tls,
+      ...(typeof r['host'] === 'string' ? { host: r['host'] } : {}),
+      ...(typeof r['service'] === 'string' ? { service: r['service'] } : {}),
+    };
   });
   return { ...(probe.identity ? { identity: probe.identity } : {}), routes };
 }
@@ -91,12 +98,20 @@ export class IngressGateway {
       .map((r): LiveRoute => {
         if (r.tls.mode === 'ISTIO_MUTUAL') {
           if (!cfg.identity) throw E.meshConfigInvalid('ingress.identity', undefined, 'is needed for ISTIO_MUTUAL routes');
-          return { ...r, agent: new HttpsAgent({
-            keepAlive: true, maxSockets: 256,
-            cert: cfg.identity.certPem, key: cfg.identity.keyPem, ca: cfg.identity.rootPem,
-            // the service must be a workload of the mesh (the gateway's own trust domain), or one the route names
-            ALPNProtocols: MESH_ALPN, checkServerIdentity: spiffeChecker(r.tls.sans, trustDomainOf(cfg.identity.certPem) as string), servername: '',
-          }) };
+          return {
+            ...r,
+            agent: new HttpsAgent({
+              keepAlive: true,
+              maxSockets: 256,
+              cert: cfg.identity.certPem,
+              key: cfg.identity.keyPem,
+              ca: cfg.identity.rootPem,
+              // the service must be a workload of the mesh (the gateway's own trust domain), or one the route names
+              ALPNProtocols: MESH_ALPN,
+              checkServerIdentity: spiffeChecker(r.tls.sans, trustDomainOf(cfg.identity.certPem) as string),
+              servername: '',
+            }),
+          };
         }
         return { ...r, agent: new HttpAgent({ keepAlive: true, maxSockets: 256 }) };
       })
@@ -118,7 +133,8 @@ export class IngressGateway {
       return;
     }
     const mtls = r.tls.mode === 'ISTIO_MUTUAL';
-    if (mtls) this.metrics.mtlsRequests++; else this.metrics.plaintextRequests++;
+    if (mtls) this.metrics.mtlsRequests++;
+    else this.metrics.plaintextRequests++;
     const headers = { ...req.headers, 'x-forwarded-for': req.socket.remoteAddress ?? '', 'x-forwarded-proto': 'http' };
     const opts = { host: r.backend.host, port: r.backend.port, method: req.method, path: req.url, headers, agent: r.agent };
     const up = (mtls ? httpsRequest : httpRequest)(opts, (ures) => {
@@ -151,9 +167,11 @@ export class IngressGateway {
 
   async close(): Promise<void> {
     for (const r of this.routes) r.agent.destroy();
-    await Promise.all(this.servers.splice(0).map((s) => {
-      s.closeAllConnections();
-      return new Promise<void>((r) => s.close(() => r()));
-    }));
+    await Promise.all(
+      this.servers.splice(0).map((s) => {
+        s.closeAllConnections();
+        return new Promise<void>((r) => s.close(() => r()));
+      }),
+    );
   }
 }

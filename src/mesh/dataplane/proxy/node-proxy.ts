@@ -63,7 +63,9 @@ export class NodeProxy {
     const next = prev.then(fn, fn);
     const settled = next.catch(() => undefined);
     this.ops.set(key, settled);
-    void settled.then(() => { if (this.ops.get(key) === settled) this.ops.delete(key); });
+    void settled.then(() => {
+      if (this.ops.get(key) === settled) this.ops.delete(key);
+    });
     return next;
   }
 

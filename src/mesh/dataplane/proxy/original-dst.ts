@@ -45,7 +45,7 @@ export function sidecarRedirectRules(r: RedirectRules): string {
     ...(r.proxyMark !== undefined ? [`    meta mark 0x${r.proxyMark.toString(16)} return\n`] : []),
   ].join('');
   // without a way to spare the proxy's own connections, they would loop back into it
-  if (!own) throw E.meshConfigInvalid('redirect', r, 'needs proxyUid or proxyMark (the proxy\'s own connections must not be redirected)');
+  if (!own) throw E.meshConfigInvalid('redirect', r, "needs proxyUid or proxyMark (the proxy's own connections must not be redirected)");
   return `table ip ${t} {
   chain prerouting {
     type nat hook prerouting priority dstnat; policy accept;

@@ -18,9 +18,8 @@ export function startRelay(listen: RelayListen, target: string | { host: string;
   const relay: Relay = { address: undefined, connections: 0, close: async () => {} };
   const server: Server = createServer({ allowHalfOpen: true }, (down) => {
     relay.connections++;
-    const up = typeof target === 'string'
-      ? connect({ path: target, allowHalfOpen: true })
-      : connect({ host: target.host, port: target.port, allowHalfOpen: true });
+    const up =
+      typeof target === 'string' ? connect({ path: target, allowHalfOpen: true }) : connect({ host: target.host, port: target.port, allowHalfOpen: true });
     splice(down, up);
   });
   relay.close = () => new Promise<void>((r) => server.close(() => r()));

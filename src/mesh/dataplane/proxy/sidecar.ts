@@ -112,7 +112,10 @@ export class SidecarProxy {
   /** set when the configuration last changed (performance.now()) */
   lastUpdate = 0;
 
-  constructor(config: unknown, private readonly opts: SidecarOptions = {}) {
+  constructor(
+    config: unknown,
+    private readonly opts: SidecarOptions = {},
+  ) {
     this.cfg = validateSidecarConfig(config);
     this.flows = new FlowTable(opts.flowLimit ?? DEFAULT_FLOW_LIMIT);
     this.connector = opts.connect ?? netConnect;
@@ -212,7 +215,17 @@ export class SidecarProxy {
     } else {
       target = o.app;
     }
-    const conn: InboundConn = { proxy: this, sock, app: o.app, port: target.port, target, timer: undefined, head: undefined, meshAlpn: false, address: sock.remoteAddress ?? '' };
+    const conn: InboundConn = {
+      proxy: this,
+      sock,
+      app: o.app,
+      port: target.port,
+      target,
+      timer: undefined,
+      head: undefined,
+      meshAlpn: false,
+      address: sock.remoteAddress ?? '',
+    };
     (sock as SockWithConn)[kConn] = conn;
     conn.timer = setTimeout(onSniffTimeout, o.sniffTimeoutMs ?? 5000, conn);
     sock.on('data', onFirstData);
@@ -345,7 +358,9 @@ export class SidecarProxy {
     this.opts.onEvent?.({ type: 'outbound', destination: `${dst.host}:${dst.port}`, mode: policy.mode });
     const plain = policy.mode === 'DISABLE' || !this.ctx;
     // a plaintext upstream reads through onread (connectSpliced); under TLS the TLS layer reads it
-    const raw = plain ? connectSpliced({ host: dst.host, port: dst.port, allowHalfOpen: true }, this.connector) : this.connector({ host: dst.host, port: dst.port, allowHalfOpen: true });
+    const raw = plain
+      ? connectSpliced({ host: dst.host, port: dst.port, allowHalfOpen: true }, this.connector)
+      : this.connector({ host: dst.host, port: dst.port, allowHalfOpen: true });
     this.track(raw);
     raw.on('error', ignoreError);
     if (plain) {
@@ -356,7 +371,9 @@ export class SidecarProxy {
         resetSocket(down);
         return;
       }
-      raw.once('error', () => { this.metrics.upstreamErrors.outbound++; });
+      raw.once('error', () => {
+        this.metrics.upstreamErrors.outbound++;
+      });
       splice(down, raw);
       return;
     }
@@ -421,7 +438,8 @@ function clientVerifyError(sock: TLSSocket): Error | undefined {
   if (typeof handle?.verifyError !== 'function') return new Error('cannot read the verification result of the client certificate');
   const err = handle.verifyError();
   if (err) return err;
-  if (!sock.getPeerCertificate()?.raw) return Object.assign(new Error('peer did not return a certificate'), { code: 'ERR_SSL_PEER_DID_NOT_RETURN_A_CERTIFICATE' });
+  if (!sock.getPeerCertificate()?.raw)
+    return Object.assign(new Error('peer did not return a certificate'), { code: 'ERR_SSL_PEER_DID_NOT_RETURN_A_CERTIFICATE' });
   return undefined;
 }
 

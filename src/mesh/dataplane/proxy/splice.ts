@@ -109,7 +109,10 @@ function onSideEnd(this: Joined): void {
 
 /** What splice() listens to on each side ('data' apart: a side that reads itself resumes instead); unsplice() takes the same off. */
 const SIDE_HANDLERS: readonly (readonly ['error' | 'close' | 'end' | 'drain', (this: Joined) => void])[] = [
-  ['error', onSideError], ['close', onSideClose], ['end', onSideEnd], ['drain', onSideDrain],
+  ['error', onSideError],
+  ['close', onSideClose],
+  ['end', onSideEnd],
+  ['drain', onSideDrain],
 ];
 
 /** Pipe a and b both ways. `aRaw`/`bRaw` are the TCP sockets under TLS sockets, when any. */

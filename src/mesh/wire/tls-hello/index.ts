@@ -30,7 +30,7 @@ export function decode(buf: Buffer, offset = 0): ClientHelloInfo {
   const end = offset + 5 + recLen;
   let p = offset + 5;
   if (buf[p] !== 1) return MALFORMED;
-  const hsLen = (buf[p + 1] as number) << 16 | (buf[p + 2] as number) << 8 | (buf[p + 3] as number);
+  const hsLen = ((buf[p + 1] as number) << 16) | ((buf[p + 2] as number) << 8) | (buf[p + 3] as number);
   p += 4;
   // a ClientHello split over several records is read as far as this record goes
   const hsEnd = Math.min(end, p + hsLen);

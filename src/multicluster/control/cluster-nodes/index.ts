@@ -27,7 +27,9 @@ export function clusterNodeOf(obj: KubeObject): ClusterNode | undefined {
   const cidrs = Array.isArray(o.spec?.podCIDRs) ? o.spec.podCIDRs : [o.spec?.podCIDR];
   const podCIDRs = cidrs.filter((c): c is string => typeof c === 'string' && isIPv4Cidr(c));
   const addresses = Array.isArray(o.status?.addresses) ? o.status.addresses : [];
-  const address = addresses.find((a) => a?.type === 'InternalIP' && typeof a.address === 'string' && ipv4ToInt(a.address) !== undefined)?.address as string | undefined;
+  const address = addresses.find((a) => a?.type === 'InternalIP' && typeof a.address === 'string' && ipv4ToInt(a.address) !== undefined)?.address as
+    | string
+    | undefined;
   if (address === undefined || podCIDRs.length === 0) return undefined;
   return { name: obj.metadata.name, address, podCIDRs };
 }
@@ -59,22 +61,30 @@ export function watchClusterNodes(store: ResourceStore, opts: NodeWatchOptions):
     out.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     opts.onNodes(out);
   };
-  const informer = new Informer(store, kindRef(Kinds.Node), {}, {
-    onList(items) {
-      objs.clear();
-      for (const o of items) objs.set(o.metadata.name, o);
-      publish();
+  const informer = new Informer(
+    store,
+    kindRef(Kinds.Node),
+    {},
+    {
+      onList(items) {
+        objs.clear();
+        for (const o of items) objs.set(o.metadata.name, o);
+        publish();
+      },
+      onEvent(type, obj) {
+        if (type === 'DELETED') objs.delete(obj.metadata.name);
+        else objs.set(obj.metadata.name, obj);
+        publish();
+      },
+      ...(opts.onError ? { onError: opts.onError } : {}),
     },
-    onEvent(type, obj) {
-      if (type === 'DELETED') objs.delete(obj.metadata.name);
-      else objs.set(obj.metadata.name, obj);
-      publish();
-    },
-    ...(opts.onError ? { onError: opts.onError } : {}),
-  }, { clock: opts.clock ?? systemClock });
+    { clock: opts.clock ?? systemClock },
+  );
   informer.start();
   return {
-    get synced() { return informer.synced; },
+    get synced() {
+      return informer.synced;
+    },
     stop: () => informer.stop(),
   };
 }

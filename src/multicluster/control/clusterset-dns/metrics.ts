@@ -42,20 +42,35 @@ export function registerDnsMetrics(registry: Registry, source: DnsCounters | (()
     collect() {
       this.reset();
       for (const { labels, counters } of read()) {
-        counters.queries.forEach((row, i) => row.forEach((n, r) => { if (n > 0) this.inc({ ...labels, qtype: QTYPES[i]!, rcode: RCODES[r]! }, n); }));
+        counters.queries.forEach((row, i) =>
+          row.forEach((n, r) => {
+            if (n > 0) this.inc({ ...labels, qtype: QTYPES[i]!, rcode: RCODES[r]! }, n);
+          }),
+        );
       }
     },
   });
-  const simple = (name: string, help: string, pick: (c: DnsCounters) => number) => new Counter({
-    name, help, labelNames: extra, registers: [registry],
-    collect() {
-      this.reset();
-      for (const { labels, counters } of read()) { const n = pick(counters); if (n > 0) this.inc(labels, n); }
-    },
-  });
+  const simple = (name: string, help: string, pick: (c: DnsCounters) => number) =>
+    new Counter({
+      name,
+      help,
+      labelNames: extra,
+      registers: [registry],
+      collect() {
+        this.reset();
+        for (const { labels, counters } of read()) {
+          const n = pick(counters);
+          if (n > 0) this.inc(labels, n);
+        }
+      },
+    });
   simple('strait_dns_malformed_total', 'DNS packets dropped or answered FORMERR because they did not parse', (c) => c.malformed);
   simple('strait_dns_rate_limited_total', 'DNS queries dropped by the per-source rate bound', (c) => c.rateLimited);
   simple('strait_dns_forwarded_total', 'DNS queries outside clusterset.local forwarded to the upstream', (c) => c.forwarded);
-  simple('strait_dns_upstream_rejected_total', 'datagrams on the upstream socket ignored (another source, not a response, no pending query with that ID, or another question)', (c) => c.upstreamRejected);
+  simple(
+    'strait_dns_upstream_rejected_total',
+    'datagrams on the upstream socket ignored (another source, not a response, no pending query with that ID, or another question)',
+    (c) => c.upstreamRejected,
+  );
   simple('strait_dns_forward_failures_total', 'forwarded DNS queries answered SERVFAIL (upstream timeout or error)', (c) => c.forwardFailures);
 }

@@ -2,7 +2,11 @@
 export class RateLimiter {
   private buckets = new Map<string, { tokens: number; at: number }>();
 
-  constructor(private readonly qps: number, private readonly burst: number, private readonly maxSources = 65_536) {}
+  constructor(
+    private readonly qps: number,
+    private readonly burst: number,
+    private readonly maxSources = 65_536,
+  ) {}
 
   allow(source: string, nowMs: number): boolean {
     let b = this.buckets.get(source);

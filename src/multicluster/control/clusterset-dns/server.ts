@@ -84,7 +84,10 @@ function errorReply(req: Buffer, rcode: number): Buffer | undefined {
 
 function cacheKey(qname: string, qtype: number, qclass: number, edns: boolean, limit: number, a: Answer): string {
   let k = `${qname}|${qtype}|${qclass}|${edns ? 1 : 0}|${limit}|${a.rcode}|`;
-  for (let i = 0; i < a.answers.length; i++) { const r = a.answers[i]!; k += `${r.address ?? ''}/${r.port ?? ''}/${r.target ?? ''},`; }
+  for (let i = 0; i < a.answers.length; i++) {
+    const r = a.answers[i]!;
+    k += `${r.address ?? ''}/${r.port ?? ''}/${r.target ?? ''},`;
+  }
   k += '|';
   for (let i = 0; i < a.additionals.length; i++) k += `${a.additionals[i]!.name}/${a.additionals[i]!.address ?? ''},`;
   return k;
@@ -130,9 +133,19 @@ export class ClustersetDnsServer implements ClustersetDns {
     const wantTcp = this.opts.tcp ?? true;
     for (let attempt = 0; ; attempt++) {
       const udp = createSocket({ type: address.includes(':') ? 'udp6' : 'udp4' });
-      await new Promise<void>((res, rej) => { udp.once('error', rej); udp.bind(this.opts.port ?? 53, address, () => { udp.off('error', rej); res(); }); });
+      await new Promise<void>((res, rej) => {
+        udp.once('error', rej);
+        udp.bind(this.opts.port ?? 53, address, () => {
+          udp.off('error', rej);
+          res();
+        });
+      });
       const port = udp.address().port;
-      if (!wantTcp) { this.udp = udp; this.port = port; break; }
+      if (!wantTcp) {
+        this.udp = udp;
+        this.port = port;
+        break;
+      }
       try {
         const tcp = createTcpServer({ pauseOnConnect: false }, (s) => this.onTcpConnection(s));
         await listenServer(tcp, { port, host: address });
@@ -156,7 +169,13 @@ export class ClustersetDnsServer implements ClustersetDns {
       await new Promise<void>((res) => up.bind(0, res));
       // connected: the kernel already drops datagrams from any other address or port
       const { address: ua, port: upPort } = this.opts.upstream;
-      await new Promise<void>((res, rej) => { up.once('error', rej); up.connect(upPort, ua, () => { up.off('error', rej); res(); }); });
+      await new Promise<void>((res, rej) => {
+        up.once('error', rej);
+        up.connect(upPort, ua, () => {
+          up.off('error', rej);
+          res();
+        });
+      });
       this.upstreamAddress = up.remoteAddress().address;
       this.upstreamSock = up;
     }
@@ -212,7 +231,8 @@ export class ClustersetDnsServer implements ClustersetDns {
       this.counters.malformed++;
       return false;
     }
-    if (msg[2]! & 0x80) { // a response: never answer it (no reflection loops)
+    if (msg[2]! & 0x80) {
+      // a response: never answer it (no reflection loops)
       this.counters.malformed++;
       return false;
     }
@@ -349,7 +369,10 @@ export class ClustersetDnsServer implements ClustersetDns {
     res.answers = answer.answers.map(toResource) as unknown as typeof res.answers;
     res.authorities = answer.authority.map(toResource) as unknown as typeof res.authorities;
     res.additionals = answer.additionals.map(toResource) as unknown as typeof res.additionals;
-    if (edns) res.additionals.push((Packet.Resource.EDNS as unknown as (r: object[], o: object) => object)([], { udpPayloadSize: 1232 }) as unknown as (typeof res.additionals)[number]);
+    if (edns)
+      res.additionals.push(
+        (Packet.Resource.EDNS as unknown as (r: object[], o: object) => object)([], { udpPayloadSize: 1232 }) as unknown as (typeof res.additionals)[number],
+      );
     const out = res.toBuffer();
     if (out.length <= limit) return out;
     // too big for UDP: TC set, question only; the client retries over TCP

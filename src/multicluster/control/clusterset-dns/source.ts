@@ -4,13 +4,22 @@
 // (no gateway daemon yet), every cluster counts as connected.
 import { type Clock, systemClock } from '../../../base/clock/index.js';
 import { Informer } from '../../../platform/controller/index.js';
-import { ANN_SERVICE_TYPE, connectedClusters, LABEL_MANAGED_BY, LABEL_SERVICE_NAME, LABEL_SOURCE_CLUSTER, MANAGED_BY, MC_KINDS as K } from '../clusterset/index.js';
+import {
+  ANN_SERVICE_TYPE,
+  connectedClusters,
+  LABEL_MANAGED_BY,
+  LABEL_SERVICE_NAME,
+  LABEL_SOURCE_CLUSTER,
+  MANAGED_BY,
+  MC_KINDS as K,
+} from '../clusterset/index.js';
 import type { KubeObject, ResourceStore } from '../../../platform/store/index.js';
 import { parseIpv4, parsePort } from '../../../base/config/index.js';
 import { type ClustersetZone, type ZoneCluster, type ZoneEndpoint, type ZonePort } from './zone.js';
 
 const LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
-const rec = (v: unknown): Record<string, unknown> | undefined => (typeof v === 'object' && v !== null && !Array.isArray(v) ? v as Record<string, unknown> : undefined);
+const rec = (v: unknown): Record<string, unknown> | undefined =>
+  typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
 const list = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
 
 /** Ports as the zone takes them; entries that do not parse are left out. */
@@ -61,7 +70,11 @@ export class ZoneSource {
   private healthKey: string | undefined;
   private informers: Informer[] = [];
 
-  constructor(private readonly store: ResourceStore, private readonly zone: ClustersetZone, private readonly clock: Clock = systemClock) {}
+  constructor(
+    private readonly store: ResourceStore,
+    private readonly zone: ClustersetZone,
+    private readonly clock: Clock = systemClock,
+  ) {}
 
   start(): void {
     const key = (o: KubeObject) => `${o.metadata.namespace ?? ''}/${o.metadata.name}`;
@@ -77,23 +90,54 @@ export class ZoneSource {
         after(o);
       },
     });
-    const rebuildAll = () => { for (const k of new Set([...this.imports.keys(), ...this.slicesByService.keys(), ...this.zone.list().map((s) => `${s.namespace}/${s.name}`)])) this.rebuild(k); };
-    this.informers.push(new Informer(this.store, K.ServiceImport, {}, track(this.imports, (o) => this.rebuild(key(o)), rebuildAll), { clock: this.clock }));
-    this.informers.push(new Informer(this.store, K.EndpointSlice, { labelSelector: `${LABEL_MANAGED_BY}=${MANAGED_BY}` }, {
-      onList: (items) => {
-        this.slicesByService.clear();
-        this.serviceOfSlice.clear();
-        for (const o of items) this.putSlice(key(o), o);
-        rebuildAll();
-      },
-      onEvent: (type, o) => {
-        const was = this.dropSlice(key(o));
-        if (type !== 'DELETED') this.putSlice(key(o), o);
-        if (was !== undefined && was !== serviceOf(o)) this.rebuild(was);
-        this.rebuild(serviceOf(o));
-      },
-    }, { clock: this.clock }));
-    this.informers.push(new Informer(this.store, K.Gateway, {}, track(this.gateways, () => this.updateHealth(), () => this.updateHealth()), { clock: this.clock }));
+    const rebuildAll = () => {
+      for (const k of new Set([...this.imports.keys(), ...this.slicesByService.keys(), ...this.zone.list().map((s) => `${s.namespace}/${s.name}`)]))
+        this.rebuild(k);
+    };
+    this.informers.push(
+      new Informer(
+        this.store,
+        K.ServiceImport,
+        {},
+        track(this.imports, (o) => this.rebuild(key(o)), rebuildAll),
+        { clock: this.clock },
+      ),
+    );
+    this.informers.push(
+      new Informer(
+        this.store,
+        K.EndpointSlice,
+        { labelSelector: `${LABEL_MANAGED_BY}=${MANAGED_BY}` },
+        {
+          onList: (items) => {
+            this.slicesByService.clear();
+            this.serviceOfSlice.clear();
+            for (const o of items) this.putSlice(key(o), o);
+            rebuildAll();
+          },
+          onEvent: (type, o) => {
+            const was = this.dropSlice(key(o));
+            if (type !== 'DELETED') this.putSlice(key(o), o);
+            if (was !== undefined && was !== serviceOf(o)) this.rebuild(was);
+            this.rebuild(serviceOf(o));
+          },
+        },
+        { clock: this.clock },
+      ),
+    );
+    this.informers.push(
+      new Informer(
+        this.store,
+        K.Gateway,
+        {},
+        track(
+          this.gateways,
+          () => this.updateHealth(),
+          () => this.updateHealth(),
+        ),
+        { clock: this.clock },
+      ),
+    );
     for (const i of this.informers) i.start();
   }
 
@@ -104,7 +148,7 @@ export class ZoneSource {
   private putSlice(sliceKey: string, o: KubeObject): void {
     const svc = serviceOf(o);
     let m = this.slicesByService.get(svc);
-    if (!m) this.slicesByService.set(svc, m = new Map());
+    if (!m) this.slicesByService.set(svc, (m = new Map()));
     m.set(sliceKey, o);
     this.serviceOfSlice.set(sliceKey, svc);
   }

@@ -91,7 +91,11 @@ export class ClustersetZone {
   private nsVersion = 0;
   serial: number;
 
-  constructor(readonly localCluster: string, private health: ClusterHealth = { isConnected: () => true }, serial = 1) {
+  constructor(
+    readonly localCluster: string,
+    private health: ClusterHealth = { isConnected: () => true },
+    serial = 1,
+  ) {
     this.serial = serial;
   }
 
@@ -122,8 +126,7 @@ export class ClustersetZone {
     if (n <= 0) {
       this.namespaces.delete(namespace);
       this.nsVersion++;
-    }
-    else this.namespaces.set(namespace, n);
+    } else this.namespaces.set(namespace, n);
     this.versions.set(key, (this.versions.get(key) ?? 0) + 1);
   }
 
@@ -177,8 +180,15 @@ export class ClustersetZone {
     const name = qname.replace(/\.$/, '');
     const lower = name.toLowerCase();
     const out: Answer = { rcode: 0, stable: true, answers: [], additionals: [], authority: [] };
-    const nodata = () => { out.authority.push(this.soa()); return out; };
-    const nx = () => { out.rcode = 3; out.authority.push(this.soa()); return out; };
+    const nodata = () => {
+      out.authority.push(this.soa());
+      return out;
+    };
+    const nx = () => {
+      out.rcode = 3;
+      out.authority.push(this.soa());
+      return out;
+    };
     if (lower === ZONE) {
       if (qtype === 6 || qtype === 255) out.answers.push({ ...this.soa(), name });
       else out.authority.push(this.soa());

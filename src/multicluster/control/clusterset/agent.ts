@@ -20,8 +20,19 @@ import { type Condition, ConditionWriter, getCondition, MESSAGE, REASON } from '
 import { processLanes, type WorkLanes } from './lanes.js';
 import type { MulticlusterMetrics } from './metrics.js';
 import {
-  ANN_EXPORT_CREATED, ANN_SERVICE_PROPS, ANN_SERVICE_TYPE, ANN_SYNCED_AT, BROKER_NAMESPACE, brokerImportName, brokerSliceName,
-  LABEL_MANAGED_BY, LABEL_SERVICE_NAME, LABEL_SERVICE_NAMESPACE, LABEL_SOURCE_CLUSTER, localSliceName, MANAGED_BY,
+  ANN_EXPORT_CREATED,
+  ANN_SERVICE_PROPS,
+  ANN_SERVICE_TYPE,
+  ANN_SYNCED_AT,
+  BROKER_NAMESPACE,
+  brokerImportName,
+  brokerSliceName,
+  LABEL_MANAGED_BY,
+  LABEL_SERVICE_NAME,
+  LABEL_SERVICE_NAMESPACE,
+  LABEL_SOURCE_CLUSTER,
+  localSliceName,
+  MANAGED_BY,
 } from './names.js';
 import { ensureNamespace, K } from './store-util.js';
 
@@ -42,8 +53,15 @@ const ANN_CONTENT_HASH = 'strait.io/content-hash';
 
 interface ServiceLike extends KubeObject {
   spec?: {
-    type?: string; clusterIP?: string; selector?: Record<string, string>; ports?: { name?: string; protocol?: string; port: number; targetPort?: number | string }[];
-    sessionAffinity?: string; sessionAffinityConfig?: unknown; internalTrafficPolicy?: string; trafficDistribution?: string; ipFamilies?: string[];
+    type?: string;
+    clusterIP?: string;
+    selector?: Record<string, string>;
+    ports?: { name?: string; protocol?: string; port: number; targetPort?: number | string }[];
+    sessionAffinity?: string;
+    sessionAffinityConfig?: unknown;
+    internalTrafficPolicy?: string;
+    trafficDistribution?: string;
+    ipFamilies?: string[];
   };
 }
 
@@ -66,7 +84,8 @@ function servicePropsOf(se: KubeObject, svc: ServiceLike): ServiceProps {
 function importSpec(agg: Aggregate): Record<string, unknown> {
   const p = agg.props;
   return {
-    type: agg.type, ports: agg.ports,
+    type: agg.type,
+    ports: agg.ports,
     ...(p.ipFamilies ? { ipFamilies: p.ipFamilies } : {}),
     ...(p.sessionAffinity ? { sessionAffinity: p.sessionAffinity } : {}),
     ...(p.sessionAffinityConfig ? { sessionAffinityConfig: p.sessionAffinityConfig } : {}),
@@ -82,8 +101,8 @@ function importMeta(agg: Aggregate, own: Record<string, string>): { labels: Reco
 }
 
 const sameMeta = (o: KubeObject | undefined, m: { labels: Record<string, string>; annotations?: Record<string, string> }): boolean =>
-  JSON.stringify(Object.entries(o?.metadata.labels ?? {}).sort()) === JSON.stringify(Object.entries(m.labels).sort())
-  && JSON.stringify(Object.entries(o?.metadata.annotations ?? {}).sort()) === JSON.stringify(Object.entries(m.annotations ?? {}).sort());
+  JSON.stringify(Object.entries(o?.metadata.labels ?? {}).sort()) === JSON.stringify(Object.entries(m.labels).sort()) &&
+  JSON.stringify(Object.entries(o?.metadata.annotations ?? {}).sort()) === JSON.stringify(Object.entries(m.annotations ?? {}).sort());
 
 const splitKey = (key: string): [string, string] => {
   const i = key.indexOf('/');
@@ -115,7 +134,9 @@ export class MulticlusterAgent {
   private noticed = new Map<string, number>();
   private resyncTimer: { cancel(): void } | undefined;
   /** the broker's exported EndpointSlices by name, as its informer last saw them (no re-list per reconcile) */
-  private readonly brokerSlices = new SliceIndex((o) => `${o.metadata.labels?.[LABEL_SERVICE_NAMESPACE] ?? ''}/${o.metadata.labels?.[LABEL_SERVICE_NAME] ?? ''}`);
+  private readonly brokerSlices = new SliceIndex(
+    (o) => `${o.metadata.labels?.[LABEL_SERVICE_NAMESPACE] ?? ''}/${o.metadata.labels?.[LABEL_SERVICE_NAME] ?? ''}`,
+  );
   private brokerSliceInformer: Informer | undefined;
   /** the slices this agent imported into its cluster, by name (ns/name) and service */
   private readonly importedSlices = new SliceIndex((o) => `${o.metadata.namespace ?? ''}/${o.metadata.labels?.[LABEL_SERVICE_NAME] ?? ''}`);
@@ -138,13 +159,28 @@ export class MulticlusterAgent {
   }
 
   start(): void {
-    const inf = (store: ResourceStore, kind: typeof K.ServiceExport, ns: string | undefined, sel: string | undefined,
-      onKey: (o: KubeObject, type: string) => void, onList?: (items: KubeObject[]) => void) => {
-      const i = new Informer(store, kind, { ...(ns ? { namespace: ns } : {}), ...(sel ? { labelSelector: sel } : {}) }, {
-        onList: (items) => { onList?.(items); for (const o of items) onKey(o, 'LIST'); },
-        onEvent: (t, o) => onKey(o, t),
-        onError: (err) => this.log.debug({ err }, 'informer error'),
-      }, { clock: this.clock });
+    const inf = (
+      store: ResourceStore,
+      kind: typeof K.ServiceExport,
+      ns: string | undefined,
+      sel: string | undefined,
+      onKey: (o: KubeObject, type: string) => void,
+      onList?: (items: KubeObject[]) => void,
+    ) => {
+      const i = new Informer(
+        store,
+        kind,
+        { ...(ns ? { namespace: ns } : {}), ...(sel ? { labelSelector: sel } : {}) },
+        {
+          onList: (items) => {
+            onList?.(items);
+            for (const o of items) onKey(o, 'LIST');
+          },
+          onEvent: (t, o) => onKey(o, t),
+          onError: (err) => this.log.debug({ err }, 'informer error'),
+        },
+        { clock: this.clock },
+      );
       this.informers.push(i);
       i.start();
     };
@@ -156,7 +192,9 @@ export class MulticlusterAgent {
       if (this.ownWrites.size > 10_000) this.ownWrites.clear();
       this.enqueueExport(k);
     });
-    inf(this.local, K.Service, undefined, undefined, (o) => { if (this.knownExports.has(key(o))) this.enqueueExport(key(o)); });
+    inf(this.local, K.Service, undefined, undefined, (o) => {
+      if (this.knownExports.has(key(o))) this.enqueueExport(key(o));
+    });
     inf(this.local, K.EndpointSlice, undefined, 'kubernetes.io/service-name', (o) => {
       const k = `${o.metadata.namespace ?? ''}/${o.metadata.labels?.['kubernetes.io/service-name'] ?? ''}`;
       if (this.knownExports.has(k)) this.enqueueExport(k);
@@ -166,34 +204,54 @@ export class MulticlusterAgent {
       const ns = o.metadata.namespace ?? '';
       for (const k of this.headless) if (k.startsWith(`${ns}/`)) this.enqueueExport(k);
     });
-    inf(this.broker, K.EndpointSlice, BROKER_NAMESPACE, LABEL_SOURCE_CLUSTER, (o, type) => {
-      if (type === 'DELETED') this.brokerSlices.delete(o.metadata.name);
-      else this.brokerSlices.set(o.metadata.name, o);
-      const l = o.metadata.labels ?? {};
-      const k = `${l[LABEL_SERVICE_NAMESPACE] ?? ''}/${l[LABEL_SERVICE_NAME] ?? ''}`;
-      this.knownImports.add(k);
-      // another cluster's slice: foreground (this cluster's DNS answer waits on the import);
-      // this cluster's own export coming back: follow-up work, after the other clusters' imports
-      if (l[LABEL_SOURCE_CLUSTER] !== this.clusterId) this.enqueueForegroundImport(k);
-      else if (type === 'LIST') this.enqueueImport(k);
-      else this.enqueueImportAfterForeground(k);
-      if (this.knownExports.has(k)) this.enqueueExport(k);
-    }, (items) => {
-      this.brokerSlices.reset(items.map((o) => [o.metadata.name, o]));
-      // after a (re)list: also look at every service imported here, to drop what the broker no longer has
-      for (const k of this.knownImports) this.enqueueImport(k);
-    });
+    inf(
+      this.broker,
+      K.EndpointSlice,
+      BROKER_NAMESPACE,
+      LABEL_SOURCE_CLUSTER,
+      (o, type) => {
+        if (type === 'DELETED') this.brokerSlices.delete(o.metadata.name);
+        else this.brokerSlices.set(o.metadata.name, o);
+        const l = o.metadata.labels ?? {};
+        const k = `${l[LABEL_SERVICE_NAMESPACE] ?? ''}/${l[LABEL_SERVICE_NAME] ?? ''}`;
+        this.knownImports.add(k);
+        // another cluster's slice: foreground (this cluster's DNS answer waits on the import);
+        // this cluster's own export coming back: follow-up work, after the other clusters' imports
+        if (l[LABEL_SOURCE_CLUSTER] !== this.clusterId) this.enqueueForegroundImport(k);
+        else if (type === 'LIST') this.enqueueImport(k);
+        else this.enqueueImportAfterForeground(k);
+        if (this.knownExports.has(k)) this.enqueueExport(k);
+      },
+      (items) => {
+        this.brokerSlices.reset(items.map((o) => [o.metadata.name, o]));
+        // after a (re)list: also look at every service imported here, to drop what the broker no longer has
+        for (const k of this.knownImports) this.enqueueImport(k);
+      },
+    );
     this.brokerSliceInformer = this.informers[this.informers.length - 1];
     // this cluster's imported slices: a cache, no events needed (the broker's say what to do)
-    inf(this.local, K.EndpointSlice, undefined, `${LABEL_MANAGED_BY}=${MANAGED_BY}`, (o, type) => {
-      if (type === 'DELETED') this.importedSlices.delete(key(o));
-      else this.importedSlices.set(key(o), o);
-    }, (items) => this.importedSlices.reset(items.map((o) => [key(o), o])));
+    inf(
+      this.local,
+      K.EndpointSlice,
+      undefined,
+      `${LABEL_MANAGED_BY}=${MANAGED_BY}`,
+      (o, type) => {
+        if (type === 'DELETED') this.importedSlices.delete(key(o));
+        else this.importedSlices.set(key(o), o);
+      },
+      (items) => this.importedSlices.reset(items.map((o) => [key(o), o])),
+    );
     this.importedSliceInformer = this.informers[this.informers.length - 1];
     // services imported here before a restart
-    void this.local.list(K.ServiceImport, {}).then((l) => {
-      for (const o of l.items) { this.knownImports.add(key(o)); this.enqueueImport(key(o)); }
-    }).catch(() => undefined);
+    void this.local
+      .list(K.ServiceImport, {})
+      .then((l) => {
+        for (const o of l.items) {
+          this.knownImports.add(key(o));
+          this.enqueueImport(key(o));
+        }
+      })
+      .catch(() => undefined);
     this.scheduleResync();
   }
 
@@ -220,9 +278,12 @@ export class MulticlusterAgent {
   /** The broker slices of one service: from the informer's cache while it is current, else listed (throws when the broker is down). */
   private async brokerSlicesOf(ns: string, name: string): Promise<KubeObject[]> {
     if (this.brokerSlicesSynced()) return this.brokerSlices.ofService(`${ns}/${name}`);
-    return (await this.broker.list(K.EndpointSlice, {
-      namespace: BROKER_NAMESPACE, labelSelector: `${LABEL_SERVICE_NAME}=${name},${LABEL_SERVICE_NAMESPACE}=${ns}`,
-    })).items;
+    return (
+      await this.broker.list(K.EndpointSlice, {
+        namespace: BROKER_NAMESPACE,
+        labelSelector: `${LABEL_SERVICE_NAME}=${name},${LABEL_SERVICE_NAMESPACE}=${ns}`,
+      })
+    ).items;
   }
 
   private enqueueExport(k: string): void {
@@ -320,8 +381,12 @@ export class MulticlusterAgent {
       return;
     }
     const status = (se.status ?? {}) as { conditions?: Condition[] };
-    const conds = new ConditionWriter(status.conditions ?? [], () => this.now(),
-      (list) => this.conditions.set(key, list), (list) => this.writeExportConditions(key, se, list));
+    const conds = new ConditionWriter(
+      status.conditions ?? [],
+      () => this.now(),
+      (list) => this.conditions.set(key, list),
+      (list) => this.writeExportConditions(key, se, list),
+    );
     const svc = await this.local.get<ServiceLike>(K.Service, name, ns);
     if (!svc || svc.spec?.type === 'ExternalName') {
       await this.refuseExport(ns, name, svc, conds);
@@ -340,7 +405,11 @@ export class MulticlusterAgent {
     // of the other clusters' import writes; the status is this controller's alone
     let written: KubeObject;
     try {
-      written = await this.local.updateStatus({ ...se, metadata: { ...se.metadata, resourceVersion: undefined }, status: { ...((se.status ?? {}) as object), conditions } });
+      written = await this.local.updateStatus({
+        ...se,
+        metadata: { ...se.metadata, resourceVersion: undefined },
+        status: { ...((se.status ?? {}) as object), conditions },
+      });
     } catch (err) {
       if (isStraitError(err, 'STRAIT_ERR_NOT_FOUND')) return; // deleted meanwhile: the next reconcile withdraws it
       throw err;
@@ -352,7 +421,8 @@ export class MulticlusterAgent {
   private async refuseExport(ns: string, name: string, svc: ServiceLike | undefined, conds: ConditionWriter): Promise<void> {
     const notFound = !svc;
     conds.set({
-      type: 'Valid', status: 'False',
+      type: 'Valid',
+      status: 'False',
       reason: notFound ? REASON.serviceNotFound : REASON.unsupportedType,
       message: notFound
         ? `Service ${ns}/${name} to be exported does not exist; create it or delete the ServiceExport`
@@ -393,16 +463,14 @@ export class MulticlusterAgent {
    * an earlier one would sit on the path to the other clusters' DNS answers).
    */
   private async publishSlice(slice: KubeObject): Promise<void> {
-    const existing = this.brokerSlice(slice.metadata.name) ?? await this.broker.get(K.EndpointSlice, slice.metadata.name, BROKER_NAMESPACE);
+    const existing = this.brokerSlice(slice.metadata.name) ?? (await this.broker.get(K.EndpointSlice, slice.metadata.name, BROKER_NAMESPACE));
     if (existing?.metadata.annotations?.[ANN_CONTENT_HASH] === slice.metadata.annotations?.[ANN_CONTENT_HASH]) return;
     // foreground work: the write is on the path to the other clusters' DNS answers
     this.lanes.begin();
     let written: KubeObject;
     try {
       await ensureNamespace(this.broker, BROKER_NAMESPACE);
-      written = existing
-        ? await this.broker.update({ ...slice, metadata: { ...slice.metadata, resourceVersion: undefined } })
-        : await this.broker.apply(slice);
+      written = existing ? await this.broker.update({ ...slice, metadata: { ...slice.metadata, resourceVersion: undefined } }) : await this.broker.apply(slice);
     } finally {
       this.lanes.end();
     }
@@ -428,28 +496,41 @@ export class MulticlusterAgent {
     if (headless) {
       endpoints = await this.podEndpoints(ns, name, svc.spec?.selector);
       ports = svcPorts.map((p) => ({
-        ...(p.name ? { name: p.name } : {}), protocol: p.protocol ?? 'TCP',
+        ...(p.name ? { name: p.name } : {}),
+        protocol: p.protocol ?? 'TCP',
         port: typeof p.targetPort === 'number' ? p.targetPort : p.port,
       }));
     } else {
       endpoints = svc.spec?.clusterIP ? [{ addresses: [svc.spec.clusterIP], conditions: { ready: true } }] : [];
       ports = svcPorts.map((p) => ({ ...(p.name ? { name: p.name } : {}), protocol: p.protocol ?? 'TCP', port: p.port }));
     }
-    const created = se.metadata.creationTimestamp ?? getCondition((se.status as { conditions?: Condition[] } | undefined)?.conditions, 'Valid')?.lastTransitionTime ?? this.now();
+    const created =
+      se.metadata.creationTimestamp ??
+      getCondition((se.status as { conditions?: Condition[] } | undefined)?.conditions, 'Valid')?.lastTransitionTime ??
+      this.now();
     const type = headless ? 'Headless' : 'ClusterSetIP';
     if (headless) this.headless.add(`${ns}/${name}`);
     else this.headless.delete(`${ns}/${name}`);
     const props = servicePropsOf(se, svc);
     const hash = createHash('sha256').update(JSON.stringify({ endpoints, ports, type, created, props })).digest('hex').slice(0, 16);
     return {
-      apiVersion: K.EndpointSlice.apiVersion, kind: 'EndpointSlice',
+      apiVersion: K.EndpointSlice.apiVersion,
+      kind: 'EndpointSlice',
       metadata: {
-        name: brokerSliceName(ns, name, this.clusterId), namespace: BROKER_NAMESPACE,
+        name: brokerSliceName(ns, name, this.clusterId),
+        namespace: BROKER_NAMESPACE,
         labels: {
-          [LABEL_SERVICE_NAME]: name, [LABEL_SERVICE_NAMESPACE]: ns, [LABEL_SOURCE_CLUSTER]: this.clusterId, [LABEL_MANAGED_BY]: MANAGED_BY,
+          [LABEL_SERVICE_NAME]: name,
+          [LABEL_SERVICE_NAMESPACE]: ns,
+          [LABEL_SOURCE_CLUSTER]: this.clusterId,
+          [LABEL_MANAGED_BY]: MANAGED_BY,
         },
         annotations: {
-          [ANN_EXPORT_CREATED]: created, [ANN_SERVICE_TYPE]: type, [ANN_SERVICE_PROPS]: JSON.stringify(props), [ANN_CONTENT_HASH]: hash, [ANN_SYNCED_AT]: this.now(),
+          [ANN_EXPORT_CREATED]: created,
+          [ANN_SERVICE_TYPE]: type,
+          [ANN_SERVICE_PROPS]: JSON.stringify(props),
+          [ANN_CONTENT_HASH]: hash,
+          [ANN_SYNCED_AT]: this.now(),
         },
       },
       addressType: 'IPv4',
@@ -474,7 +555,9 @@ export class MulticlusterAgent {
       }
     }
     if (out.length > 0 || !selector || Object.keys(selector).length === 0) return sortEndpoints(out);
-    const sel = Object.entries(selector).map(([k, v]) => `${k}=${v}`).join(',');
+    const sel = Object.entries(selector)
+      .map(([k, v]) => `${k}=${v}`)
+      .join(',');
     const pods = await this.local.list(K.Pod, { namespace: ns, labelSelector: sel });
     for (const p of pods.items) {
       const st = (p.status ?? {}) as { podIP?: string; phase?: string };
@@ -500,12 +583,19 @@ export class MulticlusterAgent {
     const status = { clusters: agg.clusters.map((cluster) => ({ cluster })) };
     const meta = importMeta(agg, { [LABEL_SERVICE_NAME]: name, [LABEL_SERVICE_NAMESPACE]: ns, [LABEL_MANAGED_BY]: MANAGED_BY });
     const existing = await this.broker.get(K.ServiceImport, importName, BROKER_NAMESPACE);
-    if (JSON.stringify(existing?.spec) === JSON.stringify(spec) && JSON.stringify(existing?.status) === JSON.stringify(status) && sameMeta(existing, meta)) return agg;
-    await writeWithStatus(this.broker, existing, {
-      apiVersion: K.ServiceImport.apiVersion, kind: 'ServiceImport',
-      metadata: { name: importName, namespace: BROKER_NAMESPACE, ...meta },
-      spec,
-    }, status);
+    if (JSON.stringify(existing?.spec) === JSON.stringify(spec) && JSON.stringify(existing?.status) === JSON.stringify(status) && sameMeta(existing, meta))
+      return agg;
+    await writeWithStatus(
+      this.broker,
+      existing,
+      {
+        apiVersion: K.ServiceImport.apiVersion,
+        kind: 'ServiceImport',
+        metadata: { name: importName, namespace: BROKER_NAMESPACE, ...meta },
+        spec,
+      },
+      status,
+    );
     return agg;
   }
 
@@ -546,13 +636,18 @@ export class MulticlusterAgent {
     for (const cluster of agg.clusters) {
       const e = byCluster.get(cluster)!;
       const sliceName = localSliceName(name, cluster);
-      const hash = createHash('sha256').update(JSON.stringify({ e: e.endpoints, p: e.ports, t: e.type })).digest('hex').slice(0, 16);
+      const hash = createHash('sha256')
+        .update(JSON.stringify({ e: e.endpoints, p: e.ports, t: e.type }))
+        .digest('hex')
+        .slice(0, 16);
       const prev = existingByName.get(sliceName);
       if (prev?.metadata.annotations?.[ANN_CONTENT_HASH] === hash) continue;
       const obj: KubeObject = {
-        apiVersion: K.EndpointSlice.apiVersion, kind: 'EndpointSlice',
+        apiVersion: K.EndpointSlice.apiVersion,
+        kind: 'EndpointSlice',
         metadata: {
-          name: sliceName, namespace: ns,
+          name: sliceName,
+          namespace: ns,
           labels: { [LABEL_SERVICE_NAME]: name, [LABEL_SOURCE_CLUSTER]: cluster, [LABEL_MANAGED_BY]: MANAGED_BY },
           annotations: { [ANN_CONTENT_HASH]: hash, [ANN_SERVICE_TYPE]: e.type },
         },
@@ -560,21 +655,31 @@ export class MulticlusterAgent {
         endpoints: e.endpoints,
         ports: e.ports,
       };
-      writes.push((prev ? this.local.update(obj) : this.local.apply(obj)).then((written) => {
-        // the cache knows its own writes at once (a reconcile before their events sees them)
-        if (this.importedSliceInformer?.synced) this.importedSlices.set(`${ns}/${sliceName}`, written);
-      }));
+      writes.push(
+        (prev ? this.local.update(obj) : this.local.apply(obj)).then((written) => {
+          // the cache knows its own writes at once (a reconcile before their events sees them)
+          if (this.importedSliceInformer?.synced) this.importedSlices.set(`${ns}/${sliceName}`, written);
+        }),
+      );
     }
     // the ServiceImport beside the slices (the slices alone already make the name answerable)
     const spec = importSpec(agg);
     const status = { clusters: agg.clusters.map((cluster) => ({ cluster })) };
     const meta = importMeta(agg, { [LABEL_MANAGED_BY]: MANAGED_BY });
     if (JSON.stringify(existing?.spec) !== JSON.stringify(spec) || JSON.stringify(existing?.status) !== JSON.stringify(status) || !sameMeta(existing, meta)) {
-      writes.push(writeWithStatus(this.local, existing, {
-        apiVersion: K.ServiceImport.apiVersion, kind: 'ServiceImport',
-        metadata: { name, namespace: ns, ...meta },
-        spec,
-      }, status));
+      writes.push(
+        writeWithStatus(
+          this.local,
+          existing,
+          {
+            apiVersion: K.ServiceImport.apiVersion,
+            kind: 'ServiceImport',
+            metadata: { name, namespace: ns, ...meta },
+            spec,
+          },
+          status,
+        ),
+      );
     }
     await Promise.all(writes);
     this.observe('i', key);
@@ -641,7 +746,7 @@ class SliceIndex {
     this.byName.set(name, o);
     this.serviceOfName.set(name, svc);
     let m = this.byService.get(svc);
-    if (!m) this.byService.set(svc, m = new Map());
+    if (!m) this.byService.set(svc, (m = new Map()));
     m.set(name, o);
   }
 

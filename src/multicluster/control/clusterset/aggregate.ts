@@ -33,8 +33,13 @@ export interface ServiceProps {
   exportedAnnotations?: Record<string, string>;
 }
 
-export type ConflictReason = 'ConflictingType' | 'ConflictingPorts' | 'ConflictingSessionAffinity' | 'ConflictingTrafficPolicy'
-  | 'ConflictingLabels' | 'ConflictingAnnotations';
+export type ConflictReason =
+  | 'ConflictingType'
+  | 'ConflictingPorts'
+  | 'ConflictingSessionAffinity'
+  | 'ConflictingTrafficPolicy'
+  | 'ConflictingLabels'
+  | 'ConflictingAnnotations';
 
 export interface ClusterExport {
   cluster: string;
@@ -85,8 +90,10 @@ export function parseProps(text: string | undefined): ServiceProps {
 }
 
 /** JSON with sorted keys: equal maps compare equal whatever their order */
-const canon = (v: unknown): string => JSON.stringify(v, (_k, x: unknown) => (typeof x === 'object' && x !== null && !Array.isArray(x)
-  ? Object.fromEntries(Object.entries(x).sort(([a], [b]) => a.localeCompare(b))) : x)) ?? 'null';
+const canon = (v: unknown): string =>
+  JSON.stringify(v, (_k, x: unknown) =>
+    typeof x === 'object' && x !== null && !Array.isArray(x) ? Object.fromEntries(Object.entries(x).sort(([a], [b]) => a.localeCompare(b))) : x,
+  ) ?? 'null';
 
 const portText = (p: ServicePort) => `${p.name ? `${p.name}/` : ''}${p.protocol}/${p.port}`;
 
@@ -135,24 +142,38 @@ export function aggregate(exports: ClusterExport[]): Aggregate | undefined {
   }
   const props = oldest.props ?? {};
   const differ = (pick: (p: ServiceProps) => unknown): string[] =>
-    sorted.slice(1).filter((e) => e.type === oldest.type && canon(pick(e.props ?? {})) !== canon(pick(props))).map((e) => e.cluster);
+    sorted
+      .slice(1)
+      .filter((e) => e.type === oldest.type && canon(pick(e.props ?? {})) !== canon(pick(props)))
+      .map((e) => e.cluster);
   // a constituent whose ports are not the oldest's: the union is used, the difference reported
-  const portSets = sorted.slice(1).filter((e) => e.type === oldest.type
-    && canon([...e.ports].map(portText).sort()) !== canon([...oldest.ports].map(portText).sort())).map((e) => e.cluster);
+  const portSets = sorted
+    .slice(1)
+    .filter((e) => e.type === oldest.type && canon([...e.ports].map(portText).sort()) !== canon([...oldest.ports].map(portText).sort()))
+    .map((e) => e.cluster);
   const conflicts: { reason: ConflictReason; text: string }[] = [];
   if (typeConflicts.length > 0) {
-    conflicts.push({ reason: 'ConflictingType', text: `the service type conflicts between clusters: ${oldest.cluster} exported it first as ${oldest.type}, which is used; ${typeConflicts.join(', ')} differ` });
+    conflicts.push({
+      reason: 'ConflictingType',
+      text: `the service type conflicts between clusters: ${oldest.cluster} exported it first as ${oldest.type}, which is used; ${typeConflicts.join(', ')} differ`,
+    });
   }
   if (portConflicts.length > 0 || portSets.length > 0) {
     const detail = [...portConflicts, ...portSets.filter((c) => !portConflicts.some((x) => x.startsWith(`${c} `))).map((c) => `${c} exports other ports`)];
-    conflicts.push({ reason: 'ConflictingPorts', text: `the service ports conflict between clusters: the ports of ${oldest.cluster} (oldest export) are used, with the other clusters' ports that do not clash; conflicting: ${detail.join('; ')}` });
+    conflicts.push({
+      reason: 'ConflictingPorts',
+      text: `the service ports conflict between clusters: the ports of ${oldest.cluster} (oldest export) are used, with the other clusters' ports that do not clash; conflicting: ${detail.join('; ')}`,
+    });
   }
   const field = (reason: ConflictReason, what: string, pick: (p: ServiceProps) => unknown): void => {
     const d = differ(pick);
     if (d.length > 0) conflicts.push({ reason, text: `${what} of ${d.join(', ')} differ from ${oldest.cluster}'s (oldest export), which are used` });
   };
   field('ConflictingSessionAffinity', 'the session affinity settings', (p) => [p.sessionAffinity ?? 'None', p.sessionAffinityConfig ?? null]);
-  field('ConflictingTrafficPolicy', 'the internal traffic policy and traffic distribution', (p) => [p.internalTrafficPolicy ?? null, p.trafficDistribution ?? null]);
+  field('ConflictingTrafficPolicy', 'the internal traffic policy and traffic distribution', (p) => [
+    p.internalTrafficPolicy ?? null,
+    p.trafficDistribution ?? null,
+  ]);
   field('ConflictingLabels', 'the exported labels', (p) => p.exportedLabels ?? {});
   field('ConflictingAnnotations', 'the exported annotations', (p) => p.exportedAnnotations ?? {});
   const out: Aggregate = { type: oldest.type, ports, clusters, constituents: sorted.map((e) => e.cluster), props };

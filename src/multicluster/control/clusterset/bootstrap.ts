@@ -19,11 +19,21 @@ export interface BootstrapOptions {
 
 export async function bootstrapClusterSet(opts: BootstrapOptions): Promise<{ info: BrokerInfo; brokerInfoText: string }> {
   // every start hands out new credentials, the PSK too: every cluster of the set joins again below
-  const info = await deployBroker(opts.broker, { brokerURL: opts.brokerURL, cluster: opts.brokerCluster, newPsk: true, ...(opts.token ? { token: opts.token } : {}) });
+  const info = await deployBroker(opts.broker, {
+    brokerURL: opts.brokerURL,
+    cluster: opts.brokerCluster,
+    newPsk: true,
+    ...(opts.token ? { token: opts.token } : {}),
+  });
   for (const c of opts.clusters) {
     await joinCluster({
-      broker: opts.broker, local: c.store, info, source: 'strait up', network: c.network,
-      ...(opts.cableDriver ? { cableDriver: opts.cableDriver } : {}), ...(opts.natt === undefined ? {} : { natt: opts.natt }),
+      broker: opts.broker,
+      local: c.store,
+      info,
+      source: 'strait up',
+      network: c.network,
+      ...(opts.cableDriver ? { cableDriver: opts.cableDriver } : {}),
+      ...(opts.natt === undefined ? {} : { natt: opts.natt }),
     });
   }
   return { info, brokerInfoText: encodeBrokerInfo(info) };

@@ -20,7 +20,10 @@ export async function createBrokerCa(commonName: string, now = new Date()): Prom
   cert.serialNumber = '01' + randomBytes(15).toString('hex');
   cert.validity.notBefore = new Date(now.getTime() - 60_000);
   cert.validity.notAfter = new Date(now.getTime() + 10 * 365 * 24 * 3600_000);
-  const attrs = [{ name: 'commonName', value: commonName }, { name: 'organizationName', value: 'strait' }];
+  const attrs = [
+    { name: 'commonName', value: commonName },
+    { name: 'organizationName', value: 'strait' },
+  ];
   cert.setSubject(attrs);
   cert.setIssuer(attrs);
   cert.setExtensions([

@@ -64,7 +64,11 @@ export async function readJoinConnection(local: ResourceStore): Promise<JoinConn
   const token = unb64(data['token']);
   return {
     key: fingerprint(JSON.stringify([url, token, data['ca.crt'] ?? '', data['namespace'] ?? '', psk])),
-    url, token, ca: unb64(data['ca.crt']), namespace: unb64(data['namespace']) || BROKER_NAMESPACE, psk,
+    url,
+    token,
+    ca: unb64(data['ca.crt']),
+    namespace: unb64(data['namespace']) || BROKER_NAMESPACE,
+    psk,
   };
 }
 

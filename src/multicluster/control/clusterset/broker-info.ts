@@ -65,7 +65,10 @@ function canonical(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
   if (value && typeof value === 'object') {
     const o = value as Record<string, unknown>;
-    return `{${Object.keys(o).sort().map((k) => `${JSON.stringify(k)}:${canonical(o[k])}`).join(',')}}`;
+    return `{${Object.keys(o)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonical(o[k])}`)
+      .join(',')}}`;
   }
   return JSON.stringify(value);
 }
@@ -103,7 +106,18 @@ const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !
 /** The broker-info format versions this strait reads (absent: 1). */
 export const BROKER_INFO_VERSIONS = [1];
 
-const ALLOWED_TOP = new Set(['brokerURL', 'brokerCA', 'clientToken', 'ipsecPSK', 'serviceDiscovery', 'components', 'customDomains', 'brokerCluster', 'version', 'integrity']);
+const ALLOWED_TOP = new Set([
+  'brokerURL',
+  'brokerCA',
+  'clientToken',
+  'ipsecPSK',
+  'serviceDiscovery',
+  'components',
+  'customDomains',
+  'brokerCluster',
+  'version',
+  'integrity',
+]);
 
 /** Parse and validate the file's text. `source` names the file in messages. */
 export function parseBrokerInfo(text: string, source = 'broker-info.subm'): BrokerInfo {
@@ -126,7 +140,8 @@ export function parseBrokerInfo(text: string, source = 'broker-info.subm'): Brok
   const field = (name: string, rule: string, value?: unknown) => E.mcBrokerInfoField(source, name, rule, value);
   // the version first: a newer deploy-broker's file is refused as such, never read as this
   // format (no version: 1, as every strait writes today; docs/upgrades.md, "Version skew")
-  if (doc['version'] !== undefined && !BROKER_INFO_VERSIONS.includes(doc['version'] as number)) throw E.versionUnsupported(`broker-info ${source}`, doc['version'], BROKER_INFO_VERSIONS);
+  if (doc['version'] !== undefined && !BROKER_INFO_VERSIONS.includes(doc['version'] as number))
+    throw E.versionUnsupported(`broker-info ${source}`, doc['version'], BROKER_INFO_VERSIONS);
   for (const key of Object.keys(doc)) if (!ALLOWED_TOP.has(key)) throw field(key, 'is not a broker-info field');
   const str = (v: unknown, name: string, allowEmpty = false): string => {
     if (typeof v !== 'string') throw field(name, v === undefined ? 'is missing' : 'must be a string', v);
@@ -158,7 +173,8 @@ export function parseBrokerInfo(text: string, source = 'broker-info.subm'): Brok
     if (!(KNOWN_COMPONENTS as readonly unknown[]).includes(c)) throw field('components', `has unknown component (known: ${KNOWN_COMPONENTS.join(', ')})`, c);
   }
   const customDomains = doc['customDomains'];
-  if (!Array.isArray(customDomains) || customDomains.some((d) => typeof d !== 'string')) throw field('customDomains', 'must be a list of strings', customDomains);
+  if (!Array.isArray(customDomains) || customDomains.some((d) => typeof d !== 'string'))
+    throw field('customDomains', 'must be a list of strings', customDomains);
   const brokerCluster = str(doc['brokerCluster'], 'brokerCluster');
 
   // integrity before the PSK length: a tampered file gets the tampering message
@@ -172,7 +188,11 @@ export function parseBrokerInfo(text: string, source = 'broker-info.subm'): Brok
   if (ipsecPSK.length < PSK_BYTES) throw E.mcBrokerInfoPsk(source, ipsecPSK.length, PSK_BYTES);
 
   return {
-    brokerURL, brokerCA, clientToken, ipsecPSK, brokerNamespace,
+    brokerURL,
+    brokerCA,
+    clientToken,
+    ipsecPSK,
+    brokerNamespace,
     serviceDiscovery: doc['serviceDiscovery'],
     components: components as Component[],
     customDomains: customDomains as string[],

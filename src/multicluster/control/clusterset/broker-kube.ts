@@ -36,7 +36,9 @@ export function brokerClientRules(): Record<string, unknown>[] {
 /** kubeconfig text for a token on an API server verified with `caPem`. */
 export function brokerKubeconfig(server: string, caPem: string, token: string): string {
   return JSON.stringify({
-    apiVersion: 'v1', kind: 'Config', 'current-context': 'broker',
+    apiVersion: 'v1',
+    kind: 'Config',
+    'current-context': 'broker',
     clusters: [{ name: 'broker', cluster: { server, 'certificate-authority-data': b64(caPem) } }],
     users: [{ name: BROKER_CLIENT, user: { token } }],
     contexts: [{ name: 'broker', context: { cluster: 'broker', user: BROKER_CLIENT, namespace: BROKER_NAMESPACE } }],
@@ -60,27 +62,46 @@ export interface KubernetesBrokerInfo extends DeployedBroker {
 
 export async function deployKubernetesBroker(store: KubernetesResourceStore, opts: DeployKubernetesBrokerOptions): Promise<KubernetesBrokerInfo> {
   const conn = await store.connection();
-  if (!conn.caPem) throw E.kubeconfigInvalid(conn.server, 'its cluster has no certificate-authority(-data); the broker-info file must carry the CA joining clusters verify the API server with');
+  if (!conn.caPem)
+    throw E.kubeconfigInvalid(
+      conn.server,
+      'its cluster has no certificate-authority(-data); the broker-info file must carry the CA joining clusters verify the API server with',
+    );
   await ensureNamespace(store, BROKER_NAMESPACE);
   const ns = BROKER_NAMESPACE;
   const labels = { 'app.kubernetes.io/part-of': 'strait', 'app.kubernetes.io/component': 'broker' };
-  await ssa(store, `/api/v1/namespaces/${ns}/serviceaccounts/${BROKER_CLIENT}`, { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: BROKER_CLIENT, namespace: ns, labels } });
+  await ssa(store, `/api/v1/namespaces/${ns}/serviceaccounts/${BROKER_CLIENT}`, {
+    apiVersion: 'v1',
+    kind: 'ServiceAccount',
+    metadata: { name: BROKER_CLIENT, namespace: ns, labels },
+  });
   await ssa(store, `${RBAC}/namespaces/${ns}/roles/${BROKER_CLIENT}`, {
-    apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: BROKER_CLIENT, namespace: ns, labels }, rules: brokerClientRules(),
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'Role',
+    metadata: { name: BROKER_CLIENT, namespace: ns, labels },
+    rules: brokerClientRules(),
   });
   const subjects = [{ kind: 'ServiceAccount', name: BROKER_CLIENT, namespace: ns }];
   await ssa(store, `${RBAC}/namespaces/${ns}/rolebindings/${BROKER_CLIENT}`, {
-    apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: BROKER_CLIENT, namespace: ns, labels },
-    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: BROKER_CLIENT }, subjects,
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'RoleBinding',
+    metadata: { name: BROKER_CLIENT, namespace: ns, labels },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: BROKER_CLIENT },
+    subjects,
   });
   // the sync checks the broker namespace exists before writing into it: get on that one namespace
   await ssa(store, `${RBAC}/clusterroles/${BROKER_CLIENT}`, {
-    apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: BROKER_CLIENT, labels },
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRole',
+    metadata: { name: BROKER_CLIENT, labels },
     rules: [{ apiGroups: [''], resources: ['namespaces'], resourceNames: [ns], verbs: ['get'] }],
   });
   await ssa(store, `${RBAC}/clusterrolebindings/${BROKER_CLIENT}`, {
-    apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: BROKER_CLIENT, labels },
-    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: BROKER_CLIENT }, subjects,
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRoleBinding',
+    metadata: { name: BROKER_CLIENT, labels },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: BROKER_CLIENT },
+    subjects,
   });
   const tr = await requestToken(store, ns, opts.tokenSeconds ?? BROKER_TOKEN_SECONDS);
   const status = (tr.body as { status?: { token?: string; expirationTimestamp?: string } }).status;
@@ -99,7 +120,8 @@ async function requestToken(store: KubernetesResourceStore, ns: string, expirati
   for (;;) {
     try {
       return await store.raw({
-        method: 'POST', path: `/api/v1/namespaces/${ns}/serviceaccounts/${BROKER_CLIENT}/token`,
+        method: 'POST',
+        path: `/api/v1/namespaces/${ns}/serviceaccounts/${BROKER_CLIENT}/token`,
         body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds } },
       });
     } catch (err) {
@@ -126,21 +148,31 @@ export async function setupKubernetesClusterSide(local: KubernetesResourceStore,
   const ns = o.namespace ?? 'strait-system';
   const sa = o.controlServiceAccount ?? 'strait-control';
   await ensureNamespace(local, ns);
-  await local.apply({
-    apiVersion: 'v1', kind: 'Secret', metadata: { name: 'strait-psk', namespace: ns }, type: 'Opaque',
-    data: { psk: b64(info.ipsecPSK.toString('base64')) },
-  }, { fieldManager: 'strait-join' });
+  await local.apply(
+    {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'strait-psk', namespace: ns },
+      type: 'Opaque',
+      data: { psk: b64(info.ipsecPSK.toString('base64')) },
+    },
+    { fieldManager: 'strait-join' },
+  );
   const name = 'strait-control-join';
   const labels = { 'app.kubernetes.io/part-of': 'strait' };
   await ssa(local, `${RBAC}/namespaces/${OPERATOR_NAMESPACE}/roles/${name}`, {
-    apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name, namespace: OPERATOR_NAMESPACE, labels },
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'Role',
+    metadata: { name, namespace: OPERATOR_NAMESPACE, labels },
     rules: [
       { apiGroups: [''], resources: ['secrets'], resourceNames: [BROKER_CONNECTION_SECRET, PSK_SECRET], verbs: ['get'] },
       { apiGroups: [''], resources: ['configmaps'], resourceNames: [JOIN_CONFIGMAP], verbs: ['get'] },
     ],
   });
   await ssa(local, `${RBAC}/namespaces/${OPERATOR_NAMESPACE}/rolebindings/${name}`, {
-    apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name, namespace: OPERATOR_NAMESPACE, labels },
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'RoleBinding',
+    metadata: { name, namespace: OPERATOR_NAMESPACE, labels },
     roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name },
     subjects: [{ kind: 'ServiceAccount', name: sa, namespace: ns }],
   });

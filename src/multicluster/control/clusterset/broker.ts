@@ -51,20 +51,27 @@ export async function deployBroker(broker: ResourceStore, opts: DeployBrokerOpti
     const ca = await createBrokerCa(`strait-broker-${opts.cluster}`, now);
     caPem = ca.certPem;
     await broker.apply({
-      apiVersion: 'v1', kind: 'Secret', metadata: { name: CA_SECRET, namespace: BROKER_NAMESPACE },
-      type: 'kubernetes.io/tls', data: { 'ca.crt': b64(ca.certPem), 'tls.key': b64(ca.keyPem) },
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: CA_SECRET, namespace: BROKER_NAMESPACE },
+      type: 'kubernetes.io/tls',
+      data: { 'ca.crt': b64(ca.certPem), 'tls.key': b64(ca.keyPem) },
     });
   }
   const token = opts.token ?? generateToken();
   const joined = (await broker.list(K.Cluster, { namespace: BROKER_NAMESPACE })).items.map((c) => c.metadata.name).sort();
   const { psk, kept } = await setPsk(broker, joined, opts.newPsk === true);
   await broker.apply({
-    apiVersion: 'v1', kind: 'Secret', metadata: { name: BROKER_SECRET, namespace: BROKER_NAMESPACE },
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: BROKER_SECRET, namespace: BROKER_NAMESPACE },
     type: 'Opaque',
     data: { tokenFingerprint: b64(fingerprint(token)), pskFingerprint: b64(fingerprint(psk)), deployedAt: b64(now.toISOString()) },
   });
   await broker.apply({
-    apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: BROKER_CONFIGMAP, namespace: BROKER_NAMESPACE },
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: BROKER_CONFIGMAP, namespace: BROKER_NAMESPACE },
     data: {
       components: components.join(','),
       customDomains: (opts.customDomains ?? []).join(','),
@@ -76,10 +83,17 @@ export async function deployBroker(broker: ResourceStore, opts: DeployBrokerOpti
   });
   await broker.apply(brokerResource(components, opts.customDomains ?? []));
   return {
-    brokerURL: opts.brokerURL, brokerCA: caPem, clientToken: token, ipsecPSK: psk,
-    brokerNamespace: BROKER_NAMESPACE, serviceDiscovery: components.includes('service-discovery'),
-    components, customDomains: opts.customDomains ?? [], brokerCluster: opts.cluster,
-    pskKept: kept, joined,
+    brokerURL: opts.brokerURL,
+    brokerCA: caPem,
+    clientToken: token,
+    ipsecPSK: psk,
+    brokerNamespace: BROKER_NAMESPACE,
+    serviceDiscovery: components.includes('service-discovery'),
+    components,
+    customDomains: opts.customDomains ?? [],
+    brokerCluster: opts.cluster,
+    pskKept: kept,
+    joined,
   };
 }
 
@@ -90,7 +104,8 @@ export async function deployBroker(broker: ResourceStore, opts: DeployBrokerOpti
  */
 export function brokerResource(components: readonly string[], customDomains: readonly string[]): KubeObject {
   return {
-    apiVersion: K.Broker.apiVersion, kind: 'Broker',
+    apiVersion: K.Broker.apiVersion,
+    kind: 'Broker',
     metadata: { name: BROKER_NAME, namespace: BROKER_NAMESPACE, labels: { 'app.kubernetes.io/part-of': 'strait' } },
     spec: {
       components: [...components],
@@ -116,8 +131,11 @@ async function setPsk(broker: ResourceStore, joined: string[], newPsk: boolean):
   }
   const psk = generatePsk();
   await broker.apply({
-    apiVersion: 'v1', kind: 'Secret', metadata: { name: PSK_SECRET, namespace: BROKER_NAMESPACE },
-    type: 'Opaque', data: { psk: psk.toString('base64') },
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: PSK_SECRET, namespace: BROKER_NAMESPACE },
+    type: 'Opaque',
+    data: { psk: psk.toString('base64') },
   });
   return { psk, kept: false };
 }
@@ -143,9 +161,13 @@ export async function describeBroker(broker: ResourceStore, where = 'broker'): P
   const d = cmData(cm);
   const list = (s: string | undefined) => (s ? s.split(',').filter(Boolean) : []);
   const desc: BrokerDescription = {
-    namespace: BROKER_NAMESPACE, name: BROKER_NAME, components: list(d['components']),
-    customDomains: list(d['customDomains']), globalnetEnabled: d['globalnetEnabled'] === 'true',
-    cluster: d['cluster'] ?? '', deployedAt: d['deployedAt'] ?? '',
+    namespace: BROKER_NAMESPACE,
+    name: BROKER_NAME,
+    components: list(d['components']),
+    customDomains: list(d['customDomains']),
+    globalnetEnabled: d['globalnetEnabled'] === 'true',
+    cluster: d['cluster'] ?? '',
+    deployedAt: d['deployedAt'] ?? '',
   };
   const obj = await broker.get(K.Broker, BROKER_NAME, BROKER_NAMESPACE).catch(() => undefined);
   const spec = obj?.['spec'] as { components?: unknown; defaultCustomDomains?: unknown; globalnetEnabled?: unknown } | undefined;

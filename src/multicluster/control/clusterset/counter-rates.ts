@@ -6,8 +6,16 @@
 
 export const MIN_WINDOW_MS = 1000;
 
-interface Sample { tx: number; rx: number; at: number }
-export interface ConnectionRate { txBps: number; rxBps: number; windowMs: number }
+interface Sample {
+  tx: number;
+  rx: number;
+  at: number;
+}
+export interface ConnectionRate {
+  txBps: number;
+  rxBps: number;
+  windowMs: number;
+}
 
 export class CounterRates {
   /** the counters at the start of each connection's current window */

@@ -53,7 +53,8 @@ export async function diagnose(opts: DiagnoseOptions): Promise<DiagnoseCheck[]> 
       validateNetwork(c.network);
       const o = findOverlaps(c.network, joined);
       if (o.length === 0) add('join-cidrs', 'ok', `the CIDRs of ${c.network.clusterId} overlap no joined cluster`);
-      for (const x of o) add('join-cidrs', 'fail', `cluster ${x.cluster} cannot join: its CIDR ${x.cidr} overlaps CIDR ${x.otherCidr} of cluster ${x.otherCluster}`);
+      for (const x of o)
+        add('join-cidrs', 'fail', `cluster ${x.cluster} cannot join: its CIDR ${x.cidr} overlaps CIDR ${x.otherCidr} of cluster ${x.otherCluster}`);
     } catch (err) {
       add('join-cidrs', 'fail', isStraitError(err) ? err.message : String(err));
     }
@@ -70,14 +71,23 @@ export async function diagnose(opts: DiagnoseOptions): Promise<DiagnoseCheck[]> 
   const endpoints = (await opts.broker.list(K.Endpoint, { namespace: BROKER_NAMESPACE })).items;
   for (const c of joined) {
     const has = endpoints.some((e) => readEndpoint(e, '').cluster === c.clusterId);
-    add('endpoint', has ? 'ok' : 'warn', has ? `cluster ${c.clusterId} has published its gateway endpoint`
-      : `cluster ${c.clusterId} has no Endpoint record on the broker; is its gateway daemon running?`);
+    add(
+      'endpoint',
+      has ? 'ok' : 'warn',
+      has
+        ? `cluster ${c.clusterId} has published its gateway endpoint`
+        : `cluster ${c.clusterId} has no Endpoint record on the broker; is its gateway daemon running?`,
+    );
   }
 
   if (opts.local) {
     const gws = (await opts.local.list(K.Gateway, {})).items;
     if (gws.length === 0) add('gateway', 'warn', 'no Gateway record in this cluster; is the gateway daemon running?');
-    const active = gws.map((g) => readGateway(g).gateway).filter((g) => g.haStatus === 'active').map((g) => g.node).sort();
+    const active = gws
+      .map((g) => readGateway(g).gateway)
+      .filter((g) => g.haStatus === 'active')
+      .map((g) => g.node)
+      .sort();
     if (active.length === 1) add('gateway', 'ok', `gateway ${active[0]} is active`);
     else if (active.length > 1) add('gateway', 'fail', `${active.length} gateways say they are active (${active.join(', ')}); exactly one may be`);
     else if (gws.length > 0) add('gateway', 'warn', `no gateway is active (${gws.length} Gateway record(s)); is the active gateway's lease held?`);
@@ -86,12 +96,19 @@ export async function diagnose(opts: DiagnoseOptions): Promise<DiagnoseCheck[]> 
       // the VXLAN legs of the node agents, as the active gateway hears their hellos
       for (const leg of gateway.nodeLegs ?? []) {
         if (leg.status === 'ok') add('node-leg', 'ok', `gateway ${gateway.node}: the node agent at ${leg.address} answers over VXLAN`);
-        else add('node-leg', 'fail', `gateway ${gateway.node}: broken VXLAN leg to the node at ${leg.address} (${leg.message}): pods of that node cannot reach other clusters; is its node agent running (strait status), and does UDP 4800 reach the gateway?`);
+        else
+          add(
+            'node-leg',
+            'fail',
+            `gateway ${gateway.node}: broken VXLAN leg to the node at ${leg.address} (${leg.message}): pods of that node cannot reach other clusters; is its node agent running (strait status), and does UDP 4800 reach the gateway?`,
+          );
       }
       for (const conn of connections) {
         const who = `gateway ${gateway.node}: connection to ${conn.cluster || '?'}`;
-        if (conn.status !== 'connected') add('connection', 'fail', `${who} is ${statusText(conn)}${conn.statusMessage ? ` (${conn.statusMessage})` : ''}; ${connectionFix(conn)}`);
-        else if (conn.loss !== '' && conn.loss !== '0%') add('connection', 'warn', `${who} is connected but loses ${conn.loss} of its probes (RTT avg. ${conn.rttAvg || 'unknown'}): the path drops packets`);
+        if (conn.status !== 'connected')
+          add('connection', 'fail', `${who} is ${statusText(conn)}${conn.statusMessage ? ` (${conn.statusMessage})` : ''}; ${connectionFix(conn)}`);
+        else if (conn.loss !== '' && conn.loss !== '0%')
+          add('connection', 'warn', `${who} is connected but loses ${conn.loss} of its probes (RTT avg. ${conn.rttAvg || 'unknown'}): the path drops packets`);
         else add('connection', 'ok', `${who} is connected${conn.rttAvg ? `, RTT avg. ${conn.rttAvg}` : ''}${conn.loss ? `, loss ${conn.loss}` : ''}`);
       }
     }
@@ -119,6 +136,6 @@ export function connectionFix(c: Pick<ConnectionRow, 'cluster' | 'reason' | 'rem
     case 'no-handshake-answer':
       return `the remote gateway at ${c.remoteIP} does not answer handshakes: is it running (strait status), and does UDP 4500 reach it?`;
     default:
-      return 'wait for the handshake, or see the gateway\'s log (strait logs <cluster>.gateway)';
+      return "wait for the handshake, or see the gateway's log (strait logs <cluster>.gateway)";
   }
 }

@@ -1,13 +1,27 @@
 // Multicluster service export: broker, join, ServiceExport -> broker -> ServiceImport sync,
 // diagnose, and the records `strait show` prints.
 export {
-  encodeBrokerInfo, parseBrokerInfo, generatePsk, fingerprint, PSK_BYTES, KNOWN_COMPONENTS,
-  type BrokerInfo, type Component,
+  encodeBrokerInfo,
+  parseBrokerInfo,
+  generatePsk,
+  fingerprint,
+  PSK_BYTES,
+  KNOWN_COMPONENTS,
+  type BrokerInfo,
+  type Component,
 } from './broker-info.js';
 export { deployBroker, describeBroker, checkBrokerInfoCurrent, type DeployBrokerOptions, type DeployedBroker, type BrokerDescription } from './broker.js';
 export {
-  joinCluster, readJoin, listJoinedClusters, clusterRecord, networkOf, CABLE_DRIVERS,
-  type JoinOptions, type JoinResult, type JoinSettings, type CableDriver,
+  joinCluster,
+  readJoin,
+  listJoinedClusters,
+  clusterRecord,
+  networkOf,
+  CABLE_DRIVERS,
+  type JoinOptions,
+  type JoinResult,
+  type JoinSettings,
+  type CableDriver,
 } from './join.js';
 export { findOverlaps, findAllOverlaps, validateNetwork, type ClusterNetwork, type CidrOverlap } from './network.js';
 export { diagnose, type DiagnoseCheck, type DiagnoseOptions, type CheckStatus } from './diagnose.js';
@@ -18,14 +32,31 @@ export { REASON, MESSAGE, type Condition } from './conditions.js';
 export * from './names.js';
 export { K as MC_KINDS } from './store-util.js';
 export { WorkLanes, processLanes } from './lanes.js';
-export { readEndpoint, readGateway, withRemoteGateways, connectedClusters, formatRttNs, statusText, type EndpointRow, type ConnectionRow, type GatewayRow } from './records.js';
+export {
+  readEndpoint,
+  readGateway,
+  withRemoteGateways,
+  connectedClusters,
+  formatRttNs,
+  statusText,
+  type EndpointRow,
+  type ConnectionRow,
+  type GatewayRow,
+} from './records.js';
 export { markGatewayPassive, publishGatewayRecords, startRecordsPublisher, submarinerShape, type GatewayRecords } from './records-sync.js';
 export { CounterRates, MIN_WINDOW_MS, type ConnectionRate } from './counter-rates.js';
 export { submarinerResource, submarinerStatus, writeSubmariner, publishSubmarinerGateways, type SubmarinerDeployment } from './submariner.js';
 export { openBrokerByUrl, openBrokerOfCluster, openCurrentBroker, readJoinConnection, type JoinConnection } from './broker-connect.js';
 export {
-  deployKubernetesBroker, setupKubernetesClusterSide, brokerKubeconfig, brokerClientRules, BROKER_CLIENT, BROKER_TOKEN_SECONDS,
-  type DeployKubernetesBrokerOptions, type KubernetesBrokerInfo, type KubernetesClusterSideOptions,
+  deployKubernetesBroker,
+  setupKubernetesClusterSide,
+  brokerKubeconfig,
+  brokerClientRules,
+  BROKER_CLIENT,
+  BROKER_TOKEN_SECONDS,
+  type DeployKubernetesBrokerOptions,
+  type KubernetesBrokerInfo,
+  type KubernetesClusterSideOptions,
 } from './broker-kube.js';
 export { bootstrapClusterSet, type BootstrapOptions } from './bootstrap.js';
 export { verifyCluster, verifyRecords, type VerifyCheck, type RecordCheck, type ResolveA } from './verify.js';

@@ -7,9 +7,7 @@ import { VERSION } from '../../../platform/cli-kit/index.js';
 import type { KubeObject, ResourceStore } from '../../../platform/store/index.js';
 import { checkBrokerInfoCurrent } from './broker.js';
 import type { BrokerInfo } from './broker-info.js';
-import {
-  ANN_NETWORK_PLUGIN, BROKER_CONNECTION_SECRET, BROKER_NAMESPACE, DNS_LABEL, JOIN_CONFIGMAP, OPERATOR_NAMESPACE, PSK_SECRET,
-} from './names.js';
+import { ANN_NETWORK_PLUGIN, BROKER_CONNECTION_SECRET, BROKER_NAMESPACE, DNS_LABEL, JOIN_CONFIGMAP, OPERATOR_NAMESPACE, PSK_SECRET } from './names.js';
 import { type ClusterNetwork, findOverlaps, validateNetwork } from './network.js';
 import { b64, cmData, ensureNamespace, K } from './store-util.js';
 import { writeSubmariner } from './submariner.js';
@@ -40,7 +38,8 @@ export interface JoinResult {
  */
 export function clusterRecord(n: ClusterNetwork, namespace: string): KubeObject {
   return {
-    apiVersion: K.Cluster.apiVersion, kind: 'Cluster',
+    apiVersion: K.Cluster.apiVersion,
+    kind: 'Cluster',
     metadata: { name: n.clusterId, namespace, annotations: { [ANN_NETWORK_PLUGIN]: n.networkPlugin } },
     spec: {
       cluster_id: n.clusterId,
@@ -82,10 +81,15 @@ export async function joinCluster(opts: JoinOptions): Promise<JoinResult> {
     const refused = E.mcCidrOverlap(first.cluster, first.cidr, first.otherCluster, first.otherCidr);
     // recorded on the broker, where every cluster's operator (and the web console) sees a
     // refused join; best effort: a broker that takes no Events still refuses the join
-    await broker.recordEvent({
-      involvedObject: { apiVersion: K.Cluster.apiVersion, kind: 'Cluster', name: network.clusterId, namespace: BROKER_NAMESPACE },
-      type: 'Warning', reason: 'CIDROverlap', message: refused.message, source: 'strait-join',
-    }).catch(() => undefined);
+    await broker
+      .recordEvent({
+        involvedObject: { apiVersion: K.Cluster.apiVersion, kind: 'Cluster', name: network.clusterId, namespace: BROKER_NAMESPACE },
+        type: 'Warning',
+        reason: 'CIDROverlap',
+        message: refused.message,
+        source: 'strait-join',
+      })
+      .catch(() => undefined);
     throw refused;
   }
   const rejoined = joined.some((c) => c.clusterId === network.clusterId);
@@ -96,16 +100,23 @@ export async function joinCluster(opts: JoinOptions): Promise<JoinResult> {
   await ensureNamespace(local, OPERATOR_NAMESPACE);
   await local.apply(clusterRecord(network, OPERATOR_NAMESPACE));
   await local.apply({
-    apiVersion: 'v1', kind: 'Secret', metadata: { name: PSK_SECRET, namespace: OPERATOR_NAMESPACE },
-    type: 'Opaque', data: { psk: info.ipsecPSK.toString('base64') },
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: PSK_SECRET, namespace: OPERATOR_NAMESPACE },
+    type: 'Opaque',
+    data: { psk: info.ipsecPSK.toString('base64') },
   });
   await local.apply({
-    apiVersion: 'v1', kind: 'Secret', metadata: { name: BROKER_CONNECTION_SECRET, namespace: OPERATOR_NAMESPACE },
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: BROKER_CONNECTION_SECRET, namespace: OPERATOR_NAMESPACE },
     type: 'Opaque',
     data: { brokerURL: b64(info.brokerURL), token: b64(info.clientToken), 'ca.crt': b64(info.brokerCA), namespace: b64(info.brokerNamespace) },
   });
   await local.apply({
-    apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: JOIN_CONFIGMAP, namespace: OPERATOR_NAMESPACE },
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: JOIN_CONFIGMAP, namespace: OPERATOR_NAMESPACE },
     data: {
       clusterID: network.clusterId,
       cableDriver: opts.cableDriver ?? 'strait',
@@ -120,8 +131,13 @@ export async function joinCluster(opts: JoinOptions): Promise<JoinResult> {
     },
   });
   await writeSubmariner(local, {
-    network, brokerURL: info.brokerURL, brokerNamespace: info.brokerNamespace, cableDriver: opts.cableDriver ?? 'strait',
-    natEnabled: opts.natt ?? true, serviceDiscovery: info.serviceDiscovery, version: VERSION,
+    network,
+    brokerURL: info.brokerURL,
+    brokerNamespace: info.brokerNamespace,
+    cableDriver: opts.cableDriver ?? 'strait',
+    natEnabled: opts.natt ?? true,
+    serviceDiscovery: info.serviceDiscovery,
+    version: VERSION,
   });
   return { clusterId: network.clusterId, rejoined };
 }

@@ -67,8 +67,14 @@ export class WorkLanes {
     let quiet = 0;
     const step = (): void => {
       // foreground work came back: its end() checks again
-      if (this.busy > 0) { this.checking = false; return; }
-      if (++quiet < QUIET_TURNS) { setImmediate(step); return; }
+      if (this.busy > 0) {
+        this.checking = false;
+        return;
+      }
+      if (++quiet < QUIET_TURNS) {
+        setImmediate(step);
+        return;
+      }
       this.checking = false;
       for (const w of this.waiters.splice(0)) w();
     };

@@ -36,6 +36,10 @@ export class MulticlusterMetrics {
     });
   }
 
-  addSource(s: ExportStates): void { this.sources.add(s); }
-  removeSource(s: ExportStates): void { this.sources.delete(s); }
+  addSource(s: ExportStates): void {
+    this.sources.add(s);
+  }
+  removeSource(s: ExportStates): void {
+    this.sources.delete(s);
+  }
 }

@@ -32,7 +32,11 @@ export function findOverlaps(candidate: ClusterNetwork, joined: ClusterNetwork[]
     for (const a of own) {
       for (const b of cidrsOf(other)) {
         let overlap = false;
-        try { overlap = cidrsOverlap(parseCidr(a), parseCidr(b)); } catch { /* a bad record on the broker is diagnose's business */ }
+        try {
+          overlap = cidrsOverlap(parseCidr(a), parseCidr(b));
+        } catch {
+          /* a bad record on the broker is diagnose's business */
+        }
         if (overlap) out.push({ cluster: candidate.clusterId, cidr: a, otherCluster: other.clusterId, otherCidr: b });
       }
     }

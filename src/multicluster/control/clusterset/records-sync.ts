@@ -33,12 +33,22 @@ const NO_CONNECTIONS = 'There are no connections';
  * healthy about a gateway (fenced, lost the lease) goes in statusFailure, which subctl
  * prints as the gateway's summary.
  */
-export function submarinerShape(recs: GatewayRecords, version: string, remoteHostnames: ReadonlyMap<string, string> = new Map()): { endpoint: Record<string, unknown>; gateway: Record<string, unknown> } {
+export function submarinerShape(
+  recs: GatewayRecords,
+  version: string,
+  remoteHostnames: ReadonlyMap<string, string> = new Map(),
+): { endpoint: Record<string, unknown>; gateway: Record<string, unknown> } {
   const ep = recs.endpoint;
   const cable = (cluster: string, ip: string) => `strait-cable-${cluster}-${ip.replace(/[^0-9a-z]/gi, '-')}`;
   const endpoint = {
-    cluster_id: ep.clusterId, cable_name: cable(ep.clusterId, ep.endpointIP), hostname: ep.hostname, subnets: [...ep.subnets],
-    private_ip: ep.endpointIP, public_ip: ep.publicIP, nat_enabled: false, backend: ep.cableDriver,
+    cluster_id: ep.clusterId,
+    cable_name: cable(ep.clusterId, ep.endpointIP),
+    hostname: ep.hostname,
+    subnets: [...ep.subnets],
+    private_ip: ep.endpointIP,
+    public_ip: ep.publicIP,
+    nat_enabled: false,
+    backend: ep.cableDriver,
   };
   const str = (v: unknown): string => (typeof v === 'string' ? v : '');
   const connections = recs.connections.map((c) => {
@@ -47,13 +57,20 @@ export function submarinerShape(recs: GatewayRecords, version: string, remoteHos
     const nat = c['nat'] === 'yes';
     const status = str(c['status']);
     return {
-      status: status === 'connected' || status === 'error' ? status : 'connecting', statusMessage: str(c['statusMessage']),
+      status: status === 'connected' || status === 'error' ? status : 'connecting',
+      statusMessage: str(c['statusMessage']),
       endpoint: {
-        cluster_id: cluster, cable_name: cable(cluster, remote), hostname: remoteHostnames.get(cluster) ?? '',
+        cluster_id: cluster,
+        cable_name: cable(cluster, remote),
+        hostname: remoteHostnames.get(cluster) ?? '',
         subnets: Array.isArray(c['subnets']) ? c['subnets'].filter((x): x is string => typeof x === 'string') : [],
-        private_ip: remote, public_ip: remote, nat_enabled: nat, backend: str(c['cableDriver']),
+        private_ip: remote,
+        public_ip: remote,
+        nat_enabled: nat,
+        backend: str(c['cableDriver']),
       },
-      usingIP: remote, usingNAT: nat,
+      usingIP: remote,
+      usingNAT: nat,
       ...(latencyRTT(c['latency']) ?? (str(c['rttAvg']) ? { latencyRTT: { average: str(c['rttAvg']) } } : {})),
     };
   });
@@ -70,10 +87,18 @@ function latencyRTT(v: unknown): { latencyRTT: Record<string, string> } | undefi
   return { latencyRTT: { last: d('lastMs'), min: d('minMs'), average: d('avgMs'), max: d('maxMs'), stdDev: d('stddevMs') } };
 }
 
-const safe = (s: string) => s.toLowerCase().replace(/[^a-z0-9.-]/g, '-').replace(/^[^a-z0-9]+|[^a-z0-9]+$/g, '') || 'x';
+const safe = (s: string) =>
+  s
+    .toLowerCase()
+    .replace(/[^a-z0-9.-]/g, '-')
+    .replace(/^[^a-z0-9]+|[^a-z0-9]+$/g, '') || 'x';
 /** JSON with sorted keys: the API server answers with its own key order */
-const canon = (v: unknown): string => JSON.stringify(v, (_k, x: unknown) => (x && typeof x === 'object' && !Array.isArray(x)
-  ? Object.fromEntries(Object.entries(x as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : x));
+const canon = (v: unknown): string =>
+  JSON.stringify(v, (_k, x: unknown) =>
+    x && typeof x === 'object' && !Array.isArray(x)
+      ? Object.fromEntries(Object.entries(x as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : x,
+  );
 const same = (a: KubeObject | undefined, b: KubeObject, part: 'spec' | 'status') => canon(a?.[part]) === canon(b[part]);
 
 /** Host names of other clusters' gateways, from their Endpoints in `ns` (copied from the broker). */
@@ -92,12 +117,21 @@ async function remoteHostnames(local: ResourceStore, ns: string, clusterId: stri
  * the submariner.io CRDs), and the active gateway keeps the Submariner resource's
  * status.gateways equal to the Gateway records.
  */
-export async function publishGatewayRecords(local: ResourceStore, broker: ResourceStore | undefined, recs: GatewayRecords, version?: string, ns = OPERATOR_NAMESPACE, shape: 'strait' | 'submariner' = 'strait'): Promise<void> {
+export async function publishGatewayRecords(
+  local: ResourceStore,
+  broker: ResourceStore | undefined,
+  recs: GatewayRecords,
+  version?: string,
+  ns = OPERATOR_NAMESPACE,
+  shape: 'strait' | 'submariner' = 'strait',
+): Promise<void> {
   const ep = recs.endpoint;
   const epName = safe(`${ep.clusterId}.${ep.hostname}`);
   const sub = shape === 'submariner' ? submarinerShape(recs, version ?? '', await remoteHostnames(local, ns, ep.clusterId)) : undefined;
   const endpoint: KubeObject = {
-    apiVersion: K.Endpoint.apiVersion, kind: 'Endpoint', metadata: { name: epName, namespace: ns },
+    apiVersion: K.Endpoint.apiVersion,
+    kind: 'Endpoint',
+    metadata: { name: epName, namespace: ns },
     spec: sub ? sub.endpoint : { ...ep, subnets: [...ep.subnets] },
   };
   // the world's store makes the namespace; on Kubernetes it exists (and the gateway may not read Namespaces)
@@ -113,24 +147,29 @@ export async function publishGatewayRecords(local: ResourceStore, broker: Resour
   const existing = await local.get(K.Gateway, gwName, ns);
   if (!same(existing, gateway, 'status')) {
     // created with its status (Submariner's CRD requires one; where a status subresource drops it, it is written next)
-    const gw = existing ?? await local.apply(gateway);
+    const gw = existing ?? (await local.apply(gateway));
     if (!same(gw, gateway, 'status')) await local.updateStatus({ ...gw, status, metadata: { ...gw.metadata, resourceVersion: undefined } });
   }
   if (sub && recs.gateway.haStatus === 'active') {
     const gws = (await local.list(K.Gateway, { namespace: ns })).items
       .filter((g) => (g.status as Record<string, unknown> | undefined)?.['localEndpoint'] !== undefined)
       .sort((a, b) => a.metadata.name.localeCompare(b.metadata.name));
-    await publishSubmarinerGateways(local, ns, gws.map((g) => g.status as Record<string, unknown>));
+    await publishSubmarinerGateways(
+      local,
+      ns,
+      gws.map((g) => g.status as Record<string, unknown>),
+    );
   }
   if (!broker) return;
   const onBroker = { ...endpoint, metadata: { name: epName, namespace: BROKER_NAMESPACE } };
-  if (passive && await broker.get(K.Endpoint, epName, BROKER_NAMESPACE)) await broker.delete(K.Endpoint, epName, BROKER_NAMESPACE);
+  if (passive && (await broker.get(K.Endpoint, epName, BROKER_NAMESPACE))) await broker.delete(K.Endpoint, epName, BROKER_NAMESPACE);
   if (recs.gateway.haStatus === 'active' && !same(await broker.get(K.Endpoint, epName, BROKER_NAMESPACE), onBroker, 'spec')) {
     await ensureNamespace(broker, BROKER_NAMESPACE);
     await broker.apply(onBroker);
     // HA: one Endpoint per cluster, the active gateway's; a former active one that is gone for good is dropped too
     for (const e of (await broker.list(K.Endpoint, { namespace: BROKER_NAMESPACE })).items) {
-      if (e.metadata.name !== epName && readEndpoint(e, ep.clusterId).cluster === ep.clusterId) await broker.delete(K.Endpoint, e.metadata.name, BROKER_NAMESPACE);
+      if (e.metadata.name !== epName && readEndpoint(e, ep.clusterId).cluster === ep.clusterId)
+        await broker.delete(K.Endpoint, e.metadata.name, BROKER_NAMESPACE);
     }
     for (const e of (await local.list(K.Endpoint, { namespace: ns })).items) {
       if (e.metadata.name !== epName && readEndpoint(e, ep.clusterId).cluster === ep.clusterId) await local.delete(K.Endpoint, e.metadata.name, ns);
@@ -165,10 +204,15 @@ async function connectionEvents(local: ResourceStore, recs: GatewayRecords, seen
     const message = bad
       ? `connection to ${c.cluster} is ${text}${typeof c.statusMessage === 'string' && c.statusMessage ? `: ${c.statusMessage}` : ''}`
       : `connection to ${c.cluster} is connected again${before ? ` (was ${before})` : ''}${c.rttAvg ? `, RTT avg. ${c.rttAvg}` : ''}`;
-    await local.recordEvent({
-      involvedObject: { apiVersion: K.Gateway.apiVersion, kind: 'Gateway', name: safe(recs.gateway.node), namespace: ns },
-      type: bad ? 'Warning' : 'Normal', reason: bad ? 'ConnectionError' : 'ConnectionEstablished', message, source: 'strait-gateway',
-    }).catch(() => undefined);
+    await local
+      .recordEvent({
+        involvedObject: { apiVersion: K.Gateway.apiVersion, kind: 'Gateway', name: safe(recs.gateway.node), namespace: ns },
+        type: bad ? 'Warning' : 'Normal',
+        reason: bad ? 'ConnectionError' : 'ConnectionEstablished',
+        message,
+        source: 'strait-gateway',
+      })
+      .catch(() => undefined);
   }
 }
 
@@ -201,7 +245,23 @@ export async function markGatewayPassive(local: ResourceStore, o: { node: string
 }
 
 /** what a connection's counters and RTT say changes at every poll: not a change of the records */
-const VOLATILE = new Set(['rttAvg', 'rttAvgMs', 'txBytes', 'rxBytes', 'txPackets', 'rxPackets', 'handshakes', 'rekeys', 'latencyRTT', 'latency', 'loss', 'countersAt', 'txBps', 'rxBps', 'rateWindowMs']);
+const VOLATILE = new Set([
+  'rttAvg',
+  'rttAvgMs',
+  'txBytes',
+  'rxBytes',
+  'txPackets',
+  'rxPackets',
+  'handshakes',
+  'rekeys',
+  'latencyRTT',
+  'latency',
+  'loss',
+  'countersAt',
+  'txBps',
+  'rxBps',
+  'rateWindowMs',
+]);
 
 /**
  * The records without what moves at every poll (traffic counters, RTT): two polls with the
@@ -227,12 +287,15 @@ export function steadyRecordsKey(recs: GatewayRecords): string {
  * broker's Endpoints change (a watch), not at every poll. Errors are retried on the next tick.
  */
 export function startRecordsPublisher(opts: {
-  local: ResourceStore; broker?: ResourceStore; fetchRecords: () => Promise<GatewayRecords>;
+  local: ResourceStore;
+  broker?: ResourceStore;
+  fetchRecords: () => Promise<GatewayRecords>;
   /** between polls (default 1 s); a function is asked before every wait (e.g. faster until the first connected records) */
   intervalMs?: number | (() => number);
   /** counters and RTT are written at least this often while they move (default 30 s) */
   refreshMs?: number;
-  version?: string; clock?: Clock;
+  version?: string;
+  clock?: Clock;
   /** where the records live (default: the operator namespace, submariner-operator) */
   namespace?: string;
   /** 'submariner': Submariner's field names only (a real API server with the submariner.io CRDs) */
@@ -253,10 +316,22 @@ export function startRecordsPublisher(opts: {
   let brokerChanged = true;
   /** each connection's status text last published (Events on changes) */
   const seen = new Map<string, string>();
-  const brokerEndpoints = opts.broker ? new Informer(opts.broker, K.Endpoint, { namespace: BROKER_NAMESPACE }, {
-    onList: () => { brokerChanged = true; },
-    onEvent: () => { brokerChanged = true; },
-  }, { clock }).start() : undefined;
+  const brokerEndpoints = opts.broker
+    ? new Informer(
+        opts.broker,
+        K.Endpoint,
+        { namespace: BROKER_NAMESPACE },
+        {
+          onList: () => {
+            brokerChanged = true;
+          },
+          onEvent: () => {
+            brokerChanged = true;
+          },
+        },
+        { clock },
+      ).start()
+    : undefined;
   const rates = new CounterRates();
   const tick = async () => {
     try {
@@ -291,10 +366,20 @@ export function startRecordsPublisher(opts: {
     } catch (err) {
       opts.onError?.(err);
     }
-    const wait = typeof opts.intervalMs === 'function' ? opts.intervalMs() : opts.intervalMs ?? 1000;
-    if (!stopped) timer = clock.setTimeout(() => { inFlight = tick(); }, wait);
+    const wait = typeof opts.intervalMs === 'function' ? opts.intervalMs() : (opts.intervalMs ?? 1000);
+    if (!stopped)
+      timer = clock.setTimeout(() => {
+        inFlight = tick();
+      }, wait);
   };
   inFlight = tick();
   // stop(): no tick starts any more; the promise settles when the one in flight (if any) has written
-  return { stop: () => { stopped = true; timer?.cancel(); brokerEndpoints?.stop(); return inFlight; } };
+  return {
+    stop: () => {
+      stopped = true;
+      timer?.cancel();
+      brokerEndpoints?.stop();
+      return inFlight;
+    },
+  };
 }

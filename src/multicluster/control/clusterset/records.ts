@@ -27,7 +27,8 @@ export type ConnectionRow = Pick<ConnectionRecord, ConnectionColumns> & {
 };
 
 /** A connection as a gateway publishes it (its /records JSON): the row, the record's other fields optional. */
-export type PublishedConnection = Omit<ConnectionRow, 'reason' | 'statusMessage' | 'loss'> & Partial<Omit<ConnectionRecord, ConnectionColumns | 'gateway' | 'status'>>;
+export type PublishedConnection = Omit<ConnectionRow, 'reason' | 'statusMessage' | 'loss'> &
+  Partial<Omit<ConnectionRecord, ConnectionColumns | 'gateway' | 'status'>>;
 
 /** A Gateway read back: the gateway's record, any HA status text. */
 export type GatewayRow = Omit<GatewayRecord, 'haStatus'> & { haStatus: string };
@@ -93,11 +94,16 @@ export function readGateway(o: KubeObject): { gateway: GatewayRow; connections: 
   const conns = (Array.isArray(s['connections']) ? s['connections'] : []).map((c) => readConnection(obj(c)));
   const up = conns.filter((c) => c.status === 'connected').length;
   // strait's records carry a summary; Submariner's a statusFailure, else the summary is subctl's
-  const summary = str(s['summary'], s['statusFailure'])
-    || (conns.length === 0 ? 'There are no connections'
-      : up === conns.length ? `All connections (${conns.length}) are established` : `${up} connections out of ${conns.length} are established`);
-  const legs = (Array.isArray(s['nodeLegs']) ? s['nodeLegs'] : []).map((l) => obj(l))
-    .map((l) => ({ address: str(l['address']), status: str(l['status']) === 'ok' ? 'ok' as const : 'broken' as const, message: str(l['message']) }));
+  const summary =
+    str(s['summary'], s['statusFailure']) ||
+    (conns.length === 0
+      ? 'There are no connections'
+      : up === conns.length
+        ? `All connections (${conns.length}) are established`
+        : `${up} connections out of ${conns.length} are established`);
+  const legs = (Array.isArray(s['nodeLegs']) ? s['nodeLegs'] : [])
+    .map((l) => obj(l))
+    .map((l) => ({ address: str(l['address']), status: str(l['status']) === 'ok' ? ('ok' as const) : ('broken' as const), message: str(l['message']) }));
   return { gateway: { node, haStatus: str(s['haStatus'], 'unknown'), summary, ...(legs.length > 0 ? { nodeLegs: legs } : {}) }, connections: conns };
 }
 

@@ -31,7 +31,8 @@ export function submarinerResource(d: SubmarinerDeployment): KubeObject {
   const ns = d.namespace ?? OPERATOR_NAMESPACE;
   const n = d.network;
   return {
-    apiVersion: K.Submariner.apiVersion, kind: 'Submariner',
+    apiVersion: K.Submariner.apiVersion,
+    kind: 'Submariner',
     metadata: { name: SUBMARINER_NAME, namespace: ns },
     spec: {
       broker: 'k8s',

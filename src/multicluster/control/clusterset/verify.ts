@@ -29,7 +29,12 @@ export async function verifyCluster(local: ResourceStore, clusterId: string, res
     const { gateway, connections } = readGateway(g);
     if (gateway.haStatus !== 'active') continue;
     for (const c of connections) {
-      out.push({ check: 'connection', target: `${gateway.node} -> ${c.cluster}`, result: c.status === 'connected' ? 'pass' : 'fail', detail: `${c.status}${c.rttAvg ? `, RTT ${formatRtt(c.rttAvg)}` : ''}` });
+      out.push({
+        check: 'connection',
+        target: `${gateway.node} -> ${c.cluster}`,
+        result: c.status === 'connected' ? 'pass' : 'fail',
+        detail: `${c.status}${c.rttAvg ? `, RTT ${formatRtt(c.rttAvg)}` : ''}`,
+      });
     }
   }
   const connected = connectedClusters(gws, clusterId);
@@ -37,25 +42,39 @@ export async function verifyCluster(local: ResourceStore, clusterId: string, res
   for (const imp of imports) {
     const ns = imp.metadata.namespace ?? 'default';
     const name = imp.metadata.name;
-    const slices = (await local.list(K.EndpointSlice, { namespace: ns, labelSelector: `${LABEL_SERVICE_NAME}=${name},${LABEL_MANAGED_BY}=${MANAGED_BY}` })).items;
+    const slices = (await local.list(K.EndpointSlice, { namespace: ns, labelSelector: `${LABEL_SERVICE_NAME}=${name},${LABEL_MANAGED_BY}=${MANAGED_BY}` }))
+      .items;
     const all = new Set<string>();
     for (const s of slices) {
       const cluster = s.metadata.labels?.[LABEL_SOURCE_CLUSTER] ?? '';
       const ips = ((s['endpoints'] as { addresses?: string[]; conditions?: { ready?: boolean } }[] | undefined) ?? [])
-        .filter((e) => e.conditions?.ready !== false).flatMap((e) => e.addresses ?? []).sort();
+        .filter((e) => e.conditions?.ready !== false)
+        .flatMap((e) => e.addresses ?? [])
+        .sort();
       const reachable = !connected || connected.has(cluster);
       if (reachable) for (const ip of ips) all.add(ip);
       const fqdn = `${cluster}.${name}.${ns}.svc.clusterset.local`;
       const got = await resolveA(fqdn).catch((err: unknown) => ({ rcode: -1, addresses: [String(err)] }));
       const ok = reachable ? got.rcode === 0 && JSON.stringify(got.addresses) === JSON.stringify(ips) : got.rcode === 0;
-      out.push({ check: 'service-discovery', target: fqdn, result: ok ? 'pass' : 'fail', detail: `expected ${reachable ? ips.join(',') || '(none)' : '(cluster not connected)'}, got ${got.rcode === 0 ? got.addresses.join(',') || '(none)' : `rcode ${got.rcode}`}` });
+      out.push({
+        check: 'service-discovery',
+        target: fqdn,
+        result: ok ? 'pass' : 'fail',
+        detail: `expected ${reachable ? ips.join(',') || '(none)' : '(cluster not connected)'}, got ${got.rcode === 0 ? got.addresses.join(',') || '(none)' : `rcode ${got.rcode}`}`,
+      });
     }
     const fqdn = `${name}.${ns}.svc.clusterset.local`;
     const got = await resolveA(fqdn).catch((err: unknown) => ({ rcode: -1, addresses: [String(err)] }));
     const ok = got.rcode === 0 && got.addresses.length > 0 && got.addresses.every((a) => all.has(a));
-    out.push({ check: 'service-discovery', target: fqdn, result: ok ? 'pass' : 'fail', detail: `answer ${got.rcode === 0 ? got.addresses.join(',') || '(none)' : `rcode ${got.rcode}`} from ${[...all].sort().join(',') || '(no ready endpoint)'}` });
+    out.push({
+      check: 'service-discovery',
+      target: fqdn,
+      result: ok ? 'pass' : 'fail',
+      detail: `answer ${got.rcode === 0 ? got.addresses.join(',') || '(none)' : `rcode ${got.rcode}`} from ${[...all].sort().join(',') || '(no ready endpoint)'}`,
+    });
   }
-  if (imports.length === 0) out.push({ check: 'service-discovery', target: '(no imported services)', result: 'pass', detail: 'nothing is exported to this cluster' });
+  if (imports.length === 0)
+    out.push({ check: 'service-discovery', target: '(no imported services)', result: 'pass', detail: 'nothing is exported to this cluster' });
   return out;
 }
 
@@ -77,9 +96,13 @@ const why = (err: unknown): string => (isStraitError(err) ? err.message : String
  * `connected` connection (with its RTT) to every other joined cluster, and every
  * ServiceExport Valid=True. `openBroker` is asked only once the cluster has joined.
  */
-export async function verifyRecords(local: ResourceStore, openBroker: () => Promise<ResourceStore | undefined>): Promise<{ clusterId: string; checks: RecordCheck[] }> {
+export async function verifyRecords(
+  local: ResourceStore,
+  openBroker: () => Promise<ResourceStore | undefined>,
+): Promise<{ clusterId: string; checks: RecordCheck[] }> {
   const out: RecordCheck[] = [];
-  const add = (check: RecordCheck['check'], name: string, target: string, ok: boolean, detail: string) => out.push({ check, name, target, result: ok ? 'pass' : 'fail', detail });
+  const add = (check: RecordCheck['check'], name: string, target: string, ok: boolean, detail: string) =>
+    out.push({ check, name, target, result: ok ? 'pass' : 'fail', detail });
   const join = await readJoin(local);
   if (!join) {
     add('connectivity', 'joined', '(broker)', false, "the cluster has not joined a broker; run 'strait join broker-info.subm --kubeconfig ... --clusterid ID'");
@@ -95,9 +118,15 @@ export async function verifyRecords(local: ResourceStore, openBroker: () => Prom
     const b = await describeBroker(broker);
     const joined = await listJoinedClusters(broker);
     const here = joined.some((c) => c.clusterId === id);
-    add('connectivity', 'broker', join.brokerURL, here, here
-      ? `reachable with the join's token; components ${b.components.join(', ')}; clusters ${joined.map((c) => c.clusterId).join(', ')}`
-      : `reachable, but it holds no Cluster record of ${id}; join again`);
+    add(
+      'connectivity',
+      'broker',
+      join.brokerURL,
+      here,
+      here
+        ? `reachable with the join's token; components ${b.components.join(', ')}; clusters ${joined.map((c) => c.clusterId).join(', ')}`
+        : `reachable, but it holds no Cluster record of ${id}; join again`,
+    );
     others = joined.map((c) => c.clusterId).filter((c) => c !== id);
   } catch (err) {
     add('connectivity', 'broker', join.brokerURL, false, `not reachable with the join's credentials: ${why(err)}`);
@@ -106,24 +135,42 @@ export async function verifyRecords(local: ResourceStore, openBroker: () => Prom
   }
   const gws = (await local.list(K.Gateway, {})).items.map(readGateway);
   const active = gws.filter((g) => g.gateway.haStatus === 'active');
-  add('connectivity', 'gateway active', active.map((g) => g.gateway.node).join(', ') || '(none)', active.length === 1,
-    active.length === 1 ? `gateway ${active[0]!.gateway.node} is active (${gws.length} Gateway record(s)): ${active[0]!.gateway.summary}`
-      : active.length === 0 ? `no gateway is active (${gws.length} Gateway record(s)); is a gateway running on a node labelled submariner.io/gateway=true?`
-        : `${active.length} gateways say they are active; exactly one may be`);
+  add(
+    'connectivity',
+    'gateway active',
+    active.map((g) => g.gateway.node).join(', ') || '(none)',
+    active.length === 1,
+    active.length === 1
+      ? `gateway ${active[0]!.gateway.node} is active (${gws.length} Gateway record(s)): ${active[0]!.gateway.summary}`
+      : active.length === 0
+        ? `no gateway is active (${gws.length} Gateway record(s)); is a gateway running on a node labelled submariner.io/gateway=true?`
+        : `${active.length} gateways say they are active; exactly one may be`,
+  );
   const conns = active.flatMap((g) => g.connections.map((c) => ({ node: g.gateway.node, c })));
   for (const cluster of [...new Set([...others, ...conns.map((x) => x.c.cluster)])].sort()) {
     const found = conns.filter((x) => x.c.cluster === cluster);
     if (found.length === 0) add('connectivity', 'gateway connection', cluster, false, `the active gateway has no connection to ${cluster}`);
     for (const { node, c } of found) {
-      add('connectivity', 'gateway connection', cluster, c.status === 'connected', `${node} -> ${c.remoteIP || '?'} (${c.cableDriver || '?'}): ${c.status}${c.rttAvg ? `, RTT ${formatRtt(c.rttAvg)}` : ''}`);
+      add(
+        'connectivity',
+        'gateway connection',
+        cluster,
+        c.status === 'connected',
+        `${node} -> ${c.remoteIP || '?'} (${c.cableDriver || '?'}): ${c.status}${c.rttAvg ? `, RTT ${formatRtt(c.rttAvg)}` : ''}`,
+      );
     }
   }
   const exports = (await local.list(K.ServiceExport, {})).items;
   for (const se of exports) {
     const valid = getCondition(((se.status ?? {}) as { conditions?: Condition[] }).conditions, 'Valid');
     const name = `${se.metadata.namespace ?? 'default'}/${se.metadata.name}`;
-    add('service-discovery', 'service export', name, valid?.status === 'True',
-      valid ? `Valid=${valid.status} (${valid.reason}): ${valid.message}` : 'no Valid condition yet: is the control module running?');
+    add(
+      'service-discovery',
+      'service export',
+      name,
+      valid?.status === 'True',
+      valid ? `Valid=${valid.status} (${valid.reason}): ${valid.message}` : 'no Valid condition yet: is the control module running?',
+    );
   }
   if (exports.length === 0) add('service-discovery', 'service export', '(none)', true, 'the cluster exports no service');
   return { clusterId: id, checks: out };

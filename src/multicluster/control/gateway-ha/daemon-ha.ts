@@ -78,19 +78,32 @@ function openLeaseStore(ha: GatewayHaConfig, env: NodeJS.ProcessEnv): LeaseStore
     const kube = openKubernetesStore(typeof k.kubeconfig === 'string' ? { kubeConfigPath: k.kubeconfig } : {});
     const namespace = env['STRAIT_POD_NAMESPACE'] || OPERATOR_NAMESPACE;
     return {
-      store: kube, kubernetes, namespace, recordsNamespace: OPERATOR_NAMESPACE,
+      store: kube,
+      kubernetes,
+      namespace,
+      recordsNamespace: OPERATOR_NAMESPACE,
       timing: { leaseDurationMs: k.leaseDurationSeconds * 1000, renewMs: k.retryPeriodSeconds * 1000, renewDeadlineMs: k.renewDeadlineSeconds * 1000 },
       create: async (lease) => {
-        const r = await kube.raw({ method: 'POST', path: `/apis/${LEASE_KIND.apiVersion}/namespaces/${encodeURIComponent(namespace)}/leases`, body: lease }, [409]);
+        const r = await kube.raw(
+          { method: 'POST', path: `/apis/${LEASE_KIND.apiVersion}/namespaces/${encodeURIComponent(namespace)}/leases`, body: lease },
+          [409],
+        );
         return r.status !== 409;
       },
     };
   }
-  if (!ha.store) throw E.configInvalid('gateway config: ha.store', null, 'set ha.store (the world\'s store socket, token file and cluster), or run in Kubernetes mode (STRAIT_STORE=kubernetes or ha.kubernetes.kubeconfig)');
+  if (!ha.store)
+    throw E.configInvalid(
+      'gateway config: ha.store',
+      null,
+      "set ha.store (the world's store socket, token file and cluster), or run in Kubernetes mode (STRAIT_STORE=kubernetes or ha.kubernetes.kubeconfig)",
+    );
   const token = readFileSync(ha.store.tokenFile, 'utf8').trim();
   return {
-    store: connectStore({ socketPath: ha.store.socket, token, cluster: ha.store.cluster }), kubernetes,
-    namespace: ha.leaseNamespace, recordsNamespace: OPERATOR_NAMESPACE,
+    store: connectStore({ socketPath: ha.store.socket, token, cluster: ha.store.cluster }),
+    kubernetes,
+    namespace: ha.leaseNamespace,
+    recordsNamespace: OPERATOR_NAMESPACE,
     timing: { leaseDurationMs: ha.leaseDurationMs, renewMs: ha.renewMs },
   };
 }
@@ -130,8 +143,12 @@ class HaMember {
     const { timing, create } = lease;
     this.me = me;
     this.elector = new LeaseElector({
-      store: lease.store, namespace: lease.namespace, name: ha.leaseName, identity: me,
-      leaseDurationMs: timing.leaseDurationMs, renewMs: timing.renewMs,
+      store: lease.store,
+      namespace: lease.namespace,
+      name: ha.leaseName,
+      identity: me,
+      leaseDurationMs: timing.leaseDurationMs,
+      renewMs: timing.renewMs,
       ...(timing.renewDeadlineMs !== undefined ? { renewDeadlineMs: timing.renewDeadlineMs } : {}),
       ...(create ? { create, ensureNamespace: false } : {}),
       // the first member creates the lease; the other only when it stays missing (an atomic create needs no delay)
@@ -152,7 +169,12 @@ class HaMember {
   private onActive(epoch: number, why: string, former: string | undefined): void {
     this.link?.destroy();
     this.gw.becomeActive(epoch);
-    this.log('info', `holding the lease ${this.lease.namespace}/${this.ha.leaseName}: active (epoch ${epoch}; ${why})`, { haStatus: 'active', epoch, why, ...(former ? { former } : {}) });
+    this.log('info', `holding the lease ${this.lease.namespace}/${this.ha.leaseName}: active (epoch ${epoch}; ${why})`, {
+      haStatus: 'active',
+      epoch,
+      why,
+      ...(former ? { former } : {}),
+    });
     if (former && former !== this.me) this.markFormer(former, why, 2);
   }
 
@@ -167,8 +189,13 @@ class HaMember {
     this.gw.leaseHeld(performance.now() - 1);
     const reason = why ?? `lost the lease to ${holder ?? 'nobody'} while active`;
     this.log('error', `${reason}: fenced, exiting to restart as passive`, { holder });
-    const summary = holder ? `Lost the lease to ${holder}: fenced, sending nothing into the tunnel` : `Could not renew the lease (${reason}): fenced, sending nothing into the tunnel`;
-    void withTimeout(this.mark(this.me, summary).catch(() => false), 1000).then(() => exit());
+    const summary = holder
+      ? `Lost the lease to ${holder}: fenced, sending nothing into the tunnel`
+      : `Could not renew the lease (${reason}): fenced, sending nothing into the tunnel`;
+    void withTimeout(
+      this.mark(this.me, summary).catch(() => false),
+      1000,
+    ).then(() => exit());
   }
 
   /** While passive: hold a connection to the holder's liveness port; its close means the holder died. */
@@ -184,14 +211,21 @@ class HaMember {
     this.link = s;
     let established = false;
     s.setNoDelay(true);
-    s.on('connect', () => { established = true; });
+    s.on('connect', () => {
+      established = true;
+    });
     s.on('error', () => undefined);
     s.on('close', () => {
-      if (this.link === s) { this.link = undefined; this.linkTo = undefined; }
+      if (this.link === s) {
+        this.link = undefined;
+        this.linkTo = undefined;
+      }
       if (this.stopped || elector.isActive) return;
       if (established) {
         this.log('warn', `liveness link to the active gateway ${holder} closed: taking the lease over`, { holder });
-        void elector.takeOver(holder).then((won) => { if (!won) this.follow(elector.holder); });
+        void elector.takeOver(holder).then((won) => {
+          if (!won) this.follow(elector.holder);
+        });
       } else {
         // not listening (yet): try again soon; the lease expiry decides meanwhile
         setTimeout(() => this.follow(elector.holder), 200).unref();
@@ -207,11 +241,19 @@ class HaMember {
     if (this.stopped || !this.elector.isActive) return;
     const summary = `Lost the lease to ${this.me} (${why}): not reachable`;
     this.mark(former, summary).then(
-      (found) => { if (found) this.log('info', `marked the former active gateway ${former} passive`, { former }); },
+      (found) => {
+        if (found) this.log('info', `marked the former active gateway ${former} passive`, { former });
+      },
       (err: unknown) => this.log('warn', `marking the former active gateway ${former} passive failed: ${String(err)}`, { former }),
     );
     if (again > 0) {
-      const t = setTimeout(() => { this.recheck.delete(t); this.markFormer(former, why, again - 1); }, Math.max(1000, this.lease.timing.renewMs * 5));
+      const t = setTimeout(
+        () => {
+          this.recheck.delete(t);
+          this.markFormer(former, why, again - 1);
+        },
+        Math.max(1000, this.lease.timing.renewMs * 5),
+      );
       t.unref();
       this.recheck.add(t);
     }
@@ -235,13 +277,22 @@ class HaMember {
  * Kubernetes mode: this gateway publishes its own records (Endpoint, Gateway) in the operator
  * namespace, and with the broker of the cluster's join (none before the join) its Endpoint there.
  */
-async function publishOwnRecords(gw: Gateway, lease: LeaseStore, log: Log): Promise<{ broker: ResourceStore | undefined; publisher: { stop(): Promise<void> } }> {
+async function publishOwnRecords(
+  gw: Gateway,
+  lease: LeaseStore,
+  log: Log,
+): Promise<{ broker: ResourceStore | undefined; publisher: { stop(): Promise<void> } }> {
   const broker = await openBrokerOfCluster(lease.store).catch((err: unknown) => {
     log('warn', `the broker of the cluster's join is not reachable: publishing the records in this cluster only (${String(err)})`);
     return undefined;
   });
   const publisher = startRecordsPublisher({
-    local: lease.store, ...(broker ? { broker } : {}), namespace: lease.recordsNamespace, intervalMs: lease.timing.renewMs, shape: 'submariner', version: VERSION,
+    local: lease.store,
+    ...(broker ? { broker } : {}),
+    namespace: lease.recordsNamespace,
+    intervalMs: lease.timing.renewMs,
+    shape: 'submariner',
+    version: VERSION,
     fetchRecords: () => Promise.resolve({ endpoint: gw.endpointRecord(), gateway: gw.gatewayRecord(), connections: gw.connectionRecords() }),
     onError: (err) => log('warn', `publishing the gateway records failed: ${String(err)}`),
   });
@@ -271,7 +322,11 @@ export async function startGatewayHa(gw: Gateway, log: Log, onLost: () => void, 
       const wasActive = elector.isActive;
       await elector.release();
       if (publishing) await withTimeout(publishing, 2000);
-      if (wasActive) await withTimeout(member.mark(gw.config.name, 'Released the lease (stopped)').catch(() => false), 1000);
+      if (wasActive)
+        await withTimeout(
+          member.mark(gw.config.name, 'Released the lease (stopped)').catch(() => false),
+          1000,
+        );
       member.closeLiveness();
       await records?.broker?.close();
       await lease.store.close();

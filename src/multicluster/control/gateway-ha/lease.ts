@@ -168,9 +168,10 @@ export class LeaseElector {
     return {
       holderIdentity: this.o.identity,
       leaseDurationSeconds: Math.max(1, Math.ceil(this.o.leaseDurationMs / 1000)),
-      acquireTime: taking ? t : prev?.acquireTime ?? t,
+      acquireTime: taking ? t : (prev?.acquireTime ?? t),
       renewTime: t,
-      leaseTransitions: (prev?.leaseTransitions ?? 0) + (taking && (prev?.holderIdentity ?? '') !== this.o.identity && prev?.holderIdentity !== undefined ? 1 : 0),
+      leaseTransitions:
+        (prev?.leaseTransitions ?? 0) + (taking && (prev?.holderIdentity ?? '') !== this.o.identity && prev?.holderIdentity !== undefined ? 1 : 0),
     };
   }
 
@@ -183,9 +184,11 @@ export class LeaseElector {
       let written: KubeObject<LeaseSpec>;
       this.former = undefined;
       if (!l) {
-        if (this.o.ensureNamespace !== false) await store.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: this.o.namespace } }).catch(() => undefined);
+        if (this.o.ensureNamespace !== false)
+          await store.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: this.o.namespace } }).catch(() => undefined);
         const lease: KubeObject<LeaseSpec> = {
-          ...LEASE_KIND, metadata: { name: this.o.name, namespace: this.o.namespace, annotations: { [ANN_LEASE_MS]: String(this.o.leaseDurationMs) } },
+          ...LEASE_KIND,
+          metadata: { name: this.o.name, namespace: this.o.namespace, annotations: { [ANN_LEASE_MS]: String(this.o.leaseDurationMs) } },
           spec: { ...this.spec(undefined, true), leaseTransitions: 0 },
         };
         if (this.o.create) {
@@ -202,7 +205,8 @@ export class LeaseElector {
         const taking = l.spec?.holderIdentity !== this.o.identity;
         if (taking && l.spec?.holderIdentity) this.former = l.spec.holderIdentity;
         written = await store.update<KubeObject<LeaseSpec>>({
-          ...l, metadata: { ...l.metadata, annotations: { ...l.metadata.annotations, [ANN_LEASE_MS]: String(this.o.leaseDurationMs) } },
+          ...l,
+          metadata: { ...l.metadata, annotations: { ...l.metadata.annotations, [ANN_LEASE_MS]: String(this.o.leaseDurationMs) } },
           spec: this.spec(l.spec, taking),
         });
       }
@@ -280,8 +284,13 @@ export class LeaseElector {
         const mayCreate = !l && this.now() - (this.missingSince ?? 0) >= (this.o.createDelayMs ?? 0);
         // missing (and ours to create), ours from a previous life of this process, free, or not renewed in time: take it
         if (mayCreate || (l && (holder === '' || holder === this.o.identity || expired))) {
-          this.why = !l ? 'created' : holder === '' ? 'released' : holder === this.o.identity ? 'held by this node before a restart'
-            : `expired: not renewed by ${holder} for ${Math.round(this.now() - this.observedAt)} ms`;
+          this.why = !l
+            ? 'created'
+            : holder === ''
+              ? 'released'
+              : holder === this.o.identity
+                ? 'held by this node before a restart'
+                : `expired: not renewed by ${holder} for ${Math.round(this.now() - this.observedAt)} ms`;
           if (!(await this.acquire(l))) this.becomePassive();
         } else {
           this.becomePassive();

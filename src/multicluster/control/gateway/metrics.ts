@@ -7,7 +7,10 @@ import { registerTunnelHealthMetrics } from '../health/index.js';
 /** The tunnels: bytes, packets, handshakes, drops, peer status (t = the gateway's tunnel). */
 function tunnelMetrics(registry: Registry, t: Gateway['tunnel']): void {
   new Counter({
-    name: 'strait_tunnel_bytes_total', help: 'Inner IPv4 bytes carried per tunnel (remote cluster) and direction', labelNames: ['cluster', 'direction'], registers: [registry],
+    name: 'strait_tunnel_bytes_total',
+    help: 'Inner IPv4 bytes carried per tunnel (remote cluster) and direction',
+    labelNames: ['cluster', 'direction'],
+    registers: [registry],
     collect() {
       this.reset();
       for (const p of t.peers) {
@@ -17,7 +20,10 @@ function tunnelMetrics(registry: Registry, t: Gateway['tunnel']): void {
     },
   });
   new Counter({
-    name: 'strait_tunnel_packets_total', help: 'Inner IPv4 packets carried per tunnel (remote cluster) and direction', labelNames: ['cluster', 'direction'], registers: [registry],
+    name: 'strait_tunnel_packets_total',
+    help: 'Inner IPv4 packets carried per tunnel (remote cluster) and direction',
+    labelNames: ['cluster', 'direction'],
+    registers: [registry],
     collect() {
       this.reset();
       for (const p of t.peers) {
@@ -27,7 +33,10 @@ function tunnelMetrics(registry: Registry, t: Gateway['tunnel']): void {
     },
   });
   new Counter({
-    name: 'strait_tunnel_handshakes_total', help: 'Tunnel handshakes by event', labelNames: ['event'], registers: [registry],
+    name: 'strait_tunnel_handshakes_total',
+    help: 'Tunnel handshakes by event',
+    labelNames: ['event'],
+    registers: [registry],
     collect() {
       this.reset();
       const c = t.counters;
@@ -38,21 +47,28 @@ function tunnelMetrics(registry: Registry, t: Gateway['tunnel']): void {
     },
   });
   new Counter({
-    name: 'strait_tunnel_rekeys_total', help: 'Sessions replaced by a newer one (rekey by time or volume)', registers: [registry],
+    name: 'strait_tunnel_rekeys_total',
+    help: 'Sessions replaced by a newer one (rekey by time or volume)',
+    registers: [registry],
     collect() {
       this.reset();
       this.inc(t.counters.rekeys);
     },
   });
   new Counter({
-    name: 'strait_tunnel_cookie_replies_total', help: 'Cookie replies sent while under handshake load', registers: [registry],
+    name: 'strait_tunnel_cookie_replies_total',
+    help: 'Cookie replies sent while under handshake load',
+    registers: [registry],
     collect() {
       this.reset();
       this.inc(t.counters.cookiesSent);
     },
   });
   new Counter({
-    name: 'strait_tunnel_drops_total', help: 'Packets dropped by reason (replay, auth, no_route, malformed, stale)', labelNames: ['reason'], registers: [registry],
+    name: 'strait_tunnel_drops_total',
+    help: 'Packets dropped by reason (replay, auth, no_route, malformed, stale)',
+    labelNames: ['reason'],
+    registers: [registry],
     collect() {
       this.reset();
       const d = t.counters.drops;
@@ -60,13 +76,19 @@ function tunnelMetrics(registry: Registry, t: Gateway['tunnel']): void {
     },
   });
   new Gauge({
-    name: 'strait_tunnel_connected', help: '1 when the tunnel to the remote cluster is connected', labelNames: ['cluster'], registers: [registry],
+    name: 'strait_tunnel_connected',
+    help: '1 when the tunnel to the remote cluster is connected',
+    labelNames: ['cluster'],
+    registers: [registry],
     collect() {
       for (const p of t.peers) this.set({ cluster: p.clusterId }, p.status === 'connected' ? 1 : 0);
     },
   });
   new Gauge({
-    name: 'strait_tunnel_rtt_seconds', help: 'Average round-trip time of tunnel keepalives (last 10)', labelNames: ['cluster'], registers: [registry],
+    name: 'strait_tunnel_rtt_seconds',
+    help: 'Average round-trip time of tunnel keepalives (last 10)',
+    labelNames: ['cluster'],
+    registers: [registry],
     collect() {
       this.reset();
       for (const p of t.peers) {
@@ -80,7 +102,10 @@ function tunnelMetrics(registry: Registry, t: Gateway['tunnel']): void {
 /** The VXLAN endpoint of the node agents and HA (active, passive and fenced drops). */
 function vxlanAndHaMetrics(registry: Registry, gw: Gateway): void {
   new Counter({
-    name: 'strait_vxlan_packets_total', help: 'VXLAN frames exchanged with node agents', labelNames: ['direction'], registers: [registry],
+    name: 'strait_vxlan_packets_total',
+    help: 'VXLAN frames exchanged with node agents',
+    labelNames: ['direction'],
+    registers: [registry],
     collect() {
       this.reset();
       this.inc({ direction: 'rx' }, gw.vxlan.rxPackets);
@@ -88,7 +113,10 @@ function vxlanAndHaMetrics(registry: Registry, gw: Gateway): void {
     },
   });
   new Counter({
-    name: 'strait_vxlan_bytes_total', help: 'Inner bytes of VXLAN frames exchanged with node agents', labelNames: ['direction'], registers: [registry],
+    name: 'strait_vxlan_bytes_total',
+    help: 'Inner bytes of VXLAN frames exchanged with node agents',
+    labelNames: ['direction'],
+    registers: [registry],
     collect() {
       this.reset();
       this.inc({ direction: 'rx' }, gw.vxlan.rxBytes);
@@ -96,20 +124,26 @@ function vxlanAndHaMetrics(registry: Registry, gw: Gateway): void {
     },
   });
   new Gauge({
-    name: 'strait_gateway_active', help: 'HA: 1 while this gateway holds the lease and is not fenced (always 1 for a single gateway)', registers: [registry],
+    name: 'strait_gateway_active',
+    help: 'HA: 1 while this gateway holds the lease and is not fenced (always 1 for a single gateway)',
+    registers: [registry],
     collect() {
       this.set(gw.haStatus === 'active' && !gw.isFenced ? 1 : 0);
     },
   });
   new Counter({
-    name: 'strait_gateway_passive_drops_total', help: 'HA: tunnel packets that reached this gateway while it was passive', registers: [registry],
+    name: 'strait_gateway_passive_drops_total',
+    help: 'HA: tunnel packets that reached this gateway while it was passive',
+    registers: [registry],
     collect() {
       this.reset();
       this.inc(gw.vxlan.passiveDrops);
     },
   });
   new Counter({
-    name: 'strait_gateway_fenced_drops_total', help: 'HA: tunnel datagrams not sent because the lease was not confirmed in time (a resumed former active gateway)', registers: [registry],
+    name: 'strait_gateway_fenced_drops_total',
+    help: 'HA: tunnel datagrams not sent because the lease was not confirmed in time (a resumed former active gateway)',
+    registers: [registry],
     collect() {
       this.reset();
       this.inc(gw.vxlan.fencedDrops);

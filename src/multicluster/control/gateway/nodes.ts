@@ -20,7 +20,9 @@ export function startNodeSync(gateway: Gateway, log: Log, store?: ResourceStore)
       try {
         gateway.setNodes(nodes.map((n) => ({ address: n.address, podCIDRs: n.podCIDRs })));
         last = key;
-        log('info', `VXLAN senders: ${nodes.length} node(s) from the Node objects`, { nodes: nodes.map((n) => `${n.name}=${n.address}[${n.podCIDRs.join(',')}]`) });
+        log('info', `VXLAN senders: ${nodes.length} node(s) from the Node objects`, {
+          nodes: nodes.map((n) => `${n.name}=${n.address}[${n.podCIDRs.join(',')}]`),
+        });
       } catch (err) {
         log('error', 'Node objects rejected, keeping the node table', { err: String(err) });
       }

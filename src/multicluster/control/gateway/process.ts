@@ -23,11 +23,13 @@ function fromEnvironment(cfg: unknown, env: NodeJS.ProcessEnv): void {
   if (nodeName && (cfg as { name?: unknown }).name === undefined) (cfg as { name?: string }).name = nodeName;
   const nodeIp = env['STRAIT_NODE_IP'];
   const c = cfg as { vxlan?: Record<string, unknown> };
-  if (nodeIp && (c.vxlan === undefined || (typeof c.vxlan === 'object' && c.vxlan !== null && c.vxlan['listen'] === undefined))) c.vxlan = { ...(c.vxlan ?? {}), listen: nodeIp };
+  if (nodeIp && (c.vxlan === undefined || (typeof c.vxlan === 'object' && c.vxlan !== null && c.vxlan['listen'] === undefined)))
+    c.vxlan = { ...(c.vxlan ?? {}), listen: nodeIp };
   // ... and the tunnel's private IP in the Endpoint record (Submariner's private_ip), where
   // the file sets none: the tunnel listens on every address, which is no address to publish
   const t = cfg as { tunnel?: Record<string, unknown> };
-  if (nodeIp && (t.tunnel === undefined || (typeof t.tunnel === 'object' && t.tunnel !== null && t.tunnel['privateIP'] === undefined))) t.tunnel = { ...(t.tunnel ?? {}), privateIP: nodeIp };
+  if (nodeIp && (t.tunnel === undefined || (typeof t.tunnel === 'object' && t.tunnel !== null && t.tunnel['privateIP'] === undefined)))
+    t.tunnel = { ...(t.tunnel ?? {}), privateIP: nodeIp };
 }
 
 /** The PSK comes from the cluster's join (broker-info): wait until it has been written. */
@@ -61,7 +63,13 @@ export async function startGatewayProcess(cfg: unknown, env: NodeJS.ProcessEnv =
   let pskWatch: FileWatch | undefined;
   if (typeof pskFile === 'string') {
     try {
-      pskWatch = watchFile(pskFile, () => { if (existsSync(pskFile)) reloadPsk(`${pskFile} changed`); }, 100);
+      pskWatch = watchFile(
+        pskFile,
+        () => {
+          if (existsSync(pskFile)) reloadPsk(`${pskFile} changed`);
+        },
+        100,
+      );
     } catch (err) {
       line('warn', `cannot watch ${pskFile} for a new PSK (SIGHUP still re-reads it): ${String(err)}`);
     }

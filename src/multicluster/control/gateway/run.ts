@@ -14,7 +14,10 @@ export interface GatewayDaemon {
 
 /** Everything the store/CLI publishes about this gateway, as plain objects. */
 export function gatewayRecords(g: Gateway): {
-  endpoint: ReturnType<Gateway['endpointRecord']>; connections: ReturnType<Gateway['connectionRecords']>; gateway: ReturnType<Gateway['gatewayRecord']>; drops: Record<string, number>;
+  endpoint: ReturnType<Gateway['endpointRecord']>;
+  connections: ReturnType<Gateway['connectionRecords']>;
+  gateway: ReturnType<Gateway['gatewayRecord']>;
+  drops: Record<string, number>;
   ha?: { epoch: number; activeAddress: string | null; activeSince: string | null };
   /** every tunnel of the active gateway connected with a first RTT sample, or a passive one that knows the active one */
   ready: boolean;
@@ -22,8 +25,19 @@ export function gatewayRecords(g: Gateway): {
   const conns = g.connectionRecords();
   return {
     ready: g.haStatus === 'passive' ? g.activeAddress !== undefined : !g.isFenced && conns.every((c) => c.status === 'connected' && c.rttAvg !== ''),
-    endpoint: g.endpointRecord(), connections: conns, gateway: g.gatewayRecord(), drops: { ...g.tunnel.counters.drops },
-    ...(g.config.ha ? { ha: { epoch: g.haEpoch, activeAddress: g.haStatus === 'active' ? g.config.ha.members.find((m) => m.name === g.config.name)?.address ?? null : g.activeAddress ?? null, activeSince: g.activeSince ? new Date(g.activeSince).toISOString() : null } } : {}),
+    endpoint: g.endpointRecord(),
+    connections: conns,
+    gateway: g.gatewayRecord(),
+    drops: { ...g.tunnel.counters.drops },
+    ...(g.config.ha
+      ? {
+          ha: {
+            epoch: g.haEpoch,
+            activeAddress: g.haStatus === 'active' ? (g.config.ha.members.find((m) => m.name === g.config.name)?.address ?? null) : (g.activeAddress ?? null),
+            activeSince: g.activeSince ? new Date(g.activeSince).toISOString() : null,
+          },
+        }
+      : {}),
   };
 }
 
@@ -39,15 +53,14 @@ export async function runGatewayDaemon(config: unknown, opts: GatewayDaemonOptio
   const gateway = await startGateway(config, opts);
   const m = gateway.config.metrics;
   const status = await serveMetrics(gatewayRegistry(gateway), { port: m.port, host: m.listen }, { records: () => gatewayRecords(gateway) });
-  const log = opts.log ?? ((level, msg, extra) => console.error(JSON.stringify({ time: new Date().toISOString(), component: 'gateway', level, msg, ...extra })));
+  const log =
+    opts.log ?? ((level, msg, extra) => console.error(JSON.stringify({ time: new Date().toISOString(), component: 'gateway', level, msg, ...extra })));
   // HA: the store client is loaded only here (a single gateway never needs it)
   const ha = gateway.config.ha
     ? await (await import('../gateway-ha/index.js')).startGatewayHa(gateway, log, opts.onHaLost ?? (() => process.exit(75)))
     : undefined;
   // Kubernetes mode: the node agents that may send VXLAN, from the Node objects
-  const nodes = gateway.config.nodesFrom === 'kubernetes'
-    ? (await import('./nodes.js')).startNodeSync(gateway, log, opts.nodeStore)
-    : undefined;
+  const nodes = gateway.config.nodesFrom === 'kubernetes' ? (await import('./nodes.js')).startNodeSync(gateway, log, opts.nodeStore) : undefined;
   return {
     gateway,
     metricsPort: status.port,

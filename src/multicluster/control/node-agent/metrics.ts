@@ -8,7 +8,10 @@ export function agentRegistry(a: NodeAgent): Registry {
   const registry = new Registry();
   const counters = a.counters;
   new Counter({
-    name: 'strait_agent_vxlan_packets_total', help: 'VXLAN frames to (tx) and from (rx) the gateway', labelNames: ['direction'], registers: [registry],
+    name: 'strait_agent_vxlan_packets_total',
+    help: 'VXLAN frames to (tx) and from (rx) the gateway',
+    labelNames: ['direction'],
+    registers: [registry],
     collect() {
       const c = counters.totals();
       this.reset();
@@ -17,7 +20,10 @@ export function agentRegistry(a: NodeAgent): Registry {
     },
   });
   new Counter({
-    name: 'strait_agent_vxlan_bytes_total', help: 'Inner bytes to (tx) and from (rx) the gateway', labelNames: ['direction'], registers: [registry],
+    name: 'strait_agent_vxlan_bytes_total',
+    help: 'Inner bytes to (tx) and from (rx) the gateway',
+    labelNames: ['direction'],
+    registers: [registry],
     collect() {
       const c = counters.totals();
       this.reset();
@@ -26,7 +32,10 @@ export function agentRegistry(a: NodeAgent): Registry {
     },
   });
   new Counter({
-    name: 'strait_agent_drops_total', help: 'Packets dropped by reason', labelNames: ['reason'], registers: [registry],
+    name: 'strait_agent_drops_total',
+    help: 'Packets dropped by reason',
+    labelNames: ['reason'],
+    registers: [registry],
     collect() {
       const c = counters.totals();
       this.reset();
@@ -34,7 +43,9 @@ export function agentRegistry(a: NodeAgent): Registry {
     },
   });
   new Counter({
-    name: 'strait_agent_gateway_switches_total', help: 'HA: times an announcement moved this agent to another active gateway', registers: [registry],
+    name: 'strait_agent_gateway_switches_total',
+    help: 'HA: times an announcement moved this agent to another active gateway',
+    registers: [registry],
     collect() {
       const c = counters.totals();
       this.reset();
@@ -42,7 +53,9 @@ export function agentRegistry(a: NodeAgent): Registry {
     },
   });
   new Counter({
-    name: 'strait_agent_pump_send_failures_total', help: 'Native pump: VXLAN sends that failed after waiting out a full socket buffer', registers: [registry],
+    name: 'strait_agent_pump_send_failures_total',
+    help: 'Native pump: VXLAN sends that failed after waiting out a full socket buffer',
+    registers: [registry],
     collect() {
       const c = counters.totals();
       this.reset();

@@ -22,9 +22,19 @@ export function withNodeName(config: unknown, nodeName: string | undefined): unk
 export async function runNodeAgentDaemon(config: unknown): Promise<NodeAgentDaemon> {
   const agent = await startNodeAgent(config);
   const m = agent.config.metrics;
-  const status = await serveMetrics(agentRegistry(agent), { port: m.port, host: m.listen }, {
-    records: () => ({ node: agent.config.nodeName, gateway: agent.gateway, gatewayEpoch: agent.gatewayEpoch, gatewayLeg: agent.gatewayLeg(), counters: agent.counters }),
-  });
+  const status = await serveMetrics(
+    agentRegistry(agent),
+    { port: m.port, host: m.listen },
+    {
+      records: () => ({
+        node: agent.config.nodeName,
+        gateway: agent.gateway,
+        gatewayEpoch: agent.gatewayEpoch,
+        gatewayLeg: agent.gatewayLeg(),
+        counters: agent.counters,
+      }),
+    },
+  );
   return {
     agent,
     metricsPort: status.port,

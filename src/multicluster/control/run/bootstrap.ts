@@ -26,7 +26,13 @@ async function bootstrapCurrent(stores: ResourceStore[]): Promise<string | undef
  * A first start, or a restart (new store token): deploy the broker again (new PSK) and join
  * every cluster with this run's credentials; every daemon follows its new join.
  */
-export async function bootstrapWorldJoins(cfg: MulticlusterDaemonConfig, b: NonNullable<MulticlusterDaemonConfig['bootstrap']>, local: ResourceStore, token: string, log: Logger): Promise<void> {
+export async function bootstrapWorldJoins(
+  cfg: MulticlusterDaemonConfig,
+  b: NonNullable<MulticlusterDaemonConfig['bootstrap']>,
+  local: ResourceStore,
+  token: string,
+  log: Logger,
+): Promise<void> {
   const socketPath = cfg.store.socket;
   const brokerStore = connectStore({ socketPath, token, cluster: 'broker' });
   const others = b.clusters.map((c) => ({ c, store: c.clusterId === cfg.clusterId ? local : connectStore({ socketPath, token, cluster: c.clusterId }) }));
@@ -34,8 +40,14 @@ export async function bootstrapWorldJoins(cfg: MulticlusterDaemonConfig, b: NonN
     const why = await bootstrapCurrent(others.map((o) => o.store));
     if (!why) return;
     const r = await bootstrapClusterSet({
-      broker: brokerStore, brokerURL: `unix://${socketPath}#broker`, brokerCluster: b.brokerCluster, token,
-      clusters: others.map(({ c, store }) => ({ store, network: { clusterId: c.clusterId, networkPlugin: 'strait', clusterCIDRs: [c.clusterCIDR], serviceCIDRs: [c.serviceCIDR] } })),
+      broker: brokerStore,
+      brokerURL: `unix://${socketPath}#broker`,
+      brokerCluster: b.brokerCluster,
+      token,
+      clusters: others.map(({ c, store }) => ({
+        store,
+        network: { clusterId: c.clusterId, networkPlugin: 'strait', clusterCIDRs: [c.clusterCIDR], serviceCIDRs: [c.serviceCIDR] },
+      })),
     });
     writeFileSync(`${b.brokerInfoFile}.tmp`, r.brokerInfoText, { mode: 0o600 });
     renameSync(`${b.brokerInfoFile}.tmp`, b.brokerInfoFile);

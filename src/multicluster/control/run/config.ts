@@ -24,11 +24,16 @@ const schema: ConfigSchema<MulticlusterDaemonConfig> = {
   properties: {
     clusterId: { type: 'string', pattern: '^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$' },
     store: {
-      type: 'object', additionalProperties: false, required: ['socket', 'tokenFile'],
+      type: 'object',
+      additionalProperties: false,
+      required: ['socket', 'tokenFile'],
       properties: { socket: { type: 'string', minLength: 1 }, tokenFile: { type: 'string', minLength: 1 } },
     },
     dns: {
-      type: 'object', additionalProperties: false, required: [], default: {},
+      type: 'object',
+      additionalProperties: false,
+      required: [],
+      default: {},
       properties: {
         enabled: { type: 'boolean', default: true },
         listen: { type: 'string', default: '127.0.0.1' },
@@ -39,28 +44,40 @@ const schema: ConfigSchema<MulticlusterDaemonConfig> = {
       },
     },
     records: {
-      type: 'object', additionalProperties: false, required: ['url'], nullable: true,
+      type: 'object',
+      additionalProperties: false,
+      required: ['url'],
+      nullable: true,
       properties: {
-        url: { type: 'string', pattern: '^http://' }, intervalMs: { type: 'integer', minimum: 100, default: 500 },
+        url: { type: 'string', pattern: '^http://' },
+        intervalMs: { type: 'integer', minimum: 100, default: 500 },
         // HA: the cluster's second gateway node (both publish a Gateway record; only the active one an Endpoint)
         standbyUrls: { type: 'array', items: { type: 'string', pattern: '^http://' }, default: [] },
       },
     },
     metrics: {
-      type: 'object', additionalProperties: false, required: [], default: {},
+      type: 'object',
+      additionalProperties: false,
+      required: [],
+      default: {},
       properties: { listen: { type: 'string', default: '127.0.0.1' }, port: { type: 'integer', minimum: 0, maximum: 65535, default: 9470 } },
     },
     resyncMs: { type: 'integer', minimum: 0, default: 0 },
     pskFile: { type: 'string', nullable: true, minLength: 1 },
     bootstrap: {
-      type: 'object', additionalProperties: false, required: ['brokerCluster', 'brokerInfoFile', 'clusters'], nullable: true,
+      type: 'object',
+      additionalProperties: false,
+      required: ['brokerCluster', 'brokerInfoFile', 'clusters'],
+      nullable: true,
       properties: {
         brokerCluster: { type: 'string' },
         brokerInfoFile: { type: 'string' },
         clusters: {
           type: 'array',
           items: {
-            type: 'object', additionalProperties: false, required: ['clusterId', 'clusterCIDR', 'serviceCIDR'],
+            type: 'object',
+            additionalProperties: false,
+            required: ['clusterId', 'clusterCIDR', 'serviceCIDR'],
             properties: { clusterId: { type: 'string' }, clusterCIDR: { type: 'string' }, serviceCIDR: { type: 'string' } },
           },
         },

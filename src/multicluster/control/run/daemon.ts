@@ -35,39 +35,61 @@ function dnsSettings(d: MulticlusterDaemonConfig['dns']): ClustersetDnsSettings 
   if (!d.enabled) return undefined;
   const [ua, up] = d.upstream ? d.upstream.split(':') : [];
   return {
-    host: d.listen, port: d.port, rateLimit: { qps: d.rateLimitQps, burst: d.rateLimitBurst },
+    host: d.listen,
+    port: d.port,
+    rateLimit: { qps: d.rateLimitQps, burst: d.rateLimitBurst },
     ...(ua && up ? { upstream: { address: ua, port: Number(up) } } : {}),
   };
 }
 
 /** Stores may be injected (tests); otherwise they come from the configured store API. */
-export async function runMulticlusterDaemon(raw: unknown, inject: { local?: ResourceStore; broker?: ResourceStore; log?: Logger } = {}): Promise<RunningMulticluster> {
+export async function runMulticlusterDaemon(
+  raw: unknown,
+  inject: { local?: ResourceStore; broker?: ResourceStore; log?: Logger } = {},
+): Promise<RunningMulticluster> {
   const cfg = multiclusterDaemonConfig.parse(raw, 'multicluster config');
   const log = inject.log ?? createLogger('multicluster', { cluster: cfg.clusterId });
   const token = inject.local ? '' : readToken(cfg.store.tokenFile);
   const local = inject.local ?? connectStore({ socketPath: cfg.store.socket, token, cluster: cfg.clusterId });
   if (cfg.bootstrap && !inject.broker) await bootstrapWorldJoins(cfg, cfg.bootstrap, local, token, log);
   const registry = new Registry();
-  const announce = (): void => { if (process.connected) process.send?.({ type: 'ready' }); };
+  const announce = (): void => {
+    if (process.connected) process.send?.({ type: 'ready' });
+  };
   const records = gatewayRecordsPublishing(cfg.records, local, cfg.clusterId, log, announce);
   const pskFile = cfg.pskFile;
   const dns = dnsSettings(cfg.dns);
   const mc = runMulticluster({
-    local, clusterId: cfg.clusterId, registry, log, resyncMs: cfg.resyncMs, join: { watch: true },
-    ...(inject.broker ? { broker: inject.broker } : {}), ...(dns ? { dns } : {}),
+    local,
+    clusterId: cfg.clusterId,
+    registry,
+    log,
+    resyncMs: cfg.resyncMs,
+    join: { watch: true },
+    ...(inject.broker ? { broker: inject.broker } : {}),
+    ...(dns ? { dns } : {}),
     onBroker: (broker) => records.startOn(broker),
-    ...(pskFile ? { onJoined: () => writeJoinPsk(local, pskFile, log).catch((err: unknown) => log.error({ err, file: pskFile }, 'writing the tunnel PSK failed')) } : {}),
+    ...(pskFile
+      ? { onJoined: () => writeJoinPsk(local, pskFile, log).catch((err: unknown) => log.error({ err, file: pskFile }, 'writing the tunnel PSK failed')) }
+      : {}),
   });
   await mc.joined;
   const agent = (): MulticlusterAgent => mc.agent as MulticlusterAgent;
-  const status = await serveMetrics(registry, { port: cfg.metrics.port, host: cfg.metrics.listen }, {
-    records: () => ({ cluster: cfg.clusterId, exports: Object.fromEntries([...agent().exportConditions()].map(([k, v]) => [k, Object.fromEntries(v)])) }),
-  });
+  const status = await serveMetrics(
+    registry,
+    { port: cfg.metrics.port, host: cfg.metrics.listen },
+    {
+      records: () => ({ cluster: cfg.clusterId, exports: Object.fromEntries([...agent().exportConditions()].map(([k, v]) => [k, Object.fromEntries(v)])) }),
+    },
+  );
   log.info({ dnsPort: mc.dns?.port, metricsPort: status.port }, 'multicluster control running');
   if (records.published) announce();
   return {
-    get agent() { return agent(); },
-    ...(mc.dns ? { dns: mc.dns } : {}), metricsPort: status.port,
+    get agent() {
+      return agent();
+    },
+    ...(mc.dns ? { dns: mc.dns } : {}),
+    metricsPort: status.port,
     async stop() {
       await mc.stop();
       await status.close();

@@ -14,4 +14,3 @@ export function dnsSettingsFromEnv(env: NodeJS.ProcessEnv): ClustersetDnsSetting
   if (!/^[0-9]{1,5}$/.test(port) || n > 65535) throw E.configInvalid('STRAIT_DNS_PORT', port, 'a port number 0-65535, or "off"');
   return { host: env['STRAIT_DNS_LISTEN'] ?? '0.0.0.0', port: n };
 }
-

@@ -69,13 +69,26 @@ export function followJoin(o: JoinFollowOptions): { stop(): Promise<void> } {
     if (err.message === said) return;
     said = err.message;
     if (current !== undefined) o.log.warn({ why: err.message }, 'the join changed, but is not current: keeping the broker connection');
-    else o.log.info({ why: err.message }, err.message === 'not joined yet' ? 'waiting for this cluster to join a broker' : 'waiting for a current join of this cluster');
+    else
+      o.log.info(
+        { why: err.message },
+        err.message === 'not joined yet' ? 'waiting for this cluster to join a broker' : 'waiting for a current join of this cluster',
+      );
   };
   const loop = new DebouncedLoop(() => (inflight = look()), { debounceMs: 0, backoff: o.backoff ?? { initialMs: 200, maxMs: 1000 }, onError });
   const schedule = (): void => loop.schedule();
-  const watch = o.watch ? new Informer(o.local, MC_KINDS.Secret, { namespace: OPERATOR_NAMESPACE }, {
-    onList: schedule, onEvent: schedule, onError: (err) => o.log.debug({ err }, 'watching the join failed'),
-  }).start() : undefined;
+  const watch = o.watch
+    ? new Informer(
+        o.local,
+        MC_KINDS.Secret,
+        { namespace: OPERATOR_NAMESPACE },
+        {
+          onList: schedule,
+          onEvent: schedule,
+          onError: (err) => o.log.debug({ err }, 'watching the join failed'),
+        },
+      ).start()
+    : undefined;
   const poll = o.pollMs ? setInterval(schedule, o.pollMs) : undefined;
   loop.schedule();
   return {

@@ -24,30 +24,53 @@ async function remoteEndpointsKnown(local: ResourceStore, clusterId: string, rec
   return recs.connections.every((c) => named.has(String(c['cluster'])));
 }
 
-export function gatewayRecordsPublishing(cfg: RecordsConfig | undefined, local: ResourceStore, clusterId: string, log: Logger, onReady: () => void): GatewayRecordsPublishing {
+export function gatewayRecordsPublishing(
+  cfg: RecordsConfig | undefined,
+  local: ResourceStore,
+  clusterId: string,
+  log: Logger,
+  onReady: () => void,
+): GatewayRecordsPublishing {
   let published = !cfg;
   const onPublished = (recs: GatewayRecords): void => {
     const ready = (recs as { ready?: unknown }).ready === true && recs.gateway.haStatus !== 'passive';
     if (published || !ready) return;
-    void remoteEndpointsKnown(local, clusterId, recs).then((known) => {
-      if (known && !published) {
-        published = true;
-        onReady();
-      }
-    }, () => undefined);
+    void remoteEndpointsKnown(local, clusterId, recs).then(
+      (known) => {
+        if (known && !published) {
+          published = true;
+          onReady();
+        }
+      },
+      () => undefined,
+    );
   };
   const startOn = (broker: ResourceStore): { stop(): Promise<void> } => {
-    const publishers = cfg ? [cfg.url, ...cfg.standbyUrls].map((url) => startRecordsPublisher({
-      local, broker,
-      intervalMs: () => (published ? cfg.intervalMs : Math.min(100, cfg.intervalMs)),
-      // bounded: a frozen gateway (SIGSTOP) must not stall its publisher
-      fetchRecords: async () => (await (await fetch(url, { signal: AbortSignal.timeout(Math.max(1000, cfg.intervalMs * 2)) })).json()) as GatewayRecords,
-      onError: (err) => log.debug({ err, url }, 'publishing gateway records failed'),
-      onPublished,
-    })) : [];
-    return { stop: async () => { await Promise.all(publishers.map((p) => p.stop())); } };
+    const publishers = cfg
+      ? [cfg.url, ...cfg.standbyUrls].map((url) =>
+          startRecordsPublisher({
+            local,
+            broker,
+            intervalMs: () => (published ? cfg.intervalMs : Math.min(100, cfg.intervalMs)),
+            // bounded: a frozen gateway (SIGSTOP) must not stall its publisher
+            fetchRecords: async () => (await (await fetch(url, { signal: AbortSignal.timeout(Math.max(1000, cfg.intervalMs * 2)) })).json()) as GatewayRecords,
+            onError: (err) => log.debug({ err, url }, 'publishing gateway records failed'),
+            onPublished,
+          }),
+        )
+      : [];
+    return {
+      stop: async () => {
+        await Promise.all(publishers.map((p) => p.stop()));
+      },
+    };
   };
-  return { get published() { return published; }, startOn };
+  return {
+    get published() {
+      return published;
+    },
+    startOn,
+  };
 }
 
 /**
@@ -63,9 +86,13 @@ export async function writeJoinPsk(local: ResourceStore, file: string, log: Logg
   }
   const text = psk + '\n';
   let old = '';
-  try { old = readFileSync(file, 'utf8'); } catch { /* first time */ }
+  try {
+    old = readFileSync(file, 'utf8');
+  } catch {
+    /* first time */
+  }
   if (old === text) return;
   writeFileSync(`${file}.tmp`, text, { mode: 0o600 });
   renameSync(`${file}.tmp`, file);
-  log.info({ file }, 'wrote the join\'s tunnel PSK for the gateway daemons');
+  log.info({ file }, "wrote the join's tunnel PSK for the gateway daemons");
 }

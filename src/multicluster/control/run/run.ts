@@ -47,8 +47,17 @@ export interface RunningMulticlusterControl {
   stop(): Promise<void>;
 }
 
-interface OnBroker { broker: ResourceStore; owned: boolean; agent: MulticlusterAgent; extra?: { stop(): Promise<void> } }
-interface Dns { clusterId: string; source: ZoneSource; server: ClustersetDns }
+interface OnBroker {
+  broker: ResourceStore;
+  owned: boolean;
+  agent: MulticlusterAgent;
+  extra?: { stop(): Promise<void> };
+}
+interface Dns {
+  clusterId: string;
+  source: ZoneSource;
+  server: ClustersetDns;
+}
 
 /** The clusterset.local DNS server over `local` (its DNS library loaded only where it runs). */
 async function startDns(local: ResourceStore, clusterId: string, s: ClustersetDnsSettings, registry: Registry, log: Logger): Promise<Dns> {
@@ -57,8 +66,13 @@ async function startDns(local: ResourceStore, clusterId: string, s: ClustersetDn
   const source = new ZoneSource(local, zone);
   source.start();
   const server = await startClustersetDns({
-    zone, address: s.host, port: s.port, registry, log,
-    ...(s.rateLimit ? { rateLimit: s.rateLimit } : {}), ...(s.upstream ? { upstream: s.upstream } : {}),
+    zone,
+    address: s.host,
+    port: s.port,
+    registry,
+    log,
+    ...(s.rateLimit ? { rateLimit: s.rateLimit } : {}),
+    ...(s.upstream ? { upstream: s.upstream } : {}),
   });
   log.info({ address: s.host, port: server.port }, 'clusterset.local DNS serving');
   return { clusterId, source, server };
@@ -74,7 +88,9 @@ export function runMulticluster(o: MulticlusterRunOptions): RunningMulticlusterC
   let on: OnBroker | undefined;
   let dns: Dns | undefined;
   let joinedNow: () => void = () => undefined;
-  const joined = new Promise<void>((r) => { joinedNow = r; });
+  const joined = new Promise<void>((r) => {
+    joinedNow = r;
+  });
   const stopOn = async (): Promise<void> => {
     await on?.extra?.stop();
     await on?.agent.stop();
@@ -101,8 +117,12 @@ export function runMulticluster(o: MulticlusterRunOptions): RunningMulticlusterC
   const follow = o.broker ? undefined : followJoin({ local: o.local, log: o.log, ...o.join, onJoin: (j) => onJoin(j) });
   const given = o.broker ? onJoin({ key: '', url: '', broker: o.broker }, false) : Promise.resolve();
   return {
-    get agent() { return on?.agent; },
-    get dns() { return dns?.server; },
+    get agent() {
+      return on?.agent;
+    },
+    get dns() {
+      return dns?.server;
+    },
     joined: given.then(() => joined),
     async stop() {
       await follow?.stop();

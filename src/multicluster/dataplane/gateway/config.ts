@@ -91,52 +91,87 @@ const schema: ConfigSchema<GatewayConfig> = {
     pskFile: { type: 'string', nullable: true },
     localSubnets: cidrs,
     tunnel: {
-      type: 'object', additionalProperties: false, default: {} as never, required: [],
+      type: 'object',
+      additionalProperties: false,
+      default: {} as never,
+      required: [],
       properties: {
-        listen: { ...ip, default: '0.0.0.0' }, port: { ...port, default: 4500 }, publicIP: { ...ip, nullable: true }, privateIP: { ...ip, nullable: true },
+        listen: { ...ip, default: '0.0.0.0' },
+        port: { ...port, default: 4500 },
+        publicIP: { ...ip, nullable: true },
+        privateIP: { ...ip, nullable: true },
         mtu: { type: 'integer', minimum: 576, maximum: 9000, default: 1500 },
       },
     },
     vxlan: {
-      type: 'object', additionalProperties: false, default: {} as never, required: [],
+      type: 'object',
+      additionalProperties: false,
+      default: {} as never,
+      required: [],
       properties: {
-        listen: { ...ip, default: '0.0.0.0' }, port: { ...port, default: 4800 },
-        vni: { type: 'integer', minimum: 0, maximum: 16777215, default: 100 }, agentPort: { ...port, default: 4800 },
+        listen: { ...ip, default: '0.0.0.0' },
+        port: { ...port, default: 4800 },
+        vni: { type: 'integer', minimum: 0, maximum: 16777215, default: 100 },
+        agentPort: { ...port, default: 4800 },
       },
     },
     tun: {
-      type: 'object', additionalProperties: false, default: {} as never, required: [],
+      type: 'object',
+      additionalProperties: false,
+      default: {} as never,
+      required: [],
       properties: {
-        name: { type: 'string', maxLength: 15, default: 'strait-gw' }, mtu: { type: 'integer', minimum: 576, maximum: 9000, default: 1400 },
+        name: { type: 'string', maxLength: 15, default: 'strait-gw' },
+        mtu: { type: 'integer', minimum: 576, maximum: 9000, default: 1400 },
         offload: { type: 'boolean', default: true },
       },
     },
     peers: {
       type: 'array',
       items: {
-        type: 'object', additionalProperties: false, required: ['clusterId', 'endpoint', 'subnets'],
+        type: 'object',
+        additionalProperties: false,
+        required: ['clusterId', 'endpoint', 'subnets'],
         properties: {
-          clusterId: { type: 'string', pattern: '^[a-z0-9][a-z0-9.-]{0,62}$' }, endpoint: ip, port: { ...port, default: 4500 }, subnets: cidrs,
+          clusterId: { type: 'string', pattern: '^[a-z0-9][a-z0-9.-]{0,62}$' },
+          endpoint: ip,
+          port: { ...port, default: 4500 },
+          subnets: cidrs,
           standby: { type: 'array', items: ip, default: [] },
         },
       },
     },
     nodes: {
-      type: 'array', default: [],
+      type: 'array',
+      default: [],
       items: { type: 'object', additionalProperties: false, required: ['address', 'podCIDRs'], properties: { address: ip, podCIDRs: cidrs } },
     },
     nodesFrom: { type: 'string', enum: ['config', 'kubernetes'], default: 'config' },
     kubeProxyReturnPath: { type: 'boolean', default: false },
     metrics: {
-      type: 'object', additionalProperties: false, default: {} as never, required: [],
+      type: 'object',
+      additionalProperties: false,
+      default: {} as never,
+      required: [],
       properties: { listen: { type: 'string', default: '127.0.0.1' }, port: { ...port, default: 9464 } },
     },
     ha: {
-      type: 'object', additionalProperties: false, nullable: true, required: [],
+      type: 'object',
+      additionalProperties: false,
+      nullable: true,
+      required: [],
       properties: {
         members: {
-          type: 'array', minItems: 0, maxItems: 2, default: [],
-          items: { type: 'object', additionalProperties: false, required: ['name', 'address'], properties: { name: { type: 'string', minLength: 1 }, address: ip } },
+          type: 'array',
+          minItems: 0,
+          maxItems: 2,
+          default: [],
+          items: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['name', 'address'],
+            properties: { name: { type: 'string', minLength: 1 }, address: ip },
+          },
         },
         leaseNamespace: { type: 'string', default: 'submariner-operator' },
         leaseName: { type: 'string', default: 'strait-gateway' },
@@ -145,11 +180,17 @@ const schema: ConfigSchema<GatewayConfig> = {
         port: { ...port, default: 4801 },
         announceMs: { type: 'integer', minimum: 100, default: 1000 },
         store: {
-          type: 'object', additionalProperties: false, nullable: true, required: ['socket', 'tokenFile', 'cluster'],
+          type: 'object',
+          additionalProperties: false,
+          nullable: true,
+          required: ['socket', 'tokenFile', 'cluster'],
           properties: { socket: { type: 'string', minLength: 1 }, tokenFile: { type: 'string', minLength: 1 }, cluster: { type: 'string', minLength: 1 } },
         },
         kubernetes: {
-          type: 'object', additionalProperties: false, default: {} as never, required: [],
+          type: 'object',
+          additionalProperties: false,
+          default: {} as never,
+          required: [],
           properties: {
             kubeconfig: { type: 'string', minLength: 1, nullable: true },
             leaseDurationSeconds: { type: 'integer', minimum: 2, maximum: 3600, default: 15 },
@@ -160,7 +201,10 @@ const schema: ConfigSchema<GatewayConfig> = {
       },
     },
     timers: {
-      type: 'object', additionalProperties: false, default: {} as never, required: [],
+      type: 'object',
+      additionalProperties: false,
+      default: {} as never,
+      required: [],
       properties: {
         keepaliveMs: { type: 'integer', minimum: 50, default: 200 },
         deadAfterMs: { type: 'integer', minimum: 300, default: 5000 },
@@ -185,16 +229,37 @@ export function parseGatewayConfig(input: unknown, where = 'gateway config'): Re
     if (!c.ha.store && c.ha.members.length === 0) {
       // Kubernetes mode without the liveness link: the lease expiry alone decides
     } else if (c.ha.members.length !== 2) {
-      throw E.configInvalid(`${where}: ha.members`, c.ha.members.map((m) => m.name).join(','), 'must list both gateway nodes of the cluster (name and underlay address)');
-    } else if (!c.ha.members.some((m) => m.name === c.name)) throw E.configInvalid(`${where}: ha.members`, c.ha.members.map((m) => m.name).join(','), `must list this gateway's own name "${c.name}"`);
-    if (c.ha.renewMs * 2 > c.ha.leaseDurationMs) throw E.configInvalid(`${where}: ha.renewMs`, c.ha.renewMs, `must be at most half of ha.leaseDurationMs (${c.ha.leaseDurationMs})`);
+      throw E.configInvalid(
+        `${where}: ha.members`,
+        c.ha.members.map((m) => m.name).join(','),
+        'must list both gateway nodes of the cluster (name and underlay address)',
+      );
+    } else if (!c.ha.members.some((m) => m.name === c.name))
+      throw E.configInvalid(`${where}: ha.members`, c.ha.members.map((m) => m.name).join(','), `must list this gateway's own name "${c.name}"`);
+    if (c.ha.renewMs * 2 > c.ha.leaseDurationMs)
+      throw E.configInvalid(`${where}: ha.renewMs`, c.ha.renewMs, `must be at most half of ha.leaseDurationMs (${c.ha.leaseDurationMs})`);
     // client-go: leaseDuration > renewDeadline > retryPeriod x 1.2
-    if (k.renewDeadlineSeconds >= k.leaseDurationSeconds) throw E.configInvalid(`${where}: ha.kubernetes.renewDeadlineSeconds`, k.renewDeadlineSeconds, `must be less than ha.kubernetes.leaseDurationSeconds (${k.leaseDurationSeconds})`);
-    if (k.retryPeriodSeconds * 1.2 >= k.renewDeadlineSeconds) throw E.configInvalid(`${where}: ha.kubernetes.retryPeriodSeconds`, k.retryPeriodSeconds, `must be less than ha.kubernetes.renewDeadlineSeconds / 1.2 (${k.renewDeadlineSeconds / 1.2})`);
+    if (k.renewDeadlineSeconds >= k.leaseDurationSeconds)
+      throw E.configInvalid(
+        `${where}: ha.kubernetes.renewDeadlineSeconds`,
+        k.renewDeadlineSeconds,
+        `must be less than ha.kubernetes.leaseDurationSeconds (${k.leaseDurationSeconds})`,
+      );
+    if (k.retryPeriodSeconds * 1.2 >= k.renewDeadlineSeconds)
+      throw E.configInvalid(
+        `${where}: ha.kubernetes.retryPeriodSeconds`,
+        k.retryPeriodSeconds,
+        `must be less than ha.kubernetes.renewDeadlineSeconds / 1.2 (${k.renewDeadlineSeconds / 1.2})`,
+      );
   }
   // the Endpoint record publishes these addresses: the unspecified address reaches no peer
   for (const f of ['publicIP', 'privateIP'] as const) {
-    if (c.tunnel[f] === '0.0.0.0') throw E.configInvalid(`${where}: tunnel.${f}`, c.tunnel[f], 'must be an address peers can reach, not the unspecified address 0.0.0.0 (leave it unset to publish the tunnel\'s own address)');
+    if (c.tunnel[f] === '0.0.0.0')
+      throw E.configInvalid(
+        `${where}: tunnel.${f}`,
+        c.tunnel[f],
+        "must be an address peers can reach, not the unspecified address 0.0.0.0 (leave it unset to publish the tunnel's own address)",
+      );
   }
   if ((c.psk === undefined || c.psk === null) === (c.pskFile === undefined || c.pskFile === null)) {
     throw E.configInvalid(`${where}: psk`, c.psk ?? c.pskFile ?? null, 'set exactly one of psk (the broker-info PSK text) or pskFile');

@@ -11,8 +11,24 @@ import { cidrContains, ipv4ToInt, type Cidr } from '../../../base/config/index.j
 import { E } from '../../../base/errors/index.js';
 import { peekDestination, peekSource } from '../../wire/ipv4/index.js';
 import {
-  writeHeaders, writeExtHeader, extRule, encodeAnnounce, announceEpoch, VXLAN_OVERHEAD, ETHERTYPE_ANNOUNCE, ETHERTYPE_IPV4, ETHERTYPE_VNET,
-  ETHERTYPE_STRAIT, AGENT_MAC, GATEWAY_MAC, EXT_HEADER, EXT_HELLO, EXT_HELLO_ACK, EXT_FRAGMENT, EXT_FEATURE_FRAGMENTS, EXT_MAX_BODY,
+  writeHeaders,
+  writeExtHeader,
+  extRule,
+  encodeAnnounce,
+  announceEpoch,
+  VXLAN_OVERHEAD,
+  ETHERTYPE_ANNOUNCE,
+  ETHERTYPE_IPV4,
+  ETHERTYPE_VNET,
+  ETHERTYPE_STRAIT,
+  AGENT_MAC,
+  GATEWAY_MAC,
+  EXT_HEADER,
+  EXT_HELLO,
+  EXT_HELLO_ACK,
+  EXT_FRAGMENT,
+  EXT_FEATURE_FRAGMENTS,
+  EXT_MAX_BODY,
 } from '../../wire/vxlan/index.js';
 import { FEATURE_VNET, FEATURE_FRAG, NEXT_IPV4, NEXT_IPV4_VNET, segmentVnet, type SegmentSink } from '../../wire/tunnel/index.js';
 import { TunnelEndpoint, Reassembler, type Peer, type PeerRecord, type TunnelEvent } from '../tunnel/index.js';
@@ -67,8 +83,24 @@ export interface EndpointRecord {
 }
 
 /** Connection record (subctl show connections): a tunnel peer's record, as Submariner names and prints it. */
-export type ConnectionRecord = Pick<PeerRecord, 'cluster' | 'remoteIP' | 'subnets' | 'status' | 'reason' | 'statusMessage' | 'rttAvgMs' | 'latency' | 'loss'
-  | 'txBytes' | 'txPackets' | 'rxBytes' | 'rxPackets' | 'handshakes' | 'rekeys'> & {
+export type ConnectionRecord = Pick<
+  PeerRecord,
+  | 'cluster'
+  | 'remoteIP'
+  | 'subnets'
+  | 'status'
+  | 'reason'
+  | 'statusMessage'
+  | 'rttAvgMs'
+  | 'latency'
+  | 'loss'
+  | 'txBytes'
+  | 'txPackets'
+  | 'rxBytes'
+  | 'rxPackets'
+  | 'handshakes'
+  | 'rekeys'
+> & {
   gateway: string;
   nat: 'yes' | 'no';
   cableDriver: string;
@@ -135,7 +167,9 @@ export class Gateway implements SegmentSink {
   private fenceFresh = false;
   /** HA: sends since the last clock read */
   private fenceSends = 0;
-  private readonly fenceClear = (): void => { this.fenceFresh = false; };
+  private readonly fenceClear = (): void => {
+    this.fenceFresh = false;
+  };
   private tunnelStarted = false;
   private readonly standbyEndpoints: Map<string, Set<string>>;
   /** [VXLAN + Ethernet header to the agents, packet]: reused, the payload slot is replaced */
@@ -151,7 +185,10 @@ export class Gateway implements SegmentSink {
   private segScratch: Buffer | undefined;
   private segPeer: Peer | undefined;
 
-  constructor(config: Readonly<GatewayConfig>, private readonly opts: GatewayOptions = {}) {
+  constructor(
+    config: Readonly<GatewayConfig>,
+    private readonly opts: GatewayOptions = {},
+  ) {
     this.config = config;
     this.vni = config.vxlan.vni;
     const hdr = Buffer.alloc(VXLAN_OVERHEAD);
@@ -204,7 +241,11 @@ export class Gateway implements SegmentSink {
     this.vxlanSock = await UdpTransport.bind(c.vxlan.listen, c.vxlan.port, (m, a, p) => this.fromVxlan(m, a, p), { onRun: this.fromAgentRun });
     if (!this.opts.noTun) {
       this.tun = TunDevice.open(c.tun.name, (buf, off, len) => this.fromTun(buf, off, len), { offload: c.tun.offload });
-      routeInto(this.tun.name, c.peers.flatMap((p) => p.subnets), { mtu: c.tun.mtu });
+      routeInto(
+        this.tun.name,
+        c.peers.flatMap((p) => p.subnets),
+        { mtu: c.tun.mtu },
+      );
       if (c.kubeProxyReturnPath) this.returnPath = programGatewayReturnPath(c.peers.flatMap((p) => p.subnets));
     }
     if (this.haStatus === 'active') this.startTunnel();
@@ -345,7 +386,12 @@ export class Gateway implements SegmentSink {
       this.fromAgentExt(msg, address, _port, node);
       return;
     }
-    if (len < VXLAN_OVERHEAD + 20 || ((msg[0] as number) & 0x08) === 0 || msg.readUIntBE(4, 3) !== this.vni || (etherType !== ETHERTYPE_IPV4 && etherType !== ETHERTYPE_VNET)) {
+    if (
+      len < VXLAN_OVERHEAD + 20 ||
+      ((msg[0] as number) & 0x08) === 0 ||
+      msg.readUIntBE(4, 3) !== this.vni ||
+      (etherType !== ETHERTYPE_IPV4 && etherType !== ETHERTYPE_VNET)
+    ) {
       if (etherType === ETHERTYPE_ANNOUNCE && this.fromPeerGateway(msg, address)) return;
       this.vxlan.malformed++;
       this.tunnel.counters.drops.malformed++;
@@ -418,16 +464,31 @@ export class Gateway implements SegmentSink {
   private readonly fromAgentRun = (buf: Buffer, len: number, seg: number, address: string, _port: number): boolean => {
     const h = VXLAN_OVERHEAD;
     const node = this.nodes.sender(address);
-    if (node === undefined || this.haStatus === 'passive' || seg < h + EXT_HEADER || seg >= len || buf.readUInt16BE(20) !== ETHERTYPE_STRAIT ||
-        ((buf[0] as number) & 0x08) === 0 || buf.readUIntBE(4, 3) !== this.vni || buf[h] !== EXT_FRAGMENT) return false;
+    if (
+      node === undefined ||
+      this.haStatus === 'passive' ||
+      seg < h + EXT_HEADER ||
+      seg >= len ||
+      buf.readUInt16BE(20) !== ETHERTYPE_STRAIT ||
+      ((buf[0] as number) & 0x08) === 0 ||
+      buf.readUIntBE(4, 3) !== this.vni ||
+      buf[h] !== EXT_FRAGMENT
+    )
+      return false;
     const first = buf[h + 1] as number;
     const id = buf.readUInt32BE(h + 4);
     const n = Math.ceil(len / seg);
     for (let i = 0, o = 0; i < n; i++, o += seg) {
       const l = o + seg < len ? seg : len - o;
-      if (l < h + EXT_HEADER || extRule(buf, o + h, l - h) !== '' || buf[o + h] !== EXT_FRAGMENT || buf[o + h + 1] !== first + i ||
-          buf.readUInt32BE(o + h + 4) !== id || (i > 0 && (buf.compare(buf, 0, h + 1, o, o + h + 1) !== 0 || buf[o + h + 2] !== buf[h + 2] ||
-          buf.readUInt16BE(o + h + 8) !== buf.readUInt16BE(h + 8)))) return false;
+      if (
+        l < h + EXT_HEADER ||
+        extRule(buf, o + h, l - h) !== '' ||
+        buf[o + h] !== EXT_FRAGMENT ||
+        buf[o + h + 1] !== first + i ||
+        buf.readUInt32BE(o + h + 4) !== id ||
+        (i > 0 && (buf.compare(buf, 0, h + 1, o, o + h + 1) !== 0 || buf[o + h + 2] !== buf[h + 2] || buf.readUInt16BE(o + h + 8) !== buf.readUInt16BE(h + 8)))
+      )
+        return false;
     }
     if (address !== this.lastAgent) {
       this.lastAgent = address;
@@ -494,7 +555,17 @@ export class Gateway implements SegmentSink {
     }
     const h = VXLAN_OVERHEAD;
     const r = this.vxlanReassembly;
-    const slot = r.add(this.lastAgentInt, msg.readUInt32BE(h + 4), msg[h + 1] as number, msg[h + 2] as number, msg.readUInt16BE(h + 8), msg, h + EXT_HEADER, len - h - EXT_HEADER, this.clock.monotonic());
+    const slot = r.add(
+      this.lastAgentInt,
+      msg.readUInt32BE(h + 4),
+      msg[h + 1] as number,
+      msg[h + 2] as number,
+      msg.readUInt16BE(h + 8),
+      msg,
+      h + EXT_HEADER,
+      len - h - EXT_HEADER,
+      this.clock.monotonic(),
+    );
     if (slot < 0) return;
     this.reassembledFromAgent(slot, node);
   }
@@ -600,7 +671,15 @@ export class Gateway implements SegmentSink {
   endpointRecord(): EndpointRecord {
     const c = this.config;
     const ip = c.tunnel.privateIP ?? advertisedAddress(c.tunnel.listen);
-    return { clusterId: c.clusterId, hostname: c.name || hostname(), endpointIP: ip, publicIP: c.tunnel.publicIP ?? ip, cableDriver: CABLE_DRIVER, subnets: [...c.localSubnets], type: 'local' };
+    return {
+      clusterId: c.clusterId,
+      hostname: c.name || hostname(),
+      endpointIP: ip,
+      publicIP: c.tunnel.publicIP ?? ip,
+      cableDriver: CABLE_DRIVER,
+      subnets: [...c.localSubnets],
+      type: 'local',
+    };
   }
 
   connectionRecords(): ConnectionRecord[] {
@@ -620,8 +699,12 @@ export class Gateway implements SegmentSink {
       rttAvgMs: r.rttAvgMs,
       latency: r.latency,
       loss: r.loss,
-      txBytes: r.txBytes, txPackets: r.txPackets, rxBytes: r.rxBytes, rxPackets: r.rxPackets,
-      handshakes: r.handshakes, rekeys: r.rekeys,
+      txBytes: r.txBytes,
+      txPackets: r.txPackets,
+      rxBytes: r.rxBytes,
+      rxPackets: r.rxPackets,
+      handshakes: r.handshakes,
+      rekeys: r.rekeys,
     }));
   }
 
@@ -629,13 +712,16 @@ export class Gateway implements SegmentSink {
     if (this.haStatus === 'passive') return { node: this.config.name, haStatus: 'passive', summary: 'There are no connections' };
     // HA: the lease was not confirmed in time (frozen, cut off from the store): fenced, not active
     if (this.isFenced) {
-      return { node: this.config.name, haStatus: 'passive', summary: `Lease not confirmed for ${Math.round(performance.now() - this.fenceAt)} ms past its deadline: fenced, sending nothing into the tunnel` };
+      return {
+        node: this.config.name,
+        haStatus: 'passive',
+        summary: `Lease not confirmed for ${Math.round(performance.now() - this.fenceAt)} ms past its deadline: fenced, sending nothing into the tunnel`,
+      };
     }
     const conns = this.tunnel.records();
     const up = conns.filter((r) => r.status === 'connected').length;
-    const summary = up === conns.length
-      ? `All connections (${conns.length}) are established`
-      : `${conns.length - up} connection(s) of ${conns.length} are not established`;
+    const summary =
+      up === conns.length ? `All connections (${conns.length}) are established` : `${conns.length - up} connection(s) of ${conns.length} are not established`;
     const legs = this.nodeLegs();
     return { node: this.config.name, haStatus: this.haStatus, summary, ...(legs.length > 0 ? { nodeLegs: legs } : {}) };
   }
@@ -648,7 +734,11 @@ export class Gateway implements SegmentSink {
       const at = this.helloAt.get(n.address);
       if (at === undefined) continue;
       const ok = now - at < NODE_LEG_ERROR_AFTER_MS;
-      out.push({ address: n.address, status: ok ? 'ok' : 'broken', message: ok ? '' : `no VXLAN hello from the node agent at ${n.address} for more than ${NODE_LEG_ERROR_AFTER_MS / 1000} s` });
+      out.push({
+        address: n.address,
+        status: ok ? 'ok' : 'broken',
+        message: ok ? '' : `no VXLAN hello from the node agent at ${n.address} for more than ${NODE_LEG_ERROR_AFTER_MS / 1000} s`,
+      });
     }
     return out;
   }

@@ -36,7 +36,7 @@ function entry(address: string, podCIDRs: readonly string[], pods: boolean): Nod
 export function inPodCidrs(n: NodeEntry, ip: number): boolean {
   const nets = n.nets;
   const masks = n.masks;
-  for (let i = 0; i < nets.length; i++) if (((ip & (masks[i] as number)) >>> 0) === nets[i]) return true;
+  for (let i = 0; i < nets.length; i++) if ((ip & (masks[i] as number)) >>> 0 === nets[i]) return true;
   return false;
 }
 

@@ -34,23 +34,40 @@ const schema: ConfigSchema<NodeAgentConfig> = {
   properties: {
     nodeName: { type: 'string', default: 'node' },
     remoteSubnets: { type: 'array', items: { type: 'string' } },
-    gateway: { type: 'object', additionalProperties: false, required: ['address'], properties: { address: ip, port: { ...port, default: 4800 }, standby: { type: 'array', items: ip, default: [] } } },
+    gateway: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['address'],
+      properties: { address: ip, port: { ...port, default: 4800 }, standby: { type: 'array', items: ip, default: [] } },
+    },
     vxlan: {
-      type: 'object', additionalProperties: false, default: {} as never, required: [],
+      type: 'object',
+      additionalProperties: false,
+      default: {} as never,
+      required: [],
       properties: {
-        listen: { ...ip, default: '0.0.0.0' }, port: { ...port, default: 4800 }, vni: { type: 'integer', minimum: 0, maximum: 16777215, default: 100 },
+        listen: { ...ip, default: '0.0.0.0' },
+        port: { ...port, default: 4800 },
+        vni: { type: 'integer', minimum: 0, maximum: 16777215, default: 100 },
         mtu: { type: 'integer', minimum: 576, maximum: 9000, default: 1500 },
       },
     },
     tun: {
-      type: 'object', additionalProperties: false, default: {} as never, required: [],
+      type: 'object',
+      additionalProperties: false,
+      default: {} as never,
+      required: [],
       properties: {
-        name: { type: 'string', maxLength: 15, default: 'strait0' }, mtu: { type: 'integer', minimum: 576, maximum: 9000, default: 1400 },
+        name: { type: 'string', maxLength: 15, default: 'strait0' },
+        mtu: { type: 'integer', minimum: 576, maximum: 9000, default: 1400 },
         offload: { type: 'boolean', default: true },
       },
     },
     kubeProxyReturnPath: {
-      type: 'object', additionalProperties: false, default: {} as never, required: [],
+      type: 'object',
+      additionalProperties: false,
+      default: {} as never,
+      required: [],
       properties: {
         enabled: { type: 'boolean', default: false },
         // one bit, clear of kube-proxy's 0x4000/0x8000
@@ -59,7 +76,10 @@ const schema: ConfigSchema<NodeAgentConfig> = {
       },
     },
     metrics: {
-      type: 'object', additionalProperties: false, default: {} as never, required: [],
+      type: 'object',
+      additionalProperties: false,
+      default: {} as never,
+      required: [],
       properties: { listen: { type: 'string', default: '127.0.0.1' }, port: { ...port, default: 9465 } },
     },
   },

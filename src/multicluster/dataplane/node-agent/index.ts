@@ -4,8 +4,23 @@
 // unwrapped and written back into the node through the TUN device.
 import { peekDestination } from '../../wire/ipv4/index.js';
 import {
-  writeHeaders, writeExtHeader, extRule, announceEpoch, VXLAN_OVERHEAD, ETHERTYPE_ANNOUNCE, ETHERTYPE_IPV4, ETHERTYPE_VNET, ETHERTYPE_STRAIT,
-  AGENT_MAC, GATEWAY_MAC, EXT_HEADER, EXT_HELLO, EXT_HELLO_ACK, EXT_FRAGMENT, EXT_FEATURE_FRAGMENTS, EXT_MAX_FRAGMENTS,
+  writeHeaders,
+  writeExtHeader,
+  extRule,
+  announceEpoch,
+  VXLAN_OVERHEAD,
+  ETHERTYPE_ANNOUNCE,
+  ETHERTYPE_IPV4,
+  ETHERTYPE_VNET,
+  ETHERTYPE_STRAIT,
+  AGENT_MAC,
+  GATEWAY_MAC,
+  EXT_HEADER,
+  EXT_HELLO,
+  EXT_HELLO_ACK,
+  EXT_FRAGMENT,
+  EXT_FEATURE_FRAGMENTS,
+  EXT_MAX_FRAGMENTS,
 } from '../../wire/vxlan/index.js';
 import { segmentVnet, type SegmentSink } from '../../wire/tunnel/index.js';
 import { TunDevice, routeInto, vnetHdrIsPlain, VNET_HDR_LEN } from '../tun/index.js';
@@ -203,7 +218,12 @@ export class NodeAgent implements SegmentSink {
     this.tun = TunDevice.open(c.tun.name, (buf, off, len) => this.fromNode(buf, off, len), { offload: c.tun.offload });
     routeInto(this.tun.name, c.remoteSubnets, { mtu: c.tun.mtu });
     if (c.kubeProxyReturnPath.enabled) {
-      this.returnPath = new AgentReturnPath({ tunName: this.tun.name, remoteSubnets: c.remoteSubnets, mark: c.kubeProxyReturnPath.mark, table: c.kubeProxyReturnPath.table });
+      this.returnPath = new AgentReturnPath({
+        tunName: this.tun.name,
+        remoteSubnets: c.remoteSubnets,
+        mark: c.kubeProxyReturnPath.mark,
+        table: c.kubeProxyReturnPath.table,
+      });
       this.returnPath.start(this.gatewayAddress);
     }
     // hellos always: they ask for fragments (offload) and probe the VXLAN leg
@@ -216,8 +236,12 @@ export class NodeAgent implements SegmentSink {
   gatewayLeg(): GatewayLeg {
     const now = performance.now();
     const st = this.leg.stats();
-    const base = { gateway: `${this.gatewayAddress}:${this.gatewayPort}`, rttAvgMs: st?.avgMs ?? null, loss: lossText(this.leg.loss(now)),
-      lastAnsweredAgoMs: this.leg.lastAnsweredAt >= 0 ? Math.round(now - this.leg.lastAnsweredAt) : null };
+    const base = {
+      gateway: `${this.gatewayAddress}:${this.gatewayPort}`,
+      rttAvgMs: st?.avgMs ?? null,
+      loss: lossText(this.leg.loss(now)),
+      lastAnsweredAgoMs: this.leg.lastAnsweredAt >= 0 ? Math.round(now - this.leg.lastAnsweredAt) : null,
+    };
     if (this.leg.answering(now)) return { ...base, status: 'ok', reason: '' };
     const quiet = now - (this.leg.lastAnsweredAt >= 0 ? this.leg.lastAnsweredAt : this.legSince);
     if (quiet < LEG_ERROR_AFTER_MS) return { ...base, status: 'unknown', reason: '' };
@@ -252,8 +276,15 @@ export class NodeAgent implements SegmentSink {
     const sock = this.sock;
     const tun = this.tun;
     const target = `${this.gatewayAddress}:${this.gatewayPort}`;
-    const want = this.pumpEnabled && !this.stopped && this.config.tun.offload && this.gatewayFragments && sock !== undefined &&
-      sock.nativeFd >= 0 && tun !== undefined && ipv4ToInt(this.gatewayAddress) !== undefined;
+    const want =
+      this.pumpEnabled &&
+      !this.stopped &&
+      this.config.tun.offload &&
+      this.gatewayFragments &&
+      sock !== undefined &&
+      sock.nativeFd >= 0 &&
+      tun !== undefined &&
+      ipv4ToInt(this.gatewayAddress) !== undefined;
     if (this.pumpTarget !== '' && (!want || this.pumpTarget !== target)) {
       const id = native().pumpStop(tun?.fd ?? -1);
       if (id >= 0) this.msgId = id >>> 0;
@@ -270,8 +301,19 @@ export class NodeAgent implements SegmentSink {
       return;
     }
     try {
-      pumpStart(tun.fd, sock.nativeFd, this.partsIpv4[0], this.partsVnet[0], this.hdrStrait, this.fragSize,
-        this.config.vxlan.mtu - 28, ipv4ToInt(this.gatewayAddress) ?? -1, this.gatewayPort, this.msgId, this.counters.pump);
+      pumpStart(
+        tun.fd,
+        sock.nativeFd,
+        this.partsIpv4[0],
+        this.partsVnet[0],
+        this.hdrStrait,
+        this.fragSize,
+        this.config.vxlan.mtu - 28,
+        ipv4ToInt(this.gatewayAddress) ?? -1,
+        this.gatewayPort,
+        this.msgId,
+        this.counters.pump,
+      );
       this.pumpTarget = target;
       this.pumpFailures = 0;
     } catch (err) {

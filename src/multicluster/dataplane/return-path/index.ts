@@ -72,7 +72,15 @@ export interface GatewayReturnPath {
 /** On the gateway node: keep remote sources out of kube-proxy's masquerade. */
 export function programGatewayReturnPath(remoteSubnets: readonly string[], table = 'strait-gateway'): GatewayReturnPath {
   nft(gatewayReturnPathRules(table, remoteSubnets));
-  return { close: () => { try { nft(`table ip ${table}\ndelete table ip ${table}\n`); } catch { /* gone already */ } } };
+  return {
+    close: () => {
+      try {
+        nft(`table ip ${table}\ndelete table ip ${table}\n`);
+      } catch {
+        /* gone already */
+      }
+    },
+  };
 }
 
 /**
@@ -108,7 +116,11 @@ export class AgentReturnPath {
   start(gatewayAddress: string): void {
     nft(agentReturnPathRules(this.nftTable, this.o.tunName, this.o.remoteSubnets, this.o.mark));
     const rule = ['rule', 'add', 'fwmark', `${hex(this.o.mark)}/${hex(this.o.mark)}`, 'lookup', String(this.o.table), 'priority', String(this.o.table)];
-    try { ip('rule', 'del', ...rule.slice(2)); } catch { /* not there */ }
+    try {
+      ip('rule', 'del', ...rule.slice(2));
+    } catch {
+      /* not there */
+    }
     ip(...rule);
     this.setGateway(gatewayAddress);
   }
@@ -126,8 +138,20 @@ export class AgentReturnPath {
   }
 
   close(): void {
-    try { nft(`table ip ${this.nftTable}\ndelete table ip ${this.nftTable}\n`); } catch { /* gone already */ }
-    try { ip('rule', 'del', 'fwmark', `${hex(this.o.mark)}/${hex(this.o.mark)}`, 'lookup', String(this.o.table), 'priority', String(this.o.table)); } catch { /* gone */ }
-    try { ip('route', 'flush', 'table', String(this.o.table)); } catch { /* empty */ }
+    try {
+      nft(`table ip ${this.nftTable}\ndelete table ip ${this.nftTable}\n`);
+    } catch {
+      /* gone already */
+    }
+    try {
+      ip('rule', 'del', 'fwmark', `${hex(this.o.mark)}/${hex(this.o.mark)}`, 'lookup', String(this.o.table), 'priority', String(this.o.table));
+    } catch {
+      /* gone */
+    }
+    try {
+      ip('route', 'flush', 'table', String(this.o.table));
+    } catch {
+      /* empty */
+    }
   }
 }

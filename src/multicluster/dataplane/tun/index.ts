@@ -34,7 +34,12 @@ export const TX_QUEUE_LEN = 2000;
 
 export class TunDevice {
   private open = true;
-  private constructor(readonly fd: number, readonly name: string, readonly readBuffer: Buffer, readonly offload: boolean) {}
+  private constructor(
+    readonly fd: number,
+    readonly name: string,
+    readonly readBuffer: Buffer,
+    readonly offload: boolean,
+  ) {}
 
   /** Create (or attach to) TUN device `name`. `headroom` bytes stay free before each packet in the read buffer. */
   /**
@@ -102,7 +107,11 @@ export function ip(...args: string[]): string {
  */
 export function routeInto(dev: string, cidrs: readonly string[], opts: { mtu?: number; src?: string } = {}): void {
   // before `up` (no address is made then); a kernel without IPv6 refuses it: nothing to stop
-  try { ip('link', 'set', 'dev', dev, 'addrgenmode', 'none'); } catch { /* no IPv6 */ }
+  try {
+    ip('link', 'set', 'dev', dev, 'addrgenmode', 'none');
+  } catch {
+    /* no IPv6 */
+  }
   ip('link', 'set', 'dev', dev, 'up', ...(opts.mtu ? ['mtu', String(opts.mtu)] : []));
   for (const c of cidrs) ip('route', 'replace', c, 'dev', dev, ...(opts.src ? ['src', opts.src] : []));
 }

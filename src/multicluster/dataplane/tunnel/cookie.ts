@@ -31,7 +31,10 @@ function addrBytes(address: string, port: number): Buffer {
 export class CookieChecker {
   private secret = randomBytes(32);
   private secretAt: number;
-  constructor(private readonly cookieKeyBytes: Buffer, now: number) {
+  constructor(
+    private readonly cookieKeyBytes: Buffer,
+    now: number,
+  ) {
     this.secretAt = now;
   }
 

@@ -7,8 +7,32 @@ import type { Clock } from '../../../base/clock/index.js';
 import { E } from '../../../base/errors/index.js';
 import { parseCidr, cidrContains, type Cidr } from '../../../base/config/index.js';
 import {
-  FEATURE_VNET, FEATURE_FRAG, FRAG_HEADER, TYPE_FRAGMENT, MAX_FRAGMENTED_BODY, fragmentRule, writeFragmentHeader, cookieReply, handshakeInit, handshakeResponse, writeDataHeader, PROTOCOL_VERSION, DATA_HEADER, TAG_LEN,
-  TYPE_COOKIE, TYPE_DATA, TYPE_INIT, TYPE_RESPONSE, NEXT_IPV4, NEXT_IPV4_VNET, NEXT_PROBE, NEXT_PROBE_REPLY, TUNNEL_PORT, FEATURE_HEALTH, NEXT_PSK_NOTICE, NEXT_MAX,
+  FEATURE_VNET,
+  FEATURE_FRAG,
+  FRAG_HEADER,
+  TYPE_FRAGMENT,
+  MAX_FRAGMENTED_BODY,
+  fragmentRule,
+  writeFragmentHeader,
+  cookieReply,
+  handshakeInit,
+  handshakeResponse,
+  writeDataHeader,
+  PROTOCOL_VERSION,
+  DATA_HEADER,
+  TAG_LEN,
+  TYPE_COOKIE,
+  TYPE_DATA,
+  TYPE_INIT,
+  TYPE_RESPONSE,
+  NEXT_IPV4,
+  NEXT_IPV4_VNET,
+  NEXT_PROBE,
+  NEXT_PROBE_REPLY,
+  TUNNEL_PORT,
+  FEATURE_HEALTH,
+  NEXT_PSK_NOTICE,
+  NEXT_MAX,
 } from '../../wire/tunnel/index.js';
 import { CookieChecker, cookieKey, mac, mac1Key, macEqual, openCookie } from './cookie.js';
 import { consumeInitiation, consumeResponse, createInitiation, createResponse, type InitiatorState } from './handshake.js';
@@ -121,7 +145,17 @@ export class TunnelCounters {
   fragmentsSent = 0;
   fragmentsReceived = 0;
   reassembled = 0;
-  readonly drops: Record<DropReason, number> = { replay: 0, auth: 0, no_route: 0, malformed: 0, stale: 0, fragment: 0, reassembly: 0, unknown_sender: 0, spoofed_source: 0 };
+  readonly drops: Record<DropReason, number> = {
+    replay: 0,
+    auth: 0,
+    no_route: 0,
+    malformed: 0,
+    stale: 0,
+    fragment: 0,
+    reassembly: 0,
+    unknown_sender: 0,
+    spoofed_source: 0,
+  };
 }
 
 /** The remote gateway of one cluster, and everything we know about it. */
@@ -369,8 +403,12 @@ export class TunnelEndpoint {
       loss: lossText(p.health.loss(now)),
       lastAnsweredAgoMs: p.health.lastAnsweredAt >= 0 ? Math.round(now - p.health.lastAnsweredAt) : null,
       connectedSince: p.connectedSince >= 0 ? p.connectedSince : null,
-      txBytes: p.tx.bytes, txPackets: p.tx.packets, rxBytes: p.rx.bytes, rxPackets: p.rx.packets,
-      handshakes: p.handshakes, rekeys: p.rekeys,
+      txBytes: p.tx.bytes,
+      txPackets: p.tx.packets,
+      rxBytes: p.rx.bytes,
+      rxPackets: p.rx.packets,
+      handshakes: p.handshakes,
+      rekeys: p.rekeys,
     };
   }
 
@@ -665,8 +703,9 @@ export class TunnelEndpoint {
     if (h.mismatchSeen(now)) {
       status = 'error';
       reason = 'psk-mismatch';
-      message = `psk-mismatch: ${h.mismatchWhat}; ${peer.clusterId} joined with a different broker-info: join both clusters with the same file`
-        + (s && quiet < h.limits.errorAfterMs ? ' (the session made under the previous PSK still carries traffic until its next rekey)' : '');
+      message =
+        `psk-mismatch: ${h.mismatchWhat}; ${peer.clusterId} joined with a different broker-info: join both clusters with the same file` +
+        (s && quiet < h.limits.errorAfterMs ? ' (the session made under the previous PSK still carries traffic until its next rekey)' : '');
     } else if (s && quiet < h.limits.errorAfterMs) {
       status = 'connected';
     } else if (s) {
@@ -688,7 +727,13 @@ export class TunnelEndpoint {
     peer.reason = reason;
     peer.lastError = message;
     if (status === 'connected') this.event('info', `tunnel to ${peer.clusterId} at ${peer.address}:${peer.port} is connected`, peer);
-    else if (status === 'error') this.event('error', `tunnel to ${peer.clusterId}: ${message ?? reason}`, peer, reason === 'psk-mismatch' ? 'STRAIT_ERR_TUNNEL_AUTH' : 'STRAIT_ERR_TUNNEL_HANDSHAKE_TIMEOUT');
+    else if (status === 'error')
+      this.event(
+        'error',
+        `tunnel to ${peer.clusterId}: ${message ?? reason}`,
+        peer,
+        reason === 'psk-mismatch' ? 'STRAIT_ERR_TUNNEL_AUTH' : 'STRAIT_ERR_TUNNEL_HANDSHAKE_TIMEOUT',
+      );
   }
 
   /**
@@ -782,8 +827,15 @@ export class TunnelEndpoint {
     }
     const localIndex = this.newIndex();
     const r = createResponse({
-      ss: got.ss, remoteEphemeral: m.ephemeral, mac1Key: this.mac1Key, version: chosen, localIndex,
-      remoteIndex: m.senderIndex, clusterId: this.clusterId, cookie: undefined, features: this.features,
+      ss: got.ss,
+      remoteEphemeral: m.ephemeral,
+      mac1Key: this.mac1Key,
+      version: chosen,
+      localIndex,
+      remoteIndex: m.senderIndex,
+      clusterId: this.clusterId,
+      cookie: undefined,
+      features: this.features,
     });
     if (!r) {
       this.counters.drops.auth++;
@@ -885,8 +937,15 @@ export class TunnelEndpoint {
     peer.lastTimestampSent = ts;
     if (peer.cookie && now - peer.cookieAt >= 120_000) peer.cookie = undefined;
     const { msg, state } = createInitiation({
-      psk: this.psk, mac1Key: this.mac1Key, version: this.maxVersion, maxVersion: this.maxVersion,
-      localIndex: this.newIndex(), clusterId: this.clusterId, timestamp: ts, cookie: peer.cookie, features: this.features,
+      psk: this.psk,
+      mac1Key: this.mac1Key,
+      version: this.maxVersion,
+      maxVersion: this.maxVersion,
+      localIndex: this.newIndex(),
+      clusterId: this.clusterId,
+      timestamp: ts,
+      cookie: peer.cookie,
+      features: this.features,
     });
     peer.handshake = state;
     peer.handshakeSentAt = now;
@@ -931,7 +990,11 @@ export class TunnelEndpoint {
       const s = peer.current;
       // dead-peer detection (also while a rekey handshake is pending)
       if (s && peer.lastReceivedAt >= 0 && now - peer.lastReceivedAt >= L.deadAfterMs) {
-        this.event('warn', `no authenticated packet from ${peer.clusterId} for ${Math.round(now - peer.lastReceivedAt)} ms: peer presumed dead, re-handshaking`, peer);
+        this.event(
+          'warn',
+          `no authenticated packet from ${peer.clusterId} for ${Math.round(now - peer.lastReceivedAt)} ms: peer presumed dead, re-handshaking`,
+          peer,
+        );
         peer.connectedSince = -1;
         peer.health.reset();
         for (const key of ['previous', 'current', 'next'] as const) {
@@ -959,7 +1022,10 @@ export class TunnelEndpoint {
         // our initiations go unanswered while the session made before still answers probes:
         // the peer drops them (a different PSK: no mac1 match, so it says nothing)
         if (s && peer.handshakeAttempts >= MISMATCH_ATTEMPTS && peer.health.answering(now)) {
-          peer.health.pskMismatch(now, `${peer.handshakeAttempts} handshake initiations to ${peer.address}:${peer.port} unanswered while the session made before answers probes: the peer uses a different PSK`);
+          peer.health.pskMismatch(
+            now,
+            `${peer.handshakeAttempts} handshake initiations to ${peer.address}:${peer.port} unanswered while the session made before answers probes: the peer uses a different PSK`,
+          );
         }
       } else if (!s) {
         this.initiate(peer);

@@ -1,8 +1,15 @@
 // The two handshake messages of Noise NNpsk0 (docs/tunnel-protocol.md), as pure
 // functions: build or consume a message, no I/O and no timers.
 import {
-  handshakeInit, handshakeResponse, initPayload, responsePayload, MAC_LEN,
-  type HandshakeInit, type HandshakeResponse, type InitPayload, type ResponsePayload,
+  handshakeInit,
+  handshakeResponse,
+  initPayload,
+  responsePayload,
+  MAC_LEN,
+  type HandshakeInit,
+  type HandshakeResponse,
+  type InitPayload,
+  type ResponsePayload,
 } from '../../wire/tunnel/index.js';
 import { mac } from './cookie.js';
 import { dh, generateKeyPair, prologue, SymmetricState, type KeyPair } from './noise.js';
@@ -37,15 +44,25 @@ export function addMacs(msg: Buffer, mac1KeyBytes: Buffer, cookie: Buffer | unde
 }
 
 export function createInitiation(o: {
-  psk: Buffer; mac1Key: Buffer; version: number; maxVersion: number; localIndex: number;
-  clusterId: string; timestamp: number; features?: number; cookie?: Buffer | undefined; ephemeral?: KeyPair | undefined;
+  psk: Buffer;
+  mac1Key: Buffer;
+  version: number;
+  maxVersion: number;
+  localIndex: number;
+  clusterId: string;
+  timestamp: number;
+  features?: number;
+  cookie?: Buffer | undefined;
+  ephemeral?: KeyPair | undefined;
 }): { msg: Buffer; state: InitiatorState } {
   const ss = new SymmetricState(prologue(o.version));
   ss.mixKeyAndHash(o.psk);
   const e = o.ephemeral ?? generateKeyPair();
   ss.mixHash(e.publicRaw);
   ss.mixKey(e.publicRaw);
-  const payload = ss.encryptAndHash(initPayload.encode({ timestamp: o.timestamp, maxVersion: o.maxVersion, features: o.features ?? 0, clusterId: o.clusterId }));
+  const payload = ss.encryptAndHash(
+    initPayload.encode({ timestamp: o.timestamp, maxVersion: o.maxVersion, features: o.features ?? 0, clusterId: o.clusterId }),
+  );
   const msg = handshakeInit.encode({ version: o.version, senderIndex: o.localIndex, ephemeral: e.publicRaw, payload, mac1: ZERO_MAC, mac2: ZERO_MAC });
   const mac1 = Buffer.from(addMacs(msg, o.mac1Key, o.cookie));
   return { msg, state: { ss, e, version: o.version, localIndex: o.localIndex, mac1, maxVersion: o.maxVersion } };
@@ -63,8 +80,16 @@ export function consumeInitiation(psk: Buffer, m: HandshakeInit): { ss: Symmetri
 }
 
 export function createResponse(o: {
-  ss: SymmetricState; remoteEphemeral: Uint8Array; mac1Key: Buffer; version: number; localIndex: number; remoteIndex: number;
-  clusterId: string; features?: number; cookie?: Buffer | undefined; ephemeral?: KeyPair | undefined;
+  ss: SymmetricState;
+  remoteEphemeral: Uint8Array;
+  mac1Key: Buffer;
+  version: number;
+  localIndex: number;
+  remoteIndex: number;
+  clusterId: string;
+  features?: number;
+  cookie?: Buffer | undefined;
+  ephemeral?: KeyPair | undefined;
 }): { msg: Buffer; keys: TransportKeys } | undefined {
   const { ss } = o;
   const e = o.ephemeral ?? generateKeyPair();
@@ -79,7 +104,13 @@ export function createResponse(o: {
   ss.mixKey(shared);
   const payload = ss.encryptAndHash(responsePayload.encode({ version: o.version, features: o.features ?? 0, clusterId: o.clusterId }));
   const msg = handshakeResponse.encode({
-    version: o.version, senderIndex: o.localIndex, receiverIndex: o.remoteIndex, ephemeral: e.publicRaw, payload, mac1: ZERO_MAC, mac2: ZERO_MAC,
+    version: o.version,
+    senderIndex: o.localIndex,
+    receiverIndex: o.remoteIndex,
+    ephemeral: e.publicRaw,
+    payload,
+    mac1: ZERO_MAC,
+    mac2: ZERO_MAC,
   });
   addMacs(msg, o.mac1Key, o.cookie);
   const k = ss.split();

@@ -1,6 +1,16 @@
 // Noise_NNpsk0_25519_AESGCM_SHA256 (Noise spec rev. 34): symmetric state, HKDF,
 // X25519 through node:crypto. See docs/tunnel-protocol.md.
-import { createCipheriv, createDecipheriv, createHash, createHmac, createPrivateKey, createPublicKey, diffieHellman, generateKeyPairSync, type KeyObject } from 'node:crypto';
+import {
+  createCipheriv,
+  createDecipheriv,
+  createHash,
+  createHmac,
+  createPrivateKey,
+  createPublicKey,
+  diffieHellman,
+  generateKeyPairSync,
+  type KeyObject,
+} from 'node:crypto';
 
 export const PROTOCOL_NAME = 'Noise_NNpsk0_25519_AESGCM_SHA256';
 const SPKI_X25519 = Buffer.from('302a300506032b656e032100', 'hex');

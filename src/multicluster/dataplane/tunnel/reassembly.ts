@@ -44,7 +44,12 @@ export class Reassembler {
    * `slots` messages at once, each up to `maxBody` bytes stored at `headroom` in its
    * buffer (room for a header the caller writes in front, e.g. the AEAD's associated data).
    */
-  constructor(readonly slots: number, readonly maxBody: number, readonly headroom: number, readonly timeoutMs: number) {
+  constructor(
+    readonly slots: number,
+    readonly maxBody: number,
+    readonly headroom: number,
+    readonly timeoutMs: number,
+  ) {
     this.keyA = new Float64Array(slots);
     this.keyB = new Float64Array(slots);
     this.startedAt = new Float64Array(slots);

@@ -59,7 +59,14 @@ export class UdpTransport {
   private isDirty = false;
   private closed = false;
 
-  private constructor(fd: number, socket: Socket | undefined, onMessage: DatagramHandler, readonly address: string, readonly port: number, onRun?: RunHandler) {
+  private constructor(
+    fd: number,
+    socket: Socket | undefined,
+    onMessage: DatagramHandler,
+    readonly address: string,
+    readonly port: number,
+    onRun?: RunHandler,
+  ) {
     this.fd = fd;
     this.socket = socket;
     this.onMessage = onMessage;
@@ -71,7 +78,12 @@ export class UdpTransport {
   }
 
   /** Bind `address:port` (IPv4; port 0 = any) and call `onMessage` for every datagram. */
-  static async bind(address: string, port: number, onMessage: DatagramHandler, opts: { bufferBytes?: number; dgram?: boolean; onRun?: RunHandler } = {}): Promise<UdpTransport> {
+  static async bind(
+    address: string,
+    port: number,
+    onMessage: DatagramHandler,
+    opts: { bufferBytes?: number; dgram?: boolean; onRun?: RunHandler } = {},
+  ): Promise<UdpTransport> {
     const bytes = opts.bufferBytes ?? 4 * 1024 * 1024;
     const addon = opts.dgram === true || process.env['STRAIT_UDP'] === 'dgram' || ipv4ToInt(address) === undefined ? undefined : tryNative();
     if (addon) {
@@ -154,8 +166,16 @@ export class UdpTransport {
       this.sendNow(len, 0, to, port);
       return;
     }
-    if (this.pendCount > 0 && (to !== this.pendAddr || port !== this.pendPort || this.pendClosed || len > this.pendSeg ||
-        this.pendCount >= MAX_SEGMENTS || this.pendLen + len > BATCH_BYTES)) this.flush();
+    if (
+      this.pendCount > 0 &&
+      (to !== this.pendAddr ||
+        port !== this.pendPort ||
+        this.pendClosed ||
+        len > this.pendSeg ||
+        this.pendCount >= MAX_SEGMENTS ||
+        this.pendLen + len > BATCH_BYTES)
+    )
+      this.flush();
     this.copyIn(chunks, this.pendLen);
     if (this.pendCount === 0) {
       this.pendSeg = len;

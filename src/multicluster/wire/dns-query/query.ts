@@ -23,7 +23,10 @@ export function readQuery(msg: Buffer): Query | undefined {
   for (;;) {
     if (o >= msg.length) return undefined;
     const len = msg[o]!;
-    if (len === 0) { o++; break; }
+    if (len === 0) {
+      o++;
+      break;
+    }
     if (len > 63) return undefined; // compression or reserved bits
     if (o + 1 + len > msg.length || name.length + len + 1 > 254) return undefined;
     for (let i = o + 1; i <= o + len; i++) {

@@ -92,13 +92,17 @@ export const ipv4 = { encode, decode, encodingLength };
 
 /** Fast path: the destination address of the IPv4 packet at `offset`, or -1 if it is not a plausible IPv4 packet. */
 export function peekDestination(buf: Uint8Array, offset: number, length: number): number {
-  if (length < 20 || ((buf[offset] as number) >> 4) !== 4) return -1;
-  return (((buf[offset + 16] as number) << 24) | ((buf[offset + 17] as number) << 16) | ((buf[offset + 18] as number) << 8) | (buf[offset + 19] as number)) >>> 0;
+  if (length < 20 || (buf[offset] as number) >> 4 !== 4) return -1;
+  return (
+    (((buf[offset + 16] as number) << 24) | ((buf[offset + 17] as number) << 16) | ((buf[offset + 18] as number) << 8) | (buf[offset + 19] as number)) >>> 0
+  );
 }
 
 export function peekSource(buf: Uint8Array, offset: number, length: number): number {
-  if (length < 20 || ((buf[offset] as number) >> 4) !== 4) return -1;
-  return (((buf[offset + 12] as number) << 24) | ((buf[offset + 13] as number) << 16) | ((buf[offset + 14] as number) << 8) | (buf[offset + 15] as number)) >>> 0;
+  if (length < 20 || (buf[offset] as number) >> 4 !== 4) return -1;
+  return (
+    (((buf[offset + 12] as number) << 24) | ((buf[offset + 13] as number) << 16) | ((buf[offset + 14] as number) << 8) | (buf[offset + 15] as number)) >>> 0
+  );
 }
 
 // --- UDP ---------------------------------------------------------------------------

@@ -21,7 +21,7 @@ export const NEXT_IPV4_VNET = 3;
  */
 export const NEXT_PSK_NOTICE = 4;
 /** the highest next header a data message may carry */
-export const NEXT_MAX = NEXT_PSK_NOTICE;/** feature bits in the handshake payloads */
+export const NEXT_MAX = NEXT_PSK_NOTICE; /** feature bits in the handshake payloads */
 export const FEATURE_VNET = 1;
 /** accepts fragment messages (type 5): one AEAD over a super-packet, split into path-sized datagrams */
 export const FEATURE_FRAG = 2;
@@ -272,7 +272,8 @@ export function fragmentRule(buf: Buffer, offset: number, len: number): string {
   if ((count - 1) * size >= MAX_FRAGMENTED_BODY) return `${count} fragments of ${size} bytes exceed ${MAX_FRAGMENTED_BODY} bytes`;
   if (buf[offset + 18] !== 0 || buf[offset + 19] !== 0) return 'reserved bytes must be zero';
   const data = len - FRAG_HEADER;
-  if (index < count - 1 ? data !== size : data > size) return `fragment ${index} of ${count} carries ${data} bytes, expected ${index < count - 1 ? size : `1..${size}`}`;
+  if (index < count - 1 ? data !== size : data > size)
+    return `fragment ${index} of ${count} carries ${data} bytes, expected ${index < count - 1 ? size : `1..${size}`}`;
   return '';
 }
 
@@ -296,8 +297,12 @@ export const fragment = {
     const rule = fragmentRule(buf, offset, buf.length - offset);
     if (rule !== '') throw malformed('fragment', offset, rule);
     return {
-      next: buf[offset + 1] as number, index: buf[offset + 2] as number, count: buf[offset + 3] as number,
-      spi: buf.readUInt32BE(offset + 4), seq: readU64(buf, offset + 8, 'fragment'), size: buf.readUInt16BE(offset + 16),
+      next: buf[offset + 1] as number,
+      index: buf[offset + 2] as number,
+      count: buf[offset + 3] as number,
+      spi: buf.readUInt32BE(offset + 4),
+      seq: readU64(buf, offset + 8, 'fragment'),
+      size: buf.readUInt16BE(offset + 16),
       data: buf.subarray(offset + FRAG_HEADER),
     };
   },
@@ -354,7 +359,9 @@ export const initPayload = {
     const buf = toBuffer(input);
     need(buf, offset, 11, 'handshake payload');
     return {
-      timestamp: readU64(buf, offset, 'handshake payload'), maxVersion: buf[offset + 8] as number, features: buf[offset + 9] as number,
+      timestamp: readU64(buf, offset, 'handshake payload'),
+      maxVersion: buf[offset + 8] as number,
+      features: buf[offset + 9] as number,
       clusterId: readClusterId(buf, offset + 10, 'handshake payload'),
     };
   },

@@ -36,8 +36,12 @@ export const vnetHeader = {
     const buf = toBuffer(input);
     need(buf, offset, VNET_HDR_LEN, 'virtio_net_hdr');
     return {
-      flags: buf[offset] as number, gsoType: buf[offset + 1] as number, hdrLen: buf.readUInt16LE(offset + 2),
-      gsoSize: buf.readUInt16LE(offset + 4), csumStart: buf.readUInt16LE(offset + 6), csumOffset: buf.readUInt16LE(offset + 8),
+      flags: buf[offset] as number,
+      gsoType: buf[offset + 1] as number,
+      hdrLen: buf.readUInt16LE(offset + 2),
+      gsoSize: buf.readUInt16LE(offset + 4),
+      csumStart: buf.readUInt16LE(offset + 6),
+      csumOffset: buf.readUInt16LE(offset + 8),
     };
   },
 };
@@ -66,7 +70,7 @@ export function segmentVnet(src: Buffer, off: number, len: number, scratch: Buff
   const gso = (src[off + 1] as number) & ~VNET_GSO_ECN;
   const ip = off + VNET_HDR_LEN;
   const ipLen = len - VNET_HDR_LEN;
-  if (((src[ip] as number) >> 4) !== 4) throw malformed('virtio_net_hdr packet', ip, 'not an IPv4 packet');
+  if ((src[ip] as number) >> 4 !== 4) throw malformed('virtio_net_hdr packet', ip, 'not an IPv4 packet');
   const ihl = ((src[ip] as number) & 0x0f) * 4;
   if (ihl < 20 || ihl > ipLen) throw malformed('virtio_net_hdr packet', ip, `IPv4 header length ${ihl} does not fit`);
   if (gso === VNET_GSO_NONE) {
@@ -74,7 +78,8 @@ export function segmentVnet(src: Buffer, off: number, len: number, scratch: Buff
     if ((flags & VNET_F_NEEDS_CSUM) !== 0) {
       const start = src.readUInt16LE(off + 6);
       const field = start + src.readUInt16LE(off + 8);
-      if (start < ihl || field + 2 > ipLen) throw malformed('virtio_net_hdr packet', off + 6, `checksum at ${start}+${field - start} is outside the ${ipLen}-byte packet`);
+      if (start < ihl || field + 2 > ipLen)
+        throw malformed('virtio_net_hdr packet', off + 6, `checksum at ${start}+${field - start} is outside the ${ipLen}-byte packet`);
       // the field holds the pseudo-header sum: the sum from csum_start to the end completes it
       let c = ~onesSum(scratch, start, ipLen - start) & 0xffff;
       if (c === 0 && scratch[9] === 17) c = 0xffff; // UDP: zero means "no checksum"

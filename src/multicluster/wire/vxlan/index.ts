@@ -172,7 +172,8 @@ export function extRule(buf: Buffer, offset: number, len: number): string {
   if (size < EXT_MIN_FRAGMENT) return `fragment size ${size} is below ${EXT_MIN_FRAGMENT}`;
   if ((count - 1) * size >= EXT_MAX_BODY) return `${count} fragments of ${size} bytes exceed ${EXT_MAX_BODY} bytes`;
   const data = len - EXT_HEADER;
-  if (index < count - 1 ? data !== size : data < 1 || data > size) return `fragment ${index} of ${count} carries ${data} bytes, expected ${index < count - 1 ? size : `1..${size}`}`;
+  if (index < count - 1 ? data !== size : data < 1 || data > size)
+    return `fragment ${index} of ${count} carries ${data} bytes, expected ${index < count - 1 ? size : `1..${size}`}`;
   return '';
 }
 
@@ -195,8 +196,13 @@ export const ext = {
     const rule = extRule(buf, offset, buf.length - offset);
     if (rule !== '') throw malformed('VXLAN extension frame', offset, rule);
     return {
-      kind: buf[offset] as number, index: buf[offset + 1] as number, count: buf[offset + 2] as number, features: buf[offset + 3] as number,
-      id: buf.readUInt32BE(offset + 4), size: buf.readUInt16BE(offset + 8), data: buf.subarray(offset + EXT_HEADER),
+      kind: buf[offset] as number,
+      index: buf[offset + 1] as number,
+      count: buf[offset + 2] as number,
+      features: buf[offset + 3] as number,
+      id: buf.readUInt32BE(offset + 4),
+      size: buf.readUInt16BE(offset + 8),
+      data: buf.subarray(offset + EXT_HEADER),
     };
   },
 };

@@ -10,5 +10,8 @@ import { multiclusterSchemas } from './multicluster.js';
 
 export type { Schema };
 export const SCHEMAS: Record<KindName, Schema> = {
-  ...coreSchemas, ...gitopsSchemas, ...meshSchemas, ...multiclusterSchemas,
+  ...coreSchemas,
+  ...gitopsSchemas,
+  ...meshSchemas,
+  ...multiclusterSchemas,
 } as Record<KindName, Schema>;

@@ -6,29 +6,40 @@ import { anyObject, arr, bool, enumOf, int, ipv4, kindSchema, map, obj, port, st
 const mtlsMode = enumOf('UNSET', 'DISABLE', 'PERMISSIVE', 'STRICT');
 const tls = obj({
   mode: enumOf('DISABLE', 'SIMPLE', 'MUTUAL', 'ISTIO_MUTUAL'),
-  clientCertificate: str(), privateKey: str(), caCertificates: str(), credentialName: str(),
-  subjectAltNames: arr(str()), sni: str(), insecureSkipVerify: bool,
+  clientCertificate: str(),
+  privateKey: str(),
+  caCertificates: str(),
+  credentialName: str(),
+  subjectAltNames: arr(str()),
+  sni: str(),
+  insecureSkipVerify: bool,
 });
 const effectiveMode = enumOf('DISABLE', 'PERMISSIVE', 'STRICT');
 /** the most flows one MeshTrafficObservation holds (the agent's bound is at most this) */
 export const MAX_OBSERVED_FLOWS = 1024;
-const observedFlow = obj({
-  client: obj({ address: str(), identity: str(), namespace: str(), pod: str(), serviceAccount: str(), sidecar: bool }, ['address']),
-  port,
-  tls: enumOf('mtls', 'plaintext', 'tls-passthrough', 'tls'),
-  outcome: enumOf('accepted', 'reset'),
-  reason: str(),
-  mode: effectiveMode,
-  count: int(0),
-  firstSeen: timestamp,
-  lastSeen: timestamp,
-  strictWouldReset: bool,
-}, ['client', 'port', 'tls', 'outcome', 'mode', 'count', 'lastSeen']);
+const observedFlow = obj(
+  {
+    client: obj({ address: str(), identity: str(), namespace: str(), pod: str(), serviceAccount: str(), sidecar: bool }, ['address']),
+    port,
+    tls: enumOf('mtls', 'plaintext', 'tls-passthrough', 'tls'),
+    outcome: enumOf('accepted', 'reset'),
+    reason: str(),
+    mode: effectiveMode,
+    count: int(0),
+    firstSeen: timestamp,
+    lastSeen: timestamp,
+    strictWouldReset: bool,
+  },
+  ['client', 'port', 'tls', 'outcome', 'mode', 'count', 'lastSeen'],
+);
 
 const trafficPolicy = obj({
   tls,
   portLevelSettings: arr(obj({ port: obj({ number: port }), tls, loadBalancer: anyObject, connectionPool: anyObject, outlierDetection: anyObject })),
-  loadBalancer: anyObject, connectionPool: anyObject, outlierDetection: anyObject, tunnel: anyObject,
+  loadBalancer: anyObject,
+  connectionPool: anyObject,
+  outlierDetection: anyObject,
+  tunnel: anyObject,
 });
 
 export const meshSchemas: Record<string, Schema> = {
@@ -38,10 +49,22 @@ export const meshSchemas: Record<string, Schema> = {
       security: obj({
         dataPlane: obj({ mtls: bool, automtls: bool }),
         controlPlane: obj({ mtls: bool, tls: anyObject }),
-        identity: anyObject, certificateAuthority: anyObject, trust: anyObject, manageNetworkPolicy: bool,
+        identity: anyObject,
+        certificateAuthority: anyObject,
+        trust: anyObject,
+        manageNetworkPolicy: bool,
       }),
-      tracing: anyObject, addons: anyObject, gateways: anyObject, proxy: anyObject, general: anyObject, policy: anyObject,
-      telemetry: anyObject, profiles: arr(str()), cluster: anyObject, runtime: anyObject, techPreview: anyObject,
+      tracing: anyObject,
+      addons: anyObject,
+      gateways: anyObject,
+      proxy: anyObject,
+      general: anyObject,
+      policy: anyObject,
+      telemetry: anyObject,
+      profiles: arr(str()),
+      cluster: anyObject,
+      runtime: anyObject,
+      techPreview: anyObject,
     }),
     status: anyObject,
   }),
@@ -57,16 +80,22 @@ export const meshSchemas: Record<string, Schema> = {
     }),
     status: anyObject,
   }),
-  DestinationRule: kindSchema({
-    spec: obj({
-      host: str({ minLength: 1, description: 'a non-empty service host, such as echo.mesh.svc.cluster.local or *' }),
-      trafficPolicy,
-      subsets: arr(obj({ name: str(), labels: map(), trafficPolicy }, ['name'])),
-      exportTo: arr(str()),
-      workloadSelector: obj({ matchLabels: map() }),
-    }, ['host']),
-    status: anyObject,
-  }, { required: ['spec'] }),
+  DestinationRule: kindSchema(
+    {
+      spec: obj(
+        {
+          host: str({ minLength: 1, description: 'a non-empty service host, such as echo.mesh.svc.cluster.local or *' }),
+          trafficPolicy,
+          subsets: arr(obj({ name: str(), labels: map(), trafficPolicy }, ['name'])),
+          exportTo: arr(str()),
+          workloadSelector: obj({ matchLabels: map() }),
+        },
+        ['host'],
+      ),
+      status: anyObject,
+    },
+    { required: ['spec'] },
+  ),
   MeshTrafficObservation: kindSchema({
     spec: obj({ pod: str(), deployment: str(), serviceAccount: str(), spiffeId: str(), address: ipv4 }),
     status: obj({

@@ -4,11 +4,31 @@
 // fields and types; test/fixtures/submariner-crds holds those schemas and
 // test/integration/submariner-crds-kubernetes.test.ts checks both against the API server):
 // strait's CRDs can stand in for Submariner's and the other way round.
-import { anyObject, arr, bool, condition, enumOf, int, intOrString, ipv4Cidr, kindSchema, map, obj, port, protocol, str, timestamp, type Schema } from './builders.js';
+import {
+  anyObject,
+  arr,
+  bool,
+  condition,
+  enumOf,
+  int,
+  intOrString,
+  ipv4Cidr,
+  kindSchema,
+  map,
+  obj,
+  port,
+  protocol,
+  str,
+  timestamp,
+  type Schema,
+} from './builders.js';
 
 /** Submariner's subnets and CIDR lists: IPv4 or IPv6 (it runs dual-stack) */
 const v4 = String(ipv4Cidr['pattern']).slice(1, -1);
-const cidr: Schema = str({ pattern: `^(${v4}|[0-9A-Fa-f]*:[0-9A-Fa-f:.]*/(12[0-8]|1[01][0-9]|[1-9]?[0-9]))$`, description: 'a CIDR such as 10.1.0.0/16 or fd00:1::/64' });
+const cidr: Schema = str({
+  pattern: `^(${v4}|[0-9A-Fa-f]*:[0-9A-Fa-f:.]*/(12[0-8]|1[01][0-9]|[1-9]?[0-9]))$`,
+  description: 'a CIDR such as 10.1.0.0/16 or fd00:1::/64',
+});
 const clusterId: Schema = str({ minLength: 1, maxLength: 63, description: 'a non-empty cluster ID of at most 63 characters' });
 /** Submariner's dual-stack lists (an IPv4 and an IPv6 address) */
 const twoIPs: Schema = arr(str());
@@ -19,7 +39,9 @@ const twoIPs: Schema = arr(str());
 const endpointSpec = obj({
   cluster_id: clusterId,
   clusterId,
-  endpointIP: str(), publicIP: str(), cableDriver: str(),
+  endpointIP: str(),
+  publicIP: str(),
+  cableDriver: str(),
   cable_name: str(),
   healthCheckIP: str(),
   healthCheckIPs: twoIPs,
@@ -45,72 +67,84 @@ const gatewayStatus = obj({
   statusFailure: str(),
   summary: str(),
   lastUpdated: timestamp,
-  connections: arr(obj({
-    status: enumOf('connecting', 'connected', 'error'),
-    statusMessage: str(),
-    endpoint: endpointSpec,
-    usingIP: str(),
-    usingNAT: bool,
-    latencyRTT: latency,
-    rttAverageMs: { type: 'number', minimum: 0 },
-    lastHandshake: timestamp,
-    bytesIn: int(0), bytesOut: int(0),
-  }, ['status'])),
+  connections: arr(
+    obj(
+      {
+        status: enumOf('connecting', 'connected', 'error'),
+        statusMessage: str(),
+        endpoint: endpointSpec,
+        usingIP: str(),
+        usingNAT: bool,
+        latencyRTT: latency,
+        rttAverageMs: { type: 'number', minimum: 0 },
+        lastHandshake: timestamp,
+        bytesIn: int(0),
+        bytesOut: int(0),
+      },
+      ['status'],
+    ),
+  ),
 });
 
 /** submariner.io/v1alpha1 Submariner, as Submariner's operator defines it */
-const submarinerSpec = obj({
-  broker: str(),
-  brokerK8sApiServer: str(),
-  brokerK8sApiServerToken: str(),
-  brokerK8sCA: str(),
-  brokerK8sInsecure: bool,
-  brokerK8sRemoteNamespace: str(),
-  brokerK8sSecret: str(),
-  cableDriver: str(),
-  ceIPSecDebug: bool,
-  ceIPSecForceUDPEncaps: bool,
-  ceIPSecIKEPort: int(),
-  ceIPSecNATTPort: int(),
-  ceIPSecPSK: str(),
-  ceIPSecPSKSecret: str(),
-  ceIPSecPreferredServer: bool,
-  clusterCIDR: str(),
-  clusterID: str(),
-  colorCodes: str(),
-  connectionHealthCheck: obj({ enabled: bool, intervalSeconds: int(), maxPacketLossCount: int() }),
-  coreDNSCustomConfig: obj({ configMapName: str(), namespace: str() }),
-  customDomains: arr(str()),
-  debug: bool,
-  globalCIDR: str(),
-  imageOverrides: map(),
-  loadBalancerEnabled: bool,
-  airGappedDeployment: bool,
-  namespace: str(),
-  natEnabled: bool,
-  repository: str(),
-  serviceCIDR: str(),
-  serviceDiscoveryEnabled: bool,
-  version: str(),
-}, ['broker', 'brokerK8sApiServer', 'brokerK8sRemoteNamespace', 'ceIPSecDebug', 'clusterCIDR', 'clusterID', 'debug', 'namespace', 'natEnabled', 'serviceCIDR']);
+const submarinerSpec = obj(
+  {
+    broker: str(),
+    brokerK8sApiServer: str(),
+    brokerK8sApiServerToken: str(),
+    brokerK8sCA: str(),
+    brokerK8sInsecure: bool,
+    brokerK8sRemoteNamespace: str(),
+    brokerK8sSecret: str(),
+    cableDriver: str(),
+    ceIPSecDebug: bool,
+    ceIPSecForceUDPEncaps: bool,
+    ceIPSecIKEPort: int(),
+    ceIPSecNATTPort: int(),
+    ceIPSecPSK: str(),
+    ceIPSecPSKSecret: str(),
+    ceIPSecPreferredServer: bool,
+    clusterCIDR: str(),
+    clusterID: str(),
+    colorCodes: str(),
+    connectionHealthCheck: obj({ enabled: bool, intervalSeconds: int(), maxPacketLossCount: int() }),
+    coreDNSCustomConfig: obj({ configMapName: str(), namespace: str() }),
+    customDomains: arr(str()),
+    debug: bool,
+    globalCIDR: str(),
+    imageOverrides: map(),
+    loadBalancerEnabled: bool,
+    airGappedDeployment: bool,
+    namespace: str(),
+    natEnabled: bool,
+    repository: str(),
+    serviceCIDR: str(),
+    serviceDiscoveryEnabled: bool,
+    version: str(),
+  },
+  ['broker', 'brokerK8sApiServer', 'brokerK8sRemoteNamespace', 'ceIPSecDebug', 'clusterCIDR', 'clusterID', 'debug', 'namespace', 'natEnabled', 'serviceCIDR'],
+);
 
-const submarinerStatus = obj({
-  clusterID: str(),
-  natEnabled: bool,
-  airGappedDeployment: bool,
-  colorCodes: str(),
-  clusterCIDR: str(),
-  serviceCIDR: str(),
-  globalCIDR: str(),
-  networkPlugin: str(),
-  gateways: arr(gatewayStatus),
-  deploymentInfo: obj({ kubernetesType: str(), kubernetesTypeVersion: str(), kubernetesVersion: str(), cloudProvider: str() }),
-  // the operator's view of its DaemonSets and load balancer: strait writes none of them
-  gatewayDaemonSetStatus: anyObject,
-  routeAgentDaemonSetStatus: anyObject,
-  globalnetDaemonSetStatus: anyObject,
-  loadBalancerStatus: anyObject,
-}, ['clusterID', 'natEnabled']);
+const submarinerStatus = obj(
+  {
+    clusterID: str(),
+    natEnabled: bool,
+    airGappedDeployment: bool,
+    colorCodes: str(),
+    clusterCIDR: str(),
+    serviceCIDR: str(),
+    globalCIDR: str(),
+    networkPlugin: str(),
+    gateways: arr(gatewayStatus),
+    deploymentInfo: obj({ kubernetesType: str(), kubernetesTypeVersion: str(), kubernetesVersion: str(), cloudProvider: str() }),
+    // the operator's view of its DaemonSets and load balancer: strait writes none of them
+    gatewayDaemonSetStatus: anyObject,
+    routeAgentDaemonSetStatus: anyObject,
+    globalnetDaemonSetStatus: anyObject,
+    loadBalancerStatus: anyObject,
+  },
+  ['clusterID', 'natEnabled'],
+);
 
 /** submariner.io/v1alpha1 Broker, as Submariner's operator defines it (its status has no fields) */
 const brokerSpec = obj({
@@ -129,29 +163,41 @@ export const multiclusterSchemas: Record<string, Schema> = {
     spec: obj({ exportedLabels: map(), exportedAnnotations: map() }),
     status: obj({ conditions: arr(condition) }),
   }),
-  ServiceImport: kindSchema({
-    spec: obj({
-      type: enumOf('ClusterSetIP', 'Headless'),
-      ports: arr(obj({ name: str(), protocol, appProtocol: str(), port }, ['port'])),
-      ips: arr(str(), { maxItems: 2 }),
-      ipFamilies: arr(enumOf('IPv4', 'IPv6'), { maxItems: 2 }),
-      sessionAffinity: enumOf('None', 'ClientIP'),
-      sessionAffinityConfig: obj({ clientIP: obj({ timeoutSeconds: int(1, 86400) }) }),
-      internalTrafficPolicy: enumOf('Cluster', 'Local'),
-      trafficDistribution: str(),
-    }, ['type']),
-    status: obj({ clusters: arr(obj({ cluster: str() }, ['cluster'])), conditions: arr(condition) }),
-  }, { required: ['spec'] }),
+  ServiceImport: kindSchema(
+    {
+      spec: obj(
+        {
+          type: enumOf('ClusterSetIP', 'Headless'),
+          ports: arr(obj({ name: str(), protocol, appProtocol: str(), port }, ['port'])),
+          ips: arr(str(), { maxItems: 2 }),
+          ipFamilies: arr(enumOf('IPv4', 'IPv6'), { maxItems: 2 }),
+          sessionAffinity: enumOf('None', 'ClientIP'),
+          sessionAffinityConfig: obj({ clientIP: obj({ timeoutSeconds: int(1, 86400) }) }),
+          internalTrafficPolicy: enumOf('Cluster', 'Local'),
+          trafficDistribution: str(),
+        },
+        ['type'],
+      ),
+      status: obj({ clusters: arr(obj({ cluster: str() }, ['cluster'])), conditions: arr(condition) }),
+    },
+    { required: ['spec'] },
+  ),
   Endpoint: kindSchema({ spec: endpointSpec }, { required: ['spec'] }),
-  Cluster: kindSchema({
-    spec: obj({
-      cluster_id: clusterId,
-      color_codes: arr(str()),
-      service_cidr: arr(cidr),
-      cluster_cidr: arr(cidr),
-      global_cidr: arr(cidr),
-    }, ['cluster_id']),
-  }, { required: ['spec'] }),
+  Cluster: kindSchema(
+    {
+      spec: obj(
+        {
+          cluster_id: clusterId,
+          color_codes: arr(str()),
+          service_cidr: arr(cidr),
+          cluster_cidr: arr(cidr),
+          global_cidr: arr(cidr),
+        },
+        ['cluster_id'],
+      ),
+    },
+    { required: ['spec'] },
+  ),
   Gateway: kindSchema({ status: gatewayStatus }),
   Submariner: kindSchema({ spec: submarinerSpec, status: submarinerStatus }),
   Broker: kindSchema({ spec: brokerSpec, status: obj({}) }),

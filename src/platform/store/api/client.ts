@@ -2,9 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { Agent, request, type IncomingMessage } from 'node:http';
 import { E } from '../../../base/errors/index.js';
-import type {
-  ApplyOptions, CoreEvent, KindRef, KubeObject, ListOptions, ObjectList, ResourceStore, Watch, WatchEvent, WatchOptions,
-} from '../types.js';
+import type { ApplyOptions, CoreEvent, KindRef, KubeObject, ListOptions, ObjectList, ResourceStore, Watch, WatchEvent, WatchOptions } from '../types.js';
 import { API_PREFIX, fromWireError, isWireError } from './protocol.js';
 
 export interface StoreClientOptions {
@@ -53,29 +51,35 @@ class StoreClient implements ResourceStore {
     if (this.closed) return Promise.reject(this.unavailable('the client was closed'));
     const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
     return new Promise<R>((resolve, reject) => {
-      const req = request({
-        socketPath: this.opts.socketPath, agent: this.agent, method, path: `${this.base}${path}`,
-        headers: {
-          authorization: this.auth,
-          ...(payload ? { 'content-type': 'application/json', 'content-length': payload.length } : {}),
+      const req = request(
+        {
+          socketPath: this.opts.socketPath,
+          agent: this.agent,
+          method,
+          path: `${this.base}${path}`,
+          headers: {
+            authorization: this.auth,
+            ...(payload ? { 'content-type': 'application/json', 'content-length': payload.length } : {}),
+          },
         },
-      }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('error', (err) => reject(this.unavailable(err.message)));
-        res.on('end', () => {
-          let parsed: unknown;
-          try {
-            parsed = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-          } catch {
-            reject(this.unavailable(`HTTP ${res.statusCode} with a body that is not JSON`));
-            return;
-          }
-          if (res.statusCode === 200) resolve(parsed as R);
-          else if (isWireError(parsed)) reject(fromWireError(parsed));
-          else reject(this.unavailable(`HTTP ${res.statusCode}`));
-        });
-      });
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('error', (err) => reject(this.unavailable(err.message)));
+          res.on('end', () => {
+            let parsed: unknown;
+            try {
+              parsed = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+            } catch {
+              reject(this.unavailable(`HTTP ${res.statusCode} with a body that is not JSON`));
+              return;
+            }
+            if (res.statusCode === 200) resolve(parsed as R);
+            else if (isWireError(parsed)) reject(fromWireError(parsed));
+            else reject(this.unavailable(`HTTP ${res.statusCode}`));
+          });
+        },
+      );
       req.on('error', (err) => reject(this.unavailable(err.message)));
       // a server that accepts but never answers (stopped, wedged) must not hang callers forever
       req.setTimeout(REQUEST_TIMEOUT_MS, () => req.destroy(new Error(`no answer within ${REQUEST_TIMEOUT_MS / 1000} s`)));
@@ -97,18 +101,24 @@ class StoreClient implements ResourceStore {
   }
 
   watch<T extends KubeObject = KubeObject>(kind: KindRef, opts: WatchOptions, onEvent: (ev: WatchEvent<T>) => void): Watch {
-    const w = new ClientWatch(onEvent as (ev: WatchEvent) => void, (x) => this.watches.delete(x), (r) => this.unavailable(r));
+    const w = new ClientWatch(
+      onEvent as (ev: WatchEvent) => void,
+      (x) => this.watches.delete(x),
+      (r) => this.unavailable(r),
+    );
     if (this.closed) {
       w.fail(this.unavailable('the client was closed'));
       return w;
     }
     this.watches.add(w);
     const path = `${this.base}/watch${qs({
-      ...StoreClient.kq(kind), namespace: opts.namespace, labelSelector: opts.labelSelector, resourceVersion: opts.resourceVersion,
+      ...StoreClient.kq(kind),
+      namespace: opts.namespace,
+      labelSelector: opts.labelSelector,
+      resourceVersion: opts.resourceVersion,
     })}`;
     // a watch holds its connection for its whole life: not from the keep-alive pool
-    const req = request({ socketPath: this.opts.socketPath, method: 'GET', path, agent: false, headers: { authorization: this.auth } },
-      (res) => w.attach(res));
+    const req = request({ socketPath: this.opts.socketPath, method: 'GET', path, agent: false, headers: { authorization: this.auth } }, (res) => w.attach(res));
     req.on('error', (err) => w.fail(this.unavailable(err.message)));
     req.end();
     w.request = req;
@@ -243,13 +253,15 @@ export function connectStoreFromFiles(opts: StoreClientFileOptions): ResourceSto
     token = readFileSync(opts.tokenFile, 'utf8').trim();
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    throw E.storeUnavailable(opts.socketPath, code === 'ENOENT'
-      ? `the token file ${JSON.stringify(opts.tokenFile)} does not exist`
-      : `cannot read the token file ${JSON.stringify(opts.tokenFile)}: ${(err as Error).message}`);
+    throw E.storeUnavailable(
+      opts.socketPath,
+      code === 'ENOENT'
+        ? `the token file ${JSON.stringify(opts.tokenFile)} does not exist`
+        : `cannot read the token file ${JSON.stringify(opts.tokenFile)}: ${(err as Error).message}`,
+    );
   }
   return connectStore({ socketPath: opts.socketPath, token, cluster: opts.cluster });
 }
-
 
 /** The store names a store API serves (GET /v1/clusters): each cluster's, and "broker". */
 export function listStoreClusters(opts: { socketPath: string; token: string }): Promise<string[]> {

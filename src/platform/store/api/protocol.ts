@@ -25,7 +25,11 @@ export const MAX_BODY = 16 * 1024 * 1024;
 /** a watch whose client lags this far behind is ended with STRAIT_ERR_WATCH_EXPIRED */
 export const MAX_WATCH_BACKLOG = 32 * 1024 * 1024;
 
-export interface WireError { code: string; message: string; detail: Record<string, unknown> }
+export interface WireError {
+  code: string;
+  message: string;
+  detail: Record<string, unknown>;
+}
 
 export function toWireError(err: unknown): WireError {
   if (isStraitError(err)) return err.toJSON();

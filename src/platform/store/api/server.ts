@@ -68,8 +68,14 @@ function kindFrom(q: URLSearchParams): KindRef {
 const bodyKind = (o: KubeObject): KindRef => ({ apiVersion: String(o.apiVersion ?? ''), kind: String(o.kind ?? '') });
 const opt = (q: URLSearchParams, k: string): string | undefined => q.get(k) ?? undefined;
 const OPS: Record<string, StoreVerb> = {
-  'GET object': 'get', 'GET list': 'list', 'GET watch': 'watch', 'POST apply': 'apply', 'PUT update': 'update',
-  'PUT status': 'status', 'DELETE object': 'delete', 'POST events': 'events',
+  'GET object': 'get',
+  'GET list': 'list',
+  'GET watch': 'watch',
+  'POST apply': 'apply',
+  'PUT update': 'update',
+  'PUT status': 'status',
+  'DELETE object': 'delete',
+  'POST events': 'events',
 };
 
 /** Every route of the store API (path templates: {cluster} is one segment). */
@@ -161,18 +167,27 @@ export function createStoreApi(opts: StoreApiOptions): StoreApi {
       else res.end();
     };
     const stop = (): void => end();
-    const w: Watch = store.watch(kindFrom(q), {
-      namespace: opt(q, 'namespace'), labelSelector: opt(q, 'labelSelector'), resourceVersion: opt(q, 'resourceVersion'),
-    }, (ev) => {
-      if (ended) return;
-      res.write(`${JSON.stringify(ev)}\n`);
-      if (res.writableLength > MAX_WATCH_BACKLOG) {
-        const rv = ev.object.metadata.resourceVersion ?? '';
-        end(`${JSON.stringify({ type: 'ERROR', error: E.watchExpired(rv, rv).toJSON() })}\n`);
-      }
-    });
+    const w: Watch = store.watch(
+      kindFrom(q),
+      {
+        namespace: opt(q, 'namespace'),
+        labelSelector: opt(q, 'labelSelector'),
+        resourceVersion: opt(q, 'resourceVersion'),
+      },
+      (ev) => {
+        if (ended) return;
+        res.write(`${JSON.stringify(ev)}\n`);
+        if (res.writableLength > MAX_WATCH_BACKLOG) {
+          const rv = ev.object.metadata.resourceVersion ?? '';
+          end(`${JSON.stringify({ type: 'ERROR', error: E.watchExpired(rv, rv).toJSON() })}\n`);
+        }
+      },
+    );
     stops.add(stop);
-    w.done.then(() => end(), (err: unknown) => end(`${JSON.stringify({ type: 'ERROR', error: toWireError(err) })}\n`));
+    w.done.then(
+      () => end(),
+      (err: unknown) => end(`${JSON.stringify({ type: 'ERROR', error: toWireError(err) })}\n`),
+    );
     res.on('close', () => end());
   }
 

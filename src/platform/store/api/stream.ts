@@ -41,8 +41,7 @@ export function parseStreamWatches(q: URLSearchParams): StreamWatch[] {
 }
 
 /** Serve one stream until the client goes away or the server closes it (returns its stop). */
-export function serveStream(req: IncomingMessage, res: ServerResponse, watches: StreamWatch[],
-  stores: ReadonlyMap<string, ResourceStore>): () => void {
+export function serveStream(req: IncomingMessage, res: ServerResponse, watches: StreamWatch[], stores: ReadonlyMap<string, ResourceStore>): () => void {
   const sse = /text\/event-stream/.test(req.headers.accept ?? '');
   res.writeHead(200, {
     'content-type': sse ? 'text/event-stream; charset=utf-8' : 'application/x-ndjson',
@@ -59,7 +58,9 @@ export function serveStream(req: IncomingMessage, res: ServerResponse, watches: 
     // a client that does not read is not allowed to pile up the server's memory
     if ((res.writableLength ?? 0) > MAX_WATCH_BACKLOG) stop();
   };
-  const heartbeat = setInterval(() => { if (!ended) res.write(sse ? ': keep-alive\n\n' : '\n'); }, STREAM_HEARTBEAT_MS);
+  const heartbeat = setInterval(() => {
+    if (!ended) res.write(sse ? ': keep-alive\n\n' : '\n');
+  }, STREAM_HEARTBEAT_MS);
   heartbeat.unref();
   function stop(): void {
     if (ended) return;
@@ -74,11 +75,13 @@ export function serveStream(req: IncomingMessage, res: ServerResponse, watches: 
       send({ type: 'ERROR', watch: i, error: toWireError(E.clusterUnknown(w.cluster, [...stores.keys()])) });
       return;
     }
-    informers.push(new Informer(store, w.kind, w.namespace ? { namespace: w.namespace } : {}, {
-      onList: (items) => send({ type: 'LIST', watch: i, items }),
-      onEvent: (type, object) => send({ type, watch: i, object }),
-      onError: (err) => send({ type: 'ERROR', watch: i, error: toWireError(err) }),
-    }).start());
+    informers.push(
+      new Informer(store, w.kind, w.namespace ? { namespace: w.namespace } : {}, {
+        onList: (items) => send({ type: 'LIST', watch: i, items }),
+        onEvent: (type, object) => send({ type, watch: i, object }),
+        onError: (err) => send({ type: 'ERROR', watch: i, error: toWireError(err) }),
+      }).start(),
+    );
   });
   res.on('close', stop);
   return stop;

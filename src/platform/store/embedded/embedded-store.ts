@@ -9,9 +9,7 @@ import { checkStoredObject } from '../../resources/index.js';
 import { jsonEqual, mergePatch } from '../merge-patch.js';
 import { checkObjectShape, effectiveNamespace, kindKey, namespaceFilter } from '../object-key.js';
 import { matchesSelector, parseSelector } from '../selector.js';
-import type {
-  ApplyOptions, CoreEvent, KindRef, KubeObject, ListOptions, ObjectList, ResourceStore, Watch, WatchEvent, WatchOptions,
-} from '../types.js';
+import type { ApplyOptions, CoreEvent, KindRef, KubeObject, ListOptions, ObjectList, ResourceStore, Watch, WatchEvent, WatchOptions } from '../types.js';
 import { Watcher, type Change } from '../watch-hub.js';
 import { inStorageVersion, inVersion } from '../versions.js';
 import { SCHEMA, SCHEMA_VERSION } from './schema.js';
@@ -43,7 +41,10 @@ const now = (): string => new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
 
 type Stmt = Database.Statement;
 
-interface Row { rv: number; body: string }
+interface Row {
+  rv: number;
+  body: string;
+}
 
 /** Object content that makes the generation move: everything but metadata and status. */
 function specPart(o: KubeObject): Record<string, unknown> {
@@ -59,7 +60,8 @@ function stripSystemMetadata(o: KubeObject): KubeObject {
 
 function parseRv(rv: string | undefined): number | undefined {
   if (rv === undefined || rv === '') return undefined;
-  if (!/^\d{1,15}$/.test(rv)) throw E.usage(`resourceVersion ${JSON.stringify(rv)} is not a number; use the value a list or get returned`, { resourceVersion: rv });
+  if (!/^\d{1,15}$/.test(rv))
+    throw E.usage(`resourceVersion ${JSON.stringify(rv)} is not a number; use the value a list or get returned`, { resourceVersion: rv });
   return Number(rv);
 }
 
@@ -229,7 +231,7 @@ export class EmbeddedStore implements ResourceStore {
     this.readable();
     const key = kindKey(kind);
     const o = this.read(key, effectiveNamespace(key, namespace), name);
-    return o ? inVersion(o, kind.apiVersion) as T : undefined;
+    return o ? (inVersion(o, kind.apiVersion) as T) : undefined;
   }
 
   async list<T extends KubeObject = KubeObject>(kind: KindRef, opts: ListOptions = {}): Promise<ObjectList<T>> {
@@ -265,8 +267,7 @@ export class EmbeddedStore implements ResourceStore {
       w.fail(err);
       return w;
     }
-    const watcher = new Watcher(key, namespaceFilter(key, opts.namespace), reqs, onEvent as (ev: WatchEvent) => void,
-      (x) => this.watchers.delete(x));
+    const watcher = new Watcher(key, namespaceFilter(key, opts.namespace), reqs, onEvent as (ev: WatchEvent) => void, (x) => this.watchers.delete(x));
     // backlog (or the current state) and registration happen in one synchronous step: no gap
     if (from === undefined) {
       const rows = (watcher.namespace === undefined ? this.s.listKind.all(key) : this.s.listNs.all(key, watcher.namespace)) as Row[];
@@ -277,8 +278,14 @@ export class EmbeddedStore implements ResourceStore {
     } else {
       const rows = this.s.since.all(key, from) as { rv: number; namespace: string; type: Change['type']; oldLabels: string | null; body: string }[];
       for (const r of rows) {
-        watcher.offer({ rv: r.rv, kind: key, namespace: r.namespace, type: r.type,
-          oldLabels: r.oldLabels === null ? undefined : (JSON.parse(r.oldLabels) as Record<string, string>), body: r.body });
+        watcher.offer({
+          rv: r.rv,
+          kind: key,
+          namespace: r.namespace,
+          type: r.type,
+          oldLabels: r.oldLabels === null ? undefined : (JSON.parse(r.oldLabels) as Record<string, string>),
+          body: r.body,
+        });
       }
     }
     this.watchers.add(watcher);
@@ -350,8 +357,14 @@ export class EmbeddedStore implements ResourceStore {
     const next = stripSystemMetadata(incoming);
     delete next.status;
     if (old.status !== undefined) next.status = structuredClone(old.status);
-    next.metadata = { ...next.metadata, name, uid: old.metadata.uid, creationTimestamp: old.metadata.creationTimestamp,
-      generation: old.metadata.generation, resourceVersion: old.metadata.resourceVersion };
+    next.metadata = {
+      ...next.metadata,
+      name,
+      uid: old.metadata.uid,
+      creationTimestamp: old.metadata.creationTimestamp,
+      generation: old.metadata.generation,
+      resourceVersion: old.metadata.resourceVersion,
+    };
     if (ns) next.metadata.namespace = ns;
     else delete next.metadata.namespace;
     this.admit(next, old, true);
@@ -399,7 +412,10 @@ export class EmbeddedStore implements ResourceStore {
     const ioKey = kindKey(io);
     const ioNs = effectiveNamespace(ioKey, io.namespace);
     const ns = ioNs || 'default';
-    const hash = createHash('sha256').update(JSON.stringify([ioKey, ns, io.name, io.uid ?? '', ev.reason])).digest('hex').slice(0, 16);
+    const hash = createHash('sha256')
+      .update(JSON.stringify([ioKey, ns, io.name, io.uid ?? '', ev.reason]))
+      .digest('hex')
+      .slice(0, 16);
     const name = `${io.name.slice(0, 200)}.${hash}`;
     const key = EVENT_KEY;
     const old = this.read(key, ns, name);
@@ -416,11 +432,18 @@ export class EmbeddedStore implements ResourceStore {
       next['type'] = ev.type;
     } else {
       next = {
-        apiVersion: 'v1', kind: 'Event',
+        apiVersion: 'v1',
+        kind: 'Event',
         metadata: { name, namespace: ns, uid: randomUUID(), creationTimestamp: t },
-        involvedObject, reason: ev.reason, message: ev.message, type: ev.type,
-        source: { component: ev.source ?? 'strait' }, reportingComponent: ev.source ?? 'strait',
-        count: 1, firstTimestamp: t, lastTimestamp: t,
+        involvedObject,
+        reason: ev.reason,
+        message: ev.message,
+        type: ev.type,
+        source: { component: ev.source ?? 'strait' },
+        reportingComponent: ev.source ?? 'strait',
+        count: 1,
+        firstTimestamp: t,
+        lastTimestamp: t,
       };
     }
     const written = this.commit(key, ns, name, old ? 'MODIFIED' : 'ADDED', next, old);
@@ -436,10 +459,12 @@ export class EmbeddedStore implements ResourceStore {
     this.lastEventPrune = nowMs;
     const cutoff = new Date(nowMs - this.eventTtlMs).toISOString().replace(/\.\d{3}Z$/, 'Z');
     const rows = this.s.oldEvents.all(EVENT_KEY, cutoff) as { namespace: string; name: string; body: string }[];
-    return Promise.all(rows.map((r) => {
-      const old = JSON.parse(r.body) as KubeObject;
-      return this.commit(EVENT_KEY, r.namespace, r.name, 'DELETED', structuredClone(old), old);
-    }));
+    return Promise.all(
+      rows.map((r) => {
+        const old = JSON.parse(r.body) as KubeObject;
+        return this.commit(EVENT_KEY, r.namespace, r.name, 'DELETED', structuredClone(old), old);
+      }),
+    );
   }
 
   async close(): Promise<void> {

@@ -30,9 +30,11 @@ const open = (description: string): object => ({ type: 'object', description, 'x
 function withoutEmptyProperties(v: unknown): unknown {
   if (Array.isArray(v)) return v.map(withoutEmptyProperties);
   if (v === null || typeof v !== 'object') return v;
-  return Object.fromEntries(Object.entries(v as Record<string, unknown>)
-    .filter(([k, x]) => !(k === 'properties' && x !== null && typeof x === 'object' && Object.keys(x).length === 0))
-    .map(([k, x]) => [k, withoutEmptyProperties(x)]));
+  return Object.fromEntries(
+    Object.entries(v as Record<string, unknown>)
+      .filter(([k, x]) => !(k === 'properties' && x !== null && typeof x === 'object' && Object.keys(x).length === 0))
+      .map(([k, x]) => [k, withoutEmptyProperties(x)]),
+  );
 }
 
 /**
@@ -87,9 +89,11 @@ export function crdFor(info: KindInfo, schemas: SpecSchemas = SCHEMAS as SpecSch
     // a JSON copy: no shared subtrees (which YAML would print as anchors)
     schema: { openAPIV3Schema: JSON.parse(JSON.stringify(openAPIV3Schema)) as Record<string, unknown> },
     ...(NO_STATUS_SUBRESOURCE.has(info.kind) && group === GROUPS.cluster ? {} : { subresources: { status: {} } }),
-    ...(COLUMNS[info.kind] ? {
-      additionalPrinterColumns: [...(COLUMNS[info.kind] ?? []), { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' }],
-    } : {}),
+    ...(COLUMNS[info.kind]
+      ? {
+          additionalPrinterColumns: [...(COLUMNS[info.kind] ?? []), { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' }],
+        }
+      : {}),
   }));
   return {
     apiVersion: 'apiextensions.k8s.io/v1',
@@ -98,7 +102,10 @@ export function crdFor(info: KindInfo, schemas: SpecSchemas = SCHEMAS as SpecSch
     spec: {
       group,
       names: {
-        kind: info.kind, listKind: `${info.kind}List`, plural: info.plural, singular: info.singular,
+        kind: info.kind,
+        listKind: `${info.kind}List`,
+        plural: info.plural,
+        singular: info.singular,
         ...(info.shortNames.length > 0 ? { shortNames: [...info.shortNames] } : {}),
       },
       scope: info.namespaced ? 'Namespaced' : 'Cluster',

@@ -5,7 +5,9 @@ import type { CoreEvent, KubeObject } from '../types.js';
 
 export function eventName(ev: CoreEvent): string {
   const o = ev.involvedObject;
-  const h = createHash('sha256').update(`${o.apiVersion}\n${o.kind}\n${o.namespace ?? ''}\n${o.name}\n${o.uid ?? ''}\n${ev.type}\n${ev.reason}`).digest('hex');
+  const h = createHash('sha256')
+    .update(`${o.apiVersion}\n${o.kind}\n${o.namespace ?? ''}\n${o.name}\n${o.uid ?? ''}\n${ev.type}\n${ev.reason}`)
+    .digest('hex');
   // names are DNS subdomains: <= 253 chars; keep the object's name readable
   return `${o.name.slice(0, 200)}.${h.slice(0, 16)}`;
 }

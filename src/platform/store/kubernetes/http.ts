@@ -27,7 +27,11 @@ export class KubeHttp {
   private readonly agent: HttpAgent | HttpsAgent;
   private tls: RequestOptions | undefined;
 
-  constructor(private readonly kc: KubeConfig, source: string, private readonly requestTimeoutMs = 30_000) {
+  constructor(
+    private readonly kc: KubeConfig,
+    source: string,
+    private readonly requestTimeoutMs = 30_000,
+  ) {
     const cluster = kc.getCurrentCluster();
     if (!cluster) throw E.kubeconfigInvalid(source, `context ${JSON.stringify(kc.getCurrentContext())} names no cluster`);
     if (!kc.getCurrentUser()) throw E.kubeconfigInvalid(source, `context ${JSON.stringify(kc.getCurrentContext())} names no user`);
@@ -56,7 +60,11 @@ export class KubeHttp {
     let caPem: string | undefined;
     if (c?.caData) caPem = Buffer.from(c.caData, 'base64').toString('utf8');
     else if (c?.caFile) {
-      try { caPem = readFileSync(c.caFile, 'utf8'); } catch { caPem = undefined; }
+      try {
+        caPem = readFileSync(c.caFile, 'utf8');
+      } catch {
+        caPem = undefined;
+      }
     }
     return { server: this.server, ...(caPem ? { caPem } : {}) };
   }
@@ -84,7 +92,11 @@ export class KubeHttp {
       headers['content-length'] = String(payload.length);
     }
     const req = (u.protocol === 'http:' ? httpRequest : httpsRequest)(u, {
-      method: spec.method, headers, agent: this.agent, ...(u.protocol === 'https:' ? this.tls : {}), signal,
+      method: spec.method,
+      headers,
+      agent: this.agent,
+      ...(u.protocol === 'https:' ? this.tls : {}),
+      signal,
     });
     req.setTimeout(idleMs, () => req.destroy(Object.assign(new Error(`no answer for ${idleMs} ms`), { code: 'ETIMEDOUT' })));
     return new Promise((resolve, reject) => {
@@ -131,8 +143,17 @@ export class LazyHttp implements HttpClient {
   private real: KubeHttp | undefined;
   private closed = false;
 
-  constructor(private readonly ready: Promise<KubeHttp>, private readonly source: string) {
-    ready.then((h) => { this.real = h; if (this.closed) h.close(); }, () => undefined);
+  constructor(
+    private readonly ready: Promise<KubeHttp>,
+    private readonly source: string,
+  ) {
+    ready.then(
+      (h) => {
+        this.real = h;
+        if (this.closed) h.close();
+      },
+      () => undefined,
+    );
   }
 
   get server(): string {

@@ -25,8 +25,7 @@ export interface KubernetesStoreOptions {
   requestTimeoutMs?: number;
 }
 
-const isKubeConfig = (v: unknown): v is KubeConfig =>
-  typeof v === 'object' && v !== null && typeof (v as KubeConfig).getCurrentCluster === 'function';
+const isKubeConfig = (v: unknown): v is KubeConfig => typeof v === 'object' && v !== null && typeof (v as KubeConfig).getCurrentCluster === 'function';
 
 /** Load a KubeConfig the way kubectl does; STRAIT_ERR_KUBE_CONFIG when it cannot be used. */
 export async function loadKubeConfig(opts: KubernetesStoreOptions): Promise<{ kc: KubeConfig; source: string }> {
@@ -55,7 +54,15 @@ export async function loadKubeConfig(opts: KubernetesStoreOptions): Promise<{ kc
   }
   if (opts.context !== undefined) {
     if (!kc.getContextObject(opts.context)) {
-      throw E.kubeconfigInvalid(source, `it has no context ${JSON.stringify(opts.context)} (contexts: ${kc.getContexts().map((c) => c.name).join(', ') || 'none'})`);
+      throw E.kubeconfigInvalid(
+        source,
+        `it has no context ${JSON.stringify(opts.context)} (contexts: ${
+          kc
+            .getContexts()
+            .map((c) => c.name)
+            .join(', ') || 'none'
+        })`,
+      );
     }
     kc.setCurrentContext(opts.context);
   }
@@ -68,7 +75,7 @@ export async function loadKubeConfig(opts: KubernetesStoreOptions): Promise<{ kc
  * first call rejects with.
  */
 export function openKubernetesStore(opts: KubernetesStoreOptions = {}): KubernetesResourceStore {
-  const source = opts.kubeConfigPath ?? (opts.kubeconfig === undefined ? process.env['KUBECONFIG'] ?? '(default kubeconfig)' : '(given kubeconfig)');
+  const source = opts.kubeConfigPath ?? (opts.kubeconfig === undefined ? (process.env['KUBECONFIG'] ?? '(default kubeconfig)') : '(given kubeconfig)');
   const ready = loadKubeConfig(opts).then(({ kc, source: s }) => new KubeHttp(kc, s, opts.requestTimeoutMs ?? 30_000));
   return new KubernetesStore(new LazyHttp(ready, source), opts.watchTimeoutSeconds ?? 300);
 }

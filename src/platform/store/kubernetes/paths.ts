@@ -41,6 +41,6 @@ export function collectionPath(k: ResolvedKind, namespace?: string): string {
 
 /** Object path; namespaced kinds default to the "default" namespace. */
 export function objectPath(k: ResolvedKind, name: string, namespace?: string, sub?: 'status'): string {
-  const base = collectionPath(k, k.namespaced ? namespace ?? 'default' : undefined);
+  const base = collectionPath(k, k.namespaced ? (namespace ?? 'default') : undefined);
   return `${base}/${encodeURIComponent(name)}${sub ? `/${sub}` : ''}`;
 }

@@ -6,9 +6,7 @@
 // core/v1 Events aggregated per object and reason.
 import { E, isStraitError } from '../../../base/errors/index.js';
 import { checkStoredObject, failClosedStandIn } from '../../resources/index.js';
-import type {
-  ApplyOptions, CoreEvent, KindRef, KubeObject, ListOptions, ObjectList, ResourceStore, Watch, WatchEvent, WatchOptions,
-} from '../types.js';
+import type { ApplyOptions, CoreEvent, KindRef, KubeObject, ListOptions, ObjectList, ResourceStore, Watch, WatchEvent, WatchOptions } from '../types.js';
 import { mergePatch } from '../merge-patch.js';
 import { mapStatus, resourceNotServed } from './errors.js';
 import { eventName, newEvent } from './events.js';
@@ -67,7 +65,10 @@ function withKind<T extends KubeObject>(o: unknown, k: ResolvedKind): T {
 const NAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 function checkName(kind: string, name: unknown): asserts name is string {
   if (typeof name !== 'string' || name.length > 253 || !NAME.test(name)) {
-    throw E.usage(`${kind} name ${JSON.stringify(name)} is not a DNS-1123 subdomain (lowercase letters, digits, '-' and '.', at most 253, starting and ending with a letter or digit); rename it`, { kind, name });
+    throw E.usage(
+      `${kind} name ${JSON.stringify(name)} is not a DNS-1123 subdomain (lowercase letters, digits, '-' and '.', at most 253, starting and ending with a letter or digit); rename it`,
+      { kind, name },
+    );
   }
 }
 
@@ -79,7 +80,12 @@ function checkName(kind: string, name: unknown): asserts name is string {
 function patchBody(obj: KubeObject, namespace: string | undefined, keepRv: boolean): Record<string, unknown> {
   const { status: _status, metadata, ...rest } = obj;
   const {
-    resourceVersion, uid: _uid, creationTimestamp: _ct, generation: _g, deletionTimestamp: _dt, namespace: _ns,
+    resourceVersion,
+    uid: _uid,
+    creationTimestamp: _ct,
+    generation: _g,
+    deletionTimestamp: _dt,
+    namespace: _ns,
     ...meta
   } = metadata as unknown as Record<string, unknown>;
   delete meta['managedFields'];
@@ -105,7 +111,10 @@ export class KubernetesStore implements KubernetesResourceStore {
   /** uid@resourceVersion of invalid objects already reported (one Event each) */
   private readonly reported = new Set<string>();
 
-  constructor(private readonly http: HttpClient, private readonly watchTimeoutSeconds = 300) {}
+  constructor(
+    private readonly http: HttpClient,
+    private readonly watchTimeoutSeconds = 300,
+  ) {}
 
   get server(): string {
     return this.http.server;
@@ -116,7 +125,7 @@ export class KubernetesStore implements KubernetesResourceStore {
   }
 
   private ns(k: ResolvedKind, namespace: string | undefined): string | undefined {
-    return k.namespaced ? namespace ?? 'default' : undefined;
+    return k.namespaced ? (namespace ?? 'default') : undefined;
   }
 
   /**
@@ -140,13 +149,23 @@ export class KubernetesStore implements KubernetesResourceStore {
         const name = typeof o.metadata?.name === 'string' ? o.metadata.name : '';
         if (name) {
           this.recordEvent({
-            involvedObject: { apiVersion: o.apiVersion, kind: o.kind, name, ...(typeof o.metadata.namespace === 'string' ? { namespace: o.metadata.namespace } : {}), ...(o.metadata.uid ? { uid: o.metadata.uid } : {}) },
-            type: 'Warning', reason: 'InvalidObject', source: 'strait',
+            involvedObject: {
+              apiVersion: o.apiVersion,
+              kind: o.kind,
+              name,
+              ...(typeof o.metadata.namespace === 'string' ? { namespace: o.metadata.namespace } : {}),
+              ...(o.metadata.uid ? { uid: o.metadata.uid } : {}),
+            },
+            type: 'Warning',
+            reason: 'InvalidObject',
+            source: 'strait',
             message: `${failClosedStandIn(o, reason) ? 'enforced as its strictest setting' : 'ignored'} by strait: ${reason}`,
-          }).catch(() => { /* reporting is best effort; the object stays ignored */ });
+          }).catch(() => {
+            /* reporting is best effort; the object stays ignored */
+          });
         }
       }
-      return typeof o.metadata?.name === 'string' ? failClosedStandIn(o, reason) as T | undefined : undefined;
+      return typeof o.metadata?.name === 'string' ? (failClosedStandIn(o, reason) as T | undefined) : undefined;
     }
   }
 
@@ -181,9 +200,12 @@ export class KubernetesStore implements KubernetesResourceStore {
     let resourceVersion = '';
     do {
       const res = await this.http.request({
-        method: 'GET', path: collectionPath(k, opts.namespace),
+        method: 'GET',
+        path: collectionPath(k, opts.namespace),
         query: {
-          labelSelector: opts.labelSelector, limit: '500', continue: cont,
+          labelSelector: opts.labelSelector,
+          limit: '500',
+          continue: cont,
           ...(exact !== undefined && cont === undefined ? { resourceVersion: exact, resourceVersionMatch: 'Exact' } : {}),
         },
       });
@@ -202,13 +224,21 @@ export class KubernetesStore implements KubernetesResourceStore {
   watch<T extends KubeObject = KubeObject>(kind: KindRef, opts: WatchOptions, onEvent: (ev: WatchEvent<T>) => void): Watch {
     this.check();
     const k = resolveKind(kind);
-    const w = new KubeWatch<T>({
-      http: this.http, kind: k, timeoutSeconds: this.watchTimeoutSeconds,
-      list: (exact) => this.listResolved(k, opts, exact),
-      readable: <O extends KubeObject>(o: O) => this.readable(o),
-    }, opts, onEvent);
+    const w = new KubeWatch<T>(
+      {
+        http: this.http,
+        kind: k,
+        timeoutSeconds: this.watchTimeoutSeconds,
+        list: (exact) => this.listResolved(k, opts, exact),
+        readable: <O extends KubeObject>(o: O) => this.readable(o),
+      },
+      opts,
+      onEvent,
+    );
     this.watches.add(w);
-    const forget = (): void => { this.watches.delete(w); };
+    const forget = (): void => {
+      this.watches.delete(w);
+    };
     w.done.then(forget, forget);
     return w;
   }
@@ -226,14 +256,21 @@ export class KubernetesStore implements KubernetesResourceStore {
     this.writable(current ? { ...(mergePatch(current, patchBody(obj, namespace, false)) as KubeObject), status: undefined } : obj);
     for (let attempt = 0; ; attempt++) {
       const patched = await this.http.request({
-        method: 'PATCH', path: objectPath(k, name, namespace), query, body, contentType: 'application/merge-patch+json',
+        method: 'PATCH',
+        path: objectPath(k, name, namespace),
+        query,
+        body,
+        contentType: 'application/merge-patch+json',
       });
       if (ok(patched.status)) return withKind<T>(patched.body, k);
-      if (patched.status !== 404 || resourceNotServed(patched.status, patched.body)) this.fail(patched, 'apply', k, name, namespace, obj.metadata.resourceVersion);
+      if (patched.status !== 404 || resourceNotServed(patched.status, patched.body))
+        this.fail(patched, 'apply', k, name, namespace, obj.metadata.resourceVersion);
       // a status goes along on create: the API server drops it where the CRD has the status
       // subresource, and needs it where the CRD has none and requires one (Submariner's Gateway)
       const created = await this.http.request({
-        method: 'POST', path: collectionPath(k, namespace), query,
+        method: 'POST',
+        path: collectionPath(k, namespace),
+        query,
         body: { ...patchBody(obj, namespace, false), ...(obj.status !== undefined ? { status: obj.status } : {}) },
       });
       if (ok(created.status)) return withKind<T>(created.body, k);
@@ -252,7 +289,10 @@ export class KubernetesStore implements KubernetesResourceStore {
     const namespace = this.ns(k, obj.metadata.namespace);
     const body = patchBody(obj, namespace, false);
     const res = await this.http.request({
-      method: 'PATCH', path: objectPath(k, name, namespace), body, contentType: 'application/apply-patch+yaml',
+      method: 'PATCH',
+      path: objectPath(k, name, namespace),
+      body,
+      contentType: 'application/apply-patch+yaml',
       query: { fieldManager: opts.fieldManager ?? DEFAULT_MANAGER, force: String(opts.force ?? true), dryRun: opts.dryRun ? 'All' : undefined },
     });
     if (!ok(res.status)) this.fail(res, 'apply', k, name, namespace);
@@ -326,7 +366,9 @@ export class KubernetesStore implements KubernetesResourceStore {
         this.fail(res, 'create', k, name, namespace);
       }
       const res = await this.http.request({
-        method: 'PATCH', path: objectPath(k, name, namespace), contentType: 'application/merge-patch+json',
+        method: 'PATCH',
+        path: objectPath(k, name, namespace),
+        contentType: 'application/merge-patch+json',
         body: { metadata: { resourceVersion: cur.metadata.resourceVersion }, count: (cur.count ?? 1) + 1, lastTimestamp: now, message: ev.message },
       });
       if (ok(res.status)) return;
@@ -372,4 +414,3 @@ export class KubernetesStore implements KubernetesResourceStore {
     this.http.close();
   }
 }
-

@@ -42,9 +42,18 @@ export class KubeWatch<T extends KubeObject> implements Watch {
   /** a watch request was answered at least once (later failures are retried) */
   private connected = false;
 
-  constructor(private readonly deps: WatchDeps, private readonly opts: WatchOptions, private readonly onEvent: (ev: WatchEvent<T>) => void) {
-    this.done = new Promise<void>((resolve, reject) => { this.resolveDone = resolve; this.rejectDone = reject; });
-    this.done.catch(() => { /* the caller may not await done; it still sees the rejection if it does */ });
+  constructor(
+    private readonly deps: WatchDeps,
+    private readonly opts: WatchOptions,
+    private readonly onEvent: (ev: WatchEvent<T>) => void,
+  ) {
+    this.done = new Promise<void>((resolve, reject) => {
+      this.resolveDone = resolve;
+      this.rejectDone = reject;
+    });
+    this.done.catch(() => {
+      /* the caller may not await done; it still sees the rejection if it does */
+    });
     this.rv = opts.resourceVersion;
     void this.run();
   }
@@ -135,24 +144,42 @@ export class KubeWatch<T extends KubeObject> implements Watch {
   private async once(): Promise<'ended' | 'expired'> {
     const { http, kind } = this.deps;
     this.abort = new AbortController();
-    const res = await http.open({
-      method: 'GET',
-      path: collectionPath(kind, this.opts.namespace),
-      query: {
-        watch: 'true', allowWatchBookmarks: 'true', resourceVersion: this.rv,
-        timeoutSeconds: String(this.deps.timeoutSeconds), labelSelector: this.opts.labelSelector,
+    const res = await http.open(
+      {
+        method: 'GET',
+        path: collectionPath(kind, this.opts.namespace),
+        query: {
+          watch: 'true',
+          allowWatchBookmarks: 'true',
+          resourceVersion: this.rv,
+          timeoutSeconds: String(this.deps.timeoutSeconds),
+          labelSelector: this.opts.labelSelector,
+        },
       },
-    }, this.abort.signal, (this.deps.timeoutSeconds + 30) * 1000);
+      this.abort.signal,
+      (this.deps.timeoutSeconds + 30) * 1000,
+    );
     if (res.statusCode !== 200) {
       const chunks: Buffer[] = [];
       for await (const c of res) chunks.push(c as Buffer);
       let body: unknown;
-      try { body = JSON.parse(Buffer.concat(chunks).toString('utf8')); } catch { body = {}; }
+      try {
+        body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+      } catch {
+        body = {};
+      }
       if (res.statusCode === 410) return 'expired';
       const status = res.statusCode ?? 0;
       // shutting down, overloaded, restarting: try again
       if (status === 429 || status >= 500) throw E.storeUnavailable(http.server, `watch answered HTTP ${status}`);
-      throw mapStatus(res.statusCode ?? 0, body, { verb: 'watch', kind: kind.kind, name: '*', namespace: this.opts.namespace, resource: resourceName(kind), server: http.server });
+      throw mapStatus(res.statusCode ?? 0, body, {
+        verb: 'watch',
+        kind: kind.kind,
+        name: '*',
+        namespace: this.opts.namespace,
+        resource: resourceName(kind),
+        server: http.server,
+      });
     }
     this.connected = true;
     let buf = '';
