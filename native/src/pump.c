@@ -229,7 +229,8 @@ static pump *join_slot(int i) {
   pump *p = pumps[i];
   uint64_t one = 1;
   __atomic_store_n(&p->stop, 1, __ATOMIC_RELEASE);
-  if (write(p->stop_fd, &one, sizeof one) < 0) { /* cannot fail: the counter is far from its limit */
+  if (write(p->stop_fd, &one, sizeof one) < 0) {
+    // cannot fail: the counter is far from its limit (the if only consumes write's result)
   }
   pthread_join(p->thread, NULL);
   close(p->stop_fd);
