@@ -71,6 +71,8 @@ declare -A PKG=(
   [busybox]=busybox-static
   # the web console's browser tests (playwright-core drives Debian's Chromium, headless)
   [chromium]=chromium
+  # the C addon's formatter (native/.clang-format; npm run lint checks it, npm run format writes it)
+  [clang-format]=clang-format
 )
 # file -> Debian package, for what is not a command on PATH
 declare -A PKG_FILE=(

@@ -103,7 +103,11 @@ strait_reader *strait_reader_find(int fd) {
 
 napi_value strait_reader_start(napi_env env, int fd, napi_value buffer, napi_value callback, const char *name, strait_drain_fn drain) {
   int slot = -1;
-  for (int i = 0; i < MAX_READERS; i++) if (!readers[i]) { slot = i; break; }
+  for (int i = 0; i < MAX_READERS; i++)
+    if (!readers[i]) {
+      slot = i;
+      break;
+    }
   if (slot < 0) return strait_throw_errno(env, "too many readers", EMFILE);
   strait_reader *r = calloc(1, sizeof *r);
   if (!r) return strait_throw_errno(env, name, ENOMEM);
@@ -243,8 +247,7 @@ int strait_get_int_range(strait_args *a, size_t i, const char *name, int32_t lo,
 }
 
 int strait_get_fd(strait_args *a, size_t i, const char *name, int32_t *out) {
-  if (!is_number(a, i) || napi_get_value_int32(a->env, a->argv[i], out) != napi_ok || *out < 0)
-    return bad(a, i, name, "a descriptor (an integer >= 0)");
+  if (!is_number(a, i) || napi_get_value_int32(a->env, a->argv[i], out) != napi_ok || *out < 0) return bad(a, i, name, "a descriptor (an integer >= 0)");
   return 1;
 }
 
@@ -265,8 +268,7 @@ int strait_get_bool(strait_args *a, size_t i, const char *name, bool *out) {
 
 int strait_get_buffer(strait_args *a, size_t i, const char *name, void **data, size_t *len) {
   bool is_buf = false;
-  if (i >= a->argc || napi_is_buffer(a->env, a->argv[i], &is_buf) != napi_ok || !is_buf ||
-      napi_get_buffer_info(a->env, a->argv[i], data, len) != napi_ok)
+  if (i >= a->argc || napi_is_buffer(a->env, a->argv[i], &is_buf) != napi_ok || !is_buf || napi_get_buffer_info(a->env, a->argv[i], data, len) != napi_ok)
     return bad(a, i, name, "a Buffer");
   return 1;
 }

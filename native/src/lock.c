@@ -16,7 +16,8 @@ napi_value strait_js_flock_try(napi_env env, napi_callback_info info) {
   int32_t fd;
   if (!strait_args_get(env, info, "flockTry", 1, 1, &a) || !strait_get_fd(&a, 0, "fd", &fd)) return NULL;
   int r;
-  do r = flock(fd, LOCK_EX | LOCK_NB); while (r != 0 && errno == EINTR);
+  do r = flock(fd, LOCK_EX | LOCK_NB);
+  while (r != 0 && errno == EINTR);
   if (r != 0 && errno != EWOULDBLOCK) return strait_throw_errno(env, "flock", errno);
   napi_value out;
   napi_get_boolean(env, r == 0, &out);

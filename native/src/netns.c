@@ -146,9 +146,16 @@ napi_value strait_js_netns_listen(napi_env env, napi_callback_info info) {
   if (!err) {
     int one = 1;
     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    if (mark != 0 && setsockopt(fd, SOL_SOCKET, SO_MARK, &mark, sizeof mark) != 0) { err = errno; what = "setsockopt(SO_MARK)"; }
-    else if (bind(fd, (struct sockaddr *)&sa, sizeof sa) != 0) { err = errno; what = "bind"; }
-    else if (listen(fd, backlog) != 0) { err = errno; what = "listen"; }
+    if (mark != 0 && setsockopt(fd, SOL_SOCKET, SO_MARK, &mark, sizeof mark) != 0) {
+      err = errno;
+      what = "setsockopt(SO_MARK)";
+    } else if (bind(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
+      err = errno;
+      what = "bind";
+    } else if (listen(fd, backlog) != 0) {
+      err = errno;
+      what = "listen";
+    }
   }
   // always go home, whatever happened in there
   if (setns(self, CLONE_NEWNET) != 0) {
@@ -171,8 +178,7 @@ napi_value strait_js_netns_call(napi_env env, napi_callback_info info) {
   strait_args a;
   char path[512];
   int nsfd = -1;
-  if (!strait_args_get(env, info, "netnsCall", 2, 2, &a) || !netns_target(&a, 0, path, sizeof path, &nsfd) || !strait_get_function(&a, 1, "fn"))
-    return NULL;
+  if (!strait_args_get(env, info, "netnsCall", 2, 2, &a) || !netns_target(&a, 0, path, sizeof path, &nsfd) || !strait_get_function(&a, 1, "fn")) return NULL;
   int self = netns_enter(env, nsfd < 0 ? path : NULL, nsfd);
   if (self < 0) return NULL;
   napi_value global, result = NULL;
@@ -207,8 +213,8 @@ napi_value strait_js_netns_open(napi_env env, napi_callback_info info) {
 napi_value strait_js_netns_socket(napi_env env, napi_callback_info info) {
   strait_args a;
   int32_t nsfd = -1, family = 4, mark = 0;
-  if (!strait_args_get(env, info, "netnsSocket", 3, 3, &a) || !strait_get_fd(&a, 0, "nsFd", &nsfd) ||
-      !strait_get_int_range(&a, 1, "family", 4, 6, &family) || !strait_get_int(&a, 2, "mark", &mark))
+  if (!strait_args_get(env, info, "netnsSocket", 3, 3, &a) || !strait_get_fd(&a, 0, "nsFd", &nsfd) || !strait_get_int_range(&a, 1, "family", 4, 6, &family) ||
+      !strait_get_int(&a, 2, "mark", &mark))
     return NULL;
   if (family == 5) return strait_throw_usage(env, "netnsSocket", "argument 2 (family) must be 4 or 6, got 5");
   int self = netns_enter(env, NULL, nsfd);
@@ -216,7 +222,10 @@ napi_value strait_js_netns_socket(napi_env env, napi_callback_info info) {
   int fd = socket(family == 6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   int err = fd < 0 ? errno : 0;
   const char *what = "socket";
-  if (!err && mark != 0 && setsockopt(fd, SOL_SOCKET, SO_MARK, &mark, sizeof mark) != 0) { err = errno; what = "setsockopt(SO_MARK)"; }
+  if (!err && mark != 0 && setsockopt(fd, SOL_SOCKET, SO_MARK, &mark, sizeof mark) != 0) {
+    err = errno;
+    what = "setsockopt(SO_MARK)";
+  }
   netns_leave(self, "netnsSocket");
   if (err) {
     if (fd >= 0) close(fd);
@@ -226,4 +235,3 @@ napi_value strait_js_netns_socket(napi_env env, napi_callback_info info) {
   napi_create_int32(env, fd, &out);
   return out;
 }
-

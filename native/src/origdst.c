@@ -52,4 +52,3 @@ napi_value strait_js_get_original_dst(napi_env env, napi_callback_info info) {
   inet_ntop(AF_INET, &dst4.sin_addr, buf, sizeof buf);
   return make_result(env, buf, ntohs(dst4.sin_port), 4);
 }
-

@@ -40,7 +40,7 @@
 #define MAX_FRAGS 64    // EXT_MAX_FRAGMENTS
 #define GSO_BYTES 65000 // bytes per GSO send (as the JS transport batches)
 #define GSO_SEGS 64
-#define MAX_SEG 1472    // bigger datagrams leave one by one (as the JS transport sends them)
+#define MAX_SEG 1472 // bigger datagrams leave one by one (as the JS transport sends them)
 #define READ_BYTES (65536 + VNET)
 #define BURST 64
 
@@ -229,7 +229,9 @@ static pump *join_slot(int i) {
   pump *p = pumps[i];
   uint64_t one = 1;
   __atomic_store_n(&p->stop, 1, __ATOMIC_RELEASE);
-  if (write(p->stop_fd, &one, sizeof one) < 0) { /* cannot fail: the counter is far from its limit */ }
+  if (write(p->stop_fd, &one, sizeof one) < 0) {
+    // cannot fail: the counter is far from its limit (the if only consumes write's result)
+  }
   pthread_join(p->thread, NULL);
   close(p->stop_fd);
   pumps[i] = NULL;
@@ -284,11 +286,10 @@ napi_value strait_js_pump_start(napi_env env, napi_callback_info info) {
   size_t tlen;
   double *tdata;
   // fragments: at least 64 bytes (EXT_MIN_FRAGMENT), a datagram of at most 65507 bytes
-  if (!strait_args_get(env, info, "pumpStart", 11, 11, &a) || !strait_get_fd(&a, 0, "tunFd", &tun_fd) ||
-      !strait_get_fd(&a, 1, "udpFd", &udp_fd) || !get_header(&a, 2, "hdrIpv4", h4) || !get_header(&a, 3, "hdrVnet", hv) ||
-      !get_header(&a, 4, "hdrStrait", hs) || !strait_get_int_range(&a, 5, "fragSize", 64, 65000, &frag) ||
-      !strait_get_int_range(&a, 6, "maxDatagram", HDR + EXT + frag, 65507, &maxd) || !strait_get_u32(&a, 7, "addr", &addr) ||
-      !strait_get_int_range(&a, 8, "port", 1, 65535, &port) || !strait_get_u32(&a, 9, "msgId", &msg_id) ||
+  if (!strait_args_get(env, info, "pumpStart", 11, 11, &a) || !strait_get_fd(&a, 0, "tunFd", &tun_fd) || !strait_get_fd(&a, 1, "udpFd", &udp_fd) ||
+      !get_header(&a, 2, "hdrIpv4", h4) || !get_header(&a, 3, "hdrVnet", hv) || !get_header(&a, 4, "hdrStrait", hs) ||
+      !strait_get_int_range(&a, 5, "fragSize", 64, 65000, &frag) || !strait_get_int_range(&a, 6, "maxDatagram", HDR + EXT + frag, 65507, &maxd) ||
+      !strait_get_u32(&a, 7, "addr", &addr) || !strait_get_int_range(&a, 8, "port", 1, 65535, &port) || !strait_get_u32(&a, 9, "msgId", &msg_id) ||
       !strait_get_f64array(&a, 10, "counters", PUMP_COUNTERS, &tdata, &tlen))
     return NULL;
   int slot = -1;

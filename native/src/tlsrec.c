@@ -40,8 +40,8 @@
 
 #define HDR 5
 #define TAG 16
-#define MAX_PLAIN 16384                      // TLSInnerPlaintext content limit (2^14)
-#define MAX_CIPHER (MAX_PLAIN + 256)         // TLSCiphertext.length limit (RFC 8446 5.2)
+#define MAX_PLAIN 16384              // TLSInnerPlaintext content limit (2^14)
+#define MAX_CIPHER (MAX_PLAIN + 256) // TLSCiphertext.length limit (RFC 8446 5.2)
 #define REC_MAX (HDR + MAX_CIPHER)
 #define IN_CAP (4 * MAX_PLAIN + 2 * REC_MAX) // a read of 64 KiB behind a partial record
 #define OUT_RECS 4                           // plaintext read at once: 4 full records
@@ -108,7 +108,9 @@ static void buf_put(int out, unsigned char *b) {
 }
 
 // --- keys: HKDF-Expand-Label (RFC 8446 7.1) and the AEAD, all libcrypto --------------
-static size_t suite_hash(int suite) { return suite == 2 ? 48 : 32; }
+static size_t suite_hash(int suite) {
+  return suite == 2 ? 48 : 32;
+}
 
 static int expand_label(int suite, const unsigned char *secret, const char *label, unsigned char *out, size_t outlen) {
   unsigned char info[2 + 1 + 6 + 16 + 1];
@@ -126,11 +128,11 @@ static int expand_label(int suite, const unsigned char *secret, const char *labe
   EVP_KDF_CTX *c = hkdf ? EVP_KDF_CTX_new(hkdf) : NULL;
   int mode = EVP_KDF_HKDF_MODE_EXPAND_ONLY;
   OSSL_PARAM params[] = {
-    OSSL_PARAM_construct_int(OSSL_KDF_PARAM_MODE, &mode),
-    OSSL_PARAM_construct_utf8_string(OSSL_KDF_PARAM_DIGEST, suite == 2 ? "SHA384" : "SHA256", 0),
-    OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_KEY, (void *)secret, suite_hash(suite)),
-    OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_INFO, info, 10 + ll),
-    OSSL_PARAM_construct_end(),
+      OSSL_PARAM_construct_int(OSSL_KDF_PARAM_MODE, &mode),
+      OSSL_PARAM_construct_utf8_string(OSSL_KDF_PARAM_DIGEST, suite == 2 ? "SHA384" : "SHA256", 0),
+      OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_KEY, (void *)secret, suite_hash(suite)),
+      OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_INFO, info, 10 + ll),
+      OSSL_PARAM_construct_end(),
   };
   int ok = c && EVP_KDF_derive(c, out, outlen, params) == 1;
   EVP_KDF_CTX_free(c);
@@ -177,8 +179,7 @@ static int seal(keys *k, unsigned char *rec, size_t ptlen) {
   rec[4] = (unsigned char)clen;
   nonce_of(k, nonce);
   if (EVP_EncryptInit_ex(k->ctx, NULL, NULL, NULL, nonce) != 1 || EVP_EncryptUpdate(k->ctx, NULL, &outl, rec, HDR) != 1 ||
-      EVP_EncryptUpdate(k->ctx, rec + HDR, &outl, rec + HDR, (int)ptlen) != 1 ||
-      EVP_EncryptFinal_ex(k->ctx, rec + HDR + ptlen, &outl) != 1 ||
+      EVP_EncryptUpdate(k->ctx, rec + HDR, &outl, rec + HDR, (int)ptlen) != 1 || EVP_EncryptFinal_ex(k->ctx, rec + HDR + ptlen, &outl) != 1 ||
       EVP_CIPHER_CTX_ctrl(k->ctx, EVP_CTRL_GCM_GET_TAG, TAG, rec + HDR + ptlen) != 1)
     return 0;
   k->seq++;
@@ -194,8 +195,7 @@ static int open_rec(keys *k, unsigned char *rec, size_t clen) {
   nonce_of(k, nonce);
   size_t n = clen - TAG;
   if (EVP_DecryptInit_ex(k->ctx, NULL, NULL, NULL, nonce) != 1 || EVP_DecryptUpdate(k->ctx, NULL, &outl, rec, HDR) != 1 ||
-      EVP_DecryptUpdate(k->ctx, rec + HDR, &outl, rec + HDR, (int)n) != 1 ||
-      EVP_CIPHER_CTX_ctrl(k->ctx, EVP_CTRL_GCM_SET_TAG, TAG, rec + HDR + n) != 1 ||
+      EVP_DecryptUpdate(k->ctx, rec + HDR, &outl, rec + HDR, (int)n) != 1 || EVP_CIPHER_CTX_ctrl(k->ctx, EVP_CTRL_GCM_SET_TAG, TAG, rec + HDR + n) != 1 ||
       EVP_DecryptFinal_ex(k->ctx, rec + HDR + n, &outl) <= 0)
     return 0;
   k->seq++;
@@ -560,9 +560,8 @@ napi_value strait_js_relay_start(napi_env env, napi_callback_info info) {
   size_t pending_len = 0;
   unsigned char rsec[48], wsec[48];
   uint64_t rseq, wseq;
-  int ok = strait_args_get(env, info, "tlsRelayStart", 9, 9, &a) && strait_get_fd(&a, 0, "tlsFd", &tls_fd) &&
-           strait_get_fd(&a, 1, "plainFd", &app_fd) && get_suite(&a, 2, &suite) &&
-           get_secret(&a, 3, "readSecret", suite_hash(suite), rsec) && get_seq(&a, 4, "readSeq", &rseq) &&
+  int ok = strait_args_get(env, info, "tlsRelayStart", 9, 9, &a) && strait_get_fd(&a, 0, "tlsFd", &tls_fd) && strait_get_fd(&a, 1, "plainFd", &app_fd) &&
+           get_suite(&a, 2, &suite) && get_secret(&a, 3, "readSecret", suite_hash(suite), rsec) && get_seq(&a, 4, "readSeq", &rseq) &&
            get_secret(&a, 5, "writeSecret", suite_hash(suite), wsec) && get_seq(&a, 6, "writeSeq", &wseq) &&
            strait_get_buffer(&a, 7, "pending", &pending, &pending_len) && strait_get_function(&a, 8, "onEnd");
   if (ok && pending_len > IN_CAP - MAX_PLAIN) {
@@ -682,8 +681,7 @@ napi_value strait_js_traffic_keys(napi_env env, napi_callback_info info) {
   napi_value out;
   int32_t suite;
   unsigned char secret[48], kiv[32 + 12];
-  if (!strait_args_get(env, info, "tlsTrafficKeys", 2, 2, &a) || !get_suite(&a, 0, &suite) ||
-      !get_secret(&a, 1, "secret", suite_hash(suite), secret))
+  if (!strait_args_get(env, info, "tlsTrafficKeys", 2, 2, &a) || !get_suite(&a, 0, &suite) || !get_secret(&a, 1, "secret", suite_hash(suite), secret))
     return NULL;
   size_t kl = suite == 2 ? 32 : 16;
   int ok = expand_label(suite, secret, "key", kiv, kl) && expand_label(suite, secret, "iv", kiv + kl, 12);
@@ -710,8 +708,8 @@ napi_value strait_js_record_open(napi_env env, napi_callback_info info) {
   void *rec, *kiv;
   size_t len, kiv_len;
   double seq_num;
-  if (!strait_args_get(env, info, "tlsRecordOpen", 4, 4, &a) || !get_suite(&a, 0, &suite) ||
-      !strait_get_buffer(&a, 1, "keyIv", &kiv, &kiv_len) || !strait_get_buffer(&a, 3, "record", &rec, &len))
+  if (!strait_args_get(env, info, "tlsRecordOpen", 4, 4, &a) || !get_suite(&a, 0, &suite) || !strait_get_buffer(&a, 1, "keyIv", &kiv, &kiv_len) ||
+      !strait_get_buffer(&a, 3, "record", &rec, &len))
     return NULL;
   if (kiv_len != (suite == 2 ? 44u : 28u))
     return strait_throw_usage(env, "tlsRecordOpen", "argument 2 (keyIv) must be %u bytes, got %zu", suite == 2 ? 44u : 28u, kiv_len);

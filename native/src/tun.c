@@ -93,8 +93,8 @@ napi_value strait_js_tun_start(napi_env env, napi_callback_info info) {
   int32_t fd;
   void *data;
   size_t blen;
-  if (!strait_args_get(env, info, "tunStart", 3, 3, &a) || !strait_get_fd(&a, 0, "fd", &fd) ||
-      !strait_get_buffer(&a, 1, "buffer", &data, &blen) || !strait_get_function(&a, 2, "onPacket"))
+  if (!strait_args_get(env, info, "tunStart", 3, 3, &a) || !strait_get_fd(&a, 0, "fd", &fd) || !strait_get_buffer(&a, 1, "buffer", &data, &blen) ||
+      !strait_get_function(&a, 2, "onPacket"))
     return NULL;
   return strait_reader_start(env, fd, a.argv[1], a.argv[2], "strait:tun", drain);
 }
@@ -113,9 +113,8 @@ napi_value strait_js_tun_write(napi_env env, napi_callback_info info) {
   int32_t fd, off, len;
   void *data;
   size_t blen;
-  if (!strait_args_get(env, info, "tunWrite", 4, 4, &a) || !strait_get_fd(&a, 0, "fd", &fd) ||
-      !strait_get_buffer(&a, 1, "buffer", &data, &blen) || !strait_get_int_range(&a, 2, "offset", 0, INT32_MAX, &off) ||
-      !strait_get_int_range(&a, 3, "length", 0, INT32_MAX, &len))
+  if (!strait_args_get(env, info, "tunWrite", 4, 4, &a) || !strait_get_fd(&a, 0, "fd", &fd) || !strait_get_buffer(&a, 1, "buffer", &data, &blen) ||
+      !strait_get_int_range(&a, 2, "offset", 0, INT32_MAX, &off) || !strait_get_int_range(&a, 3, "length", 0, INT32_MAX, &len))
     return NULL;
   if ((size_t)off + (size_t)len > blen) return strait_throw_usage(env, "tunWrite", "offset %d + length %d past the buffer's %zu bytes", off, len, blen);
   ssize_t n = threaded_write(fd, NULL, 0, (char *)data + off, (size_t)len);
@@ -133,9 +132,9 @@ napi_value strait_js_tun_writev(napi_env env, napi_callback_info info) {
   int32_t fd, off, len;
   void *hdr, *data;
   size_t hlen, blen;
-  if (!strait_args_get(env, info, "tunWritev", 5, 5, &a) || !strait_get_fd(&a, 0, "fd", &fd) ||
-      !strait_get_buffer(&a, 1, "hdr", &hdr, &hlen) || !strait_get_buffer(&a, 2, "buffer", &data, &blen) ||
-      !strait_get_int_range(&a, 3, "offset", 0, INT32_MAX, &off) || !strait_get_int_range(&a, 4, "length", 0, INT32_MAX, &len))
+  if (!strait_args_get(env, info, "tunWritev", 5, 5, &a) || !strait_get_fd(&a, 0, "fd", &fd) || !strait_get_buffer(&a, 1, "hdr", &hdr, &hlen) ||
+      !strait_get_buffer(&a, 2, "buffer", &data, &blen) || !strait_get_int_range(&a, 3, "offset", 0, INT32_MAX, &off) ||
+      !strait_get_int_range(&a, 4, "length", 0, INT32_MAX, &len))
     return NULL;
   if ((size_t)off + (size_t)len > blen) return strait_throw_usage(env, "tunWritev", "offset %d + length %d past the buffer's %zu bytes", off, len, blen);
   ssize_t n = threaded_write(fd, hdr, hlen, (char *)data + off, (size_t)len);
@@ -148,4 +147,3 @@ napi_value strait_js_tun_writev(napi_env env, napi_callback_info info) {
   napi_create_int32(env, (int32_t)n, &out);
   return out;
 }
-

@@ -117,8 +117,8 @@ napi_value strait_js_udp_start(napi_env env, napi_callback_info info) {
   int32_t fd;
   void *data;
   size_t blen;
-  if (!strait_args_get(env, info, "udpStart", 3, 3, &a) || !strait_get_fd(&a, 0, "fd", &fd) ||
-      !strait_get_buffer(&a, 1, "buffer", &data, &blen) || !strait_get_function(&a, 2, "onRecv"))
+  if (!strait_args_get(env, info, "udpStart", 3, 3, &a) || !strait_get_fd(&a, 0, "fd", &fd) || !strait_get_buffer(&a, 1, "buffer", &data, &blen) ||
+      !strait_get_function(&a, 2, "onRecv"))
     return NULL;
   return strait_reader_start(env, fd, a.argv[1], a.argv[2], "strait:udp", drain);
 }
@@ -179,10 +179,9 @@ napi_value strait_js_udp_send(napi_env env, napi_callback_info info) {
   uint32_t addr;
   void *data;
   size_t blen;
-  if (!strait_args_get(env, info, "udpSend", 7, 7, &a) || !strait_get_fd(&a, 0, "fd", &fd) ||
-      !strait_get_buffer(&a, 1, "buffer", &data, &blen) || !strait_get_int_range(&a, 2, "offset", 0, INT32_MAX, &off) ||
-      !strait_get_int_range(&a, 3, "length", 0, INT32_MAX, &len) || !strait_get_int(&a, 4, "segSize", &seg) ||
-      !strait_get_u32(&a, 5, "addr", &addr) || !strait_get_int_range(&a, 6, "port", 0, 65535, &port))
+  if (!strait_args_get(env, info, "udpSend", 7, 7, &a) || !strait_get_fd(&a, 0, "fd", &fd) || !strait_get_buffer(&a, 1, "buffer", &data, &blen) ||
+      !strait_get_int_range(&a, 2, "offset", 0, INT32_MAX, &off) || !strait_get_int_range(&a, 3, "length", 0, INT32_MAX, &len) ||
+      !strait_get_int(&a, 4, "segSize", &seg) || !strait_get_u32(&a, 5, "addr", &addr) || !strait_get_int_range(&a, 6, "port", 0, 65535, &port))
     return NULL;
   if ((size_t)off + (size_t)len > blen) return strait_throw_usage(env, "udpSend", "offset %d + length %d past the buffer's %zu bytes", off, len, blen);
   struct sockaddr_in to;
@@ -207,4 +206,3 @@ out:;
   napi_create_int32(env, (int32_t)n, &out);
   return out;
 }
-

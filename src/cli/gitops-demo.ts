@@ -184,11 +184,9 @@ type App = {
   };
 };
 
-/** Steps 7-9: the project enforces the key, the Application follows main; an unsigned commit is refused, then a signed one syncs. True when both outcomes are as documented. */
-async function demoOutcomes(d: DemoRun, store: Store, repo: { cloneURL: string; pushURL: string }, key: { fpr: string; keyID: string }): Promise<boolean> {
-  const { GROUPS, Kinds } = await import('../platform/resources/index.js');
-  const api = `${GROUPS.gitops}/v1alpha1`;
-  await store.apply({
+/** Step 7's AppProject: only revisions signed by the developer's key. */
+function signedProject(api: string, keyID: string): Parameters<Store['apply']>[0] {
+  return {
     apiVersion: api,
     kind: 'AppProject',
     metadata: { name: 'signed', namespace: 'argocd' },
@@ -197,9 +195,31 @@ async function demoOutcomes(d: DemoRun, store: Store, repo: { cloneURL: string; 
       sourceRepos: ['*'],
       destinations: [{ server: 'https://kubernetes.default.svc', namespace: 'guestbook' }],
       clusterResourceWhitelist: [{ group: '', kind: 'Namespace' }],
-      signatureKeys: [{ keyID: key.keyID }],
+      signatureKeys: [{ keyID }],
     },
-  });
+  };
+}
+
+/** Step 8's Application: the repository's guestbook/ on main, synced automatically into namespace guestbook. */
+function guestbookApplication(api: string, repoURL: string): Parameters<Store['apply']>[0] {
+  return {
+    apiVersion: api,
+    kind: 'Application',
+    metadata: { name: 'guestbook', namespace: 'argocd' },
+    spec: {
+      project: 'signed',
+      source: { repoURL, path: 'guestbook', targetRevision: 'main' },
+      destination: { server: 'https://kubernetes.default.svc', namespace: 'guestbook' },
+      syncPolicy: { automated: { prune: true, selfHeal: true }, syncOptions: ['CreateNamespace=true'] },
+    },
+  };
+}
+
+/** Steps 7-9: the project enforces the key, the Application follows main; an unsigned commit is refused, then a signed one syncs. True when both outcomes are as documented. */
+async function demoOutcomes(d: DemoRun, store: Store, repo: { cloneURL: string; pushURL: string }, key: { fpr: string; keyID: string }): Promise<boolean> {
+  const { GROUPS, Kinds } = await import('../platform/resources/index.js');
+  const api = `${GROUPS.gitops}/v1alpha1`;
+  await store.apply(signedProject(api, key.keyID));
   d.say(`[7] AppProject signed: signatureKeys [${key.keyID}]`);
 
   // an unsigned commit, pushed
@@ -215,17 +235,7 @@ async function demoOutcomes(d: DemoRun, store: Store, repo: { cloneURL: string; 
   await git('commit', '-q', '-m', 'unsigned release');
   const unsigned = (await git('rev-parse', 'HEAD')).trim();
   await git('push', '-q', repo.pushURL, 'main');
-  await store.apply({
-    apiVersion: api,
-    kind: 'Application',
-    metadata: { name: 'guestbook', namespace: 'argocd' },
-    spec: {
-      project: 'signed',
-      source: { repoURL: repo.cloneURL, path: 'guestbook', targetRevision: 'main' },
-      destination: { server: 'https://kubernetes.default.svc', namespace: 'guestbook' },
-      syncPolicy: { automated: { prune: true, selfHeal: true }, syncOptions: ['CreateNamespace=true'] },
-    },
-  });
+  await store.apply(guestbookApplication(api, repo.cloneURL));
   const getApp = async (): Promise<App | undefined> => store.get(Kinds.Application, 'guestbook', 'argocd') as Promise<App | undefined>;
   const refused = await until('Sync Error', async () => {
     const a = await getApp();

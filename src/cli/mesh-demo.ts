@@ -174,6 +174,71 @@ const describeObj = (o: KubeObject): string => {
     : `DestinationRule ${NS}/default host ${JSON.stringify(spec?.host)} ${spec?.trafficPolicy?.tls?.mode ?? '-'}`;
 };
 
+/** One mode applied, then both pods' curl repeated until they see the expected outcome (or the timeout), and the ingress tried once. */
+async function runMode(
+  opts: MeshDemoOptions,
+  store: ResourceStore,
+  cluster: string,
+  ingressUrl: string | undefined,
+  mode: DemoMode,
+  say: (line: string) => void,
+): Promise<DemoRow> {
+  const rec = opts.record;
+  const timeoutMs = opts.timeoutMs ?? 30_000;
+  const want = EXPECTED_OUTCOMES[mode];
+  const objs = setupFor(mode);
+  if (!objs.some((o) => o.kind === 'DestinationRule')) await store.delete(DR, 'default', NS);
+  for (const o of objs) await store.apply(o);
+  const applied = objs.map(describeObj);
+  say(`${mode}: applied ${applied.join(', ')}`);
+  const t0 = performance.now();
+  let observedAfterMs: number | undefined;
+  let inMesh = await curlFromPod(rec, cluster, 'client');
+  let outsider = await curlFromPod(rec, cluster, 'outsider');
+  for (;;) {
+    if (inMesh.measured === want.inMesh.outcome && outsider.measured === want.outsider.outcome) {
+      observedAfterMs = Math.round(performance.now() - t0);
+      break;
+    }
+    if (performance.now() - t0 > timeoutMs || opts.signal?.aborted) break;
+    await new Promise((r) => setTimeout(r, 100));
+    [inMesh, outsider] = [await curlFromPod(rec, cluster, 'client'), await curlFromPod(rec, cluster, 'outsider')];
+  }
+  const viaIngress = await curlIngress(rec, cluster, ingressUrl);
+  const cell = (c: DemoClient, got: { measured: string; error?: string; command: string }): DemoCell => ({
+    measured: got.measured,
+    expected: want[c].outcome,
+    spec: want[c].spec,
+    ok: got.measured === want[c].outcome,
+    command: got.command,
+    ...(got.error ? { error: got.error } : {}),
+  });
+  return {
+    mode,
+    applied,
+    observedAfterMs,
+    cells: { inMesh: cell('inMesh', inMesh), outsider: cell('outsider', outsider), ingress: cell('ingress', viaIngress) },
+  };
+}
+
+/** The namespace's default PeerAuthentication and DestinationRule put back as they were before the demo. */
+async function restoreDefaults(store: ResourceStore, saved: { pa: KubeObject | undefined; dr: KubeObject | undefined }, restored: string[]): Promise<void> {
+  if (saved.pa) {
+    await store.apply(strip(saved.pa));
+    restored.push(describeObj(saved.pa));
+  } else {
+    await store.delete(PA, 'default', NS);
+    restored.push(`PeerAuthentication ${NS}/default deleted (there was none)`);
+  }
+  if (saved.dr) {
+    await store.apply(strip(saved.dr));
+    restored.push(describeObj(saved.dr));
+  } else {
+    await store.delete(DR, 'default', NS);
+    restored.push(`DestinationRule ${NS}/default deleted (there was none)`);
+  }
+}
+
 /** Run the demo against the running world. */
 export async function runMeshDemo(opts: MeshDemoOptions): Promise<MeshDemoResult> {
   const rec = opts.record;
@@ -183,7 +248,6 @@ export async function runMeshDemo(opts: MeshDemoOptions): Promise<MeshDemoResult
   if (!meshCluster) throw E.podNotFound(`*/${NS}/client (the world has no mesh namespace "${NS}"; the default world has it in cluster-a)`);
   const cluster = meshCluster.name;
   const ingressUrl = (meshCluster as { ingress?: string }).ingress;
-  const timeoutMs = opts.timeoutMs ?? 30_000;
   const { store, close } = await opts.store(cluster);
   const rows: DemoRow[] = [];
   const restored: string[] = [];
@@ -194,57 +258,10 @@ export async function runMeshDemo(opts: MeshDemoOptions): Promise<MeshDemoResult
   try {
     for (const mode of DEMO_MODES) {
       if (opts.signal?.aborted) break;
-      const want = EXPECTED_OUTCOMES[mode];
-      const objs = setupFor(mode);
-      if (!objs.some((o) => o.kind === 'DestinationRule')) await store.delete(DR, 'default', NS);
-      for (const o of objs) await store.apply(o);
-      const applied = objs.map(describeObj);
-      say(`${mode}: applied ${applied.join(', ')}`);
-      const t0 = performance.now();
-      let observedAfterMs: number | undefined;
-      let inMesh = await curlFromPod(rec, cluster, 'client');
-      let outsider = await curlFromPod(rec, cluster, 'outsider');
-      for (;;) {
-        if (inMesh.measured === want.inMesh.outcome && outsider.measured === want.outsider.outcome) {
-          observedAfterMs = Math.round(performance.now() - t0);
-          break;
-        }
-        if (performance.now() - t0 > timeoutMs || opts.signal?.aborted) break;
-        await new Promise((r) => setTimeout(r, 100));
-        [inMesh, outsider] = [await curlFromPod(rec, cluster, 'client'), await curlFromPod(rec, cluster, 'outsider')];
-      }
-      const viaIngress = await curlIngress(rec, cluster, ingressUrl);
-      const cell = (c: DemoClient, got: { measured: string; error?: string; command: string }): DemoCell => ({
-        measured: got.measured,
-        expected: want[c].outcome,
-        spec: want[c].spec,
-        ok: got.measured === want[c].outcome,
-        command: got.command,
-        ...(got.error ? { error: got.error } : {}),
-      });
-      rows.push({
-        mode,
-        applied,
-        observedAfterMs,
-        cells: { inMesh: cell('inMesh', inMesh), outsider: cell('outsider', outsider), ingress: cell('ingress', viaIngress) },
-      });
+      rows.push(await runMode(opts, store, cluster, ingressUrl, mode, say));
     }
   } finally {
-    // put the namespace's defaults back as they were
-    if (saved.pa) {
-      await store.apply(strip(saved.pa));
-      restored.push(describeObj(saved.pa));
-    } else {
-      await store.delete(PA, 'default', NS);
-      restored.push(`PeerAuthentication ${NS}/default deleted (there was none)`);
-    }
-    if (saved.dr) {
-      await store.apply(strip(saved.dr));
-      restored.push(describeObj(saved.dr));
-    } else {
-      await store.delete(DR, 'default', NS);
-      restored.push(`DestinationRule ${NS}/default deleted (there was none)`);
-    }
+    await restoreDefaults(store, saved, restored);
     await close();
   }
   return {

@@ -172,6 +172,31 @@ export async function verifyTraffic(o: TrafficOptions): Promise<TrafficCheck[]> 
   return out;
 }
 
+/** The throw-away ClusterIP Service in front of the echo pods of side b, labelled strait.io/verify. */
+function verifyService(name: string, ns: string, b: Side): KubeObject {
+  return {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { name, namespace: ns, labels: { 'strait.io/verify': 'true' } },
+    spec: { type: 'ClusterIP', selector: b.echoLabels, ports: [{ name: 'http', port: b.echoPort, targetPort: b.echoPort, protocol: 'TCP' }] },
+  };
+}
+
+/** The ServiceExport's Valid condition, read until it is True or the timeout passes. */
+function untilExportValid(store: ReturnType<TrafficOptions['store']>, name: string, ns: string, timeout: number) {
+  return until(
+    async () => {
+      const se = await store.get(K.ServiceExport, name, ns);
+      return ((se?.status as { conditions?: { type: string; status: string; message?: string }[] } | undefined)?.conditions ?? []).find(
+        (c) => c.type === 'Valid',
+      );
+    },
+    (c) => c?.status === 'True',
+    timeout,
+    10,
+  );
+}
+
 async function discovery(
   o: TrafficOptions,
   a: Side,
@@ -185,15 +210,9 @@ async function discovery(
   const from = `${a.cluster}/${a.client.name}`;
   const fqdn = `${name}.${ns}.svc.clusterset.local`;
   const byCluster = `${b.cluster}.${fqdn}`;
-  const svc: KubeObject = {
-    apiVersion: 'v1',
-    kind: 'Service',
-    metadata: { name, namespace: ns, labels: { 'strait.io/verify': 'true' } },
-    spec: { type: 'ClusterIP', selector: b.echoLabels, ports: [{ name: 'http', port: b.echoPort, targetPort: b.echoPort, protocol: 'TCP' }] },
-  };
   let exported = false;
   try {
-    await store.apply(svc);
+    await store.apply(verifyService(name, ns, b));
     const ip = await until(
       async () => ((await store.get(K.Service, name, ns))?.spec as { clusterIP?: string } | undefined)?.clusterIP ?? '',
       (v) => v !== '',
@@ -204,17 +223,7 @@ async function discovery(
     const t0 = performance.now();
     await store.apply({ apiVersion: K.ServiceExport.apiVersion, kind: 'ServiceExport', metadata: { name, namespace: ns } });
     exported = true;
-    const valid = await until(
-      async () => {
-        const se = await store.get(K.ServiceExport, name, ns);
-        return ((se?.status as { conditions?: { type: string; status: string; message?: string }[] } | undefined)?.conditions ?? []).find(
-          (c) => c.type === 'Valid',
-        );
-      },
-      (c) => c?.status === 'True',
-      timeout,
-      10,
-    );
+    const valid = await untilExportValid(store, name, ns, timeout);
     add(
       'service-discovery',
       'ServiceExport Valid=True',

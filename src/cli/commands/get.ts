@@ -76,88 +76,98 @@ export function registerGetCommand(program: Command): void {
       .option('-l, --selector <selector>', 'label selector, e.g. app=echo,tier!=db')
       .option('-o, --output <format>', "text, wide, json, yaml, name, or jsonpath=TEMPLATE (e.g. -o jsonpath='{.items[*].metadata.name}')", 'text')
       .option('-w, --watch', 'after listing, print every change until interrupted (-o json: one event per line)'),
-  ).action(async (kindArg: string, name: string | undefined, _opts: unknown, cmd: Command) => {
-    const opts = cmd.optsWithGlobals<GetOptions>();
-    const out = parseGetOutput(opts.output);
-    const kinds = parseKinds(kindArg);
-    if (name !== undefined && opts.selector !== undefined) throw E.usage('give either NAME or -l SELECTOR, not both');
-    const nsOf = (info: KindInfo): string | undefined => (info.namespaced ? (opts.allNamespaces ? undefined : (opts.namespace ?? 'default')) : undefined);
-    await withStore(opts, async (store) => {
-      if (opts.watch) {
-        if (kinds.length !== 1 || name !== undefined) throw E.usage('-w watches one kind: strait get KIND -w');
-        const info = kinds[0] as KindInfo;
-        if (out.format === 'name' || out.format === 'jsonpath') throw E.usage('-w prints text, wide or json');
-        const ref = { apiVersion: info.apiVersion, kind: info.kind };
-        const ns = nsOf(info);
-        const list = await store.list(ref, { namespace: ns, labelSelector: opts.selector });
-        await watchAndPrint(store, info.kind, ref, list, {
-          namespace: ns,
-          labelSelector: opts.selector,
-          format: out.format,
-          allNamespaces: info.namespaced && ns === undefined,
-        });
+  ).action((kindArg: string, name: string | undefined, _opts: unknown, cmd: Command) => getAction(kindArg, name, cmd.optsWithGlobals<GetOptions>()));
+}
+
+type KindGroup = { info: KindInfo; items: KubeObject[]; resourceVersion?: string };
+type NamespaceOf = (info: KindInfo) => string | undefined;
+
+/** `strait get KIND[,KIND…] [NAME]`: one object or the lists, printed in the asked format, or watched with -w. */
+async function getAction(kindArg: string, name: string | undefined, opts: GetOptions): Promise<void> {
+  const out = parseGetOutput(opts.output);
+  const kinds = parseKinds(kindArg);
+  if (name !== undefined && opts.selector !== undefined) throw E.usage('give either NAME or -l SELECTOR, not both');
+  const nsOf: NamespaceOf = (info) => (info.namespaced ? (opts.allNamespaces ? undefined : (opts.namespace ?? 'default')) : undefined);
+  await withStore(opts, async (store) => {
+    if (opts.watch) return getWatch(store, kinds, name, out, opts, nsOf);
+    // one object of each kind, or the lists
+    const groups: KindGroup[] = [];
+    for (const info of kinds) {
+      const ref = { apiVersion: info.apiVersion, kind: info.kind };
+      if (name !== undefined) {
+        const o = await store.get(ref, name, nsOf(info) ?? opts.namespace);
+        if (!o) throw E.notFound(info.kind, name, info.namespaced ? (nsOf(info) ?? opts.namespace ?? 'default') : undefined);
+        groups.push({ info, items: [o] });
+      } else {
+        const list = await store.list(ref, { namespace: nsOf(info), labelSelector: opts.selector });
+        groups.push({ info, items: list.items, resourceVersion: list.resourceVersion });
+      }
+    }
+    const items = groups.flatMap((g) => g.items);
+    // one object asked for by name prints as itself; otherwise a List, as kubectl does
+    const single = name !== undefined && kinds.length === 1 ? items[0] : undefined;
+    const asData = (): unknown =>
+      single ?? {
+        apiVersion: 'v1',
+        kind: 'List',
+        metadata: { resourceVersion: groups.length === 1 ? (groups[0]?.resourceVersion ?? '') : '' },
+        items,
+      };
+    switch (out.format) {
+      case 'json':
+        process.stdout.write(formatJson(asData()));
         return;
-      }
-      // one object of each kind, or the lists
-      const groups: { info: KindInfo; items: KubeObject[]; resourceVersion?: string }[] = [];
-      for (const info of kinds) {
-        const ref = { apiVersion: info.apiVersion, kind: info.kind };
-        if (name !== undefined) {
-          const o = await store.get(ref, name, nsOf(info) ?? opts.namespace);
-          if (!o) throw E.notFound(info.kind, name, info.namespaced ? (nsOf(info) ?? opts.namespace ?? 'default') : undefined);
-          groups.push({ info, items: [o] });
-        } else {
-          const list = await store.list(ref, { namespace: nsOf(info), labelSelector: opts.selector });
-          groups.push({ info, items: list.items, resourceVersion: list.resourceVersion });
-        }
-      }
-      const items = groups.flatMap((g) => g.items);
-      // one object asked for by name prints as itself; otherwise a List, as kubectl does
-      const single = name !== undefined && kinds.length === 1 ? items[0] : undefined;
-      const asData = (): unknown =>
-        single ?? {
-          apiVersion: 'v1',
-          kind: 'List',
-          metadata: { resourceVersion: groups.length === 1 ? (groups[0]?.resourceVersion ?? '') : '' },
-          items,
-        };
-      switch (out.format) {
-        case 'json':
-          process.stdout.write(formatJson(asData()));
-          return;
-        case 'yaml':
-          process.stdout.write(formatYaml(asData()));
-          return;
-        case 'jsonpath':
-          process.stdout.write(out.template.render(asData()));
-          return;
-        case 'name':
-          for (const o of items) process.stdout.write(`${resourceName(o)}\n`);
-          return;
-        default:
-          break;
-      }
-      if (items.length === 0) {
-        const ns = kinds.every((k) => k.namespaced) && !opts.allNamespaces ? (opts.namespace ?? 'default') : undefined;
-        process.stderr.write(ns ? `No resources found in ${ns} namespace.\n` : 'No resources found\n');
+      case 'yaml':
+        process.stdout.write(formatYaml(asData()));
         return;
-      }
-      // several kinds: a table per kind, names as KIND/NAME, a blank line between (kubectl's layout)
-      const several = kinds.length > 1;
-      const tables: string[] = [];
-      for (const g of groups) {
-        if (g.items.length === 0) continue;
-        const t = tableFor(g.info.kind, g.items, {
-          wide: out.format === 'wide',
-          allNamespaces: g.info.namespaced && nsOf(g.info) === undefined && name === undefined,
-        });
-        const nameCol = t.headers.indexOf('NAME');
-        const rows = several ? t.rows.map((r, i) => r.map((c, j) => (j === nameCol ? resourceName(g.items[i] as KubeObject) : c))) : t.rows;
-        tables.push(formatTable(t.headers, rows));
-      }
-      process.stdout.write(tables.join('\n'));
-    });
+      case 'jsonpath':
+        process.stdout.write(out.template.render(asData()));
+        return;
+      case 'name':
+        for (const o of items) process.stdout.write(`${resourceName(o)}\n`);
+        return;
+      default:
+        break;
+    }
+    if (items.length === 0) {
+      const ns = kinds.every((k) => k.namespaced) && !opts.allNamespaces ? (opts.namespace ?? 'default') : undefined;
+      process.stderr.write(ns ? `No resources found in ${ns} namespace.\n` : 'No resources found\n');
+      return;
+    }
+    process.stdout.write(groupTables(groups, kinds.length > 1, out.format === 'wide', name, nsOf));
   });
+}
+
+/** -w: one kind listed, then every change printed until interrupted. */
+async function getWatch(store: ResourceStore, kinds: KindInfo[], name: string | undefined, out: Output, opts: GetOptions, nsOf: NamespaceOf): Promise<void> {
+  if (kinds.length !== 1 || name !== undefined) throw E.usage('-w watches one kind: strait get KIND -w');
+  const info = kinds[0] as KindInfo;
+  if (out.format === 'name' || out.format === 'jsonpath') throw E.usage('-w prints text, wide or json');
+  const ref = { apiVersion: info.apiVersion, kind: info.kind };
+  const ns = nsOf(info);
+  const list = await store.list(ref, { namespace: ns, labelSelector: opts.selector });
+  await watchAndPrint(store, info.kind, ref, list, {
+    namespace: ns,
+    labelSelector: opts.selector,
+    format: out.format,
+    allNamespaces: info.namespaced && ns === undefined,
+  });
+}
+
+/** A table per kind; with several kinds, names as KIND/NAME and a blank line between (kubectl's layout). */
+function groupTables(groups: KindGroup[], several: boolean, wide: boolean, name: string | undefined, nsOf: NamespaceOf): string {
+  const tables: string[] = [];
+  for (const g of groups) {
+    if (g.items.length === 0) continue;
+    const t = tableFor(g.info.kind, g.items, {
+      wide,
+      allNamespaces: g.info.namespaced && nsOf(g.info) === undefined && name === undefined,
+    });
+    const nameCol = t.headers.indexOf('NAME');
+    const rows = several ? t.rows.map((r, i) => r.map((c, j) => (j === nameCol ? resourceName(g.items[i] as KubeObject) : c))) : t.rows;
+    tables.push(formatTable(t.headers, rows));
+  }
+  return tables.join('\n');
 }
 
 /** kubectl get -w: the list, then one line per change (rows without a header, or JSON events), until SIGINT/SIGTERM. */

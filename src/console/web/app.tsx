@@ -76,6 +76,42 @@ function Login({ onIn }: { onIn: (user: string) => void }) {
   );
 }
 
+/** The bar on top: the views, the live stream's state, the user and the log-out button. */
+function TopBar({ route, live, user, onOut }: { route: ViewId; live: Live | undefined; user: string; onOut: () => void }) {
+  return (
+    <header class="top">
+      <span class="brand">strait console</span>
+      <nav aria-label="Views">
+        <ul>
+          {VIEWS.map((v) => (
+            <li>
+              <a href={`#/${v.id}`} aria-current={route === v.id ? 'page' : undefined}>
+                {v.title}
+              </a>
+            </li>
+          ))}
+        </ul>
+      </nav>
+      <span class="who">
+        {live ? (
+          <span role="status" data-testid="live-state">
+            <Badge tone={live.state === 'live' ? 'ok' : 'warn'}>{live.state}</Badge>
+          </span>
+        ) : null}{' '}
+        <span>{user}</span>{' '}
+        <button
+          type="button"
+          onClick={() => {
+            void logout().finally(onOut);
+          }}
+        >
+          Log out
+        </button>
+      </span>
+    </header>
+  );
+}
+
 function Shell({ user, onOut }: { user: string; onOut: () => void }) {
   const [clusters, setClusters] = useState<string[] | undefined>();
   const [error, setError] = useState('');
@@ -129,36 +165,7 @@ function Shell({ user, onOut }: { user: string; onOut: () => void }) {
       <a class="skip" href="#main">
         Skip to the view
       </a>
-      <header class="top">
-        <span class="brand">strait console</span>
-        <nav aria-label="Views">
-          <ul>
-            {VIEWS.map((v) => (
-              <li>
-                <a href={`#/${v.id}`} aria-current={route === v.id ? 'page' : undefined}>
-                  {v.title}
-                </a>
-              </li>
-            ))}
-          </ul>
-        </nav>
-        <span class="who">
-          {live ? (
-            <span role="status" data-testid="live-state">
-              <Badge tone={live.state === 'live' ? 'ok' : 'warn'}>{live.state}</Badge>
-            </span>
-          ) : null}{' '}
-          <span>{user}</span>{' '}
-          <button
-            type="button"
-            onClick={() => {
-              void logout().finally(onOut);
-            }}
-          >
-            Log out
-          </button>
-        </span>
-      </header>
+      <TopBar route={route} live={live} user={user} onOut={onOut} />
       <main id="main" tabIndex={-1}>
         <h1>{VIEWS.find((v) => v.id === route)?.title}</h1>
         {error ? (

@@ -125,6 +125,35 @@ export class GitHttp {
     plain(res, 401, text, { 'WWW-Authenticate': `Basic realm="${this.svc.settings.realm}"` });
   }
 
+  /**
+   * Who asks (anonymous: doer undefined), or undefined once the request has been answered: authentication failed,
+   * or a token whose scopes allow no git over HTTP.
+   */
+  private async admit(req: IncomingMessage, res: ServerResponse): Promise<{ doer: Doer | undefined } | undefined> {
+    let doer: Doer | undefined;
+    try {
+      doer = await this.auth.identify(req.headers);
+    } catch (err) {
+      req.resume();
+      if (err instanceof HttpError && err.status === 401) {
+        this.challenge(res, `strait githost: authentication failed: ${err.message}`);
+        return undefined;
+      }
+      plain(res, err instanceof HttpError ? err.status : 500, `strait githost: ${(err as Error).message}`);
+      return undefined;
+    }
+    // a token's scopes bound what it may do before anything about the repository is looked at
+    if (doer?.via === 'token') {
+      const refusal = gitScopeRefusal(doer.scopes, false, false);
+      if (refusal) {
+        req.resume();
+        plain(res, 403, `strait githost: Token scope does not allow action: ${refusal}; git over HTTP needs read:repository (and write:repository to push)`);
+        return undefined;
+      }
+    }
+    return { doer };
+  }
+
   async handle(req: IncomingMessage, res: ServerResponse, path: string, query: string): Promise<void> {
     const parsed = parseGitPath(path);
     if (!parsed || !isValidUsername(parsed.owner) || !isValidRepoName(parsed.repo)) {
@@ -133,27 +162,9 @@ export class GitHttp {
       return;
     }
     const isPush = parsed.rest === '/git-receive-pack' || (parsed.rest === '/info/refs' && /(^|&)service=git-receive-pack(&|$)/.test(query));
-    let doer: Doer | undefined;
-    try {
-      doer = await this.auth.identify(req.headers);
-    } catch (err) {
-      req.resume();
-      if (err instanceof HttpError && err.status === 401) {
-        this.challenge(res, `strait githost: authentication failed: ${err.message}`);
-        return;
-      }
-      plain(res, err instanceof HttpError ? err.status : 500, `strait githost: ${(err as Error).message}`);
-      return;
-    }
-    // a token's scopes bound what it may do before anything about the repository is looked at
-    if (doer?.via === 'token') {
-      const refusal = gitScopeRefusal(doer.scopes, false, false);
-      if (refusal) {
-        req.resume();
-        plain(res, 403, `strait githost: Token scope does not allow action: ${refusal}; git over HTTP needs read:repository (and write:repository to push)`);
-        return;
-      }
-    }
+    const who = await this.admit(req, res);
+    if (!who) return;
+    const doer = who.doer;
     const owner = this.svc.db.userByName(parsed.owner);
     const repo = owner ? this.svc.db.repoByName(owner.id, parsed.repo) : undefined;
     const perm = repo ? this.svc.permission(repo, doer?.user) : undefined;

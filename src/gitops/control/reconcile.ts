@@ -507,6 +507,45 @@ export interface ReconcileOutcome {
 
 const ERROR_CONDITIONS = new Set(['ComparisonError', 'InvalidSpecError', 'SyncError']);
 
+/** A reconcile that ran every step: its sync, resources and health, and for a sync its operation and history. True when it synced. */
+function reconciledStatus(
+  status: ApplicationStatus,
+  prev: ApplicationStatus,
+  done: Reconciled,
+  keep: NonNullable<ApplicationStatus['conditions']>,
+  started: string,
+  now: string,
+  src: NonNullable<Application['spec']>['source'] | undefined,
+  destination: NonNullable<Application['spec']>['destination'] | undefined,
+): boolean {
+  status.conditions = keep;
+  const { comparison, signature } = done;
+  const revision = done.resolved.commit;
+  status.sync = {
+    status: comparison.outOfSync ? 'OutOfSync' : 'Synced',
+    revision,
+    comparedTo: { ...(src ? { source: src } : {}), ...(destination ? { destination } : {}) },
+  };
+  status.resources = comparison.resources;
+  status.health = { status: comparison.resources.every((r) => r.status === 'Synced') ? 'Healthy' : 'Missing' };
+  if (done.synced) {
+    const signer = signature.status === 'valid' ? `${signature.signer} (${signature.keyID})` : undefined;
+    status.operationState = {
+      phase: 'Succeeded',
+      message: 'successfully synced (all tasks run)',
+      startedAt: started,
+      finishedAt: now,
+      operation: { sync: { revision } },
+      syncResult: { revision, ...(signer ? { signer } : {}), resources: comparison.resources },
+    };
+    const history = prev.history ?? [];
+    status.history = [...history, { revision, deployedAt: now, ...(signer ? { signer } : {}), id: (history.at(-1)?.id ?? -1) + 1 }].slice(-10);
+    // no Event on success: status.history records deployments, and every durable store write counts at scale
+    return true;
+  }
+  return false;
+}
+
 /** Run the steps and build the one status this reconcile writes. */
 export async function reconcileApplication(app: Application, deps: ReconcileDeps, manualSync = false): Promise<ReconcileOutcome> {
   const ctx: ReconcileContext = { app: structuredClone(app), deps, manualSync };
@@ -567,32 +606,8 @@ export async function reconcileApplication(app: Application, deps: ReconcileDeps
     if (failure.opts.eventReason) events.push({ type: 'Warning', reason: failure.opts.eventReason, message: failure.message });
     if (failure.opts.ownEvent && failure.reason !== failure.opts.eventReason)
       events.push({ type: 'Warning', reason: failure.reason, message: failure.message });
-  } else if (done) {
-    status.conditions = keep;
-    const { comparison, signature } = done;
-    const revision = done.resolved.commit;
-    status.sync = {
-      status: comparison.outOfSync ? 'OutOfSync' : 'Synced',
-      revision,
-      comparedTo: { ...(src ? { source: src } : {}), ...(destination ? { destination } : {}) },
-    };
-    status.resources = comparison.resources;
-    status.health = { status: comparison.resources.every((r) => r.status === 'Synced') ? 'Healthy' : 'Missing' };
-    if (done.synced) {
-      const signer = signature.status === 'valid' ? `${signature.signer} (${signature.keyID})` : undefined;
-      status.operationState = {
-        phase: 'Succeeded',
-        message: 'successfully synced (all tasks run)',
-        startedAt: started,
-        finishedAt: now,
-        operation: { sync: { revision } },
-        syncResult: { revision, ...(signer ? { signer } : {}), resources: comparison.resources },
-      };
-      const history = prev.history ?? [];
-      status.history = [...history, { revision, deployedAt: now, ...(signer ? { signer } : {}), id: (history.at(-1)?.id ?? -1) + 1 }].slice(-10);
-      // no Event on success: status.history records deployments, and every durable store write counts at scale
-      result = 'synced';
-    }
+  } else if (done && reconciledStatus(status, prev, done, keep, started, now, src, destination)) {
+    result = 'synced';
   }
   return { status, ...(failure ? { failure } : {}), events, result };
 }

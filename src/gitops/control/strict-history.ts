@@ -114,6 +114,72 @@ export function judge(v: CommitVerdict, rules: SignerRules, now: number): Policy
   return checkSigner({ keyID: v.keyID, primaryKeyID: v.primaryKeyID, identities: v.identities }, applied, v.committerEmail);
 }
 
+/**
+ * The commits V holds when the target is no good seal: the listed ones that are not ancestors of a good seal, plus the
+ * boundary (the excluded parents of included commits), children before parents as git listed them. Fills `seals`.
+ */
+function commitsSinceSeals(list: { id: string; parents: string[] }[], set: Map<string, CommitVerdict>, now: number, seals: string[]): string[] {
+  // ancestors*(good seals) inside the listed commits
+  const excluded = new Set<string>();
+  const queue: string[] = [];
+  for (const [id, v] of set)
+    if (isGoodSeal(v, now)) {
+      seals.push(id);
+      queue.push(id);
+    }
+  while (queue.length > 0) {
+    const id = queue.pop()!;
+    if (excluded.has(id) || !set.has(id)) continue;
+    excluded.add(id);
+    for (const p of set.get(id)!.parents) queue.push(p);
+  }
+  const inV = new Set<string>();
+  for (const x of list) {
+    if (excluded.has(x.id)) continue;
+    inV.add(x.id);
+    for (const p of x.parents) if (excluded.has(p)) inV.add(p); // the boundary
+  }
+  // children before parents, as git listed them
+  return list.map((x) => x.id).filter((id) => inV.has(id));
+}
+
+/** The outcome of a strict check that failed: the oldest failing commit named, and how many more fail. */
+function strictFailure(
+  head: CommitVerdict,
+  target: string,
+  set: Map<string, CommitVerdict>,
+  commitsChecked: number,
+  seals: string[],
+  failing: { id: string; f: PolicyFailure | undefined }[],
+): HistoryOutcome {
+  const first = failing[failing.length - 1]!;
+  const v = set.get(first.id)!;
+  const f = first.f!;
+  const inHistory = first.id !== target;
+  const subject = inHistory ? `History commit ${first.id} by ${v.author}` : 'Revision';
+  const scope =
+    seals.length > 0
+      ? `every commit since the seal commit${seals.length > 1 ? 's' : ''} ${seals.map((s) => s.slice(0, 12)).join(', ')}`
+      : 'every commit down to the root';
+  const more = failing.length > 1 ? `; ${failing.length - 1} more commit${failing.length > 2 ? 's' : ''} fail` : '';
+  const message =
+    inHistory || failing.length > 1 ? `${aboutSubject(f.message, subject)} (strict mode: ${scope} must be signed by an allowed key${more})` : f.message;
+  return {
+    head,
+    commitsChecked,
+    seals,
+    failure: {
+      kind: failureKind(f.status, inHistory),
+      status: f.status,
+      message,
+      commit: first.id,
+      author: v.author,
+      keyID: v.keyID,
+      failing: failing.length,
+    },
+  };
+}
+
 /** judge() of each verdict once per check, however many passes ask (the policy and `now` are the check's). */
 class Judged {
   private readonly m = new Map<CommitVerdict, PolicyFailure | undefined>();
@@ -381,28 +447,7 @@ export class HistoryVerifier {
       checked = [target];
       seals.push(target);
     } else {
-      // ancestors*(good seals) inside the listed commits
-      const excluded = new Set<string>();
-      const queue: string[] = [];
-      for (const [id, v] of set)
-        if (isGoodSeal(v, now)) {
-          seals.push(id);
-          queue.push(id);
-        }
-      while (queue.length > 0) {
-        const id = queue.pop()!;
-        if (excluded.has(id) || !set.has(id)) continue;
-        excluded.add(id);
-        for (const p of set.get(id)!.parents) queue.push(p);
-      }
-      const inV = new Set<string>();
-      for (const x of list) {
-        if (excluded.has(x.id)) continue;
-        inV.add(x.id);
-        for (const p of x.parents) if (excluded.has(p)) inV.add(p); // the boundary
-      }
-      // children before parents, as git listed them
-      checked = list.map((x) => x.id).filter((id) => inV.has(id));
+      checked = commitsSinceSeals(list, set, now, seals);
     }
     const failing = checked.map((id) => ({ id, f: judged.of(set.get(id)!) })).filter((x) => x.f !== undefined);
     if (failing.length === 0) {
@@ -418,32 +463,7 @@ export class HistoryVerifier {
       if (this.tips.size > 1000) this.tips.clear();
       return { head, failure: undefined, commitsChecked: checked.length, seals };
     }
-    const first = failing[failing.length - 1]!;
-    const v = set.get(first.id)!;
-    const f = first.f!;
-    const inHistory = first.id !== target;
-    const subject = inHistory ? `History commit ${first.id} by ${v.author}` : 'Revision';
-    const scope =
-      seals.length > 0
-        ? `every commit since the seal commit${seals.length > 1 ? 's' : ''} ${seals.map((s) => s.slice(0, 12)).join(', ')}`
-        : 'every commit down to the root';
-    const more = failing.length > 1 ? `; ${failing.length - 1} more commit${failing.length > 2 ? 's' : ''} fail` : '';
-    const message =
-      inHistory || failing.length > 1 ? `${aboutSubject(f.message, subject)} (strict mode: ${scope} must be signed by an allowed key${more})` : f.message;
-    return {
-      head,
-      commitsChecked: checked.length,
-      seals,
-      failure: {
-        kind: failureKind(f.status, inHistory),
-        status: f.status,
-        message,
-        commit: first.id,
-        author: v.author,
-        keyID: v.keyID,
-        failing: failing.length,
-      },
-    };
+    return strictFailure(head, target, set, checked.length, seals, failing);
   }
 
   /** Every listed ancestor of `target` passes on its own (no seal needed): a clean tip. */

@@ -174,6 +174,34 @@ export function formatFindings(findings: Finding[]): string {
   );
 }
 
+/** `strait mesh describe POD`: the workload's effective policy and, when reported, the flows its sidecar observed. */
+async function describeAction(ref: string, opts: SourceOpts): Promise<void> {
+  const format = parseOutputFormat(opts.output, ['text', 'json', 'yaml']);
+  const parts = ref.split('/');
+  if (parts.length !== 3 && !(parts.length === 2 && opts.fromFile)) throw E.usage(`pod ${JSON.stringify(ref)} must be CLUSTER/NAMESPACE/POD`, { ref });
+  const [cluster, ns, name] = parts.length === 3 ? (parts as [string, string, string]) : ['', parts[0] as string, parts[1] as string];
+  const objects = await resources(opts, cluster, true);
+  const view = buildMeshView(objects);
+  const w = findWorkload(view, ns, name);
+  if (!w)
+    throw E.meshWorkloadNotFound(
+      ref,
+      view.workloads.map((x) => `${x.namespace}/${x.name}`),
+    );
+  const d = describeWorkload(view, w);
+  const obs = observationsIn(objects).find((o) => o.metadata.namespace === w.namespace && o.metadata.name === w.name);
+  const observed: DescribeObserved | undefined = obs
+    ? {
+        flows: flowRows([obs], view),
+        flowLimit: obs.status?.flowLimit ?? 0,
+        evictedFlows: obs.status?.evictedFlows ?? 0,
+        ...(obs.status?.lastReport ? { lastReport: obs.status.lastReport } : {}),
+      }
+    : undefined;
+  const out = { ...d, ...(observed ? { observed } : {}) };
+  process.stdout.write(format === 'json' ? formatJson(out) : format === 'yaml' ? formatYaml(out) : formatDescription(d, cluster) + formatObserved(d, observed));
+}
+
 export function registerMeshCommand(program: Command): void {
   const mesh = program.command('mesh').description('mesh transport security: explain and check mTLS policy, and the traffic the sidecars observed');
   const common = (c: Command, globals: ('cluster' | 'stateDir')[] = [], formats = 'text, json or yaml'): Command =>
@@ -188,35 +216,7 @@ export function registerMeshCommand(program: Command): void {
       .description(
         'effective inbound mode per port, the policies that produced it, the outbound TLS mode per destination, and the clients its sidecar observed (and which STRICT would reset)',
       ),
-  ).action(async (ref: string, _opts: unknown, cmd: Command) => {
-    const opts = cmd.optsWithGlobals<SourceOpts>();
-    const format = parseOutputFormat(opts.output, ['text', 'json', 'yaml']);
-    const parts = ref.split('/');
-    if (parts.length !== 3 && !(parts.length === 2 && opts.fromFile)) throw E.usage(`pod ${JSON.stringify(ref)} must be CLUSTER/NAMESPACE/POD`, { ref });
-    const [cluster, ns, name] = parts.length === 3 ? (parts as [string, string, string]) : ['', parts[0] as string, parts[1] as string];
-    const objects = await resources(opts, cluster, true);
-    const view = buildMeshView(objects);
-    const w = findWorkload(view, ns, name);
-    if (!w)
-      throw E.meshWorkloadNotFound(
-        ref,
-        view.workloads.map((x) => `${x.namespace}/${x.name}`),
-      );
-    const d = describeWorkload(view, w);
-    const obs = observationsIn(objects).find((o) => o.metadata.namespace === w.namespace && o.metadata.name === w.name);
-    const observed: DescribeObserved | undefined = obs
-      ? {
-          flows: flowRows([obs], view),
-          flowLimit: obs.status?.flowLimit ?? 0,
-          evictedFlows: obs.status?.evictedFlows ?? 0,
-          ...(obs.status?.lastReport ? { lastReport: obs.status.lastReport } : {}),
-        }
-      : undefined;
-    const out = { ...d, ...(observed ? { observed } : {}) };
-    process.stdout.write(
-      format === 'json' ? formatJson(out) : format === 'yaml' ? formatYaml(out) : formatDescription(d, cluster) + formatObserved(d, observed),
-    );
-  });
+  ).action((ref: string, _opts: unknown, cmd: Command) => describeAction(ref, cmd.optsWithGlobals<SourceOpts>()));
 
   common(
     mesh

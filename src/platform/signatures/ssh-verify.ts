@@ -118,6 +118,26 @@ function judgeLine(e: AllowedSigner, sig: SshSignature, at: number): Verdict {
   return { ok: true, status: 'valid', why: '', principals };
 }
 
+/**
+ * What is wrong with the signature itself (undefined: nothing): the signature over the payload, and for a
+ * certificate its CA's signature and its type (a user certificate).
+ */
+function signatureProblem(sig: SshSignature, payload: Uint8Array, lines: readonly AllowedSigner[]): string | undefined {
+  const key = sig.publicKey;
+  try {
+    // a plain key's allowed_signers line has the same key, its KeyObject made once
+    const why = checkSshSignature(sig, payload, key.cert ? key : (lines[0] as AllowedSigner).key);
+    if (why || !key.cert) return why;
+    const caWhy = checkSshSignatureBlob(key.cert.signatureKey, key.cert.signature, key.cert.signed, (w) => E.sshSignatureInvalid(w));
+    if (caWhy) return `the certificate's CA signature does not hold: ${caWhy}`;
+    if (key.cert.certType !== 1) return 'the certificate is a host certificate, not a user certificate';
+    return undefined;
+  } catch (err) {
+    if (!isStraitError(err)) throw err;
+    return err.message;
+  }
+}
+
 /** Verify an armored SSH signature over `payload` (see the table above). */
 export function verifySshSignature(payload: Uint8Array, armored: string, opts: SshVerifyOptions): VerificationResult {
   let sig: SshSignature;
@@ -147,19 +167,7 @@ export function verifySshSignature(payload: Uint8Array, armored: string, opts: S
       : `Revision is signed with SSH key ${fp} (${desc}), which is not in the SSH allowed signers`;
     return result('unknown-key', fp, msg, base);
   }
-  let why: string | undefined;
-  try {
-    // a plain key's allowed_signers line has the same key, its KeyObject made once
-    why = checkSshSignature(sig, payload, key.cert ? key : (lines[0] as AllowedSigner).key);
-    if (!why && key.cert) {
-      const caWhy = checkSshSignatureBlob(key.cert.signatureKey, key.cert.signature, key.cert.signed, (w) => E.sshSignatureInvalid(w));
-      if (caWhy) why = `the certificate's CA signature does not hold: ${caWhy}`;
-      else if (key.cert.certType !== 1) why = 'the certificate is a host certificate, not a user certificate';
-    }
-  } catch (err) {
-    if (!isStraitError(err)) throw err;
-    why = err.message;
-  }
+  const why = signatureProblem(sig, payload, lines);
   if (why) return result('bad-signature', fp, `Revision has a bad SSH signature from key ${fp}: ${why}`, base);
   const at = Math.floor(opts.at.getTime() / 1000);
   if (!Number.isSafeInteger(at)) return result('bad-signature', fp, `Revision cannot be checked against SSH key ${fp}: its date is out of range`, base);

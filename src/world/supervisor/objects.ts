@@ -27,29 +27,7 @@ export function clusterObjects(c: PlanCluster, startedAt: string): KubeObject[] 
     });
   }
   for (const n of c.nodes) {
-    out.push({
-      apiVersion: Kinds.Node.apiVersion,
-      kind: 'Node',
-      metadata: {
-        name: n.name,
-        labels: {
-          ...MANAGED_BY,
-          'kubernetes.io/hostname': n.name,
-          [`node-role.kubernetes.io/${n.role}`]: '',
-          ...(n.role === 'gateway' ? { 'submariner.io/gateway': 'true' } : {}),
-        },
-        annotations: { [NETNS_ANNOTATION]: n.netns },
-      },
-      spec: { podCIDR: n.podCIDR, podCIDRs: [n.podCIDR] },
-      status: {
-        addresses: [
-          { type: 'InternalIP', address: n.underlayIP },
-          ...(n.publicIP ? [{ type: 'ExternalIP', address: n.publicIP }] : []),
-          { type: 'Hostname', address: n.name },
-        ],
-        conditions: [{ type: 'Ready', status: 'True', reason: 'StraitWorld', lastTransitionTime: startedAt }],
-      },
-    });
+    out.push(nodeObject(n, startedAt));
   }
   for (const d of c.deployments) {
     out.push({
@@ -68,53 +46,85 @@ export function clusterObjects(c: PlanCluster, startedAt: string): KubeObject[] 
     });
   }
   for (const p of c.pods) {
-    out.push({
-      apiVersion: Kinds.Pod.apiVersion,
-      kind: 'Pod',
-      metadata: {
-        name: p.name,
-        namespace: p.namespace,
-        labels: { ...p.labels, ...MANAGED_BY },
-        annotations: { ...p.annotations, [NETNS_ANNOTATION]: p.netns },
-        ...(p.deployment
-          ? {
-              ownerReferences: [
-                {
-                  apiVersion: Kinds.Deployment.apiVersion,
-                  kind: 'Deployment',
-                  name: p.deployment,
-                  uid: uid(c.name, 'deploy', p.namespace, p.deployment),
-                  controller: true,
-                },
-              ],
-            }
-          : {}),
-      },
-      spec: {
-        nodeName: p.node,
-        containers: [
-          {
-            name: p.image.split('/')[1] ?? 'main',
-            image: p.image,
-            ...(p.image === 'strait/echo' ? { ports: [{ containerPort: p.port, protocol: 'TCP' }] } : {}),
-          },
-        ],
-      },
-      status: {
-        phase: 'Running',
-        podIP: p.ip,
-        podIPs: [{ ip: p.ip }],
-        hostIP: c.nodes.find((n) => n.name === p.node)?.underlayIP,
-        startTime: startedAt,
-        conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: startedAt }],
-      },
-    });
+    out.push(podObject(c, p, startedAt));
   }
   for (const s of c.services) {
     out.push(serviceObject(s));
     out.push(endpointSliceObject(c, s));
   }
   return out;
+}
+
+/** A Node of the world: its role as a label, its netns, its underlay and public addresses. */
+function nodeObject(n: PlanCluster['nodes'][number], startedAt: string): KubeObject {
+  return {
+    apiVersion: Kinds.Node.apiVersion,
+    kind: 'Node',
+    metadata: {
+      name: n.name,
+      labels: {
+        ...MANAGED_BY,
+        'kubernetes.io/hostname': n.name,
+        [`node-role.kubernetes.io/${n.role}`]: '',
+        ...(n.role === 'gateway' ? { 'submariner.io/gateway': 'true' } : {}),
+      },
+      annotations: { [NETNS_ANNOTATION]: n.netns },
+    },
+    spec: { podCIDR: n.podCIDR, podCIDRs: [n.podCIDR] },
+    status: {
+      addresses: [
+        { type: 'InternalIP', address: n.underlayIP },
+        ...(n.publicIP ? [{ type: 'ExternalIP', address: n.publicIP }] : []),
+        { type: 'Hostname', address: n.name },
+      ],
+      conditions: [{ type: 'Ready', status: 'True', reason: 'StraitWorld', lastTransitionTime: startedAt }],
+    },
+  };
+}
+
+/** A Pod of the world, Running and Ready, owned by its Deployment when it has one. */
+function podObject(c: PlanCluster, p: PlanCluster['pods'][number], startedAt: string): KubeObject {
+  return {
+    apiVersion: Kinds.Pod.apiVersion,
+    kind: 'Pod',
+    metadata: {
+      name: p.name,
+      namespace: p.namespace,
+      labels: { ...p.labels, ...MANAGED_BY },
+      annotations: { ...p.annotations, [NETNS_ANNOTATION]: p.netns },
+      ...(p.deployment
+        ? {
+            ownerReferences: [
+              {
+                apiVersion: Kinds.Deployment.apiVersion,
+                kind: 'Deployment',
+                name: p.deployment,
+                uid: uid(c.name, 'deploy', p.namespace, p.deployment),
+                controller: true,
+              },
+            ],
+          }
+        : {}),
+    },
+    spec: {
+      nodeName: p.node,
+      containers: [
+        {
+          name: p.image.split('/')[1] ?? 'main',
+          image: p.image,
+          ...(p.image === 'strait/echo' ? { ports: [{ containerPort: p.port, protocol: 'TCP' }] } : {}),
+        },
+      ],
+    },
+    status: {
+      phase: 'Running',
+      podIP: p.ip,
+      podIPs: [{ ip: p.ip }],
+      hostIP: c.nodes.find((n) => n.name === p.node)?.underlayIP,
+      startTime: startedAt,
+      conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: startedAt }],
+    },
+  };
 }
 
 function serviceObject(s: PlanService): KubeObject {

@@ -115,31 +115,33 @@ async function markRunning(cluster: PlanCluster, store: ResourceStore, log: Logg
   }
 }
 
+/** A free address in the node's pod CIDR and the next host-side veth name of that node (undefined: the CIDR is full). */
+function allocate(cluster: PlanCluster, vethNext: Map<string, number>, nodeName: string): { ip: string; veth: string } | undefined {
+  const node = cluster.nodes.find((n) => n.name === nodeName);
+  if (!node) return undefined;
+  const used = new Set(cluster.pods.filter((p) => p.node === nodeName).map((p) => p.ip));
+  const c = parseCidr(node.podCIDR);
+  for (let i = 2; i < 2 ** (32 - c.prefix) - 1; i++) {
+    const ip = intToIpv4((c.network + i) >>> 0);
+    if (!used.has(ip)) {
+      const v = vethNext.get(nodeName) ?? 0;
+      vethNext.set(nodeName, v + 1);
+      return { ip, veth: `vp${v}` };
+    }
+  }
+  return undefined;
+}
+
+/** The node with the fewest pods (the first of them on a tie). */
+function leastLoaded(cluster: PlanCluster): string {
+  const load = (n: string): number => cluster.pods.filter((p) => p.node === n).length;
+  return cluster.nodes.reduce((best, n) => (load(n.name) < load(best.name) ? n : best), cluster.nodes[0] as PlanCluster['nodes'][number]).name;
+}
+
 export function startPodRuntime(cluster: PlanCluster, store: ResourceStore, log: Logger, hooks: PodHooks): PodRuntime {
   const planned = new Set(cluster.pods.map((p) => keyOf(p.namespace, p.name)));
   const mine = new Map<string, PlanPod>();
   const vethNext = new Map(cluster.nodes.map((n) => [n.name, cluster.pods.filter((p) => p.node === n.name).length]));
-
-  function allocate(nodeName: string): { ip: string; veth: string } | undefined {
-    const node = cluster.nodes.find((n) => n.name === nodeName);
-    if (!node) return undefined;
-    const used = new Set(cluster.pods.filter((p) => p.node === nodeName).map((p) => p.ip));
-    const c = parseCidr(node.podCIDR);
-    for (let i = 2; i < 2 ** (32 - c.prefix) - 1; i++) {
-      const ip = intToIpv4((c.network + i) >>> 0);
-      if (!used.has(ip)) {
-        const v = vethNext.get(nodeName) ?? 0;
-        vethNext.set(nodeName, v + 1);
-        return { ip, veth: `vp${v}` };
-      }
-    }
-    return undefined;
-  }
-
-  function leastLoaded(): string {
-    const load = (n: string): number => cluster.pods.filter((p) => p.node === n).length;
-    return cluster.nodes.reduce((best, n) => (load(n.name) < load(best.name) ? n : best), cluster.nodes[0] as PlanCluster['nodes'][number]).name;
-  }
 
   async function pods(): Promise<void> {
     const list = await store.list(kindRef(Kinds.Pod));
@@ -159,8 +161,8 @@ export function startPodRuntime(cluster: PlanCluster, store: ResourceStore, log:
         }
         continue;
       }
-      const nodeName = spec?.nodeName && cluster.nodes.some((n) => n.name === spec.nodeName) ? spec.nodeName : leastLoaded();
-      const slot = allocate(nodeName);
+      const nodeName = spec?.nodeName && cluster.nodes.some((n) => n.name === spec.nodeName) ? spec.nodeName : leastLoaded(cluster);
+      const slot = allocate(cluster, vethNext, nodeName);
       if (!slot) {
         await store.updateStatus({ ...obj, status: { phase: 'Pending', reason: 'OutOfAddresses', message: `node ${nodeName} has no free pod address` } });
         continue;

@@ -570,6 +570,30 @@ async function stopWorldParts(w: {
   for (const s of w.store.stores.values()) await s.close().catch(() => undefined);
 }
 
+/** Each cluster's store followed into the network (pods, services); a started or stopped echo pod re-syncs the pod runtime. */
+function followWorldStores(
+  plan: WorldPlan,
+  stores: Parameters<typeof followStores>[1],
+  serving: ClusterServing,
+  runtime: ReturnType<typeof podRuntime>,
+  changed: () => void,
+  log: Logger,
+): ReturnType<typeof followStores> {
+  return followStores(
+    plan,
+    stores,
+    serving,
+    {
+      start: (_c, p) => {
+        if (p.image === 'strait/echo') runtime.sync();
+      },
+      stop: (_c, p) => (p.image === 'strait/echo' ? runtime.sync() : Promise.resolve()),
+      changed,
+    },
+    log,
+  );
+}
+
 export async function runWorld(opts: WorldOptions): Promise<RunningWorld> {
   const t0 = performance.now();
   const { log } = opts;
@@ -613,21 +637,7 @@ export async function runWorld(opts: WorldOptions): Promise<RunningWorld> {
   for (const c of plan.clusters) {
     serving.addResolvers(c.name, opts.dnsResolvers?.(c, store.available ? store.stores.get(c.name) : undefined, plan) ?? []);
   }
-  const syncs = store.available
-    ? followStores(
-        plan,
-        store.stores,
-        serving,
-        {
-          start: (_c, p) => {
-            if (p.image === 'strait/echo') runtime.sync();
-          },
-          stop: (_c, p) => (p.image === 'strait/echo' ? runtime.sync() : Promise.resolve()),
-          changed,
-        },
-        log,
-      )
-    : [];
+  const syncs = store.available ? followWorldStores(plan, store.stores, serving, runtime, changed, log) : [];
   const ingress = await relayIngress(plan, opts.stateDir, log);
   const githostRelay = await relayHostPort(plan, log, 'code-hosting server', githostHost, WORLD_GITHOST_PORT);
   const controlRelay = await relayHostPort(plan, log, 'control module', controlHost, WORLD_CONTROL_PORT);

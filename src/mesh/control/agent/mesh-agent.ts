@@ -52,6 +52,24 @@ export interface MeshAgent {
   stop(): Promise<void>;
 }
 
+/** The proxies of the node's injected pods: one sidecar per pod, or one node proxy for them all (dataplane 'node'). */
+function newProxySupervisor(o: MeshAgentOptions, publish: () => void, observations: ObservationWriter | undefined): ProxySupervisor {
+  const common = {
+    onChange: publish,
+    dir: o.dir,
+    ...(observations ? { onFlows: (pod: string, report: unknown) => observations.report(pod, report) } : {}),
+    ...(o.flowLimit !== undefined ? { flowLimit: o.flowLimit } : {}),
+    ...(o.nodeBinary ? { nodeBinary: o.nodeBinary } : {}),
+    ...(o.excludeInboundPorts ? { excludeInboundPorts: o.excludeInboundPorts } : {}),
+    ...(o.log ? { log: o.log } : {}),
+  };
+  if (o.dataplane === 'node') {
+    if (!o.nodeProxyScript) throw E.usage("the mesh agent needs nodeProxyScript (agents/mesh-node/main.js) for dataplane 'node'");
+    return new NodeProxySupervisor({ ...common, nodeProxyScript: o.nodeProxyScript });
+  }
+  return new SidecarSupervisor({ ...common, sidecarScript: o.sidecarScript, ...(o.proxyUid !== undefined ? { proxyUid: o.proxyUid } : {}) });
+}
+
 export async function startMeshAgent(o: MeshAgentOptions): Promise<MeshAgent> {
   for (const obj of o.bootstrap ?? []) {
     const have = await o.store.get({ apiVersion: obj.apiVersion, kind: obj.kind }, obj.metadata.name, obj.metadata.namespace);
@@ -86,22 +104,7 @@ export async function startMeshAgent(o: MeshAgentOptions): Promise<MeshAgent> {
       ? undefined
       : new ObservationWriter({ store: o.store, ...(o.log ? { log: o.log } : {}), ...(o.flowLimit !== undefined ? { flowLimit: o.flowLimit } : {}) });
   await observations?.start();
-  const common = {
-    onChange: publish,
-    dir: o.dir,
-    ...(observations ? { onFlows: (pod: string, report: unknown) => observations.report(pod, report) } : {}),
-    ...(o.flowLimit !== undefined ? { flowLimit: o.flowLimit } : {}),
-    ...(o.nodeBinary ? { nodeBinary: o.nodeBinary } : {}),
-    ...(o.excludeInboundPorts ? { excludeInboundPorts: o.excludeInboundPorts } : {}),
-    ...(o.log ? { log: o.log } : {}),
-  };
-  let supervisor: ProxySupervisor;
-  if (o.dataplane === 'node') {
-    if (!o.nodeProxyScript) throw E.usage("the mesh agent needs nodeProxyScript (agents/mesh-node/main.js) for dataplane 'node'");
-    supervisor = new NodeProxySupervisor({ ...common, nodeProxyScript: o.nodeProxyScript });
-  } else {
-    supervisor = new SidecarSupervisor({ ...common, sidecarScript: o.sidecarScript, ...(o.proxyUid !== undefined ? { proxyUid: o.proxyUid } : {}) });
-  }
+  const supervisor = newProxySupervisor(o, publish, observations);
   const controller = new MeshController({
     store: o.store,
     ca: o.ca,

@@ -17,8 +17,14 @@ export interface Finding {
 
 export function checkMesh(view: MeshView): Finding[] {
   const out: Finding[] = [];
-  const root = view.settings.rootNamespace;
+  checkServices(view, out);
+  checkPeerAuthentications(view, out);
+  checkInjection(view, out);
+  return out;
+}
 
+/** Each service port: STRICT with clients outside the mesh, plaintext in-mesh clients, ISTIO_MUTUAL that nothing terminates. */
+function checkServices(view: MeshView, out: Finding[]): void {
   for (const s of view.services) {
     const eps = endpointsOf(view, s);
     for (const p of s.ports) {
@@ -68,8 +74,11 @@ export function checkMesh(view: MeshView): Finding[] {
       }
     }
   }
+}
 
-  // PeerAuthentication rules
+/** PeerAuthentication rules: shadowed policies, port-level settings without a selector, selectors in the root namespace, policies outside the members. */
+function checkPeerAuthentications(view: MeshView, out: Finding[]): void {
+  const root = view.settings.rootNamespace;
   const seen = new Set<string>();
   for (const w of view.workloads) {
     if (!w.sidecar) continue;
@@ -112,6 +121,10 @@ export function checkMesh(view: MeshView): Finding[] {
       });
     }
   }
+}
+
+/** Pods that ask for a sidecar in a namespace that is not a mesh member. */
+function checkInjection(view: MeshView, out: Finding[]): void {
   for (const w of view.workloads) {
     if (!w.sidecar && /not a mesh member/.test(w.injection)) {
       out.push({
@@ -122,5 +135,4 @@ export function checkMesh(view: MeshView): Finding[] {
       });
     }
   }
-  return out;
 }

@@ -9,7 +9,7 @@ import { watchFile } from '../../../platform/fs/index.js';
 import { parseArgs } from 'node:util';
 import { E } from '../../../base/errors/index.js';
 import { Lifecycle } from '../../../base/lifecycle/index.js';
-import { createLogger } from '../../../base/log/index.js';
+import { createLogger, type Logger } from '../../../base/log/index.js';
 import { Registry, registerIngressMetrics } from '../metrics/index.js';
 import { followMeshConfig, IngressGateway } from '../../dataplane/proxy/index.js';
 import { serveMetrics } from '../../../platform/metrics/index.js';
@@ -39,6 +39,62 @@ re-read when it changes.
   -V, --version          the version
 `;
 
+/** Kubernetes mode: the gateway's configuration followed from the control module's mesh configuration service. */
+async function ingressFromControl(control: { url: string; tokenFile: string; caFile: string }, log: Logger, life: Lifecycle): Promise<IngressGateway> {
+  // with this pod's
+  // token (its ServiceAccount is the gateway's identity); nothing listens before the first one
+  let resolveFirst: (c: unknown) => void = () => undefined;
+  const first = new Promise<unknown>((r) => {
+    resolveFirst = r;
+  });
+  const holder: { gw?: IngressGateway } = {};
+  let lastError = '';
+  const client = followMeshConfig({
+    url: control.url,
+    path: '/v1/ingress',
+    tokenFile: control.tokenFile,
+    caFile: control.caFile,
+    onConfig: (config) => {
+      lastError = '';
+      if (!holder.gw) {
+        resolveFirst(config);
+        return;
+      }
+      try {
+        holder.gw.update(config as ConstructorParameters<typeof IngressGateway>[0]);
+        log.info('ingress configuration from the control module applied');
+      } catch (err) {
+        log.warn({ err: String(err) }, 'ingress configuration rejected; keeping the previous one');
+      }
+    },
+    onError: (message) => {
+      if (message !== lastError) log.warn({ err: message }, 'mesh configuration: retrying');
+      lastError = message;
+    },
+  });
+  life.onShutdown('control', () => client.stop());
+  const gw = new IngressGateway((await first) as ConstructorParameters<typeof IngressGateway>[0]);
+  holder.gw = gw;
+  return gw;
+}
+
+/** The configuration from a file (the world's mesh agent writes it), reloaded when it changes. */
+async function ingressFromFile(file: string, log: Logger, life: Lifecycle): Promise<IngressGateway> {
+  // the mesh agent writes the file; in a world both start together
+  for (let i = 0; i < 600 && !existsSync(file); i++) await new Promise((r) => setTimeout(r, 100));
+  const gw = new IngressGateway(JSON.parse(readFileSync(file, 'utf8')));
+  const watcher = watchFile(file, () => {
+    try {
+      gw.update(JSON.parse(readFileSync(file, 'utf8')));
+      log.info({ file }, 'ingress configuration reloaded');
+    } catch (err) {
+      log.warn({ err: String(err) }, 'ingress configuration rejected; keeping the previous one');
+    }
+  });
+  life.onShutdown('watch', () => watcher.close());
+  return gw;
+}
+
 export async function runMeshIngress(): Promise<void> {
   const { values } = parseArgs({
     options: {
@@ -58,57 +114,9 @@ export async function runMeshIngress(): Promise<void> {
   const log = createLogger('mesh-ingress');
   const life = new Lifecycle();
   const l = hostPort(values.listen as string);
-  let gw: IngressGateway;
-  if (values.control) {
-    // Kubernetes mode: from the control module's mesh configuration service, with this pod's
-    // token (its ServiceAccount is the gateway's identity); nothing listens before the first one
-    let resolveFirst: (c: unknown) => void = () => undefined;
-    const first = new Promise<unknown>((r) => {
-      resolveFirst = r;
-    });
-    const holder: { gw?: IngressGateway } = {};
-    let lastError = '';
-    const client = followMeshConfig({
-      url: values.control,
-      path: '/v1/ingress',
-      tokenFile: values['control-token'] as string,
-      caFile: values['control-ca'] as string,
-      onConfig: (config) => {
-        lastError = '';
-        if (!holder.gw) {
-          resolveFirst(config);
-          return;
-        }
-        try {
-          holder.gw.update(config as ConstructorParameters<typeof IngressGateway>[0]);
-          log.info('ingress configuration from the control module applied');
-        } catch (err) {
-          log.warn({ err: String(err) }, 'ingress configuration rejected; keeping the previous one');
-        }
-      },
-      onError: (message) => {
-        if (message !== lastError) log.warn({ err: message }, 'mesh configuration: retrying');
-        lastError = message;
-      },
-    });
-    life.onShutdown('control', () => client.stop());
-    gw = new IngressGateway((await first) as ConstructorParameters<typeof IngressGateway>[0]);
-    holder.gw = gw;
-  } else {
-    const file = values.config as string;
-    // the mesh agent writes the file; in a world both start together
-    for (let i = 0; i < 600 && !existsSync(file); i++) await new Promise((r) => setTimeout(r, 100));
-    gw = new IngressGateway(JSON.parse(readFileSync(file, 'utf8')));
-    const watcher = watchFile(file, () => {
-      try {
-        gw.update(JSON.parse(readFileSync(file, 'utf8')));
-        log.info({ file }, 'ingress configuration reloaded');
-      } catch (err) {
-        log.warn({ err: String(err) }, 'ingress configuration rejected; keeping the previous one');
-      }
-    });
-    life.onShutdown('watch', () => watcher.close());
-  }
+  const gw = values.control
+    ? await ingressFromControl({ url: values.control, tokenFile: values['control-token'] as string, caFile: values['control-ca'] as string }, log, life)
+    : await ingressFromFile(values.config as string, log, life);
   const addr = await gw.listen(l.host, l.port);
   if (values['listen-unix']) await gw.listenPath(values['listen-unix']);
   life.onShutdown('ingress', () => gw.close());

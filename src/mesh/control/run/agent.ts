@@ -17,7 +17,7 @@ import { fileURLToPath } from 'node:url';
 import { E } from '../../../base/errors/index.js';
 import { Lifecycle } from '../../../base/lifecycle/index.js';
 import { createLogger } from '../../../base/log/index.js';
-import { defaultMeshObjects, loadOrCreateCa, MESH_DATAPLANES, startMeshAgent, type IngressRouteSpec, type MeshDataplane } from '../index.js';
+import { defaultMeshObjects, loadOrCreateCa, MESH_DATAPLANES, startMeshAgent, type IngressRouteSpec, type MeshAgent, type MeshDataplane } from '../index.js';
 import { Counter, Gauge, Registry } from 'prom-client';
 import { serveMetrics } from '../../../platform/metrics/index.js';
 import { connectStoreFromFiles } from '../../../platform/store/index.js';
@@ -43,6 +43,41 @@ Environment:
   -h, --help                this help
   -V, --version             the version
 `;
+
+/** The agent's own metrics: reconcile passes, sidecars by state, sidecar restarts (read at scrape time). */
+function meshAgentRegistry(agent: MeshAgent): Registry {
+  const reg = new Registry();
+  new Counter({
+    name: 'strait_mesh_agent_reconciles_total',
+    help: 'reconcile passes of the mesh controller',
+    registers: [reg],
+    collect(this: Counter<string>) {
+      this.reset();
+      this.inc(agent.controller.reconciles);
+    },
+  });
+  new Gauge({
+    name: 'strait_mesh_agent_sidecars',
+    help: 'sidecars the agent supervises, by state',
+    labelNames: ['state'],
+    registers: [reg],
+    collect(this: Gauge<string>) {
+      const st = agent.supervisor.status();
+      this.set({ state: 'running' }, st.filter((x) => x.running).length);
+      this.set({ state: 'ready' }, st.filter((x) => x.ready).length);
+    },
+  });
+  new Counter({
+    name: 'strait_mesh_agent_sidecar_restarts_total',
+    help: 'sidecar restarts',
+    registers: [reg],
+    collect(this: Counter<string>) {
+      this.reset();
+      this.inc(agent.supervisor.status().reduce((n, x) => n + x.restarts, 0));
+    },
+  });
+  return reg;
+}
 
 export async function runMeshAgent(): Promise<void> {
   const cluster = env('STRAIT_CLUSTER');
@@ -88,36 +123,7 @@ export async function runMeshAgent(): Promise<void> {
   life.onShutdown('agent', () => agent.stop());
   const metricsAt = env('STRAIT_MESH_METRICS');
   if (metricsAt) {
-    const reg = new Registry();
-    new Counter({
-      name: 'strait_mesh_agent_reconciles_total',
-      help: 'reconcile passes of the mesh controller',
-      registers: [reg],
-      collect(this: Counter<string>) {
-        this.reset();
-        this.inc(agent.controller.reconciles);
-      },
-    });
-    new Gauge({
-      name: 'strait_mesh_agent_sidecars',
-      help: 'sidecars the agent supervises, by state',
-      labelNames: ['state'],
-      registers: [reg],
-      collect(this: Gauge<string>) {
-        const st = agent.supervisor.status();
-        this.set({ state: 'running' }, st.filter((x) => x.running).length);
-        this.set({ state: 'ready' }, st.filter((x) => x.ready).length);
-      },
-    });
-    new Counter({
-      name: 'strait_mesh_agent_sidecar_restarts_total',
-      help: 'sidecar restarts',
-      registers: [reg],
-      collect(this: Counter<string>) {
-        this.reset();
-        this.inc(agent.supervisor.status().reduce((n, x) => n + x.restarts, 0));
-      },
-    });
+    const reg = meshAgentRegistry(agent);
     const m = /^(.+):(\d+)$/.exec(metricsAt);
     if (!m) throw E.configInvalid('STRAIT_MESH_METRICS', metricsAt, 'must be HOST:PORT');
     const srv = await serveMetrics(reg, { port: Number(m[2]), host: (m[1] as string).replace(/^\[|\]$/g, '') });

@@ -180,15 +180,8 @@ export class ClustersetZone {
     const name = qname.replace(/\.$/, '');
     const lower = name.toLowerCase();
     const out: Answer = { rcode: 0, stable: true, answers: [], additionals: [], authority: [] };
-    const nodata = () => {
-      out.authority.push(this.soa());
-      return out;
-    };
-    const nx = () => {
-      out.rcode = 3;
-      out.authority.push(this.soa());
-      return out;
-    };
+    const nodata = () => this.nodata(out);
+    const nx = () => this.nxdomain(out);
     if (lower === ZONE) {
       if (qtype === 6 || qtype === 255) out.answers.push({ ...this.soa(), name });
       else out.authority.push(this.soa());
@@ -200,7 +193,6 @@ export class ClustersetZone {
     const labels = lower.slice(0, -suffix.length).split('.');
     const origLabels = name.slice(0, -suffix.length).split('.');
     const wantA = qtype === 1 || qtype === 255;
-    const wantSrv = qtype === 33 || qtype === 255;
 
     if (labels.length === 1) return this.namespaces.has(labels[0]!) ? nodata() : nx();
 
@@ -212,41 +204,9 @@ export class ClustersetZone {
     const rest = labels.slice(0, -2);
 
     // SRV names: _port._proto[.cluster]
-    if (rest.length >= 2 && rest[0]!.startsWith('_') && rest[1]!.startsWith('_')) {
-      if (rest.length > 3) return nx();
-      const portName = rest[0]!.slice(1);
-      const proto = rest[1]!.slice(1);
-      const cluster = rest[2];
-      const port = svc.ports.find((p) => (p.name ?? '').toLowerCase() === portName && p.protocol.toLowerCase() === proto);
-      if (!port) return nx();
-      if (cluster !== undefined && !svc.clusters.has(cluster)) return nx();
-      if (!wantSrv) return nodata();
-      this.srv(svc, name, port, cluster, base, out);
-      return out.answers.length > 0 ? out : nodata();
-    }
-
-    if (rest.length === 0) {
-      if (qtype === 33) {
-        for (const p of svc.ports) if (p.name) this.srv(svc, name, p, undefined, base, out);
-        return out.answers.length > 0 ? out : nodata();
-      }
-      if (!wantA) return nodata();
-      for (const ip of this.serviceIps(svc)) out.answers.push({ name, type: 'A', ttl: TTL, address: ip });
-      return out.answers.length > 0 ? out : nodata();
-    }
-
-    if (rest.length === 1) {
-      const cluster = rest[0]!;
-      const c = svc.clusters.get(cluster);
-      if (!c) return nx();
-      if (qtype === 33) {
-        for (const p of svc.ports) if (p.name) this.srv(svc, name, p, cluster, base, out);
-        return out.answers.length > 0 ? out : nodata();
-      }
-      if (!wantA || !this.health.isConnected(cluster)) return nodata();
-      for (const e of c.endpoints) if (e.ready) out.answers.push({ name, type: 'A', ttl: TTL, address: e.ip });
-      return out.answers.length > 0 ? out : nodata();
-    }
+    if (rest.length >= 2 && rest[0]!.startsWith('_') && rest[1]!.startsWith('_')) return this.lookupSrvName(svc, name, rest, qtype, base, out);
+    if (rest.length === 0) return this.lookupServiceName(svc, name, qtype, base, out);
+    if (rest.length === 1) return this.lookupClusterName(svc, name, rest[0]!, qtype, base, out);
 
     if (rest.length === 2 && svc.headless) {
       const [host, cluster] = rest as [string, string];
@@ -258,6 +218,57 @@ export class ClustersetZone {
       return out;
     }
     return nx();
+  }
+
+  /** No record of this type: the zone's SOA in the authority section. */
+  private nodata(out: Answer): Answer {
+    out.authority.push(this.soa());
+    return out;
+  }
+
+  /** No such name: NXDOMAIN, the zone's SOA in the authority section. */
+  private nxdomain(out: Answer): Answer {
+    out.rcode = 3;
+    out.authority.push(this.soa());
+    return out;
+  }
+
+  /** `_port._proto[.cluster].<svc>.<ns>.svc.clusterset.local` */
+  private lookupSrvName(svc: ZoneService, name: string, rest: string[], qtype: number, base: string, out: Answer): Answer {
+    if (rest.length > 3) return this.nxdomain(out);
+    const portName = rest[0]!.slice(1);
+    const proto = rest[1]!.slice(1);
+    const cluster = rest[2];
+    const port = svc.ports.find((p) => (p.name ?? '').toLowerCase() === portName && p.protocol.toLowerCase() === proto);
+    if (!port) return this.nxdomain(out);
+    if (cluster !== undefined && !svc.clusters.has(cluster)) return this.nxdomain(out);
+    if (!(qtype === 33 || qtype === 255)) return this.nodata(out);
+    this.srv(svc, name, port, cluster, base, out);
+    return out.answers.length > 0 ? out : this.nodata(out);
+  }
+
+  /** `<svc>.<ns>.svc.clusterset.local`: the service's addresses, or SRV for each named port */
+  private lookupServiceName(svc: ZoneService, name: string, qtype: number, base: string, out: Answer): Answer {
+    if (qtype === 33) {
+      for (const p of svc.ports) if (p.name) this.srv(svc, name, p, undefined, base, out);
+      return out.answers.length > 0 ? out : this.nodata(out);
+    }
+    if (!(qtype === 1 || qtype === 255)) return this.nodata(out);
+    for (const ip of this.serviceIps(svc)) out.answers.push({ name, type: 'A', ttl: TTL, address: ip });
+    return out.answers.length > 0 ? out : this.nodata(out);
+  }
+
+  /** `<cluster>.<svc>.<ns>.svc.clusterset.local`: that cluster's ready endpoints while it is connected */
+  private lookupClusterName(svc: ZoneService, name: string, cluster: string, qtype: number, base: string, out: Answer): Answer {
+    const c = svc.clusters.get(cluster);
+    if (!c) return this.nxdomain(out);
+    if (qtype === 33) {
+      for (const p of svc.ports) if (p.name) this.srv(svc, name, p, cluster, base, out);
+      return out.answers.length > 0 ? out : this.nodata(out);
+    }
+    if (!(qtype === 1 || qtype === 255) || !this.health.isConnected(cluster)) return this.nodata(out);
+    for (const e of c.endpoints) if (e.ready) out.answers.push({ name, type: 'A', ttl: TTL, address: e.ip });
+    return out.answers.length > 0 ? out : this.nodata(out);
   }
 
   /** Clusters of a service that can be used now, sorted. */

@@ -104,6 +104,34 @@ const sameMeta = (o: KubeObject | undefined, m: { labels: Record<string, string>
   JSON.stringify(Object.entries(o?.metadata.labels ?? {}).sort()) === JSON.stringify(Object.entries(m.labels).sort()) &&
   JSON.stringify(Object.entries(o?.metadata.annotations ?? {}).sort()) === JSON.stringify(Object.entries(m.annotations ?? {}).sort());
 
+/** The hash of an export's endpoints, ports and type, kept on its imported slice: an unchanged export is not written again. */
+function exportContentHash(e: ClusterExport): string {
+  return createHash('sha256')
+    .update(JSON.stringify({ e: e.endpoints, p: e.ports, t: e.type }))
+    .digest('hex')
+    .slice(0, 16);
+}
+
+/** The EndpointSlice this cluster keeps for `cluster`'s export of ns/name. */
+function importedSlice(ns: string, name: string, sliceName: string, cluster: string, e: ClusterExport, hash: string): KubeObject {
+  return {
+    apiVersion: K.EndpointSlice.apiVersion,
+    kind: 'EndpointSlice',
+    metadata: {
+      name: sliceName,
+      namespace: ns,
+      labels: { [LABEL_SERVICE_NAME]: name, [LABEL_SOURCE_CLUSTER]: cluster, [LABEL_MANAGED_BY]: MANAGED_BY },
+      annotations: { [ANN_CONTENT_HASH]: hash, [ANN_SERVICE_TYPE]: e.type },
+    },
+    addressType: 'IPv4',
+    endpoints: e.endpoints,
+    ports: e.ports,
+  };
+}
+
+/** An object's `namespace/name` key, the agent's queue and cache key. */
+const objectKey = (o: KubeObject): string => `${o.metadata.namespace ?? ''}/${o.metadata.name}`;
+
 const splitKey = (key: string): [string, string] => {
   const i = key.indexOf('/');
   return [key.slice(0, i), key.slice(i + 1)];
@@ -159,52 +187,75 @@ export class MulticlusterAgent {
   }
 
   start(): void {
-    const inf = (
-      store: ResourceStore,
-      kind: typeof K.ServiceExport,
-      ns: string | undefined,
-      sel: string | undefined,
-      onKey: (o: KubeObject, type: string) => void,
-      onList?: (items: KubeObject[]) => void,
-    ) => {
-      const i = new Informer(
-        store,
-        kind,
-        { ...(ns ? { namespace: ns } : {}), ...(sel ? { labelSelector: sel } : {}) },
-        {
-          onList: (items) => {
-            onList?.(items);
-            for (const o of items) onKey(o, 'LIST');
-          },
-          onEvent: (t, o) => onKey(o, t),
-          onError: (err) => this.log.debug({ err }, 'informer error'),
+    this.watchExportInputs();
+    this.watchBrokerSlices();
+    this.watchImportedSlices();
+    // services imported here before a restart
+    void this.local
+      .list(K.ServiceImport, {})
+      .then((l) => {
+        for (const o of l.items) {
+          this.knownImports.add(objectKey(o));
+          this.enqueueImport(objectKey(o));
+        }
+      })
+      .catch(() => undefined);
+    this.scheduleResync();
+  }
+
+  /** An informer, started and kept: every listed object goes to onKey as 'LIST', every event with its type. */
+  private watch(
+    store: ResourceStore,
+    kind: typeof K.ServiceExport,
+    ns: string | undefined,
+    sel: string | undefined,
+    onKey: (o: KubeObject, type: string) => void,
+    onList?: (items: KubeObject[]) => void,
+  ): void {
+    const i = new Informer(
+      store,
+      kind,
+      { ...(ns ? { namespace: ns } : {}), ...(sel ? { labelSelector: sel } : {}) },
+      {
+        onList: (items) => {
+          onList?.(items);
+          for (const o of items) onKey(o, 'LIST');
         },
-        { clock: this.clock },
-      );
-      this.informers.push(i);
-      i.start();
-    };
-    const key = (o: KubeObject) => `${o.metadata.namespace ?? ''}/${o.metadata.name}`;
-    inf(this.local, K.ServiceExport, undefined, undefined, (o, type) => {
-      const k = key(o);
+        onEvent: (t, o) => onKey(o, t),
+        onError: (err) => this.log.debug({ err }, 'informer error'),
+      },
+      { clock: this.clock },
+    );
+    this.informers.push(i);
+    i.start();
+  }
+
+  /** What an export is made of, in this cluster: ServiceExports, Services, EndpointSlices, Pods (headless). */
+  private watchExportInputs(): void {
+    this.watch(this.local, K.ServiceExport, undefined, undefined, (o, type) => {
+      const k = objectKey(o);
       this.knownExports.add(k);
       if (type === 'MODIFIED' && this.ownWrites.delete(`${k}@${o.metadata.resourceVersion ?? ''}`)) return;
       if (this.ownWrites.size > 10_000) this.ownWrites.clear();
       this.enqueueExport(k);
     });
-    inf(this.local, K.Service, undefined, undefined, (o) => {
-      if (this.knownExports.has(key(o))) this.enqueueExport(key(o));
+    this.watch(this.local, K.Service, undefined, undefined, (o) => {
+      if (this.knownExports.has(objectKey(o))) this.enqueueExport(objectKey(o));
     });
-    inf(this.local, K.EndpointSlice, undefined, 'kubernetes.io/service-name', (o) => {
+    this.watch(this.local, K.EndpointSlice, undefined, 'kubernetes.io/service-name', (o) => {
       const k = `${o.metadata.namespace ?? ''}/${o.metadata.labels?.['kubernetes.io/service-name'] ?? ''}`;
       if (this.knownExports.has(k)) this.enqueueExport(k);
     });
     // the pods behind a headless export (where no EndpointSlice lists them)
-    inf(this.local, K.Pod, undefined, undefined, (o) => {
+    this.watch(this.local, K.Pod, undefined, undefined, (o) => {
       const ns = o.metadata.namespace ?? '';
       for (const k of this.headless) if (k.startsWith(`${ns}/`)) this.enqueueExport(k);
     });
-    inf(
+  }
+
+  /** Every cluster's EndpointSlices on the broker: the imports to make here (and this cluster's exports coming back). */
+  private watchBrokerSlices(): void {
+    this.watch(
       this.broker,
       K.EndpointSlice,
       BROKER_NAMESPACE,
@@ -229,30 +280,22 @@ export class MulticlusterAgent {
       },
     );
     this.brokerSliceInformer = this.informers[this.informers.length - 1];
-    // this cluster's imported slices: a cache, no events needed (the broker's say what to do)
-    inf(
+  }
+
+  /** This cluster's imported slices: a cache, no events needed (the broker's say what to do). */
+  private watchImportedSlices(): void {
+    this.watch(
       this.local,
       K.EndpointSlice,
       undefined,
       `${LABEL_MANAGED_BY}=${MANAGED_BY}`,
       (o, type) => {
-        if (type === 'DELETED') this.importedSlices.delete(key(o));
-        else this.importedSlices.set(key(o), o);
+        if (type === 'DELETED') this.importedSlices.delete(objectKey(o));
+        else this.importedSlices.set(objectKey(o), o);
       },
-      (items) => this.importedSlices.reset(items.map((o) => [key(o), o])),
+      (items) => this.importedSlices.reset(items.map((o) => [objectKey(o), o])),
     );
     this.importedSliceInformer = this.informers[this.informers.length - 1];
-    // services imported here before a restart
-    void this.local
-      .list(K.ServiceImport, {})
-      .then((l) => {
-        for (const o of l.items) {
-          this.knownImports.add(key(o));
-          this.enqueueImport(key(o));
-        }
-      })
-      .catch(() => undefined);
-    this.scheduleResync();
   }
 
   private scheduleResync(): void {
@@ -636,25 +679,10 @@ export class MulticlusterAgent {
     for (const cluster of agg.clusters) {
       const e = byCluster.get(cluster)!;
       const sliceName = localSliceName(name, cluster);
-      const hash = createHash('sha256')
-        .update(JSON.stringify({ e: e.endpoints, p: e.ports, t: e.type }))
-        .digest('hex')
-        .slice(0, 16);
+      const hash = exportContentHash(e);
       const prev = existingByName.get(sliceName);
       if (prev?.metadata.annotations?.[ANN_CONTENT_HASH] === hash) continue;
-      const obj: KubeObject = {
-        apiVersion: K.EndpointSlice.apiVersion,
-        kind: 'EndpointSlice',
-        metadata: {
-          name: sliceName,
-          namespace: ns,
-          labels: { [LABEL_SERVICE_NAME]: name, [LABEL_SOURCE_CLUSTER]: cluster, [LABEL_MANAGED_BY]: MANAGED_BY },
-          annotations: { [ANN_CONTENT_HASH]: hash, [ANN_SERVICE_TYPE]: e.type },
-        },
-        addressType: 'IPv4',
-        endpoints: e.endpoints,
-        ports: e.ports,
-      };
+      const obj = importedSlice(ns, name, sliceName, cluster, e, hash);
       writes.push(
         (prev ? this.local.update(obj) : this.local.apply(obj)).then((written) => {
           // the cache knows its own writes at once (a reconcile before their events sees them)

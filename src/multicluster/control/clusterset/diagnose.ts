@@ -28,9 +28,11 @@ export interface DiagnoseOptions {
   candidate?: { info?: BrokerInfo; source?: string; network: ClusterNetwork };
 }
 
+type AddCheck = (check: string, status: CheckStatus, message: string) => void;
+
 export async function diagnose(opts: DiagnoseOptions): Promise<DiagnoseCheck[]> {
   const out: DiagnoseCheck[] = [];
-  const add = (check: string, status: CheckStatus, message: string) => out.push({ check, status, message });
+  const add: AddCheck = (check, status, message) => out.push({ check, status, message });
   try {
     const b = await describeBroker(opts.broker);
     add('broker', 'ok', `broker deployed on ${b.cluster} with components ${b.components.join(', ')}`);
@@ -45,28 +47,7 @@ export async function diagnose(opts: DiagnoseOptions): Promise<DiagnoseCheck[]> 
   for (const o of overlaps) {
     add('cidr-overlap', 'fail', `CIDR ${o.cidr} of cluster ${o.cluster} overlaps CIDR ${o.otherCidr} of cluster ${o.otherCluster}`);
   }
-
-  if (opts.candidate) {
-    const c = opts.candidate;
-    if (!DNS_LABEL.test(c.network.clusterId)) add('join', 'fail', `cluster ID ${JSON.stringify(c.network.clusterId)} is not a DNS label`);
-    try {
-      validateNetwork(c.network);
-      const o = findOverlaps(c.network, joined);
-      if (o.length === 0) add('join-cidrs', 'ok', `the CIDRs of ${c.network.clusterId} overlap no joined cluster`);
-      for (const x of o)
-        add('join-cidrs', 'fail', `cluster ${x.cluster} cannot join: its CIDR ${x.cidr} overlaps CIDR ${x.otherCidr} of cluster ${x.otherCluster}`);
-    } catch (err) {
-      add('join-cidrs', 'fail', isStraitError(err) ? err.message : String(err));
-    }
-    if (c.info) {
-      try {
-        await checkBrokerInfoCurrent(opts.broker, c.info, c.source ?? 'broker-info.subm');
-        add('broker-info', 'ok', 'broker info matches the deployed broker');
-      } catch (err) {
-        add('broker-info', 'fail', isStraitError(err) ? err.message : String(err));
-      }
-    }
-  }
+  if (opts.candidate) await checkCandidate(opts.broker, opts.candidate, joined, add);
 
   const endpoints = (await opts.broker.list(K.Endpoint, { namespace: BROKER_NAMESPACE })).items;
   for (const c of joined) {
@@ -81,49 +62,86 @@ export async function diagnose(opts: DiagnoseOptions): Promise<DiagnoseCheck[]> 
   }
 
   if (opts.local) {
-    const gws = (await opts.local.list(K.Gateway, {})).items;
-    if (gws.length === 0) add('gateway', 'warn', 'no Gateway record in this cluster; is the gateway daemon running?');
-    const active = gws
-      .map((g) => readGateway(g).gateway)
-      .filter((g) => g.haStatus === 'active')
-      .map((g) => g.node)
-      .sort();
-    if (active.length === 1) add('gateway', 'ok', `gateway ${active[0]} is active`);
-    else if (active.length > 1) add('gateway', 'fail', `${active.length} gateways say they are active (${active.join(', ')}); exactly one may be`);
-    else if (gws.length > 0) add('gateway', 'warn', `no gateway is active (${gws.length} Gateway record(s)); is the active gateway's lease held?`);
-    for (const g of gws) {
-      const { gateway, connections } = readGateway(g);
-      // the VXLAN legs of the node agents, as the active gateway hears their hellos
-      for (const leg of gateway.nodeLegs ?? []) {
-        if (leg.status === 'ok') add('node-leg', 'ok', `gateway ${gateway.node}: the node agent at ${leg.address} answers over VXLAN`);
-        else
-          add(
-            'node-leg',
-            'fail',
-            `gateway ${gateway.node}: broken VXLAN leg to the node at ${leg.address} (${leg.message}): pods of that node cannot reach other clusters; is its node agent running (strait status), and does UDP 4800 reach the gateway?`,
-          );
-      }
-      for (const conn of connections) {
-        const who = `gateway ${gateway.node}: connection to ${conn.cluster || '?'}`;
-        if (conn.status !== 'connected')
-          add('connection', 'fail', `${who} is ${statusText(conn)}${conn.statusMessage ? ` (${conn.statusMessage})` : ''}; ${connectionFix(conn)}`);
-        else if (conn.loss !== '' && conn.loss !== '0%')
-          add('connection', 'warn', `${who} is connected but loses ${conn.loss} of its probes (RTT avg. ${conn.rttAvg || 'unknown'}): the path drops packets`);
-        else add('connection', 'ok', `${who} is connected${conn.rttAvg ? `, RTT avg. ${conn.rttAvg}` : ''}${conn.loss ? `, loss ${conn.loss}` : ''}`);
-      }
+    await checkGateways(opts.local, add);
+    await checkExports(opts.local, add);
+  }
+  return out;
+}
+
+/** A cluster that wants to join: its ID, its CIDRs against the joined clusters', its broker info. */
+async function checkCandidate(
+  broker: ResourceStore,
+  c: NonNullable<DiagnoseOptions['candidate']>,
+  joined: Awaited<ReturnType<typeof listJoinedClusters>>,
+  add: AddCheck,
+): Promise<void> {
+  if (!DNS_LABEL.test(c.network.clusterId)) add('join', 'fail', `cluster ID ${JSON.stringify(c.network.clusterId)} is not a DNS label`);
+  try {
+    validateNetwork(c.network);
+    const o = findOverlaps(c.network, joined);
+    if (o.length === 0) add('join-cidrs', 'ok', `the CIDRs of ${c.network.clusterId} overlap no joined cluster`);
+    for (const x of o)
+      add('join-cidrs', 'fail', `cluster ${x.cluster} cannot join: its CIDR ${x.cidr} overlaps CIDR ${x.otherCidr} of cluster ${x.otherCluster}`);
+  } catch (err) {
+    add('join-cidrs', 'fail', isStraitError(err) ? err.message : String(err));
+  }
+  if (c.info) {
+    try {
+      await checkBrokerInfoCurrent(broker, c.info, c.source ?? 'broker-info.subm');
+      add('broker-info', 'ok', 'broker info matches the deployed broker');
+    } catch (err) {
+      add('broker-info', 'fail', isStraitError(err) ? err.message : String(err));
     }
-    const exports = (await opts.local.list(K.ServiceExport, {})).items;
-    for (const se of exports) {
-      const conds = ((se.status ?? {}) as { conditions?: Condition[] }).conditions ?? [];
-      const who = `${se.metadata.namespace}/${se.metadata.name}`;
-      for (const c of conds) {
-        if ((c.type === 'Valid' && c.status !== 'True') || (c.type === 'Conflict' && c.status === 'True')) {
-          add('service-export', 'warn', `ServiceExport ${who}: ${c.type}=${c.status} (${c.reason}): ${c.message}`);
-        }
+  }
+}
+
+/** This cluster's Gateway records: exactly one active, its node agents' VXLAN legs, its connections. */
+async function checkGateways(local: ResourceStore, add: AddCheck): Promise<void> {
+  const gws = (await local.list(K.Gateway, {})).items;
+  if (gws.length === 0) add('gateway', 'warn', 'no Gateway record in this cluster; is the gateway daemon running?');
+  const active = gws
+    .map((g) => readGateway(g).gateway)
+    .filter((g) => g.haStatus === 'active')
+    .map((g) => g.node)
+    .sort();
+  if (active.length === 1) add('gateway', 'ok', `gateway ${active[0]} is active`);
+  else if (active.length > 1) add('gateway', 'fail', `${active.length} gateways say they are active (${active.join(', ')}); exactly one may be`);
+  else if (gws.length > 0) add('gateway', 'warn', `no gateway is active (${gws.length} Gateway record(s)); is the active gateway's lease held?`);
+  for (const g of gws) {
+    const { gateway, connections } = readGateway(g);
+    // the VXLAN legs of the node agents, as the active gateway hears their hellos
+    for (const leg of gateway.nodeLegs ?? []) {
+      if (leg.status === 'ok') add('node-leg', 'ok', `gateway ${gateway.node}: the node agent at ${leg.address} answers over VXLAN`);
+      else
+        add(
+          'node-leg',
+          'fail',
+          `gateway ${gateway.node}: broken VXLAN leg to the node at ${leg.address} (${leg.message}): pods of that node cannot reach other clusters; is its node agent running (strait status), and does UDP 4800 reach the gateway?`,
+        );
+    }
+    for (const conn of connections) {
+      const who = `gateway ${gateway.node}: connection to ${conn.cluster || '?'}`;
+      if (conn.status !== 'connected')
+        add('connection', 'fail', `${who} is ${statusText(conn)}${conn.statusMessage ? ` (${conn.statusMessage})` : ''}; ${connectionFix(conn)}`);
+      else if (conn.loss !== '' && conn.loss !== '0%')
+        add('connection', 'warn', `${who} is connected but loses ${conn.loss} of its probes (RTT avg. ${conn.rttAvg || 'unknown'}): the path drops packets`);
+      else add('connection', 'ok', `${who} is connected${conn.rttAvg ? `, RTT avg. ${conn.rttAvg}` : ''}${conn.loss ? `, loss ${conn.loss}` : ''}`);
+    }
+  }
+}
+
+/** This cluster's ServiceExports whose conditions say invalid or in conflict. */
+async function checkExports(local: ResourceStore, add: AddCheck): Promise<void> {
+  const exports = (await local.list(K.ServiceExport, {})).items;
+  for (const se of exports) {
+    const conds = ((se.status ?? {}) as { conditions?: Condition[] }).conditions ?? [];
+    const who = `${se.metadata.namespace}/${se.metadata.name}`;
+    for (const c of conds) {
+      if ((c.type === 'Valid' && c.status !== 'True') || (c.type === 'Conflict' && c.status === 'True')) {
+        add('service-export', 'warn', `ServiceExport ${who}: ${c.type}=${c.status} (${c.reason}): ${c.message}`);
       }
     }
   }
-  return out;
 }
 
 /** What to do about a connection that is not connected, by its reason. */

@@ -279,14 +279,8 @@ export function steadyRecordsKey(recs: GatewayRecords): string {
   return canon({ endpoint: recs.endpoint, gateway: recs.gateway, connections });
 }
 
-/**
- * Poll a gateway's records every `intervalMs` (default 1 s) and publish them when they
- * changed: a poll whose records differ from the last published ones only in traffic
- * counters and RTT writes nothing (the store is not touched at all); those are refreshed
- * every `refreshMs` (default 30 s). Other clusters' Endpoints are copied in when the
- * broker's Endpoints change (a watch), not at every poll. Errors are retried on the next tick.
- */
-export function startRecordsPublisher(opts: {
+/** What startRecordsPublisher polls, where it publishes, and how often. */
+export interface RecordsPublisherOptions {
   local: ResourceStore;
   broker?: ResourceStore;
   fetchRecords: () => Promise<GatewayRecords>;
@@ -303,7 +297,21 @@ export function startRecordsPublisher(opts: {
   onError?: (err: unknown) => void;
   /** after each poll whose records were all written (local store and broker) */
   onPublished?: (recs: GatewayRecords) => void;
-}): { stop(): Promise<void> } {
+}
+
+/** An informer on the broker's Endpoints that calls `changed` at its list and at every event. */
+function watchBrokerEndpoints(broker: ResourceStore, clock: Clock, changed: () => void): { stop(): void } {
+  return new Informer(broker, K.Endpoint, { namespace: BROKER_NAMESPACE }, { onList: changed, onEvent: changed }, { clock }).start();
+}
+
+/**
+ * Poll a gateway's records every `intervalMs` (default 1 s) and publish them when they
+ * changed: a poll whose records differ from the last published ones only in traffic
+ * counters and RTT writes nothing (the store is not touched at all); those are refreshed
+ * every `refreshMs` (default 30 s). Other clusters' Endpoints are copied in when the
+ * broker's Endpoints change (a watch), not at every poll. Errors are retried on the next tick.
+ */
+export function startRecordsPublisher(opts: RecordsPublisherOptions): { stop(): Promise<void> } {
   const clock = opts.clock ?? systemClock;
   const refreshMs = opts.refreshMs ?? 30_000;
   let stopped = false;
@@ -317,20 +325,9 @@ export function startRecordsPublisher(opts: {
   /** each connection's status text last published (Events on changes) */
   const seen = new Map<string, string>();
   const brokerEndpoints = opts.broker
-    ? new Informer(
-        opts.broker,
-        K.Endpoint,
-        { namespace: BROKER_NAMESPACE },
-        {
-          onList: () => {
-            brokerChanged = true;
-          },
-          onEvent: () => {
-            brokerChanged = true;
-          },
-        },
-        { clock },
-      ).start()
+    ? watchBrokerEndpoints(opts.broker, clock, () => {
+        brokerChanged = true;
+      })
     : undefined;
   const rates = new CounterRates();
   const tick = async () => {

@@ -6,6 +6,13 @@ import { registerTunnelHealthMetrics } from '../health/index.js';
 
 /** The tunnels: bytes, packets, handshakes, drops, peer status (t = the gateway's tunnel). */
 function tunnelMetrics(registry: Registry, t: Gateway['tunnel']): void {
+  tunnelTrafficMetrics(registry, t);
+  tunnelHandshakeMetrics(registry, t);
+  tunnelPeerMetrics(registry, t);
+}
+
+/** Bytes and packets carried per remote cluster and direction. */
+function tunnelTrafficMetrics(registry: Registry, t: Gateway['tunnel']): void {
   new Counter({
     name: 'strait_tunnel_bytes_total',
     help: 'Inner IPv4 bytes carried per tunnel (remote cluster) and direction',
@@ -32,6 +39,10 @@ function tunnelMetrics(registry: Registry, t: Gateway['tunnel']): void {
       }
     },
   });
+}
+
+/** Handshakes, rekeys, cookie replies and drops, from the tunnel's counters. */
+function tunnelHandshakeMetrics(registry: Registry, t: Gateway['tunnel']): void {
   new Counter({
     name: 'strait_tunnel_handshakes_total',
     help: 'Tunnel handshakes by event',
@@ -75,6 +86,10 @@ function tunnelMetrics(registry: Registry, t: Gateway['tunnel']): void {
       for (const reason of Object.keys(d) as (keyof typeof d)[]) this.inc({ reason }, d[reason]);
     },
   });
+}
+
+/** Each peer's status and keepalive RTT. */
+function tunnelPeerMetrics(registry: Registry, t: Gateway['tunnel']): void {
   new Gauge({
     name: 'strait_tunnel_connected',
     help: '1 when the tunnel to the remote cluster is connected',

@@ -8,6 +8,7 @@ import { Backoff, type BackoffPolicy } from '../../../base/backoff/index.js';
 import { E, isStraitError } from '../../../base/errors/index.js';
 import type { KubeObject, Watch, WatchEvent, WatchOptions } from '../types.js';
 import { asStatus, mapStatus } from './errors.js';
+import type { IncomingMessage } from 'node:http';
 import type { HttpClient } from './http.js';
 import { collectionPath, resourceName, type ResolvedKind } from './paths.js';
 
@@ -140,6 +141,31 @@ export class KubeWatch<T extends KubeObject> implements Watch {
     }
   }
 
+  /** A watch request the server did not accept: 'expired' on 410, else the error its status maps to (429 and 5xx: unavailable, retried). */
+  private async refused(res: IncomingMessage): Promise<'expired'> {
+    const { http, kind } = this.deps;
+    const chunks: Buffer[] = [];
+    for await (const c of res) chunks.push(c as Buffer);
+    let body: unknown;
+    try {
+      body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+    } catch {
+      body = {};
+    }
+    if (res.statusCode === 410) return 'expired';
+    const status = res.statusCode ?? 0;
+    // shutting down, overloaded, restarting: try again
+    if (status === 429 || status >= 500) throw E.storeUnavailable(http.server, `watch answered HTTP ${status}`);
+    throw mapStatus(res.statusCode ?? 0, body, {
+      verb: 'watch',
+      kind: kind.kind,
+      name: '*',
+      namespace: this.opts.namespace,
+      resource: resourceName(kind),
+      server: http.server,
+    });
+  }
+
   /** One watch request; resolves when the server ends it ('expired' on 410). */
   private async once(): Promise<'ended' | 'expired'> {
     const { http, kind } = this.deps;
@@ -159,28 +185,7 @@ export class KubeWatch<T extends KubeObject> implements Watch {
       this.abort.signal,
       (this.deps.timeoutSeconds + 30) * 1000,
     );
-    if (res.statusCode !== 200) {
-      const chunks: Buffer[] = [];
-      for await (const c of res) chunks.push(c as Buffer);
-      let body: unknown;
-      try {
-        body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-      } catch {
-        body = {};
-      }
-      if (res.statusCode === 410) return 'expired';
-      const status = res.statusCode ?? 0;
-      // shutting down, overloaded, restarting: try again
-      if (status === 429 || status >= 500) throw E.storeUnavailable(http.server, `watch answered HTTP ${status}`);
-      throw mapStatus(res.statusCode ?? 0, body, {
-        verb: 'watch',
-        kind: kind.kind,
-        name: '*',
-        namespace: this.opts.namespace,
-        resource: resourceName(kind),
-        server: http.server,
-      });
-    }
+    if (res.statusCode !== 200) return this.refused(res);
     this.connected = true;
     let buf = '';
     let result: 'ended' | 'expired' = 'ended';
