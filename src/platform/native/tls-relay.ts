@@ -274,22 +274,17 @@ export class TlsTap extends Duplex {
     }
   }
 
-  /** Everything from recs[i] on goes to the native relay, if nothing is in flight on Node's side. */
-  private tryHandoff(recs: Buffer[], i: number): boolean {
-    const tls = this.tls as TLSSocket;
-    const plain = (this.armed as ArmOptions).plain;
+  /**
+   * Something is in flight on Node's side or a side is closing: the records the tap has seen
+   * are not all there is (plaintext Node decrypted and did not deliver, bytes it was asked to
+   * send and did not send, a secret not yet known), so the hand-off waits for a later record.
+   */
+  private busy(tls: TLSSocket, plain: Socket): boolean {
     const raw = this.raw;
-    const rawFd = handleOf(raw)?.fd ?? -1;
-    const plainFd = handleOf(plain)?.fd ?? -1;
-    let pendingLen = this.rd.parser.partial;
-    for (let j = i; j < recs.length; j++) pendingLen += (recs[j] as Buffer).length;
-    if (
-      this.wr.early ||
-      this.rd.early ||
+    return (
+      this.wr.early !== undefined ||
+      this.rd.early !== undefined ||
       this.wr.parser.partial > 0 ||
-      pendingLen > MAX_PENDING ||
-      rawFd < 0 ||
-      plainFd < 0 ||
       this.inflight > 0 ||
       this.readableLength > 0 ||
       raw.readableLength > 0 ||
@@ -308,9 +303,19 @@ export class TlsTap extends Duplex {
       tls.writableEnded ||
       tls.readableEnded ||
       this.rawEnded
-    ) {
-      return false;
-    }
+    );
+  }
+
+  /** Everything from recs[i] on goes to the native relay, if nothing is in flight on Node's side. */
+  private tryHandoff(recs: Buffer[], i: number): boolean {
+    const tls = this.tls as TLSSocket;
+    const plain = (this.armed as ArmOptions).plain;
+    const raw = this.raw;
+    const rawFd = handleOf(raw)?.fd ?? -1;
+    const plainFd = handleOf(plain)?.fd ?? -1;
+    let pendingLen = this.rd.parser.partial;
+    for (let j = i; j < recs.length; j++) pendingLen += (recs[j] as Buffer).length;
+    if (pendingLen > MAX_PENDING || rawFd < 0 || plainFd < 0 || this.busy(tls, plain)) return false;
     const opts = this.armed as ArmOptions;
     if (!canStopReading(raw) || !canStopReading(plain)) {
       this.fallback();
