@@ -3,7 +3,7 @@
 // overwritten. Megabytes in random chunk sizes go both ways through a client sidecar and
 // a server sidecar, with a reader that keeps pausing; SHA-256 on both ends must agree.
 import assert from 'node:assert/strict';
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { SidecarProxy, type InboundMode, type OutboundTlsMode } from '../../src/mesh/dataplane/proxy/index.js';
@@ -11,7 +11,19 @@ import { identityOf, testCa } from './helpers.js';
 
 const DOWN = randomBytes(6 << 20);
 const UP = randomBytes(3 << 20);
-const sha = (b: Buffer): string => createHash('sha256').update(b).digest('hex');
+
+/** What differs between the bytes received and the bytes sent: equal, or lengths and the first differing offset. */
+function sameBytes(got: Buffer, want: Buffer, what: string): void {
+  if (got.equals(want)) return;
+  let i = 0;
+  const n = Math.min(got.length, want.length);
+  while (i < n && got[i] === want[i]) i++;
+  const hex = (b: Buffer): string => b.subarray(i, i + 16).toString('hex');
+  // where the bytes received at the first difference were sent (a reordered or repeated stretch), if anywhere
+  const from = i < got.length ? want.indexOf(got.subarray(i, i + 32)) : -1;
+  assert.fail(`${what}: received ${got.length} bytes, sent ${want.length}; first difference at offset ${i} ` +
+    `(received ${hex(got)}, sent ${hex(want)}; the received bytes there were sent at offset ${from})`);
+}
 
 /** Write `data` in random chunk sizes (1 B .. 96 KiB), respecting backpressure, then end. */
 async function writeChunked(sock: Socket, data: Buffer): Promise<void> {
@@ -26,12 +38,12 @@ async function writeChunked(sock: Socket, data: Buffer): Promise<void> {
 }
 
 /** Read everything, pausing 40 ms after every ~512 KiB (the buffers of every hop fill up) so that every hop sees backpressure. */
-function readSlowly(sock: Socket): Promise<string> {
+function readSlowly(sock: Socket): Promise<Buffer> {
   return new Promise((resolve, reject) => {
-    const h = createHash('sha256');
+    const parts: Buffer[] = [];
     let since = 0;
     sock.on('data', (d: Buffer) => {
-      h.update(d);
+      parts.push(d);
       since += d.length;
       if (since > 512 * 1024) {
         since = 0;
@@ -39,13 +51,13 @@ function readSlowly(sock: Socket): Promise<string> {
         setTimeout(() => sock.resume(), 40);
       }
     });
-    sock.on('end', () => resolve(h.digest('hex')));
+    sock.on('end', () => resolve(Buffer.concat(parts)));
     sock.on('error', reject);
   });
 }
 
 describe('sidecar pair relays bytes exactly under backpressure', () => {
-  const appGot: Promise<string>[] = [];
+  const appGot: Promise<Buffer>[] = [];
   let appPort = 0;
   const app = createServer({ allowHalfOpen: true }, (s) => {
     appGot.push(readSlowly(s));
@@ -80,10 +92,10 @@ describe('sidecar pair relays bytes exactly under backpressure', () => {
           await writeChunked(sock, UP);
           return got;
         }));
-        for (const r of results) assert.equal(r, sha(DOWN), 'the download arrives byte for byte');
+        for (const r of results) sameBytes(r, DOWN, 'the download arrives byte for byte');
         const ups = await Promise.all(appGot.slice(before));
         assert.equal(ups.length, 2);
-        for (const u of ups) assert.equal(u, sha(UP), 'the upload arrives byte for byte');
+        for (const u of ups) sameBytes(u, UP, 'the upload arrives byte for byte');
       } finally {
         await client.close();
         await server.close();
