@@ -1,7 +1,11 @@
 // Byte-exact relaying under backpressure (src/mesh/dataplane/proxy/splice.ts): plaintext upstreams read through
 // onread into one reused buffer, so a chunk still referenced by a peer must never be
 // overwritten. Megabytes in random chunk sizes go both ways through a client sidecar and
-// a server sidecar, with a reader that keeps pausing; SHA-256 on both ends must agree.
+// a server sidecar, with a reader that keeps pausing; both ends must receive exactly what was
+// sent (a mismatch names both lengths and the first differing offset: a truncation, a hole
+// or a reordering tell apart). With the C addon the mTLS case also crosses the native record
+// relay and the TLS tap (src/platform/native/tls-relay.ts): the server sidecar hands off, the
+// client sidecar, busy writing the upload, stays on Node's TLS through its tap.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
