@@ -4,17 +4,21 @@
 // a server sidecar, with a reader that keeps pausing; both ends must receive exactly what was
 // sent (a mismatch names both lengths and the first differing offset: a truncation, a hole
 // or a reordering tell apart). With the C addon the mTLS case also crosses the native record
-// relay and the TLS tap (src/platform/native/tls-relay.ts): the server sidecar hands off, the
-// client sidecar, busy writing the upload, stays on Node's TLS through its tap.
+// relay and the TLS tap (src/platform/native/tls-relay.ts): with the upload running, the client
+// sidecar, busy writing it, usually stays on Node's TLS through its tap while the server
+// sidecar hands off; with a short request first, the client sidecar hands off and writes the
+// download to its slow reader from C.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { SidecarProxy, type InboundMode, type OutboundTlsMode } from '../../src/mesh/dataplane/proxy/index.js';
+import { tlsOffloadAvailable } from '../../src/platform/native/index.js';
 import { identityOf, testCa } from './helpers.js';
 
 const DOWN = randomBytes(6 << 20);
 const UP = randomBytes(3 << 20);
+const REQUEST = randomBytes(64);
 
 /** What differs between the bytes received and the bytes sent: equal, or lengths and the first differing offset. */
 function sameBytes(got: Buffer, want: Buffer, what: string): void {
@@ -73,8 +77,10 @@ describe('sidecar pair relays bytes exactly under backpressure', () => {
   });
   after(() => new Promise<void>((r) => app.close(() => r())));
 
-  const cases: { name: string; inbound: InboundMode; outbound: OutboundTlsMode }[] = [
+  /** `request`: the client sends a short request, reads the whole download, and only then ends */
+  const cases: { name: string; inbound: InboundMode; outbound: OutboundTlsMode; request?: boolean }[] = [
     { name: 'mTLS (ISTIO_MUTUAL → STRICT)', inbound: 'STRICT', outbound: 'ISTIO_MUTUAL' },
+    { name: 'mTLS, a request then the download (the client sidecar hands off)', inbound: 'STRICT', outbound: 'ISTIO_MUTUAL', request: true },
     { name: 'plaintext (DISABLE → PERMISSIVE)', inbound: 'PERMISSIVE', outbound: 'DISABLE' },
   ];
   for (const c of cases) {
@@ -89,17 +95,28 @@ describe('sidecar pair relays bytes exactly under backpressure', () => {
       const cp = (await client.listenOutbound({ host: '127.0.0.1', port: 0, destination: { host: '127.0.0.1', port: sp } })).port;
       try {
         const before = appGot.length;
+        const up = c.request ? REQUEST : UP;
         const results = await Promise.all([0, 1].map(async () => {
           const sock = connect({ host: '127.0.0.1', port: cp, allowHalfOpen: true });
           await new Promise((r) => sock.once('connect', r));
           const got = readSlowly(sock);
-          await writeChunked(sock, UP);
-          return got;
+          if (!c.request) {
+            await writeChunked(sock, up);
+            return got;
+          }
+          sock.write(up);
+          const all = await got;
+          sock.end();
+          return all;
         }));
         for (const r of results) sameBytes(r, DOWN, 'the download arrives byte for byte');
         const ups = await Promise.all(appGot.slice(before));
         assert.equal(ups.length, 2);
-        for (const u of ups) sameBytes(u, UP, 'the upload arrives byte for byte');
+        for (const u of ups) sameBytes(u, up, 'the upload arrives byte for byte');
+        if (c.request && tlsOffloadAvailable()) {
+          assert.equal(client.metrics.tlsRelay.handoffs, 2, 'the client sidecar handed both connections to the native relay');
+          assert.equal(client.metrics.tlsRelay.ended, 2, 'both relays ended cleanly');
+        }
       } finally {
         await client.close();
         await server.close();
