@@ -1,17 +1,39 @@
 // Byte-exact relaying under backpressure (src/mesh/dataplane/proxy/splice.ts): plaintext upstreams read through
 // onread into one reused buffer, so a chunk still referenced by a peer must never be
 // overwritten. Megabytes in random chunk sizes go both ways through a client sidecar and
-// a server sidecar, with a reader that keeps pausing; SHA-256 on both ends must agree.
+// a server sidecar, with a reader that keeps pausing; both ends must receive exactly what was
+// sent (a mismatch names both lengths and the first differing offset: a truncation, a hole
+// or a reordering tell apart). With the C addon the mTLS case also crosses the native record
+// relay and the TLS tap (src/platform/native/tls-relay.ts): with the upload running, the client
+// sidecar, busy writing it, usually stays on Node's TLS through its tap while the server
+// sidecar hands off; with a short request first, the client sidecar hands off and writes the
+// download to its slow reader from C.
 import assert from 'node:assert/strict';
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { SidecarProxy, type InboundMode, type OutboundTlsMode } from '../../src/mesh/dataplane/proxy/index.js';
+import { tlsOffloadAvailable } from '../../src/platform/native/index.js';
 import { identityOf, testCa } from './helpers.js';
 
 const DOWN = randomBytes(6 << 20);
 const UP = randomBytes(3 << 20);
-const sha = (b: Buffer): string => createHash('sha256').update(b).digest('hex');
+const REQUEST = randomBytes(64);
+
+/** What differs between the bytes received and the bytes sent: equal, or lengths and the first differing offset. */
+function sameBytes(got: Buffer, want: Buffer, what: string): void {
+  if (got.equals(want)) return;
+  let i = 0;
+  const n = Math.min(got.length, want.length);
+  while (i < n && got[i] === want[i]) i++;
+  const hex = (b: Buffer): string => b.subarray(i, i + 16).toString('hex');
+  // where the bytes received at the first difference were sent (a reordered or repeated stretch), if anywhere
+  const from = i < got.length ? want.indexOf(got.subarray(i, i + 32)) : -1;
+  assert.fail(
+    `${what}: received ${got.length} bytes, sent ${want.length}; first difference at offset ${i} ` +
+      `(received ${hex(got)}, sent ${hex(want)}; the received bytes there were sent at offset ${from})`,
+  );
+}
 
 /** Write `data` in random chunk sizes (1 B .. 96 KiB), respecting backpressure, then end. */
 async function writeChunked(sock: Socket, data: Buffer): Promise<void> {
@@ -26,12 +48,12 @@ async function writeChunked(sock: Socket, data: Buffer): Promise<void> {
 }
 
 /** Read everything, pausing 40 ms after every ~512 KiB (the buffers of every hop fill up) so that every hop sees backpressure. */
-function readSlowly(sock: Socket): Promise<string> {
+function readSlowly(sock: Socket): Promise<Buffer> {
   return new Promise((resolve, reject) => {
-    const h = createHash('sha256');
+    const parts: Buffer[] = [];
     let since = 0;
     sock.on('data', (d: Buffer) => {
-      h.update(d);
+      parts.push(d);
       since += d.length;
       if (since > 512 * 1024) {
         since = 0;
@@ -39,13 +61,13 @@ function readSlowly(sock: Socket): Promise<string> {
         setTimeout(() => sock.resume(), 40);
       }
     });
-    sock.on('end', () => resolve(h.digest('hex')));
+    sock.on('end', () => resolve(Buffer.concat(parts)));
     sock.on('error', reject);
   });
 }
 
 describe('sidecar pair relays bytes exactly under backpressure', () => {
-  const appGot: Promise<string>[] = [];
+  const appGot: Promise<Buffer>[] = [];
   let appPort = 0;
   const app = createServer({ allowHalfOpen: true }, (s) => {
     appGot.push(readSlowly(s));
@@ -57,8 +79,10 @@ describe('sidecar pair relays bytes exactly under backpressure', () => {
   });
   after(() => new Promise<void>((r) => app.close(() => r())));
 
-  const cases: { name: string; inbound: InboundMode; outbound: OutboundTlsMode }[] = [
+  /** `request`: the client sends a short request, reads the whole download, and only then ends */
+  const cases: { name: string; inbound: InboundMode; outbound: OutboundTlsMode; request?: boolean }[] = [
     { name: 'mTLS (ISTIO_MUTUAL → STRICT)', inbound: 'STRICT', outbound: 'ISTIO_MUTUAL' },
+    { name: 'mTLS, a request then the download (the client sidecar hands off)', inbound: 'STRICT', outbound: 'ISTIO_MUTUAL', request: true },
     { name: 'plaintext (DISABLE → PERMISSIVE)', inbound: 'PERMISSIVE', outbound: 'DISABLE' },
   ];
   for (const c of cases) {
@@ -74,19 +98,30 @@ describe('sidecar pair relays bytes exactly under backpressure', () => {
       const cp = (await client.listenOutbound({ host: '127.0.0.1', port: 0, destination: { host: '127.0.0.1', port: sp } })).port;
       try {
         const before = appGot.length;
+        const up = c.request ? REQUEST : UP;
         const results = await Promise.all(
           [0, 1].map(async () => {
             const sock = connect({ host: '127.0.0.1', port: cp, allowHalfOpen: true });
             await new Promise((r) => sock.once('connect', r));
             const got = readSlowly(sock);
-            await writeChunked(sock, UP);
-            return got;
+            if (!c.request) {
+              await writeChunked(sock, up);
+              return got;
+            }
+            sock.write(up);
+            const all = await got;
+            sock.end();
+            return all;
           }),
         );
-        for (const r of results) assert.equal(r, sha(DOWN), 'the download arrives byte for byte');
+        for (const r of results) sameBytes(r, DOWN, 'the download arrives byte for byte');
         const ups = await Promise.all(appGot.slice(before));
         assert.equal(ups.length, 2);
-        for (const u of ups) assert.equal(u, sha(UP), 'the upload arrives byte for byte');
+        for (const u of ups) sameBytes(u, up, 'the upload arrives byte for byte');
+        if (c.request && tlsOffloadAvailable()) {
+          assert.equal(client.metrics.tlsRelay.handoffs, 2, 'the client sidecar handed both connections to the native relay');
+          assert.equal(client.metrics.tlsRelay.ended, 2, 'both relays ended cleanly');
+        }
       } finally {
         await client.close();
         await server.close();

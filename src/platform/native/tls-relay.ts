@@ -145,24 +145,36 @@ export class TlsTap extends Duplex {
    */
   private inflight = 0;
 
-  /** `counters`: the owner's own counters, counted besides the process-wide ones */
+  /**
+   * `counters`: the owner's own counters, counted besides the process-wide ones.
+   *
+   * The tap does not close by itself (no autoDestroy), not even when the TCP socket closed
+   * cleanly: Node's TLS socket reads it through a JSStreamSocket, which destroys the TLS
+   * socket, plaintext not yet read included, as soon as the stream under it closes. A slow
+   * reader still has records here, or their plaintext in the TLS socket, after the TCP
+   * socket got its FIN and sent ours; the TLS socket destroys the tap once it is done.
+   */
   constructor(
     readonly raw: Socket,
     private readonly role: Role,
     private readonly counters?: TlsOffloadCounters,
   ) {
-    super({ allowHalfOpen: true });
+    super({ allowHalfOpen: true, autoDestroy: false });
     raw.on('data', (chunk: Buffer) => this.onRaw(chunk));
     raw.on('end', () => {
       this.rawEnded = true;
-      if (this.mode !== 'native') this.push(null);
+      if (this.mode === 'native') return;
+      this.passPartial();
+      this.push(null);
     });
     raw.on('error', (err) => {
       if (this.mode !== 'native') this.destroy(err);
     });
     raw.on('close', () => {
       if (this.mode === 'native') this.stopRelay();
-      else if (!this.destroyed) this.destroy();
+      // cut (not both directions ended): the TLS socket above goes too; a clean close leaves
+      // what the tap still holds to be read, and its end
+      else if (!this.destroyed && !(this.rawEnded && raw.writableFinished)) this.destroy();
     });
   }
 
@@ -240,6 +252,7 @@ export class TlsTap extends Duplex {
 
   private onRaw(chunk: Buffer): void {
     if (this.mode === 'pass') {
+      this.passPartial();
       if (!this.push(chunk)) this.raw.pause();
       return;
     }
@@ -268,10 +281,16 @@ export class TlsTap extends Duplex {
       }
       if (!this.push(rec)) this.raw.pause();
     }
-    if (this.passing()) {
-      const rest = this.rd.parser.take();
-      if (rest && !this.push(rest)) this.raw.pause();
-    }
+    if (this.passing()) this.passPartial();
+  }
+
+  /**
+   * Passing bytes along: the start of a record the parser held when the tap fell back goes
+   * first (a fall-back outside onRaw, from a write or from the owner, leaves it there).
+   */
+  private passPartial(): void {
+    const rest = this.rd.parser.take();
+    if (rest && !this.push(rest)) this.raw.pause();
   }
 
   /**
@@ -445,6 +464,8 @@ export class TlsTap extends Duplex {
     this.inflight++;
     this.raw.write(chunk, (err) => {
       cb(err);
+      // without autoDestroy a failed write would leave the tap open: it goes, and the TLS socket with it
+      if (err && !this.destroyed) this.destroy(err);
       setImmediate(settle, this);
     });
   }

@@ -1,6 +1,7 @@
 // Joining two sockets into one proxied connection. Handlers are module-level and find
 // the other side through a symbol field, so a connection costs no closures. A failure on
-// one side resets (RST) the other, as Envoy's TCP proxy does; a clean end is passed on.
+// one side resets (RST) the other, as Envoy's TCP proxy does, and so does a side that
+// closes before its end; a clean end is passed on.
 // The data path is a 'data' handler writing straight into the peer (no pipe() machinery):
 // a chunk costs one write call; the reader pauses only when the peer's buffer is full.
 // Sockets we connect ourselves (connectSpliced) read with node's `onread` option instead:
@@ -47,9 +48,17 @@ function onSideError(this: Joined): void {
   resetSocket(rawOf(this));
 }
 
+/**
+ * A side closed. After its end (all it read was passed on) the peer is ended, if it was not
+ * already; closed before its end (destroyed, or cut under it: a TLS socket whose stream
+ * went), what it still held is lost, and the peer is reset rather than shown a clean end
+ * of a stream that was cut short.
+ */
 function onSideClose(this: Joined): void {
   const peer = this[kPeer];
-  if (peer && !peer.destroyed && !peer.writableEnded) peer.end();
+  if (!peer || peer.destroyed) return;
+  if (!this.readableEnded) resetSocket(rawOf(peer));
+  else if (!peer.writableEnded) peer.end();
 }
 
 function onSideData(this: Joined, chunk: Buffer): void {
