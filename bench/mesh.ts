@@ -9,7 +9,8 @@
 //   latency:    open loop at RATE requests/s, LATENCY-REQUESTS requests → p50/p99, and what the proxies add over direct
 //   connections: closed loop, CONNECTIONS requests each on a new connection over CONC at a time → connections/s
 //               (the per-connection path: accept, sniff, handshake (resumed), the flow record)
-// Usage: node dist/bench/mesh.js [--requests 20000] [--conc 16] [--rate 1000] [--latency-requests 3000] [--connections 2000] [--rounds 5] [--only strait,haproxy]
+// Usage: node dist/bench/mesh.js [--requests 20000] [--conc 16] [--rate 1000] [--latency-requests 3000]
+//          [--connections 2000] [--rounds 5] [--only strait,haproxy]
 // Experiments: STRAIT_BENCH_PROF=DIR (CPU profiles), STRAIT_BENCH_NODE_ARGS (more node flags for the sidecars),
 // STRAIT_BENCH_B_SCRIPT / STRAIT_BENCH_B_ARGS (a second strait pair "strait-b", another build or other flags).
 // The app and the proxies run as separate processes; the load generator is this process.

@@ -84,7 +84,10 @@ interface DemoRun {
 
 type Store = ReturnType<typeof openEmbeddedStore>;
 
-/** Steps 1-3: the code-hosting server, its first admin made locally (never through the API: docs/githost.md), a token, a user and a repository through the API. */
+/**
+ * Steps 1-3: the code-hosting server, its first admin made locally (never through the API:
+ * docs/githost.md), a token, a user and a repository through the API.
+ */
 async function demoGithost(d: DemoRun): Promise<{ gh: GithostServer; ghURL: string; cloneURL: string; pushURL: string }> {
   const { GithostDb, GithostServer, createUser, githostPaths } = await import('../githost/server/index.js');
   const ghDir = join(d.dir, 'githost-state');
@@ -215,7 +218,10 @@ function guestbookApplication(api: string, repoURL: string): Parameters<Store['a
   };
 }
 
-/** Steps 7-9: the project enforces the key, the Application follows main; an unsigned commit is refused, then a signed one syncs. True when both outcomes are as documented. */
+/**
+ * Steps 7-9: the project enforces the key, the Application follows main; an unsigned commit is
+ * refused, then a signed one syncs. True when both outcomes are as documented.
+ */
 async function demoOutcomes(d: DemoRun, store: Store, repo: { cloneURL: string; pushURL: string }, key: { fpr: string; keyID: string }): Promise<boolean> {
   const { GROUPS, Kinds } = await import('../platform/resources/index.js');
   const api = `${GROUPS.gitops}/v1alpha1`;

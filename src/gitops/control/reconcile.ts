@@ -190,7 +190,10 @@ async function verifyHead(ctx: ReconcileContext, target: Target, r: ResolvedRevi
   return result;
 }
 
-/** The head's refusal message: exactly "Revision is not signed" (UNSIGNED_MESSAGE, platform/signatures/verify.ts) for an unsigned commit; otherwise it names the object. */
+/**
+ * The head's refusal message: exactly "Revision is not signed" (UNSIGNED_MESSAGE,
+ * platform/signatures/verify.ts) for an unsigned commit; otherwise it names the object.
+ */
 function headRefusal(result: { status: VerificationStatus; message: string }, r: ResolvedRevision): string {
   const what = r.verifyType === 'tag' ? `annotated tag ${r.ref.replace(/^refs\/tags\//, '')} (${r.verifySha})` : `revision ${r.commit}`;
   if (result.status === 'unsigned') return r.verifyType === 'commit' ? result.message : `Revision is not signed: ${what} carries no signature`;
@@ -303,7 +306,10 @@ async function strictHistory(
   return { signature, refusal: { kind: h.failure.kind, message } };
 }
 
-/** A refusal stalls the sync: Sync Error, the ResourceComparison Event every refusal records (docs/gitops.md "Refusals") and an Event with the refusal's own reason. */
+/**
+ * A refusal stalls the sync: Sync Error, the ResourceComparison Event every refusal records
+ * (docs/gitops.md "Refusals") and an Event with the refusal's own reason.
+ */
 function enforceSignature(v: Verified): void {
   if (!v.refusal) return;
   const reason = v.refusal.kind === 'policy-conflict' ? (v.refusal.reason ?? 'SourceIntegrityPolicyConflict') : SIGNATURE_FAILURES[v.refusal.kind].reason;
