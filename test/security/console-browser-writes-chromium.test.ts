@@ -21,7 +21,9 @@ import { waitFor } from '../helpers/wait.js';
 
 const SE = { apiVersion: Kinds.ServiceExport.apiVersion, kind: 'ServiceExport', metadata: { name: 'echo', namespace: 'default' } };
 
-describe("console writes in Chromium over HTTP/2, and a same-site page's forged ones", { skip: browserMissing() }, () => {
+// the form posts into an iframe: a top-level navigation to the refused answer left Chromium's
+// page.close() hanging in about one run in three; a bound makes any other hang a failure
+describe("console writes in Chromium over HTTP/2, and a same-site page's forged ones", { skip: browserMissing(), timeout: 180_000 }, () => {
   let dir: string;
   let a: ResourceStore;
   let b: ResourceStore;
@@ -60,7 +62,8 @@ describe("console writes in Chromium over HTTP/2, and a same-site page's forged 
     // the attacker's page: another port of the same host, also https (so the Secure cookie is same-site to it)
     const target = `${svc.api.url}/v1/clusters/cluster-b/apply`;
     const html = `<!doctype html><title>cute cats</title>
-      <form id="f" method="POST" action="${target}" enctype="text/plain"><input name='{"x":"' value='"}'></form>
+      <iframe name="sink"></iframe>
+      <form id="f" method="POST" action="${target}" target="sink" enctype="text/plain"><input name='{"x":"' value='"}'></form>
       <script>
         window.forged = fetch(${JSON.stringify(target)}, { method: 'POST', mode: 'no-cors', credentials: 'include',
           headers: { 'content-type': 'text/plain' }, body: ${JSON.stringify(JSON.stringify(SE))} }).then(() => 'sent', (e) => String(e));
