@@ -252,6 +252,7 @@ export class NodeAgent implements SegmentSink {
   setGateway(address: string, port = 4800): void {
     if (address !== this.gatewayAddress || port !== this.gatewayPort) {
       this.gatewayFragments = false;
+      this.pumpFailures = 0; // a new gateway: a failed start is retried at its first answer
       this.leg.reset();
       this.legSince = performance.now();
     }
@@ -290,6 +291,7 @@ export class NodeAgent implements SegmentSink {
       if (id >= 0) this.msgId = id >>> 0;
       this.pumpTarget = '';
     }
+    if (!want) this.pumpFailures = 0; // nothing to retry while the pump is not wanted
     if (!want || this.pumpTarget !== '') return;
     // JS's pending datagrams are handed to the socket first; a large one the transport's
     // writer thread still holds may leave after the pump's first datagrams (a reordering
