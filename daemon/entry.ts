@@ -46,3 +46,15 @@ export function runEntry(main: () => Promise<void>): void {
     process.exit(f.exitCode);
   });
 }
+
+/** SIGTERM and SIGINT stop the process's daemon and exit (0 once stopped, 1 when stopping failed); `reload`, when given, runs on SIGHUP. */
+export function stopOnSignals(stop: () => Promise<void>, reload?: () => void): void {
+  const onStop = (): void =>
+    void stop().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  if (reload) process.on('SIGHUP', reload);
+  process.on('SIGTERM', onStop);
+  process.on('SIGINT', onStop);
+}

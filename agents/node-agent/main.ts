@@ -1,5 +1,5 @@
 // strait node agent entry: node dist/agents/node-agent/main.js --config agent.yaml
-import { printedInfo, runEntry } from '../../daemon/entry.js';
+import { printedInfo, runEntry, stopOnSignals } from '../../daemon/entry.js';
 import { configPathFromArgv, readConfigFile } from '../../daemon/config-file.js';
 import { startNodeAgentProcess } from '../../src/multicluster/control/node-agent/index.js';
 
@@ -28,16 +28,11 @@ async function main(): Promise<void> {
       metricsPort: d.metricsPort,
     }),
   );
-  const stop = (): void => {
-    p.stop().then(
-      () => process.exit(0),
-      () => process.exit(1),
-    );
-  };
   // SIGHUP: re-read the file; a new active gateway (HA) takes effect at once
-  process.on('SIGHUP', () => p.reload(() => readConfigFile(path), path));
-  process.on('SIGTERM', stop);
-  process.on('SIGINT', stop);
+  stopOnSignals(
+    () => p.stop(),
+    () => p.reload(() => readConfigFile(path), path),
+  );
 }
 
 runEntry(main);

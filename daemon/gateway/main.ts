@@ -1,5 +1,5 @@
 // strait gateway daemon entry: node dist/daemon/gateway/main.js --config gateway.yaml
-import { printedInfo, runEntry } from '../entry.js';
+import { printedInfo, runEntry, stopOnSignals } from '../entry.js';
 import { configPathFromArgv, readConfigFile } from '../config-file.js';
 import { startGatewayProcess } from '../../src/multicluster/control/gateway/index.js';
 
@@ -42,15 +42,11 @@ async function main(): Promise<void> {
       metricsPort: d.metricsPort,
     }),
   );
-  const stop = (): void => {
-    p.stop().then(
-      () => process.exit(0),
-      () => process.exit(1),
-    );
-  };
-  process.on('SIGHUP', () => p.reload(() => readConfigFile(path), path));
-  process.on('SIGTERM', stop);
-  process.on('SIGINT', stop);
+  // SIGHUP: re-read the file; a new active gateway (HA) takes effect at once
+  stopOnSignals(
+    () => p.stop(),
+    () => p.reload(() => readConfigFile(path), path),
+  );
 }
 
 runEntry(main);

@@ -1,5 +1,5 @@
 // strait multicluster control entry: node dist/daemon/multicluster/main.js --config multicluster.yaml
-import { printedInfo, runEntry } from '../entry.js';
+import { printedInfo, runEntry, stopOnSignals } from '../entry.js';
 import { configPathFromArgv, readConfigFile } from '../config-file.js';
 import { runMulticlusterDaemon } from '../../src/multicluster/control/run/index.js';
 
@@ -18,14 +18,7 @@ async function main(): Promise<void> {
   const path = configPathFromArgv(process.argv, 'strait-multicluster');
   const d = await runMulticlusterDaemon(readConfigFile(path));
   console.log(JSON.stringify({ msg: 'multicluster control started', cluster: d.agent.clusterId, dnsPort: d.dns?.port, metricsPort: d.metricsPort }));
-  const stop = (): void => {
-    d.stop().then(
-      () => process.exit(0),
-      () => process.exit(1),
-    );
-  };
-  process.on('SIGTERM', stop);
-  process.on('SIGINT', stop);
+  stopOnSignals(() => d.stop());
 }
 
 runEntry(main);

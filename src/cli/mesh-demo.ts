@@ -12,7 +12,7 @@ import { E } from '../base/errors/index.js';
 import { GROUPS } from '../platform/resources/index.js';
 import type { KubeObject, ResourceStore } from '../platform/store/index.js';
 import { formatTable } from '../platform/cli-kit/index.js';
-import type { WorldRecord } from './world-file.js';
+import { podExecArgv, type WorldRecord } from './world-file.js';
 
 export const DEMO_MODES = ['PERMISSIVE', 'DISABLE', 'STRICT'] as const;
 export type DemoMode = (typeof DEMO_MODES)[number];
@@ -133,20 +133,7 @@ function outcome(r: Run): { measured: string; error?: string } {
 async function curlFromPod(rec: WorldRecord, cluster: string, pod: string): Promise<{ measured: string; error?: string; command: string }> {
   const p = rec.clusters.find((c) => c.name === cluster)?.pods.find((x) => x.namespace === NS && x.name === pod);
   if (!p) throw E.podNotFound(`${cluster}/${NS}/${pod}`);
-  const argv = [
-    '-t',
-    String(rec.supervisorPid),
-    '-m',
-    '-p',
-    ...(rec.userNamespace ? ['-U', '--preserve-credentials'] : []),
-    '--',
-    'ip',
-    'netns',
-    'exec',
-    p.netns,
-    ...CURL,
-    URL_,
-  ];
+  const argv = podExecArgv(rec, p.netns, [...CURL, URL_]);
   return { ...outcome(await run('nsenter', argv, 10_000)), command: `strait exec ${cluster}/${NS}/${pod} -- curl ${URL_}` };
 }
 
