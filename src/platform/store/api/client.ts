@@ -30,6 +30,11 @@ function qs(q: Query): string {
   return s ? `?${s}` : '';
 }
 
+/** A request that failed on a kept-alive socket the server had closed: `error` is what the caller sees if it is not retried. */
+class StaleSocket {
+  constructor(readonly error: Error) {}
+}
+
 class StoreClient implements ResourceStore {
   private readonly agent = new Agent({ keepAlive: true, maxSockets: 16 });
   private readonly base: string;
@@ -46,10 +51,26 @@ class StoreClient implements ResourceStore {
     return E.storeUnavailable(this.opts.socketPath, reason);
   }
 
-  /** One request; resolves with the parsed JSON body or rejects with the server's StraitError. */
-  private call<R>(method: string, path: string, body?: unknown): Promise<R> {
-    if (this.closed) return Promise.reject(this.unavailable('the client was closed'));
+  /**
+   * One request; resolves with the parsed JSON body or rejects with the server's StraitError.
+   * A read sent on a kept-alive socket the server closed meanwhile (its idle timeout racing
+   * our write: EPIPE or ECONNRESET before any answer) is sent once more on a new socket, as
+   * Node's documentation advises; writes are not repeated (the server may have applied them).
+   */
+  private async call<R>(method: string, path: string, body?: unknown): Promise<R> {
+    if (this.closed) throw this.unavailable('the client was closed');
     const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
+    try {
+      return await this.send<R>(method, path, payload);
+    } catch (err) {
+      if (method !== 'GET' || !(err instanceof StaleSocket) || this.closed) throw err instanceof StaleSocket ? err.error : err;
+      return this.send<R>(method, path, payload).catch((e: unknown) => {
+        throw e instanceof StaleSocket ? e.error : e;
+      });
+    }
+  }
+
+  private send<R>(method: string, path: string, payload: Buffer | undefined): Promise<R> {
     return new Promise<R>((resolve, reject) => {
       const req = request(
         {
@@ -80,7 +101,10 @@ class StoreClient implements ResourceStore {
           });
         },
       );
-      req.on('error', (err) => reject(this.unavailable(err.message)));
+      req.on('error', (err: NodeJS.ErrnoException) => {
+        const error = this.unavailable(err.message);
+        reject(req.reusedSocket && (err.code === 'ECONNRESET' || err.code === 'EPIPE') ? new StaleSocket(error) : error);
+      });
       // a server that accepts but never answers (stopped, wedged) must not hang callers forever
       req.setTimeout(REQUEST_TIMEOUT_MS, () => req.destroy(new Error(`no answer within ${REQUEST_TIMEOUT_MS / 1000} s`)));
       req.end(payload);
