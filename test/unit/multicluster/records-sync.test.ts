@@ -274,3 +274,17 @@ test('HA: the publisher\'s stop() settles only after the tick in flight has writ
   await new Promise((r) => setTimeout(r, 20));
   assert.equal(readGateway((await a.get(K.Gateway, 'cluster-a-gw', 'submariner-operator'))!).gateway.summary, 'Released the lease (stopped)');
 });
+
+test('a link that stops losing probes is published at once: the steady key tells no loss from some, and loss in 10 % steps', async () => {
+  const { steadyRecordsKey } = await import('../../../src/multicluster/control/clusterset/records-sync.js');
+  const withLoss = (loss: string): GatewayRecords => {
+    const r = recs('cluster-a', 1, 'connected');
+    r.connections[0] = { ...r.connections[0]!, loss };
+    return r;
+  };
+  // a stored "4%" would otherwise outlive the loss (4 % and 0 % both round to step 0)
+  assert.notEqual(steadyRecordsKey(withLoss('4%')), steadyRecordsKey(withLoss('0%')));
+  assert.notEqual(steadyRecordsKey(withLoss('0.5%')), steadyRecordsKey(withLoss('0%')));
+  assert.equal(steadyRecordsKey(withLoss('21%')), steadyRecordsKey(withLoss('24%')));
+  assert.notEqual(steadyRecordsKey(withLoss('24%')), steadyRecordsKey(withLoss('36%')));
+});

@@ -272,8 +272,12 @@ export function steadyRecordsKey(recs: GatewayRecords): string {
     const out: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(c)) if (!VOLATILE.has(k)) out[k] = v;
     out['rttKnown'] = typeof c['rttAvg'] === 'string' ? c['rttAvg'] !== '' : c['rttAvg'] !== undefined;
-    // loss in steps of 10 %: a link that starts or stops losing probes is published at the next poll
-    if (typeof c['loss'] === 'string' && c['loss'] !== '') out['lossStep'] = Math.round(parseFloat(c['loss']) / 10);
+    // loss in steps of 10 %, and none apart from some: a link that starts or stops losing probes
+    // is published at the next poll (a stored "4%" never outlives the loss itself)
+    if (typeof c['loss'] === 'string' && c['loss'] !== '') {
+      const pct = parseFloat(c['loss']);
+      out['lossStep'] = pct > 0 ? 1 + Math.round(pct / 10) : 0;
+    }
     return out;
   });
   return canon({ endpoint: recs.endpoint, gateway: recs.gateway, connections });
