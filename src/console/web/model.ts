@@ -33,6 +33,10 @@ export interface Tunnel {
   remoteIP: string;
   status: string;
   statusMessage: string;
+  /** why the status is not `connected` (psk-mismatch, loss 100%, ...), as `strait show connections` prints it */
+  reason: string;
+  /** the share of probes lost over the last 10 s ("26.8%"); '' when the gateway reports none */
+  loss: string;
   rttAvg: string;
   rate: Rate | undefined;
   txBytes: number | undefined;
@@ -81,6 +85,8 @@ export function topology(live: Live, all: string[]): Topology {
           remoteIP: str(x['remoteIP']),
           status: str(x['status']) || 'unknown',
           statusMessage: str(x['statusMessage']),
+          reason: str(x['reason']),
+          loss: str(x['loss']),
           rttAvg: str(x['rttAvg']),
           rate: live.rate(name, node, peer),
           txBytes: typeof x['txBytes'] === 'number' ? x['txBytes'] : undefined,
@@ -121,7 +127,10 @@ export function topology(live: Live, all: string[]): Topology {
     }
   }
   for (const t of tunnels) {
-    if (t.status !== 'connected') problems.push({ severity: 'error', what: `tunnel ${t.cluster} → ${t.peer} is ${t.status}`, detail: t.statusMessage });
+    if (t.status !== 'connected')
+      problems.push({ severity: 'error', what: `tunnel ${t.cluster} → ${t.peer} is ${tunnelStatusText(t)}`, detail: t.statusMessage });
+    else if (lossPercent(t) > 0)
+      problems.push({ severity: 'warning', what: `tunnel ${t.cluster} → ${t.peer} loses ${t.loss} of its probes`, detail: 'connected, but degraded' });
   }
   // refusals recorded on the broker (a join whose CIDRs overlap a joined cluster's)
   for (const e of live.list('broker', 'Event')) {
@@ -459,4 +468,15 @@ export function formatBytes(n: number): string {
   if (n < 1024) return `${Math.round(n)} B`;
   if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KiB`;
   return `${(n / 1024 / 1024).toFixed(1)} MiB`;
+}
+
+/** a tunnel's status as `strait show connections` prints it: `error: psk-mismatch`, `connected (loss 26.8%)` */
+export function tunnelStatusText(t: Pick<Tunnel, 'status' | 'reason' | 'loss'>): string {
+  if (t.status !== 'connected') return t.reason ? `${t.status}: ${t.reason}` : t.status;
+  return lossPercent(t) > 0 ? `${t.status} (loss ${t.loss})` : t.status;
+}
+
+function lossPercent(t: Pick<Tunnel, 'loss'>): number {
+  const n = parseFloat(t.loss);
+  return Number.isFinite(n) ? n : 0;
 }

@@ -5,7 +5,7 @@
 import cytoscape from 'cytoscape';
 import { useEffect, useRef } from 'preact/hooks';
 import type { Live } from '../live';
-import { formatBytes, topology, type Topology } from '../model';
+import { formatBytes, topology, tunnelStatusText, type Topology } from '../model';
 import { formatRtt } from '../units';
 import { Badge, Section, Table } from './common';
 
@@ -166,8 +166,8 @@ export function TopologyView({ live, clusters }: { live: Live; clusters: string[
             `${t.cluster} (${t.gateway})`,
             t.peer,
             t.remoteIP,
-            <Badge tone={t.status === 'connected' ? 'ok' : 'bad'} title={t.statusMessage}>
-              {t.status}
+            <Badge tone={t.status !== 'connected' ? 'bad' : tunnelStatusText(t) === t.status ? 'ok' : 'warn'} title={t.statusMessage}>
+              {tunnelStatusText(t)}
             </Badge>,
             t.rttAvg ? formatRtt(t.rttAvg) : '–',
             rateText(t),

@@ -91,6 +91,7 @@ export type ConnectionRecord = Pick<
   | 'status'
   | 'reason'
   | 'statusMessage'
+  | 'lastTransitionTime'
   | 'rttAvgMs'
   | 'latency'
   | 'loss'
@@ -695,6 +696,7 @@ export class Gateway implements SegmentSink {
       status: r.status,
       reason: r.reason,
       statusMessage: r.statusMessage,
+      lastTransitionTime: r.lastTransitionTime,
       rttAvg: r.rttAvgMs === null ? '' : formatRtt(r.rttAvgMs),
       rttAvgMs: r.rttAvgMs,
       latency: r.latency,

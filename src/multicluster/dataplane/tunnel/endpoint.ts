@@ -169,6 +169,8 @@ export class Peer {
   status: PeerStatus = 'connecting';
   /** why the status is not `connected` ('' when it is, or while a first handshake is young) */
   reason: HealthReason | '' = '';
+  /** wall-clock ms of the last change of status or reason (-1: none yet) */
+  transitionAt = -1;
   lastError: string | undefined;
   /** latency and loss from answered probes, PSK-mismatch evidence (health.ts) */
   readonly health: PeerHealth;
@@ -230,6 +232,8 @@ export interface PeerRecord {
   /** why it is not connected: psk-mismatch, no-handshake-answer, loss 100%, peer-dead ('' when connected) */
   reason: HealthReason | '';
   statusMessage: string;
+  /** when the status or reason last changed (RFC 3339, as a Kubernetes condition's lastTransitionTime); null before the first */
+  lastTransitionTime: string | null;
   rttAvgMs: number | null;
   rttLastMs: number | null;
   /** last, min, avg, max and standard deviation of the answered probes' RTT (the health window), null before the first */
@@ -397,6 +401,7 @@ export class TunnelEndpoint {
       status: p.status,
       reason: p.reason,
       statusMessage: p.lastError ?? (p.status === 'connected' ? 'connection established' : 'handshake in progress'),
+      lastTransitionTime: p.transitionAt >= 0 ? new Date(p.transitionAt).toISOString() : null,
       rttAvgMs: st?.avgMs ?? null,
       rttLastMs: st?.lastMs ?? null,
       latency: st ? { lastMs: st.lastMs, minMs: st.minMs, avgMs: st.avgMs, maxMs: st.maxMs, stddevMs: st.stddevMs } : null,
@@ -726,6 +731,7 @@ export class TunnelEndpoint {
     peer.status = status;
     peer.reason = reason;
     peer.lastError = message;
+    peer.transitionAt = this.clock.now();
     if (status === 'connected') this.event('info', `tunnel to ${peer.clusterId} at ${peer.address}:${peer.port} is connected`, peer);
     else if (status === 'error')
       this.event(
