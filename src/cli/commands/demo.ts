@@ -42,12 +42,16 @@ export function registerDemoCommand(program: Command): void {
   const demo: Command = program
     .command('demo')
     .description(
-      'walk the scenarios of docs/gitops.md and docs/mesh.md: signed GitOps (default, or `demo gitops`) and the mesh traffic table in the running world (`demo mesh`)',
+      'walk the scenarios of docs/gitops.md and docs/mesh.md: signed GitOps in a temporary directory (default, or `demo gitops`), ' +
+        "README.md's signed-GitOps scenario set up in the running world (`demo gitops --world`) and the mesh traffic table measured in the running world (`demo mesh`)",
     )
     .option('--keep', 'keep the temporary directory (keys, repositories, stores) afterwards', false)
     .action(async (opts: { keep: boolean }) => {
       await gitops(opts);
-      console.log('mesh: `strait up --detach` then `strait demo mesh` measures the traffic table of docs/mesh.md in the world');
+      console.log(
+        "in a world: `strait up --detach`, then `strait demo gitops --world` sets README.md's signed-GitOps scenario up there and " +
+          '`strait demo mesh` measures the traffic table of docs/mesh.md',
+      );
     });
 
   takesGlobals(demo.command('gitops'), 'stateDir')
