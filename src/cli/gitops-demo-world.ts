@@ -27,6 +27,7 @@ import {
   stopDemoGpgAgent,
   type DemoAccount,
   type DemoRun,
+  until,
 } from './gitops-demo.js';
 import { runningWorld, shellWord } from './world-file.js';
 
@@ -99,14 +100,15 @@ async function existing(
 }
 
 /** The controller's first verdict on the Application (undefined when none came within `ms`). */
-async function firstVerdict(store: ResourceStore, ms: number): Promise<App | undefined> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const a = await store.get<App>(Kinds.Application, APP, NAMESPACE);
-    if (a?.status?.sync?.status && a.status.sync.status !== 'Unknown') return a;
-    if (Date.now() > end) return undefined;
-    await new Promise((r) => setTimeout(r, 200));
-  }
+function firstVerdict(store: ResourceStore, ms: number): Promise<App | undefined> {
+  return until(
+    'the first verdict',
+    async () => {
+      const a = await store.get<App>(Kinds.Application, APP, NAMESPACE);
+      return a?.status?.sync?.status && a.status.sync.status !== 'Unknown' ? a : undefined;
+    },
+    ms,
+  ).catch(() => undefined);
 }
 
 /** The githost user, as `strait admin user create --state-dir` makes one (the world has no githost admin to ask). */

@@ -4,6 +4,9 @@
 // a project enforces it, and the control module shows both outcomes: the unsigned
 // revision refused, the signed one synced. Everything listens on 127.0.0.1 and lives
 // in a temporary directory that is removed at the end (unless --keep).
+// The steps that make an account's repository, key, working copy, pushes, AppProject and
+// Application are exported: `strait demo gitops --world` (gitops-demo-world.ts) runs them in
+// the running world.
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -63,7 +66,8 @@ async function http(
   return { status: res.status, body: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
 }
 
-async function until<T>(what: string, fn: () => Promise<T | undefined>, ms = 20_000): Promise<T> {
+/** Poll `fn` until it returns a value; STRAIT_ERR_INTERNAL naming `what` after `ms`. */
+export async function until<T>(what: string, fn: () => Promise<T | undefined>, ms = 20_000): Promise<T> {
   const end = Date.now() + ms;
   for (;;) {
     const v = await fn();
