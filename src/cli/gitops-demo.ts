@@ -4,6 +4,9 @@
 // a project enforces it, and the control module shows both outcomes: the unsigned
 // revision refused, the signed one synced. Everything listens on 127.0.0.1 and lives
 // in a temporary directory that is removed at the end (unless --keep).
+// The steps that make an account's repository, key, working copy, pushes, AppProject and
+// Application are exported: `strait demo gitops --world` (gitops-demo-world.ts) runs them in
+// the running world.
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,7 +14,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { E } from '../base/errors/index.js';
 import type { GithostServer } from '../githost/server/index.js';
-import type { openEmbeddedStore } from '../platform/store/index.js';
+import type { KubeObject, openEmbeddedStore } from '../platform/store/index.js';
+import { shellWord } from './world-file.js';
 
 export interface DemoOptions {
   keep: boolean;
@@ -62,7 +66,8 @@ async function http(
   return { status: res.status, body: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
 }
 
-async function until<T>(what: string, fn: () => Promise<T | undefined>, ms = 20_000): Promise<T> {
+/** Poll `fn` until it returns a value; STRAIT_ERR_INTERNAL naming `what` after `ms`. */
+export async function until<T>(what: string, fn: () => Promise<T | undefined>, ms = 20_000): Promise<T> {
   const end = Date.now() + ms;
   for (;;) {
     const v = await fn();
@@ -72,14 +77,44 @@ async function until<T>(what: string, fn: () => Promise<T | undefined>, ms = 20_
   }
 }
 
-const EMAIL = 'developer@example.com';
+/** A code-hosting account and the identity its commits and OpenPGP key carry. */
+export interface DemoAccount {
+  username: string;
+  password: string;
+  fullName: string;
+  email: string;
+}
 
-/** What every step of the demo shares: its temporary directory, the tools' environment, the output, what to close at the end. */
-interface DemoRun {
+const DEVELOPER: DemoAccount = { username: 'developer', password: 'developer-pass', fullName: 'Developer', email: 'developer@example.com' };
+
+/** What every step of a demo shares: its directory, the tools' environment, the output, what to close at the end. */
+export interface DemoRun {
   dir: string;
   env: NodeJS.ProcessEnv;
   say: (line: string) => void;
   cleanups: (() => Promise<void> | void)[];
+}
+
+/** The tools' environment under `dir`: their own HOME, GnuPG home and git configuration, none of the user's. */
+export function demoToolEnv(dir: string): NodeJS.ProcessEnv {
+  const home = join(dir, 'home');
+  const gnupg = join(dir, 'gnupg');
+  mkdirSync(home, { recursive: true });
+  mkdirSync(gnupg, { recursive: true, mode: 0o700 });
+  return {
+    PATH: process.env['PATH'],
+    HOME: home,
+    GNUPGHOME: gnupg,
+    LANG: 'C',
+    GIT_CONFIG_NOSYSTEM: '1',
+    GIT_TERMINAL_PROMPT: '0',
+    XDG_CONFIG_HOME: join(home, '.config'),
+  };
+}
+
+/** Stop the gpg-agent the demo's GnuPG home started (it outlives gpg otherwise). */
+export async function stopDemoGpgAgent(env: NodeJS.ProcessEnv): Promise<void> {
+  await runTool('gpgconf', ['--kill', 'all'], { env }).catch(() => undefined);
 }
 
 type Store = ReturnType<typeof openEmbeddedStore>;
@@ -88,7 +123,7 @@ type Store = ReturnType<typeof openEmbeddedStore>;
  * Steps 1-3: the code-hosting server, its first admin made locally (never through the API:
  * docs/githost.md), a token, a user and a repository through the API.
  */
-async function demoGithost(d: DemoRun): Promise<{ gh: GithostServer; ghURL: string; cloneURL: string; pushURL: string }> {
+async function demoGithost(d: DemoRun): Promise<{ gh: GithostServer; ghURL: string; cloneURL: string }> {
   const { GithostDb, GithostServer, createUser, githostPaths } = await import('../githost/server/index.js');
   const ghDir = join(d.dir, 'githost-state');
   const paths = githostPaths(ghDir);
@@ -112,36 +147,92 @@ async function demoGithost(d: DemoRun): Promise<{ gh: GithostServer; ghURL: stri
   const created = await http('POST', `${ghURL}/api/v1/admin/users`, {
     token: adminToken,
     body: {
-      email: EMAIL,
-      login_name: 'developer',
+      email: DEVELOPER.email,
+      login_name: DEVELOPER.username,
       must_change_password: false,
-      password: 'developer-pass',
+      password: DEVELOPER.password,
       send_notify: false,
-      username: 'developer',
+      username: DEVELOPER.username,
     },
   });
-  const user = await http('GET', `${ghURL}/api/v1/users/developer`, { token: adminToken });
-  d.say(`[3] POST /api/v1/admin/users -> ${created.status}; GET /api/v1/users/developer -> id ${String(user.body['id'])}`);
-  const repo = await http('POST', `${ghURL}/api/v1/user/repos`, { basic: ['developer', 'developer-pass'], body: { name: 'guestbook' } });
-  if (repo.status !== 201) throw E.internal(`demo: repository creation answered ${repo.status}`);
-  const cloneURL = `${ghURL}/developer/guestbook.git`;
-  return { gh, ghURL, cloneURL, pushURL: cloneURL.replace('://', '://developer:developer-pass@') };
+  const user = await http('GET', `${ghURL}/api/v1/users/${DEVELOPER.username}`, { token: adminToken });
+  d.say(`[3] POST /api/v1/admin/users -> ${created.status}; GET /api/v1/users/${DEVELOPER.username} -> id ${String(user.body['id'])}`);
+  return { gh, ghURL, cloneURL: await createDemoRepo(ghURL, DEVELOPER, 'guestbook') };
 }
 
-/** Step 4: an OpenPGP key made by gpg, added to the code-hosting server. */
-async function demoKey(d: DemoRun, ghURL: string): Promise<{ fpr: string; keyID: string }> {
+/** A repository of the account, made through the code-hosting API; its clone_url. */
+export async function createDemoRepo(ghURL: string, account: DemoAccount, name: string): Promise<string> {
+  const repo = await http('POST', `${ghURL}/api/v1/user/repos`, { basic: [account.username, account.password], body: { name } });
+  if (repo.status !== 201) throw E.internal(`demo: creating repository ${account.username}/${name} answered ${repo.status} ${JSON.stringify(repo.body)}`);
+  return String(repo.body['clone_url']);
+}
+
+/**
+ * An OpenPGP key (ed25519) made by gpg for the account, its public key written to
+ * `publicKeyFile` and added to the account on the code-hosting server.
+ */
+export async function makeDemoKey(
+  d: DemoRun,
+  ghURL: string,
+  account: DemoAccount,
+  publicKeyFile: string,
+): Promise<{ fpr: string; keyID: string; githostStatus: number }> {
   const env = d.env;
-  await must('gpg', ['--batch', '--pinentry-mode', 'loopback', '--passphrase', '', '--quick-gen-key', `Developer <${EMAIL}>`, 'ed25519', 'sign', '1y'], {
-    env,
-  });
-  const colons = await must('gpg', ['--batch', '--with-colons', '--fingerprint', '--list-keys', EMAIL], { env });
+  const uid = `${account.fullName} <${account.email}>`;
+  await must('gpg', ['--batch', '--pinentry-mode', 'loopback', '--passphrase', '', '--quick-gen-key', uid, 'ed25519', 'sign', '1y'], { env });
+  const colons = await must('gpg', ['--batch', '--with-colons', '--fingerprint', '--list-keys', account.email], { env });
   const fpr = /^fpr:+([0-9A-F]{40}):/m.exec(colons)?.[1] ?? '';
-  const keyID = fpr.slice(24);
   const armored = await must('gpg', ['--batch', '--armor', '--export', fpr], { env });
-  writeFileSync(join(d.dir, 'developer.asc'), armored);
-  const gk = await http('POST', `${ghURL}/api/v1/user/gpg_keys`, { basic: ['developer', 'developer-pass'], body: { armored_public_key: armored } });
-  d.say(`[4] gpg made key ${keyID} for ${EMAIL}; added to the code-hosting server (${gk.status})`);
-  return { fpr, keyID };
+  writeFileSync(publicKeyFile, armored);
+  const gk = await http('POST', `${ghURL}/api/v1/user/gpg_keys`, { basic: [account.username, account.password], body: { armored_public_key: armored } });
+  return { fpr, keyID: fpr.slice(24), githostStatus: gk.status };
+}
+
+/** Step 4: the developer's key. */
+async function demoKey(d: DemoRun, ghURL: string): Promise<{ fpr: string; keyID: string }> {
+  const key = await makeDemoKey(d, ghURL, DEVELOPER, join(d.dir, 'developer.asc'));
+  d.say(`[4] gpg made key ${key.keyID} for ${DEVELOPER.email}; added to the code-hosting server (${key.githostStatus})`);
+  return key;
+}
+
+/** `git` in the working copy `work`, with the demo's tools' environment. */
+export type DemoGit = (...args: string[]) => Promise<string>;
+
+/**
+ * A working copy in `work` for the repository at `cloneURL`: branch main, the account's name
+ * and e-mail, `origin` the clone URL, the password in a git credential store beside it (0600),
+ * so `git push` works there as it is.
+ */
+export async function initDemoWork(d: DemoRun, work: string, account: DemoAccount, cloneURL: string): Promise<DemoGit> {
+  mkdirSync(work, { recursive: true });
+  const git: DemoGit = (...args) => must('git', args, { cwd: work, env: d.env });
+  const u = new URL(cloneURL);
+  const credentials = join(d.dir, 'git-credentials');
+  writeFileSync(credentials, `${u.protocol}//${encodeURIComponent(account.username)}:${encodeURIComponent(account.password)}@${u.host}\n`, {
+    mode: 0o600,
+  });
+  await git('init', '-q', '-b', 'main');
+  await git('config', 'user.name', account.fullName);
+  await git('config', 'user.email', account.email);
+  await git('config', 'credential.helper', `store --file ${shellWord(credentials)}`);
+  await git('remote', 'add', 'origin', cloneURL);
+  return git;
+}
+
+/** The demo's manifest: the ConfigMap guestbook-ui with the release in its data. */
+export const guestbookManifest = (release: string): string =>
+  `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: guestbook-ui\ndata:\n  release: "${release}"\n`;
+
+/** Write guestbook/ui.yaml for `release`, commit it (signed with `signingKey`, a fingerprint, when given) and push main; the commit's SHA. */
+export async function pushRelease(git: DemoGit, work: string, release: string, signingKey?: string): Promise<string> {
+  mkdirSync(join(work, 'guestbook'), { recursive: true });
+  writeFileSync(join(work, 'guestbook', 'ui.yaml'), guestbookManifest(release));
+  await git('add', '-A');
+  if (signingKey) await git('-c', `user.signingkey=${signingKey}`, 'commit', '-q', '-S', '-m', `release ${release}`);
+  else await git('commit', '-q', '-m', `release ${release}`);
+  const sha = (await git('rev-parse', 'HEAD')).trim();
+  await git('push', '-q', '--set-upstream', 'origin', 'main');
+  return sha;
 }
 
 /** Steps 5-6: the control module with its own store (TLS, a self-signed certificate), pushes notified; the `strait` CLI logs in and imports the key. */
@@ -187,14 +278,14 @@ type App = {
   };
 };
 
-/** Step 7's AppProject: only revisions signed by the developer's key. */
-function signedProject(api: string, keyID: string): Parameters<Store['apply']>[0] {
+/** The demo's AppProject `signed`: only revisions signed by `keyID`, into namespace guestbook of the control module's own cluster. */
+export function signedProject(api: string, keyID: string, owner: string): KubeObject {
   return {
     apiVersion: api,
     kind: 'AppProject',
     metadata: { name: 'signed', namespace: 'argocd' },
     spec: {
-      description: 'only revisions signed by the developer key',
+      description: `only revisions signed by ${owner}'s key`,
       sourceRepos: ['*'],
       destinations: [{ server: 'https://kubernetes.default.svc', namespace: 'guestbook' }],
       clusterResourceWhitelist: [{ group: '', kind: 'Namespace' }],
@@ -203,8 +294,8 @@ function signedProject(api: string, keyID: string): Parameters<Store['apply']>[0
   };
 }
 
-/** Step 8's Application: the repository's guestbook/ on main, synced automatically into namespace guestbook. */
-function guestbookApplication(api: string, repoURL: string): Parameters<Store['apply']>[0] {
+/** The demo's Application `guestbook`: the repository's guestbook/ on main, synced automatically into namespace guestbook. */
+export function guestbookApplication(api: string, repoURL: string): KubeObject {
   return {
     apiVersion: api,
     kind: 'Application',
@@ -222,26 +313,17 @@ function guestbookApplication(api: string, repoURL: string): Parameters<Store['a
  * Steps 7-9: the project enforces the key, the Application follows main; an unsigned commit is
  * refused, then a signed one syncs. True when both outcomes are as documented.
  */
-async function demoOutcomes(d: DemoRun, store: Store, repo: { cloneURL: string; pushURL: string }, key: { fpr: string; keyID: string }): Promise<boolean> {
+async function demoOutcomes(d: DemoRun, store: Store, cloneURL: string, key: { fpr: string; keyID: string }): Promise<boolean> {
   const { GROUPS, Kinds } = await import('../platform/resources/index.js');
   const api = `${GROUPS.gitops}/v1alpha1`;
-  await store.apply(signedProject(api, key.keyID));
+  await store.apply(signedProject(api, key.keyID, DEVELOPER.fullName));
   d.say(`[7] AppProject signed: signatureKeys [${key.keyID}]`);
 
   // an unsigned commit, pushed
   const work = join(d.dir, 'work');
-  mkdirSync(join(work, 'guestbook'), { recursive: true });
-  const git = (...args: string[]): Promise<string> => must('git', args, { cwd: work, env: d.env });
-  await git('init', '-q', '-b', 'main');
-  await git('config', 'user.name', 'Developer');
-  await git('config', 'user.email', EMAIL);
-  const cm = (release: string): string => `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: guestbook-ui\ndata:\n  release: "${release}"\n`;
-  writeFileSync(join(work, 'guestbook', 'ui.yaml'), cm('1-unsigned'));
-  await git('add', '-A');
-  await git('commit', '-q', '-m', 'unsigned release');
-  const unsigned = (await git('rev-parse', 'HEAD')).trim();
-  await git('push', '-q', repo.pushURL, 'main');
-  await store.apply(guestbookApplication(api, repo.cloneURL));
+  const git = await initDemoWork(d, work, DEVELOPER, cloneURL);
+  const unsigned = await pushRelease(git, work, '1-unsigned');
+  await store.apply(guestbookApplication(api, cloneURL));
   const getApp = async (): Promise<App | undefined> => store.get(Kinds.Application, 'guestbook', 'argocd') as Promise<App | undefined>;
   const refused = await until('Sync Error', async () => {
     const a = await getApp();
@@ -257,20 +339,12 @@ async function demoOutcomes(d: DemoRun, store: Store, repo: { cloneURL: string; 
   );
 
   // a signed commit, pushed: the push notification syncs at once
-  writeFileSync(join(work, 'guestbook', 'ui.yaml'), cm('2-signed'));
-  await git('add', '-A');
-  await git('-c', `user.signingkey=${key.fpr}`, 'commit', '-q', '-S', '-m', 'signed release');
-  const signed = (await git('rev-parse', 'HEAD')).trim();
-  await git('push', '-q', repo.pushURL, 'main');
+  const signed = await pushRelease(git, work, '2-signed', key.fpr);
   const synced = await until('Synced', async () => {
     const a = await getApp();
     return a?.status?.sync?.status === 'Synced' ? a : undefined;
   });
-  const live = await store.get<{ data?: Record<string, string> } & { apiVersion: string; kind: string; metadata: { name: string } }>(
-    Kinds.ConfigMap,
-    'guestbook-ui',
-    'guestbook',
-  );
+  const live = await store.get<KubeObject & { data?: Record<string, string> }>(Kinds.ConfigMap, 'guestbook-ui', 'guestbook');
   d.say(
     `[9] signed commit ${signed.slice(0, 12)} pushed -> Application guestbook: ${synced.status?.sync?.status} to ${synced.status?.sync?.revision?.slice(0, 12)}, ` +
       `signed by ${synced.status?.operationState?.syncResult?.signer}; ConfigMap guestbook/guestbook-ui release=${live?.data?.['release']}`,
@@ -286,31 +360,19 @@ async function demoOutcomes(d: DemoRun, store: Store, repo: { cloneURL: string; 
 export async function runGitopsDemo(opts: DemoOptions): Promise<boolean> {
   const say = opts.out;
   const dir = mkdtempSync(join(tmpdir(), 'strait-demo-'));
-  const home = join(dir, 'home');
-  const gnupg = join(dir, 'gnupg');
-  mkdirSync(home);
-  mkdirSync(gnupg, { mode: 0o700 });
-  const env: NodeJS.ProcessEnv = {
-    PATH: process.env['PATH'],
-    HOME: home,
-    GNUPGHOME: gnupg,
-    LANG: 'C',
-    GIT_CONFIG_NOSYSTEM: '1',
-    GIT_TERMINAL_PROMPT: '0',
-    XDG_CONFIG_HOME: join(home, '.config'),
-  };
+  const env = demoToolEnv(dir);
   const d: DemoRun = { dir, env, say, cleanups: [] };
   say(`strait demo: signed GitOps (docs/gitops.md) in ${dir}`);
   try {
-    const { gh, ghURL, cloneURL, pushURL } = await demoGithost(d);
+    const { gh, ghURL, cloneURL } = await demoGithost(d);
     const key = await demoKey(d, ghURL);
     const store = await demoControl(d, gh, ghURL);
-    const ok = await demoOutcomes(d, store, { cloneURL, pushURL }, key);
+    const ok = await demoOutcomes(d, store, cloneURL, key);
     say(ok ? 'demo: both outcomes as docs/gitops.md describes' : 'demo: an outcome differs from docs/gitops.md (see above)');
     return ok;
   } finally {
     for (const c of d.cleanups.reverse()) await Promise.resolve(c()).catch(() => undefined);
-    await runTool('gpgconf', ['--kill', 'all'], { env }).catch(() => undefined);
+    await stopDemoGpgAgent(env);
     if (!opts.keep) rmSync(dir, { recursive: true, force: true });
     else say(`kept ${dir}`);
   }

@@ -89,7 +89,8 @@ export function execInPod(rec: WorldRecord, netns: string, command: string[], ti
  * What a world writes in its state dir and keeps across restarts (the supervisor: world.json,
  * store/, store.sock, store.token, logs/; src/world/run/components.ts: tunnel/, githost/,
  * githost-world.json, control/, mesh/, <cluster>.multicluster.json; the multicluster daemon:
- * broker-info.subm; strait up: host-ports.json; strait exec: pod-config/). Nothing else in the dir is the world's.
+ * broker-info.subm; strait up: host-ports.json; strait exec: pod-config/; strait demo gitops --world:
+ * gitops-demo/). Nothing else in the dir is the world's.
  */
 const WORLD_ENTRIES = [
   'world.json',
@@ -107,6 +108,7 @@ const WORLD_ENTRIES = [
   'broker-info.subm.tmp',
   'host-ports.json',
   'pod-config',
+  'gitops-demo',
 ];
 const isWorldEntry = (name: string): boolean => WORLD_ENTRIES.includes(name) || /^[a-z0-9]([-a-z0-9]*[a-z0-9])?\.multicluster\.json$/.test(name);
 
@@ -136,8 +138,13 @@ export function removeWorldState(stateDir: string): string[] {
   return gone;
 }
 
+/** A path (or any text) as one word of a POSIX shell command: as it is when that is safe, else single-quoted. */
+export function shellWord(text: string): string {
+  return /^[\w@%+=:,./-]+$/.test(text) ? text : `'${text.replace(/'/g, "'\\''")}'`;
+}
+
 /** The command that stops the world of `stateDir`: with --state-dir unless it is the default one. */
 export function downCommand(stateDir: string): string {
   if (stateDir === resolveStateDir()) return 'strait down';
-  return `strait down --state-dir ${/^[\w@%+=:,./-]+$/.test(stateDir) ? stateDir : `'${stateDir.replace(/'/g, "'\\''")}'`}`;
+  return `strait down --state-dir ${shellWord(stateDir)}`;
 }

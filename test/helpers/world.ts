@@ -25,6 +25,8 @@ export interface TestWorld {
       nodes: { netns: string }[];
     }[];
     components: { name: string; pid?: number; metrics?: string }[];
+    /** the control module's API as the host reaches it */
+    control?: string;
   };
   exec(pod: string, cmd: string[], input?: string): SpawnSyncReturns<string>;
   down(): SpawnSyncReturns<string>;

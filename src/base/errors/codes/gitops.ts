@@ -54,6 +54,19 @@ export const gitops = {
       `(PUT /api/v1/projects/${project} with "sourceIntegrity": null, or kubectl/strait apply)`,
     detail: { project, userAgent },
   })),
+  demoExists: def('STRAIT_ERR_GITOPS_DEMO_EXISTS', 'exists', (stateDir: string, found: string[]) => ({
+    message:
+      `strait demo gitops --world sets up once, and the world of ${q(stateDir)} already has what it would make: ${found.join('; ')}; ` +
+      "nothing was changed. Use what is there (strait app get guestbook), or start over: strait up --fresh (removes the world's state " +
+      'and <state dir>/gitops-demo), and remove or rename the files named here',
+    detail: { stateDir, found },
+  })),
+  demoNoServer: def('STRAIT_ERR_GITOPS_DEMO_NO_SERVER', 'unavailable', (stateDir: string, server: string) => ({
+    message:
+      `the world of ${q(stateDir)} publishes no ${server} on the host (strait status lists what it publishes); ` +
+      'strait demo gitops --world needs the code-hosting server and the control module: start a world with both (the built-in world has them)',
+    detail: { stateDir, server },
+  })),
   // --- the control API's refusals, in Argo CD's words (src/gitops/control/api-handlers.ts, api-server.ts) ---
   apiNoSession: def('STRAIT_ERR_GITOPS_API_NO_SESSION', 'unauthenticated', said),
   apiObjectNotFound: def('STRAIT_ERR_GITOPS_API_OBJECT_NOT_FOUND', 'notFound', said),
