@@ -33,7 +33,6 @@ export const gitEnv = (): NodeJS.ProcessEnv => ({
   GIT_HTTP_LOW_SPEED_TIME: String(STALL_SECONDS),
 });
 
-
 export interface GitError extends Error {
   exit?: number | string;
   stderr: string;
@@ -46,7 +45,14 @@ export interface GitError extends Error {
  */
 export function git(cwd: string | undefined, args: string[], opts: { input?: Buffer | string; maxBuffer?: number; timeoutMs?: number } = {}): Promise<Buffer> {
   return new Promise((resolve, reject) => {
-    const options = { cwd, env: gitEnv(), encoding: 'buffer' as const, maxBuffer: opts.maxBuffer ?? 256 * 1024 * 1024, timeout: opts.timeoutMs ?? 0, killSignal: 'SIGKILL' as const };
+    const options = {
+      cwd,
+      env: gitEnv(),
+      encoding: 'buffer' as const,
+      maxBuffer: opts.maxBuffer ?? 256 * 1024 * 1024,
+      timeout: opts.timeoutMs ?? 0,
+      killSignal: 'SIGKILL' as const,
+    };
     const child = execFile('git', args, options, (err, stdout, stderr) => {
       if (err) {
         const e = err as Error & { code?: number | string; killed?: boolean; signal?: string };
