@@ -495,6 +495,8 @@ async function recordSyncStart(ctx: ReconcileContext, target: Target, revision: 
   const lastResult = prev.operationState?.syncResult;
   const status: ApplicationStatus = {
     ...structuredClone(prev),
+    // the steps up to here succeeded: an earlier fetch or comparison error is no longer true
+    conditions: (prev.conditions ?? []).filter((c) => !ERROR_CONDITIONS.has(c.type)),
     sync: {
       status: compared.outOfSync ? 'OutOfSync' : 'Synced',
       revision,
