@@ -5,7 +5,7 @@
 // world is taken over, and said so.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -52,6 +52,8 @@ test('two `strait up` at the same moment on one state dir: one runs, the other i
     assert.match(no.out, new RegExp(`STRAIT_ERR_WORLD_RUNNING: .*\\(pid ${rec.pid} holds its lock`));
     const token = readFileSync(join(stateDir, 'store.token'), 'utf8');
     const sock = statSync(join(stateDir, 'store.sock')).ino;
+    // every process of the running world, before the refused starts: none of them is killed or replaced
+    const processes = worldPids(rec.supervisorPid).sort();
 
     // refused at once (in about the time the CLI takes to print the status), also a
     // foreground one, with nothing touched
@@ -64,6 +66,7 @@ test('two `strait up` at the same moment on one state dir: one runs, the other i
     assert.ok(again.ms < 2 * cliMs + 3000, `refused at once (${Math.round(again.ms)} ms; the CLI's status took ${Math.round(cliMs)} ms)`);
     assert.equal(readFileSync(join(stateDir, 'store.token'), 'utf8'), token, 'store.token intact');
     assert.equal(statSync(join(stateDir, 'store.sock')).ino, sock, 'store.sock intact');
+    assert.deepEqual(worldPids(rec.supervisorPid).sort(), processes, 'no process of the running world was killed or replaced');
 
     // the running world still answers: its store (token + socket) and real traffic
     const pods = strait(['get', 'pods', '-A', '--cluster', 'cluster-a', '--state-dir', stateDir]);
@@ -106,6 +109,8 @@ test('two `strait up` at the same moment on one state dir: one runs, the other i
     const last = await up(['--detach', ...world]);
     assert.equal(last.code, 0, last.out);
     assert.doesNotMatch(last.out, /took over/);
+    assert.equal(strait(['down', '--state-dir', stateDir]).status, 0);
+    assert.ok(!existsSync(join(stateDir, 'store.sock')), 'a stopped world leaves no store.sock behind');
   } finally {
     strait(['down', '--state-dir', stateDir]);
     rmSync(stateDir, { recursive: true, force: true });

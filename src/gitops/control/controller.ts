@@ -105,6 +105,7 @@ export class GitOpsController {
       renderCache: new Map(),
       ...(opts.metrics ? { metrics: opts.metrics } : {}),
       now: opts.now ?? (() => new Date()),
+      beginSync: (app, status) => this.recordSyncStart(app, status),
     };
   }
 
@@ -357,9 +358,17 @@ export class GitOpsController {
     }
   }
 
+  /** The status a sync starts with (Running), written before it applies anything (reconcile.ts recordSyncStart). */
+  private async recordSyncStart(app: Application, status: NonNullable<Application['status']>): Promise<void> {
+    const { resourceVersion: _rv, ...meta } = app.metadata;
+    const written = await this.store.updateStatus<Application>({ ...app, metadata: meta, status });
+    this.apps.set(app.metadata.name, written);
+  }
+
   private async writeStatus(app: Application, outcome: ReconcileOutcome): Promise<void> {
     this.opts.metrics?.syncs.inc({ result: outcome.result });
-    if (!unchangedStatus(app.status, outcome.status)) {
+    // compared with the status last written (a sync's start may have written one since `app` was read)
+    if (!unchangedStatus(this.apps.get(app.metadata.name)?.status ?? app.status, outcome.status)) {
       const { resourceVersion: _rv, ...meta } = app.metadata;
       const written = await this.store.updateStatus<Application>({ ...app, metadata: meta, status: outcome.status });
       this.apps.set(app.metadata.name, written);

@@ -12,11 +12,14 @@ import { join } from 'node:path';
 import { E } from '../../base/errors/index.js';
 import { gitObjectMatches } from '../../platform/signatures/index.js';
 import { CommitReader } from './commit-reader.js';
-import { git, spawnGit, type GitError } from './git-exec.js';
+import { git, NETWORK_TIMEOUT_MS, spawnGit, type GitError } from './git-exec.js';
 
 /** The only refs a mirror holds: what a targetRevision can name. */
 const FETCH_REFSPECS = ['+refs/heads/*:refs/heads/*', '+refs/tags/*:refs/tags/*'];
 const KEPT_REF = /^refs\/(heads|tags)\//;
+/** git's words for a server that cannot be reached, refuses, resets or stalls (not for a refusal of the request) */
+const UNREACHABLE =
+  /unable to access|Could not resolve host|Failed to connect|Couldn't connect|Connection refused|Connection reset|Connection timed out|Operation too slow|no answer within|Could not read from remote repository|Empty reply from server|transfer closed/i;
 
 export interface ResolvedRevision {
   /** the commit the revision points to */
@@ -108,20 +111,22 @@ export class RepoCache {
         const tmp = `${s.dir}.tmp-${process.pid}-${Date.now()}`;
         rmSync(tmp, { recursive: true, force: true });
         await git(undefined, ['init', '--bare', '--quiet', tmp]);
-        await git(tmp, ['fetch', '--quiet', '--no-tags', '--', url, ...FETCH_REFSPECS]);
+        await git(tmp, ['fetch', '--quiet', '--no-tags', '--', url, ...FETCH_REFSPECS], { timeoutMs: NETWORK_TIMEOUT_MS });
         s.reader?.close();
         s.reader = undefined;
         rmSync(s.dir, { recursive: true, force: true });
         renameSync(tmp, s.dir);
       } else {
-        await git(s.dir, ['fetch', '--quiet', '--prune', '--force', '--no-tags', '--', url, ...FETCH_REFSPECS]);
+        await git(s.dir, ['fetch', '--quiet', '--prune', '--force', '--no-tags', '--', url, ...FETCH_REFSPECS], { timeoutMs: NETWORK_TIMEOUT_MS });
       }
       // the remote's HEAD may move to another branch
-      const ls = (await git(s.dir, ['ls-remote', '--symref', '--', url, 'HEAD'])).toString();
+      const ls = (await git(s.dir, ['ls-remote', '--symref', '--', url, 'HEAD'], { timeoutMs: NETWORK_TIMEOUT_MS })).toString();
       const m = /^ref: (refs\/heads\/\S+)\s+HEAD/m.exec(ls);
       if (m && m[1]) await git(s.dir, ['symbolic-ref', 'HEAD', m[1]]);
     } catch (err) {
-      throw E.gitFetch(url, (err as GitError).stderr || (err as Error).message);
+      const why = (err as GitError).stderr || (err as Error).message;
+      const unreachable = UNREACHABLE.test(why) && !/returned error: \d{3}/.test(why);
+      throw E.gitFetch(url, unreachable ? `repository not reachable: ${why.trim()}` : why);
     }
     const refs = new Map<string, { sha: string; type: string }>();
     const stale: string[] = [];

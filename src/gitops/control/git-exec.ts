@@ -8,6 +8,11 @@ import { execFile, spawn, type ChildProcessWithoutNullStreams } from 'node:child
 /** A path that cannot exist (/dev/null is not a directory): git finds no graft file there, silently. */
 const NO_GRAFTS = '/dev/null/strait-no-grafts';
 
+/** An HTTP(S) repository that sends no byte for this long is not reachable (docs/gitops.md). */
+export const STALL_SECONDS = 10;
+/** Any network git command (fetch, ls-remote; also over SSH, which has no stall limit) ends within this. */
+export const NETWORK_TIMEOUT_MS = 300_000;
+
 // read per call: PATH and friends may change while the process runs (tests put a fake gpg first)
 export const gitEnv = (): NodeJS.ProcessEnv => ({
   ...process.env,
@@ -20,6 +25,12 @@ export const gitEnv = (): NodeJS.ProcessEnv => ({
   // objects are read as stored: no refs/replace/* substitution, no info/grafts
   GIT_NO_REPLACE_OBJECTS: '1',
   GIT_GRAFT_FILE: NO_GRAFTS,
+  // a server that accepts the connection and then sends nothing (frozen, overloaded, a dead
+  // peer behind a proxy) is given up on after STALL_SECONDS instead of being waited for forever
+  // (git-config(1) http.lowSpeedLimit/lowSpeedTime; a healthy upload-pack sends a keepalive
+  // every 5 s while it prepares a pack)
+  GIT_HTTP_LOW_SPEED_LIMIT: '1',
+  GIT_HTTP_LOW_SPEED_TIME: String(STALL_SECONDS),
 });
 
 export interface GitError extends Error {
@@ -27,13 +38,28 @@ export interface GitError extends Error {
   stderr: string;
 }
 
-/** Run git; stdout as a Buffer. A failure rejects with git's stderr attached. */
-export function git(cwd: string | undefined, args: string[], opts: { input?: Buffer | string; maxBuffer?: number } = {}): Promise<Buffer> {
+/**
+ * Run git; stdout as a Buffer. A failure rejects with git's stderr attached. `timeoutMs`
+ * kills a git that has not ended by then (SIGKILL to the process it spawned; its stderr then
+ * says so).
+ */
+export function git(cwd: string | undefined, args: string[], opts: { input?: Buffer | string; maxBuffer?: number; timeoutMs?: number } = {}): Promise<Buffer> {
   return new Promise((resolve, reject) => {
-    const child = execFile('git', args, { cwd, env: gitEnv(), encoding: 'buffer', maxBuffer: opts.maxBuffer ?? 256 * 1024 * 1024 }, (err, stdout, stderr) => {
+    const options = {
+      cwd,
+      env: gitEnv(),
+      encoding: 'buffer' as const,
+      maxBuffer: opts.maxBuffer ?? 256 * 1024 * 1024,
+      timeout: opts.timeoutMs ?? 0,
+      killSignal: 'SIGKILL' as const,
+    };
+    const child = execFile('git', args, options, (err, stdout, stderr) => {
       if (err) {
-        const e = err as Error & { code?: number | string };
-        reject(Object.assign(new Error(`git ${args[0]}: ${stderr.toString().trim() || e.message}`), { exit: e.code, stderr: stderr.toString() }) as GitError);
+        const e = err as Error & { code?: number | string; killed?: boolean; signal?: string };
+        const limit = opts.timeoutMs ?? 0;
+        const timedOut = limit > 0 && e.killed === true && e.signal === 'SIGKILL';
+        const text = timedOut ? `no answer within ${limit / 1000} s (git ${args[0]} was stopped)` : stderr.toString().trim() || e.message;
+        reject(Object.assign(new Error(`git ${args[0]}: ${text}`), { exit: e.code, stderr: timedOut ? text : stderr.toString() }) as GitError);
       } else {
         resolve(stdout);
       }

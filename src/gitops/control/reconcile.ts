@@ -46,6 +46,12 @@ export interface ReconcileDeps {
   renderCache?: Map<string, KubeObject[]>;
   metrics?: GitOpsMetrics;
   now: () => Date;
+  /**
+   * Write `status` (the sync about to start: operationState Running for its revision) before
+   * anything is applied, so that a process killed in the middle of a sync leaves a status that
+   * says so, never the previous revision's `Synced` (controller.ts). Absent: not recorded.
+   */
+  beginSync?: (app: Application, status: ApplicationStatus) => Promise<void>;
 }
 
 /** What every step reads: the Application (a copy of it) and the controller's dependencies. */
@@ -54,6 +60,8 @@ export interface ReconcileContext {
   readonly deps: ReconcileDeps;
   /** a sync was asked for (CLI/API), not only a refresh */
   readonly manualSync: boolean;
+  /** when this reconcile started (ISO 8601): a sync's startedAt */
+  readonly started: string;
 }
 
 /** The spec step's result: where the manifests come from and where they go. */
@@ -423,12 +431,22 @@ async function stepSync(
   // a new target after a failed or refused attempt is synced even when the live state already
   // matches it: the last operation then speaks of this revision, not of the one it refused
   const retargetAfterFailure =
-    auto && lastOp !== undefined && lastOp.phase !== 'Succeeded' && (lastOp.operation?.sync.revision ?? '') !== revision && lastSynced !== revision;
+    auto &&
+    lastOp !== undefined &&
+    lastOp.phase !== 'Succeeded' &&
+    lastOp.phase !== 'Running' &&
+    (lastOp.operation?.sync.revision ?? '') !== revision &&
+    lastSynced !== revision;
+  // a sync whose process ended before it finished (killed in the middle) is run again to its
+  // end, also when everything was already applied: its result and history entry were not written
+  const interrupted = lastOp?.phase === 'Running';
   const should =
     ctx.manualSync ||
     retargetAfterFailure ||
+    interrupted ||
     (auto && compared.outOfSync && (revision !== lastSynced || automated.selfHeal === true || lastSynced === undefined));
   if (!should) return { comparison: compared, synced: false };
+  await recordSyncStart(ctx, target, revision, compared);
   const dest = target.dest;
   let toPrune = compared.toPrune;
   const ns = ctx.app.spec?.destination?.namespace ?? '';
@@ -462,6 +480,43 @@ async function stepSync(
   }
   for (const r of compared.resources) r.status = 'Synced';
   return { comparison: { resources: compared.resources, outOfSync: toPrune.length > 0, toPrune }, synced: true };
+}
+
+/**
+ * Before the first write to the destination: the status says a sync of `revision` runs
+ * (operationState Running, the comparison against `revision`), with the last result kept
+ * beside it. A kill in the middle leaves this, and the next reconcile finishes the sync.
+ */
+async function recordSyncStart(ctx: ReconcileContext, target: Target, revision: string, compared: Comparison): Promise<void> {
+  if (!ctx.deps.beginSync) return;
+  const prev = ctx.app.status ?? {};
+  const src = ctx.app.spec?.source;
+  const destination = ctx.app.spec?.destination;
+  const lastResult = prev.operationState?.syncResult;
+  const status: ApplicationStatus = {
+    ...structuredClone(prev),
+    // the steps up to here succeeded: an earlier fetch or comparison error is no longer true
+    conditions: (prev.conditions ?? []).filter((c) => !ERROR_CONDITIONS.has(c.type)),
+    sync: {
+      status: compared.outOfSync ? 'OutOfSync' : 'Synced',
+      revision,
+      comparedTo: { ...(src ? { source: src } : {}), ...(destination ? { destination } : {}) },
+    },
+    resources: compared.resources,
+    operationState: {
+      phase: 'Running',
+      message: `syncing to ${revision} (${compared.resources.length} resources to ${target.server})`,
+      startedAt: ctx.started,
+      operation: { sync: { revision } },
+      ...(lastResult ? { syncResult: lastResult } : {}),
+    },
+  };
+  try {
+    await ctx.deps.beginSync(ctx.app, status);
+  } catch (err) {
+    // nothing is applied unless the status can say a sync runs
+    throw transient('SyncError', 'StatusWriteFailed', `cannot record the start of the sync to ${revision}: ${isStraitError(err) ? err.message : String(err)}`);
+  }
 }
 
 export const STEPS = ['project', 'spec', 'fetch', 'resolve', 'verify', 'render', 'compare', 'sync'] as const;
@@ -554,8 +609,8 @@ function reconciledStatus(
 
 /** Run the steps and build the one status this reconcile writes. */
 export async function reconcileApplication(app: Application, deps: ReconcileDeps, manualSync = false): Promise<ReconcileOutcome> {
-  const ctx: ReconcileContext = { app: structuredClone(app), deps, manualSync };
   const started = deps.now().toISOString();
+  const ctx: ReconcileContext = { app: structuredClone(app), deps, manualSync, started };
   const seen: { revision?: string; signature?: SignatureStatus } = {};
   let failure: ReconcileFailure | undefined;
   let done: Reconciled | undefined;

@@ -115,10 +115,11 @@ export interface ApplicationStatus {
   };
   health?: { status: 'Healthy' | 'Missing' | 'Degraded' | 'Unknown' };
   operationState?: {
-    phase: 'Succeeded' | 'Error' | 'Failed';
+    /** Running: a sync started and has not ended (its process may have been killed: the next reconcile finishes it) */
+    phase: 'Running' | 'Succeeded' | 'Error' | 'Failed';
     message: string;
     startedAt: string;
-    finishedAt: string;
+    finishedAt?: string;
     /** what the operation tried (Argo CD's operationState.operation): the revision of this attempt */
     operation?: { sync: { revision?: string } };
     syncResult?: { revision: string; signer?: string; resources: ResourceStatus[] };

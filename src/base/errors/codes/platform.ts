@@ -46,6 +46,12 @@ export const platform = {
     }`,
     detail: { where, reason },
   })),
+  storeFull: def('STRAIT_ERR_STORE_FULL', 'unavailable', (where: string, what: string) => ({
+    message:
+      `resource store at ${q(where)} is out of disk space (ENOSPC): ${what} was not written; free space on the filesystem that holds it ` +
+      '(the store takes writes again once there is room, without a restart; everything written before is kept)',
+    detail: { where, what, errno: 'ENOSPC' },
+  })),
   unauthorized: def('STRAIT_ERR_UNAUTHORIZED', 'unauthenticated', (what: string) => ({
     message: `not authorized: ${what}`,
     detail: { what },

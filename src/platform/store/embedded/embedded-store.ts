@@ -77,7 +77,7 @@ export class EmbeddedStore implements ResourceStore {
   private closed = false;
   private readonly watchers = new Set<Watcher>();
   /** writes staged in the open transaction, acknowledged when it commits */
-  private group: { change: Change | undefined; resolve: () => void; reject: (err: unknown) => void }[] | undefined;
+  private group: { change: Change | undefined; what: string; resolve: () => void; reject: (err: unknown) => void }[] | undefined;
   private readonly s: Record<'get' | 'listKind' | 'listNs' | 'upsert' | 'del' | 'change' | 'setMeta' | 'since' | 'prune' | 'oldEvents', Stmt>;
 
   constructor(opts: EmbeddedStoreOptions) {
@@ -171,6 +171,7 @@ export class EmbeddedStore implements ResourceStore {
       this.group = [];
       setImmediate(() => this.flush());
     }
+    const what = `${type === 'DELETED' ? 'the delete of' : type === 'ADDED' ? 'the create of' : 'the change to'} ${obj.kind} ${ns ? `${ns}/` : ''}${name}`;
     this.db.exec('SAVEPOINT w');
     try {
       if (type === 'DELETED') this.s.del.run(key, ns, name);
@@ -183,38 +184,59 @@ export class EmbeddedStore implements ResourceStore {
       }
       this.db.exec('RELEASE w');
     } catch (err) {
-      this.db.exec('ROLLBACK TO w');
-      this.db.exec('RELEASE w');
-      return Promise.reject(E.storeUnavailable(this.where, `write failed: ${(err as Error).message}`));
+      if (this.db.inTransaction) {
+        this.db.exec('ROLLBACK TO w');
+        this.db.exec('RELEASE w');
+      } else {
+        // SQLite rolled the whole transaction back (it may on SQLITE_FULL): the writes staged before this one went with it
+        this.failGroup(err);
+      }
+      return Promise.reject(this.writeError(err, what, 'write failed'));
     }
     this.rv = rv;
     if (compactTo > 0) this.compacted = compactTo;
     const change: Change = { rv, kind: key, namespace: ns, type, oldLabels: old?.metadata.labels, body };
     return new Promise<KubeObject>((resolve, reject) => {
-      this.group!.push({ change, resolve: () => resolve(JSON.parse(body) as KubeObject), reject });
+      this.group!.push({ change, what, resolve: () => resolve(JSON.parse(body) as KubeObject), reject });
     });
+  }
+
+  /**
+   * A write that failed: ENOSPC (SQLite's SQLITE_FULL) is STRAIT_ERR_STORE_FULL naming the write
+   * that was not made; anything else STRAIT_ERR_STORE_UNAVAILABLE.
+   */
+  private writeError(err: unknown, what: string, stage: string): Error {
+    const e = err as Error & { code?: string };
+    if (e?.code === 'SQLITE_FULL' || /ENOSPC|disk is full/i.test(String(e?.message))) return E.storeFull(this.where, what);
+    return E.storeUnavailable(this.where, `${stage}: ${e?.message ?? String(err)}`);
+  }
+
+  /** The open group's transaction is gone (rolled back): every write staged in it is refused, the counters read back. */
+  private failGroup(err: unknown): void {
+    const group = this.group ?? [];
+    this.group = undefined;
+    try {
+      this.db.exec('ROLLBACK');
+    } catch {
+      // the transaction is already gone
+    }
+    const meta = new Map((this.db.prepare('SELECT key, value FROM meta').all() as { key: string; value: number }[]).map((r) => [r.key, r.value]));
+    this.rv = meta.get('rv') ?? this.rv;
+    this.compacted = meta.get('compacted') ?? this.compacted;
+    for (const g of group) g.reject(this.writeError(err, g.what || 'a write that was waiting for the same commit', 'commit failed'));
   }
 
   /** Commit the open group (if any), then tell watchers and writers. */
   private flush(): void {
     const group = this.group;
     if (!group) return;
-    this.group = undefined;
     try {
       this.db.exec('COMMIT');
     } catch (err) {
-      try {
-        this.db.exec('ROLLBACK');
-      } catch {
-        // the transaction is already gone
-      }
-      const meta = new Map((this.db.prepare('SELECT key, value FROM meta').all() as { key: string; value: number }[]).map((r) => [r.key, r.value]));
-      this.rv = meta.get('rv') ?? this.rv;
-      this.compacted = meta.get('compacted') ?? this.compacted;
-      const e = E.storeUnavailable(this.where, `commit failed: ${(err as Error).message}`);
-      for (const g of group) g.reject(e);
+      this.failGroup(err);
       return;
     }
+    this.group = undefined;
     for (const g of group) {
       if (g.change) for (const w of this.watchers) w.offer(g.change);
       g.resolve();
@@ -224,7 +246,7 @@ export class EmbeddedStore implements ResourceStore {
   /** A value to hand back after the open group (if any) has committed: no-op writes must not acknowledge staged state. */
   private settle<T>(value: T): Promise<T> {
     if (!this.group) return Promise.resolve(value);
-    return new Promise<T>((resolve, reject) => this.group!.push({ change: undefined, resolve: () => resolve(value), reject }));
+    return new Promise<T>((resolve, reject) => this.group!.push({ change: undefined, what: '', resolve: () => resolve(value), reject }));
   }
 
   async get<T extends KubeObject = KubeObject>(kind: KindRef, name: string, namespace?: string): Promise<T | undefined> {
