@@ -3,8 +3,10 @@
 //     connected; a client pod curls an echo pod's IP and an echo Service's ClusterIP in the
 //     other cluster through the tunnel, and the echo must report the client pod's address;
 //   service discovery: a throw-away Service in the other cluster is exported, its
-//     clusterset.local names are dug from the client pod until they answer the ClusterIP,
-//     curl reaches it by name, and after unexport the name must be NXDOMAIN.
+//     clusterset.local names are dug from the client pod until they answer: the service name
+//     the clusterset IP of the client's cluster (its ServiceImport's spec.ips; the ClusterIP
+//     while none is allocated), the cluster's name the ClusterIP; curl reaches it by name (so
+//     through the clusterset IP), and after unexport the name must be NXDOMAIN.
 import { formatRtt } from '../base/units/index.js';
 import { randomBytes } from 'node:crypto';
 import { MC_KINDS as K, readGateway } from '../multicluster/control/clusterset/index.js';
@@ -197,6 +199,13 @@ function untilExportValid(store: ReturnType<TrafficOptions['store']>, name: stri
   );
 }
 
+/** The clusterset IPs (comma-joined) of a cluster's ServiceImport, '' while it has none. */
+async function clustersetIPs(store: ReturnType<TrafficOptions['store']>, name: string, ns: string): Promise<string> {
+  const si = await store.get(K.ServiceImport, name, ns).catch(() => undefined);
+  const ips = (si?.spec as { ips?: unknown } | undefined)?.ips;
+  return Array.isArray(ips) ? ips.filter((x): x is string => typeof x === 'string').join() : '';
+}
+
 async function discovery(
   o: TrafficOptions,
   a: Side,
@@ -233,10 +242,17 @@ async function discovery(
       valid.value ? `${valid.value.status}: ${valid.value.message ?? ''}` : 'no Valid condition',
       valid.ms,
     );
+    const storeA = o.store(a.cluster);
     for (const n of [fqdn, byCluster]) {
+      // the service name: the clusterset IPs of the client's cluster once its ServiceImport has
+      // them (read again at each try), the exporting cluster's ClusterIP before
+      let want = ip.value;
       const r = await until(
-        () => dig(o, a.client, n),
-        (v) => v.status === 'NOERROR' && v.addresses.join() === ip.value,
+        async () => {
+          if (n === fqdn) want = (await clustersetIPs(storeA, name, ns)) || ip.value;
+          return dig(o, a.client, n);
+        },
+        (v) => v.status === 'NOERROR' && v.addresses.join() === want,
         timeout,
         20,
       );
@@ -246,7 +262,7 @@ async function discovery(
         from,
         b.cluster,
         r.ok,
-        `${r.value.status} ${r.value.addresses.join(',') || '(no A)'}${r.ok ? '' : `, expected ${ip.value}`}${n === fqdn ? `; ${Math.round(performance.now() - t0)} ms after the export` : ''}`,
+        `${r.value.status} ${r.value.addresses.join(',') || '(no A)'}${r.ok ? (want !== ip.value ? ' (clusterset IP)' : '') : `, expected ${want}`}${n === fqdn ? `; ${Math.round(performance.now() - t0)} ms after the export` : ''}`,
         r.ms,
       );
     }

@@ -14,6 +14,8 @@ export interface KubernetesControlOptions extends MeshKubernetesOptions {
   registry: Registry;
   /** the clusterset.local DNS server (UDP and TCP), started once the cluster has joined; absent: none */
   dns?: ClustersetDnsSettings;
+  /** a clusterset IP per ClusterSetIP import (STRAIT_CLUSTERSET_IP; default true) */
+  clustersetIP?: boolean;
 }
 
 export interface KubernetesControl extends Omit<MeshKubernetes, 'close'> {
@@ -31,6 +33,7 @@ export async function startKubernetesControl(o: KubernetesControlOptions): Promi
     registry: o.registry,
     log: o.log.child({ part: 'multicluster' }),
     resyncMs: 10_000,
+    ...(o.clustersetIP !== undefined ? { clustersetIP: o.clustersetIP } : {}),
     join: { watch: false, pollMs: retryMs, backoff: { initialMs: retryMs, maxMs: retryMs } },
     ...(o.dns ? { dns: o.dns } : {}),
   });

@@ -2,7 +2,8 @@
 // signature enforcement, the key store and the login/gpg HTTP API with the web console on its
 // port, /metrics and /readyz; in Kubernetes mode (STRAIT_STORE=kubernetes, or --kubeconfig)
 // also the mesh and the multicluster control (kubernetes.ts; STRAIT_WEBHOOK_PORT, _LISTEN,
-// _CONFIG, _SERVICE, _HOSTS, STRAIT_SIDECAR_IMAGE, STRAIT_DNS_PORT, STRAIT_DNS_LISTEN, ...).
+// _CONFIG, _SERVICE, _HOSTS, STRAIT_SIDECAR_IMAGE, STRAIT_DNS_PORT, STRAIT_DNS_LISTEN,
+// STRAIT_CLUSTERSET_IP, ...).
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Registry } from 'prom-client';
@@ -10,7 +11,7 @@ import { Lifecycle } from '../base/lifecycle/index.js';
 import { createLogger } from '../base/log/index.js';
 import { startGitOpsService } from '../gitops/control/index.js';
 import { ingressSettingsFromEnv, meshConfigSettingsFromEnv, webhookRecheckMsFromEnv, webhookSettingsFromEnv } from '../mesh/control/run/index.js';
-import { dnsSettingsFromEnv } from '../multicluster/control/run/index.js';
+import { clustersetIPFromEnv, dnsSettingsFromEnv } from '../multicluster/control/run/index.js';
 import { serveMetrics } from '../platform/metrics/index.js';
 import { openKubernetesStore, type KubernetesResourceStore } from '../platform/store/index.js';
 import type { Logger } from 'pino';
@@ -34,6 +35,7 @@ function kubernetesSettings(cfg: ControlConfig, env: NodeJS.ProcessEnv): Omit<Ku
     namespace: cfg.namespace,
     webhook: webhookSettingsFromEnv(env),
     recheckMs,
+    clustersetIP: clustersetIPFromEnv(env),
     ...(dns ? { dns } : {}),
     ...(meshConfig ? { meshConfig } : {}),
     ...(ingress ? { ingress } : {}),

@@ -64,6 +64,42 @@ const ok = async (c: TestCluster, args: string[], input?: string): Promise<strin
 };
 
 /**
+ * The clusterset IP of the ServiceImport demo/nginx: its spec.ips (one IPv4 address), which
+ * is the ClusterIP the API server gave its derived Service (owned by the ServiceImport).
+ */
+async function clustersetIP(c: TestCluster, log: string): Promise<{ ip: string; cluster: string }> {
+  type SI = {
+    metadata: { uid: string; annotations?: Record<string, string> };
+    spec: { ips?: string[]; ipFamilies?: string[] };
+    status?: { clusters?: { cluster: string }[] };
+  };
+  const si = await waitFor(
+    async () => {
+      const o = await kubectlJson<SI>(c, ['get', 'serviceimports.multicluster.x-k8s.io', 'nginx', '-n', 'demo']);
+      return o?.spec.ips?.length ? o : undefined;
+    },
+    30_000,
+    `spec.ips of the ServiceImport demo/nginx\n${log.slice(-3000)}`,
+  );
+  assert.deepEqual(si.spec.ipFamilies, ['IPv4']);
+  const name = si.metadata.annotations?.['multicluster.kubernetes.io/derived-service'] ?? '';
+  assert.match(name, /^derived-[0-9a-v]{10}$/);
+  const svc = await kubectlJson<{ metadata: { ownerReferences?: { kind: string; uid: string }[] }; spec: { clusterIP: string } }>(c, [
+    'get',
+    'service',
+    name,
+    '-n',
+    'demo',
+  ]);
+  assert.equal(svc?.spec.clusterIP, si.spec.ips![0], "spec.ips is the derived Service's ClusterIP");
+  assert.deepEqual(
+    svc?.metadata.ownerReferences?.map((r) => `${r.kind}/${r.uid}`),
+    [`ServiceImport/${si.metadata.uid}`],
+  );
+  return { ip: si.spec.ips![0]!, cluster: si.status?.clusters?.[0]?.cluster ?? '' };
+}
+
+/**
  * The control daemon process from its entry point in Kubernetes mode (webhook on loopback), with
  * `env` on top; resolves its ready line. stderr goes to `onLog`.
  */
@@ -803,17 +839,31 @@ describe('the control daemon process on a real kube-apiserver (STRAIT_STORE=kube
       'ServiceImport on the broker',
     );
     assert.ok(imports.length >= 1);
-    // the clusterset.local DNS of Kubernetes mode (once joined): the import of the export, by dig
+    // the clusterset IP: the API server allocates the derived Service's ClusterIP, the
+    // ServiceImport's spec.ips is that address, and the clusterset.local DNS of Kubernetes mode
+    // (once joined) answers it, by dig
     const clusterIp = (await ok(c, ['get', 'service', 'nginx', '-n', 'demo', '-o', 'jsonpath={.spec.clusterIP}'])).trim();
+    const vip = await clustersetIP(c, daemonLog);
+    assert.notEqual(vip.ip, clusterIp);
     const answer = await waitFor(
       async () => {
         const r = await run('dig', ['+short', '+time=1', '+tries=1', '-p', String(dnsPort), '@127.0.0.1', 'nginx.demo.svc.clusterset.local']);
-        return r.stdout.trim() === clusterIp ? r.stdout.trim() : undefined;
+        return r.stdout.trim() === vip.ip ? r.stdout.trim() : undefined;
       },
       30_000,
       `nginx.demo.svc.clusterset.local from the daemon's DNS\n${daemonLog.slice(-3000)}`,
     );
-    assert.equal(answer, clusterIp);
+    assert.equal(answer, vip.ip);
+    const byCluster = await run('dig', [
+      '+short',
+      '+time=1',
+      '+tries=1',
+      '-p',
+      String(dnsPort),
+      '@127.0.0.1',
+      `${vip.cluster}.nginx.demo.svc.clusterset.local`,
+    ]);
+    assert.equal(byCluster.stdout.trim(), clusterIp, "a cluster's own name answers its ClusterIP");
     const srv = await run('dig', ['+short', '+time=1', '+tries=1', '-p', String(dnsPort), '@127.0.0.1', 'SRV', 'nginx.demo.svc.clusterset.local']);
     assert.match(srv.stdout, / 8080 nginx\.demo\.svc\.clusterset\.local\.$/m);
   });
@@ -879,16 +929,16 @@ describe('the control daemon process on a real kube-apiserver (STRAIT_STORE=kube
         imports.some((i) => /nginx/.test(i.metadata.name)),
         JSON.stringify(imports),
       );
-      const clusterIp = (await ok(c, ['get', 'service', 'nginx', '-n', 'demo', '-o', 'jsonpath={.spec.clusterIP}'])).trim();
+      const vip = await clustersetIP(c, daemonLog);
       const answer = await waitFor(
         async () => {
           const r = await run('dig', ['+short', '+time=1', '+tries=1', '-p', String(dnsPort), '@127.0.0.1', 'nginx.demo.svc.clusterset.local']);
-          return r.stdout.trim() === clusterIp ? r.stdout.trim() : undefined;
+          return r.stdout.trim() === vip.ip ? r.stdout.trim() : undefined;
         },
         30_000,
         `nginx.demo.svc.clusterset.local after the new join\n${daemonLog.slice(-3000)}`,
       );
-      assert.equal(answer, clusterIp);
+      assert.equal(answer, vip.ip);
     } finally {
       await other.stop();
     }

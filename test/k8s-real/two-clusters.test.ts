@@ -7,9 +7,12 @@
 //   - a pod on A's worker fetches from a pod and from a ClusterIP Service on B's worker: HTTP
 //     200, the server sees the client pod's own IP; between the clusters' nodes the link
 //     carries only UDP 4500 and never the request's marker;
-//   - MCS: ServiceExport Valid False/AwaitingSync -> True; A and SRV records of
-//     echo.default.svc.clusterset.local and cluster-b.echo...; a headless Service answers
-//     pod IPs; cluster.local stays local; unexported, the name stops resolving.
+//   - MCS: ServiceExport Valid False/AwaitingSync -> True; A's ServiceImport has a clusterset
+//     IP (spec.ips: the ClusterIP A's API server gave its derived Service), the A record of
+//     echo.default.svc.clusterset.local is exactly it, cluster-b.echo... B's ClusterIP, SRV;
+//     curl to the clusterset IP and by name reaches B's pod; a headless Service answers pod
+//     IPs and has no clusterset IP; cluster.local stays local; unexported, the name stops
+//     resolving and the derived Service goes.
 //
 // Gate (npm test runs it only when all of this holds, else it is skipped with the reason):
 //   STRAIT_K8S_REAL=1 (opt-in in `npm test`; test/k8s-real/ci.sh sets STRAIT_K8S_REAL=required,
@@ -430,16 +433,50 @@ test('MCS: ServiceExport Valid AwaitingSync -> True; clusterset.local A/SRV from
     return r.stdout.trim();
   };
   const digStatus = (name: string): string => /status: ([A-Z]+)/.exec(inPod('a', 'client', ['dig', '+time=2', '+tries=1', name], 20_000).stdout)?.[1] ?? '';
-  // A records, the cluster-wide name and the per-cluster one
-  const tDns = Date.now();
-  await until(
-    'echo.default.svc.clusterset.local answers from A',
-    () => (dig('echo.default.svc.clusterset.local') === clusterIp ? true : undefined),
+  // the clusterset IP: A's ServiceImport's spec.ips, the ClusterIP A's API server gave the
+  // derived Service (owned by the ServiceImport); kube-proxy routes it to B's ClusterIP
+  type SI = { metadata: { uid: string; annotations?: Record<string, string> }; spec: { ips?: string[]; ipFamilies?: string[] } };
+  const si = await until(
+    "spec.ips of A's ServiceImport echo",
+    () => {
+      const r = kubectlRun('a', 'get', 'serviceimports.multicluster.x-k8s.io', 'echo', '-o', 'json');
+      const o = r.status === 0 ? (JSON.parse(r.stdout) as SI) : undefined;
+      return o?.spec.ips?.length ? o : undefined;
+    },
     120_000,
     1000,
   );
-  console.log(`echo.default.svc.clusterset.local -> ${clusterIp} from a pod in A after ${Date.now() - tDns} ms`);
+  const vip = si.spec.ips![0]!;
+  assert.deepEqual(si.spec.ipFamilies, ['IPv4']);
+  assert.equal(si.spec.ips!.length, 1);
+  const derived = si.metadata.annotations?.['multicluster.kubernetes.io/derived-service'] ?? '';
+  const dsvc = JSON.parse(kubectl('a', 'get', 'service', derived, '-o', 'json')) as {
+    metadata: { ownerReferences?: { kind: string; uid: string }[] };
+    spec: { clusterIP: string };
+  };
+  assert.equal(dsvc.spec.clusterIP, vip, "spec.ips is the derived Service's ClusterIP");
+  assert.deepEqual(
+    dsvc.metadata.ownerReferences?.map((o) => `${o.kind}/${o.uid}`),
+    [`ServiceImport/${si.metadata.uid}`],
+  );
+  console.log(`clusterset IP of echo in A: ${vip} (derived Service ${derived}; B's ClusterIP ${clusterIp})`);
+  // A records: the cluster-wide name answers exactly spec.ips, the per-cluster one B's ClusterIP
+  const tDns = Date.now();
+  await until(
+    'echo.default.svc.clusterset.local answers the clusterset IP from A',
+    () => (dig('echo.default.svc.clusterset.local') === vip ? true : undefined),
+    120_000,
+    1000,
+  );
+  console.log(`echo.default.svc.clusterset.local -> ${vip} from a pod in A after ${Date.now() - tDns} ms`);
   assert.equal(dig('cluster-b.echo.default.svc.clusterset.local'), clusterIp);
+  // the clusterset IP itself carries traffic to B's backend (kube-proxy in A, the tunnel, kube-proxy in B)
+  {
+    const r = inPod('a', 'client', ['curl', '-sS', '-i', '-m', '5', `http://${vip}/cgi-bin/ip`], 20_000);
+    const h = httpOf(r.stdout);
+    assert.equal(h.status, 200, `curl the clusterset IP ${vip}: ${r.stdout} ${r.stderr}`);
+    assert.equal(h.body, pods.clientIp);
+  }
   // SRV: the named port, on the cluster-wide name and per cluster
   assert.match(dig('SRV', '_http._tcp.echo.default.svc.clusterset.local'), /^[0-9]+ [0-9]+ 80 [a-z0-9.-]+\.$/m);
   assert.match(dig('SRV', 'echo.default.svc.clusterset.local'), / 80 /);
@@ -450,8 +487,9 @@ test('MCS: ServiceExport Valid AwaitingSync -> True; clusterset.local A/SRV from
     assert.equal(h.status, 200, `curl ${name}: ${r.stdout} ${r.stderr}`);
     assert.equal(h.body, pods.clientIp);
   }
-  // headless: the pod IPs
+  // headless: the pod IPs, and no clusterset IP
   await until('echo-headless answers the pod IP', () => (dig('echo-headless.default.svc.clusterset.local') === pods.serverIp ? true : undefined), 60_000, 1000);
+  assert.equal(kubectl('a', 'get', 'serviceimports.multicluster.x-k8s.io', 'echo-headless', '-o', 'jsonpath={.spec.ips}').trim(), '');
   // cluster.local stays local: A's own Service resolves, B's echo does not exist in A
   if (kubectlRun('a', 'get', 'service', 'local-only').status !== 0) kubectl('a', 'create', 'service', 'clusterip', 'local-only', '--tcp=80:8080');
   const localIp = kubectl('a', 'get', 'service', 'local-only', '-o', 'jsonpath={.spec.clusterIP}').trim();
@@ -467,6 +505,7 @@ test('MCS: ServiceExport Valid AwaitingSync -> True; clusterset.local A/SRV from
     1000,
   );
   console.log(`unexported: NXDOMAIN in A after ${Date.now() - tUn} ms`);
+  await until('the derived Service gone from A', () => (kubectlRun('a', 'get', 'service', derived).status !== 0 ? true : undefined), 60_000, 1000);
   assert.equal(dig('echo-headless.default.svc.clusterset.local'), pods.serverIp, 'the other export still answers');
   run(clusters, ['kubectl', 'b', 'delete', 'serviceexport', 'echo-headless']);
 });

@@ -5,9 +5,11 @@
 //   3. every change of Services or EndpointSlices re-programs each node's service proxy
 //      (nftables) and the cluster's DNS zone.
 // EndpointSlices count only when they belong to a Service (kubernetes.io/service-name):
-// the slices the multicluster agent imports from other clusters carry the MCS label
-// instead, are served by the clusterset.local zone, and never wake this loop (an export
-// elsewhere in the cluster set costs this cluster no re-list).
+// the slices the multicluster agent imports for a ClusterSetIP import carry it (their
+// derived Service's name: its clusterset IP is routed here, to the exporting clusters'
+// ClusterIPs, like any selector-less Service); a headless import's slices, and every
+// import's without a clusterset IP, carry only the MCS label, are served by the
+// clusterset.local zone alone, and never wake this loop.
 // Each reconcile lists the three kinds and converges (level-triggered); watches only
 // say "something changed". Watches that expire are re-listed and restarted.
 // One bad Service never stops the others: each is handled on its own, a Service that

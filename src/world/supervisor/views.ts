@@ -32,6 +32,8 @@ const list = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
 interface Endpoints {
   ips: Ipv4[];
   slicePorts: { name?: string; protocol: string; port: Port }[];
+  /** whether the slice lists ports at all (one that does serves only those, as kube-proxy reads it) */
+  listsPorts: boolean;
 }
 
 function endpointsOf(slices: KubeObject[], ns: string, name: string): Endpoints[] {
@@ -58,7 +60,7 @@ function endpointsOf(slices: KubeObject[], ns: string, name: string): Endpoints[
         port,
       });
     }
-    out.push({ ips, slicePorts });
+    out.push({ ips, slicePorts, listsPorts: Array.isArray(s['ports']) });
   }
   return out;
 }
@@ -83,8 +85,13 @@ function parseService(svc: KubeObject, slices: KubeObject[]): { clusterIP?: Ipv4
     if (proto !== 'TCP' && proto !== 'UDP') return `spec.ports[${i}].protocol ${JSON.stringify(proto)} is not supported by the service proxy (TCP, UDP)`;
     const name = typeof p['name'] === 'string' ? p['name'] : undefined;
     const target = parsePort(p['targetPort']) ?? port;
+    // a slice serves a Service port when it lists a port of that name and protocol (kube-proxy
+    // matches by name); one that lists ports but not this one has no endpoints for it (an
+    // imported cluster whose port the ServiceImport resolved another way); a slice without a
+    // ports field: the Service's target port
     const endpoints = mine.flatMap((m) => {
       const sp = m.slicePorts.find((s) => (name ? s.name === name : true) && s.protocol === proto);
+      if (!sp && m.listsPorts) return [];
       const epPort = sp?.port ?? target;
       return m.ips.map((ip) => ({ ip, port: epPort }));
     });

@@ -1,8 +1,10 @@
 // Multicluster service export (docs/multicluster.md) in the default world: `strait up` deploys the broker and joins both
-// clusters; export echo in cluster-b; from cluster-a's client pod, dig answers cluster-b's
-// ClusterIP (also by cluster name), the ServiceExport is Valid True, curl through the name
-// returns 200 with the client pod's address seen; a join with an overlapping CIDR is refused
-// naming both clusters; after unexport the name is NXDOMAIN.
+// clusters; export echo in cluster-b; cluster-a's ServiceImport gets a clusterset IP from
+// cluster-a's service CIDR (its derived Service); from cluster-a's client pod, dig answers
+// exactly spec.ips (cluster-b's ClusterIP by cluster name), the ServiceExport is Valid True,
+// curl through the name and to the clusterset IP returns 200 from cluster-b's echo with the
+// client pod's address seen; a join with an overlapping CIDR is refused naming both clusters;
+// after unexport the name is NXDOMAIN and the derived Service is gone.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
@@ -17,6 +19,37 @@ before(() => {
 after(() => world?.cleanup());
 
 const s = (...args: string[]) => strait([...args, '--state-dir', world.stateDir]);
+
+/** A cluster's ServiceImport, as `strait get` prints it; undefined while there is none. */
+function serviceImport(
+  cluster: string,
+  name: string,
+): { metadata: { annotations?: Record<string, string> }; spec: { ips?: string[]; ipFamilies?: string[] } } | undefined {
+  const out = s('get', 'serviceimport', name, '-n', 'default', '--cluster', cluster, '-o', 'json');
+  return out.status === 0 ? JSON.parse(out.stdout) : undefined;
+}
+
+/** The clusterset IPs of a cluster's ServiceImport, once it has them. */
+async function clustersetIPs(cluster: string, name: string): Promise<string[]> {
+  let ips: string[] = [];
+  await eventually(
+    `spec.ips of ${cluster}'s ServiceImport ${name}`,
+    () => {
+      ips = serviceImport(cluster, name)?.spec.ips ?? [];
+      return ips.length > 0;
+    },
+    30_000,
+  );
+  return ips;
+}
+
+/** curl from a pod: the echo's JSON answer and the HTTP code */
+function curlFrom(pod: string, url: string): { code: string; body: string; stderr: string } {
+  const curl = world.exec(pod, ['curl', '-s', '-m', '5', '-w', '\\n%{http_code}', url]);
+  const lines = curl.stdout.trim().split('\n').filter(Boolean);
+  const code = lines.pop() ?? '';
+  return { code, body: lines.join('\n'), stderr: curl.stderr };
+}
 
 async function eventually(what: string, fn: () => boolean, ms = 10_000): Promise<void> {
   const deadline = Date.now() + ms;
@@ -39,8 +72,27 @@ test('export echo in cluster-b and reach it from cluster-a by its clusterset.loc
   const ex = s('export', 'service', '--namespace', 'default', 'echo', '--cluster', 'cluster-b');
   assert.equal(ex.status, 0, ex.stderr);
   const dig = (name: string) => world.exec('cluster-a/default/client', ['dig', '+short', '+time=1', '+tries=2', name]).stdout.trim();
-  await eventually('the clusterset answer', () => dig('echo.default.svc.clusterset.local') === clusterIP);
+  // the clusterset IP: cluster-a's derived Service's address, in cluster-a's service CIDR
+  const ips = await clustersetIPs('cluster-a', 'echo');
+  // the default world's cluster-a (src/world/world-file/config.ts): service CIDR 100.1.0.0/16
+  const serviceCIDR = '100.1.0.0/16';
+  assert.equal(ips.length, 1);
+  assert.match(ips[0]!, /^100\.1\.\d+\.\d+$/, `the clusterset IP ${ips[0]} is in cluster-a's service CIDR ${serviceCIDR}`);
+  assert.deepEqual(serviceImport('cluster-a', 'echo')?.spec.ipFamilies, ['IPv4']);
+  const derived = serviceImport('cluster-a', 'echo')!.metadata.annotations!['multicluster.kubernetes.io/derived-service']!;
+  const dsvc = JSON.parse(s('get', 'service', derived, '-n', 'default', '--cluster', 'cluster-a', '-o', 'json').stdout) as {
+    metadata: { ownerReferences: { kind: string; name: string }[] };
+    spec: { clusterIP: string };
+  };
+  assert.equal(dsvc.spec.clusterIP, ips[0]);
+  assert.deepEqual(
+    dsvc.metadata.ownerReferences.map((o) => `${o.kind}/${o.name}`),
+    ['ServiceImport/echo'],
+  );
+  // dig answers exactly spec.ips; the cluster's own name still that cluster's ClusterIP
+  await eventually('the clusterset answer is the clusterset IP', () => dig('echo.default.svc.clusterset.local') === ips.join('\n'));
   assert.equal(dig('cluster-b.echo.default.svc.clusterset.local'), clusterIP);
+  assert.notEqual(ips[0], clusterIP);
 
   const se = JSON.parse(s('get', 'serviceexport', 'echo', '-n', 'default', '--cluster', 'cluster-b', '-o', 'json').stdout) as {
     status: { conditions: { type: string; status: string; message: string }[] };
@@ -49,13 +101,13 @@ test('export echo in cluster-b and reach it from cluster-a by its clusterset.loc
   assert.equal(valid?.status, 'True');
   assert.match(valid!.message, /synced to the broker/);
 
-  const curl = world.exec('cluster-a/default/client', ['curl', '-s', '-m', '5', '-w', '\\n%{http_code}', 'http://echo.default.svc.clusterset.local:8080/']);
-  const lines = curl.stdout.trim().split('\n').filter(Boolean);
-  const code = lines.pop();
-  const body = lines.join('\n');
-  assert.equal(code, '200', curl.stderr);
-  assert.equal(JSON.parse(body).remoteAddress, clientIP);
-  assert.equal(JSON.parse(body).cluster, 'cluster-b');
+  // real traffic through the clusterset IP: by name, and to the address itself; cluster-b's echo answers
+  for (const url of ['http://echo.default.svc.clusterset.local:8080/', `http://${ips[0]}:8080/`]) {
+    const c = curlFrom('cluster-a/default/client', url);
+    assert.equal(c.code, '200', `${url}: ${c.stderr}`);
+    assert.equal(JSON.parse(c.body).remoteAddress, clientIP, url);
+    assert.equal(JSON.parse(c.body).cluster, 'cluster-b', url);
+  }
 
   const overlap = s(
     'join',
@@ -75,6 +127,11 @@ test('export echo in cluster-b and reach it from cluster-a by its clusterset.loc
   await eventually('NXDOMAIN after unexport', () =>
     /status: NXDOMAIN/.test(world.exec('cluster-a/default/client', ['dig', '+time=1', 'echo.default.svc.clusterset.local']).stdout),
   );
+  // the derived Service went with the ServiceImport, and its address with it
+  await eventually('the derived Service removed', () => s('get', 'service', derived, '-n', 'default', '--cluster', 'cluster-a', '-o', 'json').status !== 0);
+  assert.equal(serviceImport('cluster-a', 'echo'), undefined);
+  const after = curlFrom('cluster-a/default/client', `http://${ips[0]}:8080/`);
+  assert.notEqual(after.code, '200', 'the released clusterset IP no longer reaches the echo');
 });
 
 // The world's pod resolver is the clusterset.local server itself (SRV, headless,
@@ -113,6 +170,10 @@ test('the world resolver answers SRV, headless and per-pod clusterset names and 
   // (as Kubernetes' own DNS and the MCS conformance suite do)
   const pod = `${echoPod.ip.replaceAll('.', '-')}.cluster-b.${hl}`;
   await eventually('the headless import', () => dig(hl, 'A') === `NOERROR\n${hl}. 5 IN A ${echoPod.ip}`);
+  // a headless import has no clusterset IP; the ClusterIP one's is cluster-a's own
+  assert.equal(serviceImport('cluster-a', 'echo-hl')?.spec.ips, undefined);
+  const [srvVip] = await clustersetIPs('cluster-a', 'echo-srv');
+  await eventually('echo-srv answered by its clusterset IP', () => dig('echo-srv.default.svc.clusterset.local', 'A').endsWith(` A ${srvVip}`));
   const table: { name: string; args: string[]; want: string }[] = [
     { name: 'per-pod name of a headless service', args: [pod, 'A'], want: `NOERROR\n${pod}. 5 IN A ${echoPod.ip}` },
     {
@@ -123,7 +184,7 @@ test('the world resolver answers SRV, headless and per-pod clusterset names and 
     {
       name: 'SRV for a named port of a ClusterIP service',
       args: ['_web._tcp.echo-srv.default.svc.clusterset.local', 'SRV'],
-      want: `NOERROR\n_web._tcp.echo-srv.default.svc.clusterset.local. 5 IN SRV 0 50 8081 echo-srv.default.svc.clusterset.local.\necho-srv.default.svc.clusterset.local. 5 IN A ${srvIP}`,
+      want: `NOERROR\n_web._tcp.echo-srv.default.svc.clusterset.local. 5 IN SRV 0 50 8081 echo-srv.default.svc.clusterset.local.\necho-srv.default.svc.clusterset.local. 5 IN A ${srvVip}`,
     },
     {
       name: 'SRV for one cluster',

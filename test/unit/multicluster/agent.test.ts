@@ -2,6 +2,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Registry } from 'prom-client';
 import {
+  ANN_DERIVED_SERVICE,
+  derivedServiceName,
   LABEL_SERVICE_NAME,
   LABEL_SOURCE_CLUSTER,
   MC_KINDS as K,
@@ -334,7 +336,7 @@ test("the ServiceImport carries the Service's affinity, traffic policy, IP famil
         trafficDistribution: 'PreferClose',
       });
       assert.equal(imp.metadata.labels?.['dummy-svc'], undefined, "the Service's own labels stay");
-      assert.deepEqual(imp.metadata.annotations, { 'dummy-annotation': 'true' });
+      assert.deepEqual(imp.metadata.annotations, { 'dummy-annotation': 'true', [ANN_DERIVED_SERVICE]: derivedServiceName('default', 'hello') });
     }
     // a label no longer exported goes from the import
     await w.b.apply({
@@ -403,7 +405,7 @@ test('KEP conflict rules: added ports are merged and reported; labels, annotatio
     assert.equal((imp.spec as { sessionAffinity: string }).sessionAffinity, 'ClientIP');
     assert.equal(imp.metadata.labels?.['dummy-label'], 'true');
     assert.equal(imp.metadata.labels?.['dummy-label2'], undefined);
-    assert.deepEqual(imp.metadata.annotations, { 'dummy-annotation': 'true' });
+    assert.deepEqual(imp.metadata.annotations, { 'dummy-annotation': 'true', [ANN_DERIVED_SERVICE]: derivedServiceName('default', 'hello') });
   } finally {
     await w.stop();
   }

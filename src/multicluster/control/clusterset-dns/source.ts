@@ -14,7 +14,7 @@ import {
   MC_KINDS as K,
 } from '../clusterset/index.js';
 import type { KubeObject, ResourceStore } from '../../../platform/store/index.js';
-import { parseIpv4, parsePort } from '../../../base/config/index.js';
+import { type Ipv4, parseIpv4, parsePort } from '../../../base/config/index.js';
 import { type ClustersetZone, type ZoneCluster, type ZoneEndpoint, type ZonePort } from './zone.js';
 
 const LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
@@ -195,6 +195,19 @@ export class ZoneSource {
     }
     const spec = rec(imp?.spec) ?? {};
     const headless = typeof spec['type'] === 'string' ? spec['type'] === 'Headless' : headlessSlices;
-    this.zone.upsert({ namespace: ns, name, headless, ports: spec['ports'] !== undefined ? zonePorts(spec['ports']) : slicePorts, clusters });
+    // the clusterset IPs: what the ServiceImport's derived Service holds (derived-service.ts)
+    const ips = headless
+      ? []
+      : list(spec['ips'])
+          .map((x) => parseIpv4(x))
+          .filter((x): x is Ipv4 => x !== undefined);
+    this.zone.upsert({
+      namespace: ns,
+      name,
+      headless,
+      ports: spec['ports'] !== undefined ? zonePorts(spec['ports']) : slicePorts,
+      ...(ips.length > 0 ? { ips } : {}),
+      clusters,
+    });
   }
 }

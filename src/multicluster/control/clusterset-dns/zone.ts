@@ -1,9 +1,12 @@
 // The clusterset.local zone: what each imported service resolves to. Fed from the
 // cluster's ServiceImports and imported EndpointSlices (see source.ts); answers per
-// Submariner Lighthouse's rules:
-//   <svc>.<ns>.svc.clusterset.local            A: the local cluster's ClusterIP when it exports
-//                                              and is healthy, else round-robin over connected,
-//                                              healthy clusters; headless: all pod IPs
+// the MCS API's and Submariner Lighthouse's rules:
+//   <svc>.<ns>.svc.clusterset.local            A: the ServiceImport's clusterset IPs (spec.ips),
+//                                              while a cluster behind them is connected and
+//                                              healthy; without them (none allocated yet, or
+//                                              Lighthouse mode) the local cluster's ClusterIP
+//                                              when it exports and is healthy, else round-robin
+//                                              over connected, healthy clusters; headless: all pod IPs
 //   <cluster>.<svc>.<ns>.svc.clusterset.local  A: that cluster's
 //   <host>.<cluster>.<svc>.<ns>.svc...         A: one pod of a headless service (its hostname, else its dashed address)
 //   _<port>._<proto>.[<cluster>.]<svc>.<ns>.svc.clusterset.local  SRV for named ports
@@ -65,6 +68,8 @@ export interface ZoneService {
   name: string;
   headless: boolean;
   ports: ZonePort[];
+  /** the ServiceImport's clusterset IPs (spec.ips; IPv4 only: the zone answers A): none for headless or before allocation */
+  ips?: Ipv4[];
   /** cluster id -> what that cluster exports */
   clusters: Map<string, ZoneCluster>;
 }
@@ -290,6 +295,7 @@ export class ClustersetZone {
       return ips;
     }
     if (usable.length === 0) return [];
+    if (svc.ips && svc.ips.length > 0) return svc.ips;
     let cluster: string;
     if (usable.includes(this.localCluster)) cluster = this.localCluster;
     else {

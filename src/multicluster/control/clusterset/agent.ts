@@ -15,8 +15,19 @@ import { isStraitError } from '../../../base/errors/index.js';
 import { type Logger, silentLogger } from '../../../base/log/index.js';
 import { Informer, KeyQueue } from '../../../platform/controller/index.js';
 import type { KubeObject, ResourceStore } from '../../../platform/store/index.js';
-import { aggregate, type Aggregate, type ClusterExport, exportFromSlice, type ServicePort, type ServiceProps, type SliceEndpoint } from './aggregate.js';
+import { aggregate, type Aggregate, canon, type ClusterExport, exportFromSlice, type ServicePort, type ServiceProps, type SliceEndpoint } from './aggregate.js';
 import { type Condition, ConditionWriter, getCondition, MESSAGE, REASON } from './conditions.js';
+import {
+  acceptedPorts,
+  ANN_DERIVED_SERVICE,
+  clustersetIPsOf,
+  derivedPorts,
+  derivedService,
+  derivedServiceCurrent,
+  derivedServiceName,
+  LABEL_APP_MANAGED_BY,
+  LABEL_K8S_SERVICE_NAME,
+} from './derived-service.js';
 import { processLanes, type WorkLanes } from './lanes.js';
 import type { MulticlusterMetrics } from './metrics.js';
 import {
@@ -47,6 +58,12 @@ export interface AgentOptions {
   resyncMs?: number;
   /** foreground/follow-up lanes shared with the other agents of this process (default: processLanes) */
   lanes?: WorkLanes;
+  /**
+   * a clusterset IP per ClusterSetIP import, through a derived Service the cluster allocates
+   * and routes (derived-service.ts; default true); false: none, and clusterset DNS answers an
+   * exporting cluster's ClusterIP (Submariner Lighthouse's way)
+   */
+  clustersetIP?: boolean;
 }
 
 const ANN_CONTENT_HASH = 'strait.io/content-hash';
@@ -80,7 +97,7 @@ function servicePropsOf(se: KubeObject, svc: ServiceLike): ServiceProps {
   };
 }
 
-/** The ServiceImport's spec from the aggregate (no clusterset IPs: docs/multicluster.md, "ServiceImport"). */
+/** The ServiceImport's spec from the aggregate (the broker's; a cluster's adds its clusterset IPs: localImportSpec). */
 function importSpec(agg: Aggregate): Record<string, unknown> {
   const p = agg.props;
   return {
@@ -94,38 +111,68 @@ function importSpec(agg: Aggregate): Record<string, unknown> {
   };
 }
 
+/** A cluster's ServiceImport spec: the aggregate's, and the clusterset IPs of its derived Service with their families. */
+function localImportSpec(agg: Aggregate, vip: { ips: string[]; ipFamilies: string[] }): Record<string, unknown> {
+  const spec = importSpec(agg);
+  if (vip.ips.length > 0) {
+    spec['ipFamilies'] = vip.ipFamilies;
+    spec['ips'] = vip.ips;
+  }
+  return spec;
+}
+
 /** The ServiceImport's labels and annotations: the winning export's exported ones, and strait's own label. */
-function importMeta(agg: Aggregate, own: Record<string, string>): { labels: Record<string, string>; annotations?: Record<string, string> } {
-  const ann = agg.props.exportedAnnotations;
-  return { labels: { ...(agg.props.exportedLabels ?? {}), ...own }, ...(ann ? { annotations: { ...ann } } : {}) };
+function importMeta(
+  agg: Aggregate,
+  own: Record<string, string>,
+  ownAnnotations: Record<string, string> = {},
+): { labels: Record<string, string>; annotations?: Record<string, string> } {
+  const ann = { ...(agg.props.exportedAnnotations ?? {}), ...ownAnnotations };
+  return { labels: { ...(agg.props.exportedLabels ?? {}), ...own }, ...(Object.keys(ann).length > 0 ? { annotations: ann } : {}) };
 }
 
 const sameMeta = (o: KubeObject | undefined, m: { labels: Record<string, string>; annotations?: Record<string, string> }): boolean =>
   JSON.stringify(Object.entries(o?.metadata.labels ?? {}).sort()) === JSON.stringify(Object.entries(m.labels).sort()) &&
   JSON.stringify(Object.entries(o?.metadata.annotations ?? {}).sort()) === JSON.stringify(Object.entries(m.annotations ?? {}).sort());
 
-/** The hash of an export's endpoints, ports and type, kept on its imported slice: an unchanged export is not written again. */
-function exportContentHash(e: ClusterExport): string {
+/**
+ * What this cluster keeps of `cluster`'s export: its endpoints and type, and its ports; for a
+ * ClusterSetIP import with a clusterset IP (`derived`: the derived Service's name), only the
+ * ports the import took from it, and the label that puts the slice behind the derived Service.
+ */
+interface ImportedContent {
+  e: ClusterExport;
+  ports: ServicePort[];
+  derived?: string;
+}
+
+/** The hash of an imported slice's content, kept on it: an unchanged export is not written again. */
+function exportContentHash(c: ImportedContent): string {
   return createHash('sha256')
-    .update(JSON.stringify({ e: e.endpoints, p: e.ports, t: e.type }))
+    .update(JSON.stringify({ e: c.e.endpoints, p: c.ports, t: c.e.type, ...(c.derived ? { d: c.derived } : {}) }))
     .digest('hex')
     .slice(0, 16);
 }
 
 /** The EndpointSlice this cluster keeps for `cluster`'s export of ns/name. */
-function importedSlice(ns: string, name: string, sliceName: string, cluster: string, e: ClusterExport, hash: string): KubeObject {
+function importedSlice(ns: string, name: string, sliceName: string, cluster: string, c: ImportedContent, hash: string): KubeObject {
   return {
     apiVersion: K.EndpointSlice.apiVersion,
     kind: 'EndpointSlice',
     metadata: {
       name: sliceName,
       namespace: ns,
-      labels: { [LABEL_SERVICE_NAME]: name, [LABEL_SOURCE_CLUSTER]: cluster, [LABEL_MANAGED_BY]: MANAGED_BY },
-      annotations: { [ANN_CONTENT_HASH]: hash, [ANN_SERVICE_TYPE]: e.type },
+      labels: {
+        [LABEL_SERVICE_NAME]: name,
+        [LABEL_SOURCE_CLUSTER]: cluster,
+        [LABEL_MANAGED_BY]: MANAGED_BY,
+        ...(c.derived ? { [LABEL_K8S_SERVICE_NAME]: c.derived } : {}),
+      },
+      annotations: { [ANN_CONTENT_HASH]: hash, [ANN_SERVICE_TYPE]: c.e.type },
     },
     addressType: 'IPv4',
-    endpoints: e.endpoints,
-    ports: e.ports,
+    endpoints: c.e.endpoints,
+    ports: c.ports,
   };
 }
 
@@ -169,6 +216,10 @@ export class MulticlusterAgent {
   /** the slices this agent imported into its cluster, by name (ns/name) and service */
   private readonly importedSlices = new SliceIndex((o) => `${o.metadata.namespace ?? ''}/${o.metadata.labels?.[LABEL_SERVICE_NAME] ?? ''}`);
   private importedSliceInformer: Informer | undefined;
+  /** the derived Services of this cluster's imports, by the import's ns/name, as the Service informer last saw them */
+  private readonly derivedServices = new Map<string, KubeObject>();
+  private serviceInformer: Informer | undefined;
+  private readonly clustersetIP: boolean;
   /** exports of headless services (ns/name): their endpoints follow the pods */
   private readonly headless = new Set<string>();
   /** key@resourceVersion of our own status writes, whose watch events need no reconcile */
@@ -183,6 +234,7 @@ export class MulticlusterAgent {
     this.log = opts.log ?? silentLogger();
     this.metrics = opts.metrics;
     this.lanes = opts.lanes ?? processLanes;
+    this.clustersetIP = opts.clustersetIP ?? true;
     this.metrics?.addSource(this);
   }
 
@@ -239,9 +291,38 @@ export class MulticlusterAgent {
       if (this.ownWrites.size > 10_000) this.ownWrites.clear();
       this.enqueueExport(k);
     });
-    this.watch(this.local, K.Service, undefined, undefined, (o) => {
-      if (this.knownExports.has(objectKey(o))) this.enqueueExport(objectKey(o));
-    });
+    // every Service: an exported one wakes its export; a derived one (a clusterset IP) is
+    // cached, and its change (an address given, a deletion by hand) wakes its import
+    this.watch(
+      this.local,
+      K.Service,
+      undefined,
+      undefined,
+      (o, type) => {
+        if (o.metadata.labels?.[LABEL_APP_MANAGED_BY] === MANAGED_BY) {
+          const k = `${o.metadata.namespace ?? ''}/${o.metadata.labels[LABEL_SERVICE_NAME] ?? ''}`;
+          if (type === 'DELETED') this.derivedServices.delete(k);
+          else this.derivedServices.set(k, o);
+          if (type !== 'LIST') {
+            this.knownImports.add(k);
+            this.enqueueImport(k);
+          }
+          return;
+        }
+        if (this.knownExports.has(objectKey(o))) this.enqueueExport(objectKey(o));
+      },
+      (items) => {
+        this.derivedServices.clear();
+        for (const o of items) {
+          if (o.metadata.labels?.[LABEL_APP_MANAGED_BY] !== MANAGED_BY) continue;
+          const k = `${o.metadata.namespace ?? ''}/${o.metadata.labels[LABEL_SERVICE_NAME] ?? ''}`;
+          // a derived Service whose import went while this agent was away is removed by that import's reconcile
+          this.knownImports.add(k);
+          this.enqueueImport(k);
+        }
+      },
+    );
+    this.serviceInformer = this.informers[this.informers.length - 1];
     this.watch(this.local, K.EndpointSlice, undefined, 'kubernetes.io/service-name', (o) => {
       const k = `${o.metadata.namespace ?? ''}/${o.metadata.labels?.['kubernetes.io/service-name'] ?? ''}`;
       if (this.knownExports.has(k)) this.enqueueExport(k);
@@ -360,7 +441,10 @@ export class MulticlusterAgent {
   private async runImport(k: string): Promise<void> {
     const foreground = this.foregroundImports.delete(k);
     try {
-      await this.reconcileImport(k);
+      // a foreground import writes what the name needs to answer; its clusterset IP (the
+      // derived Service and the IPs on the ServiceImport) is follow-up work, after the foreground
+      const later = await this.reconcileImport(k, !foreground);
+      if (later) this.enqueueImportAfterForeground(k);
     } finally {
       if (foreground) this.lanes.end();
     }
@@ -644,7 +728,12 @@ export class MulticlusterAgent {
 
   // --- import ------------------------------------------------------------------------
 
-  private async reconcileImport(key: string): Promise<void> {
+  /**
+   * One service's import: its slices and ServiceImport, then (when `withVip`) the derived
+   * Service and the clusterset IPs on the ServiceImport. Returns true when the clusterset IP
+   * part is still to do (`withVip` false and something to write).
+   */
+  private async reconcileImport(key: string, withVip: boolean): Promise<boolean> {
     const [ns, name] = splitKey(key);
     // from the broker informer's cache while its watch runs; otherwise a list, which throws
     // when the broker is unreachable, before anything local is touched
@@ -661,28 +750,34 @@ export class MulticlusterAgent {
       ? { items: this.importedSlices.ofService(key) }
       : await this.local.list(K.EndpointSlice, { namespace: ns, labelSelector: `${LABEL_SERVICE_NAME}=${name},${LABEL_MANAGED_BY}=${MANAGED_BY}` });
     const existing = await this.local.get(K.ServiceImport, name, ns);
+    const derivedName = derivedServiceName(ns, name);
+    const derived = this.serviceInformer?.synced ? this.derivedServices.get(key) : await this.local.get(K.Service, derivedName, ns);
+    const wantVip = this.clustersetIP && agg?.type === 'ClusterSetIP';
     const keep = new Set(agg?.clusters ?? []);
     const writes: Promise<unknown>[] = [];
     for (const s of localSlices.items) {
       const c = s.metadata.labels?.[LABEL_SOURCE_CLUSTER] ?? '';
       if (!keep.has(c)) writes.push(this.local.delete(K.EndpointSlice, s.metadata.name, ns).then(() => this.importedSlices.delete(`${ns}/${s.metadata.name}`)));
     }
+    // no clusterset IP wanted (unexported, headless, or turned off): its derived Service goes
+    if (derived && !wantVip) writes.push(this.deleteDerived(key, derived));
     if (!agg) {
       if (existing) writes.push(this.local.delete(K.ServiceImport, name, ns));
       await Promise.all(writes);
       this.knownImports.delete(key);
       this.observe('i', key);
-      return;
+      return false;
     }
     await ensureNamespace(this.local, ns);
     const existingByName = new Map(localSlices.items.map((s) => [s.metadata.name, s]));
     for (const cluster of agg.clusters) {
       const e = byCluster.get(cluster)!;
       const sliceName = localSliceName(name, cluster);
-      const hash = exportContentHash(e);
+      const content: ImportedContent = wantVip ? { e, ports: acceptedPorts(e.ports, agg.ports), derived: derivedName } : { e, ports: e.ports };
+      const hash = exportContentHash(content);
       const prev = existingByName.get(sliceName);
       if (prev?.metadata.annotations?.[ANN_CONTENT_HASH] === hash) continue;
-      const obj = importedSlice(ns, name, sliceName, cluster, e, hash);
+      const obj = importedSlice(ns, name, sliceName, cluster, content, hash);
       writes.push(
         (prev ? this.local.update(obj) : this.local.apply(obj)).then((written) => {
           // the cache knows its own writes at once (a reconcile before their events sees them)
@@ -690,27 +785,85 @@ export class MulticlusterAgent {
         }),
       );
     }
-    // the ServiceImport beside the slices (the slices alone already make the name answerable)
-    const spec = importSpec(agg);
+    // the ServiceImport beside the slices (the slices alone already make the name answerable),
+    // with the clusterset IPs its derived Service holds
+    const vip = wantVip ? clustersetIPsOf(derived) : { ips: [], ipFamilies: [] };
+    const spec = localImportSpec(agg, vip);
     const status = { clusters: agg.clusters.map((cluster) => ({ cluster })) };
-    const meta = importMeta(agg, { [LABEL_MANAGED_BY]: MANAGED_BY });
-    if (JSON.stringify(existing?.spec) !== JSON.stringify(spec) || JSON.stringify(existing?.status) !== JSON.stringify(status) || !sameMeta(existing, meta)) {
+    const meta = importMeta(agg, { [LABEL_MANAGED_BY]: MANAGED_BY }, wantVip ? { [ANN_DERIVED_SERVICE]: derivedName } : {});
+    let imported: KubeObject | undefined = existing;
+    if (canon(existing?.spec) !== canon(spec) || canon(existing?.status) !== canon(status) || !sameMeta(existing, meta)) {
+      const obj: KubeObject = { apiVersion: K.ServiceImport.apiVersion, kind: 'ServiceImport', metadata: { name, namespace: ns, ...meta }, spec };
       writes.push(
-        writeWithStatus(
-          this.local,
-          existing,
-          {
-            apiVersion: K.ServiceImport.apiVersion,
-            kind: 'ServiceImport',
-            metadata: { name, namespace: ns, ...meta },
-            spec,
-          },
-          status,
-        ),
+        writeWithStatus(this.local, existing, obj, status).then((w) => {
+          imported = w;
+        }),
       );
     }
     await Promise.all(writes);
     this.observe('i', key);
+    if (!wantVip || !imported) return false;
+    // the ServiceImport already carries what the derived Service holds: only a derived Service to write is left
+    if (!withVip) return !derivedServiceCurrent(derived, this.derivedFor(ns, name, imported, agg));
+    await this.syncClustersetIP(key, agg, imported, derived, spec);
+    return false;
+  }
+
+  /** The derived Service this import wants (its owner: the ServiceImport as stored). */
+  private derivedFor(ns: string, name: string, imported: KubeObject, agg: Aggregate): KubeObject {
+    return derivedService({ namespace: ns, name, importUid: imported.metadata.uid ?? '', importApiVersion: K.ServiceImport.apiVersion, agg });
+  }
+
+  /**
+   * The clusterset IP of a ClusterSetIP import: the derived Service created or brought up to
+   * date (the cluster gives it its addresses), then those addresses on the ServiceImport.
+   */
+  private async syncClustersetIP(
+    key: string,
+    agg: Aggregate,
+    imported: KubeObject,
+    derived: KubeObject | undefined,
+    spec: Record<string, unknown>,
+  ): Promise<void> {
+    const [ns, name] = splitKey(key);
+    const want = this.derivedFor(ns, name, imported, agg);
+    let svc = derived;
+    if (!derivedServiceCurrent(derived, want)) {
+      const left = derivedPorts(agg.ports).leftOut;
+      if (left.length > 0)
+        this.log.warn(
+          { service: key, ports: left },
+          'unnamed ports of a multi-port import get no clusterset IP port (a Service with several ports names each)',
+        );
+      if (derived) {
+        // what the cluster allocated stays: its addresses and their families
+        const had = (derived.spec ?? {}) as Record<string, unknown>;
+        const kept = Object.fromEntries(
+          ['clusterIP', 'clusterIPs', 'ipFamilies', 'ipFamilyPolicy'].filter((f) => had[f] !== undefined).map((f) => [f, had[f]]),
+        );
+        svc = await this.local.update({
+          ...want,
+          metadata: { ...want.metadata, resourceVersion: derived.metadata.resourceVersion },
+          spec: { ...(want.spec as object), ...kept },
+        });
+      } else {
+        svc = await this.local.apply(want);
+        this.log.info({ service: key, derived: want.metadata.name, ips: clustersetIPsOf(svc).ips }, 'clusterset IP allocated');
+      }
+      if (this.serviceInformer?.synced) this.derivedServices.set(key, svc);
+    }
+    const vip = clustersetIPsOf(svc);
+    const next = localImportSpec(agg, vip);
+    if (canon(next) === canon(spec)) return;
+    // update keeps the status; the ServiceImport is this controller's alone (no resourceVersion)
+    await this.local.update({ ...imported, metadata: { ...imported.metadata, resourceVersion: undefined }, spec: next });
+  }
+
+  /** Remove a derived Service (its import is gone, headless, or has no clusterset IP). */
+  private async deleteDerived(key: string, derived: KubeObject): Promise<void> {
+    await this.local.delete(K.Service, derived.metadata.name, derived.metadata.namespace);
+    this.derivedServices.delete(key);
+    this.log.info({ service: key, derived: derived.metadata.name }, 'clusterset IP released');
   }
 }
 
@@ -718,11 +871,12 @@ export class MulticlusterAgent {
  * Write an object and its status: a new one with applyWithStatus; an existing one replaced
  * (labels and annotations no longer wanted go, which a merge would keep), its status beside.
  */
-async function writeWithStatus(store: ResourceStore, existing: KubeObject | undefined, obj: KubeObject, status: unknown): Promise<void> {
+async function writeWithStatus(store: ResourceStore, existing: KubeObject | undefined, obj: KubeObject, status: unknown): Promise<KubeObject> {
   if (!existing) return applyWithStatus(store, obj, status);
   const replaced = store.update(obj);
   replaced.catch(() => undefined);
-  await Promise.all([replaced, store.updateStatus({ ...obj, status } as KubeObject)]);
+  const [, withStatus] = await Promise.all([replaced, store.updateStatus({ ...obj, status } as KubeObject)]);
+  return withStatus;
 }
 
 /**
@@ -731,7 +885,7 @@ async function writeWithStatus(store: ResourceStore, existing: KubeObject | unde
  * in flight together may be reordered) answers NotFound for a new object: then it is
  * written again once the apply is done.
  */
-async function applyWithStatus(store: ResourceStore, obj: KubeObject, status: unknown): Promise<void> {
+async function applyWithStatus(store: ResourceStore, obj: KubeObject, status: unknown): Promise<KubeObject> {
   const applying = store.apply(obj);
   const withStatus = { ...obj, status } as KubeObject;
   const statusWrite = store.updateStatus(withStatus).catch(async (err: unknown) => {
@@ -740,7 +894,8 @@ async function applyWithStatus(store: ResourceStore, obj: KubeObject, status: un
     return store.updateStatus(withStatus);
   });
   applying.catch(() => undefined);
-  await Promise.all([applying, statusWrite]);
+  const [, written] = await Promise.all([applying, statusWrite]);
+  return written;
 }
 
 /** Valid and (when not set yet) Ready: AwaitingSync, with `message` for Valid. */

@@ -90,7 +90,7 @@ export function parseProps(text: string | undefined): ServiceProps {
 }
 
 /** JSON with sorted keys: equal maps compare equal whatever their order */
-const canon = (v: unknown): string =>
+export const canon = (v: unknown): string =>
   JSON.stringify(v, (_k, x: unknown) =>
     typeof x === 'object' && x !== null && !Array.isArray(x) ? Object.fromEntries(Object.entries(x).sort(([a], [b]) => a.localeCompare(b))) : x,
   ) ?? 'null';

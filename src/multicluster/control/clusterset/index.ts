@@ -26,6 +26,17 @@ export {
 export { findOverlaps, findAllOverlaps, validateNetwork, type ClusterNetwork, type CidrOverlap } from './network.js';
 export { diagnose, type DiagnoseCheck, type DiagnoseOptions, type CheckStatus } from './diagnose.js';
 export { MulticlusterAgent, type AgentOptions } from './agent.js';
+export {
+  derivedServiceName,
+  derivedService,
+  derivedPorts,
+  acceptedPorts,
+  clustersetIPsOf,
+  ANN_DERIVED_SERVICE,
+  LABEL_APP_MANAGED_BY,
+  LABEL_K8S_SERVICE_NAME,
+  type DerivedServiceInput,
+} from './derived-service.js';
 export { aggregate, exportFromSlice, type Aggregate, type ClusterExport, type ServicePort, type SliceEndpoint, type ImportType } from './aggregate.js';
 export { MulticlusterMetrics } from './metrics.js';
 export { REASON, MESSAGE, type Condition } from './conditions.js';

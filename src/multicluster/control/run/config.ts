@@ -11,6 +11,12 @@ export interface MulticlusterDaemonConfig {
   records?: { url: string; intervalMs: number; standbyUrls: string[] };
   metrics: { listen: string; port: number };
   resyncMs: number;
+  /**
+   * a clusterset IP (ServiceImport spec.ips) per ClusterSetIP import, allocated from the
+   * cluster's service CIDR through a derived Service; false: none, and clusterset DNS answers
+   * an exporting cluster's ClusterIP
+   */
+  clustersetIP: boolean;
   /** after the join: write the join's PSK (Secret submariner-ipsec-psk, base64 text) here, mode 0600, for the gateway daemons */
   pskFile?: string;
   /** deploy the broker and join every listed cluster when this cluster has not joined (what `strait up` does, on one cluster) */
@@ -63,6 +69,7 @@ const schema: ConfigSchema<MulticlusterDaemonConfig> = {
       properties: { listen: { type: 'string', default: '127.0.0.1' }, port: { type: 'integer', minimum: 0, maximum: 65535, default: 9470 } },
     },
     resyncMs: { type: 'integer', minimum: 0, default: 0 },
+    clustersetIP: { type: 'boolean', default: true },
     pskFile: { type: 'string', nullable: true, minLength: 1 },
     bootstrap: {
       type: 'object',

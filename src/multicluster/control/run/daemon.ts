@@ -65,6 +65,7 @@ export async function runMulticlusterDaemon(
     registry,
     log,
     resyncMs: cfg.resyncMs,
+    clustersetIP: cfg.clustersetIP,
     join: { watch: true },
     ...(inject.broker ? { broker: inject.broker } : {}),
     ...(dns ? { dns } : {}),

@@ -5,4 +5,4 @@ export { runMulticluster, type ClustersetDnsSettings, type MulticlusterRunOption
 export { followJoin, type CurrentJoin, type JoinFollowOptions } from './join-follow.js';
 export { runMulticlusterDaemon, type RunningMulticluster } from './daemon.js';
 export { multiclusterDaemonConfig, type MulticlusterDaemonConfig } from './config.js';
-export { dnsSettingsFromEnv } from './env.js';
+export { clustersetIPFromEnv, dnsSettingsFromEnv } from './env.js';

@@ -28,6 +28,8 @@ export interface MulticlusterRunOptions {
   registry: Registry;
   log: Logger;
   resyncMs: number;
+  /** a clusterset IP per ClusterSetIP import through a derived Service (default true; AgentOptions.clustersetIP) */
+  clustersetIP?: boolean;
   /** the clusterset.local DNS server; absent: none */
   dns?: ClustersetDnsSettings;
   /** how the join is followed (join-follow.ts) */
@@ -102,7 +104,15 @@ export function runMulticluster(o: MulticlusterRunOptions): RunningMulticlusterC
     if (!clusterId) throw new Error('the join names no cluster id (ConfigMap submariner-operator/strait-join)');
     if (on) o.log.info({ brokerURL: j.url }, 'the join changed: following the new broker connection');
     await stopOn();
-    const agent = new MulticlusterAgent({ clusterId, local: o.local, broker: j.broker, metrics, log: o.log, resyncMs: o.resyncMs });
+    const agent = new MulticlusterAgent({
+      clusterId,
+      local: o.local,
+      broker: j.broker,
+      metrics,
+      log: o.log,
+      resyncMs: o.resyncMs,
+      ...(o.clustersetIP !== undefined ? { clustersetIP: o.clustersetIP } : {}),
+    });
     agent.start();
     on = { broker: j.broker, owned, agent, ...(o.onBroker ? { extra: o.onBroker(j.broker) } : {}) };
     o.log.info({ cluster: clusterId, broker: j.url }, 'joined: export/import sync with the broker running');
