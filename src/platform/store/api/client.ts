@@ -10,6 +10,8 @@ export interface StoreClientOptions {
   token: string;
   /** which cluster's store ("cluster-a", "broker", ...) */
   cluster: string;
+  /** a request whose connection stays silent this long fails with STRAIT_ERR_STORE_UNAVAILABLE (default 30 s; watches have none) */
+  requestTimeoutMs?: number;
 }
 
 export interface StoreClientFileOptions {
@@ -30,6 +32,9 @@ function qs(q: Query): string {
   return s ? `?${s}` : '';
 }
 
+/** a kept-alive connection the server closed under the request (call() sends it again) */
+class StaleSocket extends Error {}
+
 class StoreClient implements ResourceStore {
   private readonly agent = new Agent({ keepAlive: true, maxSockets: 16 });
   private readonly base: string;
@@ -46,8 +51,22 @@ class StoreClient implements ResourceStore {
     return E.storeUnavailable(this.opts.socketPath, reason);
   }
 
-  /** One request; resolves with the parsed JSON body or rejects with the server's StraitError. */
-  private call<R>(method: string, path: string, body?: unknown): Promise<R> {
+  /**
+   * One request; resolves with the parsed JSON body or rejects with the server's StraitError.
+   * A request that went out on a kept-alive connection the server was closing at that moment
+   * (its keep-alive timeout) fails with ECONNRESET or EPIPE before any answer: it is sent once
+   * more on a new connection (Node's http docs, `request.reusedSocket`), never a second time.
+   */
+  private async call<R>(method: string, path: string, body?: unknown): Promise<R> {
+    try {
+      return await this.callOnce<R>(method, path, body);
+    } catch (err) {
+      if (!(err instanceof StaleSocket)) throw err;
+      return this.callOnce<R>(method, path, body, false);
+    }
+  }
+
+  private callOnce<R>(method: string, path: string, body: unknown, mayRetry = true): Promise<R> {
     if (this.closed) return Promise.reject(this.unavailable('the client was closed'));
     const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
     return new Promise<R>((resolve, reject) => {
@@ -80,9 +99,13 @@ class StoreClient implements ResourceStore {
           });
         },
       );
-      req.on('error', (err) => reject(this.unavailable(err.message)));
-      // a server that accepts but never answers (stopped, wedged) must not hang callers forever
-      req.setTimeout(REQUEST_TIMEOUT_MS, () => req.destroy(new Error(`no answer within ${REQUEST_TIMEOUT_MS / 1000} s`)));
+      req.on('error', (err: NodeJS.ErrnoException) => {
+        if (mayRetry && req.reusedSocket && (err.code === 'ECONNRESET' || err.code === 'EPIPE')) reject(new StaleSocket());
+        else reject(this.unavailable(err.message));
+      });
+      // a server that accepts but never answers (stopped, wedged, cut off) must not hang callers forever
+      const ms = this.opts.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
+      req.setTimeout(ms, () => req.destroy(new Error(`no answer within ${ms / 1000} s`)));
       req.end(payload);
     });
   }
