@@ -11,14 +11,14 @@
 // (a partition: nothing refused, every caller waits for its own timeout) and lets it flow
 // again, or closes every connection (the broker's API server restarted).
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcessByStdio } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcessByStdio } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { curlInWorld, twoClusterWorld } from '../helpers/world-ha.js';
-import { encodeBrokerInfo, MC_KINDS, parseBrokerInfo } from '../../src/multicluster/control/clusterset/index.js';
+import { curlInWorld, pidsByCommandLine, twoClusterWorld } from '../helpers/world-ha.js';
+import { encodeBrokerInfo, MC_KINDS, OPERATOR_NAMESPACE, parseBrokerInfo } from '../../src/multicluster/control/clusterset/index.js';
 import { connectStoreFromFiles, type KubeObject, type ResourceStore } from '../../src/platform/store/index.js';
 import { BIN, root, strait, upWorld, type TestWorld } from '../helpers/world.js';
 
@@ -86,6 +86,12 @@ function mcMetrics(c: string): string {
   const comp = world.record().components.find((x) => x.name === `${c}.multicluster`);
   return comp?.metrics ? curlInWorld(sup, `http://${comp.metrics}/metrics`) : '';
 }
+/** the gauge strait_mc_broker_reachable of a cluster's multicluster daemon ('' when not scraped) */
+function brokerReachable(c: string): string {
+  const v = /^strait_mc_broker_reachable (\d)/m.exec(mcMetrics(c))?.[1] ?? '';
+  saw(`${c}: strait_mc_broker_reachable`, v);
+  return v;
+}
 
 /** dig from cluster-a's client pod through its resolver: the A records */
 function dig(name: string): string {
@@ -99,14 +105,24 @@ const clusterIP = (c: string, svc: string): string => {
   return r.status === 0 ? ((JSON.parse(r.stdout) as { spec: { clusterIP?: string } }).spec.clusterIP ?? '') : '';
 };
 
-/** Poll `fn` every 100 ms; the ms from `t0` to the end of the first poll that saw it. */
-async function until(what: string, t0: number, fn: () => boolean | Promise<boolean>, ms: number): Promise<number> {
+/** what each poll saw last (for the failure message) */
+const lastSeen = new Map<string, string>();
+const saw = (what: string, v: unknown): void => {
+  lastSeen.set(what, typeof v === 'string' ? v.slice(0, 600) : JSON.stringify(v));
+};
+
+/**
+ * Poll `fn` every `everyMs` (100 ms; a CLI poll, which costs a process start on a loaded
+ * machine, every 1 s); the ms from `t0` to the end of the first poll that saw it.
+ */
+async function until(what: string, t0: number, fn: () => boolean | Promise<boolean>, ms: number, everyMs = 100): Promise<number> {
   const end = t0 + ms;
+  const fail = () => new Error(`${what}: not seen within ${ms} ms; last seen: ${lastSeen.get(what) ?? '(nothing)'}`);
   for (;;) {
-    if (Date.now() > end) throw new Error(`${what}: not seen within ${ms} ms`);
+    if (Date.now() > end) throw fail();
     if (await fn()) return Date.now() - t0;
-    if (Date.now() > end) throw new Error(`${what}: not seen within ${ms} ms`);
-    await sleep(100);
+    if (Date.now() > end) throw fail();
+    await sleep(everyMs);
   }
 }
 async function allOf(polls: Record<string, Promise<number>>): Promise<Record<string, number>> {
@@ -176,6 +192,8 @@ before(async () => {
 
 after(() => {
   relay?.kill('SIGTERM');
+  // the daemons' logs outlive the world (a failure's evidence)
+  if (world) spawnSync('sh', ['-c', `rm -rf /tmp/strait-cp-faults-logs && cp -r ${world.stateDir}/logs /tmp/strait-cp-faults-logs`]);
   for (const st of stores.values()) void st.close();
   world?.cleanup();
   if (tmp) rmSync(tmp, { recursive: true, force: true });
@@ -214,26 +232,34 @@ test('the broker unreachable for 60 s: traffic and DNS keep working, a new expor
         tEx,
         async () => {
           const c = await exportCondition('cluster-b', 'echo-late');
+          saw('echo-late: Valid False AwaitingSync, the broker unreachable', c);
           return c?.status === 'False' && c.reason === 'AwaitingSync' && unreachable.test(c.message);
         },
         CONTROL_BOUND_MS,
       ),
-      metricsB: until('cluster-b: strait_mc_broker_reachable 0', t0, () => /strait_mc_broker_reachable 0/.test(mcMetrics('cluster-b')), CONTROL_BOUND_MS),
-      metricsA: until('cluster-a: strait_mc_broker_reachable 0', t0, () => /strait_mc_broker_reachable 0/.test(mcMetrics('cluster-a')), CONTROL_BOUND_MS),
+      metricsB: until('cluster-b: strait_mc_broker_reachable', t0, () => brokerReachable('cluster-b') === '0', CONTROL_BOUND_MS),
+      metricsA: until('cluster-a: strait_mc_broker_reachable', t0, () => brokerReachable('cluster-a') === '0', CONTROL_BOUND_MS),
       show: until(
         'show exports: echo-late AwaitingSync, the broker unreachable',
         tEx,
-        async () => /echo-late\s+False\s+AwaitingSync\s+.*broker .*unreachable/.test((await sAsync('show', 'exports', '--cluster', 'cluster-b')).stdout),
+        async () => {
+          const out = (await sAsync('show', 'exports', '--cluster', 'cluster-b')).stdout;
+          saw('show exports: echo-late AwaitingSync, the broker unreachable', out);
+          return /echo-late\s+False\s+AwaitingSync\s+.*broker .*unreachable/.test(out);
+        },
         CONTROL_BOUND_MS + CLI_POLL_SLACK_MS,
+        1000,
       ),
       diagnose: until(
         'diagnose: the broker is unreachable, exit 1',
         tEx,
         async () => {
           const d = await sAsync('diagnose', '--cluster', 'cluster-b');
+          saw('diagnose: the broker is unreachable, exit 1', d);
           return d.status === 1 && /broker\s+fail\s+.*unreachable/.test(d.stdout) && /service-export\s+warn\s+.*echo-late.*unreachable/.test(d.stdout);
         },
         CONTROL_BOUND_MS + CLI_POLL_SLACK_MS,
+        1000,
       ),
     });
     const ev = s('get', 'events', '-n', 'default', '--cluster', 'cluster-b', '-o', 'json');
@@ -259,7 +285,7 @@ test('the broker unreachable for 60 s: traffic and DNS keep working, a new expor
   const t1 = Date.now();
   const back = await allOf({
     condition: until('echo-late Valid True', t1, async () => (await exportCondition('cluster-b', 'echo-late'))?.status === 'True', CONTROL_BOUND_MS),
-    metricsB: until('cluster-b: strait_mc_broker_reachable 1', t1, () => /strait_mc_broker_reachable 1/.test(mcMetrics('cluster-b')), CONTROL_BOUND_MS),
+    metricsB: until('cluster-b: strait_mc_broker_reachable', t1, () => brokerReachable('cluster-b') === '1', CONTROL_BOUND_MS),
     dns: until('cluster-a answers echo-late', t1, () => dig('echo-late.default.svc.clusterset.local') === lateIP, CONTROL_BOUND_MS + CLI_POLL_SLACK_MS),
   });
   assert.ok(curlByName('echo-late'), 'traffic to the new export');
@@ -273,6 +299,159 @@ test('the broker unreachable for 60 s: traffic and DNS keep working, a new expor
   );
   const d = s('diagnose', '--cluster', 'cluster-b');
   assert.equal(d.status, 0, d.stdout);
-  assert.match(s('get', 'events', '-n', 'default', '--cluster', 'cluster-b', '-o', 'json').stdout, /BrokerReachable|Synced/);
+  assert.match(
+    s('get', 'events', '-n', 'default', '--cluster', 'cluster-b', '-o', 'json').stdout,
+    /Service was successfully synced to the broker \(the broker answers again\)/,
+  );
   measured['broker-unreachable-60s'] = { ...outage, ...Object.fromEntries(Object.entries(back).map(([k, v]) => [`recovered.${k}`, v])) };
+});
+
+interface StoredConn {
+  status: string;
+  latency?: { avgMs: number } | null;
+  countersAt?: string;
+}
+/** the connection of cluster-a's active Gateway record as the store holds it (what show, diagnose and the console read) */
+async function storedConnA(): Promise<StoredConn | undefined> {
+  const gws = (await store('cluster-a').list(MC_KINDS.Gateway, { namespace: OPERATOR_NAMESPACE })).items;
+  const st = gws.map((g) => (g.status ?? {}) as { haStatus?: string; connections?: StoredConn[] }).find((g) => g.haStatus === 'active');
+  return st?.connections?.[0];
+}
+/** cluster-a's gateway's own /records: its connection to cluster-b */
+function gatewayConnA(): StoredConn | undefined {
+  const comp = world.record().components.find((x) => x.name === 'cluster-a.gateway.gateway');
+  const text = comp?.metrics ? curlInWorld(sup, `http://${comp.metrics}/records`) : '';
+  return text ? (JSON.parse(text) as { connections: StoredConn[] }).connections[0] : undefined;
+}
+const gatewayPids = (c: string): number[] => pidsByCommandLine(`--config ${join(world.stateDir, 'tunnel', `${c}.gateway.json`)}`);
+
+test("the RTT in the store follows a real change within the records' 5 s, and is never older than 10 s", async () => {
+  // 100 ms added each way: a UDP delay relay in cluster-a's gateway node as cluster-b's endpoint
+  const rec = world.record().clusters as unknown as { name: string; nodes: { role: string; netns: string; publicIP?: string }[] }[];
+  const gwNode = (c: string) => rec.find((x) => x.name === c)!.nodes.find((n) => n.role === 'gateway')!;
+  const pubA = gwNode('cluster-a').publicIP!;
+  const pubB = gwNode('cluster-b').publicIP!;
+  const delay = spawn(
+    'nsenter',
+    [
+      ...['-t', String(sup), '-m', '-n', 'ip', 'netns', 'exec', gwNode('cluster-a').netns],
+      ...[process.execPath, join(root, 'test', 'fixtures', 'udp-delay-relay.mjs'), pubA, '14500', pubB, '4500', '100'],
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  await new Promise<void>((resolve, reject) => {
+    delay.stdout.on('data', (d: Buffer) => {
+      if (d.toString().includes('relaying')) resolve();
+    });
+    delay.on('exit', (code) => reject(new Error(`the relay exited (${code})`)));
+  });
+  const file = join(world.stateDir, 'tunnel', 'cluster-a.gateway.json');
+  const original = readFileSync(file, 'utf8');
+  const cfg = JSON.parse(original) as { peers: { endpoint: string; port?: number }[] };
+  cfg.peers[0]!.endpoint = pubA;
+  cfg.peers[0]!.port = 14500;
+  const hup = () => {
+    for (const p of gatewayPids('cluster-a')) process.kill(p, 'SIGHUP');
+  };
+  const ages: number[] = [];
+  const sample = async (): Promise<StoredConn | undefined> => {
+    const c = await storedConnA();
+    if (c?.countersAt) ages.push(Date.now() - Date.parse(c.countersAt));
+    saw('the stored RTT', c);
+    return c;
+  };
+  let m: { ownCrossedMs: number; storedCrossedMs: number; lagMs: number; maxAgeMs: number };
+  try {
+    const t0 = Date.now();
+    writeFileSync(file, JSON.stringify(cfg));
+    hup();
+    // the gateway's own average crosses 150 ms, then the stored one
+    const own = await until('the gateway: RTT avg >= 150 ms', t0, () => (gatewayConnA()?.latency?.avgMs ?? 0) >= 150, 30_000);
+    const stored = await until('the store: RTT avg >= 150 ms', t0, async () => ((await sample())?.latency?.avgMs ?? 0) >= 150, 30_000);
+    // and stays fresh: every sample of the store's record for 12 s is at most 10 s old (+ a 0.5 s poll and 2 s of slack for a loaded machine)
+    const end = Date.now() + 12_000;
+    while (Date.now() < end) {
+      await sample();
+      await sleep(500);
+    }
+    m = { ownCrossedMs: own, storedCrossedMs: stored, lagMs: stored - own, maxAgeMs: Math.max(...ages) };
+  } finally {
+    writeFileSync(file, original);
+    hup();
+    delay.kill('SIGTERM');
+  }
+  measured['rtt-freshness'] = m;
+  assert.ok(m.lagMs <= 5000 + 500 + 2000, `the stored RTT followed the gateway's ${m.lagMs} ms later (bound 5 s + a 0.5 s poll)`);
+  assert.ok(m.maxAgeMs <= 10_000 + 500 + 2000, `the stored RTT was ${m.maxAgeMs} ms old (bound 10 s + a 0.5 s poll)`);
+  await until(
+    'connected again without the relay',
+    Date.now(),
+    () => gatewayConnA()?.status === 'connected' && (gatewayConnA()?.latency?.avgMs ?? 999) < 100,
+    30_000,
+  );
+});
+
+test('the store API restarted (every connection and watch ends, 3 s away): an export right after it crosses the cluster set, statuses converge, nothing is lost', async () => {
+  const ap = strait(['apply', '--cluster', 'cluster-b', '-f', '-', '--state-dir', world.stateDir], SERVICE('echo-after'));
+  assert.equal(ap.status, 0, ap.stderr);
+  const ip = clusterIP('cluster-b', 'echo-after');
+  const before = await exportState();
+  const sock = join(world.stateDir, 'store.sock');
+  const t0 = Date.now();
+  process.kill(sup, 'SIGUSR2');
+  const gone = await until('the store API away', t0, () => !existsSync(sock), 5000, 20);
+  const back = await until(
+    'the store API back',
+    t0,
+    async () => {
+      try {
+        await store('cluster-b').list(MC_KINDS.ServiceExport, { namespace: 'default' });
+        return true;
+      } catch (err) {
+        saw('the store API back', String(err));
+        return false;
+      }
+    },
+    30_000,
+  );
+  // right after: an export, which only the re-listed informers of the multicluster daemons see
+  const tEx = Date.now();
+  const ex = s('export', 'service', '--namespace', 'default', 'echo-after', '--cluster', 'cluster-b');
+  assert.equal(ex.status, 0, ex.stderr);
+  const m = await allOf({
+    condition: until(
+      'echo-after Valid True',
+      tEx,
+      async () => {
+        const c = await exportCondition('cluster-b', 'echo-after');
+        saw('echo-after Valid True', c);
+        return c?.status === 'True';
+      },
+      CONTROL_BOUND_MS,
+    ),
+    dns: until('cluster-a answers echo-after', tEx, () => dig('echo-after.default.svc.clusterset.local') === ip, CONTROL_BOUND_MS + CLI_POLL_SLACK_MS, 500),
+    // the gateway records are written again (the records publisher's client reconnects)
+    records: until(
+      'cluster-a Gateway record written after the restart',
+      t0,
+      async () => {
+        const c = await storedConnA();
+        saw('cluster-a Gateway record written after the restart', c);
+        return c?.status === 'connected' && Date.parse(c.countersAt ?? '') > t0 + gone;
+      },
+      CONTROL_BOUND_MS + 5000,
+    ),
+  });
+  assert.ok(curlByName('echo-after'), 'traffic to the export made after the restart');
+  assert.ok(curlByName('echo'), 'and to the one made before');
+  const after = await exportState();
+  assert.deepEqual(
+    after.broker,
+    [...before.broker, 'EndpointSlice/submariner-k8s-broker/echo-after.default.cluster-b', 'ServiceImport/submariner-k8s-broker/echo-after.default'].sort(),
+  );
+  assert.deepEqual(after.imports, [...before.imports, 'EndpointSlice/default/echo-after.cluster-b', 'ServiceImport/default/echo-after'].sort());
+  assert.equal(brokerReachable('cluster-b'), '1');
+  const d = s('diagnose', '--cluster', 'cluster-b');
+  assert.equal(d.status, 0, d.stdout);
+  measured['store-restarted'] = { goneMs: gone, backMs: back, ...Object.fromEntries(Object.entries(m).map(([k, v]) => [`afterExport.${k}`, v])) };
 });
