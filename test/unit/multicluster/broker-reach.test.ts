@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ManualClock } from '../../../src/base/clock/index.js';
 import { E } from '../../../src/base/errors/index.js';
-import { BrokerReach, type BrokerReachState } from '../../../src/multicluster/control/clusterset/broker-reach.js';
+import { BrokerReach, type BrokerReachState } from '../../../src/multicluster/control/clusterset/index.js';
 
 const flush = async (): Promise<void> => {
   for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));

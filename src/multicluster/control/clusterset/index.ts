@@ -26,6 +26,7 @@ export {
 export { findOverlaps, findAllOverlaps, validateNetwork, type ClusterNetwork, type CidrOverlap } from './network.js';
 export { diagnose, type DiagnoseCheck, type DiagnoseOptions, type CheckStatus } from './diagnose.js';
 export { MulticlusterAgent, type AgentOptions } from './agent.js';
+export { BrokerReach, BROKER_PROBE_MS, BROKER_PROBE_TIMEOUT_MS, type BrokerReachState } from './broker-reach.js';
 export { aggregate, exportFromSlice, type Aggregate, type ClusterExport, type ServicePort, type SliceEndpoint, type ImportType } from './aggregate.js';
 export { MulticlusterMetrics } from './metrics.js';
 export { REASON, MESSAGE, type Condition } from './conditions.js';
