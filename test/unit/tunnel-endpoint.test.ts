@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { FEATURE_HEALTH, TYPE_COOKIE, TYPE_DATA, TYPE_INIT } from '../../src/multicluster/wire/tunnel/index.js';
+import { FEATURE_FENCE_NOTICE, FEATURE_HEALTH, TYPE_COOKIE, TYPE_DATA, TYPE_INIT } from '../../src/multicluster/wire/tunnel/index.js';
 import { fakePacket, tunnelPair } from '../helpers/tunnel-pair.js';
 
 test('handshake connects both sides and carries packets both ways', () => {
@@ -211,4 +211,48 @@ test('health: latency statistics and loss from answered probes; a lossy link sta
   const loss = parseFloat(r.loss);
   assert.ok(loss > 20 && loss < 45, r.loss);
   assert.ok(r.latency && r.latency.minMs <= r.latency.avgMs && r.latency.avgMs <= r.latency.maxMs);
+});
+
+test('health: a fenced peer (HA: it lost its lease) says so over its session: error "peer fenced" at once, until a probe is answered again', () => {
+  const p = tunnelPair({ limits: { rekeyTimeoutMs: 500 } });
+  p.a.start();
+  p.b.start();
+  p.clock.advance(1000);
+  const atB = p.b.peer('cluster-a')!;
+  assert.equal(atB.status, 'connected');
+  assert.ok((p.b.peer('cluster-a')!.features & FEATURE_FENCE_NOTICE) !== 0, 'every endpoint of this version advertises the fence notice');
+  // cluster-a's gateway is fenced: it sends nothing into the tunnel (its gateway drops every
+  // datagram) but the notice, which the gateway lets past its fence
+  let pass = false;
+  p.link.filter = (d) => d.from !== 'a' || pass;
+  pass = true;
+  assert.equal(p.a.noticeFenced(), 1);
+  pass = false;
+  const addressBefore = atB.address;
+  assert.equal(atB.status, 'error', JSON.stringify(p.b.records()[0]));
+  assert.equal(atB.reason, 'peer fenced');
+  assert.match(p.b.records()[0]!.statusMessage, /^peer fenced: cluster-a's gateway at .* lost its HA lease/);
+  assert.ok(p.eventsB.some((e) => e.level === 'error' && /peer fenced/.test(e.msg)));
+  // it stays so while the fenced gateway is silent (not a generic loss), and moves nothing
+  p.clock.advance(4000);
+  assert.equal(atB.reason, 'peer fenced');
+  assert.equal(atB.address, addressBefore);
+  // the gateway that takes the lease over (here: the same endpoint, no longer fenced) answers: connected again
+  p.link.filter = undefined;
+  p.clock.advance(3000);
+  assert.equal(atB.status, 'connected', JSON.stringify(p.b.records()[0]));
+});
+
+test('health: a peer without the fence notice (an older version) gets none; it sees the silence as a loss', () => {
+  const p = tunnelPair();
+  p.a.start();
+  p.b.start();
+  p.clock.advance(1000);
+  p.a.peer('cluster-b')!.features &= ~FEATURE_FENCE_NOTICE;
+  const before = p.wire.length;
+  assert.equal(p.a.noticeFenced(), 0);
+  assert.equal(p.wire.length, before, 'nothing sent');
+  p.link.filter = (d) => d.from !== 'a';
+  p.clock.advance(2500);
+  assert.equal(p.b.peer('cluster-a')!.reason, 'loss 100%');
 });

@@ -8,6 +8,8 @@ import { connectStoreFromFiles, type ResourceStore } from '../store/index.js';
 import { resolveStateDir, stateFiles } from './state-dir.js';
 import { takesGlobals } from './global-options.js';
 import { addKubeOptions, isKubeMode, openKubeStore, type KubeCliOptions } from './kube-options.js';
+import { isAlive } from './process-alive.js';
+import { readWorldRecord } from './world-record.js';
 
 export interface StoreCliOptions extends KubeCliOptions {
   cluster: string;
@@ -20,8 +22,22 @@ export function addStoreOptions(cmd: Command): Command {
 }
 
 /**
+ * The store API of a state dir does not answer: no world runs there (STRAIT_ERR_WORLD_NOT_RUNNING),
+ * or one runs whose store API is away for a moment (a restart: STRAIT_ERR_STORE_UNAVAILABLE).
+ */
+export function storeAway(stateDir: string, socket: string, why: string): Error {
+  const w = readWorldRecord(stateDir);
+  if (w && isAlive(w.pid) && isAlive(w.supervisorPid))
+    return E.storeUnavailable(
+      socket,
+      `${why}, while the world (pid ${w.pid}) runs: its store API may be restarting; try again in a few seconds (strait status)`,
+    );
+  return E.worldNotRunning(stateDir);
+}
+
+/**
  * Run `fn` with a client of the world's store for --cluster. Transport failures become
- * STRAIT_ERR_WORLD_NOT_RUNNING (exit 5), naming the state dir.
+ * STRAIT_ERR_WORLD_NOT_RUNNING (exit 5), naming the state dir (storeAway).
  */
 export async function withStore<R>(opts: StoreCliOptions, fn: (store: ResourceStore) => Promise<R>): Promise<R> {
   if (isKubeMode(opts)) {
@@ -34,13 +50,13 @@ export async function withStore<R>(opts: StoreCliOptions, fn: (store: ResourceSt
   }
   const stateDir = resolveStateDir(opts.stateDir);
   const files = stateFiles(stateDir);
-  if (!existsSync(files.storeSocket) || !existsSync(files.storeToken)) throw E.worldNotRunning(stateDir);
+  if (!existsSync(files.storeSocket) || !existsSync(files.storeToken)) throw storeAway(stateDir, files.storeSocket, 'the socket is not there');
   const store = connectStoreFromFiles({ socketPath: files.storeSocket, tokenFile: files.storeToken, cluster: opts.cluster });
   try {
     return await fn(store);
   } catch (err) {
     if (isStraitError(err, 'STRAIT_ERR_STORE_UNAVAILABLE') && /ECONNREFUSED|ENOENT|ECONNRESET|socket hang up/.test(err.message)) {
-      throw E.worldNotRunning(stateDir);
+      throw storeAway(stateDir, files.storeSocket, err.detail['reason'] === undefined ? err.message : String(err.detail['reason']));
     }
     throw err;
   } finally {

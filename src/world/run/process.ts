@@ -14,6 +14,9 @@ function arg(name: string): string | undefined {
   return i >= 0 ? process.argv[i + 1] : undefined;
 }
 
+/** SIGUSR2: how long the store API is away while it restarts */
+const STORE_RESTART_DOWN_MS = 3000;
+
 /** The world of --world (or the built-in one) in --state-dir, until a signal or the owner goes. */
 export async function runWorldProcess(stateDir: string): Promise<void> {
   const log = createLogger('world');
@@ -50,6 +53,18 @@ export async function runWorldProcess(stateDir: string): Promise<void> {
       notify: send,
     });
     life.onShutdown('world', () => world.stop());
+    // the store API restarted as a kube-apiserver restart looks to clients (docs/world.md)
+    let restarting = false;
+    process.on('SIGUSR2', () => {
+      if (restarting) return;
+      restarting = true;
+      void world
+        .restartStoreApi(STORE_RESTART_DOWN_MS)
+        .catch((err: unknown) => log.error({ err }, 'store API restart failed'))
+        .finally(() => {
+          restarting = false;
+        });
+    });
     // runs first: tell the owner this is an orderly stop
     life.onShutdown('announce', () => send({ type: 'stopping' }));
   } catch (err) {

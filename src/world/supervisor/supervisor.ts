@@ -3,7 +3,7 @@
 // the workloads and any other component in its process table, and reports readiness
 // and state to the `strait up` process that owns it.
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { startRelay } from '../../mesh/dataplane/proxy/index.js';
@@ -76,6 +76,12 @@ export interface RunningWorld {
   plan: WorldPlan;
   processes: ProcessTable;
   state(): WorldState;
+  /**
+   * Restart the store API as a kube-apiserver restart looks to its clients: every
+   * connection and watch ends, the socket is gone for `downMs`, then the same stores (on
+   * disk, unchanged) are served again with the same token (SIGUSR2 to the supervisor).
+   */
+  restartStoreApi(downMs: number): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -194,7 +200,8 @@ async function openStores(opts: WorldOptions, plan: WorldPlan, objects: Map<stri
     await Promise.all([...objects].map(([cluster, objs]) => registerObjects(stores.get(cluster) as ResourceStore, objs)));
     log.info({ ms: Math.round(performance.now() - t0), objects: [...objects.values()].reduce((n, o) => n + o.length, 0) }, 'objects registered in the stores');
     const server = await serveStores({ socketPath: socket, token, stores });
-    return { socket, token: tokenFile, available: true as const, stores, server };
+    // undefined while restartStoreApi() has it down
+    return { socket, token: tokenFile, available: true as const, stores, server: server as typeof server | undefined };
   } catch (err) {
     log.warn({ err }, 'resource store not available; the world runs without it');
     for (const s of stores.values()) await s.close().catch(() => undefined);
@@ -570,6 +577,19 @@ async function stopWorldParts(w: {
   for (const s of w.store.stores.values()) await s.close().catch(() => undefined);
 }
 
+/** RunningWorld.restartStoreApi: the same stores, served again after `downMs` without a server. */
+async function restartStoreApi(store: Awaited<ReturnType<typeof openStores>>, downMs: number, log: Logger): Promise<void> {
+  const server = store.server;
+  if (!server) return;
+  store.server = undefined;
+  log.warn({ downMs }, 'store API restarting: every connection and watch ends');
+  await server.close();
+  await new Promise((r) => setTimeout(r, downMs));
+  const token = readFileSync(store.token, 'utf8').trim();
+  store.server = await serveStores({ socketPath: store.socket, token, stores: store.stores });
+  log.info('store API serving again');
+}
+
 /** Each cluster's store followed into the network (pods, services); a started or stopped echo pod re-syncs the pod runtime. */
 function followWorldStores(
   plan: WorldPlan,
@@ -668,6 +688,7 @@ export async function runWorld(opts: WorldOptions): Promise<RunningWorld> {
     plan,
     processes,
     state,
+    restartStoreApi: (downMs) => restartStoreApi(store, downMs, log),
     stop: () => stopWorldParts({ ingress, relays: [githostRelay, controlRelay], syncs, processes, serving, metricsServer, store }),
   };
 }

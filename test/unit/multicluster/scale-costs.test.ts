@@ -159,6 +159,13 @@ test('the records publisher writes nothing while only counters and RTT move; a s
   const pub = startRecordsPublisher({ local, broker, intervalMs: 10, fetchRecords: async () => records(++polls * 100, status, `${polls % 7}00µs`) });
   try {
     await waitFor('first publish', async () => (await local.inner.list(K.Gateway, {})).items.length === 1);
+    // and the first rate, written once a second of counters is known (a change of the records)
+    await waitFor(
+      'first rate published',
+      async () =>
+        ((await local.inner.list(K.Gateway, {})).items[0]?.status as { connections?: { txBps?: number }[] } | undefined)?.connections?.[0]?.txBps !== undefined,
+      3000,
+    );
     await sleep(100);
     local.reset();
     broker.reset();

@@ -4,6 +4,9 @@
 //   import: broker EndpointSlices -> ServiceImport + EndpointSlices (MCS labels) locally.
 // A broker that is down leaves local imports and statuses as they are; the informers
 // re-list and the queue retries with backoff, so everything converges when it returns.
+// While the broker is known to be cut off (broker-reach.ts), an export not synced yet says
+// so in its conditions (AwaitingSync, "the broker is unreachable") and an Event, and nothing
+// waits on the broker; when it answers again every export and import is reconciled.
 // Cost per change: one export or import reconcile reads its own service's slices from
 // caches indexed by service (the broker's slices, this cluster's imported slices), never a
 // list of every slice: an export costs the same whatever the number of other exports.
@@ -15,6 +18,7 @@ import { isStraitError } from '../../../base/errors/index.js';
 import { type Logger, silentLogger } from '../../../base/log/index.js';
 import { Informer, KeyQueue } from '../../../platform/controller/index.js';
 import type { KubeObject, ResourceStore } from '../../../platform/store/index.js';
+import { BrokerReach, type BrokerReachState } from './broker-reach.js';
 import { aggregate, type Aggregate, canon, type ClusterExport, exportFromSlice, type ServicePort, type ServiceProps, type SliceEndpoint } from './aggregate.js';
 import { type Condition, ConditionWriter, getCondition, MESSAGE, REASON } from './conditions.js';
 import {
@@ -225,6 +229,12 @@ export class MulticlusterAgent {
   /** key@resourceVersion of our own status writes, whose watch events need no reconcile */
   private ownWrites = new Set<string>();
   private stopped = false;
+  /** whether the broker answers (a probe and every broker call) */
+  private readonly reach: BrokerReach;
+  /** exports (ns/name) that were told the broker is unreachable: an Event when they sync */
+  private readonly waitedOnBroker = new Set<string>();
+  /** the broker was cut off since this agent started: its return reconciles everything */
+  private brokerWasCut = false;
 
   constructor(private readonly opts: AgentOptions) {
     this.clusterId = opts.clusterId;
@@ -235,10 +245,16 @@ export class MulticlusterAgent {
     this.metrics = opts.metrics;
     this.lanes = opts.lanes ?? processLanes;
     this.clustersetIP = opts.clustersetIP ?? true;
+    this.reach = new BrokerReach(
+      () => this.broker.get(K.Cluster, this.clusterId, BROKER_NAMESPACE),
+      (st) => this.onBrokerReach(st),
+      { clock: this.clock },
+    );
     this.metrics?.addSource(this);
   }
 
   start(): void {
+    this.reach.start();
     this.watchExportInputs();
     this.watchBrokerSlices();
     this.watchImportedSlices();
@@ -390,6 +406,67 @@ export class MulticlusterAgent {
     }, ms);
   }
 
+  /** The broker was cut off or answers again: say so, and reconcile what waits on it. */
+  private onBrokerReach(st: BrokerReachState): void {
+    if (st.reachable === false) {
+      this.brokerWasCut = true;
+      this.log.warn({ err: st.error }, 'the broker is unreachable: exports not synced yet wait for it; imports and DNS answers stay as they are');
+      // the exports not synced yet say so in their conditions
+      for (const k of this.knownExports) this.enqueueExport(k);
+      return;
+    }
+    if (st.reachable && this.brokerWasCut) {
+      this.brokerWasCut = false;
+      this.log.info('the broker answers again: reconciling every export and import');
+      for (const k of this.knownExports) this.enqueueExport(k);
+      for (const k of this.knownImports) this.enqueueImport(k);
+    }
+  }
+
+  /** 1 while the broker answers, 0 while it is cut off, undefined before the first probe (metrics) */
+  brokerReachable(): boolean | undefined {
+    return this.reach.current.reachable;
+  }
+
+  /** The message of an export waiting for a broker that does not answer. */
+  private unreachableMessage(): string {
+    const st = this.reach.current;
+    return `the broker is unreachable (since ${new Date(st.since).toISOString()}: ${st.error}); the export is synced when it answers`;
+  }
+
+  /**
+   * An export while the broker is cut off: one already synced stays as it is (its slice is
+   * on the broker, the other clusters keep their imports); one not synced yet says it waits.
+   */
+  private async waitForBroker(key: string, se: KubeObject, conds: ConditionWriter): Promise<void> {
+    if (conds.get('Valid')?.status === 'True') return;
+    const message = this.unreachableMessage();
+    conds.set({ type: 'Valid', status: 'False', reason: REASON.awaitingSync, message: `${MESSAGE.awaitingSync}: ${message}` });
+    conds.set({ type: 'Ready', status: 'False', reason: REASON.brokerUnreachable, message });
+    await conds.write();
+    if (this.waitedOnBroker.has(key)) return;
+    this.waitedOnBroker.add(key);
+    this.exportEvent(se, 'Warning', REASON.brokerUnreachable, `ServiceExport ${key} is not synced: ${message}`);
+  }
+
+  /** best effort: an Event on a ServiceExport */
+  private exportEvent(se: KubeObject, type: 'Normal' | 'Warning', reason: string, message: string): void {
+    void this.local
+      .recordEvent({
+        involvedObject: {
+          apiVersion: K.ServiceExport.apiVersion,
+          kind: 'ServiceExport',
+          name: se.metadata.name,
+          namespace: se.metadata.namespace ?? 'default',
+        },
+        type,
+        reason,
+        message,
+        source: 'strait-multicluster',
+      })
+      .catch(() => undefined);
+  }
+
   private brokerSlicesSynced(): boolean {
     return this.brokerSliceInformer?.synced === true;
   }
@@ -481,6 +558,7 @@ export class MulticlusterAgent {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    this.reach.stop();
     this.resyncTimer?.cancel();
     for (const i of this.informers) i.stop();
     this.exports.stop();
@@ -520,10 +598,15 @@ export class MulticlusterAgent {
       this.observe('e', key);
       return;
     }
+    if (this.reach.unreachable) {
+      await this.waitForBroker(key, se, conds);
+      return;
+    }
     const agg = await this.syncExport(ns, name, await this.buildSlice(se, svc), conds);
     exportedConditions(conds, agg);
     await conds.write();
     this.observe('e', key);
+    if (this.waitedOnBroker.delete(key)) this.exportEvent(se, 'Normal', REASON.exported, `ServiceExport ${key}: ${MESSAGE.synced} (the broker answers again)`);
   }
 
   /** The export's conditions, as they are now, in its status; no read first (see below). */
@@ -576,8 +659,9 @@ export class MulticlusterAgent {
       }
       return await this.reaggregate(ns, name);
     } catch (err) {
+      this.reach.observe(err);
       if (valid?.status !== 'True' || !isStraitError(err, 'STRAIT_ERR_STORE_UNAVAILABLE')) {
-        awaitingConditions(conds, `${MESSAGE.awaitingSync}: ${(err as Error).message}`);
+        awaitingConditions(conds, `${MESSAGE.awaitingSync}: ${this.reach.unreachable ? this.unreachableMessage() : (err as Error).message}`);
         await conds.write().catch(() => undefined);
       }
       throw err;

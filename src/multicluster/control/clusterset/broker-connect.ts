@@ -9,13 +9,20 @@ import { brokerKubeconfig } from './broker-kube.js';
 import { BROKER_CONNECTION_SECRET, BROKER_NAMESPACE, BROKER_SECRET, OPERATOR_NAMESPACE, PSK_SECRET } from './names.js';
 import { K, unb64 } from './store-util.js';
 
+/**
+ * A broker request whose connection stays silent this long fails (STRAIT_ERR_STORE_UNAVAILABLE):
+ * a broker cut off is seen within the 10 s of docs/faults.md, not after the stores' 30 s
+ * default; a slow answer that keeps sending is not cut (the timeout is of silence).
+ */
+export const BROKER_REQUEST_TIMEOUT_MS = 5000;
+
 export function openBrokerByUrl(url: string, token: string, caPem?: string): ResourceStore {
   if (url.startsWith('unix://')) {
     const hash = url.indexOf('#');
     const socketPath = url.slice('unix://'.length, hash < 0 ? undefined : hash);
     const cluster = hash < 0 ? 'broker' : url.slice(hash + 1);
     if (!existsSync(socketPath)) throw E.mcBrokerUrl(url, `the socket ${socketPath} does not exist; is the world that runs the broker up?`);
-    return connectStore({ socketPath, token, cluster });
+    return connectStore({ socketPath, token, cluster, requestTimeoutMs: BROKER_REQUEST_TIMEOUT_MS });
   }
   if (url.startsWith('file://')) {
     const dir = url.slice('file://'.length);
@@ -24,7 +31,7 @@ export function openBrokerByUrl(url: string, token: string, caPem?: string): Res
   }
   if (url.startsWith('https://')) {
     if (!caPem?.includes('-----BEGIN CERTIFICATE-----')) throw E.mcBrokerUrl(url, 'a Kubernetes broker needs the API server CA (brokerCA) to be verified');
-    return openKubernetesStore({ kubeconfig: brokerKubeconfig(url, caPem, token) });
+    return openKubernetesStore({ kubeconfig: brokerKubeconfig(url, caPem, token), requestTimeoutMs: BROKER_REQUEST_TIMEOUT_MS });
   }
   throw E.mcBrokerUrl(url, 'the broker URL must be unix:// (local world), file:// (embedded store) or https:// (a Kubernetes API server)');
 }

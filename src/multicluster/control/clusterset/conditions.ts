@@ -14,6 +14,8 @@ export const REASON = {
   serviceNotFound: 'ServiceNotFound',
   unsupportedType: 'UnsupportedServiceType',
   noConflict: 'NoConflicts',
+  /** Ready=False of an export not synced while its cluster's agent cannot reach the broker (and its Warning Event) */
+  brokerUnreachable: 'BrokerUnreachable',
 } as const;
 
 export const MESSAGE = {

@@ -37,7 +37,20 @@ export async function diagnose(opts: DiagnoseOptions): Promise<DiagnoseCheck[]> 
     const b = await describeBroker(opts.broker);
     add('broker', 'ok', `broker deployed on ${b.cluster} with components ${b.components.join(', ')}`);
   } catch (err) {
-    add('broker', 'fail', isStraitError(err) ? err.message : String(err));
+    if (!isStraitError(err, 'STRAIT_ERR_STORE_UNAVAILABLE')) {
+      add('broker', 'fail', isStraitError(err) ? err.message : String(err));
+      return out;
+    }
+    // cut off: what this cluster's own records say still counts (the data plane does not need the broker)
+    add(
+      'broker',
+      'fail',
+      `the broker is unreachable (${err.message}): tunnels and the services imported so far keep working; new and changed exports wait for it (strait show exports)`,
+    );
+    if (opts.local) {
+      await checkGateways(opts.local, add);
+      await checkExports(opts.local, add);
+    }
     return out;
   }
   const joined = await listJoinedClusters(opts.broker);
@@ -151,6 +164,8 @@ export function connectionFix(c: Pick<ConnectionRow, 'cluster' | 'reason' | 'rem
       return `${c.cluster} joined with a different broker-info: join both clusters with the same file (strait join broker-info.subm --clusterid <each cluster>)`;
     case 'loss 100%':
       return `no probe comes back through the tunnel from ${c.remoteIP}: check the remote gateway (strait show gateways --cluster ${c.cluster}) and the path for UDP 4500 between the gateways`;
+    case 'peer fenced':
+      return `${c.cluster}'s gateway lost its HA lease (it could not renew it, or another gateway took it) and sends nothing: see its lease and gateways (strait show gateways --cluster ${c.cluster}); the gateway holding the lease connects next`;
     case 'no-handshake-answer':
       return `the remote gateway at ${c.remoteIP} does not answer handshakes: is it running (strait status), and does UDP 4500 reach it?`;
     default:

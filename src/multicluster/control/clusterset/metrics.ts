@@ -1,10 +1,12 @@
-// Multicluster metrics: exports by condition (read from the controllers at scrape time)
-// and broker sync latency.
+// Multicluster metrics: exports by condition and whether the broker answers (read from the
+// controllers at scrape time), and broker sync latency.
 import { Gauge, Histogram, type Registry } from 'prom-client';
 
 export interface ExportStates {
   /** condition type -> status -> count, over this cluster's ServiceExports */
   exportConditions(): Map<string, Map<string, number>>;
+  /** whether the agent's broker answers; undefined before its first probe */
+  brokerReachable(): boolean | undefined;
 }
 
 export class MulticlusterMetrics {
@@ -32,6 +34,16 @@ export class MulticlusterMetrics {
             for (const [status, n] of byStatus) this.inc({ condition: type, status }, n);
           }
         }
+      },
+    });
+    new Gauge({
+      name: 'strait_mc_broker_reachable',
+      help: "1 while this cluster's multicluster agent reaches its broker (a probe every 2 s and every broker call), 0 while it is cut off",
+      registers: [registry],
+      collect() {
+        this.reset();
+        const known = [...sources].map((s) => s.brokerReachable()).filter((r): r is boolean => r !== undefined);
+        if (known.length > 0) this.set(known.every(Boolean) ? 1 : 0);
       },
     });
   }

@@ -12,6 +12,7 @@ import { formatRttNs, readEndpoint, type GatewayRow, type PublishedConnection } 
 import { ensureNamespace, K } from './store-util.js';
 import { publishSubmarinerGateways } from './submariner.js';
 import { CounterRates } from './counter-rates.js';
+import { BrokerLane } from './records-broker-lane.js';
 
 /** A gateway's records (its /records JSON, or the gateway object itself in Kubernetes mode). */
 export interface GatewayRecords {
@@ -160,7 +161,36 @@ export async function publishGatewayRecords(
       gws.map((g) => g.status as Record<string, unknown>),
     );
   }
-  if (!broker) return;
+  if (broker) await publishEndpointOnBroker(local, broker, recs, ns, endpoint);
+}
+
+/** The gateway's Endpoint in strait's shape, as publishGatewayRecords writes it in the cluster's store. */
+function endpointObject(recs: GatewayRecords, ns: string): KubeObject {
+  const ep = recs.endpoint;
+  return {
+    apiVersion: K.Endpoint.apiVersion,
+    kind: 'Endpoint',
+    metadata: { name: safe(`${ep.clusterId}.${ep.hostname}`), namespace: ns },
+    spec: { ...ep, subnets: [...ep.subnets] },
+  };
+}
+
+/**
+ * The broker's part of publishing (strait's shape): this cluster's Endpoint on the broker
+ * (the active gateway's; a passive one removes its own), and the other clusters' Endpoints
+ * copied into the cluster. The records publisher runs it beside its polls, never in their
+ * way: a broker cut off does not hold back the cluster's own records.
+ */
+export async function publishEndpointOnBroker(
+  local: ResourceStore,
+  broker: ResourceStore,
+  recs: GatewayRecords,
+  ns = OPERATOR_NAMESPACE,
+  endpoint: KubeObject = endpointObject(recs, ns),
+): Promise<void> {
+  const ep = recs.endpoint;
+  const epName = endpoint.metadata.name;
+  const passive = recs.gateway.haStatus === 'passive';
   const onBroker = { ...endpoint, metadata: { name: epName, namespace: BROKER_NAMESPACE } };
   if (passive && (await broker.get(K.Endpoint, epName, BROKER_NAMESPACE))) await broker.delete(K.Endpoint, epName, BROKER_NAMESPACE);
   if (recs.gateway.haStatus === 'active' && !same(await broker.get(K.Endpoint, epName, BROKER_NAMESPACE), onBroker, 'spec')) {
@@ -290,8 +320,10 @@ export interface RecordsPublisherOptions {
   fetchRecords: () => Promise<GatewayRecords>;
   /** between polls (default 1 s); a function is asked before every wait (e.g. faster until the first connected records) */
   intervalMs?: number | (() => number);
-  /** counters and RTT are written at least this often while they move (default 30 s) */
+  /** counters and RTT are written at least this often (default RECORDS_REFRESH_MS, 10 s) */
   refreshMs?: number;
+  /** an RTT that moved (RTT_MOVE) is written once this long has passed since the last write (default RTT_REFRESH_MS, 5 s) */
+  rttRefreshMs?: number;
   version?: string;
   clock?: Clock;
   /** where the records live (default: the operator namespace, submariner-operator) */
@@ -303,34 +335,90 @@ export interface RecordsPublisherOptions {
   onPublished?: (recs: GatewayRecords) => void;
 }
 
+/**
+ * How fresh the RTT in the Gateway record is (docs/faults.md, "Surfaces"): written at least
+ * every 10 s, and within 5 s of the last write when an average moved by more than 10 % and
+ * more than 2 ms since it was written (a status or reason change is written at the next poll).
+ */
+export const RECORDS_REFRESH_MS = 10_000;
+export const RTT_REFRESH_MS = 5000;
+const RTT_MOVE = { ratio: 0.1, ms: 2 };
+
+/** a connection's average RTT in ms, from its latency statistics or its rttAvgMs */
+function avgRttMs(c: PublishedConnection): number | undefined {
+  const l = c['latency'] as { avgMs?: unknown } | null | undefined;
+  if (l && typeof l.avgMs === 'number') return l.avgMs;
+  return typeof c['rttAvgMs'] === 'number' ? c['rttAvgMs'] : undefined;
+}
+
+function rememberRtt(written: Map<string, number>, conns: PublishedConnection[]): void {
+  written.clear();
+  for (const c of conns) {
+    const rtt = avgRttMs(c);
+    if (rtt !== undefined) written.set(String(c.cluster), rtt);
+  }
+}
+
+/** whether some connection's average RTT moved by more than RTT_MOVE since `written` */
+function rttMoved(conns: PublishedConnection[], written: ReadonlyMap<string, number>): boolean {
+  for (const c of conns) {
+    const now = avgRttMs(c);
+    const before = written.get(String(c.cluster));
+    if (now === undefined || before === undefined) continue;
+    const d = Math.abs(now - before);
+    if (d > RTT_MOVE.ms && d > RTT_MOVE.ratio * before) return true;
+  }
+  return false;
+}
+
 /** An informer on the broker's Endpoints that calls `changed` at its list and at every event. */
 function watchBrokerEndpoints(broker: ResourceStore, clock: Clock, changed: () => void): { stop(): void } {
   return new Informer(broker, K.Endpoint, { namespace: BROKER_NAMESPACE }, { onList: changed, onEvent: changed }, { clock }).start();
+}
+
+/** The broker's part of a publisher's records, when it has a broker. */
+function brokerLaneOf(opts: RecordsPublisherOptions, ns: string): BrokerLane<GatewayRecords> | undefined {
+  const broker = opts.broker;
+  if (!broker) return undefined;
+  return new BrokerLane<GatewayRecords>(
+    (recs) =>
+      opts.shape === 'submariner'
+        ? publishGatewayRecords(opts.local, broker, recs, opts.version, ns, opts.shape)
+        : publishEndpointOnBroker(opts.local, broker, recs, ns),
+    (recs) => opts.onPublished?.(recs),
+    (err) => opts.onError?.(err),
+  );
 }
 
 /**
  * Poll a gateway's records every `intervalMs` (default 1 s) and publish them when they
  * changed: a poll whose records differ from the last published ones only in traffic
  * counters and RTT writes nothing (the store is not touched at all); those are refreshed
- * every `refreshMs` (default 30 s). Other clusters' Endpoints are copied in when the
- * broker's Endpoints change (a watch), not at every poll. Errors are retried on the next tick.
+ * every `refreshMs` (default 10 s), and an RTT that moved after `rttRefreshMs` (5 s). The
+ * broker's part (this cluster's Endpoint there, the other clusters' Endpoints copied in when
+ * the broker's change, a watch) runs beside the polls, one at a time: a broker that does
+ * not answer holds back neither the cluster's own records nor their Events. Errors are
+ * retried on the next tick.
  */
 export function startRecordsPublisher(opts: RecordsPublisherOptions): { stop(): Promise<void> } {
   const clock = opts.clock ?? systemClock;
-  const refreshMs = opts.refreshMs ?? 30_000;
+  const refreshMs = opts.refreshMs ?? RECORDS_REFRESH_MS;
+  const rttRefreshMs = opts.rttRefreshMs ?? RTT_REFRESH_MS;
+  const ns = opts.namespace ?? OPERATOR_NAMESPACE;
+  /** each connection's average RTT as last written */
+  const writtenRtt = new Map<string, number>();
   let stopped = false;
   let timer: { cancel(): void } | undefined;
   let inFlight: Promise<void> = Promise.resolve();
   /** the steady key of the records last published, and when */
   let lastKey: string | undefined;
   let lastAt = 0;
-  /** the broker's Endpoints changed since the last publish: copy them in */
-  let brokerChanged = true;
   /** each connection's status text last published (Events on changes) */
   const seen = new Map<string, string>();
+  const lane = brokerLaneOf(opts, ns);
   const brokerEndpoints = opts.broker
     ? watchBrokerEndpoints(opts.broker, clock, () => {
-        brokerChanged = true;
+        if (lane) lane.dirty = true;
       })
     : undefined;
   const rates = new CounterRates();
@@ -344,8 +432,9 @@ export function startRecordsPublisher(opts: RecordsPublisherOptions): { stop(): 
       let firstRate = false;
       for (const c of counted) firstRate = rates.observe(String(c.cluster), c.txBytes as number, c.rxBytes as number, readAt) || firstRate;
       rates.keep(new Set(counted.map((c) => String(c.cluster))));
-      if (key !== lastKey || brokerChanged || firstRate || clock.now() - lastAt >= refreshMs) {
-        brokerChanged = false;
+      const age = clock.now() - lastAt;
+      const local = key !== lastKey || firstRate || age >= refreshMs || (age >= rttRefreshMs && rttMoved(recs.connections, writtenRtt));
+      if (local || lane?.wants(key)) {
         lastKey = undefined;
         // the counters with the time they were read, and the throughput since the last
         // publish over those times (docs/console.md: the console shows it as it is)
@@ -353,17 +442,17 @@ export function startRecordsPublisher(opts: RecordsPublisherOptions): { stop(): 
           const r = rates.close(String(c.cluster), c.txBytes as number, c.rxBytes as number, readAt);
           Object.assign(c, { countersAt: new Date(readAt).toISOString() }, r ? { txBps: r.txBps, rxBps: r.rxBps, rateWindowMs: r.windowMs } : {});
         }
-        try {
-          await publishGatewayRecords(opts.local, opts.broker, recs, opts.version, opts.namespace, opts.shape);
-        } catch (err) {
-          brokerChanged = true;
-          throw err;
+        if (local) {
+          await publishGatewayRecords(opts.local, undefined, recs, opts.version, ns, opts.shape);
+          lastAt = clock.now();
+          rememberRtt(writtenRtt, recs.connections);
+          await connectionEvents(opts.local, recs, seen, ns);
         }
         lastKey = key;
-        lastAt = clock.now();
-        await connectionEvents(opts.local, recs, seen, opts.namespace ?? OPERATOR_NAMESPACE);
+        if (lane?.wants(key)) lane.push(recs, key);
       }
-      opts.onPublished?.(recs);
+      // all written: the cluster's store, and the broker's part of these records
+      if (!lane || lane.current(key)) opts.onPublished?.(recs);
     } catch (err) {
       opts.onError?.(err);
     }
@@ -376,11 +465,12 @@ export function startRecordsPublisher(opts: RecordsPublisherOptions): { stop(): 
   inFlight = tick();
   // stop(): no tick starts any more; the promise settles when the one in flight (if any) has written
   return {
-    stop: () => {
+    stop: async () => {
       stopped = true;
       timer?.cancel();
       brokerEndpoints?.stop();
-      return inFlight;
+      await inFlight;
+      await lane?.stop();
     },
   };
 }

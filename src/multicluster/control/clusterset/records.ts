@@ -12,7 +12,7 @@ export type EndpointRow = Omit<EndpointRecord, 'clusterId'> & { cluster: string 
 type ConnectionColumns = 'cluster' | 'remoteIP' | 'nat' | 'cableDriver' | 'subnets' | 'rttAvg';
 
 /** The reasons a gateway names (dataplane/tunnel/health.ts); Submariner's shape carries one as its statusMessage's prefix. */
-const REASONS = ['psk-mismatch', 'no-handshake-answer', 'loss 100%', 'peer-dead'];
+const REASONS = ['psk-mismatch', 'no-handshake-answer', 'loss 100%', 'peer fenced', 'peer-dead'];
 
 /** A connection read back: the gateway's connection record's columns, any status text. */
 export type ConnectionRow = Pick<ConnectionRecord, ConnectionColumns> & {

@@ -187,6 +187,9 @@ class HaMember {
   private onLost(holder: string | undefined, why: string | undefined, exit: () => void): void {
     // fenced already (the deadline passed) or fenced now: nothing more goes into the tunnel
     this.gw.leaseHeld(performance.now() - 1);
+    // the peers hear it (twice: a datagram may be lost) and say `peer fenced`, not a loss
+    this.gw.noticeFenced();
+    setTimeout(() => this.gw.noticeFenced(), 200).unref();
     const reason = why ?? `lost the lease to ${holder ?? 'nobody'} while active`;
     this.log('error', `${reason}: fenced, exiting to restart as passive`, { holder });
     const summary = holder

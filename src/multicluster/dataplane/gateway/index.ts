@@ -168,6 +168,8 @@ export class Gateway implements SegmentSink {
   private fenceFresh = false;
   /** HA: sends since the last clock read */
   private fenceSends = 0;
+  /** noticeFenced() is sending: its datagrams pass the fence */
+  private fenceNotice = false;
   private readonly fenceClear = (): void => {
     this.fenceFresh = false;
   };
@@ -306,8 +308,22 @@ export class Gateway implements SegmentSink {
     this.fenced = performance.now() > this.fenceAt;
   }
 
+  /**
+   * HA, once fenced: tell the peers so over the current sessions (the fence notice, next
+   * header 5), the one kind of datagram let past the fence: it carries no traffic and moves
+   * no peer to this gateway (docs/tunnel-protocol.md). Returns how many were sent.
+   */
+  noticeFenced(): number {
+    this.fenceNotice = true;
+    try {
+      return this.tunnel.noticeFenced();
+    } finally {
+      this.fenceNotice = false;
+    }
+  }
+
   private sendTunnel(chunks: Buffer | Buffer[], port: number, address: string): void {
-    if (this.fenceAt !== 0) {
+    if (this.fenceAt !== 0 && !this.fenceNotice) {
       if (!this.fenceFresh || ++this.fenceSends >= FENCE_CHECK_EVERY) this.checkFence();
       if (this.fenced) {
         this.vxlan.fencedDrops++;

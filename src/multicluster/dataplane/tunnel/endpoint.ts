@@ -31,6 +31,8 @@ import {
   NEXT_PROBE_REPLY,
   TUNNEL_PORT,
   FEATURE_HEALTH,
+  FEATURE_FENCE_NOTICE,
+  NEXT_FENCE_NOTICE,
   NEXT_PSK_NOTICE,
   NEXT_MAX,
 } from '../../wire/tunnel/index.js';
@@ -253,6 +255,7 @@ export interface PeerRecord {
 
 const TICK_MS = 100;
 const PSK_NOTICE_BODY = Buffer.alloc(1);
+const FENCE_NOTICE_BODY = Buffer.alloc(1);
 /**
  * Unanswered initiations (while the session still answers probes) taken as a PSK mismatch:
  * at 30 % loss, 8 lost handshakes in a row (either message) happen with p ≈ 0.5^8 (0.4 %).
@@ -295,8 +298,8 @@ export class TunnelEndpoint {
     this.cookies = new CookieChecker(this.cookieKey, opts.clock.monotonic());
     this.limits = { ...DEFAULT_LIMITS, ...opts.limits };
     this.maxVersion = opts.maxVersion ?? PROTOCOL_VERSION;
-    // every endpoint of this version understands the PSK-mismatch notice
-    this.features = (opts.features ?? 0) | FEATURE_HEALTH;
+    // every endpoint of this version understands the PSK-mismatch and fence notices
+    this.features = (opts.features ?? 0) | FEATURE_HEALTH | FEATURE_FENCE_NOTICE;
     this.maxDatagram = opts.maxDatagram ?? DEFAULT_MAX_DATAGRAM;
     this.sendCopies = opts.sendCopies === true;
     this.parts2 = [this.fragHeader, this.fragHeader];
@@ -619,6 +622,13 @@ export class TunnelEndpoint {
       this.counters.drops.replay++;
       return;
     }
+    // a fenced gateway's last word: it moves nothing (not the peer's address, not its health)
+    // (a late one from a gateway already replaced is undone by the next answered probe)
+    if (msg[1] === NEXT_FENCE_NOTICE) {
+      peer.health.peerFenced(now);
+      this.evaluate(peer, now);
+      return;
+    }
     if (!s.confirmed) this.confirm(peer, s);
     peer.lastReceivedAt = now;
     if (peer.address !== address || peer.port !== port) {
@@ -666,6 +676,7 @@ export class TunnelEndpoint {
     // initiation of ours still pending is moot (the rekey timer starts the next one)
     peer.goodAt = this.clock.monotonic();
     peer.health.mismatchAt = -Infinity;
+    peer.health.fencedAt = -Infinity;
     peer.handshake = undefined;
     peer.handshakeAttempts = 0;
     if (peer.previous) this.sessions.delete(peer.previous.localIndex);
@@ -711,6 +722,10 @@ export class TunnelEndpoint {
       message =
         `psk-mismatch: ${h.mismatchWhat}; ${peer.clusterId} joined with a different broker-info: join both clusters with the same file` +
         (s && quiet < h.limits.errorAfterMs ? ' (the session made under the previous PSK still carries traffic until its next rekey)' : '');
+    } else if (h.fencedSeen(now)) {
+      status = 'error';
+      reason = 'peer fenced';
+      message = `peer fenced: ${peer.clusterId}'s gateway at ${peer.address} lost its HA lease and sends nothing into the tunnel; the cluster's gateway that takes the lease over connects next`;
     } else if (s && quiet < h.limits.errorAfterMs) {
       status = 'connected';
     } else if (s) {
@@ -738,8 +753,25 @@ export class TunnelEndpoint {
         'error',
         `tunnel to ${peer.clusterId}: ${message ?? reason}`,
         peer,
-        reason === 'psk-mismatch' ? 'STRAIT_ERR_TUNNEL_AUTH' : 'STRAIT_ERR_TUNNEL_HANDSHAKE_TIMEOUT',
+        reason === 'psk-mismatch' ? 'STRAIT_ERR_TUNNEL_AUTH' : reason === 'peer fenced' ? undefined : 'STRAIT_ERR_TUNNEL_HANDSHAKE_TIMEOUT',
       );
+  }
+
+  /**
+   * HA: this gateway is fenced (it lost its lease or could not renew it) and sends nothing
+   * more into the tunnel; tell every peer that understands it over its current session
+   * (next header 5), so its status says `peer fenced` rather than a loss. The caller lets
+   * these datagrams past its fence. Returns how many were sent.
+   */
+  noticeFenced(): number {
+    let n = 0;
+    for (const p of this.peers) {
+      const s = p.current;
+      if (s === undefined || (p.features & FEATURE_FENCE_NOTICE) === 0) continue;
+      this.seal(p, s, NEXT_FENCE_NOTICE, FENCE_NOTICE_BODY);
+      n++;
+    }
+    return n;
   }
 
   /**

@@ -36,7 +36,7 @@ export interface LatencyStats {
 }
 
 /** Why a connection is not `connected`, as every surface names it. */
-export type HealthReason = 'psk-mismatch' | 'no-handshake-answer' | 'loss 100%' | 'peer-dead';
+export type HealthReason = 'psk-mismatch' | 'no-handshake-answer' | 'loss 100%' | 'peer fenced' | 'peer-dead';
 
 export class PeerHealth {
   private readonly ids: Float64Array;
@@ -53,6 +53,8 @@ export class PeerHealth {
   /** monotonic time PSK-mismatch evidence was last seen, and what it was */
   mismatchAt = -Infinity;
   mismatchWhat = '';
+  /** monotonic time the peer said it is fenced (HA: it lost its lease), -Infinity: never */
+  fencedAt = -Infinity;
 
   constructor(readonly limits: HealthLimits = HEALTH_DEFAULTS) {
     const w = limits.window;
@@ -140,6 +142,20 @@ export class PeerHealth {
   /** PSK-mismatch evidence seen within mismatchHoldMs */
   mismatchSeen(now: number): boolean {
     return now - this.mismatchAt < this.limits.mismatchHoldMs;
+  }
+
+  /** The peer said it is fenced (NEXT_FENCE_NOTICE). */
+  peerFenced(now: number): void {
+    this.fencedAt = now;
+  }
+
+  /**
+   * The peer said it is fenced within mismatchHoldMs and no probe was answered since: the
+   * gateway that takes the cluster over answers (or handshakes) and ends it; after the hold,
+   * a still silent peer is a loss like any other.
+   */
+  fencedSeen(now: number): boolean {
+    return now - this.fencedAt < this.limits.mismatchHoldMs && this.lastAnsweredAt <= this.fencedAt;
   }
 
   /** an answered probe within errorAfterMs */

@@ -20,13 +20,23 @@ export const NEXT_IPV4_VNET = 3;
  * advertising FEATURE_HEALTH, so an older peer never receives one. Payload: one zero byte.
  */
 export const NEXT_PSK_NOTICE = 4;
+/**
+ * "I am fenced": a gateway that lost its HA lease (or could not renew it) sends nothing
+ * else into the tunnel; this notice, over its sessions, lets the peer say `peer fenced`
+ * instead of a generic loss. Only to peers advertising FEATURE_FENCE_NOTICE. Payload: one
+ * zero byte. It moves nothing at the receiver: not its address, not its health.
+ */
+export const NEXT_FENCE_NOTICE = 5;
 /** the highest next header a data message may carry */
-export const NEXT_MAX = NEXT_PSK_NOTICE; /** feature bits in the handshake payloads */
+export const NEXT_MAX = NEXT_FENCE_NOTICE;
+/** feature bits in the handshake payloads */
 export const FEATURE_VNET = 1;
 /** accepts fragment messages (type 5): one AEAD over a super-packet, split into path-sized datagrams */
 export const FEATURE_FRAG = 2;
 /** understands NEXT_PSK_NOTICE (health: a PSK mismatch named on both sides at once) */
 export const FEATURE_HEALTH = 4;
+/** understands NEXT_FENCE_NOTICE (health: a peer gateway fenced by HA named as such) */
+export const FEATURE_FENCE_NOTICE = 8;
 export const TYPE_FRAGMENT = 5;
 export const KEY_LEN = 32;
 export const TAG_LEN = 16;

@@ -10,6 +10,8 @@ export interface StoreClientOptions {
   token: string;
   /** which cluster's store ("cluster-a", "broker", ...) */
   cluster: string;
+  /** a request whose connection stays silent this long fails with STRAIT_ERR_STORE_UNAVAILABLE (default 30 s; watches have none) */
+  requestTimeoutMs?: number;
 }
 
 export interface StoreClientFileOptions {
@@ -30,10 +32,8 @@ function qs(q: Query): string {
   return s ? `?${s}` : '';
 }
 
-/** A request that failed on a kept-alive socket the server had closed: `error` is what the caller sees if it is not retried. */
-class StaleSocket {
-  constructor(readonly error: Error) {}
-}
+/** a kept-alive connection the server closed under the request (call() sends it again) */
+class StaleSocket extends Error {}
 
 class StoreClient implements ResourceStore {
   private readonly agent = new Agent({ keepAlive: true, maxSockets: 16 });
@@ -53,24 +53,22 @@ class StoreClient implements ResourceStore {
 
   /**
    * One request; resolves with the parsed JSON body or rejects with the server's StraitError.
-   * A read sent on a kept-alive socket the server closed meanwhile (its idle timeout racing
-   * our write: EPIPE or ECONNRESET before any answer) is sent once more on a new socket, as
-   * Node's documentation advises; writes are not repeated (the server may have applied them).
+   * A request that went out on a kept-alive connection the server was closing at that moment
+   * (its keep-alive timeout) fails with ECONNRESET or EPIPE before any answer: it is sent once
+   * more on a new connection (Node's http docs, `request.reusedSocket`), never a second time.
    */
   private async call<R>(method: string, path: string, body?: unknown): Promise<R> {
-    if (this.closed) throw this.unavailable('the client was closed');
-    const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
     try {
-      return await this.send<R>(method, path, payload);
+      return await this.callOnce<R>(method, path, body);
     } catch (err) {
-      if (method !== 'GET' || !(err instanceof StaleSocket) || this.closed) throw err instanceof StaleSocket ? err.error : err;
-      return this.send<R>(method, path, payload).catch((e: unknown) => {
-        throw e instanceof StaleSocket ? e.error : e;
-      });
+      if (!(err instanceof StaleSocket)) throw err;
+      return this.callOnce<R>(method, path, body, false);
     }
   }
 
-  private send<R>(method: string, path: string, payload: Buffer | undefined): Promise<R> {
+  private callOnce<R>(method: string, path: string, body: unknown, mayRetry = true): Promise<R> {
+    if (this.closed) return Promise.reject(this.unavailable('the client was closed'));
+    const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
     return new Promise<R>((resolve, reject) => {
       const req = request(
         {
@@ -102,11 +100,12 @@ class StoreClient implements ResourceStore {
         },
       );
       req.on('error', (err: NodeJS.ErrnoException) => {
-        const error = this.unavailable(err.message);
-        reject(req.reusedSocket && (err.code === 'ECONNRESET' || err.code === 'EPIPE') ? new StaleSocket(error) : error);
+        if (mayRetry && req.reusedSocket && (err.code === 'ECONNRESET' || err.code === 'EPIPE')) reject(new StaleSocket());
+        else reject(this.unavailable(err.message));
       });
-      // a server that accepts but never answers (stopped, wedged) must not hang callers forever
-      req.setTimeout(REQUEST_TIMEOUT_MS, () => req.destroy(new Error(`no answer within ${REQUEST_TIMEOUT_MS / 1000} s`)));
+      // a server that accepts but never answers (stopped, wedged, cut off) must not hang callers forever
+      const ms = this.opts.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
+      req.setTimeout(ms, () => req.destroy(new Error(`no answer within ${ms / 1000} s`)));
       req.end(payload);
     });
   }
