@@ -39,8 +39,13 @@ const DATA_PATH_BOUND_MS = 3000;
 const CONTROL_BOUND_MS = 10_000;
 /** the gateway turns a connection to `error` after this long without an answered probe (tunnel health) */
 const ERROR_AFTER_MS = 1800;
-/** a surface read through the API and a CLI run (1-4 s each on the loaded test machine) is checked with this much slack */
-const CLI_SLACK_MS = 4000;
+/**
+ * The surfaces read through the API are checked with this much slack: the watch's (the
+ * record's write and the API server's event, at load 15 ~0.5-1 s) and a CLI run's (a
+ * `strait` run is 2-8 s on the loaded test machine); their measured times are printed
+ */
+const API_SLACK_MS = 2000;
+const CLI_SLACK_MS = 10_000;
 
 const work = mkdtempSync(join(tmpdir(), 'strait-k8s-faults-'));
 let clustersInUse: { release(): void } | undefined;
@@ -63,20 +68,23 @@ before(async () => {
 });
 
 after(() => {
-  for (const node of nftNodes) nftIn(node, 'delete table inet strait_fault');
-  for (const pid of stopped)
+  // every undo runs, whatever failed before it
+  const attempt = (what: string, fn: () => unknown): void => {
     try {
-      process.kill(pid, 'SIGCONT');
-    } catch {
-      /* gone */
+      fn();
+    } catch (err) {
+      console.log(`after: ${what}: ${String(err)}`);
     }
-  for (const w of watches) w.stop();
-  clustersInUse?.release();
+  };
+  for (const node of nftNodes) attempt(`nft in ${node}`, () => nftIn(node, 'delete table inet strait_fault'));
+  for (const pid of stopped) attempt(`SIGCONT ${pid}`, () => process.kill(pid, 'SIGCONT'));
+  for (const w of watches) attempt('watch', () => w.stop());
   if (!skip) {
     const total = Object.values(caseSeconds).reduce((a, b) => a + b, 0);
     console.log(`fault cases: ${JSON.stringify(caseSeconds)} s, ${total} s in all; load average at end: ${load()}`);
     console.log(`measured (ms from the injection): ${JSON.stringify(measured)}`);
   }
+  clustersInUse?.release();
 });
 
 /** A command without blocking the event loop (surfaces are polled side by side). */
@@ -125,13 +133,22 @@ async function gatewayMetrics(ip: string): Promise<string> {
  */
 class GatewayWatch {
   readonly seen: { at: number; name: string; gateway: GatewayRow; connections: ConnectionRow[] }[] = [];
-  private readonly p: ChildProcess;
+  private p: ChildProcess;
   private buf = '';
+  private stopped = false;
   constructor(readonly L: 'a' | 'b') {
-    this.p = spawn(clusters, kubectlArgv(L, 'get', '--raw', '/apis/submariner.io/v1/namespaces/submariner-operator/gateways?watch=1&resourceVersion=0'), {
+    this.p = this.start();
+  }
+  /** the watch, started again when the API server ends it */
+  private start(): ChildProcess {
+    this.buf = '';
+    const p = spawn(clusters, kubectlArgv(this.L, 'get', '--raw', '/apis/submariner.io/v1/namespaces/submariner-operator/gateways?watch=1&resourceVersion=0'), {
       stdio: ['ignore', 'pipe', 'ignore'],
     });
-    this.p.stdout?.on('data', (d: Buffer) => {
+    p.once('exit', () => {
+      if (!this.stopped) this.p = this.start();
+    });
+    p.stdout?.on('data', (d: Buffer) => {
       this.buf += d.toString();
       let nl: number;
       while ((nl = this.buf.indexOf('\n')) >= 0) {
@@ -142,6 +159,7 @@ class GatewayWatch {
         this.seen.push({ at: Date.now(), name: ev.object.metadata.name, ...readGateway(ev.object) });
       }
     });
+    return p;
   }
   /** the latest record of each gateway that says it is active */
   active(): { gateway: GatewayRow; connections: ConnectionRow[] } | undefined {
@@ -150,6 +168,7 @@ class GatewayWatch {
     return [...last.values()].find((s) => s.gateway.haStatus === 'active');
   }
   stop(): void {
+    this.stopped = true;
     this.p.kill();
   }
 }
@@ -212,7 +231,7 @@ function errorTurnedAt(at: number, c: { lastAnsweredAgoMs?: number | null } | un
 /** nft in node `node`'s network namespace (made by clusters.sh), never the host's */
 function nftIn(node: string, script: string): Run {
   const ns = `/run/netns/sk-${node}`;
-  if (statSync(ns).ino === statSync('/proc/1/ns/net').ino) throw new Error(`${ns} is the host's network namespace`);
+  if (statSync(ns).ino === statSync('/proc/self/ns/net').ino) throw new Error(`${ns} is the host's network namespace`);
   return run('sh', ['-c', 'printf "%s\\n" "$1" | nsenter --net="$2" nft -f -', 'sh', script, ns], 10_000);
 }
 
@@ -254,11 +273,14 @@ test(
     const gwB = activeGateway('b');
     let turnedA = Number.NaN;
     let turnedB = Number.NaN;
+    const reasons: string[] = [];
     const isLoss = async (ip: string, peer: string, t0: number, set: (n: number) => void): Promise<boolean> => {
       const r = await gatewayRecords(ip);
       const c = r?.recs.connections.find((x) => x.cluster === peer);
-      if (c?.status !== 'error' || c.reason !== 'loss 100%') return false;
+      // (5 s after the last good packet the sessions are dropped: then the reason is no-handshake-answer)
+      if (c?.status !== 'error' || !['loss 100%', 'no-handshake-answer'].includes(c.reason ?? '')) return false;
       set(errorTurnedAt(r!.at, c, t0));
+      reasons.push(c.reason as string);
       return true;
     };
     nftNodes.add(gwA.node);
@@ -268,6 +290,7 @@ test(
     let m: Record<string, number | string>;
     try {
       m = await allOf({
+        curlFails: until('curl from A to B fails', t0, () => !curlOk(2), DATA_PATH_BOUND_MS + 2 * CLI_SLACK_MS),
         recordsA: until('A /records loss 100%', t0, () => isLoss(gwA.ip, 'cluster-b', t0, (n) => (turnedA = n)), DATA_PATH_BOUND_MS + CLI_SLACK_MS),
         recordsB: until('B /records loss 100%', t0, () => isLoss(gwB.ip, 'cluster-a', t0, (n) => (turnedB = n)), DATA_PATH_BOUND_MS + CLI_SLACK_MS),
         metricsA: until(
@@ -277,7 +300,7 @@ test(
             /strait_tunnel_status\{cluster="cluster-b",status="error",reason="(loss 100%|no-handshake-answer)"\} 1/.test(await gatewayMetrics(gwA.ip)),
           DATA_PATH_BOUND_MS + CLI_SLACK_MS,
         ),
-        storeA: until("A's Gateway record error", t0, () => storedConn('a', 'cluster-b')?.status === 'error', DATA_PATH_BOUND_MS + CLI_SLACK_MS),
+        storeA: until("A's Gateway record error", t0, () => storedConn('a', 'cluster-b')?.status === 'error', DATA_PATH_BOUND_MS + API_SLACK_MS),
         // (5 s after the last good packet the sessions are dropped: then the reason is no-handshake-answer)
         showA: until(
           'show connections --kubeconfig A: error',
@@ -301,7 +324,7 @@ test(
           DATA_PATH_BOUND_MS + 2 * CLI_SLACK_MS,
         ),
       });
-      assert.ok(!curlOk(3), 'no traffic crosses');
+      assert.equal(reasons[0], 'loss 100%', `the first reason the gateways gave: ${reasons.join(', ')}`);
     } finally {
       nftIn(gwA.node, 'delete table inet strait_fault');
       nftNodes.delete(gwA.node);
@@ -342,9 +365,17 @@ test(
     const t0 = Date.now();
     stopped.add(pid);
     process.kill(pid, 'SIGSTOP');
+    // thawed after at most 7 s whatever the polls say: its lease renewal (every 2 s) must not
+    // pass the 10 s renew deadline, or it fences itself and restarts (a different fault)
+    const thaw = (): void => {
+      if (!stopped.delete(pid)) return;
+      process.kill(pid, 'SIGCONT');
+    };
+    const cap = setTimeout(thaw, 7000);
     let m: Record<string, number>;
     try {
       m = await allOf({
+        curlFails: until('curl from A to B fails', t0, () => !curlOk(2), 7000),
         recordsA: until(
           'A /records error',
           t0,
@@ -363,18 +394,12 @@ test(
           async () => /strait_tunnel_status\{cluster="cluster-b",status="error",reason="[^"]+"\} 1/.test(await gatewayMetrics(gwA.ip)),
           DATA_PATH_BOUND_MS + CLI_SLACK_MS,
         ),
-        storeA: until("A's Gateway record error", t0, () => storedConn('a', 'cluster-b')?.status === 'error', DATA_PATH_BOUND_MS + CLI_SLACK_MS),
-        showA: until(
-          'show connections --kubeconfig A: error',
-          t0,
-          async () => /error: (loss 100%|no-handshake-answer)/.test((await straitAsync('show', 'connections', '--kubeconfig', kubeconfig('a'))).stdout),
-          DATA_PATH_BOUND_MS + CLI_SLACK_MS,
-        ),
+        // (show and diagnose read this record: a CLI run can outlast the 7 s freeze here; the loss case polls them)
+        storeA: until("A's Gateway record error", t0, () => storedConn('a', 'cluster-b')?.status === 'error', DATA_PATH_BOUND_MS + API_SLACK_MS),
       });
-      assert.ok(!curlOk(2), 'no traffic crosses');
     } finally {
-      process.kill(pid, 'SIGCONT');
-      stopped.delete(pid);
+      clearTimeout(cap);
+      thaw();
     }
     const frozenMs = Date.now() - t0;
     assert.ok(turned <= DATA_PATH_BOUND_MS, `A's gateway turned error ${turned} ms after the freeze`);
@@ -407,8 +432,9 @@ test(
     let m: Record<string, number>;
     try {
       m = await allOf({
+        curlFails: until("curl from the worker's pod fails", t0, () => !curlOk(2), DATA_PATH_BOUND_MS + 2 * CLI_SLACK_MS),
         recordsA: until("A's gateway: the worker's leg broken", t0, async () => (await leg()) === 'broken', DATA_PATH_BOUND_MS + CLI_SLACK_MS),
-        storeA: until("A's Gateway record: the worker's leg broken", t0, () => storedLeg() === 'broken', DATA_PATH_BOUND_MS + CLI_SLACK_MS),
+        storeA: until("A's Gateway record: the worker's leg broken", t0, () => storedLeg() === 'broken', DATA_PATH_BOUND_MS + API_SLACK_MS),
         diagnoseA: until(
           'diagnose --kubeconfig A: node-leg fail',
           t0,
@@ -419,7 +445,6 @@ test(
           DATA_PATH_BOUND_MS + CLI_SLACK_MS,
         ),
       });
-      assert.ok(!curlOk(2), "the worker's pods reach no other cluster");
     } finally {
       process.kill(pid, 'SIGCONT');
       stopped.delete(pid);
