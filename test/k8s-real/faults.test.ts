@@ -37,8 +37,6 @@ const opts = { skip: skip ?? false, timeout: 600_000 };
 const DATA_PATH_BOUND_MS = 3000;
 /** ... a control-plane fault (a join with another PSK) within 10 s */
 const CONTROL_BOUND_MS = 10_000;
-/** the gateway turns a connection to `error` after this long without an answered probe (tunnel health) */
-const ERROR_AFTER_MS = 1800;
 /**
  * The surfaces read through the API are checked with this much slack: the watch's (the
  * record's write and the API server's event, at load 15 ~0.5-1 s) and a CLI run's (a
@@ -220,12 +218,12 @@ async function allConnected(t0: number, ms: number): Promise<Record<string, numb
 }
 
 /**
- * The gateway's own account of an error: at the answer that says `error`, the last answered
- * probe was `lastAnsweredAgoMs` before; the status turned 1.8 s after that packet. ms from `t0`.
+ * The gateway's own account of an error: the time of its first `error` log line about the
+ * connection to `peer` (one line per change of status or reason) after `t0`, ms from `t0`.
  */
-function errorTurnedAt(at: number, c: { lastAnsweredAgoMs?: number | null } | undefined, t0: number): number {
-  const ago = c?.lastAnsweredAgoMs;
-  return typeof ago === 'number' ? Math.round(at - ago + ERROR_AFTER_MS - t0) : Number.NaN;
+function errorLoggedAt(L: 'a' | 'b', node: string, peer: string, t0: number): number {
+  const l = gatewayLog(L, node, t0).find((x) => x.level === 'error' && text(x).startsWith(`tunnel to ${peer}:`));
+  return l ? Date.parse(l.time) - t0 : Number.NaN;
 }
 
 /** nft in node `node`'s network namespace (made by clusters.sh), never the host's */
@@ -271,15 +269,12 @@ test(
     await linkUp();
     const gwA = activeGateway('a');
     const gwB = activeGateway('b');
-    let turnedA = Number.NaN;
-    let turnedB = Number.NaN;
     const reasons: string[] = [];
-    const isLoss = async (ip: string, peer: string, t0: number, set: (n: number) => void): Promise<boolean> => {
+    const isLoss = async (ip: string, peer: string): Promise<boolean> => {
       const r = await gatewayRecords(ip);
       const c = r?.recs.connections.find((x) => x.cluster === peer);
       // (5 s after the last good packet the sessions are dropped: then the reason is no-handshake-answer)
       if (c?.status !== 'error' || !['loss 100%', 'no-handshake-answer'].includes(c.reason ?? '')) return false;
-      set(errorTurnedAt(r!.at, c, t0));
       reasons.push(c.reason as string);
       return true;
     };
@@ -291,8 +286,8 @@ test(
     try {
       m = await allOf({
         curlFails: until('curl from A to B fails', t0, () => !curlOk(2), DATA_PATH_BOUND_MS + 2 * CLI_SLACK_MS),
-        recordsA: until('A /records loss 100%', t0, () => isLoss(gwA.ip, 'cluster-b', t0, (n) => (turnedA = n)), DATA_PATH_BOUND_MS + CLI_SLACK_MS),
-        recordsB: until('B /records loss 100%', t0, () => isLoss(gwB.ip, 'cluster-a', t0, (n) => (turnedB = n)), DATA_PATH_BOUND_MS + CLI_SLACK_MS),
+        recordsA: until('A /records loss 100%', t0, () => isLoss(gwA.ip, 'cluster-b'), DATA_PATH_BOUND_MS + CLI_SLACK_MS),
+        recordsB: until('B /records loss 100%', t0, () => isLoss(gwB.ip, 'cluster-a'), DATA_PATH_BOUND_MS + CLI_SLACK_MS),
         metricsA: until(
           'A /metrics',
           t0,
@@ -330,6 +325,8 @@ test(
       nftNodes.delete(gwA.node);
     }
     // the bound, from the gateways' own numbers
+    const turnedA = errorLoggedAt('a', gwA.node, 'cluster-b', t0);
+    const turnedB = errorLoggedAt('b', gwB.node, 'cluster-a', t0);
     assert.ok(turnedA <= DATA_PATH_BOUND_MS, `A's gateway turned error ${turnedA} ms after the drop`);
     assert.ok(turnedB <= DATA_PATH_BOUND_MS, `B's gateway turned error ${turnedB} ms after the drop`);
     const back = await allConnected(Date.now(), 20_000);
@@ -361,7 +358,6 @@ test(
         'jsonpath={.items[*].status.containerStatuses[0].restartCount}',
       );
     const before = restarts();
-    let turned = Number.NaN;
     const t0 = Date.now();
     stopped.add(pid);
     process.kill(pid, 'SIGSTOP');
@@ -383,7 +379,6 @@ test(
             const r = await gatewayRecords(gwA.ip);
             const c = r?.recs.connections.find((x) => x.cluster === 'cluster-b');
             if (c?.status !== 'error') return false;
-            turned = errorTurnedAt(r!.at, c, t0);
             return true;
           },
           DATA_PATH_BOUND_MS + CLI_SLACK_MS,
@@ -402,6 +397,7 @@ test(
       thaw();
     }
     const frozenMs = Date.now() - t0;
+    const turned = errorLoggedAt('a', gwA.node, 'cluster-b', t0);
     assert.ok(turned <= DATA_PATH_BOUND_MS, `A's gateway turned error ${turned} ms after the freeze`);
     const back = await allConnected(Date.now(), 20_000);
     assert.equal(restarts(), before, 'the frozen gateway was not restarted (it kept its lease)');
@@ -566,7 +562,12 @@ test(
           bound + CLI_SLACK_MS,
         ),
       });
-      assert.ok(!curlOk(3), 'no traffic crosses');
+      // the truth about traffic: the session made under the old PSK carries it until its next
+      // rekey, and the gateway says so; else nothing crosses
+      const crosses = curlOk(3);
+      const msgA = (await gatewayRecords(gwA.ip))?.recs.connections.find((c) => c.cluster === 'cluster-b') as { statusMessage?: string } | undefined;
+      if (crosses) assert.match(msgA?.statusMessage ?? '', /previous PSK still carries traffic/, 'curl crosses: the gateway says the old session carries it');
+      else assert.doesNotMatch(msgA?.statusMessage ?? '', /still carries traffic/, 'nothing crosses: the gateway does not claim the old session carries it');
       // the bound, from the gateways' own log: their first psk-mismatch error line after B took the new PSK
       const firstError = (L: 'a' | 'b', node: string): number => {
         const l = gatewayLog(L, node, tReload).find((x) => /psk-mismatch/.test(text(x)) && x.level === 'error');
@@ -596,6 +597,7 @@ test(
       const back = await allConnected(tReloadA, CONTROL_BOUND_MS);
       measured['psk-mismatch'] = {
         kubeletB: tReload - tJoin,
+        oldSessionCarried: crosses ? 'yes' : 'no',
         gatewayLogA: logA,
         gatewayLogB: logB,
         ...m,
