@@ -10,6 +10,7 @@ import {
   readEndpoint,
   readGateway,
   startRecordsPublisher,
+  steadyRecordsKey,
   type GatewayRecords,
 } from '../../../src/multicluster/control/clusterset/index.js';
 import { newTestStore } from '../../support/stores.js';
@@ -276,7 +277,6 @@ test('HA: the publisher\'s stop() settles only after the tick in flight has writ
 });
 
 test('a link that stops losing probes is published at once: the steady key tells no loss from some, and loss in 10 % steps', async () => {
-  const { steadyRecordsKey } = await import('../../../src/multicluster/control/clusterset/records-sync.js');
   const withLoss = (loss: string): GatewayRecords => {
     const r = recs('cluster-a', 1, 'connected');
     r.connections[0] = { ...r.connections[0]!, loss };

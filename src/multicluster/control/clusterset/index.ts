@@ -60,6 +60,7 @@ export {
   publishGatewayRecords,
   STRAIT_HEALTH_FIELDS,
   startRecordsPublisher,
+  steadyRecordsKey,
   submarinerShape,
   type GatewayRecords,
 } from './records-sync.js';
