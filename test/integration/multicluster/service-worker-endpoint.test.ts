@@ -7,28 +7,61 @@
 // a SYN-ACK from the pod IP instead of the ClusterIP, and curl timed out.
 // Real traffic: curl from cluster-a's client pod (on its worker) to cluster-b's ClusterIP, to
 // cluster-b.echo.default.svc.clusterset.local and to the clusterset IP, each answered by
-// cluster-b's echo on cluster-b's worker with the client's own address seen.
+// cluster-b's echo on cluster-b's worker with the client's own address seen. And with two
+// gateway nodes in cluster-b (HA): the passive gateway node is one of the others, so an
+// endpoint there answers too (its gateway daemon routes the replies to the active node).
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { twoClusterWorld } from '../../helpers/world-ha.js';
+import { leaseHolder, twoClusterWorld } from '../../helpers/world-ha.js';
 import { strait, upWorld, type TestWorld } from '../../helpers/world.js';
+
+/** cluster-b with two gateway nodes, an echo Service on each of its three nodes */
+const HA_B_WORLD = `githost: false
+mesh: false
+clusters:
+  - name: cluster-a
+    clusterCIDR: 10.1.0.0/16
+    serviceCIDR: 100.1.0.0/16
+    nodes:
+      - { name: gateway, role: gateway }
+      - { name: worker, role: worker }
+    workloads:
+      - namespace: default
+        pods: [{ name: client, image: strait/idle, node: worker }]
+  - name: cluster-b
+    clusterCIDR: 10.2.0.0/16
+    serviceCIDR: 100.2.0.0/16
+    nodes:
+      - { name: gateway, role: gateway }
+      - { name: gateway-2, role: gateway }
+      - { name: worker, role: worker }
+    workloads:
+      - namespace: default
+        deployments:
+${['gateway', 'gateway-2', 'worker'].map((n) => `          - { name: echo-${n}, image: strait/echo, replicas: 1, port: 8080, node: ${n} }`).join('\n')}
+        services:
+${['gateway', 'gateway-2', 'worker'].map((n) => `          - { name: echo-${n}, ports: [{ name: http, port: 8080 }] }`).join('\n')}
+`;
 
 let world: TestWorld;
 let tmp: string;
 before(() => {
   tmp = mkdtempSync(join(tmpdir(), 'strait-svc-worker-'));
-  const file = join(tmp, 'world.yaml');
-  // cluster-b's echo pinned to its worker node, behind a ClusterIP Service
-  writeFileSync(file, twoClusterWorld({ haGateway: false, echoService: true }));
-  world = upWorld(['--world', file]);
 });
 after(() => {
   world?.cleanup();
   rmSync(tmp, { recursive: true, force: true });
 });
+
+function startWorld(name: string, text: string): void {
+  world?.cleanup();
+  const file = join(tmp, `${name}.yaml`);
+  writeFileSync(file, text);
+  world = upWorld(['--world', file]);
+}
 
 const s = (...args: string[]) => strait([...args, '--state-dir', world.stateDir]);
 
@@ -55,6 +88,8 @@ function curlFromClient(url: string): { code: string; echo?: Echo; stderr: strin
 }
 
 test("a ClusterIP whose endpoint runs on another cluster's worker node answers, by address and by clusterset name", async () => {
+  // cluster-b's echo pinned to its worker node, behind a ClusterIP Service
+  startWorld('worker', twoClusterWorld({ haGateway: false, echoService: true }));
   const rec = world.record();
   const b = rec.clusters.find((c) => c.name === 'cluster-b')!;
   const clusterIP = b.services.find((x) => x.name === 'echo')!.clusterIP!;
@@ -88,5 +123,22 @@ test("a ClusterIP whose endpoint runs on another cluster's worker node answers, 
     assert.equal(c.echo?.cluster, 'cluster-b', url);
     assert.equal(c.echo?.node, 'worker', url);
     assert.equal(c.echo?.remoteAddress, clientIP, url);
+  }
+});
+
+test("with two gateway nodes, a ClusterIP answers from each node, the passive gateway's included", async () => {
+  startWorld('ha', HA_B_WORLD);
+  const rec = world.record();
+  const b = rec.clusters.find((c) => c.name === 'cluster-b')!;
+  const clientIP = rec.clusters.find((c) => c.name === 'cluster-a')!.pods.find((p) => p.name === 'client')!.ip;
+  let holder = '';
+  await eventually("cluster-b's lease held", () => (holder = leaseHolder(world.stateDir, 'cluster-b')?.holder ?? '') !== '');
+  for (const node of ['gateway', 'gateway-2', 'worker']) {
+    const clusterIP = b.services.find((x) => x.name === `echo-${node}`)!.clusterIP!;
+    const c = curlFromClient(`http://${clusterIP}:8080/`);
+    const role = node === holder ? 'the active gateway' : node === 'worker' ? 'the worker' : 'the passive gateway';
+    assert.equal(c.code, '200', `echo-${node} (${clusterIP}, on ${role}): ${c.stderr}`);
+    assert.equal(c.echo?.node, node);
+    assert.equal(c.echo?.remoteAddress, clientIP, `echo-${node} sees the client pod`);
   }
 });
