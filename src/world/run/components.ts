@@ -68,6 +68,8 @@ function gatewayConfig(ctx: ComponentContext, c: PlanCluster, gw: PlanNode, gws:
       return { clusterId: o.name, endpoint: a?.publicIP as string, standby: standby.map((x) => x.publicIP as string), subnets: subnetsOf(o) };
     }),
     nodes: c.nodes.filter((n) => n !== gw).map((n) => ({ address: n.underlayIP, podCIDRs: [n.podCIDR] })),
+    // as deploy/ runs it: the peers' subnets are kept out of the service proxy's masquerade
+    kubeProxyReturnPath: true,
     metrics: { listen: '0.0.0.0', port: ctx.metricsPort },
     // the peer gateway starts at the same moment: retry a lost first initiation quickly
     timers: { rekeyTimeoutMs: 500, handshakeAttempts: 20 },
@@ -127,6 +129,9 @@ function tunnelComponents(plan: WorldPlan, ctx: ComponentContext): Component[] {
         // HA: the other gateway node's announcement (when it takes the lease) moves the agent there
         gateway: { address: first.underlayIP, standby: gws.slice(1).map((g) => g.underlayIP) },
         vxlan: { listen: n.underlayIP },
+        // a remote connection to a ClusterIP is DNATed by the gateway node's service proxy: the
+        // endpoint's reply goes back through that node's conntrack (un-DNAT), not into this TUN
+        kubeProxyReturnPath: { enabled: true },
         metrics: { listen: '0.0.0.0', port: ctx.metricsPort },
       };
       const file = join(dir, `${c.name}.${n.name}.agent.json`);

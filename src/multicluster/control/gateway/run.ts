@@ -50,11 +50,11 @@ export interface GatewayDaemonOptions extends GatewayOptions {
 }
 
 export async function runGatewayDaemon(config: unknown, opts: GatewayDaemonOptions = {}): Promise<GatewayDaemon> {
-  const gateway = await startGateway(config, opts);
-  const m = gateway.config.metrics;
-  const status = await serveMetrics(gatewayRegistry(gateway), { port: m.port, host: m.listen }, { records: () => gatewayRecords(gateway) });
   const log =
     opts.log ?? ((level, msg, extra) => console.error(JSON.stringify({ time: new Date().toISOString(), component: 'gateway', level, msg, ...extra })));
+  const gateway = await startGateway(config, { onWarning: (msg) => log('warn', msg), ...opts });
+  const m = gateway.config.metrics;
+  const status = await serveMetrics(gatewayRegistry(gateway), { port: m.port, host: m.listen }, { records: () => gatewayRecords(gateway) });
   // HA: the store client is loaded only here (a single gateway never needs it)
   const ha = gateway.config.ha
     ? await (await import('../gateway-ha/index.js')).startGatewayHa(gateway, log, opts.onHaLost ?? (() => process.exit(75)))

@@ -33,7 +33,7 @@ import {
 import { FEATURE_VNET, FEATURE_FRAG, NEXT_IPV4, NEXT_IPV4_VNET, segmentVnet, type SegmentSink } from '../../wire/tunnel/index.js';
 import { TunnelEndpoint, Reassembler, type Peer, type PeerRecord, type TunnelEvent } from '../tunnel/index.js';
 import { TunDevice, routeInto, vnetHdrIsPlain, VNET_HDR_LEN } from '../tun/index.js';
-import { programGatewayReturnPath, type GatewayReturnPath } from '../return-path/index.js';
+import { AGENT_RETURN_PATH_MARK, AGENT_RETURN_PATH_TABLE, AgentReturnPath, programGatewayReturnPath, type GatewayReturnPath } from '../return-path/index.js';
 import { UdpTransport } from '../udp/index.js';
 import { parseGatewayConfig, type GatewayConfig, type GatewayNodeConfig } from './config.js';
 import { NodeTable, inPodCidrs, type NodeEntry } from './node-table.js';
@@ -139,6 +139,8 @@ export interface GatewayOptions {
   /** decrypted packets (with a virtio_net_hdr first when `next` is NEXT_IPV4_VNET) */
   onDeliver?: (packet: Buffer, peer: Peer, next: number) => void;
   onEvent?: (ev: TunnelEvent) => void;
+  /** a problem worth a log line that does not stop the gateway (HA: the passive node's return path) */
+  onWarning?: (message: string) => void;
 }
 
 export class Gateway implements SegmentSink {
@@ -149,6 +151,13 @@ export class Gateway implements SegmentSink {
   private vxlanSock: UdpTransport | undefined;
   private tun: TunDevice | undefined;
   private returnPath: GatewayReturnPath | undefined;
+  /**
+   * HA with kubeProxyReturnPath: while passive, this node is one of the cluster's others, and
+   * replies of Service connections DNATed on the active gateway's node go back there, as a
+   * node agent's do (return-path/); `passiveReturnPathTo`: the node it routes them to now.
+   */
+  private passiveReturnPath: AgentReturnPath | undefined;
+  private passiveReturnPathTo: string | undefined;
   /** the cluster's nodes: who may send VXLAN here, and their pod CIDRs */
   private readonly nodes = new NodeTable();
   private readonly vni: number;
@@ -250,8 +259,34 @@ export class Gateway implements SegmentSink {
         { mtu: c.tun.mtu },
       );
       if (c.kubeProxyReturnPath) this.returnPath = programGatewayReturnPath(c.peers.flatMap((p) => p.subnets));
+      if (c.kubeProxyReturnPath && c.ha) {
+        this.passiveReturnPath = new AgentReturnPath({
+          tunName: this.tun.name,
+          remoteSubnets: c.peers.flatMap((p) => p.subnets),
+          mark: AGENT_RETURN_PATH_MARK,
+          table: AGENT_RETURN_PATH_TABLE,
+          nftTable: 'strait-gateway-passive',
+        });
+      }
     }
     if (this.haStatus === 'active') this.startTunnel();
+    this.followActive();
+  }
+
+  /** HA: route the replies of DNATed Service connections to the active gateway's node while passive; not when active. */
+  private followActive(): void {
+    const rp = this.passiveReturnPath;
+    if (!rp) return;
+    const to = this.haStatus === 'passive' ? this.activeAddress : undefined;
+    if (to === this.passiveReturnPathTo) return;
+    try {
+      if (to === undefined) rp.close();
+      else if (this.passiveReturnPathTo === undefined) rp.start(to);
+      else rp.setGateway(to);
+      this.passiveReturnPathTo = to;
+    } catch (err) {
+      this.opts.onWarning?.(`the return path of Service replies to the active gateway ${to ?? '(none)'}: ${err instanceof Error ? err.message : String(err)}`);
+    }
   }
 
   private startTunnel(): void {
@@ -278,6 +313,8 @@ export class Gateway implements SegmentSink {
     setTimeout(() => this.announce(), 100).unref();
     this.announceTimer = setInterval(() => this.announce(), this.config.ha?.announceMs ?? 1000);
     this.announceTimer.unref();
+    // the active node is where the replies go: nothing to route any more (after the tunnel started)
+    this.followActive();
   }
 
   /**
@@ -351,6 +388,7 @@ export class Gateway implements SegmentSink {
       if (address === undefined) this.activeAddress = undefined;
     }
     if (address !== undefined) this.activeAddress = address;
+    this.followActive();
   }
 
   private announce(): void {
@@ -384,6 +422,7 @@ export class Gateway implements SegmentSink {
     if (this.announceTimer) clearInterval(this.announceTimer);
     this.tunnel.close();
     this.returnPath?.close();
+    this.passiveReturnPath?.close();
     this.tun?.close();
     await this.tunnelSock?.close();
     await this.vxlanSock?.close();
@@ -445,6 +484,7 @@ export class Gateway implements SegmentSink {
     if (this.haStatus === 'passive' && epoch >= this.haEpoch) {
       this.haEpoch = epoch;
       this.activeAddress = address;
+      this.followActive();
     }
     return true;
   }

@@ -1,4 +1,5 @@
 // Node agent configuration (JSON or YAML file, or an object from the world).
+import { AGENT_RETURN_PATH_MARK, AGENT_RETURN_PATH_TABLE } from '../return-path/index.js';
 import { defineConfig, parseCidr, type ConfigSchema } from '../../../base/config/index.js';
 
 export interface NodeAgentConfig {
@@ -71,8 +72,12 @@ const schema: ConfigSchema<NodeAgentConfig> = {
       properties: {
         enabled: { type: 'boolean', default: false },
         // one bit, clear of kube-proxy's 0x4000/0x8000
-        mark: { type: 'integer', enum: Array.from({ length: 31 }, (_, i) => 2 ** i).filter((m) => m !== 0x4000 && m !== 0x8000), default: 0x2000 },
-        table: { type: 'integer', minimum: 1, maximum: 252, default: 148 },
+        mark: {
+          type: 'integer',
+          enum: Array.from({ length: 31 }, (_, i) => 2 ** i).filter((m) => m !== 0x4000 && m !== 0x8000),
+          default: AGENT_RETURN_PATH_MARK,
+        },
+        table: { type: 'integer', minimum: 1, maximum: 252, default: AGENT_RETURN_PATH_TABLE },
       },
     },
     metrics: {

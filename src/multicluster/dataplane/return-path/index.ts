@@ -21,6 +21,9 @@ import { ip } from '../tun/index.js';
 
 /** kube-proxy's masquerade bit (its default masqueradeBit 14) */
 export const KUBE_PROXY_MASQUERADE_MARK = 0x4000;
+/** the node agent's default mark bit and routing table of these replies (node-agent config); also a passive HA gateway's */
+export const AGENT_RETURN_PATH_MARK = 0x2000;
+export const AGENT_RETURN_PATH_TABLE = 148;
 
 function nft(script: string): void {
   try {
@@ -138,6 +141,7 @@ export class AgentReturnPath {
   }
 
   close(): void {
+    this.gateway = '';
     try {
       nft(`table ip ${this.nftTable}\ndelete table ip ${this.nftTable}\n`);
     } catch {
