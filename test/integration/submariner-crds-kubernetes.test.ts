@@ -6,11 +6,19 @@
 // missing required ones are errors). The same join and publisher then write them for real
 // through strait's Kubernetes store (a Gateway is created with its status, which
 // Submariner's CRD requires, and marked passive without a status subresource), and
-// kubectl reads them back. Then `strait crds` replaces Submariner's CRDs and takes the same
-// objects, and objects as Submariner's own components write them (dual-stack), strictly too.
+// kubectl reads them back. strait's health of the data path (a connection's reason and loss,
+// the active gateway's VXLAN legs: STRAIT_HEALTH_FIELDS) is the only thing Submariner's CRDs
+// do not know: a strict dry run names exactly those fields, an ordinary write drops them and
+// keeps the reason as statusMessage's prefix. Then `strait crds` replaces Submariner's CRDs
+// and takes the same objects with those fields, and objects as Submariner's own components
+// write them (dual-stack), strictly too; a Gateway record with a broken leg and a connection
+// in error survives the API server, and `strait show connections` and `strait diagnose
+// --kubeconfig` show both.
+
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { parse, parseAllDocuments } from 'yaml';
@@ -23,6 +31,7 @@ import {
   OPERATOR_NAMESPACE,
   publishGatewayRecords,
   readEndpoint,
+  STRAIT_HEALTH_FIELDS,
   readGateway,
   type BrokerInfo,
   type GatewayRecords,
@@ -72,7 +81,12 @@ function recs(clusterId: string, n: number, node: string, haStatus: 'active' | '
       cableDriver: 'strait-psk',
       subnets: [`10.${n}.0.0/16`, `100.${n}.0.0/16`],
     },
-    gateway: { node, haStatus, summary: haStatus === 'active' ? 'All connections (1) are established' : 'There are no connections' },
+    gateway: {
+      node,
+      haStatus,
+      summary: haStatus === 'active' ? 'All connections (1) are established' : 'There are no connections',
+      ...(haStatus === 'active' ? { nodeLegs: [{ address: `172.16.${n}.2`, status: 'ok' as const, message: '' }] } : {}),
+    },
     connections:
       haStatus === 'active' && peer
         ? [
@@ -87,6 +101,7 @@ function recs(clusterId: string, n: number, node: string, haStatus: 'active' | '
               statusMessage: '',
               rttAvg: '412µs',
               rttAvgMs: 0.412,
+              loss: '0%',
               txBytes: 1200,
               rxBytes: 3400,
               txPackets: 3,
@@ -163,24 +178,26 @@ const straitCrds = (): KubeObject[] => {
 };
 
 /**
- * Strict server-side dry run of each object: create (spec, and status where the CRD has no
- * status subresource); where it has one (Submariner), the status through the subresource
- * of the stored object. Returns the failures, one line each.
+ * Server-side dry run of each object (strict: unknown fields are errors; warn: the API
+ * server's default, it drops them): create (spec, and status where the CRD has no status
+ * subresource); where it has one (Submariner), the status through the subresource of the
+ * stored object. What the API server would store must be what was sent, less `dropped`'s
+ * fields. Returns the failures, one line each.
  */
-function strictDryRun(objs: KubeObject[]): string[] {
+function dryRun(objs: KubeObject[], validate: 'strict' | 'warn' = 'strict', dropped: (o: KubeObject) => KubeObject = (o) => o): string[] {
   const wrong: string[] = [];
   for (const o of objs) {
     const what = `${o.kind} ${o.metadata.name}`;
-    const c = kubectl(['create', '--dry-run=server', '--validate=strict', '-o', 'json', '-f', '-'], JSON.stringify(o));
+    const c = kubectl(['create', '--dry-run=server', `--validate=${validate}`, '-o', 'json', '-f', '-'], JSON.stringify(o));
     if (c.status !== 0) {
       wrong.push(`${what}: ${c.stderr.trim()}`);
       continue;
     }
     if (o.kind !== 'Submariner') {
-      // what the API server would store is what was sent: nothing pruned
       const stored = JSON.parse(c.stdout) as KubeObject;
+      const want = dropped(o);
       for (const part of ['spec', 'status'] as const) {
-        if (JSON.stringify(sorted(stored[part])) !== JSON.stringify(sorted(o[part])))
+        if (JSON.stringify(sorted(stored[part])) !== JSON.stringify(sorted(want[part])))
           wrong.push(`${what}: ${part} changed by the API server: ${JSON.stringify(stored[part])}`);
       }
       continue;
@@ -191,11 +208,40 @@ function strictDryRun(objs: KubeObject[]): string[] {
       wrong.push(`${what}: ${real.stderr.trim()}`);
       continue;
     }
-    const s = kubectl(['replace', '--subresource', 'status', '--dry-run=server', '--validate=strict', '-f', '-'], JSON.stringify(o));
+    const s = kubectl(['replace', '--subresource', 'status', '--dry-run=server', `--validate=${validate}`, '-f', '-'], JSON.stringify(o));
     if (s.status !== 0) wrong.push(`${what} status: ${s.stderr.trim()}`);
     kubectl(['delete', 'submariner', o.metadata.name, '-n', NS]);
   }
   return wrong;
+}
+const strictDryRun = (objs: KubeObject[]): string[] => dryRun(objs, 'strict');
+
+/** A Gateway's status (or a Submariner's gateways' statuses) without strait's health fields, as Submariner's CRDs store it. */
+function withoutStraitHealth(o: KubeObject): KubeObject {
+  const strip = (st: Record<string, unknown>): Record<string, unknown> => {
+    const { nodeLegs: _legs, ...rest } = st;
+    const conns = rest['connections'];
+    return Array.isArray(conns)
+      ? {
+          ...rest,
+          connections: conns.map((c: Record<string, unknown>) => Object.fromEntries(Object.entries(c).filter(([k]) => k !== 'reason' && k !== 'loss'))),
+        }
+      : rest;
+  };
+  if (o.kind !== 'Gateway' || !o.status) return o;
+  return { ...o, status: strip(o.status as Record<string, unknown>) };
+}
+
+/** The unknown fields a strict dry run named, as field paths with `[]` for an index ("status.connections[].loss"), and any other failure text. */
+function unknownFields(failures: string[]): { fields: Set<string>; other: string[] } {
+  const fields = new Set<string>();
+  const other: string[] = [];
+  for (const f of failures) {
+    const found = [...f.matchAll(/unknown field "([^"]+)"/g)].map((m) => (m[1] as string).replace(/\[[0-9]+\]/g, '[]'));
+    if (found.length === 0) other.push(f);
+    for (const x of found) fields.add(x);
+  }
+  return { fields, other };
 }
 
 const sorted = (v: unknown): unknown =>
@@ -237,7 +283,20 @@ describe("Submariner's CRDs take strait's records, and strait's CRDs take the sa
       'Gateway/gw-a3',
       'Submariner/submariner',
     ]);
-    assert.deepEqual(strictDryRun(objects), []);
+    // strictly, the only fields Submariner's CRDs do not know are strait's health of the data
+    // path (in the Gateway records and, copied, in the Submariner resource's status.gateways)
+    const strict = unknownFields(strictDryRun(objects));
+    assert.deepEqual(strict.other, []);
+    const known = new Set<string>(STRAIT_HEALTH_FIELDS);
+    assert.deepEqual(
+      [...strict.fields].filter((f) => !known.has(f.replace(/^status\.gateways\[\]\./, 'status.'))),
+      [],
+      `unknown fields: ${[...strict.fields].join(', ')}`,
+    );
+    for (const f of ['status.nodeLegs', 'status.connections[].loss', 'status.gateways[].nodeLegs']) assert.ok(strict.fields.has(f), `${f} named`);
+    // with the API server's default validation (what strait's Kubernetes store sends: none)
+    // they are accepted, and only those fields are dropped
+    assert.deepEqual(dryRun(objects, 'warn', withoutStraitHealth), []);
     // the broker's Broker object against Submariner's operator's CRD
     assert.deepEqual(
       brokerObjects.map((o) => `${o.kind}/${o.metadata.name}`),
@@ -270,7 +329,8 @@ describe("Submariner's CRDs take strait's records, and strait's CRDs take the sa
   test('the dry run is a real check: the records strait wrote before (summary, byte counters, no nat_enabled) fail it', (t) => {
     if (!cluster || objects.length === 0) return t.skip(skip ?? 'no records');
     const gateway = (name: string): { gw: KubeObject; st: Record<string, unknown>; conn: Record<string, unknown> } => {
-      const gw = structuredClone(objects.find((o) => o.kind === 'Gateway' && o.metadata.name === 'gw-a1')!);
+      // (without strait's health fields, which Submariner's CRDs do not know either: test 1)
+      const gw = withoutStraitHealth(structuredClone(objects.find((o) => o.kind === 'Gateway' && o.metadata.name === 'gw-a1')!));
       gw.metadata.name = name;
       const st = gw.status as Record<string, unknown>;
       return { gw, st, conn: (st['connections'] as Record<string, unknown>[])[0]! };
@@ -319,6 +379,9 @@ describe("Submariner's CRDs take strait's records, and strait's CRDs take the sa
         .flatMap((g) => readGateway(g).connections)
         .map((c) => `${c.gateway} ${c.cluster} ${c.remoteIP} ${c.status} ${c.rttAvg}`);
       assert.deepEqual(conns, ['gw-b1 cluster-b 172.16.2.1 connected 412µs']);
+      // Submariner's CRD dropped strait's health fields on the write (the API server's default validation)
+      const a1 = get('gateways.submariner.io').find((g) => g.metadata.name === 'gw-a1')!;
+      assert.equal((a1.status as Record<string, unknown>)['nodeLegs'], undefined, JSON.stringify(a1.status));
       const eps = get('endpoints.submariner.io')
         .map((e) => readEndpoint(e, 'cluster-a'))
         .map((e) => `${e.cluster} ${e.hostname} ${e.type}`)
@@ -391,6 +454,81 @@ describe("Submariner's CRDs take strait's records, and strait's CRDs take the sa
       },
     ];
     assert.deepEqual(strictDryRun(theirs), []);
+  });
+
+  test("with strait's CRDs, a Gateway record with a broken VXLAN leg and a connection in error survives the API server; show and diagnose --kubeconfig say so", async (t) => {
+    if (!cluster || objects.length === 0) return t.skip(skip ?? 'no records');
+    // every CRD of `strait crds` (the CLI checks that they are all served)
+    const all = spawnSync(process.execPath, [join(root, 'bin', 'strait.js'), 'crds'], { encoding: 'utf8' });
+    assert.equal(all.status, 0, all.stderr);
+    installCrds(
+      parseAllDocuments(all.stdout)
+        .map((d) => d.toJSON() as KubeObject)
+        .filter(Boolean),
+    );
+    const kube = openKubernetesStore({ kubeConfigPath: cluster.kubeconfigPath });
+    try {
+      const r = recs('cluster-a', 1, 'gw-a1', 'active', 'cluster-b');
+      r.gateway.summary = '1 connection(s) of 1 are not established';
+      r.gateway.nodeLegs = [
+        { address: '172.16.1.2', status: 'ok', message: '' },
+        { address: '172.16.1.3', status: 'broken', message: 'no VXLAN hello from the node agent at 172.16.1.3 for more than 2 s' },
+      ];
+      const message =
+        'psk-mismatch: a handshake from 172.16.2.1 failed mac1; cluster-b joined with a different broker-info: join both clusters with the same file';
+      Object.assign(r.connections[0]!, { status: 'error', reason: 'psk-mismatch', statusMessage: message, loss: '100%' });
+      // the gateway's publisher, as in Kubernetes mode (no broker: only this cluster's records)
+      await publishGatewayRecords(kube, undefined, r, VERSION, NS, 'submariner');
+      const got = kubectl(['get', 'gateways.submariner.io', 'gw-a1', '-n', NS, '-o', 'json']);
+      assert.equal(got.status, 0, got.stderr);
+      const gw = JSON.parse(got.stdout) as KubeObject;
+      const st = gw.status as { nodeLegs?: unknown; connections: Record<string, unknown>[] };
+      assert.deepEqual(st.nodeLegs, r.gateway.nodeLegs, 'the legs as written');
+      assert.deepEqual(
+        [st.connections[0]?.['status'], st.connections[0]?.['reason'], st.connections[0]?.['loss'], st.connections[0]?.['statusMessage']],
+        ['error', 'psk-mismatch', '100%', message],
+      );
+      const row = readGateway(gw);
+      assert.deepEqual(
+        row.gateway.nodeLegs?.map((l) => `${l.address} ${l.status}`),
+        ['172.16.1.2 ok', '172.16.1.3 broken'],
+      );
+      assert.deepEqual(
+        row.connections.map((c) => `${c.cluster} ${c.status} ${c.reason} ${c.loss}`),
+        ['cluster-b error psk-mismatch 100%'],
+      );
+      // the CLI against this API server, which is also the broker of a join made as a user
+      // makes it (diagnose reads the broker first; the earlier tests' broker was in memory)
+      const cli = (...args: string[]) =>
+        spawnSync(process.execPath, [join(root, 'bin', 'strait.js'), ...args, '--kubeconfig', cluster!.kubeconfigPath], { encoding: 'utf8', timeout: 120_000 });
+      const dir = mkdtempSync(join(tmpdir(), 'strait-crds-'));
+      try {
+        const info = join(dir, 'broker-info.subm');
+        const dep = cli('deploy-broker', '--file', info);
+        assert.equal(dep.status, 0, dep.stdout + dep.stderr);
+        const joined = cli('join', info, '--clusterid', 'cluster-a', '--clustercidr', '10.1.0.0/16', '--servicecidr', '100.1.0.0/16');
+        assert.equal(joined.status, 0, joined.stdout + joined.stderr);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+      const show = cli('show', 'connections');
+      assert.equal(show.status, 0, show.stderr);
+      assert.match(show.stdout, /cluster-b\s.*error: psk-mismatch/, show.stdout);
+      const d = cli('diagnose');
+      assert.equal(d.status, 1, `diagnose fails: ${d.stdout}${d.stderr}`);
+      assert.match(d.stdout, /node-leg\s+fail\s+.*broken VXLAN leg to the node at 172\.16\.1\.3 \(no VXLAN hello from the node agent/, d.stdout);
+      assert.match(d.stdout, /node-leg\s+ok\s+.*172\.16\.1\.2/, d.stdout);
+      assert.match(d.stdout, /connection\s+fail\s+.*cluster-b is error: psk-mismatch.*join both clusters with the same file/, d.stdout);
+      // the leg heals: the next publish says so, and diagnose no longer fails on it
+      r.gateway.nodeLegs = [
+        { address: '172.16.1.2', status: 'ok', message: '' },
+        { address: '172.16.1.3', status: 'ok', message: '' },
+      ];
+      await publishGatewayRecords(kube, undefined, r, VERSION, NS, 'submariner');
+      assert.doesNotMatch(cli('diagnose').stdout, /node-leg\s+fail/);
+    } finally {
+      await kube.close();
+    }
   });
 
   // Helm's server-side apply of the chart's crds/ over a kubectl install conflicted on

@@ -4,7 +4,7 @@
 # tool or a machine that cannot run clusters fails the step instead of skipping.
 #   cold, quiet 2 cores: node binaries (sharing the apiserver's Go build cache), CoreDNS,
 #   the pause/test/strait images; warm: the strait image when the code changed (~2 min) and
-#   the suite (~7 min). Run after `npm test` (it needs dist/).
+#   the suite (~7 min; the fault cases ~5 min more). Run after `npm test` (it needs dist/).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 step() {
@@ -16,4 +16,14 @@ step() {
 step test/k8s/build-apiserver.sh --nodes >/dev/null
 step scripts/build-coredns.sh >/dev/null
 step test/k8s/build-images.sh --strait >/dev/null
-STRAIT_K8S_REAL=required step node scripts/run-tests.mjs test/k8s-real
+# ONE bring-up for every file of the suite (two-clusters, faults): up here, each file uses
+# them (STRAIT_K8S_REUSE=1; the files take turns, the first deploys strait), down on every exit
+cache="$(test/k8s/build-apiserver.sh --print)"
+if [ -e "${STRAIT_K8S_STATE:-/run/strait-k8s}" ]; then
+  echo "k8s-real: clusters are already up (${STRAIT_K8S_STATE:-/run/strait-k8s}): test/k8s/clusters.sh down first" >&2
+  exit 1
+fi
+down() { test/k8s/clusters.sh down >/dev/null || echo "k8s-real: clusters.sh down failed" >&2; }
+trap down EXIT
+STRAIT_IMAGE_TAR="${STRAIT_IMAGE_TAR:-$cache/images/strait.tar}" step test/k8s/clusters.sh up 2 --strait --gateways 2 >/dev/null
+STRAIT_K8S_REUSE=1 STRAIT_K8S_REAL=required step node scripts/run-tests.mjs test/k8s-real

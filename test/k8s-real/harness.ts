@@ -1,7 +1,7 @@
 // Helpers of the real-cluster acceptance (test/k8s-real/*.test.ts): the gate, the clusters'
 // kubectl and strait's CLI from the link namespace, commands in pods, captures on the link.
 import { execFileSync, spawn, spawnSync, type SpawnSyncReturns } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 export const root = process.env['STRAIT_ROOT'] ?? process.cwd();
@@ -33,7 +33,94 @@ export function gate(): string | undefined {
     if (!existsSync(join(cache, 'images', `${i}.tar`))) return `the ${i} image is not built (scripts/build-coredns.sh; test/k8s/build-images.sh --strait)`;
   }
   if (reuse) return existsSync(join(state, 'count')) ? undefined : `STRAIT_K8S_REUSE=1 but no clusters are up (${state})`;
-  if (existsSync(state)) return `clusters are already up (${state}); test/k8s/clusters.sh down`;
+  return undefined;
+}
+
+/** Taken by the test file that uses the clusters now: the files of one run take turns. */
+const turnLock = `${state}.turn`;
+
+function takeTurn(): boolean {
+  try {
+    mkdirSync(turnLock);
+  } catch {
+    let holder = NaN;
+    try {
+      holder = Number(readFileSync(join(turnLock, 'pid'), 'utf8'));
+    } catch {
+      /* being written */
+    }
+    if (Number.isInteger(holder) && holder > 0 && !alive(holder)) {
+      console.log(`${turnLock}: taking over from PID ${holder}, which is gone`);
+      rmSync(turnLock, { recursive: true, force: true });
+    }
+    return false;
+  }
+  writeFileSync(join(turnLock, 'pid'), String(process.pid));
+  return true;
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * The clusters for this test file, ONE bring-up for every real-cluster test file: with
+ * STRAIT_K8S_REUSE=1 (test/k8s-real/ci.sh brings them up once, runs every file, then takes
+ * them down) the file uses the clusters that are up; without it (one file run alone) it
+ * brings them up itself (2 clusters, a second gateway node in A) and `release` takes them
+ * down. Either way the files take turns (a lock beside the state directory, PID inside;
+ * a holder that is gone is taken over): run-tests starts them side by side.
+ */
+export async function useClusters(): Promise<{ release(): void }> {
+  const tWait = Date.now();
+  while (!takeTurn()) await sleep(2000);
+  if (Date.now() - tWait > 3000) console.log(`waited ${Math.round((Date.now() - tWait) / 1000)} s for another real-cluster file`);
+  let up = false;
+  const release = (): void => {
+    try {
+      if (up) sh(clusters, ['down'], 900_000);
+    } finally {
+      rmSync(turnLock, { recursive: true, force: true });
+    }
+  };
+  try {
+    if (!reuse) {
+      if (existsSync(state)) throw new Error(`clusters are already up (${state}): test/k8s/clusters.sh down, or STRAIT_K8S_REUSE=1 to use them`);
+      const t0 = Date.now();
+      // cluster a has two gateway nodes (a-gw, a-gw2: HA); the image as cached (never a build here)
+      // (the strait image: STRAIT_IMAGE_TAR, else the cached archive as it is: `up --strait` alone
+      // would rebuild the image whenever its build key moved, e.g. after another checkout's build)
+      const cache = sh(join(root, 'test', 'k8s', 'build-apiserver.sh'), ['--print']).trim();
+      const tar = process.env['STRAIT_IMAGE_TAR'] ?? join(cache, 'images', 'strait.tar');
+      up = true;
+      sh('env', [`STRAIT_IMAGE_TAR=${tar}`, clusters, 'up', '2', '--strait', '--gateways', '2'], 900_000);
+      console.log(`clusters up in ${Math.round((Date.now() - t0) / 1000)} s`);
+    }
+  } catch (err) {
+    release();
+    throw err;
+  }
+  return { release };
+}
+
+/** The host PID of a strait daemon (`gateway` or `node-agent`) on node `node` (hostNetwork: it shares the node's network namespace). */
+export function daemonPid(node: string, daemon: 'gateway' | 'node-agent'): number | undefined {
+  const want = run('stat', ['-L', '-c', '%i', `/run/netns/sk-${node}`]).stdout.trim();
+  for (const d of readdirSync('/proc')) {
+    if (!/^[0-9]+$/.test(d)) continue;
+    try {
+      if (!readFileSync(`/proc/${d}/cmdline`, 'utf8').includes(daemon === 'gateway' ? 'dist/daemon/gateway/main.js' : 'dist/agents/node-agent/main.js'))
+        continue;
+      if (readlinkSync(`/proc/${d}/ns/net`) === `net:[${want}]`) return Number(d);
+    } catch {
+      /* gone */
+    }
+  }
   return undefined;
 }
 

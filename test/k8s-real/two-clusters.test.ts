@@ -18,7 +18,11 @@
 //   kubelet, kube-controller-manager, kube-scheduler, kube-proxy, kubectl and kube-apiserver
 //   already built in ~/.cache/strait/k8s/<version>/ (test/k8s/build-apiserver.sh --nodes);
 //   the images already built (scripts/build-coredns.sh, test/k8s/build-images.sh --strait);
-//   no clusters up already (/run/strait-k8s absent).
+//   no clusters up already (/run/strait-k8s absent), unless STRAIT_K8S_REUSE=1.
+// One bring-up for every real-cluster file (harness.ts useClusters): test/k8s-real/ci.sh
+// brings the clusters up once and runs every file on them with STRAIT_K8S_REUSE=1, the
+// files taking turns; strait is deployed once (deploy.ts: the first file to run deploys it,
+// the next finds it running). A file run alone brings clusters up and down itself.
 // The test never builds anything (a cold build is ~an hour on 2 shared cores).
 // Development: STRAIT_K8S_REUSE=1 runs against clusters already up and leaves them up;
 // STRAIT_K8S_DEV_DIST=$PWD/dist mounts this host's dist/ into the strait pods (harness.ts);
@@ -26,15 +30,14 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { parseAllDocuments } from 'yaml';
 import {
   capture,
   clusters,
-  devDist,
+  daemonPid,
   gate,
   httpOf,
   inPod,
@@ -43,15 +46,14 @@ import {
   kubectlArgv,
   kubectlRun,
   packetSummary,
-  reuse,
-  root,
   run,
   sh,
   sleep,
-  strait,
   straitRun,
   until,
+  useClusters,
 } from './harness.js';
+import { deployStrait } from './deploy.js';
 import { createGpgWorld, createRepo } from '../helpers/signed-repo.js';
 import { defaultMeshObjects } from '../../src/mesh/control/index.js';
 
@@ -59,35 +61,25 @@ const skip = gate();
 // STRAIT_K8S_REAL=required (test/k8s-real/ci.sh, in .ci/run): what would skip fails instead
 if (skip && process.env['STRAIT_K8S_REAL'] === 'required') test('real clusters can run here (STRAIT_K8S_REAL=required)', () => assert.fail(skip));
 const work = mkdtempSync(join(tmpdir(), 'strait-k8s-real-'));
-let up = false;
+let clustersInUse: { release(): void } | undefined;
 /** set once strait is deployed and the pods are in place: the later tests need it */
 let deployed = false;
 const needsDeploy = (t: { skip(m: string): void }): boolean => {
   if (!deployed) t.skip('strait is not deployed (the first test failed)');
   return deployed;
 };
-const pods: { clientIp?: string; serverIp?: string } = {};
+let pods: { clientIp?: string; serverIp?: string } = {};
 /** gateway HA: the longest gaps measured, ms */
 const haGaps: { deleted?: number; killed?: number } = {};
-const CIDR = (i: number): { pods: string; services: string } => ({ pods: `10.${10 * i}.0.0/16`, services: `10.${10 * i + 1}.0.0/16` });
 
-before(() => {
+before(async () => {
   if (skip) return;
   console.log(`load average at start: ${readFileSync('/proc/loadavg', 'utf8').trim()}`);
-  if (reuse) return;
-  const t0 = Date.now();
-  // cluster a has two gateway nodes (a-gw, a-gw2: HA); the image as cached (never a build here)
-  // (the strait image: STRAIT_IMAGE_TAR, else the cached archive as it is: `up --strait` alone
-  // would rebuild the image whenever its build key moved, e.g. after another checkout's build)
-  const cache = sh(join(root, 'test', 'k8s', 'build-apiserver.sh'), ['--print']).trim();
-  const tar = process.env['STRAIT_IMAGE_TAR'] ?? join(cache, 'images', 'strait.tar');
-  sh('env', [`STRAIT_IMAGE_TAR=${tar}`, clusters, 'up', '2', '--strait', '--gateways', '2'], 900_000);
-  up = true;
-  console.log(`clusters up in ${Math.round((Date.now() - t0) / 1000)} s`);
+  clustersInUse = await useClusters();
 });
 
 after(() => {
-  if (up) sh(clusters, ['down'], 900_000);
+  clustersInUse?.release();
   const panicOnOops = readFileSync('/proc/sys/kernel/panic_on_oops', 'utf8').trim();
   if (!skip) {
     console.log(`load average at end: ${readFileSync('/proc/loadavg', 'utf8').trim()}`);
@@ -95,146 +87,8 @@ after(() => {
   }
 });
 
-/** deploy/ rendered for cluster L: the cluster-specific values, the locally built image */
-function renderDeploy(L: 'a' | 'b', i: number, R: 'a' | 'b', j: number): string {
-  const rendered = kubectl('a', 'kustomize', join(root, 'deploy')).replace(/image: strait(:[^\s]*)?$/gm, 'image: localhost/strait:test');
-  const subnets = (k: number): string => `[${CIDR(k).pods}, ${CIDR(k).services}]`;
-  const text = rendered
-    .replace('clusterId: cluster-a', `clusterId: cluster-${L}`)
-    .replace('localSubnets: [10.1.0.0/16, 100.1.0.0/16]', `localSubnets: ${subnets(i)}`)
-    .replace(
-      '- { clusterId: cluster-b, endpoint: 192.0.2.2, port: 4500, subnets: [10.2.0.0/16, 100.2.0.0/16] }',
-      `- { clusterId: cluster-${R}, endpoint: 172.30.${j}.2, port: 4500, subnets: ${subnets(j)} }`,
-    )
-    .replace('remoteSubnets: [10.2.0.0/16, 100.2.0.0/16]', `remoteSubnets: ${subnets(j)}`)
-    // the agents' gateway, and in cluster a the second gateway node (HA: its announcement moves them there)
-    .replace('gateway: { address: 192.0.2.1, port: 4800 }', `gateway: { address: 172.30.${i}.2, port: 4800${L === 'a' ? ', standby: [172.30.1.3]' : ''} }`);
-  assert.notEqual(text, rendered);
-  assert.doesNotMatch(text, /192\.0\.2\./, 'every placeholder address replaced');
-  if (!devDist) return text;
-  // development: this host's dist/ over the image's
-  const docs = parseAllDocuments(text).map((d) => d.toJS() as Record<string, unknown>);
-  for (const o of docs) {
-    const spec = (o['spec'] as { template?: { spec: { volumes?: unknown[]; containers: { volumeMounts?: unknown[] }[] } } } | undefined)?.template?.spec;
-    if (!spec || !['Deployment', 'DaemonSet'].includes(o['kind'] as string)) continue;
-    spec.volumes = [...(spec.volumes ?? []), { name: 'dev-dist', hostPath: { path: devDist, type: 'Directory' } }];
-    for (const c of spec.containers) c.volumeMounts = [...(c.volumeMounts ?? []), { name: 'dev-dist', mountPath: '/opt/strait/dist', readOnly: true }];
-  }
-  return docs.map((o) => JSON.stringify(o)).join('\n---\n');
-}
-
-/** Add clusterset.local to the cluster's CoreDNS, forwarded to strait's DNS Service (as Lighthouse's operator does). */
-function forwardClustersetDns(L: string): void {
-  const ip = kubectl(L, '-n', 'strait-system', 'get', 'service', 'strait-dns', '-o', 'jsonpath={.spec.clusterIP}').trim();
-  assert.match(ip, /^10\.[0-9.]+$/);
-  const corefile = kubectl(L, '-n', 'kube-system', 'get', 'configmap', 'coredns', '-o', 'jsonpath={.data.Corefile}');
-  if (corefile.includes('clusterset.local')) return;
-  const patch = JSON.stringify({ data: { Corefile: `clusterset.local:53 {\n    errors\n    forward . ${ip}\n}\n${corefile}` } });
-  kubectl(L, '-n', 'kube-system', 'patch', 'configmap', 'coredns', '--type', 'merge', '-p', patch);
-}
-
 test('strait deployed on two real clusters: all pods Running, no restarts', { skip: skip ?? false, timeout: 900_000 }, async () => {
-  const t0 = Date.now();
-  const already = reuse && kubectlRun('b', '-n', 'strait-system', 'get', 'daemonset', 'strait-gateway').status === 0;
-  if (!already) {
-    // the CRDs first: deploy-broker and join write Submariner's kinds (without them join fails
-    // with 'Cluster "*" not found in namespace "submariner-k8s-broker"': the list gets a 404)
-    for (const L of ['a', 'b']) {
-      kubectl(L, 'apply', '--server-side', '-f', join(root, 'deploy', 'crds.yaml'));
-      kubectl(L, 'wait', '--for=condition=Established', 'crd', '--all', '--timeout=60s');
-    }
-    // broker on A, both clusters join with their kubeconfigs
-    strait('deploy-broker', '--kubeconfig', kubeconfig('a'), '--file', join(work, 'broker-info.subm'));
-    for (const [L, i] of [
-      ['a', 1],
-      ['b', 2],
-    ] as const) {
-      strait(
-        'join',
-        join(work, 'broker-info.subm'),
-        '--clusterid',
-        `cluster-${L}`,
-        '--kubeconfig',
-        kubeconfig(L),
-        '--clustercidr',
-        CIDR(i).pods,
-        '--servicecidr',
-        CIDR(i).services,
-      );
-    }
-  }
-  for (const [L, i, R, j] of [
-    ['a', 1, 'b', 2],
-    ['b', 2, 'a', 1],
-  ] as const)
-    writeFileSync(join(work, `deploy-${L}.yaml`), renderDeploy(L, i, R, j));
-  for (const L of ['a', 'b']) {
-    const file = join(work, `deploy-${L}.yaml`);
-    // a second apply once the CRDs of the first are established
-    const r = kubectlRun(L, 'apply', '--server-side', '-f', file);
-    if (r.status !== 0) {
-      kubectl(L, 'wait', '--for=condition=Established', 'crd', '--all', '--timeout=60s');
-      kubectl(L, 'apply', '--server-side', '-f', file);
-    }
-    if (already && devDist && process.env['STRAIT_K8S_DEV_RESTART'] === '1') {
-      for (const w of ['daemonset/strait-gateway', 'daemonset/strait-node-agent', 'deployment/strait-control', 'deployment/strait-githost'])
-        kubectl(L, '-n', 'strait-system', 'rollout', 'restart', w);
-    }
-  }
-  for (const L of ['a', 'b']) {
-    if (already)
-      for (const w of ['daemonset/strait-gateway', 'daemonset/strait-node-agent', 'deployment/strait-control'])
-        sh(clusters, ['kubectl', L, '-n', 'strait-system', 'rollout', 'status', w, '--timeout=300s'], 320_000);
-    await until(
-      `cluster-${L}: strait pods Ready`,
-      () => (kubectlRun(L, '-n', 'strait-system', 'wait', '--for=condition=Ready', 'pod', '--all', '--timeout=30s').status === 0 ? true : undefined),
-      300_000,
-      2000,
-    );
-    const restarts = kubectl(
-      L,
-      '-n',
-      'strait-system',
-      'get',
-      'pods',
-      '-o',
-      'jsonpath={range .items[*]}{.metadata.name}={.status.containerStatuses[*].restartCount} {end}',
-    );
-    assert.doesNotMatch(restarts, /=[1-9]/, `cluster-${L}: restarts: ${restarts}`);
-    forwardClustersetDns(L);
-  }
-  console.log(`strait deployed and Ready in ${Math.round((Date.now() - t0) / 1000)} s`);
-  // the server on B's worker, the client on A's worker (the test image: busybox httpd on
-  // 8080 whose /cgi-bin/ip answers the client's address; curl, dig, iperf3)
-  if (kubectlRun('b', 'get', 'pod', 'echo').status !== 0) {
-    kubectl(
-      'b',
-      'run',
-      'echo',
-      '--image=localhost/strait-test:1',
-      '--image-pull-policy=Never',
-      '--labels=app=echo',
-      '--overrides={"spec":{"nodeName":"b-wk"}}',
-    );
-  }
-  if (kubectlRun('a', 'get', 'pod', 'client').status !== 0) {
-    kubectl(
-      'a',
-      'run',
-      'client',
-      '--image=localhost/strait-test:1',
-      '--image-pull-policy=Never',
-      '--overrides={"spec":{"nodeName":"a-wk"}}',
-      '--command',
-      '--',
-      'sleep',
-      '36000',
-    );
-  }
-  kubectl('b', 'wait', '--for=condition=Ready', 'pod/echo', '--timeout=120s');
-  kubectl('a', 'wait', '--for=condition=Ready', 'pod/client', '--timeout=120s');
-  pods.serverIp = kubectl('b', 'get', 'pod', 'echo', '-o', 'jsonpath={.status.podIP}').trim();
-  pods.clientIp = kubectl('a', 'get', 'pod', 'client', '-o', 'jsonpath={.status.podIP}').trim();
+  pods = await deployStrait(work);
   deployed = true;
 });
 
@@ -840,21 +694,6 @@ test('mesh in real pods: injected sidecars (init redirect, configuration from th
   );
 });
 
-/** The gateway process of node `node` (hostNetwork: it shares the node's network namespace), its host PID. */
-function gatewayPid(node: string): number | undefined {
-  const want = run('stat', ['-L', '-c', '%i', `/run/netns/sk-${node}`]).stdout.trim();
-  for (const d of readdirSync('/proc')) {
-    if (!/^[0-9]+$/.test(d)) continue;
-    try {
-      if (!readFileSync(`/proc/${d}/cmdline`, 'utf8').includes('dist/daemon/gateway/main.js')) continue;
-      if (readlinkSync(`/proc/${d}/ns/net`) === `net:[${want}]`) return Number(d);
-    } catch {
-      /* gone */
-    }
-  }
-  return undefined;
-}
-
 test('gateway HA: two gateway nodes in A; the active gateway pod deleted, then its process killed (-9): traffic resumes, one active; the gaps', {
   skip: skip ?? false,
   timeout: 600_000,
@@ -986,7 +825,7 @@ test('gateway HA: two gateway nodes in A; the active gateway pod deleted, then i
 
   // 2. the active gateway's process killed with SIGKILL (no release: the Lease expires, or the
   // restarted container takes it back)
-  const pid = gatewayPid(second);
+  const pid = daemonPid(second, 'gateway');
   assert.ok(pid, `the gateway process of ${second} on this host`);
   const restartsBefore = Number(kubectl('a', '-n', NS, 'get', 'pod', gatewayPod(second), '-o', 'jsonpath={.status.containerStatuses[0].restartCount}').trim());
   const kill = await measure(

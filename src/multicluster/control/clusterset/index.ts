@@ -43,7 +43,14 @@ export {
   type ConnectionRow,
   type GatewayRow,
 } from './records.js';
-export { markGatewayPassive, publishGatewayRecords, startRecordsPublisher, submarinerShape, type GatewayRecords } from './records-sync.js';
+export {
+  markGatewayPassive,
+  publishGatewayRecords,
+  STRAIT_HEALTH_FIELDS,
+  startRecordsPublisher,
+  submarinerShape,
+  type GatewayRecords,
+} from './records-sync.js';
 export { CounterRates, MIN_WINDOW_MS, type ConnectionRate } from './counter-rates.js';
 export { submarinerResource, submarinerStatus, writeSubmariner, publishSubmarinerGateways, type SubmarinerDeployment } from './submariner.js';
 export { openBrokerByUrl, openBrokerOfCluster, openCurrentBroker, readJoinConnection, type JoinConnection } from './broker-connect.js';

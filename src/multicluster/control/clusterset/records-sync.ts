@@ -20,14 +20,20 @@ export interface GatewayRecords {
   connections: PublishedConnection[];
 }
 
+/** The fields of strait's records that Submariner's CRDs lack (its API server drops them), as field paths of a Gateway. */
+export const STRAIT_HEALTH_FIELDS = ['status.nodeLegs', 'status.connections[].reason', 'status.connections[].loss'] as const;
+
 /** The passive gateway's own summary: nothing failed (subctl says the same for no connections). */
 const NO_CONNECTIONS = 'There are no connections';
 
 /**
  * The records as Submariner's CRDs define them (submariner.io/v1 EndpointSpec and
  * GatewayStatus: cluster_id, private_ip, backend, usingIP, latencyRTT, ...): every field
- * they require, none they do not know, so a real API server with Submariner's own CRDs
- * takes them (test/integration/submariner-crds-kubernetes.test.ts). A connection's
+ * they require, and of the fields they do not know only strait's health of the data path
+ * (STRAIT_HEALTH_FIELDS: a connection's reason and loss, the VXLAN legs), which strait's
+ * CRDs declare; a real API server with Submariner's own CRDs takes them and drops those
+ * (test/integration/submariner-crds-kubernetes.test.ts), and the reason stays as
+ * statusMessage's prefix. A connection's
  * endpoint is the remote gateway's: its host name comes from the remote cluster's Endpoint
  * (`remoteHostnames`, by cluster ID), as Submariner's gateway copies it. What is not
  * healthy about a gateway (fenced, lost the lease) goes in statusFailure, which subctl
@@ -56,9 +62,15 @@ export function submarinerShape(
     const cluster = str(c['cluster']);
     const nat = c['nat'] === 'yes';
     const status = str(c['status']);
+    const reason = str(c['reason']);
+    const message = str(c['statusMessage']);
+    const loss = str(c['loss']);
     return {
       status: status === 'connected' || status === 'error' ? status : 'connecting',
-      statusMessage: str(c['statusMessage']),
+      // the reason first: subctl shows statusMessage, and Submariner's CRD drops `reason`
+      statusMessage: reason && !message.startsWith(`${reason}:`) ? `${reason}: ${message}` : message,
+      ...(reason ? { reason } : {}),
+      ...(loss ? { loss } : {}),
       endpoint: {
         cluster_id: cluster,
         cable_name: cable(cluster, remote),
@@ -76,7 +88,11 @@ export function submarinerShape(
   });
   const g = recs.gateway;
   const statusFailure = g.haStatus === 'active' || g.summary === NO_CONNECTIONS ? '' : g.summary;
-  return { endpoint, gateway: { version, haStatus: g.haStatus, localEndpoint: endpoint, statusFailure, connections } };
+  const nodeLegs = (g.nodeLegs ?? []).map((l) => ({ address: l.address, status: l.status, message: l.message }));
+  return {
+    endpoint,
+    gateway: { version, haStatus: g.haStatus, localEndpoint: endpoint, statusFailure, ...(nodeLegs.length > 0 ? { nodeLegs } : {}), connections },
+  };
 }
 
 /** Submariner's LatencyRTTSpec (Go durations) from a gateway's latency in ms */

@@ -70,6 +70,8 @@ function readConnection(c: Obj): ConnectionRow {
   const rtt = obj(c['latencyRTT']);
   const natRaw = c['nat'] ?? c['usingNAT'];
   const avg = rtt['average'];
+  const message = str(c['statusMessage']);
+  const reason = str(c['reason']) || (REASONS.find((r) => message.startsWith(`${r}:`)) ?? '');
   return {
     // Submariner's shape: the remote endpoint's host name; strait's flat shape has none (its
     // `gateway` is the local gateway): the reader finds it from the remote cluster's Endpoint
@@ -80,8 +82,8 @@ function readConnection(c: Obj): ConnectionRow {
     cableDriver: str(c['cableDriver'], ep['backend'], ep['cableDriver']),
     subnets: strs(c['subnets']).length > 0 ? strs(c['subnets']) : strs(ep['subnets']),
     status: str(c['status'], 'unknown'),
-    reason: str(c['reason']) || (REASONS.find((r) => str(c['statusMessage']).startsWith(`${r}:`)) ?? ''),
-    statusMessage: str(c['statusMessage']),
+    reason,
+    statusMessage: message,
     loss: str(c['loss']),
     rttAvg: str(c['rttAvg'], typeof avg === 'string' ? avg : undefined) || (typeof avg === 'number' ? formatRttNs(avg) : ''),
   };

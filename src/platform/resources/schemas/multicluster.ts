@@ -59,7 +59,26 @@ const endpointSpec = obj({
 // strings as Submariner writes them ("1.2ms"), or nanoseconds, which records.ts also reads
 const latency = obj({ last: intOrString, min: intOrString, average: intOrString, max: intOrString, stdDev: intOrString });
 
-/** submariner.io/v1 GatewayStatus (strait's world records add summary, lastUpdated and counters) */
+/**
+ * strait's health of the data path beside Submariner's fields (docs/faults.md): a
+ * connection's reason and probe loss, the active gateway's VXLAN legs to its node agents.
+ * Submariner's own CRDs do not have them: there the API server drops them on a write (a
+ * warning, not an error) and readers fall back to the reason that prefixes statusMessage.
+ */
+const lossPercent: Schema = str({
+  pattern: '^((100|[0-9]{1,2})(\\.[0-9])?%)?$',
+  description: "probes lost in the health window, e.g. 0% or 26.8% ('' before the first probe)",
+});
+const nodeLeg: Schema = obj(
+  {
+    address: str({ description: "the node's address the agent sends its VXLAN hellos from" }),
+    status: enumOf('ok', 'broken'),
+    message: str(),
+  },
+  ['address', 'status'],
+);
+
+/** submariner.io/v1 GatewayStatus (strait's world records add summary, lastUpdated and counters; every shape adds nodeLegs, reason and loss) */
 const gatewayStatus = obj({
   version: str(),
   haStatus: enumOf('active', 'passive'),
@@ -67,11 +86,14 @@ const gatewayStatus = obj({
   statusFailure: str(),
   summary: str(),
   lastUpdated: timestamp,
+  nodeLegs: arr(nodeLeg),
   connections: arr(
     obj(
       {
         status: enumOf('connecting', 'connected', 'error'),
         statusMessage: str(),
+        reason: str({ description: 'why it is not connected: psk-mismatch, no-handshake-answer, loss 100%' }),
+        loss: lossPercent,
         endpoint: endpointSpec,
         usingIP: str(),
         usingNAT: bool,

@@ -1,0 +1,163 @@
+// strait deployed on the real clusters as a user would (docs/kubernetes.md), shared by every
+// real-cluster test file: deploy-broker on A, join on both with kubeconfigs, `kubectl apply`
+// of deploy/ rendered per cluster, CoreDNS forwarding clusterset.local to strait (as
+// Lighthouse has it), a server pod `echo` on B's worker and a client pod `client` on A's
+// worker. Idempotent: on clusters where strait runs already (an earlier file of the same
+// bring-up, or STRAIT_K8S_REUSE=1) it keeps the join and the pods and re-applies deploy/.
+import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseAllDocuments } from 'yaml';
+import { clusters, devDist, kubeconfig, kubectl, kubectlRun, root, sh, strait, until } from './harness.js';
+
+/** cluster i's pod and Service CIDRs (a = 1, b = 2) */
+export const CIDR = (i: number): { pods: string; services: string } => ({ pods: `10.${10 * i}.0.0/16`, services: `10.${10 * i + 1}.0.0/16` });
+
+/** deploy/ rendered for cluster L: the cluster-specific values, the locally built image */
+function renderDeploy(L: 'a' | 'b', i: number, R: 'a' | 'b', j: number): string {
+  const rendered = kubectl('a', 'kustomize', join(root, 'deploy')).replace(/image: strait(:[^\s]*)?$/gm, 'image: localhost/strait:test');
+  const subnets = (k: number): string => `[${CIDR(k).pods}, ${CIDR(k).services}]`;
+  const text = rendered
+    .replace('clusterId: cluster-a', `clusterId: cluster-${L}`)
+    .replace('localSubnets: [10.1.0.0/16, 100.1.0.0/16]', `localSubnets: ${subnets(i)}`)
+    .replace(
+      '- { clusterId: cluster-b, endpoint: 192.0.2.2, port: 4500, subnets: [10.2.0.0/16, 100.2.0.0/16] }',
+      `- { clusterId: cluster-${R}, endpoint: 172.30.${j}.2, port: 4500, subnets: ${subnets(j)} }`,
+    )
+    .replace('remoteSubnets: [10.2.0.0/16, 100.2.0.0/16]', `remoteSubnets: ${subnets(j)}`)
+    // the agents' gateway, and in cluster a the second gateway node (HA: its announcement moves them there)
+    .replace('gateway: { address: 192.0.2.1, port: 4800 }', `gateway: { address: 172.30.${i}.2, port: 4800${L === 'a' ? ', standby: [172.30.1.3]' : ''} }`);
+  assert.notEqual(text, rendered);
+  assert.doesNotMatch(text, /192\.0\.2\./, 'every placeholder address replaced');
+  if (!devDist) return text;
+  // development: this host's dist/ over the image's
+  const docs = parseAllDocuments(text).map((d) => d.toJS() as Record<string, unknown>);
+  for (const o of docs) {
+    const spec = (o['spec'] as { template?: { spec: { volumes?: unknown[]; containers: { volumeMounts?: unknown[] }[] } } } | undefined)?.template?.spec;
+    if (!spec || !['Deployment', 'DaemonSet'].includes(o['kind'] as string)) continue;
+    spec.volumes = [...(spec.volumes ?? []), { name: 'dev-dist', hostPath: { path: devDist, type: 'Directory' } }];
+    for (const c of spec.containers) c.volumeMounts = [...(c.volumeMounts ?? []), { name: 'dev-dist', mountPath: '/opt/strait/dist', readOnly: true }];
+  }
+  return docs.map((o) => JSON.stringify(o)).join('\n---\n');
+}
+
+/** Add clusterset.local to the cluster's CoreDNS, forwarded to strait's DNS Service (as Lighthouse's operator does). */
+function forwardClustersetDns(L: string): void {
+  const ip = kubectl(L, '-n', 'strait-system', 'get', 'service', 'strait-dns', '-o', 'jsonpath={.spec.clusterIP}').trim();
+  assert.match(ip, /^10\.[0-9.]+$/);
+  const corefile = kubectl(L, '-n', 'kube-system', 'get', 'configmap', 'coredns', '-o', 'jsonpath={.data.Corefile}');
+  if (corefile.includes('clusterset.local')) return;
+  const patch = JSON.stringify({ data: { Corefile: `clusterset.local:53 {\n    errors\n    forward . ${ip}\n}\n${corefile}` } });
+  kubectl(L, '-n', 'kube-system', 'patch', 'configmap', 'coredns', '--type', 'merge', '-p', patch);
+}
+
+/**
+ * strait deployed and Ready on both clusters (no container restarted), the echo and client
+ * pods Ready; their IPs. `work`: a directory for the rendered files and broker-info.subm.
+ */
+export async function deployStrait(work: string): Promise<{ serverIp: string; clientIp: string }> {
+  const t0 = Date.now();
+  const already = kubectlRun('b', '-n', 'strait-system', 'get', 'daemonset', 'strait-gateway').status === 0;
+  if (!already) {
+    // the CRDs first: deploy-broker and join write Submariner's kinds (without them join fails
+    // with 'Cluster "*" not found in namespace "submariner-k8s-broker"': the list gets a 404)
+    for (const L of ['a', 'b']) {
+      kubectl(L, 'apply', '--server-side', '-f', join(root, 'deploy', 'crds.yaml'));
+      kubectl(L, 'wait', '--for=condition=Established', 'crd', '--all', '--timeout=60s');
+    }
+    // broker on A, both clusters join with their kubeconfigs
+    strait('deploy-broker', '--kubeconfig', kubeconfig('a'), '--file', join(work, 'broker-info.subm'));
+    for (const [L, i] of [
+      ['a', 1],
+      ['b', 2],
+    ] as const) {
+      strait(
+        'join',
+        join(work, 'broker-info.subm'),
+        '--clusterid',
+        `cluster-${L}`,
+        '--kubeconfig',
+        kubeconfig(L),
+        '--clustercidr',
+        CIDR(i).pods,
+        '--servicecidr',
+        CIDR(i).services,
+      );
+    }
+  }
+  for (const [L, i, R, j] of [
+    ['a', 1, 'b', 2],
+    ['b', 2, 'a', 1],
+  ] as const)
+    writeFileSync(join(work, `deploy-${L}.yaml`), renderDeploy(L, i, R, j));
+  for (const L of ['a', 'b']) {
+    const file = join(work, `deploy-${L}.yaml`);
+    // a second apply once the CRDs of the first are established
+    const r = kubectlRun(L, 'apply', '--server-side', '-f', file);
+    if (r.status !== 0) {
+      kubectl(L, 'wait', '--for=condition=Established', 'crd', '--all', '--timeout=60s');
+      kubectl(L, 'apply', '--server-side', '-f', file);
+    }
+    if (already && devDist && process.env['STRAIT_K8S_DEV_RESTART'] === '1') {
+      for (const w of ['daemonset/strait-gateway', 'daemonset/strait-node-agent', 'deployment/strait-control', 'deployment/strait-githost'])
+        kubectl(L, '-n', 'strait-system', 'rollout', 'restart', w);
+    }
+  }
+  for (const L of ['a', 'b']) {
+    if (already)
+      for (const w of ['daemonset/strait-gateway', 'daemonset/strait-node-agent', 'deployment/strait-control'])
+        sh(clusters, ['kubectl', L, '-n', 'strait-system', 'rollout', 'status', w, '--timeout=300s'], 320_000);
+    await until(
+      `cluster-${L}: strait pods Ready`,
+      () => (kubectlRun(L, '-n', 'strait-system', 'wait', '--for=condition=Ready', 'pod', '--all', '--timeout=30s').status === 0 ? true : undefined),
+      300_000,
+      2000,
+    );
+    const restarts = kubectl(
+      L,
+      '-n',
+      'strait-system',
+      'get',
+      'pods',
+      '-o',
+      'jsonpath={range .items[*]}{.metadata.name}={.status.containerStatuses[*].restartCount} {end}',
+    );
+    // (a deployment found running may have restarted a container on purpose: an earlier file's fault)
+    if (!already) assert.doesNotMatch(restarts, /=[1-9]/, `cluster-${L}: restarts: ${restarts}`);
+    forwardClustersetDns(L);
+  }
+  console.log(`strait deployed and Ready in ${Math.round((Date.now() - t0) / 1000)} s`);
+  // the server on B's worker, the client on A's worker (the test image: busybox httpd on
+  // 8080 whose /cgi-bin/ip answers the client's address; curl, dig, iperf3)
+  if (kubectlRun('b', 'get', 'pod', 'echo').status !== 0) {
+    kubectl(
+      'b',
+      'run',
+      'echo',
+      '--image=localhost/strait-test:1',
+      '--image-pull-policy=Never',
+      '--labels=app=echo',
+      '--overrides={"spec":{"nodeName":"b-wk"}}',
+    );
+  }
+  if (kubectlRun('a', 'get', 'pod', 'client').status !== 0) {
+    kubectl(
+      'a',
+      'run',
+      'client',
+      '--image=localhost/strait-test:1',
+      '--image-pull-policy=Never',
+      '--overrides={"spec":{"nodeName":"a-wk"}}',
+      '--command',
+      '--',
+      'sleep',
+      '36000',
+    );
+  }
+  kubectl('b', 'wait', '--for=condition=Ready', 'pod/echo', '--timeout=120s');
+  kubectl('a', 'wait', '--for=condition=Ready', 'pod/client', '--timeout=120s');
+  return {
+    serverIp: kubectl('b', 'get', 'pod', 'echo', '-o', 'jsonpath={.status.podIP}').trim(),
+    clientIp: kubectl('a', 'get', 'pod', 'client', '-o', 'jsonpath={.status.podIP}').trim(),
+  };
+}
