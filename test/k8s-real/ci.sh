@@ -15,8 +15,12 @@ step() {
 }
 step test/k8s/build-apiserver.sh --nodes >/dev/null
 step scripts/build-coredns.sh >/dev/null
+# the images include the MCS conformance suite's two (alpine/socat, nicolaka/netshoot)
 step test/k8s/build-images.sh --strait >/dev/null
-# ONE bring-up for every file of the suite (two-clusters, faults): up here, each file uses
+# the MCS API conformance suite (../shared/third_party/mcs-api, built with go test -c;
+# mcs-conformance.test.ts runs it on the same clusters)
+step test/k8s/build-mcs-conformance.sh >/dev/null
+# ONE bring-up for every file of the suite (two-clusters, faults, mcs-conformance): up here, each file uses
 # them (STRAIT_K8S_REUSE=1; the files take turns, the first deploys strait), down on every exit
 cache="$(test/k8s/build-apiserver.sh --print)"
 if [ -e "${STRAIT_K8S_STATE:-/run/strait-k8s}" ]; then
