@@ -159,7 +159,9 @@ test('the MCS API conformance suite against strait in the two real clusters: eve
 
   const mark: Record<string, string> = { passed: 'PASS', failed: 'FAIL', skipped: 'SKIP', pending: 'SKIP' };
   for (const s of [...specs].sort((a, b) => groupOf(b).localeCompare(groupOf(a)) || a.name.localeCompare(b.name))) {
-    const why = s.state === 'passed' ? '' : ` -- ${s.failure.split('\n').find((l) => l.trim()) ?? s.state}`;
+    // the failure on one line, cut at 400 characters (the whole of it: the JSON report)
+    const failure = s.failure.replace(/\s+/g, ' ').trim();
+    const why = s.state === 'passed' ? '' : ` -- ${failure.length > 400 ? `${failure.slice(0, 400)}...` : failure || s.state}`;
     console.log(`${mark[s.state] ?? s.state.toUpperCase()} [${groupOf(s)}] ${s.name} (${s.seconds} s)${why}`);
   }
   const count = (g: string, st?: string): number => specs.filter((s) => groupOf(s) === g && (st === undefined || s.state === st)).length;
