@@ -69,6 +69,8 @@ declare -A PKG=(
   [nsenter]=util-linux
   # the small test image of test/k8s/build-images.sh (httpd, wget, nc in one static binary)
   [busybox]=busybox-static
+  # the MCS conformance suite's server image (test/k8s/build-images.sh: alpine/socat)
+  [socat]=socat
   # the web console's browser tests (playwright-core drives Debian's Chromium, headless)
   [chromium]=chromium
   # the C addon's formatter (native/.clang-format; npm run lint checks it, npm run format writes it)
@@ -83,6 +85,8 @@ declare -A PKG_FILE=(
   [/usr/lib/cni/host-local]=containernetworking-plugins
   [/usr/lib/cni/loopback]=containernetworking-plugins
   [/usr/lib/cni/portmap]=containernetworking-plugins
+  # OpenBSD's nc (-4/-6, -v, -w), which the MCS conformance suite runs in its netshoot image
+  [/bin/nc.openbsd]=netcat-openbsd
 )
 
 # strait up without root (user namespaces) mounts its private tmpfs over these two

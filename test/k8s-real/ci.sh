@@ -4,7 +4,9 @@
 # tool or a machine that cannot run clusters fails the step instead of skipping.
 #   cold, quiet 2 cores: node binaries (sharing the apiserver's Go build cache), CoreDNS,
 #   the pause/test/strait images; warm: the strait image when the code changed (~2 min) and
-#   the suite (~7 min; the fault cases ~5 min more). Run after `npm test` (it needs dist/).
+#   the suite (~7 min; the fault cases ~5 min more; the MCS conformance suite 17 min more at
+#   load 4-24, 11 of them the three connectivity specs that fail after 200 s each; its binary
+#   185 s cold, 0.7 s warm; its two images 13 s cold). Run after `npm test` (it needs dist/).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 step() {
@@ -15,8 +17,12 @@ step() {
 }
 step test/k8s/build-apiserver.sh --nodes >/dev/null
 step scripts/build-coredns.sh >/dev/null
+# the images include the MCS conformance suite's two (alpine/socat, nicolaka/netshoot)
 step test/k8s/build-images.sh --strait >/dev/null
-# ONE bring-up for every file of the suite (two-clusters, faults): up here, each file uses
+# the MCS API conformance suite (../shared/third_party/mcs-api, built with go test -c;
+# mcs-conformance.test.ts runs it on the same clusters)
+step test/k8s/build-mcs-conformance.sh >/dev/null
+# ONE bring-up for every file of the suite (two-clusters, faults, mcs-conformance): up here, each file uses
 # them (STRAIT_K8S_REUSE=1; the files take turns, the first deploys strait), down on every exit
 cache="$(test/k8s/build-apiserver.sh --print)"
 if [ -e "${STRAIT_K8S_STATE:-/run/strait-k8s}" ]; then

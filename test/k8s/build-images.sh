@@ -8,6 +8,14 @@
 #               the host's curl, dig and iperf3 with their libraries (OCI layout)
 #   coredns.tar localhost/coredns:test        scripts/build-coredns.sh's static binary (only when
 #               that is built: COREDNS_PRINT=1 asks it without building)
+#   mcs-socat.tar    docker.io/alpine/socat:1.7.4.4   } the two images the MCS conformance suite
+#   mcs-netshoot.tar docker.io/nicolaka/netshoot:v0.15 } (test/k8s/build-mcs-conformance.sh) runs,
+#               under the names its pods use, with what it runs in them: in the first Debian's
+#               socat 1.7.4.4 (its hello server: `socat TCP-LISTEN:42,... SYSTEM:'echo ...'`)
+#               and busybox's sh/grep/awk/tr; in the second BIND's nslookup (the suite parses its
+#               output), OpenBSD's nc (-4/-6 -v -w), dig, curl and busybox (sh, sleep, grep, awk,
+#               tail); no entrypoint in the second (the suite gives it a command as args), as
+#               upstream's; only when socat and nc.openbsd are installed (scripts/setup-system.sh)
 #   strait.tar  localhost/strait:test         test/image/build-image.sh, saved with buildah
 #               (docker-archive); only with --strait
 # into ${XDG_CACHE_HOME:-~/.cache}/strait/k8s/<version>/images/ and prints that directory.
@@ -32,17 +40,18 @@ fi
 sha() { sha256sum "$1" | cut -d' ' -f1; }
 size() { stat -c %s "$1"; }
 
-# oci_tar <rootfs dir> <image name> <entrypoint json> <out.tar>: one uncompressed layer
+# oci_tar <rootfs dir> <image name> <entrypoint json> <out.tar> [Entrypoint|Cmd]: one
+# uncompressed layer; the json is the image's Entrypoint (or its Cmd, with no Entrypoint)
 oci_tar() {
-  local rootfs=$1 name=$2 entry=$3 out=$4 work
+  local rootfs=$1 name=$2 entry=$3 out=$4 entryKey=${5:-Entrypoint} work
   work=$(mktemp -d)
   mkdir -p "$work/blobs/sha256"
   tar --numeric-owner --owner=0 --group=0 --sort=name --mtime=@0 -C "$rootfs" -cf "$work/layer.tar" .
   local ld ls cd cs md ms
   ld=$(sha "$work/layer.tar"); ls=$(size "$work/layer.tar")
   mv "$work/layer.tar" "$work/blobs/sha256/$ld"
-  printf '{"architecture":"amd64","os":"linux","config":{"Entrypoint":%s,"Env":["PATH=/bin"]},"rootfs":{"type":"layers","diff_ids":["sha256:%s"]}}' \
-    "$entry" "$ld" >"$work/config.json"
+  printf '{"architecture":"amd64","os":"linux","config":{"%s":%s,"Env":["PATH=/bin"]},"rootfs":{"type":"layers","diff_ids":["sha256:%s"]}}' \
+    "$entryKey" "$entry" "$ld" >"$work/config.json"
   cd=$(sha "$work/config.json"); cs=$(size "$work/config.json")
   mv "$work/config.json" "$work/blobs/sha256/$cd"
   printf '{"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json","config":{"mediaType":"application/vnd.oci.image.config.v1+json","digest":"sha256:%s","size":%s},"layers":[{"mediaType":"application/vnd.oci.image.layer.v1.tar","digest":"sha256:%s","size":%s}]}' \
@@ -136,7 +145,47 @@ if [ -n "$coredns" ] && [ -x "$coredns" ]; then
   fi
 fi
 
-# 4. strait (the Dockerfile's image)
+# 4. the MCS conformance suite's images (docker.io/alpine/socat, docker.io/nicolaka/netshoot)
+MCS_TOOLS=(/usr/bin/socat /bin/nc.openbsd /usr/bin/nslookup /usr/bin/dig /usr/bin/curl)
+mcs_missing=""
+for t in "${MCS_TOOLS[@]}"; do [ -x "$t" ] || mcs_missing="$mcs_missing $t"; done
+if [ -n "$mcs_missing" ]; then
+  log "not building the MCS conformance images:$mcs_missing missing (scripts/setup-system.sh installs socat, netcat-openbsd)"
+else
+  # mcs_root <applet>...: a rootfs with busybox and these applets, /etc for glibc's resolver
+  mcs_root() {
+    local root a
+    root=$(mktemp -d)
+    mkdir -p "$root/bin" "$root/tmp" "$root/etc"
+    cp /usr/bin/busybox "$root/bin/busybox"
+    for a in "$@"; do ln -s busybox "$root/bin/$a"; done
+    printf 'hosts: files dns\n' >"$root/etc/nsswitch.conf"
+    echo 'root:x:0:0:root:/:/bin/sh' >"$root/etc/passwd"
+    echo 'root:x:0:' >"$root/etc/group"
+    echo "$root"
+  }
+  key="$(sha /usr/bin/busybox)-$(sha /usr/bin/socat)-v1"
+  if [ "$(cat "$cache/mcs-socat.key" 2>/dev/null)" != "$key" ] || [ ! -f "$cache/mcs-socat.tar" ]; then
+    log "alpine/socat:1.7.4.4 from Debian's socat $(socat -V 2>/dev/null | sed -n 's/^socat version \([^ ]*\).*/\1/p')"
+    root=$(mcs_root sh grep awk tr echo cat sleep env ls ps)
+    copy_with_libs "$root" /usr/bin/socat
+    oci_tar "$root" docker.io/alpine/socat:1.7.4.4 '["socat"]' "$cache/mcs-socat.tar"
+    rm -rf "$root"
+    echo "$key" >"$cache/mcs-socat.key"
+  fi
+  key="$(sha /usr/bin/busybox)-$(cat "${MCS_TOOLS[@]:1}" | sha256sum | cut -c1-16)-v1"
+  if [ "$(cat "$cache/mcs-netshoot.key" 2>/dev/null)" != "$key" ] || [ ! -f "$cache/mcs-netshoot.tar" ]; then
+    log "nicolaka/netshoot:v0.15 from busybox, BIND's nslookup/dig, OpenBSD's nc and curl"
+    root=$(mcs_root sh grep awk tail head tr echo cat sleep env ls ps ip ifconfig hostname ping wget)
+    copy_with_libs "$root" "${MCS_TOOLS[@]:1}"
+    mv "$root/bin/nc.openbsd" "$root/bin/nc"
+    oci_tar "$root" docker.io/nicolaka/netshoot:v0.15 '["/bin/sh"]' "$cache/mcs-netshoot.tar" Cmd
+    rm -rf "$root"
+    echo "$key" >"$cache/mcs-netshoot.key"
+  fi
+fi
+
+# 5. strait (the Dockerfile's image)
 flock -u 8
 if [ "${1:-}" = "--strait" ]; then
   exec 7>"$cache/.lock-strait"

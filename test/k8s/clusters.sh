@@ -271,7 +271,11 @@ EOF
   local img
   # STRAIT_IMAGE_TAR: another strait image archive (docker-archive of localhost/strait:test) than
   # the cached one, e.g. one built from a branch's sources into a private buildah storage
-  for img in "$IMAGES/pause.tar" "$IMAGES/test.tar" ${WITH_COREDNS:+"$IMAGES/coredns.tar"} ${WITH_STRAIT:+"${STRAIT_IMAGE_TAR:-$IMAGES/strait.tar}"}; do
+  # the MCS conformance suite's two images (docker.io/alpine/socat, docker.io/nicolaka/netshoot)
+  # when build-images.sh made them (it needs socat and nc.openbsd on the host)
+  local mcs=()
+  [ -f "$IMAGES/mcs-socat.tar" ] && [ -f "$IMAGES/mcs-netshoot.tar" ] && mcs=("$IMAGES/mcs-socat.tar" "$IMAGES/mcs-netshoot.tar")
+  for img in "$IMAGES/pause.tar" "$IMAGES/test.tar" ${WITH_COREDNS:+"$IMAGES/coredns.tar"} "${mcs[@]}" ${WITH_STRAIT:+"${STRAIT_IMAGE_TAR:-$IMAGES/strait.tar}"}; do
     ctr -a "$s/containerd.sock" -n k8s.io images import --no-unpack "$img" >/dev/null \
       || die "could not import $img into $node"
   done
