@@ -20,7 +20,7 @@ import { after, before, test } from 'node:test';
 import { curlInWorld, pidsByCommandLine, twoClusterWorld } from '../helpers/world-ha.js';
 import { encodeBrokerInfo, MC_KINDS, OPERATOR_NAMESPACE, parseBrokerInfo } from '../../src/multicluster/control/clusterset/index.js';
 import { connectStoreFromFiles, type KubeObject, type ResourceStore } from '../../src/platform/store/index.js';
-import { BIN, root, strait, upWorld, type TestWorld } from '../helpers/world.js';
+import { BIN, root, strait, straitAsync, upWorld, type TestWorld } from '../helpers/world.js';
 
 /**
  * Two clusters, cluster-a's client on its worker, cluster-b's echo behind a Service on its
@@ -47,16 +47,7 @@ const measured: Record<string, Record<string, number | string>> = {};
 
 const s = (...args: string[]) => strait([...args, '--state-dir', world.stateDir]);
 /** the same, without blocking (surfaces are polled side by side) */
-function sAsync(...args: string[]): Promise<{ status: number | null; stdout: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BIN, ...args, '--state-dir', world.stateDir], { stdio: ['ignore', 'pipe', 'ignore'] });
-    let stdout = '';
-    child.stdout.on('data', (d: Buffer) => {
-      stdout += d.toString();
-    });
-    child.on('close', (status) => resolve({ status, stdout }));
-  });
-}
+const sAsync = (...args: string[]) => straitAsync([...args, '--state-dir', world.stateDir]);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const stores = new Map<string, ResourceStore>();

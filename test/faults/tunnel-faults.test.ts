@@ -16,7 +16,7 @@ import { after, before, test } from 'node:test';
 import { curlInWorld, pidsByCommandLine, twoClusterWorld } from '../helpers/world-ha.js';
 import { MC_KINDS, OPERATOR_NAMESPACE, readGateway } from '../../src/multicluster/control/clusterset/index.js';
 import { connectStoreFromFiles, type ResourceStore } from '../../src/platform/store/index.js';
-import { BIN, root, strait, upWorld, type TestWorld } from '../helpers/world.js';
+import { root, strait, straitAsync, upWorld, type TestWorld } from '../helpers/world.js';
 import { execInPod, findPod, type WorldRecord } from '../../src/cli/world-file.js';
 import { browserMissing, launchBrowser } from '../helpers/browser.js';
 import type { Page } from 'playwright-core';
@@ -105,17 +105,8 @@ after(async () => {
 });
 
 const s = (...args: string[]) => strait([...args, '--state-dir', world.stateDir]);
-/** the same, without blocking: surfaces are polled side by side, each at its own pace */
-function sAsync(...args: string[]): Promise<{ status: number | null; stdout: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BIN, ...args, '--state-dir', world.stateDir], { stdio: ['ignore', 'pipe', 'ignore'] });
-    let stdout = '';
-    child.stdout.on('data', (d: Buffer) => {
-      stdout += d.toString();
-    });
-    child.on('close', (status) => resolve({ status, stdout }));
-  });
-}
+/** the same, without blocking (surfaces are polled side by side) */
+const sAsync = (...args: string[]) => straitAsync([...args, '--state-dir', world.stateDir]);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** nft inside a cluster's gateway node (the world's network namespace of that node) */

@@ -1,6 +1,6 @@
 // Starting and stopping private test worlds (each with its own temp state dir, so
 // test files can run in parallel).
-import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
+import { spawn, spawnSync, type SpawnSyncReturns } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,6 +8,18 @@ import { isAlive } from '../../src/cli/world-file.js';
 
 export const root = process.env['STRAIT_ROOT'] ?? process.cwd();
 export const BIN = join(root, 'bin', 'strait.js');
+
+/** `strait ARGS` without blocking (a test polls several surfaces side by side, each at its own pace): exit status and stdout */
+export function straitAsync(args: string[]): Promise<{ status: number | null; stdout: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'ignore'] });
+    let stdout = '';
+    child.stdout.on('data', (d: Buffer) => {
+      stdout += d.toString();
+    });
+    child.on('close', (status) => resolve({ status, stdout }));
+  });
+}
 
 export function strait(args: string[], input?: string): SpawnSyncReturns<string> {
   return spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', input, timeout: 60_000 });
