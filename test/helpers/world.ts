@@ -21,8 +21,9 @@ export function straitAsync(args: string[]): Promise<{ status: number | null; st
   });
 }
 
-export function strait(args: string[], input?: string): SpawnSyncReturns<string> {
-  return spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', input, timeout: 60_000 });
+/** `strait ARGS`, killed after `timeoutMs` (a ceiling against a hung CLI, not a measure) */
+export function strait(args: string[], input?: string, timeoutMs = 60_000): SpawnSyncReturns<string> {
+  return spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', input, timeout: timeoutMs });
 }
 
 export interface TestWorld {
@@ -49,8 +50,9 @@ export interface TestWorld {
 
 /** `strait up --detach` in a new temp state dir, or in `stateDir` (a restart of a world that was there) */
 export function upWorld(extra: string[] = [], stateDir = mkdtempSync(join(tmpdir(), 'strait-world-'))): TestWorld {
-  const r = strait(['up', '--detach', '--state-dir', stateDir, ...extra]);
-  if (r.status !== 0) throw new Error(`strait up failed (${r.status}): ${r.stderr}${r.stdout}`);
+  // a world's start took more than 60 s at load 30 (the world's own readiness bounds its wait)
+  const r = strait(['up', '--detach', '--state-dir', stateDir, ...extra], undefined, 180_000);
+  if (r.status !== 0) throw new Error(`strait up failed (${r.status ?? r.signal}): ${r.stderr}${r.stdout}`);
   return {
     stateDir,
     upOutput: r.stdout + r.stderr,
