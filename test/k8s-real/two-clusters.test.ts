@@ -142,6 +142,122 @@ test("a pod on A's worker reaches a pod on B's worker with its own IP; B connect
   }
 });
 
+// What Submariner's `subctl show all` reads, read here with kubectl (CI cannot build subctl:
+// its modules are not on the Go module proxy): every Gateway record's local Endpoint and
+// every connection's remote one carry the gateway node's own InternalIP (never 0.0.0.0),
+// and that address is the one the tunnel really runs between (A's active gateway reached B
+// over it in the test above); the Broker object is in the broker's cluster (A) only; the
+// version records are package.json's. With STRAIT_SUBCTL=<a subctl binary> the real subctl
+// runs too and its output must say the same (docs/multicluster.md has it).
+test("Submariner's records as subctl reads them: the gateway nodes' real addresses, the Broker object on A, strait's version", {
+  skip: skip ?? false,
+  timeout: 300_000,
+}, async (t) => {
+  if (!needsDeploy(t)) return;
+  const version = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string }).version;
+  interface Ep {
+    cluster_id: string;
+    hostname: string;
+    private_ip: string;
+    public_ip: string;
+  }
+  interface Gw {
+    metadata: { name: string };
+    status: { version: string; haStatus: string; localEndpoint: Ep; connections?: { status: string; endpoint: Ep; usingIP?: string }[] };
+  }
+  const nodeIp = (L: string): Map<string, string> => {
+    const out = kubectl(L, 'get', 'nodes', '-o', 'jsonpath={range .items[*]}{.metadata.name}={.status.addresses[?(@.type=="InternalIP")].address} {end}');
+    return new Map(
+      out
+        .trim()
+        .split(/\s+/)
+        .map((kv) => kv.split('=') as [string, string]),
+    );
+  };
+  const ips = new Map([...nodeIp('a'), ...nodeIp('b')]);
+  const gateways = (L: string): Gw[] =>
+    (JSON.parse(kubectl(L, '-n', 'submariner-operator', 'get', 'gateways.submariner.io', '-o', 'json')) as { items: Gw[] }).items;
+  // A's active gateway connected to B (the test above), B's to A
+  const byCluster = await until(
+    'an active gateway connected to the other cluster in each',
+    () => {
+      const g = { a: gateways('a'), b: gateways('b') };
+      const ok = (['a', 'b'] as const).every((L) =>
+        g[L].some((x) => x.status.haStatus === 'active' && (x.status.connections ?? []).some((c) => c.status === 'connected')),
+      );
+      return ok ? g : undefined;
+    },
+    120_000,
+    2000,
+  );
+  const rows: string[] = [];
+  for (const L of ['a', 'b'] as const) {
+    for (const g of byCluster[L]) {
+      const ep = g.status.localEndpoint;
+      rows.push(`${L} ${g.metadata.name} ${g.status.haStatus} ${ep.private_ip} ${ep.public_ip}`);
+      assert.equal(ep.cluster_id, `cluster-${L}`);
+      assert.equal(ep.hostname, g.metadata.name);
+      assert.ok(ips.get(ep.hostname), `${ep.hostname} is a node of cluster-${L}: ${[...ips.keys()].join(', ')}`);
+      // the node's own InternalIP: 0.0.0.0 or any other address fails here
+      assert.equal(ep.private_ip, ips.get(ep.hostname), `Gateway ${g.metadata.name}'s private_ip`);
+      assert.equal(ep.public_ip, ips.get(ep.hostname), `Gateway ${g.metadata.name}'s public_ip (no tunnel.publicIP: the private one)`);
+      assert.equal(g.status.version, version, `Gateway ${g.metadata.name}'s status.version`);
+      for (const c of g.status.connections ?? []) {
+        const R = L === 'a' ? 'b' : 'a';
+        assert.equal(c.endpoint.cluster_id, `cluster-${R}`);
+        assert.equal(c.endpoint.private_ip, ips.get(c.endpoint.hostname), `${g.metadata.name}'s connection to ${c.endpoint.hostname}: ${JSON.stringify(c)}`);
+        if (c.usingIP) assert.equal(c.usingIP, c.endpoint.private_ip);
+        rows.push(`${L} ${g.metadata.name} -> ${c.endpoint.hostname} ${c.endpoint.private_ip} ${c.status}`);
+      }
+    }
+    // the Endpoint records say the same
+    const eps = (JSON.parse(kubectl(L, '-n', 'submariner-operator', 'get', 'endpoints.submariner.io', '-o', 'json')) as { items: { spec: Ep }[] }).items;
+    assert.ok(eps.length >= 2, `cluster-${L}: its own and the other cluster's Endpoint: ${JSON.stringify(eps.map((e) => e.spec))}`);
+    for (const { spec } of eps) assert.equal(spec.private_ip, ips.get(spec.hostname), `cluster-${L}: Endpoint ${JSON.stringify(spec)}`);
+    // the Submariner resource subctl looks up first: strait's version
+    const sub = JSON.parse(kubectl(L, '-n', 'submariner-operator', 'get', 'submariners.submariner.io', 'submariner', '-o', 'json')) as {
+      spec: { version: string; repository: string };
+    };
+    assert.deepEqual([sub.spec.repository, sub.spec.version], ['strait', version]);
+  }
+  // real traffic ran between exactly these addresses: A's active gateway's tunnel peer is B's gateway node
+  const activeA = byCluster.a.find((g) => g.status.haStatus === 'active')!;
+  const bGw = byCluster.b.find((g) => g.status.haStatus === 'active')!;
+  assert.ok(
+    (activeA.status.connections ?? []).some((c) => c.status === 'connected' && c.endpoint.private_ip === bGw.status.localEndpoint.private_ip),
+    JSON.stringify(activeA.status.connections),
+  );
+  // the Broker object: in A (the broker's cluster), as `subctl show brokers` lists it across namespaces
+  const brokers = (L: string): { metadata: { namespace: string; name: string }; spec: { components: string[]; globalnetEnabled: boolean } }[] =>
+    (JSON.parse(kubectl(L, 'get', 'brokers.submariner.io', '--all-namespaces', '-o', 'json')) as { items: [] }).items;
+  assert.deepEqual(
+    brokers('a').map((b) => [b.metadata.namespace, b.metadata.name, b.spec.globalnetEnabled]),
+    [['submariner-k8s-broker', 'submariner-broker', false]],
+  );
+  assert.ok(brokers('a')[0]!.spec.components.length > 0);
+  assert.deepEqual(brokers('b'), [], "B is not the broker's cluster");
+  console.log(`Submariner records: ${rows.join('; ')}`);
+  // the real subctl, where one was built (never in CI: it cannot fetch Submariner's modules)
+  const subctl = process.env['STRAIT_SUBCTL'];
+  if (!subctl) return;
+  // stdout and stderr in one stream, in the order subctl wrote them (its progress lines are on stderr)
+  const subctlShow = (what: string, L: string) =>
+    run(clusters, ['exec', 'sh', '-c', 'exec "$0" show "$1" --kubeconfig "$2" 2>&1', subctl, what, kubeconfig(L)], 120_000);
+  for (const L of ['a', 'b'] as const) {
+    // each section on its own too, for the record (docs/multicluster.md)
+    for (const what of ['connections', 'endpoints', 'gateways', 'networks', 'versions', 'brokers']) {
+      const s = subctlShow(what, L);
+      console.log(`subctl show ${what} (cluster-${L}), exit ${s.status}:\n${s.stdout}`);
+    }
+    const r = subctlShow('all', L);
+    console.log(`subctl show all (cluster-${L}), exit ${r.status}:\n${r.stdout}`);
+    assert.equal(r.status, 0, r.stdout);
+    assert.doesNotMatch(r.stdout, /0\.0\.0\.0/);
+    for (const g of byCluster[L]) assert.match(r.stdout, new RegExp(`${g.status.localEndpoint.private_ip.replace(/\./g, '\\.')}`));
+    if (L === 'a') assert.match(r.stdout, /submariner-k8s-broker\s+submariner-broker/);
+  }
+});
+
 test("a ClusterIP Service on B's worker from A's worker: HTTP 200 with the client's IP; the link carries only UDP 4500, never the marker", {
   skip: skip ?? false,
   timeout: 300_000,
