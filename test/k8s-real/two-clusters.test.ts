@@ -49,6 +49,7 @@ import {
   kubectlArgv,
   kubectlRun,
   packetSummary,
+  root,
   run,
   sh,
   sleep,
