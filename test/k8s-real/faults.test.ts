@@ -493,6 +493,22 @@ function gatewayLog(L: 'a' | 'b', node: string, t0: number): LogLine[] {
 }
 const text = (l: LogLine): string => l.msg ?? l.message ?? '';
 
+/** When a cluster's gateway logged that it took a new PSK (its own timestamp), after `since` (the kubelet syncs the Secret at its pace). */
+async function pskReloadedAt(what: string, c: 'a' | 'b', node: string, since: number): Promise<number> {
+  let at = Number.NaN;
+  await until(
+    what,
+    since,
+    () => {
+      const l = gatewayLog(c, node, since - 1000).find((x) => /tunnel PSK changed/.test(text(x)));
+      if (l) at = Date.parse(l.time);
+      return l !== undefined;
+    },
+    180_000,
+  );
+  return at;
+}
+
 test(
   'PSK mismatch (deploy-broker --new-psk, only cluster-b joins with the new file): error psk-mismatch within 10 s of the gateway taking the new PSK, every surface, diagnose names the fix; the fix brings it back',
   opts,
@@ -516,17 +532,7 @@ test(
       const tJoin = Date.now();
       // the join wrote B's Secret strait-psk; the kubelet puts it into the gateway's volume at
       // its next sync of the pod (up to its syncFrequency, 1 min, and the Secret cache's TTL)
-      let tReload = Number.NaN;
-      await until(
-        "B's gateway took the new PSK",
-        tJoin,
-        () => {
-          const l = gatewayLog('b', gwB.node, tJoin - 1000).find((x) => /tunnel PSK changed/.test(text(x)));
-          if (l) tReload = Date.parse(l.time);
-          return l !== undefined;
-        },
-        180_000,
-      );
+      const tReload = await pskReloadedAt("B's gateway took the new PSK", 'b', gwB.node, tJoin);
       const mismatch = (c: { status: string; reason?: string } | undefined): boolean => c?.status === 'error' && c.reason === 'psk-mismatch';
       const rec = async (ip: string, peer: string) => mismatch((await gatewayRecords(ip))?.recs.connections.find((c) => c.cluster === peer));
       const bound = CONTROL_BOUND_MS + CLI_SLACK_MS;
@@ -584,17 +590,7 @@ test(
       assert.equal(f.status, 0, f.stdout + f.stderr);
       fixed = true;
       const tFix = Date.now();
-      let tReloadA = Number.NaN;
-      await until(
-        "A's active gateway took the new PSK",
-        tFix,
-        () => {
-          const l = gatewayLog('a', gwA.node, tFix - 1000).find((x) => /tunnel PSK changed/.test(text(x)));
-          if (l) tReloadA = Date.parse(l.time);
-          return l !== undefined;
-        },
-        180_000,
-      );
+      const tReloadA = await pskReloadedAt("A's active gateway took the new PSK", 'a', gwA.node, tFix);
       const back = await allConnected(tReloadA, CONTROL_BOUND_MS);
       measured['psk-mismatch'] = {
         kubeletB: tReload - tJoin,
