@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { isStraitError } from '../../src/base/errors/index.js';
 import { SidecarProxy, validateSidecarConfig } from '../../src/mesh/dataplane/proxy/index.js';
+import { PodFlows } from '../../src/mesh/control/observe/index.js';
 
 const v1 = { inbound: { defaultMode: 'PERMISSIVE' }, outbound: { default: { mode: 'DISABLE' } } };
 
@@ -46,4 +47,20 @@ test('a running proxy handed a newer configuration keeps the one it had', () => 
   assert.equal(proxy.config.inbound.defaultMode, 'PERMISSIVE', 'not read as STRICT');
   proxy.update({ version: 1, inbound: { defaultMode: 'STRICT' }, outbound: { default: { mode: 'DISABLE' } } });
   assert.equal(proxy.config.inbound.defaultMode, 'STRICT');
+});
+
+test("a sidecar's flow report: no version and version 1 are merged; a newer one is refused whole, nothing merged", () => {
+  const entry = { address: '10.1.0.7', port: 80, tls: 'mtls', outcome: 'accepted', mode: 'STRICT', count: 2, firstSeen: 1000, lastSeen: 2000 };
+  const flows = new PodFlows(16);
+  assert.deepEqual(flows.merge({ limit: 16, evicted: 0, flows: [entry] }), { merged: 1, skipped: 0 });
+  assert.deepEqual(flows.merge({ version: 1, limit: 16, evicted: 0, flows: [entry] }), { merged: 1, skipped: 0 });
+  assert.throws(
+    () => flows.merge({ version: 2, limit: 16, evicted: 0, flows: [entry] }, Date.now(), 'the flow report of pod ns/p'),
+    (err: unknown) =>
+      isStraitError(err, 'STRAIT_ERR_VERSION_UNSUPPORTED') &&
+      /^the flow report of pod ns\/p has format version 2, which this strait does not read \(it reads version 1; no version means 1\): a newer strait wrote it/.test(
+        (err as Error).message,
+      ),
+  );
+  assert.equal([...flows.flows.values()][0]?.count, 4, 'the refused report added nothing');
 });

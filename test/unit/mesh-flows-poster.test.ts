@@ -118,7 +118,7 @@ test('a report in flight survives a full queue behind it; a report refused as su
     await p.send(report(99));
     assert.equal(p.queued, 0, 'not kept');
     assert.equal(p.dropped, 2);
-    assert.match(f.errors.at(-1) ?? '', /HTTP 400: the report was refused; dropped/);
+    assert.match(f.errors.at(-1) ?? '', /HTTP 400: the report was refused; dropped: \{"message":"bad"\}$/, "with the service's reason");
   } finally {
     f.close();
   }

@@ -6,3 +6,4 @@ export { type ErrorDefinition } from './define.js';
 export { E, ERROR_GROUPS, definitionOf, listErrorCodes, listErrorDefinitions, type ErrorCode, type ErrorCodeInfo, type ErrorOwner } from './codes.js';
 export { GRPC_CODES, KINDS, exitCodeOf, grpcStatusOf, listKinds, type ErrorKind, type GrpcStatusName } from './kinds.js';
 export { hostPortArg, positiveIntArg } from './args.js';
+export { formatVersionOf } from './format-version.js';

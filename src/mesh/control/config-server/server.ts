@@ -194,7 +194,7 @@ export async function serveMeshConfig(o: MeshConfigServerOptions): Promise<MeshC
     { cert: o.cert, key: o.key, minVersion: 'TLSv1.2' },
     handleWith(handle, (err) => {
       const e = toHttpError(err);
-      return { status: e.status, body: { message: e.message }, code: e.code };
+      return { status: e.status, body: { code: e.code, message: e.message }, code: e.code };
     }),
   );
   // long polls: the server must not cut them (Node's default request timeout is 300 s)

@@ -1,7 +1,8 @@
 // The flows of one pod as the agent keeps them: the sidecar's reports (count deltas) added
 // up, across restarts of the sidecar and of the agent (seeded from the stored object).
 // Bounded like the sidecar's table: the flow seen longest ago is evicted for a new one.
-import type { FlowMode, FlowOutcome, FlowReport, FlowReportEntry, FlowTls } from '../../dataplane/proxy/index.js';
+import { formatVersionOf } from '../../../base/errors/index.js';
+import { FLOW_REPORT_VERSIONS, type FlowMode, type FlowOutcome, type FlowReport, type FlowReportEntry, type FlowTls } from '../../dataplane/proxy/index.js';
 import type { ObservedFlow } from './types.js';
 
 /** A flow the agent holds: what the proxy reports, its count added up. */
@@ -53,9 +54,14 @@ export class PodFlows {
 
   constructor(readonly limit: number) {}
 
-  /** Add a sidecar's report; malformed entries are skipped (and counted in the result). */
-  merge(report: FlowReport | unknown, now = Date.now()): { merged: number; skipped: number } {
-    const r = (report && typeof report === 'object' ? report : {}) as { evicted?: unknown; flows?: unknown };
+  /**
+   * Add a sidecar's report; malformed entries are skipped (and counted in the result). A
+   * report of a format this strait does not read (a newer proxy's) is refused whole:
+   * STRAIT_ERR_VERSION_UNSUPPORTED, nothing merged.
+   */
+  merge(report: FlowReport | unknown, now = Date.now(), what = 'the flow report'): { merged: number; skipped: number } {
+    const r = (report && typeof report === 'object' ? report : {}) as { version?: unknown; evicted?: unknown; flows?: unknown };
+    formatVersionOf(what, r, FLOW_REPORT_VERSIONS);
     if (count(r.evicted)) this.evicted = addCapped(this.evicted, r.evicted);
     const list = Array.isArray(r.flows) ? r.flows : [];
     let merged = 0;

@@ -160,7 +160,7 @@ export class ObservationWriter {
   /** A sidecar's report ({type:'flows', report} over its IPC channel) for pod "ns/name". */
   report(pod: string, report: FlowReport | unknown): void {
     if (this.view && !observedPods(this.view, this.o.requireNetns).has(pod)) return;
-    const r = this.flowsOf(pod).merge(report);
+    const r = this.flowsOf(pod).merge(report, Date.now(), `the flow report of pod ${pod}`);
     if (r.skipped > 0) this.o.log?.warn({ pod, skipped: r.skipped }, 'sidecar flow report had malformed entries; skipped');
     this.queue.add(pod);
   }

@@ -147,7 +147,7 @@ export function meshFlowsPoster(
   const max = o.maxQueued ?? 30;
   let dropped = 0;
   let busy = false;
-  const post = (body: string): Promise<number> => {
+  const post = (body: string): Promise<{ status: number; text: string }> => {
     const token = readFileSync(o.tokenFile, 'utf8').trim();
     const ca = readFileSync(o.caFile, 'utf8');
     return new Promise((resolve, reject) => {
@@ -167,7 +167,7 @@ export function meshFlowsPoster(
           });
           res.on('end', () =>
             res.statusCode === 204 || res.statusCode === 400 || res.statusCode === 413
-              ? resolve(res.statusCode)
+              ? resolve({ status: res.statusCode, text })
               : reject(new Error(`HTTP ${res.statusCode}: ${text.slice(0, 300)}`)),
           );
           res.on('error', reject);
@@ -197,10 +197,11 @@ export function meshFlowsPoster(
       let inFlight: string | undefined;
       try {
         while ((inFlight = queue.shift()) !== undefined) {
-          const status = await post(inFlight);
+          const { status, text } = await post(inFlight);
           if (status !== 204) {
             dropped++;
-            o.onError(`${o.url}/v1/flows: HTTP ${status}: the report was refused; dropped`);
+            // the service's reason (e.g. STRAIT_ERR_VERSION_UNSUPPORTED from an older control module)
+            o.onError(`${o.url}/v1/flows: HTTP ${status}: the report was refused; dropped: ${text.slice(0, 300)}`);
           }
           inFlight = undefined;
         }

@@ -1,6 +1,6 @@
 // The configuration a sidecar proxy runs with: plain objects pushed to it by the
 // control plane (or the node agent) and swapped at runtime without a restart.
-import { E } from '../../../base/errors/index.js';
+import { E, formatVersionOf } from '../../../base/errors/index.js';
 import { trustDomainOf, type ProxyIdentity } from './identity.js';
 
 export type InboundMode = 'STRICT' | 'PERMISSIVE' | 'DISABLE';
@@ -60,8 +60,7 @@ export function validateSidecarConfig(raw: unknown): Readonly<SidecarConfig> {
   // the format's version first: a newer control module's configuration is refused as such, never
   // read as this format (or refused for a key this version does not know). No version: version 1,
   // what every control module sends today (docs/upgrades.md, "Version skew")
-  if (c['version'] !== undefined && !SIDECAR_CONFIG_VERSIONS.includes(c['version'] as number))
-    throw E.versionUnsupported('the sidecar configuration', c['version'], SIDECAR_CONFIG_VERSIONS);
+  formatVersionOf('the sidecar configuration', c, SIDECAR_CONFIG_VERSIONS);
   for (const k of Object.keys(c))
     if (!['version', 'identity', 'inbound', 'outbound'].includes(k))
       throw E.meshConfigInvalid(k, c[k], 'is not a known key (version, identity, inbound, outbound)');

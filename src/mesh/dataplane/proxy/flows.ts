@@ -36,7 +36,16 @@ export interface FlowReportEntry {
   lastSeen: number;
 }
 
+/**
+ * The flow report's format versions its readers take (docs/upgrades.md, "Version skew"):
+ * the proxy sends no `version` (version 1) until every control module of the previous
+ * release reads the next one.
+ */
+export const FLOW_REPORT_VERSIONS = [1];
+
 export interface FlowReport {
+  /** the format (absent: 1; FLOW_REPORT_VERSIONS) */
+  version?: number;
   limit: number;
   /** entries dropped for the bound since the previous report */
   evicted: number;

@@ -26,6 +26,7 @@ export {
   FlowTable,
   DEFAULT_FLOW_LIMIT,
   MAX_FLOW_LIMIT,
+  FLOW_REPORT_VERSIONS,
   type FlowMode,
   type FlowOutcome,
   type FlowReport,

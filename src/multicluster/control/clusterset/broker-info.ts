@@ -5,7 +5,7 @@
 // catches corruption and edits by anyone who does not hold the token; the join also
 // checks the token and PSK fingerprints against the broker, which refuses stale files.
 import { createHash, createHmac, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
-import { E } from '../../../base/errors/index.js';
+import { E, formatVersionOf } from '../../../base/errors/index.js';
 
 export const PSK_BYTES = 48;
 export const KNOWN_COMPONENTS = ['service-discovery', 'connectivity'] as const;
@@ -140,8 +140,7 @@ export function parseBrokerInfo(text: string, source = 'broker-info.subm'): Brok
   const field = (name: string, rule: string, value?: unknown) => E.mcBrokerInfoField(source, name, rule, value);
   // the version first: a newer deploy-broker's file is refused as such, never read as this
   // format (no version: 1, as every strait writes today; docs/upgrades.md, "Version skew")
-  if (doc['version'] !== undefined && !BROKER_INFO_VERSIONS.includes(doc['version'] as number))
-    throw E.versionUnsupported(`broker-info ${source}`, doc['version'], BROKER_INFO_VERSIONS);
+  formatVersionOf(`broker-info ${source}`, doc, BROKER_INFO_VERSIONS);
   for (const key of Object.keys(doc)) if (!ALLOWED_TOP.has(key)) throw field(key, 'is not a broker-info field');
   const str = (v: unknown, name: string, allowEmpty = false): string => {
     if (typeof v !== 'string') throw field(name, v === undefined ? 'is missing' : 'must be a string', v);
