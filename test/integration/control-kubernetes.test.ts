@@ -623,7 +623,10 @@ describe('the control daemon process on a real kube-apiserver (STRAIT_STORE=kube
       await new Promise((r) => setTimeout(r, 1100));
       const refused = join(tmp, 'flows-refused.json');
       assert.equal(await post(token, '{"version":2,"limit":256,"evicted":0,"flows":[]}', refused), '400');
-      assert.match(readFileSync(refused, 'utf8'), /STRAIT_ERR_VERSION_UNSUPPORTED.*the flow report of pod bookinfo\/meshpod has format version 2.*a newer strait wrote it/);
+      assert.match(
+        readFileSync(refused, 'utf8'),
+        /STRAIT_ERR_VERSION_UNSUPPORTED.*the flow report of pod bookinfo\/meshpod has format version 2.*a newer strait wrote it/,
+      );
     } finally {
       sidecar.kill('SIGTERM');
     }
