@@ -5,9 +5,12 @@
 // namespace with client-go's fields; it stops renewing; the other takes over after the
 // lease duration (one more leaseTransition), marks the former holder's Gateway record
 // passive, and kubectl reads it all. A stale resourceVersion is refused (409 -> conflict).
+// With gateway Node objects (label submariner.io/gateway=true) the liveness link needs no
+// ha.members: the active gateway's process killed -9, the passive one takes over at once.
 // Short timings (4 s / 3 s / 1 s) keep the file fast; the defaults are 15 s / 10 s / 2 s
 // (STRAIT_TEST_K8S_LEASE=15,10,2 runs it with them).
 import assert from 'node:assert/strict';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -19,6 +22,7 @@ import { openKubernetesStore, type KubeObject } from '../../src/platform/store/i
 import { startGateway, type Gateway } from '../../src/multicluster/dataplane/gateway/index.js';
 import { startGatewayHa, type GatewayHa } from '../../src/multicluster/control/gateway-ha/index.js';
 import { waitFor } from '../helpers/wait.js';
+import { freeTcpPort } from '../helpers/free-port.js';
 import { startTestCluster, type TestCluster } from '../k8s/cluster.js';
 
 const root = process.env['STRAIT_ROOT'] ?? process.cwd();
@@ -212,3 +216,76 @@ test('Kubernetes mode: a real Lease elects one gateway; when it stops renewing t
   );
   assert.equal(a.lost(), false);
 });
+
+test('Kubernetes mode, the liveness link from the gateway nodes: the active gateway process killed -9, the passive one takes the lease at once, not after the lease duration', async (t) => {
+  if (skip) {
+    t.skip(skip);
+    return;
+  }
+  // two gateway nodes, as the kubelet registers them (Node status may be set on create), on
+  // loopback addresses of their own; a long lease (20 s) so that only the link can explain a
+  // takeover within seconds
+  const timing = '20,15,2';
+  for (const [name, ip] of [
+    ['gw-node-1', '127.0.0.31'],
+    ['gw-node-2', '127.0.0.32'],
+  ] as const) {
+    const node = {
+      apiVersion: 'v1',
+      kind: 'Node',
+      metadata: { name, labels: { 'submariner.io/gateway': 'true' } },
+      status: { addresses: [{ type: 'InternalIP', address: ip }] },
+    };
+    const r = await cluster!.kubectlAsync(['create', '-f', '-'], JSON.stringify(node));
+    assert.equal(r.status, 0, r.stderr);
+  }
+  await cluster!.kubectlAsync(['delete', 'lease', 'strait-gateway', '-n', NS, '--ignore-not-found']);
+  const port = await freeTcpPort();
+  const fixture = join(root, 'dist', 'test', 'fixtures', 'gateway-ha-member.js');
+  const out = new Map<string, string>();
+  const members = new Map<string, ChildProcess>();
+  const start = (name: string): ChildProcess => {
+    const p = spawn(process.execPath, [fixture, name, kubeconfig, NS, String(port), timing], { stdio: ['ignore', 'pipe', 'pipe'] });
+    out.set(name, '');
+    p.stdout?.setEncoding('utf8').on('data', (d: string) => out.set(name, (out.get(name) ?? '') + d));
+    p.stderr?.setEncoding('utf8').on('data', (d: string) => out.set(name, (out.get(name) ?? '') + d));
+    members.set(name, p);
+    return p;
+  };
+  const said = (name: string, re: RegExp): boolean => re.test(out.get(name) ?? '');
+  const both = (): string => [...out].map(([n, o]) => `--- ${n}\n${o}`).join('\n');
+  try {
+    const first = start('gw-node-1');
+    await waitFor(() => said('gw-node-1', /^active$/m), 30_000, `gw-node-1 active\n${both()}`, 50);
+    start('gw-node-2');
+    await waitFor(() => said('gw-node-2', /lease held by gw-node-1: passive/), 30_000, `gw-node-2 passive\n${both()}`, 50);
+    // the passive one holds its link to the active one's address from gw-node-1's Node object
+    await waitFor(
+      async () => {
+        const r = await cluster!.kubectlAsync(['get', 'lease', 'strait-gateway', '-n', NS, '-o', 'jsonpath={.spec.holderIdentity}']);
+        return r.stdout === 'gw-node-1' && linkEstablished('127.0.0.31', port);
+      },
+      20_000,
+      `gw-node-2's liveness link to 127.0.0.31:${port}\n${both()}`,
+      100,
+    );
+    const killedAt = Date.now();
+    first.kill('SIGKILL');
+    await waitFor(() => said('gw-node-2', /^active$/m), 15_000, `gw-node-2 active after the kill\n${both()}`, 20);
+    const takeoverMs = Date.now() - killedAt;
+    console.log(`# kill -9 of the active gateway -> the passive one active in ${takeoverMs} ms (lease duration 20 s)`);
+    assert.ok(said('gw-node-2', /liveness link to the active gateway gw-node-1 closed: taking the lease over/), both());
+    assert.ok(takeoverMs < 10_000, `the link, not the 20 s lease expiry, decided (${takeoverMs} ms)`);
+    const r = await cluster!.kubectlAsync(['get', 'lease', 'strait-gateway', '-n', NS, '-o', 'jsonpath={.spec.holderIdentity}']);
+    assert.equal(r.stdout, 'gw-node-2');
+  } finally {
+    for (const p of members.values()) if (p.exitCode === null && p.signalCode === null) p.kill('SIGKILL');
+    await cluster!.kubectlAsync(['delete', 'node', 'gw-node-1', 'gw-node-2', '--ignore-not-found']);
+  }
+});
+
+/** An established TCP connection to address:port in this network namespace (ss), i.e. a liveness link. */
+function linkEstablished(address: string, port: number): boolean {
+  const r = spawnSync('ss', ['-Htn', 'state', 'established', 'dst', `${address}:${port}`], { encoding: 'utf8' });
+  return r.status === 0 && r.stdout.trim().length > 0;
+}

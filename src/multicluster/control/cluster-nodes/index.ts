@@ -21,15 +21,19 @@ interface NodeShape {
   status?: { addresses?: { type?: unknown; address?: unknown }[] };
 }
 
+/** A Node object's underlay address: its first IPv4 InternalIP (status.addresses), or undefined. */
+export function nodeInternalIPv4(obj: KubeObject): string | undefined {
+  const o = obj as unknown as NodeShape;
+  const addresses = Array.isArray(o.status?.addresses) ? o.status.addresses : [];
+  return addresses.find((a) => a?.type === 'InternalIP' && typeof a.address === 'string' && ipv4ToInt(a.address) !== undefined)?.address as string | undefined;
+}
+
 /** A Node object's underlay address and IPv4 pod CIDRs, or undefined when it lacks either. */
 export function clusterNodeOf(obj: KubeObject): ClusterNode | undefined {
   const o = obj as unknown as NodeShape;
   const cidrs = Array.isArray(o.spec?.podCIDRs) ? o.spec.podCIDRs : [o.spec?.podCIDR];
   const podCIDRs = cidrs.filter((c): c is string => typeof c === 'string' && isIPv4Cidr(c));
-  const addresses = Array.isArray(o.status?.addresses) ? o.status.addresses : [];
-  const address = addresses.find((a) => a?.type === 'InternalIP' && typeof a.address === 'string' && ipv4ToInt(a.address) !== undefined)?.address as
-    | string
-    | undefined;
+  const address = nodeInternalIPv4(obj);
   if (address === undefined || podCIDRs.length === 0) return undefined;
   return { name: obj.metadata.name, address, podCIDRs };
 }
@@ -47,6 +51,45 @@ export interface NodeWatch {
   /** true once the Node objects were listed and are watched */
   readonly synced: boolean;
   stop(): void;
+}
+
+/** The label of the nodes a gateway runs on (Submariner's, deploy/gateway.yaml's nodeSelector). */
+export const GATEWAY_NODE_LABEL = 'submariner.io/gateway';
+
+/**
+ * The gateway nodes' underlay addresses by node name (label submariner.io/gateway=true), listed
+ * and watched: the HA liveness link's members in Kubernetes mode (control/gateway-ha).
+ */
+export function watchGatewayNodes(
+  store: ResourceStore,
+  onError?: (err: unknown) => void,
+  clock: Clock = systemClock,
+): { readonly addresses: ReadonlyMap<string, string>; firstSync: Promise<void>; stop(): void } {
+  const addresses = new Map<string, string>();
+  const set = (o: KubeObject): void => {
+    const a = nodeInternalIPv4(o);
+    if (a) addresses.set(o.metadata.name, a);
+    else addresses.delete(o.metadata.name);
+  };
+  const informer = new Informer(
+    store,
+    kindRef(Kinds.Node),
+    { labelSelector: `${GATEWAY_NODE_LABEL}=true` },
+    {
+      onList(items) {
+        addresses.clear();
+        for (const o of items) set(o);
+      },
+      onEvent(type, obj) {
+        if (type === 'DELETED') addresses.delete(obj.metadata.name);
+        else set(obj);
+      },
+      ...(onError ? { onError } : {}),
+    },
+    { clock },
+  );
+  informer.start();
+  return { addresses, firstSync: informer.firstSync, stop: () => informer.stop() };
 }
 
 export function watchClusterNodes(store: ResourceStore, opts: NodeWatchOptions): NodeWatch {

@@ -12,11 +12,13 @@
 // cluster has joined, puts its Endpoint on the broker and copies the other clusters' from
 // there (in the world the multicluster daemon does all this, from /records).
 //
-// The liveness link (when `ha.members` lists both gateways): the active gateway listens on
-// TCP `ha.port` of its underlay address; the passive one holds a connection to it. When
-// the active process dies the kernel closes that connection at once, and the passive one
-// takes the lease without waiting for it to expire (a frozen or cut-off active one is
-// caught by the expiry).
+// The liveness link (when `ha.members` lists both gateways, or in Kubernetes mode without
+// `ha.members`: the nodes labelled submariner.io/gateway=true, by name and InternalIP, followed
+// by a watch): the active gateway listens on TCP `ha.port` of its underlay address; the
+// passive one holds a connection to it. When the active process dies (kill -9, a crash) the
+// kernel closes that connection at once, and the passive one takes the lease without waiting
+// for it to expire (a frozen or cut-off active one, whose connection stays open, is caught by
+// the expiry). `ha.liveness: false` turns it off (the lease expiry alone decides).
 //
 // Records on a change of holder: the gateway that takes the lease over marks the former
 // holder's Gateway record `passive` ("Lost the lease to ...: not reachable") and removes
@@ -33,6 +35,7 @@ import { E } from '../../../base/errors/index.js';
 import { listenServer } from '../../../base/net/index.js';
 import type { Gateway, GatewayHaConfig } from '../../dataplane/gateway/index.js';
 import { LEASE_KIND, LeaseElector, type LeaseSpec } from './lease.js';
+import { watchGatewayNodes } from '../cluster-nodes/index.js';
 import { markGatewayPassive, openBrokerOfCluster, OPERATOR_NAMESPACE, startRecordsPublisher } from '../clusterset/index.js';
 import { VERSION } from '../../../platform/cli-kit/index.js';
 import { connectStore, openKubernetesStore, type KubeObject, type ResourceStore } from '../../../platform/store/index.js';
@@ -138,6 +141,8 @@ class HaMember {
     private readonly liveness: { server: Server; clients: Set<Socket> } | undefined,
     private readonly log: Log,
     onLost: () => void,
+    /** a member's underlay address by name: `ha.members`, else the gateway nodes' (Kubernetes mode) */
+    private readonly addressOf: (name: string) => string | undefined = (name) => ha.members.find((m) => m.name === name)?.address,
   ) {
     const me = gw.config.name;
     const { timing, create } = lease;
@@ -179,7 +184,7 @@ class HaMember {
   }
 
   private onPassive(holder: string | undefined, epoch: number): void {
-    this.gw.becomePassive(this.ha.members.find((m) => m.name === holder)?.address, epoch);
+    this.gw.becomePassive(holder ? this.addressOf(holder) : undefined, epoch);
     this.log('info', `lease held by ${holder ?? 'nobody'}: passive (epoch ${epoch})`, { haStatus: 'passive', holder, epoch });
     this.follow(holder);
   }
@@ -207,10 +212,10 @@ class HaMember {
     if (this.stopped || !this.liveness || elector.isActive || !holder || holder === this.me) return;
     if (this.link && this.linkTo === holder) return;
     this.link?.destroy();
-    const m = this.ha.members.find((x) => x.name === holder);
-    if (!m) return;
+    const address = this.addressOf(holder);
+    if (!address) return;
     this.linkTo = holder;
-    const s = connect({ host: m.address, port: this.ha.port });
+    const s = connect({ host: address, port: this.ha.port });
     this.link = s;
     let established = false;
     s.setNoDelay(true);
@@ -315,8 +320,24 @@ export async function startGatewayHa(gw: Gateway, log: Log, onLost: () => void, 
   if (!ha) throw new Error('startGatewayHa without ha config');
   const self = ha.members.find((m) => m.name === gw.config.name);
   const lease = openLeaseStore(ha, env);
-  const liveness = self ? await listenLiveness(ha.port, self.address) : undefined;
-  const member = new HaMember(gw, ha, lease, liveness, log, onLost);
+  let liveness = self && ha.liveness ? await listenLiveness(ha.port, self.address) : undefined;
+  // Kubernetes mode without ha.members: the gateway nodes are the members
+  const nodes =
+    !self && lease.kubernetes && ha.members.length === 0 && ha.liveness
+      ? watchGatewayNodes(lease.store, (err) => log('warn', `listing/watching the gateway nodes failed; retrying: ${String(err)}`))
+      : undefined;
+  if (nodes) {
+    await withTimeout(nodes.firstSync, 10_000);
+    const mine = nodes.addresses.get(gw.config.name);
+    if (!mine) log('warn', `no gateway node named ${gw.config.name} with an InternalIP: no liveness link (the lease expiry alone decides)`);
+    else
+      liveness = await listenLiveness(ha.port, mine).catch((err: unknown) => {
+        log('warn', `the liveness link cannot listen on ${mine}:${ha.port}: ${String(err)} (the lease expiry alone decides)`);
+        return undefined;
+      });
+  }
+  const addressOf = (name: string): string | undefined => ha.members.find((m) => m.name === name)?.address ?? nodes?.addresses.get(name);
+  const member = new HaMember(gw, ha, lease, liveness, log, onLost, addressOf);
   const { elector } = member;
   elector.start();
   const records = lease.kubernetes ? await publishOwnRecords(gw, lease, log) : undefined;
@@ -327,6 +348,7 @@ export async function startGatewayHa(gw: Gateway, log: Log, onLost: () => void, 
     recordsNamespace: lease.recordsNamespace,
     async stop() {
       member.stop();
+      nodes?.stop();
       // a tick in flight may have read the record `active`: it lands before the mark below
       const publishing = records?.publisher.stop();
       // a planned stop: the record says so (nobody else would: the other one takes a released lease)

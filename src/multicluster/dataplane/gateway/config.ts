@@ -16,6 +16,11 @@ export interface GatewayPeerConfig {
 export interface GatewayHaConfig {
   /** every gateway node of the cluster (this one included): node name = lease holder identity */
   members: { name: string; address: string }[];
+  /**
+   * the liveness link (takeover at once when the active gateway's process dies): with `members`,
+   * or in Kubernetes mode from the gateway nodes; false: the lease expiry alone
+   */
+  liveness: boolean;
   /** the Lease object (namespace/name) in the cluster's store */
   leaseNamespace: string;
   leaseName: string;
@@ -173,6 +178,7 @@ const schema: ConfigSchema<GatewayConfig> = {
             properties: { name: { type: 'string', minLength: 1 }, address: ip },
           },
         },
+        liveness: { type: 'boolean', default: true },
         leaseNamespace: { type: 'string', default: 'submariner-operator' },
         leaseName: { type: 'string', default: 'strait-gateway' },
         leaseDurationMs: { type: 'integer', minimum: 200, maximum: 60000, default: 1000 },
