@@ -19,7 +19,8 @@ import { isStraitError } from '../../src/base/errors/index.js';
 import { LEASE_KIND, type LeaseSpec } from '../../src/multicluster/control/gateway-ha/index.js';
 import { brokerKubeconfig, OPERATOR_NAMESPACE, readGateway } from '../../src/multicluster/control/clusterset/index.js';
 import { openKubernetesStore, type KubeObject } from '../../src/platform/store/index.js';
-import { startGateway, type Gateway } from '../../src/multicluster/dataplane/gateway/index.js';
+import type { Gateway } from '../../src/multicluster/dataplane/gateway/index.js';
+import { startHaTestGateway } from '../helpers/gateway-ha-k8s.js';
 import { startGatewayHa, type GatewayHa } from '../../src/multicluster/control/gateway-ha/index.js';
 import { waitFor } from '../helpers/wait.js';
 import { freeTcpPort } from '../helpers/free-port.js';
@@ -71,19 +72,7 @@ after(async () => {
 });
 
 async function gateway(name: string, logs: string[]): Promise<{ gw: Gateway; ha: GatewayHa; lost: () => boolean }> {
-  const gw = await startGateway(
-    {
-      clusterId: 'cluster-a',
-      name,
-      psk: 'k8s-ha-psk-0123456789abcdef',
-      localSubnets: ['10.1.0.0/16'],
-      tunnel: { listen: '127.0.0.1', port: 0 },
-      vxlan: { listen: '127.0.0.1', port: 0 },
-      peers: [{ clusterId: 'cluster-b', endpoint: '127.0.0.1', port: 9, subnets: ['10.2.0.0/16'] }],
-      ha: { kubernetes: { kubeconfig, ...TIMING } },
-    },
-    { noTun: true },
-  );
+  const gw = await startHaTestGateway(name, kubeconfig, TIMING);
   const entry: { gw: Gateway; ha?: GatewayHa } = { gw };
   running.push(entry);
   let lost = false;
