@@ -215,10 +215,7 @@ test('Kubernetes mode, the liveness link from the gateway nodes: the active gate
   // loopback addresses of their own; a long lease (20 s) so that only the link can explain a
   // takeover within seconds
   const timing = '20,15,2';
-  for (const [name, ip] of [
-    ['gw-node-1', '127.0.0.31'],
-    ['gw-node-2', '127.0.0.32'],
-  ] as const) {
+  const addNode = async (name: string, ip: string): Promise<void> => {
     const node = {
       apiVersion: 'v1',
       kind: 'Node',
@@ -227,7 +224,8 @@ test('Kubernetes mode, the liveness link from the gateway nodes: the active gate
     };
     const r = await cluster!.kubectlAsync(['create', '-f', '-'], JSON.stringify(node));
     assert.equal(r.status, 0, r.stderr);
-  }
+  };
+  await addNode('gw-node-1', '127.0.0.31');
   await cluster!.kubectlAsync(['delete', 'lease', 'strait-gateway', '-n', NS, '--ignore-not-found']);
   const port = await freeTcpPort();
   const fixture = join(root, 'dist', 'test', 'fixtures', 'gateway-ha-member.js');
@@ -248,6 +246,9 @@ test('Kubernetes mode, the liveness link from the gateway nodes: the active gate
     await waitFor(() => said('gw-node-1', /^active$/m), 30_000, `gw-node-1 active\n${both()}`, 50);
     start('gw-node-2');
     await waitFor(() => said('gw-node-2', /lease held by gw-node-1: passive/), 30_000, `gw-node-2 passive\n${both()}`, 50);
+    // its own Node object only now (a slow first list, a node registered late): it listens then
+    await addNode('gw-node-2', '127.0.0.32');
+    await waitFor(() => said('gw-node-2', /liveness link: listening on 127\.0\.0\.32:/), 30_000, `gw-node-2 listening\n${both()}`, 50);
     // the passive one holds its link to the active one's address from gw-node-1's Node object
     await waitFor(
       async () => {

@@ -62,14 +62,13 @@ export const GATEWAY_NODE_LABEL = 'submariner.io/gateway';
  */
 export function watchGatewayNodes(
   store: ResourceStore,
-  onError?: (err: unknown) => void,
-  clock: Clock = systemClock,
+  o: { onChange?: (addresses: ReadonlyMap<string, string>) => void; onError?: (err: unknown) => void; clock?: Clock } = {},
 ): { readonly addresses: ReadonlyMap<string, string>; firstSync: Promise<void>; stop(): void } {
   const addresses = new Map<string, string>();
-  const set = (o: KubeObject): void => {
-    const a = nodeInternalIPv4(o);
-    if (a) addresses.set(o.metadata.name, a);
-    else addresses.delete(o.metadata.name);
+  const set = (obj: KubeObject): void => {
+    const a = nodeInternalIPv4(obj);
+    if (a) addresses.set(obj.metadata.name, a);
+    else addresses.delete(obj.metadata.name);
   };
   const informer = new Informer(
     store,
@@ -78,15 +77,17 @@ export function watchGatewayNodes(
     {
       onList(items) {
         addresses.clear();
-        for (const o of items) set(o);
+        for (const obj of items) set(obj);
+        o.onChange?.(addresses);
       },
       onEvent(type, obj) {
         if (type === 'DELETED') addresses.delete(obj.metadata.name);
         else set(obj);
+        o.onChange?.(addresses);
       },
-      ...(onError ? { onError } : {}),
+      ...(o.onError ? { onError: o.onError } : {}),
     },
-    { clock },
+    { clock: o.clock ?? systemClock },
   );
   informer.start();
   return { addresses, firstSync: informer.firstSync, stop: () => informer.stop() };

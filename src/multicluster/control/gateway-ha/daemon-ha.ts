@@ -138,11 +138,13 @@ class HaMember {
     private readonly gw: Gateway,
     private readonly ha: GatewayHaConfig,
     private readonly lease: LeaseStore,
-    private readonly liveness: { server: Server; clients: Set<Socket> } | undefined,
+    private liveness: { server: Server; clients: Set<Socket> } | undefined,
     private readonly log: Log,
     onLost: () => void,
     /** a member's underlay address by name: `ha.members`, else the gateway nodes' (Kubernetes mode) */
     private readonly addressOf: (name: string) => string | undefined = (name) => ha.members.find((m) => m.name === name)?.address,
+    /** the link is on: this gateway listens (now or once its address is known) and, while passive, follows the holder */
+    private readonly linkOn = liveness !== undefined,
   ) {
     const me = gw.config.name;
     const { timing, create } = lease;
@@ -209,7 +211,7 @@ class HaMember {
   /** While passive: hold a connection to the holder's liveness port; its close means the holder died. */
   private follow(holder: string | undefined): void {
     const elector = this.elector;
-    if (this.stopped || !this.liveness || elector.isActive || !holder || holder === this.me) return;
+    if (this.stopped || !this.linkOn || elector.isActive || !holder || holder === this.me) return;
     if (this.link && this.linkTo === holder) return;
     this.link?.destroy();
     const address = this.addressOf(holder);
@@ -267,6 +269,20 @@ class HaMember {
     }
   }
 
+  /** The listening side, once this gateway's own address is known (Kubernetes mode: from its Node object). */
+  setLiveness(l: { server: Server; clients: Set<Socket> }): void {
+    if (this.stopped) {
+      l.server.close();
+      return;
+    }
+    this.liveness = l;
+  }
+
+  /** Members' addresses changed: follow the holder if its address was not known before. */
+  refollow(): void {
+    if (!this.elector.isActive) this.follow(this.elector.holder);
+  }
+
   /** No more following or marking; the liveness link closed. */
   stop(): void {
     this.stopped = true;
@@ -320,24 +336,37 @@ export async function startGatewayHa(gw: Gateway, log: Log, onLost: () => void, 
   if (!ha) throw new Error('startGatewayHa without ha config');
   const self = ha.members.find((m) => m.name === gw.config.name);
   const lease = openLeaseStore(ha, env);
-  let liveness = self && ha.liveness ? await listenLiveness(ha.port, self.address) : undefined;
-  // Kubernetes mode without ha.members: the gateway nodes are the members
-  const nodes =
-    !self && lease.kubernetes && ha.members.length === 0 && ha.liveness
-      ? watchGatewayNodes(lease.store, (err) => log('warn', `listing/watching the gateway nodes failed; retrying: ${String(err)}`))
-      : undefined;
-  if (nodes) {
-    await withTimeout(nodes.firstSync, 10_000);
-    const mine = nodes.addresses.get(gw.config.name);
-    if (!mine) log('warn', `no gateway node named ${gw.config.name} with an InternalIP: no liveness link (the lease expiry alone decides)`);
-    else
-      liveness = await listenLiveness(ha.port, mine).catch((err: unknown) => {
-        log('warn', `the liveness link cannot listen on ${mine}:${ha.port}: ${String(err)} (the lease expiry alone decides)`);
-        return undefined;
-      });
-  }
+  const liveness = self && ha.liveness ? await listenLiveness(ha.port, self.address) : undefined;
+  // Kubernetes mode without ha.members: the gateway nodes are the members, followed by a watch;
+  // this gateway listens once its own Node object gives its address (whenever the list arrives)
+  const fromNodes = !self && lease.kubernetes && ha.members.length === 0 && ha.liveness;
+  let member: HaMember | undefined;
+  let listening: 'no' | 'pending' | 'yes' = 'no';
+  const nodes = fromNodes
+    ? watchGatewayNodes(lease.store, {
+        onError: (err) => log('warn', `listing/watching the gateway nodes failed; retrying: ${String(err)}`),
+        onChange: (addresses) => {
+          const mine = addresses.get(gw.config.name);
+          if (mine && listening === 'no') {
+            listening = 'pending';
+            listenLiveness(ha.port, mine).then(
+              (l) => {
+                listening = 'yes';
+                member?.setLiveness(l);
+                log('info', `liveness link: listening on ${mine}:${ha.port} (members: the gateway nodes ${[...addresses.keys()].join(', ')})`);
+              },
+              (err: unknown) => {
+                listening = 'no';
+                log('warn', `the liveness link cannot listen on ${mine}:${ha.port}: ${String(err)} (the lease expiry decides meanwhile)`);
+              },
+            );
+          }
+          member?.refollow();
+        },
+      })
+    : undefined;
   const addressOf = (name: string): string | undefined => ha.members.find((m) => m.name === name)?.address ?? nodes?.addresses.get(name);
-  const member = new HaMember(gw, ha, lease, liveness, log, onLost, addressOf);
+  member = new HaMember(gw, ha, lease, liveness, log, onLost, addressOf, liveness !== undefined || fromNodes);
   const { elector } = member;
   elector.start();
   const records = lease.kubernetes ? await publishOwnRecords(gw, lease, log) : undefined;
