@@ -340,7 +340,8 @@ export async function startGatewayHa(gw: Gateway, log: Log, onLost: () => void, 
   // Kubernetes mode without ha.members: the gateway nodes are the members, followed by a watch;
   // this gateway listens once its own Node object gives its address (whenever the list arrives)
   const fromNodes = !self && lease.kubernetes && ha.members.length === 0 && ha.liveness;
-  let member: HaMember | undefined;
+  // the member is made below, after the watch that needs it (its callbacks run later)
+  const ref: { member?: HaMember } = {};
   let listening: 'no' | 'pending' | 'yes' = 'no';
   const nodes = fromNodes
     ? watchGatewayNodes(lease.store, {
@@ -352,7 +353,7 @@ export async function startGatewayHa(gw: Gateway, log: Log, onLost: () => void, 
             listenLiveness(ha.port, mine).then(
               (l) => {
                 listening = 'yes';
-                member?.setLiveness(l);
+                ref.member?.setLiveness(l);
                 log('info', `liveness link: listening on ${mine}:${ha.port} (members: the gateway nodes ${[...addresses.keys()].join(', ')})`);
               },
               (err: unknown) => {
@@ -361,12 +362,13 @@ export async function startGatewayHa(gw: Gateway, log: Log, onLost: () => void, 
               },
             );
           }
-          member?.refollow();
+          ref.member?.refollow();
         },
       })
     : undefined;
   const addressOf = (name: string): string | undefined => ha.members.find((m) => m.name === name)?.address ?? nodes?.addresses.get(name);
-  member = new HaMember(gw, ha, lease, liveness, log, onLost, addressOf, liveness !== undefined || fromNodes);
+  const member = new HaMember(gw, ha, lease, liveness, log, onLost, addressOf, liveness !== undefined || fromNodes);
+  ref.member = member;
   const { elector } = member;
   elector.start();
   const records = lease.kubernetes ? await publishOwnRecords(gw, lease, log) : undefined;
