@@ -60,6 +60,9 @@
 #define MIN_FRAGMENT 64
 #define MAX_BODY (65536 + 64) // MAX_FRAGMENTED_BODY
 #define R_SLOTS 8             // DEFAULT_LIMITS.reassemblySlots
+#define VX_SLOTS 16           // the gateway's VXLAN_REASSEMBLY_SLOTS (all agents together)
+#define VX_TIMEOUT_MS 1000    // VXLAN_REASSEMBLY_TIMEOUT_MS
+#define EXT 12                // strait extension header (wire/vxlan EXT_HEADER)
 #define RX_MSGS 8
 #define RX_BYTES (65536 + 1024)
 #define TUN_BYTES (65536 + VNET)
@@ -91,6 +94,14 @@ enum {
   C_TUN_WRITE_ERRORS,
   C_UDP_READS,
   C_TUN_READS,
+  C_NO_ROUTE,
+  C_SPOOFED,
+  C_VX_RX_PACKETS,
+  C_VX_RX_BYTES,
+  C_VX_FRAGMENTS,
+  C_VX_REASSEMBLED,
+  C_VX_READS,
+  C_UP_VXLAN,
   C_GLOBAL
 };
 enum { P_RX_PACKETS, P_RX_BYTES, P_TX_PACKETS, P_TX_BYTES, P_AUTHENTICATED, P_STRIDE };
@@ -138,7 +149,9 @@ typedef struct {
   pthread_t thread;
   napi_threadsafe_function up;
   unsigned char vxhdr[VXLAN_HDR];
+  uint32_t vni;
   uint16_t agent_port;
+  rslot vx[VX_SLOTS]; // the agents' super-packets (key: agent address, message id)
   size_t max_dgram;
   int features;
   uint64_t reject_packets;
@@ -240,7 +253,7 @@ static void up(gwpath *p, int kind, const unsigned char *data, size_t len, uint3
     p->c[C_UP_DROPPED] += 1;
     return;
   }
-  p->c[kind == 0 ? C_UP_TUNNEL : C_UP_TUN] += 1;
+  p->c[kind == 0 ? C_UP_TUNNEL : kind == 1 ? C_UP_TUN : C_UP_VXLAN] += 1;
 }
 
 // --- receive ---------------------------------------------------------------------------
@@ -347,11 +360,12 @@ static int fragment_ok(const unsigned char *d, size_t len) {
 }
 
 // Reassembler.add() with its rules: the slot index when complete, -1 pending, -2 duplicate, -3 inconsistent
-static int reasm_add(
-    gwpath *p, dpeer *peer, uint32_t spi, int64_t seq, unsigned index, unsigned count, unsigned size, const unsigned char *src, size_t len, double now) {
+// (`r`: n slots; a message given up to make room is counted in *given_up when not NULL)
+static int reasm_add(rslot *r, int n, double *given_up, uint32_t spi, int64_t seq, unsigned index, unsigned count, unsigned size, const unsigned char *src,
+    size_t len, double now) {
   int slot = -1;
-  for (int i = 0; i < R_SLOTS; i++)
-    if (peer->r[i].in_use && peer->r[i].seq == seq && peer->r[i].spi == spi) {
+  for (int i = 0; i < n; i++)
+    if (r[i].in_use && r[i].seq == seq && r[i].spi == spi) {
       slot = i;
       break;
     }
@@ -359,18 +373,18 @@ static int reasm_add(
   if (slot < 0) {
     // claim: a free slot, else the one started longest ago
     int oldest = 0;
-    for (int i = 0; i < R_SLOTS; i++) {
-      if (!peer->r[i].in_use) {
+    for (int i = 0; i < n; i++) {
+      if (!r[i].in_use) {
         slot = i;
         break;
       }
-      if (peer->r[i].started < peer->r[oldest].started) oldest = i;
+      if (r[i].started < r[oldest].started) oldest = i;
     }
     if (slot < 0) {
       slot = oldest;
-      p->c[C_REASSEMBLY] += 1; // evicted or expired: a message given up either way
+      if (given_up) *given_up += 1; // evicted or expired: a message given up either way
     }
-    s = &peer->r[slot];
+    s = &r[slot];
     s->spi = spi;
     s->seq = seq;
     s->started = now;
@@ -381,7 +395,7 @@ static int reasm_add(
     s->in_use = 1;
     memset(s->seen, 0, sizeof s->seen);
   } else {
-    s = &peer->r[slot];
+    s = &r[slot];
     if (s->count != count || s->size != size) return -3;
   }
   if (s->seen[index]) return -2;
@@ -399,6 +413,8 @@ static int reasm_add(
 }
 
 static void reasm_expire(gwpath *p, double now) {
+  for (int j = 0; j < VX_SLOTS; j++)
+    if (p->vx[j].in_use && now - p->vx[j].started >= VX_TIMEOUT_MS) p->vx[j].in_use = 0;
   for (int i = 0; i < DP_PEERS; i++)
     for (int j = 0; j < R_SLOTS; j++) {
       rslot *s = &p->peers[i].r[j];
@@ -434,7 +450,7 @@ static void rx_fragment(gwpath *p, const unsigned char *d, size_t len, uint32_t 
   }
   p->c[C_FRAGS_RECEIVED] += 1;
   dpeer *peer = &p->peers[pi];
-  int slot = reasm_add(p, peer, spi, seq, d[2], d[3], (unsigned)d[16] << 8 | d[17], d + FRAG_HEADER, len - FRAG_HEADER, now);
+  int slot = reasm_add(peer->r, R_SLOTS, &p->c[C_REASSEMBLY], spi, seq, d[2], d[3], (unsigned)d[16] << 8 | d[17], d + FRAG_HEADER, len - FRAG_HEADER, now);
   if (slot < 0) {
     if (slot != -1) p->c[C_FRAGMENT] += 1;
     return;
@@ -470,6 +486,19 @@ static void rx_one(gwpath *p, const unsigned char *d, size_t len, uint32_t addr,
   }
 }
 
+// the UDP GRO segment size of a read (len when it is one datagram)
+static size_t gro_size(struct msghdr *m, size_t len) {
+  size_t seg = len;
+  for (struct cmsghdr *c = CMSG_FIRSTHDR(m); c; c = CMSG_NXTHDR(m, c)) {
+    if (c->cmsg_level == SOL_UDP && c->cmsg_type == UDP_GRO) {
+      int g;
+      memcpy(&g, CMSG_DATA(c), sizeof g);
+      if (g > 0) seg = (size_t)g;
+    }
+  }
+  return seg;
+}
+
 static void rx_burst(gwpath *p) {
   struct mmsghdr mm[RX_MSGS];
   struct iovec iov[RX_MSGS];
@@ -491,14 +520,7 @@ static void rx_burst(gwpath *p) {
     if (n <= 0) return;
     for (int i = 0; i < n; i++) {
       size_t len = mm[i].msg_len;
-      size_t seg = len;
-      for (struct cmsghdr *c = CMSG_FIRSTHDR(&mm[i].msg_hdr); c; c = CMSG_NXTHDR(&mm[i].msg_hdr, c)) {
-        if (c->cmsg_level == SOL_UDP && c->cmsg_type == UDP_GRO) {
-          int g;
-          memcpy(&g, CMSG_DATA(c), sizeof g);
-          if (g > 0) seg = (size_t)g;
-        }
-      }
+      size_t seg = gro_size(&mm[i].msg_hdr, len);
       if (mm[i].msg_hdr.msg_namelen < sizeof from[i] || from[i].sin_family != AF_INET) continue;
       p->c[C_UDP_READS] += 1;
       uint32_t addr = ntohl(from[i].sin_addr.s_addr);
@@ -522,31 +544,30 @@ static int fenced(gwpath *p, unsigned datagrams) {
   return 1;
 }
 
-// TunnelEndpoint.sendPacket() + seal() + sendFragments(), for a packet of a peer with a usable session
-static void tx_one(gwpath *p, const unsigned char *b, size_t n) {
-  if (n <= VNET) {
-    up(p, 1, b, n, 0, 0);
-    return;
-  }
-  int next = b[0] == 0 && b[1] == 0 ? 0 : 3;
-  const unsigned char *payload = next == 0 ? b + VNET : b;
-  size_t plen = next == 0 ? n - VNET : n;
-  int64_t dst = peek_addr(b + VNET, n - VNET, 16);
-  if (dst < 0) {
-    up(p, 1, b, n, 0, 0);
-    return;
-  }
+enum { SENT = 0, BAD_DST = -1, NO_ROUTE = -2, NOT_MINE = -3 };
+
+// Gateway.forward()/forwardVnet() + TunnelEndpoint.sendPacket() + seal() + sendFragments():
+// the payload (an IPv4 packet, or virtio_net_hdr + packet for next 3) to the peer whose
+// subnets hold its destination, when that peer has a session this thread may send on.
+// SENT (or dropped by the fence, counted), or why the caller must decide (nothing counted).
+static int seal_send(gwpath *p, int next, const unsigned char *payload, size_t plen) {
+  size_t ip = next == 3 ? VNET : 0;
+  int64_t dst = plen > ip ? peek_addr(payload + ip, plen - ip, 16) : -1;
+  if (dst < 0) return BAD_DST;
   double now = now_ms();
   pthread_mutex_lock(&strait_sess_mu);
   int pi = -1;
   for (int i = 0; i < DP_PEERS && pi < 0; i++)
     if (p->peers[i].used && in_subnets(&p->peers[i], (uint32_t)dst)) pi = i;
   dpeer *peer = pi >= 0 ? &p->peers[pi] : NULL;
-  if (!peer || !peer->send || peer->send->send_seq >= peer->send_limit || now >= peer->send_deadline || (next == 3 && !(peer->features & FEATURE_VNET)) ||
+  if (!peer) {
+    pthread_mutex_unlock(&strait_sess_mu);
+    return NO_ROUTE;
+  }
+  if (!peer->send || peer->send->send_seq >= peer->send_limit || now >= peer->send_deadline || (next == 3 && !(peer->features & FEATURE_VNET)) ||
       plen + TAG_LEN > MAX_BODY) {
     pthread_mutex_unlock(&strait_sess_mu);
-    up(p, 1, b, n, 0, 0);
-    return;
+    return NOT_MINE;
   }
   uint64_t seq = peer->send->send_seq++;
   unsigned char *h = p->hdr;
@@ -564,7 +585,7 @@ static void tx_one(gwpath *p, const unsigned char *b, size_t n) {
   pthread_mutex_unlock(&strait_sess_mu);
   if (!ok) {
     p->c[C_SEND_ERRORS] += 1;
-    return;
+    return SENT;
   }
   double *pc = p->c + C_GLOBAL + pi * P_STRIDE;
   pc[P_TX_PACKETS] += 1;
@@ -572,14 +593,14 @@ static void tx_one(gwpath *p, const unsigned char *b, size_t n) {
   p->c[C_SEALED] += 1;
   size_t body = plen + TAG_LEN;
   if (DATA_HEADER + body <= p->max_dgram || !frag) {
-    if (fenced(p, 1)) return;
+    if (fenced(p, 1)) return SENT;
     struct iovec iov[2] = {{h, DATA_HEADER}, {p->sealed, body}};
     if (strait_send_run(p->udp_fd, &to, p->stop_fd, &p->stop, iov, 1, 0) < 0) p->c[C_SEND_ERRORS] += 1;
-    return;
+    return SENT;
   }
   size_t size = p->max_dgram - FRAG_HEADER;
   size_t count = (body + size - 1) / size;
-  if (fenced(p, (unsigned)count)) return;
+  if (fenced(p, (unsigned)count)) return SENT;
   struct iovec iov[2 * MAX_FRAGS];
   for (size_t i = 0; i < count; i++) {
     unsigned char *f = p->frag_hdr[i];
@@ -607,16 +628,141 @@ static void tx_one(gwpath *p, const unsigned char *b, size_t n) {
     size_t k = count - i < per ? count - i : per;
     if (strait_send_run(p->udp_fd, &to, p->stop_fd, &p->stop, &iov[2 * i], (unsigned)k, seg) < 0) p->c[C_SEND_ERRORS] += 1;
   }
+  return SENT;
+}
+
+// Gateway.fromTun(): a TUN read (virtio_net_hdr + packet); what the thread cannot send goes up as read
+static void tx_one(gwpath *p, const unsigned char *b, size_t n) {
+  int plain = n > VNET && b[0] == 0 && b[1] == 0;
+  if (n <= VNET || seal_send(p, plain ? 0 : 3, plain ? b + VNET : b, plain ? n - VNET : n) != SENT) up(p, 1, b, n, 0, 0);
+}
+
+// --- VXLAN from the node agents ----------------------------------------------------------
+
+// the node table's rows of `addr` hold ip (NodeTable inPodCidrs): 1, 0; -1: addr is no node with pods
+static int node_has(gwpath *p, uint32_t addr, uint32_t ip) {
+  int known = -1;
+  for (int i = 0; i < p->nnodes; i++) {
+    if (p->node_addr[i] != addr) continue;
+    known = 0;
+    if ((ip & p->node_mask[i]) == p->node_net[i]) return 1;
+  }
+  return known;
+}
+
+// wire/vxlan extRule() for a fragment (kind 3): 1 when valid
+static int ext_fragment_ok(const unsigned char *e, size_t len) {
+  if (len < EXT || e[10] || e[11] || e[0] != 3 || e[3]) return 0;
+  unsigned index = e[1], count = e[2], size = (unsigned)e[8] << 8 | e[9];
+  if (count < 2 || count > MAX_FRAGS || index >= count || size < MIN_FRAGMENT || (count - 1) * size >= MAX_BODY) return 0;
+  size_t data = len - EXT;
+  return index < count - 1 ? data == size : data >= 1 && data <= size;
+}
+
+// Gateway.fromVxlan() / fromAgentExt() / reassembledFromAgent() for a frame from a node
+// agent (the gateway is active while the thread runs). Hellos, announcements, frames from
+// senders that are no node with pods, malformed frames, and packets this thread cannot
+// send go up as they came (the JS path decides and counts).
+static void vx_one(gwpath *p, const unsigned char *d, size_t len, uint32_t addr, uint16_t port) {
+  if (len < VXLAN_HDR || !(d[0] & 0x08) || ((uint32_t)d[4] << 16 | (uint32_t)d[5] << 8 | d[6]) != p->vni || node_has(p, addr, 0) < 0) {
+    up(p, 2, d, len, addr, port);
+    return;
+  }
+  unsigned et = (unsigned)d[20] << 8 | d[21];
+  if (et == 0x88b6) {
+    const unsigned char *e = d + VXLAN_HDR;
+    if (!ext_fragment_ok(e, len - VXLAN_HDR)) {
+      up(p, 2, d, len, addr, port); // a hello, or anything malformed
+      return;
+    }
+    p->c[C_VX_FRAGMENTS] += 1;
+    int slot = reasm_add(p->vx, VX_SLOTS, NULL, addr, be32(e + 4), e[1], e[2], (unsigned)e[8] << 8 | e[9], e + EXT, len - VXLAN_HDR - EXT, now_ms());
+    if (slot < 0) return;
+    rslot *s = &p->vx[slot];
+    s->in_use = 0;
+    size_t total = (size_t)s->total;
+    const unsigned char *b = s->buf + DATA_HEADER;
+    p->c[C_VX_REASSEMBLED] += 1;
+    p->c[C_VX_RX_PACKETS] += 1;
+    p->c[C_VX_RX_BYTES] += (double)total;
+    // a super-packet, too, must come from a pod of the node that sent its fragments
+    int64_t src = total > VNET ? peek_addr(b + VNET, total - VNET, 12) : -1;
+    if (src >= 0 && node_has(p, addr, (uint32_t)src) != 1) {
+      p->c[C_SPOOFED] += 1;
+      return;
+    }
+    int rc = seal_send(p, 3, b, total);
+    if (rc == BAD_DST) p->c[C_MALFORMED] += 1;
+    else if (rc == NO_ROUTE) p->c[C_NO_ROUTE] += 1;
+    else if (rc == NOT_MINE) up(p, 1, b, total, 0, 0); // as the TUN device would give it (Gateway.fromTun)
+    return;
+  }
+  if (len < VXLAN_HDR + 20 || (et != 0x0800 && et != 0x88b5)) {
+    up(p, 2, d, len, addr, port);
+    return;
+  }
+  size_t ip = et == 0x0800 ? VXLAN_HDR : VXLAN_HDR + VNET;
+  int64_t src = len > ip ? peek_addr(d + ip, len - ip, 12) : -1;
+  if (src >= 0 && node_has(p, addr, (uint32_t)src) != 1) {
+    p->c[C_VX_RX_PACKETS] += 1;
+    p->c[C_VX_RX_BYTES] += (double)(len - VXLAN_HDR);
+    p->c[C_SPOOFED] += 1;
+    return;
+  }
+  if (seal_send(p, et == 0x0800 ? 0 : 3, d + VXLAN_HDR, len - VXLAN_HDR) != SENT) {
+    up(p, 2, d, len, addr, port);
+    return;
+  }
+  p->c[C_VX_RX_PACKETS] += 1;
+  p->c[C_VX_RX_BYTES] += (double)(len - VXLAN_HDR);
+}
+
+static void vx_burst(gwpath *p) {
+  struct mmsghdr mm[RX_MSGS];
+  struct iovec iov[RX_MSGS];
+  struct sockaddr_in from[RX_MSGS];
+  char control[RX_MSGS][CMSG_SPACE(sizeof(int))];
+  for (int round = 0; round < 8 && !stopping(p); round++) {
+    memset(mm, 0, sizeof mm);
+    for (int i = 0; i < RX_MSGS; i++) {
+      iov[i].iov_base = p->rx[i];
+      iov[i].iov_len = RX_BYTES;
+      mm[i].msg_hdr.msg_name = &from[i];
+      mm[i].msg_hdr.msg_namelen = sizeof from[i];
+      mm[i].msg_hdr.msg_iov = &iov[i];
+      mm[i].msg_hdr.msg_iovlen = 1;
+      mm[i].msg_hdr.msg_control = control[i];
+      mm[i].msg_hdr.msg_controllen = sizeof control[i];
+    }
+    int n = recvmmsg(p->vx_fd, mm, RX_MSGS, MSG_DONTWAIT, NULL);
+    if (n <= 0) return;
+    for (int i = 0; i < n; i++) {
+      size_t len = mm[i].msg_len;
+      size_t seg = gro_size(&mm[i].msg_hdr, len);
+      if (mm[i].msg_hdr.msg_namelen < sizeof from[i] || from[i].sin_family != AF_INET) continue;
+      p->c[C_VX_READS] += 1;
+      uint32_t addr = ntohl(from[i].sin_addr.s_addr);
+      uint16_t port = ntohs(from[i].sin_port);
+      if (len == 0) {
+        up(p, 2, p->rx[i], 0, addr, port);
+        continue;
+      }
+      for (size_t o = 0; o < len; o += seg) vx_one(p, p->rx[i] + o, o + seg < len ? seg : len - o, addr, port);
+    }
+    if (n < RX_MSGS) return;
+  }
 }
 
 static void *run(void *arg) {
   gwpath *p = arg;
-  struct pollfd fds[3] = {{p->udp_fd, POLLIN, 0}, {p->tun_fd, POLLIN, 0}, {p->stop_fd, POLLIN, 0}};
+  pthread_setname_np(pthread_self(), "strait-gwpath"); // per-thread CPU in /proc, perf
+  struct pollfd fds[4] = {{p->udp_fd, POLLIN, 0}, {p->tun_fd, POLLIN, 0}, {p->stop_fd, POLLIN, 0}, {p->vx_fd, POLLIN, 0}};
   while (!stopping(p)) {
-    int rc = poll(fds, 3, 100);
+    int rc = poll(fds, 4, 100);
     if (rc < 0 && errno != EINTR) break;
     if (fds[2].revents) break;
     if (fds[0].revents & POLLIN) rx_burst(p);
+    if (fds[3].revents & POLLIN) vx_burst(p);
     if (fds[1].revents & POLLIN) {
       for (int i = 0; i < BURST && !stopping(p); i++) {
         ssize_t n = read(p->tun_fd, p->tun, sizeof p->tun);
@@ -625,7 +771,7 @@ static void *run(void *arg) {
         tx_one(p, p->tun, (size_t)n);
       }
     }
-    if ((fds[0].revents | fds[1].revents) & (POLLERR | POLLHUP | POLLNVAL)) {
+    if ((fds[0].revents | fds[1].revents | fds[3].revents) & (POLLERR | POLLHUP | POLLNVAL)) {
       // a device gone: only TypeScript decides to stop; do not spin meanwhile
       if (poll(&fds[2], 1, 10) > 0) break;
     }
@@ -669,6 +815,7 @@ static gwpath *join_slot(int i) {
 }
 
 static void free_path(gwpath *p) {
+  for (int j = 0; j < VX_SLOTS; j++) free(p->vx[j].buf);
   for (int i = 0; i < DP_PEERS; i++)
     for (int j = 0; j < R_SLOTS; j++) free(p->peers[i].r[j].buf);
   free(p);
@@ -678,6 +825,7 @@ static void stop_slot(napi_env env, int i) {
   gwpath *p = join_slot(i);
   strait_reader_pause(p->udp_fd, 0);
   strait_reader_pause(p->tun_fd, 0);
+  strait_reader_pause(p->vx_fd, 0);
   napi_release_threadsafe_function(p->up, napi_tsfn_release);
   napi_delete_reference(env, p->counters_ref);
   free_path(p);
@@ -743,7 +891,7 @@ napi_value strait_js_gwpath_start(napi_env env, napi_callback_info info) {
   if (reject < 1) return strait_throw_usage(env, "tunnelPathStart", "argument 8 (rejectAfterPackets) must be at least 1, got %lld", (long long)reject);
   int slot = -1;
   for (int i = 0; i < DP_MAX; i++) {
-    if (paths[i] && (paths[i]->udp_fd == udp_fd || paths[i]->tun_fd == tun_fd))
+    if (paths[i] && (paths[i]->udp_fd == udp_fd || paths[i]->tun_fd == tun_fd || paths[i]->vx_fd == vx_fd))
       return strait_throw_errno(env, "tunnelPathStart: this socket or device has a data path already", EBUSY);
     if (!paths[i] && slot < 0) slot = i;
   }
@@ -755,6 +903,7 @@ napi_value strait_js_gwpath_start(napi_env env, napi_callback_info info) {
   p->vx_fd = vx_fd;
   p->env = env;
   memcpy(p->vxhdr, vx, VXLAN_HDR);
+  p->vni = (uint32_t)p->vxhdr[4] << 16 | (uint32_t)p->vxhdr[5] << 8 | p->vxhdr[6];
   p->agent_port = (uint16_t)agent_port;
   p->max_dgram = (size_t)maxd;
   p->features = features;
@@ -777,6 +926,7 @@ napi_value strait_js_gwpath_start(napi_env env, napi_callback_info info) {
   // the thread reads both descriptors from now on; the event-loop readers wait
   strait_reader_pause(udp_fd, 1);
   strait_reader_pause(tun_fd, 1);
+  strait_reader_pause(vx_fd, 1);
   pthread_mutex_lock(&strait_sess_mu);
   paths[slot] = p;
   pthread_mutex_unlock(&strait_sess_mu);
@@ -787,6 +937,7 @@ napi_value strait_js_gwpath_start(napi_env env, napi_callback_info info) {
     pthread_mutex_unlock(&strait_sess_mu);
     strait_reader_pause(udp_fd, 0);
     strait_reader_pause(tun_fd, 0);
+    strait_reader_pause(vx_fd, 0);
     napi_release_threadsafe_function(p->up, napi_tsfn_release);
     napi_delete_reference(env, p->counters_ref);
     close(p->stop_fd);

@@ -59,7 +59,7 @@ const C = {
   upTun: 12,
   tunReads: 19,
 };
-const PEER0 = 20;
+const PEER0 = 28;
 const LOCAL_INDEX = 0x1111;
 const REMOTE_INDEX = 0x2222;
 const MAX_DGRAM = 1472;
@@ -112,7 +112,7 @@ async function harness(): Promise<Harness> {
   const peer = await bind((m) => fromPath.push(m));
   const keys: SessionKeys = { send: randomBytes(32), recv: randomBytes(32), sendSalt: randomBytes(4), recvSalt: randomBytes(4) };
   const session = n.tunnelSessionNew(keys.send, keys.sendSalt, keys.recv, keys.recvSalt, 0);
-  const counters = new Float64Array(100);
+  const counters = new Float64Array(108);
   const ups: Harness['ups'] = [];
   const vxhdr = Buffer.alloc(VXLAN_OVERHEAD);
   writeHeaders(vxhdr, 0, 100, AGENT_MAC, GATEWAY_MAC, ETHERTYPE_IPV4);

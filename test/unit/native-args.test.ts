@@ -25,7 +25,7 @@ const buf = Buffer.alloc(64);
 const hdr = Buffer.alloc(22);
 const secret = Buffer.alloc(32);
 const counters = new Float64Array(8);
-const pathCounters = new Float64Array(100);
+const pathCounters = new Float64Array(108);
 const key = Buffer.alloc(32);
 const salt = Buffer.alloc(4);
 const fn = (): void => undefined;

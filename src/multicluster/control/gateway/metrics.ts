@@ -183,7 +183,7 @@ function nativePathMetrics(registry: Registry, gw: Gateway): void {
   });
   new Counter({
     name: 'strait_gateway_native_path_packets_total',
-    help: 'Native data path: messages opened and packets sealed on its thread, and datagrams (up_tunnel) or TUN packets (up_tun) it handed to the JS path',
+    help: 'Native data path: messages opened and packets sealed on its thread, and tunnel datagrams (up_tunnel), TUN packets (up_tun) or agent VXLAN frames (up_vxlan) it handed to the JS path',
     labelNames: ['event'],
     registers: [registry],
     collect() {
@@ -193,6 +193,7 @@ function nativePathMetrics(registry: Registry, gw: Gateway): void {
       this.inc({ event: 'sealed' }, stats.sealed);
       this.inc({ event: 'up_tunnel' }, stats.upTunnel);
       this.inc({ event: 'up_tun' }, stats.upTun);
+      this.inc({ event: 'up_vxlan' }, stats.upVxlan);
       this.inc({ event: 'up_dropped' }, stats.upDropped);
       this.inc({ event: 'send_errors' }, stats.sendErrors);
       this.inc({ event: 'tun_write_errors' }, stats.tunWriteErrors);

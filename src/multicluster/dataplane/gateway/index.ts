@@ -364,7 +364,8 @@ export class Gateway implements SegmentSink {
   /** What the native thread did not take: a tunnel datagram (kind 0) or a TUN packet (kind 1), as if read here. */
   private readonly fromNativePath = (kind: number, bytes: Buffer, addr: number, port: number): void => {
     if (kind === 0) this.fromTunnel(bytes, intToIpv4(addr), port);
-    else this.fromTun(bytes, 0, bytes.length);
+    else if (kind === 1) this.fromTun(bytes, 0, bytes.length);
+    else this.fromVxlan(bytes, intToIpv4(addr), port);
   };
 
   /**

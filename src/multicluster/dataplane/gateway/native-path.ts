@@ -1,6 +1,6 @@
 // The gateway's bulk data path on a native thread (native/src/gwpath.c): tunnel UDP receive
-// -> replay check -> AEAD open -> TUN write or VXLAN to the node agent, and TUN read ->
-// seal -> UDP GSO, on sessions whose keys, counters and windows live in the addon
+// -> replay check -> AEAD open -> TUN write or VXLAN to the node agent, and TUN read or the
+// agents' VXLAN frames (reassembled) -> seal -> UDP GSO, on sessions whose keys, counters and windows live in the addon
 // (tunnel/native-session.ts). Every decision stays in TypeScript: this class tells the
 // thread which session it sends on for each peer (with the packet limit and lifetime the
 // endpoint enforces), which sessions it may open (confirmed, connected, from the peer's
@@ -36,8 +36,16 @@ const C = {
   tunWriteErrors: 17,
   udpReads: 18,
   tunReads: 19,
+  noRoute: 20,
+  spoofed: 21,
+  vxlanRxPackets: 22,
+  vxlanRxBytes: 23,
+  vxlanFragments: 24,
+  vxlanReassembled: 25,
+  vxlanReads: 26,
+  upVxlan: 27,
 } as const;
-const GLOBAL = 20;
+const GLOBAL = 28;
 const PEER_STRIDE = 5;
 const P_RX_PACKETS = 0;
 const P_RX_BYTES = 1;
@@ -54,21 +62,27 @@ export interface NativePathStats {
   /** messages opened and delivered / packets sealed and sent on the thread */
   opened: number;
   sealed: number;
-  /** tunnel datagrams and TUN packets handed up to TypeScript, and hand-ups lost to a full queue */
+  /** tunnel datagrams, TUN packets and agents' VXLAN frames handed up to TypeScript, and hand-ups lost to a full queue */
   upTunnel: number;
   upTun: number;
+  upVxlan: number;
   upDropped: number;
   sendErrors: number;
   tunWriteErrors: number;
   udpReads: number;
   tunReads: number;
+  vxlanReads: number;
 }
 
 /** The gateway's counters the thread adds to (VxlanCounters' fields). */
 export interface NativePathGatewayCounters {
+  rxPackets: number;
+  rxBytes: number;
   txPackets: number;
   txBytes: number;
   fencedDrops: number;
+  fragments: number;
+  reassembled: number;
 }
 
 export interface NativePathOptions {
@@ -83,7 +97,7 @@ export interface NativePathOptions {
   maxDatagram: number;
   /** FEATURE_* bits this gateway accepts */
   features: number;
-  /** a datagram or a TUN packet the thread did not take */
+  /** what the thread did not take: a tunnel datagram (kind 0), a TUN packet (1), an agent's VXLAN frame (2) */
   onUp(kind: number, bytes: Buffer, addr: number, port: number): void;
 }
 
@@ -203,6 +217,8 @@ export class NativePath {
     k.drops.malformed += d(C.malformed);
     k.drops.fragment += d(C.fragment);
     k.drops.reassembly += d(C.reassembly);
+    k.drops.no_route += d(C.noRoute);
+    k.drops.spoofed_source += d(C.spoofed);
     k.fragmentsSent += d(C.fragmentsSent);
     k.fragmentsReceived += d(C.fragmentsReceived);
     k.reassembled += d(C.reassembled);
@@ -210,6 +226,10 @@ export class NativePath {
     g.fencedDrops += d(C.fenced);
     g.txPackets += d(C.vxlanTxPackets);
     g.txBytes += d(C.vxlanTxBytes);
+    g.rxPackets += d(C.vxlanRxPackets);
+    g.rxBytes += d(C.vxlanRxBytes);
+    g.fragments += d(C.vxlanFragments);
+    g.reassembled += d(C.vxlanReassembled);
     const now = t.monotonic();
     for (const [peer, slot] of this.slots) {
       const b = GLOBAL + slot * PEER_STRIDE;
@@ -229,11 +249,13 @@ export class NativePath {
       sealed: c[C.sealed] as number,
       upTunnel: c[C.upTunnel] as number,
       upTun: c[C.upTun] as number,
+      upVxlan: c[C.upVxlan] as number,
       upDropped: c[C.upDropped] as number,
       sendErrors: c[C.sendErrors] as number,
       tunWriteErrors: c[C.tunWriteErrors] as number,
       udpReads: c[C.udpReads] as number,
       tunReads: c[C.tunReads] as number,
+      vxlanReads: c[C.vxlanReads] as number,
     };
   }
 
