@@ -146,7 +146,8 @@ typedef struct {
   int udp_fd, tun_fd, vx_fd, stop_fd;
   int stop;
   napi_env env;
-  pthread_t thread;
+  pthread_t thread, thread2;
+  int threads; // 1: one thread for everything; 2: receive (tunnel socket) and send (TUN, VXLAN) apart
   napi_threadsafe_function up;
   unsigned char vxhdr[VXLAN_HDR];
   uint32_t vni;
@@ -157,7 +158,6 @@ typedef struct {
   uint64_t reject_packets;
   double reasm_timeout;
   int64_t fence_us; // CLOCK_MONOTONIC µs after which nothing is sent; 0: no fence
-  double last_expire;
   dpeer peers[DP_PEERS];
   dreg reg[DP_REG];
   int nnodes;
@@ -166,6 +166,7 @@ typedef struct {
   napi_ref counters_ref;
   // the thread's buffers
   unsigned char rx[RX_MSGS][RX_BYTES];
+  unsigned char vxrx[RX_MSGS][RX_BYTES];
   unsigned char tun[TUN_BYTES];
   unsigned char sealed[MAX_BODY + 64];
   unsigned char plain[MAX_BODY + 64];
@@ -209,6 +210,22 @@ static int stopping(gwpath *p) {
   return __atomic_load_n(&p->stop, __ATOMIC_ACQUIRE);
 }
 
+// add to a counter; with two threads, counters either may touch are added atomically
+static void cadd(gwpath *p, int i, double v) {
+  if (p->threads == 1) {
+    p->c[i] += v;
+    return;
+  }
+  uint64_t *w = (uint64_t *)&p->c[i];
+  uint64_t old = __atomic_load_n(w, __ATOMIC_RELAXED), nu;
+  do {
+    double d;
+    memcpy(&d, &old, sizeof d);
+    d += v;
+    memcpy(&nu, &d, sizeof nu);
+  } while (!__atomic_compare_exchange_n(w, &old, nu, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+}
+
 // --- up to TypeScript ------------------------------------------------------------------
 
 typedef struct {
@@ -240,7 +257,7 @@ static void call_up(napi_env env, napi_value fn, void *ctx, void *data) {
 static void up(gwpath *p, int kind, const unsigned char *data, size_t len, uint32_t addr, uint16_t port) {
   up_item *it = malloc(sizeof *it + len);
   if (!it) {
-    p->c[C_UP_DROPPED] += 1;
+    cadd(p, C_UP_DROPPED, 1);
     return;
   }
   it->kind = kind;
@@ -250,10 +267,10 @@ static void up(gwpath *p, int kind, const unsigned char *data, size_t len, uint3
   memcpy(it->data, data, len);
   if (napi_call_threadsafe_function(p->up, it, napi_tsfn_nonblocking) != napi_ok) {
     free(it);
-    p->c[C_UP_DROPPED] += 1;
+    cadd(p, C_UP_DROPPED, 1);
     return;
   }
-  p->c[kind == 0 ? C_UP_TUNNEL : kind == 1 ? C_UP_TUN : C_UP_VXLAN] += 1;
+  cadd(p, kind == 0 ? C_UP_TUNNEL : kind == 1 ? C_UP_TUN : C_UP_VXLAN, 1);
 }
 
 // --- receive ---------------------------------------------------------------------------
@@ -287,7 +304,7 @@ static void tun_write(gwpath *p, const unsigned char *a, size_t alen, const unsi
     struct pollfd pfd[2] = {{p->tun_fd, POLLOUT, 0}, {p->stop_fd, POLLIN, 0}};
     poll(pfd, 2, 10);
   }
-  p->c[C_TUN_WRITE_ERRORS] += 1;
+  cadd(p, C_TUN_WRITE_ERRORS, 1);
 }
 
 // Gateway.deliver(): the sender's allowed IPs, then VXLAN to the node or into the TUN device.
@@ -299,7 +316,7 @@ static void deliver(gwpath *p, int pi, int next, const unsigned char *plain, siz
   size_t ip_off = next == 3 ? VNET : 0;
   int64_t src = len >= ip_off ? peek_addr(plain + ip_off, len - ip_off, 12) : -1;
   if (src < 0 || !in_subnets(peer, (uint32_t)src)) {
-    p->c[C_AUTH] += 1;
+    cadd(p, C_AUTH, 1);
     return;
   }
   if (next == 3) {
@@ -314,9 +331,9 @@ static void deliver(gwpath *p, int pi, int next, const unsigned char *plain, siz
     to.sin_port = htons(p->agent_port);
     to.sin_addr.s_addr = htonl(p->node_addr[i]);
     struct iovec iov[2] = {{p->vxhdr, VXLAN_HDR}, {(void *)plain, len}};
-    p->c[C_VX_TX_PACKETS] += 1;
-    p->c[C_VX_TX_BYTES] += (double)len;
-    if (strait_send_run(p->vx_fd, &to, p->stop_fd, &p->stop, iov, 1, 0) < 0) p->c[C_SEND_ERRORS] += 1;
+    cadd(p, C_VX_TX_PACKETS, 1);
+    cadd(p, C_VX_TX_BYTES, (double)len);
+    if (strait_send_run(p->vx_fd, &to, p->stop_fd, &p->stop, iov, 1, 0) < 0) cadd(p, C_SEND_ERRORS, 1);
     return;
   }
   tun_write(p, zero_vnet, VNET, plain, len);
@@ -337,13 +354,13 @@ static void accept_msg(gwpath *p, const unsigned char *msg, size_t len, uint32_t
   }
   int pi = r->peer;
   int ok = 0;
-  if (!strait_sess_check(r->s, seq)) p->c[C_REPLAY] += 1;
-  else if (!strait_sess_open(r->s, msg, len, p->plain)) p->c[C_AUTH] += 1;
-  else if (!strait_sess_update(r->s, seq)) p->c[C_REPLAY] += 1;
+  if (!strait_sess_check(r->s, seq)) cadd(p, C_REPLAY, 1);
+  else if (!strait_sess_open(r->s, msg, len, p->plain)) cadd(p, C_AUTH, 1);
+  else if (!strait_sess_update(r->s, seq)) cadd(p, C_REPLAY, 1);
   else ok = 1;
   pthread_mutex_unlock(&strait_sess_mu);
   if (!ok) return;
-  p->c[C_OPENED] += 1;
+  cadd(p, C_OPENED, 1);
   p->c[C_GLOBAL + pi * P_STRIDE + P_AUTHENTICATED] += 1;
   deliver(p, pi, msg[1], p->plain, len - DATA_HEADER - TAG_LEN);
 }
@@ -412,15 +429,18 @@ static int reasm_add(rslot *r, int n, double *given_up, uint32_t spi, int64_t se
   return slot;
 }
 
-static void reasm_expire(gwpath *p, double now) {
+static void vx_expire(gwpath *p, double now) {
   for (int j = 0; j < VX_SLOTS; j++)
     if (p->vx[j].in_use && now - p->vx[j].started >= VX_TIMEOUT_MS) p->vx[j].in_use = 0;
+}
+
+static void reasm_expire(gwpath *p, double now) {
   for (int i = 0; i < DP_PEERS; i++)
     for (int j = 0; j < R_SLOTS; j++) {
       rslot *s = &p->peers[i].r[j];
       if (s->in_use && now - s->started >= p->reasm_timeout) {
         s->in_use = 0;
-        p->c[C_REASSEMBLY] += 1;
+        cadd(p, C_REASSEMBLY, 1);
       }
     }
 }
@@ -445,21 +465,21 @@ static void rx_fragment(gwpath *p, const unsigned char *d, size_t len, uint32_t 
   int pi = r->peer;
   pthread_mutex_unlock(&strait_sess_mu);
   if (replay) {
-    p->c[C_REPLAY] += 1;
+    cadd(p, C_REPLAY, 1);
     return;
   }
-  p->c[C_FRAGS_RECEIVED] += 1;
+  cadd(p, C_FRAGS_RECEIVED, 1);
   dpeer *peer = &p->peers[pi];
   int slot = reasm_add(peer->r, R_SLOTS, &p->c[C_REASSEMBLY], spi, seq, d[2], d[3], (unsigned)d[16] << 8 | d[17], d + FRAG_HEADER, len - FRAG_HEADER, now);
   if (slot < 0) {
-    if (slot != -1) p->c[C_FRAGMENT] += 1;
+    if (slot != -1) cadd(p, C_FRAGMENT, 1);
     return;
   }
   rslot *s = &peer->r[slot];
   s->in_use = 0;
   size_t body = (size_t)s->total;
   if (body < TAG_LEN) {
-    p->c[C_MALFORMED] += 1;
+    cadd(p, C_MALFORMED, 1);
     return;
   }
   // the associated data: the type-4 header this message would have had unfragmented
@@ -467,7 +487,7 @@ static void rx_fragment(gwpath *p, const unsigned char *d, size_t len, uint32_t 
   s->buf[1] = d[1];
   s->buf[2] = s->buf[3] = 0;
   memcpy(s->buf + 4, d + 4, 12);
-  p->c[C_REASSEMBLED] += 1;
+  cadd(p, C_REASSEMBLED, 1);
   accept_msg(p, s->buf, DATA_HEADER + body, addr, port);
 }
 
@@ -522,7 +542,7 @@ static void rx_burst(gwpath *p) {
       size_t len = mm[i].msg_len;
       size_t seg = gro_size(&mm[i].msg_hdr, len);
       if (mm[i].msg_hdr.msg_namelen < sizeof from[i] || from[i].sin_family != AF_INET) continue;
-      p->c[C_UDP_READS] += 1;
+      cadd(p, C_UDP_READS, 1);
       uint32_t addr = ntohl(from[i].sin_addr.s_addr);
       uint16_t port = ntohs(from[i].sin_port);
       if (len == 0) {
@@ -540,7 +560,7 @@ static void rx_burst(gwpath *p) {
 static int fenced(gwpath *p, unsigned datagrams) {
   int64_t f = __atomic_load_n(&p->fence_us, __ATOMIC_ACQUIRE);
   if (f == 0 || now_ms() * 1000.0 <= (double)f) return 0;
-  p->c[C_FENCED] += datagrams;
+  cadd(p, C_FENCED, datagrams);
   return 1;
 }
 
@@ -584,18 +604,18 @@ static int seal_send(gwpath *p, int next, const unsigned char *payload, size_t p
   int frag = (peer->features & FEATURE_FRAG) != 0;
   pthread_mutex_unlock(&strait_sess_mu);
   if (!ok) {
-    p->c[C_SEND_ERRORS] += 1;
+    cadd(p, C_SEND_ERRORS, 1);
     return SENT;
   }
   double *pc = p->c + C_GLOBAL + pi * P_STRIDE;
   pc[P_TX_PACKETS] += 1;
   pc[P_TX_BYTES] += (double)plen;
-  p->c[C_SEALED] += 1;
+  cadd(p, C_SEALED, 1);
   size_t body = plen + TAG_LEN;
   if (DATA_HEADER + body <= p->max_dgram || !frag) {
     if (fenced(p, 1)) return SENT;
     struct iovec iov[2] = {{h, DATA_HEADER}, {p->sealed, body}};
-    if (strait_send_run(p->udp_fd, &to, p->stop_fd, &p->stop, iov, 1, 0) < 0) p->c[C_SEND_ERRORS] += 1;
+    if (strait_send_run(p->udp_fd, &to, p->stop_fd, &p->stop, iov, 1, 0) < 0) cadd(p, C_SEND_ERRORS, 1);
     return SENT;
   }
   size_t size = p->max_dgram - FRAG_HEADER;
@@ -619,14 +639,14 @@ static int seal_send(gwpath *p, int next, const unsigned char *payload, size_t p
     iov[2 * i + 1].iov_base = p->sealed + start;
     iov[2 * i + 1].iov_len = end - start;
   }
-  p->c[C_FRAGS_SENT] += (double)count;
+  cadd(p, C_FRAGS_SENT, (double)count);
   size_t seg = FRAG_HEADER + size;
   size_t per = seg > MAX_SEG ? 1 : GSO_BYTES / seg;
   if (per > 64) per = 64;
   if (per < 1) per = 1;
   for (size_t i = 0; i < count && !stopping(p); i += per) {
     size_t k = count - i < per ? count - i : per;
-    if (strait_send_run(p->udp_fd, &to, p->stop_fd, &p->stop, &iov[2 * i], (unsigned)k, seg) < 0) p->c[C_SEND_ERRORS] += 1;
+    if (strait_send_run(p->udp_fd, &to, p->stop_fd, &p->stop, &iov[2 * i], (unsigned)k, seg) < 0) cadd(p, C_SEND_ERRORS, 1);
   }
   return SENT;
 }
@@ -675,25 +695,25 @@ static void vx_one(gwpath *p, const unsigned char *d, size_t len, uint32_t addr,
       up(p, 2, d, len, addr, port); // a hello, or anything malformed
       return;
     }
-    p->c[C_VX_FRAGMENTS] += 1;
+    cadd(p, C_VX_FRAGMENTS, 1);
     int slot = reasm_add(p->vx, VX_SLOTS, NULL, addr, be32(e + 4), e[1], e[2], (unsigned)e[8] << 8 | e[9], e + EXT, len - VXLAN_HDR - EXT, now_ms());
     if (slot < 0) return;
     rslot *s = &p->vx[slot];
     s->in_use = 0;
     size_t total = (size_t)s->total;
     const unsigned char *b = s->buf + DATA_HEADER;
-    p->c[C_VX_REASSEMBLED] += 1;
-    p->c[C_VX_RX_PACKETS] += 1;
-    p->c[C_VX_RX_BYTES] += (double)total;
+    cadd(p, C_VX_REASSEMBLED, 1);
+    cadd(p, C_VX_RX_PACKETS, 1);
+    cadd(p, C_VX_RX_BYTES, (double)total);
     // a super-packet, too, must come from a pod of the node that sent its fragments
     int64_t src = total > VNET ? peek_addr(b + VNET, total - VNET, 12) : -1;
     if (src >= 0 && node_has(p, addr, (uint32_t)src) != 1) {
-      p->c[C_SPOOFED] += 1;
+      cadd(p, C_SPOOFED, 1);
       return;
     }
     int rc = seal_send(p, 3, b, total);
-    if (rc == BAD_DST) p->c[C_MALFORMED] += 1;
-    else if (rc == NO_ROUTE) p->c[C_NO_ROUTE] += 1;
+    if (rc == BAD_DST) cadd(p, C_MALFORMED, 1);
+    else if (rc == NO_ROUTE) cadd(p, C_NO_ROUTE, 1);
     else if (rc == NOT_MINE) up(p, 1, b, total, 0, 0); // as the TUN device would give it (Gateway.fromTun)
     return;
   }
@@ -704,17 +724,17 @@ static void vx_one(gwpath *p, const unsigned char *d, size_t len, uint32_t addr,
   size_t ip = et == 0x0800 ? VXLAN_HDR : VXLAN_HDR + VNET;
   int64_t src = len > ip ? peek_addr(d + ip, len - ip, 12) : -1;
   if (src >= 0 && node_has(p, addr, (uint32_t)src) != 1) {
-    p->c[C_VX_RX_PACKETS] += 1;
-    p->c[C_VX_RX_BYTES] += (double)(len - VXLAN_HDR);
-    p->c[C_SPOOFED] += 1;
+    cadd(p, C_VX_RX_PACKETS, 1);
+    cadd(p, C_VX_RX_BYTES, (double)(len - VXLAN_HDR));
+    cadd(p, C_SPOOFED, 1);
     return;
   }
   if (seal_send(p, et == 0x0800 ? 0 : 3, d + VXLAN_HDR, len - VXLAN_HDR) != SENT) {
     up(p, 2, d, len, addr, port);
     return;
   }
-  p->c[C_VX_RX_PACKETS] += 1;
-  p->c[C_VX_RX_BYTES] += (double)(len - VXLAN_HDR);
+  cadd(p, C_VX_RX_PACKETS, 1);
+  cadd(p, C_VX_RX_BYTES, (double)(len - VXLAN_HDR));
 }
 
 static void vx_burst(gwpath *p) {
@@ -725,7 +745,7 @@ static void vx_burst(gwpath *p) {
   for (int round = 0; round < 8 && !stopping(p); round++) {
     memset(mm, 0, sizeof mm);
     for (int i = 0; i < RX_MSGS; i++) {
-      iov[i].iov_base = p->rx[i];
+      iov[i].iov_base = p->vxrx[i];
       iov[i].iov_len = RX_BYTES;
       mm[i].msg_hdr.msg_name = &from[i];
       mm[i].msg_hdr.msg_namelen = sizeof from[i];
@@ -740,49 +760,62 @@ static void vx_burst(gwpath *p) {
       size_t len = mm[i].msg_len;
       size_t seg = gro_size(&mm[i].msg_hdr, len);
       if (mm[i].msg_hdr.msg_namelen < sizeof from[i] || from[i].sin_family != AF_INET) continue;
-      p->c[C_VX_READS] += 1;
+      cadd(p, C_VX_READS, 1);
       uint32_t addr = ntohl(from[i].sin_addr.s_addr);
       uint16_t port = ntohs(from[i].sin_port);
       if (len == 0) {
-        up(p, 2, p->rx[i], 0, addr, port);
+        up(p, 2, p->vxrx[i], 0, addr, port);
         continue;
       }
-      for (size_t o = 0; o < len; o += seg) vx_one(p, p->rx[i] + o, o + seg < len ? seg : len - o, addr, port);
+      for (size_t o = 0; o < len; o += seg) vx_one(p, p->vxrx[i] + o, o + seg < len ? seg : len - o, addr, port);
     }
     if (n < RX_MSGS) return;
   }
 }
 
-static void *run(void *arg) {
-  gwpath *p = arg;
-  pthread_setname_np(pthread_self(), "strait-gwpath"); // per-thread CPU in /proc, perf
-  struct pollfd fds[4] = {{p->udp_fd, POLLIN, 0}, {p->tun_fd, POLLIN, 0}, {p->stop_fd, POLLIN, 0}, {p->vx_fd, POLLIN, 0}};
+// role 3: everything (one thread); 1: the tunnel socket (receive); 2: TUN and VXLAN (send)
+static void loop(gwpath *p, int role) {
+  struct pollfd fds[4] = {
+      {p->stop_fd, POLLIN, 0}, {role & 1 ? p->udp_fd : -1, POLLIN, 0}, {role & 2 ? p->tun_fd : -1, POLLIN, 0}, {role & 2 ? p->vx_fd : -1, POLLIN, 0}};
+  double last_expire = now_ms();
   while (!stopping(p)) {
     int rc = poll(fds, 4, 100);
     if (rc < 0 && errno != EINTR) break;
-    if (fds[2].revents) break;
-    if (fds[0].revents & POLLIN) rx_burst(p);
+    if (fds[0].revents) break;
+    if (fds[1].revents & POLLIN) rx_burst(p);
     if (fds[3].revents & POLLIN) vx_burst(p);
-    if (fds[1].revents & POLLIN) {
+    if (fds[2].revents & POLLIN) {
       for (int i = 0; i < BURST && !stopping(p); i++) {
         ssize_t n = read(p->tun_fd, p->tun, sizeof p->tun);
         if (n <= 0) break;
-        p->c[C_TUN_READS] += 1;
+        cadd(p, C_TUN_READS, 1);
         tx_one(p, p->tun, (size_t)n);
       }
     }
-    if ((fds[0].revents | fds[1].revents | fds[3].revents) & (POLLERR | POLLHUP | POLLNVAL)) {
+    if ((fds[1].revents | fds[2].revents | fds[3].revents) & (POLLERR | POLLHUP | POLLNVAL)) {
       // a device gone: only TypeScript decides to stop; do not spin meanwhile
-      if (poll(&fds[2], 1, 10) > 0) break;
+      if (poll(&fds[0], 1, 10) > 0) break;
     }
     double now = now_ms();
-    if (now - p->last_expire >= 100) {
-      p->last_expire = now;
-      pthread_mutex_lock(&strait_sess_mu);
-      reasm_expire(p, now);
-      pthread_mutex_unlock(&strait_sess_mu);
+    if (now - last_expire >= 100) {
+      last_expire = now;
+      if (role & 1) reasm_expire(p, now);
+      if (role & 2) vx_expire(p, now);
     }
   }
+}
+
+static void *run(void *arg) {
+  gwpath *p = arg;
+  pthread_setname_np(pthread_self(), p->threads == 1 ? "strait-gwpath" : "strait-gw-rx"); // per-thread CPU in /proc, perf
+  loop(p, p->threads == 1 ? 3 : 1);
+  return NULL;
+}
+
+static void *run_tx(void *arg) {
+  gwpath *p = arg;
+  pthread_setname_np(pthread_self(), "strait-gw-tx");
+  loop(p, 2);
   return NULL;
 }
 
@@ -807,6 +840,7 @@ static gwpath *join_slot(int i) {
     // cannot fail: the counter is far from its limit
   }
   pthread_join(p->thread, NULL);
+  if (p->threads == 2) pthread_join(p->thread2, NULL);
   close(p->stop_fd);
   pthread_mutex_lock(&strait_sess_mu);
   paths[i] = NULL;
@@ -880,13 +914,15 @@ napi_value strait_js_gwpath_start(napi_env env, napi_callback_info info) {
   void *vx;
   size_t vxlen, clen;
   double *counters;
-  if (!strait_args_get(env, info, "tunnelPathStart", 11, 11, &a) || !strait_get_fd(&a, 0, "udpFd", &udp_fd) || !strait_get_fd(&a, 1, "tunFd", &tun_fd) ||
+  int32_t threads = 1;
+  if (!strait_args_get(env, info, "tunnelPathStart", 11, 12, &a) || !strait_get_fd(&a, 0, "udpFd", &udp_fd) || !strait_get_fd(&a, 1, "tunFd", &tun_fd) ||
       !strait_get_fd(&a, 2, "vxlanFd", &vx_fd) || !strait_get_buffer(&a, 3, "vxlanHdr", &vx, &vxlen) ||
       !strait_get_int_range(&a, 4, "agentPort", 1, 65535, &agent_port) ||
       !strait_get_int_range(&a, 5, "maxDatagram", FRAG_HEADER + MIN_FRAGMENT, 65507, &maxd) || !strait_get_int_range(&a, 6, "features", 0, 255, &features) ||
       !strait_get_i64(&a, 7, "rejectAfterPackets", &reject) || !strait_get_int_range(&a, 8, "reassemblyTimeoutMs", 1, 3600000, &timeout) ||
       !strait_get_f64array(&a, 9, "counters", COUNTERS, &counters, &clen) || !strait_get_function(&a, 10, "onUp"))
     return NULL;
+  if (strait_has_arg(&a, 11) && !strait_get_int_range(&a, 11, "threads", 1, 2, &threads)) return NULL;
   if (vxlen != VXLAN_HDR) return strait_throw_usage(env, "tunnelPathStart", "argument 4 (vxlanHdr) must be %d bytes, got %zu", VXLAN_HDR, vxlen);
   if (reject < 1) return strait_throw_usage(env, "tunnelPathStart", "argument 8 (rejectAfterPackets) must be at least 1, got %lld", (long long)reject);
   int slot = -1;
@@ -907,10 +943,10 @@ napi_value strait_js_gwpath_start(napi_env env, napi_callback_info info) {
   p->agent_port = (uint16_t)agent_port;
   p->max_dgram = (size_t)maxd;
   p->features = features;
+  p->threads = threads;
   p->reject_packets = (uint64_t)reject;
   p->reasm_timeout = timeout;
   p->c = counters;
-  p->last_expire = now_ms();
   p->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   napi_value name;
   napi_create_string_utf8(env, "strait:gwpath", NAPI_AUTO_LENGTH, &name);
@@ -931,6 +967,16 @@ napi_value strait_js_gwpath_start(napi_env env, napi_callback_info info) {
   paths[slot] = p;
   pthread_mutex_unlock(&strait_sess_mu);
   int rc = pthread_create(&p->thread, NULL, run, p);
+  if (rc == 0 && threads == 2) {
+    rc = pthread_create(&p->thread2, NULL, run_tx, p);
+    if (rc != 0) {
+      // the first thread is running: stop it before giving up
+      uint64_t one = 1;
+      __atomic_store_n(&p->stop, 1, __ATOMIC_RELEASE);
+      if (write(p->stop_fd, &one, sizeof one) < 0) {}
+      pthread_join(p->thread, NULL);
+    }
+  }
   if (rc != 0) {
     pthread_mutex_lock(&strait_sess_mu);
     paths[slot] = NULL;

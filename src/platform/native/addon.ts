@@ -99,6 +99,8 @@ export interface NativeAddon {
     reassemblyTimeoutMs: number,
     counters: Float64Array,
     onUp: (kind: number, bytes: Buffer, addr: number, port: number) => void,
+    /** 1 (default): one thread; 2: the tunnel receive on one, the TUN and VXLAN reads (send) on another */
+    threads?: number,
   ): number;
   /** stop it (the event-loop readers resume); whether it ran */
   tunnelPathStop(id: number): boolean;

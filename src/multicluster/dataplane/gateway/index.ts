@@ -347,6 +347,7 @@ export class Gateway implements SegmentSink {
         maxDatagram: this.config.tunnel.mtu - 28,
         features: this.tunnel.features,
         onUp: this.fromNativePath,
+        threads: process.env['STRAIT_GATEWAY_THREADS'] === '2' ? 2 : 1,
       });
       if (typeof p === 'string') {
         this.nativePathReason = p;

@@ -99,6 +99,8 @@ export interface NativePathOptions {
   features: number;
   /** what the thread did not take: a tunnel datagram (kind 0), a TUN packet (1), an agent's VXLAN frame (2) */
   onUp(kind: number, bytes: Buffer, addr: number, port: number): void;
+  /** 2: receive (the tunnel socket) and send (TUN, VXLAN) on two threads; default 1 */
+  threads?: 1 | 2;
 }
 
 export class NativePath {
@@ -150,6 +152,7 @@ export class NativePath {
       L.reassemblyTimeoutMs,
       counters,
       opts.onUp,
+      opts.threads ?? 1,
     );
     const p = new NativePath(addon, id, opts, counters);
     for (const peer of opts.tunnel.peers) p.syncPeer(peer);
