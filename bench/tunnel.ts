@@ -12,9 +12,12 @@
 //   STRAIT_GATEWAY_NATIVE=0 node dist/bench/tunnel.js  the gateways' bulk path in JS (node:crypto, the
 //   reference) instead of their native thread (native/src/gwpath.c); STRAIT_GATEWAY_THREADS=2: two threads
 // CPU s/GB is printed for all strait processes together and per process (gateways A, B, agents A, B).
-// Measured (ROUNDS=5, 3 s, load 1.7-2.7, two runs): pod -> pod 2.29 / 2.10 Gbit/s vs wireguard-go
-// 2.17 / 1.83 (1.06x / 1.14x); gw -> gw 2.48 / 2.26 vs 2.21 / 1.94 (1.12x / 1.16x); sending agent
-// 0.43-0.45 CPU s/GB (1.27 with STRAIT_AGENT_PUMP=0). Design and figures: docs/gateway-and-agent.md.
+// Measured with the gateways' native thread (ROUNDS=3, 3 s, 2026-11-28, load 4.6-9.6, no wireguard-go
+// built): gw -> gw 2.41 / 0.88 Gbit/s, 2.72 / 3.10 CPU s/GB for all strait processes (gateways 1.30-1.54
+// each); pod -> pod 1.76 / 1.65 Gbit/s, 4.13 / 4.02 s/GB. STRAIT_GATEWAY_NATIVE=0 between them: gw -> gw
+// 0.81 Gbit/s, 10.21 s/GB (gateways 5.1 each); pod -> pod 0.64, 13.86. Earlier, JS gateways (ROUNDS=5,
+// load 1.7-2.7): gw -> gw 2.48 / 2.26 Gbit/s vs wireguard-go 2.21 / 1.94; sending agent 0.43-0.45 CPU s/GB
+// (1.27 with STRAIT_AGENT_PUMP=0). Design, profile and figures: docs/gateway-and-agent.md.
 // wireguard-go comes from scripts/build-wireguard-go.sh (.state/bin/wireguard-go) or
 // $WIREGUARD_GO; without it that column is skipped. TUN_MTU/POD_MTU change the MTU.
 import { existsSync } from 'node:fs';
