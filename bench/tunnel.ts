@@ -9,10 +9,15 @@
 //   OFFLOAD=false node dist/bench/tunnel.js  strait's per-packet mode (one AEAD per 1400-byte packet)
 //   STRAIT_AGENT_PUMP=0 node dist/bench/tunnel.js  the agents' send path in JS instead of the native
 //   pump (native/src/pump.c: TUN read -> VXLAN fragments -> UDP GSO on one thread)
+//   STRAIT_GATEWAY_NATIVE=0 node dist/bench/tunnel.js  the gateways' bulk path in JS (node:crypto, the
+//   reference) instead of their native thread (native/src/gwpath.c); STRAIT_GATEWAY_THREADS=2: two threads
 // CPU s/GB is printed for all strait processes together and per process (gateways A, B, agents A, B).
-// Measured (ROUNDS=5, 3 s, load 1.7-2.7, two runs): pod -> pod 2.29 / 2.10 Gbit/s vs wireguard-go
-// 2.17 / 1.83 (1.06x / 1.14x); gw -> gw 2.48 / 2.26 vs 2.21 / 1.94 (1.12x / 1.16x); sending agent
-// 0.43-0.45 CPU s/GB (1.27 with STRAIT_AGENT_PUMP=0). Design and figures: docs/gateway-and-agent.md.
+// Measured with the gateways' native thread (ROUNDS=3, 3 s, 2026-11-28, load 4.6-9.6, no wireguard-go
+// built): gw -> gw 2.41 / 0.88 Gbit/s, 2.72 / 3.10 CPU s/GB for all strait processes (gateways 1.30-1.54
+// each); pod -> pod 1.76 / 1.65 Gbit/s, 4.13 / 4.02 s/GB. STRAIT_GATEWAY_NATIVE=0 between them: gw -> gw
+// 0.81 Gbit/s, 10.21 s/GB (gateways 5.1 each); pod -> pod 0.64, 13.86. Earlier, JS gateways (ROUNDS=5,
+// load 1.7-2.7): gw -> gw 2.48 / 2.26 Gbit/s vs wireguard-go 2.21 / 1.94; sending agent 0.43-0.45 CPU s/GB
+// (1.27 with STRAIT_AGENT_PUMP=0). Design, profile and figures: docs/gateway-and-agent.md.
 // wireguard-go comes from scripts/build-wireguard-go.sh (.state/bin/wireguard-go) or
 // $WIREGUARD_GO; without it that column is skipped. TUN_MTU/POD_MTU change the MTU.
 import { existsSync } from 'node:fs';
@@ -171,7 +176,11 @@ async function main(): Promise<void> {
       .join(', ');
   };
   const ms = (k: string): number => Number(p.get(`rtt-${k}`)?.['s']) * 1000;
-  const rec = p.get('records')?.['r'] as { connections: { rttAvg: string }[]; drops?: Record<string, number> };
+  const rec = p.get('records')?.['r'] as {
+    connections: { rttAvg: string }[];
+    drops?: Record<string, number>;
+    nativePath?: { running: boolean; reason: string; stats: Record<string, number> | null };
+  };
   const f = (x: number, d = 3): string => (Number.isFinite(x) ? x.toFixed(d) : 'n/a');
   const ratio = (a: number, b: number): string => (Number.isFinite(a / b) ? `${(a / b).toFixed(2)}x` : 'n/a');
   console.log(
@@ -209,8 +218,16 @@ async function main(): Promise<void> {
   console.log('RTT LOADED: iperf3 mean smoothed RTT during the run; RTT IDLE: median TCP connect time of 21 curls;');
   console.log('CPU S/GB: CPU seconds used by the tunnel processes (strait: 2 gateways + 2 agents; wireguard-go: its 2 processes) per GB carried.');
   console.log(`strait CPU s/GB per process (median run): pod path: ${perProcess('pod-strait')}; gw path: ${perProcess('gw-strait')}`);
+  const met = (ok: boolean): string => (ok ? 'met' : 'NOT met');
   console.log(
-    `goals: >= 2 Gbit/s through the tunnel and >= 1.00x wireguard-go. gateway keepalive RTT avg: ${rec.connections[0]?.rttAvg}; wall time ${((Date.now() - t0) / 1000).toFixed(0)} s`,
+    `goals (issue 29): gw -> gw >= 5 Gbit/s: ${met(gbit('gw-strait') >= 5)}; pod -> pod >= 4 Gbit/s: ${met(gbit('pod-strait') >= 4)}; ` +
+      `<= 1.5 CPU s/GB for all strait processes: gw path ${f(cpuPerGB('gw-strait'), 2)} ${met(cpuPerGB('gw-strait') <= 1.5)}, pod path ${f(cpuPerGB('pod-strait'), 2)} ${met(cpuPerGB('pod-strait') <= 1.5)}; ` +
+      `>= 2.5x wireguard-go: ${haveWg ? met(gbit('gw-strait') / gbit('gw-wg') >= 2.5 && gbit('pod-strait') / gbit('pod-wg') >= 2.5) : 'not run'}`,
+  );
+  console.log(`gateway keepalive RTT avg: ${rec.connections[0]?.rttAvg}; wall time ${((Date.now() - t0) / 1000).toFixed(0)} s`);
+  const np = rec.nativePath;
+  console.log(
+    `gateway A's bulk path: ${np?.running ? `native thread (${JSON.stringify(np.stats)})` : `JavaScript (${np?.reason || 'STRAIT_GATEWAY_NATIVE=0'})`}`,
   );
   for (const [k, v] of p) {
     const err = (v['r'] as { error?: string } | undefined)?.error;

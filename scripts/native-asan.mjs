@@ -19,7 +19,8 @@ const addon = join(dir, 'build', 'Release', 'strait_native.node');
 // native/binding.gyp is plain JSON (no gyp comments): read as such
 const binding = JSON.parse(readFileSync(join(root, 'native', 'binding.gyp'), 'utf8'));
 
-// the tests that load the addon: argument checks, TUN/UDP/pump data paths, the TLS record
+// the tests that load the addon: argument checks, TUN/UDP/pump data paths, the gateway's native
+// sessions and data path thread (differential and fuzz), the TLS record
 // relay against two peers and its fuzz test, namespaces, SO_ORIGINAL_DST (not unit/tun-no-ipv6:
 // its shell gives a node child 2 s to open the device, too short for node under libasan)
 const DEFAULT_TESTS = [
@@ -27,6 +28,8 @@ const DEFAULT_TESTS = [
   'unit/agent-pump',
   'unit/udp-batch',
   'unit/tunnel-fragments',
+  'unit/tunnel-native-session',
+  'unit/gateway-native-path',
   'mesh/tls-relay-',
   'security/mesh-tls-relay-fuzz',
   'netns-listen',

@@ -9,7 +9,8 @@ The gateway daemon: PSK tunnels to remote gateways (UDP 4500), the VXLAN endpoin
 cluster's node agents (UDP 4800), /metrics and /records. SIGHUP re-reads peer endpoints
 and the PSK; a rewritten pskFile (a re-join, a Kubernetes Secret update) is picked up by
 itself: the gateway re-handshakes under the new PSK, established sessions carry traffic until
-then. SIGTERM stops (and releases the HA lease).
+then. SIGTERM stops (and releases the HA lease). The bulk traffic (tunnel receive, open,
+deliver; TUN read, seal, send) runs on a native thread; STRAIT_GATEWAY_NATIVE=0 keeps it in JS.
 
 HA (an \`ha\` section): active/passive through a coordination.k8s.io/v1 Lease.
   world mode       ha.store (the world's store socket); ha.leaseDurationMs / ha.renewMs

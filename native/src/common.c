@@ -3,13 +3,16 @@
 // scope; the TUN pump pauses its device's reader), the table of writer threads by
 // descriptor (writer.c), the UDP GSO send (sendmsg with UDP_SEGMENT, used by udp.c and
 // the pump thread), and strait_fd_release, which every close goes through.
+#define _GNU_SOURCE
 #include <errno.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <uv.h>
 #include "common.h"
 
@@ -46,6 +49,52 @@ ssize_t strait_send_gso(int fd, struct iovec *iov, size_t iovlen, size_t seg, co
   // EINVAL: segments larger than the path MTU; EIO/ENOPROTOOPT/EOPNOTSUPP: no UDP GSO here
   if (err == EIO || err == ENOPROTOOPT || err == EOPNOTSUPP) strait_gso_broken = 1;
   return -err;
+}
+
+// Send `n` datagrams described by iov (two entries each: header, payload); `seg` is the
+// size of each but the last (GSO when n > 1, n <= 64). EAGAIN/ENOBUFS are waited out here,
+// on the calling thread (a pump's or the gateway path's), but never past a stop (*stop set,
+// stop_fd signalled). Returns 0 or -errno (-ECANCELED when stopped).
+int strait_send_run(int fd, const struct sockaddr_in *to, int stop_fd, int *stop, struct iovec *iov, unsigned n, size_t seg) {
+  int one_by_one = 0;
+  for (int tries = 0; tries < 20; tries++) {
+    if (__atomic_load_n(stop, __ATOMIC_ACQUIRE)) return -ECANCELED;
+    ssize_t r;
+    if (n > 1 && !strait_gso_broken && !one_by_one) {
+      r = strait_send_gso(fd, iov, 2 * n, seg, to);
+      if (r < 0 && r != -EAGAIN && r != -ENOBUFS) {
+        one_by_one = 1; // no UDP GSO here, or refused (EINVAL): as the JS transport does, one by one
+        continue;
+      }
+      if (r < 0) {
+        errno = (int)-r;
+        r = -1;
+      }
+    } else {
+      // one by one in one sendmmsg
+      struct mmsghdr mm[64];
+      memset(mm, 0, sizeof(struct mmsghdr) * n);
+      for (unsigned i = 0; i < n; i++) {
+        mm[i].msg_hdr.msg_name = (void *)to;
+        mm[i].msg_hdr.msg_namelen = sizeof *to;
+        mm[i].msg_hdr.msg_iov = &iov[2 * i];
+        mm[i].msg_hdr.msg_iovlen = 2;
+      }
+      r = sendmmsg(fd, mm, n, 0);
+      if (r >= 0 && (unsigned)r < n) {
+        iov += 2 * r;
+        n -= (unsigned)r;
+        continue;
+      }
+    }
+    if (r >= 0) return 0;
+    int err = errno;
+    if (err != EAGAIN && err != ENOBUFS) return -err;
+    struct pollfd pfd[2] = {{fd, POLLOUT, 0}, {stop_fd, POLLIN, 0}};
+    poll(pfd, 2, 10);
+    if (pfd[1].revents) return -ECANCELED;
+  }
+  return -EAGAIN;
 }
 
 #define MAX_READERS 128
@@ -152,6 +201,7 @@ static void on_poll_closed(uv_handle_t *h) {
 void strait_fd_release(napi_env env, int fd) {
   // a pump reading this TUN device or sending on this socket stops first (its reader resumes)
   strait_pump_stop_fd(env, fd);
+  strait_gwpath_stop_fd(env, fd);
   strait_writer **ws = strait_writer_slot(fd, 0);
   if (ws) {
     strait_writer_free(*ws);

@@ -34,6 +34,9 @@ strait_writer *strait_writer_for(int fd, strait_write_fn fn);
 struct iovec;
 extern int strait_gso_broken;
 ssize_t strait_send_gso(int fd, struct iovec *iov, size_t iovlen, size_t seg, const struct sockaddr_in *to);
+// n datagrams of iov (header, payload each), GSO when n > 1, waiting out a full socket
+// buffer on the calling thread until *stop / stop_fd; 0 or -errno (-ECANCELED when stopped)
+int strait_send_run(int fd, const struct sockaddr_in *to, int stop_fd, int *stop, struct iovec *iov, unsigned n, size_t seg);
 
 // Readers on Node's event loop (common.c): uv_poll on a non-blocking fd; on every wake-up
 // drain(r, global, cb) reads a burst into buf and calls cb for each read, all inside one
@@ -62,6 +65,8 @@ void strait_fd_release(napi_env env, int fd);
 
 // The node agent's TUN -> VXLAN pump (pump.c): stop every pump reading or sending on fd.
 void strait_pump_stop_fd(napi_env env, int fd);
+// The gateway's native data path (gwpath.c): stop every path reading or sending on fd.
+void strait_gwpath_stop_fd(napi_env env, int fd);
 
 // Errors (common.c). A failed system call: an Error with code STRAIT_ERR_SYSTEM_TOOL and
 // "<what>: <strerror> (errno N)"; returns NULL.
@@ -107,6 +112,7 @@ napi_status strait_rethrow_pending(napi_env env);
 // Per-environment cleanup hooks of the parts that keep threads (pump.c, tlsrec.c).
 napi_status strait_init_pump(napi_env env);
 napi_status strait_init_tlsrec(napi_env env);
+napi_status strait_init_gwpath(napi_env env);
 
 // The entry points (entries.h): one declaration each.
 #define STRAIT_ENTRY(js, fn, file) napi_value fn(napi_env env, napi_callback_info info);

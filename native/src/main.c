@@ -18,6 +18,7 @@ static napi_value init(napi_env env, napi_value exports) {
   }
   if (strait_init_pump(env) != napi_ok) return NULL;
   if (strait_init_tlsrec(env) != napi_ok) return NULL;
+  if (strait_init_gwpath(env) != napi_ok) return NULL;
   return exports;
 }
 

@@ -63,54 +63,12 @@ typedef struct {
 static pump *pumps[MAX_PUMPS];
 static napi_ref counter_refs[MAX_PUMPS]; // keeps each pump's Float64Array alive
 
-// Send `n` datagrams described by iov (two entries each: header, payload); `seg` is the
-// size of each but the last (GSO when n > 1). EAGAIN/ENOBUFS are waited out here, on the
-// pump's own thread, but never past a stop (pumpStop joins this thread on Node's thread).
-// Returns 0 or -errno (-ECANCELED when stopped).
 static int stopping(pump *p) {
   return __atomic_load_n(&p->stop, __ATOMIC_ACQUIRE);
 }
 
 static int send_run(pump *p, struct iovec *iov, unsigned n, size_t seg) {
-  int one_by_one = 0;
-  for (int tries = 0; tries < 20; tries++) {
-    if (stopping(p)) return -ECANCELED;
-    ssize_t r;
-    if (n > 1 && !strait_gso_broken && !one_by_one) {
-      r = strait_send_gso(p->udp_fd, iov, 2 * n, seg, &p->to);
-      if (r < 0 && r != -EAGAIN && r != -ENOBUFS) {
-        one_by_one = 1; // no UDP GSO here, or refused (EINVAL): as the JS transport does, one by one
-        continue;
-      }
-      if (r < 0) {
-        errno = (int)-r;
-        r = -1;
-      }
-    } else {
-      // one by one in one sendmmsg
-      struct mmsghdr mm[GSO_SEGS];
-      memset(mm, 0, sizeof(struct mmsghdr) * n);
-      for (unsigned i = 0; i < n; i++) {
-        mm[i].msg_hdr.msg_name = &p->to;
-        mm[i].msg_hdr.msg_namelen = sizeof p->to;
-        mm[i].msg_hdr.msg_iov = &iov[2 * i];
-        mm[i].msg_hdr.msg_iovlen = 2;
-      }
-      r = sendmmsg(p->udp_fd, mm, n, 0);
-      if (r >= 0 && (unsigned)r < n) {
-        iov += 2 * r;
-        n -= (unsigned)r;
-        continue;
-      }
-    }
-    if (r >= 0) return 0;
-    int err = errno;
-    if (err != EAGAIN && err != ENOBUFS) return -err;
-    struct pollfd pfd[2] = {{p->udp_fd, POLLOUT, 0}, {p->stop_fd, POLLIN, 0}};
-    poll(pfd, 2, 10);
-    if (pfd[1].revents) return -ECANCELED;
-  }
-  return -EAGAIN;
+  return strait_send_run(p->udp_fd, &p->to, p->stop_fd, &p->stop, iov, n, seg);
 }
 
 static void count_send(pump *p, int rc) {

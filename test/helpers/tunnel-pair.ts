@@ -1,7 +1,7 @@
 // Two TunnelEndpoints joined by an in-memory "wire" with a ManualClock, for protocol
 // tests without sockets. Every datagram is recorded so tests can replay or tamper.
 import { ManualClock } from '../../src/base/clock/index.js';
-import { TunnelEndpoint, type Peer, type TunnelEvent, type TunnelLimits } from '../../src/multicluster/dataplane/tunnel/index.js';
+import { TunnelEndpoint, nativeSessions, type Peer, type TunnelEvent, type TunnelLimits } from '../../src/multicluster/dataplane/tunnel/index.js';
 
 export interface Datagram {
   from: 'a' | 'b';
@@ -23,6 +23,12 @@ export interface Pair {
 }
 
 export const ADDR_A = '192.0.2.1';
+
+function native(): NonNullable<ReturnType<typeof nativeSessions>> {
+  const f = nativeSessions();
+  if (f === undefined) throw new Error('the native addon has no tunnel sessions (build it: node scripts/build.mjs)');
+  return f;
+}
 export const ADDR_B = '192.0.2.2';
 
 export function tunnelPair(
@@ -36,6 +42,9 @@ export function tunnelPair(
     featuresA?: number;
     featuresB?: number;
     maxDatagram?: number;
+    /** sessions sealed and opened in the C addon (the gateway's native data path), per side */
+    nativeA?: boolean;
+    nativeB?: boolean;
   } = {},
 ): Pair {
   const clock = new ManualClock(1_700_000_000_000);
@@ -78,6 +87,7 @@ export function tunnelPair(
     sendCopies: true,
     features: opts.featuresA ?? 0,
     ...(opts.maxDatagram ? { maxDatagram: opts.maxDatagram } : {}),
+    ...(opts.nativeA ? { sessionCrypto: native() } : {}),
     send: sender('a'),
     deliver: (p: Buffer, _peer: Peer) => deliveredA.push(Buffer.from(p)),
     onEvent: (e) => eventsA.push(e),
@@ -92,6 +102,7 @@ export function tunnelPair(
     sendCopies: true,
     features: opts.featuresB ?? 0,
     ...(opts.maxDatagram ? { maxDatagram: opts.maxDatagram } : {}),
+    ...(opts.nativeB ? { sessionCrypto: native() } : {}),
     send: sender('b'),
     deliver: (p: Buffer, _peer: Peer) => deliveredB.push(Buffer.from(p)),
     onEvent: (e) => eventsB.push(e),

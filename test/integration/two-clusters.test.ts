@@ -110,6 +110,7 @@ echo "{\\"probe\\":\\"wan\\",\\"frames\\":$(tshark -r /run/wan.pcap 2>/dev/null 
 interface UploadProbe {
   http: { code: string; body: { remoteAddress: string; bodyBytes: number } };
   conn: { txBytes: number; txPackets: number };
+  nativePath: { running: boolean; reason: string; stats: { sealed: number; opened: number; upTun: number; upVxlan: number } | null };
   wan: { frames: number; ipFragments: number; maxFrame: number; tunnelFragments: number };
 }
 
@@ -122,15 +123,18 @@ async function upload(env: string): Promise<UploadProbe & { dbg: string }> {
   assert.equal(http?.code, '200', dbg);
   assert.equal(http?.body.remoteAddress, '10.1.1.10');
   assert.equal(http?.body.bodyBytes, 4194304);
-  const rec = p.get('records-a')?.['records'] as { connections: UploadProbe['conn'][] };
-  return { http: http!, conn: rec.connections[0]!, wan: p.get('wan') as unknown as UploadProbe['wan'], dbg };
+  const rec = p.get('records-a')?.['records'] as { connections: UploadProbe['conn'][]; nativePath: UploadProbe['nativePath'] };
+  return { http: http!, conn: rec.connections[0]!, nativePath: rec.nativePath, wan: p.get('wan') as unknown as UploadProbe['wan'], dbg };
 }
 
 test('default (offload) mode: a 4 MB upload crosses as super-packets sealed once, in tunnel fragments, without IP fragmentation', {
   skip: treeSkip,
 }, async (t) => {
-  const { conn: c, wan, dbg } = await upload('');
+  const { conn: c, wan, nativePath, dbg } = await upload('');
   assert.ok(c.txBytes >= 4194304, dbg);
+  // the gateway's native thread sealed the agent's super-packets (docs/gateway-and-agent.md)
+  assert.equal(nativePath.running, true, `native data path: ${JSON.stringify(nativePath)}`);
+  assert.ok((nativePath.stats?.sealed ?? 0) >= c.txPackets - 20, `sealed on the thread: ${JSON.stringify(nativePath)} of ${c.txPackets}`);
   t.diagnostic(`offload: ${c.txPackets} tunnel messages for ${c.txBytes} bytes; wan: ${JSON.stringify(wan)}`);
   // throughput regression: with the TUN's gso_max_size below the pod's (65536), Linux
   // segmented forwarded pod super-packets in software before the agent (~2 KB on average);
@@ -149,4 +153,14 @@ test('mixed set: cluster-b without offload (a per-packet peer) still receives a 
   assert.equal(wan.ipFragments, 0);
   assert.equal(wan.tunnelFragments, 0);
   assert.ok(wan.maxFrame <= 1514, `largest frame on the wan link ${wan.maxFrame} bytes`);
+});
+
+test('the JavaScript reference path (STRAIT_GATEWAY_NATIVE=0) carries the same upload the same way', { skip: treeSkip }, async () => {
+  const { conn: c, wan, nativePath, dbg } = await upload('STRAIT_GATEWAY_NATIVE=0');
+  assert.equal(nativePath.running, false, dbg);
+  assert.ok(c.txBytes >= 4194304, dbg);
+  // super-packets, not 1400-byte packets (their size follows TCP's pacing: ~10 KB at load 25)
+  assert.ok(c.txBytes / c.txPackets > 4000, `super-packets sealed once: ${Math.round(c.txBytes / c.txPackets)} bytes per packet`);
+  assert.equal(wan.ipFragments, 0);
+  assert.ok(wan.tunnelFragments > 1000, JSON.stringify(wan));
 });

@@ -25,6 +25,9 @@ const buf = Buffer.alloc(64);
 const hdr = Buffer.alloc(22);
 const secret = Buffer.alloc(32);
 const counters = new Float64Array(8);
+const pathCounters = new Float64Array(108);
+const key = Buffer.alloc(32);
+const salt = Buffer.alloc(4);
 const fn = (): void => undefined;
 // the arguments are wrong on purpose: cast once, here, so that the calls compile
 const any = (n: NativeAddon): Record<keyof NativeAddon, (...args: unknown[]) => unknown> =>
@@ -83,6 +86,31 @@ const bad: Bad[] = [
   ['flockTry', '(fd)', (n) => any(n).flockTry('3')],
   ['tlsRecordOpen', '(keyIv)', (n) => any(n).tlsRecordOpen(1, Buffer.alloc(44), 0, buf)],
   ['tlsRecordOpen', '(record)', (n) => any(n).tlsRecordOpen(1, Buffer.alloc(28), 0, 'rec')],
+  ['tunnelSessionNew', 'needs 5 arguments', (n) => any(n).tunnelSessionNew(key, salt, key, salt)],
+  ['tunnelSessionNew', '(sendKey) must be 32 bytes', (n) => any(n).tunnelSessionNew(Buffer.alloc(16), salt, key, salt, 0)],
+  ['tunnelSessionNew', '(recvSalt)', (n) => any(n).tunnelSessionNew(key, salt, key, 'salt', 0)],
+  ['tunnelSessionNew', '(sendSeq)', (n) => any(n).tunnelSessionNew(key, salt, key, salt, -1)],
+  ['tunnelSessionCtl', '(op)', (n) => any(n).tunnelSessionCtl(0, 9, 0)],
+  ['tunnelSessionCtl', '(value)', (n) => any(n).tunnelSessionCtl(0, 0, 2 ** 53)],
+  ['tunnelSessionCtl', '(id) is no live session', (n) => any(n).tunnelSessionCtl(123456789, 0, 0)],
+  ['tunnelSeal', '(header) must be 16 bytes', (n) => any(n).tunnelSeal(0, Buffer.alloc(15), buf)],
+  ['tunnelSeal', '(payload)', (n) => any(n).tunnelSeal(0, Buffer.alloc(16), 'text')],
+  ['tunnelOpen', '(message)', (n) => any(n).tunnelOpen(0, 42)],
+  ['tunnelOpen', '(id) is no live session', (n) => any(n).tunnelOpen(7, buf)],
+  ['tunnelPathStart', 'needs 11 arguments', (n) => any(n).tunnelPathStart(3, 4, 5)],
+  ['tunnelPathStart', '(vxlanHdr) must be 22 bytes', (n) => any(n).tunnelPathStart(3, 4, 5, buf, 4800, 1472, 3, 2 ** 48, 1000, pathCounters, fn)],
+  ['tunnelPathStart', '(maxDatagram)', (n) => any(n).tunnelPathStart(3, 4, 5, hdr, 4800, 20, 3, 2 ** 48, 1000, pathCounters, fn)],
+  ['tunnelPathStart', '(counters)', (n) => any(n).tunnelPathStart(3, 4, 5, hdr, 4800, 1472, 3, 2 ** 48, 1000, counters, fn)],
+  ['tunnelPathStart', '(onUp)', (n) => any(n).tunnelPathStart(3, 4, 5, hdr, 4800, 1472, 3, 2 ** 48, 1000, pathCounters, null)],
+  ['tunnelPathStop', '(id)', (n) => any(n).tunnelPathStop('one')],
+  ['tunnelPathPeer', '(slot)', (n) => any(n).tunnelPathPeer(1, 16, 1, 4500, 3, new Float64Array(2), -1, 0, 1, 1)],
+  ['tunnelPathPeer', '(subnets) must hold', (n) => any(n).tunnelPathPeer(1, 0, 1, 4500, 3, new Float64Array(3), -1, 0, 1, 1)],
+  ['tunnelPathPeer', '(id) is no running data path', (n) => any(n).tunnelPathPeer(987654, 0, 1, 4500, 3, new Float64Array(2), -1, 0, 1, 1)],
+  ['tunnelPathSession', '(peerSlot)', (n) => any(n).tunnelPathSession(1, 0, 99, 1, true, 1000)],
+  ['tunnelPathSession', '(fast)', (n) => any(n).tunnelPathSession(1, 0, 0, 1, 'yes', 1000)],
+  ['tunnelPathNodes', '(nodes) must hold', (n) => any(n).tunnelPathNodes(1, new Float64Array(4))],
+  ['tunnelPathNodes', '(nodes) must hold unsigned', (n) => any(n).tunnelPathNodes(1, new Float64Array([-1, 0, 0]))],
+  ['tunnelPathFence', '(ttlMs)', (n) => any(n).tunnelPathFence(1, 'soon')],
 ];
 
 test('every entry point of entries.h is exported, typed and checked here', { skip }, () => {
@@ -121,6 +149,12 @@ test('valid calls still work; a failed system call: STRAIT_ERR_SYSTEM_TOOL with 
   assert.equal(n.tlsTrafficKeys(1, secret).length, 16 + 12);
   assert.equal(n.tlsRecordOpen(1, Buffer.alloc(28), 0, buf), null);
   assert.equal(n.pumpStop(-1), -1);
+  assert.equal(n.tunnelPathStop(-1), false);
+  const sess = n.tunnelSessionNew(key, salt, key, salt, 5);
+  assert.equal(n.tunnelSessionCtl(sess, 3, 1), 5);
+  assert.equal(n.tunnelSessionCtl(sess, 4, 0), 6);
+  assert.equal(n.tunnelOpen(sess, Buffer.alloc(40)), null);
+  assert.equal(n.tunnelSessionCtl(sess, 5, 0), 1);
   assert.equal(n.tlsRelayStop(123456789), false);
   const [fd, port] = n.udpOpen('127.0.0.1', 0);
   assert.ok(fd >= 0 && port > 0);

@@ -75,6 +75,54 @@ export interface NativeAddon {
   tlsRecordOpen(suite: number, keyIv: Buffer, seq: number, record: Buffer): Buffer | null;
   /** flock(fd, LOCK_EX | LOCK_NB): true when taken (or held through this description), false when another holds it */
   flockTry(fd: number): boolean;
+  /** a tunnel session's AES-256-GCM contexts, salts, send counter and replay window (native/src/session.c); its id */
+  tunnelSessionNew(sendKey: Buffer, sendSalt: Buffer, recvKey: Buffer, recvSalt: Buffer, sendSeq: number): number;
+  /**
+   * op 0: replay check(value) -> 1/0; 1: replay update(value) -> 1/0; 2: highest accepted (-1 none);
+   * 3: take `value` send sequence numbers -> the first; 4: the next send sequence; 5: close -> 1
+   */
+  tunnelSessionCtl(id: number, op: number, value: number): number;
+  /** ciphertext ‖ tag of payload, the 16-byte data header as associated data (its sequence is the nonce's) */
+  tunnelSeal(id: number, header: Buffer, payload: Uint8Array): Buffer;
+  /** the plaintext of a data message (header ‖ ciphertext ‖ tag), or null when the tag fails */
+  tunnelOpen(id: number, message: Buffer): Buffer | null;
+  /** start the gateway's native data path thread (native/src/gwpath.c); its id */
+  tunnelPathStart(
+    udpFd: number,
+    tunFd: number,
+    vxlanFd: number,
+    vxlanHdr: Buffer,
+    agentPort: number,
+    maxDatagram: number,
+    features: number,
+    rejectAfterPackets: number,
+    reassemblyTimeoutMs: number,
+    counters: Float64Array,
+    onUp: (kind: number, bytes: Buffer, addr: number, port: number) => void,
+    /** 1 (default): one thread; 2: the tunnel receive on one, the TUN and VXLAN reads (send) on another */
+    threads?: number,
+  ): number;
+  /** stop it (the event-loop readers resume); whether it ran */
+  tunnelPathStop(id: number): boolean;
+  /** a peer of slot `slot`: its address, features, subnets ([network, mask]*), the session to send on (-1 none) */
+  tunnelPathPeer(
+    id: number,
+    slot: number,
+    addr: number,
+    port: number,
+    features: number,
+    subnets: Float64Array,
+    sendSession: number,
+    sendSpi: number,
+    sendLimit: number,
+    sendTtlMs: number,
+  ): void;
+  /** register a session the thread may open (peerSlot -1: unregister) */
+  tunnelPathSession(id: number, session: number, peerSlot: number, localIndex: number, fast: boolean, ttlMs: number): void;
+  /** the node table: [network, mask, node address]* */
+  tunnelPathNodes(id: number, rows: Float64Array): void;
+  /** HA fence: nothing is sent after ttlMs from now (-1: no fence) */
+  tunnelPathFence(id: number, ttlMs: number): void;
 }
 
 let addon: NativeAddon | undefined;

@@ -166,8 +166,44 @@ function vxlanAndHaMetrics(registry: Registry, gw: Gateway): void {
   });
 }
 
+/**
+ * The native data path (dataplane/gateway/native-path.ts). Registered first: its collect()
+ * folds the thread's counts into the tunnel's and the gateway's before they are read.
+ */
+function nativePathMetrics(registry: Registry, gw: Gateway): void {
+  let stats: ReturnType<Gateway['nativePathStats']>;
+  new Gauge({
+    name: 'strait_gateway_native_path',
+    help: '1 while the bulk data path (tunnel receive, open, deliver; TUN read, seal, send) runs on its native thread',
+    registers: [registry],
+    collect() {
+      stats = gw.nativePathStats();
+      this.set(stats ? 1 : 0);
+    },
+  });
+  new Counter({
+    name: 'strait_gateway_native_path_packets_total',
+    help: 'Native data path: messages opened and packets sealed on its thread, and tunnel datagrams (up_tunnel), TUN packets (up_tun) or agent VXLAN frames (up_vxlan) it handed to the JS path',
+    labelNames: ['event'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      if (!stats) return;
+      this.inc({ event: 'opened' }, stats.opened);
+      this.inc({ event: 'sealed' }, stats.sealed);
+      this.inc({ event: 'up_tunnel' }, stats.upTunnel);
+      this.inc({ event: 'up_tun' }, stats.upTun);
+      this.inc({ event: 'up_vxlan' }, stats.upVxlan);
+      this.inc({ event: 'up_dropped' }, stats.upDropped);
+      this.inc({ event: 'send_errors' }, stats.sendErrors);
+      this.inc({ event: 'tun_write_errors' }, stats.tunWriteErrors);
+    },
+  });
+}
+
 export function gatewayRegistry(gw: Gateway): Registry {
   const registry = new Registry();
+  nativePathMetrics(registry, gw);
   tunnelMetrics(registry, gw.tunnel);
   vxlanAndHaMetrics(registry, gw);
   registerTunnelHealthMetrics(registry, gw.tunnel);

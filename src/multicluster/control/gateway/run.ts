@@ -21,9 +21,13 @@ export function gatewayRecords(g: Gateway): {
   ha?: { epoch: number; activeAddress: string | null; activeSince: string | null };
   /** every tunnel of the active gateway connected with a first RTT sample, or a passive one that knows the active one */
   ready: boolean;
+  /** the bulk data path's native thread: whether it runs (else why not) and what it did */
+  nativePath: { running: boolean; reason: string; stats: ReturnType<Gateway['nativePathStats']> | null };
 } {
+  const stats = g.nativePathStats();
   const conns = g.connectionRecords();
   return {
+    nativePath: { running: stats !== undefined, reason: g.nativePathReason, stats: stats ?? null },
     ready: g.haStatus === 'passive' ? g.activeAddress !== undefined : !g.isFenced && conns.every((c) => c.status === 'connected' && c.rttAvg !== ''),
     endpoint: g.endpointRecord(),
     connections: conns,

@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { hostname, networkInterfaces } from 'node:os';
 import { systemClock, type Clock } from '../../../base/clock/index.js';
-import { cidrContains, ipv4ToInt, type Cidr } from '../../../base/config/index.js';
+import { cidrContains, intToIpv4, ipv4ToInt, type Cidr } from '../../../base/config/index.js';
 import { E } from '../../../base/errors/index.js';
 import { peekDestination, peekSource } from '../../wire/ipv4/index.js';
 import {
@@ -31,15 +31,17 @@ import {
   EXT_MAX_BODY,
 } from '../../wire/vxlan/index.js';
 import { FEATURE_VNET, FEATURE_FRAG, NEXT_IPV4, NEXT_IPV4_VNET, segmentVnet, type SegmentSink } from '../../wire/tunnel/index.js';
-import { TunnelEndpoint, Reassembler, type Peer, type PeerRecord, type TunnelEvent } from '../tunnel/index.js';
+import { TunnelEndpoint, Reassembler, nativeSessions, type Peer, type PeerRecord, type TunnelEvent } from '../tunnel/index.js';
 import { TunDevice, routeInto, vnetHdrIsPlain, VNET_HDR_LEN } from '../tun/index.js';
 import { AGENT_RETURN_PATH_MARK, AGENT_RETURN_PATH_TABLE, AgentReturnPath, programGatewayReturnPath, type GatewayReturnPath } from '../return-path/index.js';
 import { UdpTransport } from '../udp/index.js';
 import { parseGatewayConfig, type GatewayConfig, type GatewayNodeConfig } from './config.js';
 import { NodeTable, inPodCidrs, type NodeEntry } from './node-table.js';
+import { NativePath, type NativePathStats } from './native-path.js';
 
 export { parseGatewayConfig, type GatewayConfig, type GatewayPeerConfig, type GatewayNodeConfig, type GatewayHaConfig } from './config.js';
 export { NodeTable, inPodCidrs, type NodeEntry, type NodeInput } from './node-table.js';
+export { NativePath, NATIVE_PATH_PEERS, type NativePathStats } from './native-path.js';
 
 export class VxlanCounters {
   rxPackets = 0;
@@ -141,6 +143,11 @@ export interface GatewayOptions {
   onEvent?: (ev: TunnelEvent) => void;
   /** a problem worth a log line that does not stop the gateway (HA: the passive node's return path) */
   onWarning?: (message: string) => void;
+  /**
+   * the bulk data path on a native thread (native-path.ts): default on where it can run
+   * (the addon, TUN offload, a TUN device, no onDeliver); false, or STRAIT_GATEWAY_NATIVE=0, keeps it in JS
+   */
+  nativePath?: boolean;
 }
 
 export class Gateway implements SegmentSink {
@@ -196,6 +203,11 @@ export class Gateway implements SegmentSink {
   /** software segmentation (peers without FEATURE_VNET): scratch and the peer being served */
   private segScratch: Buffer | undefined;
   private segPeer: Peer | undefined;
+  /** the bulk data path on a native thread, while it runs */
+  private nativePath: NativePath | undefined;
+  private readonly nativeWanted: boolean;
+  /** why the native data path does not run ('' while it runs or before the tunnel starts) */
+  nativePathReason = '';
 
   constructor(
     config: Readonly<GatewayConfig>,
@@ -211,6 +223,10 @@ export class Gateway implements SegmentSink {
     this.haStatus = config.ha ? 'passive' : 'active';
     this.standbyEndpoints = new Map(config.peers.map((p) => [p.clusterId, new Set(p.standby.map((a) => `${a}:${p.port}`))]));
     const psk = config.psk ?? readPsk(config.pskFile as string);
+    this.nativeWanted =
+      (opts.nativePath ?? process.env['STRAIT_GATEWAY_NATIVE'] !== '0') && config.tun.offload && opts.noTun !== true && opts.onDeliver === undefined;
+    const sessionCrypto = this.nativeWanted ? nativeSessions() : undefined;
+    if (this.nativeWanted && sessionCrypto === undefined) this.nativePathReason = 'the native addon has no tunnel sessions';
     this.tunnel = new TunnelEndpoint({
       clusterId: config.clusterId,
       psk,
@@ -222,6 +238,7 @@ export class Gateway implements SegmentSink {
       deliver: (packet, peer, next) => this.deliver(packet, peer, next),
       features: config.tun.offload ? FEATURE_VNET | FEATURE_FRAG : 0,
       maxDatagram: config.tunnel.mtu - 28,
+      ...(sessionCrypto ? { sessionCrypto, onPeerChange: (p: Peer) => this.nativePath?.syncPeer(p), onSync: () => this.nativePath?.fold() } : {}),
       ...(opts.onEvent ? { onEvent: opts.onEvent } : {}),
     });
   }
@@ -232,6 +249,18 @@ export class Gateway implements SegmentSink {
    */
   setNodes(nodes: readonly GatewayNodeConfig[]): void {
     this.nodes.set(nodes, this.config.ha?.members.map((m) => m.address) ?? []);
+    this.nativePath?.setNodes(this.nodes.list);
+  }
+
+  /** True while the bulk data path runs on its native thread. */
+  get nativePathRunning(): boolean {
+    return this.nativePath !== undefined;
+  }
+
+  /** What the native thread did by itself (undefined while it does not run); its counts are folded in first. */
+  nativePathStats(): NativePathStats | undefined {
+    this.nativePath?.fold();
+    return this.nativePath?.stats();
   }
 
   /** the nodes the gateway takes VXLAN from (with pods) */
@@ -293,7 +322,52 @@ export class Gateway implements SegmentSink {
     if (this.tunnelStarted) return;
     this.tunnelStarted = true;
     this.tunnel.start();
+    this.startNativePath();
   }
+
+  /** The bulk path on its thread, when wanted and possible (the JS path carries everything otherwise). */
+  private startNativePath(): void {
+    if (!this.nativeWanted || this.nativePath !== undefined || this.nativePathReason !== '') return;
+    const t = this.tunnelSock;
+    const v = this.vxlanSock;
+    const tun = this.tun;
+    if (t === undefined || v === undefined || tun === undefined || t.nativeFd < 0 || v.nativeFd < 0) {
+      this.nativePathReason = 'the UDP sockets are not the addon’s (STRAIT_UDP=dgram) or there is no TUN device';
+      return;
+    }
+    try {
+      const p = NativePath.start({
+        tunnel: this.tunnel,
+        vxlan: this.vxlan,
+        udpFd: t.nativeFd,
+        tunFd: tun.fd,
+        vxlanFd: v.nativeFd,
+        vxlanHeader: this.vxlanParts[0] as Buffer,
+        agentPort: this.config.vxlan.agentPort,
+        maxDatagram: this.config.tunnel.mtu - 28,
+        features: this.tunnel.features,
+        onUp: this.fromNativePath,
+        threads: process.env['STRAIT_GATEWAY_THREADS'] === '2' ? 2 : 1,
+      });
+      if (typeof p === 'string') {
+        this.nativePathReason = p;
+        return;
+      }
+      this.nativePath = p;
+      p.setNodes(this.nodes.list);
+      if (this.fenceAt !== 0) p.fence(this.fenceAt);
+    } catch (err) {
+      this.nativePathReason = err instanceof Error ? err.message : String(err);
+      this.opts.onWarning?.(`the native data path did not start, the JS path carries everything: ${this.nativePathReason}`);
+    }
+  }
+
+  /** What the native thread did not take: a tunnel datagram (kind 0) or a TUN packet (kind 1), as if read here. */
+  private readonly fromNativePath = (kind: number, bytes: Buffer, addr: number, port: number): void => {
+    if (kind === 0) this.fromTunnel(bytes, intToIpv4(addr), port);
+    else if (kind === 1) this.fromTun(bytes, 0, bytes.length);
+    else this.fromVxlan(bytes, intToIpv4(addr), port);
+  };
 
   /**
    * HA: this gateway now holds the lease. Start the tunnels (the first handshake to every
@@ -329,6 +403,7 @@ export class Gateway implements SegmentSink {
   leaseHeld(until: number): void {
     this.fenceAt = until;
     this.fenced = until !== 0 && performance.now() > until;
+    this.nativePath?.fence(until);
   }
 
   /** HA: the lease deadline has passed (read from the clock now) */
@@ -420,6 +495,8 @@ export class Gateway implements SegmentSink {
 
   async stop(): Promise<void> {
     if (this.announceTimer) clearInterval(this.announceTimer);
+    this.nativePath?.stop();
+    this.nativePath = undefined;
     this.tunnel.close();
     this.returnPath?.close();
     this.passiveReturnPath?.close();

@@ -39,7 +39,7 @@ import {
 import { CookieChecker, cookieKey, mac, mac1Key, macEqual, openCookie } from './cookie.js';
 import { consumeInitiation, consumeResponse, createInitiation, createResponse, type InitiatorState } from './handshake.js';
 import { pskFromText } from './noise.js';
-import { Session } from './session.js';
+import { Session, type SessionCryptoFactory } from './session.js';
 import { Reassembler } from './reassembly.js';
 import { HEALTH_DEFAULTS, lossText, PeerHealth, type HealthLimits, type HealthReason, type LatencyStats } from './health.js';
 
@@ -129,6 +129,19 @@ export interface TunnelOptions {
    * fragments to peers advertising FEATURE_FRAG; default DEFAULT_MAX_DATAGRAM.
    */
   maxDatagram?: number;
+  /**
+   * Sessions' AEAD, counters and windows outside node:crypto (the gateway's native data
+   * path: native-session.ts); every decision stays here. Undefined: node:crypto.
+   */
+  sessionCrypto?: SessionCryptoFactory;
+  /**
+   * A peer's sessions, address, features or connection changed (the native data path
+   * follows: which session it sends on, which it may open, from which address). Called
+   * at once after each change and for every peer at each tick.
+   */
+  onPeerChange?(peer: Peer): void;
+  /** called before each tick and each records(): the native data path folds its counters in */
+  onSync?(): void;
 }
 
 export interface DirectionCounters {
@@ -318,6 +331,13 @@ export class TunnelEndpoint {
   close(): void {
     this.closed = true;
     this.timer?.cancel();
+    // native sessions' keys are wiped (nothing is sealed or opened after close)
+    for (const e of this.sessions.values()) e.session.close();
+  }
+
+  /** the limits in force (defaults and options) */
+  get limitsInUse(): Readonly<TunnelLimits> {
+    return this.limits;
   }
 
   /**
@@ -334,7 +354,7 @@ export class TunnelEndpoint {
     peer.port = port;
     for (const key of ['previous', 'current', 'next'] as const) {
       const x = peer[key];
-      if (x) this.sessions.delete(x.localIndex);
+      if (x) this.forget(x);
       peer[key] = undefined;
     }
     peer.connectedSince = -1;
@@ -388,6 +408,7 @@ export class TunnelEndpoint {
   }
 
   records(): PeerRecord[] {
+    this.opts.onSync?.();
     const now = this.clock.monotonic();
     return this.peers.map((p) => this.record(p, now));
   }
@@ -424,6 +445,7 @@ export class TunnelEndpoint {
 
   /** Encrypt an IPv4 packet to `peer`. Returns false when it was queued or dropped. */
   sendPacket(peer: Peer, packet: Buffer, next = NEXT_IPV4): boolean {
+    if (this.closed) return false;
     const s = peer.current;
     const now = this.clock.monotonic();
     if (s === undefined || s.sendSeq >= this.limits.rejectAfterPackets || now - s.createdAt >= this.limits.rejectAfterMs) {
@@ -437,7 +459,7 @@ export class TunnelEndpoint {
   }
 
   private seal(peer: Peer, s: Session, next: number, payload: Buffer): void {
-    const seq = s.sendSeq++;
+    const seq = s.takeSeq();
     const header = this.sendCopies ? this.dataHeader : Buffer.allocUnsafe(DATA_HEADER);
     writeDataHeader(header, 0, next, s.remoteIndex, seq);
     const sealed = s.seal(header, seq, payload);
@@ -635,8 +657,12 @@ export class TunnelEndpoint {
       // roaming / NAT: follow the source of authenticated packets only
       peer.address = address;
       peer.port = port;
+      this.opts.onPeerChange?.(peer);
     }
-    if (peer.connectedSince < 0) this.markConnected(peer);
+    if (peer.connectedSince < 0) {
+      this.markConnected(peer);
+      this.opts.onPeerChange?.(peer);
+    }
     const next = msg[1] as number;
     if (next === NEXT_IPV4 || next === NEXT_IPV4_VNET) {
       if (next === NEXT_IPV4_VNET && (this.features & FEATURE_VNET) === 0) {
@@ -679,14 +705,21 @@ export class TunnelEndpoint {
     peer.health.fencedAt = -Infinity;
     peer.handshake = undefined;
     peer.handshakeAttempts = 0;
-    if (peer.previous) this.sessions.delete(peer.previous.localIndex);
+    if (peer.previous) this.forget(peer.previous);
     if (peer.current) {
       peer.rekeys++;
       this.counters.rekeys++;
     }
     peer.previous = peer.current;
     peer.current = s;
+    this.opts.onPeerChange?.(peer);
     this.flushQueue(peer);
+  }
+
+  /** A session leaves every role: out of the index, its keys wiped. */
+  private forget(s: Session): void {
+    if (this.sessions.get(s.localIndex)?.session === s) this.sessions.delete(s.localIndex);
+    s.close();
   }
 
   private flushQueue(peer: Peer): void {
@@ -764,6 +797,7 @@ export class TunnelEndpoint {
    * these datagrams past its fence. Returns how many were sent.
    */
   noticeFenced(): number {
+    if (this.closed) return 0;
     let n = 0;
     for (const p of this.peers) {
       const s = p.current;
@@ -881,14 +915,15 @@ export class TunnelEndpoint {
     }
     peer.greatestTimestamp = got.payload.timestamp;
     peer.features = got.payload.features;
-    if (peer.next) this.sessions.delete(peer.next.localIndex);
-    const s = new Session(localIndex, m.senderIndex, false, now, r.keys);
+    if (peer.next) this.forget(peer.next);
+    const s = new Session(localIndex, m.senderIndex, false, now, r.keys, this.opts.sessionCrypto);
     peer.next = s;
     this.sessions.set(localIndex, { session: s, peer });
     peer.address = address;
     peer.port = port;
     peer.handshakes++;
     this.counters.handshakesResponded++;
+    this.opts.onPeerChange?.(peer);
     this.opts.send(r.msg, port, address);
   }
 
@@ -922,7 +957,7 @@ export class TunnelEndpoint {
     peer.handshake = undefined;
     peer.handshakeAttempts = 0;
     peer.features = got.payload.features;
-    const s = new Session(st.localIndex, m.senderIndex, true, now, got.keys);
+    const s = new Session(st.localIndex, m.senderIndex, true, now, got.keys, this.opts.sessionCrypto);
     this.sessions.set(st.localIndex, { session: s, peer });
     peer.address = address;
     peer.port = port;
@@ -1012,8 +1047,15 @@ export class TunnelEndpoint {
 
   /** Timers: handshake retries, rekey, expiry, keepalives, dead-peer detection. */
   tick(): void {
+    this.opts.onSync?.();
     const now = this.clock.monotonic();
     const L = this.limits;
+    this.tickPeers(now, L);
+    const change = this.opts.onPeerChange;
+    if (change !== undefined) for (const peer of this.peers) change(peer);
+  }
+
+  private tickPeers(now: number, L: TunnelLimits): void {
     for (const peer of this.peers) {
       const r = peer.reassembly;
       if (r !== undefined) this.counters.drops.reassembly += r.expire(now);
@@ -1021,7 +1063,7 @@ export class TunnelEndpoint {
       for (const key of ['previous', 'current', 'next'] as const) {
         const s = peer[key];
         if (s && now - s.createdAt >= L.rejectAfterMs) {
-          this.sessions.delete(s.localIndex);
+          this.forget(s);
           peer[key] = undefined;
         }
       }
@@ -1037,7 +1079,7 @@ export class TunnelEndpoint {
         peer.health.reset();
         for (const key of ['previous', 'current', 'next'] as const) {
           const x = peer[key];
-          if (x) this.sessions.delete(x.localIndex);
+          if (x) this.forget(x);
           peer[key] = undefined;
         }
         peer.lastReceivedAt = -1;

@@ -15,7 +15,8 @@ export {
   type TunnelEvent,
 } from './endpoint.js';
 export { ReplayWindow, REPLAY_WINDOW_SIZE } from './replay-window.js';
-export { Session } from './session.js';
+export { Session, type SessionCrypto, type SessionCryptoFactory, type SessionKeys, type Replay } from './session.js';
+export { NativeSessionCrypto, nativeSessions } from './native-session.js';
 export { createInitiation, consumeInitiation, createResponse, consumeResponse, addMacs, type TransportKeys, type InitiatorState } from './handshake.js';
 export {
   SymmetricState,
