@@ -33,6 +33,7 @@ import {
   LABEL_K8S_SERVICE_NAME,
 } from './derived-service.js';
 import { processLanes, type WorkLanes } from './lanes.js';
+import { connectedClusters } from './records.js';
 import type { MulticlusterMetrics } from './metrics.js';
 import {
   ANN_EXPORT_CREATED,
@@ -226,6 +227,16 @@ export class MulticlusterAgent {
   private readonly clustersetIP: boolean;
   /** exports of headless services (ns/name): their endpoints follow the pods */
   private readonly headless = new Set<string>();
+  /**
+   * this cluster's own EndpointSlices (the Services', never strait's imported ones) by service
+   * (ns/name), then by slice name: whether the slice lists a ready endpoint. A ClusterSetIP
+   * export's ClusterIP is ready while one of them does (backendsReady).
+   */
+  private readonly serviceSlices = new Map<string, Map<string, boolean>>();
+  /** clusters reachable from here as the active gateway's records say (undefined: no record, all count as reachable) */
+  private connected: Set<string> | undefined;
+  /** `connected` as text, to act only when it changes */
+  private connectedKey = '*';
   /** key@resourceVersion of our own status writes, whose watch events need no reconcile */
   private ownWrites = new Set<string>();
   private stopped = false;
@@ -258,6 +269,7 @@ export class MulticlusterAgent {
     this.watchExportInputs();
     this.watchBrokerSlices();
     this.watchImportedSlices();
+    this.watchGateways();
     // services imported here before a restart
     void this.local
       .list(K.ServiceImport, {})
@@ -339,15 +351,86 @@ export class MulticlusterAgent {
       },
     );
     this.serviceInformer = this.informers[this.informers.length - 1];
-    this.watch(this.local, K.EndpointSlice, undefined, 'kubernetes.io/service-name', (o) => {
-      const k = `${o.metadata.namespace ?? ''}/${o.metadata.labels?.['kubernetes.io/service-name'] ?? ''}`;
-      if (this.knownExports.has(k)) this.enqueueExport(k);
-    });
+    this.watch(
+      this.local,
+      K.EndpointSlice,
+      undefined,
+      'kubernetes.io/service-name',
+      (o, type) => {
+        const k = `${o.metadata.namespace ?? ''}/${o.metadata.labels?.['kubernetes.io/service-name'] ?? ''}`;
+        if (o.metadata.labels?.[LABEL_MANAGED_BY] !== MANAGED_BY) this.noteServiceSlice(k, o, type);
+        if (this.knownExports.has(k)) this.enqueueExport(k);
+      },
+      () => this.serviceSlices.clear(),
+    );
     // the pods behind a headless export (where no EndpointSlice lists them)
     this.watch(this.local, K.Pod, undefined, undefined, (o) => {
       const ns = o.metadata.namespace ?? '';
       for (const k of this.headless) if (k.startsWith(`${ns}/`)) this.enqueueExport(k);
     });
+  }
+
+  /** Whether one of a service's own slices lists a ready endpoint (an endpoint without conditions counts as ready, as in Kubernetes). */
+  private noteServiceSlice(k: string, o: KubeObject, type: string): void {
+    let m = this.serviceSlices.get(k);
+    if (type === 'DELETED') {
+      m?.delete(o.metadata.name);
+      if (m?.size === 0) this.serviceSlices.delete(k);
+      return;
+    }
+    if (!m) this.serviceSlices.set(k, (m = new Map()));
+    const eps = (o['endpoints'] as { addresses?: string[]; conditions?: { ready?: boolean } }[] | undefined) ?? [];
+    m.set(
+      o.metadata.name,
+      eps.some((e) => (e.addresses?.length ?? 0) > 0 && e.conditions?.ready !== false),
+    );
+  }
+
+  /**
+   * Whether a Service has a ready backend, from its own EndpointSlices: one of them lists a
+   * ready endpoint. A Service without any slice (none written yet, or endpoints kept some
+   * other way) counts as ready: nothing says otherwise.
+   */
+  private backendsReady(k: string): boolean {
+    const m = this.serviceSlices.get(k);
+    if (!m || m.size === 0) return true;
+    for (const ready of m.values()) if (ready) return true;
+    return false;
+  }
+
+  /**
+   * The active gateway's records in this cluster (the Gateway kind, as clusterset DNS reads
+   * them): which clusters the tunnel reaches now. A change re-imports every service, whose
+   * slices then mark an unreachable cluster's endpoints not ready (routedEndpoints).
+   */
+  private watchGateways(): void {
+    const gateways = new Map<string, KubeObject>();
+    const update = (): void => {
+      const connected = connectedClusters([...gateways.values()], this.clusterId);
+      const key = connected ? [...connected].sort().join(',') : '*';
+      if (key === this.connectedKey) return;
+      this.connectedKey = key;
+      this.connected = connected;
+      this.log.info({ connected: key }, 'clusters reachable through the tunnel changed: imports follow');
+      for (const k of this.knownImports) this.enqueueImport(k);
+    };
+    this.watch(
+      this.local,
+      K.Gateway,
+      undefined,
+      undefined,
+      (o, type) => {
+        if (type === 'LIST') return;
+        if (type === 'DELETED') gateways.delete(objectKey(o));
+        else gateways.set(objectKey(o), o);
+        update();
+      },
+      (items) => {
+        gateways.clear();
+        for (const o of items) gateways.set(objectKey(o), o);
+        update();
+      },
+    );
   }
 
   /** Every cluster's EndpointSlices on the broker: the imports to make here (and this cluster's exports coming back). */
@@ -712,7 +795,9 @@ export class MulticlusterAgent {
         port: typeof p.targetPort === 'number' ? p.targetPort : p.port,
       }));
     } else {
-      endpoints = svc.spec?.clusterIP ? [{ addresses: [svc.spec.clusterIP], conditions: { ready: true } }] : [];
+      // the ClusterIP is ready while a backend behind it is (Lighthouse's rule): a cluster
+      // whose pods are gone is not answered by DNS nor routed to behind the clusterset IP
+      endpoints = svc.spec?.clusterIP ? [{ addresses: [svc.spec.clusterIP], conditions: { ready: this.backendsReady(`${ns}/${name}`) } }] : [];
       ports = svcPorts.map((p) => ({ ...(p.name ? { name: p.name } : {}), protocol: p.protocol ?? 'TCP', port: p.port }));
     }
     const created =
@@ -857,7 +942,8 @@ export class MulticlusterAgent {
     for (const cluster of agg.clusters) {
       const e = byCluster.get(cluster)!;
       const sliceName = localSliceName(name, cluster);
-      const content: ImportedContent = wantVip ? { e, ports: acceptedPorts(e.ports, agg.ports), derived: derivedName } : { e, ports: e.ports };
+      const routed = this.routedExport(e);
+      const content: ImportedContent = wantVip ? { e: routed, ports: acceptedPorts(e.ports, agg.ports), derived: derivedName } : { e: routed, ports: e.ports };
       const hash = exportContentHash(content);
       const prev = existingByName.get(sliceName);
       if (prev?.metadata.annotations?.[ANN_CONTENT_HASH] === hash) continue;
@@ -891,6 +977,17 @@ export class MulticlusterAgent {
     if (!withVip) return !derivedServiceCurrent(derived, this.derivedFor(ns, name, imported, agg));
     await this.syncClustersetIP(key, agg, imported, derived, spec);
     return false;
+  }
+
+  /**
+   * A cluster's export as this cluster routes to it: while the tunnel does not reach that
+   * cluster (the active gateway's records), its endpoints are not ready here, so the service
+   * proxy (kube-proxy, the world's node proxy) leaves it out behind the clusterset IP and
+   * DNS does not answer it; they are ready again when the connection is.
+   */
+  private routedExport(e: ClusterExport): ClusterExport {
+    if (this.connected === undefined || this.connected.has(e.cluster)) return e;
+    return { ...e, endpoints: e.endpoints.map((x) => ({ ...x, conditions: { ...x.conditions, ready: false } })) };
   }
 
   /** The derived Service this import wants (its owner: the ServiceImport as stored). */
