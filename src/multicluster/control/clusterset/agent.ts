@@ -32,6 +32,7 @@ import {
   LABEL_APP_MANAGED_BY,
   LABEL_K8S_SERVICE_NAME,
 } from './derived-service.js';
+import { LABEL_MIRROR, mirrorCurrent, mirrorSlice } from './endpointslice-mirror.js';
 import { processLanes, type WorkLanes } from './lanes.js';
 import { connectedClusters } from './records.js';
 import type { MulticlusterMetrics } from './metrics.js';
@@ -228,11 +229,13 @@ export class MulticlusterAgent {
   /** exports of headless services (ns/name): their endpoints follow the pods */
   private readonly headless = new Set<string>();
   /**
-   * this cluster's own EndpointSlices (the Services', never strait's imported ones) by service
-   * (ns/name), then by slice name: whether the slice lists a ready endpoint. A ClusterSetIP
-   * export's ClusterIP is ready while one of them does (backendsReady).
+   * this cluster's own EndpointSlices (the Services', never strait's), by service (ns/name),
+   * then by slice name: a ClusterSetIP export's ClusterIP is ready while one of them lists a
+   * ready endpoint (backendsReady), and they are mirrored behind the clusterset IP here
+   * (endpointslice-mirror.ts)
    */
-  private readonly serviceSlices = new Map<string, Map<string, boolean>>();
+  private readonly serviceSlices = new Map<string, Map<string, KubeObject>>();
+  private serviceSliceInformer: Informer | undefined;
   /** clusters reachable from here as the active gateway's records say (undefined: no record, all count as reachable) */
   private connected: Set<string> | undefined;
   /** `connected` as text, to act only when it changes */
@@ -357,12 +360,17 @@ export class MulticlusterAgent {
       undefined,
       'kubernetes.io/service-name',
       (o, type) => {
+        if (o.metadata.labels?.[LABEL_MANAGED_BY] === MANAGED_BY) return;
         const k = `${o.metadata.namespace ?? ''}/${o.metadata.labels?.['kubernetes.io/service-name'] ?? ''}`;
-        if (o.metadata.labels?.[LABEL_MANAGED_BY] !== MANAGED_BY) this.noteServiceSlice(k, o, type);
-        if (this.knownExports.has(k)) this.enqueueExport(k);
+        this.noteServiceSlice(k, o, type);
+        if (!this.knownExports.has(k)) return;
+        this.enqueueExport(k);
+        // its mirror behind the clusterset IP here follows it
+        if (type !== 'LIST' && this.knownImports.has(k)) this.enqueueImport(k);
       },
       () => this.serviceSlices.clear(),
     );
+    this.serviceSliceInformer = this.informers[this.informers.length - 1];
     // the pods behind a headless export (where no EndpointSlice lists them)
     this.watch(this.local, K.Pod, undefined, undefined, (o) => {
       const ns = o.metadata.namespace ?? '';
@@ -370,7 +378,7 @@ export class MulticlusterAgent {
     });
   }
 
-  /** Whether one of a service's own slices lists a ready endpoint (an endpoint without conditions counts as ready, as in Kubernetes). */
+  /** A service's own slice, as this cluster's endpoint controller wrote it. */
   private noteServiceSlice(k: string, o: KubeObject, type: string): void {
     let m = this.serviceSlices.get(k);
     if (type === 'DELETED') {
@@ -379,11 +387,14 @@ export class MulticlusterAgent {
       return;
     }
     if (!m) this.serviceSlices.set(k, (m = new Map()));
-    const eps = (o['endpoints'] as { addresses?: string[]; conditions?: { ready?: boolean } }[] | undefined) ?? [];
-    m.set(
-      o.metadata.name,
-      eps.some((e) => (e.addresses?.length ?? 0) > 0 && e.conditions?.ready !== false),
-    );
+    m.set(o.metadata.name, o);
+  }
+
+  /** A service's own slices: from the cache while its informer is current, else listed. */
+  private async ownSlicesOf(ns: string, name: string): Promise<KubeObject[]> {
+    if (this.serviceSliceInformer?.synced) return [...(this.serviceSlices.get(`${ns}/${name}`)?.values() ?? [])];
+    const l = await this.local.list(K.EndpointSlice, { namespace: ns, labelSelector: `kubernetes.io/service-name=${name}` });
+    return l.items.filter((o) => o.metadata.labels?.[LABEL_MANAGED_BY] !== MANAGED_BY);
   }
 
   /**
@@ -394,7 +405,11 @@ export class MulticlusterAgent {
   private backendsReady(k: string): boolean {
     const m = this.serviceSlices.get(k);
     if (!m || m.size === 0) return true;
-    for (const ready of m.values()) if (ready) return true;
+    for (const o of m.values()) {
+      const eps = (o['endpoints'] as { addresses?: string[]; conditions?: { ready?: boolean } }[] | undefined) ?? [];
+      // an endpoint without conditions counts as ready, as in Kubernetes
+      if (eps.some((e) => (e.addresses?.length ?? 0) > 0 && e.conditions?.ready !== false)) return true;
+    }
     return false;
   }
 
@@ -923,11 +938,14 @@ export class MulticlusterAgent {
     const derived = this.serviceInformer?.synced ? this.derivedServices.get(key) : await this.local.get(K.Service, derivedName, ns);
     const wantVip = this.clustersetIP && agg?.type === 'ClusterSetIP';
     const keep = new Set(agg?.clusters ?? []);
-    const writes: Promise<unknown>[] = [];
-    for (const s of localSlices.items) {
-      const c = s.metadata.labels?.[LABEL_SOURCE_CLUSTER] ?? '';
-      if (!keep.has(c)) writes.push(this.local.delete(K.EndpointSlice, s.metadata.name, ns).then(() => this.importedSlices.delete(`${ns}/${s.metadata.name}`)));
-    }
+    // this cluster's own export behind its clusterset IP: mirrors of its Service's slices
+    const own = agg && wantVip ? byCluster.get(this.clusterId) : undefined;
+    const mirrorsWanted = agg && own ? await this.mirrorsOf(ns, name, derivedName, own, agg) : new Map<string, KubeObject>();
+    const writes: Promise<unknown>[] = localSlices.items
+      .filter((s) =>
+        s.metadata.labels?.[LABEL_MIRROR] === 'true' ? !mirrorsWanted.has(s.metadata.name) : !keep.has(s.metadata.labels?.[LABEL_SOURCE_CLUSTER] ?? ''),
+      )
+      .map((s) => this.local.delete(K.EndpointSlice, s.metadata.name, ns).then(() => this.importedSlices.delete(`${ns}/${s.metadata.name}`)));
     // no clusterset IP wanted (unexported, headless, or turned off): its derived Service goes
     if (derived && !wantVip) writes.push(this.deleteDerived(key, derived));
     if (!agg) {
@@ -943,17 +961,17 @@ export class MulticlusterAgent {
       const e = byCluster.get(cluster)!;
       const sliceName = localSliceName(name, cluster);
       const routed = this.routedExport(e);
-      const content: ImportedContent = wantVip ? { e: routed, ports: acceptedPorts(e.ports, agg.ports), derived: derivedName } : { e: routed, ports: e.ports };
+      // this cluster's own slice is not behind the clusterset IP: its mirrors are
+      const content: ImportedContent =
+        wantVip && cluster !== this.clusterId ? { e: routed, ports: acceptedPorts(e.ports, agg.ports), derived: derivedName } : { e: routed, ports: e.ports };
       const hash = exportContentHash(content);
       const prev = existingByName.get(sliceName);
       if (prev?.metadata.annotations?.[ANN_CONTENT_HASH] === hash) continue;
-      const obj = importedSlice(ns, name, sliceName, cluster, content, hash);
-      writes.push(
-        (prev ? this.local.update(obj) : this.local.apply(obj)).then((written) => {
-          // the cache knows its own writes at once (a reconcile before their events sees them)
-          if (this.importedSliceInformer?.synced) this.importedSlices.set(`${ns}/${sliceName}`, written);
-        }),
-      );
+      writes.push(this.writeSlice(importedSlice(ns, name, sliceName, cluster, content, hash), prev !== undefined));
+    }
+    for (const [mirrorName, m] of mirrorsWanted) {
+      const prev = existingByName.get(mirrorName);
+      if (!mirrorCurrent(prev, m)) writes.push(this.writeSlice(m, prev !== undefined));
     }
     // the ServiceImport beside the slices (the slices alone already make the name answerable),
     // with the clusterset IPs its derived Service holds
@@ -977,6 +995,23 @@ export class MulticlusterAgent {
     if (!withVip) return !derivedServiceCurrent(derived, this.derivedFor(ns, name, imported, agg));
     await this.syncClustersetIP(key, agg, imported, derived, spec);
     return false;
+  }
+
+  /** An imported slice or a mirror written (`exists`: replaced); the cache knows its own writes at once (a reconcile before their events sees them). */
+  private async writeSlice(obj: KubeObject, exists: boolean): Promise<void> {
+    const written = exists ? await this.local.update(obj) : await this.local.apply(obj);
+    if (this.importedSliceInformer?.synced) this.importedSlices.set(objectKey(written), written);
+  }
+
+  /** The mirrors of this cluster's own Service's slices behind its clusterset IP (endpointslice-mirror.ts), by name. */
+  private async mirrorsOf(ns: string, name: string, derivedName: string, own: ClusterExport, agg: Aggregate): Promise<Map<string, KubeObject>> {
+    const accepted = acceptedPorts(own.ports, agg.ports);
+    const out = new Map<string, KubeObject>();
+    for (const s of await this.ownSlicesOf(ns, name)) {
+      const m = mirrorSlice(ns, name, derivedName, s, accepted);
+      out.set(m.metadata.name, m);
+    }
+    return out;
   }
 
   /**
