@@ -13,7 +13,8 @@
 #               under the names its pods use, with what it runs in them: in the first Debian's
 #               socat 1.7.4.4 (its hello server: `socat TCP-LISTEN:42,... SYSTEM:'echo ...'`)
 #               and busybox's sh/grep/awk/tr; in the second BIND's nslookup (the suite parses its
-#               output), OpenBSD's nc (-4/-6 -v -w), dig, curl and busybox (sh, sleep, grep, awk,
+#               output), OpenBSD's nc (-4/-6 -v -w), dig, curl, dash as sh (busybox's ash would
+#               run its own nc and nslookup applets ahead of these) and busybox (sleep, grep, awk,
 #               tail); no entrypoint in the second (the suite gives it a command as args), as
 #               upstream's; only when socat and nc.openbsd are installed (scripts/setup-system.sh)
 #   strait.tar  localhost/strait:test         test/image/build-image.sh, saved with buildah
@@ -148,7 +149,7 @@ fi
 # 4. the MCS conformance suite's images (docker.io/alpine/socat, docker.io/nicolaka/netshoot)
 MCS_TOOLS=(/usr/bin/socat /bin/nc.openbsd /usr/bin/nslookup /usr/bin/dig /usr/bin/curl)
 mcs_missing=""
-for t in "${MCS_TOOLS[@]}"; do [ -x "$t" ] || mcs_missing="$mcs_missing $t"; done
+for t in "${MCS_TOOLS[@]}" /bin/dash; do [ -x "$t" ] || mcs_missing="$mcs_missing $t"; done
 if [ -n "$mcs_missing" ]; then
   log "not building the MCS conformance images:$mcs_missing missing (scripts/setup-system.sh installs socat, netcat-openbsd)"
 else
@@ -173,12 +174,17 @@ else
     rm -rf "$root"
     echo "$key" >"$cache/mcs-socat.key"
   fi
-  key="$(sha /usr/bin/busybox)-$(cat "${MCS_TOOLS[@]:1}" | sha256sum | cut -c1-16)-v1"
+  key="$(sha /usr/bin/busybox)-$(cat "${MCS_TOOLS[@]:1}" /bin/dash | sha256sum | cut -c1-16)-v2"
   if [ "$(cat "$cache/mcs-netshoot.key" 2>/dev/null)" != "$key" ] || [ ! -f "$cache/mcs-netshoot.tar" ]; then
-    log "nicolaka/netshoot:v0.15 from busybox, BIND's nslookup/dig, OpenBSD's nc and curl"
-    root=$(mcs_root sh grep awk tail head tr echo cat sleep env ls ps ip ifconfig hostname ping wget)
-    copy_with_libs "$root" "${MCS_TOOLS[@]:1}"
+    log "nicolaka/netshoot:v0.15 from dash, busybox, BIND's nslookup/dig, OpenBSD's nc and curl"
+    root=$(mcs_root grep awk tail head tr echo cat sleep env ls ps ip ifconfig hostname ping wget)
+    copy_with_libs "$root" "${MCS_TOOLS[@]:1}" /bin/dash
     mv "$root/bin/nc.openbsd" "$root/bin/nc"
+    # sh is dash, as upstream's sh (Alpine's busybox ash) runs the nc and nslookup found on the
+    # PATH: Debian's busybox ash runs its own applets first, whatever the PATH holds, so `nc -v`
+    # was busybox's nc (no -v: "invalid option", exit 1, an empty output to the suite) and
+    # `nslookup` busybox's
+    ln -s dash "$root/bin/sh"
     oci_tar "$root" docker.io/nicolaka/netshoot:v0.15 '["/bin/sh"]' "$cache/mcs-netshoot.tar" Cmd
     rm -rf "$root"
     echo "$key" >"$cache/mcs-netshoot.key"

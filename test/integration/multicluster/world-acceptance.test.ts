@@ -3,7 +3,8 @@
 // cluster-a's service CIDR (its derived Service); from cluster-a's client pod, dig answers
 // exactly spec.ips (cluster-b's ClusterIP by cluster name), the ServiceExport is Valid True,
 // curl through the name and to the clusterset IP returns 200 from cluster-b's echo with the
-// client pod's address seen; a join with an overlapping CIDR is refused naming both clusters;
+// client pod's address seen, and from cluster-b's own client through cluster-b's clusterset
+// IP (its echo mirrored behind it); a join with an overlapping CIDR is refused naming both clusters;
 // after unexport the name is NXDOMAIN and the derived Service is gone.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -106,6 +107,16 @@ test('export echo in cluster-b and reach it from cluster-a by its clusterset.loc
     const c = curlFrom('cluster-a/default/client', url);
     assert.equal(c.code, '200', `${url}: ${c.stderr}`);
     assert.equal(JSON.parse(c.body).remoteAddress, clientIP, url);
+    assert.equal(JSON.parse(c.body).cluster, 'cluster-b', url);
+  }
+  // the exporting cluster reaches its own export through its own clusterset IP: its echo's
+  // endpoints are mirrored behind it (endpointslice-mirror.ts), one translation on the client's node
+  const ipsB = await clustersetIPs('cluster-b', 'echo');
+  const clientB = rec.clusters.find((c) => c.name === 'cluster-b')!.pods.find((p) => p.name === 'client')!.ip;
+  for (const url of ['http://echo.default.svc.clusterset.local:8080/', `http://${ipsB[0]}:8080/`]) {
+    const c = curlFrom('cluster-b/default/client', url);
+    assert.equal(c.code, '200', `from cluster-b, ${url}: ${c.stderr}`);
+    assert.equal(JSON.parse(c.body).remoteAddress, clientB, url);
     assert.equal(JSON.parse(c.body).cluster, 'cluster-b', url);
   }
 

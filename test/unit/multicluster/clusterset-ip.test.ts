@@ -18,7 +18,10 @@ import {
   LABEL_K8S_SERVICE_NAME,
   LABEL_SOURCE_CLUSTER,
   MC_KINDS as K,
+  LABEL_MIRROR,
+  ANN_MIRROR_OF,
   MulticlusterAgent,
+  OPERATOR_NAMESPACE,
 } from '../../../src/multicluster/control/clusterset/index.js';
 import { ClustersetZone, ZoneSource } from '../../../src/multicluster/control/clusterset-dns/index.js';
 import { openEmbeddedStore, type KubeObject, type ResourceStore } from '../../../src/platform/store/index.js';
@@ -314,5 +317,182 @@ test('headless imports get no clusterset IP; a ClusterSetIP import turned headle
   } finally {
     for (const g of agents) await g.stop();
     await Promise.all([broker.close(), a.close(), b.close(), off.close()]);
+  }
+});
+
+test('the clusterset IP routes only to healthy exporting clusters: one whose tunnel is down or whose backends are gone is not ready behind it, and comes back', async () => {
+  const broker = newTestStore();
+  const a = allocatingStore(SERVICE_CIDR_A);
+  const b = allocatingStore('100.2.0.0/16');
+  const c = allocatingStore('100.3.0.0/16');
+  const agents = [
+    new MulticlusterAgent({ clusterId: 'cluster-a', local: a, broker }),
+    new MulticlusterAgent({ clusterId: 'cluster-b', local: b, broker }),
+    new MulticlusterAgent({ clusterId: 'cluster-c', local: c, broker }),
+  ];
+  for (const g of agents) g.start();
+  const zone = new ClustersetZone('cluster-a');
+  const source = new ZoneSource(a, zone);
+  source.start();
+  const derived = derivedServiceName('default', 'hello');
+  // cluster-a's active gateway and its connections, as the gateway daemon publishes them
+  const gatewayStatus = (b: string, c: string) => ({
+    node: 'cluster-a-gw',
+    haStatus: 'active',
+    connections: [
+      { gateway: 'cluster-a-gw', cluster: 'cluster-b', remoteIP: '198.51.100.2', status: b },
+      { gateway: 'cluster-a-gw', cluster: 'cluster-c', remoteIP: '198.51.100.3', status: c },
+    ],
+  });
+  const gw = await a.apply({ apiVersion: K.Gateway.apiVersion, kind: 'Gateway', metadata: { name: 'cluster-a-gw', namespace: OPERATOR_NAMESPACE } });
+  const setGateway = (b: string, c: string) => a.updateStatus({ ...gw, metadata: { ...gw.metadata, resourceVersion: undefined }, status: gatewayStatus(b, c) });
+  await setGateway('connected', 'connected');
+  // a Service's own EndpointSlice (what the cluster's endpoint controller writes)
+  const ownSlice = (ip: string, ready: boolean): KubeObject => ({
+    apiVersion: K.EndpointSlice.apiVersion,
+    kind: 'EndpointSlice',
+    metadata: { name: 'hello-own', namespace: 'default', labels: { 'kubernetes.io/service-name': 'hello' } },
+    addressType: 'IPv4',
+    endpoints: [{ addresses: [ip], conditions: { ready } }],
+    ports: [{ name: 'tcp', protocol: 'TCP', port: 8042 }],
+  });
+  /** what cluster-a's service proxy programs for the clusterset IP's port 42 */
+  const routed = async (): Promise<string[]> => {
+    const svc = await a.get(K.Service, derived, 'default');
+    const slices = (await a.list(K.EndpointSlice, { namespace: 'default', labelSelector: `${LABEL_K8S_SERVICE_NAME}=${derived}` })).items;
+    if (!svc) return [];
+    const p = serviceViews([svc], slices)
+      .proxy.find((x) => x.name === derived)
+      ?.ports.find((x) => x.port === 42);
+    return (p?.endpoints ?? []).map((e) => e.ip).sort();
+  };
+  const dns = (name: string): string[] => zone.resolve(`${name}.default.svc.clusterset.local`, 1).answers.map((r) => r.address!);
+  const routedIs = async (want: string[]): Promise<boolean> => JSON.stringify(await routed()) === JSON.stringify(want);
+  try {
+    for (const [store, ip, podIp] of [
+      [b, '100.2.0.42', '10.2.0.5'],
+      [c, '100.3.0.42', '10.3.0.5'],
+    ] as const) {
+      await store.apply(ownSlice(podIp, true));
+      await store.apply(service('hello', ip, [{ name: 'tcp', protocol: 'TCP', port: 42 }]));
+      await store.apply(exportOf('hello'));
+    }
+    await waitFor('both clusters behind the clusterset IP', () => routedIs(['100.2.0.42', '100.3.0.42']));
+    const vip = ((await a.get(K.ServiceImport, 'hello', 'default'))!.spec as { ips: string[] }).ips[0]!;
+    await waitFor('DNS answers the VIP', async () => dns('hello')[0] === vip);
+
+    // cluster-c's tunnel goes down: only cluster-b is routed to, the name still answers the VIP
+    // (a healthy cluster is behind it), cluster-c's own name answers nothing
+    await setGateway('connected', 'error');
+    await waitFor('cluster-c not routed to while its tunnel is down', () => routedIs(['100.2.0.42']));
+    assert.deepEqual(dns('hello'), [vip]);
+    assert.deepEqual(dns('cluster-c.hello'), []);
+    const cSlice = (await a.get(K.EndpointSlice, 'hello.cluster-c', 'default'))!;
+    assert.deepEqual(cSlice['endpoints'], [{ addresses: ['100.3.0.42'], conditions: { ready: false } }], "cluster-c's endpoint is kept, not ready");
+
+    // cluster-b's backends are gone (its Service's slice lists no ready endpoint): nothing is routed, DNS answers nothing
+    await b.update(ownSlice('10.2.0.5', false));
+    await waitFor('cluster-b not routed to without a ready backend', () => routedIs([]));
+    await waitFor('the name answers nothing with no healthy cluster behind it', async () => dns('hello').length === 0);
+    assert.deepEqual(dns('cluster-b.hello'), []);
+
+    // both come back
+    await b.update(ownSlice('10.2.0.5', true));
+    await setGateway('connected', 'connected');
+    await waitFor('both routed again', () => routedIs(['100.2.0.42', '100.3.0.42']));
+    await waitFor('DNS answers the VIP again', async () => dns('hello')[0] === vip);
+    assert.deepEqual(dns('cluster-c.hello'), ['100.3.0.42']);
+  } finally {
+    source.stop();
+    for (const g of agents) await g.stop();
+    await Promise.all([broker.close(), a.close(), b.close(), c.close()]);
+  }
+});
+
+test("an exporting cluster's own backends stand behind its clusterset IP as mirrors of its Service's slices (one translation on the client's node), not its ClusterIP; they follow the pods and go with the export", async () => {
+  const broker = newTestStore();
+  const a = allocatingStore(SERVICE_CIDR_A);
+  const b = allocatingStore('100.2.0.0/16');
+  const agents = [new MulticlusterAgent({ clusterId: 'cluster-a', local: a, broker }), new MulticlusterAgent({ clusterId: 'cluster-b', local: b, broker })];
+  for (const g of agents) g.start();
+  const zone = new ClustersetZone('cluster-a');
+  const source = new ZoneSource(a, zone);
+  source.start();
+  const derived = derivedServiceName('default', 'hello');
+  const ownSlice = (name: string, ips: string[]): KubeObject => ({
+    apiVersion: K.EndpointSlice.apiVersion,
+    kind: 'EndpointSlice',
+    metadata: {
+      name,
+      namespace: 'default',
+      labels: { 'kubernetes.io/service-name': 'hello', 'endpointslice.kubernetes.io/managed-by': 'endpointslice-controller.k8s.io' },
+    },
+    addressType: 'IPv4',
+    endpoints: ips.map((ip) => ({ addresses: [ip], conditions: { ready: true }, nodeName: 'a-wk' })),
+    ports: [
+      { name: 'tcp', protocol: 'TCP', port: 8042 },
+      { name: 'udp', protocol: 'UDP', port: 8042 },
+    ],
+  });
+  const ports = [
+    { name: 'tcp', protocol: 'TCP', port: 42, targetPort: 8042 },
+    { name: 'udp', protocol: 'UDP', port: 42, targetPort: 8042 },
+  ];
+  /** cluster-a's service proxy table for the clusterset IP: port -> endpoints */
+  const routed = async (): Promise<string> => {
+    const svc = await a.get(K.Service, derived, 'default');
+    if (!svc) return '';
+    const slices = (await a.list(K.EndpointSlice, { namespace: 'default', labelSelector: `${LABEL_K8S_SERVICE_NAME}=${derived}` })).items;
+    const p = serviceViews([svc], slices).proxy.find((x) => x.name === derived);
+    return JSON.stringify(p?.ports.map((x) => [x.protocol, x.port, x.endpoints.map((e) => `${e.ip}:${e.port}`).sort()]));
+  };
+  try {
+    await a.apply(ownSlice('hello-abcde', ['10.1.0.5']));
+    await a.apply(service('hello', '100.1.0.42', ports));
+    await a.apply(exportOf('hello'));
+    await b.apply(service('hello', '100.2.0.42', ports));
+    await b.apply(exportOf('hello'));
+    const want = (aIps: string[]) =>
+      JSON.stringify([
+        ['TCP', 42, [...aIps.map((ip) => `${ip}:8042`), '100.2.0.42:42'].sort()],
+        ['UDP', 42, [...aIps.map((ip) => `${ip}:8042`), '100.2.0.42:42'].sort()],
+      ]);
+    await waitFor("cluster-a's backends and cluster-b's ClusterIP behind the clusterset IP", async () => (await routed()) === want(['10.1.0.5']));
+    const mirror = (await a.list(K.EndpointSlice, { namespace: 'default', labelSelector: `${LABEL_MIRROR}=true` })).items;
+    assert.deepEqual(
+      mirror.map((m) => [m.metadata.name, m.metadata.annotations?.[ANN_MIRROR_OF], m.metadata.labels?.[LABEL_K8S_SERVICE_NAME]]),
+      [[`${derived}.hello-abcde`, 'hello-abcde', derived]],
+    );
+    assert.equal(mirror[0]?.metadata.labels?.[LABEL_SOURCE_CLUSTER], undefined, 'a mirror is no MCS slice');
+    const mcsA = (await a.get(K.EndpointSlice, 'hello.cluster-a', 'default'))!;
+    assert.equal(mcsA.metadata.labels?.[LABEL_K8S_SERVICE_NAME], undefined, "cluster-a's own ClusterIP is not behind its clusterset IP");
+    await waitFor('DNS', async () => zone.resolve('cluster-a.hello.default.svc.clusterset.local', 1).answers.length > 0);
+    assert.deepEqual(
+      zone.resolve('cluster-a.hello.default.svc.clusterset.local', 1).answers.map((r) => r.address),
+      ['100.1.0.42'],
+      "cluster-a's name still answers its ClusterIP",
+    );
+    // cluster-b imports cluster-a as its ClusterIP (through the tunnel), not the mirrors
+    await waitFor("cluster-b routes to cluster-a's ClusterIP", async () => {
+      const svc = await b.get(K.Service, derived, 'default');
+      const slices = (await b.list(K.EndpointSlice, { namespace: 'default', labelSelector: `${LABEL_K8S_SERVICE_NAME}=${derived}` })).items;
+      const p = svc && serviceViews([svc], slices).proxy.find((x) => x.name === derived)?.ports[0];
+      // its own backends are mirrored there; cluster-a stands behind it as its ClusterIP
+      return JSON.stringify(p?.endpoints.map((e) => e.ip).sort()) === JSON.stringify(['100.1.0.42']);
+    });
+
+    // the pods change: the mirror follows; a second slice gets its own mirror
+    await a.update(ownSlice('hello-abcde', ['10.1.0.6']));
+    await a.apply(ownSlice('hello-fghij', ['10.1.0.7']));
+    await waitFor('the mirrors follow the pods', async () => (await routed()) === want(['10.1.0.6', '10.1.0.7']));
+
+    // unexported in cluster-a: its mirrors go, cluster-b stays
+    await a.delete(K.ServiceExport, 'hello', 'default');
+    await waitFor('only cluster-b behind the clusterset IP', async () => (await routed()) === want([]));
+    assert.deepEqual((await a.list(K.EndpointSlice, { namespace: 'default', labelSelector: `${LABEL_MIRROR}=true` })).items, []);
+  } finally {
+    source.stop();
+    for (const g of agents) await g.stop();
+    await Promise.all([broker.close(), a.close(), b.close()]);
   }
 });

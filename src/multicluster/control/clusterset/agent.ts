@@ -32,7 +32,9 @@ import {
   LABEL_APP_MANAGED_BY,
   LABEL_K8S_SERVICE_NAME,
 } from './derived-service.js';
+import { LABEL_MIRROR, mirrorCurrent, mirrorSlice } from './endpointslice-mirror.js';
 import { processLanes, type WorkLanes } from './lanes.js';
+import { connectedClusters } from './records.js';
 import type { MulticlusterMetrics } from './metrics.js';
 import {
   ANN_EXPORT_CREATED,
@@ -226,6 +228,18 @@ export class MulticlusterAgent {
   private readonly clustersetIP: boolean;
   /** exports of headless services (ns/name): their endpoints follow the pods */
   private readonly headless = new Set<string>();
+  /**
+   * this cluster's own EndpointSlices (the Services', never strait's), by service (ns/name),
+   * then by slice name: a ClusterSetIP export's ClusterIP is ready while one of them lists a
+   * ready endpoint (backendsReady), and they are mirrored behind the clusterset IP here
+   * (endpointslice-mirror.ts)
+   */
+  private readonly serviceSlices = new Map<string, Map<string, KubeObject>>();
+  private serviceSliceInformer: Informer | undefined;
+  /** clusters reachable from here as the active gateway's records say (undefined: no record, all count as reachable) */
+  private connected: Set<string> | undefined;
+  /** `connected` as text, to act only when it changes */
+  private connectedKey = '*';
   /** key@resourceVersion of our own status writes, whose watch events need no reconcile */
   private ownWrites = new Set<string>();
   private stopped = false;
@@ -258,6 +272,7 @@ export class MulticlusterAgent {
     this.watchExportInputs();
     this.watchBrokerSlices();
     this.watchImportedSlices();
+    this.watchGateways();
     // services imported here before a restart
     void this.local
       .list(K.ServiceImport, {})
@@ -339,15 +354,98 @@ export class MulticlusterAgent {
       },
     );
     this.serviceInformer = this.informers[this.informers.length - 1];
-    this.watch(this.local, K.EndpointSlice, undefined, 'kubernetes.io/service-name', (o) => {
-      const k = `${o.metadata.namespace ?? ''}/${o.metadata.labels?.['kubernetes.io/service-name'] ?? ''}`;
-      if (this.knownExports.has(k)) this.enqueueExport(k);
-    });
+    this.watch(
+      this.local,
+      K.EndpointSlice,
+      undefined,
+      'kubernetes.io/service-name',
+      (o, type) => {
+        if (o.metadata.labels?.[LABEL_MANAGED_BY] === MANAGED_BY) return;
+        const k = `${o.metadata.namespace ?? ''}/${o.metadata.labels?.['kubernetes.io/service-name'] ?? ''}`;
+        this.noteServiceSlice(k, o, type);
+        if (!this.knownExports.has(k)) return;
+        this.enqueueExport(k);
+        // its mirror behind the clusterset IP here follows it
+        if (type !== 'LIST' && this.knownImports.has(k)) this.enqueueImport(k);
+      },
+      () => this.serviceSlices.clear(),
+    );
+    this.serviceSliceInformer = this.informers[this.informers.length - 1];
     // the pods behind a headless export (where no EndpointSlice lists them)
     this.watch(this.local, K.Pod, undefined, undefined, (o) => {
       const ns = o.metadata.namespace ?? '';
       for (const k of this.headless) if (k.startsWith(`${ns}/`)) this.enqueueExport(k);
     });
+  }
+
+  /** A service's own slice, as this cluster's endpoint controller wrote it. */
+  private noteServiceSlice(k: string, o: KubeObject, type: string): void {
+    let m = this.serviceSlices.get(k);
+    if (type === 'DELETED') {
+      m?.delete(o.metadata.name);
+      if (m?.size === 0) this.serviceSlices.delete(k);
+      return;
+    }
+    if (!m) this.serviceSlices.set(k, (m = new Map()));
+    m.set(o.metadata.name, o);
+  }
+
+  /** A service's own slices: from the cache while its informer is current, else listed. */
+  private async ownSlicesOf(ns: string, name: string): Promise<KubeObject[]> {
+    if (this.serviceSliceInformer?.synced) return [...(this.serviceSlices.get(`${ns}/${name}`)?.values() ?? [])];
+    const l = await this.local.list(K.EndpointSlice, { namespace: ns, labelSelector: `kubernetes.io/service-name=${name}` });
+    return l.items.filter((o) => o.metadata.labels?.[LABEL_MANAGED_BY] !== MANAGED_BY);
+  }
+
+  /**
+   * Whether a Service has a ready backend, from its own EndpointSlices: one of them lists a
+   * ready endpoint. A Service without any slice (none written yet, or endpoints kept some
+   * other way) counts as ready: nothing says otherwise.
+   */
+  private backendsReady(k: string): boolean {
+    const m = this.serviceSlices.get(k);
+    if (!m || m.size === 0) return true;
+    for (const o of m.values()) {
+      const eps = (o['endpoints'] as { addresses?: string[]; conditions?: { ready?: boolean } }[] | undefined) ?? [];
+      // an endpoint without conditions counts as ready, as in Kubernetes
+      if (eps.some((e) => (e.addresses?.length ?? 0) > 0 && e.conditions?.ready !== false)) return true;
+    }
+    return false;
+  }
+
+  /**
+   * The active gateway's records in this cluster (the Gateway kind, as clusterset DNS reads
+   * them): which clusters the tunnel reaches now. A change re-imports every service, whose
+   * slices then mark an unreachable cluster's endpoints not ready (routedEndpoints).
+   */
+  private watchGateways(): void {
+    const gateways = new Map<string, KubeObject>();
+    const update = (): void => {
+      const connected = connectedClusters([...gateways.values()], this.clusterId);
+      const key = connected ? [...connected].sort().join(',') : '*';
+      if (key === this.connectedKey) return;
+      this.connectedKey = key;
+      this.connected = connected;
+      this.log.info({ connected: key }, 'clusters reachable through the tunnel changed: imports follow');
+      for (const k of this.knownImports) this.enqueueImport(k);
+    };
+    this.watch(
+      this.local,
+      K.Gateway,
+      undefined,
+      undefined,
+      (o, type) => {
+        if (type === 'LIST') return;
+        if (type === 'DELETED') gateways.delete(objectKey(o));
+        else gateways.set(objectKey(o), o);
+        update();
+      },
+      (items) => {
+        gateways.clear();
+        for (const o of items) gateways.set(objectKey(o), o);
+        update();
+      },
+    );
   }
 
   /** Every cluster's EndpointSlices on the broker: the imports to make here (and this cluster's exports coming back). */
@@ -712,7 +810,9 @@ export class MulticlusterAgent {
         port: typeof p.targetPort === 'number' ? p.targetPort : p.port,
       }));
     } else {
-      endpoints = svc.spec?.clusterIP ? [{ addresses: [svc.spec.clusterIP], conditions: { ready: true } }] : [];
+      // the ClusterIP is ready while a backend behind it is (Lighthouse's rule): a cluster
+      // whose pods are gone is not answered by DNS nor routed to behind the clusterset IP
+      endpoints = svc.spec?.clusterIP ? [{ addresses: [svc.spec.clusterIP], conditions: { ready: this.backendsReady(`${ns}/${name}`) } }] : [];
       ports = svcPorts.map((p) => ({ ...(p.name ? { name: p.name } : {}), protocol: p.protocol ?? 'TCP', port: p.port }));
     }
     const created =
@@ -838,11 +938,14 @@ export class MulticlusterAgent {
     const derived = this.serviceInformer?.synced ? this.derivedServices.get(key) : await this.local.get(K.Service, derivedName, ns);
     const wantVip = this.clustersetIP && agg?.type === 'ClusterSetIP';
     const keep = new Set(agg?.clusters ?? []);
-    const writes: Promise<unknown>[] = [];
-    for (const s of localSlices.items) {
-      const c = s.metadata.labels?.[LABEL_SOURCE_CLUSTER] ?? '';
-      if (!keep.has(c)) writes.push(this.local.delete(K.EndpointSlice, s.metadata.name, ns).then(() => this.importedSlices.delete(`${ns}/${s.metadata.name}`)));
-    }
+    // this cluster's own export behind its clusterset IP: mirrors of its Service's slices
+    const own = agg && wantVip ? byCluster.get(this.clusterId) : undefined;
+    const mirrorsWanted = agg && own ? await this.mirrorsOf(ns, name, derivedName, own, agg) : new Map<string, KubeObject>();
+    const writes: Promise<unknown>[] = localSlices.items
+      .filter((s) =>
+        s.metadata.labels?.[LABEL_MIRROR] === 'true' ? !mirrorsWanted.has(s.metadata.name) : !keep.has(s.metadata.labels?.[LABEL_SOURCE_CLUSTER] ?? ''),
+      )
+      .map((s) => this.local.delete(K.EndpointSlice, s.metadata.name, ns).then(() => this.importedSlices.delete(`${ns}/${s.metadata.name}`)));
     // no clusterset IP wanted (unexported, headless, or turned off): its derived Service goes
     if (derived && !wantVip) writes.push(this.deleteDerived(key, derived));
     if (!agg) {
@@ -857,17 +960,18 @@ export class MulticlusterAgent {
     for (const cluster of agg.clusters) {
       const e = byCluster.get(cluster)!;
       const sliceName = localSliceName(name, cluster);
-      const content: ImportedContent = wantVip ? { e, ports: acceptedPorts(e.ports, agg.ports), derived: derivedName } : { e, ports: e.ports };
+      const routed = this.routedExport(e);
+      // this cluster's own slice is not behind the clusterset IP: its mirrors are
+      const content: ImportedContent =
+        wantVip && cluster !== this.clusterId ? { e: routed, ports: acceptedPorts(e.ports, agg.ports), derived: derivedName } : { e: routed, ports: e.ports };
       const hash = exportContentHash(content);
       const prev = existingByName.get(sliceName);
       if (prev?.metadata.annotations?.[ANN_CONTENT_HASH] === hash) continue;
-      const obj = importedSlice(ns, name, sliceName, cluster, content, hash);
-      writes.push(
-        (prev ? this.local.update(obj) : this.local.apply(obj)).then((written) => {
-          // the cache knows its own writes at once (a reconcile before their events sees them)
-          if (this.importedSliceInformer?.synced) this.importedSlices.set(`${ns}/${sliceName}`, written);
-        }),
-      );
+      writes.push(this.writeSlice(importedSlice(ns, name, sliceName, cluster, content, hash), prev !== undefined));
+    }
+    for (const [mirrorName, m] of mirrorsWanted) {
+      const prev = existingByName.get(mirrorName);
+      if (!mirrorCurrent(prev, m)) writes.push(this.writeSlice(m, prev !== undefined));
     }
     // the ServiceImport beside the slices (the slices alone already make the name answerable),
     // with the clusterset IPs its derived Service holds
@@ -891,6 +995,34 @@ export class MulticlusterAgent {
     if (!withVip) return !derivedServiceCurrent(derived, this.derivedFor(ns, name, imported, agg));
     await this.syncClustersetIP(key, agg, imported, derived, spec);
     return false;
+  }
+
+  /** An imported slice or a mirror written (`exists`: replaced); the cache knows its own writes at once (a reconcile before their events sees them). */
+  private async writeSlice(obj: KubeObject, exists: boolean): Promise<void> {
+    const written = exists ? await this.local.update(obj) : await this.local.apply(obj);
+    if (this.importedSliceInformer?.synced) this.importedSlices.set(objectKey(written), written);
+  }
+
+  /** The mirrors of this cluster's own Service's slices behind its clusterset IP (endpointslice-mirror.ts), by name. */
+  private async mirrorsOf(ns: string, name: string, derivedName: string, own: ClusterExport, agg: Aggregate): Promise<Map<string, KubeObject>> {
+    const accepted = acceptedPorts(own.ports, agg.ports);
+    const out = new Map<string, KubeObject>();
+    for (const s of await this.ownSlicesOf(ns, name)) {
+      const m = mirrorSlice(ns, name, derivedName, s, accepted);
+      out.set(m.metadata.name, m);
+    }
+    return out;
+  }
+
+  /**
+   * A cluster's export as this cluster routes to it: while the tunnel does not reach that
+   * cluster (the active gateway's records), its endpoints are not ready here, so the service
+   * proxy (kube-proxy, the world's node proxy) leaves it out behind the clusterset IP and
+   * DNS does not answer it; they are ready again when the connection is.
+   */
+  private routedExport(e: ClusterExport): ClusterExport {
+    if (this.connected === undefined || this.connected.has(e.cluster)) return e;
+    return { ...e, endpoints: e.endpoints.map((x) => ({ ...x, conditions: { ...x.conditions, ready: false } })) };
   }
 
   /** The derived Service this import wants (its owner: the ServiceImport as stored). */

@@ -37,6 +37,7 @@ export {
   LABEL_K8S_SERVICE_NAME,
   type DerivedServiceInput,
 } from './derived-service.js';
+export { LABEL_MIRROR, ANN_MIRROR_OF, mirrorSlice, mirrorSliceName } from './endpointslice-mirror.js';
 export { BrokerReach, BROKER_PROBE_MS, BROKER_PROBE_TIMEOUT_MS, type BrokerReachState } from './broker-reach.js';
 export { aggregate, exportFromSlice, type Aggregate, type ClusterExport, type ServicePort, type SliceEndpoint, type ImportType } from './aggregate.js';
 export { MulticlusterMetrics } from './metrics.js';

@@ -9,6 +9,7 @@ import { describeBroker } from './broker.js';
 import { getCondition, type Condition } from './conditions.js';
 import { listJoinedClusters, readJoin } from './join.js';
 import { connectedClusters, readGateway } from './records.js';
+import { LABEL_MIRROR } from './endpointslice-mirror.js';
 import { LABEL_MANAGED_BY, LABEL_SERVICE_NAME, LABEL_SOURCE_CLUSTER, MANAGED_BY } from './names.js';
 import { K } from './store-util.js';
 
@@ -46,6 +47,8 @@ export async function verifyCluster(local: ResourceStore, clusterId: string, res
       .items;
     const all = new Set<string>();
     for (const s of slices) {
+      // a mirror of this cluster's own slices behind its clusterset IP is no cluster's MCS slice
+      if (s.metadata.labels?.[LABEL_MIRROR] === 'true') continue;
       const cluster = s.metadata.labels?.[LABEL_SOURCE_CLUSTER] ?? '';
       const ips = ((s['endpoints'] as { addresses?: string[]; conditions?: { ready?: boolean } }[] | undefined) ?? [])
         .filter((e) => e.conditions?.ready !== false)
