@@ -221,6 +221,65 @@ test('lease (Kubernetes mode): a create-only write decides a race at once; with 
   b.stop();
 });
 
+test('lease (Kubernetes mode): with no rival known, a store outage past the renew deadline keeps the role (said once) and the next renewal succeeds; with a rival it ends it', async () => {
+  for (const rival of [false, true]) {
+    const store = new MemoryStore();
+    const log: string[] = [];
+    const create = async (lease: KubeObject<LeaseSpec>): Promise<boolean> => {
+      if (await store.get(LEASE_KIND, lease.metadata.name, lease.metadata.namespace)) return false;
+      await store.apply(lease);
+      return true;
+    };
+    let renewals = 0;
+    const e = new LeaseElector({
+      store,
+      namespace: 'strait-system',
+      name: 'strait-gateway',
+      identity: 'gw-1',
+      leaseDurationMs: 600,
+      renewMs: 60,
+      renewDeadlineMs: 250,
+      create,
+      ensureNamespace: false,
+      rivals: () => rival,
+      onKeptAlone: (ms) => log.push(`kept alone ${ms >= 250 ? 'past' : 'before'} the deadline`),
+      onActive: (ep) => log.push(`active@${ep}`),
+      onPassive: (h) => log.push(`passive(${h ?? ''})`),
+      onLost: (h, why) => log.push(`lost(${h ?? ''}${why ? `: ${why}` : ''})`),
+      onRenewed: () => renewals++,
+    });
+    e.start();
+    await until('active', () => e.isActive);
+    // the API server away for four renew deadlines
+    const orig = store.update.bind(store);
+    store.update = () => Promise.reject(new Error('connect ECONNREFUSED'));
+    const n = renewals;
+    await sleep(1000);
+    store.update = orig;
+    if (rival) {
+      assert.ok(
+        log.some((x) => x.startsWith('lost(: no renewal succeeded within the renew deadline')),
+        log.join(' '),
+      );
+      assert.equal(e.isActive, false);
+    } else {
+      assert.equal(renewals, n, 'failed renewals are not confirmations');
+      assert.deepEqual(
+        log.filter((x) => x.startsWith('kept') || x.startsWith('lost')),
+        ['kept alone past the deadline'],
+      );
+      assert.equal(e.isActive, true);
+      await until('renewed after the outage', () => renewals > n, 2000);
+      assert.deepEqual(
+        log.filter((x) => x.startsWith('active')),
+        ['active@0'],
+        'one role all along',
+      );
+    }
+    e.stop();
+  }
+});
+
 test('microTime has microseconds', () => {
   assert.equal(microTime(new Date('2026-01-02T03:04:05.678Z')), '2026-01-02T03:04:05.678000Z');
 });
