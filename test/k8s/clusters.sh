@@ -88,9 +88,22 @@ start() {
   local id=$1 ns=$2 out=$3
   shift 3
   # not a process group leader (non-interactive shell), so setsid execs in place and
-  # $! is the daemon's own PID (nsenter execs too): Ctrl-C on `up` does not reach it
-  setsid nsenter --net="/run/netns/$ns" "$@" >>"$out" 2>&1 </dev/null &
+  # $! is the daemon's own PID (nsenter execs too): Ctrl-C on `up` does not reach it.
+  # The caller's descriptors past stderr are closed first: a daemon that inherited one would
+  # hold it as long as it runs (`flock /tmp/k8s-real.lock clusters.sh up` left every daemon
+  # holding that lock, and every later flock on it waited forever)
+  (
+    close_inherited_fds
+    exec setsid nsenter --net="/run/netns/$ns" "$@" >>"$out" 2>&1 </dev/null
+  ) &
   echo "$! $1" >"$STATE/pids/$id"
+}
+close_inherited_fds() {
+  local fd
+  for fd in /proc/"$BASHPID"/fd/*; do
+    fd=${fd##*/}
+    if [ "$fd" -gt 2 ]; then eval "exec $fd>&-" 2>/dev/null || true; fi
+  done
 }
 # stop_pid <pid> <exe> [signal]: TERM (or signal), then KILL after 10 s; only if
 # /proc/<pid>/exe is still <exe>
