@@ -57,6 +57,8 @@ const nftNodes = new Set<string>();
 const stopped = new Set<number>();
 /** clusters whose kube-apiserver a case stopped: started again in after() whatever happened */
 const apiDown = new Set<'a' | 'b'>();
+/** curl loops in a pod (kubectl exec): killed in after() whatever happened */
+const loops = new Set<ChildProcess>();
 
 const load = (): string => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
 
@@ -80,6 +82,7 @@ after(() => {
   for (const node of nftNodes) attempt(`nft in ${node}`, () => nftIn(node, 'delete table inet strait_fault'));
   for (const pid of stopped) attempt(`SIGCONT ${pid}`, () => process.kill(pid, 'SIGCONT'));
   for (const L of apiDown) attempt(`kube-apiserver of cluster-${L}`, () => apiserver(L, 'start'));
+  for (const p of loops) attempt('curl loop', () => p.kill());
   for (const w of watches) attempt('watch', () => w.stop());
   if (!skip) {
     const total = Object.values(caseSeconds).reduce((a, b) => a + b, 0);
@@ -858,8 +861,8 @@ async function exportEvents(L: 'a' | 'b', name: string): Promise<string[]> {
 /** the broker (A's API server, 172.30.1.2:6443) cut off from every node of B, both ways silent (drops, nothing refused) */
 const BROKER_CUT =
   'table inet strait_fault {\n' +
-  ' chain out { type filter hook output priority 0; ip daddr 172.30.1.2 tcp dport 6443 drop; }\n' +
-  ' chain fwd { type filter hook forward priority 0; ip daddr 172.30.1.2 tcp dport 6443 drop; }\n' +
+  ' chain outgoing { type filter hook output priority 0; ip daddr 172.30.1.2 tcp dport 6443 drop; }\n' +
+  ' chain forwarded { type filter hook forward priority 0; ip daddr 172.30.1.2 tcp dport 6443 drop; }\n' +
   '}\n';
 /** the issue's outage */
 const BROKER_OUTAGE_MS = 60_000;
@@ -1011,8 +1014,12 @@ const API_CUT_A = 'table inet strait_fault {\n chain out { type filter hook outp
  */
 function curlLoop(serverIp: string): { results: { at: number; ok: boolean }[]; stop(): void } {
   const results: { at: number; ok: boolean }[] = [];
-  const script = `while :; do if curl -s -o /dev/null -m 1 http://${serverIp}:8080/; then echo ok; else echo fail; fi; sleep 0.2; done`;
-  const p = spawn(clusters, ['kubectl', 'a', 'exec', 'client', '--', 'sh', '-c', script], { stdio: ['ignore', 'pipe', 'ignore'] });
+  // bounded in the pod too (a kubectl exec that ends may leave its command running there)
+  const script = `end=$(( $(date +%s) + 150 )); while [ $(date +%s) -lt $end ]; do if curl -s -o /dev/null -m 1 http://${serverIp}:8080/; then echo ok; else echo fail; fi; sleep 0.2; done`;
+  // kubectl itself (clusters.sh exec execs it): killing it ends the exec
+  const p = spawn(clusters, kubectlArgv('a', 'exec', 'client', '--', 'sh', '-c', script), { stdio: ['ignore', 'pipe', 'ignore'] });
+  loops.add(p);
+  p.once('exit', () => loops.delete(p));
   let buf = '';
   p.stdout.on('data', (d: Buffer) => {
     buf += d.toString();

@@ -280,6 +280,47 @@ test('lease (Kubernetes mode): with no rival known, a store outage past the rene
   }
 });
 
+test('lease (Kubernetes mode): a renewal the network swallows (no answer at all) ends the role at the renew deadline, not when the request gives up', async () => {
+  const store = new MemoryStore();
+  const log: { at: number; what: string }[] = [];
+  const create = async (lease: KubeObject<LeaseSpec>): Promise<boolean> => {
+    if (await store.get(LEASE_KIND, lease.metadata.name, lease.metadata.namespace)) return false;
+    await store.apply(lease);
+    return true;
+  };
+  let lastRenewed = 0;
+  const e = new LeaseElector({
+    store,
+    namespace: 'strait-system',
+    name: 'strait-gateway',
+    identity: 'gw-1',
+    leaseDurationMs: 1500,
+    renewMs: 100,
+    renewDeadlineMs: 400,
+    create,
+    ensureNamespace: false,
+    rivals: () => true,
+    onActive: () => undefined,
+    onPassive: () => undefined,
+    onLost: (_h, why) => log.push({ at: performance.now(), what: `lost: ${why ?? ''}` }),
+    onRenewed: (at) => {
+      lastRenewed = at;
+    },
+  });
+  e.start();
+  await until('active', () => e.isActive);
+  await sleep(250);
+  // every write from now on hangs (dropped packets: no refusal, no answer)
+  store.update = () => new Promise<never>(() => undefined);
+  await until('gave the role up', () => log.length > 0, 3000);
+  const late = (log[0]?.at ?? 0) - lastRenewed;
+  assert.match(log[0]?.what ?? '', /no renewal succeeded within the renew deadline/);
+  // (the request never answers: that the role ended at all is the point; not before the deadline)
+  assert.ok(late >= 400, `the role ended ${Math.round(late)} ms after the last confirmed renewal (deadline 400 ms)`);
+  assert.equal(e.isActive, false);
+  e.stop();
+});
+
 test('microTime has microseconds', () => {
   assert.equal(microTime(new Date('2026-01-02T03:04:05.678Z')), '2026-01-02T03:04:05.678000Z');
 });

@@ -224,6 +224,8 @@ export class LeaseElector {
           spec: this.spec(l.spec, taking),
         });
       }
+      // an answer that comes after the role was given up (a renewal past its deadline) changes nothing
+      if (this.stopped) return false;
       this.observed = written;
       this.observedAt = this.now();
       this.confirmedAt = startedAt;
@@ -256,6 +258,38 @@ export class LeaseElector {
     }
   }
 
+  /**
+   * One renewal: ok (ours still, or the store unreachable: `failed`) or not (another holder
+   * wrote it). A request the network swallows (dropped, not refused) must not hold the role
+   * past the renew deadline: it ends there as a failed renewal (client-go bounds its renew
+   * attempts the same way), so the peers hear the fence when it happens; kept alone past
+   * the deadline there is nothing to bound, and each attempt gets its answer.
+   */
+  private async renew(l: KubeObject<LeaseSpec> | undefined): Promise<{ ok: boolean; failed: boolean }> {
+    let failed = false;
+    const deadline = this.o.renewDeadlineMs;
+    const attempt = this.acquire(l).catch((err: unknown) => {
+      this.o.onError?.(err);
+      failed = true;
+      return true; // store unreachable: keep the role (until renewDeadlineMs, when set)
+    });
+    if (deadline === undefined || this.keptAlone) return { ok: await attempt, failed };
+    let timer: NodeJS.Timeout | undefined;
+    const swallowed = new Promise<boolean>((resolve) => {
+      timer = setTimeout(
+        () => {
+          this.o.onError?.(new Error(`the lease renewal got no answer before the renew deadline (${deadline} ms)`));
+          failed = true;
+          resolve(true);
+        },
+        Math.max(0, this.confirmedAt + deadline - this.now()) + 1,
+      );
+    });
+    const ok = await Promise.race([attempt, swallowed]);
+    clearTimeout(timer);
+    return { ok, failed };
+  }
+
   private async loop(): Promise<void> {
     if (this.stopped || this.busy) return;
     this.busy = true;
@@ -265,13 +299,8 @@ export class LeaseElector {
         // renew: a conflict means someone else wrote the lease
         const l = this.observed;
         const at = this.now();
-        let failed = false;
-        const ok = await this.acquire(l).catch((err: unknown) => {
-          this.o.onError?.(err);
-          failed = true;
-          return true; // store unreachable: keep the role (until renewDeadlineMs, when set)
-        });
         const deadline = this.o.renewDeadlineMs;
+        const { ok, failed } = await this.renew(l);
         if (failed && deadline !== undefined) {
           const overdue = this.now() - this.confirmedAt;
           if (overdue > deadline && this.o.rivals && !this.o.rivals()) {
