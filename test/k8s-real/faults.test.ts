@@ -11,7 +11,14 @@
 //   - the node agent on A's worker frozen: its broken VXLAN leg in the Gateway record and
 //     in diagnose;
 //   - PSK mismatch: deploy-broker --new-psk and only cluster-b joins with the new file; the
-//     fix diagnose names (cluster-a joins with it too) brings the tunnel back.
+//     fix diagnose names (cluster-a joins with it too) brings the tunnel back;
+//   - B's kube-apiserver stopped for 20 s and started again (clusters.sh apiserver): traffic
+//     by clusterset name and B's one gateway unaffected, an export made and one deleted right
+//     after cross the cluster set, nothing lost;
+//   - the broker (A's API server) unreachable from B's nodes for 60 s (nft drops): the
+//     export made meanwhile waits and says why on every surface, DNS and traffic keep working;
+//   - A's active gateway cut off from its API server (nft drops of the kubernetes Service in
+//     its node): fenced at the renew deadline, B told (`peer fenced`), the standby takes over.
 // Bounds (docs/faults.md): a data-path fault is `error` within 3 s of the injection, asserted
 // from the gateway's own timestamps (its `error` log line for the connection); a
 // control-plane fault within 10 s of the gateway taking the new PSK (its log line), which the
