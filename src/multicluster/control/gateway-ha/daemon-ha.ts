@@ -48,8 +48,8 @@ export interface GatewayHa {
   stop(): Promise<void>;
 }
 
-/** how often the active gateway reads the cluster's Gateway records for rivals (after a successful renewal) */
-const RIVALS_READ_MS = 10_000;
+/** how often the active gateway reads the cluster's Gateway records for rivals (after a successful renewal: every one, 2 s) */
+const RIVALS_READ_MS = 1000;
 
 /** the cluster id a Gateway record names (Submariner's localEndpoint.cluster_id, strait's clusterId), if any */
 function readGatewayCluster(o: KubeObject): string | undefined {
@@ -166,17 +166,21 @@ class HaMember {
       onActive: (epoch, why, former) => this.onActive(epoch, why, former),
       onPassive: (holder, epoch) => this.onPassive(holder, epoch),
       onLost: (holder, why) => this.onLost(holder, why, onLost),
-      // a cluster's one gateway is not fenced by time (no rival could take the lease): 0 = no fence
+      // the data plane fences itself at the deadline unless told otherwise: a rival that
+      // appeared since the last read of the records is not trusted to be absent
       onRenewed: (at) => {
-        gw.leaseHeld(timing.renewDeadlineMs !== undefined && !this.rivals() ? 0 : at + (timing.renewDeadlineMs ?? timing.leaseDurationMs));
-        this.refreshRivals();
+        gw.leaseHeld(at + (timing.renewDeadlineMs ?? timing.leaseDurationMs));
+        if (timing.renewDeadlineMs !== undefined) this.refreshRivals();
       },
       rivals: () => this.rivals(),
-      onKeptAlone: (ms) =>
+      // a cluster's one gateway past the deadline: no fence (0), nobody could take the lease
+      onKeptAlone: (ms) => {
+        gw.leaseHeld(0);
         log(
           'warn',
           `the lease was not renewed for ${Math.round(ms)} ms (the API server does not answer) and no other gateway of the cluster is known: still active, the tunnels keep forwarding (nobody can take the lease over)`,
-        ),
+        );
+      },
       onError: (err) => log('warn', `lease: ${String(err)}`),
     });
   }
