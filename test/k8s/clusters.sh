@@ -15,6 +15,11 @@
 #   test/k8s/clusters.sh kubectl L ARGS   kubectl against cluster L (a, b, ...), from the link namespace
 #   test/k8s/clusters.sh exec CMD ARGS    run CMD in the link namespace (reaches every API server)
 #   test/k8s/clusters.sh kubeconfig L     print cluster L's admin kubeconfig path
+#   test/k8s/clusters.sh apiserver L stop|start|restart
+#                                         cluster L's kube-apiserver (a fault of the real-cluster suite):
+#                                         stop = SIGTERM to its PID (KILL after 10 s), its argv kept; start =
+#                                         the same argv in the same namespace, then wait for /readyz (a
+#                                         no-op when it runs); restart = both
 #
 # Topology, for cluster i (letter L = a, b, ...; cluster id cluster-L):
 #   netns sk-wan          the routed link between clusters: 172.30.i.1 towards each gateway node
@@ -83,9 +88,22 @@ start() {
   local id=$1 ns=$2 out=$3
   shift 3
   # not a process group leader (non-interactive shell), so setsid execs in place and
-  # $! is the daemon's own PID (nsenter execs too): Ctrl-C on `up` does not reach it
-  setsid nsenter --net="/run/netns/$ns" "$@" >>"$out" 2>&1 </dev/null &
+  # $! is the daemon's own PID (nsenter execs too): Ctrl-C on `up` does not reach it.
+  # The caller's descriptors past stderr are closed first: a daemon that inherited one would
+  # hold it as long as it runs (`flock /tmp/k8s-real.lock clusters.sh up` left every daemon
+  # holding that lock, and every later flock on it waited forever)
+  (
+    close_inherited_fds
+    exec setsid nsenter --net="/run/netns/$ns" "$@" >>"$out" 2>&1 </dev/null
+  ) &
   echo "$! $1" >"$STATE/pids/$id"
+}
+close_inherited_fds() {
+  local fd
+  for fd in /proc/"$BASHPID"/fd/*; do
+    fd=${fd##*/}
+    if [ "$fd" -gt 2 ]; then eval "exec $fd>&-" 2>/dev/null || true; fi
+  done
 }
 # stop_pid <pid> <exe> [signal]: TERM (or signal), then KILL after 10 s; only if
 # /proc/<pid>/exe is still <exe>
@@ -547,6 +565,48 @@ spec:
 EOF
 }
 
+# ---------------------------------------------------------------- the API server as a fault
+# apiserver <letter> stop|start|restart: stop keeps the argv the process runs with (nsenter
+# and setsid exec in place: /proc/PID/cmdline is kube-apiserver's own), start runs exactly
+# that again in the gateway node's namespace, so it comes back with the same flags, data and
+# certificates; start is a no-op while it runs (a test's cleanup calls it on every exit path)
+apiserver() {
+  local L=$1 what=$2 c=$STATE/cluster-$1 f=$STATE/pids/kube-apiserver-$1 pid="" exe="" k
+  [ -f "$c/admin.kubeconfig" ] || die "cluster-$L is not up ($c)"
+  if [ -f "$f" ]; then read -r pid exe <"$f"; fi
+  running() { [ -n "$pid" ] && [ -e "/proc/$pid" ] && case "$(readlink "/proc/$pid/exe" 2>/dev/null)" in *kube-apiserver*) true ;; *) false ;; esac; }
+  case "$what" in
+    stop)
+      running || die "cluster-$L's kube-apiserver is not running (pid file $f); '$0 apiserver $L start' starts it"
+      cp "/proc/$pid/cmdline" "$c/kube-apiserver.argv.tmp"
+      mv "$c/kube-apiserver.argv.tmp" "$c/kube-apiserver.argv"
+      stop_id "kube-apiserver-$L"
+      log "cluster-$L's kube-apiserver (pid $pid) stopped"
+      ;;
+    start)
+      if running; then log "cluster-$L's kube-apiserver runs (pid $pid)"; else
+        [ -s "$c/kube-apiserver.argv" ] || die "no saved argv ($c/kube-apiserver.argv): it was not stopped with '$0 apiserver $L stop'"
+        local argv=()
+        mapfile -d '' -t argv <"$c/kube-apiserver.argv"
+        case "${argv[0]}" in *kube-apiserver) ;; *) die "$c/kube-apiserver.argv does not start kube-apiserver: '${argv[0]}'" ;; esac
+        start "kube-apiserver-$L" "sk-$L-gw" "$c/kube-apiserver.log" "${argv[@]}"
+        read -r pid exe <"$f"
+      fi
+      for k in $(seq 1 600); do
+        kc "$L" get --raw /readyz >/dev/null 2>&1 && { log "cluster-$L's kube-apiserver (pid $pid) is ready"; return 0; }
+        [ -e "/proc/$pid" ] || die "cluster-$L's kube-apiserver exited: $(tail -5 "$c/kube-apiserver.log")"
+        sleep 0.2
+      done
+      die "cluster-$L's kube-apiserver (pid $pid) is not ready after 120 s: $(tail -5 "$c/kube-apiserver.log")"
+      ;;
+    restart)
+      apiserver "$L" stop
+      apiserver "$L" start
+      ;;
+    *) die "usage: $0 apiserver L stop|start|restart" ;;
+  esac
+}
+
 # ---------------------------------------------------------------- up / down
 down() {
   [ -d "$STATE" ] || { log "nothing is up"; return 0; }
@@ -675,6 +735,11 @@ case "${1:-}" in
   exec)
     shift
     exec nsenter --net=/run/netns/sk-wan "$@"
+    ;;
+  apiserver)
+    [ "$(id -u)" = 0 ] || die "needs root"
+    K8S=$("$here/build-apiserver.sh" --print); KUBECTL=$K8S/kubectl
+    apiserver "${2:?usage: $0 apiserver L stop|start|restart}" "${3:-}"
     ;;
   kubeconfig)
     echo "$STATE/cluster-${2:?usage: $0 kubeconfig L}/admin.kubeconfig"

@@ -221,6 +221,106 @@ test('lease (Kubernetes mode): a create-only write decides a race at once; with 
   b.stop();
 });
 
+test('lease (Kubernetes mode): with no rival known, a store outage past the renew deadline keeps the role (said once) and the next renewal succeeds; with a rival it ends it', async () => {
+  for (const rival of [false, true]) {
+    const store = new MemoryStore();
+    const log: string[] = [];
+    const create = async (lease: KubeObject<LeaseSpec>): Promise<boolean> => {
+      if (await store.get(LEASE_KIND, lease.metadata.name, lease.metadata.namespace)) return false;
+      await store.apply(lease);
+      return true;
+    };
+    let renewals = 0;
+    const e = new LeaseElector({
+      store,
+      namespace: 'strait-system',
+      name: 'strait-gateway',
+      identity: 'gw-1',
+      leaseDurationMs: 600,
+      renewMs: 60,
+      renewDeadlineMs: 250,
+      create,
+      ensureNamespace: false,
+      rivals: () => rival,
+      onKeptAlone: (ms) => log.push(`kept alone ${ms >= 250 ? 'past' : 'before'} the deadline`),
+      onActive: (ep) => log.push(`active@${ep}`),
+      onPassive: (h) => log.push(`passive(${h ?? ''})`),
+      onLost: (h, why) => log.push(`lost(${h ?? ''}${why ? `: ${why}` : ''})`),
+      onRenewed: () => renewals++,
+    });
+    e.start();
+    await until('active', () => e.isActive);
+    // the API server away for four renew deadlines
+    const orig = store.update.bind(store);
+    store.update = () => Promise.reject(new Error('connect ECONNREFUSED'));
+    const n = renewals;
+    await sleep(1000);
+    store.update = orig;
+    if (rival) {
+      assert.ok(
+        log.some((x) => x.startsWith('lost(: no renewal succeeded within the renew deadline')),
+        log.join(' '),
+      );
+      assert.equal(e.isActive, false);
+    } else {
+      assert.equal(renewals, n, 'failed renewals are not confirmations');
+      assert.deepEqual(
+        log.filter((x) => x.startsWith('kept') || x.startsWith('lost')),
+        ['kept alone past the deadline'],
+      );
+      assert.equal(e.isActive, true);
+      await until('renewed after the outage', () => renewals > n, 2000);
+      assert.deepEqual(
+        log.filter((x) => x.startsWith('active')),
+        ['active@0'],
+        'one role all along',
+      );
+    }
+    e.stop();
+  }
+});
+
+test('lease (Kubernetes mode): a renewal the network swallows (no answer at all) ends the role at the renew deadline, not when the request gives up', async () => {
+  const store = new MemoryStore();
+  const log: { at: number; what: string }[] = [];
+  const create = async (lease: KubeObject<LeaseSpec>): Promise<boolean> => {
+    if (await store.get(LEASE_KIND, lease.metadata.name, lease.metadata.namespace)) return false;
+    await store.apply(lease);
+    return true;
+  };
+  let lastRenewed = 0;
+  const e = new LeaseElector({
+    store,
+    namespace: 'strait-system',
+    name: 'strait-gateway',
+    identity: 'gw-1',
+    leaseDurationMs: 1500,
+    renewMs: 100,
+    renewDeadlineMs: 400,
+    create,
+    ensureNamespace: false,
+    rivals: () => true,
+    onActive: () => undefined,
+    onPassive: () => undefined,
+    onLost: (_h, why) => log.push({ at: performance.now(), what: `lost: ${why ?? ''}` }),
+    onRenewed: (at) => {
+      lastRenewed = at;
+    },
+  });
+  e.start();
+  await until('active', () => e.isActive);
+  await sleep(250);
+  // every write from now on hangs (dropped packets: no refusal, no answer)
+  store.update = () => new Promise<never>(() => undefined);
+  await until('gave the role up', () => log.length > 0, 3000);
+  const late = (log[0]?.at ?? 0) - lastRenewed;
+  assert.match(log[0]?.what ?? '', /no renewal succeeded within the renew deadline/);
+  // (the request never answers: that the role ended at all is the point; not before the deadline)
+  assert.ok(late >= 400, `the role ended ${Math.round(late)} ms after the last confirmed renewal (deadline 400 ms)`);
+  assert.equal(e.isActive, false);
+  e.stop();
+});
+
 test('microTime has microseconds', () => {
   assert.equal(microTime(new Date('2026-01-02T03:04:05.678Z')), '2026-01-02T03:04:05.678000Z');
 });

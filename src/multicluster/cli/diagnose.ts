@@ -8,6 +8,7 @@ import type { ResourceStore } from '../../platform/store/index.js';
 import { CLUSTER_KINDS, openBrokerFromInfo, openTarget, type TargetOptions } from './stores.js';
 import { addKubeOptions, formatJson, formatTable, parseOutputFormat, refuseWorldOptions, takesGlobals } from '../../platform/cli-kit/index.js';
 import { discoverNetwork, readBrokerInfoFile } from './join.js';
+import { diagnoseBrokerReach } from './diagnose-broker-reach.js';
 import { diagnoseWorkloads } from './diagnose-workloads.js';
 
 interface Flags extends TargetOptions {
@@ -57,6 +58,8 @@ export function registerDiagnoseCommand(program: Command): void {
             checks.push({ check: 'crds', status: 'ok', message: `the API server ${target.kube.server} serves the multicluster kinds (deploy/crds.yaml)` });
             // strait's own pods: Pending (an unbound claim, unschedulable), crashing, restarted
             checks.push(...(await diagnoseWorkloads(target.kube)));
+            // the cluster's own reach of its broker (the `broker` check below is from here)
+            checks.push(...(await diagnoseBrokerReach(target.kube)));
           } catch (err) {
             if (!isStraitError(err, 'STRAIT_ERR_KUBE_CRD_MISSING')) throw err;
             checks.push({ check: 'crds', status: 'fail', message: err.message });

@@ -36,7 +36,7 @@ import { listenServer } from '../../../base/net/index.js';
 import type { Gateway, GatewayHaConfig } from '../../dataplane/gateway/index.js';
 import { LEASE_KIND, LeaseElector, type LeaseSpec } from './lease.js';
 import { watchGatewayNodes } from '../cluster-nodes/index.js';
-import { markGatewayPassive, openBrokerOfCluster, OPERATOR_NAMESPACE, startRecordsPublisher } from '../clusterset/index.js';
+import { markGatewayPassive, MC_KINDS, openBrokerOfCluster, OPERATOR_NAMESPACE, readGateway, startRecordsPublisher } from '../clusterset/index.js';
 import { VERSION } from '../../../platform/cli-kit/index.js';
 import { connectStore, openKubernetesStore, type KubeObject, type ResourceStore } from '../../../platform/store/index.js';
 
@@ -49,6 +49,16 @@ export interface GatewayHa {
   /** where the Gateway (and, when active, Endpoint) records are */
   recordsNamespace: string;
   stop(): Promise<void>;
+}
+
+/** how often the active gateway reads the cluster's Gateway records for rivals (after a successful renewal: every one, 2 s) */
+const RIVALS_READ_MS = 1000;
+
+/** the cluster id a Gateway record names (Submariner's localEndpoint.cluster_id, strait's clusterId), if any */
+function readGatewayCluster(o: KubeObject): string | undefined {
+  const st = (o.status ?? {}) as { clusterId?: unknown; localEndpoint?: { cluster_id?: unknown } };
+  const id = st.localEndpoint?.cluster_id ?? st.clusterId;
+  return typeof id === 'string' && id !== '' ? id : undefined;
 }
 
 type Log = (level: 'info' | 'warn' | 'error', msg: string, extra?: Record<string, unknown>) => void;
@@ -163,9 +173,63 @@ class HaMember {
       onActive: (epoch, why, former) => this.onActive(epoch, why, former),
       onPassive: (holder, epoch) => this.onPassive(holder, epoch),
       onLost: (holder, why) => this.onLost(holder, why, onLost),
-      onRenewed: (at) => gw.leaseHeld(at + (timing.renewDeadlineMs ?? timing.leaseDurationMs)),
+      // the data plane fences itself at the deadline unless told otherwise: a rival that
+      // appeared since the last read of the records is not trusted to be absent
+      onRenewed: (at) => {
+        gw.leaseHeld(at + (timing.renewDeadlineMs ?? timing.leaseDurationMs));
+        if (timing.renewDeadlineMs !== undefined) this.refreshRivals();
+      },
+      rivals: () => this.rivals(),
+      // a cluster's one gateway past the deadline: no fence (0), nobody could take the lease
+      onKeptAlone: (ms) => {
+        gw.leaseHeld(0);
+        log(
+          'warn',
+          `the lease was not renewed for ${Math.round(ms)} ms (the API server does not answer) and no other gateway of the cluster is known: still active, the tunnels keep forwarding (nobody can take the lease over)`,
+        );
+      },
       onError: (err) => log('warn', `lease: ${String(err)}`),
     });
+  }
+
+  /** other gateways of this cluster as of the last successful read: undefined before the first */
+  private rivalNodes: string[] | undefined;
+  private rivalsReadAt = -Infinity;
+  private rivalsReading = false;
+
+  /**
+   * Could another candidate take the lease: a second member configured, or another
+   * gateway's record in the cluster (a passive gateway publishes its own; a stale one of a
+   * removed node counts too: the safe side). Unknown (not read yet): yes.
+   */
+  private rivals(): boolean {
+    if (this.ha.members.some((m) => m.name !== this.me)) return true;
+    return this.rivalNodes === undefined || this.rivalNodes.length > 0;
+  }
+
+  /** Read the cluster's Gateway records again (at most every RIVALS_READ_MS, after a renewal: the API answers). */
+  private refreshRivals(): void {
+    if (this.rivalsReading || performance.now() - this.rivalsReadAt < RIVALS_READ_MS) return;
+    this.rivalsReading = true;
+    const own = this.gw.config.clusterId;
+    this.lease.store
+      .list(MC_KINDS.Gateway, { namespace: this.lease.recordsNamespace })
+      .then(
+        (l) => {
+          this.rivalsReadAt = performance.now();
+          const others = l.items
+            .filter((o) => readGatewayCluster(o) === undefined || readGatewayCluster(o) === own)
+            .map((o) => readGateway(o).gateway.node)
+            .filter((n) => n !== this.me);
+          if (others.join() !== (this.rivalNodes ?? []).join() || this.rivalNodes === undefined)
+            this.log('info', `other gateways of the cluster: ${others.join(', ') || 'none'}`, { rivals: others });
+          this.rivalNodes = others;
+        },
+        (err: unknown) => this.log('warn', `reading the cluster's Gateway records failed: ${String(err)}`),
+      )
+      .finally(() => {
+        this.rivalsReading = false;
+      });
   }
 
   /** Mark a gateway's record passive, with why. */

@@ -17,7 +17,11 @@
 // (Kubernetes mode, as client-go's RenewDeadline) that is different: an active candidate
 // that has not renewed successfully for that long gives the role up (`onLost`), and only
 // successful renewals are confirmed (`onRenewed`), so the data plane fences itself before
-// the other candidate may take the lease (renewDeadline < leaseDuration).
+// the other candidate may take the lease (renewDeadline < leaseDuration). That fence is
+// for a rival only: with `rivals` saying no other candidate is known (a cluster's one
+// gateway), an overdue renewal keeps the role (`onKeptAlone`, once per outage): nobody can
+// take the lease, and giving it up would only cut the cluster's tunnels while its API
+// server restarts (Submariner keeps its cables when its lease cannot be renewed too).
 //
 // With `create` (Kubernetes: POST, 409 AlreadyExists = another candidate created it
 // first) a missing lease is created atomically; without it (the world's store has no
@@ -72,6 +76,14 @@ export interface ElectorOptions {
   ensureNamespace?: boolean;
   /** give the role up when no renewal succeeded for this long (client-go RenewDeadline); default: never */
   renewDeadlineMs?: number;
+  /**
+   * With renewDeadlineMs: whether another candidate could take the lease now (a second
+   * gateway of the cluster is known); asked when the deadline passes. false: the role is
+   * kept (nobody can take it). Default: a rival is assumed.
+   */
+  rivals?: () => boolean;
+  /** the renew deadline passed with no rival known: the role is kept (called once until a renewal succeeds) */
+  onKeptAlone?: (sinceMs: number) => void;
   /** monotonic ms (tests) */
   now?: () => number;
 }
@@ -97,6 +109,8 @@ export class LeaseElector {
   private confirmedAt = 0;
   /** the other candidate this one took the lease from (for onActive) */
   private former: string | undefined;
+  /** the renew deadline passed with no rival known (onKeptAlone said so) */
+  private keptAlone = false;
 
   constructor(opts: ElectorOptions) {
     this.o = opts;
@@ -210,6 +224,8 @@ export class LeaseElector {
           spec: this.spec(l.spec, taking),
         });
       }
+      // an answer that comes after the role was given up (a renewal past its deadline) changes nothing
+      if (this.stopped) return false;
       this.observed = written;
       this.observedAt = this.now();
       this.confirmedAt = startedAt;
@@ -242,6 +258,38 @@ export class LeaseElector {
     }
   }
 
+  /**
+   * One renewal: ok (ours still, or the store unreachable: `failed`) or not (another holder
+   * wrote it). A request the network swallows (dropped, not refused) must not hold the role
+   * past the renew deadline: it ends there as a failed renewal (client-go bounds its renew
+   * attempts the same way), so the peers hear the fence when it happens; kept alone past
+   * the deadline there is nothing to bound, and each attempt gets its answer.
+   */
+  private async renew(l: KubeObject<LeaseSpec> | undefined): Promise<{ ok: boolean; failed: boolean }> {
+    let failed = false;
+    const deadline = this.o.renewDeadlineMs;
+    const attempt = this.acquire(l).catch((err: unknown) => {
+      this.o.onError?.(err);
+      failed = true;
+      return true; // store unreachable: keep the role (until renewDeadlineMs, when set)
+    });
+    if (deadline === undefined || this.keptAlone) return { ok: await attempt, failed };
+    let timer: NodeJS.Timeout | undefined;
+    const swallowed = new Promise<boolean>((resolve) => {
+      timer = setTimeout(
+        () => {
+          this.o.onError?.(new Error(`the lease renewal got no answer before the renew deadline (${deadline} ms)`));
+          failed = true;
+          resolve(true);
+        },
+        Math.max(0, this.confirmedAt + deadline - this.now()) + 1,
+      );
+    });
+    const ok = await Promise.race([attempt, swallowed]);
+    clearTimeout(timer);
+    return { ok, failed };
+  }
+
   private async loop(): Promise<void> {
     if (this.stopped || this.busy) return;
     this.busy = true;
@@ -251,21 +299,23 @@ export class LeaseElector {
         // renew: a conflict means someone else wrote the lease
         const l = this.observed;
         const at = this.now();
-        let failed = false;
-        const ok = await this.acquire(l).catch((err: unknown) => {
-          this.o.onError?.(err);
-          failed = true;
-          return true; // store unreachable: keep the role (until renewDeadlineMs, when set)
-        });
         const deadline = this.o.renewDeadlineMs;
+        const { ok, failed } = await this.renew(l);
         if (failed && deadline !== undefined) {
-          if (this.now() - this.confirmedAt > deadline) {
+          const overdue = this.now() - this.confirmedAt;
+          if (overdue > deadline && this.o.rivals && !this.o.rivals()) {
+            if (!this.keptAlone) this.o.onKeptAlone?.(overdue);
+            this.keptAlone = true;
+          } else if (overdue > deadline) {
             this.active = false;
             this.stop();
             this.o.onLost(undefined, `no renewal succeeded within the renew deadline (${deadline} ms)`);
             return;
           }
-        } else if (ok) this.o.onRenewed?.(at);
+        } else if (ok) {
+          this.keptAlone = false;
+          this.o.onRenewed?.(at);
+        }
         if (!ok) {
           const now = await this.read().catch(() => undefined);
           if (now?.spec?.holderIdentity !== this.o.identity || !(await this.acquire(now).catch(() => true))) {

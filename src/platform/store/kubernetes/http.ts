@@ -2,7 +2,8 @@
 // KubeConfig (tokens, client certificates, exec plugins, in-cluster), a keep-alive agent,
 // JSON in and out, transport failures mapped to STRAIT_ERR_STORE_UNAVAILABLE.
 import { readFileSync } from 'node:fs';
-import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
+import { Agent as HttpAgent, request as httpRequest, type ClientRequest, type IncomingMessage } from 'node:http';
+import type { Socket } from 'node:net';
 import { Agent as HttpsAgent, request as httpsRequest, type RequestOptions } from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { E } from '../../../base/errors/index.js';
@@ -11,6 +12,8 @@ export interface KubeResponse {
   status: number;
   /** parsed JSON body (undefined when empty or not JSON) */
   body: unknown;
+  /** the body as text when it is not JSON (a pod's metrics through the API server's proxy) */
+  text?: string;
 }
 
 export interface RequestSpec {
@@ -19,6 +22,26 @@ export interface RequestSpec {
   query?: Record<string, string | undefined>;
   body?: unknown;
   contentType?: string;
+}
+
+/**
+ * A new connection that is not made within this is given up (the request fails as
+ * unavailable and its caller retries on a new one): a SYN that an API server's restart
+ * swallowed is retransmitted with a doubling timeout (1, 2, 4, 8, 16 s), so without this a
+ * watch or list begun during the outage waited up to the request's 30 s after the server
+ * was back (measured in the real clusters: 29-38 s; docs/faults.md).
+ */
+export const CONNECT_TIMEOUT_MS = 3000;
+
+function guardConnect(req: ClientRequest, sock: Socket): void {
+  if (!sock.connecting) return;
+  const t = setTimeout(() => {
+    req.destroy(Object.assign(new Error(`no connection within ${CONNECT_TIMEOUT_MS} ms`), { code: 'ETIMEDOUT' }));
+  }, CONNECT_TIMEOUT_MS);
+  t.unref();
+  const clear = (): void => clearTimeout(t);
+  sock.once('connect', clear);
+  sock.once('close', clear);
 }
 
 export class KubeHttp {
@@ -99,6 +122,7 @@ export class KubeHttp {
       signal,
     });
     req.setTimeout(idleMs, () => req.destroy(Object.assign(new Error(`no answer for ${idleMs} ms`), { code: 'ETIMEDOUT' })));
+    req.once('socket', (sock: Socket) => guardConnect(req, sock));
     return new Promise((resolve, reject) => {
       req.once('response', resolve);
       req.once('error', (err: NodeJS.ErrnoException) => {
@@ -119,7 +143,7 @@ export class KubeHttp {
       try {
         body = JSON.parse(text);
       } catch {
-        body = { message: text.slice(0, 500) };
+        return { status: res.statusCode ?? 0, body: { message: text.slice(0, 500) }, text };
       }
     }
     return { status: res.statusCode ?? 0, body };

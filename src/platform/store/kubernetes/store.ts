@@ -35,7 +35,7 @@ export interface KubernetesResourceStore extends ResourceStore {
    * TokenRequest subresource). Non-2xx answers reject with the mapped StraitError;
    * `allow` lists statuses returned instead (e.g. [404, 409]).
    */
-  raw(spec: RawRequest, allow?: number[]): Promise<{ status: number; body: unknown }>;
+  raw(spec: RawRequest, allow?: number[]): Promise<{ status: number; body: unknown; text?: string }>;
   /**
    * Fail with STRAIT_ERR_KUBE_CRD_MISSING, naming every one of `kinds` the API server does
    * not serve (discovery: GET /apis/<group>/<version>), before a command writes anything.
@@ -382,7 +382,7 @@ export class KubernetesStore implements KubernetesResourceStore {
     return this.http.connection ? this.http.connection() : { server: this.http.server };
   }
 
-  async raw(spec: RawRequest, allow: number[] = []): Promise<{ status: number; body: unknown }> {
+  async raw(spec: RawRequest, allow: number[] = []): Promise<{ status: number; body: unknown; text?: string }> {
     this.check();
     const res = await this.http.request(spec);
     if (ok(res.status) || allow.includes(res.status)) return res;

@@ -12,8 +12,11 @@ import type { IncomingMessage } from 'node:http';
 import type { HttpClient } from './http.js';
 import { collectionPath, resourceName, type ResolvedKind } from './paths.js';
 
-/** a watch request that failed (the API server is away): again after 200 ms, doubling, at most 5 s */
-const WATCH_BACKOFF: BackoffPolicy = Object.freeze({ initialMs: 200, maxMs: 5000 });
+/**
+ * a watch request that failed (the API server is away): again after 200 ms, doubling, at most
+ * 2 s (as the informers re-list: a restarted API server is watched again within 2 s)
+ */
+const WATCH_BACKOFF: BackoffPolicy = Object.freeze({ initialMs: 200, maxMs: 2000 });
 
 const key = (o: KubeObject): string => `${o.metadata.namespace ?? ''}/${o.metadata.name}`;
 
