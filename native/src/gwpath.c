@@ -519,7 +519,11 @@ static size_t gro_size(struct msghdr *m, size_t len) {
   return seg;
 }
 
-static void rx_burst(gwpath *p) {
+// One socket's datagrams in bursts (recvmmsg, UDP GRO split into its segments): each to
+// `one`; an empty datagram goes up to JS as `kind`. The tunnel socket and the VXLAN socket.
+typedef void (*datagram_fn)(gwpath *p, const unsigned char *d, size_t len, uint32_t addr, uint16_t port);
+
+static void read_burst(gwpath *p, int fd, unsigned char (*bufs)[RX_BYTES], int counter, int kind, datagram_fn one) {
   struct mmsghdr mm[RX_MSGS];
   struct iovec iov[RX_MSGS];
   struct sockaddr_in from[RX_MSGS];
@@ -527,7 +531,7 @@ static void rx_burst(gwpath *p) {
   for (int round = 0; round < 8 && !stopping(p); round++) {
     memset(mm, 0, sizeof mm);
     for (int i = 0; i < RX_MSGS; i++) {
-      iov[i].iov_base = p->rx[i];
+      iov[i].iov_base = bufs[i];
       iov[i].iov_len = RX_BYTES;
       mm[i].msg_hdr.msg_name = &from[i];
       mm[i].msg_hdr.msg_namelen = sizeof from[i];
@@ -536,23 +540,27 @@ static void rx_burst(gwpath *p) {
       mm[i].msg_hdr.msg_control = control[i];
       mm[i].msg_hdr.msg_controllen = sizeof control[i];
     }
-    int n = recvmmsg(p->udp_fd, mm, RX_MSGS, MSG_DONTWAIT, NULL);
+    int n = recvmmsg(fd, mm, RX_MSGS, MSG_DONTWAIT, NULL);
     if (n <= 0) return;
     for (int i = 0; i < n; i++) {
       size_t len = mm[i].msg_len;
       size_t seg = gro_size(&mm[i].msg_hdr, len);
       if (mm[i].msg_hdr.msg_namelen < sizeof from[i] || from[i].sin_family != AF_INET) continue;
-      cadd(p, C_UDP_READS, 1);
+      cadd(p, counter, 1);
       uint32_t addr = ntohl(from[i].sin_addr.s_addr);
       uint16_t port = ntohs(from[i].sin_port);
       if (len == 0) {
-        up(p, 0, p->rx[i], 0, addr, port);
+        up(p, kind, bufs[i], 0, addr, port);
         continue;
       }
-      for (size_t o = 0; o < len; o += seg) rx_one(p, p->rx[i] + o, o + seg < len ? seg : len - o, addr, port);
+      for (size_t o = 0; o < len; o += seg) one(p, bufs[i] + o, o + seg < len ? seg : len - o, addr, port);
     }
     if (n < RX_MSGS) return;
   }
+}
+
+static void rx_burst(gwpath *p) {
+  read_burst(p, p->udp_fd, p->rx, C_UDP_READS, 0, rx_one);
 }
 
 // --- send ------------------------------------------------------------------------------
@@ -738,39 +746,7 @@ static void vx_one(gwpath *p, const unsigned char *d, size_t len, uint32_t addr,
 }
 
 static void vx_burst(gwpath *p) {
-  struct mmsghdr mm[RX_MSGS];
-  struct iovec iov[RX_MSGS];
-  struct sockaddr_in from[RX_MSGS];
-  char control[RX_MSGS][CMSG_SPACE(sizeof(int))];
-  for (int round = 0; round < 8 && !stopping(p); round++) {
-    memset(mm, 0, sizeof mm);
-    for (int i = 0; i < RX_MSGS; i++) {
-      iov[i].iov_base = p->vxrx[i];
-      iov[i].iov_len = RX_BYTES;
-      mm[i].msg_hdr.msg_name = &from[i];
-      mm[i].msg_hdr.msg_namelen = sizeof from[i];
-      mm[i].msg_hdr.msg_iov = &iov[i];
-      mm[i].msg_hdr.msg_iovlen = 1;
-      mm[i].msg_hdr.msg_control = control[i];
-      mm[i].msg_hdr.msg_controllen = sizeof control[i];
-    }
-    int n = recvmmsg(p->vx_fd, mm, RX_MSGS, MSG_DONTWAIT, NULL);
-    if (n <= 0) return;
-    for (int i = 0; i < n; i++) {
-      size_t len = mm[i].msg_len;
-      size_t seg = gro_size(&mm[i].msg_hdr, len);
-      if (mm[i].msg_hdr.msg_namelen < sizeof from[i] || from[i].sin_family != AF_INET) continue;
-      cadd(p, C_VX_READS, 1);
-      uint32_t addr = ntohl(from[i].sin_addr.s_addr);
-      uint16_t port = ntohs(from[i].sin_port);
-      if (len == 0) {
-        up(p, 2, p->vxrx[i], 0, addr, port);
-        continue;
-      }
-      for (size_t o = 0; o < len; o += seg) vx_one(p, p->vxrx[i] + o, o + seg < len ? seg : len - o, addr, port);
-    }
-    if (n < RX_MSGS) return;
-  }
+  read_burst(p, p->vx_fd, p->vxrx, C_VX_READS, 2, vx_one);
 }
 
 // role 3: everything (one thread); 1: the tunnel socket (receive); 2: TUN and VXLAN (send)
