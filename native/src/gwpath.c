@@ -339,19 +339,28 @@ static void deliver(gwpath *p, int pi, int next, const unsigned char *plain, siz
   tun_write(p, zero_vnet, VNET, plain, len);
 }
 
+// The session a message names (SPI, sequence from its header), with strait_sess_mu held; none
+// (unknown, unconfirmed, another source, ...): the lock released and the message up to JS (raw).
+static dreg *locked_session(gwpath *p, const unsigned char *m, size_t len, uint32_t addr, uint16_t port, int64_t *seq, double *now) {
+  uint32_t spi = be32(m + 4);
+  *seq = (int64_t)((uint64_t)be32(m + 8) << 32 | be32(m + 12));
+  *now = now_ms();
+  pthread_mutex_lock(&strait_sess_mu);
+  dreg *r = fast_session(p, spi, addr, port, *seq, *now);
+  if (r == NULL) {
+    pthread_mutex_unlock(&strait_sess_mu);
+    up(p, 0, m, len, addr, port);
+  }
+  return r;
+}
+
 // TunnelEndpoint.accept() for a message (header ‖ ciphertext ‖ tag) of a fast session:
 // replay check, open, replay update, then deliver. A session gone meanwhile: up (raw).
 static void accept_msg(gwpath *p, const unsigned char *msg, size_t len, uint32_t addr, uint16_t port) {
-  uint32_t spi = be32(msg + 4);
-  int64_t seq = (int64_t)((uint64_t)be32(msg + 8) << 32 | be32(msg + 12));
-  double now = now_ms();
-  pthread_mutex_lock(&strait_sess_mu);
-  dreg *r = fast_session(p, spi, addr, port, seq, now);
-  if (r == NULL) {
-    pthread_mutex_unlock(&strait_sess_mu);
-    up(p, 0, msg, len, addr, port);
-    return;
-  }
+  int64_t seq;
+  double now;
+  dreg *r = locked_session(p, msg, len, addr, port, &seq, &now);
+  if (r == NULL) return;
   int pi = r->peer;
   int ok = 0;
   if (!strait_sess_check(r->s, seq)) cadd(p, C_REPLAY, 1);
@@ -451,16 +460,10 @@ static void rx_fragment(gwpath *p, const unsigned char *d, size_t len, uint32_t 
     up(p, 0, d, len, addr, port);
     return;
   }
-  uint32_t spi = be32(d + 4);
-  int64_t seq = (int64_t)((uint64_t)be32(d + 8) << 32 | be32(d + 12));
-  double now = now_ms();
-  pthread_mutex_lock(&strait_sess_mu);
-  dreg *r = fast_session(p, spi, addr, port, seq, now);
-  if (r == NULL) {
-    pthread_mutex_unlock(&strait_sess_mu);
-    up(p, 0, d, len, addr, port);
-    return;
-  }
+  int64_t seq;
+  double now;
+  dreg *r = locked_session(p, d, len, addr, port, &seq, &now);
+  if (r == NULL) return;
   int replay = !strait_sess_check(r->s, seq);
   int pi = r->peer;
   pthread_mutex_unlock(&strait_sess_mu);
@@ -470,7 +473,8 @@ static void rx_fragment(gwpath *p, const unsigned char *d, size_t len, uint32_t 
   }
   cadd(p, C_FRAGS_RECEIVED, 1);
   dpeer *peer = &p->peers[pi];
-  int slot = reasm_add(peer->r, R_SLOTS, &p->c[C_REASSEMBLY], spi, seq, d[2], d[3], (unsigned)d[16] << 8 | d[17], d + FRAG_HEADER, len - FRAG_HEADER, now);
+  int slot =
+      reasm_add(peer->r, R_SLOTS, &p->c[C_REASSEMBLY], be32(d + 4), seq, d[2], d[3], (unsigned)d[16] << 8 | d[17], d + FRAG_HEADER, len - FRAG_HEADER, now);
   if (slot < 0) {
     if (slot != -1) cadd(p, C_FRAGMENT, 1);
     return;
