@@ -4,9 +4,10 @@
 # tool or a machine that cannot run clusters fails the step instead of skipping.
 #   cold, quiet 2 cores: node binaries (sharing the apiserver's Go build cache), CoreDNS,
 #   the pause/test/strait images; warm: the strait image when the code changed (~2 min) and
-#   the suite (~7 min; the fault cases ~5 min more; the MCS conformance suite 17 min more at
-#   load 4-24, 11 of them the three connectivity specs that fail after 200 s each; its binary
-#   185 s cold, 0.7 s warm; its two images 13 s cold). Run after `npm test` (it needs dist/).
+#   the suite (~7 min; the fault cases ~5.5 min more (about 205 s of them the kube-apiserver
+#   restart, broker and fenced-gateway cases); the MCS conformance suite ~10 min more (602 s at
+#   load 18-19, 27 of 27 passing); its binary 185 s cold, 0.7 s warm; its two images 13 s cold).
+#   Run after `npm test` (it needs dist/).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 step() {
