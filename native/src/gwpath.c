@@ -586,6 +586,10 @@ static int seal_send(gwpath *p, int next, const unsigned char *payload, size_t p
   size_t ip = next == 3 ? VNET : 0;
   int64_t dst = plen > ip ? peek_addr(payload + ip, plen - ip, 16) : -1;
   if (dst < 0) return BAD_DST;
+  // more fragments than a message may have (a small tunnel MTU with a 64 KiB super-packet):
+  // never into frag_hdr / iov past MAX_FRAGS; JS, the reference, decides what happens to it
+  if (DATA_HEADER + plen + TAG_LEN > p->max_dgram && (plen + TAG_LEN + (p->max_dgram - FRAG_HEADER) - 1) / (p->max_dgram - FRAG_HEADER) > MAX_FRAGS)
+    return NOT_MINE;
   double now = now_ms();
   pthread_mutex_lock(&strait_sess_mu);
   int pi = -1;
@@ -632,6 +636,7 @@ static int seal_send(gwpath *p, int next, const unsigned char *payload, size_t p
   }
   size_t size = p->max_dgram - FRAG_HEADER;
   size_t count = (body + size - 1) / size;
+  if (count > MAX_FRAGS) return SENT; // not reached: refused before the seal above
   if (fenced(p, (unsigned)count)) return SENT;
   struct iovec iov[2 * MAX_FRAGS];
   for (size_t i = 0; i < count; i++) {

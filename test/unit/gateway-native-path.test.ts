@@ -99,7 +99,7 @@ interface Harness {
   close(): void;
 }
 
-async function harness(): Promise<Harness> {
+async function harness(maxDatagram = MAX_DGRAM): Promise<Harness> {
   const n = native();
   const [udpFd, udpPort] = n.udpOpen('127.0.0.1', 0, 4 * 1024 * 1024);
   const [vxFd, vxPort] = n.udpOpen('127.0.0.1', 0, 4 * 1024 * 1024);
@@ -123,7 +123,7 @@ async function harness(): Promise<Harness> {
     vxFd,
     vxhdr,
     node.address().port,
-    MAX_DGRAM,
+    maxDatagram,
     FEATURE_VNET | FEATURE_FRAG,
     2 ** 48,
     1000,
@@ -477,6 +477,27 @@ test("native path, the agents' VXLAN: plain and extension-fragment frames sealed
     );
     assert.equal(h.ups[0]?.bytes.subarray(VXLAN_OVERHEAD)[0], 1, 'the hello');
     assert.ok(h.ups[1]?.bytes.equals(strange));
+  } finally {
+    h.close();
+  }
+});
+
+test('native path, send: a super-packet that would need more than 64 fragments (a small tunnel MTU) is not sealed there: it goes up as read, nothing is sent', {
+  skip,
+}, async () => {
+  // 200-byte datagrams: a 30 KB super-packet would be ~170 fragments (the thread has room for 64)
+  const h = await harness(200);
+  try {
+    const big = Buffer.concat([Buffer.from([1, 1, 0, 0, 0, 0, 0, 0, 0, 0]), ipv4('10.1.1.10', '10.2.0.1', 30_000)]);
+    writeSync(h.tunW, big);
+    await waitFor(() => h.ups.length >= 1, 10_000, 'the super-packet up to the JS path', 1);
+    assert.equal(h.ups[0]?.kind, 1);
+    assert.ok(h.ups[0]?.bytes.equals(big), 'up as read');
+    assert.equal(native().tunnelSessionCtl(h.session, 4, 0), 0, 'no sequence number taken');
+    // a packet that fits still crosses
+    writeSync(h.tunW, Buffer.concat([Buffer.alloc(10), ipv4('10.1.1.10', '10.2.0.1', 100)]));
+    await waitFor(() => h.fromPath.length === 1, 10_000, 'a small packet sealed and sent');
+    assert.equal(h.counters[C.fragmentsSent], 0);
   } finally {
     h.close();
   }

@@ -57,7 +57,19 @@ function newProxySupervisor(o: MeshAgentOptions, publish: () => void, observatio
   const common = {
     onChange: publish,
     dir: o.dir,
-    ...(observations ? { onFlows: (pod: string, report: unknown) => observations.report(pod, report) } : {}),
+    ...(observations
+      ? {
+          // both supervisors' reports (over IPC, in the proxies' message handlers): one the agent does
+          // not read (a newer proxy's format, STRAIT_ERR_VERSION_UNSUPPORTED) is said and dropped, never thrown there
+          onFlows: (pod: string, report: unknown) => {
+            try {
+              observations.report(pod, report);
+            } catch (err) {
+              o.log?.warn({ pod, err: String(err) }, 'flow report refused');
+            }
+          },
+        }
+      : {}),
     ...(o.flowLimit !== undefined ? { flowLimit: o.flowLimit } : {}),
     ...(o.nodeBinary ? { nodeBinary: o.nodeBinary } : {}),
     ...(o.excludeInboundPorts ? { excludeInboundPorts: o.excludeInboundPorts } : {}),

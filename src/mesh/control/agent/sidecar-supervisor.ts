@@ -142,13 +142,7 @@ export class SidecarSupervisor implements ProxySupervisor {
       onMessage: (m) => {
         const msg = m as { type?: string; report?: unknown } | undefined;
         // a stopped sidecar's last report is not the pod's any more
-        if (msg?.type === 'flows' && this.running.get(key)?.proc === proc)
-          try {
-            this.o.onFlows?.(key, msg.report);
-          } catch (err) {
-            // a report the agent does not read (a newer sidecar's format): said, not merged
-            this.o.log?.warn({ pod: key, err }, 'sidecar flow report refused');
-          }
+        if (msg?.type === 'flows' && this.running.get(key)?.proc === proc) this.o.onFlows?.(key, msg.report);
       },
       onExit: ({ code, signal, restartInMs }) => {
         this.o.onChange?.();
