@@ -315,7 +315,16 @@ static void deliver(gwpath *p, int pi, int next, const unsigned char *plain, siz
   pc[P_RX_BYTES] += (double)len;
   size_t ip_off = next == 3 ? VNET : 0;
   int64_t src = len >= ip_off ? peek_addr(plain + ip_off, len - ip_off, 12) : -1;
-  if (src < 0 || !in_subnets(peer, (uint32_t)src)) {
+  // the peer's subnets and the node table are rewritten by JS (tunnelPathPeer, tunnelPathNodes)
+  // under strait_sess_mu: read under it too, never a new mask with an old net
+  pthread_mutex_lock(&strait_sess_mu);
+  int allowed = src >= 0 && in_subnets(peer, (uint32_t)src);
+  uint32_t dst = next == 3 ? 0 : (uint32_t)peek_addr(plain, len, 16);
+  int64_t node = -1;
+  for (int i = 0; allowed && next != 3 && i < p->nnodes && node < 0; i++)
+    if ((dst & p->node_mask[i]) == p->node_net[i]) node = p->node_addr[i];
+  pthread_mutex_unlock(&strait_sess_mu);
+  if (!allowed) {
     cadd(p, C_AUTH, 1);
     return;
   }
@@ -323,13 +332,11 @@ static void deliver(gwpath *p, int pi, int next, const unsigned char *plain, siz
     tun_write(p, plain, len, NULL, 0);
     return;
   }
-  uint32_t dst = (uint32_t)peek_addr(plain, len, 16);
-  for (int i = 0; i < p->nnodes; i++) {
-    if ((dst & p->node_mask[i]) != p->node_net[i]) continue;
+  if (node >= 0) {
     struct sockaddr_in to = {0};
     to.sin_family = AF_INET;
     to.sin_port = htons(p->agent_port);
-    to.sin_addr.s_addr = htonl(p->node_addr[i]);
+    to.sin_addr.s_addr = htonl((uint32_t)node);
     struct iovec iov[2] = {{p->vxhdr, VXLAN_HDR}, {(void *)plain, len}};
     cadd(p, C_VX_TX_PACKETS, 1);
     cadd(p, C_VX_TX_BYTES, (double)len);
@@ -679,11 +686,12 @@ static void tx_one(gwpath *p, const unsigned char *b, size_t n) {
 // the node table's rows of `addr` hold ip (NodeTable inPodCidrs): 1, 0; -1: addr is no node with pods
 static int node_has(gwpath *p, uint32_t addr, uint32_t ip) {
   int known = -1;
-  for (int i = 0; i < p->nnodes; i++) {
+  pthread_mutex_lock(&strait_sess_mu); // the node table is rewritten under it (tunnelPathNodes)
+  for (int i = 0; i < p->nnodes && known != 1; i++) {
     if (p->node_addr[i] != addr) continue;
-    known = 0;
-    if ((ip & p->node_mask[i]) == p->node_net[i]) return 1;
+    known = (ip & p->node_mask[i]) == p->node_net[i] ? 1 : 0;
   }
+  pthread_mutex_unlock(&strait_sess_mu);
   return known;
 }
 
