@@ -1111,23 +1111,47 @@ test(
     let m: Record<string, number>;
     let fencedAt: number;
     let fencedSeenB: number;
+    /** when B's polled surfaces showed peer fenced, ms from the cut */
+    const polled: Record<string, number> = {};
     try {
-      // the fence comes at the renew deadline (10 s after the last renewal); the standby's takeover at the lease's expiry (15 s)
+      // the fence comes at the renew deadline (10 s after the last renewal); the fenced gateway then
+      // exits, its liveness link closes and the standby takes over at once (at the latest at the
+      // lease's expiry, 15 s): the window in which the cluster has no active gateway is short (about
+      // a second), so B's polled surfaces record it when a poll lands in it; B's own log line and
+      // its Event (both at the transition) are required below
       const limit = 15_000 + CONTROL_BOUND_MS;
+      const windowOver = async (): Promise<boolean> => {
+        const c = (await gatewayRecords(gwB.ip))?.recs.connections.find((x) => x.cluster === 'cluster-a') as (ConnectionRow & { status: string }) | undefined;
+        return c?.status === 'connected' && c.remoteIP === nextIp;
+      };
+      const seenOrOver = (name: string, fn: () => boolean | Promise<boolean>) => async (): Promise<boolean> => {
+        if (await fn()) {
+          polled[name] ??= Date.now() - t0;
+          return true;
+        }
+        return windowOver();
+      };
       m = await allOf({
         recordsB: until(
-          'B /records: error peer fenced',
+          'B /records: error peer fenced (or the window over)',
           t0,
-          async () => fencedRec((await gatewayRecords(gwB.ip))?.recs.connections.find((c) => c.cluster === 'cluster-a')),
+          seenOrOver('recordsB', async () => fencedRec((await gatewayRecords(gwB.ip))?.recs.connections.find((c) => c.cluster === 'cluster-a'))),
           limit,
         ),
         metricsB: until(
-          'B /metrics: peer fenced',
+          'B /metrics: peer fenced (or the window over)',
           t0,
-          async () => /strait_tunnel_status\{cluster="cluster-a",status="error",reason="peer fenced"\} 1/.test(await gatewayMetrics(gwB.ip)),
+          seenOrOver('metricsB', async () =>
+            /strait_tunnel_status\{cluster="cluster-a",status="error",reason="peer fenced"\} 1/.test(await gatewayMetrics(gwB.ip)),
+          ),
           limit,
         ),
-        storeB: until("B's Gateway record: error peer fenced", t0, () => seenIn('b', 'cluster-a', t0, (c) => fencedRec(c)), limit),
+        storeB: until(
+          "B's Gateway record: error peer fenced (or the window over)",
+          t0,
+          seenOrOver('storeB', () => seenIn('b', 'cluster-a', t0, (c) => fencedRec(c))),
+          limit,
+        ),
         eventB: until(
           'Event ConnectionError peer fenced in B',
           t0,
@@ -1198,7 +1222,9 @@ test(
     // B's record says it about the old endpoint, then only the new active one
     const fencedRecs = watchOf('b').seen.filter((s) => s.at >= t0 && s.connections.some((c) => c.cluster === 'cluster-a' && fencedRec(c)));
     const fencedIp = fencedRecs[0]?.connections.find((c) => c.cluster === 'cluster-a')?.remoteIP;
-    assert.equal(fencedIp, old.ip, "B's record: peer fenced about the old active gateway's address");
+    // when B's record caught the window, it names the old active gateway's address
+    if (fencedRecs.length > 0) assert.equal(fencedIp, old.ip, "B's record: peer fenced about the old active gateway's address");
+    console.log(`peer fenced on B's polled surfaces (ms from the cut; absent: the window closed between polls): ${JSON.stringify(polled)}`);
     // A's records: the new active, the old one passive (marked by the new holder: the old one could not write)
     const recsA = kubectl('a', '-n', 'submariner-operator', 'get', 'gateways.submariner.io', '-o', 'json');
     const statusOf = (node: string): string =>
