@@ -463,7 +463,8 @@ static void reasm_expire(gwpath *p, double now) {
 
 // TunnelEndpoint.receiveFragment() for a fragment of a fast session
 static void rx_fragment(gwpath *p, const unsigned char *d, size_t len, uint32_t addr, uint16_t port) {
-  if (!(p->features & FEATURE_FRAG) || !fragment_ok(d, len)) {
+  // as rx_one: a super-packet (next header 3) only with FEATURE_VNET; else JS, the reference, decides
+  if (!(p->features & FEATURE_FRAG) || !fragment_ok(d, len) || (d[1] == 3 && !(p->features & FEATURE_VNET))) {
     up(p, 0, d, len, addr, port);
     return;
   }
@@ -896,8 +897,9 @@ static int get_tuples(strait_args *a, size_t i, const char *name, size_t per, si
   return 1;
 }
 
+// a TTL that is negative or not finite (NaN, Infinity): deadline 0, i.e. expired (fail closed)
 static double ttl_deadline(double ttl) {
-  return ttl < 0 ? 0 : now_ms() + ttl;
+  return !__builtin_isfinite(ttl) || ttl < 0 ? 0 : now_ms() + ttl;
 }
 
 napi_value strait_js_gwpath_start(napi_env env, napi_callback_info info) {
@@ -1108,8 +1110,8 @@ napi_value strait_js_gwpath_fence(napi_env env, napi_callback_info info) {
   double ttl;
   if (!strait_args_get(env, info, "tunnelPathFence", 2, 2, &a)) return NULL;
   napi_valuetype t;
-  if (napi_typeof(env, a.argv[1], &t) != napi_ok || t != napi_number || napi_get_value_double(env, a.argv[1], &ttl) != napi_ok)
-    return strait_throw_usage(env, "tunnelPathFence", "argument 2 (ttlMs) must be a number");
+  if (napi_typeof(env, a.argv[1], &t) != napi_ok || t != napi_number || napi_get_value_double(env, a.argv[1], &ttl) != napi_ok || !__builtin_isfinite(ttl))
+    return strait_throw_usage(env, "tunnelPathFence", "argument 2 (ttlMs) must be a finite number");
   gwpath *p = get_path(&a, 0);
   if (!p) return NULL;
   // ttl 0: the deadline is now (a deadline never reads as 0, which means no fence)

@@ -111,6 +111,7 @@ const bad: Bad[] = [
   ['tunnelPathNodes', '(nodes) must hold', (n) => any(n).tunnelPathNodes(1, new Float64Array(4))],
   ['tunnelPathNodes', '(nodes) must hold unsigned', (n) => any(n).tunnelPathNodes(1, new Float64Array([-1, 0, 0]))],
   ['tunnelPathFence', '(ttlMs)', (n) => any(n).tunnelPathFence(1, 'soon')],
+  ['tunnelPathFence', '(ttlMs) must be a finite number', (n) => any(n).tunnelPathFence(1, Number.NaN)],
 ];
 
 test('every entry point of entries.h is exported, typed and checked here', { skip }, () => {

@@ -200,7 +200,7 @@ export class NativePath {
 
   /** HA: nothing is sent after performance.now() `until` (0: no fence). */
   fence(until: number): void {
-    if (this.running) this.addon.tunnelPathFence(this.id, until === 0 ? -1 : Math.max(0, until - performance.now()));
+    if (this.running) this.addon.tunnelPathFence(this.id, until === 0 || until === Number.POSITIVE_INFINITY ? -1 : Math.max(0, until - performance.now()));
   }
 
   /** Fold what the thread counted since the last fold into the endpoint's and the gateway's counters. */
