@@ -35,7 +35,22 @@ import { after, before, test } from 'node:test';
 import { readGateway, type ConnectionRow, type GatewayRow } from '../../src/multicluster/control/clusterset/index.js';
 import type { KubeObject } from '../../src/platform/store/index.js';
 import { CIDR, deployStrait } from './deploy.js';
-import { clusters, daemonPid, gate, inPod, kubeconfig, kubectl, kubectlArgv, kubectlRun, root, run, type Run, sleep, useClusters } from './harness.js';
+import {
+  clusters,
+  daemonPid,
+  gate,
+  gatewayPodOn,
+  inPod,
+  kubeconfig,
+  kubectl,
+  kubectlArgv,
+  kubectlRun,
+  root,
+  run,
+  type Run,
+  sleep,
+  useClusters,
+} from './harness.js';
 
 const skip = gate();
 if (skip && process.env['STRAIT_K8S_REAL'] === 'required') test('real clusters can run here (STRAIT_K8S_REAL=required)', () => assert.fail(skip));
@@ -479,19 +494,7 @@ interface LogLine {
 }
 /** The JSON lines of the active gateway's container in cluster L, newer than `t0`. */
 function gatewayLog(L: 'a' | 'b', node: string, t0: number): LogLine[] {
-  const pod = kubectl(
-    L,
-    '-n',
-    'strait-system',
-    'get',
-    'pods',
-    '-l',
-    'app.kubernetes.io/name=strait-gateway',
-    '--field-selector',
-    `spec.nodeName=${node}`,
-    '-o',
-    'jsonpath={.items[0].metadata.name}',
-  ).trim();
+  const pod = gatewayPodOn(L, node).name;
   const r = run(clusters, ['kubectl', L, '-n', 'strait-system', 'logs', pod, '--since=10m'], 30_000);
   return r.stdout
     .split('\n')
@@ -1062,25 +1065,6 @@ function longestGap(results: { at: number; ok: boolean }[]): { gapMs: number; fa
     }
   }
   return best;
-}
-
-/** the gateway pod on `node` and its container's restart count */
-function gatewayPodOn(L: 'a' | 'b', node: string): { name: string; restarts: number; ready: boolean } {
-  const out = kubectl(
-    L,
-    '-n',
-    'strait-system',
-    'get',
-    'pods',
-    '-l',
-    'app.kubernetes.io/name=strait-gateway',
-    '--field-selector',
-    `spec.nodeName=${node}`,
-    '-o',
-    'jsonpath={.items[0].metadata.name} {.items[0].status.containerStatuses[0].restartCount} {.items[0].status.containerStatuses[0].ready}',
-  ).trim();
-  const [name = '', restarts = 'NaN', ready = ''] = out.split(' ');
-  return { name, restarts: Number(restarts), ready: ready === 'true' };
 }
 
 test(

@@ -250,3 +250,22 @@ export function packetSummary(file: string, tool: string): string[] {
   }
   return sh('tcpdump', ['-n', '-r', file]).split('\n').filter(Boolean);
 }
+
+/** the gateway pod on `node` and its container's restart count */
+export function gatewayPodOn(L: string, node: string): { name: string; restarts: number; ready: boolean } {
+  const out = kubectl(
+    L,
+    '-n',
+    'strait-system',
+    'get',
+    'pods',
+    '-l',
+    'app.kubernetes.io/name=strait-gateway',
+    '--field-selector',
+    `spec.nodeName=${node}`,
+    '-o',
+    'jsonpath={.items[0].metadata.name} {.items[0].status.containerStatuses[0].restartCount} {.items[0].status.containerStatuses[0].ready}',
+  ).trim();
+  const [name = '', restarts = 'NaN', ready = ''] = out.split(' ');
+  return { name, restarts: Number(restarts), ready: ready === 'true' };
+}

@@ -56,6 +56,7 @@ import {
   straitRun,
   until,
   useClusters,
+  gatewayPodOn,
 } from './harness.js';
 import { deployStrait } from './deploy.js';
 import { createGpgWorld, createRepo } from '../helpers/signed-repo.js';
@@ -857,20 +858,7 @@ test('gateway HA: two gateway nodes in A; the active gateway pod deleted, then i
   if (!needsDeploy(t)) return;
   const NS = 'strait-system';
   const holder = (): string => kubectl('a', '-n', NS, 'get', 'lease', 'strait-gateway', '-o', 'jsonpath={.spec.holderIdentity}').trim();
-  const gatewayPod = (node: string): string =>
-    kubectl(
-      'a',
-      '-n',
-      NS,
-      'get',
-      'pods',
-      '-l',
-      'app.kubernetes.io/name=strait-gateway',
-      '--field-selector',
-      `spec.nodeName=${node}`,
-      '-o',
-      'jsonpath={.items[0].metadata.name}',
-    ).trim();
+  const gatewayPod = (node: string): string => gatewayPodOn('a', node).name;
   const activeGateways = (): string[] => {
     const r = straitRun('show', 'gateways', '--kubeconfig', kubeconfig('a'));
     assert.equal(r.status, 0, r.stderr);
@@ -983,7 +971,7 @@ test('gateway HA: two gateway nodes in A; the active gateway pod deleted, then i
   // restarted container takes it back)
   const pid = daemonPid(second, 'gateway');
   assert.ok(pid, `the gateway process of ${second} on this host`);
-  const restartsBefore = Number(kubectl('a', '-n', NS, 'get', 'pod', gatewayPod(second), '-o', 'jsonpath={.status.containerStatuses[0].restartCount}').trim());
+  const restartsBefore = gatewayPodOn('a', second).restarts;
   const kill = await measure(
     'kill -9',
     () => {
@@ -1001,7 +989,7 @@ test('gateway HA: two gateway nodes in A; the active gateway pod deleted, then i
     60_000,
     1000,
   );
-  const restartsAfter = Number(kubectl('a', '-n', NS, 'get', 'pod', gatewayPod(second), '-o', 'jsonpath={.status.containerStatuses[0].restartCount}').trim());
+  const restartsAfter = gatewayPodOn('a', second).restarts;
   assert.equal(restartsAfter, restartsBefore + 1, 'the killed container was restarted once');
   console.log(
     `HA: active ${second}'s process killed (-9): ${third} active; longest gap ${kill.gapMs} ms (${kill.failures}/${kill.tries} curls failed), load ${readFileSync('/proc/loadavg', 'utf8').trim()}`,
