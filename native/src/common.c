@@ -16,14 +16,27 @@
 #include <uv.h>
 #include "common.h"
 
-#ifndef UDP_SEGMENT
-#define UDP_SEGMENT 103
-#endif
-#ifndef SOL_UDP
-#define SOL_UDP 17
-#endif
-
 int strait_gso_broken = 0;
+
+size_t strait_gro_size(struct msghdr *m, size_t len) {
+  size_t seg = len;
+  for (struct cmsghdr *c = CMSG_FIRSTHDR(m); c; c = CMSG_NXTHDR(m, c)) {
+    if (c->cmsg_level == SOL_UDP && c->cmsg_type == UDP_GRO) {
+      int g;
+      memcpy(&g, CMSG_DATA(c), sizeof g);
+      if (g > 0) seg = (size_t)g;
+    }
+  }
+  return seg;
+}
+
+void strait_signal_stop(int *stop, int stop_fd) {
+  uint64_t one = 1;
+  __atomic_store_n(stop, 1, __ATOMIC_RELEASE);
+  if (write(stop_fd, &one, sizeof one) < 0) {
+    // cannot fail: the counter is far from its limit (the if only consumes write's result)
+  }
+}
 
 ssize_t strait_send_gso(int fd, struct iovec *iov, size_t iovlen, size_t seg, const struct sockaddr_in *to) {
   char control[CMSG_SPACE(sizeof(uint16_t))];

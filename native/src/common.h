@@ -37,6 +37,21 @@ ssize_t strait_send_gso(int fd, struct iovec *iov, size_t iovlen, size_t seg, co
 // n datagrams of iov (header, payload each), GSO when n > 1, waiting out a full socket
 // buffer on the calling thread until *stop / stop_fd; 0 or -errno (-ECANCELED when stopped)
 int strait_send_run(int fd, const struct sockaddr_in *to, int stop_fd, int *stop, struct iovec *iov, unsigned n, size_t seg);
+// The kernel's UDP GRO / GSO socket options (older headers lack them).
+#ifndef UDP_SEGMENT
+#define UDP_SEGMENT 103
+#endif
+#ifndef UDP_GRO
+#define UDP_GRO 104
+#endif
+#ifndef SOL_UDP
+#define SOL_UDP 17
+#endif
+struct msghdr;
+// The UDP GRO segment size of a read of `len` bytes (its control message; `len` when it is one datagram).
+size_t strait_gro_size(struct msghdr *m, size_t len);
+// A worker thread's stop: *stop set (release), then stop_fd (an eventfd its waits watch) signalled.
+void strait_signal_stop(int *stop, int stop_fd);
 
 // Readers on Node's event loop (common.c): uv_poll on a non-blocking fd; on every wake-up
 // drain(r, global, cb) reads a burst into buf and calls cb for each read, all inside one

@@ -41,13 +41,6 @@
 #include "common.h"
 #include "session.h"
 
-#ifndef UDP_GRO
-#define UDP_GRO 104
-#endif
-#ifndef SOL_UDP
-#define SOL_UDP 17
-#endif
-
 #define DP_MAX 4
 #define DP_PEERS 16
 #define DP_REG 64
@@ -518,19 +511,6 @@ static void rx_one(gwpath *p, const unsigned char *d, size_t len, uint32_t addr,
   }
 }
 
-// the UDP GRO segment size of a read (len when it is one datagram)
-static size_t gro_size(struct msghdr *m, size_t len) {
-  size_t seg = len;
-  for (struct cmsghdr *c = CMSG_FIRSTHDR(m); c; c = CMSG_NXTHDR(m, c)) {
-    if (c->cmsg_level == SOL_UDP && c->cmsg_type == UDP_GRO) {
-      int g;
-      memcpy(&g, CMSG_DATA(c), sizeof g);
-      if (g > 0) seg = (size_t)g;
-    }
-  }
-  return seg;
-}
-
 // One socket's datagrams in bursts (recvmmsg, UDP GRO split into its segments): each to
 // `one`; an empty datagram goes up to JS as `kind`. The tunnel socket and the VXLAN socket.
 typedef void (*datagram_fn)(gwpath *p, const unsigned char *d, size_t len, uint32_t addr, uint16_t port);
@@ -556,7 +536,7 @@ static void read_burst(gwpath *p, int fd, unsigned char (*bufs)[RX_BYTES], int c
     if (n <= 0) return;
     for (int i = 0; i < n; i++) {
       size_t len = mm[i].msg_len;
-      size_t seg = gro_size(&mm[i].msg_hdr, len);
+      size_t seg = strait_gro_size(&mm[i].msg_hdr, len);
       if (mm[i].msg_hdr.msg_namelen < sizeof from[i] || from[i].sin_family != AF_INET) continue;
       cadd(p, counter, 1);
       uint32_t addr = ntohl(from[i].sin_addr.s_addr);
@@ -828,11 +808,7 @@ void strait_gwpath_forget(const strait_sess *s) {
 
 static gwpath *join_slot(int i) {
   gwpath *p = paths[i];
-  uint64_t one = 1;
-  __atomic_store_n(&p->stop, 1, __ATOMIC_RELEASE);
-  if (write(p->stop_fd, &one, sizeof one) < 0) {
-    // cannot fail: the counter is far from its limit
-  }
+  strait_signal_stop(&p->stop, p->stop_fd);
   pthread_join(p->thread, NULL);
   if (p->threads == 2) pthread_join(p->thread2, NULL);
   close(p->stop_fd);

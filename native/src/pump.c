@@ -185,11 +185,7 @@ static void *run(void *arg) {
 // within one send or poll (at most ~10 ms), as every wait also watches stop_fd.
 static pump *join_slot(int i) {
   pump *p = pumps[i];
-  uint64_t one = 1;
-  __atomic_store_n(&p->stop, 1, __ATOMIC_RELEASE);
-  if (write(p->stop_fd, &one, sizeof one) < 0) {
-    // cannot fail: the counter is far from its limit (the if only consumes write's result)
-  }
+  strait_signal_stop(&p->stop, p->stop_fd);
   pthread_join(p->thread, NULL);
   close(p->stop_fd);
   pumps[i] = NULL;

@@ -26,13 +26,6 @@
 #include <uv.h>
 #include "common.h"
 
-#ifndef UDP_GRO
-#define UDP_GRO 104
-#endif
-#ifndef SOL_UDP
-#define SOL_UDP 17
-#endif
-
 #define BURST 64
 #define MAX_SEGS 64
 
@@ -94,14 +87,7 @@ static void drain(strait_reader *r, napi_value global, napi_value cb) {
     msg.msg_controllen = sizeof control;
     ssize_t n = recvmsg(r->fd, &msg, 0);
     if (n < 0) break;
-    int seg = (int)n;
-    for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
-      if (c->cmsg_level == SOL_UDP && c->cmsg_type == UDP_GRO) {
-        int g;
-        memcpy(&g, CMSG_DATA(c), sizeof g);
-        if (g > 0) seg = g;
-      }
-    }
+    int seg = (int)strait_gro_size(&msg, (size_t)n);
     if (msg.msg_namelen < sizeof from || from.sin_family != AF_INET) continue;
     napi_value args[4], ret;
     napi_create_int32(r->env, (int32_t)n, &args[0]);
