@@ -48,6 +48,7 @@ export { WorkLanes, processLanes } from './lanes.js';
 export {
   readEndpoint,
   readGateway,
+  gatewayClusterOf,
   withRemoteGateways,
   connectedClusters,
   formatRttNs,

@@ -89,6 +89,13 @@ function readConnection(c: Obj): ConnectionRow {
   };
 }
 
+/** The cluster a Gateway record names (Submariner's localEndpoint.cluster_id, strait's clusterId), or '' when none. */
+export function gatewayClusterOf(o: KubeObject): string {
+  const s = { ...obj(o.spec), ...obj(o.status) };
+  const local = obj(s['localEndpoint']);
+  return str(local['cluster_id'], s['clusterId'], s['cluster_id'], s['clusterID']);
+}
+
 export function readGateway(o: KubeObject): { gateway: GatewayRow; connections: ConnectionRow[] } {
   const s = { ...obj(o.spec), ...obj(o.status) };
   const local = obj(s['localEndpoint']);

@@ -36,7 +36,15 @@ import { listenServer } from '../../../base/net/index.js';
 import type { Gateway, GatewayHaConfig } from '../../dataplane/gateway/index.js';
 import { LEASE_KIND, LeaseElector, type LeaseSpec } from './lease.js';
 import { watchGatewayNodes } from '../cluster-nodes/index.js';
-import { markGatewayPassive, MC_KINDS, openBrokerOfCluster, OPERATOR_NAMESPACE, readGateway, startRecordsPublisher } from '../clusterset/index.js';
+import {
+  gatewayClusterOf,
+  markGatewayPassive,
+  MC_KINDS,
+  openBrokerOfCluster,
+  OPERATOR_NAMESPACE,
+  readGateway,
+  startRecordsPublisher,
+} from '../clusterset/index.js';
 import { VERSION } from '../../../platform/cli-kit/index.js';
 import { connectStore, openKubernetesStore, type KubeObject, type ResourceStore } from '../../../platform/store/index.js';
 
@@ -53,13 +61,6 @@ export interface GatewayHa {
 
 /** how often the active gateway reads the cluster's Gateway records for rivals (after a successful renewal: every one, 2 s) */
 const RIVALS_READ_MS = 1000;
-
-/** the cluster id a Gateway record names (Submariner's localEndpoint.cluster_id, strait's clusterId), if any */
-function readGatewayCluster(o: KubeObject): string | undefined {
-  const st = (o.status ?? {}) as { clusterId?: unknown; localEndpoint?: { cluster_id?: unknown } };
-  const id = st.localEndpoint?.cluster_id ?? st.clusterId;
-  return typeof id === 'string' && id !== '' ? id : undefined;
-}
 
 type Log = (level: 'info' | 'warn' | 'error', msg: string, extra?: Record<string, unknown>) => void;
 
@@ -218,7 +219,7 @@ class HaMember {
         (l) => {
           this.rivalsReadAt = performance.now();
           const others = l.items
-            .filter((o) => readGatewayCluster(o) === undefined || readGatewayCluster(o) === own)
+            .filter((o) => ['', own].includes(gatewayClusterOf(o)))
             .map((o) => readGateway(o).gateway.node)
             .filter((n) => n !== this.me);
           if (others.join() !== (this.rivalNodes ?? []).join() || this.rivalNodes === undefined)
