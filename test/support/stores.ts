@@ -29,6 +29,8 @@ export class FlakyStore implements ResourceStore {
 
   /** list calls, failed ones included (tests count re-lists) */
   lists = 0;
+  /** each watch event is delivered this late, as a real API server's watch lags its writes */
+  watchDelayMs = 0;
 
   constructor(readonly inner: ResourceStore) {}
 
@@ -93,9 +95,10 @@ export class FlakyStore implements ResourceStore {
       fail(E.storeUnavailable('flaky', 'store is down'));
       return { stop: () => undefined, done: failed };
     }
-    const w = this.inner.watch<T>(kind, opts, (ev) => {
+    const deliver = (ev: WatchEvent<T>) => {
       if (!this.down) onEvent(ev);
-    });
+    };
+    const w = this.inner.watch<T>(kind, opts, (ev) => (this.watchDelayMs > 0 ? setTimeout(() => deliver(ev), this.watchDelayMs) : deliver(ev)));
     // the error first: stopping the inner watch resolves its done, which would win the race
     const entry = {
       w,

@@ -410,3 +410,46 @@ test('KEP conflict rules: added ports are merged and reported; labels, annotatio
     await w.stop();
   }
 });
+
+test("an unexport leaves no ServiceImport on the broker while the broker's watch lags its writes, nor when both clusters withdraw at once", async () => {
+  const w = world();
+  try {
+    // a real API server's watch event comes after the write's answer: the agent's cache still
+    // held its own slice when it folded the aggregate again, and wrote the import back
+    w.broker.watchDelayMs = 150;
+    for (const s of [w.a, w.b]) {
+      await s.apply(service('default', 'echo', s === w.a ? '100.1.0.10' : '100.2.0.10'));
+      await s.apply(exportOf('default', 'echo'));
+    }
+    const both = await waitFor('aggregate of both clusters', async () => {
+      const i = await w.broker.get(K.ServiceImport, 'echo.default', BROKER_NAMESPACE);
+      return (i?.status as { clusters?: unknown[] } | undefined)?.clusters?.length === 2 && i;
+    });
+    assert.ok(both);
+
+    await w.b.delete(K.ServiceExport, 'echo', 'default');
+    await waitFor('aggregate of cluster-a alone', async () => {
+      const i = await w.broker.get(K.ServiceImport, 'echo.default', BROKER_NAMESPACE);
+      return JSON.stringify(i?.status) === JSON.stringify({ clusters: [{ cluster: 'cluster-a' }] });
+    });
+    await w.a.delete(K.ServiceExport, 'echo', 'default');
+    await waitFor('no import on the broker', async () => !(await w.broker.get(K.ServiceImport, 'echo.default', BROKER_NAMESPACE)));
+    // and it stays gone (no resync brings it back)
+    await new Promise((r) => setTimeout(r, 800));
+    assert.equal(await w.broker.get(K.ServiceImport, 'echo.default', BROKER_NAMESPACE), undefined);
+
+    // both clusters withdraw in the same moment: each folds the other's slice in, from its cache
+    for (const s of [w.a, w.b]) await s.apply(exportOf('default', 'echo'));
+    await waitFor('aggregate of both clusters again', async () => {
+      const i = await w.broker.get(K.ServiceImport, 'echo.default', BROKER_NAMESPACE);
+      return (i?.status as { clusters?: unknown[] } | undefined)?.clusters?.length === 2;
+    });
+    await Promise.all([w.a.delete(K.ServiceExport, 'echo', 'default'), w.b.delete(K.ServiceExport, 'echo', 'default')]);
+    await waitFor('no import on the broker after both withdrew', async () => !(await w.broker.get(K.ServiceImport, 'echo.default', BROKER_NAMESPACE)));
+    await new Promise((r) => setTimeout(r, 800));
+    assert.equal(await w.broker.get(K.ServiceImport, 'echo.default', BROKER_NAMESPACE), undefined);
+    assert.equal((await w.broker.list(K.EndpointSlice, { namespace: BROKER_NAMESPACE })).items.length, 0);
+  } finally {
+    await w.stop();
+  }
+});

@@ -467,6 +467,9 @@ export class MulticlusterAgent {
         else if (type === 'LIST') this.enqueueImport(k);
         else this.enqueueImportAfterForeground(k);
         if (this.knownExports.has(k)) this.enqueueExport(k);
+        // the last slice of a service gone (two clusters withdrawing at once each folded
+        // the other's in): whoever sees it removes the aggregate left behind
+        else if (type === 'DELETED' && this.brokerSlices.ofService(k).length === 0) this.dropAggregate(k);
       },
       (items) => {
         this.brokerSlices.reset(items.map((o) => [o.metadata.name, o]));
@@ -791,7 +794,11 @@ export class MulticlusterAgent {
 
   /** Remove this cluster's slice for a service from the broker and fold the rest again. */
   private async withdraw(ns: string, name: string): Promise<void> {
-    const removed = await this.broker.delete(K.EndpointSlice, brokerSliceName(ns, name, this.clusterId), BROKER_NAMESPACE);
+    const sliceName = brokerSliceName(ns, name, this.clusterId);
+    const removed = await this.broker.delete(K.EndpointSlice, sliceName, BROKER_NAMESPACE);
+    // the cache forgets the slice now, not when the watch says so: the aggregate folded
+    // next must not bring this cluster back (the ServiceImport stayed on the broker)
+    if (this.brokerSlicesSynced()) this.brokerSlices.delete(sliceName);
     if (removed) await this.reaggregate(ns, name);
   }
 
@@ -876,6 +883,31 @@ export class MulticlusterAgent {
       out.push({ addresses: [st.podIP], hostname: p.metadata.name, conditions: { ready: true } });
     }
     return sortEndpoints(out);
+  }
+
+  /**
+   * The aggregated ServiceImport of a service no cluster exports any more: removed after the
+   * foreground work, once the broker itself (not only this cache) has no slice of it. A
+   * cluster exporting it again meanwhile writes it back at its next resync at the latest.
+   */
+  private dropAggregate(k: string): void {
+    const [ns, name] = splitKey(k);
+    const p = this.lanes
+      .afterForeground()
+      .then(async () => {
+        if (this.stopped || this.knownExports.has(k)) return;
+        const left = await this.broker.list(K.EndpointSlice, {
+          namespace: BROKER_NAMESPACE,
+          labelSelector: `${LABEL_SERVICE_NAME}=${name},${LABEL_SERVICE_NAMESPACE}=${ns}`,
+        });
+        if (left.items.length === 0) await this.broker.delete(K.ServiceImport, brokerImportName(ns, name), BROKER_NAMESPACE);
+      })
+      .catch((err: unknown) => {
+        this.reach.observe(err);
+        this.log.warn({ service: k, err }, "the broker's ServiceImport of a service no cluster exports not removed yet");
+      })
+      .finally(() => this.deferredImports.delete(p));
+    this.deferredImports.add(p);
   }
 
   /** Fold all clusters' slices of a service into the aggregated ServiceImport on the broker. */
