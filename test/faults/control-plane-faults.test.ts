@@ -16,7 +16,7 @@ import type { Readable, Writable } from 'node:stream';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, test } from 'node:test';
+import { after, before, describe, test } from 'node:test';
 import { curlInWorld, pidsByCommandLine, twoClusterWorld } from '../helpers/world-ha.js';
 import { encodeBrokerInfo, MC_KINDS, OPERATOR_NAMESPACE, parseBrokerInfo } from '../../src/multicluster/control/clusterset/index.js';
 import { connectStoreFromFiles, type KubeObject, type ResourceStore } from '../../src/platform/store/index.js';
@@ -239,112 +239,6 @@ test('baseline: echo exported by cluster-b answers and carries traffic in cluste
   assert.match(mcMetrics('cluster-b'), /strait_mc_broker_reachable 1/);
 });
 
-test('the broker unreachable for 60 s: traffic and DNS keep working, a new export says it waits for the broker, nothing imported is withdrawn; it converges after', async () => {
-  const echoIP = clustersetIPs('echo')[0] ?? '';
-  const lateIP = clusterIP('cluster-b', 'echo-late');
-  assert.ok(echoIP && lateIP);
-  const before = await exportState();
-  const t0 = Date.now();
-  await relayCommand('drop');
-  let outage: Record<string, number | string>;
-  try {
-    // the agents' own view, polled from the cut on
-    const reach = {
-      metricsB: until('cluster-b: strait_mc_broker_reachable', t0, () => brokerReachable('cluster-b') === '0', CONTROL_BOUND_MS),
-      metricsA: until('cluster-a: strait_mc_broker_reachable', t0, () => brokerReachable('cluster-a') === '0', CONTROL_BOUND_MS),
-    };
-    for (const p of Object.values(reach)) p.catch(() => undefined); // (awaited below)
-    // a ServiceExport created during the outage (the CLI talks to the cluster's own store; its
-    // own run time, seconds on a loaded machine, is not the product's: times are from its return)
-    const ex = await sAsync('export', 'service', '--namespace', 'default', 'echo-late', '--cluster', 'cluster-b');
-    assert.equal(ex.status, 0, ex.stdout);
-    const tEx = Date.now();
-    const unreachable = /broker .*unreachable/;
-    outage = await allOf({
-      ...reach,
-      exportCliMs: Promise.resolve(tEx - t0),
-      condition: until(
-        'echo-late: Valid False AwaitingSync, the broker unreachable',
-        tEx,
-        async () => {
-          const c = await exportCondition('cluster-b', 'echo-late');
-          saw('echo-late: Valid False AwaitingSync, the broker unreachable', c);
-          return c?.status === 'False' && c.reason === 'AwaitingSync' && unreachable.test(c.message);
-        },
-        CONTROL_BOUND_MS,
-      ),
-      show: until(
-        'show exports: echo-late AwaitingSync, the broker unreachable',
-        tEx,
-        async () => {
-          const out = (await sAsync('show', 'exports', '--cluster', 'cluster-b')).stdout;
-          saw('show exports: echo-late AwaitingSync, the broker unreachable', out);
-          return /echo-late\s+False\s+AwaitingSync\s+.*broker .*unreachable/.test(out);
-        },
-        CONTROL_BOUND_MS + CLI_POLL_SLACK_MS,
-        1000,
-      ),
-      diagnose: until(
-        'diagnose: the broker is unreachable, exit 1',
-        tEx,
-        async () => {
-          const d = await sAsync('diagnose', '--cluster', 'cluster-b');
-          saw('diagnose: the broker is unreachable, exit 1', d);
-          return d.status === 1 && /broker\s+fail\s+.*unreachable/.test(d.stdout) && /service-export\s+warn\s+.*echo-late.*unreachable/.test(d.stdout);
-        },
-        CONTROL_BOUND_MS + CLI_POLL_SLACK_MS,
-        1000,
-      ),
-    });
-    const ev = s('get', 'events', '-n', 'default', '--cluster', 'cluster-b', '-o', 'json');
-    assert.match(ev.stdout, /BrokerUnreachable/);
-    // what diagnose says beside the broker: the data plane is fine
-    const d = s('diagnose', '--cluster', 'cluster-b');
-    assert.match(d.stdout, /connection\s+ok\s+/, d.stdout);
-    // the data plane does not depend on the broker: traffic and DNS through the whole outage
-    let rounds = 0;
-    while (Date.now() - t0 < OUTAGE_MS - 5000) {
-      assert.equal(dig('echo.default.svc.clusterset.local'), echoIP, 'the import made before the outage answers');
-      assert.ok(curlByName('echo'), 'traffic crosses by the clusterset name');
-      assert.equal(dig('echo-late.default.svc.clusterset.local'), '', 'the new export is not imported while the broker is away');
-      assert.deepEqual((await exportState()).imports, before.imports, 'nothing imported in cluster-a is withdrawn');
-      rounds++;
-      await sleep(3000);
-    }
-    outage = { ...outage, rounds };
-    await sleep(Math.max(0, OUTAGE_MS - (Date.now() - t0)));
-  } finally {
-    await relayCommand('pass');
-  }
-  const t1 = Date.now();
-  const back = await allOf({
-    condition: until('echo-late Valid True', t1, async () => (await exportCondition('cluster-b', 'echo-late'))?.status === 'True', CONTROL_BOUND_MS),
-    metricsB: until('cluster-b: strait_mc_broker_reachable', t1, () => brokerReachable('cluster-b') === '1', CONTROL_BOUND_MS),
-    dns: until(
-      'cluster-a answers echo-late',
-      t1,
-      async () => answersFor('echo-late', lateIP, await digAsync('echo-late.default.svc.clusterset.local')),
-      CONTROL_BOUND_MS + CLI_POLL_SLACK_MS,
-    ),
-  });
-  assert.ok(curlByName('echo-late'), 'traffic to the new export');
-  const after = await exportState();
-  const late = ['EndpointSlice/submariner-k8s-broker/echo-late.default.cluster-b', 'ServiceImport/submariner-k8s-broker/echo-late.default'];
-  assert.deepEqual(after.broker, [...before.broker, ...late].sort(), 'the broker holds each export once, the new one added');
-  assert.deepEqual(
-    after.imports,
-    [...before.imports, 'EndpointSlice/default/echo-late.cluster-b', 'ServiceImport/default/echo-late'].sort(),
-    'cluster-a imports each once',
-  );
-  const d = s('diagnose', '--cluster', 'cluster-b');
-  assert.equal(d.status, 0, d.stdout);
-  assert.match(
-    s('get', 'events', '-n', 'default', '--cluster', 'cluster-b', '-o', 'json').stdout,
-    /Service was successfully synced to the broker \(the broker answers again\)/,
-  );
-  measured['broker-unreachable-60s'] = { ...outage, ...Object.fromEntries(Object.entries(back).map(([k, v]) => [`recovered.${k}`, v])) };
-});
-
 interface StoredConn {
   status: string;
   latency?: { avgMs: number } | null;
@@ -364,70 +258,194 @@ function gatewayConnA(): StoredConn | undefined {
 }
 const gatewayPids = (c: string): number[] => pidsByCommandLine(`--config ${join(world.stateDir, 'tunnel', `${c}.gateway.json`)}`);
 
-test("the RTT in the store follows a real change within the records' 5 s, and is never older than 10 s", async () => {
-  // 100 ms added each way: a UDP delay relay in cluster-a's gateway node as cluster-b's endpoint
-  const rec = world.record().clusters as unknown as { name: string; nodes: { role: string; netns: string; publicIP?: string }[] }[];
-  const gwNode = (c: string) => rec.find((x) => x.name === c)!.nodes.find((n) => n.role === 'gateway')!;
-  const pubA = gwNode('cluster-a').publicIP!;
-  const pubB = gwNode('cluster-b').publicIP!;
-  const delay = spawn(
-    'nsenter',
-    [
-      ...['-t', String(sup), '-m', '-n', 'ip', 'netns', 'exec', gwNode('cluster-a').netns],
-      ...[process.execPath, join(root, 'test', 'fixtures', 'udp-delay-relay.mjs'), pubA, '14500', pubB, '4500', '100'],
-    ],
-    { stdio: ['ignore', 'pipe', 'inherit'] },
-  );
-  await new Promise<void>((resolve, reject) => {
-    delay.stdout.on('data', (d: Buffer) => {
-      if (d.toString().includes('relaying')) resolve();
-    });
-    delay.on('exit', (code) => reject(new Error(`the relay exited (${code})`)));
-  });
-  const file = join(world.stateDir, 'tunnel', 'cluster-a.gateway.json');
-  const original = readFileSync(file, 'utf8');
-  const cfg = JSON.parse(original) as { peers: { endpoint: string; port?: number }[] };
-  cfg.peers[0]!.endpoint = pubA;
-  cfg.peers[0]!.port = 14500;
-  const hup = () => {
-    for (const p of gatewayPids('cluster-a')) process.kill(p, 'SIGHUP');
-  };
-  const ages: number[] = [];
-  const sample = async (): Promise<StoredConn | undefined> => {
-    const c = await storedConnA();
-    if (c?.countersAt) ages.push(Date.now() - Date.parse(c.countersAt));
-    saw('the stored RTT', c);
-    return c;
-  };
-  let m: { ownCrossedMs: number; storedCrossedMs: number; lagMs: number; maxAgeMs: number };
-  try {
+/**
+ * The RTT case runs while the broker is away (a minute the broker case spends watching the
+ * data plane work without it): it starts once the outage's conditions are seen, and the broker
+ * case's traffic rounds allow the one connection the RTT case's endpoint switch (a SIGHUP of
+ * cluster-a's gateway) may cost.
+ */
+let outageSeen: () => void = () => undefined;
+/** resolved when the broker case has seen every surface say the broker is unreachable (or has ended) */
+const outageSettled = new Promise<void>((resolve) => {
+  outageSeen = resolve;
+});
+
+describe('while the broker is unreachable', { concurrency: true }, () => {
+  test('the broker unreachable for 60 s: traffic and DNS keep working, a new export says it waits for the broker, nothing imported is withdrawn; it converges after', async () => {
+    const echoIP = clustersetIPs('echo')[0] ?? '';
+    const lateIP = clusterIP('cluster-b', 'echo-late');
+    assert.ok(echoIP && lateIP);
+    const before = await exportState();
     const t0 = Date.now();
-    writeFileSync(file, JSON.stringify(cfg));
-    hup();
-    // the gateway's own average crosses 150 ms, then the stored one
-    const own = await until('the gateway: RTT avg >= 150 ms', t0, () => (gatewayConnA()?.latency?.avgMs ?? 0) >= 150, 30_000);
-    const stored = await until('the store: RTT avg >= 150 ms', t0, async () => ((await sample())?.latency?.avgMs ?? 0) >= 150, 30_000);
-    // and stays fresh: every sample of the store's record for 12 s is at most 10 s old (+ a 0.5 s poll and 2 s of slack for a loaded machine)
-    const end = Date.now() + 12_000;
-    while (Date.now() < end) {
-      await sample();
-      await sleep(500);
+    await relayCommand('drop');
+    let outage: Record<string, number | string>;
+    try {
+      // the agents' own view, polled from the cut on
+      const reach = {
+        metricsB: until('cluster-b: strait_mc_broker_reachable', t0, () => brokerReachable('cluster-b') === '0', CONTROL_BOUND_MS),
+        metricsA: until('cluster-a: strait_mc_broker_reachable', t0, () => brokerReachable('cluster-a') === '0', CONTROL_BOUND_MS),
+      };
+      for (const p of Object.values(reach)) p.catch(() => undefined); // (awaited below)
+      // a ServiceExport created during the outage (the CLI talks to the cluster's own store; its
+      // own run time, seconds on a loaded machine, is not the product's: times are from its return)
+      const ex = await sAsync('export', 'service', '--namespace', 'default', 'echo-late', '--cluster', 'cluster-b');
+      assert.equal(ex.status, 0, ex.stdout);
+      const tEx = Date.now();
+      const unreachable = /broker .*unreachable/;
+      outage = await allOf({
+        ...reach,
+        exportCliMs: Promise.resolve(tEx - t0),
+        condition: until(
+          'echo-late: Valid False AwaitingSync, the broker unreachable',
+          tEx,
+          async () => {
+            const c = await exportCondition('cluster-b', 'echo-late');
+            saw('echo-late: Valid False AwaitingSync, the broker unreachable', c);
+            return c?.status === 'False' && c.reason === 'AwaitingSync' && unreachable.test(c.message);
+          },
+          CONTROL_BOUND_MS,
+        ),
+        show: until(
+          'show exports: echo-late AwaitingSync, the broker unreachable',
+          tEx,
+          async () => {
+            const out = (await sAsync('show', 'exports', '--cluster', 'cluster-b')).stdout;
+            saw('show exports: echo-late AwaitingSync, the broker unreachable', out);
+            return /echo-late\s+False\s+AwaitingSync\s+.*broker .*unreachable/.test(out);
+          },
+          CONTROL_BOUND_MS + CLI_POLL_SLACK_MS,
+          1000,
+        ),
+        diagnose: until(
+          'diagnose: the broker is unreachable, exit 1',
+          tEx,
+          async () => {
+            const d = await sAsync('diagnose', '--cluster', 'cluster-b');
+            saw('diagnose: the broker is unreachable, exit 1', d);
+            return d.status === 1 && /broker\s+fail\s+.*unreachable/.test(d.stdout) && /service-export\s+warn\s+.*echo-late.*unreachable/.test(d.stdout);
+          },
+          CONTROL_BOUND_MS + CLI_POLL_SLACK_MS,
+          1000,
+        ),
+      });
+      const ev = s('get', 'events', '-n', 'default', '--cluster', 'cluster-b', '-o', 'json');
+      assert.match(ev.stdout, /BrokerUnreachable/);
+      // what diagnose says beside the broker: the data plane is fine
+      const d = s('diagnose', '--cluster', 'cluster-b');
+      assert.match(d.stdout, /connection\s+ok\s+/, d.stdout);
+      outageSeen();
+      // the data plane does not depend on the broker: traffic and DNS through the whole outage
+      let rounds = 0;
+      while (Date.now() - t0 < OUTAGE_MS - 5000) {
+        assert.equal(dig('echo.default.svc.clusterset.local'), echoIP, 'the import made before the outage answers');
+        // (once more: the RTT case's endpoint switch beside this one may cost a connection)
+        assert.ok(curlByName('echo') || curlByName('echo'), 'traffic crosses by the clusterset name');
+        assert.equal(dig('echo-late.default.svc.clusterset.local'), '', 'the new export is not imported while the broker is away');
+        assert.deepEqual((await exportState()).imports, before.imports, 'nothing imported in cluster-a is withdrawn');
+        rounds++;
+        await sleep(3000);
+      }
+      outage = { ...outage, rounds };
+      await sleep(Math.max(0, OUTAGE_MS - (Date.now() - t0)));
+    } finally {
+      outageSeen();
+      await relayCommand('pass');
     }
-    m = { ownCrossedMs: own, storedCrossedMs: stored, lagMs: stored - own, maxAgeMs: Math.max(...ages) };
-  } finally {
-    writeFileSync(file, original);
-    hup();
-    delay.kill('SIGTERM');
-  }
-  measured['rtt-freshness'] = m;
-  assert.ok(m.lagMs <= 5000 + 500 + 2000, `the stored RTT followed the gateway's ${m.lagMs} ms later (bound 5 s + a 0.5 s poll)`);
-  assert.ok(m.maxAgeMs <= 10_000 + 500 + 2000, `the stored RTT was ${m.maxAgeMs} ms old (bound 10 s + a 0.5 s poll)`);
-  await until(
-    'connected again without the relay',
-    Date.now(),
-    () => gatewayConnA()?.status === 'connected' && (gatewayConnA()?.latency?.avgMs ?? 999) < 100,
-    30_000,
-  );
+    const t1 = Date.now();
+    const back = await allOf({
+      condition: until('echo-late Valid True', t1, async () => (await exportCondition('cluster-b', 'echo-late'))?.status === 'True', CONTROL_BOUND_MS),
+      metricsB: until('cluster-b: strait_mc_broker_reachable', t1, () => brokerReachable('cluster-b') === '1', CONTROL_BOUND_MS),
+      dns: until(
+        'cluster-a answers echo-late',
+        t1,
+        async () => answersFor('echo-late', lateIP, await digAsync('echo-late.default.svc.clusterset.local')),
+        CONTROL_BOUND_MS + CLI_POLL_SLACK_MS,
+      ),
+    });
+    assert.ok(curlByName('echo-late'), 'traffic to the new export');
+    const after = await exportState();
+    const late = ['EndpointSlice/submariner-k8s-broker/echo-late.default.cluster-b', 'ServiceImport/submariner-k8s-broker/echo-late.default'];
+    assert.deepEqual(after.broker, [...before.broker, ...late].sort(), 'the broker holds each export once, the new one added');
+    assert.deepEqual(
+      after.imports,
+      [...before.imports, 'EndpointSlice/default/echo-late.cluster-b', 'ServiceImport/default/echo-late'].sort(),
+      'cluster-a imports each once',
+    );
+    const d = s('diagnose', '--cluster', 'cluster-b');
+    assert.equal(d.status, 0, d.stdout);
+    assert.match(
+      s('get', 'events', '-n', 'default', '--cluster', 'cluster-b', '-o', 'json').stdout,
+      /Service was successfully synced to the broker \(the broker answers again\)/,
+    );
+    measured['broker-unreachable-60s'] = { ...outage, ...Object.fromEntries(Object.entries(back).map(([k, v]) => [`recovered.${k}`, v])) };
+  });
+
+  test("the RTT in the store follows a real change within the records' 5 s, and is never older than 10 s", async () => {
+    await outageSettled;
+    // 100 ms added each way: a UDP delay relay in cluster-a's gateway node as cluster-b's endpoint
+    const rec = world.record().clusters as unknown as { name: string; nodes: { role: string; netns: string; publicIP?: string }[] }[];
+    const gwNode = (c: string) => rec.find((x) => x.name === c)!.nodes.find((n) => n.role === 'gateway')!;
+    const pubA = gwNode('cluster-a').publicIP!;
+    const pubB = gwNode('cluster-b').publicIP!;
+    const delay = spawn(
+      'nsenter',
+      [
+        ...['-t', String(sup), '-m', '-n', 'ip', 'netns', 'exec', gwNode('cluster-a').netns],
+        ...[process.execPath, join(root, 'test', 'fixtures', 'udp-delay-relay.mjs'), pubA, '14500', pubB, '4500', '100'],
+      ],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    await new Promise<void>((resolve, reject) => {
+      delay.stdout.on('data', (d: Buffer) => {
+        if (d.toString().includes('relaying')) resolve();
+      });
+      delay.on('exit', (code) => reject(new Error(`the relay exited (${code})`)));
+    });
+    const file = join(world.stateDir, 'tunnel', 'cluster-a.gateway.json');
+    const original = readFileSync(file, 'utf8');
+    const cfg = JSON.parse(original) as { peers: { endpoint: string; port?: number }[] };
+    cfg.peers[0]!.endpoint = pubA;
+    cfg.peers[0]!.port = 14500;
+    const hup = () => {
+      for (const p of gatewayPids('cluster-a')) process.kill(p, 'SIGHUP');
+    };
+    const ages: number[] = [];
+    const sample = async (): Promise<StoredConn | undefined> => {
+      const c = await storedConnA();
+      if (c?.countersAt) ages.push(Date.now() - Date.parse(c.countersAt));
+      saw('the stored RTT', c);
+      return c;
+    };
+    let m: { ownCrossedMs: number; storedCrossedMs: number; lagMs: number; maxAgeMs: number };
+    try {
+      const t0 = Date.now();
+      writeFileSync(file, JSON.stringify(cfg));
+      hup();
+      // the gateway's own average crosses 150 ms, then the stored one
+      const own = await until('the gateway: RTT avg >= 150 ms', t0, () => (gatewayConnA()?.latency?.avgMs ?? 0) >= 150, 30_000);
+      const stored = await until('the store: RTT avg >= 150 ms', t0, async () => ((await sample())?.latency?.avgMs ?? 0) >= 150, 30_000);
+      // and stays fresh: every sample of the store's record for 12 s is at most 10 s old (+ a 0.5 s poll and 2 s of slack for a loaded machine)
+      const end = Date.now() + 12_000;
+      while (Date.now() < end) {
+        await sample();
+        await sleep(500);
+      }
+      m = { ownCrossedMs: own, storedCrossedMs: stored, lagMs: stored - own, maxAgeMs: Math.max(...ages) };
+    } finally {
+      writeFileSync(file, original);
+      hup();
+      delay.kill('SIGTERM');
+    }
+    measured['rtt-freshness'] = m;
+    assert.ok(m.lagMs <= 5000 + 500 + 2000, `the stored RTT followed the gateway's ${m.lagMs} ms later (bound 5 s + a 0.5 s poll)`);
+    assert.ok(m.maxAgeMs <= 10_000 + 500 + 2000, `the stored RTT was ${m.maxAgeMs} ms old (bound 10 s + a 0.5 s poll)`);
+    await until(
+      'connected again without the relay',
+      Date.now(),
+      () => gatewayConnA()?.status === 'connected' && (gatewayConnA()?.latency?.avgMs ?? 999) < 100,
+      30_000,
+    );
+  });
 });
 
 test('the store API restarted (every connection and watch ends, 3 s away): an export right after it crosses the cluster set, statuses converge, nothing is lost', async () => {
