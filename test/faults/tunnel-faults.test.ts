@@ -21,7 +21,16 @@ import { execInPod, findPod, type WorldRecord } from '../../src/cli/world-file.j
 import { browserMissing, launchBrowser } from '../helpers/browser.js';
 import type { Page } from 'playwright-core';
 
-const WORLD = twoClusterWorld({ haGateway: false, echoService: false });
+/**
+ * Two clusters; echo behind a Service in both (cluster-a's on its worker beside the client), so
+ * that the 100 % loss case also checks the clusterset IP's routed health (both exported).
+ */
+const WORLD = twoClusterWorld({ haGateway: false, echoService: true }).replace(
+  '        pods: [{ name: client, image: strait/idle, node: worker }]\n',
+  '        pods: [{ name: client, image: strait/idle, node: worker }]\n' +
+    '        deployments: [{ name: echo, image: strait/echo, replicas: 1, port: 8080, node: worker }]\n' +
+    '        services: [{ name: echo, ports: [{ name: http, port: 8080 }] }]\n',
+);
 
 /** docs/faults.md: a data-path fault is an error on every surface within 3 s of the last good packet */
 const DATA_PATH_BOUND_MS = 3000;
@@ -172,6 +181,29 @@ async function curlOk(timeoutS = 2): Promise<boolean> {
   return r.code === 0;
 }
 
+/** one curl from cluster-a's client to `url`: the cluster of the echo that answered, or '' when none did */
+async function curlCluster(url: string): Promise<string> {
+  const rec = world.record() as unknown as WorldRecord;
+  const r = await execInPod(rec, findPod(rec, 'cluster-a/default/client').netns, ['curl', '-s', '-m', '2', url], 10_000);
+  if (r.code !== 0) return '';
+  try {
+    return (JSON.parse(r.stdout) as { cluster: string }).cluster;
+  } catch {
+    return '';
+  }
+}
+
+/** cluster-a's imported slice of cluster-b's echo export: its endpoint's ready condition */
+function bReadyInA(): boolean | undefined {
+  const r = s('get', 'endpointslice', 'echo.cluster-b', '-n', 'default', '--cluster', 'cluster-a', '-o', 'json');
+  if (r.status !== 0) return undefined;
+  const eps = (JSON.parse(r.stdout) as { endpoints?: { conditions?: { ready?: boolean } }[] }).endpoints ?? [];
+  return eps.length > 0 ? eps[0]!.conditions?.ready !== false : undefined;
+}
+
+/** cluster-a's clusterset IP of echo (exported by both clusters in the baseline) */
+let clustersetURL = '';
+
 /** the console's Problems list as the page shows it now ('' when it says "no problems"; read in one step, the page may re-render between two) */
 async function consoleProblems(): Promise<string | undefined> {
   if (!page) return undefined;
@@ -286,6 +318,29 @@ test('baseline: both gateways connected with RTT, latency statistics and 0% loss
   const d = s('diagnose');
   assert.equal(d.status, 0, d.stdout + d.stderr);
   assert.match(d.stdout, /connection to cluster-b is connected, RTT avg\./);
+  // echo exported by both clusters: cluster-a's clusterset IP reaches both (a connection goes to either)
+  for (const c of ['cluster-a', 'cluster-b']) {
+    const ex = s('export', 'service', '--namespace', 'default', 'echo', '--cluster', c);
+    assert.equal(ex.status, 0, ex.stderr);
+  }
+  await until(
+    "cluster-a's clusterset IP",
+    Date.now(),
+    () => {
+      const r = s('get', 'serviceimport', 'echo', '-n', 'default', '--cluster', 'cluster-a', '-o', 'json');
+      const vip = r.status === 0 ? ((JSON.parse(r.stdout) as { spec: { ips?: string[] } }).spec.ips?.[0] ?? '') : '';
+      clustersetURL = vip ? `http://${vip}:8080/` : '';
+      return vip !== '';
+    },
+    60_000,
+  );
+  const seen = new Set<string>();
+  await until(
+    'curls to the clusterset IP reach both clusters',
+    Date.now(),
+    async () => (seen.add(await curlCluster(clustersetURL)), seen.has('cluster-a') && seen.has('cluster-b')),
+    60_000,
+  );
 });
 
 test("the newcomer's sequence (deploy-broker, join cluster-b again) keeps the set's PSK: traffic keeps working", async () => {
@@ -409,11 +464,40 @@ test('100 % loss between the gateways: error "loss 100%" within 3 s on every sur
       ),
     });
     assert.ok(!(await curlOk(2)), 'no traffic crosses');
+    // the clusterset IP sends nothing into the dead tunnel: from now on its connections are
+    // answered by cluster-a alone, twenty in a row (one sent into the cut tunnel fails and
+    // starts the count again); cluster-b's endpoint behind it is not ready
+    let inARow = 0;
+    const answers: string[] = [];
+    m['clustersetIP cluster-a only'] = await until(
+      'twenty connections in a row to the clusterset IP answered by cluster-a',
+      t0,
+      async () => {
+        const a = await curlCluster(clustersetURL);
+        answers.push(a || 'failed');
+        inARow = a === 'cluster-a' ? inARow + 1 : 0;
+        return inARow >= 20;
+      },
+      60_000,
+      async () => `answers: ${answers.join(' ')}`,
+    );
+    assert.equal(bReadyInA(), false, "cluster-b's endpoint behind cluster-a's clusterset IP is not ready");
   } finally {
     nft('cluster-a', 'delete table inet strait_fault');
   }
   const t1 = Date.now();
-  const back = await allConnected(t1, 15_000);
+  // every surface connected again, and (polled beside them) cluster-b behind the clusterset IP
+  const again = new Set<string>();
+  const [back, bAgain] = await Promise.all([
+    allConnected(t1, 15_000),
+    until(
+      'cluster-b reached again through the clusterset IP',
+      t1,
+      async () => bReadyInA() === true && (again.add(await curlCluster(clustersetURL)), again.has('cluster-b')),
+      60_000,
+    ),
+  ]);
+  back['clustersetIP cluster-b again'] = bAgain;
   measured['loss-100'] = { ...m, ...Object.fromEntries(Object.entries(back).map(([k, v]) => [`recovered.${k}`, v])) };
 });
 
