@@ -95,6 +95,9 @@ enum {
   C_VX_REASSEMBLED,
   C_VX_READS,
   C_UP_VXLAN,
+  C_BEATS,    // rounds of the receive (or only) thread's loop: one at least every 100 ms while it runs
+  C_BEATS_TX, // the same for the send thread (two threads)
+  C_EXITED,   // an errno when a thread ended without being told to stop (TypeScript then stops the path)
   C_GLOBAL
 };
 enum { P_RX_PACKETS, P_RX_BYTES, P_TX_PACKETS, P_TX_BYTES, P_AUTHENTICATED, P_STRIDE };
@@ -138,6 +141,7 @@ typedef struct {
   int id;
   int udp_fd, tun_fd, vx_fd, stop_fd;
   int stop;
+  int fault; // tunnelPathFault: 1 the threads end as on a poll error, 2 they stall (no beat) until stopped
   napi_env env;
   pthread_t thread, thread2;
   int threads; // 1: one thread for everything; 2: receive (tunnel socket) and send (TUN, VXLAN) apart
@@ -752,10 +756,24 @@ static void loop(gwpath *p, int role) {
   struct pollfd fds[4] = {
       {p->stop_fd, POLLIN, 0}, {role & 1 ? p->udp_fd : -1, POLLIN, 0}, {role & 2 ? p->tun_fd : -1, POLLIN, 0}, {role & 2 ? p->vx_fd : -1, POLLIN, 0}};
   double last_expire = now_ms();
+  int beat = role == 2 ? C_BEATS_TX : C_BEATS, err = 0;
   while (!stopping(p)) {
+    cadd(p, beat, 1);
+    int fault = __atomic_load_n(&p->fault, __ATOMIC_ACQUIRE);
+    if (fault == 1) {
+      err = EBADF;
+      break;
+    }
+    while (fault == 2 && !stopping(p)) poll(&fds[0], 1, 100);
     int rc = poll(fds, 4, 100);
-    if (rc < 0 && errno != EINTR) break;
-    if (fds[0].revents) break;
+    if (rc < 0 && errno != EINTR) {
+      err = errno;
+      break;
+    }
+    if (fds[0].revents) {
+      if (!stopping(p)) err = fds[0].revents & POLLNVAL ? EBADF : EIO;
+      break;
+    }
     if (fds[1].revents & POLLIN) rx_burst(p);
     if (fds[3].revents & POLLIN) vx_burst(p);
     if (fds[2].revents & POLLIN) {
@@ -777,6 +795,8 @@ static void loop(gwpath *p, int role) {
       if (role & 2) vx_expire(p, now);
     }
   }
+  // an end nobody asked for: TypeScript sees it at its next fold and stops the path (its readers resume)
+  if (err != 0) cadd(p, C_EXITED, err);
 }
 
 static void *run(void *arg) {
@@ -979,6 +999,18 @@ napi_value strait_js_gwpath_stop(napi_env env, napi_callback_info info) {
   napi_value out;
   napi_get_boolean(env, ran, &out);
   return out;
+}
+
+// tunnelPathFault(id, kind): fault injection for tests (STRAIT_GATEWAY_NATIVE_FAULT): 1 the
+// threads end as on a poll error, 2 they stall without beating until the path is stopped
+napi_value strait_js_gwpath_fault(napi_env env, napi_callback_info info) {
+  strait_args a;
+  int32_t kind;
+  if (!strait_args_get(env, info, "tunnelPathFault", 2, 2, &a) || !strait_get_int_range(&a, 1, "kind", 1, 2, &kind)) return NULL;
+  gwpath *p = get_path(&a, 0);
+  if (!p) return NULL;
+  __atomic_store_n(&p->fault, kind, __ATOMIC_RELEASE);
+  return NULL;
 }
 
 napi_value strait_js_gwpath_peer(napi_env env, napi_callback_info info) {

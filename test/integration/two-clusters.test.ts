@@ -164,3 +164,18 @@ test('the JavaScript reference path (STRAIT_GATEWAY_NATIVE=0) carries the same u
   assert.equal(wan.ipFragments, 0);
   assert.ok(wan.tunnelFragments > 1000, JSON.stringify(wan));
 });
+
+test("the native thread ended or stalled (STRAIT_GATEWAY_NATIVE_FAULT): the gateway sees it by the thread's heartbeat, says why, and the JS path carries the upload", {
+  skip: treeSkip,
+}, async () => {
+  for (const [fault, why] of [
+    ['exit@300', /the native thread ended by itself \(errno 9\): stopped, the JS path carries everything/],
+    ['stall@300', /the native thread has not come round for \d+ ms: stopped, the JS path carries everything/],
+  ] as const) {
+    // gateway A's thread breaks 300 ms after it starts, before the upload
+    const { conn: c, nativePath, dbg } = await upload(`STRAIT_GATEWAY_NATIVE_FAULT=${fault}`);
+    assert.equal(nativePath.running, false, `${fault}: ${dbg}`);
+    assert.match(nativePath.reason, why, dbg);
+    assert.ok(c.txBytes >= 4194304, `${fault}: the upload crossed (${c.txBytes} bytes sent): ${dbg}`);
+  }
+});

@@ -58,8 +58,10 @@ const C = {
   upTunnel: 11,
   upTun: 12,
   tunReads: 19,
+  beats: 28,
+  exited: 30,
 };
-const PEER0 = 28;
+const PEER0 = 31;
 const LOCAL_INDEX = 0x1111;
 const REMOTE_INDEX = 0x2222;
 const MAX_DGRAM = 1472;
@@ -113,7 +115,7 @@ async function harness(maxDatagram = MAX_DGRAM): Promise<Harness> {
   const peer = await bind((m) => fromPath.push(m));
   const keys: SessionKeys = { send: randomBytes(32), recv: randomBytes(32), sendSalt: randomBytes(4), recvSalt: randomBytes(4) };
   const session = n.tunnelSessionNew(keys.send, keys.sendSalt, keys.recv, keys.recvSalt, 0);
-  const counters = new Float64Array(108);
+  const counters = new Float64Array(111);
   const ups: Harness['ups'] = [];
   const vxhdr = Buffer.alloc(VXLAN_OVERHEAD);
   writeHeaders(vxhdr, 0, 100, AGENT_MAC, GATEWAY_MAC, ETHERTYPE_IPV4);
@@ -498,6 +500,35 @@ test('native path, send: a super-packet that would need more than 64 fragments (
     writeSync(h.tunW, Buffer.concat([Buffer.alloc(10), ipv4('10.1.1.10', '10.2.0.1', 100)]));
     await waitFor(() => h.fromPath.length === 1, 10_000, 'a small packet sealed and sent');
     assert.equal(h.counters[C.fragmentsSent], 0);
+  } finally {
+    h.close();
+  }
+});
+
+test('native path, heartbeat: the loop beats every 100 ms while it runs; a thread that ends by itself says its errno, a stalled one stops beating; both stop cleanly', {
+  skip,
+}, async () => {
+  for (const kind of [1, 2] as const) {
+    const h = await harness();
+    try {
+      await waitFor(() => (h.counters[C.beats] as number) >= 3, 2000, 'beats');
+      native().tunnelPathFault(h.id, kind);
+      await new Promise((r) => setTimeout(r, 300));
+      const at = h.counters[C.beats] as number;
+      await new Promise((r) => setTimeout(r, 400));
+      assert.equal(h.counters[C.beats], at, `kind ${kind}: no beat once the thread ${kind === 1 ? 'ended' : 'stalled'}`);
+      assert.equal(h.counters[C.exited], kind === 1 ? 9 : 0, kind === 1 ? 'EBADF, as a poll error would say' : 'a stalled thread has not ended');
+    } finally {
+      h.close(); // joins the thread: it returns (ended, or the stall ends at the stop signal)
+    }
+  }
+  // and one left alone keeps beating, with no exit recorded
+  const h = await harness();
+  try {
+    const a = h.counters[C.beats] as number;
+    await new Promise((r) => setTimeout(r, 500));
+    assert.ok((h.counters[C.beats] as number) - a >= 3, `beats in 500 ms: ${(h.counters[C.beats] as number) - a}`);
+    assert.equal(h.counters[C.exited], 0);
   } finally {
     h.close();
   }

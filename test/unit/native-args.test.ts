@@ -25,7 +25,7 @@ const buf = Buffer.alloc(64);
 const hdr = Buffer.alloc(22);
 const secret = Buffer.alloc(32);
 const counters = new Float64Array(8);
-const pathCounters = new Float64Array(108);
+const pathCounters = new Float64Array(111);
 const key = Buffer.alloc(32);
 const salt = Buffer.alloc(4);
 const fn = (): void => undefined;
@@ -112,6 +112,8 @@ const bad: Bad[] = [
   ['tunnelPathNodes', '(nodes) must hold unsigned', (n) => any(n).tunnelPathNodes(1, new Float64Array([-1, 0, 0]))],
   ['tunnelPathFence', '(ttlMs)', (n) => any(n).tunnelPathFence(1, 'soon')],
   ['tunnelPathFence', '(ttlMs) must be a finite number', (n) => any(n).tunnelPathFence(1, Number.NaN)],
+  ['tunnelPathFault', '(kind)', (n) => any(n).tunnelPathFault(1, 3)],
+  ['tunnelPathFault', '(id) is no running data path', (n) => any(n).tunnelPathFault(987654, 1)],
 ];
 
 test('every entry point of entries.h is exported, typed and checked here', { skip }, () => {

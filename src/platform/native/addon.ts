@@ -123,6 +123,8 @@ export interface NativeAddon {
   tunnelPathNodes(id: number, rows: Float64Array): void;
   /** HA fence: nothing is sent after ttlMs from now (-1: no fence) */
   tunnelPathFence(id: number, ttlMs: number): void;
+  /** fault injection for tests: 1 the threads end as on a poll error, 2 they stall until stopped */
+  tunnelPathFault(id: number, kind: number): void;
 }
 
 let addon: NativeAddon | undefined;

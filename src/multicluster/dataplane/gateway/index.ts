@@ -348,6 +348,11 @@ export class Gateway implements SegmentSink {
         features: this.tunnel.features,
         onUp: this.fromNativePath,
         threads: process.env['STRAIT_GATEWAY_THREADS'] === '2' ? 2 : 1,
+        onDead: (reason) => {
+          this.nativePath = undefined;
+          this.nativePathReason = reason;
+          this.opts.onWarning?.(reason);
+        },
       });
       if (typeof p === 'string') {
         this.nativePathReason = p;
@@ -356,6 +361,9 @@ export class Gateway implements SegmentSink {
       this.nativePath = p;
       p.setNodes(this.nodes.list);
       if (this.fenceAt !== 0) p.fence(this.fenceAt);
+      // tests: STRAIT_GATEWAY_NATIVE_FAULT=exit@MS or stall@MS breaks the thread MS after it starts
+      const fault = /^(exit|stall)@(\d+)$/.exec(process.env['STRAIT_GATEWAY_NATIVE_FAULT'] ?? '');
+      if (fault) setTimeout(() => p.injectFault(fault[1] as 'exit' | 'stall'), Number(fault[2])).unref();
     } catch (err) {
       this.nativePathReason = err instanceof Error ? err.message : String(err);
       this.opts.onWarning?.(`the native data path did not start, the JS path carries everything: ${this.nativePathReason}`);

@@ -44,8 +44,13 @@ const C = {
   vxlanReassembled: 25,
   vxlanReads: 26,
   upVxlan: 27,
+  beats: 28,
+  beatsTx: 29,
+  exited: 30,
 } as const;
-const GLOBAL = 28;
+const GLOBAL = 31;
+/** a thread whose loop has not come round for this long is taken for dead (it comes round every 100 ms) */
+export const NATIVE_PATH_STALL_MS = 2000;
 const PEER_STRIDE = 5;
 const P_RX_PACKETS = 0;
 const P_RX_BYTES = 1;
@@ -101,6 +106,11 @@ export interface NativePathOptions {
   onUp(kind: number, bytes: Buffer, addr: number, port: number): void;
   /** 2: receive (the tunnel socket) and send (TUN, VXLAN) on two threads; default 1 */
   threads?: 1 | 2;
+  /**
+   * The thread ended or stalled without being told to (its heartbeat stopped): the path is
+   * stopped (the event-loop readers resume and the JS path carries everything) and this says why.
+   */
+  onDead?(reason: string): void;
 }
 
 export class NativePath {
@@ -108,6 +118,9 @@ export class NativePath {
   private readonly slots = new Map<Peer, number>();
   private readonly subnets: Float64Array[];
   private running = true;
+  /** each thread's last beat count and when (monotonic ms) it last moved */
+  private readonly beats: { slot: number; count: number; at: number }[];
+  private lastCheck = 0;
 
   private constructor(
     private readonly addon: NativeAddon,
@@ -125,6 +138,8 @@ export class NativePath {
       return f;
     });
     peers.forEach((p, i) => this.slots.set(p, i));
+    const now = opts.tunnel.monotonic();
+    this.beats = (opts.threads === 2 ? [C.beats, C.beatsTx] : [C.beats]).map((slot) => ({ slot, count: -1, at: now }));
   }
 
   /** Start the thread, or say why not. */
@@ -243,6 +258,34 @@ export class NativePath {
       // an authenticated message opened on the thread: the peer is alive (dead-peer timer)
       if (d(b + P_AUTHENTICATED) > 0) peer.lastReceivedAt = now;
     }
+    if (this.running) this.checkAlive(now);
+  }
+
+  /** Whether the thread still runs, from what it does (its heartbeat), not from this object: a dead one is stopped and reported. */
+  private checkAlive(now: number): void {
+    const c = this.counters;
+    const errno = c[C.exited] as number;
+    let why = errno !== 0 ? `the native thread ended by itself (errno ${errno})` : '';
+    // this process itself stood still (SIGSTOP, a long pause): every thread stood with it, so
+    // its silence says nothing yet; it is judged from now on
+    const paused = this.lastCheck !== 0 && now - this.lastCheck > NATIVE_PATH_STALL_MS / 2;
+    this.lastCheck = now;
+    for (const b of this.beats) {
+      if (paused) b.at = now;
+      const count = c[b.slot] as number;
+      if (count !== b.count) {
+        b.count = count;
+        b.at = now;
+      } else if (why === '' && now - b.at >= NATIVE_PATH_STALL_MS) why = `the native thread has not come round for ${Math.round(now - b.at)} ms`;
+    }
+    if (why === '') return;
+    this.stop();
+    this.opts.onDead?.(`${why}: stopped, the JS path carries everything`);
+  }
+
+  /** Fault injection for tests (STRAIT_GATEWAY_NATIVE_FAULT): 'exit' ends the thread as a poll error would, 'stall' stops its loop. */
+  injectFault(kind: 'exit' | 'stall'): void {
+    if (this.running) this.addon.tunnelPathFault(this.id, kind === 'exit' ? 1 : 2);
   }
 
   stats(): NativePathStats {
