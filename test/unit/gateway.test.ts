@@ -27,6 +27,7 @@ import {
   ETHERTYPE_STRAIT,
 } from '../../src/multicluster/wire/vxlan/index.js';
 import { ipv4, udp } from '../../src/multicluster/wire/ipv4/index.js';
+import { NEXT_IPV4, NEXT_IPV4_VNET, VNET_F_NEEDS_CSUM, VNET_GSO_TCPV4, vnetHeader } from '../../src/multicluster/wire/tunnel/index.js';
 
 const CONNECTION_COLUMNS = COLUMNS.connections;
 
@@ -307,4 +308,66 @@ test('the Endpoint record publishes a real address, never the unspecified listen
   // the host's own interfaces: whatever they are, not 0.0.0.0
   assert.notEqual(advertisedAddress('0.0.0.0'), '0.0.0.0');
   assert.match(advertisedAddress('0.0.0.0'), /^\d+\.\d+\.\d+\.\d+$/);
+});
+
+test('a super-packet that would need more fragments than a receiver takes (a small tunnel MTU) is cut into segments, and they all arrive', async () => {
+  // both gateways with offload (they take super-packets and fragments), a 576-byte path: a
+  // 60 KB super-packet would leave in ~115 fragments, and a receiver takes at most 64
+  const got: { p: Buffer; next: number }[] = [];
+  const offload = { tun: { offload: true }, tunnel: { listen: '127.0.0.1', port: 0, mtu: 576 }, vxlan: { listen: '127.0.0.1', port: 0 } };
+  const gb = await startGateway(
+    {
+      ...base,
+      ...offload,
+      clusterId: 'cluster-b',
+      name: 'gw-b',
+      localSubnets: ['10.2.0.0/16'],
+      peers: [{ clusterId: 'cluster-a', endpoint: '127.0.0.1', port: 9, subnets: ['10.1.0.0/16'] }],
+    },
+    { noTun: true, onDeliver: (p, _peer, next) => got.push({ p: Buffer.from(p), next }) },
+  );
+  const ga = await startGateway(
+    { ...base, ...offload, name: 'gw-a', peers: [{ clusterId: 'cluster-b', endpoint: '127.0.0.1', port: gb.tunnelPort, subnets: ['10.2.0.0/16'] }] },
+    { noTun: true },
+  );
+  gb.setPeerEndpoint('cluster-a', '127.0.0.1', ga.tunnelPort);
+  try {
+    await waitFor(() => ga.connectionRecords()[0]?.status === 'connected', 5000, 'connected');
+    // virtio_net_hdr (GSO TCPv4, MSS 500) + IPv4 + TCP + 60,000 bytes, 10.1.0.7 -> 10.2.0.5
+    const payloadLen = 60_000;
+    const mss = 500;
+    const ip = Buffer.alloc(40);
+    ip[0] = 0x45;
+    ip.writeUInt16BE(40 + payloadLen, 2);
+    ip.writeUInt16BE(0x4000, 6);
+    ip[8] = 64;
+    ip[9] = 6;
+    Buffer.from([10, 1, 0, 7, 10, 2, 0, 5]).copy(ip, 12);
+    ip.writeUInt16BE(40000, 20);
+    ip.writeUInt16BE(8080, 22);
+    ip[32] = 5 << 4;
+    ip[33] = 0x18;
+    const hdr = vnetHeader.encode({ flags: VNET_F_NEEDS_CSUM, gsoType: VNET_GSO_TCPV4, hdrLen: 40, gsoSize: mss, csumStart: 20, csumOffset: 16 });
+    const sp = Buffer.concat([hdr, ip, Buffer.alloc(payloadLen, 0x61)]);
+    assert.equal(ga.tunnel.fitsOneMessage(ga.tunnel.peer('cluster-b')!, sp.length), false, 'the whole super-packet would need more than 64 fragments');
+    (ga as unknown as { fromTun(b: Buffer, o: number, l: number): void }).fromTun(sp, 0, sp.length);
+    const segments = Math.ceil(payloadLen / mss);
+    await waitFor(() => got.length >= segments, 5000, `${segments} segments delivered (got ${got.length})`);
+    assert.equal(
+      got.reduce((n, g) => n + g.p.length - 40, 0),
+      payloadLen,
+      'every byte of the payload, once',
+    );
+    assert.deepEqual([...new Set(got.map((g) => g.next))], [NEXT_IPV4], 'plain packets');
+    assert.equal(ga.tunnel.counters.drops.fragment, 0);
+    assert.equal(gb.tunnel.counters.drops.fragment, 0, 'the receiver dropped no fragment');
+    // the endpoint itself refuses to send such a message whole (nothing the peer could take leaves)
+    const wire = ga.tunnel.counters.fragmentsSent;
+    assert.equal(ga.tunnel.sendPacket(ga.tunnel.peer('cluster-b')!, sp, NEXT_IPV4_VNET), false);
+    assert.equal(ga.tunnel.counters.drops.fragment, 1);
+    assert.equal(ga.tunnel.counters.fragmentsSent, wire);
+  } finally {
+    await ga.stop();
+    await gb.stop();
+  }
 });

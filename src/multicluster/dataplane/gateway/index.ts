@@ -740,12 +740,13 @@ export class Gateway implements SegmentSink {
       else this.tunnel.counters.drops.no_route++;
       return;
     }
-    if ((peer.features & FEATURE_VNET) !== 0) {
+    if ((peer.features & FEATURE_VNET) !== 0 && this.tunnel.fitsOneMessage(peer, len)) {
       this.tunnel.sendPacket(peer, buf.subarray(off, off + len), NEXT_IPV4_VNET);
       return;
     }
-    // the peer takes plain packets only (an older gateway, or offload off there): cut the
-    // super-packet into segments here, as the NIC would have
+    // the peer takes plain packets only (an older gateway, or offload off there), or the
+    // super-packet would need more fragments than a receiver takes (a small tunnel MTU):
+    // cut it into segments here, as the NIC would have
     this.segScratch ??= Buffer.allocUnsafe(65536);
     this.segPeer = peer;
     try {

@@ -12,6 +12,8 @@ import {
   FRAG_HEADER,
   TYPE_FRAGMENT,
   MAX_FRAGMENTED_BODY,
+  MAX_FRAGMENTS,
+  fragmentPlan,
   fragmentRule,
   writeFragmentHeader,
   cookieReply,
@@ -443,9 +445,26 @@ export class TunnelEndpoint {
 
   // --- sending ------------------------------------------------------------------------
 
+  /**
+   * Whether `len` bytes sealed for `peer` leave as one datagram or as fragments the peer
+   * takes (at most MAX_FRAGMENTS: a receiver drops a message of more). A super-packet that
+   * does not fit is cut into segments by its sender instead (the gateway's forwardVnet).
+   */
+  fitsOneMessage(peer: Peer, len: number): boolean {
+    const body = len + TAG_LEN;
+    if (DATA_HEADER + body <= this.maxDatagram) return true;
+    if ((peer.features & FEATURE_FRAG) === 0) return true; // one datagram, fragmented by IP on the way
+    return body <= MAX_FRAGMENTED_BODY && fragmentPlan(body, this.maxDatagram)[0] <= MAX_FRAGMENTS;
+  }
+
   /** Encrypt an IPv4 packet to `peer`. Returns false when it was queued or dropped. */
   sendPacket(peer: Peer, packet: Buffer, next = NEXT_IPV4): boolean {
     if (this.closed) return false;
+    if (!this.fitsOneMessage(peer, packet.length)) {
+      // more fragments than a receiver takes: nothing the peer could use is sent (counted)
+      this.counters.drops.fragment++;
+      return false;
+    }
     const s = peer.current;
     const now = this.clock.monotonic();
     if (s === undefined || s.sendSeq >= this.limits.rejectAfterPackets || now - s.createdAt >= this.limits.rejectAfterMs) {
