@@ -27,7 +27,8 @@ import {
   ETHERTYPE_STRAIT,
 } from '../../src/multicluster/wire/vxlan/index.js';
 import { ipv4, udp } from '../../src/multicluster/wire/ipv4/index.js';
-import { NEXT_IPV4, NEXT_IPV4_VNET, VNET_F_NEEDS_CSUM, VNET_GSO_TCPV4, vnetHeader } from '../../src/multicluster/wire/tunnel/index.js';
+import { NEXT_IPV4, NEXT_IPV4_VNET } from '../../src/multicluster/wire/tunnel/index.js';
+import { superPacket } from '../helpers/super-packet.js';
 
 const CONNECTION_COLUMNS = COLUMNS.connections;
 
@@ -333,28 +334,16 @@ test('a super-packet that would need more fragments than a receiver takes (a sma
   gb.setPeerEndpoint('cluster-a', '127.0.0.1', ga.tunnelPort);
   try {
     await waitFor(() => ga.connectionRecords()[0]?.status === 'connected', 5000, 'connected');
-    // virtio_net_hdr (GSO TCPv4, MSS 500) + IPv4 + TCP + 60,000 bytes, 10.1.0.7 -> 10.2.0.5
+    // virtio_net_hdr (GSO TCPv4, MSS 500) + IPv4 + TCP + 60,000 bytes, 10.1.1.10 -> 10.2.1.10
     const payloadLen = 60_000;
     const mss = 500;
-    const ip = Buffer.alloc(40);
-    ip[0] = 0x45;
-    ip.writeUInt16BE(40 + payloadLen, 2);
-    ip.writeUInt16BE(0x4000, 6);
-    ip[8] = 64;
-    ip[9] = 6;
-    Buffer.from([10, 1, 0, 7, 10, 2, 0, 5]).copy(ip, 12);
-    ip.writeUInt16BE(40000, 20);
-    ip.writeUInt16BE(8080, 22);
-    ip[32] = 5 << 4;
-    ip[33] = 0x18;
-    const hdr = vnetHeader.encode({ flags: VNET_F_NEEDS_CSUM, gsoType: VNET_GSO_TCPV4, hdrLen: 40, gsoSize: mss, csumStart: 20, csumOffset: 16 });
-    const sp = Buffer.concat([hdr, ip, Buffer.alloc(payloadLen, 0x61)]);
+    const sp = superPacket(payloadLen, mss, 0x18).pkt;
     assert.equal(ga.tunnel.fitsOneMessage(ga.tunnel.peer('cluster-b')!, sp.length), false, 'the whole super-packet would need more than 64 fragments');
     (ga as unknown as { fromTun(b: Buffer, o: number, l: number): void }).fromTun(sp, 0, sp.length);
     const segments = Math.ceil(payloadLen / mss);
     await waitFor(() => got.length >= segments, 5000, `${segments} segments delivered (got ${got.length})`);
     assert.equal(
-      got.reduce((n, g) => n + g.p.length - 40, 0),
+      got.reduce((n, g) => n + g.p.length - 52, 0),
       payloadLen,
       'every byte of the payload, once',
     );

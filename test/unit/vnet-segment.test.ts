@@ -4,16 +4,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { onesSum } from '../../src/multicluster/wire/ipv4/index.js';
-import {
-  segmentVnet,
-  vnetHeader,
-  VNET_F_NEEDS_CSUM,
-  VNET_GSO_TCPV4,
-  VNET_GSO_NONE,
-  VNET_HDR_LEN,
-  type SegmentSink,
-} from '../../src/multicluster/wire/tunnel/index.js';
+import { segmentVnet, vnetHeader, VNET_F_NEEDS_CSUM, VNET_GSO_NONE, VNET_HDR_LEN, type SegmentSink } from '../../src/multicluster/wire/tunnel/index.js';
 import { isStraitError } from '../../src/base/errors/index.js';
+import { superPacket } from '../helpers/super-packet.js';
 
 function collect(): SegmentSink & { out: Buffer[] } {
   const out: Buffer[] = [];
@@ -22,37 +15,6 @@ function collect(): SegmentSink & { out: Buffer[] } {
 
 function pseudo(p: Buffer, proto: number, l4len: number): number {
   return onesSum(p, 12, 8, proto + l4len);
-}
-
-/** virtio_net_hdr + IPv4 + TCP (12 bytes of options) + payload, as the kernel hands it over */
-function superPacket(payloadLen: number, mss: number, tcpFlags: number, ecn = false): { pkt: Buffer; payload: Buffer } {
-  const payload = Buffer.alloc(payloadLen);
-  for (let i = 0; i < payloadLen; i++) payload[i] = (i * 7) & 0xff;
-  const ip = Buffer.alloc(20 + 32);
-  ip[0] = 0x45;
-  ip.writeUInt16BE(Math.min(0xffff, 52 + payloadLen), 2);
-  ip.writeUInt16BE(0xfff0, 4); // wraps after 16 segments
-  ip.writeUInt16BE(0x4000, 6);
-  ip[8] = 64;
-  ip[9] = 6;
-  Buffer.from([10, 1, 1, 10, 10, 2, 1, 10]).copy(ip, 12);
-  ip.writeUInt16BE(40000, 20);
-  ip.writeUInt16BE(5201, 22);
-  ip.writeUInt32BE(0xfffff000, 24); // sequence numbers wrap too
-  ip.writeUInt32BE(12345, 28);
-  ip[32] = 8 << 4;
-  ip[33] = tcpFlags;
-  ip.writeUInt16BE(502, 34);
-  Buffer.from([1, 1, 8, 10, 0, 0, 0, 1, 0, 0, 0, 2]).copy(ip, 40);
-  const hdr = vnetHeader.encode({
-    flags: VNET_F_NEEDS_CSUM,
-    gsoType: VNET_GSO_TCPV4 | (ecn ? 0x80 : 0),
-    hdrLen: 52,
-    gsoSize: mss,
-    csumStart: 20,
-    csumOffset: 16,
-  });
-  return { pkt: Buffer.concat([hdr, ip, payload]), payload };
 }
 
 test('a TCP super-packet becomes MSS-sized segments with valid checksums, IDs, sequence numbers and flags', () => {
