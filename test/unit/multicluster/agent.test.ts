@@ -453,3 +453,42 @@ test("an unexport leaves no ServiceImport on the broker while the broker's watch
     await w.stop();
   }
 });
+
+test("an export made before the cluster's own slices were listed is published not ready when its Service has no ready backend (never ready first)", async () => {
+  // cluster-b's EndpointSlice list answers 600 ms late: its slice informer has not listed when the export is reconciled
+  class SlowSliceList extends FlakyStore {
+    override async list<T extends KubeObject = KubeObject>(kind: Parameters<ResourceStore['list']>[0], opts?: Parameters<ResourceStore['list']>[1]) {
+      if ((kind as { kind?: string }).kind === 'EndpointSlice' && opts?.labelSelector === 'kubernetes.io/service-name')
+        await new Promise((r) => setTimeout(r, 600));
+      return super.list<T>(kind, opts);
+    }
+  }
+  const broker = newTestStore();
+  const b = new SlowSliceList(newTestStore());
+  await b.apply(service('default', 'echo', '100.2.0.10'));
+  await b.apply({
+    apiVersion: 'discovery.k8s.io/v1',
+    kind: 'EndpointSlice',
+    metadata: { name: 'echo-abc', namespace: 'default', labels: { 'kubernetes.io/service-name': 'echo' } },
+    addressType: 'IPv4',
+    endpoints: [{ addresses: ['10.2.1.7'], conditions: { ready: false } }],
+    ports: [{ name: 'http', protocol: 'TCP', port: 8080 }],
+  });
+  await b.apply(exportOf('default', 'echo'));
+  // every version of cluster-b's slice on the broker, from the first
+  const seen: unknown[] = [];
+  const w = broker.watch(K.EndpointSlice, { namespace: BROKER_NAMESPACE }, (ev) =>
+    seen.push((ev.object['endpoints'] as { conditions?: { ready?: boolean } }[])?.[0]?.conditions?.ready),
+  );
+  const agentB = new MulticlusterAgent({ clusterId: 'cluster-b', local: b, broker, resyncMs: 300 });
+  agentB.start();
+  try {
+    await waitFor('the broker slice', async () => seen.length > 0);
+    await new Promise((r) => setTimeout(r, 1000)); // past the slow list and a resync
+    assert.deepEqual([...new Set(seen)], [false], `the broker slice's ready condition, every version: ${JSON.stringify(seen)}`);
+  } finally {
+    w.stop();
+    await agentB.stop();
+    await Promise.all([broker.close(), b.close()]);
+  }
+});

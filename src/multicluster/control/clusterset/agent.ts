@@ -398,14 +398,15 @@ export class MulticlusterAgent {
   }
 
   /**
-   * Whether a Service has a ready backend, from its own EndpointSlices: one of them lists a
-   * ready endpoint. A Service without any slice (none written yet, or endpoints kept some
-   * other way) counts as ready: nothing says otherwise.
+   * Whether a Service has a ready backend, from its own EndpointSlices (the cache once its
+   * informer has listed, else listed now: an export made before that must not say ready
+   * while its backends are not): one of them lists a ready endpoint. A Service without any
+   * slice (none written yet, or endpoints kept some other way) counts as ready: nothing says otherwise.
    */
-  private backendsReady(k: string): boolean {
-    const m = this.serviceSlices.get(k);
-    if (!m || m.size === 0) return true;
-    for (const o of m.values()) {
+  private async backendsReady(ns: string, name: string): Promise<boolean> {
+    const slices = await this.ownSlicesOf(ns, name);
+    if (slices.length === 0) return true;
+    for (const o of slices) {
       const eps = (o['endpoints'] as { addresses?: string[]; conditions?: { ready?: boolean } }[] | undefined) ?? [];
       // an endpoint without conditions counts as ready, as in Kubernetes
       if (eps.some((e) => (e.addresses?.length ?? 0) > 0 && e.conditions?.ready !== false)) return true;
@@ -819,7 +820,7 @@ export class MulticlusterAgent {
     } else {
       // the ClusterIP is ready while a backend behind it is (Lighthouse's rule): a cluster
       // whose pods are gone is not answered by DNS nor routed to behind the clusterset IP
-      endpoints = svc.spec?.clusterIP ? [{ addresses: [svc.spec.clusterIP], conditions: { ready: this.backendsReady(`${ns}/${name}`) } }] : [];
+      endpoints = svc.spec?.clusterIP ? [{ addresses: [svc.spec.clusterIP], conditions: { ready: await this.backendsReady(ns, name) } }] : [];
       ports = svcPorts.map((p) => ({ ...(p.name ? { name: p.name } : {}), protocol: p.protocol ?? 'TCP', port: p.port }));
     }
     const created =
