@@ -375,18 +375,8 @@ test(
     const gwB = activeGateway('b');
     const pid = daemonPid(gwB.node, 'gateway');
     assert.ok(pid, `the gateway process of ${gwB.node}`);
-    const restarts = (): string =>
-      kubectl(
-        'b',
-        '-n',
-        'strait-system',
-        'get',
-        'pods',
-        '-l',
-        'app.kubernetes.io/name=strait-gateway',
-        '-o',
-        'jsonpath={.items[*].status.containerStatuses[0].restartCount}',
-      );
+    // B's one gateway: its pod's restart count (harness.gatewayPodOn)
+    const restarts = (): number => gatewayPodOn('b', gwB.node).restarts;
     const before = restarts();
     const t0 = Date.now();
     stopped.add(pid);
