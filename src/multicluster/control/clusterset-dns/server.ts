@@ -1,4 +1,8 @@
 // The clusterset.local DNS server: UDP and TCP on one port, dns2 for the message codec.
+// UDP on an IPv4 address goes through the tunnel's batched transport (strait's C addon:
+// one read takes a run of queries (GRO), answers to one client leave together at the end
+// of the event-loop turn (GSO)); node:dgram where the addon is missing, on IPv6, or with
+// STRAIT_UDP=dgram.
 // Names in clusterset.local are answered from the zone; other names are forwarded to the
 // cluster's own DNS (the upstream). Malformed packets are counted and dropped (or answered
 // FORMERR when the header is readable); each source address has a query rate bound.
@@ -12,6 +16,8 @@ import { Packet } from 'dns2';
 import type { Registry } from 'prom-client';
 import { type Logger, silentLogger } from '../../../base/log/index.js';
 import { listenServer } from '../../../base/net/index.js';
+import { ipv4ToInt } from '../../../base/config/index.js';
+import { UdpTransport } from '../../dataplane/udp/index.js';
 import { DnsCounters, registerDnsMetrics } from './metrics.js';
 import { readQuery, sameQuestion, type Query } from '../../wire/dns-query/index.js';
 import { RateLimiter } from './rate-limit.js';
@@ -36,15 +42,108 @@ export interface ClustersetDns {
   readonly address: string;
   readonly port: number;
   readonly counters: DnsCounters;
+  /** true when UDP goes through the addon's batched transport (false: node:dgram) */
+  readonly udpBatched: boolean;
   close(): Promise<void>;
 }
 
 const RCODE = { NOERROR: 0, FORMERR: 1, SERVFAIL: 2, NXDOMAIN: 3, NOTIMP: 4, REFUSED: 5 } as const;
 const TYPE_NUM: Record<Rr['type'], number> = { A: 1, SRV: 33, SOA: 6 };
 const MAX_PENDING = 4096;
+/** destinations whose answers are grouped by size in one event-loop turn */
+const MAX_REPLY_GROUPS = 32;
 
 /** Where an answer goes: a UDP peer, or a TCP connection (length-prefixed). */
-type Target = RemoteInfo | TcpTarget;
+type Target = UdpTarget | TcpTarget;
+
+interface UdpTarget {
+  address: string;
+  port: number;
+}
+
+/** The UDP side: the batched transport, or a dgram socket (IPv6, no addon). */
+interface UdpSide {
+  readonly port: number;
+  /** true on the addon's batched transport */
+  readonly batched: boolean;
+  send(buf: Buffer, port: number, address: string): void;
+  close(): Promise<void>;
+}
+
+async function bindUdp(address: string, port: number, onMessage: (msg: Buffer, address: string, port: number) => void, log: Logger): Promise<UdpSide> {
+  if (ipv4ToInt(address) !== undefined) {
+    const t = await UdpTransport.bind(address, port, onMessage, { bufferBytes: 4 * 1024 * 1024 });
+    if (!t.batched) return { port: t.port, batched: false, send: (buf, p, a) => t.send(buf, p, a), close: () => t.close() };
+    // answers to one client are held to the end of the turn and handed over by size: the
+    // transport sends a run of equal-sized datagrams to one address in one GSO write. The
+    // order among one client's answers may change (each carries its query's ID)
+    // (a few groups a turn: searched in an array, emptied in place; no per-answer key string)
+    const held: { address: string; port: number; len: number; bufs: Buffer[] }[] = [];
+    let groups = 0;
+    let scheduled = false;
+    const flush = (): void => {
+      scheduled = false;
+      for (let i = 0; i < groups; i++) {
+        const g = held[i]!;
+        for (let j = 0; j < g.bufs.length; j++) t.send(g.bufs[j]!, g.port, g.address);
+        g.bufs.length = 0;
+      }
+      groups = 0;
+      t.flush();
+    };
+    return {
+      port: t.port,
+      batched: true,
+      send(buf, p, a) {
+        let g: (typeof held)[number] | undefined;
+        for (let i = 0; i < groups; i++) {
+          const h = held[i]!;
+          if (h.port === p && h.len === buf.length && h.address === a) {
+            g = h;
+            break;
+          }
+        }
+        if (!g) {
+          // many clients in one turn: the rest go to the transport as they come (no quadratic search)
+          if (groups === MAX_REPLY_GROUPS) {
+            t.send(buf, p, a);
+            return;
+          }
+          if (groups === held.length) held.push({ address: a, port: p, len: buf.length, bufs: [] });
+          g = held[groups++]!;
+          g.address = a;
+          g.port = p;
+          g.len = buf.length;
+        }
+        g.bufs.push(buf);
+        if (!scheduled) {
+          scheduled = true;
+          setImmediate(flush);
+        }
+      },
+      close: () => {
+        flush();
+        return t.close();
+      },
+    };
+  }
+  const udp = createSocket({ type: 'udp6' });
+  await new Promise<void>((res, rej) => {
+    udp.once('error', rej);
+    udp.bind(port, address, () => {
+      udp.off('error', rej);
+      res();
+    });
+  });
+  udp.on('message', (msg: Buffer, rinfo: RemoteInfo) => onMessage(msg, rinfo.address, rinfo.port));
+  udp.on('error', (err) => log.warn({ err }, 'dns udp socket error'));
+  return {
+    port: udp.address().port,
+    batched: false,
+    send: (buf, p, a) => udp.send(buf, p, a),
+    close: () => new Promise<void>((r) => udp.close(() => r())),
+  };
+}
 
 interface TcpTarget {
   socket: TcpSocket;
@@ -104,7 +203,7 @@ export class ClustersetDnsServer implements ClustersetDns {
   readonly counters = new DnsCounters();
   address = '127.0.0.1';
   port = 0;
-  private udp: Socket | undefined;
+  private udp: UdpSide | undefined;
   private tcp: TcpServer | undefined;
   private upstreamSock: Socket | undefined;
   /** the upstream's address as the socket reports a sender's (normalised) */
@@ -128,19 +227,16 @@ export class ClustersetDnsServer implements ClustersetDns {
     this.onUpstreamMessage = this.onUpstreamMessage.bind(this);
   }
 
+  get udpBatched(): boolean {
+    return this.udp?.batched ?? false;
+  }
+
   async listen(): Promise<void> {
     const address = this.opts.address ?? '127.0.0.1';
     const wantTcp = this.opts.tcp ?? true;
     for (let attempt = 0; ; attempt++) {
-      const udp = createSocket({ type: address.includes(':') ? 'udp6' : 'udp4' });
-      await new Promise<void>((res, rej) => {
-        udp.once('error', rej);
-        udp.bind(this.opts.port ?? 53, address, () => {
-          udp.off('error', rej);
-          res();
-        });
-      });
-      const port = udp.address().port;
+      const udp = await bindUdp(address, this.opts.port ?? 53, this.onUdpMessage, this.log);
+      const port = udp.port;
       if (!wantTcp) {
         this.udp = udp;
         this.port = port;
@@ -155,13 +251,11 @@ export class ClustersetDnsServer implements ClustersetDns {
         this.port = port;
         break;
       } catch (err) {
-        udp.close();
+        await udp.close();
         if ((this.opts.port ?? 53) !== 0 || attempt > 10) throw err;
       }
     }
     this.address = address;
-    this.udp.on('message', this.onUdpMessage);
-    this.udp.on('error', (err) => this.log.warn({ err }, 'dns udp socket error'));
     if (this.opts.upstream) {
       const up = createSocket({ type: this.opts.upstream.address.includes(':') ? 'udp6' : 'udp4' });
       up.on('message', this.onUpstreamMessage);
@@ -181,12 +275,13 @@ export class ClustersetDnsServer implements ClustersetDns {
     }
   }
 
-  private onUdpMessage(msg: Buffer, rinfo: RemoteInfo): void {
-    if (!this.limiter.allow(rinfo.address, performance.now())) {
+  /** a query over UDP: `msg` may be the transport's shared buffer, read before this returns */
+  private onUdpMessage(msg: Buffer, address: string, port: number): void {
+    if (!this.limiter.allow(address, performance.now())) {
       this.counters.rateLimited++;
       return;
     }
-    this.handle(msg, 512, rinfo);
+    this.handle(msg, 512, { address, port });
   }
 
   private onTcpConnection(s: TcpSocket): void {
@@ -394,12 +489,14 @@ export class ClustersetDnsServer implements ClustersetDns {
     }
     let id = this.randomId();
     while (this.pending.has(id)) id = this.randomId();
-    const copy = Buffer.from(msg);
+    // (msg may be the UDP transport's shared buffer: the pending query keeps a copy of its own)
+    const request = Buffer.from(msg);
+    const copy = Buffer.from(request);
     const origId = copy.readUInt16BE(0);
     copy.writeUInt16BE(id, 0);
     const timer = setTimeout(() => this.forwardTimeout(id), up.timeoutMs ?? 2000);
     timer.unref();
-    this.pending.set(id, { id: origId, qtype, target, request: msg, timer });
+    this.pending.set(id, { id: origId, qtype, target, request, timer });
     this.counters.forwarded++;
     sock.send(copy);
   }
@@ -449,7 +546,7 @@ export class ClustersetDnsServer implements ClustersetDns {
     this.pending.clear();
     for (const s of this.tcpConns) s.destroy();
     await Promise.all([
-      new Promise<void>((r) => (this.udp ? this.udp.close(() => r()) : r())),
+      this.udp ? this.udp.close() : Promise.resolve(),
       new Promise<void>((r) => (this.tcp ? this.tcp.close(() => r()) : r())),
       new Promise<void>((r) => (this.upstreamSock ? this.upstreamSock.close(() => r()) : r())),
     ]);
