@@ -1,15 +1,17 @@
 // clusterset.local DNS benchmark (docs/multicluster.md, Benchmark):
 //   1. A-query throughput with dnsperf against strait's clusterset DNS and against CoreDNS
 //      (built from the Go module proxy by scripts/build-coredns.sh into a cache dir outside
-//      the repo), both serving the same records (CoreDNS from a zone file), same run.
+//      the repo), both serving the same records (CoreDNS from a zone file), same run; then
+//      both at an offered rate of half CoreDNS's saturated rate (dnsperf -Q), with every
+//      answer's latency (dnsperf -v): p50/p99/max.
 //   2. export -> answer latency: a ServiceExport created in cluster-b until cluster-a's DNS
 //      answers the name (controllers + broker + zone feed + server in one process), on the
 //      durable embedded store and on in-memory stores, with the cost of one commit beside it.
 // Run: node dist/bench/dns.js [--seconds 10] [--services 200]
 import { execFile, spawn, spawnSync } from 'node:child_process';
 import { createSocket } from 'node:dgram';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -43,6 +45,31 @@ async function dnsperf(port: number, queryFile: string): Promise<{ qps: number; 
   const lost = Number(/Queries lost:\s+(\d+)/.exec(stdout)?.[1] ?? NaN);
   const avg = Number(/Average Latency \(s\):\s+([\d.]+)/.exec(stdout)?.[1] ?? NaN) * 1000;
   return { qps, lost, avgLatencyMs: avg };
+}
+
+/** an offered rate (dnsperf -Q, 8 clients): every answer's latency from `-v`, p50/p99/max in ms and the answered count */
+async function dnsperfPaced(port: number, queryFile: string, qps: number): Promise<{ p50: number; p99: number; max: number; answered: number; lost: number }> {
+  // the per-answer lines go to a file, not through this process (which serves the DNS under test)
+  const out = join(dirname(queryFile), 'paced.txt');
+  const fd = openSync(out, 'w');
+  try {
+    const child = spawn(
+      'dnsperf',
+      ['-s', '127.0.0.1', '-p', String(port), '-d', queryFile, '-l', String(SECONDS), '-c', '8', '-Q', String(Math.round(qps)), '-v'],
+      {
+        stdio: ['ignore', fd, 'ignore'],
+      },
+    );
+    await new Promise((resolve) => child.on('exit', resolve));
+  } finally {
+    closeSync(fd);
+  }
+  const stdout = readFileSync(out, 'utf8');
+  const lat: number[] = [];
+  for (const m of stdout.matchAll(/^> NOERROR \S+ A ([\d.]+)$/gm)) lat.push(Number(m[1]) * 1000);
+  lat.sort((a, b) => a - b);
+  const lost = Number(/Queries lost:\s+(\d+)/.exec(stdout)?.[1] ?? NaN);
+  return { p50: pctOf(lat, 50), p99: pctOf(lat, 99), max: lat[lat.length - 1] ?? NaN, answered: lat.length, lost };
 }
 
 async function waitForDns(port: number, name: string): Promise<void> {
@@ -86,33 +113,51 @@ async function throughput(): Promise<void> {
     writeFileSync(join(dir, 'clusterset.local.db'), zoneFile.join('\n') + '\n');
 
     const dns = await startClustersetDns({ zone, port: 0, rateLimit: { qps: 1e9, burst: 1e9 } });
-    const ours = await dnsperf(dns.port, join(dir, 'queries.txt'));
-    await dns.close();
     const f = (n: number) => n.toFixed(0);
-    console.log(`clusterset.local A queries, dnsperf ${SECONDS} s, 8 clients, ${SERVICES} names (qps = answered queries per second):`);
-    console.log(`  strait (dns2, 1 thread)   ${f(ours.qps)} qps   lost ${ours.lost}   avg latency ${ours.avgLatencyMs.toFixed(3)} ms`);
+    const queries = join(dir, 'queries.txt');
+    const loadBefore = loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ');
+    let child: ReturnType<typeof spawn> | undefined;
+    try {
+      const ours = await dnsperf(dns.port, queries);
+      console.log(`clusterset.local A queries, dnsperf ${SECONDS} s, 8 clients, ${SERVICES} names (qps = answered queries per second):`);
+      console.log(`  strait (1 thread)         ${f(ours.qps)} qps   lost ${ours.lost}   avg latency ${ours.avgLatencyMs.toFixed(3)} ms`);
 
-    let theirs: { qps: number; lost: number; avgLatencyMs: number } | undefined;
-    const built = process.argv.includes('--no-coredns')
-      ? { status: 1, stdout: '', stderr: 'skipped (--no-coredns)' }
-      : spawnSync(join(root, 'scripts', 'build-coredns.sh'), { encoding: 'utf8' });
-    const corednsBin = built.status === 0 ? built.stdout.trim() : undefined;
-    if (corednsBin) {
-      const port = await freeUdpPort();
-      writeFileSync(join(dir, 'Corefile'), `clusterset.local:${port} {\n  bind 127.0.0.1\n  file ${join(dir, 'clusterset.local.db')}\n}\n`);
-      const child = spawn(corednsBin, ['-conf', join(dir, 'Corefile')], { stdio: 'ignore' });
-      try {
-        await waitForDns(port, 'svc-0.default.svc.clusterset.local');
-        theirs = await dnsperf(port, join(dir, 'queries.txt'));
-      } finally {
-        child.kill('SIGTERM');
+      let theirs: { qps: number; lost: number; avgLatencyMs: number } | undefined;
+      let theirPort = 0;
+      const built = process.argv.includes('--no-coredns')
+        ? { status: 1, stdout: '', stderr: 'skipped (--no-coredns)' }
+        : spawnSync(join(root, 'scripts', 'build-coredns.sh'), { encoding: 'utf8' });
+      const corednsBin = built.status === 0 ? built.stdout.trim() : undefined;
+      if (corednsBin) {
+        theirPort = await freeUdpPort();
+        writeFileSync(join(dir, 'Corefile'), `clusterset.local:${theirPort} {\n  bind 127.0.0.1\n  file ${join(dir, 'clusterset.local.db')}\n}\n`);
+        child = spawn(corednsBin, ['-conf', join(dir, 'Corefile')], { stdio: 'ignore' });
+        await waitForDns(theirPort, 'svc-0.default.svc.clusterset.local');
+        theirs = await dnsperf(theirPort, queries);
+        console.log(`  CoreDNS (file plugin)     ${f(theirs.qps)} qps   lost ${theirs.lost}   avg latency ${theirs.avgLatencyMs.toFixed(3)} ms`);
+        const ratio = ours.qps / theirs.qps;
+        console.log(`  strait/CoreDNS            ${ratio.toFixed(2)}x   (goal >= 3x: ${ratio >= 3 ? 'met' : 'not met'})`);
+      } else {
+        console.log(`CoreDNS could not be built (scripts/build-coredns.sh): ${built.stderr.trim().split('\n').pop()}`);
       }
-    } else {
-      console.log(`CoreDNS could not be built (scripts/build-coredns.sh): ${built.stderr.trim().split('\n').pop()}`);
-    }
-    if (theirs) {
-      console.log(`  CoreDNS (file plugin)     ${f(theirs.qps)} qps   lost ${theirs.lost}   avg latency ${theirs.avgLatencyMs.toFixed(3)} ms`);
-      console.log(`  strait/CoreDNS            ${(ours.qps / theirs.qps).toFixed(2)}x`);
+      // latency at an offered rate: half CoreDNS's saturated rate (half strait's without CoreDNS)
+      const offered = (theirs ?? ours).qps / 2;
+      const paced = await dnsperfPaced(dns.port, queries, offered);
+      console.log(`offered ${f(offered)} qps (half ${theirs ? "CoreDNS's" : "strait's"} saturated rate), every answer's latency (dnsperf -v), ${SECONDS} s:`);
+      const line = (who: string, r: Awaited<ReturnType<typeof dnsperfPaced>>) =>
+        `  ${who.padEnd(24)}  p50 ${r.p50.toFixed(3)} ms   p99 ${r.p99.toFixed(3)} ms   max ${r.max.toFixed(3)} ms   answered ${r.answered}   lost ${r.lost}`;
+      console.log(`${line('strait', paced)}   (goal p99 < 1 ms: ${paced.p99 < 1 ? 'met' : 'not met'})`);
+      if (theirs) console.log(line('CoreDNS', await dnsperfPaced(theirPort, queries, offered)));
+      console.log(
+        `  load average ${loadBefore} -> ${loadavg()
+          .map((l) => l.toFixed(2))
+          .join(' ')}`,
+      );
+    } finally {
+      child?.kill('SIGTERM');
+      await dns.close();
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });
