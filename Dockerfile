@@ -33,8 +33,10 @@ COPY agents ./agents
 COPY native ./native
 COPY bin ./bin
 # the Node headers of the image: point node-gyp at the image's own install
-# the web console's bundle (esbuild, a dev dependency: built before the prune)
+# the resource kinds' validators as code (ajv standalone) and the web console's bundle
+# (esbuild, a dev dependency): built before the prune
 RUN node_modules/.bin/tsc -p tsconfig.json \
+ && node scripts/build-validators.mjs \
  && node scripts/build-console.mjs \
  && node_modules/.bin/node-gyp rebuild --loglevel=error --nodedir=/usr/local --directory native \
  && npm prune --omit=dev

@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// Builds strait: TypeScript (tsc, incremental) into dist/, the web console's bundle into
+// Builds strait: TypeScript (tsc, incremental) into dist/, the resource kinds' validators
+// (scripts/build-validators.mjs), the web console's bundle into
 // dist/console (scripts/build-console.mjs), then the C addon in native/ against the
 // installed Node headers (nodedir from .npmrc), offline.
 import { spawnSync } from 'node:child_process';
@@ -23,6 +24,8 @@ if (!existsSync(bin('tsc'))) {
   process.exit(1);
 }
 run(bin('tsc'), ['-p', 'tsconfig.json']);
+// the resource kinds' validators as code (ajv standalone), so no process compiles them at start
+run(process.execPath, [join(root, 'scripts', 'build-validators.mjs')]);
 // the console's bundle, when its sources changed since the last one
 const consoleDir = join(root, 'src', 'console', 'web');
 if (existsSync(consoleDir)) {

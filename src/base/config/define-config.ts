@@ -84,10 +84,13 @@ function valueAt(root: unknown, instancePath: string): unknown {
  * old key path (dotted) to its new name, for a pointed message.
  */
 export function defineConfig<T>(schema: ConfigSchema<T>, opts: { prefix?: string; renamed?: Record<string, string> } = {}): ConfigDefinition<T> {
-  const validate = ajv.compile(schema);
+  // compiled at the first parse, not at definition: a process defines (imports) many shapes
+  // and parses few, and ajv's compile is the costly part of a daemon's start
+  let compiled: ReturnType<typeof ajv.compile<T>> | undefined;
   const prefix = opts.prefix ?? '';
   return {
     parse(input: unknown, where?: string): Readonly<T> {
+      const validate = (compiled ??= ajv.compile(schema));
       const copy: unknown = input === undefined ? {} : structuredClone(input);
       if (!validate(copy)) {
         const err = pickError(schema, input === undefined ? {} : input, (validate.errors ?? [])[0] as ErrorObject);

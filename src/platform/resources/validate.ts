@@ -1,8 +1,10 @@
-// validateObject: check one object against its kind's schema (ajv, compiled once per kind)
+// validateObject: check one object against its kind's schema (ajv: the validator generated at
+// build time, or compiled once per kind)
 // and return a normalized copy (apiVersion = the kind's preferred version; Secret
 // stringData folded into base64 data). Errors name the source, the document (1-based),
 // the field path ("spec.mtls.mode", "spec.ports[0].port") and the rule broken.
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import { createRequire } from 'node:module';
+import type { Ajv, ErrorObject, ValidateFunction } from 'ajv';
 import { E, isStraitError } from '../../base/errors/index.js';
 import type { KubeObject } from './object.js';
 import type { KindInfo, KindName } from './kinds.js';
@@ -10,7 +12,7 @@ import { kindOf } from './lookup.js';
 import { checkRules, failClosedStandIn } from './rules.js';
 
 export { failClosedStandIn };
-import { SCHEMAS } from './schemas/index.js';
+import { resourceAjv, SCHEMAS, schemaDigest } from './schemas/index.js';
 
 export interface ManifestOrigin {
   /** file path, "<stdin>" or another name for messages */
@@ -19,15 +21,29 @@ export interface ManifestOrigin {
   docIndex: number;
 }
 
-const ajv = new Ajv({ allErrors: false, strict: true, verbose: true });
-ajv.addKeyword({ keyword: 'x-kubernetes-preserve-unknown-fields' });
-ajv.addKeyword({ keyword: 'x-kubernetes-int-or-string' });
+/** required synchronously: the validators generated at build time are CommonJS modules, one per kind */
+const requireHere = createRequire(import.meta.url);
 
+/** the validator generated at build time (scripts/build-validators.mjs) for this schema of the kind, if the build made one */
+export function generatedValidator(kind: KindName, schema: unknown = SCHEMAS[kind]): ValidateFunction | undefined {
+  if (!/^[A-Za-z0-9]+$/.test(kind)) return undefined;
+  let m: unknown;
+  try {
+    m = requireHere(`./schemas/validators/${kind}.cjs`);
+  } catch {
+    return undefined; // not built (tsc alone)
+  }
+  const fn = m as ValidateFunction & { digest?: unknown };
+  return typeof fn === 'function' && fn.digest === schemaDigest(schema) ? fn : undefined;
+}
+
+let ajv: Ajv | undefined;
 const compiled = new Map<string, ValidateFunction>();
+/** a kind's validator: the generated one while its schema is the one it was made from, else compiled here */
 function validatorFor(kind: KindName): ValidateFunction {
   let v = compiled.get(kind);
   if (!v) {
-    v = ajv.compile(SCHEMAS[kind]);
+    v = generatedValidator(kind) ?? (ajv ??= resourceAjv()).compile(SCHEMAS[kind]);
     compiled.set(kind, v);
   }
   return v;

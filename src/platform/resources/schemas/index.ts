@@ -15,3 +15,4 @@ export const SCHEMAS: Record<KindName, Schema> = {
   ...meshSchemas,
   ...multiclusterSchemas,
 } as Record<KindName, Schema>;
+export { resourceAjv, schemaDigest } from './compile.js';
