@@ -256,3 +256,51 @@ test('health: a peer without the fence notice (an older version) gets none; it s
   p.clock.advance(2500);
   assert.equal(p.b.peer('cluster-a')!.reason, 'loss 100%');
 });
+
+test('a peer that is not there yet: initiations back off (0.5, 1, 2, 4 s, then every 5 s), and it connects as soon as it starts and initiates itself', () => {
+  const p = tunnelPair({ limits: { rekeyTimeoutMs: 500, handshakeAttempts: 20 } });
+  p.link.up = false; // cluster-b's gateway has not started
+  p.a.start();
+  assert.equal(p.a.counters.handshakesInitiated, 1, 'the first initiation at start');
+  const times: number[] = [0];
+  let t = 50;
+  let seen = p.a.counters.handshakesInitiated;
+  for (; t <= 30_000; t += 50) {
+    p.clock.advance(50);
+    if (p.a.counters.handshakesInitiated !== seen) {
+      seen = p.a.counters.handshakesInitiated;
+      times.push(t);
+    }
+  }
+  // with fixed 0.5 s retries it would be ~50 initiations in 30 s
+  assert.ok(seen >= 8 && seen <= 11, `${seen} initiations in 30 s: ${times.join(', ')}`);
+  const gaps = times.slice(1).map((x, i) => x - times[i]!);
+  // each wait is the backoff step plus up to a third of jitter (the 50-ms sampling adds one step)
+  const steps = [500, 1000, 2000, 4000, 5000, 5000];
+  steps.forEach((w, i) => assert.ok(gaps[i]! >= w - 50 && gaps[i]! <= (w * 4) / 3 + 100, `wait ${i + 1}: ${gaps[i]} ms (step ${w})`));
+  // the status says so from the time, not from the count
+  assert.equal(p.a.peer('cluster-b')!.status, 'error');
+  assert.equal(p.a.peer('cluster-b')!.reason, 'no-handshake-answer');
+  // cluster-b starts: its own initiation is answered at once, whatever cluster-a's backoff
+  p.link.up = true;
+  p.b.start();
+  p.clock.advance(100);
+  assert.equal(p.a.peer('cluster-b')!.status, 'connected');
+  assert.equal(p.b.peer('cluster-a')!.status, 'connected');
+});
+
+test('a rekey under way (a session answers) retries every rekeyTimeoutMs, without backoff', () => {
+  const p = tunnelPair({ limits: { rekeyTimeoutMs: 500, rekeyAfterMs: 5_000 } });
+  p.a.start();
+  p.b.start();
+  p.clock.advance(1000);
+  // initiations are lost from now on (both ways), everything else flows: the session answers probes
+  p.link.filter = (d) => d.bytes[0] !== TYPE_INIT;
+  p.clock.advance(6000); // past both sides' rekey times (the responder's comes 2 x rekeyTimeoutMs later)
+  const before = p.a.counters.handshakesInitiated;
+  p.clock.advance(3000);
+  const retries = p.a.counters.handshakesInitiated - before;
+  // every 500-667 ms: 4 to 6 in 3 s (with the backoff it would be 1 or 2)
+  assert.ok(retries >= 4 && retries <= 6, `${retries} initiations in 3 s of a rekey under way`);
+  assert.equal(p.a.peer('cluster-b')!.status, 'connected', 'the old session still carries traffic');
+});

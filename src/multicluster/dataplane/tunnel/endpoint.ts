@@ -275,6 +275,8 @@ const FENCE_NOTICE_BODY = Buffer.alloc(1);
  * Unanswered initiations (while the session still answers probes) taken as a PSK mismatch:
  * at 30 % loss, 8 lost handshakes in a row (either message) happen with p ≈ 0.5^8 (0.4 %).
  */
+/** the longest wait between two initiations to a peer with no session (WireGuard's REKEY_TIMEOUT) */
+export const HANDSHAKE_BACKOFF_MAX_MS = 5_000;
 const MISMATCH_ATTEMPTS = 8;
 
 export class TunnelEndpoint {
@@ -1041,8 +1043,13 @@ export class TunnelEndpoint {
     });
     peer.handshake = state;
     peer.handshakeSentAt = now;
-    // jitter up to a third of the timeout, so two gateways do not retry in lockstep
-    peer.handshakeRetryAt = now + this.limits.rekeyTimeoutMs + randomInt(0, Math.max(1, Math.floor(this.limits.rekeyTimeoutMs / 3)));
+    // the wait before the next attempt: rekeyTimeoutMs while a session answers (a rekey: the
+    // peer is there), doubling from it per unanswered attempt up to HANDSHAKE_BACKOFF_MAX_MS
+    // while there is none (a peer not started yet, or gone: as IKE retransmits; the peer that
+    // starts later initiates itself). Jitter up to a third, so two gateways do not retry in lockstep
+    const base = this.limits.rekeyTimeoutMs;
+    const wait = peer.current !== undefined ? base : Math.min(base * 2 ** Math.min(peer.handshakeAttempts - 1, 16), Math.max(base, HANDSHAKE_BACKOFF_MAX_MS));
+    peer.handshakeRetryAt = now + wait + randomInt(0, Math.max(1, Math.floor(wait / 3)));
     this.counters.handshakesInitiated++;
     this.opts.send(msg, peer.port, peer.address);
   }
