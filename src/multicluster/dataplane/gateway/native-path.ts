@@ -116,6 +116,8 @@ export interface NativePathOptions {
 export class NativePath {
   private readonly last = new Float64Array(COUNTERS);
   private readonly slots = new Map<Peer, number>();
+  /** what the thread was last told of each peer (syncPeer) */
+  private readonly synced = new Map<Peer, string>();
   private readonly subnets: Float64Array[];
   private running = true;
   /** each thread's last beat count and when (monotonic ms) it last moved */
@@ -178,10 +180,17 @@ export class NativePath {
   syncPeer(peer: Peer): void {
     const slot = this.slots.get(peer);
     if (!this.running || slot === undefined) return;
+    const connected = peer.connectedSince >= 0;
+    // called every tick for every peer: the thread is told only what changed (its session
+    // deadlines were fixed when each session was first given: they need no refresh)
+    const cur0 = peer.current;
+    let sig = `${connected ? 1 : 0} ${peer.address} ${peer.port} ${peer.features} ${cur0?.crypto?.id ?? -1} ${cur0?.remoteIndex ?? 0}`;
+    for (const s of [peer.previous, peer.current, peer.next]) if (s?.crypto !== undefined) sig += ` ${s.crypto.id}/${s.localIndex}/${s.confirmed ? 1 : 0}`;
+    if (this.synced.get(peer) === sig) return;
+    this.synced.set(peer, sig);
     const t = this.opts.tunnel;
     const L = t.limitsInUse;
     const now = t.monotonic();
-    const connected = peer.connectedSince >= 0;
     for (const s of [peer.previous, peer.current, peer.next]) {
       if (s?.crypto === undefined) continue;
       this.addon.tunnelPathSession(this.id, s.crypto.id, slot, s.localIndex, s.confirmed && connected, L.rejectAfterMs - (now - s.createdAt));
