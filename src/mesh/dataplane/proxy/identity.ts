@@ -69,7 +69,7 @@ export function sanEntries(san: string | undefined): { type: string; value: stri
 }
 
 /** URI SANs of a peer certificate as node:tls reports it. */
-export function peerUris(cert: PeerCertificate | undefined): string[] {
+export function peerUris(cert: Pick<PeerCertificate, 'subjectaltname'> | { subjectaltname?: string | undefined } | undefined): string[] {
   return sanEntries(cert?.subjectaltname)
     .filter((e) => e.type === 'URI')
     .map((e) => e.value);
@@ -119,7 +119,11 @@ function mismatch(message: string): Error {
  * SPIFFE ID, one of `allowed` when given, else in `trustDomain`. Otherwise an Error with
  * code ERR_STRAIT_SPIFFE_MISMATCH (counted as bad-peer-identity).
  */
-export function meshPeerIdentity(cert: PeerCertificate | undefined, trustDomain: string, allowed?: ReadonlySet<string>): string | Error {
+export function meshPeerIdentity(
+  cert: Pick<PeerCertificate, 'subjectaltname'> | { subjectaltname?: string | undefined } | undefined,
+  trustDomain: string,
+  allowed?: ReadonlySet<string>,
+): string | Error {
   const w = workloadSpiffeId(peerUris(cert));
   if (typeof w === 'string') return mismatch(`peer certificate: ${w}`);
   if (allowed !== undefined) {
