@@ -503,8 +503,15 @@ backend mesh
         `strait/haproxy: requests/s ${(r.rps / h.rps).toFixed(2)}x (per round: ${runs['strait']!.rps.map((x, i) => (x / runs['haproxy']!.rps[i]!).toFixed(2)).join(' ')}); ` +
           `p50 ${(r.p50 / h.p50).toFixed(2)}x; p99 ${(r.p99 / h.p99).toFixed(2)}x`,
       );
+      const met = (ok: boolean): string => (ok ? 'met' : 'NOT met');
+      const pairRss = rssMiB(pids['strait'] ?? []);
       console.log(
-        `goals: requests/s >= haproxy's: ${r.rps >= h.rps ? 'met' : 'NOT met'}; added p99 < 1 ms at ${rate} req/s: ${r.p99 - d.p99 < 1 ? 'met' : 'NOT met'}   (load average ${load()})`,
+        `goals (issue 29): keep-alive requests/s >= 1.2x haproxy's: ${met(r.rps >= 1.2 * h.rps)} (${(r.rps / h.rps).toFixed(2)}x); ` +
+          `added p99 < 0.5 ms at ${rate} req/s: ${met(r.p99 - d.p99 < 0.5)} (+${(r.p99 - d.p99).toFixed(3)} ms); ` +
+          (connTotal > 0
+            ? `new connections/s >= haproxy's: ${met(r.cps >= h.cps)} (${(r.cps / h.cps).toFixed(2)}x); proxy CPU per new connection <= haproxy's: ${met(r.cpuConn <= h.cpuConn)} (${(r.cpuConn / h.cpuConn).toFixed(2)}x); `
+            : '') +
+          `a proxy pair <= 60 MiB RSS: ${met(pairRss <= 60)} (${pairRss.toFixed(0)} MiB)   (load average ${load()})`,
       );
     } else if (!h && !values.only) {
       console.log('haproxy is not installed (scripts/setup-system.sh installs it); no peer figures');

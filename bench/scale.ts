@@ -734,6 +734,32 @@ const growth = (k: number): string =>
         ? `about linear (x^${k.toFixed(2)})`
         : `faster than linear (x^${k.toFixed(2)})`;
 
+/** issue 29's goals at N = 16, from the rows of this run (not measured when N = 16 or M = 1 000 was not run) */
+function goals(boots: BootRow[], steps: StepRow[], full: StepRow[]): void {
+  const N = 16;
+  const met = (ok: boolean): string => (ok ? 'met' : 'NOT met');
+  const b = boots.find((x) => x.n === N);
+  console.log(`\n== goals (issue 29) at N = ${N} ==`);
+  if (!b) {
+    console.log(`  not measured: run with --n ${N}`);
+    return;
+  }
+  const [ok = NaN, ini = NaN] = (b.handshakes.split(' ')[0] ?? '').split('/').map(Number);
+  const perCluster = (b.idle * 100) / N;
+  console.log(`  ready < 10 s: ${met(b.readyMs < 10_000)} (${f1(b.readyMs / 1000)} s)`);
+  console.log(`  handshakes initiated <= 1.2x completed: ${met(ini <= 1.2 * ok)} (${ini} initiated, ${ok} completed: ${(ini / ok).toFixed(2)}x)`);
+  console.log(`  idle CPU <= 1 % of a core per cluster: ${met(perCluster <= 1)} (${perCluster.toFixed(2)} % per cluster right after ready)`);
+  const at = steps.filter((x) => x.n === N && Number.isFinite(x.p99));
+  const p99 = Math.max(...at.map((x) => x.p99));
+  console.log(
+    `  export -> answer p99 < 100 ms: ${at.length ? `${met(p99 < 100)} (worst p99 ${f1(p99)} ms over M = ${at.map((x) => x.m).join(', ')})` : 'not measured'}`,
+  );
+  const m1000 = steps.find((x) => x.n === N && x.m === 1000);
+  console.log(
+    `  1 000 exports answered in every cluster < 60 s: ${m1000 ? `${met(full.includes(m1000) && m1000.convergeS < 60)} (${f1(m1000.convergeS)} s, ${m1000.convergeOk})` : 'not measured: run with --m 1000'}`,
+  );
+}
+
 function report(boots: BootRow[], steps: StepRow[], kinds: Map<number, { kinds: KindRow[]; m: number }>, notes: string[], Ns: number[]): void {
   const line = (cols: (string | number)[], w: number[]): string => cols.map((c, i) => String(c).padStart(w[i] ?? 10)).join(' ');
   console.log('\n== per N, right after ready (no exports) ==');
@@ -881,6 +907,7 @@ function report(boots: BootRow[], steps: StepRow[], kinds: Map<number, { kinds: 
   console.log(
     `\nlimits: largest world booted N=${maxN}; largest step with every name answering: ${full.length ? full.map((s) => `N=${s.n} M=${s.m}`).pop() : 'none'}`,
   );
+  goals(boots, steps, full);
   for (const n of notes) console.log(`  note: ${n}`);
   console.log(`machine: ${availableParallelism()} cores; load average at the end ${load()} (the world shares the machine; every figure includes that)`);
 }
