@@ -12,6 +12,7 @@
 import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
 import { request } from 'node:https';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -115,6 +116,33 @@ function httpsGet(url: string, ca: string, token: string): Promise<{ status: num
     req.on('error', (e) => resolve({ status: 0, body: String(e) }));
     req.on('timeout', () => req.destroy(new Error('timeout')));
     req.end();
+  });
+}
+
+/**
+ * The name of the etcd member answering on 127.0.0.1:`port` (the v3 gateway's member list),
+ * or undefined while none answers: a test's kube-apiserver must use its own etcd, not one
+ * another test started on the same port between picking it and binding it.
+ */
+function etcdMemberName(port: number): Promise<string | undefined> {
+  return new Promise((resolve) => {
+    const req = httpRequest({ host: '127.0.0.1', port, path: '/v3/cluster/member/list', method: 'POST', timeout: 2000 }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (d: string) => {
+        body += d;
+      });
+      res.on('end', () => {
+        try {
+          resolve((JSON.parse(body) as { members?: { name?: string }[] }).members?.[0]?.name);
+        } catch {
+          resolve(undefined);
+        }
+      });
+    });
+    req.on('error', () => resolve(undefined));
+    req.on('timeout', () => req.destroy(new Error('timeout')));
+    req.end('{}');
   });
 }
 
@@ -240,11 +268,13 @@ async function startTestClusterOnce(opts: StartOptions): Promise<StartResult> {
   };
   try {
     const [clientPort, peerPort, securePort] = [await freeTcpPort(), await freeTcpPort(), await freeTcpPort()];
+    // a name of its own: the member list tells this etcd from another test's on the same port
+    const etcdName = `strait-test-${randomBytes(4).toString('hex')}`;
     const etcd = start(
       'etcd',
       [
         '--name',
-        'strait-test',
+        etcdName,
         '--data-dir',
         etcdDir,
         '--listen-client-urls',
@@ -256,7 +286,7 @@ async function startTestClusterOnce(opts: StartOptions): Promise<StartResult> {
         '--initial-advertise-peer-urls',
         `http://127.0.0.1:${peerPort}`,
         '--initial-cluster',
-        `strait-test=http://127.0.0.1:${peerPort}`,
+        `${etcdName}=http://127.0.0.1:${peerPort}`,
         '--log-level',
         'warn',
         '--logger',
@@ -268,6 +298,16 @@ async function startTestClusterOnce(opts: StartOptions): Promise<StartResult> {
     );
     children.push(etcd);
 
+    // the API server starts on this etcd only: another test's etcd on the port (it bound it
+    // first, ours exits "address already in use") starts over on new ports
+    for (const deadline = Date.now() + 60_000; ; ) {
+      const name = await etcdMemberName(clientPort);
+      if (name === etcdName) break;
+      if (name !== undefined) throw new Error(`etcd: 127.0.0.1:${clientPort} answers as ${name}, another test's (address already in use)`);
+      if (etcd.exitCode !== null) throw new Error(`etcd exited (${etcd.exitCode}):\n${tail(etcd)}`);
+      if (Date.now() > deadline) throw new Error(`etcd not answering on 127.0.0.1:${clientPort} after 60 s:\n${tail(etcd)}`);
+      await sleep(100);
+    }
     const { caPem, certPath, keyPath } = makeServingCert(dir, 'kube-apiserver', 'IP:127.0.0.1,DNS:localhost');
     // service account signing key
     execFileSync('openssl', ['genpkey', '-algorithm', 'RSA', '-pkeyopt', 'rsa_keygen_bits:2048', '-out', join(dir, 'sa.key')], { stdio: 'ignore' });
