@@ -16,7 +16,16 @@ import { test } from 'node:test';
 import { compareThreshold, groupOf, specsOf, suiteBinary } from './mcs-conformance-report.js';
 
 const root = process.env['STRAIT_ROOT'] ?? process.cwd();
-const bin = suiteBinary(root);
+/** the suite binary's path, or why there is none here (no mcs-api snapshot beside the checkout: the build script says so) */
+function locate(): { bin: string; why?: string } {
+  try {
+    return { bin: suiteBinary(root) };
+  } catch (err) {
+    const stderr = (err as { stderr?: string }).stderr?.trim();
+    return { bin: '', why: stderr || String(err) };
+  }
+}
+const { bin, why } = locate();
 
 /** a loopback port nothing listens on (bound, then closed) */
 async function closedPort(): Promise<number> {
@@ -29,7 +38,15 @@ async function closedPort(): Promise<number> {
 
 const expected = (): string[] =>
   (JSON.parse(readFileSync(join(root, 'test', 'k8s-real', 'mcs-conformance-expected.json'), 'utf8')) as { mustPass: string[] }).mustPass;
-const opts = { skip: existsSync(bin) ? false : `the MCS conformance suite is not built (${bin}; test/k8s/build-mcs-conformance.sh)`, timeout: 120_000 };
+const opts = {
+  skip:
+    why !== undefined
+      ? `the MCS conformance suite cannot be located here: ${why}`
+      : existsSync(bin)
+        ? false
+        : `the MCS conformance suite is not built (${bin}; test/k8s/build-mcs-conformance.sh)`,
+  timeout: 120_000,
+};
 
 /** Run the suite binary in a temporary directory with these flags; its exit status and parsed JSON report. */
 function runSuite(flags: string[]): { status: number | null; output: string } & ReturnType<typeof specsOf> {
