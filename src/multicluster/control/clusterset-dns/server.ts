@@ -61,7 +61,7 @@ interface UdpTarget {
   port: number;
 }
 
-/** The UDP side: the batched transport, or a dgram socket (IPv6, no addon). */
+/** The UDP side: the batched transport, or a dgram socket (IPv6, a host name, no addon). */
 interface UdpSide {
   readonly port: number;
   /** true on the addon's batched transport */
@@ -127,7 +127,7 @@ async function bindUdp(address: string, port: number, onMessage: (msg: Buffer, a
       },
     };
   }
-  const udp = createSocket({ type: 'udp6' });
+  const udp = createSocket({ type: address.includes(':') ? 'udp6' : 'udp4' });
   await new Promise<void>((res, rej) => {
     udp.once('error', rej);
     udp.bind(port, address, () => {
