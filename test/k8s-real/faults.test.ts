@@ -687,6 +687,44 @@ async function curlByNameDetail(svc: string, timeoutS = 3): Promise<{ ok: boolea
 }
 const answers = (a: string): boolean => /^[0-9.,]+$/.test(a);
 
+/**
+ * What the data path of a service exported by B looks like now, for a failure's message: A's
+ * imported slice (addresses and readiness), the Gateway records' connections on both sides,
+ * and the NAT rules of B's Service address in B's gateway node (kube-proxy's).
+ */
+function dataPathAccount(svc: string): string {
+  const out: string[] = [];
+  const slice = kubectlRun('a', 'get', 'endpointslices', '-n', 'default', `${svc}.cluster-b`, '-o', 'jsonpath={.endpoints[*].addresses} ready={.endpoints[*].conditions.ready}');
+  out.push(`A's imported slice: ${slice.stdout.trim()} ${slice.stderr.trim()}`);
+  const cip = kubectlRun('b', 'get', 'service', svc, '-n', 'default', '-o', 'jsonpath={.spec.clusterIP}').stdout.trim();
+  for (const L of ['a', 'b'] as const) {
+    const g = kubectlRun(
+      L,
+      'get',
+      'gateways.submariner.io',
+      '-n',
+      'submariner-operator',
+      '-o',
+      'jsonpath={range .items[*]}{.metadata.name} {.status.haStatus} {.status.connections[*].status}; {end}',
+    );
+    out.push(`${L}'s Gateway records: ${g.stdout.trim()}`);
+  }
+  for (const node of ['b-gw', 'b-wk']) {
+    const nat = run('sh', ['-c', `nsenter --net=/run/netns/sk-${node} nft list table ip kube-proxy | grep -F -- '${cip}' | head -5`], 10_000);
+    out.push(`${node}: kube-proxy's (nftables) rules naming ${svc}'s ClusterIP ${cip}: ${nat.stdout.trim() || '(none)'}`);
+  }
+  // the same request without each translation in turn: B's ClusterIP (no clusterset IP), B's pod (no kube-proxy in B)
+  const pod = kubectlRun('b', 'get', 'endpointslices', '-n', 'default', '-l', `kubernetes.io/service-name=${svc}`, '-o', 'jsonpath={.items[0].endpoints[0].addresses[0]}').stdout.trim();
+  for (const [what, ip] of [
+    ["B's ClusterIP", cip],
+    ["B's pod", pod],
+  ] as const) {
+    const r = run(clusters, ['kubectl', 'a', 'exec', 'client', '--', 'curl', '-s', '-o', '/dev/null', '-m', '3', '-w', '%{http_code}', `http://${ip}:8080/`], 30_000);
+    out.push(`from A's client to ${what} ${ip}: exit ${r.status} ${r.stdout.trim()}`);
+  }
+  return out.join('\n');
+}
+
 /** names of the objects that make the cluster set's exports and records, per place (sorted) */
 function clusterSetState(): Record<string, string[]> {
   const names = (L: 'a' | 'b', args: string[]): string[] =>
@@ -1022,6 +1060,7 @@ test(
           const again = await curlByNameDetail('fx-echo');
           retried.push(`round ${rounds}: ${first.said}; the retry: ${again.said} (load ${load()})`);
           console.log(`broker outage: a request by the clusterset name failed, ${retried.at(-1)}`);
+          if (!again.ok) console.log(`broker outage: the data path at the failure:\n${dataPathAccount('fx-echo')}`);
           assert.ok(again.ok, `traffic crosses by the clusterset name: ${retried.join('; ')}`);
         }
         assert.equal(await digA('fx-late'), 'NXDOMAIN', 'the new export is not imported while the broker is away');
