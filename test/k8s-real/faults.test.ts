@@ -694,7 +694,16 @@ const answers = (a: string): boolean => /^[0-9.,]+$/.test(a);
  */
 function dataPathAccount(svc: string): string {
   const out: string[] = [];
-  const slice = kubectlRun('a', 'get', 'endpointslices', '-n', 'default', `${svc}.cluster-b`, '-o', 'jsonpath={.endpoints[*].addresses} ready={.endpoints[*].conditions.ready}');
+  const slice = kubectlRun(
+    'a',
+    'get',
+    'endpointslices',
+    '-n',
+    'default',
+    `${svc}.cluster-b`,
+    '-o',
+    'jsonpath={.endpoints[*].addresses} ready={.endpoints[*].conditions.ready}',
+  );
   out.push(`A's imported slice: ${slice.stdout.trim()} ${slice.stderr.trim()}`);
   const cip = kubectlRun('b', 'get', 'service', svc, '-n', 'default', '-o', 'jsonpath={.spec.clusterIP}').stdout.trim();
   for (const L of ['a', 'b'] as const) {
@@ -714,12 +723,26 @@ function dataPathAccount(svc: string): string {
     out.push(`${node}: kube-proxy's (nftables) rules naming ${svc}'s ClusterIP ${cip}: ${nat.stdout.trim() || '(none)'}`);
   }
   // the same request without each translation in turn: B's ClusterIP (no clusterset IP), B's pod (no kube-proxy in B)
-  const pod = kubectlRun('b', 'get', 'endpointslices', '-n', 'default', '-l', `kubernetes.io/service-name=${svc}`, '-o', 'jsonpath={.items[0].endpoints[0].addresses[0]}').stdout.trim();
+  const pod = kubectlRun(
+    'b',
+    'get',
+    'endpointslices',
+    '-n',
+    'default',
+    '-l',
+    `kubernetes.io/service-name=${svc}`,
+    '-o',
+    'jsonpath={.items[0].endpoints[0].addresses[0]}',
+  ).stdout.trim();
   for (const [what, ip] of [
     ["B's ClusterIP", cip],
     ["B's pod", pod],
   ] as const) {
-    const r = run(clusters, ['kubectl', 'a', 'exec', 'client', '--', 'curl', '-s', '-o', '/dev/null', '-m', '3', '-w', '%{http_code}', `http://${ip}:8080/`], 30_000);
+    const r = run(
+      clusters,
+      ['kubectl', 'a', 'exec', 'client', '--', 'curl', '-s', '-o', '/dev/null', '-m', '3', '-w', '%{http_code}', `http://${ip}:8080/`],
+      30_000,
+    );
     out.push(`from A's client to ${what} ${ip}: exit ${r.status} ${r.stdout.trim()}`);
   }
   return out.join('\n');

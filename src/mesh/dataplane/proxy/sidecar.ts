@@ -441,8 +441,7 @@ function clientVerifyError(sock: TLSSocket, hasCert: boolean): Error | undefined
   if (typeof handle?.verifyError !== 'function') return new Error('cannot read the verification result of the client certificate');
   const err = handle.verifyError();
   if (err) return err;
-  if (!hasCert)
-    return Object.assign(new Error('peer did not return a certificate'), { code: 'ERR_SSL_PEER_DID_NOT_RETURN_A_CERTIFICATE' });
+  if (!hasCert) return Object.assign(new Error('peer did not return a certificate'), { code: 'ERR_SSL_PEER_DID_NOT_RETURN_A_CERTIFICATE' });
   return undefined;
 }
 
