@@ -4,7 +4,7 @@
 // CommonJS module per kind, required on the kind's first use. A process that validates
 // then loads the kinds it meets instead of compiling their schemas (ajv's compile was
 // 0.2-1.4 s of a multicluster daemon's start). Each module carries the digest of the schema
-// it was made from; at run time a kind whose schema differs is compiled as before
+// it was made from (with the ajv options and ajv's version); at run time a kind whose schema differs is compiled as before
 // (src/platform/resources/validate.ts), so a stale file is never used.
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';

@@ -187,7 +187,6 @@ export class NativePath {
     let sig = `${connected ? 1 : 0} ${peer.address} ${peer.port} ${peer.features} ${cur0?.crypto?.id ?? -1} ${cur0?.remoteIndex ?? 0}`;
     for (const s of [peer.previous, peer.current, peer.next]) if (s?.crypto !== undefined) sig += ` ${s.crypto.id}/${s.localIndex}/${s.confirmed ? 1 : 0}`;
     if (this.synced.get(peer) === sig) return;
-    this.synced.set(peer, sig);
     const t = this.opts.tunnel;
     const L = t.limitsInUse;
     const now = t.monotonic();
@@ -208,6 +207,8 @@ export class NativePath {
       L.rekeyAfterPackets,
       cur !== undefined ? L.rejectAfterMs - (now - cur.createdAt) : 0,
     );
+    // remembered once the thread took it all (a call that threw is tried again at the next tick)
+    this.synced.set(peer, sig);
   }
 
   /** The node table (delivery of plain packets over VXLAN), in the gateway's order. */
