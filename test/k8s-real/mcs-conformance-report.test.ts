@@ -21,8 +21,10 @@ function locate(): { bin: string; why?: string } {
   try {
     return { bin: suiteBinary(root) };
   } catch (err) {
-    const stderr = (err as { stderr?: string }).stderr?.trim();
-    return { bin: '', why: stderr || String(err) };
+    // exit 3: the script's "no mcs-api snapshot here"; anything else is a broken script, not a reason to skip
+    const e = err as { status?: number; stderr?: string };
+    if (e.status !== 3) throw err;
+    return { bin: '', why: e.stderr?.trim() || String(err) };
   }
 }
 const { bin, why } = locate();
