@@ -7,17 +7,11 @@ import assert from 'node:assert/strict';
 import { createSocket, type Socket } from 'node:dgram';
 import { after, before, describe, test } from 'node:test';
 import { Packet } from 'dns2';
-import { ClustersetZone, startClustersetDns, type ClustersetDns, type ZoneService } from '../../../src/multicluster/control/clusterset-dns/index.js';
+import { zoneService } from '../../helpers/zone-service.js';
+import { ClustersetZone, startClustersetDns, type ClustersetDns } from '../../../src/multicluster/control/clusterset-dns/index.js';
 import { dnsQuery } from '../../helpers/dns-query.js';
 
-const svc = (name: string, ip: string): ZoneService =>
-  ({
-    namespace: 'default',
-    name,
-    headless: false,
-    ports: [{ name: 'http', protocol: 'TCP', port: 8080 }],
-    clusters: new Map([['cluster-b', { ports: [], endpoints: [{ ip, ready: true }] }]]),
-  }) as unknown as ZoneService;
+const svc = (name: string, ip: string) => zoneService(name, { 'cluster-b': [{ ip }] });
 
 /** names whose answers differ in length (1 to 40 characters), some not in the zone, and names outside it */
 const NAMES: string[] = [];

@@ -7,23 +7,12 @@ import { after, before, test } from 'node:test';
 import { promisify } from 'node:util';
 import { Packet } from 'dns2';
 import { Registry } from 'prom-client';
-import { ClustersetZone, startClustersetDns, type ClustersetDns, type ZoneService } from '../../../src/multicluster/control/clusterset-dns/index.js';
+import { zoneService } from '../../helpers/zone-service.js';
+import { ClustersetZone, startClustersetDns, type ClustersetDns } from '../../../src/multicluster/control/clusterset-dns/index.js';
 
 const run = promisify(execFile);
 
-// plain strings and numbers here; the zone's typed values (Ipv4, Port) come from source.ts in the product
-const svc = (
-  name: string,
-  clusters: Record<string, { ip: string; hostname?: string }[]>,
-  opts: { headless?: boolean; ports?: { name?: string; protocol: string; port: number }[] } = {},
-): ZoneService =>
-  ({
-    namespace: 'default',
-    name,
-    headless: opts.headless ?? false,
-    ports: opts.ports ?? [{ name: 'http', protocol: 'TCP', port: 8080 }],
-    clusters: new Map(Object.entries(clusters).map(([c, eps]) => [c, { ports: [], endpoints: eps.map((e) => ({ ...e, ready: true })) }])),
-  }) as unknown as ZoneService;
+const svc = zoneService;
 
 let zone: ClustersetZone;
 let dns: ClustersetDns;

@@ -1,6 +1,7 @@
 // What one change costs, whatever the number of others (docs/limits.md): an export is
 // propagated by a constant number of store calls, no list of every slice; what does not
 // change writes nothing; a Gateway record that moves only in its counters leaves DNS alone.
+import { zoneService } from '../../helpers/zone-service.js';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -17,7 +18,7 @@ import {
   startRecordsPublisher,
   type GatewayRecords,
 } from '../../../src/multicluster/control/clusterset/index.js';
-import { ClustersetZone, startClustersetDns, ZoneSource, type ZoneService } from '../../../src/multicluster/control/clusterset-dns/index.js';
+import { ClustersetZone, startClustersetDns, ZoneSource } from '../../../src/multicluster/control/clusterset-dns/index.js';
 import { openEmbeddedStore, type KubeObject } from '../../../src/platform/store/index.js';
 import { buildPlan, DEFAULT_WORLD, parseWorld, startClusterSync } from '../../../src/world/supervisor/index.js';
 import { CountingStore, newTestStore } from '../../support/stores.js';
@@ -252,13 +253,7 @@ test('a Gateway record that changes only its RTT leaves the clusterset zone (and
 test("an export leaves every other name's DNS answer cached; a change of that name is answered at once", async () => {
   const zone = new ClustersetZone('cluster-a');
   const svc = (name: string, ip: string) =>
-    ({
-      namespace: 'scale',
-      name,
-      headless: false,
-      ports: [{ name: 'http', protocol: 'TCP', port: 80 }],
-      clusters: new Map([['cluster-b', { ports: [], endpoints: [{ ip, ready: true }] }]]),
-    }) as unknown as ZoneService;
+    zoneService(name, { 'cluster-b': [{ ip }] }, { namespace: 'scale', ports: [{ name: 'http', protocol: 'TCP', port: 80 }] });
   for (let i = 0; i < 50; i++) zone.upsert(svc(`svc-${i}`, `100.2.0.${i + 1}`));
   let resolves = 0;
   const resolve = zone.resolve.bind(zone);
