@@ -69,7 +69,7 @@ export function sanEntries(san: string | undefined): { type: string; value: stri
 }
 
 /** URI SANs of a peer certificate as node:tls reports it. */
-export function peerUris(cert: Pick<PeerCertificate, 'subjectaltname'> | { subjectaltname?: string | undefined } | undefined): string[] {
+export function peerUris(cert: { subjectaltname?: string | undefined } | undefined): string[] {
   return sanEntries(cert?.subjectaltname)
     .filter((e) => e.type === 'URI')
     .map((e) => e.value);
@@ -120,7 +120,7 @@ function mismatch(message: string): Error {
  * code ERR_STRAIT_SPIFFE_MISMATCH (counted as bad-peer-identity).
  */
 export function meshPeerIdentity(
-  cert: Pick<PeerCertificate, 'subjectaltname'> | { subjectaltname?: string | undefined } | undefined,
+  cert: { subjectaltname?: string | undefined } | undefined,
   trustDomain: string,
   allowed?: ReadonlySet<string>,
 ): string | Error {
