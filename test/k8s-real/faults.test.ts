@@ -738,11 +738,7 @@ function dataPathAccount(svc: string): string {
     ["B's ClusterIP", cip],
     ["B's pod", pod],
   ] as const) {
-    const r = run(
-      clusters,
-      ['kubectl', 'a', 'exec', 'client', '--', 'curl', '-s', '-o', '/dev/null', '-m', '3', '-w', '%{http_code}', `http://${ip}:8080/`],
-      30_000,
-    );
+    const r = kubectlRun('a', 'exec', 'client', '--', 'curl', '-s', '-o', '/dev/null', '-m', '3', '-w', '%{http_code}', `http://${ip}:8080/`);
     out.push(`from A's client to ${what} ${ip}: exit ${r.status} ${r.stdout.trim()}`);
   }
   return out.join('\n');
