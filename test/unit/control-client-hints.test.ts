@@ -35,6 +35,18 @@ const cases: { name: string; server: string; text: string; want: RegExp }[] = [
     want: /^connection refused: the local world's control API is now http:\/\/127\.0\.0\.1:40123 \(`strait status` shows it\); log in there: strait login 127\.0\.0\.1:40123 --plaintext/,
   },
   {
+    name: 'reset by another program that took the old port',
+    server: '127.0.0.1:8080',
+    text: 'ECONNRESET read ECONNRESET',
+    want: /^connection reset: the local world's control API is now http:\/\/127\.0\.0\.1:40123 \(`strait status` shows it\)/,
+  },
+  {
+    name: "reset at the world's own address: the error as it is",
+    server: '127.0.0.1:40123',
+    text: 'ECONNRESET read ECONNRESET',
+    want: /^ECONNRESET read ECONNRESET$/,
+  },
+  {
     name: "refused at the world's own address",
     server: '127.0.0.1:40123',
     text: 'ECONNREFUSED',

@@ -134,20 +134,29 @@ export async function call<T>(method: string, path: string, body?: unknown, serv
 /**
  * What to do about a connection failure (`text`: the error's code, message and cause), in
  * one line: a TLS client that met a plain-HTTP server (OpenSSL's "wrong version number")
- * needs --plaintext; a refused connection to a loopback address names where the local
- * world's control API is now (its port may have moved when it was taken) and `strait status`.
+ * needs --plaintext; a refused or reset connection to a loopback address the local world no
+ * longer uses names where its control API is now (its port moved when it was taken, and the
+ * old port may be free or held by another program) and `strait status`.
  */
 export function connectHint(server: string, text: string, message: string): string {
   if (/wrong.version.number|packet length too long|http request|ERR_SSL_WRONG_VERSION/i.test(text)) {
     return `the server speaks plain HTTP, not TLS: add --plaintext (strait login ${server.replace(/^https?:\/\//, '')} --plaintext …), not --insecure`;
   }
-  if (/ECONNREFUSED/.test(text)) {
+  const failure = /ECONNREFUSED/.test(text)
+    ? 'connection refused'
+    : /ECONNRESET|EPIPE|socket hang up|premature close/i.test(text)
+      ? 'connection reset'
+      : undefined;
+  if (failure) {
+    // a loopback address the world no longer uses: whatever is there now (nothing, or
+    // another program that took the port) is not the control API
     const now = worldHostURL('control');
     const host = server.replace(/^https?:\/\//, '').replace(/\/.*$/, '');
     if (now && /^(127\.0\.0\.1|localhost):\d+$/.test(host) && new URL(now).host !== host) {
-      return `connection refused: the local world's control API is now ${now} (\`strait status\` shows it); log in there: strait login ${new URL(now).host} --plaintext --username admin --password …`;
+      return `${failure}: the local world's control API is now ${now} (\`strait status\` shows it); log in there: strait login ${new URL(now).host} --plaintext --username admin --password …`;
     }
-    return "connection refused; is the control module running? (`strait status` shows where a local world's control API listens)";
+    if (failure === 'connection refused')
+      return "connection refused; is the control module running? (`strait status` shows where a local world's control API listens)";
   }
   if (/certificate|self.signed|SSL|EPROTO/i.test(text))
     return `${message}; use --insecure for a self-signed certificate, or --plaintext for a server without TLS`;
