@@ -41,6 +41,7 @@ import {
   gate,
   gatewayPodOn,
   inPod,
+  longestGap,
   kubeconfig,
   kubectl,
   kubectlArgv,
@@ -66,6 +67,8 @@ const CONTROL_BOUND_MS = 10_000;
  * `strait` run is 2-8 s on the loaded test machine); their measured times are printed
  */
 const API_SLACK_MS = 2000;
+/** kube-controller-manager's --node-monitor-grace-period (its default in Kubernetes v1.34) */
+const NODE_MONITOR_GRACE_MS = 50_000;
 const CLI_SLACK_MS = 10_000;
 
 const work = mkdtempSync(join(tmpdir(), 'strait-k8s-faults-'));
@@ -74,6 +77,8 @@ let pods: { serverIp: string; clientIp: string } | undefined;
 const measured: Record<string, Record<string, number | string>> = {};
 const caseSeconds: Record<string, number> = {};
 const watches: GatewayWatch[] = [];
+/** a case's own watches: stopped in after() whatever happened */
+const objectWatches: ObjectWatch[] = [];
 /** nodes whose namespace got the fault table; daemons stopped: undone in after() whatever happened */
 const nftNodes = new Set<string>();
 const stopped = new Set<number>();
@@ -105,7 +110,7 @@ after(() => {
   for (const pid of stopped) attempt(`SIGCONT ${pid}`, () => process.kill(pid, 'SIGCONT'));
   for (const L of apiDown) attempt(`kube-apiserver of cluster-${L}`, () => apiserver(L, 'start'));
   for (const p of loops) attempt('curl loop', () => p.kill());
-  for (const w of watches) attempt('watch', () => w.stop());
+  for (const w of [...watches, ...objectWatches]) attempt('watch', () => w.stop());
   if (!skip) {
     const total = Object.values(caseSeconds).reduce((a, b) => a + b, 0);
     console.log(`fault cases: ${JSON.stringify(caseSeconds)} s, ${total} s in all; load average at end: ${load()}`);
@@ -155,23 +160,24 @@ async function gatewayMetrics(ip: string): Promise<string> {
 }
 
 /**
- * Every change of cluster L's Gateway records as the API server hands it out (a watch from
- * resourceVersion 0: the current objects first), with the time it arrived here.
+ * A watch of objects at an API path of cluster L (kubectl get --raw ...?watch=1): every event
+ * with the time it came, started again when the API server ends it.
  */
-class GatewayWatch {
-  readonly seen: { at: number; name: string; gateway: GatewayRow; connections: ConnectionRow[] }[] = [];
+class ObjectWatch {
+  readonly events: { at: number; type: string; object: KubeObject }[] = [];
   private p: ChildProcess;
   private buf = '';
   private stopped = false;
-  constructor(readonly L: 'a' | 'b') {
+  constructor(
+    readonly L: 'a' | 'b',
+    private readonly path: string,
+  ) {
     this.p = this.start();
   }
-  /** the watch, started again when the API server ends it */
   private start(): ChildProcess {
     this.buf = '';
-    const p = spawn(clusters, kubectlArgv(this.L, 'get', '--raw', '/apis/submariner.io/v1/namespaces/submariner-operator/gateways?watch=1&resourceVersion=0'), {
-      stdio: ['ignore', 'pipe', 'ignore'],
-    });
+    const sep = this.path.includes('?') ? '&' : '?';
+    const p = spawn(clusters, kubectlArgv(this.L, 'get', '--raw', `${this.path}${sep}watch=1&resourceVersion=0`), { stdio: ['ignore', 'pipe', 'ignore'] });
     // started again after a pause (an API server that is down ends it at once, again and again)
     p.once('exit', () => {
       if (!this.stopped) setTimeout(() => !this.stopped && (this.p = this.start()), 1000).unref();
@@ -183,21 +189,43 @@ class GatewayWatch {
         const line = this.buf.slice(0, nl);
         this.buf = this.buf.slice(nl + 1);
         const ev = JSON.parse(line) as { type: string; object: KubeObject };
-        if (ev.type === 'DELETED' || ev.type === 'ERROR') continue;
-        this.seen.push({ at: Date.now(), name: ev.object.metadata.name, ...readGateway(ev.object) });
+        if (ev.type !== 'ERROR') this.events.push({ at: Date.now(), type: ev.type, object: ev.object });
       }
     });
     return p;
   }
-  /** the latest record of each gateway that says it is active */
-  active(): { gateway: GatewayRow; connections: ConnectionRow[] } | undefined {
-    const last = new Map<string, (typeof this.seen)[number]>();
-    for (const s of this.seen) last.set(s.name, s);
-    return [...last.values()].find((s) => s.gateway.haStatus === 'active');
+  /** the events since `since`, one line each: time, type, name and what `summary` says of the object */
+  timeline(since: number, summary: (o: KubeObject) => string): string[] {
+    return this.events
+      .filter((e) => e.at >= since)
+      .map((e) => `${new Date(e.at).toISOString().slice(11, 23)} ${e.type} ${e.object.metadata.name}: ${summary(e.object)}`);
   }
   stop(): void {
     this.stopped = true;
     this.p.kill();
+  }
+}
+
+/** Cluster L's Gateway records as they change (the store's surface, read without strait's CLI). */
+class GatewayWatch extends ObjectWatch {
+  constructor(L: 'a' | 'b') {
+    super(L, '/apis/submariner.io/v1/namespaces/submariner-operator/gateways');
+  }
+  get seen(): { at: number; name: string; gateway: GatewayRow; connections: ConnectionRow[] }[] {
+    return this.events.filter((e) => e.type !== 'DELETED').map((e) => ({ at: e.at, name: e.object.metadata.name, ...readGateway(e.object) }));
+  }
+  /** the latest record of each gateway that says it is active */
+  active(): { gateway: GatewayRow; connections: ConnectionRow[] } | undefined {
+    const last = new Map<string, GatewayWatch['seen'][number]>();
+    for (const s of this.seen) last.set(s.name, s);
+    return [...last.values()].find((s) => s.gateway.haStatus === 'active');
+  }
+  /** one line per record since `since`: its HA status and connections */
+  history(since: number): string[] {
+    return this.timeline(since, (o) => {
+      const r = readGateway(o);
+      return `${r.gateway.haStatus} ${r.connections.map((c) => `${c.cluster}=${c.status}${c.reason ? `(${c.reason})` : ''}`).join(' ')}`;
+    });
   }
 }
 const watchOf = (L: 'a' | 'b'): GatewayWatch => watches.find((w) => w.L === L) as GatewayWatch;
@@ -949,9 +977,48 @@ test(
       ...Object.fromEntries(Object.entries(back).map(([k, v]) => [`recovered.${k}`, v])),
     };
     unexportOn('b', 'fx-new');
+    measured['apiserver-restarted']['kubernetesAftermath'] = await nodeLifecycleAftermath('b', tStopped);
     caseSeconds['apiserver-restarted'] = Math.round((Date.now() - tCase) / 1000);
   },
 );
+
+/**
+ * Kubernetes' own aftermath of an API server that was away (not strait's doing): the node
+ * lifecycle controller of kube-controller-manager saw no node heartbeat since before the stop;
+ * if it acts before its watch shows the kubelets' renewed leases, it marks every node of the
+ * cluster NotReady, and their pods with them, for one more heartbeat ("all Nodes are not-Ready.
+ * Entering master disruption mode"). B's echo pod NotReady leaves B's Services without
+ * endpoints (kube-proxy rejects), which a later case would take for a broken data path (seen
+ * 47 s after the stop, for 26 s). That happens by the node monitor's grace period (50 s in
+ * v1.34) plus its 5-s period after the stop: wait until then, then until every node and the
+ * echo pod are Ready. What was seen meanwhile is reported.
+ */
+async function nodeLifecycleAftermath(L: 'a' | 'b', tStopped: number): Promise<string> {
+  const notReady = new Set<string>();
+  const look = (): { nodes: boolean; echo: boolean } => {
+    const nodes = kubectl(L, 'get', 'nodes', '-o', 'jsonpath={range .items[*]}{.metadata.name}={.status.conditions[?(@.type=="Ready")].status} {end}')
+      .trim()
+      .split(' ');
+    for (const n of nodes) if (!n.endsWith('=True')) notReady.add(n.split('=')[0] ?? n);
+    const echo = L === 'b' ? kubectl('b', 'get', 'pod', 'echo', '-o', 'jsonpath={.status.conditions[?(@.type=="Ready")].status}').trim() === 'True' : true;
+    if (!echo) notReady.add('pod/echo');
+    return { nodes: nodes.every((n) => n.endsWith('=True')), echo };
+  };
+  while (Date.now() < tStopped + NODE_MONITOR_GRACE_MS + 10_000) {
+    look();
+    await sleep(2000);
+  }
+  await until(
+    `cluster-${L}: every node and the echo pod Ready`,
+    Date.now(),
+    () => {
+      const r = look();
+      return r.nodes && r.echo;
+    },
+    120_000,
+  );
+  return notReady.size > 0 ? `NotReady for a while: ${[...notReady].join(' ')}` : 'none';
+}
 
 /** the name of cluster L's strait-control pod (the multicluster agent, clusterset DNS) */
 const controlPod = (L: 'a' | 'b'): string =>
@@ -1003,7 +1070,26 @@ test(
     assert.match(await controlMetrics('b', ctl), /^strait_mc_broker_reachable 1/m);
     const echoAnswer = await digA('fx-echo');
     const before = clusterSetState();
+    // what A's DNS answers from (its imported slices, its ServiceImport, the Gateway records), as it changes: told when a round fails
+    const slicesA = new ObjectWatch(
+      'a',
+      `/apis/discovery.k8s.io/v1/namespaces/default/endpointslices?labelSelector=multicluster.kubernetes.io/service-name%3Dfx-echo`,
+    );
+    const importsA = new ObjectWatch('a', '/apis/multicluster.x-k8s.io/v1alpha1/namespaces/default/serviceimports');
+    objectWatches.push(slicesA, importsA);
     const t0 = Date.now();
+    const account = (): string =>
+      [
+        "A's imported slices of fx-echo:",
+        ...slicesA.timeline(t0 - 30_000, (o) => JSON.stringify((o['endpoints'] as unknown[] | undefined) ?? [])),
+        "A's ServiceImports:",
+        ...importsA.timeline(t0 - 30_000, (o) => JSON.stringify({ ips: (o['spec'] as { ips?: unknown } | undefined)?.ips, status: o['status'] })),
+        "A's Gateway records:",
+        ...watchOf('a').history(t0 - 30_000),
+        "B's Gateway records:",
+        ...watchOf('b').history(t0 - 30_000),
+        dataPathAccount('fx-echo'),
+      ].join('\n');
     for (const node of ['b-gw', 'b-wk']) {
       nftNodes.add(node);
       const r = nftIn(node, BROKER_CUT);
@@ -1072,14 +1158,17 @@ test(
       let rounds = 0;
       const retried: string[] = [];
       while (Date.now() - t0 < BROKER_OUTAGE_MS - 5000) {
-        assert.equal(await digA('fx-echo'), echoAnswer, 'the import made before the outage answers in A');
+        const answer = await digA('fx-echo');
+        if (answer !== echoAnswer)
+          console.log(`broker outage: A's DNS answered ${answer} for fx-echo, not ${echoAnswer}, ${Date.now() - t0} ms into the outage:\n${account()}`);
+        assert.equal(answer, echoAnswer, 'the import made before the outage answers in A');
         // a request that fails is retried once, as a client retries an idempotent request; both failing is a broken data path
         const first = await curlByNameDetail('fx-echo');
         if (!first.ok) {
           const again = await curlByNameDetail('fx-echo');
           retried.push(`round ${rounds}: ${first.said}; the retry: ${again.said} (load ${load()})`);
           console.log(`broker outage: a request by the clusterset name failed, ${retried.at(-1)}`);
-          if (!again.ok) console.log(`broker outage: the data path at the failure:\n${dataPathAccount('fx-echo')}`);
+          if (!again.ok) console.log(`broker outage: the data path at the failure, ${Date.now() - t0} ms into the outage:\n${account()}`);
           assert.ok(again.ok, `traffic crosses by the clusterset name: ${retried.join('; ')}`);
         }
         assert.equal(await digA('fx-late'), 'NXDOMAIN', 'the new export is not imported while the broker is away');
@@ -1097,6 +1186,8 @@ test(
         nftIn(node, 'delete table inet strait_fault');
         nftNodes.delete(node);
       }
+      slicesA.stop();
+      importsA.stop();
     }
     const t1 = Date.now();
     const back = await allOf({
@@ -1154,21 +1245,6 @@ function curlLoop(serverIp: string): { results: { at: number; ok: boolean }[]; s
     }
   });
   return { results, stop: () => p.kill() };
-}
-/** the longest run of failed curls: from the last success before it to the first after it (ms), and how many failed */
-function longestGap(results: { at: number; ok: boolean }[]): { gapMs: number; failed: number } {
-  let best = { gapMs: 0, failed: 0 };
-  let lastOk: number | undefined;
-  let failed = 0;
-  for (const r of results) {
-    if (!r.ok) failed++;
-    else {
-      if (failed > 0 && lastOk !== undefined && r.at - lastOk > best.gapMs) best = { gapMs: r.at - lastOk, failed };
-      lastOk = r.at;
-      failed = 0;
-    }
-  }
-  return best;
 }
 
 test(

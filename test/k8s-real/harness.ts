@@ -269,3 +269,19 @@ export function gatewayPodOn(L: string, node: string): { name: string; restarts:
   const [name = '', restarts = 'NaN', ready = ''] = out.split(' ');
   return { name, restarts: Number(restarts), ready: ready === 'true' };
 }
+
+/** the longest run of failed curls: from the last success before it to the first after it (ms), and how many failed */
+export function longestGap(results: { at: number; ok: boolean }[]): { gapMs: number; failed: number } {
+  let best = { gapMs: 0, failed: 0 };
+  let lastOk: number | undefined;
+  let failed = 0;
+  for (const r of results) {
+    if (!r.ok) failed++;
+    else {
+      if (failed > 0 && lastOk !== undefined && r.at - lastOk > best.gapMs) best = { gapMs: r.at - lastOk, failed };
+      lastOk = r.at;
+      failed = 0;
+    }
+  }
+  return best;
+}
