@@ -17,7 +17,11 @@
 # images are built once; the image is rebuilt when the sources it copies change.
 # Needs root (chroot, mounts); scripts/setup-system.sh installs buildah and debootstrap.
 set -euo pipefail
-root=$(cd "$(dirname "$0")/../.." && pwd)
+#
+# STRAIT_IMAGE_ROOT=DIR STRAIT_IMAGE_NAME=NAME: build DIR's Dockerfile (another version's
+# sources, e.g. test/k8s/build-images.sh --strait-previous) as NAME instead; each name keeps
+# its own key.
+root=${STRAIT_IMAGE_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 cache=${XDG_CACHE_HOME:-$HOME/.cache}/strait/image
 if [ "${1:-}" = "--print" ]; then echo "$cache"; exit 0; fi
 for t in buildah debootstrap flock; do
@@ -72,8 +76,10 @@ key=$( (cd "$root" && cat Dockerfile .dockerignore package.json package-lock.jso
   && if [ "${STRAIT_IMAGE_REBUILD:-sources}" != dockerfile ]; then
        find src daemon agents native bin scripts -type f ! -path 'native/build/*' -print0 | sort -z | xargs -0 sha256sum
      fi) | sha256sum | cut -c1-16)
-image=localhost/strait:test
-if [ "$(cat "$cache/image.key" 2>/dev/null)" != "$key" ] || ! bh inspect --type image "$image" >/dev/null 2>&1; then
+image=${STRAIT_IMAGE_NAME:-localhost/strait:test}
+keyfile="$cache/image.key"
+[ "$image" = localhost/strait:test ] || keyfile="$cache/image-$(echo "$image" | tr -c 'a-zA-Z0-9.\n-' _).key"
+if [ "$(cat "$keyfile" 2>/dev/null)" != "$key" ] || ! bh inspect --type image "$image" >/dev/null 2>&1; then
   log "buildah build $image (key $key)"
   start=$(date +%s)
   nice buildah --root "$cache/storage" --runroot "$cache/run" --storage-driver vfs build --isolation chroot --layers=false --pull=never \
@@ -82,7 +88,7 @@ if [ "$(cat "$cache/image.key" 2>/dev/null)" != "$key" ] || ! bh inspect --type 
     --volume "$HOME/.npm:/root/.npm:rw" \
     -f "$root/Dockerfile" -t "$image" "$root" >"$cache/build.log" 2>&1 \
     || { tail -40 "$cache/build.log" >&2; exit 1; }
-  echo "$key" >"$cache/image.key"
+  echo "$key" >"$keyfile"
   log "built in $(( $(date +%s) - start )) s"
   # keep the storage small: drop dangling stages
   bh rmi --prune >/dev/null 2>&1 || true
@@ -95,6 +101,8 @@ if [ "${1:-}" = "--run" ] || [ "${1:-}" = "--sh" ]; then
   trap 'bh rm "$ctr" >/dev/null 2>&1 || true' EXIT
   if [ "$mode" = --run ]; then bh run --isolation chroot "$ctr" -- node "$@"
   else bh run --isolation chroot "$ctr" -- sh -c "$1"; fi
+elif [ "${1:-}" = "--key" ]; then
+  cat "$keyfile"
 elif [ "${1:-}" = "--labels" ]; then
   # buildah 1.28 (Debian bookworm) has no `json` template function: the labels come out of the full inspect
   bh inspect --type image "$image" \

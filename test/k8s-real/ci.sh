@@ -7,6 +7,9 @@
 #   the suite (~7 min; the fault cases ~5.5 min more (about 205 s of them the kube-apiserver
 #   restart, broker and fenced-gateway cases); the MCS conformance suite ~10 min more (602 s at
 #   load 18-19, 27 of 27 passing); its binary 185 s cold, 0.7 s warm; its two images 13 s cold).
+#   The upgrade file (upgrade.test.ts: the previous version, upgrades, Helm, uninstall) ~9 min
+#   (538 s at load 7-9, 104 s of it installing strait again after the uninstall); the previous
+#   version's image 289 s cold, then cached by its commit.
 #   Run after `npm test` (it needs dist/).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -19,7 +22,9 @@ step() {
 step test/k8s/build-apiserver.sh --nodes >/dev/null
 step scripts/build-coredns.sh >/dev/null
 # the images include the MCS conformance suite's two (alpine/socat, nicolaka/netshoot)
-step test/k8s/build-images.sh --strait >/dev/null
+# (--strait-previous: the image of the version test/k8s-real/upgrade.test.ts upgrades from,
+# test/k8s-real/previous-version; built once per pinned commit)
+step test/k8s/build-images.sh --strait --strait-previous >/dev/null
 # the MCS API conformance suite (../shared/third_party/mcs-api, built with go test -c;
 # mcs-conformance.test.ts runs it on the same clusters)
 step test/k8s/build-mcs-conformance.sh >/dev/null

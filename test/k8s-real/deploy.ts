@@ -13,9 +13,21 @@ import { clusters, devDist, kubeconfig, kubectl, kubectlRun, root, sh, strait, u
 /** cluster i's pod and Service CIDRs (a = 1, b = 2) */
 export const CIDR = (i: number): { pods: string; services: string } => ({ pods: `10.${10 * i}.0.0/16`, services: `10.${10 * i + 1}.0.0/16` });
 
-/** deploy/ rendered for cluster L: the cluster-specific values, the locally built image */
-function renderDeploy(L: 'a' | 'b', i: number, R: 'a' | 'b', j: number): string {
-  const rendered = kubectl('a', 'kustomize', join(root, 'deploy')).replace(/image: strait(:[^\s]*)?$/gm, 'image: localhost/strait:test');
+/**
+ * deploy/ rendered for cluster L: the cluster-specific values, the locally built image.
+ * `from`: another version's deploy/ and image (the upgrade tests' previous version), without
+ * its CRDs (a CRD is never rolled back: docs/upgrades.md).
+ */
+export function renderDeploy(L: 'a' | 'b', i: number, R: 'a' | 'b', j: number, from?: { deployDir: string; image: string }): string {
+  let rendered = kubectl('a', 'kustomize', from?.deployDir ?? join(root, 'deploy')).replace(
+    /image: strait(:[^\s]*)?$/gm,
+    `image: ${from?.image ?? 'localhost/strait:test'}`,
+  );
+  if (from)
+    rendered = parseAllDocuments(rendered)
+      .filter((d) => (d.toJS() as { kind?: string } | null)?.kind !== 'CustomResourceDefinition')
+      .map((d) => d.toString())
+      .join('---\n');
   const subnets = (k: number): string => `[${CIDR(k).pods}, ${CIDR(k).services}]`;
   const text = rendered
     .replace('clusterId: cluster-a', `clusterId: cluster-${L}`)
@@ -29,7 +41,7 @@ function renderDeploy(L: 'a' | 'b', i: number, R: 'a' | 'b', j: number): string 
     .replace('gateway: { address: 192.0.2.1, port: 4800 }', `gateway: { address: 172.30.${i}.2, port: 4800${L === 'a' ? ', standby: [172.30.1.3]' : ''} }`);
   assert.notEqual(text, rendered);
   assert.doesNotMatch(text, /192\.0\.2\./, 'every placeholder address replaced');
-  if (!devDist) return text;
+  if (!devDist || from) return text;
   // development: this host's dist/ over the image's
   const docs = parseAllDocuments(text).map((d) => d.toJS() as Record<string, unknown>);
   for (const o of docs) {
@@ -45,9 +57,12 @@ function renderDeploy(L: 'a' | 'b', i: number, R: 'a' | 'b', j: number): string 
 function forwardClustersetDns(L: string): void {
   const ip = kubectl(L, '-n', 'strait-system', 'get', 'service', 'strait-dns', '-o', 'jsonpath={.spec.clusterIP}').trim();
   assert.match(ip, /^10\.[0-9.]+$/);
-  const corefile = kubectl(L, '-n', 'kube-system', 'get', 'configmap', 'coredns', '-o', 'jsonpath={.data.Corefile}');
-  if (corefile.includes('clusterset.local')) return;
-  const patch = JSON.stringify({ data: { Corefile: `clusterset.local:53 {\n    errors\n    forward . ${ip}\n}\n${corefile}` } });
+  let corefile = kubectl(L, '-n', 'kube-system', 'get', 'configmap', 'coredns', '-o', 'jsonpath={.data.Corefile}');
+  const block = `clusterset.local:53 {\n    errors\n    forward . ${ip}\n}\n`;
+  if (corefile.startsWith(block)) return;
+  // a reinstall (the upgrade tests uninstall strait) gives the Service another address
+  corefile = corefile.replace(/^clusterset\.local:53 \{\n[^}]*\}\n/, '');
+  const patch = JSON.stringify({ data: { Corefile: `${block}${corefile}` } });
   kubectl(L, '-n', 'kube-system', 'patch', 'configmap', 'coredns', '--type', 'merge', '-p', patch);
 }
 
@@ -57,7 +72,8 @@ function forwardClustersetDns(L: string): void {
  */
 export async function deployStrait(work: string): Promise<{ serverIp: string; clientIp: string }> {
   const t0 = Date.now();
-  const already = kubectlRun('b', '-n', 'strait-system', 'get', 'daemonset', 'strait-gateway').status === 0;
+  // (both clusters: the upgrade tests uninstall strait, and a half-done run may leave one)
+  const already = ['a', 'b'].every((L) => kubectlRun(L, '-n', 'strait-system', 'get', 'daemonset', 'strait-gateway').status === 0);
   if (!already) {
     // the CRDs first: deploy-broker and join write Submariner's kinds (without them join fails
     // with 'Cluster "*" not found in namespace "submariner-k8s-broker"': the list gets a 404)

@@ -19,9 +19,13 @@
 #               upstream's; only when socat and nc.openbsd are installed (scripts/setup-system.sh)
 #   strait.tar  localhost/strait:test         test/image/build-image.sh, saved with buildah
 #               (docker-archive); only with --strait
+#   strait-previous.tar localhost/strait:previous  the same for the previous version the
+#               upgrade tests start from (the commit in test/k8s-real/previous-version, its
+#               sources taken with `git archive`; built once, then cached by that commit);
+#               only with --strait-previous (after --strait)
 # into ${XDG_CACHE_HOME:-~/.cache}/strait/k8s/<version>/images/ and prints that directory.
 # Idempotent: what is up to date is not rebuilt.
-#   test/k8s/build-images.sh [--strait]
+#   test/k8s/build-images.sh [--strait [--strait-previous]]
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 cache="$("$here/build-apiserver.sh" --print)/images"
@@ -207,6 +211,28 @@ if [ "${1:-}" = "--strait" ]; then
        push --quiet "$img" "docker-archive:$cache/strait.tar.tmp:$img") >&2
     mv -f "$cache/strait.tar.tmp" "$cache/strait.tar"
     echo "$key" >"$cache/strait.key"
+  fi
+fi
+if [ "${2:-}" = "--strait-previous" ]; then
+  repo="$(cd "$here/../.." && pwd)"
+  commit="$(sed -n 's/^commit: *\([0-9a-f]\{40\}\)$/\1/p' "$repo/test/k8s-real/previous-version")"
+  [ -n "$commit" ] || { log "test/k8s-real/previous-version names no commit"; exit 1; }
+  if [ "$(cat "$cache/strait-previous.key" 2>/dev/null)" != "$commit" ] || [ ! -f "$cache/strait-previous.tar" ]; then
+    git -C "$repo" cat-file -e "$commit^{commit}" 2>/dev/null \
+      || { log "the previous version's commit $commit is not in this clone's history (a shallow clone?)"; exit 1; }
+    src="$cache/strait-previous-src"
+    rm -rf "$src"
+    mkdir -p "$src"
+    git -C "$repo" archive "$commit" | tar -x -C "$src"
+    icache=$("$here/../image/build-image.sh" --print)
+    img=$(STRAIT_IMAGE_ROOT="$src" STRAIT_IMAGE_NAME=localhost/strait:previous "$here/../image/build-image.sh")
+    log "saving $img ($commit)"
+    rm -f "$cache/strait-previous.tar.tmp"
+    (exec 9>"$icache/lock"; flock 9
+     buildah --root "$icache/storage" --runroot "$icache/run" --storage-driver vfs \
+       push --quiet "$img" "docker-archive:$cache/strait-previous.tar.tmp:$img") >&2
+    mv -f "$cache/strait-previous.tar.tmp" "$cache/strait-previous.tar"
+    echo "$commit" >"$cache/strait-previous.key"
   fi
 fi
 echo "$cache"
