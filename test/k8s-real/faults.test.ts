@@ -42,6 +42,7 @@ import {
   gatewayPodOn,
   inPod,
   longestGap,
+  objectNames,
   kubeconfig,
   kubectl,
   kubectlArgv,
@@ -774,21 +775,16 @@ function dataPathAccount(svc: string): string {
 
 /** names of the objects that make the cluster set's exports and records, per place (sorted) */
 function clusterSetState(): Record<string, string[]> {
-  const names = (L: 'a' | 'b', args: string[]): string[] =>
-    kubectl(L, 'get', ...args, '-o', 'jsonpath={range .items[*]}{.metadata.namespace}/{.metadata.name}{"\\n"}{end}')
-      .split('\n')
-      .filter(Boolean)
-      .sort();
   return {
-    exportsB: names('b', ['serviceexports.multicluster.x-k8s.io', '-A']),
-    importsA: names('a', ['serviceimports.multicluster.x-k8s.io', '-n', 'default']),
-    slicesA: names('a', ['endpointslices', '-n', 'default', '-l', 'endpointslice.kubernetes.io/managed-by=strait-multicluster']),
-    brokerImports: names('a', ['serviceimports.multicluster.x-k8s.io', '-n', 'submariner-k8s-broker']),
-    brokerSlices: names('a', ['endpointslices', '-n', 'submariner-k8s-broker']),
-    brokerClusters: names('a', ['clusters.submariner.io', '-n', 'submariner-k8s-broker']),
-    brokerEndpoints: names('a', ['endpoints.submariner.io', '-n', 'submariner-k8s-broker']),
-    gatewaysA: names('a', ['gateways.submariner.io', '-n', 'submariner-operator']),
-    gatewaysB: names('b', ['gateways.submariner.io', '-n', 'submariner-operator']),
+    exportsB: objectNames('b', ['serviceexports.multicluster.x-k8s.io', '-A']),
+    importsA: objectNames('a', ['serviceimports.multicluster.x-k8s.io', '-n', 'default']),
+    slicesA: objectNames('a', ['endpointslices', '-n', 'default', '-l', 'endpointslice.kubernetes.io/managed-by=strait-multicluster']),
+    brokerImports: objectNames('a', ['serviceimports.multicluster.x-k8s.io', '-n', 'submariner-k8s-broker']),
+    brokerSlices: objectNames('a', ['endpointslices', '-n', 'submariner-k8s-broker']),
+    brokerClusters: objectNames('a', ['clusters.submariner.io', '-n', 'submariner-k8s-broker']),
+    brokerEndpoints: objectNames('a', ['endpoints.submariner.io', '-n', 'submariner-k8s-broker']),
+    gatewaysA: objectNames('a', ['gateways.submariner.io', '-n', 'submariner-operator']),
+    gatewaysB: objectNames('b', ['gateways.submariner.io', '-n', 'submariner-operator']),
   };
 }
 

@@ -285,3 +285,11 @@ export function longestGap(results: { at: number; ok: boolean }[]): { gapMs: num
   }
   return best;
 }
+
+/** namespace/name of the objects `kubectl get ARGS` lists in cluster L, sorted */
+export function objectNames(L: 'a' | 'b', args: string[]): string[] {
+  return kubectl(L, 'get', ...args, '-o', 'jsonpath={range .items[*]}{.metadata.namespace}/{.metadata.name}{"\\n"}{end}')
+    .split('\n')
+    .filter(Boolean)
+    .sort();
+}

@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { CIDR, deployStrait, renderDeploy } from './deploy.js';
-import { clusters, gate, kubectl, kubectlArgv, kubectlRun, longestGap, root, run, sh, state, until, useClusters } from './harness.js';
+import { clusters, gate, kubectl, kubectlArgv, kubectlRun, longestGap, objectNames, root, run, sh, state, until, useClusters } from './harness.js';
 
 const helmBin = join(execFileSync('bash', [join(root, 'test', 'helm', 'build-helm.sh'), '--print'], { encoding: 'utf8' }).trim(), 'helm');
 const imageCache = join(execFileSync(join(root, 'test', 'k8s', 'build-apiserver.sh'), ['--print'], { encoding: 'utf8' }).trim(), 'images');
@@ -224,19 +224,14 @@ let traffic: Traffic | undefined;
 
 /** What must not be lost: the cluster set's objects and the GitOps objects, by name. */
 function objects(): Record<string, string[]> {
-  const names = (L: 'a' | 'b', args: string[]): string[] =>
-    kubectl(L, 'get', ...args, '-o', 'jsonpath={range .items[*]}{.metadata.namespace}/{.metadata.name}{"\\n"}{end}')
-      .split('\n')
-      .filter(Boolean)
-      .sort();
   return {
-    exportsB: names('b', ['serviceexports.multicluster.x-k8s.io', '-A']),
-    importsA: names('a', ['serviceimports.multicluster.x-k8s.io', '-A']),
-    brokerImports: names('a', ['serviceimports.multicluster.x-k8s.io', '-n', 'submariner-k8s-broker']),
-    brokerSlices: names('a', ['endpointslices', '-n', 'submariner-k8s-broker']),
-    brokerClusters: names('a', ['clusters.submariner.io', '-n', 'submariner-k8s-broker']),
-    applicationsA: names('a', ['applications.argoproj.io', '-A']),
-    appProjectsA: names('a', ['appprojects.argoproj.io', '-A']),
+    exportsB: objectNames('b', ['serviceexports.multicluster.x-k8s.io', '-A']),
+    importsA: objectNames('a', ['serviceimports.multicluster.x-k8s.io', '-A']),
+    brokerImports: objectNames('a', ['serviceimports.multicluster.x-k8s.io', '-n', 'submariner-k8s-broker']),
+    brokerSlices: objectNames('a', ['endpointslices', '-n', 'submariner-k8s-broker']),
+    brokerClusters: objectNames('a', ['clusters.submariner.io', '-n', 'submariner-k8s-broker']),
+    applicationsA: objectNames('a', ['applications.argoproj.io', '-A']),
+    appProjectsA: objectNames('a', ['appprojects.argoproj.io', '-A']),
   };
 }
 

@@ -197,20 +197,24 @@ fi
 
 # 5. strait (the Dockerfile's image)
 flock -u 8
+icache=$("$here/../image/build-image.sh" --print)
+# save_image IMAGE NAME KEY: the image of build-image.sh's storage as $cache/NAME.tar, keyed
+save_image() {
+  log "saving $1"
+  rm -f "$cache/$2.tar.tmp"
+  (exec 9>"$icache/lock"; flock 9
+   buildah --root "$icache/storage" --runroot "$icache/run" --storage-driver vfs \
+     push --quiet "$1" "docker-archive:$cache/$2.tar.tmp:$1") >&2
+  mv -f "$cache/$2.tar.tmp" "$cache/$2.tar"
+  echo "$3" >"$cache/$2.key"
+}
 if [ "${1:-}" = "--strait" ]; then
   exec 7>"$cache/.lock-strait"
   flock 7
   img=$("$here/../image/build-image.sh")
-  icache=$("$here/../image/build-image.sh" --print)
   key="$(cat "$icache/image.key")"
   if [ "$(cat "$cache/strait.key" 2>/dev/null)" != "$key" ] || [ ! -f "$cache/strait.tar" ]; then
-    log "saving $img"
-    rm -f "$cache/strait.tar.tmp"
-    (exec 9>"$icache/lock"; flock 9
-     buildah --root "$icache/storage" --runroot "$icache/run" --storage-driver vfs \
-       push --quiet "$img" "docker-archive:$cache/strait.tar.tmp:$img") >&2
-    mv -f "$cache/strait.tar.tmp" "$cache/strait.tar"
-    echo "$key" >"$cache/strait.key"
+    save_image "$img" strait "$key"
   fi
 fi
 if [ "${2:-}" = "--strait-previous" ]; then
@@ -224,15 +228,8 @@ if [ "${2:-}" = "--strait-previous" ]; then
     rm -rf "$src"
     mkdir -p "$src"
     git -C "$repo" archive "$commit" | tar -x -C "$src"
-    icache=$("$here/../image/build-image.sh" --print)
     img=$(STRAIT_IMAGE_ROOT="$src" STRAIT_IMAGE_NAME=localhost/strait:previous "$here/../image/build-image.sh")
-    log "saving $img ($commit)"
-    rm -f "$cache/strait-previous.tar.tmp"
-    (exec 9>"$icache/lock"; flock 9
-     buildah --root "$icache/storage" --runroot "$icache/run" --storage-driver vfs \
-       push --quiet "$img" "docker-archive:$cache/strait-previous.tar.tmp:$img") >&2
-    mv -f "$cache/strait-previous.tar.tmp" "$cache/strait-previous.tar"
-    echo "$commit" >"$cache/strait-previous.key"
+    save_image "$img" strait-previous "$commit"
   fi
 fi
 echo "$cache"
