@@ -13,6 +13,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFil
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
+import { defaultMeshObjects } from '../../src/mesh/control/index.js';
 import { CIDR, deployStrait, renderDeploy } from './deploy.js';
 import { clusters, gate, kubectl, kubectlArgv, kubectlRun, longestGap, objectNames, root, run, sh, state, until, useClusters } from './harness.js';
 
@@ -94,7 +95,106 @@ before(async () => {
   kubectl('b', 'wait', '--for=condition=Ready', 'pod/up-stream', '--timeout=120s');
   for (const svc of ['up-echo', 'up-stream']) exportOn(svc);
   for (const svc of ['up-echo', 'up-stream']) await until(`${svc} answers by its clusterset name in A`, () => (digA(svc) ? true : undefined), 120_000, 2000);
+  await meshSetup();
 });
+
+const MESH_NS = 'mesh-up';
+/**
+ * In A, a mesh namespace under STRICT mTLS: a server Deployment (each step rolls it, as users
+ * restart their workloads for the new sidecar) and a client Pod whose sidecar stays the one it
+ * was injected with (a proxy of an older version beside a newer control module).
+ */
+async function meshSetup(): Promise<void> {
+  const pod = (name: string, command?: string[]) => ({
+    metadata: { labels: { app: name, 'sidecar.istio.io/inject': 'true' } },
+    spec: {
+      serviceAccountName: name,
+      nodeName: 'a-wk',
+      containers: [{ name, image: 'localhost/strait-test:1', imagePullPolicy: 'Never', ...(command ? { command } : {}), ports: [{ containerPort: 8080 }] }],
+    },
+  });
+  const items = [
+    { apiVersion: 'v1', kind: 'Namespace', metadata: { name: MESH_NS } },
+    // (the member roll keeps the two-clusters file's namespace)
+    ...defaultMeshObjects(['mesh', MESH_NS]),
+    ...['up-mesh-echo', 'up-mesh-client'].map((n) => ({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: n, namespace: MESH_NS } })),
+    {
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: 'up-mesh-echo', namespace: MESH_NS },
+      spec: { selector: { app: 'up-mesh-echo' }, ports: [{ name: 'http', port: 8080, targetPort: 8080 }] },
+    },
+    {
+      apiVersion: 'security.istio.io/v1beta1',
+      kind: 'PeerAuthentication',
+      metadata: { name: 'default', namespace: MESH_NS },
+      spec: { mtls: { mode: 'STRICT' } },
+    },
+  ];
+  writeFileSync(join(work, 'mesh.json'), JSON.stringify({ apiVersion: 'v1', kind: 'List', items }));
+  kubectl('a', 'apply', '-f', join(work, 'mesh.json'));
+  await webhookInjects();
+  const workloads = [
+    {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: 'up-mesh-echo', namespace: MESH_NS },
+      spec: { replicas: 1, selector: { matchLabels: { app: 'up-mesh-echo' } }, template: pod('up-mesh-echo') },
+    },
+    {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'up-mesh-client', namespace: MESH_NS, ...pod('up-mesh-client').metadata },
+      spec: pod('up-mesh-client', ['sleep', '36000']).spec,
+    },
+  ];
+  writeFileSync(join(work, 'mesh-workloads.json'), JSON.stringify({ apiVersion: 'v1', kind: 'List', items: workloads }));
+  kubectl('a', 'apply', '-f', join(work, 'mesh-workloads.json'));
+  sh(clusters, ['kubectl', 'a', '-n', MESH_NS, 'rollout', 'status', 'deployment/up-mesh-echo', '--timeout=180s'], 200_000);
+  kubectl('a', '-n', MESH_NS, 'wait', '--for=condition=Ready', 'pod/up-mesh-client', '--timeout=180s');
+  assertSidecars();
+}
+
+/**
+ * Whether the injection webhook injects now (a server-side dry run of a pod): a control module
+ * that has just restarted admits pods without a sidecar for a moment (failurePolicy Ignore,
+ * docs/upgrades.md), so a careful operator waits for this before restarting workloads.
+ */
+async function webhookInjects(): Promise<void> {
+  const probe = join(work, 'mesh-probe.json');
+  writeFileSync(
+    probe,
+    JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'probe', namespace: MESH_NS, labels: { 'sidecar.istio.io/inject': 'true' } },
+      spec: { containers: [{ name: 'probe', image: 'localhost/strait-test:1', command: ['sleep', '1'] }] },
+    }),
+  );
+  await until(
+    'the webhook injects',
+    () => {
+      const r = kubectlRun('a', 'create', '--dry-run=server', '-o', 'jsonpath={.spec.containers[*].name}', '-f', probe);
+      return r.status === 0 && r.stdout.includes('strait-proxy') ? true : undefined;
+    },
+    180_000,
+    1000,
+  );
+}
+
+/** every pod of the mesh namespace runs its sidecar: none was admitted without one (mTLS not lost) */
+function assertSidecars(): void {
+  const out = kubectl('a', '-n', MESH_NS, 'get', 'pods', '-o', 'jsonpath={range .items[*]}{.metadata.name}={.spec.containers[*].name};{end}');
+  for (const p of out.split(';').filter(Boolean)) assert.match(p, /strait-proxy/, `${MESH_NS}: every pod has its sidecar: ${out}`);
+}
+
+/** the mesh server restarted for the new sidecar (kubectl rollout restart), once the webhook injects */
+async function rollMeshServer(): Promise<void> {
+  await webhookInjects();
+  kubectl('a', '-n', MESH_NS, 'rollout', 'restart', 'deployment/up-mesh-echo');
+  sh(clusters, ['kubectl', 'a', '-n', MESH_NS, 'rollout', 'status', 'deployment/up-mesh-echo', '--timeout=180s'], 200_000);
+  assertSidecars();
+}
 
 after(() => {
   for (const p of loops) p.kill();
@@ -118,10 +218,10 @@ function digA(svc: string): string | undefined {
   return ips.length > 0 ? ips.join(',') : undefined;
 }
 
-/** One `kubectl exec` in A's client pod; each output line with the time it arrived here. Bounded in the pod too. */
-function podLoop(cmd: string[]): { lines: { at: number; text: string }[]; exited: () => number | null | undefined; stop(): void } {
+/** One `kubectl exec` in a pod of A (default: the client pod); each output line with the time it arrived here. Bounded in the pod too. */
+function podLoop(cmd: string[], pod: string[] = ['client']): { lines: { at: number; text: string }[]; exited: () => number | null | undefined; stop(): void } {
   const lines: { at: number; text: string }[] = [];
-  const p = spawn(clusters, kubectlArgv('a', 'exec', 'client', '--', ...cmd), { stdio: ['ignore', 'pipe', 'pipe'] });
+  const p = spawn(clusters, kubectlArgv('a', 'exec', ...pod, '--', ...cmd), { stdio: ['ignore', 'pipe', 'pipe'] });
   loops.add(p);
   let code: number | null | undefined;
   p.once('exit', (c) => {
@@ -142,18 +242,40 @@ function podLoop(cmd: string[]): { lines: { at: number; text: string }[]; exited
   return { lines, exited: () => code, stop: () => p.kill() };
 }
 
+/** A shell loop for a pod: `curl URL` every 200 ms (1-s timeout), "TAG ok|fail UPTIME" each; bounded. */
+const curlLoop = (tag: string, url: string, also = ''): string =>
+  `end=$(( $(date +%s) + 1500 )); while [ $(date +%s) -lt $end ]; do ` +
+  `if curl -s -o /dev/null -m 1 ${url}; then r=ok; else r=fail; fi; echo "${tag} $r $(cut -d' ' -f1 /proc/uptime)"; ${also}sleep 0.2; done`;
+
+/** the results of a loop's kind since a time of arrival here, by the pod's clock (/proc/uptime, 10-ms steps: kubectl exec delivers lines in bursts) */
+function results(lines: { at: number; text: string }[], since: number, kind: string): { at: number; ok: boolean }[] {
+  return lines
+    .filter((l) => l.at >= since)
+    .map((l) => /^(\w) (ok|fail) ([0-9.]+)$/.exec(l.text))
+    .filter((m): m is RegExpExecArray => m !== null && m[1] === kind)
+    .map((m) => ({ at: Number(m[3]) * 1000, ok: m[2] === 'ok' }));
+}
+
 /**
  * The traffic of the whole test: HTTP by the clusterset name every 200 ms (1 s timeout) and
- * a DNS query beside each (one shell loop), and a 1 Mbit/s iperf3 TCP stream with 1-s reports.
+ * a DNS query beside each (one shell loop), a 1 Mbit/s iperf3 TCP stream with 1-s reports,
+ * and in the mesh (STRICT mTLS) a request every 200 ms from a pod whose sidecar stays the one
+ * it was injected with to a Deployment whose sidecar each step rolls.
  */
 class Traffic {
   private readonly http = podLoop([
     'sh',
     '-c',
-    `end=$(( $(date +%s) + 1500 )); while [ $(date +%s) -lt $end ]; do ` +
-      `if curl -s -o /dev/null -m 1 http://${fqdn('up-echo')}:8080/; then r=ok; else r=fail; fi; echo "h $r $(cut -d' ' -f1 /proc/uptime)"; ` +
-      `if [ -n "$(dig +short +time=1 +tries=1 ${fqdn('up-echo')})" ]; then r=ok; else r=fail; fi; echo "d $r $(cut -d' ' -f1 /proc/uptime)"; sleep 0.2; done`,
+    curlLoop(
+      'h',
+      `http://${fqdn('up-echo')}:8080/`,
+      `if [ -n "$(dig +short +time=1 +tries=1 ${fqdn('up-echo')})" ]; then r=ok; else r=fail; fi; echo "d $r $(cut -d' ' -f1 /proc/uptime)"; `,
+    ),
   ]);
+  private readonly mesh = podLoop(
+    ['sh', '-c', curlLoop('m', `http://up-mesh-echo.${MESH_NS}.svc.cluster.local:8080/`)],
+    ['-n', MESH_NS, 'up-mesh-client', '-c', 'up-mesh-client'],
+  );
   private stream = this.startStream();
   private streams = 0;
   private startStream(): ReturnType<typeof podLoop> {
@@ -170,15 +292,9 @@ class Traffic {
   }
   /** what the traffic did since `from` */
   measure(from: { at: number; stream: ReturnType<typeof podLoop> }): Record<string, number | string | boolean> {
-    // (the time of each result is the pod's clock, /proc/uptime in 10-ms steps: kubectl exec delivers lines in bursts)
-    const since = this.http.lines.filter((l) => l.at >= from.at);
-    const result = (kind: string) =>
-      since
-        .map((l) => /^(\w) (ok|fail) ([0-9.]+)$/.exec(l.text))
-        .filter((m): m is RegExpExecArray => m !== null && m[1] === kind)
-        .map((m) => ({ at: Number(m[3]) * 1000, ok: m[2] === 'ok' }));
-    const http = result('h');
-    const dns = result('d');
+    const http = results(this.http.lines, from.at, 'h');
+    const dns = results(this.http.lines, from.at, 'd');
+    const mesh = results(this.mesh.lines, from.at, 'm');
     const gap = longestGap(http);
     // iperf3's interval reports ("[  5]   3.00-4.00   sec   122 KBytes  1.00 Mbits/sec"): the longest run of empty seconds
     const intervals = from.stream.lines.filter((l) => l.at >= from.at && /sec\s+[0-9.]+ [KMG]?Bytes/.test(l.text));
@@ -197,6 +313,9 @@ class Traffic {
       dnsMissed: dns.filter((r) => !r.ok).length,
       streamSurvived: !streamEnded,
       streamLongestStallS: stall,
+      meshRequests: mesh.length,
+      meshFailed: mesh.filter((r) => !r.ok).length,
+      meshLongestGapMs: longestGap(mesh).gapMs,
       ...(streamEnded
         ? {
             streamSaid: from.stream.lines
@@ -209,11 +328,15 @@ class Traffic {
   }
   /** every request of the last `ms` answered */
   healthy(ms: number): boolean {
-    const recent = this.http.lines.filter((l) => l.at >= Date.now() - ms && l.text.startsWith('h '));
-    return recent.length >= Math.floor(ms / 1500) && recent.every((l) => l.text.startsWith('h ok'));
+    const ok = (lines: { at: number; text: string }[], tag: string): boolean => {
+      const recent = lines.filter((l) => l.at >= Date.now() - ms && l.text.startsWith(`${tag} `));
+      return recent.length >= Math.floor(ms / 1500) && recent.every((l) => l.text.startsWith(`${tag} ok`));
+    };
+    return ok(this.http.lines, 'h') && ok(this.mesh.lines, 'm');
   }
   stop(): void {
     this.http.stop();
+    this.mesh.stop();
     this.stream.stop();
   }
   get streamsStarted(): number {
@@ -323,6 +446,7 @@ test(
     await measuredStep('install the previous version over HEAD (kubectl apply)', async () => {
       for (const [L, i, R, j] of CLUSTERS) applyRendered(L, renderDeploy(L, i, R, j, previous), `previous-${L}.yaml`);
       for (const [L] of CLUSTERS) await rolledOut(L, PREVIOUS_IMAGE);
+      await rollMeshServer();
     });
     // B first: A's previous gateway with B's HEAD gateway
     await measuredStep('upgrade cluster-b to HEAD (kubectl apply)', async () => {
@@ -339,6 +463,7 @@ test(
     await measuredStep('upgrade cluster-a to HEAD (kubectl apply)', async () => {
       applyRendered('a', renderDeploy('a', 1, 'b', 2), 'head-a.yaml');
       await rolledOut('a', 'localhost/strait:test');
+      await rollMeshServer();
     });
     assert.deepEqual(objects(), before_, 'nothing lost by the upgrade');
     assertSurvived(Object.keys(measured).filter((k) => k.includes('(kubectl apply)')));
@@ -359,11 +484,21 @@ test('Helm adopts the kustomize install, upgrades every pod to another image and
     for (const [L] of CLUSTERS)
       helm(L, 'upgrade', 'strait', chart, '-n', 'strait-system', '--reuse-values', '--force-conflicts', '--set', `image.tag=${ROLLED_IMAGE_TAG}`);
     for (const [L] of CLUSTERS) await rolledOut(L, `localhost/strait:${ROLLED_IMAGE_TAG}`);
+    await rollMeshServer();
   });
   await measuredStep('helm rollback', async () => {
     for (const [L] of CLUSTERS) helm(L, 'rollback', 'strait', '1', '-n', 'strait-system');
     for (const [L] of CLUSTERS) await rolledOut(L, 'localhost/strait:test');
+    await rollMeshServer();
   });
+  // mTLS kept through it all: STRICT still resets plaintext (A's client pod has no sidecar),
+  // and the server's sidecar accepted the in-mesh client's requests over mTLS only
+  const echoIp = kubectl('a', '-n', MESH_NS, 'get', 'pods', '-l', 'app=up-mesh-echo', '-o', 'jsonpath={.items[0].status.podIP}').trim();
+  const plain = run(clusters, ['kubectl', 'a', 'exec', 'client', '--', 'curl', '-sS', '-m', '5', '-o', '/dev/null', `http://${echoIp}:8080/`], 30_000);
+  assert.equal(plain.status, 56, `a plaintext request to the mesh server is reset under STRICT: exit ${plain.status} ${plain.stderr}`);
+  const metrics = run(clusters, ['kubectl', 'a', 'exec', 'client', '--', 'curl', '-sS', '-m', '5', `http://${echoIp}:15020/metrics`], 30_000).stdout;
+  assert.match(metrics, /strait_mesh_inbound_accepted_total\{mode="STRICT",how="mtls"\} [1-9]/, 'the in-mesh client over mTLS');
+  assert.doesNotMatch(metrics, /strait_mesh_inbound_accepted_total\{mode="STRICT",how="plaintext"\} [1-9]/, 'nothing accepted in plaintext');
   assert.deepEqual(objects(), before_, 'nothing lost by Helm');
   assertSurvived(Object.keys(measured).filter((k) => k.startsWith('helm ')));
 });
