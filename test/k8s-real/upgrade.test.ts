@@ -27,8 +27,8 @@ const ROLLED_IMAGE_TAG = 'upgraded';
 function gateUpgrade(): string | undefined {
   const g = gate();
   if (g) return g;
-  if (!existsSync(join(imageCache, 'strait-previous.tar')))
-    return `the previous version's image is not built (test/k8s/build-images.sh --strait --strait-previous)`;
+  if (!existsSync(join(imageCache, 'strait-previous.tar')) || readFileSync(join(imageCache, 'strait-previous.key'), 'utf8').trim() !== previousCommit)
+    return `the previous version's image (${previousCommit}) is not built (test/k8s/build-images.sh --strait --strait-previous)`;
   if (!existsSync(helmBin)) return `helm is not built (${helmBin}; test/helm/build-helm.sh)`;
   return undefined;
 }
@@ -141,14 +141,18 @@ async function meshSetup(): Promise<void> {
       metadata: { name: 'up-mesh-echo', namespace: MESH_NS },
       spec: { replicas: 1, selector: { matchLabels: { app: 'up-mesh-echo' } }, template: pod('up-mesh-echo') },
     },
-    {
+  ];
+  writeFileSync(join(work, 'mesh-workloads.json'), JSON.stringify({ apiVersion: 'v1', kind: 'List', items: workloads }));
+  writeFileSync(
+    join(work, 'mesh-client.json'),
+    JSON.stringify({
       apiVersion: 'v1',
       kind: 'Pod',
       metadata: { name: 'up-mesh-client', namespace: MESH_NS, ...pod('up-mesh-client').metadata },
       spec: pod('up-mesh-client', ['sleep', '36000']).spec,
-    },
-  ];
-  writeFileSync(join(work, 'mesh-workloads.json'), JSON.stringify({ apiVersion: 'v1', kind: 'List', items: workloads }));
+    }),
+  );
+  kubectl('a', 'apply', '-f', join(work, 'mesh-client.json'));
   kubectl('a', 'apply', '-f', join(work, 'mesh-workloads.json'));
   sh(clusters, ['kubectl', 'a', '-n', MESH_NS, 'rollout', 'status', 'deployment/up-mesh-echo', '--timeout=180s'], 200_000);
   kubectl('a', '-n', MESH_NS, 'wait', '--for=condition=Ready', 'pod/up-mesh-client', '--timeout=180s');
@@ -191,12 +195,35 @@ function assertSidecars(): void {
 /** the mesh server restarted for the new sidecar (kubectl rollout restart), once the webhook injects */
 async function rollMeshServer(): Promise<void> {
   await webhookInjects();
+  const old = meshServerPods();
   kubectl('a', '-n', MESH_NS, 'rollout', 'restart', 'deployment/up-mesh-echo');
   sh(clusters, ['kubectl', 'a', '-n', MESH_NS, 'rollout', 'status', 'deployment/up-mesh-echo', '--timeout=180s'], 200_000);
+  // (rollout status does not wait for the old pod, which terminates for up to 30 s: its httpd ignores SIGTERM)
+  for (const p of old) run(clusters, ['kubectl', 'a', '-n', MESH_NS, 'wait', '--for=delete', `pod/${p}`, '--timeout=90s'], 100_000);
   assertSidecars();
 }
 
+/** the mesh server's pods */
+const meshServerPods = (): string[] =>
+  kubectl('a', '-n', MESH_NS, 'get', 'pods', '-l', 'app=up-mesh-echo', '-o', 'jsonpath={.items[*].metadata.name}').split(/\s+/).filter(Boolean);
+
+/**
+ * The mesh client made again by the webhook serving now (in the previous version: its sidecar
+ * stays that version's through the upgrade, beside a newer control module); `image` is what its
+ * sidecar must run.
+ */
+async function remakeMeshClient(image: string): Promise<void> {
+  await webhookInjects();
+  kubectl('a', '-n', MESH_NS, 'delete', 'pod', 'up-mesh-client', '--wait=true');
+  kubectl('a', 'apply', '-f', join(work, 'mesh-client.json'));
+  kubectl('a', '-n', MESH_NS, 'wait', '--for=condition=Ready', 'pod/up-mesh-client', '--timeout=180s');
+  const proxy = kubectl('a', '-n', MESH_NS, 'get', 'pod', 'up-mesh-client', '-o', 'jsonpath={.spec.containers[?(@.name=="strait-proxy")].image}').trim();
+  assert.equal(proxy, image, "the mesh client's sidecar");
+  traffic?.restartMesh();
+}
+
 after(() => {
+  traffic?.stop();
   for (const p of loops) p.kill();
   if (!skip) {
     console.log(`load average at end: ${load()}`);
@@ -242,9 +269,13 @@ function podLoop(cmd: string[], pod: string[] = ['client']): { lines: { at: numb
   return { lines, exited: () => code, stop: () => p.kill() };
 }
 
-/** A shell loop for a pod: `curl URL` every 200 ms (1-s timeout), "TAG ok|fail UPTIME" each; bounded. */
+/**
+ * A shell loop for a pod: `curl URL` every 200 ms (1-s timeout), "TAG ok|fail UPTIME" each;
+ * bounded, and it ends when its marker file goes (stopInPod: killing kubectl exec leaves the
+ * command running in the pod).
+ */
 const curlLoop = (tag: string, url: string, also = ''): string =>
-  `end=$(( $(date +%s) + 1500 )); while [ $(date +%s) -lt $end ]; do ` +
+  `touch /tmp/upgrade-loop; end=$(( $(date +%s) + 1500 )); while [ -e /tmp/upgrade-loop ] && [ $(date +%s) -lt $end ]; do ` +
   `if curl -s -o /dev/null -m 1 ${url}; then r=ok; else r=fail; fi; echo "${tag} $r $(cut -d' ' -f1 /proc/uptime)"; ${also}sleep 0.2; done`;
 
 /** the results of a loop's kind since a time of arrival here, by the pod's clock (/proc/uptime, 10-ms steps: kubectl exec delivers lines in bursts) */
@@ -269,13 +300,25 @@ class Traffic {
     curlLoop(
       'h',
       `http://${fqdn('up-echo')}:8080/`,
-      `if [ -n "$(dig +short +time=1 +tries=1 ${fqdn('up-echo')})" ]; then r=ok; else r=fail; fi; echo "d $r $(cut -d' ' -f1 /proc/uptime)"; `,
+      // (dig +short prints its errors on stdout too: an answer is an address line)
+      `if dig +short +time=1 +tries=1 ${fqdn('up-echo')} | grep -qE '^[0-9.]+$'; then r=ok; else r=fail; fi; echo "d $r $(cut -d' ' -f1 /proc/uptime)"; `,
     ),
   ]);
-  private readonly mesh = podLoop(
-    ['sh', '-c', curlLoop('m', `http://up-mesh-echo.${MESH_NS}.svc.cluster.local:8080/`)],
-    ['-n', MESH_NS, 'up-mesh-client', '-c', 'up-mesh-client'],
-  );
+  private meshLoops = [this.startMesh()];
+  private startMesh(): ReturnType<typeof podLoop> {
+    return podLoop(
+      ['sh', '-c', curlLoop('m', `http://up-mesh-echo.${MESH_NS}.svc.cluster.local:8080/`)],
+      ['-n', MESH_NS, 'up-mesh-client', '-c', 'up-mesh-client'],
+    );
+  }
+  /** the mesh loop in a new client pod */
+  restartMesh(): void {
+    this.meshLoops.at(-1)?.stop();
+    this.meshLoops.push(this.startMesh());
+  }
+  private get meshLines(): { at: number; text: string }[] {
+    return this.meshLoops.flatMap((l) => l.lines);
+  }
   private stream = this.startStream();
   private streams = 0;
   private startStream(): ReturnType<typeof podLoop> {
@@ -294,7 +337,7 @@ class Traffic {
   measure(from: { at: number; stream: ReturnType<typeof podLoop> }): Record<string, number | string | boolean> {
     const http = results(this.http.lines, from.at, 'h');
     const dns = results(this.http.lines, from.at, 'd');
-    const mesh = results(this.mesh.lines, from.at, 'm');
+    const mesh = results(this.meshLines, from.at, 'm');
     const gap = longestGap(http);
     // iperf3's interval reports ("[  5]   3.00-4.00   sec   122 KBytes  1.00 Mbits/sec"): the longest run of empty seconds
     const intervals = from.stream.lines.filter((l) => l.at >= from.at && /sec\s+[0-9.]+ [KMG]?Bytes/.test(l.text));
@@ -332,12 +375,15 @@ class Traffic {
       const recent = lines.filter((l) => l.at >= Date.now() - ms && l.text.startsWith(`${tag} `));
       return recent.length >= Math.floor(ms / 1500) && recent.every((l) => l.text.startsWith(`${tag} ok`));
     };
-    return ok(this.http.lines, 'h') && ok(this.mesh.lines, 'm');
+    return ok(this.http.lines, 'h') && ok(this.meshLines, 'm');
   }
   stop(): void {
     this.http.stop();
-    this.mesh.stop();
+    this.meshLoops.at(-1)?.stop();
     this.stream.stop();
+    // and in the pods: the loops' marker files, the stream's iperf3
+    run(clusters, ['kubectl', 'a', 'exec', 'client', '--', 'sh', '-c', 'rm -f /tmp/upgrade-loop; killall iperf3 2>/dev/null; true']);
+    run(clusters, ['kubectl', 'a', '-n', MESH_NS, 'exec', 'up-mesh-client', '-c', 'up-mesh-client', '--', 'rm', '-f', '/tmp/upgrade-loop']);
   }
   get streamsStarted(): number {
     return this.streams + 1;
@@ -447,6 +493,8 @@ test(
       for (const [L, i, R, j] of CLUSTERS) applyRendered(L, renderDeploy(L, i, R, j, previous), `previous-${L}.yaml`);
       for (const [L] of CLUSTERS) await rolledOut(L, PREVIOUS_IMAGE);
       await rollMeshServer();
+      // a mesh client of the previous version, kept through the upgrade (sidecars of N beside a control module of N+1)
+      await remakeMeshClient(PREVIOUS_IMAGE);
     });
     // B first: A's previous gateway with B's HEAD gateway
     await measuredStep('upgrade cluster-b to HEAD (kubectl apply)', async () => {
@@ -474,11 +522,19 @@ test('Helm adopts the kustomize install, upgrades every pod to another image and
   assert.ok(traffic, 'the traffic of the first test');
   const before_ = objects();
   const chart = join(root, 'charts', 'strait');
+  const uids = (L: 'a' | 'b'): string =>
+    kubectl(L, '-n', 'strait-system', 'get', 'pods', '-o', 'jsonpath={.items[*].metadata.uid}').split(/\s+/).sort().join(' ');
+  const podsBefore = CLUSTERS.map(([L]) => uids(L));
   await measuredStep('helm install --take-ownership (adopt)', async () => {
     for (const [L, i, R, j] of CLUSTERS)
       helm(L, 'install', 'strait', chart, '-n', 'strait-system', '--take-ownership', '--force-conflicts', '-f', helmValues(L, i, R, j), '--wait=false');
     for (const [L] of CLUSTERS) await rolledOut(L, 'localhost/strait:test');
   });
+  assert.deepEqual(
+    CLUSTERS.map(([L]) => uids(L)),
+    podsBefore,
+    'the adoption restarts no pod (the chart renders what kubectl applied)',
+  );
   await measuredStep('helm upgrade (every pod to another image)', async () => {
     // --force-conflicts: the fields kubectl's apply set (the adoption shares them with it) are Helm's from now on (docs/upgrades.md)
     for (const [L] of CLUSTERS)
@@ -493,7 +549,8 @@ test('Helm adopts the kustomize install, upgrades every pod to another image and
   });
   // mTLS kept through it all: STRICT still resets plaintext (A's client pod has no sidecar),
   // and the server's sidecar accepted the in-mesh client's requests over mTLS only
-  const echoIp = kubectl('a', '-n', MESH_NS, 'get', 'pods', '-l', 'app=up-mesh-echo', '-o', 'jsonpath={.items[0].status.podIP}').trim();
+  const [server] = meshServerPods();
+  const echoIp = kubectl('a', '-n', MESH_NS, 'get', 'pod', server ?? 'none', '-o', 'jsonpath={.status.podIP}').trim();
   const plain = run(clusters, ['kubectl', 'a', 'exec', 'client', '--', 'curl', '-sS', '-m', '5', '-o', '/dev/null', `http://${echoIp}:8080/`], 30_000);
   assert.equal(plain.status, 56, `a plaintext request to the mesh server is reset under STRICT: exit ${plain.status} ${plain.stderr}`);
   const metrics = run(clusters, ['kubectl', 'a', 'exec', 'client', '--', 'curl', '-sS', '-m', '5', `http://${echoIp}:15020/metrics`], 30_000).stdout;
@@ -519,61 +576,67 @@ test(
   "helm uninstall leaves nothing of strait's on the nodes (nftables, links, routes, rules) and no finalizer; the clusters' own traffic keeps working; reinstalled",
   opts,
   async () => {
-    traffic?.stop();
-    const t0 = Date.now();
-    // (not --wait: the release's record lives in the namespace the chart made and deletes; helm
-    // uninstall --wait waits for that namespace to go, then fails to purge the record: "release:
-    // not found", exit 1. Waited for here instead.)
-    for (const [L] of CLUSTERS) helm(L, 'uninstall', 'strait', '-n', 'strait-system');
-    for (const [L] of CLUSTERS)
+    try {
+      traffic?.stop();
+      const t0 = Date.now();
+      // (not --wait: the release's record lives in the namespace the chart made and deletes; helm
+      // uninstall --wait waits for that namespace to go, then fails to purge the record: "release:
+      // not found", exit 1. Waited for here instead.)
+      for (const [L] of CLUSTERS) helm(L, 'uninstall', 'strait', '-n', 'strait-system', '--ignore-not-found');
+      for (const [L] of CLUSTERS)
+        await until(
+          `cluster-${L}: the namespace strait-system gone`,
+          () => (kubectlRun(L, 'get', 'namespace', 'strait-system').status !== 0 ? true : undefined),
+          300_000,
+          2000,
+        );
+      measured['helm uninstall'] = { seconds: Math.round((Date.now() - t0) / 1000) };
       await until(
-        `cluster-${L}: the namespace strait-system gone`,
-        () => (kubectlRun(L, 'get', 'namespace', 'strait-system').status !== 0 ? true : undefined),
-        300_000,
+        "no trace of strait's on any node",
+        () => {
+          const left = nodes().flatMap((n) => nodeTraces(n).map((t) => `${n}: ${t}`));
+          return left.length === 0 ? left : undefined;
+        },
+        60_000,
         2000,
+      ).catch((err: unknown) => {
+        throw new Error(
+          `${String(err)}; left: ${nodes()
+            .flatMap((n) => nodeTraces(n).map((t) => `${n}: ${t}`))
+            .join('; ')}`,
+        );
+      });
+      for (const [L] of CLUSTERS) {
+        const fin = kubectl(
+          L,
+          'get',
+          'serviceexports.multicluster.x-k8s.io,serviceimports.multicluster.x-k8s.io,applications.argoproj.io',
+          '-A',
+          '-o',
+          'jsonpath={..finalizers}',
+        );
+        assert.equal(fin.trim(), '', `cluster-${L}: no finalizer left`);
+      }
+      // the clusters' own traffic: DNS of cluster.local and the API server through its Service from A's client pod
+      const dns = run(
+        clusters,
+        ['kubectl', 'a', 'exec', 'client', '--', 'dig', '+short', '+time=2', '+tries=2', 'kubernetes.default.svc.cluster.local'],
+        20_000,
       );
-    measured['helm uninstall'] = { seconds: Math.round((Date.now() - t0) / 1000) };
-    const traces = await until(
-      "no trace of strait's on any node",
-      () => {
-        const left = nodes().flatMap((n) => nodeTraces(n).map((t) => `${n}: ${t}`));
-        return left.length === 0 ? left : undefined;
-      },
-      60_000,
-      2000,
-    ).catch((err: unknown) => {
-      throw new Error(
-        `${String(err)}; left: ${nodes()
-          .flatMap((n) => nodeTraces(n).map((t) => `${n}: ${t}`))
-          .join('; ')}`,
+      assert.match(dns.stdout, /^10\.11\.0\.1$/m, `cluster.local DNS in A: ${dns.stdout}${dns.stderr}`);
+      const api = run(
+        clusters,
+        ['kubectl', 'a', 'exec', 'client', '--', 'curl', '-sk', '-o', '/dev/null', '-w', '%{http_code}', '-m', '5', 'https://10.11.0.1/healthz'],
+        20_000,
       );
-    });
-    assert.deepEqual(traces, []);
-    for (const [L] of CLUSTERS) {
-      const fin = kubectl(
-        L,
-        'get',
-        'serviceexports.multicluster.x-k8s.io,serviceimports.multicluster.x-k8s.io,applications.argoproj.io',
-        '-A',
-        '-o',
-        'jsonpath={..finalizers}',
-      );
-      assert.equal(fin.trim(), '', `cluster-${L}: no finalizer left`);
+      assert.match(api.stdout, /^[1-5][0-9][0-9]$/, `the API server's Service from A's pod: ${api.stdout}${api.stderr}`);
+    } finally {
+      // installed again (kubectl apply, join) for the files that follow
+      const t1 = Date.now();
+      await deployStrait(work);
+      measured['reinstall'] = { seconds: Math.round((Date.now() - t1) / 1000) };
+      await until('up-echo answers in A after the reinstall', () => digA('up-echo'), 180_000, 2000);
     }
-    // the clusters' own traffic: DNS of cluster.local and the API server through its Service from A's client pod
-    const dns = run(clusters, ['kubectl', 'a', 'exec', 'client', '--', 'dig', '+short', '+time=2', '+tries=2', 'kubernetes.default.svc.cluster.local'], 20_000);
-    assert.match(dns.stdout, /^10\.11\.0\.1$/m, `cluster.local DNS in A: ${dns.stdout}${dns.stderr}`);
-    const api = run(
-      clusters,
-      ['kubectl', 'a', 'exec', 'client', '--', 'curl', '-sk', '-o', '/dev/null', '-w', '%{http_code}', '-m', '5', 'https://10.11.0.1/healthz'],
-      20_000,
-    );
-    assert.match(api.stdout, /^[1-5][0-9][0-9]$/, `the API server's Service from A's pod: ${api.stdout}${api.stderr}`);
-    // installed again (kubectl apply, join) for the files that follow
-    const t1 = Date.now();
-    await deployStrait(work);
-    measured['reinstall'] = { seconds: Math.round((Date.now() - t1) / 1000) };
-    await until('up-echo answers in A after the reinstall', () => digA('up-echo'), 180_000, 2000);
   },
 );
 

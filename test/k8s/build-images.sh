@@ -22,11 +22,19 @@
 #   strait-previous.tar localhost/strait:previous  the same for the previous version the
 #               upgrade tests start from (the commit in test/k8s-real/previous-version, its
 #               sources taken with `git archive`; built once, then cached by that commit);
-#               only with --strait-previous (after --strait)
+#               only with --strait-previous
 # into ${XDG_CACHE_HOME:-~/.cache}/strait/k8s/<version>/images/ and prints that directory.
 # Idempotent: what is up to date is not rebuilt.
-#   test/k8s/build-images.sh [--strait [--strait-previous]]
+#   test/k8s/build-images.sh [--strait] [--strait-previous]
 set -euo pipefail
+with_strait= with_previous=
+for a in "$@"; do
+  case "$a" in
+    --strait) with_strait=1 ;;
+    --strait-previous) with_previous=1 ;;
+    *) echo "build-images.sh: unknown argument '$a' (--strait, --strait-previous)" >&2; exit 2 ;;
+  esac
+done
 here="$(cd "$(dirname "$0")" && pwd)"
 cache="$("$here/build-apiserver.sh" --print)/images"
 mkdir -p "$cache"
@@ -208,22 +216,21 @@ save_image() {
   mv -f "$cache/$2.tar.tmp" "$cache/$2.tar"
   echo "$3" >"$cache/$2.key"
 }
-if [ "${1:-}" = "--strait" ]; then
-  exec 7>"$cache/.lock-strait"
-  flock 7
+[ -z "$with_strait$with_previous" ] || { exec 7>"$cache/.lock-strait"; flock 7; }
+if [ -n "$with_strait" ]; then
   img=$("$here/../image/build-image.sh")
   key="$(cat "$icache/image.key")"
   if [ "$(cat "$cache/strait.key" 2>/dev/null)" != "$key" ] || [ ! -f "$cache/strait.tar" ]; then
     save_image "$img" strait "$key"
   fi
 fi
-if [ "${2:-}" = "--strait-previous" ]; then
+if [ -n "$with_previous" ]; then
   repo="$(cd "$here/../.." && pwd)"
   commit="$(sed -n 's/^commit: *\([0-9a-f]\{40\}\)$/\1/p' "$repo/test/k8s-real/previous-version")"
   [ -n "$commit" ] || { log "test/k8s-real/previous-version names no commit"; exit 1; }
   if [ "$(cat "$cache/strait-previous.key" 2>/dev/null)" != "$commit" ] || [ ! -f "$cache/strait-previous.tar" ]; then
-    git -C "$repo" cat-file -e "$commit^{commit}" 2>/dev/null \
-      || { log "the previous version's commit $commit is not in this clone's history (a shallow clone?)"; exit 1; }
+    git -C "$repo" cat-file -e "$commit^{commit}" \
+      || { log "the previous version's commit $commit cannot be read from this clone (a shallow clone? git's message above)"; exit 1; }
     src="$cache/strait-previous-src"
     rm -rf "$src"
     mkdir -p "$src"
