@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { test } from 'node:test';
 import { ManualClock } from '../../src/base/clock/index.js';
-import { isStraitError } from '../../src/base/errors/index.js';
+import { E, isStraitError } from '../../src/base/errors/index.js';
 import {
   certificateUris,
   CertRotator,
@@ -110,6 +110,29 @@ test('root ConfigMap istio-ca-root-cert/root-cert.pem is published in member nam
   assert.equal(ROOT_CERT_CONFIGMAP, 'istio-ca-root-cert');
   assert.equal((applied[0]?.['data'] as Record<string, string>)['root-cert.pem'], testCa().rootPem);
   assert.deepEqual(await publishRootCert(store, ['mesh'], testCa().rootPem), [], 'unchanged root: nothing applied');
+});
+
+test('publishRootCert: a member namespace that does not exist is skipped and named, the others still get the ConfigMap (a 404 as a real API server answers it)', async () => {
+  const objects = new Map<string, KubeObject>();
+  const namespaces = new Set(['mesh']);
+  const store = {
+    async get(k: { kind: string }, name: string, ns?: string) {
+      return k.kind === 'Namespace' ? (namespaces.has(name) ? { metadata: { name } } : undefined) : objects.get(`${ns}/${name}`);
+    },
+    async apply(o: KubeObject) {
+      if (!namespaces.has(o.metadata.namespace ?? '')) throw E.notFound('ConfigMap', o.metadata.name, o.metadata.namespace);
+      objects.set(`${o.metadata.namespace}/${o.metadata.name}`, o);
+      return o;
+    },
+  } as unknown as ResourceStore;
+  const missing: string[] = [];
+  assert.deepEqual(await publishRootCert(store, ['gone', 'mesh'], testCa().rootPem, missing), ['mesh']);
+  assert.deepEqual(missing, ['gone']);
+  assert.ok(objects.get(`mesh/${ROOT_CERT_CONFIGMAP}`), 'the existing member got it');
+  // a 404 for another reason (the namespace exists) is not swallowed
+  namespaces.add('other');
+  const failing = { ...store, apply: async () => Promise.reject(E.notFound('ConfigMap', ROOT_CERT_CONFIGMAP, 'other')) } as unknown as ResourceStore;
+  await assert.rejects(publishRootCert(failing, ['other'], testCa().rootPem), /STRAIT_ERR_NOT_FOUND|not found/);
 });
 
 test('issue(): an ECDSA P-256 workload key by default, RSA 2048 on request, both signed by the RSA root', async () => {

@@ -80,6 +80,8 @@ export class MeshController {
   /** every pod of the last reconcile: ns/name -> service account, in the mesh or why not */
   private pods = new Map<string, { serviceAccount: string; sidecar: boolean; why: string }>();
   private members = new Set<string>();
+  /** the member namespaces that did not exist at the last reconcile (logged when that changes) */
+  private missingMembers = '';
   /** kind/namespace/name -> reason of an invalid policy already reported */
   private readonly reportedInvalid = new Map<string, string>();
   private loop: ReconcileLoop | undefined;
@@ -142,7 +144,13 @@ export class MeshController {
     const view = buildMeshView(objects);
     this.reportInvalid(view);
     await this.syncGenerated(view, objects);
-    await publishRootCert(this.o.store, [...view.members], this.o.ca.rootPem);
+    const missing: string[] = [];
+    await publishRootCert(this.o.store, [...view.members], this.o.ca.rootPem, missing);
+    const missingKey = missing.sort().join(',');
+    if (missingKey !== this.missingMembers) {
+      this.missingMembers = missingKey;
+      if (missing.length > 0) this.o.log?.warn({ members: missing }, 'member namespaces that do not exist (yet): the mesh goes on without them');
+    }
     const want = new Set<string>();
     const written: string[] = [];
     const changed: ReconcileResult['changed'] = [];
