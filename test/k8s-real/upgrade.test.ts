@@ -130,6 +130,13 @@ async function meshSetup(): Promise<void> {
       metadata: { name: 'default', namespace: MESH_NS },
       spec: { mtls: { mode: 'STRICT' } },
     },
+    // (the default control plane has no auto mTLS, as Maistra's: the clients originate it by rule)
+    {
+      apiVersion: 'networking.istio.io/v1beta1',
+      kind: 'DestinationRule',
+      metadata: { name: 'default', namespace: MESH_NS },
+      spec: { host: `*.${MESH_NS}.svc.cluster.local`, trafficPolicy: { tls: { mode: 'ISTIO_MUTUAL' } } },
+    },
   ];
   writeFileSync(join(work, 'mesh.json'), JSON.stringify({ apiVersion: 'v1', kind: 'List', items }));
   kubectl('a', 'apply', '-f', join(work, 'mesh.json'));
@@ -383,7 +390,7 @@ class Traffic {
     this.stream.stop();
     // and in the pods: the loops' marker files, the stream's iperf3
     run(clusters, ['kubectl', 'a', 'exec', 'client', '--', 'sh', '-c', 'rm -f /tmp/upgrade-loop; killall iperf3 2>/dev/null; true']);
-    run(clusters, ['kubectl', 'a', '-n', MESH_NS, 'exec', 'up-mesh-client', '-c', 'up-mesh-client', '--', 'rm', '-f', '/tmp/upgrade-loop']);
+    run(clusters, ['kubectl', 'a', '-n', MESH_NS, 'exec', 'up-mesh-client', '-c', 'up-mesh-client', '--', 'sh', '-c', 'rm -f /tmp/upgrade-loop']);
   }
   get streamsStarted(): number {
     return this.streams + 1;
