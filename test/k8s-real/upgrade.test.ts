@@ -115,8 +115,9 @@ async function meshSetup(): Promise<void> {
   });
   const items = [
     { apiVersion: 'v1', kind: 'Namespace', metadata: { name: MESH_NS } },
-    // (the member roll keeps the two-clusters file's namespace)
-    ...defaultMeshObjects(['mesh', MESH_NS]),
+    // (the member roll keeps the two-clusters file's namespace when it is there: the previous
+    // version stops its whole mesh reconcile on a member namespace that does not exist)
+    ...defaultMeshObjects([...(kubectlRun('a', 'get', 'namespace', 'mesh').status === 0 ? ['mesh'] : []), MESH_NS]),
     ...['up-mesh-echo', 'up-mesh-client'].map((n) => ({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: n, namespace: MESH_NS } })),
     {
       apiVersion: 'v1',
