@@ -7,8 +7,8 @@
 #   the suite (~7 min; the fault cases ~5.5 min more (about 205 s of them the kube-apiserver
 #   restart, broker and fenced-gateway cases); the MCS conformance suite ~10 min more (602 s at
 #   load 18-19, 27 of 27 passing); its binary 185 s cold, 0.7 s warm; its two images 13 s cold).
-#   The upgrade file (upgrade.test.ts: the previous version, upgrades, Helm, uninstall) ~9 min
-#   (538 s at load 7-9, 104 s of it installing strait again after the uninstall); the previous
+#   The upgrade file (upgrade.test.ts: the previous version, upgrades, Helm, the mesh, uninstall)
+#   ~10 min (629 s at load 4-8, 2-2.5 min of it installing strait again after the uninstall); the previous
 #   version's image 289 s cold, then cached by its commit.
 #   Run after `npm test` (it needs dist/).
 set -euo pipefail
