@@ -41,6 +41,9 @@ import {
   gate,
   gatewayPodOn,
   inPod,
+  execLines,
+  exportOn as exportService,
+  fqdn,
   longestGap,
   objectNames,
   kubeconfig,
@@ -669,15 +672,9 @@ function ensureEchoServices(names: string[]): void {
   writeFileSync(file, JSON.stringify({ apiVersion: 'v1', kind: 'List', items }));
   kubectl('b', 'apply', '-f', file);
 }
-/** a ServiceExport as a user writes one (kubectl apply): the CLI's run time is no part of the product's */
-function exportOn(L: 'a' | 'b', name: string): void {
-  const file = join(work, `export-${name}.json`);
-  writeFileSync(file, JSON.stringify({ apiVersion: 'multicluster.x-k8s.io/v1alpha1', kind: 'ServiceExport', metadata: { name, namespace: 'default' } }));
-  kubectl(L, 'apply', '-f', file);
-}
+const exportOn = (L: 'a' | 'b', name: string): void => exportService(L, name, work);
 const unexportOn = (L: 'a' | 'b', name: string): string => kubectl(L, 'delete', 'serviceexport', name, '--ignore-not-found', '--wait=false');
 
-const fqdn = (svc: string): string => `${svc}.default.svc.clusterset.local`;
 /** A's answer for a clusterset name from its client pod: the addresses, or the rcode when none */
 async function digA(svc: string): Promise<string> {
   const r = await runAsync(clusters, ['kubectl', 'a', 'exec', 'client', '--', 'dig', '+time=2', '+tries=1', fqdn(svc)], 20_000);
@@ -1224,24 +1221,16 @@ const API_CUT_A = 'table inet strait_fault {\n chain out { type filter hook outp
  * Curl from A's client pod to B's echo pod every 200 ms (1 s timeout) in one `kubectl exec`:
  * each result with the time its line arrived here.
  */
-function curlLoop(serverIp: string): { results: { at: number; ok: boolean }[]; stop(): void } {
-  const results: { at: number; ok: boolean }[] = [];
+function curlLoop(serverIp: string): { readonly results: { at: number; ok: boolean }[]; stop(): void } {
   // bounded in the pod too (a kubectl exec that ends may leave its command running there)
   const script = `end=$(( $(date +%s) + 150 )); while [ $(date +%s) -lt $end ]; do if curl -s -o /dev/null -m 1 http://${serverIp}:8080/; then echo ok; else echo fail; fi; sleep 0.2; done`;
-  // kubectl itself (clusters.sh exec execs it): killing it ends the exec
-  const p = spawn(clusters, kubectlArgv('a', 'exec', 'client', '--', 'sh', '-c', script), { stdio: ['ignore', 'pipe', 'ignore'] });
-  loops.add(p);
-  p.once('exit', () => loops.delete(p));
-  let buf = '';
-  p.stdout.on('data', (d: Buffer) => {
-    buf += d.toString();
-    let nl: number;
-    while ((nl = buf.indexOf('\n')) >= 0) {
-      results.push({ at: Date.now(), ok: buf.slice(0, nl).trim() === 'ok' });
-      buf = buf.slice(nl + 1);
-    }
-  });
-  return { results, stop: () => p.kill() };
+  const loop = execLines('a', ['client'], ['sh', '-c', script], loops);
+  return {
+    get results() {
+      return loop.lines.filter((l) => l.text === 'ok' || l.text === 'fail').map((l) => ({ at: l.at, ok: l.text === 'ok' }));
+    },
+    stop: loop.stop,
+  };
 }
 
 test(

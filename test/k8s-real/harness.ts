@@ -1,6 +1,6 @@
 // Helpers of the real-cluster acceptance (test/k8s-real/*.test.ts): the gate, the clusters'
 // kubectl and strait's CLI from the link namespace, commands in pods, captures on the link.
-import { execFileSync, spawn, spawnSync, type SpawnSyncReturns } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn, spawnSync, type SpawnSyncReturns } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -292,4 +292,48 @@ export function objectNames(L: 'a' | 'b', args: string[]): string[] {
     .split('\n')
     .filter(Boolean)
     .sort();
+}
+
+/** a clusterset name of the default namespace */
+export const fqdn = (svc: string): string => `${svc}.default.svc.clusterset.local`;
+
+/** a ServiceExport as a user writes one (kubectl apply of a file in `dir`): the CLI's run time is no part of the product's */
+export function exportOn(L: 'a' | 'b', name: string, dir: string): void {
+  const file = join(dir, `export-${name}.json`);
+  writeFileSync(file, JSON.stringify({ apiVersion: 'multicluster.x-k8s.io/v1alpha1', kind: 'ServiceExport', metadata: { name, namespace: 'default' } }));
+  kubectl(L, 'apply', '-f', file);
+}
+
+/**
+ * One `kubectl exec` in cluster L (`target`: the pod and its flags, e.g. ['-n', NS, POD, '-c', C]):
+ * each output line with the time it arrived here. Killing kubectl (clusters.sh exec execs it)
+ * ends the exec, not the command in the pod: bound it there too. Registered in `running`
+ * until it exits, for the file's after() to kill.
+ */
+export function execLines(
+  L: 'a' | 'b',
+  target: string[],
+  cmd: string[],
+  running: Set<ChildProcess>,
+): { lines: { at: number; text: string }[]; exited: () => number | null | undefined; stop(): void } {
+  const lines: { at: number; text: string }[] = [];
+  const p = spawn(clusters, kubectlArgv(L, 'exec', ...target, '--', ...cmd), { stdio: ['ignore', 'pipe', 'pipe'] });
+  running.add(p);
+  let code: number | null | undefined;
+  p.once('exit', (c) => {
+    code = c;
+    running.delete(p);
+  });
+  let buf = '';
+  const take = (d: Buffer): void => {
+    buf += d.toString();
+    let nl: number;
+    while ((nl = buf.indexOf('\n')) >= 0) {
+      lines.push({ at: Date.now(), text: buf.slice(0, nl).trim() });
+      buf = buf.slice(nl + 1);
+    }
+  };
+  p.stdout?.on('data', take);
+  p.stderr?.on('data', take);
+  return { lines, exited: () => code, stop: () => p.kill() };
 }

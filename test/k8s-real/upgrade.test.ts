@@ -8,14 +8,30 @@
 // lost); then `helm uninstall`, which leaves nothing of strait's on the nodes while the
 // clusters' own traffic keeps working; strait is installed again for the next file.
 import assert from 'node:assert/strict';
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { defaultMeshObjects } from '../../src/mesh/control/index.js';
 import { CIDR, deployStrait, renderDeploy } from './deploy.js';
-import { clusters, gate, kubectl, kubectlArgv, kubectlRun, longestGap, objectNames, root, run, sh, state, until, useClusters } from './harness.js';
+import {
+  clusters,
+  execLines,
+  exportOn,
+  fqdn,
+  gate,
+  kubectl,
+  kubectlRun,
+  longestGap,
+  objectNames,
+  root,
+  run,
+  sh,
+  state,
+  until,
+  useClusters,
+} from './harness.js';
 
 const helmBin = join(execFileSync('bash', [join(root, 'test', 'helm', 'build-helm.sh'), '--print'], { encoding: 'utf8' }).trim(), 'helm');
 const imageCache = join(execFileSync(join(root, 'test', 'k8s', 'build-apiserver.sh'), ['--print'], { encoding: 'utf8' }).trim(), 'images');
@@ -93,7 +109,7 @@ before(async () => {
   kubectlRun('b', 'create', 'service', 'clusterip', 'up-stream', '--tcp=5201:5201');
   kubectl('b', 'set', 'selector', 'service', 'up-stream', 'app=up-stream');
   kubectl('b', 'wait', '--for=condition=Ready', 'pod/up-stream', '--timeout=120s');
-  for (const svc of ['up-echo', 'up-stream']) exportOn(svc);
+  for (const svc of ['up-echo', 'up-stream']) exportOn('b', svc, work);
   for (const svc of ['up-echo', 'up-stream']) await until(`${svc} answers by its clusterset name in A`, () => (digA(svc) ? true : undefined), 120_000, 2000);
   await meshSetup();
 });
@@ -240,42 +256,14 @@ after(() => {
   clustersInUse?.release();
 });
 
-function exportOn(svc: string): void {
-  const file = join(work, `export-${svc}.yaml`);
-  writeFileSync(file, `apiVersion: multicluster.x-k8s.io/v1alpha1\nkind: ServiceExport\nmetadata: {name: ${svc}, namespace: default}\n`);
-  kubectl('b', 'apply', '-f', file);
-}
-
-const fqdn = (svc: string): string => `${svc}.default.svc.clusterset.local`;
 function digA(svc: string): string | undefined {
   const r = run(clusters, ['kubectl', 'a', 'exec', 'client', '--', 'dig', '+short', '+time=2', '+tries=1', fqdn(svc)], 20_000);
   const ips = r.stdout.split('\n').filter((l) => /^[0-9.]+$/.test(l.trim()));
   return ips.length > 0 ? ips.join(',') : undefined;
 }
 
-/** One `kubectl exec` in a pod of A (default: the client pod); each output line with the time it arrived here. Bounded in the pod too. */
-function podLoop(cmd: string[], pod: string[] = ['client']): { lines: { at: number; text: string }[]; exited: () => number | null | undefined; stop(): void } {
-  const lines: { at: number; text: string }[] = [];
-  const p = spawn(clusters, kubectlArgv('a', 'exec', ...pod, '--', ...cmd), { stdio: ['ignore', 'pipe', 'pipe'] });
-  loops.add(p);
-  let code: number | null | undefined;
-  p.once('exit', (c) => {
-    code = c;
-    loops.delete(p);
-  });
-  let buf = '';
-  const take = (d: Buffer): void => {
-    buf += d.toString();
-    let nl: number;
-    while ((nl = buf.indexOf('\n')) >= 0) {
-      lines.push({ at: Date.now(), text: buf.slice(0, nl).trim() });
-      buf = buf.slice(nl + 1);
-    }
-  };
-  p.stdout.on('data', take);
-  p.stderr.on('data', take);
-  return { lines, exited: () => code, stop: () => p.kill() };
-}
+/** One `kubectl exec` in a pod of A (default: the client pod): harness's execLines, killed in after() */
+const podLoop = (cmd: string[], pod: string[] = ['client']): ReturnType<typeof execLines> => execLines('a', pod, cmd, loops);
 
 /**
  * A shell loop for a pod: `curl URL` every 200 ms (1-s timeout), "TAG ok|fail UPTIME" each;
@@ -328,7 +316,6 @@ class Traffic {
     return this.meshLoops.flatMap((l) => l.lines);
   }
   private stream = this.startStream();
-  private streams = 0;
   private startStream(): ReturnType<typeof podLoop> {
     return podLoop(['iperf3', '-c', fqdn('up-stream'), '-t', '1500', '-b', '1M', '-i', '1', '--forceflush']);
   }
@@ -336,7 +323,6 @@ class Traffic {
   restartStream(): void {
     this.stream.stop();
     this.stream = this.startStream();
-    this.streams++;
   }
   mark(): { at: number; stream: ReturnType<typeof podLoop> } {
     return { at: Date.now(), stream: this.stream };
@@ -392,9 +378,6 @@ class Traffic {
     // and in the pods: the loops' marker files, the stream's iperf3
     run(clusters, ['kubectl', 'a', 'exec', 'client', '--', 'sh', '-c', 'rm -f /tmp/upgrade-loop; killall iperf3 2>/dev/null; true']);
     run(clusters, ['kubectl', 'a', '-n', MESH_NS, 'exec', 'up-mesh-client', '-c', 'up-mesh-client', '--', 'sh', '-c', 'rm -f /tmp/upgrade-loop']);
-  }
-  get streamsStarted(): number {
-    return this.streams + 1;
   }
 }
 let traffic: Traffic | undefined;
