@@ -473,7 +473,7 @@ export function registerWorldCommands(program: Command): void {
       const world = loadWorld(worldFile); // refuse a bad world before building anything
       const ingressCount = world.mesh ? world.clusters.length : 0;
       // before anything in the state dir is read or written: one world per state dir
-      const lock = lockStateDir(stateDir, downCommand(stateDir));
+      const lock = lockStateDir(stateDir, downCommand(stateDir), opts.detach ? null : process.pid);
       try {
         prepareStateDir(stateDir, opts.fresh === true, lock);
         process.exitCode = opts.detach

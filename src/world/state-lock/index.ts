@@ -3,8 +3,10 @@
 // starts, so the lock is held for as long as any process of that world lives (the kernel
 // drops it when the last one exits, SIGKILL included: a lock never outlives its world).
 // The file names the pid that holds it (the `strait up` process, or for a detached world
-// its owner, as world.json does); a clean stop empties it, so a pid found there by the next
-// holder is a world that ended without stopping (killed), which that holder reports.
+// its owner, as world.json does: the file stays empty until that owner is started, so a
+// refused start never names the short-lived `strait up --detach`); a clean stop empties it,
+// so a pid found there by the next holder is a world that ended without stopping (killed),
+// which that holder reports.
 import { closeSync, ftruncateSync, mkdirSync, openSync, readFileSync, writeSync, constants as fsConstants } from 'node:fs';
 import { join } from 'node:path';
 import { E } from '../../base/errors/index.js';
@@ -40,33 +42,23 @@ function writeHolder(fd: number, pid: number | undefined): void {
   if (pid !== undefined) writeSync(fd, `${pid}\n`, 0);
 }
 
-/** The pid named in a state dir's lock file (undefined: none, or no file). */
-export function lockHolder(stateDir: string): number | undefined {
-  let fd: number;
-  try {
-    fd = openSync(join(stateDir, LOCK_FILE), 'r');
-  } catch {
-    return undefined;
-  }
-  try {
-    return holderIn(fd);
-  } finally {
-    closeSync(fd);
-  }
-}
+/** how long a refused start waits for the holder to name itself (a detached start names its owner once spawned) */
+const HOLDER_WAIT_MS = 3000;
 
 /**
- * Lock `stateDir` for a world started by `pid` (default: this process), or throw
+ * Lock `stateDir` for a world run by `pid` (default: this process; null: named later
+ * with setHolder, by a detached start once its owner runs), or throw
  * STRAIT_ERR_WORLD_RUNNING naming the pid that holds it.
  */
-export function lockStateDir(stateDir: string, stop: string, pid = process.pid): StateDirLock {
+export function lockStateDir(stateDir: string, stop: string, pid: number | null = process.pid): StateDirLock {
   mkdirSync(stateDir, { recursive: true });
   const path = join(stateDir, LOCK_FILE);
   const fd = openSync(path, fsConstants.O_RDWR | fsConstants.O_CREAT, 0o600);
   if (!tryLockFile(fd)) {
-    // the holder writes its pid right after taking the lock: give it a moment
+    // the holder names itself right after taking the lock (a detached start: once its owner
+    // is spawned): give it a moment
     let holder = holderIn(fd);
-    for (let i = 0; holder === undefined && i < 40; i++) {
+    for (let i = 0; holder === undefined && i < HOLDER_WAIT_MS / 25; i++) {
       Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 25);
       holder = holderIn(fd);
     }
@@ -74,7 +66,7 @@ export function lockStateDir(stateDir: string, stop: string, pid = process.pid):
     throw E.worldRunning(stateDir, holder ?? 0, stop);
   }
   const earlier = holderIn(fd);
-  writeHolder(fd, pid);
+  writeHolder(fd, pid ?? undefined);
   let open = true;
   const close = (): void => {
     if (open) closeSync(fd);
