@@ -24,7 +24,7 @@ const deployDir = join(root, 'deploy');
 const chartDir = join(root, 'charts', 'strait');
 const templatesDir = join(chartDir, 'templates');
 // hand-written files of templates/ (everything else there is generated and rewritten)
-const HAND_WRITTEN = new Set(['_helpers.tpl', 'NOTES.txt', 'githost-pvc.yaml', 'validate.yaml']);
+const HAND_WRITTEN = new Set(['_helpers.tpl', 'NOTES.txt', 'validate.yaml']);
 
 const CLUSTER_SCOPED = new Set([
   'Namespace',
@@ -74,9 +74,15 @@ const BINDINGS = {
   ],
   'control.yaml': [resources('.Values.control.resources')],
   'githost.yaml': [
+    // the claim's size first, on one line: the Deployment's resources stay the only block
+    {
+      find: /^( *)accessModes: \[ReadWriteOnce\]\n\1resources:\n\1 {2}requests:\n\1 {4}storage: 1Gi\n/m,
+      replace: (_m, ind) =>
+        `${ind}accessModes: [ReadWriteOnce]\n{{- with .Values.githost.persistence.storageClass }}\n${ind}storageClassName: {{ . }}\n{{- end }}\n${ind}resources: { requests: { storage: {{ .Values.githost.persistence.size }} } }\n`,
+    },
     resources('.Values.githost.resources'),
     {
-      find: /^( *)- name: data\n\1 {2}emptyDir:\n\1 {4}sizeLimit: 1Gi\n/m,
+      find: /^( *)- name: data\n\1 {2}persistentVolumeClaim:\n\1 {4}claimName: strait-githost-data\n/m,
       replace: (_m, ind) =>
         `${ind}- name: data\n{{- if .Values.githost.persistence.enabled }}\n${ind}  persistentVolumeClaim:\n${ind}    claimName: strait-githost-data\n{{- else }}\n${ind}  emptyDir:\n${ind}    sizeLimit: {{ .Values.githost.persistence.size }}\n{{- end }}\n`,
     },
@@ -86,6 +92,7 @@ const BINDINGS = {
 // whole objects rendered only when a value says so: [file, kind, name] -> condition
 const CONDITIONS = [
   { file: 'githost.yaml', cond: '.Values.githost.enabled' },
+  { file: 'githost.yaml', kind: 'PersistentVolumeClaim', name: 'strait-githost-data', cond: '.Values.githost.persistence.enabled' },
   { file: 'rbac/githost.yaml', cond: '.Values.githost.enabled' },
   { file: 'mesh-ingress.yaml', cond: '.Values.meshIngress.enabled' },
   { file: 'rbac/mesh-ingress.yaml', cond: '.Values.meshIngress.enabled' },

@@ -182,7 +182,13 @@ test("the values users change reach the daemons' configuration (their own parser
   const pvc = objs.find((o) => o.kind === 'PersistentVolumeClaim')!;
   assert.deepEqual(pvc.spec, { accessModes: ['ReadWriteOnce'], storageClassName: 'fast', resources: { requests: { storage: '5Gi' } } });
   assert.ok(!objs.some((o) => o.metadata.name === 'strait-mesh-ingress'), 'meshIngress.enabled=false: no ingress objects');
-  // githost off: none of its objects
+  // repositories that live only as long as the pod: an emptyDir of the size, no claim
+  const ephemeral = template('--set', 'githost.persistence.enabled=false', '--set', 'githost.persistence.size=2Gi');
+  const ephemeralGithost = ephemeral.find((o) => o.kind === 'Deployment' && o.metadata.name === 'strait-githost') as unknown as {
+    spec: { template: { spec: { volumes: { name: string; emptyDir?: { sizeLimit: string } }[] } } };
+  };
+  assert.deepEqual(ephemeralGithost.spec.template.spec.volumes.find((v) => v.name === 'data')?.emptyDir, { sizeLimit: '2Gi' });
+  assert.ok(!ephemeral.some((o) => o.kind === 'PersistentVolumeClaim'), 'githost.persistence.enabled=false: no claim');
   const noGithost = template('--set', 'githost.enabled=false');
   assert.deepEqual(noGithost.filter((o) => o.metadata.name.startsWith('strait-githost')).map(key), []);
   // another release namespace: every reference follows it

@@ -157,6 +157,8 @@ test('kustomize install adopted by helm install --take-ownership; helm upgrade a
   helm('uninstall', 'strait', '-n', NS);
   console.log(`helm uninstall: ${Date.now() - tUninstall} ms`);
   assert.deepEqual(straitObjects(), [], 'no object of the release left');
+  // but the githost's claim (the repositories: helm.sh/resource-policy keep) while its namespace lives
+  assert.equal(kubectl('-n', NS, 'get', 'pvc', 'strait-githost-data', '-o', 'jsonpath={.metadata.annotations.helm\\.sh/resource-policy}'), 'keep');
   // the namespaces the chart made are being deleted (no controller-manager here finishes it)
   for (const ns of [NS, 'submariner-operator']) {
     const r = cluster!.kubectl(['get', 'namespace', ns, '-o', 'jsonpath={.metadata.deletionTimestamp}']);

@@ -5,10 +5,10 @@
 // worker. Idempotent: on clusters where strait runs already (an earlier file of the same
 // bring-up, or STRAIT_K8S_REUSE=1) it keeps the join and the pods and re-applies deploy/.
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
+import { chownSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import { clusters, devDist, kubeconfig, kubectl, kubectlRun, root, sh, strait, until } from './harness.js';
+import { clusters, devDist, kubeconfig, kubectl, kubectlRun, root, sh, state, strait, until } from './harness.js';
 
 /** cluster i's pod and Service CIDRs (a = 1, b = 2) */
 export const CIDR = (i: number): { pods: string; services: string } => ({ pods: `10.${10 * i}.0.0/16`, services: `10.${10 * i + 1}.0.0/16` });
@@ -67,6 +67,44 @@ function forwardClustersetDns(L: string): void {
 }
 
 /**
+ * The githost's PersistentVolumeClaim needs a volume and these clusters have no provisioner:
+ * a PersistentVolume made by hand, as docs/kubernetes.md tells an admin (a directory of the
+ * host, which every node of these clusters shares, owned by the githost's user). After an
+ * uninstall the claim is gone with its namespace and the volume (Retain) is Released with the
+ * repositories in it: its claimRef is removed so the next install's claim binds it again.
+ */
+export function githostVolume(L: string): string {
+  const name = `strait-githost-${L}`;
+  const dir = join(state, 'volumes', L, 'githost');
+  mkdirSync(dir, { recursive: true });
+  chownSync(dir, 10001, 10001);
+  const phase = kubectlRun(L, 'get', 'pv', name, '-o', 'jsonpath={.status.phase}');
+  if (phase.status !== 0) {
+    const pv = {
+      apiVersion: 'v1',
+      kind: 'PersistentVolume',
+      metadata: { name },
+      spec: {
+        capacity: { storage: '1Gi' },
+        accessModes: ['ReadWriteOnce'],
+        persistentVolumeReclaimPolicy: 'Retain',
+        hostPath: { path: dir, type: 'Directory' },
+      },
+    };
+    kubectl(L, 'apply', '--server-side', '-f', writeTemp(`pv-${L}.json`, JSON.stringify(pv)));
+  } else if (phase.stdout === 'Released') {
+    kubectl(L, 'patch', 'pv', name, '--type', 'json', '-p', '[{"op":"remove","path":"/spec/claimRef"}]');
+  }
+  return dir;
+}
+
+function writeTemp(file: string, text: string): string {
+  const path = join(state, 'volumes', file);
+  writeFileSync(path, text);
+  return path;
+}
+
+/**
  * strait deployed and Ready on both clusters (no container restarted), the echo and client
  * pods Ready; their IPs. `work`: a directory for the rendered files and broker-info.subm.
  */
@@ -107,6 +145,7 @@ export async function deployStrait(work: string): Promise<{ serverIp: string; cl
   ] as const)
     writeFileSync(join(work, `deploy-${L}.yaml`), renderDeploy(L, i, R, j));
   for (const L of ['a', 'b']) {
+    githostVolume(L);
     const file = join(work, `deploy-${L}.yaml`);
     // a second apply once the CRDs of the first are established
     const r = kubectlRun(L, 'apply', '--server-side', '-f', file);

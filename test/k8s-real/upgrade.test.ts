@@ -395,6 +395,63 @@ function objects(): Record<string, string[]> {
   };
 }
 
+/**
+ * The githost's repositories in cluster A, each with its default branch's head ("owner/name
+ * main=sha"), read with the githost's API from inside its pod (public repositories).
+ */
+function repositories(): string[] {
+  const script = `const base = 'http://127.0.0.1:3000/api/v1';
+    const found = await (await fetch(base + '/repos/search?limit=50')).json();
+    for (const r of found.data) {
+      const c = await fetch(base + '/repos/' + r.full_name + '/git/commits/' + r.default_branch);
+      console.log(r.full_name + ' ' + r.default_branch + '=' + (c.ok ? (await c.json()).sha : 'none ' + c.status));
+    }`;
+  return kubectl('a', '-n', 'strait-system', 'exec', 'deploy/strait-githost', '--', 'node', '--input-type=module', '-e', script)
+    .split('\n')
+    .filter(Boolean)
+    .sort();
+}
+
+/** A repository with a commit on the githost of A (made with its own admin tool and API), unless one is there. */
+function ensureRepository(): string[] {
+  const have = repositories();
+  if (have.length > 0) return have;
+  const made = kubectl(
+    'a',
+    '-n',
+    'strait-system',
+    'exec',
+    'deploy/strait-githost',
+    '--',
+    'node',
+    'bin/strait.js',
+    'admin',
+    'user',
+    'create',
+    '--username',
+    'upgrade_admin',
+    '--password',
+    `pw-${Date.now()}`,
+    '--email',
+    'upgrade@example.com',
+    '--admin',
+    '--access-token',
+    '--state-dir',
+    '/var/lib/strait',
+    '-o',
+    'json',
+  );
+  const { token } = JSON.parse(made) as { token: string };
+  const script = `const r = await fetch('http://127.0.0.1:3000/api/v1/user/repos', { method: 'POST',
+      headers: { authorization: 'token ${token}', 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'kept', auto_init: true, private: false, default_branch: 'main' }) });
+    if (!r.ok) throw new Error('create repository: ' + r.status + ' ' + (await r.text()));`;
+  kubectl('a', '-n', 'strait-system', 'exec', 'deploy/strait-githost', '--', 'node', '--input-type=module', '-e', script);
+  const now = repositories();
+  assert.match(now.join('\n'), /^upgrade_admin\/kept main=[0-9a-f]{40}$/m, 'a repository with a commit');
+  return now;
+}
+
 /** The images strait's pods run in cluster L, by workload kind ("gateway=localhost/strait:test ..."). */
 function podImages(L: 'a' | 'b'): Set<string> {
   const out = kubectl(L, '-n', 'strait-system', 'get', 'pods', '-o', 'jsonpath={range .items[*]}{.spec.containers[*].image}{"\\n"}{end}');
@@ -476,6 +533,8 @@ test(
   opts,
   async () => {
     const before_ = objects();
+    // on the githost's claim: the previous version (an emptyDir) leaves the claim alone, HEAD mounts it again
+    const reposBefore = ensureRepository();
     traffic = new Traffic();
     await until('traffic flows before the day starts', () => (traffic?.healthy(6000) ? true : undefined), 120_000, 1000);
     const previous = { deployDir: join(work, 'previous', 'deploy'), image: PREVIOUS_IMAGE };
@@ -505,6 +564,7 @@ test(
       await rollMeshServer();
     });
     assert.deepEqual(objects(), before_, 'nothing lost by the upgrade');
+    assert.deepEqual(repositories(), reposBefore, "the githost's repositories, on its claim through a version without it and back");
     assertSurvived(Object.keys(measured).filter((k) => k.includes('(kubectl apply)')));
   },
 );
@@ -512,6 +572,7 @@ test(
 test('Helm adopts the kustomize install, upgrades every pod to another image and rolls back, with traffic flowing: the gaps, nothing lost', opts, async () => {
   assert.ok(traffic, 'the traffic of the first test');
   const before_ = objects();
+  const reposBefore = ensureRepository();
   const chart = join(root, 'charts', 'strait');
   const uids = (L: 'a' | 'b'): string =>
     kubectl(L, '-n', 'strait-system', 'get', 'pods', '-o', 'jsonpath={.items[*].metadata.uid}').split(/\s+/).sort().join(' ');
@@ -548,6 +609,7 @@ test('Helm adopts the kustomize install, upgrades every pod to another image and
   assert.match(metrics, /strait_mesh_inbound_accepted_total\{mode="STRICT",how="mtls"\} [1-9]/, 'the in-mesh client over mTLS');
   assert.doesNotMatch(metrics, /strait_mesh_inbound_accepted_total\{mode="STRICT",how="plaintext"\} [1-9]/, 'nothing accepted in plaintext');
   assert.deepEqual(objects(), before_, 'nothing lost by Helm');
+  assert.deepEqual(repositories(), reposBefore, "the githost's repositories kept by every Helm step (its pod rolled twice)");
   assertSurvived(Object.keys(measured).filter((k) => k.startsWith('helm ')));
 });
 
@@ -567,6 +629,7 @@ test(
   "helm uninstall leaves nothing of strait's on the nodes (nftables, links, routes, rules) and no finalizer; the clusters' own traffic keeps working; reinstalled",
   opts,
   async () => {
+    const reposBefore = ensureRepository();
     try {
       traffic?.stop();
       const t0 = Date.now();
@@ -627,6 +690,8 @@ test(
       await deployStrait(work);
       measured['reinstall'] = { seconds: Math.round((Date.now() - t1) / 1000) };
       await until('up-echo answers in A after the reinstall', () => digA('up-echo'), 180_000, 2000);
+      // the claim went with its namespace; its volume (Retain) kept the repositories and is bound again
+      assert.deepEqual(repositories(), reposBefore, "the githost's repositories after uninstall and reinstall");
     }
   },
 );

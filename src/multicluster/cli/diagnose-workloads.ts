@@ -84,7 +84,7 @@ export async function diagnoseWorkloads(kube: KubernetesResourceStore, namespace
               ? [
                   'fail',
                   `${who} is Pending: its PersistentVolumeClaim ${name} is not bound (${claim.status?.phase ?? 'Pending'}; storage class ${sc || 'none: the cluster has no default StorageClass'}): nothing provisions a volume for it. ` +
-                    `Make a PersistentVolume or a StorageClass with a provisioner, or use the emptyDir deploy/ has by default (kubectl -n ${namespace} describe pvc ${name})`,
+                    `Make a PersistentVolume or a StorageClass with a provisioner, or keep the repositories only as long as the pod: an emptyDir (Helm: githost.persistence.enabled=false) (kubectl -n ${namespace} describe pvc ${name})`,
                 ]
               : [
                   'warn',
