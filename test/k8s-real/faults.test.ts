@@ -48,8 +48,8 @@ import {
   objectNames,
   kubeconfig,
   kubectl,
-  kubectlArgv,
   kubectlRun,
+  ObjectWatch,
   root,
   run,
   type Run,
@@ -161,53 +161,6 @@ async function gatewayRecords(ip: string): Promise<{ at: number; recs: GatewayJs
 }
 async function gatewayMetrics(ip: string): Promise<string> {
   return (await runAsync(clusters, ['exec', 'curl', '-s', '-m', '2', `http://${ip}:9464/metrics`], 10_000)).stdout;
-}
-
-/**
- * A watch of objects at an API path of cluster L (kubectl get --raw ...?watch=1): every event
- * with the time it came, started again when the API server ends it.
- */
-class ObjectWatch {
-  readonly events: { at: number; type: string; object: KubeObject }[] = [];
-  private p: ChildProcess;
-  private buf = '';
-  private stopped = false;
-  constructor(
-    readonly L: 'a' | 'b',
-    private readonly path: string,
-  ) {
-    this.p = this.start();
-  }
-  private start(): ChildProcess {
-    this.buf = '';
-    const sep = this.path.includes('?') ? '&' : '?';
-    const p = spawn(clusters, kubectlArgv(this.L, 'get', '--raw', `${this.path}${sep}watch=1&resourceVersion=0`), { stdio: ['ignore', 'pipe', 'ignore'] });
-    // started again after a pause (an API server that is down ends it at once, again and again)
-    p.once('exit', () => {
-      if (!this.stopped) setTimeout(() => !this.stopped && (this.p = this.start()), 1000).unref();
-    });
-    p.stdout?.on('data', (d: Buffer) => {
-      this.buf += d.toString();
-      let nl: number;
-      while ((nl = this.buf.indexOf('\n')) >= 0) {
-        const line = this.buf.slice(0, nl);
-        this.buf = this.buf.slice(nl + 1);
-        const ev = JSON.parse(line) as { type: string; object: KubeObject };
-        if (ev.type !== 'ERROR') this.events.push({ at: Date.now(), type: ev.type, object: ev.object });
-      }
-    });
-    return p;
-  }
-  /** the events since `since`, one line each: time, type, name and what `summary` says of the object */
-  timeline(since: number, summary: (o: KubeObject) => string): string[] {
-    return this.events
-      .filter((e) => e.at >= since)
-      .map((e) => `${new Date(e.at).toISOString().slice(11, 23)} ${e.type} ${e.object.metadata.name}: ${summary(e.object)}`);
-  }
-  stop(): void {
-    this.stopped = true;
-    this.p.kill();
-  }
 }
 
 /** Cluster L's Gateway records as they change (the store's surface, read without strait's CLI). */

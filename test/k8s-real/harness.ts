@@ -3,6 +3,7 @@
 import { type ChildProcess, execFileSync, spawn, spawnSync, type SpawnSyncReturns } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { KubeObject } from '../../src/platform/store/index.js';
 
 export const root = process.env['STRAIT_ROOT'] ?? process.cwd();
 export const clusters = join(root, 'test', 'k8s', 'clusters.sh');
@@ -270,15 +271,18 @@ export function gatewayPodOn(L: string, node: string): { name: string; restarts:
   return { name, restarts: Number(restarts), ready: ready === 'true' };
 }
 
-/** the longest run of failed curls: from the last success before it to the first after it (ms), and how many failed */
-export function longestGap(results: { at: number; ok: boolean }[]): { gapMs: number; failed: number } {
-  let best = { gapMs: 0, failed: 0 };
+/**
+ * the longest run of failed curls: from the last success before it to the first after it (ms,
+ * and when: `from`/`to` on the results' clock), and how many failed
+ */
+export function longestGap(results: { at: number; ok: boolean }[]): { gapMs: number; failed: number; from?: number; to?: number } {
+  let best: { gapMs: number; failed: number; from?: number; to?: number } = { gapMs: 0, failed: 0 };
   let lastOk: number | undefined;
   let failed = 0;
   for (const r of results) {
     if (!r.ok) failed++;
     else {
-      if (failed > 0 && lastOk !== undefined && r.at - lastOk > best.gapMs) best = { gapMs: r.at - lastOk, failed };
+      if (failed > 0 && lastOk !== undefined && r.at - lastOk > best.gapMs) best = { gapMs: r.at - lastOk, failed, from: lastOk, to: r.at };
       lastOk = r.at;
       failed = 0;
     }
@@ -336,4 +340,51 @@ export function execLines(
   p.stdout?.on('data', take);
   p.stderr?.on('data', take);
   return { lines, exited: () => code, stop: () => p.kill() };
+}
+
+/**
+ * A watch of objects at an API path of cluster L (kubectl get --raw ...?watch=1): every event
+ * with the time it came, started again when the API server ends it.
+ */
+export class ObjectWatch {
+  readonly events: { at: number; type: string; object: KubeObject }[] = [];
+  private p: ChildProcess;
+  private buf = '';
+  private stopped = false;
+  constructor(
+    readonly L: 'a' | 'b',
+    private readonly path: string,
+  ) {
+    this.p = this.start();
+  }
+  private start(): ChildProcess {
+    this.buf = '';
+    const sep = this.path.includes('?') ? '&' : '?';
+    const p = spawn(clusters, kubectlArgv(this.L, 'get', '--raw', `${this.path}${sep}watch=1&resourceVersion=0`), { stdio: ['ignore', 'pipe', 'ignore'] });
+    // started again after a pause (an API server that is down ends it at once, again and again)
+    p.once('exit', () => {
+      if (!this.stopped) setTimeout(() => !this.stopped && (this.p = this.start()), 1000).unref();
+    });
+    p.stdout?.on('data', (d: Buffer) => {
+      this.buf += d.toString();
+      let nl: number;
+      while ((nl = this.buf.indexOf('\n')) >= 0) {
+        const line = this.buf.slice(0, nl);
+        this.buf = this.buf.slice(nl + 1);
+        const ev = JSON.parse(line) as { type: string; object: KubeObject };
+        if (ev.type !== 'ERROR') this.events.push({ at: Date.now(), type: ev.type, object: ev.object });
+      }
+    });
+    return p;
+  }
+  /** the events since `since`, one line each: time, type, name and what `summary` says of the object */
+  timeline(since: number, summary: (o: KubeObject) => string): string[] {
+    return this.events
+      .filter((e) => e.at >= since)
+      .map((e) => `${new Date(e.at).toISOString().slice(11, 23)} ${e.type} ${e.object.metadata.name}: ${summary(e.object)}`);
+  }
+  stop(): void {
+    this.stopped = true;
+    this.p.kill();
+  }
 }

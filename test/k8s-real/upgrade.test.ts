@@ -14,6 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { defaultMeshObjects } from '../../src/mesh/control/index.js';
+import type { KubeObject } from '../../src/platform/store/index.js';
 import { CIDR, deployStrait, renderDeploy } from './deploy.js';
 import {
   clusters,
@@ -24,6 +25,7 @@ import {
   kubectl,
   kubectlRun,
   longestGap,
+  ObjectWatch,
   objectNames,
   root,
   run,
@@ -248,6 +250,7 @@ async function remakeMeshClient(image: string): Promise<void> {
 
 after(() => {
   traffic?.stop();
+  for (const w of podWatches) w.stop();
   for (const p of loops) p.kill();
   if (!skip) {
     console.log(`load average at end: ${load()}`);
@@ -346,6 +349,7 @@ class Traffic {
       httpRequests: http.length,
       httpFailed: http.filter((r) => !r.ok).length,
       longestGapMs: gap.gapMs,
+      ...(gap.from !== undefined && gap.to !== undefined ? { gapFromUptime: gap.from / 1000, gapToUptime: gap.to / 1000 } : {}),
       dnsQueries: dns.length,
       dnsMissed: dns.filter((r) => !r.ok).length,
       streamSurvived: !streamEnded,
@@ -472,6 +476,32 @@ async function rolledOut(L: 'a' | 'b', image: string): Promise<void> {
   );
 }
 
+/** strait's pods in both clusters as they change: what restarted when, beside the traffic's gaps */
+let podWatches: ObjectWatch[] = [];
+/** Date.now() minus the kernel's uptime (ms): the pods' /proc/uptime is this host's */
+const uptimeOffsetMs = (): number => Date.now() - Number(readFileSync('/proc/uptime', 'utf8').split(' ')[0]) * 1000;
+
+/** the changes of strait's pods from 3 s before a gap (pod uptime, s) to 1 s after it: "+1.2 s b strait-gateway-x Running ready=False" */
+function podsAround(fromS: number, toS: number): string[] {
+  const off = uptimeOffsetMs();
+  const from = fromS * 1000 + off;
+  const to = toS * 1000 + off;
+  return podWatches.flatMap((w) =>
+    w.events
+      .filter((e) => e.at >= from - 3000 && e.at <= to + 1000)
+      .map((e) => {
+        const o = e.object as KubeObject & {
+          status?: { phase?: string; conditions?: { type: string; status: string }[] };
+          spec?: { nodeName?: string };
+          metadata: { deletionTimestamp?: string };
+        };
+        const ready = o.status?.conditions?.find((c) => c.type === 'Ready')?.status ?? '-';
+        const gone = e.type === 'DELETED' ? ' deleted' : o.metadata.deletionTimestamp ? ' terminating' : '';
+        return `  ${((e.at - from) / 1000).toFixed(1)} s ${w.L} ${o.metadata.name} on ${o.spec?.nodeName ?? '-'} ${o.status?.phase ?? ''} ready=${ready}${gone}`;
+      }),
+  );
+}
+
 /** Run one step of the day with the traffic flowing; measure it once the traffic is healthy again for 10 s. */
 async function measuredStep(name: string, action: () => Promise<void>): Promise<Record<string, number | string | boolean>> {
   assert.ok(traffic);
@@ -482,6 +512,8 @@ async function measuredStep(name: string, action: () => Promise<void>): Promise<
   const m: Record<string, number | string | boolean> = { ...traffic.measure(from), seconds: Math.round((Date.now() - t0) / 1000) };
   measured[name] = m;
   console.log(`${name}: ${JSON.stringify(m)} (load ${load()})`);
+  if (typeof m['gapFromUptime'] === 'number' && typeof m['gapToUptime'] === 'number')
+    console.log(`  strait's pods around its longest gap:\n${podsAround(m['gapFromUptime'], m['gapToUptime']).join('\n') || '  (no change)'}`);
   if (!m['streamSurvived']) traffic.restartStream();
   return m;
 }
@@ -535,6 +567,7 @@ test(
     const before_ = objects();
     // on the githost's claim: the previous version (an emptyDir) leaves the claim alone, HEAD mounts it again
     const reposBefore = ensureRepository();
+    podWatches = CLUSTERS.map(([L]) => new ObjectWatch(L, '/api/v1/namespaces/strait-system/pods'));
     traffic = new Traffic();
     await until('traffic flows before the day starts', () => (traffic?.healthy(6000) ? true : undefined), 120_000, 1000);
     const previous = { deployDir: join(work, 'previous', 'deploy'), image: PREVIOUS_IMAGE };
