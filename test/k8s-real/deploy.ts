@@ -58,10 +58,12 @@ function forwardClustersetDns(L: string): void {
   const ip = kubectl(L, '-n', 'strait-system', 'get', 'service', 'strait-dns', '-o', 'jsonpath={.spec.clusterIP}').trim();
   assert.match(ip, /^10\.[0-9.]+$/);
   let corefile = kubectl(L, '-n', 'kube-system', 'get', 'configmap', 'coredns', '-o', 'jsonpath={.data.Corefile}');
-  const block = `clusterset.local:53 {\n    errors\n    forward . ${ip}\n}\n`;
+  // cache + serve_stale: an answer already given stays served while strait's DNS restarts
+  // (an upgrade); only when the forward fails, never past an answer it gives, kept 1 s (docs/kubernetes.md)
+  const block = `clusterset.local:53 {\n    errors\n    cache 1 {\n        serve_stale 120s verify\n    }\n    forward . ${ip}\n}\n`;
   if (corefile.startsWith(block)) return;
-  // a reinstall (the upgrade tests uninstall strait) gives the Service another address
-  corefile = corefile.replace(/^clusterset\.local:53 \{\n[^}]*\}\n/, '');
+  // a reinstall (the upgrade tests uninstall strait) gives the Service another address; an older block
+  corefile = corefile.replace(/^clusterset\.local:53 \{\n(?:.*\n)*?\}\n/, '');
   const patch = JSON.stringify({ data: { Corefile: `${block}${corefile}` } });
   kubectl(L, '-n', 'kube-system', 'patch', 'configmap', 'coredns', '--type', 'merge', '-p', patch);
 }
