@@ -71,7 +71,7 @@ describe('deploy/ against a real kube-apiserver', () => {
     assert.equal(readFileSync(join(deployDir, 'crds.yaml'), 'utf8'), r.stdout);
   });
 
-  test('the daemons accept the configuration files of deploy/config.yaml, and the DaemonSets expose their metrics ports', () => {
+  test('the daemons accept the configuration files of deploy/config.yaml, and the DaemonSets are scraped and probed on their metrics ports (declared as no hostPort: maxSurge)', () => {
     const cm = parse(readFileSync(join(deployDir, 'config.yaml'), 'utf8')) as { data: Record<string, string> };
     const gw = parseGatewayConfig(parse(cm.data['gateway.yaml']!), 'deploy/config.yaml gateway.yaml');
     const agent = parseNodeAgentConfig(parse(cm.data['node-agent.yaml']!), 'deploy/config.yaml node-agent.yaml');
@@ -81,8 +81,11 @@ describe('deploy/ against a real kube-apiserver', () => {
     ];
     for (const [file, port, ds] of table) {
       const text = readFileSync(join(deployDir, `${ds.replace('strait-', '')}.yaml`), 'utf8');
-      assert.match(text, new RegExp(`containerPort: ${port}\\b`), `${ds} exposes ${file}'s metrics port ${port}`);
       assert.match(text, new RegExp(`prometheus.io/port: "${port}"`), `${ds} is scraped on ${port}`);
+      assert.match(text, new RegExp(`path: /metrics\\n +port: ${port}\\n`), `${ds}'s liveness probe on ${file}'s metrics port ${port}`);
+      // hostNetwork: a declared port is a hostPort, and a surge pod beside the old one would be unschedulable
+      assert.doesNotMatch(text, /^\s*ports:/m, `${ds} declares no ports (maxSurge)`);
+      assert.match(text, /maxSurge: 1\n\s+maxUnavailable: 0/, `${ds} rolls with the new pod beside the old one`);
     }
     assert.equal(gw.metrics.listen, '0.0.0.0', 'Prometheus scrapes from outside the pod');
     const githost = parseGithostSettings(parse(cm.data['githost.yaml']!), 'deploy/config.yaml githost.yaml');

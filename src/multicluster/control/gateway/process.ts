@@ -5,6 +5,7 @@
 import { existsSync } from 'node:fs';
 import { watchFile, type FileWatch } from '../../../platform/fs/index.js';
 import { parseGatewayConfig } from '../../dataplane/gateway/index.js';
+import { Handover, handoverWaitMsFromEnv } from '../../dataplane/handover/index.js';
 import { runGatewayDaemon, type GatewayDaemon } from './run.js';
 
 const line = (level: string, msg: string, extra: Record<string, unknown> = {}): void =>
@@ -51,7 +52,13 @@ export async function startGatewayProcess(cfg: unknown, env: NodeJS.ProcessEnv =
   fromEnvironment(cfg, env);
   const pskFile = (cfg as { pskFile?: unknown }).pskFile;
   if (typeof pskFile === 'string') await waitForPsk(pskFile);
-  const d = await runGatewayDaemon(cfg, { onEvent: (ev) => console.error(JSON.stringify({ time: new Date().toISOString(), component: 'gateway', ...ev })) });
+  // a rolling update starts this gateway beside the one it replaces: $STRAIT_HANDOVER_WAIT_S
+  const handover = new Handover('gateway', { waitMs: handoverWaitMsFromEnv(env), onWaiting: (msg) => line('info', msg) });
+  const d = await runGatewayDaemon(cfg, {
+    handover,
+    onEvent: (ev) => console.error(JSON.stringify({ time: new Date().toISOString(), component: 'gateway', ...ev })),
+  });
+  if (handover.waitedMs !== undefined) line('info', `took the node's data path over after ${handover.waitedMs} ms`);
   const reloadPsk = (why: string): void => {
     try {
       if (d.gateway.reloadPsk()) line('info', `tunnel PSK changed (${why}): handshaking again with every peer`);

@@ -2,6 +2,7 @@
 // the environment (deploy/node-agent.yaml), the daemon with /metrics (run.ts), its gateway
 // changes and pump failures logged as JSON lines on stderr, and `reload` for SIGHUP (a new
 // active gateway takes effect at once). As the gateway's process.ts does.
+import { Handover, handoverWaitMsFromEnv } from '../../dataplane/handover/index.js';
 import { parseNodeAgentConfig } from '../../dataplane/node-agent/index.js';
 import { runNodeAgentDaemon, withNodeName, type NodeAgentDaemon } from './run.js';
 
@@ -15,7 +16,10 @@ export interface NodeAgentProcess {
 }
 
 export async function startNodeAgentProcess(cfg: unknown, env: NodeJS.ProcessEnv = process.env): Promise<NodeAgentProcess> {
-  const d = await runNodeAgentDaemon(withNodeName(cfg, env['STRAIT_NODE_NAME']));
+  // a rolling update starts this agent beside the one it replaces: $STRAIT_HANDOVER_WAIT_S
+  const handover = new Handover('node agent', { waitMs: handoverWaitMsFromEnv(env), onWaiting: (msg) => line('info', msg) });
+  const d = await runNodeAgentDaemon(withNodeName(cfg, env['STRAIT_NODE_NAME']), handover);
+  if (handover.waitedMs !== undefined) line('info', `took the node's data path over after ${handover.waitedMs} ms`);
   d.agent.onGatewayChange = (address, epoch) => {
     line('info', `active gateway is now ${address} (lease epoch ${epoch})`);
   };

@@ -1,4 +1,5 @@
 // The node agent daemon: the data plane from src/multicluster/dataplane/node-agent plus /metrics.
+import type { Handover } from '../../dataplane/handover/index.js';
 import { startNodeAgent, type NodeAgent } from '../../dataplane/node-agent/index.js';
 import { serveMetrics } from '../../../platform/metrics/index.js';
 import { agentRegistry } from './metrics.js';
@@ -19,8 +20,8 @@ export function withNodeName(config: unknown, nodeName: string | undefined): unk
   return { ...(config as Record<string, unknown>), nodeName };
 }
 
-export async function runNodeAgentDaemon(config: unknown): Promise<NodeAgentDaemon> {
-  const agent = await startNodeAgent(config);
+export async function runNodeAgentDaemon(config: unknown, handover?: Handover): Promise<NodeAgentDaemon> {
+  const agent = await startNodeAgent(config, handover);
   const m = agent.config.metrics;
   const status = await serveMetrics(
     agentRegistry(agent),

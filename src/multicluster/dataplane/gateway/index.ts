@@ -34,6 +34,7 @@ import { FEATURE_VNET, FEATURE_FRAG, NEXT_IPV4, NEXT_IPV4_VNET, segmentVnet, typ
 import { TunnelEndpoint, Reassembler, nativeSessions, type Peer, type PeerRecord, type TunnelEvent } from '../tunnel/index.js';
 import { TunDevice, routeInto, vnetHdrIsPlain, VNET_HDR_LEN } from '../tun/index.js';
 import { AGENT_RETURN_PATH_MARK, AGENT_RETURN_PATH_TABLE, AgentReturnPath, programGatewayReturnPath, type GatewayReturnPath } from '../return-path/index.js';
+import { Handover } from '../handover/index.js';
 import { UdpTransport } from '../udp/index.js';
 import { parseGatewayConfig, type GatewayConfig, type GatewayNodeConfig } from './config.js';
 import { NodeTable, inPodCidrs, type NodeEntry } from './node-table.js';
@@ -148,6 +149,8 @@ export interface GatewayOptions {
    * (the addon, TUN offload, a TUN device, no onDeliver); false, or STRAIT_GATEWAY_NATIVE=0, keeps it in JS
    */
   nativePath?: boolean;
+  /** wait for the gateway this one replaces to let go of the node's ports and TUN device (a rolling update with maxSurge) */
+  handover?: Handover;
 }
 
 export class Gateway implements SegmentSink {
@@ -278,10 +281,17 @@ export class Gateway implements SegmentSink {
 
   async start(): Promise<void> {
     const c = this.config;
-    this.tunnelSock = await UdpTransport.bind(c.tunnel.listen, c.tunnel.port, (m, a, p) => this.fromTunnel(m, a, p));
-    this.vxlanSock = await UdpTransport.bind(c.vxlan.listen, c.vxlan.port, (m, a, p) => this.fromVxlan(m, a, p), { onRun: this.fromAgentRun });
+    const handover = this.opts.handover ?? new Handover('gateway');
+    this.tunnelSock = await handover.open(`UDP ${c.tunnel.port}`, () =>
+      UdpTransport.bind(c.tunnel.listen, c.tunnel.port, (m, a, p) => this.fromTunnel(m, a, p)),
+    );
+    this.vxlanSock = await handover.open(`UDP ${c.vxlan.port}`, () =>
+      UdpTransport.bind(c.vxlan.listen, c.vxlan.port, (m, a, p) => this.fromVxlan(m, a, p), { onRun: this.fromAgentRun }),
+    );
     if (!this.opts.noTun) {
-      this.tun = TunDevice.open(c.tun.name, (buf, off, len) => this.fromTun(buf, off, len), { offload: c.tun.offload });
+      this.tun = await handover.open(`TUN device ${c.tun.name}`, () =>
+        TunDevice.open(c.tun.name, (buf, off, len) => this.fromTun(buf, off, len), { offload: c.tun.offload }),
+      );
       routeInto(
         this.tun.name,
         c.peers.flatMap((p) => p.subnets),

@@ -27,6 +27,7 @@ import { TunDevice, routeInto, vnetHdrIsPlain, VNET_HDR_LEN } from '../tun/index
 import { AgentReturnPath } from '../return-path/index.js';
 import { PeerHealth, lossText } from '../tunnel/index.js';
 import { UdpTransport } from '../udp/index.js';
+import { Handover } from '../handover/index.js';
 import { ipv4ToInt } from '../../../base/config/index.js';
 import { native } from '../../../platform/native/index.js';
 import { parseNodeAgentConfig, type NodeAgentConfig } from './config.js';
@@ -212,10 +213,20 @@ export class NodeAgent implements SegmentSink {
     return this.tun?.name;
   }
 
-  async start(): Promise<void> {
+  /**
+   * `handover`: wait for the agent this one replaces to let go of the node's VXLAN port and
+   * TUN device (a rolling update with maxSurge; src/multicluster/dataplane/handover).
+   */
+  async start(handover: Handover = new Handover('node agent')): Promise<void> {
     const c = this.config;
-    this.sock = await UdpTransport.bind(c.vxlan.listen, c.vxlan.port, (m, a, p) => this.fromGateway(m, a, p));
-    this.tun = TunDevice.open(c.tun.name, (buf, off, len) => this.fromNode(buf, off, len), { offload: c.tun.offload });
+    this.sock = await handover.open(`UDP ${c.vxlan.port}`, () => UdpTransport.bind(c.vxlan.listen, c.vxlan.port, (m, a, p) => this.fromGateway(m, a, p)));
+    const sock = this.sock;
+    this.tun = await handover
+      .open(`TUN device ${c.tun.name}`, () => TunDevice.open(c.tun.name, (buf, off, len) => this.fromNode(buf, off, len), { offload: c.tun.offload }))
+      .catch(async (err: unknown) => {
+        await sock.close();
+        throw err;
+      });
     routeInto(this.tun.name, c.remoteSubnets, { mtu: c.tun.mtu });
     if (c.kubeProxyReturnPath.enabled) {
       this.returnPath = new AgentReturnPath({
@@ -506,8 +517,8 @@ export class NodeAgent implements SegmentSink {
 }
 
 /** Validate `config` and start a node agent data plane. */
-export async function startNodeAgent(config: unknown): Promise<NodeAgent> {
+export async function startNodeAgent(config: unknown, handover?: Handover): Promise<NodeAgent> {
   const a = new NodeAgent(parseNodeAgentConfig(config));
-  await a.start();
+  await a.start(handover);
   return a;
 }

@@ -1,0 +1,69 @@
+// Taking a node's data path over from the process this one replaces. A DaemonSet rolling
+// update with maxSurge (deploy/node-agent.yaml, deploy/gateway.yaml) starts the new pod beside
+// the old one; both are on the node's network, so the new daemon's UDP ports and TUN device
+// are still held by the old one (EADDRINUSE, EBUSY) until the DaemonSet stops it once the new
+// pod is ready. Told to wait, the new daemon tries again every 50 ms and takes each over the
+// moment it is free (docs/upgrades.md); not told to (the local world, a test), it fails at
+// once as before: something else holding the port is an error to report, not to wait for.
+import { E } from '../../../base/errors/index.js';
+
+/** what a handover waits for: a port in use, a TUN device attached elsewhere */
+const HELD = /\bEADDRINUSE\b|errno 98\b|\bEBUSY\b|errno 16\b/;
+const RETRY_MS = 50;
+
+export interface HandoverOptions {
+  /** how long to wait for the process this one replaces (0, the default: fail at once) */
+  waitMs?: number;
+  /** told once, when this process starts waiting */
+  onWaiting?: (message: string) => void;
+}
+
+export class Handover {
+  private readonly deadline: number;
+  private waitedSince: number | undefined;
+  private tookAt: number | undefined;
+
+  /** `who`: what this daemon is, for the message ("node agent", "gateway") */
+  constructor(
+    private readonly who: string,
+    private readonly o: HandoverOptions = {},
+  ) {
+    this.deadline = performance.now() + (o.waitMs ?? 0);
+  }
+
+  /** ms from the first refusal to the last resource taken over; undefined when nothing was held */
+  get waitedMs(): number | undefined {
+    return this.waitedSince === undefined ? undefined : Math.round((this.tookAt ?? performance.now()) - this.waitedSince);
+  }
+
+  /** `open()` (a bind, a TUN open), again every 50 ms while `what` is held elsewhere and the wait lasts */
+  async open<T>(what: string, open: () => T | Promise<T>): Promise<T> {
+    for (;;) {
+      try {
+        const taken = await open();
+        if (this.waitedSince !== undefined) this.tookAt = performance.now();
+        return taken;
+      } catch (err) {
+        if (!HELD.test(err instanceof Error ? err.message : String(err)) || performance.now() >= this.deadline) throw err;
+        if (this.waitedSince === undefined) {
+          this.waitedSince = performance.now();
+          this.o.onWaiting?.(
+            `${what} is held by another process on this node (the ${this.who} this one replaces, in a rolling update): taking the data path over when it stops (waiting up to ${Math.round((this.o.waitMs ?? 0) / 1000)} s)`,
+          );
+        }
+        await new Promise((r) => setTimeout(r, RETRY_MS));
+      }
+    }
+  }
+}
+
+/**
+ * $STRAIT_HANDOVER_WAIT_S: how long a starting daemon waits for the one it replaces on this
+ * node (deploy/: 120, with maxSurge); unset or 0: it fails at once, as in the local world.
+ */
+export function handoverWaitMsFromEnv(env: NodeJS.ProcessEnv): number {
+  const v = env['STRAIT_HANDOVER_WAIT_S'];
+  if (v === undefined || v === '') return 0;
+  if (!/^[0-9]{1,4}$/.test(v) || Number(v) > 3600) throw E.configInvalid('STRAIT_HANDOVER_WAIT_S', v, 'a whole number of seconds from 0 to 3600');
+  return Number(v) * 1000;
+}

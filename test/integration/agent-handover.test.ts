@@ -1,0 +1,88 @@
+// A node agent replaced in place (a DaemonSet rolling update with maxSurge: the new pod starts
+// beside the old one, docs/upgrades.md): the new agent, told to wait (STRAIT_HANDOVER_WAIT_S),
+// says it waits for the node's VXLAN port, takes the data path over as soon as the old agent
+// stops, and carries the traffic after it (its own counters say so). One told not to wait
+// fails at once, naming the port. The gateway side is a kernel vxlan interface, as in
+// vxlan-kernel.test.ts; requests every 50 ms measure the gap (printed, not asserted: bench/
+// holds the timing goals).
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { probes, runInPrivateTree, treeSkip } from '../helpers/private-tree.js';
+
+const root = process.env['STRAIT_ROOT'] ?? process.cwd();
+
+test('node agent handover: the new agent waits for the node VXLAN port, takes over when the old one stops, and carries the traffic', {
+  skip: treeSkip,
+}, async () => {
+  const script = `
+ROOT=${JSON.stringify(root)}
+ip netns add k; ip netns add s
+ip link add vk type veth peer name vs
+ip link set vk netns k; ip link set vs netns s
+ip -n k link set lo up; ip -n s link set lo up
+ip -n k addr add 192.168.77.1/24 dev vk; ip -n k link set vk up
+ip -n s addr add 192.168.77.2/24 dev vs; ip -n s link set vs up
+ip -n k link add vx0 type vxlan id 100 dstport 4800 remote 192.168.77.2 local 192.168.77.1 dev vk
+ip -n k link set vx0 address 02:53:54:00:00:01 mtu 1400
+ip -n k addr add 10.99.0.1/24 dev vx0; ip -n k link set vx0 up
+ip netns exec k ethtool -K vx0 tx off >/dev/null
+ip -n k neigh add 10.99.0.2 lladdr 02:53:54:00:00:02 dev vx0 nud permanent
+# the client's address outlives the TUN device (which goes with the agent holding it)
+ip -n s addr add 10.99.0.2/32 dev lo
+cat > /run/agent.json <<CFG
+{"nodeName":"worker-1","remoteSubnets":["10.99.0.0/24"],"gateway":{"address":"192.168.77.1"},"vxlan":{"vni":100},"tun":{"name":"strait0"},"metrics":{"port":9465}}
+CFG
+ip netns exec k node "$ROOT/test/fixtures/echo-server.mjs" 10.99.0.1 8080 > /run/echo.log &
+ip netns exec s node "$ROOT/dist/agents/node-agent/main.js" --config /run/agent.json > /run/old.log 2>&1 &
+OLD=$!
+for i in $(seq 100); do grep -q started /run/old.log && grep -q listening /run/echo.log && break; sleep 0.1; done
+BODY=$(ip netns exec s curl -s -m 5 --interface 10.99.0.2 http://10.99.0.1:8080/)
+echo "{\\"probe\\":\\"before\\",\\"body\\":$BODY}"
+# the new agent, beside the old one
+ip netns exec s env STRAIT_HANDOVER_WAIT_S=20 node "$ROOT/dist/agents/node-agent/main.js" --config /run/agent.json > /run/new.log 2>&1 &
+NEW=$!
+for i in $(seq 100); do grep -q 'held by another process' /run/new.log && break; sleep 0.1; done
+if grep -q 'held by another process' /run/new.log; then echo '{"probe":"waiting"}'; fi
+# one told not to wait: refused at once
+T0=$(date +%s%N)
+RC=0; ip netns exec s node "$ROOT/dist/agents/node-agent/main.js" --config /run/agent.json > /run/third.log 2>&1 || RC=$?
+echo "{\\"probe\\":\\"third\\",\\"exit\\":$RC,\\"ms\\":$(( ($(date +%s%N) - T0) / 1000000 ))}"
+# requests every 50 ms (1 s timeout), then the old agent stops
+(for i in $(seq 80); do
+  if ip netns exec s curl -s -o /dev/null -m 1 --interface 10.99.0.2 http://10.99.0.1:8080/; then echo "ok $(date +%s%N)"; else echo "fail $(date +%s%N)"; fi
+  sleep 0.05
+done > /run/loop.log) &
+LOOP=$!
+sleep 1
+kill -TERM $OLD
+for i in $(seq 100); do grep -q 'took the node' /run/new.log && break; sleep 0.1; done
+wait $LOOP
+if kill -0 $OLD 2>/dev/null; then echo '{"probe":"old-still-running"}'; fi
+if kill -0 $NEW 2>/dev/null; then echo '{"probe":"new-running"}'; fi
+BODY=$(ip netns exec s curl -s -m 5 --interface 10.99.0.2 http://10.99.0.1:8080/)
+echo "{\\"probe\\":\\"after\\",\\"body\\":$BODY}"
+ip netns exec s curl -s -m 5 http://127.0.0.1:9465/metrics | grep '^strait_agent_vxlan_packets_total' | sed 's/.*direction="\\([a-z]*\\)"} \\([0-9]*\\)/{"probe":"metric-\\1","value":\\2}/'
+# the longest run without an answer: from the last answer before it to the first after it
+awk '$1=="ok"{ if (last && fails && $2-last>gap) gap=$2-last; last=$2; fails=0 } $1=="fail"{fails++} END{ printf "{\\"probe\\":\\"gap\\",\\"ms\\":%d,\\"requests\\":%d}\\n", gap/1000000, NR }' /run/loop.log
+echo "--- new agent"; cat /run/new.log; echo "--- third"; cat /run/third.log
+kill $NEW
+`;
+  const r = await runInPrivateTree(script, { timeoutMs: 60_000 });
+  const p = probes(r.stdout);
+  const said = `${r.stdout}\n${r.stderr}`;
+  assert.equal(r.code, 0, said);
+  assert.equal((p.get('before')?.['body'] as { remoteAddress?: string } | undefined)?.remoteAddress, '10.99.0.2', said);
+  assert.ok(p.has('waiting'), `the new agent says it waits for the port: ${said}`);
+  const third = p.get('third') as { exit: number; ms: number } | undefined;
+  assert.notEqual(third?.exit, 0, 'an agent told not to wait fails');
+  assert.match(said, /--- third[\s\S]*Address already in use/, 'naming the port in use');
+  assert.match(said, /took the node's data path over after \d+ ms/);
+  assert.ok(!p.has('old-still-running'), 'the old agent stopped');
+  assert.ok(p.has('new-running'), 'the new agent runs');
+  assert.equal((p.get('after')?.['body'] as { remoteAddress?: string } | undefined)?.remoteAddress, '10.99.0.2', said);
+  // the new agent's own counters: the requests after the handover went through it
+  assert.ok(Number(p.get('metric-tx')?.['value']) >= 3, said);
+  assert.ok(Number(p.get('metric-rx')?.['value']) >= 3, said);
+  const gap = p.get('gap') as { ms: number; requests: number };
+  console.log(`node agent handover: longest gap ${gap.ms} ms over ${gap.requests} requests every 50 ms; the refused third agent exited in ${third?.ms} ms`);
+});

@@ -1,0 +1,80 @@
+// Handover (src/multicluster/dataplane/handover): a daemon told to wait takes a port over the
+// moment the process holding it lets go; one not told to fails at once with the system's
+// error; anything but "held elsewhere" is never waited for.
+import assert from 'node:assert/strict';
+import { createSocket, type Socket } from 'node:dgram';
+import { test } from 'node:test';
+import { Handover, handoverWaitMsFromEnv } from '../../../src/multicluster/dataplane/handover/index.js';
+
+function bindUdp(port = 0): Promise<Socket> {
+  const s = createSocket('udp4');
+  return new Promise((done, fail) => {
+    s.once('error', fail);
+    s.bind(port, '127.0.0.1', () => done(s));
+  });
+}
+
+test('told to wait: the port is taken over as soon as its holder closes it, and said once', async () => {
+  const holder = await bindUdp();
+  const port = holder.address().port;
+  const said: string[] = [];
+  const h = new Handover('node agent', { waitMs: 5000, onWaiting: (m) => said.push(m) });
+  setTimeout(() => holder.close(), 300);
+  const t0 = performance.now();
+  const mine = await h.open(`UDP ${port}`, () => bindUdp(port));
+  const ms = performance.now() - t0;
+  try {
+    assert.equal(mine.address().port, port);
+    assert.ok(ms >= 250 && ms < 2000, `taken over after the holder let go (${Math.round(ms)} ms)`);
+    assert.equal(said.length, 1);
+    assert.match(
+      said[0] ?? '',
+      new RegExp(
+        `^UDP ${port} is held by another process on this node \\(the node agent this one replaces, in a rolling update\\): taking the data path over when it stops \\(waiting up to 5 s\\)$`,
+      ),
+    );
+    assert.ok((h.waitedMs ?? 0) >= 250, String(h.waitedMs));
+  } finally {
+    mine.close();
+  }
+});
+
+test('not told to wait (the default), or past the wait: the error at once; other errors are never waited for', async () => {
+  const holder = await bindUdp();
+  const port = holder.address().port;
+  try {
+    const t0 = performance.now();
+    await assert.rejects(
+      new Handover('gateway').open(`UDP ${port}`, () => bindUdp(port)),
+      /EADDRINUSE/,
+    );
+    assert.ok(performance.now() - t0 < 200, 'at once');
+    await assert.rejects(
+      new Handover('gateway', { waitMs: 300 }).open(`UDP ${port}`, () => bindUdp(port)),
+      /EADDRINUSE/,
+    );
+    let tries = 0;
+    await assert.rejects(
+      new Handover('gateway', { waitMs: 5000 }).open('TUN device x', () => {
+        tries++;
+        throw new Error('ioctl TUNSETIFF: Operation not permitted (errno 1)');
+      }),
+      /Operation not permitted/,
+    );
+    assert.equal(tries, 1, 'a missing capability is not waited for');
+  } finally {
+    holder.close();
+  }
+});
+
+test('STRAIT_HANDOVER_WAIT_S: whole seconds up to 3600; unset or empty is 0; anything else refused naming it', () => {
+  assert.equal(handoverWaitMsFromEnv({}), 0);
+  assert.equal(handoverWaitMsFromEnv({ STRAIT_HANDOVER_WAIT_S: '' }), 0);
+  assert.equal(handoverWaitMsFromEnv({ STRAIT_HANDOVER_WAIT_S: '120' }), 120_000);
+  for (const bad of ['-1', '1.5', '3601', 'soon', '99999'])
+    assert.throws(
+      () => handoverWaitMsFromEnv({ STRAIT_HANDOVER_WAIT_S: bad }),
+      (err: Error & { code?: string }) => err.code === 'STRAIT_ERR_CONFIG_INVALID' && err.message.includes(`"${bad}"`),
+      bad,
+    );
+});
