@@ -7,7 +7,7 @@
 // holds the timing goals).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { probes, runInPrivateTree, treeSkip } from '../helpers/private-tree.js';
+import { KERNEL_VXLAN_GATEWAY, probes, runInPrivateTree, treeSkip } from '../helpers/private-tree.js';
 
 const root = process.env['STRAIT_ROOT'] ?? process.cwd();
 
@@ -16,18 +16,7 @@ test('node agent handover: the new agent waits for the node VXLAN port, takes ov
 }, async () => {
   const script = `
 ROOT=${JSON.stringify(root)}
-ip netns add k; ip netns add s
-ip link add vk type veth peer name vs
-ip link set vk netns k; ip link set vs netns s
-ip -n k link set lo up; ip -n s link set lo up
-ip -n k addr add 192.168.77.1/24 dev vk; ip -n k link set vk up
-ip -n s addr add 192.168.77.2/24 dev vs; ip -n s link set vs up
-ip -n k link add vx0 type vxlan id 100 dstport 4800 remote 192.168.77.2 local 192.168.77.1 dev vk
-ip -n k link set vx0 address 02:53:54:00:00:01 mtu 1400
-ip -n k addr add 10.99.0.1/24 dev vx0; ip -n k link set vx0 up
-ip netns exec k ethtool -K vx0 tx off >/dev/null
-ip -n k neigh add 10.99.0.2 lladdr 02:53:54:00:00:02 dev vx0 nud permanent
-# the client's address outlives the TUN device (which goes with the agent holding it)
+${KERNEL_VXLAN_GATEWAY}# the client's address outlives the TUN device (which goes with the agent holding it)
 ip -n s addr add 10.99.0.2/32 dev lo
 cat > /run/agent.json <<CFG
 {"nodeName":"worker-1","remoteSubnets":["10.99.0.0/24"],"gateway":{"address":"192.168.77.1"},"vxlan":{"vni":100},"tun":{"name":"strait0"},"metrics":{"port":9465}}

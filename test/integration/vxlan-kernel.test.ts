@@ -2,27 +2,14 @@
 // kernel `vxlan` interface in a private namespace tree: HTTP (TCP both ways).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { probes, runInPrivateTree, treeSkip } from '../helpers/private-tree.js';
+import { KERNEL_VXLAN_GATEWAY, probes, runInPrivateTree, treeSkip } from '../helpers/private-tree.js';
 
 const root = process.env['STRAIT_ROOT'] ?? process.cwd();
 
 test('node agent <-> kernel vxlan: HTTP through RFC 7348 frames on UDP 4800', { skip: treeSkip }, async () => {
   const script = `
 ROOT=${JSON.stringify(root)}
-ip netns add k; ip netns add s
-ip link add vk type veth peer name vs
-ip link set vk netns k; ip link set vs netns s
-ip -n k link set lo up; ip -n s link set lo up
-ip -n k addr add 192.168.77.1/24 dev vk; ip -n k link set vk up
-ip -n s addr add 192.168.77.2/24 dev vs; ip -n s link set vs up
-ip -n k link add vx0 type vxlan id 100 dstport 4800 remote 192.168.77.2 local 192.168.77.1 dev vk
-ip -n k link set vx0 address 02:53:54:00:00:01 mtu 1400
-ip -n k addr add 10.99.0.1/24 dev vx0; ip -n k link set vx0 up
-# veth leaves the inner checksum to 'hardware' that does not exist on this path: let the
-# kernel vxlan fill it in, as a real NIC would
-ip netns exec k ethtool -K vx0 tx off >/dev/null
-ip -n k neigh add 10.99.0.2 lladdr 02:53:54:00:00:02 dev vx0 nud permanent
-cat > /run/agent.json <<CFG
+${KERNEL_VXLAN_GATEWAY}cat > /run/agent.json <<CFG
 {"nodeName":"worker-1","remoteSubnets":["10.99.0.0/24"],"gateway":{"address":"192.168.77.1"},"vxlan":{"vni":100},"tun":{"name":"strait0"},"metrics":{"port":9465}}
 CFG
 ip netns exec s node "$ROOT/dist/agents/node-agent/main.js" --config /run/agent.json > /run/agent.log 2>&1 &

@@ -388,3 +388,36 @@ export class ObjectWatch {
     this.p.kill();
   }
 }
+
+/**
+ * A githost administrator in cluster L, made with the server's own tool inside its pod (the
+ * only way to make the first one: docs/githost.md); its access token.
+ */
+export function githostAdmin(L: 'a' | 'b', username: string, password: string, email: string): string {
+  const created = kubectl(
+    L,
+    '-n',
+    'strait-system',
+    'exec',
+    'deploy/strait-githost',
+    '--',
+    'node',
+    'bin/strait.js',
+    'admin',
+    'user',
+    'create',
+    '--username',
+    username,
+    '--password',
+    password,
+    '--email',
+    email,
+    '--admin',
+    '--access-token',
+    '--state-dir',
+    '/var/lib/strait',
+    '-o',
+    'json',
+  );
+  return (JSON.parse(created) as { token: string }).token;
+}

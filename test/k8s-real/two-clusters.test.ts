@@ -42,6 +42,7 @@ import {
   clusters,
   daemonPid,
   gate,
+  githostAdmin,
   httpOf,
   inPod,
   kubeconfig,
@@ -490,33 +491,7 @@ test('signed GitOps in the cluster: an Application from the in-cluster githost s
   const t0 = Date.now();
   // the first administrator, with the server's own tool inside its pod (the only way to make the first one: docs/githost.md)
   const pw = `pw-${randomBytes(8).toString('hex')}`;
-  const created = sh(clusters, [
-    'kubectl',
-    'a',
-    '-n',
-    'strait-system',
-    'exec',
-    'deploy/strait-githost',
-    '--',
-    'node',
-    'bin/strait.js',
-    'admin',
-    'user',
-    'create',
-    '--username',
-    'gitops_admin',
-    '--password',
-    pw,
-    '--email',
-    'gitops@example.com',
-    '--admin',
-    '--access-token',
-    '--state-dir',
-    '/var/lib/strait',
-    '-o',
-    'json',
-  ]);
-  const token = (JSON.parse(created) as { token: string }).token;
+  const token = githostAdmin('a', 'gitops_admin', pw, 'gitops@example.com');
   assert.match(token, /^[0-9a-f]{40}$/);
   // the githost Service through a port-forward in the link namespace (where curl and git run here)
   const pf = spawn(clusters, kubectlArgv('a', '-n', 'strait-system', 'port-forward', 'svc/strait-githost', ':3000'), { stdio: ['ignore', 'pipe', 'pipe'] });

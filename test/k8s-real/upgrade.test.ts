@@ -22,6 +22,7 @@ import {
   exportOn,
   fqdn,
   gate,
+  githostAdmin,
   kubectl,
   kubectlRun,
   longestGap,
@@ -420,32 +421,7 @@ function repositories(): string[] {
 function ensureRepository(): string[] {
   const have = repositories();
   if (have.length > 0) return have;
-  const made = kubectl(
-    'a',
-    '-n',
-    'strait-system',
-    'exec',
-    'deploy/strait-githost',
-    '--',
-    'node',
-    'bin/strait.js',
-    'admin',
-    'user',
-    'create',
-    '--username',
-    'upgrade_admin',
-    '--password',
-    `pw-${Date.now()}`,
-    '--email',
-    'upgrade@example.com',
-    '--admin',
-    '--access-token',
-    '--state-dir',
-    '/var/lib/strait',
-    '-o',
-    'json',
-  );
-  const { token } = JSON.parse(made) as { token: string };
+  const token = githostAdmin('a', 'upgrade_admin', `pw-${Date.now()}`, 'upgrade@example.com');
   const script = `const r = await fetch('http://127.0.0.1:3000/api/v1/user/repos', { method: 'POST',
       headers: { authorization: 'token ${token}', 'content-type': 'application/json' },
       body: JSON.stringify({ name: 'kept', auto_init: true, private: false, default_branch: 'main' }) });
