@@ -387,7 +387,7 @@ class Traffic {
 }
 let traffic: Traffic | undefined;
 
-/** What must not be lost: the cluster set's objects and the GitOps objects, by name. */
+/** What must not be lost: the cluster set's objects and the GitOps objects, by name, and the signature keys. */
 function objects(): Record<string, string[]> {
   return {
     exportsB: objectNames('b', ['serviceexports.multicluster.x-k8s.io', '-A']),
@@ -397,7 +397,14 @@ function objects(): Record<string, string[]> {
     brokerClusters: objectNames('a', ['clusters.submariner.io', '-n', 'submariner-k8s-broker']),
     applicationsA: objectNames('a', ['applications.argoproj.io', '-A']),
     appProjectsA: objectNames('a', ['appprojects.argoproj.io', '-A']),
+    // the GnuPG key store of signature verification (its key IDs)
+    gpgKeysA: gpgKeyIds(),
   };
+}
+
+function gpgKeyIds(): string[] {
+  const r = kubectlRun('a', '-n', 'strait-system', 'get', 'configmap', 'argocd-gpg-keys-cm', '-o', 'jsonpath={.data}');
+  return r.status === 0 && r.stdout.trim() ? Object.keys(JSON.parse(r.stdout) as Record<string, string>).sort() : [];
 }
 
 /**
