@@ -28,10 +28,12 @@ for i in $(seq 100); do grep -q started /run/old.log && grep -q listening /run/e
 BODY=$(ip netns exec s curl -s -m 5 --interface 10.99.0.2 http://10.99.0.1:8080/)
 echo "{\\"probe\\":\\"before\\",\\"body\\":$BODY}"
 # the new agent, beside the old one
-ip netns exec s env STRAIT_HANDOVER_WAIT_S=20 node "$ROOT/dist/agents/node-agent/main.js" --config /run/agent.json > /run/new.log 2>&1 &
+ip netns exec s env STRAIT_HANDOVER_WAIT_S=20 STRAIT_HANDOVER_READY_FILE=/run/new.ready node "$ROOT/dist/agents/node-agent/main.js" --config /run/agent.json > /run/new.log 2>&1 &
 NEW=$!
 for i in $(seq 100); do grep -q 'held by another process' /run/new.log && break; sleep 0.1; done
 if grep -q 'held by another process' /run/new.log; then echo '{"probe":"waiting"}'; fi
+# the startup probe's file: written while it waits (the old pod may now be stopped)
+if [ -e /run/new.ready ]; then echo '{"probe":"ready-while-waiting"}'; fi
 # one told not to wait: refused at once
 T0=$(date +%s%N)
 RC=0; ip netns exec s node "$ROOT/dist/agents/node-agent/main.js" --config /run/agent.json > /run/third.log 2>&1 || RC=$?
@@ -62,6 +64,7 @@ kill $NEW
   assert.equal(r.code, 0, said);
   assert.equal((p.get('before')?.['body'] as { remoteAddress?: string } | undefined)?.remoteAddress, '10.99.0.2', said);
   assert.ok(p.has('waiting'), `the new agent says it waits for the port: ${said}`);
+  assert.ok(p.has('ready-while-waiting'), 'its ready file (deploy/: the startup probe) is there while it waits');
   const third = p.get('third') as { exit: number; ms: number } | undefined;
   assert.notEqual(third?.exit, 0, 'an agent told not to wait fails');
   assert.match(said, /--- third[\s\S]*Address already in use/, 'naming the port in use');

@@ -3,6 +3,9 @@
 // error; anything but "held elsewhere" is never waited for.
 import assert from 'node:assert/strict';
 import { createSocket, type Socket } from 'node:dgram';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { test } from 'node:test';
 import { Handover, handoverWaitMsFromEnv } from '../../../src/multicluster/dataplane/handover/index.js';
 
@@ -64,6 +67,23 @@ test('not told to wait (the default), or past the wait: the error at once; other
     assert.equal(tries, 1, 'a missing capability is not waited for');
   } finally {
     holder.close();
+  }
+});
+
+test('the ready file (deploy/: the startup probe) is written at the first open, before any wait, and once', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'strait-handover-'));
+  const readyFile = join(dir, 'ready');
+  const holder = await bindUdp();
+  const port = holder.address().port;
+  try {
+    const h = new Handover('node agent', { waitMs: 5000, readyFile });
+    assert.ok(!existsSync(readyFile), 'not before the daemon reaches its data path');
+    const taking = h.open(`UDP ${port}`, () => bindUdp(port));
+    assert.ok(existsSync(readyFile), 'written while it waits: the old pod may now be stopped');
+    holder.close();
+    (await taking).close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
   }
 });
 

@@ -50,10 +50,16 @@ export interface GatewayProcess {
 
 export async function startGatewayProcess(cfg: unknown, env: NodeJS.ProcessEnv = process.env): Promise<GatewayProcess> {
   fromEnvironment(cfg, env);
+  // a rolling update starts this gateway beside the one it replaces: $STRAIT_HANDOVER_WAIT_S
+  const handover = new Handover('gateway', {
+    waitMs: handoverWaitMsFromEnv(env),
+    onWaiting: (msg) => line('info', msg),
+    ...(env['STRAIT_HANDOVER_READY_FILE'] ? { readyFile: env['STRAIT_HANDOVER_READY_FILE'] } : {}),
+  });
+  // loaded: ready to take over (before the PSK, which a cluster not yet joined waits for)
+  handover.sayReady();
   const pskFile = (cfg as { pskFile?: unknown }).pskFile;
   if (typeof pskFile === 'string') await waitForPsk(pskFile);
-  // a rolling update starts this gateway beside the one it replaces: $STRAIT_HANDOVER_WAIT_S
-  const handover = new Handover('gateway', { waitMs: handoverWaitMsFromEnv(env), onWaiting: (msg) => line('info', msg) });
   const d = await runGatewayDaemon(cfg, {
     handover,
     onEvent: (ev) => console.error(JSON.stringify({ time: new Date().toISOString(), component: 'gateway', ...ev })),

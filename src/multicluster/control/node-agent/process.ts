@@ -17,7 +17,11 @@ export interface NodeAgentProcess {
 
 export async function startNodeAgentProcess(cfg: unknown, env: NodeJS.ProcessEnv = process.env): Promise<NodeAgentProcess> {
   // a rolling update starts this agent beside the one it replaces: $STRAIT_HANDOVER_WAIT_S
-  const handover = new Handover('node agent', { waitMs: handoverWaitMsFromEnv(env), onWaiting: (msg) => line('info', msg) });
+  const handover = new Handover('node agent', {
+    waitMs: handoverWaitMsFromEnv(env),
+    onWaiting: (msg) => line('info', msg),
+    ...(env['STRAIT_HANDOVER_READY_FILE'] ? { readyFile: env['STRAIT_HANDOVER_READY_FILE'] } : {}),
+  });
   const d = await runNodeAgentDaemon(withNodeName(cfg, env['STRAIT_NODE_NAME']), handover);
   if (handover.waitedMs !== undefined) line('info', `took the node's data path over after ${handover.waitedMs} ms`);
   d.agent.onGatewayChange = (address, epoch) => {

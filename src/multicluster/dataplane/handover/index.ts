@@ -5,6 +5,7 @@
 // pod is ready. Told to wait, the new daemon tries again every 50 ms and takes each over the
 // moment it is free (docs/upgrades.md); not told to (the local world, a test), it fails at
 // once as before: something else holding the port is an error to report, not to wait for.
+import { writeFileSync } from 'node:fs';
 import { E } from '../../../base/errors/index.js';
 
 /** what a handover waits for: a port in use, a TUN device attached elsewhere */
@@ -16,19 +17,32 @@ export interface HandoverOptions {
   waitMs?: number;
   /** told once, when this process starts waiting */
   onWaiting?: (message: string) => void;
+  /**
+   * written (empty) when this process first reaches its data path, loaded and ready to take
+   * it over: deploy/'s startupProbe, so the DaemonSet stops the old pod only then and the gap
+   * is the takeover, not the new process's start (src/multicluster/dataplane/handover)
+   */
+  readyFile?: string;
 }
 
 export class Handover {
-  private readonly deadline: number;
+  /** from the first open(): a gateway may wait for its PSK before it gets there */
+  private deadline: number | undefined;
   private waitedSince: number | undefined;
   private tookAt: number | undefined;
+  private readySaid = false;
 
   /** `who`: what this daemon is, for the message ("node agent", "gateway") */
   constructor(
     private readonly who: string,
     private readonly o: HandoverOptions = {},
-  ) {
-    this.deadline = performance.now() + (o.waitMs ?? 0);
+  ) {}
+
+  /** write the ready file now (the gateway: before it waits for its PSK, which an upgrade already has) */
+  sayReady(): void {
+    if (this.readySaid || !this.o.readyFile) return;
+    this.readySaid = true;
+    writeFileSync(this.o.readyFile, '');
   }
 
   /** ms from the first refusal to the last resource taken over; undefined when nothing was held */
@@ -38,6 +52,8 @@ export class Handover {
 
   /** `open()` (a bind, a TUN open), again every 50 ms while `what` is held elsewhere and the wait lasts */
   async open<T>(what: string, open: () => T | Promise<T>): Promise<T> {
+    this.sayReady();
+    this.deadline ??= performance.now() + (this.o.waitMs ?? 0);
     for (;;) {
       try {
         const taken = await open();
