@@ -344,7 +344,7 @@ export function execLines(
 
 /**
  * A watch of objects at an API path of cluster L (kubectl get --raw ...?watch=1): every event
- * with the time it came, started again when the API server ends it.
+ * with the time it came (Date.now()'s clock), started again when the API server ends it.
  */
 export class ObjectWatch {
   readonly events: { at: number; type: string; object: KubeObject }[] = [];
@@ -360,7 +360,12 @@ export class ObjectWatch {
   private start(): ChildProcess {
     this.buf = '';
     const sep = this.path.includes('?') ? '&' : '?';
-    const p = spawn(clusters, kubectlArgv(this.L, 'get', '--raw', `${this.path}${sep}watch=1&resourceVersion=0`), { stdio: ['ignore', 'pipe', 'ignore'] });
+    // each line stamped with the kernel's uptime as it arrives (awk, beside kubectl): this
+    // process's own clock would say when its event loop got to it, late by as long as a
+    // synchronous kubectl call blocked it
+    const stamp = `awk '{ getline u < "/proc/uptime"; close("/proc/uptime"); split(u, a, " "); print a[1], $0; fflush() }'`;
+    const argv = kubectlArgv(this.L, 'get', '--raw', `${this.path}${sep}watch=1&resourceVersion=0`).slice(1);
+    const p = spawn(clusters, ['exec', 'sh', '-c', `"$@" | ${stamp}`, 'sh', ...argv], { stdio: ['ignore', 'pipe', 'ignore'], detached: true });
     // started again after a pause (an API server that is down ends it at once, again and again)
     p.once('exit', () => {
       if (!this.stopped) setTimeout(() => !this.stopped && (this.p = this.start()), 1000).unref();
@@ -371,8 +376,10 @@ export class ObjectWatch {
       while ((nl = this.buf.indexOf('\n')) >= 0) {
         const line = this.buf.slice(0, nl);
         this.buf = this.buf.slice(nl + 1);
-        const ev = JSON.parse(line) as { type: string; object: KubeObject };
-        if (ev.type !== 'ERROR') this.events.push({ at: Date.now(), type: ev.type, object: ev.object });
+        const sp = line.indexOf(' ');
+        const ev = JSON.parse(line.slice(sp + 1)) as { type: string; object: KubeObject };
+        const at = Number(line.slice(0, sp)) * 1000 + (Date.now() - uptimeMs());
+        if (ev.type !== 'ERROR') this.events.push({ at, type: ev.type, object: ev.object });
       }
     });
     return p;
@@ -385,9 +392,16 @@ export class ObjectWatch {
   }
   stop(): void {
     this.stopped = true;
-    this.p.kill();
+    try {
+      if (this.p.pid) process.kill(-this.p.pid); // kubectl and awk with it
+    } catch {
+      /* gone */
+    }
   }
 }
+
+/** the kernel's uptime, ms (a pod's /proc/uptime is this host's) */
+export const uptimeMs = (): number => Number(readFileSync('/proc/uptime', 'utf8').split(' ')[0]) * 1000;
 
 /**
  * A githost administrator in cluster L, made with the server's own tool inside its pod (the

@@ -33,6 +33,7 @@ import {
   sh,
   state,
   until,
+  uptimeMs,
   useClusters,
 } from './harness.js';
 
@@ -461,12 +462,10 @@ async function rolledOut(L: 'a' | 'b', image: string): Promise<void> {
 
 /** strait's pods in both clusters as they change: what restarted when, beside the traffic's gaps */
 let podWatches: ObjectWatch[] = [];
-/** Date.now() minus the kernel's uptime (ms): the pods' /proc/uptime is this host's */
-const uptimeOffsetMs = (): number => Date.now() - Number(readFileSync('/proc/uptime', 'utf8').split(' ')[0]) * 1000;
 
 /** the changes of strait's pods from 3 s before a gap (pod uptime, s) to 1 s after it: "+1.2 s b strait-gateway-x Running ready=False" */
 function podsAround(fromS: number, toS: number): string[] {
-  const off = uptimeOffsetMs();
+  const off = Date.now() - uptimeMs();
   const from = fromS * 1000 + off;
   const to = toS * 1000 + off;
   return podWatches.flatMap((w) =>
