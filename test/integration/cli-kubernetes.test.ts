@@ -554,7 +554,7 @@ describe('strait in Kubernetes mode: --kubeconfig/--context for deploy-broker, j
       assert.match(w[0]!.message, /^pod strait-system\/strait-gateway-x: container gateway is CrashLoopBackOff: back-off 40s restarting failed container$/);
       assert.match(
         w[1]!.message,
-        /^pod strait-system\/strait-githost-0 is Pending: its PersistentVolumeClaim strait-githost-data is not bound \(Pending; storage class none: the cluster has no default StorageClass\): nothing provisions a volume for it\. .*emptyDir deploy\/ has by default \(kubectl -n strait-system describe pvc strait-githost-data\)$/,
+        /^pod strait-system\/strait-githost-0 is Pending: its PersistentVolumeClaim strait-githost-data is not bound \(Pending; storage class none: the cluster has no default StorageClass\): nothing provisions a volume for it\. .*an emptyDir \(Helm: githost\.persistence\.enabled=false\) \(kubectl -n strait-system describe pvc strait-githost-data\)$/,
       );
       // the claim removed: the pod names the missing claim; the text output says the same
       await kubeOk(bx, ['delete', 'pvc', 'strait-githost-data', '-n', NS, '--wait=false']);
