@@ -3,7 +3,7 @@
 // error; anything but "held elsewhere" is never waited for.
 import assert from 'node:assert/strict';
 import { createSocket, type Socket } from 'node:dgram';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -70,14 +70,16 @@ test('not told to wait (the default), or past the wait: the error at once; other
   }
 });
 
-test('the ready file (deploy/: the startup probe) is written at the first open, before any wait, and once', async () => {
+test('the ready file (deploy/: the startup probe) is removed at start, written at the first open, before any wait, and once', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'strait-handover-'));
   const readyFile = join(dir, 'ready');
   const holder = await bindUdp();
   const port = holder.address().port;
   try {
+    // one left by the container's previous run (the pod's /tmp outlives a restart)
+    writeFileSync(readyFile, '');
     const h = new Handover('node agent', { waitMs: 5000, readyFile });
-    assert.ok(!existsSync(readyFile), 'not before the daemon reaches its data path');
+    assert.ok(!existsSync(readyFile), 'not before the daemon reaches its data path, whatever an earlier run left');
     const taking = h.open(`UDP ${port}`, () => bindUdp(port));
     assert.ok(existsSync(readyFile), 'written while it waits: the old pod may now be stopped');
     holder.close();

@@ -5,7 +5,7 @@
 import { existsSync } from 'node:fs';
 import { watchFile, type FileWatch } from '../../../platform/fs/index.js';
 import { parseGatewayConfig } from '../../dataplane/gateway/index.js';
-import { Handover, handoverWaitMsFromEnv } from '../../dataplane/handover/index.js';
+import { Handover } from '../../dataplane/handover/index.js';
 import { runGatewayDaemon, type GatewayDaemon } from './run.js';
 
 const line = (level: string, msg: string, extra: Record<string, unknown> = {}): void =>
@@ -51,11 +51,7 @@ export interface GatewayProcess {
 export async function startGatewayProcess(cfg: unknown, env: NodeJS.ProcessEnv = process.env): Promise<GatewayProcess> {
   fromEnvironment(cfg, env);
   // a rolling update starts this gateway beside the one it replaces: $STRAIT_HANDOVER_WAIT_S
-  const handover = new Handover('gateway', {
-    waitMs: handoverWaitMsFromEnv(env),
-    onWaiting: (msg) => line('info', msg),
-    ...(env['STRAIT_HANDOVER_READY_FILE'] ? { readyFile: env['STRAIT_HANDOVER_READY_FILE'] } : {}),
-  });
+  const handover = Handover.fromEnv('gateway', env, (msg) => line('info', msg));
   // loaded: ready to take over (before the PSK, which a cluster not yet joined waits for)
   handover.sayReady();
   const pskFile = (cfg as { pskFile?: unknown }).pskFile;
@@ -64,7 +60,7 @@ export async function startGatewayProcess(cfg: unknown, env: NodeJS.ProcessEnv =
     handover,
     onEvent: (ev) => console.error(JSON.stringify({ time: new Date().toISOString(), component: 'gateway', ...ev })),
   });
-  if (handover.waitedMs !== undefined) line('info', `took the node's data path over after ${handover.waitedMs} ms`);
+  if (handover.tookOverMessage) line('info', handover.tookOverMessage);
   const reloadPsk = (why: string): void => {
     try {
       if (d.gateway.reloadPsk()) line('info', `tunnel PSK changed (${why}): handshaking again with every peer`);

@@ -2,7 +2,7 @@
 // the environment (deploy/node-agent.yaml), the daemon with /metrics (run.ts), its gateway
 // changes and pump failures logged as JSON lines on stderr, and `reload` for SIGHUP (a new
 // active gateway takes effect at once). As the gateway's process.ts does.
-import { Handover, handoverWaitMsFromEnv } from '../../dataplane/handover/index.js';
+import { Handover } from '../../dataplane/handover/index.js';
 import { parseNodeAgentConfig } from '../../dataplane/node-agent/index.js';
 import { runNodeAgentDaemon, withNodeName, type NodeAgentDaemon } from './run.js';
 
@@ -17,13 +17,9 @@ export interface NodeAgentProcess {
 
 export async function startNodeAgentProcess(cfg: unknown, env: NodeJS.ProcessEnv = process.env): Promise<NodeAgentProcess> {
   // a rolling update starts this agent beside the one it replaces: $STRAIT_HANDOVER_WAIT_S
-  const handover = new Handover('node agent', {
-    waitMs: handoverWaitMsFromEnv(env),
-    onWaiting: (msg) => line('info', msg),
-    ...(env['STRAIT_HANDOVER_READY_FILE'] ? { readyFile: env['STRAIT_HANDOVER_READY_FILE'] } : {}),
-  });
+  const handover = Handover.fromEnv('node agent', env, (msg) => line('info', msg));
   const d = await runNodeAgentDaemon(withNodeName(cfg, env['STRAIT_NODE_NAME']), handover);
-  if (handover.waitedMs !== undefined) line('info', `took the node's data path over after ${handover.waitedMs} ms`);
+  if (handover.tookOverMessage) line('info', handover.tookOverMessage);
   d.agent.onGatewayChange = (address, epoch) => {
     line('info', `active gateway is now ${address} (lease epoch ${epoch})`);
   };

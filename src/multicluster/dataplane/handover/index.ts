@@ -5,7 +5,7 @@
 // pod is ready. Told to wait, the new daemon tries again every 50 ms and takes each over the
 // moment it is free (docs/upgrades.md); not told to (the local world, a test), it fails at
 // once as before: something else holding the port is an error to report, not to wait for.
-import { writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { E } from '../../../base/errors/index.js';
 
 /** what a handover waits for: a port in use, a TUN device attached elsewhere */
@@ -20,7 +20,9 @@ export interface HandoverOptions {
   /**
    * written (empty) when this process first reaches its data path, loaded and ready to take
    * it over: deploy/'s startupProbe, so the DaemonSet stops the old pod only then and the gap
-   * is the takeover, not the new process's start (src/multicluster/dataplane/handover)
+   * is the takeover, not the new process's start. Removed when the Handover is made: a file
+   * left by the container's previous run (the pod's /tmp outlives a restart) says nothing
+   * about this one.
    */
   readyFile?: string;
 }
@@ -36,7 +38,23 @@ export class Handover {
   constructor(
     private readonly who: string,
     private readonly o: HandoverOptions = {},
-  ) {}
+  ) {
+    if (o.readyFile) rmSync(o.readyFile, { force: true });
+  }
+
+  /**
+   * A daemon process's handover, from its environment: $STRAIT_HANDOVER_WAIT_S (how long to
+   * wait, below) and $STRAIT_HANDOVER_READY_FILE; its messages go to `log`.
+   */
+  static fromEnv(who: string, env: NodeJS.ProcessEnv, log: (message: string) => void): Handover {
+    const readyFile = env['STRAIT_HANDOVER_READY_FILE'];
+    return new Handover(who, { waitMs: handoverWaitMsFromEnv(env), onWaiting: log, ...(readyFile ? { readyFile } : {}) });
+  }
+
+  /** "took the node's data path over after N ms", when this process had to wait */
+  get tookOverMessage(): string | undefined {
+    return this.waitedMs === undefined ? undefined : `took the node's data path over after ${this.waitedMs} ms`;
+  }
 
   /** write the ready file now (the gateway: before it waits for its PSK, which an upgrade already has) */
   sayReady(): void {
