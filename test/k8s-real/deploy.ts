@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { chownSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import { clusters, devDist, kubeconfig, kubectl, kubectlRun, root, sh, state, strait, until } from './harness.js';
+import { applyFile, clusters, devDist, kubeconfig, kubectl, kubectlRun, root, sh, state, strait, until } from './harness.js';
 
 /** cluster i's pod and Service CIDRs (a = 1, b = 2) */
 export const CIDR = (i: number): { pods: string; services: string } => ({ pods: `10.${10 * i}.0.0/16`, services: `10.${10 * i + 1}.0.0/16` });
@@ -75,7 +75,7 @@ function forwardClustersetDns(L: string): void {
  * uninstall the claim is gone with its namespace and the volume (Retain) is Released with the
  * repositories in it: its claimRef is removed so the next install's claim binds it again.
  */
-export function githostVolume(L: string): string {
+export function githostVolume(L: 'a' | 'b'): string {
   const name = `strait-githost-${L}`;
   const dir = join(state, 'volumes', L, 'githost');
   mkdirSync(dir, { recursive: true });
@@ -93,17 +93,11 @@ export function githostVolume(L: string): string {
         hostPath: { path: dir, type: 'Directory' },
       },
     };
-    kubectl(L, 'apply', '--server-side', '-f', writeTemp(`pv-${L}.json`, JSON.stringify(pv)));
+    applyFile(L, join(state, 'volumes'), `pv-${L}.json`, JSON.stringify(pv), '--server-side');
   } else if (phase.stdout === 'Released') {
     kubectl(L, 'patch', 'pv', name, '--type', 'json', '-p', '[{"op":"remove","path":"/spec/claimRef"}]');
   }
   return dir;
-}
-
-function writeTemp(file: string, text: string): string {
-  const path = join(state, 'volumes', file);
-  writeFileSync(path, text);
-  return path;
 }
 
 /**
@@ -146,7 +140,7 @@ export async function deployStrait(work: string): Promise<{ serverIp: string; cl
     ['b', 2, 'a', 1],
   ] as const)
     writeFileSync(join(work, `deploy-${L}.yaml`), renderDeploy(L, i, R, j));
-  for (const L of ['a', 'b']) {
+  for (const L of ['a', 'b'] as const) {
     githostVolume(L);
     const file = join(work, `deploy-${L}.yaml`);
     // a second apply once the CRDs of the first are established

@@ -301,11 +301,20 @@ export function objectNames(L: 'a' | 'b', args: string[]): string[] {
 /** a clusterset name of the default namespace */
 export const fqdn = (svc: string): string => `${svc}.default.svc.clusterset.local`;
 
+/** `text` (YAML or JSON) written to `dir`/`file` and applied to cluster L with `kubectl apply FLAGS -f` */
+export function applyFile(L: 'a' | 'b', dir: string, file: string, text: string, ...flags: string[]): void {
+  writeFileSync(join(dir, file), text);
+  kubectl(L, 'apply', ...flags, '-f', join(dir, file));
+}
+
 /** a ServiceExport as a user writes one (kubectl apply of a file in `dir`): the CLI's run time is no part of the product's */
 export function exportOn(L: 'a' | 'b', name: string, dir: string): void {
-  const file = join(dir, `export-${name}.json`);
-  writeFileSync(file, JSON.stringify({ apiVersion: 'multicluster.x-k8s.io/v1alpha1', kind: 'ServiceExport', metadata: { name, namespace: 'default' } }));
-  kubectl(L, 'apply', '-f', file);
+  applyFile(
+    L,
+    dir,
+    `export-${name}.json`,
+    JSON.stringify({ apiVersion: 'multicluster.x-k8s.io/v1alpha1', kind: 'ServiceExport', metadata: { name, namespace: 'default' } }),
+  );
 }
 
 /**

@@ -17,6 +17,7 @@ import { defaultMeshObjects } from '../../src/mesh/control/index.js';
 import type { KubeObject } from '../../src/platform/store/index.js';
 import { CIDR, deployStrait, renderDeploy } from './deploy.js';
 import {
+  applyFile,
   clusters,
   execLines,
   exportOn,
@@ -500,10 +501,7 @@ async function measuredStep(name: string, action: () => Promise<void>): Promise<
   return m;
 }
 
-const applyRendered = (L: 'a' | 'b', yaml: string, file: string): void => {
-  writeFileSync(join(work, file), yaml);
-  kubectl(L, 'apply', '--server-side', '--force-conflicts', '-f', join(work, file));
-};
+const applyRendered = (L: 'a' | 'b', yaml: string, file: string): void => applyFile(L, work, file, yaml, '--server-side', '--force-conflicts');
 
 const helm = (L: 'a' | 'b', ...args: string[]): string =>
   sh(
