@@ -369,10 +369,11 @@ export class ObjectWatch {
   private start(): ChildProcess {
     this.buf = '';
     const sep = this.path.includes('?') ? '&' : '?';
-    // each line stamped with the kernel's uptime as it arrives (awk, beside kubectl): this
-    // process's own clock would say when its event loop got to it, late by as long as a
-    // synchronous kubectl call blocked it
-    const stamp = `awk '{ getline u < "/proc/uptime"; close("/proc/uptime"); split(u, a, " "); print a[1], $0; fflush() }'`;
+    // each line stamped with the kernel's uptime as it arrives (a shell loop beside kubectl):
+    // this process's own clock would say when its event loop got to it, late by as long as a
+    // synchronous kubectl call blocked it. Not awk: mawk fills its input buffer from a pipe
+    // before it prints a line, so events came minutes late (or at the watch's end)
+    const stamp = `while IFS= read -r l; do read -r u _ < /proc/uptime; printf '%s %s\\n' "$u" "$l"; done`;
     const argv = kubectlArgv(this.L, 'get', '--raw', `${this.path}${sep}watch=1&resourceVersion=0`).slice(1);
     const p = spawn(clusters, ['exec', 'sh', '-c', `"$@" | ${stamp}`, 'sh', ...argv], { stdio: ['ignore', 'pipe', 'ignore'], detached: true });
     // started again after a pause (an API server that is down ends it at once, again and again)
