@@ -296,6 +296,18 @@ function results(lines: { at: number; text: string }[], since: number, kind: str
  * it was injected with to a Deployment whose sidecar each step rolls.
  */
 class Traffic {
+  /**
+   * Beside the request by name, the same request to what the name resolves to (B's echo
+   * Service's clusterset IP) and to B's echo pod itself: where a gap is in one and not the
+   * other, the step broke the name (DNS), the import (the clusterset IP's service proxy) or the
+   * data path (agents, gateways, the tunnel).
+   */
+  private readonly byVip: ReturnType<typeof podLoop>;
+  private readonly byPod: ReturnType<typeof podLoop>;
+  constructor(vip: string, podIp: string) {
+    this.byVip = podLoop(['sh', '-c', curlLoop('v', `http://${vip}:8080/`)]);
+    this.byPod = podLoop(['sh', '-c', curlLoop('p', `http://${podIp}:8080/`)]);
+  }
   private readonly http = podLoop([
     'sh',
     '-c',
@@ -336,6 +348,8 @@ class Traffic {
   /** what the traffic did since `from` */
   measure(from: { at: number; stream: ReturnType<typeof podLoop> }): Record<string, number | string | boolean> {
     const http = results(this.http.lines, from.at, 'h');
+    const vip = results(this.byVip.lines, from.at, 'v');
+    const pod = results(this.byPod.lines, from.at, 'p');
     const dns = results(this.http.lines, from.at, 'd');
     const mesh = results(this.meshLines, from.at, 'm');
     const gap = longestGap(http);
@@ -353,6 +367,9 @@ class Traffic {
       httpFailed: http.filter((r) => !r.ok).length,
       longestGapMs: gap.gapMs,
       ...(gap.from !== undefined && gap.to !== undefined ? { gapFromUptime: gap.from / 1000, gapToUptime: gap.to / 1000 } : {}),
+      // the same gap's parts: the clusterset IP and the pod IP without the name (the data path only)
+      vipLongestGapMs: longestGap(vip).gapMs,
+      podIpLongestGapMs: longestGap(pod).gapMs,
       dnsQueries: dns.length,
       dnsMissed: dns.filter((r) => !r.ok).length,
       streamSurvived: !streamEnded,
@@ -380,6 +397,8 @@ class Traffic {
   }
   stop(): void {
     this.http.stop();
+    this.byVip.stop();
+    this.byPod.stop();
     this.meshLoops.at(-1)?.stop();
     this.stream.stop();
     // and in the pods: the loops' marker files, the stream's iperf3
@@ -548,7 +567,8 @@ test(
     // on the githost's claim: the previous version (an emptyDir) leaves the claim alone, HEAD mounts it again
     const reposBefore = ensureRepository();
     podWatches = CLUSTERS.map(([L]) => new ObjectWatch(L, '/api/v1/namespaces/strait-system/pods'));
-    traffic = new Traffic();
+    const echoPodIp = kubectl('b', 'get', 'pod', '-l', 'app=echo', '-o', 'jsonpath={.items[0].status.podIP}').trim();
+    traffic = new Traffic(digA('up-echo') ?? 'none', echoPodIp);
     await until('traffic flows before the day starts', () => (traffic?.healthy(6000) ? true : undefined), 120_000, 1000);
     const previous = { deployDir: join(work, 'previous', 'deploy'), image: PREVIOUS_IMAGE };
     // the previous version, as it was installed then (a rollback with kubectl apply of the older deploy/, docs/upgrades.md)
