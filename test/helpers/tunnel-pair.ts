@@ -6,6 +6,8 @@ import { TunnelEndpoint, nativeSessions, type Peer, type TunnelEvent, type Tunne
 export interface Datagram {
   from: 'a' | 'b';
   bytes: Buffer;
+  /** the address it was sent to */
+  to?: string;
 }
 
 export interface Pair {
@@ -45,6 +47,10 @@ export function tunnelPair(
     /** sessions sealed and opened in the C addon (the gateway's native data path), per side */
     nativeA?: boolean;
     nativeB?: boolean;
+    /** A's peer entry for cluster-b: the address it is configured with (default ADDR_B) and its other gateways */
+    peerB?: { address?: string; alternates?: string[] };
+    /** the wire delivers a datagram only when it is sent to the other side's address (default: whatever the address) */
+    addressed?: boolean;
   } = {},
 ): Pair {
   const clock = new ManualClock(1_700_000_000_000);
@@ -68,11 +74,12 @@ export function tunnelPair(
     draining = false;
   }
   function sender(from: 'a' | 'b') {
-    return (chunks: Buffer | Buffer[]): void => {
+    return (chunks: Buffer | Buffer[], _port: number, address: string): void => {
       const bytes = Buffer.isBuffer(chunks) ? Buffer.from(chunks) : Buffer.concat(chunks);
-      const d = { from, bytes };
+      const d = { from, bytes, to: address };
       wire.push(d);
       if (!link.up || (link.filter && !link.filter(d))) return;
+      if (opts.addressed && address !== (from === 'a' ? ADDR_B : ADDR_A)) return;
       queue.push({ to: from === 'a' ? 'b' : 'a', bytes });
       drain();
     };
@@ -83,7 +90,14 @@ export function tunnelPair(
     clock,
     limits: opts.limits ?? {},
     maxVersion: opts.maxVersionA ?? 1,
-    peers: [{ clusterId: 'cluster-b', address: ADDR_B, subnets: ['10.2.0.0/16', '100.2.0.0/16'] }],
+    peers: [
+      {
+        clusterId: 'cluster-b',
+        address: opts.peerB?.address ?? ADDR_B,
+        subnets: ['10.2.0.0/16', '100.2.0.0/16'],
+        ...(opts.peerB?.alternates ? { alternates: opts.peerB.alternates } : {}),
+      },
+    ],
     sendCopies: true,
     features: opts.featuresA ?? 0,
     ...(opts.maxDatagram ? { maxDatagram: opts.maxDatagram } : {}),

@@ -23,7 +23,7 @@ import type { Gateway } from '../../src/multicluster/dataplane/gateway/index.js'
 import { startHaTestGateway } from '../helpers/gateway-ha-k8s.js';
 import { startGatewayHa, type GatewayHa } from '../../src/multicluster/control/gateway-ha/index.js';
 import { waitFor } from '../helpers/wait.js';
-import { freeTcpPort } from '../helpers/free-port.js';
+import { freeTcpPort, freeUdpPort } from '../helpers/free-port.js';
 import { startTestCluster, type TestCluster } from '../k8s/cluster.js';
 
 const root = process.env['STRAIT_ROOT'] ?? process.cwd();
@@ -206,70 +206,126 @@ test('Kubernetes mode: a real Lease elects one gateway; when it stops renewing t
   assert.equal(a.lost(), false);
 });
 
+/** A gateway Node object as the kubelet registers it (status may be set on create), on a loopback address of its own. */
+async function addNode(name: string, ip: string): Promise<void> {
+  const node = {
+    apiVersion: 'v1',
+    kind: 'Node',
+    metadata: { name, labels: { 'submariner.io/gateway': 'true' } },
+    status: { addresses: [{ type: 'InternalIP', address: ip }] },
+  };
+  const r = await cluster!.kubectlAsync(['create', '-f', '-'], JSON.stringify(node));
+  assert.equal(r.status, 0, r.stderr);
+}
+
+/**
+ * HA members as child processes (test/fixtures/gateway-ha-member.ts) sharing the liveness port
+ * `port` and the lease timing; each started under a label of its own (a successor has its
+ * predecessor's node name), with what it printed.
+ */
+function memberProcesses(port: number, timing: string) {
+  const fixture = join(root, 'dist', 'test', 'fixtures', 'gateway-ha-member.js');
+  const out = new Map<string, string>();
+  const members = new Map<string, ChildProcess>();
+  const start = (label: string, name = label, ...extra: string[]): ChildProcess => {
+    const p = spawn(process.execPath, [fixture, name, kubeconfig, NS, String(port), timing, ...extra], { stdio: ['ignore', 'pipe', 'pipe'] });
+    out.set(label, '');
+    p.stdout?.setEncoding('utf8').on('data', (d: string) => out.set(label, (out.get(label) ?? '') + d));
+    p.stderr?.setEncoding('utf8').on('data', (d: string) => out.set(label, (out.get(label) ?? '') + d));
+    members.set(label, p);
+    return p;
+  };
+  const said = (label: string, re: RegExp): boolean => re.test(out.get(label) ?? '');
+  const all = (): string => [...out].map(([n, o]) => `--- ${n}\n${o}`).join('\n');
+  const killAll = (): void => {
+    for (const p of members.values()) if (p.exitCode === null && p.signalCode === null) p.kill('SIGKILL');
+  };
+  return { start, said, all, killAll };
+}
+
+const holderIs = async (name: string): Promise<boolean> =>
+  (await cluster!.kubectlAsync(['get', 'lease', 'strait-gateway', '-n', NS, '-o', 'jsonpath={.spec.holderIdentity}'])).stdout === name;
+
+/** gw-node-1 active, gw-node-2 passive with its liveness link to gw-node-1 established */
+async function activeAndPassive(m: ReturnType<typeof memberProcesses>, port: number, first: ChildProcess): Promise<void> {
+  await waitFor(() => m.said('gw-node-1', /^active$/m), 30_000, `gw-node-1 active\n${m.all()}`, 50);
+  m.start('gw-node-2');
+  await waitFor(() => m.said('gw-node-2', /lease held by gw-node-1: passive/), 30_000, `gw-node-2 passive\n${m.all()}`, 50);
+  // its own Node object only now (a slow first list, a node registered late): it listens then
+  await addNode('gw-node-2', '127.0.0.32');
+  await waitFor(() => m.said('gw-node-2', /liveness link: listening on 127\.0\.0\.32:/), 30_000, `gw-node-2 listening\n${m.all()}`, 50);
+  // the passive one holds its link to the active one's address from gw-node-1's Node object
+  await waitFor(
+    async () => (await holderIs('gw-node-1')) && linkEstablished('127.0.0.31', port),
+    20_000,
+    `gw-node-2's liveness link to 127.0.0.31:${port}\n${m.all()}`,
+    100,
+  );
+  assert.equal(first.exitCode, null);
+}
+
 test('Kubernetes mode, the liveness link from the gateway nodes: the active gateway process killed -9, the passive one takes the lease at once, not after the lease duration', async (t) => {
   if (skip) {
     t.skip(skip);
     return;
   }
-  // two gateway nodes, as the kubelet registers them (Node status may be set on create), on
-  // loopback addresses of their own; a long lease (20 s) so that only the link can explain a
-  // takeover within seconds
-  const timing = '20,15,2';
-  const addNode = async (name: string, ip: string): Promise<void> => {
-    const node = {
-      apiVersion: 'v1',
-      kind: 'Node',
-      metadata: { name, labels: { 'submariner.io/gateway': 'true' } },
-      status: { addresses: [{ type: 'InternalIP', address: ip }] },
-    };
-    const r = await cluster!.kubectlAsync(['create', '-f', '-'], JSON.stringify(node));
-    assert.equal(r.status, 0, r.stderr);
-  };
+  // a long lease (20 s) so that only the link can explain a takeover within seconds
   await addNode('gw-node-1', '127.0.0.31');
   await cluster!.kubectlAsync(['delete', 'lease', 'strait-gateway', '-n', NS, '--ignore-not-found']);
   const port = await freeTcpPort();
-  const fixture = join(root, 'dist', 'test', 'fixtures', 'gateway-ha-member.js');
-  const out = new Map<string, string>();
-  const members = new Map<string, ChildProcess>();
-  const start = (name: string): ChildProcess => {
-    const p = spawn(process.execPath, [fixture, name, kubeconfig, NS, String(port), timing], { stdio: ['ignore', 'pipe', 'pipe'] });
-    out.set(name, '');
-    p.stdout?.setEncoding('utf8').on('data', (d: string) => out.set(name, (out.get(name) ?? '') + d));
-    p.stderr?.setEncoding('utf8').on('data', (d: string) => out.set(name, (out.get(name) ?? '') + d));
-    members.set(name, p);
-    return p;
-  };
-  const said = (name: string, re: RegExp): boolean => re.test(out.get(name) ?? '');
-  const both = (): string => [...out].map(([n, o]) => `--- ${n}\n${o}`).join('\n');
+  const m = memberProcesses(port, '20,15,2');
   try {
-    const first = start('gw-node-1');
-    await waitFor(() => said('gw-node-1', /^active$/m), 30_000, `gw-node-1 active\n${both()}`, 50);
-    start('gw-node-2');
-    await waitFor(() => said('gw-node-2', /lease held by gw-node-1: passive/), 30_000, `gw-node-2 passive\n${both()}`, 50);
-    // its own Node object only now (a slow first list, a node registered late): it listens then
-    await addNode('gw-node-2', '127.0.0.32');
-    await waitFor(() => said('gw-node-2', /liveness link: listening on 127\.0\.0\.32:/), 30_000, `gw-node-2 listening\n${both()}`, 50);
-    // the passive one holds its link to the active one's address from gw-node-1's Node object
-    await waitFor(
-      async () => {
-        const r = await cluster!.kubectlAsync(['get', 'lease', 'strait-gateway', '-n', NS, '-o', 'jsonpath={.spec.holderIdentity}']);
-        return r.stdout === 'gw-node-1' && linkEstablished('127.0.0.31', port);
-      },
-      20_000,
-      `gw-node-2's liveness link to 127.0.0.31:${port}\n${both()}`,
-      100,
-    );
+    const first = m.start('gw-node-1');
+    await activeAndPassive(m, port, first);
     const killedAt = Date.now();
     first.kill('SIGKILL');
-    await waitFor(() => said('gw-node-2', /^active$/m), 15_000, `gw-node-2 active after the kill\n${both()}`, 20);
+    await waitFor(() => m.said('gw-node-2', /^active$/m), 15_000, `gw-node-2 active after the kill\n${m.all()}`, 20);
     const takeoverMs = Date.now() - killedAt;
     console.log(`# kill -9 of the active gateway -> the passive one active in ${takeoverMs} ms (lease duration 20 s)`);
-    assert.ok(said('gw-node-2', /liveness link to the active gateway gw-node-1 closed: taking the lease over/), both());
+    assert.ok(m.said('gw-node-2', /liveness link to the active gateway gw-node-1 closed: taking the lease over/), m.all());
     assert.ok(takeoverMs < 10_000, `the link, not the 20 s lease expiry, decided (${takeoverMs} ms)`);
-    const r = await cluster!.kubectlAsync(['get', 'lease', 'strait-gateway', '-n', NS, '-o', 'jsonpath={.spec.holderIdentity}']);
-    assert.equal(r.stdout, 'gw-node-2');
+    assert.ok(await holderIs('gw-node-2'));
   } finally {
-    for (const p of members.values()) if (p.exitCode === null && p.signalCode === null) p.kill('SIGKILL');
+    m.killAll();
+    await cluster!.kubectlAsync(['delete', 'node', 'gw-node-1', 'gw-node-2', '--ignore-not-found']);
+  }
+});
+
+test("Kubernetes mode, a rolling update of the active gateway (its successor waits on the node's ports): the lease stays the node's, no new transition, the passive gateway keeps out of it and follows the successor", async (t) => {
+  if (skip) {
+    t.skip(skip);
+    return;
+  }
+  await addNode('gw-node-1', '127.0.0.31');
+  await cluster!.kubectlAsync(['delete', 'lease', 'strait-gateway', '-n', NS, '--ignore-not-found']);
+  const port = await freeTcpPort();
+  // gw-node-1's tunnel port: its successor finds it held and waits (dataplane/handover)
+  const tunnelPort = String(await freeUdpPort());
+  const m = memberProcesses(port, '20,15,2');
+  try {
+    const first = m.start('gw-node-1', 'gw-node-1', tunnelPort);
+    await activeAndPassive(m, port, first);
+    const transitions = (await lease())?.spec.leaseTransitions;
+    m.start('successor', 'gw-node-1', tunnelPort);
+    await waitFor(() => m.said('successor', /is held by another process on this node/), 30_000, `the successor waits\n${m.all()}`, 50);
+    const stoppedAt = Date.now();
+    first.kill('SIGTERM');
+    await waitFor(() => m.said('successor', /^active$/m), 15_000, `the successor active\n${m.all()}`, 20);
+    const ms = Date.now() - stoppedAt;
+    console.log(`# the active gateway stopped with its successor waiting -> the successor active in ${ms} ms (lease duration 20 s)`);
+    assert.ok(ms < 5000, `the handover, not the 20 s lease expiry, decided (${ms} ms)`);
+    assert.ok(m.said('gw-node-1', /stopping: the successor on this node takes the lease over/), m.all());
+    assert.ok(m.said('successor', /holding the lease .*: active \(epoch \d+; held by this node before a restart\)/), m.all());
+    assert.ok(m.said('gw-node-2', /the active gateway gw-node-1 hands the lease over to its successor on the same node/), m.all());
+    // the passive one follows the successor's liveness link, and never took the lease
+    await waitFor(() => linkEstablished('127.0.0.31', port), 10_000, `gw-node-2's link to the successor\n${m.all()}`, 100);
+    const l = await lease();
+    assert.equal(l?.spec.holderIdentity, 'gw-node-1');
+    assert.equal(l?.spec.leaseTransitions, transitions, 'no new transition: the agents and peers see the same active gateway');
+    assert.ok(!m.said('gw-node-2', /^active$/m), m.all());
+    assert.ok(!m.said('gw-node-2', /taking the lease over/), m.all());
+  } finally {
+    m.killAll();
     await cluster!.kubectlAsync(['delete', 'node', 'gw-node-1', 'gw-node-2', '--ignore-not-found']);
   }
 });

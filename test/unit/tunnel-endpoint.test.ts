@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { FEATURE_FENCE_NOTICE, FEATURE_HEALTH, TYPE_COOKIE, TYPE_DATA, TYPE_INIT } from '../../src/multicluster/wire/tunnel/index.js';
-import { fakePacket, tunnelPair } from '../helpers/tunnel-pair.js';
+import { ADDR_B, fakePacket, tunnelPair } from '../helpers/tunnel-pair.js';
 
 test('handshake connects both sides and carries packets both ways', () => {
   const p = tunnelPair();
@@ -303,4 +303,40 @@ test('a rekey under way (a session answers) retries every rekeyTimeoutMs, withou
   // every 500-667 ms: 4 to 6 in 3 s (with the backoff it would be 1 or 2)
   assert.ok(retries >= 4 && retries <= 6, `${retries} initiations in 3 s of a rekey under way`);
   assert.equal(p.a.peer('cluster-b')!.status, 'connected', 'the old session still carries traffic');
+});
+
+test("a peer configured with an address that is not its cluster's active gateway any more (it failed over): a first handshake goes to the cluster's other gateways too, and the one that answers is the address", () => {
+  const STALE = '192.0.2.9'; // the remote cluster's other gateway node, passive now: it answers nothing
+  // known from the start (config standby): connected at the first initiation
+  const known = tunnelPair({ addressed: true, peerB: { address: STALE, alternates: [ADDR_B] } });
+  known.a.start();
+  known.clock.advance(300);
+  const peer = known.a.peer('cluster-b')!;
+  assert.equal(peer.status, 'connected');
+  assert.equal(peer.address, ADDR_B, 'the answer moved the address');
+  assert.deepEqual(
+    known.wire
+      .filter((d) => d.from === 'a')
+      .map((d) => d.to)
+      .slice(0, 2),
+    [STALE, ADDR_B],
+    'one initiation, to the configured address and the other gateway',
+  );
+  assert.equal(known.a.counters.handshakesInitiated, 1, 'counted once');
+
+  // learned later (the Endpoint records): asked at once, not at the next backoff step
+  const later = tunnelPair({ addressed: true, peerB: { address: STALE } });
+  later.a.start();
+  later.clock.advance(300);
+  const p = later.a.peer('cluster-b')!;
+  assert.notEqual(p.status, 'connected', 'nobody answers at the configured address');
+  later.a.setPeerAlternates('cluster-b', [ADDR_B]);
+  assert.equal(p.status, 'connected', 'at once');
+  assert.equal(p.address, ADDR_B);
+  // with a session, a record that names another address starts nothing (the session's own
+  // source decides, as roaming does)
+  const initiated = later.a.counters.handshakesInitiated;
+  later.a.setPeerAlternates('cluster-b', [ADDR_B, '192.0.2.10']);
+  assert.equal(later.a.counters.handshakesInitiated, initiated);
+  assert.throws(() => later.a.setPeerAlternates('cluster-x', []), /cluster-x/);
 });

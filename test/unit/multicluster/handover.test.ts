@@ -39,7 +39,29 @@ test('told to wait: the port is taken over as soon as its holder closes it, and 
     assert.ok((h.waitedMs ?? 0) >= 250, String(h.waitedMs));
   } finally {
     mine.close();
+    h.done();
   }
+});
+
+test('a waiting successor says so on the node (an abstract socket): the process it replaces finds it while it waits, never itself, and nobody after done()', async () => {
+  // (a name of this test's own: the namespace is this host's)
+  const who = `gateway test ${process.pid}`;
+  const holder = await bindUdp();
+  const port = holder.address().port;
+  const old = new Handover(who, { waitMs: 5000 });
+  assert.equal(await old.successorWaiting(), false, 'nobody waits yet');
+  const next = new Handover(who, { waitMs: 5000 });
+  const taking = next.open(`UDP ${port}`, () => bindUdp(port));
+  let found = false;
+  for (let i = 0; i < 20 && !found; i++) found = await old.successorWaiting();
+  assert.ok(found, 'the successor waits');
+  assert.equal(await next.successorWaiting(), false, 'not its own socket');
+  assert.equal(await new Handover(who).successorWaiting(), false, 'a daemon not told to wait (the world) never asks');
+  holder.close();
+  const mine = await taking;
+  next.done();
+  assert.equal(await old.successorWaiting(), false, 'started: nobody waits any more');
+  mine.close();
 });
 
 test('not told to wait (the default), or past the wait: the error at once; other errors are never waited for', async () => {
@@ -84,6 +106,7 @@ test('the ready file (deploy/: the startup probe) is removed at start, written a
     assert.ok(existsSync(readyFile), 'written while it waits: the old pod may now be stopped');
     holder.close();
     (await taking).close();
+    h.done();
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -8,7 +8,7 @@ import { Informer } from '../../../platform/controller/index.js';
 import type { KubeObject, ResourceStore } from '../../../platform/store/index.js';
 import { BROKER_NAMESPACE, OPERATOR_NAMESPACE } from './names.js';
 import type { EndpointRecord } from '../../dataplane/gateway/index.js';
-import { formatRttNs, readEndpoint, type GatewayRow, type PublishedConnection } from './records.js';
+import { formatRttNs, readEndpoint, type EndpointRow, type GatewayRow, type PublishedConnection } from './records.js';
 import { ensureNamespace, K } from './store-util.js';
 import { publishSubmarinerGateways } from './submariner.js';
 import { CounterRates } from './counter-rates.js';
@@ -349,6 +349,8 @@ export interface RecordsPublisherOptions {
   onError?: (err: unknown) => void;
   /** after each poll whose records were all written (local store and broker) */
   onPublished?: (recs: GatewayRecords) => void;
+  /** the broker's Endpoint records (every cluster's active gateway), after its list and each change */
+  onBrokerEndpoints?: (endpoints: EndpointRow[]) => void;
 }
 
 /**
@@ -388,8 +390,27 @@ function rttMoved(conns: PublishedConnection[], written: ReadonlyMap<string, num
 }
 
 /** An informer on the broker's Endpoints that calls `changed` at its list and at every event. */
-function watchBrokerEndpoints(broker: ResourceStore, clock: Clock, changed: () => void): { stop(): void } {
-  return new Informer(broker, K.Endpoint, { namespace: BROKER_NAMESPACE }, { onList: changed, onEvent: changed }, { clock }).start();
+/** The broker's Endpoint records, watched: `changed` with all of them after the list and each event. */
+function watchBrokerEndpoints(broker: ResourceStore, clock: Clock, changed: (endpoints: KubeObject[]) => void): { stop(): void } {
+  const byName = new Map<string, KubeObject>();
+  return new Informer(
+    broker,
+    K.Endpoint,
+    { namespace: BROKER_NAMESPACE },
+    {
+      onList: (items) => {
+        byName.clear();
+        for (const o of items) byName.set(o.metadata.name, o);
+        changed([...byName.values()]);
+      },
+      onEvent: (type, o) => {
+        if (type === 'DELETED') byName.delete(o.metadata.name);
+        else byName.set(o.metadata.name, o);
+        changed([...byName.values()]);
+      },
+    },
+    { clock },
+  ).start();
 }
 
 /** The broker's part of a publisher's records, when it has a broker. */
@@ -433,8 +454,9 @@ export function startRecordsPublisher(opts: RecordsPublisherOptions): { stop(): 
   const seen = new Map<string, string>();
   const lane = brokerLaneOf(opts, ns);
   const brokerEndpoints = opts.broker
-    ? watchBrokerEndpoints(opts.broker, clock, () => {
+    ? watchBrokerEndpoints(opts.broker, clock, (endpoints) => {
         if (lane) lane.dirty = true;
+        opts.onBrokerEndpoints?.(endpoints.map((e) => readEndpoint(e, '')));
       })
     : undefined;
   const rates = new CounterRates();

@@ -59,6 +59,9 @@ export interface GatewayHa {
   stop(): Promise<void>;
 }
 
+/** what the active gateway says on the liveness link when its successor on the node takes the lease over */
+const HANDOVER_WORD = 'handover';
+
 /** how often the active gateway reads the cluster's Gateway records for rivals (after a successful renewal: every one, 2 s) */
 const RIVALS_READ_MS = 1000;
 
@@ -285,9 +288,14 @@ class HaMember {
     const s = connect({ host: address, port: this.ha.port });
     this.link = s;
     let established = false;
+    /** the holder said it leaves the lease to its successor on its node (a rolling update) */
+    let handingOver = false;
     s.setNoDelay(true);
     s.on('connect', () => {
       established = true;
+    });
+    s.on('data', (d: Buffer) => {
+      if (d.toString().includes(HANDOVER_WORD)) handingOver = true;
     });
     s.on('error', () => undefined);
     s.on('close', () => {
@@ -296,7 +304,13 @@ class HaMember {
         this.linkTo = undefined;
       }
       if (this.stopped || elector.isActive) return;
-      if (established) {
+      if (established && handingOver) {
+        // its successor renews the lease and listens here again; if none comes, the lease expires
+        this.log('info', `the active gateway ${holder} hands the lease over to its successor on the same node (a rolling update): following it`, {
+          holder,
+        });
+        setTimeout(() => this.follow(elector.holder), 200).unref();
+      } else if (established) {
         this.log('warn', `liveness link to the active gateway ${holder} closed: taking the lease over`, { holder });
         void elector.takeOver(holder).then((won) => {
           if (!won) this.follow(elector.holder);
@@ -355,6 +369,33 @@ class HaMember {
     this.link?.destroy();
   }
 
+  /**
+   * A planned stop (after stop()): the lease released and the record saying so (nobody else
+   * would: the other gateway takes a released lease), `publishing` (the records publisher's
+   * last tick) landed first; the liveness link closed.
+   */
+  async leave(publishing: Promise<void> | undefined, successorWaiting: () => Promise<boolean>, log: Log): Promise<void> {
+    const elector = this.elector;
+    const wasActive = elector.isActive;
+    // ... unless a successor on this node takes it over: the lease stays this node's (the
+    // successor finds it "held by this node before a restart"), the passive gateway is told
+    // not to take it when the link closes, and the record stays active
+    const handingOver = wasActive && (await successorWaiting().catch(() => false));
+    if (handingOver) {
+      elector.stop();
+      for (const c of this.liveness?.clients ?? []) c.end(`${HANDOVER_WORD}\n`);
+      this.liveness?.clients.clear();
+      log('info', 'stopping: the successor on this node takes the lease over (a rolling update)');
+    } else await elector.release();
+    if (publishing) await withTimeout(publishing, 2000);
+    if (wasActive && !handingOver)
+      await withTimeout(
+        this.mark(this.me, 'Released the lease (stopped)').catch(() => false),
+        1000,
+      );
+    this.closeLiveness();
+  }
+
   closeLiveness(): void {
     if (!this.liveness) return;
     for (const c of this.liveness.clients) c.destroy();
@@ -392,11 +433,21 @@ async function publishOwnRecords(
     version: VERSION,
     fetchRecords: () => Promise.resolve({ endpoint: gw.endpointRecord(), gateway: gw.gatewayRecord(), connections: gw.connectionRecords() }),
     onError: (err) => log('warn', `publishing the gateway records failed: ${String(err)}`),
+    // the other clusters' active gateways, as Submariner's gateways follow the broker's Endpoints
+    onBrokerEndpoints: (rows) =>
+      gw.followPeerEndpoints(rows.filter((r) => r.cluster !== gw.config.clusterId).map((r) => ({ cluster: r.cluster, address: r.publicIP || r.endpointIP }))),
   });
   return { broker, publisher };
 }
 
-export async function startGatewayHa(gw: Gateway, log: Log, onLost: () => void, env: NodeJS.ProcessEnv = process.env): Promise<GatewayHa> {
+export async function startGatewayHa(
+  gw: Gateway,
+  log: Log,
+  onLost: () => void,
+  env: NodeJS.ProcessEnv = process.env,
+  /** at stop: whether a successor on this node waits to take over (a rolling update, dataplane/handover) */
+  successorWaiting: () => Promise<boolean> = () => Promise.resolve(false),
+): Promise<GatewayHa> {
   const ha = gw.config.ha;
   if (!ha) throw new Error('startGatewayHa without ha config');
   const self = ha.members.find((m) => m.name === gw.config.name);
@@ -447,16 +498,7 @@ export async function startGatewayHa(gw: Gateway, log: Log, onLost: () => void, 
       nodes?.stop();
       // a tick in flight may have read the record `active`: it lands before the mark below
       const publishing = records?.publisher.stop();
-      // a planned stop: the record says so (nobody else would: the other one takes a released lease)
-      const wasActive = elector.isActive;
-      await elector.release();
-      if (publishing) await withTimeout(publishing, 2000);
-      if (wasActive)
-        await withTimeout(
-          member.mark(gw.config.name, 'Released the lease (stopped)').catch(() => false),
-          1000,
-        );
-      member.closeLiveness();
+      await member.leave(publishing, successorWaiting, log);
       await records?.broker?.close();
       await lease.store.close();
     },

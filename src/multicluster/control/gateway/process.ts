@@ -60,6 +60,7 @@ export async function startGatewayProcess(cfg: unknown, env: NodeJS.ProcessEnv =
     handover,
     onEvent: (ev) => console.error(JSON.stringify({ time: new Date().toISOString(), component: 'gateway', ...ev })),
   });
+  handover.done();
   if (handover.tookOverMessage) line('info', handover.tookOverMessage);
   const reloadPsk = (why: string): void => {
     try {

@@ -61,7 +61,9 @@ export async function runGatewayDaemon(config: unknown, opts: GatewayDaemonOptio
   const status = await serveMetrics(gatewayRegistry(gateway), { port: m.port, host: m.listen }, { records: () => gatewayRecords(gateway) });
   // HA: the store client is loaded only here (a single gateway never needs it)
   const ha = gateway.config.ha
-    ? await (await import('../gateway-ha/index.js')).startGatewayHa(gateway, log, opts.onHaLost ?? (() => process.exit(75)))
+    ? await (await import('../gateway-ha/index.js')).startGatewayHa(gateway, log, opts.onHaLost ?? (() => process.exit(75)), process.env, () =>
+        opts.handover ? opts.handover.successorWaiting() : Promise.resolve(false),
+      )
     : undefined;
   // Kubernetes mode: the node agents that may send VXLAN, from the Node objects
   const nodes = gateway.config.nodesFrom === 'kubernetes' ? (await import('./nodes.js')).startNodeSync(gateway, log, opts.nodeStore) : undefined;

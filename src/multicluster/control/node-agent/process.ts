@@ -19,6 +19,7 @@ export async function startNodeAgentProcess(cfg: unknown, env: NodeJS.ProcessEnv
   // a rolling update starts this agent beside the one it replaces: $STRAIT_HANDOVER_WAIT_S
   const handover = Handover.fromEnv('node agent', env, (msg) => line('info', msg));
   const d = await runNodeAgentDaemon(withNodeName(cfg, env['STRAIT_NODE_NAME']), handover);
+  handover.done();
   if (handover.tookOverMessage) line('info', handover.tookOverMessage);
   d.agent.onGatewayChange = (address, epoch) => {
     line('info', `active gateway is now ${address} (lease epoch ${epoch})`);

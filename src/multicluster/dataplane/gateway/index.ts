@@ -158,6 +158,7 @@ export class Gateway implements SegmentSink {
   readonly tunnel: TunnelEndpoint;
   readonly vxlan = new VxlanCounters();
   private tunnelSock: UdpTransport | undefined;
+  private stopped = false;
   private vxlanSock: UdpTransport | undefined;
   private tun: TunDevice | undefined;
   private returnPath: GatewayReturnPath | undefined;
@@ -234,7 +235,7 @@ export class Gateway implements SegmentSink {
       clusterId: config.clusterId,
       psk,
       clock: opts.clock ?? systemClock,
-      peers: config.peers.map((p) => ({ clusterId: p.clusterId, address: p.endpoint, port: p.port, subnets: p.subnets })),
+      peers: config.peers.map((p) => ({ clusterId: p.clusterId, address: p.endpoint, port: p.port, subnets: p.subnets, alternates: p.standby })),
       limits: config.timers,
       send: (chunks, port, address) => this.sendTunnel(chunks, port, address),
       sendCopies: true,
@@ -485,7 +486,8 @@ export class Gateway implements SegmentSink {
   }
 
   private announce(): void {
-    if (this.haStatus !== 'active' || !this.vxlanSock) return;
+    // (the repeats 20 and 100 ms after becoming active may come after stop(): the socket is closed)
+    if (this.haStatus !== 'active' || !this.vxlanSock || this.stopped) return;
     const frame = encodeAnnounce(this.vni, this.haEpoch);
     for (const n of this.nodes.list) {
       this.vxlan.announcements++;
@@ -507,11 +509,27 @@ export class Gateway implements SegmentSink {
     return this.tunnel.setPsk(psk);
   }
 
+  /**
+   * The other clusters' gateway addresses from their Endpoint records (Kubernetes mode: the
+   * broker's, as Submariner's gateways read them), beside each peer's configured standby: a
+   * peer with no session is asked at all of them, so a gateway that starts while the other
+   * cluster's active gateway is not the configured one (it failed over) does not wait for that
+   * one to call.
+   */
+  followPeerEndpoints(endpoints: readonly { cluster: string; address: string }[]): void {
+    for (const p of this.config.peers) {
+      if (!this.tunnel.peer(p.clusterId)) continue;
+      const fromRecords = endpoints.filter((e) => e.cluster === p.clusterId && e.address !== '').map((e) => e.address);
+      this.tunnel.setPeerAlternates(p.clusterId, [...p.standby, ...fromRecords]);
+    }
+  }
+
   setPeerEndpoint(clusterId: string, address: string, port?: number): void {
     this.tunnel.setPeerEndpoint(clusterId, address, port);
   }
 
   async stop(): Promise<void> {
+    this.stopped = true;
     if (this.announceTimer) clearInterval(this.announceTimer);
     this.nativePath?.stop();
     this.nativePath = undefined;

@@ -5,6 +5,13 @@
 // pod is ready. Told to wait, the new daemon tries again every 50 ms and takes each over the
 // moment it is free (docs/upgrades.md); not told to (the local world, a test), it fails at
 // once as before: something else holding the port is an error to report, not to wait for.
+//
+// A successor that waits says so on an abstract Unix socket of the node's network namespace
+// (`@strait-<who>-successor`; hostNetwork pods share it): the process it replaces asks there
+// when it stops, and a gateway holding its cluster's Lease leaves the Lease to the successor on
+// its node instead of releasing it to the cluster's other gateway (daemon-ha.ts): one handover
+// per node in a roll, not two failovers.
+import { connect, createServer, type Server } from 'node:net';
 import { rmSync, writeFileSync } from 'node:fs';
 import { E } from '../../../base/errors/index.js';
 
@@ -33,6 +40,8 @@ export class Handover {
   private waitedSince: number | undefined;
   private tookAt: number | undefined;
   private readySaid = false;
+  /** listening on the successor socket: from the first refusal until done() */
+  private successorServer: Server | undefined;
 
   /** `who`: what this daemon is, for the message ("node agent", "gateway") */
   constructor(
@@ -81,6 +90,7 @@ export class Handover {
         if (!HELD.test(err instanceof Error ? err.message : String(err)) || performance.now() >= this.deadline) throw err;
         if (this.waitedSince === undefined) {
           this.waitedSince = performance.now();
+          this.listenAsSuccessor();
           this.o.onWaiting?.(
             `${what} is held by another process on this node (the ${this.who} this one replaces, in a rolling update): taking the data path over when it stops (waiting up to ${Math.round((this.o.waitMs ?? 0) / 1000)} s)`,
           );
@@ -88,6 +98,48 @@ export class Handover {
         await new Promise((r) => setTimeout(r, RETRY_MS));
       }
     }
+  }
+
+  /** the abstract socket name of this kind of daemon's waiting successor */
+  private get successorSocket(): string {
+    return `\0strait-${this.who.replace(/[^a-z0-9]+/gi, '-')}-successor`;
+  }
+
+  private listenAsSuccessor(): void {
+    const server = createServer((c) => c.end());
+    // another successor already listening (two surges at once) or no abstract sockets: the
+    // process being replaced then releases what it holds, as before
+    server.on('error', () => {
+      if (this.successorServer === server) this.successorServer = undefined;
+    });
+    server.listen(this.successorSocket);
+    server.unref();
+    this.successorServer = server;
+  }
+
+  /** this process has started (whatever it waited for is its own): it is nobody's successor any more */
+  done(): void {
+    this.successorServer?.close();
+    this.successorServer = undefined;
+  }
+
+  /**
+   * Stopping: is a successor on this node waiting to take over (within 300 ms)? Only when this
+   * process was told to wait too (a rolling update's daemons); never its own socket.
+   */
+  successorWaiting(): Promise<boolean> {
+    if (!this.o.waitMs || this.successorServer) return Promise.resolve(false);
+    return new Promise((resolve) => {
+      const c = connect(this.successorSocket);
+      const end = (yes: boolean): void => {
+        clearTimeout(t);
+        c.destroy();
+        resolve(yes);
+      };
+      const t = setTimeout(() => end(false), 300);
+      c.once('connect', () => end(true));
+      c.once('error', () => end(false));
+    });
   }
 }
 

@@ -86,6 +86,11 @@ export interface PeerConfig {
   port?: number;
   /** the remote cluster's CIDRs (pod and service) */
   subnets: string[];
+  /**
+   * the remote cluster's other gateway addresses (its standby, HA): a first handshake (no
+   * session) is sent to these too, and whichever is active answers
+   */
+  alternates?: string[];
 }
 
 /** fragment: duplicate or inconsistent fragments; reassembly: fragmented messages given up (lost fragment) */
@@ -183,6 +188,8 @@ export class Peer {
   configuredPort: number;
   address: string;
   port: number;
+  /** the remote cluster's other gateway addresses (configured standby; its Endpoint records): asked too while there is no session */
+  alternates: readonly string[];
   status: PeerStatus = 'connecting';
   /** why the status is not `connected` ('' when it is, or while a first handshake is young) */
   reason: HealthReason | '' = '';
@@ -230,6 +237,7 @@ export class Peer {
     this.configuredPort = cfg.port ?? TUNNEL_PORT;
     this.address = cfg.address;
     this.port = this.configuredPort;
+    this.alternates = [...new Set(cfg.alternates ?? [])];
   }
 
   /** the average RTT of the answered probes of the health window */
@@ -1052,6 +1060,23 @@ export class TunnelEndpoint {
     peer.handshakeRetryAt = now + wait + randomInt(0, Math.max(1, Math.floor(wait / 3)));
     this.counters.handshakesInitiated++;
     this.opts.send(msg, peer.port, peer.address);
+    // no session: the address may be a gateway that is not the active one any more (a fresh
+    // process, a reset to the configured address): the same initiation to the cluster's other
+    // gateways; a passive one drops it, the active one answers, and its answer moves the address
+    if (peer.current === undefined) for (const a of peer.alternates) if (a !== peer.address) this.opts.send(msg, peer.port, a);
+  }
+
+  /**
+   * The remote cluster's gateway addresses other than the configured one (its Endpoint
+   * records; standby gateways). New ones while there is no session are asked at once.
+   */
+  setPeerAlternates(clusterId: string, addresses: readonly string[]): void {
+    const peer = this.byCluster.get(clusterId);
+    if (!peer) throw E.tunnelPeerUnknown(clusterId, addresses.join(','));
+    const next = [...new Set(addresses)];
+    const added = next.some((a) => !peer.alternates.includes(a) && a !== peer.address);
+    peer.alternates = next;
+    if (added && peer.current === undefined && !this.closed) this.initiate(peer);
   }
 
   private probe(peer: Peer, s: Session, now: number): void {
