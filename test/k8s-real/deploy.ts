@@ -59,8 +59,13 @@ function forwardClustersetDns(L: string): void {
   assert.match(ip, /^10\.[0-9.]+$/);
   let corefile = kubectl(L, '-n', 'kube-system', 'get', 'configmap', 'coredns', '-o', 'jsonpath={.data.Corefile}');
   // cache + serve_stale: an answer already given stays served while strait's DNS restarts
-  // (an upgrade); only when the forward fails, never past an answer it gives, kept 1 s (docs/kubernetes.md)
-  const block = `clusterset.local:53 {\n    errors\n    cache 1 {\n        serve_stale 120s verify\n    }\n    forward . ${ip}\n}\n`;
+  // (an upgrade); only when the forward fails, never past an answer it gives, kept 1 s; AAAA
+  // answered here (strait's clusterset DNS is IPv4 only: no data), since CoreDNS serves no
+  // stale negative answer and a resolver that asks A and AAAA together fails on either's
+  // SERVFAIL (docs/kubernetes.md)
+  const block =
+    'clusterset.local:53 {\n    errors\n    template IN AAAA clusterset.local {\n        rcode NOERROR\n    }\n' +
+    `    cache 1 {\n        serve_stale 120s verify\n    }\n    forward . ${ip}\n}\n`;
   if (corefile.startsWith(block)) return;
   // a reinstall (the upgrade tests uninstall strait) gives the Service another address; an older block
   corefile = corefile.replace(/^clusterset\.local:53 \{\n(?:.*\n)*?\}\n/, '');

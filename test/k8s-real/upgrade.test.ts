@@ -350,6 +350,7 @@ class Traffic {
     const http = results(this.http.lines, from.at, 'h');
     const vip = results(this.byVip.lines, from.at, 'v');
     const pod = results(this.byPod.lines, from.at, 'p');
+    const podGap = longestGap(pod);
     const dns = results(this.http.lines, from.at, 'd');
     const mesh = results(this.meshLines, from.at, 'm');
     const gap = longestGap(http);
@@ -369,7 +370,8 @@ class Traffic {
       ...(gap.from !== undefined && gap.to !== undefined ? { gapFromUptime: gap.from / 1000, gapToUptime: gap.to / 1000 } : {}),
       // the same gap's parts: the clusterset IP and the pod IP without the name (the data path only)
       vipLongestGapMs: longestGap(vip).gapMs,
-      podIpLongestGapMs: longestGap(pod).gapMs,
+      podIpLongestGapMs: podGap.gapMs,
+      ...(podGap.from !== undefined && podGap.to !== undefined ? { podIpGapFromUptime: podGap.from / 1000, podIpGapToUptime: podGap.to / 1000 } : {}),
       dnsQueries: dns.length,
       dnsMissed: dns.filter((r) => !r.ok).length,
       streamSurvived: !streamEnded,
@@ -516,6 +518,11 @@ async function measuredStep(name: string, action: () => Promise<void>): Promise<
   console.log(`${name}: ${JSON.stringify(m)} (load ${load()})`);
   if (typeof m['gapFromUptime'] === 'number' && typeof m['gapToUptime'] === 'number')
     console.log(`  strait's pods around its longest gap:\n${podsAround(m['gapFromUptime'], m['gapToUptime']).join('\n') || '  (no change)'}`);
+  // and around the data path's own (B's echo pod by its IP), when it is not the same one
+  if (typeof m['podIpGapFromUptime'] === 'number' && typeof m['podIpGapToUptime'] === 'number' && m['podIpGapFromUptime'] !== m['gapFromUptime'])
+    console.log(
+      `  strait's pods around the longest gap to B's echo pod by its IP:\n${podsAround(m['podIpGapFromUptime'], m['podIpGapToUptime']).join('\n') || '  (no change)'}`,
+    );
   if (!m['streamSurvived']) traffic.restartStream();
   return m;
 }
