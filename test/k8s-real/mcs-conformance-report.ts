@@ -20,6 +20,8 @@ interface GinkgoSpec {
   State: string;
   RunTime?: number;
   Failure?: { Message?: string };
+  /** how many times it ran (--ginkgo.flake-attempts) */
+  NumAttempts?: number;
 }
 
 export interface SpecResult {
@@ -30,6 +32,8 @@ export interface SpecResult {
   labels: string[];
   seconds: number;
   failure: string;
+  /** how many times it ran: more than 1 for a spec that failed and was run again (--ginkgo.flake-attempts) */
+  attempts: number;
 }
 
 /** The Its of a Ginkgo JSON report; the failures of its other nodes (BeforeSuite, ...). */
@@ -53,6 +57,7 @@ export function specsOf(report: unknown): { specs: SpecResult[]; suiteFailures: 
         labels: [...(s.ContainerHierarchyLabels ?? []).flat(), ...(s.LeafNodeLabels ?? [])],
         seconds: Math.round((s.RunTime ?? 0) / 1e9),
         failure,
+        attempts: s.NumAttempts ?? 1,
       });
     }
   }
