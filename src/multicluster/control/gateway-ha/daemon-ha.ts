@@ -56,7 +56,12 @@ export interface GatewayHa {
   namespace: string;
   /** where the Gateway (and, when active, Endpoint) records are */
   recordsNamespace: string;
-  stop(): Promise<void>;
+  /**
+   * The lease released (or left to a successor on this node), then `afterLease` (the daemon
+   * stops its data path there: a successor waiting for the node's ports gets them at once),
+   * then the records and the stores closed.
+   */
+  stop(afterLease?: () => Promise<void>): Promise<void>;
 }
 
 /** what the active gateway says on the liveness link when its successor on the node takes the lease over */
@@ -374,7 +379,12 @@ class HaMember {
    * would: the other gateway takes a released lease), `publishing` (the records publisher's
    * last tick) landed first; the liveness link closed.
    */
-  async leave(publishing: Promise<void> | undefined, successorWaiting: () => Promise<boolean>, log: Log): Promise<void> {
+  async leave(
+    publishing: Promise<void> | undefined,
+    successorWaiting: () => Promise<boolean>,
+    log: Log,
+    afterLease: () => Promise<void> = () => Promise.resolve(),
+  ): Promise<void> {
     const elector = this.elector;
     const wasActive = elector.isActive;
     // ... unless a successor on this node takes it over: the lease stays this node's (the
@@ -387,6 +397,7 @@ class HaMember {
       this.liveness?.clients.clear();
       log('info', 'stopping: the successor on this node takes the lease over (a rolling update)');
     } else await elector.release();
+    await afterLease();
     if (publishing) await withTimeout(publishing, 2000);
     if (wasActive && !handingOver)
       await withTimeout(
@@ -493,12 +504,12 @@ export async function startGatewayHa(
     mode: lease.kubernetes ? 'kubernetes' : 'world',
     namespace: lease.namespace,
     recordsNamespace: lease.recordsNamespace,
-    async stop() {
+    async stop(afterLease) {
       member.stop();
       nodes?.stop();
       // a tick in flight may have read the record `active`: it lands before the mark below
       const publishing = records?.publisher.stop();
-      await member.leave(publishing, successorWaiting, log);
+      await member.leave(publishing, successorWaiting, log, afterLease);
       await records?.broker?.close();
       await lease.store.close();
     },

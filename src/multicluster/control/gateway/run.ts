@@ -1,6 +1,7 @@
 // The gateway daemon: the data plane of src/multicluster/dataplane/gateway plus /metrics and /records.
 import { startGateway, type Gateway, type GatewayOptions } from '../../dataplane/gateway/index.js';
 import type { ResourceStore } from '../../../platform/store/index.js';
+import { preloadKubernetesClient } from '../../../platform/kube-preload/index.js';
 import { serveMetrics } from '../../../platform/metrics/index.js';
 import { gatewayRegistry } from './metrics.js';
 
@@ -56,26 +57,41 @@ export interface GatewayDaemonOptions extends GatewayOptions {
 export async function runGatewayDaemon(config: unknown, opts: GatewayDaemonOptions = {}): Promise<GatewayDaemon> {
   const log =
     opts.log ?? ((level, msg, extra) => console.error(JSON.stringify({ time: new Date().toISOString(), component: 'gateway', level, msg, ...extra })));
+  // HA and the Node objects: their modules (the store client) are loaded only when configured
+  // (a single gateway never needs them), and loaded now, while a rolling update's successor
+  // waits for the node's ports in startGateway: loaded after it, on a busy node, they held
+  // the new active gateway back for 3 s after it had the ports (real clusters, 2026-11-29)
+  const declared = (k: string): unknown => (config && typeof config === 'object' ? (config as Record<string, unknown>)[k] : undefined);
+  const haModule = declared('ha') !== undefined ? import('../gateway-ha/index.js') : undefined;
+  const nodesModule = declared('nodesFrom') === 'kubernetes' ? import('./nodes.js') : undefined;
+  // (awaited below; a failed load is that await's error, not an unhandled rejection meanwhile)
+  for (const m of [haModule, nodesModule]) m?.catch(() => undefined);
+  // ... and the Kubernetes client both open their store with, in Kubernetes mode
+  const haKube = (declared('ha') as { kubernetes?: { kubeconfig?: unknown } } | undefined)?.kubernetes?.kubeconfig;
+  if (nodesModule || (haModule && (process.env['STRAIT_STORE'] === 'kubernetes' || typeof haKube === 'string'))) preloadKubernetesClient();
   const gateway = await startGateway(config, { onWarning: (msg) => log('warn', msg), ...opts });
   const m = gateway.config.metrics;
   const status = await serveMetrics(gatewayRegistry(gateway), { port: m.port, host: m.listen }, { records: () => gatewayRecords(gateway) });
-  // HA: the store client is loaded only here (a single gateway never needs it)
   const ha = gateway.config.ha
-    ? await (await import('../gateway-ha/index.js')).startGatewayHa(gateway, log, opts.onHaLost ?? (() => process.exit(75)), process.env, () =>
+    ? await (await (haModule ?? import('../gateway-ha/index.js'))).startGatewayHa(gateway, log, opts.onHaLost ?? (() => process.exit(75)), process.env, () =>
         opts.handover ? opts.handover.successorWaiting() : Promise.resolve(false),
       )
     : undefined;
   // Kubernetes mode: the node agents that may send VXLAN, from the Node objects
-  const nodes = gateway.config.nodesFrom === 'kubernetes' ? (await import('./nodes.js')).startNodeSync(gateway, log, opts.nodeStore) : undefined;
+  const nodes =
+    gateway.config.nodesFrom === 'kubernetes' ? (await (nodesModule ?? import('./nodes.js'))).startNodeSync(gateway, log, opts.nodeStore) : undefined;
   return {
     gateway,
     metricsPort: status.port,
     ...(ha ? { ha } : {}),
     async stop() {
       nodes?.stop();
-      await ha?.stop();
-      await status.close();
-      await gateway.stop();
+      // the node's ports (the data path, /metrics) let go as soon as the lease is decided, before
+      // the records and stores close: a rolling update's successor waits for them
+      let ports: Promise<void> | undefined;
+      const letGo = (): Promise<void> => (ports ??= status.close().then(() => gateway.stop()));
+      await ha?.stop(letGo);
+      await letGo();
     },
   };
 }
