@@ -58,14 +58,14 @@ function forwardClustersetDns(L: string): void {
   const ip = kubectl(L, '-n', 'strait-system', 'get', 'service', 'strait-dns', '-o', 'jsonpath={.spec.clusterIP}').trim();
   assert.match(ip, /^10\.[0-9.]+$/);
   let corefile = kubectl(L, '-n', 'kube-system', 'get', 'configmap', 'coredns', '-o', 'jsonpath={.data.Corefile}');
-  // cache + serve_stale: an answer already given stays served while strait's DNS restarts
-  // (an upgrade); only when the forward fails, never past an answer it gives, kept 1 s; AAAA
-  // answered here (strait's clusterset DNS is IPv4 only: no data), since CoreDNS serves no
-  // stale negative answer and a resolver that asks A and AAAA together fails on either's
-  // SERVFAIL (docs/kubernetes.md)
+  // cache + serve_stale: an answer already given is served again at once while strait's DNS
+  // restarts (an upgrade), for 60 s; kept 1 s, and an expired one is served once more while
+  // it is refreshed; AAAA answered here (strait's clusterset DNS is IPv4 only: no data), since
+  // CoreDNS serves no stale negative answer and a resolver that asks A and AAAA together fails
+  // on either's SERVFAIL (docs/kubernetes.md)
   const block =
     'clusterset.local:53 {\n    errors\n    template IN AAAA clusterset.local {\n        rcode NOERROR\n    }\n' +
-    `    cache 1 {\n        serve_stale 120s verify\n    }\n    forward . ${ip}\n}\n`;
+    `    cache 1 {\n        serve_stale 60s immediate\n    }\n    forward . ${ip}\n}\n`;
   if (corefile.startsWith(block)) return;
   // a reinstall (the upgrade tests uninstall strait) gives the Service another address; an older block
   corefile = corefile.replace(/^clusterset\.local:53 \{\n(?:.*\n)*?\}\n/, '');
