@@ -396,7 +396,10 @@ class HaMember {
       for (const c of this.liveness?.clients ?? []) c.end(`${HANDOVER_WORD}\n`);
       this.liveness?.clients.clear();
       log('info', 'stopping: the successor on this node takes the lease over (a rolling update)');
-    } else await elector.release();
+    } else {
+      await elector.release();
+      if (wasActive) log('info', 'stopping: the lease released (no successor waits on this node): the other gateway takes it over');
+    }
     await afterLease();
     if (publishing) await withTimeout(publishing, 2000);
     if (wasActive && !handingOver)

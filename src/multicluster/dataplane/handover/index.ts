@@ -18,6 +18,8 @@ import { E } from '../../../base/errors/index.js';
 /** what a handover waits for: a port in use, a TUN device attached elsewhere */
 const HELD = /\bEADDRINUSE\b|errno 98\b|\bEBUSY\b|errno 16\b/;
 const RETRY_MS = 50;
+/** how long a stopping daemon waits for its successor's socket to answer (see successorWaiting) */
+const SUCCESSOR_ASK_MS = 2000;
 
 export interface HandoverOptions {
   /** how long to wait for the process this one replaces (0, the default: fail at once) */
@@ -124,8 +126,12 @@ export class Handover {
   }
 
   /**
-   * Stopping: is a successor on this node waiting to take over (within 300 ms)? Only when this
-   * process was told to wait too (a rolling update's daemons); never its own socket.
+   * Stopping: is a successor on this node waiting to take over? Only when this process was told
+   * to wait too (a rolling update's daemons); never its own socket. A listening successor
+   * accepts at once and a missing one refuses at once; the 2-s bound is for neither, and must
+   * not be short: on a node busy with a whole release rolling, the timer's phase of the event
+   * loop came before the connect's and said "no" to a successor that was there (300 ms bound,
+   * real clusters, 2026-11-29).
    */
   successorWaiting(): Promise<boolean> {
     if (!this.o.waitMs || this.successorServer) return Promise.resolve(false);
@@ -136,7 +142,7 @@ export class Handover {
         c.destroy();
         resolve(yes);
       };
-      const t = setTimeout(() => end(false), 300);
+      const t = setTimeout(() => end(false), SUCCESSOR_ASK_MS);
       c.once('connect', () => end(true));
       c.once('error', () => end(false));
     });
