@@ -14,7 +14,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, test } from 'node:test';
+import { after, before, test, type TestContext } from 'node:test';
 import { isStraitError } from '../../src/base/errors/index.js';
 import { LEASE_KIND, type LeaseSpec } from '../../src/multicluster/control/gateway-ha/index.js';
 import { brokerKubeconfig, OPERATOR_NAMESPACE, readGateway } from '../../src/multicluster/control/clusterset/index.js';
@@ -264,17 +264,30 @@ async function activeAndPassive(m: ReturnType<typeof memberProcesses>, port: num
   assert.equal(first.exitCode, null);
 }
 
-test('Kubernetes mode, the liveness link from the gateway nodes: the active gateway process killed -9, the passive one takes the lease at once, not after the lease duration', async (t) => {
+/**
+ * The frame of the liveness-link cases: gw-node-1's Node object, no Lease, a liveness port and
+ * member processes with a long lease (20 s), so that only the link or a handover can explain
+ * a change within seconds; the processes and Node objects gone after.
+ */
+async function withMembers(t: TestContext, body: (m: ReturnType<typeof memberProcesses>, port: number) => Promise<void>): Promise<void> {
   if (skip) {
     t.skip(skip);
     return;
   }
-  // a long lease (20 s) so that only the link can explain a takeover within seconds
   await addNode('gw-node-1', '127.0.0.31');
   await cluster!.kubectlAsync(['delete', 'lease', 'strait-gateway', '-n', NS, '--ignore-not-found']);
   const port = await freeTcpPort();
   const m = memberProcesses(port, '20,15,2');
   try {
+    await body(m, port);
+  } finally {
+    m.killAll();
+    await cluster!.kubectlAsync(['delete', 'node', 'gw-node-1', 'gw-node-2', '--ignore-not-found']);
+  }
+}
+
+test('Kubernetes mode, the liveness link from the gateway nodes: the active gateway process killed -9, the passive one takes the lease at once, not after the lease duration', (t) =>
+  withMembers(t, async (m, port) => {
     const first = m.start('gw-node-1');
     await activeAndPassive(m, port, first);
     const killedAt = Date.now();
@@ -285,24 +298,12 @@ test('Kubernetes mode, the liveness link from the gateway nodes: the active gate
     assert.ok(m.said('gw-node-2', /liveness link to the active gateway gw-node-1 closed: taking the lease over/), m.all());
     assert.ok(takeoverMs < 10_000, `the link, not the 20 s lease expiry, decided (${takeoverMs} ms)`);
     assert.ok(await holderIs('gw-node-2'));
-  } finally {
-    m.killAll();
-    await cluster!.kubectlAsync(['delete', 'node', 'gw-node-1', 'gw-node-2', '--ignore-not-found']);
-  }
-});
+  }));
 
-test("Kubernetes mode, a rolling update of the active gateway (its successor waits on the node's ports): the lease stays the node's, no new transition, the passive gateway keeps out of it and follows the successor", async (t) => {
-  if (skip) {
-    t.skip(skip);
-    return;
-  }
-  await addNode('gw-node-1', '127.0.0.31');
-  await cluster!.kubectlAsync(['delete', 'lease', 'strait-gateway', '-n', NS, '--ignore-not-found']);
-  const port = await freeTcpPort();
-  // gw-node-1's tunnel port: its successor finds it held and waits (dataplane/handover)
-  const tunnelPort = String(await freeUdpPort());
-  const m = memberProcesses(port, '20,15,2');
-  try {
+test("Kubernetes mode, a rolling update of the active gateway (its successor waits on the node's ports): the lease stays the node's, no new transition, the passive gateway keeps out of it and follows the successor", (t) =>
+  withMembers(t, async (m, port) => {
+    // gw-node-1's tunnel port: its successor finds it held and waits (dataplane/handover)
+    const tunnelPort = String(await freeUdpPort());
     const first = m.start('gw-node-1', 'gw-node-1', tunnelPort);
     await activeAndPassive(m, port, first);
     const transitions = (await lease())?.spec.leaseTransitions;
@@ -324,11 +325,7 @@ test("Kubernetes mode, a rolling update of the active gateway (its successor wai
     assert.equal(l?.spec.leaseTransitions, transitions, 'no new transition: the agents and peers see the same active gateway');
     assert.ok(!m.said('gw-node-2', /^active$/m), m.all());
     assert.ok(!m.said('gw-node-2', /taking the lease over/), m.all());
-  } finally {
-    m.killAll();
-    await cluster!.kubectlAsync(['delete', 'node', 'gw-node-1', 'gw-node-2', '--ignore-not-found']);
-  }
-});
+  }));
 
 /** An established TCP connection to address:port in this network namespace (ss), i.e. a liveness link. */
 function linkEstablished(address: string, port: number): boolean {
