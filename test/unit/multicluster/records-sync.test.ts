@@ -288,3 +288,31 @@ test('a link that stops losing probes is published at once: the steady key tells
   assert.equal(steadyRecordsKey(withLoss('21%')), steadyRecordsKey(withLoss('24%')));
   assert.notEqual(steadyRecordsKey(withLoss('24%')), steadyRecordsKey(withLoss('36%')));
 });
+
+test("the publisher hands the broker's Endpoint records to onBrokerEndpoints after its list and on each change (the gateway follows a peer cluster's active gateway from them)", async () => {
+  const broker = newTestStore();
+  const a = newTestStore();
+  const b = newTestStore();
+  await publishGatewayRecords(b, broker, recs('cluster-b', 2, 'connected'));
+  const seen: { cluster: string; publicIP: string }[][] = [];
+  const p = startRecordsPublisher({
+    local: a,
+    broker,
+    intervalMs: 60_000,
+    fetchRecords: () => Promise.resolve(recs('cluster-a', 1, 'connected')),
+    onBrokerEndpoints: (rows) => seen.push(rows.map((r) => ({ cluster: r.cluster, publicIP: r.publicIP }))),
+  });
+  const until = async (what: string, fn: () => boolean): Promise<void> => {
+    for (let i = 0; i < 500 && !fn(); i++) await new Promise((r) => setTimeout(r, 10));
+    assert.ok(fn(), `${what}: ${JSON.stringify(seen)}`);
+  };
+  try {
+    await until("cluster-b's Endpoint from the list", () => seen.some((rows) => rows.some((r) => r.cluster === 'cluster-b' && r.publicIP === '198.51.100.2')));
+    // cluster-b's active gateway moves (HA): its Endpoint names the other address
+    const moved = recs('cluster-b', 7, 'connected');
+    await publishGatewayRecords(b, broker, { ...moved, endpoint: { ...moved.endpoint, clusterId: 'cluster-b' } });
+    await until('the moved Endpoint from the watch', () => seen.at(-1)?.some((r) => r.cluster === 'cluster-b' && r.publicIP === '198.51.100.7') === true);
+  } finally {
+    await p.stop();
+  }
+});
