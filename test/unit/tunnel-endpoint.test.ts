@@ -324,8 +324,13 @@ test("a peer configured with an address that is not its cluster's active gateway
   );
   assert.equal(known.a.counters.handshakesInitiated, 1, 'counted once');
 
-  // learned later (the Endpoint records): asked at once, not at the next backoff step
+  // learned later (the Endpoint records): asked at once, not at the next backoff step; but
+  // only by an endpoint that initiates at all (a passive HA gateway never started it: its
+  // initiation would pull the peer's tunnel away from the active gateway)
   const later = tunnelPair({ addressed: true, peerB: { address: STALE } });
+  later.a.setPeerAlternates('cluster-b', [ADDR_B]);
+  assert.equal(later.a.counters.handshakesInitiated, 0, 'not started: kept for later, nothing sent');
+  later.a.setPeerAlternates('cluster-b', []);
   later.a.start();
   later.clock.advance(300);
   const p = later.a.peer('cluster-b')!;

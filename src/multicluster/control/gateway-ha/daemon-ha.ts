@@ -295,12 +295,15 @@ class HaMember {
     let established = false;
     /** the holder said it leaves the lease to its successor on its node (a rolling update) */
     let handingOver = false;
+    /** the last bytes read (the word may come split over two reads) */
+    let heard = '';
     s.setNoDelay(true);
     s.on('connect', () => {
       established = true;
     });
     s.on('data', (d: Buffer) => {
-      if (d.toString().includes(HANDOVER_WORD)) handingOver = true;
+      heard = (heard + d.toString()).slice(-2 * HANDOVER_WORD.length);
+      if (heard.includes(HANDOVER_WORD)) handingOver = true;
     });
     s.on('error', () => undefined);
     s.on('close', () => {
@@ -395,6 +398,10 @@ class HaMember {
       elector.stop();
       for (const c of this.liveness?.clients ?? []) c.end(`${HANDOVER_WORD}\n`);
       this.liveness?.clients.clear();
+      // closed now, before the ports go: the passive gateway's next link must find nobody
+      // here (refused, so it tries again) rather than this process, whose end would read as a
+      // death; and the successor listens on this port next
+      this.closeLiveness();
       log('info', 'stopping: the successor on this node takes the lease over (a rolling update)');
     } else {
       await elector.release();
@@ -414,6 +421,7 @@ class HaMember {
     if (!this.liveness) return;
     for (const c of this.liveness.clients) c.destroy();
     this.liveness.server.close();
+    this.liveness = undefined;
   }
 }
 
@@ -448,8 +456,13 @@ async function publishOwnRecords(
     fetchRecords: () => Promise.resolve({ endpoint: gw.endpointRecord(), gateway: gw.gatewayRecord(), connections: gw.connectionRecords() }),
     onError: (err) => log('warn', `publishing the gateway records failed: ${String(err)}`),
     // the other clusters' active gateways, as Submariner's gateways follow the broker's Endpoints
+    // (both of a record's addresses: the public one, and the private one a peer in the same network reaches)
     onBrokerEndpoints: (rows) =>
-      gw.followPeerEndpoints(rows.filter((r) => r.cluster !== gw.config.clusterId).map((r) => ({ cluster: r.cluster, address: r.publicIP || r.endpointIP }))),
+      gw.followPeerEndpoints(
+        rows
+          .filter((r) => r.cluster !== gw.config.clusterId)
+          .flatMap((r) => [r.publicIP, r.endpointIP].filter((a) => a !== '').map((address) => ({ cluster: r.cluster, address }))),
+      ),
   });
   return { broker, publisher };
 }

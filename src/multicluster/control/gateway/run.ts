@@ -89,7 +89,7 @@ export async function runGatewayDaemon(config: unknown, opts: GatewayDaemonOptio
       // the node's ports (the data path, /metrics) let go as soon as the lease is decided, before
       // the records and stores close: a rolling update's successor waits for them
       let ports: Promise<void> | undefined;
-      const letGo = (): Promise<void> => (ports ??= status.close().then(() => gateway.stop()));
+      const letGo = (): Promise<void> => (ports ??= status.close().finally(() => gateway.stop()));
       await ha?.stop(letGo);
       await letGo();
     },

@@ -305,6 +305,8 @@ export class TunnelEndpoint {
   private initsSecond = 0;
   private timer: { cancel(): void } | undefined;
   private closed = false;
+  /** start() ran: this endpoint initiates (an HA gateway's passive one never does) */
+  private started = false;
   private readonly maxDatagram: number;
   private readonly sendCopies: boolean;
   /** reused when sendCopies: data header, fragment header, and the part arrays around them */
@@ -336,6 +338,7 @@ export class TunnelEndpoint {
 
   /** Start handshaking with every peer and run the timers. */
   start(): void {
+    this.started = true;
     for (const p of this.peers) this.initiate(p);
     this.arm();
   }
@@ -1063,12 +1066,14 @@ export class TunnelEndpoint {
     // no session: the address may be a gateway that is not the active one any more (a fresh
     // process, a reset to the configured address): the same initiation to the cluster's other
     // gateways; a passive one drops it, the active one answers, and its answer moves the address
-    if (peer.current === undefined) for (const a of peer.alternates) if (a !== peer.address) this.opts.send(msg, peer.port, a);
+    if (peer.current === undefined) for (const a of peer.alternates) if (a !== peer.address) this.opts.send(msg, peer.configuredPort, a);
   }
 
   /**
    * The remote cluster's gateway addresses other than the configured one (its Endpoint
-   * records; standby gateways). New ones while there is no session are asked at once.
+   * records; standby gateways). New ones while there is no session are asked at once, once
+   * this endpoint initiates at all (start(): a passive HA gateway keeps them for later and sends
+   * nothing, or it would pull the peer's tunnel to itself).
    */
   setPeerAlternates(clusterId: string, addresses: readonly string[]): void {
     const peer = this.byCluster.get(clusterId);
@@ -1076,7 +1081,7 @@ export class TunnelEndpoint {
     const next = [...new Set(addresses)];
     const added = next.some((a) => !peer.alternates.includes(a) && a !== peer.address);
     peer.alternates = next;
-    if (added && peer.current === undefined && !this.closed) this.initiate(peer);
+    if (added && peer.current === undefined && this.started && !this.closed) this.initiate(peer);
   }
 
   private probe(peer: Peer, s: Session, now: number): void {
