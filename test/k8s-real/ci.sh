@@ -8,7 +8,8 @@
 #   restart, broker and fenced-gateway cases); the MCS conformance suite ~10 min more (602 s at
 #   load 18-19, 27 of 27 passing); its binary 185 s cold, 0.7 s warm; its two images 13 s cold).
 #   The upgrade file (upgrade.test.ts: the previous version, upgrades, Helm, the mesh, uninstall)
-#   ~10 min (629 s at load 4-8, 2-2.5 min of it installing strait again after the uninstall); the previous
+#   ~15 min (850-912 s at load 3-9 on 2026-11-29, 2-2.5 min of it installing strait again after the
+#   uninstall; the whole suite 1919 s that day); the previous
 #   version's image 289 s cold, then cached by its commit.
 #   Run after `npm test` (it needs dist/).
 set -euo pipefail
