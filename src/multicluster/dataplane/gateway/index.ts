@@ -519,7 +519,7 @@ export class Gateway implements SegmentSink {
   followPeerEndpoints(endpoints: readonly { cluster: string; address: string }[]): void {
     for (const p of this.config.peers) {
       if (!this.tunnel.peer(p.clusterId)) continue;
-      const fromRecords = endpoints.filter((e) => e.cluster === p.clusterId && e.address !== '').map((e) => e.address);
+      const fromRecords = endpoints.filter((e) => e.cluster === p.clusterId).map((e) => e.address);
       this.tunnel.setPeerAlternates(p.clusterId, [...p.standby, ...fromRecords]);
     }
   }
