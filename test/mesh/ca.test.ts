@@ -1,13 +1,18 @@
 // The mesh CA: SPIFFE URI SANs, 24 h default lifetime, verification with node:crypto,
 // rotation before expiry (ManualClock), the root ConfigMap published in member namespaces.
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { createPrivateKey, X509Certificate } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { test } from 'node:test';
 import { ManualClock } from '../../src/base/clock/index.js';
 import { E, isStraitError } from '../../src/base/errors/index.js';
 import {
   certificateUris,
   CertRotator,
+  loadOrCreateCa,
   MeshCa,
   parseSpiffeId,
   publishRootCert,
@@ -177,4 +182,68 @@ test('issue() keeps the event loop responsive: a 5 ms timer keeps firing while 2
   // the loop's share of an issue is one native signature and forge's layout: milliseconds
   assert.ok(ticks >= 20, `the timer fired ${ticks} times in ${took.toFixed(0)} ms of issuing`);
   assert.ok(gap < took / 4, `the timer was held up ${gap.toFixed(0)} ms of the ${took.toFixed(0)} ms of issuing`);
+});
+
+/** a process that loads or makes the root in `file` and prints whether it made one and the root's digest */
+function caProcess(file: string): Promise<{ made: number; root: string }> {
+  const mod = new URL('../../src/mesh/control/index.js', import.meta.url).href;
+  const code = `import { createHash } from 'node:crypto';
+import { MeshCa, loadOrCreateCa } from ${JSON.stringify(mod)};
+let made = 0;
+const create = MeshCa.create;
+MeshCa.create = (o) => { made++; return create.call(MeshCa, o); };
+const ca = await loadOrCreateCa(${JSON.stringify(file)});
+console.log(JSON.stringify({ made, root: createHash('sha256').update(ca.rootPem).digest('hex') }));`;
+  return new Promise((resolve, reject) => {
+    const p = spawn(process.execPath, ['--input-type=module', '-e', code], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    p.stdout.on('data', (b: Buffer) => (out += b.toString()));
+    p.on('exit', (c) => (c === 0 ? resolve(JSON.parse(out) as { made: number; root: string }) : reject(new Error(`exit ${c}: ${out}`))));
+  });
+}
+
+test('the mesh root file: processes that start at once make one root between them and all load it', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'strait-ca-file-'));
+  try {
+    const file = join(dir, 'ca.json');
+    const got = await Promise.all(Array.from({ length: 4 }, () => caProcess(file)));
+    assert.equal(
+      got.reduce((n, g) => n + g.made, 0),
+      1,
+      `roots made: ${got.map((g) => g.made).join(', ')}`,
+    );
+    assert.equal(new Set(got.map((g) => g.root)).size, 1);
+    assert.equal(existsSync(`${file}.lock`), false, 'the maker released its lock');
+    // a restarted process loads the same root and makes none
+    const again = await caProcess(file);
+    assert.deepEqual(again, { made: 0, root: got[0]?.root });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('the mesh root file: a lock left by a process that is gone is taken over; a live maker is waited for', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'strait-ca-file-'));
+  try {
+    const file = join(dir, 'ca.json');
+    // a maker that died holding the lock (pid 2^22 + 1 is above Linux's pid_max: no such process)
+    writeFileSync(`${file}.lock`, String(4_194_305));
+    const taken = await caProcess(file);
+    assert.equal(taken.made, 1);
+    assert.equal(existsSync(`${file}.lock`), false);
+
+    // a live maker (this process holds the lock) that writes its root 150 ms later: the
+    // other waits for it and makes none
+    const file2 = join(dir, 'ca2.json');
+    writeFileSync(`${file2}.lock`, String(process.pid));
+    const waiting = loadOrCreateCa(file2);
+    const theirs = MeshCa.create({ trustDomain: 'cluster.local' });
+    await new Promise((r) => setTimeout(r, 150));
+    writeFileSync(file2, JSON.stringify({ trustDomain: 'cluster.local', ...theirs.material() }));
+    const got = await waiting;
+    assert.equal(got.rootPem, theirs.rootPem);
+    assert.equal(readFileSync(`${file2}.lock`, 'utf8'), String(process.pid), "the waiter left the live maker's lock alone");
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

@@ -1,8 +1,8 @@
 // A self-signed serving certificate for the API, made once and kept in the admin
 // Secret (tls.crt / tls.key), as Argo CD's server does; clients use --insecure or
 // trust the certificate.
-import { generateKeyPairSync, randomBytes } from 'node:crypto';
-import forge from 'node-forge';
+import { randomBytes } from 'node:crypto';
+import { forge, newRsaKeySync, signCertificate } from '../../platform/x509/index.js';
 import { Kinds } from '../../platform/resources/index.js';
 import type { KubeObject, ResourceStore } from '../../platform/store/index.js';
 import { ADMIN_SECRET } from './admin.js';
@@ -10,10 +10,9 @@ import { ADMIN_SECRET } from './admin.js';
 type Secret = KubeObject & { data?: Record<string, string> };
 
 export function selfSignedCertificate(hosts: string[]): { cert: string; key: string } {
-  const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
-  const key = privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+  const key = newRsaKeySync();
   const cert = forge.pki.createCertificate();
-  cert.publicKey = forge.pki.publicKeyFromPem(publicKey.export({ type: 'spki', format: 'pem' }).toString());
+  cert.publicKey = key.forgePublic;
   cert.serialNumber = `01${randomBytes(8).toString('hex')}`;
   cert.validity.notBefore = new Date(Date.now() - 3600_000);
   cert.validity.notAfter = new Date(Date.now() + 365 * 24 * 3600_000);
@@ -29,8 +28,7 @@ export function selfSignedCertificate(hosts: string[]): { cert: string; key: str
     { name: 'extKeyUsage', serverAuth: true },
     { name: 'subjectAltName', altNames: hosts.map((h) => (/^[\d.]+$|:/.test(h) ? { type: 7, ip: h } : { type: 2, value: h })) },
   ]);
-  cert.sign(forge.pki.privateKeyFromPem(key), forge.md.sha256.create());
-  return { cert: forge.pki.certificateToPem(cert), key };
+  return { cert: signCertificate(cert, key.privateKey), key: key.keyPem };
 }
 
 /** The API's certificate from the admin Secret, generated and stored when missing. */

@@ -3,10 +3,10 @@
 // Keys and signatures come from node:crypto (native; key generation runs on the libuv
 // thread pool, so issuing never blocks the event loop); forge only lays out the
 // certificate structure (the TBSCertificate), with the key's SPKI spliced in as DER.
-import { createPrivateKey, generateKeyPair, generateKeyPairSync, randomBytes, sign, X509Certificate, type KeyObject } from 'node:crypto';
+import { createPrivateKey, generateKeyPair, generateKeyPairSync, randomBytes, X509Certificate, type KeyObject } from 'node:crypto';
 import { promisify } from 'node:util';
 import { isIP } from 'node:net';
-import forge from 'node-forge';
+import { forge, signCertificate } from '../../../platform/x509/index.js';
 import { E } from '../../../base/errors/index.js';
 import { spiffeId, type WorkloadIdentity } from './spiffe.js';
 
@@ -98,26 +98,6 @@ function serial(): string {
   return b.toString('hex');
 }
 
-/**
- * Sign `cert` (laid out by forge) with `signer` through node:crypto (RSA PKCS#1 v1.5,
- * SHA-256), after replacing its SubjectPublicKeyInfo with `spkiDer` (forge knows only
- * RSA keys; the placeholder public key never reaches the output). Returns the PEM.
- */
-function signWithNode(cert: forge.pki.Certificate, spkiDer: Buffer, signer: KeyObject): string {
-  const oid = forge.pki.oids['sha256WithRSAEncryption'] as string;
-  cert.signatureOid = oid;
-  cert.siginfo.algorithmOid = oid;
-  // getTBSCertificate is public in forge but missing from its type declarations
-  const tbs = (forge.pki as unknown as { getTBSCertificate(c: forge.pki.Certificate): forge.asn1.Asn1 }).getTBSCertificate(cert);
-  const fields = tbs.value as forge.asn1.Asn1[];
-  // TBSCertificate: [0] version, serialNumber, signature, issuer, validity, subject, subjectPublicKeyInfo, ...
-  fields[6] = forge.asn1.fromDer(forge.util.createBuffer(spkiDer.toString('binary')));
-  (cert as unknown as { tbsCertificate: forge.asn1.Asn1 }).tbsCertificate = tbs;
-  const tbsDer = Buffer.from(forge.asn1.toDer(tbs).getBytes(), 'binary');
-  cert.signature = sign('sha256', tbsDer, signer).toString('binary');
-  return forge.pki.certificateToPem(cert);
-}
-
 export class MeshCa {
   readonly trustDomain: string;
   readonly rootPem: string;
@@ -168,7 +148,7 @@ export class MeshCa {
       { name: 'keyUsage', keyCertSign: true, cRLSign: true, digitalSignature: true, critical: true },
       { name: 'subjectKeyIdentifier' },
     ]);
-    const certPem = signWithNode(cert, publicKey.export({ type: 'spki', format: 'der' }), privateKey);
+    const certPem = signCertificate(cert, privateKey, publicKey.export({ type: 'spki', format: 'der' }));
     return new MeshCa(trustDomain, { certPem, keyPem });
   }
 
@@ -227,7 +207,7 @@ export class MeshCa {
       { name: 'subjectAltName', altNames, critical: true },
       { name: 'authorityKeyIdentifier', keyIdentifier: this.rootKeyId },
     ]);
-    const certPem = signWithNode(cert, key.spkiDer, this.rootKey);
+    const certPem = signCertificate(cert, this.rootKey, key.spkiDer);
     return { spiffeId: id, certPem, keyPem: key.keyPem, chainPem: certPem + this.rootPem, rootPem: this.rootPem, notBefore, notAfter };
   }
 }

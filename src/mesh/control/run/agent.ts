@@ -91,7 +91,7 @@ export async function runMeshAgent(): Promise<void> {
   const meshDir = join(stateDir, 'mesh');
   const dir = join(meshDir, cluster);
   mkdirSync(dir, { recursive: true, mode: 0o755 });
-  const ca = loadOrCreateCa(join(meshDir, 'ca.json'));
+  const ca = await loadOrCreateCa(join(meshDir, 'ca.json'));
   const store = connectStoreFromFiles({ socketPath, tokenFile, cluster });
   const members = env('STRAIT_MESH_BOOTSTRAP');
   const routes = env('STRAIT_MESH_INGRESS');

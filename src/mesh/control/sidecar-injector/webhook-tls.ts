@@ -2,24 +2,15 @@
 // makes a CA and a serving certificate for its Service's DNS names (plus any extra hosts),
 // serves with it, and writes the CA into the caBundle of its MutatingWebhookConfiguration
 // so that the API server trusts it. A restart makes new ones and patches again.
-import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
-import forge from 'node-forge';
+import { forge, newRsaKeySync, signCertificate } from '../../../platform/x509/index.js';
 import type { KubernetesResourceStore } from '../../../platform/store/index.js';
 
 export interface WebhookTls {
   caPem: string;
   certPem: string;
   keyPem: string;
-}
-
-function rsa(): { keyPem: string; fKey: forge.pki.rsa.PrivateKey; fPub: forge.pki.rsa.PublicKey } {
-  const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
-  return {
-    keyPem: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
-    fKey: forge.pki.privateKeyFromPem(privateKey.export({ type: 'pkcs1', format: 'pem' }).toString()),
-    fPub: forge.pki.publicKeyFromPem(publicKey.export({ type: 'spki', format: 'pem' }).toString()),
-  };
 }
 
 /** The DNS names of a Service, as the API server calls it (service.namespace.svc). */
@@ -29,9 +20,9 @@ export function serviceHosts(service: string, namespace: string): string[] {
 
 /** A CA (10 years) and a serving certificate (1 year) for `hosts` (DNS names or IP addresses). */
 export function createWebhookTls(hosts: string[], now = new Date()): WebhookTls {
-  const ca = rsa();
+  const ca = newRsaKeySync();
   const caCert = forge.pki.createCertificate();
-  caCert.publicKey = ca.fPub;
+  caCert.publicKey = ca.forgePublic;
   caCert.serialNumber = '01' + randomBytes(15).toString('hex');
   caCert.validity.notBefore = new Date(now.getTime() - 60_000);
   caCert.validity.notAfter = new Date(now.getTime() + 10 * 365 * 24 * 3600_000);
@@ -46,11 +37,11 @@ export function createWebhookTls(hosts: string[], now = new Date()): WebhookTls 
     { name: 'keyUsage', keyCertSign: true, cRLSign: true, critical: true },
     { name: 'subjectKeyIdentifier' },
   ]);
-  caCert.sign(ca.fKey, forge.md.sha256.create());
+  const caPem = signCertificate(caCert, ca.privateKey);
 
-  const leaf = rsa();
+  const leaf = newRsaKeySync();
   const cert = forge.pki.createCertificate();
-  cert.publicKey = leaf.fPub;
+  cert.publicKey = leaf.forgePublic;
   cert.serialNumber = '02' + randomBytes(15).toString('hex');
   cert.validity.notBefore = new Date(now.getTime() - 60_000);
   cert.validity.notAfter = new Date(now.getTime() + 365 * 24 * 3600_000);
@@ -62,8 +53,7 @@ export function createWebhookTls(hosts: string[], now = new Date()): WebhookTls 
     { name: 'extKeyUsage', serverAuth: true },
     { name: 'subjectAltName', altNames: hosts.map((h) => (isIP(h) ? { type: 7, ip: h } : { type: 2, value: h })) },
   ]);
-  cert.sign(ca.fKey, forge.md.sha256.create());
-  return { caPem: forge.pki.certificateToPem(caCert), certPem: forge.pki.certificateToPem(cert), keyPem: leaf.keyPem };
+  return { caPem, certPem: signCertificate(cert, ca.privateKey), keyPem: leaf.keyPem };
 }
 
 /**

@@ -1,8 +1,9 @@
-// The broker's CA: a self-signed certificate (RSA 2048, key from node:crypto, certificate
-// built with node-forge) that signs the broker's serving certificate. Its PEM travels in
-// broker-info.subm so that joining clusters can verify the broker. node-forge is loaded
-// when a CA is made (once per deploy-broker), not by every process that can deploy one.
-import { generateKeyPairSync, randomBytes } from 'node:crypto';
+// The broker's CA: a self-signed certificate (RSA 2048; key and signature from node:crypto,
+// certificate laid out by node-forge: platform/x509) that signs the broker's serving
+// certificate. Its PEM travels in broker-info.subm so that joining clusters can verify the
+// broker. node-forge is loaded when a CA is made (once per deploy-broker), not by every
+// process that can deploy one.
+import { randomBytes } from 'node:crypto';
 
 export interface BrokerCa {
   certPem: string;
@@ -10,13 +11,10 @@ export interface BrokerCa {
 }
 
 export async function createBrokerCa(commonName: string, now = new Date()): Promise<BrokerCa> {
-  const { default: forge } = await import('node-forge');
-  const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
-  const keyPem = privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
-  const fKey = forge.pki.privateKeyFromPem(privateKey.export({ type: 'pkcs1', format: 'pem' }).toString());
-  const fPub = forge.pki.publicKeyFromPem(publicKey.export({ type: 'spki', format: 'pem' }).toString());
+  const { forge, newRsaKey, signCertificate } = await import('../../../platform/x509/index.js');
+  const key = await newRsaKey();
   const cert = forge.pki.createCertificate();
-  cert.publicKey = fPub;
+  cert.publicKey = key.forgePublic;
   cert.serialNumber = '01' + randomBytes(15).toString('hex');
   cert.validity.notBefore = new Date(now.getTime() - 60_000);
   cert.validity.notAfter = new Date(now.getTime() + 10 * 365 * 24 * 3600_000);
@@ -31,6 +29,5 @@ export async function createBrokerCa(commonName: string, now = new Date()): Prom
     { name: 'keyUsage', keyCertSign: true, cRLSign: true, critical: true },
     { name: 'subjectKeyIdentifier' },
   ]);
-  cert.sign(fKey, forge.md.sha256.create());
-  return { certPem: forge.pki.certificateToPem(cert), keyPem };
+  return { certPem: signCertificate(cert, key.privateKey), keyPem: key.keyPem };
 }
