@@ -9,12 +9,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Ajv } from 'ajv';
-import {
-  CONFIG_AJV_OPTIONS,
-  configValidatorName,
-  DEFINED_CONFIG_SCHEMAS,
-  generatedConfigValidator,
-} from '../../src/base/config/define-config.js';
+import { CONFIG_AJV_OPTIONS, configValidatorName, DEFINED_CONFIG_SCHEMAS, generatedConfigValidator } from '../../src/base/config/index.js';
 
 const srcDir = fileURLToPath(new URL('../../src/', import.meta.url));
 
@@ -69,7 +64,8 @@ test('every configuration shape defined under src/ has a generated validator tha
     const compiled = ajv.compile(schema);
     const base = make(schema as S) as Record<string, unknown>;
     const inputs: unknown[] = [{}, base, { ...base, notAKey: 1 }, [], 'x'];
-    for (const k of Object.keys(base)) inputs.push({ ...base, [k]: { nested: [] } }, { ...base, [k]: 'x' }, Object.fromEntries(Object.entries(base).filter(([j]) => j !== k)));
+    for (const k of Object.keys(base))
+      inputs.push({ ...base, [k]: { nested: [] } }, { ...base, [k]: 'x' }, Object.fromEntries(Object.entries(base).filter(([j]) => j !== k)));
     for (const input of inputs) {
       const a = structuredClone(input);
       const b = structuredClone(input);

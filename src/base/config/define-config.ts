@@ -50,7 +50,7 @@ export function generatedConfigValidator(schema: object): ValidateFunction | und
 let ajv: Ajv | undefined;
 let explain: Ajv | undefined;
 function newAjv(opts: Options): Ajv {
-  const { Ajv: AjvClass } = requireHere('ajv') as typeof import('ajv');
+  const { Ajv: AjvClass } = requireHere('ajv') as { Ajv: new (opts: Options) => Ajv };
   return new AjvClass(opts);
 }
 

@@ -15,7 +15,7 @@ export const RESOURCE_AJV_OPTIONS: Options = { allErrors: false, strict: true, v
 /** an Ajv for the resource schemas (extra options: the build's `code`) */
 export function resourceAjv(extra: Options = {}): Ajv {
   // loaded here, not with this module: a process that meets only kinds the build generated never loads ajv
-  const { Ajv: AjvClass } = requireHere('ajv') as typeof import('ajv');
+  const { Ajv: AjvClass } = requireHere('ajv') as { Ajv: new (opts: Options) => Ajv };
   const ajv = new AjvClass({ ...RESOURCE_AJV_OPTIONS, ...extra });
   ajv.addKeyword({ keyword: 'x-kubernetes-preserve-unknown-fields' });
   ajv.addKeyword({ keyword: 'x-kubernetes-int-or-string' });
