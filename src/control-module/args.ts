@@ -3,7 +3,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Command } from 'commander';
-import { parse as parseYaml } from 'yaml';
+import { createRequire } from 'node:module';
+import type * as Yaml from 'yaml';
 import { defineConfig, type ConfigSchema } from '../base/config/index.js';
 import { E } from '../base/errors/index.js';
 import { VERSION } from '../platform/cli-kit/index.js';
@@ -67,7 +68,9 @@ export function parseControlArgs(argv: string[]): Readonly<ControlConfig> {
   let file: Record<string, unknown> = {};
   if (typeof o['config'] === 'string') {
     try {
-      file = (parseYaml(readFileSync(o['config'], 'utf8')) ?? {}) as Record<string, unknown>;
+      // yaml is loaded only for a configuration file
+      const { parse } = createRequire(import.meta.url)('yaml') as typeof Yaml;
+      file = (parse(readFileSync(o['config'], 'utf8')) ?? {}) as Record<string, unknown>;
     } catch (err) {
       throw E.fileUnreadable(o['config'], (err as Error).message);
     }

@@ -1,7 +1,8 @@
 // Reading YAML (or JSON) documents from text a user or a repository gave us: every way
 // it can be bad (syntax, an alias bomb, nesting deeper than anything a manifest needs)
 // is STRAIT_ERR_MANIFEST_PARSE naming the source and document, never an internal error.
-import { parseAllDocuments } from 'yaml';
+import { createRequire } from 'node:module';
+import type * as Yaml from 'yaml';
 import { E } from '../../base/errors/index.js';
 import { MAX_JSON_DEPTH } from '../http/index.js';
 import { describeYamlError } from './yaml-error.js';
@@ -12,9 +13,14 @@ import { describeYamlError } from './yaml-error.js';
  */
 export const MAX_YAML_ALIASES = 100;
 
+const requireHere = createRequire(import.meta.url);
+/** yaml (72 modules) is loaded at the first document read, not by every process that imports resources */
+let yaml: typeof Yaml | undefined;
+
 /** The value of each document of `text` (null for an empty one); errors number documents from 1. */
 export function yamlDocuments(text: string, source: string): unknown[] {
-  const docs = parseAllDocuments(text, { prettyErrors: true });
+  yaml ??= requireHere('yaml') as typeof Yaml;
+  const docs = yaml.parseAllDocuments(text, { prettyErrors: true });
   const list = Array.isArray(docs) ? docs : [docs];
   return list.map((doc, i) => {
     const docIndex = i + 1;
