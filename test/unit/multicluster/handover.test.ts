@@ -50,7 +50,17 @@ test('a waiting successor says so on the node (an abstract socket): the process 
   const port = holder.address().port;
   const old = new Handover(who, { waitMs: 5000 });
   assert.equal(await old.successorWaiting(), false, 'nobody waits yet');
-  const next = new Handover(who, { waitMs: 5000 });
+  // a daemon whose predecessor never asks (the node agent) waits without saying so
+  const holder2 = await bindUdp();
+  const port2 = holder2.address().port;
+  const quiet = new Handover(who, { waitMs: 5000 });
+  const quietTaking = quiet.open(`UDP ${port2}`, () => bindUdp(port2));
+  await new Promise((r) => setTimeout(r, 200));
+  assert.equal(await old.successorWaiting(), false, 'a successor not announcing itself is not found');
+  holder2.close();
+  (await quietTaking).close();
+  quiet.done();
+  const next = new Handover(who, { waitMs: 5000, announceSuccessor: true });
   const taking = next.open(`UDP ${port}`, () => bindUdp(port));
   let found = false;
   for (let i = 0; i < 20 && !found; i++) found = await old.successorWaiting();

@@ -389,9 +389,11 @@ function rttMoved(conns: PublishedConnection[], written: ReadonlyMap<string, num
   return false;
 }
 
-/** An informer on the broker's Endpoints that calls `changed` at its list and at every event. */
-/** The broker's Endpoint records, watched: `changed` with all of them after the list and each event. */
-function watchBrokerEndpoints(broker: ResourceStore, clock: Clock, changed: (endpoints: KubeObject[]) => void): { stop(): void } {
+/**
+ * The broker's Endpoint records, watched: `changed` after the list and each event, with a way to
+ * read all of them (copied only when read: most publishers only mark their broker lane dirty).
+ */
+function watchBrokerEndpoints(broker: ResourceStore, clock: Clock, changed: (endpoints: () => KubeObject[]) => void): { stop(): void } {
   const byName = new Map<string, KubeObject>();
   return new Informer(
     broker,
@@ -401,12 +403,12 @@ function watchBrokerEndpoints(broker: ResourceStore, clock: Clock, changed: (end
       onList: (items) => {
         byName.clear();
         for (const o of items) byName.set(o.metadata.name, o);
-        changed([...byName.values()]);
+        changed(() => [...byName.values()]);
       },
       onEvent: (type, o) => {
         if (type === 'DELETED') byName.delete(o.metadata.name);
         else byName.set(o.metadata.name, o);
-        changed([...byName.values()]);
+        changed(() => [...byName.values()]);
       },
     },
     { clock },
@@ -456,7 +458,7 @@ export function startRecordsPublisher(opts: RecordsPublisherOptions): { stop(): 
   const brokerEndpoints = opts.broker
     ? watchBrokerEndpoints(opts.broker, clock, (endpoints) => {
         if (lane) lane.dirty = true;
-        opts.onBrokerEndpoints?.(endpoints.map((e) => readEndpoint(e, '')));
+        if (opts.onBrokerEndpoints) opts.onBrokerEndpoints(endpoints().map((e) => readEndpoint(e, '')));
       })
     : undefined;
   const rates = new CounterRates();

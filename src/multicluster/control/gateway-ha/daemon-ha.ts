@@ -33,7 +33,7 @@ import { readFileSync } from 'node:fs';
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import { E } from '../../../base/errors/index.js';
 import { listenServer } from '../../../base/net/index.js';
-import type { Gateway, GatewayHaConfig } from '../../dataplane/gateway/index.js';
+import { haInKubernetes, type Gateway, type GatewayHaConfig } from '../../dataplane/gateway/index.js';
 import { LEASE_KIND, LeaseElector, type LeaseSpec } from './lease.js';
 import { watchGatewayNodes } from '../cluster-nodes/index.js';
 import {
@@ -94,7 +94,7 @@ interface LeaseStore {
 }
 
 function openLeaseStore(ha: GatewayHaConfig, env: NodeJS.ProcessEnv): LeaseStore {
-  const kubernetes = env['STRAIT_STORE'] === 'kubernetes' || typeof ha.kubernetes.kubeconfig === 'string';
+  const kubernetes = haInKubernetes(ha.kubernetes.kubeconfig, env);
   if (kubernetes) {
     const k = ha.kubernetes;
     const kube = openKubernetesStore(typeof k.kubeconfig === 'string' ? { kubeConfigPath: k.kubeconfig } : {});

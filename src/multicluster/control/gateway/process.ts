@@ -51,7 +51,8 @@ export interface GatewayProcess {
 export async function startGatewayProcess(cfg: unknown, env: NodeJS.ProcessEnv = process.env): Promise<GatewayProcess> {
   fromEnvironment(cfg, env);
   // a rolling update starts this gateway beside the one it replaces: $STRAIT_HANDOVER_WAIT_S
-  const handover = Handover.fromEnv('gateway', env, (msg) => line('info', msg));
+  // (announced on the node while it waits: an active HA gateway leaves its Lease to it)
+  const handover = Handover.fromEnv('gateway', env, (msg) => line('info', msg), { announceSuccessor: true });
   // loaded: ready to take over (before the PSK, which a cluster not yet joined waits for)
   handover.sayReady();
   const pskFile = (cfg as { pskFile?: unknown }).pskFile;

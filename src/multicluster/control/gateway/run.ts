@@ -1,5 +1,5 @@
 // The gateway daemon: the data plane of src/multicluster/dataplane/gateway plus /metrics and /records.
-import { startGateway, type Gateway, type GatewayOptions } from '../../dataplane/gateway/index.js';
+import { haInKubernetes, startGateway, type Gateway, type GatewayOptions } from '../../dataplane/gateway/index.js';
 import type { ResourceStore } from '../../../platform/store/index.js';
 import { preloadKubernetesClient } from '../../../platform/kube-preload/index.js';
 import { serveMetrics } from '../../../platform/metrics/index.js';
@@ -67,8 +67,8 @@ export async function runGatewayDaemon(config: unknown, opts: GatewayDaemonOptio
   // (awaited below; a failed load is that await's error, not an unhandled rejection meanwhile)
   for (const m of [haModule, nodesModule]) m?.catch(() => undefined);
   // ... and the Kubernetes client both open their store with, in Kubernetes mode
-  const haKube = (declared('ha') as { kubernetes?: { kubeconfig?: unknown } } | undefined)?.kubernetes?.kubeconfig;
-  if (nodesModule || (haModule && (process.env['STRAIT_STORE'] === 'kubernetes' || typeof haKube === 'string'))) preloadKubernetesClient();
+  const haKubeconfig = (declared('ha') as { kubernetes?: { kubeconfig?: unknown } } | undefined)?.kubernetes?.kubeconfig;
+  if (nodesModule || (haModule && haInKubernetes(haKubeconfig, process.env))) preloadKubernetesClient();
   const gateway = await startGateway(config, { onWarning: (msg) => log('warn', msg), ...opts });
   const m = gateway.config.metrics;
   const status = await serveMetrics(gatewayRegistry(gateway), { port: m.port, host: m.listen }, { records: () => gatewayRecords(gateway) });

@@ -39,6 +39,15 @@ export interface GatewayHaConfig {
   kubernetes: { kubeconfig?: string; leaseDurationSeconds: number; renewDeadlineSeconds: number; retryPeriodSeconds: number };
 }
 
+/**
+ * Whether the HA Lease lives in a Kubernetes API server (STRAIT_STORE=kubernetes, or
+ * ha.kubernetes.kubeconfig set), else in the world's store: one rule for the daemon that loads
+ * the Kubernetes client ahead (control/gateway/run.ts) and the Lease store it opens (gateway-ha).
+ */
+export function haInKubernetes(kubeconfig: unknown, env: NodeJS.ProcessEnv): boolean {
+  return env['STRAIT_STORE'] === 'kubernetes' || typeof kubeconfig === 'string';
+}
+
 export interface GatewayNodeConfig {
   /** node (agent) address for VXLAN */
   address: string;

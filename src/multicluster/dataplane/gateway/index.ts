@@ -40,7 +40,7 @@ import { parseGatewayConfig, type GatewayConfig, type GatewayNodeConfig } from '
 import { NodeTable, inPodCidrs, type NodeEntry } from './node-table.js';
 import { NativePath, type NativePathStats } from './native-path.js';
 
-export { parseGatewayConfig, type GatewayConfig, type GatewayPeerConfig, type GatewayNodeConfig, type GatewayHaConfig } from './config.js';
+export { parseGatewayConfig, haInKubernetes, type GatewayConfig, type GatewayPeerConfig, type GatewayNodeConfig, type GatewayHaConfig } from './config.js';
 export { NodeTable, inPodCidrs, type NodeEntry, type NodeInput } from './node-table.js';
 export { NativePath, NATIVE_PATH_PEERS, type NativePathStats } from './native-path.js';
 
@@ -158,7 +158,6 @@ export class Gateway implements SegmentSink {
   readonly tunnel: TunnelEndpoint;
   readonly vxlan = new VxlanCounters();
   private tunnelSock: UdpTransport | undefined;
-  private stopped = false;
   private vxlanSock: UdpTransport | undefined;
   private tun: TunDevice | undefined;
   private returnPath: GatewayReturnPath | undefined;
@@ -179,7 +178,8 @@ export class Gateway implements SegmentSink {
   activeAddress: string | undefined;
   /** HA: when this gateway became active (ms since the epoch), for records */
   activeSince: number | undefined;
-  private announceTimer: NodeJS.Timeout | undefined;
+  /** the announcements' repeats and interval while active: cleared by stop() and a new becomeActive() */
+  private announceTimers: NodeJS.Timeout[] = [];
   /** HA: performance.now() after which this gateway may no longer hold the lease; 0 = no fence */
   private fenceAt = 0;
   /** HA: the lease deadline had passed at the last clock read */
@@ -402,10 +402,13 @@ export class Gateway implements SegmentSink {
     this.startTunnel();
     this.announce();
     // a lost datagram must not leave an agent behind: repeat soon, then periodically
-    setTimeout(() => this.announce(), 20).unref();
-    setTimeout(() => this.announce(), 100).unref();
-    this.announceTimer = setInterval(() => this.announce(), this.config.ha?.announceMs ?? 1000);
-    this.announceTimer.unref();
+    this.clearAnnouncements();
+    this.announceTimers = [
+      setTimeout(() => this.announce(), 20),
+      setTimeout(() => this.announce(), 100),
+      setInterval(() => this.announce(), this.config.ha?.announceMs ?? 1000),
+    ];
+    for (const t of this.announceTimers) t.unref();
     // the active node is where the replies go: nothing to route any more (after the tunnel started)
     this.followActive();
   }
@@ -485,9 +488,13 @@ export class Gateway implements SegmentSink {
     this.followActive();
   }
 
+  private clearAnnouncements(): void {
+    for (const t of this.announceTimers) clearTimeout(t);
+    this.announceTimers = [];
+  }
+
   private announce(): void {
-    // (the repeats 20 and 100 ms after becoming active may come after stop(): the socket is closed)
-    if (this.haStatus !== 'active' || !this.vxlanSock || this.stopped) return;
+    if (this.haStatus !== 'active' || !this.vxlanSock) return;
     const frame = encodeAnnounce(this.vni, this.haEpoch);
     for (const n of this.nodes.list) {
       this.vxlan.announcements++;
@@ -501,7 +508,6 @@ export class Gateway implements SegmentSink {
     else this.vxlan.passiveDrops++;
   }
 
-  /** HA: a remote cluster's active gateway changed address (from the broker's Endpoint records). */
   /** Re-read `pskFile` (or take `text`): a changed PSK re-handshakes with every peer. */
   reloadPsk(text?: string): boolean {
     const psk = text ?? (this.config.pskFile ? readPsk(this.config.pskFile) : this.config.psk);
@@ -529,8 +535,7 @@ export class Gateway implements SegmentSink {
   }
 
   async stop(): Promise<void> {
-    this.stopped = true;
-    if (this.announceTimer) clearInterval(this.announceTimer);
+    this.clearAnnouncements();
     this.nativePath?.stop();
     this.nativePath = undefined;
     this.tunnel.close();

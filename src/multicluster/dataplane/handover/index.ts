@@ -34,6 +34,11 @@ export interface HandoverOptions {
    * about this one.
    */
   readyFile?: string;
+  /**
+   * say so on the node's successor socket while waiting (successorWaiting): only a daemon whose
+   * predecessor asks there, the HA gateway (it leaves its Lease to a successor on the node)
+   */
+  announceSuccessor?: boolean;
 }
 
 export class Handover {
@@ -57,9 +62,9 @@ export class Handover {
    * A daemon process's handover, from its environment: $STRAIT_HANDOVER_WAIT_S (how long to
    * wait, below) and $STRAIT_HANDOVER_READY_FILE; its messages go to `log`.
    */
-  static fromEnv(who: string, env: NodeJS.ProcessEnv, log: (message: string) => void): Handover {
+  static fromEnv(who: string, env: NodeJS.ProcessEnv, log: (message: string) => void, extra: Pick<HandoverOptions, 'announceSuccessor'> = {}): Handover {
     const readyFile = env['STRAIT_HANDOVER_READY_FILE'];
-    return new Handover(who, { waitMs: handoverWaitMsFromEnv(env), onWaiting: log, ...(readyFile ? { readyFile } : {}) });
+    return new Handover(who, { waitMs: handoverWaitMsFromEnv(env), onWaiting: log, ...(readyFile ? { readyFile } : {}), ...extra });
   }
 
   /** "took the node's data path over after N ms", when this process had to wait */
@@ -92,7 +97,7 @@ export class Handover {
         if (!HELD.test(err instanceof Error ? err.message : String(err)) || performance.now() >= this.deadline) throw err;
         if (this.waitedSince === undefined) {
           this.waitedSince = performance.now();
-          this.listenAsSuccessor();
+          if (this.o.announceSuccessor) this.listenAsSuccessor();
           this.o.onWaiting?.(
             `${what} is held by another process on this node (the ${this.who} this one replaces, in a rolling update): taking the data path over when it stops (waiting up to ${Math.round((this.o.waitMs ?? 0) / 1000)} s)`,
           );
