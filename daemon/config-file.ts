@@ -1,59 +1,7 @@
-// Read a daemon configuration file (YAML or JSON; JSON is YAML).
-// A file that is a JSON object (what the local world and `strait` write) is read by JSON.parse:
-// yaml (72 modules, and its parser) is loaded only for YAML. JSON with a key twice in one object
-// goes to yaml too, which refuses it as before ("Map keys must be unique"): the two readers
-// accept exactly the same files.
+// Read a daemon configuration file (YAML or JSON; JSON is YAML: base/config's parseConfigText).
 import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import type * as Yaml from 'yaml';
+import { parseConfigText } from '../src/base/config/index.js';
 import { E } from '../src/base/errors/index.js';
-
-/**
- * Whether `text`, valid JSON, has an object with the same key twice (JSON.parse keeps the last,
- * yaml refuses). A scan of its tokens: strings (escapes skipped), and for each open object
- * the keys seen so far; a string followed by ':' is a key.
- */
-export function jsonHasDuplicateKey(text: string): boolean {
-  const objects: (Set<string> | undefined)[] = [];
-  let i = 0;
-  while (i < text.length) {
-    const c = text[i] as string;
-    if (c === '"') {
-      let j = i + 1;
-      while (j < text.length && text[j] !== '"') j += text[j] === '\\' ? 2 : 1;
-      const raw = text.slice(i, j + 1);
-      let k = j + 1;
-      while (k < text.length && /\s/.test(text[k] as string)) k++;
-      const keys = objects[objects.length - 1];
-      if (text[k] === ':' && keys) {
-        const key = JSON.parse(raw) as string; // "\u0061" and "a" are the same key
-        if (keys.has(key)) return true;
-        keys.add(key);
-      }
-      i = j + 1;
-      continue;
-    }
-    if (c === '{') objects.push(new Set());
-    else if (c === '[') objects.push(undefined);
-    else if (c === '}' || c === ']') objects.pop();
-    i++;
-  }
-  return false;
-}
-
-function parseText(text: string): unknown {
-  if (text.trimStart().startsWith('{')) {
-    let value: unknown;
-    try {
-      value = JSON.parse(text);
-    } catch {
-      value = undefined; // not JSON: yaml reads it (a flow mapping) or says what is wrong
-    }
-    if (value !== undefined && !jsonHasDuplicateKey(text)) return value;
-  }
-  const { parse } = createRequire(import.meta.url)('yaml') as typeof Yaml;
-  return parse(text) as unknown;
-}
 
 export function readConfigFile(path: string): unknown {
   let text: string;
@@ -63,7 +11,7 @@ export function readConfigFile(path: string): unknown {
     throw E.fileUnreadable(path, err instanceof Error ? err.message : String(err));
   }
   try {
-    return parseText(text);
+    return parseConfigText(text);
   } catch (err) {
     throw E.configInvalid(path, text.slice(0, 80), `is not valid YAML/JSON: ${err instanceof Error ? err.message : String(err)}`);
   }

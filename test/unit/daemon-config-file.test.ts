@@ -8,8 +8,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { parse as yamlParse } from 'yaml';
+import { jsonHasDuplicateKey } from '../../src/base/config/index.js';
 import { isStraitError } from '../../src/base/errors/index.js';
-import { jsonHasDuplicateKey, readConfigFile } from '../../daemon/config-file.js';
+import { readConfigFile } from '../../daemon/config-file.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'strait-config-file-'));
 test.after(() => rmSync(dir, { recursive: true, force: true }));

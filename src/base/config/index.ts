@@ -14,3 +14,4 @@ export {
 } from './define-config.js';
 export { isIPv4Cidr, parseCidr, cidrsOverlap, cidrContains, ipv4ToInt, intToIpv4, type Cidr } from './cidr.js';
 export { parseIpv4, parsePort, type Ipv4, type Port } from './address.js';
+export { jsonHasDuplicateKey, parseConfigText } from './config-text.js';
