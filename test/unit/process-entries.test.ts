@@ -1,4 +1,5 @@
-// Every process entry (daemon/*/main.js, agents/*/main.js) answers --help and --version
+// Every process entry (daemon/*/main.js, agents/*/main.js, and the world's daemon/world.js,
+// daemon/pod-runtime.js and daemon/world-githost.js) answers --help and --version
 // with exit 0, output on stdout and nothing on stderr, before it starts anything; and a
 // server whose port is taken says so, naming the address, with no stack trace.
 import assert from 'node:assert/strict';
@@ -23,13 +24,18 @@ function entries(): string[] {
       if (existsSync(main)) out.push(`${area}/${name}/main.js`);
     }
   }
+  // the world's own entries beside them (the supervisor, the pod runtime, the code-hosting server)
+  for (const name of readdirSync(join(root, 'dist', 'daemon'))) {
+    if (/^(world|pod-runtime|world-githost)\.js$/.test(name)) out.push(`daemon/${name}`);
+  }
   return out.sort();
 }
 
 describe('process entries: --help and --version exit 0 cleanly', () => {
   const all = entries();
-  test('the entries are found (8 or more)', () => {
-    assert.ok(all.length >= 8, all.join(', '));
+  test("the entries are found (8 or more, and the world's three)", () => {
+    assert.ok(all.length >= 11, all.join(', '));
+    for (const e of ['daemon/world.js', 'daemon/pod-runtime.js', 'daemon/world-githost.js']) assert.ok(all.includes(e), e);
   });
   for (const entry of all) {
     for (const flag of ['--help', '-h', '--version', '-V']) {
