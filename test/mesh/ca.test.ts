@@ -232,17 +232,27 @@ test('the mesh root file: a lock left by a process that is gone is taken over; a
     assert.equal(taken.made, 1);
     assert.equal(existsSync(`${file}.lock`), false);
 
-    // a live maker (this process holds the lock) that writes its root 150 ms later: the
-    // other waits for it and makes none
+    // a live maker (a process of this test holds the lock) that writes its root 150 ms later:
+    // the other waits for it and makes none
+    const maker = spawn('sleep', ['10'], { stdio: 'ignore' });
     const file2 = join(dir, 'ca2.json');
-    writeFileSync(`${file2}.lock`, String(process.pid));
+    writeFileSync(`${file2}.lock`, String(maker.pid));
     const waiting = loadOrCreateCa(file2);
     const theirs = MeshCa.create({ trustDomain: 'cluster.local' });
     await new Promise((r) => setTimeout(r, 150));
     writeFileSync(file2, JSON.stringify({ trustDomain: 'cluster.local', ...theirs.material() }));
     const got = await waiting;
     assert.equal(got.rootPem, theirs.rootPem);
-    assert.equal(readFileSync(`${file2}.lock`, 'utf8'), String(process.pid), "the waiter left the live maker's lock alone");
+    assert.equal(readFileSync(`${file2}.lock`, 'utf8'), String(maker.pid), "the waiter left the live maker's lock alone");
+    maker.kill();
+
+    // a lock with this process's own pid is a maker before a restart (its pid reused): taken over
+    const file3 = join(dir, 'ca3.json');
+    writeFileSync(`${file3}.lock`, String(process.pid));
+    const t0 = performance.now();
+    const own = await loadOrCreateCa(file3);
+    assert.ok(performance.now() - t0 < 5000, 'not waited out');
+    assert.equal(JSON.parse(readFileSync(file3, 'utf8')).certPem, own.rootPem);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

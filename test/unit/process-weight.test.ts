@@ -33,6 +33,10 @@ const NEVER_PACKAGES = ['openpgp', '@kubernetes/client-node', 'better-sqlite3', 
 const NEVER_FILES = [/^src\/githost\//, /^src\/platform\/store\//, /^src\/gitops\//, /^src\/cli\//];
 
 const cases: { name: string; entry: string; allowed: string[] }[] = [
+  // (the walker follows static imports only: a package required through createRequire on first
+  // use is not seen here; test/unit/daemon-config-file.test.ts runs a daemon's config read and
+  // checks yaml is not loaded, test/unit/config-validators-generated.test.ts that every shape has
+  // its generated validator)
   // ajv: each configuration's validator is generated at build time (base/config), ajv is required only on a failure;
   // yaml: a JSON configuration file is read by JSON.parse (daemon/config-file.ts), yaml is required for YAML only
   { name: 'gateway daemon', entry: 'daemon/gateway/main.js', allowed: ['prom-client'] },

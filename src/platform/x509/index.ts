@@ -50,6 +50,8 @@ export async function newRsaKey(): Promise<RsaKey> {
  * reaches the output).
  */
 export function signCertificate(cert: forge.pki.Certificate, signer: KeyObject, spkiDer?: Buffer): string {
+  // the algorithm written into the certificate is RSA's: another key would sign what it does not say
+  if (signer.asymmetricKeyType !== 'rsa') throw new TypeError(`signCertificate: the signer is ${signer.asymmetricKeyType ?? 'unknown'}, not RSA`);
   const oid = forge.pki.oids['sha256WithRSAEncryption'] as string;
   cert.signatureOid = oid;
   cert.siginfo.algorithmOid = oid;

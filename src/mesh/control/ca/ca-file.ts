@@ -30,6 +30,7 @@ function makerAlive(lock: string): boolean {
     const pid = Number(readFileSync(lock, 'utf8'));
     if (Date.now() - statSync(lock).mtimeMs > MAKER_WAIT_MS) return false;
     if (!(Number.isInteger(pid) && pid > 0)) return true; // being written
+    if (pid === process.pid) return false; // a maker before a restart whose pid this process now has
     process.kill(pid, 0);
     return true;
   } catch (err) {

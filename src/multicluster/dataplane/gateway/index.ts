@@ -543,7 +543,10 @@ export class Gateway implements SegmentSink {
     this.passiveReturnPath?.close();
     this.tun?.close();
     await this.tunnelSock?.close();
-    await this.vxlanSock?.close();
+    // (gone, not only closed: an announcement scheduled after stop() finds no socket)
+    const vxlan = this.vxlanSock;
+    this.vxlanSock = undefined;
+    await vxlan?.close();
   }
 
   /** A VXLAN frame from a node agent: route its inner IPv4 packet into a tunnel. */
