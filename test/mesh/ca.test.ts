@@ -226,11 +226,14 @@ test('the mesh root file: a lock left by a process that is gone is taken over; a
   const dir = mkdtempSync(join(tmpdir(), 'strait-ca-file-'));
   try {
     const file = join(dir, 'ca.json');
-    // a maker that died holding the lock (pid 2^22 + 1 is above Linux's pid_max: no such process)
+    // a maker that died holding the lock (pid 2^22 + 1 is above Linux's pid_max: no such process),
+    // after writing its root aside
     writeFileSync(`${file}.lock`, String(4_194_305));
+    writeFileSync(`${file}.4194305.tmp`, '{"keyPem": "a private key"}');
     const taken = await caProcess(file);
     assert.equal(taken.made, 1);
     assert.equal(existsSync(`${file}.lock`), false);
+    assert.equal(existsSync(`${file}.4194305.tmp`), false, "the dead maker's copy of a key is removed");
 
     // a live maker (a process of this test holds the lock) that writes its root 150 ms later:
     // the other waits for it and makes none

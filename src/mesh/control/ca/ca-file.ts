@@ -4,7 +4,8 @@
 // it (the world starts every cluster's mesh agent at once, and each used to make an RSA key
 // of its own, all but one thrown away: 0.2-0.6 s of CPU each on the boot's busiest seconds).
 // A lock whose maker is gone (its process ended, or it is older than the wait) is taken over.
-import { linkSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { linkSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { MeshCa } from './mesh-ca.js';
 
@@ -57,6 +58,9 @@ export async function loadOrCreateCa(file: string, trustDomain = 'cluster.local'
       try {
         const again = load(file); // written between our look and our lock
         if (again) return again;
+        // a maker that died between writing its root aside and linking it left the private key there
+        const prefix = `${basename(file)}.`;
+        for (const f of readdirSync(dirname(file))) if (f.startsWith(prefix) && f.endsWith('.tmp')) rmSync(join(dirname(file), f), { force: true });
         const ca = MeshCa.create({ trustDomain });
         // written aside and linked in whole: a reader never sees half a file, and a root
         // another process linked first (after a lock taken over) wins
