@@ -11,7 +11,7 @@
 // dist/src/base/config/validators/config-<digest>.cjs: the modules under dist/src that define
 // one are imported here and each defined schema generated; the file's name is the digest of
 // the schema, the options and ajv's version (src/base/config/define-config.ts).
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Ajv } from 'ajv';
@@ -35,8 +35,10 @@ for (const kind of Object.keys(SCHEMAS).sort()) {
 // configuration shapes: every module of dist/src that calls defineConfig (found by its text)
 const configBase = join(root, 'dist', 'src', 'base', 'config');
 const config = await import(pathToFileURL(join(configBase, 'define-config.js')).href);
+// (only files whose TypeScript source still exists: tsc leaves the output of a deleted source in dist/)
 const definers = readdirSync(join(root, 'dist', 'src'), { recursive: true })
   .filter((f) => f.endsWith('.js') && !f.startsWith(join('base', 'config')))
+  .filter((f) => existsSync(join(root, 'src', f.replace(/\.js$/, '.ts'))))
   .filter((f) => /\bdefineConfig\(/.test(readFileSync(join(root, 'dist', 'src', f), 'utf8')))
   .sort();
 for (const f of definers) await import(pathToFileURL(join(root, 'dist', 'src', f)).href);
