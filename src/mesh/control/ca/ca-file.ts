@@ -4,7 +4,7 @@
 // it (the world starts every cluster's mesh agent at once, and each used to make an RSA key
 // of its own, all but one thrown away: 0.2-0.6 s of CPU each on the boot's busiest seconds).
 // A lock whose maker is gone (its process ended, or it is older than the wait) is taken over.
-import { linkSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, fsyncSync, linkSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { MeshCa } from './mesh-ca.js';
@@ -39,6 +39,16 @@ function makerAlive(lock: string): boolean {
   }
 }
 
+/** fsync a file or a directory */
+function syncPath(path: string): void {
+  const fd = openSync(path, 'r');
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
 function tryLock(lock: string): boolean {
   try {
     writeFileSync(lock, String(process.pid), { mode: 0o600, flag: 'wx' });
@@ -66,8 +76,10 @@ export async function loadOrCreateCa(file: string, trustDomain = 'cluster.local'
         // another process linked first (after a lock taken over) wins
         const tmp = `${file}.${process.pid}.tmp`;
         writeFileSync(tmp, JSON.stringify({ trustDomain, ...ca.material() }), { mode: 0o600 });
+        syncPath(tmp); // on disk before its name is: never an empty root after a power loss
         try {
           linkSync(tmp, file);
+          syncPath(dirname(file));
         } catch (err) {
           if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
           return load(file) ?? ca;
