@@ -3,9 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Command } from 'commander';
-import { createRequire } from 'node:module';
-import type * as Yaml from 'yaml';
-import { defineConfig, type ConfigSchema } from '../base/config/index.js';
+import { defineConfig, parseConfigText, type ConfigSchema } from '../base/config/index.js';
 import { E } from '../base/errors/index.js';
 import { VERSION } from '../platform/cli-kit/index.js';
 
@@ -68,9 +66,7 @@ export function parseControlArgs(argv: string[]): Readonly<ControlConfig> {
   let file: Record<string, unknown> = {};
   if (typeof o['config'] === 'string') {
     try {
-      // yaml is loaded only for a configuration file
-      const { parse } = createRequire(import.meta.url)('yaml') as typeof Yaml;
-      file = (parse(readFileSync(o['config'], 'utf8')) ?? {}) as Record<string, unknown>;
+      file = (parseConfigText(readFileSync(o['config'], 'utf8')) ?? {}) as Record<string, unknown>;
     } catch (err) {
       throw E.fileUnreadable(o['config'], (err as Error).message);
     }

@@ -2,8 +2,7 @@
 // and `strait` write) is read by JSON.parse: yaml (72 modules, and its parser) is loaded only for
 // YAML. JSON with a key twice in one object goes to yaml too, which refuses it ("Map keys must
 // be unique"): the two readers accept exactly the same files.
-import { createRequire } from 'node:module';
-import type * as Yaml from 'yaml';
+import { loadYaml } from './lazy.js';
 
 /**
  * Whether `text`, valid JSON, has an object with the same key twice (JSON.parse keeps the last,
@@ -49,6 +48,5 @@ export function parseConfigText(text: string): unknown {
     }
     if (value !== undefined && !jsonHasDuplicateKey(text)) return value;
   }
-  const { parse } = createRequire(import.meta.url)('yaml') as typeof Yaml;
-  return parse(text) as unknown;
+  return loadYaml().parse(text) as unknown;
 }

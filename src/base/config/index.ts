@@ -15,3 +15,4 @@ export {
 export { isIPv4Cidr, parseCidr, cidrsOverlap, cidrContains, ipv4ToInt, intToIpv4, type Cidr } from './cidr.js';
 export { parseIpv4, parsePort, type Ipv4, type Port } from './address.js';
 export { jsonHasDuplicateKey, parseConfigText } from './config-text.js';
+export { AJV_VERSION, loadYaml, newAjv } from './lazy.js';

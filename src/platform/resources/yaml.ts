@@ -1,8 +1,7 @@
 // Reading YAML (or JSON) documents from text a user or a repository gave us: every way
 // it can be bad (syntax, an alias bomb, nesting deeper than anything a manifest needs)
 // is STRAIT_ERR_MANIFEST_PARSE naming the source and document, never an internal error.
-import { createRequire } from 'node:module';
-import type * as Yaml from 'yaml';
+import { loadYaml } from '../../base/config/index.js';
 import { E } from '../../base/errors/index.js';
 import { MAX_JSON_DEPTH } from '../http/index.js';
 import { describeYamlError } from './yaml-error.js';
@@ -13,14 +12,10 @@ import { describeYamlError } from './yaml-error.js';
  */
 export const MAX_YAML_ALIASES = 100;
 
-const requireHere = createRequire(import.meta.url);
-/** yaml (72 modules) is loaded at the first document read, not by every process that imports resources */
-let yaml: typeof Yaml | undefined;
-
 /** The value of each document of `text` (null for an empty one); errors number documents from 1. */
 export function yamlDocuments(text: string, source: string): unknown[] {
-  yaml ??= requireHere('yaml') as typeof Yaml;
-  const docs = yaml.parseAllDocuments(text, { prettyErrors: true });
+  // (yaml is loaded at the first document read, not by every process that imports resources)
+  const docs = loadYaml().parseAllDocuments(text, { prettyErrors: true });
   const list = Array.isArray(docs) ? docs : [docs];
   return list.map((doc, i) => {
     const docIndex = i + 1;

@@ -6,7 +6,7 @@
 import { createPrivateKey, generateKeyPair, generateKeyPairSync, randomBytes, X509Certificate, type KeyObject } from 'node:crypto';
 import { promisify } from 'node:util';
 import { isIP } from 'node:net';
-import { forge, signCertificate } from '../../../platform/x509/index.js';
+import { forge, newRsaKeySync, signCertificate } from '../../../platform/x509/index.js';
 import { E } from '../../../base/errors/index.js';
 import { spiffeId, type WorkloadIdentity } from './spiffe.js';
 
@@ -129,11 +129,10 @@ export class MeshCa {
     const trustDomain = opts.trustDomain ?? 'cluster.local';
     spiffeId({ trustDomain, namespace: 'x', serviceAccount: 'x' }); // validates the trust domain
     const now = opts.now ?? new Date();
-    const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
-    const keyPem = privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
+    const key = newRsaKeySync();
     const cert = forge.pki.createCertificate();
     // forge computes the subject key identifier from cert.publicKey: give it the real one
-    cert.publicKey = forge.pki.publicKeyFromPem(publicKey.export({ type: 'spki', format: 'pem' }) as string);
+    cert.publicKey = key.forgePublic;
     cert.serialNumber = serial();
     cert.validity.notBefore = new Date(now.getTime() - CLOCK_SKEW_MS);
     cert.validity.notAfter = new Date(now.getTime() + (opts.lifetimeMs ?? DEFAULT_ROOT_LIFETIME_MS));
@@ -148,8 +147,8 @@ export class MeshCa {
       { name: 'keyUsage', keyCertSign: true, cRLSign: true, digitalSignature: true, critical: true },
       { name: 'subjectKeyIdentifier' },
     ]);
-    const certPem = signCertificate(cert, privateKey, publicKey.export({ type: 'spki', format: 'der' }));
-    return new MeshCa(trustDomain, { certPem, keyPem });
+    const certPem = signCertificate(cert, key.privateKey, key.spkiDer);
+    return new MeshCa(trustDomain, { certPem, keyPem: key.keyPem });
   }
 
   /** Load a root kept from an earlier run (a Secret, a file). */
