@@ -22,6 +22,7 @@
 //   node dist/bench/mesh-node.js [--pods 100] [--baseline-pods 25] [--rate 1000] [--seconds 10] [--only node|sidecar]
 import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { cpuMs } from './world-procs.js';
 import { createServer } from 'node:http';
 import { connect as netConnect, type Socket } from 'node:net';
 import { loadavg, tmpdir } from 'node:os';
@@ -83,21 +84,6 @@ function memKb(pids: number[], field: 'Pss' | 'Rss' | 'Private'): number {
     }
   }
   return kb;
-}
-
-/** user + system CPU of processes so far, ms (clock ticks of 10 ms) */
-function cpuMs(pids: number[]): number {
-  let ticks = 0;
-  for (const pid of pids) {
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      ticks += Number(f[11]) + Number(f[12]);
-    } catch {
-      /* gone */
-    }
-  }
-  return ticks * 10;
 }
 
 interface Conn {

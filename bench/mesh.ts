@@ -16,6 +16,7 @@
 // The app and the proxies run as separate processes; the load generator is this process.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpuMs } from './world-procs.js';
 import { createServer, request } from 'node:http';
 import { connect as netConnect, type AddressInfo, type Socket } from 'node:net';
 import { loadavg, tmpdir } from 'node:os';
@@ -42,21 +43,6 @@ if (process.argv[2] === '--serve-app') {
   server.listen(0, '127.0.0.1', () => process.stdout.write(JSON.stringify({ port: (server.address() as AddressInfo).port }) + '\n'));
 } else {
   await main();
-}
-
-/** user + system CPU time of processes so far, ms (from /proc/PID/stat, clock ticks of 10 ms) */
-function cpuMs(pids: number[]): number {
-  let ticks = 0;
-  for (const pid of pids) {
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      ticks += Number(f[11]) + Number(f[12]); // utime, stime
-    } catch {
-      /* gone */
-    }
-  }
-  return ticks * 10;
 }
 
 /** resident memory of processes, MiB (VmRSS) */

@@ -13,7 +13,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { memoryOf, worldPids } from './world-procs.js';
+import { cpuMs as cpuOf, memoryOf, worldPids } from './world-procs.js';
 import { buildPlan, DEFAULT_WORLD, loadWorld, type WorldPlan } from '../src/world/supervisor/index.js';
 
 const root = join(new URL('.', import.meta.url).pathname, '..', '..');
@@ -34,23 +34,6 @@ interface Run {
   peakPss: number;
   processes: number;
   steady: { name: string; pss: number }[];
-}
-
-const TICK_MS = 10; // USER_HZ = 100 on Linux
-
-/** CPU time (user + system, and of reaped children) of the world's live processes */
-function worldCpuMs(owner: number): number {
-  let ticks = 0;
-  for (const p of worldPids(owner)) {
-    try {
-      const stat = readFileSync(`/proc/${p}/stat`, 'utf8');
-      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      ticks += Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]);
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return ticks * TICK_MS;
 }
 
 /** what a process of the world is: its STRAIT_PROC (component name), else its command */
@@ -105,7 +88,7 @@ async function oneRun(worldFile: string | undefined): Promise<Run> {
       out += b.toString();
       if (/world ready/.test(out) && !readyMs) {
         readyMs = performance.now() - t0;
-        cpuMs = worldCpuMs(child.pid as number);
+        cpuMs = cpuOf(worldPids(child.pid as number), true);
         resolve();
       }
     });

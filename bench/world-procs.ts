@@ -1,4 +1,4 @@
-// The processes of a running world and their memory, for the benches that measure it.
+// The processes of a running world, their memory and CPU time, for the benches that measure them.
 import { readFileSync, readdirSync, readlinkSync } from 'node:fs';
 
 /**
@@ -32,4 +32,22 @@ export function memoryOf(pid: number): { rss: number; pss: number } {
   } catch {
     return { rss: 0, pss: 0 };
   }
+}
+
+/**
+ * User + system CPU time of processes so far, ms (/proc/PID/stat, clock ticks of 10 ms; a
+ * process gone meanwhile counts 0); `withChildren`: their reaped children's too.
+ */
+export function cpuMs(pids: readonly number[], withChildren = false): number {
+  let ticks = 0;
+  for (const pid of pids) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      ticks += Number(f[11]) + Number(f[12]) + (withChildren ? Number(f[13]) + Number(f[14]) : 0); // utime, stime, cutime, cstime
+    } catch {
+      /* gone */
+    }
+  }
+  return ticks * 10;
 }
