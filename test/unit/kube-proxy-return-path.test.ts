@@ -142,3 +142,39 @@ test("return path: without it the pod sees the gateway node (masqueraded); the g
   assert.match(both.stdout, /10\.10\.0\.0\/16 via 172\.31\.2\.1 dev eth0/);
   assert.match(both.stdout, /\n0\n0\n?$/, `close() removed the table and the rule: ${both.stdout}`);
 });
+
+// A rolling update: the agent that replaces another on the node programs the return path over
+// the one it finds (its predecessor leaves it for a waiting successor). A moment without the
+// rule sends a reply into the TUN device un-DNATed, and the client resets the connection (real
+// clusters: a long-lived stream died at each agent roll). Watched by a loop that reads the
+// rules while 15 successors start one after another.
+const SUCCESSORS = `
+ip netns add wk; ip netns add gw
+ip -n wk link set lo up
+ip link add eth0 netns wk type veth peer name node0 netns gw
+ip -n wk addr add 172.31.2.2/24 dev eth0; ip -n wk link set eth0 up; ip -n gw link set node0 up
+ip -n wk route add 172.31.3.0/24 via 172.31.2.1 dev eth0 onlink
+ip -n wk tuntap add dev strait0 mode tun; ip -n wk link set strait0 up
+seen=/run/rules-seen; : > "$seen"
+( while [ ! -e /run/done ]; do r="$(ip -n wk rule show)"; grep -c 'fwmark 0x2000/0x2000 lookup 148' <<<"$r" >> "$seen" || true; done ) &
+watcher=$!
+ip netns exec wk node --input-type=module -e "
+const m = await import('${mod}');
+const o = { tunName: 'strait0', remoteSubnets: ['10.10.0.0/16', '10.11.0.0/16'], mark: 0x2000, table: 148 };
+new m.AgentReturnPath(o).start('172.31.3.7');
+for (let i = 0; i < 15; i++) new m.AgentReturnPath(o).start('172.31.3.7');
+"
+touch /run/done; wait $watcher
+echo "SEEN $(tr -d '\n' < "$seen")"
+ip -n wk route show table 148
+`;
+
+test('return path: a successor programs it over the one it replaces, with no moment without the rule and no second rule', { skip: treeSkip }, async () => {
+  const r = await runInPrivateTree(SUCCESSORS);
+  assert.equal(r.code, 0, r.stderr);
+  // each read: how many of the rule there were; none only before the first agent's start
+  const seen = /SEEN (\d*)/.exec(r.stdout)?.[1] ?? '';
+  assert.ok(seen.replace(/^0+/, '').length >= 10, `the watcher read the rules while the successors started: ${seen}`);
+  assert.match(seen, /^0*1+$/, `after the first start, every read found exactly one rule (0: missing, 2: doubled): ${seen}`);
+  assert.match(r.stdout, /10\.10\.0\.0\/16 via 172\.31\.2\.1 dev eth0/);
+});

@@ -17,7 +17,8 @@ export interface NodeAgentProcess {
 
 export async function startNodeAgentProcess(cfg: unknown, env: NodeJS.ProcessEnv = process.env): Promise<NodeAgentProcess> {
   // a rolling update starts this agent beside the one it replaces: $STRAIT_HANDOVER_WAIT_S
-  const handover = Handover.fromEnv('node agent', env, (msg) => line('info', msg));
+  // (announced on the node while it waits: the agent it replaces leaves it the return path)
+  const handover = Handover.fromEnv('node agent', env, (msg) => line('info', msg), { announceSuccessor: true });
   const d = await runNodeAgentDaemon(withNodeName(cfg, env['STRAIT_NODE_NAME']), handover);
   handover.done();
   if (handover.tookOverMessage) line('info', handover.tookOverMessage);

@@ -41,7 +41,8 @@ export async function runNodeAgentDaemon(config: unknown, handover?: Handover): 
     metricsPort: status.port,
     async stop() {
       await status.close();
-      await agent.stop();
+      // a rolling update's successor on this node keeps the return path (the agent's stop)
+      await agent.stop(handover ? () => handover.successorWaiting() : undefined);
     },
   };
 }

@@ -8,9 +8,11 @@
 //
 // A successor that waits says so on an abstract Unix socket of the node's network namespace
 // (`@strait-<who>-successor`; hostNetwork pods share it): the process it replaces asks there
-// when it stops, and a gateway holding its cluster's Lease leaves the Lease to the successor on
+// when it stops: a gateway holding its cluster's Lease leaves the Lease to the successor on
 // its node instead of releasing it to the cluster's other gateway (daemon-ha.ts): one handover
-// per node in a roll, not two failovers.
+// per node in a roll, not two failovers; a node agent leaves its return path (nft table, rule,
+// routes) in place for the successor, so no reply of a kernel-forwarded connection meets the
+// node without it.
 import { connect, createServer, type Server } from 'node:net';
 import { rmSync, writeFileSync } from 'node:fs';
 import { E } from '../../../base/errors/index.js';
@@ -36,7 +38,8 @@ export interface HandoverOptions {
   readyFile?: string;
   /**
    * say so on the node's successor socket while waiting (successorWaiting): only a daemon whose
-   * predecessor asks there, the HA gateway (it leaves its Lease to a successor on the node)
+   * predecessor asks there: the HA gateway (it leaves its Lease to a successor on the node) and
+   * the node agent (it leaves its return path, which the successor programs again)
    */
   announceSuccessor?: boolean;
 }

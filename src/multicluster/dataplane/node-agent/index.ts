@@ -227,7 +227,9 @@ export class NodeAgent implements SegmentSink {
         await sock.close();
         throw err;
       });
-    routeInto(this.tun.name, c.remoteSubnets, { mtu: c.tun.mtu });
+    // the return path before the routes into the TUN device: a reply of a kernel-forwarded
+    // connection that meets the route alone goes into the tunnel un-DNATed, and the client's
+    // kernel resets that connection
     if (c.kubeProxyReturnPath.enabled) {
       this.returnPath = new AgentReturnPath({
         tunName: this.tun.name,
@@ -237,6 +239,7 @@ export class NodeAgent implements SegmentSink {
       });
       this.returnPath.start(this.gatewayAddress);
     }
+    routeInto(this.tun.name, c.remoteSubnets, { mtu: c.tun.mtu });
     // hellos always: they ask for fragments (offload) and probe the VXLAN leg
     this.hello();
     this.helloTimer = setInterval(() => this.helloTick(), HELLO_MS);
@@ -354,12 +357,18 @@ export class NodeAgent implements SegmentSink {
     sock.send(out, this.gatewayPort, this.gatewayAddress);
   }
 
-  async stop(): Promise<void> {
+  /**
+   * `successorWaiting`: an agent that replaces this one on the node (a rolling update) is
+   * waiting for it; the return path is then left to it, which programs it again over what it
+   * finds. Else it goes, after the TUN device (and its routes): a reply routed into a TUN
+   * device without it would leave un-DNATed and reset its connection.
+   */
+  async stop(successorWaiting: () => Promise<boolean> = () => Promise.resolve(false)): Promise<void> {
     if (this.helloTimer) clearInterval(this.helloTimer);
     this.stopped = true;
     this.syncPump();
-    this.returnPath?.close();
     this.tun?.close();
+    if (this.returnPath && !(await successorWaiting().catch(() => false))) this.returnPath.close();
     await this.sock?.close();
   }
 

@@ -116,16 +116,25 @@ export class AgentReturnPath {
     this.nftTable = o.nftTable ?? 'strait-agent';
   }
 
+  /**
+   * Programmed over what the agent this one replaces left (a rolling update: AgentReturnPath.close
+   * is skipped for a waiting successor) without a moment where it is missing: the nft table is
+   * replaced in one transaction, the rule added only when absent (never deleted first), the
+   * routes replaced. A reply that misses it for a moment goes into the TUN device un-DNATed, and
+   * the client's kernel resets the connection (real clusters, a long-lived stream, 2026-11-29).
+   */
   start(gatewayAddress: string): void {
     nft(agentReturnPathRules(this.nftTable, this.o.tunName, this.o.remoteSubnets, this.o.mark));
-    const rule = ['rule', 'add', 'fwmark', `${hex(this.o.mark)}/${hex(this.o.mark)}`, 'lookup', String(this.o.table), 'priority', String(this.o.table)];
     try {
-      ip('rule', 'del', ...rule.slice(2));
-    } catch {
-      /* not there */
+      ip('rule', 'add', ...this.ruleSelector);
+    } catch (err) {
+      if (!/File exists/.test(err instanceof Error ? err.message : String(err))) throw err;
     }
-    ip(...rule);
     this.setGateway(gatewayAddress);
+  }
+
+  private get ruleSelector(): string[] {
+    return ['fwmark', `${hex(this.o.mark)}/${hex(this.o.mark)}`, 'lookup', String(this.o.table), 'priority', String(this.o.table)];
   }
 
   /** The replies go to this gateway node (HA: the active one). */
@@ -148,7 +157,7 @@ export class AgentReturnPath {
       /* gone already */
     }
     try {
-      ip('rule', 'del', 'fwmark', `${hex(this.o.mark)}/${hex(this.o.mark)}`, 'lookup', String(this.o.table), 'priority', String(this.o.table));
+      ip('rule', 'del', ...this.ruleSelector);
     } catch {
       /* gone */
     }
