@@ -506,6 +506,33 @@ function podsAround(fromS: number, toS: number): string[] {
   );
 }
 
+/**
+ * What the gateways and node agents of both clusters logged from 5 s before a gap (pod uptime,
+ * s) to 1 s after it, with the runtime's timestamps ("a strait-gateway-x 12:00:01.234 {...}"):
+ * a gap with no pod change in it is attributed from these (the pods running now; a deleted
+ * pod's log is gone).
+ */
+function daemonLogsAround(fromS: number, toS: number): string[] {
+  const off = Date.now() - uptimeMs();
+  const from = fromS * 1000 + off - 5000;
+  const to = toS * 1000 + off + 1000;
+  const out: string[] = [];
+  for (const [L] of CLUSTERS) {
+    const names = kubectlRun(L, '-n', 'strait-system', 'get', 'pods', '-o', 'name')
+      .stdout.split('\n')
+      .filter((n) => /strait-(gateway|node-agent)-/.test(n));
+    for (const n of names) {
+      const r = kubectlRun(L, '-n', 'strait-system', 'logs', n, '--timestamps', `--since-time=${new Date(from).toISOString()}`);
+      for (const line of r.stdout.split('\n')) {
+        const at = Date.parse(line.slice(0, line.indexOf(' ')));
+        if (Number.isFinite(at) && at <= to)
+          out.push(`  ${L} ${n.replace('pod/', '')} ${new Date(at).toISOString().slice(11, 23)} ${line.slice(line.indexOf(' ') + 1).slice(0, 300)}`);
+      }
+    }
+  }
+  return out;
+}
+
 /** Run one step of the day with the traffic flowing; measure it once the traffic is healthy again for 10 s. */
 async function measuredStep(name: string, action: () => Promise<void>): Promise<Record<string, number | string | boolean>> {
   assert.ok(traffic);
@@ -522,6 +549,11 @@ async function measuredStep(name: string, action: () => Promise<void>): Promise<
   if (typeof m['podIpGapFromUptime'] === 'number' && typeof m['podIpGapToUptime'] === 'number' && m['podIpGapFromUptime'] !== m['gapFromUptime'])
     console.log(
       `  strait's pods around the longest gap to B's echo pod by its IP:\n${podsAround(m['podIpGapFromUptime'], m['podIpGapToUptime']).join('\n') || '  (no change)'}`,
+    );
+  // and what the data path's daemons said around the data path's own gap
+  if (typeof m['podIpGapFromUptime'] === 'number' && typeof m['podIpGapToUptime'] === 'number')
+    console.log(
+      `  the gateways' and node agents' logs around the longest gap to B's echo pod by its IP:\n${daemonLogsAround(m['podIpGapFromUptime'], m['podIpGapToUptime']).join('\n') || '  (nothing)'}`,
     );
   if (!m['streamSurvived']) traffic.restartStream();
   return m;
