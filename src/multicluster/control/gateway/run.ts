@@ -68,7 +68,8 @@ export async function runGatewayDaemon(config: unknown, opts: GatewayDaemonOptio
   for (const m of [haModule, nodesModule]) m?.catch(() => undefined);
   // ... and the Kubernetes client both open their store with, in Kubernetes mode
   const haKubeconfig = (declared('ha') as { kubernetes?: { kubeconfig?: unknown } } | undefined)?.kubernetes?.kubeconfig;
-  if (nodesModule || (haModule && haInKubernetes(haKubeconfig, process.env))) preloadKubernetesClient();
+  if (nodesModule || (haModule && haInKubernetes(haKubeconfig, process.env)))
+    preloadKubernetesClient(typeof haKubeconfig === 'string' ? haKubeconfig : undefined);
   const gateway = await startGateway(config, { onWarning: (msg) => log('warn', msg), ...opts });
   const m = gateway.config.metrics;
   const status = await serveMetrics(gatewayRegistry(gateway), { port: m.port, host: m.listen }, { records: () => gatewayRecords(gateway) });

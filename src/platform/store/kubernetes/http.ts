@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { Agent as HttpAgent, request as httpRequest, type ClientRequest, type IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import { Agent as HttpsAgent, request as httpsRequest, type RequestOptions } from 'node:https';
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfigLike } from '../../kube-preload/index.js';
 import { E } from '../../../base/errors/index.js';
 
 export interface KubeResponse {
@@ -51,7 +51,7 @@ export class KubeHttp {
   private tls: RequestOptions | undefined;
 
   constructor(
-    private readonly kc: KubeConfig,
+    private readonly kc: KubeConfigLike,
     source: string,
     private readonly requestTimeoutMs = 30_000,
   ) {

@@ -7,6 +7,7 @@ import { existsSync } from 'node:fs';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { E, isStraitError } from '../../../base/errors/index.js';
 import { KubeHttp, LazyHttp } from './http.js';
+import { inClusterConfig, SERVICE_ACCOUNT_DIR, type KubeConfigLike } from '../../kube-preload/index.js';
 import { KubernetesStore, type KubernetesResourceStore, type RawRequest, type ServerSideApplyOptions } from './store.js';
 export { buildCrds, crdFor, type SpecSchemas } from './crds.js';
 
@@ -27,8 +28,19 @@ export interface KubernetesStoreOptions {
 
 const isKubeConfig = (v: unknown): v is KubeConfig => typeof v === 'object' && v !== null && typeof (v as KubeConfig).getCurrentCluster === 'function';
 
-/** Load a KubeConfig the way kubectl does; STRAIT_ERR_KUBE_CONFIG when it cannot be used. */
-export async function loadKubeConfig(opts: KubernetesStoreOptions): Promise<{ kc: KubeConfig; source: string }> {
+/**
+ * Load a KubeConfig the way kubectl does; STRAIT_ERR_KUBE_CONFIG when it cannot be used. A pod's
+ * own in-cluster configuration, with nothing given, is read without client-node (in-cluster.ts).
+ */
+export async function loadKubeConfig(
+  opts: KubernetesStoreOptions,
+  env: NodeJS.ProcessEnv = process.env,
+  serviceAccountDir = SERVICE_ACCOUNT_DIR,
+): Promise<{ kc: KubeConfigLike; source: string }> {
+  if (opts.kubeconfig === undefined && opts.kubeConfigPath === undefined && opts.context === undefined) {
+    const inCluster = inClusterConfig(env, serviceAccountDir);
+    if (inCluster) return { kc: inCluster, source: '(in-cluster)' };
+  }
   const { KubeConfig: KubeConfigClass } = await import('@kubernetes/client-node');
   const kc = new KubeConfigClass();
   let source: string;
