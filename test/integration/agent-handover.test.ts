@@ -45,16 +45,16 @@ echo "{\\"probe\\":\\"third\\",\\"exit\\":$RC,\\"ms\\":$(( ($(date +%s%N) - T0) 
   sleep 0.05
 done > /run/loop.log) &
 LOOP=$!
-# the return path (kubeProxyReturnPath: nft table, rule) read over and over through the handover:
+# the return path (kubeProxyReturnPath: nft table, rule, the route of table 148) read over and over through the handover:
 # left by the old agent to its waiting successor, never missing
-(while [ ! -e /run/handed ]; do r="$(ip -n s rule show)"; t="$(ip netns exec s nft list tables)"; echo "$(grep -c 'lookup 148' <<<"$r" || true)$(grep -c strait-agent <<<"$t" || true)"; done > /run/rp.log) &
+(while [ ! -e /run/handed ]; do r="$(ip -n s rule show)"; t="$(ip netns exec s nft list tables)"; x="$(ip -n s route show table 148)"; echo "$(grep -c 'lookup 148' <<<"$r" || true)$(grep -c strait-agent <<<"$t" || true)$(grep -c '^10\\.99\\.0\\.0/24 via' <<<"$x" || true)"; done > /run/rp.log) &
 RP=$!
 sleep 1
 kill -TERM $OLD
 for i in $(seq 100); do grep -q 'took the node' /run/new.log && break; sleep 0.1; done
 wait $LOOP
 touch /run/handed; wait $RP
-echo "{\\"probe\\":\\"return-path\\",\\"reads\\":$(wc -l < /run/rp.log),\\"missing\\":$(grep -vc '^11$' /run/rp.log || true),\\"seen\\":\\"$(sort /run/rp.log | uniq -c | tr -s ' \\n' ' ')\\"}"
+echo "{\\"probe\\":\\"return-path\\",\\"reads\\":$(wc -l < /run/rp.log),\\"missing\\":$(grep -vc '^111$' /run/rp.log || true),\\"seen\\":\\"$(sort /run/rp.log | uniq -c | tr -s ' \\n' ' ')\\"}"
 if kill -0 $OLD 2>/dev/null; then echo '{"probe":"old-still-running"}'; fi
 if kill -0 $NEW 2>/dev/null; then echo '{"probe":"new-running"}'; fi
 BODY=$(ip netns exec s curl -s -m 5 --interface 10.99.0.2 http://10.99.0.1:8080/)

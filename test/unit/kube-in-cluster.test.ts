@@ -3,7 +3,7 @@
 // no ~/.kube/config, the service account's token file present), with the same server URL, CA
 // file and bearer token; the store's loadKubeConfig takes it when nothing else is given.
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import type { RequestOptions } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -50,26 +50,27 @@ test('in-cluster: the server, CA file and bearer token client-node would use', a
   await kc.applyToHTTPSOptions(opts);
   assert.deepEqual(opts.headers, { Accept: 'application/json', Authorization: 'Bearer tok-1' });
   assert.match(String(opts.ca), /BEGIN CERTIFICATE/);
-  // an IPv6 service address in brackets; client-node's plain-HTTP ports
+  // an IPv6 service address in brackets
   assert.equal(inClusterConfig(env(home, { KUBERNETES_SERVICE_HOST: 'fd00::1' }), dir)?.getCurrentCluster().server, 'https://[fd00::1]:443');
-  assert.equal(inClusterConfig(env(home, { KUBERNETES_SERVICE_PORT: '8080' }), dir)?.getCurrentCluster().server, 'http://10.96.0.1:8080');
+  // client-node's plain-HTTP ports (where it refuses to send the token): left to it
+  assert.equal(inClusterConfig(env(home, { KUBERNETES_SERVICE_PORT: '8080' }), dir), undefined);
+  // the CA is read for each request: a missing one fails naming the file (never the system's CAs)
+  rmSync(join(dir, 'ca.crt'));
+  await assert.rejects(kc.applyToHTTPSOptions({}), /ca\.crt/);
 });
+
+const GIVEN =
+  'apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "https://127.0.0.1:6443"}}]\nusers: [{name: u, user: {token: t}}]\ncontexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n';
 
 test("in-cluster: the store's loadKubeConfig takes it when nothing is given, and client-node's loader otherwise", async () => {
   const { dir, home } = serviceAccount();
   // (the real service-account directory is not on this machine: the default path finds no token)
-  const none = await loadKubeConfig(
-    {
-      kubeconfig:
-        'apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "https://127.0.0.1:6443"}}]\nusers: [{name: u, user: {token: t}}]\ncontexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n',
-    },
-    env(home),
-  );
+  const none = await loadKubeConfig({ kubeconfig: GIVEN }, env(home), dir);
   assert.ok(!(none.kc instanceof InClusterConfig), 'a given kubeconfig is client-node’s');
   assert.equal(none.kc.getCurrentCluster()?.server, 'https://127.0.0.1:6443');
   const inCluster = await loadKubeConfig({}, env(home), dir);
   assert.ok(inCluster.kc instanceof InClusterConfig, 'nothing given, in a pod: in-cluster without client-node');
   assert.equal(inCluster.source, '(in-cluster)');
   // a context asked for is client-node's (the in-cluster configuration has one context only)
-  await assert.rejects(loadKubeConfig({ context: 'other' }, env(home), dir), /no context "other"/);
+  await assert.rejects(loadKubeConfig({ kubeconfig: GIVEN, context: 'other' }, env(home), dir), /no context "other"/);
 });

@@ -6,7 +6,7 @@
 // 1.0-1.4 s of CPU on this project's machine (its config module imports the whole generated API),
 // which a rolling update's successor gateway paid between taking the node's ports and asking the
 // API server for its Lease: 8 s without an active gateway on a busy node in the real clusters.
-// Any other kubeconfig (files, exec plugins, auth providers, proxies) still goes through client-node.
+// Any other kubeconfig (files, exec plugins, auth providers) still goes through client-node.
 import { existsSync, readFileSync } from 'node:fs';
 import { isIPv6 } from 'node:net';
 import { join } from 'node:path';
@@ -35,9 +35,7 @@ export class InClusterConfig implements KubeConfigLike {
     port: string,
     private readonly dir: string,
   ) {
-    // (as client-node: the ports kube-proxy's insecure port used are plain HTTP)
-    const scheme = port === '80' || port === '8080' || port === '8001' ? 'http' : 'https';
-    this.cluster = { name: 'inCluster', server: `${scheme}://${isIPv6(host) ? `[${host}]` : host}:${port}`, caFile: join(dir, 'ca.crt'), skipTLSVerify: false };
+    this.cluster = { name: 'inCluster', server: `https://${isIPv6(host) ? `[${host}]` : host}:${port}`, caFile: join(dir, 'ca.crt'), skipTLSVerify: false };
     this.user = { name: 'inClusterUser' };
   }
 
@@ -56,7 +54,8 @@ export class InClusterConfig implements KubeConfigLike {
       this.token = readFileSync(join(this.dir, 'token'), 'utf8');
       this.tokenAt = Date.now();
     }
-    if (this.cluster.caFile !== undefined && existsSync(this.cluster.caFile)) opts.ca = readFileSync(this.cluster.caFile);
+    // (a missing CA fails the request naming the file, as client-node's does: never the system's CAs instead)
+    opts.ca = readFileSync(join(this.dir, 'ca.crt'));
     opts.headers = { ...(opts.headers as Record<string, string> | undefined), Authorization: `Bearer ${this.token}` };
   }
 }
@@ -72,5 +71,8 @@ export function inClusterConfig(env: NodeJS.ProcessEnv = process.env, dir = SERV
   const host = env['KUBERNETES_SERVICE_HOST'];
   const port = env['KUBERNETES_SERVICE_PORT'];
   if (!host || !port || !existsSync(join(dir, 'token'))) return undefined;
+  // client-node makes these ports plain HTTP and then refuses to send the token over them: its
+  // refusal, not a token in clear
+  if (port === '80' || port === '8080' || port === '8001') return undefined;
   return new InClusterConfig(host, port, dir);
 }

@@ -230,14 +230,18 @@ export class NodeAgent implements SegmentSink {
     // the return path before the routes into the TUN device: a reply of a kernel-forwarded
     // connection that meets the route alone goes into the tunnel un-DNATed, and the client's
     // kernel resets that connection
+    const returnPath = new AgentReturnPath({
+      tunName: this.tun.name,
+      remoteSubnets: c.remoteSubnets,
+      mark: c.kubeProxyReturnPath.mark,
+      table: c.kubeProxyReturnPath.table,
+    });
     if (c.kubeProxyReturnPath.enabled) {
-      this.returnPath = new AgentReturnPath({
-        tunName: this.tun.name,
-        remoteSubnets: c.remoteSubnets,
-        mark: c.kubeProxyReturnPath.mark,
-        table: c.kubeProxyReturnPath.table,
-      });
+      this.returnPath = returnPath;
       this.returnPath.start(this.gatewayAddress);
+    } else {
+      // off: one left by the agent this one replaced (with it on) goes now
+      returnPath.close();
     }
     routeInto(this.tun.name, c.remoteSubnets, { mtu: c.tun.mtu });
     // hellos always: they ask for fragments (offload) and probe the VXLAN leg
@@ -366,9 +370,12 @@ export class NodeAgent implements SegmentSink {
   async stop(successorWaiting: () => Promise<boolean> = () => Promise.resolve(false)): Promise<void> {
     if (this.helloTimer) clearInterval(this.helloTimer);
     this.stopped = true;
+    // asked before the TUN device goes (answered while this agent still holds the node's
+    // ports, so the successor is still waiting), awaited after: no added gap
+    const keep = this.returnPath ? successorWaiting().catch(() => false) : Promise.resolve(false);
     this.syncPump();
     this.tun?.close();
-    if (this.returnPath && !(await successorWaiting().catch(() => false))) this.returnPath.close();
+    if (this.returnPath && !(await keep)) this.returnPath.close();
     await this.sock?.close();
   }
 
