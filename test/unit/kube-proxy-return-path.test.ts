@@ -178,3 +178,35 @@ test('return path: a successor programs it over the one it replaces, with no mom
   assert.match(seen, /^0*1+$/, `after the first start, every read found exactly one rule (0: missing, 2: doubled): ${seen}`);
   assert.match(r.stdout, /10\.10\.0\.0\/16 via 172\.31\.2\.1 dev eth0/);
 });
+
+// An agent with the return path off removes one its predecessor left (its nft table says so), and
+// nothing when there is none: a passive HA gateway on the node may hold the same rule and table.
+const LEFTOVER = `
+ip netns add wk; ip netns add gw
+ip -n wk link set lo up
+ip link add eth0 netns wk type veth peer name node0 netns gw
+ip -n wk addr add 172.31.2.2/24 dev eth0; ip -n wk link set eth0 up; ip -n gw link set node0 up
+ip -n wk route add 172.31.3.0/24 via 172.31.2.1 dev eth0 onlink
+ip netns exec wk node --input-type=module -e "
+const m = await import('${mod}');
+const o = { tunName: 'strait0', remoteSubnets: ['10.10.0.0/16'], mark: 0x2000, table: 148 };
+new m.AgentReturnPath(o).start('172.31.3.7');
+new m.AgentReturnPath(o).removeLeftover();
+"
+echo "AFTER-LEFTOVER rules $(ip -n wk rule show | grep -c 'lookup 148' || true) tables $(ip netns exec wk nft list tables | grep -c strait-agent || true)"
+# a rule and route of table 148 that are not an agent's (no strait-agent table): kept
+ip -n wk rule add fwmark 0x2000/0x2000 lookup 148 priority 148
+ip -n wk route add 10.10.0.0/16 via 172.31.2.1 dev eth0 table 148
+ip netns exec wk node --input-type=module -e "
+const m = await import('${mod}');
+new m.AgentReturnPath({ tunName: 'strait0', remoteSubnets: ['10.10.0.0/16'], mark: 0x2000, table: 148 }).removeLeftover();
+"
+echo "NOT-OURS rules $(ip -n wk rule show | grep -c 'lookup 148' || true) routes $(ip -n wk route show table 148 | grep -c . || true)"
+`;
+
+test("return path: an agent with it off removes one its predecessor left, and nothing that is not an agent's", { skip: treeSkip }, async () => {
+  const r = await runInPrivateTree(LEFTOVER);
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stdout, /AFTER-LEFTOVER rules 0 tables 0/, r.stdout);
+  assert.match(r.stdout, /NOT-OURS rules 1 routes 1/, r.stdout);
+});

@@ -241,7 +241,7 @@ export class NodeAgent implements SegmentSink {
       this.returnPath.start(this.gatewayAddress);
     } else {
       // off: one left by the agent this one replaced (with it on) goes now
-      returnPath.close();
+      returnPath.removeLeftover();
     }
     routeInto(this.tun.name, c.remoteSubnets, { mtu: c.tun.mtu });
     // hellos always: they ask for fragments (offload) and probe the VXLAN leg

@@ -149,6 +149,19 @@ export class AgentReturnPath {
     this.gateway = address;
   }
 
+  /**
+   * What an agent with the return path on left on this node (its nft table there), removed; the
+   * rule and routes only then: a passive HA gateway on the node may use the same mark and table.
+   */
+  removeLeftover(): void {
+    try {
+      nft(`delete table ip ${this.nftTable}\n`); // (fails when there is none)
+    } catch {
+      return;
+    }
+    this.close();
+  }
+
   close(): void {
     this.gateway = '';
     try {
