@@ -54,9 +54,9 @@ test('in-cluster: the server, CA file and bearer token client-node would use', a
   assert.equal(inClusterConfig(env(home, { KUBERNETES_SERVICE_HOST: 'fd00::1' }), dir)?.getCurrentCluster().server, 'https://[fd00::1]:443');
   // client-node's plain-HTTP ports (where it refuses to send the token): left to it
   assert.equal(inClusterConfig(env(home, { KUBERNETES_SERVICE_PORT: '8080' }), dir), undefined);
-  // the CA is read for each request: a missing one fails naming the file (never the system's CAs)
+  // a missing CA fails naming the file (never the system's CAs)
   rmSync(join(dir, 'ca.crt'));
-  await assert.rejects(kc.applyToHTTPSOptions({}), /ca\.crt/);
+  await assert.rejects(new InClusterConfig('10.96.0.1', '443', dir).applyToHTTPSOptions({}), /ca\.crt/);
 });
 
 const GIVEN =

@@ -143,18 +143,21 @@ test("return path: without it the pod sees the gateway node (masqueraded); the g
   assert.match(both.stdout, /\n0\n0\n?$/, `close() removed the table and the rule: ${both.stdout}`);
 });
 
+// a worker node `wk` whose link leads to the gateway node's network (172.31.3.0/24 via 172.31.2.1)
+const WORKER_NODE = `ip netns add wk; ip netns add gw
+ip -n wk link set lo up
+ip link add eth0 netns wk type veth peer name node0 netns gw
+ip -n wk addr add 172.31.2.2/24 dev eth0; ip -n wk link set eth0 up; ip -n gw link set node0 up
+ip -n wk route add 172.31.3.0/24 via 172.31.2.1 dev eth0 onlink
+`;
+
 // A rolling update: the agent that replaces another on the node programs the return path over
 // the one it finds (its predecessor leaves it for a waiting successor). A moment without the
 // rule sends a reply into the TUN device un-DNATed, and the client resets the connection (real
 // clusters: a long-lived stream died at each agent roll). Watched by a loop that reads the
 // rules while 15 successors start one after another.
 const SUCCESSORS = `
-ip netns add wk; ip netns add gw
-ip -n wk link set lo up
-ip link add eth0 netns wk type veth peer name node0 netns gw
-ip -n wk addr add 172.31.2.2/24 dev eth0; ip -n wk link set eth0 up; ip -n gw link set node0 up
-ip -n wk route add 172.31.3.0/24 via 172.31.2.1 dev eth0 onlink
-ip -n wk tuntap add dev strait0 mode tun; ip -n wk link set strait0 up
+${WORKER_NODE}ip -n wk tuntap add dev strait0 mode tun; ip -n wk link set strait0 up
 seen=/run/rules-seen; : > "$seen"
 ( while [ ! -e /run/done ]; do r="$(ip -n wk rule show)"; grep -c 'fwmark 0x2000/0x2000 lookup 148' <<<"$r" >> "$seen" || true; done ) &
 watcher=$!
@@ -182,12 +185,7 @@ test('return path: a successor programs it over the one it replaces, with no mom
 // An agent with the return path off removes one its predecessor left (its nft table says so), and
 // nothing when there is none: a passive HA gateway on the node may hold the same rule and table.
 const LEFTOVER = `
-ip netns add wk; ip netns add gw
-ip -n wk link set lo up
-ip link add eth0 netns wk type veth peer name node0 netns gw
-ip -n wk addr add 172.31.2.2/24 dev eth0; ip -n wk link set eth0 up; ip -n gw link set node0 up
-ip -n wk route add 172.31.3.0/24 via 172.31.2.1 dev eth0 onlink
-ip netns exec wk node --input-type=module -e "
+${WORKER_NODE}ip netns exec wk node --input-type=module -e "
 const m = await import('${mod}');
 const o = { tunName: 'strait0', remoteSubnets: ['10.10.0.0/16'], mark: 0x2000, table: 148 };
 new m.AgentReturnPath(o).start('172.31.3.7');

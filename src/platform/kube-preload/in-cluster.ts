@@ -1,8 +1,8 @@
 // A pod's own credentials (the in-cluster configuration) without @kubernetes/client-node: what
 // its KubeConfig.loadFromDefault gives a pod with no $KUBECONFIG and no ~/.kube/config, and
 // nothing else: the API server at $KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT, the service
-// account's CA, its token file re-read every 60 s (bound tokens rotate; client-node and client-go
-// re-read as often). Every strait pod of deploy/ is in this case. Loading client-node costs
+// account's CA and token file, both re-read every 60 s, not per request (bound tokens rotate;
+// client-node and client-go re-read the token as often). Every strait pod of deploy/ is in this case. Loading client-node costs
 // 1.0-1.4 s of CPU on this project's machine (its config module imports the whole generated API),
 // which a rolling update's successor gateway paid between taking the node's ports and asking the
 // API server for its Lease: 8 s without an active gateway on a busy node in the real clusters.
@@ -28,7 +28,9 @@ export class InClusterConfig implements KubeConfigLike {
   private readonly cluster: Cluster;
   private readonly user: User;
   private token: string | undefined;
-  private tokenAt = 0;
+  private ca: Buffer | undefined;
+  /** when the token and CA were read (both again after TOKEN_REREAD_MS) */
+  private readAt = 0;
 
   constructor(
     host: string,
@@ -50,12 +52,14 @@ export class InClusterConfig implements KubeConfigLike {
   }
 
   async applyToHTTPSOptions(opts: RequestOptions): Promise<void> {
-    if (this.token === undefined || Date.now() - this.tokenAt > TOKEN_REREAD_MS) {
+    // read once a minute, not per request (KubeHttp keeps the first request's TLS options); a
+    // missing CA fails the request naming the file, as client-node's does: never the system's CAs
+    if (this.token === undefined || this.ca === undefined || Date.now() - this.readAt > TOKEN_REREAD_MS) {
       this.token = readFileSync(join(this.dir, 'token'), 'utf8');
-      this.tokenAt = Date.now();
+      this.ca = readFileSync(join(this.dir, 'ca.crt'));
+      this.readAt = Date.now();
     }
-    // (a missing CA fails the request naming the file, as client-node's does: never the system's CAs instead)
-    opts.ca = readFileSync(join(this.dir, 'ca.crt'));
+    opts.ca = this.ca;
     opts.headers = { ...(opts.headers as Record<string, string> | undefined), Authorization: `Bearer ${this.token}` };
   }
 }
